@@ -1,0 +1,65 @@
+// Entry of the `loopgate` CLI: parses the command name and dispatches.
+import { EXIT, UsageError, type Command, type Io } from './cli/command.js';
+import { commands } from './cli/commands.js';
+import { version } from './version.js';
+
+function help(): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    'Usage: loopgate <command> [options]',
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Run `loopgate <command> --help` for the options of one command.',
+    'Exit codes: 0 ok, 1 a check or request failed, 2 bad usage, 3 bad configuration, 4 could not start.',
+  ].join('\n');
+}
+
+export async function main(argv: string[], io: Io): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    io.out(help());
+    return name ? EXIT.ok : EXIT.usage;
+  }
+  if (name === '--version' || name === '-v') {
+    io.out(version);
+    return EXIT.ok;
+  }
+  const command: Command | undefined = commands.find((c) => c.name === name);
+  if (!command) {
+    io.err(`loopgate: unknown command "${name}".\n\n${help()}`);
+    return EXIT.usage;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.out(command.usage);
+    return EXIT.ok;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (err) {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`loopgate ${name}: ${(err as Error).message}\n\n${command.usage}`);
+      return EXIT.usage;
+    }
+    throw err;
+  }
+}
+
+if (typeof require !== 'undefined' && require.main === module) {
+  const io: Io = {
+    out: (line) => process.stdout.write(line + '\n'),
+    err: (line) => process.stderr.write(line + '\n'),
+    env: process.env,
+    stdin: process.stdin,
+  };
+  main(process.argv.slice(2), io).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      io.err(`loopgate: ${(err as Error)?.message ?? String(err)}`);
+      process.exitCode = EXIT.failed;
+    },
+  );
+}

@@ -1,0 +1,21 @@
+// The registry of CLI commands. Each lives in its own module.
+import type { Command } from './command.js';
+import { doctorCommand } from './doctor.js';
+import { envCommand } from './env.js';
+import { exportCommand } from './export.js';
+import { lspCommand } from './lsp.js';
+import { modelsCommand } from './models.js';
+import { serveCommand } from './serve.js';
+import { simulateCommand } from './simulate.js';
+import { tokenCommand } from './token.js';
+
+export const commands: Command[] = [
+  serveCommand,
+  simulateCommand,
+  doctorCommand,
+  modelsCommand,
+  envCommand,
+  tokenCommand,
+  exportCommand,
+  lspCommand,
+];

@@ -1,0 +1,251 @@
+// The address rules of the Model-Access API (seed-spec §4 "Address rules").
+// Pure functions of strings: the proxy, the extension and the language server
+// all import this module, so there is exactly one definition of a good URL.
+
+/** Endpoint paths a user may have pasted onto a base URL, longest first. */
+export const ENDPOINT_SUFFIXES = [
+  '/messages/count_tokens',
+  '/chat/completions',
+  '/completions',
+  '/responses',
+  '/messages',
+  '/models',
+  '/embeddings',
+] as const;
+
+/** Known OpenAI-style endpoints the proxy will prefix with /v1 when it is missing. */
+export const KNOWN_ENDPOINTS = ['/models', '/chat/completions', '/responses', '/messages', '/messages/count_tokens'] as const;
+
+export type UrlProblemCode =
+  | 'invalid-url'
+  | 'unsupported-scheme'
+  | 'userinfo'
+  | 'fragment'
+  | 'insecure-http'
+  | 'duplicate-v1'
+  | 'endpoint-in-base'
+  | 'missing-v1'
+  | 'anthropic-ends-v1';
+
+export interface UrlProblem {
+  code: UrlProblemCode;
+  /** A sentence in the spec's terms that says what to fix. */
+  message: string;
+  /** `error` stops the URL from being used; `warning` is fixable by normalising. */
+  severity: 'error' | 'warning';
+  /** The corrected address, where one can be derived. */
+  fix?: string;
+}
+
+export interface UpstreamAddress {
+  /** The main-site prefix, no trailing slash: `https://h` or `https://h/prefix`. */
+  siteUrl: string;
+  /** `siteUrl + '/v1'`: what an OpenAI-compatible SDK is configured with. */
+  baseUrl: string;
+  /** The normalisations applied to reach siteUrl (empty when the input was already clean). */
+  problems: UrlProblem[];
+}
+
+export type ParseResult = ({ ok: true } & UpstreamAddress) | { ok: false; problems: UrlProblem[] };
+
+export interface ParseOptions {
+  /** Permit http:// to a non-loopback host (`--allow-http`). */
+  allowHttp?: boolean;
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.toLowerCase();
+  return LOOPBACK_HOSTS.has(h) || /^127(\.\d{1,3}){3}$/.test(h) || h.endsWith('.localhost');
+}
+
+interface SplitPath {
+  /** Path segments left once endpoint suffixes and trailing /v1 segments are gone. */
+  prefix: string;
+  /** The first endpoint suffix found, e.g. `/chat/completions`. */
+  endpoint?: string;
+  /** How many trailing /v1 segments there were. */
+  v1Count: number;
+}
+
+/** Peels endpoint suffixes and /v1 segments off the end of a path, in any order and any number. */
+export function splitBasePath(path: string): SplitPath {
+  const segments = path.split('/').filter((s) => s.length > 0);
+  let endpoint: string | undefined;
+  let v1Count = 0;
+  for (;;) {
+    const tail = '/' + segments.join('/').toLowerCase();
+    const suffix = ENDPOINT_SUFFIXES.find((e) => tail.endsWith(e));
+    if (suffix) {
+      endpoint ??= suffix;
+      segments.splice(segments.length - suffix.split('/').length + 1);
+      continue;
+    }
+    if (segments.length > 0 && segments[segments.length - 1]!.toLowerCase() === 'v1') {
+      segments.pop();
+      v1Count++;
+      continue;
+    }
+    break;
+  }
+  return { prefix: segments.length ? '/' + segments.join('/') : '', endpoint, v1Count };
+}
+
+function parseHttpUrl(input: string): { url: URL } | { problem: UrlProblem } {
+  const text = input.trim();
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return {
+      problem: {
+        code: 'invalid-url',
+        severity: 'error',
+        message: `"${text}" is not an absolute URL. Give the service address, e.g. https://api.example.com or https://api.example.com/v1.`,
+      },
+    };
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    return {
+      problem: { code: 'unsupported-scheme', severity: 'error', message: `Scheme ${url.protocol} is not supported: use https://.` },
+    };
+  }
+  return { url };
+}
+
+/** Problems that make an address unusable no matter its path. */
+function originProblems(url: URL, opts: ParseOptions): UrlProblem[] {
+  const problems: UrlProblem[] = [];
+  if (url.username || url.password) {
+    problems.push({
+      code: 'userinfo',
+      severity: 'error',
+      message: 'The URL carries a user name or password. Remove it: the API key goes in the Authorization header, never in the URL.',
+    });
+  }
+  if (url.hash) {
+    problems.push({ code: 'fragment', severity: 'error', message: `Remove the fragment "${url.hash}" from the URL.` });
+  }
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !opts.allowHttp) {
+    problems.push({
+      code: 'insecure-http',
+      severity: 'error',
+      message: `The service is reached over HTTPS; http://${url.host} would send the key in clear text. Use https:// (or --allow-http if you really mean it).`,
+      fix: 'https://' + url.href.slice('http://'.length),
+    });
+  }
+  return problems;
+}
+
+function origin(url: URL): string {
+  return `${url.protocol}//${url.host}`;
+}
+
+/**
+ * Derives {site_url} and {base_url} from whatever the user pasted: a bare host,
+ * a base URL, a doubled /v1, or a full endpoint address.
+ */
+export function parseUpstream(input: string, opts: ParseOptions = {}): ParseResult {
+  const parsed = parseHttpUrl(input);
+  if ('problem' in parsed) return { ok: false, problems: [parsed.problem] };
+  const { url } = parsed;
+  const fatal = originProblems(url, opts);
+  if (fatal.length) return { ok: false, problems: fatal };
+
+  const split = splitBasePath(url.pathname);
+  const siteUrl = origin(url) + split.prefix;
+  const baseUrl = siteUrl + '/v1';
+  const problems: UrlProblem[] = [];
+  if (split.endpoint) {
+    problems.push({
+      code: 'endpoint-in-base',
+      severity: 'warning',
+      message: `The address ends in the endpoint path ${split.endpoint}; clients append it themselves. Using ${baseUrl}.`,
+      fix: baseUrl,
+    });
+  }
+  if (split.v1Count > 1) {
+    problems.push({
+      code: 'duplicate-v1',
+      severity: 'warning',
+      message: `The address contains /v1 ${split.v1Count} times; a request address must never contain /v1/v1. Using ${baseUrl}.`,
+      fix: baseUrl,
+    });
+  }
+  if (url.search) {
+    problems.push({
+      code: 'endpoint-in-base',
+      severity: 'warning',
+      message: 'The query string of the upstream address is ignored.',
+      fix: baseUrl,
+    });
+  }
+  return { ok: true, siteUrl, baseUrl, problems };
+}
+
+/**
+ * Checks an address configured as an OpenAI-compatible client's base URL
+ * (rule 1: it is {base_url}, ending in /v1 exactly once, with no endpoint path).
+ */
+export function checkOpenAIBaseUrl(input: string, opts: ParseOptions = {}): UrlProblem[] {
+  const parsed = parseHttpUrl(input);
+  if ('problem' in parsed) return [parsed.problem];
+  const { url } = parsed;
+  const problems = originProblems(url, { allowHttp: opts.allowHttp });
+  const split = splitBasePath(url.pathname);
+  const good = origin(url) + split.prefix + '/v1';
+  if (split.endpoint) {
+    problems.push({
+      code: 'endpoint-in-base',
+      severity: 'warning',
+      message: `The base URL ends in the endpoint path ${split.endpoint}. The SDK appends it itself: use ${good}.`,
+      fix: good,
+    });
+  }
+  if (split.v1Count > 1) {
+    problems.push({
+      code: 'duplicate-v1',
+      severity: 'warning',
+      message: `The base URL contains /v1/v1; requests would go to …/v1/v1/… and get 404. Use ${good}.`,
+      fix: good,
+    });
+  } else if (split.v1Count === 0 && !split.endpoint) {
+    problems.push({
+      code: 'missing-v1',
+      severity: 'warning',
+      message: `An OpenAI-compatible base URL is {base_url}, which ends in /v1: use ${good}.`,
+      fix: good,
+    });
+  }
+  return problems;
+}
+
+/**
+ * Checks an Anthropic client's prefix (rule 3: it is {site_url}; the client adds
+ * /v1/messages itself). The OpenAI rule is deliberately not applied here (rule 4).
+ */
+export function checkAnthropicBaseUrl(input: string, opts: ParseOptions = {}): UrlProblem[] {
+  const parsed = parseHttpUrl(input);
+  if ('problem' in parsed) return [parsed.problem];
+  const { url } = parsed;
+  const problems = originProblems(url, { allowHttp: opts.allowHttp });
+  const split = splitBasePath(url.pathname);
+  const good = origin(url) + split.prefix;
+  if (split.endpoint || split.v1Count > 0) {
+    const tail = url.pathname.replace(/\/+$/, '').slice(split.prefix.length) || '/v1';
+    problems.push({
+      code: 'anthropic-ends-v1',
+      severity: 'warning',
+      message: `An Anthropic client's prefix is {site_url} and must not end in ${tail}; the client appends /v1/messages itself. Use ${good}.`,
+      fix: good,
+    });
+  }
+  return problems;
+}
+
+/** The two addresses local tools are pointed at, for a proxy on `origin` (e.g. http://127.0.0.1:8787). */
+export function clientBaseUrls(proxyOrigin: string): { openai: string; anthropic: string } {
+  const o = proxyOrigin.replace(/\/+$/, '');
+  return { openai: o + '/v1', anthropic: o };
+}

@@ -1,0 +1,24 @@
+// One esbuild script, one entry per bundle. `vscode` is provided by the editor.
+import { build } from 'esbuild';
+import { chmodSync, readFileSync } from 'node:fs';
+
+const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20.18',
+  format: 'cjs',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+  external: ['vscode'],
+  define: { LOOPGATE_VERSION: JSON.stringify(pkg.version) },
+};
+
+const bundles = [
+  { entryPoints: ['proxy/cli.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js' },
+  { entryPoints: ['extension/server/server.ts'], outfile: 'dist/server.js' },
+];
+
+await Promise.all(bundles.map((b) => build({ ...common, ...b })));
+chmodSync('dist/cli.js', 0o755);
