@@ -1,0 +1,43 @@
+// The local token: what local tools send as their "API key" to the proxy.
+// 32 random bytes, kept 0600 in the user's config dir; LOOPGATE_TOKEN overrides.
+import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { configDir } from './dirs.js';
+
+/** Prefix that makes a local token recognisable in a config file or a log. */
+export const TOKEN_PREFIX = 'lg-local-';
+
+export function tokenFile(env: NodeJS.ProcessEnv = process.env): string {
+  return join(configDir(env), 'token');
+}
+
+export function loadOrCreateToken(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.LOOPGATE_TOKEN) return env.LOOPGATE_TOKEN;
+  const file = tokenFile(env);
+  try {
+    const existing = readFileSync(file, 'utf8').trim();
+    if (existing) return existing;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  // 'wx' so two processes racing to create it cannot both win.
+  try {
+    writeFileSync(file, token + '\n', { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return readFileSync(file, 'utf8').trim();
+    throw err;
+  }
+  chmodSync(file, 0o600);
+  return token;
+}
+
+/** Constant-time comparison; hashing first makes the lengths equal. */
+export function tokenMatches(expected: string, presented: string | undefined): boolean {
+  if (presented === undefined) return false;
+  const a = createHash('sha256').update(expected).digest();
+  const b = createHash('sha256').update(presented).digest();
+  return timingSafeEqual(a, b);
+}
