@@ -3,22 +3,38 @@
 // or the child's environment.
 
 export interface ProxyIpcConfig {
+  /** Upstream in any form the user pasted; undefined → embedded simulator (demo mode). */
   upstream?: string;
   port: number;
+  host?: string;
   logBodies: boolean;
   requireToken: boolean;
   bridge?: 'auto' | 'off' | 'always';
+  /** Traffic log file; default is the user's state dir. */
+  logFile?: string;
 }
 
 /** Parent (extension) → child (proxy). */
 export type ToProxy =
   | { type: 'start'; config: ProxyIpcConfig; key?: string; token: string }
   | { type: 'set-key'; key?: string }
+  | { type: 'doctor'; id: number }
   | { type: 'stop' };
 
 /** Child (proxy) → parent (extension). */
 export type FromProxy =
-  | { type: 'listening'; url: string; siteUrl?: string; baseUrl?: string; simulator: boolean }
+  | {
+      type: 'listening';
+      /** Proxy origin, e.g. http://127.0.0.1:8787 */
+      url: string;
+      /** Upstream {site_url} and {base_url} (the simulator's when simulator is true). */
+      siteUrl: string;
+      baseUrl: string;
+      simulator: boolean;
+      logFile?: string;
+    }
   | { type: 'error'; code: string; message: string }
+  /** One redacted line per finished request, for the output channel and the status bar. */
   | { type: 'traffic'; line: string; status: number; diagnosis?: string }
+  | { type: 'doctor-result'; id: number; ok: boolean; report: string }
   | { type: 'stopped' };

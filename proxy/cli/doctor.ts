@@ -1,12 +1,33 @@
+import { parseArgs } from 'node:util';
 import { EXIT, type Command } from './command.js';
+import { runDoctor, formatDoctorTable } from '../doctor.js';
+import { resolveUpstream } from './upstream-config.js';
 
-// Placeholder until its issue lands.
 export const doctorCommand: Command = {
   name: 'doctor',
-  summary: '(not built yet)',
-  usage: 'loopgate doctor',
-  async run(_argv, io) {
-    io.err('loopgate doctor: not built yet');
-    return EXIT.failed;
+  summary: "Walk the spec's first-use order against the upstream and explain each failure",
+  usage: `Usage: loopgate doctor [--upstream URL] [--key-stdin] [--allow-http] [--json]
+
+Checks, in the spec's recommended order: the URL form, the key, GET /models,
+minimal /responses and /chat/completions (stream false, then true), and
+{site_url}/v1/messages when the key's group has a Claude model.
+Upstream from --upstream or LOOPGATE_UPSTREAM; key from LOOPGATE_API_KEY or --key-stdin.
+With neither, it checks the embedded simulator.
+
+Exit codes: 0 every step passed (warnings allowed), 1 a step failed, 2 bad usage.`,
+  async run(argv, io) {
+    const { values } = parseArgs({
+      args: argv,
+      options: { upstream: { type: 'string' }, 'key-stdin': { type: 'boolean' }, 'allow-http': { type: 'boolean' }, json: { type: 'boolean' } },
+      strict: true,
+    });
+    const cfg = await resolveUpstream(io, { upstream: values.upstream, keyStdin: values['key-stdin'] });
+    try {
+      const report = await runDoctor({ upstream: cfg.upstream, key: cfg.key, allowHttp: values['allow-http'] });
+      io.out(values.json ? JSON.stringify(report, null, 2) : formatDoctorTable(report));
+      return report.ok ? EXIT.ok : EXIT.failed;
+    } finally {
+      await cfg.simulator?.close();
+    }
   },
 };

@@ -1,12 +1,47 @@
+import { parseArgs } from 'node:util';
 import { EXIT, type Command } from './command.js';
+import { loadOrCreateToken } from '../config/token.js';
+import { clientBaseUrls } from '../rules/urls.js';
+import { intOption } from './serve.js';
 
-// Placeholder until its issue lands.
+/** Shell exports that point OpenAI and Anthropic tools at the proxy. The values are the local token, never the real key. */
+export function envExports(proxyOrigin: string, token: string, shell: 'sh' | 'fish' | 'powershell' = 'sh'): string[] {
+  const bases = clientBaseUrls(proxyOrigin);
+  const vars: Array<[string, string]> = [
+    ['OPENAI_BASE_URL', bases.openai],
+    ['OPENAI_API_KEY', token],
+    ['ANTHROPIC_BASE_URL', bases.anthropic],
+    ['ANTHROPIC_AUTH_TOKEN', token],
+  ];
+  const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
+  if (shell === 'fish') return vars.map(([k, v]) => `set -gx ${k} ${quote(v)}`);
+  if (shell === 'powershell') return vars.map(([k, v]) => `$env:${k} = "${v.replace(/"/g, '`"')}"`);
+  return vars.map(([k, v]) => `export ${k}=${quote(v)}`);
+}
+
 export const envCommand: Command = {
   name: 'env',
-  summary: '(not built yet)',
-  usage: 'loopgate env',
-  async run(_argv, io) {
-    io.err('loopgate env: not built yet');
-    return EXIT.failed;
+  summary: 'Print shell exports that point tools at the proxy',
+  usage: `Usage: loopgate env [--port N] [--host ADDR] [--shell sh|fish|powershell]
+
+Prints OPENAI_BASE_URL, OPENAI_API_KEY=<local token>, ANTHROPIC_BASE_URL and
+ANTHROPIC_AUTH_TOKEN=<local token>. Use: eval "$(loopgate env)"
+
+Exit codes: 0 printed, 2 bad usage.`,
+  async run(argv, io) {
+    const { values } = parseArgs({
+      args: argv,
+      options: { port: { type: 'string' }, host: { type: 'string' }, shell: { type: 'string' } },
+      strict: true,
+    });
+    const shell = (values.shell ?? 'sh') as 'sh' | 'fish' | 'powershell';
+    if (!['sh', 'fish', 'powershell'].includes(shell)) {
+      io.err('loopgate env: --shell takes sh, fish or powershell.');
+      return EXIT.usage;
+    }
+    const port = intOption('port', values.port) ?? 8787;
+    const host = values.host ?? '127.0.0.1';
+    for (const line of envExports(`http://${host}:${port}`, loadOrCreateToken(io.env), shell)) io.out(line);
+    return EXIT.ok;
   },
 };

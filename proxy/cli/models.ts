@@ -1,12 +1,65 @@
+import { parseArgs } from 'node:util';
+import { request } from 'undici';
 import { EXIT, type Command } from './command.js';
+import { parseUpstream } from '../rules/urls.js';
+import { diagnose, parseErrorBody } from '../rules/diagnose.js';
+import type { ModelEntry } from '../pipeline/models-cache.js';
+import { resolveUpstream } from './upstream-config.js';
 
-// Placeholder until its issue lands.
+const TYPE_NAMES: Record<string, string> = { openai: 'chat', 'openai-response': 'responses', anthropic: 'messages' };
+
+export function formatModelTable(models: ModelEntry[]): string {
+  const rows = models.map((m) => [m.id, m.owned_by ?? '', (m.supported_endpoint_types ?? []).map((t) => TYPE_NAMES[t] ?? t).join(', ')]);
+  const head = ['MODEL ID', 'OWNED BY', 'PROTOCOLS'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [fmt(head), ...rows.map(fmt)].join('\n');
+}
+
 export const modelsCommand: Command = {
   name: 'models',
-  summary: '(not built yet)',
-  usage: 'loopgate models',
-  async run(_argv, io) {
-    io.err('loopgate models: not built yet');
-    return EXIT.failed;
+  summary: "List the models the key's group can use (copy IDs from here)",
+  usage: `Usage: loopgate models [--upstream URL] [--key-stdin] [--allow-http] [--json]
+
+Prints GET {base_url}/models as a table (or the raw list with --json).
+Upstream from --upstream or LOOPGATE_UPSTREAM; key from LOOPGATE_API_KEY or --key-stdin.
+
+Exit codes: 0 listed, 1 the upstream refused (the diagnosis is printed), 2 bad usage, 3 bad configuration.`,
+  async run(argv, io) {
+    const { values } = parseArgs({
+      args: argv,
+      options: { upstream: { type: 'string' }, 'key-stdin': { type: 'boolean' }, 'allow-http': { type: 'boolean' }, json: { type: 'boolean' } },
+      strict: true,
+    });
+    const cfg = await resolveUpstream(io, { upstream: values.upstream, keyStdin: values['key-stdin'] });
+    try {
+      const parsed = parseUpstream(cfg.upstream, { allowHttp: values['allow-http'] });
+      if (!parsed.ok) {
+        io.err(`loopgate models: ${parsed.problems.map((p) => p.message).join(' ')}`);
+        return EXIT.config;
+      }
+      if (!cfg.key) {
+        io.err('loopgate models: no API key. Set LOOPGATE_API_KEY or use --key-stdin.');
+        return EXIT.config;
+      }
+      let res;
+      try {
+        res = await request(`${parsed.baseUrl}/models`, { headers: { authorization: `Bearer ${cfg.key}` }, headersTimeout: 30_000, bodyTimeout: 30_000 });
+      } catch (err) {
+        io.err(`loopgate models: ${parsed.baseUrl}/models did not answer (${(err as { code?: string }).code ?? 'error'}). Check the URL and the network.`);
+        return EXIT.failed;
+      }
+      const text = await res.body.text();
+      if (res.statusCode !== 200) {
+        const d = diagnose(parseErrorBody(res.statusCode, text), { method: 'GET', originalPath: '/v1/models', canonicalPath: '/v1/models', time: new Date() });
+        io.err(`loopgate models: ${res.statusCode}: ${d?.hint ?? 'unexpected answer'}`);
+        return EXIT.failed;
+      }
+      const models = (JSON.parse(text) as { data?: ModelEntry[] }).data ?? [];
+      io.out(values.json ? JSON.stringify(models, null, 2) : formatModelTable(models));
+      return EXIT.ok;
+    } finally {
+      await cfg.simulator?.close();
+    }
   },
 };

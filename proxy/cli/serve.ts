@@ -1,12 +1,216 @@
-import { EXIT, type Command } from './command.js';
+// `loopgate serve`: reads configuration, starts the proxy (and the embedded
+// simulator when no upstream is configured), prints how to point tools at it.
+import { parseArgs } from 'node:util';
+import { EXIT, UsageError, type Command, type Io } from './command.js';
+import { startProxy, ProxyConfigError, type RunningProxy } from '../server.js';
+import { loadOrCreateToken } from '../config/token.js';
+import { clientBaseUrls } from '../rules/urls.js';
+import { readKeyFromStdin } from './stdin-key.js';
+import { runIpcHost } from './ipc-host.js';
+import type { ProxyOptions } from '../pipeline/options.js';
+import { startSimulator, DEMO_KEY, type Simulator } from '../simulator/index.js';
 
-// Placeholder until its issue lands.
+const usage = `Usage: loopgate serve [options]
+
+Starts the local proxy. Point OpenAI-style tools at http://127.0.0.1:8787/v1 and
+Anthropic-style tools at http://127.0.0.1:8787, with the local token as their API key.
+
+Upstream and key (the key is never accepted on the command line):
+  --upstream URL          Model-Access API address, in any form (or LOOPGATE_UPSTREAM).
+                          Without one, the embedded simulator starts with a demo key.
+  --key-stdin             Read the real API key from standard input (else LOOPGATE_API_KEY).
+  --allow-http            Permit http:// to a non-loopback upstream.
+
+Listening:
+  --port N                Port (default 8787; 0 picks a free one).
+  --host ADDR             Loopback address to bind (default 127.0.0.1).
+  --allow-remote          Permit a non-loopback --host (prints a warning).
+  --no-token              Do not require the local token (single-user machines).
+
+Behaviour:
+  --retries N             Also retry 429/502/503/504 on non-streaming requests (default 0).
+  --bridge MODE           auto | off | always: serve Responses/Messages over Chat Completions.
+  --log FILE              Traffic log (JSONL; default in the user's state dir).
+  --no-log                Do not write the traffic log.
+  --log-bodies            Also log request/response bodies (redacted, capped).
+  --max-body MIB          Request body cap in MiB (default 32).
+  --max-in-flight N       Concurrent requests before 503 (default 2048).
+  --connect-timeout S     Upstream connect timeout in seconds (default 10).
+  --headers-timeout S     Upstream response-headers timeout in seconds (default 600).
+  --body-timeout S        Upstream body idle timeout in seconds (default 300).
+  --quiet                 Print no per-request lines.
+  --ipc                   Take configuration and the key over IPC (used by the VS Code extension).
+
+Exit codes: 0 stopped cleanly, 2 bad usage, 3 bad configuration, 4 could not listen.`;
+
+const options = {
+  upstream: { type: 'string' },
+  'key-stdin': { type: 'boolean' },
+  'allow-http': { type: 'boolean' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'allow-remote': { type: 'boolean' },
+  'no-token': { type: 'boolean' },
+  retries: { type: 'string' },
+  bridge: { type: 'string' },
+  log: { type: 'string' },
+  'no-log': { type: 'boolean' },
+  'log-bodies': { type: 'boolean' },
+  'max-body': { type: 'string' },
+  'max-in-flight': { type: 'string' },
+  'connect-timeout': { type: 'string' },
+  'headers-timeout': { type: 'string' },
+  'body-timeout': { type: 'string' },
+  quiet: { type: 'boolean' },
+  ipc: { type: 'boolean' },
+} as const;
+
+export function intOption(name: string, value: string | undefined, min = 0): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} takes a whole number ≥ ${min} (got "${value}").`);
+  return n;
+}
+
+export interface StartedServe {
+  proxy: RunningProxy;
+  simulator?: Simulator;
+  /** The key in use: the given one, or the simulator's demo key. */
+  key?: string;
+  close(): Promise<void>;
+}
+
+/** Starts the proxy, and the simulator first when there is no upstream. Shared by the CLI and the IPC host. */
+export async function startServe(opts: Omit<ProxyOptions, 'upstream'> & { upstream?: string }): Promise<StartedServe> {
+  let simulator: Simulator | undefined;
+  let key = opts.key;
+  if (!opts.upstream) {
+    simulator = await startSimulator({ port: 0 });
+    key ??= DEMO_KEY;
+  }
+  const upstream = opts.upstream || simulator!.url;
+  try {
+    const proxy = await startProxy({ ...opts, upstream, key, simulator: Boolean(simulator) });
+    return {
+      proxy,
+      simulator,
+      key,
+      async close() {
+        await proxy.close();
+        await simulator?.close();
+      },
+    };
+  } catch (err) {
+    await simulator?.close();
+    throw err;
+  }
+}
+
+export function banner(started: StartedServe, tokenRequired: boolean): string[] {
+  const { proxy, simulator } = started;
+  const bases = clientBaseUrls(proxy.url);
+  const lines = [
+    `Loopgate proxy listening on ${proxy.url}`,
+    `  upstream site_url  ${proxy.siteUrl}${simulator ? '   (embedded simulator, demo key)' : ''}`,
+    `  upstream base_url  ${proxy.baseUrl}`,
+    `  OpenAI clients     base URL ${bases.openai}`,
+    `  Anthropic clients  base URL ${bases.anthropic}`,
+    tokenRequired
+      ? '  API key for tools  the local token: `npx loopgate token`, or eval "$(npx loopgate env)" to export everything'
+      : '  API key for tools  any value (--no-token)',
+  ];
+  for (const note of proxy.upstreamNotes) lines.push(`  note: ${note}`);
+  if (proxy.logFile) lines.push(`  traffic log        ${proxy.logFile}`);
+  const auth = tokenRequired ? ' -H "Authorization: Bearer $(npx loopgate token)"' : '';
+  lines.push('', 'Try it:', `  curl -s ${bases.openai}/models${auth}`);
+  return lines;
+}
+
 export const serveCommand: Command = {
   name: 'serve',
-  summary: '(not built yet)',
-  usage: 'loopgate serve',
-  async run(_argv, io) {
-    io.err('loopgate serve: not built yet');
-    return EXIT.failed;
+  summary: 'Run the local proxy (the embedded simulator when no upstream is set)',
+  usage,
+  async run(argv: string[], io: Io): Promise<number> {
+    const { values } = parseArgs({ args: argv, options, allowPositionals: false, strict: true });
+    if (values.ipc) return runIpcHost(io);
+    const bridge = values.bridge;
+    if (bridge !== undefined && !['auto', 'off', 'always'].includes(bridge)) throw new UsageError(`--bridge takes auto, off or always (got "${bridge}").`);
+    const seconds = (name: string, v: string | undefined) => {
+      const n = intOption(name, v, 1);
+      return n === undefined ? undefined : n * 1000;
+    };
+    const maxBody = intOption('max-body', values['max-body'], 1);
+    const upstream = values.upstream ?? io.env.LOOPGATE_UPSTREAM;
+    let key = io.env.LOOPGATE_API_KEY;
+    if (values['key-stdin']) key = await readKeyFromStdin(io.stdin);
+    if (upstream && !key) {
+      io.err('loopgate serve: no API key. Set LOOPGATE_API_KEY, or pipe it in with --key-stdin (never on the command line).');
+      return EXIT.config;
+    }
+    const requireToken = !values['no-token'];
+    if (values['allow-remote']) io.err('WARNING: --allow-remote exposes a proxy that holds your API key beyond this machine.');
+
+    let started: StartedServe;
+    try {
+      started = await startServe({
+        upstream,
+        key,
+        token: requireToken ? loadOrCreateToken(io.env) : null,
+        host: values.host,
+        port: intOption('port', values.port) ?? 8787,
+        allowHttp: values['allow-http'],
+        allowRemote: values['allow-remote'],
+        retries: intOption('retries', values.retries),
+        bridge: bridge as ProxyOptions['bridge'],
+        logFile: values['no-log'] ? false : values.log,
+        logBodies: values['log-bodies'],
+        limits: {
+          maxBodyBytes: maxBody === undefined ? undefined : maxBody * 1024 * 1024,
+          maxInFlight: intOption('max-in-flight', values['max-in-flight'], 1),
+        } as ProxyOptions['limits'],
+        timeouts: {
+          connectMs: seconds('connect-timeout', values['connect-timeout']),
+          headersMs: seconds('headers-timeout', values['headers-timeout']),
+          bodyIdleMs: seconds('body-timeout', values['body-timeout']),
+        } as ProxyOptions['timeouts'],
+        onTraffic: values.quiet ? undefined : (line) => io.out(line),
+        onHint: (message) => io.err(`hint: ${message}`),
+      });
+    } catch (err) {
+      return reportStartFailure(err, io, values.port ?? '8787');
+    }
+    for (const line of banner(started, requireToken)) io.out(line);
+    await waitForSignal();
+    await started.close();
+    return EXIT.ok;
   },
 };
+
+export function reportStartFailure(err: unknown, io: Io, port: string): number {
+  if (err instanceof ProxyConfigError) {
+    io.err(`loopgate serve: ${err.message}`);
+    return EXIT.config;
+  }
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    io.err(`loopgate serve: port ${port} is already in use (another Loopgate? try --port 0 or another port).`);
+    return EXIT.startup;
+  }
+  if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+    io.err(`loopgate serve: cannot listen there (${code}).`);
+    return EXIT.startup;
+  }
+  throw err;
+}
+
+function waitForSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      resolve();
+    };
+    process.once('SIGINT', done);
+    process.once('SIGTERM', done);
+  });
+}

@@ -1,12 +1,21 @@
 import { EXIT, type Command } from './command.js';
+import { loadOrCreateToken, tokenFile } from '../config/token.js';
 
-// Placeholder until its issue lands.
 export const tokenCommand: Command = {
   name: 'token',
-  summary: '(not built yet)',
-  usage: 'loopgate token',
-  async run(_argv, io) {
-    io.err('loopgate token: not built yet');
-    return EXIT.failed;
+  summary: 'Print the local token that tools use as their API key',
+  usage: `Usage: loopgate token [--path]
+
+Prints the local token (created on first use, mode 0600, in the user's config dir).
+LOOPGATE_TOKEN overrides it. --path prints where it is stored instead.
+
+Exit codes: 0 printed.`,
+  async run(argv, io) {
+    if (argv.includes('--path')) {
+      io.out(tokenFile(io.env));
+      return EXIT.ok;
+    }
+    io.out(loadOrCreateToken(io.env));
+    return EXIT.ok;
   },
 };

@@ -1,0 +1,80 @@
+// `loopgate serve --ipc`: the VS Code extension forks the CLI and drives it
+// over the IPC channel (proxy/ipc.ts). Configuration, key and token arrive
+// only as messages; the proxy's traffic lines go back the same way.
+import type { Io } from './command.js';
+import { EXIT } from './command.js';
+import type { FromProxy, ToProxy } from '../ipc.js';
+import { startServe, type StartedServe } from './serve.js';
+import { ProxyConfigError } from '../server.js';
+import { runDoctor, formatDoctorMarkdown } from '../doctor.js';
+
+export function runIpcHost(io: Io): Promise<number> {
+  const send = (msg: FromProxy) => process.send?.(msg);
+  if (!process.send) {
+    io.err('loopgate serve --ipc: no IPC channel; this mode is for the VS Code extension (use plain `loopgate serve`).');
+    return Promise.resolve(EXIT.usage);
+  }
+  let started: StartedServe | undefined;
+  let key: string | undefined;
+  let upstream: string | undefined;
+
+  return new Promise<number>((resolve) => {
+    const stop = async (code: number) => {
+      process.off('message', onMessage);
+      process.off('disconnect', onDisconnect);
+      await started?.close();
+      started = undefined;
+      send({ type: 'stopped' });
+      resolve(code);
+    };
+    const onDisconnect = () => void stop(EXIT.ok);
+    const onMessage = async (raw: unknown) => {
+      const msg = raw as ToProxy;
+      try {
+        switch (msg.type) {
+          case 'start': {
+            if (started) return;
+            key = msg.key;
+            upstream = msg.config.upstream || undefined;
+            started = await startServe({
+              upstream,
+              key,
+              token: msg.config.requireToken ? msg.token : null,
+              port: msg.config.port,
+              host: msg.config.host,
+              logBodies: msg.config.logBodies,
+              logFile: msg.config.logFile,
+              bridge: msg.config.bridge,
+              onTraffic: (line, rec) => send({ type: 'traffic', line, status: rec.status, diagnosis: rec.diagnosis ?? rec.errorCode }),
+              onHint: (message) => send({ type: 'traffic', line: `hint: ${message}`, status: 0 }),
+            });
+            const p = started.proxy;
+            send({ type: 'listening', url: p.url, siteUrl: p.siteUrl, baseUrl: p.baseUrl, simulator: Boolean(started.simulator), logFile: p.logFile });
+            return;
+          }
+          case 'set-key':
+            key = msg.key;
+            if (started) started.proxy.setKey(msg.key ?? (started.simulator ? started.key : undefined));
+            return;
+          case 'doctor': {
+            if (!started) {
+              send({ type: 'doctor-result', id: msg.id, ok: false, report: 'The proxy is not running.' });
+              return;
+            }
+            const report = await runDoctor({ upstream: started.proxy.siteUrl, key: key ?? started.key });
+            send({ type: 'doctor-result', id: msg.id, ok: report.ok, report: formatDoctorMarkdown(report) });
+            return;
+          }
+          case 'stop':
+            await stop(EXIT.ok);
+            return;
+        }
+      } catch (err) {
+        const code = err instanceof ProxyConfigError ? 'config' : ((err as NodeJS.ErrnoException).code ?? 'error');
+        send({ type: 'error', code, message: err instanceof Error ? err.message : String(err) });
+      }
+    };
+    process.on('message', onMessage);
+    process.on('disconnect', onDisconnect);
+  });
+}

@@ -1,0 +1,13 @@
+// `--key-stdin`: the key arrives on standard input, so it is never in argv
+// (visible in `ps`) nor in the environment of anything we start.
+
+export async function readKeyFromStdin(stdin: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) {
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    if (chunks.reduce((n, c) => n + c.length, 0) > 64 * 1024) break;
+  }
+  const key = Buffer.concat(chunks).toString('utf8').split(/\r?\n/, 1)[0]!.trim();
+  if (!key) throw Object.assign(new Error('--key-stdin: standard input was empty; pipe the key in, e.g. `pass show api-key | loopgate serve --key-stdin`.'), { code: 'usage' });
+  return key;
+}

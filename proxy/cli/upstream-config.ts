@@ -1,0 +1,22 @@
+// Where the commands that talk to the upstream directly (doctor, models) get
+// it: --upstream / LOOPGATE_UPSTREAM and LOOPGATE_API_KEY / --key-stdin, or the
+// embedded simulator with its demo key when nothing is configured.
+import type { Io } from './command.js';
+import { readKeyFromStdin } from './stdin-key.js';
+import { startSimulator, DEMO_KEY, type Simulator } from '../simulator/index.js';
+
+export interface UpstreamConfig {
+  upstream: string;
+  key?: string;
+  simulator?: Simulator;
+}
+
+export async function resolveUpstream(io: Io, flags: { upstream?: string; keyStdin?: boolean }): Promise<UpstreamConfig> {
+  const upstream = flags.upstream ?? io.env.LOOPGATE_UPSTREAM;
+  let key = io.env.LOOPGATE_API_KEY;
+  if (flags.keyStdin) key = await readKeyFromStdin(io.stdin);
+  if (upstream) return { upstream, key };
+  const simulator = await startSimulator({ port: 0 });
+  io.err(`(no upstream configured: using the embedded simulator at ${simulator.url} with a demo key)`);
+  return { upstream: simulator.url, key: key ?? DEMO_KEY, simulator };
+}

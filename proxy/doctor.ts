@@ -1,0 +1,188 @@
+// `loopgate doctor`: the spec's recommended first-use order (§1.5), run
+// against the configured upstream with minimal requests (§1.6), each failing
+// step explained with the error table.
+import { request } from 'undici';
+import { parseUpstream } from './rules/urls.js';
+import { diagnose, parseErrorBody } from './rules/diagnose.js';
+import type { ModelEntry } from './pipeline/models-cache.js';
+
+export type StepResult = 'ok' | 'warn' | 'fail' | 'skip';
+
+export interface DoctorStep {
+  name: string;
+  result: StepResult;
+  detail: string;
+  status?: number;
+  diagnosis?: string;
+}
+
+export interface DoctorReport {
+  ok: boolean;
+  siteUrl?: string;
+  baseUrl?: string;
+  steps: DoctorStep[];
+}
+
+export interface DoctorOptions {
+  upstream: string;
+  key?: string;
+  allowHttp?: boolean;
+  timeoutMs?: number;
+}
+
+interface Probe {
+  status: number;
+  text: string;
+  requestId?: string;
+  error?: string;
+}
+
+async function call(url: string, key: string, method: 'GET' | 'POST', body: unknown, timeoutMs: number, anthropic = false): Promise<Probe> {
+  const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'accept-encoding': 'identity' };
+  if (anthropic) {
+    headers['x-api-key'] = key;
+    headers['anthropic-version'] = '2023-06-01';
+  }
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  try {
+    const res = await request(url, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const text = await res.body.text();
+    const id = res.headers['x-oneapi-request-id'];
+    return { status: res.statusCode, text, requestId: typeof id === 'string' ? id : undefined };
+  } catch (err) {
+    return { status: 0, text: '', error: (err as { code?: string }).code ?? (err as Error).message };
+  }
+}
+
+/** A stream passes when it ends with its protocol's completion event. */
+function streamCompleted(kind: 'chat' | 'responses' | 'messages', text: string): boolean {
+  if (kind === 'chat') return /^data: \[DONE\]\s*$/m.test(text);
+  if (kind === 'responses') return text.includes('response.completed');
+  return text.includes('message_stop');
+}
+
+function failure(name: string, probe: Probe, path: string, model?: string, known?: string[]): DoctorStep {
+  if (probe.status === 0) return { name, result: 'fail', detail: `no answer (${probe.error}): check the URL and the network` };
+  const info = parseErrorBody(probe.status, probe.text);
+  const d = diagnose(info, { method: 'POST', originalPath: path, canonicalPath: path, model, knownModels: known, upstreamRequestId: probe.requestId, time: new Date() });
+  return { name, result: 'fail', status: probe.status, diagnosis: d?.code, detail: `${probe.status}${info.code ? ` ${info.code}` : ''}: ${d?.hint ?? 'unexpected answer'}` };
+}
+
+export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
+  const steps: DoctorStep[] = [];
+  const timeout = opts.timeoutMs ?? 60_000;
+  const finish = (extra: Partial<DoctorReport> = {}): DoctorReport => ({ ok: !steps.some((s) => s.result === 'fail'), steps, ...extra });
+
+  const parsed = parseUpstream(opts.upstream, { allowHttp: opts.allowHttp });
+  if (!parsed.ok) {
+    steps.push({ name: '1. URL form', result: 'fail', detail: parsed.problems.map((p) => p.message).join(' ') });
+    return finish();
+  }
+  const notes = parsed.problems.map((p) => p.message).join(' ');
+  steps.push({ name: '1. URL form', result: notes ? 'warn' : 'ok', detail: `site_url ${parsed.siteUrl}, base_url ${parsed.baseUrl}${notes ? `. ${notes}` : ''}` });
+  const site = { siteUrl: parsed.siteUrl, baseUrl: parsed.baseUrl };
+
+  const key = opts.key?.trim();
+  if (!key) {
+    steps.push({ name: '2. API key', result: 'fail', detail: 'No key. Set LOOPGATE_API_KEY or use --key-stdin (VS Code: Loopgate: Set API Key).' });
+    return finish(site);
+  }
+  if (/^bearer\s/i.test(key) || /\s/.test(key)) {
+    steps.push({ name: '2. API key', result: 'fail', detail: 'The key contains spaces or a "Bearer " prefix: give the bare key; Loopgate adds "Authorization: Bearer" itself.' });
+    return finish(site);
+  }
+  steps.push({ name: '2. API key', result: 'ok', detail: `present (${key.length} characters)` });
+
+  const modelsProbe = await call(`${parsed.baseUrl}/models`, key, 'GET', undefined, timeout);
+  if (modelsProbe.status !== 200) {
+    steps.push(failure('3. GET /models', modelsProbe, '/v1/models'));
+    return finish(site);
+  }
+  let models: ModelEntry[] = [];
+  try {
+    models = (JSON.parse(modelsProbe.text) as { data: ModelEntry[] }).data ?? [];
+  } catch {
+    steps.push({ name: '3. GET /models', result: 'fail', status: 200, detail: 'The answer is not a JSON model list: is the URL the Model-Access API?' });
+    return finish(site);
+  }
+  if (models.length === 0) {
+    steps.push({ name: '3. GET /models', result: 'fail', status: 200, detail: "The key's group has no models. Check the key's group in the console." });
+    return finish(site);
+  }
+  const ids = models.map((m) => m.id);
+  steps.push({ name: '3. GET /models', result: 'ok', status: 200, detail: `${models.length} models: ${ids.slice(0, 6).join(', ')}${ids.length > 6 ? ', …' : ''}` });
+
+  const pick = (type: string) => models.find((m) => !m.supported_endpoint_types || m.supported_endpoint_types.includes(type));
+  const chatResults: StepResult[] = [];
+  for (const [kind, path, type] of [
+    ['responses', '/responses', 'openai-response'],
+    ['chat', '/chat/completions', 'openai'],
+  ] as const) {
+    const model = pick(type) ?? models[0]!;
+    for (const stream of [false, true]) {
+      const name = `4. POST ${path} (stream ${stream})`;
+      const body = kind === 'chat' ? { model: model.id, messages: [{ role: 'user', content: 'ping' }], stream } : { model: model.id, input: 'ping', stream };
+      const probe = await call(parsed.baseUrl + path, key, 'POST', body, timeout);
+      if (probe.status === 200 && (!stream || streamCompleted(kind, probe.text))) {
+        steps.push({ name, result: 'ok', status: 200, detail: `model ${model.id}` });
+      } else if (probe.status === 200) {
+        steps.push({ name, result: 'fail', status: 200, detail: 'The stream ended without its completion event: something between you and the service buffers or cuts streams.' });
+      } else {
+        steps.push(failure(name, probe, '/v1' + path, model.id, ids));
+      }
+      if (kind === 'chat') chatResults.push(steps[steps.length - 1]!.result);
+    }
+  }
+  // Spec §7 rule 3: Responses failing while Chat Completions works is a route property, not a bad key.
+  if (chatResults.every((r) => r === 'ok')) {
+    for (const step of steps) {
+      if (step.name.includes('/responses') && step.result === 'fail' && step.diagnosis === 'protocol-unsupported') {
+        step.result = 'warn';
+        step.detail = `${step.status}: this route has no Responses; Chat Completions works, so the key is fine. Use /chat/completions, or run the proxy with --bridge auto.`;
+      }
+    }
+  }
+
+  const claude = models.find((m) => m.supported_endpoint_types?.includes('anthropic'));
+  if (!claude) {
+    steps.push({ name: '5. POST {site_url}/v1/messages', result: 'skip', detail: "no model in this key's group lists the anthropic endpoint type" });
+    return finish(site);
+  }
+  for (const stream of [false, true]) {
+    const name = `5. POST {site_url}/v1/messages (stream ${stream})`;
+    const body = { model: claude.id, max_tokens: 16, messages: [{ role: 'user', content: 'ping' }], stream };
+    const probe = await call(`${parsed.siteUrl}/v1/messages`, key, 'POST', body, timeout, true);
+    if (probe.status === 200 && (!stream || streamCompleted('messages', probe.text))) steps.push({ name, result: 'ok', status: 200, detail: `model ${claude.id}` });
+    else if (probe.status === 200) steps.push({ name, result: 'fail', status: 200, detail: 'The stream ended without message_stop.' });
+    else steps.push(failure(name, probe, '/v1/messages', claude.id, ids));
+  }
+  return finish(site);
+}
+
+export function formatDoctorTable(report: DoctorReport): string {
+  const width = Math.max(...report.steps.map((s) => s.name.length));
+  const lines = report.steps.map((s) => `${s.name.padEnd(width)}  ${s.result.toUpperCase().padEnd(4)}  ${s.detail}`);
+  lines.push('', report.ok ? 'All steps passed.' : 'Some steps failed: fix the first failing step, then run `loopgate doctor` again.');
+  return lines.join('\n');
+}
+
+export function formatDoctorMarkdown(report: DoctorReport): string {
+  const rows = report.steps.map((s) => `| ${s.name} | ${s.result} | ${s.detail.replace(/\|/g, '\\|')} |`);
+  return [
+    '# Loopgate diagnosis',
+    '',
+    report.siteUrl ? `Upstream site_url \`${report.siteUrl}\`, base_url \`${report.baseUrl}\`.` : '',
+    '',
+    '| Step | Result | Detail |',
+    '|---|---|---|',
+    ...rows,
+    '',
+    report.ok ? 'All steps passed.' : 'Some steps failed: fix the first failing step, then run the diagnosis again.',
+  ].join('\n');
+}

@@ -1,0 +1,38 @@
+// The client proves it is a local tool with the local token; the real key is
+// added later, only on the upstream request.
+import type { IncomingMessage } from 'node:http';
+import { tokenMatches } from '../config/token.js';
+import { ProxyError } from '../rules/errors.js';
+import { looksLikeProviderKey, maskKey } from '../rules/secret-patterns.js';
+
+/** The credential a client presented: Bearer, x-api-key or api-key. */
+export function presentedCredential(req: IncomingMessage): string | undefined {
+  const auth = req.headers.authorization;
+  if (auth) {
+    const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
+    return m ? m[1]!.trim() : auth.trim();
+  }
+  const apiKey = req.headers['x-api-key'] ?? req.headers['api-key'];
+  return Array.isArray(apiKey) ? apiKey[0] : apiKey;
+}
+
+export function checkToken(req: IncomingMessage, token: string | null): void {
+  if (token === null) return;
+  const presented = presentedCredential(req);
+  if (presented !== undefined && tokenMatches(token, presented)) return;
+  const where =
+    'Set your tool\'s API key to the local token: run `loopgate token` (or `eval "$(loopgate env)"`), ' +
+    'e.g. OPENAI_API_KEY for OpenAI clients or ANTHROPIC_AUTH_TOKEN for Anthropic clients. In VS Code, integrated terminals get it automatically.';
+  if (presented === undefined) {
+    throw new ProxyError(401, 'missing-local-token', `No local token was sent. ${where}`);
+  }
+  if (looksLikeProviderKey(presented)) {
+    throw new ProxyError(
+      401,
+      'provider-key-sent',
+      `This looks like a real provider key (${maskKey(presented)}), not the Loopgate local token. Loopgate holds the real key; ` +
+        `remove it from your tool and use the local token instead. ${where}`,
+    );
+  }
+  throw new ProxyError(401, 'wrong-local-token', `The local token is wrong. ${where}`);
+}

@@ -1,0 +1,39 @@
+// What every pipeline step may read: configuration and the long-lived parts.
+import type { Pool } from 'undici';
+import type { Redactor } from '../rules/redact.js';
+import type { TrafficLog } from '../log/index.js';
+import type { GuardConfig } from './guard.js';
+import type { ProxyLimits, UpstreamTimeouts } from './options.js';
+import type { ModelsCache } from './models-cache.js';
+import type { TrafficRecord } from '../log/record.js';
+
+export interface ProxyStats {
+  requests: number;
+  errors: number;
+  inFlight: number;
+  lastError?: { time: string; status: number; diagnosis?: string; path: string };
+}
+
+export interface ProxyContext {
+  pool: Pool;
+  /** Upstream {site_url} path prefix, e.g. '' or '/prefix', prepended to each canonical path. */
+  upstreamPrefix: string;
+  siteUrl: string;
+  baseUrl: string;
+  /** The upstream is the embedded simulator (demo mode). */
+  simulator: boolean;
+  key: { value?: string };
+  token: string | null;
+  guard: GuardConfig;
+  limits: ProxyLimits;
+  timeouts: UpstreamTimeouts;
+  retries: number;
+  redactor: Redactor;
+  log?: TrafficLog;
+  logBodies: boolean;
+  logBodyBytes: number;
+  models: ModelsCache;
+  stats: ProxyStats;
+  hintOnce(key: string, message: string): void;
+  onTraffic?: (line: string, record: TrafficRecord) => void;
+}

@@ -1,0 +1,266 @@
+// Sends the request upstream (undici Pool) and streams the answer back
+// without buffering. Error answers are the exception: they are small, and the
+// proxy reads them to add its diagnosis header before passing them on.
+import { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import { diagnose, parseErrorBody } from '../rules/diagnose.js';
+import { upstreamFailure, ProxyError } from '../rules/errors.js';
+import { describeRewrites } from '../rules/paths.js';
+import type { ProxyContext } from './context.js';
+import type { Exchange } from './exchange.js';
+import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
+import { backoffDelay, isRetryableStatus, isUnsentFailure, retryAfterMs } from './retry.js';
+
+/** Error bodies larger than this are passed on without a diagnosis. */
+const ERROR_BODY_BYTES = 64 * 1024;
+/** Response excerpt kept for token usage (head + tail) when bodies are not logged. */
+const CAPTURE_HEAD = 4096;
+const CAPTURE_TAIL = 16 * 1024;
+
+type UpstreamResponse = Dispatcher.ResponseData;
+
+export async function forward(ex: Exchange, ctx: ProxyContext, abort: AbortSignal): Promise<void> {
+  const upstream = await send(ex, ctx, abort);
+  ex.status = upstream.statusCode;
+  ex.ttfbMs = performance.now() - ex.startedAt;
+  const requestId = upstream.headers['x-oneapi-request-id'];
+  if (typeof requestId === 'string') ex.upstreamRequestId = requestId;
+  const contentType = upstream.headers['content-type'];
+  ex.responseContentType = typeof contentType === 'string' ? contentType : undefined;
+  ex.responseHeaders = upstream.headers;
+  const isStream = ex.responseContentType?.startsWith('text/event-stream') ?? false;
+
+  if (upstream.statusCode === 200 && ex.path === '/v1/models' && !isStream) {
+    return relayModels(ex, ctx, upstream);
+  }
+  if (upstream.statusCode >= 400 && !isStream) {
+    return relayError(ex, ctx, upstream);
+  }
+  writeHead(ex, upstream.statusCode, upstream.headers, isStream);
+  await pipeBody(ex, ctx, upstream.body);
+}
+
+async function send(ex: Exchange, ctx: ProxyContext, abort: AbortSignal): Promise<UpstreamResponse> {
+  const replayable = ex.bodyStream === undefined;
+  let resetRetried = false;
+  let statusRetries = 0;
+  for (;;) {
+    const headers = upstreamRequestHeaders(ex.req.rawHeaders, ctx.key.value, ex.envelope === 'anthropic', ex.body?.length);
+    try {
+      const res = await ctx.pool.request({
+        path: ctx.upstreamPrefix + ex.path + ex.query,
+        method: ex.req.method as Dispatcher.HttpMethod,
+        headers,
+        body: ex.body ?? (ex.bodyStream ? Readable.from(ex.bodyStream, { objectMode: false }) : null),
+        signal: abort,
+        headersTimeout: ctx.timeouts.headersMs,
+        bodyTimeout: ctx.timeouts.bodyIdleMs,
+      });
+      if (statusRetries < ctx.retries && replayable && !ex.stream && isRetryableStatus(res.statusCode)) {
+        const wait = retryAfterMs(res.headers) ?? backoffDelay(statusRetries);
+        if (wait <= 60_000) {
+          await res.body.dump();
+          statusRetries++;
+          ex.retries++;
+          await delay(wait, abort);
+          continue;
+        }
+      }
+      return res;
+    } catch (err) {
+      if (abort.aborted) throw err;
+      if (err instanceof ProxyError) throw err;
+      // A keep-alive socket the upstream had already closed: nothing was processed, so one replay is safe.
+      if (!resetRetried && replayable && isUnsentFailure(err)) {
+        resetRetried = true;
+        ex.retries++;
+        continue;
+      }
+      throw upstreamFailure(err);
+    }
+  }
+}
+
+function delay(ms: number, abort: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      abort.removeEventListener('abort', onAbort);
+      resolve();
+    }
+    function onAbort() {
+      clearTimeout(timer);
+      reject(abort.reason);
+    }
+    abort.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function loopgateHeaders(ex: Exchange): Record<string, string> {
+  const out: Record<string, string> = { 'x-loopgate-request-id': ex.id };
+  const rewrite = describeRewrites(ex.rewrites);
+  if (rewrite) out['x-loopgate-rewrite'] = rewrite;
+  if (ex.diagnosis) out['x-loopgate-diagnosis'] = ex.diagnosis.code;
+  if (ex.bridge) out['x-loopgate-bridge'] = ex.bridge;
+  if (ex.warning) out['x-loopgate-warning'] = ex.warning;
+  return out;
+}
+
+function writeHead(ex: Exchange, status: number, upstreamHeaders: UpstreamResponse['headers'], isStream: boolean, bodyLength?: number): void {
+  const headers = clientResponseHeaders(upstreamHeaders);
+  Object.assign(headers, loopgateHeaders(ex));
+  if (bodyLength !== undefined) headers['content-length'] = String(bodyLength);
+  if (isStream) {
+    // Tell any reverse proxy in front of us not to buffer, and never cache a stream.
+    headers['x-accel-buffering'] = 'no';
+    headers['cache-control'] ??= 'no-cache';
+    delete headers['content-length'];
+  }
+  ex.res.writeHead(status, headers);
+  if (isStream) ex.res.flushHeaders();
+}
+
+/** Reads up to `cap` bytes. If the body is longer it is left paused, ready for pipeBody. */
+function readCapped(body: UpstreamResponse['body'], cap: number): Promise<{ buf: Buffer; complete: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > cap) {
+        body.pause();
+        cleanup();
+        resolve({ buf: Buffer.concat(chunks, size), complete: false });
+      }
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve({ buf: Buffer.concat(chunks, size), complete: true });
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    function cleanup() {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+    }
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', onError);
+  });
+}
+
+async function relayError(ex: Exchange, ctx: ProxyContext, upstream: UpstreamResponse): Promise<void> {
+  const { buf, complete } = await readCapped(upstream.body, ERROR_BODY_BYTES);
+  const info = parseErrorBody(upstream.statusCode, complete ? buf.toString('utf8') : '');
+  ex.errorCode = info.code;
+  ex.errorType = info.type;
+  ex.diagnosis = diagnose(info, {
+    method: ex.req.method ?? 'GET',
+    originalPath: ex.originalPath,
+    canonicalPath: ex.path,
+    model: ex.model,
+    params: ex.params,
+    knownModels: ctx.models.ids(),
+    upstreamRequestId: ex.upstreamRequestId,
+    time: ex.time,
+  });
+  if (ex.diagnosis?.code === 'model-not-found' || ex.diagnosis?.code === 'permission') ctx.models.refreshSoon();
+  ex.onUpstreamError?.(info, buf);
+  if (ex.res.headersSent) return;
+  capture(ex, ctx, buf);
+  if (complete) {
+    writeHead(ex, upstream.statusCode, upstream.headers, false, buf.length);
+    ex.bytesOut += buf.length;
+    ex.res.end(buf);
+    return;
+  }
+  writeHead(ex, upstream.statusCode, upstream.headers, false);
+  ex.bytesOut += buf.length;
+  ex.res.write(buf);
+  await pipeBody(ex, ctx, upstream.body);
+}
+
+async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamResponse): Promise<void> {
+  const { buf, complete } = await readCapped(upstream.body, 4 * 1024 * 1024);
+  if (complete) ctx.models.ingest(buf.toString('utf8'));
+  capture(ex, ctx, buf);
+  writeHead(ex, upstream.statusCode, upstream.headers, false, complete ? buf.length : undefined);
+  ex.bytesOut += buf.length;
+  if (complete) {
+    ex.res.end(buf);
+    return;
+  }
+  ex.res.write(buf);
+  await pipeBody(ex, ctx, upstream.body);
+}
+
+/** Keeps what the log needs: with logBodies the head up to the cap, else a small head and a rolling tail. */
+function capture(ex: Exchange, ctx: ProxyContext, chunk: Buffer): void {
+  if (ctx.logBodies) {
+    if (ex.responseCaptureBytes < ctx.logBodyBytes) {
+      ex.responseCapture.push(chunk);
+      ex.responseCaptureBytes += chunk.length;
+    } else {
+      ex.bodyTruncated = true;
+    }
+    return;
+  }
+  if (ex.responseCaptureBytes < CAPTURE_HEAD) {
+    ex.responseHead = ex.responseHead ? Buffer.concat([ex.responseHead, chunk]).subarray(0, CAPTURE_HEAD) : chunk.subarray(0, CAPTURE_HEAD);
+  }
+  ex.responseCapture.push(chunk);
+  ex.responseCaptureBytes += chunk.length;
+  while (ex.responseCapture.length > 1 && ex.responseCaptureBytes - ex.responseCapture[0]!.length >= CAPTURE_TAIL) {
+    ex.responseCaptureBytes -= ex.responseCapture.shift()!.length;
+  }
+}
+
+/**
+ * Copies the upstream body to the client chunk by chunk, pausing when the
+ * client's socket is full (backpressure). Resolves when the client has the
+ * whole body; rejects if the upstream breaks (the caller destroys the socket,
+ * so the client sees an error rather than a clean end).
+ */
+function pipeBody(ex: Exchange, ctx: ProxyContext, body: UpstreamResponse['body']): Promise<void> {
+  const res = ex.res;
+  const transform = ex.transformChunk;
+  return new Promise<void>((resolve, reject) => {
+    const onDrain = () => body.resume();
+    const onClose = () => {
+      if (!res.writableFinished) body.destroy();
+    };
+    body.on('data', (chunk: Buffer) => {
+      capture(ex, ctx, chunk);
+      const out = transform ? transform(chunk) : chunk;
+      if (out.length === 0) return;
+      ex.bytesOut += out.length;
+      if (!res.write(out)) body.pause();
+    });
+    body.once('end', () => {
+      cleanup();
+      const tail = ex.transformEnd?.();
+      if (tail && tail.length) {
+        ex.bytesOut += tail.length;
+        res.end(tail);
+      } else {
+        res.end();
+      }
+      resolve();
+    });
+    body.once('error', (err) => {
+      cleanup();
+      reject(err);
+    });
+    res.on('drain', onDrain);
+    res.once('close', onClose);
+    body.resume();
+    function cleanup() {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+    }
+  });
+}

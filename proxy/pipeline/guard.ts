@@ -1,0 +1,46 @@
+// Browser and DNS-rebinding defence (DESIGN.md §5). Runs before the body is
+// read: a refused request costs nothing and reaches nothing.
+import type { IncomingMessage } from 'node:http';
+import { ProxyError } from '../rules/errors.js';
+
+export interface GuardConfig {
+  /** Exact Host values accepted, e.g. 127.0.0.1:8787, localhost:8787, [::1]:8787. */
+  allowedHosts: Set<string>;
+  /** Exact Origin values accepted (the proxy's own origins). */
+  allowedOrigins: Set<string>;
+  /** --allow-remote: Host may be anything (the user chose to expose the proxy). */
+  anyHost: boolean;
+}
+
+export function guardConfig(port: number, extraHosts: string[] = [], anyHost = false): GuardConfig {
+  const hosts = ['127.0.0.1', 'localhost', '[::1]', ...extraHosts].map((h) => `${h}:${port}`);
+  return {
+    allowedHosts: new Set(hosts),
+    allowedOrigins: new Set(hosts.map((h) => `http://${h}`)),
+    anyHost,
+  };
+}
+
+const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
+
+export function checkRequest(req: IncomingMessage, cfg: GuardConfig): void {
+  const host = req.headers.host;
+  if (!cfg.anyHost && (!host || !cfg.allowedHosts.has(host.toLowerCase()))) {
+    throw new ProxyError(
+      403,
+      'host-not-allowed',
+      `Host "${host ?? ''}" is not allowed. Loopgate answers only to ${[...cfg.allowedHosts].join(', ')} (this stops DNS-rebinding attacks from web pages).`,
+    );
+  }
+  const origin = req.headers.origin;
+  if (origin !== undefined && !cfg.allowedOrigins.has(origin.toLowerCase())) {
+    throw new ProxyError(403, 'origin-not-allowed', `Requests from web origin ${origin} are refused: a web page must not use your key.`);
+  }
+  const method = req.method ?? 'GET';
+  if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
+    const type = req.headers['content-type'];
+    if (!type || !JSON_TYPE.test(type)) {
+      throw new ProxyError(415, 'unsupported-media-type', `${method} bodies must be sent with Content-Type: application/json (got ${type ? `"${type}"` : 'none'}).`);
+    }
+  }
+}

@@ -1,0 +1,68 @@
+// Header filtering between client, proxy and upstream (RFC 9110 §7.6.1 hop-by-hop
+// headers, plus every client credential: exactly one real credential goes upstream).
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'host',
+  'content-length',
+  'expect',
+]);
+
+/** Client headers that carry credentials; all are stripped before forwarding. */
+export const CREDENTIAL_HEADERS = new Set(['authorization', 'x-api-key', 'api-key', 'proxy-authorization', 'cookie']);
+
+/** Headers a browser adds that the upstream has no business seeing. */
+const BROWSER_ONLY = new Set(['origin', 'referer', 'sec-fetch-site', 'sec-fetch-mode', 'sec-fetch-dest', 'sec-fetch-user']);
+
+/**
+ * Builds the upstream request headers from the client's raw header list in one
+ * pass. Names named by the client's Connection header are hop-by-hop as well.
+ */
+export function upstreamRequestHeaders(rawHeaders: string[], key: string | undefined, anthropicRoute: boolean, bodyLength?: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  let connectionNamed: Set<string> | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.length === 10 && rawHeaders[i]!.toLowerCase() === 'connection') {
+      connectionNamed = new Set(rawHeaders[i + 1]!.toLowerCase().split(',').map((s) => s.trim()));
+    }
+  }
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase();
+    if (HOP_BY_HOP.has(name) || CREDENTIAL_HEADERS.has(name) || BROWSER_ONLY.has(name)) continue;
+    if (connectionNamed?.has(name)) continue;
+    const value = rawHeaders[i + 1]!;
+    out[name] = name in out ? `${out[name]}, ${value}` : value;
+  }
+  // Identity keeps usage extraction and the bridge simple; localhost bandwidth is free.
+  out['accept-encoding'] = 'identity';
+  if (bodyLength !== undefined) out['content-length'] = String(bodyLength);
+  if (key) {
+    out['authorization'] = `Bearer ${key}`;
+    if (anthropicRoute) out['x-api-key'] = key;
+  }
+  return out;
+}
+
+/** Upstream response headers → what the client gets: no hop-by-hop, no CORS (the proxy never grants any). */
+export function clientResponseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (name === 'content-length') {
+      out[name] = value;
+      continue;
+    }
+    if (HOP_BY_HOP.has(name) || name.startsWith('access-control-')) continue;
+    out[name] = value;
+  }
+  return out;
+}

@@ -1,0 +1,111 @@
+// The key's /models list, cached: it feeds "did you mean" diagnoses, the
+// unknown-model warning and the protocol bridge's view of each model.
+import type { Pool } from 'undici';
+
+export interface ModelEntry {
+  id: string;
+  owned_by?: string;
+  supported_endpoint_types?: string[];
+}
+
+export interface ModelsCache {
+  /** IDs when known (never blocks; undefined until a list arrived). */
+  ids(): readonly string[] | undefined;
+  get(id: string): ModelEntry | undefined;
+  /** Takes a /v1/models answer that passed through the proxy. */
+  ingest(json: string): void;
+  /** Fetches the list in the background if it is missing or stale. */
+  refreshSoon(): void;
+  /** Fetches now; resolves when done (errors are swallowed: the cache stays as it was). */
+  refresh(): Promise<void>;
+  clear(): void;
+}
+
+/** A model list larger than this is not a model list; don't hold it. */
+const MAX_LIST_BYTES = 4 * 1024 * 1024;
+
+async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, max: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > max) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+export function createModelsCache(opts: {
+  pool: Pool;
+  path: string;
+  key: () => string | undefined;
+  ttlMs?: number;
+  now?: () => number;
+}): ModelsCache {
+  const ttl = opts.ttlMs ?? 5 * 60_000;
+  const now = opts.now ?? Date.now;
+  let entries: Map<string, ModelEntry> | undefined;
+  let ids: string[] | undefined;
+  let fetchedAt = 0;
+  /** Failed fetches wait this long before the next try, so a bad key doesn't double every request. */
+  const retryMs = 30_000;
+  let attemptedAt = -Infinity;
+  let inFlight: Promise<void> | undefined;
+
+  function ingest(text: string): void {
+    try {
+      const json = JSON.parse(text) as { data?: unknown };
+      if (!Array.isArray(json.data)) return;
+      const next = new Map<string, ModelEntry>();
+      for (const m of json.data as ModelEntry[]) if (m && typeof m.id === 'string') next.set(m.id, m);
+      entries = next;
+      ids = [...next.keys()];
+      fetchedAt = now();
+    } catch {
+      // an unparseable list leaves the old one in place
+    }
+  }
+
+  async function refresh(): Promise<void> {
+    const key = opts.key();
+    if (!key) return;
+    attemptedAt = now();
+    inFlight ??= (async () => {
+      try {
+        const res = await opts.pool.request({
+          path: opts.path,
+          method: 'GET',
+          headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'identity' },
+          headersTimeout: 15_000,
+          bodyTimeout: 15_000,
+        });
+        const text = await readLimited(res.body, MAX_LIST_BYTES);
+        if (res.statusCode === 200 && text !== undefined) ingest(text);
+      } catch {
+        // the next request will try again
+      } finally {
+        inFlight = undefined;
+      }
+    })();
+    return inFlight;
+  }
+
+  return {
+    ids: () => ids,
+    get: (id) => entries?.get(id),
+    ingest,
+    refresh,
+    refreshSoon() {
+      if (!inFlight && now() - fetchedAt > ttl && now() - attemptedAt > retryMs) void refresh();
+    },
+    clear() {
+      entries = undefined;
+      ids = undefined;
+      fetchedAt = 0;
+      attemptedAt = -Infinity;
+    },
+  };
+}

@@ -1,0 +1,64 @@
+// Everything `startProxy` can be told, with the defaults in one place.
+export type BridgeMode = 'auto' | 'off' | 'always';
+
+export interface ProxyLimits {
+  /** Request body cap in bytes (413 beyond). */
+  maxBodyBytes: number;
+  /** Request header cap in bytes (431 beyond), enforced by Node's parser. */
+  maxHeaderBytes: number;
+  /** Concurrent requests before 503 + Retry-After. */
+  maxInFlight: number;
+  /** Slowloris guards: all headers within this (ms). */
+  headersTimeoutMs: number;
+  /** The whole request (headers + body) within this (ms). */
+  requestTimeoutMs: number;
+}
+
+export interface UpstreamTimeouts {
+  connectMs: number;
+  /** Waiting for response headers: long, as the SDKs allow (generation can be slow). */
+  headersMs: number;
+  /** Gap between body chunks. */
+  bodyIdleMs: number;
+}
+
+export interface ProxyOptions {
+  /** Upstream address in any form (see rules/urls.ts parseUpstream). */
+  upstream: string;
+  /** The real API key. Can be changed later with setKey(). */
+  key?: string;
+  /** Local token clients must present; null turns the check off (--no-token). */
+  token: string | null;
+  host?: string;
+  port?: number;
+  allowHttp?: boolean;
+  allowRemote?: boolean;
+  limits?: Partial<ProxyLimits>;
+  timeouts?: Partial<UpstreamTimeouts>;
+  /** Extra retries of 429/502/503/504 on non-streaming requests (0 = only the reused-socket retry). */
+  retries?: number;
+  bridge?: BridgeMode;
+  /** Traffic log file (JSONL); false turns the file log off. */
+  logFile?: string | false;
+  logBodies?: boolean;
+  /** Cap per captured body with logBodies. */
+  logBodyBytes?: number;
+  /** A finished request, as one redacted console line plus its record. */
+  onTraffic?: (line: string, record: import('../log/record.js').TrafficRecord) => void;
+  /** One-time hints about the user's own configuration (shown once per cause). */
+  onHint?: (message: string) => void;
+}
+
+export const DEFAULT_LIMITS: ProxyLimits = {
+  maxBodyBytes: 32 * 1024 * 1024,
+  maxHeaderBytes: 32 * 1024,
+  maxInFlight: 2048,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 120_000,
+};
+
+export const DEFAULT_TIMEOUTS: UpstreamTimeouts = {
+  connectMs: 10_000,
+  headersMs: 600_000,
+  bodyIdleMs: 300_000,
+};

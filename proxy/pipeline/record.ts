@@ -1,0 +1,81 @@
+// The last step of every request: one redacted record to the log, one line to
+// the console/output channel, and the counters the status bar shows.
+import type { ProxyContext } from './context.js';
+import type { Exchange } from './exchange.js';
+import type { TrafficRecord } from '../log/record.js';
+import { extractUsage } from '../rules/usage.js';
+
+function captured(ex: Exchange): string {
+  const tail = Buffer.concat(ex.responseCapture, ex.responseCaptureBytes).toString('utf8');
+  return ex.responseHead && ex.responseCaptureBytes > ex.responseHead.length ? ex.responseHead.toString('utf8') + '\n' + tail : tail;
+}
+
+export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
+  const r = ctx.redactor;
+  const body = captured(ex);
+  const status = ex.status ?? 0;
+  const rec: TrafficRecord = {
+    time: ex.time.toISOString(),
+    id: ex.id,
+    upstreamRequestId: ex.upstreamRequestId,
+    method: ex.req.method ?? 'GET',
+    path: r.string(ex.originalPath + ex.query),
+    canonicalPath: r.string(ex.path + ex.query),
+    rewrites: ex.rewrites.map((w) => r.string(`${w.from} -> ${w.to} (${w.reason})`)),
+    model: ex.model === undefined ? undefined : r.string(ex.model),
+    stream: ex.stream,
+    params: ex.params?.map((p) => r.string(p)),
+    status,
+    errorType: ex.errorType,
+    errorCode: ex.errorCode ?? ex.localError,
+    diagnosis: ex.diagnosis?.code,
+    bridge: ex.bridge,
+    ttfbMs: ex.ttfbMs === undefined ? undefined : round(ex.ttfbMs),
+    totalMs: round(performance.now() - ex.startedAt),
+    bytesIn: ex.bytesIn,
+    bytesOut: ex.bytesOut,
+    usage: status < 400 ? extractUsage(body) : undefined,
+    retries: ex.retries,
+    clientAborted: ex.clientAborted,
+    requestHeaders: r.headers(ex.req.headers),
+    responseHeaders: ex.responseHeaders ? r.headers(ex.responseHeaders) : undefined,
+  };
+  if (ctx.logBodies) {
+    if (ex.body) rec.requestBody = r.string(ex.body.subarray(0, ctx.logBodyBytes).toString('utf8'));
+    rec.responseBody = r.string(body);
+    if (ex.bodyTruncated || (ex.body && ex.body.length > ctx.logBodyBytes)) rec.bodyTruncated = true;
+  }
+  return rec;
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}
+
+/** `POST /v1/chat/completions 200 gpt-4o-mini 12ms` plus rewrite/diagnosis notes. Built from the redacted record. */
+export function consoleLine(rec: TrafficRecord, hint?: string): string {
+  const parts = [rec.method, rec.canonicalPath, String(rec.status || '-')];
+  if (rec.model) parts.push(rec.model);
+  if (rec.stream) parts.push('stream');
+  parts.push(`${Math.round(rec.totalMs)}ms`);
+  if (rec.rewrites.length) parts.push(`rewrote ${rec.path}`);
+  if (rec.bridge) parts.push(`bridge ${rec.bridge}`);
+  if (rec.clientAborted) parts.push('client-aborted');
+  const code = rec.diagnosis ?? (rec.status >= 400 ? rec.errorCode : undefined);
+  if (code) parts.push(`[${code}]${hint ? ' ' + hint : ''}`);
+  return parts.join(' ');
+}
+
+export function finish(ex: Exchange, ctx: ProxyContext): void {
+  const rec = buildRecord(ex, ctx);
+  const failed = rec.status >= 400 || rec.status === 0;
+  if (failed) {
+    ctx.stats.errors++;
+    ctx.stats.lastError = { time: rec.time, status: rec.status, diagnosis: rec.diagnosis ?? rec.errorCode, path: rec.canonicalPath };
+  }
+  ctx.log?.write(rec);
+  if (ctx.onTraffic) {
+    const hint = ex.diagnosis ? ctx.redactor.string(ex.diagnosis.hint) : ex.localMessage ? ctx.redactor.string(ex.localMessage) : undefined;
+    ctx.onTraffic(consoleLine(rec, hint), rec);
+  }
+}

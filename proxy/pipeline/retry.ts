@@ -1,0 +1,32 @@
+// Retry policy from the spec (§7 rules 1-2): never 400/401/403/404; 429 and
+// temporary 5xx only when asked (--retries), with full-jitter backoff.
+
+const RETRYABLE = new Set([429, 502, 503, 504]);
+
+export function isRetryableStatus(status: number): boolean {
+  return RETRYABLE.has(status);
+}
+
+/** Failures where the upstream cannot have processed the request: the socket died before any answer. */
+export function isUnsentFailure(err: unknown): boolean {
+  const code = (err as { code?: string })?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
+}
+
+/** Full jitter (AWS architecture blog): uniform in [0, min(cap, base * 2^attempt)]. */
+export function backoffDelay(attempt: number, baseMs = 500, capMs = 8_000, random: () => number = Math.random): number {
+  return Math.floor(random() * Math.min(capMs, baseMs * 2 ** attempt));
+}
+
+/** The upstream's own hint, in ms: retry-after-ms, then Retry-After (seconds or an HTTP date). */
+export function retryAfterMs(headers: Record<string, string | string[] | undefined>, now = Date.now()): number | undefined {
+  const ms = Number(headers['retry-after-ms']);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const raw = headers['retry-after'];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}

@@ -1,0 +1,164 @@
+// The spec's error table (seed-spec §7) as a function. The diagnosis routes on
+// the status plus the relay's error code/type, never on message text: relays
+// localise their messages.
+
+import { suggestModels } from './suggest.js';
+
+export interface UpstreamErrorInfo {
+  status: number;
+  /** `error.code` on OpenAI routes. */
+  code?: string;
+  /** `error.type` (on the Anthropic route this carries the relay's code). */
+  type?: string;
+  /** `error.param`, the offending parameter when the relay names one. */
+  param?: string;
+}
+
+export interface DiagnosisContext {
+  method: string;
+  /** Path as the client sent it. */
+  originalPath: string;
+  /** Path forwarded upstream. */
+  canonicalPath: string;
+  model?: string;
+  /** Top-level fields of the JSON request body. */
+  params?: string[];
+  /** Model IDs from the last /models answer, when known. */
+  knownModels?: readonly string[];
+  upstreamRequestId?: string;
+  time: Date;
+}
+
+export type DiagnosisCode =
+  | 'duplicate-v1'
+  | 'unknown-endpoint'
+  | 'protocol-unsupported'
+  | 'bad-key'
+  | 'permission'
+  | 'model-not-found'
+  | 'insufficient-balance'
+  | 'unsupported-parameter'
+  | 'bad-request'
+  | 'rate-limited'
+  | 'upstream-5xx';
+
+export interface Diagnosis {
+  code: DiagnosisCode;
+  /** One or two sentences: what is wrong and what to do, in the spec's terms. */
+  hint: string;
+  /** Nearest real model IDs, for model-not-found. */
+  suggestions?: string[];
+}
+
+/** The fields of a minimal request per endpoint (spec §1.6: start minimal, add back one at a time). */
+const MINIMAL: Record<string, readonly string[]> = {
+  '/v1/chat/completions': ['model', 'messages', 'stream'],
+  '/v1/responses': ['model', 'input', 'stream'],
+  '/v1/messages': ['model', 'messages', 'max_tokens', 'stream'],
+};
+
+export function extraParams(canonicalPath: string, params: readonly string[] = []): string[] {
+  const minimal = MINIMAL[canonicalPath] ?? ['model', 'stream'];
+  return params.filter((p) => !minimal.includes(p));
+}
+
+function has(info: UpstreamErrorInfo, code: string): boolean {
+  return info.code === code || info.type === code;
+}
+
+export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagnosis | undefined {
+  const { status } = info;
+  if (status < 400) return undefined;
+
+  if (has(info, 'model_not_found')) {
+    const suggestions = ctx.model && ctx.knownModels ? suggestModels(ctx.model, ctx.knownModels) : [];
+    const wanted = ctx.model ? `"${ctx.model}"` : 'The model';
+    const mean = suggestions.length ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?` : '';
+    return {
+      code: 'model-not-found',
+      suggestions,
+      hint: `${wanted} is not available to this key's group. Call GET /models and copy the ID exactly.${mean}`,
+    };
+  }
+  if (has(info, 'insufficient_user_quota') || has(info, 'insufficient_quota')) {
+    return { code: 'insufficient-balance', hint: 'Insufficient balance: check the balance, the key limit and the group status in the console.' };
+  }
+  if (has(info, 'unsupported_parameter')) {
+    const extra = extraParams(ctx.canonicalPath, ctx.params);
+    const named = info.param ? `"${info.param}"` : 'a parameter';
+    const rest = extra.length ? ` Parameters beyond the minimal request: ${extra.join(', ')}.` : '';
+    return {
+      code: 'unsupported-parameter',
+      hint: `This model, protocol or channel does not support ${named}. Remove it and add parameters back one at a time from the minimal request.${rest}`,
+    };
+  }
+  if (status === 404 && (has(info, 'endpoint_not_supported') || has(info, 'unsupported_endpoint'))) {
+    return protocolUnsupported(ctx);
+  }
+  if (status === 404) {
+    if (/\/v1\/v1(\/|$)/.test(ctx.canonicalPath) || /\/v1\/v1(\/|$)/.test(ctx.originalPath)) {
+      return {
+        code: 'duplicate-v1',
+        hint: 'The address contains /v1/v1: the base URL already ends in /v1 and the client added another. Set the base URL to {base_url} exactly once.',
+      };
+    }
+    if (ctx.canonicalPath === '/v1/responses' || ctx.canonicalPath === '/v1/messages') return protocolUnsupported(ctx);
+    return {
+      code: 'unknown-endpoint',
+      hint: `The upstream has no endpoint ${ctx.method} ${ctx.canonicalPath}. Distinguish the base address, the endpoint path and the full address.`,
+    };
+  }
+  if (status === 401) {
+    return {
+      code: 'bad-key',
+      hint: 'The upstream rejected the API key: wrong, missing, deleted or badly formatted. Re-copy the key from the console (LOOPGATE_API_KEY, or Loopgate: Set API Key).',
+    };
+  }
+  if (status === 403) {
+    return {
+      code: 'permission',
+      hint: "The key's group or model permission does not allow this, or the account is restricted. Check the key's group and model permissions in the console.",
+    };
+  }
+  if (status === 429) {
+    return { code: 'rate-limited', hint: 'Rate, concurrency or quota limit. Lower concurrency, honour Retry-After, and back off with jitter.' };
+  }
+  if (status >= 500) {
+    const id = ctx.upstreamRequestId ? `request id ${ctx.upstreamRequestId}` : 'no request id';
+    return {
+      code: 'upstream-5xx',
+      hint: `Temporary service or upstream failure (${id}, at ${ctx.time.toISOString()}). Retry a limited number of times; report it with the request id if it persists.`,
+    };
+  }
+  return {
+    code: 'bad-request',
+    hint: 'The upstream refused the request body. Check the JSON, remove newly added parameters and retry with the minimal request.',
+  };
+}
+
+function protocolUnsupported(ctx: DiagnosisContext): Diagnosis {
+  const which = ctx.canonicalPath.startsWith('/v1/messages') ? 'Anthropic Messages' : 'Responses';
+  return {
+    code: 'protocol-unsupported',
+    hint: `This route does not support ${which} for this key group. Use /chat/completions if your client allows it, choose a group that supports ${which}, or let Loopgate bridge it (--bridge auto).`,
+  };
+}
+
+/** Pulls status-routing fields out of an error body in either envelope. Never throws. */
+export function parseErrorBody(status: number, body: string): UpstreamErrorInfo {
+  try {
+    const json = JSON.parse(body) as { error?: { code?: unknown; type?: unknown; param?: unknown } };
+    const e = json?.error;
+    if (e && typeof e === 'object') {
+      return {
+        status,
+        code: typeof e.code === 'string' && e.code ? e.code : undefined,
+        type: typeof e.type === 'string' ? e.type : undefined,
+        param: typeof e.param === 'string' && e.param ? e.param : undefined,
+      };
+    }
+  } catch {
+    // not JSON: route on the status alone
+  }
+  return { status };
+}

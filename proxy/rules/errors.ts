@@ -1,0 +1,80 @@
+// Error envelopes and the mapping of transport failures to HTTP statuses.
+// Pure: the proxy's own errors are written in the envelope the calling SDK
+// parses (OpenAI's on OpenAI routes, Anthropic's on /v1/messages).
+
+export type Envelope = 'openai' | 'anthropic';
+
+export class ProxyError extends Error {
+  constructor(
+    readonly statusCode: number,
+    /** Stable machine code, also sent as x-loopgate-diagnosis. */
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ProxyError';
+  }
+}
+
+export function envelopeFor(path: string): Envelope {
+  return /^\/v1\/messages(\/|$)/.test(path) ? 'anthropic' : 'openai';
+}
+
+const ANTHROPIC_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  502: 'api_error',
+  503: 'overloaded_error',
+  504: 'api_error',
+};
+
+const OPENAI_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'invalid_request_error',
+  413: 'invalid_request_error',
+  415: 'invalid_request_error',
+  429: 'rate_limit_error',
+};
+
+export function errorBody(envelope: Envelope, status: number, code: string, message: string): string {
+  if (envelope === 'anthropic') {
+    return JSON.stringify({ type: 'error', error: { type: ANTHROPIC_TYPES[status] ?? 'api_error', message } });
+  }
+  return JSON.stringify({
+    error: { message, type: OPENAI_TYPES[status] ?? 'loopgate_error', param: null, code },
+  });
+}
+
+/** undici error codes → what the client should see. Once headers are sent, the caller destroys instead. */
+export function upstreamFailure(err: unknown): ProxyError {
+  const code = (err as { code?: string })?.code ?? '';
+  const cause = err;
+  switch (code) {
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return new ProxyError(504, 'upstream-connect-timeout', 'Timed out connecting to the upstream. Check the upstream URL and your network.', {}, { cause });
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return new ProxyError(504, 'upstream-headers-timeout', 'The upstream accepted the request but sent no response headers in time.', {}, { cause });
+    case 'UND_ERR_BODY_TIMEOUT':
+      return new ProxyError(504, 'upstream-body-timeout', 'The upstream stopped sending the response body.', {}, { cause });
+    case 'ECONNREFUSED':
+      return new ProxyError(502, 'upstream-refused', 'The upstream refused the connection. Is the upstream URL right, and is the service up?', {}, { cause });
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new ProxyError(502, 'upstream-dns', 'The upstream host name does not resolve. Check the upstream URL.', {}, { cause });
+    case 'UND_ERR_SOCKET':
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return new ProxyError(502, 'upstream-reset', 'The upstream closed the connection before answering.', {}, { cause });
+    default:
+      return new ProxyError(502, 'upstream-error', 'The request to the upstream failed.', {}, { cause });
+  }
+}

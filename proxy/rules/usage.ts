@@ -1,0 +1,30 @@
+// Token usage from a response body or a stream's text, in any of the three
+// protocols' field names. Works on a head+tail excerpt: the proxy never holds
+// a whole stream to learn how many tokens it cost.
+import type { TokenUsage } from '../log/record.js';
+
+const FIELDS: Array<[keyof TokenUsage, RegExp]> = [
+  ['input', /"(?:prompt_tokens|input_tokens)"\s*:\s*(\d+)/g],
+  ['output', /"(?:completion_tokens|output_tokens)"\s*:\s*(\d+)/g],
+  ['total', /"total_tokens"\s*:\s*(\d+)/g],
+];
+
+/** The last value of each usage field in `text` (later events carry the final counts). */
+export function extractUsage(text: string): TokenUsage | undefined {
+  if (!text.includes('_tokens"')) return undefined;
+  const usage: TokenUsage = {};
+  let found = false;
+  for (const [field, re] of FIELDS) {
+    re.lastIndex = 0;
+    let last: string | undefined;
+    for (let m = re.exec(text); m; m = re.exec(text)) last = m[1];
+    if (last !== undefined) {
+      usage[field] = Number(last);
+      found = true;
+    }
+  }
+  if (found && usage.total === undefined && usage.input !== undefined && usage.output !== undefined) {
+    usage.total = usage.input + usage.output;
+  }
+  return found ? usage : undefined;
+}

@@ -1,0 +1,175 @@
+// startProxy: builds the long-lived parts (upstream pool, redactor, log, model
+// cache) and an HTTP server that runs each request through pipeline/handle.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { Pool } from 'undici';
+import { parseUpstream, isLoopbackHost } from './rules/urls.js';
+import { createRedactor } from './rules/redact.js';
+import { openTrafficLog, type TrafficLog } from './log/index.js';
+import { defaultLogFile } from './config/dirs.js';
+import type { ProxyContext, ProxyStats } from './pipeline/context.js';
+import { guardConfig } from './pipeline/guard.js';
+import { handleRequest } from './pipeline/handle.js';
+import { createModelsCache } from './pipeline/models-cache.js';
+import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type ProxyOptions } from './pipeline/options.js';
+
+export type { ProxyOptions } from './pipeline/options.js';
+
+export interface RunningProxy {
+  /** Origin the proxy listens on, e.g. http://127.0.0.1:8787 */
+  url: string;
+  port: number;
+  host: string;
+  /** Upstream {site_url} / {base_url}, derived from whatever form was given. */
+  siteUrl: string;
+  baseUrl: string;
+  /** Notes about how the upstream address was normalised. */
+  upstreamNotes: string[];
+  logFile?: string;
+  stats: Readonly<ProxyStats>;
+  /** Model IDs from the cached /models list, when known. */
+  modelIds(): readonly string[] | undefined;
+  /** Fetches the /models list now (the proxy also does so in the background). */
+  refreshModels(): Promise<void>;
+  setKey(key: string | undefined): void;
+  close(): Promise<void>;
+}
+
+export class ProxyConfigError extends Error {
+  readonly code = 'config';
+}
+
+export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): Promise<RunningProxy> {
+  const parsed = parseUpstream(opts.upstream, { allowHttp: opts.allowHttp });
+  if (!parsed.ok) throw new ProxyConfigError(`Upstream URL: ${parsed.problems.map((p) => p.message).join(' ')}`);
+  const host = opts.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host.replace(/^\[|\]$/g, '')) && !opts.allowRemote) {
+    throw new ProxyConfigError(`--host ${host} is not a loopback address. The proxy holds your key: bind it to 127.0.0.1, or pass --allow-remote if you really mean it.`);
+  }
+  const limits = { ...DEFAULT_LIMITS, ...defined(opts.limits) };
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...defined(opts.timeouts) };
+  const upstreamUrl = new URL(parsed.siteUrl);
+  const pool = new Pool(upstreamUrl.origin, {
+    connect: { timeout: timeouts.connectMs },
+    keepAliveTimeout: 30_000,
+    pipelining: 1,
+  });
+  const key = { value: opts.key };
+  const redactor = createRedactor({ secrets: [opts.key, opts.token ?? undefined].filter((s): s is string => Boolean(s)) });
+  let log: TrafficLog | undefined;
+  if (opts.logFile !== false) log = openTrafficLog({ file: opts.logFile ?? defaultLogFile() });
+
+  const upstreamPrefix = upstreamUrl.pathname.replace(/\/+$/, '');
+  const models = createModelsCache({ pool, path: upstreamPrefix + '/v1/models', key: () => key.value });
+  const hinted = new Set<string>();
+  const stats: ProxyStats = { requests: 0, errors: 0, inFlight: 0 };
+  const ctx: ProxyContext = {
+    pool,
+    upstreamPrefix,
+    siteUrl: parsed.siteUrl,
+    baseUrl: parsed.baseUrl,
+    simulator: opts.simulator ?? false,
+    key,
+    token: opts.token,
+    guard: guardConfig(0),
+    limits,
+    timeouts,
+    retries: opts.retries ?? 0,
+    redactor,
+    log,
+    logBodies: opts.logBodies ?? false,
+    logBodyBytes: opts.logBodyBytes ?? 64 * 1024,
+    models,
+    stats,
+    hintOnce(id, message) {
+      if (hinted.has(id) || !opts.onHint) return;
+      hinted.add(id);
+      opts.onHint(redactor.string(message));
+    },
+    onTraffic: opts.onTraffic,
+  };
+
+  const server = createServer(
+    {
+      maxHeaderSize: limits.maxHeaderBytes,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // Node checks both timeouts on this interval (default 30 s, which would let a slowloris linger).
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 2)),
+      keepAliveTimeout: 5_000,
+      noDelay: true,
+    },
+    (req, res) => void handleRequest(ctx, req, res),
+  );
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
+  // CONNECT never reaches the request handler; refuse it plainly (the upstream origin is fixed).
+  server.on('connect', (_req, socket: Socket) => answerPlain(socket, 400, 'Bad Request', 'CONNECT is not supported: Loopgate forwards to one fixed upstream.'));
+
+  await listen(server, opts.port ?? 8787, host);
+  const port = (server.address() as AddressInfo).port;
+  ctx.guard = guardConfig(port, [], opts.allowRemote ?? false);
+  models.refreshSoon();
+
+  const bracketed = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return {
+    url: `http://${bracketed}:${port}`,
+    port,
+    host,
+    siteUrl: parsed.siteUrl,
+    baseUrl: parsed.baseUrl,
+    upstreamNotes: parsed.problems.map((p) => p.message),
+    logFile: log?.file,
+    stats,
+    modelIds: () => models.ids(),
+    refreshModels: () => models.refresh(),
+    setKey(next) {
+      key.value = next;
+      if (next) redactor.addSecret(next);
+      models.clear();
+      models.refreshSoon();
+    },
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await pool.destroy();
+      await log?.close();
+    },
+  };
+}
+
+/** Drops undefined fields so they don't override defaults in a spread. */
+function defined<T extends object>(o: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host.replace(/^\[|\]$/g, ''), () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Malformed requests never reach the handler; answer them plainly and close. */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable || (err.code === 'ECONNRESET' && !socket.bytesWritten)) {
+    socket.destroy();
+    return;
+  }
+  const [status, text, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'Request headers are too large.']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'The request was not completed in time.']
+        : [400, 'Bad Request', 'Malformed HTTP request.'];
+  answerPlain(socket, status, text, message);
+}
+
+function answerPlain(socket: Socket, status: number, text: string, message: string): void {
+  const body = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code: `http-${status}` } });
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}

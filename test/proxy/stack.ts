@@ -1,0 +1,85 @@
+// A real simulator and a real proxy on port 0, wired the way a user runs them.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { startSimulator, type Simulator } from '../../proxy/simulator/index.js';
+import { startProxy, type RunningProxy, type ProxyOptions } from '../../proxy/server.js';
+import defaultFixture from '../../proxy/simulator/default-fixture.json';
+
+export const TOKEN = 'lg-local-test-token-0123456789abcdefghijklmnop';
+
+export function fixtureKey(match: (k: (typeof defaultFixture.keys)[number]) => boolean): string {
+  const found = defaultFixture.keys.find(match);
+  if (!found) throw new Error('no such key in the default fixture');
+  return found.key;
+}
+
+export const KEYS = {
+  default: fixtureKey((k) => k.group === 'default' && k.status === 'active' && k.balance > 0 && !('models' in k) && !('rpm' in k)),
+  claude: fixtureKey((k) => k.group === 'claude'),
+  chatOnly: fixtureKey((k) => k.group === 'chat-only'),
+  disabled: fixtureKey((k) => k.status === 'disabled'),
+  restricted: fixtureKey((k) => k.status === 'restricted'),
+  noBalance: fixtureKey((k) => k.balance === 0),
+  narrow: fixtureKey((k) => 'models' in k),
+  rpm2: fixtureKey((k) => 'rpm' in k),
+};
+
+export interface Stack {
+  sim: Simulator;
+  proxy: RunningProxy;
+  traffic: string[];
+  hints: string[];
+  logFile: string;
+  openai(baseURL?: string, apiKey?: string): OpenAI;
+  anthropic(baseURL?: string, apiKey?: string): Anthropic;
+  close(): Promise<void>;
+}
+
+export async function startStack(opts: Partial<ProxyOptions> = {}): Promise<Stack> {
+  const sim = await startSimulator({ port: 0 });
+  const dir = mkdtempSync(join(tmpdir(), 'loopgate-proxy-'));
+  const logFile = join(dir, 'traffic.jsonl');
+  const traffic: string[] = [];
+  const hints: string[] = [];
+  const proxy = await startProxy({
+    upstream: sim.baseUrl,
+    key: KEYS.default,
+    token: TOKEN,
+    port: 0,
+    allowHttp: true,
+    logFile,
+    onTraffic: (line) => traffic.push(line),
+    onHint: (h) => hints.push(h),
+    ...opts,
+  });
+  // The proxy fetches /models for itself at start; let that finish so tests see only their own traffic.
+  await proxy.refreshModels();
+  sim.clearRequests();
+  return {
+    sim,
+    proxy,
+    traffic,
+    hints,
+    logFile,
+    openai: (baseURL = `${proxy.url}/v1`, apiKey = TOKEN) => new OpenAI({ baseURL, apiKey, maxRetries: 0 }),
+    anthropic: (baseURL = proxy.url, apiKey = TOKEN) => new Anthropic({ baseURL, apiKey, maxRetries: 0 }),
+    async close() {
+      await proxy.close();
+      await sim.close();
+    },
+  };
+}
+
+/** Polls `check` until it returns a value (not undefined) or the deadline passes. */
+export async function until<T>(check: () => T | undefined, timeoutMs = 5000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
