@@ -63,8 +63,9 @@ export function normaliseRequestPath(method: string, target: string): PathResult
   step('collapsed-slashes', path.replace(/\/{2,}/g, '/'));
   if (path.length > 1) step('trailing-slash', path.replace(/\/+$/, ''));
 
+  // Spec rule 2: an address never contains /v1/v1, wherever the doubling sits.
+  step('duplicate-v1', path.replace(/(\/v1)(?:\/v1)+(?=\/|$)/gi, '$1'));
   const lead = stripLeadingV1(path);
-  if (lead.count > 1) step('duplicate-v1', '/v1' + lead.rest);
 
   // A base URL that already ended in an endpoint makes the SDK send
   // `/v1/chat/completions/chat/completions` or `/v1/messages/v1/messages`.

@@ -1,0 +1,80 @@
+// `loopgate doctor` and `loopgate models` against the simulator.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../proxy/simulator/index.js';
+import { KEYS } from '../proxy/stack.js';
+import { runCli } from './io.js';
+
+let sim: Simulator;
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0 });
+});
+afterAll(() => sim.close());
+
+describe('loopgate doctor', () => {
+  it('walks the first-use order and passes for a good key (exit 0)', async () => {
+    const r = await runCli(['doctor', '--upstream', `${sim.baseUrl}/v1`], { LOOPGATE_API_KEY: KEYS.default });
+    expect(r.code).toBe(0);
+    const names = r.out.split('\n').filter((l) => /^\d\./.test(l)).map((l) => l.split(/\s{2,}/)[0]);
+    expect(names).toEqual([
+      '1. URL form',
+      '2. API key',
+      '3. GET /models',
+      '4. POST /responses (stream false)',
+      '4. POST /responses (stream true)',
+      '4. POST /chat/completions (stream false)',
+      '4. POST /chat/completions (stream true)',
+      '5. POST {site_url}/v1/messages',
+    ]);
+    expect(r.out).toMatch(/1\. URL form\s+WARN.*\/v1 2 times/);
+    expect(r.out).toMatch(/5\. POST \{site_url\}\/v1\/messages\s+SKIP/);
+  });
+
+  it('a Claude group: Responses is missing on the route (a warning, per spec §7 rule 3), Messages passes', async () => {
+    const r = await runCli(['doctor', '--upstream', sim.url, '--json'], { LOOPGATE_API_KEY: KEYS.claude });
+    const report = JSON.parse(r.out);
+    expect(r.code).toBe(0);
+    const byName = Object.fromEntries(report.steps.map((s: { name: string; result: string }) => [s.name, s.result]));
+    expect(byName['4. POST /responses (stream false)']).toBe('warn');
+    expect(byName['4. POST /chat/completions (stream true)']).toBe('ok');
+    expect(byName['5. POST {site_url}/v1/messages (stream true)']).toBe('ok');
+  });
+
+  it('a bad key fails at /models with the diagnosis (exit 1), and never prints the key', async () => {
+    const key = 'sk-doctor-canary-key-00000000000000000';
+    const r = await runCli(['doctor', '--upstream', sim.url], { LOOPGATE_API_KEY: key });
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/3\. GET \/models\s+FAIL\s+401.*rejected the API key/);
+    expect(r.out + r.err).not.toContain(key);
+  });
+
+  it('a key with "Bearer " pasted in front fails at the key step', async () => {
+    const r = await runCli(['doctor', '--upstream', sim.url], { LOOPGATE_API_KEY: `Bearer ${KEYS.default}` });
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/2\. API key\s+FAIL/);
+  });
+
+  it('reads the key from stdin with --key-stdin', async () => {
+    const r = await runCli(['doctor', '--upstream', sim.url, '--key-stdin'], {}, `${KEYS.default}\n`);
+    expect(r.code).toBe(0);
+  });
+});
+
+describe('loopgate models', () => {
+  it('prints a table of the key group\'s models with protocols', async () => {
+    const r = await runCli(['models', '--upstream', sim.url], { LOOPGATE_API_KEY: KEYS.claude });
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n')[0]).toMatch(/^MODEL ID\s+OWNED BY\s+PROTOCOLS$/);
+    expect(r.out).toMatch(/claude-sonnet-4-5\s+anthropic\s+chat, messages/);
+  });
+
+  it('--json prints the raw list', async () => {
+    const r = await runCli(['models', '--upstream', sim.url, '--json'], { LOOPGATE_API_KEY: KEYS.narrow });
+    expect(JSON.parse(r.out).map((m: { id: string }) => m.id)).toEqual(['gpt-4o-mini']);
+  });
+
+  it('explains a refusal (exit 1)', async () => {
+    const r = await runCli(['models', '--upstream', sim.url], { LOOPGATE_API_KEY: KEYS.disabled });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/401/);
+  });
+});
