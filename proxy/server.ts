@@ -11,6 +11,7 @@ import type { ProxyContext, ProxyStats } from './pipeline/context.js';
 import { guardConfig } from './pipeline/guard.js';
 import { handleRequest } from './pipeline/handle.js';
 import { createModelsCache } from './pipeline/models-cache.js';
+import { BridgePolicy } from './bridge/index.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type ProxyOptions } from './pipeline/options.js';
 
 export type { ProxyOptions } from './pipeline/options.js';
@@ -57,7 +58,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   const key = { value: opts.key };
   const redactor = createRedactor({ secrets: [opts.key, opts.token ?? undefined].filter((s): s is string => Boolean(s)) });
   let log: TrafficLog | undefined;
-  if (opts.logFile !== false) log = openTrafficLog({ file: opts.logFile ?? defaultLogFile() });
+  if (opts.logFile !== false) log = openTrafficLog({ file: opts.logFile ?? defaultLogFile(), maxBytes: opts.logMaxBytes });
 
   const upstreamPrefix = upstreamUrl.pathname.replace(/\/+$/, '');
   const models = createModelsCache({ pool, path: upstreamPrefix + '/v1/models', key: () => key.value });
@@ -80,6 +81,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     logBodies: opts.logBodies ?? false,
     logBodyBytes: opts.logBodyBytes ?? 64 * 1024,
     models,
+    bridge: new BridgePolicy(opts.bridge ?? 'auto'),
     stats,
     hintOnce(id, message) {
       if (hinted.has(id) || !opts.onHint) return;

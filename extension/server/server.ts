@@ -1,2 +1,6 @@
-// Entry of the Loopgate language server (stdio). Filled in by the language-server work.
-export {};
+// Entry of dist/server.js: the language server the VS Code extension starts.
+// The transport (--node-ipc or --stdio) comes from the command line.
+import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
+import { startLintServer } from './lintServer.js';
+
+startLintServer(createConnection(ProposedFeatures.all));

@@ -6,6 +6,7 @@ import type { GuardConfig } from './guard.js';
 import type { ProxyLimits, UpstreamTimeouts } from './options.js';
 import type { ModelsCache } from './models-cache.js';
 import type { TrafficRecord } from '../log/record.js';
+import type { BridgePolicy } from '../bridge/index.js';
 
 export interface ProxyStats {
   requests: number;
@@ -33,6 +34,7 @@ export interface ProxyContext {
   logBodies: boolean;
   logBodyBytes: number;
   models: ModelsCache;
+  bridge: BridgePolicy;
   stats: ProxyStats;
   hintOnce(key: string, message: string): void;
   onTraffic?: (line: string, record: TrafficRecord) => void;

@@ -56,6 +56,13 @@ export interface Exchange {
   /** Set by the protocol bridge: rewrites each upstream chunk / adds the closing events. */
   transformChunk?: (chunk: Buffer) => Buffer;
   transformEnd?: () => Buffer | undefined;
-  /** Set by the protocol bridge: sees an upstream error before it is relayed. */
-  onUpstreamError?: (info: import('../rules/diagnose.js').UpstreamErrorInfo, body: Buffer) => void;
+  /** Set when the protocol bridge serves this request over Chat Completions. */
+  bridgeSession?: import('../bridge/index.js').BridgeSession;
+  /**
+   * Looks at an upstream error before anything reaches the client; returning
+   * true means "don't relay it, the caller will retry" (the bridge's fallback).
+   */
+  interceptError?: (status: number, body: Buffer) => boolean;
+  /** Set by forward() when interceptError claimed the answer. */
+  intercepted?: boolean;
 }

@@ -9,6 +9,7 @@ import { describeRewrites } from '../rules/paths.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
+import { CUT_MARGIN } from './record.js';
 import { backoffDelay, isRetryableStatus, isUnsentFailure, retryAfterMs } from './retry.js';
 
 /** Error bodies larger than this are passed on without a diagnosis. */
@@ -36,8 +37,38 @@ export async function forward(ex: Exchange, ctx: ProxyContext, abort: AbortSigna
   if (upstream.statusCode >= 400 && !isStream) {
     return relayError(ex, ctx, upstream);
   }
+  const session = ex.bridgeSession;
+  if (session && !isStream && upstream.statusCode === 200) {
+    const { buf } = await readCapped(upstream.body, Number.MAX_SAFE_INTEGER);
+    capture(ex, ctx, buf);
+    const out = session.result(buf);
+    ex.status = out.status;
+    return writeJson(ex, out.status, upstream.headers, out.body);
+  }
+  if (session && isStream) {
+    const t = session.translator;
+    ex.transformChunk = (chunk) => Buffer.from(t.push(chunk));
+    ex.transformEnd = () => Buffer.from(t.end());
+  }
   writeHead(ex, upstream.statusCode, upstream.headers, isStream);
-  await pipeBody(ex, ctx, upstream.body);
+  try {
+    await pipeBody(ex, ctx, upstream.body);
+  } catch (err) {
+    if (!session || !isStream || ex.res.destroyed) throw err;
+    // A bridged stream can say what happened in the caller's own protocol before it ends.
+    const tail = session.translator.fail('The upstream connection broke in the middle of the stream.');
+    ex.localError = 'upstream-broke-mid-stream';
+    ex.bytesOut += Buffer.byteLength(tail);
+    ex.res.end(tail);
+  }
+}
+
+function writeJson(ex: Exchange, status: number, upstreamHeaders: UpstreamResponse['headers'], body: string): void {
+  const buf = Buffer.from(body);
+  const headers = { ...upstreamHeaders, 'content-type': 'application/json' };
+  writeHead(ex, status, headers, false, buf.length);
+  ex.bytesOut += buf.length;
+  ex.res.end(buf);
 }
 
 async function send(ex: Exchange, ctx: ProxyContext, abort: AbortSignal): Promise<UpstreamResponse> {
@@ -45,7 +76,7 @@ async function send(ex: Exchange, ctx: ProxyContext, abort: AbortSignal): Promis
   let resetRetried = false;
   let statusRetries = 0;
   for (;;) {
-    const headers = upstreamRequestHeaders(ex.req.rawHeaders, ctx.key.value, ex.envelope === 'anthropic', ex.body?.length);
+    const headers = upstreamRequestHeaders(ex.req.rawHeaders, ctx.key.value, ex.path.startsWith('/v1/messages'), ex.body?.length);
     try {
       const res = await ctx.pool.request({
         path: ctx.upstreamPrefix + ex.path + ex.query,
@@ -155,6 +186,11 @@ function readCapped(body: UpstreamResponse['body'], cap: number): Promise<{ buf:
 
 async function relayError(ex: Exchange, ctx: ProxyContext, upstream: UpstreamResponse): Promise<void> {
   const { buf, complete } = await readCapped(upstream.body, ERROR_BODY_BYTES);
+  if (complete && ex.interceptError?.(upstream.statusCode, buf)) {
+    ex.intercepted = true;
+    ex.status = undefined;
+    return;
+  }
   const info = parseErrorBody(upstream.statusCode, complete ? buf.toString('utf8') : '');
   ex.errorCode = info.code;
   ex.errorType = info.type;
@@ -169,9 +205,11 @@ async function relayError(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRes
     time: ex.time,
   });
   if (ex.diagnosis?.code === 'model-not-found' || ex.diagnosis?.code === 'permission') ctx.models.refreshSoon();
-  ex.onUpstreamError?.(info, buf);
-  if (ex.res.headersSent) return;
   capture(ex, ctx, buf);
+  if (ex.bridgeSession && complete) {
+    const out = ex.bridgeSession.error(upstream.statusCode, buf);
+    return writeJson(ex, out.status, upstream.headers, out.body);
+  }
   if (complete) {
     writeHead(ex, upstream.statusCode, upstream.headers, false, buf.length);
     ex.bytesOut += buf.length;
@@ -201,7 +239,7 @@ async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRe
 /** Keeps what the log needs: with logBodies the head up to the cap, else a small head and a rolling tail. */
 function capture(ex: Exchange, ctx: ProxyContext, chunk: Buffer): void {
   if (ctx.logBodies) {
-    if (ex.responseCaptureBytes < ctx.logBodyBytes) {
+    if (ex.responseCaptureBytes < ctx.logBodyBytes + CUT_MARGIN) {
       ex.responseCapture.push(chunk);
       ex.responseCaptureBytes += chunk.length;
     } else {

@@ -15,6 +15,7 @@ import { forward } from './forward.js';
 import { finish } from './record.js';
 import { rewriteHint } from './hints.js';
 import { handleLocalEndpoint, isLocalEndpoint } from './local-endpoints.js';
+import { applyBridge, bridgeCandidate, shouldRetryBridged, wantsBridge } from './bridge-step.js';
 
 function newExchange(req: IncomingMessage, res: ServerResponse): Exchange {
   return {
@@ -61,9 +62,20 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
       return handleLocalEndpoint(ex, ctx);
     }
     checkToken(req, ctx.token);
-    await readBody(ex, ctx.limits.maxBodyBytes, false, ctx.limits.requestTimeoutMs);
+    const bridgeKind = bridgeCandidate(ex, ctx);
+    // A request the bridge may rewrite is held whole (it must be re-encoded).
+    await readBody(ex, ctx.limits.maxBodyBytes, bridgeKind !== undefined, ctx.limits.requestTimeoutMs);
     inspectModel(ex, ctx);
+    if (bridgeKind && wantsBridge(ex, ctx, bridgeKind)) applyBridge(ex, bridgeKind);
+    else if (bridgeKind) ex.interceptError = (status, body) => shouldRetryBridged(ex, ctx, bridgeKind, status, body);
     await forward(ex, ctx, abort.signal);
+    if (ex.intercepted && bridgeKind) {
+      ex.intercepted = false;
+      ex.interceptError = undefined;
+      ex.retries++;
+      applyBridge(ex, bridgeKind);
+      await forward(ex, ctx, abort.signal);
+    }
   } catch (err) {
     fail(ex, ctx, err);
   }
@@ -121,10 +133,12 @@ function fail(ex: Exchange, ctx: ProxyContext, err: unknown): void {
       ? err
       : new ProxyError(500, 'internal-error', 'Loopgate hit an internal error; the request was not completed.', {}, { cause: err });
   if (perr.statusCode === 500) ctx.hintOnce(`internal:${String((err as Error)?.stack)}`, `Internal error: ${String((err as Error)?.stack ?? err)}`);
+  // Messages can quote the client's input (JSON.parse does): scrub before they go anywhere.
+  const message = ctx.redactor.string(perr.message);
   ex.status = perr.statusCode;
   ex.localError = perr.code;
-  ex.localMessage = perr.message;
-  const body = errorBody(ex.envelope, perr.statusCode, perr.code, `${perr.message} (loopgate request id: ${ex.id})`);
+  ex.localMessage = message;
+  const body = errorBody(ex.envelope, perr.statusCode, perr.code, `${message} (loopgate request id: ${ex.id})`, perr.param && ctx.redactor.string(perr.param));
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'content-length': String(Buffer.byteLength(body)),

@@ -1,5 +1,5 @@
 // Everything `startProxy` can be told, with the defaults in one place.
-export type BridgeMode = 'auto' | 'off' | 'always';
+import type { BridgeMode } from '../bridge/index.js';
 
 export interface ProxyLimits {
   /** Request body cap in bytes (413 beyond). */
@@ -37,9 +37,12 @@ export interface ProxyOptions {
   timeouts?: Partial<UpstreamTimeouts>;
   /** Extra retries of 429/502/503/504 on non-streaming requests (0 = only the reused-socket retry). */
   retries?: number;
+  /** Serve Responses/Messages over Chat Completions: auto (default), off, always. */
   bridge?: BridgeMode;
   /** Traffic log file (JSONL); false turns the file log off. */
   logFile?: string | false;
+  /** Rotate the traffic log at this size (default 10 MiB). */
+  logMaxBytes?: number;
   logBodies?: boolean;
   /** Cap per captured body with logBodies. */
   logBodyBytes?: number;

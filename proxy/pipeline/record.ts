@@ -5,6 +5,9 @@ import type { Exchange } from './exchange.js';
 import type { TrafficRecord } from '../log/record.js';
 import { extractUsage } from '../rules/usage.js';
 
+/** Captured beyond the cap so a secret straddling it is still whole when redacted. */
+export const CUT_MARGIN = 512;
+
 function captured(ex: Exchange): string {
   const tail = Buffer.concat(ex.responseCapture, ex.responseCaptureBytes).toString('utf8');
   return ex.responseHead && ex.responseCaptureBytes > ex.responseHead.length ? ex.responseHead.toString('utf8') + '\n' + tail : tail;
@@ -41,9 +44,11 @@ export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
     responseHeaders: ex.responseHeaders ? r.headers(ex.responseHeaders) : undefined,
   };
   if (ctx.logBodies) {
-    if (ex.body) rec.requestBody = r.string(ex.body.subarray(0, ctx.logBodyBytes).toString('utf8'));
-    rec.responseBody = r.string(body);
-    if (ex.bodyTruncated || (ex.body && ex.body.length > ctx.logBodyBytes)) rec.bodyTruncated = true;
+    // Redact first, cut after: a cap that falls inside a key must not leave the key's front in the log.
+    const cap = ctx.logBodyBytes;
+    if (ex.body) rec.requestBody = r.string(ex.body.subarray(0, cap + CUT_MARGIN).toString('utf8')).slice(0, cap);
+    rec.responseBody = r.string(body).slice(0, cap);
+    if (ex.bodyTruncated || (ex.body && ex.body.length > cap) || body.length > cap) rec.bodyTruncated = true;
   }
   return rec;
 }

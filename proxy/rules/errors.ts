@@ -5,15 +5,18 @@
 export type Envelope = 'openai' | 'anthropic';
 
 export class ProxyError extends Error {
+  /** The request parameter at fault, sent as error.param on OpenAI routes. */
+  readonly param: string | undefined;
   constructor(
     readonly statusCode: number,
     /** Stable machine code, also sent as x-loopgate-diagnosis. */
     readonly code: string,
     message: string,
     readonly headers: Record<string, string> = {},
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; param?: string },
   ) {
     super(message, options);
+    this.param = options?.param;
     this.name = 'ProxyError';
   }
 }
@@ -45,12 +48,12 @@ const OPENAI_TYPES: Record<number, string> = {
   429: 'rate_limit_error',
 };
 
-export function errorBody(envelope: Envelope, status: number, code: string, message: string): string {
+export function errorBody(envelope: Envelope, status: number, code: string, message: string, param?: string): string {
   if (envelope === 'anthropic') {
     return JSON.stringify({ type: 'error', error: { type: ANTHROPIC_TYPES[status] ?? 'api_error', message } });
   }
   return JSON.stringify({
-    error: { message, type: OPENAI_TYPES[status] ?? 'loopgate_error', param: null, code },
+    error: { message, type: OPENAI_TYPES[status] ?? 'loopgate_error', param: param ?? null, code },
   });
 }
 

@@ -2,7 +2,7 @@
 // simulator: the error passes through unchanged, with x-loopgate-diagnosis and
 // a hint in the traffic line.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
 import { KEYS, startStack, until, type Stack } from './stack.js';
 
 const stacks: Stack[] = [];
@@ -56,7 +56,7 @@ describe('diagnosis table', () => {
     const s = await stackWith('sk-wrong-key-that-the-simulator-does-not-know');
     const err = await s.openai().models.list().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
-    expect((err as OpenAI.APIError).headers?.get('x-loopgate-diagnosis')).toBe('bad-key');
+    expect((err as APIError).headers?.get('x-loopgate-diagnosis')).toBe('bad-key');
     const line = await lastLine(s);
     expect(line).toMatch(/rejected the API key/);
     expect(line).not.toContain('sk-wrong-key-that-the-simulator-does-not-know');
@@ -118,7 +118,7 @@ describe('diagnosis table', () => {
     let err: unknown;
     for (let i = 0; i < 3 && !err; i++) err = await client.chat.completions.create(chat() as never).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
-    expect((err as OpenAI.APIError).headers?.get('x-loopgate-diagnosis')).toBe('rate-limited');
+    expect((err as APIError).headers?.get('x-loopgate-diagnosis')).toBe('rate-limited');
   });
 
   it('upstream 5xx → gives the request id and the time', async () => {

@@ -49,7 +49,7 @@ describe('local token', () => {
   });
 
   it('accepts the token as Bearer, x-api-key or api-key', async () => {
-    for (const header of [{ authorization: `Bearer ${TOKEN}` }, { 'x-api-key': TOKEN }, { 'api-key': TOKEN }]) {
+    for (const header of [{ authorization: `Bearer ${TOKEN}` }, { 'x-api-key': TOKEN }, { 'api-key': TOKEN }] as Record<string, string>[]) {
       const res = await httpRequest(stack.proxy.url, { path: '/v1/models', headers: { host: hostOf(stack.proxy.url), ...header } });
       expect(res.status).toBe(200);
     }

@@ -8,7 +8,7 @@ afterAll(async () => {
   await Promise.all(stacks.map((s) => s.close()));
 });
 async function stack(retries: number, key = KEYS.default): Promise<Stack> {
-  const s = await startStack({ retries, key });
+  const s = await startStack({ retries, key, bridge: 'off' });
   stacks.push(s);
   return s;
 }

@@ -1,0 +1,14 @@
+// The environment a forked proxy gets: the parent's, minus anything that looks
+// like a credential. The key and token travel over IPC only.
+
+const CREDENTIAL_NAME = /KEY|TOKEN|SECRET/i;
+
+export function childEnv(parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(parent)) {
+    if (!CREDENTIAL_NAME.test(name)) env[name] = value;
+  }
+  // The VS Code extension host may be Electron; make the child a plain Node.
+  env.ELECTRON_RUN_AS_NODE = '1';
+  return env;
+}

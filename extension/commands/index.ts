@@ -1,0 +1,46 @@
+// Every `loopgate.*` command, registered in one table. package.json
+// `contributes.commands` must list exactly these ids (checked by tests).
+import * as vscode from 'vscode';
+import type { ProxyHost } from '../proxyHost.js';
+import type { KeyStore } from '../secrets.js';
+import { showProxyMenu } from '../statusBar.js';
+import { copyEnvironment } from '../terminalEnv.js';
+import type { ModelsModel } from '../views/modelsModel.js';
+import { DiagnosisNode } from '../views/nodes.js';
+import { clearApiKey, setApiKey, setBaseUrl } from './keyCommands.js';
+import { copyModelId, filterModels, probeProtocols, refreshModels, tryModel } from './modelCommands.js';
+import { exportLog, runDiagnosis, startProxy } from './proxyCommands.js';
+
+export interface CommandDeps {
+  host: ProxyHost;
+  keys: KeyStore;
+  models: ModelsModel;
+  log: vscode.LogOutputChannel;
+}
+
+export function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => unknown> {
+  return {
+    'loopgate.setApiKey': (key) => setApiKey(d.keys, d.host, key),
+    'loopgate.clearApiKey': (confirm) => clearApiKey(d.keys, confirm !== false),
+    'loopgate.setBaseUrl': (value) => setBaseUrl(value),
+    'loopgate.startProxy': () => startProxy(d.host),
+    'loopgate.stopProxy': () => d.host.stop(),
+    'loopgate.showMenu': () => showProxyMenu(d.host),
+    'loopgate.copyEnvironment': () => copyEnvironment(d.host),
+    'loopgate.openLog': () => d.log.show(true),
+    'loopgate.runDiagnosis': () => runDiagnosis(d.host),
+    'loopgate.exportLog': (target) => exportLog(d.host, d.keys, target),
+    'loopgate.refreshModels': () => refreshModels(d.models),
+    'loopgate.filterModels': (text) => filterModels(d.models, text),
+    'loopgate.clearFilter': () => d.models.setFilter(''),
+    'loopgate.copyModelId': (node) => copyModelId(d.models, node),
+    'loopgate.tryModel': (node, protocol) => tryModel(d.host, d.models, node, protocol, d.log),
+    'loopgate.probeProtocols': (node) => probeProtocols(d.models, node),
+    'loopgate.fixProblem': (node) =>
+      node instanceof DiagnosisNode ? vscode.commands.executeCommand(node.problem.fix.command) : vscode.commands.executeCommand('loopgate.runDiagnosis'),
+  };
+}
+
+export function registerCommands(d: CommandDeps): vscode.Disposable[] {
+  return Object.entries(commandTable(d)).map(([id, handler]) => vscode.commands.registerCommand(id, handler));
+}

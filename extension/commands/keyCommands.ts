@@ -1,0 +1,159 @@
+// Set API Key (validated with GET {base_url}/models before it is saved),
+// Clear API Key, and Set Base URL.
+import * as vscode from 'vscode';
+import { parseUpstream, type UrlProblem } from '../../proxy/rules/urls.js';
+import type { ProxyHost } from '../proxyHost.js';
+import type { KeyStore } from '../secrets.js';
+import { readSettings } from '../settings.js';
+
+export interface KeyCheck {
+  ok: boolean;
+  status?: number;
+  /** What to tell the user, in the spec's terms. */
+  message: string;
+  modelCount?: number;
+}
+
+/** GET {base_url}/models with the candidate key, straight to the upstream (the key is not stored yet). */
+export async function checkKey(baseUrl: string, key: string): Promise<KeyCheck> {
+  let res: Response;
+  try {
+    res = await fetch(`${baseUrl}/models`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(20_000), redirect: 'manual' });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    return { ok: false, message: `Could not reach ${baseUrl}/models (${cause}). Check the base URL and your network.` };
+  }
+  const body = await res.text().catch(() => '');
+  if (res.ok) {
+    let count: number | undefined;
+    try {
+      const data = (JSON.parse(body) as { data?: unknown }).data;
+      count = Array.isArray(data) ? data.length : undefined;
+    } catch {
+      count = undefined;
+    }
+    return { ok: true, status: res.status, modelCount: count, message: `The key works: GET /models lists ${count ?? 'the'} model${count === 1 ? '' : 's'}.` };
+  }
+  if (res.status === 401) {
+    return { ok: false, status: 401, message: '401 Unauthorized: the key is wrong, missing, deleted or badly formatted. Re-copy it from the service console (the whole key, no spaces or quotes).' };
+  }
+  if (res.status === 403) {
+    return { ok: false, status: 403, message: "403 Forbidden: the key is valid but its group or model permission does not match, or the account is restricted. Check the key's group and model permissions in the console." };
+  }
+  if (res.status === 404) {
+    return { ok: false, status: 404, message: `404 Not Found at ${baseUrl}/models: the base URL is probably wrong (duplicate /v1, an endpoint path, or not the Model-Access API). Fix loopgate.baseUrl.` };
+  }
+  return { ok: false, status: res.status, message: `GET /models answered HTTP ${res.status}. The key was not saved; try again later or run Loopgate: Run Diagnosis.` };
+}
+
+/** Where to validate a key: the configured upstream, or the simulator in demo mode. */
+function validationBase(host: ProxyHost): { baseUrl: string } | { problem: string } {
+  const raw = readSettings().baseUrl;
+  if (!raw) {
+    const e = host.endpoint;
+    if (e?.simulator && e.baseUrl) return { baseUrl: e.baseUrl };
+    return { problem: 'No base URL is set (loopgate.baseUrl), so there is nothing to check the key against. Set the base URL first.' };
+  }
+  const parsed = parseUpstream(raw);
+  if (!parsed.ok) return { problem: `loopgate.baseUrl is not usable: ${parsed.problems.map((p) => p.message).join(' ')}` };
+  return { baseUrl: parsed.baseUrl };
+}
+
+export interface SetKeyResult {
+  saved: boolean;
+  status?: number;
+  message: string;
+}
+
+/** `key` is for scripted use (tests); people get the password input. */
+export async function setApiKey(store: KeyStore, host: ProxyHost, key?: unknown): Promise<SetKeyResult> {
+  const base = validationBase(host);
+  if ('problem' in base) {
+    void vscode.window.showErrorMessage(`Loopgate: ${base.problem}`, 'Set Base URL').then((b) => b && vscode.commands.executeCommand('loopgate.setBaseUrl'));
+    return { saved: false, message: base.problem };
+  }
+  const candidate =
+    typeof key === 'string'
+      ? key.trim()
+      : (
+          await vscode.window.showInputBox({
+            title: 'Loopgate: Set API Key',
+            prompt: `Paste the API key from the service console. It is checked with GET ${base.baseUrl}/models, then kept only in VS Code's SecretStorage.`,
+            password: true,
+            ignoreFocusOut: true,
+            placeHolder: 'sk-…',
+            validateInput: (v) => (!v.trim() ? 'Paste the key.' : /\s/.test(v.trim()) ? 'A key has no spaces or line breaks: copy it again.' : undefined),
+          })
+        )?.trim();
+  if (!candidate) return { saved: false, message: 'Cancelled.' };
+
+  const check = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: 'Loopgate: checking the key with GET /models…' },
+    () => checkKey(base.baseUrl, candidate),
+  );
+  if (check.ok) {
+    await store.set(candidate);
+    void vscode.window.showInformationMessage(`Loopgate: key saved in SecretStorage. ${check.message}`);
+    return { saved: true, status: check.status, message: check.message };
+  }
+  if (check.status === undefined && typeof key !== 'string') {
+    // Unreachable upstream says nothing about the key: let the user decide.
+    const choice = await vscode.window.showWarningMessage(`Loopgate: ${check.message} The key was not checked.`, 'Save Anyway', 'Set Base URL');
+    if (choice === 'Save Anyway') {
+      await store.set(candidate);
+      return { saved: true, message: 'Saved without a check.' };
+    }
+    if (choice === 'Set Base URL') void vscode.commands.executeCommand('loopgate.setBaseUrl');
+    return { saved: false, message: check.message };
+  }
+  void vscode.window.showErrorMessage(`Loopgate: the key was NOT saved. ${check.message}`, 'Try Again').then((b) => b && vscode.commands.executeCommand('loopgate.setApiKey'));
+  return { saved: false, status: check.status, message: check.message };
+}
+
+export async function clearApiKey(store: KeyStore, confirm = true): Promise<boolean> {
+  if (confirm) {
+    const ok = await vscode.window.showWarningMessage('Loopgate: remove the API key from SecretStorage?', { modal: true }, 'Clear Key');
+    if (ok !== 'Clear Key') return false;
+  }
+  await store.clear();
+  void vscode.window.showInformationMessage('Loopgate: API key removed. Tools going through the proxy now get 401 until you set a new one.');
+  return true;
+}
+
+function urlProblemMessage(problems: UrlProblem[]): vscode.InputBoxValidationMessage | undefined {
+  const error = problems.find((p) => p.severity === 'error');
+  if (error) return { message: error.message, severity: vscode.InputBoxValidationSeverity.Error };
+  if (problems.length) return { message: problems.map((p) => p.message).join(' '), severity: vscode.InputBoxValidationSeverity.Warning };
+  return undefined;
+}
+
+/** `value` is for scripted use; '' returns to demo mode. */
+export async function setBaseUrl(value?: unknown): Promise<string | undefined> {
+  const current = readSettings().baseUrl;
+  const input =
+    typeof value === 'string'
+      ? value
+      : await vscode.window.showInputBox({
+          title: 'Loopgate: Set Base URL',
+          prompt: 'The Model-Access API address in any form: https://host, https://host/v1, … Leave empty for the embedded simulator (demo mode).',
+          value: current,
+          ignoreFocusOut: true,
+          validateInput: (v) => {
+            if (!v.trim()) return undefined;
+            const r = parseUpstream(v);
+            if (!r.ok) return urlProblemMessage(r.problems);
+            return urlProblemMessage(r.problems) ?? { message: `{site_url} = ${r.siteUrl}   {base_url} = ${r.baseUrl}`, severity: vscode.InputBoxValidationSeverity.Info };
+          },
+        });
+  if (input === undefined) return undefined;
+  const trimmed = input.trim();
+  if (trimmed) {
+    const r = parseUpstream(trimmed);
+    if (!r.ok) {
+      void vscode.window.showErrorMessage(`Loopgate: ${r.problems.map((p) => p.message).join(' ')}`);
+      return undefined;
+    }
+  }
+  await vscode.workspace.getConfiguration('loopgate').update('baseUrl', trimmed, vscode.ConfigurationTarget.Global);
+  return trimmed;
+}

@@ -1,0 +1,279 @@
+// Runs the proxy (`loopgate serve --ipc`) in a forked child, restarts it with
+// backoff when it crashes, attaches to a Loopgate proxy another window already
+// runs on the port, and stops only a proxy this window started.
+import { fork, type ChildProcess } from 'node:child_process';
+import * as vscode from 'vscode';
+import type { FromProxy, ProxyIpcConfig, ToProxy } from '../proxy/ipc.js';
+import { childEnv } from './childEnv.js';
+import { probeHealth } from './health.js';
+
+export interface ProxyEndpoint {
+  /** Proxy origin, e.g. http://127.0.0.1:8787 */
+  url: string;
+  siteUrl: string;
+  baseUrl: string;
+  simulator: boolean;
+  logFile?: string;
+}
+
+export type ProxyState =
+  | { kind: 'stopped' }
+  | { kind: 'starting' }
+  | ({ kind: 'running' } & ProxyEndpoint)
+  /** Another window's proxy: we use it, but never stop it. */
+  | ({ kind: 'attached' } & ProxyEndpoint)
+  | { kind: 'failed'; message: string; code?: string; retryInMs?: number };
+
+export interface TrafficEvent {
+  line: string;
+  status: number;
+  diagnosis?: string;
+}
+
+export interface ProxyHostOptions {
+  /** Absolute path of dist/cli.js. */
+  cliPath: string;
+  token: string;
+  readConfig(): ProxyIpcConfig;
+  readKey(): Thenable<string | undefined>;
+  /** Host-side messages (child stderr, restarts) for the log channel. */
+  log(level: 'info' | 'warn' | 'error', message: string): void;
+}
+
+const START_TIMEOUT_MS = 15_000;
+const STOP_TIMEOUT_MS = 3_000;
+const DOCTOR_TIMEOUT_MS = 60_000;
+/** Restart delays after consecutive crashes; then we give up and say so. */
+export const BACKOFF_MS = [500, 1_000, 2_000, 4_000, 8_000, 16_000];
+/** A child that lived this long resets the crash counter. */
+const STABLE_MS = 60_000;
+
+export class ProxyHost implements vscode.Disposable {
+  private readonly stateEmitter = new vscode.EventEmitter<ProxyState>();
+  private readonly trafficEmitter = new vscode.EventEmitter<TrafficEvent>();
+  readonly onDidChangeState = this.stateEmitter.event;
+  readonly onTraffic = this.trafficEmitter.event;
+
+  private current: ProxyState = { kind: 'stopped' };
+  private child: ChildProcess | undefined;
+  private stopping = false;
+  private crashes = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private nextDoctorId = 1;
+  private readonly doctorWaiters = new Map<number, (r: { ok: boolean; report: string }) => void>();
+  private starting: Promise<ProxyState> | undefined;
+
+  constructor(private readonly opts: ProxyHostOptions) {}
+
+  get state(): ProxyState {
+    return this.current;
+  }
+
+  /** The endpoint local clients use, when a proxy (ours or another window's) is up. */
+  get endpoint(): ProxyEndpoint | undefined {
+    const s = this.current;
+    return s.kind === 'running' || s.kind === 'attached' ? s : undefined;
+  }
+
+  /** pid of our child, when we run one (tests check its argv and environment). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get token(): string {
+    return this.opts.token;
+  }
+
+  /** Starts (or attaches); resolves with the resulting state. Concurrent calls share one start. */
+  start(): Promise<ProxyState> {
+    if (this.endpoint) return Promise.resolve(this.current);
+    this.clearRestart();
+    this.starting ??= this.spawn().finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  async restart(): Promise<ProxyState> {
+    await this.stop();
+    this.crashes = 0;
+    return this.start();
+  }
+
+  /** Stops our child (never another window's proxy) and waits for it to exit. */
+  async stop(): Promise<void> {
+    this.clearRestart();
+    if (this.starting) await this.starting.catch(() => undefined);
+    const child = this.child;
+    if (!child) {
+      if (this.current.kind !== 'stopped') this.setState({ kind: 'stopped' });
+      return;
+    }
+    this.stopping = true;
+    const exited = new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+    });
+    this.send({ type: 'stop' });
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+    this.stopping = false;
+    this.setState({ kind: 'stopped' });
+  }
+
+  /** Pushes the current key to our child without a restart. */
+  async pushKey(): Promise<void> {
+    if (!this.child) return;
+    const key = await this.opts.readKey();
+    this.send({ type: 'set-key', key: key || undefined });
+  }
+
+  /** Runs the proxy's doctor; resolves with its markdown report. */
+  doctor(): Promise<{ ok: boolean; report: string }> {
+    if (!this.child || this.current.kind !== 'running') {
+      return Promise.reject(
+        new Error(
+          this.current.kind === 'attached'
+            ? 'This window uses the proxy another VS Code window started. Run the diagnosis in that window, or run `loopgate doctor` in a terminal.'
+            : 'The Loopgate proxy is not running. Start it (Loopgate: Start Proxy), then run the diagnosis again.',
+        ),
+      );
+    }
+    const id = this.nextDoctorId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.doctorWaiters.delete(id);
+        reject(new Error(`The diagnosis did not finish within ${DOCTOR_TIMEOUT_MS / 1000} s.`));
+      }, DOCTOR_TIMEOUT_MS);
+      this.doctorWaiters.set(id, (r) => {
+        clearTimeout(timer);
+        resolve(r);
+      });
+      this.send({ type: 'doctor', id });
+    });
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.stateEmitter.dispose();
+    this.trafficEmitter.dispose();
+  }
+
+  private async spawn(): Promise<ProxyState> {
+    this.setState({ kind: 'starting' });
+    const config = this.opts.readConfig();
+    const key = await this.opts.readKey();
+    let child: ChildProcess;
+    try {
+      child = fork(this.opts.cliPath, ['serve', '--ipc'], {
+        env: childEnv(process.env),
+        stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
+        execArgv: [],
+      });
+    } catch (err) {
+      return this.fail(`Could not start the proxy: ${(err as Error).message}`);
+    }
+    this.child = child;
+    const startedAt = Date.now();
+    child.stdout?.on('data', (d: Buffer) => this.opts.log('info', d.toString('utf8').trimEnd()));
+    child.stderr?.on('data', (d: Buffer) => this.opts.log('warn', d.toString('utf8').trimEnd()));
+    child.on('message', (m: unknown) => this.onMessage(m as FromProxy));
+
+    const outcome = await new Promise<FromProxy | { type: 'exit'; code: number | null } | { type: 'timeout' }>((resolve) => {
+      const timer = setTimeout(() => resolve({ type: 'timeout' }), START_TIMEOUT_MS);
+      const onMessage = (m: FromProxy) => {
+        if (m?.type !== 'listening' && m?.type !== 'error') return;
+        done(m);
+      };
+      const onExit = (code: number | null) => done({ type: 'exit', code });
+      const done = (r: FromProxy | { type: 'exit'; code: number | null } | { type: 'timeout' }) => {
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        resolve(r);
+      };
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+      child.once('error', (err) => this.opts.log('error', `Proxy process error: ${err.message}`));
+      this.send({ type: 'start', config, key: key || undefined, token: this.opts.token });
+    });
+
+    if (outcome.type === 'listening') {
+      child.once('exit', (code, signal) => this.onChildExit(child, code, signal, startedAt));
+      const { url, siteUrl, baseUrl, simulator, logFile } = outcome;
+      return this.setState({ kind: 'running', url, siteUrl, baseUrl, simulator, logFile });
+    }
+    this.child = undefined;
+    if (child.exitCode === null && child.signalCode === null) child.kill();
+    if (outcome.type === 'error' && outcome.code === 'EADDRINUSE') {
+      const url = `http://${config.host ?? '127.0.0.1'}:${config.port}`;
+      const health = await probeHealth(url, this.opts.token);
+      if (health) {
+        this.opts.log('info', `Port ${config.port} is taken by a Loopgate proxy (pid ${health.pid ?? '?'}); using it.`);
+        return this.setState({ kind: 'attached', url, siteUrl: health.siteUrl, baseUrl: health.baseUrl, simulator: health.simulator });
+      }
+      return this.fail(
+        `Port ${config.port} is in use by something that is not a Loopgate proxy with your token. Choose another port (setting loopgate.proxy.port) or stop that program.`,
+        'EADDRINUSE',
+      );
+    }
+    if (outcome.type === 'error') return this.fail(outcome.message, outcome.code);
+    if (outcome.type === 'timeout') return this.fail(`The proxy did not start within ${START_TIMEOUT_MS / 1000} s. See the Loopgate output for details.`);
+    return this.fail(`The proxy exited during start-up (exit code ${(outcome as { code: number | null }).code}). See the Loopgate output for details.`);
+  }
+
+  private onMessage(m: FromProxy): void {
+    if (!m || typeof m !== 'object') return;
+    if (m.type === 'traffic') this.trafficEmitter.fire({ line: m.line, status: m.status, diagnosis: m.diagnosis });
+    else if (m.type === 'doctor-result') {
+      this.doctorWaiters.get(m.id)?.({ ok: m.ok, report: m.report });
+      this.doctorWaiters.delete(m.id);
+    } else if (m.type === 'error' && this.current.kind === 'running') {
+      this.opts.log('error', `Proxy: ${m.message}`);
+    }
+  }
+
+  private onChildExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null, startedAt: number): void {
+    if (this.child !== child) return;
+    this.child = undefined;
+    for (const [id, waiter] of this.doctorWaiters) {
+      waiter({ ok: false, report: '# Loopgate diagnosis\n\nThe proxy exited before the diagnosis finished.' });
+      this.doctorWaiters.delete(id);
+    }
+    if (this.stopping) return;
+    if (Date.now() - startedAt > STABLE_MS) this.crashes = 0;
+    const delay = BACKOFF_MS[this.crashes];
+    const how = signal ? `signal ${signal}` : `exit code ${code}`;
+    if (delay === undefined) {
+      this.fail(`The proxy crashed ${this.crashes} times in a row (last: ${how}); not restarting. Start it again with Loopgate: Start Proxy.`);
+      return;
+    }
+    this.crashes++;
+    this.opts.log('warn', `The proxy exited unexpectedly (${how}); restarting in ${delay} ms.`);
+    this.setState({ kind: 'failed', message: `The proxy exited (${how}); restarting`, retryInMs: delay });
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      void this.start();
+    }, delay);
+  }
+
+  private send(message: ToProxy): void {
+    const child = this.child;
+    if (child?.connected) child.send(message, (err) => err && this.opts.log('warn', `IPC send failed: ${err.message}`));
+  }
+
+  private clearRestart(): void {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+  }
+
+  private fail(message: string, code?: string): ProxyState {
+    this.opts.log('error', message);
+    return this.setState({ kind: 'failed', message, code });
+  }
+
+  private setState(state: ProxyState): ProxyState {
+    this.current = state;
+    this.stateEmitter.fire(state);
+    return state;
+  }
+}

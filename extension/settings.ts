@@ -1,0 +1,52 @@
+// Loopgate's settings: the types and the one reader. Schemas live in package.json.
+import * as vscode from 'vscode';
+import type { ProxyIpcConfig } from '../proxy/ipc.js';
+import { parseUpstream, type ParseResult } from '../proxy/rules/urls.js';
+
+export type BridgeMode = 'auto' | 'off' | 'always';
+
+export interface LoopgateSettings {
+  /** Raw text of loopgate.baseUrl, trimmed; '' means demo mode (simulator). */
+  baseUrl: string;
+  proxy: {
+    port: number;
+    autoStart: boolean;
+    logBodies: boolean;
+    requireToken: boolean;
+    bridge: BridgeMode;
+  };
+  terminal: { injectEnv: boolean };
+}
+
+export const SECTION = 'loopgate';
+
+/** Settings whose change needs the proxy restarted (a key change does not). */
+export const PROXY_SETTINGS = ['loopgate.baseUrl', 'loopgate.proxy'] as const;
+
+export function readSettings(): LoopgateSettings {
+  const c = vscode.workspace.getConfiguration(SECTION);
+  const port = c.get<number>('proxy.port', 8787);
+  const bridge = c.get<string>('proxy.bridge', 'auto');
+  return {
+    baseUrl: (c.get<string>('baseUrl', '') ?? '').trim(),
+    proxy: {
+      port: Number.isInteger(port) && port > 0 && port < 65536 ? port : 8787,
+      autoStart: c.get<boolean>('proxy.autoStart', true),
+      logBodies: c.get<boolean>('proxy.logBodies', false),
+      requireToken: c.get<boolean>('proxy.requireToken', true),
+      bridge: bridge === 'off' || bridge === 'always' ? bridge : 'auto',
+    },
+    terminal: { injectEnv: c.get<boolean>('terminal.injectEnv', true) },
+  };
+}
+
+/** The derived {site_url}/{base_url} of the configured upstream; undefined in demo mode. */
+export function upstreamOf(settings: LoopgateSettings): ParseResult | undefined {
+  return settings.baseUrl ? parseUpstream(settings.baseUrl) : undefined;
+}
+
+/** What the forked proxy is started with (the key and token go separately). */
+export function proxyConfig(s: LoopgateSettings): ProxyIpcConfig {
+  const { port, logBodies, requireToken, bridge } = s.proxy;
+  return { upstream: s.baseUrl || undefined, port, host: '127.0.0.1', logBodies, requireToken, bridge };
+}

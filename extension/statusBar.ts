@@ -1,0 +1,88 @@
+// The status bar item (port, request count, last error) and the quick pick it opens.
+import * as vscode from 'vscode';
+import type { ProxyHost, ProxyState, TrafficEvent } from './proxyHost.js';
+
+export class ProxyStatusBar implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('loopgate.status', vscode.StatusBarAlignment.Right, 100);
+  private readonly subscriptions: vscode.Disposable[] = [];
+  private requests = 0;
+  private lastError: { status: number; diagnosis?: string; at: Date } | undefined;
+
+  constructor(private readonly host: ProxyHost) {
+    this.item.name = 'Loopgate proxy';
+    this.item.command = 'loopgate.showMenu';
+    this.subscriptions.push(
+      host.onDidChangeState(() => this.render()),
+      host.onTraffic((t) => this.count(t)),
+    );
+    this.render();
+    this.item.show();
+  }
+
+  get requestCount(): number {
+    return this.requests;
+  }
+
+  get text(): string {
+    return this.item.text;
+  }
+
+  private count(t: TrafficEvent): void {
+    if (t.status === 0) return; // a hint line, not a request
+    this.requests++;
+    if (t.status >= 400) this.lastError = { status: t.status, diagnosis: t.diagnosis, at: new Date() };
+    this.render();
+  }
+
+  private render(): void {
+    const s: ProxyState = this.host.state;
+    const tip = new vscode.MarkdownString('', true);
+    this.item.backgroundColor = undefined;
+    if (s.kind === 'running' || s.kind === 'attached') {
+      const port = new URL(s.url).port;
+      const err = this.lastError ? ` $(error) ${this.lastError.status}` : '';
+      this.item.text = `$(${s.simulator ? 'beaker' : 'radio-tower'}) Loopgate :${port} · ${this.requests}${err}`;
+      tip.appendMarkdown(`**Loopgate proxy** ${s.kind === 'attached' ? '(another window\'s)' : ''} on \`${s.url}\`\n\n`);
+      tip.appendMarkdown(s.simulator ? 'Demo mode (simulator): no base URL set.\n\n' : `Upstream \`{base_url}\` = \`${s.baseUrl}\`\n\n`);
+      tip.appendMarkdown(`Requests this session: ${this.requests}\n\n`);
+      if (this.lastError) tip.appendMarkdown(`Last error: ${this.lastError.status}${this.lastError.diagnosis ? ` (${this.lastError.diagnosis})` : ''} at ${this.lastError.at.toLocaleTimeString()}\n\n`);
+    } else if (s.kind === 'starting') {
+      this.item.text = '$(loading~spin) Loopgate';
+      tip.appendMarkdown('Starting the proxy…');
+    } else if (s.kind === 'failed') {
+      this.item.text = '$(error) Loopgate';
+      this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+      tip.appendText(s.message);
+    } else {
+      this.item.text = '$(circle-slash) Loopgate';
+      tip.appendMarkdown('The proxy is stopped.\n\n');
+    }
+    tip.appendMarkdown('\n\nClick for actions.');
+    this.item.tooltip = tip;
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions) s.dispose();
+    this.item.dispose();
+  }
+}
+
+interface MenuItem extends vscode.QuickPickItem {
+  command: string;
+}
+
+/** The quick pick behind the status bar item. */
+export async function showProxyMenu(host: ProxyHost): Promise<void> {
+  const up = host.endpoint !== undefined;
+  const items: MenuItem[] = [
+    up
+      ? { label: '$(debug-stop) Stop proxy', description: host.state.kind === 'attached' ? 'detach from another window\'s proxy' : host.endpoint?.url, command: 'loopgate.stopProxy' }
+      : { label: '$(play) Start proxy', command: 'loopgate.startProxy' },
+    { label: '$(terminal) Copy environment', description: 'exports for an outside shell', command: 'loopgate.copyEnvironment' },
+    { label: '$(output) Open log', description: 'redacted traffic', command: 'loopgate.openLog' },
+    { label: '$(pulse) Run diagnosis', command: 'loopgate.runDiagnosis' },
+    { label: '$(export) Export log', description: 'redacted HAR', command: 'loopgate.exportLog' },
+  ];
+  const pick = await vscode.window.showQuickPick(items, { title: 'Loopgate', placeHolder: 'Proxy actions' });
+  if (pick) await vscode.commands.executeCommand(pick.command);
+}

@@ -1,0 +1,53 @@
+// Points new integrated terminals at the proxy through the extension's
+// environmentVariableCollection, kept in memory only (persistent = false).
+import * as vscode from 'vscode';
+import { clientEnv, exportLines } from './clientEnv.js';
+import type { ProxyHost } from './proxyHost.js';
+import { readSettings } from './settings.js';
+
+export class TerminalEnv implements vscode.Disposable {
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly collection: vscode.GlobalEnvironmentVariableCollection,
+    private readonly host: ProxyHost,
+  ) {
+    collection.persistent = false;
+    collection.description = 'Loopgate: points OpenAI and Anthropic clients at the local proxy (the local token, not your API key).';
+    this.subscriptions.push(
+      host.onDidChangeState(() => this.update()),
+      vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('loopgate.terminal') && this.update()),
+    );
+    this.update();
+  }
+
+  update(): void {
+    const endpoint = this.host.endpoint;
+    if (!endpoint || !readSettings().terminal.injectEnv) {
+      this.collection.clear();
+      return;
+    }
+    for (const [name, value] of Object.entries(clientEnv(endpoint.url, this.host.token))) this.collection.replace(name, value);
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions) s.dispose();
+  }
+}
+
+/** Loopgate: Copy Environment — the same variables as shell exports. */
+export async function copyEnvironment(host: ProxyHost): Promise<string | undefined> {
+  const endpoint = host.endpoint;
+  if (!endpoint) {
+    void vscode.window.showWarningMessage('Loopgate: the proxy is not running, so there is no address to export. Start it first.', 'Start Proxy').then(
+      (pick) => pick && vscode.commands.executeCommand('loopgate.startProxy'),
+    );
+    return undefined;
+  }
+  const text = exportLines(clientEnv(endpoint.url, host.token));
+  await vscode.env.clipboard.writeText(text);
+  void vscode.window.showInformationMessage(
+    'Loopgate: environment copied (OPENAI_BASE_URL, OPENAI_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN). The key in it is the local token, not your API key.',
+  );
+  return text;
+}

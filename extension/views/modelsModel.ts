@@ -1,0 +1,172 @@
+// The Model Explorer's data: fetches GET /v1/models through the proxy, keeps
+// probe results and the filter, and fires a change event. No tree code here.
+import * as vscode from 'vscode';
+import { diagnose, parseErrorBody } from '../../proxy/rules/diagnose.js';
+import { setContextKey } from '../contextKeys.js';
+import type { ProxyHost } from '../proxyHost.js';
+import { PROTOCOL_ORDER, isUnsupported, minimalRequest, protocolsFromEndpointTypes, type Protocol } from '../protocols.js';
+
+export interface ModelInfo {
+  id: string;
+  ownedBy: string;
+  /** undefined: the relay did not list `supported_endpoint_types` and nobody probed yet. */
+  protocols?: Protocol[];
+  probed?: boolean;
+}
+
+/** Something wrong, with the command that fixes it. */
+export interface Problem {
+  title: string;
+  detail: string;
+  /** HTTP status, or undefined for a network error. */
+  status?: number;
+  diagnosis?: string;
+  fix: { command: string; title: string };
+}
+
+export type ModelsState =
+  | { kind: 'idle' }
+  | { kind: 'loading' }
+  | { kind: 'loaded'; models: ModelInfo[]; simulator: boolean }
+  | { kind: 'problem'; problem: Problem };
+
+const STATUS_TITLES: Record<number, string> = { 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found', 429: '429 Too Many Requests' };
+
+/** Which command fixes a failed GET /models, by status (spec §7: routes on status). */
+export function problemFor(status: number, body: string, diagnosisHeader: string | undefined): Problem {
+  const info = parseErrorBody(status, body);
+  const d = diagnose(info, { method: 'GET', originalPath: '/v1/models', canonicalPath: '/v1/models', time: new Date() });
+  const message = (() => {
+    try {
+      const m = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
+      return typeof m === 'string' ? m : '';
+    } catch {
+      return '';
+    }
+  })();
+  const detail = [d?.hint, message && `Upstream said: ${message}`].filter(Boolean).join(' ');
+  const title = STATUS_TITLES[status] ?? `HTTP ${status}`;
+  const fix =
+    status === 401
+      ? { command: 'loopgate.setApiKey', title: 'Set a new API key' }
+      : status === 403
+        ? { command: 'loopgate.setApiKey', title: 'Use a key whose group has access' }
+        : status === 404
+          ? { command: 'loopgate.setBaseUrl', title: 'Correct the base URL' }
+          : status >= 502 && status <= 504
+            ? { command: 'loopgate.setBaseUrl', title: 'Check the base URL' }
+            : { command: 'loopgate.runDiagnosis', title: 'Run the diagnosis' };
+  return { title, detail: detail || `GET /models failed with HTTP ${status}.`, status, diagnosis: diagnosisHeader ?? d?.code, fix };
+}
+
+export class ModelsModel implements vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.emitter.event;
+  private current: ModelsState = { kind: 'idle' };
+  private filterText = '';
+  private generation = 0;
+
+  constructor(private readonly host: ProxyHost) {}
+
+  get state(): ModelsState {
+    return this.current;
+  }
+
+  get filter(): string {
+    return this.filterText;
+  }
+
+  setFilter(text: string): void {
+    this.filterText = text.trim();
+    void setContextKey('loopgate.filterActive', this.filterText.length > 0);
+    this.emitter.fire();
+  }
+
+  /** Models passing the filter (matched on id and provider, case-insensitive). */
+  visibleModels(): ModelInfo[] {
+    if (this.current.kind !== 'loaded') return [];
+    const f = this.filterText.toLowerCase();
+    return f ? this.current.models.filter((m) => m.id.toLowerCase().includes(f) || m.ownedBy.toLowerCase().includes(f)) : this.current.models;
+  }
+
+  clear(): void {
+    this.generation++;
+    this.set({ kind: 'idle' });
+  }
+
+  /** Fetches the list through the proxy; resolves with the new state. */
+  async refresh(): Promise<ModelsState> {
+    const endpoint = this.host.endpoint;
+    const gen = ++this.generation;
+    if (!endpoint) return this.set({ kind: 'idle' });
+    this.set({ kind: 'loading' });
+    let next: ModelsState;
+    try {
+      const res = await fetch(`${endpoint.url}/v1/models`, {
+        headers: { authorization: `Bearer ${this.host.token}` },
+        signal: AbortSignal.timeout(30_000),
+        redirect: 'manual',
+      });
+      const body = await res.text();
+      if (res.ok) next = { kind: 'loaded', models: parseModels(body), simulator: endpoint.simulator };
+      else next = { kind: 'problem', problem: problemFor(res.status, body, res.headers.get('x-loopgate-diagnosis') ?? undefined) };
+    } catch (err) {
+      next = {
+        kind: 'problem',
+        problem: {
+          title: 'Proxy unreachable',
+          detail: `Could not reach the Loopgate proxy at ${endpoint.url} (${(err as Error).message}). Start it again.`,
+          fix: { command: 'loopgate.startProxy', title: 'Start the proxy' },
+        },
+      };
+    }
+    if (gen !== this.generation) return this.current;
+    return this.set(next);
+  }
+
+  /** Finds the protocols of a model without `supported_endpoint_types` by minimal requests. */
+  async probe(modelId: string): Promise<Protocol[]> {
+    const endpoint = this.host.endpoint;
+    if (!endpoint || this.current.kind !== 'loaded') throw new Error('The model list is not loaded.');
+    const found: Protocol[] = [];
+    for (const p of PROTOCOL_ORDER) {
+      const r = await minimalRequest(endpoint.url, this.host.token, modelId, p);
+      if (r.status >= 200 && r.status < 300) found.push(p);
+      else if (!isUnsupported(r) && r.status !== 400) throw new Error(`Probing ${p} failed: HTTP ${r.status} ${r.error ?? ''}`.trim());
+    }
+    if (this.current.kind === 'loaded') {
+      const models = this.current.models.map((m) => (m.id === modelId ? { ...m, protocols: found, probed: true } : m));
+      this.set({ ...this.current, models });
+    }
+    return found;
+  }
+
+  dispose(): void {
+    this.emitter.dispose();
+  }
+
+  private set(state: ModelsState): ModelsState {
+    this.current = state;
+    this.emitter.fire();
+    return state;
+  }
+}
+
+/** The OpenAI list envelope {data:[{id, owned_by, supported_endpoint_types}]}; tolerant of missing fields. */
+export function parseModels(body: string): ModelInfo[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return [];
+  }
+  const data = (json as { data?: unknown })?.data;
+  if (!Array.isArray(data)) return [];
+  return data
+    .filter((m): m is Record<string, unknown> => typeof m === 'object' && m !== null && typeof (m as { id?: unknown }).id === 'string')
+    .map((m) => ({
+      id: m.id as string,
+      ownedBy: typeof m.owned_by === 'string' && m.owned_by ? m.owned_by : 'unknown',
+      protocols: protocolsFromEndpointTypes(m.supported_endpoint_types),
+    }));
+}

@@ -1,0 +1,31 @@
+// The bridge's three translations, by protocol kind.
+
+import { messagesToChat } from './messages-request.js';
+import { chatToMessage } from './messages-result.js';
+import { MessagesStreamTranslator } from './messages-stream.js';
+import { BridgeReject } from './reject.js';
+import { responsesToChat } from './responses-request.js';
+import { chatToResponse } from './responses-result.js';
+import { ResponsesStreamTranslator } from './responses-stream.js';
+import { isRecord, type BridgeContext, type BridgeKind, type ChatRequestResult, type StreamTranslator } from './types.js';
+
+/** Request mapping. A parameter with no chat equivalent → 400 naming it (never silently dropped). */
+export function toChatRequest(kind: BridgeKind, body: unknown): ChatRequestResult {
+  if (!isRecord(body)) return { ok: false, status: 400, message: 'The request body must be a JSON object.' };
+  try {
+    const r = kind === 'responses' ? responsesToChat(body) : messagesToChat(body);
+    return { ok: true, ...r };
+  } catch (err) {
+    if (err instanceof BridgeReject) return { ok: false, status: 400, message: err.message, param: err.param };
+    throw err;
+  }
+}
+
+/** Non-stream result mapping: chat.completion JSON → Response object / Anthropic Message. */
+export function fromChatResult(kind: BridgeKind, chat: unknown, ctx: BridgeContext): Record<string, unknown> {
+  return kind === 'responses' ? chatToResponse(chat, ctx) : chatToMessage(chat, ctx);
+}
+
+export function createStreamTranslator(kind: BridgeKind, ctx: BridgeContext): StreamTranslator {
+  return kind === 'responses' ? new ResponsesStreamTranslator(ctx) : new MessagesStreamTranslator(ctx);
+}

@@ -1,0 +1,84 @@
+// Reads upstream chat.completion.chunk payloads into a small list of operations
+// both stream translators share.
+
+import { isRecord, type Json } from './types.js';
+
+export type ChunkOp =
+  | { op: 'text'; text: string }
+  | { op: 'tool-start'; index: number; id: string; name: string }
+  | { op: 'tool-args'; index: number; args: string }
+  | { op: 'finish'; reason: string; matchedStop?: string }
+  | { op: 'usage'; input?: number; output?: number; cached?: number }
+  | { op: 'error'; message: string; code?: string };
+
+export interface ToolSeen {
+  id: string;
+  name: string;
+}
+
+/** `seen` tracks which tool indexes have started, so a start is reported once. */
+export function chunkOps(data: string, seen: Map<number, ToolSeen>, mkId: (index: number) => string): ChunkOp[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(data);
+  } catch {
+    return [{ op: 'error', message: 'The upstream chat route sent an event that is not JSON.', code: 'bridge_bad_upstream_event' }];
+  }
+  if (!isRecord(json)) return [];
+  if (json.error !== undefined) return [upstreamStreamError(json.error)];
+  const ops: ChunkOp[] = [];
+  const choices = Array.isArray(json.choices) ? json.choices : [];
+  // Only the first choice is bridged (n > 1 is refused at request time).
+  const choice = choices.find((c) => isRecord(c) && (c.index === 0 || c.index === undefined));
+  if (isRecord(choice)) {
+    const delta = isRecord(choice.delta) ? choice.delta : {};
+    if (typeof delta.content === 'string' && delta.content.length > 0) ops.push({ op: 'text', text: delta.content });
+    if (typeof delta.refusal === 'string' && delta.refusal.length > 0) ops.push({ op: 'text', text: delta.refusal });
+    if (Array.isArray(delta.tool_calls)) {
+      for (const [pos, tc] of delta.tool_calls.entries()) {
+        if (!isRecord(tc)) continue;
+        const index = typeof tc.index === 'number' ? tc.index : pos;
+        const fn = isRecord(tc.function) ? tc.function : {};
+        if (!seen.has(index)) {
+          const id = typeof tc.id === 'string' && tc.id ? tc.id : mkId(index);
+          const name = typeof fn.name === 'string' ? fn.name : '';
+          seen.set(index, { id, name });
+          ops.push({ op: 'tool-start', index, id, name });
+        }
+        if (typeof fn.arguments === 'string' && fn.arguments.length > 0) ops.push({ op: 'tool-args', index, args: fn.arguments });
+      }
+    }
+    if (typeof choice.finish_reason === 'string' && choice.finish_reason) {
+      ops.push({ op: 'finish', reason: choice.finish_reason, matchedStop: matchedStop(choice) });
+    }
+  }
+  if (isRecord(json.usage)) ops.push({ op: 'usage', ...readUsage(json.usage) });
+  return ops;
+}
+
+export function readUsage(u: Json): { input?: number; output?: number; cached?: number } {
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+  const details = isRecord(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
+  return { input: num(u.prompt_tokens), output: num(u.completion_tokens), cached: num(details.cached_tokens) };
+}
+
+/**
+ * Chat Completions says only "stop" for both a natural end and a stop sequence.
+ * Some upstreams name the matched string (vLLM `stop_reason`, SGLang `matched_stop`).
+ */
+export function matchedStop(choice: Json): string | undefined {
+  for (const key of ['stop_reason', 'matched_stop']) {
+    const v = choice[key];
+    if (typeof v === 'string' && v.length > 0) return v;
+  }
+  return undefined;
+}
+
+function upstreamStreamError(err: unknown): ChunkOp {
+  if (isRecord(err)) {
+    const message = typeof err.message === 'string' && err.message ? err.message : 'The upstream chat route reported an error.';
+    const code = typeof err.code === 'string' ? err.code : typeof err.type === 'string' ? err.type : undefined;
+    return { op: 'error', message, code };
+  }
+  return { op: 'error', message: typeof err === 'string' ? err : 'The upstream chat route reported an error.' };
+}

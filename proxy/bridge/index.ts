@@ -1,0 +1,21 @@
+// The protocol bridge: Responses and Anthropic Messages served over a route
+// that only has Chat Completions. Pure mappings; the proxy does the I/O.
+
+export { toChatRequest, fromChatResult, createStreamTranslator } from './api.js';
+export { BridgePolicy, DEFAULT_BRIDGE_TTL_MS } from './policy.js';
+export { translateError, isEndpointNotSupported, rejectionBody } from './errors.js';
+export { RESPONSES_IGNORED } from './responses-request.js';
+export {
+  BRIDGE_HEADER,
+  ENDPOINT_TYPE,
+  CHAT_ENDPOINT_TYPE,
+  bridgeLabel,
+  bridgeKindForPath,
+  type BridgeKind,
+  type BridgeMode,
+  type BridgeContext,
+  type ChatRequestResult,
+  type StreamTranslator,
+} from './types.js';
+
+export { openBridge, CHAT_PATH, type BridgeSession, type OpenBridgeResult } from './session.js';

@@ -1,0 +1,83 @@
+// Chat chunks → the Anthropic Messages streaming event sequence.
+
+import type { ChunkOp } from './chat-chunks.js';
+import { messageId, messageUsage, stopReason } from './messages-result.js';
+import { sseEvent } from './sse.js';
+import { ChatStreamTranslator } from './stream-base.js';
+import { idSuffix, type BridgeContext, type Json } from './types.js';
+
+export class MessagesStreamTranslator extends ChatStreamTranslator {
+  private next = 0; // next content block index
+  private open: { index: number; kind: 'text' | 'tool' } | undefined;
+  private readonly toolBlocks = new Map<number, number>(); // chat tool index → block index
+
+  constructor(private readonly ctx: BridgeContext) {
+    super();
+  }
+
+  private emit(type: string, payload: Json): string {
+    return sseEvent(type, { type, ...payload });
+  }
+
+  protected toolId(index: number): string {
+    return `toolu_${idSuffix(this.ctx.requestId)}_${index}`;
+  }
+
+  protected opening(): string {
+    const message = {
+      id: messageId(this.ctx),
+      type: 'message',
+      role: 'assistant',
+      model: this.ctx.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      // Chat reports usage only at the end; message_delta carries the real counts.
+      usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    };
+    return this.emit('message_start', { message });
+  }
+
+  /** Anthropic streams one block at a time: close the open one before starting another. */
+  private closeOpen(): string {
+    if (!this.open) return '';
+    const out = this.emit('content_block_stop', { index: this.open.index });
+    this.open = undefined;
+    return out;
+  }
+
+  protected apply(op: Extract<ChunkOp, { op: 'text' | 'tool-start' | 'tool-args' }>): string {
+    let out = '';
+    if (op.op === 'text') {
+      if (this.open?.kind !== 'text') {
+        out += this.closeOpen();
+        this.open = { index: this.next++, kind: 'text' };
+        out += this.emit('content_block_start', { index: this.open.index, content_block: { type: 'text', text: '' } });
+      }
+      out += this.emit('content_block_delta', { index: this.open.index, delta: { type: 'text_delta', text: op.text } });
+    } else if (op.op === 'tool-start') {
+      out += this.closeOpen();
+      this.open = { index: this.next++, kind: 'tool' };
+      this.toolBlocks.set(op.index, this.open.index);
+      out += this.emit('content_block_start', { index: this.open.index, content_block: { type: 'tool_use', id: op.id, name: op.name, input: {} } });
+    } else {
+      const index = this.toolBlocks.get(op.index);
+      if (index === undefined) return '';
+      out += this.emit('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: op.args } });
+    }
+    return out;
+  }
+
+  protected closing(): string {
+    const usage = messageUsage(this.usage ? { ...this.usage, cached: this.cached } : undefined);
+    return (
+      this.closeOpen() +
+      this.emit('message_delta', { delta: stopReason(this.finishReason, this.matchedStop), usage }) +
+      this.emit('message_stop', {})
+    );
+  }
+
+  protected failure(message: string, _code: string): string {
+    return this.emit('error', { error: { type: 'api_error', message } });
+  }
+}

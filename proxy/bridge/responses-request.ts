@@ -1,0 +1,236 @@
+// OpenAI Responses request → Chat Completions request.
+
+import { noChatEquivalent, wrongType } from './reject.js';
+import { isRecord, type Json } from './types.js';
+
+const P = 'Responses';
+
+/** Accepted and ignored: none changes what a chat completion returns. */
+export const RESPONSES_IGNORED = [
+  'store', // nothing is stored either way; a later previous_response_id is refused
+  'include', // only [] or reasoning.encrypted_content: no reasoning items come back
+  'stream_options', // Responses' include_obfuscation only
+  'truncation', // only 'disabled' (the chat behaviour)
+] as const;
+
+const PASSED: Record<string, string> = {
+  temperature: 'temperature',
+  top_p: 'top_p',
+  metadata: 'metadata',
+  max_output_tokens: 'max_tokens',
+  user: 'user',
+  service_tier: 'service_tier',
+  prompt_cache_key: 'prompt_cache_key',
+  safety_identifier: 'safety_identifier',
+};
+
+const KNOWN = new Set([
+  'model', 'input', 'instructions', 'tools', 'tool_choice', 'stream', 'parallel_tool_calls',
+  'reasoning', 'text', ...Object.keys(PASSED), ...RESPONSES_IGNORED,
+]);
+
+export function responsesToChat(body: Json): { chat: Json; stream: boolean; model: string } {
+  for (const key of Object.keys(body)) {
+    if (!KNOWN.has(key) && body[key] !== null && body[key] !== undefined) throw noChatEquivalent(key, P);
+  }
+  if (typeof body.model !== 'string' || body.model === '') throw wrongType('model', 'a model ID string (copy one from GET /v1/models)');
+  const messages: Json[] = [];
+  if (body.instructions !== undefined && body.instructions !== null) {
+    if (typeof body.instructions !== 'string') throw wrongType('instructions', 'a string');
+    messages.push({ role: 'system', content: body.instructions });
+  }
+  if (body.input === undefined || body.input === null) throw wrongType('input', 'a string or an array of input items');
+  if (typeof body.input === 'string') messages.push({ role: 'user', content: body.input });
+  else if (Array.isArray(body.input)) messages.push(...inputItems(body.input));
+  else throw wrongType('input', 'a string or an array of input items');
+
+  const chat: Json = { model: body.model, messages };
+  for (const [from, to] of Object.entries(PASSED)) {
+    if (body[from] !== undefined && body[from] !== null) chat[to] = body[from];
+  }
+  checkIgnored(body);
+
+  const tools = mapTools(body.tools);
+  if (tools.length > 0) {
+    chat.tools = tools;
+    if (typeof body.parallel_tool_calls === 'boolean') chat.parallel_tool_calls = body.parallel_tool_calls;
+  }
+  if (body.tool_choice !== undefined && body.tool_choice !== null) {
+    const choice = mapToolChoice(body.tool_choice);
+    // 'auto'/'none' without tools mean nothing, and chat routes reject tool_choice without tools.
+    if (tools.length > 0 || (choice !== 'auto' && choice !== 'none')) chat.tool_choice = choice;
+  }
+
+  if (body.reasoning !== undefined && body.reasoning !== null) {
+    if (!isRecord(body.reasoning)) throw wrongType('reasoning', 'an object');
+    for (const key of Object.keys(body.reasoning)) {
+      // summary only asks for reasoning summaries, which a chat route never returns.
+      if (key !== 'effort' && key !== 'summary' && key !== 'generate_summary') throw noChatEquivalent(`reasoning.${key}`, P);
+    }
+    if (typeof body.reasoning.effort === 'string') chat.reasoning_effort = body.reasoning.effort;
+  }
+  if (body.text !== undefined && body.text !== null) mapText(body.text, chat);
+
+  const stream = body.stream === true;
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') throw wrongType('stream', 'true or false');
+  if (stream) {
+    chat.stream = true;
+    // Without this the chat stream carries no usage, and the Response would report none.
+    chat.stream_options = { include_usage: true };
+  }
+  return { chat, stream, model: body.model };
+}
+
+function checkIgnored(body: Json): void {
+  const include = body.include;
+  if (include !== undefined && include !== null) {
+    if (!Array.isArray(include)) throw wrongType('include', 'an array');
+    for (const [i, v] of include.entries()) {
+      if (v !== 'reasoning.encrypted_content') throw noChatEquivalent(`include[${i}]`, P, `'${String(v)}' cannot be produced`);
+    }
+  }
+  if (body.truncation !== undefined && body.truncation !== null && body.truncation !== 'disabled') {
+    throw noChatEquivalent('truncation', P, "only 'disabled' can be honoured");
+  }
+}
+
+function mapText(text: unknown, chat: Json): void {
+  if (!isRecord(text)) throw wrongType('text', 'an object');
+  for (const key of Object.keys(text)) {
+    if (key !== 'format' && key !== 'verbosity') throw noChatEquivalent(`text.${key}`, P);
+  }
+  if (typeof text.verbosity === 'string') chat.verbosity = text.verbosity;
+  const f = text.format;
+  if (f === undefined || f === null) return;
+  if (!isRecord(f)) throw wrongType('text.format', 'an object');
+  if (f.type === 'text') return;
+  if (f.type === 'json_object') {
+    chat.response_format = { type: 'json_object' };
+    return;
+  }
+  if (f.type === 'json_schema') {
+    const js: Json = { name: f.name, schema: f.schema };
+    if (f.description !== undefined) js.description = f.description;
+    if (f.strict !== undefined) js.strict = f.strict;
+    chat.response_format = { type: 'json_schema', json_schema: js };
+    return;
+  }
+  throw noChatEquivalent('text.format.type', P);
+}
+
+function mapTools(tools: unknown): Json[] {
+  if (tools === undefined || tools === null) return [];
+  if (!Array.isArray(tools)) throw wrongType('tools', 'an array');
+  return tools.map((t, i) => {
+    if (!isRecord(t)) throw wrongType(`tools[${i}]`, 'an object');
+    if (t.type !== 'function') {
+      throw noChatEquivalent(`tools[${i}].type`, P, `'${String(t.type)}' is a built-in Responses tool; only type 'function' can be bridged`);
+    }
+    if (typeof t.name !== 'string' || !t.name) throw wrongType(`tools[${i}].name`, 'a non-empty string');
+    const fn: Json = { name: t.name };
+    if (t.description !== undefined && t.description !== null) fn.description = t.description;
+    if (t.parameters !== undefined && t.parameters !== null) fn.parameters = t.parameters;
+    if (typeof t.strict === 'boolean') fn.strict = t.strict;
+    return { type: 'function', function: fn };
+  });
+}
+
+function mapToolChoice(tc: unknown): unknown {
+  if (tc === 'auto' || tc === 'none' || tc === 'required') return tc;
+  if (isRecord(tc) && tc.type === 'function' && typeof tc.name === 'string') return { type: 'function', function: { name: tc.name } };
+  throw noChatEquivalent('tool_choice', P, "use 'auto', 'none', 'required' or {type:'function', name}");
+}
+
+/** Chat wants an assistant turn's tool calls in one message, followed by its tool results. */
+function inputItems(items: unknown[]): Json[] {
+  const out: Json[] = [];
+  let assistant: Json | undefined; // the open assistant message that function_call items join
+  const closeAssistant = () => {
+    assistant = undefined;
+  };
+  for (const [i, item] of items.entries()) {
+    const at = `input[${i}]`;
+    if (!isRecord(item)) throw wrongType(at, 'an object');
+    const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
+    switch (type) {
+      case 'message': {
+        const role = item.role;
+        if (role === 'assistant') {
+          assistant = { role: 'assistant', content: textOnly(item.content, `${at}.content`) };
+          out.push(assistant);
+        } else if (role === 'user' || role === 'system' || role === 'developer') {
+          closeAssistant();
+          // 'developer' is newer than many chat upstreams: system means the same there.
+          out.push({ role: role === 'developer' ? 'system' : role, content: userContent(item.content, `${at}.content`, role === 'user') });
+        } else {
+          throw wrongType(`${at}.role`, "'user', 'assistant', 'system' or 'developer'");
+        }
+        break;
+      }
+      case 'function_call': {
+        if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw wrongType(at, 'a function_call with string call_id and name');
+        if (!assistant) {
+          assistant = { role: 'assistant', content: null };
+          out.push(assistant);
+        }
+        const calls = (assistant.tool_calls as Json[] | undefined) ?? [];
+        calls.push({
+          id: item.call_id,
+          type: 'function',
+          function: { name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}) },
+        });
+        assistant.tool_calls = calls;
+        break;
+      }
+      case 'function_call_output': {
+        if (typeof item.call_id !== 'string') throw wrongType(`${at}.call_id`, 'a string');
+        // Tool results follow the assistant turn; text after them starts a new one.
+        closeAssistant();
+        out.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutput(item.output, `${at}.output`) });
+        break;
+      }
+      case 'reasoning':
+        // Encrypted reasoning from an earlier native turn: chat cannot take it back; dropping it loses no visible text.
+        break;
+      default:
+        throw noChatEquivalent(`${at}.type`, P, `input items of type '${String(type)}' cannot be bridged`);
+    }
+  }
+  return out;
+}
+
+function textOnly(content: unknown, at: string): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) throw wrongType(at, 'a string or an array of content parts');
+  return content
+    .map((p, j) => {
+      if (!isRecord(p)) throw wrongType(`${at}[${j}]`, 'an object');
+      if ((p.type === 'output_text' || p.type === 'input_text' || p.type === 'text') && typeof p.text === 'string') return p.text;
+      if (p.type === 'refusal' && typeof p.refusal === 'string') return p.refusal;
+      throw noChatEquivalent(`${at}[${j}].type`, P, `assistant content of type '${String(p.type)}' cannot be bridged`);
+    })
+    .join('');
+}
+
+function userContent(content: unknown, at: string, imagesAllowed: boolean): unknown {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) throw wrongType(at, 'a string or an array of content parts');
+  const parts = content.map((p, j): Json => {
+    if (!isRecord(p)) throw wrongType(`${at}[${j}]`, 'an object');
+    if ((p.type === 'input_text' || p.type === 'output_text' || p.type === 'text') && typeof p.text === 'string') return { type: 'text', text: p.text };
+    if (p.type === 'input_image' && imagesAllowed && typeof p.image_url === 'string') {
+      const image: Json = { url: p.image_url };
+      if (typeof p.detail === 'string') image.detail = p.detail;
+      return { type: 'image_url', image_url: image };
+    }
+    throw noChatEquivalent(`${at}[${j}].type`, P, `content of type '${String(p.type)}' cannot be bridged here`);
+  });
+  // A text-only message stays a plain string: the widest-supported chat form.
+  return parts.every((p) => p.type === 'text') ? parts.map((p) => p.text).join('\n') : parts;
+}
+
+function toolOutput(output: unknown, at: string): string {
+  if (typeof output === 'string') return output;
+  if (Array.isArray(output)) return textOnly(output, at);
+  throw wrongType(at, 'a string or an array of text parts');
+}

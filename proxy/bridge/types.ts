@@ -1,0 +1,67 @@
+// Shared vocabulary of the protocol bridge. Pure: no I/O anywhere in proxy/bridge.
+
+export type BridgeKind = 'responses' | 'messages';
+export type BridgeMode = 'auto' | 'off' | 'always';
+
+export type Json = Record<string, unknown>;
+
+export interface BridgeContext {
+  /** The model the caller asked for (echoed in results, since relays may rename it). */
+  model: string;
+  /** Loopgate's request id: the seed of every synthetic id (resp_…, msg_…). */
+  requestId: string;
+  /** Unix seconds for created_at when the upstream gives none; defaults to now. */
+  createdAt?: number;
+}
+
+export function createdAt(ctx: BridgeContext): number {
+  return ctx.createdAt ?? Math.floor(Date.now() / 1000);
+}
+
+export type ChatRequestResult =
+  | { ok: true; chat: Json; stream: boolean; model: string }
+  | { ok: false; status: 400; message: string; param?: string };
+
+export interface StreamTranslator {
+  /** Raw upstream SSE bytes, any chunk boundary. Returns SSE text for the caller (maybe ''). */
+  push(chunk: Buffer | string): string;
+  /** Upstream ended cleanly. Returns the closing events (a failure if the upstream never finished). */
+  end(): string;
+  /** Upstream broke. Returns the caller-protocol error events ('' once terminal). */
+  fail(message: string): string;
+  /** A terminal event (completed/incomplete/failed, message_stop/error) has been emitted. */
+  readonly sawTerminal: boolean;
+  usage?: { input?: number; output?: number };
+}
+
+/** The /v1/models `supported_endpoint_types` value that means "this protocol is native". */
+export const ENDPOINT_TYPE: Record<BridgeKind, string> = {
+  responses: 'openai-response',
+  messages: 'anthropic',
+};
+/** Chat Completions: the protocol the bridge needs on the route. */
+export const CHAT_ENDPOINT_TYPE = 'openai';
+
+export const BRIDGE_HEADER = 'x-loopgate-bridge';
+
+export function bridgeLabel(kind: BridgeKind): string {
+  return `${kind}->chat`;
+}
+
+/** Which bridge a canonical request path belongs to (query already stripped or not). */
+export function bridgeKindForPath(path: string): BridgeKind | undefined {
+  const p = path.split('?')[0]!.replace(/\/+$/, '');
+  if (p === '/v1/responses') return 'responses';
+  if (p === '/v1/messages') return 'messages';
+  return undefined;
+}
+
+export function isRecord(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Ids must be safe to embed anywhere; request ids are ours but keep them tidy. */
+export function idSuffix(requestId: string): string {
+  const s = requestId.replace(/[^A-Za-z0-9_-]/g, '');
+  return s.length > 0 ? s : 'bridge';
+}

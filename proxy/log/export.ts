@@ -1,0 +1,58 @@
+// Export a traffic log to HAR or JSONL: read (rotated files too), filter by
+// time, redact again (+ team masks), write 0600 via a temp file and rename.
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { toHar, toJsonl } from './har.js';
+import { readTrafficLog } from './reader.js';
+
+export type ExportFormat = 'har' | 'jsonl';
+
+export interface ExportOptions {
+  log: string;
+  out: string;
+  format: ExportFormat;
+  since?: Date;
+  team?: boolean;
+  /** Exact secrets to scrub as well (local token, key), in every encoding. */
+  secrets?: string[];
+  /** Read traffic.N.jsonl … too. Default true. */
+  includeRotated?: boolean;
+}
+
+export interface ExportResult {
+  out: string;
+  entries: number;
+  /** Corrupt or truncated lines skipped. */
+  skipped: number;
+  /** Log files read, oldest first. */
+  files: string[];
+}
+
+/** Writes `data` to `file` with mode 0600, never leaving a half-written or world-readable file. */
+export async function writePrivateFile(file: string, data: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await writeFile(tmp, data, { mode: 0o600, flag: 'wx' });
+    await rename(tmp, file);
+  } catch (err) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw err;
+  }
+  await chmod(file, 0o600);
+}
+
+export async function exportTrafficLog(opts: ExportOptions): Promise<ExportResult> {
+  if (resolve(opts.out) === resolve(opts.log)) {
+    throw new Error(`refusing to overwrite the traffic log itself (${opts.out}): choose another output file`);
+  }
+  const read = await readTrafficLog(opts.log, { since: opts.since, includeRotated: opts.includeRotated ?? true });
+  const records = read.records.sort((a, b) => Date.parse(a.time) - Date.parse(b.time));
+  const data =
+    opts.format === 'har'
+      ? JSON.stringify(toHar(records, { team: opts.team, rules: [], secrets: opts.secrets }), null, 2) + '\n'
+      : toJsonl(records, { team: opts.team, secrets: opts.secrets });
+  await writePrivateFile(opts.out, data);
+  return { out: opts.out, entries: records.length, skipped: read.skipped, files: read.files };
+}

@@ -1,0 +1,58 @@
+// Which checker a document gets, from its name first and its language id second.
+import type { FileKind, LintFile } from './types.js';
+
+const LANGUAGE_KINDS: Record<string, FileKind> = {
+  dotenv: 'dotenv',
+  json: 'json',
+  jsonc: 'json',
+  yaml: 'yaml',
+  toml: 'toml',
+  javascript: 'js',
+  javascriptreact: 'js',
+  typescript: 'js',
+  typescriptreact: 'js',
+  python: 'python',
+};
+
+const EXTENSION_KINDS: Record<string, FileKind> = {
+  json: 'json',
+  jsonc: 'json',
+  json5: 'json',
+  yaml: 'yaml',
+  yml: 'yaml',
+  toml: 'toml',
+  js: 'js',
+  cjs: 'js',
+  mjs: 'js',
+  jsx: 'js',
+  ts: 'js',
+  cts: 'js',
+  mts: 'js',
+  tsx: 'js',
+  py: 'python',
+  env: 'dotenv',
+};
+
+export function baseName(fileName: string): string {
+  const clean = fileName.split(/[?#]/)[0]!;
+  return clean.slice(Math.max(clean.lastIndexOf('/'), clean.lastIndexOf('\\')) + 1);
+}
+
+/** `.env`, `.env.local`, `.env.example`, `prod.env`. */
+export function isDotenvName(name: string): boolean {
+  return name === '.env' || name.startsWith('.env.') || /\.env$/.test(name);
+}
+
+/** Dotenv files that are meant to be committed: a key there is always a leak. */
+export function isDotenvTemplate(name: string): boolean {
+  return /^\.env\.(example|sample|template|dist|defaults?)$/i.test(name) || /\.(example|sample|template)\.env$/i.test(name);
+}
+
+/** undefined = not a file the rules check. */
+export function fileKind(file: LintFile): FileKind | undefined {
+  const name = file.fileName ? baseName(file.fileName) : '';
+  if (name && isDotenvName(name)) return 'dotenv';
+  if (file.languageId && LANGUAGE_KINDS[file.languageId]) return LANGUAGE_KINDS[file.languageId];
+  const ext = name.includes('.') ? name.slice(name.lastIndexOf('.') + 1).toLowerCase() : '';
+  return EXTENSION_KINDS[ext];
+}

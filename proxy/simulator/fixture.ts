@@ -1,0 +1,130 @@
+// The simulator's fixture: key groups (protocols + models) and API keys.
+// Validated once at start so a bad file fails with a message naming the field.
+import { readFileSync } from 'node:fs';
+
+export const PROTOCOLS = ['chat', 'responses', 'messages'] as const;
+export type Protocol = (typeof PROTOCOLS)[number];
+export type KeyStatus = 'active' | 'disabled' | 'restricted';
+
+export interface FixtureModel {
+  id: string;
+  owned_by?: string;
+}
+
+export interface FixtureGroup {
+  protocols: Protocol[];
+  models: Array<string | FixtureModel>;
+}
+
+export interface FixtureKey {
+  key: string;
+  group: string;
+  status: KeyStatus;
+  balance: number;
+  /** Narrows the group's models for this key. */
+  models?: string[];
+  /** Requests per minute; absent means unlimited. */
+  rpm?: number;
+}
+
+export interface Fixture {
+  groups: Record<string, FixtureGroup>;
+  keys: FixtureKey[];
+}
+
+export class FixtureError extends Error {
+  readonly code = 'fixture';
+}
+
+const STATUSES: readonly KeyStatus[] = ['active', 'disabled', 'restricted'];
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function fail(where: string, what: string): never {
+  throw new FixtureError(`fixture ${where}: ${what}`);
+}
+
+function checkGroup(name: string, g: unknown): FixtureGroup {
+  const at = `groups.${name}`;
+  if (!isObject(g)) fail(at, 'must be an object with "protocols" and "models"');
+  const { protocols, models } = g;
+  if (!Array.isArray(protocols) || protocols.length === 0) fail(`${at}.protocols`, `must be a non-empty array of ${PROTOCOLS.join(', ')}`);
+  protocols.forEach((p, i) => {
+    if (!PROTOCOLS.includes(p as Protocol)) fail(`${at}.protocols[${i}]`, `"${String(p)}" is not one of ${PROTOCOLS.join(', ')}`);
+  });
+  if (!Array.isArray(models)) fail(`${at}.models`, 'must be an array of model ids or {"id","owned_by"} objects');
+  models.forEach((m, i) => {
+    if (typeof m === 'string' && m.length > 0) return;
+    if (isObject(m) && typeof m.id === 'string' && m.id.length > 0 && (m.owned_by === undefined || typeof m.owned_by === 'string')) return;
+    fail(`${at}.models[${i}]`, 'must be a non-empty string or {"id": string, "owned_by"?: string}');
+  });
+  return { protocols: protocols as Protocol[], models: models as FixtureGroup['models'] };
+}
+
+function checkKey(i: number, k: unknown, groups: Record<string, FixtureGroup>, seen: Set<string>): FixtureKey {
+  const at = `keys[${i}]`;
+  if (!isObject(k)) fail(at, 'must be an object with "key", "group", "status", "balance"');
+  if (typeof k.key !== 'string' || k.key.trim().length === 0 || /\s/.test(k.key)) fail(`${at}.key`, 'must be a non-empty string without spaces');
+  if (seen.has(k.key)) fail(`${at}.key`, 'is a duplicate of an earlier key');
+  seen.add(k.key);
+  if (typeof k.group !== 'string' || !(k.group in groups)) fail(`${at}.group`, `must name one of the groups (${Object.keys(groups).join(', ')})`);
+  if (!STATUSES.includes(k.status as KeyStatus)) fail(`${at}.status`, `must be one of ${STATUSES.join(', ')}`);
+  if (typeof k.balance !== 'number' || !Number.isFinite(k.balance)) fail(`${at}.balance`, 'must be a number');
+  if (k.models !== undefined && (!Array.isArray(k.models) || !k.models.every((m) => typeof m === 'string'))) {
+    fail(`${at}.models`, 'must be an array of model ids');
+  }
+  if (k.rpm !== undefined && (typeof k.rpm !== 'number' || !Number.isInteger(k.rpm) || k.rpm < 1)) fail(`${at}.rpm`, 'must be a positive integer');
+  const key: FixtureKey = { key: k.key, group: k.group, status: k.status as KeyStatus, balance: k.balance };
+  if (k.models !== undefined) key.models = k.models as string[];
+  if (k.rpm !== undefined) key.rpm = k.rpm as number;
+  return key;
+}
+
+/** Checks a parsed fixture and returns a clean copy; throws FixtureError naming the bad field. */
+export function validateFixture(data: unknown): Fixture {
+  if (!isObject(data)) fail('root', 'must be a JSON object with "groups" and "keys"');
+  if (!isObject(data.groups) || Object.keys(data.groups).length === 0) fail('groups', 'must be an object with at least one group');
+  const groups: Record<string, FixtureGroup> = {};
+  for (const [name, g] of Object.entries(data.groups)) groups[name] = checkGroup(name, g);
+  if (!Array.isArray(data.keys)) fail('keys', 'must be an array');
+  const seen = new Set<string>();
+  const keys = data.keys.map((k, i) => checkKey(i, k, groups, seen));
+  return { groups, keys };
+}
+
+/** Reads and validates a fixture file. Errors say which file and what to fix. */
+export function loadFixture(file: string): Fixture {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new FixtureError(`cannot read fixture file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw new FixtureError(`fixture file ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  try {
+    return validateFixture(data);
+  } catch (err) {
+    throw new FixtureError(`${file}: ${(err as Error).message}`);
+  }
+}
+
+/** Who publishes a model given only as a string: a guess from its name. */
+export function defaultOwner(id: string): string {
+  const s = id.toLowerCase();
+  if (s.startsWith('claude')) return 'anthropic';
+  if (/^(gpt|o\d|chatgpt|text-|dall-e|whisper|tts)/.test(s)) return 'openai';
+  if (s.startsWith('gemini')) return 'google';
+  if (s.startsWith('deepseek')) return 'deepseek';
+  return 'custom';
+}
+
+export function modelEntries(group: FixtureGroup): FixtureModel[] {
+  return group.models.map((m) => (typeof m === 'string' ? { id: m, owned_by: defaultOwner(m) } : { id: m.id, owned_by: m.owned_by ?? defaultOwner(m.id) }));
+}

@@ -1,0 +1,94 @@
+// The embedded Model-Access API simulator: public API used by the proxy, the
+// CLI (`loopgate simulate`), the benchmark and every test.
+import { createServer } from 'node:http';
+import type { Socket } from 'node:net';
+import defaultFixtureJson from './default-fixture.json';
+import { errorBody, SimError } from './errors.js';
+import { loadFixture, validateFixture, type Fixture } from './fixture.js';
+import { RateLimiter } from './rate-limit.js';
+import type { RecordedRequest } from './record.js';
+import { createHandler, type SimState } from './server.js';
+
+export type { Fixture, FixtureGroup, FixtureKey, FixtureModel, KeyStatus, Protocol } from './fixture.js';
+export { FixtureError, loadFixture, validateFixture } from './fixture.js';
+export { FAULTS, type Fault } from './faults.js';
+export { fingerprint, CREDENTIAL_HEADERS, type RecordedRequest } from './record.js';
+
+export interface SimulatorOptions {
+  port?: number;
+  host?: string;
+  /** A fixture object, or the path of a JSON fixture file. Default: the bundled demo fixture. */
+  fixture?: Fixture | string;
+}
+
+export interface Simulator {
+  /** Origin, e.g. http://127.0.0.1:PORT ({site_url}). */
+  url: string;
+  /** url + '/v1' ({base_url}). */
+  baseUrl: string;
+  port: number;
+  fixture: Fixture;
+  requests: RecordedRequest[];
+  clearRequests(): void;
+  close(): Promise<void>;
+}
+
+export const defaultFixture: Fixture = validateFixture(defaultFixtureJson);
+
+/** The default fixture's main key (group "default"). */
+export const DEMO_KEY: string = defaultFixture.keys.find((k) => k.group === 'default' && k.status === 'active')!.key;
+
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+  const fixture = typeof opts.fixture === 'string' ? loadFixture(opts.fixture) : opts.fixture ? validateFixture(opts.fixture) : defaultFixture;
+  const host = opts.host ?? '127.0.0.1';
+  const state: SimState = { fixture, requests: [], limiter: new RateLimiter(), inflight: new Set() };
+  const secrets = fixture.keys.map((k) => k.key);
+  const server = createServer(createHandler(state, () => secrets));
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  // Malformed requests and oversized headers get an answer instead of a bare close.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
+    const tooBig = err.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooBig ? 431 : 400;
+    const message = tooBig ? 'Request headers too large: keep them under 16 KiB' : 'Malformed HTTP request';
+    const body = JSON.stringify(errorBody(new SimError('invalid_request', message, null, undefined, status), 'openai', 'none'));
+    socket.end(`HTTP/1.1 ${status} ${tooBig ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const hostInUrl = host.includes(':') ? `[${host}]` : host;
+  const url = `http://${hostInUrl}:${port}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    baseUrl: `${url}/v1`,
+    port,
+    fixture,
+    requests: state.requests,
+    clearRequests() {
+      state.requests.length = 0;
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const c of state.inflight) c.abort();
+        // Stalled and streaming connections would keep close() waiting forever.
+        for (const s of sockets) s.destroy();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,106 @@
+// POST /v1/messages: the Anthropic Messages entry point.
+import { errorBody, type SimError } from '../errors.js';
+import { contentText, echoText, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
+import {
+  bad,
+  describe,
+  isObject,
+  optionalBoolean,
+  optionalNumber,
+  optionalObject,
+  optionalPositiveInt,
+  optionalStringOrList,
+  rejectUnknown,
+  requireModel,
+  type Body,
+} from './check.js';
+import { sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
+
+const ALLOWED = new Set([
+  'model', 'messages', 'system', 'max_tokens', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'tools',
+  'tool_choice', 'metadata', 'thinking', 'service_tier', 'context_management',
+]);
+
+function parse(body: Body): ParsedRequest {
+  const model = requireModel(body);
+  const messages = body.messages;
+  if (messages === undefined) throw bad('messages', 'Missing required parameter: messages (an array of {role, content})');
+  if (!Array.isArray(messages)) throw bad('messages', `Invalid type for messages: expected an array, got ${describe(messages)}`);
+  if (messages.length === 0) throw bad('messages', 'Invalid value for messages: at least one message is required');
+  messages.forEach((m, i) => {
+    if (!isObject(m) || (m.role !== 'user' && m.role !== 'assistant')) {
+      throw bad(`messages[${i}].role`, `Invalid value for messages[${i}].role: expected "user" or "assistant"`);
+    }
+    if (typeof m.content !== 'string' && !Array.isArray(m.content)) {
+      throw bad(`messages[${i}].content`, `Invalid type for messages[${i}].content: expected a string or an array of content blocks`);
+    }
+  });
+  if (body.max_tokens === undefined) throw bad('max_tokens', 'Missing required parameter: max_tokens');
+  optionalPositiveInt(body, 'max_tokens');
+  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) {
+    throw bad('system', 'Invalid type for system: expected a string or an array of text blocks');
+  }
+  const stream = optionalBoolean(body, 'stream') ?? false;
+  optionalNumber(body, 'temperature', 0, 1);
+  optionalNumber(body, 'top_p', 0, 1);
+  optionalPositiveInt(body, 'top_k');
+  optionalStringOrList(body, 'stop_sequences');
+  optionalObject(body, 'metadata');
+  if (body.tools !== undefined && !Array.isArray(body.tools)) throw bad('tools', `Invalid type for tools: expected an array, got ${describe(body.tools)}`);
+  rejectUnknown(body, ALLOWED, 'Anthropic Messages');
+  return { model, stream, body };
+}
+
+function render(req: ParsedRequest, ctx: RenderContext): Rendered {
+  const body = req.body;
+  const messages = body.messages as Array<Record<string, unknown>>;
+  const lastUser = [...messages].reverse().find((m) => m.role === 'user');
+  const reply = limitText(echoText(contentText(lastUser?.content), ctx.responseBytes), body.max_tokens as number, optionalStringOrList(body, 'stop_sequences'));
+  const text = padToChunks(reply.text, ctx.chunks);
+  const stopReason = reply.finish === 'length' ? 'max_tokens' : reply.finish === 'stop_sequence' ? 'stop_sequence' : 'end_turn';
+  const stopSequence = reply.matchedStop ?? null;
+  const inputTokens = estimateTokens(textLength(messages) + textLength(body.system));
+  const outputTokens = estimateTokens(text.length);
+  const id = `msg_${ctx.requestId}`;
+  const message = (content: unknown[], stop: string | null, seq: string | null, out: number) => ({
+    id,
+    type: 'message',
+    role: 'assistant',
+    model: ctx.model,
+    content,
+    stop_reason: stop,
+    stop_sequence: seq,
+    usage: { input_tokens: inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: out },
+  });
+  const ev = (type: string, fields: Record<string, unknown> = {}) => sseFrame(type, { type, ...fields });
+  const events = [
+    ev('message_start', { message: message([], null, null, 1) }),
+    ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    ev('ping'),
+    ...splitChunks(text, ctx.chunks).map((t) => ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: t } })),
+    ev('content_block_stop', { index: 0 }),
+    ev('message_delta', { delta: { stop_reason: stopReason, stop_sequence: stopSequence }, usage: { output_tokens: outputTokens } }),
+    ev('message_stop'),
+  ];
+  return {
+    json: message([{ type: 'text', text }], stopReason, stopSequence, outputTokens),
+    events,
+    errorEvent(err: SimError, requestId: string) {
+      return sseFrame('error', errorBody(err, 'anthropic', requestId));
+    },
+  };
+}
+
+const COUNT_ALLOWED = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'context_management']);
+
+/** POST /v1/messages/count_tokens (Claude Code calls it): the same estimate the replies report. */
+export function parseCountTokens(body: Body): { model: string; inputTokens: number } {
+  const model = requireModel(body);
+  if (!Array.isArray(body.messages) || body.messages.length === 0) {
+    throw bad('messages', 'Missing required parameter: messages (a non-empty array of {role, content})');
+  }
+  rejectUnknown(body, COUNT_ALLOWED, 'Anthropic count_tokens');
+  return { model, inputTokens: estimateTokens(textLength(body.messages) + textLength(body.system)) };
+}
+
+export const messagesProtocol: ProtocolModule = { protocol: 'messages', title: 'Anthropic Messages', path: '/v1/messages', parse, render };

@@ -1,0 +1,44 @@
+// What every protocol module provides to the server: body validation and the
+// reply in both shapes (one JSON body, or a list of SSE events).
+import type { SimError } from '../errors.js';
+import type { Protocol } from '../fixture.js';
+
+export interface ParsedRequest {
+  model: string;
+  stream: boolean;
+  body: Record<string, unknown>;
+}
+
+export interface RenderContext {
+  requestId: string;
+  model: string;
+  /** Number of text chunks in a stream (`x-sim-chunks`). */
+  chunks: number;
+  /** Pad the reply text to about this many bytes (`x-sim-response-bytes`). */
+  responseBytes: number;
+  /** Unix seconds. */
+  created: number;
+}
+
+export interface Rendered {
+  json: unknown;
+  /** Complete SSE frames, in order, each ending with a blank line. */
+  events: string[];
+  /** The frame this protocol uses to report an error inside a stream. */
+  errorEvent(err: SimError, requestId: string): string;
+}
+
+export interface ProtocolModule {
+  protocol: Protocol;
+  /** Display name used in messages, e.g. "Responses". */
+  title: string;
+  path: string;
+  parse(body: Record<string, unknown>): ParsedRequest;
+  render(req: ParsedRequest, ctx: RenderContext): Rendered;
+}
+
+/** One SSE frame. `event: null` sends only `data:` (the Chat Completions style). */
+export function sseFrame(event: string | null, data: unknown): string {
+  const payload = typeof data === 'string' ? data : JSON.stringify(data);
+  return `${event ? `event: ${event}\n` : ''}data: ${payload}\n\n`;
+}

@@ -1,0 +1,70 @@
+// The request record: what the simulator received, with every credential
+// replaced by a fingerprint so the record is safe to print and to assert on.
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+export interface RecordedRequest {
+  time: string;
+  method: string;
+  /** Path with query. */
+  path: string;
+  /** Lower-case names; credential headers hold `fp:<fingerprint>` instead of their value. */
+  headers: Record<string, string>;
+  /** One entry per credential header value received (duplicates count). */
+  credentials: Array<{ header: string; fingerprint: string }>;
+  /** 0 while no status has been sent (stalled, reset, client gone). */
+  status: number;
+  /** The X-Oneapi-Request-Id the simulator answered with. */
+  requestId: string;
+  /** Bytes of request body read (0 when the request was refused before its body). */
+  bodyBytes: number;
+}
+
+export const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'api-key', 'proxy-authorization', 'cookie'] as const;
+
+/** sha256 hex, first 12 characters: enough to tell keys apart, useless to an attacker. */
+export function fingerprint(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex').slice(0, 12);
+}
+
+/** The secret inside a credential header value: the token after `Bearer`/`Basic`, else the whole value. */
+function credentialSecret(header: string, value: string): string {
+  if (header === 'authorization' || header === 'proxy-authorization') {
+    const m = /^(?:Bearer|Basic)[ \t]+(\S+)/i.exec(value.trim());
+    if (m) return m[1]!;
+  }
+  return value.trim();
+}
+
+/** Replaces any known secret that appears in a non-credential header or the path. */
+function scrub(value: string, secrets: readonly string[]): string {
+  let out = value;
+  for (const s of secrets) if (s && out.includes(s)) out = out.split(s).join(`fp:${fingerprint(s)}`);
+  return out;
+}
+
+export function recordRequest(req: IncomingMessage, requestId: string, secrets: readonly string[]): RecordedRequest {
+  const headers: Record<string, string> = {};
+  const credentials: RecordedRequest['credentials'] = [];
+  const distinct = req.headersDistinct;
+  for (const [name, values] of Object.entries(distinct)) {
+    if (!values) continue;
+    if ((CREDENTIAL_HEADERS as readonly string[]).includes(name)) {
+      const fps = values.map((v) => fingerprint(credentialSecret(name, v)));
+      for (const fp of fps) credentials.push({ header: name, fingerprint: fp });
+      headers[name] = fps.map((fp) => `fp:${fp}`).join(', ');
+    } else {
+      headers[name] = scrub(values.join(', '), secrets);
+    }
+  }
+  return {
+    time: new Date().toISOString(),
+    method: req.method ?? '',
+    path: scrub(req.url ?? '', secrets),
+    headers,
+    credentials,
+    status: 0,
+    requestId,
+    bodyBytes: 0,
+  };
+}

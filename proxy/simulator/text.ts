@@ -1,0 +1,113 @@
+// Deterministic reply text, token estimates and chunking. Everything here is a
+// pure function of the request, so tests and benchmarks can predict the reply.
+
+export type Finish = 'stop' | 'length' | 'stop_sequence' | 'tool_calls';
+
+export interface TextReply {
+  text: string;
+  finish: Exclude<Finish, 'tool_calls'>;
+  /** The stop string that cut the text, when finish is stop_sequence/stop because of it. */
+  matchedStop?: string;
+}
+
+const MAX_ECHO = 200;
+const FILLER = ' Loopgate simulator filler text.';
+
+/** Roughly 4 characters per token, never zero: enough for usage fields to be plausible. */
+export function estimateTokens(chars: number): number {
+  return Math.max(1, Math.ceil(chars / 4));
+}
+
+/** Total length of every string inside a value; linear, so a 50 MB body stays cheap. */
+export function textLength(value: unknown): number {
+  if (typeof value === 'string') return value.length;
+  if (Array.isArray(value)) {
+    let n = 0;
+    for (const v of value) n += textLength(v);
+    return n;
+  }
+  if (value && typeof value === 'object') {
+    let n = 0;
+    for (const v of Object.values(value)) n += textLength(v);
+    return n;
+  }
+  return 0;
+}
+
+/** Text of a message content: a string, or the `text` of its parts. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  const out: string[] = [];
+  for (const part of content) {
+    if (typeof part === 'string') out.push(part);
+    else if (part && typeof part === 'object') {
+      const p = part as Record<string, unknown>;
+      if (typeof p.text === 'string') out.push(p.text);
+      else if (p.type === 'tool_result') out.push(contentText(p.content));
+    }
+  }
+  return out.join(' ');
+}
+
+function firstCodePoints(s: string, n: number): string {
+  // Slicing a huge string first keeps this linear in n, not in the input.
+  return Array.from(s.slice(0, n * 2)).slice(0, n).join('');
+}
+
+/** `Echo: <source>` with whitespace collapsed, cut to 200 characters, padded to `minBytes` with filler. */
+export function echoText(source: string, minBytes = 0): string {
+  const collapsed = firstCodePoints(source, MAX_ECHO * 4).replace(/\s+/g, ' ').trim();
+  let text = `Echo: ${firstCodePoints(collapsed, MAX_ECHO) || '(empty)'}`;
+  if (minBytes > Buffer.byteLength(text)) {
+    const missing = minBytes - Buffer.byteLength(text);
+    text += FILLER.repeat(Math.ceil(missing / FILLER.length)).slice(0, missing);
+  }
+  return text;
+}
+
+/** Applies stop strings, then the token limit, as a model would. */
+export function limitText(text: string, maxTokens: number | undefined, stops: string[]): TextReply {
+  let finish: TextReply['finish'] = 'stop';
+  let matchedStop: string | undefined;
+  let cut = text.length;
+  for (const s of stops) {
+    if (!s) continue;
+    const at = text.indexOf(s);
+    if (at >= 0 && at < cut) {
+      cut = at;
+      matchedStop = s;
+    }
+  }
+  let out = text.slice(0, cut);
+  if (matchedStop !== undefined) finish = 'stop_sequence';
+  if (maxTokens !== undefined && estimateTokens(out.length) > maxTokens) {
+    out = Array.from(out).slice(0, maxTokens * 4).join('');
+    finish = 'length';
+    matchedStop = undefined;
+  }
+  return matchedStop === undefined ? { text: out, finish } : { text: out, finish, matchedStop };
+}
+
+/** Splits text into `n` near-equal pieces without splitting a surrogate pair (fewer if the text is shorter). Linear. */
+export function splitChunks(text: string, n: number): string[] {
+  if (text.length === 0) return [''];
+  const count = Math.max(1, Math.min(n, text.length));
+  const out: string[] = [];
+  let start = 0;
+  for (let i = 1; i <= count; i++) {
+    let end = i === count ? text.length : Math.round((i * text.length) / count);
+    const code = text.charCodeAt(end);
+    if (end < text.length && code >= 0xdc00 && code <= 0xdfff) end++;
+    if (end > start) out.push(text.slice(start, end));
+    start = Math.max(start, end);
+  }
+  return out;
+}
+
+/** Pads a text with filler so it splits into at least `n` chunks (for `x-sim-chunks` larger than the text). */
+export function padToChunks(text: string, n: number): string {
+  if (text.length >= n) return text;
+  const missing = n - text.length;
+  return text + FILLER.repeat(Math.ceil(missing / FILLER.length)).slice(0, missing);
+}

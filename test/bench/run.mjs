@@ -1,0 +1,231 @@
+// The benchmark: what Loopgate costs against going direct and against a plain
+// http-proxy forwarder, measured side by side, interleaved round-robin so drift
+// hits every target alike. Usage: node test/bench/run.mjs [--quick] [--out FILE]
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { killAll, measured, runLoad, startServer } from './procs.mjs';
+import { CONFIGS } from './scenarios.mjs';
+import { checks, renderMarkdown } from './report.mjs';
+import { pct } from './stats.mjs';
+
+const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' } } });
+const cfg = values.quick ? CONFIGS.quick : CONFIGS.full;
+const only = values.only ? new Set(values.only.split(',')) : undefined;
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const cli = join(root, 'dist/cli.js');
+const fixture = JSON.parse(readFileSync(join(root, 'proxy/simulator/default-fixture.json'), 'utf8'));
+// The simulator's demo key: the proxy gets it in its environment only, direct runs send it themselves.
+const KEY = fixture.keys.find((k) => k.group === 'default' && k.status === 'active' && !k.rpm && !k.models).key;
+const PATH = '/v1/chat/completions';
+const tmp = mkdtempSync(join(tmpdir(), 'loopgate-bench-'));
+const began = Date.now();
+// Everything stops by itself, whatever hangs.
+const hardStop = setTimeout(() => {
+  console.error(`bench: over the ${cfg.hardLimitS} s limit, stopping`);
+  killAll();
+  process.exit(1);
+}, cfg.hardLimitS * 1000);
+hardStop.unref();
+
+const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
+
+async function startTargets(label) {
+  const sim = await startServer('simulator', [cli, 'simulate', '--port', '0'], { ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/ });
+  const proxyEnv = { ...process.env, LOOPGATE_API_KEY: KEY, LOOPGATE_UPSTREAM: '' };
+  const serve = (name, extra) =>
+    startServer(name, [cli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', ...extra], { env: proxyEnv, ready: LISTENING });
+  const [meta, bodies, nolog, fwd] = await Promise.all([
+    serve('loopgate', ['--log', join(tmp, `${label}-meta.jsonl`)]),
+    serve('loopgate+bodies', ['--log', join(tmp, `${label}-bodies.jsonl`), '--log-bodies']),
+    serve('loopgate-nolog', ['--no-log']),
+    startServer('forwarder', [fileURLToPath(new URL('./forwarder.mjs', import.meta.url)), sim.url], { ready: LISTENING }),
+  ]);
+  const auth = { authorization: `Bearer ${KEY}` };
+  const targets = {
+    direct: { name: 'direct', url: sim.url, headers: auth, pid: undefined },
+    loopgate: { name: 'loopgate', url: meta.url, headers: {}, pid: meta.pid },
+    'loopgate+bodies': { name: 'loopgate+bodies', url: bodies.url, headers: {}, pid: bodies.pid },
+    'loopgate-nolog': { name: 'loopgate-nolog', url: nolog.url, headers: {}, pid: nolog.pid },
+    forwarder: { name: 'forwarder', url: fwd.url, headers: auth, pid: fwd.pid },
+  };
+  const stop = () => Promise.all([sim, meta, bodies, nolog, fwd].map((s) => s.stop()));
+  return { targets, stop };
+}
+
+function chatBody(stream) {
+  return JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }], ...(stream ? { stream: true } : {}) });
+}
+
+function baseJob(target, extraHeaders = {}) {
+  return { url: target.url, path: PATH, headers: { 'content-type': 'application/json', ...target.headers, ...extraHeaders } };
+}
+
+/** Runs `rounds` rounds, each visiting every target once, starting one further along each round. */
+async function interleaved(targets, names, rounds, makeJob, timeoutMs) {
+  const runs = Object.fromEntries(names.map((n) => [n, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < names.length; i++) {
+      const target = targets[names[(i + r) % names.length]];
+      const job = makeJob(target);
+      const m = await measured(target.pid, () => runLoad(job, timeoutMs));
+      if (m.result.firstError) console.error(`bench: ${target.name}: ${m.result.firstError}`);
+      runs[target.name].push(m);
+    }
+  }
+  return runs;
+}
+
+const MAIN = ['direct', 'loopgate', 'loopgate+bodies', 'forwarder'];
+
+const scenarios = {
+  async latencyC1(targets) {
+    const c = cfg.latency;
+    const runs = await interleaved(targets, MAIN, c.rounds, (t) => ({ ...baseJob(t), mode: 'latency', body: chatBody(false), warmup: c.warmup, requests: c.requests, maxMs: 60_000 }), 120_000);
+    return mapTargets(runs, (rs) => {
+      const samples = rs.flatMap((m) => m.result.samples);
+      return { p50: pct(samples, 50), p99: pct(samples, 99), n: samples.length, errors: sum(rs, (m) => m.result.errors), ...cpu(rs, samples.length) };
+    });
+  },
+  async throughputC64(targets) {
+    const c = cfg.throughput;
+    const names = [...MAIN, 'loopgate-nolog'];
+    const runs = await interleaved(
+      targets,
+      names,
+      c.rounds,
+      (t) => ({ ...baseJob(t), mode: 'throughput', body: chatBody(false), concurrency: 64, warmupMs: c.warmupMs, durationMs: c.durationMs }),
+      c.warmupMs + c.durationMs + 60_000,
+    );
+    return mapTargets(runs, (rs) => {
+      const rps = rs.map((m) => m.result.rps);
+      return { rps: median(rps), rpsRounds: rps.map(round1), errors: sum(rs, (m) => m.result.errors), ...cpu(rs, sum(rs, (m) => m.result.completed)) };
+    });
+  },
+  async sse(targets, level) {
+    const c = cfg.sse[level];
+    const headers = { 'x-sim-chunks': '50', 'x-sim-chunk-delay-ms': String(c.delayMs) };
+    const runs = await interleaved(
+      targets,
+      MAIN,
+      c.rounds,
+      (t) => ({ ...baseJob(t, headers), mode: 'sse', body: chatBody(true), streams: c.streams, connections: c.streams, repeat: c.repeat, maxMs: 120_000 }),
+      180_000,
+    );
+    return mapTargets(runs, (rs) => {
+      const ttfb = rs.flatMap((m) => m.result.ttfb);
+      const gaps = rs.flatMap((m) => m.result.gaps);
+      return {
+        streams: c.streams,
+        delayMs: c.delayMs,
+        ttfbP50: pct(ttfb, 50),
+        ttfbP99: pct(ttfb, 99),
+        gapP50: pct(gaps, 50),
+        gapP99: pct(gaps, 99),
+        eventsMin: Math.min(...rs.map((m) => m.result.events.min)),
+        eventsMax: Math.max(...rs.map((m) => m.result.events.max)),
+        streamsSeen: sum(rs, (m) => m.result.events.streams),
+        coalesced: sum(rs, (m) => m.result.coalesced),
+        errors: sum(rs, (m) => m.result.errors),
+        ...cpu(rs, sum(rs, (m) => m.result.events.streams)),
+      };
+    });
+  },
+  async bigBodies(targets, mode) {
+    const c = cfg.big;
+    const names = MAIN;
+    const runs = await interleaved(
+      targets,
+      names,
+      c.rounds,
+      (t) => ({ ...baseJob(t), mode, body: chatBody(false), bytes: 50 * 1024 * 1024 }),
+      120_000,
+    );
+    return mapTargets(runs, (rs) => ({
+      ms: median(rs.map((m) => m.result.ms ?? NaN)),
+      rssGrowthMB: rs[0].rssPeak === undefined ? undefined : round1(Math.max(...rs.map((m) => m.rssPeak - m.rssBefore)) / 2 ** 20),
+      rssPeakMB: rs[0].rssPeak === undefined ? undefined : round1(Math.max(...rs.map((m) => m.rssPeak)) / 2 ** 20),
+      errors: sum(rs, (m) => m.result.errors),
+    }));
+  },
+};
+
+function cpu(rs, units) {
+  if (rs[0].cpuMs === undefined) return {};
+  const cpuTotal = sum(rs, (m) => m.cpuMs);
+  const wall = sum(rs, (m) => m.wallMs);
+  return {
+    cpuPct: round1((100 * cpuTotal) / wall),
+    cpuMsPerUnit: units ? Math.round((1000 * cpuTotal) / units) / 1000 : undefined,
+    rssPeakMB: round1(Math.max(...rs.map((m) => m.rssPeak)) / 2 ** 20),
+  };
+}
+
+function mapTargets(runs, f) {
+  return Object.fromEntries(Object.entries(runs).map(([name, rs]) => [name, f(rs)]));
+}
+const sum = (xs, f) => xs.reduce((a, x) => a + f(x), 0);
+const round1 = (x) => Math.round(x * 10) / 10;
+function median(xs) {
+  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+  return s.length ? s[Math.floor(s.length / 2)] : NaN;
+}
+
+async function warm(targets) {
+  for (const name of [...MAIN, 'loopgate-nolog']) {
+    await runLoad({ ...baseJob(targets[name]), mode: 'latency', body: chatBody(false), warmup: 50, requests: 1, maxMs: 10_000 }, 30_000);
+  }
+}
+
+const want = (name) => !only || only.has(name);
+const results = {};
+try {
+  let set = await startTargets('a');
+  await warm(set.targets);
+  if (want('latency')) {
+    console.error('bench: small requests, concurrency 1');
+    results.latencyC1 = await scenarios.latencyC1(set.targets);
+  }
+  if (want('throughput')) {
+    console.error('bench: small requests, concurrency 64');
+    results.throughputC64 = await scenarios.throughputC64(set.targets);
+  }
+  for (const level of ['c1', 'c100', 'c1000']) {
+    if (!want(`sse-${level}`) && !want('sse')) continue;
+    console.error(`bench: SSE ${level}`);
+    results[`sse_${level}`] = await scenarios.sse(set.targets, level);
+  }
+  await set.stop();
+  // Fresh processes: memory growth is measured from a clean, warmed-up start.
+  if (want('big')) {
+    for (const mode of ['bigRequest', 'bigResponse']) {
+      set = await startTargets(mode);
+      await warm(set.targets);
+      console.error(`bench: ${mode}`);
+      results[mode] = await scenarios.bigBodies(set.targets, mode);
+      await set.stop();
+    }
+  }
+} finally {
+  killAll();
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+const machine = { nproc: cpus().length, cpu: cpus()[0]?.model, node: process.version, platform: `${process.platform} ${process.arch}` };
+const report = {
+  date: new Date().toISOString(),
+  quick: Boolean(values.quick),
+  durationS: Math.round((Date.now() - began) / 1000),
+  machine,
+  config: cfg,
+  results,
+  checks: checks(results),
+};
+const json = JSON.stringify(report, null, 2);
+// The key must never reach a bench artefact.
+if (json.includes(KEY)) throw new Error('bench: the key leaked into the report');
+if (values.out) writeFileSync(values.out, json + '\n');
+process.stdout.write(renderMarkdown(report) + '\n');
+process.exit(0);

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { isEndpointNotSupported, rejectionBody, translateError } from '../../proxy/bridge/index.js';
+
+const relayError = (message: string, type: string, code: string, param: string | null = null) =>
+  Buffer.from(JSON.stringify({ error: { message, type, param, code } }));
+
+describe('translateError', () => {
+  it('Responses keeps the OpenAI envelope, status, type, code and param', () => {
+    const r = translateError('responses', 400, relayError("Unsupported parameter: 'n'", 'invalid_request_error', 'unsupported_parameter', 'n'));
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.body)).toEqual({ error: { message: "Unsupported parameter: 'n'", type: 'invalid_request_error', param: 'n', code: 'unsupported_parameter' } });
+  });
+
+  it.each([
+    [400, 'invalid_request_error'],
+    [401, 'authentication_error'],
+    [403, 'permission_error'],
+    [404, 'not_found_error'],
+    [429, 'rate_limit_error'],
+    [500, 'api_error'],
+    [503, 'overloaded_error'],
+  ])('Messages: HTTP %i → Anthropic %s, code kept', (status, type) => {
+    const r = translateError('messages', status, relayError('No available channel (request id: 2024abc)', 'x', 'model_not_found'));
+    expect(r.status).toBe(status);
+    expect(JSON.parse(r.body)).toEqual({ type: 'error', error: { type, message: 'No available channel (request id: 2024abc)', code: 'model_not_found' } });
+  });
+
+  it('never echoes a non-JSON body (an HTML error page may carry anything)', () => {
+    const html = Buffer.from('<html>502 Bad Gateway sk-leaked-value</html>');
+    for (const kind of ['responses', 'messages'] as const) {
+      const r = translateError(kind, 502, html);
+      expect(r.status).toBe(502);
+      expect(r.body).not.toContain('sk-leaked');
+      expect(r.body).toContain('HTTP 502');
+    }
+  });
+
+  it('reads a bare {message} body too', () => {
+    expect(JSON.parse(translateError('messages', 500, Buffer.from('{"message":"oops"}')).body).error.message).toBe('oops');
+  });
+});
+
+describe('isEndpointNotSupported', () => {
+  it('matches 404 endpoint_not_supported in either envelope', () => {
+    expect(isEndpointNotSupported(404, relayError('This group does not support Responses', 'invalid_request_error', 'endpoint_not_supported'))).toBe(true);
+    expect(isEndpointNotSupported(404, Buffer.from(JSON.stringify({ type: 'error', error: { type: 'endpoint_not_supported', message: 'x' } })))).toBe(true);
+  });
+
+  it('does not match other 404s or other statuses', () => {
+    expect(isEndpointNotSupported(404, relayError('Invalid URL (POST /v1/v1/responses)', 'invalid_request_error', 'invalid_url'))).toBe(false);
+    expect(isEndpointNotSupported(400, relayError('x', 'y', 'endpoint_not_supported'))).toBe(false);
+    expect(isEndpointNotSupported(404, Buffer.from('not json'))).toBe(false);
+  });
+});
+
+describe('rejectionBody', () => {
+  it('puts the bridge refusal in the caller envelope', () => {
+    expect(JSON.parse(rejectionBody('responses', 'm', 'background'))).toEqual({ error: { message: 'm', type: 'invalid_request_error', param: 'background', code: 'unsupported_parameter' } });
+    expect(JSON.parse(rejectionBody('messages', 'm', 'thinking'))).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'm' } });
+  });
+});

@@ -1,0 +1,144 @@
+// The bridge wired into the real proxy, against the simulator's chat-only group,
+// driven by the official SDKs exactly as Codex CLI / Claude Code would be.
+
+import { readFileSync } from 'node:fs';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEYS, startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
+import { defineSdkScenarios, type Clients } from './sdk-scenarios.js';
+
+function clientsFor(stack: Stack): Clients {
+  return {
+    openai: new OpenAI({ baseURL: `${stack.proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 }),
+    anthropic: new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0, logLevel: 'error' }),
+  };
+}
+
+async function post(stack: Stack, path: string, body: unknown): Promise<Response> {
+  return fetch(`${stack.proxy.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify(body),
+  });
+}
+
+describe("bridge: 'auto' on a chat-only key", () => {
+  let stack: Stack;
+  let clients: Clients;
+  beforeAll(async () => {
+    stack = await startStack({ key: KEYS.chatOnly, bridge: 'auto' });
+    clients = clientsFor(stack);
+  });
+  afterAll(() => stack.close());
+
+  defineSdkScenarios(() => clients, { responsesModel: 'gpt-4o-mini', messagesModel: 'claude-sonnet-4-5' });
+
+  it('marks bridged answers with x-loopgate-bridge and sends chat upstream', async () => {
+    stack.sim.clearRequests();
+    const r1 = await post(stack, '/v1/responses', { model: 'gpt-4o-mini', input: 'hi' });
+    expect(r1.status).toBe(200);
+    expect(r1.headers.get('x-loopgate-bridge')).toBe('responses->chat');
+    const r2 = await post(stack, '/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
+    expect(r2.status).toBe(200);
+    expect(r2.headers.get('x-loopgate-bridge')).toBe('messages->chat');
+    expect(stack.sim.requests.map((q) => q.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions']);
+  });
+
+  it('logs the bridge in the traffic line', async () => {
+    await post(stack, '/v1/responses', { model: 'gpt-4o-mini', input: 'log me' });
+    await until(() => stack.traffic.find((l) => l.includes('bridge responses->chat')), 5000, 'a traffic line naming the bridge');
+  });
+
+  it("bridges Claude Code's ?beta=true form of /v1/messages", async () => {
+    const anthropic = new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0, logLevel: 'error', defaultQuery: { beta: 'true' } });
+    const { data, response } = await anthropic.messages
+      .create({ model: 'claude-sonnet-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'beta hello' }] })
+      .withResponse();
+    expect(response.headers.get('x-loopgate-bridge')).toBe('messages->chat');
+    expect((data.content[0] as { text: string }).text).toContain('beta hello');
+    // The Anthropic-only query has no meaning on the chat route.
+    expect(stack.sim.requests.at(-1)!.path).toBe('/v1/chat/completions');
+  });
+
+  it('streams bridged deltas as they arrive (the bridge does not buffer)', async () => {
+    const delay = 80;
+    const arrivals: number[] = [];
+    const stream = clients.openai.responses.stream(
+      { model: 'gpt-4o-mini', input: 'incremental please' },
+      { headers: { 'x-sim-chunk-delay-ms': String(delay), 'x-sim-chunks': '6' } },
+    );
+    stream.on('response.output_text.delta', () => arrivals.push(performance.now()));
+    await stream.finalResponse();
+    expect(arrivals.length).toBe(6);
+    // Buffered output would land all at once; here the deltas are spread over the upstream's pauses.
+    expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(4 * delay * 0.8);
+  });
+
+  it('canary: the real key appears in no bridged answer and no log line', async () => {
+    const bodies: string[] = [];
+    for (const [path, body, fault] of [
+      ['/v1/responses', { model: 'gpt-4o-mini', input: 'x' }, '503'],
+      ['/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }, '429'],
+      ['/v1/responses', { model: 'gpt-4o-mini', input: 'x', stream: true }, 'error-event-mid-stream'],
+      ['/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 5, thinking: { type: 'enabled', budget_tokens: 1 }, messages: [{ role: 'user', content: 'x' }] }, ''],
+    ] as const) {
+      const r = await fetch(`${stack.proxy.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'x-sim-fault': fault },
+        body: JSON.stringify(body),
+      });
+      bodies.push(JSON.stringify([...r.headers]) + (await r.text()));
+    }
+    await until(() => stack.traffic.length >= 4 || undefined, 5000, 'traffic lines');
+    for (const text of [...bodies, ...stack.traffic, readFileSync(stack.logFile, 'utf8')]) {
+      expect(text).not.toContain(KEYS.chatOnly);
+      expect(text).not.toContain(TOKEN);
+    }
+  });
+
+  it('a bridge refusal is a 400 in the caller envelope, and nothing goes upstream', async () => {
+    stack.sim.clearRequests();
+    const r = await post(stack, '/v1/responses', { model: 'gpt-4o-mini', input: 'x', previous_response_id: 'resp_1' });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { error: { param: string } }).error.param).toBe('previous_response_id');
+    expect(stack.sim.requests).toHaveLength(0);
+  });
+});
+
+describe("bridge: 'off' on a chat-only key", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ key: KEYS.chatOnly, bridge: 'off' });
+  });
+  afterAll(() => stack.close());
+
+  it("gives the upstream's 404 endpoint_not_supported, untouched", async () => {
+    for (const [path, body] of [
+      ['/v1/responses', { model: 'gpt-4o-mini', input: 'hi' }],
+      ['/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }],
+    ] as const) {
+      const r = await post(stack, path, body);
+      expect(r.status).toBe(404);
+      expect(r.headers.get('x-loopgate-bridge')).toBeNull();
+      const text = await r.text();
+      expect(text).toContain('endpoint_not_supported');
+      expect(stack.sim.requests.at(-1)!.path).toBe(path);
+    }
+  });
+});
+
+describe("bridge: 'auto' on a key whose route has Responses", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ key: KEYS.default, bridge: 'auto' });
+  });
+  afterAll(() => stack.close());
+
+  it('forwards natively', async () => {
+    const r = await post(stack, '/v1/responses', { model: 'gpt-4o-mini', input: 'hi' });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-loopgate-bridge')).toBeNull();
+    expect(stack.sim.requests.at(-1)!.path).toBe('/v1/responses');
+  });
+});

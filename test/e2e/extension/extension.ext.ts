@@ -1,0 +1,312 @@
+// Runs inside real VS Code (code-server) with the Loopgate extension, against
+// the simulator the outer test started (loopgate.baseUrl in user settings).
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import type { LoopgateTestApi } from '../../../extension/extension.js';
+import { ProxyHost } from '../../../extension/proxyHost.js';
+// Type-only: the extension's bundle has its own copies of these classes, so nodes are told apart by contextValue.
+import type { DiagnosisNode, ModelNode, ProtocolNode, ProviderNode } from '../../../extension/views/nodes.js';
+import fixtureJson from '../../../proxy/simulator/default-fixture.json';
+import { modelEntries, validateFixture } from '../../../proxy/simulator/fixture.js';
+import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
+
+const fixture = validateFixture(fixtureJson);
+const GOOD_KEY = fixture.keys.find((k) => k.group === 'default' && k.status === 'active' && !k.models && !k.rpm)!.key;
+const BAD_KEY = 'sk-e2e-not-a-real-key-000000000000000000';
+const PROTOCOL_LABELS = { chat: 'Chat Completions', responses: 'Responses', messages: 'Anthropic Messages' } as const;
+
+let api: LoopgateTestApi;
+
+function roots() {
+  return api.tree.getChildren();
+}
+
+async function waitForModels(): Promise<ProviderNode[]> {
+  return waitFor(
+    () => {
+      const providers = roots().filter((n): n is ProviderNode => n.contextValue === 'provider');
+      return providers.length > 0 ? providers : undefined;
+    },
+    { timeoutMs: 20_000, message: 'provider nodes in the Models tree' },
+  );
+}
+
+test('activates and starts the proxy on the configured port', async () => {
+  const ext = vscode.extensions.getExtension<LoopgateTestApi>('loopgate.loopgate');
+  assert.ok(ext);
+  api = (await ext.activate())!;
+  assert.ok(api, 'activate() returns the test API outside production');
+  const state = await waitFor(() => (api.host.state.kind === 'running' ? api.host.state : undefined), { timeoutMs: 20_000, message: `proxy running (state ${JSON.stringify(api.host.state)})` });
+  const port = vscode.workspace.getConfiguration('loopgate').get<number>('proxy.port');
+  assert.equal(state.url, `http://127.0.0.1:${port}`);
+  assert.equal(state.simulator, false);
+  assert.equal(state.baseUrl, vscode.workspace.getConfiguration('loopgate').get<string>('baseUrl')!.replace(/\/+$/, ''));
+  assert.match(api.statusBar.text, new RegExp(`:${port}\\b`));
+}, { timeoutMs: 40_000 });
+
+test('contributed commands equal registered commands', async () => {
+  const contributed = (vscode.extensions.getExtension('loopgate.loopgate')!.packageJSON.contributes.commands as { command: string }[]).map((c) => c.command).sort();
+  const registered = (await vscode.commands.getCommands(true)).filter((c) => /^loopgate\.[A-Za-z]+$/.test(c)) // not the view's own loopgate.models.* commands
+    .sort();
+  assert.deepEqual(registered, contributed);
+});
+
+test('without a key the Models tree is empty, so the "no key" welcome view shows', async () => {
+  assert.equal(await api.readKey(), undefined);
+  assert.deepEqual(roots(), []);
+});
+
+test('Set API Key refuses keys the service answers 401 or 403 and says why', async () => {
+  const r = (await vscode.commands.executeCommand('loopgate.setApiKey', BAD_KEY)) as { saved: boolean; status?: number; message: string };
+  assert.equal(r.saved, false);
+  assert.equal(r.status, 401);
+  assert.match(r.message, /401 Unauthorized.*wrong, missing, deleted/);
+  const restricted = fixture.keys.find((k) => k.status === 'restricted')!.key;
+  const r403 = (await vscode.commands.executeCommand('loopgate.setApiKey', restricted)) as { saved: boolean; status?: number; message: string };
+  assert.deepEqual([r403.saved, r403.status], [false, 403]);
+  assert.match(r403.message, /403 Forbidden.*group or model permission/);
+  assert.equal(await api.readKey(), undefined);
+});
+
+test('Set API Key validates the key and keeps it only in SecretStorage, pushed without a restart', async () => {
+  const pid = api.host.pid;
+  assert.ok(pid);
+  const r = (await vscode.commands.executeCommand('loopgate.setApiKey', GOOD_KEY)) as { saved: boolean; status?: number };
+  assert.deepEqual([r.saved, r.status], [true, 200]);
+  assert.equal(await api.readKey(), GOOD_KEY);
+  assert.equal(await api.secrets.get('loopgate.apiKey'), GOOD_KEY);
+  const inspect = vscode.workspace.getConfiguration('loopgate').inspect('apiKey');
+  assert.equal(inspect?.globalValue, undefined);
+  assert.equal(api.host.pid, pid, 'a key change must not restart the proxy');
+});
+
+test("the tree lists the fixture group's models, grouped by owned_by, with their protocols", async () => {
+  const providers = await waitForModels();
+  const group = fixture.groups.default!;
+  const expected = new Map<string, string[]>();
+  for (const m of modelEntries(group)) expected.set(m.owned_by!, [...(expected.get(m.owned_by!) ?? []), m.id]);
+  assert.deepEqual(providers.map((p) => p.label).sort(), [...expected.keys()].sort());
+  for (const p of providers) {
+    const models = api.tree.getChildren(p) as ModelNode[];
+    assert.deepEqual(models.map((m) => m.label).sort(), [...expected.get(p.ownedBy)!].sort());
+    for (const m of models) {
+      assert.equal(m.contextValue, 'model');
+      const protocols = api.tree.getChildren(m) as ProtocolNode[];
+      assert.deepEqual(protocols.map((n) => n.protocol).sort(), [...group.protocols].sort());
+      assert.deepEqual(protocols.map((n) => n.label).sort(), group.protocols.map((x) => PROTOCOL_LABELS[x]).sort());
+      for (const n of protocols) assert.ok(n.iconPath instanceof vscode.ThemeIcon);
+    }
+  }
+});
+
+test("Try sends a minimal request through the proxy and returns the simulator's reply", async () => {
+  const model = modelEntries(fixture.groups.default!)[0]!.id;
+  const r = (await vscode.commands.executeCommand('loopgate.tryModel', model)) as { protocol: string; status: number; text?: string; latencyMs: number };
+  assert.equal(r.status, 200);
+  assert.equal(r.protocol, 'responses', 'Responses first when the model lists it');
+  assert.match(r.text ?? '', /^Echo: Reply with one short sentence\./);
+  assert.ok(r.latencyMs >= 0);
+  const chat = (await vscode.commands.executeCommand('loopgate.tryModel', model, 'chat')) as { protocol: string; text?: string };
+  assert.equal(chat.protocol, 'chat');
+  assert.match(chat.text ?? '', /^Echo: Reply with one short sentence\./);
+});
+
+test('the filter narrows the tree and clears', async () => {
+  await vscode.commands.executeCommand('loopgate.filterModels', 'deepseek');
+  const providers = roots().filter((n) => n.contextValue === 'provider') as ProviderNode[];
+  assert.deepEqual(providers.map((p) => p.ownedBy), ['deepseek']);
+  await vscode.commands.executeCommand('loopgate.clearFilter');
+  assert.ok(roots().filter((n) => n.contextValue === 'provider').length > 1);
+});
+
+test('new terminals get the proxy address and the local token, not the key, and nothing is persisted', () => {
+  const env = api.terminalEnv;
+  const url = api.host.endpoint!.url;
+  assert.equal(env.persistent, false);
+  assert.equal(env.get('OPENAI_BASE_URL')?.value, `${url}/v1`);
+  assert.equal(env.get('OPENAI_API_KEY')?.value, api.host.token);
+  assert.equal(env.get('ANTHROPIC_BASE_URL')?.value, url);
+  assert.equal(env.get('ANTHROPIC_AUTH_TOKEN')?.value, api.host.token);
+  assert.notEqual(api.host.token, GOOD_KEY);
+});
+
+test("the real key is in neither the proxy's argv nor its environment", async () => {
+  // Credential-named variables in the extension host must not reach the forked proxy.
+  const planted = { OPENAI_API_KEY: 'sk-e2e-planted-openai', LOOPGATE_TOKEN: 'lg-e2e-planted', MY_SECRET: 'planted-secret' };
+  Object.assign(process.env, planted);
+  try {
+    const before = api.host.pid;
+    await api.host.restart();
+    assert.notEqual(api.host.pid, before);
+  } finally {
+    for (const name of Object.keys(planted)) delete process.env[name];
+  }
+  const pid = api.host.pid!;
+  const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  const environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
+  assert.match(cmdline, /serve\0--ipc/);
+  for (const secret of [GOOD_KEY, api.host.token, 'planted']) {
+    assert.equal(cmdline.includes(secret), false, 'secret in argv');
+    assert.equal(environ.includes(secret), false, 'secret in the child environment');
+  }
+  assert.equal(/(^|\0)[^=\0]*(KEY|TOKEN|SECRET)[^=\0]*=/i.test(environ), false, 'credential-named variable in the child environment');
+});
+
+test('a key found in settings.json moves to SecretStorage; a 401 key gives a diagnosis node that fixes it', async () => {
+  await vscode.workspace.getConfiguration('loopgate').update('apiKey', BAD_KEY, vscode.ConfigurationTarget.Global);
+  await waitFor(async () => (await api.readKey()) === BAD_KEY, { message: 'the key moved into SecretStorage' });
+  await waitFor(() => vscode.workspace.getConfiguration('loopgate').inspect('apiKey')?.globalValue === undefined, { message: 'loopgate.apiKey removed from settings' });
+  const node = await waitFor(() => roots().find((n): n is DiagnosisNode => n.contextValue === 'diagnosis'), { timeoutMs: 20_000, message: 'a diagnosis node' });
+  assert.equal(node.contextValue, 'diagnosis');
+  assert.equal(node.problem.status, 401);
+  assert.match(String(node.label), /^401 Unauthorized/);
+  assert.equal(node.command?.command, 'loopgate.setApiKey');
+  assert.equal(roots().some((n) => n.contextValue === 'provider'), false);
+}, { timeoutMs: 40_000 });
+
+test('the status bar shows the request count and the last error', async () => {
+  await waitFor(() => api.statusBar.requestCount > 0 && /\$\(error\) 401/.test(api.statusBar.text), { message: `status bar with a 401 (text: ${api.statusBar.text})` });
+});
+
+test('a second window on the same port attaches to the running proxy and does not stop it', async () => {
+  const first = api.host.endpoint!;
+  const port = Number(new URL(first.url).port);
+  const second = new ProxyHost({
+    cliPath: join(vscode.extensions.getExtension('loopgate.loopgate')!.extensionPath, 'dist', 'cli.js'),
+    token: api.host.token,
+    readConfig: () => ({ upstream: first.baseUrl, port, host: '127.0.0.1', logBodies: false, requireToken: true }),
+    readKey: async () => undefined,
+    log: () => undefined,
+  });
+  try {
+    const state = await second.start();
+    assert.equal(state.kind, 'attached', JSON.stringify(state));
+    assert.equal(second.endpoint?.url, first.url);
+    await second.stop();
+  } finally {
+    second.dispose();
+  }
+  const health = await fetch(`${first.url}/_loopgate/health`, { headers: { authorization: `Bearer ${api.host.token}` } });
+  assert.equal(health.status, 200);
+  assert.equal((await fetch(`${first.url}/_loopgate/health`)).status, 401);
+}, { timeoutMs: 40_000 });
+
+test('a crashed proxy is restarted with backoff', async () => {
+  const pid = api.host.pid!;
+  process.kill(pid, 'SIGKILL');
+  await waitFor(() => api.host.state.kind === 'running' && api.host.pid !== undefined && api.host.pid !== pid, { timeoutMs: 25_000, message: 'the proxy running again under a new pid' });
+}, { timeoutMs: 40_000 });
+
+test('Set API Key with a good key replaces the bad one and the models come back', async () => {
+  const r = (await vscode.commands.executeCommand('loopgate.setApiKey', GOOD_KEY)) as { saved: boolean };
+  assert.equal(r.saved, true);
+  await waitForModels();
+}, { timeoutMs: 40_000 });
+
+async function restartedOn(change: () => Thenable<unknown>): Promise<void> {
+  const pid = api.host.pid;
+  await change();
+  await waitFor(() => api.host.state.kind === 'running' && api.host.pid !== pid, { timeoutMs: 25_000, message: 'the proxy restarted under a new pid' });
+}
+
+test('a base URL with a doubled /v1 is normalised and the proxy restarts on it', async () => {
+  const original = vscode.workspace.getConfiguration('loopgate').get<string>('baseUrl')!;
+  const base = original.replace(/\/+$/, '');
+  await restartedOn(() => vscode.commands.executeCommand('loopgate.setBaseUrl', `${base}/v1/chat/completions`));
+  const state = api.host.endpoint!;
+  assert.equal(state.baseUrl, base.endsWith('/v1') ? base : `${base}/v1`);
+  await waitForModels();
+  await restartedOn(() => vscode.commands.executeCommand('loopgate.setBaseUrl', original));
+}, { timeoutMs: 60_000 });
+
+test('with no base URL the proxy runs the simulator and the tree says demo mode', async () => {
+  const original = vscode.workspace.getConfiguration('loopgate').get<string>('baseUrl')!;
+  await restartedOn(() => vscode.commands.executeCommand('loopgate.setBaseUrl', ''));
+  assert.equal(api.host.endpoint?.simulator, true);
+  await waitForModels();
+  assert.equal(roots()[0]?.label, 'Demo mode (simulator)');
+  assert.match(api.statusBar.text, /\$\(beaker\) Loopgate/);
+  await restartedOn(() => vscode.commands.executeCommand('loopgate.setBaseUrl', original));
+  await waitForModels();
+  assert.equal(api.host.endpoint?.simulator, false);
+}, { timeoutMs: 60_000 });
+
+test('models without supported_endpoint_types are probed on demand', async () => {
+  // A relay that lists no endpoint types and has only Chat Completions.
+  const upstream = createServer((req, res) => {
+    const json = (status: number, body: object) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    req.resume();
+    req.on('end', () => {
+      if (req.method === 'GET' && req.url === '/v1/models') return json(200, { object: 'list', data: [{ id: 'plain-model', object: 'model', owned_by: 'acme' }] });
+      if (req.method === 'POST' && req.url === '/v1/chat/completions') return json(200, { choices: [{ index: 0, message: { role: 'assistant', content: 'plain reply' }, finish_reason: 'stop' }] });
+      json(404, { error: { message: `Invalid URL (${req.method} ${req.url})`, type: 'invalid_request_error', code: '' } });
+    });
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', () => r()));
+  const original = vscode.workspace.getConfiguration('loopgate').get<string>('baseUrl')!;
+  const bridge = vscode.workspace.getConfiguration('loopgate').get<string>('proxy.bridge');
+  try {
+    await restartedOn(() => vscode.workspace.getConfiguration('loopgate').update('proxy.bridge', 'off', vscode.ConfigurationTarget.Global));
+    await restartedOn(() => vscode.commands.executeCommand('loopgate.setBaseUrl', `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`));
+    const [acme] = await waitForModels();
+    const [unprobed] = api.tree.getChildren(acme!) as ModelNode[];
+    assert.equal(unprobed?.contextValue, 'modelUnprobed');
+    const found = (await vscode.commands.executeCommand('loopgate.probeProtocols', 'plain-model')) as string[];
+    assert.deepEqual(found, ['chat']);
+    const [probed] = api.tree.getChildren(roots().find((n) => n.contextValue === 'provider')!) as ModelNode[];
+    assert.equal(probed?.contextValue, 'model');
+    const r = (await vscode.commands.executeCommand('loopgate.tryModel', 'plain-model')) as { protocol: string; text?: string };
+    assert.deepEqual([r.protocol, r.text], ['chat', 'plain reply']);
+  } finally {
+    await restartedOn(() => vscode.workspace.getConfiguration('loopgate').update('proxy.bridge', bridge === 'auto' ? undefined : bridge, vscode.ConfigurationTarget.Global));
+    await restartedOn(() => vscode.commands.executeCommand('loopgate.setBaseUrl', original));
+    upstream.close();
+  }
+  await waitForModels();
+}, { timeoutMs: 90_000 });
+
+test('Run Diagnosis shows the doctor report as a markdown document', async () => {
+  const report = (await vscode.commands.executeCommand('loopgate.runDiagnosis')) as string | undefined;
+  assert.ok(report && report.length > 20, 'a report');
+  assert.equal(report.includes(GOOD_KEY), false);
+  const doc = vscode.workspace.textDocuments.find((d) => d.languageId === 'markdown' && d.getText() === report);
+  assert.ok(doc, 'the report is open as a markdown document');
+}, { timeoutMs: 70_000 });
+
+test('Export Redacted Log writes a HAR without the key or the token', async () => {
+  const out = join(tmpdir(), `loopgate-e2e-${process.pid}-${Date.now()}.har`);
+  const written = (await vscode.commands.executeCommand('loopgate.exportLog', out)) as string | undefined;
+  assert.equal(written, out);
+  assert.ok(existsSync(out));
+  const text = readFileSync(out, 'utf8');
+  const har = JSON.parse(text) as { log: { entries: unknown[] } };
+  assert.ok(har.log.entries.length > 0);
+  assert.equal(text.includes(GOOD_KEY), false);
+  assert.equal(text.includes(api.host.token), false);
+});
+
+test('the Copy Environment command gives shell exports with the token', async () => {
+  const text = (await vscode.commands.executeCommand('loopgate.copyEnvironment')) as string;
+  assert.match(text, new RegExp(`^export OPENAI_BASE_URL='${api.host.endpoint!.url}/v1'$`, 'm'));
+  assert.equal(text.includes(GOOD_KEY), false);
+  assert.equal(await vscode.env.clipboard.readText(), text);
+});
+
+test('Stop Proxy stops the proxy this window started and clears the terminal variables; Start Proxy brings it back', async () => {
+  const url = api.host.endpoint!.url;
+  await vscode.commands.executeCommand('loopgate.stopProxy');
+  assert.equal(api.host.state.kind, 'stopped');
+  await assert.rejects(fetch(`${url}/_loopgate/health`), 'nothing listens on the port any more');
+  assert.equal(api.terminalEnv.get('OPENAI_API_KEY'), undefined);
+  assert.deepEqual(roots(), [], 'the "not running" welcome view shows');
+  const state = (await vscode.commands.executeCommand('loopgate.startProxy')) as { kind: string };
+  assert.equal(state.kind, 'running');
+  assert.equal(api.terminalEnv.get('OPENAI_API_KEY')?.value, api.host.token);
+  await waitForModels();
+}, { timeoutMs: 40_000 });
+
+export const run = runTests;

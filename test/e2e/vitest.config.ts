@@ -1,0 +1,15 @@
+// vitest config for the real-VS-Code suites; `node test/e2e/run.mjs` uses it.
+import { resolve } from 'node:path';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    root: resolve(__dirname, '..', '..'),
+    include: ['test/e2e/**/*.test.ts'],
+    // One VS Code at a time: the machine has 2 cores.
+    fileParallelism: false,
+    testTimeout: 240_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+  },
+});

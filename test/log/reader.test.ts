@@ -1,0 +1,81 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LogReadError, parseSince, readTrafficLog } from '../../proxy/log/index.js';
+import { record } from './records.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'lg-read-'));
+const line = (o: unknown) => JSON.stringify(o) + '\n';
+
+describe('readTrafficLog', () => {
+  it('skips and counts corrupt, foreign and truncated lines; blank lines are not errors', async () => {
+    const file = join(dir, 'corrupt.jsonl');
+    const good = [record(), record(), record()];
+    const truncated = JSON.stringify(record()).slice(0, 40);
+    writeFileSync(
+      file,
+      line(good[0]) +
+        'not json at all\n' +
+        '\n' +
+        line(good[1]) +
+        line([1, 2, 3]) +
+        line({ time: 'yesterday', method: 'GET', path: '/', status: 200 }) +
+        line({ hello: 'world' }) +
+        '\u0000\u0000\u0000\n' +
+        line(good[2]) +
+        truncated,
+    );
+    const { records, skipped } = await readTrafficLog(file);
+    expect(records.map((r) => r.id)).toEqual(good.map((r) => r.id));
+    expect(skipped).toBe(6);
+  });
+
+  it('filters by since', async () => {
+    const file = join(dir, 'since.jsonl');
+    const old = record({ time: '2026-11-20T00:00:00.000Z' });
+    const recent = record({ time: '2026-11-21T04:30:00.000Z' });
+    writeFileSync(file, line(old) + line(recent));
+    const { records } = await readTrafficLog(file, { since: new Date('2026-11-21T00:00:00Z') });
+    expect(records.map((r) => r.id)).toEqual([recent.id]);
+  });
+
+  it('reads rotated files oldest first, and only when asked', async () => {
+    const file = join(dir, 'rot.jsonl');
+    const [a, b, c] = [record(), record(), record()];
+    writeFileSync(join(dir, 'rot.2.jsonl'), line(a));
+    writeFileSync(join(dir, 'rot.1.jsonl'), line(b));
+    writeFileSync(file, line(c));
+    expect((await readTrafficLog(file)).records.map((r) => r.id)).toEqual([c.id]);
+    const all = await readTrafficLog(file, { includeRotated: true });
+    expect(all.records.map((r) => r.id)).toEqual([a.id, b.id, c.id]);
+    expect(all.files).toEqual([join(dir, 'rot.2.jsonl'), join(dir, 'rot.1.jsonl'), file]);
+  });
+
+  it('says what to do about a missing log', async () => {
+    const missing = join(dir, 'nope.jsonl');
+    const err = await readTrafficLog(missing).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LogReadError);
+    expect((err as LogReadError).code).toBe('ENOENT');
+    expect((err as Error).message).toMatch(/cannot read traffic log .*nope\.jsonl: no such file .*--log FILE/);
+  });
+});
+
+describe('parseSince', () => {
+  const now = new Date('2026-11-21T12:00:00Z');
+  it.each([
+    ['15m', '2026-11-21T11:45:00.000Z'],
+    ['2h', '2026-11-21T10:00:00.000Z'],
+    ['1d', '2026-11-20T12:00:00.000Z'],
+    ['90s', '2026-11-21T11:58:30.000Z'],
+    ['1w', '2026-11-14T12:00:00.000Z'],
+    ['2026-11-21T09:30:00Z', '2026-11-21T09:30:00.000Z'],
+    ['2026-11-21', '2026-11-21T00:00:00.000Z'],
+  ])('%s', (input, expected) => {
+    expect(parseSince(input, now).toISOString()).toBe(expected);
+  });
+
+  it.each(['yesterday', '15', '-2h', '2026-13-45', 'Tue'])('rejects %s with a hint', (input) => {
+    expect(() => parseSince(input, now)).toThrow(/neither a duration \(e\.g\. 15m, 2h, 1d\) nor an ISO time/);
+  });
+});
