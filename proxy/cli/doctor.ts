@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { EXIT, type Command } from './command.js';
 import { runDoctor, formatDoctorTable } from '../doctor.js';
-import { resolveUpstream } from './upstream-config.js';
+import { resolveUpstream, UPSTREAM_OPTIONS } from './upstream-config.js';
 
 export const doctorCommand: Command = {
   name: 'doctor',
@@ -18,7 +18,7 @@ Exit codes: 0 every step passed (warnings allowed), 1 a step failed, 2 bad usage
   async run(argv, io) {
     const { values } = parseArgs({
       args: argv,
-      options: { upstream: { type: 'string' }, 'key-stdin': { type: 'boolean' }, 'allow-http': { type: 'boolean' }, json: { type: 'boolean' } },
+      options: UPSTREAM_OPTIONS,
       strict: true,
     });
     const cfg = await resolveUpstream(io, { upstream: values.upstream, keyStdin: values['key-stdin'] });

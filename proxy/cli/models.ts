@@ -4,7 +4,7 @@ import { EXIT, type Command } from './command.js';
 import { parseUpstream } from '../rules/urls.js';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
 import type { ModelEntry } from '../pipeline/models-cache.js';
-import { resolveUpstream } from './upstream-config.js';
+import { resolveUpstream, UPSTREAM_OPTIONS } from './upstream-config.js';
 
 const TYPE_NAMES: Record<string, string> = { openai: 'chat', 'openai-response': 'responses', anthropic: 'messages' };
 
@@ -28,7 +28,7 @@ Exit codes: 0 listed, 1 the upstream refused (the diagnosis is printed), 2 bad u
   async run(argv, io) {
     const { values } = parseArgs({
       args: argv,
-      options: { upstream: { type: 'string' }, 'key-stdin': { type: 'boolean' }, 'allow-http': { type: 'boolean' }, json: { type: 'boolean' } },
+      options: UPSTREAM_OPTIONS,
       strict: true,
     });
     const cfg = await resolveUpstream(io, { upstream: values.upstream, keyStdin: values['key-stdin'] });

@@ -7,6 +7,7 @@ import { loadOrCreateToken } from '../config/token.js';
 import { clientBaseUrls } from '../rules/urls.js';
 import { readKeyFromStdin } from './stdin-key.js';
 import { runIpcHost } from './ipc-host.js';
+import { untilSignal } from './signals.js';
 import type { ProxyOptions } from '../pipeline/options.js';
 import { startSimulator, DEMO_KEY, type Simulator } from '../simulator/index.js';
 
@@ -180,7 +181,7 @@ export const serveCommand: Command = {
       return reportStartFailure(err, io, values.port ?? '8787');
     }
     for (const line of banner(started, requireToken)) io.out(line);
-    await waitForSignal();
+    await untilSignal();
     await started.close();
     return EXIT.ok;
   },
@@ -201,16 +202,4 @@ export function reportStartFailure(err: unknown, io: Io, port: string): number {
     return EXIT.startup;
   }
   throw err;
-}
-
-function waitForSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      process.off('SIGINT', done);
-      process.off('SIGTERM', done);
-      resolve();
-    };
-    process.once('SIGINT', done);
-    process.once('SIGTERM', done);
-  });
 }

@@ -2,6 +2,7 @@
 // SIGINT/SIGTERM. Wiring only; the simulator lives in proxy/simulator.
 import { parseArgs } from 'node:util';
 import { FixtureError, startSimulator, type Fixture, type Simulator } from '../simulator/index.js';
+import { untilSignal } from './signals.js';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
 
 const usage = `Usage: loopgate simulate [--port P] [--host 127.0.0.1] [--fixture FILE]
@@ -32,19 +33,6 @@ function parsePort(raw: string | undefined): number {
   if (raw === undefined) return 0;
   if (!/^\d+$/.test(raw) || Number(raw) > 65535) throw new UsageError(`--port must be a number from 0 to 65535 (got "${raw}")`);
   return Number(raw);
-}
-
-/** Resolves when the process receives SIGINT or SIGTERM. */
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
 }
 
 /** The command body; `stop` decides when to shut down (signals in the CLI, a promise in tests). */

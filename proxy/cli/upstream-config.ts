@@ -5,6 +5,14 @@ import type { Io } from './command.js';
 import { readKeyFromStdin } from './stdin-key.js';
 import { startSimulator, DEMO_KEY, type Simulator } from '../simulator/index.js';
 
+/** The options shared by the commands that call the upstream directly (doctor, models). */
+export const UPSTREAM_OPTIONS = {
+  upstream: { type: 'string' },
+  'key-stdin': { type: 'boolean' },
+  'allow-http': { type: 'boolean' },
+  json: { type: 'boolean' },
+} as const;
+
 export interface UpstreamConfig {
   upstream: string;
   key?: string;
