@@ -35,8 +35,10 @@ const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
 async function startTargets(label) {
   const sim = await startServer('simulator', [cli, 'simulate', '--port', '0'], { ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/ });
   const proxyEnv = { ...process.env, LOOPGATE_API_KEY: KEY, LOOPGATE_UPSTREAM: '' };
+  // BENCH_NODE_FLAGS: node flags for the proxy children only (for experiments, e.g. --max-semi-space-size=4).
+  const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   const serve = (name, extra) =>
-    startServer(name, [cli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', ...extra], { env: proxyEnv, ready: LISTENING });
+    startServer(name, [...nodeFlags, cli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', ...extra], { env: proxyEnv, ready: LISTENING });
   const [meta, bodies, nolog, fwd] = await Promise.all([
     serve('loopgate', ['--log', join(tmp, `${label}-meta.jsonl`)]),
     serve('loopgate+bodies', ['--log', join(tmp, `${label}-bodies.jsonl`), '--log-bodies']),

@@ -83,6 +83,8 @@ describe('Loopgate extension in VS Code', () => {
     const lines = readFileSync(channel!, 'utf8');
     expect(lines).toMatch(/\[info\] GET \/v1\/models 200 /);
     expect(lines).toMatch(/\[warning\] GET \/v1\/models 401 .*\[bad-key\]/);
+    // A changed base URL is reported with what was derived from it, and its mistakes as a warning.
+    expect(lines).toMatch(/\[warning\] The address ends in the endpoint path \/chat\/completions.*Derived \{site_url\} = http:\/\/127\.0\.0\.1:\d+, \{base_url\} = http:\/\/127\.0\.0\.1:\d+\/v1\./);
   });
 
   it('shows the models in the Loopgate sidebar to a user whose key was in settings.json', async () => {
