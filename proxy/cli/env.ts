@@ -1,23 +1,8 @@
 import { parseArgs } from 'node:util';
 import { EXIT, type Command } from './command.js';
 import { loadOrCreateToken } from '../config/token.js';
-import { clientBaseUrls } from '../rules/urls.js';
+import { clientEnv, exportLines, type Shell } from '../rules/client-env.js';
 import { intOption } from './serve.js';
-
-/** Shell exports that point OpenAI and Anthropic tools at the proxy. The values are the local token, never the real key. */
-export function envExports(proxyOrigin: string, token: string, shell: 'sh' | 'fish' | 'powershell' = 'sh'): string[] {
-  const bases = clientBaseUrls(proxyOrigin);
-  const vars: Array<[string, string]> = [
-    ['OPENAI_BASE_URL', bases.openai],
-    ['OPENAI_API_KEY', token],
-    ['ANTHROPIC_BASE_URL', bases.anthropic],
-    ['ANTHROPIC_AUTH_TOKEN', token],
-  ];
-  const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
-  if (shell === 'fish') return vars.map(([k, v]) => `set -gx ${k} ${quote(v)}`);
-  if (shell === 'powershell') return vars.map(([k, v]) => `$env:${k} = "${v.replace(/"/g, '`"')}"`);
-  return vars.map(([k, v]) => `export ${k}=${quote(v)}`);
-}
 
 export const envCommand: Command = {
   name: 'env',
@@ -34,14 +19,14 @@ Exit codes: 0 printed, 2 bad usage.`,
       options: { port: { type: 'string' }, host: { type: 'string' }, shell: { type: 'string' } },
       strict: true,
     });
-    const shell = (values.shell ?? 'sh') as 'sh' | 'fish' | 'powershell';
+    const shell = (values.shell ?? 'sh') as Shell;
     if (!['sh', 'fish', 'powershell'].includes(shell)) {
       io.err('loopgate env: --shell takes sh, fish or powershell.');
       return EXIT.usage;
     }
     const port = intOption('port', values.port) ?? 8787;
     const host = values.host ?? '127.0.0.1';
-    for (const line of envExports(`http://${host}:${port}`, loadOrCreateToken(io.env), shell)) io.out(line);
+    for (const line of exportLines(clientEnv(`http://${host}:${port}`, loadOrCreateToken(io.env)), shell)) io.out(line);
     return EXIT.ok;
   },
 };

@@ -36,6 +36,7 @@ export const LOG_DEFAULTS = { maxBytes: 10 * 1024 * 1024, maxFiles: 5, maxQueue:
 // Records arrive redacted; this pattern-only pass is a second line of defence.
 const lastPass = createRedactor({ secrets: [] });
 const DRAIN_SLICE = 256;
+const DRAIN_DELAY_MS = 25;
 
 export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
   const file = opts.file;
@@ -110,7 +111,9 @@ export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
           await rotate();
           continue;
         }
-        await h.appendFile(lines.slice(i, j).join(''));
+        // One write per batch: appendFile's chunked loop costs more on the event loop.
+        const buf = Buffer.from(lines.slice(i, j).join(''), 'utf8');
+        for (let off = 0; off < buf.length; ) off += (await h.write(buf, off, buf.length - off)).bytesWritten;
         size += bytes;
         written += j - i;
         i = j;
@@ -132,10 +135,17 @@ export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
     }
   }
 
-  function schedule(): void {
+  // A short wait gathers a busy proxy's records into a few large writes
+  // instead of one small write per request; flush() skips the wait.
+  let startNow: (() => void) | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  function schedule(delayMs = DRAIN_DELAY_MS): void {
     if (draining) return;
     draining = new Promise<void>((resolve) => {
-      setImmediate(() => {
+      const start = () => {
+        if (startNow !== start) return;
+        startNow = null;
+        clearTimeout(timer);
         drain()
           .catch(() => undefined)
           .finally(() => {
@@ -143,7 +153,9 @@ export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
             resolve();
             if (queue.length > 0) schedule();
           });
-      });
+      };
+      startNow = start;
+      timer = setTimeout(start, delayMs);
     });
   }
 
@@ -164,7 +176,8 @@ export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
 
   async function flush(): Promise<void> {
     while (draining || queue.length > 0) {
-      if (!draining) schedule();
+      if (!draining) schedule(0);
+      startNow?.();
       await draining;
     }
   }

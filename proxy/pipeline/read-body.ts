@@ -37,28 +37,52 @@ export async function readBody(ex: Exchange, maxBytes: number, holdAll: boolean,
 }
 
 async function readInto(ex: Exchange, maxBytes: number, holdAll: boolean, disarm: () => void): Promise<void> {
-  const req = ex.req;
   const hold = holdAll ? maxBytes : HOLD_BYTES;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const iterator = req[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  for (;;) {
-    const next = await iterator.next();
-    if (next.done) break;
-    size += next.value.length;
-    if (size > maxBytes) throw tooLarge(maxBytes);
-    chunks.push(next.value);
-    if (size > hold) {
-      ex.bytesIn = size;
-      ex.bodyStream = continueStream(ex, chunks, iterator, maxBytes, disarm);
-      sniffMetadata(ex, chunks[0]!);
-      return;
-    }
+  const { chunks, size, ended } = await readHeld(ex.req, hold, maxBytes);
+  ex.bytesIn = size;
+  if (!ended) {
+    ex.bodyStream = continueStream(ex, chunks, ex.req[Symbol.asyncIterator]() as AsyncIterator<Buffer>, maxBytes, disarm);
+    sniffMetadata(ex, chunks[0]!);
+    return;
   }
   disarm();
-  ex.bytesIn = size;
   ex.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
   parseMetadata(ex, ex.body);
+}
+
+/**
+ * Reads until the end or past `hold` bytes (then leaves the request paused).
+ * Plain events rather than an async iterator: this runs for every request.
+ */
+function readHeld(req: Exchange['req'], hold: number, maxBytes: number): Promise<{ chunks: Buffer[]; size: number; ended: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (err: Error | undefined, ended: boolean) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      if (!ended) req.pause();
+      if (err) reject(err);
+      else resolve({ chunks, size, ended });
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) return done(tooLarge(maxBytes), false);
+      chunks.push(chunk);
+      if (size > hold) done(undefined, false);
+    };
+    const onEnd = () => done(undefined, true);
+    const onError = (err: Error) => done(err, false);
+    // A close without end or error: the client went away mid-body.
+    const onClose = () => done(Object.assign(new Error('The request body ended early.'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }), false);
+    if (req.readableEnded) return resolve({ chunks, size, ended: true });
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', onError);
+    req.once('close', onClose);
+  });
 }
 
 async function* continueStream(ex: Exchange, held: Buffer[], rest: AsyncIterator<Buffer>, maxBytes: number, disarm: () => void): AsyncGenerator<Buffer> {

@@ -103,6 +103,9 @@ const PATTERNS = new RegExp(
 );
 // Anything any pattern can match is at least this long.
 const MIN_PATTERN_LENGTH = 5;
+// string() remembers results for inputs up to this long, this many at a time.
+const MEMO_MAX_LENGTH = 256;
+const MEMO_ENTRIES = 2048;
 
 // Every pattern match holds a `=` or a run of 8 token characters (the Bearer
 // token class is the widest). A plain loop, because a regex for the same test
@@ -185,6 +188,10 @@ function headerValue(v: unknown): string {
 export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }): Redactor {
   const hashKey = opts.hashKey ?? PROCESS_KEY;
   const tagCache = new Map<string, string>();
+  // Header values, paths and model names repeat across requests: remembering
+  // short results skips the regex passes on the per-request path. Cleared when
+  // a secret is added, so a cached result never predates the current secrets.
+  const memo = new Map<string, string>();
   const formTag = new Map<string, string>();
   let exact: RegExp | null = null;
   // Code units that occur in some form, and the shortest form: a cheap test
@@ -214,6 +221,7 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
       }
     }
     if (!changed) return;
+    memo.clear();
     // Longest first, so a form never stops inside a longer one.
     const alternatives = [...formTag.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
     exact = new RegExp(alternatives.join('|'), 'g');
@@ -237,6 +245,17 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
 
   function string(s: string): string {
     if (typeof s !== 'string' || s.length < MIN_PATTERN_LENGTH) return s;
+    if (s.length > MEMO_MAX_LENGTH) return scrub(s);
+    let out = memo.get(s);
+    if (out === undefined) {
+      out = scrub(s);
+      if (memo.size >= MEMO_ENTRIES) memo.clear();
+      memo.set(s, out);
+    }
+    return out;
+  }
+
+  function scrub(s: string): string {
     let out = s;
     if (exact && hasRun(out, formUnits, minForm)) out = out.replace(exact, (m) => formTag.get(m) ?? tag(m));
     return mayMatchPattern(out) ? out.replace(PATTERNS, onPattern) : out;

@@ -88,7 +88,7 @@ const scenarios = {
     const runs = await interleaved(targets, MAIN, c.rounds, (t) => ({ ...baseJob(t), mode: 'latency', body: chatBody(false), warmup: c.warmup, requests: c.requests, maxMs: 60_000 }), 120_000);
     return mapTargets(runs, (rs) => {
       const samples = rs.flatMap((m) => m.result.samples);
-      return { p50: pct(samples, 50), p99: pct(samples, 99), n: samples.length, errors: sum(rs, (m) => m.result.errors), ...cpu(rs, samples.length) };
+      return { p50: pct(samples, 50), p99: pct(samples, 99), n: samples.length, errors: sum(rs, (m) => m.result.errors), ...cpu(rs, samples.length + c.warmup * rs.length) };
     });
   },
   async throughputC64(targets) {

@@ -8,7 +8,7 @@ export const CONFIGS = {
     sse: {
       c1: { streams: 1, repeat: 4, rounds: 2, delayMs: 10 },
       c100: { streams: 100, repeat: 1, rounds: 2, delayMs: 10 },
-      c1000: { streams: 1000, repeat: 1, rounds: 2, delayMs: 20 },
+      c1000: { streams: 1000, repeat: 1, rounds: 2, delayMs: 50 },
     },
     big: { rounds: 1 },
   },
@@ -19,7 +19,7 @@ export const CONFIGS = {
     sse: {
       c1: { streams: 1, repeat: 10, rounds: 3, delayMs: 10 },
       c100: { streams: 100, repeat: 2, rounds: 3, delayMs: 10 },
-      c1000: { streams: 1000, repeat: 1, rounds: 3, delayMs: 20 },
+      c1000: { streams: 1000, repeat: 1, rounds: 3, delayMs: 50 },
     },
     big: { rounds: 2 },
   },

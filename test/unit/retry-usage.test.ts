@@ -9,7 +9,7 @@ describe('retry policy', () => {
     expect([400, 401, 403, 404, 429, 500, 502, 503, 504].filter(isRetryableStatus)).toEqual([429, 502, 503, 504]);
   });
   it('full jitter stays within [0, min(cap, base·2^n)]', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 20 }), fc.double({ min: 0, max: 0.999999 }), (n, r) => {
+    fc.assert(fc.property(fc.integer({ min: 0, max: 20 }), fc.double({ min: 0, max: 0.999999, noNaN: true }), (n, r) => {
       const d = backoffDelay(n, 500, 8000, () => r);
       return d >= 0 && d <= Math.min(8000, 500 * 2 ** n);
     }));

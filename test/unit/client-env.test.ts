@@ -1,0 +1,33 @@
+// The environment handed to tools and to the proxy child: only the local token
+// and base URLs go out; credential-named variables never reach a child.
+import { describe, expect, it } from 'vitest';
+import { clientEnv, exportLines } from '../../proxy/rules/client-env.js';
+import { childEnv } from '../../extension/childEnv.js';
+
+describe('client environment', () => {
+  it('points both SDK families at the proxy with the token', () => {
+    expect(clientEnv('http://127.0.0.1:8787', 'lg-local-t')).toEqual({
+      OPENAI_BASE_URL: 'http://127.0.0.1:8787/v1',
+      OPENAI_API_KEY: 'lg-local-t',
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787',
+      ANTHROPIC_AUTH_TOKEN: 'lg-local-t',
+    });
+  });
+
+  it('quotes values for each shell', () => {
+    const env = { A: "it's $x `y`" };
+    expect(exportLines(env, 'sh')).toEqual([`export A='it'\\''s $x \`y\`'`]);
+    expect(exportLines(env, 'fish')).toEqual([`set -gx A 'it'\\''s $x \`y\`'`]);
+    expect(exportLines(env, 'powershell')).toEqual(['$env:A = "it\'s `$x ``y``"']);
+  });
+});
+
+describe('proxy child environment (canary)', () => {
+  it('drops every credential-named variable and keeps the rest', () => {
+    const canary = 'sk-child-env-canary-0000000000000000';
+    const env = childEnv({ PATH: '/usr/bin', OPENAI_API_KEY: canary, LOOPGATE_TOKEN: canary, MY_SECRET: canary, GITHUB_Token: canary, HOME: '/home/x' });
+    expect(env.PATH).toBe('/usr/bin');
+    expect(env.HOME).toBe('/home/x');
+    expect(JSON.stringify(env)).not.toContain(canary);
+  });
+});
