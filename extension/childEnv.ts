@@ -12,3 +12,14 @@ export function childEnv(parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   env.ELECTRON_RUN_AS_NODE = '1';
   return env;
 }
+
+/**
+ * For launchers that merge our env over process.env (vscode-languageclient does):
+ * every credential-named variable is set to undefined, which Node leaves out
+ * of the child's environment.
+ */
+export function childEnvOverrides(parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env = childEnv(parent);
+  for (const name of Object.keys(parent)) if (CREDENTIAL_NAME.test(name)) env[name] = undefined;
+  return env;
+}

@@ -56,8 +56,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   );
   context.subscriptions.push(
     startLanguageClient(context, {
-      getModels: () => (models.state.kind === 'loaded' ? models.state.models.map((m) => m.id) : undefined),
-      getProxyUrl: () => host.endpoint?.url,
+      // Demo mode says nothing about the user's real key or service: no model or proxy diagnostics then.
+      getModels: () => (models.state.kind === 'loaded' && !host.endpoint?.simulator ? models.state.models.map((m) => m.id) : undefined),
+      getProxyUrl: () => (host.endpoint?.simulator ? undefined : host.endpoint?.url),
       onDidChangeModels: models.onDidChange,
       onDidChangeProxyUrl: host.onDidChangeState,
     }),
@@ -90,7 +91,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
       }
       // The upstream and proxy options are fixed at start: restart a proxy we own.
       const kind = host.state.kind;
-      if ((e.affectsConfiguration('loopgate.baseUrl') || e.affectsConfiguration('loopgate.proxy')) && (kind === 'running' || kind === 'starting')) {
+      if ((e.affectsConfiguration('loopgate.baseUrl') || e.affectsConfiguration('loopgate.proxy')) && (kind === 'running' || kind === 'starting' || kind === 'failed')) {
         await host.restart();
       }
       tree.redraw();

@@ -3,7 +3,7 @@
 // files without reopening them.
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, type DocumentSelector, type ServerOptions } from 'vscode-languageclient/node';
-import { childEnv } from './childEnv.js';
+import { childEnvOverrides } from './childEnv.js';
 import { STATE_NOTIFICATION, type LoopgateInitOptions, type LoopgateState } from './server/state.js';
 
 export interface LanguageClientHooks {
@@ -36,8 +36,9 @@ export const CLIENT_MARKER = Symbol.for('loopgate.languageClient');
 
 export function startLanguageClient(context: vscode.ExtensionContext, hooks: LanguageClientHooks): vscode.Disposable {
   const module = context.asAbsolutePath('dist/server.js');
-  // The server never needs credentials: keep them out of its environment.
-  const options = { env: childEnv(process.env) };
+  // The server never needs credentials: keep them out of its environment. The client
+  // merges `env` over process.env, so credentials must be overridden, not just omitted.
+  const options = { env: childEnvOverrides(process.env) };
   const serverOptions: ServerOptions = {
     run: { module, transport: TransportKind.ipc, options },
     debug: { module, transport: TransportKind.ipc, options },

@@ -84,18 +84,33 @@ export class ProxyHost implements vscode.Disposable {
     return this.opts.token;
   }
 
-  /** Starts (or attaches); resolves with the resulting state. Concurrent calls share one start. */
+  /** Starts (or attaches); resolves with the resulting state. Concurrent calls share one start. A user's start resets the crash count. */
   start(): Promise<ProxyState> {
-    if (this.endpoint) return Promise.resolve(this.current);
-    this.clearRestart();
-    this.starting ??= this.spawn().finally(() => (this.starting = undefined));
-    return this.starting;
+    this.crashes = 0;
+    return this.startOnce();
   }
 
   async restart(): Promise<ProxyState> {
     await this.stop();
-    this.crashes = 0;
     return this.start();
+  }
+
+  private startOnce(): Promise<ProxyState> {
+    this.clearRestart();
+    this.starting ??= this.attachedStillAlive()
+      .then((alive) => (alive ? this.current : this.spawn()))
+      .finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  /** Another window's proxy may have gone away since we attached: check before trusting it. */
+  private async attachedStillAlive(): Promise<boolean> {
+    const s = this.current;
+    if (s.kind === 'running') return true;
+    if (s.kind !== 'attached') return false;
+    if (await probeHealth(s.url, this.opts.token)) return true;
+    this.setState({ kind: 'stopped' });
+    return false;
   }
 
   /** Stops our child (never another window's proxy) and waits for it to exit. */
@@ -241,8 +256,12 @@ export class ProxyHost implements vscode.Disposable {
     }
     if (this.stopping) return;
     if (Date.now() - startedAt > STABLE_MS) this.crashes = 0;
+    this.scheduleRestart(signal ? `signal ${signal}` : `exit code ${code}`);
+  }
+
+  /** Backoff restarts after a crash; a restart that fails during start-up counts as another crash. */
+  private scheduleRestart(how: string): void {
     const delay = BACKOFF_MS[this.crashes];
-    const how = signal ? `signal ${signal}` : `exit code ${code}`;
     if (delay === undefined) {
       this.fail(`The proxy crashed ${this.crashes} times in a row (last: ${how}); not restarting. Start it again with Loopgate: Start Proxy.`);
       return;
@@ -252,7 +271,10 @@ export class ProxyHost implements vscode.Disposable {
     this.setState({ kind: 'failed', message: `The proxy exited (${how}); restarting`, retryInMs: delay });
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
-      void this.start();
+      void this.startOnce().then((s) => {
+        // A configuration problem or a taken port will not cure itself: stop retrying and show it.
+        if (s.kind === 'failed' && s.code !== 'config' && s.code !== 'EADDRINUSE') this.scheduleRestart('failed to start');
+      });
     }, delay);
   }
 

@@ -51,17 +51,18 @@ function inspectLegacy(): Record<LegacyField, string | undefined> {
 
 /**
  * Moves `loopgate.apiKey` from any settings.json into SecretStorage, removes it
- * there, and tells the user. The most specific scope wins, as it would have.
+ * there, and tells the user.
  * Returns true when a key was moved.
  */
 export async function migrateKeyFromSettings(store: KeyStore): Promise<boolean> {
   const found = inspectLegacy();
   const present = TARGETS.filter(([field]) => typeof found[field] === 'string');
   if (present.length === 0) return false;
-  const key = [...present]
-    .reverse()
-    .map(([field]) => (found[field] as string).trim())
-    .find((v) => v.length > 0);
+  // A user's own settings win. A key that only a workspace's settings carry (a cloned repo) is
+  // taken only when none is stored yet: a repo must not be able to replace the user's key.
+  const global = found.globalValue?.trim();
+  const fromWorkspace = [found.workspaceFolderValue, found.workspaceValue].map((v) => v?.trim()).find((v) => v);
+  const key = global || (fromWorkspace && !(await store.get()) ? fromWorkspace : undefined);
   if (key) await store.set(key);
   const config = vscode.workspace.getConfiguration('loopgate');
   for (const [, target] of present) {
@@ -76,6 +77,10 @@ export async function migrateKeyFromSettings(store: KeyStore): Promise<boolean> 
   if (key) {
     void vscode.window.showInformationMessage(
       'Loopgate: the API key found in settings.json (loopgate.apiKey) was moved into VS Code SecretStorage and removed from settings. Keys in settings files end up in backups, screenshots and commits.',
+    );
+  } else if (fromWorkspace) {
+    void vscode.window.showWarningMessage(
+      "Loopgate: this workspace's settings carried an API key (loopgate.apiKey). It was removed from them; your stored key was kept.",
     );
   }
   return Boolean(key);

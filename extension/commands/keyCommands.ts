@@ -25,14 +25,18 @@ export async function checkKey(baseUrl: string, key: string): Promise<KeyCheck> 
   }
   const body = await res.text().catch(() => '');
   if (res.ok) {
-    let count: number | undefined;
+    let data: unknown;
     try {
-      const data = (JSON.parse(body) as { data?: unknown }).data;
-      count = Array.isArray(data) ? data.length : undefined;
+      data = (JSON.parse(body) as { data?: unknown }).data;
     } catch {
-      count = undefined;
+      data = undefined;
     }
-    return { ok: true, status: res.status, modelCount: count, message: `The key works: GET /models lists ${count ?? 'the'} model${count === 1 ? '' : 's'}.` };
+    // A 200 that is not a model list (a web page, a SPA fallback) proves nothing about the key.
+    if (!Array.isArray(data)) {
+      return { ok: false, status: res.status, message: `${baseUrl}/models answered ${res.status} but not with a model list: the base URL is probably not the Model-Access API. Fix loopgate.baseUrl.` };
+    }
+    const count = data.length;
+    return { ok: true, status: res.status, modelCount: count, message: `The key works: GET /models lists ${count} model${count === 1 ? '' : 's'}.` };
   }
   if (res.status === 401) {
     return { ok: false, status: 401, message: '401 Unauthorized: the key is wrong, missing, deleted or badly formatted. Re-copy it from the service console (the whole key, no spaces or quotes).' };

@@ -45,6 +45,8 @@ export interface Exchange {
   /** Tail (or, with logBodies, head) of the response body, for usage and logging. */
   responseCapture: Buffer[];
   responseCaptureBytes: number;
+  /** Unused room at the end of the last capture block (see capture.ts). */
+  responseCaptureSpare?: number;
   responseContentType?: string;
   responseHeaders?: Record<string, string | string[] | undefined>;
   /** First bytes of the response (usage of Anthropic streams sits in message_start). */

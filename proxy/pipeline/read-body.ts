@@ -3,6 +3,7 @@
 // without being held (memory stays flat for a 50 MB upload).
 import { ProxyError } from '../rules/errors.js';
 import type { Exchange } from './exchange.js';
+import { streamedBytes } from './gc-nudge.js';
 
 /** Bodies up to this size are held in memory and parsed for metadata. */
 export const HOLD_BYTES = 1024 * 1024;
@@ -96,6 +97,7 @@ async function* continueStream(ex: Exchange, held: Buffer[], rest: AsyncIterator
     }
     ex.bytesIn += next.value.length;
     if (ex.bytesIn > maxBytes) throw tooLarge(maxBytes);
+    streamedBytes(next.value.length);
     yield next.value;
   }
 }

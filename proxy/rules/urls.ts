@@ -2,6 +2,8 @@
 // Pure functions of strings: the proxy, the extension and the language server
 // all import this module, so there is exactly one definition of a good URL.
 
+import { maskKey, SECRET_PATTERNS } from './secret-patterns.js';
+
 /** Endpoint paths a user may have pasted onto a base URL, longest first. */
 export const ENDPOINT_SUFFIXES = [
   '/messages/count_tokens',
@@ -92,6 +94,13 @@ export function splitBasePath(path: string): SplitPath {
   return { prefix: segments.length ? '/' + segments.join('/') : '', endpoint, v1Count };
 }
 
+/** Input quoted back in a message, with anything key-shaped masked (people paste keys into URL fields). */
+function quote(text: string): string {
+  let out = text.length > 120 ? text.slice(0, 120) + '…' : text;
+  for (const { pattern } of SECRET_PATTERNS) out = out.replace(pattern, (m) => maskKey(m));
+  return out;
+}
+
 function parseHttpUrl(input: string): { url: URL } | { problem: UrlProblem } {
   const text = input.trim();
   let url: URL;
@@ -102,7 +111,7 @@ function parseHttpUrl(input: string): { url: URL } | { problem: UrlProblem } {
       problem: {
         code: 'invalid-url',
         severity: 'error',
-        message: `"${text}" is not an absolute URL. Give the service address, e.g. https://api.example.com or https://api.example.com/v1.`,
+        message: `"${quote(text)}" is not an absolute URL. Give the service address, e.g. https://api.example.com or https://api.example.com/v1.`,
       },
     };
   }
@@ -125,7 +134,7 @@ function originProblems(url: URL, opts: ParseOptions): UrlProblem[] {
     });
   }
   if (url.hash) {
-    problems.push({ code: 'fragment', severity: 'error', message: `Remove the fragment "${url.hash}" from the URL.` });
+    problems.push({ code: 'fragment', severity: 'error', message: `Remove the fragment "${quote(url.hash)}" from the URL.` });
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !opts.allowHttp) {
     problems.push({

@@ -58,16 +58,18 @@ async function throughput() {
   const end = measureFrom + job.durationMs;
   let completed = 0;
   let errors = 0;
+  let all = 0;
   const loop = async () => {
     while (performance.now() < end) {
       const r = await once();
+      all++;
       if (performance.now() < measureFrom) continue;
       if (r) completed++;
       else errors++;
     }
   };
   await Promise.all(Array.from({ length: job.concurrency }, loop));
-  return { rps: completed / (job.durationMs / 1000), completed, errors };
+  return { rps: completed / (job.durationMs / 1000), completed, errors, all };
 }
 
 /**
@@ -119,8 +121,13 @@ async function sse() {
     }
   };
   const deadline = performance.now() + job.maxMs;
+  // Starts are spread over rampMs (a schedule, not a wait): every stream is open
+  // at the peak, and TTFB measures the proxy under that load rather than the
+  // accept queue of a thousand simultaneous connects.
+  const ramp = job.rampMs ?? 0;
+  const staggered = (i) => (ramp ? new Promise((resolve) => setTimeout(resolve, (i * ramp) / job.streams)).then(one) : one());
   for (let r = 0; r < job.repeat && performance.now() < deadline; r++) {
-    await Promise.all(Array.from({ length: job.streams }, one));
+    await Promise.all(Array.from({ length: job.streams }, (_, i) => staggered(i)));
   }
   return { ttfb, gaps, events: { min: Math.min(...events), max: Math.max(...events), streams: events.length }, coalesced, errors };
 }

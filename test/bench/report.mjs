@@ -68,8 +68,8 @@ export function renderMarkdown(report) {
     parts.push('', '### Small chat requests, concurrency 64 (throughput)', '');
     parts.push(
       table(
-        ['target', 'req/s', '÷ direct', '÷ fwd', 'rounds', 'errors', 'CPU %', 'RSS MB'],
-        Object.entries(r.throughputC64).map(([n, x]) => [n, f(x.rps, 0), ratio(x.rps, d.rps), ratio(x.rps, fw.rps), x.rpsRounds.map((v) => f(v, 0)).join(' / '), x.errors, f(x.cpuPct, 0), f(x.rssPeakMB, 1)]),
+        ['target', 'req/s', '÷ direct', '÷ fwd', 'rounds', 'errors', 'CPU %', 'CPU µs/req', 'RSS MB'],
+        Object.entries(r.throughputC64).map(([n, x]) => [n, f(x.rps, 0), ratio(x.rps, d.rps), ratio(x.rps, fw.rps), x.rpsRounds.map((v) => f(v, 0)).join(' / '), x.errors, f(x.cpuPct, 0), f(x.cpuMsPerUnit * 1000, 0), f(x.rssPeakMB, 1)]),
       ),
     );
   }
@@ -78,7 +78,7 @@ export function renderMarkdown(report) {
     if (!s) continue;
     const d = s.direct;
     const fw = s.forwarder;
-    parts.push('', `### SSE, 50 chunks, ${d.streams} concurrent stream(s), ${d.delayMs} ms apart (ms)`, '');
+    parts.push('', `### SSE, 50 chunks ${d.delayMs} ms apart, ${d.streams} concurrent stream(s)${d.rampMs ? `, started over ${d.rampMs} ms` : ''} (ms)`, '');
     parts.push(
       table(
         ['target', 'TTFB p50', 'TTFB p99', 'added TTFB p50', 'TTFB ÷ direct', 'TTFB ÷ fwd', 'gap p50', 'gap p99', 'gap p99 − direct', 'events/stream', 'coalesced', 'errors', 'CPU %', 'RSS MB'],

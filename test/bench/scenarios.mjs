@@ -7,8 +7,8 @@ export const CONFIGS = {
     throughput: { rounds: 2, warmupMs: 500, durationMs: 2000 },
     sse: {
       c1: { streams: 1, repeat: 4, rounds: 2, delayMs: 10 },
-      c100: { streams: 100, repeat: 1, rounds: 2, delayMs: 10 },
-      c1000: { streams: 1000, repeat: 1, rounds: 2, delayMs: 50 },
+      c100: { streams: 100, repeat: 1, rounds: 2, delayMs: 10, rampMs: 250 },
+      c1000: { streams: 1000, repeat: 1, rounds: 2, delayMs: 50, rampMs: 1000 },
     },
     big: { rounds: 1 },
   },
@@ -18,8 +18,8 @@ export const CONFIGS = {
     throughput: { rounds: 3, warmupMs: 1000, durationMs: 5000 },
     sse: {
       c1: { streams: 1, repeat: 10, rounds: 3, delayMs: 10 },
-      c100: { streams: 100, repeat: 2, rounds: 3, delayMs: 10 },
-      c1000: { streams: 1000, repeat: 1, rounds: 3, delayMs: 50 },
+      c100: { streams: 100, repeat: 2, rounds: 3, delayMs: 10, rampMs: 250 },
+      c1000: { streams: 1000, repeat: 1, rounds: 3, delayMs: 50, rampMs: 1000 },
     },
     big: { rounds: 2 },
   },

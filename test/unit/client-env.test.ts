@@ -31,3 +31,16 @@ describe('proxy child environment (canary)', () => {
     expect(JSON.stringify(env)).not.toContain(canary);
   });
 });
+
+describe('language server environment overrides (canary)', () => {
+  it('sets credential-named variables to undefined so a merging launcher drops them', async () => {
+    const { childEnvOverrides } = await import('../../extension/childEnv.js');
+    const canary = 'sk-lsp-env-canary-00000000000000000000';
+    const parent = { PATH: '/usr/bin', OPENAI_API_KEY: canary, AWS_SECRET_ACCESS_KEY: canary };
+    // vscode-languageclient does exactly this merge (process.env first, then options.env).
+    const merged: NodeJS.ProcessEnv = { ...parent, ...childEnvOverrides(parent) };
+    const passed = Object.entries(merged).filter(([, v]) => v !== undefined);
+    expect(JSON.stringify(passed)).not.toContain(canary);
+    expect(merged.PATH).toBe('/usr/bin');
+  });
+});

@@ -76,3 +76,13 @@ describe('client-side checks (rules 1-4)', () => {
     expect(checkOpenAIBaseUrl('http://localhost:8787/v1')).toEqual([]);
   });
 });
+
+describe('messages never quote a key pasted into a URL field', () => {
+  it.each(['sk-proj-Zq81abcdefghijklmnopqrstuvwx0123', 'https://h/v1#sk-ant-abcdefghijklmnopqrstuv0123'])('%s', (input) => {
+    const r = parseUpstream(input);
+    expect(r.ok).toBe(false);
+    const text = JSON.stringify(r.problems);
+    expect(text).not.toContain(input.replace(/^.*#/, ''));
+    expect(text).toMatch(/…/);
+  });
+});

@@ -19,6 +19,8 @@ const STORE_COMMAND = { title: 'Store it with Loopgate: Set API Key', command: S
 /** Documentation keys: `sk-xxxxxxxx…`, `sk-your-key-here…`, `sk-1234567890abcdef…`. */
 export function isPlaceholderKey(key: string): boolean {
   const body = key.replace(/^(sk-(ant-|proj-)?|AIza)/, '');
+  // Real keys are random: they have digits. `sk-learn-preprocessing-tools` is a package name.
+  if (!/\d/.test(body)) return true;
   return /x{5,}|\.{3}|your|example|placeholder|replace|changeme|dummy|fake|redacted|1234567|abcdef/i.test(body) || /^(.)\1+$/.test(body);
 }
 

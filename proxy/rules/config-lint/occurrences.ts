@@ -32,15 +32,17 @@ const PAIR_QUOTED = new RegExp(`${NAME}[ \\t]*(?:=|:|(?<=,))[ \\t]*(?:[rRbB]?)${
 const PAIR_DOTENV = new RegExp(`${NAME}[ \\t]*=[ \\t]*(?:${QUOTED}|${UNQUOTED})`, 'g');
 const PAIR_YAML = new RegExp(`${NAME}[ \\t]*:[ \\t]+(?:${QUOTED}|${UNQUOTED})`, 'g');
 // `OPENAI_BASE_URL=https://…` inside a string or a list item (docker-compose, shell commands in JSON).
-const ENV_STYLE = /(?<![\w$.-])(?<ename>[A-Z][A-Z0-9_]*(?:BASE_URL|API_BASE|_MODEL))=(?<eval>[^\s"'`#;&|,\]]{1,2048})/g;
+const ENV_STYLE = /(?<![\w$.-])(?<ename>[A-Z][A-Z0-9_]*(?:BASE_URL|API_BASE|_MODEL))=(?<eval>[^\s"'`#;&|,\]\\]{1,2048})/g;
 
 const OPENAI_NAME = /openai.*(base_?url|api_?base)/i;
 const ANTHROPIC_NAME = /(anthropic|claude).*(base_?url|api_?base)/i;
 const GENERIC_BASE = /^(base_?url|api_?base(_?url)?|base-url)$/i;
 const MODEL_NAME = /^(model|model_?id|model_?name|default_?model)$|_MODEL$/i;
 
-const OPENAI_CTOR = /(?:^|[^\w$])(?:new\s+)?((?:Async)?OpenAI|ChatOpenAI|OpenAIEmbeddings|createOpenAI|createOpenAICompatible)\s*$/;
-const ANTHROPIC_CTOR = /(?:^|[^\w$])(?:new\s+)?((?:Async)?Anthropic(?:Bedrock|Vertex)?|ChatAnthropic|createAnthropic)\s*$/;
+// The AI SDK's createAnthropic takes a base that ends in /v1 (its default is https://api.anthropic.com/v1),
+// so it follows the OpenAI-style rule, not the Anthropic-prefix one.
+const OPENAI_CTOR = /(?:^|[^\w$])(?:new\s+)?((?:Async)?OpenAI|ChatOpenAI|OpenAIEmbeddings|createOpenAI|createOpenAICompatible|createAnthropic)\s*$/;
+const ANTHROPIC_CTOR = /(?:^|[^\w$])(?:new\s+)?((?:Async)?Anthropic(?:Bedrock|Vertex)?|ChatAnthropic)\s*$/;
 
 /** In code: the client constructor whose argument list encloses `offset`, if any. */
 function enclosingConstructor(masked: string, offset: number): 'openai' | 'anthropic' | undefined {
@@ -86,7 +88,7 @@ function nearbyFamily(masked: string, start: number, end: number): 'openai' | 'a
   }
   const around = (masked.slice(from, start) + ' ' + masked.slice(end, to)).toLowerCase();
   const anthropic = /anthropic|claude/.test(around);
-  const openai = /openai|codex|chat\/completions|responses/.test(around);
+  const openai = /openai|codex|chat\/completions/.test(around);
   if (anthropic && !openai) return 'anthropic';
   if (openai && !anthropic) return 'openai';
   return undefined;
@@ -102,7 +104,8 @@ function classify(name: string, kind: FileKind, masked: string, start: number, e
       const family = enclosingConstructor(masked, start);
       return family === 'openai' ? 'openai-base' : family === 'anthropic' ? 'anthropic-base' : 'other';
     }
-    const family = nearbyFamily(masked, start, end) ?? (kind === 'toml' ? 'openai' : undefined); // Codex's config.toml
+    // Codex's config.toml says `base_url`; Hugo and friends say `baseURL` and are not ours.
+    const family = nearbyFamily(masked, start, end) ?? (kind === 'toml' && last === 'base_url' ? 'openai' : undefined);
     return family === 'openai' ? 'openai-base' : family === 'anthropic' ? 'anthropic-base' : 'other';
   }
   return 'other';

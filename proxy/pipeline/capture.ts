@@ -1,0 +1,67 @@
+// What the log keeps of a response while it streams past: with logBodies the
+// head up to the cap, else a small head and a rolling tail (for token usage).
+//
+// Streams arrive as many small chunks, each the view of its own socket read.
+// Keeping those views would hold a Buffer, an ArrayBuffer and its allocation
+// per SSE event (about 600 bytes for a 250-byte event, times a thousand open
+// streams), so small chunks are copied into shared 4 KiB blocks instead.
+import type { ProxyContext } from './context.js';
+import type { Exchange } from './exchange.js';
+
+/** Response excerpt kept for token usage (head + tail) when bodies are not logged. */
+export const CAPTURE_HEAD = 4096;
+export const CAPTURE_TAIL = 16 * 1024;
+/** Chunks below this are copied into blocks; larger ones are kept as they are. */
+const SMALL_CHUNK = 1024;
+const BLOCK = 4096;
+
+export function capture(ex: Exchange, ctx: Pick<ProxyContext, 'logBodies' | 'logBodyBytes'>, chunk: Buffer): void {
+  if (ctx.logBodies) {
+    if (ex.responseCaptureBytes < ctx.logBodyBytes) keep(ex, chunk);
+    else ex.bodyTruncated = true;
+    return;
+  }
+  if (ex.responseCaptureBytes < CAPTURE_HEAD && (ex.responseHead?.length ?? 0) < CAPTURE_HEAD) {
+    ex.responseHead = ex.responseHead ? Buffer.concat([ex.responseHead, chunk.subarray(0, CAPTURE_HEAD)]).subarray(0, CAPTURE_HEAD) : Buffer.from(chunk.subarray(0, CAPTURE_HEAD));
+  }
+  keep(ex, chunk);
+  const list = ex.responseCapture;
+  while (list.length > 1 && ex.responseCaptureBytes - list[0]!.length >= CAPTURE_TAIL) {
+    ex.responseCaptureBytes -= list.shift()!.length;
+  }
+}
+
+/**
+ * Appends to ex.responseCapture. Only the last element may have unused room
+ * (ex.responseCaptureSpare bytes), so Buffer.concat(list, responseCaptureBytes)
+ * is always exactly the captured bytes.
+ */
+function keep(ex: Exchange, chunk: Buffer): void {
+  const list = ex.responseCapture;
+  if (chunk.length >= SMALL_CHUNK) {
+    seal(ex);
+    list.push(chunk);
+    ex.responseCaptureBytes += chunk.length;
+    return;
+  }
+  let spare = ex.responseCaptureSpare ?? 0;
+  if (spare < chunk.length) {
+    seal(ex);
+    list.push(Buffer.allocUnsafeSlow(BLOCK));
+    spare = BLOCK;
+  }
+  const block = list[list.length - 1]!;
+  chunk.copy(block, block.length - spare);
+  ex.responseCaptureSpare = spare - chunk.length;
+  ex.responseCaptureBytes += chunk.length;
+}
+
+/** Trims the last block to its used bytes, so another element can follow it. */
+function seal(ex: Exchange): void {
+  const spare = ex.responseCaptureSpare;
+  if (!spare) return;
+  const list = ex.responseCapture;
+  const block = list[list.length - 1]!;
+  list[list.length - 1] = block.subarray(0, block.length - spare);
+  ex.responseCaptureSpare = 0;
+}
