@@ -23,17 +23,27 @@ export const SECTION = 'loopgate';
 /** Settings whose change needs the proxy restarted (a key change does not). */
 export const PROXY_SETTINGS = ['loopgate.baseUrl', 'loopgate.proxy'] as const;
 
+/**
+ * Where the key goes and who may use it are the user's decisions: a cloned
+ * repo's .vscode/settings.json must not redirect the key to its own host or
+ * switch the token off. These settings are read from user settings only.
+ */
+function userOnly<T>(c: vscode.WorkspaceConfiguration, key: string, fallback: T): T {
+  const i = c.inspect<T>(key);
+  return i?.globalValue ?? i?.defaultValue ?? fallback;
+}
+
 export function readSettings(): LoopgateSettings {
   const c = vscode.workspace.getConfiguration(SECTION);
   const port = c.get<number>('proxy.port', 8787);
   const bridge = c.get<string>('proxy.bridge', 'auto');
   return {
-    baseUrl: (c.get<string>('baseUrl', '') ?? '').trim(),
+    baseUrl: (userOnly<string>(c, 'baseUrl', '') ?? '').trim(),
     proxy: {
       port: Number.isInteger(port) && port > 0 && port < 65536 ? port : 8787,
       autoStart: c.get<boolean>('proxy.autoStart', true),
-      logBodies: c.get<boolean>('proxy.logBodies', false),
-      requireToken: c.get<boolean>('proxy.requireToken', true),
+      logBodies: userOnly<boolean>(c, 'proxy.logBodies', false),
+      requireToken: userOnly<boolean>(c, 'proxy.requireToken', true),
       bridge: bridge === 'off' || bridge === 'always' ? bridge : 'auto',
     },
     terminal: { injectEnv: c.get<boolean>('terminal.injectEnv', true) },

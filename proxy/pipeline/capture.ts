@@ -7,17 +7,23 @@
 // streams), so small chunks are copied into shared 4 KiB blocks instead.
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
+import { CUT_MARGIN } from './record.js';
 
 /** Response excerpt kept for token usage (head + tail) when bodies are not logged. */
 export const CAPTURE_HEAD = 4096;
 export const CAPTURE_TAIL = 16 * 1024;
+/** With logBodies, capture stops once this many bytes are kept. */
+export function logBodyCaptureBytes(logBodyBytes: number): number {
+  return 4 * (logBodyBytes + CUT_MARGIN);
+}
 /** Chunks below this are copied into blocks; larger ones are kept as they are. */
 const SMALL_CHUNK = 1024;
 const BLOCK = 4096;
 
 export function capture(ex: Exchange, ctx: Pick<ProxyContext, 'logBodies' | 'logBodyBytes'>, chunk: Buffer): void {
   if (ctx.logBodies) {
-    if (ex.responseCaptureBytes < ctx.logBodyBytes) keep(ex, chunk);
+    // Bytes, up to 4 per character: enough for cap + margin characters whatever the script.
+    if (ex.responseCaptureBytes < logBodyCaptureBytes(ctx.logBodyBytes)) keep(ex, chunk);
     else ex.bodyTruncated = true;
     return;
   }

@@ -10,7 +10,7 @@ import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
 import { CUT_MARGIN } from './record.js';
-import { backoffDelay, isRetryableStatus, isUnsentFailure, retryAfterMs } from './retry.js';
+import { backoffDelay, isRetryableStatus, isReusedSocketReset, retryAfterMs } from './retry.js';
 
 /** Error bodies larger than this are passed on without a diagnosis. */
 const ERROR_BODY_BYTES = 64 * 1024;
@@ -21,6 +21,7 @@ const CAPTURE_TAIL = 16 * 1024;
 type UpstreamResponse = Dispatcher.ResponseData;
 
 export async function forward(ex: Exchange, ctx: ProxyContext, abort: AbortSignal): Promise<void> {
+  const modelsGeneration = ctx.models.generation();
   const upstream = await send(ex, ctx, abort);
   ex.status = upstream.statusCode;
   ex.ttfbMs = performance.now() - ex.startedAt;
@@ -32,7 +33,7 @@ export async function forward(ex: Exchange, ctx: ProxyContext, abort: AbortSigna
   const isStream = ex.responseContentType?.startsWith('text/event-stream') ?? false;
 
   if (upstream.statusCode === 200 && ex.path === '/v1/models' && !isStream) {
-    return relayModels(ex, ctx, upstream);
+    return relayModels(ex, ctx, upstream, modelsGeneration);
   }
   if (upstream.statusCode >= 400 && !isStream) {
     return relayError(ex, ctx, upstream);
@@ -101,8 +102,7 @@ async function send(ex: Exchange, ctx: ProxyContext, abort: AbortSignal): Promis
     } catch (err) {
       if (abort.aborted) throw err;
       if (err instanceof ProxyError) throw err;
-      // A keep-alive socket the upstream had already closed: nothing was processed, so one replay is safe.
-      if (!resetRetried && replayable && isUnsentFailure(err)) {
+      if (!resetRetried && replayable && isReusedSocketReset(err)) {
         resetRetried = true;
         ex.retries++;
         continue;
@@ -222,9 +222,9 @@ async function relayError(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRes
   await pipeBody(ex, ctx, upstream.body);
 }
 
-async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamResponse): Promise<void> {
+async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamResponse, generation: number): Promise<void> {
   const { buf, complete } = await readCapped(upstream.body, 4 * 1024 * 1024);
-  if (complete) ctx.models.ingest(buf.toString('utf8'));
+  if (complete) ctx.models.ingest(buf.toString('utf8'), generation);
   capture(ex, ctx, buf);
   writeHead(ex, upstream.statusCode, upstream.headers, false, complete ? buf.length : undefined);
   ex.bytesOut += buf.length;
@@ -239,7 +239,8 @@ async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRe
 /** Keeps what the log needs: with logBodies the head up to the cap, else a small head and a rolling tail. */
 function capture(ex: Exchange, ctx: ProxyContext, chunk: Buffer): void {
   if (ctx.logBodies) {
-    if (ex.responseCaptureBytes < ctx.logBodyBytes + CUT_MARGIN) {
+    // Bytes, up to 4 per character: enough for cap + margin characters whatever the script.
+    if (ex.responseCaptureBytes < 4 * (ctx.logBodyBytes + CUT_MARGIN)) {
       ex.responseCapture.push(chunk);
       ex.responseCaptureBytes += chunk.length;
     } else {

@@ -7,6 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 export const NUDGE_BYTES = 8 * 1024 * 1024;
+const LARGE_CHUNK = 8 * 1024;
 
 type Gc = (options?: { type?: 'minor' | 'major' }) => void;
 let gc: Gc | null | undefined;
@@ -24,8 +25,13 @@ function collector(): Gc | null {
   return gc;
 }
 
-/** Counts bytes of a streamed body that have been passed on (process-wide). */
+/**
+ * Counts bytes of a streamed body that have been passed on (process-wide).
+ * Small chunks are ignored: they come with enough JS allocation per byte
+ * (SSE events) to trigger scavenges on their own.
+ */
 export function streamedBytes(n: number): void {
+  if (n < LARGE_CHUNK) return;
   since += n;
   if (since < NUDGE_BYTES) return;
   since = 0;

@@ -28,7 +28,8 @@ function newExchange(req: IncomingMessage, res: ServerResponse): Exchange {
     path: req.url ?? '/',
     query: '',
     rewrites: [],
-    envelope: 'openai',
+    // Refined after normalisation; early refusals (Host, Origin, 415, 503) still answer an Anthropic client in its shape.
+    envelope: /\/messages(\/|\?|$)/.test(req.url ?? '') ? 'anthropic' : 'openai',
     bytesIn: 0,
     bytesOut: 0,
     retries: 0,
@@ -106,8 +107,13 @@ function inspectModel(ex: Exchange, ctx: ProxyContext): void {
   if (known.includes(ex.model)) return;
   const suggestions = suggestModels(ex.model, known);
   const mean = suggestions.length ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?` : '';
-  ex.warning = `model "${ex.model}" is not in /models`;
+  ex.warning = `model ${headerSafe(JSON.stringify(ex.model))} is not in /models`;
   ctx.hintOnce(`model:${ex.model}`, `Model "${ex.model}" is not in this key's /models list; copy the ID exactly.${mean}`);
+}
+
+/** Header values must be printable Latin-1; a pasted smart quote or newline would make writeHead throw. */
+function headerSafe(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function fail(ex: Exchange, ctx: ProxyContext, err: unknown): void {

@@ -12,8 +12,10 @@ export interface ModelsCache {
   /** IDs when known (never blocks; undefined until a list arrived). */
   ids(): readonly string[] | undefined;
   get(id: string): ModelEntry | undefined;
-  /** Takes a /v1/models answer that passed through the proxy. */
-  ingest(json: string): void;
+  /** Takes a /v1/models answer that passed through the proxy (ignored if the key changed since `from`). */
+  ingest(json: string, from?: number): void;
+  /** Changes when the key changes; pass it back to ingest(). */
+  generation(): number;
   /** Fetches the list in the background if it is missing or stale. */
   refreshSoon(): void;
   /** Fetches now; resolves when done (errors are swallowed: the cache stays as it was). */
@@ -54,8 +56,11 @@ export function createModelsCache(opts: {
   const retryMs = 30_000;
   let attemptedAt = -Infinity;
   let inFlight: Promise<void> | undefined;
+  /** Bumped by clear(): a fetch started with the previous key must not fill the cache. */
+  let generation = 0;
 
-  function ingest(text: string): void {
+  function ingest(text: string, from = generation): void {
+    if (from !== generation) return;
     try {
       const json = JSON.parse(text) as { data?: unknown };
       if (!Array.isArray(json.data)) return;
@@ -73,6 +78,7 @@ export function createModelsCache(opts: {
     const key = opts.key();
     if (!key) return;
     attemptedAt = now();
+    const mine = generation;
     inFlight ??= (async () => {
       try {
         const res = await opts.pool.request({
@@ -83,11 +89,11 @@ export function createModelsCache(opts: {
           bodyTimeout: 15_000,
         });
         const text = await readLimited(res.body, MAX_LIST_BYTES);
-        if (res.statusCode === 200 && text !== undefined) ingest(text);
+        if (res.statusCode === 200 && text !== undefined) ingest(text, mine);
       } catch {
         // the next request will try again
       } finally {
-        inFlight = undefined;
+        if (mine === generation) inFlight = undefined;
       }
     })();
     return inFlight;
@@ -95,6 +101,7 @@ export function createModelsCache(opts: {
 
   return {
     ids: () => ids,
+    generation: () => generation,
     get: (id) => entries?.get(id),
     ingest,
     refresh,
@@ -102,6 +109,8 @@ export function createModelsCache(opts: {
       if (!inFlight && now() - fetchedAt > ttl && now() - attemptedAt > retryMs) void refresh();
     },
     clear() {
+      generation++;
+      inFlight = undefined;
       entries = undefined;
       ids = undefined;
       fetchedAt = 0;

@@ -1,7 +1,7 @@
 // Reads the request body under the cap. Small bodies (the common case) are held
 // so they can be inspected, retried and bridged; large ones stream through
 // without being held (memory stays flat for a 50 MB upload).
-import { ProxyError } from '../rules/errors.js';
+import { errorBody, ProxyError } from '../rules/errors.js';
 import type { Exchange } from './exchange.js';
 import { streamedBytes } from './gc-nudge.js';
 
@@ -18,7 +18,16 @@ function tooLarge(cap: number): ProxyError {
  */
 function armDeadline(ex: Exchange, timeoutMs: number): () => void {
   const timer = setTimeout(() => {
-    ex.req.destroy(new ProxyError(408, 'body-timeout', `The request body did not arrive within ${Math.round(timeoutMs / 1000)} s.`));
+    const err = new ProxyError(408, 'body-timeout', `The request body did not arrive within ${Math.round(timeoutMs / 1000)} s. Send the whole body promptly.`);
+    ex.status = err.statusCode;
+    ex.localError = err.code;
+    ex.localMessage = err.message;
+    const res = ex.res;
+    if (res.headersSent) return void ex.req.destroy(err);
+    // Answer first, then drop the connection: the rest of the body will never be read.
+    const body = errorBody(ex.envelope, 408, err.code, err.message);
+    res.writeHead(408, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), connection: 'close', 'x-loopgate-request-id': ex.id });
+    res.end(body, () => ex.req.destroy(err));
   }, Math.max(0, timeoutMs - (performance.now() - ex.startedAt)));
   timer.unref();
   return () => clearTimeout(timer);

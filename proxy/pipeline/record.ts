@@ -46,8 +46,9 @@ export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
   if (ctx.logBodies) {
     // Redact first, cut after: a cap that falls inside a key must not leave the key's front in the log.
     const cap = ctx.logBodyBytes;
-    if (ex.body) rec.requestBody = r.string(ex.body.subarray(0, cap + CUT_MARGIN).toString('utf8')).slice(0, cap);
-    rec.responseBody = r.string(body).slice(0, cap);
+    // Cut in one unit (characters of the decoded text) so the margin really covers a straddling key.
+    if (ex.body) rec.requestBody = r.string(ex.body.subarray(0, 4 * (cap + CUT_MARGIN)).toString('utf8').slice(0, cap + CUT_MARGIN)).slice(0, cap);
+    rec.responseBody = r.string(body.slice(0, cap + CUT_MARGIN)).slice(0, cap);
     if (ex.bodyTruncated || (ex.body && ex.body.length > cap) || body.length > cap) rec.bodyTruncated = true;
   }
   return rec;
@@ -58,6 +59,11 @@ function round(ms: number): number {
 }
 
 /** `POST /v1/chat/completions 200 gpt-4o-mini 12ms` plus rewrite/diagnosis notes. Built from the redacted record. */
+/** A client must not be able to forge console lines: control characters are shown escaped. */
+function printable(text: string): string {
+  return text.replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
 export function consoleLine(rec: TrafficRecord, hint?: string): string {
   const parts = [rec.method, rec.canonicalPath, String(rec.status || '-')];
   if (rec.model) parts.push(rec.model);
@@ -68,7 +74,7 @@ export function consoleLine(rec: TrafficRecord, hint?: string): string {
   if (rec.clientAborted) parts.push('client-aborted');
   const code = rec.diagnosis ?? (rec.status >= 400 ? rec.errorCode : undefined);
   if (code) parts.push(`[${code}]${hint ? ' ' + hint : ''}`);
-  return parts.join(' ');
+  return printable(parts.join(' '));
 }
 
 export function finish(ex: Exchange, ctx: ProxyContext): void {

@@ -7,10 +7,16 @@ export function isRetryableStatus(status: number): boolean {
   return RETRYABLE.has(status);
 }
 
-/** Failures where the upstream cannot have processed the request: the socket died before any answer. */
-export function isUnsentFailure(err: unknown): boolean {
-  const code = (err as { code?: string })?.code;
-  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
+/**
+ * The one failure safe to replay without --retries: the upstream closed an idle
+ * keep-alive socket just as we reused it. undici reports that as a SocketError
+ * carrying the socket's counters; bytes read earlier on it mean it was reused.
+ * A reset on a fresh connection is never replayed: the upstream may already
+ * have processed (and billed) the request.
+ */
+export function isReusedSocketReset(err: unknown): boolean {
+  const e = err as { code?: string; socket?: { bytesRead?: number } } | undefined;
+  return e?.code === 'UND_ERR_SOCKET' && (e.socket?.bytesRead ?? 0) > 0;
 }
 
 /** Full jitter (AWS architecture blog): uniform in [0, min(cap, base * 2^attempt)]. */

@@ -42,6 +42,38 @@ function table(head, rows) {
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
 
+/** One row per headline figure: the four targets side by side, with loopgate's ratios. */
+export function renderSummary(r) {
+  const rows = [];
+  const row = (label, get, digits = 2) => {
+    const v = (n) => get(n);
+    const lg = v('loopgate');
+    const cells = [label, f(v('direct'), digits), f(lg, digits), f(v('loopgate+bodies'), digits), f(v('forwarder'), digits), ratio(lg, v('direct')), ratio(lg, v('forwarder'))];
+    if (r.latencyC1?.['loopgate@base'] || r.sse_c1000?.['loopgate@base']) cells.push(f(v('loopgate@base'), digits));
+    rows.push(cells);
+  };
+  const at = (scenario, field) => (n) => scenario?.[n]?.[field];
+  if (r.latencyC1) {
+    row('c=1 latency p50 (ms)', at(r.latencyC1, 'p50'), 3);
+    row('c=1 latency p99 (ms)', at(r.latencyC1, 'p99'), 3);
+  }
+  if (r.throughputC64) {
+    row('c=64 throughput (req/s)', at(r.throughputC64, 'rps'), 0);
+    row('c=64 process CPU (µs/req)', (n) => (r.throughputC64[n]?.cpuMsPerUnit ?? NaN) * 1000, 0);
+  }
+  for (const level of ['c1', 'c100', 'c1000']) {
+    const s = r[`sse_${level}`];
+    if (!s) continue;
+    row(`SSE ${level} TTFB p50 (ms)`, at(s, 'ttfbP50'), 2);
+    row(`SSE ${level} gap p99 (ms)`, at(s, 'gapP99'), 2);
+    if (level === 'c1000') row('SSE c1000 process RSS (MB)', at(s, 'rssPeakMB'), 1);
+  }
+  if (r.bigRequest) row('50 MB request: RSS growth (MB)', at(r.bigRequest, 'rssGrowthMB'), 1);
+  if (r.bigResponse) row('50 MB response: RSS growth (MB)', at(r.bigResponse, 'rssGrowthMB'), 1);
+  const head = ['figure', 'direct', 'loopgate', 'loopgate+bodies', 'forwarder', 'loopgate ÷ direct', 'loopgate ÷ fwd'];
+  return table(r.latencyC1?.['loopgate@base'] || r.sse_c1000?.['loopgate@base'] ? [...head, 'loopgate@base'] : head, rows);
+}
+
 export function renderMarkdown(report) {
   const r = report.results;
   const m = report.machine;
@@ -51,6 +83,7 @@ export function renderMarkdown(report) {
     `${m.nproc} × ${m.cpu}, Node ${m.node}, ${m.platform}. Simulator, proxy under test and load generator each in their own process, on loopback.`,
     'Targets: direct = simulator; loopgate = metadata log on; loopgate+bodies = --log-bodies; forwarder = http-proxy with a keep-alive agent. Ratios are target ÷ direct and target ÷ forwarder.',
   ];
+  parts.push('', '### Summary', '', renderSummary(r));
   if (r.latencyC1) {
     const d = r.latencyC1.direct;
     const fw = r.latencyC1.forwarder;

@@ -11,7 +11,9 @@ import { CONFIGS } from './scenarios.mjs';
 import { checks, renderMarkdown } from './report.mjs';
 import { pct } from './stats.mjs';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' } } });
+const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, compare: { type: 'string' } } });
+// --compare OTHER/dist/cli.js: also runs that build (metadata log) as target "loopgate@base", for before/after in one run.
+const baseCli = values.compare;
 const cfg = values.quick ? CONFIGS.quick : CONFIGS.full;
 const only = values.only ? new Set(values.only.split(',')) : undefined;
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -39,11 +41,17 @@ async function startTargets(label) {
   const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   const serve = (name, extra) =>
     startServer(name, [...nodeFlags, cli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', ...extra], { env: proxyEnv, ready: LISTENING });
-  const [meta, bodies, nolog, fwd] = await Promise.all([
+  const [meta, bodies, nolog, fwd, base] = await Promise.all([
     serve('loopgate', ['--log', join(tmp, `${label}-meta.jsonl`)]),
     serve('loopgate+bodies', ['--log', join(tmp, `${label}-bodies.jsonl`), '--log-bodies']),
     serve('loopgate-nolog', ['--no-log']),
     startServer('forwarder', [fileURLToPath(new URL('./forwarder.mjs', import.meta.url)), sim.url], { ready: LISTENING }),
+    baseCli
+      ? startServer('loopgate@base', [...nodeFlags, baseCli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', '--log', join(tmp, `${label}-base.jsonl`)], {
+          env: proxyEnv,
+          ready: LISTENING,
+        })
+      : undefined,
   ]);
   const auth = { authorization: `Bearer ${KEY}` };
   const targets = {
@@ -53,7 +61,8 @@ async function startTargets(label) {
     'loopgate-nolog': { name: 'loopgate-nolog', url: nolog.url, headers: {}, pid: nolog.pid },
     forwarder: { name: 'forwarder', url: fwd.url, headers: auth, pid: fwd.pid },
   };
-  const stop = () => Promise.all([sim, meta, bodies, nolog, fwd].map((s) => s.stop()));
+  if (base) targets['loopgate@base'] = { name: 'loopgate@base', url: base.url, headers: {}, pid: base.pid };
+  const stop = () => Promise.all([sim, meta, bodies, nolog, fwd, base].filter(Boolean).map((s) => s.stop()));
   return { targets, stop };
 }
 
@@ -80,7 +89,7 @@ async function interleaved(targets, names, rounds, makeJob, timeoutMs) {
   return runs;
 }
 
-const MAIN = ['direct', 'loopgate', 'loopgate+bodies', 'forwarder'];
+const MAIN = ['direct', 'loopgate', 'loopgate+bodies', 'forwarder', ...(baseCli ? ['loopgate@base'] : [])];
 
 const scenarios = {
   async latencyC1(targets) {

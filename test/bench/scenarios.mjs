@@ -15,7 +15,7 @@ export const CONFIGS = {
   full: {
     hardLimitS: 900,
     latency: { rounds: 5, warmup: 300, requests: 2000 },
-    throughput: { rounds: 3, warmupMs: 1000, durationMs: 5000 },
+    throughput: { rounds: 5, warmupMs: 500, durationMs: 3000 },
     sse: {
       c1: { streams: 1, repeat: 10, rounds: 3, delayMs: 10 },
       c100: { streams: 100, repeat: 2, rounds: 3, delayMs: 10, rampMs: 250 },

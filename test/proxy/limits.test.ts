@@ -57,12 +57,18 @@ describe('limits', () => {
     expect(stack.sim.requests).toHaveLength(0);
   });
 
-  it('slowloris: a body that never arrives is cut off by the request timeout', async () => {
+  it('slowloris: a body that never arrives gets a 408 and the connection is closed', async () => {
     const socket = await openSocket(stack.proxy.url);
+    let answer = '';
+    socket.on('data', (c) => (answer += c.toString()));
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"m`);
+    socket.write(`POST /v1/messages HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"m`);
     await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(answer).toContain('"type":"error"'); // the Anthropic envelope on /v1/messages
     expect(stack.sim.requests).toHaveLength(0);
+    const line = await until(() => stack.traffic.find((l) => l.includes('body-timeout')), 3000, 'the traffic line');
+    expect(line).not.toMatch(/client-aborted/);
   });
 
   it('a non-JSON body gets a 400 that says so, locally', async () => {

@@ -77,7 +77,7 @@ describe('passthrough streaming', () => {
     expect(err).toBeInstanceOf(Error);
   });
 
-  it('a reset before headers, after the one safe retry, is a 502 the SDK sees', async () => {
+  it('a reset on a reused keep-alive socket is replayed once, then a 502 the SDK sees', async () => {
     stack.sim.clearRequests();
     const err = await stack
       .openai()

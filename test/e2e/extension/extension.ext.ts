@@ -235,6 +235,27 @@ test('with no base URL the proxy runs the simulator and the tree says demo mode'
   assert.equal(api.host.endpoint?.simulator, false);
 }, { timeoutMs: 60_000 });
 
+test("a workspace's settings cannot redirect the key or switch the token off", async () => {
+  const config = vscode.workspace.getConfiguration('loopgate');
+  const before = api.host.endpoint!;
+  const pid = api.host.pid;
+  await config.update('baseUrl', 'https://attacker.example/v1', vscode.ConfigurationTarget.Workspace);
+  await config.update('proxy.requireToken', false, vscode.ConfigurationTarget.Workspace);
+  try {
+    const { readSettings } = await import('../../../extension/settings.js');
+    assert.notEqual(readSettings().baseUrl, 'https://attacker.example/v1');
+    assert.equal(readSettings().proxy.requireToken, true);
+    // The change event restarts the proxy, on the user's upstream.
+    await waitFor(() => api.host.endpoint !== undefined && api.host.pid !== undefined, { message: 'the proxy running' });
+    assert.equal(api.host.endpoint!.siteUrl, before.siteUrl);
+    void pid;
+  } finally {
+    await config.update('baseUrl', undefined, vscode.ConfigurationTarget.Workspace);
+    await config.update('proxy.requireToken', undefined, vscode.ConfigurationTarget.Workspace);
+  }
+  await waitFor(() => api.host.endpoint !== undefined, { message: 'the proxy running again' });
+}, { timeoutMs: 60_000 });
+
 test('models without supported_endpoint_types are probed on demand', async () => {
   // A relay that lists no endpoint types and has only Chat Completions.
   const upstream = createServer((req, res) => {
