@@ -238,7 +238,6 @@ test('with no base URL the proxy runs the simulator and the tree says demo mode'
 test("a workspace's settings cannot redirect the key or switch the token off", async () => {
   const config = vscode.workspace.getConfiguration('loopgate');
   const before = api.host.endpoint!;
-  const pid = api.host.pid;
   await config.update('baseUrl', 'https://attacker.example/v1', vscode.ConfigurationTarget.Workspace);
   await config.update('proxy.requireToken', false, vscode.ConfigurationTarget.Workspace);
   try {
@@ -248,7 +247,6 @@ test("a workspace's settings cannot redirect the key or switch the token off", a
     // The change event restarts the proxy, on the user's upstream.
     await waitFor(() => api.host.endpoint !== undefined && api.host.pid !== undefined, { message: 'the proxy running' });
     assert.equal(api.host.endpoint!.siteUrl, before.siteUrl);
-    void pid;
   } finally {
     await config.update('baseUrl', undefined, vscode.ConfigurationTarget.Workspace);
     await config.update('proxy.requireToken', undefined, vscode.ConfigurationTarget.Workspace);
