@@ -1,7 +1,9 @@
 // The three protocols a model can be reached with, and minimal requests for
 // each (seed-spec §1.6: minimal request, stream false). No vscode here.
 
-export type Protocol = 'responses' | 'chat' | 'messages';
+import { protocolOfEndpointType, type Protocol } from '../proxy/rules/protocols.js';
+
+export type { Protocol };
 
 /** Try order: Responses when supported, Chat Completions as the fallback (spec §1.5), Messages last. */
 export const PROTOCOL_ORDER: readonly Protocol[] = ['responses', 'chat', 'messages'];
@@ -15,12 +17,7 @@ export const PROTOCOL_INFO: Record<Protocol, { label: string; short: string; pat
 /** `supported_endpoint_types` (new-api) → our protocols; undefined when the relay did not say. */
 export function protocolsFromEndpointTypes(types: unknown): Protocol[] | undefined {
   if (!Array.isArray(types)) return undefined;
-  const out = new Set<Protocol>();
-  for (const t of types) {
-    if (t === 'openai') out.add('chat');
-    else if (t === 'openai-response') out.add('responses');
-    else if (t === 'anthropic') out.add('messages');
-  }
+  const out = new Set<Protocol | undefined>(types.map(protocolOfEndpointType));
   return PROTOCOL_ORDER.filter((p) => out.has(p));
 }
 

@@ -4,6 +4,7 @@
 import { request } from 'undici';
 import { parseUpstream } from './rules/urls.js';
 import { diagnose, parseErrorBody } from './rules/diagnose.js';
+import { ENDPOINT_TYPE } from './rules/protocols.js';
 import type { ModelEntry } from './pipeline/models-cache.js';
 
 export type StepResult = 'ok' | 'warn' | 'fail' | 'skip';
@@ -121,8 +122,8 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   const pick = (type: string) => models.find((m) => !m.supported_endpoint_types || m.supported_endpoint_types.includes(type));
   const chatResults: StepResult[] = [];
   for (const [kind, path, type] of [
-    ['responses', '/responses', 'openai-response'],
-    ['chat', '/chat/completions', 'openai'],
+    ['responses', '/responses', ENDPOINT_TYPE.responses],
+    ['chat', '/chat/completions', ENDPOINT_TYPE.chat],
   ] as const) {
     const model = pick(type) ?? models[0]!;
     for (const stream of [false, true]) {
@@ -149,7 +150,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
     }
   }
 
-  const claude = models.find((m) => m.supported_endpoint_types?.includes('anthropic'));
+  const claude = models.find((m) => m.supported_endpoint_types?.includes(ENDPOINT_TYPE.messages));
   if (!claude) {
     steps.push({ name: '5. POST {site_url}/v1/messages', result: 'skip', detail: "no model in this key's group lists the anthropic endpoint type" });
     return finish(site);

@@ -1,5 +1,7 @@
 // Shared vocabulary of the protocol bridge. Pure: no I/O anywhere in proxy/bridge.
 
+import { ENDPOINT_TYPE as PROTOCOL_ENDPOINT_TYPE } from '../rules/protocols.js';
+
 export type BridgeKind = 'responses' | 'messages';
 export type BridgeMode = 'auto' | 'off' | 'always';
 
@@ -36,11 +38,11 @@ export interface StreamTranslator {
 
 /** The /v1/models `supported_endpoint_types` value that means "this protocol is native". */
 export const ENDPOINT_TYPE: Record<BridgeKind, string> = {
-  responses: 'openai-response',
-  messages: 'anthropic',
+  responses: PROTOCOL_ENDPOINT_TYPE.responses,
+  messages: PROTOCOL_ENDPOINT_TYPE.messages,
 };
 /** Chat Completions: the protocol the bridge needs on the route. */
-export const CHAT_ENDPOINT_TYPE = 'openai';
+export const CHAT_ENDPOINT_TYPE = PROTOCOL_ENDPOINT_TYPE.chat;
 
 export const BRIDGE_HEADER = 'x-loopgate-bridge';
 

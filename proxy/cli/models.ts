@@ -5,11 +5,11 @@ import { parseUpstream } from '../rules/urls.js';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
 import type { ModelEntry } from '../pipeline/models-cache.js';
 import { resolveUpstream, UPSTREAM_OPTIONS } from './upstream-config.js';
+import { protocolOfEndpointType } from '../rules/protocols.js';
 
-const TYPE_NAMES: Record<string, string> = { openai: 'chat', 'openai-response': 'responses', anthropic: 'messages' };
 
 export function formatModelTable(models: ModelEntry[]): string {
-  const rows = models.map((m) => [m.id, m.owned_by ?? '', (m.supported_endpoint_types ?? []).map((t) => TYPE_NAMES[t] ?? t).join(', ')]);
+  const rows = models.map((m) => [m.id, m.owned_by ?? '', (m.supported_endpoint_types ?? []).map((t) => protocolOfEndpointType(t) ?? t).join(', ')]);
   const head = ['MODEL ID', 'OWNED BY', 'PROTOCOLS'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();

@@ -1,6 +1,7 @@
 // The simulator's request handler. Checks run in the relay's order so the
 // proxy's diagnosis can rely on status + code: route → auth → key standing →
 // body → protocol on group → model → rpm → faults → reply.
+import { ENDPOINT_TYPE } from '../rules/protocols.js';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -22,7 +23,6 @@ export const MAX_RECORDS = 10_000;
 /** Model `created` is fixed so the list is deterministic. */
 export const MODEL_CREATED = 1_715_000_000;
 
-const ENDPOINT_TYPES: Record<Protocol, string> = { chat: 'openai', responses: 'openai-response', messages: 'anthropic' };
 const POST_ROUTES: Record<string, ProtocolModule> = {
   '/v1/chat/completions': chatProtocol,
   '/v1/responses': responsesProtocol,
@@ -141,7 +141,7 @@ function checkModel(model: string, key: FixtureKey, group: FixtureGroup): void {
 }
 
 function modelObject(m: { id: string; owned_by?: string }, group: FixtureGroup) {
-  return { id: m.id, object: 'model', created: MODEL_CREATED, owned_by: m.owned_by, supported_endpoint_types: group.protocols.map((p) => ENDPOINT_TYPES[p]) };
+  return { id: m.id, object: 'model', created: MODEL_CREATED, owned_by: m.owned_by, supported_endpoint_types: group.protocols.map((p) => ENDPOINT_TYPE[p]) };
 }
 
 function write(res: ServerResponse, data: string | Buffer): Promise<void> {
