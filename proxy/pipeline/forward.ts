@@ -9,14 +9,12 @@ import { describeRewrites } from '../rules/paths.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
-import { CUT_MARGIN } from './record.js';
+import { capture } from './capture.js';
+import { streamedBytes } from './gc-nudge.js';
 import { backoffDelay, isRetryableStatus, isReusedSocketReset, retryAfterMs } from './retry.js';
 
 /** Error bodies larger than this are passed on without a diagnosis. */
 const ERROR_BODY_BYTES = 64 * 1024;
-/** Response excerpt kept for token usage (head + tail) when bodies are not logged. */
-const CAPTURE_HEAD = 4096;
-const CAPTURE_TAIL = 16 * 1024;
 
 type UpstreamResponse = Dispatcher.ResponseData;
 
@@ -236,28 +234,6 @@ async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRe
   await pipeBody(ex, ctx, upstream.body);
 }
 
-/** Keeps what the log needs: with logBodies the head up to the cap, else a small head and a rolling tail. */
-function capture(ex: Exchange, ctx: ProxyContext, chunk: Buffer): void {
-  if (ctx.logBodies) {
-    // Bytes, up to 4 per character: enough for cap + margin characters whatever the script.
-    if (ex.responseCaptureBytes < 4 * (ctx.logBodyBytes + CUT_MARGIN)) {
-      ex.responseCapture.push(chunk);
-      ex.responseCaptureBytes += chunk.length;
-    } else {
-      ex.bodyTruncated = true;
-    }
-    return;
-  }
-  if (ex.responseCaptureBytes < CAPTURE_HEAD) {
-    ex.responseHead = ex.responseHead ? Buffer.concat([ex.responseHead, chunk]).subarray(0, CAPTURE_HEAD) : chunk.subarray(0, CAPTURE_HEAD);
-  }
-  ex.responseCapture.push(chunk);
-  ex.responseCaptureBytes += chunk.length;
-  while (ex.responseCapture.length > 1 && ex.responseCaptureBytes - ex.responseCapture[0]!.length >= CAPTURE_TAIL) {
-    ex.responseCaptureBytes -= ex.responseCapture.shift()!.length;
-  }
-}
-
 /**
  * Copies the upstream body to the client chunk by chunk, pausing when the
  * client's socket is full (backpressure). Resolves when the client has the
@@ -274,6 +250,7 @@ function pipeBody(ex: Exchange, ctx: ProxyContext, body: UpstreamResponse['body'
     };
     body.on('data', (chunk: Buffer) => {
       capture(ex, ctx, chunk);
+      streamedBytes(chunk.length);
       const out = transform ? transform(chunk) : chunk;
       if (out.length === 0) return;
       ex.bytesOut += out.length;

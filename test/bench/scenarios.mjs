@@ -3,10 +3,10 @@
 export const CONFIGS = {
   quick: {
     hardLimitS: 170,
-    latency: { rounds: 3, warmup: 200, requests: 600 },
+    latency: { rounds: 3, warmup: 150, requests: 400 },
     throughput: { rounds: 2, warmupMs: 500, durationMs: 2000 },
     sse: {
-      c1: { streams: 1, repeat: 4, rounds: 2, delayMs: 10 },
+      c1: { streams: 1, repeat: 3, rounds: 2, delayMs: 10 },
       c100: { streams: 100, repeat: 1, rounds: 2, delayMs: 10, rampMs: 250 },
       c1000: { streams: 1000, repeat: 1, rounds: 2, delayMs: 50, rampMs: 1000 },
     },
