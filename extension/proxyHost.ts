@@ -182,7 +182,9 @@ export class ProxyHost implements vscode.Disposable {
       child = fork(this.opts.cliPath, ['serve', '--ipc'], {
         env: childEnv(process.env),
         stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
-        execArgv: [],
+        // A smaller young generation keeps RSS near 130 MB with 1,000 open streams instead of ~200 MB,
+        // at no measurable CPU cost (README, Performance).
+        execArgv: ['--max-semi-space-size=4'],
       });
     } catch (err) {
       return this.fail(`Could not start the proxy: ${(err as Error).message}`);
