@@ -1,7 +1,6 @@
-import { parseArgs } from 'node:util';
 import { EXIT, type Command } from './command.js';
 import { runDoctor, formatDoctorTable } from '../doctor.js';
-import { resolveUpstream, UPSTREAM_OPTIONS } from './upstream-config.js';
+import { withUpstream } from './upstream-config.js';
 
 export const doctorCommand: Command = {
   name: 'doctor',
@@ -15,19 +14,10 @@ Upstream from --upstream or LOOPGATE_UPSTREAM; key from LOOPGATE_API_KEY or --ke
 With neither, it checks the embedded simulator.
 
 Exit codes: 0 every step passed (warnings allowed), 1 a step failed, 2 bad usage.`,
-  async run(argv, io) {
-    const { values } = parseArgs({
-      args: argv,
-      options: UPSTREAM_OPTIONS,
-      strict: true,
-    });
-    const cfg = await resolveUpstream(io, { upstream: values.upstream, keyStdin: values['key-stdin'] });
-    try {
-      const report = await runDoctor({ upstream: cfg.upstream, key: cfg.key, allowHttp: values['allow-http'] });
-      io.out(values.json ? JSON.stringify(report, null, 2) : formatDoctorTable(report));
+  run: (argv, io) =>
+    withUpstream(argv, io, async (cfg, flags) => {
+      const report = await runDoctor({ upstream: cfg.upstream, key: cfg.key, allowHttp: flags['allow-http'] });
+      io.out(flags.json ? JSON.stringify(report, null, 2) : formatDoctorTable(report));
       return report.ok ? EXIT.ok : EXIT.failed;
-    } finally {
-      await cfg.simulator?.close();
-    }
-  },
+    }),
 };

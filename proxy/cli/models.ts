@@ -1,10 +1,9 @@
-import { parseArgs } from 'node:util';
 import { request } from 'undici';
-import { EXIT, type Command } from './command.js';
+import { EXIT, type Command, type Io } from './command.js';
 import { parseUpstream } from '../rules/urls.js';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
 import type { ModelEntry } from '../pipeline/models-cache.js';
-import { resolveUpstream, UPSTREAM_OPTIONS } from './upstream-config.js';
+import { withUpstream, type UpstreamConfig, type UpstreamFlags } from './upstream-config.js';
 import { protocolOfEndpointType } from '../rules/protocols.js';
 
 
@@ -25,41 +24,39 @@ Prints GET {base_url}/models as a table (or the raw list with --json).
 Upstream from --upstream or LOOPGATE_UPSTREAM; key from LOOPGATE_API_KEY or --key-stdin.
 
 Exit codes: 0 listed, 1 the upstream refused (the diagnosis is printed), 2 bad usage, 3 bad configuration.`,
-  async run(argv, io) {
-    const { values } = parseArgs({
-      args: argv,
-      options: UPSTREAM_OPTIONS,
-      strict: true,
-    });
-    const cfg = await resolveUpstream(io, { upstream: values.upstream, keyStdin: values['key-stdin'] });
-    try {
-      const parsed = parseUpstream(cfg.upstream, { allowHttp: values['allow-http'] });
-      if (!parsed.ok) {
-        io.err(`loopgate models: ${parsed.problems.map((p) => p.message).join(' ')}`);
-        return EXIT.config;
-      }
-      if (!cfg.key) {
-        io.err('loopgate models: no API key. Set LOOPGATE_API_KEY or use --key-stdin.');
-        return EXIT.config;
-      }
-      let res;
-      try {
-        res = await request(`${parsed.baseUrl}/models`, { headers: { authorization: `Bearer ${cfg.key}` }, headersTimeout: 30_000, bodyTimeout: 30_000 });
-      } catch (err) {
-        io.err(`loopgate models: ${parsed.baseUrl}/models did not answer (${(err as { code?: string }).code ?? 'error'}). Check the URL and the network.`);
-        return EXIT.failed;
-      }
-      const text = await res.body.text();
-      if (res.statusCode !== 200) {
-        const d = diagnose(parseErrorBody(res.statusCode, text), { method: 'GET', originalPath: '/v1/models', canonicalPath: '/v1/models', time: new Date() });
-        io.err(`loopgate models: ${res.statusCode}: ${d?.hint ?? 'unexpected answer'}`);
-        return EXIT.failed;
-      }
-      const models = (JSON.parse(text) as { data?: ModelEntry[] }).data ?? [];
-      io.out(values.json ? JSON.stringify(models, null, 2) : formatModelTable(models));
-      return EXIT.ok;
-    } finally {
-      await cfg.simulator?.close();
-    }
-  },
+  run: (argv, io) => withUpstream(argv, io, (cfg, flags) => listModels(cfg, flags, io)),
 };
+
+async function listModels(cfg: UpstreamConfig, flags: UpstreamFlags, io: Io): Promise<number> {
+  const parsed = parseUpstream(cfg.upstream, { allowHttp: flags['allow-http'] });
+  if (!parsed.ok) {
+    io.err(`loopgate models: ${parsed.problems.map((p) => p.message).join(' ')}`);
+    return EXIT.config;
+  }
+  if (!cfg.key) {
+    io.err('loopgate models: no API key. Set LOOPGATE_API_KEY or use --key-stdin.');
+    return EXIT.config;
+  }
+  let res;
+  try {
+    res = await request(`${parsed.baseUrl}/models`, { headers: { authorization: `Bearer ${cfg.key}` }, headersTimeout: 30_000, bodyTimeout: 30_000 });
+  } catch (err) {
+    io.err(`loopgate models: ${parsed.baseUrl}/models did not answer (${(err as { code?: string }).code ?? 'error'}). Check the URL and the network.`);
+    return EXIT.failed;
+  }
+  const text = await res.body.text();
+  if (res.statusCode !== 200) {
+    const d = diagnose(parseErrorBody(res.statusCode, text), { method: 'GET', originalPath: '/v1/models', canonicalPath: '/v1/models', time: new Date() });
+    io.err(`loopgate models: ${res.statusCode}: ${d?.hint ?? 'unexpected answer'}`);
+    return EXIT.failed;
+  }
+  let models: ModelEntry[];
+  try {
+    models = (JSON.parse(text) as { data?: ModelEntry[] }).data ?? [];
+  } catch {
+    io.err(`loopgate models: ${parsed.baseUrl}/models answered 200 but not with JSON: is this the Model-Access API?`);
+    return EXIT.failed;
+  }
+  io.out(flags.json ? JSON.stringify(models, null, 2) : formatModelTable(models));
+  return EXIT.ok;
+}

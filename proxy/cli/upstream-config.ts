@@ -1,6 +1,7 @@
 // Where the commands that talk to the upstream directly (doctor, models) get
 // it: --upstream / LOOPGATE_UPSTREAM and LOOPGATE_API_KEY / --key-stdin, or the
 // embedded simulator with its demo key when nothing is configured.
+import { parseArgs } from 'node:util';
 import type { Io } from './command.js';
 import { readKeyFromStdin } from './stdin-key.js';
 import { startSimulator, DEMO_KEY, type Simulator } from '../simulator/index.js';
@@ -27,4 +28,21 @@ export async function resolveUpstream(io: Io, flags: { upstream?: string; keyStd
   const simulator = await startSimulator({ port: 0 });
   io.err(`(no upstream configured: using the embedded simulator at ${simulator.url} with a demo key)`);
   return { upstream: simulator.url, key: key ?? DEMO_KEY, simulator };
+}
+
+export type UpstreamFlags = ReturnType<typeof parseUpstreamFlags>;
+
+function parseUpstreamFlags(argv: string[]) {
+  return parseArgs({ args: argv, options: UPSTREAM_OPTIONS, strict: true }).values;
+}
+
+/** Parses the shared flags, resolves the upstream, runs `body`, and always stops a simulator it started. */
+export async function withUpstream(argv: string[], io: Io, body: (cfg: UpstreamConfig, flags: UpstreamFlags) => Promise<number>): Promise<number> {
+  const flags = parseUpstreamFlags(argv);
+  const cfg = await resolveUpstream(io, { upstream: flags.upstream, keyStdin: flags['key-stdin'] });
+  try {
+    return await body(cfg, flags);
+  } finally {
+    await cfg.simulator?.close();
+  }
 }
