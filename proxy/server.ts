@@ -85,6 +85,8 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     stats,
     hintOnce(id, message) {
       if (hinted.has(id) || !opts.onHint) return;
+      // Ids embed client-chosen paths and model names: bound the memory a client can make us keep.
+      if (hinted.size >= 1000) hinted.clear();
       hinted.add(id);
       opts.onHint(redactor.string(message));
     },
