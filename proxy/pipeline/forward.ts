@@ -13,6 +13,8 @@ import { capture } from './capture.js';
 import { streamedBytes } from './gc-nudge.js';
 import { backoffDelay, isRetryableStatus, isReusedSocketReset, retryAfterMs } from './retry.js';
 
+/** A bridged non-stream answer is translated whole; beyond this it is refused rather than held. */
+const BRIDGED_JSON_BYTES = 64 * 1024 * 1024;
 /** Error bodies larger than this are passed on without a diagnosis. */
 const ERROR_BODY_BYTES = 64 * 1024;
 
@@ -38,7 +40,11 @@ export async function forward(ex: Exchange, ctx: ProxyContext, abort: AbortSigna
   }
   const session = ex.bridgeSession;
   if (session && !isStream && upstream.statusCode === 200) {
-    const { buf } = await readCapped(upstream.body, Number.MAX_SAFE_INTEGER);
+    const { buf, complete } = await readCapped(upstream.body, BRIDGED_JSON_BYTES);
+    if (!complete) {
+      upstream.body.destroy();
+      throw new ProxyError(502, 'bridge-response-too-large', `The upstream chat answer is larger than ${BRIDGED_JSON_BYTES} bytes; Loopgate will not hold it to bridge it. Ask for stream: true.`);
+    }
     capture(ex, ctx, buf);
     const out = session.result(buf);
     ex.status = out.status;
