@@ -1,13 +1,11 @@
 // Entry of the VS Code extension: wires the concerns together, decides nothing.
 import * as vscode from 'vscode';
-import { showBaseUrlNotice } from './baseUrlNotice.js';
 import { registerCommands } from './commands/index.js';
-import { refreshModels } from './commands/modelCommands.js';
-import { setContextKey } from './contextKeys.js';
 import { startLanguageClient } from './languageClient.js';
 import { localToken } from './localToken.js';
 import { ProxyHost } from './proxyHost.js';
-import { KeyStore, migrateKeyFromSettings } from './secrets.js';
+import { KeyStore } from './secrets.js';
+import { initialise, KeyPresence, wireReactions } from './reactions.js';
 import { proxyConfig, readSettings } from './settings.js';
 import { ProxyStatusBar } from './statusBar.js';
 import { TerminalEnv } from './terminalEnv.js';
@@ -39,9 +37,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     log: (level, message) => log[level](message),
   });
   activeHost = host;
-  let hasKey = false;
   const models = new ModelsModel(host);
-  const tree = new ModelsTreeProvider(models, host, { hasBaseUrl: () => readSettings().baseUrl !== '', hasKey: () => hasKey });
+  const presence = new KeyPresence(keys, () => tree.redraw());
+  const tree = new ModelsTreeProvider(models, host, { hasBaseUrl: () => readSettings().baseUrl !== '', hasKey: () => presence.value });
   const statusBar = new ProxyStatusBar(host);
   context.subscriptions.push(
     log,
@@ -64,43 +62,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     }),
   );
 
-  const syncKey = async () => {
-    hasKey = Boolean(await keys.get());
-    await setContextKey('loopgate.hasKey', hasKey);
-    tree.redraw();
-  };
-  const syncBaseUrl = () => setContextKey('loopgate.hasBaseUrl', readSettings().baseUrl !== '');
-
-  context.subscriptions.push(
-    host.onTraffic((t) => (t.status >= 400 ? log.warn(t.line) : log.info(t.line))),
-    host.onDidChangeState((s) => {
-      void setContextKey('loopgate.proxyRunning', host.endpoint !== undefined);
-      if (s.kind === 'running' || s.kind === 'attached') void refreshModels(models);
-      else if (s.kind === 'stopped') models.clear();
-    }),
-    keys.onDidChange(async () => {
-      await syncKey();
-      await host.pushKey();
-      if (host.endpoint) void refreshModels(models);
-    }),
-    vscode.workspace.onDidChangeConfiguration(async (e) => {
-      if (e.affectsConfiguration('loopgate.apiKey')) await migrateKeyFromSettings(keys);
-      if (e.affectsConfiguration('loopgate.baseUrl')) {
-        await syncBaseUrl();
-        showBaseUrlNotice(readSettings().baseUrl, log);
-      }
-      // The upstream and proxy options are fixed at start: restart a proxy we own.
-      const kind = host.state.kind;
-      if ((e.affectsConfiguration('loopgate.baseUrl') || e.affectsConfiguration('loopgate.proxy')) && (kind === 'running' || kind === 'starting' || kind === 'failed')) {
-        await host.restart();
-      }
-      tree.redraw();
-    }),
-  );
-
-  await migrateKeyFromSettings(keys);
-  await Promise.all([syncKey(), syncBaseUrl(), setContextKey('loopgate.proxyRunning', false)]);
-  if (readSettings().proxy.autoStart) void host.start();
+  const parts = { host, keys, models, tree, log };
+  context.subscriptions.push(...wireReactions(parts, presence));
+  await initialise(parts, presence);
 
   if (context.extensionMode === vscode.ExtensionMode.Production) return undefined;
   return { host, models, tree, statusBar, readKey: () => keys.get(), secrets: context.secrets, terminalEnv: context.environmentVariableCollection, log };

@@ -1,0 +1,75 @@
+// How the parts react to each other: key changes, proxy state changes and
+// settings changes. extension.ts builds the parts; this decides what follows.
+import * as vscode from 'vscode';
+import { showBaseUrlNotice } from './baseUrlNotice.js';
+import { refreshModels } from './commands/modelCommands.js';
+import { setContextKey } from './contextKeys.js';
+import type { ProxyHost } from './proxyHost.js';
+import { migrateKeyFromSettings, type KeyStore } from './secrets.js';
+import { readSettings } from './settings.js';
+import type { ModelsModel } from './views/modelsModel.js';
+import type { ModelsTreeProvider } from './views/modelsProvider.js';
+
+export interface Parts {
+  host: ProxyHost;
+  keys: KeyStore;
+  models: ModelsModel;
+  tree: ModelsTreeProvider;
+  log: vscode.LogOutputChannel;
+}
+
+/** Whether a key is stored, cached for the tree's welcome views (which cannot await). */
+export class KeyPresence {
+  private has = false;
+  constructor(
+    private readonly keys: KeyStore,
+    private readonly redraw: () => void,
+  ) {}
+  get value(): boolean {
+    return this.has;
+  }
+  async sync(): Promise<void> {
+    this.has = Boolean(await this.keys.get());
+    await setContextKey('loopgate.hasKey', this.has);
+    this.redraw();
+  }
+}
+
+const syncBaseUrl = () => setContextKey('loopgate.hasBaseUrl', readSettings().baseUrl !== '');
+
+export function wireReactions(p: Parts, presence: KeyPresence): vscode.Disposable[] {
+  const { host, keys, models, tree, log } = p;
+  return [
+    host.onTraffic((t) => (t.status >= 400 ? log.warn(t.line) : log.info(t.line))),
+    host.onDidChangeState((s) => {
+      void setContextKey('loopgate.proxyRunning', host.endpoint !== undefined);
+      if (s.kind === 'running' || s.kind === 'attached') void refreshModels(models);
+      else if (s.kind === 'stopped') models.clear();
+    }),
+    keys.onDidChange(async () => {
+      await presence.sync();
+      await host.pushKey();
+      if (host.endpoint) void refreshModels(models);
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (e.affectsConfiguration('loopgate.apiKey')) await migrateKeyFromSettings(keys);
+      if (e.affectsConfiguration('loopgate.baseUrl')) {
+        await syncBaseUrl();
+        showBaseUrlNotice(readSettings().baseUrl, log);
+      }
+      // The upstream and proxy options are fixed at start: restart a proxy we own (never another window's).
+      const kind = host.state.kind;
+      if ((e.affectsConfiguration('loopgate.baseUrl') || e.affectsConfiguration('loopgate.proxy')) && (kind === 'running' || kind === 'starting' || kind === 'failed')) {
+        await host.restart();
+      }
+      tree.redraw();
+    }),
+  ];
+}
+
+/** First state on activation: migrate a key left in settings, set the context keys, autostart. */
+export async function initialise(p: Parts, presence: KeyPresence): Promise<void> {
+  await migrateKeyFromSettings(p.keys);
+  await Promise.all([presence.sync(), syncBaseUrl(), setContextKey('loopgate.proxyRunning', false)]);
+  if (readSettings().proxy.autoStart) void p.host.start();
+}
