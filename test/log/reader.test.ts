@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LogReadError, parseSince, readTrafficLog } from '../../proxy/log/index.js';
+import { LogReadError, openTrafficLog, parseSince, readTrafficLog } from '../../proxy/log/index.js';
 import { record } from './records.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lg-read-'));
@@ -58,6 +58,50 @@ describe('readTrafficLog', () => {
     expect(err).toBeInstanceOf(LogReadError);
     expect((err as LogReadError).code).toBe('ENOENT');
     expect((err as Error).message).toMatch(/cannot read traffic log .*nope\.jsonl: no such file .*--log FILE/);
+  });
+
+  it('says so when the log path is a directory', async () => {
+    const d = join(dir, 'a-dir.jsonl');
+    mkdirSync(d);
+    const err = await readTrafficLog(d).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LogReadError);
+    expect((err as Error).message).toMatch(/a-dir\.jsonl: it is a directory, not a log file/);
+  });
+
+  // `loopgate export` while the proxy is logging: every read must be a consistent
+  // snapshot — no error from a file renamed mid-read, no record twice, none skipped.
+  it('reads a consistent snapshot while the writer keeps rotating', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'lg-read-rot-')), 'traffic.jsonl');
+    const lineBytes = Buffer.byteLength(line(record({ id: 'seq-00000' })));
+    const log = openTrafficLog({ file, maxBytes: lineBytes * 2, maxFiles: 40 });
+    const total = 400;
+    const seq = (i: number) => record({ id: `seq-${String(i).padStart(5, '0')}` });
+    log.write(seq(0));
+    await log.flush(); // the file exists before the first read
+    let done = false;
+    const writer = (async () => {
+      for (let i = 1; i < total; i++) {
+        log.write(seq(i));
+        if (i % 2 === 1) await log.flush();
+      }
+      await log.flush();
+      done = true;
+    })();
+    let reads = 0;
+    try {
+      while (!done || reads < 5) {
+        const { records } = await readTrafficLog(file, { includeRotated: true });
+        const seqs = records.map((r) => Number(r.id.slice(4)));
+        for (let i = 1; i < seqs.length; i++) expect(seqs[i], `read ${reads}: ${seqs.join(',')}`).toBe(seqs[i - 1] + 1);
+        reads++;
+      }
+    } finally {
+      await writer;
+      await log.close();
+    }
+    expect(reads).toBeGreaterThan(5);
+    const final = await readTrafficLog(file, { includeRotated: true });
+    expect(final.records.at(-1)?.id).toBe(`seq-${String(total - 1).padStart(5, '0')}`);
   });
 });
 
