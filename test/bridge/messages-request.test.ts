@@ -16,7 +16,7 @@ const BASH_TOOL = {
 
 function claudeCodeBody(messages: unknown[]): Record<string, unknown> {
   return {
-    model: 'claude-sonnet-4-5',
+    model: 'claude-sonnet-4-6',
     max_tokens: 32000,
     temperature: 1,
     system: [
@@ -56,7 +56,7 @@ describe('Anthropic Messages → Chat request', () => {
     ]));
     expect(r.stream).toBe(true);
     expect(r.chat).toEqual({
-      model: 'claude-sonnet-4-5',
+      model: 'claude-sonnet-4-6',
       messages: [
         { role: 'system', content: "You are Claude Code, Anthropic's official CLI for Claude.\n\nWorking directory: /repo" },
         { role: 'user', content: '<system-reminder>Use the tools.</system-reminder>\nlist the files' },
@@ -108,7 +108,7 @@ describe('Anthropic Messages → Chat request', () => {
 
   it('maps images (base64 and url), stop_sequences, top_p and every tool_choice', () => {
     const r = ok({
-      model: 'claude-sonnet-4-5',
+      model: 'claude-sonnet-4-6',
       max_tokens: 100,
       system: 'be brief',
       messages: [
@@ -174,7 +174,7 @@ describe('Anthropic Messages → Chat request', () => {
     ['messages[0].content[0].content[0].type', { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: {} }] }] }] }],
     ['messages[0].content[0].source.type', { messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] }],
   ])('refuses %s, naming it', (param, extra) => {
-    const r = rejected({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], ...extra });
+    const r = rejected({ model: 'claude-sonnet-4-6', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], ...extra });
     expect(r.param).toBe(param);
     expect(r.message).toContain(`'${param}'`);
   });

@@ -18,8 +18,8 @@ describe('BridgePolicy', () => {
     const p = new BridgePolicy('auto');
     expect(p.shouldBridge('responses', 'gpt-4o-mini', ['openai'])).toBe(true);
     expect(p.shouldBridge('responses', 'gpt-4o-mini', ['openai', 'openai-response'])).toBe(false);
-    expect(p.shouldBridge('messages', 'claude-sonnet-4-5', ['openai'])).toBe(true);
-    expect(p.shouldBridge('messages', 'claude-sonnet-4-5', ['openai', 'anthropic'])).toBe(false);
+    expect(p.shouldBridge('messages', 'claude-sonnet-4-6', ['openai'])).toBe(true);
+    expect(p.shouldBridge('messages', 'claude-sonnet-4-6', ['openai', 'anthropic'])).toBe(false);
     // No chat either: the native error is the clearer one.
     expect(p.shouldBridge('responses', 'x', ['anthropic'])).toBe(false);
     // Unknown model or unknown list: forward as asked.

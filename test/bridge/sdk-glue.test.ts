@@ -39,7 +39,7 @@ describe('bridge under the official SDKs (test glue over the simulator chat-only
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe('endpoint_not_supported');
   });
 
-  defineSdkScenarios(() => clients, { responsesModel: 'gpt-4o-mini', messagesModel: 'claude-sonnet-4-5' });
+  defineSdkScenarios(() => clients, { responsesModel: 'gpt-4o-mini', messagesModel: 'claude-sonnet-4-6' });
 
   it('sent the Codex extras to chat only where chat has them', () => {
     const codex = glue.chatRequests.find((c) => c.prompt_cache_key === 'session-1')!;

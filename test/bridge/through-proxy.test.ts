@@ -32,14 +32,14 @@ describe("bridge: 'auto' on a chat-only key", () => {
   });
   afterAll(() => stack.close());
 
-  defineSdkScenarios(() => clients, { responsesModel: 'gpt-4o-mini', messagesModel: 'claude-sonnet-4-5' });
+  defineSdkScenarios(() => clients, { responsesModel: 'gpt-4o-mini', messagesModel: 'claude-sonnet-4-6' });
 
   it('marks bridged answers with x-loopgate-bridge and sends chat upstream', async () => {
     stack.sim.clearRequests();
     const r1 = await post(stack, '/v1/responses', { model: 'gpt-4o-mini', input: 'hi' });
     expect(r1.status).toBe(200);
     expect(r1.headers.get('x-loopgate-bridge')).toBe('responses->chat');
-    const r2 = await post(stack, '/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
+    const r2 = await post(stack, '/v1/messages', { model: 'claude-sonnet-4-6', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
     expect(r2.status).toBe(200);
     expect(r2.headers.get('x-loopgate-bridge')).toBe('messages->chat');
     expect(stack.sim.requests.map((q) => q.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions']);
@@ -53,7 +53,7 @@ describe("bridge: 'auto' on a chat-only key", () => {
   it("bridges Claude Code's ?beta=true form of /v1/messages", async () => {
     const anthropic = new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0, logLevel: 'error', defaultQuery: { beta: 'true' } });
     const { data, response } = await anthropic.messages
-      .create({ model: 'claude-sonnet-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'beta hello' }] })
+      .create({ model: 'claude-sonnet-4-6', max_tokens: 20, messages: [{ role: 'user', content: 'beta hello' }] })
       .withResponse();
     expect(response.headers.get('x-loopgate-bridge')).toBe('messages->chat');
     expect((data.content[0] as { text: string }).text).toContain('beta hello');
@@ -79,9 +79,9 @@ describe("bridge: 'auto' on a chat-only key", () => {
     const bodies: string[] = [];
     for (const [path, body, fault] of [
       ['/v1/responses', { model: 'gpt-4o-mini', input: 'x' }, '503'],
-      ['/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }, '429'],
+      ['/v1/messages', { model: 'claude-sonnet-4-6', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }, '429'],
       ['/v1/responses', { model: 'gpt-4o-mini', input: 'x', stream: true }, 'error-event-mid-stream'],
-      ['/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 5, thinking: { type: 'enabled', budget_tokens: 1 }, messages: [{ role: 'user', content: 'x' }] }, ''],
+      ['/v1/messages', { model: 'claude-sonnet-4-6', max_tokens: 5, thinking: { type: 'enabled', budget_tokens: 1 }, messages: [{ role: 'user', content: 'x' }] }, ''],
     ] as const) {
       const r = await fetch(`${stack.proxy.url}${path}`, {
         method: 'POST',
@@ -116,7 +116,7 @@ describe("bridge: 'off' on a chat-only key", () => {
   it("gives the upstream's 404 endpoint_not_supported, untouched", async () => {
     for (const [path, body] of [
       ['/v1/responses', { model: 'gpt-4o-mini', input: 'hi' }],
-      ['/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }],
+      ['/v1/messages', { model: 'claude-sonnet-4-6', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }],
     ] as const) {
       const r = await post(stack, path, body);
       expect(r.status).toBe(404);

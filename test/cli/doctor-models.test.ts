@@ -64,7 +64,7 @@ describe('loopgate models', () => {
     const r = await runCli(['models', '--upstream', sim.url], { LOOPGATE_API_KEY: KEYS.claude });
     expect(r.code).toBe(0);
     expect(r.out.split('\n')[0]).toMatch(/^MODEL ID\s+OWNED BY\s+PROTOCOLS$/);
-    expect(r.out).toMatch(/claude-sonnet-4-5\s+anthropic\s+chat, messages/);
+    expect(r.out).toMatch(/claude-sonnet-4-6\s+anthropic\s+chat, messages/);
   });
 
   it('--json prints the raw list', async () => {

@@ -70,17 +70,17 @@ describe('Anthropic SDK with a prefix that already ends in /v1 or /v1/messages',
   it.each([['/v1'], ['/v1/messages'], ['']])('prefix %s: create and stream', async (suffix) => {
     claude.sim.clearRequests();
     const client = claude.anthropic(claude.proxy.url + suffix);
-    const msg = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'bonjour' }] });
+    const msg = await client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: [{ role: 'user', content: 'bonjour' }] });
     expect(msg.content[0]!.type).toBe('text');
     expect((msg.content[0] as { text: string }).text).toContain('bonjour');
-    const streamed = await client.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'salut' }] }).finalMessage();
+    const streamed = await client.messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: [{ role: 'user', content: 'salut' }] }).finalMessage();
     expect((streamed.content[0] as { text: string }).text).toContain('salut');
     expect(claude.sim.requests.map((r) => r.path.split('?')[0])).toEqual(['/v1/messages', '/v1/messages']);
   });
 
   it('injects exactly the real key, as Bearer and x-api-key, and nothing the client sent', async () => {
     claude.sim.clearRequests();
-    await claude.anthropic(claude.proxy.url + '/v1').messages.create({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] });
+    await claude.anthropic(claude.proxy.url + '/v1').messages.create({ model: 'claude-sonnet-4-6', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] });
     const [rec] = claude.sim.requests;
     const fp = fingerprint(KEYS.claude);
     expect(rec!.credentials.map((c) => c.header).sort()).toEqual(['authorization', 'x-api-key']);
@@ -92,7 +92,7 @@ describe('Anthropic SDK with a prefix that already ends in /v1 or /v1/messages',
     const res = await fetch(`${claude.proxy.url}/v1/v1/messages?beta=true`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': (await import('./stack.js')).TOKEN, 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'q' }] }),
+      body: JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 8, messages: [{ role: 'user', content: 'q' }] }),
     });
     expect(res.status).toBe(200);
     expect(claude.sim.requests[0]!.path).toBe('/v1/messages?beta=true');

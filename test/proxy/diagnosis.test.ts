@@ -45,7 +45,7 @@ beforeAll(async () => {
 describe('diagnosis table', () => {
   it('protocol not on the route → points to /chat/completions', async () => {
     const s = await stackWith(KEYS.claude);
-    const seen = await call(s, '/v1/responses', { model: 'claude-sonnet-4-5', input: 'hi' });
+    const seen = await call(s, '/v1/responses', { model: 'claude-sonnet-4-6', input: 'hi' });
     expect(seen.status).toBe(404);
     expect(seen.diagnosis).toBe('protocol-unsupported');
     expect(JSON.parse(seen.body).error.code).toBe('endpoint_not_supported');

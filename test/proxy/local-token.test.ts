@@ -42,7 +42,7 @@ describe('local token', () => {
 
   it('the Anthropic route answers in the Anthropic envelope', async () => {
     const client = new Anthropic({ baseURL: stack.proxy.url, apiKey: 'nope', maxRetries: 0 });
-    const err = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    const err = await client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.AuthenticationError);
     expect((err as InstanceType<typeof Anthropic.AuthenticationError>).error).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
     expect(stack.sim.requests).toHaveLength(0);

@@ -70,7 +70,7 @@ describe('retries', () => {
     const res = await fetch(`${s.proxy.url}/v1/responses`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'claude-sonnet-4-5', input: 'x' }),
+      body: JSON.stringify({ model: 'claude-sonnet-4-6', input: 'x' }),
     });
     expect(res.status).toBe(404);
     expect(s.sim.requests).toHaveLength(1);

@@ -143,7 +143,7 @@ describe('POST /v1/chat/completions', () => {
   });
 
   it('the claude group answers chat too', async () => {
-    const r = await openai(sim, KEYS.claude).chat.completions.create({ model: 'claude-sonnet-4-5', messages: hello });
+    const r = await openai(sim, KEYS.claude).chat.completions.create({ model: 'claude-sonnet-4-6', messages: hello });
     expect(r.choices[0]!.message.content).toBe('Echo: Hello there');
   });
 });

@@ -40,7 +40,7 @@ const chat = (key: string, body: Record<string, unknown> = {}) =>
 const responses = (key: string, body: Record<string, unknown> = {}) => openai(sim, key).responses.create({ model: 'gpt-4o-mini', input: 'hi', ...body } as any);
 const models = (key: string) => openai(sim, key).models.list();
 const messages = (key: string, body: Record<string, unknown> = {}) =>
-  anthropic(sim, key).messages.create({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: hello, ...body } as any);
+  anthropic(sim, key).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: hello, ...body } as any);
 
 describe('401 authentication', () => {
   for (const [name, key] of [['unknown', 'sk-demo-nobody-000000000000000000000'], ['disabled', KEYS.disabled]] as const) {
@@ -123,11 +123,11 @@ describe('404 address and protocol', () => {
   });
 
   it('Anthropic client with a prefix ending in /v1: invalid_url in the Anthropic envelope', async () => {
-    await anthropicError(anthropic(sim, KEYS.claude, { baseURL: `${sim.url}/v1` }).messages.create({ model: 'claude-sonnet-4-5', max_tokens: 5, messages: hello }), Anthropic.NotFoundError, 'invalid_url');
+    await anthropicError(anthropic(sim, KEYS.claude, { baseURL: `${sim.url}/v1` }).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 5, messages: hello }), Anthropic.NotFoundError, 'invalid_url');
   });
 
   it('a protocol the group lacks: endpoint_not_supported naming the fallback', async () => {
-    const err = await openaiError(responses(KEYS.claude, { model: 'claude-sonnet-4-5' }), OpenAI.NotFoundError, 'endpoint_not_supported', 'invalid_request_error');
+    const err = await openaiError(responses(KEYS.claude, { model: 'claude-sonnet-4-6' }), OpenAI.NotFoundError, 'endpoint_not_supported', 'invalid_request_error');
     expect(err.message).toContain('/v1/chat/completions');
     expect(err.message).toContain('Responses');
     await openaiError(responses(KEYS.chatOnly), OpenAI.NotFoundError, 'endpoint_not_supported', 'invalid_request_error');
@@ -138,7 +138,7 @@ describe('404 address and protocol', () => {
 
 describe('503 model_not_found', () => {
   it('a model outside the group', async () => {
-    const err = await openaiError(chat(KEYS.main, { model: 'claude-sonnet-4-5' }), OpenAI.InternalServerError, 'model_not_found', 'invalid_request_error');
+    const err = await openaiError(chat(KEYS.main, { model: 'claude-sonnet-4-6' }), OpenAI.InternalServerError, 'model_not_found', 'invalid_request_error');
     expect(err.status).toBe(503);
     await openaiError(responses(KEYS.main, { model: 'gpt-9' }), OpenAI.InternalServerError, 'model_not_found', 'invalid_request_error');
     await anthropicError(messages(KEYS.claude, { model: 'gpt-4o-mini' }), Anthropic.InternalServerError, 'model_not_found');
@@ -248,7 +248,7 @@ describe('error rows with stream: true', () => {
     const s = { stream: true };
     await openaiError(chat('sk-demo-nobody-000000000000000000000', s), OpenAI.AuthenticationError, 'invalid_api_key', 'authentication_error');
     await openaiError(responses(KEYS.restricted, s), OpenAI.PermissionDeniedError, 'access_denied', 'permission_error');
-    await openaiError(responses(KEYS.claude, { ...s, model: 'claude-sonnet-4-5' }), OpenAI.NotFoundError, 'endpoint_not_supported', 'invalid_request_error');
+    await openaiError(responses(KEYS.claude, { ...s, model: 'claude-sonnet-4-6' }), OpenAI.NotFoundError, 'endpoint_not_supported', 'invalid_request_error');
     await openaiError(chat(KEYS.main, { ...s, model: 'nope' }), OpenAI.InternalServerError, 'model_not_found', 'invalid_request_error');
     await openaiError(responses(KEYS.main, { ...s, bogus: 1 }), OpenAI.BadRequestError, 'unsupported_parameter', 'invalid_request_error');
     await anthropicError(messages(KEYS.disabled, s), Anthropic.AuthenticationError, 'authentication_error');

@@ -35,7 +35,7 @@ describe('status faults', () => {
         expect(err.code).toBe(code);
         if (f === '429') expect(err.headers.get('retry-after')).toBe('1');
       }
-      const a = await rejection(anthropic(sim).messages.create({ model: 'claude-sonnet-4-5', max_tokens: 9, messages: hello }, fault(f)));
+      const a = await rejection(anthropic(sim).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello }, fault(f)));
       expect(a).toBeInstanceOf(f === '429' ? Anthropic.RateLimitError : Anthropic.InternalServerError);
       expect(a.error.error.type).toBe(anthropicType);
     });
@@ -50,7 +50,7 @@ describe('stalls', () => {
     expect(err).toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
     expect(sim.requests.at(-1)?.status).toBe(0);
-    const a = await rejection(anthropic(sim, KEYS.claude, { timeout: 300 }).messages.create({ model: 'claude-sonnet-4-5', max_tokens: 9, messages: hello }, fault('stall-headers')));
+    const a = await rejection(anthropic(sim, KEYS.claude, { timeout: 300 }).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello }, fault('stall-headers')));
     expect(a).toBeInstanceOf(Anthropic.APIConnectionTimeoutError);
   });
 
@@ -91,7 +91,7 @@ describe('stalls', () => {
     }
     expect(types).toEqual(['response.created']);
     const ac2 = new AbortController();
-    const m = await anthropic(sim).messages.create({ model: 'claude-sonnet-4-5', max_tokens: 9, messages: hello, stream: true }, { ...fault('stall-body'), signal: ac2.signal });
+    const m = await anthropic(sim).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello, stream: true }, { ...fault('stall-body'), signal: ac2.signal });
     const mt: string[] = [];
     for await (const ev of m) {
       mt.push(ev.type);
@@ -105,7 +105,7 @@ describe('resets', () => {
   it('reset-before-headers: a connection error, not a response', async () => {
     const err = await rejection(openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, fault('reset-before-headers')));
     expect(err).toBeInstanceOf(OpenAI.APIConnectionError);
-    const a = await rejection(anthropic(sim).messages.create({ model: 'claude-sonnet-4-5', max_tokens: 9, messages: hello }, fault('reset-before-headers')));
+    const a = await rejection(anthropic(sim).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello }, fault('reset-before-headers')));
     expect(a).toBeInstanceOf(Anthropic.APIConnectionError);
     expect(sim.requests.at(-1)?.status).toBe(0);
   });
@@ -121,7 +121,7 @@ describe('resets', () => {
     expect(err).toBeInstanceOf(Error);
     expect(got.length).toBe(3);
     await expect(openai(sim).responses.stream({ model: 'gpt-4o-mini', input: 'hi' }, fault('reset-mid-stream')).finalResponse()).rejects.toThrow();
-    await expect(anthropic(sim).messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 9, messages: hello }, fault('reset-mid-stream')).finalMessage()).rejects.toThrow();
+    await expect(anthropic(sim).messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello }, fault('reset-mid-stream')).finalMessage()).rejects.toThrow();
   });
 
   it('reset-mid-stream on a JSON reply: the body is cut', async () => {
@@ -151,7 +151,7 @@ describe('error-event-mid-stream', () => {
   });
 
   it('messages: the error event raises APIError with the Anthropic type', async () => {
-    const err = await rejection(anthropic(sim).messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 9, messages: hello }, fault('error-event-mid-stream')).finalMessage());
+    const err = await rejection(anthropic(sim).messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello }, fault('error-event-mid-stream')).finalMessage());
     expect(err).toBeInstanceOf(Anthropic.APIError);
     expect(err.error.error.type).toBe('api_error');
   });

@@ -10,7 +10,7 @@ afterAll(() => sim.close());
 
 describe('POST /v1/messages', () => {
   it('answers with a text block and usage (stream false)', async () => {
-    const m = await anthropic(sim).messages.create({ model: 'claude-sonnet-4-5', max_tokens: 256, messages: hello });
+    const m = await anthropic(sim).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 256, messages: hello });
     expect(m.type).toBe('message');
     expect(m.role).toBe('assistant');
     expect(m.content).toEqual([{ type: 'text', text: 'Echo: Hello there' }]);
@@ -34,7 +34,7 @@ describe('POST /v1/messages', () => {
   });
 
   it('messages.stream().finalMessage() accumulates text and usage', async () => {
-    const m = await anthropic(sim).messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 256, messages: hello }).finalMessage();
+    const m = await anthropic(sim).messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 256, messages: hello }).finalMessage();
     expect(m.content).toEqual([expect.objectContaining({ type: 'text', text: 'Echo: Hello there' })]);
     expect(m.stop_reason).toBe('end_turn');
     expect(m.usage.input_tokens).toBe(4);
@@ -42,10 +42,10 @@ describe('POST /v1/messages', () => {
   });
 
   it('stop_sequences and max_tokens set stop_reason', async () => {
-    const s = await anthropic(sim).messages.create({ model: 'claude-sonnet-4-5', max_tokens: 256, messages: hello, stop_sequences: ['there'] });
+    const s = await anthropic(sim).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 256, messages: hello, stop_sequences: ['there'] });
     expect(s.stop_reason).toBe('stop_sequence');
     expect(s.stop_sequence).toBe('there');
-    const l = await anthropic(sim).messages.create({ model: 'claude-sonnet-4-5', max_tokens: 1, messages: hello });
+    const l = await anthropic(sim).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 1, messages: hello });
     expect(l.stop_reason).toBe('max_tokens');
   });
 
@@ -53,7 +53,7 @@ describe('POST /v1/messages', () => {
     const res = await raw(sim, '/v1/messages?beta=true', {
       method: 'POST',
       headers: { 'x-api-key': KEYS.claude, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: hello }),
+      body: JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: hello }),
     });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { content: Array<{ text: string }> }).content[0]!.text).toBe('Echo: Hello there');
@@ -62,7 +62,7 @@ describe('POST /v1/messages', () => {
 
 describe('POST /v1/messages/count_tokens', () => {
   it('counts with the same estimate as the replies, and checks the group', async () => {
-    const r = await anthropic(sim).messages.countTokens({ model: 'claude-sonnet-4-5', messages: hello });
+    const r = await anthropic(sim).messages.countTokens({ model: 'claude-sonnet-4-6', messages: hello });
     expect(r.input_tokens).toBe(4);
     const err = await anthropic(sim, KEYS.main).messages.countTokens({ model: 'gpt-4o-mini', messages: hello }).then(() => ({ status: 200 }), (e: { status: number }) => e);
     expect(err.status).toBe(404);

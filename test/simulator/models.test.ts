@@ -33,7 +33,7 @@ describe('GET /v1/models', () => {
 
   it('maps the claude group protocols to openai + anthropic', async () => {
     const page = await openai(sim, KEYS.claude).models.list();
-    expect(page.data.map((m) => m.id)).toContain('claude-sonnet-4-5');
+    expect(page.data.map((m) => m.id)).toContain('claude-sonnet-4-6');
     expect((page.data[0] as unknown as { supported_endpoint_types: string[] }).supported_endpoint_types).toEqual(['openai', 'anthropic']);
     expect(page.data.every((m) => m.owned_by === 'anthropic')).toBe(true);
   });
@@ -45,7 +45,7 @@ describe('GET /v1/models', () => {
 
   it('chat-only group advertises only the openai endpoint type', async () => {
     const page = await openai(sim, KEYS.chatOnly).models.list();
-    expect(page.data.map((m) => m.id)).toEqual(['gpt-4o-mini', 'claude-sonnet-4-5']);
+    expect(page.data.map((m) => m.id)).toEqual(['gpt-4o-mini', 'claude-sonnet-4-6']);
     expect((page.data[1] as unknown as { supported_endpoint_types: string[] }).supported_endpoint_types).toEqual(['openai']);
   });
 

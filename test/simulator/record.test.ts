@@ -113,6 +113,6 @@ function anthropicLike() {
   return raw(sim, '/v1/messages', {
     method: 'POST',
     headers: { 'x-api-key': KEYS.claude, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 9, messages: hello }),
+    body: JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello }),
   });
 }

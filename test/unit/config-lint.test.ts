@@ -213,11 +213,11 @@ describe('API key written in a file', () => {
 });
 
 describe('model IDs', () => {
-  const ctx: LintContext = { models: ['gpt-4o-mini', 'gpt-5.1', 'claude-sonnet-4-5'] };
+  const ctx: LintContext = { models: ['gpt-4o-mini', 'gpt-5.1', 'claude-sonnet-4-6'] };
 
   it('did you mean, with a fix to the closest ID, in every model-ish position', () => {
     expect(fixOne('OPENAI_MODEL=gpt-4o-mni\n', '.env', LINT_CODES.unknownModel, 'gpt-4o-mni', ctx)).toBe('OPENAI_MODEL=gpt-4o-mini\n');
-    expect(fixOne('{"model": "claude-sonet-4-5"}', 'req.json', LINT_CODES.unknownModel, 'claude-sonet-4-5', ctx)).toBe('{"model": "claude-sonnet-4-5"}');
+    expect(fixOne('{"model": "claude-sonet-4-6"}', 'req.json', LINT_CODES.unknownModel, 'claude-sonet-4-6', ctx)).toBe('{"model": "claude-sonnet-4-6"}');
     expect(fixOne('model = "gpt-5"\n', 'config.toml', LINT_CODES.unknownModel, 'gpt-5', ctx)).toBe('model = "gpt-5.1"\n');
     expect(fixOne('r = client.responses.create(model="GPT-4o-mini", input="hi")\n', 'a.py', LINT_CODES.unknownModel, 'GPT-4o-mini', ctx)).toContain('model="gpt-4o-mini"');
     expect(fixOne("await client.chat.completions.create({ model: 'gpt4o-mini', messages });\n", 'a.ts', LINT_CODES.unknownModel, 'gpt4o-mini', ctx)).toContain("model: 'gpt-4o-mini'");

@@ -38,10 +38,10 @@ describe('diagnose', () => {
   });
 
   it('model_not_found: "did you mean" from the known list', () => {
-    const d = diagnose({ status: 503, code: 'model_not_found' }, ctx({ model: 'claude-sonet-4-5', knownModels: ['gpt-4o-mini', 'claude-sonnet-4-5', 'claude-haiku-4-5'] }));
+    const d = diagnose({ status: 503, code: 'model_not_found' }, ctx({ model: 'claude-sonet-4-6', knownModels: ['gpt-4o-mini', 'claude-sonnet-4-6', 'claude-haiku-4-5'] }));
     expect(d?.code).toBe('model-not-found');
-    expect(d?.suggestions?.[0]).toBe('claude-sonnet-4-5');
-    expect(d?.hint).toMatch(/Did you mean "claude-sonnet-4-5"/);
+    expect(d?.suggestions?.[0]).toBe('claude-sonnet-4-6');
+    expect(d?.hint).toMatch(/Did you mean "claude-sonnet-4-6"/);
   });
 
   it('model_not_found on the Anthropic envelope (code carried in error.type)', () => {

@@ -104,7 +104,7 @@ describe('redactor: patterns', () => {
     const ordinary = [
       'task-force meeting about risk-management',
       'gpt-4o-mini',
-      'claude-sonnet-4-5',
+      'claude-sonnet-4-6',
       'claude-3-5-haiku-20241022',
       'monkey=banana&keyboard=qwerty',
       'the bearer of bad news',

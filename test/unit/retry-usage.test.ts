@@ -33,8 +33,8 @@ describe('usage extraction', () => {
 
 describe('model suggestions', () => {
   it('finds near misses and containment, nothing for unrelated ids', () => {
-    expect(suggestModels('gpt-4o-mimi', ['gpt-4o-mini', 'gpt-4.1', 'claude-sonnet-4-5'])[0]).toBe('gpt-4o-mini');
-    expect(suggestModels('sonnet', ['claude-sonnet-4-5', 'gpt-4.1'])).toEqual(['claude-sonnet-4-5']);
-    expect(suggestModels('llama-3-70b', ['gpt-4o-mini', 'claude-sonnet-4-5'])).toEqual([]);
+    expect(suggestModels('gpt-4o-mimi', ['gpt-4o-mini', 'gpt-4.1', 'claude-sonnet-4-6'])[0]).toBe('gpt-4o-mini');
+    expect(suggestModels('sonnet', ['claude-sonnet-4-6', 'gpt-4.1'])).toEqual(['claude-sonnet-4-6']);
+    expect(suggestModels('llama-3-70b', ['gpt-4o-mini', 'claude-sonnet-4-6'])).toEqual([]);
   });
 });
