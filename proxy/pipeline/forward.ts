@@ -206,6 +206,7 @@ async function relayError(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRes
     params: ex.params,
     knownModels: ctx.models.ids(),
     upstreamRequestId: ex.upstreamRequestId,
+    bridge: ctx.bridge.mode,
     time: ex.time,
   });
   if (ex.diagnosis?.code === 'model-not-found' || ex.diagnosis?.code === 'permission') ctx.models.refreshSoon();

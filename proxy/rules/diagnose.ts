@@ -26,6 +26,8 @@ export interface DiagnosisContext {
   /** Model IDs from the last /models answer, when known. */
   knownModels?: readonly string[];
   upstreamRequestId?: string;
+  /** The proxy's bridge mode; the hint offers the bridge only where it is off. */
+  bridge?: 'auto' | 'off' | 'always';
   time: Date;
 }
 
@@ -102,7 +104,7 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
         hint: 'The address contains /v1/v1: the base URL already ends in /v1 and the client added another. Set the base URL to {base_url} exactly once.',
       };
     }
-    if (ctx.canonicalPath === '/v1/responses' || ctx.canonicalPath === '/v1/messages') return protocolUnsupported(ctx);
+    if (['/v1/responses', '/v1/messages', '/v1/messages/count_tokens'].includes(ctx.canonicalPath)) return protocolUnsupported(ctx);
     return {
       code: 'unknown-endpoint',
       hint: `The upstream has no endpoint ${ctx.method} ${ctx.canonicalPath}. Distinguish the base address, the endpoint path and the full address.`,
@@ -138,9 +140,20 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
 
 function protocolUnsupported(ctx: DiagnosisContext): Diagnosis {
   const which = ctx.canonicalPath.startsWith('/v1/messages') ? 'Anthropic Messages' : 'Responses';
+  if (ctx.canonicalPath === '/v1/messages/count_tokens') {
+    // Chat Completions has no token counting, so the bridge cannot stand in, and
+    // spending a real completion to count would cost the user money unasked.
+    return {
+      code: 'protocol-unsupported',
+      hint:
+        'This route does not support Anthropic Messages for this key group, so token counting (/v1/messages/count_tokens) is not available. ' +
+        'Chat Completions has no equivalent, so Loopgate cannot bridge it; Claude Code falls back to its own estimate. For exact counts, use a group that supports Anthropic Messages.',
+    };
+  }
+  const bridge = ctx.bridge === 'off' || ctx.bridge === undefined ? ', or let Loopgate bridge it (--bridge auto)' : '';
   return {
     code: 'protocol-unsupported',
-    hint: `This route does not support ${which} for this key group. Use /chat/completions if your client allows it, choose a group that supports ${which}, or let Loopgate bridge it (--bridge auto).`,
+    hint: `This route does not support ${which} for this key group. Use /chat/completions if your client allows it${bridge ? ',' : ' or'} choose a group that supports ${which}${bridge}.`,
   };
 }
 

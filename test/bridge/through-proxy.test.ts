@@ -50,6 +50,16 @@ describe("bridge: 'auto' on a chat-only key", () => {
     await until(() => stack.traffic.find((l) => l.includes('bridge responses->chat')), 5000, 'a traffic line naming the bridge');
   });
 
+  it('count_tokens cannot be bridged: a NotFoundError in the Anthropic envelope, and a hint that does not offer the bridge', async () => {
+    const anthropic = new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0, logLevel: 'error', defaultQuery: { beta: 'true' } });
+    const err = await anthropic.messages.countTokens({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'count me' }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.NotFoundError);
+    expect((err as InstanceType<typeof Anthropic.NotFoundError>).headers?.get('x-loopgate-diagnosis')).toBe('protocol-unsupported');
+    const line = await until(() => stack.traffic.find((l) => l.includes('/v1/messages/count_tokens')), 5000, 'the count_tokens traffic line');
+    expect(line).toMatch(/Loopgate cannot bridge it/);
+    expect(line).not.toMatch(/--bridge auto/);
+  });
+
   it("bridges Claude Code's ?beta=true form of /v1/messages", async () => {
     const anthropic = new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0, logLevel: 'error', defaultQuery: { beta: 'true' } });
     const { data, response } = await anthropic.messages

@@ -24,6 +24,23 @@ describe('diagnose', () => {
     expect(d?.hint).toMatch(/\/chat\/completions/);
   });
 
+  it('offers the bridge only where it is off', () => {
+    const off = diagnose({ status: 404, code: 'endpoint_not_supported' }, ctx({ canonicalPath: '/v1/responses', bridge: 'off' }));
+    expect(off?.hint).toMatch(/let Loopgate bridge it \(--bridge auto\)\.$/);
+    const auto = diagnose({ status: 404, code: 'endpoint_not_supported' }, ctx({ canonicalPath: '/v1/responses', bridge: 'auto' }));
+    expect(auto?.hint).toBe('This route does not support Responses for this key group. Use /chat/completions if your client allows it or choose a group that supports Responses.');
+  });
+
+  it('count_tokens on a chat-only route: says the bridge cannot stand in, never suggests it', () => {
+    for (const bridge of ['auto', 'off', 'always'] as const) {
+      const d = diagnose({ status: 404, code: 'endpoint_not_supported' }, ctx({ canonicalPath: '/v1/messages/count_tokens', bridge }));
+      expect(d?.code).toBe('protocol-unsupported');
+      expect(d?.hint).toMatch(/token counting .* Loopgate cannot bridge it/);
+      expect(d?.hint).not.toMatch(/--bridge/);
+    }
+    expect(diagnose({ status: 404 }, ctx({ canonicalPath: '/v1/messages/count_tokens' }))?.code).toBe('protocol-unsupported');
+  });
+
   it('a bare 404 on /v1/messages is taken as the protocol missing, not an unknown path', () => {
     expect(diagnose({ status: 404 }, ctx({ canonicalPath: '/v1/messages' }))?.code).toBe('protocol-unsupported');
     expect(diagnose({ status: 404 }, ctx({ canonicalPath: '/v1/embeddings' }))?.code).toBe('unknown-endpoint');
