@@ -59,7 +59,7 @@ export function defineSdkScenarios(clients: () => Clients, opts: { responsesMode
     it(`responses ${streamed ? 'stream' : 'create'}: function-tool round trip with a Codex-shaped body`, async () => {
       const { openai } = clients();
       const first = { model: responsesModel, instructions: 'You are a coding agent.', tools: [WEATHER_TOOL], tool_choice: 'auto' as const, ...CODEX_EXTRAS };
-      const input1 = [{ type: 'message' as const, role: 'user' as const, content: [{ type: 'input_text' as const, text: 'Weather in Paris?' }] }];
+      const input1 = [{ type: 'message' as const, role: 'user' as const, content: [{ type: 'input_text' as const, text: 'Use get_weather: Paris?' }] }];
       const r1 = streamed
         ? await openai.responses.stream({ ...first, input: input1 }).finalResponse()
         : await openai.responses.create({ ...first, input: input1 });
@@ -142,7 +142,7 @@ export function defineSdkScenarios(clients: () => Clients, opts: { responsesMode
     it(`messages ${streamed ? 'stream' : 'create'}: tool_use → tool_result`, async () => {
       const { anthropic } = clients();
       const base = { model: messagesModel, max_tokens: 512, tools: [BASH_TOOL] };
-      const msgs1: Anthropic.MessageParam[] = [{ role: 'user', content: 'List the files' }];
+      const msgs1: Anthropic.MessageParam[] = [{ role: 'user', content: 'Use Bash to list the files' }];
       const m1 = streamed ? await anthropic.messages.stream({ ...base, messages: msgs1 }).finalMessage() : await anthropic.messages.create({ ...base, messages: msgs1 });
       expect(m1.stop_reason).toBe('tool_use');
       const use = m1.content.find((b) => b.type === 'tool_use');

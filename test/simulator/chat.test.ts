@@ -87,26 +87,38 @@ describe('POST /v1/chat/completions', () => {
 
   it('tools round trip: a tool call, then text that includes the tool result', async () => {
     const client = openai(sim);
-    const first = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [weather] });
+    const first = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Use get_weather: Paris?' }], tools: [weather] });
     const choice = first.choices[0]!;
     expect(choice.finish_reason).toBe('tool_calls');
     const call = choice.message.tool_calls![0]!;
     expect(call.type).toBe('function');
     if (call.type !== 'function') throw new Error('not a function call');
     expect(call.function.name).toBe('get_weather');
-    expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Weather in Paris?', days: 1, unit: 'c' });
+    expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Use get_weather: Paris?', days: 1, unit: 'c' });
 
     const second = await client.chat.completions.create({
       model: 'gpt-4o-mini',
       tools: [weather],
       messages: [
-        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'user', content: 'Use get_weather: Paris?' },
         { role: 'assistant', content: null, tool_calls: [call] },
         { role: 'tool', tool_call_id: call.id, content: 'sunny, 21C' },
       ],
     });
     expect(second.choices[0]!.finish_reason).toBe('stop');
     expect(second.choices[0]!.message.content).toContain('sunny, 21C');
+  });
+
+  it('under auto, calls only a tool the user names (an agent demo never gets a shell call built from its prompt)', async () => {
+    const bash = { type: 'function' as const, function: { name: 'Bash', parameters: { type: 'object', properties: { command: { type: 'string' } } } } };
+    const plain = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'delete the temp files' }], tools: [bash, weather] });
+    expect(plain.choices[0]!.finish_reason).toBe('stop');
+    expect(plain.choices[0]!.message.tool_calls ?? []).toEqual([]);
+    expect(plain.choices[0]!.message.content).toBe('Echo: delete the temp files');
+    const required = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], tools: [bash, weather], tool_choice: 'required' });
+    expect(required.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type))).toEqual(['Bash']);
+    const named = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'GET_WEATHER please' }], tools: [bash, weather] });
+    expect(named.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type))).toEqual(['get_weather']);
   });
 
   it('streams a tool call with arguments split across chunks', async () => {
@@ -135,11 +147,11 @@ describe('POST /v1/chat/completions', () => {
   });
 
   it('the stream helper accumulates a tool call', async () => {
-    const runner = openai(sim).chat.completions.stream({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Berlin' }], tools: [weather] });
+    const runner = openai(sim).chat.completions.stream({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'get_weather for Berlin' }], tools: [weather] });
     const final = await runner.finalChatCompletion();
     const call = final.choices[0]!.message.tool_calls![0]!;
     if (call.type !== 'function') throw new Error('not a function call');
-    expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Berlin', days: 1, unit: 'c' });
+    expect(JSON.parse(call.function.arguments)).toEqual({ city: 'get_weather for Berlin', days: 1, unit: 'c' });
   });
 
   it('the claude group answers chat too', async () => {

@@ -62,8 +62,13 @@ function parseTools(body: Body): Tool[] {
   });
 }
 
-/** The tool to call, or undefined for a text reply. */
-function chosenTool(body: Body, tools: Tool[], lastRole: string): Tool | undefined {
+/**
+ * The tool to call, or undefined for a text reply. Under `auto` only a tool the
+ * user's text names is called: agents (Codex, Claude Code) send their whole tool
+ * list on every turn, and a demo must not hand them a shell call built from the
+ * prompt just because `Bash` came first.
+ */
+function chosenTool(body: Body, tools: Tool[], lastRole: string, userText: string): Tool | undefined {
   if (tools.length === 0 || lastRole === 'tool') return undefined;
   const choice = body.tool_choice;
   if (choice === 'none') return undefined;
@@ -72,7 +77,9 @@ function chosenTool(body: Body, tools: Tool[], lastRole: string): Tool | undefin
     if (!forced) throw bad('tool_choice', `Invalid value for tool_choice: no tool named "${choice.function.name}" in tools`);
     return forced;
   }
-  return tools[0];
+  const text = userText.toLowerCase();
+  const named = tools.find((t) => text.includes(t.name.toLowerCase()));
+  return choice === 'required' ? (named ?? tools[0]) : named;
 }
 
 /** Deterministic arguments from the tool's JSON schema: strings echo the user text. */
@@ -109,7 +116,7 @@ function parse(body: Body): ParsedRequest {
     throw bad('tool_choice', 'Invalid value for tool_choice: expected "none", "auto", "required" or {"type":"function","function":{"name"}}');
   }
   // Checked here, not when rendering: a stream has sent its headers by then.
-  chosenTool(body, tools, '');
+  chosenTool(body, tools, '', '');
   rejectUnknown(body, ALLOWED, 'Chat Completions');
   return { model, stream, body };
 }
@@ -122,7 +129,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   const lastUser = [...messages].reverse().find((m) => m.role === 'user');
   const userText = contentText(lastUser?.content);
   const source = lastRole === 'tool' ? `tool result: ${contentText(last.content)}` : userText;
-  const tool = chosenTool(body, parseTools(body), lastRole);
+  const tool = chosenTool(body, parseTools(body), lastRole, userText);
   const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
   const reply = limitText(echoText(source, ctx.responseBytes), maxTokens, optionalStringOrList(body, 'stop'));
   const id = `chatcmpl-${ctx.requestId}`;
