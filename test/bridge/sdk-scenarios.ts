@@ -1,5 +1,6 @@
 // The SDK-level bridge scenarios, shared by the glue test and the through-proxy test:
-// the official openai and @anthropic-ai/sdk clients against a chat-only route.
+// the official openai and @anthropic-ai/sdk clients against a chat-only route
+// (the tool round trips also run natively, see defineToolScenarios).
 
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
@@ -32,28 +33,13 @@ const CODEX_EXTRAS = {
   prompt_cache_key: 'session-1',
 };
 
-export function defineSdkScenarios(clients: () => Clients, opts: { responsesModel: string; messagesModel: string }): void {
+/**
+ * Tool round trips as Codex CLI and Claude Code drive them. Shared by the bridge
+ * tests (over chat) and the native tests (the simulator's own Responses and
+ * Messages), so both paths are held to the same client-visible behaviour.
+ */
+export function defineToolScenarios(clients: () => Clients, opts: { responsesModel: string; messagesModel: string }): void {
   const { responsesModel, messagesModel } = opts;
-
-  it('responses.create: plain text', async () => {
-    const r = await clients().openai.responses.create({ model: responsesModel, instructions: 'Be brief.', input: 'Say hello' });
-    expect(r.object).toBe('response');
-    expect(r.status).toBe('completed');
-    expect(r.output_text).toContain('Say hello');
-    expect(r.usage?.input_tokens).toBeGreaterThan(0);
-  });
-
-  it('responses.stream(...).finalResponse(): plain text, with deltas', async () => {
-    const deltas: string[] = [];
-    const stream = clients().openai.responses.stream({ model: responsesModel, input: [{ role: 'user', content: 'Stream hello' }] });
-    stream.on('response.output_text.delta', (e) => deltas.push(e.delta));
-    const r = await stream.finalResponse();
-    expect(r.status).toBe('completed');
-    expect(r.output_text).toContain('Stream hello');
-    expect(deltas.length).toBeGreaterThan(1);
-    expect(deltas.join('')).toBe(r.output_text);
-    expect(r.usage?.output_tokens).toBeGreaterThan(0);
-  });
 
   for (const streamed of [false, true]) {
     it(`responses ${streamed ? 'stream' : 'create'}: function-tool round trip with a Codex-shaped body`, async () => {
@@ -79,6 +65,54 @@ export function defineSdkScenarios(clients: () => Clients, opts: { responsesMode
       expect(r2.output_text).toContain('sunny, 21C');
     });
   }
+
+  for (const streamed of [false, true]) {
+    it(`messages ${streamed ? 'stream' : 'create'}: tool_use → tool_result`, async () => {
+      const { anthropic } = clients();
+      const base = { model: messagesModel, max_tokens: 512, tools: [BASH_TOOL] };
+      const msgs1: Anthropic.MessageParam[] = [{ role: 'user', content: 'Use Bash to list the files' }];
+      const m1 = streamed ? await anthropic.messages.stream({ ...base, messages: msgs1 }).finalMessage() : await anthropic.messages.create({ ...base, messages: msgs1 });
+      expect(m1.stop_reason).toBe('tool_use');
+      const use = m1.content.find((b) => b.type === 'tool_use');
+      if (!use || use.type !== 'tool_use') throw new Error(`expected tool_use, got ${JSON.stringify(m1.content)}`);
+      expect(use.name).toBe('Bash');
+      expect(use.input).toHaveProperty('command');
+      const msgs2: Anthropic.MessageParam[] = [
+        ...msgs1,
+        { role: 'assistant', content: m1.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'README.md src' }] },
+      ];
+      const m2 = streamed ? await anthropic.messages.stream({ ...base, messages: msgs2 }).finalMessage() : await anthropic.messages.create({ ...base, messages: msgs2 });
+      expect(m2.stop_reason).toBe('end_turn');
+      expect((m2.content[0] as { text: string }).text).toContain('README.md src');
+    });
+  }
+}
+
+export function defineSdkScenarios(clients: () => Clients, opts: { responsesModel: string; messagesModel: string }): void {
+  const { responsesModel, messagesModel } = opts;
+
+  it('responses.create: plain text', async () => {
+    const r = await clients().openai.responses.create({ model: responsesModel, instructions: 'Be brief.', input: 'Say hello' });
+    expect(r.object).toBe('response');
+    expect(r.status).toBe('completed');
+    expect(r.output_text).toContain('Say hello');
+    expect(r.usage?.input_tokens).toBeGreaterThan(0);
+  });
+
+  it('responses.stream(...).finalResponse(): plain text, with deltas', async () => {
+    const deltas: string[] = [];
+    const stream = clients().openai.responses.stream({ model: responsesModel, input: [{ role: 'user', content: 'Stream hello' }] });
+    stream.on('response.output_text.delta', (e) => deltas.push(e.delta));
+    const r = await stream.finalResponse();
+    expect(r.status).toBe('completed');
+    expect(r.output_text).toContain('Stream hello');
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.join('')).toBe(r.output_text);
+    expect(r.usage?.output_tokens).toBeGreaterThan(0);
+  });
+
+  defineToolScenarios(clients, opts);
 
   it('responses: a parameter with no chat equivalent is a 400 naming it', async () => {
     const err = await clients()
@@ -137,28 +171,6 @@ export function defineSdkScenarios(clients: () => Clients, opts: { responsesMode
     expect(deltas.join('')).toBe(text);
     expect(m.usage.input_tokens).toBeGreaterThan(0);
   });
-
-  for (const streamed of [false, true]) {
-    it(`messages ${streamed ? 'stream' : 'create'}: tool_use → tool_result`, async () => {
-      const { anthropic } = clients();
-      const base = { model: messagesModel, max_tokens: 512, tools: [BASH_TOOL] };
-      const msgs1: Anthropic.MessageParam[] = [{ role: 'user', content: 'Use Bash to list the files' }];
-      const m1 = streamed ? await anthropic.messages.stream({ ...base, messages: msgs1 }).finalMessage() : await anthropic.messages.create({ ...base, messages: msgs1 });
-      expect(m1.stop_reason).toBe('tool_use');
-      const use = m1.content.find((b) => b.type === 'tool_use');
-      if (!use || use.type !== 'tool_use') throw new Error(`expected tool_use, got ${JSON.stringify(m1.content)}`);
-      expect(use.name).toBe('Bash');
-      expect(use.input).toHaveProperty('command');
-      const msgs2: Anthropic.MessageParam[] = [
-        ...msgs1,
-        { role: 'assistant', content: m1.content },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'README.md src' }] },
-      ];
-      const m2 = streamed ? await anthropic.messages.stream({ ...base, messages: msgs2 }).finalMessage() : await anthropic.messages.create({ ...base, messages: msgs2 });
-      expect(m2.stop_reason).toBe('end_turn');
-      expect((m2.content[0] as { text: string }).text).toContain('README.md src');
-    });
-  }
 
   it('messages: thinking is a 400 naming it', async () => {
     const err = await clients()

@@ -6,7 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
-import { defineSdkScenarios, type Clients } from './sdk-scenarios.js';
+import { defineSdkScenarios, defineToolScenarios, type Clients } from './sdk-scenarios.js';
 
 function clientsFor(stack: Stack): Clients {
   return {
@@ -150,5 +150,29 @@ describe("bridge: 'auto' on a key whose route has Responses", () => {
     expect(r.status).toBe(200);
     expect(r.headers.get('x-loopgate-bridge')).toBeNull();
     expect(stack.sim.requests.at(-1)!.path).toBe('/v1/responses');
+  });
+});
+
+// The same tool round trips, on routes that have Responses and Messages: the proxy
+// forwards them untouched, and clients see what the bridged path gives them.
+describe("bridge: 'auto' on native routes: tool round trips pass through unbridged", () => {
+  let openaiStack: Stack;
+  let claudeStack: Stack;
+  beforeAll(async () => {
+    [openaiStack, claudeStack] = await Promise.all([startStack({ key: KEYS.default, bridge: 'auto' }), startStack({ key: KEYS.claude, bridge: 'auto' })]);
+  });
+  afterAll(() => Promise.all([openaiStack.close(), claudeStack.close()]));
+
+  defineToolScenarios(
+    () => ({ openai: clientsFor(openaiStack).openai, anthropic: clientsFor(claudeStack).anthropic }),
+    { responsesModel: 'gpt-4o-mini', messagesModel: 'claude-sonnet-4-6' },
+  );
+
+  it('sent them to the native endpoints', () => {
+    // (the proxy's own /models refreshes aside)
+    const paths = (stack: Stack) => new Set(stack.sim.requests.map((q) => q.path.split('?')[0]).filter((p) => p !== '/v1/models'));
+    expect(paths(openaiStack)).toEqual(new Set(['/v1/responses']));
+    expect(paths(claudeStack)).toEqual(new Set(['/v1/messages']));
+    expect(openaiStack.traffic.concat(claudeStack.traffic).filter((l) => l.includes('bridge'))).toEqual([]);
   });
 });

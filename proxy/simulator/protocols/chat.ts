@@ -1,6 +1,5 @@
 // POST /v1/chat/completions: OpenAI Chat Completions, including tool calls
 // (the protocol bridge relies on them).
-import { createHash } from 'node:crypto';
 import { errorBody, type SimError } from '../errors.js';
 import { contentText, echoText, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
@@ -16,6 +15,7 @@ import {
   requireModel,
   type Body,
 } from './check.js';
+import { callId, checkChoice, pickTool, toolArguments, type SimTool, type SimToolChoice } from './tools.js';
 import { sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
 
 const ALLOWED = new Set([
@@ -25,11 +25,6 @@ const ALLOWED = new Set([
   'prompt_cache_key', 'safety_identifier', 'verbosity',
 ]);
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
-
-interface Tool {
-  name: string;
-  parameters?: Record<string, unknown>;
-}
 
 function parseMessages(body: Body): Array<Record<string, unknown>> {
   const messages = body.messages;
@@ -48,7 +43,7 @@ function parseMessages(body: Body): Array<Record<string, unknown>> {
   return messages as Array<Record<string, unknown>>;
 }
 
-function parseTools(body: Body): Tool[] {
+function parseTools(body: Body): SimTool[] {
   const tools = body.tools;
   if (tools === undefined || tools === null) return [];
   if (!Array.isArray(tools)) throw bad('tools', `Invalid type for tools: expected an array, got ${describe(tools)}`);
@@ -56,47 +51,18 @@ function parseTools(body: Body): Tool[] {
     if (!isObject(t) || t.type !== 'function' || !isObject(t.function) || typeof t.function.name !== 'string') {
       throw bad(`tools[${i}]`, `Invalid value for tools[${i}]: expected {"type":"function","function":{"name": string, "parameters"?: object}}`);
     }
-    const tool: Tool = { name: t.function.name };
+    const tool: SimTool = { name: t.function.name };
     if (isObject(t.function.parameters)) tool.parameters = t.function.parameters;
     return tool;
   });
 }
 
-/**
- * The tool to call, or undefined for a text reply. Under `auto` only a tool the
- * user's text names is called: agents (Codex, Claude Code) send their whole tool
- * list on every turn, and a demo must not hand them a shell call built from the
- * prompt just because `Bash` came first.
- */
-function chosenTool(body: Body, tools: Tool[], lastRole: string, userText: string): Tool | undefined {
-  if (tools.length === 0 || lastRole === 'tool') return undefined;
+function toolChoice(body: Body): SimToolChoice {
   const choice = body.tool_choice;
-  if (choice === 'none') return undefined;
-  if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === 'string') {
-    const forced = tools.find((t) => t.name === (choice.function as { name: string }).name);
-    if (!forced) throw bad('tool_choice', `Invalid value for tool_choice: no tool named "${choice.function.name}" in tools`);
-    return forced;
-  }
-  const text = userText.toLowerCase();
-  const named = tools.find((t) => text.includes(t.name.toLowerCase()));
-  return choice === 'required' ? (named ?? tools[0]) : named;
-}
-
-/** Deterministic arguments from the tool's JSON schema: strings echo the user text. */
-export function toolArguments(tool: Tool, userText: string): string {
-  const props = isObject(tool.parameters?.properties) ? (tool.parameters.properties as Record<string, unknown>) : {};
-  const args: Record<string, unknown> = {};
-  for (const [name, schema] of Object.entries(props)) {
-    const s = isObject(schema) ? schema : {};
-    if (Array.isArray(s.enum) && s.enum.length > 0) args[name] = s.enum[0];
-    else if (s.type === 'string') args[name] = userText.slice(0, 40) || 'sim';
-    else if (s.type === 'number' || s.type === 'integer') args[name] = 1;
-    else if (s.type === 'boolean') args[name] = true;
-    else if (s.type === 'array') args[name] = [];
-    else if (s.type === 'object') args[name] = {};
-    else args[name] = null;
-  }
-  return JSON.stringify(args);
+  if (choice === undefined || choice === null || choice === 'auto') return { kind: 'auto' };
+  if (choice === 'none' || choice === 'required') return { kind: choice };
+  if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === 'string') return { kind: 'named', name: choice.function.name };
+  throw bad('tool_choice', 'Invalid value for tool_choice: expected "none", "auto", "required" or {"type":"function","function":{"name"}}');
 }
 
 function parse(body: Body): ParsedRequest {
@@ -110,13 +76,7 @@ function parse(body: Body): ParsedRequest {
   optionalNumber(body, 'top_p', 0, 1);
   optionalPositiveInt(body, 'n');
   optionalStringOrList(body, 'stop');
-  const tools = parseTools(body);
-  const choice = body.tool_choice;
-  if (choice !== undefined && !['none', 'auto', 'required'].includes(choice as string) && !isObject(choice)) {
-    throw bad('tool_choice', 'Invalid value for tool_choice: expected "none", "auto", "required" or {"type":"function","function":{"name"}}');
-  }
-  // Checked here, not when rendering: a stream has sent its headers by then.
-  chosenTool(body, tools, '', '');
+  checkChoice(parseTools(body), toolChoice(body), 'tool_choice');
   rejectUnknown(body, ALLOWED, 'Chat Completions');
   return { model, stream, body };
 }
@@ -129,7 +89,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   const lastUser = [...messages].reverse().find((m) => m.role === 'user');
   const userText = contentText(lastUser?.content);
   const source = lastRole === 'tool' ? `tool result: ${contentText(last.content)}` : userText;
-  const tool = chosenTool(body, parseTools(body), lastRole, userText);
+  const tool = pickTool(parseTools(body), toolChoice(body), userText, lastRole === 'tool');
   const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
   const reply = limitText(echoText(source, ctx.responseBytes), maxTokens, optionalStringOrList(body, 'stop'));
   const id = `chatcmpl-${ctx.requestId}`;
@@ -142,12 +102,12 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   let completionText: string;
   const events: string[] = [];
   if (tool) {
-    const args = toolArguments(tool, userText);
-    const callId = `call_${createHash('sha256').update(`${tool.name}\n${args}`).digest('hex').slice(0, 24)}`;
-    message = { role: 'assistant', content: null, tool_calls: [{ id: callId, type: 'function', function: { name: tool.name, arguments: args } }], refusal: null };
+    const args = JSON.stringify(toolArguments(tool, userText));
+    const toolCallId = callId('call_', tool, args);
+    message = { role: 'assistant', content: null, tool_calls: [{ id: toolCallId, type: 'function', function: { name: tool.name, arguments: args } }], refusal: null };
     finish = 'tool_calls';
     completionText = tool.name + args;
-    events.push(chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: callId, type: 'function', function: { name: tool.name, arguments: '' } }] }, null));
+    events.push(chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: toolCallId, type: 'function', function: { name: tool.name, arguments: '' } }] }, null));
     for (const piece of splitChunks(args, Math.max(2, ctx.chunks))) events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }, null));
   } else {
     finish = reply.finish === 'length' ? 'length' : 'stop';

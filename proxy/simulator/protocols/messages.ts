@@ -14,6 +14,7 @@ import {
   requireModel,
   type Body,
 } from './check.js';
+import { callId, checkChoice, pickTool, toolArguments, type SimTool, type SimToolChoice } from './tools.js';
 import { sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
 
 const ALLOWED = new Set([
@@ -46,9 +47,39 @@ function parse(body: Body): ParsedRequest {
   optionalPositiveInt(body, 'top_k');
   optionalStringOrList(body, 'stop_sequences');
   optionalObject(body, 'metadata');
-  if (body.tools !== undefined && !Array.isArray(body.tools)) throw bad('tools', `Invalid type for tools: expected an array, got ${describe(body.tools)}`);
+  checkChoice(parseTools(body), toolChoice(body), 'tool_choice');
   rejectUnknown(body, ALLOWED, 'Anthropic Messages');
   return { model, stream, body };
+}
+
+/** Client tools ({name, input_schema}); server tools (`type: "web_search_…"`) are accepted and never called. */
+function parseTools(body: Body): SimTool[] {
+  const tools = body.tools;
+  if (tools === undefined || tools === null) return [];
+  if (!Array.isArray(tools)) throw bad('tools', `Invalid type for tools: expected an array, got ${describe(tools)}`);
+  return tools.flatMap((t, i) => {
+    if (!isObject(t) || typeof t.name !== 'string' || t.name === '') {
+      throw bad(`tools[${i}]`, `Invalid value for tools[${i}]: expected {"name": string, "input_schema": object}`);
+    }
+    if (t.type !== undefined && t.type !== 'custom') return [];
+    return [isObject(t.input_schema) ? { name: t.name, parameters: t.input_schema } : { name: t.name }];
+  });
+}
+
+function toolChoice(body: Body): SimToolChoice {
+  const c = body.tool_choice;
+  if (c === undefined || c === null) return { kind: 'auto' };
+  if (isObject(c)) {
+    if (c.type === 'auto' || c.type === 'none') return { kind: c.type };
+    if (c.type === 'any') return { kind: 'required' };
+    if (c.type === 'tool' && typeof c.name === 'string') return { kind: 'named', name: c.name };
+  }
+  throw bad('tool_choice', 'Invalid value for tool_choice: expected {"type": "auto" | "any" | "none"} or {"type": "tool", "name": string}');
+}
+
+/** The last message is the user's answer to a tool_use. */
+function answersTool(last: Record<string, unknown> | undefined): boolean {
+  return last?.role === 'user' && Array.isArray(last.content) && last.content.some((b) => isObject(b) && b.type === 'tool_result');
 }
 
 function render(req: ParsedRequest, ctx: RenderContext): Rendered {
@@ -73,6 +104,27 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     usage: { input_tokens: inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: out },
   });
   const ev = (type: string, fields: Record<string, unknown> = {}) => sseFrame(type, { type, ...fields });
+  const errorEvent = (err: SimError, requestId: string) => sseFrame('error', errorBody(err, 'anthropic', requestId));
+  const tool = pickTool(parseTools(body), toolChoice(body), contentText(lastUser?.content), answersTool(messages[messages.length - 1]));
+  if (tool) {
+    const input = toolArguments(tool, contentText(lastUser?.content));
+    const json = JSON.stringify(input);
+    const block = { type: 'tool_use', id: callId('toolu_', tool, json), name: tool.name, input };
+    const out = estimateTokens(tool.name.length + json.length);
+    return {
+      json: message([block], 'tool_use', null, out),
+      events: [
+        ev('message_start', { message: message([], null, null, 1) }),
+        ev('content_block_start', { index: 0, content_block: { ...block, input: {} } }),
+        ev('ping'),
+        ...splitChunks(json, Math.max(2, ctx.chunks)).map((partial_json) => ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json } })),
+        ev('content_block_stop', { index: 0 }),
+        ev('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: out } }),
+        ev('message_stop'),
+      ],
+      errorEvent,
+    };
+  }
   const events = [
     ev('message_start', { message: message([], null, null, 1) }),
     ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
@@ -85,9 +137,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   return {
     json: message([{ type: 'text', text }], stopReason, stopSequence, outputTokens),
     events,
-    errorEvent(err: SimError, requestId: string) {
-      return sseFrame('error', errorBody(err, 'anthropic', requestId));
-    },
+    errorEvent,
   };
 }
 

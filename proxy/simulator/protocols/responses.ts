@@ -14,6 +14,7 @@ import {
   requireModel,
   type Body,
 } from './check.js';
+import { callId, checkChoice, pickTool, toolArguments, type SimTool, type SimToolChoice } from './tools.js';
 import { sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
 
 const ALLOWED = new Set([
@@ -35,9 +36,45 @@ function parse(body: Body): ParsedRequest {
   optionalNumber(body, 'temperature', 0, 2);
   optionalNumber(body, 'top_p', 0, 1);
   optionalObject(body, 'metadata');
-  if (body.tools !== undefined && !Array.isArray(body.tools)) throw bad('tools', `Invalid type for tools: expected an array, got ${describe(body.tools)}`);
+  checkChoice(parseTools(body), toolChoice(body), 'tool_choice');
   rejectUnknown(body, ALLOWED, 'the Responses API');
   return { model, stream, body };
+}
+
+/** Function tools; built-in tools (web_search, local_shell, …) are accepted and never called. */
+function parseTools(body: Body): SimTool[] {
+  const tools = body.tools;
+  if (tools === undefined || tools === null) return [];
+  if (!Array.isArray(tools)) throw bad('tools', `Invalid type for tools: expected an array, got ${describe(tools)}`);
+  return tools.flatMap((t, i) => {
+    if (!isObject(t) || typeof t.type !== 'string') throw bad(`tools[${i}]`, `Invalid value for tools[${i}]: expected {"type": "function", "name": string, "parameters": object}`);
+    if (t.type !== 'function') return [];
+    if (typeof t.name !== 'string' || t.name === '') throw bad(`tools[${i}].name`, `Missing required parameter: tools[${i}].name`);
+    return [isObject(t.parameters) ? { name: t.name, parameters: t.parameters } : { name: t.name }];
+  });
+}
+
+function toolChoice(body: Body): SimToolChoice {
+  const c = body.tool_choice;
+  if (c === undefined || c === null || c === 'auto') return { kind: 'auto' };
+  if (c === 'none' || c === 'required') return { kind: c };
+  if (isObject(c) && c.type === 'function' && typeof c.name === 'string') return { kind: 'named', name: c.name };
+  // A built-in tool forced ({"type": "web_search"}): no function is called.
+  if (isObject(c) && typeof c.type === 'string') return { kind: 'none' };
+  throw bad('tool_choice', 'Invalid value for tool_choice: expected "none", "auto", "required" or {"type": "function", "name": string}');
+}
+
+/** The text of the last user message (not a tool result), for tool arguments. */
+function lastUserMessageText(input: unknown): string {
+  if (typeof input === 'string') return input;
+  if (!Array.isArray(input)) return '';
+  const last = [...input].reverse().find((item) => isObject(item) && item.role === 'user');
+  return isObject(last) ? contentText(last.content) : '';
+}
+
+function answersTool(input: unknown): boolean {
+  const last = Array.isArray(input) ? input[input.length - 1] : undefined;
+  return isObject(last) && last.type === 'function_call_output';
 }
 
 /** The last user text of a Responses input (a string, or message items with text parts). */
@@ -98,16 +135,34 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: inputTokens + outputTokens,
   };
+  let seq = 0;
+  const ev = (type: string, fields: Record<string, unknown>) => sseFrame(type, { type, sequence_number: seq++, ...fields });
+  const start = () => [ev('response.created', { response: response('in_progress', [], null) }), ev('response.in_progress', { response: response('in_progress', [], null) })];
+
+  const tool = pickTool(parseTools(body), toolChoice(body), lastUserMessageText(body.input), answersTool(body.input));
+  if (tool) {
+    const args = JSON.stringify(toolArguments(tool, lastUserMessageText(body.input)));
+    const out = estimateTokens(tool.name.length + args.length);
+    const call = (status: string, a: string) => ({ id: `fc_${ctx.requestId}`, type: 'function_call', status, arguments: a, call_id: callId('call_', tool, args), name: tool.name });
+    const finalResponse = response('completed', [call('completed', args)], { ...usage, output_tokens: out, total_tokens: inputTokens + out });
+    const where = { item_id: `fc_${ctx.requestId}`, output_index: 0 };
+    const events = [
+      ...start(),
+      ev('response.output_item.added', { output_index: 0, item: call('in_progress', '') }),
+      ...splitChunks(args, Math.max(2, ctx.chunks)).map((delta) => ev('response.function_call_arguments.delta', { ...where, delta })),
+      ev('response.function_call_arguments.done', { ...where, name: tool.name, arguments: args }),
+      ev('response.output_item.done', { output_index: 0, item: call('completed', args) }),
+      ev('response.completed', { response: finalResponse }),
+    ];
+    return { json: finalResponse, events, errorEvent };
+  }
+
   const finalStatus = incomplete ? 'incomplete' : 'completed';
   const finalItem = item(incomplete ? 'incomplete' : 'completed', [part(text)]);
   const finalResponse = response(finalStatus, [finalItem], usage);
-
-  let seq = 0;
-  const ev = (type: string, fields: Record<string, unknown>) => sseFrame(type, { type, sequence_number: seq++, ...fields });
   const where = { item_id: itemId, output_index: 0, content_index: 0 };
   const events = [
-    ev('response.created', { response: response('in_progress', [], null) }),
-    ev('response.in_progress', { response: response('in_progress', [], null) }),
+    ...start(),
     ev('response.output_item.added', { output_index: 0, item: item('in_progress', []) }),
     ev('response.content_part.added', { ...where, part: part('') }),
     ...splitChunks(text, ctx.chunks).map((delta) => ev('response.output_text.delta', { ...where, delta, logprobs: [] })),
@@ -116,18 +171,16 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     ev('response.output_item.done', { output_index: 0, item: finalItem }),
     ev(`response.${finalStatus}`, { response: finalResponse }),
   ];
+  return { json: finalResponse, events, errorEvent };
 
-  return {
-    json: finalResponse,
-    events,
-    errorEvent(err: SimError, requestId: string) {
-      const message = `${err.message} (request id: ${requestId})`;
-      // The Responses `error` event carries code/message at the top level; the
-      // nested `error` object is what makes the openai SDK raise an APIError.
-      const error = { type: ERROR_ROWS[err.code].type, code: err.code, message, param: null };
-      return sseFrame('error', { type: 'error', sequence_number: seq++, code: err.code, message, param: null, error });
-    },
-  };
+  function errorEvent(err: SimError, requestId: string): string {
+    const message = `${err.message} (request id: ${requestId})`;
+    // The Responses `error` event carries code/message at the top level; the
+    // nested `error` object is what makes the openai SDK raise an APIError.
+    const error = { type: ERROR_ROWS[err.code].type, code: err.code, message, param: null };
+    return sseFrame('error', { type: 'error', sequence_number: seq++, code: err.code, message, param: null, error });
+  }
+
 }
 
 export const responsesProtocol: ProtocolModule = { protocol: 'responses', title: 'Responses', path: '/v1/responses', parse, render };

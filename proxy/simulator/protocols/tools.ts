@@ -1,0 +1,57 @@
+// Tool calls, shared by the three protocols so that a tool round trip behaves
+// the same natively and through the bridge. Everything is a pure function of
+// the request: the same prompt and tools give the same call and call id.
+import { createHash } from 'node:crypto';
+import { bad, isObject } from './check.js';
+
+export interface SimTool {
+  name: string;
+  /** JSON schema of the arguments (`parameters` / `input_schema`). */
+  parameters?: Record<string, unknown>;
+}
+
+/** Each protocol's tool_choice, reduced to what the simulator acts on. */
+export type SimToolChoice = { kind: 'auto' } | { kind: 'none' } | { kind: 'required' } | { kind: 'named'; name: string };
+
+/**
+ * The tool to call, or undefined for a text reply. Under `auto` only a tool the
+ * user's text names is called: agents (Codex, Claude Code) send their whole tool
+ * list on every turn, and a demo must not hand them a shell call built from the
+ * prompt just because `Bash` came first. After a tool result, the reply is text.
+ */
+export function pickTool(tools: SimTool[], choice: SimToolChoice, userText: string, afterToolResult: boolean): SimTool | undefined {
+  if (tools.length === 0 || afterToolResult || choice.kind === 'none') return undefined;
+  if (choice.kind === 'named') return tools.find((t) => t.name === choice.name);
+  const text = userText.toLowerCase();
+  const named = tools.find((t) => text.includes(t.name.toLowerCase()));
+  return choice.kind === 'required' ? (named ?? tools[0]) : named;
+}
+
+/** A forced tool must be in the list: checked at parse time, before a stream sends its headers. */
+export function checkChoice(tools: SimTool[], choice: SimToolChoice, param: string): void {
+  if (choice.kind === 'named' && !tools.some((t) => t.name === choice.name)) {
+    throw bad(param, `Invalid value for ${param}: no tool named "${choice.name}" in tools`);
+  }
+}
+
+/** Deterministic arguments from the tool's JSON schema: strings echo the user text. */
+export function toolArguments(tool: SimTool, userText: string): Record<string, unknown> {
+  const props = isObject(tool.parameters?.properties) ? (tool.parameters.properties as Record<string, unknown>) : {};
+  const args: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(props)) {
+    const s = isObject(schema) ? schema : {};
+    if (Array.isArray(s.enum) && s.enum.length > 0) args[name] = s.enum[0];
+    else if (s.type === 'string') args[name] = userText.slice(0, 40) || 'sim';
+    else if (s.type === 'number' || s.type === 'integer') args[name] = 1;
+    else if (s.type === 'boolean') args[name] = true;
+    else if (s.type === 'array') args[name] = [];
+    else if (s.type === 'object') args[name] = {};
+    else args[name] = null;
+  }
+  return args;
+}
+
+/** A stable call id, e.g. `call_…` / `toolu_…`. */
+export function callId(prefix: string, tool: SimTool, args: string): string {
+  return `${prefix}${createHash('sha256').update(`${tool.name}\n${args}`).digest('hex').slice(0, 24)}`;
+}
