@@ -5,10 +5,11 @@ import { isRecord, type Json } from './types.js';
 
 export type ChunkOp =
   | { op: 'text'; text: string }
+  | { op: 'reasoning'; text: string }
   | { op: 'tool-start'; index: number; id: string; name: string }
   | { op: 'tool-args'; index: number; args: string }
   | { op: 'finish'; reason: string; matchedStop?: string }
-  | { op: 'usage'; input?: number; output?: number; cached?: number }
+  | { op: 'usage'; input?: number; output?: number; cached?: number; reasoning?: number }
   | { op: 'error'; message: string; code?: string };
 
 export interface ToolSeen {
@@ -32,6 +33,8 @@ export function chunkOps(data: string, seen: Map<number, ToolSeen>, mkId: (index
   const choice = choices.find((c) => isRecord(c) && (c.index === 0 || c.index === undefined));
   if (isRecord(choice)) {
     const delta = isRecord(choice.delta) ? choice.delta : {};
+    const thought = reasoningText(delta);
+    if (thought) ops.push({ op: 'reasoning', text: thought });
     if (typeof delta.content === 'string' && delta.content.length > 0) ops.push({ op: 'text', text: delta.content });
     if (typeof delta.refusal === 'string' && delta.refusal.length > 0) ops.push({ op: 'text', text: delta.refusal });
     if (Array.isArray(delta.tool_calls)) {
@@ -56,10 +59,23 @@ export function chunkOps(data: string, seen: Map<number, ToolSeen>, mkId: (index
   return ops;
 }
 
-export function readUsage(u: Json): { input?: number; output?: number; cached?: number } {
+/**
+ * The model's reasoning on a chat route: DeepSeek, SGLang and older vLLM send
+ * `reasoning_content`, newer vLLM and OpenRouter `reasoning`.
+ */
+export function reasoningText(m: Json): string | undefined {
+  for (const key of ['reasoning_content', 'reasoning']) {
+    const v = m[key];
+    if (typeof v === 'string' && v.length > 0) return v;
+  }
+  return undefined;
+}
+
+export function readUsage(u: Json): { input?: number; output?: number; cached?: number; reasoning?: number } {
   const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
   const details = isRecord(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
-  return { input: num(u.prompt_tokens), output: num(u.completion_tokens), cached: num(details.cached_tokens) };
+  const out = isRecord(u.completion_tokens_details) ? u.completion_tokens_details : {};
+  return { input: num(u.prompt_tokens), output: num(u.completion_tokens), cached: num(details.cached_tokens), reasoning: num(out.reasoning_tokens) };
 }
 
 /**

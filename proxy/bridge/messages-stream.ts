@@ -46,7 +46,10 @@ export class MessagesStreamTranslator extends ChatStreamTranslator {
     return out;
   }
 
-  protected apply(op: Extract<ChunkOp, { op: 'text' | 'tool-start' | 'tool-args' }>): string {
+  protected apply(op: Extract<ChunkOp, { op: 'text' | 'reasoning' | 'tool-start' | 'tool-args' }>): string {
+    // Claude returns thinking blocks only when asked, and the bridge refuses `thinking`
+    // (a thinking block needs a signature a chat route cannot produce): reasoning is not shown.
+    if (op.op === 'reasoning') return '';
     let out = '';
     if (op.op === 'text') {
       if (this.open?.kind !== 'text') {

@@ -1,20 +1,21 @@
 // Chat completion → OpenAI Response object (also the snapshots the stream sends).
 
-import { readUsage } from './chat-chunks.js';
+import { readUsage, reasoningText } from './chat-chunks.js';
 import { createdAt, idSuffix, isRecord, type BridgeContext, type Json } from './types.js';
 
 export interface ResponseIds {
   response: string;
   message: string;
+  reasoning: string;
   call: (index: number) => string;
 }
 
 export function responseIds(ctx: BridgeContext): ResponseIds {
   const s = idSuffix(ctx.requestId);
-  return { response: `resp_${s}`, message: `msg_${s}`, call: (i) => `fc_${s}_${i}` };
+  return { response: `resp_${s}`, message: `msg_${s}`, reasoning: `rs_${s}`, call: (i) => `fc_${s}_${i}` };
 }
 
-export function responseUsage(u: { input?: number; output?: number; cached?: number } | undefined): Json | null {
+export function responseUsage(u: { input?: number; output?: number; cached?: number; reasoning?: number } | undefined): Json | null {
   if (!u) return null;
   const input = u.input ?? 0;
   const output = u.output ?? 0;
@@ -22,7 +23,7 @@ export function responseUsage(u: { input?: number; output?: number; cached?: num
     input_tokens: input,
     input_tokens_details: { cached_tokens: u.cached ?? 0 },
     output_tokens: output,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
     total_tokens: input + output,
   };
 }
@@ -70,6 +71,11 @@ export function messageItem(id: string, text: string, status: string): Json {
   return { type: 'message', id, status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] };
 }
 
+/** A chat route's reasoning text as a Responses reasoning item (raw `reasoning_text`, no summary). */
+export function reasoningItem(id: string, text: string, status: string): Json {
+  return { type: 'reasoning', id, summary: [], content: [{ type: 'reasoning_text', text }], status };
+}
+
 export function functionCallItem(id: string, callId: string, name: string, args: string, status: string): Json {
   return { type: 'function_call', id, call_id: callId, name, arguments: args, status };
 }
@@ -83,6 +89,8 @@ export function chatToResponse(chat: unknown, ctx: BridgeContext): Json {
   const { status, incomplete_details } = responseStatus(finish);
   const itemStatus = status === 'completed' ? 'completed' : 'incomplete';
   const output: Json[] = [];
+  const thought = reasoningText(msg);
+  if (thought) output.push(reasoningItem(ids.reasoning, thought, 'completed'));
   if (typeof msg.content === 'string' && msg.content.length > 0) output.push(messageItem(ids.message, msg.content, itemStatus));
   if (typeof msg.refusal === 'string' && msg.refusal.length > 0) {
     output.push({ type: 'message', id: `${ids.message}_refusal`, status: itemStatus, role: 'assistant', content: [{ type: 'refusal', refusal: msg.refusal }] });

@@ -1,12 +1,13 @@
 // Chat chunks → the Responses streaming event sequence.
 
 import type { ChunkOp } from './chat-chunks.js';
-import { functionCallItem, messageItem, responseIds, responseObject, responseStatus, responseUsage, type ResponseIds } from './responses-result.js';
+import { functionCallItem, messageItem, reasoningItem, responseIds, responseObject, responseStatus, responseUsage, type ResponseIds } from './responses-result.js';
 import { sseEvent } from './sse.js';
 import { ChatStreamTranslator } from './stream-base.js';
 import { createdAt, idSuffix, type BridgeContext, type Json } from './types.js';
 
 type Item =
+  | { kind: 'reasoning'; id: string; text: string; done: boolean }
   | { kind: 'message'; id: string; text: string }
   | { kind: 'call'; id: string; callId: string; name: string; args: string };
 
@@ -16,6 +17,7 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
   private readonly created: number;
   private readonly items: Item[] = [];
   private message: number | undefined; // output_index of the message item
+  private reasoning: number | undefined; // output_index of the open reasoning item
   private readonly calls = new Map<number, number>(); // chat tool index → output_index
 
   constructor(private readonly ctx: BridgeContext) {
@@ -37,8 +39,10 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
     return this.emit('response.created', { response }) + this.emit('response.in_progress', { response });
   }
 
-  protected apply(op: Extract<ChunkOp, { op: 'text' | 'tool-start' | 'tool-args' }>): string {
-    let out = '';
+  protected apply(op: Extract<ChunkOp, { op: 'text' | 'reasoning' | 'tool-start' | 'tool-args' }>): string {
+    if (op.op === 'reasoning') return this.think(op.text);
+    // Reasoning comes first; the answer closes it, as the Responses API orders items.
+    let out = this.closeReasoning();
     if (op.op === 'text') {
       if (this.message === undefined) {
         this.message = this.items.length;
@@ -71,13 +75,43 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
     return out;
   }
 
+  private think(text: string): string {
+    let out = '';
+    if (this.reasoning === undefined) {
+      this.reasoning = this.items.length;
+      const n = this.items.filter((i) => i.kind === 'reasoning').length;
+      const id = n === 0 ? this.ids.reasoning : `${this.ids.reasoning}_${n}`;
+      this.items.push({ kind: 'reasoning', id, text: '', done: false });
+      out += this.emit('response.output_item.added', { output_index: this.reasoning, item: { type: 'reasoning', id, summary: [], content: [], status: 'in_progress' } });
+      out += this.emit('response.content_part.added', { item_id: id, output_index: this.reasoning, content_index: 0, part: { type: 'reasoning_text', text: '' } });
+    }
+    const item = this.items[this.reasoning] as Extract<Item, { kind: 'reasoning' }>;
+    item.text += text;
+    return out + this.emit('response.reasoning_text.delta', { item_id: item.id, output_index: this.reasoning, content_index: 0, delta: text });
+  }
+
+  private closeReasoning(status = 'completed'): string {
+    if (this.reasoning === undefined) return '';
+    const i = this.reasoning;
+    const item = this.items[i] as Extract<Item, { kind: 'reasoning' }>;
+    this.reasoning = undefined;
+    item.done = true;
+    return (
+      this.emit('response.reasoning_text.done', { item_id: item.id, output_index: i, content_index: 0, text: item.text }) +
+      this.emit('response.content_part.done', { item_id: item.id, output_index: i, content_index: 0, part: { type: 'reasoning_text', text: item.text } }) +
+      this.emit('response.output_item.done', { output_index: i, item: reasoningItem(item.id, item.text, status) })
+    );
+  }
+
   protected closing(): string {
     const { status, incomplete_details } = responseStatus(this.finishReason);
     const itemStatus = status === 'completed' ? 'completed' : 'incomplete';
-    let out = '';
+    let out = this.closeReasoning();
     const output: Json[] = [];
     for (const [i, item] of this.items.entries()) {
-      if (item.kind === 'message') {
+      if (item.kind === 'reasoning') {
+        output.push(reasoningItem(item.id, item.text, 'completed'));
+      } else if (item.kind === 'message') {
         const part = { type: 'output_text', text: item.text, annotations: [], logprobs: [] };
         out += this.emit('response.output_text.done', { item_id: item.id, output_index: i, content_index: 0, text: item.text, logprobs: [] });
         out += this.emit('response.content_part.done', { item_id: item.id, output_index: i, content_index: 0, part });
@@ -91,14 +125,18 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
         out += this.emit('response.output_item.done', { output_index: i, item: done });
       }
     }
-    const usage = responseUsage(this.usage ? { ...this.usage, cached: this.cached } : undefined);
+    const usage = responseUsage(this.usage ? { ...this.usage, cached: this.cached, reasoning: this.reasoningTokens } : undefined);
     const response = responseObject(this.ctx, this.created, { status, output, usage, incomplete_details });
     return out + this.emit(status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
   }
 
   protected failure(message: string, code: string): string {
     const output = this.items.map((item) =>
-      item.kind === 'message' ? messageItem(item.id, item.text, 'incomplete') : functionCallItem(item.id, item.callId, item.name, item.args, 'incomplete'),
+      item.kind === 'reasoning'
+        ? reasoningItem(item.id, item.text, item.done ? 'completed' : 'incomplete')
+        : item.kind === 'message'
+          ? messageItem(item.id, item.text, 'incomplete')
+          : functionCallItem(item.id, item.callId, item.name, item.args, 'incomplete'),
     );
     const response = responseObject(this.ctx, this.created, { status: 'failed', output, usage: null, error: { code, message } });
     return this.emit('error', { code, message, param: null }) + this.emit('response.failed', { response });

@@ -11,6 +11,7 @@ export abstract class ChatStreamTranslator implements StreamTranslator {
   protected finishReason: string | undefined;
   protected matchedStop: string | undefined;
   protected cached: number | undefined;
+  protected reasoningTokens: number | undefined;
   private terminal = false;
   private started = false;
   usage?: { input?: number; output?: number };
@@ -62,6 +63,7 @@ export abstract class ChatStreamTranslator implements StreamTranslator {
         } else if (op.op === 'usage') {
           this.usage = { input: op.input, output: op.output };
           this.cached = op.cached;
+          this.reasoningTokens = op.reasoning;
         } else out += this.apply(op);
       }
     }
@@ -82,7 +84,7 @@ export abstract class ChatStreamTranslator implements StreamTranslator {
 
   protected abstract toolId(index: number): string;
   protected abstract opening(): string;
-  protected abstract apply(op: Extract<ChunkOp, { op: 'text' | 'tool-start' | 'tool-args' }>): string;
+  protected abstract apply(op: Extract<ChunkOp, { op: 'text' | 'reasoning' | 'tool-start' | 'tool-args' }>): string;
   protected abstract closing(): string;
   protected abstract failure(message: string, code: string): string;
 }

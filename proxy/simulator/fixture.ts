@@ -9,6 +9,8 @@ export type KeyStatus = 'active' | 'disabled' | 'restricted';
 export interface FixtureModel {
   id: string;
   owned_by?: string;
+  /** Chat answers carry `reasoning_content` first, as DeepSeek's reasoner does. */
+  reasoning?: boolean;
 }
 
 export interface FixtureGroup {
@@ -57,8 +59,16 @@ function checkGroup(name: string, g: unknown): FixtureGroup {
   if (!Array.isArray(models)) fail(`${at}.models`, 'must be an array of model ids or {"id","owned_by"} objects');
   models.forEach((m, i) => {
     if (typeof m === 'string' && m.length > 0) return;
-    if (isObject(m) && typeof m.id === 'string' && m.id.length > 0 && (m.owned_by === undefined || typeof m.owned_by === 'string')) return;
-    fail(`${at}.models[${i}]`, 'must be a non-empty string or {"id": string, "owned_by"?: string}');
+    if (
+      isObject(m) &&
+      typeof m.id === 'string' &&
+      m.id.length > 0 &&
+      (m.owned_by === undefined || typeof m.owned_by === 'string') &&
+      (m.reasoning === undefined || typeof m.reasoning === 'boolean')
+    ) {
+      return;
+    }
+    fail(`${at}.models[${i}]`, 'must be a non-empty string or {"id": string, "owned_by"?: string, "reasoning"?: boolean}');
   });
   return { protocols: protocols as Protocol[], models: models as FixtureGroup['models'] };
 }
@@ -126,5 +136,7 @@ export function defaultOwner(id: string): string {
 }
 
 export function modelEntries(group: FixtureGroup): FixtureModel[] {
-  return group.models.map((m) => (typeof m === 'string' ? { id: m, owned_by: defaultOwner(m) } : { id: m.id, owned_by: m.owned_by ?? defaultOwner(m.id) }));
+  return group.models.map((m) =>
+    typeof m === 'string' ? { id: m, owned_by: defaultOwner(m) } : { id: m.id, owned_by: m.owned_by ?? defaultOwner(m.id), ...(m.reasoning ? { reasoning: true } : {}) },
+  );
 }

@@ -215,7 +215,14 @@ async function serve(state: SimState, req: IncomingMessage, res: ServerResponse,
     const controls = readControls(req.headers);
     // Rendered only when needed, after a stream's headers: a 10 000-chunk reply must not delay them.
     const render = () =>
-      route.module.render(parsed, { requestId, model: parsed.model, chunks: controls.chunks, responseBytes: controls.responseBytes, created: Math.floor(Date.now() / 1000) });
+      route.module.render(parsed, {
+        requestId,
+        model: parsed.model,
+        reasoning: modelEntries(group).some((m) => m.id === parsed.model && m.reasoning),
+        chunks: controls.chunks,
+        responseBytes: controls.responseBytes,
+        created: Math.floor(Date.now() / 1000),
+      });
     reply = { stream: parsed.stream, json: () => render().json, render };
   } else if (route.kind === 'count_tokens') {
     const counted = parseCountTokens(await readJsonBody(req, rec));

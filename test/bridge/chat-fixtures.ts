@@ -38,6 +38,17 @@ export const TEXT_THEN_TOOL_STREAM =
   chunk({}, 'tool_calls') +
   DONE;
 
+/** A reasoner (DeepSeek `reasoning_content`, vLLM `reasoning`) thinks, answers, then calls a tool. */
+export const REASONING_STREAM =
+  chunk({ role: 'assistant', content: null, reasoning_content: '' }) +
+  chunk({ reasoning_content: 'The user wants ' }) +
+  chunk({ reasoning: 'the weather.' }) +
+  chunk({ content: 'Checking.' }) +
+  chunk({ tool_calls: [{ index: 0, id: 'call_r', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] }) +
+  chunk({}, 'tool_calls') +
+  `data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 20, completion_tokens: 15, total_tokens: 35, completion_tokens_details: { reasoning_tokens: 6 } } })}\n\n` +
+  DONE;
+
 /** CRLF line endings, as some upstreams send. */
 export const CRLF_STREAM = TEXT_STREAM.replace(/\n/g, '\r\n');
 

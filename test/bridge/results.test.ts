@@ -18,6 +18,24 @@ describe('chat.completion → Response', () => {
     });
   });
 
+  it('a reasoner\'s reasoning_content becomes a reasoning item before the message; reasoning tokens are kept', () => {
+    const r = fromChatResult(
+      'responses',
+      completion({ content: 'Sunny.', reasoning_content: 'Look it up first.' }, 'stop', {
+        prompt_tokens: 10,
+        completion_tokens: 9,
+        total_tokens: 19,
+        completion_tokens_details: { reasoning_tokens: 4 },
+      } as never),
+      ctx,
+    );
+    expect((r.output as { type: string }[]).map((o) => o.type)).toEqual(['reasoning', 'message']);
+    expect((r.output as unknown[])[0]).toEqual({ type: 'reasoning', id: 'rs_req-42', summary: [], content: [{ type: 'reasoning_text', text: 'Look it up first.' }], status: 'completed' });
+    expect(r.usage).toMatchObject({ output_tokens: 9, output_tokens_details: { reasoning_tokens: 4 } });
+    const m = fromChatResult('messages', completion({ content: 'Sunny.', reasoning: 'Look it up first.' }, 'stop'), ctx);
+    expect(m.content).toEqual([{ type: 'text', text: 'Sunny.' }]);
+  });
+
   it('maps tool calls to function_call items', () => {
     const r = fromChatResult(
       'responses',

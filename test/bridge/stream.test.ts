@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { accumulateResponse } from 'openai/lib/responses/ResponseAccumulator';
 import { createStreamTranslator, type BridgeKind } from '../../proxy/bridge/index.js';
-import { chunk, CRLF_STREAM, DONE, parseSse, TEXT_STREAM, TEXT_THEN_TOOL_STREAM, TOOL_STREAM, usageChunk } from './chat-fixtures.js';
+import { chunk, CRLF_STREAM, DONE, parseSse, REASONING_STREAM, TEXT_STREAM, TEXT_THEN_TOOL_STREAM, TOOL_STREAM, usageChunk } from './chat-fixtures.js';
 
 const ctx = { model: 'gpt-4o-mini', requestId: 'req-7', createdAt: 1700000000 };
 
@@ -73,6 +73,40 @@ describe('Responses stream translation', () => {
     const final = foldResponses(parseSse(expectSplitInvariant('responses', TEXT_THEN_TOOL_STREAM)));
     expect(final.output.map((o) => o.type)).toEqual(['message', 'function_call']);
     expect(final.output_text).toBe('Let me check.');
+  });
+
+  it('reasoning: a reasoning item with reasoning_text deltas, closed before the answer starts', () => {
+    const events = parseSse(expectSplitInvariant('responses', REASONING_STREAM));
+    expect(events.map((e) => e.event)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.reasoning_text.delta',
+      'response.reasoning_text.delta',
+      'response.reasoning_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    events.forEach((e, i) => expect(e.data.sequence_number).toBe(i));
+    expect(events[2]!.data).toMatchObject({ output_index: 0, item: { type: 'reasoning', id: 'rs_req-7', summary: [], content: [] } });
+    expect(events[6]!.data).toMatchObject({ item_id: 'rs_req-7', text: 'The user wants the weather.' });
+    const final = foldResponses(events);
+    expect(final.output.map((o) => o.type)).toEqual(['reasoning', 'message', 'function_call']);
+    expect(final.output[0]).toEqual({ type: 'reasoning', id: 'rs_req-7', summary: [], content: [{ type: 'reasoning_text', text: 'The user wants the weather.' }], status: 'completed' });
+    expect(final.output_text).toBe('Checking.');
+    expect(final.usage).toMatchObject({ output_tokens: 15, output_tokens_details: { reasoning_tokens: 6 } });
   });
 
   it('CRLF framing gives the same events as LF', () => {
@@ -167,6 +201,18 @@ describe('Messages stream translation', () => {
     expect((events[8]!.data.delta as { stop_reason: string }).stop_reason).toBe('tool_use');
   });
 
+  it('reasoning is not shown as blocks (thinking was not asked for) and never leaks into tool input', () => {
+    const events = parseSse(expectSplitInvariant('messages', REASONING_STREAM));
+    const starts = events.filter((e) => e.event === 'content_block_start').map((e) => (e.data as { content_block: { type: string } }).content_block.type);
+    expect(starts).toEqual(['text', 'tool_use']);
+    const json = events
+      .filter((e) => e.event === 'content_block_delta' && (e.data as { delta: { type: string } }).delta.type === 'input_json_delta')
+      .map((e) => (e.data as { delta: { partial_json: string } }).delta.partial_json)
+      .join('');
+    expect(JSON.parse(json)).toEqual({ city: 'Oslo' });
+    expect(JSON.stringify(events)).not.toContain('The user wants');
+  });
+
   it('text then tool: the text block closes first', () => {
     const events = parseSse(translate('messages', [Buffer.from(TEXT_THEN_TOOL_STREAM)]));
     expect(events.map((e) => e.event).slice(1, 6)).toEqual(['content_block_start', 'content_block_delta', 'content_block_stop', 'content_block_start', 'content_block_delta']);
@@ -204,7 +250,7 @@ describe('Messages stream translation', () => {
 
 describe('any chunking', () => {
   it('gives the same output for arbitrary multi-way splits of every fixture stream', () => {
-    const streams = [TEXT_STREAM, TOOL_STREAM, TEXT_THEN_TOOL_STREAM, CRLF_STREAM].map((s) => Buffer.from(s));
+    const streams = [TEXT_STREAM, TOOL_STREAM, TEXT_THEN_TOOL_STREAM, REASONING_STREAM, CRLF_STREAM].map((s) => Buffer.from(s));
     fc.assert(
       fc.property(fc.constantFrom(...streams), fc.constantFrom<BridgeKind>('responses', 'messages'), fc.array(fc.nat(), { maxLength: 12 }), (bytes, kind, cuts) => {
         const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);

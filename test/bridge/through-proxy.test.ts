@@ -60,6 +60,25 @@ describe("bridge: 'auto' on a chat-only key", () => {
     expect(line).not.toMatch(/--bridge auto/);
   });
 
+  it('a reasoner on the chat route: Codex gets a reasoning item first, Claude Code only the answer', async () => {
+    const { openai, anthropic } = clients;
+    const stream = openai.responses.stream({ model: 'deepseek-reasoner', input: 'why is the sky blue' });
+    const thoughts: string[] = [];
+    stream.on('response.reasoning_text.delta', (e) => thoughts.push(e.delta));
+    const r = await stream.finalResponse();
+    expect(r.output.map((o) => o.type)).toEqual(['reasoning', 'message']);
+    expect(thoughts.join('')).toBe('Thinking about: why is the sky blue');
+    expect(r.output[0]).toMatchObject({ type: 'reasoning', content: [{ type: 'reasoning_text', text: 'Thinking about: why is the sky blue' }] });
+    expect(r.output_text).toBe('Echo: why is the sky blue');
+    expect(r.usage?.output_tokens_details.reasoning_tokens).toBeGreaterThan(0);
+    const created = await openai.responses.create({ model: 'deepseek-reasoner', input: 'why is the sky blue' });
+    expect(created.output.map((o) => o.type)).toEqual(['reasoning', 'message']);
+
+    const m = await anthropic.messages.stream({ model: 'deepseek-reasoner', max_tokens: 200, messages: [{ role: 'user', content: 'why is the sky blue' }] }).finalMessage();
+    expect(m.content.map((b) => b.type)).toEqual(['text']);
+    expect((m.content[0] as { text: string }).text).toBe('Echo: why is the sky blue');
+  });
+
   it("bridges Claude Code's ?beta=true form of /v1/messages", async () => {
     const anthropic = new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0, logLevel: 'error', defaultQuery: { beta: 'true' } });
     const { data, response } = await anthropic.messages

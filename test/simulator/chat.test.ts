@@ -85,6 +85,27 @@ describe('POST /v1/chat/completions', () => {
     expect(r.choices[0]!.finish_reason).toBe('stop');
   });
 
+  it('a model marked "reasoning" in the fixture thinks first in reasoning_content, as DeepSeek does', async () => {
+    const client = openai(sim, KEYS.chatOnly);
+    const c = await client.chat.completions.create({ model: 'deepseek-reasoner', messages: [{ role: 'user', content: 'Hi there' }] });
+    const msg = c.choices[0]!.message as typeof c.choices[0]['message'] & { reasoning_content?: string };
+    expect(msg.reasoning_content).toBe('Thinking about: Hi there');
+    expect(msg.content).toBe('Echo: Hi there');
+    expect(c.usage?.completion_tokens_details?.reasoning_tokens).toBeGreaterThan(0);
+    const stream = await client.chat.completions.create({ model: 'deepseek-reasoner', messages: [{ role: 'user', content: 'Hi there' }], stream: true });
+    const order: string[] = [];
+    for await (const ch of stream) {
+      const d = ch.choices[0]?.delta as { content?: string | null; reasoning_content?: string } | undefined;
+      if (d?.reasoning_content) order.push('reasoning');
+      if (d?.content) order.push('content');
+    }
+    expect(order.indexOf('content')).toBeGreaterThan(order.lastIndexOf('reasoning'));
+    expect(order.filter((o) => o === 'reasoning').length).toBeGreaterThan(1);
+    // Other models do not think.
+    const plain = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi there' }] });
+    expect(plain.choices[0]!.message).not.toHaveProperty('reasoning_content');
+  });
+
   it('tools round trip: a tool call, then text that includes the tool result', async () => {
     const client = openai(sim);
     const first = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Use get_weather: Paris?' }], tools: [weather] });

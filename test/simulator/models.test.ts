@@ -45,7 +45,8 @@ describe('GET /v1/models', () => {
 
   it('chat-only group advertises only the openai endpoint type', async () => {
     const page = await openai(sim, KEYS.chatOnly).models.list();
-    expect(page.data.map((m) => m.id)).toEqual(['gpt-4o-mini', 'claude-sonnet-4-6']);
+    expect(page.data.map((m) => m.id)).toEqual(['gpt-4o-mini', 'claude-sonnet-4-6', 'deepseek-reasoner']);
+    expect(page.data[2]).not.toHaveProperty('reasoning'); // a simulator setting, not part of the model object
     expect((page.data[1] as unknown as { supported_endpoint_types: string[] }).supported_endpoint_types).toEqual(['openai']);
   });
 

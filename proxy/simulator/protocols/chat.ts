@@ -101,6 +101,12 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   let finish: string;
   let completionText: string;
   const events: string[] = [];
+  // A reasoner thinks first, in `reasoning_content` (DeepSeek's field), then answers.
+  const thought = ctx.reasoning ? `Thinking about: ${Array.from(source).slice(0, 80).join('')}` : undefined;
+  if (thought) {
+    events.push(chunk({ role: 'assistant', content: null, reasoning_content: '' }, null));
+    for (const piece of splitChunks(thought, Math.max(2, ctx.chunks))) events.push(chunk({ reasoning_content: piece }, null));
+  }
   if (tool) {
     const args = JSON.stringify(toolArguments(tool, userText));
     const toolCallId = callId('call_', tool, args);
@@ -117,8 +123,15 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     for (const piece of splitChunks(completionText, ctx.chunks)) events.push(chunk({ content: piece }, null));
   }
   events.push(chunk({}, finish));
-  const completionTokens = estimateTokens(completionText.length);
-  const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  if (thought) message.reasoning_content = thought;
+  const reasoningTokens = thought ? estimateTokens(thought.length) : 0;
+  const completionTokens = estimateTokens(completionText.length) + reasoningTokens;
+  const usage = {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    ...(thought ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
+  };
   if (isObject(body.stream_options) && body.stream_options.include_usage === true) events.push(sseFrame(null, { ...base, choices: [], usage }));
   events.push(sseFrame(null, '[DONE]'));
 

@@ -12,6 +12,8 @@ export interface ParsedRequest {
 export interface RenderContext {
   requestId: string;
   model: string;
+  /** The fixture marks the model as a reasoner (chat sends `reasoning_content` first). */
+  reasoning: boolean;
   /** Number of text chunks in a stream (`x-sim-chunks`). */
   chunks: number;
   /** Pad the reply text to about this many bytes (`x-sim-response-bytes`). */
