@@ -15,9 +15,13 @@ export type ChunkOp =
 export interface ToolSeen {
   id: string;
   name: string;
+  /** tool-start has been reported. Some upstreams send the name after the first delta, so the start waits for it. */
+  started: boolean;
+  /** Arguments that arrived before the name. */
+  pending: string;
 }
 
-/** `seen` tracks which tool indexes have started, so a start is reported once. */
+/** `seen` tracks the tool calls by index, so a start is reported once (and only once its name is known). */
 export function chunkOps(data: string, seen: Map<number, ToolSeen>, mkId: (index: number) => string): ChunkOp[] {
   let json: unknown;
   try {
@@ -42,16 +46,26 @@ export function chunkOps(data: string, seen: Map<number, ToolSeen>, mkId: (index
         if (!isRecord(tc)) continue;
         const index = typeof tc.index === 'number' ? tc.index : pos;
         const fn = isRecord(tc.function) ? tc.function : {};
-        if (!seen.has(index)) {
-          const id = typeof tc.id === 'string' && tc.id ? tc.id : mkId(index);
-          const name = typeof fn.name === 'string' ? fn.name : '';
-          seen.set(index, { id, name });
-          ops.push({ op: 'tool-start', index, id, name });
+        let tool = seen.get(index);
+        if (!tool) {
+          tool = { id: '', name: '', started: false, pending: '' };
+          seen.set(index, tool);
         }
-        if (typeof fn.arguments === 'string' && fn.arguments.length > 0) ops.push({ op: 'tool-args', index, args: fn.arguments });
+        if (!tool.started && !tool.id && typeof tc.id === 'string' && tc.id) tool.id = tc.id;
+        if (!tool.name && typeof fn.name === 'string' && fn.name) tool.name = fn.name;
+        const args = typeof fn.arguments === 'string' ? fn.arguments : '';
+        if (tool.started) {
+          if (args) ops.push({ op: 'tool-args', index, args });
+        } else if (tool.name) {
+          ops.push(...startTool(index, tool, mkId, args));
+        } else {
+          tool.pending += args;
+        }
       }
     }
     if (typeof choice.finish_reason === 'string' && choice.finish_reason) {
+      // A call whose name never came is still reported, so its arguments are not lost.
+      for (const [index, tool] of seen) if (!tool.started) ops.push(...startTool(index, tool, mkId, ''));
       ops.push({ op: 'finish', reason: choice.finish_reason, matchedStop: matchedStop(choice) });
     }
   }
@@ -69,6 +83,16 @@ export function reasoningText(m: Json): string | undefined {
     if (typeof v === 'string' && v.length > 0) return v;
   }
   return undefined;
+}
+
+function startTool(index: number, tool: ToolSeen, mkId: (index: number) => string, args: string): ChunkOp[] {
+  tool.started = true;
+  if (!tool.id) tool.id = mkId(index);
+  const all = tool.pending + args;
+  tool.pending = '';
+  const ops: ChunkOp[] = [{ op: 'tool-start', index, id: tool.id, name: tool.name }];
+  if (all) ops.push({ op: 'tool-args', index, args: all });
+  return ops;
 }
 
 export function readUsage(u: Json): { input?: number; output?: number; cached?: number; reasoning?: number } {

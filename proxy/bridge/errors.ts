@@ -14,6 +14,21 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   529: 'overloaded_error',
 };
 
+/**
+ * Relay codes whose meaning the status hides: new-api answers a missing model
+ * with 503, and Claude Code treats `overloaded_error` as "retry later", so a
+ * wrong model ID would look like an outage.
+ */
+const ANTHROPIC_TYPES_BY_CODE: Record<string, string> = {
+  model_not_found: 'not_found_error',
+  invalid_api_key: 'authentication_error',
+  access_denied: 'permission_error',
+  insufficient_user_quota: 'billing_error',
+  unsupported_parameter: 'invalid_request_error',
+  invalid_request: 'invalid_request_error',
+  rate_limit_exceeded: 'rate_limit_error',
+};
+
 interface UpstreamError {
   message: string;
   type?: string;
@@ -50,7 +65,7 @@ export function upstreamErrorBody(kind: BridgeKind, status: number, message: str
     return JSON.stringify({ error: { message, type: e.type ?? 'upstream_error', param: e.param ?? null, code: e.code ?? null } });
   }
   // Anthropic's envelope has no code; it is kept as an extra field because diagnosis keys on it.
-  const error: Record<string, string> = { type: ANTHROPIC_TYPES[status] ?? 'api_error', message };
+  const error: Record<string, string> = { type: (e.code && ANTHROPIC_TYPES_BY_CODE[e.code]) ?? ANTHROPIC_TYPES[status] ?? 'api_error', message };
   if (e.code) error.code = e.code;
   return JSON.stringify({ type: 'error', error });
 }

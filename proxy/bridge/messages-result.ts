@@ -7,7 +7,9 @@ export function messageId(ctx: BridgeContext): string {
   return `msg_${idSuffix(ctx.requestId)}`;
 }
 
-export function stopReason(finish: string | undefined, matched: string | undefined): { stop_reason: string; stop_sequence: string | null } {
+export function stopReason(finish: string | undefined, matched: string | undefined, calledTools = false): { stop_reason: string; stop_sequence: string | null } {
+  // Some upstreams say "stop" after tool calls; a client that sees end_turn would never run them.
+  if (calledTools && finish !== 'length' && finish !== 'content_filter') return { stop_reason: 'tool_use', stop_sequence: null };
   switch (finish) {
     case 'length':
       return { stop_reason: 'max_tokens', stop_sequence: null };
@@ -69,7 +71,7 @@ export function chatToMessage(chat: unknown, ctx: BridgeContext): Json {
     role: 'assistant',
     model: ctx.model,
     content,
-    ...stopReason(finish, matchedStop(choice)),
+    ...stopReason(finish, matchedStop(choice), content.some((b) => b.type === 'tool_use')),
     usage: messageUsage(isRecord(c.usage) ? readUsage(c.usage) : undefined),
   };
 }

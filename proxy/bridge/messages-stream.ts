@@ -10,6 +10,9 @@ export class MessagesStreamTranslator extends ChatStreamTranslator {
   private next = 0; // next content block index
   private open: { index: number; kind: 'text' | 'tool' } | undefined;
   private readonly toolBlocks = new Map<number, number>(); // chat tool index → block index
+  // Parallel tool calls whose arguments may interleave with the open one's: held
+  // whole until the open block closes, since a stopped block takes no more deltas.
+  private queued: { index: number; id: string; name: string; args: string }[] = [];
 
   constructor(private readonly ctx: BridgeContext) {
     super();
@@ -53,21 +56,45 @@ export class MessagesStreamTranslator extends ChatStreamTranslator {
     let out = '';
     if (op.op === 'text') {
       if (this.open?.kind !== 'text') {
-        out += this.closeOpen();
+        out += this.closeOpen() + this.flushQueued();
         this.open = { index: this.next++, kind: 'text' };
         out += this.emit('content_block_start', { index: this.open.index, content_block: { type: 'text', text: '' } });
       }
       out += this.emit('content_block_delta', { index: this.open.index, delta: { type: 'text_delta', text: op.text } });
     } else if (op.op === 'tool-start') {
+      if (this.open?.kind === 'tool') {
+        this.queued.push({ index: op.index, id: op.id, name: op.name, args: '' });
+        return '';
+      }
       out += this.closeOpen();
       this.open = { index: this.next++, kind: 'tool' };
       this.toolBlocks.set(op.index, this.open.index);
       out += this.emit('content_block_start', { index: this.open.index, content_block: { type: 'tool_use', id: op.id, name: op.name, input: {} } });
     } else {
+      const held = this.queued.find((q) => q.index === op.index);
+      if (held) {
+        held.args += op.args;
+        return '';
+      }
       const index = this.toolBlocks.get(op.index);
-      if (index === undefined) return '';
+      // Only the open block takes deltas; arguments for a closed one cannot be sent any more.
+      if (index === undefined || this.open?.index !== index) return '';
       out += this.emit('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: op.args } });
     }
+    return out;
+  }
+
+  /** The held tool calls, each as one complete block. */
+  private flushQueued(): string {
+    let out = '';
+    for (const q of this.queued) {
+      const index = this.next++;
+      this.toolBlocks.set(q.index, index);
+      out += this.emit('content_block_start', { index, content_block: { type: 'tool_use', id: q.id, name: q.name, input: {} } });
+      if (q.args) out += this.emit('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: q.args } });
+      out += this.emit('content_block_stop', { index });
+    }
+    this.queued = [];
     return out;
   }
 
@@ -75,7 +102,8 @@ export class MessagesStreamTranslator extends ChatStreamTranslator {
     const usage = messageUsage(this.usage ? { ...this.usage, cached: this.cached } : undefined);
     return (
       this.closeOpen() +
-      this.emit('message_delta', { delta: stopReason(this.finishReason, this.matchedStop), usage }) +
+      this.flushQueued() +
+      this.emit('message_delta', { delta: stopReason(this.finishReason, this.matchedStop, this.toolBlocks.size > 0), usage }) +
       this.emit('message_stop', {})
     );
   }

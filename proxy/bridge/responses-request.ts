@@ -22,7 +22,11 @@ const PASSED: Record<string, string> = {
   service_tier: 'service_tier',
   prompt_cache_key: 'prompt_cache_key',
   safety_identifier: 'safety_identifier',
+  prompt_cache_retention: 'prompt_cache_retention',
 };
+
+/** Parameters with no chat equivalent, accepted when set to the value that changes nothing. */
+const HARMLESS: Record<string, unknown> = { background: false };
 
 const KNOWN = new Set([
   'model', 'input', 'instructions', 'tools', 'tool_choice', 'stream', 'parallel_tool_calls',
@@ -31,7 +35,7 @@ const KNOWN = new Set([
 
 export function responsesToChat(body: Json): { chat: Json; stream: boolean; model: string } {
   for (const key of Object.keys(body)) {
-    if (!KNOWN.has(key) && body[key] !== null && body[key] !== undefined) throw noChatEquivalent(key, P);
+    if (!KNOWN.has(key) && body[key] !== null && body[key] !== undefined && HARMLESS[key] !== body[key]) throw noChatEquivalent(key, P);
   }
   if (typeof body.model !== 'string' || body.model === '') throw wrongType('model', 'a model ID string (copy one from GET /v1/models)');
   const messages: Json[] = [];
@@ -123,8 +127,9 @@ function mapTools(tools: unknown): Json[] {
   if (!Array.isArray(tools)) throw wrongType('tools', 'an array');
   return tools.map((t, i) => {
     if (!isRecord(t)) throw wrongType(`tools[${i}]`, 'an object');
+    if (t.type === 'custom') return customTool(t, i);
     if (t.type !== 'function') {
-      throw noChatEquivalent(`tools[${i}].type`, P, `'${String(t.type)}' is a built-in Responses tool; only type 'function' can be bridged`);
+      throw noChatEquivalent(`tools[${i}].type`, P, `'${String(t.type)}' is a built-in Responses tool; only 'function' and 'custom' tools can be bridged`);
     }
     if (typeof t.name !== 'string' || !t.name) throw wrongType(`tools[${i}].name`, 'a non-empty string');
     const fn: Json = { name: t.name };
@@ -135,10 +140,32 @@ function mapTools(tools: unknown): Json[] {
   });
 }
 
+/**
+ * A freeform `custom` tool (Codex's apply_patch for GPT-5 models) as a function
+ * with one string argument, `input`: every chat model can call that, while chat
+ * routes' own custom-tool support varies. Calls come back as custom_tool_call.
+ */
+function customTool(t: Json, i: number): Json {
+  if (typeof t.name !== 'string' || !t.name) throw wrongType(`tools[${i}].name`, 'a non-empty string');
+  const f = t.format;
+  let how = 'Put the raw input for this tool, as free text, in "input".';
+  if (isRecord(f) && f.type === 'grammar') {
+    if (typeof f.definition !== 'string') throw wrongType(`tools[${i}].format.definition`, 'a string');
+    how = `Put the raw input for this tool in "input". It must match this ${String(f.syntax ?? 'lark')} grammar:\n${f.definition}`;
+  } else if (f !== undefined && f !== null && !(isRecord(f) && f.type === 'text')) {
+    throw wrongType(`tools[${i}].format`, "{type: 'text'} or {type: 'grammar', syntax, definition}");
+  }
+  const description = typeof t.description === 'string' && t.description ? `${t.description}\n\n${how}` : how;
+  return {
+    type: 'function',
+    function: { name: t.name, description, parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'], additionalProperties: false } },
+  };
+}
+
 function mapToolChoice(tc: unknown): unknown {
   if (tc === 'auto' || tc === 'none' || tc === 'required') return tc;
-  if (isRecord(tc) && tc.type === 'function' && typeof tc.name === 'string') return { type: 'function', function: { name: tc.name } };
-  throw noChatEquivalent('tool_choice', P, "use 'auto', 'none', 'required' or {type:'function', name}");
+  if (isRecord(tc) && (tc.type === 'function' || tc.type === 'custom') && typeof tc.name === 'string') return { type: 'function', function: { name: tc.name } };
+  throw noChatEquivalent('tool_choice', P, "use 'auto', 'none', 'required', {type:'function', name} or {type:'custom', name}");
 }
 
 /** Chat wants an assistant turn's tool calls in one message, followed by its tool results. */
@@ -167,8 +194,9 @@ function inputItems(items: unknown[]): Json[] {
         }
         break;
       }
-      case 'function_call': {
-        if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw wrongType(at, 'a function_call with string call_id and name');
+      case 'function_call':
+      case 'custom_tool_call': {
+        if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw wrongType(at, `a ${String(type)} with string call_id and name`);
         if (!assistant) {
           assistant = { role: 'assistant', content: null };
           out.push(assistant);
@@ -177,12 +205,22 @@ function inputItems(items: unknown[]): Json[] {
         calls.push({
           id: item.call_id,
           type: 'function',
-          function: { name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}) },
+          function: {
+            name: item.name,
+            // A custom tool's raw input travels as the one argument the bridged function has.
+            arguments:
+              type === 'custom_tool_call'
+                ? JSON.stringify({ input: typeof item.input === 'string' ? item.input : '' })
+                : typeof item.arguments === 'string'
+                  ? item.arguments
+                  : JSON.stringify(item.arguments ?? {}),
+          },
         });
         assistant.tool_calls = calls;
         break;
       }
-      case 'function_call_output': {
+      case 'function_call_output':
+      case 'custom_tool_call_output': {
         if (typeof item.call_id !== 'string') throw wrongType(`${at}.call_id`, 'a string');
         // Tool results follow the assistant turn; text after them starts a new one.
         closeAssistant();

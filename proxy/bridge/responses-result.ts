@@ -35,11 +35,34 @@ export function responseStatus(finish: string | undefined): { status: 'completed
   return { status: 'completed', incomplete_details: null };
 }
 
+/** What a Response says about its own request: the caller's values, else the API's defaults. */
+function requestEcho(request: Json | undefined): Json {
+  const r = request ?? {};
+  const pick = <T>(key: string, fallback: T) => (r[key] !== undefined && r[key] !== null ? r[key] : fallback);
+  const reasoning = isRecord(r.reasoning) ? r.reasoning : {};
+  return {
+    instructions: pick('instructions', null),
+    max_output_tokens: pick('max_output_tokens', null),
+    parallel_tool_calls: pick('parallel_tool_calls', true),
+    reasoning: { effort: reasoning.effort ?? null, summary: reasoning.summary ?? null },
+    store: pick('store', true),
+    temperature: pick('temperature', null),
+    text: pick('text', { format: { type: 'text' } }),
+    tool_choice: pick('tool_choice', 'auto'),
+    tools: pick('tools', []),
+    top_p: pick('top_p', null),
+    truncation: pick('truncation', 'disabled'),
+    user: pick('user', null),
+    metadata: pick('metadata', {}),
+  };
+}
+
 export function responseObject(
   ctx: BridgeContext,
   createdAt: number,
   fields: { status: string; output: Json[]; usage: Json | null; incomplete_details?: Json | null; error?: Json | null },
 ): Json {
+  const echo = requestEcho(ctx.request);
   return {
     id: responseIds(ctx).response,
     object: 'response',
@@ -48,22 +71,23 @@ export function responseObject(
     background: false,
     error: fields.error ?? null,
     incomplete_details: fields.incomplete_details ?? null,
-    instructions: null,
-    max_output_tokens: null,
+    instructions: echo.instructions,
+    max_output_tokens: echo.max_output_tokens,
     model: ctx.model,
     output: fields.output,
-    parallel_tool_calls: true,
+    parallel_tool_calls: echo.parallel_tool_calls,
     previous_response_id: null,
-    reasoning: { effort: null, summary: null },
-    store: false,
-    temperature: null,
-    text: { format: { type: 'text' } },
-    tool_choice: 'auto',
-    tools: [],
-    top_p: null,
-    truncation: 'disabled',
+    reasoning: echo.reasoning,
+    store: echo.store,
+    temperature: echo.temperature,
+    text: echo.text,
+    tool_choice: echo.tool_choice,
+    tools: echo.tools,
+    top_p: echo.top_p,
+    truncation: echo.truncation,
     usage: fields.usage,
-    metadata: {},
+    user: echo.user,
+    metadata: echo.metadata,
   };
 }
 
@@ -74,6 +98,28 @@ export function messageItem(id: string, text: string, status: string): Json {
 /** A chat route's reasoning text as a Responses reasoning item (raw `reasoning_text`, no summary). */
 export function reasoningItem(id: string, text: string, status: string): Json {
   return { type: 'reasoning', id, summary: [], content: [{ type: 'reasoning_text', text }], status };
+}
+
+/** Names of the caller's freeform `custom` tools: their calls go back as custom_tool_call items. */
+export function customToolNames(request: Json | undefined): Set<string> {
+  const tools = Array.isArray(request?.tools) ? request.tools : [];
+  return new Set(tools.flatMap((t) => (isRecord(t) && t.type === 'custom' && typeof t.name === 'string' ? [t.name] : [])));
+}
+
+/** The raw input of a bridged custom tool call: the `input` argument (see customTool in responses-request). */
+export function customInput(args: string): string {
+  try {
+    const v: unknown = JSON.parse(args);
+    if (isRecord(v) && typeof v.input === 'string') return v.input;
+    if (typeof v === 'string') return v;
+  } catch {
+    // a model that wrote the input bare: keep it as it is
+  }
+  return args;
+}
+
+export function customToolCallItem(id: string, callId: string, name: string, input: string, status: string): Json {
+  return { type: 'custom_tool_call', id, call_id: callId, name, input, status };
 }
 
 export function functionCallItem(id: string, callId: string, name: string, args: string, status: string): Json {
@@ -96,11 +142,16 @@ export function chatToResponse(chat: unknown, ctx: BridgeContext): Json {
     output.push({ type: 'message', id: `${ids.message}_refusal`, status: itemStatus, role: 'assistant', content: [{ type: 'refusal', refusal: msg.refusal }] });
   }
   if (Array.isArray(msg.tool_calls)) {
+    const custom = customToolNames(ctx.request);
     for (const [i, tc] of msg.tool_calls.entries()) {
       if (!isRecord(tc)) continue;
       const fn = isRecord(tc.function) ? tc.function : {};
-      const callId = typeof tc.id === 'string' && tc.id ? tc.id : `call_${i}`;
-      output.push(functionCallItem(ids.call(i), callId, String(fn.name ?? ''), typeof fn.arguments === 'string' ? fn.arguments : '', 'completed'));
+      // Unique per request, as the stream's ids are: replayed history must not repeat a call id.
+      const callId = typeof tc.id === 'string' && tc.id ? tc.id : `call_${idSuffix(ctx.requestId)}_${i}`;
+      // Arguments cut off by the token limit must not look runnable.
+      const name = String(fn.name ?? '');
+      const args = typeof fn.arguments === 'string' ? fn.arguments : '';
+      output.push(custom.has(name) ? customToolCallItem(ids.call(i), callId, name, customInput(args), itemStatus) : functionCallItem(ids.call(i), callId, name, args, itemStatus));
     }
   }
   const created = typeof c.created === 'number' ? c.created : createdAt(ctx);

@@ -1,7 +1,7 @@
 // Chat chunks → the Responses streaming event sequence.
 
 import type { ChunkOp } from './chat-chunks.js';
-import { functionCallItem, messageItem, reasoningItem, responseIds, responseObject, responseStatus, responseUsage, type ResponseIds } from './responses-result.js';
+import { customInput, customToolCallItem, customToolNames, functionCallItem, messageItem, reasoningItem, responseIds, responseObject, responseStatus, responseUsage, type ResponseIds } from './responses-result.js';
 import { sseEvent } from './sse.js';
 import { ChatStreamTranslator } from './stream-base.js';
 import { createdAt, idSuffix, type BridgeContext, type Json } from './types.js';
@@ -9,7 +9,7 @@ import { createdAt, idSuffix, type BridgeContext, type Json } from './types.js';
 type Item =
   | { kind: 'reasoning'; id: string; text: string; done: boolean }
   | { kind: 'message'; id: string; text: string }
-  | { kind: 'call'; id: string; callId: string; name: string; args: string };
+  | { kind: 'call'; id: string; callId: string; name: string; args: string; custom: boolean };
 
 export class ResponsesStreamTranslator extends ChatStreamTranslator {
   private seq = 0;
@@ -19,11 +19,13 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
   private message: number | undefined; // output_index of the message item
   private reasoning: number | undefined; // output_index of the open reasoning item
   private readonly calls = new Map<number, number>(); // chat tool index → output_index
+  private readonly custom: Set<string>;
 
   constructor(private readonly ctx: BridgeContext) {
     super();
     this.ids = responseIds(ctx);
     this.created = createdAt(ctx);
+    this.custom = customToolNames(ctx.request);
   }
 
   private emit(type: string, payload: Json): string {
@@ -63,14 +65,17 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
       const outputIndex = this.items.length;
       const id = this.ids.call(op.index);
       this.calls.set(op.index, outputIndex);
-      this.items.push({ kind: 'call', id, callId: op.id, name: op.name, args: '' });
-      out += this.emit('response.output_item.added', { output_index: outputIndex, item: functionCallItem(id, op.id, op.name, '', 'in_progress') });
+      const custom = this.custom.has(op.name);
+      this.items.push({ kind: 'call', id, callId: op.id, name: op.name, args: '', custom });
+      const item = custom ? customToolCallItem(id, op.id, op.name, '', 'in_progress') : functionCallItem(id, op.id, op.name, '', 'in_progress');
+      out += this.emit('response.output_item.added', { output_index: outputIndex, item });
     } else {
       const outputIndex = this.calls.get(op.index);
       if (outputIndex === undefined) return '';
       const item = this.items[outputIndex] as Extract<Item, { kind: 'call' }>;
       item.args += op.args;
-      out += this.emit('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta: op.args });
+      // A custom tool's input is inside the JSON arguments: it is sent whole once they are complete.
+      if (!item.custom) out += this.emit('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta: op.args });
     }
     return out;
   }
@@ -118,9 +123,17 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
         const done = messageItem(item.id, item.text, itemStatus);
         output.push(done);
         out += this.emit('response.output_item.done', { output_index: i, item: done });
+      } else if (item.custom) {
+        const input = customInput(item.args);
+        if (input) out += this.emit('response.custom_tool_call_input.delta', { item_id: item.id, output_index: i, delta: input });
+        out += this.emit('response.custom_tool_call_input.done', { item_id: item.id, output_index: i, input });
+        const done = customToolCallItem(item.id, item.callId, item.name, input, itemStatus);
+        output.push(done);
+        out += this.emit('response.output_item.done', { output_index: i, item: done });
       } else {
         out += this.emit('response.function_call_arguments.done', { item_id: item.id, output_index: i, name: item.name, arguments: item.args });
-        const done = functionCallItem(item.id, item.callId, item.name, item.args, 'completed');
+        // Arguments cut off by the token limit must not look runnable.
+        const done = functionCallItem(item.id, item.callId, item.name, item.args, itemStatus);
         output.push(done);
         out += this.emit('response.output_item.done', { output_index: i, item: done });
       }
@@ -136,7 +149,9 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
         ? reasoningItem(item.id, item.text, item.done ? 'completed' : 'incomplete')
         : item.kind === 'message'
           ? messageItem(item.id, item.text, 'incomplete')
-          : functionCallItem(item.id, item.callId, item.name, item.args, 'incomplete'),
+          : item.custom
+            ? customToolCallItem(item.id, item.callId, item.name, customInput(item.args), 'incomplete')
+            : functionCallItem(item.id, item.callId, item.name, item.args, 'incomplete'),
     );
     const response = responseObject(this.ctx, this.created, { status: 'failed', output, usage: null, error: { code, message } });
     return this.emit('error', { code, message, param: null }) + this.emit('response.failed', { response });

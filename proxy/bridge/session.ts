@@ -1,7 +1,7 @@
 // One bridged exchange, packaged for the proxy's forward step: what to send
 // upstream instead, and how to turn each kind of answer back. Still pure.
 
-import { rejectionBody, translateError, upstreamErrorBody } from './errors.js';
+import { readUpstreamError, rejectionBody, translateError, upstreamErrorBody } from './errors.js';
 import { createStreamTranslator, fromChatResult, toChatRequest } from './api.js';
 import { bridgeLabel, isRecord, type BridgeContext, type BridgeKind, type StreamTranslator } from './types.js';
 
@@ -31,7 +31,7 @@ export type OpenBridgeResult = { ok: true; session: BridgeSession } | { ok: fals
 export function openBridge(kind: BridgeKind, body: unknown, ctx: Omit<BridgeContext, 'model'>): OpenBridgeResult {
   const mapped = toChatRequest(kind, body);
   if (!mapped.ok) return { ok: false, status: 400, body: rejectionBody(kind, mapped.message, mapped.param), message: mapped.message, param: mapped.param };
-  const full: BridgeContext = { ...ctx, model: mapped.model };
+  const full: BridgeContext = { ...ctx, model: mapped.model, request: isRecord(body) ? body : undefined };
   return {
     ok: true,
     session: {
@@ -48,6 +48,11 @@ export function openBridge(kind: BridgeKind, body: unknown, ctx: Omit<BridgeCont
           parsed = JSON.parse(chatJson.toString('utf8'));
         } catch {
           parsed = undefined;
+        }
+        if (isRecord(parsed) && parsed.error !== undefined && parsed.choices === undefined) {
+          // Some relays answer 200 with an error envelope: pass its message on, as a 502.
+          const e = readUpstreamError(502, chatJson);
+          return { status: 502, body: upstreamErrorBody(kind, 502, e.message, e) };
         }
         if (!isRecord(parsed) || !Array.isArray(parsed.choices) || parsed.choices.length === 0) {
           const message = 'The upstream chat route answered 200 with a body that is not a chat completion, so Loopgate could not bridge it.';

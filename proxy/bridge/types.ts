@@ -14,6 +14,8 @@ export interface BridgeContext {
   requestId: string;
   /** Unix seconds for created_at when the upstream gives none; defaults to now. */
   createdAt?: number;
+  /** The caller's request, for the fields a Response echoes back (instructions, tools, …). */
+  request?: Json;
 }
 
 export function createdAt(ctx: BridgeContext): number {

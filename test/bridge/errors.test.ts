@@ -20,9 +20,16 @@ describe('translateError', () => {
     [500, 'api_error'],
     [503, 'overloaded_error'],
   ])('Messages: HTTP %i → Anthropic %s, code kept', (status, type) => {
-    const r = translateError('messages', status, relayError('No available channel (request id: 2024abc)', 'x', 'model_not_found'));
+    const r = translateError('messages', status, relayError('Upstream said no (request id: 2024abc)', 'x', 'some_relay_code'));
     expect(r.status).toBe(status);
-    expect(JSON.parse(r.body)).toEqual({ type: 'error', error: { type, message: 'No available channel (request id: 2024abc)', code: 'model_not_found' } });
+    expect(JSON.parse(r.body)).toEqual({ type: 'error', error: { type, message: 'Upstream said no (request id: 2024abc)', code: 'some_relay_code' } });
+  });
+
+  it('Messages: the relay code wins over the status where the status misleads (503 model_not_found is not an overload)', () => {
+    const r = translateError('messages', 503, relayError('No available channel for model "x"', 'invalid_request_error', 'model_not_found', 'model'));
+    expect(r.status).toBe(503);
+    expect(JSON.parse(r.body).error).toMatchObject({ type: 'not_found_error', code: 'model_not_found' });
+    expect(JSON.parse(translateError('messages', 403, relayError('quota', 'x', 'insufficient_user_quota')).body).error.type).toBe('billing_error');
   });
 
   it('never echoes a non-JSON body (an HTML error page may carry anything)', () => {

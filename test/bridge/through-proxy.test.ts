@@ -79,6 +79,22 @@ describe("bridge: 'auto' on a chat-only key", () => {
     expect((m.content[0] as { text: string }).text).toBe('Echo: why is the sky blue');
   });
 
+  it("Codex's freeform apply_patch (a custom tool): custom_tool_call out, custom_tool_call_output back, streamed", async () => {
+    const tools = [{ type: 'custom' as const, name: 'apply_patch', format: { type: 'grammar' as const, syntax: 'lark' as const, definition: 'start: /.+/' } }];
+    const input1 = [{ role: 'user' as const, content: 'apply_patch: add a.txt' }];
+    const r1 = await clients.openai.responses.stream({ model: 'gpt-4o-mini', tools, input: input1 }).finalResponse();
+    const call = r1.output.find((o) => o.type === 'custom_tool_call');
+    if (!call || call.type !== 'custom_tool_call') throw new Error(`expected a custom_tool_call, got ${JSON.stringify(r1.output)}`);
+    expect(call.name).toBe('apply_patch');
+    expect(call.input).toBe('apply_patch: add a.txt'); // the simulator echoes the prompt into the string argument
+    const r2 = await clients.openai.responses.create({
+      model: 'gpt-4o-mini',
+      tools,
+      input: [...input1, { type: 'custom_tool_call', call_id: call.call_id, name: call.name, input: call.input }, { type: 'custom_tool_call_output', call_id: call.call_id, output: 'Success. Updated a.txt' }],
+    });
+    expect(r2.output_text).toContain('Success. Updated a.txt');
+  });
+
   it("bridges Claude Code's ?beta=true form of /v1/messages", async () => {
     const anthropic = new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0, logLevel: 'error', defaultQuery: { beta: 'true' } });
     const { data, response } = await anthropic.messages
