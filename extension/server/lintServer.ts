@@ -29,21 +29,32 @@ export function startLintServer(connection: Connection, options: LintServerOptio
   let clientRunsCommands = false;
   const timers = new Map<string, NodeJS.Timeout>();
   const checkedVersion = new Map<string, number>();
+  // The last result per document. VS Code asks for code actions on every cursor move:
+  // those answer from here instead of re-running every rule. Valid for one document
+  // version under one state; a state change bumps `stateVersion`.
+  const results = new Map<string, { version: number; stateVersion: number; diagnostics: LintDiagnostic[] }>();
+  let stateVersion = 0;
 
   const applyState = (input: unknown): void => {
     const read = readState(input);
     for (const p of read.problems) connection.console.warn(`loopgate: ${p}`);
     state = read.state;
+    stateVersion++;
   };
 
   const lint = (doc: TextDocument): LintDiagnostic[] => {
+    const cached = results.get(doc.uri);
+    if (cached && cached.version === doc.version && cached.stateVersion === stateVersion) return cached.diagnostics;
+    let diagnostics: LintDiagnostic[];
     try {
-      return lintConfig(doc.getText(), { fileName: fileNameOf(doc.uri), languageId: doc.languageId }, state);
+      diagnostics = lintConfig(doc.getText(), { fileName: fileNameOf(doc.uri), languageId: doc.languageId }, state);
     } catch (err) {
       // A rule bug must not take the server down; the message never carries document text.
       connection.console.error(`loopgate: checking ${doc.uri} failed: ${(err as Error).name}`);
-      return [];
+      diagnostics = [];
     }
+    results.set(doc.uri, { version: doc.version, stateVersion, diagnostics });
+    return diagnostics;
   };
 
   const validate = (doc: TextDocument): void => {
@@ -89,6 +100,7 @@ export function startLintServer(connection: Connection, options: LintServerOptio
     clearTimeout(timers.get(e.document.uri));
     timers.delete(e.document.uri);
     checkedVersion.delete(e.document.uri);
+    results.delete(e.document.uri);
     void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
   });
 

@@ -170,12 +170,10 @@ describe('API key written in a file', () => {
     expect(fixedB).toContain(`"auth": f"Bearer {os.environ['OPENAI_API_KEY']}"`);
   });
 
-  it('YAML / JSON / TOML: ${VAR} reference, named after the setting when it is an env name', () => {
-    expect(fixOne(`env:\n  OPENAI_API_KEY: ${KEY}\n`, 'a.yaml', LINT_CODES.apiKeyInFile, KEY)).toBe('env:\n  OPENAI_API_KEY: ${OPENAI_API_KEY}\n');
-    expect(fixOne(`{"env": {"ANTHROPIC_AUTH_TOKEN": "${ANT_KEY}"}}`, 'settings.json', LINT_CODES.apiKeyInFile, ANT_KEY)).toBe(
-      '{"env": {"ANTHROPIC_AUTH_TOKEN": "${ANTHROPIC_AUTH_TOKEN}"}}',
+  it('docker-compose: ${VAR} reference (Compose expands it), named after the setting when it is an env name', () => {
+    expect(fixOne(`services:\n  app:\n    environment:\n      OPENAI_API_KEY: ${KEY}\n`, 'docker-compose.yml', LINT_CODES.apiKeyInFile, KEY)).toBe(
+      'services:\n  app:\n    environment:\n      OPENAI_API_KEY: ${OPENAI_API_KEY}\n',
     );
-    expect(fixOne(`api_key = "${KEY}"\n`, 'config.toml', LINT_CODES.apiKeyInFile, KEY)).toBe('api_key = "${OPENAI_API_KEY}"\n');
   });
 
   it('.env: information only, with the Set API Key command; .env.example: a warning with a removal fix', () => {

@@ -38,14 +38,27 @@ export function baseName(fileName: string): string {
   return clean.slice(Math.max(clean.lastIndexOf('/'), clean.lastIndexOf('\\')) + 1);
 }
 
-/** `.env`, `.env.local`, `.env.example`, `prod.env`. */
+/** `.env`, `.env.local`, `.env.example`, `prod.env`, and the `env.example` some projects commit. */
 export function isDotenvName(name: string): boolean {
-  return name === '.env' || name.startsWith('.env.') || /\.env$/.test(name);
+  return name === '.env' || name.startsWith('.env.') || /\.env$/.test(name) || /^env\.(example|sample|template|dist)$/i.test(name);
 }
 
-/** Dotenv files that are meant to be committed: a key there is always a leak. */
+const TEMPLATE_PARTS = new Set(['example', 'sample', 'template', 'tpl', 'dist', 'default', 'defaults']);
+
+/**
+ * Dotenv files that are meant to be committed: a key there is always a leak.
+ * Any name part saying so counts (`.env.local.example`, `example.env`), unless the
+ * name ends in `.local`, the usual "never commit" suffix (`.env.example.local`).
+ */
 export function isDotenvTemplate(name: string): boolean {
-  return /^\.env\.(example|sample|template|dist|defaults?)$/i.test(name) || /\.(example|sample|template)\.env$/i.test(name);
+  const parts = name.toLowerCase().split('.').filter((p) => p.length > 0);
+  if (parts[parts.length - 1] === 'local') return false;
+  return parts.some((p) => TEMPLATE_PARTS.has(p));
+}
+
+/** docker-compose files: Compose itself expands `${VAR}` from the environment. */
+export function isComposeFile(name: string): boolean {
+  return /^(docker-)?compose([.-][\w.-]+)?\.ya?ml$/i.test(name);
 }
 
 /** undefined = not a file the rules check. */

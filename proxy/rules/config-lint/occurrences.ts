@@ -1,6 +1,7 @@
 // Finds the `name = value` / `name: value` pairs the rules care about and
 // decides what each value is: an OpenAI-style base URL, an Anthropic prefix,
 // or a model ID. Works on comment-masked text, so offsets are the original's.
+import { inCodexProvider } from './toml-table.js';
 import type { FileKind } from './types.js';
 
 export type Role = 'openai-base' | 'anthropic-base' | 'model' | 'other';
@@ -27,8 +28,8 @@ const QUOTED = String.raw`(?<vq>["'\x60])(?<qval>[^"'\x60\n\\]{0,2048})\k<vq>`;
 const UNQUOTED = String.raw`(?<uval>[^\s"'\x60#,;{}\[\]]{1,2048})`;
 
 // `=` and `:` for everything (the empty separator only follows setdefault's comma);
-// unquoted values only where the format has them.
-const PAIR_QUOTED = new RegExp(`${NAME}[ \\t]*(?:=|:|(?<=,))[ \\t]*(?:[rRbB]?)${QUOTED}`, 'g');
+// unquoted values only where the format has them; Python string prefixes (r, f, b, rb…) before a quote.
+const PAIR_QUOTED = new RegExp(`${NAME}[ \\t]*(?:=|:|(?<=,))[ \\t]*(?:[rRbBuUfF]{0,2})${QUOTED}`, 'g');
 const PAIR_DOTENV = new RegExp(`${NAME}[ \\t]*=[ \\t]*(?:${QUOTED}|${UNQUOTED})`, 'g');
 const PAIR_YAML = new RegExp(`${NAME}[ \\t]*:[ \\t]+(?:${QUOTED}|${UNQUOTED})`, 'g');
 // `OPENAI_BASE_URL=https://…` inside a string or a list item (docker-compose, shell commands in JSON).
@@ -104,8 +105,13 @@ function classify(name: string, kind: FileKind, masked: string, start: number, e
       const family = enclosingConstructor(masked, start);
       return family === 'openai' ? 'openai-base' : family === 'anthropic' ? 'anthropic-base' : 'other';
     }
-    // Codex's config.toml says `base_url`; Hugo and friends say `baseURL` and are not ours.
-    const family = nearbyFamily(masked, start, end) ?? (kind === 'toml' && last === 'base_url' ? 'openai' : undefined);
+    // In TOML only Codex's provider tables hold an OpenAI base URL; Zola's site `base_url`,
+    // pytest-base-url's in pyproject.toml and Hugo's `baseURL` are not ours.
+    if (kind === 'toml') return inCodexProvider(masked, start) ? 'openai-base' : 'other';
+    const family = nearbyFamily(masked, start, end);
+    // Continue's `apiBase` is a /v1 base for every provider: it builds new URL("messages", apiBase)
+    // and its Anthropic default is https://api.anthropic.com/v1/. So it gets the /v1 rule, never the prefix one.
+    if (family === 'anthropic' && last === 'apiBase') return 'openai-base';
     return family === 'openai' ? 'openai-base' : family === 'anthropic' ? 'anthropic-base' : 'other';
   }
   return 'other';

@@ -27,6 +27,19 @@ function looksLikeHttpUrl(value: string): boolean {
   return /^https?:\/\/[^\s/]/i.test(value) && !/[${}<>]/.test(value);
 }
 
+// A path that already carries its own API version is another provider's versioned
+// base (Gemini's /v1beta/openai/, Zhipu's /api/paas/v4, Cloudflare's /v1/{account}/…/openai,
+// dated versions, Azure's /openai/deployments/{name}): adding /v1 there would break a correct URL.
+const VERSION_SEGMENT = /^(v\d+(\.\d+)?([a-z]+\d*)?|\d{4}-\d{2}-\d{2}(-preview)?|deployments)$/i;
+
+function hasOwnVersion(value: string): boolean {
+  try {
+    return new URL(value).pathname.split('/').some((s) => VERSION_SEGMENT.test(s));
+  } catch {
+    return false;
+  }
+}
+
 /** A proxy origin the rules can compare against, or undefined when none is usable. */
 export function proxyOrigin(proxyUrl: string | undefined): string | undefined {
   if (!proxyUrl) return undefined;
@@ -47,7 +60,9 @@ export function urlDiagnostics(occ: Occurrence, ctx: LintContext): LintDiagnosti
   const end = start + value.length;
   const anthropic = occ.role === 'anthropic-base';
   // Rule 4: the OpenAI rule is never applied to an Anthropic prefix.
-  const problems = anthropic ? checkAnthropicBaseUrl(value) : checkOpenAIBaseUrl(value);
+  const problems = (anthropic ? checkAnthropicBaseUrl(value) : checkOpenAIBaseUrl(value)).filter(
+    (p) => p.code !== 'missing-v1' || !hasOwnVersion(value),
+  );
   const out: LintDiagnostic[] = [];
   for (const p of problems) {
     const fixTitle = FIX_TITLE[p.code];
