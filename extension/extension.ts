@@ -5,7 +5,7 @@ import { startLanguageClient } from './languageClient.js';
 import { localToken } from './localToken.js';
 import { ProxyHost } from './proxyHost.js';
 import { KeyStore } from './secrets.js';
-import { initialise, KeyPresence, wireReactions } from './reactions.js';
+import { initialise, KeyPresence, settingsSettled, wireReactions } from './reactions.js';
 import { proxyConfig, readSettings } from './settings.js';
 import { ProxyStatusBar } from './statusBar.js';
 import { TerminalEnv } from './terminalEnv.js';
@@ -22,6 +22,8 @@ export interface LoopgateTestApi {
   secrets: vscode.SecretStorage;
   terminalEnv: vscode.GlobalEnvironmentVariableCollection;
   log: vscode.LogOutputChannel;
+  /** Resolves when the reactions to the settings changes so far have finished. */
+  settingsSettled(): Promise<void>;
 }
 
 let activeHost: ProxyHost | undefined;
@@ -40,7 +42,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   const models = new ModelsModel(host);
   const presence = new KeyPresence(keys, () => tree.redraw());
   const tree = new ModelsTreeProvider(models, host, { hasBaseUrl: () => readSettings().baseUrl !== '', hasKey: () => presence.value });
-  const statusBar = new ProxyStatusBar(host);
+  const statusBar = new ProxyStatusBar(host, keys.onDidChange);
   context.subscriptions.push(
     log,
     keys,
@@ -67,7 +69,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   await initialise(parts, presence);
 
   if (context.extensionMode === vscode.ExtensionMode.Production) return undefined;
-  return { host, models, tree, statusBar, readKey: () => keys.get(), secrets: context.secrets, terminalEnv: context.environmentVariableCollection, log };
+  return { host, models, tree, statusBar, readKey: () => keys.get(), secrets: context.secrets, terminalEnv: context.environmentVariableCollection, log, settingsSettled };
 }
 
 export async function deactivate(): Promise<void> {

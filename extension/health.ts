@@ -1,4 +1,10 @@
-// Probe of a Loopgate proxy already on the port (started by another window).
+// Probe of a Loopgate proxy already on the port (started by another window or
+// `loopgate serve`). The local token is sent only to a proxy that first proved
+// it knows it (proxy/rules/health-proof.ts); anything else gets nothing.
+import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
+import { CHALLENGE_HEADER, healthProof, PROOF_HEADER, proofMatches } from '../proxy/rules/health-proof.js';
+import { parseUpstream } from '../proxy/rules/urls.js';
 
 export interface ProxyHealth {
   loopgate: string;
@@ -8,25 +14,75 @@ export interface ProxyHealth {
   simulator: boolean;
 }
 
-/** Resolves to the health document, or undefined when what answers is not a Loopgate proxy that knows our token. */
-export async function probeHealth(proxyUrl: string, token: string, timeoutMs = 3000): Promise<ProxyHealth | undefined> {
+export type HealthVerdict =
+  /** This user's Loopgate proxy: it proved it knows the token. */
+  | { kind: 'loopgate'; health: ProxyHealth }
+  /** Nothing answers (the port is free, or the process is gone). */
+  | { kind: 'unreachable' }
+  /** Something answers but did not prove it knows the token; `noToken` when it says it is a Loopgate proxy without one. */
+  | { kind: 'unproven'; noToken: boolean };
+
+export async function probeHealth(proxyUrl: string, token: string, timeoutMs = 3000): Promise<HealthVerdict> {
+  const url = new URL('/_loopgate/health', proxyUrl);
+  const port = Number(url.port || 80);
+  const nonce = randomBytes(32).toString('base64url');
+  let res: Response;
   try {
-    const res = await fetch(`${proxyUrl}/_loopgate/health`, {
-      headers: { authorization: `Bearer ${token}` },
-      signal: AbortSignal.timeout(timeoutMs),
-      redirect: 'manual',
-    });
-    if (res.status !== 200) return undefined;
-    const body = (await res.json()) as Partial<ProxyHealth>;
-    if (typeof body.loopgate !== 'string') return undefined;
+    res = await fetch(url, { headers: { [CHALLENGE_HEADER]: nonce }, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
+  } catch (err) {
+    // A port held by something that never answers is taken all the same.
+    return (err as Error).name === 'TimeoutError' ? { kind: 'unproven', noToken: false } : { kind: 'unreachable' };
+  }
+  const said = (await res.json().catch(() => undefined)) as { loopgate?: unknown; requireToken?: unknown } | undefined;
+  if (res.status !== 200 || !proofMatches(healthProof(token, port, nonce), res.headers.get(PROOF_HEADER) ?? undefined)) {
+    return { kind: 'unproven', noToken: typeof said?.loopgate === 'string' && said.requireToken === false };
+  }
+  // Proven: only now may the token go to it.
+  try {
+    const full = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
+    const body = (await full.json()) as Partial<ProxyHealth>;
+    if (full.status !== 200 || typeof body.loopgate !== 'string') return { kind: 'unproven', noToken: false };
     return {
-      loopgate: body.loopgate,
-      pid: body.pid,
-      siteUrl: String(body.siteUrl ?? ''),
-      baseUrl: String(body.baseUrl ?? ''),
-      simulator: Boolean(body.simulator),
+      kind: 'loopgate',
+      health: { loopgate: body.loopgate, pid: body.pid, siteUrl: String(body.siteUrl ?? ''), baseUrl: String(body.baseUrl ?? ''), simulator: Boolean(body.simulator) },
     };
   } catch {
+    return { kind: 'unreachable' };
+  }
+}
+
+/** Whether anything accepts connections on the proxy's port: a cheap liveness check that leaves no line in its traffic log. */
+export function portAnswers(proxyUrl: string, timeoutMs = 2000): Promise<boolean> {
+  const { hostname, port } = new URL(proxyUrl);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port || 80) });
+    const done = (alive: boolean) => {
+      socket.destroy();
+      resolve(alive);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+const trimSlash = (u: string) => u.replace(/\/+$/, '');
+
+/**
+ * Why the proven proxy on the port is not the one this window would run (a different
+ * upstream), as a message for the user; undefined when it is. `upstream` is
+ * loopgate.baseUrl as typed ('' or undefined: demo mode), derived with the shared URL rules.
+ */
+export function upstreamMismatch(health: ProxyHealth, upstream: string | undefined, port: number): string | undefined {
+  const parsed = upstream ? parseUpstream(upstream, { allowHttp: true }) : undefined;
+  if (!parsed ? health.simulator : parsed.ok && !health.simulator && trimSlash(health.siteUrl) === parsed.siteUrl && trimSlash(health.baseUrl) === parsed.baseUrl) {
     return undefined;
   }
+  const who = `a Loopgate proxy${health.pid ? ` (pid ${health.pid})` : ''}`;
+  const theirs = health.simulator ? 'runs the embedded simulator (demo mode)' : `forwards to {base_url} ${health.baseUrl}`;
+  const ours = !parsed ? 'loopgate.baseUrl is empty here (demo mode)' : `this window's loopgate.baseUrl gives {base_url} ${parsed.ok ? parsed.baseUrl : upstream}`;
+  return (
+    `Port ${port} is used by ${who} that ${theirs}, but ${ours}. This window does not use it. ` +
+    'It is probably a `loopgate serve` in a terminal, or a window still on other settings: stop that proxy and run Loopgate: Start Proxy, or set loopgate.proxy.port to another port.'
+  );
 }

@@ -1,11 +1,12 @@
 // Runs the proxy (`loopgate serve --ipc`) in a forked child, restarts it with
 // backoff when it crashes, attaches to a Loopgate proxy another window already
-// runs on the port, and stops only a proxy this window started.
+// runs on the port (only one that proves it knows the token and forwards to the
+// same upstream), watches it while attached, and stops only a proxy this window started.
 import { fork, type ChildProcess } from 'node:child_process';
 import * as vscode from 'vscode';
 import type { FromProxy, ProxyIpcConfig, ToProxy } from '../proxy/ipc.js';
 import { childEnv } from './childEnv.js';
-import { probeHealth } from './health.js';
+import { portAnswers, probeHealth, upstreamMismatch } from './health.js';
 
 export interface ProxyEndpoint {
   /** Proxy origin, e.g. http://127.0.0.1:8787 */
@@ -30,6 +31,11 @@ export interface TrafficEvent {
   diagnosis?: string;
 }
 
+/** Another window's answered health check (attach, or its periodic proof): not a request of this user's tools. */
+export function isHealthProbe(t: TrafficEvent): boolean {
+  return t.status === 200 && t.line.startsWith('GET /_loopgate/health ');
+}
+
 export interface ProxyHostOptions {
   /** Absolute path of dist/cli.js. */
   cliPath: string;
@@ -47,6 +53,11 @@ const DOCTOR_TIMEOUT_MS = 60_000;
 export const BACKOFF_MS = [500, 1_000, 2_000, 4_000, 8_000, 16_000];
 /** A child that lived this long resets the crash counter. */
 const STABLE_MS = 60_000;
+/** While attached: how often the other proxy's port is checked, and every how many checks it must prove itself again. */
+export const ATTACHED_CHECK_MS = 3_000;
+const FULL_CHECK_EVERY = 20;
+/** Another window restarting on the same settings change keeps its old upstream this long at most. */
+const MISMATCH_GRACE_MS = 4_000;
 
 export class ProxyHost implements vscode.Disposable {
   private readonly stateEmitter = new vscode.EventEmitter<ProxyState>();
@@ -62,6 +73,11 @@ export class ProxyHost implements vscode.Disposable {
   private nextDoctorId = 1;
   private readonly doctorWaiters = new Map<number, (r: { ok: boolean; report: string }) => void>();
   private starting: Promise<ProxyState> | undefined;
+  private attachedTimer: NodeJS.Timeout | undefined;
+  private attachedChecks = 0;
+  private checkingAttached = false;
+  /** Our child runs the simulator: it gets no key (the simulator's demo key is used). */
+  private demo = false;
 
   constructor(private readonly opts: ProxyHostOptions) {}
 
@@ -103,14 +119,46 @@ export class ProxyHost implements vscode.Disposable {
     return this.starting;
   }
 
-  /** Another window's proxy may have gone away since we attached: check before trusting it. */
+  /** Another window's proxy may have gone away (or changed) since we attached: check before trusting it. */
   private async attachedStillAlive(): Promise<boolean> {
     const s = this.current;
     if (s.kind === 'running') return true;
     if (s.kind !== 'attached') return false;
-    if (await probeHealth(s.url, this.opts.token)) return true;
-    this.setState({ kind: 'stopped' });
-    return false;
+    const v = await probeHealth(s.url, this.opts.token);
+    const config = this.opts.readConfig();
+    return v.kind === 'loopgate' && !upstreamMismatch(v.health, config.upstream, config.port) && s.url === this.urlOf(config);
+  }
+
+  /**
+   * While attached, a timer checks that the other proxy is still there (a bare TCP
+   * connect, which leaves nothing in its log; now and then the full proof). When it
+   * is gone, this window starts its own proxy, or attaches to whichever took its place.
+   */
+  private watchAttached(url: string): void {
+    this.unwatchAttached();
+    this.attachedChecks = 0;
+    this.attachedTimer = setInterval(() => void this.checkAttached(url), ATTACHED_CHECK_MS);
+  }
+
+  private unwatchAttached(): void {
+    if (this.attachedTimer) clearInterval(this.attachedTimer);
+    this.attachedTimer = undefined;
+  }
+
+  private async checkAttached(url: string): Promise<void> {
+    const isCurrent = () => this.current.kind === 'attached' && this.current.url === url;
+    if (!isCurrent() || this.checkingAttached || this.starting) return;
+    this.checkingAttached = true;
+    try {
+      const full = ++this.attachedChecks % FULL_CHECK_EVERY === 0;
+      const alive = full ? await this.attachedStillAlive() : await portAnswers(url);
+      // A user's Stop or a restart meanwhile is not ours to undo.
+      if (alive || !isCurrent()) return;
+      this.opts.log('warn', `The Loopgate proxy on ${url} that this window used is gone or changed; starting this window's own.`);
+      await this.startOnce();
+    } finally {
+      this.checkingAttached = false;
+    }
   }
 
   /** Stops our child (never another window's proxy) and waits for it to exit. */
@@ -138,7 +186,8 @@ export class ProxyHost implements vscode.Disposable {
   /** Pushes the current key to our child without a restart. */
   async pushKey(): Promise<void> {
     if (!this.child) return;
-    const key = await this.opts.readKey();
+    // Demo mode keeps the demo key (see spawn).
+    const key = this.demo ? undefined : await this.opts.readKey();
     this.send({ type: 'set-key', key: key || undefined });
   }
 
@@ -168,15 +217,23 @@ export class ProxyHost implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.unwatchAttached();
     void this.stop();
     this.stateEmitter.dispose();
     this.trafficEmitter.dispose();
   }
 
-  private async spawn(): Promise<ProxyState> {
+  private urlOf(config: ProxyIpcConfig): string {
+    return `http://${config.host ?? '127.0.0.1'}:${config.port}`;
+  }
+
+  private async spawn(attempt = 0): Promise<ProxyState> {
     this.setState({ kind: 'starting' });
     const config = this.opts.readConfig();
-    const key = await this.opts.readKey();
+    // Demo mode: the simulator must not receive the user's real key (it would answer 401, and the
+    // key would leave SecretStorage for nothing). Without a key the child uses the demo key.
+    this.demo = !config.upstream;
+    const key = this.demo ? undefined : await this.opts.readKey();
     let child: ChildProcess;
     try {
       child = fork(this.opts.cliPath, ['serve', '--ipc'], {
@@ -222,20 +279,41 @@ export class ProxyHost implements vscode.Disposable {
     this.child = undefined;
     if (child.exitCode === null && child.signalCode === null) child.kill();
     if (outcome.type === 'error' && outcome.code === 'EADDRINUSE') {
-      const url = `http://${config.host ?? '127.0.0.1'}:${config.port}`;
-      const health = await probeHealth(url, this.opts.token);
-      if (health) {
-        this.opts.log('info', `Port ${config.port} is taken by a Loopgate proxy (pid ${health.pid ?? '?'}); using it.`);
-        return this.setState({ kind: 'attached', url, siteUrl: health.siteUrl, baseUrl: health.baseUrl, simulator: health.simulator });
-      }
-      return this.fail(
-        `Port ${config.port} is in use by something that is not a Loopgate proxy with your token. Choose another port (setting loopgate.proxy.port) or stop that program.`,
-        'EADDRINUSE',
-      );
+      const attached = await this.attachOrRefuse(config);
+      if (attached) return attached;
+      // The port was freed in between (the other proxy stopped): take it.
+      if (attempt === 0) return this.spawn(1);
+      return this.fail(notOurs(config.port), 'EADDRINUSE');
     }
     if (outcome.type === 'error') return this.fail(outcome.message, outcome.code);
     if (outcome.type === 'timeout') return this.fail(`The proxy did not start within ${START_TIMEOUT_MS / 1000} s. See the Loopgate output for details.`);
     return this.fail(`The proxy exited during start-up (exit code ${(outcome as { code: number | null }).code}). See the Loopgate output for details.`);
+  }
+
+  /** The port is taken: attach when it is this user's proxy on the same upstream, else say what to do. Undefined when the port is free now. */
+  private async attachOrRefuse(config: ProxyIpcConfig): Promise<ProxyState | undefined> {
+    const url = this.urlOf(config);
+    const deadline = Date.now() + MISMATCH_GRACE_MS;
+    for (;;) {
+      const v = await probeHealth(url, this.opts.token);
+      if (v.kind === 'unreachable') return undefined;
+      if (v.kind === 'unproven') {
+        return this.fail(
+          v.noToken
+            ? `Port ${config.port} is taken by a Loopgate proxy that runs without a local token (\`loopgate serve --no-token\`, or loopgate.proxy.requireToken off). It cannot prove it is this user's proxy, so this window does not use it: stop it, or change loopgate.proxy.port.`
+            : notOurs(config.port),
+          'EADDRINUSE',
+        );
+      }
+      const mismatch = upstreamMismatch(v.health, config.upstream, config.port);
+      if (!mismatch) {
+        this.opts.log('info', `Port ${config.port} is taken by this user's Loopgate proxy (pid ${v.health.pid ?? '?'}); using it.`);
+        const { siteUrl, baseUrl, simulator } = v.health;
+        return this.setState({ kind: 'attached', url, siteUrl, baseUrl, simulator });
+      }
+      if (Date.now() >= deadline) return this.fail(mismatch, 'upstream-mismatch');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
   }
 
   private onMessage(m: FromProxy): void {
@@ -275,7 +353,7 @@ export class ProxyHost implements vscode.Disposable {
       this.restartTimer = undefined;
       void this.startOnce().then((s) => {
         // A configuration problem or a taken port will not cure itself: stop retrying and show it.
-        if (s.kind === 'failed' && s.code !== 'config' && s.code !== 'EADDRINUSE') this.scheduleRestart('failed to start');
+        if (s.kind === 'failed' && s.code !== 'config' && s.code !== 'EADDRINUSE' && s.code !== 'upstream-mismatch') this.scheduleRestart('failed to start');
       });
     }, delay);
   }
@@ -296,8 +374,14 @@ export class ProxyHost implements vscode.Disposable {
   }
 
   private setState(state: ProxyState): ProxyState {
+    if (state.kind === 'attached') this.watchAttached(state.url);
+    else this.unwatchAttached();
     this.current = state;
     this.stateEmitter.fire(state);
     return state;
   }
+}
+
+function notOurs(port: number): string {
+  return `Port ${port} is taken by something that is not this user's Loopgate proxy (it could not prove it knows the local token, so the token was not sent to it). Change loopgate.proxy.port, or stop that program.`;
 }

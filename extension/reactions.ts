@@ -4,9 +4,9 @@ import * as vscode from 'vscode';
 import { showBaseUrlNotice } from './baseUrlNotice.js';
 import { refreshModels } from './commands/modelCommands.js';
 import { setContextKey } from './contextKeys.js';
-import type { ProxyHost } from './proxyHost.js';
+import { isHealthProbe, type ProxyHost } from './proxyHost.js';
 import { migrateKeyFromSettings, type KeyStore } from './secrets.js';
-import { readSettings } from './settings.js';
+import { PROXY_SETTINGS, readSettings } from './settings.js';
 import type { ModelsModel } from './views/modelsModel.js';
 import type { ModelsTreeProvider } from './views/modelsProvider.js';
 
@@ -37,10 +37,14 @@ export class KeyPresence {
 
 const syncBaseUrl = () => setContextKey('loopgate.hasBaseUrl', readSettings().baseUrl !== '');
 
+/** The reaction to the latest settings change, so tests can see what a change did (and did not do). */
+let settingsReaction: Promise<void> = Promise.resolve();
+export const settingsSettled = (): Promise<void> => settingsReaction;
+
 export function wireReactions(p: Parts, presence: KeyPresence): vscode.Disposable[] {
   const { host, keys, models, tree, log } = p;
   return [
-    host.onTraffic((t) => (t.status >= 400 ? log.warn(t.line) : log.info(t.line))),
+    host.onTraffic((t) => (isHealthProbe(t) ? undefined : t.status >= 400 ? log.warn(t.line) : log.info(t.line))),
     host.onDidChangeState((s) => {
       void setContextKey('loopgate.proxyRunning', host.endpoint !== undefined);
       if (s.kind === 'running' || s.kind === 'attached') void refreshModels(models);
@@ -51,20 +55,25 @@ export function wireReactions(p: Parts, presence: KeyPresence): vscode.Disposabl
       await host.pushKey();
       if (host.endpoint) void refreshModels(models);
     }),
-    vscode.workspace.onDidChangeConfiguration(async (e) => {
-      if (e.affectsConfiguration('loopgate.apiKey')) await migrateKeyFromSettings(keys);
-      if (e.affectsConfiguration('loopgate.baseUrl')) {
-        await syncBaseUrl();
-        showBaseUrlNotice(readSettings().baseUrl, log);
-      }
-      // The upstream and proxy options are fixed at start: restart a proxy we own (never another window's).
-      const kind = host.state.kind;
-      if ((e.affectsConfiguration('loopgate.baseUrl') || e.affectsConfiguration('loopgate.proxy')) && (kind === 'running' || kind === 'starting' || kind === 'failed')) {
-        await host.restart();
-      }
-      tree.redraw();
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      const reaction = reactToSettings(e).catch((err: unknown) => log.error(`Could not apply the changed settings: ${(err as Error).message}`));
+      settingsReaction = Promise.all([settingsReaction, reaction]).then(() => undefined);
     }),
   ];
+
+  async function reactToSettings(e: vscode.ConfigurationChangeEvent): Promise<void> {
+    if (e.affectsConfiguration('loopgate.apiKey')) await migrateKeyFromSettings(keys);
+    if (e.affectsConfiguration('loopgate.baseUrl')) {
+      await syncBaseUrl();
+      showBaseUrlNotice(readSettings().baseUrl, log);
+    }
+    // The upstream and proxy options are fixed at start: restart a proxy we own (never stopping another window's).
+    // An attached window restarts too: it detaches and starts (or attaches) on the new port and upstream.
+    if (PROXY_SETTINGS.some((s) => e.affectsConfiguration(s)) && host.state.kind !== 'stopped') {
+      await host.restart();
+    }
+    tree.redraw();
+  }
 }
 
 /** First state on activation: migrate a key left in settings, set the context keys, autostart. */

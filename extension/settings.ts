@@ -20,8 +20,11 @@ export interface LoopgateSettings {
 
 export const SECTION = 'loopgate';
 
-/** Settings whose change needs the proxy restarted (a key change does not). */
-export const PROXY_SETTINGS = ['loopgate.baseUrl', 'loopgate.proxy'] as const;
+/**
+ * Settings whose change needs the proxy restarted (a key change does not). Not
+ * loopgate.proxy.autoStart: it changes nothing in a running proxy, and a restart drops open streams.
+ */
+export const PROXY_SETTINGS = ['loopgate.baseUrl', 'loopgate.proxy.port', 'loopgate.proxy.requireToken', 'loopgate.proxy.logBodies', 'loopgate.proxy.bridge'] as const;
 
 /**
  * Where the key goes and who may use it are the user's decisions: a cloned

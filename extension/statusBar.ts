@@ -1,6 +1,6 @@
 // The status bar item (port, request count, last error) and the quick pick it opens.
 import * as vscode from 'vscode';
-import type { ProxyHost, ProxyState, TrafficEvent } from './proxyHost.js';
+import { isHealthProbe, type ProxyHost, type ProxyState, type TrafficEvent } from './proxyHost.js';
 
 export class ProxyStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('loopgate.status', vscode.StatusBarAlignment.Right, 100);
@@ -8,13 +8,29 @@ export class ProxyStatusBar implements vscode.Disposable {
   private requests = 0;
   private lastError: { status: number; diagnosis?: string; at: Date } | undefined;
 
-  constructor(private readonly host: ProxyHost) {
+  /** `onDidChangeKey`: a new key is a fix attempt, so the last error no longer stands. */
+  constructor(
+    private readonly host: ProxyHost,
+    onDidChangeKey?: vscode.Event<void>,
+  ) {
     this.item.name = 'Loopgate proxy';
     this.item.command = 'loopgate.showMenu';
     this.subscriptions.push(
-      host.onDidChangeState(() => this.render()),
+      host.onDidChangeState((s) => {
+        // A (re)start begins with a clean slate: the error was the old proxy's.
+        if (s.kind === 'starting') this.lastError = undefined;
+        this.render();
+      }),
       host.onTraffic((t) => this.count(t)),
     );
+    if (onDidChangeKey) {
+      this.subscriptions.push(
+        onDidChangeKey(() => {
+          this.lastError = undefined;
+          this.render();
+        }),
+      );
+    }
     this.render();
     this.item.show();
   }
@@ -28,9 +44,10 @@ export class ProxyStatusBar implements vscode.Disposable {
   }
 
   private count(t: TrafficEvent): void {
-    if (t.status === 0) return; // a hint line, not a request
+    if (t.status === 0 || isHealthProbe(t)) return; // a hint line, or another window checking on the proxy
     this.requests++;
-    if (t.status >= 400) this.lastError = { status: t.status, diagnosis: t.diagnosis, at: new Date() };
+    // The next success shows the problem is fixed (or was passing): the error goes.
+    this.lastError = t.status >= 400 ? { status: t.status, diagnosis: t.diagnosis, at: new Date() } : undefined;
     this.render();
   }
 

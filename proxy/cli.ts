@@ -1,5 +1,5 @@
 // Entry of the `loopgate` CLI: parses the command name and dispatches.
-import { EXIT, UsageError, type Command, type Io } from './cli/command.js';
+import { ConfigError, EXIT, UsageError, type Command, type Io } from './cli/command.js';
 import { commands } from './cli/commands.js';
 import { version } from './version.js';
 
@@ -41,6 +41,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       io.err(`loopgate ${name}: ${(err as Error).message}\n\n${command.usage}`);
       return EXIT.usage;
+    }
+    if (err instanceof ConfigError) {
+      io.err(`loopgate ${name}: ${err.message}`);
+      return EXIT.config;
     }
     throw err;
   }

@@ -2,6 +2,7 @@
 // against the configured upstream with minimal requests (§1.6), each failing
 // step explained with the error table.
 import { request } from 'undici';
+import { checkApiKey } from './rules/api-key.js';
 import { parseUpstream } from './rules/urls.js';
 import { diagnose, parseErrorBody } from './rules/diagnose.js';
 import { ENDPOINT_TYPE } from './rules/protocols.js';
@@ -89,15 +90,17 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   steps.push({ name: '1. URL form', result: notes ? 'warn' : 'ok', detail: `site_url ${parsed.siteUrl}, base_url ${parsed.baseUrl}${notes ? `. ${notes}` : ''}` });
   const site = { siteUrl: parsed.siteUrl, baseUrl: parsed.baseUrl };
 
-  const key = opts.key?.trim();
-  if (!key) {
+  if (!opts.key?.trim()) {
     steps.push({ name: '2. API key', result: 'fail', detail: 'No key. Set LOOPGATE_API_KEY or use --key-stdin (VS Code: Loopgate: Set API Key).' });
     return finish(site);
   }
-  if (/^bearer\s/i.test(key) || /\s/.test(key)) {
-    steps.push({ name: '2. API key', result: 'fail', detail: 'The key contains spaces or a "Bearer " prefix: give the bare key; Loopgate adds "Authorization: Bearer" itself.' });
+  const checked = checkApiKey(opts.key);
+  if ('problem' in checked) {
+    const capital = checked.problem[0]!.toUpperCase() + checked.problem.slice(1);
+    steps.push({ name: '2. API key', result: 'fail', detail: `${capital}. Loopgate adds "Authorization: Bearer" itself.` });
     return finish(site);
   }
+  const key = checked.key;
   steps.push({ name: '2. API key', result: 'ok', detail: `present (${key.length} characters)` });
 
   const modelsProbe = await call(`${parsed.baseUrl}/models`, key, 'GET', undefined, timeout);

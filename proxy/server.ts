@@ -10,6 +10,7 @@ import { defaultLogFile } from './config/dirs.js';
 import type { ProxyContext, ProxyStats } from './pipeline/context.js';
 import { guardConfig } from './pipeline/guard.js';
 import { handleRequest } from './pipeline/handle.js';
+import { printable } from './pipeline/record.js';
 import { createModelsCache } from './pipeline/models-cache.js';
 import { BridgePolicy } from './bridge/index.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type ProxyOptions } from './pipeline/options.js';
@@ -88,7 +89,8 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
       // Ids embed client-chosen paths and model names: bound the memory a client can make us keep.
       if (hinted.size >= 1000) hinted.clear();
       hinted.add(id);
-      opts.onHint(redactor.string(message));
+      // Hints quote model names and paths the client chose: one line, no escapes.
+      opts.onHint(printable(redactor.string(message)));
     },
     onTraffic: opts.onTraffic,
   };

@@ -20,7 +20,7 @@ export interface CommandDeps {
 
 export function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => unknown> {
   return {
-    'loopgate.setApiKey': (key) => setApiKey(d.keys, d.host, key),
+    'loopgate.setApiKey': (key) => setApiKey(d.keys, key),
     'loopgate.clearApiKey': (confirm) => clearApiKey(d.keys, confirm !== false),
     'loopgate.setBaseUrl': (value) => setBaseUrl(value),
     'loopgate.startProxy': () => startProxy(d.host),

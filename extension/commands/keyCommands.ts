@@ -2,7 +2,6 @@
 // Clear API Key, and Set Base URL.
 import * as vscode from 'vscode';
 import { parseUpstream, type UrlProblem } from '../../proxy/rules/urls.js';
-import type { ProxyHost } from '../proxyHost.js';
 import type { KeyStore } from '../secrets.js';
 import { readSettings } from '../settings.js';
 
@@ -50,14 +49,10 @@ export async function checkKey(baseUrl: string, key: string): Promise<KeyCheck> 
   return { ok: false, status: res.status, message: `GET /models answered HTTP ${res.status}. The key was not saved; try again later or run Loopgate: Run Diagnosis.` };
 }
 
-/** Where to validate a key: the configured upstream, or the simulator in demo mode. */
-function validationBase(host: ProxyHost): { baseUrl: string } | { problem: string } {
+/** Where to validate a key: the configured upstream; undefined in demo mode (no base URL). */
+function validationBase(): { baseUrl: string } | { problem: string } | undefined {
   const raw = readSettings().baseUrl;
-  if (!raw) {
-    const e = host.endpoint;
-    if (e?.simulator && e.baseUrl) return { baseUrl: e.baseUrl };
-    return { problem: 'No base URL is set (loopgate.baseUrl), so there is nothing to check the key against. Set the base URL first.' };
-  }
+  if (!raw) return undefined;
   const parsed = parseUpstream(raw);
   if (!parsed.ok) return { problem: `loopgate.baseUrl is not usable: ${parsed.problems.map((p) => p.message).join(' ')}` };
   return { baseUrl: parsed.baseUrl };
@@ -69,26 +64,64 @@ export interface SetKeyResult {
   message: string;
 }
 
-/** `key` is for scripted use (tests); people get the password input. */
-export async function setApiKey(store: KeyStore, host: ProxyHost, key?: unknown): Promise<SetKeyResult> {
-  const base = validationBase(host);
+const DEMO_NOTICE =
+  'No base URL is set (loopgate.baseUrl), so the proxy runs the simulator with its demo key and your key is not used yet. ' +
+  'It is used, and the Models view checks it, once you set the base URL.';
+
+/** Asks for the key: the password input, or `key` for scripted use. */
+async function askForKey(key: unknown, checkedWith?: string): Promise<string | undefined> {
+  if (typeof key === 'string') return key.trim();
+  const value = await vscode.window.showInputBox({
+    title: 'Loopgate: Set API Key',
+    prompt: checkedWith
+      ? `Paste the API key from the service console. It is checked with GET ${checkedWith}/models, then kept only in VS Code's SecretStorage.`
+      : "Paste the API key from the service console. It is kept only in VS Code's SecretStorage (not checked: no base URL is set).",
+    password: true,
+    ignoreFocusOut: true,
+    placeHolder: 'sk-…',
+    validateInput: (v) => (!v.trim() ? 'Paste the key.' : /\s/.test(v.trim()) ? 'A key has no spaces or line breaks: copy it again.' : undefined),
+  });
+  return value?.trim();
+}
+
+/**
+ * `key` is for scripted use (tests); people get the password input.
+ *
+ * Demo mode (no base URL): a real key is never checked against the simulator, which
+ * knows only its demo keys and would refuse it. People are asked to set the base URL
+ * first, and the key is then checked against it; or they save the key unchecked.
+ * A scripted call saves it unchecked. Either way the notice says the key is used,
+ * and checked by the Models view, once a base URL is set.
+ */
+export async function setApiKey(store: KeyStore, key?: unknown): Promise<SetKeyResult> {
+  let base = validationBase();
+  if (!base) {
+    if (typeof key !== 'string') {
+      const choice = await vscode.window.showWarningMessage(
+        'Loopgate: no base URL is set (demo mode), so there is nothing to check your key against. Set the base URL of your service first; the key is checked against it next.',
+        'Set Base URL',
+        'Save Key Without Check',
+      );
+      if (choice === 'Set Base URL') {
+        if (!(await setBaseUrl())) return { saved: false, message: 'Cancelled: no base URL was set.' };
+        base = validationBase();
+      } else if (choice !== 'Save Key Without Check') {
+        return { saved: false, message: 'Cancelled.' };
+      }
+    }
+    if (!base) {
+      const candidate = await askForKey(key);
+      if (!candidate) return { saved: false, message: 'Cancelled.' };
+      await store.set(candidate);
+      void vscode.window.showInformationMessage(`Loopgate: key saved in SecretStorage. ${DEMO_NOTICE}`, 'Set Base URL').then((b) => b && vscode.commands.executeCommand('loopgate.setBaseUrl'));
+      return { saved: true, message: `Saved without a check. ${DEMO_NOTICE}` };
+    }
+  }
   if ('problem' in base) {
     void vscode.window.showErrorMessage(`Loopgate: ${base.problem}`, 'Set Base URL').then((b) => b && vscode.commands.executeCommand('loopgate.setBaseUrl'));
     return { saved: false, message: base.problem };
   }
-  const candidate =
-    typeof key === 'string'
-      ? key.trim()
-      : (
-          await vscode.window.showInputBox({
-            title: 'Loopgate: Set API Key',
-            prompt: `Paste the API key from the service console. It is checked with GET ${base.baseUrl}/models, then kept only in VS Code's SecretStorage.`,
-            password: true,
-            ignoreFocusOut: true,
-            placeHolder: 'sk-…',
-            validateInput: (v) => (!v.trim() ? 'Paste the key.' : /\s/.test(v.trim()) ? 'A key has no spaces or line breaks: copy it again.' : undefined),
-          })
-        )?.trim();
+  const candidate = await askForKey(key, base.baseUrl);
   if (!candidate) return { saved: false, message: 'Cancelled.' };
 
   const check = await vscode.window.withProgress(

@@ -32,3 +32,8 @@ export const EXIT = {
 export class UsageError extends Error {
   readonly code = 'usage';
 }
+
+/** Bad configuration (exit 3): a missing or malformed key, an unusable upstream. */
+export class ConfigError extends Error {
+  readonly code = 'config';
+}

@@ -19,5 +19,5 @@ Exit codes: 0 every step passed (warnings allowed), 1 a step failed, 2 bad usage
       const report = await runDoctor({ upstream: cfg.upstream, key: cfg.key, allowHttp: flags['allow-http'] });
       io.out(flags.json ? JSON.stringify(report, null, 2) : formatDoctorTable(report));
       return report.ok ? EXIT.ok : EXIT.failed;
-    }),
+    }, { checkKey: false }),
 };

@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { EXIT, type Command } from './command.js';
 import { loadOrCreateToken } from '../config/token.js';
 import { clientEnv, exportLines, type Shell } from '../rules/client-env.js';
-import { intOption } from './serve.js';
+import { portOption } from './serve.js';
+import { UsageError } from './command.js';
 
 export const envCommand: Command = {
   name: 'env',
@@ -24,9 +25,12 @@ Exit codes: 0 printed, 2 bad usage.`,
       io.err('loopgate env: --shell takes sh, fish or powershell.');
       return EXIT.usage;
     }
-    const port = intOption('port', values.port) ?? 8787;
+    const port = portOption(values.port) ?? 8787;
+    if (port === 0) throw new UsageError('--port: give the port the proxy listens on (serve prints it), not 0.');
     const host = values.host ?? '127.0.0.1';
-    for (const line of exportLines(clientEnv(`http://${host}:${port}`, loadOrCreateToken(io.env)), shell)) io.out(line);
+    // An IPv6 literal needs brackets in a URL.
+    const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+    for (const line of exportLines(clientEnv(`http://${hostPart}:${port}`, loadOrCreateToken(io.env)), shell)) io.out(line);
     return EXIT.ok;
   },
 };

@@ -5,7 +5,7 @@ import { EXIT, UsageError, type Command, type Io } from './command.js';
 import { startProxy, ProxyConfigError, type RunningProxy } from '../server.js';
 import { loadOrCreateToken } from '../config/token.js';
 import { clientBaseUrls } from '../rules/urls.js';
-import { readKeyFromStdin } from './stdin-key.js';
+import { readKeyFromStdin, validKey } from './stdin-key.js';
 import { runIpcHost } from './ipc-host.js';
 import { untilSignal } from './signals.js';
 import type { ProxyOptions } from '../pipeline/options.js';
@@ -66,11 +66,18 @@ const options = {
   ipc: { type: 'boolean' },
 } as const;
 
-export function intOption(name: string, value: string | undefined, min = 0): number | undefined {
+export function intOption(name: string, value: string | undefined, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} takes a whole number ≥ ${min} (got "${value}").`);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new UsageError(max === Number.MAX_SAFE_INTEGER ? `--${name} takes a whole number ≥ ${min} (got "${value}").` : `--${name} takes a whole number from ${min} to ${max} (got "${value}").`);
+  }
   return n;
+}
+
+/** A TCP port; 0 picks a free one. */
+export function portOption(value: string | undefined): number | undefined {
+  return intOption('port', value, 0, 65535);
 }
 
 export interface StartedServe {
@@ -78,6 +85,8 @@ export interface StartedServe {
   simulator?: Simulator;
   /** The key in use: the given one, or the simulator's demo key. */
   key?: string;
+  /** A key was given but there is no upstream: the simulator only knows its demo keys. */
+  keyIgnored?: boolean;
   close(): Promise<void>;
 }
 
@@ -85,9 +94,13 @@ export interface StartedServe {
 export async function startServe(opts: Omit<ProxyOptions, 'upstream'> & { upstream?: string }): Promise<StartedServe> {
   let simulator: Simulator | undefined;
   let key = opts.key;
+  let keyIgnored = false;
   if (!opts.upstream) {
+    // A real key would only be refused by the simulator (401), and the advice
+    // "re-copy the key" would be wrong: demo mode always uses the demo key.
     simulator = await startSimulator({ port: 0 });
-    key ??= DEMO_KEY;
+    keyIgnored = key !== undefined && key !== DEMO_KEY;
+    key = DEMO_KEY;
   }
   const upstream = opts.upstream || simulator!.url;
   try {
@@ -96,6 +109,7 @@ export async function startServe(opts: Omit<ProxyOptions, 'upstream'> & { upstre
       proxy,
       simulator,
       key,
+      keyIgnored,
       async close() {
         await proxy.close();
         await simulator?.close();
@@ -110,6 +124,8 @@ export async function startServe(opts: Omit<ProxyOptions, 'upstream'> & { upstre
 export function banner(started: StartedServe, tokenRequired: boolean): string[] {
   const { proxy, simulator } = started;
   const bases = clientBaseUrls(proxy.url);
+  // `loopgate env` assumes 127.0.0.1:8787; anything else must be passed on.
+  const portFlag = (proxy.port === 8787 ? '' : ` --port ${proxy.port}`) + (proxy.host === '127.0.0.1' ? '' : ` --host ${proxy.host}`);
   const lines = [
     `Loopgate proxy listening on ${proxy.url}`,
     `  upstream site_url  ${proxy.siteUrl}${simulator ? '   (embedded simulator, demo key)' : ''}`,
@@ -117,10 +133,11 @@ export function banner(started: StartedServe, tokenRequired: boolean): string[] 
     `  OpenAI clients     base URL ${bases.openai}`,
     `  Anthropic clients  base URL ${bases.anthropic}`,
     tokenRequired
-      ? '  API key for tools  the local token: `npx loopgate token`, or eval "$(npx loopgate env)" to export everything'
+      ? `  API key for tools  the local token: \`npx loopgate token\`, or eval "$(npx loopgate env${portFlag})" to export everything`
       : '  API key for tools  any value (--no-token)',
   ];
   for (const note of proxy.upstreamNotes) lines.push(`  note: ${note}`);
+  if (started.keyIgnored) lines.push('  note: the API key you gave is not used: no upstream is set, so the simulator runs with its demo key. Set --upstream or LOOPGATE_UPSTREAM to use your key.');
   if (proxy.logFile) lines.push(`  traffic log        ${proxy.logFile}`);
   const auth = tokenRequired ? ' -H "Authorization: Bearer $(npx loopgate token)"' : '';
   lines.push('', 'Try it:', `  curl -s ${bases.openai}/models${auth}`);
@@ -144,6 +161,8 @@ export const serveCommand: Command = {
     const upstream = values.upstream ?? io.env.LOOPGATE_UPSTREAM;
     let key = io.env.LOOPGATE_API_KEY;
     if (values['key-stdin']) key = await readKeyFromStdin(io.stdin);
+    // Demo mode ignores the key (startServe), so only a key that will be used is checked.
+    if (upstream && key) key = validKey(key, values['key-stdin'] ? '--key-stdin' : 'LOOPGATE_API_KEY');
     if (upstream && !key) {
       io.err('loopgate serve: no API key. Set LOOPGATE_API_KEY, or pipe it in with --key-stdin (never on the command line).');
       return EXIT.config;
@@ -158,7 +177,7 @@ export const serveCommand: Command = {
         key,
         token: requireToken ? loadOrCreateToken(io.env) : null,
         host: values.host,
-        port: intOption('port', values.port) ?? 8787,
+        port: portOption(values.port) ?? 8787,
         allowHttp: values['allow-http'],
         allowRemote: values['allow-remote'],
         retries: intOption('retries', values.retries),

@@ -3,7 +3,7 @@
 // embedded simulator with its demo key when nothing is configured.
 import { parseArgs } from 'node:util';
 import type { Io } from './command.js';
-import { readKeyFromStdin } from './stdin-key.js';
+import { readKeyFromStdin, validKey } from './stdin-key.js';
 import { startSimulator, DEMO_KEY, type Simulator } from '../simulator/index.js';
 
 /** The options shared by the commands that call the upstream directly (doctor, models). */
@@ -20,14 +20,16 @@ export interface UpstreamConfig {
   simulator?: Simulator;
 }
 
-export async function resolveUpstream(io: Io, flags: { upstream?: string; keyStdin?: boolean }): Promise<UpstreamConfig> {
+/** `checkKey: false` leaves a malformed key to the caller (doctor reports it as a failed step). */
+export async function resolveUpstream(io: Io, flags: { upstream?: string; keyStdin?: boolean; checkKey?: boolean }): Promise<UpstreamConfig> {
   const upstream = flags.upstream ?? io.env.LOOPGATE_UPSTREAM;
   let key = io.env.LOOPGATE_API_KEY;
   if (flags.keyStdin) key = await readKeyFromStdin(io.stdin);
-  if (upstream) return { upstream, key };
+  if (upstream) return { upstream, key: key && flags.checkKey !== false ? validKey(key, flags.keyStdin ? '--key-stdin' : 'LOOPGATE_API_KEY') : key };
   const simulator = await startSimulator({ port: 0 });
-  io.err(`(no upstream configured: using the embedded simulator at ${simulator.url} with a demo key)`);
-  return { upstream: simulator.url, key: key ?? DEMO_KEY, simulator };
+  const ignored = key !== undefined && key !== DEMO_KEY ? '; the API key you gave is not used, set --upstream or LOOPGATE_UPSTREAM for it' : '';
+  io.err(`(no upstream configured: using the embedded simulator at ${simulator.url} with a demo key${ignored})`);
+  return { upstream: simulator.url, key: DEMO_KEY, simulator };
 }
 
 export type UpstreamFlags = ReturnType<typeof parseUpstreamFlags>;
@@ -37,9 +39,14 @@ function parseUpstreamFlags(argv: string[]) {
 }
 
 /** Parses the shared flags, resolves the upstream, runs `body`, and always stops a simulator it started. */
-export async function withUpstream(argv: string[], io: Io, body: (cfg: UpstreamConfig, flags: UpstreamFlags) => Promise<number>): Promise<number> {
+export async function withUpstream(
+  argv: string[],
+  io: Io,
+  body: (cfg: UpstreamConfig, flags: UpstreamFlags) => Promise<number>,
+  opts: { checkKey?: boolean } = {},
+): Promise<number> {
   const flags = parseUpstreamFlags(argv);
-  const cfg = await resolveUpstream(io, { upstream: flags.upstream, keyStdin: flags['key-stdin'] });
+  const cfg = await resolveUpstream(io, { upstream: flags.upstream, keyStdin: flags['key-stdin'], checkKey: opts.checkKey });
   try {
     return await body(cfg, flags);
   } finally {

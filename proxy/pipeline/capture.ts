@@ -43,6 +43,8 @@ export function capture(ex: Exchange, ctx: Pick<ProxyContext, 'logBodies' | 'log
  * is always exactly the captured bytes.
  */
 function keep(ex: Exchange, chunk: Buffer): void {
+  // An empty body (HEAD, a bare 429) arrives as one zero-length chunk.
+  if (chunk.length === 0) return;
   const list = ex.responseCapture;
   if (chunk.length >= SMALL_CHUNK) {
     seal(ex);

@@ -42,6 +42,8 @@ export interface Exchange {
   ttfbMs?: number;
   retries: number;
   clientAborted: boolean;
+  /** The proxy itself cut the connection (the upstream broke mid-stream). */
+  closedByProxy?: boolean;
   /** Tail (or, with logBodies, head) of the response body, for usage and logging. */
   responseCapture: Buffer[];
   responseCaptureBytes: number;

@@ -48,14 +48,14 @@ export async function forward(ex: Exchange, ctx: ProxyContext, abort: AbortSigna
     capture(ex, ctx, buf);
     const out = session.result(buf);
     ex.status = out.status;
-    return writeJson(ex, out.status, upstream.headers, out.body);
+    return writeJson(ex, ctx, out.status, upstream.headers, out.body);
   }
   if (session && isStream) {
     const t = session.translator;
     ex.transformChunk = (chunk) => Buffer.from(t.push(chunk));
     ex.transformEnd = () => Buffer.from(t.end());
   }
-  writeHead(ex, upstream.statusCode, upstream.headers, isStream);
+  writeHead(ex, ctx, upstream.statusCode, upstream.headers, isStream);
   try {
     await pipeBody(ex, ctx, upstream.body);
   } catch (err) {
@@ -68,10 +68,10 @@ export async function forward(ex: Exchange, ctx: ProxyContext, abort: AbortSigna
   }
 }
 
-function writeJson(ex: Exchange, status: number, upstreamHeaders: UpstreamResponse['headers'], body: string): void {
+function writeJson(ex: Exchange, ctx: ProxyContext, status: number, upstreamHeaders: UpstreamResponse['headers'], body: string): void {
   const buf = Buffer.from(body);
   const headers = { ...upstreamHeaders, 'content-type': 'application/json' };
-  writeHead(ex, status, headers, false, buf.length);
+  writeHead(ex, ctx, status, headers, false, buf.length);
   ex.bytesOut += buf.length;
   ex.res.end(buf);
 }
@@ -141,8 +141,8 @@ function loopgateHeaders(ex: Exchange): Record<string, string> {
   return out;
 }
 
-function writeHead(ex: Exchange, status: number, upstreamHeaders: UpstreamResponse['headers'], isStream: boolean, bodyLength?: number): void {
-  const headers = clientResponseHeaders(upstreamHeaders);
+function writeHead(ex: Exchange, ctx: ProxyContext, status: number, upstreamHeaders: UpstreamResponse['headers'], isStream: boolean, bodyLength?: number): void {
+  const headers = clientResponseHeaders(upstreamHeaders, ctx.redactor.knownSecrets);
   Object.assign(headers, loopgateHeaders(ex));
   if (bodyLength !== undefined) headers['content-length'] = String(bodyLength);
   if (isStream) {
@@ -175,7 +175,8 @@ function readCapped(body: UpstreamResponse['body'], cap: number): Promise<{ buf:
     };
     const onError = (err: Error) => {
       cleanup();
-      reject(err);
+      // Nothing has been sent to the client yet, so it can still get a proper 502.
+      reject(upstreamFailure(err));
     };
     function cleanup() {
       body.off('data', onData);
@@ -189,7 +190,10 @@ function readCapped(body: UpstreamResponse['body'], cap: number): Promise<{ buf:
 }
 
 async function relayError(ex: Exchange, ctx: ProxyContext, upstream: UpstreamResponse): Promise<void> {
-  const { buf, complete } = await readCapped(upstream.body, ERROR_BODY_BYTES);
+  const read = await readCapped(upstream.body, ERROR_BODY_BYTES);
+  const { complete } = read;
+  // Relays quote the key they were given ("Incorrect API key provided: sk-…"); the client never holds it.
+  const buf = complete ? Buffer.from(ctx.redactor.knownSecrets(read.buf.toString('utf8'))) : read.buf;
   if (complete && ex.interceptError?.(upstream.statusCode, buf)) {
     ex.intercepted = true;
     ex.status = undefined;
@@ -213,15 +217,15 @@ async function relayError(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRes
   capture(ex, ctx, buf);
   if (ex.bridgeSession && complete) {
     const out = ex.bridgeSession.error(upstream.statusCode, buf);
-    return writeJson(ex, out.status, upstream.headers, out.body);
+    return writeJson(ex, ctx, out.status, upstream.headers, out.body);
   }
   if (complete) {
-    writeHead(ex, upstream.statusCode, upstream.headers, false, buf.length);
+    writeHead(ex, ctx, upstream.statusCode, upstream.headers, false, buf.length);
     ex.bytesOut += buf.length;
     ex.res.end(buf);
     return;
   }
-  writeHead(ex, upstream.statusCode, upstream.headers, false);
+  writeHead(ex, ctx, upstream.statusCode, upstream.headers, false);
   ex.bytesOut += buf.length;
   ex.res.write(buf);
   await pipeBody(ex, ctx, upstream.body);
@@ -231,7 +235,7 @@ async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRe
   const { buf, complete } = await readCapped(upstream.body, 4 * 1024 * 1024);
   if (complete) ctx.models.ingest(buf.toString('utf8'), generation);
   capture(ex, ctx, buf);
-  writeHead(ex, upstream.statusCode, upstream.headers, false, complete ? buf.length : undefined);
+  writeHead(ex, ctx, upstream.statusCode, upstream.headers, false, complete ? buf.length : undefined);
   ex.bytesOut += buf.length;
   if (complete) {
     ex.res.end(buf);

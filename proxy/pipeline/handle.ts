@@ -47,7 +47,8 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
   res.once('close', () => {
     ctx.stats.inFlight--;
     if (!res.writableFinished) {
-      ex.clientAborted = true;
+      // fail() cuts a stream whose upstream broke: that is not the client leaving.
+      if (!ex.closedByProxy) ex.clientAborted = true;
       abort.abort(new ProxyError(499, 'client-aborted', 'The client went away.'));
     }
     finish(ex, ctx);
@@ -58,10 +59,8 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     }
     checkRequest(req, ctx.guard);
     normalise(ex, ctx);
-    if (isLocalEndpoint(ex.path)) {
-      checkToken(req, ctx.token);
-      return handleLocalEndpoint(ex, ctx);
-    }
+    // Local endpoints check the token themselves (the health challenge is answered without it).
+    if (isLocalEndpoint(ex.path)) return handleLocalEndpoint(ex, ctx);
     checkToken(req, ctx.token);
     const bridgeKind = bridgeCandidate(ex, ctx);
     // A request the bridge may rewrite is held whole (it must be re-encoded).
@@ -131,6 +130,8 @@ function fail(ex: Exchange, ctx: ProxyContext, err: unknown): void {
   if (res.headersSent) {
     // Too late for a JSON error: breaking the connection is the only honest signal mid-stream.
     ex.localError ??= 'upstream-broke-mid-stream';
+    ex.localMessage ??= 'The upstream connection broke in the middle of the response; the client saw it cut off. Retry the request.';
+    ex.closedByProxy = true;
     res.destroy();
     return;
   }

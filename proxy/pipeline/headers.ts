@@ -51,12 +51,20 @@ export function upstreamRequestHeaders(rawHeaders: string[], key: string | undef
   return out;
 }
 
-/** Upstream response headers → what the client gets: no hop-by-hop, no CORS (the proxy never grants any). */
-export function clientResponseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+/**
+ * Upstream response headers → what the client gets: no hop-by-hop, no CORS (the
+ * proxy never grants any), and never the real key, should the upstream echo it
+ * (`scrub` replaces known secrets).
+ */
+export function clientResponseHeaders(
+  headers: Record<string, string | string[] | undefined>,
+  scrub: (value: string) => string = (v) => v,
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {
-    const value = headers[name];
-    if (value === undefined) continue;
+    const raw = headers[name];
+    if (raw === undefined) continue;
+    const value = typeof raw === 'string' ? scrub(raw) : raw.map(scrub);
     if (name === 'content-length') {
       out[name] = value;
       continue;

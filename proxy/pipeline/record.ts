@@ -4,6 +4,7 @@ import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import type { TrafficRecord } from '../log/record.js';
 import { extractUsage } from '../rules/usage.js';
+import { streamErrorCode } from '../rules/stream-error.js';
 
 /** Captured beyond the cap so a secret straddling it is still whole when redacted. */
 export const CUT_MARGIN = 512;
@@ -30,7 +31,7 @@ export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
     params: ex.params?.map((p) => r.string(p)),
     status,
     errorType: ex.errorType,
-    errorCode: ex.errorCode ?? ex.localError,
+    errorCode: ex.errorCode ?? ex.localError ?? (status < 400 && ex.responseContentType?.startsWith('text/event-stream') ? streamErrorCode(body) : undefined),
     diagnosis: ex.diagnosis?.code,
     bridge: ex.bridge,
     ttfbMs: ex.ttfbMs === undefined ? undefined : round(ex.ttfbMs),
@@ -60,7 +61,7 @@ function round(ms: number): number {
 
 /** `POST /v1/chat/completions 200 gpt-4o-mini 12ms` plus rewrite/diagnosis notes. Built from the redacted record. */
 /** A client must not be able to forge console lines: control characters are shown escaped. */
-function printable(text: string): string {
+export function printable(text: string): string {
   return text.replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
@@ -72,14 +73,15 @@ export function consoleLine(rec: TrafficRecord, hint?: string): string {
   if (rec.rewrites.length) parts.push(`rewrote ${rec.path}`);
   if (rec.bridge) parts.push(`bridge ${rec.bridge}`);
   if (rec.clientAborted) parts.push('client-aborted');
-  const code = rec.diagnosis ?? (rec.status >= 400 ? rec.errorCode : undefined);
+  // A 200 stream that broke or ended in an error event carries an errorCode too.
+  const code = rec.diagnosis ?? rec.errorCode;
   if (code) parts.push(`[${code}]${hint ? ' ' + hint : ''}`);
   return printable(parts.join(' '));
 }
 
 export function finish(ex: Exchange, ctx: ProxyContext): void {
   const rec = buildRecord(ex, ctx);
-  const failed = rec.status >= 400 || rec.status === 0;
+  const failed = rec.status >= 400 || rec.status === 0 || (rec.errorCode !== undefined && !rec.clientAborted);
   if (failed) {
     ctx.stats.errors++;
     ctx.stats.lastError = { time: rec.time, status: rec.status, diagnosis: rec.diagnosis ?? rec.errorCode, path: rec.canonicalPath };

@@ -57,6 +57,8 @@ export function errorBody(envelope: Envelope, status: number, code: string, mess
   });
 }
 
+const TLS_CODES = /^(ERR_SSL_|ERR_TLS_|EPROTO$|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(GET|VERIFY)_)/;
+
 /** undici error codes → what the client should see. Once headers are sent, the caller destroys instead. */
 export function upstreamFailure(err: unknown): ProxyError {
   const code = (err as { code?: string })?.code ?? '';
@@ -76,8 +78,14 @@ export function upstreamFailure(err: unknown): ProxyError {
     case 'UND_ERR_SOCKET':
     case 'ECONNRESET':
     case 'EPIPE':
-      return new ProxyError(502, 'upstream-reset', 'The upstream closed the connection before answering.', {}, { cause });
+      return new ProxyError(502, 'upstream-reset', 'The upstream closed the connection before the answer was complete.', {}, { cause });
+    case 'UND_ERR_INVALID_ARG':
+      return new ProxyError(502, 'upstream-bad-request-header', 'A request header could not be sent upstream; check that the API key has no line break, space or "Bearer " prefix.', {}, { cause });
     default:
-      return new ProxyError(502, 'upstream-error', 'The request to the upstream failed.', {}, { cause });
+      if (TLS_CODES.test(code)) {
+        return new ProxyError(502, 'upstream-tls', `TLS with the upstream failed (${code}). Check the URL's scheme and port (https on an http port?) and the server's certificate.`, {}, { cause });
+      }
+      // The code helps; the message could quote the request, so it stays out.
+      return new ProxyError(502, 'upstream-error', `The request to the upstream failed${code ? ` (${code})` : ''}.`, {}, { cause });
   }
 }

@@ -17,6 +17,11 @@ export interface Redactor {
   value<T>(v: T): T;
   /** Register another exact secret (the key changed in the editor). */
   addSecret(secret: string): void;
+  /**
+   * Replace only the registered secrets (every form), leaving look-alike patterns
+   * alone: for what goes back to the client, whose own text must stay intact.
+   */
+  knownSecrets(s: string): string;
 }
 
 /** Header names whose value is always replaced, whatever it looks like. */
@@ -310,6 +315,11 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
     return walk(v) as T;
   }
 
+  function knownSecrets(s: string): string {
+    if (!exact || typeof s !== 'string' || !hasRun(s, formUnits, minForm)) return s;
+    return s.replace(exact, (m) => formTag.get(m) ?? tag(m));
+  }
+
   for (const s of opts.secrets ?? []) addSecret(s);
-  return { string, headers, value, addSecret };
+  return { string, headers, value, addSecret, knownSecrets };
 }

@@ -89,6 +89,14 @@ export function splitBasePath(path: string): SplitPath {
       v1Count++;
       continue;
     }
+    // A pasted model address, /v1/models/{id} (ids may hold slashes): the id is not part of the site.
+    const lower = segments.map((x) => x.toLowerCase());
+    const at = lower.findLastIndex((x, i) => x === 'v1' && lower[i + 1] === 'models' && i + 2 < lower.length);
+    if (at >= 0) {
+      endpoint ??= '/models';
+      segments.splice(at + 1);
+      continue;
+    }
     break;
   }
   return { prefix: segments.length ? '/' + segments.join('/') : '', endpoint, v1Count };

@@ -98,4 +98,42 @@ describe('loopgate token / env', () => {
     expect((await runCli(['--version'])).out).toMatch(/^\d+\.\d+\.\d+/);
     expect((await runCli(['nope'])).code).toBe(2);
   });
+
+  it('refuses a malformed key with what to fix (exit 3), and checks ports and hosts', async () => {
+    const up = ['serve', '--upstream', 'https://api.example.com', '--port', '0', '--no-log'];
+    const newline = await runCli(up, { LOOPGATE_API_KEY: 'sk-live-0123456789abcdef\nX' });
+    expect(newline.code).toBe(3);
+    expect(newline.err).toMatch(/LOOPGATE_API_KEY: the API key contains a space, line break or control character/);
+    expect(newline.err).not.toContain('0123456789abcdef');
+    const bearer = await runCli(up, { LOOPGATE_API_KEY: 'Bearer sk-live-0123456789abcdef' });
+    expect(bearer.code).toBe(3);
+    expect(bearer.err).toMatch(/starts with "Bearer "/);
+    const emptyStdin = await runCli([...up, '--key-stdin'], {}, '');
+    expect(emptyStdin.code).toBe(3);
+    expect(emptyStdin.err).toMatch(/standard input was empty/);
+    const port = await runCli(['serve', '--port', '70000', '--no-log']);
+    expect(port.code).toBe(2);
+    expect(port.err).toMatch(/--port takes a whole number from 0 to 65535/);
+    expect((await runCli(['env', '--port', '0'])).code).toBe(2);
+    const v6 = await runCli(['env', '--host', '::1', '--port', '9000'], { LOOPGATE_TOKEN: 'lg-local-abc' });
+    expect(v6.out).toContain("OPENAI_BASE_URL='http://[::1]:9000/v1'");
+  });
+
+  it('demo mode ignores a real key and says so; the banner passes a non-default port on to `loopgate env`', async () => {
+    const home = tempHome();
+    const { child, lines, match } = await spawnCli(['serve', '--port', '0', '--no-log'], { LOOPGATE_HOME: home, LOOPGATE_API_KEY: 'sk-proj-real-key-not-for-the-simulator-01' }, /^\s+curl -s (\S+)/);
+    try {
+      const text = lines.join('\n');
+      const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(text)![1]!;
+      expect(text).toMatch(/the API key you gave is not used: no upstream is set/);
+      expect(text).toContain(`eval "$(npx loopgate env --port ${port})"`);
+      expect(text).not.toContain('sk-proj-real-key');
+      const token = (await runCli(['token'], { LOOPGATE_HOME: home })).out;
+      const res = await fetch(match[1]!, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200); // the demo key, not the real one, went to the simulator
+    } finally {
+      child.kill('SIGTERM');
+      await exited(child);
+    }
+  });
 });

@@ -10,6 +10,8 @@ describe('parseUpstream: every form a user pastes', () => {
     ['https://h/v1/', 'https://h'],
     ['https://h/v1/v1', 'https://h'],
     ['https://h/v1/chat/completions', 'https://h'],
+    ['https://h/v1/models/gpt-4o-mini', 'https://h'],
+    ['https://h/prefix/v1/models/openai/gpt-4o', 'https://h/prefix'],
     ['https://h/v1/responses', 'https://h'],
     ['https://h/v1/messages', 'https://h'],
     ['https://h/prefix/v1', 'https://h/prefix'],

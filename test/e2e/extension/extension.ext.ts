@@ -1,8 +1,8 @@
 // Runs inside real VS Code (code-server) with the Loopgate extension, against
 // the simulator the outer test started (loopgate.baseUrl in user settings).
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
@@ -12,7 +12,7 @@ import { ProxyHost } from '../../../extension/proxyHost.js';
 import type { DiagnosisNode, ModelNode, ProtocolNode, ProviderNode } from '../../../extension/views/nodes.js';
 import fixtureJson from '../../../proxy/simulator/default-fixture.json';
 import { modelEntries, validateFixture } from '../../../proxy/simulator/fixture.js';
-import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
+import { assert, runTests, test, waitFor, waitForEvent } from '../harness/ext/testkit.js';
 
 const fixture = validateFixture(fixtureJson);
 const GOOD_KEY = fixture.keys.find((k) => k.group === 'default' && k.status === 'active' && !k.models && !k.rpm)!.key;
@@ -195,6 +195,112 @@ test('a second window on the same port attaches to the running proxy and does no
   assert.equal((await fetch(`${first.url}/_loopgate/health`)).status, 401);
 }, { timeoutMs: 40_000 });
 
+/** A proxy as another VS Code window (or `loopgate serve`) would run it: same local token, its own settings. */
+function otherProxy(port: number, upstream: string | undefined, requireToken = true): ProxyHost {
+  return new ProxyHost({
+    cliPath: join(vscode.extensions.getExtension('loopgate.loopgate')!.extensionPath, 'dist', 'cli.js'),
+    token: api.host.token,
+    readConfig: () => ({ upstream, port, host: '127.0.0.1', logBodies: false, requireToken }),
+    readKey: async () => undefined,
+    log: () => undefined,
+  });
+}
+
+async function startedOther(port: number, upstream: string | undefined, requireToken = true): Promise<ProxyHost> {
+  const other = otherProxy(port, upstream, requireToken);
+  const state = await other.start();
+  assert.equal(state.kind, 'running', JSON.stringify(state));
+  return other;
+}
+
+async function closeOther(other: ProxyHost): Promise<void> {
+  await other.stop();
+  other.dispose();
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const configuredBaseUrl = () => vscode.workspace.getConfiguration('loopgate').get<string>('baseUrl')!;
+
+test('the window attaches only to a proxy that proves it knows the token and uses the same upstream', async () => {
+  const { url } = api.host.endpoint!;
+  const port = Number(new URL(url).port);
+  await vscode.commands.executeCommand('loopgate.stopProxy');
+  // Anything can answer 200 {"loopgate": …}: it must not get the token.
+  const seen: Array<{ url?: string; headers: object }> = [];
+  const fake: Server = createServer((req, res) => {
+    seen.push({ url: req.url, headers: req.headers });
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ loopgate: 'x', siteUrl: 'https://evil.example', baseUrl: 'https://evil.example/v1', simulator: false }));
+  });
+  await new Promise<void>((r) => fake.listen(port, '127.0.0.1', () => r()));
+  try {
+    const state = await api.host.start();
+    assert.equal(state.kind, 'failed', JSON.stringify(state));
+    assert.match((state as { message: string }).message, new RegExp(`^Port ${port} is taken by something that is not this user's Loopgate proxy.*Change loopgate\\.proxy\\.port`));
+    assert.deepEqual(seen.map((r) => r.url), ['/_loopgate/health']);
+    assert.equal(JSON.stringify(seen).includes(api.host.token), false, 'the token reached the impostor');
+    assert.equal(api.terminalEnv.get('OPENAI_BASE_URL'), undefined);
+  } finally {
+    await new Promise((r) => fake.close(r));
+  }
+  // A Loopgate proxy without a token cannot prove anything either.
+  const open = await startedOther(port, configuredBaseUrl(), false);
+  try {
+    const state = await api.host.start();
+    assert.equal(state.kind, 'failed', JSON.stringify(state));
+    assert.match((state as { message: string }).message, /runs without a local token \(`loopgate serve --no-token`/);
+  } finally {
+    await closeOther(open);
+  }
+  // This user's proxy, on another upstream: not used silently.
+  const demo = await startedOther(port, undefined);
+  try {
+    const state = await api.host.start();
+    assert.equal(state.kind, 'failed', JSON.stringify(state));
+    assert.equal((state as { code?: string }).code, 'upstream-mismatch');
+    assert.match((state as { message: string }).message, /runs the embedded simulator \(demo mode\), but this window's loopgate\.baseUrl gives \{base_url\} http:\/\/127\.0\.0\.1:\d+\/v1\..*loopgate\.proxy\.port/);
+  } finally {
+    await closeOther(demo);
+  }
+  assert.equal((await api.host.start()).kind, 'running');
+}, { timeoutMs: 60_000 });
+
+test("a window attached to another window's proxy starts its own when that one goes away, and follows a port change", async () => {
+  const { url } = api.host.endpoint!;
+  const port = Number(new URL(url).port);
+  await vscode.commands.executeCommand('loopgate.stopProxy');
+  let other = await startedOther(port, configuredBaseUrl());
+  try {
+    assert.equal((await api.host.start()).kind, 'attached');
+    assert.equal(api.host.pid, undefined);
+    assert.equal(api.terminalEnv.get('OPENAI_BASE_URL')?.value, `${url}/v1`);
+    await other.stop(); // the other window closes
+    await waitFor(() => api.host.state.kind === 'running' && api.host.pid !== undefined, { timeoutMs: 20_000, message: `this window's own proxy (state ${JSON.stringify(api.host.state)})` });
+    assert.equal(api.host.endpoint?.url, url);
+    assert.equal(api.terminalEnv.get('OPENAI_API_KEY')?.value, api.host.token);
+    // Attached again, then the port setting changes: the window moves.
+    await vscode.commands.executeCommand('loopgate.stopProxy');
+    other = await startedOther(port, configuredBaseUrl());
+    assert.equal((await api.host.start()).kind, 'attached');
+    const moved = await freePort();
+    await vscode.workspace.getConfiguration('loopgate').update('proxy.port', moved, vscode.ConfigurationTarget.Global);
+    await waitFor(() => api.host.state.kind === 'running' && api.host.endpoint?.url === `http://127.0.0.1:${moved}`, { timeoutMs: 20_000, message: `the proxy on the new port ${moved}` });
+  } finally {
+    await closeOther(other);
+  }
+  await vscode.workspace.getConfiguration('loopgate').update('proxy.port', port, vscode.ConfigurationTarget.Global);
+  await waitFor(() => api.host.state.kind === 'running' && api.host.endpoint?.url === url, { timeoutMs: 20_000, message: 'the proxy back on its port' });
+}, { timeoutMs: 90_000 });
+
 test('a crashed proxy is restarted with backoff', async () => {
   const pid = api.host.pid!;
   process.kill(pid, 'SIGKILL');
@@ -205,6 +311,8 @@ test('Set API Key with a good key replaces the bad one and the models come back'
   const r = (await vscode.commands.executeCommand('loopgate.setApiKey', GOOD_KEY)) as { saved: boolean };
   assert.equal(r.saved, true);
   await waitForModels();
+  // The problem is fixed: the status bar stops showing the old error (the successful request's line may still be on its way).
+  await waitFor(() => !/\$\(error\)/.test(api.statusBar.text), { message: `the status bar without the old error (text: ${api.statusBar.text})` });
 }, { timeoutMs: 40_000 });
 
 async function restartedOn(change: () => Thenable<unknown>): Promise<void> {
@@ -234,6 +342,55 @@ test('with no base URL the proxy runs the simulator and the tree says demo mode'
   await waitForModels();
   assert.equal(api.host.endpoint?.simulator, false);
 }, { timeoutMs: 60_000 });
+
+test('demo mode never gives the stored key to the simulator; Set API Key there saves without a check', async () => {
+  const realKey = 'sk-e2e-real-service-key-00000000000000001';
+  const original = configuredBaseUrl();
+  await restartedOn(() => vscode.commands.executeCommand('loopgate.setBaseUrl', ''));
+  await api.secrets.store('loopgate.apiKey', realKey);
+  await waitFor(async () => (await api.readKey()) === realKey, { message: 'the real key stored' });
+  // A key change is pushed to the running proxy (as the key-change reaction does): the simulator keeps its demo key.
+  await api.host.pushKey();
+  await vscode.commands.executeCommand('loopgate.refreshModels');
+  await waitForModels();
+  assert.equal(roots().some((n) => n.contextValue === 'diagnosis'), false, 'no 401 diagnosis after the key was pushed');
+  // And a (re)start does not hand it over either.
+  await restartedOn(() => api.host.restart());
+  assert.equal(api.host.endpoint?.simulator, true);
+  await waitForModels();
+  assert.equal(roots().some((n) => n.contextValue === 'diagnosis'), false, 'no 401 diagnosis: the simulator got its demo key');
+  const r = (await vscode.commands.executeCommand('loopgate.setApiKey', 'sk-e2e-another-real-key-000000000000002')) as { saved: boolean; status?: number; message: string };
+  assert.deepEqual([r.saved, r.status], [true, undefined]);
+  assert.match(r.message, /^Saved without a check\. No base URL is set \(loopgate\.baseUrl\)/);
+  assert.equal(await api.readKey(), 'sk-e2e-another-real-key-000000000000002');
+  await vscode.commands.executeCommand('loopgate.refreshModels');
+  await waitForModels();
+  assert.equal(roots().some((n) => n.contextValue === 'diagnosis'), false);
+  await restartedOn(() => vscode.commands.executeCommand('loopgate.setBaseUrl', original));
+  const restored = (await vscode.commands.executeCommand('loopgate.setApiKey', GOOD_KEY)) as { saved: boolean; status?: number };
+  assert.deepEqual([restored.saved, restored.status], [true, 200]);
+  await waitForModels();
+}, { timeoutMs: 60_000 });
+
+test('toggling loopgate.proxy.autoStart leaves the running proxy alone', async () => {
+  const pid = api.host.pid;
+  assert.ok(pid);
+  const kinds: string[] = [];
+  const sub = api.host.onDidChangeState((s) => kinds.push(s.kind));
+  const config = vscode.workspace.getConfiguration('loopgate');
+  try {
+    for (const value of [false, undefined]) {
+      const seen = waitForEvent(vscode.workspace.onDidChangeConfiguration, { filter: (e) => e.affectsConfiguration('loopgate.proxy.autoStart'), message: 'the autoStart change' });
+      await config.update('proxy.autoStart', value, vscode.ConfigurationTarget.Global);
+      await seen;
+      await api.settingsSettled();
+    }
+  } finally {
+    sub.dispose();
+  }
+  assert.deepEqual(kinds, []);
+  assert.equal(api.host.pid, pid);
+});
 
 test("a workspace's settings cannot redirect the key or switch the token off", async () => {
   const config = vscode.workspace.getConfiguration('loopgate');

@@ -1,0 +1,28 @@
+// The health challenge: before a VS Code window sends the local token to a
+// proxy already on its port, the proxy must prove it knows that token. The
+// window sends a random nonce; the proxy answers HMAC-SHA256(token, …nonce…).
+// The proxy's own port is part of the proof, so a program on another port
+// cannot relay the challenge to the real proxy and pass its answer off.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+
+export const CHALLENGE_HEADER = 'x-loopgate-challenge';
+export const PROOF_HEADER = 'x-loopgate-proof';
+
+/** base64url of 16–96 random bytes: long enough to never repeat, short enough for a header. */
+const NONCE = /^[A-Za-z0-9_-]{22,128}$/;
+
+export function isValidNonce(nonce: unknown): nonce is string {
+  return typeof nonce === 'string' && NONCE.test(nonce);
+}
+
+export function healthProof(token: string, port: number, nonce: string): string {
+  return createHmac('sha256', token).update(`loopgate-health/1\n${port}\n${nonce}`).digest('base64url');
+}
+
+/** Constant-time: hashing first makes the lengths equal. */
+export function proofMatches(expected: string, presented: string | undefined): boolean {
+  if (presented === undefined) return false;
+  const a = createHash('sha256').update(expected).digest();
+  const b = createHash('sha256').update(presented).digest();
+  return timingSafeEqual(a, b);
+}

@@ -1,0 +1,146 @@
+// What the upstream can do to the proxy beyond the error table: empty error
+// bodies, breaking while its answer is read, echoing the key back, TLS on the
+// wrong port. Each case failed once (review findings); each gets a real socket.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startProxy, type RunningProxy } from '../../proxy/server.js';
+import { KEYS, startStack, TOKEN, until, type Stack } from './stack.js';
+
+const KEY = 'sk-upstream-edge-0123456789abcdefghijklmnop';
+
+/** A stub upstream on a real socket; each test says how it answers. */
+async function stubUpstream(answer: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer(answer);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+const opened: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((o) => o.close()));
+});
+
+async function proxyTo(upstream: string, traffic: string[] = []): Promise<RunningProxy> {
+  const proxy = await startProxy({ upstream, key: KEY, token: TOKEN, port: 0, allowHttp: true, logFile: false, onTraffic: (l) => traffic.push(l), onHint: (h) => traffic.push(`hint: ${h}`) });
+  opened.push(proxy);
+  return proxy;
+}
+
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+describe('empty and broken upstream answers', () => {
+  it('an error with no body keeps its status and Retry-After (it used to become a 500)', async () => {
+    const up = await stubUpstream((req, res) => {
+      if (req.url?.endsWith('/models')) return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+      res.writeHead(429, { 'retry-after': '3' }).end();
+    });
+    opened.push(up);
+    const proxy = await proxyTo(up.url);
+    const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"model":"m","messages":[]}' });
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('3');
+    expect(res.headers.get('x-loopgate-diagnosis')).toBe('rate-limited');
+    expect(await res.text()).toBe('');
+  });
+
+  it('HEAD answered with a bodyless 404 passes through', async () => {
+    const stack = await startStack();
+    opened.push(stack);
+    const res = await fetch(`${stack.proxy.url}/v1/models`, { method: 'HEAD', headers: auth });
+    expect(res.status).toBe(404);
+  });
+});
+
+describe('an upstream that breaks', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ key: KEYS.default });
+  });
+  afterAll(() => stack.close());
+
+  it('while its whole answer is read (models): a 502 that says so, not a 500', async () => {
+    const res = await fetch(`${stack.proxy.url}/v1/models`, { headers: { ...auth, 'x-sim-fault': 'reset-mid-stream' } });
+    expect(res.status).toBe(502);
+    expect(res.headers.get('x-loopgate-diagnosis')).toBe('upstream-reset');
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/upstream closed the connection/);
+    expect(stack.hints.filter((h) => /Internal error/.test(h))).toEqual([]);
+  });
+
+  it('mid-stream: logged as the upstream breaking, not as the client leaving, and counted as an error', async () => {
+    const errorsBefore = stack.proxy.stats.errors;
+    const res = await fetch(`${stack.proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', 'x-sim-fault': 'reset-mid-stream' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(res.status).toBe(200);
+    await expect(res.text()).rejects.toThrow();
+    const line = await until(() => stack.traffic.find((l) => l.includes('upstream-broke-mid-stream')), 5000, 'the traffic line');
+    expect(line).not.toContain('client-aborted');
+    expect(stack.proxy.stats.errors).toBe(errorsBefore + 1);
+  });
+
+  it('an error event inside a 200 stream is reported with its code', async () => {
+    stack.traffic.length = 0;
+    const res = await fetch(`${stack.proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', 'x-sim-fault': 'error-event-mid-stream' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'error event' }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    const line = await until(() => stack.traffic.find((l) => l.includes(' 200 ') && l.includes('stream') && /\[[a-z_-]+\]/.test(l)), 5000, 'a 200 stream line with an error code');
+    expect(line).toContain('[server_error]');
+  });
+});
+
+describe('the key never comes back to the client', () => {
+  it('when the upstream echoes it in headers and in the error body', async () => {
+    const up = await stubUpstream((_req, res) => {
+      res
+        .writeHead(401, { 'content-type': 'application/json', 'x-echo-key': KEY, 'www-authenticate': `Bearer realm="${KEY}"` })
+        .end(JSON.stringify({ error: { message: `Incorrect API key provided: ${KEY}`, type: 'invalid_request_error', code: 'invalid_api_key' } }));
+    });
+    opened.push(up);
+    const proxy = await proxyTo(up.url);
+    const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"model":"m","messages":[]}' });
+    expect(res.status).toBe(401);
+    const body = await res.text();
+    const headers = JSON.stringify([...res.headers]);
+    for (const text of [body, headers]) {
+      expect(text).not.toContain(KEY);
+      expect(text).not.toContain(KEY.slice(3, 20));
+    }
+    expect(body).toMatch(/Incorrect API key provided: \[REDACTED:[0-9a-f]{4}\]/);
+    expect(res.headers.get('x-echo-key')).toMatch(/^\[REDACTED:[0-9a-f]{4}\]$/);
+    expect(res.headers.get('x-loopgate-diagnosis')).toBe('bad-key');
+  });
+});
+
+describe('transport problems say what to check', () => {
+  it('https to a plain-http port: upstream-tls, naming the code', async () => {
+    const up = await stubUpstream((_req, res) => res.end('plain http'));
+    opened.push(up);
+    const proxy = await proxyTo(up.url.replace('http:', 'https:'));
+    const res = await fetch(`${proxy.url}/v1/models`, { headers: auth });
+    expect(res.status).toBe(502);
+    expect(res.headers.get('x-loopgate-diagnosis')).toBe('upstream-tls');
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/TLS with the upstream failed \([A-Z_]+\).*https on an http port/);
+  });
+
+  it('hints quoting a client-chosen model name stay on one line', async () => {
+    const stack = await startStack();
+    opened.push(stack);
+    await stack.proxy.refreshModels();
+    await fetch(`${stack.proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt\n4o\u0000\u001b[31m', messages: [{ role: 'user', content: 'x' }] }),
+    });
+    const hint = await until(() => stack.hints.find((h) => h.includes('gpt')), 5000, 'the model hint');
+    expect(hint).not.toMatch(/[\x00-\x1f]/);
+    expect(hint).toContain('gpt\\x0a4o\\x00\\x1b[31m');
+  });
+});
