@@ -300,7 +300,7 @@ export class ProxyHost implements vscode.Disposable {
       if (v.kind === 'unproven') {
         return this.fail(
           v.noToken
-            ? `Port ${config.port} is taken by a Loopgate proxy that runs without a local token (\`loopgate serve --no-token\`, or loopgate.proxy.requireToken off). It cannot prove it is this user's proxy, so this window does not use it: stop it, or change loopgate.proxy.port.`
+            ? `Port ${config.port} is taken by a Loopgate proxy that runs without a local token (\`loopgate serve --no-token\`). It cannot prove it is this user's proxy, so this window does not use it: stop it, or change loopgate.proxy.port.`
             : notOurs(config.port),
           'EADDRINUSE',
         );

@@ -73,6 +73,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     simulator: opts.simulator ?? false,
     key,
     token: opts.token,
+    proofToken: opts.token ?? opts.proofToken ?? null,
     guard: guardConfig(0),
     limits,
     timeouts,

@@ -40,6 +40,8 @@ export function runIpcHost(io: Io): Promise<number> {
               upstream,
               key,
               token: msg.config.requireToken ? msg.token : null,
+              // Other windows verify this proxy with the token even when clients need none.
+              proofToken: msg.token,
               port: msg.config.port,
               host: msg.config.host,
               logBodies: msg.config.logBodies,

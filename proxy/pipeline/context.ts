@@ -25,6 +25,8 @@ export interface ProxyContext {
   simulator: boolean;
   key: { value?: string };
   token: string | null;
+  /** The key of the health proof when `token` is null (see ProxyOptions.proofToken). */
+  proofToken: string | null;
   guard: GuardConfig;
   limits: ProxyLimits;
   timeouts: UpstreamTimeouts;

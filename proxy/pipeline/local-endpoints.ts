@@ -24,7 +24,8 @@ export function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): void {
         throw new ProxyError(400, 'bad-challenge', `${CHALLENGE_HEADER} must be 22–128 base64url characters (a random nonce).`);
       }
       // Without a token the proxy cannot prove anything: it says so, and a window will not attach.
-      if (challenge && ctx.token !== null) headers[PROOF_HEADER] = healthProof(ctx.token, ex.req.socket.localPort ?? 0, challenge);
+      // (A proxy the extension started with requireToken off still proves the token it was given.)
+      if (challenge && ctx.proofToken !== null) headers[PROOF_HEADER] = healthProof(ctx.proofToken, ex.req.socket.localPort ?? 0, challenge);
       // A challenge alone (no credential) gets only the proof: the window sends the token after it checked it.
       if (challenge && presentedCredential(ex.req) === undefined) {
         payload = { loopgate: version, requireToken: ctx.token !== null };

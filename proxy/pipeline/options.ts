@@ -29,6 +29,11 @@ export interface ProxyOptions {
   key?: string;
   /** Local token clients must present; null turns the check off (--no-token). */
   token: string | null;
+  /**
+   * With `token` null, the token the VS Code extension holds anyway: used only to
+   * answer the health challenge, so other windows can still tell this proxy is theirs.
+   */
+  proofToken?: string;
   host?: string;
   port?: number;
   allowHttp?: boolean;

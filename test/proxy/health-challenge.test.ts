@@ -98,6 +98,20 @@ describe('what the window refuses', () => {
     }
   });
 
+  it('a proxy the extension started with requireToken off still proves the token it holds, so other windows attach', async () => {
+    const open = await startStack({ token: null, proofToken: TOKEN });
+    try {
+      const v = await probeHealth(open.proxy.url, TOKEN);
+      expect(v.kind).toBe('loopgate');
+      // Clients still need no token there.
+      expect((await fetch(`${open.proxy.url}/v1/models`)).status).toBe(200);
+      // And the proof is for that token only.
+      expect(await probeHealth(open.proxy.url, 'lg-local-someone-else-0123456789abcdefghij')).toEqual({ kind: 'unproven', noToken: true });
+    } finally {
+      await open.close();
+    }
+  });
+
   it('a program on another port that relays the challenge to the real proxy gets a proof that does not fit its port', async () => {
     const relay = await listen((req, res) => {
       const target = new URL(stack.proxy.url);
