@@ -2,6 +2,7 @@
 // `loopgate serve`). The local token is sent only to a proxy that first proved
 // it knows it (proxy/rules/health-proof.ts); anything else gets nothing.
 import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { CHALLENGE_HEADER, healthProof, PROOF_HEADER, proofMatches } from '../proxy/rules/health-proof.js';
 import { parseUpstream } from '../proxy/rules/urls.js';
@@ -26,28 +27,68 @@ export async function probeHealth(proxyUrl: string, token: string, timeoutMs = 3
   const url = new URL('/_loopgate/health', proxyUrl);
   const port = Number(url.port || 80);
   const nonce = randomBytes(32).toString('base64url');
-  let res: Response;
+  let res: HealthAnswer;
   try {
-    res = await fetch(url, { headers: { [CHALLENGE_HEADER]: nonce }, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
+    res = await get(url, url.hostname, { [CHALLENGE_HEADER]: nonce }, timeoutMs);
   } catch (err) {
     // A port held by something that never answers is taken all the same.
     return (err as Error).name === 'TimeoutError' ? { kind: 'unproven', noToken: false } : { kind: 'unreachable' };
   }
-  const said = (await res.json().catch(() => undefined)) as { loopgate?: unknown; requireToken?: unknown } | undefined;
-  if (res.status !== 200 || !proofMatches(healthProof(token, port, nonce), res.headers.get(PROOF_HEADER) ?? undefined)) {
+  const said = parse(res.body) as { loopgate?: unknown; requireToken?: unknown } | undefined;
+  // Signed for the address this window reached: a relay on 127.0.0.1 to a proxy on ::1 does not fit.
+  const expected = healthProof(token, res.remoteAddress, port, nonce);
+  const proof = res.headers[PROOF_HEADER];
+  if (res.status !== 200 || !proofMatches(expected, typeof proof === 'string' ? proof : undefined)) {
     return { kind: 'unproven', noToken: typeof said?.loopgate === 'string' && said.requireToken === false };
   }
-  // Proven: only now may the token go to it.
+  // Proven: only now may the token go to it, and only to that same address.
   try {
-    const full = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
-    const body = (await full.json()) as Partial<ProxyHealth>;
-    if (full.status !== 200 || typeof body.loopgate !== 'string') return { kind: 'unproven', noToken: false };
+    const full = await get(url, res.remoteAddress, { authorization: `Bearer ${token}` }, timeoutMs);
+    const body = parse(full.body) as Partial<ProxyHealth> | undefined;
+    if (full.status !== 200 || typeof body?.loopgate !== 'string') return { kind: 'unproven', noToken: false };
     return {
       kind: 'loopgate',
       health: { loopgate: body.loopgate, pid: body.pid, siteUrl: String(body.siteUrl ?? ''), baseUrl: String(body.baseUrl ?? ''), simulator: Boolean(body.simulator) },
     };
   } catch {
     return { kind: 'unreachable' };
+  }
+}
+
+interface HealthAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  /** The address the connection actually reached (fetch does not tell). */
+  remoteAddress: string;
+}
+
+/** GET `url` at `address` (a host name or an IP), with the URL's own Host header. Rejects with a TimeoutError. */
+function get(url: URL, address: string, headers: Record<string, string>, timeoutMs: number): Promise<HealthAnswer> {
+  return new Promise((resolve, reject) => {
+    // agent: false — a fresh connection each time, closed after: nothing lingers in a pool.
+    const req = httpRequest({ host: address.replace(/^\[|\]$/g, ''), port: Number(url.port || 80), path: url.pathname, headers: { ...headers, host: url.host }, agent: false }, (res) => {
+      const remoteAddress = res.socket.remoteAddress ?? address;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size <= 64 * 1024) chunks.push(c);
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), remoteAddress }));
+      res.on('error', reject);
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error('health check timed out'), { name: 'TimeoutError' })));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { showBaseUrlNotice } from './baseUrlNotice.js';
 import { refreshModels } from './commands/modelCommands.js';
 import { setContextKey } from './contextKeys.js';
-import { isHealthProbe, type ProxyHost } from './proxyHost.js';
+import { isFailure, isHealthProbe, type ProxyHost } from './proxyHost.js';
 import { migrateKeyFromSettings, type KeyStore } from './secrets.js';
 import { PROXY_SETTINGS, readSettings } from './settings.js';
 import type { ModelsModel } from './views/modelsModel.js';
@@ -44,7 +44,7 @@ export const settingsSettled = (): Promise<void> => settingsReaction;
 export function wireReactions(p: Parts, presence: KeyPresence): vscode.Disposable[] {
   const { host, keys, models, tree, log } = p;
   return [
-    host.onTraffic((t) => (isHealthProbe(t) ? undefined : t.status >= 400 ? log.warn(t.line) : log.info(t.line))),
+    host.onTraffic((t) => (isHealthProbe(t) ? undefined : isFailure(t) ? log.warn(t.line) : log.info(t.line))),
     host.onDidChangeState((s) => {
       void setContextKey('loopgate.proxyRunning', host.endpoint !== undefined);
       if (s.kind === 'running' || s.kind === 'attached') void refreshModels(models);

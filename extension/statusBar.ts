@@ -1,6 +1,6 @@
 // The status bar item (port, request count, last error) and the quick pick it opens.
 import * as vscode from 'vscode';
-import { isHealthProbe, type ProxyHost, type ProxyState, type TrafficEvent } from './proxyHost.js';
+import { isFailure, isHealthProbe, type ProxyHost, type ProxyState, type TrafficEvent } from './proxyHost.js';
 
 export class ProxyStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('loopgate.status', vscode.StatusBarAlignment.Right, 100);
@@ -47,7 +47,7 @@ export class ProxyStatusBar implements vscode.Disposable {
     if (t.status === 0 || isHealthProbe(t)) return; // a hint line, or another window checking on the proxy
     this.requests++;
     // The next success shows the problem is fixed (or was passing): the error goes.
-    this.lastError = t.status >= 400 ? { status: t.status, diagnosis: t.diagnosis, at: new Date() } : undefined;
+    this.lastError = isFailure(t) ? { status: t.status, diagnosis: t.diagnosis, at: new Date() } : undefined;
     this.render();
   }
 

@@ -12,6 +12,8 @@ import { CUT_MARGIN } from './record.js';
 /** Response excerpt kept for token usage (head + tail) when bodies are not logged. */
 export const CAPTURE_HEAD = 4096;
 export const CAPTURE_TAIL = 16 * 1024;
+/** With logBodies, the end of a body longer than the cap, kept for usage and stream errors. */
+const CAPTURE_TAIL_AFTER_CAP = 8 * 1024;
 /** With logBodies, capture stops once this many bytes are kept. */
 export function logBodyCaptureBytes(logBodyBytes: number): number {
   return 4 * (logBodyBytes + CUT_MARGIN);
@@ -24,7 +26,11 @@ export function capture(ex: Exchange, ctx: Pick<ProxyContext, 'logBodies' | 'log
   if (ctx.logBodies) {
     // Bytes, up to 4 per character: enough for cap + margin characters whatever the script.
     if (ex.responseCaptureBytes < logBodyCaptureBytes(ctx.logBodyBytes)) keep(ex, chunk);
-    else ex.bodyTruncated = true;
+    else {
+      ex.bodyTruncated = true;
+      // Past the cap, the end still matters: usage and a closing error event are there.
+      ex.responseTail = rollingTail(ex.responseTail, chunk);
+    }
     return;
   }
   if (ex.responseCaptureBytes < CAPTURE_HEAD && (ex.responseHead?.length ?? 0) < CAPTURE_HEAD) {
@@ -35,6 +41,13 @@ export function capture(ex: Exchange, ctx: Pick<ProxyContext, 'logBodies' | 'log
   while (list.length > 1 && ex.responseCaptureBytes - list[0]!.length >= CAPTURE_TAIL) {
     ex.responseCaptureBytes -= list.shift()!.length;
   }
+}
+
+/** The last CAPTURE_TAIL_AFTER_CAP bytes seen, as one small copy (never a view of a socket read). */
+function rollingTail(prev: Buffer | undefined, chunk: Buffer): Buffer {
+  if (chunk.length >= CAPTURE_TAIL_AFTER_CAP) return Buffer.from(chunk.subarray(chunk.length - CAPTURE_TAIL_AFTER_CAP));
+  const joined = prev ? Buffer.concat([prev, chunk]) : Buffer.from(chunk);
+  return joined.length > CAPTURE_TAIL_AFTER_CAP ? Buffer.from(joined.subarray(joined.length - CAPTURE_TAIL_AFTER_CAP)) : joined;
 }
 
 /**

@@ -53,6 +53,8 @@ export interface Exchange {
   responseHeaders?: Record<string, string | string[] | undefined>;
   /** First bytes of the response (usage of Anthropic streams sits in message_start). */
   responseHead?: Buffer;
+  /** With logBodies, the last bytes of a response longer than the cap (see capture.ts). */
+  responseTail?: Buffer;
   /** A captured body was cut at the log cap. */
   bodyTruncated?: boolean;
   /** Sent as x-loopgate-warning, e.g. a model missing from /models. */

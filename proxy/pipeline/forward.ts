@@ -69,7 +69,8 @@ export async function forward(ex: Exchange, ctx: ProxyContext, abort: AbortSigna
 }
 
 function writeJson(ex: Exchange, ctx: ProxyContext, status: number, upstreamHeaders: UpstreamResponse['headers'], body: string): void {
-  const buf = Buffer.from(body);
+  // Bridged answers are written by Loopgate from upstream text, which may quote the key.
+  const buf = Buffer.from(ctx.redactor.knownSecrets(body));
   const headers = { ...upstreamHeaders, 'content-type': 'application/json' };
   writeHead(ex, ctx, status, headers, false, buf.length);
   ex.bytesOut += buf.length;
@@ -192,8 +193,10 @@ function readCapped(body: UpstreamResponse['body'], cap: number): Promise<{ buf:
 async function relayError(ex: Exchange, ctx: ProxyContext, upstream: UpstreamResponse): Promise<void> {
   const read = await readCapped(upstream.body, ERROR_BODY_BYTES);
   const { complete } = read;
-  // Relays quote the key they were given ("Incorrect API key provided: sk-…"); the client never holds it.
-  const buf = complete ? Buffer.from(ctx.redactor.knownSecrets(read.buf.toString('utf8'))) : read.buf;
+  // Relays quote the key they were given ("Incorrect API key provided: sk-…"); the client never
+  // holds it. A compressed body cannot be searched, and is passed on as it came.
+  const encoded = upstream.headers['content-encoding'] !== undefined && upstream.headers['content-encoding'] !== 'identity';
+  const buf = encoded ? read.buf : ctx.redactor.knownSecretsIn(read.buf);
   if (complete && ex.interceptError?.(upstream.statusCode, buf)) {
     ex.intercepted = true;
     ex.status = undefined;
@@ -232,9 +235,11 @@ async function relayError(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRes
 }
 
 async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamResponse, generation: number): Promise<void> {
-  const { buf, complete } = await readCapped(upstream.body, 4 * 1024 * 1024);
-  if (complete) ctx.models.ingest(buf.toString('utf8'), generation);
-  capture(ex, ctx, buf);
+  const read = await readCapped(upstream.body, 4 * 1024 * 1024);
+  const { complete } = read;
+  if (complete) ctx.models.ingest(read.buf.toString('utf8'), generation);
+  capture(ex, ctx, read.buf);
+  const buf = ctx.redactor.knownSecretsIn(read.buf);
   writeHead(ex, ctx, upstream.statusCode, upstream.headers, false, complete ? buf.length : undefined);
   ex.bytesOut += buf.length;
   if (complete) {
@@ -262,14 +267,16 @@ function pipeBody(ex: Exchange, ctx: ProxyContext, body: UpstreamResponse['body'
     body.on('data', (chunk: Buffer) => {
       capture(ex, ctx, chunk);
       streamedBytes(chunk.length);
-      const out = transform ? transform(chunk) : chunk;
+      // Whatever the status: a relay may quote the key in an error event or a 200 error body.
+      const out = ctx.redactor.knownSecretsIn(transform ? transform(chunk) : chunk);
       if (out.length === 0) return;
       ex.bytesOut += out.length;
       if (!res.write(out)) body.pause();
     });
     body.once('end', () => {
       cleanup();
-      const tail = ex.transformEnd?.();
+      const end = ex.transformEnd?.();
+      const tail = end && ctx.redactor.knownSecretsIn(end);
       if (tail && tail.length) {
         ex.bytesOut += tail.length;
         res.end(tail);

@@ -25,7 +25,7 @@ export function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): void {
       }
       // Without a token the proxy cannot prove anything: it says so, and a window will not attach.
       // (A proxy the extension started with requireToken off still proves the token it was given.)
-      if (challenge && ctx.proofToken !== null) headers[PROOF_HEADER] = healthProof(ctx.proofToken, ex.req.socket.localPort ?? 0, challenge);
+      if (challenge && ctx.proofToken !== null) headers[PROOF_HEADER] = healthProof(ctx.proofToken, ex.req.socket.localAddress ?? '', ex.req.socket.localPort ?? 0, challenge);
       // A challenge alone (no credential) gets only the proof: the window sends the token after it checked it.
       if (challenge && presentedCredential(ex.req) === undefined) {
         payload = { loopgate: version, requireToken: ctx.token !== null };

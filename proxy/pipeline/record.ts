@@ -17,6 +17,8 @@ function captured(ex: Exchange): string {
 export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
   const r = ctx.redactor;
   const body = captured(ex);
+  // What usage and stream errors are read from: the capture, plus the end past a logBodies cap.
+  const scanned = ex.responseTail ? body + '\n' + ex.responseTail.toString('utf8') : body;
   const status = ex.status ?? 0;
   const rec: TrafficRecord = {
     time: ex.time.toISOString(),
@@ -31,14 +33,14 @@ export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
     params: ex.params?.map((p) => r.string(p)),
     status,
     errorType: ex.errorType,
-    errorCode: ex.errorCode ?? ex.localError ?? (status < 400 && ex.responseContentType?.startsWith('text/event-stream') ? streamErrorCode(body) : undefined),
+    errorCode: ex.errorCode ?? ex.localError ?? (status < 400 && ex.responseContentType?.startsWith('text/event-stream') ? streamErrorCode(scanned) : undefined),
     diagnosis: ex.diagnosis?.code,
     bridge: ex.bridge,
     ttfbMs: ex.ttfbMs === undefined ? undefined : round(ex.ttfbMs),
     totalMs: round(performance.now() - ex.startedAt),
     bytesIn: ex.bytesIn,
     bytesOut: ex.bytesOut,
-    usage: status < 400 ? extractUsage(body) : undefined,
+    usage: status < 400 ? extractUsage(scanned) : undefined,
     retries: ex.retries,
     clientAborted: ex.clientAborted,
     requestHeaders: r.headers(ex.req.headers),

@@ -1,8 +1,9 @@
 // The health challenge: before a VS Code window sends the local token to a
 // proxy already on its port, the proxy must prove it knows that token. The
 // window sends a random nonce; the proxy answers HMAC-SHA256(token, …nonce…).
-// The proxy's own port is part of the proof, so a program on another port
-// cannot relay the challenge to the real proxy and pass its answer off.
+// The proxy's own address and port are part of the proof, so a program on
+// another port, or on the same port of another loopback address (127.0.0.1
+// vs ::1), cannot relay the challenge to the real proxy and pass its answer off.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 export const CHALLENGE_HEADER = 'x-loopgate-challenge';
@@ -15,8 +16,14 @@ export function isValidNonce(nonce: unknown): nonce is string {
   return typeof nonce === 'string' && NONCE.test(nonce);
 }
 
-export function healthProof(token: string, port: number, nonce: string): string {
-  return createHmac('sha256', token).update(`loopgate-health/1\n${port}\n${nonce}`).digest('base64url');
+export function healthProof(token: string, address: string, port: number, nonce: string): string {
+  return createHmac('sha256', token).update(`loopgate-health/2\n${normaliseAddress(address)}\n${port}\n${nonce}`).digest('base64url');
+}
+
+/** One spelling per address: an IPv4-mapped IPv6 address is its IPv4 address; brackets go. */
+export function normaliseAddress(address: string): string {
+  const a = address.replace(/^\[|\]$/g, '').toLowerCase();
+  return a.startsWith('::ffff:') && a.includes('.') ? a.slice(7) : a;
 }
 
 /** Constant-time: hashing first makes the lengths equal. */

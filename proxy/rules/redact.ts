@@ -22,6 +22,12 @@ export interface Redactor {
    * alone: for what goes back to the client, whose own text must stay intact.
    */
   knownSecrets(s: string): string;
+  /**
+   * knownSecrets for bytes on their way to the client: the same Buffer back when no
+   * registered secret occurs in it as-is (one memmem per secret, cheap on every
+   * streamed chunk); otherwise the scrubbed bytes, other bytes untouched (latin1).
+   */
+  knownSecretsIn(buf: Buffer): Buffer;
 }
 
 /** Header names whose value is always replaced, whatever it looks like. */
@@ -199,6 +205,8 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
   const memo = new Map<string, string>();
   const formTag = new Map<string, string>();
   let exact: RegExp | null = null;
+  /** Each secret as-is, for the quick test on response bytes. */
+  const plain: Buffer[] = [];
   // Code units that occur in some form, and the shortest form: a cheap test
   // that lets prose skip the long exact alternation.
   const formUnits = new Uint8Array(65536);
@@ -217,6 +225,7 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
   function addSecret(secret: string): void {
     if (typeof secret !== 'string' || secret.trim().length < MIN_SECRET_LENGTH) return;
     const s = secret.trim();
+    if (!plain.some((b) => b.toString('latin1') === s)) plain.push(Buffer.from(s, 'latin1'));
     const t = tag(s);
     let changed = false;
     for (const form of secretForms(s)) {
@@ -315,11 +324,18 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
     return walk(v) as T;
   }
 
+  function knownSecretsIn(buf: Buffer): Buffer {
+    if (!plain.some((p) => buf.includes(p))) return buf;
+    const text = buf.toString('latin1');
+    const out = knownSecrets(text);
+    return out === text ? buf : Buffer.from(out, 'latin1');
+  }
+
   function knownSecrets(s: string): string {
     if (!exact || typeof s !== 'string' || !hasRun(s, formUnits, minForm)) return s;
     return s.replace(exact, (m) => formTag.get(m) ?? tag(m));
   }
 
   for (const s of opts.secrets ?? []) addSecret(s);
-  return { string, headers, value, addSecret, knownSecrets };
+  return { string, headers, value, addSecret, knownSecrets, knownSecretsIn };
 }

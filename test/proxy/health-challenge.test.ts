@@ -37,11 +37,13 @@ const close = (server: Server) => new Promise<void>((resolve) => server.close(()
 const portOf = (url: string) => Number(new URL(url).port);
 
 describe('GET /_loopgate/health with a challenge', () => {
-  it('answers a bare challenge with HMAC(token, port, nonce) and nothing about the upstream', async () => {
+  it('answers a bare challenge with HMAC(token, address, port, nonce) and nothing about the upstream', async () => {
     const res = await httpRequest(stack.proxy.url, { path: '/_loopgate/health', headers: { host: hostOf(stack.proxy.url), [CHALLENGE_HEADER]: NONCE } });
     expect(res.status).toBe(200);
-    expect(res.headers[PROOF_HEADER]).toBe(healthProof(TOKEN, portOf(stack.proxy.url), NONCE));
-    expect(res.headers[PROOF_HEADER]).not.toBe(healthProof(TOKEN, portOf(stack.proxy.url) + 1, NONCE));
+    expect(res.headers[PROOF_HEADER]).toBe(healthProof(TOKEN, '127.0.0.1', portOf(stack.proxy.url), NONCE));
+    expect(res.headers[PROOF_HEADER]).toBe(healthProof(TOKEN, '::ffff:127.0.0.1', portOf(stack.proxy.url), NONCE));
+    expect(res.headers[PROOF_HEADER]).not.toBe(healthProof(TOKEN, '127.0.0.1', portOf(stack.proxy.url) + 1, NONCE));
+    expect(res.headers[PROOF_HEADER]).not.toBe(healthProof(TOKEN, '::1', portOf(stack.proxy.url), NONCE));
     const body = JSON.parse(res.body);
     expect(body).toEqual({ loopgate: expect.any(String), requireToken: true });
     expect(res.body).not.toContain(stack.sim.url);
@@ -109,6 +111,33 @@ describe('what the window refuses', () => {
       expect(await probeHealth(open.proxy.url, 'lg-local-someone-else-0123456789abcdefghij')).toEqual({ kind: 'unproven', noToken: true });
     } finally {
       await open.close();
+    }
+  });
+
+  it('a program on the same port of another loopback address (127.0.0.1 vs ::1) that relays the challenge gets a proof that does not fit', async () => {
+    // The user's proxy on [::1]:P, and an impostor on 127.0.0.1:P relaying to it.
+    const v6 = await startStack({ host: '::1' }).catch(() => undefined);
+    if (!v6) return expect.fail('this test needs the IPv6 loopback address ::1');
+    const port = portOf(v6.proxy.url);
+    const seen: Seen[] = [];
+    const impostor = createServer((req, res) => {
+      seen.push({ url: req.url ?? '', headers: req.headers });
+      const upstream = request({ host: '::1', port, path: req.url, method: req.method, headers: { ...req.headers, host: `[::1]:${port}` }, agent: false }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.end();
+    });
+    await new Promise<void>((resolve, reject) => impostor.once('error', reject).listen(port, '127.0.0.1', resolve));
+    try {
+      expect(await probeHealth(`http://127.0.0.1:${port}`, TOKEN)).toEqual({ kind: 'unproven', noToken: false });
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen.every((x) => x.headers.authorization === undefined)).toBe(true);
+      // The real proxy, reached directly, still proves itself.
+      expect((await probeHealth(`http://[::1]:${port}`, TOKEN)).kind).toBe('loopgate');
+    } finally {
+      await close(impostor);
+      await v6.close();
     }
   });
 

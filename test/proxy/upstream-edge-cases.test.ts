@@ -2,6 +2,7 @@
 // bodies, breaking while its answer is read, echoing the key back, TLS on the
 // wrong port. Each case failed once (review findings); each gets a real socket.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
@@ -116,6 +117,66 @@ describe('the key never comes back to the client', () => {
     expect(body).toMatch(/Incorrect API key provided: \[REDACTED:[0-9a-f]{4}\]/);
     expect(res.headers.get('x-echo-key')).toMatch(/^\[REDACTED:[0-9a-f]{4}\]$/);
     expect(res.headers.get('x-loopgate-diagnosis')).toBe('bad-key');
+  });
+});
+
+describe('the key never comes back to the client, whatever shape the echo takes', () => {
+  const echo = `Incorrect API key provided: ${KEY}`;
+  it.each([
+    ['a 401 body over 64 KiB', (res: ServerResponse) => res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: echo, pad: 'x'.repeat(70_000) } }))],
+    ['a 401 sent as an event stream', (res: ServerResponse) => res.writeHead(401, { 'content-type': 'text/event-stream' }).end(`data: ${JSON.stringify({ error: { message: echo } })}\n\n`)],
+    ['a 200 JSON error envelope', (res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: echo } }))],
+    [
+      'an error event inside a 200 stream',
+      (res: ServerResponse) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'hi' } }] })}\n\n`);
+        res.end(`data: ${JSON.stringify({ error: { message: echo, code: 'invalid_api_key' } })}\n\n`);
+      },
+    ],
+  ])('%s', async (_name, answer) => {
+    const up = await stubUpstream((req, res) => {
+      if (req.url?.endsWith('/models')) return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+      answer(res);
+    });
+    opened.push(up);
+    const proxy = await proxyTo(up.url);
+    for (const path of ['/v1/chat/completions', '/v1/messages']) {
+      const body = path === '/v1/messages' ? { model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'x' }] } : { model: 'm', stream: true, messages: [] };
+      // /v1/messages is bridged here (the stub has no Messages), so Loopgate writes that answer itself.
+      const res = await fetch(`${proxy.url}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const text = await res.text();
+      expect(text, path).not.toContain(KEY);
+      expect(text, path).toMatch(/\[REDACTED:[0-9a-f]{4}\]|HTTP \d{3}/);
+    }
+  });
+
+  it('a compressed error body is passed on intact (it cannot be searched, and must not be mangled)', async () => {
+    const gz = gzipSync(JSON.stringify({ error: { message: 'bad key', code: 'invalid_api_key' } }));
+    const up = await stubUpstream((_req, res) => res.writeHead(401, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gz));
+    opened.push(up);
+    const proxy = await proxyTo(up.url);
+    const res = await fetch(`${proxy.url}/v1/models`, { headers: { ...auth, 'accept-encoding': 'identity' } });
+    expect(res.status).toBe(401);
+    // fetch decodes gzip itself; what matters is that the bytes decode.
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe('bad key');
+    expect(gunzipSync(gz).toString()).toContain('bad key');
+  });
+});
+
+describe('with --log-bodies, the end of a long stream still counts', () => {
+  it('an error event past the body cap is still reported', async () => {
+    const stack = await startStack({ logBodies: true });
+    opened.push(stack);
+    stack.traffic.length = 0;
+    const res = await fetch(`${stack.proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', 'x-sim-fault': 'error-event-mid-stream', 'x-sim-response-bytes': '1200000' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'long' }] }),
+    });
+    await res.text();
+    const line = await until(() => stack.traffic.find((l) => l.includes('/v1/chat/completions')), 5000, 'the traffic line');
+    expect(line).toContain('[server_error]');
   });
 });
 

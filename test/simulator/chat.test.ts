@@ -138,6 +138,9 @@ describe('POST /v1/chat/completions', () => {
     expect(plain.choices[0]!.message.content).toBe('Echo: delete the temp files');
     const required = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], tools: [bash, weather], tool_choice: 'required' });
     expect(required.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type))).toEqual(['Bash']);
+    // Whole words only: "rebash" names no tool.
+    const partial = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'rebash the get_weathers' }], tools: [bash, weather] });
+    expect(partial.choices[0]!.message.tool_calls ?? []).toEqual([]);
     const named = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'GET_WEATHER please' }], tools: [bash, weather] });
     expect(named.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type))).toEqual(['get_weather']);
   });

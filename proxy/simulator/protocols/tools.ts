@@ -22,8 +22,8 @@ export type SimToolChoice = { kind: 'auto' } | { kind: 'none' } | { kind: 'requi
 export function pickTool(tools: SimTool[], choice: SimToolChoice, userText: string, afterToolResult: boolean): SimTool | undefined {
   if (tools.length === 0 || afterToolResult || choice.kind === 'none') return undefined;
   if (choice.kind === 'named') return tools.find((t) => t.name === choice.name);
-  const text = userText.toLowerCase();
-  const named = tools.find((t) => text.includes(t.name.toLowerCase()));
+  // A whole word only: "rewrite this" must not call Write, nor "I am ready" Read.
+  const named = tools.find((t) => new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(t.name)}($|[^A-Za-z0-9_])`, 'i').test(userText));
   return choice.kind === 'required' ? (named ?? tools[0]) : named;
 }
 
@@ -54,4 +54,8 @@ export function toolArguments(tool: SimTool, userText: string): Record<string, u
 /** A stable call id, e.g. `call_…` / `toolu_…`. */
 export function callId(prefix: string, tool: SimTool, args: string): string {
   return `${prefix}${createHash('sha256').update(`${tool.name}\n${args}`).digest('hex').slice(0, 24)}`;
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

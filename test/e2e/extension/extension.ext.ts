@@ -1,6 +1,7 @@
 // Runs inside real VS Code (code-server) with the Loopgate extension, against
 // the simulator the outer test started (loopgate.baseUrl in user settings).
-import { existsSync, readFileSync } from 'node:fs';
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -213,6 +214,23 @@ async function startedOther(port: number, upstream: string | undefined, requireT
   return other;
 }
 
+/** `loopgate serve --no-token` as a user would run it in a terminal; resolves once it listens. */
+function cliNoToken(port: number): Promise<ChildProcess> {
+  const cli = join(vscode.extensions.getExtension('loopgate.loopgate')!.extensionPath, 'dist', 'cli.js');
+  const child = fork(cli, ['serve', '--port', String(port), '--no-token', '--no-log', '--quiet'], {
+    env: { PATH: process.env.PATH, LOOPGATE_HOME: mkdtempSync(join(tmpdir(), 'lg-e2e-cli-')) },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (/listening on/.test(out)) resolve(child);
+    });
+    child.once('exit', (code) => reject(new Error(`loopgate serve --no-token exited with ${code}: ${out}`)));
+  });
+}
+
 async function closeOther(other: ProxyHost): Promise<void> {
   await other.stop();
   other.dispose();
@@ -252,14 +270,24 @@ test('the window attaches only to a proxy that proves it knows the token and use
   } finally {
     await new Promise((r) => fake.close(r));
   }
-  // A Loopgate proxy without a token cannot prove anything either.
-  const open = await startedOther(port, configuredBaseUrl(), false);
+  // A `loopgate serve --no-token` in a terminal cannot prove anything either.
+  const open = await cliNoToken(port);
   try {
     const state = await api.host.start();
     assert.equal(state.kind, 'failed', JSON.stringify(state));
     assert.match((state as { message: string }).message, /runs without a local token \(`loopgate serve --no-token`/);
   } finally {
-    await closeOther(open);
+    open.kill('SIGTERM');
+    await new Promise((r) => (open.exitCode !== null ? r(undefined) : open.once('exit', r)));
+  }
+  // Another window's proxy with requireToken off still proves the token it holds: attached.
+  const relaxed = await startedOther(port, configuredBaseUrl(), false);
+  try {
+    const state = await api.host.start();
+    assert.equal(state.kind, 'attached', JSON.stringify(state));
+    await vscode.commands.executeCommand('loopgate.stopProxy');
+  } finally {
+    await closeOther(relaxed);
   }
   // This user's proxy, on another upstream: not used silently.
   const demo = await startedOther(port, undefined);
@@ -314,6 +342,18 @@ test('Set API Key with a good key replaces the bad one and the models come back'
   // The problem is fixed: the status bar stops showing the old error (the successful request's line may still be on its way).
   await waitFor(() => !/\$\(error\)/.test(api.statusBar.text), { message: `the status bar without the old error (text: ${api.statusBar.text})` });
 }, { timeoutMs: 40_000 });
+
+test('a 200 stream that ends in an error event shows as an error in the status bar', async () => {
+  const { url } = api.host.endpoint!;
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${api.host.token}`, 'content-type': 'application/json', 'x-sim-fault': 'error-event-mid-stream' },
+    body: JSON.stringify({ model: modelEntries(fixture.groups.default!)[0]!.id, stream: true, messages: [{ role: 'user', content: 'x' }] }),
+  });
+  assert.equal(res.status, 200);
+  await res.text();
+  await waitFor(() => /\$\(error\) 200/.test(api.statusBar.text), { message: `the status bar with the stream's error (text: ${api.statusBar.text})` });
+}, { timeoutMs: 20_000 });
 
 async function restartedOn(change: () => Thenable<unknown>): Promise<void> {
   const pid = api.host.pid;
