@@ -66,6 +66,10 @@ interface HealthAnswer {
 /** GET `url` at `address` (a host name or an IP), with the URL's own Host header. Rejects with a TimeoutError. */
 function get(url: URL, address: string, headers: Record<string, string>, timeoutMs: number): Promise<HealthAnswer> {
   return new Promise((resolve, reject) => {
+    let timedOut = false;
+    const timeout = () => Object.assign(new Error('health check timed out'), { name: 'TimeoutError' });
+    // Whichever error surfaces (request or response), a deadline is reported as one.
+    const fail = (err: Error) => reject(timedOut ? timeout() : err);
     // agent: false — a fresh connection each time, closed after: nothing lingers in a pool.
     const req = httpRequest({ host: address.replace(/^\[|\]$/g, ''), port: Number(url.port || 80), path: url.pathname, headers: { ...headers, host: url.host }, agent: false }, (res) => {
       const remoteAddress = res.socket.remoteAddress ?? address;
@@ -76,10 +80,18 @@ function get(url: URL, address: string, headers: Record<string, string>, timeout
         if (size <= 64 * 1024) chunks.push(c);
       });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), remoteAddress }));
-      res.on('error', reject);
+      res.on('error', fail);
+      res.once('close', () => {
+        if (!res.complete) fail(new Error('the connection closed before the answer was complete'));
+      });
     });
-    req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error('health check timed out'), { name: 'TimeoutError' })));
-    req.on('error', reject);
+    // One deadline for the whole exchange: connecting, headers and a body that trickles in.
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      req.destroy(timeout());
+    }, timeoutMs);
+    req.once('close', () => clearTimeout(deadline));
+    req.on('error', fail);
     req.end();
   });
 }

@@ -23,9 +23,11 @@ export interface Redactor {
    */
   knownSecrets(s: string): string;
   /**
-   * knownSecrets for bytes on their way to the client: the same Buffer back when no
-   * registered secret occurs in it as-is (one memmem per secret, cheap on every
-   * streamed chunk); otherwise the scrubbed bytes, other bytes untouched (latin1).
+   * Registered secrets in bytes on their way to the client, as-is or in the forms a
+   * relay quotes them (JSON-escaped, `\/`, URL-encoded), each replaced by a mask of
+   * the SAME length: a scrubbed body still matches its content-length. The same
+   * Buffer comes back when there is nothing to replace (one search per distinct
+   * form, usually one per secret: cheap on every streamed chunk).
    */
   knownSecretsIn(buf: Buffer): Buffer;
 }
@@ -172,6 +174,18 @@ function base64Cores(secret: string, url: boolean): string[] {
   return out;
 }
 
+/** The forms a relay quotes a key in, deduplicated (for a typical key, one: the key itself). */
+function quotedForms(secret: string): Buffer[] {
+  const json = JSON.stringify(secret).slice(1, -1);
+  const forms = new Set([secret, json, json.replace(/\//g, '\\/'), encodeURIComponent(secret)]);
+  return [...forms].map((f) => Buffer.from(f, 'utf8'));
+}
+
+/** `[REDACTED:xxxx]` padded with `*` to `length` bytes (only `*` when shorter than the tag). */
+function sameLengthMask(tag: string, length: number): Buffer {
+  return Buffer.from(length >= tag.length ? tag + '*'.repeat(length - tag.length) : '*'.repeat(length), 'latin1');
+}
+
 /** Every form a secret is searched for (also what tests sweep exports for). */
 export function secretForms(secret: string): string[] {
   const forms = new Set<string>([secret]);
@@ -205,8 +219,8 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
   const memo = new Map<string, string>();
   const formTag = new Map<string, string>();
   let exact: RegExp | null = null;
-  /** Each secret as-is, for the quick test on response bytes. */
-  const plain: Buffer[] = [];
+  /** Each secret as a relay would quote it, with its same-length mask, for response bytes. */
+  const plain: Array<{ form: Buffer; mask: Buffer }> = [];
   // Code units that occur in some form, and the shortest form: a cheap test
   // that lets prose skip the long exact alternation.
   const formUnits = new Uint8Array(65536);
@@ -225,8 +239,10 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
   function addSecret(secret: string): void {
     if (typeof secret !== 'string' || secret.trim().length < MIN_SECRET_LENGTH) return;
     const s = secret.trim();
-    if (!plain.some((b) => b.toString('latin1') === s)) plain.push(Buffer.from(s, 'latin1'));
     const t = tag(s);
+    for (const form of quotedForms(s)) {
+      if (!plain.some((p) => p.form.equals(form))) plain.push({ form, mask: sameLengthMask(t, form.length) });
+    }
     let changed = false;
     for (const form of secretForms(s)) {
       if (!formTag.has(form)) {
@@ -325,10 +341,14 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
   }
 
   function knownSecretsIn(buf: Buffer): Buffer {
-    if (!plain.some((p) => buf.includes(p))) return buf;
-    const text = buf.toString('latin1');
-    const out = knownSecrets(text);
-    return out === text ? buf : Buffer.from(out, 'latin1');
+    let out: Buffer | undefined;
+    for (const { form, mask } of plain) {
+      for (let at = (out ?? buf).indexOf(form); at >= 0; at = (out ?? buf).indexOf(form, at + form.length)) {
+        out ??= Buffer.from(buf);
+        mask.copy(out, at);
+      }
+    }
+    return out ?? buf;
   }
 
   function knownSecrets(s: string): string {

@@ -161,6 +161,25 @@ describe('what the window refuses', () => {
     }
   });
 
+  it('one deadline covers the whole probe: a server that trickles its answer is given up on in time', async () => {
+    const sockets = new Set<import('node:net').Socket>();
+    const slow = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const timer = setInterval(() => res.write(' '), 100);
+      res.once('close', () => clearInterval(timer));
+    });
+    slow.on('connection', (s) => sockets.add(s));
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    try {
+      // Without one deadline this never settles, and the test's own timeout fails it.
+      const v = await probeHealth(`http://127.0.0.1:${(slow.address() as AddressInfo).port}`, TOKEN, 500);
+      expect(v).toEqual({ kind: 'unproven', noToken: false });
+    } finally {
+      for (const s of sockets) s.destroy();
+      await close(slow);
+    }
+  });
+
   it('a closed port is unreachable; the liveness check tells an open port from a closed one', async () => {
     const gone = await listen(() => undefined);
     await close(gone.server);

@@ -151,6 +151,40 @@ describe('the key never comes back to the client, whatever shape the echo takes'
     }
   });
 
+  it('a scrubbed body keeps its content-length (same-length mask), so the client gets it whole and the connection stays usable', async () => {
+    for (const key of [KEY, 'sk-8char']) {
+      const body = JSON.stringify({ error: { message: `Incorrect API key provided: ${key}` } });
+      const up = await stubUpstream((req, res) => {
+        if (req.url?.endsWith('/models')) return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+        // A Go relay sets content-length; a 200 error envelope is passed through, not read.
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }).end(body);
+      });
+      opened.push(up);
+      const proxy = await startProxy({ upstream: up.url, key, token: TOKEN, port: 0, allowHttp: true, logFile: false });
+      opened.push(proxy);
+      // Twice on one keep-alive connection: extra bytes would corrupt the second answer.
+      for (let i = 0; i < 2; i++) {
+        const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"model":"m","messages":[]}', signal: AbortSignal.timeout(5000) });
+        const text = await res.text();
+        expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+        expect(text).not.toContain(key);
+        expect(JSON.parse(text).error.message).toMatch(/^Incorrect API key provided: (\[REDACTED:[0-9a-f]{4}\]\**|\*{8})$/);
+      }
+    }
+  });
+
+  it('an error body that quotes the key JSON-escaped (`\\/`) is scrubbed too', async () => {
+    const slashKey = 'sk-live/abcdefghijklmnop0123';
+    const up = await stubUpstream((_req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' }).end(`{"error":{"message":"Incorrect API key provided: ${slashKey.replace('/', '\\/')}"}}`);
+    });
+    opened.push(up);
+    const proxy = await startProxy({ upstream: up.url, key: slashKey, token: TOKEN, port: 0, allowHttp: true, logFile: false });
+    opened.push(proxy);
+    const text = await (await fetch(`${proxy.url}/v1/models`, { headers: auth })).text();
+    expect(text).not.toContain('abcdefghijklmnop0123');
+  });
+
   it('a compressed error body is passed on intact (it cannot be searched, and must not be mangled)', async () => {
     const gz = gzipSync(JSON.stringify({ error: { message: 'bad key', code: 'invalid_api_key' } }));
     const up = await stubUpstream((_req, res) => res.writeHead(401, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gz));
