@@ -80,7 +80,7 @@ export async function readTrafficLog(
 // in between, take the snapshot again after a short pause (rotations come in
 // bursts only when records are written faster than the size limit). After the
 // last attempt the read is best effort rather than an error.
-const SNAPSHOT_ATTEMPTS = 30;
+const SNAPSHOT_ATTEMPTS = 50;
 
 async function readSnapshot(file: string, includeRotated: boolean): Promise<{ path: string; text: string }[]> {
   for (let attempt = 1; ; attempt++) {
