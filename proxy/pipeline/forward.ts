@@ -70,7 +70,7 @@ export async function forward(ex: Exchange, ctx: ProxyContext, abort: AbortSigna
 
 function writeJson(ex: Exchange, ctx: ProxyContext, status: number, upstreamHeaders: UpstreamResponse['headers'], body: string): void {
   // Bridged answers are written by Loopgate from upstream text, which may quote the key.
-  const buf = Buffer.from(ctx.redactor.knownSecrets(body));
+  const buf = ctx.redactor.knownSecretsIn(Buffer.from(body));
   const headers = { ...upstreamHeaders, 'content-type': 'application/json' };
   writeHead(ex, ctx, status, headers, false, buf.length);
   ex.bytesOut += buf.length;
@@ -196,8 +196,7 @@ async function relayError(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRes
   // Relays quote the key they were given ("Incorrect API key provided: sk-…"); the client never
   // holds it. A compressed body cannot be searched, and is passed on as it came.
   const encoded = upstream.headers['content-encoding'] !== undefined && upstream.headers['content-encoding'] !== 'identity';
-  // A whole body gets every encoded form (hex, base64 too); its length is set anew below.
-  const buf = encoded ? read.buf : complete ? scrubWhole(ctx, read.buf) : ctx.redactor.knownSecretsIn(read.buf);
+  const buf = encoded ? read.buf : ctx.redactor.knownSecretsIn(read.buf);
   if (complete && ex.interceptError?.(upstream.statusCode, buf)) {
     ex.intercepted = true;
     ex.status = undefined;
@@ -233,13 +232,6 @@ async function relayError(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRes
   ex.bytesOut += buf.length;
   ex.res.write(buf);
   await pipeBody(ex, ctx, upstream.body);
-}
-
-/** knownSecrets over a whole body, bytes other than the secrets kept as they were (latin1 round trip). */
-function scrubWhole(ctx: ProxyContext, buf: Buffer): Buffer {
-  const text = buf.toString('latin1');
-  const out = ctx.redactor.knownSecrets(text);
-  return out === text ? buf : Buffer.from(out, 'latin1');
 }
 
 async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamResponse, generation: number): Promise<void> {

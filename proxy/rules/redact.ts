@@ -220,7 +220,7 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
   const formTag = new Map<string, string>();
   let exact: RegExp | null = null;
   /** Each secret as a relay would quote it, with its same-length mask, for response bytes. */
-  const plain: Array<{ form: Buffer; mask: Buffer }> = [];
+  const quoted: Array<{ form: Buffer; mask: Buffer }> = [];
   // Code units that occur in some form, and the shortest form: a cheap test
   // that lets prose skip the long exact alternation.
   const formUnits = new Uint8Array(65536);
@@ -241,7 +241,7 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
     const s = secret.trim();
     const t = tag(s);
     for (const form of quotedForms(s)) {
-      if (!plain.some((p) => p.form.equals(form))) plain.push({ form, mask: sameLengthMask(t, form.length) });
+      if (!quoted.some((q) => q.form.equals(form))) quoted.push({ form, mask: sameLengthMask(t, form.length) });
     }
     let changed = false;
     for (const form of secretForms(s)) {
@@ -342,8 +342,9 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
 
   function knownSecretsIn(buf: Buffer): Buffer {
     let out: Buffer | undefined;
-    for (const { form, mask } of plain) {
-      for (let at = (out ?? buf).indexOf(form); at >= 0; at = (out ?? buf).indexOf(form, at + form.length)) {
+    // Masks keep every offset, so the original bytes can be searched throughout.
+    for (const { form, mask } of quoted) {
+      for (let at = buf.indexOf(form); at >= 0; at = buf.indexOf(form, at + form.length)) {
         out ??= Buffer.from(buf);
         mask.copy(out, at);
       }
