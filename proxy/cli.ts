@@ -31,7 +31,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     io.err(`loopgate: unknown command "${name}".\n\n${help()}`);
     return EXIT.usage;
   }
-  if (rest.includes('--help') || rest.includes('-h')) {
+  // Only Loopgate's own arguments: `loopgate run -- codex --help` is the tool's help.
+  const own = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+  if (own.includes('--help') || own.includes('-h')) {
     io.out(command.usage);
     return EXIT.ok;
   }

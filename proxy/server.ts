@@ -11,6 +11,7 @@ import type { ProxyContext, ProxyStats } from './pipeline/context.js';
 import { guardConfig } from './pipeline/guard.js';
 import { handleRequest } from './pipeline/handle.js';
 import { printable } from './pipeline/record.js';
+import { rawRefusal } from './pipeline/refusal.js';
 import { createModelsCache } from './pipeline/models-cache.js';
 import { BridgePolicy } from './bridge/index.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type ProxyOptions } from './pipeline/options.js';
@@ -110,7 +111,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   );
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
   // CONNECT never reaches the request handler; refuse it plainly (the upstream origin is fixed).
-  server.on('connect', (_req, socket: Socket) => answerPlain(socket, 400, 'Bad Request', 'CONNECT is not supported: Loopgate forwards to one fixed upstream.'));
+  server.on('connect', (_req, socket: Socket) => socket.end(rawRefusal(400, 'Bad Request', 'unsafe-path', 'CONNECT is not supported: Loopgate forwards to one fixed upstream.')));
 
   await listen(server, opts.port ?? 8787, host);
   const port = (server.address() as AddressInfo).port;
@@ -167,16 +168,11 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
     socket.destroy();
     return;
   }
-  const [status, text, message] =
+  const [status, text, code, message] =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'Request Header Fields Too Large', 'Request headers are too large.']
+      ? [431, 'Request Header Fields Too Large', 'headers-too-large', 'Request headers are too large.']
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'Request Timeout', 'The request was not completed in time.']
-        : [400, 'Bad Request', 'Malformed HTTP request.'];
-  answerPlain(socket, status, text, message);
-}
-
-function answerPlain(socket: Socket, status: number, text: string, message: string): void {
-  const body = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code: `http-${status}` } });
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+        ? [408, 'Request Timeout', 'request-timeout', 'The request was not completed in time.']
+        : [400, 'Bad Request', 'malformed-request', 'Malformed HTTP request.'];
+  socket.end(rawRefusal(status, text, code, message));
 }

@@ -1,29 +1,31 @@
 // Anthropic Messages request → Chat Completions request.
 
+import { bridgeRule, isHarmless } from '../rules/protocol-params.js';
+import { chatEffort, effortForBudget, takesReasoningEffort } from '../rules/reasoning.js';
 import { noChatEquivalent, wrongType } from './reject.js';
 import { isRecord, type Json } from './types.js';
 
 const P = 'Anthropic Messages';
 
-const KNOWN = new Set([
-  'model', 'messages', 'system', 'max_tokens', 'stop_sequences', 'temperature', 'top_p', 'stream',
-  'tools', 'tool_choice', 'metadata', 'thinking',
-]);
-
-export function messagesToChat(body: Json): { chat: Json; stream: boolean; model: string } {
+/**
+ * Carries an Anthropic Messages request over to Chat Completions. Which
+ * parameters are translated, dropped (reported in `dropped`) or refused is
+ * decided by the one table in proxy/rules/protocol-params.ts.
+ */
+export function messagesToChat(body: Json): { chat: Json; stream: boolean; model: string; dropped: string[] } {
+  const dropped: string[] = [];
   for (const key of Object.keys(body)) {
-    if (!KNOWN.has(key) && body[key] !== null && body[key] !== undefined) throw noChatEquivalent(key, P);
+    const rule = bridgeRule('messages', key);
+    if (rule.bridge === 'translate' || isHarmless(rule, body[key])) continue;
+    if (rule.bridge === 'refuse') throw noChatEquivalent(key, P, rule.hint);
+    dropped.push(key);
   }
   if (typeof body.model !== 'string' || body.model === '') throw wrongType('model', 'a model ID string (copy one from GET /v1/models)');
-  // Extended thinking changes the answer's shape and budget; 'disabled' is the chat behaviour.
-  if (isRecord(body.thinking) ? body.thinking.type !== 'disabled' : body.thinking !== undefined && body.thinking !== null) {
-    throw noChatEquivalent('thinking', P, 'extended thinking cannot be requested over Chat Completions');
-  }
   const messages: Json[] = [];
-  const system = systemText(body.system);
+  const system = systemText(body.system, 'system');
   if (system !== undefined) messages.push({ role: 'system', content: system });
   if (!Array.isArray(body.messages) || body.messages.length === 0) throw wrongType('messages', 'a non-empty array of {role, content}');
-  for (const [i, m] of body.messages.entries()) messages.push(...mapMessage(m, `messages[${i}]`));
+  for (const [i, m] of body.messages.entries()) messages.push(...mapMessage(m, `messages[${i}]`, dropped));
 
   const chat: Json = { model: body.model, messages };
   if (body.max_tokens !== undefined && body.max_tokens !== null) {
@@ -43,11 +45,13 @@ export function messagesToChat(body: Json): { chat: Json; stream: boolean; model
   if (body.metadata !== undefined && body.metadata !== null) {
     if (!isRecord(body.metadata)) throw wrongType('metadata', 'an object');
     for (const key of Object.keys(body.metadata)) {
-      if (key !== 'user_id') throw noChatEquivalent(`metadata.${key}`, P);
+      if (key !== 'user_id') dropped.push(`metadata.${key}`);
     }
     if (typeof body.metadata.user_id === 'string') chat.user = body.metadata.user_id;
   }
-  const tools = mapTools(body.tools);
+  mapEffort(body, chat, dropped);
+  mapOutputFormat(body, chat, dropped);
+  const tools = mapTools(body.tools, dropped);
   if (tools.length > 0) chat.tools = tools;
   if (body.tool_choice !== undefined && body.tool_choice !== null) mapToolChoice(body.tool_choice, chat);
 
@@ -57,31 +61,73 @@ export function messagesToChat(body: Json): { chat: Json; stream: boolean; model
     chat.stream = true;
     chat.stream_options = { include_usage: true };
   }
-  return { chat, stream, model: body.model };
+  return { chat, stream, model: body.model, dropped };
 }
 
-function systemText(system: unknown): string | undefined {
+/**
+ * `thinking` (enabled with a budget, or adaptive) and `output_config.effort`
+ * become `reasoning_effort` where the model reasons; elsewhere the chat model
+ * answers without extended thinking, and the drop is reported.
+ */
+function mapEffort(body: Json, chat: Json, dropped: string[]): void {
+  const thinking = body.thinking;
+  const config = isRecord(body.output_config) ? body.output_config : undefined;
+  if (body.output_config !== undefined && body.output_config !== null && !config) throw wrongType('output_config', 'an object');
+  if (thinking !== undefined && thinking !== null && !isRecord(thinking)) throw wrongType('thinking', "an object {type: 'enabled' | 'adaptive' | 'disabled'}");
+  const thinkingOn = isRecord(thinking) && thinking.type !== 'disabled';
+  let effort: string | undefined;
+  if (typeof config?.effort === 'string') effort = chatEffort(config.effort);
+  else if (thinkingOn && typeof thinking.budget_tokens === 'number') effort = effortForBudget(thinking.budget_tokens);
+  else if (thinkingOn) effort = 'medium';
+  if (effort === undefined) return;
+  if (takesReasoningEffort(body.model as string)) chat.reasoning_effort = effort;
+  else dropped.push(thinkingOn ? 'thinking' : 'output_config.effort');
+}
+
+/** A JSON-schema output format (`output_config.format`, or the older `output_format`) → response_format. */
+function mapOutputFormat(body: Json, chat: Json, dropped: string[]): void {
+  const config = isRecord(body.output_config) ? body.output_config : {};
+  for (const key of Object.keys(config)) {
+    if (key !== 'effort' && key !== 'format' && config[key] !== null) dropped.push(`output_config.${key}`);
+  }
+  const format = config.format ?? body.output_format;
+  if (format === undefined || format === null) return;
+  if (!isRecord(format) || format.type !== 'json_schema' || !isRecord(format.schema)) {
+    throw wrongType(config.format !== undefined ? 'output_config.format' : 'output_format', "{type: 'json_schema', schema: object}");
+  }
+  chat.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
+}
+
+function systemText(system: unknown, at: string): string | undefined {
   if (system === undefined || system === null) return undefined;
   if (typeof system === 'string') return system;
-  if (!Array.isArray(system)) throw wrongType('system', 'a string or an array of text blocks');
+  if (!Array.isArray(system)) throw wrongType(at, 'a string or an array of text blocks');
   // cache_control on a block is a caching hint only: the text is what matters.
   return system
     .map((b, i) => {
-      if (!isRecord(b) || b.type !== 'text' || typeof b.text !== 'string') throw wrongType(`system[${i}]`, "a {type:'text', text} block");
+      if (!isRecord(b) || b.type !== 'text' || typeof b.text !== 'string') throw wrongType(`${at}[${i}]`, "a {type:'text', text} block");
       return b.text;
     })
     .join('\n\n');
 }
 
-function mapMessage(m: unknown, at: string): Json[] {
+function mapMessage(m: unknown, at: string, dropped: string[]): Json[] {
   if (!isRecord(m)) throw wrongType(at, 'an object {role, content}');
-  if (m.role !== 'user' && m.role !== 'assistant') throw wrongType(`${at}.role`, "'user' or 'assistant'");
+  // A system turn (per-turn-control beta; Claude Code sends its environment this way) stays a system message, in place.
+  if (m.role === 'system') {
+    if (isRecord(m.output_config) && !dropped.includes('messages[].output_config')) dropped.push('messages[].output_config');
+    return [{ role: 'system', content: systemText(m.content, `${at}.content`) ?? '' }];
+  }
+  if (m.role !== 'user' && m.role !== 'assistant') throw wrongType(`${at}.role`, "'user', 'assistant' or 'system'");
   if (typeof m.content === 'string') return [{ role: m.role, content: m.content }];
   if (!Array.isArray(m.content)) throw wrongType(`${at}.content`, 'a string or an array of content blocks');
-  return m.role === 'assistant' ? [assistantMessage(m.content, `${at}.content`)] : userMessages(m.content, `${at}.content`);
+  return m.role === 'assistant' ? [assistantMessage(m.content, `${at}.content`, dropped)] : userMessages(m.content, `${at}.content`);
 }
 
-function assistantMessage(blocks: unknown[], at: string): Json {
+/** Server tools' blocks from an earlier native turn: their visible result is in the text blocks. */
+const SERVER_BLOCK = /^(server_tool_use|web_search_tool_result|web_fetch_tool_result|code_execution_tool_result|bash_code_execution_tool_result|text_editor_code_execution_tool_result|tool_search_tool_result|mcp_tool_use|mcp_tool_result|container_upload|compaction)$/;
+
+function assistantMessage(blocks: unknown[], at: string, dropped: string[]): Json {
   let text = '';
   const calls: Json[] = [];
   for (const [j, b] of blocks.entries()) {
@@ -92,6 +138,8 @@ function assistantMessage(blocks: unknown[], at: string): Json {
       calls.push({ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } });
     } else if (b.type === 'thinking' || b.type === 'redacted_thinking') {
       // Earlier thinking cannot be replayed to a chat model; it was never part of the visible answer.
+    } else if (typeof b.type === 'string' && SERVER_BLOCK.test(b.type)) {
+      if (!dropped.includes(`messages[].${b.type}`)) dropped.push(`messages[].${b.type}`);
     } else throw noChatEquivalent(`${at}[${j}].type`, P, `assistant blocks of type '${String(b.type)}' cannot be bridged`);
   }
   const msg: Json = { role: 'assistant', content: text.length > 0 ? text : null };
@@ -144,18 +192,21 @@ function toolResultText(content: unknown, at: string): string {
     .join('\n');
 }
 
-function mapTools(tools: unknown): Json[] {
+/** Client tools carried over; server tools (web_search_…, code_execution_…) dropped and reported. */
+function mapTools(tools: unknown, dropped: string[]): Json[] {
   if (tools === undefined || tools === null) return [];
   if (!Array.isArray(tools)) throw wrongType('tools', 'an array');
-  return tools.map((t, i) => {
+  return tools.flatMap((t, i): Json[] => {
     if (!isRecord(t)) throw wrongType(`tools[${i}]`, 'an object');
     if (t.type !== undefined && t.type !== null && t.type !== 'custom') {
-      throw noChatEquivalent(`tools[${i}].type`, P, `'${String(t.type)}' is a server tool; only client tools {name, input_schema} can be bridged`);
+      dropped.push(`tools[${String(t.type)}]`);
+      return [];
     }
     if (typeof t.name !== 'string' || !t.name) throw wrongType(`tools[${i}].name`, 'a non-empty string');
+    // cache_control, defer_loading, strict, input_examples: hints for Anthropic's own tool handling.
     const fn: Json = { name: t.name, parameters: isRecord(t.input_schema) ? t.input_schema : { type: 'object', properties: {} } };
     if (typeof t.description === 'string') fn.description = t.description;
-    return { type: 'function', function: fn };
+    return [{ type: 'function', function: fn }];
   });
 }
 
@@ -164,7 +215,14 @@ function mapToolChoice(tc: unknown, chat: Json): void {
   if (tc.type === 'auto') chat.tool_choice = 'auto';
   else if (tc.type === 'any') chat.tool_choice = 'required';
   else if (tc.type === 'none') chat.tool_choice = 'none';
-  else if (tc.type === 'tool' && typeof tc.name === 'string') chat.tool_choice = { type: 'function', function: { name: tc.name } };
+  else if (tc.type === 'tool' && typeof tc.name === 'string') {
+    const tools = Array.isArray(chat.tools) ? (chat.tools as Json[]) : [];
+    // Forcing a server tool that was dropped would silently answer without it.
+    if (!tools.some((t) => isRecord(t.function) && t.function.name === tc.name)) {
+      throw noChatEquivalent('tool_choice', P, `it forces '${tc.name}', which is not a client tool the chat route gets`);
+    }
+    chat.tool_choice = { type: 'function', function: { name: tc.name } };
+  }
   else throw wrongType('tool_choice', "an object {type:'auto'|'any'|'tool'|'none'}");
   if (chat.tools === undefined && (chat.tool_choice === 'auto' || chat.tool_choice === 'none')) delete chat.tool_choice;
   if (tc.disable_parallel_tool_use === true && chat.tools !== undefined) chat.parallel_tool_calls = false;

@@ -1,41 +1,34 @@
 // OpenAI Responses request → Chat Completions request.
 
+import { bridgeRule, isHarmless } from '../rules/protocol-params.js';
+import { takesReasoningEffort } from '../rules/reasoning.js';
 import { noChatEquivalent, wrongType } from './reject.js';
+import { chatToolName, requestTools } from './tool-names.js';
 import { isRecord, type Json } from './types.js';
 
 const P = 'Responses';
 
-/** Accepted and ignored: none changes what a chat completion returns. */
-export const RESPONSES_IGNORED = [
-  'store', // nothing is stored either way; a later previous_response_id is refused
-  'include', // only [] or reasoning.encrypted_content: no reasoning items come back
-  'stream_options', // Responses' include_obfuscation only
-  'truncation', // only 'disabled' (the chat behaviour)
-] as const;
-
+/** Translated one to one. */
 const PASSED: Record<string, string> = {
   temperature: 'temperature',
   top_p: 'top_p',
-  metadata: 'metadata',
   max_output_tokens: 'max_tokens',
   user: 'user',
-  service_tier: 'service_tier',
-  prompt_cache_key: 'prompt_cache_key',
   safety_identifier: 'safety_identifier',
-  prompt_cache_retention: 'prompt_cache_retention',
 };
 
-/** Parameters with no chat equivalent, accepted when set to the value that changes nothing. */
-const HARMLESS: Record<string, unknown> = { background: false };
-
-const KNOWN = new Set([
-  'model', 'input', 'instructions', 'tools', 'tool_choice', 'stream', 'parallel_tool_calls',
-  'reasoning', 'text', ...Object.keys(PASSED), ...RESPONSES_IGNORED,
-]);
-
-export function responsesToChat(body: Json): { chat: Json; stream: boolean; model: string } {
+/**
+ * Carries a Responses request over to Chat Completions. Which parameters are
+ * translated, dropped (reported in `dropped`) or refused is decided by the
+ * one table in proxy/rules/protocol-params.ts.
+ */
+export function responsesToChat(body: Json): { chat: Json; stream: boolean; model: string; dropped: string[] } {
+  const dropped: string[] = [];
   for (const key of Object.keys(body)) {
-    if (!KNOWN.has(key) && body[key] !== null && body[key] !== undefined && HARMLESS[key] !== body[key]) throw noChatEquivalent(key, P);
+    const rule = bridgeRule('responses', key);
+    if (rule.bridge === 'translate' || isHarmless(rule, body[key])) continue;
+    if (rule.bridge === 'refuse') throw noChatEquivalent(key, P, rule.hint);
+    dropped.push(key);
   }
   if (typeof body.model !== 'string' || body.model === '') throw wrongType('model', 'a model ID string (copy one from GET /v1/models)');
   const messages: Json[] = [];
@@ -45,35 +38,39 @@ export function responsesToChat(body: Json): { chat: Json; stream: boolean; mode
   }
   if (body.input === undefined || body.input === null) throw wrongType('input', 'a string or an array of input items');
   if (typeof body.input === 'string') messages.push({ role: 'user', content: body.input });
-  else if (Array.isArray(body.input)) messages.push(...inputItems(body.input));
+  else if (Array.isArray(body.input)) messages.push(...inputItems(body.input, dropped));
   else throw wrongType('input', 'a string or an array of input items');
 
   const chat: Json = { model: body.model, messages };
   for (const [from, to] of Object.entries(PASSED)) {
     if (body[from] !== undefined && body[from] !== null) chat[to] = body[from];
   }
-  checkIgnored(body);
 
-  const tools = mapTools(body.tools);
+  const tools = mapTools(requestTools(body), dropped);
   if (tools.length > 0) {
     chat.tools = tools;
     if (typeof body.parallel_tool_calls === 'boolean') chat.parallel_tool_calls = body.parallel_tool_calls;
   }
   if (body.tool_choice !== undefined && body.tool_choice !== null) {
-    const choice = mapToolChoice(body.tool_choice);
+    const choice = mapToolChoice(body.tool_choice, tools);
     // 'auto'/'none' without tools mean nothing, and chat routes reject tool_choice without tools.
     if (tools.length > 0 || (choice !== 'auto' && choice !== 'none')) chat.tool_choice = choice;
   }
 
+  const reasoningModel = takesReasoningEffort(body.model);
   if (body.reasoning !== undefined && body.reasoning !== null) {
     if (!isRecord(body.reasoning)) throw wrongType('reasoning', 'an object');
     for (const key of Object.keys(body.reasoning)) {
-      // summary only asks for reasoning summaries, which a chat route never returns.
-      if (key !== 'effort' && key !== 'summary' && key !== 'generate_summary') throw noChatEquivalent(`reasoning.${key}`, P);
+      // summary only asks for summaries, which a chat route never returns: nothing to report.
+      if (key !== 'effort' && key !== 'summary' && key !== 'generate_summary' && body.reasoning[key] !== null) dropped.push(`reasoning.${key}`);
     }
-    if (typeof body.reasoning.effort === 'string') chat.reasoning_effort = body.reasoning.effort;
+    const effort = body.reasoning.effort;
+    if (typeof effort === 'string') {
+      if (reasoningModel) chat.reasoning_effort = effort;
+      else dropped.push('reasoning.effort');
+    }
   }
-  if (body.text !== undefined && body.text !== null) mapText(body.text, chat);
+  if (body.text !== undefined && body.text !== null) mapText(body.text, chat, reasoningModel, dropped);
 
   const stream = body.stream === true;
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') throw wrongType('stream', 'true or false');
@@ -82,28 +79,19 @@ export function responsesToChat(body: Json): { chat: Json; stream: boolean; mode
     // Without this the chat stream carries no usage, and the Response would report none.
     chat.stream_options = { include_usage: true };
   }
-  return { chat, stream, model: body.model };
+  return { chat, stream, model: body.model, dropped };
 }
 
-function checkIgnored(body: Json): void {
-  const include = body.include;
-  if (include !== undefined && include !== null) {
-    if (!Array.isArray(include)) throw wrongType('include', 'an array');
-    for (const [i, v] of include.entries()) {
-      if (v !== 'reasoning.encrypted_content') throw noChatEquivalent(`include[${i}]`, P, `'${String(v)}' cannot be produced`);
-    }
-  }
-  if (body.truncation !== undefined && body.truncation !== null && body.truncation !== 'disabled') {
-    throw noChatEquivalent('truncation', P, "only 'disabled' can be honoured");
-  }
-}
-
-function mapText(text: unknown, chat: Json): void {
+function mapText(text: unknown, chat: Json, reasoningModel: boolean, dropped: string[]): void {
   if (!isRecord(text)) throw wrongType('text', 'an object');
   for (const key of Object.keys(text)) {
-    if (key !== 'format' && key !== 'verbosity') throw noChatEquivalent(`text.${key}`, P);
+    if (key !== 'format' && key !== 'verbosity' && text[key] !== null) dropped.push(`text.${key}`);
   }
-  if (typeof text.verbosity === 'string') chat.verbosity = text.verbosity;
+  // verbosity exists on chat only for the models that reason (GPT-5 and later).
+  if (typeof text.verbosity === 'string') {
+    if (reasoningModel) chat.verbosity = text.verbosity;
+    else dropped.push('text.verbosity');
+  }
   const f = text.format;
   if (f === undefined || f === null) return;
   if (!isRecord(f)) throw wrongType('text.format', 'an object');
@@ -122,21 +110,23 @@ function mapText(text: unknown, chat: Json): void {
   throw noChatEquivalent('text.format.type', P);
 }
 
-function mapTools(tools: unknown): Json[] {
-  if (tools === undefined || tools === null) return [];
-  if (!Array.isArray(tools)) throw wrongType('tools', 'an array');
-  return tools.map((t, i) => {
+/** Function and custom tools carried over (namespaces flattened); built-in tools dropped and reported. */
+function mapTools(tools: unknown[], dropped: string[], namespace?: string): Json[] {
+  return tools.flatMap((t, i): Json[] => {
     if (!isRecord(t)) throw wrongType(`tools[${i}]`, 'an object');
-    if (t.type === 'custom') return customTool(t, i);
+    if (t.type === 'namespace' && Array.isArray(t.tools) && typeof t.name === 'string' && !namespace) return mapTools(t.tools, dropped, t.name);
+    if (t.type === 'custom') return [customTool(t, i, namespace)];
     if (t.type !== 'function') {
-      throw noChatEquivalent(`tools[${i}].type`, P, `'${String(t.type)}' is a built-in Responses tool; only 'function' and 'custom' tools can be bridged`);
+      // A built-in tool (web_search, file_search, …) runs on the Responses route only: the chat model does not get it.
+      dropped.push(`tools[${String(t.type)}]`);
+      return [];
     }
     if (typeof t.name !== 'string' || !t.name) throw wrongType(`tools[${i}].name`, 'a non-empty string');
-    const fn: Json = { name: t.name };
+    const fn: Json = { name: chatToolName(t.name, namespace) };
     if (t.description !== undefined && t.description !== null) fn.description = t.description;
     if (t.parameters !== undefined && t.parameters !== null) fn.parameters = t.parameters;
     if (typeof t.strict === 'boolean') fn.strict = t.strict;
-    return { type: 'function', function: fn };
+    return [{ type: 'function', function: fn }];
   });
 }
 
@@ -145,7 +135,7 @@ function mapTools(tools: unknown): Json[] {
  * with one string argument, `input`: every chat model can call that, while chat
  * routes' own custom-tool support varies. Calls come back as custom_tool_call.
  */
-function customTool(t: Json, i: number): Json {
+function customTool(t: Json, i: number, namespace?: string): Json {
   if (typeof t.name !== 'string' || !t.name) throw wrongType(`tools[${i}].name`, 'a non-empty string');
   const f = t.format;
   let how = 'Put the raw input for this tool, as free text, in "input".';
@@ -158,18 +148,26 @@ function customTool(t: Json, i: number): Json {
   const description = typeof t.description === 'string' && t.description ? `${t.description}\n\n${how}` : how;
   return {
     type: 'function',
-    function: { name: t.name, description, parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'], additionalProperties: false } },
+    function: { name: chatToolName(t.name, namespace), description, parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'], additionalProperties: false } },
   };
 }
 
-function mapToolChoice(tc: unknown): unknown {
+function mapToolChoice(tc: unknown, tools: Json[]): unknown {
   if (tc === 'auto' || tc === 'none' || tc === 'required') return tc;
-  if (isRecord(tc) && (tc.type === 'function' || tc.type === 'custom') && typeof tc.name === 'string') return { type: 'function', function: { name: tc.name } };
-  throw noChatEquivalent('tool_choice', P, "use 'auto', 'none', 'required', {type:'function', name} or {type:'custom', name}");
+  if (isRecord(tc) && (tc.type === 'function' || tc.type === 'custom') && typeof tc.name === 'string') {
+    const name = chatToolName(tc.name, typeof tc.namespace === 'string' ? tc.namespace : undefined);
+    if (!tools.some((t) => isRecord(t.function) && t.function.name === name)) {
+      throw noChatEquivalent('tool_choice', P, `it forces '${tc.name}', which is not among the tools the chat route gets`);
+    }
+    return { type: 'function', function: { name } };
+  }
+  if (isRecord(tc) && tc.type === 'allowed_tools') return tc.mode === 'required' ? 'required' : 'auto';
+  // Forcing a built-in tool that was dropped would silently answer without it.
+  throw noChatEquivalent('tool_choice', P, `it forces the built-in tool '${isRecord(tc) ? String(tc.type) : String(tc)}', which a chat route cannot run; use 'auto', 'none', 'required' or a function tool`);
 }
 
 /** Chat wants an assistant turn's tool calls in one message, followed by its tool results. */
-function inputItems(items: unknown[]): Json[] {
+function inputItems(items: unknown[], dropped: string[]): Json[] {
   const out: Json[] = [];
   let assistant: Json | undefined; // the open assistant message that function_call items join
   const closeAssistant = () => {
@@ -206,7 +204,7 @@ function inputItems(items: unknown[]): Json[] {
           id: item.call_id,
           type: 'function',
           function: {
-            name: item.name,
+            name: chatToolName(item.name, typeof item.namespace === 'string' ? item.namespace : undefined),
             // A custom tool's raw input travels as the one argument the bridged function has.
             arguments:
               type === 'custom_tool_call'
@@ -229,6 +227,16 @@ function inputItems(items: unknown[]): Json[] {
       }
       case 'reasoning':
         // Encrypted reasoning from an earlier native turn: chat cannot take it back; dropping it loses no visible text.
+        break;
+      case 'additional_tools':
+        // Tools sent as an input item (Codex): they join the chat request's tools.
+        break;
+      case 'web_search_call':
+      case 'tool_search_call':
+      case 'tool_search_output':
+      case 'compaction':
+        // Records of built-in work on an earlier native turn: the visible answer is in the message items.
+        if (!dropped.includes(`input[${String(type)}]`)) dropped.push(`input[${String(type)}]`);
         break;
       default:
         throw noChatEquivalent(`${at}.type`, P, `input items of type '${String(type)}' cannot be bridged`);

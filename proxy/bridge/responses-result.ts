@@ -1,5 +1,6 @@
 // Chat completion → OpenAI Response object (also the snapshots the stream sends).
 
+import { callerTool, callerTools, type CallerTool } from './tool-names.js';
 import { readUsage, reasoningText } from './chat-chunks.js';
 import { createdAt, idSuffix, isRecord, type BridgeContext, type Json } from './types.js';
 
@@ -100,12 +101,6 @@ export function reasoningItem(id: string, text: string, status: string): Json {
   return { type: 'reasoning', id, summary: [], content: [{ type: 'reasoning_text', text }], status };
 }
 
-/** Names of the caller's freeform `custom` tools: their calls go back as custom_tool_call items. */
-export function customToolNames(request: Json | undefined): Set<string> {
-  const tools = Array.isArray(request?.tools) ? request.tools : [];
-  return new Set(tools.flatMap((t) => (isRecord(t) && t.type === 'custom' && typeof t.name === 'string' ? [t.name] : [])));
-}
-
 /** The raw input of a bridged custom tool call: the `input` argument (see customTool in responses-request). */
 export function customInput(args: string): string {
   try {
@@ -118,12 +113,12 @@ export function customInput(args: string): string {
   return args;
 }
 
-export function customToolCallItem(id: string, callId: string, name: string, input: string, status: string): Json {
-  return { type: 'custom_tool_call', id, call_id: callId, name, input, status };
+export function customToolCallItem(id: string, callId: string, tool: CallerTool, input: string, status: string): Json {
+  return { type: 'custom_tool_call', id, call_id: callId, name: tool.name, ...(tool.namespace ? { namespace: tool.namespace } : {}), input, status };
 }
 
-export function functionCallItem(id: string, callId: string, name: string, args: string, status: string): Json {
-  return { type: 'function_call', id, call_id: callId, name, arguments: args, status };
+export function functionCallItem(id: string, callId: string, tool: CallerTool, args: string, status: string): Json {
+  return { type: 'function_call', id, call_id: callId, name: tool.name, ...(tool.namespace ? { namespace: tool.namespace } : {}), arguments: args, status };
 }
 
 export function chatToResponse(chat: unknown, ctx: BridgeContext): Json {
@@ -142,16 +137,16 @@ export function chatToResponse(chat: unknown, ctx: BridgeContext): Json {
     output.push({ type: 'message', id: `${ids.message}_refusal`, status: itemStatus, role: 'assistant', content: [{ type: 'refusal', refusal: msg.refusal }] });
   }
   if (Array.isArray(msg.tool_calls)) {
-    const custom = customToolNames(ctx.request);
+    const tools = callerTools(ctx.request);
     for (const [i, tc] of msg.tool_calls.entries()) {
       if (!isRecord(tc)) continue;
       const fn = isRecord(tc.function) ? tc.function : {};
       // Unique per request, as the stream's ids are: replayed history must not repeat a call id.
       const callId = typeof tc.id === 'string' && tc.id ? tc.id : `call_${idSuffix(ctx.requestId)}_${i}`;
       // Arguments cut off by the token limit must not look runnable.
-      const name = String(fn.name ?? '');
+      const tool = callerTool(tools, String(fn.name ?? ''));
       const args = typeof fn.arguments === 'string' ? fn.arguments : '';
-      output.push(custom.has(name) ? customToolCallItem(ids.call(i), callId, name, customInput(args), itemStatus) : functionCallItem(ids.call(i), callId, name, args, itemStatus));
+      output.push(tool.custom ? customToolCallItem(ids.call(i), callId, tool, customInput(args), itemStatus) : functionCallItem(ids.call(i), callId, tool, args, itemStatus));
     }
   }
   const created = typeof c.created === 'number' ? c.created : createdAt(ctx);

@@ -1,7 +1,8 @@
 // Chat chunks → the Responses streaming event sequence.
 
+import { callerTool, callerTools, type CallerTool } from './tool-names.js';
 import type { ChunkOp } from './chat-chunks.js';
-import { customInput, customToolCallItem, customToolNames, functionCallItem, messageItem, reasoningItem, responseIds, responseObject, responseStatus, responseUsage, type ResponseIds } from './responses-result.js';
+import { customInput, customToolCallItem, functionCallItem, messageItem, reasoningItem, responseIds, responseObject, responseStatus, responseUsage, type ResponseIds } from './responses-result.js';
 import { sseEvent } from './sse.js';
 import { ChatStreamTranslator } from './stream-base.js';
 import { createdAt, idSuffix, type BridgeContext, type Json } from './types.js';
@@ -9,7 +10,7 @@ import { createdAt, idSuffix, type BridgeContext, type Json } from './types.js';
 type Item =
   | { kind: 'reasoning'; id: string; text: string; done: boolean }
   | { kind: 'message'; id: string; text: string }
-  | { kind: 'call'; id: string; callId: string; name: string; args: string; custom: boolean };
+  | { kind: 'call'; id: string; callId: string; tool: CallerTool; args: string; custom: boolean };
 
 export class ResponsesStreamTranslator extends ChatStreamTranslator {
   private seq = 0;
@@ -19,13 +20,13 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
   private message: number | undefined; // output_index of the message item
   private reasoning: number | undefined; // output_index of the open reasoning item
   private readonly calls = new Map<number, number>(); // chat tool index → output_index
-  private readonly custom: Set<string>;
+  private readonly callerTools: Map<string, CallerTool>;
 
   constructor(private readonly ctx: BridgeContext) {
     super();
     this.ids = responseIds(ctx);
     this.created = createdAt(ctx);
-    this.custom = customToolNames(ctx.request);
+    this.callerTools = callerTools(ctx.request);
   }
 
   private emit(type: string, payload: Json): string {
@@ -65,9 +66,10 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
       const outputIndex = this.items.length;
       const id = this.ids.call(op.index);
       this.calls.set(op.index, outputIndex);
-      const custom = this.custom.has(op.name);
-      this.items.push({ kind: 'call', id, callId: op.id, name: op.name, args: '', custom });
-      const item = custom ? customToolCallItem(id, op.id, op.name, '', 'in_progress') : functionCallItem(id, op.id, op.name, '', 'in_progress');
+      const tool = callerTool(this.callerTools, op.name);
+      const custom = tool.custom;
+      this.items.push({ kind: 'call', id, callId: op.id, tool, args: '', custom });
+      const item = custom ? customToolCallItem(id, op.id, tool, '', 'in_progress') : functionCallItem(id, op.id, tool, '', 'in_progress');
       out += this.emit('response.output_item.added', { output_index: outputIndex, item });
     } else {
       const outputIndex = this.calls.get(op.index);
@@ -127,13 +129,13 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
         const input = customInput(item.args);
         if (input) out += this.emit('response.custom_tool_call_input.delta', { item_id: item.id, output_index: i, delta: input });
         out += this.emit('response.custom_tool_call_input.done', { item_id: item.id, output_index: i, input });
-        const done = customToolCallItem(item.id, item.callId, item.name, input, itemStatus);
+        const done = customToolCallItem(item.id, item.callId, item.tool, input, itemStatus);
         output.push(done);
         out += this.emit('response.output_item.done', { output_index: i, item: done });
       } else {
-        out += this.emit('response.function_call_arguments.done', { item_id: item.id, output_index: i, name: item.name, arguments: item.args });
+        out += this.emit('response.function_call_arguments.done', { item_id: item.id, output_index: i, name: item.tool.name, arguments: item.args });
         // Arguments cut off by the token limit must not look runnable.
-        const done = functionCallItem(item.id, item.callId, item.name, item.args, itemStatus);
+        const done = functionCallItem(item.id, item.callId, item.tool, item.args, itemStatus);
         output.push(done);
         out += this.emit('response.output_item.done', { output_index: i, item: done });
       }
@@ -150,8 +152,8 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
         : item.kind === 'message'
           ? messageItem(item.id, item.text, 'incomplete')
           : item.custom
-            ? customToolCallItem(item.id, item.callId, item.name, customInput(item.args), 'incomplete')
-            : functionCallItem(item.id, item.callId, item.name, item.args, 'incomplete'),
+            ? customToolCallItem(item.id, item.callId, item.tool, customInput(item.args), 'incomplete')
+            : functionCallItem(item.id, item.callId, item.tool, item.args, 'incomplete'),
     );
     const response = responseObject(this.ctx, this.created, { status: 'failed', output, usage: null, error: { code, message } });
     return this.emit('error', { code, message, param: null }) + this.emit('response.failed', { response });

@@ -18,6 +18,8 @@ export interface BridgeSession {
   /** The caller asked for a stream (the chat request streams too). */
   stream: boolean;
   model: string;
+  /** Parameters the chat route cannot use, left out (x-loopgate-bridge-dropped). */
+  dropped: string[];
   /** A 200 event-stream answer: feed every upstream chunk, then end() or fail(). */
   translator: StreamTranslator;
   /** A 200 JSON answer (the whole chat.completion) → the caller's JSON body; 502 if it is not a chat completion. */
@@ -41,6 +43,7 @@ export function openBridge(kind: BridgeKind, body: unknown, ctx: Omit<BridgeCont
       body: Buffer.from(JSON.stringify(mapped.chat)),
       stream: mapped.stream,
       model: mapped.model,
+      dropped: mapped.dropped,
       translator: createStreamTranslator(kind, full),
       result(chatJson) {
         let parsed: unknown;

@@ -23,7 +23,7 @@ export function createdAt(ctx: BridgeContext): number {
 }
 
 export type ChatRequestResult =
-  | { ok: true; chat: Json; stream: boolean; model: string }
+  | { ok: true; chat: Json; stream: boolean; model: string; dropped: string[] }
   | { ok: false; status: 400; message: string; param?: string };
 
 export interface StreamTranslator {

@@ -5,6 +5,7 @@ import { envCommand } from './env.js';
 import { exportCommand } from './export.js';
 import { lspCommand } from './lsp.js';
 import { modelsCommand } from './models.js';
+import { runCommand } from './run.js';
 import { serveCommand } from './serve.js';
 import { simulateCommand } from './simulate.js';
 import { tokenCommand } from './token.js';
@@ -15,6 +16,7 @@ export const commands: Command[] = [
   doctorCommand,
   modelsCommand,
   envCommand,
+  runCommand,
   tokenCommand,
   exportCommand,
   lspCommand,

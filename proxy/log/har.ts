@@ -99,6 +99,7 @@ function entry(rec: TrafficRecord): object {
       errorCode: rec.errorCode,
       diagnosis: rec.diagnosis,
       bridge: rec.bridge,
+      bridgeDropped: rec.bridgeDropped,
       usage: rec.usage,
       retries: rec.retries,
       clientAborted: rec.clientAborted,

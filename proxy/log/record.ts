@@ -32,6 +32,8 @@ export interface TrafficRecord {
   diagnosis?: string;
   /** Protocol bridge applied, e.g. `responses->chat`. */
   bridge?: string;
+  /** Parameters the bridge left out, e.g. `client_metadata`, `tools[web_search]`. */
+  bridgeDropped?: string[];
   ttfbMs?: number;
   totalMs: number;
   bytesIn: number;

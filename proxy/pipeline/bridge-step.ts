@@ -17,13 +17,20 @@ export function wantsBridge(ex: Exchange, ctx: ProxyContext, kind: BridgeKind): 
   return ctx.bridge.shouldBridge(kind, ex.model, entry?.supported_endpoint_types);
 }
 
-export function applyBridge(ex: Exchange, kind: BridgeKind): void {
+export function applyBridge(ex: Exchange, ctx: ProxyContext, kind: BridgeKind): void {
   if (!ex.parsedBody) throw new ProxyError(400, 'bridge-needs-json', 'The protocol bridge needs a JSON request body.');
   const opened = openBridge(kind, ex.parsedBody, { requestId: ex.id });
   if (!opened.ok) throw new ProxyError(400, 'bridge-unsupported-parameter', opened.message, {}, { param: opened.param });
   const s = opened.session;
   ex.bridgeSession = s;
   ex.bridge = s.label;
+  if (s.dropped.length > 0) {
+    ex.bridgeDropped = s.dropped;
+    ctx.hintOnce(
+      `bridge-dropped:${s.kind}:${s.dropped.join(',')}`,
+      `Bridged ${s.label} for ${s.model}: left out ${s.dropped.join(', ')} (the chat route cannot use them; the reply does not depend on them). A key group whose route serves this protocol natively keeps them.`,
+    );
+  }
   ex.path = s.path;
   ex.query = ''; // Claude Code's ?beta=true means nothing on the chat route
   ex.body = s.body;

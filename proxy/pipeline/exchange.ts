@@ -38,7 +38,11 @@ export interface Exchange {
   localError?: string;
   /** The message sent with a local error (already free of secrets). */
   localMessage?: string;
+  /** The x-loopgate-diagnosis of an answer Loopgate wrote itself (see refusal.ts). */
+  localDiagnosis?: string;
   bridge?: string;
+  /** Parameters the bridge left out because the chat route cannot use them. */
+  bridgeDropped?: string[];
   ttfbMs?: number;
   retries: number;
   clientAborted: boolean;

@@ -5,11 +5,11 @@ import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
 import { upstreamFailure, ProxyError } from '../rules/errors.js';
-import { describeRewrites } from '../rules/paths.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
 import { capture } from './capture.js';
+import { loopgateHeaders } from './refusal.js';
 import { streamedBytes } from './gc-nudge.js';
 import { backoffDelay, isRetryableStatus, isReusedSocketReset, retryAfterMs } from './retry.js';
 
@@ -130,16 +130,6 @@ function delay(ms: number, abort: AbortSignal): Promise<void> {
     }
     abort.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-function loopgateHeaders(ex: Exchange): Record<string, string> {
-  const out: Record<string, string> = { 'x-loopgate-request-id': ex.id };
-  const rewrite = describeRewrites(ex.rewrites);
-  if (rewrite) out['x-loopgate-rewrite'] = rewrite;
-  if (ex.diagnosis) out['x-loopgate-diagnosis'] = ex.diagnosis.code;
-  if (ex.bridge) out['x-loopgate-bridge'] = ex.bridge;
-  if (ex.warning) out['x-loopgate-warning'] = ex.warning;
-  return out;
 }
 
 function writeHead(ex: Exchange, ctx: ProxyContext, status: number, upstreamHeaders: UpstreamResponse['headers'], isStream: boolean, bodyLength?: number): void {

@@ -3,7 +3,7 @@
 // in its own module; this file only sequences them and maps failures.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { envelopeFor, errorBody, ProxyError } from '../rules/errors.js';
+import { envelopeFor, ProxyError } from '../rules/errors.js';
 import { normaliseRequestPath } from '../rules/paths.js';
 import { suggestModels } from '../rules/suggest.js';
 import type { ProxyContext } from './context.js';
@@ -14,8 +14,10 @@ import { readBody } from './read-body.js';
 import { forward } from './forward.js';
 import { finish } from './record.js';
 import { rewriteHint } from './hints.js';
-import { handleLocalEndpoint, isLocalEndpoint } from './local-endpoints.js';
+import { refuse } from './refusal.js';
+import { answerConnectivityProbe, handleLocalEndpoint, isConnectivityProbe, isLocalEndpoint } from './local-endpoints.js';
 import { applyBridge, bridgeCandidate, shouldRetryBridged, wantsBridge } from './bridge-step.js';
+import { bridgeLabel, type BridgeKind } from '../bridge/index.js';
 
 function newExchange(req: IncomingMessage, res: ServerResponse): Exchange {
   return {
@@ -59,25 +61,37 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     }
     checkRequest(req, ctx.guard);
     normalise(ex, ctx);
+    // Claude Code's credential-less `HEAD /` on every run: a plain 200, no token, nothing revealed.
+    if (isConnectivityProbe(ex)) return answerConnectivityProbe(ex);
     // Local endpoints check the token themselves (the health challenge is answered without it).
     if (isLocalEndpoint(ex.path)) return handleLocalEndpoint(ex, ctx);
     checkToken(req, ctx.token);
     const bridgeKind = bridgeCandidate(ex, ctx);
     // A request the bridge may rewrite is held whole (it must be re-encoded).
-    await readBody(ex, ctx.limits.maxBodyBytes, bridgeKind !== undefined, ctx.limits.requestTimeoutMs);
+    await readBody(ex, ctx, bridgeKind !== undefined);
     inspectModel(ex, ctx);
-    if (bridgeKind && wantsBridge(ex, ctx, bridgeKind)) applyBridge(ex, bridgeKind);
+    if (bridgeKind && wantsBridge(ex, ctx, bridgeKind)) bridge(ex, ctx, bridgeKind);
     else if (bridgeKind) ex.interceptError = (status, body) => shouldRetryBridged(ex, ctx, bridgeKind, status, body);
     await forward(ex, ctx, abort.signal);
     if (ex.intercepted && bridgeKind) {
       ex.intercepted = false;
       ex.interceptError = undefined;
       ex.retries++;
-      applyBridge(ex, bridgeKind);
+      bridge(ex, ctx, bridgeKind);
       await forward(ex, ctx, abort.signal);
     }
   } catch (err) {
     fail(ex, ctx, err);
+  }
+}
+
+/** Applies the bridge; a request it refuses (400) is still logged as a bridged one, like its upstream errors. */
+function bridge(ex: Exchange, ctx: ProxyContext, kind: BridgeKind): void {
+  try {
+    applyBridge(ex, ctx, kind);
+  } catch (err) {
+    ex.bridge ??= bridgeLabel(kind);
+    throw err;
   }
 }
 
@@ -90,8 +104,8 @@ function normalise(ex: Exchange, ctx: ProxyContext): void {
   ex.rewrites = result.rewrites;
   ex.envelope = envelopeFor(result.path);
   for (const rewrite of result.rewrites) {
-    const hint = rewriteHint(rewrite, ctx.guard);
-    if (hint) ctx.hintOnce(`rewrite:${rewrite.reason}:${rewrite.from}`, hint);
+    const hint = rewriteHint(rewrite, ctx.guard, ex.req.headers);
+    if (hint) ctx.hintOnce(hint.id, hint.message);
   }
 }
 
@@ -140,22 +154,5 @@ function fail(ex: Exchange, ctx: ProxyContext, err: unknown): void {
       ? err
       : new ProxyError(500, 'internal-error', 'Loopgate hit an internal error; the request was not completed.', {}, { cause: err });
   if (perr.statusCode === 500) ctx.hintOnce(`internal:${String((err as Error)?.stack)}`, `Internal error: ${String((err as Error)?.stack ?? err)}`);
-  // Messages can quote the client's input (JSON.parse does): scrub before they go anywhere.
-  const message = ctx.redactor.string(perr.message);
-  ex.status = perr.statusCode;
-  ex.localError = perr.code;
-  ex.localMessage = message;
-  const body = errorBody(ex.envelope, perr.statusCode, perr.code, `${message} (loopgate request id: ${ex.id})`, perr.param && ctx.redactor.string(perr.param));
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'content-length': String(Buffer.byteLength(body)),
-    'x-loopgate-request-id': ex.id,
-    'x-loopgate-diagnosis': perr.code,
-    ...perr.headers,
-  };
-  // The body may still be unread; don't let it be taken for the next request on this socket.
-  if (!ex.req.readableEnded) headers.connection = 'close';
-  res.writeHead(perr.statusCode, headers);
-  ex.bytesOut += Buffer.byteLength(body);
-  res.end(body);
+  refuse(ex, ctx, perr);
 }

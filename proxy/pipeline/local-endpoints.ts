@@ -1,8 +1,10 @@
 // The proxy's own endpoints under /_loopgate/: health (the extension uses it to
 // attach to a proxy another window started) and stats. Token-protected, except
 // the health challenge, which proves the token without anyone sending it.
+// Also the answer to a credential-less connectivity probe (`HEAD /`, `GET /`).
 import { CHALLENGE_HEADER, healthProof, isValidNonce, PROOF_HEADER } from '../rules/health-proof.js';
 import { ProxyError } from '../rules/errors.js';
+import { isLoopbackHost } from '../rules/urls.js';
 import { version } from '../version.js';
 import { checkToken, presentedCredential } from './authenticate.js';
 import type { ProxyContext } from './context.js';
@@ -12,6 +14,32 @@ const PREFIX = '/_loopgate/';
 
 export function isLocalEndpoint(path: string): boolean {
   return path.startsWith(PREFIX);
+}
+
+/**
+ * A connectivity probe: Claude Code sends a credential-less `HEAD /` on every
+ * run to see whether its base URL answers (and `GET /` is what a person types).
+ * Only from loopback (with --allow-remote, a remote peer still needs the token),
+ * and only after the Host/Origin guards, which apply to it as to everything.
+ */
+export function isConnectivityProbe(ex: Exchange): boolean {
+  const method = ex.req.method;
+  if ((method !== 'HEAD' && method !== 'GET') || ex.path !== '/') return false;
+  if (presentedCredential(ex.req) !== undefined) return false;
+  return isLoopbackHost((ex.req.socket.remoteAddress ?? '').replace(/^::ffff:/i, ''));
+}
+
+/**
+ * A small 200 that says nothing about the upstream or the key. The request is
+ * logged as a normal 200 record and traffic line (never an error line): the log
+ * stays a complete account of who talked to the proxy, and --quiet hides it.
+ */
+export function answerConnectivityProbe(ex: Exchange): void {
+  const body = 'Loopgate is running. API requests need the local token (`loopgate token`).\n';
+  ex.status = 200;
+  ex.bytesOut = ex.req.method === 'HEAD' ? 0 : Buffer.byteLength(body);
+  ex.res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), 'cache-control': 'no-store', 'x-loopgate-request-id': ex.id });
+  ex.res.end(body);
 }
 
 export function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): void {

@@ -1,8 +1,10 @@
 // Reads the request body under the cap. Small bodies (the common case) are held
 // so they can be inspected, retried and bridged; large ones stream through
 // without being held (memory stays flat for a 50 MB upload).
-import { errorBody, ProxyError } from '../rules/errors.js';
+import { ProxyError } from '../rules/errors.js';
+import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
+import { refuse } from './refusal.js';
 import { streamedBytes } from './gc-nudge.js';
 
 /** Bodies up to this size are held in memory and parsed for metadata. */
@@ -16,28 +18,28 @@ function tooLarge(cap: number): ProxyError {
  * Node's own requestTimeout does not cover a body that stops arriving once the
  * handler runs, so the body read has its own deadline (slowloris on the body).
  */
-function armDeadline(ex: Exchange, timeoutMs: number): () => void {
+function armDeadline(ex: Exchange, ctx: ProxyContext, timeoutMs: number): () => void {
   const timer = setTimeout(() => {
     const err = new ProxyError(408, 'body-timeout', `The request body did not arrive within ${Math.round(timeoutMs / 1000)} s. Send the whole body promptly.`);
-    ex.status = err.statusCode;
-    ex.localError = err.code;
-    ex.localMessage = err.message;
-    const res = ex.res;
-    if (res.headersSent) return void ex.req.destroy(err);
+    if (ex.res.headersSent) {
+      ex.status = err.statusCode;
+      ex.localError = err.code;
+      ex.localMessage = err.message;
+      return void ex.req.destroy(err);
+    }
     // Answer first, then drop the connection: the rest of the body will never be read.
-    const body = errorBody(ex.envelope, 408, err.code, err.message);
-    res.writeHead(408, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), connection: 'close', 'x-loopgate-request-id': ex.id });
-    res.end(body, () => ex.req.destroy(err));
+    refuse(ex, ctx, err, { close: true, onSent: () => ex.req.destroy(err) });
   }, Math.max(0, timeoutMs - (performance.now() - ex.startedAt)));
   timer.unref();
   return () => clearTimeout(timer);
 }
 
-export async function readBody(ex: Exchange, maxBytes: number, holdAll: boolean, timeoutMs: number): Promise<void> {
+export async function readBody(ex: Exchange, ctx: ProxyContext, holdAll: boolean): Promise<void> {
   const req = ex.req;
+  const maxBytes = ctx.limits.maxBodyBytes;
   const declared = Number(req.headers['content-length']);
   if (declared > maxBytes) throw tooLarge(maxBytes);
-  const disarm = armDeadline(ex, timeoutMs);
+  const disarm = armDeadline(ex, ctx, ctx.limits.requestTimeoutMs);
   try {
     await readInto(ex, maxBytes, holdAll, disarm);
   } catch (err) {

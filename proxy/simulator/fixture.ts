@@ -11,11 +11,15 @@ export interface FixtureModel {
   owned_by?: string;
   /** Chat answers carry `reasoning_content` first, as DeepSeek's reasoner does. */
   reasoning?: boolean;
+  /** Parameters this model's channel refuses with 400 unsupported_parameter (e.g. "tools"). */
+  unsupported?: string[];
 }
 
 export interface FixtureGroup {
   protocols: Protocol[];
   models: Array<string | FixtureModel>;
+  /** Parameters every channel of the group refuses with 400 unsupported_parameter. */
+  unsupported?: string[];
 }
 
 export interface FixtureKey {
@@ -64,13 +68,21 @@ function checkGroup(name: string, g: unknown): FixtureGroup {
       typeof m.id === 'string' &&
       m.id.length > 0 &&
       (m.owned_by === undefined || typeof m.owned_by === 'string') &&
-      (m.reasoning === undefined || typeof m.reasoning === 'boolean')
+      (m.reasoning === undefined || typeof m.reasoning === 'boolean') &&
+      (m.unsupported === undefined || isNameList(m.unsupported))
     ) {
       return;
     }
-    fail(`${at}.models[${i}]`, 'must be a non-empty string or {"id": string, "owned_by"?: string, "reasoning"?: boolean}');
+    fail(`${at}.models[${i}]`, 'must be a non-empty string or {"id": string, "owned_by"?: string, "reasoning"?: boolean, "unsupported"?: string[]}');
   });
-  return { protocols: protocols as Protocol[], models: models as FixtureGroup['models'] };
+  if (g.unsupported !== undefined && !isNameList(g.unsupported)) fail(`${at}.unsupported`, 'must be an array of parameter names');
+  const group: FixtureGroup = { protocols: protocols as Protocol[], models: models as FixtureGroup['models'] };
+  if (g.unsupported !== undefined) group.unsupported = g.unsupported as string[];
+  return group;
+}
+
+function isNameList(v: unknown): boolean {
+  return Array.isArray(v) && v.every((s) => typeof s === 'string' && s.length > 0);
 }
 
 function checkKey(i: number, k: unknown, groups: Record<string, FixtureGroup>, seen: Set<string>): FixtureKey {
@@ -139,4 +151,10 @@ export function modelEntries(group: FixtureGroup): FixtureModel[] {
   return group.models.map((m) =>
     typeof m === 'string' ? { id: m, owned_by: defaultOwner(m) } : { id: m.id, owned_by: m.owned_by ?? defaultOwner(m.id), ...(m.reasoning ? { reasoning: true } : {}) },
   );
+}
+
+/** The parameters a request for this model is refused for: the group's and the model's own. */
+export function unsupportedParams(group: FixtureGroup, model: string): string[] {
+  const entry = group.models.find((m) => typeof m !== 'string' && m.id === model);
+  return [...(group.unsupported ?? []), ...(typeof entry === 'object' ? (entry.unsupported ?? []) : [])];
 }

@@ -8,9 +8,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { authenticate, checkStanding, presentedKey } from './auth.js';
 import { errorBody, SimError, type Envelope } from './errors.js';
 import { faultError, readControls, type Fault, type SimControls } from './faults.js';
-import { modelEntries, type Fixture, type FixtureGroup, type FixtureKey, type Protocol } from './fixture.js';
+import { modelEntries, unsupportedParams, type Fixture, type FixtureGroup, type FixtureKey, type Protocol } from './fixture.js';
 import { chatProtocol } from './protocols/chat.js';
-import { isObject } from './protocols/check.js';
+import { isObject, rejectUnsupported } from './protocols/check.js';
 import { messagesProtocol, parseCountTokens } from './protocols/messages.js';
 import { responsesProtocol } from './protocols/responses.js';
 import type { ProtocolModule, Rendered } from './protocols/types.js';
@@ -211,6 +211,7 @@ async function serve(state: SimState, req: IncomingMessage, res: ServerResponse,
     const parsed = route.module.parse(body);
     checkProtocol(route.module, key, group);
     checkModel(parsed.model, key, group);
+    rejectUnsupported(parsed.body, unsupportedParams(group, parsed.model), route.module.protocol);
     state.limiter.take(key);
     const controls = readControls(req.headers);
     // Rendered only when needed, after a stream's headers: a 10 000-chunk reply must not delay them.

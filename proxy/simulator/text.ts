@@ -50,6 +50,37 @@ export function contentText(content: unknown): string {
   return out.join(' ');
 }
 
+/**
+ * Text the client injects around the user's words: `<system-reminder>…</system-reminder>`
+ * (Claude Code), `<environment_context>…` and `<user_instructions>…` (Codex), AGENTS.md and
+ * CLAUDE.md contents. A tag-wrapped block, or a part that opens with such a tag or with an
+ * "# AGENTS.md instructions" heading, is the client's, not the user's.
+ */
+const INJECTED_BLOCK = /<([A-Za-z][\w-]*)(?:\s[^>]*)?>[\s\S]*?<\/\1>/g;
+const INJECTED_PART = /^\s*(?:<[A-Za-z][\w-]*(?:\s[^>]*)?>|#\s*(?:AGENTS|CLAUDE)\.md\b)/;
+
+/** The user's own words in a message content: contentText without client-injected blocks. */
+export function userWords(content: unknown): string {
+  const parts = typeof content === 'string' ? [content] : Array.isArray(content) ? content.map((p) => contentText([p])) : [];
+  return parts
+    .map((t) => t.replace(INJECTED_BLOCK, ' '))
+    .filter((t) => t.trim() !== '' && !INJECTED_PART.test(t))
+    .join(' ')
+    .trim();
+}
+
+/** The last message (in order) whose role matches and that carries the user's own words. */
+export function lastUserWords(messages: unknown[], isUser: (m: Record<string, unknown>) => boolean): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m && typeof m === 'object' && !Array.isArray(m) && isUser(m as Record<string, unknown>)) {
+      const words = userWords((m as Record<string, unknown>).content);
+      if (words !== '') return words;
+    }
+  }
+  return '';
+}
+
 function firstCodePoints(s: string, n: number): string {
   // Slicing a huge string first keeps this linear in n, not in the input.
   return Array.from(s.slice(0, n * 2)).slice(0, n).join('');

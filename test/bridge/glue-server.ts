@@ -42,15 +42,15 @@ export async function startGlue(chatOrigin: string, key: string): Promise<Glue> 
       const upstream = await fetch(`${chatOrigin}${bridge.path}`, { method: 'POST', headers, body: bridge.body });
       if (upstream.status !== 200) {
         const e = bridge.error(upstream.status, Buffer.from(await upstream.arrayBuffer()));
-        res.writeHead(e.status, { 'content-type': 'application/json', 'x-loopgate-bridge': bridge.label }).end(e.body);
+        res.writeHead(e.status, { 'content-type': 'application/json', 'x-loopgate-bridge': bridge.label, 'x-loopgate-bridge-dropped': bridge.dropped.join(', ') }).end(e.body);
         return;
       }
       if (!bridge.stream) {
         const out = bridge.result(Buffer.from(await upstream.arrayBuffer()));
-        res.writeHead(out.status, { 'content-type': 'application/json', 'x-loopgate-bridge': bridge.label }).end(out.body);
+        res.writeHead(out.status, { 'content-type': 'application/json', 'x-loopgate-bridge': bridge.label, 'x-loopgate-bridge-dropped': bridge.dropped.join(', ') }).end(out.body);
         return;
       }
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'x-loopgate-bridge': bridge.label });
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'x-loopgate-bridge': bridge.label, 'x-loopgate-bridge-dropped': bridge.dropped.join(', ') });
       const t = bridge.translator;
       try {
         for await (const chunk of upstream.body as unknown as AsyncIterable<Uint8Array>) res.write(t.push(Buffer.from(chunk)));

@@ -164,12 +164,53 @@ describe('Anthropic Messages → Chat request', () => {
 
   it.each([
     ['thinking', { thinking: { type: 'enabled', budget_tokens: 1024 } }],
+    ['thinking', { thinking: { type: 'adaptive' } }],
+    ['output_config.effort', { output_config: { effort: 'medium' } }],
     ['top_k', { top_k: 5 }],
     ['service_tier', { service_tier: 'auto' }],
-    ['mcp_servers', { mcp_servers: [] }],
-    ['context_management', { context_management: { edits: [] } }],
+    ['mcp_servers', { mcp_servers: [{ type: 'url', url: 'https://mcp.example', name: 'm' }] }],
+    ['context_management', { context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } }],
     ['metadata.session', { metadata: { session: 'x' } }],
-    ['tools[0].type', { tools: [{ type: 'web_search_20250305', name: 'web_search' }] }],
+    ['tools[web_search_20250305]', { tools: [{ type: 'web_search_20250305', name: 'web_search' }] }],
+    ['some_future_param', { some_future_param: { on: true } }],
+  ])('drops %s with a notice (the reply does not depend on it)', (name, extra) => {
+    const r = ok({ model: 'claude-sonnet-4-6', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], ...extra });
+    expect(r.dropped).toEqual([name]);
+    expect(r.chat).not.toHaveProperty(name);
+    expect(r.chat).not.toHaveProperty('reasoning_effort');
+  });
+
+  it('maps thinking and effort to reasoning_effort where the model reasons', () => {
+    const base = { model: 'deepseek-reasoner', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] };
+    expect(ok({ ...base, thinking: { type: 'adaptive', display: 'omitted' }, output_config: { effort: 'low' } }).chat.reasoning_effort).toBe('low');
+    expect(ok({ ...base, thinking: { type: 'enabled', budget_tokens: 20_000 } }).chat.reasoning_effort).toBe('high');
+    expect(ok({ ...base, thinking: { type: 'adaptive' } }).chat.reasoning_effort).toBe('medium');
+    expect(ok({ ...base, output_config: { effort: 'max' } }).chat.reasoning_effort).toBe('high');
+    const off = ok({ ...base, thinking: { type: 'disabled' } });
+    expect(off.chat).not.toHaveProperty('reasoning_effort');
+    expect(off.dropped).toEqual([]);
+  });
+
+  it('keeps a system turn (per-turn-control beta) in place, and maps output_config.format', () => {
+    const r = ok({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 10,
+      output_config: { format: { type: 'json_schema', schema: { type: 'object' } } },
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'system', content: [{ type: 'text', text: '# Environment', cache_control: { type: 'ephemeral' } }] },
+      ],
+    });
+    expect(r.chat.messages).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'system', content: '# Environment' },
+    ]);
+    expect(r.chat.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema: { type: 'object' } } });
+    expect(r.dropped).toEqual([]);
+  });
+
+  it.each([
+    ['tool_choice', { tools: [{ type: 'web_search_20250305', name: 'web_search' }], tool_choice: { type: 'tool', name: 'web_search' } }],
     ['messages[0].content[0].type', { messages: [{ role: 'user', content: [{ type: 'document', source: {} }] }] }],
     ['messages[0].content[0].content[0].type', { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: {} }] }] }] }],
     ['messages[0].content[0].source.type', { messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] }],
@@ -182,7 +223,7 @@ describe('Anthropic Messages → Chat request', () => {
   it.each([
     ['messages', { model: 'm' }],
     ['messages', { model: 'm', messages: [] }],
-    ['messages[0].role', { model: 'm', messages: [{ role: 'system', content: 'x' }] }],
+    ['messages[0].role', { model: 'm', messages: [{ role: 'developer', content: 'x' }] }],
     ['max_tokens', { model: 'm', max_tokens: '10', messages: [{ role: 'user', content: 'x' }] }],
     ['stop_sequences', { model: 'm', stop_sequences: 'END', messages: [{ role: 'user', content: 'x' }] }],
     ['system[0]', { model: 'm', system: [{ type: 'image' }], messages: [{ role: 'user', content: 'x' }] }],

@@ -59,14 +59,14 @@ describe('Responses → Chat request', () => {
         { role: 'user', content: '<environment_context>cwd=/repo</environment_context>' },
         { role: 'user', content: 'list the files' },
       ],
-      prompt_cache_key: '0b9f4c1e-5d3a-4c3e-9a55-3e7c1a2b9d10',
       tools: [{ type: 'function', function: { name: 'shell', description: SHELL_TOOL.description, parameters: SHELL_TOOL.parameters, strict: false } }],
       parallel_tool_calls: false,
       tool_choice: 'auto',
-      reasoning_effort: 'medium',
       stream: true,
       stream_options: { include_usage: true },
     });
+    // gpt-4o-mini takes no reasoning_effort on chat; the cache key is a hint only.
+    expect(r.dropped).toEqual(['prompt_cache_key', 'reasoning.effort']);
   });
 
   it('maps a function-call round trip, dropping replayed reasoning items', () => {
@@ -124,12 +124,12 @@ describe('Responses → Chat request', () => {
       tool_choice: { type: 'function', name: 'f' },
     });
     expect(r.stream).toBe(false);
+    expect(r.dropped).toEqual(['metadata']);
     expect(r.chat).toMatchObject({
       messages: [{ role: 'user', content: 'Say hi' }],
       max_tokens: 64,
       temperature: 0.2,
       top_p: 0.9,
-      metadata: { team: 'a' },
       tool_choice: { type: 'function', function: { name: 'f' } },
     });
     expect(r.chat).not.toHaveProperty('stream');
@@ -137,7 +137,7 @@ describe('Responses → Chat request', () => {
 
   it('maps developer to system, images to image_url, and text.format json_schema', () => {
     const r = ok('responses', {
-      model: 'm',
+      model: 'gpt-5-mini',
       input: [
         { type: 'message', role: 'developer', content: 'be brief' },
         { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'what is this?' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'low' }] },
@@ -161,20 +161,65 @@ describe('Responses → Chat request', () => {
     ['previous_response_id', { previous_response_id: 'resp_1' }],
     ['background', { background: true }],
     ['conversation', { conversation: 'conv_1' }],
-    ['max_tool_calls', { max_tool_calls: 3 }],
-    ['tools[0].type', { tools: [{ type: 'web_search' }] }],
-    ['tools[1].type', { tools: [SHELL_TOOL, { type: 'local_shell' }] }],
-    ['include[0]', { include: ['file_search_call.results'] }],
-    ['truncation', { truncation: 'auto' }],
-    ['reasoning.budget', { reasoning: { effort: 'low', budget: 3 } }],
+    ['prompt', { prompt: { id: 'pmpt_1' } }],
+    ['tool_choice', { tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } }],
+    ['tool_choice', { tools: [SHELL_TOOL], tool_choice: { type: 'function', name: 'not_there' } }],
     ['input[0].type', { input: [{ type: 'item_reference', id: 'x' }] }],
     ['input[0].content[0].type', { input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] }],
-    ['tool_choice', { tool_choice: { type: 'web_search_preview' } }],
   ])('refuses %s, naming it', (param, extra) => {
     const r = rejected({ model: 'gpt-4o-mini', input: 'hi', ...extra });
     expect(r.param).toBe(param);
     expect(r.message).toContain(`'${param}'`);
     expect(r.message).toContain('Chat Completions');
+  });
+
+  it.each([
+    [['max_tool_calls'], { max_tool_calls: 3 }],
+    [['tools[web_search]'], { tools: [{ type: 'web_search' }] }],
+    [['tools[local_shell]'], { tools: [SHELL_TOOL, { type: 'local_shell' }] }],
+    [['include'], { include: ['file_search_call.results'] }],
+    [['truncation'], { truncation: 'auto' }],
+    [['reasoning.budget', 'reasoning.effort'], { reasoning: { effort: 'low', budget: 3 } }],
+    [['client_metadata'], { client_metadata: { session_id: 's' } }],
+    [['metadata', 'prompt_cache_key', 'store'], { metadata: { a: 'b' }, prompt_cache_key: 'k', store: true }],
+    [['context_management'], { context_management: [{ type: 'compaction' }] }],
+  ])('drops %j with a notice (the reply does not depend on them)', (names, extra) => {
+    const r = ok('responses', { model: 'gpt-4o-mini', input: 'hi', ...extra });
+    expect(r.dropped).toEqual(names);
+    for (const n of names) expect(r.chat).not.toHaveProperty(n);
+  });
+
+  it('drops nothing for values that change nothing', () => {
+    const r = ok('responses', { model: 'gpt-4o-mini', input: 'hi', store: false, background: false, include: [], truncation: 'disabled', service_tier: 'auto' });
+    expect(r.dropped).toEqual([]);
+  });
+
+  it('flattens namespace tools with reversible names, from tools and additional_tools items', () => {
+    const exec = { type: 'custom', name: 'exec', description: 'Run code', format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' } };
+    const wait = { type: 'function', name: 'wait', parameters: { type: 'object', properties: {} } };
+    const r = ok('responses', {
+      model: 'gpt-6.1-sol',
+      input: [
+        { type: 'additional_tools', role: 'developer', tools: [{ type: 'namespace', name: 'functions', tools: [exec, wait] }] },
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+        { type: 'function_call', namespace: 'functions', name: 'wait', call_id: 'c1', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c1', output: 'done' },
+      ],
+      tools: [{ type: 'web_search' }],
+      tool_choice: 'auto',
+      reasoning: { effort: 'low', context: 'all_turns' },
+      text: { verbosity: 'low' },
+    });
+    const names = (r.chat.tools as Array<{ function: { name: string } }>).map((t) => t.function.name);
+    expect(names).toEqual(['functions__exec', 'functions__wait']);
+    expect(r.chat.reasoning_effort).toBe('low');
+    expect(r.chat.verbosity).toBe('low');
+    expect(r.dropped).toEqual(['tools[web_search]', 'reasoning.context']);
+    expect((r.chat.messages as Array<Record<string, unknown>>)[1]).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'functions__wait', arguments: '{}' } }],
+    });
   });
 
   it.each([

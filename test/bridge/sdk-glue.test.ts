@@ -42,9 +42,12 @@ describe('bridge under the official SDKs (test glue over the simulator chat-only
   defineSdkScenarios(() => clients, { responsesModel: 'gpt-4o-mini', messagesModel: 'claude-sonnet-4-6' });
 
   it('sent the Codex extras to chat only where chat has them', () => {
-    const codex = glue.chatRequests.find((c) => c.prompt_cache_key === 'session-1')!;
+    // The Codex-shaped turn is the one with parallel_tool_calls: false; its cache key is a hint the chat route does not get.
+    const codex = glue.chatRequests.find((c) => c.parallel_tool_calls === false)!;
     expect(codex).toMatchObject({ parallel_tool_calls: false, tool_choice: 'auto' });
+    expect(codex).not.toHaveProperty('prompt_cache_key');
     expect(codex).not.toHaveProperty('store');
+    expect(codex).not.toHaveProperty('client_metadata');
     expect(codex).not.toHaveProperty('include');
   });
 });

@@ -172,12 +172,26 @@ export function defineSdkScenarios(clients: () => Clients, opts: { responsesMode
     expect(m.usage.input_tokens).toBeGreaterThan(0);
   });
 
-  it('messages: thinking is a 400 naming it', async () => {
+  it('messages: thinking a chat model cannot do is dropped, and said so in x-loopgate-bridge-dropped', async () => {
+    const { data, response } = await clients()
+      .anthropic.messages.create({ model: messagesModel, max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'think x' }] })
+      .withResponse();
+    expect((data.content[0] as { text: string }).text).toBe('Echo: think x');
+    expect(response.headers.get('x-loopgate-bridge-dropped')).toBe('thinking');
+  });
+
+  it('messages: forcing a server tool the chat route cannot run is a 400 naming tool_choice', async () => {
     const err = await clients()
-      .anthropic.messages.create({ model: messagesModel, max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'x' }] })
+      .anthropic.messages.create({
+        model: messagesModel,
+        max_tokens: 20,
+        tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+        tool_choice: { type: 'tool', name: 'web_search' },
+        messages: [{ role: 'user', content: 'x' }],
+      })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
-    expect((err as Error).message).toContain("'thinking'");
+    expect((err as Error).message).toContain("'tool_choice'");
   });
 
   it('messages: a chat-route error arrives in the Anthropic envelope', async () => {

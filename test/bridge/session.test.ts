@@ -21,11 +21,11 @@ describe('openBridge', () => {
   });
 
   it('a refused parameter comes back as a ready 400 body in the caller envelope', () => {
-    const r = openBridge('messages', { model: 'm', max_tokens: 5, top_k: 3, messages: [{ role: 'user', content: 'x' }] }, { requestId: 'r2' });
+    const r = openBridge('messages', { model: 'm', max_tokens: 5, tools: [{ type: 'web_search_20250305', name: 'web_search' }], tool_choice: { type: 'tool', name: 'web_search' }, messages: [{ role: 'user', content: 'x' }] }, { requestId: 'r2' });
     if (r.ok) throw new Error('expected a refusal');
     expect(r.status).toBe(400);
-    expect(r.param).toBe('top_k');
-    expect(JSON.parse(r.body)).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining("'top_k'") } });
+    expect(r.param).toBe('tool_choice');
+    expect(JSON.parse(r.body)).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining("'tool_choice'") } });
   });
 
   it('a 200 that is not a chat completion is a 502 in the caller envelope, not an empty answer', () => {

@@ -94,10 +94,11 @@ describe('what a bridged Response says about its request', () => {
     expect((events[0]!.data as { response: unknown }).response).toMatchObject({ instructions: 'Be terse.', parallel_tool_calls: false, tools });
   });
 
-  it('accepts a refused parameter set to the value that changes nothing, and passes prompt_cache_retention on', () => {
+  it('accepts a refused parameter set to the value that changes nothing, and drops prompt_cache_retention with a notice', () => {
     const ok = openBridge('responses', { model: 'm', input: 'x', background: false, prompt_cache_retention: '24h' }, { requestId: 'p' });
     if (!ok.ok) throw new Error(ok.message);
-    expect(JSON.parse(ok.session.body.toString())).toMatchObject({ prompt_cache_retention: '24h' });
+    expect(JSON.parse(ok.session.body.toString())).not.toHaveProperty('prompt_cache_retention');
+    expect(ok.session.dropped).toEqual(['prompt_cache_retention']);
     const refused = openBridge('responses', { model: 'm', input: 'x', background: true }, { requestId: 'p2' });
     expect(refused.ok).toBe(false);
     if (!refused.ok) expect(refused.param).toBe('background');

@@ -26,7 +26,9 @@ const logFile = () => join(dir, 'traffic.jsonl');
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'loopgate-canary-'));
   // The canary is a real key for this simulator, so traffic succeeds end to end.
-  sim = await startSimulator({ port: 0, fixture: { ...defaultFixture, keys: [...defaultFixture.keys, { key: KEY, group: 'default', status: 'active', balance: 100 }] } });
+  // Its group's channels refuse a parameter named after the token, so the upstream's unsupported_parameter error echoes it.
+  const groups = { ...defaultFixture.groups, canary: { protocols: ['chat' as const], models: ['gpt-4o-mini'], unsupported: [TOKEN] } };
+  sim = await startSimulator({ port: 0, fixture: { groups, keys: [...defaultFixture.keys, { key: KEY, group: 'canary', status: 'active', balance: 100 }] } });
   proxy = await startProxy({
     upstream: sim.url,
     key: KEY,

@@ -92,12 +92,13 @@ describe('diagnosis table', () => {
   });
 
   it('unsupported parameter → names it and lists the parameters beyond the minimal request', async () => {
-    const seen = await call(main, '/v1/chat/completions', chat('gpt-4o-mini', { temperature: 0.2, frobnicate: true }));
+    // The default fixture's channels refuse logit_bias.
+    const seen = await call(main, '/v1/chat/completions', chat('gpt-4o-mini', { temperature: 0.2, logit_bias: { '50256': -100 } }));
     expect(seen.status).toBe(400);
     expect(seen.diagnosis).toBe('unsupported-parameter');
     const line = await lastLine(main);
-    expect(line).toMatch(/"frobnicate"/);
-    expect(line).toMatch(/beyond the minimal request: temperature, frobnicate/);
+    expect(line).toMatch(/"logit_bias"/);
+    expect(line).toMatch(/beyond the minimal request: temperature, logit_bias/);
   });
 
   it('rate limit → names it, Retry-After passes through unchanged', async () => {

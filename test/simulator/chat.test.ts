@@ -137,7 +137,10 @@ describe('POST /v1/chat/completions', () => {
     expect(plain.choices[0]!.message.tool_calls ?? []).toEqual([]);
     expect(plain.choices[0]!.message.content).toBe('Echo: delete the temp files');
     const required = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], tools: [bash, weather], tool_choice: 'required' });
-    expect(required.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type))).toEqual(['Bash']);
+    // Forced to call something the user did not name: never the command runner.
+    expect(required.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type))).toEqual(['get_weather']);
+    const onlyBash = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], tools: [bash], tool_choice: 'required' });
+    expect(onlyBash.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type))).toEqual(['Bash']);
     // Whole words only: "rebash" names no tool.
     const partial = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'rebash the get_weathers' }], tools: [bash, weather] });
     expect(partial.choices[0]!.message.tool_calls ?? []).toEqual([]);

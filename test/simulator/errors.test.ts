@@ -162,9 +162,13 @@ describe('400 bad request', () => {
   });
 
   it('an unsupported parameter is named in param and message', async () => {
-    const err = await openaiError(chat(KEYS.main, { frobnicate: true }), OpenAI.BadRequestError, 'unsupported_parameter', 'invalid_request_error');
-    expect(err.param).toBe('frobnicate');
-    expect(err.message).toContain("'frobnicate'");
+    // The default fixture's group refuses n (its channels have no n > 1).
+    const err = await openaiError(chat(KEYS.main, { n: 2 }), OpenAI.BadRequestError, 'unsupported_parameter', 'invalid_request_error');
+    expect(err.param).toBe('n');
+    expect(err.message).toContain("'n'");
+    // ...and o4-mini's channel refuses temperature, as reasoning models do.
+    const o4 = await openaiError(chat(KEYS.main, { model: 'o4-mini', temperature: 0.2 }), OpenAI.BadRequestError, 'unsupported_parameter', 'invalid_request_error');
+    expect(o4.param).toBe('temperature');
     const r = await openaiError(responses(KEYS.main, { messages: [] }), OpenAI.BadRequestError, 'unsupported_parameter', 'invalid_request_error');
     expect(r.param).toBe('messages');
     const a = await anthropicError(messages(KEYS.claude, { response_format: { type: 'json' } }), Anthropic.BadRequestError, 'unsupported_parameter');
@@ -220,7 +224,7 @@ describe('order of checks', () => {
     expect((await raw(sim, '/v1/v1/models')).status).toBe(404);
     const restrictedBadJson = await raw(sim, '/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${KEYS.restricted}`, 'content-type': 'application/json' }, body: '{' });
     expect(restrictedBadJson.status).toBe(403);
-    const err = await rejection(responses(KEYS.claude, { model: 'nope', bogus: 1 }));
+    const err = await rejection(responses(KEYS.claude, { model: 'nope', messages: [] }));
     expect(err.status).toBe(400);
     const err2 = await rejection(responses(KEYS.claude, { model: 'nope' }));
     expect(err2.code).toBe('endpoint_not_supported');
@@ -250,9 +254,9 @@ describe('error rows with stream: true', () => {
     await openaiError(responses(KEYS.restricted, s), OpenAI.PermissionDeniedError, 'access_denied', 'permission_error');
     await openaiError(responses(KEYS.claude, { ...s, model: 'claude-sonnet-4-6' }), OpenAI.NotFoundError, 'endpoint_not_supported', 'invalid_request_error');
     await openaiError(chat(KEYS.main, { ...s, model: 'nope' }), OpenAI.InternalServerError, 'model_not_found', 'invalid_request_error');
-    await openaiError(responses(KEYS.main, { ...s, bogus: 1 }), OpenAI.BadRequestError, 'unsupported_parameter', 'invalid_request_error');
+    await openaiError(responses(KEYS.main, { ...s, messages: [] }), OpenAI.BadRequestError, 'unsupported_parameter', 'invalid_request_error');
     await anthropicError(messages(KEYS.disabled, s), Anthropic.AuthenticationError, 'authentication_error');
     await anthropicError(messages(KEYS.claude, { ...s, model: 'nope' }), Anthropic.InternalServerError, 'model_not_found');
-    await anthropicError(messages(KEYS.claude, { ...s, bogus: 1 }), Anthropic.BadRequestError, 'unsupported_parameter');
+    await anthropicError(messages(KEYS.claude, { ...s, response_format: { type: 'json_object' } }), Anthropic.BadRequestError, 'unsupported_parameter');
   });
 });

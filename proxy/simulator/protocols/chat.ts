@@ -1,7 +1,7 @@
 // POST /v1/chat/completions: OpenAI Chat Completions, including tool calls
 // (the protocol bridge relies on them).
 import { errorBody, type SimError } from '../errors.js';
-import { contentText, echoText, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
+import { contentText, echoText, lastUserWords, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
   bad,
   describe,
@@ -11,19 +11,13 @@ import {
   optionalObject,
   optionalPositiveInt,
   optionalStringOrList,
-  rejectUnknown,
+  rejectForeign,
   requireModel,
   type Body,
 } from './check.js';
 import { callId, checkChoice, pickTool, toolArguments, type SimTool, type SimToolChoice } from './tools.js';
 import { sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
 
-const ALLOWED = new Set([
-  'model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'n',
-  'stop', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'user', 'seed', 'tools',
-  'tool_choice', 'parallel_tool_calls', 'response_format', 'metadata', 'store', 'reasoning_effort', 'service_tier',
-  'prompt_cache_key', 'safety_identifier', 'verbosity',
-]);
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
 function parseMessages(body: Body): Array<Record<string, unknown>> {
@@ -77,7 +71,7 @@ function parse(body: Body): ParsedRequest {
   optionalPositiveInt(body, 'n');
   optionalStringOrList(body, 'stop');
   checkChoice(parseTools(body), toolChoice(body), 'tool_choice');
-  rejectUnknown(body, ALLOWED, 'Chat Completions');
+  rejectForeign(body, 'chat');
   return { model, stream, body };
 }
 
@@ -86,8 +80,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   const messages = body.messages as Array<Record<string, unknown>>;
   const last = messages[messages.length - 1]!;
   const lastRole = last.role as string;
-  const lastUser = [...messages].reverse().find((m) => m.role === 'user');
-  const userText = contentText(lastUser?.content);
+  const userText = lastUserWords(messages, (m) => m.role === 'user');
   const source = lastRole === 'tool' ? `tool result: ${contentText(last.content)}` : userText;
   const tool = pickTool(parseTools(body), toolChoice(body), userText, lastRole === 'tool');
   const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;

@@ -1,5 +1,6 @@
 // Field checks shared by the protocol parsers. Each failure is a 400 that
 // names the parameter, so a user can remove or fix exactly that field.
+import { foreignParam, type ParamProtocol } from '../../rules/protocol-params.js';
 import { SimError } from '../errors.js';
 
 export type Body = Record<string, unknown>;
@@ -57,13 +58,34 @@ export function optionalStringOrList(body: Body, field: string): string[] {
   throw bad(field, `Invalid type for ${field}: expected a string or an array of strings`);
 }
 
-/** Anything outside the protocol's allowlist is an unsupported parameter, named in the message. */
-export function rejectUnknown(body: Body, allowed: ReadonlySet<string>, where: string): void {
+const TITLES: Record<ParamProtocol, string> = { chat: 'Chat Completions', responses: 'the Responses API', messages: 'Anthropic Messages' };
+
+/**
+ * A parameter that plainly belongs to another protocol (`messages` on
+ * /v1/responses) is refused, as the real APIs do. Any other parameter the
+ * protocol table does not know is accepted and ignored: clients add fields
+ * faster than SDKs type them, and the relay passes them on.
+ */
+export function rejectForeign(body: Body, protocol: ParamProtocol): void {
   for (const name of Object.keys(body)) {
-    if (!allowed.has(name)) {
+    const owner = foreignParam(protocol, name);
+    if (owner) {
       throw new SimError(
         'unsupported_parameter',
-        `Unsupported parameter: '${name}' is not supported by ${where} on this route. Remove it and retry`,
+        `Unsupported parameter: '${name}' is not supported by ${TITLES[protocol]} (it belongs to ${TITLES[owner]}). Remove it and retry`,
+        name,
+      );
+    }
+  }
+}
+
+/** A channel that refuses some parameters (fixture `unsupported`, per group or model). */
+export function rejectUnsupported(body: Body, unsupported: readonly string[], protocol: ParamProtocol): void {
+  for (const name of unsupported) {
+    if (body[name] !== undefined) {
+      throw new SimError(
+        'unsupported_parameter',
+        `Unsupported parameter: '${name}' is not supported by ${TITLES[protocol]} on this channel. Remove it and retry`,
         name,
       );
     }

@@ -1,6 +1,6 @@
 // POST /v1/messages: the Anthropic Messages entry point.
 import { errorBody, type SimError } from '../errors.js';
-import { contentText, echoText, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
+import { contentText, echoText, lastUserWords, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
   bad,
   describe,
@@ -10,17 +10,13 @@ import {
   optionalObject,
   optionalPositiveInt,
   optionalStringOrList,
-  rejectUnknown,
+  rejectForeign,
   requireModel,
   type Body,
 } from './check.js';
 import { callId, checkChoice, pickTool, toolArguments, type SimTool, type SimToolChoice } from './tools.js';
 import { sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
 
-const ALLOWED = new Set([
-  'model', 'messages', 'system', 'max_tokens', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'tools',
-  'tool_choice', 'metadata', 'thinking', 'service_tier', 'context_management',
-]);
 
 function parse(body: Body): ParsedRequest {
   const model = requireModel(body);
@@ -29,8 +25,9 @@ function parse(body: Body): ParsedRequest {
   if (!Array.isArray(messages)) throw bad('messages', `Invalid type for messages: expected an array, got ${describe(messages)}`);
   if (messages.length === 0) throw bad('messages', 'Invalid value for messages: at least one message is required');
   messages.forEach((m, i) => {
-    if (!isObject(m) || (m.role !== 'user' && m.role !== 'assistant')) {
-      throw bad(`messages[${i}].role`, `Invalid value for messages[${i}].role: expected "user" or "assistant"`);
+    // "system" turns come with the per-turn-control beta (Claude Code sends its environment as one).
+    if (!isObject(m) || (m.role !== 'user' && m.role !== 'assistant' && m.role !== 'system')) {
+      throw bad(`messages[${i}].role`, `Invalid value for messages[${i}].role: expected "user", "assistant" or "system"`);
     }
     if (typeof m.content !== 'string' && !Array.isArray(m.content)) {
       throw bad(`messages[${i}].content`, `Invalid type for messages[${i}].content: expected a string or an array of content blocks`);
@@ -48,7 +45,7 @@ function parse(body: Body): ParsedRequest {
   optionalStringOrList(body, 'stop_sequences');
   optionalObject(body, 'metadata');
   checkChoice(parseTools(body), toolChoice(body), 'tool_choice');
-  rejectUnknown(body, ALLOWED, 'Anthropic Messages');
+  rejectForeign(body, 'messages');
   return { model, stream, body };
 }
 
@@ -85,8 +82,10 @@ function answersTool(last: Record<string, unknown> | undefined): boolean {
 function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   const body = req.body;
   const messages = body.messages as Array<Record<string, unknown>>;
-  const lastUser = [...messages].reverse().find((m) => m.role === 'user');
-  const reply = limitText(echoText(contentText(lastUser?.content), ctx.responseBytes), body.max_tokens as number, optionalStringOrList(body, 'stop_sequences'));
+  const last = messages[messages.length - 1];
+  const words = lastUserWords(messages, (m) => m.role === 'user');
+  const source = answersTool(last) ? `tool result: ${contentText((last!.content as unknown[]).filter((b) => isObject(b) && b.type === 'tool_result'))}` : words;
+  const reply = limitText(echoText(source, ctx.responseBytes), body.max_tokens as number, optionalStringOrList(body, 'stop_sequences'));
   const text = padToChunks(reply.text, ctx.chunks);
   const stopReason = reply.finish === 'length' ? 'max_tokens' : reply.finish === 'stop_sequence' ? 'stop_sequence' : 'end_turn';
   const stopSequence = reply.matchedStop ?? null;
@@ -105,9 +104,9 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   });
   const ev = (type: string, fields: Record<string, unknown> = {}) => sseFrame(type, { type, ...fields });
   const errorEvent = (err: SimError, requestId: string) => sseFrame('error', errorBody(err, 'anthropic', requestId));
-  const tool = pickTool(parseTools(body), toolChoice(body), contentText(lastUser?.content), answersTool(messages[messages.length - 1]));
+  const tool = pickTool(parseTools(body), toolChoice(body), words, answersTool(last));
   if (tool) {
-    const input = toolArguments(tool, contentText(lastUser?.content));
+    const input = toolArguments(tool, words);
     const json = JSON.stringify(input);
     const block = { type: 'tool_use', id: callId('toolu_', tool, json), name: tool.name, input };
     const out = estimateTokens(tool.name.length + json.length);
@@ -141,7 +140,6 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   };
 }
 
-const COUNT_ALLOWED = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'context_management']);
 
 /** POST /v1/messages/count_tokens (Claude Code calls it): the same estimate the replies report. */
 export function parseCountTokens(body: Body): { model: string; inputTokens: number } {
@@ -149,7 +147,7 @@ export function parseCountTokens(body: Body): { model: string; inputTokens: numb
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     throw bad('messages', 'Missing required parameter: messages (a non-empty array of {role, content})');
   }
-  rejectUnknown(body, COUNT_ALLOWED, 'Anthropic count_tokens');
+  rejectForeign(body, 'messages');
   return { model, inputTokens: estimateTokens(textLength(body.messages) + textLength(body.system)) };
 }
 

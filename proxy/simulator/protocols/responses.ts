@@ -1,7 +1,7 @@
 // POST /v1/responses: the OpenAI Responses API, with the full typed event
 // sequence the SDK's `responses.stream()` accumulator expects.
 import { ERROR_ROWS, type SimError } from '../errors.js';
-import { contentText, echoText, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
+import { contentText, echoText, lastUserWords, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
   bad,
   describe,
@@ -10,18 +10,13 @@ import {
   optionalNumber,
   optionalObject,
   optionalPositiveInt,
-  rejectUnknown,
+  rejectForeign,
   requireModel,
   type Body,
 } from './check.js';
-import { callId, checkChoice, pickTool, toolArguments, type SimTool, type SimToolChoice } from './tools.js';
+import { callId, checkChoice, customToolInput, pickTool, toolArguments, type SimTool, type SimToolChoice } from './tools.js';
 import { sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
 
-const ALLOWED = new Set([
-  'model', 'input', 'instructions', 'stream', 'stream_options', 'max_output_tokens', 'temperature', 'top_p', 'tools',
-  'tool_choice', 'parallel_tool_calls', 'metadata', 'store', 'previous_response_id', 'reasoning', 'text', 'user',
-  'truncation', 'include', 'service_tier', 'prompt_cache_key', 'safety_identifier',
-]);
 
 function parse(body: Body): ParsedRequest {
   const model = requireModel(body);
@@ -37,56 +32,69 @@ function parse(body: Body): ParsedRequest {
   optionalNumber(body, 'top_p', 0, 1);
   optionalObject(body, 'metadata');
   checkChoice(parseTools(body), toolChoice(body), 'tool_choice');
-  rejectUnknown(body, ALLOWED, 'the Responses API');
+  rejectForeign(body, 'responses');
   return { model, stream, body };
 }
 
-/** Function tools; built-in tools (web_search, local_shell, …) are accepted and never called. */
+/**
+ * Function and custom tools, from `tools` and from `additional_tools` input
+ * items (Codex sends its tools there for some models), with `namespace` tools
+ * opened up. Built-in tools (web_search, local_shell, …) are accepted and never called.
+ */
 function parseTools(body: Body): SimTool[] {
   const tools = body.tools;
-  if (tools === undefined || tools === null) return [];
-  if (!Array.isArray(tools)) throw bad('tools', `Invalid type for tools: expected an array, got ${describe(tools)}`);
-  return tools.flatMap((t, i) => {
-    if (!isObject(t) || typeof t.type !== 'string') throw bad(`tools[${i}]`, `Invalid value for tools[${i}]: expected {"type": "function", "name": string, "parameters": object}`);
-    if (t.type !== 'function') return [];
-    if (typeof t.name !== 'string' || t.name === '') throw bad(`tools[${i}].name`, `Missing required parameter: tools[${i}].name`);
-    return [isObject(t.parameters) ? { name: t.name, parameters: t.parameters } : { name: t.name }];
-  });
+  if (tools !== undefined && tools !== null && !Array.isArray(tools)) throw bad('tools', `Invalid type for tools: expected an array, got ${describe(tools)}`);
+  const extra = Array.isArray(body.input)
+    ? body.input.flatMap((item, i) => (isObject(item) && item.type === 'additional_tools' && Array.isArray(item.tools) ? item.tools.map((t, j) => [t, `input[${i}].tools[${j}]`] as const) : []))
+    : [];
+  const all = [...(Array.isArray(tools) ? tools.map((t, i) => [t, `tools[${i}]`] as const) : []), ...extra];
+  return all.flatMap(([t, at]) => toolsOf(t, at));
+}
+
+function toolsOf(t: unknown, at: string, namespace?: string): SimTool[] {
+  if (!isObject(t) || typeof t.type !== 'string') throw bad(at, `Invalid value for ${at}: expected {"type": "function", "name": string, "parameters": object}`);
+  if (t.type === 'namespace' && Array.isArray(t.tools) && typeof t.name === 'string') {
+    return t.tools.flatMap((inner, j) => toolsOf(inner, `${at}.tools[${j}]`, t.name as string));
+  }
+  if (t.type !== 'function' && t.type !== 'custom') return [];
+  if (typeof t.name !== 'string' || t.name === '') throw bad(`${at}.name`, `Missing required parameter: ${at}.name`);
+  const tool: SimTool = { name: t.name };
+  if (t.type === 'custom') tool.custom = true;
+  else if (isObject(t.parameters)) tool.parameters = t.parameters;
+  if (namespace !== undefined) tool.namespace = namespace;
+  return [tool];
 }
 
 function toolChoice(body: Body): SimToolChoice {
   const c = body.tool_choice;
   if (c === undefined || c === null || c === 'auto') return { kind: 'auto' };
   if (c === 'none' || c === 'required') return { kind: c };
-  if (isObject(c) && c.type === 'function' && typeof c.name === 'string') return { kind: 'named', name: c.name };
+  if (isObject(c) && (c.type === 'function' || c.type === 'custom') && typeof c.name === 'string') return { kind: 'named', name: c.name };
   // A built-in tool forced ({"type": "web_search"}): no function is called.
   if (isObject(c) && typeof c.type === 'string') return { kind: 'none' };
   throw bad('tool_choice', 'Invalid value for tool_choice: expected "none", "auto", "required" or {"type": "function", "name": string}');
 }
 
-/** The text of the last user message (not a tool result), for tool arguments. */
+/** The user's own words in the last user message (not a tool result), for tool choice and arguments. */
 function lastUserMessageText(input: unknown): string {
   if (typeof input === 'string') return input;
-  if (!Array.isArray(input)) return '';
-  const last = [...input].reverse().find((item) => isObject(item) && item.role === 'user');
-  return isObject(last) ? contentText(last.content) : '';
+  return Array.isArray(input) ? lastUserWords(input, (m) => m.role === 'user') : '';
 }
+
+const TOOL_OUTPUT = new Set(['function_call_output', 'custom_tool_call_output']);
 
 function answersTool(input: unknown): boolean {
   const last = Array.isArray(input) ? input[input.length - 1] : undefined;
-  return isObject(last) && last.type === 'function_call_output';
+  return isObject(last) && TOOL_OUTPUT.has(last.type as string);
 }
 
-/** The last user text of a Responses input (a string, or message items with text parts). */
+/** What the reply echoes: the last user words, or the tool result that came back. */
 function lastUserText(input: unknown): string {
-  if (typeof input === 'string') return input;
-  if (!Array.isArray(input)) return '';
-  for (let i = input.length - 1; i >= 0; i--) {
-    const item = input[i];
-    if (isObject(item) && item.role === 'user') return contentText(item.content);
-    if (isObject(item) && item.type === 'function_call_output') return `tool result: ${contentText(item.output)}`;
+  if (answersTool(input)) {
+    const last = (input as unknown[])[(input as unknown[]).length - 1] as Record<string, unknown>;
+    return `tool result: ${contentText(last.output)}`;
   }
-  return '';
+  return lastUserMessageText(input);
 }
 
 function render(req: ParsedRequest, ctx: RenderContext): Rendered {
@@ -141,16 +149,24 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
 
   const tool = pickTool(parseTools(body), toolChoice(body), lastUserMessageText(body.input), answersTool(body.input));
   if (tool) {
-    const args = JSON.stringify(toolArguments(tool, lastUserMessageText(body.input)));
+    const userText = lastUserMessageText(body.input);
+    const args = tool.custom ? customToolInput(userText) : JSON.stringify(toolArguments(tool, userText));
     const out = estimateTokens(tool.name.length + args.length);
-    const call = (status: string, a: string) => ({ id: `fc_${ctx.requestId}`, type: 'function_call', status, arguments: a, call_id: callId('call_', tool, args), name: tool.name });
+    const fcId = `${tool.custom ? 'ctc' : 'fc'}_${ctx.requestId}`;
+    const ns = tool.namespace === undefined ? {} : { namespace: tool.namespace };
+    const call = (status: string, a: string) =>
+      tool.custom
+        ? { id: fcId, type: 'custom_tool_call', status, call_id: callId('call_', tool, args), name: tool.name, ...ns, input: a }
+        : { id: fcId, type: 'function_call', status, arguments: a, call_id: callId('call_', tool, args), name: tool.name, ...ns };
     const finalResponse = response('completed', [call('completed', args)], { ...usage, output_tokens: out, total_tokens: inputTokens + out });
-    const where = { item_id: `fc_${ctx.requestId}`, output_index: 0 };
+    const where = { item_id: fcId, output_index: 0 };
+    const pieces = splitChunks(args, Math.max(2, ctx.chunks));
     const events = [
       ...start(),
       ev('response.output_item.added', { output_index: 0, item: call('in_progress', '') }),
-      ...splitChunks(args, Math.max(2, ctx.chunks)).map((delta) => ev('response.function_call_arguments.delta', { ...where, delta })),
-      ev('response.function_call_arguments.done', { ...where, name: tool.name, arguments: args }),
+      ...(tool.custom
+        ? [...pieces.map((delta) => ev('response.custom_tool_call_input.delta', { ...where, delta })), ev('response.custom_tool_call_input.done', { ...where, input: args })]
+        : [...pieces.map((delta) => ev('response.function_call_arguments.delta', { ...where, delta })), ev('response.function_call_arguments.done', { ...where, name: tool.name, arguments: args })]),
       ev('response.output_item.done', { output_index: 0, item: call('completed', args) }),
       ev('response.completed', { response: finalResponse }),
     ];

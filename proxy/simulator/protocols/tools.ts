@@ -6,6 +6,10 @@ import { bad, isObject } from './check.js';
 
 export interface SimTool {
   name: string;
+  /** Responses `namespace` tools: the call names its namespace. */
+  namespace?: string;
+  /** A freeform `custom` tool: the call carries one raw `input` string. */
+  custom?: boolean;
   /** JSON schema of the arguments (`parameters` / `input_schema`). */
   parameters?: Record<string, unknown>;
 }
@@ -24,7 +28,8 @@ export function pickTool(tools: SimTool[], choice: SimToolChoice, userText: stri
   if (choice.kind === 'named') return tools.find((t) => t.name === choice.name);
   // A whole word only: "rewrite this" must not call Write, nor "I am ready" Read.
   const named = tools.find((t) => new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(t.name)}($|[^A-Za-z0-9_])`, 'i').test(userText));
-  return choice.kind === 'required' ? (named ?? tools[0]) : named;
+  // Forced to call something the user did not name: never a command runner.
+  return choice.kind === 'required' ? (named ?? tools.find((t) => !COMMAND_TOOL.test(t.name)) ?? tools[0]) : named;
 }
 
 /** A forced tool must be in the list: checked at parse time, before a stream sends its headers. */
@@ -34,21 +39,43 @@ export function checkChoice(tools: SimTool[], choice: SimToolChoice, param: stri
   }
 }
 
-/** Deterministic arguments from the tool's JSON schema: strings echo the user text. */
+/** Tools that run commands or code: called only when the user's own words name them. */
+const COMMAND_TOOL = /^(bash|shell|exec|exec_command|local_shell|run|terminal|powershell|cmd)$/i;
+
+/**
+ * Deterministic, harmless arguments from the tool's JSON schema: only the
+ * required properties when the schema lists them (so no optional flag that widens permissions, e.g.
+ * `dangerouslyDisableSandbox`, is ever set), booleans false, and strings the
+ * user's own words: a `backticked` span if there is one ("use Bash to run
+ * `echo hi`" gives command "echo hi"), else the start of the text.
+ */
 export function toolArguments(tool: SimTool, userText: string): Record<string, unknown> {
   const props = isObject(tool.parameters?.properties) ? (tool.parameters.properties as Record<string, unknown>) : {};
+  // A schema with no `required` list gets every property (booleans still false).
+  const required = Array.isArray(tool.parameters?.required) ? (tool.parameters.required as unknown[]) : undefined;
   const args: Record<string, unknown> = {};
   for (const [name, schema] of Object.entries(props)) {
+    if (required && !required.includes(name)) continue;
     const s = isObject(schema) ? schema : {};
     if (Array.isArray(s.enum) && s.enum.length > 0) args[name] = s.enum[0];
-    else if (s.type === 'string') args[name] = userText.slice(0, 40) || 'sim';
+    else if (s.type === 'string') args[name] = quotedOrText(userText);
     else if (s.type === 'number' || s.type === 'integer') args[name] = 1;
-    else if (s.type === 'boolean') args[name] = true;
+    else if (s.type === 'boolean') args[name] = false;
     else if (s.type === 'array') args[name] = [];
     else if (s.type === 'object') args[name] = {};
     else args[name] = null;
   }
   return args;
+}
+
+/** The raw input of a freeform (custom) tool. */
+export function customToolInput(userText: string): string {
+  return quotedOrText(userText);
+}
+
+function quotedOrText(userText: string): string {
+  const quoted = /`([^`]+)`/.exec(userText);
+  return quoted ? quoted[1]! : userText.slice(0, 40) || 'sim';
 }
 
 /** A stable call id, e.g. `call_…` / `toolu_…`. */

@@ -1,0 +1,113 @@
+// `loopgate run -- <command> [args...]`: starts a tool pointed at the running
+// proxy (base URLs and the local token, as `loopgate env` prints them), with
+// what Claude Code and Codex need beyond that. It starts no proxy itself. The
+// rules for the tool's environment and arguments are in proxy/rules/tool-launch.ts.
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import { parseArgs } from 'node:util';
+import { loadOrCreateToken } from '../config/token.js';
+import { argsWithSecrets, secretValues, toolArgs, toolEnv, toolOf } from '../rules/tool-launch.js';
+import { EXIT, UsageError, type Command, type Io } from './command.js';
+import { checkProxy } from './health-probe.js';
+import { portOption } from './serve.js';
+
+/** What a --no-token proxy is sent instead of the token: it accepts any credential, and one that proved nothing gets no token. */
+const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';
+const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'Start a tool (claude, codex, any command) pointed at the running proxy',
+  usage: `Usage: loopgate run [--port N] [--host ADDR] -- <command> [args...]
+
+Starts <command> with the environment \`loopgate env\` prints (OPENAI_BASE_URL,
+OPENAI_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN: the local token, never
+the real key), pointed at the proxy that \`loopgate serve\` (or \`npm start\`) runs.
+LOOPGATE_API_KEY and any variable holding the same value are left out.
+
+  claude   ANTHROPIC_API_KEY is removed (Claude Code would prefer it).
+  codex    -c model_provider=loopgate and a model_providers.loopgate block
+           (base_url .../v1, wire_api "responses", token from LOOPGATE_TOKEN) are
+           added before your arguments, unless you chose a provider yourself
+           (-c model_provider=..., --profile/-p, --oss). No file is written.
+
+Options:
+  --port N       Port the proxy listens on (default 8787, as serve's banner shows).
+  --host ADDR    Address the proxy listens on (default 127.0.0.1).
+
+Examples:
+  loopgate run -- claude -p "hello"
+  loopgate run -- codex exec "hello"
+  loopgate run --port 9000 -- node my-script.js
+
+Exit codes: the command's own (128+N when it died of signal N); 2 bad usage;
+3 no Loopgate proxy with this token answers on the port; 126 the command could
+not be executed; 127 command not found.`,
+  async run(argv, io) {
+    const sep = argv.indexOf('--');
+    const own = sep === -1 ? argv : argv.slice(0, sep);
+    const [command, ...userArgs] = sep === -1 ? [] : argv.slice(sep + 1);
+    const { values, positionals } = parseArgs({ args: own, options: { port: { type: 'string' }, host: { type: 'string' } }, strict: true, allowPositionals: true });
+    if (positionals.length > 0 || sep === -1) {
+      io.err(`loopgate run: put the command after --, e.g. loopgate run -- ${positionals.join(' ') || 'claude'}`);
+      return EXIT.usage;
+    }
+    if (!command) {
+      io.err('loopgate run: no command after --, e.g. loopgate run -- claude -p "hello"');
+      return EXIT.usage;
+    }
+    const port = portOption(values.port) ?? 8787;
+    if (port === 0) throw new UsageError('--port: give the port the proxy listens on (serve prints it), not 0.');
+    const host = values.host ?? '127.0.0.1';
+    const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+    const proxyUrl = `http://${hostPart}:${port}`;
+
+    const token = loadOrCreateToken(io.env);
+    const carrying = argsWithSecrets([command, ...userArgs], secretValues(io.env, token));
+    if (carrying.length > 0) {
+      io.err(`loopgate run: argument ${carrying.join(', ')} holds the real key (the value of LOOPGATE_API_KEY or a provider key variable); leave it out, the proxy adds the key itself.`);
+      return EXIT.usage;
+    }
+
+    const check = await checkProxy(proxyUrl, token);
+    if (check.kind === 'unreachable') {
+      io.err(`loopgate run: no Loopgate proxy answers on ${proxyUrl} (${check.reason}). Start it first with \`npx loopgate serve\` (or \`npm start\`), or pass --port/--host where it listens.`);
+      return EXIT.config;
+    }
+    if (check.kind === 'unproven') {
+      io.err(
+        `loopgate run: something answers on ${proxyUrl}${check.status ? ` (HTTP ${check.status} on /_loopgate/health)` : ''} but it is not a Loopgate proxy that knows this local token. ` +
+          'Was the proxy started with another LOOPGATE_HOME or LOOPGATE_TOKEN? Or pass --port where `loopgate serve` listens.',
+      );
+      return EXIT.config;
+    }
+    const credential = check.requireToken ? token : NO_TOKEN_PLACEHOLDER;
+    const tool = toolOf(command);
+    return spawnTool(command, toolArgs(tool, userArgs, proxyUrl), toolEnv(io.env, proxyUrl, credential, tool), io);
+  },
+};
+
+/** Runs the tool with our stdio, no shell; resolves to its exit code (128+N for signal N). */
+function spawnTool(command: string, args: string[], env: Record<string, string>, io: Io): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: 'inherit', env, shell: false });
+    const forward = (signal: NodeJS.Signals) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    };
+    for (const s of FORWARDED_SIGNALS) process.on(s, forward);
+    const done = (code: number) => {
+      for (const s of FORWARDED_SIGNALS) process.off(s, forward);
+      resolve(code);
+    };
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      // Only a failure to start arrives here before 'exit'; a started child reports through 'exit'.
+      if (child.pid !== undefined) return;
+      if (err.code === 'ENOENT') io.err(`loopgate run: command not found: ${command}`);
+      else io.err(`loopgate run: cannot execute ${command}: ${err.code ?? err.message}`);
+      done(err.code === 'ENOENT' ? 127 : 126);
+    });
+    child.once('exit', (code, signal) => {
+      done(code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0));
+    });
+  });
+}

