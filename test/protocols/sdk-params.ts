@@ -12,19 +12,20 @@ function sdkDir(pkg: string): string {
   return dirname(require.resolve(pkg));
 }
 
-/** Property names of `iface` (and the interfaces it extends) declared in `file`. */
-function propertiesOf(file: string, iface: string): string[] {
-  const program = ts.createProgram([file], { noEmit: true, skipLibCheck: true });
+/** Property names of interfaces (with what they extend), each looked up in its declaration file; one compiler program for all. */
+function propertiesOf(wanted: Array<{ file: string; iface: string }>): string[][] {
+  const program = ts.createProgram([...new Set(wanted.map((w) => w.file))], { noEmit: true, skipLibCheck: true, noResolve: false, types: [] });
   const checker = program.getTypeChecker();
-  const source = program.getSourceFile(file);
-  if (!source) throw new Error(`cannot read ${file}`);
-  let found: ts.InterfaceDeclaration | ts.TypeAliasDeclaration | undefined;
-  ts.forEachChild(source, (node) => {
-    if ((ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && node.name.text === iface) found = node;
+  return wanted.map(({ file, iface }) => {
+    const source = program.getSourceFile(file);
+    if (!source) throw new Error(`cannot read ${file}`);
+    let found: ts.InterfaceDeclaration | ts.TypeAliasDeclaration | undefined;
+    ts.forEachChild(source, (node) => {
+      if ((ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && node.name.text === iface) found = node;
+    });
+    if (!found) throw new Error(`${iface} not found in ${file}: the SDK changed shape; update test/protocols/sdk-params.ts`);
+    return checker.getPropertiesOfType(checker.getTypeAtLocation(found)).map((p) => p.getName()).sort();
   });
-  if (!found) throw new Error(`${iface} not found in ${file}: the SDK changed shape; update test/protocols/sdk-params.ts`);
-  const type = checker.getTypeAtLocation(found);
-  return checker.getPropertiesOfType(type).map((p) => p.getName()).sort();
 }
 
 export interface SdkParams {
@@ -38,16 +39,13 @@ export function sdkParams(): SdkParams {
   const openai = sdkDir('openai');
   const anthropic = sdkDir('@anthropic-ai/sdk');
   const union = (...lists: string[][]) => [...new Set(lists.flat())].sort();
-  return {
-    chat: propertiesOf(join(openai, 'resources/chat/completions/completions.d.ts'), 'ChatCompletionCreateParamsBase'),
-    responses: propertiesOf(join(openai, 'resources/responses/responses.d.ts'), 'ResponseCreateParamsBase'),
-    messages: union(
-      propertiesOf(join(anthropic, 'resources/messages/messages.d.ts'), 'MessageCreateParamsBase'),
-      propertiesOf(join(anthropic, 'resources/beta/messages/messages.d.ts'), 'MessageCreateParamsBase'),
-    ),
-    countTokens: union(
-      propertiesOf(join(anthropic, 'resources/messages/messages.d.ts'), 'MessageCountTokensParams'),
-      propertiesOf(join(anthropic, 'resources/beta/messages/messages.d.ts'), 'MessageCountTokensParams'),
-    ),
-  };
+  const [chat, responses, messages, betaMessages, count, betaCount] = propertiesOf([
+    { file: join(openai, 'resources/chat/completions/completions.d.ts'), iface: 'ChatCompletionCreateParamsBase' },
+    { file: join(openai, 'resources/responses/responses.d.ts'), iface: 'ResponseCreateParamsBase' },
+    { file: join(anthropic, 'resources/messages/messages.d.ts'), iface: 'MessageCreateParamsBase' },
+    { file: join(anthropic, 'resources/beta/messages/messages.d.ts'), iface: 'MessageCreateParamsBase' },
+    { file: join(anthropic, 'resources/messages/messages.d.ts'), iface: 'MessageCountTokensParams' },
+    { file: join(anthropic, 'resources/beta/messages/messages.d.ts'), iface: 'MessageCountTokensParams' },
+  ]);
+  return { chat: chat!, responses: responses!, messages: union(messages!, betaMessages!), countTokens: union(count!, betaCount!) };
 }
