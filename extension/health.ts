@@ -1,10 +1,8 @@
 // Probe of a Loopgate proxy already on the port (started by another window or
 // `loopgate serve`). The local token is sent only to a proxy that first proved
-// it knows it (proxy/rules/health-proof.ts); anything else gets nothing.
-import { randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
+// it knows it (the challenge: proxy/health-client.ts); anything else gets nothing.
 import { connect } from 'node:net';
-import { CHALLENGE_HEADER, healthProof, PROOF_HEADER, proofMatches } from '../proxy/rules/health-proof.js';
+import { challengeHealth } from '../proxy/health-client.js';
 import { parseUpstream } from '../proxy/rules/urls.js';
 
 export interface ProxyHealth {
@@ -24,83 +22,23 @@ export type HealthVerdict =
   | { kind: 'unproven'; noToken: boolean };
 
 export async function probeHealth(proxyUrl: string, token: string, timeoutMs = 3000): Promise<HealthVerdict> {
-  const url = new URL('/_loopgate/health', proxyUrl);
-  const port = Number(url.port || 80);
-  const nonce = randomBytes(32).toString('base64url');
-  let res: HealthAnswer;
-  try {
-    res = await get(url, url.hostname, { [CHALLENGE_HEADER]: nonce }, timeoutMs);
-  } catch (err) {
-    // A port held by something that never answers is taken all the same.
-    return (err as Error).name === 'TimeoutError' ? { kind: 'unproven', noToken: false } : { kind: 'unreachable' };
-  }
-  const said = parse(res.body) as { loopgate?: unknown; requireToken?: unknown } | undefined;
-  // Signed for the address this window reached: a relay on 127.0.0.1 to a proxy on ::1 does not fit.
-  const expected = healthProof(token, res.remoteAddress, port, nonce);
-  const proof = res.headers[PROOF_HEADER];
-  if (res.status !== 200 || !proofMatches(expected, typeof proof === 'string' ? proof : undefined)) {
-    return { kind: 'unproven', noToken: typeof said?.loopgate === 'string' && said.requireToken === false };
-  }
-  // Proven: only now may the token go to it, and only to that same address.
-  try {
-    const full = await get(url, res.remoteAddress, { authorization: `Bearer ${token}` }, timeoutMs);
-    const body = parse(full.body) as Partial<ProxyHealth> | undefined;
-    if (full.status !== 200 || typeof body?.loopgate !== 'string') return { kind: 'unproven', noToken: false };
-    return {
-      kind: 'loopgate',
-      health: { loopgate: body.loopgate, pid: body.pid, siteUrl: String(body.siteUrl ?? ''), baseUrl: String(body.baseUrl ?? ''), simulator: Boolean(body.simulator) },
-    };
-  } catch {
-    return { kind: 'unreachable' };
-  }
-}
-
-interface HealthAnswer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-  /** The address the connection actually reached (fetch does not tell). */
-  remoteAddress: string;
-}
-
-/** GET `url` at `address` (a host name or an IP), with the URL's own Host header. Rejects with a TimeoutError. */
-function get(url: URL, address: string, headers: Record<string, string>, timeoutMs: number): Promise<HealthAnswer> {
-  return new Promise((resolve, reject) => {
-    let timedOut = false;
-    const timeout = () => Object.assign(new Error('health check timed out'), { name: 'TimeoutError' });
-    // Whichever error surfaces (request or response), a deadline is reported as one.
-    const fail = (err: Error) => reject(timedOut ? timeout() : err);
-    // agent: false — a fresh connection each time, closed after: nothing lingers in a pool.
-    const req = httpRequest({ host: address.replace(/^\[|\]$/g, ''), port: Number(url.port || 80), path: url.pathname, headers: { ...headers, host: url.host }, agent: false }, (res) => {
-      const remoteAddress = res.socket.remoteAddress ?? address;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size <= 64 * 1024) chunks.push(c);
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), remoteAddress }));
-      res.on('error', fail);
-      res.once('close', () => {
-        if (!res.complete) fail(new Error('the connection closed before the answer was complete'));
-      });
-    });
-    // One deadline for the whole exchange: connecting, headers and a body that trickles in.
-    const deadline = setTimeout(() => {
-      timedOut = true;
-      req.destroy(timeout());
-    }, timeoutMs);
-    req.once('close', () => clearTimeout(deadline));
-    req.on('error', fail);
-    req.end();
-  });
-}
-
-function parse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
+  const r = await challengeHealth(proxyUrl, token, timeoutMs);
+  switch (r.stage) {
+    case 'unreachable':
+      return { kind: 'unreachable' };
+    case 'timeout':
+      // A port held by something that never answers is taken all the same.
+      return { kind: 'unproven', noToken: false };
+    case 'unproven':
+      return { kind: 'unproven', noToken: typeof r.said?.loopgate === 'string' && r.said.requireToken === false };
+    case 'proven': {
+      const body = r.body as Partial<ProxyHealth> | undefined;
+      if (r.status !== 200 || typeof body?.loopgate !== 'string') return { kind: 'unproven', noToken: false };
+      return {
+        kind: 'loopgate',
+        health: { loopgate: body.loopgate, pid: body.pid, siteUrl: String(body.siteUrl ?? ''), baseUrl: String(body.baseUrl ?? ''), simulator: Boolean(body.simulator) },
+      };
+    }
   }
 }
 

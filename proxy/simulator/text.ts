@@ -56,8 +56,11 @@ export function contentText(content: unknown): string {
  * CLAUDE.md contents. A tag-wrapped block, or a part that opens with such a tag or with an
  * "# AGENTS.md instructions" heading, is the client's, not the user's.
  */
-const INJECTED_BLOCK = /<([A-Za-z][\w-]*)(?:\s[^>]*)?>[\s\S]*?<\/\1>/g;
-const INJECTED_PART = /^\s*(?:<[A-Za-z][\w-]*(?:\s[^>]*)?>|#\s*(?:AGENTS|CLAUDE)\.md\b)/;
+// Clients' tags have a `-` or `_` in their name, or are all capitals (<INSTRUCTIONS>); HTML a user
+// pastes (<div>, <p>) has neither, so the user's own markup still counts as their words.
+const CLIENT_TAG = '[A-Za-z]+(?:[-_][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]+';
+const INJECTED_BLOCK = new RegExp(`<(${CLIENT_TAG})(?:\\s[^>]*)?>[\\s\\S]*?<\\/\\1>`, 'g');
+const INJECTED_PART = new RegExp(`^\\s*(?:<(?:${CLIENT_TAG})(?:\\s[^>]*)?>|#\\s*(?:AGENTS|CLAUDE)\\.md\\b)`);
 
 /** The user's own words in a message content: contentText without client-injected blocks. */
 export function userWords(content: unknown): string {

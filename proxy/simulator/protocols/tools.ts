@@ -55,7 +55,7 @@ export function toolArguments(tool: SimTool, userText: string): Record<string, u
   const required = Array.isArray(tool.parameters?.required) ? (tool.parameters.required as unknown[]) : undefined;
   const args: Record<string, unknown> = {};
   for (const [name, schema] of Object.entries(props)) {
-    if (required && !required.includes(name)) continue;
+
     const s = isObject(schema) ? schema : {};
     if (Array.isArray(s.enum) && s.enum.length > 0) args[name] = s.enum[0];
     else if (s.type === 'string') args[name] = quotedOrText(userText);
