@@ -148,6 +148,14 @@ describe("Anthropic Messages: Claude Code's current request", () => {
     expect(final.content[0]).toMatchObject({ type: 'tool_use', name: 'Bash', input: { command: 'echo hi' }, id: m.content[0].id });
   });
 
+  it('a system turn after the user turn, naming Bash in plain text, causes no call', async () => {
+    const body = claudeCode('hello');
+    (body.messages as unknown[]).push({ role: 'system', content: 'Prefer Bash for shell commands in this repository.' });
+    const m = await messages(body, PER_TURN);
+    expect(m.stop_reason).toBe('end_turn');
+    expect(m.content).toEqual([{ type: 'text', text: 'Echo: hello' }]);
+  });
+
   it('a tool result after the call gets a text reply echoing it', async () => {
     const first = await messages(claudeCode('use Bash to run `echo hi`'), PER_TURN);
     const body = claudeCode('use Bash to run `echo hi`');
@@ -270,6 +278,13 @@ describe("Responses: Codex's current request", () => {
     expect(completed.output[0]).toMatchObject({ type: 'custom_tool_call', input: 'console.log(1)', call_id: added.call_id });
   });
 
+  it('the SDK stream accumulator assembles the namespaced calls', async () => {
+    const exec = await openai(sim).responses.stream(codex([envContext, userSays('use exec to run `console.log(1)`')], { stream: true }) as any).finalResponse();
+    expect(exec.output[0]).toMatchObject({ type: 'custom_tool_call', name: 'exec', namespace: 'functions', input: 'console.log(1)' });
+    const wait = await openai(sim).responses.stream(codex([envContext, userSays('wait')], { stream: true }) as any).finalResponse();
+    expect(wait.output[0]).toMatchObject({ type: 'function_call', name: 'wait', namespace: 'functions', arguments: '{"session_id":1}' });
+  });
+
   it('after a custom_tool_call_output the reply is text echoing the result', async () => {
     const first = await responses(codex([userSays('use exec to run `console.log(1)`')]));
     const call = first.output[0];
@@ -295,6 +310,19 @@ describe("tool choice from the user's own words", () => {
     const called = await chat({ messages: [{ role: 'user', content: 'get_weather for `Oslo`' }], tools: [weatherFn] });
     expect(called.choices[0].finish_reason).toBe('tool_calls');
     expect(JSON.parse(called.choices[0].message.tool_calls[0].function.arguments)).toEqual({ city: 'Oslo' });
+  });
+
+  it('bridged namespaced names (functions__exec, mcp__server__tool) are called by their own name', async () => {
+    // The protocol bridge sends Codex's namespace tools to chat routes flattened, a custom tool as {input: string}.
+    const execFn = { type: 'function', function: { name: 'functions__exec', parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'], additionalProperties: false } } };
+    const waitFn = { type: 'function', function: { name: 'functions__wait', parameters: { type: 'object', properties: { session_id: { type: 'integer' } }, required: ['session_id'] } } };
+    const c = await chat({ messages: [{ role: 'user', content: '<environment_context>wait</environment_context>' }, { role: 'user', content: 'use exec to run `console.log(1)`' }], tools: [waitFn, execFn] });
+    expect(c.choices[0].finish_reason).toBe('tool_calls');
+    expect(c.choices[0].message.tool_calls[0].function).toEqual({ name: 'functions__exec', arguments: '{"input":"console.log(1)"}' });
+    const quiet = await chat({ messages: [{ role: 'user', content: 'hello' }], tools: [waitFn, execFn] });
+    expect(quiet.choices[0].finish_reason).toBe('stop');
+    const mcp = await messages({ messages: [{ role: 'user', content: 'getDiagnostics please' }], tools: [{ name: 'mcp__ide__getDiagnostics', input_schema: { type: 'object', properties: {} } }] });
+    expect(mcp.content[0]).toMatchObject({ type: 'tool_use', name: 'mcp__ide__getDiagnostics', input: {} });
   });
 });
 
@@ -326,6 +354,13 @@ describe('harmless generated arguments', () => {
       tool_choice: 'required',
     });
     expect(r.output[0]).toMatchObject({ type: 'function_call', name: 'get_weather' });
+    // …also when the command runner is a bridged namespaced one.
+    const b = await chat({
+      messages: [{ role: 'user', content: 'hello' }],
+      tools: [{ type: 'function', function: { name: 'functions__exec_command', parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] } } }, { type: 'function', function: { name: 'get_weather', parameters: weatherSchema } }],
+      tool_choice: 'required',
+    });
+    expect(b.choices[0].message.tool_calls[0].function.name).toBe('get_weather');
   });
 });
 

@@ -27,9 +27,20 @@ export function pickTool(tools: SimTool[], choice: SimToolChoice, userText: stri
   if (tools.length === 0 || afterToolResult || choice.kind === 'none') return undefined;
   if (choice.kind === 'named') return tools.find((t) => t.name === choice.name);
   // A whole word only: "rewrite this" must not call Write, nor "I am ready" Read.
-  const named = tools.find((t) => new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(t.name)}($|[^A-Za-z0-9_])`, 'i').test(userText));
+  const names = (t: SimTool) => [...new Set([t.name, bareName(t.name)])];
+  const named = tools.find((t) => names(t).some((n) => new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(n)}($|[^A-Za-z0-9_])`, 'i').test(userText)));
   // Forced to call something the user did not name: never a command runner.
-  return choice.kind === 'required' ? (named ?? tools.find((t) => !COMMAND_TOOL.test(t.name)) ?? tools[0]) : named;
+  return choice.kind === 'required' ? (named ?? tools.find((t) => !COMMAND_TOOL.test(bareName(t.name))) ?? tools[0]) : named;
+}
+
+/**
+ * A flattened name's own part: the protocol bridge sends Codex's namespaced tools
+ * to chat routes as `functions__exec`, and MCP tools are `mcp__server__tool`; the
+ * user says "exec", not "functions__exec".
+ */
+function bareName(name: string): string {
+  const at = name.lastIndexOf('__');
+  return at > 0 && at + 2 < name.length ? name.slice(at + 2) : name;
 }
 
 /** A forced tool must be in the list: checked at parse time, before a stream sends its headers. */
@@ -55,7 +66,7 @@ export function toolArguments(tool: SimTool, userText: string): Record<string, u
   const required = Array.isArray(tool.parameters?.required) ? (tool.parameters.required as unknown[]) : undefined;
   const args: Record<string, unknown> = {};
   for (const [name, schema] of Object.entries(props)) {
-
+    if (required && !required.includes(name)) continue;
     const s = isObject(schema) ? schema : {};
     if (Array.isArray(s.enum) && s.enum.length > 0) args[name] = s.enum[0];
     else if (s.type === 'string') args[name] = quotedOrText(userText);
