@@ -14,11 +14,18 @@ export function toChatRequest(kind: BridgeKind, body: unknown): ChatRequestResul
   if (!isRecord(body)) return { ok: false, status: 400, message: 'The request body must be a JSON object.' };
   try {
     const r = kind === 'responses' ? responsesToChat(body) : messagesToChat(body);
-    return { ok: true, ...r };
+    return { ok: true, ...r, dropped: summarise(r.dropped) };
   } catch (err) {
     if (err instanceof BridgeReject) return { ok: false, status: 400, message: err.message, param: err.param };
     throw err;
   }
+}
+
+/** Each dropped name once, cut to 64 characters, and at most 20 of them: the list goes into a header, the log and a hint. */
+const MAX_DROPPED = 20;
+function summarise(dropped: string[]): string[] {
+  const unique = [...new Set(dropped.map((d) => (d.length > 64 ? `${d.slice(0, 61)}...` : d)))];
+  return unique.length <= MAX_DROPPED ? unique : [...unique.slice(0, MAX_DROPPED), `and ${unique.length - MAX_DROPPED} more`];
 }
 
 /** Non-stream result mapping: chat.completion JSON → Response object / Anthropic Message. */

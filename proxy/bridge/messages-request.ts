@@ -30,7 +30,8 @@ export function messagesToChat(body: Json): { chat: Json; stream: boolean; model
   const chat: Json = { model: body.model, messages };
   if (body.max_tokens !== undefined && body.max_tokens !== null) {
     if (typeof body.max_tokens !== 'number') throw wrongType('max_tokens', 'a number');
-    chat.max_tokens = body.max_tokens;
+    // Reasoning models take the newer name; max_tokens is refused by them on OpenAI routes.
+    chat[takesReasoningEffort(body.model) ? 'max_completion_tokens' : 'max_tokens'] = body.max_tokens;
   }
   for (const key of ['temperature', 'top_p'] as const) {
     if (body[key] !== undefined && body[key] !== null) {
@@ -81,7 +82,10 @@ function mapEffort(body: Json, chat: Json, dropped: string[]): void {
   else if (thinkingOn) effort = 'medium';
   if (effort === undefined) return;
   if (takesReasoningEffort(body.model as string)) chat.reasoning_effort = effort;
-  else dropped.push(thinkingOn ? 'thinking' : 'output_config.effort');
+  else {
+    if (thinkingOn) dropped.push('thinking');
+    if (typeof config?.effort === 'string') dropped.push('output_config.effort');
+  }
 }
 
 /** A JSON-schema output format (`output_config.format`, or the older `output_format`) → response_format. */
@@ -198,6 +202,10 @@ function mapTools(tools: unknown, dropped: string[]): Json[] {
   if (!Array.isArray(tools)) throw wrongType('tools', 'an array');
   return tools.flatMap((t, i): Json[] => {
     if (!isRecord(t)) throw wrongType(`tools[${i}]`, 'an object');
+    if (typeof t.type === 'string' && /^(bash|text_editor|computer|memory)_/.test(t.type)) {
+      // Anthropic-defined tools the client runs itself: their schema lives on Anthropic's side, so the chat model could not call them.
+      throw noChatEquivalent(`tools[${i}].type`, P, `'${t.type}' is an Anthropic-defined client tool; declare it as a client tool {name, input_schema}, or use a group whose route serves Anthropic Messages`);
+    }
     if (t.type !== undefined && t.type !== null && t.type !== 'custom') {
       dropped.push(`tools[${String(t.type)}]`);
       return [];

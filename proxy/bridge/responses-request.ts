@@ -8,6 +8,9 @@ import { isRecord, type Json } from './types.js';
 
 const P = 'Responses';
 
+/** Built-in tools the client executes itself (its shell, its files, its screen). */
+const CLIENT_RUN_TOOLS = new Set(['local_shell', 'shell', 'apply_patch', 'computer', 'computer_use_preview']);
+
 /** Translated one to one. */
 const PASSED: Record<string, string> = {
   temperature: 'temperature',
@@ -58,6 +61,11 @@ export function responsesToChat(body: Json): { chat: Json; stream: boolean; mode
   }
 
   const reasoningModel = takesReasoningEffort(body.model);
+  // Reasoning models take the newer name; max_tokens is refused by them on OpenAI routes.
+  if (reasoningModel && chat.max_tokens !== undefined) {
+    chat.max_completion_tokens = chat.max_tokens;
+    delete chat.max_tokens;
+  }
   if (body.reasoning !== undefined && body.reasoning !== null) {
     if (!isRecord(body.reasoning)) throw wrongType('reasoning', 'an object');
     for (const key of Object.keys(body.reasoning)) {
@@ -116,6 +124,10 @@ function mapTools(tools: unknown[], dropped: string[], namespace?: string): Json
     if (!isRecord(t)) throw wrongType(`tools[${i}]`, 'an object');
     if (t.type === 'namespace' && Array.isArray(t.tools) && typeof t.name === 'string' && !namespace) return mapTools(t.tools, dropped, t.name);
     if (t.type === 'custom') return [customTool(t, i, namespace)];
+    if (typeof t.type === 'string' && CLIENT_RUN_TOOLS.has(t.type)) {
+      // The client runs these itself; without them the model could not do what the client expects.
+      throw noChatEquivalent(`tools[${i}].type`, P, `'${t.type}' is a tool the client runs with a schema only Responses routes know; declare it as a function tool, or use a group whose route serves Responses`);
+    }
     if (t.type !== 'function') {
       // A built-in tool (web_search, file_search, …) runs on the Responses route only: the chat model does not get it.
       dropped.push(`tools[${String(t.type)}]`);
@@ -161,7 +173,12 @@ function mapToolChoice(tc: unknown, tools: Json[]): unknown {
     }
     return { type: 'function', function: { name } };
   }
-  if (isRecord(tc) && tc.type === 'allowed_tools') return tc.mode === 'required' ? 'required' : 'auto';
+  if (isRecord(tc) && tc.type === 'allowed_tools') {
+    // Only the allowed tools go to the chat route: the model must not call the others.
+    const allowed = new Set((Array.isArray(tc.tools) ? tc.tools : []).flatMap((a) => (isRecord(a) && typeof a.name === 'string' ? [chatToolName(a.name, typeof a.namespace === 'string' ? a.namespace : undefined)] : [])));
+    tools.splice(0, tools.length, ...tools.filter((t) => isRecord(t.function) && allowed.has(t.function.name as string)));
+    return tc.mode === 'required' ? 'required' : 'auto';
+  }
   // Forcing a built-in tool that was dropped would silently answer without it.
   throw noChatEquivalent('tool_choice', P, `it forces the built-in tool '${isRecord(tc) ? String(tc.type) : String(tc)}', which a chat route cannot run; use 'auto', 'none', 'required' or a function tool`);
 }
@@ -234,7 +251,6 @@ function inputItems(items: unknown[], dropped: string[]): Json[] {
       case 'web_search_call':
       case 'tool_search_call':
       case 'tool_search_output':
-      case 'compaction':
         // Records of built-in work on an earlier native turn: the visible answer is in the message items.
         if (!dropped.includes(`input[${String(type)}]`)) dropped.push(`input[${String(type)}]`);
         break;

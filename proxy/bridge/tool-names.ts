@@ -3,6 +3,7 @@
 // function names, and calls to those names go back as calls inside the
 // namespace; `custom` tools travel as one-string-argument functions.
 
+import { createHash } from 'node:crypto';
 import { isRecord, type Json } from './types.js';
 
 export interface CallerTool {
@@ -11,9 +12,15 @@ export interface CallerTool {
   custom: boolean;
 }
 
-/** Chat function names allow [A-Za-z0-9_-]: a double underscore joins namespace and name. */
+/**
+ * Chat function names allow [A-Za-z0-9_-]{1,64}: a double underscore joins namespace and
+ * name, and a name that would not fit is shortened with a hash of the whole, so it stays
+ * unique and the same on the way out and back.
+ */
 export function chatToolName(name: string, namespace?: string): string {
-  return namespace ? `${namespace}__${name}` : name;
+  const joined = namespace ? `${namespace}__${name}` : name;
+  if (/^[A-Za-z0-9_-]{1,64}$/.test(joined)) return joined;
+  return `${joined.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 55)}_${createHash('sha256').update(joined).digest('hex').slice(0, 8)}`;
 }
 
 /** The function and custom tools of a Responses request (tools + additional_tools items), by chat name. */

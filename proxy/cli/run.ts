@@ -13,7 +13,10 @@ import { portOption } from './serve.js';
 
 /** What a --no-token proxy is sent instead of the token: it accepts any credential, and one that proved nothing gets no token. */
 const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';
-const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+// A Ctrl+C in the terminal already reaches the tool (same process group): forwarding SIGINT
+// too would make it a double press, which agents take as "quit now". So SIGINT is only
+// kept from killing us while the tool decides; SIGTERM and SIGHUP come from elsewhere and go on.
+const FORWARDED_SIGNALS = ['SIGTERM', 'SIGHUP'] as const;
 
 export const runCommand: Command = {
   name: 'run',
@@ -34,6 +37,9 @@ LOOPGATE_API_KEY and any variable holding the same value are left out.
 Options:
   --port N       Port the proxy listens on (default 8787, as serve's banner shows).
   --host ADDR    Address the proxy listens on (default 127.0.0.1).
+  --no-token     Accept a proxy started with --no-token. Such a proxy cannot prove it
+                 is Loopgate, so without this flag run refuses it: any local program
+                 could answer on the port and would get the tool's whole session.
 
 Examples:
   loopgate run -- claude -p "hello"
@@ -47,7 +53,7 @@ not be executed; 127 command not found.`,
     const sep = argv.indexOf('--');
     const own = sep === -1 ? argv : argv.slice(0, sep);
     const [command, ...userArgs] = sep === -1 ? [] : argv.slice(sep + 1);
-    const { values, positionals } = parseArgs({ args: own, options: { port: { type: 'string' }, host: { type: 'string' } }, strict: true, allowPositionals: true });
+    const { values, positionals } = parseArgs({ args: own, options: { port: { type: 'string' }, host: { type: 'string' }, 'no-token': { type: 'boolean' } }, strict: true, allowPositionals: true });
     if (positionals.length > 0 || sep === -1) {
       io.err(`loopgate run: put the command after --, e.g. loopgate run -- ${positionals.join(' ') || 'claude'}`);
       return EXIT.usage;
@@ -81,6 +87,13 @@ not be executed; 127 command not found.`,
       );
       return EXIT.config;
     }
+    if (!check.requireToken && !values['no-token']) {
+      io.err(
+        `loopgate run: what answers on ${proxyUrl} says it is a Loopgate proxy started with --no-token, which cannot prove it. ` +
+          'If you started it so, add --no-token to run; otherwise something else holds the port.',
+      );
+      return EXIT.config;
+    }
     const credential = check.requireToken ? token : NO_TOKEN_PLACEHOLDER;
     const tool = toolOf(command);
     return spawnTool(command, toolArgs(tool, userArgs, proxyUrl), toolEnv(io.env, proxyUrl, credential, tool), io);
@@ -94,8 +107,11 @@ function spawnTool(command: string, args: string[], env: Record<string, string>,
     const forward = (signal: NodeJS.Signals) => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     };
+    const keepRunning = () => undefined;
+    process.on('SIGINT', keepRunning);
     for (const s of FORWARDED_SIGNALS) process.on(s, forward);
     const done = (code: number) => {
+      process.off('SIGINT', keepRunning);
       for (const s of FORWARDED_SIGNALS) process.off(s, forward);
       resolve(code);
     };

@@ -53,21 +53,52 @@ export function contentText(content: unknown): string {
 /**
  * Text the client injects around the user's words: `<system-reminder>…</system-reminder>`
  * (Claude Code), `<environment_context>…` and `<user_instructions>…` (Codex), AGENTS.md and
- * CLAUDE.md contents. A tag-wrapped block, or a part that opens with such a tag or with an
- * "# AGENTS.md instructions" heading, is the client's, not the user's.
+ * CLAUDE.md contents, slash-command markup.
+ *
+ * A part that is wholly one client-style tag block (a `-` or `_` in the tag name, or all
+ * capitals: HTML a user pastes, `<div>`, has neither) or opens with an "# AGENTS.md" heading is
+ * the client's. Inside the user's text only the known client tags are cut out, found with
+ * indexOf so a huge unclosed tag costs one pass, not a rescan per tag. Tool results are never
+ * the user's words.
  */
-// Clients' tags have a `-` or `_` in their name, or are all capitals (<INSTRUCTIONS>); HTML a user
-// pastes (<div>, <p>) has neither, so the user's own markup still counts as their words.
-const CLIENT_TAG = '[A-Za-z]+(?:[-_][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]+';
-const INJECTED_BLOCK = new RegExp(`<(${CLIENT_TAG})(?:\\s[^>]*)?>[\\s\\S]*?<\\/\\1>`, 'g');
-const INJECTED_PART = new RegExp(`^\\s*(?:<(?:${CLIENT_TAG})(?:\\s[^>]*)?>|#\\s*(?:AGENTS|CLAUDE)\\.md\\b)`);
+const CLIENT_TAGS = [
+  'system-reminder', 'environment_context', 'user_instructions', 'INSTRUCTIONS', 'command-name', 'command-message',
+  'command-args', 'local-command-stdout', 'local-command-stderr', 'user-prompt-submit-hook', 'user_shell_command', 'turn_aborted',
+];
+const WHOLE_PART = /^<([A-Za-z]+(?:[-_][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]+)(?:\s[^>]*)?>/;
+/** Only this much of one part is searched: a reply echoes at most 200 characters anyway. */
+const SCAN_CHARS = 64 * 1024;
 
-/** The user's own words in a message content: contentText without client-injected blocks. */
+function isClientPart(text: string): boolean {
+  const t = text.trim();
+  if (/^#\s*(?:AGENTS|CLAUDE)\.md\b/.test(t)) return true;
+  const open = WHOLE_PART.exec(t);
+  return open !== null && t.endsWith(`</${open[1]}>`);
+}
+
+function cutClientBlocks(text: string): string {
+  let out = text.length > SCAN_CHARS ? text.slice(0, SCAN_CHARS) : text;
+  for (const tag of CLIENT_TAGS) {
+    for (let at = out.indexOf(`<${tag}`); at >= 0; at = out.indexOf(`<${tag}`, at)) {
+      const close = out.indexOf(`</${tag}>`, at);
+      if (close < 0) break;
+      out = `${out.slice(0, at)} ${out.slice(close + tag.length + 3)}`;
+    }
+  }
+  return out;
+}
+
+/** The user's own words in a message content: its text parts without client-injected blocks. */
 export function userWords(content: unknown): string {
-  const parts = typeof content === 'string' ? [content] : Array.isArray(content) ? content.map((p) => contentText([p])) : [];
+  const parts =
+    typeof content === 'string'
+      ? [content]
+      : Array.isArray(content)
+        ? content.flatMap((p) => (p && typeof p === 'object' && (p as Record<string, unknown>).type === 'tool_result' ? [] : [contentText([p])]))
+        : [];
   return parts
-    .map((t) => t.replace(INJECTED_BLOCK, ' '))
-    .filter((t) => t.trim() !== '' && !INJECTED_PART.test(t))
+    .filter((t) => t.trim() !== '' && !isClientPart(t))
+    .map(cutClientBlocks)
     .join(' ')
     .trim();
 }

@@ -211,6 +211,7 @@ describe('Anthropic Messages → Chat request', () => {
 
   it.each([
     ['tool_choice', { tools: [{ type: 'web_search_20250305', name: 'web_search' }], tool_choice: { type: 'tool', name: 'web_search' } }],
+    ['tools[0].type', { tools: [{ type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' }] }],
     ['messages[0].content[0].type', { messages: [{ role: 'user', content: [{ type: 'document', source: {} }] }] }],
     ['messages[0].content[0].content[0].type', { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: {} }] }] }] }],
     ['messages[0].content[0].source.type', { messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] }],

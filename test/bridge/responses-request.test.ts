@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { callerTools, chatToolName } from '../../proxy/bridge/tool-names.js';
 import { toChatRequest } from '../../proxy/bridge/index.js';
 
 // Shaped like Codex CLI's POST /v1/responses (codex-rs ResponsesApiRequest).
@@ -162,6 +163,9 @@ describe('Responses → Chat request', () => {
     ['background', { background: true }],
     ['conversation', { conversation: 'conv_1' }],
     ['prompt', { prompt: { id: 'pmpt_1' } }],
+    ['tools[1].type', { tools: [SHELL_TOOL, { type: 'local_shell' }] }],
+    ['tools[0].type', { tools: [{ type: 'apply_patch' }] }],
+    ['input[0].type', { input: [{ type: 'compaction', encrypted_content: 'x' }] }],
     ['tool_choice', { tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } }],
     ['tool_choice', { tools: [SHELL_TOOL], tool_choice: { type: 'function', name: 'not_there' } }],
     ['input[0].type', { input: [{ type: 'item_reference', id: 'x' }] }],
@@ -176,7 +180,6 @@ describe('Responses → Chat request', () => {
   it.each([
     [['max_tool_calls'], { max_tool_calls: 3 }],
     [['tools[web_search]'], { tools: [{ type: 'web_search' }] }],
-    [['tools[local_shell]'], { tools: [SHELL_TOOL, { type: 'local_shell' }] }],
     [['include'], { include: ['file_search_call.results'] }],
     [['truncation'], { truncation: 'auto' }],
     [['reasoning.budget', 'reasoning.effort'], { reasoning: { effort: 'low', budget: 3 } }],
@@ -187,6 +190,33 @@ describe('Responses → Chat request', () => {
     const r = ok('responses', { model: 'gpt-4o-mini', input: 'hi', ...extra });
     expect(r.dropped).toEqual(names);
     for (const n of names) expect(r.chat).not.toHaveProperty(n);
+  });
+
+  it('tool_choice allowed_tools sends only the allowed tools', () => {
+    const tool = (name: string) => ({ type: 'function', name, parameters: { type: 'object', properties: {} } });
+    const r = ok('responses', { model: 'gpt-4o-mini', input: 'hi', tools: [tool('Safe'), tool('Danger')], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'Safe' }] } });
+    expect((r.chat.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual(['Safe']);
+    expect(r.chat.tool_choice).toBe('auto');
+  });
+
+  it('a flattened name too long for chat is shortened, the same way each time, and maps back', () => {
+    const ns = 'mcp_server_with_a_rather_long_name_here_1';
+    const name = 'a_tool_with_an_equally_long_descriptive_name';
+    const body = { model: 'gpt-4o-mini', input: 'hi', tools: [{ type: 'namespace', name: ns, tools: [{ type: 'function', name, parameters: { type: 'object', properties: {} } }] }] };
+    const chatName = (ok('responses', body).chat.tools as Array<{ function: { name: string } }>)[0]!.function.name;
+    expect(chatName).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+    expect(chatName).toBe(chatToolName(name, ns));
+    expect(callerTools(body).get(chatName)).toEqual({ name, namespace: ns, custom: false });
+  });
+
+  it('reasoning models get max_completion_tokens; each dropped name is reported once, at most 20', () => {
+    expect(ok('responses', { model: 'gpt-5-mini', input: 'hi', max_output_tokens: 50 }).chat).toMatchObject({ max_completion_tokens: 50 });
+    const many = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`future_${i}`, 1]));
+    const r = ok('responses', { model: 'gpt-4o-mini', input: 'hi', tools: [{ type: 'web_search' }, { type: 'web_search' }], ...many });
+    expect(r.dropped).toHaveLength(21);
+    expect(r.dropped.filter((d) => d === 'tools[web_search]')).toHaveLength(0); // past the cap here; see below
+    expect(r.dropped.at(-1)).toBe('and 11 more');
+    expect(ok('responses', { model: 'gpt-4o-mini', input: 'hi', tools: [{ type: 'web_search' }, { type: 'web_search' }] }).dropped).toEqual(['tools[web_search]']);
   });
 
   it('drops nothing for values that change nothing', () => {

@@ -181,6 +181,29 @@ describe('loopgate run', () => {
     expect(out).toContain('got SIGTERM');
   });
 
+  it('a SIGINT to loopgate run is not passed on (the terminal already sends Ctrl+C to the tool; twice means "quit now")', async () => {
+    const script =
+      "process.on('SIGINT', () => process.stdout.write('got SIGINT\\n')); process.on('SIGTERM', () => { process.stdout.write('got SIGTERM\\n'); process.exit(6); }); process.stdout.write('ready\\n'); setInterval(() => {}, 1000);";
+    const child = spawn(process.execPath, [CLI, 'run', '--port', port, '--', process.execPath, '-e', script], { env: parent, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    const seen = (text: string) =>
+      new Promise<void>((resolve) => {
+        const check = () => (out.includes(text) ? resolve() : undefined);
+        child.stdout.on('data', (c: Buffer) => {
+          out += c.toString();
+          check();
+        });
+        check();
+      });
+    await seen('ready\n');
+    child.kill('SIGINT'); // to `run` alone, as a stray signal would be
+    child.kill('SIGTERM'); // signals are handled in order: by the time this one reaches the tool, a forwarded SIGINT would have too
+    expect(await closed).toBe(6);
+    expect(out).toContain('got SIGTERM');
+    expect(out).not.toContain('got SIGINT');
+  });
+
   it('command not found: a clear message and exit 127', async () => {
     const r = await runBuilt(['run', '--port', port, '--', 'loopgate-no-such-command-xyz'], parent);
     expect(r.code).toBe(127);
@@ -210,10 +233,19 @@ describe('loopgate run against a --no-token proxy', () => {
   let stack: Stack | undefined;
   afterAll(async () => stack?.close());
 
-  it('starts the tool with a placeholder credential: the token does not go to a proxy that proved nothing', async () => {
+  it('is refused without --no-token: an unproven answer could be any program on the port', async () => {
     stack = await startStack({ token: null });
     const port = new URL(stack.proxy.url).port;
     const r = await runBuilt(['run', '--port', port, '--', process.execPath, '-e', PRINT_ENV], { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN });
+    expect(r.code).toBe(3);
+    expect(r.err).toMatch(/--no-token/);
+    expect(r.out).toBe('');
+  });
+
+  it('with --no-token, starts the tool with a placeholder credential: the token does not go to a proxy that proved nothing', async () => {
+    stack ??= await startStack({ token: null });
+    const port = new URL(stack.proxy.url).port;
+    const r = await runBuilt(['run', '--no-token', '--port', port, '--', process.execPath, '-e', PRINT_ENV], { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN });
     expect(r.code).toBe(0);
     const env = JSON.parse(r.out) as Record<string, string>;
     expect(env.OPENAI_BASE_URL).toBe(`${stack.proxy.url}/v1`);

@@ -55,7 +55,8 @@ describe('simulator tools, natively', () => {
     expect(types).toEqual(['message_start', 'content_block_start', ...deltas, 'content_block_stop', 'message_delta', 'message_stop']);
     expect(deltas.length).toBeGreaterThan(1);
     expect(new Set(deltas)).toEqual(new Set(['content_block_delta']));
-    expect(JSON.parse(json)).toEqual({ command: 'run Bash: ls' });
+    // A command tool never gets the user's words as its command (only a harmless `echo …` would pass).
+    expect(JSON.parse(json)).toEqual({ command: 'echo loopgate-simulator' });
   });
 
   it('auto calls nothing the user did not name; required and a forced tool do', async () => {
@@ -72,7 +73,7 @@ describe('simulator tools, natively', () => {
     expect(m.stop_reason).toBe('end_turn');
     expect(m.content.map((b) => b.type)).toEqual(['text']);
     const any = await anthropic(sim).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], tools: [bash], tool_choice: { type: 'any' } });
-    expect(any.content[0]).toMatchObject({ type: 'tool_use', name: 'Bash', input: { command: 'hi' } });
+    expect(any.content[0]).toMatchObject({ type: 'tool_use', name: 'Bash', input: { command: 'echo loopgate-simulator' } });
     expect(any.content[0]?.type === 'tool_use' && any.content[0].id).toMatch(/^toolu_[0-9a-f]{24}$/);
   });
 

@@ -150,7 +150,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   const tool = pickTool(parseTools(body), toolChoice(body), lastUserMessageText(body.input), answersTool(body.input));
   if (tool) {
     const userText = lastUserMessageText(body.input);
-    const args = tool.custom ? customToolInput(userText) : JSON.stringify(toolArguments(tool, userText));
+    const args = tool.custom ? customToolInput(tool, userText) : JSON.stringify(toolArguments(tool, userText));
     const out = estimateTokens(tool.name.length + args.length);
     const fcId = `${tool.custom ? 'ctc' : 'fc'}_${ctx.requestId}`;
     const ns = tool.namespace === undefined ? {} : { namespace: tool.namespace };

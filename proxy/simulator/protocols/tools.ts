@@ -69,7 +69,7 @@ export function toolArguments(tool: SimTool, userText: string): Record<string, u
     if (required && !required.includes(name)) continue;
     const s = isObject(schema) ? schema : {};
     if (Array.isArray(s.enum) && s.enum.length > 0) args[name] = s.enum[0];
-    else if (s.type === 'string') args[name] = quotedOrText(userText);
+    else if (s.type === 'string') args[name] = isCommandTool(tool.name) ? commandText(userText) : quotedOrText(userText);
     else if (s.type === 'number' || s.type === 'integer') args[name] = 1;
     else if (s.type === 'boolean') args[name] = false;
     else if (s.type === 'array') args[name] = [];
@@ -79,14 +79,30 @@ export function toolArguments(tool: SimTool, userText: string): Record<string, u
   return args;
 }
 
-/** The raw input of a freeform (custom) tool. */
-export function customToolInput(userText: string): string {
-  return quotedOrText(userText);
+/** The raw input of a freeform (custom) tool: code for Codex's `exec`, so treated like a command. */
+export function customToolInput(tool: SimTool, userText: string): string {
+  return isCommandTool(tool.name) ? commandText(userText) : quotedOrText(userText);
+}
+
+function isCommandTool(name: string): boolean {
+  return COMMAND_TOOL.test(bareName(name));
 }
 
 function quotedOrText(userText: string): string {
   const quoted = /`([^`]+)`/.exec(userText);
   return quoted ? quoted[1]! : userText.slice(0, 40) || 'sim';
+}
+
+/**
+ * A command-running tool never gets the user's words as its command: "never use Bash
+ * to run `rm -rf ~`" must not become that call. Only a plain `echo` (or, for Codex's
+ * JavaScript `exec`, a `console.log`) of harmless text passes; anything else is replaced.
+ */
+export const SAFE_COMMAND = 'echo loopgate-simulator';
+function commandText(userText: string): string {
+  const quoted = /`([^`]+)`/.exec(userText)?.[1];
+  const harmless = /^echo [\w .,:=+@%/-]{1,80}$/.test(quoted ?? '') || /^console\.log\(['"\w .,:=+@%/-]{0,80}\)$/.test(quoted ?? '');
+  return harmless ? quoted! : SAFE_COMMAND;
 }
 
 /** A stable call id, e.g. `call_…` / `toolu_…`. */
