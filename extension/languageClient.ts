@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, type DocumentSelector, type ServerOptions } from 'vscode-languageclient/node';
 import { childEnvOverrides } from './childEnv.js';
-import { STATE_NOTIFICATION, type LoopgateInitOptions, type LoopgateState } from './server/state.js';
+import { STATE_NOTIFICATION, type LoopgateInitOptions, type LoopgateState } from '../proxy/lsp/state.js';
 
 export interface LanguageClientHooks {
   /** The key's model IDs; undefined when not known (no model diagnostics then). */

@@ -5,6 +5,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import * as vscode from 'vscode';
 import type { FromProxy, ProxyIpcConfig, ToProxy } from '../proxy/ipc.js';
+import { DEFAULT_HOST } from '../proxy/pipeline/options.js';
 import { childEnv } from './childEnv.js';
 import { portAnswers, probeHealth, upstreamMismatch } from './health.js';
 
@@ -229,7 +230,7 @@ export class ProxyHost implements vscode.Disposable {
   }
 
   private urlOf(config: ProxyIpcConfig): string {
-    return `http://${config.host ?? '127.0.0.1'}:${config.port}`;
+    return `http://${config.host ?? DEFAULT_HOST}:${config.port}`;
   }
 
   private async spawn(attempt = 0): Promise<ProxyState> {

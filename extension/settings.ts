@@ -2,8 +2,10 @@
 import * as vscode from 'vscode';
 import type { ProxyIpcConfig } from '../proxy/ipc.js';
 import { parseUpstream, type ParseResult } from '../proxy/rules/urls.js';
+import type { BridgeMode } from '../proxy/bridge/index.js';
+import { DEFAULT_BRIDGE, DEFAULT_HOST, DEFAULT_PORT } from '../proxy/pipeline/options.js';
 
-export type BridgeMode = 'auto' | 'off' | 'always';
+export type { BridgeMode };
 
 export interface LoopgateSettings {
   /** Raw text of loopgate.baseUrl, trimmed; '' means demo mode (simulator). */
@@ -38,16 +40,16 @@ function userOnly<T>(c: vscode.WorkspaceConfiguration, key: string, fallback: T)
 
 export function readSettings(): LoopgateSettings {
   const c = vscode.workspace.getConfiguration(SECTION);
-  const port = c.get<number>('proxy.port', 8787);
-  const bridge = c.get<string>('proxy.bridge', 'auto');
+  const port = c.get<number>('proxy.port', DEFAULT_PORT);
+  const bridge = c.get<string>('proxy.bridge', DEFAULT_BRIDGE);
   return {
     baseUrl: (userOnly<string>(c, 'baseUrl', '') ?? '').trim(),
     proxy: {
-      port: Number.isInteger(port) && port > 0 && port < 65536 ? port : 8787,
+      port: Number.isInteger(port) && port > 0 && port < 65536 ? port : DEFAULT_PORT,
       autoStart: c.get<boolean>('proxy.autoStart', true),
       logBodies: userOnly<boolean>(c, 'proxy.logBodies', false),
       requireToken: userOnly<boolean>(c, 'proxy.requireToken', true),
-      bridge: bridge === 'off' || bridge === 'always' ? bridge : 'auto',
+      bridge: bridge === 'auto' || bridge === 'off' || bridge === 'always' ? bridge : DEFAULT_BRIDGE,
     },
     terminal: { injectEnv: c.get<boolean>('terminal.injectEnv', true) },
   };
@@ -61,5 +63,5 @@ export function upstreamOf(settings: LoopgateSettings): ParseResult | undefined 
 /** What the forked proxy is started with (the key and token go separately). */
 export function proxyConfig(s: LoopgateSettings): ProxyIpcConfig {
   const { port, logBodies, requireToken, bridge } = s.proxy;
-  return { upstream: s.baseUrl || undefined, port, host: '127.0.0.1', logBodies, requireToken, bridge };
+  return { upstream: s.baseUrl || undefined, port, host: DEFAULT_HOST, logBodies, requireToken, bridge };
 }

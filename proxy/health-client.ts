@@ -4,7 +4,8 @@
 // so a program squatting on the port while no proxy runs learns nothing.
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { CHALLENGE_HEADER, healthProof, PROOF_HEADER, proofMatches } from './rules/health-proof.js';
+import { secretEquals } from './rules/constant-time.js';
+import { CHALLENGE_HEADER, healthProof, PROOF_HEADER } from './rules/health-proof.js';
 
 export type HealthExchange =
   /** Nothing answered: refused, no route (`code` says which). */
@@ -28,7 +29,7 @@ export async function challengeHealth(proxyUrl: string, token: string, timeoutMs
   }
   // Signed for the address this client reached: a relay on 127.0.0.1 to a proxy on ::1 does not fit.
   const proof = first.headers[PROOF_HEADER];
-  if (first.status !== 200 || !proofMatches(healthProof(token, first.remoteAddress, port, nonce), typeof proof === 'string' ? proof : undefined)) {
+  if (first.status !== 200 || !secretEquals(healthProof(token, first.remoteAddress, port, nonce), typeof proof === 'string' ? proof : undefined)) {
     return { stage: 'unproven', status: first.status, said: parse(first.body), proof: proof !== undefined };
   }
   try {

@@ -1,6 +1,7 @@
 // Messages between the VS Code extension and the proxy it forks
 // (`loopgate serve --ipc`). The key and token travel only here: never in argv
 // or the child's environment.
+import type { BridgeMode } from './bridge/index.js';
 
 export interface ProxyIpcConfig {
   /** Upstream in any form the user pasted; undefined → embedded simulator (demo mode). */
@@ -9,7 +10,7 @@ export interface ProxyIpcConfig {
   host?: string;
   logBodies: boolean;
   requireToken: boolean;
-  bridge?: 'auto' | 'off' | 'always';
+  bridge?: BridgeMode;
   /** Traffic log file; default is the user's state dir. */
   logFile?: string;
 }

@@ -14,7 +14,16 @@ import { printable } from './pipeline/record.js';
 import { rawRefusal } from './pipeline/refusal.js';
 import { createModelsCache } from './pipeline/models-cache.js';
 import { BridgePolicy } from './bridge/index.js';
-import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type ProxyOptions } from './pipeline/options.js';
+import {
+  DEFAULT_BRIDGE,
+  DEFAULT_HOST,
+  DEFAULT_LIMITS,
+  DEFAULT_LOG_BODY_BYTES,
+  DEFAULT_PORT,
+  DEFAULT_RETRIES,
+  DEFAULT_TIMEOUTS,
+  type ProxyOptions,
+} from './pipeline/options.js';
 
 export type { ProxyOptions } from './pipeline/options.js';
 
@@ -45,7 +54,7 @@ export class ProxyConfigError extends Error {
 export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): Promise<RunningProxy> {
   const parsed = parseUpstream(opts.upstream, { allowHttp: opts.allowHttp });
   if (!parsed.ok) throw new ProxyConfigError(`Upstream URL: ${parsed.problems.map((p) => p.message).join(' ')}`);
-  const host = opts.host ?? '127.0.0.1';
+  const host = opts.host ?? DEFAULT_HOST;
   if (!isLoopbackHost(host.replace(/^\[|\]$/g, '')) && !opts.allowRemote) {
     throw new ProxyConfigError(`--host ${host} is not a loopback address. The proxy holds your key: bind it to 127.0.0.1, or pass --allow-remote if you really mean it.`);
   }
@@ -78,13 +87,13 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     guard: guardConfig(0),
     limits,
     timeouts,
-    retries: opts.retries ?? 0,
+    retries: opts.retries ?? DEFAULT_RETRIES,
     redactor,
     log,
     logBodies: opts.logBodies ?? false,
-    logBodyBytes: opts.logBodyBytes ?? 64 * 1024,
+    logBodyBytes: opts.logBodyBytes ?? DEFAULT_LOG_BODY_BYTES,
     models,
-    bridge: new BridgePolicy(opts.bridge ?? 'auto'),
+    bridge: new BridgePolicy(opts.bridge ?? DEFAULT_BRIDGE),
     stats,
     hintOnce(id, message) {
       if (hinted.has(id) || !opts.onHint) return;
@@ -113,7 +122,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   // CONNECT never reaches the request handler; refuse it plainly (the upstream origin is fixed).
   server.on('connect', (_req, socket: Socket) => socket.end(rawRefusal(400, 'Bad Request', 'unsafe-path', 'CONNECT is not supported: Loopgate forwards to one fixed upstream.')));
 
-  await listen(server, opts.port ?? 8787, host);
+  await listen(server, opts.port ?? DEFAULT_PORT, host);
   const port = (server.address() as AddressInfo).port;
   ctx.guard = guardConfig(port, [], opts.allowRemote ?? false);
   models.refreshSoon();

@@ -1,58 +1,17 @@
 // Upstream chat-route errors re-expressed in the caller's protocol.
 
-import { isRecord, type BridgeKind } from './types.js';
+import { anthropicErrorType, readErrorEnvelope, type ErrorEnvelopeFields } from '../rules/errors.js';
+import type { BridgeKind } from './types.js';
 
-const ANTHROPIC_TYPES: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  402: 'billing_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  413: 'request_too_large',
-  429: 'rate_limit_error',
-  503: 'overloaded_error',
-  529: 'overloaded_error',
-};
-
-/**
- * Relay codes whose meaning the status hides: new-api answers a missing model
- * with 503, and Claude Code treats `overloaded_error` as "retry later", so a
- * wrong model ID would look like an outage.
- */
-const ANTHROPIC_TYPES_BY_CODE: Record<string, string> = {
-  model_not_found: 'not_found_error',
-  invalid_api_key: 'authentication_error',
-  access_denied: 'permission_error',
-  insufficient_user_quota: 'billing_error',
-  unsupported_parameter: 'invalid_request_error',
-  invalid_request: 'invalid_request_error',
-  rate_limit_exceeded: 'rate_limit_error',
-};
-
-interface UpstreamError {
+interface UpstreamError extends ErrorEnvelopeFields {
   message: string;
-  type?: string;
-  code?: string;
-  param?: string;
 }
 
 /** Reads new-api/one-api and Anthropic envelopes; a non-JSON body is never echoed (it may be an HTML page). */
 export function readUpstreamError(status: number, body: Buffer | string): UpstreamError {
-  let json: unknown;
-  try {
-    json = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
-  } catch {
-    return { message: `The upstream chat route answered HTTP ${status} with a body that is not JSON.` };
-  }
-  const err = isRecord(json) && isRecord(json.error) ? json.error : isRecord(json) ? json : {};
-  const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined);
-  const code = str(err.code) ?? (typeof err.code === 'number' ? String(err.code) : undefined);
-  return {
-    message: str(err.message) ?? `The upstream chat route answered HTTP ${status}.`,
-    type: str(err.type),
-    code,
-    param: str(err.param),
-  };
+  const e = readErrorEnvelope(body);
+  if (!e) return { message: `The upstream chat route answered HTTP ${status} with a body that is not JSON.` };
+  return { ...e, message: e.message ?? `The upstream chat route answered HTTP ${status}.` };
 }
 
 export function translateError(kind: BridgeKind, status: number, body: Buffer): { status: number; body: string } {
@@ -65,7 +24,7 @@ export function upstreamErrorBody(kind: BridgeKind, status: number, message: str
     return JSON.stringify({ error: { message, type: e.type ?? 'upstream_error', param: e.param ?? null, code: e.code ?? null } });
   }
   // Anthropic's envelope has no code; it is kept as an extra field because diagnosis keys on it.
-  const error: Record<string, string> = { type: (e.code && ANTHROPIC_TYPES_BY_CODE[e.code]) ?? ANTHROPIC_TYPES[status] ?? 'api_error', message };
+  const error: Record<string, string> = { type: anthropicErrorType(status, e.code), message };
   if (e.code) error.code = e.code;
   return JSON.stringify({ type: 'error', error });
 }

@@ -5,7 +5,6 @@ export { toChatRequest, fromChatResult, createStreamTranslator } from './api.js'
 export { BridgePolicy, DEFAULT_BRIDGE_TTL_MS } from './policy.js';
 export { translateError, isEndpointNotSupported, rejectionBody } from './errors.js';
 export {
-  BRIDGE_HEADER,
   ENDPOINT_TYPE,
   CHAT_ENDPOINT_TYPE,
   bridgeLabel,

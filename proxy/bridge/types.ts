@@ -46,8 +46,6 @@ export const ENDPOINT_TYPE: Record<BridgeKind, string> = {
 /** Chat Completions: the protocol the bridge needs on the route. */
 export const CHAT_ENDPOINT_TYPE = PROTOCOL_ENDPOINT_TYPE.chat;
 
-export const BRIDGE_HEADER = 'x-loopgate-bridge';
-
 export function bridgeLabel(kind: BridgeKind): string {
   return `${kind}->chat`;
 }

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command } from './command.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../pipeline/options.js';
 
 export const lspCommand: Command = {
   name: 'lsp',
@@ -11,7 +12,7 @@ TOML, JS/TS and Python files for base-URL mistakes (/v1/v1, endpoint paths,
 Anthropic prefixes ending in /v1), hard-coded API keys and unknown model IDs,
 and offers quick fixes.
 
-  --proxy-url URL   a running Loopgate proxy (e.g. http://127.0.0.1:8787): flag
+  --proxy-url URL   a running Loopgate proxy (e.g. http://${DEFAULT_HOST}:${DEFAULT_PORT}): flag
                     base URLs that go to the service directly
   --models IDS      the key's model IDs (from \`loopgate models\`): flag others
 
@@ -26,13 +27,13 @@ later, as the notification "loopgate/state". Nothing but LSP is written to stdou
     if (!values.stdio) throw new UsageError('the only transport is stdio: run `loopgate lsp --stdio`.');
     const proxyUrl = values['proxy-url'];
     if (proxyUrl !== undefined && !/^https?:\/\/[^/]/i.test(proxyUrl)) {
-      io.err(`loopgate lsp: --proxy-url must be an http(s) URL such as http://127.0.0.1:8787.`);
+      io.err(`loopgate lsp: --proxy-url must be an http(s) URL such as http://${DEFAULT_HOST}:${DEFAULT_PORT}.`);
       return EXIT.usage;
     }
     const models = values.models?.split(',').map((m) => m.trim()).filter(Boolean);
     // Loaded here so other commands do not pay for the LSP library.
     const { createConnection, ProposedFeatures } = await import('vscode-languageserver/node.js');
-    const { startLintServer } = await import('../../extension/server/lintServer.js');
+    const { startLintServer } = await import('../lsp/lintServer.js');
     const connection = createConnection(ProposedFeatures.all, process.stdin, process.stdout);
     // stdout belongs to the protocol: anything printed goes to the client's log instead.
     console.log = console.info = (...args: unknown[]) => connection.console.log(args.map(String).join(' '));

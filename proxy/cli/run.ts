@@ -10,6 +10,7 @@ import { argsWithSecrets, secretValues, toolArgs, toolEnv, toolOf } from '../rul
 import { EXIT, UsageError, type Command, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
 import { portOption } from './serve.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../pipeline/options.js';
 
 /** What a --no-token proxy is sent instead of the token: it accepts any credential, and one that proved nothing gets no token. */
 const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';
@@ -35,8 +36,8 @@ LOOPGATE_API_KEY and any variable holding the same value are left out.
            (-c model_provider=..., --profile/-p, --oss). No file is written.
 
 Options:
-  --port N       Port the proxy listens on (default 8787, as serve's banner shows).
-  --host ADDR    Address the proxy listens on (default 127.0.0.1).
+  --port N       Port the proxy listens on (default ${DEFAULT_PORT}, as serve's banner shows).
+  --host ADDR    Address the proxy listens on (default ${DEFAULT_HOST}).
   --no-token     Accept a proxy started with --no-token. Such a proxy cannot prove it
                  is Loopgate, so without this flag run refuses it: any local program
                  could answer on the port and would get the tool's whole session.
@@ -62,9 +63,9 @@ not be executed; 127 command not found.`,
       io.err('loopgate run: no command after --, e.g. loopgate run -- claude -p "hello"');
       return EXIT.usage;
     }
-    const port = portOption(values.port) ?? 8787;
+    const port = portOption(values.port) ?? DEFAULT_PORT;
     if (port === 0) throw new UsageError('--port: give the port the proxy listens on (serve prints it), not 0.');
-    const host = values.host ?? '127.0.0.1';
+    const host = values.host ?? DEFAULT_HOST;
     const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
     const proxyUrl = `http://${hostPart}:${port}`;
 

@@ -2,19 +2,21 @@
 // simulator when no upstream is configured), prints how to point tools at it.
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
-import { startProxy, ProxyConfigError, type RunningProxy } from '../server.js';
+import { ProxyConfigError } from '../server.js';
 import { loadOrCreateToken } from '../config/token.js';
 import { clientBaseUrls } from '../rules/urls.js';
 import { readKeyFromStdin, validKey } from './stdin-key.js';
 import { runIpcHost } from './ipc-host.js';
+import { startServe, type StartedServe } from './start-serve.js';
 import { untilSignal } from './signals.js';
-import type { ProxyOptions } from '../pipeline/options.js';
-import { startSimulator, DEMO_KEY, type Simulator } from '../simulator/index.js';
+import { DEFAULT_HOST, DEFAULT_LIMITS, DEFAULT_PORT, DEFAULT_RETRIES, DEFAULT_TIMEOUTS, type ProxyOptions } from '../pipeline/options.js';
+
+const MIB = 1024 * 1024;
 
 const usage = `Usage: loopgate serve [options]
 
-Starts the local proxy. Point OpenAI-style tools at http://127.0.0.1:8787/v1 and
-Anthropic-style tools at http://127.0.0.1:8787, with the local token as their API key.
+Starts the local proxy. Point OpenAI-style tools at http://${DEFAULT_HOST}:${DEFAULT_PORT}/v1 and
+Anthropic-style tools at http://${DEFAULT_HOST}:${DEFAULT_PORT}, with the local token as their API key.
 
 Upstream and key (the key is never accepted on the command line):
   --upstream URL          Model-Access API address, in any form (or LOOPGATE_UPSTREAM).
@@ -23,22 +25,22 @@ Upstream and key (the key is never accepted on the command line):
   --allow-http            Permit http:// to a non-loopback upstream.
 
 Listening:
-  --port N                Port (default 8787; 0 picks a free one).
-  --host ADDR             Loopback address to bind (default 127.0.0.1).
+  --port N                Port (default ${DEFAULT_PORT}; 0 picks a free one).
+  --host ADDR             Loopback address to bind (default ${DEFAULT_HOST}).
   --allow-remote          Permit a non-loopback --host (prints a warning).
   --no-token              Do not require the local token (single-user machines).
 
 Behaviour:
-  --retries N             Also retry 429/502/503/504 on non-streaming requests (default 0).
+  --retries N             Also retry 429/502/503/504 on non-streaming requests (default ${DEFAULT_RETRIES}).
   --bridge MODE           auto | off | always: serve Responses/Messages over Chat Completions.
   --log FILE              Traffic log (JSONL; default in the user's state dir).
   --no-log                Do not write the traffic log.
   --log-bodies            Also log request/response bodies (redacted, capped).
-  --max-body MIB          Request body cap in MiB (default 32).
-  --max-in-flight N       Concurrent requests before 503 (default 2048).
-  --connect-timeout S     Upstream connect timeout in seconds (default 10).
-  --headers-timeout S     Upstream response-headers timeout in seconds (default 600).
-  --body-timeout S        Upstream body idle timeout in seconds (default 300).
+  --max-body MIB          Request body cap in MiB (default ${DEFAULT_LIMITS.maxBodyBytes / MIB}).
+  --max-in-flight N       Concurrent requests before 503 (default ${DEFAULT_LIMITS.maxInFlight}).
+  --connect-timeout S     Upstream connect timeout in seconds (default ${DEFAULT_TIMEOUTS.connectMs / 1000}).
+  --headers-timeout S     Upstream response-headers timeout in seconds (default ${DEFAULT_TIMEOUTS.headersMs / 1000}).
+  --body-timeout S        Upstream body idle timeout in seconds (default ${DEFAULT_TIMEOUTS.bodyIdleMs / 1000}).
   --quiet                 Print no per-request lines.
   --ipc                   Take configuration and the key over IPC (used by the VS Code extension).
 
@@ -80,52 +82,11 @@ export function portOption(value: string | undefined): number | undefined {
   return intOption('port', value, 0, 65535);
 }
 
-export interface StartedServe {
-  proxy: RunningProxy;
-  simulator?: Simulator;
-  /** The key in use: the given one, or the simulator's demo key. */
-  key?: string;
-  /** A key was given but there is no upstream: the simulator only knows its demo keys. */
-  keyIgnored?: boolean;
-  close(): Promise<void>;
-}
-
-/** Starts the proxy, and the simulator first when there is no upstream. Shared by the CLI and the IPC host. */
-export async function startServe(opts: Omit<ProxyOptions, 'upstream'> & { upstream?: string }): Promise<StartedServe> {
-  let simulator: Simulator | undefined;
-  let key = opts.key;
-  let keyIgnored = false;
-  if (!opts.upstream) {
-    // A real key would only be refused by the simulator (401), and the advice
-    // "re-copy the key" would be wrong: demo mode always uses the demo key.
-    simulator = await startSimulator({ port: 0 });
-    keyIgnored = key !== undefined && key !== DEMO_KEY;
-    key = DEMO_KEY;
-  }
-  const upstream = opts.upstream || simulator!.url;
-  try {
-    const proxy = await startProxy({ ...opts, upstream, key, simulator: Boolean(simulator) });
-    return {
-      proxy,
-      simulator,
-      key,
-      keyIgnored,
-      async close() {
-        await proxy.close();
-        await simulator?.close();
-      },
-    };
-  } catch (err) {
-    await simulator?.close();
-    throw err;
-  }
-}
-
 export function banner(started: StartedServe, tokenRequired: boolean): string[] {
   const { proxy, simulator } = started;
   const bases = clientBaseUrls(proxy.url);
-  // `loopgate env` assumes 127.0.0.1:8787; anything else must be passed on.
-  const portFlag = (proxy.port === 8787 ? '' : ` --port ${proxy.port}`) + (proxy.host === '127.0.0.1' ? '' : ` --host ${proxy.host}`);
+  // `loopgate env` assumes the default host and port; anything else must be passed on.
+  const portFlag = (proxy.port === DEFAULT_PORT ? '' : ` --port ${proxy.port}`) + (proxy.host === DEFAULT_HOST ? '' : ` --host ${proxy.host}`);
   const lines = [
     `Loopgate proxy listening on ${proxy.url}`,
     `  upstream site_url  ${proxy.siteUrl}${simulator ? '   (embedded simulator, demo key)' : ''}`,
@@ -177,7 +138,7 @@ export const serveCommand: Command = {
         key,
         token: requireToken ? loadOrCreateToken(io.env) : null,
         host: values.host,
-        port: portOption(values.port) ?? 8787,
+        port: portOption(values.port) ?? DEFAULT_PORT,
         allowHttp: values['allow-http'],
         allowRemote: values['allow-remote'],
         retries: intOption('retries', values.retries),
@@ -185,7 +146,7 @@ export const serveCommand: Command = {
         logFile: values['no-log'] ? false : values.log,
         logBodies: values['log-bodies'],
         limits: {
-          maxBodyBytes: maxBody === undefined ? undefined : maxBody * 1024 * 1024,
+          maxBodyBytes: maxBody === undefined ? undefined : maxBody * MIB,
           maxInFlight: intOption('max-in-flight', values['max-in-flight'], 1),
         } as ProxyOptions['limits'],
         timeouts: {
@@ -197,7 +158,7 @@ export const serveCommand: Command = {
         onHint: (message) => io.err(`hint: ${message}`),
       });
     } catch (err) {
-      return reportStartFailure(err, io, values.port ?? '8787');
+      return reportStartFailure(err, io, values.port ?? String(DEFAULT_PORT));
     }
     for (const line of banner(started, requireToken)) io.out(line);
     await untilSignal();

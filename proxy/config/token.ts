@@ -1,6 +1,6 @@
 // The local token: what local tools send as their "API key" to the proxy.
 // 32 random bytes, kept 0600 in the user's config dir; LOOPGATE_TOKEN overrides.
-import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { configDir } from './dirs.js';
@@ -32,12 +32,4 @@ export function loadOrCreateToken(env: NodeJS.ProcessEnv = process.env): string 
   }
   chmodSync(file, 0o600);
   return token;
-}
-
-/** Constant-time comparison; hashing first makes the lengths equal. */
-export function tokenMatches(expected: string, presented: string | undefined): boolean {
-  if (presented === undefined) return false;
-  const a = createHash('sha256').update(expected).digest();
-  const b = createHash('sha256').update(presented).digest();
-  return timingSafeEqual(a, b);
 }

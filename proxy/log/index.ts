@@ -1,5 +1,6 @@
 // The traffic log: writer, reader, exports.
-export type { TrafficRecord, TokenUsage } from './record.js';
+export type { TrafficRecord } from './record.js';
+export type { TokenUsage } from '../rules/usage.js';
 export { openTrafficLog, LOG_DEFAULTS, type TrafficLog, type TrafficLogOptions } from './traffic-log.js';
 export { readTrafficLog, parseTrafficLines, isTrafficRecord, LogReadError, type ReadResult } from './reader.js';
 export { rotatedFile, rotatedFiles } from './files.js';

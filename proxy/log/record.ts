@@ -1,11 +1,6 @@
 // One JSONL line per request that passed through the proxy. Every string in a
 // record has been through redact() before the record reaches any sink.
-
-export interface TokenUsage {
-  input?: number;
-  output?: number;
-  total?: number;
-}
+import type { TokenUsage } from '../rules/usage.js';
 
 export interface TrafficRecord {
   /** ISO time the request arrived. */

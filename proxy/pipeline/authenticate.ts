@@ -1,7 +1,7 @@
 // The client proves it is a local tool with the local token; the real key is
 // added later, only on the upstream request.
 import type { IncomingMessage } from 'node:http';
-import { tokenMatches } from '../config/token.js';
+import { secretEquals } from '../rules/constant-time.js';
 import { ProxyError } from '../rules/errors.js';
 import { looksLikeProviderKey, maskKey } from '../rules/secret-patterns.js';
 
@@ -19,7 +19,7 @@ export function presentedCredential(req: IncomingMessage): string | undefined {
 export function checkToken(req: IncomingMessage, token: string | null): void {
   if (token === null) return;
   const presented = presentedCredential(req);
-  if (presented !== undefined && tokenMatches(token, presented)) return;
+  if (presented !== undefined && secretEquals(token, presented)) return;
   const where =
     'Set your tool\'s API key to the local token: run `loopgate token` (or `eval "$(loopgate env)"`), ' +
     'e.g. OPENAI_API_KEY for OpenAI clients or ANTHROPIC_AUTH_TOKEN for Anthropic clients. In VS Code, integrated terminals get it automatically.';

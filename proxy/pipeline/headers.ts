@@ -1,5 +1,6 @@
 // Header filtering between client, proxy and upstream (RFC 9110 §7.6.1 hop-by-hop
 // headers, plus every client credential: exactly one real credential goes upstream).
+import { CREDENTIAL_HEADERS as REQUEST_CREDENTIAL_HEADERS } from '../rules/credential-headers.js';
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -16,8 +17,12 @@ const HOP_BY_HOP = new Set([
   'expect',
 ]);
 
-/** Client headers that carry credentials; all are stripped before forwarding. */
-export const CREDENTIAL_HEADERS = new Set(['authorization', 'x-api-key', 'api-key', 'proxy-authorization', 'cookie']);
+/**
+ * Client headers that carry credentials; all are stripped before forwarding.
+ * The rules' one list, as a Set for the per-header lookup. It is the request side
+ * only: `set-cookie`, which redaction also replaces, is a response header.
+ */
+export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(REQUEST_CREDENTIAL_HEADERS);
 
 /** Headers a browser adds that the upstream has no business seeing. */
 const BROWSER_ONLY = new Set(['origin', 'referer', 'sec-fetch-site', 'sec-fetch-mode', 'sec-fetch-dest', 'sec-fetch-user']);

@@ -5,10 +5,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Rewrite } from '../rules/paths.js';
 import { identifyClient, rewriteHint as wordRewriteHint } from '../rules/client-hints.js';
 import type { GuardConfig } from './guard.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from './options.js';
 
 /** The hint and its once-only id (per client convention: two clients can need different advice). */
 export function rewriteHint(rewrite: Rewrite, guard: GuardConfig, headers: IncomingHttpHeaders): { id: string; message: string } | undefined {
-  const origin = [...guard.allowedOrigins][0] ?? 'http://127.0.0.1:8787';
+  const origin = [...guard.allowedOrigins][0] ?? `http://${DEFAULT_HOST}:${DEFAULT_PORT}`;
   const client = identifyClient(headers);
   const message = wordRewriteHint(rewrite, origin, client);
   return message === undefined ? undefined : { id: `rewrite:${rewrite.reason}:${client ?? '?'}:${rewrite.from}`, message };

@@ -1,5 +1,18 @@
-// Everything `startProxy` can be told, with the defaults in one place.
+// Everything `startProxy` can be told, with the defaults in one place: the
+// proxy, the CLI (`serve`, `env`, `run` and their usage text) and the VS Code
+// extension all read them here. package.json's `loopgate.proxy.port` default
+// must equal DEFAULT_PORT (test/unit/manifest.test.ts checks it).
 import type { BridgeMode } from '../bridge/index.js';
+
+/** The loopback address the proxy binds unless told otherwise. */
+export const DEFAULT_HOST = '127.0.0.1';
+/** The proxy's port unless told otherwise; `loopgate env` and `run` assume it too. */
+export const DEFAULT_PORT = 8787;
+/** Extra retries of 429/502/503/504 on non-streaming requests. */
+export const DEFAULT_RETRIES = 0;
+export const DEFAULT_BRIDGE: BridgeMode = 'auto';
+/** Cap per captured body when bodies are logged. */
+export const DEFAULT_LOG_BODY_BYTES = 64 * 1024;
 
 export interface ProxyLimits {
   /** Request body cap in bytes (413 beyond). */
@@ -34,7 +47,9 @@ export interface ProxyOptions {
    * answer the health challenge, so other windows can still tell this proxy is theirs.
    */
   proofToken?: string;
+  /** Default DEFAULT_HOST. */
   host?: string;
+  /** Default DEFAULT_PORT; 0 picks a free port. */
   port?: number;
   allowHttp?: boolean;
   allowRemote?: boolean;
@@ -42,14 +57,14 @@ export interface ProxyOptions {
   timeouts?: Partial<UpstreamTimeouts>;
   /** Extra retries of 429/502/503/504 on non-streaming requests (0 = only the reused-socket retry). */
   retries?: number;
-  /** Serve Responses/Messages over Chat Completions: auto (default), off, always. */
+  /** Serve Responses/Messages over Chat Completions: auto (DEFAULT_BRIDGE), off, always. */
   bridge?: BridgeMode;
   /** Traffic log file (JSONL); false turns the file log off. */
   logFile?: string | false;
-  /** Rotate the traffic log at this size (default 10 MiB). */
+  /** Rotate the traffic log at this size (default LOG_DEFAULTS.maxBytes in log/traffic-log.ts, 10 MiB). */
   logMaxBytes?: number;
   logBodies?: boolean;
-  /** Cap per captured body with logBodies. */
+  /** Cap per captured body with logBodies (default DEFAULT_LOG_BODY_BYTES). */
   logBodyBytes?: number;
   /** A finished request, as one redacted console line plus its record. */
   onTraffic?: (line: string, record: import('../log/record.js').TrafficRecord) => void;

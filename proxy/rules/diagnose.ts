@@ -2,6 +2,7 @@
 // the status plus the relay's error code/type, never on message text: relays
 // localise their messages.
 
+import { readErrorEnvelope } from './errors.js';
 import { suggestModels } from './suggest.js';
 
 export interface UpstreamErrorInfo {
@@ -157,21 +158,9 @@ function protocolUnsupported(ctx: DiagnosisContext): Diagnosis {
   };
 }
 
-/** Pulls status-routing fields out of an error body in either envelope. Never throws. */
+/** Pulls status-routing fields out of an error body in either envelope (readErrorEnvelope reads it). Never throws. */
 export function parseErrorBody(status: number, body: string): UpstreamErrorInfo {
-  try {
-    const json = JSON.parse(body) as { error?: { code?: unknown; type?: unknown; param?: unknown } };
-    const e = json?.error;
-    if (e && typeof e === 'object') {
-      return {
-        status,
-        code: typeof e.code === 'string' && e.code ? e.code : undefined,
-        type: typeof e.type === 'string' ? e.type : undefined,
-        param: typeof e.param === 'string' && e.param ? e.param : undefined,
-      };
-    }
-  } catch {
-    // not JSON: route on the status alone
-  }
-  return { status };
+  const e = readErrorEnvelope(body);
+  // Not JSON: route on the status alone.
+  return e ? { status, code: e.code, type: e.type, param: e.param } : { status };
 }

@@ -25,9 +25,15 @@ export function envelopeFor(path: string): Envelope {
   return /^\/v1\/messages(\/|$)/.test(path) ? 'anthropic' : 'openai';
 }
 
-const ANTHROPIC_TYPES: Record<number, string> = {
+/**
+ * Anthropic `error.type` per HTTP status: the one table (issue 12), for the
+ * proxy's own errors on /v1/messages and for the bridge's translation of
+ * upstream chat-route errors. Anything else is `api_error`.
+ */
+export const ANTHROPIC_ERROR_TYPES: Readonly<Record<number, string>> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
+  402: 'billing_error',
   403: 'permission_error',
   404: 'not_found_error',
   413: 'request_too_large',
@@ -36,7 +42,62 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   502: 'api_error',
   503: 'overloaded_error',
   504: 'api_error',
+  529: 'overloaded_error',
 };
+
+/**
+ * Relay codes whose meaning the status hides: new-api answers a missing model
+ * with 503, and Claude Code treats `overloaded_error` as "retry later", so a
+ * wrong model ID would look like an outage. The code wins over the status.
+ */
+export const ANTHROPIC_ERROR_TYPES_BY_CODE: Readonly<Record<string, string>> = {
+  model_not_found: 'not_found_error',
+  invalid_api_key: 'authentication_error',
+  access_denied: 'permission_error',
+  insufficient_user_quota: 'billing_error',
+  unsupported_parameter: 'invalid_request_error',
+  invalid_request: 'invalid_request_error',
+  rate_limit_exceeded: 'rate_limit_error',
+};
+
+/** The Anthropic error type for a status and, when there is one, the relay's error code. */
+export function anthropicErrorType(status: number, code?: string): string {
+  return (code !== undefined && Object.hasOwn(ANTHROPIC_ERROR_TYPES_BY_CODE, code) ? ANTHROPIC_ERROR_TYPES_BY_CODE[code] : undefined) ?? ANTHROPIC_ERROR_TYPES[status] ?? 'api_error';
+}
+
+/** The fields of an upstream error body, whichever envelope carried them. */
+export interface ErrorEnvelopeFields {
+  message?: string;
+  type?: string;
+  code?: string;
+  param?: string;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const nonEmpty = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
+
+/**
+ * The one reader of upstream error bodies (issue 12): new-api/one-api's
+ * `{"error":{message,type,param,code}}`, Anthropic's `{"type":"error","error":{type,message}}`,
+ * and a bare `{message,code}` object. Empty strings count as absent; a numeric
+ * code is read as its digits. `undefined` when the body is not JSON (an HTML
+ * error page): callers must not echo it.
+ */
+export function readErrorEnvelope(body: string | Buffer): ErrorEnvelopeFields | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const err = isObject(json) && isObject(json.error) ? json.error : isObject(json) ? json : {};
+  return {
+    message: nonEmpty(err.message),
+    type: nonEmpty(err.type),
+    code: nonEmpty(err.code) ?? (typeof err.code === 'number' ? String(err.code) : undefined),
+    param: nonEmpty(err.param),
+  };
+}
 
 const OPENAI_TYPES: Record<number, string> = {
   400: 'invalid_request_error',
@@ -50,7 +111,7 @@ const OPENAI_TYPES: Record<number, string> = {
 
 export function errorBody(envelope: Envelope, status: number, code: string, message: string, param?: string): string {
   if (envelope === 'anthropic') {
-    return JSON.stringify({ type: 'error', error: { type: ANTHROPIC_TYPES[status] ?? 'api_error', message } });
+    return JSON.stringify({ type: 'error', error: { type: anthropicErrorType(status), message } });
   }
   return JSON.stringify({
     error: { message, type: OPENAI_TYPES[status] ?? 'loopgate_error', param: param ?? null, code },

@@ -4,7 +4,7 @@
 // The proxy's own address and port are part of the proof, so a program on
 // another port, or on the same port of another loopback address (127.0.0.1
 // vs ::1), cannot relay the challenge to the real proxy and pass its answer off.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 
 export const CHALLENGE_HEADER = 'x-loopgate-challenge';
 export const PROOF_HEADER = 'x-loopgate-proof';
@@ -24,12 +24,4 @@ export function healthProof(token: string, address: string, port: number, nonce:
 export function normaliseAddress(address: string): string {
   const a = address.replace(/^\[|\]$/g, '').toLowerCase();
   return a.startsWith('::ffff:') && a.includes('.') ? a.slice(7) : a;
-}
-
-/** Constant-time: hashing first makes the lengths equal. */
-export function proofMatches(expected: string, presented: string | undefined): boolean {
-  if (presented === undefined) return false;
-  const a = createHash('sha256').update(expected).digest();
-  const b = createHash('sha256').update(presented).digest();
-  return timingSafeEqual(a, b);
 }

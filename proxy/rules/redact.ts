@@ -6,6 +6,7 @@
 // SECRET_PATTERNS plus key=/token= parameters. Exact secrets go first so a
 // pattern that stops at an odd character cannot leave half a known key behind.
 import { createHmac, randomBytes } from 'node:crypto';
+import { CREDENTIAL_HEADERS, RESPONSE_CREDENTIAL_HEADERS } from './credential-headers.js';
 import { SECRET_PATTERNS } from './secret-patterns.js';
 
 export interface Redactor {
@@ -32,15 +33,12 @@ export interface Redactor {
   knownSecretsIn(buf: Buffer): Buffer;
 }
 
-/** Header names whose value is always replaced, whatever it looks like. */
-export const DENYLISTED_HEADERS: ReadonlySet<string> = new Set([
-  'authorization',
-  'proxy-authorization',
-  'x-api-key',
-  'api-key',
-  'cookie',
-  'set-cookie',
-]);
+/**
+ * Header names whose value is always replaced, whatever it looks like: every
+ * credential header of the one list, in both directions (a log holds requests
+ * and responses, so `set-cookie` too).
+ */
+export const DENYLISTED_HEADERS: ReadonlySet<string> = new Set([...CREDENTIAL_HEADERS, ...RESPONSE_CREDENTIAL_HEADERS]);
 export const SENSITIVE_HEADER_NAME = /auth|token|key|secret|session/i;
 
 /** Shorter secrets are not registered: they would match ordinary text. */

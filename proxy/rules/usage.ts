@@ -1,7 +1,13 @@
 // Token usage from a response body or a stream's text, in any of the three
 // protocols' field names. Works on a head+tail excerpt: the proxy never holds
 // a whole stream to learn how many tokens it cost.
-import type { TokenUsage } from '../log/record.js';
+
+/** Token counts of one exchange; the traffic log's records carry it (log/record.ts). */
+export interface TokenUsage {
+  input?: number;
+  output?: number;
+  total?: number;
+}
 
 const FIELDS: Array<[keyof TokenUsage, RegExp]> = [
   ['input', /"(?:prompt_tokens|input_tokens)"\s*:\s*(\d+)/g],

@@ -2,6 +2,7 @@
 // replaced by a fingerprint so the record is safe to print and to assert on.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { CREDENTIAL_HEADERS, isCredentialHeader } from '../rules/credential-headers.js';
 
 export interface RecordedRequest {
   time: string;
@@ -20,7 +21,8 @@ export interface RecordedRequest {
   bodyBytes: number;
 }
 
-export const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'api-key', 'proxy-authorization', 'cookie'] as const;
+// The proxy strips exactly these: the record fingerprints every one that still arrives.
+export { CREDENTIAL_HEADERS };
 
 /** sha256 hex, first 12 characters: enough to tell keys apart, useless to an attacker. */
 export function fingerprint(secret: string): string {
@@ -49,7 +51,7 @@ export function recordRequest(req: IncomingMessage, requestId: string, secrets: 
   const distinct = req.headersDistinct;
   for (const [name, values] of Object.entries(distinct)) {
     if (!values) continue;
-    if ((CREDENTIAL_HEADERS as readonly string[]).includes(name)) {
+    if (isCredentialHeader(name)) {
       const fps = values.map((v) => fingerprint(credentialSecret(name, v)));
       for (const fp of fps) credentials.push({ header: name, fingerprint: fp });
       headers[name] = fps.map((fp) => `fp:${fp}`).join(', ');

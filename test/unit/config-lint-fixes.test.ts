@@ -100,7 +100,8 @@ describe('Python key fix produces code that runs', () => {
       expect(out).not.toContain(KEY);
       expect(pythonCompiles(out), out).toBe(true);
     }
-  });
+    // 18 python3 starts (a pyenv shim here, ~1 s each under load): a deadline, not a speed check.
+  }, 90_000);
 });
 
 describe('key fixes the target tool can use', () => {

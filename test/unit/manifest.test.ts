@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_BRIDGE, DEFAULT_PORT } from '../../proxy/pipeline/options.js';
 
 const root = join(__dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -77,6 +78,12 @@ describe('manifest', () => {
     expect(p['loopgate.terminal.injectEnv'].default).toBe(true);
     // Declared only so a key pasted there can be removed; marked deprecated.
     expect(p['loopgate.apiKey'].markdownDeprecationMessage).toMatch(/SecretStorage/);
+  });
+
+  it('gives the proxy settings the defaults the proxy and the CLI use (pipeline/options.ts)', () => {
+    const p = c.configuration.properties;
+    expect(p['loopgate.proxy.port'].default).toBe(DEFAULT_PORT);
+    expect(p['loopgate.proxy.bridge'].default).toBe(DEFAULT_BRIDGE);
   });
 
   it('reads every declared setting in extension/settings.ts (schema → type → one reader)', () => {

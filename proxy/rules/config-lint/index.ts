@@ -10,7 +10,7 @@ import { MAX_DIAGNOSTICS, MAX_LINT_CHARS, type LintContext, type LintDiagnostic,
 
 export * from './types.js';
 export { fileKind, isDotenvName, isDotenvTemplate } from './file-kind.js';
-export { suggestModels } from './model-rules.js';
+export { suggestModels } from '../suggest.js';
 export { isPlaceholderKey } from './key-rules.js';
 
 /** Unknown-model findings per document: each costs a search of the model list, and 50 say enough. */

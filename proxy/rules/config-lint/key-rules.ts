@@ -1,25 +1,19 @@
 // An API key written into a file. Shapes come from proxy/rules/secret-patterns.ts;
 // the fix depends on what the file's own tool can read (see keyFixes).
 // Messages never quote the key.
-import { looksLikeProviderKey, SECRET_PATTERNS } from '../secret-patterns.js';
+import { looksLikeProviderKey, providerKeyPattern, providerKeyShapeOf } from '../secret-patterns.js';
 import type { Occurrence } from './occurrences.js';
 import { inCodexProvider, tomlTableAt } from './toml-table.js';
 import { LINT_CODES, SET_API_KEY_COMMAND, type FileKind, type LintDiagnostic, type LintEdit, type LintFix } from './types.js';
 
-const KEY_SHAPES = ['anthropic-key', 'openai-project-key', 'sk-key', 'google-key'];
 // Not glued to a longer token (a Loopgate `lg-local-…` token may contain `-sk-`).
-const KEY_SCAN = new RegExp(
-  `(?<![A-Za-z0-9_-])(?:${SECRET_PATTERNS.filter((p) => KEY_SHAPES.includes(p.name))
-    .map((p) => p.pattern.source)
-    .join('|')})`,
-  'g',
-);
+const KEY_SCAN = new RegExp(`(?<![A-Za-z0-9_-])(?:${providerKeyPattern().source})`, 'g');
 
 const STORE_COMMAND = { title: 'Store it with Loopgate: Set API Key', command: SET_API_KEY_COMMAND };
 
 /** Documentation keys: `sk-xxxxxxxx…`, `sk-your-key-here…`, `sk-1234567890abcdef…`. */
 export function isPlaceholderKey(key: string): boolean {
-  const body = key.replace(/^(sk-(ant-|proj-)?|AIza)/, '');
+  const body = key.slice(providerKeyShapeOf(key)?.prefix.length ?? 0);
   // Real keys are random: they have digits. `sk-learn-preprocessing-tools` is a package name.
   if (!/\d/.test(body)) return true;
   return /x{5,}|\.{3}|your|example|placeholder|replace|changeme|dummy|fake|redacted|1234567|abcdef/i.test(body) || /^(.)\1+$/.test(body);
@@ -27,9 +21,9 @@ export function isPlaceholderKey(key: string): boolean {
 
 function envNameFor(key: string, occ: Occurrence | undefined): string {
   if (occ && /^[A-Z][A-Z0-9_]*(KEY|TOKEN)$/.test(occ.name)) return occ.name;
-  if (key.startsWith('sk-ant-') || (occ && /anthropic|claude/i.test(occ.name))) return 'ANTHROPIC_API_KEY';
-  if (key.startsWith('AIza')) return 'GOOGLE_API_KEY';
-  return 'OPENAI_API_KEY';
+  const shape = providerKeyShapeOf(key);
+  if (shape?.envVar === 'ANTHROPIC_API_KEY' || (occ && /anthropic|claude/i.test(occ.name))) return 'ANTHROPIC_API_KEY';
+  return shape?.envVar ?? 'OPENAI_API_KEY';
 }
 
 
@@ -307,15 +301,10 @@ export function keyDiagnostics(
   return out;
 }
 
-const ANY_KEY = new RegExp(
-  SECRET_PATTERNS.filter((p) => KEY_SHAPES.includes(p.name))
-    .map((p) => p.pattern.source)
-    .join('|'),
-  'g',
-);
+const ANY_KEY = providerKeyPattern();
 
 function redact(s: string): string {
-  return s.replace(ANY_KEY, (k) => (/^(sk-(ant-|proj-)?|AIza)/.exec(k)?.[0] ?? '') + '…');
+  return s.replace(ANY_KEY, (k) => (providerKeyShapeOf(k)?.prefix ?? '') + '…');
 }
 
 /** The diagnostic with no key in its message or titles, whichever rule wrote them (keys get pasted into URL and model fields). */

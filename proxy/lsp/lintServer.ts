@@ -3,7 +3,7 @@
 // and `loopgate lsp --stdio` (any editor). Never imports `vscode`.
 import { CodeActionKind, TextDocumentSyncKind, TextDocuments, type CodeAction, type Connection } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { lintConfig, type LintDiagnostic } from '../../proxy/rules/config-lint/index.js';
+import { lintConfig, type LintDiagnostic } from '../rules/config-lint/index.js';
 import { toCodeActions, toDiagnostic } from './convert.js';
 import { readState, STATE_NOTIFICATION, type ServerState } from './state.js';
 

@@ -1,0 +1,89 @@
+// The arrows between folders (README, Layout): proxy/ never reaches into
+// extension/ or `vscode`, the pure rules depend on nothing but themselves, and
+// no module imports one that imports it back.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = join(__dirname, '..', '..');
+
+function sources(dir: string): string[] {
+  return readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => join(dir, f).split('\\').join('/'));
+}
+
+/** Every module specifier a file imports or re-exports, static or dynamic, with whether it is type-only. */
+function imports(file: string): { spec: string; typeOnly: boolean }[] {
+  const text = readFileSync(join(root, file), 'utf8');
+  const out: { spec: string; typeOnly: boolean }[] = [];
+  for (const m of text.matchAll(/(?:^|;)\s*(?:import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s+)?'([^']+)'/gm)) out.push({ spec: m[2]!, typeOnly: Boolean(m[1]) });
+  for (const m of text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)) out.push({ spec: m[1]!, typeOnly: false });
+  return out;
+}
+
+/** The repository-relative .ts file a relative specifier names; undefined for packages. */
+function target(from: string, spec: string): string | undefined {
+  if (!spec.startsWith('.')) return undefined;
+  return relative(root, resolve(root, dirname(from), spec.replace(/\.js$/, '.ts'))).split('\\').join('/');
+}
+
+const proxyFiles = sources('proxy');
+const extensionFiles = sources('extension');
+
+describe('layers', () => {
+  it('finds the sources it checks', () => {
+    expect(proxyFiles).toContain('proxy/lsp/lintServer.ts');
+    expect(proxyFiles.length).toBeGreaterThan(50);
+    expect(extensionFiles).toContain('extension/extension.ts');
+  });
+
+  it('keeps proxy/ (the language server included) free of vscode and of extension/', () => {
+    const bad = proxyFiles.flatMap((f) =>
+      imports(f)
+        .filter(({ spec }) => spec === 'vscode' || target(f, spec)?.startsWith('extension/'))
+        .map(({ spec }) => `${f} → ${spec}`),
+    );
+    expect(bad).toEqual([]);
+  });
+
+  it('keeps the pure rules free of the rest of proxy/ (log, pipeline, cli, … depend on rules, not back)', () => {
+    const bad = proxyFiles
+      .filter((f) => f.startsWith('proxy/rules/'))
+      .flatMap((f) =>
+        imports(f)
+          .filter(({ spec }) => {
+            const t = target(f, spec);
+            return t !== undefined && !t.startsWith('proxy/rules/');
+          })
+          .map(({ spec }) => `${f} → ${spec}`),
+      );
+    expect(bad).toEqual([]);
+  });
+
+  it('has no import cycles in proxy/ or extension/', () => {
+    const files = new Set([...proxyFiles, ...extensionFiles]);
+    const edges = new Map<string, string[]>();
+    for (const f of files) {
+      edges.set(
+        f,
+        imports(f)
+          .filter((i) => !i.typeOnly)
+          .map((i) => target(f, i.spec))
+          .filter((t): t is string => t !== undefined && files.has(t)),
+      );
+    }
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (f: string, path: string[]): void => {
+      state.set(f, 'open');
+      for (const t of edges.get(f)!) {
+        if (state.get(t) === 'open') cycles.push([...path.slice(path.indexOf(t)), t].join(' → '));
+        else if (!state.has(t)) visit(t, [...path, t]);
+      }
+      state.set(f, 'done');
+    };
+    for (const f of files) if (!state.has(f)) visit(f, [f]);
+    expect(cycles).toEqual([]);
+  });
+});
