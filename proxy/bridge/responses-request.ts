@@ -58,6 +58,12 @@ export function responsesToChat(body: Json): { chat: Json; stream: boolean; mode
     const choice = mapToolChoice(body.tool_choice, tools);
     // 'auto'/'none' without tools mean nothing, and chat routes reject tool_choice without tools.
     if (tools.length > 0 || (choice !== 'auto' && choice !== 'none')) chat.tool_choice = choice;
+    // allowed_tools may have left none: chat routes refuse an empty tools list.
+    if (tools.length === 0) {
+      delete chat.tools;
+      delete chat.parallel_tool_calls;
+      if (chat.tool_choice === 'required') throw noChatEquivalent('tool_choice', P, 'it requires a call, but none of the allowed tools is among the tools the chat route gets');
+    }
   }
 
   const reasoningModel = takesReasoningEffort(body.model);

@@ -197,6 +197,9 @@ describe('Responses → Chat request', () => {
     const r = ok('responses', { model: 'gpt-4o-mini', input: 'hi', tools: [tool('Safe'), tool('Danger')], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'Safe' }] } });
     expect((r.chat.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual(['Safe']);
     expect(r.chat.tool_choice).toBe('auto');
+    const none = ok('responses', { model: 'gpt-4o-mini', input: 'hi', tools: [tool('Danger')], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [] } });
+    expect(none.chat).not.toHaveProperty('tools');
+    expect(rejected({ model: 'gpt-4o-mini', input: 'hi', tools: [tool('Danger')], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [] } }).param).toBe('tool_choice');
   });
 
   it('a flattened name too long for chat is shortened, the same way each time, and maps back', () => {
