@@ -1,5 +1,6 @@
 // startProxy: builds the long-lived parts (upstream pool, redactor, log, model
 // cache) and an HTTP server that runs each request through pipeline/handle.
+import { abortableDelay } from './pipeline/retry.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Pool } from 'undici';
@@ -88,6 +89,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     limits,
     timeouts,
     retries: opts.retries ?? DEFAULT_RETRIES,
+    sleep: opts.sleep ?? abortableDelay,
     redactor,
     log,
     logBodies: opts.logBodies ?? false,

@@ -31,6 +31,8 @@ export interface ProxyContext {
   limits: ProxyLimits;
   timeouts: UpstreamTimeouts;
   retries: number;
+  /** The backoff wait between retries (injectable: see ProxyOptions.sleep). */
+  sleep(ms: number, abort: AbortSignal): Promise<void>;
   redactor: Redactor;
   log?: TrafficLog;
   logBodies: boolean;

@@ -99,7 +99,7 @@ async function send(ex: Exchange, ctx: ProxyContext, abort: AbortSignal): Promis
           await res.body.dump();
           statusRetries++;
           ex.retries++;
-          await delay(wait, abort);
+          await ctx.sleep(wait, abort);
           continue;
         }
       }
@@ -115,21 +115,6 @@ async function send(ex: Exchange, ctx: ProxyContext, abort: AbortSignal): Promis
       throw upstreamFailure(err);
     }
   }
-}
-
-function delay(ms: number, abort: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      abort.removeEventListener('abort', onAbort);
-      resolve();
-    }
-    function onAbort() {
-      clearTimeout(timer);
-      reject(abort.reason);
-    }
-    abort.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 function writeHead(ex: Exchange, ctx: ProxyContext, status: number, upstreamHeaders: UpstreamResponse['headers'], isStream: boolean, bodyLength?: number): void {

@@ -57,6 +57,8 @@ export interface ProxyOptions {
   timeouts?: Partial<UpstreamTimeouts>;
   /** Extra retries of 429/502/503/504 on non-streaming requests (0 = only the reused-socket retry). */
   retries?: number;
+  /** Waits between retries (default: a real timer). Tests pass one that records the wait and returns at once. */
+  sleep?: (ms: number, abort: AbortSignal) => Promise<void>;
   /** Serve Responses/Messages over Chat Completions: auto (DEFAULT_BRIDGE), off, always. */
   bridge?: BridgeMode;
   /** Traffic log file (JSONL); false turns the file log off. */

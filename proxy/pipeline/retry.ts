@@ -19,6 +19,22 @@ export function isReusedSocketReset(err: unknown): boolean {
   return e?.code === 'UND_ERR_SOCKET' && (e.socket?.bytesRead ?? 0) > 0;
 }
 
+/** A timer that an abort cuts short (rejecting with the abort's reason): the default wait between retries. */
+export function abortableDelay(ms: number, abort: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      abort.removeEventListener('abort', onAbort);
+      resolve();
+    }
+    function onAbort() {
+      clearTimeout(timer);
+      reject(abort.reason);
+    }
+    abort.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /** Full jitter (AWS architecture blog): uniform in [0, min(cap, base * 2^attempt)]. */
 export function backoffDelay(attempt: number, baseMs = 500, capMs = 8_000, random: () => number = Math.random): number {
   return Math.floor(random() * Math.min(capMs, baseMs * 2 ** attempt));

@@ -1,4 +1,5 @@
-// Regressions from review, one test each.
+// Model names that could forge console lines, the envelope of early refusals on
+// /v1/messages, the model cache across a key change, and body caps that cut a key.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-describe('review regressions', () => {
+describe('model names, refusal envelopes, the model cache and body caps', () => {
   it('a model name with a smart quote or a newline still gets the upstream answer, and cannot forge console lines', async () => {
     const res = await fetch(`${stack.proxy.url}/v1/chat/completions`, {
       method: 'POST',
