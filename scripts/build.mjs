@@ -17,7 +17,7 @@ const common = {
 const bundles = [
   { entryPoints: ['proxy/cli.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
   { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js' },
-  { entryPoints: ['proxy/lsp/server.ts'], outfile: 'dist/server.js' },
+  { entryPoints: ['proxy/lsp/lsp-main.ts'], outfile: 'dist/server.js' },
 ];
 
 await Promise.all(bundles.map((b) => build({ ...common, ...b })));

@@ -3,7 +3,7 @@
 
 export { toChatRequest, fromChatResult, createStreamTranslator } from './api.js';
 export { BridgePolicy, DEFAULT_BRIDGE_TTL_MS } from './policy.js';
-export { translateError, isEndpointNotSupported, rejectionBody } from './errors.js';
+export { translateError, isEndpointNotSupported, rejectionBody } from './error-translation.js';
 export {
   ENDPOINT_TYPE,
   CHAT_ENDPOINT_TYPE,

@@ -1,7 +1,7 @@
 // One bridged exchange, packaged for the proxy's forward step: what to send
 // upstream instead, and how to turn each kind of answer back. Still pure.
 
-import { readUpstreamError, rejectionBody, translateError, upstreamErrorBody } from './errors.js';
+import { readUpstreamError, rejectionBody, translateError, upstreamErrorBody } from './error-translation.js';
 import { createStreamTranslator, fromChatResult, toChatRequest } from './api.js';
 import { bridgeLabel, isRecord, type BridgeContext, type BridgeKind, type StreamTranslator } from './types.js';
 

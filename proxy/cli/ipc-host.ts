@@ -5,7 +5,7 @@ import type { Io } from './command.js';
 import { EXIT } from './command.js';
 import type { FromProxy, ToProxy } from '../ipc.js';
 import { startServe, type StartedServe } from './start-serve.js';
-import { ProxyConfigError } from '../server.js';
+import { ProxyConfigError } from '../proxy-server.js';
 import { runDoctor, formatDoctorMarkdown } from '../doctor.js';
 
 export function runIpcHost(io: Io): Promise<number> {

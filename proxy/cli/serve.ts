@@ -2,7 +2,7 @@
 // simulator when no upstream is configured), prints how to point tools at it.
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
-import { ProxyConfigError } from '../server.js';
+import { ProxyConfigError } from '../proxy-server.js';
 import { loadOrCreateToken } from '../config/token.js';
 import { clientBaseUrls } from '../rules/urls.js';
 import { readKeyFromStdin, validKey } from './stdin-key.js';

@@ -1,7 +1,7 @@
 // Starts the proxy, and the embedded simulator first when no upstream is set.
 // Shared by `loopgate serve` (serve.ts) and `loopgate serve --ipc` (ipc-host.ts),
 // so neither imports the other's module.
-import { startProxy, type RunningProxy } from '../server.js';
+import { startProxy, type RunningProxy } from '../proxy-server.js';
 import type { ProxyOptions } from '../pipeline/options.js';
 import { startSimulator, DEMO_KEY, type Simulator } from '../simulator/index.js';
 

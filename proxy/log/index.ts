@@ -1,5 +1,5 @@
 // The traffic log: writer, reader, exports.
-export type { TrafficRecord } from './record.js';
+export type { TrafficRecord } from './traffic-record.js';
 export type { TokenUsage } from '../rules/usage.js';
 export { openTrafficLog, LOG_DEFAULTS, type TrafficLog, type TrafficLogOptions } from './traffic-log.js';
 export { readTrafficLog, parseTrafficLines, isTrafficRecord, LogReadError, type ReadResult } from './reader.js';

@@ -4,7 +4,7 @@
 import { chmod, mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createRedactor } from '../rules/redact.js';
-import type { TrafficRecord } from './record.js';
+import type { TrafficRecord } from './traffic-record.js';
 import { rotatedFile } from './files.js';
 
 export interface TrafficLog {

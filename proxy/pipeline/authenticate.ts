@@ -2,7 +2,7 @@
 // added later, only on the upstream request.
 import type { IncomingMessage } from 'node:http';
 import { secretEquals } from '../rules/constant-time.js';
-import { ProxyError } from '../rules/errors.js';
+import { ProxyError } from '../rules/proxy-errors.js';
 import { looksLikeProviderKey, maskKey } from '../rules/secret-patterns.js';
 
 /** The credential a client presented: Bearer, x-api-key or api-key. */

@@ -2,7 +2,7 @@
 // /v1/messages is served over /v1/chat/completions, and rewrite the exchange.
 // The mappings themselves are pure, in proxy/bridge/.
 import { bridgeKindForPath, isEndpointNotSupported, openBridge, type BridgeKind } from '../bridge/index.js';
-import { ProxyError } from '../rules/errors.js';
+import { ProxyError } from '../rules/proxy-errors.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 

@@ -7,7 +7,7 @@
 // streams), so small chunks are copied into shared 4 KiB blocks instead.
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
-import { CUT_MARGIN } from './record.js';
+import { CUT_MARGIN } from './build-record.js';
 
 /** Response excerpt kept for token usage (head + tail) when bodies are not logged. */
 export const CAPTURE_HEAD = 4096;

@@ -5,7 +5,7 @@ import type { TrafficLog } from '../log/index.js';
 import type { GuardConfig } from './guard.js';
 import type { ProxyLimits, UpstreamTimeouts } from './options.js';
 import type { ModelsCache } from './models-cache.js';
-import type { TrafficRecord } from '../log/record.js';
+import type { TrafficRecord } from '../log/traffic-record.js';
 import type { BridgePolicy } from '../bridge/index.js';
 
 export interface ProxyStats {

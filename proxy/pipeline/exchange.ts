@@ -1,6 +1,6 @@
 // The state of one request as it moves through the pipeline steps.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Envelope } from '../rules/errors.js';
+import type { Envelope } from '../rules/proxy-errors.js';
 import type { Rewrite } from '../rules/paths.js';
 import type { Diagnosis } from '../rules/diagnose.js';
 

@@ -4,7 +4,7 @@
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
-import { upstreamFailure, ProxyError } from '../rules/errors.js';
+import { upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';

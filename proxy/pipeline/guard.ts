@@ -1,7 +1,7 @@
 // Browser and DNS-rebinding defence (DESIGN.md §5). Runs before the body is
 // read: a refused request costs nothing and reaches nothing.
 import type { IncomingMessage } from 'node:http';
-import { ProxyError } from '../rules/errors.js';
+import { ProxyError } from '../rules/proxy-errors.js';
 
 export interface GuardConfig {
   /** Exact Host values accepted, e.g. 127.0.0.1:8787, localhost:8787, [::1]:8787. */

@@ -3,7 +3,7 @@
 // in its own module; this file only sequences them and maps failures.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { envelopeFor, ProxyError } from '../rules/errors.js';
+import { envelopeFor, ProxyError } from '../rules/proxy-errors.js';
 import { normaliseRequestPath } from '../rules/paths.js';
 import { suggestModels } from '../rules/suggest.js';
 import type { ProxyContext } from './context.js';
@@ -12,7 +12,7 @@ import { checkRequest } from './guard.js';
 import { checkToken } from './authenticate.js';
 import { readBody } from './read-body.js';
 import { forward } from './forward.js';
-import { finish } from './record.js';
+import { finish } from './build-record.js';
 import { rewriteHint } from './hints.js';
 import { refuse } from './refusal.js';
 import { answerConnectivityProbe, handleLocalEndpoint, isConnectivityProbe, isLocalEndpoint } from './local-endpoints.js';

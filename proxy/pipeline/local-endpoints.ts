@@ -3,7 +3,7 @@
 // the health challenge, which proves the token without anyone sending it.
 // Also the answer to a credential-less connectivity probe (`HEAD /`, `GET /`).
 import { CHALLENGE_HEADER, healthProof, isValidNonce, PROOF_HEADER } from '../rules/health-proof.js';
-import { ProxyError } from '../rules/errors.js';
+import { ProxyError } from '../rules/proxy-errors.js';
 import { isLoopbackHost } from '../rules/urls.js';
 import { version } from '../version.js';
 import { checkToken, presentedCredential } from './authenticate.js';

@@ -69,7 +69,7 @@ export interface ProxyOptions {
   /** Cap per captured body with logBodies (default DEFAULT_LOG_BODY_BYTES). */
   logBodyBytes?: number;
   /** A finished request, as one redacted console line plus its record. */
-  onTraffic?: (line: string, record: import('../log/record.js').TrafficRecord) => void;
+  onTraffic?: (line: string, record: import('../log/traffic-record.js').TrafficRecord) => void;
   /** One-time hints about the user's own configuration (shown once per cause). */
   onHint?: (message: string) => void;
 }

@@ -1,7 +1,7 @@
 // Reads the request body under the cap. Small bodies (the common case) are held
 // so they can be inspected, retried and bridged; large ones stream through
 // without being held (memory stays flat for a 50 MB upload).
-import { ProxyError } from '../rules/errors.js';
+import { ProxyError } from '../rules/proxy-errors.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { refuse } from './refusal.js';

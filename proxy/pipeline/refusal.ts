@@ -3,7 +3,7 @@
 // through refuse(), so what the client got and what the log says cannot
 // disagree: same status, same body (redacted in the log like everything else),
 // same x-loopgate-diagnosis code, bytes counted.
-import { errorBody, type ProxyError } from '../rules/errors.js';
+import { errorBody, type ProxyError } from '../rules/proxy-errors.js';
 import { parseErrorBody } from '../rules/diagnose.js';
 import { describeRewrites } from '../rules/paths.js';
 import type { ProxyContext } from './context.js';

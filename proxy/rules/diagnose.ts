@@ -2,7 +2,7 @@
 // the status plus the relay's error code/type, never on message text: relays
 // localise their messages.
 
-import { readErrorEnvelope } from './errors.js';
+import { readErrorEnvelope } from './proxy-errors.js';
 import { suggestModels } from './suggest.js';
 
 export interface UpstreamErrorInfo {

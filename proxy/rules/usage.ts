@@ -2,7 +2,7 @@
 // protocols' field names. Works on a head+tail excerpt: the proxy never holds
 // a whole stream to learn how many tokens it cost.
 
-/** Token counts of one exchange; the traffic log's records carry it (log/record.ts). */
+/** Token counts of one exchange; the traffic log's records carry it (log/traffic-record.ts). */
 export interface TokenUsage {
   input?: number;
   output?: number;

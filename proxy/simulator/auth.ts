@@ -1,6 +1,6 @@
 // Key lookup and standing: the 401 and 403 rows of the error table.
 import type { IncomingHttpHeaders } from 'node:http';
-import { SimError } from './errors.js';
+import { SimError } from './relay-errors.js';
 import type { Fixture, FixtureKey } from './fixture.js';
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {

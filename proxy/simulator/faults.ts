@@ -1,6 +1,6 @@
 // The simulator-only request headers: injected faults and stream shaping.
 import type { IncomingHttpHeaders } from 'node:http';
-import { SimError } from './errors.js';
+import { SimError } from './relay-errors.js';
 
 export const FAULTS = [
   '500',

@@ -3,16 +3,16 @@
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import defaultFixtureJson from './default-fixture.json';
-import { errorBody, SimError } from './errors.js';
+import { errorBody, SimError } from './relay-errors.js';
 import { loadFixture, validateFixture, type Fixture } from './fixture.js';
 import { RateLimiter } from './rate-limit.js';
-import type { RecordedRequest } from './record.js';
-import { createHandler, type SimState } from './server.js';
+import type { RecordedRequest } from './request-record.js';
+import { createHandler, type SimState } from './sim-server.js';
 
 export type { Fixture, FixtureGroup, FixtureKey, FixtureModel, KeyStatus, Protocol } from './fixture.js';
 export { FixtureError, loadFixture, validateFixture } from './fixture.js';
 export { FAULTS, type Fault } from './faults.js';
-export { fingerprint, CREDENTIAL_HEADERS, type RecordedRequest } from './record.js';
+export { fingerprint, CREDENTIAL_HEADERS, type RecordedRequest } from './request-record.js';
 
 export interface SimulatorOptions {
   port?: number;

@@ -1,5 +1,5 @@
 // Per-key requests-per-minute over a sliding 60 s window.
-import { SimError } from './errors.js';
+import { SimError } from './relay-errors.js';
 import type { FixtureKey } from './fixture.js';
 
 const WINDOW_MS = 60_000;

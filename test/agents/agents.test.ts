@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TrafficRecord } from '../../proxy/log/record.js';
+import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
 import { assertNoCanary } from '../log/canary.js';
 import { until } from '../proxy/stack.js';
 import { repoRoot, startClientStack, type ClientStack, type ProxyName } from '../clients/harness.js';

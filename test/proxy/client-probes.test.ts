@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identifyClient } from '../../proxy/rules/client-hints.js';
-import type { TrafficRecord } from '../../proxy/log/record.js';
+import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
 import { assertNoCanary } from '../log/canary.js';
 import { KEYS, startStack, TOKEN, until, type Stack } from './stack.js';
 import { hostOf, httpRequest, openSocket } from './raw.js';

@@ -9,11 +9,11 @@ import { secretEquals } from '../../proxy/rules/constant-time.js';
 import { CREDENTIAL_HEADERS, RESPONSE_CREDENTIAL_HEADERS } from '../../proxy/rules/credential-headers.js';
 import { lintConfig, LINT_CODES } from '../../proxy/rules/config-lint/index.js';
 import { parseErrorBody } from '../../proxy/rules/diagnose.js';
-import { anthropicErrorType, errorBody, readErrorEnvelope } from '../../proxy/rules/errors.js';
+import { anthropicErrorType, errorBody, readErrorEnvelope } from '../../proxy/rules/proxy-errors.js';
 import { createRedactor, DENYLISTED_HEADERS } from '../../proxy/rules/redact.js';
 import { looksKeyShaped, looksLikeProviderKey, PROVIDER_KEY_SHAPES, SECRET_PATTERNS } from '../../proxy/rules/secret-patterns.js';
 import { CREDENTIAL_HEADERS as SIM_CREDENTIAL_HEADERS } from '../../proxy/simulator/index.js';
-import { errorBody as simErrorBody, SimError } from '../../proxy/simulator/errors.js';
+import { errorBody as simErrorBody, SimError } from '../../proxy/simulator/relay-errors.js';
 
 const SAMPLES: Record<string, string> = {
   'anthropic-key': 'sk-ant-api03-Q7fz2LmN9pXr4TbV8wKc',

@@ -1,6 +1,6 @@
 // POST /v1/chat/completions: OpenAI Chat Completions, including tool calls
 // (the protocol bridge relies on them).
-import { errorBody, type SimError } from '../errors.js';
+import { errorBody, type SimError } from '../relay-errors.js';
 import { contentText, echoText, lastUserWords, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
   bad,

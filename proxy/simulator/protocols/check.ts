@@ -1,7 +1,7 @@
 // Field checks shared by the protocol parsers. Each failure is a 400 that
 // names the parameter, so a user can remove or fix exactly that field.
 import { foreignParam, type ParamProtocol } from '../../rules/protocol-params.js';
-import { SimError } from '../errors.js';
+import { SimError } from '../relay-errors.js';
 
 export type Body = Record<string, unknown>;
 

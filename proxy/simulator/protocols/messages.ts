@@ -1,5 +1,5 @@
 // POST /v1/messages: the Anthropic Messages entry point.
-import { errorBody, type SimError } from '../errors.js';
+import { errorBody, type SimError } from '../relay-errors.js';
 import { contentText, echoText, lastUserWords, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
   bad,

@@ -1,6 +1,6 @@
 // POST /v1/responses: the OpenAI Responses API, with the full typed event
 // sequence the SDK's `responses.stream()` accumulator expects.
-import { ERROR_ROWS, type SimError } from '../errors.js';
+import { ERROR_ROWS, type SimError } from '../relay-errors.js';
 import { contentText, echoText, lastUserWords, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
   bad,

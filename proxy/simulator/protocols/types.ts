@@ -1,6 +1,6 @@
 // What every protocol module provides to the server: body validation and the
 // reply in both shapes (one JSON body, or a list of SSE events).
-import type { SimError } from '../errors.js';
+import type { SimError } from '../relay-errors.js';
 import type { Protocol } from '../fixture.js';
 
 export interface ParsedRequest {

@@ -1,6 +1,6 @@
 // The relay's error rows: one table so status, code, type and the Anthropic
 // type stay consistent across routes (the proxy diagnoses on status + code).
-import { anthropicErrorType } from '../rules/errors.js';
+import { anthropicErrorType } from '../rules/proxy-errors.js';
 
 export type ErrorCode =
   | 'invalid_url'
@@ -25,7 +25,7 @@ interface Row {
   /**
    * Anthropic error.type where the relay puts its own code there (it does, for
    * most rows: the proxy's diagnosis reads it). Absent: Anthropic's standard type
-   * for the status, from the one table in proxy/rules/errors.ts.
+   * for the status, from the one table in proxy/rules/proxy-errors.ts.
    */
   anthropicType?: string;
 }

@@ -2,7 +2,7 @@
 // the console/output channel, and the counters the status bar shows.
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
-import type { TrafficRecord } from '../log/record.js';
+import type { TrafficRecord } from '../log/traffic-record.js';
 import { extractUsage } from '../rules/usage.js';
 import { streamErrorCode } from '../rules/stream-error.js';
 

@@ -11,7 +11,7 @@ import { defaultLogFile } from './config/dirs.js';
 import type { ProxyContext, ProxyStats } from './pipeline/context.js';
 import { guardConfig } from './pipeline/guard.js';
 import { handleRequest } from './pipeline/handle.js';
-import { printable } from './pipeline/record.js';
+import { printable } from './pipeline/build-record.js';
 import { rawRefusal } from './pipeline/refusal.js';
 import { createModelsCache } from './pipeline/models-cache.js';
 import { BridgePolicy } from './bridge/index.js';

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { authenticate, checkStanding, presentedKey } from './auth.js';
-import { errorBody, SimError, type Envelope } from './errors.js';
+import { errorBody, SimError, type Envelope } from './relay-errors.js';
 import { faultError, readControls, type Fault, type SimControls } from './faults.js';
 import { modelEntries, unsupportedParams, type Fixture, type FixtureGroup, type FixtureKey, type Protocol } from './fixture.js';
 import { chatProtocol } from './protocols/chat.js';
@@ -15,7 +15,7 @@ import { messagesProtocol, parseCountTokens } from './protocols/messages.js';
 import { responsesProtocol } from './protocols/responses.js';
 import type { ProtocolModule, Rendered } from './protocols/types.js';
 import { RateLimiter } from './rate-limit.js';
-import { recordRequest, type RecordedRequest } from './record.js';
+import { recordRequest, type RecordedRequest } from './request-record.js';
 
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** Oldest records are dropped past this, so a long benchmark does not grow without bound. */

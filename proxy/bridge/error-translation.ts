@@ -1,6 +1,6 @@
 // Upstream chat-route errors re-expressed in the caller's protocol.
 
-import { anthropicErrorType, readErrorEnvelope, type ErrorEnvelopeFields } from '../rules/errors.js';
+import { anthropicErrorType, readErrorEnvelope, type ErrorEnvelopeFields } from '../rules/proxy-errors.js';
 import type { BridgeKind } from './types.js';
 
 interface UpstreamError extends ErrorEnvelopeFields {
