@@ -4,7 +4,7 @@ import { abortableDelay } from './pipeline/retry.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Pool } from 'undici';
-import { parseUpstream, isLoopbackHost } from './rules/urls.js';
+import { parseUpstream, isLoopbackHost, proxyOrigin } from './rules/urls.js';
 import { createRedactor } from './rules/redact.js';
 import { openTrafficLog, type TrafficLog } from './log/index.js';
 import { defaultLogFile } from './config/dirs.js';
@@ -129,9 +129,8 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   ctx.guard = guardConfig(port, [], opts.allowRemote ?? false);
   models.refreshSoon();
 
-  const bracketed = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   return {
-    url: `http://${bracketed}:${port}`,
+    url: proxyOrigin(host, port),
     port,
     host,
     siteUrl: parsed.siteUrl,

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { runLogged, withDirLock } from './provision-lib.mjs';
 
 export const NODE_VERSION = '24.21.0';
 
@@ -60,62 +61,9 @@ export function isProvisioned() {
   }
 }
 
-function run(cmd, args, opts = {}) {
-  appendFileSync(logFile, `\n$ (cd ${opts.cwd ?? process.cwd()}) ${cmd} ${args.join(' ')}\n`);
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const tail = [];
-    const onData = (chunk) => {
-      appendFileSync(logFile, chunk);
-      tail.push(chunk.toString());
-      if (tail.length > 40) tail.shift();
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolveRun();
-      else reject(new Error(`${cmd} ${args.join(' ')} exited ${code} (full log: ${logFile})\n${tail.join('').slice(-3000)}`));
-    });
-  });
-}
+const run = (cmd, args, opts) => runLogged(logFile, cmd, args, opts);
 
-function pidAlive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return err.code === 'EPERM';
-  }
-}
-
-// Two runs may start at once (pretest and a test's own check): the second waits.
-async function withLock(fn) {
-  mkdirSync(dirname(lockDir), { recursive: true });
-  const deadline = Date.now() + 10 * 60_000;
-  for (;;) {
-    try {
-      mkdirSync(lockDir);
-      writeFileSync(join(lockDir, 'pid'), String(process.pid));
-      break;
-    } catch (err) {
-      if (err.code !== 'EEXIST') throw err;
-      let owner = NaN;
-      try { owner = Number(readFileSync(join(lockDir, 'pid'), 'utf8')); } catch { /* being written */ }
-      if (Number.isInteger(owner) && !pidAlive(owner)) {
-        rmSync(lockDir, { recursive: true, force: true });
-        continue;
-      }
-      if (Date.now() > deadline) throw new Error(`another provisioning (pid ${owner}) holds ${lockDir} for too long`);
-      await new Promise((r) => setTimeout(r, 500)); // poll interval while another process provisions
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    rmSync(lockDir, { recursive: true, force: true });
-  }
-}
+const withLock = (fn) => withDirLock(lockDir, fn, { deadlineMs: 10 * 60_000, pollMs: 500 });
 
 /** Makes sure the cache is complete. Returns the manifest ({ node, dir, packages }). */
 export async function provision({ force = false, updateLock = false } = {}) {

@@ -10,6 +10,7 @@ import {
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { runLogged, withDirLock } from './provision-lib.mjs';
 
 export const CODE_SERVER_VERSION = '4.100.3';
 // Bump when the recipe changes so existing caches are redone.
@@ -45,31 +46,7 @@ function missingDebianPackages() {
   });
 }
 
-// Runs a command with output going to the provisioning log; on failure the
-// error carries the log's tail so the cause is visible without digging.
-function run(cmd, args, opts = {}) {
-  appendFileSync(logFile, `\n$ (cd ${opts.cwd ?? process.cwd()}) ${cmd} ${args.join(' ')}\n`);
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(cmd, args, {
-      cwd: opts.cwd,
-      env: { ...process.env, ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const tail = [];
-    const onData = (chunk) => {
-      appendFileSync(logFile, chunk);
-      tail.push(chunk.toString());
-      if (tail.length > 40) tail.shift();
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolveRun();
-      else reject(new Error(`${cmd} ${args.join(' ')} exited ${code} (full log: ${logFile})\n${tail.join('').slice(-3000)}`));
-    });
-  });
-}
+const run = (cmd, args, opts) => runLogged(logFile, cmd, args, opts);
 
 // node-gyp would download Node's headers from the internet unless told
 // where the local ones are (Debian's nodejs ships them under /usr).
@@ -95,43 +72,7 @@ function forceSymlink(target, path) {
   symlinkSync(target, path);
 }
 
-function pidAlive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return err.code === 'EPERM';
-  }
-}
-
-// Two test runs may start at once: the second waits for the first's result
-// instead of running npm into the same folder concurrently.
-async function withLock(fn) {
-  mkdirSync(e2eCache, { recursive: true });
-  const deadline = Date.now() + 15 * 60_000;
-  for (;;) {
-    try {
-      mkdirSync(lockDir);
-      writeFileSync(join(lockDir, 'pid'), String(process.pid));
-      break;
-    } catch (err) {
-      if (err.code !== 'EEXIST') throw err;
-      let owner = NaN;
-      try { owner = Number(readFileSync(join(lockDir, 'pid'), 'utf8')); } catch { /* being written */ }
-      if (Number.isInteger(owner) && !pidAlive(owner)) {
-        rmSync(lockDir, { recursive: true, force: true });
-        continue;
-      }
-      if (Date.now() > deadline) throw new Error(`another provisioning (pid ${owner}) holds ${lockDir} for too long`);
-      await new Promise((r) => setTimeout(r, 1000)); // poll interval while another process provisions
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    rmSync(lockDir, { recursive: true, force: true });
-  }
-}
+const withLock = (fn) => withDirLock(lockDir, fn, { deadlineMs: 15 * 60_000, pollMs: 1000 });
 
 /** Makes sure code-server and the Debian packages are there. Returns seconds spent. */
 export async function provision({ force = false } = {}) {

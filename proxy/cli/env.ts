@@ -2,9 +2,7 @@ import { parseArgs } from 'node:util';
 import { EXIT, type Command } from './command.js';
 import { loadOrCreateToken } from '../config/token.js';
 import { clientEnv, exportLines, type Shell } from '../rules/client-env.js';
-import { portOption } from './serve.js';
-import { DEFAULT_HOST, DEFAULT_PORT } from '../pipeline/options.js';
-import { UsageError } from './command.js';
+import { runningProxyUrl } from './serve.js';
 
 export const envCommand: Command = {
   name: 'env',
@@ -26,12 +24,7 @@ Exit codes: 0 printed, 2 bad usage.`,
       io.err('loopgate env: --shell takes sh, fish or powershell.');
       return EXIT.usage;
     }
-    const port = portOption(values.port) ?? DEFAULT_PORT;
-    if (port === 0) throw new UsageError('--port: give the port the proxy listens on (serve prints it), not 0.');
-    const host = values.host ?? DEFAULT_HOST;
-    // An IPv6 literal needs brackets in a URL.
-    const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-    for (const line of exportLines(clientEnv(`http://${hostPart}:${port}`, loadOrCreateToken(io.env)), shell)) io.out(line);
+    for (const line of exportLines(clientEnv(runningProxyUrl(values), loadOrCreateToken(io.env)), shell)) io.out(line);
     return EXIT.ok;
   },
 };

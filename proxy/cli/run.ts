@@ -7,9 +7,9 @@ import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadOrCreateToken } from '../config/token.js';
 import { argsWithSecrets, secretValues, toolArgs, toolEnv, toolOf } from '../rules/tool-launch.js';
-import { EXIT, UsageError, type Command, type Io } from './command.js';
+import { EXIT, type Command, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
-import { portOption } from './serve.js';
+import { runningProxyUrl } from './serve.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../pipeline/options.js';
 
 /** What a --no-token proxy is sent instead of the token: it accepts any credential, and one that proved nothing gets no token. */
@@ -63,11 +63,7 @@ not be executed; 127 command not found.`,
       io.err('loopgate run: no command after --, e.g. loopgate run -- claude -p "hello"');
       return EXIT.usage;
     }
-    const port = portOption(values.port) ?? DEFAULT_PORT;
-    if (port === 0) throw new UsageError('--port: give the port the proxy listens on (serve prints it), not 0.');
-    const host = values.host ?? DEFAULT_HOST;
-    const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-    const proxyUrl = `http://${hostPart}:${port}`;
+    const proxyUrl = runningProxyUrl(values);
 
     const token = loadOrCreateToken(io.env);
     const carrying = argsWithSecrets([command, ...userArgs], secretValues(io.env, token));

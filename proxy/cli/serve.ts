@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
 import { ProxyConfigError } from '../proxy-server.js';
 import { loadOrCreateToken } from '../config/token.js';
-import { clientBaseUrls } from '../rules/urls.js';
+import { clientBaseUrls, proxyOrigin } from '../rules/urls.js';
 import { readKeyFromStdin, validKey } from './stdin-key.js';
 import { runIpcHost } from './ipc-host.js';
 import { startServe, type StartedServe } from './start-serve.js';
@@ -78,6 +78,13 @@ export function intOption(name: string, value: string | undefined, min = 0, max 
 }
 
 /** A TCP port; 0 picks a free one. */
+/** The origin of the running proxy from --port/--host (defaults as serve's): for env and run. */
+export function runningProxyUrl(values: { port?: string; host?: string }): string {
+  const port = portOption(values.port) ?? DEFAULT_PORT;
+  if (port === 0) throw new UsageError('--port: give the port the proxy listens on (serve prints it), not 0.');
+  return proxyOrigin(values.host ?? DEFAULT_HOST, port);
+}
+
 export function portOption(value: string | undefined): number | undefined {
   return intOption('port', value, 0, 65535);
 }

@@ -262,6 +262,11 @@ export function checkAnthropicBaseUrl(input: string, opts: ParseOptions = {}): U
 }
 
 /** The two addresses local tools are pointed at, for a proxy on `origin` (e.g. http://127.0.0.1:8787). */
+/** The origin of a proxy listening on host:port (an IPv6 literal needs brackets in a URL). */
+export function proxyOrigin(host: string, port: number): string {
+  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
+}
+
 export function clientBaseUrls(proxyOrigin: string): { openai: string; anthropic: string } {
   const o = proxyOrigin.replace(/\/+$/, '');
   return { openai: o + '/v1', anthropic: o };

@@ -152,18 +152,22 @@ async function anthropicClient(env, baseURL) {
 const anthropicTools = [{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.schema }];
 const anthropicText = (m) => m.content.filter((b) => b.type === 'text').map((b) => b.text).join('');
 
+/** One text request at `base`, plain or streamed: the same calls natively and bridged. */
+async function anthropicText1(env, base) {
+  const c = await anthropicClient(env, base);
+  return { text: anthropicText(await c.messages.create({ model: env.model, max_tokens: 256, messages: [{ role: 'user', content: env.prompt }] })) };
+}
+async function anthropicStream(env, base) {
+  const c = await anthropicClient(env, base);
+  const out = collector();
+  const s = await c.messages.create({ model: env.model, max_tokens: 256, messages: [{ role: 'user', content: env.prompt }], stream: true });
+  for await (const e of s) if (e.type === 'content_block_delta' && e.delta.type === 'text_delta') out.add(e.delta.text);
+  return out.done();
+}
+
 const anthropicSdk = {
-  async text(env) {
-    const c = await anthropicClient(env, env.proxies.claude);
-    return { text: anthropicText(await c.messages.create({ model: env.model, max_tokens: 256, messages: [{ role: 'user', content: env.prompt }] })) };
-  },
-  async stream(env) {
-    const c = await anthropicClient(env, env.proxies.claude);
-    const out = collector();
-    const s = await c.messages.create({ model: env.model, max_tokens: 256, messages: [{ role: 'user', content: env.prompt }], stream: true });
-    for await (const e of s) if (e.type === 'content_block_delta' && e.delta.type === 'text_delta') out.add(e.delta.text);
-    return out.done();
-  },
+  text: (env) => anthropicText1(env, env.proxies.claude),
+  stream: (env) => anthropicStream(env, env.proxies.claude),
   async tool(env) {
     const c = await anthropicClient(env, env.proxies.claude);
     const messages = [{ role: 'user', content: env.prompt }];
@@ -174,22 +178,10 @@ const anthropicSdk = {
     const second = await c.messages.create({ model: env.model, max_tokens: 256, messages, tools: anthropicTools });
     return { text: anthropicText(second), toolCalls: [{ name: call.name, args: call.input }] };
   },
-  async brokenBase(env) {
-    // The SDK appends /v1/messages itself: a base that already ends in /v1 is the classic mistake.
-    const c = await anthropicClient(env, `${env.proxies.claude}/v1`);
-    return { text: anthropicText(await c.messages.create({ model: env.model, max_tokens: 256, messages: [{ role: 'user', content: env.prompt }] })) };
-  },
-  async bridged(env) {
-    const c = await anthropicClient(env, env.proxies.chatOnly);
-    return { text: anthropicText(await c.messages.create({ model: env.model, max_tokens: 256, messages: [{ role: 'user', content: env.prompt }] })) };
-  },
-  async bridgedStream(env) {
-    const c = await anthropicClient(env, env.proxies.chatOnly);
-    const out = collector();
-    const s = await c.messages.create({ model: env.model, max_tokens: 256, messages: [{ role: 'user', content: env.prompt }], stream: true });
-    for await (const e of s) if (e.type === 'content_block_delta' && e.delta.type === 'text_delta') out.add(e.delta.text);
-    return out.done();
-  },
+  // The SDK appends /v1/messages itself: a base that already ends in /v1 is the classic mistake.
+  brokenBase: (env) => anthropicText1(env, `${env.proxies.claude}/v1`),
+  bridged: (env) => anthropicText1(env, env.proxies.chatOnly),
+  bridgedStream: (env) => anthropicStream(env, env.proxies.chatOnly),
 };
 
 // ---- Vercel AI SDK (ai + @ai-sdk/*); the same code drives v6 and v7
