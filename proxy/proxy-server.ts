@@ -12,7 +12,7 @@ import type { ProxyContext, ProxyStats } from './pipeline/context.js';
 import { guardConfig } from './pipeline/guard.js';
 import { handleRequest } from './pipeline/handle.js';
 import { printable } from './pipeline/build-record.js';
-import { rawRefusal } from './pipeline/refusal.js';
+import { rawRefusal } from './pipeline/client-reply.js';
 import { createModelsCache } from './pipeline/models-cache.js';
 import { BridgePolicy } from './bridge/index.js';
 import {
@@ -73,7 +73,8 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   if (opts.logFile !== false) log = openTrafficLog({ file: opts.logFile ?? defaultLogFile(), maxBytes: opts.logMaxBytes });
 
   const upstreamPrefix = upstreamUrl.pathname.replace(/\/+$/, '');
-  const models = createModelsCache({ pool, path: upstreamPrefix + '/v1/models', key: () => key.value });
+  const upstream = { pool, retries: opts.retries ?? DEFAULT_RETRIES, timeouts, sleep: opts.sleep ?? abortableDelay };
+  const models = createModelsCache({ upstream, path: upstreamPrefix + '/v1/models', key: () => key.value });
   const hinted = new Set<string>();
   const stats: ProxyStats = { requests: 0, errors: 0, inFlight: 0 };
   const ctx: ProxyContext = {
@@ -88,8 +89,8 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     guard: guardConfig(0),
     limits,
     timeouts,
-    retries: opts.retries ?? DEFAULT_RETRIES,
-    sleep: opts.sleep ?? abortableDelay,
+    retries: upstream.retries,
+    sleep: upstream.sleep,
     redactor,
     log,
     logBodies: opts.logBodies ?? false,

@@ -5,47 +5,44 @@ import type { Exchange } from './exchange.js';
 import type { TrafficRecord } from '../log/traffic-record.js';
 import { extractUsage } from '../rules/usage.js';
 import { streamErrorCode } from '../rules/stream-error.js';
-
-/** Captured beyond the cap so a secret straddling it is still whole when redacted. */
-export const CUT_MARGIN = 512;
-
-function captured(ex: Exchange): string {
-  const tail = Buffer.concat(ex.responseCapture, ex.responseCaptureBytes).toString('utf8');
-  return ex.responseHead && ex.responseCaptureBytes > ex.responseHead.length ? ex.responseHead.toString('utf8') + '\n' + tail : tail;
-}
+import { CUT_MARGIN } from './capture.js';
 
 export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
   const r = ctx.redactor;
-  const body = captured(ex);
+  const reply = ex.reply;
+  const local = reply.local;
+  const body = reply.capture.text();
   // What usage and stream errors are read from: the capture, plus the end past a logBodies cap.
-  const scanned = ex.responseTail ? body + '\n' + ex.responseTail.toString('utf8') : body;
-  const status = ex.status ?? 0;
+  const scanned = reply.capture.tail ? body + '\n' + reply.capture.tail.toString('utf8') : body;
+  const status = reply.status ?? 0;
+  const isStream = reply.contentType?.startsWith('text/event-stream') ?? false;
   const rec: TrafficRecord = {
     time: ex.time.toISOString(),
     id: ex.id,
     upstreamRequestId: ex.upstreamRequestId,
     method: ex.req.method ?? 'GET',
     path: r.string(ex.originalPath + ex.query),
-    canonicalPath: r.string(ex.path + ex.query),
+    canonicalPath: r.string(ex.upstreamPath ?? ex.path + ex.query),
     rewrites: ex.rewrites.map((w) => r.string(`${w.from} -> ${w.to} (${w.reason})`)),
     model: ex.model === undefined ? undefined : r.string(ex.model),
     stream: ex.stream,
     params: ex.params?.map((p) => r.string(p)),
     status,
-    errorType: ex.errorType,
-    errorCode: ex.errorCode ?? ex.localError ?? (status < 400 && ex.responseContentType?.startsWith('text/event-stream') ? streamErrorCode(scanned) : undefined),
-    diagnosis: ex.diagnosis?.code ?? ex.localDiagnosis,
+    // Loopgate's own answer replaces the upstream's account; a cut or lost one adds to it.
+    errorType: local?.refused ? local.errorType : ex.errorType,
+    errorCode: local?.refused ? local.code : (ex.errorCode ?? local?.code ?? (status < 400 && isStream ? streamErrorCode(scanned) : undefined)),
+    diagnosis: local ? (local.refused ? local.code : undefined) : ex.diagnosis?.code,
     bridge: ex.bridge,
     bridgeDropped: ex.bridgeDropped?.map((d) => r.string(d)),
     ttfbMs: ex.ttfbMs === undefined ? undefined : round(ex.ttfbMs),
     totalMs: round(performance.now() - ex.startedAt),
     bytesIn: ex.bytesIn,
-    bytesOut: ex.bytesOut,
+    bytesOut: reply.bytesOut,
     usage: status < 400 ? extractUsage(scanned) : undefined,
     retries: ex.retries,
     clientAborted: ex.clientAborted,
     requestHeaders: r.headers(ex.req.headers),
-    responseHeaders: ex.responseHeaders ? r.headers(ex.responseHeaders) : undefined,
+    responseHeaders: reply.headers ? r.headers(reply.headers) : undefined,
   };
   if (ctx.logBodies) {
     // Redact first, cut after: a cap that falls inside a key must not leave the key's front in the log.
@@ -53,7 +50,7 @@ export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
     // Cut in one unit (characters of the decoded text) so the margin really covers a straddling key.
     if (ex.body) rec.requestBody = r.string(ex.body.subarray(0, 4 * (cap + CUT_MARGIN)).toString('utf8').slice(0, cap + CUT_MARGIN)).slice(0, cap);
     rec.responseBody = r.string(body.slice(0, cap + CUT_MARGIN)).slice(0, cap);
-    if (ex.bodyTruncated || (ex.body && ex.body.length > cap) || body.length > cap) rec.bodyTruncated = true;
+    if (reply.capture.truncated || (ex.body && ex.body.length > cap) || body.length > cap) rec.bodyTruncated = true;
   }
   return rec;
 }
@@ -91,7 +88,8 @@ export function finish(ex: Exchange, ctx: ProxyContext): void {
   }
   ctx.log?.write(rec);
   if (ctx.onTraffic) {
-    const hint = ex.diagnosis ? ctx.redactor.string(ex.diagnosis.hint) : ex.localMessage ? ctx.redactor.string(ex.localMessage) : undefined;
+    const local = ex.reply.local;
+    const hint = local ? ctx.redactor.string(local.message) : ex.diagnosis ? ctx.redactor.string(ex.diagnosis.hint) : undefined;
     ctx.onTraffic(consoleLine(rec, hint), rec);
   }
 }

@@ -5,15 +5,14 @@
 // Keeping those views would hold a Buffer, an ArrayBuffer and its allocation
 // per SSE event (about 600 bytes for a 250-byte event, times a thousand open
 // streams), so small chunks are copied into shared 4 KiB blocks instead.
-import type { ProxyContext } from './context.js';
-import type { Exchange } from './exchange.js';
-import { CUT_MARGIN } from './build-record.js';
 
 /** Response excerpt kept for token usage (head + tail) when bodies are not logged. */
 export const CAPTURE_HEAD = 4096;
 export const CAPTURE_TAIL = 16 * 1024;
 /** With logBodies, the end of a body longer than the cap, kept for usage and stream errors. */
 const CAPTURE_TAIL_AFTER_CAP = 8 * 1024;
+/** Captured beyond the cap so a secret straddling it is still whole when redacted. */
+export const CUT_MARGIN = 512;
 /** With logBodies, capture stops once this many bytes are kept. */
 export function logBodyCaptureBytes(logBodyBytes: number): number {
   return 4 * (logBodyBytes + CUT_MARGIN);
@@ -22,24 +21,88 @@ export function logBodyCaptureBytes(logBodyBytes: number): number {
 const SMALL_CHUNK = 1024;
 const BLOCK = 4096;
 
-export function capture(ex: Exchange, ctx: Pick<ProxyContext, 'logBodies' | 'logBodyBytes'>, chunk: Buffer): void {
-  if (ctx.logBodies) {
-    // Bytes, up to 4 per character: enough for cap + margin characters whatever the script.
-    if (ex.responseCaptureBytes < logBodyCaptureBytes(ctx.logBodyBytes)) keep(ex, chunk);
-    else {
-      ex.bodyTruncated = true;
-      // Past the cap, the end still matters: usage and a closing error event are there.
-      ex.responseTail = rollingTail(ex.responseTail, chunk);
+export interface CaptureOptions {
+  logBodies: boolean;
+  logBodyBytes: number;
+}
+
+export class ResponseCapture {
+  /** The kept bytes: Buffer.concat(chunks, bytes). Only the last block may have unused room (`spare`). */
+  chunks: Buffer[] = [];
+  bytes = 0;
+  private spare = 0;
+  /** First bytes of the response (usage of Anthropic streams sits in message_start). */
+  head?: Buffer;
+  /** With logBodies, the last bytes of a response longer than the cap. */
+  tail?: Buffer;
+  /** A captured body was cut at the log cap. */
+  truncated = false;
+
+  constructor(private readonly opts: CaptureOptions) {}
+
+  add(chunk: Buffer): void {
+    if (this.opts.logBodies) {
+      // Bytes, up to 4 per character: enough for cap + margin characters whatever the script.
+      if (this.bytes < logBodyCaptureBytes(this.opts.logBodyBytes)) this.keep(chunk);
+      else {
+        this.truncated = true;
+        // Past the cap, the end still matters: usage and a closing error event are there.
+        this.tail = rollingTail(this.tail, chunk);
+      }
+      return;
     }
-    return;
+    if (this.bytes < CAPTURE_HEAD && (this.head?.length ?? 0) < CAPTURE_HEAD) {
+      this.head = this.head ? Buffer.concat([this.head, chunk.subarray(0, CAPTURE_HEAD)]).subarray(0, CAPTURE_HEAD) : Buffer.from(chunk.subarray(0, CAPTURE_HEAD));
+    }
+    this.keep(chunk);
+    const list = this.chunks;
+    while (list.length > 1 && this.bytes - list[0]!.length >= CAPTURE_TAIL) {
+      this.bytes -= list.shift()!.length;
+    }
   }
-  if (ex.responseCaptureBytes < CAPTURE_HEAD && (ex.responseHead?.length ?? 0) < CAPTURE_HEAD) {
-    ex.responseHead = ex.responseHead ? Buffer.concat([ex.responseHead, chunk.subarray(0, CAPTURE_HEAD)]).subarray(0, CAPTURE_HEAD) : Buffer.from(chunk.subarray(0, CAPTURE_HEAD));
+
+  /** Forgets everything: the answer being captured was replaced by another. */
+  reset(): void {
+    this.chunks = [];
+    this.bytes = this.spare = 0;
+    this.head = this.tail = undefined;
+    this.truncated = false;
   }
-  keep(ex, chunk);
-  const list = ex.responseCapture;
-  while (list.length > 1 && ex.responseCaptureBytes - list[0]!.length >= CAPTURE_TAIL) {
-    ex.responseCaptureBytes -= list.shift()!.length;
+
+  /** The captured text: the head, then the kept tail when they differ. */
+  text(): string {
+    const kept = Buffer.concat(this.chunks, this.bytes).toString('utf8');
+    return this.head && this.bytes > this.head.length ? this.head.toString('utf8') + '\n' + kept : kept;
+  }
+
+  private keep(chunk: Buffer): void {
+    // An empty body (HEAD, a bare 429) arrives as one zero-length chunk.
+    if (chunk.length === 0) return;
+    const list = this.chunks;
+    if (chunk.length >= SMALL_CHUNK) {
+      this.seal();
+      list.push(chunk);
+      this.bytes += chunk.length;
+      return;
+    }
+    if (this.spare < chunk.length) {
+      this.seal();
+      list.push(Buffer.allocUnsafeSlow(BLOCK));
+      this.spare = BLOCK;
+    }
+    const block = list[list.length - 1]!;
+    chunk.copy(block, block.length - this.spare);
+    this.spare -= chunk.length;
+    this.bytes += chunk.length;
+  }
+
+  /** Trims the last block to its used bytes, so another element can follow it. */
+  private seal(): void {
+    if (!this.spare) return;
+    const list = this.chunks;
+    const block = list[list.length - 1]!;
+    list[list.length - 1] = block.subarray(0, block.length - this.spare);
+    this.spare = 0;
   }
 }
 
@@ -48,41 +111,4 @@ function rollingTail(prev: Buffer | undefined, chunk: Buffer): Buffer {
   if (chunk.length >= CAPTURE_TAIL_AFTER_CAP) return Buffer.from(chunk.subarray(chunk.length - CAPTURE_TAIL_AFTER_CAP));
   const joined = prev ? Buffer.concat([prev, chunk]) : Buffer.from(chunk);
   return joined.length > CAPTURE_TAIL_AFTER_CAP ? Buffer.from(joined.subarray(joined.length - CAPTURE_TAIL_AFTER_CAP)) : joined;
-}
-
-/**
- * Appends to ex.responseCapture. Only the last element may have unused room
- * (ex.responseCaptureSpare bytes), so Buffer.concat(list, responseCaptureBytes)
- * is always exactly the captured bytes.
- */
-function keep(ex: Exchange, chunk: Buffer): void {
-  // An empty body (HEAD, a bare 429) arrives as one zero-length chunk.
-  if (chunk.length === 0) return;
-  const list = ex.responseCapture;
-  if (chunk.length >= SMALL_CHUNK) {
-    seal(ex);
-    list.push(chunk);
-    ex.responseCaptureBytes += chunk.length;
-    return;
-  }
-  let spare = ex.responseCaptureSpare ?? 0;
-  if (spare < chunk.length) {
-    seal(ex);
-    list.push(Buffer.allocUnsafeSlow(BLOCK));
-    spare = BLOCK;
-  }
-  const block = list[list.length - 1]!;
-  chunk.copy(block, block.length - spare);
-  ex.responseCaptureSpare = spare - chunk.length;
-  ex.responseCaptureBytes += chunk.length;
-}
-
-/** Trims the last block to its used bytes, so another element can follow it. */
-function seal(ex: Exchange): void {
-  const spare = ex.responseCaptureSpare;
-  if (!spare) return;
-  const list = ex.responseCapture;
-  const block = list[list.length - 1]!;
-  list[list.length - 1] = block.subarray(0, block.length - spare);
-  ex.responseCaptureSpare = 0;
 }

@@ -1,6 +1,7 @@
 // One request through the ordered steps: guard → normalise → authenticate →
-// read body → inspect → forward, with record() in a finally. Each step lives
-// in its own module; this file only sequences them and maps failures.
+// read body → inspect → plan the route → relay. Each step lives in its own
+// module; this file only sequences them and maps failures to an answer. The
+// log record is written once, when the response closes (however it ends).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { envelopeFor, ProxyError } from '../rules/proxy-errors.js';
@@ -8,49 +9,44 @@ import { normaliseRequestPath } from '../rules/paths.js';
 import { suggestModels } from '../rules/suggest.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
+import { ClientReply } from './client-reply.js';
 import { checkRequest } from './guard.js';
 import { checkToken } from './authenticate.js';
 import { readBody } from './read-body.js';
-import { forward } from './forward.js';
+import { relay } from './relay.js';
 import { finish } from './build-record.js';
 import { rewriteHint } from './hints.js';
-import { refuse } from './refusal.js';
 import { answerConnectivityProbe, handleLocalEndpoint, isConnectivityProbe, isLocalEndpoint } from './local-endpoints.js';
-import { applyBridge, bridgeCandidate, shouldRetryBridged, wantsBridge } from './bridge-step.js';
-import { bridgeLabel, type BridgeKind } from '../bridge/index.js';
+import { bridgeableKind, fallBack, planRoute } from './bridge-plan.js';
 
-function newExchange(req: IncomingMessage, res: ServerResponse): Exchange {
-  return {
+function newExchange(req: IncomingMessage, res: ServerResponse, ctx: ProxyContext): Exchange {
+  const ex = {
     id: randomUUID(),
     req,
-    res,
     startedAt: performance.now(),
     time: new Date(),
     originalPath: req.url ?? '/',
     path: req.url ?? '/',
     query: '',
     rewrites: [],
-    // Refined after normalisation; early refusals (Host, Origin, 415, 503) still answer an Anthropic client in its shape.
-    envelope: /\/messages(\/|\?|$)/.test(req.url ?? '') ? 'anthropic' : 'openai',
     bytesIn: 0,
-    bytesOut: 0,
     retries: 0,
     clientAborted: false,
-    responseCapture: [],
-    responseCaptureBytes: 0,
-  };
+  } as Omit<Exchange, 'reply'> as Exchange;
+  (ex as { reply: ClientReply }).reply = new ClientReply(ex, res, ctx);
+  return ex;
 }
 
 export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const ex = newExchange(req, res);
+  const ex = newExchange(req, res, ctx);
   const abort = new AbortController();
   ctx.stats.requests++;
   ctx.stats.inFlight++;
-  res.once('close', () => {
+  ex.reply.onClose(() => {
     ctx.stats.inFlight--;
-    if (!res.writableFinished) {
-      // fail() cuts a stream whose upstream broke: that is not the client leaving.
-      if (!ex.closedByProxy) ex.clientAborted = true;
+    if (ex.reply.unfinished) {
+      // A stream cut because its upstream broke is not the client leaving.
+      if (!ex.reply.closedByProxy) ex.clientAborted = true;
       abort.abort(new ProxyError(499, 'client-aborted', 'The client went away.'));
     }
     finish(ex, ctx);
@@ -66,32 +62,15 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     // Local endpoints check the token themselves (the health challenge is answered without it).
     if (isLocalEndpoint(ex.path)) return handleLocalEndpoint(ex, ctx);
     checkToken(req, ctx.token);
-    const bridgeKind = bridgeCandidate(ex, ctx);
-    // A request the bridge may rewrite is held whole (it must be re-encoded).
-    await readBody(ex, ctx, bridgeKind !== undefined);
+    const bridgeable = bridgeableKind(ex, ctx);
+    await readBody(ex, ctx, bridgeable !== undefined);
     inspectModel(ex, ctx);
-    if (bridgeKind && wantsBridge(ex, ctx, bridgeKind)) bridge(ex, ctx, bridgeKind);
-    else if (bridgeKind) ex.interceptError = (status, body) => shouldRetryBridged(ex, ctx, bridgeKind, status, body);
-    await forward(ex, ctx, abort.signal);
-    if (ex.intercepted && bridgeKind) {
-      ex.intercepted = false;
-      ex.interceptError = undefined;
-      ex.retries++;
-      bridge(ex, ctx, bridgeKind);
-      await forward(ex, ctx, abort.signal);
+    const route = planRoute(ex, ctx, bridgeable);
+    if ((await relay(ex, ctx, route, abort.signal)) === 'unsupported') {
+      await relay(ex, ctx, fallBack(ex, ctx, route.fallback!), abort.signal);
     }
   } catch (err) {
     fail(ex, ctx, err);
-  }
-}
-
-/** Applies the bridge; a request it refuses (400) is still logged as a bridged one, like its upstream errors. */
-function bridge(ex: Exchange, ctx: ProxyContext, kind: BridgeKind): void {
-  try {
-    applyBridge(ex, ctx, kind);
-  } catch (err) {
-    ex.bridge ??= bridgeLabel(kind);
-    throw err;
   }
 }
 
@@ -102,7 +81,7 @@ function normalise(ex: Exchange, ctx: ProxyContext): void {
   ex.path = result.path;
   ex.query = result.query;
   ex.rewrites = result.rewrites;
-  ex.envelope = envelopeFor(result.path);
+  ex.reply.envelope = envelopeFor(result.path);
   for (const rewrite of result.rewrites) {
     const hint = rewriteHint(rewrite, ctx.guard, ex.req.headers);
     if (hint) ctx.hintOnce(hint.id, hint.message);
@@ -130,29 +109,19 @@ function headerSafe(text: string): string {
 }
 
 function fail(ex: Exchange, ctx: ProxyContext, err: unknown): void {
-  const res = ex.res;
+  const reply = ex.reply;
   if (ex.clientAborted) return;
-  if (res.destroyed || res.socket?.destroyed !== false) {
-    // The socket is gone (e.g. the body deadline fired); record why.
-    if (err instanceof ProxyError) {
-      ex.status = err.statusCode;
-      ex.localError = err.code;
-      ex.localMessage = err.message;
-    }
-    return;
-  }
-  if (res.headersSent) {
+  if (reply.headersSent) {
     // Too late for a JSON error: breaking the connection is the only honest signal mid-stream.
-    ex.localError ??= 'upstream-broke-mid-stream';
-    ex.localMessage ??= 'The upstream connection broke in the middle of the response; the client saw it cut off. Retry the request.';
-    ex.closedByProxy = true;
-    res.destroy();
+    if (!reply.clientGone) reply.cut('upstream-broke-mid-stream', 'The upstream connection broke in the middle of the response; the client saw it cut off. Retry the request.');
     return;
   }
   const perr =
     err instanceof ProxyError
       ? err
       : new ProxyError(500, 'internal-error', 'Loopgate hit an internal error; the request was not completed.', {}, { cause: err });
+  // The socket is gone (e.g. the body deadline fired): record why, write nothing.
+  if (reply.clientGone) return reply.lost(perr.statusCode, perr.code, ctx.redactor.string(perr.message));
   if (perr.statusCode === 500) ctx.hintOnce(`internal:${String((err as Error)?.stack)}`, `Internal error: ${String((err as Error)?.stack ?? err)}`);
-  refuse(ex, ctx, perr);
+  reply.refuse(perr);
 }

@@ -35,11 +35,7 @@ export function isConnectivityProbe(ex: Exchange): boolean {
  * stays a complete account of who talked to the proxy, and --quiet hides it.
  */
 export function answerConnectivityProbe(ex: Exchange): void {
-  const body = 'Loopgate is running. API requests need the local token (`loopgate token`).\n';
-  ex.status = 200;
-  ex.bytesOut = ex.req.method === 'HEAD' ? 0 : Buffer.byteLength(body);
-  ex.res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), 'cache-control': 'no-store', 'x-loopgate-request-id': ex.id });
-  ex.res.end(body);
+  ex.reply.answer(200, 'text/plain; charset=utf-8', 'Loopgate is running. API requests need the local token (`loopgate token`).\n');
 }
 
 export function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): void {
@@ -71,9 +67,5 @@ export function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): void {
       checkToken(ex.req, ctx.token);
       throw new ProxyError(404, 'unknown-local-endpoint', `No such Loopgate endpoint ${ex.path}. Known: /_loopgate/health, /_loopgate/stats.`);
   }
-  const body = JSON.stringify(payload);
-  ex.status = 200;
-  ex.bytesOut = Buffer.byteLength(body);
-  ex.res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(ex.bytesOut), 'x-loopgate-request-id': ex.id, ...headers });
-  ex.res.end(body);
+  ex.reply.answer(200, 'application/json', JSON.stringify(payload), headers);
 }

@@ -1,6 +1,6 @@
 // The key's /models list, cached: it feeds "did you mean" diagnoses, the
 // unknown-model warning and the protocol bridge's view of each model.
-import type { Pool } from 'undici';
+import { callUpstream, type UpstreamDeps } from './upstream-call.js';
 
 export interface ModelEntry {
   id: string;
@@ -41,7 +41,7 @@ async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, ma
 }
 
 export function createModelsCache(opts: {
-  pool: Pool;
+  upstream: UpstreamDeps;
   path: string;
   key: () => string | undefined;
   ttlMs?: number;
@@ -81,12 +81,14 @@ export function createModelsCache(opts: {
     const mine = generation;
     inFlight ??= (async () => {
       try {
-        const res = await opts.pool.request({
+        const res = await callUpstream(opts.upstream, {
           path: opts.path,
           method: 'GET',
-          headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'identity' },
-          headersTimeout: 15_000,
-          bodyTimeout: 15_000,
+          headers: () => ({ authorization: `Bearer ${key}`, 'accept-encoding': 'identity' }),
+          body: null,
+          retryStatuses: false,
+          headersTimeoutMs: 15_000,
+          bodyTimeoutMs: 15_000,
         });
         const text = await readLimited(res.body, MAX_LIST_BYTES);
         if (res.statusCode === 200 && text !== undefined) ingest(text, mine);

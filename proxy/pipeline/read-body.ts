@@ -4,7 +4,6 @@
 import { ProxyError } from '../rules/proxy-errors.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
-import { refuse } from './refusal.js';
 import { streamedBytes } from './gc-nudge.js';
 
 /** Bodies up to this size are held in memory and parsed for metadata. */
@@ -18,17 +17,15 @@ function tooLarge(cap: number): ProxyError {
  * Node's own requestTimeout does not cover a body that stops arriving once the
  * handler runs, so the body read has its own deadline (slowloris on the body).
  */
-function armDeadline(ex: Exchange, ctx: ProxyContext, timeoutMs: number): () => void {
+function armDeadline(ex: Exchange, timeoutMs: number): () => void {
   const timer = setTimeout(() => {
     const err = new ProxyError(408, 'body-timeout', `The request body did not arrive within ${Math.round(timeoutMs / 1000)} s. Send the whole body promptly.`);
-    if (ex.res.headersSent) {
-      ex.status = err.statusCode;
-      ex.localError = err.code;
-      ex.localMessage = err.message;
+    if (ex.reply.headersSent) {
+      ex.reply.lost(err.statusCode, err.code, err.message);
       return void ex.req.destroy(err);
     }
     // Answer first, then drop the connection: the rest of the body will never be read.
-    refuse(ex, ctx, err, { close: true, onSent: () => ex.req.destroy(err) });
+    ex.reply.refuse(err, { close: true, onSent: () => ex.req.destroy(err) });
   }, Math.max(0, timeoutMs - (performance.now() - ex.startedAt)));
   timer.unref();
   return () => clearTimeout(timer);
@@ -39,7 +36,7 @@ export async function readBody(ex: Exchange, ctx: ProxyContext, holdAll: boolean
   const maxBytes = ctx.limits.maxBodyBytes;
   const declared = Number(req.headers['content-length']);
   if (declared > maxBytes) throw tooLarge(maxBytes);
-  const disarm = armDeadline(ex, ctx, ctx.limits.requestTimeoutMs);
+  const disarm = armDeadline(ex, ctx.limits.requestTimeoutMs);
   try {
     await readInto(ex, maxBytes, holdAll, disarm);
   } catch (err) {

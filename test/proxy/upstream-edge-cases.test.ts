@@ -46,6 +46,18 @@ describe('empty and broken upstream answers', () => {
     expect(await res.text()).toBe('');
   });
 
+  it("an upstream's own Server-Timing is kept, after Loopgate's entries", async () => {
+    const up = await stubUpstream((req, res) => {
+      if (req.url?.endsWith('/models')) return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+      res.writeHead(200, { 'content-type': 'application/json', 'server-timing': 'db;dur=53, app;dur=47.2' }).end('{"ok":true}');
+    });
+    opened.push(up);
+    const proxy = await proxyTo(up.url);
+    const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"model":"m","messages":[]}' });
+    expect(res.headers.get('server-timing')).toMatch(/^loopgate;dur=[\d.]+, upstream;dur=[\d.]+, db;dur=53, app;dur=47\.2$/);
+    expect(await res.json()).toEqual({ ok: true });
+  });
+
   it('HEAD answered with a bodyless 404 passes through', async () => {
     const stack = await startStack();
     opened.push(stack);

@@ -3,14 +3,9 @@
 // logBodies, a prefix), and the kept blocks do not alias the caller's chunks.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { capture, CAPTURE_HEAD, CAPTURE_TAIL, logBodyCaptureBytes } from '../../proxy/pipeline/capture.js';
-import type { Exchange } from '../../proxy/pipeline/exchange.js';
+import { CAPTURE_HEAD, CAPTURE_TAIL, logBodyCaptureBytes, ResponseCapture } from '../../proxy/pipeline/capture.js';
 
-function fresh(): Exchange {
-  return { responseCapture: [], responseCaptureBytes: 0 } as unknown as Exchange;
-}
-
-const kept = (ex: Exchange) => Buffer.concat(ex.responseCapture, ex.responseCaptureBytes);
+const kept = (c: ResponseCapture) => Buffer.concat(c.chunks, c.bytes);
 
 // Chunk sizes from single bytes (SSE-like) to socket-sized reads.
 const chunkSizes = fc.array(fc.oneof(fc.integer({ min: 1, max: 400 }), fc.integer({ min: 1000, max: 70_000 })), { minLength: 1, maxLength: 120 });
@@ -30,11 +25,11 @@ describe('response capture', () => {
     fc.assert(
       fc.property(chunkSizes, (sizes) => {
         const { chunks, whole } = chunksOf(sizes);
-        const ex = fresh();
-        for (const c of chunks) capture(ex, { logBodies: false, logBodyBytes: 0 }, c);
-        expect(ex.responseCaptureBytes).toBeGreaterThanOrEqual(Math.min(whole.length, CAPTURE_TAIL));
-        expect(kept(ex).equals(whole.subarray(whole.length - ex.responseCaptureBytes))).toBe(true);
-        expect(ex.responseHead?.equals(whole.subarray(0, CAPTURE_HEAD))).toBe(true);
+        const ex = new ResponseCapture({ logBodies: false, logBodyBytes: 0 });
+        for (const c of chunks) ex.add(c);
+        expect(ex.bytes).toBeGreaterThanOrEqual(Math.min(whole.length, CAPTURE_TAIL));
+        expect(kept(ex).equals(whole.subarray(whole.length - ex.bytes))).toBe(true);
+        expect(ex.head?.equals(whole.subarray(0, CAPTURE_HEAD))).toBe(true);
       }),
       { numRuns: 200 },
     );
@@ -44,22 +39,22 @@ describe('response capture', () => {
     fc.assert(
       fc.property(chunkSizes, fc.integer({ min: 1, max: 50_000 }), (sizes, cap) => {
         const { chunks, whole } = chunksOf(sizes);
-        const ex = fresh();
-        for (const c of chunks) capture(ex, { logBodies: true, logBodyBytes: cap }, c);
-        expect(ex.responseCaptureBytes).toBeGreaterThanOrEqual(Math.min(whole.length, logBodyCaptureBytes(cap)));
-        expect(kept(ex).equals(whole.subarray(0, ex.responseCaptureBytes))).toBe(true);
-        expect(Boolean(ex.bodyTruncated)).toBe(ex.responseCaptureBytes < whole.length);
+        const ex = new ResponseCapture({ logBodies: true, logBodyBytes: cap });
+        for (const c of chunks) ex.add(c);
+        expect(ex.bytes).toBeGreaterThanOrEqual(Math.min(whole.length, logBodyCaptureBytes(cap)));
+        expect(kept(ex).equals(whole.subarray(0, ex.bytes))).toBe(true);
+        expect(ex.truncated).toBe(ex.bytes < whole.length);
       }),
       { numRuns: 200 },
     );
   });
 
   it('copies small chunks, so a reused read buffer cannot change the log', () => {
-    const ex = fresh();
+    const ex = new ResponseCapture({ logBodies: false, logBodyBytes: 0 });
     const chunk = Buffer.from('data: {"usage":{"total_tokens":12}}\n\n');
-    capture(ex, { logBodies: false, logBodyBytes: 0 }, chunk);
+    ex.add(chunk);
     chunk.fill(0);
     expect(kept(ex).toString()).toContain('"total_tokens":12');
-    expect(ex.responseHead?.toString()).toContain('"total_tokens":12');
+    expect(ex.head?.toString()).toContain('"total_tokens":12');
   });
 });

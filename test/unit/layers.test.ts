@@ -86,4 +86,16 @@ describe('layers', () => {
     for (const f of files) if (!state.has(f)) visit(f, [f]);
     expect(cycles).toEqual([]);
   });
+
+  it('lets only the sink (pipeline/client-reply.ts) hold or write a ServerResponse; the simulator is its own server', () => {
+    // handle.ts receives the response from node:http and hands it straight to the sink.
+    const allowed = new Set(['proxy/pipeline/client-reply.ts', 'proxy/pipeline/handle.ts', 'proxy/proxy-server.ts']);
+    const writes = /\.(writeHead|flushHeaders|setHeader|writeContinue)\(|\bres\.(write|end)\(|ServerResponse/;
+    const bad = proxyFiles.filter((f) => !f.startsWith('proxy/simulator/') && f !== 'proxy/pipeline/client-reply.ts' && writes.test(readFileSync(join(root, f), 'utf8')) && !allowed.has(f));
+    expect(bad).toEqual([]);
+    // handle.ts and proxy-server.ts may name the type (to pass it on), never write to it.
+    for (const f of ['proxy/pipeline/handle.ts', 'proxy/proxy-server.ts']) {
+      expect(readFileSync(join(root, f), 'utf8'), f).not.toMatch(/\.(writeHead|flushHeaders|setHeader)\(|\bres\.(write|end|destroy)\(/);
+    }
+  });
 });

@@ -1,0 +1,234 @@
+// The one way out to the client. Every answer (relayed, bridged, streamed, a
+// local endpoint, an early refusal, the 408, a late failure) is written here,
+// so each gets the same treatment: known secrets scrubbed, the log's capture,
+// bytes counted, the x-loopgate-* headers from one table plus Server-Timing,
+// and the client's own envelope for Loopgate's errors. Nothing else in proxy/
+// writes to a ServerResponse (test/unit/layers.test.ts holds that).
+import type { ServerResponse } from 'node:http';
+import { errorBody, readErrorEnvelope, type Envelope, type ProxyError } from '../rules/proxy-errors.js';
+import { describeRewrites } from '../rules/paths.js';
+import type { Redactor } from '../rules/redact.js';
+import type { Exchange } from './exchange.js';
+import { ResponseCapture, type CaptureOptions } from './capture.js';
+import { clientResponseHeaders } from './headers.js';
+
+export interface ReplyContext extends CaptureOptions {
+  redactor: Redactor;
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/** Loopgate's own account of an answer it wrote, cut or lost itself; it replaces the upstream's in the record. */
+export interface LocalOutcome {
+  code: string;
+  /** Already free of secrets. */
+  message: string;
+  /** The answer is Loopgate's error envelope (x-loopgate-diagnosis = code). */
+  refused: boolean;
+  /** error.type of that envelope. */
+  errorType?: string;
+}
+
+/** Parameter names come from the client's JSON: only plain ones go into a header, the list capped. */
+function headerSafeList(names: string[]): string {
+  const list = names.map((n) => (/^[\w.\-[\]]{1,64}$/.test(n) ? n : '(unprintable name)')).join(', ');
+  return list.length > 1024 ? `${list.slice(0, 1020)} ...` : list;
+}
+
+function ms(x: number): string {
+  return (Math.round(x * 100) / 100).toString();
+}
+
+export class ClientReply {
+  status?: number;
+  bytesOut = 0;
+  contentType?: string;
+  /** The headers as the client got them (the log redacts them again). */
+  headers?: Headers;
+  readonly capture: ResponseCapture;
+  local?: LocalOutcome;
+  /** Which error envelope Loopgate's own answers use; refined once the path is canonical. */
+  envelope: Envelope;
+
+  constructor(
+    private readonly ex: Exchange,
+    private readonly res: ServerResponse,
+    private readonly ctx: ReplyContext,
+  ) {
+    this.capture = new ResponseCapture(ctx);
+    // Early refusals (Host, Origin, 415, 503) still answer an Anthropic client in its shape.
+    this.envelope = /\/messages(\/|\?|$)/.test(ex.req.url ?? '') ? 'anthropic' : 'openai';
+  }
+
+  get headersSent(): boolean {
+    return this.res.headersSent;
+  }
+
+  /** The client's connection is gone: nothing written now would arrive. */
+  get clientGone(): boolean {
+    return this.res.destroyed || this.res.socket?.destroyed !== false;
+  }
+
+  /** The client went away before the answer was complete. */
+  get unfinished(): boolean {
+    return !this.res.writableFinished;
+  }
+
+  onClose(listener: () => void): void {
+    this.res.once('close', listener);
+  }
+
+  /** The x-loopgate-* headers and Server-Timing: the one table, for every answer. */
+  loopgateHeaders(): Record<string, string> {
+    const ex = this.ex;
+    const out: Record<string, string> = { 'x-loopgate-request-id': ex.id };
+    const rewrite = describeRewrites(ex.rewrites);
+    if (rewrite) out['x-loopgate-rewrite'] = rewrite;
+    const diagnosis = this.local ? (this.local.refused ? this.local.code : undefined) : ex.diagnosis?.code;
+    if (diagnosis) out['x-loopgate-diagnosis'] = diagnosis;
+    if (ex.bridge) out['x-loopgate-bridge'] = ex.bridge;
+    if (ex.bridgeDropped) out['x-loopgate-bridge-dropped'] = headerSafeList(ex.bridgeDropped);
+    if (ex.warning) out['x-loopgate-warning'] = ex.warning;
+    // Loopgate's own time and the upstream's, up to this answer's head (RFC: W3C Server Timing).
+    const upstream = ex.upstreamMs;
+    const own = performance.now() - ex.startedAt - (upstream ?? 0);
+    out['server-timing'] = upstream === undefined ? `loopgate;dur=${ms(own)}` : `loopgate;dur=${ms(own)}, upstream;dur=${ms(upstream)}`;
+    return out;
+  }
+
+  /** Loopgate's own successful answer (the connectivity probe, health, stats), written whole. */
+  answer(status: number, contentType: string, body: string, extra: Record<string, string> = {}): void {
+    const buf = Buffer.from(body);
+    this.write(status, { 'content-type': contentType, 'content-length': String(buf.length), 'cache-control': 'no-store', ...this.loopgateHeaders(), ...extra }, buf, buf);
+  }
+
+  /**
+   * Loopgate's own error answer in the client's envelope, recorded exactly as
+   * sent: same status, same body (redacted in the log like everything else),
+   * same x-loopgate-diagnosis code. Headers must not be sent yet.
+   */
+  refuse(err: ProxyError, opts: { close?: boolean; onSent?: () => void } = {}): void {
+    // Messages can quote the client's input (JSON.parse does): scrub before they go anywhere.
+    const message = this.ctx.redactor.string(err.message);
+    const param = err.param && this.ctx.redactor.string(err.param);
+    const body = Buffer.from(errorBody(this.envelope, err.statusCode, err.code, `${message} (loopgate request id: ${this.ex.id})`, param));
+    // This answer replaces anything an upstream said: the record must describe this one only.
+    this.local = { code: err.code, message, refused: true, errorType: readErrorEnvelope(body)?.type };
+    this.capture.reset();
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(body.length), ...this.loopgateHeaders(), ...err.headers };
+    // The body may still be unread; don't let it be taken for the next request on this socket.
+    if (opts.close || !this.ex.req.readableEnded) headers.connection = 'close';
+    this.write(err.statusCode, headers, body, body, opts.onSent);
+  }
+
+  /** Starts relaying an upstream answer: its headers, cleaned and scrubbed, plus the table's. */
+  head(status: number, upstreamHeaders: Headers, opts: { stream: boolean; length?: number }): void {
+    const headers = clientResponseHeaders(upstreamHeaders, this.ctx.redactor.knownSecrets);
+    const own = this.loopgateHeaders();
+    const timing = headers['server-timing'];
+    Object.assign(headers, own);
+    if (timing !== undefined) headers['server-timing'] = `${own['server-timing']}, ${Array.isArray(timing) ? timing.join(', ') : timing}`;
+    if (opts.length !== undefined) headers['content-length'] = String(opts.length);
+    if (opts.stream) {
+      // Tell any reverse proxy in front of us not to buffer, and never cache a stream.
+      headers['x-accel-buffering'] = 'no';
+      headers['cache-control'] ??= 'no-cache';
+      delete headers['content-length'];
+    }
+    this.begin(status, headers);
+    if (opts.stream) this.res.flushHeaders();
+  }
+
+  /**
+   * One body chunk: `logged` goes to the log's capture (the upstream's bytes when
+   * the client gets a translation), `out` is scrubbed, counted and written.
+   * Returns false when the client's socket is full (pause until drain).
+   */
+  send(out: Buffer | string, logged: Buffer | undefined = typeof out === 'string' ? undefined : out): boolean {
+    if (logged) this.capture.add(logged);
+    const buf = this.scrub(out);
+    if (buf.length === 0) return true;
+    this.bytesOut += buf.length;
+    return this.res.write(buf);
+  }
+
+  end(out?: Buffer | string, logged: Buffer | undefined = typeof out === 'string' ? undefined : out): void {
+    this.finish(out === undefined ? undefined : this.scrub(out), logged);
+  }
+
+  /** A relayed answer held whole (errors, model lists, bridged JSON): head and body in one write. */
+  whole(status: number, upstreamHeaders: Headers, out: Buffer | string, logged: Buffer | undefined = typeof out === 'string' ? undefined : out): void {
+    const buf = this.scrub(out);
+    this.head(status, upstreamHeaders, { stream: false, length: buf.length });
+    this.finish(buf, logged);
+  }
+
+  private finish(buf: Buffer | undefined, logged: Buffer | undefined): void {
+    if (logged) this.capture.add(logged);
+    if (buf && buf.length) {
+      this.bytesOut += buf.length;
+      this.res.end(buf);
+    } else this.res.end();
+  }
+
+  /** Waits until the client can take more. */
+  onDrain(listener: () => void): () => void {
+    this.res.on('drain', listener);
+    return () => this.res.off('drain', listener);
+  }
+
+  /**
+   * Too late for an error answer (the stream has begun): breaking the connection
+   * is the only honest signal left. The record says why.
+   */
+  cut(code: string, message: string): void {
+    this.local ??= { code, message, refused: false };
+    this.closedByProxy = true;
+    this.res.destroy();
+  }
+
+  /** The client's socket went away before Loopgate could answer `err`: record it, write nothing. */
+  lost(status: number, code: string, message: string): void {
+    this.status = status;
+    this.local = { code, message, refused: false };
+  }
+
+  /** Loopgate itself broke the connection (not the client leaving). */
+  closedByProxy = false;
+
+  private scrub(out: Buffer | string): Buffer {
+    // Bridged answers are written by Loopgate from upstream text, and relays quote the key they were given.
+    return this.ctx.redactor.knownSecretsIn(typeof out === 'string' ? Buffer.from(out) : out);
+  }
+
+  private begin(status: number, headers: Record<string, string | string[]>): void {
+    this.status = status;
+    this.headers = headers;
+    const type = headers['content-type'];
+    this.contentType = typeof type === 'string' ? type : undefined;
+    this.res.writeHead(status, headers);
+  }
+
+  private write(status: number, headers: Record<string, string>, body: Buffer, logged: Buffer, onSent?: () => void): void {
+    body = this.scrub(body);
+    this.begin(status, headers);
+    // A HEAD answer carries no body (Node drops it): log and count what the client really got.
+    const sent = this.ex.req.method === 'HEAD' ? Buffer.alloc(0) : body;
+    this.capture.add(sent === body ? logged : sent);
+    this.bytesOut += sent.length;
+    this.res.end(body, onSent);
+  }
+}
+
+/**
+ * The same answer for requests Node refuses before there is a request object
+ * (oversized headers, a header timeout, malformed HTTP, CONNECT): written raw to
+ * the socket, always closing it. There is no exchange, so nothing is logged.
+ */
+export function rawRefusal(status: number, reason: string, code: string, message: string): string {
+  const body = errorBody('openai', status, code, message);
+  return (
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+    `X-Loopgate-Diagnosis: ${code}\r\nConnection: close\r\n\r\n${body}`
+  );
+}

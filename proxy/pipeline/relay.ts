@@ -1,0 +1,195 @@
+// Sends a route upstream (through the one caller) and relays the answer to
+// the client (through the one sink), streaming without buffering. Error
+// answers are the exception: they are small, and the proxy reads them to add
+// its diagnosis before passing them on. Returns what happened instead of
+// leaving flags behind: `unsupported` when the route refused the protocol and
+// the bridge plan said to fall back.
+import type { Readable } from 'node:stream';
+import { isEndpointNotSupported } from '../bridge/index.js';
+import { diagnose, parseErrorBody } from '../rules/diagnose.js';
+import { upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
+import type { ProxyContext } from './context.js';
+import type { Exchange } from './exchange.js';
+import type { Route } from './bridge-plan.js';
+import { upstreamRequestHeaders } from './headers.js';
+import { streamedBytes } from './gc-nudge.js';
+import { callUpstream, type UpstreamResponse } from './upstream-call.js';
+
+/** A bridged non-stream answer is translated whole; beyond this it is refused rather than held. */
+const BRIDGED_JSON_BYTES = 64 * 1024 * 1024;
+/** Error bodies larger than this are passed on without a diagnosis. */
+const ERROR_BODY_BYTES = 64 * 1024;
+/** A model list larger than this is relayed without being cached. */
+const MODEL_LIST_BYTES = 4 * 1024 * 1024;
+
+export type RelayOutcome = 'relayed' | 'unsupported';
+
+export async function relay(ex: Exchange, ctx: ProxyContext, route: Route, abort: AbortSignal): Promise<RelayOutcome> {
+  const modelsGeneration = ctx.models.generation();
+  const target = route.path + route.query;
+  ex.upstreamPath = target;
+  const body = route.session ? route.session.body : ex.body ?? ex.bodyStream ?? null;
+  const anthropicRoute = route.path.startsWith('/v1/messages');
+  const upstream = await callUpstream(
+    ctx,
+    {
+      path: ctx.upstreamPrefix + target,
+      method: ex.req.method ?? 'GET',
+      headers: () => upstreamRequestHeaders(ex.req.rawHeaders, ctx.key.value, anthropicRoute, Buffer.isBuffer(body) ? body.length : undefined),
+      body,
+      retryStatuses: !route.stream,
+    },
+    abort,
+    ex,
+  );
+  ex.ttfbMs = performance.now() - ex.startedAt;
+  const requestId = upstream.headers['x-oneapi-request-id'];
+  if (typeof requestId === 'string') ex.upstreamRequestId = requestId;
+  const contentType = upstream.headers['content-type'];
+  const isStream = typeof contentType === 'string' && contentType.startsWith('text/event-stream');
+  const session = route.session;
+
+  if (upstream.statusCode >= 400 && !isStream) return relayError(ex, ctx, route, upstream);
+  if (upstream.statusCode === 200 && route.path === '/v1/models' && !isStream) {
+    await relayModels(ex, ctx, upstream, modelsGeneration);
+    return 'relayed';
+  }
+  if (session && !isStream && upstream.statusCode === 200) {
+    const { buf, complete } = await readCapped(upstream.body, BRIDGED_JSON_BYTES);
+    if (!complete) {
+      upstream.body.destroy();
+      throw new ProxyError(502, 'bridge-response-too-large', `The upstream chat answer is larger than ${BRIDGED_JSON_BYTES} bytes; Loopgate will not hold it to bridge it. Ask for stream: true.`);
+    }
+    const out = session.result(buf);
+    ex.reply.whole(out.status, { ...upstream.headers, 'content-type': 'application/json' }, out.body, buf);
+    return 'relayed';
+  }
+  ex.reply.head(upstream.statusCode, upstream.headers, { stream: isStream });
+  if (!session || !isStream) {
+    await pipe(ex, upstream.body);
+    return 'relayed';
+  }
+  const t = session.translator;
+  try {
+    await pipe(ex, upstream.body, (chunk) => t.push(chunk), () => t.end());
+  } catch (err) {
+    if (!ex.reply.unfinished || ex.reply.clientGone) throw err;
+    // A bridged stream can say what happened in the caller's own protocol before it ends.
+    ex.reply.local = { code: 'upstream-broke-mid-stream', message: 'The upstream connection broke in the middle of the stream.', refused: false };
+    ex.reply.end(t.fail('The upstream connection broke in the middle of the stream.'));
+  }
+  return 'relayed';
+}
+
+/** Reads up to `cap` bytes. If the body is longer it is left paused, ready for pipe(). */
+function readCapped(body: UpstreamResponse['body'], cap: number): Promise<{ buf: Buffer; complete: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > cap) {
+        body.pause();
+        cleanup();
+        resolve({ buf: Buffer.concat(chunks, size), complete: false });
+      }
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve({ buf: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), complete: true });
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      // Nothing has been sent to the client yet, so it can still get a proper 502.
+      reject(upstreamFailure(err));
+    };
+    function cleanup() {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+    }
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', onError);
+  });
+}
+
+async function relayError(ex: Exchange, ctx: ProxyContext, route: Route, upstream: UpstreamResponse): Promise<RelayOutcome> {
+  const { buf, complete } = await readCapped(upstream.body, ERROR_BODY_BYTES);
+  // A compressed body cannot be read; it is passed on as it came.
+  const encoded = upstream.headers['content-encoding'] !== undefined && upstream.headers['content-encoding'] !== 'identity';
+  // Relays quote the key they were given ("Incorrect API key provided: sk-…"): read the scrubbed text.
+  const text = complete && !encoded ? ctx.redactor.knownSecretsIn(buf) : undefined;
+  if (route.fallback && text && isEndpointNotSupported(upstream.statusCode, text)) return 'unsupported';
+  const info = parseErrorBody(upstream.statusCode, text?.toString('utf8') ?? '');
+  ex.errorCode = info.code;
+  ex.errorType = info.type;
+  ex.diagnosis = diagnose(info, {
+    method: ex.req.method ?? 'GET',
+    originalPath: ex.originalPath,
+    canonicalPath: route.path,
+    model: ex.model,
+    params: ex.params,
+    knownModels: ctx.models.ids(),
+    upstreamRequestId: ex.upstreamRequestId,
+    bridge: ctx.bridge.mode,
+    time: ex.time,
+  });
+  if (ex.diagnosis?.code === 'model-not-found' || ex.diagnosis?.code === 'permission') ctx.models.refreshSoon();
+  if (route.session && complete) {
+    const out = route.session.error(upstream.statusCode, text ?? buf);
+    ex.reply.whole(out.status, upstream.headers, out.body, buf);
+  } else if (complete) {
+    ex.reply.whole(upstream.statusCode, upstream.headers, buf);
+  } else {
+    ex.reply.head(upstream.statusCode, upstream.headers, { stream: false });
+    ex.reply.send(buf);
+    await pipe(ex, upstream.body);
+  }
+  return 'relayed';
+}
+
+async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamResponse, generation: number): Promise<void> {
+  const { buf, complete } = await readCapped(upstream.body, MODEL_LIST_BYTES);
+  if (!complete) {
+    ex.reply.head(upstream.statusCode, upstream.headers, { stream: false });
+    ex.reply.send(buf);
+    return pipe(ex, upstream.body);
+  }
+  ctx.models.ingest(buf.toString('utf8'), generation);
+  ex.reply.whole(upstream.statusCode, upstream.headers, buf);
+}
+
+/**
+ * Copies the upstream body to the client chunk by chunk through the sink,
+ * pausing when the client's socket is full (backpressure). `translate` turns
+ * each upstream chunk into the caller's protocol (the log keeps the upstream's
+ * bytes), `closing` adds the last events. Resolves when the client has the
+ * whole body; rejects if the upstream breaks (the caller cuts the connection,
+ * so the client sees an error rather than a clean end).
+ */
+function pipe(ex: Exchange, body: Readable, translate?: (chunk: Buffer) => string, closing?: () => string): Promise<void> {
+  const reply = ex.reply;
+  return new Promise<void>((resolve, reject) => {
+    const offDrain = reply.onDrain(() => body.resume());
+    const onClose = () => {
+      if (reply.unfinished) body.destroy();
+    };
+    reply.onClose(onClose);
+    body.on('data', (chunk: Buffer) => {
+      streamedBytes(chunk.length);
+      if (!reply.send(translate ? translate(chunk) : chunk, chunk)) body.pause();
+    });
+    body.once('end', () => {
+      offDrain();
+      reply.end(closing?.());
+      resolve();
+    });
+    body.once('error', (err) => {
+      offDrain();
+      reject(err);
+    });
+    body.resume();
+  });
+}
