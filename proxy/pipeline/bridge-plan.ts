@@ -7,6 +7,7 @@ import { bridgeKindForPath, bridgeLabel, openBridge, type BridgeKind, type Bridg
 import { ProxyError } from '../rules/proxy-errors.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
+import { parsedBody } from './read-body.js';
 
 export interface Route {
   /** Canonical path and query to send upstream (without the {site_url} prefix). */
@@ -32,7 +33,7 @@ export function planRoute(ex: Exchange, ctx: ProxyContext, kind: BridgeKind | un
   const entry = ex.model ? ctx.models.get(ex.model) : undefined;
   if (ctx.bridge.shouldBridge(kind, ex.model, entry?.supported_endpoint_types)) return bridged(ex, ctx, kind);
   // Under `auto` a model not yet known to lack the protocol is tried natively first.
-  if (ctx.bridge.mode === 'auto' && ex.model && ex.parsedBody) native.fallback = kind;
+  if (ctx.bridge.mode === 'auto' && ex.model && ex.jsonObject) native.fallback = kind;
   return native;
 }
 
@@ -49,8 +50,7 @@ export function fallBack(ex: Exchange, ctx: ProxyContext, kind: BridgeKind): Rou
 function bridged(ex: Exchange, ctx: ProxyContext, kind: BridgeKind): Route {
   // A request the bridge refuses (400) is still logged as a bridged one, like its upstream errors.
   ex.bridge = bridgeLabel(kind);
-  if (!ex.parsedBody) throw new ProxyError(400, 'bridge-needs-json', 'The protocol bridge needs a JSON request body.');
-  const opened = openBridge(kind, ex.parsedBody, { requestId: ex.id });
+  const opened = openBridge(kind, parsedBody(ex), { requestId: ex.id });
   if (!opened.ok) throw new ProxyError(400, 'bridge-unsupported-parameter', opened.message, {}, { param: opened.param });
   const s = opened.session;
   ex.bridge = s.label;

@@ -31,8 +31,8 @@ export class ResponseCapture {
   chunks: Buffer[] = [];
   bytes = 0;
   private spare = 0;
-  /** First bytes of the response (usage of Anthropic streams sits in message_start). */
-  head?: Buffer;
+  /** First bytes of the response, once the rolling tail no longer holds them (usage of Anthropic streams sits in message_start). */
+  private head?: Buffer;
   /** With logBodies, the last bytes of a response longer than the cap. */
   tail?: Buffer;
   /** A captured body was cut at the log cap. */
@@ -51,14 +51,20 @@ export class ResponseCapture {
       }
       return;
     }
-    if (this.bytes < CAPTURE_HEAD && (this.head?.length ?? 0) < CAPTURE_HEAD) {
-      this.head = this.head ? Buffer.concat([this.head, chunk.subarray(0, CAPTURE_HEAD)]).subarray(0, CAPTURE_HEAD) : Buffer.from(chunk.subarray(0, CAPTURE_HEAD));
-    }
     this.keep(chunk);
     const list = this.chunks;
     while (list.length > 1 && this.bytes - list[0]!.length >= CAPTURE_TAIL) {
+      // The head is copied out only when the tail is about to lose it (most answers never get there).
+      this.head ??= this.headBytes();
       this.bytes -= list.shift()!.length;
     }
+  }
+
+  /** The first CAPTURE_HEAD bytes of the response (fewer if it is shorter). */
+  headBytes(): Buffer {
+    if (this.head) return this.head;
+    const joined = Buffer.concat(this.chunks, Math.min(this.bytes, CAPTURE_HEAD + BLOCK));
+    return Buffer.from(joined.subarray(0, Math.min(this.bytes, CAPTURE_HEAD)));
   }
 
   /** Forgets everything: the answer being captured was replaced by another. */
@@ -69,10 +75,10 @@ export class ResponseCapture {
     this.truncated = false;
   }
 
-  /** The captured text: the head, then the kept tail when they differ. */
+  /** The captured text: the head when the tail no longer holds it, then the kept bytes. */
   text(): string {
     const kept = Buffer.concat(this.chunks, this.bytes).toString('utf8');
-    return this.head && this.bytes > this.head.length ? this.head.toString('utf8') + '\n' + kept : kept;
+    return this.head ? this.head.toString('utf8') + '\n' + kept : kept;
   }
 
   private keep(chunk: Buffer): void {

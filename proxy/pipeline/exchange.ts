@@ -24,7 +24,9 @@ export interface Exchange {
   body?: Buffer;
   /** For large bodies: the first chunks held plus the rest still to stream. */
   bodyStream?: AsyncIterable<Buffer>;
-  /** The held body parsed as a JSON object. */
+  /** The held body is a JSON object (its top level was read; see rules/json-top-level.ts). */
+  jsonObject?: boolean;
+  /** The held body parsed whole, once something needed it (read-body.ts parsedBody()). */
   parsedBody?: Record<string, unknown>;
   bytesIn: number;
   model?: string;

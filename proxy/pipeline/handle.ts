@@ -10,6 +10,7 @@ import { suggestModels } from '../rules/suggest.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { ClientReply } from './client-reply.js';
+import { RequestAbort } from './request-abort.js';
 import { checkRequest } from './guard.js';
 import { checkToken } from './authenticate.js';
 import { readBody } from './read-body.js';
@@ -39,7 +40,7 @@ function newExchange(req: IncomingMessage, res: ServerResponse, ctx: ProxyContex
 
 export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const ex = newExchange(req, res, ctx);
-  const abort = new AbortController();
+  const abort = new RequestAbort();
   ctx.stats.requests++;
   ctx.stats.inFlight++;
   ex.reply.onClose(() => {
@@ -66,8 +67,8 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     await readBody(ex, ctx, bridgeable !== undefined);
     inspectModel(ex, ctx);
     const route = planRoute(ex, ctx, bridgeable);
-    if ((await relay(ex, ctx, route, abort.signal)) === 'unsupported') {
-      await relay(ex, ctx, fallBack(ex, ctx, route.fallback!), abort.signal);
+    if ((await relay(ex, ctx, route, abort)) === 'unsupported') {
+      await relay(ex, ctx, fallBack(ex, ctx, route.fallback!), abort);
     }
   } catch (err) {
     fail(ex, ctx, err);

@@ -2,6 +2,7 @@
 // so they can be inspected, retried and bridged; large ones stream through
 // without being held (memory stays flat for a 50 MB upload).
 import { ProxyError } from '../rules/proxy-errors.js';
+import { scanTopLevel } from '../rules/json-top-level.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { streamedBytes } from './gc-nudge.js';
@@ -115,20 +116,26 @@ function parseMetadata(ex: Exchange, body: Buffer): void {
     if (ex.req.method === 'POST') throw new ProxyError(400, 'empty-body', 'The request body is empty: send a JSON object with at least "model".');
     return;
   }
-  let json: unknown;
+  const top = scanTopLevel(body);
+  if (!top.ok) {
+    throw new ProxyError(400, 'invalid-json', `The request body is not valid JSON (${top.reason}, at byte ${top.at}). Check the JSON and retry with the minimal request.`);
+  }
+  ex.params = top.keys;
+  ex.model = top.model;
+  ex.stream = top.stream;
+  ex.jsonObject = true;
+}
+
+/** The held body as an object, parsed only when something needs all of it (the bridge). */
+export function parsedBody(ex: Exchange): Record<string, unknown> {
+  if (ex.parsedBody) return ex.parsedBody;
+  if (!ex.body || !ex.jsonObject) throw new ProxyError(400, 'bridge-needs-json', 'The protocol bridge needs a JSON request body.');
   try {
-    json = JSON.parse(body.toString('utf8'));
+    ex.parsedBody = JSON.parse(ex.body.toString('utf8')) as Record<string, unknown>;
   } catch (err) {
     throw new ProxyError(400, 'invalid-json', `The request body is not valid JSON (${(err as Error).message}). Check the JSON and retry with the minimal request.`);
   }
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    throw new ProxyError(400, 'invalid-json', 'The request body must be a JSON object.');
-  }
-  const obj = json as Record<string, unknown>;
-  ex.params = Object.keys(obj);
-  if (typeof obj.model === 'string') ex.model = obj.model;
-  ex.stream = obj.stream === true;
-  ex.parsedBody = obj;
+  return ex.parsedBody;
 }
 
 /** Large bodies are not parsed; a cheap look at the first chunk finds the usual fields. */

@@ -14,6 +14,7 @@ import type { Route } from './bridge-plan.js';
 import { upstreamRequestHeaders } from './headers.js';
 import { streamedBytes } from './gc-nudge.js';
 import { callUpstream, type UpstreamResponse } from './upstream-call.js';
+import type { RequestAbort } from './request-abort.js';
 
 /** A bridged non-stream answer is translated whole; beyond this it is refused rather than held. */
 const BRIDGED_JSON_BYTES = 64 * 1024 * 1024;
@@ -24,7 +25,7 @@ const MODEL_LIST_BYTES = 4 * 1024 * 1024;
 
 export type RelayOutcome = 'relayed' | 'unsupported';
 
-export async function relay(ex: Exchange, ctx: ProxyContext, route: Route, abort: AbortSignal): Promise<RelayOutcome> {
+export async function relay(ex: Exchange, ctx: ProxyContext, route: Route, abort: RequestAbort): Promise<RelayOutcome> {
   const modelsGeneration = ctx.models.generation();
   const target = route.path + route.query;
   ex.upstreamPath = target;

@@ -6,6 +6,7 @@ import type { Dispatcher, Pool } from 'undici';
 import { upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { backoffDelay, isRetryableStatus, isReusedSocketReset, retryAfterMs } from './retry.js';
 import type { UpstreamTimeouts } from './options.js';
+import type { RequestAbort } from './request-abort.js';
 
 const NEVER = new AbortController().signal;
 
@@ -41,7 +42,7 @@ export interface UpstreamTally {
   upstreamMs?: number;
 }
 
-export async function callUpstream(deps: UpstreamDeps, request: UpstreamRequest, abort?: AbortSignal, tally: UpstreamTally = { retries: 0 }): Promise<UpstreamResponse> {
+export async function callUpstream(deps: UpstreamDeps, request: UpstreamRequest, abort?: RequestAbort, tally: UpstreamTally = { retries: 0 }): Promise<UpstreamResponse> {
   // A streamed body can be sent once; a held one can be replayed.
   const replayable = !(request.body !== null && !Buffer.isBuffer(request.body));
   let resetRetried = false;
@@ -66,7 +67,7 @@ export async function callUpstream(deps: UpstreamDeps, request: UpstreamRequest,
           await response.body.dump();
           statusRetries++;
           tally.retries++;
-          await deps.sleep(wait, abort ?? NEVER);
+          await deps.sleep(wait, abort?.signal ?? NEVER);
           continue;
         }
       }

@@ -1,0 +1,141 @@
+// Reads what the proxy needs from a request body (its top-level keys, `model`,
+// `stream`) without building the whole object: agent requests carry 50-500 KB
+// of conversation, and JSON.parse of all of it (plus the garbage it leaves)
+// was the largest per-request cost after the socket writes. Nested values are
+// skipped by bracket depth, strings by their quotes. Pure, no I/O.
+//
+// It checks the top level strictly (an object, keys, colons, commas, nothing
+// after it); nested values only for balance. A body malformed deeper down is
+// left for the upstream to refuse, or for JSON.parse when the bridge needs the
+// object (read-body.ts parses it then).
+
+export type TopLevel =
+  | { ok: true; keys: string[]; model?: string; stream: boolean }
+  | { ok: false; at: number; reason: string };
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+
+function isSpace(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+export function scanTopLevel(buf: Buffer): TopLevel {
+  let i = 0;
+  const n = buf.length;
+  const fail = (reason: string): TopLevel => ({ ok: false, at: i, reason });
+  const ws = () => {
+    while (i < n && isSpace(buf[i])) i++;
+  };
+  /** Index just past the closing quote of the string opening at i, or -1. */
+  const stringEnd = (from: number): number => {
+    for (let j = from + 1; j < n; j++) {
+      const c = buf[j]!;
+      if (c === BACKSLASH) j++;
+      else if (c === QUOTE) return j + 1;
+      else if (c < 0x20) return -1;
+    }
+    return -1;
+  };
+  const decode = (start: number, end: number): string | undefined => {
+    const raw = buf.toString('utf8', start, end);
+    if (!raw.includes('\\')) return raw.slice(1, -1);
+    try {
+      return JSON.parse(raw) as string;
+    } catch {
+      return undefined;
+    }
+  };
+  /** Skips one value starting at i; false when it is not balanced. */
+  const skipValue = (): boolean => {
+    const c = buf[i];
+    if (c === QUOTE) {
+      const end = stringEnd(i);
+      if (end < 0) return false;
+      i = end;
+      return true;
+    }
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      let depth = 0;
+      while (i < n) {
+        const d = buf[i]!;
+        if (d === QUOTE) {
+          const end = stringEnd(i);
+          if (end < 0) return false;
+          i = end;
+          continue;
+        }
+        if (d === OPEN_BRACE || d === OPEN_BRACKET) depth++;
+        else if (d === CLOSE_BRACE || d === CLOSE_BRACKET) {
+          depth--;
+          if (depth === 0) {
+            i++;
+            return true;
+          }
+        }
+        i++;
+      }
+      return false;
+    }
+    // A number or a literal: up to the next delimiter.
+    const start = i;
+    while (i < n && buf[i] !== COMMA && buf[i] !== CLOSE_BRACE && buf[i] !== CLOSE_BRACKET && !isSpace(buf[i])) i++;
+    return /^(?:true|false|null|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)$/.test(buf.toString('latin1', start, i));
+  };
+
+  ws();
+  if (buf[i] !== OPEN_BRACE) return fail('the body must be a JSON object');
+  i++;
+  const keys = new Set<string>();
+  let model: string | undefined;
+  let stream = false;
+  ws();
+  if (buf[i] === CLOSE_BRACE) i++;
+  else {
+    for (;;) {
+      ws();
+      if (buf[i] !== QUOTE) return fail('expected a property name in double quotes');
+      const keyEnd = stringEnd(i);
+      if (keyEnd < 0) return fail('unterminated property name');
+      const key = decode(i, keyEnd);
+      if (key === undefined) return fail('bad escape in a property name');
+      i = keyEnd;
+      ws();
+      if (buf[i] !== COLON) return fail(`expected ':' after "${key.slice(0, 40)}"`);
+      i++;
+      ws();
+      const valueStart = i;
+      if (!skipValue()) return fail(`the value of "${key.slice(0, 40)}" is not valid JSON`);
+      keys.add(key);
+      // Like JSON.parse, the last occurrence of a key wins.
+      if (key === 'model') model = buf[valueStart] === QUOTE ? decode(valueStart, i) : undefined;
+      else if (key === 'stream') stream = buf.toString('latin1', valueStart, i) === 'true';
+      ws();
+      if (buf[i] === COMMA) {
+        i++;
+        continue;
+      }
+      if (buf[i] === CLOSE_BRACE) {
+        i++;
+        break;
+      }
+      return fail("expected ',' or '}'");
+    }
+  }
+  ws();
+  if (i !== n) return fail('unexpected text after the JSON object');
+  return { ok: true, keys: objectKeyOrder([...keys]), model, stream };
+}
+
+/** Object.keys order: integer-like keys first, ascending, then the rest as they came. */
+function objectKeyOrder(keys: string[]): string[] {
+  const index = (k: string) => /^(?:0|[1-9]\d{0,9})$/.test(k) && Number(k) < 4294967295;
+  if (!keys.some(index)) return keys;
+  return [...keys.filter(index).sort((a, b) => Number(a) - Number(b)), ...keys.filter((k) => !index(k))];
+}
