@@ -1,24 +1,24 @@
-// The three protocols a model can be reached with, and minimal requests for
-// each (seed-spec §1.6: minimal request, stream false). No vscode here.
+// The three protocols as the extension shows and tries them: the table in
+// proxy/rules/protocols.ts (titles, paths, minimal requests) plus what only
+// the extension needs (codicons, reading the reply). No vscode here.
 
-import { protocolOfEndpointType, type Protocol } from '../proxy/rules/protocols.js';
+import { ANTHROPIC_VERSION, PROTOCOL_ORDER, PROTOCOL_TABLE, minimalRequest as minimalBody, type Protocol } from '../proxy/rules/protocols.js';
 
 export type { Protocol };
 
-/** Try order: Responses when supported, Chat Completions as the fallback (spec §1.5), Messages last. */
-export const PROTOCOL_ORDER: readonly Protocol[] = ['responses', 'chat', 'messages'];
+/** Try order: Responses when the model lists it, Chat Completions as the fallback, Messages last. */
+export { PROTOCOL_ORDER };
+
+const CODICONS: Record<Protocol, string> = { responses: 'sparkle', chat: 'comment-discussion', messages: 'mail' };
 
 export const PROTOCOL_INFO: Record<Protocol, { label: string; short: string; path: string; codicon: string }> = {
-  responses: { label: 'Responses', short: 'responses', path: '/v1/responses', codicon: 'sparkle' },
-  chat: { label: 'Chat Completions', short: 'chat', path: '/v1/chat/completions', codicon: 'comment-discussion' },
-  messages: { label: 'Anthropic Messages', short: 'messages', path: '/v1/messages', codicon: 'mail' },
+  responses: info('responses'),
+  chat: info('chat'),
+  messages: info('messages'),
 };
 
-/** `supported_endpoint_types` (new-api) → our protocols; undefined when the relay did not say. */
-export function protocolsFromEndpointTypes(types: unknown): Protocol[] | undefined {
-  if (!Array.isArray(types)) return undefined;
-  const out = new Set<Protocol | undefined>(types.map(protocolOfEndpointType));
-  return PROTOCOL_ORDER.filter((p) => out.has(p));
+function info(p: Protocol): { label: string; short: string; path: string; codicon: string } {
+  return { label: PROTOCOL_TABLE[p].title, short: p, path: PROTOCOL_TABLE[p].path, codicon: CODICONS[p] };
 }
 
 export interface TryResult {
@@ -33,12 +33,6 @@ export interface TryResult {
 }
 
 const PROMPT = 'Reply with one short sentence.';
-
-function requestFor(protocol: Protocol, model: string): object {
-  if (protocol === 'responses') return { model, input: PROMPT, stream: false };
-  if (protocol === 'chat') return { model, messages: [{ role: 'user', content: PROMPT }], stream: false };
-  return { model, max_tokens: 64, messages: [{ role: 'user', content: PROMPT }], stream: false };
-}
 
 function replyText(protocol: Protocol, body: any): string {
   if (protocol === 'chat') return String(body?.choices?.[0]?.message?.content ?? '');
@@ -56,12 +50,12 @@ function replyText(protocol: Protocol, body: any): string {
 /** One minimal, non-streaming request through the proxy. Never throws for HTTP errors. */
 export async function minimalRequest(proxyUrl: string, token: string, model: string, protocol: Protocol, timeoutMs = 60_000): Promise<TryResult> {
   const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
-  if (protocol === 'messages') headers['anthropic-version'] = '2023-06-01';
+  if (protocol === 'messages') headers['anthropic-version'] = ANTHROPIC_VERSION;
   const started = performance.now();
   const res = await fetch(proxyUrl + PROTOCOL_INFO[protocol].path, {
     method: 'POST',
     headers,
-    body: JSON.stringify(requestFor(protocol, model)),
+    body: JSON.stringify(minimalBody(protocol, model, { stream: false, prompt: PROMPT })),
     signal: AbortSignal.timeout(timeoutMs),
     redirect: 'manual',
   });
@@ -83,7 +77,11 @@ export async function minimalRequest(proxyUrl: string, token: string, model: str
   };
 }
 
-/** A protocol is unsupported on the route when the minimal request gets 404 (spec §7). */
+/**
+ * A protocol is unsupported on the route when the minimal request gets 404:
+ * in the relay's error table, 404 on a protocol's route means the key group's
+ * channels lack that protocol (the proxy says so in x-loopgate-diagnosis).
+ */
 export function isUnsupported(r: TryResult): boolean {
   return r.status === 404 || r.diagnosis === 'protocol-unsupported';
 }

@@ -1,12 +1,13 @@
-// `loopgate doctor`: the spec's recommended first-use order (§1.5), run
-// against the configured upstream with minimal requests (§1.6), each failing
-// step explained with the error table.
+// `loopgate doctor`: the recommended first-use order (the URL's form, the
+// key, GET /models, then Responses with Chat Completions as its fallback, then
+// Anthropic Messages), run against the configured upstream with minimal
+// requests, each failing step explained with the error table (diagnose).
 import { request } from 'undici';
 import { checkApiKey } from './rules/api-key.js';
 import { parseUpstream } from './rules/urls.js';
 import { diagnose, parseErrorBody } from './rules/diagnose.js';
-import { ENDPOINT_TYPE } from './rules/protocols.js';
-import type { ModelEntry } from './pipeline/models-cache.js';
+import { parseModelList } from './rules/model-list.js';
+import { ANTHROPIC_VERSION, PROTOCOL_TABLE, minimalRequest, type Protocol } from './rules/protocols.js';
 
 export type StepResult = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -43,7 +44,7 @@ async function call(url: string, key: string, method: 'GET' | 'POST', body: unkn
   const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'accept-encoding': 'identity' };
   if (anthropic) {
     headers['x-api-key'] = key;
-    headers['anthropic-version'] = '2023-06-01';
+    headers['anthropic-version'] = ANTHROPIC_VERSION;
   }
   if (body !== undefined) headers['content-type'] = 'application/json';
   try {
@@ -63,7 +64,7 @@ async function call(url: string, key: string, method: 'GET' | 'POST', body: unkn
 }
 
 /** A stream passes when it ends with its protocol's completion event. */
-function streamCompleted(kind: 'chat' | 'responses' | 'messages', text: string): boolean {
+function streamCompleted(kind: Protocol, text: string): boolean {
   if (kind === 'chat') return /^data: \[DONE\]\s*$/m.test(text);
   if (kind === 'responses') return text.includes('response.completed');
   return text.includes('message_stop');
@@ -75,6 +76,9 @@ function failure(name: string, probe: Probe, path: string, model?: string, known
   const d = diagnose(info, { method: 'POST', originalPath: path, canonicalPath: path, model, knownModels: known, upstreamRequestId: probe.requestId, time: new Date() });
   return { name, result: 'fail', status: probe.status, diagnosis: d?.code, detail: `${probe.status}${info.code ? ` ${info.code}` : ''}: ${d?.hint ?? 'unexpected answer'}` };
 }
+
+/** Doctor's one user message: as short as a request gets. */
+const PROMPT = 'ping';
 
 export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   const steps: DoctorStep[] = [];
@@ -108,13 +112,12 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
     steps.push(failure('3. GET /models', modelsProbe, '/v1/models'));
     return finish(site);
   }
-  let models: ModelEntry[] = [];
-  try {
-    models = (JSON.parse(modelsProbe.text) as { data: ModelEntry[] }).data ?? [];
-  } catch {
+  const list = parseModelList(modelsProbe.text);
+  if (!list.ok) {
     steps.push({ name: '3. GET /models', result: 'fail', status: 200, detail: 'The answer is not a JSON model list: is the URL the Model-Access API?' });
     return finish(site);
   }
+  const models = list.models;
   if (models.length === 0) {
     steps.push({ name: '3. GET /models', result: 'fail', status: 200, detail: "The key's group has no models. Check the key's group in the console." });
     return finish(site);
@@ -124,47 +127,47 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
 
   const pick = (type: string) => models.find((m) => !m.supported_endpoint_types || m.supported_endpoint_types.includes(type));
   const chatResults: StepResult[] = [];
-  for (const [kind, path, type] of [
-    ['responses', '/responses', ENDPOINT_TYPE.responses],
-    ['chat', '/chat/completions', ENDPOINT_TYPE.chat],
-  ] as const) {
-    const model = pick(type) ?? models[0]!;
+  for (const kind of ['responses', 'chat'] as const) {
+    const { endpoint, path, endpointType } = PROTOCOL_TABLE[kind];
+    const model = pick(endpointType) ?? models[0]!;
     for (const stream of [false, true]) {
-      const name = `4. POST ${path} (stream ${stream})`;
-      const body = kind === 'chat' ? { model: model.id, messages: [{ role: 'user', content: 'ping' }], stream } : { model: model.id, input: 'ping', stream };
-      const probe = await call(parsed.baseUrl + path, key, 'POST', body, timeout);
+      const name = `4. POST ${endpoint} (stream ${stream})`;
+      const body = minimalRequest(kind, model.id, { stream, prompt: PROMPT });
+      const probe = await call(parsed.baseUrl + endpoint, key, 'POST', body, timeout);
       if (probe.status === 200 && (!stream || streamCompleted(kind, probe.text))) {
         steps.push({ name, result: 'ok', status: 200, detail: `model ${model.id}` });
       } else if (probe.status === 200) {
         steps.push({ name, result: 'fail', status: 200, detail: 'The stream ended without its completion event: something between you and the service buffers or cuts streams.' });
       } else {
-        steps.push(failure(name, probe, '/v1' + path, model.id, ids));
+        steps.push(failure(name, probe, path, model.id, ids));
       }
       if (kind === 'chat') chatResults.push(steps[steps.length - 1]!.result);
     }
   }
-  // Spec §7 rule 3: Responses failing while Chat Completions works is a route property, not a bad key.
+  // Responses failing while Chat Completions works is a property of the route
+  // (its channels lack Responses), not a bad key: a warning, not a failure.
   if (chatResults.every((r) => r === 'ok')) {
     for (const step of steps) {
-      if (step.name.includes('/responses') && step.result === 'fail' && step.diagnosis === 'protocol-unsupported') {
+      if (step.name.includes(PROTOCOL_TABLE.responses.endpoint) && step.result === 'fail' && step.diagnosis === 'protocol-unsupported') {
         step.result = 'warn';
-        step.detail = `${step.status}: this route has no Responses; Chat Completions works, so the key is fine. Use /chat/completions, or run the proxy with --bridge auto.`;
+        step.detail = `${step.status}: this route has no ${PROTOCOL_TABLE.responses.title}; ${PROTOCOL_TABLE.chat.title} works, so the key is fine. Use ${PROTOCOL_TABLE.chat.endpoint}, or run the proxy with --bridge auto.`;
       }
     }
   }
 
-  const claude = models.find((m) => m.supported_endpoint_types?.includes(ENDPOINT_TYPE.messages));
+  const messages = PROTOCOL_TABLE.messages;
+  const claude = models.find((m) => m.supported_endpoint_types?.includes(messages.endpointType));
   if (!claude) {
-    steps.push({ name: '5. POST {site_url}/v1/messages', result: 'skip', detail: "no model in this key's group lists the anthropic endpoint type" });
+    steps.push({ name: `5. POST {site_url}${messages.path}`, result: 'skip', detail: `no model in this key's group lists the ${messages.endpointType} endpoint type` });
     return finish(site);
   }
   for (const stream of [false, true]) {
-    const name = `5. POST {site_url}/v1/messages (stream ${stream})`;
-    const body = { model: claude.id, max_tokens: 16, messages: [{ role: 'user', content: 'ping' }], stream };
-    const probe = await call(`${parsed.siteUrl}/v1/messages`, key, 'POST', body, timeout, true);
+    const name = `5. POST {site_url}${messages.path} (stream ${stream})`;
+    const body = minimalRequest('messages', claude.id, { stream, prompt: PROMPT, maxTokens: 16 });
+    const probe = await call(parsed.siteUrl + messages.path, key, 'POST', body, timeout, true);
     if (probe.status === 200 && (!stream || streamCompleted('messages', probe.text))) steps.push({ name, result: 'ok', status: 200, detail: `model ${claude.id}` });
     else if (probe.status === 200) steps.push({ name, result: 'fail', status: 200, detail: 'The stream ended without message_stop.' });
-    else steps.push(failure(name, probe, '/v1/messages', claude.id, ids));
+    else steps.push(failure(name, probe, messages.path, claude.id, ids));
   }
   return finish(site);
 }

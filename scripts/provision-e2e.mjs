@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Provisions real VS Code for the e2e tests (DESIGN.md §6): code-server
-// 4.100.3 from npm (= VS Code 1.100.3, the last line on Node 20) plus Debian's
-// chromium and ripgrep. Idempotent: a marker file makes a warm run ~instant.
+// Provisions real VS Code for the e2e tests (which run the extension in real
+// VS Code, not against a mocked API): code-server 4.100.3 from npm (= VS Code
+// 1.100.3, the last line on Node 20; VS Code itself cannot be downloaded
+// here) plus Debian's chromium and ripgrep. Idempotent: a marker file makes a warm run ~instant.
 // Only the npm registry and Debian are contacted; nothing else downloads.
 import { spawn, spawnSync } from 'node:child_process';
 import {

@@ -2,17 +2,13 @@
 // probe results and the filter, and fires a change event. No tree code here.
 import * as vscode from 'vscode';
 import { diagnose, parseErrorBody } from '../../proxy/rules/diagnose.js';
+import { readErrorEnvelope } from '../../proxy/rules/proxy-errors.js';
 import { setContextKey } from '../contextKeys.js';
 import type { ProxyHost } from '../proxyHost.js';
-import { PROTOCOL_ORDER, isUnsupported, minimalRequest, protocolsFromEndpointTypes, type Protocol } from '../protocols.js';
+import { PROTOCOL_ORDER, isUnsupported, minimalRequest, type Protocol } from '../protocols.js';
+import { parseModels, type ModelInfo } from './modelList.js';
 
-export interface ModelInfo {
-  id: string;
-  ownedBy: string;
-  /** undefined: the relay did not list `supported_endpoint_types` and nobody probed yet. */
-  protocols?: Protocol[];
-  probed?: boolean;
-}
+export { parseModels, type ModelInfo };
 
 /** Something wrong, with the command that fixes it. */
 export interface Problem {
@@ -32,18 +28,15 @@ export type ModelsState =
 
 const STATUS_TITLES: Record<number, string> = { 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found', 429: '429 Too Many Requests' };
 
-/** Which command fixes a failed GET /models, by status (spec §7: routes on status). */
+/**
+ * Which command fixes a failed GET /models. Routes on the status (and the
+ * relay's error code, through diagnose), never on the message text, which
+ * relays localise; the message is only shown.
+ */
 export function problemFor(status: number, body: string, diagnosisHeader: string | undefined): Problem {
   const info = parseErrorBody(status, body);
   const d = diagnose(info, { method: 'GET', originalPath: '/v1/models', canonicalPath: '/v1/models', time: new Date() });
-  const message = (() => {
-    try {
-      const m = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
-      return typeof m === 'string' ? m : '';
-    } catch {
-      return '';
-    }
-  })();
+  const message = readErrorEnvelope(body)?.message ?? '';
   const detail = [d?.hint, message && `Upstream said: ${message}`].filter(Boolean).join(' ');
   const title = STATUS_TITLES[status] ?? `HTTP ${status}`;
   const fix =
@@ -150,23 +143,4 @@ export class ModelsModel implements vscode.Disposable {
     this.emitter.fire();
     return state;
   }
-}
-
-/** The OpenAI list envelope {data:[{id, owned_by, supported_endpoint_types}]}; tolerant of missing fields. */
-export function parseModels(body: string): ModelInfo[] {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    return [];
-  }
-  const data = (json as { data?: unknown })?.data;
-  if (!Array.isArray(data)) return [];
-  return data
-    .filter((m): m is Record<string, unknown> => typeof m === 'object' && m !== null && typeof (m as { id?: unknown }).id === 'string')
-    .map((m) => ({
-      id: m.id as string,
-      ownedBy: typeof m.owned_by === 'string' && m.owned_by ? m.owned_by : 'unknown',
-      protocols: protocolsFromEndpointTypes(m.supported_endpoint_types),
-    }));
 }

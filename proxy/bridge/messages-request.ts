@@ -1,11 +1,12 @@
 // Anthropic Messages request → Chat Completions request.
 
 import { bridgeRule, isHarmless } from '../rules/protocol-params.js';
+import { PROTOCOL_TABLE } from '../rules/protocols.js';
 import { chatEffort, effortForBudget, takesReasoningEffort } from '../rules/reasoning.js';
 import { noChatEquivalent, wrongType } from './reject.js';
 import { isRecord, type Json } from './types.js';
 
-const P = 'Anthropic Messages';
+const P = PROTOCOL_TABLE.messages.title;
 
 /**
  * Carries an Anthropic Messages request over to Chat Completions. Which

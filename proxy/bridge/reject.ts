@@ -1,5 +1,9 @@
 // The 400 every unmappable parameter gets: it names the parameter, never drops it.
 
+import { PROTOCOL_TABLE } from '../rules/protocols.js';
+
+const CHAT = PROTOCOL_TABLE.chat.title;
+
 export class BridgeReject extends Error {
   constructor(
     readonly param: string,
@@ -13,7 +17,7 @@ export class BridgeReject extends Error {
 export function noChatEquivalent(param: string, protocol: string, hint?: string): BridgeReject {
   return new BridgeReject(
     param,
-    `Parameter '${param}' has no Chat Completions equivalent, and this route only offers Chat Completions, so Loopgate bridges ${protocol} over it. Remove '${param}'${hint ? ` (${hint})` : ''}, or use a key group whose route supports ${protocol}.`,
+    `Parameter '${param}' has no ${CHAT} equivalent, and this route only offers ${CHAT}, so Loopgate bridges ${protocol} over it. Remove '${param}'${hint ? ` (${hint})` : ''}, or use a key group whose route supports ${protocol}.`,
   );
 }
 

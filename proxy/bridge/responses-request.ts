@@ -1,12 +1,13 @@
 // OpenAI Responses request → Chat Completions request.
 
 import { bridgeRule, isHarmless } from '../rules/protocol-params.js';
+import { PROTOCOL_TABLE } from '../rules/protocols.js';
 import { takesReasoningEffort } from '../rules/reasoning.js';
 import { noChatEquivalent, wrongType } from './reject.js';
 import { chatToolName, requestTools } from './tool-names.js';
 import { isRecord, type Json } from './types.js';
 
-const P = 'Responses';
+const P = PROTOCOL_TABLE.responses.title;
 
 /** Built-in tools the client executes itself (its shell, its files, its screen). */
 const CLIENT_RUN_TOOLS = new Set(['local_shell', 'shell', 'apply_patch', 'computer', 'computer_use_preview']);

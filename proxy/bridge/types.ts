@@ -1,6 +1,6 @@
 // Shared vocabulary of the protocol bridge. Pure: no I/O anywhere in proxy/bridge.
 
-import { ENDPOINT_TYPE as PROTOCOL_ENDPOINT_TYPE } from '../rules/protocols.js';
+import { ENDPOINT_TYPE as PROTOCOL_ENDPOINT_TYPE, PROTOCOL_TABLE } from '../rules/protocols.js';
 
 export type BridgeKind = 'responses' | 'messages';
 export type BridgeMode = 'auto' | 'off' | 'always';
@@ -53,8 +53,8 @@ export function bridgeLabel(kind: BridgeKind): string {
 /** Which bridge a canonical request path belongs to (query already stripped or not). */
 export function bridgeKindForPath(path: string): BridgeKind | undefined {
   const p = path.split('?')[0]!.replace(/\/+$/, '');
-  if (p === '/v1/responses') return 'responses';
-  if (p === '/v1/messages') return 'messages';
+  if (p === PROTOCOL_TABLE.responses.path) return 'responses';
+  if (p === PROTOCOL_TABLE.messages.path) return 'messages';
   return undefined;
 }
 

@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { EXIT, type Command, type Io } from './command.js';
 import { parseUpstream } from '../rules/urls.js';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
-import type { ModelEntry } from '../pipeline/models-cache.js';
+import { parseModelList, type ModelEntry } from '../rules/model-list.js';
 import { withUpstream, type UpstreamConfig, type UpstreamFlags } from './upstream-config.js';
 import { protocolOfEndpointType } from '../rules/protocols.js';
 
@@ -50,13 +50,12 @@ async function listModels(cfg: UpstreamConfig, flags: UpstreamFlags, io: Io): Pr
     io.err(`loopgate models: ${res.statusCode}: ${d?.hint ?? 'unexpected answer'}`);
     return EXIT.failed;
   }
-  let models: ModelEntry[];
-  try {
-    models = (JSON.parse(text) as { data?: ModelEntry[] }).data ?? [];
-  } catch {
-    io.err(`loopgate models: ${parsed.baseUrl}/models answered 200 but not with JSON: is this the Model-Access API?`);
+  const list = parseModelList(text);
+  if (!list.ok) {
+    const what = list.reason === 'not-json' ? 'JSON' : 'a model list';
+    io.err(`loopgate models: ${parsed.baseUrl}/models answered 200 but not with ${what}: is this the Model-Access API?`);
     return EXIT.failed;
   }
-  io.out(flags.json ? JSON.stringify(models, null, 2) : formatModelTable(models));
+  io.out(flags.json ? JSON.stringify(list.models, null, 2) : formatModelTable(list.models));
   return EXIT.ok;
 }

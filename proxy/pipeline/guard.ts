@@ -1,4 +1,4 @@
-// Browser and DNS-rebinding defence (DESIGN.md §5). Runs before the body is
+// Browser and DNS-rebinding defence: only this machine's own Host names and no foreign Origin. Runs before the body is
 // read: a refused request costs nothing and reaches nothing.
 import type { IncomingMessage } from 'node:http';
 import { ProxyError } from '../rules/proxy-errors.js';

@@ -1,12 +1,9 @@
 // The key's /models list, cached: it feeds "did you mean" diagnoses, the
 // unknown-model warning and the protocol bridge's view of each model.
+import { parseModelList, type ModelEntry } from '../rules/model-list.js';
 import { callUpstream, type UpstreamDeps } from './upstream-call.js';
 
-export interface ModelEntry {
-  id: string;
-  owned_by?: string;
-  supported_endpoint_types?: string[];
-}
+export type { ModelEntry } from '../rules/model-list.js';
 
 export interface ModelsCache {
   /** IDs when known (never blocks; undefined until a list arrived). */
@@ -61,17 +58,14 @@ export function createModelsCache(opts: {
 
   function ingest(text: string, from = generation): void {
     if (from !== generation) return;
-    try {
-      const json = JSON.parse(text) as { data?: unknown };
-      if (!Array.isArray(json.data)) return;
-      const next = new Map<string, ModelEntry>();
-      for (const m of json.data as ModelEntry[]) if (m && typeof m.id === 'string') next.set(m.id, m);
-      entries = next;
-      ids = [...next.keys()];
-      fetchedAt = now();
-    } catch {
-      // an unparseable list leaves the old one in place
-    }
+    const list = parseModelList(text);
+    // An unparseable list leaves the old one in place.
+    if (!list.ok) return;
+    const next = new Map<string, ModelEntry>();
+    for (const m of list.models) next.set(m.id, m);
+    entries = next;
+    ids = [...next.keys()];
+    fetchedAt = now();
   }
 
   async function refresh(): Promise<void> {

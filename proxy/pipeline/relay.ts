@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { isEndpointNotSupported } from '../bridge/index.js';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
 import { upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
+import { PROTOCOL_TABLE } from '../rules/protocols.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import type { Route } from './bridge-plan.js';
@@ -30,7 +31,7 @@ export async function relay(ex: Exchange, ctx: ProxyContext, route: Route, abort
   const target = route.path + route.query;
   ex.upstreamPath = target;
   const body = route.session ? route.session.body : ex.body ?? ex.bodyStream ?? null;
-  const anthropicRoute = route.path.startsWith('/v1/messages');
+  const anthropicRoute = route.path.startsWith(PROTOCOL_TABLE.messages.path);
   const upstream = await callUpstream(
     ctx,
     {

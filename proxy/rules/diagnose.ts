@@ -1,7 +1,11 @@
-// The spec's error table (seed-spec §7) as a function. The diagnosis routes on
-// the status plus the relay's error code/type, never on message text: relays
-// localise their messages.
+// The relay's error table as a function: what each status (and error code)
+// means and what to do about it. 401 is the key, 403 the key's group or model
+// permission, 404 a wrong path or, on a protocol's own route, a protocol the
+// group's channels lack, 429 a limit, 5xx a temporary failure, other 4xx the
+// request body. The diagnosis routes on the status plus the relay's error
+// code/type, never on message text: relays localise their messages.
 
+import { PROTOCOL_ORDER, PROTOCOL_TABLE, minimalFields } from './protocols.js';
 import { readErrorEnvelope } from './proxy-errors.js';
 import { suggestModels } from './suggest.js';
 
@@ -47,18 +51,20 @@ export type DiagnosisCode =
 
 export interface Diagnosis {
   code: DiagnosisCode;
-  /** One or two sentences: what is wrong and what to do, in the spec's terms. */
+  /** One or two sentences: what is wrong and what to do, in the service's terms ({base_url}, key group, channel). */
   hint: string;
   /** Nearest real model IDs, for model-not-found. */
   suggestions?: string[];
 }
 
-/** The fields of a minimal request per endpoint (spec §1.6: start minimal, add back one at a time). */
-const MINIMAL: Record<string, readonly string[]> = {
-  '/v1/chat/completions': ['model', 'messages', 'stream'],
-  '/v1/responses': ['model', 'input', 'stream'],
-  '/v1/messages': ['model', 'messages', 'max_tokens', 'stream'],
-};
+/**
+ * The fields of the minimal request per endpoint path. A refused request is
+ * debugged by starting from the minimal request and adding parameters back
+ * one at a time, so the hint lists what the request has beyond it.
+ */
+const MINIMAL: Record<string, readonly string[]> = Object.fromEntries(PROTOCOL_ORDER.map((p) => [PROTOCOL_TABLE[p].path, minimalFields(p)]));
+
+const COUNT_TOKENS_PATH = `${PROTOCOL_TABLE.messages.path}/count_tokens`;
 
 export function extraParams(canonicalPath: string, params: readonly string[] = []): string[] {
   const minimal = MINIMAL[canonicalPath] ?? ['model', 'stream'];
@@ -105,7 +111,7 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
         hint: 'The address contains /v1/v1: the base URL already ends in /v1 and the client added another. Set the base URL to {base_url} exactly once.',
       };
     }
-    if (['/v1/responses', '/v1/messages', '/v1/messages/count_tokens'].includes(ctx.canonicalPath)) return protocolUnsupported(ctx);
+    if ([PROTOCOL_TABLE.responses.path, PROTOCOL_TABLE.messages.path, COUNT_TOKENS_PATH].includes(ctx.canonicalPath)) return protocolUnsupported(ctx);
     return {
       code: 'unknown-endpoint',
       hint: `The upstream has no endpoint ${ctx.method} ${ctx.canonicalPath}. Distinguish the base address, the endpoint path and the full address.`,
@@ -140,8 +146,8 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
 }
 
 function protocolUnsupported(ctx: DiagnosisContext): Diagnosis {
-  const which = ctx.canonicalPath.startsWith('/v1/messages') ? 'Anthropic Messages' : 'Responses';
-  if (ctx.canonicalPath === '/v1/messages/count_tokens') {
+  const which = (ctx.canonicalPath.startsWith(PROTOCOL_TABLE.messages.path) ? PROTOCOL_TABLE.messages : PROTOCOL_TABLE.responses).title;
+  if (ctx.canonicalPath === COUNT_TOKENS_PATH) {
     // Chat Completions has no token counting, so the bridge cannot stand in, and
     // spending a real completion to count would cost the user money unasked.
     return {

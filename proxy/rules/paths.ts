@@ -63,7 +63,7 @@ export function normaliseRequestPath(method: string, target: string): PathResult
   step('collapsed-slashes', path.replace(/\/{2,}/g, '/'));
   if (path.length > 1) step('trailing-slash', path.replace(/\/+$/, ''));
 
-  // Spec rule 2: an address never contains /v1/v1, wherever the doubling sits.
+  // A request address never contains /v1/v1, wherever the doubling sits.
   step('duplicate-v1', path.replace(/(\/v1)(?:\/v1)+(?=\/|$)/gi, '$1'));
   const lead = stripLeadingV1(path);
 

@@ -1,7 +1,14 @@
-// The address rules of the Model-Access API (seed-spec §4 "Address rules").
+// The address rules of the Model-Access API. {site_url} is the service's
+// address (scheme, host, optional path prefix); {base_url} is {site_url}/v1.
+// An OpenAI-compatible client is configured with {base_url}: it ends in /v1
+// exactly once and carries no endpoint path, since the client appends
+// /chat/completions, /responses and so on; a request address never contains
+// /v1/v1. An Anthropic client is configured with {site_url} and appends
+// /v1/messages itself. The key travels in a header over HTTPS, never in the URL.
 // Pure functions of strings: the proxy, the extension and the language server
 // all import this module, so there is exactly one definition of a good URL.
 
+import { PROTOCOL_TABLE } from './protocols.js';
 import { maskKey, SECRET_PATTERNS } from './secret-patterns.js';
 
 /** Endpoint paths a user may have pasted onto a base URL, longest first. */
@@ -203,7 +210,7 @@ export function parseUpstream(input: string, opts: ParseOptions = {}): ParseResu
 
 /**
  * Checks an address configured as an OpenAI-compatible client's base URL
- * (rule 1: it is {base_url}, ending in /v1 exactly once, with no endpoint path).
+ * (it is {base_url}, ending in /v1 exactly once, with no endpoint path).
  */
 export function checkOpenAIBaseUrl(input: string, opts: ParseOptions = {}): UrlProblem[] {
   const parsed = parseHttpUrl(input);
@@ -239,8 +246,9 @@ export function checkOpenAIBaseUrl(input: string, opts: ParseOptions = {}): UrlP
 }
 
 /**
- * Checks an Anthropic client's prefix (rule 3: it is {site_url}; the client adds
- * /v1/messages itself). The OpenAI rule is deliberately not applied here (rule 4).
+ * Checks an Anthropic client's prefix (it is {site_url}; the client adds
+ * /v1/messages itself). The OpenAI rule (end in /v1) is deliberately not
+ * applied here: an Anthropic prefix ending in /v1 gives /v1/v1/messages.
  */
 export function checkAnthropicBaseUrl(input: string, opts: ParseOptions = {}): UrlProblem[] {
   const parsed = parseHttpUrl(input);
@@ -254,7 +262,7 @@ export function checkAnthropicBaseUrl(input: string, opts: ParseOptions = {}): U
     problems.push({
       code: 'anthropic-ends-v1',
       severity: 'warning',
-      message: `An Anthropic client's prefix is {site_url} and must not end in ${tail}; the client appends /v1/messages itself. Use ${good}.`,
+      message: `An Anthropic client's prefix is {site_url} and must not end in ${tail}; the client appends ${PROTOCOL_TABLE.messages.path} itself. Use ${good}.`,
       fix: good,
     });
   }

@@ -29,7 +29,7 @@ describe('loopgate doctor', () => {
     expect(r.out).toMatch(/5\. POST \{site_url\}\/v1\/messages\s+SKIP/);
   });
 
-  it('a Claude group: Responses is missing on the route (a warning, per spec §7 rule 3), Messages passes', async () => {
+  it('a Claude group: Responses is missing on the route (a warning: Responses failing while Chat Completions works is the route, not the key), Messages passes', async () => {
     const r = await runCli(['doctor', '--upstream', sim.url, '--json'], { LOOPGATE_API_KEY: KEYS.claude });
     const report = JSON.parse(r.out);
     expect(r.code).toBe(0);

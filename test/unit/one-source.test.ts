@@ -1,14 +1,30 @@
 // Issue 12, one source for each concept: key shapes, credential headers, the
-// constant-time compare, the Anthropic error-type table and the upstream-error
-// reader each have one definition in proxy/rules/; the places that used to
-// keep their own copy now answer from it.
-import { describe, expect, it } from 'vitest';
+// constant-time compare, the Anthropic error-type table, the upstream-error
+// reader, the GET /models list parser and the protocol table (paths, titles,
+// minimal requests) each have one definition in proxy/rules/; the places that
+// used to keep their own copy now answer from it.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROTOCOL_INFO } from '../../extension/protocols.js';
+import { parseModels } from '../../extension/views/modelList.js';
+import { CHAT_PATH } from '../../proxy/bridge/index.js';
+import { bridgeKindForPath } from '../../proxy/bridge/types.js';
+import { formatModelTable } from '../../proxy/cli/models.js';
+import { runDoctor } from '../../proxy/doctor.js';
+import { modelProtocols, parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
+import { ANTHROPIC_VERSION, ENDPOINT_TYPE, PROTOCOL_ORDER, PROTOCOL_TABLE, minimalRequest, protocolOfEndpointType } from '../../proxy/rules/protocols.js';
+import { defaultFixture, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
+import { chatProtocol } from '../../proxy/simulator/protocols/chat.js';
+import { messagesProtocol } from '../../proxy/simulator/protocols/messages.js';
+import { responsesProtocol } from '../../proxy/simulator/protocols/responses.js';
+import { runCli } from '../cli/io.js';
 import { translateError } from '../../proxy/bridge/index.js';
 import { upstreamRequestHeaders, CREDENTIAL_HEADERS as STRIPPED } from '../../proxy/pipeline/headers.js';
 import { secretEquals } from '../../proxy/rules/constant-time.js';
 import { CREDENTIAL_HEADERS, RESPONSE_CREDENTIAL_HEADERS } from '../../proxy/rules/credential-headers.js';
 import { lintConfig, LINT_CODES } from '../../proxy/rules/config-lint/index.js';
-import { parseErrorBody } from '../../proxy/rules/diagnose.js';
+import { extraParams, parseErrorBody } from '../../proxy/rules/diagnose.js';
 import { anthropicErrorType, errorBody, readErrorEnvelope } from '../../proxy/rules/proxy-errors.js';
 import { createRedactor, DENYLISTED_HEADERS } from '../../proxy/rules/redact.js';
 import { looksKeyShaped, looksLikeProviderKey, PROVIDER_KEY_SHAPES, SECRET_PATTERNS } from '../../proxy/rules/secret-patterns.js';
@@ -107,5 +123,159 @@ describe('upstream error bodies: one reader', () => {
     expect(readErrorEnvelope('{"type":"error","error":{"type":"not_found_error","message":"m"}}')).toEqual({ type: 'not_found_error', message: 'm' });
     expect(readErrorEnvelope(Buffer.from('{"error":{"message":"m","type":"t","param":"p","code":"c"}}'))).toEqual({ message: 'm', type: 't', param: 'p', code: 'c' });
     expect(readErrorEnvelope('<html>')).toBeUndefined();
+  });
+});
+
+describe('the /models list and the protocol table: one source each', () => {
+  const KEY = 'sk-one-source-0000000000000000000000';
+  let body = '';
+  let server: Server;
+  let upstream = '';
+
+  beforeAll(async () => {
+    // A relay that answers GET /v1/models with `body` and 404 to everything else.
+    server = createServer((req, res) => {
+      const models = req.method === 'GET' && req.url === '/v1/models';
+      res.writeHead(models ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(models ? body : JSON.stringify({ error: { message: 'no such route', type: 'invalid_request_error', code: 'not_found' } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    upstream = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  /** What doctor, `loopgate models --json` and the Model Explorer make of one /models answer. */
+  async function readers(text: string) {
+    body = text;
+    const report = await runDoctor({ upstream, key: KEY, timeoutMs: 5_000 });
+    const cli = await runCli(['models', '--upstream', upstream, '--json'], { LOOPGATE_API_KEY: KEY });
+    return {
+      rules: parseModelList(text),
+      doctor: report.steps.find((s) => s.name === '3. GET /models')!,
+      cli: { code: cli.code, models: cli.code === 0 ? (JSON.parse(cli.out) as ModelEntry[]) : undefined, err: cli.err },
+      explorer: parseModels(text),
+    };
+  }
+
+  const LISTS: Record<string, { text: string; ids: string[] }> = {
+    'a plain list': {
+      text: JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', owned_by: 'openai', supported_endpoint_types: ['openai', 'openai-response'] }, { id: 'claude-x', owned_by: 'anthropic' }] }),
+      ids: ['gpt-4o-mini', 'claude-x'],
+    },
+    'entries without a string id': {
+      text: JSON.stringify({ data: [{ id: 'a' }, { owned_by: 'x' }, null, 'b', { id: 5 }, [], { id: 'c' }] }),
+      ids: ['a', 'c'],
+    },
+    'supported_endpoint_types not an array': {
+      text: JSON.stringify({ data: [{ id: 'a', supported_endpoint_types: 'anthropic' }, { id: 'b', supported_endpoint_types: { openai: true } }, { id: 'c', supported_endpoint_types: ['anthropic', 7, 'openai'] }] }),
+      ids: ['a', 'b', 'c'],
+    },
+  };
+
+  for (const [name, { text, ids }] of Object.entries(LISTS)) {
+    it(`doctor, \`loopgate models\` and the Model Explorer list the same models: ${name}`, async () => {
+      const r = await readers(text);
+      expect(r.rules.ok && r.rules.models.map((m) => m.id)).toEqual(ids);
+      expect(r.doctor).toMatchObject({ result: 'ok', detail: `${ids.length} models: ${ids.join(', ')}` });
+      expect(r.cli.code).toBe(0);
+      expect(r.cli.models).toEqual(r.rules.ok && r.rules.models);
+      expect(r.explorer.map((m) => m.id)).toEqual(ids);
+    });
+  }
+
+  it('endpoint types: a non-array counts as absent everywhere, non-strings are dropped, known ones map to protocols in try order', async () => {
+    const r = await readers(LISTS['supported_endpoint_types not an array']!.text);
+    expect(r.cli.models!.map((m) => m.supported_endpoint_types)).toEqual([undefined, undefined, ['anthropic', 'openai']]);
+    expect(r.explorer.map((m) => m.protocols)).toEqual([undefined, undefined, ['chat', 'messages']]);
+    const table = formatModelTable(r.cli.models!).split('\n');
+    expect(table[1]).toMatch(/^a\s*$/);
+    expect(table[3]).toMatch(/^c\s+messages, chat$/);
+    expect(modelProtocols({ supported_endpoint_types: ['openai-response', 'anthropic', 'openai', 'dall-e'] })).toEqual(PROTOCOL_ORDER);
+  });
+
+  it('other fields pass through in the order the relay sent them; owned_by that is not a string is absent', () => {
+    const r = parseModelList('{"data":[{"object":"model","id":"m","created":1,"owned_by":7}]}');
+    expect(r.ok && r.models).toEqual([{ object: 'model', id: 'm', created: 1 }]);
+    expect(r.ok && Object.keys(r.models[0]!)).toEqual(['object', 'id', 'created']);
+    expect(parseModels('{"data":[{"id":"m","owned_by":7}]}')).toEqual([{ id: 'm', ownedBy: 'unknown', protocols: undefined }]);
+  });
+
+  it('an empty list is a list: doctor says the group has none, the others list none', async () => {
+    const r = await readers('{"object":"list","data":[]}');
+    expect(r.rules).toEqual({ ok: true, models: [] });
+    expect(r.doctor).toMatchObject({ result: 'fail', detail: expect.stringContaining('has no models') });
+    expect(r.cli.models).toEqual([]);
+    expect(r.explorer).toEqual([]);
+  });
+
+  for (const [text, reason] of [
+    ['<html>502 Bad Gateway</html>', 'not-json'],
+    ['{"data":{}}', 'not-a-list'],
+    ['{}', 'not-a-list'],
+    ['[{"id":"m"}]', 'not-a-list'],
+    ['null', 'not-a-list'],
+  ] as const) {
+    it(`not a model list (${reason}: ${text}): doctor and \`loopgate models\` say so, the Model Explorer lists none`, async () => {
+      // Regression: doctor threw on {"data":{}} (models.map is not a function) and `loopgate models` printed {}.
+      const r = await readers(text);
+      expect(r.rules).toEqual({ ok: false, reason });
+      expect(r.doctor).toMatchObject({ result: 'fail', detail: 'The answer is not a JSON model list: is the URL the Model-Access API?' });
+      expect(r.cli.code).toBe(1);
+      expect(r.cli.err).toContain(`answered 200 but not with ${reason === 'not-json' ? 'JSON' : 'a model list'}`);
+      expect(r.explorer).toEqual([]);
+    });
+  }
+
+  it('titles, paths and endpoint types: the extension, the simulator and the bridge read the table', () => {
+    for (const p of PROTOCOL_ORDER) {
+      const row = PROTOCOL_TABLE[p];
+      expect(PROTOCOL_INFO[p]).toMatchObject({ label: row.title, path: row.path, short: p });
+      expect(row.path).toBe(`/v1${row.endpoint}`);
+      expect(ENDPOINT_TYPE[p]).toBe(row.endpointType);
+      expect(protocolOfEndpointType(row.endpointType)).toBe(p);
+    }
+    for (const m of [chatProtocol, responsesProtocol, messagesProtocol]) expect([m.title, m.path]).toEqual([PROTOCOL_TABLE[m.protocol].title, PROTOCOL_TABLE[m.protocol].path]);
+    expect(CHAT_PATH).toBe(PROTOCOL_TABLE.chat.path);
+    expect(bridgeKindForPath(PROTOCOL_TABLE.responses.path)).toBe('responses');
+    expect(bridgeKindForPath(PROTOCOL_TABLE.messages.path)).toBe('messages');
+  });
+
+  it('the diagnosis counts parameters beyond the same minimal request', () => {
+    for (const p of PROTOCOL_ORDER) {
+      const fields = Object.keys(minimalRequest(p, 'm', { stream: true, prompt: 'x' }));
+      expect(extraParams(PROTOCOL_TABLE[p].path, [...fields, 'temperature'])).toEqual(['temperature']);
+    }
+    expect(minimalRequest('messages', 'm', { stream: false, prompt: 'x' })).toEqual({ model: 'm', max_tokens: 64, messages: [{ role: 'user', content: 'x' }], stream: false });
+  });
+
+  describe('the minimal requests', () => {
+    let sim: Simulator;
+    beforeAll(async () => {
+      sim = await startSimulator({ port: 0 });
+    });
+    afterAll(() => sim.close());
+
+    for (const protocol of PROTOCOL_ORDER) {
+      for (const stream of [false, true]) {
+        it(`are accepted by the simulator: ${protocol}, stream ${stream}`, async () => {
+          const key = defaultFixture.keys.find((k) => k.status === 'active' && k.balance > 0 && defaultFixture.groups[k.group]!.protocols.includes(protocol))!.key;
+          // The model comes from the key's own list, read by the one parser.
+          const list = parseModelList(await (await fetch(`${sim.baseUrl}/models`, { headers: { authorization: `Bearer ${key}` } })).text());
+          const model = list.ok && list.models.find((m) => modelProtocols(m)?.includes(protocol));
+          expect(model, 'a model listing the protocol').toBeTruthy();
+          const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+          if (protocol === 'messages') headers['anthropic-version'] = ANTHROPIC_VERSION;
+          const res = await fetch(sim.url + PROTOCOL_TABLE[protocol].path, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify(minimalRequest(protocol, (model as ModelEntry).id, { stream, prompt: 'Reply with one short sentence.' })),
+          });
+          const text = await res.text();
+          expect(res.status, text).toBe(200);
+          expect(res.headers.get('content-type')).toContain(stream ? 'text/event-stream' : 'application/json');
+          if (stream) expect(text).toMatch(protocol === 'chat' ? /data: \[DONE\]/ : protocol === 'responses' ? /response\.completed/ : /message_stop/);
+        });
+      }
+    }
   });
 });

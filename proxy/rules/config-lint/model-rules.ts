@@ -1,5 +1,7 @@
-// A model ID that is not in the key's GET /models list (seed-spec §2: copy it
-// exactly, never guess). Runs only when the list is known.
+// A model ID that is not in the key's GET /models list: IDs must be copied
+// exactly from that list, never guessed or adapted from another provider's
+// naming, since the relay answers an unknown ID with model_not_found. Runs
+// only when the list is known.
 import { looksKeyShaped } from '../secret-patterns.js';
 import { suggestModels } from '../suggest.js';
 import type { Occurrence } from './occurrences.js';

@@ -1,5 +1,6 @@
 // POST /v1/chat/completions: OpenAI Chat Completions, including tool calls
 // (the protocol bridge relies on them).
+import { PROTOCOL_TABLE } from '../../rules/protocols.js';
 import { errorBody, type SimError } from '../relay-errors.js';
 import { contentText, echoText, lastUserWords, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
@@ -145,4 +146,4 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   };
 }
 
-export const chatProtocol: ProtocolModule = { protocol: 'chat', title: 'Chat Completions', path: '/v1/chat/completions', parse, render };
+export const chatProtocol: ProtocolModule = { protocol: 'chat', title: PROTOCOL_TABLE.chat.title, path: PROTOCOL_TABLE.chat.path, parse, render };

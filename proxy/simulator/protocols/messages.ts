@@ -1,4 +1,5 @@
 // POST /v1/messages: the Anthropic Messages entry point.
+import { PROTOCOL_TABLE } from '../../rules/protocols.js';
 import { errorBody, type SimError } from '../relay-errors.js';
 import { contentText, echoText, lastUserWords, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
@@ -151,4 +152,4 @@ export function parseCountTokens(body: Body): { model: string; inputTokens: numb
   return { model, inputTokens: estimateTokens(textLength(body.messages) + textLength(body.system)) };
 }
 
-export const messagesProtocol: ProtocolModule = { protocol: 'messages', title: 'Anthropic Messages', path: '/v1/messages', parse, render };
+export const messagesProtocol: ProtocolModule = { protocol: 'messages', title: PROTOCOL_TABLE.messages.title, path: PROTOCOL_TABLE.messages.path, parse, render };

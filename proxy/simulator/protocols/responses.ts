@@ -1,5 +1,6 @@
 // POST /v1/responses: the OpenAI Responses API, with the full typed event
 // sequence the SDK's `responses.stream()` accumulator expects.
+import { PROTOCOL_TABLE } from '../../rules/protocols.js';
 import { ERROR_ROWS, type SimError } from '../relay-errors.js';
 import { contentText, echoText, lastUserWords, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
@@ -199,4 +200,4 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
 
 }
 
-export const responsesProtocol: ProtocolModule = { protocol: 'responses', title: 'Responses', path: '/v1/responses', parse, render };
+export const responsesProtocol: ProtocolModule = { protocol: 'responses', title: PROTOCOL_TABLE.responses.title, path: PROTOCOL_TABLE.responses.path, parse, render };

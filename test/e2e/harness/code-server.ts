@@ -1,5 +1,8 @@
 // Starts code-server (= VS Code 1.100.3 server) on a free loopback port with a
-// fresh user-data-dir, for one test run. See DESIGN.md §6.
+// fresh user-data-dir, for one test run. The e2e tests run the extension in
+// real VS Code rather than a mocked API; VS Code itself cannot be downloaded
+// here, so its server build comes from npm as code-server (README, "Tests in
+// real VS Code (e2e)").
 import { spawn } from 'node:child_process';
 import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
