@@ -4,7 +4,7 @@
 // bytes counted, the x-loopgate-* headers from one table plus Server-Timing,
 // and the client's own envelope for Loopgate's errors. Nothing else in proxy/
 // writes to a ServerResponse (test/unit/layers.test.ts holds that).
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { errorBody, readErrorEnvelope, type Envelope, type ProxyError } from '../rules/proxy-errors.js';
 import { describeRewrites } from '../rules/paths.js';
 import type { Redactor } from '../rules/redact.js';
@@ -33,6 +33,13 @@ export interface LocalOutcome {
 function headerSafeList(names: string[]): string {
   const list = names.map((n) => (/^[\w.\-[\]]{1,64}$/.test(n) ? n : '(unprintable name)')).join(', ');
   return list.length > 1024 ? `${list.slice(0, 1020)} ...` : list;
+}
+
+/** Connections an answer of ours is closing: what is pipelined behind it will not be served. */
+const closingSockets = new WeakSet<object>();
+
+function hasBody(headers: IncomingHttpHeaders): boolean {
+  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 }
 
 function ms(x: number): string {
@@ -64,9 +71,13 @@ export class ClientReply {
     return this.res.headersSent;
   }
 
-  /** The client's connection is gone: nothing written now would arrive. */
+  /**
+   * The client's connection is gone: nothing written now would arrive. A
+   * response without a socket is not gone: it waits behind the one before it
+   * on a pipelined connection, and Node sends it when its turn comes.
+   */
   get clientGone(): boolean {
-    return this.res.destroyed || this.res.socket?.destroyed !== false;
+    return this.res.destroyed || this.res.socket?.destroyed === true || this.ex.req.socket.destroyed;
   }
 
   /** The client went away before the answer was complete. */
@@ -76,6 +87,25 @@ export class ClientReply {
 
   onClose(listener: () => void): void {
     this.res.once('close', listener);
+  }
+
+  /**
+   * Calls `listener` once, when this answer's life ends: the response closed,
+   * or the connection closed first (a pipelined request whose turn never came
+   * may get no response 'close' of its own). `neverSent` says the request was
+   * queued behind an answer of ours that closed the connection.
+   */
+  onEnd(listener: (neverSent: boolean) => void): void {
+    const socket = this.ex.req.socket;
+    let called = false;
+    const end = () => {
+      if (called) return;
+      called = true;
+      socket.off('close', end);
+      listener(!this.res.headersSent && this.status === undefined && closingSockets.has(socket));
+    };
+    this.res.once('close', end);
+    socket.once('close', end);
   }
 
   /** The x-loopgate-* headers and Server-Timing: the one table, for every answer. */
@@ -116,8 +146,12 @@ export class ClientReply {
     this.local = { code: err.code, message, refused: true, errorType: readErrorEnvelope(body)?.type };
     this.capture.reset();
     const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(body.length), ...this.loopgateHeaders(), ...err.headers };
-    // The body may still be unread; don't let it be taken for the next request on this socket.
-    if (opts.close || !this.ex.req.readableEnded) headers.connection = 'close';
+    // A body may still be unread; don't let it be taken for the next request on this socket.
+    // (A request without one keeps the connection, so what is pipelined behind it is still served.)
+    if (opts.close || (!this.ex.req.readableEnded && hasBody(this.ex.req.headers))) {
+      headers.connection = 'close';
+      closingSockets.add(this.ex.req.socket);
+    }
     this.write(err.statusCode, headers, body, body, opts.onSent);
   }
 

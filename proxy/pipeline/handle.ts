@@ -43,9 +43,13 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
   const abort = new RequestAbort();
   ctx.stats.requests++;
   ctx.stats.inFlight++;
-  ex.reply.onClose(() => {
+  ex.reply.onEnd((neverSent) => {
     ctx.stats.inFlight--;
-    if (ex.reply.unfinished) {
+    if (neverSent) {
+      // Pipelined behind an answer that closed the connection: its turn never came.
+      ex.reply.lost(0, 'pipelined-after-close', 'The connection closed before this pipelined request had its turn; send it again.');
+      abort.abort(new ProxyError(499, 'client-aborted', 'The connection closed.'));
+    } else if (ex.reply.unfinished) {
       // A stream cut because its upstream broke is not the client leaving.
       if (!ex.reply.closedByProxy) ex.clientAborted = true;
       abort.abort(new ProxyError(499, 'client-aborted', 'The client went away.'));

@@ -1,11 +1,12 @@
-// Regressions found in review: each was a wrong diagnosis or a fix that would
-// have broken the user's file.
+// Text that looks like a config mistake but is not (an escaped string, a Hugo
+// baseURL, an OpenAPI file, sk-shaped package names), and the real ones next
+// to it that must still be caught: no false diagnosis, no fix that breaks a file.
 import { describe, expect, it } from 'vitest';
 import { lintConfig } from '../../proxy/rules/config-lint/index.js';
 
 const codes = (text: string, fileName: string) => lintConfig(text, { fileName }).map((d) => d.code);
 
-describe('config-lint regressions', () => {
+describe('config lint: look-alikes are left alone, the real mistakes still caught', () => {
   it('an env-style assignment inside an escaped string stops at the backslash', () => {
     const ts = 'const env = "OPENAI_BASE_URL=https://example.test/v1/v1\\nOPENAI_MODEL=gpt-4o\\n";\n';
     const d = lintConfig(ts, { fileName: 'x.ts' });
