@@ -67,6 +67,10 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     // Local endpoints check the token themselves (the health challenge is answered without it).
     if (isLocalEndpoint(ex.path)) return handleLocalEndpoint(ex, ctx);
     checkToken(req, ctx.token);
+    // The key belongs to the API under {base_url} only: nothing else reaches the upstream with it.
+    if (!ex.path.startsWith('/v1/')) {
+      throw new ProxyError(404, 'not-an-api-path', `${ex.path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths (e.g. /v1/chat/completions, /v1/responses, /v1/messages, /v1/models). Check the tool's base URL.`);
+    }
     const bridgeable = bridgeableKind(ex, ctx);
     await readBody(ex, ctx, bridgeable !== undefined);
     inspectModel(ex, ctx);

@@ -19,8 +19,29 @@ async function readStdin() {
   return s;
 }
 
-/** One request, body read to the end. Returns latency in ms, or undefined on failure. */
-async function once(extraHeaders = {}, body = job.body) {
+/**
+ * Loopgate's own time from a W3C Server-Timing header (`loopgate;dur=0.12,
+ * upstream;dur=0.3`, possibly followed by the upstream's own entries), in ms;
+ * undefined when the header or the entry or its dur is missing or malformed.
+ */
+function loopgateDur(header) {
+  if (header === undefined) return undefined;
+  for (const entry of (Array.isArray(header) ? header.join(',') : String(header)).split(',')) {
+    const [name, ...params] = entry.split(';');
+    if (name.trim().toLowerCase() !== 'loopgate') continue;
+    for (const p of params) {
+      const [k, v] = p.split('=');
+      if (k.trim().toLowerCase() !== 'dur' || v === undefined) continue;
+      const ms = Number(v.trim().replace(/^"|"$/g, ''));
+      return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+    }
+    return undefined;
+  }
+  return undefined;
+}
+
+/** One request, body read to the end. Returns latency in ms (and Loopgate's Server-Timing dur if asked), or undefined on failure. */
+async function once(extraHeaders = {}, body = job.body, { timing = false } = {}) {
   const t0 = performance.now();
   try {
     const res = await pool.request({ path: job.path, method: 'POST', headers: { ...job.headers, ...extraHeaders }, body });
@@ -30,7 +51,7 @@ async function once(extraHeaders = {}, body = job.body) {
       noteError(`HTTP ${res.statusCode}`);
       return undefined;
     }
-    return { ms: performance.now() - t0, bytes };
+    return { ms: performance.now() - t0, bytes, own: timing ? loopgateDur(res.headers['server-timing']) : undefined };
   } catch (err) {
     noteError(err.message);
     return undefined;
@@ -41,14 +62,16 @@ async function once(extraHeaders = {}, body = job.body) {
 async function latency() {
   for (let i = 0; i < job.warmup; i++) await once();
   const samples = [];
+  const serverTiming = [];
   let errors = 0;
   const deadline = performance.now() + job.maxMs;
   for (let i = 0; i < job.requests && performance.now() < deadline; i++) {
-    const r = await once();
+    const r = await once(undefined, undefined, { timing: true });
     if (r) samples.push(round(r.ms));
     else errors++;
+    if (r?.own !== undefined) serverTiming.push(r.own);
   }
-  return { samples, errors };
+  return { samples, serverTiming, errors };
 }
 
 /** `concurrency` closed loops for a fixed time; only the window after warm-up counts. */

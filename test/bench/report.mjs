@@ -1,34 +1,74 @@
 // Turns the bench results into the target checks and the markdown tables.
 
 const f = (x, d = 2) => (x === undefined || Number.isNaN(x) ? '-' : Number(x).toFixed(d));
-const ratio = (a, b) => (a === undefined || b === undefined || !b ? '-' : (a / b).toFixed(2));
+const ratio = (a, b) => (!Number.isFinite(a) || !Number.isFinite(b) || !b ? '-' : (a / b).toFixed(2));
 
-/** The issue's targets, judged on Loopgate with the metadata log on. */
-export function checks(r) {
+/**
+ * Issue 12's targets, judged on Loopgate with the metadata log on, all from one
+ * run; plus two older ones still worth holding (events seen, 50 MB bodies).
+ * `opts.proxyNodeFlags`: node flags the proxies ran with (BENCH_NODE_FLAGS).
+ */
+export function checks(r, opts = {}) {
   const out = [];
-  const add = (what, measured, limit, pass) => out.push({ what, measured, limit, pass });
+  const add = (what, measured, limit, pass) => out.push({ what, measured, limit, pass: Boolean(pass) });
+  const flags = opts.proxyNodeFlags ?? [];
+  if (r.throughputC64) {
+    const { loopgate, forwarder } = r.throughputC64;
+    const undici = r.throughputC64['undici-fwd'];
+    add('c=64 throughput ÷ forwarder (http-proxy)', `${ratio(loopgate.rps, forwarder.rps)}× (${f(loopgate.rps, 0)} vs ${f(forwarder.rps, 0)} req/s)`, '≥ 1.0×', loopgate.rps >= forwarder.rps);
+    if (undici) {
+      const a = loopgate.cpuMsPerUnit;
+      const b = undici.cpuMsPerUnit;
+      add('c=64 proxy CPU per request ÷ undici-fwd', `${ratio(a, b)}× (${f(a * 1000, 0)} vs ${f(b * 1000, 0)} µs)`, '≤ 1.3×', a !== undefined && b !== undefined && a <= 1.3 * b);
+    }
+  }
   if (r.latencyC1) {
     const { direct, loopgate } = r.latencyC1;
-    add('c=1 added latency p50', `${f(loopgate.p50 - direct.p50, 3)} ms`, '≤ 0.3 ms', loopgate.p50 - direct.p50 <= 0.3);
-    add('c=1 added latency p99', `${f(loopgate.p99 - direct.p99, 3)} ms`, '≤ 1.5 ms', loopgate.p99 - direct.p99 <= 1.5);
+    add('c=1 added latency p50 (vs direct)', `${f(loopgate.p50 - direct.p50, 3)} ms`, '≤ 0.2 ms', loopgate.p50 - direct.p50 <= 0.2);
   }
-  if (r.throughputC64) {
-    const { direct, loopgate, forwarder } = r.throughputC64;
-    const nolog = r.throughputC64['loopgate-nolog'];
-    add('c=64 throughput ÷ forwarder', `${ratio(loopgate.rps, forwarder.rps)}×`, '≥ 1.5×', loopgate.rps >= 1.5 * forwarder.rps);
-    add('c=64 throughput ÷ direct', `${ratio(loopgate.rps, direct.rps)}×`, '≥ 0.4×', loopgate.rps >= 0.4 * direct.rps);
-    const cost = 1 - loopgate.rps / nolog.rps;
-    add('metadata log cost (vs --no-log)', `${f(100 * cost, 1)} %`, '≤ 10 %', cost <= 0.1);
+  const c1000 = r.sse_c1000;
+  if (c1000) {
+    const { loopgate, forwarder } = c1000;
+    add('SSE 1,000 streams TTFB p50 ÷ forwarder (http-proxy)', `${ratio(loopgate.ttfbP50, forwarder.ttfbP50)}× (${f(loopgate.ttfbP50, 1)} vs ${f(forwarder.ttfbP50, 1)} ms)`, '≤ 1.3×', loopgate.ttfbP50 <= 1.3 * forwarder.ttfbP50);
+    // The target is for a plain `loopgate serve`: a run with BENCH_NODE_FLAGS does not count.
+    add(
+      'SSE 1,000 streams proxy RSS (plain `loopgate serve`)',
+      `${f(loopgate.rssPeakMB, 1)} MB${flags.length ? ` (with node flags ${flags.join(' ')}: not a plain serve)` : ''}`,
+      '≤ 150 MB',
+      loopgate.rssPeakMB <= 150 && !flags.length,
+    );
   }
   for (const level of ['c1', 'c100', 'c1000']) {
     const s = r[`sse_${level}`];
     if (!s) continue;
-    const { direct, loopgate } = s;
-    add(`SSE ${level} added TTFB p50`, `${f(loopgate.ttfbP50 - direct.ttfbP50, 3)} ms`, '≤ 1 ms', loopgate.ttfbP50 - direct.ttfbP50 <= 1);
+    const { direct, loopgate, forwarder } = s;
     const sameCount = loopgate.eventsMin === direct.eventsMax && loopgate.eventsMax === direct.eventsMax && loopgate.errors === 0;
     add(`SSE ${level} events seen = sent`, `${loopgate.eventsMin}..${loopgate.eventsMax} of ${direct.eventsMax}`, 'equal', sameCount);
-    add(`SSE ${level} gap p99 − direct`, `${f(loopgate.gapP99 - direct.gapP99, 3)} ms`, '≤ 2 ms', loopgate.gapP99 - direct.gapP99 <= 2);
-    if (level === 'c1000') add('1000 streams proxy RSS', `${f(loopgate.rssPeakMB, 1)} MB`, '≤ 150 MB', loopgate.rssPeakMB <= 150);
+    // "coalesced" (load.mjs) counts, per read the client makes, the events that
+    // arrived in that read beyond the first. The simulator writes every event
+    // on its own, a delay apart, so a proxy that passes writes through adds
+    // none, while one that buffers (corks, batches, waits for more) merges most
+    // of them. But reads also merge events whenever any process on the path
+    // runs late and two writes sit in one socket buffer, which depends on the
+    // machine's load, not on the proxy. At 100 and 1,000 streams the cores are
+    // saturated and that noise dominates: in one quick run the two plain
+    // forwarders, neither of which buffers, read 918 vs 1,384 (c=100) and
+    // 4,117 vs 463 (c=1,000), and direct 511 and 32. A check there would flip
+    // with the load, so there is none (the figures stay in the tables). At one
+    // stream the machine is idle between events 10 ms apart, every pass-through
+    // target reads 0, and a buffering proxy would show tens per stream: the
+    // check is made there, against the http-proxy forwarder, with room for an
+    // odd late turn (1 % of the events seen, at least 2).
+    if (level === 'c1') {
+      const events = loopgate.streamsSeen * loopgate.eventsMax;
+      const slack = Math.max(2, Math.ceil(events * 0.01));
+      add(
+        'SSE c1 coalesced events (no chunk coalescing), loopgate − forwarder',
+        `${loopgate.coalesced - forwarder.coalesced} (${loopgate.coalesced} vs ${forwarder.coalesced}, of ${events} events)`,
+        `≤ ${slack}`,
+        loopgate.coalesced - forwarder.coalesced <= slack,
+      );
+    }
   }
   for (const mode of ['bigRequest', 'bigResponse']) {
     const b = r[mode];
@@ -42,13 +82,23 @@ function table(head, rows) {
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
 
-/** One row per headline figure: the four targets side by side, with loopgate's ratios. */
+/** One row per headline figure: the targets side by side, with loopgate's ratios. */
 export function renderSummary(r) {
   const rows = [];
   const row = (label, get, digits = 2) => {
     const v = (n) => get(n);
     const lg = v('loopgate');
-    const cells = [label, f(v('direct'), digits), f(lg, digits), f(v('loopgate+bodies'), digits), f(v('forwarder'), digits), ratio(lg, v('direct')), ratio(lg, v('forwarder'))];
+    const cells = [
+      label,
+      f(v('direct'), digits),
+      f(lg, digits),
+      f(v('loopgate+bodies'), digits),
+      f(v('forwarder'), digits),
+      f(v('undici-fwd'), digits),
+      ratio(lg, v('direct')),
+      ratio(lg, v('forwarder')),
+      ratio(lg, v('undici-fwd')),
+    ];
     if (r.latencyC1?.['loopgate@base'] || r.sse_c1000?.['loopgate@base']) cells.push(f(v('loopgate@base'), digits));
     rows.push(cells);
   };
@@ -70,7 +120,7 @@ export function renderSummary(r) {
   }
   if (r.bigRequest) row('50 MB request: RSS growth (MB)', at(r.bigRequest, 'rssGrowthMB'), 1);
   if (r.bigResponse) row('50 MB response: RSS growth (MB)', at(r.bigResponse, 'rssGrowthMB'), 1);
-  const head = ['figure', 'direct', 'loopgate', 'loopgate+bodies', 'forwarder', 'loopgate ÷ direct', 'loopgate ÷ fwd'];
+  const head = ['figure', 'direct', 'loopgate', 'loopgate+bodies', 'forwarder', 'undici-fwd', 'loopgate ÷ direct', 'loopgate ÷ fwd', 'loopgate ÷ undici'];
   return table(r.latencyC1?.['loopgate@base'] || r.sse_c1000?.['loopgate@base'] ? [...head, 'loopgate@base'] : head, rows);
 }
 
@@ -81,28 +131,55 @@ export function renderMarkdown(report) {
     `## Loopgate benchmark (${report.quick ? 'quick' : 'full'}, ${report.durationS} s)`,
     '',
     `${m.nproc} × ${m.cpu}, Node ${m.node}, ${m.platform}. Simulator, proxy under test and load generator each in their own process, on loopback.`,
-    'Targets: direct = simulator; loopgate = metadata log on; loopgate+bodies = --log-bodies; forwarder = http-proxy with a keep-alive agent. Ratios are target ÷ direct and target ÷ forwarder.',
+    'Targets: direct = simulator; loopgate = metadata log on; loopgate+bodies = --log-bodies; loopgate-nolog = --no-log; forwarder = http-proxy with a keep-alive agent; undici-fwd = http.createServer + an undici Pool, piped. Ratios are target ÷ direct, ÷ forwarder (fwd) and ÷ undici-fwd (undici).',
+    `Proxies run as a plain \`node dist/cli.js serve\`${report.config?.proxyNodeFlags?.length ? ` with node flags ${report.config.proxyNodeFlags.join(' ')}` : ' (no node flags)'}.`,
   ];
   parts.push('', '### Summary', '', renderSummary(r));
   if (r.latencyC1) {
     const d = r.latencyC1.direct;
     const fw = r.latencyC1.forwarder;
+    const un = r.latencyC1['undici-fwd'];
     parts.push('', '### Small chat requests, concurrency 1 (latency, ms)', '');
     parts.push(
       table(
-        ['target', 'p50', 'p99', 'added p50', 'added p99', 'p50 ÷ direct', 'p50 ÷ fwd', 'CPU ms/req'],
-        Object.entries(r.latencyC1).map(([n, x]) => [n, f(x.p50, 3), f(x.p99, 3), f(x.p50 - d.p50, 3), f(x.p99 - d.p99, 3), ratio(x.p50, d.p50), ratio(x.p50, fw.p50), f(x.cpuMsPerUnit, 3)]),
+        ['target', 'p50', 'p99', 'added p50', 'added p99', 'p50 ÷ direct', 'p50 ÷ fwd', 'p50 ÷ undici', 'CPU ms/req', "Loopgate's own time p50 (Server-Timing)"],
+        Object.entries(r.latencyC1).map(([n, x]) => [
+          n,
+          f(x.p50, 3),
+          f(x.p99, 3),
+          f(x.p50 - d.p50, 3),
+          f(x.p99 - d.p99, 3),
+          ratio(x.p50, d.p50),
+          ratio(x.p50, fw.p50),
+          ratio(x.p50, un?.p50),
+          f(x.cpuMsPerUnit, 3),
+          f(x.ownP50, 3),
+        ]),
       ),
     );
   }
   if (r.throughputC64) {
     const d = r.throughputC64.direct;
     const fw = r.throughputC64.forwarder;
+    const un = r.throughputC64['undici-fwd'];
     parts.push('', '### Small chat requests, concurrency 64 (throughput)', '');
     parts.push(
       table(
-        ['target', 'req/s', '÷ direct', '÷ fwd', 'rounds', 'errors', 'CPU %', 'CPU µs/req', 'RSS MB'],
-        Object.entries(r.throughputC64).map(([n, x]) => [n, f(x.rps, 0), ratio(x.rps, d.rps), ratio(x.rps, fw.rps), x.rpsRounds.map((v) => f(v, 0)).join(' / '), x.errors, f(x.cpuPct, 0), f(x.cpuMsPerUnit * 1000, 0), f(x.rssPeakMB, 1)]),
+        ['target', 'req/s', '÷ direct', '÷ fwd', '÷ undici', 'rounds', 'errors', 'CPU %', 'CPU µs/req', 'CPU ÷ fwd', 'CPU ÷ undici', 'RSS MB'],
+        Object.entries(r.throughputC64).map(([n, x]) => [
+          n,
+          f(x.rps, 0),
+          ratio(x.rps, d.rps),
+          ratio(x.rps, fw.rps),
+          ratio(x.rps, un?.rps),
+          x.rpsRounds.map((v) => f(v, 0)).join(' / '),
+          x.errors,
+          f(x.cpuPct, 0),
+          f(x.cpuMsPerUnit * 1000, 0),
+          ratio(x.cpuMsPerUnit, fw.cpuMsPerUnit),
+          ratio(x.cpuMsPerUnit, un?.cpuMsPerUnit),
+          f(x.rssPeakMB, 1),
+        ]),
       ),
     );
   }

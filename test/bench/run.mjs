@@ -1,5 +1,5 @@
-// The benchmark: what Loopgate costs against going direct and against a plain
-// http-proxy forwarder, measured side by side, interleaved round-robin so drift
+// The benchmark: what Loopgate costs against going direct and against two plain
+// forwarders (http-proxy, and a bare undici one), measured side by side, interleaved round-robin so drift
 // hits every target alike. Usage: node test/bench/run.mjs [--quick] [--out FILE]
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -34,18 +34,26 @@ hardStop.unref();
 
 const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
 
+// By default every server runs as a plain `node <script>`: no node flags, and no
+// NODE_OPTIONS inherited from the shell (the c=1000 RSS target is for a plain
+// `loopgate serve`). BENCH_NODE_FLAGS: node flags for the proxy children only,
+// for experiments (e.g. --max-semi-space-size=4); the report records them and
+// the RSS target then reads as missed, since it is no longer a plain serve.
+const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+const plainEnv = { ...process.env };
+delete plainEnv.NODE_OPTIONS;
+
 async function startTargets(label) {
-  const sim = await startServer('simulator', [cli, 'simulate', '--port', '0'], { ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/ });
-  const proxyEnv = { ...process.env, LOOPGATE_API_KEY: KEY, LOOPGATE_UPSTREAM: '' };
-  // BENCH_NODE_FLAGS: node flags for the proxy children only (for experiments, e.g. --max-semi-space-size=4).
-  const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const sim = await startServer('simulator', [cli, 'simulate', '--port', '0'], { env: plainEnv, ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/ });
+  const proxyEnv = { ...plainEnv, LOOPGATE_API_KEY: KEY, LOOPGATE_UPSTREAM: '' };
   const serve = (name, extra) =>
     startServer(name, [...nodeFlags, cli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', ...extra], { env: proxyEnv, ready: LISTENING });
-  const [meta, bodies, nolog, fwd, base] = await Promise.all([
+  const [meta, bodies, nolog, fwd, ufwd, base] = await Promise.all([
     serve('loopgate', ['--log', join(tmp, `${label}-meta.jsonl`)]),
     serve('loopgate+bodies', ['--log', join(tmp, `${label}-bodies.jsonl`), '--log-bodies']),
     serve('loopgate-nolog', ['--no-log']),
-    startServer('forwarder', [fileURLToPath(new URL('./forwarder.mjs', import.meta.url)), sim.url], { ready: LISTENING }),
+    startServer('forwarder', [fileURLToPath(new URL('./forwarder.mjs', import.meta.url)), sim.url], { env: plainEnv, ready: LISTENING }),
+    startServer('undici-fwd', [fileURLToPath(new URL('./undici-forwarder.mjs', import.meta.url)), sim.url], { env: plainEnv, ready: LISTENING }),
     baseCli
       ? startServer('loopgate@base', [...nodeFlags, baseCli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', '--log', join(tmp, `${label}-base.jsonl`)], {
           env: proxyEnv,
@@ -60,9 +68,10 @@ async function startTargets(label) {
     'loopgate+bodies': { name: 'loopgate+bodies', url: bodies.url, headers: {}, pid: bodies.pid },
     'loopgate-nolog': { name: 'loopgate-nolog', url: nolog.url, headers: {}, pid: nolog.pid },
     forwarder: { name: 'forwarder', url: fwd.url, headers: auth, pid: fwd.pid },
+    'undici-fwd': { name: 'undici-fwd', url: ufwd.url, headers: auth, pid: ufwd.pid },
   };
   if (base) targets['loopgate@base'] = { name: 'loopgate@base', url: base.url, headers: {}, pid: base.pid };
-  const stop = () => Promise.all([sim, meta, bodies, nolog, fwd, base].filter(Boolean).map((s) => s.stop()));
+  const stop = () => Promise.all([sim, meta, bodies, nolog, fwd, ufwd, base].filter(Boolean).map((s) => s.stop()));
   return { targets, stop };
 }
 
@@ -89,7 +98,7 @@ async function interleaved(targets, names, rounds, makeJob, timeoutMs) {
   return runs;
 }
 
-const MAIN = ['direct', 'loopgate', 'loopgate+bodies', 'forwarder', ...(baseCli ? ['loopgate@base'] : [])];
+const MAIN = ['direct', 'loopgate', 'loopgate+bodies', 'forwarder', 'undici-fwd', ...(baseCli ? ['loopgate@base'] : [])];
 
 const scenarios = {
   async latencyC1(targets) {
@@ -97,7 +106,16 @@ const scenarios = {
     const runs = await interleaved(targets, MAIN, c.rounds, (t) => ({ ...baseJob(t), mode: 'latency', body: chatBody(false), warmup: c.warmup, requests: c.requests, maxMs: 60_000 }), 120_000);
     return mapTargets(runs, (rs) => {
       const samples = rs.flatMap((m) => m.result.samples);
-      return { p50: pct(samples, 50), p99: pct(samples, 99), n: samples.length, errors: sum(rs, (m) => m.result.errors), ...cpu(rs, samples.length + c.warmup * rs.length) };
+      // Loopgate's own time from its Server-Timing header, where the target sends one.
+      const own = rs.flatMap((m) => m.result.serverTiming ?? []);
+      return {
+        p50: pct(samples, 50),
+        p99: pct(samples, 99),
+        n: samples.length,
+        ownP50: own.length ? pct(own, 50) : undefined,
+        errors: sum(rs, (m) => m.result.errors),
+        ...cpu(rs, samples.length + c.warmup * rs.length),
+      };
     });
   },
   async throughputC64(targets) {
@@ -185,28 +203,30 @@ function median(xs) {
   return s.length ? s[Math.floor(s.length / 2)] : NaN;
 }
 
+// Warms every target at once (JIT, pools): nothing is measured here, and in
+// parallel it costs one load-generator start instead of one per target.
 async function warm(targets) {
-  for (const name of [...MAIN, 'loopgate-nolog']) {
-    await runLoad({ ...baseJob(targets[name]), mode: 'latency', body: chatBody(false), warmup: 50, requests: 1, maxMs: 10_000 }, 30_000);
-  }
+  await Promise.all([...MAIN, 'loopgate-nolog'].map((name) => runLoad({ ...baseJob(targets[name]), mode: 'latency', body: chatBody(false), warmup: 50, requests: 1, maxMs: 10_000 }, 30_000)));
 }
 
 const want = (name) => !only || only.has(name);
+// Progress on stderr, with the time so far (quick must stay under cfg.hardLimitS).
+const say = (msg) => console.error(`bench: ${msg} (${Math.round((Date.now() - began) / 1000)} s in)`);
 const results = {};
 try {
   let set = await startTargets('a');
   await warm(set.targets);
   if (want('latency')) {
-    console.error('bench: small requests, concurrency 1');
+    say('small requests, concurrency 1');
     results.latencyC1 = await scenarios.latencyC1(set.targets);
   }
   if (want('throughput')) {
-    console.error('bench: small requests, concurrency 64');
+    say('small requests, concurrency 64');
     results.throughputC64 = await scenarios.throughputC64(set.targets);
   }
   for (const level of ['c1', 'c100']) {
     if (!want(`sse-${level}`) && !want('sse')) continue;
-    console.error(`bench: SSE ${level}`);
+    say(`SSE ${level}`);
     results[`sse_${level}`] = await scenarios.sse(set.targets, level);
   }
   await set.stop();
@@ -215,7 +235,7 @@ try {
   if (want('sse-c1000') || want('sse')) {
     set = await startTargets('c1000');
     await warm(set.targets);
-    console.error('bench: SSE c1000');
+    say('SSE c1000');
     results.sse_c1000 = await scenarios.sse(set.targets, 'c1000');
     await set.stop();
   }
@@ -223,7 +243,7 @@ try {
     for (const mode of ['bigRequest', 'bigResponse']) {
       set = await startTargets(mode);
       await warm(set.targets);
-      console.error(`bench: ${mode}`);
+      say(mode);
       results[mode] = await scenarios.bigBodies(set.targets, mode);
       await set.stop();
     }
@@ -239,9 +259,9 @@ const report = {
   quick: Boolean(values.quick),
   durationS: Math.round((Date.now() - began) / 1000),
   machine,
-  config: cfg,
+  config: { ...cfg, proxyNodeFlags: nodeFlags },
   results,
-  checks: checks(results),
+  checks: checks(results, { proxyNodeFlags: nodeFlags }),
 };
 const json = JSON.stringify(report, null, 2);
 // The key must never reach a bench artefact.
