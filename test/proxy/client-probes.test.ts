@@ -3,32 +3,20 @@
 //    that sent it (Claude Code and the Anthropic SDK take no /v1, @ai-sdk/anthropic does);
 // 2. Loopgate's own refusals are logged like upstream errors (body, diagnosis, type/code, bytes);
 // 3. Claude Code's credential-less `HEAD /` connectivity probe gets a quiet 200.
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identifyClient } from '../../proxy/rules/client-hints.js';
 import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
 import { assertNoCanary } from '../log/canary.js';
-import { KEYS, startStack, TOKEN, until, type Stack } from './stack.js';
+import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
 import { hostOf, httpRequest, openSocket } from './raw.js';
 
 const AI_SDK_UA = 'ai-sdk/anthropic/2.0.49 ai-sdk/provider-utils/3.0.9 runtime/node.js/20';
 const CLAUDE_CODE_UA = 'claude-cli/2.0.14 (external, cli)';
 
-function records(logFile: string): TrafficRecord[] {
-  try {
-    return readFileSync(logFile, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as TrafficRecord);
-  } catch {
-    return [];
-  }
-}
-
 /** The log record of the request the proxy answered with this x-loopgate-request-id. */
 function recordOf(stack: Stack, id: string | string[] | undefined | null): Promise<TrafficRecord> {
   expect(typeof id).toBe('string');
-  return until(() => records(stack.logFile).find((r) => r.id === id), 5000, `the log record of ${String(id)}`);
+  return until(() => logRecords(stack.logFile).find((r) => r.id === id), 5000, `the log record of ${String(id)}`);
 }
 
 const messageBody = JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });

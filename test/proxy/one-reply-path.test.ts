@@ -3,26 +3,14 @@
 // record, a Server-Timing header with Loopgate's own time (and the upstream's
 // when there was an upstream answer), and a record whose status and bytesOut are
 // what the client really received. Real sockets, real simulator.
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
-import { startStack, TOKEN, until, type Stack } from './stack.js';
+import { logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
 import { httpRequest, openSocket, rawExchange, hostOf } from './raw.js';
-
-function records(logFile: string): TrafficRecord[] {
-  try {
-    return readFileSync(logFile, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as TrafficRecord);
-  } catch {
-    return [];
-  }
-}
 
 function recordOf(stack: Stack, id: unknown): Promise<TrafficRecord> {
   expect(typeof id).toBe('string');
-  return until(() => records(stack.logFile).find((r) => r.id === id), 5000, `the log record of ${String(id)}`);
+  return until(() => logRecords(stack.logFile).find((r) => r.id === id), 5000, `the log record of ${String(id)}`);
 }
 
 /** `loopgate;dur=0.12, upstream;dur=3.4` → { loopgate: 0.12, upstream: 3.4 } */

@@ -3,10 +3,8 @@
 // counter always comes back to zero, so no local process can lock the proxy up
 // by leaving requests that never get a socket (issue 13, F1).
 import { connect } from 'node:net';
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
-import { startStack, TOKEN, until, type Stack } from './stack.js';
+import { logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
 import { hostOf } from './raw.js';
 
 /** Writes `text` on a fresh connection; resolves with everything read until the server closes it or `answers` responses arrived. */
@@ -27,14 +25,6 @@ function pipelined(origin: string, text: string, answers: number): Promise<strin
     socket.on('error', (err) => (got ? done() : reject(err)));
     socket.write(text);
   });
-}
-
-function records(stack: Stack): TrafficRecord[] {
-  try {
-    return readFileSync(stack.logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as TrafficRecord);
-  } catch {
-    return [];
-  }
 }
 
 /** Polls the stats until only the stats request itself is in flight, or fails at the deadline. */
@@ -77,7 +67,7 @@ describe('pipelined requests', () => {
     // In order: the log holds the two request ids in the order the answers came.
     const ids = [...text.matchAll(/x-loopgate-request-id: ([\w-]+)/g)].map((m) => m[1]!);
     const logged = await until(() => {
-      const order = records(stack).map((r) => r.id).filter((id) => ids.includes(id));
+      const order = logRecords(stack.logFile).map((r) => r.id).filter((id) => ids.includes(id));
       return order.length === 2 ? order : undefined;
     }, 5000, 'both records');
     expect(logged).toEqual(ids);
@@ -91,7 +81,7 @@ describe('pipelined requests', () => {
     expect(text).toMatch(/^HTTP\/1\.1 403 /);
     expect(text).toMatch(/connection: close/i);
     const probe = /X-Probe: (queued-\d+)/.exec(second)![1]!;
-    const rec = await until(() => records(stack).find((r) => r.requestHeaders?.['x-probe'] === probe), 5000, 'the queued request to be logged');
+    const rec = await until(() => logRecords(stack.logFile).find((r) => r.requestHeaders?.['x-probe'] === probe), 5000, 'the queued request to be logged');
     expect(rec.status).toBe(0);
     expect(rec.errorCode).toBe('pipelined-after-close');
     expect(rec.clientAborted).toBe(false);

@@ -1,5 +1,6 @@
 // A real simulator and a real proxy on port 0, wired the way a user runs them.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -81,5 +82,17 @@ export async function until<T>(check: () => T | undefined, timeoutMs = 5000, wha
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setImmediate(r));
+  }
+}
+
+/** The records in a traffic log so far (none while the file does not exist yet). */
+export function logRecords(logFile: string): TrafficRecord[] {
+  try {
+    return readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as TrafficRecord);
+  } catch {
+    return [];
   }
 }
