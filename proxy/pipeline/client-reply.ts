@@ -119,7 +119,7 @@ export class ClientReply {
     if (ex.bridge) out['x-loopgate-bridge'] = ex.bridge;
     if (ex.bridgeDropped) out['x-loopgate-bridge-dropped'] = headerSafeList(ex.bridgeDropped);
     if (ex.warning) out['x-loopgate-warning'] = ex.warning;
-    // Loopgate's own time and the upstream's, up to this answer's head (RFC: W3C Server Timing).
+    // Loopgate's own time and the upstream's, up to this answer's head (W3C Server Timing).
     const upstream = ex.upstreamMs;
     const own = performance.now() - ex.startedAt - (upstream ?? 0);
     out['server-timing'] = upstream === undefined ? `loopgate;dur=${ms(own)}` : `loopgate;dur=${ms(own)}, upstream;dur=${ms(upstream)}`;
