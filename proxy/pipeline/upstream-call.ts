@@ -44,13 +44,13 @@ export interface UpstreamTally {
 
 export async function callUpstream(deps: UpstreamDeps, request: UpstreamRequest, abort?: RequestAbort, tally: UpstreamTally = { retries: 0 }): Promise<UpstreamResponse> {
   // A streamed body can be sent once; a held one can be replayed.
-  const replayable = !(request.body !== null && !Buffer.isBuffer(request.body));
+  const replayable = request.body === null || Buffer.isBuffer(request.body);
   let resetRetried = false;
   let statusRetries = 0;
   for (;;) {
     const started = performance.now();
     try {
-      const body = request.body === null || Buffer.isBuffer(request.body) ? request.body : Readable.from(request.body, { objectMode: false });
+      const body = replayable ? (request.body as Buffer | null) : Readable.from(request.body as AsyncIterable<Buffer>, { objectMode: false });
       const response = await deps.pool.request({
         path: request.path,
         method: request.method as Dispatcher.HttpMethod,

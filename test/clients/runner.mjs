@@ -285,17 +285,8 @@ function langchain(openaiModule, useResponsesApi) {
   const cases = {
     text: async (env) => ({ text: lcText(await (await make(env)).invoke(env.prompt)) }),
     stream: (env) => stream(env),
-    async tool(env) {
-      const { HumanMessage, ToolMessage } = await load('@langchain/core/messages');
-      const model = (await make(env)).bindTools([{ type: 'function', function: { name: TOOL.name, description: TOOL.description, parameters: TOOL.schema } }]);
-      const messages = [new HumanMessage(env.prompt)];
-      const first = await model.invoke(messages);
-      const call = first.tool_calls?.[0];
-      if (!call) return { text: lcText(first), toolCalls: [] };
-      messages.push(first, new ToolMessage({ tool_call_id: call.id, content: weather(call.args.city) }));
-      const second = await model.invoke(messages);
-      return { text: lcText(second), toolCalls: [{ name: call.name, args: call.args }] };
-    },
+    tool: async (env) =>
+      lcToolRoundTrip(env, (await make(env)).bindTools([{ type: 'function', function: { name: TOOL.name, description: TOOL.description, parameters: TOOL.schema } }])),
     brokenBase: async (env) => ({ text: lcText(await (await make(env, 'default', `${env.proxies.default}/v1/v1`)).invoke(env.prompt)) }),
   };
   if (useResponsesApi) {
@@ -303,6 +294,18 @@ function langchain(openaiModule, useResponsesApi) {
     cases.bridgedStream = (env) => stream(env, 'chatOnly');
   }
   return cases;
+}
+
+/** The weather tool asked for, run, and answered, through a LangChain model with the tool bound. */
+async function lcToolRoundTrip(env, model) {
+  const { HumanMessage, ToolMessage } = await load('@langchain/core/messages');
+  const messages = [new HumanMessage(env.prompt)];
+  const first = await model.invoke(messages);
+  const call = first.tool_calls?.[0];
+  if (!call) return { text: lcText(first), toolCalls: [] };
+  messages.push(first, new ToolMessage({ tool_call_id: call.id, content: weather(call.args.city) }));
+  const second = await model.invoke(messages);
+  return { text: lcText(second), toolCalls: [{ name: call.name, args: call.args }] };
 }
 
 const langchainAnthropic = (() => {
@@ -318,17 +321,8 @@ const langchainAnthropic = (() => {
   return {
     text: async (env) => ({ text: lcText(await (await make(env, env.proxies.claude)).invoke(env.prompt)) }),
     stream: (env) => stream(env, env.proxies.claude),
-    async tool(env) {
-      const { HumanMessage, ToolMessage } = await load('@langchain/core/messages');
-      const model = (await make(env, env.proxies.claude)).bindTools([{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.schema }]);
-      const messages = [new HumanMessage(env.prompt)];
-      const first = await model.invoke(messages);
-      const call = first.tool_calls?.[0];
-      if (!call) return { text: lcText(first), toolCalls: [] };
-      messages.push(first, new ToolMessage({ tool_call_id: call.id, content: weather(call.args.city) }));
-      const second = await model.invoke(messages);
-      return { text: lcText(second), toolCalls: [{ name: call.name, args: call.args }] };
-    },
+    tool: async (env) =>
+      lcToolRoundTrip(env, (await make(env, env.proxies.claude)).bindTools([{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.schema }])),
     brokenBase: async (env) => ({ text: lcText(await (await make(env, `${env.proxies.claude}/v1`)).invoke(env.prompt)) }),
     bridged: async (env) => ({ text: lcText(await (await make(env, env.proxies.chatOnly)).invoke(env.prompt)) }),
     bridgedStream: (env) => stream(env, env.proxies.chatOnly),
