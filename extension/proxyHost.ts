@@ -29,8 +29,12 @@ export interface ProxyHostOptions {
 export class ProxyHost implements vscode.Disposable {
   private readonly stateEmitter = new vscode.EventEmitter<ProxyState>();
   private readonly trafficEmitter = new vscode.EventEmitter<TrafficEvent>();
+  private readonly logHealthEmitter = new vscode.EventEmitter<string | undefined>();
   readonly onDidChangeState = this.stateEmitter.event;
   readonly onTraffic = this.trafficEmitter.event;
+  /** The traffic log's trouble (a sentence), or undefined once it writes again. */
+  readonly onDidChangeLogTrouble = this.logHealthEmitter.event;
+  logTrouble: string | undefined;
 
   private current: ProxyState = { kind: 'stopped' };
   private child: ChildProxy | undefined;
@@ -131,6 +135,7 @@ export class ProxyHost implements vscode.Disposable {
     void this.stop();
     this.stateEmitter.dispose();
     this.trafficEmitter.dispose();
+    this.logHealthEmitter.dispose();
   }
 
   private async spawn(attempt = 0): Promise<ProxyState> {
@@ -173,7 +178,11 @@ export class ProxyHost implements vscode.Disposable {
   private onMessage(m: FromProxy): void {
     if (!m || typeof m !== 'object') return;
     if (m.type === 'traffic') this.trafficEmitter.fire({ line: m.line, status: m.status, diagnosis: m.diagnosis });
-    else if (m.type === 'doctor-result') this.doctorCalls.answer(m.id, { ok: m.ok, report: m.report });
+    else if (m.type === 'log-health') {
+      this.opts.log(m.ok ? 'info' : 'warn', `Proxy ${m.message}`);
+      this.logTrouble = m.ok ? undefined : m.message;
+      this.logHealthEmitter.fire(this.logTrouble);
+    } else if (m.type === 'doctor-result') this.doctorCalls.answer(m.id, { ok: m.ok, report: m.report });
     else if (m.type === 'error' && this.current.kind === 'running') this.opts.log('error', `Proxy: ${m.message}`);
   }
 
@@ -213,6 +222,11 @@ export class ProxyHost implements vscode.Disposable {
   }
 
   private setState(state: ProxyState): ProxyState {
+    if (state.kind === 'starting' && this.logTrouble) {
+      // The old proxy's log trouble; the new one reports its own.
+      this.logTrouble = undefined;
+      this.logHealthEmitter.fire(undefined);
+    }
     if (state.kind === 'attached') this.attachedWatch.watch(state.url);
     else this.attachedWatch.unwatch();
     this.current = state;

@@ -22,6 +22,7 @@ export class ProxyStatusBar implements vscode.Disposable {
         this.render();
       }),
       host.onTraffic((t) => this.count(t)),
+      host.onDidChangeLogTrouble(() => this.render()),
     );
     if (onDidChangeKey) {
       this.subscriptions.push(
@@ -63,6 +64,13 @@ export class ProxyStatusBar implements vscode.Disposable {
       tip.appendMarkdown(s.simulator ? 'Demo mode (simulator): no base URL set.\n\n' : `Upstream \`{base_url}\` = \`${s.baseUrl}\`\n\n`);
       tip.appendMarkdown(`Requests this session: ${this.requests}\n\n`);
       if (this.lastError) tip.appendMarkdown(`Last error: ${this.lastError.status}${this.lastError.diagnosis ? ` (${this.lastError.diagnosis})` : ''} at ${this.lastError.at.toLocaleTimeString()}\n\n`);
+      const trouble = this.host.logTrouble;
+      if (trouble) {
+        // Requests still work; the record of them does not: visible, but not an error colour.
+        this.item.text += ' $(warning) log';
+        this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+        tip.appendText(`⚠ ${trouble}\n\n`);
+      }
     } else if (s.kind === 'starting') {
       this.item.text = '$(loading~spin) Loopgate';
       tip.appendMarkdown('Starting the proxy…');

@@ -62,6 +62,10 @@ if (typeof require !== 'undefined' && require.main === module) {
   main(process.argv.slice(2), io).then(
     (code) => {
       process.exitCode = code;
+      // Normally the process ends once its work has drained. A file operation the
+      // kernel never completes (a hung network disk, a pipe nobody reads) would
+      // keep it alive; the command is over, so it ends anyway, a little later.
+      setTimeout(() => process.exit(code), 3000).unref();
     },
     (err: unknown) => {
       io.err(`loopgate: ${(err as Error)?.message ?? String(err)}`);

@@ -37,5 +37,7 @@ export type FromProxy =
   | { type: 'error'; code: string; message: string }
   /** One redacted line per finished request, for the output channel and the status bar. */
   | { type: 'traffic'; line: string; status: number; diagnosis?: string }
+  /** The traffic log started failing (ok false) or works again; once each way. */
+  | { type: 'log-health'; ok: boolean; message: string }
   | { type: 'doctor-result'; id: number; ok: boolean; report: string }
   | { type: 'stopped' };

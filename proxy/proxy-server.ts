@@ -70,7 +70,10 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   const key = { value: opts.key };
   const redactor = createRedactor({ secrets: [opts.key, opts.token ?? undefined].filter((s): s is string => Boolean(s)) });
   let log: TrafficLog | undefined;
-  if (opts.logFile !== false) log = openTrafficLog({ file: opts.logFile ?? defaultLogFile(), maxBytes: opts.logMaxBytes });
+  if (opts.logFile !== false) {
+    log = openTrafficLog({ file: opts.logFile ?? defaultLogFile(), maxBytes: opts.logMaxBytes, onHealth: opts.onLogHealth });
+    await openLogOrRefuse(log);
+  }
 
   const upstreamPrefix = upstreamUrl.pathname.replace(/\/+$/, '');
   const upstream = { pool, retries: opts.retries ?? DEFAULT_RETRIES, timeouts, sleep: opts.sleep ?? abortableDelay };
@@ -156,6 +159,25 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
       await log?.close();
     },
   };
+}
+
+/** How long start-up waits for the log file before giving up (a hung network disk, say). */
+const LOG_OPEN_DEADLINE_MS = 5000;
+
+/** A log that cannot be written is a configuration error at start, not silence later. */
+async function openLogOrRefuse(log: TrafficLog): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`opening it took over ${LOG_OPEN_DEADLINE_MS / 1000} s`)), LOG_OPEN_DEADLINE_MS);
+  });
+  try {
+    await Promise.race([log.ready(), late]);
+  } catch (err) {
+    void log.close(0);
+    throw new ProxyConfigError(`cannot write the traffic log ${log.file}: ${(err as Error).message}. Point --log at a writable file, or pass --no-log.`);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Drops undefined fields so they don't override defaults in a spread. */

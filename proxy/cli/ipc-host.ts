@@ -6,6 +6,7 @@ import { EXIT } from './command.js';
 import type { FromProxy, ToProxy } from '../ipc.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { ProxyConfigError } from '../proxy-server.js';
+import { describeLogHealth } from '../log/traffic-log.js';
 import { runDoctor, formatDoctorMarkdown } from '../doctor.js';
 
 export function runIpcHost(io: Io): Promise<number> {
@@ -49,6 +50,7 @@ export function runIpcHost(io: Io): Promise<number> {
               bridge: msg.config.bridge,
               onTraffic: (line, rec) => send({ type: 'traffic', line, status: rec.status, diagnosis: rec.diagnosis ?? rec.errorCode }),
               onHint: (message) => send({ type: 'traffic', line: `hint: ${message}`, status: 0 }),
+              onLogHealth: (health) => send({ type: 'log-health', ok: health.ok, message: describeLogHealth(health) }),
             });
             const p = started.proxy;
             send({ type: 'listening', url: p.url, siteUrl: p.siteUrl, baseUrl: p.baseUrl, simulator: Boolean(started.simulator), logFile: p.logFile });

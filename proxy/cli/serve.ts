@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
 import { ProxyConfigError } from '../proxy-server.js';
+import { describeLogHealth } from '../log/traffic-log.js';
 import { loadOrCreateToken } from '../config/token.js';
 import { clientBaseUrls, proxyOrigin } from '../rules/urls.js';
 import { readKeyFromStdin, validKey } from './stdin-key.js';
@@ -163,6 +164,7 @@ export const serveCommand: Command = {
         } as ProxyOptions['timeouts'],
         onTraffic: values.quiet ? undefined : (line) => io.out(line),
         onHint: (message) => io.err(`hint: ${message}`),
+        onLogHealth: (health) => io.err(describeLogHealth(health)),
       });
     } catch (err) {
       return reportStartFailure(err, io, values.port ?? String(DEFAULT_PORT));

@@ -1,7 +1,7 @@
 // The traffic log: writer, reader, exports.
 export type { TrafficRecord } from './traffic-record.js';
 export type { TokenUsage } from '../rules/usage.js';
-export { openTrafficLog, LOG_DEFAULTS, type TrafficLog, type TrafficLogOptions } from './traffic-log.js';
+export { openTrafficLog, describeLogHealth, LOG_DEFAULTS, type TrafficLog, type TrafficLogOptions, type LogHealth } from './traffic-log.js';
 export { readTrafficLog, parseTrafficLines, isTrafficRecord, LogReadError, type ReadResult } from './reader.js';
 export { rotatedFile, rotatedFiles } from './files.js';
 export { toHar, toJsonl } from './har.js';

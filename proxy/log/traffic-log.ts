@@ -1,7 +1,10 @@
 // The JSONL traffic log writer. write() only enqueues: a background drain
 // appends, rotates by size, and turns every I/O failure into a counted drop,
-// so a slow or full disk costs records, never requests.
-import { chmod, mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
+// so a slow or full disk costs records, never requests. Losing records is
+// never silent: the first failure and the recovery are reported once each
+// (onHealth), and the state is readable at any time (health).
+import { chmod, mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
 import { dirname } from 'node:path';
 import { createRedactor } from '../rules/redact.js';
 import type { TrafficRecord } from './traffic-record.js';
@@ -16,9 +19,23 @@ export interface TrafficLog {
   readonly written: number;
   /** The last write error, for a one-time warning (e.g. "EACCES: permission denied, open …"). */
   readonly lastError: string | undefined;
+  /** Writing works (true until a write fails, and again once one succeeds). */
+  readonly health: LogHealth;
+  /** Opens the file now: rejects, saying why, when it cannot be created or written. */
+  ready(): Promise<void>;
   /** Resolves when everything enqueued so far is on disk (or dropped). */
   flush(): Promise<void>;
-  close(): Promise<void>;
+  /** Flushes and closes, giving up on a write still stuck after `deadlineMs` (default 2 s): shutdown never hangs on a disk. */
+  close(deadlineMs?: number): Promise<void>;
+}
+
+export interface LogHealth {
+  ok: boolean;
+  file: string;
+  written: number;
+  dropped: number;
+  /** Why writing failed (the error message), while it does. */
+  error?: string;
 }
 
 export interface TrafficLogOptions {
@@ -29,6 +46,8 @@ export interface TrafficLogOptions {
   maxFiles?: number;
   /** Records buffered before dropping. Default 10 000. */
   maxQueue?: number;
+  /** Called when writing starts failing and when it works again (once each way, not per record). */
+  onHealth?: (health: LogHealth) => void;
 }
 
 export const LOG_DEFAULTS = { maxBytes: 10 * 1024 * 1024, maxFiles: 5, maxQueue: 10_000 } as const;
@@ -36,6 +55,7 @@ export const LOG_DEFAULTS = { maxBytes: 10 * 1024 * 1024, maxFiles: 5, maxQueue:
 // Records arrive redacted; this pattern-only pass is a second line of defence.
 const lastPass = createRedactor({ secrets: [] });
 const DRAIN_SLICE = 256;
+const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK;
 const DRAIN_DELAY_MS = 25;
 
 export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
@@ -53,14 +73,41 @@ export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
   let size = 0;
   let draining: Promise<void> | null = null;
 
+  let failing = false;
+  const health = (): LogHealth => ({ ok: !failing, file, written, dropped, ...(failing && lastError ? { error: lastError } : {}) });
+  function failed(err: unknown): void {
+    lastError = (err as Error).message;
+    if (failing) return;
+    failing = true;
+    opts.onHealth?.(health());
+  }
+  function succeeded(): void {
+    if (!failing) return;
+    failing = false;
+    opts.onHealth?.(health());
+  }
+
   async function openFile(): Promise<FileHandle> {
     if (handle) return handle;
-    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-    const h = await open(file, 'a', 0o600);
+    await ensureDir(dirname(file));
+    // Non-blocking: a FIFO nobody reads fails at once (ENXIO) instead of parking a
+    // thread-pool thread forever, which would also keep the process from exiting.
+    const h = await open(file, APPEND_FLAGS, 0o600);
     try {
-      // An existing file keeps its old mode on open: tighten it.
-      await h.chmod(0o600);
-      size = (await h.stat()).size;
+      const st = await h.stat();
+      // An existing file keeps its old mode on open: tighten it (not a device or pipe someone pointed --log at).
+      if (st.isFile()) await h.chmod(0o600);
+      size = st.isFile() ? st.size : 0;
+      // A crash or a full disk can leave half a line: close it, or the next record would be glued to it.
+      if (size > 0) {
+        const last = Buffer.alloc(1);
+        const reader = await open(file, 'r');
+        await reader.read(last, 0, 1, size - 1).finally(() => reader.close());
+        if (last[0] !== 0x0a) {
+          await h.write('\n');
+          size += 1;
+        }
+      }
     } catch (err) {
       await h.close().catch(() => undefined);
       throw err;
@@ -113,14 +160,19 @@ export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
         }
         // One write per batch: appendFile's chunked loop costs more on the event loop.
         const buf = Buffer.from(lines.slice(i, j).join(''), 'utf8');
-        for (let off = 0; off < buf.length; ) off += (await h.write(buf, off, buf.length - off)).bytesWritten;
-        size += bytes;
+        for (let off = 0; off < buf.length; ) {
+          const n = (await h.write(buf, off, buf.length - off)).bytesWritten;
+          off += n;
+          size += n;
+        }
         written += j - i;
         i = j;
+        succeeded();
       }
     } catch (err) {
       dropped += lines.length - i;
-      lastError = (err as Error).message;
+      failed(err);
+      // Reopened for the next batch, which first closes any line this one left half written.
       await closeFile();
     }
   }
@@ -174,6 +226,15 @@ export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
     }
   }
 
+  async function ready(): Promise<void> {
+    try {
+      await openFile();
+    } catch (err) {
+      failed(err);
+      throw err;
+    }
+  }
+
   async function flush(): Promise<void> {
     while (draining || queue.length > 0) {
       if (!draining) schedule(0);
@@ -196,11 +257,55 @@ export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
     get lastError() {
       return lastError;
     },
+    get health() {
+      return health();
+    },
+    ready,
     flush,
-    async close() {
+    async close(deadlineMs = 2000) {
       closed = true;
-      await flush();
-      await closeFile();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), deadlineMs);
+        timer.unref();
+      });
+      const done = await Promise.race([flush().then(() => closeFile()), deadline]);
+      clearTimeout(timer);
+      if (done === 'late') {
+        dropped += queue.length;
+        queue = [];
+      }
     },
   };
+}
+
+/** The one console/output line for a health change (the CLI and the extension print the same). */
+export function describeLogHealth(h: LogHealth): string {
+  return h.ok
+    ? `traffic log: writing to ${h.file} again (${h.dropped} record(s) lost in all while it failed).`
+    : `traffic log: cannot write ${h.file} (${h.error ?? 'unknown error'}); records are being dropped, requests are still served. Free disk space or fix the file's permissions; /_loopgate/health shows the state.`;
+}
+
+/**
+ * Creates a directory and its missing parents one level at a time. Not
+ * mkdir({ recursive: true }): on a pseudo-filesystem such as /proc that call
+ * never returns and spins a thread-pool core (Node 20).
+ */
+async function ensureDir(dir: string): Promise<void> {
+  const missing: string[] = [];
+  for (let d = dir; ; d = dirname(d)) {
+    try {
+      const s = await stat(d);
+      if (!s.isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, ${d}`), { code: 'ENOTDIR' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(d) === d) throw err;
+      missing.unshift(d);
+    }
+  }
+  for (const d of missing) {
+    await mkdir(d, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+  }
 }

@@ -6,6 +6,7 @@ import type { TrafficRecord } from '../log/traffic-record.js';
 import { extractUsage } from '../rules/usage.js';
 import { streamErrorCode } from '../rules/stream-error.js';
 import { CUT_MARGIN } from './capture.js';
+import { scrubAcrossEvents } from '../rules/stream-redact.js';
 
 export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
   const r = ctx.redactor;
@@ -16,24 +17,26 @@ export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
   const scanned = reply.capture.tail ? body + '\n' + reply.capture.tail.toString('utf8') : body;
   const status = reply.status ?? 0;
   const isStream = reply.contentType?.startsWith('text/event-stream') ?? false;
-  const rec: TrafficRecord = {
+  // Built from raw values, then scrubbed whole: a field added later cannot skip redaction
+  // (upstream request ids, error codes and types, stream error codes all come from the upstream).
+  const raw: TrafficRecord = {
     time: ex.time.toISOString(),
     id: ex.id,
     upstreamRequestId: ex.upstreamRequestId,
     method: ex.req.method ?? 'GET',
-    path: r.string(ex.originalPath + ex.query),
-    canonicalPath: r.string(ex.upstreamPath ?? ex.path + ex.query),
-    rewrites: ex.rewrites.map((w) => r.string(`${w.from} -> ${w.to} (${w.reason})`)),
-    model: ex.model === undefined ? undefined : r.string(ex.model),
+    path: ex.originalPath + ex.query,
+    canonicalPath: ex.upstreamPath ?? ex.path + ex.query,
+    rewrites: ex.rewrites.map((w) => `${w.from} -> ${w.to} (${w.reason})`),
+    model: ex.model,
     stream: ex.stream,
-    params: ex.params?.map((p) => r.string(p)),
+    params: ex.params,
     status,
     // Loopgate's own answer replaces the upstream's account; a cut or lost one adds to it.
     errorType: local?.refused ? local.errorType : ex.errorType,
     errorCode: local?.refused ? local.code : (ex.errorCode ?? local?.code ?? (status < 400 && isStream ? streamErrorCode(scanned) : undefined)),
     diagnosis: local ? (local.refused ? local.code : undefined) : ex.diagnosis?.code,
     bridge: ex.bridge,
-    bridgeDropped: ex.bridgeDropped?.map((d) => r.string(d)),
+    bridgeDropped: ex.bridgeDropped,
     ttfbMs: ex.ttfbMs === undefined ? undefined : round(ex.ttfbMs),
     totalMs: round(performance.now() - ex.startedAt),
     bytesIn: ex.bytesIn,
@@ -41,15 +44,19 @@ export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
     usage: status < 400 ? extractUsage(scanned) : undefined,
     retries: ex.retries,
     clientAborted: ex.clientAborted,
-    requestHeaders: r.headers(ex.req.headers),
-    responseHeaders: reply.headers ? r.headers(reply.headers) : undefined,
   };
+  const rec = r.value(raw);
+  // Header names are scrubbed too: an upstream can put a secret in a name.
+  rec.requestHeaders = r.headers(ex.req.headers);
+  if (reply.headers) rec.responseHeaders = r.headers(reply.headers);
   if (ctx.logBodies) {
     // Redact first, cut after: a cap that falls inside a key must not leave the key's front in the log.
     const cap = ctx.logBodyBytes;
     // Cut in one unit (characters of the decoded text) so the margin really covers a straddling key.
     if (ex.body) rec.requestBody = r.string(ex.body.subarray(0, 4 * (cap + CUT_MARGIN)).toString('utf8').slice(0, cap + CUT_MARGIN)).slice(0, cap);
-    rec.responseBody = r.string(body.slice(0, cap + CUT_MARGIN)).slice(0, cap);
+    // A secret streamed in pieces is found in the joined deltas and masked in each piece.
+    const logged = body.slice(0, cap + CUT_MARGIN);
+    rec.responseBody = r.string(isStream ? scrubAcrossEvents(logged, r) : logged).slice(0, cap);
     if (reply.capture.truncated || (ex.body && ex.body.length > cap) || body.length > cap) rec.bodyTruncated = true;
   }
   return rec;

@@ -59,7 +59,7 @@ export function upstreamRequestHeaders(rawHeaders: string[], key: string | undef
 /**
  * Upstream response headers → what the client gets: no hop-by-hop, no CORS (the
  * proxy never grants any), and never the real key, should the upstream echo it
- * (`scrub` replaces known secrets).
+ * in a value or a name (`scrub` replaces known secrets).
  */
 export function clientResponseHeaders(
   headers: Record<string, string | string[] | undefined>,
@@ -69,6 +69,8 @@ export function clientResponseHeaders(
   for (const name in headers) {
     const raw = headers[name];
     if (raw === undefined) continue;
+    // A name cannot carry a mask (brackets are not token characters): a name holding a secret is dropped.
+    if (scrub(name) !== name) continue;
     const value = typeof raw === 'string' ? scrub(raw) : raw.map(scrub);
     if (name === 'content-length') {
       out[name] = value;

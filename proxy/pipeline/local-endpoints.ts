@@ -56,12 +56,22 @@ export function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): void {
         break;
       }
       checkToken(ex.req, ctx.token);
-      payload = { loopgate: version, pid: process.pid, siteUrl: ctx.siteUrl, baseUrl: ctx.baseUrl, simulator: ctx.simulator, hasKey: Boolean(ctx.key.value), requireToken: ctx.token !== null };
+      payload = {
+        loopgate: version,
+        pid: process.pid,
+        siteUrl: ctx.siteUrl,
+        baseUrl: ctx.baseUrl,
+        simulator: ctx.simulator,
+        hasKey: Boolean(ctx.key.value),
+        requireToken: ctx.token !== null,
+        // Lost records are never silent: a window or a script can see the log is failing.
+        log: ctx.log ? ctx.log.health : null,
+      };
       break;
     }
     case '/_loopgate/stats':
       checkToken(ex.req, ctx.token);
-      payload = { ...ctx.stats, logFile: ctx.log?.file, logDropped: ctx.log?.dropped ?? 0 };
+      payload = { ...ctx.stats, logFile: ctx.log?.file, logDropped: ctx.log?.dropped ?? 0, logOk: ctx.log?.health.ok ?? null };
       break;
     default:
       checkToken(ex.req, ctx.token);

@@ -72,6 +72,8 @@ export interface ProxyOptions {
   onTraffic?: (line: string, record: import('../log/traffic-record.js').TrafficRecord) => void;
   /** One-time hints about the user's own configuration (shown once per cause). */
   onHint?: (message: string) => void;
+  /** The traffic log started failing, or works again (once each way; see describeLogHealth). */
+  onLogHealth?: (health: import('../log/traffic-log.js').LogHealth) => void;
 }
 
 export const DEFAULT_LIMITS: ProxyLimits = {

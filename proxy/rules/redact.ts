@@ -31,6 +31,14 @@ export interface Redactor {
    * form, usually one per secret: cheap on every streamed chunk).
    */
   knownSecretsIn(buf: Buffer): Buffer;
+  /** Where string() would replace something in s (known secrets, then credential shapes), with the tag it would use. */
+  find(s: string): SecretMatch[];
+}
+
+export interface SecretMatch {
+  start: number;
+  end: number;
+  tag: string;
 }
 
 /**
@@ -338,6 +346,22 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
     return walk(v) as T;
   }
 
+  function find(s: string): SecretMatch[] {
+    const out: SecretMatch[] = [];
+    if (typeof s !== 'string' || s.length < MIN_PATTERN_LENGTH) return out;
+    if (exact && hasRun(s, formUnits, minForm)) {
+      for (const m of s.matchAll(exact)) out.push({ start: m.index, end: m.index + m[0].length, tag: formTag.get(m[0]) ?? tag(m[0]) });
+    }
+    if (mayMatchPattern(s)) {
+      for (const m of s.matchAll(PATTERNS)) {
+        const start = m.index;
+        const end = start + m[0].length;
+        if (!out.some((x) => x.start < end && start < x.end)) out.push({ start, end, tag: tag(m[0]) });
+      }
+    }
+    return out.sort((a, b) => a.start - b.start);
+  }
+
   function knownSecretsIn(buf: Buffer): Buffer {
     let out: Buffer | undefined;
     // Masks keep every offset, so the original bytes can be searched throughout.
@@ -356,5 +380,5 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
   }
 
   for (const s of opts.secrets ?? []) addSecret(s);
-  return { string, headers, value, addSecret, knownSecrets, knownSecretsIn };
+  return { string, headers, value, addSecret, knownSecrets, knownSecretsIn, find };
 }

@@ -1,7 +1,7 @@
 // Runs inside real VS Code (code-server) with the Loopgate extension, against
 // the simulator the outer test started (loopgate.baseUrl in user settings).
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -354,6 +354,30 @@ test('a 200 stream that ends in an error event shows as an error in the status b
   await res.text();
   await waitFor(() => /\$\(error\) 200/.test(api.statusBar.text), { message: `the status bar with the stream's error (text: ${api.statusBar.text})` });
 }, { timeoutMs: 20_000 });
+
+test('a traffic log that cannot be written shows in the status bar, and its recovery clears it', async () => {
+  const state = api.host.state;
+  assert.ok(state.kind === 'running' && state.logFile, 'our own proxy, with a log file');
+  const logFile = state.logFile;
+  // Every write to /dev/full fails with ENOSPC: a full disk. The next proxy opens the path anew.
+  rmSync(logFile, { force: true });
+  symlinkSync('/dev/full', logFile);
+  try {
+    await vscode.commands.executeCommand('loopgate.stopProxy');
+    assert.equal(((await vscode.commands.executeCommand('loopgate.startProxy')) as { kind: string }).kind, 'running');
+    const send = () => fetch(`${api.host.endpoint!.url}/v1/models`, { headers: { authorization: `Bearer ${api.host.token}` } }).then((r) => r.text());
+    await send();
+    await waitFor(() => /\$\(warning\) log/.test(api.statusBar.text), { message: `the status bar with the log warning (text: ${api.statusBar.text})` });
+    assert.match(api.host.logTrouble ?? '', /cannot write .*ENOSPC/);
+  } finally {
+    rmSync(logFile, { force: true });
+    writeFileSync(logFile, '');
+  }
+  // Space again: the next record is written and the warning goes.
+  await fetch(`${api.host.endpoint!.url}/v1/models`, { headers: { authorization: `Bearer ${api.host.token}` } }).then((r) => r.text());
+  await waitFor(() => !/\$\(warning\)/.test(api.statusBar.text), { message: `the status bar without the log warning (text: ${api.statusBar.text})` });
+  assert.equal(api.host.logTrouble, undefined);
+}, { timeoutMs: 40_000 });
 
 async function restartedOn(change: () => Thenable<unknown>): Promise<void> {
   const pid = api.host.pid;
