@@ -107,7 +107,8 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
       if (hinted.size >= 1000) hinted.clear();
       hinted.add(id);
       // Hints quote model names and paths the client chose: one line, no escapes.
-      opts.onHint(printable(redactor.string(message)));
+      const line = printable(redactor.string(message));
+      opts.onHint(line.length > 2000 ? `${line.slice(0, 2000)}…` : line);
     },
     onTraffic: opts.onTraffic,
   };
@@ -124,6 +125,8 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     },
     (req, res) => void handleRequest(ctx, req, res),
   );
+  // Keep every header line (Node's default drops those past 1,000 unseen); the guard refuses too many.
+  server.maxHeadersCount = 0;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
   // CONNECT never reaches the request handler; refuse it plainly (the upstream origin is fixed).
   server.on('connect', (_req, socket: Socket) => socket.end(rawRefusal(400, 'Bad Request', 'unsafe-path', 'CONNECT is not supported: Loopgate forwards to one fixed upstream.')));

@@ -72,12 +72,17 @@ export function printable(text: string): string {
   return text.replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
+/** One line stays readable: client-chosen values (paths, model names) are cut. */
+function short(text: string): string {
+  return text.length <= 200 ? text : `${text.slice(0, 200)}…`;
+}
+
 export function consoleLine(rec: TrafficRecord, hint?: string): string {
-  const parts = [rec.method, rec.canonicalPath, String(rec.status || '-')];
-  if (rec.model) parts.push(rec.model);
+  const parts = [rec.method, short(rec.canonicalPath), String(rec.status || '-')];
+  if (rec.model) parts.push(short(rec.model));
   if (rec.stream) parts.push('stream');
   parts.push(`${Math.round(rec.totalMs)}ms`);
-  if (rec.rewrites.length) parts.push(`rewrote ${rec.path}`);
+  if (rec.rewrites.length) parts.push(`rewrote ${short(rec.path)}`);
   if (rec.bridge) parts.push(`bridge ${rec.bridge}`);
   if (rec.clientAborted) parts.push('client-aborted');
   // A 200 stream that broke or ended in an error event carries an errorCode too.

@@ -113,7 +113,8 @@ export class ClientReply {
     const ex = this.ex;
     const out: Record<string, string> = { 'x-loopgate-request-id': ex.id };
     const rewrite = describeRewrites(ex.rewrites);
-    if (rewrite) out['x-loopgate-rewrite'] = rewrite;
+    // Paths come from the client: a long one must not push the head past a client's header limit.
+    if (rewrite) out['x-loopgate-rewrite'] = rewrite.length > 512 ? `${rewrite.slice(0, 508)} ...` : rewrite;
     const diagnosis = this.local ? (this.local.refused ? this.local.code : undefined) : ex.diagnosis?.code;
     if (diagnosis) out['x-loopgate-diagnosis'] = diagnosis;
     if (ex.bridge) out['x-loopgate-bridge'] = ex.bridge;

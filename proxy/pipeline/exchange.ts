@@ -26,6 +26,8 @@ export interface Exchange {
   bodyStream?: AsyncIterable<Buffer>;
   /** The held body is a JSON object (its top level was read; see rules/json-top-level.ts). */
   jsonObject?: boolean;
+  /** How deep the body's objects and arrays nest (read-body.ts), for the bridge's limit. */
+  jsonDepth?: number;
   /** The held body parsed whole, once something needed it (read-body.ts parsedBody()). */
   parsedBody?: Record<string, unknown>;
   bytesIn: number;

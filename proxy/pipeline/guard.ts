@@ -23,7 +23,23 @@ export function guardConfig(port: number, extraHosts: string[] = [], anyHost = f
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
 
+/**
+ * Header lines a request may carry. Node would keep only the first 1,000 and
+ * drop the rest unseen (an Origin after them would never be checked), so the
+ * server keeps them all (maxHeadersCount 0; maxHeaderSize still bounds the
+ * bytes) and a request with more is refused here.
+ */
+export const MAX_HEADER_LINES = 500;
+
 export function checkRequest(req: IncomingMessage, cfg: GuardConfig): void {
+  const raw = req.rawHeaders;
+  if (raw.length > 2 * MAX_HEADER_LINES) {
+    throw new ProxyError(400, 'too-many-headers', `The request has ${raw.length / 2} header lines; Loopgate takes at most ${MAX_HEADER_LINES}. Send fewer headers.`);
+  }
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++;
+  // RFC 9112 §3.2: a request with more than one Host line must get a 400; which one counts is ambiguous.
+  if (hosts > 1) throw new ProxyError(400, 'duplicate-host', 'The request has more than one Host header; send exactly one.');
   const host = req.headers.host;
   if (!cfg.anyHost && (!host || !cfg.allowedHosts.has(host.toLowerCase()))) {
     throw new ProxyError(

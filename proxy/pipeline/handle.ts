@@ -4,7 +4,7 @@
 // log record is written once, when the response closes (however it ends).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { envelopeFor, ProxyError } from '../rules/proxy-errors.js';
+import { envelopeFor, midStreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { normaliseRequestPath } from '../rules/paths.js';
 import { suggestModels } from '../rules/suggest.js';
 import type { ProxyContext } from './context.js';
@@ -106,10 +106,19 @@ function inspectModel(ex: Exchange, ctx: ProxyContext): void {
     return;
   }
   if (known.includes(ex.model)) return;
-  const suggestions = suggestModels(ex.model, known);
+  // A model "name" of a megabyte is no typo of a known ID: no suggestions, and only its start is quoted.
+  const suggestions = ex.model.length <= MAX_QUOTED ? suggestModels(ex.model, known) : [];
   const mean = suggestions.length ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?` : '';
-  ex.warning = `model ${headerSafe(JSON.stringify(ex.model))} is not in /models`;
-  ctx.hintOnce(`model:${ex.model}`, `Model "${ex.model}" is not in this key's /models list; copy the ID exactly.${mean}`);
+  const quoted = clip(ex.model);
+  ex.warning = `model ${headerSafe(JSON.stringify(quoted))} is not in /models`;
+  ctx.hintOnce(`model:${quoted}`, `Model "${quoted}" is not in this key's /models list; copy the ID exactly.${mean}`);
+}
+
+/** Longest client-chosen text quoted in a response header or a console line. */
+const MAX_QUOTED = 200;
+
+function clip(text: string): string {
+  return text.length <= MAX_QUOTED ? text : `${text.slice(0, MAX_QUOTED)}… (${text.length} characters)`;
 }
 
 /** Header values must be printable Latin-1; a pasted smart quote or newline would make writeHead throw. */
@@ -122,7 +131,10 @@ function fail(ex: Exchange, ctx: ProxyContext, err: unknown): void {
   if (ex.clientAborted) return;
   if (reply.headersSent) {
     // Too late for a JSON error: breaking the connection is the only honest signal mid-stream.
-    if (!reply.clientGone) reply.cut('upstream-broke-mid-stream', 'The upstream connection broke in the middle of the response; the client saw it cut off. Retry the request.');
+    if (!reply.clientGone) {
+      const why = midStreamFailure(err);
+      reply.cut(why.code, why.message);
+    }
     return;
   }
   const perr =

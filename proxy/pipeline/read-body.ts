@@ -123,13 +123,27 @@ function parseMetadata(ex: Exchange, body: Buffer): void {
   ex.params = top.keys;
   ex.model = top.model;
   ex.stream = top.stream;
+  ex.jsonDepth = top.depth;
   ex.jsonObject = true;
 }
+
+/**
+ * The bridge walks tool schemas and tool inputs recursively; no real request
+ * nests anywhere near this deep, and a deeper one would exhaust the stack.
+ */
+export const MAX_BRIDGED_JSON_DEPTH = 200;
 
 /** The held body as an object, parsed only when something needs all of it (the bridge). */
 export function parsedBody(ex: Exchange): Record<string, unknown> {
   if (ex.parsedBody) return ex.parsedBody;
   if (!ex.body || !ex.jsonObject) throw new ProxyError(400, 'bridge-needs-json', 'The protocol bridge needs a JSON request body.');
+  if ((ex.jsonDepth ?? 0) > MAX_BRIDGED_JSON_DEPTH) {
+    throw new ProxyError(
+      400,
+      'body-too-deep',
+      `The request body nests ${ex.jsonDepth} levels deep (objects and arrays); the protocol bridge takes at most ${MAX_BRIDGED_JSON_DEPTH}. Flatten the tool schema or tool input that nests this deep.`,
+    );
+  }
   try {
     ex.parsedBody = JSON.parse(ex.body.toString('utf8')) as Record<string, unknown>;
   } catch (err) {

@@ -7,7 +7,7 @@
 import type { Readable } from 'node:stream';
 import { isEndpointNotSupported } from '../bridge/index.js';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
-import { upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
+import { midStreamFailure, upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { PROTOCOL_TABLE } from '../rules/protocols.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
@@ -77,8 +77,9 @@ export async function relay(ex: Exchange, ctx: ProxyContext, route: Route, abort
   } catch (err) {
     if (!ex.reply.unfinished || ex.reply.clientGone) throw err;
     // A bridged stream can say what happened in the caller's own protocol before it ends.
-    ex.reply.local = { code: 'upstream-broke-mid-stream', message: 'The upstream connection broke in the middle of the stream.', refused: false };
-    ex.reply.end(t.fail('The upstream connection broke in the middle of the stream.'));
+    const why = midStreamFailure(err);
+    ex.reply.local = { code: why.code, message: why.message, refused: false };
+    ex.reply.end(t.fail(why.message));
   }
   return 'relayed';
 }

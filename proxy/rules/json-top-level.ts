@@ -10,7 +10,14 @@
 // object (read-body.ts parses it then).
 
 export type TopLevel =
-  | { ok: true; keys: string[]; model?: string; stream: boolean }
+  | {
+      ok: true;
+      keys: string[];
+      model?: string;
+      stream: boolean;
+      /** Deepest nesting of objects and arrays, the body itself counting 1. */
+      depth: number;
+    }
   | { ok: false; at: number; reason: string };
 
 const QUOTE = 0x22;
@@ -53,6 +60,7 @@ export function scanTopLevel(buf: Buffer): TopLevel {
     }
   };
   /** Skips one value starting at i; false when it is not balanced. */
+  let maxDepth = 1;
   const skipValue = (): boolean => {
     const c = buf[i];
     if (c === QUOTE) {
@@ -71,8 +79,10 @@ export function scanTopLevel(buf: Buffer): TopLevel {
           i = end;
           continue;
         }
-        if (d === OPEN_BRACE || d === OPEN_BRACKET) depth++;
-        else if (d === CLOSE_BRACE || d === CLOSE_BRACKET) {
+        if (d === OPEN_BRACE || d === OPEN_BRACKET) {
+          depth++;
+          if (depth + 1 > maxDepth) maxDepth = depth + 1;
+        } else if (d === CLOSE_BRACE || d === CLOSE_BRACKET) {
           depth--;
           if (depth === 0) {
             i++;
@@ -130,7 +140,7 @@ export function scanTopLevel(buf: Buffer): TopLevel {
   }
   ws();
   if (i !== n) return fail('unexpected text after the JSON object');
-  return { ok: true, keys: objectKeyOrder([...keys]), model, stream };
+  return { ok: true, keys: objectKeyOrder([...keys]), model, stream, depth: maxDepth };
 }
 
 /** Object.keys order: integer-like keys first, ascending, then the rest as they came. */

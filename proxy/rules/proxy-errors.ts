@@ -120,17 +120,31 @@ export function errorBody(envelope: Envelope, status: number, code: string, mess
 
 const TLS_CODES = /^(ERR_SSL_|ERR_TLS_|EPROTO$|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(GET|VERIFY)_)/;
 
+// Each timeout diagnosis names the flag that sets it (defaults in pipeline/options.ts DEFAULT_TIMEOUTS).
+const TIMEOUT_FLAGS = {
+  connect: '--connect-timeout, default 10 s',
+  headers: '--headers-timeout, default 600 s',
+  body: '--body-timeout, default 300 s',
+} as const;
+const BODY_TIMEOUT_MESSAGE = `The upstream sent nothing for longer than the body idle timeout (${TIMEOUT_FLAGS.body}). Raise it if the model pauses that long between events; otherwise the upstream stalled.`;
+
+/** Why a response already under way was cut: the record's code and the console's hint. */
+export function midStreamFailure(err: unknown): { code: string; message: string } {
+  if ((err as { code?: string })?.code === 'UND_ERR_BODY_TIMEOUT') return { code: 'upstream-body-timeout', message: BODY_TIMEOUT_MESSAGE };
+  return { code: 'upstream-broke-mid-stream', message: 'The upstream connection broke in the middle of the response; the client saw it cut off. Retry the request.' };
+}
+
 /** undici error codes → what the client should see. Once headers are sent, the caller destroys instead. */
 export function upstreamFailure(err: unknown): ProxyError {
   const code = (err as { code?: string })?.code ?? '';
   const cause = err;
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':
-      return new ProxyError(504, 'upstream-connect-timeout', 'Timed out connecting to the upstream. Check the upstream URL and your network.', {}, { cause });
+      return new ProxyError(504, 'upstream-connect-timeout', `No connection to the upstream within the connect timeout (${TIMEOUT_FLAGS.connect}). Check the upstream URL and your network.`, {}, { cause });
     case 'UND_ERR_HEADERS_TIMEOUT':
-      return new ProxyError(504, 'upstream-headers-timeout', 'The upstream accepted the request but sent no response headers in time.', {}, { cause });
+      return new ProxyError(504, 'upstream-headers-timeout', `The upstream accepted the request but sent no response headers within the headers timeout (${TIMEOUT_FLAGS.headers}). A slow model may need it raised.`, {}, { cause });
     case 'UND_ERR_BODY_TIMEOUT':
-      return new ProxyError(504, 'upstream-body-timeout', 'The upstream stopped sending the response body.', {}, { cause });
+      return new ProxyError(504, 'upstream-body-timeout', BODY_TIMEOUT_MESSAGE, {}, { cause });
     case 'ECONNREFUSED':
       return new ProxyError(502, 'upstream-refused', 'The upstream refused the connection. Is the upstream URL right, and is the service up?', {}, { cause });
     case 'ENOTFOUND':

@@ -5,9 +5,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { scanTopLevel } from '../../proxy/rules/json-top-level.js';
 
+/** Object and array levels, the outermost counting 1 (what the bridge's depth limit reads). */
+function depthOf(v: unknown): number {
+  if (v === null || typeof v !== 'object') return 0;
+  return 1 + Math.max(0, ...Object.values(v as object).map(depthOf));
+}
+
 function viaParse(text: string) {
   const obj = JSON.parse(text) as Record<string, unknown>;
-  return { keys: Object.keys(obj), model: typeof obj.model === 'string' ? obj.model : undefined, stream: obj.stream === true };
+  return { keys: Object.keys(obj), model: typeof obj.model === 'string' ? obj.model : undefined, stream: obj.stream === true, depth: depthOf(obj) };
 }
 
 const requestLike = fc.record(
@@ -53,7 +59,8 @@ describe('scanTopLevel', () => {
     expect(scanTopLevel(Buffer.from('{"a":"line\nbreak"}'))).toMatchObject({ ok: false });
     expect(scanTopLevel(Buffer.from('{"b":1,"10":2,"2":3,"a":4}'))).toMatchObject({ keys: ['2', '10', 'b', 'a'] });
     // The last duplicate wins, as with JSON.parse; the key is listed once.
-    expect(scanTopLevel(Buffer.from('{"model":"a","model":"b"}'))).toEqual({ ok: true, keys: ['model'], model: 'b', stream: false });
-    expect(scanTopLevel(Buffer.from('{"m\\u006fdel":"\\u00e9t\\u00e9","stream":true}'))).toEqual({ ok: true, keys: ['model', 'stream'], model: 'été', stream: true });
+    expect(scanTopLevel(Buffer.from('{"model":"a","model":"b"}'))).toEqual({ ok: true, keys: ['model'], model: 'b', stream: false, depth: 1 });
+    expect(scanTopLevel(Buffer.from('{"m\\u006fdel":"\\u00e9t\\u00e9","stream":true}'))).toEqual({ ok: true, keys: ['model', 'stream'], model: 'été', stream: true, depth: 1 });
+    expect(scanTopLevel(Buffer.from('{"a":[{"b":[]}],"c":{}}'))).toMatchObject({ depth: 4 });
   });
 });
