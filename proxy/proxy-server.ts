@@ -13,7 +13,8 @@ import { guardConfig } from './pipeline/guard.js';
 import { handleRequest } from './pipeline/handle.js';
 import { printable } from './pipeline/build-record.js';
 import { rawRefusal } from './pipeline/client-reply.js';
-import { createModelsCache } from './pipeline/models-cache.js';
+import { KeyRing } from './pipeline/keyring.js';
+import { positionName, type NamedKey } from './rules/key-list.js';
 import { BridgePolicy } from './bridge/index.js';
 import {
   DEFAULT_BRIDGE,
@@ -40,11 +41,15 @@ export interface RunningProxy {
   upstreamNotes: string[];
   logFile?: string;
   stats: Readonly<ProxyStats>;
-  /** Model IDs from the cached /models list, when known. */
+  /** Model IDs from the cached /models lists (every key's), when known. */
   modelIds(): readonly string[] | undefined;
-  /** Fetches the /models list now (the proxy also does so in the background). */
+  /** Fetches every key's /models list now (the proxy also does so in the background). */
   refreshModels(): Promise<void>;
+  /** One key in place of all (the editor's key changed); undefined: none. */
   setKey(key: string | undefined): void;
+  setKeys(keys: NamedKey[]): void;
+  /** The keys as the routing sees them: name, fingerprint, its models (or why its list failed). */
+  keyStatus(): Array<{ name: string; fingerprint: string; models?: number; failure?: string }>;
   close(): Promise<void>;
 }
 
@@ -67,8 +72,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     keepAliveTimeout: 30_000,
     pipelining: 1,
   });
-  const key = { value: opts.key };
-  const redactor = createRedactor({ secrets: [opts.key, opts.token ?? undefined].filter((s): s is string => Boolean(s)) });
+  const redactor = createRedactor({ secrets: [opts.token ?? undefined].filter((s): s is string => Boolean(s)) });
   let log: TrafficLog | undefined;
   if (opts.logFile !== false) {
     log = openTrafficLog({ file: opts.logFile ?? defaultLogFile(), maxBytes: opts.logMaxBytes, onHealth: opts.onLogHealth });
@@ -77,7 +81,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
 
   const upstreamPrefix = upstreamUrl.pathname.replace(/\/+$/, '');
   const upstream = { pool, retries: opts.retries ?? DEFAULT_RETRIES, timeouts, sleep: opts.sleep ?? abortableDelay };
-  const models = createModelsCache({ upstream, path: upstreamPrefix + '/v1/models', key: () => key.value });
+  const keys = new KeyRing({ upstream, path: upstreamPrefix + '/v1/models', onKey: (k) => redactor.addSecret(k) }, initialKeys(opts));
   const hinted = new Set<string>();
   const stats: ProxyStats = { requests: 0, errors: 0, inFlight: 0 };
   const ctx: ProxyContext = {
@@ -86,7 +90,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     siteUrl: parsed.siteUrl,
     baseUrl: parsed.baseUrl,
     simulator: opts.simulator ?? false,
-    key,
+    keys,
     token: opts.token,
     proofToken: opts.token ?? opts.proofToken ?? null,
     guard: guardConfig(0),
@@ -98,7 +102,6 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     log,
     logBodies: opts.logBodies ?? false,
     logBodyBytes: opts.logBodyBytes ?? DEFAULT_LOG_BODY_BYTES,
-    models,
     bridge: new BridgePolicy(opts.bridge ?? DEFAULT_BRIDGE),
     stats,
     hintOnce(id, message) {
@@ -134,8 +137,6 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   await listen(server, opts.port ?? DEFAULT_PORT, host);
   const port = (server.address() as AddressInfo).port;
   ctx.guard = guardConfig(port, [], opts.allowRemote ?? false);
-  models.refreshSoon();
-
   return {
     url: proxyOrigin(host, port),
     port,
@@ -145,14 +146,20 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     upstreamNotes: parsed.problems.map((p) => p.message),
     logFile: log?.file,
     stats,
-    modelIds: () => models.ids(),
-    refreshModels: () => models.refresh(),
+    modelIds: () => keys.ids(),
+    refreshModels: () => keys.refresh(),
     setKey(next) {
-      key.value = next;
-      if (next) redactor.addSecret(next);
-      models.clear();
-      models.refreshSoon();
+      keys.set(next ? [{ name: positionName(0), key: next, named: false }] : []);
     },
+    setKeys(next) {
+      keys.set(next);
+    },
+    keyStatus: () =>
+      keys.slots.map((s) => {
+        const n = s.models.ids()?.length;
+        const failure = s.models.failure();
+        return { name: s.name, fingerprint: s.fingerprint, ...(n !== undefined ? { models: n } : {}), ...(failure ? { failure } : {}) };
+      }),
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -181,6 +188,11 @@ async function openLogOrRefuse(log: TrafficLog): Promise<void> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+function initialKeys(opts: ProxyOptions): NamedKey[] {
+  if (opts.keys) return opts.keys;
+  return opts.key ? [{ name: positionName(0), key: opts.key, named: false }] : [];
 }
 
 /** Drops undefined fields so they don't override defaults in a spread. */

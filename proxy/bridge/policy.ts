@@ -22,23 +22,26 @@ export class BridgePolicy {
    * Under 'auto', a model whose list lacks the protocol is bridged only when the list
    * has chat: otherwise the chat route would fail too, and the native error is the clearer one.
    */
-  shouldBridge(kind: BridgeKind, model: string | undefined, supportedEndpointTypes: string[] | undefined): boolean {
+  shouldBridge(kind: BridgeKind, model: string | undefined, supportedEndpointTypes: string[] | undefined, scope = ''): boolean {
     if (this.mode === 'off') return false;
     if (this.mode === 'always') return true;
     if (model === undefined) return false;
-    if (this.isRemembered(kind, model)) return true;
+    if (this.isRemembered(kind, model, scope)) return true;
     if (!supportedEndpointTypes) return false;
     return !supportedEndpointTypes.includes(ENDPOINT_TYPE[kind]) && supportedEndpointTypes.includes(CHAT_ENDPOINT_TYPE);
   }
 
-  /** After the route answered 404 endpoint_not_supported for this protocol and model. */
-  rememberUnsupported(kind: BridgeKind, model: string): void {
+  /**
+   * After the route answered 404 endpoint_not_supported for this protocol and
+   * model. `scope` names the key: another key's route may well serve it.
+   */
+  rememberUnsupported(kind: BridgeKind, model: string, scope = ''): void {
     if (this.mode !== 'auto') return;
-    this.unsupported.set(key(kind, model), this.now() + this.ttlMs);
+    this.unsupported.set(key(kind, model, scope), this.now() + this.ttlMs);
   }
 
-  private isRemembered(kind: BridgeKind, model: string): boolean {
-    const k = key(kind, model);
+  isRemembered(kind: BridgeKind, model: string, scope = ''): boolean {
+    const k = key(kind, model, scope);
     const expiry = this.unsupported.get(k);
     if (expiry === undefined) return false;
     if (this.now() < expiry) return true;
@@ -47,6 +50,6 @@ export class BridgePolicy {
   }
 }
 
-function key(kind: BridgeKind, model: string): string {
-  return `${kind}\u0000${model}`;
+function key(kind: BridgeKind, model: string, scope: string): string {
+  return `${kind}\u0000${scope}\u0000${model}`;
 }

@@ -58,7 +58,8 @@ export function runIpcHost(io: Io): Promise<number> {
           }
           case 'set-key':
             key = msg.key;
-            if (started) started.proxy.setKey(msg.key ?? (started.simulator ? started.key : undefined));
+            // Demo mode keeps the simulator's demo keys whatever the editor holds.
+            if (started && !started.simulator) started.proxy.setKey(msg.key);
             return;
           case 'doctor': {
             if (!started) {

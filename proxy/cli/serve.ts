@@ -6,7 +6,7 @@ import { ProxyConfigError } from '../proxy-server.js';
 import { describeLogHealth } from '../log/traffic-log.js';
 import { loadOrCreateToken } from '../config/token.js';
 import { clientBaseUrls, proxyOrigin } from '../rules/urls.js';
-import { readKeyFromStdin, validKey } from './stdin-key.js';
+import { readKeyListFromStdin, validKeyList } from './stdin-key.js';
 import { runIpcHost } from './ipc-host.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { untilSignal } from './signals.js';
@@ -97,7 +97,7 @@ export function banner(started: StartedServe, tokenRequired: boolean): string[] 
   const portFlag = (proxy.port === DEFAULT_PORT ? '' : ` --port ${proxy.port}`) + (proxy.host === DEFAULT_HOST ? '' : ` --host ${proxy.host}`);
   const lines = [
     `Loopgate proxy listening on ${proxy.url}`,
-    `  upstream site_url  ${proxy.siteUrl}${simulator ? '   (embedded simulator, demo key)' : ''}`,
+    `  upstream site_url  ${proxy.siteUrl}${simulator ? '   (embedded simulator, demo keys)' : ''}`,
     `  upstream base_url  ${proxy.baseUrl}`,
     `  OpenAI clients     base URL ${bases.openai}`,
     `  Anthropic clients  base URL ${bases.anthropic}`,
@@ -105,12 +105,23 @@ export function banner(started: StartedServe, tokenRequired: boolean): string[] 
       ? `  API key for tools  the local token: \`npx loopgate token\`, or eval "$(npx loopgate env${portFlag})" to export everything`
       : '  API key for tools  any value (--no-token)',
   ];
+  const keys = proxy.keyStatus();
+  // Each request goes to the key whose group serves its model and protocol (x-loopgate-route says which).
+  if (keys.length > 1) lines.push(`  keys               ${keys.map((k) => k.name).join(', ')}`);
   for (const note of proxy.upstreamNotes) lines.push(`  note: ${note}`);
   if (started.keyIgnored) lines.push('  note: the API key you gave is not used: no upstream is set, so the simulator runs with its demo key. Set --upstream or LOOPGATE_UPSTREAM to use your key.');
   if (proxy.logFile) lines.push(`  traffic log        ${proxy.logFile}`);
   const auth = tokenRequired ? ' -H "Authorization: Bearer $(npx loopgate token)"' : '';
   lines.push('', 'Try it:', `  curl -s ${bases.openai}/models${auth}`);
   return lines;
+}
+
+/** After start: a line per key that failed its GET /models, and with several keys a line for each that works. */
+export function keyReport(status: ReturnType<StartedServe['proxy']['keyStatus']>, all: boolean): string[] {
+  return status.flatMap((k) => {
+    if (k.failure) return [`key ${k.name}: GET /models failed (${k.failure}); requests that need its models wait until it answers (retried in the background). Check the key and its group.`];
+    return all && k.models !== undefined ? [`key ${k.name}: ${k.models} models`] : [];
+  });
 }
 
 export const serveCommand: Command = {
@@ -128,11 +139,11 @@ export const serveCommand: Command = {
     };
     const maxBody = intOption('max-body', values['max-body'], 1);
     const upstream = values.upstream ?? io.env.LOOPGATE_UPSTREAM;
-    let key = io.env.LOOPGATE_API_KEY;
-    if (values['key-stdin']) key = await readKeyFromStdin(io.stdin);
-    // Demo mode ignores the key (startServe), so only a key that will be used is checked.
-    if (upstream && key) key = validKey(key, values['key-stdin'] ? '--key-stdin' : 'LOOPGATE_API_KEY');
-    if (upstream && !key) {
+    let rawKeys = io.env.LOOPGATE_API_KEY;
+    if (values['key-stdin']) rawKeys = await readKeyListFromStdin(io.stdin);
+    // Demo mode ignores the keys (startServe), so only keys that will be used are checked.
+    const keys = upstream && rawKeys ? validKeyList(rawKeys, values['key-stdin'] ? '--key-stdin' : 'LOOPGATE_API_KEY', io.err) : undefined;
+    if (upstream && !keys) {
       io.err('loopgate serve: no API key. Set LOOPGATE_API_KEY, or pipe it in with --key-stdin (never on the command line).');
       return EXIT.config;
     }
@@ -143,7 +154,7 @@ export const serveCommand: Command = {
     try {
       started = await startServe({
         upstream,
-        key,
+        keys: upstream ? keys : rawKeys ? [{ name: 'key-1', key: rawKeys, named: false }] : undefined,
         token: requireToken ? loadOrCreateToken(io.env) : null,
         host: values.host,
         port: portOption(values.port) ?? DEFAULT_PORT,
@@ -170,6 +181,10 @@ export const serveCommand: Command = {
       return reportStartFailure(err, io, values.port ?? String(DEFAULT_PORT));
     }
     for (const line of banner(started, requireToken)) io.out(line);
+    // Each key's /models, once: how many models it serves, or what to do about it. The others keep working.
+    void started.proxy.refreshModels().then(() => {
+      for (const line of keyReport(started.proxy.keyStatus(), started.proxy.keyStatus().length > 1)) io.err(line);
+    });
     await untilSignal();
     await started.close();
     return EXIT.ok;

@@ -3,7 +3,8 @@
 // so neither imports the other's module.
 import { startProxy, type RunningProxy } from '../proxy-server.js';
 import type { ProxyOptions } from '../pipeline/options.js';
-import { startSimulator, DEMO_KEY, type Simulator } from '../simulator/index.js';
+import { startSimulator, DEMO_KEYS, type Simulator } from '../simulator/index.js';
+import { positionName } from '../rules/key-list.js';
 
 export interface StartedServe {
   proxy: RunningProxy;
@@ -18,18 +19,19 @@ export interface StartedServe {
 /** Starts the proxy, and the simulator first when there is no upstream. Shared by the CLI and the IPC host. */
 export async function startServe(opts: Omit<ProxyOptions, 'upstream'> & { upstream?: string }): Promise<StartedServe> {
   let simulator: Simulator | undefined;
-  let key = opts.key;
+  let keys = opts.keys ?? (opts.key ? [{ name: positionName(0), key: opts.key, named: false }] : undefined);
   let keyIgnored = false;
   if (!opts.upstream) {
     // A real key would only be refused by the simulator (401), and the advice
-    // "re-copy the key" would be wrong: demo mode always uses the demo key.
+    // "re-copy the key" would be wrong: demo mode always uses the demo keys.
     simulator = await startSimulator({ port: 0 });
-    keyIgnored = key !== undefined && key !== DEMO_KEY;
-    key = DEMO_KEY;
+    keyIgnored = keys !== undefined && keys.some((k) => !DEMO_KEYS.some((d) => d.key === k.key));
+    keys = DEMO_KEYS.map((k) => ({ ...k }));
   }
   const upstream = opts.upstream || simulator!.url;
+  const key = keys?.[0]?.key;
   try {
-    const proxy = await startProxy({ ...opts, upstream, key, simulator: Boolean(simulator) });
+    const proxy = await startProxy({ ...opts, upstream, key: undefined, keys, simulator: Boolean(simulator) });
     return {
       proxy,
       simulator,

@@ -3,6 +3,7 @@
 
 import { ConfigError } from './command.js';
 import { checkApiKey } from '../rules/api-key.js';
+import { parseKeyList, type NamedKey } from '../rules/key-list.js';
 
 /** LOOPGATE_API_KEY or --key-stdin, checked: a malformed key stops the command with what to fix (exit 3). */
 export function validKey(raw: string | undefined, from: string): string | undefined {
@@ -12,13 +13,34 @@ export function validKey(raw: string | undefined, from: string): string | undefi
   return checked.key;
 }
 
-export async function readKeyFromStdin(stdin: NodeJS.ReadableStream): Promise<string> {
+async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stdin) {
     chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
     if (chunks.reduce((n, c) => n + c.length, 0) > 64 * 1024) break;
   }
-  const key = Buffer.concat(chunks).toString('utf8').split(/\r?\n/, 1)[0]!.trim();
-  if (!key) throw new ConfigError('--key-stdin: standard input was empty; pipe the key in, e.g. `pass show api-key | loopgate serve --key-stdin`.');
-  return key;
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (!text.trim()) throw new ConfigError('--key-stdin: standard input was empty; pipe the key in, e.g. `pass show api-key | loopgate serve --key-stdin`.');
+  return text;
+}
+
+/** One key: the first line. */
+export async function readKeyFromStdin(stdin: NodeJS.ReadableStream): Promise<string> {
+  return (await readStdin(stdin)).split(/\r?\n/, 1)[0]!.trim();
+}
+
+/** `serve --key-stdin`: one key per line (`name=key` names one). */
+export async function readKeyListFromStdin(stdin: NodeJS.ReadableStream): Promise<string> {
+  return readStdin(stdin);
+}
+
+/**
+ * A key list from LOOPGATE_API_KEY or --key-stdin: bad entries are reported
+ * (masked) and left out; none left stops the command (exit 3).
+ */
+export function validKeyList(raw: string, from: string, warn: (line: string) => void): NamedKey[] {
+  const list = parseKeyList(raw, from);
+  for (const p of list.problems) warn(`warning: ${p}`);
+  if (list.keys.length === 0) throw new ConfigError(`${from}: no usable key${list.problems.length ? ' (see above)' : ''}.`);
+  return list.keys;
 }

@@ -25,6 +25,9 @@ export interface TrafficRecord {
   errorCode?: string;
   /** Loopgate's diagnosis code (x-loopgate-diagnosis). */
   diagnosis?: string;
+  /** The name of the key the request went upstream with, and its fingerprint (sha256, 12 hex): never the key. */
+  key?: string;
+  keyFingerprint?: string;
   /** Protocol bridge applied, e.g. `responses->chat`. */
   bridge?: string;
   /** Parameters the bridge left out, e.g. `client_metadata`, `tools[web_search]`. */

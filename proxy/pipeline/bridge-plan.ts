@@ -30,8 +30,8 @@ export function bridgeableKind(ex: Exchange, ctx: ProxyContext): BridgeKind | un
 export function planRoute(ex: Exchange, ctx: ProxyContext, kind: BridgeKind | undefined): Route {
   const native: Route = { path: ex.path, query: ex.query, stream: ex.stream ?? false };
   if (!kind) return native;
-  const entry = ex.model ? ctx.models.get(ex.model) : undefined;
-  if (ctx.bridge.shouldBridge(kind, ex.model, entry?.supported_endpoint_types)) return bridged(ex, ctx, kind);
+  const entry = ex.model ? ex.slot?.models.get(ex.model) : undefined;
+  if (ctx.bridge.shouldBridge(kind, ex.model, entry?.supported_endpoint_types, ex.slot?.name)) return bridged(ex, ctx, kind);
   // Under `auto` a model not yet known to lack the protocol is tried natively first.
   if (ctx.bridge.mode === 'auto' && ex.model && ex.jsonObject) native.fallback = kind;
   return native;
@@ -42,7 +42,7 @@ export function planRoute(ex: Exchange, ctx: ProxyContext, kind: BridgeKind | un
  * for the model and serve the request bridged, so the tool never sees the refusal.
  */
 export function fallBack(ex: Exchange, ctx: ProxyContext, kind: BridgeKind): Route {
-  ctx.bridge.rememberUnsupported(kind, ex.model!);
+  ctx.bridge.rememberUnsupported(kind, ex.model!, ex.slot?.name);
   ex.retries++;
   return bridged(ex, ctx, kind);
 }

@@ -35,6 +35,8 @@ export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
     errorType: local?.refused ? local.errorType : ex.errorType,
     errorCode: local?.refused ? local.code : (ex.errorCode ?? local?.code ?? (status < 400 && isStream ? streamErrorCode(scanned) : undefined)),
     diagnosis: local ? (local.refused ? local.code : undefined) : ex.diagnosis?.code,
+    key: ex.slot?.name,
+    keyFingerprint: ex.slot?.fingerprint,
     bridge: ex.bridge,
     bridgeDropped: ex.bridgeDropped,
     ttfbMs: ex.ttfbMs === undefined ? undefined : round(ex.ttfbMs),
@@ -77,12 +79,13 @@ function short(text: string): string {
   return text.length <= 200 ? text : `${text.slice(0, 200)}…`;
 }
 
-export function consoleLine(rec: TrafficRecord, hint?: string): string {
+export function consoleLine(rec: TrafficRecord, hint?: string, showKey = false): string {
   const parts = [rec.method, short(rec.canonicalPath), String(rec.status || '-')];
   if (rec.model) parts.push(short(rec.model));
   if (rec.stream) parts.push('stream');
   parts.push(`${Math.round(rec.totalMs)}ms`);
   if (rec.rewrites.length) parts.push(`rewrote ${short(rec.path)}`);
+  if (showKey && rec.key) parts.push(`key ${rec.key}`);
   if (rec.bridge) parts.push(`bridge ${rec.bridge}`);
   if (rec.clientAborted) parts.push('client-aborted');
   // A 200 stream that broke or ended in an error event carries an errorCode too.
@@ -102,6 +105,6 @@ export function finish(ex: Exchange, ctx: ProxyContext): void {
   if (ctx.onTraffic) {
     const local = ex.reply.local;
     const hint = local ? ctx.redactor.string(local.message) : ex.diagnosis ? ctx.redactor.string(ex.diagnosis.hint) : undefined;
-    ctx.onTraffic(consoleLine(rec, hint), rec);
+    ctx.onTraffic(consoleLine(rec, hint, ctx.keys.slots.length > 1), rec);
   }
 }

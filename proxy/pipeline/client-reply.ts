@@ -118,6 +118,8 @@ export class ClientReply {
     const diagnosis = this.local ? (this.local.refused ? this.local.code : undefined) : ex.diagnosis?.code;
     if (diagnosis) out['x-loopgate-diagnosis'] = diagnosis;
     if (ex.bridge) out['x-loopgate-bridge'] = ex.bridge;
+    // Which key served it, and how (names are header-safe: rules/key-list.ts).
+    if (ex.slot) out['x-loopgate-route'] = `${ex.slot.name} ${ex.bridge ? 'bridged' : 'native'}`;
     if (ex.bridgeDropped) out['x-loopgate-bridge-dropped'] = headerSafeList(ex.bridgeDropped);
     if (ex.warning) out['x-loopgate-warning'] = ex.warning;
     // Loopgate's own time and the upstream's, up to this answer's head (W3C Server Timing).

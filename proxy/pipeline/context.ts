@@ -4,7 +4,7 @@ import type { Redactor } from '../rules/redact.js';
 import type { TrafficLog } from '../log/index.js';
 import type { GuardConfig } from './guard.js';
 import type { ProxyLimits, UpstreamTimeouts } from './options.js';
-import type { ModelsCache } from './models-cache.js';
+import type { KeyRing } from './keyring.js';
 import type { TrafficRecord } from '../log/traffic-record.js';
 import type { BridgePolicy } from '../bridge/index.js';
 
@@ -23,7 +23,6 @@ export interface ProxyContext {
   baseUrl: string;
   /** The upstream is the embedded simulator (demo mode). */
   simulator: boolean;
-  key: { value?: string };
   token: string | null;
   /** The key of the health proof when `token` is null (see ProxyOptions.proofToken). */
   proofToken: string | null;
@@ -37,7 +36,8 @@ export interface ProxyContext {
   log?: TrafficLog;
   logBodies: boolean;
   logBodyBytes: number;
-  models: ModelsCache;
+  /** The keys, each with its /models list; rules/key-routing.ts picks one per request. */
+  keys: KeyRing;
   bridge: BridgePolicy;
   stats: ProxyStats;
   hintOnce(key: string, message: string): void;

@@ -47,6 +47,8 @@ export interface Exchange {
   diagnosis?: Diagnosis;
   /** `responses->chat` / `messages->chat` when the bridge served this request. */
   bridge?: string;
+  /** The key this request goes upstream with (none when the proxy holds no key). */
+  slot?: import('./keyring.js').KeySlot;
   /** Parameters the bridge left out because the chat route cannot use them. */
   bridgeDropped?: string[];
   retries: number;

@@ -19,6 +19,7 @@ import { finish } from './build-record.js';
 import { rewriteHint } from './hints.js';
 import { answerConnectivityProbe, handleLocalEndpoint, isConnectivityProbe, isLocalEndpoint } from './local-endpoints.js';
 import { bridgeableKind, fallBack, planRoute } from './bridge-plan.js';
+import { answerModelUnion, chooseSlot } from './choose-key.js';
 
 function newExchange(req: IncomingMessage, res: ServerResponse, ctx: ProxyContext): Exchange {
   const ex = {
@@ -71,9 +72,12 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     if (!ex.path.startsWith('/v1/')) {
       throw new ProxyError(404, 'not-an-api-path', `${ex.path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths (e.g. /v1/chat/completions, /v1/responses, /v1/messages, /v1/models). Check the tool's base URL.`);
     }
+    // Several keys: the client sees one list, all of theirs.
+    if (ex.path === '/v1/models' && ex.req.method === 'GET' && ctx.keys.slots.length > 1) return await answerModelUnion(ex, ctx);
     const bridgeable = bridgeableKind(ex, ctx);
     await readBody(ex, ctx, bridgeable !== undefined);
     inspectModel(ex, ctx);
+    chooseSlot(ex, ctx);
     const route = planRoute(ex, ctx, bridgeable);
     if ((await relay(ex, ctx, route, abort)) === 'unsupported') {
       await relay(ex, ctx, fallBack(ex, ctx, route.fallback!), abort);
@@ -100,9 +104,9 @@ function normalise(ex: Exchange, ctx: ProxyContext): void {
 /** A model missing from the cached /models list is warned about; the request still goes. */
 function inspectModel(ex: Exchange, ctx: ProxyContext): void {
   if (!ex.model) return;
-  const known = ctx.models.ids();
+  const known = ctx.keys.ids();
   if (!known) {
-    ctx.models.refreshSoon();
+    ctx.keys.refreshSoon();
     return;
   }
   if (known.includes(ex.model)) return;

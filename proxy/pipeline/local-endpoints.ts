@@ -62,7 +62,9 @@ export function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): void {
         siteUrl: ctx.siteUrl,
         baseUrl: ctx.baseUrl,
         simulator: ctx.simulator,
-        hasKey: Boolean(ctx.key.value),
+        hasKey: ctx.keys.slots.length > 0,
+        // Names and fingerprints only: which keys, how many models each, or why its list fails.
+        keys: ctx.keys.slots.map((s) => ({ name: s.name, fingerprint: s.fingerprint, models: s.models.ids()?.length ?? null, failure: s.models.failure() ?? null })),
         requireToken: ctx.token !== null,
         // Lost records are never silent: a window or a script can see the log is failing.
         log: ctx.log ? ctx.log.health : null,

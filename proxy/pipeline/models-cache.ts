@@ -9,6 +9,10 @@ export interface ModelsCache {
   /** IDs when known (never blocks; undefined until a list arrived). */
   ids(): readonly string[] | undefined;
   get(id: string): ModelEntry | undefined;
+  /** The whole list by ID, when known. */
+  entries(): ReadonlyMap<string, ModelEntry> | undefined;
+  /** Why the last fetch failed (`401`, `ECONNREFUSED`, …); undefined after a success. */
+  failure(): string | undefined;
   /** Takes a /v1/models answer that passed through the proxy (ignored if the key changed since `from`). */
   ingest(json: string, from?: number): void;
   /** Changes when the key changes; pass it back to ingest(). */
@@ -53,6 +57,7 @@ export function createModelsCache(opts: {
   const retryMs = 30_000;
   let attemptedAt = -Infinity;
   let inFlight: Promise<void> | undefined;
+  let failure: string | undefined;
   /** Bumped by clear(): a fetch started with the previous key must not fill the cache. */
   let generation = 0;
 
@@ -85,9 +90,13 @@ export function createModelsCache(opts: {
           bodyTimeoutMs: 15_000,
         });
         const text = await readLimited(res.body, MAX_LIST_BYTES);
-        if (res.statusCode === 200 && text !== undefined) ingest(text, mine);
-      } catch {
+        if (res.statusCode === 200 && text !== undefined) {
+          ingest(text, mine);
+          failure = undefined;
+        } else failure = `HTTP ${res.statusCode}`;
+      } catch (err) {
         // the next request will try again
+        failure = (err as { code?: string }).code ?? 'request failed';
       } finally {
         if (mine === generation) inFlight = undefined;
       }
@@ -99,6 +108,8 @@ export function createModelsCache(opts: {
     ids: () => ids,
     generation: () => generation,
     get: (id) => entries?.get(id),
+    entries: () => entries,
+    failure: () => failure,
     ingest,
     refresh,
     refreshSoon() {

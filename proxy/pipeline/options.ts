@@ -40,6 +40,11 @@ export interface ProxyOptions {
   upstream: string;
   /** The real API key. Can be changed later with setKey(). */
   key?: string;
+  /**
+   * Several keys (a key's group decides its models and protocols): each request
+   * goes to a key that serves its model and protocol. Takes precedence over `key`.
+   */
+  keys?: import('../rules/key-list.js').NamedKey[];
   /** Local token clients must present; null turns the check off (--no-token). */
   token: string | null;
   /**

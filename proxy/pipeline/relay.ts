@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { isEndpointNotSupported } from '../bridge/index.js';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
 import { midStreamFailure, upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
+import { protocolsByKey } from '../rules/key-routing.js';
 import { PROTOCOL_TABLE } from '../rules/protocols.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
@@ -27,7 +28,8 @@ const MODEL_LIST_BYTES = 4 * 1024 * 1024;
 export type RelayOutcome = 'relayed' | 'unsupported';
 
 export async function relay(ex: Exchange, ctx: ProxyContext, route: Route, abort: RequestAbort): Promise<RelayOutcome> {
-  const modelsGeneration = ctx.models.generation();
+  const models = ex.slot?.models;
+  const modelsGeneration = models?.generation() ?? 0;
   const target = route.path + route.query;
   ex.upstreamPath = target;
   const body = route.session ? route.session.body : ex.body ?? ex.bodyStream ?? null;
@@ -37,7 +39,7 @@ export async function relay(ex: Exchange, ctx: ProxyContext, route: Route, abort
     {
       path: ctx.upstreamPrefix + target,
       method: ex.req.method ?? 'GET',
-      headers: () => upstreamRequestHeaders(ex.req.rawHeaders, ctx.key.value, anthropicRoute, Buffer.isBuffer(body) ? body.length : undefined),
+      headers: () => upstreamRequestHeaders(ex.req.rawHeaders, ex.slot?.key, anthropicRoute, Buffer.isBuffer(body) ? body.length : undefined),
       body,
       retryStatuses: !route.stream,
     },
@@ -134,12 +136,18 @@ async function relayError(ex: Exchange, ctx: ProxyContext, route: Route, upstrea
     canonicalPath: route.path,
     model: ex.model,
     params: ex.params,
-    knownModels: ctx.models.ids(),
+    knownModels: ctx.keys.ids(),
     upstreamRequestId: ex.upstreamRequestId,
     bridge: ctx.bridge.mode,
     time: ex.time,
   });
-  if (ex.diagnosis?.code === 'model-not-found' || ex.diagnosis?.code === 'permission') ctx.models.refreshSoon();
+  // With several keys, the way out may be another key: say what each serves this model on.
+  if (ex.diagnosis?.code === 'protocol-unsupported' && ex.model && ctx.keys.slots.length > 1) {
+    const served = protocolsByKey(ctx.keys.views(), ex.model);
+    if (served) ex.diagnosis = { ...ex.diagnosis, hint: `${ex.diagnosis.hint} This proxy's keys serve ${ex.model} on: ${served}.` };
+  }
+  // A stale list: the key's group changed.
+  if (ex.diagnosis?.code === 'model-not-found' || ex.diagnosis?.code === 'permission') ex.slot?.models.refreshSoon();
   if (route.session && complete) {
     const out = route.session.error(upstream.statusCode, text ?? buf);
     ex.reply.whole(out.status, upstream.headers, out.body, buf);
@@ -160,7 +168,7 @@ async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRe
     ex.reply.send(buf);
     return pipe(ex, upstream.body);
   }
-  ctx.models.ingest(buf.toString('utf8'), generation);
+  ex.slot?.models.ingest(buf.toString('utf8'), generation);
   ex.reply.whole(upstream.statusCode, upstream.headers, buf);
 }
 

@@ -38,6 +38,22 @@ export const defaultFixture: Fixture = validateFixture(defaultFixtureJson);
 /** The default fixture's main key (group "default"). */
 export const DEMO_KEY: string = defaultFixture.keys.find((k) => k.group === 'default' && k.status === 'active')!.key;
 
+/**
+ * Demo mode holds one key of each group of the default fixture (active, with
+ * balance, no model or rate limit), named by group: Claude models on
+ * /v1/messages, Responses where the group has it, and the chat-only group
+ * through the bridge, all with no configuration.
+ */
+export const DEMO_KEYS: ReadonlyArray<{ name: string; key: string; named: boolean }> = (() => {
+  const seen = new Set<string>();
+  return defaultFixture.keys.flatMap((k) => {
+    const plain = k.status === 'active' && k.balance > 0 && !('models' in k) && !('rpm' in k);
+    if (!plain || seen.has(k.group)) return [];
+    seen.add(k.group);
+    return [{ name: k.group, key: k.key, named: true }];
+  });
+})();
+
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const fixture = typeof opts.fixture === 'string' ? loadFixture(opts.fixture) : opts.fixture ? validateFixture(opts.fixture) : defaultFixture;
   const host = opts.host ?? '127.0.0.1';

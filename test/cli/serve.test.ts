@@ -20,7 +20,8 @@ describe('loopgate serve (no configuration)', () => {
     };
     const text = lines.join('\n');
     const url = /Loopgate proxy listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(text)![1]!;
-    expect(text).toMatch(/upstream site_url\s+http:\/\/127\.0\.0\.1:\d+\s+\(embedded simulator, demo key\)/);
+    expect(text).toMatch(/upstream site_url\s+http:\/\/127\.0\.0\.1:\d+\s+\(embedded simulator, demo keys\)/);
+    expect(text).toMatch(/keys\s+default, claude, chat-only/);
     expect(text).toMatch(/upstream base_url\s+http:\/\/127\.0\.0\.1:\d+\/v1/);
     expect(text).toContain(`OpenAI clients     base URL ${url}/v1`);
     expect(text).toContain(`Anthropic clients  base URL ${url}`);
@@ -101,10 +102,10 @@ describe('loopgate token / env', () => {
 
   it('refuses a malformed key with what to fix (exit 3), and checks ports and hosts', async () => {
     const up = ['serve', '--upstream', 'https://api.example.com', '--port', '0', '--no-log'];
-    const newline = await runCli(up, { LOOPGATE_API_KEY: 'sk-live-0123456789abcdef\nX' });
-    expect(newline.code).toBe(3);
-    expect(newline.err).toMatch(/LOOPGATE_API_KEY: the API key contains a space, line break or control character/);
-    expect(newline.err).not.toContain('0123456789abcdef');
+    const tab = await runCli(up, { LOOPGATE_API_KEY: 'sk-live-0123456789\tabcdef' });
+    expect(tab.code).toBe(3);
+    expect(tab.err).toMatch(/LOOPGATE_API_KEY: key #1 \(sk-li…cdef\): the API key contains a space, line break or control character/);
+    expect(tab.err).not.toContain('0123456789');
     const bearer = await runCli(up, { LOOPGATE_API_KEY: 'Bearer sk-live-0123456789abcdef' });
     expect(bearer.code).toBe(3);
     expect(bearer.err).toMatch(/starts with "Bearer "/);

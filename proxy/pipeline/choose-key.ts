@@ -1,0 +1,49 @@
+// Which of the proxy's keys a request goes upstream with (the rule is pure, in
+// rules/key-routing.ts), and the model list a client sees when there are
+// several keys: the union of their lists, answered by Loopgate itself.
+import { chooseKey, keysListing } from '../rules/key-routing.js';
+import { PROTOCOL_TABLE, type Protocol } from '../rules/protocols.js';
+import { ProxyError } from '../rules/proxy-errors.js';
+import { suggestModels } from '../rules/suggest.js';
+import type { ProxyContext } from './context.js';
+import type { Exchange } from './exchange.js';
+
+/** The protocol a path speaks, for routing (`/v1/messages/count_tokens` goes where Messages go). */
+export function protocolOfPath(path: string): Protocol | undefined {
+  if (path === PROTOCOL_TABLE.chat.path) return 'chat';
+  if (path === PROTOCOL_TABLE.responses.path || path.startsWith(PROTOCOL_TABLE.responses.path + '/')) return 'responses';
+  if (path === PROTOCOL_TABLE.messages.path || path.startsWith(PROTOCOL_TABLE.messages.path + '/')) return 'messages';
+  return undefined;
+}
+
+/** Sets ex.slot; with several keys and none listing the model, refuses with the IDs that do exist and whose they are. */
+export function chooseSlot(ex: Exchange, ctx: ProxyContext): void {
+  const slots = ctx.keys.slots;
+  if (slots.length === 0) return;
+  const protocol = protocolOfPath(ex.path);
+  const model = ex.model;
+  const views = ctx.keys.views();
+  const choice = chooseKey(views, model, protocol, ctx.bridge.mode, (i) =>
+    protocol && protocol !== 'chat' && model !== undefined ? ctx.bridge.isRemembered(protocol, model, slots[i]!.name) : false,
+  );
+  if (choice.index !== undefined) {
+    ex.slot = slots[choice.index];
+    return;
+  }
+  // Only with several keys whose lists are all known: one key lets its upstream answer for itself.
+  const known = ctx.keys.ids() ?? [];
+  const near = suggestModels(model!, known);
+  const closest = near.map((id) => `"${id}" (${keysListing(views, id).join(', ')})`).join(', ');
+  throw new ProxyError(
+    404,
+    'model-not-found',
+    `No key of this proxy lists model "${model}"${closest ? `; closest: ${closest}` : ''}. Copy an ID from GET /v1/models, or add a key whose group serves it.`,
+  );
+}
+
+/** GET /v1/models with several keys: every key's list, each model once, as its upstream gave it. */
+export async function answerModelUnion(ex: Exchange, ctx: ProxyContext): Promise<void> {
+  // A list not fetched yet (or stale) is fetched now, so the client sees every key's models.
+  if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
+  ex.reply.answer(200, 'application/json', JSON.stringify({ object: 'list', data: ctx.keys.union() }));
+}

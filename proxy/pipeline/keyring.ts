@@ -1,0 +1,92 @@
+// The keys the proxy holds, each with its own cached /models list (a key's
+// group decides its models and protocols). The routing rule itself is pure,
+// in rules/key-routing.ts; this holds the state it reads.
+import { createHash } from 'node:crypto';
+import type { ModelEntry } from '../rules/model-list.js';
+import type { NamedKey } from '../rules/key-list.js';
+import type { KeyModels } from '../rules/key-routing.js';
+import { createModelsCache, type ModelsCache } from './models-cache.js';
+import type { UpstreamDeps } from './upstream-call.js';
+
+export interface KeySlot {
+  index: number;
+  name: string;
+  key: string;
+  /** sha256 hex, first 12: tells keys apart in a record without revealing them. */
+  fingerprint: string;
+  models: ModelsCache;
+}
+
+export function keyFingerprint(key: string): string {
+  return createHash('sha256').update(key).digest('hex').slice(0, 12);
+}
+
+export class KeyRing {
+  private list: KeySlot[] = [];
+
+  constructor(
+    private readonly deps: { upstream: UpstreamDeps; path: string; onKey?: (key: string) => void },
+    keys: readonly NamedKey[],
+  ) {
+    this.set(keys);
+  }
+
+  get slots(): readonly KeySlot[] {
+    return this.list;
+  }
+
+  /** Replaces the keys (the editor changed them): every list is fetched again. */
+  set(keys: readonly NamedKey[]): void {
+    for (const s of this.list) s.models.clear();
+    this.list = keys.map((k, index) => {
+      this.deps.onKey?.(k.key);
+      const key = k.key;
+      return { index, name: k.name, key, fingerprint: keyFingerprint(key), models: createModelsCache({ upstream: this.deps.upstream, path: this.deps.path, key: () => key }) };
+    });
+    this.refreshSoon();
+  }
+
+  /** What the routing rule reads: each key's list, or undefined while it is not known. */
+  views(): KeyModels[] {
+    return this.list.map((s) => ({ name: s.name, models: s.models.entries() }));
+  }
+
+  /** Every model ID some key lists, in key order; undefined while no list is known. */
+  ids(): readonly string[] | undefined {
+    let out: string[] | undefined;
+    const seen = new Set<string>();
+    for (const s of this.list) {
+      const ids = s.models.ids();
+      if (!ids) continue;
+      out ??= [];
+      for (const id of ids) {
+        if (seen.has(id)) continue;
+        seen.add(id);
+        out.push(id);
+      }
+    }
+    return out;
+  }
+
+  /** The union of the lists, each entry as its upstream gave it, once per ID (the first key's copy). */
+  union(): ModelEntry[] {
+    const out: ModelEntry[] = [];
+    const seen = new Set<string>();
+    for (const s of this.list) {
+      for (const entry of s.models.entries()?.values() ?? []) {
+        if (seen.has(entry.id)) continue;
+        seen.add(entry.id);
+        out.push(entry);
+      }
+    }
+    return out;
+  }
+
+  refreshSoon(): void {
+    for (const s of this.list) s.models.refreshSoon();
+  }
+
+  refresh(): Promise<void> {
+    return Promise.all(this.list.map((s) => s.models.refresh())).then(() => undefined);
+  }
+}
