@@ -70,6 +70,14 @@ export function checks(r, opts = {}) {
       );
     }
   }
+  const soak = r.soak;
+  if (soak) {
+    add(`soak: errors for clients that stayed (${soak.requests} requests, ${soak.aborted} abandoned)`, String(soak.clientErrors), '0', soak.clientErrors === 0);
+    add('soak: log records = requests', `${soak.records} of ${soak.requests}`, 'equal', soak.records === soak.requests);
+    add('soak: requests in flight once idle', String(soak.inFlightIdle), '0', soak.inFlightIdle === 0);
+    // The proxy's listening socket and its log stay open; a leak grows with the request count.
+    add('soak: descriptors and sockets once idle vs before', `${soak.idle.fds} / ${soak.idle.sockets} vs ${soak.before.fds} / ${soak.before.sockets}`, '≤ before + 2', soak.idle.fds <= soak.before.fds + 2 && soak.idle.sockets <= soak.before.sockets + 2);
+  }
   for (const mode of ['bigRequest', 'bigResponse']) {
     const b = r[mode];
     if (!b) continue;
@@ -219,6 +227,26 @@ export function renderMarkdown(report) {
       table(
         ['target', 'time ms', 'time ÷ direct', 'time ÷ fwd', 'RSS growth MB', 'growth ÷ fwd', 'RSS peak MB', 'errors'],
         Object.entries(b).map(([n, x]) => [n, f(x.ms, 0), ratio(x.ms, b.direct.ms), ratio(x.ms, b.forwarder.ms), f(x.rssGrowthMB, 1), ratio(x.rssGrowthMB, b.forwarder.rssGrowthMB), f(x.rssPeakMB, 1), x.errors]),
+      ),
+    );
+  }
+  const soak = r.soak;
+  if (soak) {
+    parts.push(
+      '',
+      `### Soak: ${soak.requests} chat requests, half streamed, ${Math.round(soak.abortShare * 100)} % abandoned by the client (before the answer or mid-stream), concurrency ${soak.concurrency}`,
+      '',
+      `${soak.seconds} s (${soak.rps} req/s): ${soak.completed} completed, ${soak.aborted} abandoned, ${soak.clientErrors} errors for clients that stayed${soak.firstError ? ` (first: ${soak.firstError})` : ''}; ${soak.records} log records for ${soak.requests} requests; ${soak.inFlightIdle} in flight once idle (after ${soak.idle.afterS} s).`,
+      '',
+    );
+    parts.push(
+      table(
+        ['proxy', 'RSS MB', 'descriptors', 'sockets'],
+        [
+          ['before (warmed up)', f(soak.before.rssMB, 1), soak.before.fds, soak.before.sockets],
+          ['right after', f(soak.after.rssMB, 1), soak.after.fds, soak.after.sockets],
+          ['idle', f(soak.idle.rssMB, 1), soak.idle.fds, soak.idle.sockets],
+        ],
       ),
     );
   }

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { killAll, measured, runLoad, startServer } from './procs.mjs';
 import { CONFIGS } from './scenarios.mjs';
 import { checks, renderMarkdown } from './report.mjs';
+import { runSoak } from './soak.mjs';
 import { pct } from './stats.mjs';
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, compare: { type: 'string' } } });
@@ -247,6 +248,12 @@ try {
       results[mode] = await scenarios.bigBodies(set.targets, mode);
       await set.stop();
     }
+  }
+  if (want('soak')) {
+    const sim = await startServer('simulator', [cli, 'simulate', '--port', '0'], { env: plainEnv, ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/ });
+    say(`soak: ${cfg.soak.requests} requests, 20 % abandoned`);
+    results.soak = await runSoak({ cli, simUrl: sim.url, key: KEY, env: plainEnv, logFile: join(tmp, 'soak.jsonl'), requests: cfg.soak.requests });
+    await sim.stop();
   }
 } finally {
   killAll();

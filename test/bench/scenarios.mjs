@@ -14,6 +14,7 @@ export const CONFIGS = {
       c1000: { streams: 1000, repeat: 1, rounds: 1, delayMs: 50, rampMs: 1000 },
     },
     big: { rounds: 1 },
+    soak: { requests: 2000 },
   },
   full: {
     hardLimitS: 900,
@@ -25,5 +26,6 @@ export const CONFIGS = {
       c1000: { streams: 1000, repeat: 1, rounds: 3, delayMs: 50, rampMs: 1000 },
     },
     big: { rounds: 2 },
+    soak: { requests: 10_000 },
   },
 };
