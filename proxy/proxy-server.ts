@@ -91,6 +91,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     baseUrl: parsed.baseUrl,
     simulator: opts.simulator ?? false,
     keys,
+    failover: opts.failover ?? false,
     token: opts.token,
     proofToken: opts.token ?? opts.proofToken ?? null,
     guard: guardConfig(0),

@@ -21,8 +21,10 @@ Anthropic-style tools at http://${DEFAULT_HOST}:${DEFAULT_PORT}, with the local 
 
 Upstream and key (the key is never accepted on the command line):
   --upstream URL          Model-Access API address, in any form (or LOOPGATE_UPSTREAM).
-                          Without one, the embedded simulator starts with a demo key.
-  --key-stdin             Read the real API key from standard input (else LOOPGATE_API_KEY).
+                          Without one, the embedded simulator starts with its demo keys.
+  --key-stdin             Read the real API key(s) from standard input, one per line, optionally
+                          name=key (else LOOPGATE_API_KEY: one key, or several separated by commas).
+                          Each request goes to the key whose group serves its model and protocol.
   --allow-http            Permit http:// to a non-loopback upstream.
 
 Listening:
@@ -34,6 +36,8 @@ Listening:
 Behaviour:
   --retries N             Also retry 429/502/503/504 on non-streaming requests (default ${DEFAULT_RETRIES}).
   --bridge MODE           auto | off | always: serve Responses/Messages over Chat Completions.
+  --failover              With several keys: on 429 or an exhausted balance, send the request to
+                          the next key that serves it (spends that key's quota; off by default).
   --log FILE              Traffic log (JSONL; default in the user's state dir).
   --no-log                Do not write the traffic log.
   --log-bodies            Also log request/response bodies (redacted, capped).
@@ -56,6 +60,7 @@ const options = {
   'allow-remote': { type: 'boolean' },
   'no-token': { type: 'boolean' },
   retries: { type: 'string' },
+  failover: { type: 'boolean' },
   bridge: { type: 'string' },
   log: { type: 'string' },
   'no-log': { type: 'boolean' },
@@ -161,6 +166,7 @@ export const serveCommand: Command = {
         allowHttp: values['allow-http'],
         allowRemote: values['allow-remote'],
         retries: intOption('retries', values.retries),
+        failover: values.failover,
         bridge: bridge as ProxyOptions['bridge'],
         logFile: values['no-log'] ? false : values.log,
         logBodies: values['log-bodies'],

@@ -1,7 +1,7 @@
 // Which of the proxy's keys a request goes upstream with (the rule is pure, in
 // rules/key-routing.ts), and the model list a client sees when there are
 // several keys: the union of their lists, answered by Loopgate itself.
-import { chooseKey, keysListing } from '../rules/key-routing.js';
+import { chooseKey, keysListing, type KeyModels } from '../rules/key-routing.js';
 import { PROTOCOL_TABLE, type Protocol } from '../rules/protocols.js';
 import { ProxyError } from '../rules/proxy-errors.js';
 import { suggestModels } from '../rules/suggest.js';
@@ -22,7 +22,7 @@ export function chooseSlot(ex: Exchange, ctx: ProxyContext): void {
   if (slots.length === 0) return;
   const protocol = protocolOfPath(ex.path);
   const model = ex.model;
-  const views = ctx.keys.views();
+  const views = viewsWithout(ctx, ex.triedKeys);
   const choice = chooseKey(views, model, protocol, ctx.bridge.mode, (i) =>
     protocol && protocol !== 'chat' && model !== undefined ? ctx.bridge.isRemembered(protocol, model, slots[i]!.name) : false,
   );
@@ -39,6 +39,35 @@ export function chooseSlot(ex: Exchange, ctx: ProxyContext): void {
     'model-not-found',
     `No key of this proxy lists model "${model}"${closest ? `; closest: ${closest}` : ''}. Copy an ID from GET /v1/models, or add a key whose group serves it.`,
   );
+}
+
+/** Keys already tried for this request look as if they listed nothing, so the rule passes them over. */
+function viewsWithout(ctx: ProxyContext, tried: ReadonlySet<number> | undefined): KeyModels[] {
+  const views = ctx.keys.views();
+  return tried?.size ? views.map((v, i) => (tried.has(i) ? { name: v.name, models: new Map() } : v)) : views;
+}
+
+/**
+ * With --failover, after `why` (rate-limited, insufficient-balance) from the
+ * key in use: moves the request to the next key that can serve it and says
+ * so, or returns false (the error goes to the client). Only held bodies are
+ * replayable; it spends another key's quota, hence opt-in.
+ */
+export function failOver(ex: Exchange, ctx: ProxyContext, why: string): boolean {
+  if (!ctx.failover || !ex.slot || ctx.keys.slots.length < 2 || (ex.body === undefined && ex.bodyStream !== undefined)) return false;
+  const tried = (ex.triedKeys ??= new Set());
+  tried.add(ex.slot.index);
+  const views = viewsWithout(ctx, tried);
+  const protocol = protocolOfPath(ex.path);
+  const choice = chooseKey(views, ex.model, protocol, ctx.bridge.mode);
+  // No other key lists the model: a key whose list is unknown is no better a guess than the error.
+  if (choice.index === undefined || tried.has(choice.index) || views[choice.index]!.models === undefined) return false;
+  const from = ex.slot.name;
+  ex.slot = ctx.keys.slots[choice.index];
+  ex.retries++;
+  ex.bridge = undefined;
+  ctx.hintOnce(`failover:${from}:${why}`, `Key "${from}" answered ${why}; --failover sent the request to key "${ex.slot!.name}" (and will for others like it).`);
+  return true;
 }
 
 /** GET /v1/models with several keys: every key's list, each model once, as its upstream gave it. */

@@ -38,6 +38,8 @@ export interface ProxyContext {
   logBodyBytes: number;
   /** The keys, each with its /models list; rules/key-routing.ts picks one per request. */
   keys: KeyRing;
+  /** --failover: on 429 or an exhausted balance, a replayable request moves to the next key that can serve it. */
+  failover: boolean;
   bridge: BridgePolicy;
   stats: ProxyStats;
   hintOnce(key: string, message: string): void;

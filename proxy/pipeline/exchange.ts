@@ -49,6 +49,8 @@ export interface Exchange {
   bridge?: string;
   /** The key this request goes upstream with (none when the proxy holds no key). */
   slot?: import('./keyring.js').KeySlot;
+  /** Keys --failover has already tried for this request. */
+  triedKeys?: Set<number>;
   /** Parameters the bridge left out because the chat route cannot use them. */
   bridgeDropped?: string[];
   retries: number;

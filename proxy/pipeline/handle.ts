@@ -66,7 +66,7 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     // Claude Code's credential-less `HEAD /` on every run: a plain 200, no token, nothing revealed.
     if (isConnectivityProbe(ex)) return answerConnectivityProbe(ex);
     // Local endpoints check the token themselves (the health challenge is answered without it).
-    if (isLocalEndpoint(ex.path)) return handleLocalEndpoint(ex, ctx);
+    if (isLocalEndpoint(ex.path)) return await handleLocalEndpoint(ex, ctx);
     checkToken(req, ctx.token);
     // The key belongs to the API under {base_url} only: nothing else reaches the upstream with it.
     if (!ex.path.startsWith('/v1/')) {
@@ -78,9 +78,12 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     await readBody(ex, ctx, bridgeable !== undefined);
     inspectModel(ex, ctx);
     chooseSlot(ex, ctx);
-    const route = planRoute(ex, ctx, bridgeable);
-    if ((await relay(ex, ctx, route, abort)) === 'unsupported') {
-      await relay(ex, ctx, fallBack(ex, ctx, route.fallback!), abort);
+    let route = planRoute(ex, ctx, bridgeable);
+    for (;;) {
+      const outcome = await relay(ex, ctx, route, abort);
+      if (outcome === 'relayed') break;
+      // Another key (--failover), planned afresh; or the same key over the bridge.
+      route = outcome === 'failover' ? planRoute(ex, ctx, bridgeable) : fallBack(ex, ctx, route.fallback!);
     }
   } catch (err) {
     fail(ex, ctx, err);

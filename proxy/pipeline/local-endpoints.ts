@@ -38,7 +38,12 @@ export function answerConnectivityProbe(ex: Exchange): void {
   ex.reply.answer(200, 'text/plain; charset=utf-8', 'Loopgate is running. API requests need the local token (`loopgate token`).\n');
 }
 
-export function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): void {
+/** Names, fingerprints and model counts (or why a key's list fails): never a key. */
+function keySummary(ctx: ProxyContext) {
+  return ctx.keys.slots.map((s) => ({ name: s.name, fingerprint: s.fingerprint, models: s.models.ids()?.length ?? null, failure: s.models.failure() ?? null }));
+}
+
+export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Promise<void> {
   const headers: Record<string, string> = {};
   let payload: unknown;
   switch (ex.path) {
@@ -64,7 +69,7 @@ export function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): void {
         simulator: ctx.simulator,
         hasKey: ctx.keys.slots.length > 0,
         // Names and fingerprints only: which keys, how many models each, or why its list fails.
-        keys: ctx.keys.slots.map((s) => ({ name: s.name, fingerprint: s.fingerprint, models: s.models.ids()?.length ?? null, failure: s.models.failure() ?? null })),
+        keys: keySummary(ctx),
         requireToken: ctx.token !== null,
         // Lost records are never silent: a window or a script can see the log is failing.
         log: ctx.log ? ctx.log.health : null,
@@ -75,9 +80,15 @@ export function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): void {
       checkToken(ex.req, ctx.token);
       payload = { ...ctx.stats, logFile: ctx.log?.file, logDropped: ctx.log?.dropped ?? 0, logOk: ctx.log?.health.ok ?? null };
       break;
+    case '/_loopgate/refresh':
+      // Every key's GET /models now (the editor's Refresh; after a key's group changed).
+      checkToken(ex.req, ctx.token);
+      await ctx.keys.refresh();
+      payload = { keys: keySummary(ctx) };
+      break;
     default:
       checkToken(ex.req, ctx.token);
-      throw new ProxyError(404, 'unknown-local-endpoint', `No such Loopgate endpoint ${ex.path}. Known: /_loopgate/health, /_loopgate/stats.`);
+      throw new ProxyError(404, 'unknown-local-endpoint', `No such Loopgate endpoint ${ex.path}. Known: /_loopgate/health, /_loopgate/stats, /_loopgate/refresh.`);
   }
   ex.reply.answer(200, 'application/json', JSON.stringify(payload), headers);
 }

@@ -45,6 +45,8 @@ export interface ProxyOptions {
    * goes to a key that serves its model and protocol. Takes precedence over `key`.
    */
   keys?: import('../rules/key-list.js').NamedKey[];
+  /** On 429 or an exhausted balance, send a replayable request to the next key that can serve it (spends that key's quota). */
+  failover?: boolean;
   /** Local token clients must present; null turns the check off (--no-token). */
   token: string | null;
   /**

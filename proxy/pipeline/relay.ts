@@ -9,6 +9,7 @@ import { isEndpointNotSupported } from '../bridge/index.js';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
 import { midStreamFailure, upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { protocolsByKey } from '../rules/key-routing.js';
+import { failOver } from './choose-key.js';
 import { PROTOCOL_TABLE } from '../rules/protocols.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
@@ -25,7 +26,8 @@ const ERROR_BODY_BYTES = 64 * 1024;
 /** A model list larger than this is relayed without being cached. */
 const MODEL_LIST_BYTES = 4 * 1024 * 1024;
 
-export type RelayOutcome = 'relayed' | 'unsupported';
+/** unsupported: the route refused the protocol (bridge instead); failover: this key is out of quota or rate, another key can serve it. */
+export type RelayOutcome = 'relayed' | 'unsupported' | 'failover';
 
 export async function relay(ex: Exchange, ctx: ProxyContext, route: Route, abort: RequestAbort): Promise<RelayOutcome> {
   const models = ex.slot?.models;
@@ -130,7 +132,7 @@ async function relayError(ex: Exchange, ctx: ProxyContext, route: Route, upstrea
   const info = parseErrorBody(upstream.statusCode, text?.toString('utf8') ?? '');
   ex.errorCode = info.code;
   ex.errorType = info.type;
-  ex.diagnosis = diagnose(info, {
+  const diagnosis = diagnose(info, {
     method: ex.req.method ?? 'GET',
     originalPath: ex.originalPath,
     canonicalPath: route.path,
@@ -141,6 +143,9 @@ async function relayError(ex: Exchange, ctx: ProxyContext, route: Route, upstrea
     bridge: ctx.bridge.mode,
     time: ex.time,
   });
+  // --failover: a replayable request this key cannot serve for quota or rate goes to the next key that can.
+  if ((diagnosis?.code === 'rate-limited' || diagnosis?.code === 'insufficient-balance') && complete && failOver(ex, ctx, diagnosis.code)) return 'failover';
+  ex.diagnosis = diagnosis;
   // With several keys, the way out may be another key: say what each serves this model on.
   if (ex.diagnosis?.code === 'protocol-unsupported' && ex.model && ctx.keys.slots.length > 1) {
     const served = protocolsByKey(ctx.keys.views(), ex.model);

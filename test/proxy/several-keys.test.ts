@@ -115,3 +115,64 @@ describe('several keys with the bridge off', () => {
     }
   });
 });
+
+describe('failover (opt-in) and refresh', () => {
+  // The simulator's rpm2 key allows two requests a minute, then answers 429.
+  const keys = () => [
+    { name: 'limited', key: KEYS.rpm2, named: true },
+    { name: 'paid', key: KEYS.default, named: true },
+  ];
+  const ask = (s: Stack) =>
+    fetch(`${s.proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }),
+    });
+
+  it('without --failover a 429 reaches the client; with it, the next key that serves the model takes the request', async () => {
+    const off = await startStack({ key: undefined, keys: keys() });
+    try {
+      await off.proxy.refreshModels();
+      for (let i = 0; i < 2; i++) expect((await ask(off)).headers.get('x-loopgate-route')).toBe('limited native');
+      const res = await ask(off);
+      expect(res.status).toBe(429);
+      expect(res.headers.get('x-loopgate-diagnosis')).toBe('rate-limited');
+      expect(res.headers.get('x-loopgate-route')).toBe('limited native');
+    } finally {
+      await off.close();
+    }
+    const on = await startStack({ key: undefined, keys: keys(), failover: true });
+    try {
+      await on.proxy.refreshModels();
+      for (let i = 0; i < 2; i++) expect((await ask(on)).status).toBe(200);
+      on.sim.clearRequests();
+      const res = await ask(on);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-loopgate-route')).toBe('paid native');
+      const fps = on.sim.requests.map((r) => r.credentials[0]!.fingerprint);
+      expect(fps).toEqual([fingerprint(KEYS.rpm2), fingerprint(KEYS.default)]);
+      expect(on.hints.some((h) => /Key "limited" answered rate-limited; --failover sent the request to key "paid"/.test(h))).toBe(true);
+      const rec = await until(() => logRecords(on.logFile).find((r) => r.key === 'paid'), 5000, 'the record');
+      expect(rec).toMatchObject({ status: 200, retries: 1 });
+    } finally {
+      await on.close();
+    }
+  });
+
+  it('GET /_loopgate/refresh fetches every key\'s list and says what each has, by name', async () => {
+    const s = await startStack({ key: undefined, keys: [...keys(), { name: 'broke', key: KEYS.noBalance, named: true }] });
+    try {
+      const res = await fetch(`${s.proxy.url}/_loopgate/refresh`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { keys: Array<{ name: string; fingerprint: string; models: number | null; failure: string | null }> };
+      expect(body.keys.map((k) => k.name)).toEqual(['limited', 'paid', 'broke']);
+      expect(body.keys[0]!.models).toBeGreaterThan(0);
+      expect(body.keys[1]!.models).toBeGreaterThan(0);
+      // A key whose list fails is named with why, and marked unavailable (no models).
+      expect(body.keys[2]).toMatchObject({ models: null, failure: 'HTTP 403' });
+      expect(JSON.stringify(body)).not.toContain(KEYS.default);
+    } finally {
+      await s.close();
+    }
+  });
+});
