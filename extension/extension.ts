@@ -35,7 +35,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     cliPath: context.asAbsolutePath('dist/cli.js'),
     token: localToken(log),
     readConfig: () => proxyConfig(readSettings()),
-    readKey: () => keys.get(),
+    readKeys: () => keys.list(),
     log: (level, message) => log[level](message),
   });
   activeHost = host;

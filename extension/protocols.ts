@@ -30,6 +30,8 @@ export interface TryResult {
   /** The upstream error envelope's message and Loopgate's diagnosis header, on failure. */
   error?: string;
   diagnosis?: string;
+  /** x-loopgate-route: the key the proxy used, and native or bridged (`claude native`). */
+  route?: string;
 }
 
 const PROMPT = 'Reply with one short sentence.';
@@ -67,8 +69,10 @@ export async function minimalRequest(proxyUrl: string, token: string, model: str
   } catch {
     body = undefined;
   }
-  if (res.ok) return { protocol, status: res.status, latencyMs, text: replyText(protocol, body) };
+  const route = res.headers.get('x-loopgate-route') ?? undefined;
+  if (res.ok) return { protocol, status: res.status, latencyMs, text: replyText(protocol, body), route };
   return {
+    route,
     protocol,
     status: res.status,
     latencyMs,

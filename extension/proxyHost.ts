@@ -19,7 +19,8 @@ export interface ProxyHostOptions {
   cliPath: string;
   token: string;
   readConfig(): ProxyIpcConfig;
-  readKey(): Thenable<string | undefined>;
+  /** The stored keys, named, in routing order. */
+  readKeys(): Thenable<Array<{ name: string; key: string }>>;
   /** Host-side messages (child stderr, restarts) for the log channel. */
   log(level: 'info' | 'warn' | 'error', message: string): void;
   /** The restart backoff's time; the real one by default. */
@@ -32,6 +33,10 @@ export class ProxyHost implements vscode.Disposable {
   private readonly logHealthEmitter = new vscode.EventEmitter<string | undefined>();
   readonly onDidChangeState = this.stateEmitter.event;
   readonly onTraffic = this.trafficEmitter.event;
+  private readonly keysEmitter = new vscode.EventEmitter<readonly string[]>();
+  /** The names of the keys our proxy holds (the demo keys in demo mode). */
+  readonly onDidChangeKeys = this.keysEmitter.event;
+  keyNames: readonly string[] = [];
   /** The traffic log's trouble (a sentence), or undefined once it writes again. */
   readonly onDidChangeLogTrouble = this.logHealthEmitter.event;
   logTrouble: string | undefined;
@@ -116,12 +121,14 @@ export class ProxyHost implements vscode.Disposable {
     this.setState({ kind: 'stopped' });
   }
 
-  /** Pushes the current key to our child without a restart. */
+  /** Pushes the current keys to our child without a restart. */
   async pushKey(): Promise<void> {
     if (!this.child) return;
-    // Demo mode keeps the demo key (see spawn).
-    const key = this.demo ? undefined : await this.opts.readKey();
-    this.send({ type: 'set-key', key: key || undefined });
+    // Demo mode keeps the demo keys (see spawn).
+    if (this.demo) return;
+    const keys = await this.opts.readKeys();
+    // The child answers with the names it now holds ('keys'), and onDidChangeKeys fires then.
+    this.send({ type: 'set-keys', keys });
   }
 
   /** Runs the proxy's doctor; resolves with its markdown report. */
@@ -136,6 +143,7 @@ export class ProxyHost implements vscode.Disposable {
     this.stateEmitter.dispose();
     this.trafficEmitter.dispose();
     this.logHealthEmitter.dispose();
+    this.keysEmitter.dispose();
   }
 
   private async spawn(attempt = 0): Promise<ProxyState> {
@@ -144,7 +152,7 @@ export class ProxyHost implements vscode.Disposable {
     // Demo mode: the simulator must not receive the user's real key (it would answer 401, and the
     // key would leave SecretStorage for nothing). Without a key the child uses the demo key.
     this.demo = !config.upstream;
-    const key = this.demo ? undefined : await this.opts.readKey();
+    const keys = this.demo ? undefined : await this.opts.readKeys();
     let child: ChildProxy;
     try {
       child = ChildProxy.fork(this.opts.cliPath, { log: this.opts.log, onMessage: (m) => this.onMessage(m) });
@@ -153,11 +161,13 @@ export class ProxyHost implements vscode.Disposable {
     }
     this.child = child;
     const startedAt = this.backoff.now();
-    const outcome = await child.start({ type: 'start', config, key: key || undefined, token: this.opts.token });
+    const outcome = await child.start({ type: 'start', config, keys, token: this.opts.token });
 
     if (outcome.type === 'listening') {
       child.onExit((how, requested) => this.onChildExit(child, how, requested, startedAt));
       const { url, siteUrl, baseUrl, simulator, logFile } = outcome;
+      this.keyNames = outcome.keys ?? [];
+      this.keysEmitter.fire(this.keyNames);
       return this.setState({ kind: 'running', url, siteUrl, baseUrl, simulator, logFile });
     }
     this.child = undefined;
@@ -178,7 +188,10 @@ export class ProxyHost implements vscode.Disposable {
   private onMessage(m: FromProxy): void {
     if (!m || typeof m !== 'object') return;
     if (m.type === 'traffic') this.trafficEmitter.fire({ line: m.line, status: m.status, diagnosis: m.diagnosis });
-    else if (m.type === 'log-health') {
+    else if (m.type === 'keys') {
+      this.keyNames = m.keys;
+      this.keysEmitter.fire(this.keyNames);
+    } else if (m.type === 'log-health') {
       this.opts.log(m.ok ? 'info' : 'warn', `Proxy ${m.message}`);
       this.logTrouble = m.ok ? undefined : m.message;
       this.logHealthEmitter.fire(this.logTrouble);

@@ -50,6 +50,10 @@ export function wireReactions(p: Parts, presence: KeyPresence): vscode.Disposabl
       if (s.kind === 'running' || s.kind === 'attached') void refreshModels(models);
       else if (s.kind === 'stopped') models.clear();
     }),
+    // The proxy holds the new keys now: their models (grouped by key) replace the old.
+    host.onDidChangeKeys(() => {
+      if (host.endpoint) void refreshModels(models);
+    }),
     keys.onDidChange(async () => {
       await presence.sync();
       await host.pushKey();

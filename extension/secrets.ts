@@ -1,33 +1,103 @@
-// The API key lives only in SecretStorage. This module is its one gateway, and
+// The API keys live only in SecretStorage. This module is their one gateway, and
 // moves a key a user put in settings.json into SecretStorage.
 import * as vscode from 'vscode';
 
+/** The keys, as a JSON list of { name, key }: a key belongs to a group, so users hold several. */
+const LIST_ID = 'loopgate.apiKeys';
+/** Where one key was kept before there could be several; read once, then moved into the list. */
 const SECRET_ID = 'loopgate.apiKey';
 /** The settings key people reach for; declared deprecated in package.json so it can be removed. */
 const LEGACY_SETTING = 'apiKey';
 
+export interface StoredKey {
+  name: string;
+  key: string;
+}
+
+/** Names as the proxy takes them (proxy/rules/key-list.ts): header-safe, never key-shaped. */
+export const KEY_NAME = /^[A-Za-z0-9][\w.-]{0,31}$/;
+
+function parseList(raw: string | undefined): StoredKey[] | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const list = JSON.parse(raw) as unknown;
+    if (!Array.isArray(list)) return [];
+    return list.filter((k): k is StoredKey => typeof k?.name === 'string' && typeof k?.key === 'string');
+  } catch {
+    return [];
+  }
+}
+
 export class KeyStore implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
-  /** Fires after the stored key changed (this window or another). */
+  /** Fires after the stored keys changed (this window or another). */
   readonly onDidChange = this.changed.event;
   private readonly subscription: vscode.Disposable;
 
   constructor(private readonly secrets: vscode.SecretStorage) {
     this.subscription = secrets.onDidChange((e) => {
-      if (e.key === SECRET_ID) this.changed.fire();
+      if (e.key === LIST_ID || e.key === SECRET_ID) this.changed.fire();
     });
   }
 
-  get(): Thenable<string | undefined> {
-    return this.secrets.get(SECRET_ID);
+  /** Every key, in the order requests try them. */
+  async list(): Promise<StoredKey[]> {
+    const list = parseList(await this.secrets.get(LIST_ID));
+    if (list) return list;
+    const single = await this.secrets.get(SECRET_ID);
+    return single ? [{ name: 'key-1', key: single }] : [];
   }
 
+  /** The first key (what a single-key user has). */
+  async get(): Promise<string | undefined> {
+    return (await this.list())[0]?.key;
+  }
+
+  /** Set API Key: this key alone. */
   async set(key: string): Promise<void> {
-    await this.secrets.store(SECRET_ID, key.trim());
+    await this.write([{ name: 'key-1', key: key.trim() }]);
+  }
+
+  /** Add API Key: one more; a repeated key or name is refused with what to do. */
+  async add(key: string, name?: string): Promise<StoredKey> {
+    const list = await this.list();
+    const k = key.trim();
+    const same = list.find((s) => s.key === k);
+    if (same) throw new Error(`this key is already stored, as "${same.name}".`);
+    if (name !== undefined && !KEY_NAME.test(name)) throw new Error('a key name is 1–32 letters, digits, "_", "." or "-".');
+    if (name !== undefined && list.some((s) => s.name === name)) throw new Error(`a key named "${name}" exists: choose another name or rename that one.`);
+    let n = list.length + 1;
+    while (list.some((s) => s.name === `key-${n}`)) n++;
+    const added = { name: name ?? `key-${n}`, key: k };
+    await this.write([...list, added]);
+    return added;
+  }
+
+  async remove(name: string): Promise<boolean> {
+    const list = await this.list();
+    const rest = list.filter((s) => s.name !== name);
+    if (rest.length === list.length) return false;
+    await this.write(rest);
+    return true;
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    const list = await this.list();
+    if (!KEY_NAME.test(to)) throw new Error('a key name is 1–32 letters, digits, "_", "." or "-".');
+    if (list.some((s) => s.name === to)) throw new Error(`a key named "${to}" exists.`);
+    if (!list.some((s) => s.name === from)) throw new Error(`no key is named "${from}".`);
+    await this.write(list.map((s) => (s.name === from ? { ...s, name: to } : s)));
   }
 
   async clear(): Promise<void> {
+    await this.secrets.delete(LIST_ID);
     await this.secrets.delete(SECRET_ID);
+  }
+
+  private async write(list: StoredKey[]): Promise<void> {
+    await this.secrets.store(LIST_ID, JSON.stringify(list));
+    // The single-key entry of older versions is now in the list.
+    if (await this.secrets.get(SECRET_ID)) await this.secrets.delete(SECRET_ID);
   }
 
   dispose(): void {

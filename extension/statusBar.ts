@@ -23,6 +23,7 @@ export class ProxyStatusBar implements vscode.Disposable {
       }),
       host.onTraffic((t) => this.count(t)),
       host.onDidChangeLogTrouble(() => this.render()),
+      host.onDidChangeKeys(() => this.render()),
     );
     if (onDidChangeKey) {
       this.subscriptions.push(
@@ -59,10 +60,13 @@ export class ProxyStatusBar implements vscode.Disposable {
     if (s.kind === 'running' || s.kind === 'attached') {
       const port = new URL(s.url).port;
       const err = this.lastError ? ` $(error) ${this.lastError.status}` : '';
-      this.item.text = `$(${s.simulator ? 'beaker' : 'radio-tower'}) Loopgate :${port} · ${this.requests}${err}`;
+      // Several keys: how many the proxy routes between (the request count stays the second figure).
+      const keys = this.host.keyNames.length > 1 ? ` · $(key) ${this.host.keyNames.length}` : '';
+      this.item.text = `$(${s.simulator ? 'beaker' : 'radio-tower'}) Loopgate :${port} · ${this.requests}${err}${keys}`;
       tip.appendMarkdown(`**Loopgate proxy** ${s.kind === 'attached' ? '(another window\'s)' : ''} on \`${s.url}\`\n\n`);
       tip.appendMarkdown(s.simulator ? 'Demo mode (simulator): no base URL set.\n\n' : `Upstream \`{base_url}\` = \`${s.baseUrl}\`\n\n`);
       tip.appendMarkdown(`Requests this session: ${this.requests}\n\n`);
+      if (this.host.keyNames.length > 1) tip.appendMarkdown(`Keys: ${this.host.keyNames.join(', ')} (each request goes to the key whose group serves its model and protocol)\n\n`);
       if (this.lastError) tip.appendMarkdown(`Last error: ${this.lastError.status}${this.lastError.diagnosis ? ` (${this.lastError.diagnosis})` : ''} at ${this.lastError.at.toLocaleTimeString()}\n\n`);
       const trouble = this.host.logTrouble;
       if (trouble) {

@@ -6,7 +6,7 @@ import { request } from 'undici';
 import { checkApiKey } from './rules/api-key.js';
 import { parseUpstream } from './rules/urls.js';
 import { diagnose, parseErrorBody } from './rules/diagnose.js';
-import { parseModelList } from './rules/model-list.js';
+import { parseModelList, type ModelEntry } from './rules/model-list.js';
 import { ANTHROPIC_VERSION, PROTOCOL_TABLE, minimalRequest, type Protocol } from './rules/protocols.js';
 
 export type StepResult = 'ok' | 'warn' | 'fail' | 'skip';
@@ -24,6 +24,8 @@ export interface DoctorReport {
   siteUrl?: string;
   baseUrl?: string;
   steps: DoctorStep[];
+  /** The key's GET /models list, when it answered with one (for the routing matrix of several keys). */
+  models?: ModelEntry[];
 }
 
 export interface DoctorOptions {
@@ -159,7 +161,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   const claude = models.find((m) => m.supported_endpoint_types?.includes(messages.endpointType));
   if (!claude) {
     steps.push({ name: `5. POST {site_url}${messages.path}`, result: 'skip', detail: `no model in this key's group lists the ${messages.endpointType} endpoint type` });
-    return finish(site);
+    return finish({ ...site, models });
   }
   for (const stream of [false, true]) {
     const name = `5. POST {site_url}${messages.path} (stream ${stream})`;
@@ -169,7 +171,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
     else if (probe.status === 200) steps.push({ name, result: 'fail', status: 200, detail: 'The stream ended without message_stop.' });
     else steps.push(failure(name, probe, messages.path, claude.id, ids));
   }
-  return finish(site);
+  return finish({ ...site, models });
 }
 
 export function formatDoctorTable(report: DoctorReport): string {

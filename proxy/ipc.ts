@@ -15,10 +15,17 @@ export interface ProxyIpcConfig {
   logFile?: string;
 }
 
+export interface IpcKey {
+  name?: string;
+  key: string;
+}
+
 /** Parent (extension) → child (proxy). */
 export type ToProxy =
-  | { type: 'start'; config: ProxyIpcConfig; key?: string; token: string }
+  | { type: 'start'; config: ProxyIpcConfig; key?: string; keys?: IpcKey[]; token: string }
   | { type: 'set-key'; key?: string }
+  /** The editor's named keys replace the proxy's (each checked as LOOPGATE_API_KEY's entries are). */
+  | { type: 'set-keys'; keys: IpcKey[] }
   | { type: 'doctor'; id: number }
   | { type: 'stop' };
 
@@ -33,6 +40,8 @@ export type FromProxy =
       baseUrl: string;
       simulator: boolean;
       logFile?: string;
+      /** The keys' names, in routing order. */
+      keys?: string[];
     }
   | { type: 'error'; code: string; message: string }
   /** One redacted line per finished request, for the output channel and the status bar. */
@@ -40,4 +49,6 @@ export type FromProxy =
   /** The traffic log started failing (ok false) or works again; once each way. */
   | { type: 'log-health'; ok: boolean; message: string }
   | { type: 'doctor-result'; id: number; ok: boolean; report: string }
+  /** After set-keys: the names the proxy now routes between. */
+  | { type: 'keys'; keys: string[] }
   | { type: 'stopped' };

@@ -7,7 +7,7 @@ import { showProxyMenu } from '../statusBar.js';
 import { copyEnvironment } from '../terminalEnv.js';
 import type { ModelsModel } from '../views/modelsModel.js';
 import { DiagnosisNode } from '../views/nodes.js';
-import { clearApiKey, setApiKey, setBaseUrl } from './keyCommands.js';
+import { addApiKey, clearApiKey, removeApiKey, renameApiKey, setApiKey, setBaseUrl } from './keyCommands.js';
 import { copyModelId, filterModels, probeProtocols, refreshModels, tryModel } from './modelCommands.js';
 import { exportLog, runDiagnosis, startProxy } from './proxyCommands.js';
 
@@ -21,6 +21,9 @@ export interface CommandDeps {
 export function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => unknown> {
   return {
     'loopgate.setApiKey': (key) => setApiKey(d.keys, key),
+    'loopgate.addApiKey': (key, name) => addApiKey(d.keys, key, name),
+    'loopgate.removeApiKey': (name) => removeApiKey(d.keys, name),
+    'loopgate.renameApiKey': (from, to) => renameApiKey(d.keys, from, to),
     'loopgate.clearApiKey': (confirm) => clearApiKey(d.keys, confirm !== false),
     'loopgate.setBaseUrl': (value) => setBaseUrl(value),
     'loopgate.startProxy': () => startProxy(d.host),
@@ -30,7 +33,7 @@ export function commandTable(d: CommandDeps): Record<string, (...args: unknown[]
     'loopgate.openLog': () => d.log.show(true),
     'loopgate.runDiagnosis': () => runDiagnosis(d.host),
     'loopgate.exportLog': (target) => exportLog(d.host, d.keys, target),
-    'loopgate.refreshModels': () => refreshModels(d.models),
+    'loopgate.refreshModels': () => refreshModels(d.models, true),
     'loopgate.filterModels': (text) => filterModels(d.models, text),
     'loopgate.clearFilter': () => d.models.setFilter(''),
     'loopgate.copyModelId': (node) => copyModelId(d.models, node),

@@ -1,8 +1,8 @@
-// Set API Key (validated with GET {base_url}/models before it is saved),
-// Clear API Key, and Set Base URL.
+// Set API Key and Add API Key (validated with GET {base_url}/models before it
+// is saved), Remove, Rename, Clear API Key, and Set Base URL.
 import * as vscode from 'vscode';
 import { parseUpstream, type UrlProblem } from '../../proxy/rules/urls.js';
-import type { KeyStore } from '../secrets.js';
+import { KEY_NAME, type KeyStore } from '../secrets.js';
 import { readSettings } from '../settings.js';
 
 export interface KeyCheck {
@@ -93,7 +93,65 @@ async function askForKey(key: unknown, checkedWith?: string): Promise<string | u
  * A scripted call saves it unchecked. Either way the notice says the key is used,
  * and checked by the Models view, once a base URL is set.
  */
-export async function setApiKey(store: KeyStore, key?: unknown): Promise<SetKeyResult> {
+export function setApiKey(store: KeyStore, key?: unknown): Promise<SetKeyResult> {
+  return acquireKey(key, (candidate) => store.set(candidate));
+}
+
+/**
+ * Add API Key: another key, checked as Set API Key checks one, under a name
+ * (asked for; `name` for scripted use). A key belongs to a group and the group
+ * decides models and protocols, so the proxy routes each request to the key
+ * that serves it.
+ */
+export async function addApiKey(store: KeyStore, key?: unknown, name?: unknown): Promise<SetKeyResult> {
+  let chosen = typeof name === 'string' ? name : undefined;
+  if (typeof key !== 'string') {
+    chosen = await vscode.window.showInputBox({
+      title: 'Loopgate: Add API Key',
+      prompt: 'A name for this key, e.g. claude, codex, cheap (shown in headers, the log and the Models view; never the key). Empty: key-N.',
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() === '' || KEY_NAME.test(v.trim()) ? undefined : '1–32 letters, digits, "_", "." or "-".'),
+    });
+    if (chosen === undefined) return { saved: false, message: 'Cancelled.' };
+    chosen = chosen.trim() || undefined;
+  }
+  return acquireKey(key, async (candidate) => {
+    await store.add(candidate, chosen);
+  });
+}
+
+/** Remove API Key: one of the stored keys, by name. */
+export async function removeApiKey(store: KeyStore, name?: unknown): Promise<boolean> {
+  const list = await store.list();
+  const target = typeof name === 'string' ? name : (await vscode.window.showQuickPick(list.map((k) => k.name), { title: 'Loopgate: Remove API Key', placeHolder: 'Which key?' }));
+  if (!target) return false;
+  const removed = await store.remove(target);
+  if (removed) void vscode.window.showInformationMessage(`Loopgate: key "${target}" removed from SecretStorage.`);
+  else void vscode.window.showWarningMessage(`Loopgate: no key is named "${target}".`);
+  return removed;
+}
+
+/** Rename API Key. */
+export async function renameApiKey(store: KeyStore, from?: unknown, to?: unknown): Promise<boolean> {
+  const list = await store.list();
+  const source = typeof from === 'string' ? from : await vscode.window.showQuickPick(list.map((k) => k.name), { title: 'Loopgate: Rename API Key', placeHolder: 'Which key?' });
+  if (!source) return false;
+  const target =
+    typeof to === 'string'
+      ? to
+      : await vscode.window.showInputBox({ title: `Loopgate: Rename "${source}"`, value: source, validateInput: (v) => (KEY_NAME.test(v.trim()) ? undefined : '1–32 letters, digits, "_", "." or "-".') });
+  if (!target || target.trim() === source) return false;
+  try {
+    await store.rename(source, target.trim());
+    return true;
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Loopgate: could not rename: ${(err as Error).message}`);
+    return false;
+  }
+}
+
+/** Asks for (or takes) a key, checks it against the upstream where there is one, and saves it with `save`. */
+async function acquireKey(key: unknown, save: (candidate: string) => Promise<void>): Promise<SetKeyResult> {
   let base = validationBase();
   if (!base) {
     if (typeof key !== 'string') {
@@ -112,7 +170,8 @@ export async function setApiKey(store: KeyStore, key?: unknown): Promise<SetKeyR
     if (!base) {
       const candidate = await askForKey(key);
       if (!candidate) return { saved: false, message: 'Cancelled.' };
-      await store.set(candidate);
+      const saved = await trySave(save, candidate);
+      if (!saved.ok) return saved.result;
       void vscode.window.showInformationMessage(`Loopgate: key saved in SecretStorage. ${DEMO_NOTICE}`, 'Set Base URL').then((b) => b && vscode.commands.executeCommand('loopgate.setBaseUrl'));
       return { saved: true, message: `Saved without a check. ${DEMO_NOTICE}` };
     }
@@ -129,7 +188,8 @@ export async function setApiKey(store: KeyStore, key?: unknown): Promise<SetKeyR
     () => checkKey(base.baseUrl, candidate),
   );
   if (check.ok) {
-    await store.set(candidate);
+    const saved = await trySave(save, candidate);
+    if (!saved.ok) return saved.result;
     void vscode.window.showInformationMessage(`Loopgate: key saved in SecretStorage. ${check.message}`);
     return { saved: true, status: check.status, message: check.message };
   }
@@ -137,7 +197,8 @@ export async function setApiKey(store: KeyStore, key?: unknown): Promise<SetKeyR
     // Unreachable upstream says nothing about the key: let the user decide.
     const choice = await vscode.window.showWarningMessage(`Loopgate: ${check.message} The key was not checked.`, 'Save Anyway', 'Set Base URL');
     if (choice === 'Save Anyway') {
-      await store.set(candidate);
+      const saved = await trySave(save, candidate);
+      if (!saved.ok) return saved.result;
       return { saved: true, message: 'Saved without a check.' };
     }
     if (choice === 'Set Base URL') void vscode.commands.executeCommand('loopgate.setBaseUrl');
@@ -155,6 +216,18 @@ export async function clearApiKey(store: KeyStore, confirm = true): Promise<bool
   await store.clear();
   void vscode.window.showInformationMessage('Loopgate: API key removed. Tools going through the proxy now get 401 until you set a new one.');
   return true;
+}
+
+/** A refused save (a repeated key or name) is a result, not an exception. */
+async function trySave(save: (candidate: string) => Promise<void>, candidate: string): Promise<{ ok: true } | { ok: false; result: SetKeyResult }> {
+  try {
+    await save(candidate);
+    return { ok: true };
+  } catch (err) {
+    const message = `The key was not saved: ${(err as Error).message}`;
+    void vscode.window.showErrorMessage(`Loopgate: ${message}`);
+    return { ok: false, result: { saved: false, message } };
+  }
 }
 
 function urlProblemMessage(problems: UrlProblem[]): vscode.InputBoxValidationMessage | undefined {

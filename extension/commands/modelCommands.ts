@@ -5,8 +5,9 @@ import { PROTOCOL_INFO, PROTOCOL_ORDER, isUnsupported, minimalRequest, type Prot
 import type { ModelInfo, ModelsModel, ModelsState } from '../views/modelsModel.js';
 import { ModelNode, ProtocolNode } from '../views/nodes.js';
 
-export function refreshModels(model: ModelsModel): Thenable<ModelsState> {
-  return vscode.window.withProgress({ location: { viewId: 'loopgate.models' }, title: 'Loading models' }, () => model.refresh());
+/** `fromUpstream`: the user asked (the Refresh button): the proxy fetches every key's list again first. */
+export function refreshModels(model: ModelsModel, fromUpstream = false): Thenable<ModelsState> {
+  return vscode.window.withProgress({ location: { viewId: 'loopgate.models' }, title: 'Loading models' }, () => model.refresh(fromUpstream));
 }
 
 export async function filterModels(model: ModelsModel, text?: unknown): Promise<void> {
@@ -72,7 +73,7 @@ export async function tryModel(host: ProxyHost, model: ModelsModel, arg?: unknow
     return undefined;
   }
   if (!result) return undefined;
-  const via = `${PROTOCOL_INFO[result.protocol].label} (${PROTOCOL_INFO[result.protocol].path})`;
+  const via = `${PROTOCOL_INFO[result.protocol].label} (${PROTOCOL_INFO[result.protocol].path})${result.route ? `, key ${result.route}` : ''}`;
   if (result.text !== undefined) {
     log?.info(`Try ${m.id} via ${via}: ${result.status} in ${result.latencyMs} ms`);
     void vscode.window.showInformationMessage(`${m.id} via ${via} in ${result.latencyMs} ms: “${result.text.slice(0, 300)}”`);

@@ -45,9 +45,9 @@ export async function exportLog(host: ProxyHost, store: KeyStore, target?: unkno
           defaultUri: vscode.Uri.joinPath(vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(homedir()), 'loopgate-traffic.har'),
         });
   if (!uri) return undefined;
-  const key = await store.get();
+  const keys = (await store.list()).map((k) => k.key);
   try {
-    const result = await exportTrafficLog({ log, out: uri.fsPath, format: 'har', secrets: [host.token, ...(key ? [key] : [])] });
+    const result = await exportTrafficLog({ log, out: uri.fsPath, format: 'har', secrets: [host.token, ...keys] });
     void vscode.window.showInformationMessage(
       `Loopgate: exported ${result.entries} redacted request${result.entries === 1 ? '' : 's'} to ${uri.fsPath}${result.skipped ? ` (${result.skipped} unreadable lines skipped)` : ''}.`,
       'Open',

@@ -3,6 +3,7 @@
 // the tree needs. No vscode here, so tests can import it.
 import { modelProtocols, parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
 import type { Protocol } from '../../proxy/rules/protocols.js';
+import { chooseKey, type BridgeMode, type KeyModels } from '../../proxy/rules/key-routing.js';
 
 export interface ModelInfo {
   id: string;
@@ -14,6 +15,40 @@ export interface ModelInfo {
 
 export function modelInfo(entry: ModelEntry): ModelInfo {
   return { id: entry.id, ownedBy: entry.owned_by || 'unknown', protocols: modelProtocols(entry) };
+}
+
+/** One key's share of the Model Explorer (several keys): its models, or why its list failed. */
+export interface KeyModelsInfo {
+  name: string;
+  models?: ModelInfo[];
+  failure?: string;
+  /** For each of its models and protocols, the key a request would use and how: `model\0protocol` → `claude native`. */
+  routes: Map<string, string>;
+}
+
+/**
+ * The proxy's /_loopgate/keys answer, with the route each model and protocol
+ * takes, decided by the proxy's own rule (rules/key-routing.ts).
+ */
+export function parseKeyModels(body: string, bridge: BridgeMode = 'auto'): KeyModelsInfo[] {
+  let json: { keys?: Array<{ name: string; failure: string | null; models: ModelEntry[] | null }> };
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return [];
+  }
+  const keys = Array.isArray(json.keys) ? json.keys : [];
+  const views: KeyModels[] = keys.map((k) => ({ name: k.name, models: k.models ? new Map(k.models.map((m) => [m.id, m])) : undefined }));
+  return keys.map((k) => {
+    const routes = new Map<string, string>();
+    for (const entry of k.models ?? []) {
+      for (const p of modelProtocols(entry) ?? []) {
+        const choice = chooseKey(views, entry.id, p, bridge);
+        if (choice.index !== undefined) routes.set(`${entry.id}\0${p}`, `${views[choice.index]!.name} ${choice.how}`);
+      }
+    }
+    return { name: k.name, models: k.models?.map(modelInfo), failure: k.failure ?? undefined, routes };
+  });
 }
 
 /** The models of a GET /v1/models answer; none when the answer is not a model list. */

@@ -6,9 +6,10 @@ import { readErrorEnvelope } from '../../proxy/rules/proxy-errors.js';
 import { setContextKey } from '../contextKeys.js';
 import type { ProxyHost } from '../proxyHost.js';
 import { PROTOCOL_ORDER, isUnsupported, minimalRequest, type Protocol } from '../protocols.js';
-import { parseModels, type ModelInfo } from './modelList.js';
+import { parseKeyModels, parseModels, type KeyModelsInfo, type ModelInfo } from './modelList.js';
+import { readSettings } from '../settings.js';
 
-export { parseModels, type ModelInfo };
+export { parseModels, type KeyModelsInfo, type ModelInfo };
 
 /** Something wrong, with the command that fixes it. */
 export interface Problem {
@@ -23,7 +24,13 @@ export interface Problem {
 export type ModelsState =
   | { kind: 'idle' }
   | { kind: 'loading' }
-  | { kind: 'loaded'; models: ModelInfo[]; simulator: boolean }
+  | {
+      kind: 'loaded';
+      models: ModelInfo[];
+      simulator: boolean;
+      /** With several keys: each key's models and the route each model takes (the tree groups by key). */
+      byKey?: KeyModelsInfo[];
+    }
   | { kind: 'problem'; problem: Problem };
 
 const STATUS_TITLES: Record<number, string> = { 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found', 429: '429 Too Many Requests' };
@@ -78,8 +85,13 @@ export class ModelsModel implements vscode.Disposable {
   /** Models passing the filter (matched on id and provider, case-insensitive). */
   visibleModels(): ModelInfo[] {
     if (this.current.kind !== 'loaded') return [];
+    return this.filtered(this.current.models);
+  }
+
+  /** `models` that pass the filter. */
+  filtered(models: ModelInfo[]): ModelInfo[] {
     const f = this.filterText.toLowerCase();
-    return f ? this.current.models.filter((m) => m.id.toLowerCase().includes(f) || m.ownedBy.toLowerCase().includes(f)) : this.current.models;
+    return f ? models.filter((m) => m.id.toLowerCase().includes(f) || m.ownedBy.toLowerCase().includes(f)) : models;
   }
 
   clear(): void {
@@ -88,20 +100,22 @@ export class ModelsModel implements vscode.Disposable {
   }
 
   /** Fetches the list through the proxy; resolves with the new state. */
-  async refresh(): Promise<ModelsState> {
+  async refresh(fromUpstream = false): Promise<ModelsState> {
     const endpoint = this.host.endpoint;
     const gen = ++this.generation;
     if (!endpoint) return this.set({ kind: 'idle' });
     this.set({ kind: 'loading' });
     let next: ModelsState;
     try {
+      // A key's group may have changed: the proxy's routing reads its cached lists, so renew them.
+      if (fromUpstream) await fetch(`${endpoint.url}/_loopgate/refresh`, { headers: { authorization: `Bearer ${this.host.token}` }, signal: AbortSignal.timeout(30_000) }).then((r) => r.text());
       const res = await fetch(`${endpoint.url}/v1/models`, {
         headers: { authorization: `Bearer ${this.host.token}` },
         signal: AbortSignal.timeout(30_000),
         redirect: 'manual',
       });
       const body = await res.text();
-      if (res.ok) next = { kind: 'loaded', models: parseModels(body), simulator: endpoint.simulator };
+      if (res.ok) next = { kind: 'loaded', models: parseModels(body), simulator: endpoint.simulator, byKey: await this.keyModels(endpoint.url) };
       else next = { kind: 'problem', problem: problemFor(res.status, body, res.headers.get('x-loopgate-diagnosis') ?? undefined) };
     } catch (err) {
       next = {
@@ -115,6 +129,18 @@ export class ModelsModel implements vscode.Disposable {
     }
     if (gen !== this.generation) return this.current;
     return this.set(next);
+  }
+
+  /** Each key's list from the proxy, when it holds several (undefined otherwise, or from an older proxy). */
+  private async keyModels(url: string): Promise<KeyModelsInfo[] | undefined> {
+    try {
+      const res = await fetch(`${url}/_loopgate/keys`, { headers: { authorization: `Bearer ${this.host.token}` }, signal: AbortSignal.timeout(30_000), redirect: 'manual' });
+      if (!res.ok) return undefined;
+      const keys = parseKeyModels(await res.text(), readSettings().proxy.bridge ?? 'auto');
+      return keys.length > 1 ? keys : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Finds the protocols of a model without `supported_endpoint_types` by minimal requests. */

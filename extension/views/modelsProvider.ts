@@ -1,8 +1,8 @@
 // Maps the ModelsModel onto tree nodes; decides nothing else.
 import * as vscode from 'vscode';
 import type { ProxyHost } from '../proxyHost.js';
-import type { ModelsModel } from './modelsModel.js';
-import { DiagnosisNode, InfoNode, ModelNode, ProtocolNode, ProviderNode, type ModelsNode } from './nodes.js';
+import type { KeyModelsInfo, ModelInfo, ModelsModel } from './modelsModel.js';
+import { DiagnosisNode, InfoNode, KeyNode, ModelNode, ProtocolNode, ProviderNode, type ModelsNode } from './nodes.js';
 
 export interface TreeGates {
   hasBaseUrl(): boolean;
@@ -32,8 +32,9 @@ export class ModelsTreeProvider implements vscode.TreeDataProvider<ModelsNode>, 
   }
 
   getChildren(node?: ModelsNode): ModelsNode[] {
-    if (node instanceof ProviderNode) return node.models.map((m) => new ModelNode(m));
-    if (node instanceof ModelNode) return (node.model.protocols ?? []).map((p) => new ProtocolNode(node.model, p));
+    if (node instanceof KeyNode) return providers(this.model.filtered(node.key.models ?? []), node.key);
+    if (node instanceof ProviderNode) return node.models.map((m) => new ModelNode(m, node.key));
+    if (node instanceof ModelNode) return (node.model.protocols ?? []).map((p) => new ProtocolNode(node.model, p, node.key));
     if (node) return [];
     return this.roots();
   }
@@ -76,10 +77,17 @@ export class ModelsTreeProvider implements vscode.TreeDataProvider<ModelsNode>, 
       const visible = this.model.visibleModels();
       if (this.model.filter) roots.push(new InfoNode(`Filter: ${this.model.filter}`, `${visible.length} of ${state.models.length}`, 'filter', { command: 'loopgate.filterModels', title: 'Change filter' }));
       if (state.models.length === 0) roots.push(new InfoNode('No models', 'this key\'s group lists none', 'info'));
-      const groups = new Map<string, typeof visible>();
-      for (const m of visible) groups.set(m.ownedBy, [...(groups.get(m.ownedBy) ?? []), m]);
-      for (const owner of [...groups.keys()].sort()) roots.push(new ProviderNode(owner, groups.get(owner)!));
+      // Several keys: grouped by key (each key's group decides its models and protocols).
+      if (state.byKey) roots.push(...state.byKey.map((k) => new KeyNode(k)));
+      else roots.push(...providers(visible));
     }
     return roots;
   }
+}
+
+/** Models grouped by `owned_by`, providers sorted. */
+function providers(models: ModelInfo[], key?: KeyModelsInfo): ProviderNode[] {
+  const groups = new Map<string, ModelInfo[]>();
+  for (const m of models) groups.set(m.ownedBy, [...(groups.get(m.ownedBy) ?? []), m]);
+  return [...groups.keys()].sort().map((owner) => new ProviderNode(owner, groups.get(owner)!, key));
 }

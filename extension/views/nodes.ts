@@ -2,7 +2,7 @@
 // in package.json (`viewItem == …`).
 import * as vscode from 'vscode';
 import { PROTOCOL_INFO, type Protocol } from '../protocols.js';
-import type { ModelInfo, Problem } from './modelsModel.js';
+import type { KeyModelsInfo, ModelInfo, Problem } from './modelsModel.js';
 
 export class InfoNode extends vscode.TreeItem {
   constructor(label: string, description: string, icon: string, command?: vscode.Command) {
@@ -14,13 +14,27 @@ export class InfoNode extends vscode.TreeItem {
   }
 }
 
+/** With several keys, the tree's first level: one node per key, its models below. */
+export class KeyNode extends vscode.TreeItem {
+  constructor(readonly key: KeyModelsInfo) {
+    super(key.name, vscode.TreeItemCollapsibleState.Expanded);
+    this.id = `key:${key.name}`;
+    this.contextValue = 'apiKey';
+    this.iconPath = new vscode.ThemeIcon(key.failure ? 'warning' : 'key');
+    this.description = key.models ? `${key.models.length} model${key.models.length === 1 ? '' : 's'}` : `GET /models failed (${key.failure ?? 'not fetched yet'})`;
+    this.tooltip = key.failure ? `This key's GET /models failed (${key.failure}); requests go to the other keys until it answers.` : undefined;
+  }
+}
+
 export class ProviderNode extends vscode.TreeItem {
   constructor(
     readonly ownedBy: string,
     readonly models: ModelInfo[],
+    /** The key this provider group is listed under, when the tree groups by key. */
+    readonly key?: KeyModelsInfo,
   ) {
     super(ownedBy, vscode.TreeItemCollapsibleState.Expanded);
-    this.id = `provider:${ownedBy}`;
+    this.id = key ? `provider:${key.name}:${ownedBy}` : `provider:${ownedBy}`;
     this.contextValue = 'provider';
     this.description = `${models.length} model${models.length === 1 ? '' : 's'}`;
     this.iconPath = new vscode.ThemeIcon('organization');
@@ -28,9 +42,12 @@ export class ProviderNode extends vscode.TreeItem {
 }
 
 export class ModelNode extends vscode.TreeItem {
-  constructor(readonly model: ModelInfo) {
+  constructor(
+    readonly model: ModelInfo,
+    readonly key?: KeyModelsInfo,
+  ) {
     super(model.id, model.protocols?.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
-    this.id = `model:${model.ownedBy}:${model.id}`;
+    this.id = key ? `model:${key.name}:${model.ownedBy}:${model.id}` : `model:${model.ownedBy}:${model.id}`;
     this.contextValue = model.protocols ? 'model' : 'modelUnprobed';
     this.iconPath = new vscode.ThemeIcon('symbol-constant');
     this.description = model.protocols
@@ -49,11 +66,19 @@ export class ProtocolNode extends vscode.TreeItem {
   constructor(
     readonly model: ModelInfo,
     readonly protocol: Protocol,
+    readonly key?: KeyModelsInfo,
   ) {
     super(PROTOCOL_INFO[protocol].label, vscode.TreeItemCollapsibleState.None);
-    this.id = `protocol:${model.ownedBy}:${model.id}:${protocol}`;
+    this.id = key ? `protocol:${key.name}:${model.ownedBy}:${model.id}:${protocol}` : `protocol:${model.ownedBy}:${model.id}:${protocol}`;
     this.contextValue = 'protocol';
-    this.description = PROTOCOL_INFO[protocol].path;
+    // Which key a request for this model on this protocol goes to: this one, or another listed first.
+    const route = key?.routes.get(`${model.id}\0${protocol}`);
+    const [routeKey, how] = route?.split(' ') ?? [];
+    this.description = !route
+      ? PROTOCOL_INFO[protocol].path
+      : routeKey === key!.name
+        ? `${PROTOCOL_INFO[protocol].path} · requests use this key${how === 'bridged' ? ' (bridged)' : ''}`
+        : `${PROTOCOL_INFO[protocol].path} · requests use ${routeKey}`;
     this.iconPath = new vscode.ThemeIcon(PROTOCOL_INFO[protocol].codicon);
   }
 }
@@ -70,4 +95,4 @@ export class DiagnosisNode extends vscode.TreeItem {
   }
 }
 
-export type ModelsNode = InfoNode | ProviderNode | ModelNode | ProtocolNode | DiagnosisNode;
+export type ModelsNode = InfoNode | KeyNode | ProviderNode | ModelNode | ProtocolNode | DiagnosisNode;

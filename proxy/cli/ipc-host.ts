@@ -3,11 +3,19 @@
 // only as messages; the proxy's traffic lines go back the same way.
 import type { Io } from './command.js';
 import { EXIT } from './command.js';
-import type { FromProxy, ToProxy } from '../ipc.js';
+import type { FromProxy, IpcKey, ToProxy } from '../ipc.js';
+import { fromEntries, type NamedKey } from '../rules/key-list.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { ProxyConfigError } from '../proxy-server.js';
 import { describeLogHealth } from '../log/traffic-log.js';
 import { runDoctor, formatDoctorMarkdown } from '../doctor.js';
+
+/** The editor's keys, checked like LOOPGATE_API_KEY's entries; problems go to the output channel as hints. */
+function checkedKeys(keys: IpcKey[], send: (msg: FromProxy) => void): NamedKey[] {
+  const list = fromEntries(keys, 'editor keys');
+  for (const p of list.problems) send({ type: 'traffic', line: `hint: ${p}`, status: 0 });
+  return list.keys;
+}
 
 export function runIpcHost(io: Io): Promise<number> {
   const send = (msg: FromProxy) => process.send?.(msg);
@@ -35,11 +43,12 @@ export function runIpcHost(io: Io): Promise<number> {
         switch (msg.type) {
           case 'start': {
             if (started) return;
-            key = msg.key;
+            key = msg.key ?? msg.keys?.[0]?.key;
             upstream = msg.config.upstream || undefined;
             started = await startServe({
               upstream,
-              key,
+              key: msg.keys ? undefined : key,
+              keys: msg.keys ? checkedKeys(msg.keys, send) : undefined,
               token: msg.config.requireToken ? msg.token : null,
               // Other windows verify this proxy with the token even when clients need none.
               proofToken: msg.token,
@@ -53,13 +62,18 @@ export function runIpcHost(io: Io): Promise<number> {
               onLogHealth: (health) => send({ type: 'log-health', ok: health.ok, message: describeLogHealth(health) }),
             });
             const p = started.proxy;
-            send({ type: 'listening', url: p.url, siteUrl: p.siteUrl, baseUrl: p.baseUrl, simulator: Boolean(started.simulator), logFile: p.logFile });
+            send({ type: 'listening', url: p.url, siteUrl: p.siteUrl, baseUrl: p.baseUrl, simulator: Boolean(started.simulator), logFile: p.logFile, keys: p.keyStatus().map((k) => k.name) });
             return;
           }
           case 'set-key':
             key = msg.key;
             // Demo mode keeps the simulator's demo keys whatever the editor holds.
             if (started && !started.simulator) started.proxy.setKey(msg.key);
+            return;
+          case 'set-keys':
+            key = msg.keys[0]?.key;
+            if (started && !started.simulator) started.proxy.setKeys(checkedKeys(msg.keys, send));
+            if (started) send({ type: 'keys', keys: started.proxy.keyStatus().map((k) => k.name) });
             return;
           case 'doctor': {
             if (!started) {

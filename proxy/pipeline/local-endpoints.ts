@@ -80,6 +80,12 @@ export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Prom
       checkToken(ex.req, ctx.token);
       payload = { ...ctx.stats, logFile: ctx.log?.file, logDropped: ctx.log?.dropped ?? 0, logOk: ctx.log?.health.ok ?? null };
       break;
+    case '/_loopgate/keys':
+      // Each key's own list, for the editor's Model Explorer (grouped by key): names and models, never a key.
+      checkToken(ex.req, ctx.token);
+      if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
+      payload = { keys: ctx.keys.slots.map((s) => ({ name: s.name, fingerprint: s.fingerprint, failure: s.models.failure() ?? null, models: s.models.entries() ? [...s.models.entries()!.values()] : null })) };
+      break;
     case '/_loopgate/refresh':
       // Every key's GET /models now (the editor's Refresh; after a key's group changed).
       checkToken(ex.req, ctx.token);
@@ -88,7 +94,7 @@ export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Prom
       break;
     default:
       checkToken(ex.req, ctx.token);
-      throw new ProxyError(404, 'unknown-local-endpoint', `No such Loopgate endpoint ${ex.path}. Known: /_loopgate/health, /_loopgate/stats, /_loopgate/refresh.`);
+      throw new ProxyError(404, 'unknown-local-endpoint', `No such Loopgate endpoint ${ex.path}. Known: /_loopgate/health, /_loopgate/stats, /_loopgate/keys, /_loopgate/refresh.`);
   }
   ex.reply.answer(200, 'application/json', JSON.stringify(payload), headers);
 }

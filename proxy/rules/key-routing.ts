@@ -62,6 +62,31 @@ export function chooseKey(
   return { index: (unsaid ?? listing[0]!).index, how: 'native', reason: 'protocols not listed' };
 }
 
+export interface RoutingRow {
+  model: string;
+  /** Per protocol: `name native`, `name bridged`, or undefined when no key serves it. */
+  routes: Partial<Record<Protocol, string>>;
+}
+
+/** doctor's closing matrix: every model any key lists × each protocol → which key, native or bridged. */
+export function routingMatrix(keys: readonly KeyModels[], protocols: readonly Protocol[], bridge: BridgeMode = 'auto'): RoutingRow[] {
+  const ids: string[] = [];
+  for (const k of keys) for (const id of k.models?.keys() ?? []) if (!ids.includes(id)) ids.push(id);
+  return ids.map((model) => {
+    const routes: Partial<Record<Protocol, string>> = {};
+    for (const p of protocols) {
+      const choice = chooseKey(keys, model, p, bridge);
+      if (choice.index === undefined) continue;
+      const entry = keys[choice.index]!.models?.get(model);
+      const listed = entry ? modelProtocols(entry) : undefined;
+      // A native pick on a key whose group does not list the protocol would only be refused.
+      if (choice.how === 'native' && listed && !listed.includes(p)) continue;
+      routes[p] = `${keys[choice.index]!.name} ${choice.how}`;
+    }
+    return { model, routes };
+  });
+}
+
 /** For a model no key lists: the keys that do list each of the closest IDs. */
 export function keysListing(keys: readonly KeyModels[], model: string): string[] {
   return keys.filter((k) => k.models?.has(model)).map((k) => k.name);

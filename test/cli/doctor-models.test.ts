@@ -78,3 +78,19 @@ describe('loopgate models', () => {
     expect(r.err).toMatch(/401/);
   });
 });
+
+describe('loopgate doctor with several keys', () => {
+  it('checks each key in the first-use order, then says which key serves each model on each protocol', async () => {
+    const r = await runCli(['doctor', '--upstream', sim.url, '--allow-http'], { LOOPGATE_API_KEY: `claude=${KEYS.claude},default=${KEYS.default}` });
+    expect(r.code, r.out + r.err).toBe(0);
+    expect(r.out).toMatch(/^key claude\n/m);
+    expect(r.out).toMatch(/^key default\n/m);
+    const matrix = r.out.slice(r.out.indexOf('Which key serves what'));
+    expect(matrix).toMatch(/^claude-sonnet-4-6\s+claude bridged\s+claude native\s+claude native$/m);
+    expect(matrix).toMatch(/^gpt-4o-mini\s+default native\s+default native\s+default bridged$/m);
+    for (const k of [KEYS.claude, KEYS.default]) expect(r.out + r.err).not.toContain(k);
+    const json = JSON.parse((await runCli(['doctor', '--upstream', sim.url, '--allow-http', '--json'], { LOOPGATE_API_KEY: `claude=${KEYS.claude},default=${KEYS.default}` })).out);
+    expect(json.keys.map((k: { name: string }) => k.name)).toEqual(['claude', 'default']);
+    expect(json.matrix.find((row: { model: string }) => row.model === 'claude-sonnet-4-6').routes).toEqual({ responses: 'claude bridged', chat: 'claude native', messages: 'claude native' });
+  });
+});

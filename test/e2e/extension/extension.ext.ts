@@ -29,7 +29,9 @@ function roots() {
 async function waitForModels(): Promise<ProviderNode[]> {
   return waitFor(
     () => {
-      const providers = roots().filter((n): n is ProviderNode => n.contextValue === 'provider');
+      // With several keys (demo mode holds one per demo group) the providers sit under key nodes.
+      const level = roots().flatMap((n) => (n.contextValue === 'apiKey' ? api.tree.getChildren(n) : [n]));
+      const providers = level.filter((n): n is ProviderNode => n.contextValue === 'provider');
       return providers.length > 0 ? providers : undefined;
     },
     { timeoutMs: 20_000, message: 'provider nodes in the Models tree' },
@@ -79,7 +81,9 @@ test('Set API Key validates the key and keeps it only in SecretStorage, pushed w
   const r = (await vscode.commands.executeCommand('loopgate.setApiKey', GOOD_KEY)) as { saved: boolean; status?: number };
   assert.deepEqual([r.saved, r.status], [true, 200]);
   assert.equal(await api.readKey(), GOOD_KEY);
-  assert.equal(await api.secrets.get('loopgate.apiKey'), GOOD_KEY);
+  // SecretStorage holds the named list (one key here); nothing under the one-key entry of older versions.
+  assert.deepEqual(JSON.parse((await api.secrets.get('loopgate.apiKeys')) ?? 'null'), [{ name: 'key-1', key: GOOD_KEY }]);
+  assert.equal(await api.secrets.get('loopgate.apiKey'), undefined);
   const inspect = vscode.workspace.getConfiguration('loopgate').inspect('apiKey');
   assert.equal(inspect?.globalValue, undefined);
   assert.equal(api.host.pid, pid, 'a key change must not restart the proxy');
@@ -180,7 +184,7 @@ test('a second window on the same port attaches to the running proxy and does no
     cliPath: join(vscode.extensions.getExtension('loopgate.loopgate')!.extensionPath, 'dist', 'cli.js'),
     token: api.host.token,
     readConfig: () => ({ upstream: first.baseUrl, port, host: '127.0.0.1', logBodies: false, requireToken: true }),
-    readKey: async () => undefined,
+    readKeys: async () => [],
     log: () => undefined,
   });
   try {
@@ -202,7 +206,7 @@ function otherProxy(port: number, upstream: string | undefined, requireToken = t
     cliPath: join(vscode.extensions.getExtension('loopgate.loopgate')!.extensionPath, 'dist', 'cli.js'),
     token: api.host.token,
     readConfig: () => ({ upstream, port, host: '127.0.0.1', logBodies: false, requireToken }),
-    readKey: async () => undefined,
+    readKeys: async () => [],
     log: () => undefined,
   });
 }
@@ -411,7 +415,7 @@ test('demo mode never gives the stored key to the simulator; Set API Key there s
   const realKey = 'sk-e2e-real-service-key-00000000000000001';
   const original = configuredBaseUrl();
   await restartedOn(() => vscode.commands.executeCommand('loopgate.setBaseUrl', ''));
-  await api.secrets.store('loopgate.apiKey', realKey);
+  await api.secrets.store('loopgate.apiKeys', JSON.stringify([{ name: 'key-1', key: realKey }]));
   await waitFor(async () => (await api.readKey()) === realKey, { message: 'the real key stored' });
   // A key change is pushed to the running proxy (as the key-change reaction does): the simulator keeps its demo key.
   await api.host.pushKey();
@@ -535,6 +539,42 @@ test('the Copy Environment command gives shell exports with the token', async ()
   assert.equal(text.includes(GOOD_KEY), false);
   assert.equal(await vscode.env.clipboard.readText(), text);
 });
+
+test('two keys: both groups\' models, grouped by key, and a Try on each reaches the key whose group serves it', async () => {
+  const claudeKey = fixture.keys.find((k) => k.group === 'claude' && k.status === 'active')!.key;
+  const before = await api.readKey();
+  assert.equal(before, GOOD_KEY);
+  const added = (await vscode.commands.executeCommand('loopgate.addApiKey', claudeKey, 'claude')) as { saved: boolean; message: string };
+  assert.equal(added.saved, true, added.message);
+  // The proxy confirms it holds both; the tree then groups by key.
+  const keyNodes = await waitFor(
+    () => {
+      const k = roots().filter((n) => n.contextValue === 'apiKey');
+      return k.length === 2 ? k : undefined;
+    },
+    { timeoutMs: 20_000, message: `two key nodes in the Models tree (roots: ${roots().map((n) => n.label).join(', ')})` },
+  );
+  assert.deepEqual(keyNodes.map((n) => n.label), ['key-1', 'claude']);
+  const modelsOf = (node: (typeof keyNodes)[number]) => api.tree.getChildren(node).flatMap((p) => api.tree.getChildren(p)).map((m) => String(m.label));
+  assert.ok(modelsOf(keyNodes[0]!).includes('gpt-4o-mini'), 'the default group\'s models under key-1');
+  assert.ok(modelsOf(keyNodes[1]!).includes('claude-sonnet-4-6'), 'the Claude group\'s models under claude');
+  assert.ok(!modelsOf(keyNodes[0]!).includes('claude-sonnet-4-6'));
+  await waitFor(() => /\$\(key\) 2/.test(api.statusBar.text), { message: `the status bar counting two keys (text: ${api.statusBar.text})` });
+
+  const claude = (await vscode.commands.executeCommand('loopgate.tryModel', 'claude-sonnet-4-6', 'messages')) as { status: number; route?: string };
+  assert.equal(claude.status, 200);
+  assert.equal(claude.route, 'claude native');
+  const gpt = (await vscode.commands.executeCommand('loopgate.tryModel', 'gpt-4o-mini', 'responses')) as { status: number; route?: string };
+  assert.equal(gpt.status, 200);
+  assert.equal(gpt.route, 'key-1 native');
+
+  // Renamed and removed by name; the first key stays.
+  assert.equal(await vscode.commands.executeCommand('loopgate.renameApiKey', 'claude', 'anthropic'), true);
+  await waitFor(() => roots().some((n) => n.label === 'anthropic') || undefined, { timeoutMs: 20_000, message: 'the renamed key in the tree' });
+  assert.equal(await vscode.commands.executeCommand('loopgate.removeApiKey', 'anthropic'), true);
+  await waitFor(() => roots().every((n) => n.contextValue !== 'apiKey') || undefined, { timeoutMs: 20_000, message: 'one key again: the tree by provider' });
+  assert.equal(await api.readKey(), GOOD_KEY);
+}, { timeoutMs: 60_000 });
 
 test('Stop Proxy stops the proxy this window started and clears the terminal variables; Start Proxy brings it back', async () => {
   const url = api.host.endpoint!.url;
