@@ -65,7 +65,8 @@ export function failOver(ex: Exchange, ctx: ProxyContext, why: string): boolean 
   const from = ex.slot.name;
   ex.slot = ctx.keys.slots[choice.index];
   ex.retries++;
-  ex.bridge = undefined;
+  // The first key's error is not this request's outcome any more.
+  ex.bridge = ex.errorCode = ex.errorType = undefined;
   ctx.hintOnce(`failover:${from}:${why}`, `Key "${from}" answered ${why}; --failover sent the request to key "${ex.slot!.name}" (and will for others like it).`);
   return true;
 }

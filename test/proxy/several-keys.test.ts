@@ -154,6 +154,9 @@ describe('failover (opt-in) and refresh', () => {
       expect(on.hints.some((h) => /Key "limited" answered rate-limited; --failover sent the request to key "paid"/.test(h))).toBe(true);
       const rec = await until(() => logRecords(on.logFile).find((r) => r.key === 'paid'), 5000, 'the record');
       expect(rec).toMatchObject({ status: 200, retries: 1 });
+      // The first key's 429 is not this request's outcome.
+      expect(rec.errorCode).toBeUndefined();
+      expect(on.proxy.stats.errors).toBe(0);
     } finally {
       await on.close();
     }
