@@ -174,6 +174,12 @@ describe('failover (opt-in) and refresh', () => {
       // A key whose list fails is named with why, and marked unavailable (no models).
       expect(body.keys[2]).toMatchObject({ models: null, failure: 'HTTP 403' });
       expect(JSON.stringify(body)).not.toContain(KEYS.default);
+      // The editor's per-key lists, and the health answer: names, fingerprints and models, no key.
+      const lists = (await (await fetch(`${s.proxy.url}/_loopgate/keys`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { keys: Array<{ name: string; models: Array<{ id: string }> | null }> };
+      expect(lists.keys.map((k) => [k.name, k.models === null])).toEqual([['limited', false], ['paid', false], ['broke', true]]);
+      expect(lists.keys[1]!.models!.map((m) => m.id)).toContain('gpt-4o-mini');
+      const health = await (await fetch(`${s.proxy.url}/_loopgate/health`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+      for (const text of [JSON.stringify(lists), health]) for (const k of [KEYS.default, KEYS.rpm2, KEYS.noBalance]) expect(text).not.toContain(k);
     } finally {
       await s.close();
     }
