@@ -20,6 +20,11 @@ export function protocolOfPath(path: string): Protocol | undefined {
 export function chooseSlot(ex: Exchange, ctx: ProxyContext): void {
   const slots = ctx.keys.slots;
   if (slots.length === 0) return;
+  // One key: nothing to choose (and nothing to build on every request).
+  if (slots.length === 1) {
+    ex.slot = slots[0];
+    return;
+  }
   const protocol = protocolOfPath(ex.path);
   const model = ex.model;
   const views = viewsWithout(ctx, ex.triedKeys);

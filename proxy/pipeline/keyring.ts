@@ -53,6 +53,8 @@ export class KeyRing {
 
   /** Every model ID some key lists, in key order; undefined while no list is known. */
   ids(): readonly string[] | undefined {
+    // Every request asks: one key's list needs no merging.
+    if (this.list.length === 1) return this.list[0]!.models.ids();
     let out: string[] | undefined;
     const seen = new Set<string>();
     for (const s of this.list) {
