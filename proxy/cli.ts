@@ -2,6 +2,7 @@
 import { ConfigError, EXIT, UsageError, type Command, type Io } from './cli/command.js';
 import { commands } from './cli/commands.js';
 import { version } from './version.js';
+import { suggestModels } from './rules/suggest.js';
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -14,6 +15,26 @@ function help(): string {
     'Run `loopgate <command> --help` for the options of one command.',
     'Exit codes: 0 ok, 1 a check or request failed, 2 bad usage, 3 bad configuration, 4 could not start.',
   ].join('\n');
+}
+
+/** Node's parseArgs messages, made specific: a key given as a flag, a typo, a value that looks like an option. */
+export function usageProblem(err: Error, usage: string): string {
+  const code = (err as { code?: string }).code;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const flag = /'(--?[^'\s=]+)/.exec(err.message)?.[1] ?? '';
+    if (/^--?(api-?)?key$/i.test(flag)) return `${flag}: keys never go on the command line (other users see it in the process list). Use LOOPGATE_API_KEY, or pipe the key in with --key-stdin.`;
+    const known = [...new Set([...usage.matchAll(/(?:^|\s)(--[a-z][\w-]*)/g)].map((m) => m[1]!))];
+    const near = suggestModels(flag, known, 1);
+    return `unknown option ${flag}.${near.length ? ` Did you mean ${near[0]}?` : ''}`;
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    const ambiguous = /Option '(--[\w-]+)[^']*' argument is ambiguous/.exec(err.message);
+    if (ambiguous) return `${ambiguous[1]} needs a value, and a value cannot start with "-" (negative numbers are not accepted).`;
+    const missing = /Option '(--[\w-]+)[^']*' argument missing/.exec(err.message);
+    if (missing) return `${missing[1]} needs a value.`;
+  }
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return `unexpected argument ${/'([^']*)'/.exec(err.message)?.[1] ?? ''}: this command takes only options.`;
+  return err.message;
 }
 
 export async function main(argv: string[], io: Io): Promise<number> {
@@ -41,7 +62,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
     return await command.run(rest, io);
   } catch (err) {
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      io.err(`loopgate ${name}: ${(err as Error).message}\n\n${command.usage}`);
+      // One line that says what to fix, the usage line, and where the rest is.
+      io.err(`loopgate ${name}: ${usageProblem(err as Error, command.usage)}\n${command.usage.split('\n', 1)[0]}\nRun \`loopgate ${name} --help\` for every option.`);
       return EXIT.usage;
     }
     if (err instanceof ConfigError) {

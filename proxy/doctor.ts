@@ -152,7 +152,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
     for (const step of steps) {
       if (step.name.includes(PROTOCOL_TABLE.responses.endpoint) && step.result === 'fail' && step.diagnosis === 'protocol-unsupported') {
         step.result = 'warn';
-        step.detail = `${step.status}: this route has no ${PROTOCOL_TABLE.responses.title}; ${PROTOCOL_TABLE.chat.title} works, so the key is fine. Use ${PROTOCOL_TABLE.chat.endpoint}, or run the proxy with --bridge auto.`;
+        step.detail = `${step.status}: this route has no ${PROTOCOL_TABLE.responses.title}; ${PROTOCOL_TABLE.chat.title} works, so the key is fine. Use ${PROTOCOL_TABLE.chat.endpoint}, or go through the Loopgate proxy: it serves ${PROTOCOL_TABLE.responses.title} over ${PROTOCOL_TABLE.chat.title} by default.`;
       }
     }
   }

@@ -4,6 +4,13 @@ import { routingMatrix, type RoutingRow } from '../rules/key-routing.js';
 import { PROTOCOL_ORDER, PROTOCOL_TABLE } from '../rules/protocols.js';
 import { withUpstream } from './upstream-config.js';
 
+/** As documented for every command: a URL or key that cannot be used is bad configuration (3), a failed check 1. */
+function exitCode(report: DoctorReport): number {
+  const first = report.steps.find((s) => s.result === 'fail');
+  if (!first) return EXIT.ok;
+  return first.name.startsWith('1.') || first.name.startsWith('2.') ? EXIT.config : EXIT.failed;
+}
+
 /** Each key's steps under its name, then the model × protocol matrix. */
 function formatKeysDoctor(reports: Array<{ name: string; report: DoctorReport }>, matrix: RoutingRow[]): string {
   const out: string[] = [];
@@ -29,7 +36,8 @@ Several keys (name=key, separated by commas or line breaks): each key is checked
 then a matrix says which key serves each model on each protocol.
 With neither, it checks the embedded simulator.
 
-Exit codes: 0 every step passed (warnings allowed), 1 a step failed, 2 bad usage.`,
+Exit codes: 0 every step passed (warnings allowed), 1 a check against the upstream failed,
+2 bad usage, 3 the URL or the key cannot be used (missing, malformed).`,
   run: (argv, io) =>
     withUpstream(argv, io, async (cfg, flags) => {
       if (cfg.keys && cfg.keys.length > 0) {
@@ -42,10 +50,10 @@ Exit codes: 0 every step passed (warnings allowed), 1 a step failed, 2 bad usage
         );
         const ok = reports.every((r) => r.report.ok);
         io.out(flags.json ? JSON.stringify({ ok, keys: reports, matrix }, null, 2) : formatKeysDoctor(reports, matrix));
-        return ok ? EXIT.ok : EXIT.failed;
+        return Math.max(...reports.map((r) => exitCode(r.report)));
       }
       const report = await runDoctor({ upstream: cfg.upstream, key: cfg.key, allowHttp: flags['allow-http'] });
       io.out(flags.json ? JSON.stringify(report, null, 2) : formatDoctorTable(report));
-      return report.ok ? EXIT.ok : EXIT.failed;
+      return exitCode(report);
     }, { checkKey: false }),
 };

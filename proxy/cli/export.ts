@@ -86,7 +86,8 @@ export const exportCommand: Command = {
           return EXIT.config;
         }
         io.err(`loopgate export: cannot write ${out}: ${(err as Error).message}`);
-        return EXIT.failed;
+        // A path that cannot be written to is the caller's to fix (exit 3); a failed write, 1.
+        return (err as NodeJS.ErrnoException).code === 'ENOENT' ? EXIT.config : EXIT.failed;
       }
     }
     return EXIT.ok;

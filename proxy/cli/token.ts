@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import { EXIT, type Command } from './command.js';
 import { loadOrCreateToken, tokenFile } from '../config/token.js';
 
@@ -9,9 +10,11 @@ export const tokenCommand: Command = {
 Prints the local token (created on first use, mode 0600, in the user's config dir).
 LOOPGATE_TOKEN overrides it. --path prints where it is stored instead.
 
-Exit codes: 0 printed.`,
+Exit codes: 0 printed, 2 bad usage.`,
   async run(argv, io) {
-    if (argv.includes('--path')) {
+    // Strict: `token --bogus` is a usage error, not a token on stdout.
+    const { values } = parseArgs({ args: argv, options: { path: { type: 'boolean' } }, strict: true, allowPositionals: false });
+    if (values.path) {
       io.out(tokenFile(io.env));
       return EXIT.ok;
     }

@@ -1,7 +1,7 @@
 // Export a traffic log to HAR or JSONL: read (rotated files too), filter by
 // time, redact again (+ team masks), write 0600 via a temp file and rename.
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, rename, rm, writeFile, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { toHar, toJsonl } from './har.js';
 import { readTrafficLog } from './reader.js';
@@ -31,7 +31,10 @@ export interface ExportResult {
 
 /** Writes `data` to `file` with mode 0600, never leaving a half-written or world-readable file. */
 export async function writePrivateFile(file: string, data: string): Promise<void> {
-  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  // A mistyped folder is an error to report, not one to create.
+  const dir = dirname(file);
+  const st = await stat(dir).catch(() => undefined);
+  if (!st?.isDirectory()) throw Object.assign(new Error(`the folder ${dir} does not exist: create it first, or choose another path`), { code: 'ENOENT' });
   const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     await writeFile(tmp, data, { mode: 0o600, flag: 'wx' });

@@ -29,11 +29,16 @@ function ms(n: unknown): number {
   return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? n : 0;
 }
 
-function requestUrl(path: string): URL {
+/** The proxy's own address as the client used it (its port included), when the Host header was a loopback one. */
+function proxyOrigin(host: string | undefined): string {
+  return host && /^(127\.0\.0\.1|localhost|\[::1\]):\d{1,5}$/i.test(host) ? `http://${host.toLowerCase()}` : ORIGIN;
+}
+
+function requestUrl(path: string, host?: string): URL {
   const p = path.startsWith('/') ? path : `/${path}`;
   try {
-    // Never let a logged absolute-form or //host path choose the origin.
-    const u = new URL(ORIGIN);
+    // Never let a logged absolute-form or //host path choose the origin; only a loopback Host picks the port.
+    const u = new URL(proxyOrigin(host));
     const q = p.indexOf('?');
     u.pathname = q < 0 ? p : p.slice(0, q);
     if (q >= 0) u.search = p.slice(q);
@@ -44,7 +49,7 @@ function requestUrl(path: string): URL {
 }
 
 function entry(rec: TrafficRecord): object {
-  const url = requestUrl(rec.path);
+  const url = requestUrl(rec.path, header(rec.requestHeaders, 'host'));
   const total = ms(rec.totalMs);
   const wait = Math.min(total, ms(rec.ttfbMs ?? rec.totalMs));
   const reqType = header(rec.requestHeaders, 'content-type') ?? 'application/json';

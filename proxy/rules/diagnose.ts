@@ -157,7 +157,8 @@ function protocolUnsupported(ctx: DiagnosisContext): Diagnosis {
         'Chat Completions has no equivalent, so Loopgate cannot bridge it; Claude Code falls back to its own estimate. For exact counts, use a group that supports Anthropic Messages.',
     };
   }
-  const bridge = ctx.bridge === 'off' || ctx.bridge === undefined ? ', or let Loopgate bridge it (--bridge auto)' : '';
+  // `auto` is the default: advise it only where it is off, or where no proxy is in between (doctor).
+  const bridge = ctx.bridge === 'off' ? ', or let Loopgate bridge it (--bridge auto, the default)' : ctx.bridge === undefined ? ', or send it through the Loopgate proxy, which bridges it by default' : '';
   return {
     code: 'protocol-unsupported',
     hint: `This route does not support ${which} for this key group. Use /chat/completions if your client allows it${bridge ? ',' : ' or'} choose a group that supports ${which}${bridge}.`,

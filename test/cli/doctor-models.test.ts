@@ -47,9 +47,9 @@ describe('loopgate doctor', () => {
     expect(r.out + r.err).not.toContain(key);
   });
 
-  it('a key with "Bearer " pasted in front fails at the key step', async () => {
+  it('a key with "Bearer " pasted in front fails at the key step: bad configuration (exit 3)', async () => {
     const r = await runCli(['doctor', '--upstream', sim.url], { LOOPGATE_API_KEY: `Bearer ${KEYS.default}` });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(3);
     expect(r.out).toMatch(/2\. API key\s+FAIL/);
   });
 

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -46,7 +46,7 @@ describe('loopgate export', () => {
   it('replaces an existing world-readable output with a 0600 file, and writes JSONL too', async () => {
     const { dir, log } = setup([record()]);
     const har = join(dir, 'out.har');
-    const jsonl = join(dir, 'sub', 'out.jsonl');
+    const jsonl = join(dir, 'out.jsonl');
     writeFileSync(har, 'old');
     chmodSync(har, 0o644);
     const r = await run(['--har', har, '--jsonl', jsonl, '--log', log]);
@@ -116,6 +116,11 @@ describe('loopgate export', () => {
     expect(r2.code).toBe(1);
     expect(r2.err).toMatch(/refusing to overwrite the traffic log/);
     expect(readFileSync(log, 'utf8')).toContain('"id"');
+    // A mistyped output folder is reported (exit 3), not created.
+    const r3 = await run(['--har', join(dir, 'no-such-dir', 'x.har'), '--log', log]);
+    expect(r3.code).toBe(3);
+    expect(r3.err).toMatch(/the folder .*no-such-dir does not exist/);
+    expect(existsSync(join(dir, 'no-such-dir'))).toBe(false);
   });
 
   it('canary sweep: no key or token in any encoding in the HAR, the JSONL or the console', async () => {

@@ -68,6 +68,10 @@ describe('toHar', () => {
     expect(stream.time).toBe(150);
     expect(stream._loopgate).toMatchObject({ rewrites: [expect.stringContaining('duplicated /v1')], upstreamRequestId: '2026112104000001', usage: { total: 30 } });
     expect(error.response).toMatchObject({ status: 503, statusText: 'Service Unavailable' });
+    // The port the client used is kept (from a loopback Host); any other Host never picks the origin.
+    const [withPort, foreign] = (toHar([record({ requestHeaders: { host: '127.0.0.1:8787' } }), record({ requestHeaders: { host: 'evil.example:80' } })], { rules: [] }) as { log: { entries: any[] } }).log.entries;
+    expect(withPort.request.url).toMatch(/^http:\/\/127\.0\.0\.1:8787\//);
+    expect(foreign.request.url).toMatch(/^http:\/\/127\.0\.0\.1\//);
     expect(error._loopgate).toMatchObject({ diagnosis: 'model-not-in-group', errorCode: 'model_not_found', bridge: 'responses->chat' });
     expect(error.response.content.comment).toMatch(/cap/);
     expect(error.timings.wait + error.timings.receive).toBe(error.time);

@@ -24,6 +24,17 @@ describe('local token', () => {
     expect(stack.sim.requests).toHaveLength(0);
   });
 
+  it('an empty credential (the banner\'s curl in a shell where the token command printed nothing) is "missing", not "wrong"', async () => {
+    for (const authorization of ['Bearer ', 'Bearer']) {
+      const res = await httpRequest(stack.proxy.url, { path: '/v1/models', headers: { host: hostOf(stack.proxy.url), authorization } });
+      expect(res.status).toBe(401);
+      const body = JSON.parse(res.body);
+      expect(body.error.code).toBe('missing-local-token');
+      expect(body.error.message).toMatch(/sent empty/);
+    }
+    expect(stack.sim.requests).toHaveLength(0);
+  });
+
   it('a wrong token through the OpenAI SDK raises AuthenticationError, nothing upstream', async () => {
     const err = await stack.openai(undefined, 'lg-local-wrong').models.list().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AuthenticationError);
