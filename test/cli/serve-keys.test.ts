@@ -37,16 +37,18 @@ describe('serve with several keys', () => {
     sim = await startSimulator({ port: 0 });
     const home = tempHome();
     const list = `claude=${KEYS.claude},\n\n,Bearer ${KEYS.default}\ncheap=${KEYS.chatOnly}\n${KEYS.chatOnly}\n`;
-    const started = await spawnCli(['serve', '--port', '0', '--no-log', '--upstream', sim.baseUrl, '--allow-http'], { LOOPGATE_HOME: home, LOOPGATE_API_KEY: list }, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    // Ready once the banner's last line is out (the keys line comes after "listening on").
+    const started = await spawnCli(['serve', '--port', '0', '--no-log', '--upstream', sim.baseUrl, '--allow-http'], { LOOPGATE_HOME: home, LOOPGATE_API_KEY: list }, /^\s+curl -s (\S+)/);
     child = started.child;
     const text = started.lines.join('\n');
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(text)![1]!;
     expect(text).toMatch(/warning: LOOPGATE_API_KEY: key #2 is empty/);
     expect(text).toMatch(/warning: LOOPGATE_API_KEY: key #4 \(Beare…\w{4}\): the API key starts with "Bearer "/);
     expect(text).toMatch(/warning: LOOPGATE_API_KEY: key #6 \(sk-de…\w{4}\) is the same key as key "cheap"; the copy is ignored/);
     expect(text).toMatch(/keys\s+claude, cheap/);
     for (const k of [KEYS.claude, KEYS.default, KEYS.chatOnly]) expect(text).not.toContain(k);
     const token = (await runCli(['token'], { LOOPGATE_HOME: home })).out;
-    const chat = await new OpenAI({ baseURL: `${started.match[1]}/v1`, apiKey: token, maxRetries: 0 })
+    const chat = await new OpenAI({ baseURL: `${url}/v1`, apiKey: token, maxRetries: 0 })
       .chat.completions.create({ model: 'deepseek-reasoner', messages: [{ role: 'user', content: 'x' }] })
       .withResponse();
     expect(chat.response.headers.get('x-loopgate-route')).toBe('cheap native');
