@@ -84,9 +84,13 @@ describe('extension host', () => {
   it('fails fast, with the reason, when the entry throws while loading', async () => {
     const started = Date.now();
     const deadline = 90_000;
-    await expect(
-      runExtensionHostTests({ testsEntry: join(__dirname, 'broken.ext.ts'), workspace, timeoutMs: deadline }),
-    ).rejects.toThrow(/exited without writing results/);
+    const err = (await runExtensionHostTests({ testsEntry: join(__dirname, 'broken.ext.ts'), workspace, timeoutMs: deadline }).catch((e: unknown) => e)) as Error;
+    expect(err).toBeInstanceOf(Error);
+    expect(err.message).toMatch(/exited without writing results/);
+    // The failure was the point: its screenshot is evidence of a pass, not one to keep in test-results/.
+    const shot = /screenshot: (\S+)/.exec(err.message)?.[1];
+    expect(shot, 'a failure leaves a screenshot').toBeDefined();
+    rmSync(shot!, { force: true });
     expect(Date.now() - started).toBeLessThan(deadline / 2);
   });
 });
