@@ -74,10 +74,6 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   });
   const redactor = createRedactor({ secrets: [opts.token ?? undefined].filter((s): s is string => Boolean(s)) });
   let log: TrafficLog | undefined;
-  if (opts.logFile !== false) {
-    log = openTrafficLog({ file: opts.logFile ?? defaultLogFile(), maxBytes: opts.logMaxBytes, onHealth: opts.onLogHealth });
-    await openLogOrRefuse(log);
-  }
 
   const upstreamPrefix = upstreamUrl.pathname.replace(/\/+$/, '');
   const upstream = { pool, retries: opts.retries ?? DEFAULT_RETRIES, timeouts, sleep: opts.sleep ?? abortableDelay };
@@ -100,7 +96,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     retries: upstream.retries,
     sleep: upstream.sleep,
     redactor,
-    log,
+    log: undefined,
     logBodies: opts.logBodies ?? false,
     logBodyBytes: opts.logBodyBytes ?? DEFAULT_LOG_BODY_BYTES,
     bridge: new BridgePolicy(opts.bridge ?? DEFAULT_BRIDGE),
@@ -137,6 +133,20 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
 
   await listen(server, opts.port ?? DEFAULT_PORT, host);
   const port = (server.address() as AddressInfo).port;
+  if (opts.logFile !== false) {
+    // One log per proxy: named by the port it listens on, known only now (--port 0). Created in
+    // the same turn as the listen callback, before any connection is handled, so no request goes unrecorded.
+    log = openTrafficLog({ file: opts.logFile ?? defaultLogFile(process.env, port), maxBytes: opts.logMaxBytes, onHealth: opts.onLogHealth });
+    ctx.log = log;
+    try {
+      await openLogOrRefuse(log);
+    } catch (err) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await pool.destroy();
+      throw err;
+    }
+  }
   ctx.guard = guardConfig(port, [], opts.allowRemote ?? false);
   return {
     url: proxyOrigin(host, port),

@@ -5,6 +5,7 @@ import { defaultLogFile } from '../../proxy/config/dirs.js';
 import { exportTrafficLog } from '../../proxy/log/export.js';
 import type { ProxyHost, ProxyState } from '../proxyHost.js';
 import type { KeyStore } from '../secrets.js';
+import { readSettings } from '../settings.js';
 
 export async function startProxy(host: ProxyHost): Promise<ProxyState> {
   const state = await host.start();
@@ -34,7 +35,7 @@ export async function runDiagnosis(host: ProxyHost): Promise<string | undefined>
 
 /** `target` is for scripted use; people get a save dialog. */
 export async function exportLog(host: ProxyHost, store: KeyStore, target?: unknown): Promise<string | undefined> {
-  const log = host.endpoint?.logFile ?? defaultLogFile();
+  const log = host.endpoint?.logFile ?? defaultLogFile(process.env, readSettings().proxy.port);
   const uri =
     typeof target === 'string'
       ? vscode.Uri.file(target)

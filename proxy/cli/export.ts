@@ -5,8 +5,10 @@ import { defaultLogFile } from '../config/dirs.js';
 import { tokenFile } from '../config/token.js';
 import { exportTrafficLog, LogReadError, parseSince, type ExportFormat } from '../log/index.js';
 import { EXIT, UsageError, type Command } from './command.js';
+import { intOption } from './serve.js';
+import { DEFAULT_PORT } from '../pipeline/options.js';
 
-const usage = `Usage: loopgate export (--har OUT | --jsonl OUT) [--log FILE] [--since DURATION|ISO] [--team]
+const usage = `Usage: loopgate export (--har OUT | --jsonl OUT) [--port N | --log FILE] [--since DURATION|ISO] [--team]
 
 Writes the traffic log (rotated files included) as a HAR 1.2 file (opens in
 Chrome DevTools > Network > Import, and HTTP Toolkit) or as JSONL. Secrets are
@@ -15,7 +17,9 @@ redacted again on the way out; the file is written with mode 0600.
 Options:
   --har OUT        write HAR 1.2 to OUT
   --jsonl OUT      write JSONL records to OUT (both may be given)
-  --log FILE       the traffic log to read (default: traffic.jsonl in Loopgate's state dir)
+  --port N         the log of the proxy on port N (default ${DEFAULT_PORT}): each proxy keeps its own,
+                   traffic-N.jsonl in Loopgate's state dir
+  --log FILE       the traffic log to read, when it was set with serve --log
   --since WHEN     only requests since a duration ago (15m, 2h, 1d) or an ISO time
   --team           also mask org/project ids, account headers, e-mail addresses
                    and home-directory paths (/home/NAME → ~) before sharing`;
@@ -48,6 +52,7 @@ export const exportCommand: Command = {
         har: { type: 'string' },
         jsonl: { type: 'string' },
         log: { type: 'string' },
+        port: { type: 'string' },
         since: { type: 'string' },
         team: { type: 'boolean', default: false },
       },
@@ -68,7 +73,8 @@ export const exportCommand: Command = {
         throw new UsageError((err as Error).message);
       }
     }
-    const log = values.log ?? defaultLogFile(io.env);
+    if (values.log !== undefined && values.port !== undefined) throw new UsageError('give --port or --log, not both');
+    const log = values.log ?? defaultLogFile(io.env, intOption('port', values.port, 1, 65535) ?? DEFAULT_PORT);
     const secrets = knownSecrets(io.env);
 
     for (const [format, out] of targets) {

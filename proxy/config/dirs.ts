@@ -17,6 +17,7 @@ export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'loopgate');
 }
 
-export function defaultLogFile(env: NodeJS.ProcessEnv = process.env): string {
-  return join(stateDir(env), 'traffic.jsonl');
+/** One traffic log per proxy, named by its port, so an export holds one proxy's traffic. */
+export function defaultLogFile(env: NodeJS.ProcessEnv, port: number): string {
+  return join(stateDir(env), `traffic-${port}.jsonl`);
 }

@@ -26,6 +26,8 @@ describe('loopgate serve (no configuration)', () => {
     expect(text).toContain(`OpenAI clients     base URL ${url}/v1`);
     expect(text).toContain(`Anthropic clients  base URL ${url}`);
     expect(text).toMatch(/npx loopgate token/);
+    // Each proxy keeps its own log, named by its port.
+    expect(text).toMatch(new RegExp(`traffic log\\s+\\S+/traffic-${new URL(url).port}\\.jsonl$`, 'm'));
 
     // The curl line, exactly as printed, in a shell where `npx loopgate` is this checkout.
     const curl = lines.find((l) => l.trim().startsWith('curl '))!.trim();

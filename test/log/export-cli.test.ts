@@ -84,14 +84,18 @@ describe('loopgate export', () => {
     expect(await ids(['--since', new Date(now - 100 * 60_000).toISOString()])).toEqual([mid.id, recent.id]);
   });
 
-  it('reads the default log from the state dir', async () => {
+  it('reads the default proxy\'s log from the state dir, and another proxy\'s with --port (one log per proxy)', async () => {
     const home = mkdtempSync(join(tmpdir(), 'lg-home-'));
     mkdirSync(join(home, 'state'));
-    writeFileSync(join(home, 'state', 'traffic.jsonl'), line(record()));
+    writeFileSync(join(home, 'state', 'traffic-8787.jsonl'), line(record()));
+    writeFileSync(join(home, 'state', 'traffic-9000.jsonl'), line(record()) + line(record()));
     const out = join(home, 'o.har');
     const r = await run(['--har', out], { LOOPGATE_HOME: home });
     expect(r.code).toBe(0);
     expect(r.out).toContain('Wrote 1 request ');
+    const other = await run(['--har', out, '--port', '9000'], { LOOPGATE_HOME: home });
+    expect(other.out).toContain('Wrote 2 requests ');
+    expect((await run(['--har', out, '--port', '9000', '--log', 'x'], { LOOPGATE_HOME: home })).code).toBe(2);
   });
 
   it.each([
