@@ -26,7 +26,10 @@ describe('diagnose', () => {
 
   it('offers the bridge only where it is off', () => {
     const off = diagnose({ status: 404, code: 'endpoint_not_supported' }, ctx({ canonicalPath: '/v1/responses', bridge: 'off' }));
-    expect(off?.hint).toMatch(/let Loopgate bridge it \(--bridge auto\)\.$/);
+    expect(off?.hint).toMatch(/let Loopgate bridge it \(--bridge auto, the default\)\.$/);
+    // No proxy in between (doctor): the way out is the proxy, whose default already bridges.
+    const direct = diagnose({ status: 404, code: 'endpoint_not_supported' }, ctx({ canonicalPath: '/v1/responses', bridge: undefined }));
+    expect(direct?.hint).toMatch(/send it through the Loopgate proxy, which bridges it by default\.$/);
     const auto = diagnose({ status: 404, code: 'endpoint_not_supported' }, ctx({ canonicalPath: '/v1/responses', bridge: 'auto' }));
     expect(auto?.hint).toBe('This route does not support Responses for this key group. Use /chat/completions if your client allows it or choose a group that supports Responses.');
   });
