@@ -49,7 +49,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
   const command: Command | undefined = commands.find((c) => c.name === name);
   if (!command) {
-    io.err(`loopgate: unknown command "${name}".\n\n${help()}`);
+    const near = suggestModels(name, commands.map((c) => c.name), 1);
+    io.err(`loopgate: unknown command "${name}".${near.length ? ` Did you mean ${near[0]}?` : ''}\nRun \`loopgate --help\` for the commands.`);
     return EXIT.usage;
   }
   // Only Loopgate's own arguments: `loopgate run -- codex --help` is the tool's help.

@@ -26,7 +26,7 @@ function formatKeysDoctor(reports: Array<{ name: string; report: DoctorReport }>
 export const doctorCommand: Command = {
   name: 'doctor',
   summary: "Walk the spec's first-use order against the upstream and explain each failure",
-  usage: `Usage: loopgate doctor [--upstream URL] [--key-stdin] [--allow-http] [--json]
+  usage: `Usage: loopgate doctor [--proxy URL | --upstream URL | --direct] [--key-stdin] [--allow-http] [--json]
 
 Checks, in the spec's recommended order: the URL form, the key, GET /models,
 minimal /responses and /chat/completions (stream false, then true), and
@@ -34,7 +34,10 @@ minimal /responses and /chat/completions (stream false, then true), and
 Upstream from --upstream or LOOPGATE_UPSTREAM; key from LOOPGATE_API_KEY or --key-stdin.
 Several keys (name=key, separated by commas or line breaks): each key is checked,
 then a matrix says which key serves each model on each protocol.
-With neither, it checks the embedded simulator.
+--proxy URL checks through a running Loopgate proxy, with the local token: what
+your tools see. With no upstream configured, a Loopgate proxy on the default port
+(127.0.0.1:8787) is checked that way; otherwise (or with --direct) the embedded
+simulator is.
 
 Exit codes: 0 every step passed (warnings allowed), 1 a check against the upstream failed,
 2 bad usage, 3 the URL or the key cannot be used (missing, malformed).`,

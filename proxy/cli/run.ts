@@ -74,7 +74,7 @@ not be executed; 127 command not found.`,
 
     const check = await checkProxy(proxyUrl, token);
     if (check.kind === 'unreachable') {
-      io.err(`loopgate run: no Loopgate proxy answers on ${proxyUrl} (${check.reason}). Start it first with \`npx loopgate serve\` (or \`npm start\`), or pass --port/--host where it listens.`);
+      io.err(`loopgate run: no Loopgate proxy answers on ${proxyUrl} (${check.reason}). Start it first with \`loopgate serve\` (or \`npm start\` in the checkout), or pass --port/--host where it listens.`);
       return EXIT.config;
     }
     if (check.kind === 'unproven') {

@@ -10,6 +10,7 @@ import { readKeyListFromStdin, validKeyList } from './stdin-key.js';
 import { runIpcHost } from './ipc-host.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { untilSignal } from './signals.js';
+import { cliInvocation, type Invocation } from './invocation.js';
 import { DEFAULT_HOST, DEFAULT_LIMITS, DEFAULT_PORT, DEFAULT_RETRIES, DEFAULT_TIMEOUTS, type ProxyOptions } from '../pipeline/options.js';
 
 const MIB = 1024 * 1024;
@@ -95,7 +96,7 @@ export function portOption(value: string | undefined): number | undefined {
   return intOption('port', value, 0, 65535);
 }
 
-export function banner(started: StartedServe, tokenRequired: boolean): string[] {
+export function banner(started: StartedServe, tokenRequired: boolean, cli: Invocation): string[] {
   const { proxy, simulator } = started;
   const bases = clientBaseUrls(proxy.url);
   // `loopgate env` assumes the default host and port; anything else must be passed on.
@@ -107,7 +108,7 @@ export function banner(started: StartedServe, tokenRequired: boolean): string[] 
     `  OpenAI clients     base URL ${bases.openai}`,
     `  Anthropic clients  base URL ${bases.anthropic}`,
     tokenRequired
-      ? `  API key for tools  the local token: \`npx loopgate token\`, or eval "$(npx loopgate env${portFlag})" to export everything`
+      ? `  API key for tools  the local token: \`${cli.command} token\`, or eval "$(${cli.command} env${portFlag})" to export everything`
       : '  API key for tools  any value (--no-token)',
   ];
   const keys = proxy.keyStatus();
@@ -116,7 +117,9 @@ export function banner(started: StartedServe, tokenRequired: boolean): string[] 
   for (const note of proxy.upstreamNotes) lines.push(`  note: ${note}`);
   if (started.keyIgnored) lines.push('  note: the API key you gave is not used: no upstream is set, so the simulator runs with its demo key. Set --upstream or LOOPGATE_UPSTREAM to use your key.');
   if (proxy.logFile) lines.push(`  traffic log        ${proxy.logFile}`);
-  const auth = tokenRequired ? ' -H "Authorization: Bearer $(npx loopgate token)"' : '';
+  // The command is spelled the way this shell reaches it; how to make it plain `loopgate` is one line.
+  if (!cli.installed) lines.push(`  command            ${cli.command}   (install it as \`loopgate\`: ${cli.install})`);
+  const auth = tokenRequired ? ` -H "Authorization: Bearer $(${cli.command} token)"` : '';
   lines.push('', 'Try it:', `  curl -s ${bases.openai}/models${auth}`);
   return lines;
 }
@@ -186,7 +189,7 @@ export const serveCommand: Command = {
     } catch (err) {
       return reportStartFailure(err, io, values.port ?? String(DEFAULT_PORT));
     }
-    for (const line of banner(started, requireToken)) io.out(line);
+    for (const line of banner(started, requireToken, cliInvocation(io.env))) io.out(line);
     // Each key's /models, once: how many models it serves, or what to do about it. The others keep working.
     void started.proxy.refreshModels().then(() => {
       for (const line of keyReport(started.proxy.keyStatus(), started.proxy.keyStatus().length > 1)) io.err(line);

@@ -1,8 +1,14 @@
-// Where the commands that talk to the upstream directly (doctor, models) get
-// it: --upstream / LOOPGATE_UPSTREAM and LOOPGATE_API_KEY / --key-stdin, or the
-// embedded simulator with its demo key when nothing is configured.
+// Where doctor and models send their requests: the running proxy (--proxy URL,
+// or the one found on the default port when nothing else is configured: what
+// the user's tools see), the upstream itself (--upstream / LOOPGATE_UPSTREAM
+// with LOOPGATE_API_KEY / --key-stdin), or else the embedded simulator with its
+// demo key.
 import { parseArgs } from 'node:util';
-import type { Io } from './command.js';
+import { ConfigError, UsageError, type Io } from './command.js';
+import { checkProxy } from './health-probe.js';
+import { loadOrCreateToken } from '../config/token.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../pipeline/options.js';
+import { proxyOrigin } from '../rules/urls.js';
 import { readKeyListFromStdin, validKey } from './stdin-key.js';
 import { parseKeyList, type NamedKey } from '../rules/key-list.js';
 import { startSimulator, DEMO_KEY, type Simulator } from '../simulator/index.js';
@@ -12,6 +18,8 @@ export const UPSTREAM_OPTIONS = {
   upstream: { type: 'string' },
   'key-stdin': { type: 'boolean' },
   'allow-http': { type: 'boolean' },
+  proxy: { type: 'string' },
+  direct: { type: 'boolean' },
   json: { type: 'boolean' },
 } as const;
 
@@ -21,6 +29,8 @@ export interface UpstreamConfig {
   /** Several keys given (a list in LOOPGATE_API_KEY or on --key-stdin): doctor checks each. */
   keys?: NamedKey[];
   simulator?: Simulator;
+  /** Checking through a running Loopgate proxy (its URL): the key is the local token. */
+  viaProxy?: string;
 }
 
 /** A list when the text holds more than one entry (a separator between keys, or a name=). */
@@ -33,8 +43,19 @@ function keyList(raw: string | undefined, from: string, io: Io): NamedKey[] | un
 }
 
 /** `checkKey: false` leaves a malformed key to the caller (doctor reports it as a failed step). */
-export async function resolveUpstream(io: Io, flags: { upstream?: string; keyStdin?: boolean; checkKey?: boolean }): Promise<UpstreamConfig> {
+export async function resolveUpstream(
+  io: Io,
+  flags: { upstream?: string; keyStdin?: boolean; checkKey?: boolean; proxy?: string; direct?: boolean },
+): Promise<UpstreamConfig> {
+  if (flags.proxy !== undefined) {
+    if (flags.upstream !== undefined || flags.direct) throw new UsageError('--proxy checks through the running proxy; --upstream and --direct check the upstream itself: give one.');
+    return throughProxy(io, flags.proxy);
+  }
   const upstream = flags.upstream ?? io.env.LOOPGATE_UPSTREAM;
+  if (!upstream && !flags.direct) {
+    const found = await runningProxy(io);
+    if (found) return found;
+  }
   let key = io.env.LOOPGATE_API_KEY;
   if (flags.keyStdin) key = await readKeyListFromStdin(io.stdin);
   const from = flags.keyStdin ? '--key-stdin' : 'LOOPGATE_API_KEY';
@@ -48,6 +69,34 @@ export async function resolveUpstream(io: Io, flags: { upstream?: string; keyStd
   const ignored = key !== undefined && key !== DEMO_KEY ? '; the API key you gave is not used, set --upstream or LOOPGATE_UPSTREAM for it' : '';
   io.err(`(no upstream configured: using the embedded simulator at ${simulator.url} with a demo key${ignored})`);
   return { upstream: simulator.url, key: DEMO_KEY, simulator };
+}
+
+/** --proxy URL: it must be a Loopgate proxy that proves it knows the local token before the token is sent. */
+async function throughProxy(io: Io, url: string): Promise<UpstreamConfig> {
+  let origin: string;
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:') throw new Error('not http');
+    origin = u.origin;
+  } catch {
+    throw new UsageError(`--proxy takes the proxy's address, such as http://${DEFAULT_HOST}:${DEFAULT_PORT} (serve prints it).`);
+  }
+  const token = loadOrCreateToken(io.env);
+  const check = await checkProxy(origin, token);
+  if (check.kind === 'unreachable') throw new ConfigError(`no Loopgate proxy answers on ${origin} (${check.reason}). Start it with \`loopgate serve\`, or leave out --proxy to check the upstream directly.`);
+  if (check.kind === 'unproven') throw new ConfigError(`what answers on ${origin} is not a Loopgate proxy that knows your local token (another LOOPGATE_HOME or LOOPGATE_TOKEN?).`);
+  io.err(`(checking through the Loopgate proxy at ${origin}: what your tools see)`);
+  return { upstream: origin, key: token, viaProxy: origin };
+}
+
+/** Nothing configured: a proxy of ours on the default port is what the user's tools talk to, so ask it. */
+async function runningProxy(io: Io): Promise<UpstreamConfig | undefined> {
+  const origin = proxyOrigin(DEFAULT_HOST, DEFAULT_PORT);
+  const token = loadOrCreateToken(io.env);
+  const check = await checkProxy(origin, token, 1500);
+  if (check.kind !== 'loopgate') return undefined;
+  io.err(`(checking through the Loopgate proxy at ${origin}: what your tools see; --direct checks the embedded simulator instead, --upstream an upstream)`);
+  return { upstream: origin, key: token, viaProxy: origin };
 }
 
 export type UpstreamFlags = ReturnType<typeof parseUpstreamFlags>;
@@ -64,7 +113,7 @@ export async function withUpstream(
   opts: { checkKey?: boolean } = {},
 ): Promise<number> {
   const flags = parseUpstreamFlags(argv);
-  const cfg = await resolveUpstream(io, { upstream: flags.upstream, keyStdin: flags['key-stdin'], checkKey: opts.checkKey });
+  const cfg = await resolveUpstream(io, { upstream: flags.upstream, keyStdin: flags['key-stdin'], checkKey: opts.checkKey, proxy: flags.proxy, direct: flags.direct });
   try {
     return await body(cfg, flags);
   } finally {

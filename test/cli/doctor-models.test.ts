@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../proxy/simulator/index.js';
 import { KEYS } from '../proxy/stack.js';
-import { runCli } from './io.js';
+import type { ChildProcess } from 'node:child_process';
+import { exited, runCli, spawnCli, tempHome } from './io.js';
 
 let sim: Simulator;
 beforeAll(async () => {
@@ -92,5 +93,70 @@ describe('loopgate doctor with several keys', () => {
     const json = JSON.parse((await runCli(['doctor', '--upstream', sim.url, '--allow-http', '--json'], { LOOPGATE_API_KEY: `claude=${KEYS.claude},default=${KEYS.default}` })).out);
     expect(json.keys.map((k: { name: string }) => k.name)).toEqual(['claude', 'default']);
     expect(json.matrix.find((row: { model: string }) => row.model === 'claude-sonnet-4-6').routes).toEqual({ responses: 'claude bridged', chat: 'claude native', messages: 'claude native' });
+  });
+});
+
+describe('doctor and models against the running proxy (what the tools see)', () => {
+  const home = tempHome();
+  let proxy: { child: ChildProcess; url: string } | undefined;
+  beforeAll(async () => {
+    // The built CLI as a user runs it: the embedded simulator with a demo key of each group.
+    const { child, match } = await spawnCli(['serve', '--port', '0', '--no-log'], { LOOPGATE_HOME: home }, /^\s+curl -s (http:\/\/[\d.:]+)\//);
+    proxy = { child, url: match[1]! };
+  });
+  afterAll(async () => {
+    proxy?.child.kill('SIGTERM');
+    if (proxy) await exited(proxy.child);
+  });
+
+  it('models --proxy lists the union of every key the proxy holds, with the local token', async () => {
+    const r = await runCli(['models', '--proxy', proxy!.url, '--json'], { LOOPGATE_HOME: home });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toContain(`checking through the Loopgate proxy at ${proxy!.url}`);
+    const ids = JSON.parse(r.out).map((m: { id: string }) => m.id);
+    // The claude group's and the chat-only group's models: one key alone lists neither set whole.
+    expect(ids).toEqual(expect.arrayContaining(['claude-sonnet-4-6', 'gpt-4o-mini']));
+  });
+
+  it('doctor --proxy walks the first-use order through the proxy, Messages included (exit 0)', async () => {
+    const r = await runCli(['doctor', '--proxy', proxy!.url, '--json'], { LOOPGATE_HOME: home });
+    expect(r.code, r.out + r.err).toBe(0);
+    const report = JSON.parse(r.out);
+    expect(report.siteUrl).toBe(proxy!.url);
+    const byName = Object.fromEntries(report.steps.map((s: { name: string; result: string }) => [s.name, s.result]));
+    expect(byName['3. GET /models']).toBe('ok');
+    expect(byName['5. POST {site_url}/v1/messages (stream true)']).toBe('ok');
+  });
+
+  it('--proxy where no proxy listens, or one that does not know this local token: exit 3, and the token is not sent', async () => {
+    const gone = await runCli(['models', '--proxy', 'http://127.0.0.1:9'], { LOOPGATE_HOME: home });
+    expect(gone.code).toBe(3);
+    expect(gone.err).toMatch(/no Loopgate proxy answers on http:\/\/127\.0\.0\.1:9/);
+    const stranger = await runCli(['doctor', '--proxy', proxy!.url], { LOOPGATE_HOME: tempHome() });
+    expect(stranger.code).toBe(3);
+    expect(stranger.err).toMatch(/not a Loopgate proxy that knows your local token/);
+    expect((await runCli(['models', '--proxy', 'ftp://x'], { LOOPGATE_HOME: home })).code).toBe(2);
+    expect((await runCli(['models', '--proxy', proxy!.url, '--upstream', sim.url], { LOOPGATE_HOME: home })).code).toBe(2);
+  });
+
+  it('with nothing configured, the proxy on the default port is the one asked; --direct asks the simulator', async () => {
+    // The default port may be taken on a developer's machine: then a proxy there with another token must not be used.
+    const { child, lines } = await spawnCli(['serve', '--no-log'], { LOOPGATE_HOME: home }, /^\s+curl -s |already in use/).catch((err: Error) => ({ child: undefined, lines: [err.message] }));
+    try {
+      const auto = await runCli(['models', '--json'], { LOOPGATE_HOME: home });
+      expect(auto.code, auto.err).toBe(0);
+      if (child && !lines.join('\n').includes('already in use')) {
+        expect(auto.err).toContain('checking through the Loopgate proxy at http://127.0.0.1:8787');
+        expect(auto.err).not.toContain('using the embedded simulator');
+      } else {
+        expect(auto.err).toContain('using the embedded simulator');
+      }
+      const direct = await runCli(['models', '--direct'], { LOOPGATE_HOME: home });
+      expect(direct.code).toBe(0);
+      expect(direct.err).toContain('using the embedded simulator');
+    } finally {
+      child?.kill('SIGTERM');
+      if (child) await exited(child);
+    }
   });
 });

@@ -4,8 +4,13 @@ import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { exited, runCli, spawnCli, tempHome } from './io.js';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname } from 'node:path';
+import { CLI, exited, runCli, spawnCli, tempHome } from './io.js';
 import { tokenFile } from '../../proxy/config/token.js';
+
+/** node and curl, and no `loopgate` command. */
+const BARE_PATH = [dirname(process.execPath), '/usr/bin', '/bin'].join(delimiter);
 
 describe('loopgate serve (no configuration)', () => {
   const home = tempHome();
@@ -13,7 +18,7 @@ describe('loopgate serve (no configuration)', () => {
   afterAll(async () => stop?.());
 
   it('prints the listening URL, site/base URLs, client base URLs, how to get the token, and a curl line that works', async () => {
-    const { child, lines } = await spawnCli(['serve', '--port', '0'], { LOOPGATE_HOME: home }, /^\s+curl -s (\S+)/);
+    const { child, lines } = await spawnCli(['serve', '--port', '0'], { LOOPGATE_HOME: home, PATH: BARE_PATH }, /^\s+curl -s (\S+)/);
     stop = async () => {
       child.kill('SIGTERM');
       expect(await exited(child)).toBe(0);
@@ -25,13 +30,16 @@ describe('loopgate serve (no configuration)', () => {
     expect(text).toMatch(/upstream base_url\s+http:\/\/127\.0\.0\.1:\d+\/v1/);
     expect(text).toContain(`OpenAI clients     base URL ${url}/v1`);
     expect(text).toContain(`Anthropic clients  base URL ${url}`);
-    expect(text).toMatch(/npx loopgate token/);
+    // Not installed as a command here: the banner spells the CLI the way any shell reaches it, and says how to install it.
+    expect(text).toContain(`\`node ${CLI} token\``);
+    expect(text).toMatch(/command\s+node \S+\/dist\/cli\.js\s+\(install it as `loopgate`: npm install -g \S+\)/);
+    expect(text).not.toContain('npx');
     // Each proxy keeps its own log, named by its port.
     expect(text).toMatch(new RegExp(`traffic log\\s+\\S+/traffic-${new URL(url).port}\\.jsonl$`, 'm'));
 
-    // The curl line, exactly as printed, in a shell where `npx loopgate` is this checkout.
+    // The curl line, exactly as printed, in a shell somewhere else with no `loopgate` on PATH.
     const curl = lines.find((l) => l.trim().startsWith('curl '))!.trim();
-    const out = execFileSync('bash', ['-c', curl], { env: { ...process.env, LOOPGATE_HOME: home }, encoding: 'utf8' });
+    const out = execFileSync('bash', ['-c', curl], { cwd: tmpdir(), env: { PATH: BARE_PATH, LOOPGATE_HOME: home }, encoding: 'utf8' });
     expect(JSON.parse(out).data.map((m: { id: string }) => m.id)).toContain('gpt-4o-mini');
 
     // And an SDK pointed at it with the local token.
@@ -124,12 +132,12 @@ describe('loopgate token / env', () => {
 
   it('demo mode ignores a real key and says so; the banner passes a non-default port on to `loopgate env`', async () => {
     const home = tempHome();
-    const { child, lines, match } = await spawnCli(['serve', '--port', '0', '--no-log'], { LOOPGATE_HOME: home, LOOPGATE_API_KEY: 'sk-proj-real-key-not-for-the-simulator-01' }, /^\s+curl -s (\S+)/);
+    const { child, lines, match } = await spawnCli(['serve', '--port', '0', '--no-log'], { LOOPGATE_HOME: home, PATH: BARE_PATH, LOOPGATE_API_KEY: 'sk-proj-real-key-not-for-the-simulator-01' }, /^\s+curl -s (\S+)/);
     try {
       const text = lines.join('\n');
       const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(text)![1]!;
       expect(text).toMatch(/the API key you gave is not used: no upstream is set/);
-      expect(text).toContain(`eval "$(npx loopgate env --port ${port})"`);
+      expect(text).toContain(`eval "$(node ${CLI} env --port ${port})"`);
       expect(text).not.toContain('sk-proj-real-key');
       const token = (await runCli(['token'], { LOOPGATE_HOME: home })).out;
       const res = await fetch(match[1]!, { headers: { authorization: `Bearer ${token}` } });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fixtureJson from '../../../proxy/simulator/default-fixture.json';
 import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
 import {
-  assertAllPassed, clickActivityBarItem, formatRun, openWorkbench, pollUntil, readTreeRows, repoRoot, runExtensionHostTests, screenshot,
+  assertAllPassed, clickActivityBarItem, formatRun, openWorkbench, pollUntil, readTreeRows, repoRoot, runExtensionHostTests, screenshot, keepForReadme,
   startCodeServer, type TreeRow,
 } from '../harness/index.js';
 
@@ -114,6 +114,7 @@ describe('Loopgate extension in VS Code', () => {
         );
         const shot = await screenshot(wb.page, 'extension-models-sidebar');
         expect(statSync(shot).size).toBeGreaterThan(10_000);
+        keepForReadme(shot, 'model-explorer.png');
         // The migration removed the key from settings.json.
         await pollUntil(() => !readFileSync(settingsFile, 'utf8').includes('loopgate.apiKey'), { timeoutMs: 10_000, what: 'loopgate.apiKey removed from settings.json' });
         // The status bar item shows the port and opens the proxy menu.

@@ -1,10 +1,10 @@
 // Drives the code-server workbench in headless Chromium (Debian's), the way a
 // user would: open the page, click the activity bar, read tree rows, screenshot.
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { CodeServer } from './code-server.js';
-import { chromiumPath, testResultsDir } from './paths.js';
+import { chromiumPath, repoRoot, testResultsDir } from './paths.js';
 import { pollUntil } from './poll.js';
 
 export const CHROMIUM_ARGS = [
@@ -80,6 +80,15 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const path = join(testResultsDir, `${name.replace(/[^a-zA-Z0-9._-]+/g, '-')}.png`);
   await page.screenshot({ path });
   return path;
+}
+
+/**
+ * The README's screenshots come from these runs: with LOOPGATE_UPDATE_MEDIA=1 a
+ * shot is also copied to media/<name> (committed). Off by default, so a test
+ * run leaves the checkout clean.
+ */
+export function keepForReadme(shot: string, name: string): void {
+  if (process.env.LOOPGATE_UPDATE_MEDIA === '1') copyFileSync(shot, join(repoRoot, 'media', name));
 }
 
 /**

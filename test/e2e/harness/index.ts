@@ -2,7 +2,7 @@
 // Extension-host code imports ./ext/testkit.js instead.
 export { startCodeServer, childEnv, DEFAULT_USER_SETTINGS, type CodeServer, type StartCodeServerOptions } from './code-server.js';
 export {
-  openWorkbench, workbenchUrl, screenshot, clickActivityBarItem, readTreeRows, CHROMIUM_ARGS,
+  openWorkbench, workbenchUrl, screenshot, keepForReadme, clickActivityBarItem, readTreeRows, CHROMIUM_ARGS,
   type Workbench, type OpenWorkbenchOptions, type TreeRow,
 } from './browser.js';
 export {

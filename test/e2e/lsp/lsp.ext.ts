@@ -96,6 +96,17 @@ test('a hard-coded key in Python gets the env-var fix and the Set API Key action
   assert.equal(await doc.save(), true);
 });
 
+test('a flagged file stays open with the diagnostic in a hover (the README screenshot)', async () => {
+  const uri = workspaceUri('showcase/.env');
+  const doc = await vscode.workspace.openTextDocument(uri);
+  const editor = await vscode.window.showTextDocument(doc);
+  const [diag] = await diagnosticsUntil(uri, (ds) => ds.length > 0, `${CODE} on showcase/.env`);
+  assert.ok(diag);
+  const at = diag.range.end.translate(0, -3);
+  editor.selection = new vscode.Selection(at, at);
+  await vscode.commands.executeCommand('editor.action.showHover');
+});
+
 test('cleanup', async () => {
   await startedByTest?.dispose();
 });

@@ -1,10 +1,10 @@
 // The language server in real VS Code (code-server 4.100.3): open a .env with
 // /v1/v1, wait for the diagnostic event, apply the quick fix, see it clear.
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertAllPassed, formatRun, runExtensionHostTests } from '../harness/index.js';
+import { assertAllPassed, formatRun, keepForReadme, runExtensionHostTests, screenshot } from '../harness/index.js';
 
 let workspace: string;
 let home: string;
@@ -24,6 +24,8 @@ beforeAll(() => {
   workspace = mkdtempSync(join(tmpdir(), 'loopgate-lsp-ws-'));
   home = mkdtempSync(join(tmpdir(), 'loopgate-lsp-home-'));
   copyFileSync(join(__dirname, '..', '..', 'fixtures', 'config-lint', 'e2e.env'), join(workspace, '.env'));
+  mkdirSync(join(workspace, 'showcase'));
+  writeFileSync(join(workspace, 'showcase', '.env'), '# Pasted from the provider\'s page\nOPENAI_BASE_URL=https://api.example.com/v1/v1\nOPENAI_MODEL=gpt-4o-mini\n');
   writeFileSync(join(workspace, 'client.py'), `from openai import OpenAI\n\nclient = OpenAI(api_key="${FAKE_KEY}")\n`);
 });
 
@@ -31,6 +33,8 @@ afterAll(() => {
   rmSync(workspace, { recursive: true, force: true });
   rmSync(home, { recursive: true, force: true });
 });
+
+let shot: string | undefined;
 
 describe('Loopgate language server in VS Code', () => {
   it('flags /v1/v1 in .env and the quick fix corrects it', async () => {
@@ -41,11 +45,19 @@ describe('Loopgate language server in VS Code', () => {
       // No proxy: this suite is about the editor, not the upstream.
       userSettings: { 'loopgate.proxy.autoStart': false },
       env: { LOOPGATE_HOME: home },
+      afterResults: async (page) => {
+        // What a user sees: the squiggle under the URL and the hover that explains it.
+        const hover = page.locator('.monaco-hover', { hasText: '/v1' }).first();
+        await hover.waitFor({ state: 'visible', timeout: 20_000 });
+        shot = await screenshot(page, 'lsp-inline-diagnostic');
+        keepForReadme(shot, 'inline-diagnostic.png');
+      },
     });
     console.log(formatRun(run));
     assertAllPassed(run);
     const byName = Object.fromEntries(run.results.map((r) => [r.name, r.status]));
     expect(byName['a duplicated /v1 in .env is flagged and its quick fix corrects the text']).toBe('passed');
+    expect(statSync(shot!).size).toBeGreaterThan(10_000);
     // The fix was saved: the file on disk is corrected.
     expect(readFileSync(join(workspace, '.env'), 'utf8')).toBe('OPENAI_BASE_URL=https://example.test/v1\n');
     expect(readFileSync(join(workspace, 'client.py'), 'utf8')).toBe('import os\nfrom openai import OpenAI\n\nclient = OpenAI(api_key=os.environ["OPENAI_API_KEY"])\n');
