@@ -103,7 +103,7 @@ describe('manifest', () => {
     expect(pkg.activationEvents).not.toContain('onStartupFinished');
   });
 
-  it('packages only the bundles, the icon and docs (the README's screenshots stay out)', () => {
+  it('packages only the bundles, the icon and docs (not the README screenshots)', () => {
     const ignore = source('.vscodeignore').split('\n').filter((l) => l && !l.startsWith('#'));
     expect(ignore[0]).toBe('**');
     expect(ignore.filter((l) => l.startsWith('!')).sort()).toEqual(
