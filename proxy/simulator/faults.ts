@@ -43,14 +43,14 @@ function intHeader(headers: IncomingHttpHeaders, name: string, min: number, max:
 }
 
 /** Reads the x-sim-* headers; a bad value is a 400 that names the header. */
-export function readControls(headers: IncomingHttpHeaders): SimControls {
+export function readControls(headers: IncomingHttpHeaders, defaults: { chunkDelayMs?: number; chunks?: number } = {}): SimControls {
   const rawFault = single(headers, 'x-sim-fault');
   if (rawFault !== undefined && rawFault !== '' && !(FAULTS as readonly string[]).includes(rawFault)) {
     throw new SimError('invalid_request', `Invalid x-sim-fault header: expected one of ${FAULTS.join(', ')}`, 'x-sim-fault');
   }
   const controls: SimControls = {
-    chunkDelayMs: intHeader(headers, 'x-sim-chunk-delay-ms', 0, 600_000) ?? 0,
-    chunks: intHeader(headers, 'x-sim-chunks', 1, 1_000_000) ?? DEFAULT_CHUNKS,
+    chunkDelayMs: intHeader(headers, 'x-sim-chunk-delay-ms', 0, 600_000) ?? defaults.chunkDelayMs ?? 0,
+    chunks: intHeader(headers, 'x-sim-chunks', 1, 1_000_000) ?? defaults.chunks ?? DEFAULT_CHUNKS,
     responseBytes: intHeader(headers, 'x-sim-response-bytes', 0, MAX_BYTES) ?? 0,
   };
   if (rawFault) controls.fault = rawFault as Fault;

@@ -13,6 +13,9 @@ export interface FixtureModel {
   reasoning?: boolean;
   /** Parameters this model's channel refuses with 400 unsupported_parameter (e.g. "tools"). */
   unsupported?: string[];
+  /** Token limits some relays list with the model (OpenRouter-style `context_length`, `max_output_tokens`). */
+  context_length?: number;
+  max_output_tokens?: number;
 }
 
 export interface FixtureGroup {
@@ -69,11 +72,13 @@ function checkGroup(name: string, g: unknown): FixtureGroup {
       m.id.length > 0 &&
       (m.owned_by === undefined || typeof m.owned_by === 'string') &&
       (m.reasoning === undefined || typeof m.reasoning === 'boolean') &&
-      (m.unsupported === undefined || isNameList(m.unsupported))
+      (m.unsupported === undefined || isNameList(m.unsupported)) &&
+      (m.context_length === undefined || isPositiveInt(m.context_length)) &&
+      (m.max_output_tokens === undefined || isPositiveInt(m.max_output_tokens))
     ) {
       return;
     }
-    fail(`${at}.models[${i}]`, 'must be a non-empty string or {"id": string, "owned_by"?: string, "reasoning"?: boolean, "unsupported"?: string[]}');
+    fail(`${at}.models[${i}]`, 'must be a non-empty string or {"id": string, "owned_by"?: string, "reasoning"?: boolean, "unsupported"?: string[], "context_length"?: number, "max_output_tokens"?: number}');
   });
   if (g.unsupported !== undefined && !isNameList(g.unsupported)) fail(`${at}.unsupported`, 'must be an array of parameter names');
   const group: FixtureGroup = { protocols: protocols as Protocol[], models: models as FixtureGroup['models'] };
@@ -147,9 +152,21 @@ export function defaultOwner(id: string): string {
   return 'custom';
 }
 
+function isPositiveInt(v: unknown): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0;
+}
+
 export function modelEntries(group: FixtureGroup): FixtureModel[] {
   return group.models.map((m) =>
-    typeof m === 'string' ? { id: m, owned_by: defaultOwner(m) } : { id: m.id, owned_by: m.owned_by ?? defaultOwner(m.id), ...(m.reasoning ? { reasoning: true } : {}) },
+    typeof m === 'string'
+      ? { id: m, owned_by: defaultOwner(m) }
+      : {
+          id: m.id,
+          owned_by: m.owned_by ?? defaultOwner(m.id),
+          ...(m.reasoning ? { reasoning: true } : {}),
+          ...(m.context_length ? { context_length: m.context_length } : {}),
+          ...(m.max_output_tokens ? { max_output_tokens: m.max_output_tokens } : {}),
+        },
   );
 }
 

@@ -7,7 +7,7 @@ import { errorBody, SimError } from './relay-errors.js';
 import { loadFixture, validateFixture, type Fixture } from './fixture.js';
 import { RateLimiter } from './rate-limit.js';
 import type { RecordedRequest } from './request-record.js';
-import { createHandler, type SimState } from './sim-server.js';
+import { createHandler, type SimState, type StreamDefaults } from './sim-server.js';
 
 export type { Fixture, FixtureGroup, FixtureKey, FixtureModel, KeyStatus, Protocol } from './fixture.js';
 export { FixtureError, loadFixture, validateFixture } from './fixture.js';
@@ -19,6 +19,11 @@ export interface SimulatorOptions {
   host?: string;
   /** A fixture object, or the path of a JSON fixture file. Default: the bundled demo fixture. */
   fixture?: Fixture | string;
+  /**
+   * Streams without x-sim-* headers: a pause between events and how many text
+   * chunks (for clients that cannot send those headers, such as VS Code's chat).
+   */
+  streamDefaults?: StreamDefaults;
 }
 
 export interface Simulator {
@@ -57,7 +62,7 @@ export const DEMO_KEYS: ReadonlyArray<{ name: string; key: string; named: boolea
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const fixture = typeof opts.fixture === 'string' ? loadFixture(opts.fixture) : opts.fixture ? validateFixture(opts.fixture) : defaultFixture;
   const host = opts.host ?? '127.0.0.1';
-  const state: SimState = { fixture, requests: [], limiter: new RateLimiter(), inflight: new Set() };
+  const state: SimState = { fixture, requests: [], limiter: new RateLimiter(), inflight: new Set(), streamDefaults: opts.streamDefaults };
   const secrets = fixture.keys.map((k) => k.key);
   const server = createServer(createHandler(state, () => secrets));
   const sockets = new Set<Socket>();

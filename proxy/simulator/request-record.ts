@@ -19,6 +19,8 @@ export interface RecordedRequest {
   requestId: string;
   /** Bytes of request body read (0 when the request was refused before its body). */
   bodyBytes: number;
+  /** Streams only: every event sent, cut by a fault, or the client closed the connection first. */
+  ended?: 'complete' | 'cut' | 'client-closed';
 }
 
 // The proxy strips exactly these: the record fingerprints every one that still arrives.

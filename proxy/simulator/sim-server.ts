@@ -8,7 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { authenticate, checkStanding, presentedKey } from './auth.js';
 import { errorBody, SimError, type Envelope } from './relay-errors.js';
 import { faultError, readControls, type Fault, type SimControls } from './faults.js';
-import { modelEntries, unsupportedParams, type Fixture, type FixtureGroup, type FixtureKey, type Protocol } from './fixture.js';
+import { modelEntries, unsupportedParams, type Fixture, type FixtureGroup, type FixtureModel, type FixtureKey, type Protocol } from './fixture.js';
 import { chatProtocol } from './protocols/chat.js';
 import { isObject, rejectUnsupported } from './protocols/check.js';
 import { messagesProtocol, parseCountTokens } from './protocols/messages.js';
@@ -37,6 +37,13 @@ export interface SimState {
   limiter: RateLimiter;
   /** Aborted when a response's connection closes or the simulator stops: ends timers and stalls. */
   inflight: Set<AbortController>;
+  /** What a stream does when the request sends no x-sim-* header (`startSimulator({ streamDefaults })`). */
+  streamDefaults?: StreamDefaults;
+}
+
+export interface StreamDefaults {
+  chunkDelayMs?: number;
+  chunks?: number;
 }
 
 let counter = 0;
@@ -140,8 +147,9 @@ function checkModel(model: string, key: FixtureKey, group: FixtureGroup): void {
   }
 }
 
-function modelObject(m: { id: string; owned_by?: string }, group: FixtureGroup) {
-  return { id: m.id, object: 'model', created: MODEL_CREATED, owned_by: m.owned_by, supported_endpoint_types: group.protocols.map((p) => ENDPOINT_TYPE[p]) };
+function modelObject(m: FixtureModel, group: FixtureGroup) {
+  const limits = { ...(m.context_length ? { context_length: m.context_length } : {}), ...(m.max_output_tokens ? { max_output_tokens: m.max_output_tokens } : {}) };
+  return { id: m.id, object: 'model', created: MODEL_CREATED, owned_by: m.owned_by, supported_endpoint_types: group.protocols.map((p) => ENDPOINT_TYPE[p]), ...limits };
 }
 
 function write(res: ServerResponse, data: string | Buffer): Promise<void> {
@@ -171,12 +179,15 @@ async function deliverStream(res: ServerResponse, rec: RecordedRequest, render: 
   const { events } = rendered;
   const cut =
     fault === 'stall-body' ? 1 : fault === 'reset-mid-stream' || fault === 'error-event-mid-stream' ? Math.min(FEW_EVENTS, events.length - 1) : events.length;
+  // How it ended, for tests that check a client's cancel reached the upstream.
+  rec.ended = 'client-closed';
   for (let i = 0; i < cut; i++) {
     if (i > 0) await pause(controls.chunkDelayMs, signal);
     if (signal.aborted) return;
     await write(res, events[i]!);
   }
   if (signal.aborted) return;
+  rec.ended = cut === events.length ? 'complete' : 'cut';
   if (fault === 'stall-body') return untilAborted(signal);
   if (fault === 'reset-mid-stream') {
     res.socket?.destroy();
@@ -213,7 +224,7 @@ async function serve(state: SimState, req: IncomingMessage, res: ServerResponse,
     checkModel(parsed.model, key, group);
     rejectUnsupported(parsed.body, unsupportedParams(group, parsed.model), route.module.protocol);
     state.limiter.take(key);
-    const controls = readControls(req.headers);
+    const controls = readControls(req.headers, state.streamDefaults);
     // Rendered only when needed, after a stream's headers: a 10 000-chunk reply must not delay them.
     const render = () =>
       route.module.render(parsed, {
@@ -240,7 +251,7 @@ async function serve(state: SimState, req: IncomingMessage, res: ServerResponse,
     state.limiter.take(key);
     reply = { stream: false, json: () => (found ? modelObject(found, group) : { object: 'list', data: models.map((m) => modelObject(m, group)) }) };
   }
-  const controls = readControls(req.headers);
+  const controls = readControls(req.headers, state.streamDefaults);
   const fault = controls.fault;
   const simple = fault ? faultError(fault) : undefined;
   if (simple) throw simple;

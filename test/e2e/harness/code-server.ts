@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { artifactName, codeServerEntry, codeServerMarker, logsDir } from './paths.js';
+import { artifactName, codeServerTarget, logsDir, type CodeServerTarget } from './paths.js';
 import { pollUntil } from './poll.js';
 
 export interface StartCodeServerOptions {
@@ -22,6 +22,8 @@ export interface StartCodeServerOptions {
   /** Label for the log file name. */
   label?: string;
   timeoutMs?: number;
+  /** Which VS Code: `oldest` (1.100, the default) or `current` (the newest code-server). */
+  target?: CodeServerTarget;
 }
 
 export interface CodeServer {
@@ -68,17 +70,19 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, EXTENSIONS_GALLERY: '{}', ...extra };
 }
 
-export function assertProvisioned(): void {
-  if (!existsSync(codeServerEntry) || !existsSync(codeServerMarker)) {
+export function assertProvisioned(target: CodeServerTarget = 'oldest'): void {
+  const t = codeServerTarget(target);
+  if (!existsSync(t.entry) || !existsSync(t.marker) || !existsSync(t.node)) {
     throw new Error(
-      `code-server is not provisioned (${codeServerEntry} missing). Run \`npm run provision:e2e\` ` +
+      `code-server (${target}) is not provisioned (${t.entry} missing). Run \`npm run provision:e2e\` ` +
         '(or `npm run test:e2e`, which provisions first).',
     );
   }
 }
 
 export async function startCodeServer(opts: StartCodeServerOptions): Promise<CodeServer> {
-  assertProvisioned();
+  const target = codeServerTarget(opts.target ?? 'oldest');
+  assertProvisioned(opts.target);
   const workspace = resolve(opts.workspace);
   if (!existsSync(workspace)) throw new Error(`workspace folder does not exist: ${workspace}`);
 
@@ -103,8 +107,8 @@ export async function startCodeServer(opts: StartCodeServerOptions): Promise<Cod
     [
       supervisor,
       '--cleanup', tmp,
-      process.execPath,
-      codeServerEntry,
+      target.node,
+      target.entry,
       '--auth', 'none',
       '--bind-addr', '127.0.0.1:0',
       '--config', configFile,

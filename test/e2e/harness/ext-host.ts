@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
 import { openWorkbench, screenshot } from './browser.js';
 import { startCodeServer, type CodeServer } from './code-server.js';
-import { artifactName, repoRoot } from './paths.js';
+import { artifactName, repoRoot, type CodeServerTarget } from './paths.js';
 import { pollUntil } from './poll.js';
 import { parseResultsFile, RELEASE_ENV, RESULTS_ENV, type ExtTestResult } from './results.js';
 
@@ -21,6 +21,8 @@ export interface RunExtensionHostTestsOptions {
   resultsFile?: string;
   timeoutMs?: number;
   userSettings?: Record<string, unknown>;
+  /** Which VS Code (default `oldest`, 1.100). */
+  target?: CodeServerTarget;
   /** Extra environment for code-server and the extension host. */
   env?: Record<string, string>;
   /**
@@ -86,6 +88,7 @@ export async function runExtensionHostTests(opts: RunExtensionHostTestsOptions):
       workspace: opts.workspace,
       extensionDevelopmentPath: devPath,
       userSettings: opts.userSettings,
+      target: opts.target,
       env: { ...opts.env, [RESULTS_ENV]: resultsFile, ...(opts.afterResults ? { [RELEASE_ENV]: releaseFile } : {}) },
       label,
       timeoutMs,
