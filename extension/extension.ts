@@ -5,6 +5,7 @@ import { startLanguageClient } from './languageClient.js';
 import { localToken } from './localToken.js';
 import { ProxyHost } from './proxyHost.js';
 import { KeyStore } from './secrets.js';
+import { registerChatProvider } from './lm/registerChatProvider.js';
 import { initialise, KeyPresence, settingsSettled, wireReactions } from './reactions.js';
 import { proxyConfig, readSettings } from './settings.js';
 import { ProxyStatusBar } from './statusBar.js';
@@ -19,6 +20,8 @@ export interface LoopgateTestApi {
   tree: ModelsTreeProvider;
   statusBar: ProxyStatusBar;
   readKey(): Thenable<string | undefined>;
+  /** The key store itself: stores without the validation the commands do (a key revoked after it was stored). */
+  keys: KeyStore;
   secrets: vscode.SecretStorage;
   terminalEnv: vscode.GlobalEnvironmentVariableCollection;
   log: vscode.LogOutputChannel;
@@ -64,12 +67,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     }),
   );
 
+  context.subscriptions.push(...registerChatProvider({ host, onDidChangeModels: models.onDidChange, readOverrides: () => readSettings().chat.modelOverrides, log }));
+
   const parts = { host, keys, models, tree, log };
   context.subscriptions.push(...wireReactions(parts, presence));
   await initialise(parts, presence);
 
   if (context.extensionMode === vscode.ExtensionMode.Production) return undefined;
-  return { host, models, tree, statusBar, readKey: () => keys.get(), secrets: context.secrets, terminalEnv: context.environmentVariableCollection, log, settingsSettled };
+  return { host, models, tree, statusBar, readKey: () => keys.get(), keys, secrets: context.secrets, terminalEnv: context.environmentVariableCollection, log, settingsSettled };
 }
 
 export async function deactivate(): Promise<void> {

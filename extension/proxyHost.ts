@@ -46,6 +46,8 @@ export class ProxyHost implements vscode.Disposable {
   private starting: Promise<ProxyState> | undefined;
   /** Our child runs the simulator: it gets no key (the simulator's demo key is used). */
   private demo = false;
+  /** Counts key changes, so a proxy that started meanwhile gets the newest keys. */
+  private keysVersion = 0;
   private readonly backoff: RestartBackoff;
   private readonly doctorCalls = new DoctorCalls();
   private readonly attachedWatch = new AttachedWatch({
@@ -123,12 +125,15 @@ export class ProxyHost implements vscode.Disposable {
 
   /** Pushes the current keys to our child without a restart. */
   async pushKey(): Promise<void> {
-    if (!this.child) return;
+    this.keysVersion++;
+    // A proxy still starting was given the keys read before it was forked: spawn() pushes again once it listens.
+    if (!this.child || this.current.kind !== 'running') return;
     // Demo mode keeps the demo keys (see spawn).
     if (this.demo) return;
     const keys = await this.opts.readKeys();
     // The child answers with the names it now holds ('keys'), and onDidChangeKeys fires then.
     this.send({ type: 'set-keys', keys });
+    this.opts.log('info', `keys: ${keys.length ? keys.map((k) => k.name).join(', ') : 'none'} handed to the proxy`);
   }
 
   /** Runs the proxy's doctor; resolves with its markdown report. */
@@ -152,6 +157,7 @@ export class ProxyHost implements vscode.Disposable {
     // Demo mode: the simulator must not receive the user's real key (it would answer 401, and the
     // key would leave SecretStorage for nothing). Without a key the child uses the demo key.
     this.demo = !config.upstream;
+    const keysVersion = this.keysVersion;
     const keys = this.demo ? undefined : await this.opts.readKeys();
     let child: ChildProxy;
     try {
@@ -168,7 +174,10 @@ export class ProxyHost implements vscode.Disposable {
       const { url, siteUrl, baseUrl, simulator, logFile } = outcome;
       this.keyNames = outcome.keys ?? [];
       this.keysEmitter.fire(this.keyNames);
-      return this.setState({ kind: 'running', url, siteUrl, baseUrl, simulator, logFile });
+      const state = this.setState({ kind: 'running', url, siteUrl, baseUrl, simulator, logFile });
+      // Keys stored while it started (a user quick with Set API Key) would otherwise wait for the next change.
+      if (this.keysVersion !== keysVersion) void this.pushKey();
+      return state;
     }
     this.child = undefined;
     child.discard();

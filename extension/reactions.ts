@@ -55,8 +55,9 @@ export function wireReactions(p: Parts, presence: KeyPresence): vscode.Disposabl
       if (host.endpoint) void refreshModels(models);
     }),
     keys.onDidChange(async () => {
-      await presence.sync();
-      await host.pushKey();
+      // The proxy gets the keys even if redrawing the view fails.
+      await presence.sync().catch((err: unknown) => log.warn(`Could not update the key state in the view: ${(err as Error).message}`));
+      await host.pushKey().catch((err: unknown) => log.error(`Could not hand the keys to the proxy: ${(err as Error).message}`));
       if (host.endpoint) void refreshModels(models);
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {

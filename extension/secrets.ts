@@ -33,11 +33,22 @@ export class KeyStore implements vscode.Disposable {
   /** Fires after the stored keys changed (this window or another). */
   readonly onDidChange = this.changed.event;
   private readonly subscription: vscode.Disposable;
+  /** What this store last wrote or saw: a change is announced once, whoever reports it first. */
+  private seen: string | undefined;
 
   constructor(private readonly secrets: vscode.SecretStorage) {
+    // Another window's change arrives only through this event; our own writes announce themselves
+    // (VS Code 1.139 does not report an extension its own writes here, 1.100 does).
     this.subscription = secrets.onDidChange((e) => {
-      if (e.key === LIST_ID || e.key === SECRET_ID) this.changed.fire();
+      if (e.key === LIST_ID || e.key === SECRET_ID) void this.announceIfChanged();
     });
+  }
+
+  private async announceIfChanged(): Promise<void> {
+    const now = `${await this.secrets.get(LIST_ID)}\0${await this.secrets.get(SECRET_ID)}`;
+    if (now === this.seen) return;
+    this.seen = now;
+    this.changed.fire();
   }
 
   /** Every key, in the order requests try them. */
@@ -92,12 +103,14 @@ export class KeyStore implements vscode.Disposable {
   async clear(): Promise<void> {
     await this.secrets.delete(LIST_ID);
     await this.secrets.delete(SECRET_ID);
+    await this.announceIfChanged();
   }
 
   private async write(list: StoredKey[]): Promise<void> {
     await this.secrets.store(LIST_ID, JSON.stringify(list));
     // The single-key entry of older versions is now in the list.
     if (await this.secrets.get(SECRET_ID)) await this.secrets.delete(SECRET_ID);
+    await this.announceIfChanged();
   }
 
   dispose(): void {

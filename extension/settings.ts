@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { ProxyIpcConfig } from '../proxy/ipc.js';
 import { parseUpstream, type ParseResult } from '../proxy/rules/urls.js';
 import type { BridgeMode } from '../proxy/bridge/index.js';
+import type { ModelOverrides } from './lm/modelCatalog.js';
 import { DEFAULT_BRIDGE, DEFAULT_HOST, DEFAULT_PORT } from '../proxy/pipeline/options.js';
 
 export type { BridgeMode };
@@ -18,6 +19,8 @@ export interface LoopgateSettings {
     bridge: BridgeMode;
   };
   terminal: { injectEnv: boolean };
+  /** VS Code's chat (1.104+): per-model limits and capabilities. */
+  chat: { modelOverrides: ModelOverrides };
 }
 
 export const SECTION = 'loopgate';
@@ -52,7 +55,12 @@ export function readSettings(): LoopgateSettings {
       bridge: bridge === 'auto' || bridge === 'off' || bridge === 'always' ? bridge : DEFAULT_BRIDGE,
     },
     terminal: { injectEnv: c.get<boolean>('terminal.injectEnv', true) },
+    chat: { modelOverrides: objectOr(c.get<unknown>('chat.modelOverrides'), {}) as ModelOverrides },
   };
+}
+
+function objectOr<T extends object>(v: unknown, fallback: T): T | object {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? v : fallback;
 }
 
 /** The derived {site_url}/{base_url} of the configured upstream; undefined in demo mode. */

@@ -10,6 +10,7 @@ import { DiagnosisNode } from '../views/nodes.js';
 import { addApiKey, clearApiKey, removeApiKey, renameApiKey, setApiKey, setBaseUrl } from './keyCommands.js';
 import { copyModelId, filterModels, probeProtocols, refreshModels, tryModel } from './modelCommands.js';
 import { exportLog, runDiagnosis, startProxy } from './proxyCommands.js';
+import { manageChatModels } from '../lm/registerChatProvider.js';
 
 export interface CommandDeps {
   host: ProxyHost;
@@ -39,6 +40,7 @@ export function commandTable(d: CommandDeps): Record<string, (...args: unknown[]
     'loopgate.copyModelId': (node) => copyModelId(d.models, node),
     'loopgate.tryModel': (node, protocol) => tryModel(d.host, d.models, node, protocol, d.log),
     'loopgate.probeProtocols': (node) => probeProtocols(d.models, node),
+    'loopgate.manageChatModels': () => manageChatModels(),
     'loopgate.fixProblem': (node) =>
       node instanceof DiagnosisNode ? vscode.commands.executeCommand(node.problem.fix.command) : vscode.commands.executeCommand('loopgate.runDiagnosis'),
   };

@@ -119,6 +119,9 @@ export async function startCodeServer(opts: StartCodeServerOptions): Promise<Cod
       '--disable-workspace-trust',
       '--disable-getting-started-override',
       '--disable-proxy',
+      // Newer VS Code honours extensionDevelopmentPath/extensionTestsPath in the page's payload
+      // only with the smoke-test driver on; code-server passes VS Code's own flag through.
+      ...(opts.target === 'current' ? ['--vscode-option', 'enable-smoke-test-driver'] : []),
       workspace,
     ],
     // The supervisor stops code-server's whole process group when this pipe

@@ -1,0 +1,184 @@
+// The `loopgate` vendor in VS Code's chat (1.104+): the key groups' models,
+// answered through the local proxy in each model's best native protocol.
+// Conversion between VS Code's classes and extension/lm's plain data happens
+// here and nowhere else.
+import * as vscode from 'vscode';
+import { parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
+import type { ProxyHost } from '../proxyHost.js';
+import { sendChat, ChatRequestFailed } from './chatClient.js';
+import { ChatStreamError } from './chatStream.js';
+import type { ChatPart, ChatTurn } from './chatTypes.js';
+import type { FailureKind } from './chatErrors.js';
+import { chatModels, type ChatModelInfo, type ModelOverrides } from './modelCatalog.js';
+import type {
+  LanguageModelChatInformation, LanguageModelChatProvider, LanguageModelChatRequestMessage, LanguageModelResponsePart, ProvideLanguageModelChatResponseOptions,
+} from './lmApi.js';
+import { turnText } from './requestBody.js';
+import { estimateTokens } from './tokenEstimate.js';
+
+export const VENDOR = 'loopgate';
+
+type ModelInformation = LanguageModelChatInformation & { readonly loopgate: ChatModelInfo };
+
+export interface ChatProviderDeps {
+  host: ProxyHost;
+  /** Fires when the proxy's model lists may have changed (the Model Explorer refreshed). */
+  onDidChangeModels: vscode.Event<void>;
+  readOverrides(): ModelOverrides;
+  log: vscode.LogOutputChannel;
+}
+
+export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInformation>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeLanguageModelChatInformation = this.changed.event;
+  private readonly subscriptions: vscode.Disposable[];
+  private known: string[] = [];
+  /** The last list the proxy gave, per proxy: kept while a later list fails (see below). */
+  private lastGood: { url: string; models: ModelInformation[] } | undefined;
+
+  constructor(private readonly deps: ChatProviderDeps) {
+    this.subscriptions = [
+      deps.onDidChangeModels(() => this.changed.fire()),
+      deps.host.onDidChangeState(() => this.changed.fire()),
+      vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('loopgate.chat') && this.changed.fire()),
+    ];
+  }
+
+  async provideLanguageModelChatInformation(_options: { readonly silent: boolean }, token: vscode.CancellationToken): Promise<ModelInformation[]> {
+    const endpoint = this.deps.host.endpoint;
+    if (!endpoint) return [];
+    const abort = abortOn(token);
+    // A key revoked or a service down must not make the models vanish from an open chat without a word:
+    // the last list stays, and a request then fails with the diagnosis (re-copy the key, …).
+    const previous = this.lastGood?.url === endpoint.url ? this.lastGood.models : [];
+    try {
+      const res = await fetch(`${endpoint.url}/v1/models`, { headers: { authorization: `Bearer ${this.deps.host.token}` }, signal: abort.signal, redirect: 'manual' });
+      const list = parseModelList(await res.text());
+      if (!res.ok || !list.ok) {
+        this.deps.log.warn(`chat models: GET /v1/models through the proxy answered ${res.status}; ${previous.length ? 'keeping the last list' : 'no models to offer'}`);
+        return previous;
+      }
+      this.known = list.models.map((m) => m.id);
+      const models = chatModels(list.models as ModelEntry[], this.deps.readOverrides()).map(information);
+      this.lastGood = { url: endpoint.url, models };
+      return models;
+    } catch (err) {
+      this.deps.log.warn(`chat models: GET /v1/models through the proxy failed: ${(err as Error).message}`);
+      return previous;
+    } finally {
+      abort.dispose();
+    }
+  }
+
+  async provideLanguageModelChatResponse(
+    model: ModelInformation,
+    messages: readonly LanguageModelChatRequestMessage[],
+    options: ProvideLanguageModelChatResponseOptions,
+    progress: vscode.Progress<LanguageModelResponsePart>,
+    token: vscode.CancellationToken,
+  ): Promise<void> {
+    const endpoint = this.deps.host.endpoint;
+    if (!endpoint) throw new vscode.LanguageModelError('The Loopgate proxy is not running: run Loopgate: Start Proxy.');
+    const abort = abortOn(token);
+    const info = model.loopgate;
+    try {
+      await sendChat({
+        proxyUrl: endpoint.url,
+        token: this.deps.host.token,
+        knownModels: this.known,
+        signal: abort.signal,
+        request: {
+          model: info.id,
+          protocol: info.protocol,
+          turns: messages.map(toTurn),
+          tools: (options.tools ?? []).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+          toolMode: options.toolMode === vscode.LanguageModelChatToolMode.Required ? 'required' : 'auto',
+          maxOutputTokens: maxTokens(options.modelOptions, info.maxOutputTokens),
+        },
+        onEvent: (e) =>
+          progress.report(e.kind === 'text' ? new vscode.LanguageModelTextPart(e.text) : new vscode.LanguageModelToolCallPart(e.callId, e.name, e.input)),
+      });
+    } catch (err) {
+      if (token.isCancellationRequested) return; // the caller asked for it: nothing to report
+      throw toLanguageModelError(err);
+    } finally {
+      abort.dispose();
+    }
+  }
+
+  async provideTokenCount(_model: ModelInformation, text: string | LanguageModelChatRequestMessage): Promise<number> {
+    return estimateTokens(typeof text === 'string' ? text : turnText(toTurn(text)));
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+    for (const s of this.subscriptions) s.dispose();
+  }
+}
+
+function information(m: ChatModelInfo): ModelInformation {
+  return {
+    id: m.id,
+    name: m.name,
+    family: m.family,
+    version: m.version,
+    detail: m.detail,
+    tooltip: m.tooltip,
+    maxInputTokens: m.maxInputTokens,
+    maxOutputTokens: m.maxOutputTokens,
+    capabilities: { toolCalling: m.toolCalling, imageInput: m.imageInput },
+    loopgate: m,
+  };
+}
+
+/** A caller's `max_tokens`-like model option, within the model's limit. */
+function maxTokens(modelOptions: { readonly [name: string]: unknown } | undefined, limit: number): number {
+  const asked = [modelOptions?.max_tokens, modelOptions?.maxTokens, modelOptions?.max_output_tokens].find((v) => typeof v === 'number' && v > 0) as number | undefined;
+  return Math.min(asked ?? limit, limit);
+}
+
+/** VS Code's message → plain data. Parts VS Code may add later are skipped, never guessed at. */
+export function toTurn(message: LanguageModelChatRequestMessage): ChatTurn {
+  const role = message.role === vscode.LanguageModelChatMessageRole.Assistant ? 'assistant' : message.role === vscode.LanguageModelChatMessageRole.User ? 'user' : 'system';
+  const parts: ChatPart[] = [];
+  for (const part of message.content) {
+    if (part instanceof vscode.LanguageModelTextPart) parts.push({ kind: 'text', text: part.value });
+    else if (part instanceof vscode.LanguageModelToolCallPart) parts.push({ kind: 'toolCall', callId: part.callId, name: part.name, input: part.input });
+    else if (part instanceof vscode.LanguageModelToolResultPart) parts.push({ kind: 'toolResult', callId: part.callId, text: resultText(part.content) });
+    else if (isImage(part)) parts.push({ kind: 'image', mimeType: part.mimeType, data: part.data });
+  }
+  return { role, parts };
+}
+
+function resultText(content: readonly unknown[]): string {
+  return content.map((c) => (c instanceof vscode.LanguageModelTextPart ? c.value : typeof c === 'string' ? c : '')).join('');
+}
+
+/** LanguageModelDataPart (1.105+) carrying an image. */
+function isImage(part: unknown): part is { mimeType: string; data: Uint8Array } {
+  const p = part as { mimeType?: unknown; data?: unknown };
+  return typeof p?.mimeType === 'string' && p.mimeType.startsWith('image/') && p.data instanceof Uint8Array;
+}
+
+function abortOn(token: vscode.CancellationToken): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  if (token.isCancellationRequested) controller.abort();
+  const sub = token.onCancellationRequested(() => controller.abort());
+  return { signal: controller.signal, dispose: () => sub.dispose() };
+}
+
+const FACTORIES: Record<Exclude<FailureKind, 'other'>, (message: string) => vscode.LanguageModelError> = {
+  noPermissions: (m) => vscode.LanguageModelError.NoPermissions(m),
+  notFound: (m) => vscode.LanguageModelError.NotFound(m),
+  blocked: (m) => vscode.LanguageModelError.Blocked(m),
+};
+
+export function toLanguageModelError(err: unknown): vscode.LanguageModelError {
+  if (err instanceof ChatRequestFailed) {
+    const f = err.failure;
+    const message = `Loopgate: ${f.message}${f.diagnosis ? ` [${f.diagnosis}]` : ''}`;
+    return f.kind === 'other' ? new vscode.LanguageModelError(message) : FACTORIES[f.kind](message);
+  }
+  if (err instanceof ChatStreamError) return new vscode.LanguageModelError(`Loopgate: the service ended the answer with an error: ${err.message}`);
+  return new vscode.LanguageModelError(`Loopgate: the request through the proxy failed (${(err as Error).message}). Is the proxy running? Loopgate: Start Proxy.`);
+}

@@ -1,0 +1,61 @@
+// Loopgate's models in VS Code's own language-model API, in the newest VS Code
+// (code-server current target, 1.104+ API), against a simulator this process
+// starts with slow streams (so a cancel lands mid-stream).
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
+import { assertAllPassed, formatRun, keepForReadme, runExtensionHostTests, screenshot } from '../harness/index.js';
+
+let sim: Simulator;
+let workspace: string;
+let home: string;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0, streamDefaults: { chunkDelayMs: 40, chunks: 8 } });
+  workspace = mkdtempSync(join(tmpdir(), 'loopgate-chat-ws-'));
+  home = mkdtempSync(join(tmpdir(), 'loopgate-chat-home-'));
+});
+
+afterAll(async () => {
+  await sim?.close();
+  rmSync(workspace, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true });
+});
+
+describe('Loopgate models in VS Code chat (current VS Code)', () => {
+  it('lists, streams, calls tools, cancels and explains a refused key through vscode.lm', async () => {
+    let shot: string | undefined;
+    const run = await runExtensionHostTests({
+      target: 'current',
+      testsEntry: join(__dirname, 'chat.ext.ts'),
+      workspace,
+      timeoutMs: 240_000,
+      userSettings: { 'loopgate.baseUrl': sim.baseUrl, 'loopgate.proxy.port': await freePort(), 'chat.disableAIFeatures': false },
+      env: { LOOPGATE_HOME: home },
+      afterResults: async (page) => {
+        shot = await screenshot(page, 'chat-vscode-lm');
+        keepForReadme(shot, 'chat-model.png');
+      },
+    });
+    console.log(formatRun(run));
+    assertAllPassed(run);
+    expect(run.vscodeVersion).toMatch(/^1\.1[0-9]{2}\./);
+    expect(Number(run.vscodeVersion.split('.')[1])).toBeGreaterThanOrEqual(104);
+    expect(run.passed).toBe(6);
+    expect(statSync(shot!).size).toBeGreaterThan(10_000);
+  }, 300_000);
+});
