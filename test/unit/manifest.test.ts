@@ -103,11 +103,11 @@ describe('manifest', () => {
     expect(pkg.activationEvents).not.toContain('onStartupFinished');
   });
 
-  it('packages only the bundles, the icon and docs (not the README screenshots)', () => {
+  it('packages only the bundles, media (icon, README screenshots) and docs', () => {
     const ignore = source('.vscodeignore').split('\n').filter((l) => l && !l.startsWith('#'));
     expect(ignore[0]).toBe('**');
     expect(ignore.filter((l) => l.startsWith('!')).sort()).toEqual(
-      ['!LICENSE', '!README.md', '!dist/cli.js', '!dist/extension.js', '!dist/server.js', '!media/loopgate.svg', '!package.json'].sort(),
+      ['!LICENSE', '!README.md', '!dist/cli.js', '!dist/extension.js', '!dist/server.js', '!media/**', '!package.json'].sort(),
     );
     expect(pkg.scripts.package).toMatch(/vsce package/);
   });

@@ -129,6 +129,32 @@ test('cancelling mid-stream aborts the upstream request (the simulator saw the c
   assert.equal(rec.ended, 'client-closed');
 }, { timeoutMs: 30_000 });
 
+test('a vscode.lm consumer shows a Loopgate model answering (the README screenshot)', async () => {
+  const m = await model('claude-sonnet-4-6');
+  const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: '' });
+  const editor = await vscode.window.showTextDocument(doc);
+  const question = 'Which protocol did this answer come through?';
+  const header = [
+    "# A `vscode.lm` consumer, talking to a Loopgate model",
+    '',
+    "```ts",
+    "const [model] = await vscode.lm.selectChatModels({ vendor: 'loopgate', id: 'claude-sonnet-4-6' });",
+    "const response = await model.sendRequest([vscode.LanguageModelChatMessage.User(question)]);",
+    "```",
+    '',
+    `**Model:** ${m.name} (vendor \`${m.vendor}\`, family \`${m.family}\`, ${m.maxInputTokens.toLocaleString('en')} input tokens)`,
+    '',
+    `**You:** ${question}`,
+    '',
+    '**' + m.name + ':** ',
+  ].join('\n');
+  await editor.edit((e) => e.insert(new vscode.Position(0, 0), header));
+  const response = await m.sendRequest([vscode.LanguageModelChatMessage.User(question)], {}, new vscode.CancellationTokenSource().token);
+  // Each part is appended as it arrives, as a chat view would render it.
+  for await (const part of response.text) await editor.edit((e) => e.insert(doc.lineAt(doc.lineCount - 1).range.end, part));
+  assert.match(doc.getText(), /\*\*claude-sonnet-4-6:\*\* \S+/);
+});
+
 test('a key the service refuses (401): a LanguageModelError with the diagnosis', async () => {
   const m = await model('gpt-4.1');
   // The key was revoked in the console after it was stored: the models stay offered, the request says what to do.

@@ -55,7 +55,7 @@ describe('Loopgate models in VS Code chat (current VS Code)', () => {
     assertAllPassed(run);
     expect(run.vscodeVersion).toMatch(/^1\.1[0-9]{2}\./);
     expect(Number(run.vscodeVersion.split('.')[1])).toBeGreaterThanOrEqual(104);
-    expect(run.passed).toBe(6);
+    expect(run.passed).toBe(7);
     expect(statSync(shot!).size).toBeGreaterThan(10_000);
   }, 300_000);
 });

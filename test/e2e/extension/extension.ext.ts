@@ -51,6 +51,13 @@ test('activates and starts the proxy on the configured port', async () => {
   assert.match(api.statusBar.text, new RegExp(`:${port}\\b`));
 }, { timeoutMs: 40_000 });
 
+test('on VS Code 1.100 the chat provider is simply absent (the API came in 1.104)', async () => {
+  assert.equal(typeof (vscode.lm as unknown as Record<string, unknown>).registerLanguageModelChatProvider, 'undefined');
+  assert.deepEqual(await vscode.lm.selectChatModels({ vendor: 'loopgate' }), []);
+  // Everything else runs: the proxy is up (the first test), and the chat's management command is there for 1.104+.
+  assert.ok((await vscode.commands.getCommands(true)).includes('loopgate.manageChatModels'));
+});
+
 test('contributed commands equal registered commands', async () => {
   const contributed = (vscode.extensions.getExtension('loopgate.loopgate')!.packageJSON.contributes.commands as { command: string }[]).map((c) => c.command).sort();
   const registered = (await vscode.commands.getCommands(true)).filter((c) => /^loopgate\.[A-Za-z]+$/.test(c)) // not the view's own loopgate.models.* commands

@@ -1,37 +1,40 @@
 // `npm run package` output: a .vsix with only the bundles, media/ and docs,
-// which VS Code 1.100 (code-server 4.100.3) installs.
+// which both VS Code targets install: 1.100 (code-server 4.100.3, the oldest the
+// extension supports) and the newest code-server (on its Node 24).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { childEnv, repoRoot } from '../harness/index.js';
+import { childEnv, codeServerTarget, repoRoot } from '../harness/index.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'loopgate-vsix-'));
 const vsce = join(repoRoot, 'node_modules', '@vscode', 'vsce', 'vsce');
-const codeServer = join(repoRoot, '.cache', 'e2e', 'code-server', 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('the .vsix', () => {
-  it('holds only the bundles, media and docs, and installs in VS Code 1.100', () => {
+  it('holds only the bundles, media and docs, and installs in VS Code 1.100 and in the newest VS Code', () => {
     const vsix = join(tmp, 'loopgate.vsix');
-    const flags = ['--no-dependencies', '--allow-missing-repository', '--skip-license'];
+    // The README's screenshots are in the package: its relative links work in the Extensions view as they are.
+    const flags = ['--no-dependencies', '--allow-missing-repository', '--skip-license', '--no-rewrite-relative-links'];
     const listed = execFileSync(process.execPath, [vsce, 'ls', '--no-dependencies'], { cwd: repoRoot, encoding: 'utf8' }).trim().split('\n').sort();
-    expect(listed).toEqual(['LICENSE', 'README.md', 'dist/cli.js', 'dist/extension.js', 'dist/server.js', 'media/loopgate.svg', 'package.json']);
+    expect(listed).toEqual(['LICENSE', 'README.md', 'dist/cli.js', 'dist/extension.js', 'dist/server.js', 'media/chat-model.png', 'media/inline-diagnostic.png', 'media/loopgate.svg', 'media/model-explorer.png', 'package.json']);
     execFileSync(process.execPath, [vsce, 'package', ...flags, '--out', vsix], { cwd: repoRoot, encoding: 'utf8' });
     const size = statSync(vsix).size;
     console.log(`loopgate.vsix: ${(size / 1024).toFixed(0)} KiB`);
     expect(size).toBeLessThan(2 * 1024 * 1024);
 
-    const exts = join(tmp, 'extensions');
-    const out = execFileSync(
-      process.execPath,
-      [codeServer, '--install-extension', vsix, '--extensions-dir', exts, '--user-data-dir', join(tmp, 'user-data')],
-      { encoding: 'utf8', env: childEnv() },
-    );
-    expect(out).toMatch(/successfully installed/);
-    const installed = join(exts, readdirSync(exts).find((d) => d.startsWith('loopgate.loopgate-'))!);
-    expect(readdirSync(join(installed, 'dist')).sort()).toEqual(['cli.js', 'extension.js', 'server.js']);
-  }, 180_000);
+    for (const target of ['oldest', 'current'] as const) {
+      const { node, entry } = codeServerTarget(target);
+      const exts = join(tmp, `extensions-${target}`);
+      const out = execFileSync(node, [entry, '--install-extension', vsix, '--extensions-dir', exts, '--user-data-dir', join(tmp, `user-data-${target}`)], {
+        encoding: 'utf8',
+        env: childEnv(),
+      });
+      expect(out, target).toMatch(/successfully installed/);
+      const installed = join(exts, readdirSync(exts).find((d) => d.startsWith('loopgate.loopgate-'))!);
+      expect(readdirSync(join(installed, 'dist')).sort()).toEqual(['cli.js', 'extension.js', 'server.js']);
+    }
+  }, 240_000);
 });
