@@ -2,27 +2,17 @@
 // (code-server current target, 1.104+ API), against a simulator this process
 // starts with slow streams (so a cancel lands mid-stream).
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
 import { assertAllPassed, formatRun, keepForReadme, runExtensionHostTests, screenshot } from '../harness/index.js';
+import { freePort } from '../harness/free-port.js';
 
 let sim: Simulator;
 let workspace: string;
 let home: string;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   sim = await startSimulator({ port: 0, streamDefaults: { chunkDelayMs: 40, chunks: 8 } });

@@ -1,7 +1,6 @@
 // The Loopgate extension in real VS Code (code-server 4.100.3), against a
 // simulator this process starts: extension-host tests, then the UI as a user sees it.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,22 +10,12 @@ import {
   assertAllPassed, clickActivityBarItem, formatRun, openWorkbench, pollUntil, readTreeRows, repoRoot, runExtensionHostTests, screenshot, keepForReadme,
   startCodeServer, type TreeRow,
 } from '../harness/index.js';
+import { freePort } from '../harness/free-port.js';
 
 let sim: Simulator;
 let workspace: string;
 let home: string;
 
-/** A port nobody listens on right now, for loopgate.proxy.port. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function filesUnder(path: string): string[] {
   try {
