@@ -7,7 +7,8 @@ import { Pool } from 'undici';
 import { parseUpstream, isLoopbackHost, proxyOrigin } from './rules/urls.js';
 import { createRedactor } from './rules/redact.js';
 import { openTrafficLog, type TrafficLog } from './log/index.js';
-import { openOtlpSink, type OtlpHealth, type OtlpSink } from './otlp/exporter.js';
+import type { OtlpSink } from './otlp/exporter.js';
+import type { OtlpHealth } from './otlp/health.js';
 import { version } from './version.js';
 import { defaultLogFile } from './config/dirs.js';
 import type { ProxyContext, ProxyStats } from './pipeline/context.js';
@@ -91,7 +92,10 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     if (credential) redactor.addSecret(credential);
   }
   // Opened before listening (it sends nothing until a span is queued), so the first request is exported too.
-  const otlp: OtlpSink | undefined = opts.otlp ? openOtlpSink(opts.otlp, { version, onHealth: opts.onOtlpHealth, redact: (s) => redactor.string(s) }) : undefined;
+  // The SDK is loaded only then: every other command and a proxy without export never evaluate it.
+  const otlp: OtlpSink | undefined = opts.otlp
+    ? (await import('./otlp/exporter.js')).openOtlpSink(opts.otlp, { version, onHealth: opts.onOtlpHealth, redact: (s) => redactor.string(s) })
+    : undefined;
   const ctx: ProxyContext = {
     pool,
     upstreamPrefix,
