@@ -94,7 +94,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   // Opened before listening (it sends nothing until a span is queued), so the first request is exported too.
   // The SDK is loaded only then: every other command and a proxy without export never evaluate it.
   const otlp: OtlpSink | undefined = opts.otlp
-    ? (await import('./otlp/exporter.js')).openOtlpSink(opts.otlp, { version, onHealth: opts.onOtlpHealth, redact: (s) => redactor.string(s) })
+    ? (await import('./otlp/exporter.js')).openOtlpSink(opts.otlp, { version, onHealth: opts.onOtlpHealth, redact: (s) => redactor.string(s), workerFile: opts.otlpWorkerFile })
     : undefined;
   const ctx: ProxyContext = {
     pool,

@@ -1,29 +1,23 @@
-// The OTLP sink: spans (and the GenAI metrics) handed to the official
-// OpenTelemetry SDK, batched in a bounded queue and exported in the background.
-// record() never waits and never throws: a collector that is down, slow or
-// refusing costs dropped spans, counted here and reported once each way
-// (onHealth), never a request. Errors name the URL without user info or query
-// and the status, never a header value.
-import { createNoopMeter, ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type Counter, type Meter, type MeterProvider } from '@opentelemetry/api';
-import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
-import { AlwaysOnSampler, BatchSpanProcessor, TracerProvider, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace';
-import { MeterProvider as SdkMeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
-import { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import type { Histogram } from '@opentelemetry/api';
-import { describeEndpoint, type OtlpConfig } from '../rules/otlp-config.js';
+// The OTLP sink as the proxy's thread sees it: record() queues a plain span
+// and returns; batches go to the export worker (worker.ts, the official SDK)
+// every few milliseconds. Bounded twice: here (spans posted and not yet taken
+// by the worker) and in the SDK's own queue. Whatever is lost is counted and
+// reported once each way (onHealth); a request never waits on the collector.
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { OtlpConfig } from '../rules/otlp-config.js';
+import { describeEndpoint } from '../rules/otlp-config.js';
+import type { SpanFacts, SpanRecord } from '../rules/genai-span.js';
 import type { OtlpHealth } from './health.js';
+import type { WorkerIn, WorkerInit, WorkerOut } from './worker-protocol.js';
 
 export type { OtlpHealth } from './health.js';
-import type { MetricPoint, SpanData } from '../rules/genai-span.js';
 
 export interface OtlpSink {
   readonly config: OtlpConfig;
-  /** Queues one span (and its metric points). Never blocks, never throws. */
-  record(span: SpanData, metrics?: MetricPoint[]): void;
+  /** Queues one request's span (built in the worker from the record and its scrubbed facts). Never blocks, never throws. */
+  record(rec: SpanRecord, facts: SpanFacts): void;
   readonly health: OtlpHealth;
   /** Sends everything queued so far (or counts it dropped). */
   flush(): Promise<void>;
@@ -36,138 +30,116 @@ export interface OtlpSinkOptions {
   version: string;
   /** Export started failing, or works again (once each way). */
   onHealth?: (health: OtlpHealth) => void;
-  /** Scrubs resource attribute values (OTEL_RESOURCE_ATTRIBUTES may hold anything). */
+  /** Scrubs the resource attributes (OTEL_RESOURCE_ATTRIBUTES may hold anything) before they leave this thread. */
   redact?: (s: string) => string;
+  /** The bundled worker; found beside the bundle (dist/) by default. */
+  workerFile?: string;
 }
 
-// The conventions' bucket boundaries (gen-ai-metrics.md): tokens in powers of 4, seconds doubling from 10 ms.
-const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
-const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+/** Spans are handed over this often, or as soon as this many wait. */
+const POST_EVERY_MS = 20;
+const POST_AT = 64;
 
-/** How a failed export is shown: the URL without user info or query, and the status or error code. */
-export function describeExportError(url: string, error: unknown): string {
-  const e = error as { code?: unknown; name?: string; message?: string } | undefined;
-  const code = e?.code;
-  let why: string;
-  if (typeof code === 'number') why = `HTTP ${code}`;
-  else if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) why = code;
-  else if (e?.message && /timed out|timeout/i.test(e.message)) why = 'timed out';
-  else if (e?.message && /retryable|retry/i.test(e.message)) why = 'refused (429/502/503/504 after retries)';
-  else why = e?.name && e.name !== 'Error' ? e.name : 'the export failed';
-  return `${describeEndpoint(url)}: ${why}`;
-}
-
-/**
- * The SDK's batch processor counts what it drops only through its
- * self-observability metric (otel.sdk.processor.span.processed with
- * error.type=queue_full): a meter that feeds that one counter into ours.
- */
-function dropCounter(onQueueFull: (n: number) => void): MeterProvider {
-  const noop = createNoopMeter();
-  const meter: Meter = Object.create(noop) as Meter;
-  meter.createCounter = (name: string) => {
-    if (name !== 'otel.sdk.processor.span.processed') return noop.createCounter(name);
-    const counter: Counter = {
-      add(value: number, attributes?: Attributes) {
-        if (attributes?.['error.type'] === 'queue_full') onQueueFull(value);
-      },
-    };
-    return counter;
-  };
-  return { getMeter: () => meter };
+/** dist/otlp-worker.js: beside the running bundle, or (running from the sources, as the tests do) the checkout's dist/. */
+export function defaultWorkerFile(): string {
+  const beside = join(__dirname, 'otlp-worker.js');
+  return existsSync(beside) ? beside : resolve(__dirname, '../../dist/otlp-worker.js');
 }
 
 export function openOtlpSink(config: OtlpConfig, opts: OtlpSinkOptions): OtlpSink {
   const redact = opts.redact ?? ((s: string) => s);
-  const endpoint = describeEndpoint(config.tracesUrl);
-  let exported = 0;
-  let dropped = 0;
-  let failing = false;
-  let lastError: string | undefined;
-  let closed = false;
-  const health = (): OtlpHealth => ({
-    ok: !failing,
-    endpoint,
-    protocol: config.protocol,
-    exported,
-    dropped,
-    ...(failing && lastError ? { error: lastError } : {}),
-    metrics: config.metricsUrl !== undefined,
-    content: config.captureContent,
-  });
-  const fail = (why: string) => {
-    lastError = why;
-    if (failing) return;
-    failing = true;
-    opts.onHealth?.(health());
-  };
-  const succeed = () => {
-    if (!failing) return;
-    failing = false;
-    opts.onHealth?.(health());
-  };
-
-  const exporterOptions = (url: string) => ({ url, headers: { ...config.headers }, timeoutMillis: config.batch.exportTimeoutMs });
-  const inner: SpanExporter = config.protocol === 'http/json' ? new JsonTraceExporter(exporterOptions(config.tracesUrl)) : new ProtoTraceExporter(exporterOptions(config.tracesUrl));
-  // Counts what each export did; the SDK's own error goes no further than a sentence of ours.
-  const counting: SpanExporter = {
-    export(spans: ReadableSpan[], done: (result: ExportResult) => void) {
-      inner.export(spans, (result) => {
-        if (result.code === ExportResultCode.SUCCESS) {
-          exported += spans.length;
-          succeed();
-        } else {
-          dropped += spans.length;
-          fail(describeExportError(config.tracesUrl, result.error));
-        }
-        done(result);
-      });
-    },
-    shutdown: () => inner.shutdown(),
-    forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
-  };
-
   const attributes: Record<string, string> = {};
   for (const [k, v] of Object.entries(config.resourceAttributes)) attributes[redact(k)] = redact(v);
-  const resource = defaultResource().merge(resourceFromAttributes({ ...attributes, 'service.name': redact(config.serviceName), 'service.version': opts.version }));
-  const processor = new BatchSpanProcessor({
-    exporter: counting,
-    maxQueueSize: config.batch.maxQueueSize,
-    maxExportBatchSize: config.batch.maxExportBatchSize,
-    scheduledDelayMillis: config.batch.scheduledDelayMs,
-    // The exporter gives up first (its own timeout covers its retries); this only frees the next batch.
-    exportTimeoutMillis: config.batch.exportTimeoutMs + 1000,
-    selfObsMeterProvider: dropCounter((n) => {
-      dropped += n;
-      fail(`${endpoint}: the collector is not keeping up (queue of ${config.batch.maxQueueSize} spans full)`);
-    }),
-  });
-  // Every request is recorded, whatever the caller's sampling flag says: the team sees all traffic.
-  const provider = new TracerProvider({ resource, sampler: new AlwaysOnSampler(), spanProcessors: [processor] });
-  const tracer = provider.getTracer('loopgate', opts.version);
+  const init: WorkerInit = { config: { ...config, serviceName: redact(config.serviceName), resourceAttributes: attributes }, version: opts.version };
+  const endpoint = describeEndpoint(config.tracesUrl);
+  const capacity = config.batch.maxQueueSize;
 
-  let meters: SdkMeterProvider | undefined;
-  const histograms = new Map<string, Histogram>();
-  if (config.metricsUrl) {
-    const metricExporter: PushMetricExporter =
-      config.protocol === 'http/json' ? new JsonMetricExporter(exporterOptions(config.metricsUrl)) : new ProtoMetricExporter(exporterOptions(config.metricsUrl));
-    meters = new SdkMeterProvider({
-      resource,
-      readers: [new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: config.metricIntervalMs, exportTimeoutMillis: Math.min(config.metricIntervalMs, config.batch.exportTimeoutMs) })],
+  let records: SpanRecord[] = [];
+  let facts: SpanFacts[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  /** Posted to the worker and not yet taken by it. */
+  let inFlight = 0;
+  let exported = 0;
+  let workerDropped = 0;
+  let ownDropped = 0;
+  let closed = false;
+  let workerHealth: OtlpHealth | undefined;
+  let ownTrouble: string | undefined;
+  let reportedFailing = false;
+  let nextId = 1;
+  const waiting = new Map<number, () => void>();
+
+  const health = (): OtlpHealth => {
+    const failing = ownTrouble !== undefined || workerHealth?.ok === false;
+    const error = ownTrouble ?? (workerHealth?.ok === false ? workerHealth.error : undefined);
+    return {
+      ok: !failing,
+      endpoint,
+      protocol: config.protocol,
+      exported,
+      dropped: workerDropped + ownDropped,
+      ...(failing && error ? { error } : {}),
+      metrics: config.metricsUrl !== undefined,
+      content: config.captureContent,
+    };
+  };
+  // Once each way, whichever side noticed.
+  const report = () => {
+    const h = health();
+    if (h.ok === !reportedFailing) return;
+    reportedFailing = !h.ok;
+    opts.onHealth?.(h);
+  };
+
+  let worker: Worker | undefined;
+  try {
+    worker = new Worker(opts.workerFile ?? defaultWorkerFile(), { workerData: init, stdout: false, stderr: false });
+    // The proxy's exit never waits for the export.
+    worker.unref();
+    worker.on('message', (m: WorkerOut) => {
+      if (m.type === 'ack') {
+        inFlight -= m.n;
+        exported = m.exported;
+        workerDropped = m.dropped;
+        // The worker takes spans again: the trouble on this side is over.
+        if (ownTrouble && inFlight < capacity / 2) ownTrouble = undefined;
+      } else if (m.type === 'health') workerHealth = m.health;
+      else if (m.type === 'done') waiting.get(m.id)?.();
+      report();
     });
-    const meter = meters.getMeter('loopgate', opts.version);
-    histograms.set('gen_ai.client.token.usage', meter.createHistogram('gen_ai.client.token.usage', { unit: '{token}', description: 'Number of input and output tokens used.', advice: { explicitBucketBoundaries: TOKEN_BUCKETS } }));
-    histograms.set('gen_ai.client.operation.duration', meter.createHistogram('gen_ai.client.operation.duration', { unit: 's', description: 'GenAI operation duration.', advice: { explicitBucketBoundaries: DURATION_BUCKETS } }));
-    histograms.set(
-      'gen_ai.client.operation.time_to_first_chunk',
-      meter.createHistogram('gen_ai.client.operation.time_to_first_chunk', { unit: 's', description: 'Time to receive the first chunk of a streamed response.', advice: { explicitBucketBoundaries: DURATION_BUCKETS } }),
-    );
+    worker.on('error', (err) => {
+      ownTrouble = `${endpoint}: the export stopped (${err.name})`;
+      worker = undefined;
+      report();
+    });
+  } catch (err) {
+    ownTrouble = `${endpoint}: the export could not start (${(err as Error).name})`;
   }
 
-  const withDeadline = async (work: Promise<unknown>, ms: number): Promise<void> => {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([work.catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
-    clearTimeout(timer);
+  const post = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (records.length === 0 || !worker) return;
+    const msg: WorkerIn = { type: 'records', records, facts };
+    inFlight += records.length;
+    records = [];
+    facts = [];
+    worker.postMessage(msg);
+  };
+
+  const ask = (msg: (id: number) => WorkerIn, deadlineMs: number): Promise<void> => {
+    if (!worker) return Promise.resolve();
+    const id = nextId++;
+    return new Promise<void>((resolveDone) => {
+      const t = setTimeout(done, deadlineMs);
+      function done() {
+        clearTimeout(t);
+        waiting.delete(id);
+        resolveDone();
+      }
+      waiting.set(id, done);
+      worker!.postMessage(msg(id));
+    });
   };
 
   return {
@@ -175,31 +147,31 @@ export function openOtlpSink(config: OtlpConfig, opts: OtlpSinkOptions): OtlpSin
     get health() {
       return health();
     },
-    record(span, metrics) {
+    record(rec, f) {
       if (closed) return;
-      try {
-        const parent = span.parent
-          ? trace.setSpanContext(ROOT_CONTEXT, { traceId: span.parent.traceId, spanId: span.parent.spanId, traceFlags: span.parent.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, isRemote: true })
-          : ROOT_CONTEXT;
-        const s = tracer.startSpan(span.name, { kind: SpanKind.CLIENT, startTime: span.startMs }, parent);
-        // Attributes after the start: passed to startSpan they would be copied and checked twice more (measured: a third of the cost).
-        s.setAttributes(span.attributes);
-        for (const e of span.events) s.addEvent(e.name, e.attributes, e.timeMs);
-        if (span.error !== undefined) s.setStatus({ code: SpanStatusCode.ERROR, message: span.error });
-        s.end(span.endMs);
-        for (const p of metrics ?? []) histograms.get(p.name)?.record(p.value, p.attributes);
-      } catch {
-        // A span that cannot be built is a lost span, never a failed request.
-        dropped++;
+      if (!worker || inFlight + records.length >= capacity) {
+        ownDropped++;
+        if (!ownTrouble && worker) ownTrouble = `${endpoint}: the export is not keeping up (queue of ${capacity} spans full)`;
+        report();
+        return;
       }
+      records.push(rec);
+      facts.push(f);
+      if (records.length >= POST_AT) post();
+      else timer ??= setTimeout(post, POST_EVERY_MS).unref();
     },
     async flush() {
-      await Promise.all([provider.forceFlush().catch(() => undefined), meters?.forceFlush().catch(() => undefined)]);
+      post();
+      await ask((id) => ({ type: 'flush', id }), config.batch.exportTimeoutMs + 2000);
     },
     async close(deadlineMs = 2000) {
       if (closed) return;
+      post();
       closed = true;
-      await withDeadline(Promise.all([provider.shutdown(), meters?.shutdown()]), deadlineMs);
+      await ask((id) => ({ type: 'close', id, deadlineMs }), deadlineMs + 500);
+      // Whatever the collector still holds up (a retry, a stalled socket) ends with the worker.
+      await worker?.terminate();
+      worker = undefined;
     },
   };
 }

@@ -36,7 +36,7 @@ import {
 } from '@opentelemetry/semantic-conventions/incubating';
 import type { TrafficRecord } from '../log/traffic-record.js';
 import type { Protocol } from './protocols.js';
-import { contentAttributes, requestValueAttributes, type AttrValue, type ResponseFacts, type TraceParent } from './genai-facts.js';
+import { contentAttributes, requestValueAttributes, type AttrValue, type ContentAttributes, type ResponseFacts, type TraceParent } from './genai-facts.js';
 
 export type { AttrValue } from './genai-facts.js';
 
@@ -71,8 +71,83 @@ export interface SpanFacts extends ResponseFacts {
   parent?: TraceParent;
   /** Loopgate's hint for the diagnosis (already redacted), as a span event. */
   hint?: string;
-  /** Content capture: the bodies as --log-bodies logs them (redacted, capped). */
-  content?: { requestBody?: string; responseBody?: string };
+  /** Content capture: the attributes contentFor() made of the bodies (redacted, capped as --log-bodies logs them). */
+  content?: ContentAttributes;
+}
+
+/** What a span is made of: the record without its headers and bodies (this crosses to the export worker). */
+export type SpanRecord = Pick<
+  TrafficRecord,
+  | 'time'
+  | 'id'
+  | 'upstreamRequestId'
+  | 'method'
+  | 'canonicalPath'
+  | 'rewrites'
+  | 'model'
+  | 'stream'
+  | 'status'
+  | 'errorType'
+  | 'errorCode'
+  | 'diagnosis'
+  | 'key'
+  | 'keyFingerprint'
+  | 'bridge'
+  | 'bridgeDropped'
+  | 'ttfbMs'
+  | 'totalMs'
+  | 'bytesIn'
+  | 'bytesOut'
+  | 'usage'
+  | 'retries'
+  | 'clientAborted'
+>;
+
+export function spanRecord(r: TrafficRecord): SpanRecord {
+  return {
+    time: r.time,
+    id: r.id,
+    upstreamRequestId: r.upstreamRequestId,
+    method: r.method,
+    canonicalPath: r.canonicalPath,
+    rewrites: r.rewrites,
+    model: r.model,
+    stream: r.stream,
+    status: r.status,
+    errorType: r.errorType,
+    errorCode: r.errorCode,
+    diagnosis: r.diagnosis,
+    key: r.key,
+    keyFingerprint: r.keyFingerprint,
+    bridge: r.bridge,
+    bridgeDropped: r.bridgeDropped,
+    ttfbMs: r.ttfbMs,
+    totalMs: r.totalMs,
+    bytesIn: r.bytesIn,
+    bytesOut: r.bytesOut,
+    usage: r.usage,
+    retries: r.retries,
+    clientAborted: r.clientAborted,
+  };
+}
+
+/**
+ * Content capture: the messages, in the conventions' shape, made of the bodies
+ * as --log-bodies logs them (already redacted and capped). The caller scrubs
+ * the result again (parsing JSON can undo an escape the redactor judged).
+ */
+export function contentFor(rec: SpanRecord, bodies: { requestBody?: string; responseBody?: string }): ContentAttributes {
+  const protocol = clientOperation(rec)?.protocol;
+  const answer = answerProtocol(rec);
+  if (!protocol || !answer) {
+    const out: ContentAttributes = {};
+    if (bodies.requestBody) out['loopgate.request.body'] = bodies.requestBody;
+    if (bodies.responseBody) out['loopgate.response.body'] = bodies.responseBody;
+    return out;
+  }
+  const c = contentAttributes({ protocol, body: bodies.requestBody }, { protocol: answer, body: rec.status < 400 ? bodies.responseBody : undefined, stream: rec.stream === true });
+  if (rec.status >= 400 && bodies.responseBody) c['loopgate.response.body'] = bodies.responseBody;
+  return c;
 }
 
 interface Operation {
@@ -95,7 +170,7 @@ const BRIDGE_FROM: Record<string, Protocol> = { responses: 'responses', messages
  * The client's protocol: a bridged record forwarded to the chat route, so its
  * bridge label (`responses->chat`) says what the client spoke.
  */
-export function clientOperation(rec: Pick<TrafficRecord, 'canonicalPath' | 'bridge' | 'method'>): Operation | undefined {
+export function clientOperation(rec: Pick<SpanRecord, 'canonicalPath' | 'bridge' | 'method'>): Operation | undefined {
   if (rec.method !== 'POST') return undefined;
   const from = rec.bridge ? BRIDGE_FROM[rec.bridge.split('->')[0] ?? ''] : undefined;
   if (from) return OPERATIONS.find(([, op]) => op.protocol === from)![1];
@@ -103,7 +178,7 @@ export function clientOperation(rec: Pick<TrafficRecord, 'canonicalPath' | 'brid
 }
 
 /** The wire format of the answer the capture holds: chat when the bridge served it. */
-export function answerProtocol(rec: Pick<TrafficRecord, 'canonicalPath' | 'bridge' | 'method'>): Protocol | undefined {
+export function answerProtocol(rec: Pick<SpanRecord, 'canonicalPath' | 'bridge' | 'method'>): Protocol | undefined {
   if (rec.bridge) return 'chat';
   return clientOperation(rec)?.protocol;
 }
@@ -113,14 +188,14 @@ export function answerProtocol(rec: Pick<TrafficRecord, 'canonicalPath' | 'bridg
  * Loopgate's) error code, else its type, else the HTTP status; a stream that
  * ended in an error event keeps its code though its status is 200.
  */
-export function errorType(rec: TrafficRecord): string | undefined {
+export function errorType(rec: SpanRecord): string | undefined {
   const failed = rec.status >= 400 || rec.status === 0 || (rec.errorCode !== undefined && !rec.clientAborted);
   if (!failed) return undefined;
   return rec.errorCode ?? rec.errorType ?? rec.diagnosis ?? (rec.status ? String(rec.status) : '_OTHER');
 }
 
 /** How a stream ended: complete, cut by the client, or broken (its error code). */
-export function streamEnd(rec: TrafficRecord): string | undefined {
+export function streamEnd(rec: SpanRecord): string | undefined {
   if (!rec.stream) return undefined;
   if (rec.clientAborted) return 'client-aborted';
   if (rec.status >= 400 || rec.status === 0) return 'refused';
@@ -132,7 +207,7 @@ function set(attrs: Record<string, AttrValue>, key: string, value: AttrValue | u
   attrs[key] = value;
 }
 
-export function spanFromRecord(rec: TrafficRecord, facts: SpanFacts = {}): SpanData {
+export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData {
   const op = clientOperation(rec);
   const startMs = facts.startMs ?? Date.parse(rec.time);
   const endMs = startMs + rec.totalMs;
@@ -184,18 +259,7 @@ export function spanFromRecord(rec: TrafficRecord, facts: SpanFacts = {}): SpanD
   if (rec.clientAborted) a['loopgate.client_aborted'] = true;
   set(a, 'loopgate.stream.end', streamEnd(rec));
 
-  if (facts.content) {
-    const protocol = op?.protocol;
-    const answer = answerProtocol(rec);
-    if (protocol && answer) {
-      const c = contentAttributes({ protocol, body: facts.content.requestBody }, { protocol: answer, body: rec.status < 400 ? facts.content.responseBody : undefined, stream: rec.stream === true });
-      for (const [k, v] of Object.entries(c)) set(a, k, v);
-      if (rec.status >= 400) set(a, 'loopgate.response.body', facts.content.responseBody);
-    } else {
-      set(a, 'loopgate.request.body', facts.content.requestBody);
-      set(a, 'loopgate.response.body', facts.content.responseBody);
-    }
-  }
+  if (facts.content) for (const [k, v] of Object.entries(facts.content)) set(a, k, v);
 
   const events: SpanEvent[] = [];
   if (rec.ttfbMs !== undefined) events.push({ name: 'loopgate.first_byte', timeMs: startMs + rec.ttfbMs, attributes: {} });
@@ -224,7 +288,7 @@ export interface MetricPoint {
 }
 
 /** The conventions' token usage and duration metrics for one GenAI request (none for other requests). */
-export function metricPoints(span: SpanData, rec: TrafficRecord): MetricPoint[] {
+export function metricPoints(span: SpanData, rec: SpanRecord): MetricPoint[] {
   const a = span.attributes;
   if (a[ATTR_GEN_AI_OPERATION_NAME] === undefined) return [];
   const base: Record<string, AttrValue> = {};

@@ -18,7 +18,7 @@ describe('the .vsix', () => {
     const vsix = join(tmp, 'loopgate.vsix');
     const flags = ['--no-dependencies', '--allow-missing-repository', '--skip-license'];
     const listed = execFileSync(process.execPath, [vsce, 'ls', '--no-dependencies'], { cwd: repoRoot, encoding: 'utf8' }).trim().split('\n').sort();
-    expect(listed).toEqual(['LICENSE', 'README.md', 'dist/cli.js', 'dist/extension.js', 'dist/server.js', 'media/loopgate.svg', 'package.json']);
+    expect(listed).toEqual(['LICENSE', 'README.md', 'dist/cli.js', 'dist/extension.js', 'dist/otlp-worker.js', 'dist/server.js', 'media/loopgate.svg', 'package.json']);
     execFileSync(process.execPath, [vsce, 'package', ...flags, '--out', vsix], { cwd: repoRoot, encoding: 'utf8' });
     const size = statSync(vsix).size;
     console.log(`loopgate.vsix: ${(size / 1024).toFixed(0)} KiB`);
