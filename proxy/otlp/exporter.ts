@@ -63,32 +63,34 @@ export function openOtlpSink(config: OtlpConfig, opts: OtlpSinkOptions): OtlpSin
   let workerDropped = 0;
   let ownDropped = 0;
   let closed = false;
-  let workerHealth: OtlpHealth | undefined;
-  let ownTrouble: string | undefined;
-  let reportedFailing = false;
+  // Failing from the first lost span until an export succeeds again; reported once each way.
+  let failing = false;
+  let error: string | undefined;
+  let exportedWhenFailed = 0;
   let nextId = 1;
   const waiting = new Map<number, () => void>();
 
-  const health = (): OtlpHealth => {
-    const failing = ownTrouble !== undefined || workerHealth?.ok === false;
-    const error = ownTrouble ?? (workerHealth?.ok === false ? workerHealth.error : undefined);
-    return {
-      ok: !failing,
-      endpoint,
-      protocol: config.protocol,
-      exported,
-      dropped: workerDropped + ownDropped,
-      ...(failing && error ? { error } : {}),
-      metrics: config.metricsUrl !== undefined,
-      content: config.captureContent,
-    };
+  const health = (): OtlpHealth => ({
+    ok: !failing,
+    endpoint,
+    protocol: config.protocol,
+    exported,
+    dropped: workerDropped + ownDropped,
+    ...(failing && error ? { error } : {}),
+    metrics: config.metricsUrl !== undefined,
+    content: config.captureContent,
+  });
+  const markFailing = (why: string) => {
+    error = why;
+    if (failing) return;
+    failing = true;
+    exportedWhenFailed = exported;
+    opts.onHealth?.(health());
   };
-  // Once each way, whichever side noticed.
-  const report = () => {
-    const h = health();
-    if (h.ok === !reportedFailing) return;
-    reportedFailing = !h.ok;
-    opts.onHealth?.(h);
+  const markWorking = () => {
+    failing = false;
+    error = undefined;
+    opts.onHealth?.(health());
   };
 
   let worker: Worker | undefined;
@@ -97,23 +99,21 @@ export function openOtlpSink(config: OtlpConfig, opts: OtlpSinkOptions): OtlpSin
     // The proxy's exit never waits for the export.
     worker.unref();
     worker.on('message', (m: WorkerOut) => {
-      if (m.type === 'ack') {
-        inFlight -= m.n;
-        exported = m.exported;
-        workerDropped = m.dropped;
-        // The worker takes spans again: the trouble on this side is over.
-        if (ownTrouble && inFlight < capacity / 2) ownTrouble = undefined;
-      } else if (m.type === 'health') workerHealth = m.health;
-      else if (m.type === 'done') waiting.get(m.id)?.();
-      report();
+      if (m.type === 'done') return void waiting.get(m.id)?.();
+      inFlight -= m.n;
+      exported = m.exported;
+      workerDropped = m.dropped;
+      if (!m.ok) markFailing(m.error ?? `${endpoint}: the export failed`);
+      // Working again only once an export succeeded after the trouble began.
+      else if (failing && exported > exportedWhenFailed) markWorking();
     });
     worker.on('error', (err) => {
-      ownTrouble = `${endpoint}: the export stopped (${err.name})`;
       worker = undefined;
-      report();
+      markFailing(`${endpoint}: the export stopped (${err.name})`);
     });
   } catch (err) {
-    ownTrouble = `${endpoint}: the export could not start (${(err as Error).name})`;
+    failing = true;
+    error = `${endpoint}: the export could not start (${(err as Error).name})`;
   }
 
   const post = () => {
@@ -151,8 +151,7 @@ export function openOtlpSink(config: OtlpConfig, opts: OtlpSinkOptions): OtlpSin
       if (closed) return;
       if (!worker || inFlight + records.length >= capacity) {
         ownDropped++;
-        if (!ownTrouble && worker) ownTrouble = `${endpoint}: the export is not keeping up (queue of ${capacity} spans full)`;
-        report();
+        markFailing(worker ? `${endpoint}: the export is not keeping up (queue of ${capacity} spans full)` : (error ?? `${endpoint}: the export is not running`));
         return;
       }
       records.push(rec);

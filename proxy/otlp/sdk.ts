@@ -36,6 +36,8 @@ export interface SdkSinkOptions {
   version: string;
   /** Export started failing, or works again (once each way). */
   onHealth?: (health: OtlpHealth) => void;
+  /** Any export outcome or drop (the counts changed). */
+  onChange?: () => void;
   /** Scrubs resource attribute values (OTEL_RESOURCE_ATTRIBUTES may hold anything). */
   redact?: (s: string) => string;
 }
@@ -120,6 +122,7 @@ export function openSdkSink(config: OtlpConfig, opts: SdkSinkOptions): SdkSink {
           dropped += spans.length;
           fail(describeExportError(config.tracesUrl, result.error));
         }
+        opts.onChange?.();
         done(result);
       });
     },
@@ -140,6 +143,7 @@ export function openSdkSink(config: OtlpConfig, opts: SdkSinkOptions): SdkSink {
     selfObsMeterProvider: dropCounter((n) => {
       dropped += n;
       fail(`${endpoint}: the collector is not keeping up (queue of ${config.batch.maxQueueSize} spans full)`);
+      opts.onChange?.();
     }),
   });
   // Every request is recorded, whatever the caller's sampling flag says: the team sees all traffic.

@@ -1,7 +1,6 @@
 // Messages between the proxy's thread (exporter.ts) and the export worker (worker.ts).
 import type { OtlpConfig } from '../rules/otlp-config.js';
 import type { SpanFacts, SpanRecord } from '../rules/genai-span.js';
-import type { OtlpHealth } from './health.js';
 
 export interface WorkerInit {
   /** With the resource attributes already scrubbed (the worker holds no Redactor). */
@@ -16,8 +15,9 @@ export type WorkerIn =
   | { type: 'close'; id: number; deadlineMs: number };
 
 export type WorkerOut =
-  /** A batch was handed to the SDK (`n` records); the SDK's counts so far. */
-  | { type: 'ack'; n: number; exported: number; dropped: number }
-  /** The export started failing, or works again. */
-  | { type: 'health'; health: OtlpHealth }
+  /**
+   * The SDK's state: after each batch handed over (`n` records taken) and after
+   * each export's outcome (n 0). `ok` false while exports fail or spans are dropped.
+   */
+  | { type: 'state'; n: number; exported: number; dropped: number; ok: boolean; error?: string }
   | { type: 'done'; id: number };
