@@ -5,6 +5,7 @@ import { startLanguageClient } from './languageClient.js';
 import { localToken } from './localToken.js';
 import { ProxyHost } from './proxyHost.js';
 import { KeyStore } from './secrets.js';
+import { OtlpHeaderStore } from './otlpHeaders.js';
 import { initialise, KeyPresence, settingsSettled, wireReactions } from './reactions.js';
 import { proxyConfig, readSettings } from './settings.js';
 import { ProxyStatusBar } from './statusBar.js';
@@ -31,11 +32,13 @@ let activeHost: ProxyHost | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<LoopgateTestApi | undefined> {
   const log = vscode.window.createOutputChannel('Loopgate', { log: true });
   const keys = new KeyStore(context.secrets);
+  const otlpHeaders = new OtlpHeaderStore(context.secrets);
   const host = new ProxyHost({
     cliPath: context.asAbsolutePath('dist/cli.js'),
     token: localToken(log),
     readConfig: () => proxyConfig(readSettings()),
     readKeys: () => keys.list(),
+    readOtlpHeaders: () => otlpHeaders.get(),
     log: (level, message) => log[level](message),
   });
   activeHost = host;
@@ -46,13 +49,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   context.subscriptions.push(
     log,
     keys,
+    otlpHeaders,
     host,
     models,
     tree,
     statusBar,
     vscode.window.createTreeView('loopgate.models', { treeDataProvider: tree, showCollapseAll: true }),
     new TerminalEnv(context.environmentVariableCollection, host),
-    ...registerCommands({ host, keys, models, log }),
+    ...registerCommands({ host, keys, models, log, otlpHeaders }),
   );
   context.subscriptions.push(
     startLanguageClient(context, {
@@ -64,7 +68,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     }),
   );
 
-  const parts = { host, keys, models, tree, log };
+  const parts = { host, keys, models, tree, log, otlpHeaders };
   context.subscriptions.push(...wireReactions(parts, presence));
   await initialise(parts, presence);
 
