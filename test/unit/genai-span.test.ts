@@ -119,6 +119,7 @@ describe('spanFromRecord', () => {
       ['gen_ai.client.token.usage', 10, 'input'],
       ['gen_ai.client.token.usage', 20, 'output'],
     ]);
+    expect(new Set(points.map((p) => p.series)).size).toBe(3);
     expect(points[0]!.attributes).toEqual({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.response.model': 'gpt-4o-mini-2024' });
     expect(metricPoints(spanFromRecord({ ...base, method: 'GET', canonicalPath: '/v1/models' }), base)).toEqual([]);
   });
