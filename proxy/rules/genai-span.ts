@@ -261,8 +261,8 @@ export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData
 
   if (facts.content) for (const [k, v] of Object.entries(facts.content)) set(a, k, v);
 
+  // Time to first byte is the attribute loopgate.ttfb_ms: no event per span for it (each costs an object and its encoding).
   const events: SpanEvent[] = [];
-  if (rec.ttfbMs !== undefined) events.push({ name: 'loopgate.first_byte', timeMs: startMs + rec.ttfbMs, attributes: {} });
   if (rec.diagnosis) {
     const attributes: Record<string, AttrValue> = { 'loopgate.diagnosis': rec.diagnosis };
     set(attributes, 'loopgate.hint', facts.hint);
