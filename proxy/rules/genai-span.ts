@@ -34,7 +34,7 @@ import {
   OPENAI_API_TYPE_VALUE_CHAT_COMPLETIONS,
   OPENAI_API_TYPE_VALUE_RESPONSES,
 } from '@opentelemetry/semantic-conventions/incubating';
-import type { TrafficRecord } from '../log/traffic-record.js';
+import type { TokenUsage } from './usage.js';
 import type { Protocol } from './protocols.js';
 import { contentAttributes, requestValueAttributes, type AttrValue, type ContentAttributes, type ResponseFacts, type TraceParent } from './genai-facts.js';
 
@@ -75,35 +75,38 @@ export interface SpanFacts extends ResponseFacts {
   content?: ContentAttributes;
 }
 
-/** What a span is made of: the record without its headers and bodies (this crosses to the export worker). */
-export type SpanRecord = Pick<
-  TrafficRecord,
-  | 'time'
-  | 'id'
-  | 'upstreamRequestId'
-  | 'method'
-  | 'canonicalPath'
-  | 'rewrites'
-  | 'model'
-  | 'stream'
-  | 'status'
-  | 'errorType'
-  | 'errorCode'
-  | 'diagnosis'
-  | 'key'
-  | 'keyFingerprint'
-  | 'bridge'
-  | 'bridgeDropped'
-  | 'ttfbMs'
-  | 'totalMs'
-  | 'bytesIn'
-  | 'bytesOut'
-  | 'usage'
-  | 'retries'
-  | 'clientAborted'
->;
+/**
+ * What a span is made of: the traffic record (log/traffic-record.ts) without its
+ * headers and bodies. This crosses to the export worker. Spelled out here so the
+ * rules do not depend on the log: a TrafficRecord is one.
+ */
+export interface SpanRecord {
+  time: string;
+  id: string;
+  upstreamRequestId?: string;
+  method: string;
+  canonicalPath: string;
+  rewrites: string[];
+  model?: string;
+  stream?: boolean;
+  status: number;
+  errorType?: string;
+  errorCode?: string;
+  diagnosis?: string;
+  key?: string;
+  keyFingerprint?: string;
+  bridge?: string;
+  bridgeDropped?: string[];
+  ttfbMs?: number;
+  totalMs: number;
+  bytesIn: number;
+  bytesOut: number;
+  usage?: TokenUsage;
+  retries: number;
+  clientAborted: boolean;
+}
 
-export function spanRecord(r: TrafficRecord): SpanRecord {
+export function spanRecord(r: SpanRecord): SpanRecord {
   return {
     time: r.time,
     id: r.id,
