@@ -67,13 +67,16 @@ export function describeExportError(url: string, error: unknown): string {
 }
 
 /**
- * The SDK's batch processor counts what it drops only through its
- * self-observability metric (otel.sdk.processor.span.processed with
- * error.type=queue_full): a meter that feeds that one counter into ours.
+ * The SDK's batch processor reports its queue only through its
+ * self-observability metrics: otel.sdk.processor.span.processed (with
+ * error.type=queue_full for what it drops) and otel.sdk.processor.span.queue.size.
+ * A meter that feeds the first into our count and keeps the second's callback,
+ * so a span that would only be dropped is not even built.
  */
-function dropCounter(onQueueFull: (n: number) => void): MeterProvider {
+function queueWatch(onQueueFull: (n: number) => void): { meters: MeterProvider; length(): number } {
   const noop = createNoopMeter();
   const meter: Meter = Object.create(noop) as Meter;
+  let observeQueue: ((result: { observe(value: number): void }) => void) | undefined;
   meter.createCounter = (name: string) => {
     if (name !== 'otel.sdk.processor.span.processed') return noop.createCounter(name);
     const counter: Counter = {
@@ -83,7 +86,22 @@ function dropCounter(onQueueFull: (n: number) => void): MeterProvider {
     };
     return counter;
   };
-  return { getMeter: () => meter };
+  meter.createObservableUpDownCounter = (name: string) => {
+    const observable = noop.createObservableUpDownCounter(name);
+    if (name !== 'otel.sdk.processor.span.queue.size') return observable;
+    return Object.assign(Object.create(observable) as typeof observable, {
+      addCallback: (cb: (result: { observe(value: number): void }) => void) => void (observeQueue = cb),
+      removeCallback: () => void (observeQueue = undefined),
+    });
+  };
+  return {
+    meters: { getMeter: () => meter },
+    length() {
+      let n = 0;
+      observeQueue?.({ observe: (v: number) => void (n = v) });
+      return n;
+    },
+  };
 }
 
 export function openSdkSink(config: OtlpConfig, opts: SdkSinkOptions): SdkSink {
@@ -155,6 +173,13 @@ export function openSdkSink(config: OtlpConfig, opts: SdkSinkOptions): SdkSink {
   const attributes: Record<string, string> = {};
   for (const [k, v] of Object.entries(config.resourceAttributes)) attributes[redact(k)] = redact(v);
   const resource = defaultResource().merge(resourceFromAttributes({ ...attributes, 'service.name': redact(config.serviceName), 'service.version': opts.version }));
+  const queueFull = `${endpoint}: the collector is not keeping up (queue of ${config.batch.maxQueueSize} spans full)`;
+  const lose = (n: number) => {
+    dropped += n;
+    fail(queueFull);
+    opts.onChange?.();
+  };
+  const queue = queueWatch(lose);
   const processor = new BatchSpanProcessor({
     exporter: counting,
     maxQueueSize: config.batch.maxQueueSize,
@@ -162,11 +187,7 @@ export function openSdkSink(config: OtlpConfig, opts: SdkSinkOptions): SdkSink {
     scheduledDelayMillis: config.batch.scheduledDelayMs,
     // The exporter gives up first (its own timeout covers its retries); this only frees the next batch.
     exportTimeoutMillis: config.batch.exportTimeoutMs + 1000,
-    selfObsMeterProvider: dropCounter((n) => {
-      dropped += n;
-      fail(`${endpoint}: the collector is not keeping up (queue of ${config.batch.maxQueueSize} spans full)`);
-      opts.onChange?.();
-    }),
+    selfObsMeterProvider: queue.meters,
   });
   const scope = { name: 'loopgate', version: opts.version };
   const ids = new RandomIdGenerator();
@@ -238,8 +259,10 @@ export function openSdkSink(config: OtlpConfig, opts: SdkSinkOptions): SdkSink {
     record(span, metrics) {
       if (closed) return;
       try {
-        processor.onEnd(readableSpan(span));
+        // The metrics keep counting; a span the full queue would drop is counted without being built.
         if (genai) for (const p of metrics ?? []) genai.record(p);
+        if (queue.length() >= config.batch.maxQueueSize) lose(1);
+        else processor.onEnd(readableSpan(span));
       } catch {
         // A span that cannot be built is a lost span, never a failed request.
         dropped++;
