@@ -94,7 +94,13 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   // Opened before listening (it sends nothing until a span is queued), so the first request is exported too.
   // The SDK is loaded only then: every other command and a proxy without export never evaluate it.
   const otlp: OtlpSink | undefined = opts.otlp
-    ? (await import('./otlp/exporter.js')).openOtlpSink(opts.otlp, { version, onHealth: opts.onOtlpHealth, redact: (s) => redactor.string(s), workerFile: opts.otlpWorkerFile })
+    ? (await import('./otlp/exporter.js')).openOtlpSink(opts.otlp, {
+        version,
+        onHealth: opts.onOtlpHealth,
+        redact: (s) => redactor.string(s),
+        workerFile: opts.otlpWorkerFile,
+        server: serverOf(upstreamUrl),
+      })
     : undefined;
   const ctx: ProxyContext = {
     pool,
@@ -117,7 +123,6 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     captureBodies: (opts.logBodies ?? false) || (opts.otlp?.captureContent ?? false),
     logBodyBytes: opts.logBodyBytes ?? DEFAULT_LOG_BODY_BYTES,
     otlp,
-    server: serverOf(upstreamUrl),
     bridge: new BridgePolicy(opts.bridge ?? DEFAULT_BRIDGE),
     stats,
     hintOnce(id, message) {

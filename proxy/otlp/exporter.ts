@@ -34,6 +34,8 @@ export interface OtlpSinkOptions {
   redact?: (s: string) => string;
   /** The bundled worker; found beside the bundle (dist/) by default. */
   workerFile?: string;
+  /** server.address / server.port of every span (the upstream). */
+  server?: { address: string; port: number };
 }
 
 /** Spans are handed over this often, or as soon as this many wait. */
@@ -50,7 +52,7 @@ export function openOtlpSink(config: OtlpConfig, opts: OtlpSinkOptions): OtlpSin
   const redact = opts.redact ?? ((s: string) => s);
   const attributes: Record<string, string> = {};
   for (const [k, v] of Object.entries(config.resourceAttributes)) attributes[redact(k)] = redact(v);
-  const init: WorkerInit = { config: { ...config, serviceName: redact(config.serviceName), resourceAttributes: attributes }, version: opts.version };
+  const init: WorkerInit = { config: { ...config, serviceName: redact(config.serviceName), resourceAttributes: attributes }, version: opts.version, server: opts.server };
   const endpoint = describeEndpoint(config.tracesUrl);
   const capacity = config.batch.maxQueueSize;
 

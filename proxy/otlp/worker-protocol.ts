@@ -6,6 +6,8 @@ export interface WorkerInit {
   /** With the resource attributes already scrubbed (the worker holds no Redactor). */
   config: OtlpConfig;
   version: string;
+  /** The upstream's host and port (server.address / server.port), the same for every span of a proxy. */
+  server?: { address: string; port: number };
 }
 
 export type WorkerIn =
@@ -16,8 +18,8 @@ export type WorkerIn =
 
 export type WorkerOut =
   /**
-   * The SDK's state: after each batch handed over (`n` records taken) and after
-   * each export's outcome (n 0). `ok` false while exports fail or spans are dropped.
+   * The SDK's state, at most every 50 ms: `n` records taken since the last one,
+   * the counts so far, `ok` false while exports fail or spans are dropped.
    */
   | { type: 'state'; n: number; exported: number; dropped: number; ok: boolean; error?: string }
   | { type: 'done'; id: number };

@@ -13,19 +13,19 @@ const port = parentPort!;
 const init = workerData as WorkerInit;
 const post = (m: WorkerOut) => port.postMessage(m);
 
-/** The SDK's counts, sent with `n` records taken, or (n 0) soon after an export's outcome. */
+/** Records taken and not yet reported; the SDK's counts go with them, at most every 50 ms (each message costs the proxy's thread). */
+let taken = 0;
 let pending: NodeJS.Timeout | undefined;
-function state(n: number): void {
+function state(): void {
   if (pending) clearTimeout(pending);
   pending = undefined;
   const h = sink.health;
-  post({ type: 'state', n, exported: h.exported, dropped: h.dropped, ok: h.ok, ...(h.error ? { error: h.error } : {}) });
+  post({ type: 'state', n: taken, exported: h.exported, dropped: h.dropped, ok: h.ok, ...(h.error ? { error: h.error } : {}) });
+  taken = 0;
 }
-const sink = openSdkSink(init.config, {
-  version: init.version,
-  // Every outcome counts, but one message per 50 ms is enough for the proxy's health.
-  onChange: () => void (pending ??= setTimeout(() => state(0), 50)),
-});
+const soon = () => void (pending ??= setTimeout(state, 50));
+const sink = openSdkSink(init.config, { version: init.version, onChange: soon });
+const server = init.server;
 
 port.on('message', (m: WorkerIn) => {
   switch (m.type) {
@@ -33,25 +33,31 @@ port.on('message', (m: WorkerIn) => {
       for (let i = 0; i < m.records.length; i++) {
         const rec = m.records[i]!;
         try {
-          const span = spanFromRecord(rec, m.facts[i]);
+          const facts = m.facts[i]!;
+          if (server) {
+            facts.serverAddress = server.address;
+            facts.serverPort = server.port;
+          }
+          const span = spanFromRecord(rec, facts);
           sink.record(span, metricPoints(span, rec));
         } catch {
           // A record the mapping cannot read is a lost span (counted), never a stopped export.
           sink.lost(1);
         }
       }
-      state(m.records.length);
+      taken += m.records.length;
+      soon();
       return;
     }
     case 'flush':
       void sink.flush().then(() => {
-        state(0);
+        state();
         post({ type: 'done', id: m.id });
       });
       return;
     case 'close':
       void sink.close(m.deadlineMs).then(() => {
-        state(0);
+        state();
         post({ type: 'done', id: m.id });
       });
       return;

@@ -42,8 +42,6 @@ export interface ProxyContext {
   logBodyBytes: number;
   /** The OTLP export (one span per request), when an endpoint is configured. */
   otlp?: OtlpSink;
-  /** The upstream's host and port, as spans name it (server.address / server.port). */
-  server: { address: string; port: number };
   /** The keys, each with its /models list; rules/key-routing.ts picks one per request. */
   keys: KeyRing;
   /** --failover: on 429 or an exhausted balance, a replayable request moves to the next key that can serve it. */

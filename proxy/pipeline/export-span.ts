@@ -35,8 +35,6 @@ export function exportSpan(ex: Exchange, ctx: ProxyContext, built: BuiltRecord, 
   const sink = ctx.otlp!;
   const rec = spanRecord(built.record);
   const facts: SpanFacts = rec.status > 0 && rec.status < 400 ? responseFacts(built.scanned, answerProtocol(rec)) : {};
-  facts.serverAddress = ctx.server.address;
-  facts.serverPort = ctx.server.port;
   facts.startMs = performance.timeOrigin + ex.startedAt;
   facts.requestValues = parsePicked(ex.requestValues);
   facts.parent = parseTraceparent(ex.req.headers.traceparent);

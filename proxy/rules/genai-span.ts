@@ -106,33 +106,39 @@ export interface SpanRecord {
   clientAborted: boolean;
 }
 
+/** The record's span fields only; those it does not have are left out (the copy crosses threads, field by field). */
 export function spanRecord(r: SpanRecord): SpanRecord {
-  return {
+  const out: SpanRecord = {
     time: r.time,
     id: r.id,
-    upstreamRequestId: r.upstreamRequestId,
     method: r.method,
     canonicalPath: r.canonicalPath,
     rewrites: r.rewrites,
-    model: r.model,
-    stream: r.stream,
     status: r.status,
-    errorType: r.errorType,
-    errorCode: r.errorCode,
-    diagnosis: r.diagnosis,
-    key: r.key,
-    keyFingerprint: r.keyFingerprint,
-    bridge: r.bridge,
-    bridgeDropped: r.bridgeDropped,
-    ttfbMs: r.ttfbMs,
     totalMs: r.totalMs,
     bytesIn: r.bytesIn,
     bytesOut: r.bytesOut,
-    usage: r.usage,
     retries: r.retries,
     clientAborted: r.clientAborted,
   };
+  for (const k of OPTIONAL_SPAN_FIELDS) if (r[k] !== undefined) (out as unknown as Record<string, unknown>)[k] = r[k];
+  return out;
 }
+
+const OPTIONAL_SPAN_FIELDS = [
+  'upstreamRequestId',
+  'model',
+  'stream',
+  'errorType',
+  'errorCode',
+  'diagnosis',
+  'key',
+  'keyFingerprint',
+  'bridge',
+  'bridgeDropped',
+  'ttfbMs',
+  'usage',
+] as const satisfies ReadonlyArray<keyof SpanRecord>;
 
 /**
  * Content capture: the messages, in the conventions' shape, made of the bodies
