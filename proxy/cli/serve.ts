@@ -50,6 +50,7 @@ Behaviour:
   --headers-timeout S     Upstream response-headers timeout in seconds (default ${DEFAULT_TIMEOUTS.headersMs / 1000}).
   --body-timeout S        Upstream body idle timeout in seconds (default ${DEFAULT_TIMEOUTS.bodyIdleMs / 1000}).
   --quiet                 Print no per-request lines.
+  --ipc                   Take configuration and the key over IPC (used by the VS Code extension).
 
 Team export (OpenTelemetry; nothing is sent unless an endpoint is set):
   --otlp URL              Send one span per request (GenAI semantic conventions, redacted) to
@@ -58,7 +59,6 @@ Team export (OpenTelemetry; nothing is sent unless an endpoint is set):
                           OTEL_RESOURCE_ATTRIBUTES). Collector headers only from the environment.
   --otlp-content          Also send message content (redacted, capped as --log-bodies logs it;
                           or OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true).
-  --ipc                   Take configuration and the key over IPC (used by the VS Code extension).
 
 Exit codes: 0 stopped cleanly, 2 bad usage, 3 bad configuration, 4 could not listen.`;
 
