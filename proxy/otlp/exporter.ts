@@ -165,11 +165,13 @@ export function openOtlpSink(config: OtlpConfig, opts: OtlpSinkOptions): OtlpSin
       post();
       await ask((id) => ({ type: 'flush', id }), config.batch.exportTimeoutMs + 2000);
     },
-    async close(deadlineMs = 2000) {
+    async close(deadlineMs) {
       if (closed) return;
       post();
       closed = true;
-      await ask((id) => ({ type: 'close', id, deadlineMs }), deadlineMs + 500);
+      // A collector that is failing will not take the rest in time: do not hold the shutdown for it.
+      const deadline = deadlineMs ?? (failing ? 250 : 2000);
+      await ask((id) => ({ type: 'close', id, deadlineMs: deadline }), deadline + 500);
       // Whatever the collector still holds up (a retry, a stalled socket) ends with the worker.
       await worker?.terminate();
       worker = undefined;
