@@ -1,7 +1,10 @@
 // The environment a forked proxy gets: the parent's, minus anything that looks
-// like a credential. The key and token travel over IPC only.
+// like a credential. The key and token travel over IPC only. No OTEL_* either:
+// the editor's proxy exports spans where loopgate.otlp.endpoint says, with the
+// headers from SecretStorage, never where the editor's own environment points
+// (and OTEL_EXPORTER_OTLP_HEADERS carries a collector's token).
 
-const CREDENTIAL_NAME = /KEY|TOKEN|SECRET/i;
+const CREDENTIAL_NAME = /KEY|TOKEN|SECRET|^OTEL_/i;
 
 export function childEnv(parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};

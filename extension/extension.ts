@@ -6,6 +6,7 @@ import { localToken } from './localToken.js';
 import { ProxyHost } from './proxyHost.js';
 import { KeyStore } from './secrets.js';
 import { registerChatProvider } from './lm/registerChatProvider.js';
+import { OtlpHeaderStore } from './otlpHeaders.js';
 import { initialise, KeyPresence, settingsSettled, wireReactions } from './reactions.js';
 import { proxyConfig, readSettings } from './settings.js';
 import { ProxyStatusBar } from './statusBar.js';
@@ -34,11 +35,13 @@ let activeHost: ProxyHost | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<LoopgateTestApi | undefined> {
   const log = vscode.window.createOutputChannel('Loopgate', { log: true });
   const keys = new KeyStore(context.secrets);
+  const otlpHeaders = new OtlpHeaderStore(context.secrets);
   const host = new ProxyHost({
     cliPath: context.asAbsolutePath('dist/cli.js'),
     token: localToken(log),
     readConfig: () => proxyConfig(readSettings()),
     readKeys: () => keys.list(),
+    readOtlpHeaders: () => otlpHeaders.get(),
     log: (level, message) => log[level](message),
   });
   activeHost = host;
@@ -49,13 +52,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   context.subscriptions.push(
     log,
     keys,
+    otlpHeaders,
     host,
     models,
     tree,
     statusBar,
     vscode.window.createTreeView('loopgate.models', { treeDataProvider: tree, showCollapseAll: true }),
     new TerminalEnv(context.environmentVariableCollection, host),
-    ...registerCommands({ host, keys, models, log }),
+    ...registerCommands({ host, keys, models, log, otlpHeaders }),
   );
   context.subscriptions.push(
     startLanguageClient(context, {
@@ -69,7 +73,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
 
   context.subscriptions.push(...registerChatProvider({ host, onDidChangeModels: models.onDidChange, readOverrides: () => readSettings().chat.modelOverrides, log }));
 
-  const parts = { host, keys, models, tree, log };
+  const parts = { host, keys, models, tree, log, otlpHeaders };
   context.subscriptions.push(...wireReactions(parts, presence));
   await initialise(parts, presence);
 

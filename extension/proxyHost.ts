@@ -21,6 +21,8 @@ export interface ProxyHostOptions {
   readConfig(): ProxyIpcConfig;
   /** The stored keys, named, in routing order. */
   readKeys(): Thenable<Array<{ name: string; key: string }>>;
+  /** The OTLP collector's headers from SecretStorage (sent to the child only when an endpoint is set). */
+  readOtlpHeaders?(): Thenable<string | undefined>;
   /** Host-side messages (child stderr, restarts) for the log channel. */
   log(level: 'info' | 'warn' | 'error', message: string): void;
   /** The restart backoff's time; the real one by default. */
@@ -123,6 +125,11 @@ export class ProxyHost implements vscode.Disposable {
     this.setState({ kind: 'stopped' });
   }
 
+  /** Our own child runs (not another window's proxy): it can be restarted to take new start-time secrets. */
+  get ownsProxy(): boolean {
+    return this.child !== undefined && this.current.kind === 'running';
+  }
+
   /** Pushes the current keys to our child without a restart. */
   async pushKey(): Promise<void> {
     this.keysVersion++;
@@ -159,6 +166,8 @@ export class ProxyHost implements vscode.Disposable {
     this.demo = !config.upstream;
     const keysVersion = this.keysVersion;
     const keys = this.demo ? undefined : await this.opts.readKeys();
+    // Secrets like the key: over IPC, and only to a proxy that will export.
+    const otlpHeaders = config.otlp ? await this.opts.readOtlpHeaders?.() : undefined;
     let child: ChildProxy;
     try {
       child = ChildProxy.fork(this.opts.cliPath, { log: this.opts.log, onMessage: (m) => this.onMessage(m) });
@@ -167,7 +176,7 @@ export class ProxyHost implements vscode.Disposable {
     }
     this.child = child;
     const startedAt = this.backoff.now();
-    const outcome = await child.start({ type: 'start', config, keys, token: this.opts.token });
+    const outcome = await child.start({ type: 'start', config, keys, token: this.opts.token, ...(otlpHeaders ? { otlpHeaders } : {}) });
 
     if (outcome.type === 'listening') {
       child.onExit((how, requested) => this.onChildExit(child, how, requested, startedAt));
@@ -204,7 +213,8 @@ export class ProxyHost implements vscode.Disposable {
       this.opts.log(m.ok ? 'info' : 'warn', `Proxy ${m.message}`);
       this.logTrouble = m.ok ? undefined : m.message;
       this.logHealthEmitter.fire(this.logTrouble);
-    } else if (m.type === 'doctor-result') this.doctorCalls.answer(m.id, { ok: m.ok, report: m.report });
+    } else if (m.type === 'otlp-health') this.opts.log(m.ok ? 'info' : 'warn', `Proxy ${m.message}`);
+    else if (m.type === 'doctor-result') this.doctorCalls.answer(m.id, { ok: m.ok, report: m.report });
     else if (m.type === 'error' && this.current.kind === 'running') this.opts.log('error', `Proxy: ${m.message}`);
   }
 

@@ -6,6 +6,7 @@ import { refreshModels } from './commands/modelCommands.js';
 import { setContextKey } from './contextKeys.js';
 import { isFailure, isHealthProbe, type ProxyHost } from './proxyHost.js';
 import { migrateKeyFromSettings, type KeyStore } from './secrets.js';
+import type { OtlpHeaderStore } from './otlpHeaders.js';
 import { PROXY_SETTINGS, readSettings } from './settings.js';
 import type { ModelsModel } from './views/modelsModel.js';
 import type { ModelsTreeProvider } from './views/modelsProvider.js';
@@ -16,6 +17,7 @@ export interface Parts {
   models: ModelsModel;
   tree: ModelsTreeProvider;
   log: vscode.LogOutputChannel;
+  otlpHeaders: OtlpHeaderStore;
 }
 
 /** Whether a key is stored, cached for the tree's welcome views (which cannot await). */
@@ -42,7 +44,7 @@ let settingsReaction: Promise<void> = Promise.resolve();
 export const settingsSettled = (): Promise<void> => settingsReaction;
 
 export function wireReactions(p: Parts, presence: KeyPresence): vscode.Disposable[] {
-  const { host, keys, models, tree, log } = p;
+  const { host, keys, models, tree, log, otlpHeaders } = p;
   return [
     host.onTraffic((t) => (isHealthProbe(t) ? undefined : isFailure(t) ? log.warn(t.line) : log.info(t.line))),
     host.onDidChangeState((s) => {
@@ -59,6 +61,10 @@ export function wireReactions(p: Parts, presence: KeyPresence): vscode.Disposabl
       await presence.sync().catch((err: unknown) => log.warn(`Could not update the key state in the view: ${(err as Error).message}`));
       await host.pushKey().catch((err: unknown) => log.error(`Could not hand the keys to the proxy: ${(err as Error).message}`));
       if (host.endpoint) void refreshModels(models);
+    }),
+    // The collector's headers are given at start (like the options): a proxy of ours that exports restarts to take them.
+    otlpHeaders.onDidChange(() => {
+      if (host.ownsProxy && readSettings().otlp.endpoint) void host.restart();
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       const reaction = reactToSettings(e).catch((err: unknown) => log.error(`Could not apply the changed settings: ${(err as Error).message}`));

@@ -21,6 +21,8 @@ export interface LoopgateSettings {
   terminal: { injectEnv: boolean };
   /** VS Code's chat (1.104+): per-model limits and capabilities. */
   chat: { modelOverrides: ModelOverrides };
+  /** The OTLP collector (empty: no export) and whether message content goes too. */
+  otlp: { endpoint: string; captureContent: boolean };
 }
 
 export const SECTION = 'loopgate';
@@ -29,7 +31,15 @@ export const SECTION = 'loopgate';
  * Settings whose change needs the proxy restarted (a key change does not). Not
  * loopgate.proxy.autoStart: it changes nothing in a running proxy, and a restart drops open streams.
  */
-export const PROXY_SETTINGS = ['loopgate.baseUrl', 'loopgate.proxy.port', 'loopgate.proxy.requireToken', 'loopgate.proxy.logBodies', 'loopgate.proxy.bridge'] as const;
+export const PROXY_SETTINGS = [
+  'loopgate.baseUrl',
+  'loopgate.proxy.port',
+  'loopgate.proxy.requireToken',
+  'loopgate.proxy.logBodies',
+  'loopgate.proxy.bridge',
+  'loopgate.otlp.endpoint',
+  'loopgate.otlp.captureContent',
+] as const;
 
 /**
  * Where the key goes and who may use it are the user's decisions: a cloned
@@ -56,6 +66,8 @@ export function readSettings(): LoopgateSettings {
     },
     terminal: { injectEnv: c.get<boolean>('terminal.injectEnv', true) },
     chat: { modelOverrides: objectOr(c.get<unknown>('chat.modelOverrides'), {}) as ModelOverrides },
+    // Where the traffic's spans go is the user's decision (machine-scoped, and read from user settings only).
+    otlp: { endpoint: (userOnly<string>(c, 'otlp.endpoint', '') ?? '').trim(), captureContent: userOnly<boolean>(c, 'otlp.captureContent', false) },
   };
 }
 
@@ -71,5 +83,6 @@ export function upstreamOf(settings: LoopgateSettings): ParseResult | undefined 
 /** What the forked proxy is started with (the key and token go separately). */
 export function proxyConfig(s: LoopgateSettings): ProxyIpcConfig {
   const { port, logBodies, requireToken, bridge } = s.proxy;
-  return { upstream: s.baseUrl || undefined, port, host: DEFAULT_HOST, logBodies, requireToken, bridge };
+  const otlp = s.otlp.endpoint ? { endpoint: s.otlp.endpoint, content: s.otlp.captureContent } : undefined;
+  return { upstream: s.baseUrl || undefined, port, host: DEFAULT_HOST, logBodies, requireToken, bridge, ...(otlp ? { otlp } : {}) };
 }

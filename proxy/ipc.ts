@@ -13,6 +13,8 @@ export interface ProxyIpcConfig {
   bridge?: BridgeMode;
   /** Traffic log file; default is the user's state dir. */
   logFile?: string;
+  /** OTLP export: the collector (its headers travel beside the key, in the start message) and content capture. */
+  otlp?: { endpoint: string; content: boolean };
 }
 
 export interface IpcKey {
@@ -22,7 +24,8 @@ export interface IpcKey {
 
 /** Parent (extension) → child (proxy). */
 export type ToProxy =
-  | { type: 'start'; config: ProxyIpcConfig; key?: string; keys?: IpcKey[]; token: string }
+  /** `otlpHeaders`: the collector's headers from SecretStorage (OTEL_EXPORTER_OTLP_HEADERS form): secrets, like the key. */
+  | { type: 'start'; config: ProxyIpcConfig; key?: string; keys?: IpcKey[]; token: string; otlpHeaders?: string }
   | { type: 'set-key'; key?: string }
   /** The editor's named keys replace the proxy's (each checked as LOOPGATE_API_KEY's entries are). */
   | { type: 'set-keys'; keys: IpcKey[] }
@@ -48,6 +51,8 @@ export type FromProxy =
   | { type: 'traffic'; line: string; status: number; diagnosis?: string }
   /** The traffic log started failing (ok false) or works again; once each way. */
   | { type: 'log-health'; ok: boolean; message: string }
+  /** The OTLP export started dropping spans (ok false) or works again; once each way. */
+  | { type: 'otlp-health'; ok: boolean; message: string }
   | { type: 'doctor-result'; id: number; ok: boolean; report: string }
   /** After set-keys: the names the proxy now routes between. */
   | { type: 'keys'; keys: string[] }

@@ -7,6 +7,9 @@ import { Pool } from 'undici';
 import { parseUpstream, isLoopbackHost, proxyOrigin } from './rules/urls.js';
 import { createRedactor } from './rules/redact.js';
 import { openTrafficLog, type TrafficLog } from './log/index.js';
+import type { OtlpSink } from './otlp/exporter.js';
+import type { OtlpHealth } from './otlp/health.js';
+import { version } from './version.js';
 import { defaultLogFile } from './config/dirs.js';
 import type { ProxyContext, ProxyStats } from './pipeline/context.js';
 import { guardConfig } from './pipeline/guard.js';
@@ -40,6 +43,8 @@ export interface RunningProxy {
   /** Notes about how the upstream address was normalised. */
   upstreamNotes: string[];
   logFile?: string;
+  /** The OTLP export's state (endpoint, exported and dropped spans), when it is on. */
+  otlp?: () => OtlpHealth;
   stats: Readonly<ProxyStats>;
   /** Model IDs from the cached /models lists (every key's), when known. */
   modelIds(): readonly string[] | undefined;
@@ -80,6 +85,23 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   const keys = new KeyRing({ upstream, path: upstreamPrefix + '/v1/models', onKey: (k) => redactor.addSecret(k) }, initialKeys(opts));
   const hinted = new Set<string>();
   const stats: ProxyStats = { requests: 0, errors: 0, inFlight: 0 };
+  // Collector headers usually carry an access token: a secret like the key, scrubbed from every sink.
+  for (const value of Object.values(opts.otlp?.headers ?? {})) {
+    redactor.addSecret(value);
+    const credential = /^\S+\s+(\S{8,})$/.exec(value)?.[1];
+    if (credential) redactor.addSecret(credential);
+  }
+  // Opened before listening (it sends nothing until a span is queued), so the first request is exported too.
+  // The SDK is loaded only then: every other command and a proxy without export never evaluate it.
+  const otlp: OtlpSink | undefined = opts.otlp
+    ? (await import('./otlp/exporter.js')).openOtlpSink(opts.otlp, {
+        version,
+        onHealth: opts.onOtlpHealth,
+        redact: (s) => redactor.string(s),
+        workerFile: opts.otlpWorkerFile,
+        server: serverOf(upstreamUrl),
+      })
+    : undefined;
   const ctx: ProxyContext = {
     pool,
     upstreamPrefix,
@@ -98,7 +120,9 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     redactor,
     log: undefined,
     logBodies: opts.logBodies ?? false,
+    captureBodies: (opts.logBodies ?? false) || (opts.otlp?.captureContent ?? false),
     logBodyBytes: opts.logBodyBytes ?? DEFAULT_LOG_BODY_BYTES,
+    otlp,
     bridge: new BridgePolicy(opts.bridge ?? DEFAULT_BRIDGE),
     stats,
     hintOnce(id, message) {
@@ -131,7 +155,13 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   // CONNECT never reaches the request handler; refuse it plainly (the upstream origin is fixed).
   server.on('connect', (_req, socket: Socket) => socket.end(rawRefusal(400, 'Bad Request', 'unsafe-path', 'CONNECT is not supported: Loopgate forwards to one fixed upstream.')));
 
-  await listen(server, opts.port ?? DEFAULT_PORT, host);
+  try {
+    await listen(server, opts.port ?? DEFAULT_PORT, host);
+  } catch (err) {
+    await otlp?.close(0);
+    await pool.destroy();
+    throw err;
+  }
   const port = (server.address() as AddressInfo).port;
   if (opts.logFile !== false) {
     // One log per proxy: named by the port it listens on, known only now (--port 0). Created in
@@ -144,6 +174,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await pool.destroy();
+      await otlp?.close(0);
       throw err;
     }
   }
@@ -156,6 +187,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     baseUrl: parsed.baseUrl,
     upstreamNotes: parsed.problems.map((p) => p.message),
     logFile: log?.file,
+    otlp: otlp ? () => otlp.health : undefined,
     stats,
     modelIds: () => keys.ids(),
     refreshModels: () => keys.refresh(),
@@ -177,7 +209,8 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
         server.closeAllConnections();
       });
       await pool.destroy();
-      await log?.close();
+      // Spans still queued go out now (or are counted dropped): a stopped proxy leaves none behind unsaid.
+      await Promise.all([log?.close(), otlp?.close()]);
     },
   };
 }
@@ -199,6 +232,11 @@ async function openLogOrRefuse(log: TrafficLog): Promise<void> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** server.address / server.port of the upstream, as the spans name it. */
+function serverOf(u: URL): { address: string; port: number } {
+  return { address: u.hostname.replace(/^\[|\]$/g, ''), port: u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80 };
 }
 
 function initialKeys(opts: ProxyOptions): NamedKey[] {

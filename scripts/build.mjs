@@ -18,6 +18,8 @@ const bundles = [
   { entryPoints: ['proxy/cli.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
   { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js' },
   { entryPoints: ['proxy/lsp/lsp-main.ts'], outfile: 'dist/server.js' },
+  // The OTLP export worker: the OpenTelemetry SDK, off the proxy's thread (proxy/otlp/worker.ts).
+  { entryPoints: ['proxy/otlp/worker.ts'], outfile: 'dist/otlp-worker.js' },
 ];
 
 await Promise.all(bundles.map((b) => build({ ...common, ...b })));

@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import type { ProxyHost } from '../proxyHost.js';
 import type { KeyStore } from '../secrets.js';
+import { setOtlpHeaders, type OtlpHeaderStore } from '../otlpHeaders.js';
 import { showProxyMenu } from '../statusBar.js';
 import { copyEnvironment } from '../terminalEnv.js';
 import type { ModelsModel } from '../views/modelsModel.js';
@@ -17,6 +18,7 @@ export interface CommandDeps {
   keys: KeyStore;
   models: ModelsModel;
   log: vscode.LogOutputChannel;
+  otlpHeaders: OtlpHeaderStore;
 }
 
 export function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => unknown> {
@@ -34,6 +36,7 @@ export function commandTable(d: CommandDeps): Record<string, (...args: unknown[]
     'loopgate.openLog': () => d.log.show(true),
     'loopgate.runDiagnosis': () => runDiagnosis(d.host),
     'loopgate.exportLog': (target) => exportLog(d.host, d.keys, target),
+    'loopgate.setOtlpHeaders': (value) => setOtlpHeaders(d.otlpHeaders, value),
     'loopgate.refreshModels': () => refreshModels(d.models, true),
     'loopgate.filterModels': (text) => filterModels(d.models, text),
     'loopgate.clearFilter': () => d.models.setFilter(''),

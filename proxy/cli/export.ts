@@ -4,11 +4,13 @@ import { parseArgs } from 'node:util';
 import { defaultLogFile } from '../config/dirs.js';
 import { tokenFile } from '../config/token.js';
 import { exportTrafficLog, LogReadError, parseSince, type ExportFormat } from '../log/index.js';
-import { EXIT, UsageError, type Command } from './command.js';
+import { readTrafficLog } from '../log/reader.js';
+import { otlpConfig } from '../rules/otlp-config.js';
+import { EXIT, UsageError, type Command, type Io } from './command.js';
 import { intOption } from './serve.js';
 import { DEFAULT_PORT } from '../pipeline/options.js';
 
-const usage = `Usage: loopgate export (--har OUT | --jsonl OUT) [--port N | --log FILE] [--since DURATION|ISO] [--team]
+const usage = `Usage: loopgate export (--har OUT | --jsonl OUT | --otlp [URL]) [--port N | --log FILE] [--since DURATION|ISO] [--team]
 
 Writes the traffic log (rotated files included) as a HAR 1.2 file (opens in
 Chrome DevTools > Network > Import, and HTTP Toolkit) or as JSONL. Secrets are
@@ -22,7 +24,14 @@ Options:
   --log FILE       the traffic log to read, when it was set with serve --log
   --since WHEN     only requests since a duration ago (15m, 2h, 1d) or an ISO time
   --team           also mask org/project ids, account headers, e-mail addresses
-                   and home-directory paths (/home/NAME → ~) before sharing`;
+                   and home-directory paths (/home/NAME → ~) before sharing
+  --otlp [URL]     send the log to an OpenTelemetry collector, one span per request
+                   (GenAI semantic conventions), to URL or OTEL_EXPORTER_OTLP_ENDPOINT;
+                   collector headers from OTEL_EXPORTER_OTLP_HEADERS
+  --otlp-content   also send message content, where the log holds bodies (--log-bodies)
+
+Exit codes: 0 written (or every span accepted), 1 a write failed or the collector
+refused or dropped spans, 2 bad usage, 3 an unreadable log or a bad collector configuration.`;
 
 // Secrets this process can know without the editor: the local token and the
 // usual key variables. Records are already redacted; this only adds certainty.
@@ -41,13 +50,47 @@ function knownSecrets(env: NodeJS.ProcessEnv): string[] {
   return out;
 }
 
+/** `--otlp`: the log, one span per record, to a collector; exit 1 unless every span was accepted. */
+async function exportToOtlp(io: Io, o: { log: string; since?: Date; team: boolean; secrets: string[]; endpoint?: string; content: boolean }): Promise<number> {
+  const cfg = otlpConfig(io.env, { endpoint: o.endpoint, content: o.content });
+  if (!cfg.ok) {
+    io.err(`loopgate export: ${cfg.problem}`);
+    return EXIT.config;
+  }
+  if (!cfg.config) throw new UsageError('--otlp needs a collector: --otlp URL, or OTEL_EXPORTER_OTLP_ENDPOINT in the environment.');
+  for (const note of cfg.notes) io.err(`note: ${note}`);
+  let read;
+  try {
+    read = await readTrafficLog(o.log, { since: o.since, includeRotated: true });
+  } catch (err) {
+    if (err instanceof LogReadError) {
+      io.err(`loopgate export: ${err.message}`);
+      return EXIT.config;
+    }
+    throw err;
+  }
+  const records = read.records.sort((a, b) => Date.parse(a.time) - Date.parse(b.time));
+  // The SDK is loaded only for this.
+  const { replayToOtlp } = await import('../otlp/replay.js');
+  const r = await replayToOtlp({ records, config: cfg.config, team: o.team, secrets: o.secrets });
+  const h = r.health;
+  if (read.skipped > 0) io.err(`Skipped ${read.skipped} corrupt or truncated ${read.skipped === 1 ? 'line' : 'lines'} in ${o.log}.`);
+  io.out(`Sent ${r.sent} ${r.sent === 1 ? 'span' : 'spans'} from ${read.files.length} log ${read.files.length === 1 ? 'file' : 'files'}${o.since ? ` since ${o.since.toISOString()}` : ''} to ${h.endpoint} (${h.protocol}, redacted${o.team ? ', team-masked' : ''}, content ${cfg.config.captureContent ? 'on' : 'off'}): ${h.exported} accepted, ${h.dropped} dropped.`);
+  if (h.dropped > 0 || h.exported < r.sent) {
+    io.err(`loopgate export: the collector did not take every span${h.error ? ` (${h.error})` : ''}. Check the endpoint and its headers, then run the export again.`);
+    return EXIT.failed;
+  }
+  return EXIT.ok;
+}
+
 export const exportCommand: Command = {
   name: 'export',
   summary: 'Write the traffic log as a redacted HAR or JSONL file to share',
   usage,
   async run(argv, io) {
     const { values, positionals } = parseArgs({
-      args: argv,
+      // `--otlp` alone means "the endpoint from the environment".
+      args: argv.map((a, i) => (a === '--otlp' && (argv[i + 1] === undefined || argv[i + 1]!.startsWith('-')) ? '--otlp=' : a)),
       options: {
         har: { type: 'string' },
         jsonl: { type: 'string' },
@@ -55,6 +98,8 @@ export const exportCommand: Command = {
         port: { type: 'string' },
         since: { type: 'string' },
         team: { type: 'boolean', default: false },
+        otlp: { type: 'string' },
+        'otlp-content': { type: 'boolean', default: false },
       },
       allowPositionals: true,
       strict: true,
@@ -63,7 +108,8 @@ export const exportCommand: Command = {
     const targets: Array<[ExportFormat, string]> = [];
     if (values.har !== undefined) targets.push(['har', values.har]);
     if (values.jsonl !== undefined) targets.push(['jsonl', values.jsonl]);
-    if (targets.length === 0) throw new UsageError('say where to write: --har OUT or --jsonl OUT');
+    if (targets.length === 0 && values.otlp === undefined) throw new UsageError('say where to write: --har OUT, --jsonl OUT or --otlp [URL]');
+    if (values['otlp-content'] && values.otlp === undefined) throw new UsageError('--otlp-content goes with --otlp');
     for (const [flag, out] of targets) if (!out.trim()) throw new UsageError(`--${flag} needs a file name`);
     let since: Date | undefined;
     if (values.since !== undefined) {
@@ -96,6 +142,7 @@ export const exportCommand: Command = {
         return (err as NodeJS.ErrnoException).code === 'ENOENT' ? EXIT.config : EXIT.failed;
       }
     }
+    if (values.otlp !== undefined) return exportToOtlp(io, { log, since, team: values.team, secrets, endpoint: values.otlp || undefined, content: values['otlp-content'] });
     return EXIT.ok;
   },
 };

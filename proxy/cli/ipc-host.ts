@@ -8,6 +8,8 @@ import { fromEntries, type NamedKey } from '../rules/key-list.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { ProxyConfigError } from '../proxy-server.js';
 import { describeLogHealth } from '../log/traffic-log.js';
+import { describeOtlpHealth } from '../otlp/health.js';
+import { otlpConfig } from '../rules/otlp-config.js';
 import { runDoctor, formatDoctorMarkdown } from '../doctor.js';
 
 /** The editor's keys, checked like LOOPGATE_API_KEY's entries; problems go to the output channel as hints. */
@@ -45,6 +47,10 @@ export function runIpcHost(io: Io): Promise<number> {
             if (started) return;
             key = msg.key ?? msg.keys?.[0]?.key;
             upstream = msg.config.upstream || undefined;
+            // The editor's settings and SecretStorage only: no OTEL_* variable (the child has none) decides where spans go.
+            const otlp = msg.config.otlp ? otlpConfig({}, { endpoint: msg.config.otlp.endpoint, content: msg.config.otlp.content, headers: msg.otlpHeaders ?? '' }) : undefined;
+            if (otlp && !otlp.ok) throw new ProxyConfigError(`loopgate.otlp.endpoint: ${otlp.problem}`);
+            for (const note of otlp?.notes ?? []) send({ type: 'traffic', line: `hint: ${note}`, status: 0 });
             started = await startServe({
               upstream,
               key: msg.keys ? undefined : key,
@@ -60,6 +66,8 @@ export function runIpcHost(io: Io): Promise<number> {
               onTraffic: (line, rec) => send({ type: 'traffic', line, status: rec.status, diagnosis: rec.diagnosis ?? rec.errorCode }),
               onHint: (message) => send({ type: 'traffic', line: `hint: ${message}`, status: 0 }),
               onLogHealth: (health) => send({ type: 'log-health', ok: health.ok, message: describeLogHealth(health) }),
+              otlp: otlp?.ok ? otlp.config : undefined,
+              onOtlpHealth: (health) => send({ type: 'otlp-health', ok: health.ok, message: describeOtlpHealth(health) }),
             });
             const p = started.proxy;
             send({ type: 'listening', url: p.url, siteUrl: p.siteUrl, baseUrl: p.baseUrl, simulator: Boolean(started.simulator), logFile: p.logFile, keys: p.keyStatus().map((k) => k.name) });

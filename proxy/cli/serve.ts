@@ -4,6 +4,8 @@ import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
 import { ProxyConfigError } from '../proxy-server.js';
 import { describeLogHealth } from '../log/traffic-log.js';
+import { describeOtlpHealth } from '../otlp/health.js';
+import { otlpConfig } from '../rules/otlp-config.js';
 import { loadOrCreateToken } from '../config/token.js';
 import { clientBaseUrls, proxyOrigin } from '../rules/urls.js';
 import { readKeyListFromStdin, validKeyList } from './stdin-key.js';
@@ -50,6 +52,14 @@ Behaviour:
   --quiet                 Print no per-request lines.
   --ipc                   Take configuration and the key over IPC (used by the VS Code extension).
 
+Team export (OpenTelemetry; nothing is sent unless an endpoint is set):
+  --otlp URL              Send one span per request (GenAI semantic conventions, redacted) to
+                          this OTLP/HTTP collector (or OTEL_EXPORTER_OTLP_ENDPOINT; also read:
+                          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, _HEADERS, _PROTOCOL, OTEL_SERVICE_NAME,
+                          OTEL_RESOURCE_ATTRIBUTES). Collector headers only from the environment.
+  --otlp-content          Also send message content (redacted, capped as --log-bodies logs it;
+                          or OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true).
+
 Exit codes: 0 stopped cleanly, 2 bad usage, 3 bad configuration, 4 could not listen.`;
 
 const options = {
@@ -72,6 +82,8 @@ const options = {
   'headers-timeout': { type: 'string' },
   'body-timeout': { type: 'string' },
   quiet: { type: 'boolean' },
+  otlp: { type: 'string' },
+  'otlp-content': { type: 'boolean' },
   ipc: { type: 'boolean' },
 } as const;
 
@@ -117,6 +129,9 @@ export function banner(started: StartedServe, tokenRequired: boolean, cli: Invoc
   for (const note of proxy.upstreamNotes) lines.push(`  note: ${note}`);
   if (started.keyIgnored) lines.push('  note: the API key you gave is not used: no upstream is set, so the simulator runs with its demo key. Set --upstream or LOOPGATE_UPSTREAM to use your key.');
   if (proxy.logFile) lines.push(`  traffic log        ${proxy.logFile}`);
+  const otlp = proxy.otlp?.();
+  // The URL without user info or query, and never the headers.
+  if (otlp) lines.push(`  OTLP export        ${otlp.endpoint} (${otlp.protocol}${otlp.metrics ? ', metrics too' : ''}, content ${otlp.content ? 'ON (redacted)' : 'off'})`);
   // The command is spelled the way this shell reaches it; how to make it plain `loopgate` is one line.
   if (!cli.installed) lines.push(`  command            ${cli.command}   (install it as \`loopgate\`: ${cli.install})`);
   const auth = tokenRequired ? ` -H "Authorization: Bearer $(${cli.command} token)"` : '';
@@ -155,6 +170,13 @@ export const serveCommand: Command = {
       io.err('loopgate serve: no API key. Set LOOPGATE_API_KEY, or pipe it in with --key-stdin (never on the command line).');
       return EXIT.config;
     }
+    const otlp = otlpConfig(io.env, { endpoint: values.otlp, content: values['otlp-content'] });
+    if (!otlp.ok) {
+      io.err(`loopgate serve: ${otlp.problem}`);
+      return EXIT.config;
+    }
+    if (values['otlp-content'] && !otlp.config) throw new UsageError('--otlp-content needs a collector: --otlp URL or OTEL_EXPORTER_OTLP_ENDPOINT.');
+    for (const note of otlp.notes) io.err(`note: ${note}`);
     const requireToken = !values['no-token'];
     if (values['allow-remote']) io.err('WARNING: --allow-remote exposes a proxy that holds your API key beyond this machine.');
 
@@ -185,6 +207,8 @@ export const serveCommand: Command = {
         onTraffic: values.quiet ? undefined : (line) => io.out(line),
         onHint: (message) => io.err(`hint: ${message}`),
         onLogHealth: (health) => io.err(describeLogHealth(health)),
+        otlp: otlp.config,
+        onOtlpHealth: (health) => io.err(describeOtlpHealth(health)),
       });
     } catch (err) {
       return reportStartFailure(err, io, values.port ?? String(DEFAULT_PORT));

@@ -7,8 +7,23 @@ import { extractUsage } from '../rules/usage.js';
 import { streamErrorCode } from '../rules/stream-error.js';
 import { CUT_MARGIN } from './capture.js';
 import { scrubAcrossEvents } from '../rules/stream-redact.js';
+import { exportSpan } from './export-span.js';
 
 export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
+  return buildRecordAndBodies(ex, ctx).record;
+}
+
+/** The record, plus what the OTLP span reads beside it: the captured text and the bodies as --log-bodies logs them. */
+export interface BuiltRecord {
+  record: TrafficRecord;
+  /** The captured response text (head + tail), for usage, ids and finish reasons. */
+  scanned: string;
+  /** Redacted and capped, when bodies are captured (--log-bodies or OTLP content capture). */
+  requestBody?: string;
+  responseBody?: string;
+}
+
+export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltRecord {
   const r = ctx.redactor;
   const reply = ex.reply;
   const local = reply.local;
@@ -51,17 +66,23 @@ export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
   // Header names are scrubbed too: an upstream can put a secret in a name.
   rec.requestHeaders = r.headers(ex.req.headers);
   if (reply.headers) rec.responseHeaders = r.headers(reply.headers);
-  if (ctx.logBodies) {
+  const built: BuiltRecord = { record: rec, scanned };
+  if (ctx.captureBodies) {
     // Redact first, cut after: a cap that falls inside a key must not leave the key's front in the log.
     const cap = ctx.logBodyBytes;
     // Cut in one unit (characters of the decoded text) so the margin really covers a straddling key.
-    if (ex.body) rec.requestBody = r.string(ex.body.subarray(0, 4 * (cap + CUT_MARGIN)).toString('utf8').slice(0, cap + CUT_MARGIN)).slice(0, cap);
+    if (ex.body) built.requestBody = r.string(ex.body.subarray(0, 4 * (cap + CUT_MARGIN)).toString('utf8').slice(0, cap + CUT_MARGIN)).slice(0, cap);
     // A secret streamed in pieces is found in the joined deltas and masked in each piece.
     const logged = body.slice(0, cap + CUT_MARGIN);
-    rec.responseBody = r.string(isStream ? scrubAcrossEvents(logged, r) : logged).slice(0, cap);
-    if (reply.capture.truncated || (ex.body && ex.body.length > cap) || body.length > cap) rec.bodyTruncated = true;
+    built.responseBody = r.string(isStream ? scrubAcrossEvents(logged, r) : logged).slice(0, cap);
+    // The same text goes to the log (--log-bodies) and to the collector (OTLP content capture): never more in either.
+    if (ctx.logBodies) {
+      if (built.requestBody !== undefined) rec.requestBody = built.requestBody;
+      rec.responseBody = built.responseBody;
+      if (reply.capture.truncated || (ex.body && ex.body.length > cap) || body.length > cap) rec.bodyTruncated = true;
+    }
   }
-  return rec;
+  return built;
 }
 
 function round(ms: number): number {
@@ -95,16 +116,16 @@ export function consoleLine(rec: TrafficRecord, hint?: string, showKey = false):
 }
 
 export function finish(ex: Exchange, ctx: ProxyContext): void {
-  const rec = buildRecord(ex, ctx);
+  const built = buildRecordAndBodies(ex, ctx);
+  const rec = built.record;
   const failed = rec.status >= 400 || rec.status === 0 || (rec.errorCode !== undefined && !rec.clientAborted);
   if (failed) {
     ctx.stats.errors++;
     ctx.stats.lastError = { time: rec.time, status: rec.status, diagnosis: rec.diagnosis ?? rec.errorCode, path: rec.canonicalPath };
   }
   ctx.log?.write(rec);
-  if (ctx.onTraffic) {
-    const local = ex.reply.local;
-    const hint = local ? ctx.redactor.string(local.message) : ex.diagnosis ? ctx.redactor.string(ex.diagnosis.hint) : undefined;
-    ctx.onTraffic(consoleLine(rec, hint, ctx.keys.slots.length > 1), rec);
-  }
+  const local = ex.reply.local;
+  const hint = () => (local ? ctx.redactor.string(local.message) : ex.diagnosis ? ctx.redactor.string(ex.diagnosis.hint) : undefined);
+  if (ctx.otlp) exportSpan(ex, ctx, built, rec.diagnosis ? hint() : undefined);
+  if (ctx.onTraffic) ctx.onTraffic(consoleLine(rec, hint(), ctx.keys.slots.length > 1), rec);
 }

@@ -1,5 +1,6 @@
-// What the log keeps of a response while it streams past: with logBodies the
-// head up to the cap, else a small head and a rolling tail (for token usage).
+// What the log keeps of a response while it streams past: with captureBodies
+// (--log-bodies, or OTLP content capture) the head up to the cap, else a small
+// head and a rolling tail (for token usage).
 //
 // Streams arrive as many small chunks, each the view of its own socket read.
 // Keeping those views would hold a Buffer, an ArrayBuffer and its allocation
@@ -22,7 +23,8 @@ const SMALL_CHUNK = 1024;
 const BLOCK = 4096;
 
 export interface CaptureOptions {
-  logBodies: boolean;
+  /** Keep bodies up to the cap: --log-bodies, or OTLP content capture. */
+  captureBodies: boolean;
   logBodyBytes: number;
 }
 
@@ -41,7 +43,7 @@ export class ResponseCapture {
   constructor(private readonly opts: CaptureOptions) {}
 
   add(chunk: Buffer): void {
-    if (this.opts.logBodies) {
+    if (this.opts.captureBodies) {
       // Bytes, up to 4 per character: enough for cap + margin characters whatever the script.
       if (this.bytes < logBodyCaptureBytes(this.opts.logBodyBytes)) this.keep(chunk);
       else {

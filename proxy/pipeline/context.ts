@@ -7,6 +7,7 @@ import type { ProxyLimits, UpstreamTimeouts } from './options.js';
 import type { KeyRing } from './keyring.js';
 import type { TrafficRecord } from '../log/traffic-record.js';
 import type { BridgePolicy } from '../bridge/index.js';
+import type { OtlpSink } from '../otlp/exporter.js';
 
 export interface ProxyStats {
   requests: number;
@@ -34,8 +35,13 @@ export interface ProxyContext {
   sleep(ms: number, abort: AbortSignal): Promise<void>;
   redactor: Redactor;
   log?: TrafficLog;
+  /** --log-bodies: the bodies go into the log's records. */
   logBodies: boolean;
+  /** Bodies are captured (--log-bodies, or OTLP content capture): the capture keeps them up to the cap. */
+  captureBodies: boolean;
   logBodyBytes: number;
+  /** The OTLP export (one span per request), when an endpoint is configured. */
+  otlp?: OtlpSink;
   /** The keys, each with its /models list; rules/key-routing.ts picks one per request. */
   keys: KeyRing;
   /** --failover: on 429 or an exhausted balance, a replayable request moves to the next key that can serve it. */

@@ -34,6 +34,8 @@ export interface Exchange {
   model?: string;
   stream?: boolean;
   params?: string[];
+  /** Raw JSON of the top-level parameter values the GenAI conventions name (read only with OTLP export on). */
+  requestValues?: Record<string, string>;
   /** Path and query that went upstream (the chat route when bridged). */
   upstreamPath?: string;
   upstreamRequestId?: string;

@@ -73,12 +73,21 @@ export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Prom
         requireToken: ctx.token !== null,
         // Lost records are never silent: a window or a script can see the log is failing.
         log: ctx.log ? ctx.log.health : null,
+        // The same for the OTLP export: where spans go, how many were accepted and how many dropped.
+        otlp: ctx.otlp ? ctx.otlp.health : null,
       };
       break;
     }
     case '/_loopgate/stats':
       checkToken(ex.req, ctx.token);
-      payload = { ...ctx.stats, logFile: ctx.log?.file, logDropped: ctx.log?.dropped ?? 0, logOk: ctx.log?.health.ok ?? null };
+      payload = {
+        ...ctx.stats,
+        logFile: ctx.log?.file,
+        logDropped: ctx.log?.dropped ?? 0,
+        logOk: ctx.log?.health.ok ?? null,
+        otlpExported: ctx.otlp?.health.exported ?? null,
+        otlpDropped: ctx.otlp?.health.dropped ?? null,
+      };
       break;
     case '/_loopgate/keys':
       // Each key's own list, for the editor's Model Explorer (grouped by key): names and models, never a key.

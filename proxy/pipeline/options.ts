@@ -75,6 +75,12 @@ export interface ProxyOptions {
   logBodies?: boolean;
   /** Cap per captured body with logBodies (default DEFAULT_LOG_BODY_BYTES). */
   logBodyBytes?: number;
+  /** Export one span per request to an OTLP collector (rules/otlp-config.ts reads it from the environment and flags). */
+  otlp?: import('../rules/otlp-config.js').OtlpConfig;
+  /** The bundled export worker (default: dist/otlp-worker.js beside the bundle). */
+  otlpWorkerFile?: string;
+  /** The OTLP export started failing (spans dropped), or works again (once each way). */
+  onOtlpHealth?: (health: import('../otlp/health.js').OtlpHealth) => void;
   /** A finished request, as one redacted console line plus its record. */
   onTraffic?: (line: string, record: import('../log/traffic-record.js').TrafficRecord) => void;
   /** One-time hints about the user's own configuration (shown once per cause). */

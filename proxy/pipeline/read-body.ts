@@ -3,6 +3,7 @@
 // without being held (memory stays flat for a 50 MB upload).
 import { ProxyError } from '../rules/proxy-errors.js';
 import { scanTopLevel } from '../rules/json-top-level.js';
+import { REQUEST_VALUE_KEYS } from '../rules/genai-facts.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { streamedBytes } from './gc-nudge.js';
@@ -39,14 +40,14 @@ export async function readBody(ex: Exchange, ctx: ProxyContext, holdAll: boolean
   if (declared > maxBytes) throw tooLarge(maxBytes);
   const disarm = armDeadline(ex, ctx.limits.requestTimeoutMs);
   try {
-    await readInto(ex, maxBytes, holdAll, disarm);
+    await readInto(ex, ctx, maxBytes, holdAll, disarm);
   } catch (err) {
     disarm();
     throw err;
   }
 }
 
-async function readInto(ex: Exchange, maxBytes: number, holdAll: boolean, disarm: () => void): Promise<void> {
+async function readInto(ex: Exchange, ctx: ProxyContext, maxBytes: number, holdAll: boolean, disarm: () => void): Promise<void> {
   const hold = holdAll ? maxBytes : HOLD_BYTES;
   const { chunks, size, ended } = await readHeld(ex.req, hold, maxBytes);
   ex.bytesIn = size;
@@ -57,7 +58,7 @@ async function readInto(ex: Exchange, maxBytes: number, holdAll: boolean, disarm
   }
   disarm();
   ex.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-  parseMetadata(ex, ex.body);
+  parseMetadata(ex, ctx, ex.body);
 }
 
 /**
@@ -111,12 +112,13 @@ async function* continueStream(ex: Exchange, held: Buffer[], rest: AsyncIterator
   }
 }
 
-function parseMetadata(ex: Exchange, body: Buffer): void {
+function parseMetadata(ex: Exchange, ctx: ProxyContext, body: Buffer): void {
   if (body.length === 0) {
     if (ex.req.method === 'POST') throw new ProxyError(400, 'empty-body', 'The request body is empty: send a JSON object with at least "model".');
     return;
   }
-  const top = scanTopLevel(body);
+  // With OTLP export on, the values of the parameters the GenAI conventions name are read in the same pass.
+  const top = scanTopLevel(body, ctx.otlp ? REQUEST_VALUE_KEYS : undefined);
   if (!top.ok) {
     throw new ProxyError(400, 'invalid-json', `The request body is not valid JSON (${top.reason}, at byte ${top.at}). Check the JSON and retry with the minimal request.`);
   }
@@ -125,6 +127,7 @@ function parseMetadata(ex: Exchange, body: Buffer): void {
   ex.stream = top.stream;
   ex.jsonDepth = top.depth;
   ex.jsonObject = true;
+  ex.requestValues = top.picked;
 }
 
 /**

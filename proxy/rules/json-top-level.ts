@@ -17,6 +17,8 @@ export type TopLevel =
       stream: boolean;
       /** Deepest nesting of objects and arrays, the body itself counting 1. */
       depth: number;
+      /** The raw JSON text of the top-level values asked for (`want`), each at most PICK_MAX bytes. */
+      picked?: Record<string, string>;
     }
   | { ok: false; at: number; reason: string };
 
@@ -33,7 +35,10 @@ function isSpace(c: number | undefined): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
-export function scanTopLevel(buf: Buffer): TopLevel {
+/** A picked value longer than this is left out (parameter values are short; content is not picked). */
+const PICK_MAX = 1024;
+
+export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel {
   let i = 0;
   const n = buf.length;
   const fail = (reason: string): TopLevel => ({ ok: false, at: i, reason });
@@ -105,6 +110,7 @@ export function scanTopLevel(buf: Buffer): TopLevel {
   const keys = new Set<string>();
   let model: string | undefined;
   let stream = false;
+  let picked: Record<string, string> | undefined;
   ws();
   if (buf[i] === CLOSE_BRACE) i++;
   else {
@@ -126,6 +132,7 @@ export function scanTopLevel(buf: Buffer): TopLevel {
       // Like JSON.parse, the last occurrence of a key wins.
       if (key === 'model') model = buf[valueStart] === QUOTE ? decode(valueStart, i) : undefined;
       else if (key === 'stream') stream = buf.toString('latin1', valueStart, i) === 'true';
+      else if (want?.has(key) && i - valueStart <= PICK_MAX) (picked ??= {})[key] = buf.toString('utf8', valueStart, i);
       ws();
       if (buf[i] === COMMA) {
         i++;
@@ -140,7 +147,7 @@ export function scanTopLevel(buf: Buffer): TopLevel {
   }
   ws();
   if (i !== n) return fail('unexpected text after the JSON object');
-  return { ok: true, keys: objectKeyOrder([...keys]), model, stream, depth: maxDepth };
+  return { ok: true, keys: objectKeyOrder([...keys]), model, stream, depth: maxDepth, ...(picked ? { picked } : {}) };
 }
 
 /** Object.keys order: integer-like keys first, ascending, then the rest as they came. */

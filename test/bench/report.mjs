@@ -78,6 +78,17 @@ export function checks(r, opts = {}) {
     // The proxy's listening socket and its log stay open; a leak grows with the request count.
     add('soak: descriptors and sockets once idle vs before', `${soak.idle.fds} / ${soak.idle.sockets} vs ${soak.before.fds} / ${soak.before.sockets}`, '≤ before + 2', soak.idle.fds <= soak.before.fds + 2 && soak.idle.sockets <= soak.before.sockets + 2);
   }
+  const o = r.otlpC64;
+  if (o) {
+    const base = o.loopgate;
+    const on = o['loopgate+otlp'];
+    add('c=64 throughput with OTLP export on ÷ off (issue 17)', `${ratio(on.rps, base.rps)}× (${f(on.rps, 0)} vs ${f(base.rps, 0)} req/s)`, '≥ 0.95×', on.rps >= 0.95 * base.rps && on.errors === 0);
+    add('OTLP export on: spans dropped with a receiver that accepts', `${on.dropped} (${on.exported} exported)`, '0', on.dropped === 0);
+    for (const name of ['loopgate+otlp-down', 'loopgate+otlp-stall']) {
+      const x = o[name];
+      add(`c=64 throughput, collector ${name.split('-').pop()} ÷ export off`, `${ratio(x.rps, base.rps)}× (${f(x.rps, 0)} req/s, ${x.errors} errors; ${x.dropped} spans dropped, counted)`, '≥ 0.95×, 0 errors', x.rps >= 0.95 * base.rps && x.errors === 0);
+    }
+  }
   for (const mode of ['bigRequest', 'bigResponse']) {
     const b = r[mode];
     if (!b) continue;
@@ -85,6 +96,8 @@ export function checks(r, opts = {}) {
   }
   return out;
 }
+
+const OTLP_ORDER = ['loopgate', 'loopgate+otlp', 'loopgate+otlp-down', 'loopgate+otlp-stall'];
 
 function table(head, rows) {
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
@@ -227,6 +240,16 @@ export function renderMarkdown(report) {
       table(
         ['target', 'time ms', 'time ÷ direct', 'time ÷ fwd', 'RSS growth MB', 'growth ÷ fwd', 'RSS peak MB', 'errors'],
         Object.entries(b).map(([n, x]) => [n, f(x.ms, 0), ratio(x.ms, b.direct.ms), ratio(x.ms, b.forwarder.ms), f(x.rssGrowthMB, 1), ratio(x.rssGrowthMB, b.forwarder.rssGrowthMB), f(x.rssPeakMB, 1), x.errors]),
+      ),
+    );
+  }
+  const o = r.otlpC64;
+  if (o) {
+    parts.push('', '### OTLP export (issue 17): c=64 throughput with a local receiver, a collector that is down, one that stalls', '');
+    parts.push(
+      table(
+        ['target', 'req/s', '÷ export off', 'CPU µs/req', 'errors', 'spans exported', 'spans dropped'],
+        OTLP_ORDER.filter((n) => o[n]).map((n) => [n, f(o[n].rps, 0), ratio(o[n].rps, o.loopgate.rps), f((o[n].cpuMsPerUnit ?? NaN) * 1000, 0), o[n].errors, o[n].exported ?? '-', o[n].dropped ?? '-']),
       ),
     );
   }

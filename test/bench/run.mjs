@@ -101,7 +101,58 @@ async function interleaved(targets, names, rounds, makeJob, timeoutMs) {
 
 const MAIN = ['direct', 'loopgate', 'loopgate+bodies', 'forwarder', 'undici-fwd', ...(baseCli ? ['loopgate@base'] : [])];
 
+// Issue 17: the same c=64 throughput with OTLP export on (a local receiver that
+// accepts everything), and with the collector down or stalling, against the
+// metadata-log proxy without export. Each proxy is a plain `serve` with the
+// standard variables in its environment.
+async function startOtlpTargets() {
+  const sim = await startServer('simulator', [cli, 'simulate', '--port', '0'], { env: plainEnv, ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/ });
+  const receiverScript = fileURLToPath(new URL('./otlp-receiver.mjs', import.meta.url));
+  const [ok, stall] = await Promise.all(['ok', 'stall'].map((mode) => startServer(`receiver-${mode}`, [receiverScript, mode], { env: plainEnv, ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/ })));
+  // Nothing listens on the discard port of loopback here: a collector that is down.
+  const down = 'http://127.0.0.1:9';
+  const proxyEnv = { ...plainEnv, LOOPGATE_API_KEY: KEY, LOOPGATE_UPSTREAM: '' };
+  const serve = (name, endpoint) =>
+    startServer(name, [...nodeFlags, cli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', '--log', join(tmp, `otlp-${name}.jsonl`)], {
+      env: endpoint ? { ...proxyEnv, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } : proxyEnv,
+      ready: LISTENING,
+    });
+  const procs = await Promise.all([serve('loopgate', undefined), serve('loopgate+otlp', ok.url), serve('loopgate+otlp-down', down), serve('loopgate+otlp-stall', stall.url)]);
+  const targets = Object.fromEntries(procs.map((p) => [p.name, { name: p.name, url: p.url, headers: {}, pid: p.pid }]));
+  const stop = () => Promise.all([sim, ok, stall, ...procs].map((s) => s.stop()));
+  return { targets, stop };
+}
+
+const OTLP_TARGETS = ['loopgate', 'loopgate+otlp', 'loopgate+otlp-down', 'loopgate+otlp-stall'];
+
+/** The export's own account, from each proxy's /_loopgate/health (started with --no-token). */
+async function otlpHealth(targets) {
+  const out = {};
+  for (const name of OTLP_TARGETS.slice(1)) {
+    const health = await (await fetch(`${targets[name].url}/_loopgate/health`)).json();
+    out[name] = health.otlp;
+  }
+  return out;
+}
+
 const scenarios = {
+  async otlpC64(targets) {
+    const c = cfg.otlp;
+    const runs = await interleaved(
+      targets,
+      OTLP_TARGETS,
+      c.rounds,
+      (t) => ({ ...baseJob(t), mode: 'throughput', body: chatBody(false), concurrency: 64, warmupMs: c.warmupMs, durationMs: c.durationMs }),
+      c.warmupMs + c.durationMs + 60_000,
+    );
+    const byTarget = mapTargets(runs, (rs) => {
+      const rps = rs.map((m) => m.result.rps);
+      return { rps: median(rps), rpsRounds: rps.map(round1), requests: sum(rs, (m) => m.result.all), errors: sum(rs, (m) => m.result.errors), ...cpu(rs, sum(rs, (m) => m.result.all)) };
+    });
+    const health = await otlpHealth(targets);
+    for (const [name, h] of Object.entries(health)) Object.assign(byTarget[name], { exported: h.exported, dropped: h.dropped, exportOk: h.ok });
+    return byTarget;
+  },
   async latencyC1(targets) {
     const c = cfg.latency;
     const runs = await interleaved(targets, MAIN, c.rounds, (t) => ({ ...baseJob(t), mode: 'latency', body: chatBody(false), warmup: c.warmup, requests: c.requests, maxMs: 60_000 }), 120_000);
@@ -248,6 +299,13 @@ try {
       results[mode] = await scenarios.bigBodies(set.targets, mode);
       await set.stop();
     }
+  }
+  if (want('otlp')) {
+    set = await startOtlpTargets();
+    await Promise.all(OTLP_TARGETS.map((name) => runLoad({ ...baseJob(set.targets[name]), mode: 'latency', body: chatBody(false), warmup: 50, requests: 1, maxMs: 10_000 }, 30_000)));
+    say('OTLP export on / collector down / stalled, concurrency 64');
+    results.otlpC64 = await scenarios.otlpC64(set.targets);
+    await set.stop();
   }
   if (want('soak')) {
     const sim = await startServer('simulator', [cli, 'simulate', '--port', '0'], { env: plainEnv, ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/ });

@@ -15,6 +15,7 @@ export const CONFIGS = {
     },
     big: { rounds: 1 },
     soak: { requests: 2000 },
+    otlp: { rounds: 3, warmupMs: 300, durationMs: 1500 },
   },
   full: {
     hardLimitS: 900,
@@ -27,5 +28,6 @@ export const CONFIGS = {
     },
     big: { rounds: 2 },
     soak: { requests: 10_000 },
+    otlp: { rounds: 5, warmupMs: 500, durationMs: 3000 },
   },
 };

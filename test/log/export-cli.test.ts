@@ -99,7 +99,7 @@ describe('loopgate export', () => {
   });
 
   it.each([
-    [[], 2, /--har OUT or --jsonl OUT/],
+    [[], 2, /--har OUT, --jsonl OUT or --otlp \[URL\]/],
     [['--har', 'x.har', '--since', 'yesterday'], 2, /--since "yesterday" is neither a duration/],
     [['--har'], 2, /--har/],
     [['--har', 'x.har', '--bogus'], 2, /bogus/],

@@ -30,6 +30,13 @@ describe('proxy child environment (canary)', () => {
     expect(env.HOME).toBe('/home/x');
     expect(JSON.stringify(env)).not.toContain(canary);
   });
+
+  it('drops every OTEL_* variable: the editor decides where spans go (loopgate.otlp.endpoint), and the headers carry a token', () => {
+    const canary = 'otlp-child-env-canary-000000000000';
+    const env = childEnv({ PATH: '/usr/bin', OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer ${canary}`, OTEL_EXPORTER_OTLP_ENDPOINT: `http://${canary}:4318`, otel_service_name: canary });
+    expect(Object.keys(env).filter((k) => /^otel_/i.test(k))).toEqual([]);
+    expect(JSON.stringify(env)).not.toContain(canary);
+  });
 });
 
 describe('language server environment overrides (canary)', () => {

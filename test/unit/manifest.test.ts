@@ -76,6 +76,12 @@ describe('manifest', () => {
     expect(p['loopgate.proxy.requireToken'].default).toBe(true);
     expect(p['loopgate.proxy.bridge'].enum).toEqual(['auto', 'off', 'always']);
     expect(p['loopgate.terminal.injectEnv'].default).toBe(true);
+    // Where spans go is the machine's owner's decision: a workspace cannot set it (and it is read from user settings only).
+    expect(p['loopgate.otlp.endpoint']).toMatchObject({ type: 'string', default: '', scope: 'machine' });
+    expect(p['loopgate.otlp.captureContent']).toMatchObject({ type: 'boolean', default: false, scope: 'machine' });
+    // The collector's headers are a secret: a command stores them in SecretStorage, no setting holds them.
+    expect(contributed).toContain('loopgate.setOtlpHeaders');
+    expect(Object.keys(p).filter((k) => /header/i.test(k))).toEqual([]);
     // Declared only so a key pasted there can be removed; marked deprecated.
     expect(p['loopgate.apiKey'].markdownDeprecationMessage).toMatch(/SecretStorage/);
   });
@@ -107,7 +113,7 @@ describe('manifest', () => {
     const ignore = source('.vscodeignore').split('\n').filter((l) => l && !l.startsWith('#'));
     expect(ignore[0]).toBe('**');
     expect(ignore.filter((l) => l.startsWith('!')).sort()).toEqual(
-      ['!LICENSE', '!README.md', '!dist/cli.js', '!dist/extension.js', '!dist/server.js', '!media/**', '!package.json'].sort(),
+      ['!LICENSE', '!README.md', '!dist/cli.js', '!dist/extension.js', '!dist/otlp-worker.js', '!dist/server.js', '!media/**', '!package.json'].sort(),
     );
     expect(pkg.scripts.package).toMatch(/vsce package/);
   });

@@ -1,0 +1,320 @@
+// One traffic record → one span in the OpenTelemetry GenAI semantic conventions
+// (names from @opentelemetry/semantic-conventions' incubating entry), plus the
+// proxy's own facts under loopgate.*. Built from the already-redacted record
+// and the few facts of genai-facts.ts; the caller scrubs every string once
+// more. Pure, no I/O: the live proxy and `loopgate export --otlp` share it.
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+  ATTR_URL_PATH,
+} from '@opentelemetry/semantic-conventions';
+import {
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_REQUEST_STREAM,
+  ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
+  ATTR_GEN_AI_RESPONSE_ID,
+  ATTR_GEN_AI_RESPONSE_MODEL,
+  ATTR_GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK,
+  ATTR_GEN_AI_TOKEN_TYPE,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_OPENAI_API_TYPE,
+  GEN_AI_OPERATION_NAME_VALUE_CHAT,
+  GEN_AI_OPERATION_NAME_VALUE_EMBEDDINGS,
+  GEN_AI_OPERATION_NAME_VALUE_TEXT_COMPLETION,
+  GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC,
+  GEN_AI_PROVIDER_NAME_VALUE_OPENAI,
+  GEN_AI_TOKEN_TYPE_VALUE_INPUT,
+  GEN_AI_TOKEN_TYPE_VALUE_OUTPUT,
+  OPENAI_API_TYPE_VALUE_CHAT_COMPLETIONS,
+  OPENAI_API_TYPE_VALUE_RESPONSES,
+} from '@opentelemetry/semantic-conventions/incubating';
+import type { TokenUsage } from './usage.js';
+import type { Protocol } from './protocols.js';
+import { contentAttributes, requestValueAttributes, type AttrValue, type ContentAttributes, type ResponseFacts, type TraceParent } from './genai-facts.js';
+
+export type { AttrValue } from './genai-facts.js';
+
+export interface SpanEvent {
+  name: string;
+  timeMs: number;
+  attributes: Record<string, AttrValue>;
+}
+
+export interface SpanData {
+  name: string;
+  /** Milliseconds since the epoch (fractional). */
+  startMs: number;
+  endMs: number;
+  attributes: Record<string, AttrValue>;
+  events: SpanEvent[];
+  /** Set when the request failed: the span's status is ERROR with this description. */
+  error?: string;
+  /** The caller's trace (its `traceparent`), which this span joins as a child. */
+  parent?: TraceParent;
+}
+
+/** What the span needs beyond the record; every field optional, so a replayed record works too. */
+export interface SpanFacts extends ResponseFacts {
+  /** Upstream host and port (server.address / server.port). */
+  serverAddress?: string;
+  serverPort?: number;
+  /** Exact start (ms since the epoch); else the record's time. */
+  startMs?: number;
+  /** The request's top-level parameter values (parsed). */
+  requestValues?: Record<string, unknown>;
+  parent?: TraceParent;
+  /** Loopgate's hint for the diagnosis (already redacted), as a span event. */
+  hint?: string;
+  /** Content capture: the attributes contentFor() made of the bodies (redacted, capped as --log-bodies logs them). */
+  content?: ContentAttributes;
+}
+
+/**
+ * What a span is made of: the traffic record (log/traffic-record.ts) without its
+ * headers and bodies. This crosses to the export worker. Spelled out here so the
+ * rules do not depend on the log: a TrafficRecord is one.
+ */
+export interface SpanRecord {
+  time: string;
+  id: string;
+  upstreamRequestId?: string;
+  method: string;
+  canonicalPath: string;
+  rewrites: string[];
+  model?: string;
+  stream?: boolean;
+  status: number;
+  errorType?: string;
+  errorCode?: string;
+  diagnosis?: string;
+  key?: string;
+  keyFingerprint?: string;
+  bridge?: string;
+  bridgeDropped?: string[];
+  ttfbMs?: number;
+  totalMs: number;
+  bytesIn: number;
+  bytesOut: number;
+  usage?: TokenUsage;
+  retries: number;
+  clientAborted: boolean;
+}
+
+/** The record's span fields only; those it does not have are left out (the copy crosses threads, field by field). */
+export function spanRecord(r: SpanRecord): SpanRecord {
+  const out: SpanRecord = {
+    time: r.time,
+    id: r.id,
+    method: r.method,
+    canonicalPath: r.canonicalPath,
+    rewrites: r.rewrites,
+    status: r.status,
+    totalMs: r.totalMs,
+    bytesIn: r.bytesIn,
+    bytesOut: r.bytesOut,
+    retries: r.retries,
+    clientAborted: r.clientAborted,
+  };
+  for (const k of OPTIONAL_SPAN_FIELDS) if (r[k] !== undefined) (out as unknown as Record<string, unknown>)[k] = r[k];
+  return out;
+}
+
+const OPTIONAL_SPAN_FIELDS = [
+  'upstreamRequestId',
+  'model',
+  'stream',
+  'errorType',
+  'errorCode',
+  'diagnosis',
+  'key',
+  'keyFingerprint',
+  'bridge',
+  'bridgeDropped',
+  'ttfbMs',
+  'usage',
+] as const satisfies ReadonlyArray<keyof SpanRecord>;
+
+/**
+ * Content capture: the messages, in the conventions' shape, made of the bodies
+ * as --log-bodies logs them (already redacted and capped). The caller scrubs
+ * the result again (parsing JSON can undo an escape the redactor judged).
+ */
+export function contentFor(rec: SpanRecord, bodies: { requestBody?: string; responseBody?: string }): ContentAttributes {
+  const protocol = clientOperation(rec)?.protocol;
+  const answer = answerProtocol(rec);
+  if (!protocol || !answer) {
+    const out: ContentAttributes = {};
+    if (bodies.requestBody) out['loopgate.request.body'] = bodies.requestBody;
+    if (bodies.responseBody) out['loopgate.response.body'] = bodies.responseBody;
+    return out;
+  }
+  const c = contentAttributes({ protocol, body: bodies.requestBody }, { protocol: answer, body: rec.status < 400 ? bodies.responseBody : undefined, stream: rec.stream === true });
+  if (rec.status >= 400 && bodies.responseBody) c['loopgate.response.body'] = bodies.responseBody;
+  return c;
+}
+
+interface Operation {
+  name: string;
+  protocol?: Protocol;
+  provider: string;
+}
+
+const OPERATIONS: Array<[RegExp, Operation]> = [
+  [/^\/v1\/chat\/completions(?:\?|$)/, { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'chat', provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI }],
+  [/^\/v1\/responses(?:\?|$)/, { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'responses', provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI }],
+  [/^\/v1\/messages(?:\?|$)/, { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'messages', provider: GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC }],
+  [/^\/v1\/completions(?:\?|$)/, { name: GEN_AI_OPERATION_NAME_VALUE_TEXT_COMPLETION, provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI }],
+  [/^\/v1\/embeddings(?:\?|$)/, { name: GEN_AI_OPERATION_NAME_VALUE_EMBEDDINGS, provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI }],
+];
+
+const BRIDGE_FROM: Record<string, Protocol> = { responses: 'responses', messages: 'messages', chat: 'chat' };
+
+/**
+ * The client's protocol: a bridged record forwarded to the chat route, so its
+ * bridge label (`responses->chat`) says what the client spoke.
+ */
+export function clientOperation(rec: Pick<SpanRecord, 'canonicalPath' | 'bridge' | 'method'>): Operation | undefined {
+  if (rec.method !== 'POST') return undefined;
+  const from = rec.bridge ? BRIDGE_FROM[rec.bridge.split('->')[0] ?? ''] : undefined;
+  if (from) return OPERATIONS.find(([, op]) => op.protocol === from)![1];
+  return OPERATIONS.find(([re]) => re.test(rec.canonicalPath))?.[1];
+}
+
+/** The wire format of the answer the capture holds: chat when the bridge served it. */
+export function answerProtocol(rec: Pick<SpanRecord, 'canonicalPath' | 'bridge' | 'method'>): Protocol | undefined {
+  if (rec.bridge) return 'chat';
+  return clientOperation(rec)?.protocol;
+}
+
+/**
+ * error.type: low-cardinality, as the conventions ask: the upstream's (or
+ * Loopgate's) error code, else its type, else the HTTP status; a stream that
+ * ended in an error event keeps its code though its status is 200.
+ */
+export function errorType(rec: SpanRecord): string | undefined {
+  const failed = rec.status >= 400 || rec.status === 0 || (rec.errorCode !== undefined && !rec.clientAborted);
+  if (!failed) return undefined;
+  return rec.errorCode ?? rec.errorType ?? rec.diagnosis ?? (rec.status ? String(rec.status) : '_OTHER');
+}
+
+/** How a stream ended: complete, cut by the client, or broken (its error code). */
+export function streamEnd(rec: SpanRecord): string | undefined {
+  if (!rec.stream) return undefined;
+  if (rec.clientAborted) return 'client-aborted';
+  if (rec.status >= 400 || rec.status === 0) return 'refused';
+  return rec.errorCode ? 'error' : 'complete';
+}
+
+function set(attrs: Record<string, AttrValue>, key: string, value: AttrValue | undefined): void {
+  if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) return;
+  attrs[key] = value;
+}
+
+export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData {
+  const op = clientOperation(rec);
+  const startMs = facts.startMs ?? Date.parse(rec.time);
+  const endMs = startMs + rec.totalMs;
+  const a: Record<string, AttrValue> = {};
+  if (op) {
+    a[ATTR_GEN_AI_OPERATION_NAME] = op.name;
+    a[ATTR_GEN_AI_PROVIDER_NAME] = op.provider;
+    if (op.protocol === 'chat' || op.protocol === 'responses') {
+      a[ATTR_OPENAI_API_TYPE] = op.protocol === 'chat' ? OPENAI_API_TYPE_VALUE_CHAT_COMPLETIONS : OPENAI_API_TYPE_VALUE_RESPONSES;
+    }
+    set(a, ATTR_GEN_AI_REQUEST_MODEL, rec.model);
+    if (rec.stream !== undefined) a[ATTR_GEN_AI_REQUEST_STREAM] = rec.stream;
+    Object.assign(a, requestValueAttributes(facts.requestValues));
+    if (rec.status < 400) {
+      set(a, ATTR_GEN_AI_RESPONSE_ID, facts.id);
+      set(a, ATTR_GEN_AI_RESPONSE_MODEL, facts.model);
+      set(a, ATTR_GEN_AI_RESPONSE_FINISH_REASONS, facts.finishReasons);
+    }
+    if (rec.usage?.input !== undefined) a[ATTR_GEN_AI_USAGE_INPUT_TOKENS] = rec.usage.input;
+    if (rec.usage?.output !== undefined) a[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS] = rec.usage.output;
+    if (rec.stream && rec.ttfbMs !== undefined) a[ATTR_GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = rec.ttfbMs / 1000;
+  } else {
+    a[ATTR_HTTP_REQUEST_METHOD] = rec.method;
+    // Path only: the query can hold what the redactor masked, and it says nothing a team needs.
+    a[ATTR_URL_PATH] = rec.canonicalPath.split('?')[0]!;
+  }
+  set(a, ATTR_SERVER_ADDRESS, facts.serverAddress);
+  if (facts.serverPort !== undefined) a[ATTR_SERVER_PORT] = facts.serverPort;
+  if (rec.status) a[ATTR_HTTP_RESPONSE_STATUS_CODE] = rec.status;
+  const error = errorType(rec);
+  set(a, ATTR_ERROR_TYPE, error);
+
+  a['loopgate.request.id'] = rec.id;
+  set(a, 'loopgate.upstream.request_id', rec.upstreamRequestId);
+  a['loopgate.route'] = rec.bridge ? 'bridged' : 'native';
+  set(a, 'loopgate.bridge', rec.bridge);
+  set(a, 'loopgate.bridge.dropped', rec.bridgeDropped);
+  if (rec.rewrites.length) {
+    a['loopgate.rewrite'] = true;
+    a['loopgate.rewrites'] = rec.rewrites;
+  }
+  set(a, 'loopgate.diagnosis', rec.diagnosis);
+  set(a, 'loopgate.key.name', rec.key);
+  set(a, 'loopgate.key.fingerprint', rec.keyFingerprint);
+  if (rec.ttfbMs !== undefined) a['loopgate.ttfb_ms'] = rec.ttfbMs;
+  a['loopgate.bytes.in'] = rec.bytesIn;
+  a['loopgate.bytes.out'] = rec.bytesOut;
+  if (rec.retries) a['loopgate.retries'] = rec.retries;
+  if (rec.clientAborted) a['loopgate.client_aborted'] = true;
+  set(a, 'loopgate.stream.end', streamEnd(rec));
+
+  if (facts.content) for (const [k, v] of Object.entries(facts.content)) set(a, k, v);
+
+  // Time to first byte is the attribute loopgate.ttfb_ms: no event per span for it (each costs an object and its encoding).
+  const events: SpanEvent[] = [];
+  if (rec.diagnosis) {
+    const attributes: Record<string, AttrValue> = { 'loopgate.diagnosis': rec.diagnosis };
+    set(attributes, 'loopgate.hint', facts.hint);
+    events.push({ name: 'loopgate.diagnosis', timeMs: endMs, attributes });
+  }
+
+  return {
+    // `{operation} {model}` as the conventions name GenAI spans; other requests by method and path.
+    name: op ? (rec.model ? `${op.name} ${rec.model}` : op.name) : `${rec.method} ${a[ATTR_URL_PATH] as string}`,
+    startMs,
+    endMs,
+    attributes: a,
+    events,
+    error: error === undefined ? undefined : rec.diagnosis && rec.diagnosis !== error ? `${error} (${rec.diagnosis})` : error,
+    parent: facts.parent,
+  };
+}
+
+export interface MetricPoint {
+  name: 'gen_ai.client.token.usage' | 'gen_ai.client.operation.duration' | 'gen_ai.client.operation.time_to_first_chunk';
+  value: number;
+  attributes: Record<string, AttrValue>;
+  /** The attribute values joined: names the series without hashing the attributes again. */
+  series: string;
+}
+
+/** The conventions' token usage and duration metrics for one GenAI request (none for other requests). */
+export function metricPoints(span: SpanData, rec: SpanRecord): MetricPoint[] {
+  const a = span.attributes;
+  if (a[ATTR_GEN_AI_OPERATION_NAME] === undefined) return [];
+  const base: Record<string, AttrValue> = {};
+  let series = '';
+  for (const k of [ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_PROVIDER_NAME, ATTR_GEN_AI_REQUEST_MODEL, ATTR_GEN_AI_RESPONSE_MODEL, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT]) {
+    const v = a[k];
+    series += `${v === undefined ? '' : String(v)}\u0000`;
+    if (v !== undefined) base[k] = v;
+  }
+  const points: MetricPoint[] = [];
+  const error = a[ATTR_ERROR_TYPE];
+  const duration: Record<string, AttrValue> = error === undefined ? base : { ...base, [ATTR_ERROR_TYPE]: error };
+  points.push({ name: 'gen_ai.client.operation.duration', value: rec.totalMs / 1000, attributes: duration, series: error === undefined ? series : `${series}${String(error)}` });
+  if (rec.usage?.input !== undefined) points.push({ name: 'gen_ai.client.token.usage', value: rec.usage.input, attributes: { ...base, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_INPUT }, series: `${series}input` });
+  if (rec.usage?.output !== undefined) points.push({ name: 'gen_ai.client.token.usage', value: rec.usage.output, attributes: { ...base, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_OUTPUT }, series: `${series}output` });
+  if (rec.stream && rec.ttfbMs !== undefined && rec.status < 400) points.push({ name: 'gen_ai.client.operation.time_to_first_chunk', value: rec.ttfbMs / 1000, attributes: base, series });
+  return points;
+}
