@@ -2,20 +2,19 @@
 // in SecretStorage, like the API keys: never in settings. They reach the proxy
 // child over IPC with the key, never through argv or its environment.
 import * as vscode from 'vscode';
+import { SecretChanges } from './secretChanges.js';
 import { parseOtlpHeaders } from '../proxy/rules/otlp-config.js';
 
 const SECRET_ID = 'loopgate.otlpHeaders';
 
 export class OtlpHeaderStore implements vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<void>();
+  private readonly changes: SecretChanges;
   /** Fires after the stored headers changed (this window or another). */
-  readonly onDidChange = this.changed.event;
-  private readonly subscription: vscode.Disposable;
+  readonly onDidChange: vscode.Event<void>;
 
   constructor(private readonly secrets: vscode.SecretStorage) {
-    this.subscription = secrets.onDidChange((e) => {
-      if (e.key === SECRET_ID) this.changed.fire();
-    });
+    this.changes = new SecretChanges(secrets, [SECRET_ID]);
+    this.onDidChange = this.changes.onDidChange;
   }
 
   /** The headers in OTEL_EXPORTER_OTLP_HEADERS form (`name=value,…`), or undefined. */
@@ -28,15 +27,16 @@ export class OtlpHeaderStore implements vscode.Disposable {
     const parsed = parseOtlpHeaders(headers, 'the OTLP headers');
     if (!parsed.ok) throw new Error(parsed.problem);
     await this.secrets.store(SECRET_ID, headers.trim());
+    await this.changes.announceIfChanged();
   }
 
   async clear(): Promise<void> {
     await this.secrets.delete(SECRET_ID);
+    await this.changes.announceIfChanged();
   }
 
   dispose(): void {
-    this.subscription.dispose();
-    this.changed.dispose();
+    this.changes.dispose();
   }
 }
 

@@ -1,6 +1,7 @@
 // The API keys live only in SecretStorage. This module is their one gateway, and
 // moves a key a user put in settings.json into SecretStorage.
 import * as vscode from 'vscode';
+import { SecretChanges } from './secretChanges.js';
 
 /** The keys, as a JSON list of { name, key }: a key belongs to a group, so users hold several. */
 const LIST_ID = 'loopgate.apiKeys';
@@ -29,26 +30,13 @@ function parseList(raw: string | undefined): StoredKey[] | undefined {
 }
 
 export class KeyStore implements vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<void>();
+  private readonly changes: SecretChanges;
   /** Fires after the stored keys changed (this window or another). */
-  readonly onDidChange = this.changed.event;
-  private readonly subscription: vscode.Disposable;
-  /** What this store last wrote or saw: a change is announced once, whoever reports it first. */
-  private seen: string | undefined;
+  readonly onDidChange: vscode.Event<void>;
 
   constructor(private readonly secrets: vscode.SecretStorage) {
-    // Another window's change arrives only through this event; our own writes announce themselves
-    // (VS Code 1.139 does not report an extension its own writes here, 1.100 does).
-    this.subscription = secrets.onDidChange((e) => {
-      if (e.key === LIST_ID || e.key === SECRET_ID) void this.announceIfChanged();
-    });
-  }
-
-  private async announceIfChanged(): Promise<void> {
-    const now = `${await this.secrets.get(LIST_ID)}\0${await this.secrets.get(SECRET_ID)}`;
-    if (now === this.seen) return;
-    this.seen = now;
-    this.changed.fire();
+    this.changes = new SecretChanges(secrets, [LIST_ID, SECRET_ID]);
+    this.onDidChange = this.changes.onDidChange;
   }
 
   /** Every key, in the order requests try them. */
@@ -103,19 +91,18 @@ export class KeyStore implements vscode.Disposable {
   async clear(): Promise<void> {
     await this.secrets.delete(LIST_ID);
     await this.secrets.delete(SECRET_ID);
-    await this.announceIfChanged();
+    await this.changes.announceIfChanged();
   }
 
   private async write(list: StoredKey[]): Promise<void> {
     await this.secrets.store(LIST_ID, JSON.stringify(list));
     // The single-key entry of older versions is now in the list.
     if (await this.secrets.get(SECRET_ID)) await this.secrets.delete(SECRET_ID);
-    await this.announceIfChanged();
+    await this.changes.announceIfChanged();
   }
 
   dispose(): void {
-    this.subscription.dispose();
-    this.changed.dispose();
+    this.changes.dispose();
   }
 }
 

@@ -596,4 +596,15 @@ test('Stop Proxy stops the proxy this window started and clears the terminal var
   await waitForModels();
 }, { timeoutMs: 40_000 });
 
+test('Set OTLP Collector Headers keeps them in SecretStorage only; a malformed value is refused without being echoed', async () => {
+  const secret = 'authorization=Bearer%20otlp-team-canary-5150';
+  assert.equal(await vscode.commands.executeCommand('loopgate.setOtlpHeaders', secret), true);
+  assert.equal(await api.secrets.get('loopgate.otlpHeaders'), secret);
+  assert.ok(!JSON.stringify(vscode.workspace.getConfiguration('loopgate')).includes('otlp-team-canary'), 'the headers are in the settings');
+  assert.equal(await vscode.commands.executeCommand('loopgate.setOtlpHeaders', 'no-equals-sign-otlp-canary'), false);
+  assert.equal(await api.secrets.get('loopgate.otlpHeaders'), secret, 'a malformed value replaced the stored one');
+  assert.equal(await vscode.commands.executeCommand('loopgate.setOtlpHeaders', ''), true);
+  assert.equal(await api.secrets.get('loopgate.otlpHeaders'), undefined);
+}, { timeoutMs: 30_000 });
+
 export const run = runTests;

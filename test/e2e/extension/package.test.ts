@@ -34,7 +34,7 @@ describe('the .vsix', () => {
       });
       expect(out, target).toMatch(/successfully installed/);
       const installed = join(exts, readdirSync(exts).find((d) => d.startsWith('loopgate.loopgate-'))!);
-      expect(readdirSync(join(installed, 'dist')).sort()).toEqual(['cli.js', 'extension.js', 'server.js']);
+      expect(readdirSync(join(installed, 'dist')).sort()).toEqual(['cli.js', 'extension.js', 'otlp-worker.js', 'server.js']);
     }
   }, 240_000);
 });
