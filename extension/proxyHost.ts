@@ -185,7 +185,7 @@ export class ProxyHost implements vscode.Disposable {
       this.keysEmitter.fire(this.keyNames);
       const state = this.setState({ kind: 'running', url, siteUrl, baseUrl, simulator, logFile });
       // Keys stored while it started (a user quick with Set API Key) would otherwise wait for the next change.
-      if (this.keysVersion !== keysVersion) void this.pushKey();
+      if (this.keysVersion !== keysVersion) this.pushKey().catch((err: unknown) => this.opts.log('error', `Could not hand the keys to the proxy: ${(err as Error).message}`));
       return state;
     }
     this.child = undefined;

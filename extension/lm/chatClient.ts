@@ -46,11 +46,17 @@ export async function sendChat(opts: SendChatOptions): Promise<void> {
   }
   const stream = new ChatStream(opts.request.protocol);
   const reader = res.body!.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    for (const e of stream.push(value)) opts.onEvent(e);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      for (const e of stream.push(value)) opts.onEvent(e);
+    }
+    for (const e of stream.end()) opts.onEvent(e);
+  } catch (err) {
+    // An error event or a failing consumer: close the connection, so the upstream stops generating (and billing).
+    await reader.cancel().catch(() => undefined);
+    throw err;
   }
-  for (const e of stream.end()) opts.onEvent(e);
   if (!stream.finished) throw new ChatStreamError('the answer stopped before it was complete (the connection to the service closed); try again');
 }

@@ -93,7 +93,7 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
           turns: messages.map(toTurn),
           tools: (options.tools ?? []).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
           toolMode: options.toolMode === vscode.LanguageModelChatToolMode.Required ? 'required' : 'auto',
-          maxOutputTokens: maxTokens(options.modelOptions, info.maxOutputTokens),
+          maxOutputTokens: maxTokens(options.modelOptions, info),
         },
         onEvent: (e) =>
           progress.report(e.kind === 'text' ? new vscode.LanguageModelTextPart(e.text) : new vscode.LanguageModelToolCallPart(e.callId, e.name, e.input)),
@@ -131,10 +131,11 @@ function information(m: ChatModelInfo): ModelInformation {
   };
 }
 
-/** A caller's `max_tokens`-like model option, within the model's limit. */
-function maxTokens(modelOptions: { readonly [name: string]: unknown } | undefined, limit: number): number {
+/** A caller's `max_tokens`-like model option within the model's limit, else the limit the list gave, else nothing. */
+function maxTokens(modelOptions: { readonly [name: string]: unknown } | undefined, info: ChatModelInfo): number | undefined {
   const asked = [modelOptions?.max_tokens, modelOptions?.maxTokens, modelOptions?.max_output_tokens].find((v) => typeof v === 'number' && v > 0) as number | undefined;
-  return Math.min(asked ?? limit, limit);
+  if (asked !== undefined) return Math.min(asked, info.maxOutputTokens);
+  return info.outputLimitKnown ? info.maxOutputTokens : undefined;
 }
 
 /** VS Code's message → plain data. Parts VS Code may add later are skipped, never guessed at. */
@@ -144,14 +145,36 @@ export function toTurn(message: LanguageModelChatRequestMessage): ChatTurn {
   for (const part of message.content) {
     if (part instanceof vscode.LanguageModelTextPart) parts.push({ kind: 'text', text: part.value });
     else if (part instanceof vscode.LanguageModelToolCallPart) parts.push({ kind: 'toolCall', callId: part.callId, name: part.name, input: part.input });
-    else if (part instanceof vscode.LanguageModelToolResultPart) parts.push({ kind: 'toolResult', callId: part.callId, text: resultText(part.content) });
+    else if (isToolResult(part)) parts.push({ kind: 'toolResult', callId: part.callId, text: resultText(part.content) });
     else if (isImage(part)) parts.push({ kind: 'image', mimeType: part.mimeType, data: part.data });
   }
   return { role, parts };
 }
 
+/**
+ * A tool result as text: text parts as they are, prompt-tsx parts (Copilot's own tools) as JSON,
+ * data parts of text or JSON decoded. Images in a tool result are not passed on.
+ */
 function resultText(content: readonly unknown[]): string {
-  return content.map((c) => (c instanceof vscode.LanguageModelTextPart ? c.value : typeof c === 'string' ? c : '')).join('');
+  return content
+    .map((c) => {
+      if (c instanceof vscode.LanguageModelTextPart) return c.value;
+      if (typeof c === 'string') return c;
+      const part = c as { value?: unknown; mimeType?: unknown; data?: unknown };
+      if (typeof part?.mimeType === 'string' && part.data instanceof Uint8Array) {
+        return /^text\/|json/.test(part.mimeType) ? new TextDecoder().decode(part.data) : '';
+      }
+      if (part?.value !== undefined) return typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+      return '';
+    })
+    .join('');
+}
+
+/** LanguageModelToolResultPart, or a newer class of the same shape (LanguageModelToolResultPart2). */
+function isToolResult(part: unknown): part is { callId: string; content: readonly unknown[] } {
+  if (part instanceof vscode.LanguageModelToolResultPart) return true;
+  const p = part as { callId?: unknown; content?: unknown; name?: unknown };
+  return typeof p?.callId === 'string' && Array.isArray(p.content) && p.name === undefined;
 }
 
 /** LanguageModelDataPart (1.105+) carrying an image. */

@@ -18,6 +18,8 @@ interface PendingCall {
   id: string;
   name: string;
   args: string;
+  /** Messages: the input came with the start block; deltas, if any follow, replace it. */
+  fromStart?: boolean;
 }
 
 export class ChatStream {
@@ -47,12 +49,14 @@ export class ChatStream {
         out.push(...this.flushCalls());
         continue;
       }
-      let json: Record<string, unknown>;
+      let parsed: unknown;
       try {
-        json = JSON.parse(m.data) as Record<string, unknown>;
+        parsed = JSON.parse(m.data);
       } catch {
         continue; // keep-alive comments and the like
       }
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) continue;
+      const json = parsed as Record<string, unknown>;
       if (this.protocol === 'chat') out.push(...this.chat(json));
       else if (this.protocol === 'responses') out.push(...this.responses(m.event, json));
       else out.push(...this.messages(m.event, json));
@@ -69,7 +73,12 @@ export class ChatStream {
       for (const tc of (delta.tool_calls as Array<Record<string, unknown>> | undefined) ?? []) {
         const index = typeof tc.index === 'number' ? tc.index : 0;
         const fn = (tc.function ?? {}) as Record<string, unknown>;
-        const call = this.calls.get(index) ?? { id: '', name: '', args: '' };
+        let call = this.calls.get(index) ?? { id: '', name: '', args: '' };
+        // Relays that send each whole call in its own chunk without an index: a new id is a new call.
+        if (typeof tc.id === 'string' && tc.id && call.id && call.id !== tc.id) {
+          out.push(toolCall(call.id, call.name, call.args));
+          call = { id: '', name: '', args: '' };
+        }
         if (typeof tc.id === 'string' && tc.id) call.id = tc.id;
         if (typeof fn.name === 'string' && fn.name) call.name = fn.name;
         if (typeof fn.arguments === 'string') call.args += fn.arguments;
@@ -105,7 +114,9 @@ export class ChatStream {
     const index = typeof json.index === 'number' ? json.index : 0;
     if (type === 'content_block_start') {
       const block = (json.content_block ?? {}) as Record<string, unknown>;
-      if (block.type === 'tool_use') this.calls.set(index, { id: String(block.id ?? ''), name: String(block.name ?? ''), args: '' });
+      // Relays that put the whole input in the start block and send no input_json_delta keep it.
+      const input = block.input && typeof block.input === 'object' && Object.keys(block.input).length ? JSON.stringify(block.input) : '';
+      if (block.type === 'tool_use') this.calls.set(index, { id: String(block.id ?? ''), name: String(block.name ?? ''), args: input, fromStart: input !== '' });
       return [];
     }
     if (type === 'content_block_delta') {
@@ -113,6 +124,10 @@ export class ChatStream {
       if (delta.type === 'text_delta' && typeof delta.text === 'string' && delta.text) return [{ kind: 'text', text: delta.text }];
       if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
         const call = this.calls.get(index);
+        if (call?.fromStart) {
+          call.args = '';
+          call.fromStart = false;
+        }
         if (call) call.args += delta.partial_json;
       }
       return [];

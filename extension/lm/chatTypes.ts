@@ -29,7 +29,8 @@ export interface ChatRequest {
   tools: ChatTool[];
   /** VS Code's LanguageModelChatToolMode: Auto, or Required (the model must call a tool). */
   toolMode: 'auto' | 'required';
-  maxOutputTokens: number;
+  /** Stated only when the caller or the model list gave it: a guessed cap is refused by models with a lower one. */
+  maxOutputTokens?: number;
 }
 
 /** What the provider reports, in order, as the stream arrives. */

@@ -14,6 +14,8 @@ export interface ChatModelInfo {
   tooltip: string;
   maxInputTokens: number;
   maxOutputTokens: number;
+  /** The list or the user gave the output limit: requests may state it (a default must not, see chatProvider). */
+  outputLimitKnown: boolean;
   toolCalling: boolean;
   imageInput: boolean;
   /** The protocol requests for this model use: its best native one. */
@@ -44,10 +46,12 @@ export function bestProtocol(protocols: readonly Protocol[] | undefined): Protoc
 
 const positive = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : undefined);
 
-function listedLimits(e: ModelEntry): { input?: number; output?: number } {
+function listedLimits(e: ModelEntry): { input?: number; window?: number; output?: number } {
   const top = (e.top_provider ?? {}) as Record<string, unknown>;
   return {
-    input: positive(e.max_input_tokens) ?? positive(e.context_length) ?? positive(e.context_window) ?? positive(top.context_length),
+    input: positive(e.max_input_tokens),
+    // The context window holds the prompt and the answer together.
+    window: positive(e.context_length) ?? positive(e.context_window) ?? positive(top.context_length),
     output: positive(e.max_output_tokens) ?? positive(e.max_completion_tokens) ?? positive(top.max_completion_tokens),
   };
 }
@@ -57,7 +61,7 @@ function takesImages(e: ModelEntry): boolean {
   const arch = (e.architecture ?? {}) as Record<string, unknown>;
   const modalities = [e.input_modalities, e.modalities, arch.input_modalities].find(Array.isArray) as unknown[] | undefined;
   if (modalities) return modalities.includes('image');
-  return /^(gpt-4o|gpt-4\.1|gpt-5|o3|o4|claude-|gemini-)/i.test(e.id);
+  return /^(gpt-4o|gpt-4\.1|gpt-5|o3(?!-mini)|o4|claude-|gemini-)/i.test(e.id);
 }
 
 const DATED = /^(.*?)-(\d{4}-\d{2}-\d{2}|\d{8})$/;
@@ -69,7 +73,9 @@ export function chatModels(entries: readonly ModelEntry[], overrides: ModelOverr
     const protocol = bestProtocol(modelProtocols(e));
     const dated = DATED.exec(e.id);
     const owner = typeof e.owned_by === 'string' && e.owned_by ? e.owned_by : 'unknown';
-    const maxInputTokens = positive(o.maxInputTokens) ?? listed.input ?? DEFAULT_LIMITS.maxInputTokens;
+    const output = positive(o.maxOutputTokens) ?? listed.output;
+    const window = listed.window ? Math.max(1, listed.window - (output ?? Math.min(DEFAULT_LIMITS.maxOutputTokens, Math.floor(listed.window / 4)))) : undefined;
+    const maxInputTokens = positive(o.maxInputTokens) ?? listed.input ?? window ?? DEFAULT_LIMITS.maxInputTokens;
     return {
       id: e.id,
       name: e.id,
@@ -78,8 +84,8 @@ export function chatModels(entries: readonly ModelEntry[], overrides: ModelOverr
       detail: `Loopgate · ${owner}`,
       tooltip: `${e.id} through the Loopgate proxy (${PROTOCOL_NAMES[protocol]}, native)`,
       maxInputTokens,
-      // A relay that lists one number lists the context: the answer cannot be longer than it.
-      maxOutputTokens: Math.min(positive(o.maxOutputTokens) ?? listed.output ?? DEFAULT_LIMITS.maxOutputTokens, maxInputTokens),
+      maxOutputTokens: output ?? DEFAULT_LIMITS.maxOutputTokens,
+      outputLimitKnown: output !== undefined,
       toolCalling: o.toolCalling ?? true,
       imageInput: o.imageInput ?? takesImages(e),
       protocol,

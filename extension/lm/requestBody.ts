@@ -11,6 +11,9 @@ export interface WireRequest {
   body: Record<string, unknown>;
 }
 
+/** README, "Models in VS Code's chat". */
+export const MESSAGES_DEFAULT_MAX_TOKENS = 8192;
+
 const text = (parts: ChatPart[]) => parts.flatMap((p) => (p.kind === 'text' ? [p.text] : [])).join('');
 const base64 = (data: Uint8Array) => Buffer.from(data).toString('base64');
 const inputOf = (input: unknown): Record<string, unknown> => (typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : {});
@@ -29,7 +32,9 @@ function chatBody(req: ChatRequest): Record<string, unknown> {
   for (const turn of req.turns) {
     if (turn.role === 'assistant') {
       const calls = turn.parts.flatMap((p) => (p.kind === 'toolCall' ? [{ id: p.callId, type: 'function', function: { name: p.name, arguments: JSON.stringify(inputOf(p.input)) } }] : []));
-      messages.push({ role: 'assistant', content: text(turn.parts) || null, ...(calls.length ? { tool_calls: calls } : {}) });
+      const t = text(turn.parts);
+      // An assistant message with neither text nor calls is refused (400).
+      if (t || calls.length) messages.push({ role: 'assistant', content: t || null, ...(calls.length ? { tool_calls: calls } : {}) });
       continue;
     }
     // Tool results are their own messages, right after the assistant's calls.
@@ -44,7 +49,7 @@ function chatBody(req: ChatRequest): Record<string, unknown> {
     messages,
     stream: true,
     stream_options: { include_usage: true },
-    max_completion_tokens: req.maxOutputTokens,
+    ...(req.maxOutputTokens ? { max_completion_tokens: req.maxOutputTokens } : {}),
     ...(req.tools.length
       ? {
           tools: req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: schemaOf(t.inputSchema) } })),
@@ -81,7 +86,7 @@ function responsesBody(req: ChatRequest): Record<string, unknown> {
     stream: true,
     // Nothing kept upstream: VS Code sends the whole conversation every time.
     store: false,
-    max_output_tokens: req.maxOutputTokens,
+    ...(req.maxOutputTokens ? { max_output_tokens: req.maxOutputTokens } : {}),
     ...(req.tools.length
       ? {
           tools: req.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: schemaOf(t.inputSchema) })),
@@ -119,7 +124,8 @@ function messagesBody(req: ChatRequest): Record<string, unknown> {
   }
   return {
     model: req.model,
-    max_tokens: req.maxOutputTokens,
+    // Messages requires it: without a known limit, one every current Claude model accepts.
+    max_tokens: req.maxOutputTokens ?? MESSAGES_DEFAULT_MAX_TOKENS,
     messages,
     ...(system ? { system } : {}),
     stream: true,

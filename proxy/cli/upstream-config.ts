@@ -6,7 +6,8 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, UsageError, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
-import { loadOrCreateToken } from '../config/token.js';
+import { existingToken, loadOrCreateToken } from '../config/token.js';
+import { isIP } from 'node:net';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../pipeline/options.js';
 import { proxyOrigin } from '../rules/urls.js';
 import { readKeyListFromStdin, validKey } from './stdin-key.js';
@@ -52,7 +53,8 @@ export async function resolveUpstream(
     return throughProxy(io, flags.proxy);
   }
   const upstream = flags.upstream ?? io.env.LOOPGATE_UPSTREAM;
-  if (!upstream && !flags.direct) {
+  // A key piped in is meant for a check of its own: not replaced by the running proxy's keys.
+  if (!upstream && !flags.direct && !flags.keyStdin) {
     const found = await runningProxy(io);
     if (found) return found;
   }
@@ -71,30 +73,40 @@ export async function resolveUpstream(
   return { upstream: simulator.url, key: DEMO_KEY, simulator };
 }
 
-/** --proxy URL: it must be a Loopgate proxy that proves it knows the local token before the token is sent. */
+/**
+ * --proxy URL: it must be a Loopgate proxy that proves it knows the local token before the
+ * token is sent, and at an IP address: the proof holds for the address that gave it, and a
+ * host name could resolve elsewhere for the requests that follow.
+ */
 async function throughProxy(io: Io, url: string): Promise<UpstreamConfig> {
   let origin: string;
   try {
     const u = new URL(url);
     if (u.protocol !== 'http:') throw new Error('not http');
+    if (isIP(u.hostname.replace(/^\[|\]$/g, '')) === 0) throw new Error('not an IP');
     origin = u.origin;
   } catch {
-    throw new UsageError(`--proxy takes the proxy's address, such as http://${DEFAULT_HOST}:${DEFAULT_PORT} (serve prints it).`);
+    throw new UsageError(`--proxy takes the proxy's address as serve prints it, such as http://${DEFAULT_HOST}:${DEFAULT_PORT}.`);
   }
   const token = loadOrCreateToken(io.env);
   const check = await checkProxy(origin, token);
   if (check.kind === 'unreachable') throw new ConfigError(`no Loopgate proxy answers on ${origin} (${check.reason}). Start it with \`loopgate serve\`, or leave out --proxy to check the upstream directly.`);
-  if (check.kind === 'unproven') throw new ConfigError(`what answers on ${origin} is not a Loopgate proxy that knows your local token (another LOOPGATE_HOME or LOOPGATE_TOKEN?).`);
+  // A proxy started with --no-token cannot prove anything: whatever squats on the port could say it is one.
+  if (check.kind === 'unproven' || !check.requireToken) {
+    throw new ConfigError(`what answers on ${origin} is not a Loopgate proxy that proves it knows your local token (another LOOPGATE_HOME or LOOPGATE_TOKEN, or a proxy started with --no-token?).`);
+  }
   io.err(`(checking through the Loopgate proxy at ${origin}: what your tools see)`);
   return { upstream: origin, key: token, viaProxy: origin };
 }
 
 /** Nothing configured: a proxy of ours on the default port is what the user's tools talk to, so ask it. */
 async function runningProxy(io: Io): Promise<UpstreamConfig | undefined> {
+  // No token yet: no proxy can prove it knows one (and asking must not create it).
+  const token = existingToken(io.env);
+  if (!token) return undefined;
   const origin = proxyOrigin(DEFAULT_HOST, DEFAULT_PORT);
-  const token = loadOrCreateToken(io.env);
   const check = await checkProxy(origin, token, 1500);
-  if (check.kind !== 'loopgate') return undefined;
+  if (check.kind !== 'loopgate' || !check.requireToken) return undefined;
   io.err(`(checking through the Loopgate proxy at ${origin}: what your tools see; --direct checks the embedded simulator instead, --upstream an upstream)`);
   return { upstream: origin, key: token, viaProxy: origin };
 }

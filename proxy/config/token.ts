@@ -12,6 +12,16 @@ export function tokenFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(configDir(env), 'token');
 }
 
+/** The token if there is one already (LOOPGATE_TOKEN or the file); never creates it. */
+export function existingToken(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.LOOPGATE_TOKEN) return env.LOOPGATE_TOKEN;
+  try {
+    return readFileSync(tokenFile(env), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function loadOrCreateToken(env: NodeJS.ProcessEnv = process.env): string {
   if (env.LOOPGATE_TOKEN) return env.LOOPGATE_TOKEN;
   const file = tokenFile(env);

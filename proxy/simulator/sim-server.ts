@@ -179,14 +179,16 @@ async function deliverStream(res: ServerResponse, rec: RecordedRequest, render: 
   const { events } = rendered;
   const cut =
     fault === 'stall-body' ? 1 : fault === 'reset-mid-stream' || fault === 'error-event-mid-stream' ? Math.min(FEW_EVENTS, events.length - 1) : events.length;
-  // How it ended, for tests that check a client's cancel reached the upstream.
-  rec.ended = 'client-closed';
+  // How it ended (unset while it runs), for tests that check a client's cancel reached the upstream.
+  const clientLeft = () => {
+    rec.ended = 'client-closed';
+  };
   for (let i = 0; i < cut; i++) {
     if (i > 0) await pause(controls.chunkDelayMs, signal);
-    if (signal.aborted) return;
+    if (signal.aborted) return clientLeft();
     await write(res, events[i]!);
   }
-  if (signal.aborted) return;
+  if (signal.aborted) return clientLeft();
   rec.ended = cut === events.length ? 'complete' : 'cut';
   if (fault === 'stall-body') return untilAborted(signal);
   if (fault === 'reset-mid-stream') {

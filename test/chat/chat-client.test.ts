@@ -60,9 +60,12 @@ describe('the models VS Code is offered', () => {
 
   it('limits the list gives, and per-model overrides over both', () => {
     const listed = chatModels([{ id: 'm-2025-01-31', context_length: 200_000, max_output_tokens: 64_000, supported_endpoint_types: ['openai'] }], { other: { maxInputTokens: 1 } });
-    expect(listed[0]).toMatchObject({ family: 'm', version: '2025-01-31', maxInputTokens: 200_000, maxOutputTokens: 64_000, protocol: 'chat' });
+    // The context window holds prompt and answer: the input limit is what the answer leaves.
+    expect(listed[0]).toMatchObject({ family: 'm', version: '2025-01-31', maxInputTokens: 136_000, maxOutputTokens: 64_000, outputLimitKnown: true, protocol: 'chat' });
     const overridden = chatModels([{ id: 'm', context_length: 200_000 }], { m: { maxInputTokens: 32_000, imageInput: true, toolCalling: false } });
-    expect(overridden[0]).toMatchObject({ maxInputTokens: 32_000, maxOutputTokens: 16_384, imageInput: true, toolCalling: false });
+    expect(overridden[0]).toMatchObject({ maxInputTokens: 32_000, maxOutputTokens: 16_384, outputLimitKnown: false, imageInput: true, toolCalling: false });
+    expect(chatModels([{ id: 'w', context_length: 32_000 }])[0]).toMatchObject({ maxInputTokens: 24_000 });
+    expect(chatModels([{ id: 'o3-mini' }, { id: 'o3' }]).map((m) => m.imageInput)).toEqual([false, true]);
   });
 });
 

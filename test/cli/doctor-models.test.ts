@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../proxy/simulator/index.js';
 import { KEYS } from '../proxy/stack.js';
 import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
 import { exited, runCli, spawnCli, tempHome } from './io.js';
 
 let sim: Simulator;
@@ -134,9 +135,31 @@ describe('doctor and models against the running proxy (what the tools see)', () 
     expect(gone.err).toMatch(/no Loopgate proxy answers on http:\/\/127\.0\.0\.1:9/);
     const stranger = await runCli(['doctor', '--proxy', proxy!.url], { LOOPGATE_HOME: tempHome() });
     expect(stranger.code).toBe(3);
-    expect(stranger.err).toMatch(/not a Loopgate proxy that knows your local token/);
+    expect(stranger.err).toMatch(/not a Loopgate proxy that proves it knows your local token/);
     expect((await runCli(['models', '--proxy', 'ftp://x'], { LOOPGATE_HOME: home })).code).toBe(2);
     expect((await runCli(['models', '--proxy', proxy!.url, '--upstream', sim.url], { LOOPGATE_HOME: home })).code).toBe(2);
+  });
+
+  it('a server that only claims to be a --no-token Loopgate proxy never gets the local token', async () => {
+    const seen: string[] = [];
+    const impostor = createServer((req, res) => {
+      seen.push(String(req.headers.authorization ?? ''));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ loopgate: '0.1.0', requireToken: false, object: 'list', data: [] }));
+    });
+    await new Promise<void>((r) => impostor.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(impostor.address() as { port: number }).port}`;
+      const r = await runCli(['models', '--proxy', url], { LOOPGATE_HOME: home });
+      expect(r.code).toBe(3);
+      expect(r.err).toMatch(/not a Loopgate proxy that proves it knows your local token/);
+      const token = (await runCli(['token'], { LOOPGATE_HOME: home })).out;
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen.some((h) => h.includes(token))).toBe(false);
+      // A host name could resolve elsewhere after the proof: refused.
+      expect((await runCli(['models', '--proxy', `http://localhost:${new URL(url).port}`], { LOOPGATE_HOME: home })).code).toBe(2);
+    } finally {
+      await new Promise((r) => impostor.close(r));
+    }
   });
 
   it('with nothing configured, the proxy on the default port is the one asked; --direct asks the simulator', async () => {

@@ -73,8 +73,9 @@ describe('the CLI installed as a command', () => {
 
   it('`npm install -g <checkout>` (the README line) installs it as well', () => {
     const linked = join(work, 'linked');
-    npmRun(['install', '-g', '--prefix', linked, repoRoot], work);
+    // --ignore-scripts: npm runs `prepare` for a linked folder, which would rebuild dist/ under the other tests' feet.
+    npmRun(['install', '-g', '--ignore-scripts', '--prefix', linked, repoRoot], work);
     const out = execFileSync(join(linked, 'bin', 'loopgate'), ['--version'], { cwd: elsewhere, encoding: 'utf8' });
     expect(out.trim()).toBe(pkg.version);
-  });
+  }, 60_000);
 });
