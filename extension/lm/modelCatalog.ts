@@ -3,7 +3,7 @@
 // `context_length`, `max_input_tokens`, `max_output_tokens`), else the
 // documented defaults below; `loopgate.chat.modelOverrides` wins over both.
 import { modelProtocols, type ModelEntry } from '../../proxy/rules/model-list.js';
-import type { Protocol } from '../../proxy/rules/protocols.js';
+import { PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols.js';
 
 export interface ChatModelInfo {
   id: string;
@@ -82,7 +82,7 @@ export function chatModels(entries: readonly ModelEntry[], overrides: ModelOverr
       family: dated ? dated[1]! : e.id,
       version: dated ? dated[2]! : e.id,
       detail: `Loopgate · ${owner}`,
-      tooltip: `${e.id} through the Loopgate proxy (${PROTOCOL_NAMES[protocol]}, native)`,
+      tooltip: `${e.id} through the Loopgate proxy (${PROTOCOL_TABLE[protocol].title}, native)`,
       maxInputTokens,
       maxOutputTokens: output ?? DEFAULT_LIMITS.maxOutputTokens,
       outputLimitKnown: output !== undefined,
@@ -92,5 +92,3 @@ export function chatModels(entries: readonly ModelEntry[], overrides: ModelOverr
     };
   });
 }
-
-const PROTOCOL_NAMES: Record<Protocol, string> = { chat: 'Chat Completions', responses: 'Responses', messages: 'Anthropic Messages' };

@@ -17,20 +17,16 @@ export function existingToken(env: NodeJS.ProcessEnv = process.env): string | un
   if (env.LOOPGATE_TOKEN) return env.LOOPGATE_TOKEN;
   try {
     return readFileSync(tokenFile(env), 'utf8').trim() || undefined;
-  } catch {
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     return undefined;
   }
 }
 
 export function loadOrCreateToken(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.LOOPGATE_TOKEN) return env.LOOPGATE_TOKEN;
+  const existing = existingToken(env);
+  if (existing) return existing;
   const file = tokenFile(env);
-  try {
-    const existing = readFileSync(file, 'utf8').trim();
-    if (existing) return existing;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   // 'wx' so two processes racing to create it cannot both win.

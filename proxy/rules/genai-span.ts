@@ -76,26 +76,35 @@ export interface SpanFacts extends ResponseFacts {
 }
 
 /**
- * What a span is made of: the traffic record (log/traffic-record.ts) without its
- * headers and bodies. This crosses to the export worker. Spelled out here so the
- * rules do not depend on the log: a TrafficRecord is one.
+ * What a span is made of, and the core of every traffic log record
+ * (log/traffic-record.ts extends it with the path, headers and bodies). It
+ * crosses to the export worker; it lives here so the rules do not depend on the log.
  */
 export interface SpanRecord {
+  /** ISO time the request arrived. */
   time: string;
+  /** Loopgate's own request id (also sent back as x-loopgate-request-id). */
   id: string;
+  /** The upstream's X-Oneapi-Request-Id, when it sent one. */
   upstreamRequestId?: string;
   method: string;
+  /** Path forwarded upstream. */
   canonicalPath: string;
+  /** `FROM -> TO (reason)` strings. */
   rewrites: string[];
   model?: string;
   stream?: boolean;
   status: number;
   errorType?: string;
   errorCode?: string;
+  /** Loopgate's diagnosis code (x-loopgate-diagnosis). */
   diagnosis?: string;
+  /** The name of the key the request went upstream with, and its fingerprint (sha256, 12 hex): never the key. */
   key?: string;
   keyFingerprint?: string;
+  /** Protocol bridge applied, e.g. `responses->chat`. */
   bridge?: string;
+  /** Parameters the bridge left out, e.g. `client_metadata`, `tools[web_search]`. */
   bridgeDropped?: string[];
   ttfbMs?: number;
   totalMs: number;
