@@ -81,6 +81,7 @@ if (typeof require !== 'undefined' && require.main === module) {
     err: (line) => process.stderr.write(line + '\n'),
     env: process.env,
     stdin: process.stdin,
+    isTTY: process.stdout.isTTY,
   };
   main(process.argv.slice(2), io).then(
     (code) => {

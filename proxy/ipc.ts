@@ -9,6 +9,8 @@ export interface ProxyIpcConfig {
   port: number;
   host?: string;
   logBodies: boolean;
+  /** The in-memory traffic ring for the Traffic view (loopgate.traffic.capture); default on. */
+  capture?: boolean;
   requireToken: boolean;
   bridge?: BridgeMode;
   /** Traffic log file; default is the user's state dir. */

@@ -19,6 +19,8 @@ import { rawRefusal } from './pipeline/client-reply.js';
 import { KeyRing } from './pipeline/keyring.js';
 import { positionName, type NamedKey } from './rules/key-list.js';
 import { BridgePolicy } from './bridge/index.js';
+import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES, RING_BODY_CHARS, TrafficRing } from './traffic/ring.js';
+import { CUT_MARGIN, logBodyCaptureBytes } from './pipeline/capture.js';
 import {
   DEFAULT_BRIDGE,
   DEFAULT_HOST,
@@ -46,6 +48,8 @@ export interface RunningProxy {
   /** The OTLP export's state (endpoint, exported and dropped spans), when it is on. */
   otlp?: () => OtlpHealth;
   stats: Readonly<ProxyStats>;
+  /** The live traffic ring (absent with capture off). */
+  traffic?: TrafficRing;
   /** Model IDs from the cached /models lists (every key's), when known. */
   modelIds(): readonly string[] | undefined;
   /** Fetches every key's /models list now (the proxy also does so in the background). */
@@ -56,6 +60,17 @@ export interface RunningProxy {
   /** The keys as the routing sees them: name, fingerprint, its models (or why its list failed). */
   keyStatus(): Array<{ name: string; fingerprint: string; models?: number; failure?: string }>;
   close(): Promise<void>;
+}
+
+/**
+ * How much of each response the capture keeps: the log's and the collector's cap
+ * (--log-bodies, OTLP content), the traffic ring's, or the larger of both.
+ */
+function captureConfig(opts: ProxyOptions, ring: TrafficRing | undefined): Pick<ProxyContext, 'captureBodies' | 'captureBytes' | 'timeChunks' | 'logBodyBytes' | 'ring'> {
+  const logBodyBytes = opts.logBodyBytes ?? DEFAULT_LOG_BODY_BYTES;
+  const forLog = (opts.logBodies ?? false) || (opts.otlp?.captureContent ?? false);
+  const captureBytes = Math.max(forLog ? logBodyCaptureBytes(logBodyBytes) : 0, ring ? RING_BODY_CHARS + CUT_MARGIN : 0);
+  return { captureBodies: forLog || ring !== undefined, captureBytes, timeChunks: ring !== undefined, logBodyBytes, ring };
 }
 
 export class ProxyConfigError extends Error {
@@ -102,6 +117,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
         server: serverOf(upstreamUrl),
       })
     : undefined;
+  const ring = opts.capture === false ? undefined : new TrafficRing({ entries: opts.capture?.entries ?? DEFAULT_RING_ENTRIES, bytes: opts.capture?.bytes ?? DEFAULT_RING_BYTES });
   const ctx: ProxyContext = {
     pool,
     upstreamPrefix,
@@ -120,8 +136,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     redactor,
     log: undefined,
     logBodies: opts.logBodies ?? false,
-    captureBodies: (opts.logBodies ?? false) || (opts.otlp?.captureContent ?? false),
-    logBodyBytes: opts.logBodyBytes ?? DEFAULT_LOG_BODY_BYTES,
+    ...captureConfig(opts, ring),
     otlp,
     bridge: new BridgePolicy(opts.bridge ?? DEFAULT_BRIDGE),
     stats,
@@ -189,6 +204,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     logFile: log?.file,
     otlp: otlp ? () => otlp.health : undefined,
     stats,
+    traffic: ring,
     modelIds: () => keys.ids(),
     refreshModels: () => keys.refresh(),
     setKey(next) {

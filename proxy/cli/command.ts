@@ -5,6 +5,8 @@ export interface Io {
   err(line: string): void;
   env: NodeJS.ProcessEnv;
   stdin: NodeJS.ReadableStream;
+  /** Standard output is a terminal (colour is allowed). */
+  isTTY?: boolean;
 }
 
 export interface Command {

@@ -6,6 +6,9 @@ import { exportCommand } from './export.js';
 import { lspCommand } from './lsp.js';
 import { modelsCommand } from './models.js';
 import { runCommand } from './run.js';
+import { replayCommand } from './replay.js';
+import { showCommand } from './show.js';
+import { tailCommand } from './tail.js';
 import { serveCommand } from './serve.js';
 import { simulateCommand } from './simulate.js';
 import { tokenCommand } from './token.js';
@@ -17,6 +20,9 @@ export const commands: Command[] = [
   modelsCommand,
   envCommand,
   runCommand,
+  tailCommand,
+  showCommand,
+  replayCommand,
   tokenCommand,
   exportCommand,
   lspCommand,

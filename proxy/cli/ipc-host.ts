@@ -61,6 +61,7 @@ export function runIpcHost(io: Io): Promise<number> {
               port: msg.config.port,
               host: msg.config.host,
               logBodies: msg.config.logBodies,
+              capture: msg.config.capture === false ? false : undefined,
               logFile: msg.config.logFile,
               bridge: msg.config.bridge,
               onTraffic: (line, rec) => send({ type: 'traffic', line, status: rec.status, diagnosis: rec.diagnosis ?? rec.errorCode }),

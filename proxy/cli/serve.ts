@@ -13,6 +13,7 @@ import { runIpcHost } from './ipc-host.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { untilSignal } from './signals.js';
 import { cliInvocation, type Invocation } from './invocation.js';
+import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES } from '../traffic/ring.js';
 import { DEFAULT_HOST, DEFAULT_LIMITS, DEFAULT_PORT, DEFAULT_RETRIES, DEFAULT_TIMEOUTS, type ProxyOptions } from '../pipeline/options.js';
 
 const MIB = 1024 * 1024;
@@ -44,6 +45,10 @@ Behaviour:
   --log FILE              Traffic log (JSONL; default in the user's state dir).
   --no-log                Do not write the traffic log.
   --log-bodies            Also log request/response bodies (redacted, capped).
+  --no-capture            Keep no recent requests in memory (the Traffic view and loopgate
+                          tail/show/replay then have nothing to show; the log is unchanged).
+  --capture-requests N    Requests the in-memory ring keeps (default ${DEFAULT_RING_ENTRIES}).
+  --capture-mb N          Memory the ring may use, in MB (default ${DEFAULT_RING_BYTES / MIB}).
   --max-body MIB          Request body cap in MiB (default ${DEFAULT_LIMITS.maxBodyBytes / MIB}).
   --max-in-flight N       Concurrent requests before 503 (default ${DEFAULT_LIMITS.maxInFlight}).
   --connect-timeout S     Upstream connect timeout in seconds (default ${DEFAULT_TIMEOUTS.connectMs / 1000}).
@@ -76,6 +81,9 @@ const options = {
   log: { type: 'string' },
   'no-log': { type: 'boolean' },
   'log-bodies': { type: 'boolean' },
+  'no-capture': { type: 'boolean' },
+  'capture-requests': { type: 'string' },
+  'capture-mb': { type: 'string' },
   'max-body': { type: 'string' },
   'max-in-flight': { type: 'string' },
   'connect-timeout': { type: 'string' },
@@ -195,6 +203,7 @@ export const serveCommand: Command = {
         bridge: bridge as ProxyOptions['bridge'],
         logFile: values['no-log'] ? false : values.log,
         logBodies: values['log-bodies'],
+        capture: captureOption(values),
         limits: {
           maxBodyBytes: maxBody === undefined ? undefined : maxBody * MIB,
           maxInFlight: intOption('max-in-flight', values['max-in-flight'], 1),
@@ -223,6 +232,17 @@ export const serveCommand: Command = {
     return EXIT.ok;
   },
 };
+
+/** --no-capture, or the ring's limits. */
+function captureOption(values: { 'no-capture'?: boolean; 'capture-requests'?: string; 'capture-mb'?: string }): ProxyOptions['capture'] {
+  const entries = intOption('capture-requests', values['capture-requests'], 1);
+  const mb = intOption('capture-mb', values['capture-mb'], 1);
+  if (values['no-capture']) {
+    if (entries !== undefined || mb !== undefined) throw new UsageError('--no-capture turns the ring off: leave out --capture-requests and --capture-mb.');
+    return false;
+  }
+  return { entries, bytes: mb === undefined ? undefined : mb * MIB };
+}
 
 export function reportStartFailure(err: unknown, io: Io, port: string): number {
   if (err instanceof ProxyConfigError) {

@@ -15,4 +15,6 @@ export interface TrafficRecord extends SpanRecord {
   responseBody?: string;
   /** Set when a body was cut at the cap. */
   bodyTruncated?: boolean;
+  /** This request is a replay (Traffic view, `loopgate replay`) of the request with this id. */
+  replayOf?: string;
 }

@@ -8,6 +8,14 @@ import { streamErrorCode } from '../rules/stream-error.js';
 import { CUT_MARGIN } from './capture.js';
 import { scrubAcrossEvents } from '../rules/stream-redact.js';
 import { exportSpan } from './export-span.js';
+import { printable } from '../rules/printable.js';
+
+export { printable };
+import { RING_BODY_CHARS, type NewEntry } from '../traffic/ring.js';
+import { REPLAY_HEADER } from '../traffic/replay-request.js';
+
+/** Set by `loopgate replay` and the Traffic view on a request they resend; only a request id is taken. */
+const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
   return buildRecordAndBodies(ex, ctx).record;
@@ -21,6 +29,8 @@ export interface BuiltRecord {
   /** Redacted and capped, when bodies are captured (--log-bodies or OTLP content capture). */
   requestBody?: string;
   responseBody?: string;
+  /** The traffic ring's entry (with capture on, for the user's own traffic). */
+  ring?: NewEntry;
 }
 
 export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltRecord {
@@ -62,27 +72,73 @@ export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltReco
     retries: ex.retries,
     clientAborted: ex.clientAborted,
   };
+  const replayOf = ex.req.headers[REPLAY_HEADER];
+  if (typeof replayOf === 'string' && REQUEST_ID.test(replayOf)) raw.replayOf = replayOf;
   const rec = r.value(raw);
   // Header names are scrubbed too: an upstream can put a secret in a name.
   rec.requestHeaders = r.headers(ex.req.headers);
   if (reply.headers) rec.responseHeaders = r.headers(reply.headers);
   const built: BuiltRecord = { record: rec, scanned };
   if (ctx.captureBodies) {
-    // Redact first, cut after: a cap that falls inside a key must not leave the key's front in the log.
-    const cap = ctx.logBodyBytes;
+    // Redact first, cut after: a cap that falls inside a key must not leave the key's front in a sink.
+    // One redaction at the largest cap serves every sink; each then takes its own length.
+    const keep = Math.max(ctx.ring ? RING_BODY_CHARS : 0, ctx.logBodies || ctx.otlp ? ctx.logBodyBytes : 0);
     // Cut in one unit (characters of the decoded text) so the margin really covers a straddling key.
-    if (ex.body) built.requestBody = r.string(ex.body.subarray(0, 4 * (cap + CUT_MARGIN)).toString('utf8').slice(0, cap + CUT_MARGIN)).slice(0, cap);
+    const request = ex.body ? r.string(ex.body.subarray(0, 4 * (keep + CUT_MARGIN)).toString('utf8').slice(0, keep + CUT_MARGIN)) : undefined;
     // A secret streamed in pieces is found in the joined deltas and masked in each piece.
-    const logged = body.slice(0, cap + CUT_MARGIN);
-    built.responseBody = r.string(isStream ? scrubAcrossEvents(logged, r) : logged).slice(0, cap);
+    const logged = body.slice(0, keep + CUT_MARGIN);
+    const response = r.string(isStream ? scrubAcrossEvents(logged, r) : logged);
+    const cap = ctx.logBodyBytes;
+    if (request !== undefined) built.requestBody = request.slice(0, cap);
+    built.responseBody = response.slice(0, cap);
     // The same text goes to the log (--log-bodies) and to the collector (OTLP content capture): never more in either.
     if (ctx.logBodies) {
       if (built.requestBody !== undefined) rec.requestBody = built.requestBody;
       rec.responseBody = built.responseBody;
       if (reply.capture.truncated || (ex.body && ex.body.length > cap) || body.length > cap) rec.bodyTruncated = true;
     }
+    if (ctx.ring) built.ring = ringEntry(ex, rec, request, response, isStream);
   }
   return built;
+}
+
+/** Loopgate's own endpoints and connectivity probes are not the user's traffic. */
+function isUserTraffic(ex: Exchange): boolean {
+  return !ex.path.startsWith('/_loopgate/') && !(ex.path === '/' && (ex.req.method === 'HEAD' || ex.req.method === 'GET'));
+}
+
+function ringEntry(ex: Exchange, rec: TrafficRecord, request: string | undefined, response: string, isStream: boolean): NewEntry | undefined {
+  if (!isUserTraffic(ex)) return undefined;
+  const entry: NewEntry = { record: rec };
+  if (request !== undefined) {
+    entry.requestBody = request.slice(0, RING_BODY_CHARS);
+    if (request.length > RING_BODY_CHARS) entry.requestBodyNote = 'cut';
+  } else if (ex.bodyStream) entry.requestBodyNote = 'streamed';
+  entry.responseBody = response.slice(0, RING_BODY_CHARS);
+  if (response.length > RING_BODY_CHARS || ex.reply.capture.truncated) entry.responseBodyNote = 'cut';
+  if (isStream && ex.reply.capture.times) entry.eventTimes = eventTimes(ex.reply.capture.chunkBytes(), ex.reply.capture.times, ex.startedAt);
+  return entry;
+}
+
+/**
+ * When each event of a stream arrived: the time of the chunk that completed it.
+ * Counted in the raw bytes (redaction does not add or remove blank lines, so the
+ * redacted text splits into the same events).
+ */
+export function eventTimes(raw: Buffer, times: number[], startedAt: number): number[] {
+  const out: number[] = [];
+  let chunk = 0;
+  const at = (end: number) => {
+    while (chunk + 2 < times.length && times[chunk]! < end) chunk += 2;
+    return round(times[chunk + 1]! - startedAt);
+  };
+  for (let i = 0; i < raw.length - 1; i++) {
+    if (raw[i] !== 0x0a) continue;
+    // An event ends at a blank line: \n\n or \n\r\n.
+    if (raw[i + 1] === 0x0a) out.push(at(i + 2));
+    else if (raw[i + 1] === 0x0d && raw[i + 2] === 0x0a) out.push(at(i + 3));
+  }
+  return out;
 }
 
 function round(ms: number): number {
@@ -90,11 +146,6 @@ function round(ms: number): number {
 }
 
 /** `POST /v1/chat/completions 200 gpt-4o-mini 12ms` plus rewrite/diagnosis notes. Built from the redacted record. */
-/** A client must not be able to forge console lines: control characters are shown escaped. */
-export function printable(text: string): string {
-  return text.replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-}
-
 /** One line stays readable: client-chosen values (paths, model names) are cut. */
 function short(text: string): string {
   return text.length <= 200 ? text : `${text.slice(0, 200)}…`;
@@ -127,5 +178,6 @@ export function finish(ex: Exchange, ctx: ProxyContext): void {
   const local = ex.reply.local;
   const hint = () => (local ? ctx.redactor.string(local.message) : ex.diagnosis ? ctx.redactor.string(ex.diagnosis.hint) : undefined);
   if (ctx.otlp) exportSpan(ex, ctx, built, rec.diagnosis ? hint() : undefined);
+  if (built.ring) ctx.ring!.add(built.ring);
   if (ctx.onTraffic) ctx.onTraffic(consoleLine(rec, hint(), ctx.keys.slots.length > 1), rec);
 }

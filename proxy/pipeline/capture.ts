@@ -23,9 +23,12 @@ const SMALL_CHUNK = 1024;
 const BLOCK = 4096;
 
 export interface CaptureOptions {
-  /** Keep bodies up to the cap: --log-bodies, or OTLP content capture. */
+  /** Keep bodies up to `captureBytes`: --log-bodies, OTLP content capture, or the live traffic ring. */
   captureBodies: boolean;
-  logBodyBytes: number;
+  /** With captureBodies: bytes kept of a response (see captureLimit in proxy-server.ts). */
+  captureBytes: number;
+  /** Note when each chunk arrived (the traffic ring shows a stream's events with their times). */
+  timeChunks: boolean;
 }
 
 export class ResponseCapture {
@@ -39,13 +42,17 @@ export class ResponseCapture {
   tail?: Buffer;
   /** A captured body was cut at the log cap. */
   truncated = false;
+  /** With timeChunks: [bytes received so far, performance.now()] after each chunk, in order. */
+  times?: number[];
 
   constructor(private readonly opts: CaptureOptions) {}
 
   add(chunk: Buffer): void {
     if (this.opts.captureBodies) {
-      // Bytes, up to 4 per character: enough for cap + margin characters whatever the script.
-      if (this.bytes < logBodyCaptureBytes(this.opts.logBodyBytes)) this.keep(chunk);
+      if (this.bytes < this.opts.captureBytes) {
+        this.keep(chunk);
+        if (this.opts.timeChunks && chunk.length) (this.times ??= []).push(this.bytes, performance.now());
+      }
       else {
         this.truncated = true;
         // Past the cap, the end still matters: usage and a closing error event are there.
@@ -69,12 +76,18 @@ export class ResponseCapture {
     return Buffer.from(joined.subarray(0, Math.min(this.bytes, CAPTURE_HEAD)));
   }
 
+  /** The kept bytes as one buffer (no head/tail joining: with captureBodies nothing is dropped up to the cap). */
+  chunkBytes(): Buffer {
+    return Buffer.concat(this.chunks, this.bytes);
+  }
+
   /** Forgets everything: the answer being captured was replaced by another. */
   reset(): void {
     this.chunks = [];
     this.bytes = this.spare = 0;
     this.head = this.tail = undefined;
     this.truncated = false;
+    this.times = undefined;
   }
 
   /** The captured text: the head when the tail no longer holds it, then the kept bytes. */

@@ -208,6 +208,11 @@ export class ClientReply {
     } else this.res.end();
   }
 
+  /** Bytes written but not yet taken by the client's socket. */
+  get backlog(): number {
+    return this.res.writableLength;
+  }
+
   /** Waits until the client can take more. */
   onDrain(listener: () => void): () => void {
     this.res.on('drain', listener);

@@ -8,6 +8,7 @@ import type { KeyRing } from './keyring.js';
 import type { TrafficRecord } from '../log/traffic-record.js';
 import type { BridgePolicy } from '../bridge/index.js';
 import type { OtlpSink } from '../otlp/exporter.js';
+import type { TrafficRing } from '../traffic/ring.js';
 
 export interface ProxyStats {
   requests: number;
@@ -37,9 +38,15 @@ export interface ProxyContext {
   log?: TrafficLog;
   /** --log-bodies: the bodies go into the log's records. */
   logBodies: boolean;
-  /** Bodies are captured (--log-bodies, or OTLP content capture): the capture keeps them up to the cap. */
+  /** Bodies are captured (--log-bodies, OTLP content capture, the traffic ring): the capture keeps them up to captureBytes. */
   captureBodies: boolean;
+  captureBytes: number;
+  /** Chunk arrival times are noted (the traffic ring shows stream events with their times). */
+  timeChunks: boolean;
+  /** Cap per body in the log and the OTLP content (--log-bodies). */
   logBodyBytes: number;
+  /** The live traffic ring, unless --no-capture. */
+  ring?: TrafficRing;
   /** The OTLP export (one span per request), when an endpoint is configured. */
   otlp?: OtlpSink;
   /** The keys, each with its /models list; rules/key-routing.ts picks one per request. */

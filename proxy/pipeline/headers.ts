@@ -42,6 +42,8 @@ export function upstreamRequestHeaders(rawHeaders: string[], key: string | undef
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
     if (HOP_BY_HOP.has(name) || CREDENTIAL_HEADERS.has(name) || BROWSER_ONLY.has(name)) continue;
+    // Loopgate's own request headers (x-loopgate-replay-of, the health challenge) are for the proxy alone.
+    if (name.startsWith('x-loopgate-')) continue;
     if (connectionNamed?.has(name)) continue;
     const value = rawHeaders[i + 1]!;
     out[name] = name in out ? `${out[name]}, ${value}` : value;

@@ -9,6 +9,7 @@ import { version } from '../version.js';
 import { checkToken, presentedCredential } from './authenticate.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
+import { handleTraffic, isTrafficEndpoint } from '../traffic/endpoints.js';
 
 const PREFIX = '/_loopgate/';
 
@@ -44,6 +45,10 @@ function keySummary(ctx: ProxyContext) {
 }
 
 export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Promise<void> {
+  if (isTrafficEndpoint(ex.path)) {
+    checkToken(ex.req, ctx.token);
+    return handleTraffic(ex, ctx);
+  }
   const headers: Record<string, string> = {};
   let payload: unknown;
   switch (ex.path) {
@@ -75,6 +80,8 @@ export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Prom
         log: ctx.log ? ctx.log.health : null,
         // The same for the OTLP export: where spans go, how many were accepted and how many dropped.
         otlp: ctx.otlp ? ctx.otlp.health : null,
+        // The live traffic ring: how much it holds, its limits; null with --no-capture.
+        capture: ctx.ring ? ctx.ring.stats() : null,
       };
       break;
     }
@@ -103,7 +110,7 @@ export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Prom
       break;
     default:
       checkToken(ex.req, ctx.token);
-      throw new ProxyError(404, 'unknown-local-endpoint', `No such Loopgate endpoint ${ex.path}. Known: /_loopgate/health, /_loopgate/stats, /_loopgate/keys, /_loopgate/refresh.`);
+      throw new ProxyError(404, 'unknown-local-endpoint', `No such Loopgate endpoint ${ex.path}. Known: /_loopgate/health, /_loopgate/stats, /_loopgate/keys, /_loopgate/refresh, /_loopgate/traffic.`);
   }
   ex.reply.answer(200, 'application/json', JSON.stringify(payload), headers);
 }

@@ -75,6 +75,13 @@ export interface ProxyOptions {
   logBodies?: boolean;
   /** Cap per captured body with logBodies (default DEFAULT_LOG_BODY_BYTES). */
   logBodyBytes?: number;
+  /**
+   * The live traffic ring (proxy/traffic/ring.ts): the last requests' redacted
+   * bodies and stream events in memory, for the Traffic view and `loopgate tail`.
+   * On by default; false turns it off (--no-capture). Limits default to
+   * DEFAULT_RING_ENTRIES / DEFAULT_RING_BYTES.
+   */
+  capture?: false | { entries?: number; bytes?: number };
   /** Export one span per request to an OTLP collector (rules/otlp-config.ts reads it from the environment and flags). */
   otlp?: import('../rules/otlp-config.js').OtlpConfig;
   /** The bundled export worker (default: dist/otlp-worker.js beside the bundle). */

@@ -5,6 +5,7 @@
 // capture's head and tail, the held body's top level), never a second parse
 // of a whole body on the hot path. Pure, no I/O.
 import type { Protocol } from './protocols.js';
+import { obj, requestMessages, responseMessages, streamMessages, type Message } from './conversation.js';
 
 export interface ResponseFacts {
   id?: string;
@@ -128,13 +129,6 @@ export function parseTraceparent(header: string | string[] | undefined): TracePa
 
 // ---- Message content, in the conventions' JSON shape (gen-ai-input-messages.json / -output-messages.json).
 
-type Part = Record<string, unknown>;
-interface Message {
-  role: string;
-  parts: Part[];
-  finish_reason?: string;
-}
-
 export interface ContentAttributes {
   'gen_ai.input.messages'?: string;
   'gen_ai.output.messages'?: string;
@@ -142,178 +136,6 @@ export interface ContentAttributes {
   /** The body as the log would hold it, when it is not JSON the mapping knows (cut at the cap, say). */
   'loopgate.request.body'?: string;
   'loopgate.response.body'?: string;
-}
-
-function obj(v: unknown): Record<string, unknown> | undefined {
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-}
-
-function text(content: string): Part {
-  return { type: 'text', content };
-}
-
-function stringify(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v ?? null);
-}
-
-/** One content block of any protocol → a conventions part. */
-function toPart(block: unknown): Part {
-  if (typeof block === 'string') return text(block);
-  const b = obj(block) ?? {};
-  const type = typeof b.type === 'string' ? b.type : 'unknown';
-  switch (type) {
-    case 'text':
-    case 'input_text':
-    case 'output_text':
-      return text(typeof b.text === 'string' ? b.text : '');
-    case 'tool_use':
-      return { type: 'tool_call', id: b.id, name: b.name, arguments: b.input };
-    case 'tool_result':
-      return { type: 'tool_call_response', id: b.tool_use_id, response: stringify(Array.isArray(b.content) ? b.content.map((c) => obj(c)?.text ?? '').join('') : b.content) };
-    case 'thinking':
-      return { type: 'reasoning', content: typeof b.thinking === 'string' ? b.thinking : '' };
-    default:
-      // Images, files, audio: named, not copied.
-      return { type };
-  }
-}
-
-function partsOf(content: unknown): Part[] {
-  if (content === undefined || content === null) return [];
-  if (Array.isArray(content)) return content.map(toPart);
-  return [toPart(content)];
-}
-
-function chatMessage(m: Record<string, unknown>): Message {
-  const role = typeof m.role === 'string' ? m.role : 'user';
-  const parts = role === 'tool' ? [{ type: 'tool_call_response', id: m.tool_call_id, response: stringify(m.content) }] : partsOf(m.content);
-  for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
-    const c = obj(call);
-    const fn = obj(c?.function);
-    parts.push({ type: 'tool_call', id: c?.id, name: fn?.name, arguments: fn?.arguments });
-  }
-  return { role, parts };
-}
-
-function responsesItems(items: unknown[]): Message[] {
-  const out: Message[] = [];
-  for (const raw of items) {
-    const item = obj(raw);
-    if (!item) continue;
-    if (item.type === 'function_call') out.push({ role: 'assistant', parts: [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments }] });
-    else if (item.type === 'function_call_output') out.push({ role: 'tool', parts: [{ type: 'tool_call_response', id: item.call_id, response: stringify(item.output) }] });
-    else if (item.type === 'reasoning') out.push({ role: 'assistant', parts: [{ type: 'reasoning', content: stringify(item.summary ?? '') }] });
-    else if (item.role !== undefined || item.type === 'message') out.push({ role: typeof item.role === 'string' ? item.role : 'assistant', parts: partsOf(item.content) });
-    else out.push({ role: 'assistant', parts: [{ type: typeof item.type === 'string' ? item.type : 'unknown' }] });
-  }
-  return out;
-}
-
-function requestContent(protocol: Protocol, body: Record<string, unknown>): Pick<ContentAttributes, 'gen_ai.input.messages' | 'gen_ai.system_instructions'> {
-  let input: Message[] = [];
-  let system: Part[] | undefined;
-  if (protocol === 'chat') {
-    input = (Array.isArray(body.messages) ? body.messages : []).map((m) => chatMessage(obj(m) ?? {}));
-  } else if (protocol === 'responses') {
-    if (typeof body.instructions === 'string') system = [text(body.instructions)];
-    input = typeof body.input === 'string' ? [{ role: 'user', parts: [text(body.input)] }] : responsesItems(Array.isArray(body.input) ? body.input : []);
-  } else {
-    if (body.system !== undefined) system = partsOf(body.system);
-    input = (Array.isArray(body.messages) ? body.messages : []).map((m) => {
-      const msg = obj(m) ?? {};
-      return { role: typeof msg.role === 'string' ? msg.role : 'user', parts: partsOf(msg.content) };
-    });
-  }
-  return { 'gen_ai.input.messages': JSON.stringify(input), ...(system ? { 'gen_ai.system_instructions': JSON.stringify(system) } : {}) };
-}
-
-function responseMessages(protocol: Protocol, body: Record<string, unknown>): Message[] {
-  if (protocol === 'chat') {
-    return (Array.isArray(body.choices) ? body.choices : []).map((c) => {
-      const choice = obj(c) ?? {};
-      const msg = chatMessage(obj(choice.message) ?? { role: 'assistant' });
-      return { ...msg, finish_reason: typeof choice.finish_reason === 'string' ? choice.finish_reason : undefined };
-    });
-  }
-  if (protocol === 'responses') {
-    const parts = responsesItems(Array.isArray(body.output) ? body.output : []).flatMap((m) => m.parts);
-    const reason = obj(body.incomplete_details)?.reason ?? body.status;
-    return [{ role: 'assistant', parts, finish_reason: typeof reason === 'string' ? reason : undefined }];
-  }
-  return [{ role: 'assistant', parts: partsOf(body.content), finish_reason: typeof body.stop_reason === 'string' ? body.stop_reason : undefined }];
-}
-
-/** The answer of a stream, rebuilt from its events (text, tool calls and the finish reason). */
-function streamMessages(protocol: Protocol, sse: string): Message[] | undefined {
-  const events: Record<string, unknown>[] = [];
-  for (const line of sse.split('\n')) {
-    if (!line.startsWith('data:')) continue;
-    const data = line.slice(5).trim();
-    if (!data || data === '[DONE]') continue;
-    try {
-      const e = obj(JSON.parse(data));
-      if (e) events.push(e);
-    } catch {
-      // A line cut at the cap: skipped.
-    }
-  }
-  if (events.length === 0) return undefined;
-  if (protocol === 'responses') {
-    // The closing event carries the whole response.
-    const done = events.findLast((e) => typeof e.type === 'string' && /^response\.(completed|incomplete|failed)$/.test(e.type));
-    const response = obj(done?.response);
-    if (response) return responseMessages('responses', response);
-    const joined = events.filter((e) => e.type === 'response.output_text.delta').map((e) => stringify(e.delta)).join('');
-    return [{ role: 'assistant', parts: [text(joined)] }];
-  }
-  if (protocol === 'chat') {
-    type Acc = { text: string; calls: Map<number, Part>; finish?: string };
-    const byChoice = new Map<number, Acc>();
-    for (const e of events) {
-      for (const c of Array.isArray(e.choices) ? e.choices : []) {
-        const choice = obj(c) ?? {};
-        const index = typeof choice.index === 'number' ? choice.index : 0;
-        const acc: Acc = byChoice.get(index) ?? { text: '', calls: new Map() };
-        byChoice.set(index, acc);
-        const delta = obj(choice.delta) ?? {};
-        if (typeof delta.content === 'string') acc.text += delta.content;
-        for (const tc of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
-          const t = obj(tc) ?? {};
-          const i = typeof t.index === 'number' ? t.index : 0;
-          const fn = obj(t.function) ?? {};
-          const call = acc.calls.get(i) ?? { type: 'tool_call', id: t.id, name: fn.name, arguments: '' };
-          if (typeof fn.arguments === 'string') call.arguments = `${call.arguments as string}${fn.arguments}`;
-          acc.calls.set(i, call);
-        }
-        if (typeof choice.finish_reason === 'string') acc.finish = choice.finish_reason;
-      }
-    }
-    return [...byChoice.entries()]
-      .sort(([a], [b]) => a - b)
-      .map(([, acc]) => ({ role: 'assistant', parts: [...(acc.text ? [text(acc.text)] : []), ...acc.calls.values()], finish_reason: acc.finish }));
-  }
-  // Messages: content blocks by index, their deltas joined.
-  const blocks = new Map<number, Part>();
-  let finish: string | undefined;
-  for (const e of events) {
-    const index = typeof e.index === 'number' ? e.index : 0;
-    if (e.type === 'content_block_start') {
-      const part = toPart(e.content_block);
-      if (part.type === 'tool_call') part.arguments = '';
-      blocks.set(index, part);
-    } else if (e.type === 'content_block_delta') {
-      const d = obj(e.delta) ?? {};
-      const part = blocks.get(index) ?? text('');
-      if (typeof d.text === 'string') part.content = `${(part.content as string | undefined) ?? ''}${d.text}`;
-      if (typeof d.thinking === 'string') part.content = `${(part.content as string | undefined) ?? ''}${d.thinking}`;
-      if (typeof d.partial_json === 'string') part.arguments = `${(part.arguments as string | undefined) ?? ''}${d.partial_json}`;
-      blocks.set(index, part);
-    } else if (e.type === 'message_delta') {
-      const reason = obj(e.delta)?.stop_reason;
-      if (typeof reason === 'string') finish = reason;
-    }
-  }
-  return [{ role: 'assistant', parts: [...blocks.entries()].sort(([a], [b]) => a - b).map(([, p]) => p), finish_reason: finish }];
 }
 
 /**
@@ -333,7 +155,11 @@ export function contentAttributes(
     } catch {
       parsed = undefined;
     }
-    if (parsed) Object.assign(out, requestContent(request.protocol, parsed));
+    if (parsed) {
+      const { system, input } = requestMessages(request.protocol, parsed);
+      out['gen_ai.input.messages'] = JSON.stringify(input);
+      if (system) out['gen_ai.system_instructions'] = JSON.stringify(system);
+    }
     else out['loopgate.request.body'] = request.body;
   }
   if (response.body) {

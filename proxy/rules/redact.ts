@@ -51,6 +51,8 @@ export const SENSITIVE_HEADER_NAME = /auth|token|key|secret|session/i;
 
 /** Shorter secrets are not registered: they would match ordinary text. */
 export const MIN_SECRET_LENGTH = 8;
+/** Every mask starts with this: a text that holds it had a secret removed. */
+export const REDACTION_MARK = '[REDACTED:';
 
 /** Names of the rules a Redactor applies (for export comments). */
 export const REDACTION_RULES: readonly string[] = [

@@ -34,3 +34,33 @@ export function extractUsage(text: string): TokenUsage | undefined {
   }
   return found ? usage : undefined;
 }
+
+/** What the Traffic view and `loopgate show` break usage into, where the protocol reports it. */
+export interface UsageDetails extends TokenUsage {
+  /** Prompt tokens served from the cache (OpenAI cached_tokens, Anthropic cache_read_input_tokens). */
+  cacheRead?: number;
+  /** Tokens written to the cache (Anthropic cache_creation_input_tokens). */
+  cacheWrite?: number;
+  /** Reasoning tokens (OpenAI completion_tokens_details / output_tokens_details). */
+  reasoning?: number;
+}
+
+const DETAIL_FIELDS: Array<[keyof UsageDetails, RegExp]> = [
+  ['cacheRead', /"(?:cached_tokens|cache_read_input_tokens)"\s*:\s*(\d+)/g],
+  ['cacheWrite', /"cache_creation_input_tokens"\s*:\s*(\d+)/g],
+  ['reasoning', /"reasoning_tokens"\s*:\s*(\d+)/g],
+];
+
+/** extractUsage plus the cache and reasoning counts (the last value of each, as for the totals). */
+export function usageDetails(text: string): UsageDetails | undefined {
+  const base = extractUsage(text);
+  if (!base) return undefined;
+  const out: UsageDetails = { ...base };
+  for (const [field, re] of DETAIL_FIELDS) {
+    re.lastIndex = 0;
+    let last: string | undefined;
+    for (let m = re.exec(text); m; m = re.exec(text)) last = m[1];
+    if (last !== undefined) out[field] = Number(last);
+  }
+  return out;
+}

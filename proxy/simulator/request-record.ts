@@ -19,6 +19,8 @@ export interface RecordedRequest {
   requestId: string;
   /** Bytes of request body read (0 when the request was refused before its body). */
   bodyBytes: number;
+  /** SHA-256 (hex) of the body read, for POSTs with a JSON content type. */
+  bodySha256?: string;
   /** Streams only: every event sent, cut by a fault, or the client closed the connection first. */
   ended?: 'complete' | 'cut' | 'client-closed';
 }

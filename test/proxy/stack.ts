@@ -85,6 +85,17 @@ export async function until<T>(check: () => T | undefined, timeoutMs = 5000, wha
   }
 }
 
+/** `until` for a check that must ask something over the network: polls with a deadline. */
+export async function untilAsync<T>(check: () => Promise<T | undefined>, timeoutMs = 5000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 /** The records in a traffic log so far (none while the file does not exist yet). */
 export function logRecords(logFile: string): TrafficRecord[] {
   try {

@@ -1,0 +1,88 @@
+// The traffic ring over HTTP, under the same guards and local token as every
+// /_loopgate/ endpoint (a web page on the machine must not read the user's
+// prompts: mitmweb's unauthenticated UI, CVE-2025-23217, is the cautionary tale).
+//   GET /_loopgate/traffic            newest first: { capture, entries: [{ seq, record }] } (?after=SEQ&limit=N)
+//   GET /_loopgate/traffic/live       text/event-stream: one `data:` line per new entry ({ seq, record })
+//   GET /_loopgate/traffic/<id|seq>   one entry whole: record, bodies, stream event times, and
+//                                     followUps: the later requests that carried its tool calls' results
+import { ProxyError } from '../rules/proxy-errors.js';
+import type { ProxyContext } from '../pipeline/context.js';
+import type { Exchange } from '../pipeline/exchange.js';
+import type { TrafficEntry, TrafficRing } from './ring.js';
+import { followUps } from './follow-ups.js';
+
+export const TRAFFIC_PATH = '/_loopgate/traffic';
+/** A live client that stops reading loses entries past this much unsent data (counted), rather than the proxy's memory. */
+const LIVE_BACKLOG_BYTES = 4 * 1024 * 1024;
+/** A comment line this often keeps idle connections (and anything between) from timing out. */
+const KEEPALIVE_MS = 15_000;
+
+export function isTrafficEndpoint(path: string): boolean {
+  return path === TRAFFIC_PATH || path.startsWith(TRAFFIC_PATH + '/');
+}
+
+/** The summary a list or the live feed carries: the record without bodies. */
+export function summary(e: TrafficEntry): { seq: number; record: TrafficEntry['record'] } {
+  return { seq: e.seq, record: e.record };
+}
+
+function ringOf(ctx: ProxyContext): TrafficRing {
+  if (!ctx.ring) throw new ProxyError(404, 'capture-off', 'This proxy runs with traffic capture off (--no-capture, or loopgate.traffic.capture false): there is nothing to show. The traffic log still has the metadata.');
+  return ctx.ring;
+}
+
+function intParam(query: URLSearchParams, name: string): number | undefined {
+  const raw = query.get(name);
+  if (raw === null) return undefined;
+  if (!/^\d{1,15}$/.test(raw)) throw new ProxyError(400, 'bad-query', `${name} must be a whole number.`);
+  return Number(raw);
+}
+
+export async function handleTraffic(ex: Exchange, ctx: ProxyContext): Promise<void> {
+  if (ex.req.method !== 'GET') throw new ProxyError(405, 'method-not-allowed', `${TRAFFIC_PATH} is read with GET.`, { allow: 'GET' });
+  const ring = ringOf(ctx);
+  const query = new URLSearchParams(ex.query.replace(/^\?/, ''));
+  const rest = ex.path.slice(TRAFFIC_PATH.length + 1);
+  if (ex.path === TRAFFIC_PATH) {
+    const entries = ring.list({ after: intParam(query, 'after'), limit: intParam(query, 'limit') }).map(summary);
+    return ex.reply.answer(200, 'application/json', JSON.stringify({ capture: ring.stats(), entries }));
+  }
+  if (rest === 'live') return live(ex, ring, intParam(query, 'after'));
+  const entry = ring.get(decodeURIComponent(rest));
+  if (!entry) {
+    throw new ProxyError(404, 'unknown-request', `No request ${rest.slice(0, 80)} in the traffic ring: it keeps the last ${ring.limits.entries} requests (${Math.round(ring.limits.bytes / 1048576)} MB at most), and only since the proxy started.`);
+  }
+  // Oldest first: the first later request that answers a call is the one that carried its result.
+  const answer = { ...entry, followUps: followUps(entry, ring.list({ after: entry.seq }).reverse()) };
+  ex.reply.answer(200, 'application/json', JSON.stringify(answer));
+}
+
+/** A long-lived event stream of new entries (after `after`, if given, first), until the client leaves. */
+function live(ex: Exchange, ring: TrafficRing, after: number | undefined): Promise<void> {
+  const reply = ex.reply;
+  reply.head(200, { 'content-type': 'text/event-stream; charset=utf-8' }, { stream: true });
+  let skipped = 0;
+  const push = (e: TrafficEntry) => {
+    if (reply.clientGone) return;
+    if (reply.backlog > LIVE_BACKLOG_BYTES) {
+      skipped++;
+      return;
+    }
+    const data = skipped ? { ...summary(e), skipped } : summary(e);
+    skipped = 0;
+    reply.send(`data: ${JSON.stringify(data)}\n\n`);
+  };
+  if (after !== undefined) for (const e of ring.list({ after }).reverse()) push(e);
+  // A first comment tells the client the feed is open (nothing may happen for a while).
+  reply.send(': loopgate traffic feed\n\n');
+  const unsubscribe = ring.subscribe(push);
+  const timer = setInterval(() => reply.send(': keep-alive\n\n'), KEEPALIVE_MS);
+  timer.unref();
+  return new Promise((resolve) => {
+    reply.onClose(() => {
+      unsubscribe();
+      clearInterval(timer);
+      resolve();
+    });
+  });
+}

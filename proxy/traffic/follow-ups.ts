@@ -1,0 +1,39 @@
+// Pairs the tool calls of an answer with their results, which arrive in a later
+// request (the agent runs the tool, then sends the result back): the Traffic
+// view and `loopgate show` put each call next to what it returned.
+import { reassemble, toolCalls, toolResults, type Part } from '../rules/conversation.js';
+import type { TrafficEntry } from './ring.js';
+
+/** How many later requests are searched for a result. */
+const LOOKAHEAD = 50;
+
+export interface FollowUp {
+  /** The later request that carried the result. */
+  seq: number;
+  id: string;
+  result: Part;
+}
+
+export function conversationOf(e: TrafficEntry) {
+  return reassemble({ path: e.record.canonicalPath, bridge: e.record.bridge, requestBody: e.requestBody, responseBody: e.responseBody, stream: e.record.stream, status: e.record.status });
+}
+
+/** For each tool call in `entry`'s answer, the result a later request sent back (if the ring still holds it). */
+export function followUps(entry: TrafficEntry, later: TrafficEntry[]): Record<string, FollowUp> {
+  const calls = toolCalls(conversationOf(entry).output ?? []);
+  const found: Record<string, FollowUp> = {};
+  if (calls.size === 0) return found;
+  for (const next of later.slice(0, LOOKAHEAD)) {
+    const body = next.requestBody;
+    if (!body) continue;
+    const pending = [...calls.keys()].filter((id) => !found[id] && body.includes(id));
+    if (pending.length === 0) continue;
+    const results = toolResults(conversationOf(next).input);
+    for (const id of pending) {
+      const result = results.get(id);
+      if (result) found[id] = { seq: next.seq, id: next.record.id, result };
+    }
+    if (Object.keys(found).length === calls.size) break;
+  }
+  return found;
+}

@@ -1,0 +1,61 @@
+// A recorded request made sendable again: for Replay, Edit and Resend, and Copy
+// as curl. Everything comes from the ring's redacted entry; the credential is
+// the local token (the proxy adds the real key, as for any request), and the
+// request is marked as a replay so the new record points at its original.
+import { isCredentialHeader } from '../rules/credential-headers.js';
+import { REDACTION_MARK } from '../rules/redact.js';
+import type { TrafficEntry } from './ring.js';
+
+export const REPLAY_HEADER = 'x-loopgate-replay-of';
+
+/** Headers that describe one connection or one browser, not the request. */
+const NOT_REPLAYED = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'upgrade', 'expect', 'origin', 'referer', 'accept-encoding']);
+
+export interface ReplayRequest {
+  method: string;
+  /** Path and query as the client sent them (rewrites happen again, as they did the first time). */
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** Things the user should know: a header left out because a secret was masked in it, a masked body. */
+  notes: string[];
+}
+
+export type ReplayPlan = { ok: true; request: ReplayRequest } | { ok: false; reason: string };
+
+export function replayRequest(entry: TrafficEntry, body: string | undefined = entry.requestBody): ReplayPlan {
+  const rec = entry.record;
+  if (entry.requestBodyNote === 'streamed') return { ok: false, reason: 'its body was larger than the proxy holds (1 MiB) and was streamed through unkept: there is nothing to resend.' };
+  if (entry.requestBodyNote === 'cut' && body === entry.requestBody) return { ok: false, reason: 'its body was cut at the capture limit: resending the part would be a different request.' };
+  const notes: string[] = [];
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(rec.requestHeaders ?? {})) {
+    const lower = name.toLowerCase();
+    if (NOT_REPLAYED.has(lower) || isCredentialHeader(lower) || lower.startsWith('sec-') || lower.startsWith('x-loopgate-')) continue;
+    if (value.includes(REDACTION_MARK)) {
+      notes.push(`header ${lower} left out: a secret was masked in it`);
+      continue;
+    }
+    headers[lower] = value;
+  }
+  headers[REPLAY_HEADER] = rec.id;
+  if (body?.includes(REDACTION_MARK)) notes.push('the body held a secret, which is resent masked');
+  return { ok: true, request: { method: rec.method, path: rec.path, headers, ...(body !== undefined ? { body } : {}), notes } };
+}
+
+/** POSIX shell single quotes: everything literal. */
+function q(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * A curl command that runs as pasted: the local token from `<cli> token`
+ * (never the key, never the token itself unless asked), the body as sent.
+ */
+export function curlCommand(req: ReplayRequest, proxyUrl: string, credential: { command: string } | { token: string }): string {
+  const auth = 'command' in credential ? `"Authorization: Bearer $(${credential.command} token)"` : q(`Authorization: Bearer ${credential.token}`);
+  const lines = [`curl -sS -X ${req.method} ${q(proxyUrl + req.path)}`, `-H ${auth}`];
+  for (const [name, value] of Object.entries(req.headers)) if (name !== REPLAY_HEADER) lines.push(`-H ${q(`${name}: ${value}`)}`);
+  if (req.body !== undefined) lines.push(`--data-raw ${q(req.body)}`);
+  return lines.join(' \\\n  ');
+}

@@ -1,0 +1,133 @@
+// The live traffic ring: the most recent requests' redacted records, bodies and
+// stream-event times, in memory only, for the editor's Traffic view and
+// `loopgate tail` / `show` / `replay`. Bounded by a count and a byte budget;
+// the oldest go first. Nothing here touches the disk, and nothing enters it
+// unscrubbed: entries are built from the record after the redactor ran
+// (pipeline/build-record.ts).
+import type { TrafficRecord } from '../log/traffic-record.js';
+
+/** Defaults: enough for a working session of an agent, small next to an editor's own memory. */
+export const DEFAULT_RING_ENTRIES = 500;
+export const DEFAULT_RING_BYTES = 64 * 1024 * 1024;
+/**
+ * Longest body kept per request or response (characters, after redaction).
+ * An agent's whole conversation is usually under this; a longer body is cut
+ * and marked, and cannot be replayed whole.
+ */
+export const RING_BODY_CHARS = 1024 * 1024;
+
+export interface TrafficEntry {
+  /** Position in the ring's history: a client asks for what came after the last one it saw. */
+  seq: number;
+  record: TrafficRecord;
+  /** Redacted request body (held requests only: larger ones stream through unkept). */
+  requestBody?: string;
+  responseBody?: string;
+  /** Why a body is absent or partial: 'cut' at RING_BODY_CHARS, 'streamed' (over the held size, never kept). */
+  requestBodyNote?: 'cut' | 'streamed';
+  responseBodyNote?: 'cut';
+  /** For event streams: each event's arrival, in ms from the request's start, in order. */
+  eventTimes?: number[];
+}
+
+export type NewEntry = Omit<TrafficEntry, 'seq'>;
+
+export interface RingLimits {
+  entries: number;
+  bytes: number;
+}
+
+export interface RingStats {
+  entries: number;
+  bytes: number;
+  /** Entries pushed out by the limits since start. */
+  evicted: number;
+  limits: RingLimits;
+}
+
+export class TrafficRing {
+  private readonly items: TrafficEntry[] = [];
+  private readonly sizes: number[] = [];
+  private head = 0;
+  private bytes = 0;
+  private seq = 0;
+  private evicted = 0;
+  private readonly listeners = new Set<(entry: TrafficEntry) => void>();
+
+  constructor(readonly limits: RingLimits = { entries: DEFAULT_RING_ENTRIES, bytes: DEFAULT_RING_BYTES }) {}
+
+  add(entry: NewEntry): TrafficEntry {
+    const full: TrafficEntry = { seq: ++this.seq, ...entry };
+    const size = sizeOf(full);
+    this.items.push(full);
+    this.sizes.push(size);
+    this.bytes += size;
+    while (this.items.length - this.head > this.limits.entries || (this.bytes > this.limits.bytes && this.items.length - this.head > 1)) this.dropOldest();
+    // Compact now and then instead of shifting on every add.
+    if (this.head > 1024 && this.head > this.items.length / 2) {
+      this.items.splice(0, this.head);
+      this.sizes.splice(0, this.head);
+      this.head = 0;
+    }
+    for (const listener of this.listeners) listener(full);
+    return full;
+  }
+
+  /** Newest first; `after` gives only entries newer than that seq. */
+  list(opts: { after?: number; limit?: number } = {}): TrafficEntry[] {
+    const out: TrafficEntry[] = [];
+    const limit = opts.limit ?? this.limits.entries;
+    for (let i = this.items.length - 1; i >= this.head && out.length < limit; i--) {
+      const e = this.items[i]!;
+      if (opts.after !== undefined && e.seq <= opts.after) break;
+      out.push(e);
+    }
+    return out;
+  }
+
+  /**
+   * By Loopgate's request id (the record's `id`, also in x-loopgate-request-id),
+   * by a unique prefix of it of 6 or more characters (`loopgate tail` prints 8), or by seq.
+   */
+  get(id: string): TrafficEntry | undefined {
+    const bySeq = /^\d+$/.test(id) ? Number(id) : undefined;
+    const prefix = /^[0-9a-f-]{6,}$/.test(id) ? id : undefined;
+    let found: TrafficEntry | undefined;
+    for (let i = this.items.length - 1; i >= this.head; i--) {
+      const e = this.items[i]!;
+      if (e.record.id === id || e.seq === bySeq) return e;
+      if (prefix && e.record.id.startsWith(prefix)) {
+        if (found) return undefined; // ambiguous: the caller says so by finding nothing
+        found = e;
+      }
+    }
+    return found;
+  }
+
+  /** Called with every new entry until the returned function is called. */
+  subscribe(listener: (entry: TrafficEntry) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  get subscribers(): number {
+    return this.listeners.size;
+  }
+
+  stats(): RingStats {
+    return { entries: this.items.length - this.head, bytes: this.bytes, evicted: this.evicted, limits: this.limits };
+  }
+
+  private dropOldest(): void {
+    this.bytes -= this.sizes[this.head]!;
+    (this.items as Array<TrafficEntry | undefined>)[this.head] = undefined;
+    this.head++;
+    this.evicted++;
+  }
+}
+
+/** What an entry holds, in bytes: strings at 2 bytes a character (V8's worst case), the record by its JSON. */
+function sizeOf(e: TrafficEntry): number {
+  const strings = (e.requestBody?.length ?? 0) + (e.responseBody?.length ?? 0);
+  return 2 * strings + 8 * (e.eventTimes?.length ?? 0) + 2 * JSON.stringify(e.record).length + 64;
+}
