@@ -97,7 +97,10 @@ export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltReco
       rec.responseBody = built.responseBody;
       if (reply.capture.truncated || (ex.body && ex.body.length > cap) || body.length > cap) rec.bodyTruncated = true;
     }
-    if (ctx.ring) built.ring = ringEntry(ex, rec, request, response, isStream);
+    if (ctx.ring) {
+      built.ring = ringEntry(ex, rec, request, response, isStream);
+      if (built.ring && ex.bridgedBody) built.ring.upstreamRequestBody = r.string(ex.bridgedBody.toString('utf8', 0, RING_BODY_CHARS + CUT_MARGIN)).slice(0, RING_BODY_CHARS);
+    }
   }
   return built;
 }

@@ -53,6 +53,8 @@ export interface Exchange {
   slot?: import('./keyring.js').KeySlot;
   /** Keys --failover has already tried for this request. */
   triedKeys?: Set<number>;
+  /** The chat request the bridge sent upstream in place of the client's body. */
+  bridgedBody?: Buffer;
   /** Parameters the bridge left out because the chat route cannot use them. */
   bridgeDropped?: string[];
   retries: number;

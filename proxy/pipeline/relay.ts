@@ -35,6 +35,8 @@ export async function relay(ex: Exchange, ctx: ProxyContext, route: Route, abort
   const target = route.path + route.query;
   ex.upstreamPath = target;
   const body = route.session ? route.session.body : ex.body ?? ex.bodyStream ?? null;
+  // The bridge's translation, for the Traffic view's "Show Translation" (the ring redacts it like the client's body).
+  ex.bridgedBody = route.session?.body;
   const anthropicRoute = route.path.startsWith(PROTOCOL_TABLE.messages.path);
   const upstream = await callUpstream(
     ctx,

@@ -22,6 +22,8 @@ export interface TrafficEntry {
   record: TrafficRecord;
   /** Redacted request body (held requests only: larger ones stream through unkept). */
   requestBody?: string;
+  /** Bridged requests: the chat request that went upstream instead (redacted). */
+  upstreamRequestBody?: string;
   responseBody?: string;
   /** Why a body is absent or partial: 'cut' at RING_BODY_CHARS, 'streamed' (over the held size, never kept). */
   requestBodyNote?: 'cut' | 'streamed';
@@ -128,6 +130,6 @@ export class TrafficRing {
 
 /** What an entry holds, in bytes: strings at 2 bytes a character (V8's worst case), the record by its JSON. */
 function sizeOf(e: TrafficEntry): number {
-  const strings = (e.requestBody?.length ?? 0) + (e.responseBody?.length ?? 0);
+  const strings = (e.requestBody?.length ?? 0) + (e.upstreamRequestBody?.length ?? 0) + (e.responseBody?.length ?? 0);
   return 2 * strings + 8 * (e.eventTimes?.length ?? 0) + 2 * JSON.stringify(e.record).length + 64;
 }
