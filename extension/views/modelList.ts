@@ -3,7 +3,7 @@
 // the tree needs. No vscode here, so tests can import it.
 import { modelProtocols, parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
 import type { Protocol } from '../../proxy/rules/protocols.js';
-import { chooseKey, type BridgeMode, type KeyModels } from '../../proxy/rules/key-routing.js';
+import { decideRoute, refusalKey, type BridgeMode, type KeyModels, type LearnedRefusal } from '../../proxy/rules/key-routing.js';
 
 export interface ModelInfo {
   id: string;
@@ -28,10 +28,18 @@ export interface KeyModelsInfo {
 
 /**
  * The proxy's /_loopgate/keys answer, with the route each model and protocol
- * takes, decided by the proxy's own rule (rules/key-routing.ts).
+ * takes, decided by the proxy's own rule (rules/key-routing.ts decideRoute)
+ * on the proxy's own state: its --bridge mode and what it learned from 404
+ * endpoint_not_supported answers, as of its clock (`bridge` is the fallback
+ * for a proxy that does not send them).
  */
 export function parseKeyModels(body: string, bridge: BridgeMode = 'auto'): KeyModelsInfo[] {
-  let json: { keys?: Array<{ name: string; failure: string | null; models: ModelEntry[] | null }> };
+  let json: {
+    keys?: Array<{ name: string; failure: string | null; models: ModelEntry[] | null }>;
+    bridge?: BridgeMode;
+    refused?: LearnedRefusal[];
+    now?: number;
+  };
   try {
     json = JSON.parse(body);
   } catch {
@@ -39,12 +47,15 @@ export function parseKeyModels(body: string, bridge: BridgeMode = 'auto'): KeyMo
   }
   const keys = Array.isArray(json.keys) ? json.keys : [];
   const views: KeyModels[] = keys.map((k) => ({ name: k.name, models: k.models ? new Map(k.models.map((m) => [m.id, m])) : undefined }));
+  const mode = json.bridge === 'auto' || json.bridge === 'off' || json.bridge === 'always' ? json.bridge : bridge;
+  const refused = new Map((Array.isArray(json.refused) ? json.refused : []).map((r) => [refusalKey(r.key, r.protocol, r.model), r]));
+  const now = typeof json.now === 'number' ? json.now : Date.now();
   return keys.map((k) => {
     const routes = new Map<string, string>();
     for (const entry of k.models ?? []) {
       for (const p of modelProtocols(entry) ?? []) {
-        const choice = chooseKey(views, entry.id, p, bridge);
-        if (choice.index !== undefined) routes.set(`${entry.id}\0${p}`, `${views[choice.index]!.name} ${choice.how}`);
+        const choice = decideRoute({ keys: views, model: entry.id, protocol: p, bridge: mode, refused, now });
+        if (choice.index !== undefined) routes.set(`${entry.id}\0${p}`, `${choice.key} ${choice.how}`);
       }
     }
     return { name: k.name, models: k.models?.map(modelInfo), failure: k.failure ?? undefined, routes };
