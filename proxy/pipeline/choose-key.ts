@@ -52,6 +52,8 @@ export async function chooseSlot(ex: Exchange, ctx: ProxyContext, bridgeable: bo
   let views = slots.length === 1 ? [{ name: slots[0]!.name, models: slots[0]!.models.entries() }] : viewsWithout(ctx, ex.triedKeys);
   let choice = decideRoute(routeQuery(ex, ctx, views, bridgeable));
   if (choice.reason === 'lists-loading') {
+    const loading = views.filter((v) => v.loading).map((v) => `"${v.name}"`);
+    ctx.hintOnce(`lists-loading:${loading.join(',')}`, `A request waits for the model lists of key ${loading.join(', ')} (still loading, up to ${LIST_WAIT_MS / 1000} s): no other key lists its model.`);
     await ctx.keys.settled(LIST_WAIT_MS, abort);
     if (abort?.aborted) throw abort.reason;
     // A list still loading after the wait counts as unknown: the rule then tries its key.
