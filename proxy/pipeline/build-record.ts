@@ -7,20 +7,10 @@ import { extractUsage } from '../rules/usage.js';
 import { streamErrorCode } from '../rules/stream-error.js';
 import { CUT_MARGIN } from './capture.js';
 import { scrubAcrossEvents } from '../rules/stream-redact.js';
-import { exportSpan } from './export-span.js';
+import { exportSpan, type BuiltRecord } from './export-span.js';
 
 export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
   return buildRecordAndBodies(ex, ctx).record;
-}
-
-/** The record, plus what the OTLP span reads beside it: the captured text and the bodies as --log-bodies logs them. */
-export interface BuiltRecord {
-  record: TrafficRecord;
-  /** The captured response text (head + tail), for usage, ids and finish reasons. */
-  scanned: string;
-  /** Redacted and capped, when bodies are captured (--log-bodies or OTLP content capture). */
-  requestBody?: string;
-  responseBody?: string;
 }
 
 export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltRecord {
