@@ -3,7 +3,8 @@
 // the tree needs. No vscode here, so tests can import it.
 import { modelProtocols, parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
 import type { Protocol } from '../../proxy/rules/protocols.js';
-import { decideRoute, refusalKey, type BridgeMode, type KeyModels, type LearnedRefusal } from '../../proxy/rules/key-routing.js';
+import { decideRoute, type BridgeMode } from '../../proxy/rules/key-routing.js';
+import { readKeysAnswer } from '../keysAnswer.js';
 
 export interface ModelInfo {
   id: string;
@@ -29,36 +30,22 @@ export interface KeyModelsInfo {
 /**
  * The proxy's /_loopgate/keys answer, with the route each model and protocol
  * takes, decided by the proxy's own rule (rules/key-routing.ts decideRoute)
- * on the proxy's own state: its --bridge mode and what it learned from 404
- * endpoint_not_supported answers, as of its clock (`bridge` is the fallback
- * for a proxy that does not send them).
+ * on the proxy's own state (see keysAnswer.ts; `bridge` stands in for a proxy
+ * that does not send its mode).
  */
 export function parseKeyModels(body: string, bridge: BridgeMode = 'auto'): KeyModelsInfo[] {
-  let json: {
-    keys?: Array<{ name: string; failure: string | null; models: ModelEntry[] | null }>;
-    bridge?: BridgeMode;
-    refused?: LearnedRefusal[];
-    now?: number;
-  };
-  try {
-    json = JSON.parse(body);
-  } catch {
-    return [];
-  }
-  const keys = Array.isArray(json.keys) ? json.keys : [];
-  const views: KeyModels[] = keys.map((k) => ({ name: k.name, models: k.models ? new Map(k.models.map((m) => [m.id, m])) : undefined }));
-  const mode = json.bridge === 'auto' || json.bridge === 'off' || json.bridge === 'always' ? json.bridge : bridge;
-  const refused = new Map((Array.isArray(json.refused) ? json.refused : []).map((r) => [refusalKey(r.key, r.protocol, r.model), r]));
-  const now = typeof json.now === 'number' ? json.now : Date.now();
+  const answer = readKeysAnswer(body, bridge);
+  if (!answer) return [];
+  const { keys, state } = answer;
   return keys.map((k) => {
     const routes = new Map<string, string>();
-    for (const entry of k.models ?? []) {
+    for (const entry of k.entries ?? []) {
       for (const p of modelProtocols(entry) ?? []) {
-        const choice = decideRoute({ keys: views, model: entry.id, protocol: p, bridge: mode, refused, now });
+        const choice = decideRoute({ keys, model: entry.id, protocol: p, bridge: state.bridge ?? bridge, refused: state.refused, now: state.now });
         if (choice.index !== undefined) routes.set(`${entry.id}\0${p}`, `${choice.key} ${choice.how}`);
       }
     }
-    return { name: k.name, models: k.models?.map(modelInfo), failure: k.failure ?? undefined, routes };
+    return { name: k.name, models: k.entries?.map(modelInfo), failure: k.failure, routes };
   });
 }
 

@@ -5,7 +5,7 @@
 // Pure: no I/O, no clock (the caller passes `now`), no state (what the proxy
 // learned from 404 endpoint_not_supported answers comes in as data).
 import { modelProtocols, type ModelEntry } from './model-list.js';
-import type { Protocol } from './protocols.js';
+import { PROTOCOL_ORDER, type Protocol } from './protocols.js';
 
 /** --bridge: `auto` bridges only what no key serves natively; `off` never; `always` every Responses and Messages request. */
 export type BridgeMode = 'auto' | 'off' | 'always';
@@ -161,6 +161,20 @@ export function routingMatrix(keys: readonly KeyModels[], protocols: readonly Pr
       routes[p] = `${choice.key} ${choice.how}`;
     }
     return { model, routes };
+  });
+}
+
+/**
+ * The protocols `model` is served on natively, in PROTOCOL_ORDER: those the
+ * decision sends as asked to a key whose list says it serves them (a list
+ * that does not say is not counted). The chat provider picks from these.
+ */
+export function nativeProtocols(keys: readonly KeyModels[], model: string, state: RouteState = {}): Protocol[] {
+  return PROTOCOL_ORDER.filter((protocol) => {
+    const choice = decideRoute({ keys, model, protocol, bridge: state.bridge ?? 'auto', refused: state.refused, now: state.now });
+    if (choice.index === undefined || choice.how !== 'native') return false;
+    const entry = keys[choice.index]!.models?.get(model);
+    return entry !== undefined && (modelProtocols(entry)?.includes(protocol) ?? false);
   });
 }
 
