@@ -42,6 +42,8 @@ export function planRoute(ex: Exchange, ctx: ProxyContext, kind: BridgeKind | un
  */
 export function fallBack(ex: Exchange, ctx: ProxyContext, kind: BridgeKind): Route {
   ctx.bridge.rememberUnsupported(kind, ex.model!, ex.slot?.name);
+  // What decideRoute now says for this key, protocol and model (the memory above feeds it).
+  if (ex.decision) ex.decision = { ...ex.decision, how: 'bridged', reason: `${ex.decision.reason}, refused ${kind} natively` };
   ex.retries++;
   return bridged(ex, ctx, kind);
 }

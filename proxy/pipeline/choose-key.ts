@@ -54,7 +54,7 @@ export async function chooseSlot(ex: Exchange, ctx: ProxyContext, bridgeable: bo
   if (choice.reason === 'lists-loading') {
     const loading = views.filter((v) => v.loading).map((v) => `"${v.name}"`);
     ctx.hintOnce(`lists-loading:${loading.join(',')}`, `A request waits for the model lists of key ${loading.join(', ')} (still loading, up to ${LIST_WAIT_MS / 1000} s): no other key lists its model.`);
-    await ctx.keys.settled(LIST_WAIT_MS, abort);
+    if (!abort?.aborted) await ctx.keys.settled(LIST_WAIT_MS, abort);
     if (abort?.aborted) throw abort.reason;
     // A list still loading after the wait counts as unknown: the rule then tries its key.
     views = viewsWithout(ctx, ex.triedKeys).map((v) => ({ ...v, loading: false }));
