@@ -9,7 +9,7 @@ import { sendChat, ChatRequestFailed } from './chatClient.js';
 import { ChatStreamError } from './chatStream.js';
 import type { ChatPart, ChatTurn } from './chatTypes.js';
 import type { FailureKind } from './chatErrors.js';
-import { chatModels, type ChatModelInfo, type ModelOverrides } from './modelCatalog.js';
+import { chatModels, nativeProtocolsFrom, type ChatModelInfo, type ModelOverrides, type NativeProtocols } from './modelCatalog.js';
 import type {
   LanguageModelChatInformation, LanguageModelChatProvider, LanguageModelChatRequestMessage, LanguageModelResponsePart, ProvideLanguageModelChatResponseOptions,
 } from './lmApi.js';
@@ -59,7 +59,7 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
         return previous;
       }
       this.known = list.models.map((m) => m.id);
-      const models = chatModels(list.models as ModelEntry[], this.deps.readOverrides()).map(information);
+      const models = chatModels(list.models as ModelEntry[], this.deps.readOverrides(), await this.routing(endpoint.url, abort.signal)).map(information);
       this.lastGood = { url: endpoint.url, models };
       return models;
     } catch (err) {
@@ -67,6 +67,16 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
       return previous;
     } finally {
       abort.dispose();
+    }
+  }
+
+  /** How the proxy routes each model (its own rule, on its state); undefined from a proxy that cannot say. */
+  private async routing(url: string, signal: AbortSignal): Promise<NativeProtocols | undefined> {
+    try {
+      const res = await fetch(`${url}/_loopgate/keys`, { headers: { authorization: `Bearer ${this.deps.host.token}` }, signal, redirect: 'manual' });
+      return res.ok ? nativeProtocolsFrom(await res.text()) : undefined;
+    } catch {
+      return undefined;
     }
   }
 

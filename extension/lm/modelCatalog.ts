@@ -4,6 +4,8 @@
 // documented defaults below; `loopgate.chat.modelOverrides` wins over both.
 import { modelProtocols, type ModelEntry } from '../../proxy/rules/model-list.js';
 import { PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols.js';
+import { nativeProtocols } from '../../proxy/rules/key-routing.js';
+import { readKeysAnswer } from '../keysAnswer.js';
 
 export interface ChatModelInfo {
   id: string;
@@ -66,11 +68,24 @@ function takesImages(e: ModelEntry): boolean {
 
 const DATED = /^(.*?)-(\d{4}-\d{2}-\d{2}|\d{8})$/;
 
-export function chatModels(entries: readonly ModelEntry[], overrides: ModelOverrides = {}): ChatModelInfo[] {
+/** Which protocols the proxy serves a model on natively, when it said how it routes (see nativeProtocolsFrom). */
+export type NativeProtocols = (id: string) => readonly Protocol[];
+
+/**
+ * From the proxy's /_loopgate/keys answer, the protocols it serves each model
+ * on natively, by its own routing rule: with several keys, GET /v1/models
+ * gives one key's copy of a model, which may lack what another key serves.
+ */
+export function nativeProtocolsFrom(keysBody: string): NativeProtocols | undefined {
+  const answer = readKeysAnswer(keysBody);
+  return answer && ((id) => nativeProtocols(answer.keys, id, answer.state));
+}
+
+export function chatModels(entries: readonly ModelEntry[], overrides: ModelOverrides = {}, native?: NativeProtocols): ChatModelInfo[] {
   return entries.map((e) => {
     const o = overrides[e.id] ?? {};
     const listed = listedLimits(e);
-    const protocol = bestProtocol(modelProtocols(e));
+    const protocol = bestProtocol(native?.(e.id) ?? modelProtocols(e));
     const dated = DATED.exec(e.id);
     const owner = typeof e.owned_by === 'string' && e.owned_by ? e.owned_by : 'unknown';
     const output = positive(o.maxOutputTokens) ?? listed.output;

@@ -3,7 +3,8 @@
 // the tree needs. No vscode here, so tests can import it.
 import { modelProtocols, parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
 import type { Protocol } from '../../proxy/rules/protocols.js';
-import { chooseKey, type BridgeMode, type KeyModels } from '../../proxy/rules/key-routing.js';
+import { decideRoute, type BridgeMode } from '../../proxy/rules/key-routing.js';
+import { readKeysAnswer } from '../keysAnswer.js';
 
 export interface ModelInfo {
   id: string;
@@ -28,26 +29,23 @@ export interface KeyModelsInfo {
 
 /**
  * The proxy's /_loopgate/keys answer, with the route each model and protocol
- * takes, decided by the proxy's own rule (rules/key-routing.ts).
+ * takes, decided by the proxy's own rule (rules/key-routing.ts decideRoute)
+ * on the proxy's own state (see keysAnswer.ts; `bridge` stands in for a proxy
+ * that does not send its mode).
  */
 export function parseKeyModels(body: string, bridge: BridgeMode = 'auto'): KeyModelsInfo[] {
-  let json: { keys?: Array<{ name: string; failure: string | null; models: ModelEntry[] | null }> };
-  try {
-    json = JSON.parse(body);
-  } catch {
-    return [];
-  }
-  const keys = Array.isArray(json.keys) ? json.keys : [];
-  const views: KeyModels[] = keys.map((k) => ({ name: k.name, models: k.models ? new Map(k.models.map((m) => [m.id, m])) : undefined }));
+  const answer = readKeysAnswer(body, bridge);
+  if (!answer) return [];
+  const { keys, state } = answer;
   return keys.map((k) => {
     const routes = new Map<string, string>();
-    for (const entry of k.models ?? []) {
+    for (const entry of k.entries ?? []) {
       for (const p of modelProtocols(entry) ?? []) {
-        const choice = chooseKey(views, entry.id, p, bridge);
-        if (choice.index !== undefined) routes.set(`${entry.id}\0${p}`, `${views[choice.index]!.name} ${choice.how}`);
+        const choice = decideRoute({ keys, model: entry.id, protocol: p, bridge: state.bridge ?? bridge, refused: state.refused, now: state.now });
+        if (choice.index !== undefined) routes.set(`${entry.id}\0${p}`, `${choice.key} ${choice.how}`);
       }
     }
-    return { name: k.name, models: k.models?.map(modelInfo), failure: k.failure ?? undefined, routes };
+    return { name: k.name, models: k.entries?.map(modelInfo), failure: k.failure, routes };
   });
 }
 

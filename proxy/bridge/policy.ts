@@ -1,13 +1,17 @@
-// When to bridge. Pure: the clock is injected.
+// What the bridge learned: a route that answered 404 endpoint_not_supported
+// for a protocol and model is bridged for a while. This is state only; the
+// decision is rules/key-routing.ts (decideRoute), which reads it as data.
+// The clock is injected.
 
-import { CHAT_ENDPOINT_TYPE, ENDPOINT_TYPE, type BridgeKind, type BridgeMode } from './types.js';
+import { refusalKey, type BridgeMode, type LearnedRefusal, type LearnedRefusals } from '../rules/key-routing.js';
+import type { BridgeKind } from './types.js';
 
 export const DEFAULT_BRIDGE_TTL_MS = 10 * 60_000;
 
 export class BridgePolicy {
   private readonly ttlMs: number;
-  private readonly now: () => number;
-  private readonly unsupported = new Map<string, number>(); // kind+model → expiry
+  readonly now: () => number;
+  private readonly learned = new Map<string, LearnedRefusal>();
 
   constructor(
     readonly mode: BridgeMode,
@@ -18,38 +22,25 @@ export class BridgePolicy {
   }
 
   /**
-   * supportedEndpointTypes: the model's entry from /v1/models, undefined when unknown.
-   * Under 'auto', a model whose list lacks the protocol is bridged only when the list
-   * has chat: otherwise the chat route would fail too, and the native error is the clearer one.
-   */
-  shouldBridge(kind: BridgeKind, model: string | undefined, supportedEndpointTypes: string[] | undefined, scope = ''): boolean {
-    if (this.mode === 'off') return false;
-    if (this.mode === 'always') return true;
-    if (model === undefined) return false;
-    if (this.isRemembered(kind, model, scope)) return true;
-    if (!supportedEndpointTypes) return false;
-    return !supportedEndpointTypes.includes(ENDPOINT_TYPE[kind]) && supportedEndpointTypes.includes(CHAT_ENDPOINT_TYPE);
-  }
-
-  /**
    * After the route answered 404 endpoint_not_supported for this protocol and
-   * model. `scope` names the key: another key's route may well serve it.
+   * model. `key` names the key: another key's route may well serve it.
    */
-  rememberUnsupported(kind: BridgeKind, model: string, scope = ''): void {
+  rememberUnsupported(kind: BridgeKind, model: string, key = ''): void {
     if (this.mode !== 'auto') return;
-    this.unsupported.set(key(kind, model, scope), this.now() + this.ttlMs);
+    const now = this.now();
+    // Expired entries go when a new one comes: the map stays as small as what is still believed.
+    for (const [k, v] of this.learned) if (v.until <= now) this.learned.delete(k);
+    this.learned.set(refusalKey(key, kind, model), { key, protocol: kind, model, until: now + this.ttlMs });
   }
 
-  isRemembered(kind: BridgeKind, model: string, scope = ''): boolean {
-    const k = key(kind, model, scope);
-    const expiry = this.unsupported.get(k);
-    if (expiry === undefined) return false;
-    if (this.now() < expiry) return true;
-    this.unsupported.delete(k);
-    return false;
+  /** What decideRoute reads (entries past their `until` are ignored there). */
+  refusals(): LearnedRefusals {
+    return this.learned;
   }
-}
 
-function key(kind: BridgeKind, model: string, scope: string): string {
-  return `${kind}\u0000${scope}\u0000${model}`;
+  /** The refusals still believed, for /_loopgate/keys. */
+  current(): LearnedRefusal[] {
+    const now = this.now();
+    return [...this.learned.values()].filter((r) => now < r.until);
+  }
 }

@@ -3,7 +3,8 @@
 import { ENDPOINT_TYPE as PROTOCOL_ENDPOINT_TYPE, PROTOCOL_TABLE } from '../rules/protocols.js';
 
 export type BridgeKind = 'responses' | 'messages';
-export type BridgeMode = 'auto' | 'off' | 'always';
+// Declared once, with the routing decision that reads it.
+export type { BridgeMode } from '../rules/key-routing.js';
 
 export type Json = Record<string, unknown>;
 

@@ -1,8 +1,8 @@
-// The protocol bridge's decision, made in one place: a request is sent as
-// asked, served over /v1/chat/completions, or (under `auto`) sent as asked
-// with a switch to the bridge should the route refuse the protocol. The
-// result is a Route: what goes upstream and how its answer comes back.
-// The mappings themselves are pure, in proxy/bridge/.
+// The route for a request, from the routing decision (rules/key-routing.ts,
+// made in choose-key.ts): sent as asked, served over /v1/chat/completions, or
+// (under `auto`) sent as asked with a switch to the bridge should the route
+// refuse the protocol. The result is a Route: what goes upstream and how its
+// answer comes back. The mappings themselves are pure, in proxy/bridge/.
 import { bridgeKindForPath, bridgeLabel, openBridge, type BridgeKind, type BridgeSession } from '../bridge/index.js';
 import { ProxyError } from '../rules/proxy-errors.js';
 import type { ProxyContext } from './context.js';
@@ -30,8 +30,7 @@ export function bridgeableKind(ex: Exchange, ctx: ProxyContext): BridgeKind | un
 export function planRoute(ex: Exchange, ctx: ProxyContext, kind: BridgeKind | undefined): Route {
   const native: Route = { path: ex.path, query: ex.query, stream: ex.stream ?? false };
   if (!kind) return native;
-  const entry = ex.model ? ex.slot?.models.get(ex.model) : undefined;
-  if (ctx.bridge.shouldBridge(kind, ex.model, entry?.supported_endpoint_types, ex.slot?.name)) return bridged(ex, ctx, kind);
+  if (ex.decision?.how === 'bridged') return bridged(ex, ctx, kind);
   // Under `auto` a model not yet known to lack the protocol is tried natively first.
   if (ctx.bridge.mode === 'auto' && ex.model && ex.jsonObject) native.fallback = kind;
   return native;
@@ -43,6 +42,8 @@ export function planRoute(ex: Exchange, ctx: ProxyContext, kind: BridgeKind | un
  */
 export function fallBack(ex: Exchange, ctx: ProxyContext, kind: BridgeKind): Route {
   ctx.bridge.rememberUnsupported(kind, ex.model!, ex.slot?.name);
+  // What decideRoute now says for this key, protocol and model (the memory above feeds it).
+  if (ex.decision) ex.decision = { ...ex.decision, how: 'bridged', reason: `${ex.decision.reason}, refused ${kind} natively` };
   ex.retries++;
   return bridged(ex, ctx, kind);
 }

@@ -7,7 +7,7 @@ import { extractUsage } from '../rules/usage.js';
 import { streamErrorCode } from '../rules/stream-error.js';
 import { CUT_MARGIN } from './capture.js';
 import { scrubAcrossEvents } from '../rules/stream-redact.js';
-import { exportSpan } from './export-span.js';
+import { exportSpan, type BuiltRecord } from './export-span.js';
 import { printable } from '../rules/printable.js';
 
 export { printable };
@@ -21,19 +21,12 @@ export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
   return buildRecordAndBodies(ex, ctx).record;
 }
 
-/** The record, plus what the OTLP span reads beside it: the captured text and the bodies as --log-bodies logs them. */
-export interface BuiltRecord {
-  record: TrafficRecord;
-  /** The captured response text (head + tail), for usage, ids and finish reasons. */
-  scanned: string;
-  /** Redacted and capped, when bodies are captured (--log-bodies or OTLP content capture). */
-  requestBody?: string;
-  responseBody?: string;
-  /** The traffic ring's entry (with capture on, for the user's own traffic). */
+/** The record and its bodies, plus the traffic ring's entry (with capture on, for the user's own traffic). */
+export interface BuiltEntry extends BuiltRecord {
   ring?: NewEntry;
 }
 
-export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltRecord {
+export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltEntry {
   const r = ctx.redactor;
   const reply = ex.reply;
   const local = reply.local;
@@ -78,7 +71,7 @@ export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltReco
   // Header names are scrubbed too: an upstream can put a secret in a name.
   rec.requestHeaders = r.headers(ex.req.headers);
   if (reply.headers) rec.responseHeaders = r.headers(reply.headers);
-  const built: BuiltRecord = { record: rec, scanned };
+  const built: BuiltEntry = { record: rec, scanned };
   if (ctx.captureBodies) {
     // Redact first, cut after: a cap that falls inside a key must not leave the key's front in a sink.
     // One redaction at the largest cap serves every sink; each then takes its own length.

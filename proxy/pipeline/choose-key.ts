@@ -1,12 +1,16 @@
-// Which of the proxy's keys a request goes upstream with (the rule is pure, in
-// rules/key-routing.ts), and the model list a client sees when there are
-// several keys: the union of their lists, answered by Loopgate itself.
-import { chooseKey, keysListing, type KeyModels } from '../rules/key-routing.js';
+// Which of the proxy's keys a request goes upstream with, and whether natively
+// or bridged (the rule is pure, in rules/key-routing.ts: this feeds it the
+// proxy's state), and the model list a client sees when there are several
+// keys: the union of their lists, answered by Loopgate itself.
+import { decideRoute, keysListing, type KeyModels, type RouteQuery } from '../rules/key-routing.js';
 import { PROTOCOL_TABLE, type Protocol } from '../rules/protocols.js';
 import { ProxyError } from '../rules/proxy-errors.js';
 import { suggestModels } from '../rules/suggest.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
+import { bridgeableKind } from './bridge-plan.js';
+import { LIST_FETCH_TIMEOUT_MS } from './models-cache.js';
+import type { RequestAbort } from './request-abort.js';
 
 /** The protocol a path speaks, for routing (`/v1/messages/count_tokens` goes where Messages go). */
 export function protocolOfPath(path: string): Protocol | undefined {
@@ -16,28 +20,54 @@ export function protocolOfPath(path: string): Protocol | undefined {
   return undefined;
 }
 
-/** Sets ex.slot; with several keys and none listing the model, refuses with the IDs that do exist and whose they are. */
-export function chooseSlot(ex: Exchange, ctx: ProxyContext): void {
+/**
+ * How long a request for a model no known list has waits for the lists still
+ * being fetched (right after start, or after the keys changed): the list
+ * fetch's own timeout, so the wait ends no later than the fetch would. Past
+ * it, the key whose list is unknown is tried, as before the lists existed.
+ */
+export const LIST_WAIT_MS = LIST_FETCH_TIMEOUT_MS;
+
+/** What decideRoute needs from the proxy's state, for this request. */
+function routeQuery(ex: Exchange, ctx: ProxyContext, keys: readonly KeyModels[], bridgeable: boolean): RouteQuery {
+  return { keys, model: ex.model, protocol: protocolOfPath(ex.path), bridge: ctx.bridge.mode, bridgeable, refused: ctx.bridge.refusals(), now: ctx.bridge.now() };
+}
+
+/** With no key the request still gets a bridge decision (its credential is the client's). */
+const NO_KEY: readonly KeyModels[] = [{ name: '', models: undefined }];
+
+/**
+ * Sets ex.slot and ex.decision from the one routing rule. With several keys
+ * and none listing the model, refuses with the IDs that do exist and whose
+ * they are; while lists are loading, waits for them first (LIST_WAIT_MS).
+ */
+export async function chooseSlot(ex: Exchange, ctx: ProxyContext, bridgeable: boolean, abort?: RequestAbort): Promise<void> {
   const slots = ctx.keys.slots;
-  if (slots.length === 0) return;
-  // One key: nothing to choose (and nothing to build on every request).
-  if (slots.length === 1) {
-    ex.slot = slots[0];
+  if (slots.length === 0) {
+    const choice = decideRoute(routeQuery(ex, ctx, NO_KEY, bridgeable));
+    if (choice.index !== undefined) ex.decision = choice;
     return;
   }
-  const protocol = protocolOfPath(ex.path);
-  const model = ex.model;
-  const views = viewsWithout(ctx, ex.triedKeys);
-  const choice = chooseKey(views, model, protocol, ctx.bridge.mode, (i) =>
-    protocol && protocol !== 'chat' && model !== undefined ? ctx.bridge.isRemembered(protocol, model, slots[i]!.name) : false,
-  );
+  // One key: nothing to choose, only how (and no list merging on every request).
+  let views = slots.length === 1 ? [{ name: slots[0]!.name, models: slots[0]!.models.entries() }] : viewsWithout(ctx, ex.triedKeys);
+  let choice = decideRoute(routeQuery(ex, ctx, views, bridgeable));
+  if (choice.reason === 'lists-loading') {
+    const loading = views.filter((v) => v.loading).map((v) => `"${v.name}"`);
+    ctx.hintOnce(`lists-loading:${loading.join(',')}`, `A request waits for the model lists of key ${loading.join(', ')} (still loading, up to ${LIST_WAIT_MS / 1000} s): no other key lists its model.`);
+    if (!abort?.aborted) await ctx.keys.settled(LIST_WAIT_MS, abort);
+    if (abort?.aborted) throw abort.reason;
+    // A list still loading after the wait counts as unknown: the rule then tries its key.
+    views = viewsWithout(ctx, ex.triedKeys).map((v) => ({ ...v, loading: false }));
+    choice = decideRoute(routeQuery(ex, ctx, views, bridgeable));
+  }
   if (choice.index !== undefined) {
     ex.slot = slots[choice.index];
+    ex.decision = choice;
     return;
   }
   // Only with several keys whose lists are all known: one key lets its upstream answer for itself.
-  const known = ctx.keys.ids() ?? [];
-  const near = suggestModels(model!, known);
+  const model = ex.model!;
+  const near = suggestModels(model, ctx.keys.ids() ?? []);
   const closest = near.map((id) => `"${id}" (${keysListing(views, id).join(', ')})`).join(', ');
   throw new ProxyError(
     404,
@@ -63,12 +93,12 @@ export function failOver(ex: Exchange, ctx: ProxyContext, why: string): boolean 
   const tried = (ex.triedKeys ??= new Set());
   tried.add(ex.slot.index);
   const views = viewsWithout(ctx, tried);
-  const protocol = protocolOfPath(ex.path);
-  const choice = chooseKey(views, ex.model, protocol, ctx.bridge.mode);
-  // No other key lists the model: a key whose list is unknown is no better a guess than the error.
+  const choice = decideRoute(routeQuery(ex, ctx, views, bridgeableKind(ex, ctx) !== undefined));
+  // No other key lists the model: a key whose list is unknown (or loading) is no better a guess than the error.
   if (choice.index === undefined || tried.has(choice.index) || views[choice.index]!.models === undefined) return false;
   const from = ex.slot.name;
   ex.slot = ctx.keys.slots[choice.index];
+  ex.decision = choice;
   ex.retries++;
   // The first key's error is not this request's outcome any more.
   ex.bridge = ex.errorCode = ex.errorType = undefined;

@@ -4,11 +4,10 @@
 // bytes counted, the x-loopgate-* headers from one table plus Server-Timing,
 // and the client's own envelope for Loopgate's errors. Nothing else in proxy/
 // writes to a ServerResponse (test/unit/layers.test.ts holds that).
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { errorBody, readErrorEnvelope, type Envelope, type ProxyError } from '../rules/proxy-errors.js';
-import { describeRewrites } from '../rules/paths.js';
+import { describeRewrites, type Rewrite } from '../rules/paths.js';
 import type { Redactor } from '../rules/redact.js';
-import type { Exchange } from './exchange.js';
 import { ResponseCapture, type CaptureOptions } from './capture.js';
 import { clientResponseHeaders } from './headers.js';
 
@@ -17,6 +16,24 @@ export interface ReplyContext extends CaptureOptions {
 }
 
 type Headers = Record<string, string | string[] | undefined>;
+
+/**
+ * What the reply reads of its request, for the x-loopgate-* headers and the
+ * refusals. The Exchange has these fields; they are named here so that this
+ * module does not import the Exchange that holds the reply (no cycle).
+ */
+export interface ReplyFacts {
+  readonly id: string;
+  readonly req: IncomingMessage;
+  readonly startedAt: number;
+  readonly rewrites: Rewrite[];
+  readonly diagnosis?: { readonly code: string };
+  readonly bridge?: string;
+  readonly slot?: { readonly name: string };
+  readonly bridgeDropped?: string[];
+  readonly warning?: string;
+  readonly upstreamMs?: number;
+}
 
 /** Loopgate's own account of an answer it wrote, cut or lost itself; it replaces the upstream's in the record. */
 export interface LocalOutcome {
@@ -58,7 +75,7 @@ export class ClientReply {
   envelope: Envelope;
 
   constructor(
-    private readonly ex: Exchange,
+    private readonly ex: ReplyFacts,
     private readonly res: ServerResponse,
     private readonly ctx: ReplyContext,
   ) {

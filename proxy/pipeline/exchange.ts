@@ -49,6 +49,8 @@ export interface Exchange {
   diagnosis?: Diagnosis;
   /** `responses->chat` / `messages->chat` when the bridge served this request. */
   bridge?: string;
+  /** The routing decision (rules/key-routing.ts decideRoute): which key, native or bridged, and why. */
+  decision?: Extract<import('../rules/key-routing.js').RouteDecision, { index: number }>;
   /** The key this request goes upstream with (none when the proxy holds no key). */
   slot?: import('./keyring.js').KeySlot;
   /** Keys --failover has already tried for this request. */

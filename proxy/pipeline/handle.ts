@@ -77,7 +77,7 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     const bridgeable = bridgeableKind(ex, ctx);
     await readBody(ex, ctx, bridgeable !== undefined);
     inspectModel(ex, ctx);
-    chooseSlot(ex, ctx);
+    await chooseSlot(ex, ctx, bridgeable !== undefined, abort);
     let route = planRoute(ex, ctx, bridgeable);
     for (;;) {
       const outcome = await relay(ex, ctx, route, abort);

@@ -46,9 +46,28 @@ export class KeyRing {
     this.refreshSoon();
   }
 
-  /** What the routing rule reads: each key's list, or undefined while it is not known. */
+  /** What the routing rule reads: each key's list, or undefined while it is not known (and whether it is loading). */
   views(): KeyModels[] {
-    return this.list.map((s) => ({ name: s.name, models: s.models.entries() }));
+    return this.list.map((s) => ({ name: s.name, models: s.models.entries(), loading: s.models.loading() }));
+  }
+
+  /**
+   * Resolves when every list being fetched now has arrived or failed, or
+   * after `ms`, or when `abort` fires, whichever is first. Never rejects.
+   */
+  settled(ms: number, abort?: { once(event: 'abort', fn: () => void): unknown; off(event: 'abort', fn: () => void): unknown }): Promise<void> {
+    const loading = this.list.filter((s) => s.models.loading());
+    if (loading.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        abort?.off('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      abort?.once('abort', done);
+      void Promise.all(loading.map((s) => s.models.settled())).then(done, done);
+    });
   }
 
   /** Every model ID some key lists, in key order; undefined while no list is known. */

@@ -9,7 +9,7 @@ import { version } from '../version.js';
 import { checkToken, presentedCredential } from './authenticate.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
-import { handleTraffic, isTrafficEndpoint } from '../traffic/endpoints.js';
+import { handleTraffic, isTrafficEndpoint } from './traffic-endpoints.js';
 
 const PREFIX = '/_loopgate/';
 
@@ -100,7 +100,13 @@ export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Prom
       // Each key's own list, for the editor's Model Explorer (grouped by key): names and models, never a key.
       checkToken(ex.req, ctx.token);
       if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
-      payload = { keys: ctx.keys.slots.map((s) => ({ name: s.name, fingerprint: s.fingerprint, failure: s.models.failure() ?? null, models: s.models.entries() ? [...s.models.entries()!.values()] : null })) };
+      payload = {
+        keys: ctx.keys.slots.map((s) => ({ name: s.name, fingerprint: s.fingerprint, failure: s.models.failure() ?? null, models: s.models.entries() ? [...s.models.entries()!.values()] : null })),
+        // With the lists, all else the routing rule (rules/key-routing.ts) reads, so a reader decides as the proxy does.
+        bridge: ctx.bridge.mode,
+        refused: ctx.bridge.current(),
+        now: ctx.bridge.now(),
+      };
       break;
     case '/_loopgate/refresh':
       // Every key's GET /models now (the editor's Refresh; after a key's group changed).

@@ -11,6 +11,10 @@ export interface ModelsCache {
   get(id: string): ModelEntry | undefined;
   /** The whole list by ID, when known. */
   entries(): ReadonlyMap<string, ModelEntry> | undefined;
+  /** A fetch is in flight (the list may be about to arrive). */
+  loading(): boolean;
+  /** Resolves when the fetch in flight (if any) is done. */
+  settled(): Promise<void>;
   /** Why the last fetch failed (`401`, `ECONNREFUSED`, …); undefined after a success. */
   failure(): string | undefined;
   /** Takes a /v1/models answer that passed through the proxy (ignored if the key changed since `from`). */
@@ -23,6 +27,9 @@ export interface ModelsCache {
   refresh(): Promise<void>;
   clear(): void;
 }
+
+/** How long a list fetch may wait for the answer's head, and then between its chunks. */
+export const LIST_FETCH_TIMEOUT_MS = 15_000;
 
 /** A model list larger than this is not a model list; don't hold it. */
 const MAX_LIST_BYTES = 4 * 1024 * 1024;
@@ -86,8 +93,8 @@ export function createModelsCache(opts: {
           headers: () => ({ authorization: `Bearer ${key}`, 'accept-encoding': 'identity' }),
           body: null,
           retryStatuses: false,
-          headersTimeoutMs: 15_000,
-          bodyTimeoutMs: 15_000,
+          headersTimeoutMs: LIST_FETCH_TIMEOUT_MS,
+          bodyTimeoutMs: LIST_FETCH_TIMEOUT_MS,
         });
         const text = await readLimited(res.body, MAX_LIST_BYTES);
         if (res.statusCode === 200 && text !== undefined) {
@@ -110,6 +117,8 @@ export function createModelsCache(opts: {
     get: (id) => entries?.get(id),
     entries: () => entries,
     failure: () => failure,
+    loading: () => inFlight !== undefined,
+    settled: () => inFlight ?? Promise.resolve(),
     ingest,
     refresh,
     refreshSoon() {

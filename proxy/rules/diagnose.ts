@@ -8,6 +8,7 @@
 import { PROTOCOL_ORDER, PROTOCOL_TABLE, minimalFields } from './protocols.js';
 import { readErrorEnvelope } from './proxy-errors.js';
 import { suggestModels } from './suggest.js';
+import type { BridgeMode } from './key-routing.js';
 
 export interface UpstreamErrorInfo {
   status: number;
@@ -32,7 +33,7 @@ export interface DiagnosisContext {
   knownModels?: readonly string[];
   upstreamRequestId?: string;
   /** The proxy's bridge mode; the hint offers the bridge only where it is off. */
-  bridge?: 'auto' | 'off' | 'always';
+  bridge?: BridgeMode;
   time: Date;
 }
 

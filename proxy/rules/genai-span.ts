@@ -36,6 +36,7 @@ import {
 } from '@opentelemetry/semantic-conventions/incubating';
 import type { TokenUsage } from './usage.js';
 import type { Protocol } from './protocols.js';
+import type { Redactor } from './redact.js';
 import { contentAttributes, requestValueAttributes, type AttrValue, type ContentAttributes, type ResponseFacts, type TraceParent } from './genai-facts.js';
 
 export type { AttrValue } from './genai-facts.js';
@@ -326,4 +327,24 @@ export function metricPoints(span: SpanData, rec: SpanRecord): MetricPoint[] {
   if (rec.usage?.output !== undefined) points.push({ name: 'gen_ai.client.token.usage', value: rec.usage.output, attributes: { ...base, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_OUTPUT }, series: `${series}output` });
   if (rec.stream && rec.ttfbMs !== undefined && rec.status < 400) points.push({ name: 'gen_ai.client.operation.time_to_first_chunk', value: rec.ttfbMs / 1000, attributes: base, series });
   return points;
+}
+
+function scrubValues<T extends Record<string, unknown>>(values: T, r: Redactor): T {
+  for (const key in values) {
+    const v = values[key] as unknown;
+    if (typeof v === 'string') (values as Record<string, unknown>)[key] = r.string(v);
+    else if (Array.isArray(v)) (values as Record<string, unknown>)[key] = v.map((x) => (typeof x === 'string' ? r.string(x) : x));
+  }
+  return values;
+}
+
+/** The facts not taken from the (already redacted) record, each string through the Redactor. */
+export function scrubFacts(facts: SpanFacts, r: Redactor): SpanFacts {
+  if (facts.id !== undefined) facts.id = r.string(facts.id);
+  if (facts.model !== undefined) facts.model = r.string(facts.model);
+  if (facts.finishReasons) facts.finishReasons = facts.finishReasons.map((x) => r.string(x));
+  if (facts.hint !== undefined) facts.hint = r.string(facts.hint);
+  if (facts.requestValues) scrubValues(facts.requestValues, r);
+  if (facts.content) scrubValues(facts.content as Record<string, AttrValue>, r);
+  return facts;
 }

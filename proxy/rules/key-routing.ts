@@ -1,65 +1,128 @@
-// Which key serves a request: the one whose group lists the model and serves
-// the protocol natively; else one that serves the model on Chat Completions,
-// through the bridge; among equals, the order the user gave. Pure: no I/O.
+// The one routing decision: which key serves a request, and whether natively
+// or over Chat Completions through the bridge. The proxy, doctor's matrix,
+// `x-loopgate-route`, /_loopgate/keys, the Model Explorer and the chat
+// provider all ask this function, so what they show is what the proxy does.
+// Pure: no I/O, no clock (the caller passes `now`), no state (what the proxy
+// learned from 404 endpoint_not_supported answers comes in as data).
 import { modelProtocols, type ModelEntry } from './model-list.js';
-import type { Protocol } from './protocols.js';
+import { PROTOCOL_ORDER, type Protocol } from './protocols.js';
+
+/** --bridge: `auto` bridges only what no key serves natively; `off` never; `always` every Responses and Messages request. */
+export type BridgeMode = 'auto' | 'off' | 'always';
 
 export interface KeyModels {
   name: string;
   /** The key's /models list by id; undefined while unknown (not fetched yet, or failing). */
   models: ReadonlyMap<string, ModelEntry> | undefined;
+  /** The list is being fetched right now: a model no known list has waits for it (see `lists-loading`). */
+  loading?: boolean;
 }
 
-export type RouteChoice =
+/** A 404 endpoint_not_supported the route of `key` answered for `protocol` and `model`, believed until `until` (ms since the epoch). */
+export interface LearnedRefusal {
+  key: string;
+  protocol: Protocol;
+  model: string;
+  until: number;
+}
+
+/** What was learned, by refusalKey(); BridgePolicy holds it, the rule reads it. */
+export type LearnedRefusals = ReadonlyMap<string, LearnedRefusal>;
+
+export function refusalKey(key: string, protocol: Protocol, model: string): string {
+  return `${protocol}\u0000${key}\u0000${model}`;
+}
+
+export interface RouteQuery {
+  keys: readonly KeyModels[];
+  model: string | undefined;
+  /** undefined: a path without one (/v1/embeddings, /v1/models/{id}): the first key listing the model, as asked. */
+  protocol: Protocol | undefined;
+  bridge: BridgeMode;
+  /**
+   * false for a request the bridge cannot carry (not a POST to the protocol's
+   * own path: GET /v1/responses/{id}, /v1/messages/count_tokens): it goes
+   * natively, to a key that serves its protocol. Default true.
+   */
+  bridgeable?: boolean;
+  refused?: LearnedRefusals;
+  /** The clock for `refused` (ms since the epoch). */
+  now?: number;
+}
+
+export type RouteDecision =
   | {
       index: number;
-      /** native: the group serves the protocol (or did not say, and is tried natively first); bridged: served over chat. */
+      key: string;
+      /** native: sent as asked (under `auto`, a 404 endpoint_not_supported still switches to the bridge); bridged: served over chat. */
       how: 'native' | 'bridged';
-      /** Why this key, for the log and the console (`listed natively`, `only key`, …). */
+      /** Why this key and this way, for the log and the console (`serves messages`, `only key`, …). */
       reason: string;
     }
-  | { index: undefined; reason: 'no-key-lists-model' };
+  /**
+   * no-key-lists-model: every list is known and none has the model.
+   * lists-loading: no known list has it and some key's list is still being
+   * fetched; ask again once it arrived (the proxy waits, bounded) or with the
+   * loading lists marked not loading, which tries the first unknown one.
+   */
+  | { index: undefined; reason: 'no-key-lists-model' | 'lists-loading' };
 
-export type BridgeMode = 'auto' | 'off' | 'always';
+const EMPTY: LearnedRefusals = new Map();
 
-/**
- * The key for `model` on `protocol` (undefined protocol: a path without one,
- * such as /v1/embeddings, which goes to the first key listing the model).
- * `unsupported(i)` says the route of key i refused the protocol for this
- * model before (a 404 endpoint_not_supported the bridge remembered).
- */
-export function chooseKey(
-  keys: readonly KeyModels[],
-  model: string | undefined,
-  protocol: Protocol | undefined,
-  bridge: BridgeMode,
-  unsupported: (index: number) => boolean = () => false,
-): RouteChoice {
-  if (keys.length === 1) return { index: 0, how: protocol && bridge === 'always' && protocol !== 'chat' ? 'bridged' : 'native', reason: 'only key' };
-  if (model === undefined) return { index: 0, how: 'native', reason: 'no model: first key' };
-  const listing = keys.flatMap((k, index) => {
-    const entry = k.models?.get(model);
-    return entry ? [{ index, protocols: modelProtocols(entry) }] : [];
-  });
+export function decideRoute(q: RouteQuery): RouteDecision {
+  const { keys, model, protocol } = q;
+  const bridge = q.bridgeable === false ? 'off' : q.bridge;
+  const refusedBy = (index: number): boolean => {
+    if (!protocol || model === undefined || bridge !== 'auto') return false;
+    const learned = (q.refused ?? EMPTY).get(refusalKey(keys[index]!.name, protocol, model));
+    return learned !== undefined && (q.now ?? 0) < learned.until;
+  };
+  const listed = (index: number): Protocol[] | undefined => {
+    const entry = model === undefined ? undefined : keys[index]!.models?.get(model);
+    return entry ? modelProtocols(entry) : undefined;
+  };
+  const pick = (index: number, how: 'native' | 'bridged', reason: string): RouteDecision => ({ index, key: keys[index]!.name, how, reason });
+  /** How a key that was picked for other reasons serves the protocol; the only rule for one key. */
+  const way = (index: number, reason: string): RouteDecision => {
+    if (!protocol || protocol === 'chat' || bridge === 'off') return pick(index, 'native', reason);
+    if (bridge === 'always') return pick(index, 'bridged', `${reason}, bridge always`);
+    if (refusedBy(index)) return pick(index, 'bridged', `${reason}, refused ${protocol} before`);
+    const protocols = listed(index);
+    // No chat either: the native error is the clearer one.
+    if (protocols && !protocols.includes(protocol) && protocols.includes('chat')) return pick(index, 'bridged', `${reason}, serves it on chat only`);
+    return pick(index, 'native', reason);
+  };
+
+  // One key: nothing to choose; its upstream answers for itself about the model.
+  if (keys.length === 1) return way(0, 'only key');
+  if (model === undefined) return way(0, 'no model: first key');
+  const listing: number[] = [];
+  for (let i = 0; i < keys.length; i++) if (keys[i]!.models?.has(model)) listing.push(i);
   if (listing.length === 0) {
-    // A key whose list is not known yet may have it: try it rather than refuse.
+    // A list still loading may have it: wait rather than guess (right after start, the guess went to the wrong group).
+    if (keys.some((k) => k.models === undefined && k.loading)) return { index: undefined, reason: 'lists-loading' };
+    // A list that failed may still have it: try that key rather than refuse.
     const unknown = keys.findIndex((k) => k.models === undefined);
-    if (unknown >= 0) return { index: unknown, how: 'native', reason: 'list not known yet' };
+    if (unknown >= 0) return way(unknown, 'list not known');
     return { index: undefined, reason: 'no-key-lists-model' };
   }
-  if (!protocol || protocol === 'chat' || bridge === 'off') {
-    const native = protocol ? listing.find((c) => !c.protocols || c.protocols.includes(protocol)) : undefined;
-    return { index: (native ?? listing[0]!).index, how: 'native', reason: native ? 'lists the model' : 'lists the model (protocol not served)' };
+  const serves = (p: Protocol) => (i: number) => listed(i)?.includes(p) ?? false;
+  const unsaid = (i: number) => listed(i) === undefined;
+  if (!protocol) return pick(listing[0]!, 'native', 'lists the model');
+  if (protocol === 'chat' || bridge === 'off') {
+    const native = listing.find((i) => serves(protocol)(i) || unsaid(i));
+    return native !== undefined ? pick(native, 'native', `serves ${protocol}`) : pick(listing[0]!, 'native', `lists the model (${protocol} not served)`);
   }
-  if (bridge !== 'always') {
-    const native = listing.find((c) => c.protocols?.includes(protocol) && !unsupported(c.index));
-    if (native) return { index: native.index, how: 'native', reason: `serves ${protocol}` };
+  if (bridge === 'auto') {
+    const native = listing.find((i) => serves(protocol)(i) && !refusedBy(i));
+    if (native !== undefined) return pick(native, 'native', `serves ${protocol}`);
   }
-  const overChat = listing.find((c) => c.protocols?.includes('chat'));
-  if (overChat) return { index: overChat.index, how: 'bridged', reason: bridge === 'always' ? 'bridge always' : `no key serves ${protocol} natively` };
+  const overChat = listing.find(serves('chat'));
+  if (overChat !== undefined) return pick(overChat, 'bridged', bridge === 'always' ? 'bridge always' : `no key serves ${protocol} natively`);
   // The relay did not say what the group serves: try natively (the bridge takes over on a 404).
-  const unsaid = listing.find((c) => !c.protocols && !unsupported(c.index));
-  return { index: (unsaid ?? listing[0]!).index, how: 'native', reason: 'protocols not listed' };
+  const tryIt = listing.find((i) => unsaid(i) && !refusedBy(i));
+  if (tryIt !== undefined) return way(tryIt, 'protocols not listed');
+  return way(listing[0]!, `lists the model (${protocol} not served)`);
 }
 
 export interface RoutingRow {
@@ -68,22 +131,50 @@ export interface RoutingRow {
   routes: Partial<Record<Protocol, string>>;
 }
 
+/** What the proxy knows beside the lists: its --bridge mode and what it learned from 404 endpoint_not_supported answers. */
+export interface RouteState {
+  bridge?: BridgeMode;
+  refused?: LearnedRefusals;
+  now?: number;
+}
+
 /** doctor's closing matrix: every model any key lists × each protocol → which key, native or bridged. */
-export function routingMatrix(keys: readonly KeyModels[], protocols: readonly Protocol[], bridge: BridgeMode = 'auto'): RoutingRow[] {
+export function routingMatrix(keys: readonly KeyModels[], protocols: readonly Protocol[], state: RouteState = {}): RoutingRow[] {
   const ids: string[] = [];
-  for (const k of keys) for (const id of k.models?.keys() ?? []) if (!ids.includes(id)) ids.push(id);
+  const seen = new Set<string>();
+  for (const k of keys) {
+    for (const id of k.models?.keys() ?? []) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      ids.push(id);
+    }
+  }
   return ids.map((model) => {
     const routes: Partial<Record<Protocol, string>> = {};
     for (const p of protocols) {
-      const choice = chooseKey(keys, model, p, bridge);
+      const choice = decideRoute({ keys, model, protocol: p, bridge: state.bridge ?? 'auto', refused: state.refused, now: state.now });
       if (choice.index === undefined) continue;
       const entry = keys[choice.index]!.models?.get(model);
       const listed = entry ? modelProtocols(entry) : undefined;
       // A native pick on a key whose group does not list the protocol would only be refused.
       if (choice.how === 'native' && listed && !listed.includes(p)) continue;
-      routes[p] = `${keys[choice.index]!.name} ${choice.how}`;
+      routes[p] = `${choice.key} ${choice.how}`;
     }
     return { model, routes };
+  });
+}
+
+/**
+ * The protocols `model` is served on natively, in PROTOCOL_ORDER: those the
+ * decision sends as asked to a key whose list says it serves them (a list
+ * that does not say is not counted). The chat provider picks from these.
+ */
+export function nativeProtocols(keys: readonly KeyModels[], model: string, state: RouteState = {}): Protocol[] {
+  return PROTOCOL_ORDER.filter((protocol) => {
+    const choice = decideRoute({ keys, model, protocol, bridge: state.bridge ?? 'auto', refused: state.refused, now: state.now });
+    if (choice.index === undefined || choice.how !== 'native') return false;
+    const entry = keys[choice.index]!.models?.get(model);
+    return entry !== undefined && (modelProtocols(entry)?.includes(protocol) ?? false);
   });
 }
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/proxy-server.js';
 import { DEMO_KEYS, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
 import { parseModelList } from '../../proxy/rules/model-list.js';
-import { chatModels, DEFAULT_LIMITS, type ChatModelInfo } from '../../extension/lm/modelCatalog.js';
+import { chatModels, DEFAULT_LIMITS, nativeProtocolsFrom, type ChatModelInfo } from '../../extension/lm/modelCatalog.js';
 import { sendChat, ChatRequestFailed } from '../../extension/lm/chatClient.js';
 import type { ChatEvent, ChatRequest, ChatTurn } from '../../extension/lm/chatTypes.js';
 import { TOKEN, until } from '../proxy/stack.js';
@@ -56,6 +56,30 @@ describe('the models VS Code is offered', () => {
     expect(model('deepseek-reasoner').protocol).toBe('chat');
     expect(model('gpt-4.1')).toMatchObject({ maxInputTokens: DEFAULT_LIMITS.maxInputTokens, maxOutputTokens: DEFAULT_LIMITS.maxOutputTokens, toolCalling: true, imageInput: true });
     expect(model('deepseek-reasoner').imageInput).toBe(false);
+  });
+
+  it('the protocol the proxy serves natively, by its routing rule, when the first key\'s copy of the model lacks it (issue 24)', async () => {
+    // The chat-only key first: GET /v1/models gives its copy of claude-sonnet-4-6 (chat only).
+    const keys = [...DEMO_KEYS].sort((a, b) => Number(b.name === 'chat-only') - Number(a.name === 'chat-only'));
+    const other = await startProxy({ upstream: sim.baseUrl, keys, token: TOKEN, port: 0, allowHttp: true, logFile: undefined });
+    try {
+      await other.refreshModels();
+      const get = async (path: string) => (await fetch(`${other.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+      const list = parseModelList(await get('/v1/models'));
+      if (!list.ok) throw new Error('no model list');
+      const claude = (native?: Parameters<typeof chatModels>[2]) => chatModels(list.models, {}, native).find((m) => m.id === 'claude-sonnet-4-6')!;
+      expect(claude().protocol).toBe('chat');
+      expect(claude(nativeProtocolsFrom(await get('/_loopgate/keys'))).protocol).toBe('messages');
+      // And the proxy does serve it there natively.
+      const res = await fetch(`${other.url}/v1/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(res.headers.get('x-loopgate-route')).toBe('claude native');
+    } finally {
+      await other.close();
+    }
   });
 
   it('limits the list gives, and per-model overrides over both', () => {

@@ -1,7 +1,8 @@
 // Several keys in one setting: separators, names, and every bad entry named (masked) with what to do.
 import { describe, expect, it } from 'vitest';
 import { parseKeyList } from '../../proxy/rules/key-list.js';
-import { chooseKey, protocolsByKey, type KeyModels } from '../../proxy/rules/key-routing.js';
+import { decideRoute, protocolsByKey, refusalKey, type BridgeMode, type KeyModels, type LearnedRefusal } from '../../proxy/rules/key-routing.js';
+import type { Protocol } from '../../proxy/rules/protocols.js';
 import type { ModelEntry } from '../../proxy/rules/model-list.js';
 
 const A = 'sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1111';
@@ -42,7 +43,14 @@ describe('parseKeyList', () => {
 const entry = (id: string, ...types: string[]): ModelEntry => (types.length ? { id, supported_endpoint_types: types } : { id });
 const keyWith = (name: string, ...models: ModelEntry[]): KeyModels => ({ name, models: new Map(models.map((m) => [m.id, m])) });
 
-describe('chooseKey', () => {
+/** The routing decision with the proxy's state; `refusedBy` lists the key indexes that refused the protocol before. */
+function chooseKey(keys: KeyModels[], model: string | undefined, protocol: Protocol | undefined, bridge: BridgeMode, refusedBy: number[] = []) {
+  const refused = new Map<string, LearnedRefusal>();
+  for (const i of refusedBy) refused.set(refusalKey(keys[i]!.name, protocol!, model!), { key: keys[i]!.name, protocol: protocol!, model: model!, until: 2000 });
+  return decideRoute({ keys, model, protocol, bridge, refused, now: 1000 });
+}
+
+describe('decideRoute', () => {
   const keys = [
     keyWith('default', entry('gpt-4o-mini', 'openai', 'openai-response'), entry('deepseek-r1', 'openai')),
     keyWith('claude', entry('claude-sonnet-4-6', 'anthropic', 'openai')),
@@ -57,11 +65,29 @@ describe('chooseKey', () => {
     expect(chooseKey(keys, 'deepseek-r1', 'responses', 'auto')).toMatchObject({ index: 0, how: 'bridged' });
     expect(chooseKey(keys, 'claude-sonnet-4-6', 'responses', 'auto')).toMatchObject({ index: 1, how: 'bridged' });
     // A route that refused the protocol before is passed over for it.
-    expect(chooseKey(keys, 'gpt-4o-mini', 'responses', 'auto', (i) => i === 0)).toMatchObject({ index: 0, how: 'bridged' });
+    expect(chooseKey(keys, 'gpt-4o-mini', 'responses', 'auto', [0])).toMatchObject({ index: 0, how: 'bridged' });
+    // What was learned expires.
+    expect(decideRoute({ keys, model: 'gpt-4o-mini', protocol: 'responses', bridge: 'auto', now: 2000, refused: new Map([[refusalKey('default', 'responses', 'gpt-4o-mini'), { key: 'default', protocol: 'responses', model: 'gpt-4o-mini', until: 2000 }]]) })).toMatchObject({ index: 0, how: 'native' });
   });
   it('says when no key lists the model, unless a list is still unknown', () => {
     expect(chooseKey(keys, 'gpt-5', 'chat', 'auto')).toEqual({ index: undefined, reason: 'no-key-lists-model' });
     expect(chooseKey([...keys, { name: 'late', models: undefined }], 'gpt-5', 'chat', 'auto')).toMatchObject({ index: 3, how: 'native' });
+  });
+  it('waits while a list is loading rather than guess, for a model no known list has (issue 24)', () => {
+    const loading = [...keys, { name: 'late', models: undefined, loading: true }];
+    expect(chooseKey(loading, 'gpt-5', 'chat', 'auto')).toEqual({ index: undefined, reason: 'lists-loading' });
+    // A model a known list has does not wait.
+    expect(chooseKey(loading, 'deepseek-r1', 'chat', 'auto')).toMatchObject({ index: 0, how: 'native' });
+  });
+  it('decides the bridge for one key as for several: the list, what was learned, the mode', () => {
+    const one = [keyWith('only', entry('deepseek-r1', 'openai'), entry('gpt-4o', 'openai', 'openai-response'))];
+    expect(chooseKey(one, 'deepseek-r1', 'responses', 'auto')).toMatchObject({ index: 0, how: 'bridged' });
+    expect(chooseKey(one, 'gpt-4o', 'responses', 'auto')).toMatchObject({ index: 0, how: 'native' });
+    expect(chooseKey(one, 'gpt-4o', 'responses', 'auto', [0])).toMatchObject({ index: 0, how: 'bridged' });
+    expect(chooseKey(one, 'gpt-4o', 'responses', 'always')).toMatchObject({ index: 0, how: 'bridged' });
+    expect(chooseKey(one, 'deepseek-r1', 'responses', 'off')).toMatchObject({ index: 0, how: 'native' });
+    // A request the bridge cannot carry (count_tokens, GET /v1/responses/{id}) goes natively.
+    expect(decideRoute({ keys: one, model: 'deepseek-r1', protocol: 'responses', bridge: 'auto', bridgeable: false })).toMatchObject({ index: 0, how: 'native' });
   });
   it('names what each key serves', () => {
     expect(protocolsByKey(keys, 'gpt-4o-mini')).toBe('default: responses, chat; cheap: chat');

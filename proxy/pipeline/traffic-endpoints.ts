@@ -6,10 +6,10 @@
 //   GET /_loopgate/traffic/<id|seq>   one entry whole: record, bodies, stream event times, and
 //                                     followUps: the later requests that carried its tool calls' results
 import { ProxyError } from '../rules/proxy-errors.js';
-import type { ProxyContext } from '../pipeline/context.js';
-import type { Exchange } from '../pipeline/exchange.js';
-import type { TrafficEntry, TrafficRing } from './ring.js';
-import { followUps } from './follow-ups.js';
+import type { ProxyContext } from './context.js';
+import type { Exchange } from './exchange.js';
+import type { TrafficEntry, TrafficRing } from '../traffic/ring.js';
+import { followUps } from '../traffic/follow-ups.js';
 
 export const TRAFFIC_PATH = '/_loopgate/traffic';
 /** A live client that stops reading loses entries past this much unsent data (counted), rather than the proxy's memory. */

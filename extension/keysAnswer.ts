@@ -1,0 +1,40 @@
+// The proxy's /_loopgate/keys answer, read into what the routing rule
+// (proxy/rules/key-routing.ts decideRoute) needs: each key's list, the
+// proxy's --bridge mode and what it learned from 404 endpoint_not_supported
+// answers, on the proxy's clock. The Model Explorer and the chat provider
+// decide from it as the proxy does. No vscode here.
+import type { ModelEntry } from '../proxy/rules/model-list.js';
+import { refusalKey, type BridgeMode, type KeyModels, type LearnedRefusal, type RouteState } from '../proxy/rules/key-routing.js';
+
+export interface KeysAnswer {
+  keys: Array<KeyModels & { failure?: string; entries?: ModelEntry[] }>;
+  state: RouteState;
+}
+
+const MODES: readonly BridgeMode[] = ['auto', 'off', 'always'];
+
+/** undefined when the body is not such an answer. `bridge` stands in for a proxy that does not send its mode. */
+export function readKeysAnswer(body: string, bridge: BridgeMode = 'auto'): KeysAnswer | undefined {
+  let json: { keys?: unknown; bridge?: unknown; refused?: unknown; now?: unknown };
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (typeof json !== 'object' || json === null || !Array.isArray(json.keys)) return undefined;
+  const keys = (json.keys as Array<{ name: string; failure: string | null; models: ModelEntry[] | null }>).map((k) => ({
+    name: k.name,
+    models: k.models ? new Map(k.models.map((m) => [m.id, m])) : undefined,
+    entries: k.models ?? undefined,
+    failure: k.failure ?? undefined,
+  }));
+  const refused = new Map((Array.isArray(json.refused) ? (json.refused as LearnedRefusal[]) : []).map((r) => [refusalKey(r.key, r.protocol, r.model), r]));
+  return {
+    keys,
+    state: {
+      bridge: MODES.includes(json.bridge as BridgeMode) ? (json.bridge as BridgeMode) : bridge,
+      refused,
+      now: typeof json.now === 'number' ? json.now : Date.now(),
+    },
+  };
+}
