@@ -6,7 +6,8 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadOrCreateToken } from '../config/token.js';
-import { argsWithSecrets, secretValues, toolArgs, toolEnv, toolOf } from '../rules/tool-launch.js';
+import { argsWithSecrets, secretsOfEnv } from '../rules/child-secrets.js';
+import { toolArgs, toolEnv, toolOf } from '../rules/tool-launch.js';
 import { EXIT, type Command, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
 import { runningProxyUrl } from './serve.js';
@@ -27,7 +28,9 @@ export const runCommand: Command = {
 Starts <command> with the environment \`loopgate env\` prints (OPENAI_BASE_URL,
 OPENAI_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN: the local token, never
 the real key), pointed at the proxy that \`loopgate serve\` (or \`npm start\`) runs.
-LOOPGATE_API_KEY and any variable holding the same value are left out.
+LOOPGATE_API_KEY, the OTEL_EXPORTER_OTLP_*HEADERS variables, and any variable
+holding one of the keys (every key of a list, also inside a longer value) are
+left out; a key in the tool's arguments is refused (exit 2).
 
   claude   ANTHROPIC_API_KEY is removed (Claude Code would prefer it).
   codex    -c model_provider=loopgate and a model_providers.loopgate block
@@ -47,7 +50,8 @@ Examples:
   loopgate run -- codex exec "hello"
   loopgate run --port 9000 -- node my-script.js
 
-Exit codes: the command's own (128+N when it died of signal N); 2 bad usage;
+Exit codes: the command's own (128+N when it died of signal N); 2 bad usage
+or a key in the arguments;
 3 no Loopgate proxy with this token answers on the port; 126 the command could
 not be executed; 127 command not found.`,
   async run(argv, io) {
@@ -66,9 +70,13 @@ not be executed; 127 command not found.`,
     const proxyUrl = runningProxyUrl(values);
 
     const token = loadOrCreateToken(io.env);
-    const carrying = argsWithSecrets([command, ...userArgs], secretValues(io.env, token));
+    // Positions count the command as argument 1; the value is never repeated (it is the secret).
+    const carrying = argsWithSecrets([command, ...userArgs], secretsOfEnv(io.env, token));
     if (carrying.length > 0) {
-      io.err(`loopgate run: argument ${carrying.join(', ')} holds the real key (the value of LOOPGATE_API_KEY or a provider key variable); leave it out, the proxy adds the key itself.`);
+      io.err(
+        `loopgate run: ${carrying.length > 1 ? 'arguments' : 'argument'} ${carrying.join(', ')} (counting the command as 1) ${carrying.length > 1 ? 'hold' : 'holds'} a real key ` +
+          '(a key of LOOPGATE_API_KEY, the value of a provider key variable, or an OTLP collector header); leave it out, the proxy adds the key itself.',
+      );
       return EXIT.usage;
     }
 
