@@ -81,8 +81,8 @@ export function fromEntries(entries: Array<{ name?: string; key: string; problem
   const seenNames = new Set<string>();
   entries.forEach((given, i) => {
     if (given.problem) {
-      // `name=` with no usable key after it: said by position, masked (the name may be key material).
-      problems.push(`${source}: key #${i + 1} (${maskKey(given.key)}): ${given.problem}. It is left out; the other keys work.`);
+      // `name=` with no usable key after it: said by position alone (the name may be key material).
+      problems.push(`${source}: key #${i + 1}: ${given.problem}. It is left out; the other keys work.`);
       return;
     }
     let entry = given;
