@@ -213,7 +213,7 @@ describe('loopgate run', () => {
   it('refuses to put the real key on the command line (exit 2), without echoing it', async () => {
     const r = await runCli(['run', '--port', port, '--', process.execPath, '-e', `console.log("${CANARY}")`], parent);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/argument 3 holds the real key/);
+    expect(r.err).toMatch(/argument 3 \(counting the command as 1\) holds a real key/);
     expect(r.err).not.toContain(CANARY);
   });
 

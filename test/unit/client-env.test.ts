@@ -39,6 +39,23 @@ describe('proxy child environment (canary)', () => {
   });
 });
 
+describe('proxy child environment: variables holding a key under an innocent name (issue 23 F-A, the rule `run` uses)', () => {
+  const editorKey = 'Q2FuYXJ5RWRpdG9yS2V5MDAwMQ==';
+  const listKey = 'sk-child-env-list-canary-000000000000';
+  it('drops a variable holding a key the editor holds, or a key of LOOPGATE_API_KEY, even inside a longer value', () => {
+    const env = childEnv({ PATH: '/usr/bin', LOOPGATE_API_KEY: `alpha=${listKey}`, NOTES: `old ${editorKey} here`, BACKUP: listKey, HOME: '/home/x' }, [editorKey]);
+    expect(env).toEqual({ PATH: '/usr/bin', HOME: '/home/x', ELECTRON_RUN_AS_NODE: '1' });
+  });
+
+  it('the language server overrides set them to undefined too', async () => {
+    const { childEnvOverrides } = await import('../../extension/childEnv.js');
+    const parent = { PATH: '/usr/bin', NOTES: `old ${editorKey} here` };
+    const merged: NodeJS.ProcessEnv = { ...parent, ...childEnvOverrides(parent, [editorKey]) };
+    expect(merged.NOTES).toBeUndefined();
+    expect(merged.PATH).toBe('/usr/bin');
+  });
+});
+
 describe('language server environment overrides (canary)', () => {
   it('sets credential-named variables to undefined so a merging launcher drops them', async () => {
     const { childEnvOverrides } = await import('../../extension/childEnv.js');
