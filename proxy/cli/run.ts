@@ -25,14 +25,16 @@ export const runCommand: Command = {
   summary: 'Start a tool (claude, codex, any command) pointed at the running proxy',
   usage: `Usage: loopgate run [--port N] [--host ADDR] -- <command> [args...]
 
-Starts <command> with the environment \`loopgate env\` prints (OPENAI_BASE_URL,
-OPENAI_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN: the local token, never
-the real key), pointed at the proxy that \`loopgate serve\` (or \`npm start\`) runs.
+Starts <command> with the environment \`loopgate env --for <command>\` prints
+(OPENAI_BASE_URL, OPENAI_API_BASE, OPENAI_API_KEY, ANTHROPIC_BASE_URL,
+ANTHROPIC_AUTH_TOKEN, ANTHROPIC_API_KEY: the local token, never the real key),
+pointed at the proxy that \`loopgate serve\` (or \`npm start\`) runs.
 LOOPGATE_API_KEY, the OTEL_EXPORTER_OTLP_*HEADERS variables, and any variable
 holding one of the keys (every key of a list, also inside a longer value) are
 left out; a key in the tool's arguments is refused (exit 2).
 
-  claude   ANTHROPIC_API_KEY is removed (Claude Code would prefer it).
+  claude   ANTHROPIC_API_KEY is left out (Claude Code warns when it is set
+           next to ANTHROPIC_AUTH_TOKEN); Bedrock/Vertex switches are removed.
   codex    -c model_provider=loopgate and a model_providers.loopgate block
            (base_url .../v1, wire_api "responses", token from LOOPGATE_TOKEN) are
            added before your arguments, unless you chose a provider yourself

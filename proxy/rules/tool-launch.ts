@@ -4,7 +4,7 @@
 // them), plus what a known tool needs beyond that (a table per tool, not
 // branches). Pure: no I/O.
 import { secretsOfEnv, withoutSecrets } from './child-secrets.js';
-import { clientEnv } from './client-env.js';
+import { clientEnv, TOOL_CONFLICTS } from './client-env.js';
 import { clientBaseUrls } from './urls.js';
 
 
@@ -25,10 +25,10 @@ export const CODEX_TOKEN_VAR = 'LOOPGATE_TOKEN';
 
 const TOOLS: Record<KnownTool, ToolRule> = {
   // Claude Code: ANTHROPIC_BASE_URL is the proxy root (no /v1); ANTHROPIC_AUTH_TOKEN goes out as a
-  // Bearer token. It prefers ANTHROPIC_API_KEY when set, and Bedrock/Vertex switches send it elsewhere.
+  // Bearer token (ANTHROPIC_API_KEY is left out: TOOL_CONFLICTS). Bedrock/Vertex switches send it elsewhere.
   claude: {
     env: () => ({}),
-    unset: ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX'],
+    unset: ['CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX'],
     args: (userArgs) => [...userArgs],
   },
   // Codex: recent versions ignore OPENAI_BASE_URL for the default provider; a provider block given as
@@ -84,11 +84,10 @@ export function codexProviderChosen(args: readonly string[]): boolean {
  */
 export function toolEnv(parent: NodeJS.ProcessEnv, proxyUrl: string, token: string, tool?: KnownTool): Record<string, string> {
   const { env } = withoutSecrets(parent, secretsOfEnv(parent, token));
-  Object.assign(env, clientEnv(proxyUrl, token));
-  // An SDK that reads only ANTHROPIC_API_KEY still works, with the token in it.
-  if (parent.ANTHROPIC_API_KEY !== undefined) env.ANTHROPIC_API_KEY = token;
+  // Every variable of the table, whatever the parent had there (the user's own provider key included).
+  Object.assign(env, clientEnv(proxyUrl, token, tool));
   if (tool) {
-    for (const name of TOOLS[tool].unset) delete env[name];
+    for (const name of [...(TOOL_CONFLICTS[tool] ?? []), ...TOOLS[tool].unset]) delete env[name];
     Object.assign(env, TOOLS[tool].env(proxyUrl, token));
   }
   return env;

@@ -5,13 +5,21 @@ import { clientEnv, exportLines } from '../../proxy/rules/client-env.js';
 import { childEnv } from '../../extension/childEnv.js';
 
 describe('client environment', () => {
-  it('points both SDK families at the proxy with the token', () => {
+  it('points both SDK families at the proxy with the token, under every variable of the table', () => {
     expect(clientEnv('http://127.0.0.1:8787', 'lg-local-t')).toEqual({
       OPENAI_BASE_URL: 'http://127.0.0.1:8787/v1',
+      OPENAI_API_BASE: 'http://127.0.0.1:8787/v1',
       OPENAI_API_KEY: 'lg-local-t',
       ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787',
       ANTHROPIC_AUTH_TOKEN: 'lg-local-t',
+      ANTHROPIC_API_KEY: 'lg-local-t',
     });
+  });
+
+  it("leaves out what a tool takes as a conflict (Claude Code: ANTHROPIC_API_KEY next to ANTHROPIC_AUTH_TOKEN)", () => {
+    const env = clientEnv('http://127.0.0.1:8787', 'lg-local-t', 'claude');
+    expect(env.ANTHROPIC_AUTH_TOKEN).toBe('lg-local-t');
+    expect('ANTHROPIC_API_KEY' in env).toBe(false);
   });
 
   it('quotes values for each shell', () => {
