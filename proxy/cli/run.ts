@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadOrCreateToken } from '../config/token.js';
-import { argsWithSecrets, secretsOfEnv } from '../rules/child-secrets.js';
+import { argsWithSecrets, copiesLeftOut, secretsOfEnv } from '../rules/child-secrets.js';
 import { toolArgs, toolEnv, toolOf } from '../rules/tool-launch.js';
 import { EXIT, type Command, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
@@ -73,7 +73,8 @@ not be executed; 127 command not found.`,
 
     const token = loadOrCreateToken(io.env);
     // Positions count the command as argument 1; the value is never repeated (it is the secret).
-    const carrying = argsWithSecrets([command, ...userArgs], secretsOfEnv(io.env, token));
+    const secrets = secretsOfEnv(io.env, token);
+    const carrying = argsWithSecrets([command, ...userArgs], secrets);
     if (carrying.length > 0) {
       io.err(
         `loopgate run: ${carrying.length > 1 ? 'arguments' : 'argument'} ${carrying.join(', ')} (counting the command as 1) ${carrying.length > 1 ? 'hold' : 'holds'} a real key ` +
@@ -100,6 +101,11 @@ not be executed; 127 command not found.`,
           'If you started it so, add --no-token to run; otherwise something else holds the port.',
       );
       return EXIT.config;
+    }
+    const copies = copiesLeftOut(io.env, secrets);
+    if (copies.names.length + copies.unnamed > 0) {
+      const what = [...copies.names, ...(copies.unnamed ? [`${copies.unnamed} variable(s) whose name holds a key`] : [])].join(', ');
+      io.err(`loopgate run: left out of the tool's environment because they hold a real key: ${what}.`);
     }
     const credential = check.requireToken ? token : NO_TOKEN_PLACEHOLDER;
     const tool = toolOf(command);

@@ -92,3 +92,15 @@ export function argsWithSecrets(args: readonly string[], secrets: readonly strin
   const holds = secretFinder(secrets);
   return args.flatMap((a, i) => (holds(a) ? [i + 1] : []));
 }
+
+/**
+ * What to tell the user was left out beyond the expected (the key variables, the provider credentials
+ * that are replaced anyway, the OTLP headers): their own variables that hold a key. Names only, and a
+ * name that itself holds a key is counted, not shown.
+ */
+export function copiesLeftOut(parent: NodeJS.ProcessEnv, secrets: readonly string[]): { names: string[]; unnamed: number } {
+  const holds = secretFinder(secrets);
+  const expected = (n: string) => (REAL_KEY_VARS as readonly string[]).includes(n) || (REPLACED_CREDENTIAL_VARS as readonly string[]).includes(n) || OTLP_HEADER_VAR.test(n);
+  const removed = withoutSecrets(parent, secrets).removed.filter((n) => !expected(n));
+  return { names: removed.filter((n) => !holds(n)), unnamed: removed.filter((n) => holds(n)).length };
+}

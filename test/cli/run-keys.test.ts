@@ -44,9 +44,9 @@ describe('loopgate run with a key list (F-A)', () => {
 
   const childEnv = async (env: NodeJS.ProcessEnv) => {
     const r = await runBuilt(['run', '--port', port, '--', process.execPath, '-e', PRINT_ENV], { ...base, ...env });
-    expect(r.err).toBe('');
     expect(r.code).toBe(0);
-    return { env: JSON.parse(r.out) as Record<string, string>, out: r.out };
+    assertNoCanary(r.err, [SK, MIXED, B64]);
+    return { env: JSON.parse(r.out) as Record<string, string>, out: r.out, err: r.err };
   };
 
   it.each([
@@ -54,7 +54,7 @@ describe('loopgate run with a key list (F-A)', () => {
     ['line breaks, unnamed', `${SK}\n${MIXED}\r\n${B64}\n`],
     ['named, one per line (as on --key-stdin)', `alpha=${SK}\nbeta=${MIXED}\ngamma=${B64}`],
   ])('%s: no key, and no variable holding one (alone or inside a longer value), reaches the tool', async (_what, list) => {
-    const { env, out } = await childEnv({
+    const { env, out, err } = await childEnv({
       LOOPGATE_API_KEY: list,
       MY_BACKUP_KEY: SK,
       NOTES: `old ${MIXED} from last year`,
@@ -66,6 +66,8 @@ describe('loopgate run with a key list (F-A)', () => {
     expect(env.OPENAI_API_KEY).toBe(TOKEN);
     for (const name of ['LOOPGATE_API_KEY', 'MY_BACKUP_KEY', 'NOTES', 'PADDED', 'CURL_URL', 'ENCODED']) expect(env[name], name).toBeUndefined();
     assertNoCanary(out, [SK, MIXED, B64]);
+    // Said once, by name: the user may wonder where NOTES went.
+    expect(err.trim()).toBe("loopgate run: left out of the tool's environment because they hold a real key: MY_BACKUP_KEY, NOTES, PADDED, CURL_URL, ENCODED.");
   });
 
   it('one named key: the same', async () => {
