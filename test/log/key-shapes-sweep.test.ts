@@ -9,7 +9,7 @@
 // (`loopgate run`'s tool, the editor's forked proxy).
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
@@ -23,6 +23,7 @@ import { CLI, runCli, tempHome } from '../cli/io.js';
 import { startReceiver, type Receiver } from '../otlp/receiver.js';
 import { until } from '../proxy/stack.js';
 import { assertNoCanary, makeCanary } from './canary.js';
+import { record } from './records.js';
 
 const mixedCase = () => {
   const body = randomBytes(24).toString('base64').replace(/[^A-Za-z0-9]/g, '');
@@ -237,6 +238,20 @@ describe('key shapes sweep (issue 23)', () => {
       child.kill('SIGKILL');
       await receiver.close();
     }
+  });
+
+  it('loopgate export of a log that holds the keys in plain (an older or hand-edited log): every key of the list is masked', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loopgate-key-sweep-'));
+    const log = join(dir, 'traffic.jsonl');
+    const raw = record({ requestBody: JSON.stringify({ note }), responseBody: `data: {"echo":${JSON.stringify(note)}}\n\n`, errorType: `upstream said ${encodeURIComponent(B64)}` });
+    writeFileSync(log, JSON.stringify(raw) + '\n', { mode: 0o600 });
+    const har = join(dir, 'out.har');
+    const jsonl = join(dir, 'out.jsonl');
+    const r = await runCli(['export', '--har', har, '--jsonl', jsonl, '--log', log], { LOOPGATE_API_KEY: LIST, LOOPGATE_TOKEN: TOKEN });
+    expect(r.code, r.err).toBe(0);
+    const text = [readFileSync(har, 'utf8'), readFileSync(jsonl, 'utf8'), r.out, r.err].join('\n');
+    expect(text).toMatch(/\[REDACTED:[0-9a-f]{4}\]/);
+    assertNoCanary(text, SECRETS);
   });
 
   describe('loopgate run with the same list', () => {
