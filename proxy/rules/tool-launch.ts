@@ -7,7 +7,6 @@ import { secretsOfEnv, withoutSecrets } from './child-secrets.js';
 import { clientEnv, TOOL_CONFLICTS } from './client-env.js';
 import { clientBaseUrls } from './urls.js';
 
-
 export type KnownTool = 'claude' | 'codex';
 
 interface ToolRule {
