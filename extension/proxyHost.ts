@@ -170,7 +170,7 @@ export class ProxyHost implements vscode.Disposable {
     const otlpHeaders = config.otlp ? await this.opts.readOtlpHeaders?.() : undefined;
     let child: ChildProxy;
     try {
-      child = ChildProxy.fork(this.opts.cliPath, { log: this.opts.log, onMessage: (m) => this.onMessage(m) });
+      child = ChildProxy.fork(this.opts.cliPath, { log: this.opts.log, onMessage: (m) => this.onMessage(m) }, keys?.map((k) => k.key));
     } catch (err) {
       return this.fail(`Could not start the proxy: ${(err as Error).message}`);
     }

@@ -5,6 +5,11 @@ import { clientEnv, exportLines } from './clientEnv.js';
 import type { ProxyHost } from './proxyHost.js';
 import { readSettings } from './settings.js';
 
+// Integrated terminals are where Claude Code usually runs, and it warns when ANTHROPIC_API_KEY sits next
+// to ANTHROPIC_AUTH_TOKEN: terminals get the table without Claude Code's conflicts. A tool that needs
+// ANTHROPIC_API_KEY (Qwen Code, a script on an Anthropic SDK) gets it through `loopgate run -- <tool>`.
+const TERMINAL_TOOL = 'claude';
+
 export class TerminalEnv implements vscode.Disposable {
   private readonly subscriptions: vscode.Disposable[] = [];
 
@@ -27,7 +32,7 @@ export class TerminalEnv implements vscode.Disposable {
       this.collection.clear();
       return;
     }
-    for (const [name, value] of Object.entries(clientEnv(endpoint.url, this.host.token))) this.collection.replace(name, value);
+    for (const [name, value] of Object.entries(clientEnv(endpoint.url, this.host.token, TERMINAL_TOOL))) this.collection.replace(name, value);
   }
 
   dispose(): void {
@@ -44,10 +49,9 @@ export async function copyEnvironment(host: ProxyHost): Promise<string | undefin
     );
     return undefined;
   }
-  const text = exportLines(clientEnv(endpoint.url, host.token));
+  const env = clientEnv(endpoint.url, host.token, TERMINAL_TOOL);
+  const text = exportLines(env);
   await vscode.env.clipboard.writeText(text);
-  void vscode.window.showInformationMessage(
-    'Loopgate: environment copied (OPENAI_BASE_URL, OPENAI_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN). The key in it is the local token, not your API key.',
-  );
+  void vscode.window.showInformationMessage(`Loopgate: environment copied (${Object.keys(env).join(', ')}). The key in it is the local token, not your API key.`);
   return text;
 }

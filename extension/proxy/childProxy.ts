@@ -32,10 +32,10 @@ export class ChildProxy {
     proc.on('message', (m: unknown) => hooks.onMessage(m as FromProxy));
   }
 
-  /** Forks the CLI at `cliPath` (dist/cli.js); throws as `fork` does. */
-  static fork(cliPath: string, hooks: ChildProxyHooks): ChildProxy {
+  /** Forks the CLI at `cliPath` (dist/cli.js); throws as `fork` does. `keys`: no variable holding one is passed on. */
+  static fork(cliPath: string, hooks: ChildProxyHooks, keys: readonly string[] = []): ChildProxy {
     const proc = fork(cliPath, ['serve', '--ipc'], {
-      env: childEnv(process.env),
+      env: childEnv(process.env, keys),
       stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
       // A smaller young generation keeps RSS near 130 MB with 1,000 open streams instead of ~200 MB,
       // at no measurable CPU cost (README, Performance).

@@ -5,6 +5,7 @@ import { defaultLogFile } from '../config/dirs.js';
 import { tokenFile } from '../config/token.js';
 import { exportTrafficLog, LogReadError, parseSince, type ExportFormat } from '../log/index.js';
 import { readTrafficLog } from '../log/reader.js';
+import { secretsOfEnv } from '../rules/child-secrets.js';
 import { otlpConfig } from '../rules/otlp-config.js';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
 import { intOption } from './serve.js';
@@ -34,13 +35,11 @@ Exit codes: 0 written (or every span accepted), 1 a write failed or the collecto
 refused or dropped spans, 2 bad usage, 3 an unreadable log or a bad collector configuration.`;
 
 // Secrets this process can know without the editor: the local token and the
-// usual key variables. Records are already redacted; this only adds certainty.
+// usual key variables (every key of a LOOPGATE_API_KEY list, not the list as
+// one string). Records are already redacted; this only adds certainty.
 function knownSecrets(env: NodeJS.ProcessEnv): string[] {
-  const out: string[] = [];
-  for (const name of ['LOOPGATE_TOKEN', 'LOOPGATE_API_KEY', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN']) {
-    const v = env[name];
-    if (v) out.push(v);
-  }
+  const out = secretsOfEnv(env);
+  if (env.LOOPGATE_TOKEN) out.push(env.LOOPGATE_TOKEN);
   try {
     const t = readFileSync(tokenFile(env), 'utf8').trim();
     if (t) out.push(t);

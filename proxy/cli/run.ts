@@ -6,7 +6,8 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadOrCreateToken } from '../config/token.js';
-import { argsWithSecrets, secretValues, toolArgs, toolEnv, toolOf } from '../rules/tool-launch.js';
+import { argsWithSecrets, copiesLeftOut, secretsOfEnv } from '../rules/child-secrets.js';
+import { toolArgs, toolEnv, toolOf } from '../rules/tool-launch.js';
 import { EXIT, type Command, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
 import { runningProxyUrl } from './serve.js';
@@ -24,12 +25,16 @@ export const runCommand: Command = {
   summary: 'Start a tool (claude, codex, any command) pointed at the running proxy',
   usage: `Usage: loopgate run [--port N] [--host ADDR] -- <command> [args...]
 
-Starts <command> with the environment \`loopgate env\` prints (OPENAI_BASE_URL,
-OPENAI_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN: the local token, never
-the real key), pointed at the proxy that \`loopgate serve\` (or \`npm start\`) runs.
-LOOPGATE_API_KEY and any variable holding the same value are left out.
+Starts <command> with the environment \`loopgate env --for <command>\` prints
+(OPENAI_BASE_URL, OPENAI_API_BASE, OPENAI_API_KEY, ANTHROPIC_BASE_URL,
+ANTHROPIC_AUTH_TOKEN, ANTHROPIC_API_KEY: the local token, never the real key),
+pointed at the proxy that \`loopgate serve\` (or \`npm start\`) runs.
+LOOPGATE_API_KEY, the OTEL_EXPORTER_OTLP_*HEADERS variables, and any variable
+holding one of the keys (every key of a list, also inside a longer value) are
+left out; a key in the tool's arguments is refused (exit 2).
 
-  claude   ANTHROPIC_API_KEY is removed (Claude Code would prefer it).
+  claude   ANTHROPIC_API_KEY is left out (Claude Code warns when it is set
+           next to ANTHROPIC_AUTH_TOKEN); Bedrock/Vertex switches are removed.
   codex    -c model_provider=loopgate and a model_providers.loopgate block
            (base_url .../v1, wire_api "responses", token from LOOPGATE_TOKEN) are
            added before your arguments, unless you chose a provider yourself
@@ -47,7 +52,8 @@ Examples:
   loopgate run -- codex exec "hello"
   loopgate run --port 9000 -- node my-script.js
 
-Exit codes: the command's own (128+N when it died of signal N); 2 bad usage;
+Exit codes: the command's own (128+N when it died of signal N); 2 bad usage
+or a key in the arguments;
 3 no Loopgate proxy with this token answers on the port; 126 the command could
 not be executed; 127 command not found.`,
   async run(argv, io) {
@@ -66,9 +72,14 @@ not be executed; 127 command not found.`,
     const proxyUrl = runningProxyUrl(values);
 
     const token = loadOrCreateToken(io.env);
-    const carrying = argsWithSecrets([command, ...userArgs], secretValues(io.env, token));
+    // Positions count the command as argument 1; the value is never repeated (it is the secret).
+    const secrets = secretsOfEnv(io.env, token);
+    const carrying = argsWithSecrets([command, ...userArgs], secrets);
     if (carrying.length > 0) {
-      io.err(`loopgate run: argument ${carrying.join(', ')} holds the real key (the value of LOOPGATE_API_KEY or a provider key variable); leave it out, the proxy adds the key itself.`);
+      io.err(
+        `loopgate run: ${carrying.length > 1 ? 'arguments' : 'argument'} ${carrying.join(', ')} (counting the command as 1) ${carrying.length > 1 ? 'hold' : 'holds'} a real key ` +
+          '(a key of LOOPGATE_API_KEY, the value of a provider key variable, or an OTLP collector header); leave it out, the proxy adds the key itself.',
+      );
       return EXIT.usage;
     }
 
@@ -90,6 +101,11 @@ not be executed; 127 command not found.`,
           'If you started it so, add --no-token to run; otherwise something else holds the port.',
       );
       return EXIT.config;
+    }
+    const copies = copiesLeftOut(io.env, secrets);
+    if (copies.names.length + copies.unnamed > 0) {
+      const what = [...copies.names, ...(copies.unnamed ? [`${copies.unnamed} variable(s) whose name holds a key`] : [])].join(', ');
+      io.err(`loopgate run: left out of the tool's environment because they hold a real key: ${what}.`);
     }
     const credential = check.requireToken ? token : NO_TOKEN_PLACEHOLDER;
     const tool = toolOf(command);

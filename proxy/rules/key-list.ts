@@ -3,9 +3,14 @@
 // list arrives as LOOPGATE_API_KEY (commas or line breaks), one per line on
 // --key-stdin, or from the editor's SecretStorage. Pure: no I/O.
 //
-// Decision: `name=key` names a key. A name is 1–32 of [A-Za-z0-9_.-], starts
-// with a letter or digit, and is not `sk`/`sk-…` shaped, so a key that itself
-// contains `=` is not mistaken for a name (the relay's keys are `sk-…`).
+// Decision: `name=key` names a key, and only what a user would write as a name
+// counts as one: 1–32 of [A-Za-z0-9_.-] before the FIRST `=`, starting with a
+// letter or digit, not `sk`/`sk-…` shaped, and followed by a plausible key (one
+// that passes the shape check, at least MIN_SECRET_LENGTH long, not starting
+// with `=`). Anything else is one key: `t6lhmCF9vOcZ5Ycn453bCg==` (base64 with
+// `=` padding) must not become the name `t6lhmCF9vOcZ5Ycn453bCg` of a key `=`,
+// which would print the key in a message and put a slice of it in headers and
+// logs. A name candidate that was not taken is key material: never printed.
 import { checkApiKey } from './api-key.js';
 import { maskKey } from './secret-patterns.js';
 import { MIN_SECRET_LENGTH } from './redact.js';
@@ -31,12 +36,23 @@ export function positionName(index: number): string {
   return `key-${index + 1}`;
 }
 
-function splitName(entry: string): { name?: string; key: string } {
+/**
+ * Splits `name=key` when the part before the first `=` is a name and the rest a plausible key; else
+ * the entry is one key. A name followed by something that cannot be a key (too short, a space, quotes)
+ * is a problem, said without the name: it may be key material after all.
+ */
+export function splitName(entry: string): { name?: string; key: string; problem?: string } {
   const eq = entry.indexOf('=');
   if (eq <= 0) return { key: entry };
   const name = entry.slice(0, eq).trim();
   if (!NAME.test(name) || /^sk(-|$)/i.test(name)) return { key: entry };
-  return { name, key: entry.slice(eq + 1) };
+  const rest = entry.slice(eq + 1).trim();
+  // Nothing but `=` after it (`…Cg==`, `…Cg=`): base64 padding, the `=` belongs to the key.
+  if (rest === '' || rest.startsWith('=')) return { key: entry };
+  const checked = checkApiKey(rest);
+  if ('problem' in checked) return { key: entry, problem: `after "=": ${checked.problem}` };
+  if (rest.length < MIN_SECRET_LENGTH) return { key: entry, problem: `${rest.length} character(s) after "=", too short to be an API key` };
+  return { name, key: rest };
 }
 
 /**
@@ -58,12 +74,17 @@ export function parseKeyList(raw: string, source: string): KeyList {
 }
 
 /** The same checks for a list that arrives already split (the editor's named keys). */
-export function fromEntries(entries: Array<{ name?: string; key: string }>, source: string): KeyList {
+export function fromEntries(entries: Array<{ name?: string; key: string; problem?: string }>, source: string): KeyList {
   const keys: NamedKey[] = [];
   const problems: string[] = [];
   const seenKeys = new Map<string, string>();
   const seenNames = new Set<string>();
   entries.forEach((given, i) => {
+    if (given.problem) {
+      // `name=` with no usable key after it: said by position alone (the name may be key material).
+      problems.push(`${source}: key #${i + 1}: ${given.problem}. It is left out; the other keys work.`);
+      return;
+    }
     let entry = given;
     if (entry.name !== undefined && !NAME.test(entry.name)) {
       problems.push(`${source}: key #${i + 1} has a name that cannot be used (1–32 letters, digits, "_", "." or "-"); it is called "${positionName(i)}" here.`);

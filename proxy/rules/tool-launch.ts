@@ -1,16 +1,11 @@
 // What `loopgate run -- <command>` hands the tool it starts: the parent's
-// environment without the real key, plus the client environment (base URLs and
-// the local token, as `loopgate env` prints them), plus what a known tool needs
-// beyond that (a table per tool, not branches). Pure: no I/O.
-import { clientEnv } from './client-env.js';
+// environment without its secrets (proxy/rules/child-secrets.ts), plus the
+// client environment (base URLs and the local token, as `loopgate env` prints
+// them), plus what a known tool needs beyond that (a table per tool, not
+// branches). Pure: no I/O.
+import { secretsOfEnv, withoutSecrets } from './child-secrets.js';
+import { clientEnv, TOOL_CONFLICTS } from './client-env.js';
 import { clientBaseUrls } from './urls.js';
-
-/** Holds the real key: never passed to a tool. */
-export const REAL_KEY_VARS = ['LOOPGATE_API_KEY'] as const;
-/** Credentials a tool may read; whatever the parent had there is replaced by the local token (or dropped). */
-export const REPLACED_CREDENTIAL_VARS = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const;
-/** Shorter values are not treated as secrets when looking for copies of them (an empty or `1` value). */
-const MIN_SECRET_LENGTH = 8;
 
 export type KnownTool = 'claude' | 'codex';
 
@@ -29,10 +24,10 @@ export const CODEX_TOKEN_VAR = 'LOOPGATE_TOKEN';
 
 const TOOLS: Record<KnownTool, ToolRule> = {
   // Claude Code: ANTHROPIC_BASE_URL is the proxy root (no /v1); ANTHROPIC_AUTH_TOKEN goes out as a
-  // Bearer token. It prefers ANTHROPIC_API_KEY when set, and Bedrock/Vertex switches send it elsewhere.
+  // Bearer token (ANTHROPIC_API_KEY is left out: TOOL_CONFLICTS). Bedrock/Vertex switches send it elsewhere.
   claude: {
     env: () => ({}),
-    unset: ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX'],
+    unset: ['CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX'],
     args: (userArgs) => [...userArgs],
   },
   // Codex: recent versions ignore OPENAI_BASE_URL for the default provider; a provider block given as
@@ -81,33 +76,17 @@ export function codexProviderChosen(args: readonly string[]): boolean {
   return false;
 }
 
-/** The values of the parent's real-key and replaced credential variables: none of them may reach the tool. */
-export function secretValues(parent: NodeJS.ProcessEnv, token: string): string[] {
-  const values = new Set<string>();
-  for (const name of [...REAL_KEY_VARS, ...REPLACED_CREDENTIAL_VARS]) {
-    const v = parent[name]?.trim();
-    if (v && v.length >= MIN_SECRET_LENGTH && v !== token) values.add(v);
-  }
-  return [...values];
-}
-
 /**
- * The tool's environment: the parent's, minus the real key (and any other variable holding the same
- * value), with OPENAI_* and ANTHROPIC_* pointing at the proxy with the local token, plus what the tool needs.
+ * The tool's environment: the parent's without its secrets (every key of the list, any variable holding
+ * one, the OTLP header variables), with OPENAI_* and ANTHROPIC_* pointing at the proxy with the local
+ * token, plus what the tool needs.
  */
 export function toolEnv(parent: NodeJS.ProcessEnv, proxyUrl: string, token: string, tool?: KnownTool): Record<string, string> {
-  const secrets = secretValues(parent, token);
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(parent)) {
-    if (value === undefined || (REAL_KEY_VARS as readonly string[]).includes(name)) continue;
-    if (secrets.some((s) => value.includes(s))) continue;
-    env[name] = value;
-  }
-  Object.assign(env, clientEnv(proxyUrl, token));
-  // An SDK that reads only ANTHROPIC_API_KEY still works, with the token in it.
-  if (parent.ANTHROPIC_API_KEY !== undefined) env.ANTHROPIC_API_KEY = token;
+  const { env } = withoutSecrets(parent, secretsOfEnv(parent, token));
+  // Every variable of the table, whatever the parent had there (the user's own provider key included).
+  Object.assign(env, clientEnv(proxyUrl, token, tool));
   if (tool) {
-    for (const name of TOOLS[tool].unset) delete env[name];
+    for (const name of [...(TOOL_CONFLICTS[tool] ?? []), ...TOOLS[tool].unset]) delete env[name];
     Object.assign(env, TOOLS[tool].env(proxyUrl, token));
   }
   return env;
@@ -116,9 +95,4 @@ export function toolEnv(parent: NodeJS.ProcessEnv, proxyUrl: string, token: stri
 /** The tool's arguments: the user's, with a known tool's own additions. */
 export function toolArgs(tool: KnownTool | undefined, userArgs: readonly string[], proxyUrl: string): string[] {
   return tool ? TOOLS[tool].args(userArgs, proxyUrl) : [...userArgs];
-}
-
-/** 1-based positions of user arguments that carry a secret value (the real key typed or expanded into argv). */
-export function argsWithSecrets(args: readonly string[], secrets: readonly string[]): number[] {
-  return args.flatMap((a, i) => (secrets.some((s) => a.includes(s)) ? [i + 1] : []));
 }

@@ -81,7 +81,7 @@ describe('loopgate run', () => {
 
   it('gives the child the base URLs and the local token, and never the real key', async () => {
     const r = await runBuilt(['run', '--port', port, '--', process.execPath, '-e', PRINT_ENV], parent);
-    expect(r.err).toBe('');
+    expect(r.err.trim()).toBe("loopgate run: left out of the tool's environment because they hold a real key: MY_COPY_OF_THE_KEY.");
     expect(r.code).toBe(0);
     const env = JSON.parse(r.out) as Record<string, string>;
     expect(env).toMatchObject({
@@ -207,13 +207,13 @@ describe('loopgate run', () => {
   it('command not found: a clear message and exit 127', async () => {
     const r = await runBuilt(['run', '--port', port, '--', 'loopgate-no-such-command-xyz'], parent);
     expect(r.code).toBe(127);
-    expect(r.err.trim()).toBe('loopgate run: command not found: loopgate-no-such-command-xyz');
+    expect(r.err.trim().split('\n').pop()).toBe('loopgate run: command not found: loopgate-no-such-command-xyz');
   });
 
   it('refuses to put the real key on the command line (exit 2), without echoing it', async () => {
     const r = await runCli(['run', '--port', port, '--', process.execPath, '-e', `console.log("${CANARY}")`], parent);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/argument 3 holds the real key/);
+    expect(r.err).toMatch(/argument 3 \(counting the command as 1\) holds a real key/);
     expect(r.err).not.toContain(CANARY);
   });
 

@@ -90,13 +90,15 @@ describe('loopgate token / env', () => {
     expect((await runCli(['token'], { LOOPGATE_TOKEN: 'lg-local-override' })).out).toBe('lg-local-override');
   });
 
-  it('env prints the four exports with the token, never a real key', async () => {
+  it('env prints the exports with the token, never a real key', async () => {
     const r = await runCli(['env', '--port', '9999'], { LOOPGATE_TOKEN: 'lg-local-abc', LOOPGATE_API_KEY: 'sk-real-key-must-not-appear-0000' });
     expect(r.out.split('\n')).toEqual([
       "export OPENAI_BASE_URL='http://127.0.0.1:9999/v1'",
+      "export OPENAI_API_BASE='http://127.0.0.1:9999/v1'",
       "export OPENAI_API_KEY='lg-local-abc'",
       "export ANTHROPIC_BASE_URL='http://127.0.0.1:9999'",
       "export ANTHROPIC_AUTH_TOKEN='lg-local-abc'",
+      "export ANTHROPIC_API_KEY='lg-local-abc'",
     ]);
   });
 

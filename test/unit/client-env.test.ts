@@ -5,13 +5,21 @@ import { clientEnv, exportLines } from '../../proxy/rules/client-env.js';
 import { childEnv } from '../../extension/childEnv.js';
 
 describe('client environment', () => {
-  it('points both SDK families at the proxy with the token', () => {
+  it('points both SDK families at the proxy with the token, under every variable of the table', () => {
     expect(clientEnv('http://127.0.0.1:8787', 'lg-local-t')).toEqual({
       OPENAI_BASE_URL: 'http://127.0.0.1:8787/v1',
+      OPENAI_API_BASE: 'http://127.0.0.1:8787/v1',
       OPENAI_API_KEY: 'lg-local-t',
       ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787',
       ANTHROPIC_AUTH_TOKEN: 'lg-local-t',
+      ANTHROPIC_API_KEY: 'lg-local-t',
     });
+  });
+
+  it("leaves out what a tool takes as a conflict (Claude Code: ANTHROPIC_API_KEY next to ANTHROPIC_AUTH_TOKEN)", () => {
+    const env = clientEnv('http://127.0.0.1:8787', 'lg-local-t', 'claude');
+    expect(env.ANTHROPIC_AUTH_TOKEN).toBe('lg-local-t');
+    expect('ANTHROPIC_API_KEY' in env).toBe(false);
   });
 
   it('quotes values for each shell', () => {
@@ -36,6 +44,23 @@ describe('proxy child environment (canary)', () => {
     const env = childEnv({ PATH: '/usr/bin', OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer ${canary}`, OTEL_EXPORTER_OTLP_ENDPOINT: `http://${canary}:4318`, otel_service_name: canary });
     expect(Object.keys(env).filter((k) => /^otel_/i.test(k))).toEqual([]);
     expect(JSON.stringify(env)).not.toContain(canary);
+  });
+});
+
+describe('proxy child environment: variables holding a key under an innocent name (issue 23 F-A, the rule `run` uses)', () => {
+  const editorKey = 'Q2FuYXJ5RWRpdG9yS2V5MDAwMQ==';
+  const listKey = 'sk-child-env-list-canary-000000000000';
+  it('drops a variable holding a key the editor holds, or a key of LOOPGATE_API_KEY, even inside a longer value', () => {
+    const env = childEnv({ PATH: '/usr/bin', LOOPGATE_API_KEY: `alpha=${listKey}`, NOTES: `old ${editorKey} here`, BACKUP: listKey, HOME: '/home/x' }, [editorKey]);
+    expect(env).toEqual({ PATH: '/usr/bin', HOME: '/home/x', ELECTRON_RUN_AS_NODE: '1' });
+  });
+
+  it('the language server overrides set them to undefined too', async () => {
+    const { childEnvOverrides } = await import('../../extension/childEnv.js');
+    const parent = { PATH: '/usr/bin', NOTES: `old ${editorKey} here` };
+    const merged: NodeJS.ProcessEnv = { ...parent, ...childEnvOverrides(parent, [editorKey]) };
+    expect(merged.NOTES).toBeUndefined();
+    expect(merged.PATH).toBe('/usr/bin');
   });
 });
 
