@@ -15,4 +15,17 @@ export interface TrafficRecord extends SpanRecord {
   responseBody?: string;
   /** Set when a body was cut at the cap. */
   bodyTruncated?: boolean;
+  /** A WebSocket connection (status 101): one record for its whole life. */
+  websocket?: WebSocketFacts;
+}
+
+export interface WebSocketFacts {
+  /** Messages from the client to the upstream, and back. */
+  messagesIn: number;
+  messagesOut: number;
+  /** `response.create` messages among messagesIn: the requests made over the connection. */
+  requests: number;
+  /** The close code of the side that closed first, and which side that was. */
+  closeCode?: number;
+  closedBy?: 'client' | 'upstream' | 'proxy';
 }

@@ -61,6 +61,7 @@ export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltReco
     usage: status < 400 ? extractUsage(scanned) : undefined,
     retries: ex.retries,
     clientAborted: ex.clientAborted,
+    websocket: ex.websocket,
   };
   const rec = r.value(raw);
   // Header names are scrubbed too: an upstream can put a secret in a name.
