@@ -78,12 +78,13 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
   const ex = newExchange(req, responseForUpgrade(req, socket), ctx);
   let upstream: WebSocket | undefined;
   let relayed: Promise<void> | undefined;
+  let handshaking = false;
   ctx.stats.requests++;
   ctx.stats.inFlight++;
   ex.reply.onEnd(() => {
     ctx.stats.inFlight--;
     // The client left during the upstream's handshake: that one is not wanted any more.
-    if (upstream?.readyState === WebSocket.CONNECTING) {
+    if (handshaking && upstream) {
       ex.clientAborted = true;
       upstream.terminate();
     }
@@ -110,7 +111,8 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     const memory = ex.slot?.fingerprint ?? '';
     if (refusals.isRemembered(memory, ex.path)) throw refusal(ex.path, refusals.ttlMs);
     upstream = connectUpstream(ex, ctx);
-    const outcome = await handshake(upstream);
+    handshaking = true;
+    const outcome = await handshake(upstream).finally(() => (handshaking = false));
     ex.ttfbMs = ex.upstreamMs = performance.now() - ex.startedAt;
     if (outcome.kind === 'refused') {
       await answerRefusal(ex, ctx, outcome.res, () => refusals.remember(memory, ex.path), refusals.ttlMs);

@@ -21,6 +21,8 @@ const MAX_REASON = 123;
 export function relayMessages(ex: Exchange, ctx: ProxyContext, client: WebSocket, upstream: WebSocket): Promise<void> {
   const facts: WebSocketFacts = { messagesIn: 0, messagesOut: 0, requests: 0 };
   ex.websocket = facts;
+  // A response asked for and not yet finished: a client that vanishes now aborts it.
+  let answering = false;
   const requestBodies: Buffer[] = [];
   let requestBytes = 0;
 
@@ -28,7 +30,7 @@ export function relayMessages(ex: Exchange, ctx: ProxyContext, client: WebSocket
     const buf = asBuffer(data);
     facts.messagesIn++;
     ex.bytesIn += buf.length;
-    if (!isBinary) inspectRequest(ex, facts, buf);
+    if (!isBinary && inspectRequest(ex, facts, buf)) answering = true;
     // The log's request body: the client's messages, kept only when bodies are captured, up to the cap.
     if (ctx.captureBodies && requestBytes < 4 * ctx.logBodyBytes) {
       requestBodies.push(buf);
@@ -44,6 +46,7 @@ export function relayMessages(ex: Exchange, ctx: ProxyContext, client: WebSocket
     facts.messagesOut++;
     ex.reply.bytesOut += buf.length;
     ex.reply.capture.add(isBinary ? Buffer.from(`data: [binary message, ${buf.length} bytes]\n\n`) : Buffer.concat([DATA, buf, END]));
+    if (answering && !isBinary && isFinalEvent(buf)) answering = false;
     forward(buf, isBinary, upstream, client);
   });
 
@@ -52,8 +55,9 @@ export function relayMessages(ex: Exchange, ctx: ProxyContext, client: WebSocket
     if (!facts.closedBy) {
       facts.closedBy = 'client';
       facts.closeCode = code;
-      // 1006: the client's connection went without a close frame.
-      if (code === 1006) ex.clientAborted = true;
+      // Gone without a close frame (1006) while a response was under way. Codex drops the
+      // socket when it exits, after its last answer: that is no abort.
+      if (code === 1006 && answering) ex.clientAborted = true;
     }
     closeOther(upstream, code, reason);
   });
@@ -108,14 +112,24 @@ function closeOther(ws: WebSocket, code: number, reason: Buffer): void {
 }
 
 /** The first `response.create` names the connection's model and parameters in the record, as a POST's body would. */
-function inspectRequest(ex: Exchange, facts: WebSocketFacts, text: Buffer): void {
+/** True for a `response.create`, which the upstream answers with a stream of events. */
+function inspectRequest(ex: Exchange, facts: WebSocketFacts, text: Buffer): boolean {
   const top = scanTopLevel(text, TYPE);
-  if (!top.ok || top.picked?.type !== CREATE) return;
+  if (!top.ok || top.picked?.type !== CREATE) return false;
   facts.requests++;
-  if (ex.model !== undefined) return;
+  if (ex.model !== undefined) return true;
   ex.model = top.model;
   ex.stream = top.stream;
   ex.params = top.keys.filter((k) => k !== 'type');
+  return true;
+}
+
+/** The events that end a response (the Responses stream's terminal events, and an error). */
+const FINAL = new Set(['response.completed', 'response.failed', 'response.incomplete', 'error'].map((t) => JSON.stringify(t)));
+
+function isFinalEvent(text: Buffer): boolean {
+  const type = scanTopLevel(text, TYPE);
+  return type.ok && type.picked?.type !== undefined && FINAL.has(type.picked.type);
 }
 
 const TYPE: ReadonlySet<string> = new Set(['type']);
