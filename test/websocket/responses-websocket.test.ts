@@ -19,7 +19,8 @@ import { startWsStack, type WsProxyName, type WsStack } from './ws-stack.js';
 let stack: WsStack;
 
 beforeAll(async () => {
-  stack = await startWsStack();
+  // Bodies logged: the messages reach the log too, so the canary checks cover them.
+  stack = await startWsStack({ logBodies: true });
 }, 30_000);
 
 afterAll(async () => {
@@ -153,11 +154,40 @@ describe('Responses over WebSocket through Loopgate', () => {
     expect(stack.sim.requests).toHaveLength(0);
   });
 
+  it('a secret in a message never reaches the client or the log: the answer quoting the token is masked', async () => {
+    const before = stack.traffic.length;
+    // One text chunk: the whole echo in one message, so the client-side scrub is what is tested
+    // (a secret split across deltas is masked in the log, as for an HTTP stream, not on the wire).
+    const ws = new WebSocket(wsUrl('wsOn'), { headers: { ...auth(), 'x-sim-chunks': '1' } });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    let received = '';
+    const completed = new Promise<void>((resolve) =>
+      ws.on('message', (d) => {
+        received += d.toString();
+        if (JSON.parse(d.toString()).type === 'response.completed') resolve();
+      }),
+    );
+    ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-4.1', input: `my token is ${stack.token}`, stream: true }));
+    await completed;
+    ws.close();
+    expect(received).toContain('Echo: my token is');
+    assertNoCanary(received, [stack.token, stack.keys.wsOn]);
+    const rec = await recordAfter('wsOn', before, 101);
+    expect(rec.responseBody).toContain('Echo: my token is');
+    await until(() => readFileSync(stack.logFiles.wsOn, 'utf8').includes(rec.id) || undefined, 10_000, 'the log flushed');
+    assertNoCanary(readFileSync(stack.logFiles.wsOn, 'utf8'), [stack.token, stack.keys.wsOn]);
+  });
+
   it('a client that vanishes mid-connection closes the upstream side too', async () => {
     stack.sim.clearRequests();
     const before = stack.traffic.length;
     // Slow events, so the answer is still streaming when the client disappears.
     const ws = new WebSocket(wsUrl('wsOn'), { headers: { ...auth(), 'x-sim-chunk-delay-ms': '200', 'x-sim-chunks': '50' } });
+    let id: string | undefined;
+    ws.once('upgrade', (res) => (id = res.headers['x-loopgate-request-id'] as string));
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);
@@ -169,7 +199,7 @@ describe('Responses over WebSocket through Loopgate', () => {
     // Gone without a close frame: the socket just drops.
     ws.terminate();
     await until(() => upstream.websocket!.open === false || undefined, 10_000, 'the upstream connection to close');
-    const rec = await recordAfter('wsOn', before, 101);
+    const rec = await until(() => stack.traffic.slice(before).find((t) => t.record.id === id)?.record, 10_000, 'the connection record');
     expect(rec.websocket).toMatchObject({ closedBy: 'client', closeCode: 1006 });
     expect(rec.clientAborted).toBe(true);
   });
