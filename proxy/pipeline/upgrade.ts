@@ -124,9 +124,11 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     }
     relayed = completeUpgrade(shared, ex, socket, outcome.res, upstream, head);
   } catch (err) {
-    if (ex.reply.clientGone || ex.reply.headersSent) return;
+    if (ex.reply.headersSent) return;
     const perr =
       err instanceof ProxyError ? err : new ProxyError(500, 'internal-error', 'Loopgate hit an internal error; the connection was not upgraded.', {}, { cause: err });
+    // The client is gone (it left during the upstream's handshake): record why, write nothing.
+    if (ex.reply.clientGone) return ex.reply.lost(perr.statusCode, perr.code, ctx.redactor.string(perr.message));
     ex.reply.refuse(perr, { close: true });
   }
 }
