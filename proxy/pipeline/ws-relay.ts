@@ -35,7 +35,6 @@ export function relayMessages(ex: Exchange, ctx: ProxyContext, client: WebSocket
     if (ctx.captureBodies && requestBytes < 4 * ctx.logBodyBytes) {
       requestBodies.push(buf);
       requestBytes += buf.length;
-      ex.body = Buffer.concat(requestBodies, requestBytes);
     }
     forward(buf, isBinary, client, upstream);
   });
@@ -52,6 +51,7 @@ export function relayMessages(ex: Exchange, ctx: ProxyContext, client: WebSocket
 
   const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
   client.once('close', (code: number, reason: Buffer) => {
+    if (requestBodies.length) ex.body = Buffer.concat(requestBodies, requestBytes);
     if (!facts.closedBy) {
       facts.closedBy = 'client';
       facts.closeCode = code;

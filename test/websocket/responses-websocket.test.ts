@@ -84,6 +84,10 @@ describe('Responses over WebSocket through Loopgate', () => {
     expect(rec.websocket!.messagesOut).toBe(types.length);
     expect(rec.usage?.input).toBeGreaterThan(0);
     expect(rec.params).toEqual(expect.arrayContaining(['model', 'input', 'stream']));
+    // --log-bodies: the client's messages as the request body, the server's as `data:` events.
+    expect(rec.requestBody).toContain('"type":"response.create"');
+    expect(rec.requestBody).toContain('and again');
+    expect(rec.responseBody).toMatch(/^data: \{"type":"response.created"/);
     // The upstream saw one upgrade, with exactly the real key and none of the token.
     const up = stack.sim.requests.filter((r) => r.websocket);
     expect(up).toHaveLength(1);
