@@ -17,7 +17,7 @@ import { repoRoot } from '../clients/harness.js';
 import { startWsStack, type WsProxyName, type WsStack } from '../websocket/ws-stack.js';
 
 /** Where the Codex binary is: LOOPGATE_TEST_CODEX, else the pinned one (one place to repoint when the agent CLIs move). */
-export function codexBinary(): string {
+function codexBinary(): string {
   return process.env.LOOPGATE_TEST_CODEX ?? join(repoRoot, 'node_modules', '.bin', 'codex');
 }
 
@@ -128,6 +128,20 @@ describe.skipIf(!supported)('Codex over the Responses WebSocket transport (real 
     expect(JSON.stringify(upgrade?.headers)).not.toContain(fingerprint(stack.token));
     expect(upgrade?.headers['openai-beta']).toMatch(/responses_websockets=/);
     console.log(`Codex turn over the WebSocket: ${Math.round(run.ms)} ms`);
+  });
+
+  it('a tool round trip over the socket: exec_command runs, its output goes back as the next request on the connection', async () => {
+    const before = stack.traffic.length;
+    const run = await codexExec('wsOn', 'Use exec_command to run `echo socket-ok`');
+    expectOk(run);
+    expect(run.stdout).toMatch(/Echo: tool result: .*socket-ok/);
+    const recs = await until(() => {
+      const r = stack.traffic.slice(before).filter((t) => t.proxy === 'wsOn' && t.record.status === 101).map((t) => t.record);
+      return r.length ? r : undefined;
+    }, 10_000, 'the connection record');
+    // The call and the answer to its result: two requests, whether on one connection or two.
+    expect(recs.reduce((n, r) => n + r.websocket!.requests, 0)).toBeGreaterThanOrEqual(2);
+    expect(stack.traffic.slice(before).filter((t) => t.proxy === 'wsOn' && t.record.method === 'POST')).toEqual([]);
   });
 
   it('no key or token in the logs, the console lines or Codex\'s output', async () => {
