@@ -16,7 +16,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { authenticate, checkStanding, presentedKey } from './auth.js';
 import { errorBody, SimError } from './relay-errors.js';
 import { readControls } from './faults.js';
-import { modelEntries, unsupportedParams } from './fixture.js';
+import { modelEntries, unsupportedParams, type FixtureKey } from './fixture.js';
 import { isObject, rejectUnsupported } from './protocols/check.js';
 import { responsesProtocol } from './protocols/responses.js';
 import { recordRequest, type RecordedRequest } from './request-record.js';
@@ -41,7 +41,7 @@ export function websocketUpgrades(state: SimState, secrets: () => readonly strin
       server.handleUpgrade(req, socket, head, (ws) => {
         rec.status = 101;
         rec.websocket = { requests: 0, open: true };
-        serveConnection(state, ws, req, rec, key.group, key);
+        serveConnection(state, ws, req, rec, key);
       });
     } catch (err) {
       const simErr = err instanceof SimError ? err : new SimError('internal_error', 'Internal simulator error');
@@ -55,7 +55,7 @@ export function websocketUpgrades(state: SimState, secrets: () => readonly strin
   };
 }
 
-function serveConnection(state: SimState, ws: WebSocket, req: IncomingMessage, rec: RecordedRequest, groupName: string, key: Parameters<typeof checkModel>[1]): void {
+function serveConnection(state: SimState, ws: WebSocket, req: IncomingMessage, rec: RecordedRequest, key: FixtureKey): void {
   const controller = new AbortController();
   state.inflight.add(controller);
   // One request at a time, in order, as on an HTTP/1.1 connection.
@@ -86,7 +86,7 @@ function serveConnection(state: SimState, ws: WebSocket, req: IncomingMessage, r
       if (event.type !== 'response.create') throw new SimError('invalid_request', `Unsupported message type ${JSON.stringify(event.type)}: send "response.create"`, 'type');
       rec.websocket!.requests++;
       const { type: _type, generate, ...body } = event;
-      const group = state.fixture.groups[groupName]!;
+      const group = state.fixture.groups[key.group]!;
       const parsed = responsesProtocol.parse({ ...body, stream: true });
       checkProtocol(responsesProtocol, key, group);
       checkModel(parsed.model, key, group);
