@@ -14,6 +14,7 @@ import { defaultLogFile } from './config/dirs.js';
 import type { ProxyContext, ProxyStats } from './pipeline/context.js';
 import { guardConfig } from './pipeline/guard.js';
 import { handleRequest } from './pipeline/handle.js';
+import { upgradeHandling } from './pipeline/upgrade.js';
 import { printable } from './pipeline/build-record.js';
 import { rawRefusal } from './pipeline/client-reply.js';
 import { KeyRing } from './pipeline/keyring.js';
@@ -167,6 +168,9 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   // Keep every header line (Node's default drops those past 1,000 unseen); the guard refuses too many.
   server.maxHeadersCount = 0;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
+  // WebSocket upgrades (Codex's Responses transport): guarded, keyed and recorded like requests.
+  const upgrades = upgradeHandling(ctx);
+  server.on('upgrade', upgrades.handle);
   // CONNECT never reaches the request handler; refuse it plainly (the upstream origin is fixed).
   server.on('connect', (_req, socket: Socket) => socket.end(rawRefusal(400, 'Bad Request', 'unsafe-path', 'CONNECT is not supported: Loopgate forwards to one fixed upstream.')));
 
@@ -223,6 +227,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
+        upgrades.closeAll();
       });
       await pool.destroy();
       // Spans still queued go out now (or are counted dropped): a stopped proxy leaves none behind unsaid.

@@ -17,4 +17,17 @@ export interface TrafficRecord extends SpanRecord {
   bodyTruncated?: boolean;
   /** This request is a replay (Traffic view, `loopgate replay`) of the request with this id. */
   replayOf?: string;
+  /** A WebSocket connection (status 101): one record for its whole life. */
+  websocket?: WebSocketFacts;
+}
+
+export interface WebSocketFacts {
+  /** Messages from the client to the upstream, and back. */
+  messagesIn: number;
+  messagesOut: number;
+  /** `response.create` messages among messagesIn: the requests made over the connection. */
+  requests: number;
+  /** The close code of the side that closed first, and which side that was. */
+  closeCode?: number;
+  closedBy?: 'client' | 'upstream' | 'proxy';
 }

@@ -64,6 +64,7 @@ export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltEntr
     usage: status < 400 ? extractUsage(scanned) : undefined,
     retries: ex.retries,
     clientAborted: ex.clientAborted,
+    websocket: ex.websocket,
   };
   const replayOf = ex.req.headers[REPLAY_HEADER];
   if (typeof replayOf === 'string' && REQUEST_ID.test(replayOf)) raw.replayOf = replayOf;

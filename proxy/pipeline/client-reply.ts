@@ -4,7 +4,8 @@
 // bytes counted, the x-loopgate-* headers from one table plus Server-Timing,
 // and the client's own envelope for Loopgate's errors. Nothing else in proxy/
 // writes to a ServerResponse (test/unit/layers.test.ts holds that).
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { ServerResponse, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { errorBody, readErrorEnvelope, type Envelope, type ProxyError } from '../rules/proxy-errors.js';
 import { describeRewrites, type Rewrite } from '../rules/paths.js';
 import type { Redactor } from '../rules/redact.js';
@@ -255,6 +256,19 @@ export class ClientReply {
   /** Loopgate itself broke the connection (not the client leaving). */
   closedByProxy = false;
 
+  /**
+   * A WebSocket upgrade went through: the WebSocket server wrote the 101 on the
+   * raw socket and the connection is messages from now on. The record reads the
+   * messages the way it reads a stream (the relay adds each server message to
+   * the capture as one `data:` event), so usage, stream errors and redaction
+   * across events work unchanged.
+   */
+  upgraded(headers: Headers): void {
+    this.status = 101;
+    this.headers = headers;
+    this.contentType = 'text/event-stream';
+  }
+
   private scrub(out: Buffer | string): Buffer {
     // Bridged answers are written by Loopgate from upstream text, and relays quote the key they were given.
     return this.ctx.redactor.knownSecretsIn(typeof out === 'string' ? Buffer.from(out) : out);
@@ -277,6 +291,20 @@ export class ClientReply {
     this.bytesOut += sent.length;
     this.res.end(body, onSent);
   }
+}
+
+/**
+ * The response of an upgrade request: Node hands those over as a bare socket,
+ * so the answer is bound to it here, and every refusal of an upgrade goes
+ * through the same sink (and record) as any other answer. The socket is closed
+ * once a refusal is sent: after an upgrade request it carries no more HTTP.
+ */
+export function responseForUpgrade(req: IncomingMessage, socket: Duplex): ServerResponse {
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket as import('node:net').Socket);
+  res.once('finish', () => socket.end());
+  return res;
 }
 
 /**

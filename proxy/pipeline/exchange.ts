@@ -63,4 +63,6 @@ export interface Exchange {
   clientAborted: boolean;
   /** Sent as x-loopgate-warning, e.g. a model missing from /models. */
   warning?: string;
+  /** An upgraded connection's message counts and close (ws-relay.ts). */
+  websocket?: import('../log/traffic-record.js').WebSocketFacts;
 }

@@ -21,7 +21,7 @@ import { answerConnectivityProbe, handleLocalEndpoint, isConnectivityProbe, isLo
 import { bridgeableKind, fallBack, planRoute } from './bridge-plan.js';
 import { answerModelUnion, chooseSlot } from './choose-key.js';
 
-function newExchange(req: IncomingMessage, res: ServerResponse, ctx: ProxyContext): Exchange {
+export function newExchange(req: IncomingMessage, res: ServerResponse, ctx: ProxyContext): Exchange {
   const ex = {
     id: randomUUID(),
     req,
@@ -90,7 +90,7 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
   }
 }
 
-function normalise(ex: Exchange, ctx: ProxyContext): void {
+export function normalise(ex: Exchange, ctx: ProxyContext): void {
   const result = normaliseRequestPath(ex.req.method ?? 'GET', ex.req.url ?? '/');
   if (!result.ok) throw new ProxyError(400, 'unsafe-path', result.reason);
   ex.originalPath = (ex.req.url ?? '/').split('?', 1)[0]!;

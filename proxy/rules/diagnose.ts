@@ -9,6 +9,7 @@ import { PROTOCOL_ORDER, PROTOCOL_TABLE, minimalFields } from './protocols.js';
 import { readErrorEnvelope } from './proxy-errors.js';
 import { suggestModels } from './suggest.js';
 import type { BridgeMode } from './key-routing.js';
+import { isWebSocketRefusal, websocketUnsupportedHint } from './websocket.js';
 
 export interface UpstreamErrorInfo {
   status: number;
@@ -34,6 +35,8 @@ export interface DiagnosisContext {
   upstreamRequestId?: string;
   /** The proxy's bridge mode; the hint offers the bridge only where it is off. */
   bridge?: BridgeMode;
+  /** The request was a WebSocket upgrade (a GET with `Upgrade: websocket`). */
+  upgrade?: boolean;
   time: Date;
 }
 
@@ -41,6 +44,7 @@ export type DiagnosisCode =
   | 'duplicate-v1'
   | 'unknown-endpoint'
   | 'protocol-unsupported'
+  | 'websocket-unsupported'
   | 'bad-key'
   | 'permission'
   | 'model-not-found'
@@ -76,9 +80,20 @@ function has(info: UpstreamErrorInfo, code: string): boolean {
   return info.code === code || info.type === code;
 }
 
+/** Paths whose only method is POST: a 404 to anything else there says nothing about the protocol or the address. */
+const POST_ONLY: readonly string[] = [PROTOCOL_TABLE.chat.path, PROTOCOL_TABLE.responses.path, PROTOCOL_TABLE.messages.path, COUNT_TOKENS_PATH];
+
 export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagnosis | undefined {
   const { status } = info;
   if (status < 400) return undefined;
+  // A refused upgrade is about the transport: the same key may well answer the POST that follows.
+  if (ctx.upgrade && isWebSocketRefusal(status)) return { code: 'websocket-unsupported', hint: websocketUnsupportedHint(ctx.canonicalPath) };
+  if (status === 404 && ctx.method !== 'POST' && POST_ONLY.includes(ctx.canonicalPath)) {
+    return {
+      code: 'unknown-endpoint',
+      hint: `The upstream has no ${ctx.method} ${ctx.canonicalPath}: that endpoint takes POST only. This is no verdict on the key, the protocol or the address; send the request as a POST.`,
+    };
+  }
 
   if (has(info, 'model_not_found')) {
     const suggestions = ctx.model && ctx.knownModels ? suggestModels(ctx.model, ctx.knownModels) : [];

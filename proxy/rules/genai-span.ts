@@ -189,15 +189,18 @@ const BRIDGE_FROM: Record<string, Protocol> = { responses: 'responses', messages
  * The client's protocol: a bridged record forwarded to the chat route, so its
  * bridge label (`responses->chat`) says what the client spoke.
  */
-export function clientOperation(rec: Pick<SpanRecord, 'canonicalPath' | 'bridge' | 'method'>): Operation | undefined {
-  if (rec.method !== 'POST') return undefined;
+type OperationFields = Pick<SpanRecord, 'canonicalPath' | 'bridge' | 'method'> & { status?: number };
+
+export function clientOperation(rec: OperationFields): Operation | undefined {
+  // A WebSocket (GET, 101) carries the same requests as the POSTs of its path (Responses over WebSocket).
+  if (rec.method !== 'POST' && !(rec.method === 'GET' && rec.status === 101)) return undefined;
   const from = rec.bridge ? BRIDGE_FROM[rec.bridge.split('->')[0] ?? ''] : undefined;
   if (from) return OPERATIONS.find(([, op]) => op.protocol === from)![1];
   return OPERATIONS.find(([re]) => re.test(rec.canonicalPath))?.[1];
 }
 
 /** The wire format of the answer the capture holds: chat when the bridge served it. */
-export function answerProtocol(rec: Pick<SpanRecord, 'canonicalPath' | 'bridge' | 'method'>): Protocol | undefined {
+export function answerProtocol(rec: OperationFields): Protocol | undefined {
   if (rec.bridge) return 'chat';
   return clientOperation(rec)?.protocol;
 }

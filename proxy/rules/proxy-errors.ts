@@ -106,6 +106,8 @@ const OPENAI_TYPES: Record<number, string> = {
   404: 'invalid_request_error',
   413: 'invalid_request_error',
   415: 'invalid_request_error',
+  // websocket-unsupported: the transport was refused, the client falls back to HTTPS.
+  426: 'invalid_request_error',
   429: 'rate_limit_error',
 };
 

@@ -23,6 +23,12 @@ export interface FixtureGroup {
   models: Array<string | FixtureModel>;
   /** Parameters every channel of the group refuses with 400 unsupported_parameter. */
   unsupported?: string[];
+  /**
+   * The group's Responses route also takes WebSocket upgrades (the transport
+   * Codex tries first). Off (the default), an upgrade gets what a relay without
+   * the route answers: 404 invalid_url.
+   */
+  responses_websocket?: boolean;
 }
 
 export interface FixtureKey {
@@ -81,8 +87,11 @@ function checkGroup(name: string, g: unknown): FixtureGroup {
     fail(`${at}.models[${i}]`, 'must be a non-empty string or {"id": string, "owned_by"?: string, "reasoning"?: boolean, "unsupported"?: string[], "context_length"?: number, "max_output_tokens"?: number}');
   });
   if (g.unsupported !== undefined && !isNameList(g.unsupported)) fail(`${at}.unsupported`, 'must be an array of parameter names');
+  if (g.responses_websocket !== undefined && typeof g.responses_websocket !== 'boolean') fail(`${at}.responses_websocket`, 'must be true or false');
+  if (g.responses_websocket === true && !protocols.includes('responses')) fail(`${at}.responses_websocket`, 'needs "responses" in the group\'s protocols');
   const group: FixtureGroup = { protocols: protocols as Protocol[], models: models as FixtureGroup['models'] };
   if (g.unsupported !== undefined) group.unsupported = g.unsupported as string[];
+  if (g.responses_websocket !== undefined) group.responses_websocket = g.responses_websocket;
   return group;
 }
 

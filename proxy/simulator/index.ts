@@ -8,6 +8,7 @@ import { loadFixture, validateFixture, type Fixture } from './fixture.js';
 import { RateLimiter } from './rate-limit.js';
 import type { RecordedRequest } from './request-record.js';
 import { createHandler, type SimState, type StreamDefaults } from './sim-server.js';
+import { websocketUpgrades } from './websocket.js';
 
 export type { Fixture, FixtureGroup, FixtureKey, FixtureModel, KeyStatus, Protocol } from './fixture.js';
 export { FixtureError, loadFixture, validateFixture } from './fixture.js';
@@ -65,6 +66,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const state: SimState = { fixture, requests: [], limiter: new RateLimiter(), inflight: new Set(), streamDefaults: opts.streamDefaults };
   const secrets = fixture.keys.map((k) => k.key);
   const server = createServer(createHandler(state, () => secrets));
+  // The Responses WebSocket transport, on the groups whose fixture turns it on.
+  server.on('upgrade', websocketUpgrades(state, () => secrets));
   const sockets = new Set<Socket>();
   server.on('connection', (socket) => {
     sockets.add(socket);

@@ -23,6 +23,8 @@ export interface RecordedRequest {
   bodySha256?: string;
   /** Streams only: every event sent, cut by a fault, or the client closed the connection first. */
   ended?: 'complete' | 'cut' | 'client-closed';
+  /** A WebSocket upgrade: the `response.create` messages it carried, and whether it is still open. */
+  websocket?: { requests: number; open: boolean };
 }
 
 // The proxy strips exactly these: the record fingerprints every one that still arrives.

@@ -47,7 +47,7 @@ export interface StreamDefaults {
 }
 
 let counter = 0;
-function newRequestId(): string {
+export function newRequestId(): string {
   const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 17);
   counter = (counter + 1) % 1_000_000;
   return `${stamp}${randomBytes(4).toString('hex')}${counter.toString().padStart(6, '0')}`;
@@ -125,7 +125,7 @@ async function readJsonBody(req: IncomingMessage, rec: RecordedRequest): Promise
   return data;
 }
 
-function checkProtocol(module: ProtocolModule, key: FixtureKey, group: FixtureGroup): void {
+export function checkProtocol(module: ProtocolModule, key: FixtureKey, group: FixtureGroup): void {
   if (group.protocols.includes(module.protocol)) return;
   const alternative = (['chat', 'responses', 'messages'] as const).find((p) => group.protocols.includes(p));
   const altPath = alternative === 'chat' ? '/v1/chat/completions' : alternative === 'responses' ? '/v1/responses' : '/v1/messages';
@@ -141,7 +141,7 @@ function usableModels(key: FixtureKey, group: FixtureGroup) {
   return key.models ? all.filter((m) => key.models!.includes(m.id)) : all;
 }
 
-function checkModel(model: string, key: FixtureKey, group: FixtureGroup): void {
+export function checkModel(model: string, key: FixtureKey, group: FixtureGroup): void {
   if (!modelEntries(group).some((m) => m.id === model)) {
     throw new SimError('model_not_found', `No available channel for model "${model}" in group "${key.group}". Call GET /v1/models and copy a model id exactly`, 'model');
   }

@@ -1,0 +1,285 @@
+// WebSocket upgrades: the Responses WebSocket transport Codex and Copilot try
+// before HTTPS (`GET /v1/responses` with `Upgrade: websocket`). The upgrade
+// passes the same guards as any request (Host, Origin, the local token) before
+// anything goes upstream; the upstream gets its own upgrade with the key in
+// place of the token; the client's handshake is completed only once the
+// upstream's has, so a refusal can still be answered in HTTP. A route that
+// refuses the upgrade is answered with 426 (Codex falls back to HTTPS at once
+// on that status) and remembered per key and path for a while.
+//
+// Decision: both ends are terminated with the `ws` package and messages are
+// relayed, rather than piping raw frames after the upstream's 101 as HTTP
+// proxies do. The record needs messages (counted, read for usage and errors,
+// redacted like stream events) and the client must never see the key a relay
+// echoes; raw frames would need a frame parser of our own, and Codex asks for
+// permessage-deflate, whose compressed payloads cannot be read without
+// inflating them with the connection's shared context. Each hop negotiates its
+// own extensions and answers its own pings; close codes are passed across.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import WebSocket, { WebSocketServer } from 'ws';
+import { diagnose, parseErrorBody } from '../rules/diagnose.js';
+import { ProxyError, upstreamFailure } from '../rules/proxy-errors.js';
+import { isWebSocketUpgrade, isWebSocketRefusal, WEBSOCKET_FALLBACK_STATUS, websocketUnsupportedHint } from '../rules/websocket.js';
+import type { ProxyContext } from './context.js';
+import type { Exchange } from './exchange.js';
+import { checkRequest } from './guard.js';
+import { checkToken } from './authenticate.js';
+import { chooseSlot } from './choose-key.js';
+import { finish } from './build-record.js';
+import { newExchange, normalise } from './handle.js';
+import { responseForUpgrade } from './client-reply.js';
+import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
+import { relayMessages } from './ws-relay.js';
+import { WebSocketRefusals } from './websocket-refusals.js';
+
+/** Error bodies larger than this are not read for a diagnosis. */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+export interface UpgradeHandling {
+  /** For the server's 'upgrade' event. */
+  handle(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Ends every open WebSocket (both sides): an upgraded socket no longer counts as the HTTP server's connection. */
+  closeAll(): void;
+}
+
+export function upgradeHandling(ctx: ProxyContext, opts: { refusals?: WebSocketRefusals } = {}): UpgradeHandling {
+  const refusals = opts.refusals ?? new WebSocketRefusals();
+  const open = new Set<WebSocket>();
+  // Upgrades still waiting on the upstream's handshake: their sockets are nobody's connection either.
+  const pending = new Set<Duplex>();
+  // Compression off towards the client: localhost bandwidth is free and Loopgate reads every message.
+  const server = new WebSocketServer({ noServer: true, perMessageDeflate: false, clientTracking: false, maxPayload: ctx.limits.maxBodyBytes });
+  return {
+    handle(req, socket, head) {
+      pending.add(socket);
+      socket.once('close', () => pending.delete(socket));
+      void upgrade({ ctx, refusals, server, open }, req, socket, head);
+    },
+    closeAll() {
+      for (const ws of open) ws.terminate();
+      for (const socket of pending) socket.destroy();
+      open.clear();
+    },
+  };
+}
+
+interface Shared {
+  ctx: ProxyContext;
+  refusals: WebSocketRefusals;
+  server: WebSocketServer;
+  open: Set<WebSocket>;
+}
+
+async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  const { ctx, refusals } = shared;
+  // A reset from the client must not become an uncaught error; 'close' ends the record.
+  socket.on('error', () => undefined);
+  const ex = newExchange(req, responseForUpgrade(req, socket), ctx);
+  let upstream: WebSocket | undefined;
+  let relayed: Promise<void> | undefined;
+  let handshaking = false;
+  ctx.stats.requests++;
+  ctx.stats.inFlight++;
+  ex.reply.onEnd(() => {
+    ctx.stats.inFlight--;
+    // The client left during the upstream's handshake: that one is not wanted any more.
+    if (handshaking && upstream) {
+      ex.clientAborted = true;
+      upstream.terminate();
+    }
+    // An upgraded connection is recorded once its close is known (ws reports it after the socket's).
+    if (relayed) void relayed.then(() => finish(ex, ctx));
+    else finish(ex, ctx);
+  });
+  try {
+    if (ctx.stats.inFlight > ctx.limits.maxInFlight) {
+      throw new ProxyError(503, 'too-many-requests', `Loopgate is already handling ${ctx.limits.maxInFlight} requests. Retry shortly.`, { 'retry-after': '1' });
+    }
+    checkRequest(req, ctx.guard);
+    normalise(ex, ctx);
+    checkToken(req, ctx.token);
+    if (!isWebSocketUpgrade(req.headers)) {
+      throw new ProxyError(400, 'upgrade-unsupported', `Loopgate upgrades connections to WebSocket only (got Upgrade: ${printableHeader(req.headers.upgrade)}). Send the request without an Upgrade header.`);
+    }
+    checkHandshake(req);
+    if (!ex.path.startsWith('/v1/')) {
+      throw new ProxyError(404, 'not-an-api-path', `${ex.path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths. Check the tool's base URL.`);
+    }
+    // No body yet, so no model: with several keys the first one takes the connection.
+    // A WebSocket carries Responses natively or not at all: never the bridge.
+    await chooseSlot(ex, ctx, false);
+    const memory = ex.slot?.fingerprint ?? '';
+    if (refusals.isRemembered(memory, ex.path)) throw refusal(ex.path, refusals.ttlMs);
+    upstream = connectUpstream(ex, ctx);
+    handshaking = true;
+    const outcome = await handshake(upstream).finally(() => (handshaking = false));
+    ex.ttfbMs = ex.upstreamMs = performance.now() - ex.startedAt;
+    if (outcome.kind === 'refused') {
+      await answerRefusal(ex, ctx, outcome.res, () => refusals.remember(memory, ex.path), refusals.ttlMs);
+      return;
+    }
+    if (ex.reply.clientGone) {
+      upstream.close(1001);
+      return;
+    }
+    relayed = completeUpgrade(shared, ex, socket, outcome.res, upstream, head);
+  } catch (err) {
+    if (ex.reply.headersSent) return;
+    const perr =
+      err instanceof ProxyError ? err : new ProxyError(500, 'internal-error', 'Loopgate hit an internal error; the connection was not upgraded.', {}, { cause: err });
+    // The client is gone (it left during the upstream's handshake): record why, write nothing.
+    if (ex.reply.clientGone) return ex.reply.lost(perr.statusCode, perr.code, ctx.redactor.string(perr.message));
+    ex.reply.refuse(perr, { close: true });
+  }
+}
+
+/** The key checks ws would make, done before anything goes upstream, so a bad handshake costs the upstream nothing. */
+function checkHandshake(req: IncomingMessage): void {
+  const key = req.headers['sec-websocket-key'];
+  const version = req.headers['sec-websocket-version'];
+  if (req.method !== 'GET' || typeof key !== 'string' || !/^[+/0-9A-Za-z]{22}==$/.test(key.trim()) || (version !== '13' && version !== '8')) {
+    throw new ProxyError(400, 'bad-websocket-handshake', 'The WebSocket handshake is malformed: it needs GET, a 16-byte base64 Sec-WebSocket-Key and Sec-WebSocket-Version: 13.');
+  }
+}
+
+function printableHeader(v: string | string[] | undefined): string {
+  const s = Array.isArray(v) ? v.join(', ') : (v ?? '');
+  return JSON.stringify(s.slice(0, 64));
+}
+
+function refusal(path: string, ttlMs: number): ProxyError {
+  return new ProxyError(WEBSOCKET_FALLBACK_STATUS, 'websocket-unsupported', websocketUnsupportedHint(path, ttlMs));
+}
+
+function connectUpstream(ex: Exchange, ctx: ProxyContext): WebSocket {
+  const site = new URL(ctx.siteUrl);
+  const target = ex.path + ex.query;
+  ex.upstreamPath = target;
+  const url = `${site.protocol === 'https:' ? 'wss:' : 'ws:'}//${site.host}${ctx.upstreamPrefix}${target}`;
+  const headers = upstreamRequestHeaders(ex.req.rawHeaders, ex.slot?.key, false);
+  // ws writes its own handshake headers; the client's would go out twice.
+  for (const name of Object.keys(headers)) if (name.startsWith('sec-websocket-')) delete headers[name];
+  const protocols = ex.req.headers['sec-websocket-protocol']?.split(',').map((p) => p.trim()).filter(Boolean) ?? [];
+  const upstream = new WebSocket(url, protocols, {
+    headers,
+    handshakeTimeout: ctx.timeouts.headersMs,
+    followRedirects: false,
+    maxPayload: ctx.limits.maxBodyBytes,
+  });
+  return upstream;
+}
+
+type Handshake = { kind: 'open'; res: IncomingMessage } | { kind: 'refused'; res: IncomingMessage };
+
+function handshake(upstream: WebSocket): Promise<Handshake> {
+  return new Promise((resolve, reject) => {
+    let head: IncomingMessage | undefined;
+    upstream.once('upgrade', (res: IncomingMessage) => (head = res));
+    upstream.once('open', () => {
+      cleanup();
+      resolve({ kind: 'open', res: head! });
+    });
+    upstream.once('unexpected-response', (_req, res: IncomingMessage) => {
+      cleanup();
+      resolve({ kind: 'refused', res });
+    });
+    const onError = (err: Error) => {
+      cleanup();
+      // ws's own handshake timer carries no code: it is the headers timeout of an HTTP request.
+      const timedOut = !(err as NodeJS.ErrnoException).code && /timed out/i.test(err.message);
+      reject(upstreamFailure(timedOut ? { code: 'UND_ERR_HEADERS_TIMEOUT' } : err));
+    };
+    upstream.once('error', onError);
+    function cleanup() {
+      upstream.off('error', onError);
+      // Later errors belong to the relay (or nobody: the socket is being dropped).
+      upstream.on('error', () => undefined);
+    }
+  });
+}
+
+/** The upstream refused the upgrade: diagnose it, answer 426 when the route has no WebSocket, else pass its answer on. */
+async function answerRefusal(ex: Exchange, ctx: ProxyContext, res: IncomingMessage, remember: () => void, ttlMs: number): Promise<void> {
+  const status = res.statusCode ?? 502;
+  const requestId = res.headers['x-oneapi-request-id'];
+  if (typeof requestId === 'string') ex.upstreamRequestId = requestId;
+  const { buf, complete } = await readCapped(res, ERROR_BODY_BYTES);
+  const text = complete ? ctx.redactor.knownSecretsIn(buf) : undefined;
+  const info = parseErrorBody(status, text?.toString('utf8') ?? '');
+  ex.errorCode = info.code;
+  ex.errorType = info.type;
+  if (isWebSocketRefusal(status)) {
+    remember();
+    throw refusal(ex.path, ttlMs);
+  }
+  ex.diagnosis = diagnose(info, {
+    method: 'GET',
+    originalPath: ex.originalPath,
+    canonicalPath: ex.path,
+    knownModels: ctx.keys.ids(),
+    upstreamRequestId: ex.upstreamRequestId,
+    bridge: ctx.bridge.mode,
+    upgrade: true,
+    time: ex.time,
+  });
+  // A key, limit or outage problem: the client sees the upstream's own answer, with the diagnosis header.
+  ex.reply.whole(status, res.headers, complete ? buf : Buffer.alloc(0));
+}
+
+function readCapped(res: IncomingMessage, cap: number): Promise<{ buf: Buffer; complete: boolean }> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (complete: boolean) => {
+      res.removeAllListeners('data');
+      res.destroy();
+      resolve({ buf: Buffer.concat(chunks, size), complete });
+    };
+    res.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > cap) done(false);
+    });
+    res.once('end', () => done(true));
+    res.once('error', () => done(false));
+  });
+}
+
+/** The upstream said 101: the client gets its own, with the upstream's headers that matter to it (Codex reads x-codex-turn-state, openai-model, x-models-etag). */
+function completeUpgrade(shared: Shared, ex: Exchange, socket: Duplex, upstreamHead: IncomingMessage, upstream: WebSocket, head: Buffer): Promise<void> | undefined {
+  const { ctx, server, open } = shared;
+  const passed = clientResponseHeaders(upstreamHead.headers, ctx.redactor.knownSecrets);
+  for (const name of Object.keys(passed)) if (name.startsWith('sec-websocket-') || name === 'content-length') delete passed[name];
+  const headers = { ...passed, ...ex.reply.loopgateHeaders() };
+  const addHeaders = (lines: string[], req: IncomingMessage) => {
+    if (req !== ex.req) return;
+    for (const [name, value] of Object.entries(headers)) {
+      for (const v of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${v.replace(/[\r\n]+/g, ' ')}`);
+    }
+  };
+  // The subprotocol the upstream chose is the one the client gets.
+  const chosen = upstream.protocol;
+  const options = server.options as { handleProtocols?: (protocols: Set<string>) => string | false };
+  options.handleProtocols = () => chosen || false;
+  server.on('headers', addHeaders);
+  let relayed: Promise<void> | undefined;
+  try {
+    server.handleUpgrade(ex.req, socket, head, (client) => {
+      ex.reply.upgraded(headers);
+      open.add(client).add(upstream);
+      const forget = () => {
+        open.delete(client);
+        open.delete(upstream);
+      };
+      client.once('close', forget);
+      relayed = relayMessages(ex, ctx, client, upstream);
+    });
+  } finally {
+    server.off('headers', addHeaders);
+    options.handleProtocols = undefined;
+  }
+  // Undefined: ws refused the client's handshake itself (it answered 400); the upstream is not needed.
+  if (!relayed) upstream.close(1001);
+  return relayed;
+}

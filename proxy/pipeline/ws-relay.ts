@@ -1,0 +1,136 @@
+// One upgraded connection, message by message, between the client and the
+// upstream: both ends are `ws` WebSockets (see upgrade.ts for why not raw
+// frames). Each server message goes to the record's capture as one `data:`
+// event, so the record reads a WebSocket like a stream: token usage from
+// `response.completed`, error events, redaction across events. The connection
+// is one record, written when the client's side closes.
+import WebSocket, { type RawData } from 'ws';
+import { relayableCloseCode } from '../rules/websocket.js';
+import { scanTopLevel } from '../rules/json-top-level.js';
+import type { WebSocketFacts } from '../log/traffic-record.js';
+import type { ProxyContext } from './context.js';
+import type { Exchange } from './exchange.js';
+
+/** Pause the sending side once this much waits unsent on the other; resume below LOW. */
+const HIGH_WATER = 1024 * 1024;
+const LOW_WATER = 256 * 1024;
+/** A close reason is at most 123 bytes (RFC 6455 §5.5: 125 minus the code). */
+const MAX_REASON = 123;
+
+/** Resolves when the client's side has closed and the facts are final (the socket's own 'close' comes earlier). */
+export function relayMessages(ex: Exchange, ctx: ProxyContext, client: WebSocket, upstream: WebSocket): Promise<void> {
+  const facts: WebSocketFacts = { messagesIn: 0, messagesOut: 0, requests: 0 };
+  ex.websocket = facts;
+  // A response asked for and not yet finished: a client that vanishes now aborts it.
+  let answering = false;
+  const requestBodies: Buffer[] = [];
+  let requestBytes = 0;
+
+  client.on('message', (data: RawData, isBinary: boolean) => {
+    const buf = asBuffer(data);
+    facts.messagesIn++;
+    ex.bytesIn += buf.length;
+    if (!isBinary && inspectRequest(ex, facts, buf)) answering = true;
+    // The log's request body: the client's messages, kept only when bodies are captured, up to the cap.
+    if (ctx.captureBodies && requestBytes < 4 * ctx.logBodyBytes) {
+      requestBodies.push(buf);
+      requestBytes += buf.length;
+    }
+    forward(buf, isBinary, client, upstream);
+  });
+
+  upstream.on('message', (data: RawData, isBinary: boolean) => {
+    // Relays quote the key they were given: it never reaches the client or the record.
+    const buf = ctx.redactor.knownSecretsIn(asBuffer(data));
+    facts.messagesOut++;
+    ex.reply.bytesOut += buf.length;
+    ex.reply.capture.add(isBinary ? Buffer.from(`data: [binary message, ${buf.length} bytes]\n\n`) : Buffer.concat([DATA, buf, END]));
+    if (answering && !isBinary && isFinalEvent(buf)) answering = false;
+    forward(buf, isBinary, upstream, client);
+  });
+
+  const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+  client.once('close', (code: number, reason: Buffer) => {
+    if (requestBodies.length) ex.body = Buffer.concat(requestBodies, requestBytes);
+    if (!facts.closedBy) {
+      facts.closedBy = 'client';
+      facts.closeCode = code;
+      // Gone without a close frame (1006) while a response was under way. Codex drops the
+      // socket when it exits, after its last answer: that is no abort.
+      if (code === 1006 && answering) ex.clientAborted = true;
+    }
+    closeOther(upstream, code, reason);
+  });
+  upstream.once('close', (code: number, reason: Buffer) => {
+    if (!facts.closedBy) {
+      facts.closedBy = 'upstream';
+      facts.closeCode = code;
+    }
+    closeOther(client, code, reason);
+  });
+  // A protocol error or a broken socket: ws closes that side itself ('close' follows), which closes the other.
+  client.on('error', () => undefined);
+  upstream.on('error', (err: Error) => {
+    if (!facts.closedBy) {
+      facts.closedBy = 'proxy';
+      facts.closeCode = 1011;
+      ex.reply.local = { code: 'upstream-broke-mid-stream', message: `The upstream WebSocket failed: ${ctx.redactor.string(err.message)}`, refused: false };
+    }
+    closeOther(client, 1011, Buffer.from('upstream error'));
+  });
+  return closed;
+}
+
+const DATA = Buffer.from('data: ');
+const END = Buffer.from('\n\n');
+
+function asBuffer(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  return Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+}
+
+/**
+ * Sends a message on, pausing its source while the other side's socket is
+ * full (backpressure), so a slow reader holds at most HIGH_WATER per
+ * direction in the proxy.
+ */
+function forward(buf: Buffer, isBinary: boolean, from: WebSocket, to: WebSocket): void {
+  if (to.readyState !== WebSocket.OPEN) return;
+  to.send(buf, { binary: isBinary }, () => {
+    if (from.isPaused && to.bufferedAmount < LOW_WATER) from.resume();
+  });
+  if (to.bufferedAmount > HIGH_WATER) from.pause();
+}
+
+/** The other side closes the way this one did: the same code where it may be sent, the same reason. */
+function closeOther(ws: WebSocket, code: number, reason: Buffer): void {
+  if (ws.readyState === WebSocket.CONNECTING) return ws.terminate();
+  if (ws.readyState !== WebSocket.OPEN) return;
+  // A paused side would never read the other's close frame.
+  if (ws.isPaused) ws.resume();
+  ws.close(relayableCloseCode(code), reason.subarray(0, MAX_REASON));
+}
+
+/** The first `response.create` names the connection's model and parameters in the record, as a POST's body would. */
+/** True for a `response.create`, which the upstream answers with a stream of events. */
+function inspectRequest(ex: Exchange, facts: WebSocketFacts, text: Buffer): boolean {
+  const top = scanTopLevel(text, TYPE);
+  if (!top.ok || top.picked?.type !== CREATE) return false;
+  facts.requests++;
+  if (ex.model !== undefined) return true;
+  ex.model = top.model;
+  ex.stream = top.stream;
+  ex.params = top.keys.filter((k) => k !== 'type');
+  return true;
+}
+
+/** The events that end a response (the Responses stream's terminal events, and an error). */
+const FINAL = new Set(['response.completed', 'response.failed', 'response.incomplete', 'error'].map((t) => JSON.stringify(t)));
+
+function isFinalEvent(text: Buffer): boolean {
+  const type = scanTopLevel(text, TYPE);
+  return type.ok && type.picked?.type !== undefined && FINAL.has(type.picked.type);
+}
+
+const TYPE: ReadonlySet<string> = new Set(['type']);
+const CREATE = JSON.stringify('response.create');
