@@ -124,6 +124,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     logBodyBytes: opts.logBodyBytes ?? DEFAULT_LOG_BODY_BYTES,
     otlp,
     bridge: new BridgePolicy(opts.bridge ?? DEFAULT_BRIDGE),
+    aliases: opts.aliases ?? new Map(),
     stats,
     hintOnce(id, message) {
       if (hinted.has(id) || !opts.onHint) return;

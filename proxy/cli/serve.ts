@@ -12,6 +12,7 @@ import { readKeyListFromStdin, validKeyList } from './stdin-key.js';
 import { runIpcHost } from './ipc-host.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { untilSignal } from './signals.js';
+import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
 import { cliInvocation, type Invocation } from './invocation.js';
 import { DEFAULT_HOST, DEFAULT_LIMITS, DEFAULT_PORT, DEFAULT_RETRIES, DEFAULT_TIMEOUTS, type ProxyOptions } from '../pipeline/options.js';
 
@@ -41,6 +42,10 @@ Behaviour:
   --bridge MODE           auto | off | always: serve Responses/Messages over Chat Completions.
   --failover              With several keys: on 429 or an exhausted balance, send the request to
                           the next key that serves it (spends that key's quota; off by default).
+  --alias FROM=TO         Send requests for model FROM as model TO (repeatable), e.g. a tool's
+                          default that no key serves: --alias gpt-6.2-sol=gpt-6.1-sol. Also read:
+                          "aliases" in the nearest loopgate.json from the working directory up
+                          (--alias wins for the same FROM). Aliases do not chain.
   --log FILE              Traffic log (JSONL; default in the user's state dir).
   --no-log                Do not write the traffic log.
   --log-bodies            Also log request/response bodies (redacted, capped).
@@ -72,6 +77,7 @@ const options = {
   'no-token': { type: 'boolean' },
   retries: { type: 'string' },
   failover: { type: 'boolean' },
+  alias: { type: 'string', multiple: true },
   bridge: { type: 'string' },
   log: { type: 'string' },
   'no-log': { type: 'boolean' },
@@ -161,6 +167,13 @@ export const serveCommand: Command = {
       return n === undefined ? undefined : n * 1000;
     };
     const maxBody = intOption('max-body', values['max-body'], 1);
+    const aliases = resolveAliases({ flags: values.alias, projectDir: process.cwd() });
+    if (aliases.usage.length) throw new UsageError(aliases.usage.join('\n'));
+    if (aliases.config.length) {
+      for (const p of aliases.config) io.err(`loopgate serve: ${p}`);
+      return EXIT.config;
+    }
+    for (const note of aliases.notes) io.err(`note: ${note}`);
     const upstream = values.upstream ?? io.env.LOOPGATE_UPSTREAM;
     let rawKeys = io.env.LOOPGATE_API_KEY;
     if (values['key-stdin']) rawKeys = await readKeyListFromStdin(io.stdin);
@@ -192,6 +205,7 @@ export const serveCommand: Command = {
         allowRemote: values['allow-remote'],
         retries: intOption('retries', values.retries),
         failover: values.failover,
+        aliases: aliases.aliases,
         bridge: bridge as ProxyOptions['bridge'],
         logFile: values['no-log'] ? false : values.log,
         logBodies: values['log-bodies'],
@@ -214,9 +228,12 @@ export const serveCommand: Command = {
       return reportStartFailure(err, io, values.port ?? String(DEFAULT_PORT));
     }
     for (const line of banner(started, requireToken, cliInvocation(io.env))) io.out(line);
+    for (const line of describeAliases(aliases.aliases)) io.out(`  alias              ${line}`);
+    if (aliases.file) io.out(`  project file       ${aliases.file}`);
     // Each key's /models, once: how many models it serves, or what to do about it. The others keep working.
     void started.proxy.refreshModels().then(() => {
       for (const line of keyReport(started.proxy.keyStatus(), started.proxy.keyStatus().length > 1)) io.err(line);
+      for (const line of aliasTargetWarnings(aliases.aliases, started.proxy.modelIds())) io.err(`hint: ${line}`);
     });
     await untilSignal();
     await started.close();

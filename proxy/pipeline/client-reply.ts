@@ -7,6 +7,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { errorBody, readErrorEnvelope, type Envelope, type ProxyError } from '../rules/proxy-errors.js';
 import { describeRewrites } from '../rules/paths.js';
+import { ALIAS_HEADER, aliasHeaderValue } from '../rules/model-aliases.js';
 import type { Redactor } from '../rules/redact.js';
 import type { Exchange } from './exchange.js';
 import { ResponseCapture, type CaptureOptions } from './capture.js';
@@ -122,6 +123,8 @@ export class ClientReply {
     if (ex.slot) out['x-loopgate-route'] = `${ex.slot.name} ${ex.bridge ? 'bridged' : 'native'}`;
     if (ex.bridgeDropped) out['x-loopgate-bridge-dropped'] = headerSafeList(ex.bridgeDropped);
     if (ex.warning) out['x-loopgate-warning'] = ex.warning;
+    // Alias IDs are printable ASCII (rules/model-aliases.ts), so header-safe.
+    if (ex.alias) out[ALIAS_HEADER] = aliasHeaderValue(ex.alias.from, ex.alias.to);
     // Loopgate's own time and the upstream's, up to this answer's head (W3C Server Timing).
     const upstream = ex.upstreamMs;
     const own = performance.now() - ex.startedAt - (upstream ?? 0);
