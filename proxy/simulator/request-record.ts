@@ -19,6 +19,8 @@ export interface RecordedRequest {
   requestId: string;
   /** Bytes of request body read (0 when the request was refused before its body). */
   bodyBytes: number;
+  /** The JSON body's `model`, as received (what a proxy's model alias sent). */
+  model?: string;
   /** Streams only: every event sent, cut by a fault, or the client closed the connection first. */
   ended?: 'complete' | 'cut' | 'client-closed';
 }
