@@ -5,6 +5,7 @@
 // /_loopgate/stats before the tool starts and after it exits. Another client
 // of the same proxy could move the count too; the hint names the model, so a
 // stray one is recognisable.
+import { get } from '../health-client.js';
 import { aliasAdvice } from '../rules/model-aliases.js';
 
 interface Seen {
@@ -15,9 +16,11 @@ interface Seen {
 
 async function modelNotFound(proxyUrl: string, credential: string): Promise<Seen | undefined> {
   try {
-    const res = await fetch(new URL('/_loopgate/stats', proxyUrl), { headers: { authorization: `Bearer ${credential}` }, signal: AbortSignal.timeout(2000) });
-    if (!res.ok) return undefined;
-    const stats = (await res.json()) as { modelNotFound?: Partial<Seen> };
+    // node:http, not fetch: loading fetch costs `run` a noticeable part of a second.
+    const url = new URL('/_loopgate/stats', proxyUrl);
+    const res = await get(url, url.hostname, { authorization: `Bearer ${credential}` }, 2000);
+    if (res.status !== 200) return undefined;
+    const stats = JSON.parse(res.body) as { modelNotFound?: Partial<Seen> };
     const m = stats.modelNotFound;
     return { count: typeof m?.count === 'number' ? m.count : 0, model: typeof m?.model === 'string' ? m.model : undefined, closest: typeof m?.closest === 'string' ? m.closest : undefined };
   } catch {
