@@ -72,7 +72,7 @@ export function noteModelNotFound(ex: Exchange, ctx: ProxyContext): void {
   const closest = suggestModels(ex.model, ctx.keys.ids() ?? [])[0];
   const previous = ctx.stats.modelNotFound?.count ?? 0;
   // Client-chosen text kept in memory and served back: bounded like the console's quotes.
-  ctx.stats.modelNotFound = { count: previous + 1, model: model.slice(0, 200), ...(closest ? { closest } : {}) };
+  ctx.stats.modelNotFound = { count: previous + 1, model: ctx.redactor.string(model).slice(0, 200), ...(closest ? { closest } : {}) };
 }
 
 /** GET /v1/models with several keys and aliases: the union of the keys' lists, with the aliases marked. */

@@ -8,6 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AliasMap, AliasSource } from '../../proxy/rules/model-aliases.js';
 import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
+import { assertNoCanary } from '../log/canary.js';
 
 function aliases(pairs: Record<string, string>, source: AliasSource = '--alias'): AliasMap {
   return new Map(Object.entries(pairs).map(([from, to]) => [from, { to, source }]));
@@ -168,6 +169,12 @@ describe('/_loopgate/stats', () => {
       await new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0 }).messages.create({ model: 'claude-opus-9', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] }).catch(() => undefined);
       const stats = (await (await fetch(`${stack.proxy.url}/_loopgate/stats`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as Record<string, unknown>;
       expect(stats.modelNotFound).toEqual({ count: 1, model: 'claude-opus-9', closest: expect.stringMatching(/^claude-opus-/) });
+      // Canary: the model is the client's text, served back here and printed by `loopgate run`; a key pasted as a model stays out
+      // (scrubbed where it is noted, and again by the one reply path every answer leaves through).
+      await stack.openai().chat.completions.create({ model: KEYS.default, messages: [{ role: 'user', content: 'x' }] }).catch(() => undefined);
+      const after = await (await fetch(`${stack.proxy.url}/_loopgate/stats`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+      expect(JSON.parse(after).modelNotFound.count).toBe(2);
+      assertNoCanary(after, [KEYS.default, KEYS.claude]);
     } finally {
       await stack.close();
     }
