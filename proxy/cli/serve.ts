@@ -114,7 +114,8 @@ export function portOption(value: string | undefined): number | undefined {
   return intOption('port', value, 0, 65535);
 }
 
-export function banner(started: StartedServe, tokenRequired: boolean, cli: Invocation): string[] {
+/** `extra`: lines about this start's own configuration (the model aliases), shown before "Try it". */
+export function banner(started: StartedServe, tokenRequired: boolean, cli: Invocation, extra: string[] = []): string[] {
   const { proxy, simulator } = started;
   const bases = clientBaseUrls(proxy.url);
   // `loopgate env` assumes the default host and port; anything else must be passed on.
@@ -140,6 +141,7 @@ export function banner(started: StartedServe, tokenRequired: boolean, cli: Invoc
   if (otlp) lines.push(`  OTLP export        ${otlp.endpoint} (${otlp.protocol}${otlp.metrics ? ', metrics too' : ''}, content ${otlp.content ? 'ON (redacted)' : 'off'})`);
   // The command is spelled the way this shell reaches it; how to make it plain `loopgate` is one line.
   if (!cli.installed) lines.push(`  command            ${cli.command}   (install it as \`loopgate\`: ${cli.install})`);
+  lines.push(...extra);
   const auth = tokenRequired ? ` -H "Authorization: Bearer $(${cli.command} token)"` : '';
   lines.push('', 'Try it:', `  curl -s ${bases.openai}/models${auth}`);
   return lines;
@@ -227,9 +229,9 @@ export const serveCommand: Command = {
     } catch (err) {
       return reportStartFailure(err, io, values.port ?? String(DEFAULT_PORT));
     }
-    for (const line of banner(started, requireToken, cliInvocation(io.env))) io.out(line);
-    for (const line of describeAliases(aliases.aliases)) io.out(`  alias              ${line}`);
-    if (aliases.file) io.out(`  project file       ${aliases.file}`);
+    const aliasLines = describeAliases(aliases.aliases).map((line) => `  alias              ${line}`);
+    if (aliases.file) aliasLines.push(`  project file       ${aliases.file}`);
+    for (const line of banner(started, requireToken, cliInvocation(io.env), aliasLines)) io.out(line);
     // Each key's /models, once: how many models it serves, or what to do about it. The others keep working.
     void started.proxy.refreshModels().then(() => {
       for (const line of keyReport(started.proxy.keyStatus(), started.proxy.keyStatus().length > 1)) io.err(line);

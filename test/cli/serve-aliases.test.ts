@@ -47,7 +47,7 @@ afterEach(async () => {
 describe('loopgate serve: model aliases', () => {
   it('finds loopgate.json from the working directory upward, and --alias wins for the same model', async () => {
     const { root, deep } = project(JSON.stringify({ aliases: { 'gpt-6.2-sol': 'gpt-4.1', 'claude-opus-9': 'claude-sonnet-4-6' } }, null, 2));
-    const { child, lines } = await serveIn(deep, ['--no-token', '--alias', 'gpt-6.2-sol=gpt-6.1-sol'], /project file/);
+    const { child, lines } = await serveIn(deep, ['--no-token', '--alias', 'gpt-6.2-sol=gpt-6.1-sol'], /curl -s/);
     running = child;
     const text = lines.join('\n');
     expect(text).toMatch(/alias\s+gpt-6\.2-sol -> gpt-6\.1-sol \(--alias\)/);
