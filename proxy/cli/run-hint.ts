@@ -12,6 +12,8 @@ interface Seen {
   count: number;
   model?: string;
   closest?: string;
+  /** The model was aliased, to this one, which no key serves either. */
+  aliasedTo?: string;
 }
 
 async function modelNotFound(proxyUrl: string, credential: string): Promise<Seen | undefined> {
@@ -22,7 +24,8 @@ async function modelNotFound(proxyUrl: string, credential: string): Promise<Seen
     if (res.status !== 200) return undefined;
     const stats = JSON.parse(res.body) as { modelNotFound?: Partial<Seen> };
     const m = stats.modelNotFound;
-    return { count: typeof m?.count === 'number' ? m.count : 0, model: typeof m?.model === 'string' ? m.model : undefined, closest: typeof m?.closest === 'string' ? m.closest : undefined };
+    const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+    return { count: typeof m?.count === 'number' ? m.count : 0, model: text(m?.model), closest: text(m?.closest), aliasedTo: text(m?.aliasedTo) };
   } catch {
     // The hint is a courtesy: a proxy that went away meanwhile says nothing.
     return undefined;
@@ -41,7 +44,7 @@ export async function watchModelNotFound(proxyUrl: string, credential: string): 
     const after = await modelNotFound(proxyUrl, credential);
     if (!after || after.count <= before.count || !after.model) return undefined;
     const times = after.count - before.count === 1 ? 'once' : `${after.count - before.count} times`;
-    const advice = after.closest ? aliasAdvice(after.model, after.closest) : 'Pick a model from `loopgate models` and pass it to the tool, or map this one with `loopgate serve --alias FROM=TO`.';
+    const advice = after.closest ? aliasAdvice(after.model, after.closest, after.aliasedTo) : 'Pick a model from `loopgate models` and pass it to the tool, or map this one with `loopgate serve --alias FROM=TO`.';
     return `loopgate run: the proxy refused model "${after.model}" (no key serves it) ${times} while the tool ran. ${advice}`;
   };
 }

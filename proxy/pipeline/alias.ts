@@ -56,7 +56,7 @@ export function withAliasAdvice(err: unknown, ex: Exchange, ctx: ProxyContext): 
   if (!(err instanceof ProxyError) || err.code !== 'model-not-found' || !ex.model) return err;
   const closest = suggestModels(ex.model, ctx.keys.ids() ?? [])[0];
   if (!closest) return err;
-  return new ProxyError(err.statusCode, err.code, `${err.message} ${aliasAdvice(ex.alias?.from ?? ex.model, closest)}`, err.headers, { param: err.param, cause: err.cause });
+  return new ProxyError(err.statusCode, err.code, `${err.message} ${aliasAdvice(ex.alias?.from ?? ex.model, closest, ex.alias?.to)}`, err.headers, { param: err.param, cause: err.cause });
 }
 
 /**
@@ -72,7 +72,7 @@ export function noteModelNotFound(ex: Exchange, ctx: ProxyContext): void {
   const closest = suggestModels(ex.model, ctx.keys.ids() ?? [])[0];
   const previous = ctx.stats.modelNotFound?.count ?? 0;
   // Client-chosen text kept in memory and served back: bounded like the console's quotes.
-  ctx.stats.modelNotFound = { count: previous + 1, model: ctx.redactor.string(model).slice(0, 200), ...(closest ? { closest } : {}) };
+  ctx.stats.modelNotFound = { count: previous + 1, model: ctx.redactor.string(model).slice(0, 200), ...(closest ? { closest } : {}), ...(ex.alias ? { aliasedTo: ex.alias.to } : {}) };
 }
 
 /** GET /v1/models with several keys and aliases: the union of the keys' lists, with the aliases marked. */

@@ -16,7 +16,7 @@ export interface ProxyStats {
   inFlight: number;
   lastError?: { time: string; status: number; diagnosis?: string; path: string };
   /** Answers that said a model is not served, and the last such model with its closest served ID (`loopgate run` reads it). */
-  modelNotFound?: { count: number; model: string; closest?: string };
+  modelNotFound?: { count: number; model: string; closest?: string; aliasedTo?: string };
 }
 
 export interface ProxyContext {

@@ -87,7 +87,7 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
     const wanted = ctx.model ? `"${ctx.model}"` : 'The model';
     const mean = suggestions.length ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?` : '';
     // The tool's own default (Codex's, Claude Code's) often cannot be changed where the error shows: an alias can.
-    const alias = ctx.model && suggestions[0] ? ` ${aliasAdvice(ctx.aliasedFrom ?? ctx.model, suggestions[0])}` : '';
+    const alias = ctx.model && suggestions[0] ? ` ${aliasAdvice(ctx.aliasedFrom ?? ctx.model, suggestions[0], ctx.aliasedFrom && ctx.model)}` : '';
     return {
       code: 'model-not-found',
       suggestions,

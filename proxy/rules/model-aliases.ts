@@ -86,8 +86,11 @@ export function mergeAliases(layers: ReadonlyArray<readonly AliasEntry[]>): { al
   return { aliases: merged, problems };
 }
 
-/** How to add the alias FROM → TO, in each place one can be set. */
-export function aliasAdvice(from: string, to: string): string {
+/** How to add the alias FROM → TO, in each place one can be set; `current`: FROM is already aliased, to that unserved model. */
+export function aliasAdvice(from: string, to: string, current?: string): string {
+  if (current !== undefined) {
+    return `The alias ${from} -> ${current} sends a model no key serves: point it at "${to}" instead (\`--alias ${from}=${to}\`, "${from}": "${to}" under "aliases" in ${PROJECT_FILE}, or the loopgate.aliases setting, wherever it is set).`;
+  }
   return `To send "${from}" as "${to}", add a model alias: \`loopgate serve --alias ${from}=${to}\`, or "${from}": "${to}" under "aliases" in ${PROJECT_FILE} (or the loopgate.aliases setting in VS Code).`;
 }
 

@@ -14,7 +14,7 @@ function aliases(pairs: Record<string, string>, source: AliasSource = '--alias')
   return new Map(Object.entries(pairs).map(([from, to]) => [from, { to, source }]));
 }
 
-const ALIASES = aliases({ 'gpt-6.2-sol': 'gpt-6.1-sol', 'claude-opus-9': 'claude-sonnet-4-6', 'gpt-4o-mini': 'gpt-4.1' });
+const ALIASES = aliases({ 'gpt-6.2-sol': 'gpt-6.1-sol', 'claude-opus-9': 'claude-sonnet-4-6', 'gpt-4o-mini': 'gpt-4.1', 'gpt-typo': 'gpt-6.1-sool' });
 
 /** The record of the request with this Loopgate id, once it is written. */
 async function recordOf(stack: Stack, id: string) {
@@ -107,6 +107,18 @@ describe('model aliases, two keys (OpenAI and Claude groups): applied before the
     expect(err.message).toContain('"gpt-6.3-sol": "gpt-6.1-sol" under "aliases" in loopgate.json');
     expect(stack.proxy.stats.modelNotFound).toMatchObject({ model: 'gpt-6.3-sol', closest: 'gpt-6.1-sol' });
   });
+
+  it('an alias whose target no key lists: the 404 says to point that alias elsewhere, not to add another', async () => {
+    const err = (await stack
+      .openai()
+      .chat.completions.create({ model: 'gpt-typo', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.NotFoundError>;
+    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(err.message).toContain('No key of this proxy lists model "gpt-6.1-sool"');
+    expect(err.message).toContain('The alias gpt-typo -> gpt-6.1-sool sends a model no key serves: point it at "gpt-6.1-sol" instead (`--alias gpt-typo=gpt-6.1-sol`');
+    expect(err.headers.get('x-loopgate-alias')).toBe('gpt-typo -> gpt-6.1-sool');
+    expect(stack.proxy.stats.modelNotFound).toMatchObject({ model: 'gpt-typo', closest: 'gpt-6.1-sol', aliasedTo: 'gpt-6.1-sool' });
+  });
 });
 
 describe('model aliases, one key', () => {
@@ -142,6 +154,12 @@ describe('model aliases, one key', () => {
     const line = await until(() => stack.traffic.find((l) => l.includes('gpt-6.3-sol') && l.includes('[model-not-found]')));
     expect(line).toContain('`loopgate serve --alias gpt-6.3-sol=gpt-6.1-sol`');
     expect(stack.proxy.stats.modelNotFound).toEqual({ count: before + 1, model: 'gpt-6.3-sol', closest: 'gpt-6.1-sol' });
+  });
+
+  it('the upstream refusing an alias\'s target: the hint says to point that alias at the closest served model', async () => {
+    await stack.openai().chat.completions.create({ model: 'gpt-typo', messages: [{ role: 'user', content: 'hi' }] }).catch(() => undefined);
+    const line = await until(() => stack.traffic.find((l) => l.includes('gpt-typo->gpt-6.1-sool') && l.includes('[model-not-found]')));
+    expect(line).toContain('The alias gpt-typo -> gpt-6.1-sool sends a model no key serves: point it at "gpt-6.1-sol" instead');
   });
 
   it('bridged (a chat-only key): the chat request carries the served model', async () => {
