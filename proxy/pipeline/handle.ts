@@ -1,7 +1,8 @@
 // One request through the ordered steps: guard → normalise → authenticate →
-// read body → inspect → plan the route → relay. Each step lives in its own
-// module; this file only sequences them and maps failures to an answer. The
-// log record is written once, when the response closes (however it ends).
+// read body → model alias → inspect → choose the key → plan the route →
+// relay. Each step lives in its own module; this file only sequences them and
+// maps failures to an answer. The log record is written once, when the
+// response closes (however it ends).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { envelopeFor, midStreamFailure, ProxyError } from '../rules/proxy-errors.js';
