@@ -23,6 +23,10 @@ export interface LoopgateSettings {
   chat: { modelOverrides: ModelOverrides };
   /** The OTLP collector (empty: no export) and whether message content goes too. */
   otlp: { endpoint: string; captureContent: boolean };
+  /** Model aliases FROM → TO; the proxy checks them (proxy/cli/aliases.ts) and a workspace loopgate.json wins. */
+  aliases: Record<string, string>;
+  /** The first workspace folder: where the proxy looks for loopgate.json (upward). */
+  projectDir?: string;
 }
 
 export const SECTION = 'loopgate';
@@ -39,6 +43,7 @@ export const PROXY_SETTINGS = [
   'loopgate.proxy.bridge',
   'loopgate.otlp.endpoint',
   'loopgate.otlp.captureContent',
+  'loopgate.aliases',
 ] as const;
 
 /**
@@ -68,6 +73,9 @@ export function readSettings(): LoopgateSettings {
     chat: { modelOverrides: objectOr(c.get<unknown>('chat.modelOverrides'), {}) as ModelOverrides },
     // Where the traffic's spans go is the user's decision (machine-scoped, and read from user settings only).
     otlp: { endpoint: (userOnly<string>(c, 'otlp.endpoint', '') ?? '').trim(), captureContent: userOnly<boolean>(c, 'otlp.captureContent', false) },
+    // Like loopgate.json, a project may carry its aliases: they only rename models, they never move the key.
+    aliases: objectOr(c.get<unknown>('aliases'), {}) as Record<string, string>,
+    projectDir: vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
   };
 }
 
@@ -84,5 +92,6 @@ export function upstreamOf(settings: LoopgateSettings): ParseResult | undefined 
 export function proxyConfig(s: LoopgateSettings): ProxyIpcConfig {
   const { port, logBodies, requireToken, bridge } = s.proxy;
   const otlp = s.otlp.endpoint ? { endpoint: s.otlp.endpoint, content: s.otlp.captureContent } : undefined;
-  return { upstream: s.baseUrl || undefined, port, host: DEFAULT_HOST, logBodies, requireToken, bridge, ...(otlp ? { otlp } : {}) };
+  const aliases = Object.keys(s.aliases).length ? { aliases: s.aliases } : {};
+  return { upstream: s.baseUrl || undefined, port, host: DEFAULT_HOST, logBodies, requireToken, bridge, ...(otlp ? { otlp } : {}), ...aliases, ...(s.projectDir ? { projectDir: s.projectDir } : {}) };
 }

@@ -54,7 +54,7 @@ interface Answer {
 }
 
 /** GET `url` at `address` (a host name or an IP), with the URL's own Host header. Rejects with a TimeoutError. */
-function get(url: URL, address: string, headers: Record<string, string>, timeoutMs: number): Promise<Answer> {
+export function get(url: URL, address: string, headers: Record<string, string>, timeoutMs: number): Promise<Answer> {
   return new Promise((resolve, reject) => {
     let timedOut = false;
     const timeout = () => Object.assign(new Error('health check timed out'), { name: 'TimeoutError' });

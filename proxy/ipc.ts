@@ -17,6 +17,10 @@ export interface ProxyIpcConfig {
   logFile?: string;
   /** OTLP export: the collector (its headers travel beside the key, in the start message) and content capture. */
   otlp?: { endpoint: string; content: boolean };
+  /** The `loopgate.aliases` setting: model FROM → TO (checked by the child, cli/aliases.ts). */
+  aliases?: Record<string, string>;
+  /** The workspace folder: loopgate.json is looked for from here upward (the child's own cwd is not the project). */
+  projectDir?: string;
 }
 
 export interface IpcKey {

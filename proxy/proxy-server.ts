@@ -140,6 +140,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     ...captureConfig(opts, ring),
     otlp,
     bridge: new BridgePolicy(opts.bridge ?? DEFAULT_BRIDGE),
+    aliases: opts.aliases ?? new Map(),
     stats,
     hintOnce(id, message) {
       if (hinted.has(id) || !opts.onHint) return;

@@ -11,6 +11,7 @@ import { describeLogHealth } from '../log/traffic-log.js';
 import { describeOtlpHealth } from '../otlp/health.js';
 import { otlpConfig } from '../rules/otlp-config.js';
 import { runDoctor, formatDoctorMarkdown } from '../doctor.js';
+import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
 
 /** The editor's keys, checked like LOOPGATE_API_KEY's entries; problems go to the output channel as hints. */
 function checkedKeys(keys: IpcKey[], send: (msg: FromProxy) => void): NamedKey[] {
@@ -51,6 +52,9 @@ export function runIpcHost(io: Io): Promise<number> {
             const otlp = msg.config.otlp ? otlpConfig({}, { endpoint: msg.config.otlp.endpoint, content: msg.config.otlp.content, headers: msg.otlpHeaders ?? '' }) : undefined;
             if (otlp && !otlp.ok) throw new ProxyConfigError(`loopgate.otlp.endpoint: ${otlp.problem}`);
             for (const note of otlp?.notes ?? []) send({ type: 'traffic', line: `hint: ${note}`, status: 0 });
+            // The editor's proxy starts with the usable aliases; each problem is shown (serve would refuse to start).
+            const aliases = resolveAliases({ projectDir: msg.config.projectDir, setting: msg.config.aliases });
+            for (const p of [...aliases.config, ...aliases.notes]) send({ type: 'traffic', line: `hint: ${p}`, status: 0 });
             started = await startServe({
               upstream,
               key: msg.keys ? undefined : key,
@@ -64,6 +68,7 @@ export function runIpcHost(io: Io): Promise<number> {
               capture: msg.config.capture === false ? false : undefined,
               logFile: msg.config.logFile,
               bridge: msg.config.bridge,
+              aliases: aliases.aliases,
               onTraffic: (line, rec) => send({ type: 'traffic', line, status: rec.status, diagnosis: rec.diagnosis ?? rec.errorCode }),
               onHint: (message) => send({ type: 'traffic', line: `hint: ${message}`, status: 0 }),
               onLogHealth: (health) => send({ type: 'log-health', ok: health.ok, message: describeLogHealth(health) }),
@@ -72,6 +77,13 @@ export function runIpcHost(io: Io): Promise<number> {
             });
             const p = started.proxy;
             send({ type: 'listening', url: p.url, siteUrl: p.siteUrl, baseUrl: p.baseUrl, simulator: Boolean(started.simulator), logFile: p.logFile, keys: p.keyStatus().map((k) => k.name) });
+            for (const line of describeAliases(aliases.aliases)) send({ type: 'traffic', line: `alias: ${line}`, status: 0 });
+            if (aliases.aliases.size > 0) {
+              void p.refreshModels().then(() => {
+                if (started?.proxy !== p) return;
+                for (const line of aliasTargetWarnings(aliases.aliases, p.modelIds())) send({ type: 'traffic', line: `hint: ${line}`, status: 0 });
+              });
+            }
             return;
           }
           case 'set-key':

@@ -10,6 +10,7 @@ import { argsWithSecrets, copiesLeftOut, secretsOfEnv } from '../rules/child-sec
 import { toolArgs, toolEnv, toolOf } from '../rules/tool-launch.js';
 import { EXIT, type Command, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
+import { watchModelNotFound } from './run-hint.js';
 import { runningProxyUrl } from './serve.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../pipeline/options.js';
 
@@ -109,7 +110,12 @@ not be executed; 127 command not found.`,
     }
     const credential = check.requireToken ? token : NO_TOKEN_PLACEHOLDER;
     const tool = toolOf(command);
-    return spawnTool(command, toolArgs(tool, userArgs, proxyUrl), toolEnv(io.env, proxyUrl, credential, tool), io);
+    // A tool's default model that no key serves fails inside the tool: the alias that fixes it is said once, after.
+    const modelHint = await watchModelNotFound(proxyUrl, credential);
+    const code = await spawnTool(command, toolArgs(tool, userArgs, proxyUrl), toolEnv(io.env, proxyUrl, credential, tool), io);
+    const hint = await modelHint();
+    if (hint) io.err(hint);
+    return code;
   },
 };
 

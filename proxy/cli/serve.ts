@@ -12,6 +12,7 @@ import { readKeyListFromStdin, validKeyList } from './stdin-key.js';
 import { runIpcHost } from './ipc-host.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { untilSignal } from './signals.js';
+import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
 import { cliInvocation, type Invocation } from './invocation.js';
 import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES } from '../traffic/ring.js';
 import { DEFAULT_HOST, DEFAULT_LIMITS, DEFAULT_PORT, DEFAULT_RETRIES, DEFAULT_TIMEOUTS, type ProxyOptions } from '../pipeline/options.js';
@@ -42,6 +43,10 @@ Behaviour:
   --bridge MODE           auto | off | always: serve Responses/Messages over Chat Completions.
   --failover              With several keys: on 429 or an exhausted balance, send the request to
                           the next key that serves it (spends that key's quota; off by default).
+  --alias FROM=TO         Send requests for model FROM as model TO (repeatable), e.g. a tool's
+                          default that no key serves: --alias gpt-6.2-sol=gpt-6.1-sol. Also read:
+                          "aliases" in the nearest loopgate.json from the working directory up
+                          (--alias wins for the same FROM). Aliases do not chain.
   --log FILE              Traffic log (JSONL; default in the user's state dir).
   --no-log                Do not write the traffic log.
   --log-bodies            Also log request/response bodies (redacted, capped).
@@ -77,6 +82,7 @@ const options = {
   'no-token': { type: 'boolean' },
   retries: { type: 'string' },
   failover: { type: 'boolean' },
+  alias: { type: 'string', multiple: true },
   bridge: { type: 'string' },
   log: { type: 'string' },
   'no-log': { type: 'boolean' },
@@ -116,7 +122,8 @@ export function portOption(value: string | undefined): number | undefined {
   return intOption('port', value, 0, 65535);
 }
 
-export function banner(started: StartedServe, tokenRequired: boolean, cli: Invocation): string[] {
+/** `extra`: lines about this start's own configuration (the model aliases), shown before "Try it". */
+export function banner(started: StartedServe, tokenRequired: boolean, cli: Invocation, extra: string[] = []): string[] {
   const { proxy, simulator } = started;
   const bases = clientBaseUrls(proxy.url);
   // `loopgate env` assumes the default host and port; anything else must be passed on.
@@ -142,6 +149,7 @@ export function banner(started: StartedServe, tokenRequired: boolean, cli: Invoc
   if (otlp) lines.push(`  OTLP export        ${otlp.endpoint} (${otlp.protocol}${otlp.metrics ? ', metrics too' : ''}, content ${otlp.content ? 'ON (redacted)' : 'off'})`);
   // The command is spelled the way this shell reaches it; how to make it plain `loopgate` is one line.
   if (!cli.installed) lines.push(`  command            ${cli.command}   (install it as \`loopgate\`: ${cli.install})`);
+  lines.push(...extra);
   const auth = tokenRequired ? ` -H "Authorization: Bearer $(${cli.command} token)"` : '';
   lines.push('', 'Try it:', `  curl -s ${bases.openai}/models${auth}`);
   return lines;
@@ -169,6 +177,13 @@ export const serveCommand: Command = {
       return n === undefined ? undefined : n * 1000;
     };
     const maxBody = intOption('max-body', values['max-body'], 1);
+    const aliases = resolveAliases({ flags: values.alias, projectDir: process.cwd() });
+    if (aliases.usage.length) throw new UsageError(aliases.usage.join('\n'));
+    if (aliases.config.length) {
+      for (const p of aliases.config) io.err(`loopgate serve: ${p}`);
+      return EXIT.config;
+    }
+    for (const note of aliases.notes) io.err(`note: ${note}`);
     const upstream = values.upstream ?? io.env.LOOPGATE_UPSTREAM;
     let rawKeys = io.env.LOOPGATE_API_KEY;
     if (values['key-stdin']) rawKeys = await readKeyListFromStdin(io.stdin);
@@ -200,6 +215,7 @@ export const serveCommand: Command = {
         allowRemote: values['allow-remote'],
         retries: intOption('retries', values.retries),
         failover: values.failover,
+        aliases: aliases.aliases,
         bridge: bridge as ProxyOptions['bridge'],
         logFile: values['no-log'] ? false : values.log,
         logBodies: values['log-bodies'],
@@ -222,10 +238,13 @@ export const serveCommand: Command = {
     } catch (err) {
       return reportStartFailure(err, io, values.port ?? String(DEFAULT_PORT));
     }
-    for (const line of banner(started, requireToken, cliInvocation(io.env))) io.out(line);
+    const aliasLines = describeAliases(aliases.aliases).map((line) => `  alias              ${line}`);
+    if (aliases.file) aliasLines.push(`  project file       ${aliases.file}`);
+    for (const line of banner(started, requireToken, cliInvocation(io.env), aliasLines)) io.out(line);
     // Each key's /models, once: how many models it serves, or what to do about it. The others keep working.
     void started.proxy.refreshModels().then(() => {
       for (const line of keyReport(started.proxy.keyStatus(), started.proxy.keyStatus().length > 1)) io.err(line);
+      for (const line of aliasTargetWarnings(aliases.aliases, started.proxy.modelIds())) io.err(`hint: ${line}`);
     });
     await untilSignal();
     await started.close();

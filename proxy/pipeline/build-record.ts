@@ -46,6 +46,7 @@ export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltEntr
     canonicalPath: ex.upstreamPath ?? ex.path + ex.query,
     rewrites: ex.rewrites.map((w) => `${w.from} -> ${w.to} (${w.reason})`),
     model: ex.model,
+    alias: ex.alias,
     stream: ex.stream,
     params: ex.params,
     status,
@@ -150,7 +151,7 @@ function short(text: string): string {
 
 export function consoleLine(rec: TrafficRecord, hint?: string, showKey = false): string {
   const parts = [rec.method, short(rec.canonicalPath), String(rec.status || '-')];
-  if (rec.model) parts.push(short(rec.model));
+  if (rec.model) parts.push(rec.alias ? `${short(rec.alias.from)}->${short(rec.model)}` : short(rec.model));
   if (rec.stream) parts.push('stream');
   parts.push(`${Math.round(rec.totalMs)}ms`);
   if (rec.rewrites.length) parts.push(`rewrote ${short(rec.path)}`);

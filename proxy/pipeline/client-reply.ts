@@ -8,6 +8,7 @@ import { ServerResponse, type IncomingHttpHeaders, type IncomingMessage } from '
 import type { Duplex } from 'node:stream';
 import { errorBody, readErrorEnvelope, type Envelope, type ProxyError } from '../rules/proxy-errors.js';
 import { describeRewrites, type Rewrite } from '../rules/paths.js';
+import { ALIAS_HEADER, aliasHeaderValue } from '../rules/model-aliases.js';
 import type { Redactor } from '../rules/redact.js';
 import { ResponseCapture, type CaptureOptions } from './capture.js';
 import { clientResponseHeaders } from './headers.js';
@@ -34,6 +35,7 @@ export interface ReplyFacts {
   readonly bridgeDropped?: string[];
   readonly warning?: string;
   readonly upstreamMs?: number;
+  readonly alias?: { readonly from: string; readonly to: string };
 }
 
 /** Loopgate's own account of an answer it wrote, cut or lost itself; it replaces the upstream's in the record. */
@@ -140,6 +142,8 @@ export class ClientReply {
     if (ex.slot) out['x-loopgate-route'] = `${ex.slot.name} ${ex.bridge ? 'bridged' : 'native'}`;
     if (ex.bridgeDropped) out['x-loopgate-bridge-dropped'] = headerSafeList(ex.bridgeDropped);
     if (ex.warning) out['x-loopgate-warning'] = ex.warning;
+    // Alias IDs are printable ASCII (rules/model-aliases.ts), so header-safe.
+    if (ex.alias) out[ALIAS_HEADER] = aliasHeaderValue(ex.alias.from, ex.alias.to);
     // Loopgate's own time and the upstream's, up to this answer's head (W3C Server Timing).
     const upstream = ex.upstreamMs;
     const own = performance.now() - ex.startedAt - (upstream ?? 0);

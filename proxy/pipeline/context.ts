@@ -9,12 +9,15 @@ import type { TrafficRecord } from '../log/traffic-record.js';
 import type { BridgePolicy } from '../bridge/index.js';
 import type { OtlpSink } from '../otlp/exporter.js';
 import type { TrafficRing } from '../traffic/ring.js';
+import type { AliasMap } from '../rules/model-aliases.js';
 
 export interface ProxyStats {
   requests: number;
   errors: number;
   inFlight: number;
   lastError?: { time: string; status: number; diagnosis?: string; path: string };
+  /** Answers that said a model is not served, and the last such model with its closest served ID (`loopgate run` reads it). */
+  modelNotFound?: { count: number; model: string; closest?: string; aliasedTo?: string };
 }
 
 export interface ProxyContext {
@@ -54,6 +57,8 @@ export interface ProxyContext {
   /** --failover: on 429 or an exhausted balance, a replayable request moves to the next key that can serve it. */
   failover: boolean;
   bridge: BridgePolicy;
+  /** Model aliases (--alias, loopgate.json, the editor's setting), merged: FROM → TO. */
+  aliases: AliasMap;
   stats: ProxyStats;
   hintOnce(key: string, message: string): void;
   onTraffic?: (line: string, record: TrafficRecord) => void;

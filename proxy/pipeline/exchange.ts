@@ -31,7 +31,12 @@ export interface Exchange {
   /** The held body parsed whole, once something needed it (read-body.ts parsedBody()). */
   parsedBody?: Record<string, unknown>;
   bytesIn: number;
+  /** The model that goes upstream (after a model alias). */
   model?: string;
+  /** Where `model` sits in the held body ([start, end) bytes, quotes included), for the alias rewrite. */
+  modelSpan?: [number, number];
+  /** A model alias applied: the client asked for `from`, `to` went upstream (pipeline/alias.ts). */
+  alias?: { from: string; to: string };
   stream?: boolean;
   params?: string[];
   /** Raw JSON of the top-level parameter values the GenAI conventions name (read only with OTLP export on). */

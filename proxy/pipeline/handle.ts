@@ -1,7 +1,8 @@
 // One request through the ordered steps: guard → normalise → authenticate →
-// read body → inspect → plan the route → relay. Each step lives in its own
-// module; this file only sequences them and maps failures to an answer. The
-// log record is written once, when the response closes (however it ends).
+// read body → model alias → inspect → choose the key → plan the route →
+// relay. Each step lives in its own module; this file only sequences them and
+// maps failures to an answer. The log record is written once, when the
+// response closes (however it ends).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { envelopeFor, midStreamFailure, ProxyError } from '../rules/proxy-errors.js';
@@ -20,6 +21,7 @@ import { rewriteHint } from './hints.js';
 import { answerConnectivityProbe, handleLocalEndpoint, isConnectivityProbe, isLocalEndpoint } from './local-endpoints.js';
 import { bridgeableKind, fallBack, planRoute } from './bridge-plan.js';
 import { answerModelUnion, chooseSlot } from './choose-key.js';
+import { answerAliasedModelUnion, applyAlias, noteModelNotFound, withAliasAdvice } from './alias.js';
 
 export function newExchange(req: IncomingMessage, res: ServerResponse, ctx: ProxyContext): Exchange {
   const ex = {
@@ -55,6 +57,7 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
       if (!ex.reply.closedByProxy) ex.clientAborted = true;
       abort.abort(new ProxyError(499, 'client-aborted', 'The client went away.'));
     }
+    noteModelNotFound(ex, ctx);
     finish(ex, ctx);
   });
   try {
@@ -73,11 +76,16 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
       throw new ProxyError(404, 'not-an-api-path', `${ex.path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths (e.g. /v1/chat/completions, /v1/responses, /v1/messages, /v1/models). Check the tool's base URL.`);
     }
     // Several keys: the client sees one list, all of theirs.
-    if (ex.path === '/v1/models' && ex.req.method === 'GET' && ctx.keys.slots.length > 1) return await answerModelUnion(ex, ctx);
+    if (ex.path === '/v1/models' && ex.req.method === 'GET' && ctx.keys.slots.length > 1) return await (ctx.aliases.size ? answerAliasedModelUnion : answerModelUnion)(ex, ctx);
     const bridgeable = bridgeableKind(ex, ctx);
     await readBody(ex, ctx, bridgeable !== undefined);
+    applyAlias(ex, ctx);
     inspectModel(ex, ctx);
-    await chooseSlot(ex, ctx, bridgeable !== undefined, abort);
+    try {
+      await chooseSlot(ex, ctx, bridgeable !== undefined, abort);
+    } catch (err) {
+      throw withAliasAdvice(err, ex, ctx);
+    }
     let route = planRoute(ex, ctx, bridgeable);
     for (;;) {
       const outcome = await relay(ex, ctx, route, abort);

@@ -66,6 +66,8 @@ export interface ProxyOptions {
   retries?: number;
   /** Waits between retries (default: a real timer). Tests pass one that records the wait and returns at once. */
   sleep?: (ms: number, abort: AbortSignal) => Promise<void>;
+  /** Model aliases, FROM → TO, already merged and checked (cli/aliases.ts): a request for FROM goes out as TO. */
+  aliases?: import('../rules/model-aliases.js').AliasMap;
   /** Serve Responses/Messages over Chat Completions: auto (DEFAULT_BRIDGE), off, always. */
   bridge?: BridgeMode;
   /** Traffic log file (JSONL); false turns the file log off. */

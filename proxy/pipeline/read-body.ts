@@ -124,6 +124,7 @@ function parseMetadata(ex: Exchange, ctx: ProxyContext, body: Buffer): void {
   }
   ex.params = top.keys;
   ex.model = top.model;
+  ex.modelSpan = top.modelSpan;
   ex.stream = top.stream;
   ex.jsonDepth = top.depth;
   ex.jsonObject = true;

@@ -17,6 +17,7 @@ import type { Route } from './bridge-plan.js';
 import { upstreamRequestHeaders } from './headers.js';
 import { streamedBytes } from './gc-nudge.js';
 import { callUpstream, type UpstreamResponse } from './upstream-call.js';
+import { aliasedModelList } from './alias.js';
 import type { RequestAbort } from './request-abort.js';
 
 /** A bridged non-stream answer is translated whole; beyond this it is refused rather than held. */
@@ -139,6 +140,7 @@ async function relayError(ex: Exchange, ctx: ProxyContext, route: Route, upstrea
     originalPath: ex.originalPath,
     canonicalPath: route.path,
     model: ex.model,
+    aliasedFrom: ex.alias?.from,
     params: ex.params,
     knownModels: ctx.keys.ids(),
     upstreamRequestId: ex.upstreamRequestId,
@@ -176,7 +178,7 @@ async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRe
     return pipe(ex, upstream.body);
   }
   ex.slot?.models.ingest(buf.toString('utf8'), generation);
-  ex.reply.whole(upstream.statusCode, upstream.headers, buf);
+  ex.reply.whole(upstream.statusCode, upstream.headers, aliasedModelList(buf, ctx));
 }
 
 /**

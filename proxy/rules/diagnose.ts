@@ -10,6 +10,7 @@ import { readErrorEnvelope } from './proxy-errors.js';
 import { suggestModels } from './suggest.js';
 import type { BridgeMode } from './key-routing.js';
 import { isWebSocketRefusal, websocketUnsupportedHint } from './websocket.js';
+import { aliasAdvice } from './model-aliases.js';
 
 export interface UpstreamErrorInfo {
   status: number;
@@ -28,6 +29,8 @@ export interface DiagnosisContext {
   /** Path forwarded upstream. */
   canonicalPath: string;
   model?: string;
+  /** A model alias sent `model` in place of this one (the advice then fixes that alias). */
+  aliasedFrom?: string;
   /** Top-level fields of the JSON request body. */
   params?: string[];
   /** Model IDs from the last /models answer, when known. */
@@ -99,10 +102,12 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
     const suggestions = ctx.model && ctx.knownModels ? suggestModels(ctx.model, ctx.knownModels) : [];
     const wanted = ctx.model ? `"${ctx.model}"` : 'The model';
     const mean = suggestions.length ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?` : '';
+    // The tool's own default (Codex's, Claude Code's) often cannot be changed where the error shows: an alias can.
+    const alias = ctx.model && suggestions[0] ? ` ${aliasAdvice(ctx.aliasedFrom ?? ctx.model, suggestions[0], ctx.aliasedFrom && ctx.model)}` : '';
     return {
       code: 'model-not-found',
       suggestions,
-      hint: `${wanted} is not available to this key's group. Call GET /models and copy the ID exactly.${mean}`,
+      hint: `${wanted} is not available to this key's group. Call GET /models and copy the ID exactly.${mean}${alias}`,
     };
   }
   if (has(info, 'insufficient_user_quota') || has(info, 'insufficient_quota')) {

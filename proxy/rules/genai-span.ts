@@ -93,7 +93,10 @@ export interface SpanRecord {
   canonicalPath: string;
   /** `FROM -> TO (reason)` strings. */
   rewrites: string[];
+  /** The model that went upstream. */
   model?: string;
+  /** A model alias applied: the client asked for `from`; `to` (= model) went upstream. */
+  alias?: { from: string; to: string };
   stream?: boolean;
   status: number;
   errorType?: string;
@@ -138,6 +141,7 @@ export function spanRecord(r: SpanRecord): SpanRecord {
 const OPTIONAL_SPAN_FIELDS = [
   'upstreamRequestId',
   'model',
+  'alias',
   'stream',
   'errorType',
   'errorCode',
@@ -272,6 +276,10 @@ export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData
     a['loopgate.rewrites'] = rec.rewrites;
   }
   set(a, 'loopgate.diagnosis', rec.diagnosis);
+  if (rec.alias) {
+    a['loopgate.alias.from'] = rec.alias.from;
+    a['loopgate.alias.to'] = rec.alias.to;
+  }
   set(a, 'loopgate.key.name', rec.key);
   set(a, 'loopgate.key.fingerprint', rec.keyFingerprint);
   if (rec.ttfbMs !== undefined) a['loopgate.ttfb_ms'] = rec.ttfbMs;

@@ -14,6 +14,8 @@ export type TopLevel =
       ok: true;
       keys: string[];
       model?: string;
+      /** Where `model`'s string sits in the body, quotes included: [start, end) in bytes (for a model alias). */
+      modelSpan?: [number, number];
       stream: boolean;
       /** Deepest nesting of objects and arrays, the body itself counting 1. */
       depth: number;
@@ -109,6 +111,7 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel 
   i++;
   const keys = new Set<string>();
   let model: string | undefined;
+  let modelSpan: [number, number] | undefined;
   let stream = false;
   let picked: Record<string, string> | undefined;
   ws();
@@ -130,7 +133,10 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel 
       if (!skipValue()) return fail(`the value of "${key.slice(0, 40)}" is not valid JSON`);
       keys.add(key);
       // Like JSON.parse, the last occurrence of a key wins.
-      if (key === 'model') model = buf[valueStart] === QUOTE ? decode(valueStart, i) : undefined;
+      if (key === 'model') {
+        model = buf[valueStart] === QUOTE ? decode(valueStart, i) : undefined;
+        modelSpan = model === undefined ? undefined : [valueStart, i];
+      }
       else if (key === 'stream') stream = buf.toString('latin1', valueStart, i) === 'true';
       else if (want?.has(key) && i - valueStart <= PICK_MAX) (picked ??= {})[key] = buf.toString('utf8', valueStart, i);
       ws();
@@ -147,7 +153,7 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel 
   }
   ws();
   if (i !== n) return fail('unexpected text after the JSON object');
-  return { ok: true, keys: objectKeyOrder([...keys]), model, stream, depth: maxDepth, ...(picked ? { picked } : {}) };
+  return { ok: true, keys: objectKeyOrder([...keys]), model, ...(modelSpan ? { modelSpan } : {}), stream, depth: maxDepth, ...(picked ? { picked } : {}) };
 }
 
 /** Object.keys order: integer-like keys first, ascending, then the rest as they came. */

@@ -21,6 +21,8 @@ export interface RecordedRequest {
   bodyBytes: number;
   /** SHA-256 (hex) of the body read, for POSTs with a JSON content type. */
   bodySha256?: string;
+  /** The JSON body's `model`, as received (what a proxy's model alias sent). */
+  model?: string;
   /** Streams only: every event sent, cut by a fault, or the client closed the connection first. */
   ended?: 'complete' | 'cut' | 'client-closed';
   /** A WebSocket upgrade: the `response.create` messages it carried, and whether it is still open. */

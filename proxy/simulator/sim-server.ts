@@ -122,6 +122,7 @@ async function readJsonBody(req: IncomingMessage, rec: RecordedRequest): Promise
     throw new SimError('invalid_json', `Invalid JSON in the request body${at ? ` at position ${at}` : ''}. Send one JSON object`);
   }
   if (!isObject(data)) throw new SimError('invalid_request', 'Invalid request body: expected a JSON object');
+  if (typeof data.model === 'string') rec.model = data.model.slice(0, 200);
   return data;
 }
 

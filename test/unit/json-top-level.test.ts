@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { scanTopLevel } from '../../proxy/rules/json-top-level.js';
+import { rewriteModelValue } from '../../proxy/rules/model-aliases.js';
 
 /** Object and array levels, the outermost counting 1 (what the bridge's depth limit reads). */
 function depthOf(v: unknown): number {
@@ -31,8 +32,17 @@ describe('scanTopLevel', () => {
     fc.assert(
       fc.property(fc.oneof(requestLike, fc.dictionary(fc.string({ unit: 'grapheme' }), fc.jsonValue())), fc.integer({ min: 0, max: 4 }), (obj, indent) => {
         const text = JSON.stringify(obj, null, indent);
-        const scanned = scanTopLevel(Buffer.from(text));
-        expect(scanned).toEqual({ ok: true, ...viaParse(text) });
+        const buf = Buffer.from(text);
+        const scanned = scanTopLevel(buf);
+        const { modelSpan, ...rest } = scanned as Extract<typeof scanned, { ok: true }>;
+        expect(rest).toEqual({ ok: true, ...viaParse(text) });
+        // The span is the model's string token: a model alias rewrites exactly that and nothing else.
+        expect(modelSpan === undefined).toBe(rest.model === undefined);
+        if (modelSpan) {
+          expect(JSON.parse(buf.subarray(modelSpan[0], modelSpan[1]).toString('utf8'))).toBe(rest.model);
+          const rewritten = JSON.parse(rewriteModelValue(buf, modelSpan, 'gpt-6.1-sol').toString('utf8')) as Record<string, unknown>;
+          expect(rewritten).toEqual({ ...(JSON.parse(text) as object), model: 'gpt-6.1-sol' });
+        }
       }),
       { numRuns: 500 },
     );
@@ -59,8 +69,8 @@ describe('scanTopLevel', () => {
     expect(scanTopLevel(Buffer.from('{"a":"line\nbreak"}'))).toMatchObject({ ok: false });
     expect(scanTopLevel(Buffer.from('{"b":1,"10":2,"2":3,"a":4}'))).toMatchObject({ keys: ['2', '10', 'b', 'a'] });
     // The last duplicate wins, as with JSON.parse; the key is listed once.
-    expect(scanTopLevel(Buffer.from('{"model":"a","model":"b"}'))).toEqual({ ok: true, keys: ['model'], model: 'b', stream: false, depth: 1 });
-    expect(scanTopLevel(Buffer.from('{"m\\u006fdel":"\\u00e9t\\u00e9","stream":true}'))).toEqual({ ok: true, keys: ['model', 'stream'], model: 'été', stream: true, depth: 1 });
+    expect(scanTopLevel(Buffer.from('{"model":"a","model":"b"}'))).toEqual({ ok: true, keys: ['model'], model: 'b', modelSpan: [21, 24], stream: false, depth: 1 });
+    expect(scanTopLevel(Buffer.from('{"m\\u006fdel":"\\u00e9t\\u00e9","stream":true}'))).toEqual({ ok: true, keys: ['model', 'stream'], model: 'été', modelSpan: [14, 29], stream: true, depth: 1 });
     expect(scanTopLevel(Buffer.from('{"a":[{"b":[]}],"c":{}}'))).toMatchObject({ depth: 4 });
   });
 });

@@ -6,6 +6,7 @@ import { maskComments } from './mask.js';
 import { modelDiagnostics } from './model-rules.js';
 import { findOccurrences } from './occurrences.js';
 import { urlDiagnostics } from './url-rules.js';
+import { isProjectFile, projectFileDiagnostics } from './project-file-rules.js';
 import { MAX_DIAGNOSTICS, MAX_LINT_CHARS, type LintContext, type LintDiagnostic, type LintEdit, type LintFile } from './types.js';
 
 export * from './types.js';
@@ -33,6 +34,7 @@ export function lintConfig(text: string, file: LintFile, ctx: LintContext = {}):
     if (out.length >= MAX_DIAGNOSTICS) break;
   }
   const name = baseName(file.fileName ?? '');
+  if (isProjectFile(name)) out.push(...projectFileDiagnostics(text, ctx.models));
   const template = kind === 'dotenv' && isDotenvTemplate(name);
   out.push(...keyDiagnostics(text, masked, kind, occurrences, { template, compose: kind === 'yaml' && isComposeFile(name) }));
   return out

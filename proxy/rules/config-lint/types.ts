@@ -12,6 +12,10 @@ export const LINT_CODES = {
   apiKeyInFile: 'loopgate.api-key-in-file',
   unknownModel: 'loopgate.unknown-model',
   directToService: 'loopgate.direct-to-service',
+  /** loopgate.json that the proxy would refuse (bad JSON, a bad alias) or partly ignore. */
+  badProjectFile: 'loopgate.bad-project-file',
+  /** A loopgate.json alias whose target is not in the key's model list. */
+  unknownAliasTarget: 'loopgate.unknown-alias-target',
 } as const;
 
 export type LintCode = (typeof LINT_CODES)[keyof typeof LINT_CODES];

@@ -1,0 +1,95 @@
+// loopgate.json, the per-project settings file (found from the working
+// directory upward, proxy/config/project-file.ts). Its schema:
+//
+//   {
+//     "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" }   // FROM (what a tool asks for) → TO (what a key serves)
+//   }
+//
+// "$schema" may be present; other keys are reported and ignored. One reader for
+// the proxy (which refuses to start on an error) and the language server (which
+// shows each problem where it is). Pure, no I/O.
+import { parseJsonTree, type JsonNode } from './json-tree.js';
+import { aliasPairProblem, type AliasEntry } from './model-aliases.js';
+
+export interface ProjectAlias extends AliasEntry {
+  /** UTF-16 offsets of FROM's and TO's string tokens (quotes included). */
+  fromStart: number;
+  fromEnd: number;
+  toStart: number;
+  toEnd: number;
+}
+
+export interface ProjectFileProblem {
+  /** error: the file or an entry cannot be used; warning: ignored, the rest works. */
+  severity: 'error' | 'warning';
+  message: string;
+  start: number;
+  end: number;
+}
+
+export interface ProjectFile {
+  /** The usable aliases (an entry with a problem is left out). */
+  aliases: ProjectAlias[];
+  problems: ProjectFileProblem[];
+}
+
+export const PROJECT_FILE_EXAMPLE = '{ "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" } }';
+const KNOWN_KEYS = new Set(['aliases', '$schema']);
+
+export function readProjectFile(text: string): ProjectFile {
+  const problems: ProjectFileProblem[] = [];
+  const tree = parseJsonTree(text);
+  if (!tree.ok) {
+    const at = Math.min(tree.at, text.length);
+    return { aliases: [], problems: [{ severity: 'error', message: `loopgate.json is not valid JSON: ${tree.reason} (${lineCol(text, at)}). It should look like ${PROJECT_FILE_EXAMPLE}.`, start: at, end: Math.min(at + 1, text.length) }] };
+  }
+  const root = tree.root;
+  if (root.kind !== 'object') {
+    return { aliases: [], problems: [{ severity: 'error', message: `loopgate.json must be a JSON object, like ${PROJECT_FILE_EXAMPLE}.`, start: root.start, end: root.end }] };
+  }
+  let aliasesNode: JsonNode | undefined;
+  for (const e of root.entries) {
+    if (e.key === 'aliases') aliasesNode = e.value;
+    else if (!KNOWN_KEYS.has(e.key)) problems.push({ severity: 'warning', message: `loopgate.json has no setting "${e.key.slice(0, 80)}" (it knows "aliases"); ignored.`, start: e.keyStart, end: e.keyEnd });
+  }
+  if (!aliasesNode) return { aliases: [], problems };
+  if (aliasesNode.kind !== 'object') {
+    problems.push({ severity: 'error', message: `"aliases" must be an object of model IDs, FROM (what a tool asks for) to TO (what a key serves), e.g. { "gpt-6.2-sol": "gpt-6.1-sol" }.`, start: aliasesNode.start, end: aliasesNode.end });
+    return { aliases: [], problems };
+  }
+  const aliases: ProjectAlias[] = [];
+  const seen = new Map<string, ProjectAlias>();
+  for (const e of aliasesNode.entries) {
+    if (e.value.kind !== 'string') {
+      problems.push({ severity: 'error', message: `The alias for "${e.key.slice(0, 80)}" must be a model ID string (the model to send instead).`, start: e.value.start, end: e.value.end });
+      continue;
+    }
+    const bad = aliasPairProblem(e.key, e.value.value);
+    if (bad) {
+      problems.push({ severity: 'error', message: `Alias: ${bad}`, start: e.keyStart, end: e.value.end });
+      continue;
+    }
+    if (seen.has(e.key)) {
+      problems.push({ severity: 'error', message: `"${e.key}" is aliased twice; keep one line for it (the first, to "${seen.get(e.key)!.to}", is used).`, start: e.keyStart, end: e.value.end });
+      continue;
+    }
+    const alias: ProjectAlias = { from: e.key, to: e.value.value, source: 'loopgate.json', fromStart: e.keyStart, fromEnd: e.keyEnd, toStart: e.value.start, toEnd: e.value.end };
+    seen.set(e.key, alias);
+    aliases.push(alias);
+  }
+  // Aliases do not chain (rules/model-aliases.ts mergeAliases says why): point at the line that would.
+  const usable = aliases.filter((a) => {
+    const next = seen.get(a.to);
+    if (!next) return true;
+    const fix = next.to === a.from ? 'the two map onto each other; keep one' : `write "${a.from}": "${next.to}" if that is what you mean`;
+    problems.push({ severity: 'error', message: `"${a.to}" is itself aliased (to "${next.to}"); aliases do not chain: ${fix}.`, start: a.toStart, end: a.toEnd });
+    return false;
+  });
+  return { aliases: usable, problems };
+}
+
+function lineCol(text: string, at: number): string {
+  const before = text.slice(0, at);
+  const line = before.split('\n').length;
+  return `line ${line}, column ${at - before.lastIndexOf('\n')}`;
+}

@@ -1,0 +1,57 @@
+// The editor's path for aliases: `loopgate serve --ipc` forked as the extension
+// forks it, the `loopgate.aliases` setting and the workspace folder in the start
+// message. loopgate.json found from the workspace folder wins over the setting;
+// a problem is shown as a hint line and the proxy starts with the usable aliases.
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { childEnv } from '../../extension/childEnv.js';
+import type { FromProxy, ToProxy } from '../../proxy/ipc.js';
+import { CLI, tempHome } from './io.js';
+import { until } from '../proxy/stack.js';
+
+const TOKEN = 'lg-local-ipc-alias-token-0123456789abcdef';
+
+describe('serve --ipc with aliases from the editor', () => {
+  let child: ChildProcess | undefined;
+  afterAll(() => {
+    child?.kill('SIGKILL');
+  });
+
+  it('applies the setting and the workspace loopgate.json (the file winning), and reports a bad entry as a hint', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'loopgate-ipc-project-'));
+    writeFileSync(join(root, 'loopgate.json'), JSON.stringify({ aliases: { 'gpt-6.2-sol': 'gpt-6.1-sol' } }));
+    const folder = join(root, 'packages', 'app');
+    mkdirSync(folder, { recursive: true });
+    child = fork(CLI, ['serve', '--ipc'], { env: childEnv({ ...process.env, LOOPGATE_HOME: tempHome() }), stdio: ['pipe', 'pipe', 'pipe', 'ipc'] });
+    const messages: FromProxy[] = [];
+    child.on('message', (m) => messages.push(m as FromProxy));
+    const start: ToProxy = {
+      type: 'start',
+      config: { port: 0, logBodies: false, requireToken: true, aliases: { 'gpt-6.2-sol': 'gpt-4.1', 'claude-opus-9': 'claude-sonnet-4-6', broken: 'broken' }, projectDir: folder },
+      token: TOKEN,
+    };
+    child.send(start);
+    const listening = await until(() => messages.find((m): m is Extract<FromProxy, { type: 'listening' }> => m.type === 'listening'), 15_000, 'the proxy to listen');
+    const lines = messages.flatMap((m) => (m.type === 'traffic' ? [m.line] : []));
+    expect(lines).toContain('hint: loopgate.aliases: "broken=broken" maps a model to itself; leave it out.');
+    expect(lines).toContain('alias: gpt-6.2-sol -> gpt-6.1-sol (loopgate.json)');
+    expect(lines).toContain('alias: claude-opus-9 -> claude-sonnet-4-6 (loopgate.aliases)');
+
+    const ask = (model: string, path: string) =>
+      fetch(`${listening.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+    const openai = await ask('gpt-6.2-sol', '/v1/chat/completions');
+    expect(openai.status).toBe(200);
+    expect(openai.headers.get('x-loopgate-alias')).toBe('gpt-6.2-sol -> gpt-6.1-sol');
+    expect(((await openai.json()) as { model: string }).model).toBe('gpt-6.1-sol');
+    const claude = await ask('claude-opus-9', '/v1/messages');
+    expect(claude.status).toBe(200);
+    expect(claude.headers.get('x-loopgate-alias')).toBe('claude-opus-9 -> claude-sonnet-4-6');
+  });
+});
