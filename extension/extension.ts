@@ -13,6 +13,11 @@ import { ProxyStatusBar } from './statusBar.js';
 import { TerminalEnv } from './terminalEnv.js';
 import { ModelsModel } from './views/modelsModel.js';
 import { ModelsTreeProvider } from './views/modelsProvider.js';
+import { TrafficList } from './traffic/trafficList.js';
+import { TrafficTreeProvider } from './traffic/trafficTree.js';
+import { DetailPanels } from './traffic/detailPanel.js';
+import { ResendLens, TRAFFIC_SCHEME, TrafficBodies, type TrafficDeps } from './traffic/trafficCommands.js';
+import { PANEL_COMMANDS, type PanelAction } from './traffic/detailHtml.js';
 
 /** Handed to tests (never in production: it can read the key). */
 export interface LoopgateTestApi {
@@ -26,6 +31,8 @@ export interface LoopgateTestApi {
   secrets: vscode.SecretStorage;
   terminalEnv: vscode.GlobalEnvironmentVariableCollection;
   log: vscode.LogOutputChannel;
+  traffic: TrafficList;
+  panels: DetailPanels;
   /** Resolves when the reactions to the settings changes so far have finished. */
   settingsSettled(): Promise<void>;
 }
@@ -49,6 +56,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   const presence = new KeyPresence(keys, () => tree.redraw());
   const tree = new ModelsTreeProvider(models, host, { hasBaseUrl: () => readSettings().baseUrl !== '', hasKey: () => presence.value });
   const statusBar = new ProxyStatusBar(host, keys.onDidChange);
+  const traffic = new TrafficList(host);
+  // The panel's buttons run the same commands as the view's menus.
+  const panels = new DetailPanels(host, (action: PanelAction, entry) => void vscode.commands.executeCommand(PANEL_COMMANDS[action], entry));
+  const trafficTree = new TrafficTreeProvider(traffic);
+  const trafficDeps: TrafficDeps = { host, keys, list: traffic, panels, cliPath: context.asAbsolutePath('dist/cli.js') };
   context.subscriptions.push(
     log,
     keys,
@@ -58,8 +70,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     tree,
     statusBar,
     vscode.window.createTreeView('loopgate.models', { treeDataProvider: tree, showCollapseAll: true }),
+    traffic,
+    panels,
+    trafficTree,
+    vscode.window.createTreeView('loopgate.traffic', { treeDataProvider: trafficTree }),
+    vscode.workspace.registerTextDocumentContentProvider(TRAFFIC_SCHEME, new TrafficBodies(host)),
+    vscode.languages.registerCodeLensProvider({ language: 'json', scheme: 'untitled' }, new ResendLens()),
     new TerminalEnv(context.environmentVariableCollection, host),
-    ...registerCommands({ host, keys, models, log, otlpHeaders }),
+    ...registerCommands({ host, keys, models, log, otlpHeaders, traffic: trafficDeps }),
   );
   context.subscriptions.push(
     startLanguageClient(context, {
@@ -78,7 +96,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   await initialise(parts, presence);
 
   if (context.extensionMode === vscode.ExtensionMode.Production) return undefined;
-  return { host, models, tree, statusBar, readKey: () => keys.get(), keys, secrets: context.secrets, terminalEnv: context.environmentVariableCollection, log, settingsSettled };
+  return { host, models, tree, statusBar, readKey: () => keys.get(), keys, secrets: context.secrets, terminalEnv: context.environmentVariableCollection, log, traffic, panels, settingsSettled };
 }
 
 export async function deactivate(): Promise<void> {

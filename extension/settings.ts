@@ -19,6 +19,8 @@ export interface LoopgateSettings {
     bridge: BridgeMode;
   };
   terminal: { injectEnv: boolean };
+  /** The proxy keeps recent requests in memory for the Traffic view (loopgate.traffic.capture). */
+  traffic: { capture: boolean };
   /** VS Code's chat (1.104+): per-model limits and capabilities. */
   chat: { modelOverrides: ModelOverrides };
   /** The OTLP collector (empty: no export) and whether message content goes too. */
@@ -44,6 +46,7 @@ export const PROXY_SETTINGS = [
   'loopgate.otlp.endpoint',
   'loopgate.otlp.captureContent',
   'loopgate.aliases',
+  'loopgate.traffic.capture',
 ] as const;
 
 /**
@@ -70,6 +73,8 @@ export function readSettings(): LoopgateSettings {
       bridge: bridge === 'auto' || bridge === 'off' || bridge === 'always' ? bridge : DEFAULT_BRIDGE,
     },
     terminal: { injectEnv: c.get<boolean>('terminal.injectEnv', true) },
+    // Whether prompts are kept in memory is the user's decision, like the log's bodies.
+    traffic: { capture: userOnly<boolean>(c, 'traffic.capture', true) },
     chat: { modelOverrides: objectOr(c.get<unknown>('chat.modelOverrides'), {}) as ModelOverrides },
     // Where the traffic's spans go is the user's decision (machine-scoped, and read from user settings only).
     otlp: { endpoint: (userOnly<string>(c, 'otlp.endpoint', '') ?? '').trim(), captureContent: userOnly<boolean>(c, 'otlp.captureContent', false) },
@@ -93,5 +98,5 @@ export function proxyConfig(s: LoopgateSettings): ProxyIpcConfig {
   const { port, logBodies, requireToken, bridge } = s.proxy;
   const otlp = s.otlp.endpoint ? { endpoint: s.otlp.endpoint, content: s.otlp.captureContent } : undefined;
   const aliases = Object.keys(s.aliases).length ? { aliases: s.aliases } : {};
-  return { upstream: s.baseUrl || undefined, port, host: DEFAULT_HOST, logBodies, requireToken, bridge, ...(otlp ? { otlp } : {}), ...aliases, ...(s.projectDir ? { projectDir: s.projectDir } : {}) };
+  return { upstream: s.baseUrl || undefined, port, host: DEFAULT_HOST, logBodies, ...(s.traffic.capture ? {} : { capture: false }), requireToken, bridge, ...(otlp ? { otlp } : {}), ...aliases, ...(s.projectDir ? { projectDir: s.projectDir } : {}) };
 }

@@ -12,6 +12,7 @@ import { addApiKey, clearApiKey, removeApiKey, renameApiKey, setApiKey, setBaseU
 import { copyModelId, filterModels, probeProtocols, refreshModels, tryModel } from './modelCommands.js';
 import { exportLog, runDiagnosis, startProxy } from './proxyCommands.js';
 import { manageChatModels } from '../lm/registerChatProvider.js';
+import * as traffic from '../traffic/trafficCommands.js';
 
 export interface CommandDeps {
   host: ProxyHost;
@@ -19,6 +20,7 @@ export interface CommandDeps {
   models: ModelsModel;
   log: vscode.LogOutputChannel;
   otlpHeaders: OtlpHeaderStore;
+  traffic: traffic.TrafficDeps;
 }
 
 export function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => unknown> {
@@ -44,6 +46,19 @@ export function commandTable(d: CommandDeps): Record<string, (...args: unknown[]
     'loopgate.tryModel': (node, protocol) => tryModel(d.host, d.models, node, protocol, d.log),
     'loopgate.probeProtocols': (node) => probeProtocols(d.models, node),
     'loopgate.manageChatModels': () => manageChatModels(),
+    'loopgate.openRequest': (arg) => traffic.openRequest(d.traffic, arg),
+    'loopgate.replayRequest': (arg) => traffic.replay(d.traffic, arg),
+    'loopgate.editAndResendRequest': (arg) => traffic.editAndResend(d.traffic, arg),
+    'loopgate.sendEditedRequest': (uri) => traffic.sendEdited(d.traffic, uri),
+    'loopgate.copyRequestAsCurl': (arg) => traffic.copyCurl(d.traffic, arg),
+    'loopgate.compareRequests': (arg, other) => traffic.compareWith(d.traffic, arg, other),
+    'loopgate.showBridgeTranslation': (arg) => traffic.showTranslation(d.traffic, arg),
+    'loopgate.exportRequestHar': (arg, target) => traffic.exportHar(d.traffic, arg, target),
+    'loopgate.exportTrafficHar': (target) => traffic.exportHar(d.traffic, 'visible', target),
+    'loopgate.filterTraffic': (text) => traffic.filterTraffic(d.traffic, text),
+    'loopgate.pauseTraffic': () => traffic.setPaused(d.traffic, true),
+    'loopgate.resumeTraffic': () => traffic.setPaused(d.traffic, false),
+    'loopgate.clearTraffic': () => d.traffic.list.clear(),
     'loopgate.fixProblem': (node) =>
       node instanceof DiagnosisNode ? vscode.commands.executeCommand(node.problem.fix.command) : vscode.commands.executeCommand('loopgate.runDiagnosis'),
   };

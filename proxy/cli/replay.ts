@@ -2,11 +2,11 @@
 // the proxy (which adds the key, records it, and marks it as a replay).
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { request } from 'undici';
 import { EXIT, UsageError, type Command } from './command.js';
 import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE, type ProxyConnection } from './proxy-connection.js';
 import { getEntry, TrafficError, type DetailedEntry } from './traffic-client.js';
-import { replayRequest, type ReplayRequest } from '../traffic/replay-request.js';
+import { replayRequest } from '../traffic/replay-request.js';
+import { sendReplay } from '../traffic/send-replay.js';
 import { tailLine } from '../traffic/render.js';
 import { useColor } from './color.js';
 
@@ -59,7 +59,7 @@ this token answers, or it keeps no traffic.`,
       return EXIT.failed;
     }
     for (const note of plan.request.notes) io.err(`note: ${note}`);
-    const id = await send(conn, plan.request);
+    const { id } = await sendReplay(conn.url, conn.credential, plan.request);
     const record = await newRecord(conn, id);
     if (!record) {
       io.err(`loopgate replay: sent as ${id}, but its record did not appear within ${RECORD_DEADLINE_MS / 1000} s.`);
@@ -69,20 +69,6 @@ this token answers, or it keeps no traffic.`,
     return record.record.status > 0 && record.record.status < 400 && !record.record.errorCode ? EXIT.ok : EXIT.failed;
   },
 };
-
-/** Sends the request through the proxy and reads the answer to its end; returns the new request id. */
-async function send(conn: ProxyConnection, req: ReplayRequest): Promise<string> {
-  const res = await request(conn.url + req.path, {
-    method: req.method as 'POST',
-    headers: { ...req.headers, authorization: `Bearer ${conn.credential}` },
-    body: req.body,
-    headersTimeout: 600_000,
-    bodyTimeout: 300_000,
-  });
-  // Read to the end: the proxy writes the record when the answer is complete.
-  for await (const _ of res.body) void _;
-  return String(res.headers['x-loopgate-request-id'] ?? '');
-}
 
 /** Polls the ring for the new request's record, with a deadline. */
 async function newRecord(conn: ProxyConnection, id: string): Promise<DetailedEntry | undefined> {

@@ -43,7 +43,7 @@ describe('manifest', () => {
   });
 
   it('chooses item menus by viewItem == clauses on contextValues the nodes really set', () => {
-    const nodes = source('extension/views/nodes.ts');
+    const nodes = source('extension/views/nodes.ts') + source('extension/traffic/trafficTree.ts');
     const contextValues = new Set(
       [...nodes.matchAll(/contextValue = ([^;]+);/g)].flatMap((m) => [...m[1]!.matchAll(/'([A-Za-z]+)'/g)].map((x) => x[1]!)),
     );
@@ -59,12 +59,15 @@ describe('manifest', () => {
     for (const w of c.viewsWelcome) expect(w.contents).toMatch(/\[[^\]]+\]\(command:/);
   });
 
-  it('puts a Loopgate container with an icon from media/ in the activity bar, holding the Models view', () => {
+  it('puts a Loopgate container with an icon from media/ in the activity bar, holding the Models and Traffic views', () => {
     const container = c.viewsContainers.activitybar.find((v: { id: string }) => v.id === 'loopgate');
     expect(container.title).toBe('Loopgate');
     expect(container.icon).toMatch(/^media\//);
     expect(existsSync(join(root, container.icon))).toBe(true);
-    expect(c.views.loopgate.map((v: { id: string; name: string }) => [v.id, v.name])).toEqual([['loopgate.models', 'Models']]);
+    expect(c.views.loopgate.map((v: { id: string; name: string }) => [v.id, v.name])).toEqual([
+      ['loopgate.models', 'Models'],
+      ['loopgate.traffic', 'Traffic'],
+    ]);
   });
 
   it('declares the settings with their defaults', () => {

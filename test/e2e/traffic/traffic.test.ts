@@ -1,0 +1,59 @@
+// The Traffic view in real VS Code, in both targets (1.100 and the newest),
+// against a simulator this process starts; then screenshots of the list and
+// the detail panel for the README.
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
+import { assertAllPassed, clickActivityBarItem, formatRun, keepForReadme, runExtensionHostTests, screenshot, type CodeServerTarget } from '../harness/index.js';
+import { freePort } from '../harness/free-port.js';
+
+let sim: Simulator;
+let workspace: string;
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0 });
+  workspace = mkdtempSync(join(tmpdir(), 'loopgate-traffic-ws-'));
+});
+
+afterAll(async () => {
+  await sim?.close();
+  rmSync(workspace, { recursive: true, force: true });
+});
+
+describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view (%s VS Code)', (target) => {
+  it('lists requests live, opens them, replays, copies as curl, shows translations, leaks nothing', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'loopgate-traffic-home-'));
+    const shots: string[] = [];
+    try {
+      const run = await runExtensionHostTests({
+        target,
+        testsEntry: join(__dirname, 'traffic.ext.ts'),
+        workspace,
+        timeoutMs: 300_000,
+        userSettings: { 'loopgate.baseUrl': sim.baseUrl, 'loopgate.proxy.port': await freePort() },
+        env: { LOOPGATE_HOME: home },
+        afterResults: async (page) => {
+          await clickActivityBarItem(page, 'Loopgate').catch(() => undefined);
+          await page.getByRole('treeitem', { name: /POST \/v1\/messages/ }).first().waitFor({ timeout: 15_000 }).catch(() => undefined);
+          shots.push(await screenshot(page, `traffic-${target}`));
+          // The panel's Conversation tab, as a user clicks it (the webview is an iframe in an iframe).
+          const tab = page.frameLocator('iframe.webview.ready').frameLocator('iframe').getByRole('tab', { name: 'Conversation' });
+          await tab.click({ timeout: 10_000 }).catch(() => undefined);
+          shots.push(await screenshot(page, `traffic-panel-${target}`));
+        },
+      });
+      console.log(formatRun(run));
+      assertAllPassed(run);
+      expect(run.passed).toBe(10);
+      for (const s of shots) expect(statSync(s).size).toBeGreaterThan(10_000);
+      if (target === 'current') {
+        keepForReadme(shots[0]!, 'traffic-view.png');
+        keepForReadme(shots[1]!, 'traffic-panel.png');
+      }
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, 420_000);
+});
