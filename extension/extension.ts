@@ -13,12 +13,15 @@ import { ProxyStatusBar } from './statusBar.js';
 import { TerminalEnv } from './terminalEnv.js';
 import { ModelsModel } from './views/modelsModel.js';
 import { ModelsTreeProvider } from './views/modelsProvider.js';
+import type { ModelsNode } from './views/nodes.js';
 
 /** Handed to tests (never in production: it can read the key). */
 export interface LoopgateTestApi {
   host: ProxyHost;
   models: ModelsModel;
   tree: ModelsTreeProvider;
+  /** The Models view (is it visible, to test what it shows after being hidden). */
+  view: vscode.TreeView<ModelsNode>;
   statusBar: ProxyStatusBar;
   readKey(): Thenable<string | undefined>;
   /** The key store itself: stores without the validation the commands do (a key revoked after it was stored). */
@@ -49,6 +52,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   const presence = new KeyPresence(keys, () => tree.redraw());
   const tree = new ModelsTreeProvider(models, host, { hasBaseUrl: () => readSettings().baseUrl !== '', hasKey: () => presence.value });
   const statusBar = new ProxyStatusBar(host, keys.onDidChange);
+  const view = vscode.window.createTreeView('loopgate.models', { treeDataProvider: tree, showCollapseAll: true });
+  tree.attach(view);
   context.subscriptions.push(
     log,
     keys,
@@ -57,7 +62,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     models,
     tree,
     statusBar,
-    vscode.window.createTreeView('loopgate.models', { treeDataProvider: tree, showCollapseAll: true }),
+    view,
     new TerminalEnv(context.environmentVariableCollection, host),
     ...registerCommands({ host, keys, models, log, otlpHeaders }),
   );
@@ -78,7 +83,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   await initialise(parts, presence);
 
   if (context.extensionMode === vscode.ExtensionMode.Production) return undefined;
-  return { host, models, tree, statusBar, readKey: () => keys.get(), keys, secrets: context.secrets, terminalEnv: context.environmentVariableCollection, log, settingsSettled };
+  return { host, models, tree, view, statusBar, readKey: () => keys.get(), keys, secrets: context.secrets, terminalEnv: context.environmentVariableCollection, log, settingsSettled };
 }
 
 export async function deactivate(): Promise<void> {

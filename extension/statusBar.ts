@@ -45,6 +45,11 @@ export class ProxyStatusBar implements vscode.Disposable {
     return this.item.text;
   }
 
+  get tooltip(): string {
+    const tip = this.item.tooltip;
+    return typeof tip === 'string' ? tip : (tip?.value ?? '');
+  }
+
   private count(t: TrafficEvent): void {
     if (t.status === 0 || isHealthProbe(t)) return; // a hint line, or another window checking on the proxy
     this.requests++;
