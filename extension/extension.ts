@@ -5,7 +5,7 @@ import { startLanguageClient } from './languageClient.js';
 import { localToken } from './localToken.js';
 import { ProxyHost } from './proxyHost.js';
 import { KeyStore } from './secrets.js';
-import { registerChatProvider } from './lm/registerChatProvider.js';
+import { modelsFrom, registerChatProvider } from './lm/registerChatProvider.js';
 import { OtlpHeaderStore } from './otlpHeaders.js';
 import { initialise, KeyPresence, settingsSettled, wireReactions } from './reactions.js';
 import { proxyConfig, readSettings } from './settings.js';
@@ -48,10 +48,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     log: (level, message) => log[level](message),
   });
   activeHost = host;
-  const models = new ModelsModel(host);
-  const presence = new KeyPresence(keys, () => tree.redraw());
+  const models = new ModelsModel(host, () => presence.value);
+  const presence = new KeyPresence(keys, () => {
+    tree.redraw();
+    statusBar.refresh();
+  });
   const tree = new ModelsTreeProvider(models, host, { hasBaseUrl: () => readSettings().baseUrl !== '', hasKey: () => presence.value });
-  const statusBar = new ProxyStatusBar(host, keys.onDidChange);
+  const statusBar = new ProxyStatusBar(host, keys.onDidChange, () => presence.value);
   const view = vscode.window.createTreeView('loopgate.models', { treeDataProvider: tree, showCollapseAll: true });
   tree.attach(view);
   context.subscriptions.push(
@@ -76,7 +79,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     }),
   );
 
-  context.subscriptions.push(...registerChatProvider({ host, onDidChangeModels: models.onDidChange, readOverrides: () => readSettings().chat.modelOverrides, log }));
+  context.subscriptions.push(...registerChatProvider({ host, onDidChangeModels: models.onDidChange, readModels: modelsFrom(models), readOverrides: () => readSettings().chat.modelOverrides, log }));
 
   const parts = { host, keys, models, tree, log, otlpHeaders };
   context.subscriptions.push(...wireReactions(parts, presence));

@@ -3,7 +3,7 @@
 // Conversion between VS Code's classes and extension/lm's plain data happens
 // here and nowhere else.
 import * as vscode from 'vscode';
-import { parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
+import type { ModelEntry } from '../../proxy/rules/model-list.js';
 import type { ProxyHost } from '../proxyHost.js';
 import { sendChat, ChatRequestFailed } from './chatClient.js';
 import { ChatStreamError } from './chatStream.js';
@@ -24,6 +24,12 @@ export interface ChatProviderDeps {
   host: ProxyHost;
   /** Fires when the proxy's model lists may have changed (the Model Explorer refreshed). */
   onDidChangeModels: vscode.Event<void>;
+  /**
+   * The Model Explorer's list (its last GET /v1/models through the proxy, after
+   * one in flight): the one cache both read, so asking for the chat models costs
+   * no request upstream. `entries` when it loaded; `failure` says why not.
+   */
+  readModels(): Promise<{ entries: readonly ModelEntry[] } | { failure: string }>;
   readOverrides(): ModelOverrides;
   log: vscode.LogOutputChannel;
 }
@@ -35,6 +41,7 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
   private known: string[] = [];
   /** The last list the proxy gave, per proxy: kept while a later list fails (see below). */
   private lastGood: { url: string; models: ModelInformation[] } | undefined;
+  private lastFailure: string | undefined;
 
   constructor(private readonly deps: ChatProviderDeps) {
     this.subscriptions = [
@@ -44,30 +51,26 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
     ];
   }
 
-  async provideLanguageModelChatInformation(_options: { readonly silent: boolean }, token: vscode.CancellationToken): Promise<ModelInformation[]> {
+  async provideLanguageModelChatInformation(_options: { readonly silent: boolean }, _token: vscode.CancellationToken): Promise<ModelInformation[]> {
     const endpoint = this.deps.host.endpoint;
     if (!endpoint) return [];
-    const abort = abortOn(token);
     // A key revoked or a service down must not make the models vanish from an open chat without a word:
     // the last list stays, and a request then fails with the diagnosis (re-copy the key, …).
     const previous = this.lastGood?.url === endpoint.url ? this.lastGood.models : [];
-    try {
-      const res = await fetch(`${endpoint.url}/v1/models`, { headers: { authorization: `Bearer ${this.deps.host.token}` }, signal: abort.signal, redirect: 'manual' });
-      const list = parseModelList(await res.text());
-      if (!res.ok || !list.ok) {
-        this.deps.log.warn(`chat models: GET /v1/models through the proxy answered ${res.status}; ${previous.length ? 'keeping the last list' : 'no models to offer'}`);
-        return previous;
-      }
-      this.known = list.models.map((m) => m.id);
-      const models = chatModels(list.models as ModelEntry[], this.deps.readOverrides()).map(information);
-      this.lastGood = { url: endpoint.url, models };
-      return models;
-    } catch (err) {
-      this.deps.log.warn(`chat models: GET /v1/models through the proxy failed: ${(err as Error).message}`);
+    // Consumers ask again and again (selectChatModels in a retry loop): this answers from the
+    // Model Explorer's list, which is fetched when the proxy, its keys or the settings change.
+    const list = await this.deps.readModels();
+    if ('failure' in list) {
+      // Once per failure, not once per question.
+      if (list.failure !== this.lastFailure) this.deps.log.warn(`chat models: ${list.failure}; ${previous.length ? 'keeping the last list' : 'no models to offer'}`);
+      this.lastFailure = list.failure;
       return previous;
-    } finally {
-      abort.dispose();
     }
+    this.lastFailure = undefined;
+    this.known = list.entries.map((m) => m.id);
+    const models = chatModels(list.entries, this.deps.readOverrides()).map(information);
+    this.lastGood = { url: endpoint.url, models };
+    return models;
   }
 
   async provideLanguageModelChatResponse(
