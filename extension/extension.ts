@@ -1,10 +1,12 @@
 // Entry of the VS Code extension: wires the concerns together, decides nothing.
 import * as vscode from 'vscode';
 import { registerCommands } from './commands/index.js';
+import { addApiKey } from './commands/keyCommands.js';
 import { startLanguageClient } from './languageClient.js';
 import { localToken } from './localToken.js';
 import { ProxyHost } from './proxyHost.js';
 import { KeyStore } from './secrets.js';
+import type { LoopgateChatProvider } from './lm/chatProvider.js';
 import { modelsFrom, registerChatProvider } from './lm/registerChatProvider.js';
 import { OtlpHeaderStore } from './otlpHeaders.js';
 import { initialise, KeyPresence, settingsSettled, wireReactions } from './reactions.js';
@@ -29,6 +31,8 @@ export interface LoopgateTestApi {
   secrets: vscode.SecretStorage;
   terminalEnv: vscode.GlobalEnvironmentVariableCollection;
   log: vscode.LogOutputChannel;
+  /** The `loopgate` chat vendor, where VS Code has the API (1.104+). */
+  chatProvider?: LoopgateChatProvider;
   /** Resolves when the reactions to the settings changes so far have finished. */
   settingsSettled(): Promise<void>;
 }
@@ -79,14 +83,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     }),
   );
 
-  context.subscriptions.push(...registerChatProvider({ host, onDidChangeModels: models.onDidChange, readModels: modelsFrom(models), readOverrides: () => readSettings().chat.modelOverrides, log }));
+  const chat = registerChatProvider({ host, onDidChangeModels: models.onDidChange, readModels: modelsFrom(models), readOverrides: () => readSettings().chat.modelOverrides, log, adoptKey: (key) => addApiKey(keys, key) });
+  context.subscriptions.push(...chat.disposables);
 
   const parts = { host, keys, models, tree, log, otlpHeaders };
   context.subscriptions.push(...wireReactions(parts, presence));
   await initialise(parts, presence);
 
   if (context.extensionMode === vscode.ExtensionMode.Production) return undefined;
-  return { host, models, tree, view, statusBar, readKey: () => keys.get(), keys, secrets: context.secrets, terminalEnv: context.environmentVariableCollection, log, settingsSettled };
+  return { host, models, tree, view, chatProvider: chat.provider, statusBar, readKey: () => keys.get(), keys, secrets: context.secrets, terminalEnv: context.environmentVariableCollection, log, settingsSettled };
 }
 
 export async function deactivate(): Promise<void> {

@@ -2,6 +2,7 @@
 // answered through the local proxy in each model's best native protocol.
 // Conversion between VS Code's classes and extension/lm's plain data happens
 // here and nowhere else.
+import { createHash } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ModelEntry } from '../../proxy/rules/model-list.js';
 import type { ProxyHost } from '../proxyHost.js';
@@ -32,6 +33,11 @@ export interface ChatProviderDeps {
   readModels(): Promise<{ entries: readonly ModelEntry[] } | { failure: string }>;
   readOverrides(): ModelOverrides;
   log: vscode.LogOutputChannel;
+  /**
+   * A key entered in VS Code's Manage Models (a "Loopgate" group): checked and added to
+   * Loopgate's keys like Add API Key does; resolves with whether it was added and what to say.
+   */
+  adoptKey(key: string): Promise<{ saved: boolean; message: string }>;
 }
 
 export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInformation>, vscode.Disposable {
@@ -42,6 +48,8 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
   /** The last list the proxy gave, per proxy: kept while a later list fails (see below). */
   private lastGood: { url: string; models: ModelInformation[] } | undefined;
   private lastFailure: string | undefined;
+  /** Keys from Manage Models already handed to adoptKey (sha256, not the key). */
+  private readonly adopted = new Set<string>();
 
   constructor(private readonly deps: ChatProviderDeps) {
     this.subscriptions = [
@@ -51,7 +59,13 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
     ];
   }
 
-  async provideLanguageModelChatInformation(_options: { readonly silent: boolean }, _token: vscode.CancellationToken): Promise<ModelInformation[]> {
+  async provideLanguageModelChatInformation(options: { readonly silent: boolean; readonly configuration?: { readonly [name: string]: unknown } }, _token: vscode.CancellationToken): Promise<ModelInformation[]> {
+    // A group from Manage Models: its key joins Loopgate's keys. The models are listed once, by
+    // the call without a group (the proxy's list covers every key), not again under each group.
+    if (options.configuration) {
+      await this.adopt(options.configuration.apiKey);
+      return [];
+    }
     const endpoint = this.deps.host.endpoint;
     if (!endpoint) return [];
     // A key revoked or a service down must not make the models vanish from an open chat without a word:
@@ -71,6 +85,19 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
     const models = chatModels(list.entries, this.deps.readOverrides()).map(information);
     this.lastGood = { url: endpoint.url, models };
     return models;
+  }
+
+  /** VS Code asks for each group on every model refresh: a key is checked (upstream) once per session. */
+  private async adopt(value: unknown): Promise<void> {
+    if (typeof value !== 'string' || !value.trim()) return;
+    const key = value.trim();
+    const id = createHash('sha256').update(key).digest('hex');
+    if (this.adopted.has(id)) return;
+    this.adopted.add(id);
+    const result = await this.deps.adoptKey(key).catch((err: unknown) => ({ saved: false, message: (err as Error).message }));
+    // The message names the check's outcome, never the key.
+    if (result.saved) this.deps.log.info(`Manage Models: the Loopgate group's key was added to Loopgate's keys. ${result.message}`);
+    else if (!/already stored/.test(result.message)) this.deps.log.warn(`Manage Models: the Loopgate group's key was not added: ${result.message}`);
   }
 
   async provideLanguageModelChatResponse(

@@ -16,17 +16,17 @@ export function modelsFrom(models: ModelsModel): ChatProviderDeps['readModels'] 
   };
 }
 
-export function registerChatProvider(deps: ChatProviderDeps): vscode.Disposable[] {
+export function registerChatProvider(deps: ChatProviderDeps): { provider?: LoopgateChatProvider; disposables: vscode.Disposable[] } {
   const registry = chatProviderRegistry(vscode.lm);
   if (!registry) {
     deps.log.info(`VS Code ${vscode.version} has no Language Model Chat Provider API (1.104+): Loopgate's models are not offered in the chat.`);
-    return [];
+    return { disposables: [] };
   }
   const provider = new LoopgateChatProvider(deps);
-  return [provider, registry.registerLanguageModelChatProvider(VENDOR, provider)];
+  return { provider, disposables: [provider, registry.registerLanguageModelChatProvider(VENDOR, provider)] };
 }
 
-/** The chat model picker's "manage" entry: key and base-URL setup, and the per-model limits. */
+/** Loopgate: Manage Chat Models (the chat model picker's gear before VS Code took a `configuration` schema instead): key and base-URL setup, and the per-model limits. */
 export async function manageChatModels(): Promise<void> {
   const picks: Array<vscode.QuickPickItem & { run: () => Thenable<unknown> }> = [
     { label: '$(key) Set API Key', detail: 'The key whose group serves the models (kept in SecretStorage)', run: () => vscode.commands.executeCommand('loopgate.setApiKey') },

@@ -67,6 +67,33 @@ test('vscode.lm.selectChatModels answers from the models cache: 20 calls, at mos
   assert.ok(sent <= 1, `${sent} upstream GET /v1/models for 20 selectChatModels calls`);
 }, { timeoutMs: 60_000 });
 
+test('a Loopgate group from Manage Models (the `configuration` schema, no deprecated managementCommand): its key joins Loopgate\'s keys once', async () => {
+  const contribution = (vscode.extensions.getExtension('loopgate.loopgate')!.packageJSON as { contributes: { languageModelChatProviders: Array<Record<string, unknown>> } }).contributes.languageModelChatProviders[0]!;
+  assert.equal(contribution.managementCommand, undefined);
+  assert.deepEqual((contribution.configuration as { required: string[] }).required, ['apiKey']);
+  assert.equal((contribution.configuration as { properties: { apiKey: { secret: boolean } } }).properties.apiKey.secret, true);
+  if (!hasChatProviders()) skip(`VS Code ${vscode.version} has no chat provider API (the contribution is ignored there)`);
+  assert.ok(api.chatProvider);
+  // What VS Code 1.139 sends for a group the user added (ExtHostLanguageModels: { silent, configuration }).
+  const group = { silent: true, configuration: { apiKey: keyOf('chat-only') } };
+  const none = new vscode.CancellationTokenSource().token;
+  assert.deepEqual(await api.chatProvider.provideLanguageModelChatInformation(group, none), [], 'the group lists no models of its own');
+  assert.ok((await api.keys.list()).some((k) => k.key === keyOf('chat-only')), 'the group\'s key was not added');
+  // The chat-only group's own model shows in the vendor's list (through the proxy, from the new key).
+  await waitFor(async () => ((await vscode.lm.selectChatModels({ vendor: 'loopgate' })).some((m) => m.id === 'deepseek-reasoner') ? true : undefined), {
+    timeoutMs: 30_000,
+    message: 'deepseek-reasoner (the chat-only group) in vscode.lm',
+  });
+  // VS Code asks for each group on every model refresh: the key is not checked upstream again.
+  await fetch(`${simOrigin()}/_sim/requests`, { method: 'DELETE' });
+  for (let i = 0; i < 5; i++) await api.chatProvider.provideLanguageModelChatInformation(group, none);
+  assert.equal(await upstreamModelRequests(), 0);
+  // Back to key-1 alone for the next test.
+  const added = (await api.keys.list()).find((k) => k.key === keyOf('chat-only'))!;
+  assert.ok(await api.keys.remove(added.name));
+  await waitFor(() => (api.models.state.kind === 'loaded' && !api.models.state.byKey ? true : undefined), { timeoutMs: 20_000, message: 'key-1 alone again' });
+}, { timeoutMs: 90_000 });
+
 test('key-1 stored, the Models view never shown yet (the outer test adds the second key through the UI)', async () => {
   // The first key, stored above on a VS Code with chat providers; here otherwise.
   if (!(await api.readKey())) {
