@@ -1,7 +1,7 @@
 // Entry of the VS Code extension: wires the concerns together, decides nothing.
 import * as vscode from 'vscode';
 import { registerCommands } from './commands/index.js';
-import { addApiKey } from './commands/keyCommands.js';
+import { adoptKey } from './commands/keyCommands.js';
 import { startLanguageClient } from './languageClient.js';
 import { localToken } from './localToken.js';
 import { ProxyHost } from './proxyHost.js';
@@ -83,7 +83,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     }),
   );
 
-  const chat = registerChatProvider({ host, onDidChangeModels: models.onDidChange, readModels: modelsFrom(models), readOverrides: () => readSettings().chat.modelOverrides, log, adoptKey: (key) => addApiKey(keys, key) });
+  const chat = registerChatProvider({ host, onDidChangeModels: models.onDidChange, readModels: modelsFrom(models), readOverrides: () => readSettings().chat.modelOverrides, log, adoptKey: (key) => adoptKey(keys, key) });
   context.subscriptions.push(...chat.disposables);
 
   const parts = { host, keys, models, tree, log, otlpHeaders };

@@ -35,9 +35,10 @@ export interface ChatProviderDeps {
   log: vscode.LogOutputChannel;
   /**
    * A key entered in VS Code's Manage Models (a "Loopgate" group): checked and added to
-   * Loopgate's keys like Add API Key does; resolves with whether it was added and what to say.
+   * Loopgate's keys like Add API Key does; resolves with whether it was added and what to say
+   * (undefined: Loopgate holds it already).
    */
-  adoptKey(key: string): Promise<{ saved: boolean; message: string }>;
+  adoptKey(key: string): Promise<{ saved: boolean; message: string } | undefined>;
 }
 
 export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInformation>, vscode.Disposable {
@@ -96,8 +97,8 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
     this.adopted.add(id);
     const result = await this.deps.adoptKey(key).catch((err: unknown) => ({ saved: false, message: (err as Error).message }));
     // The message names the check's outcome, never the key.
-    if (result.saved) this.deps.log.info(`Manage Models: the Loopgate group's key was added to Loopgate's keys. ${result.message}`);
-    else if (!/already stored/.test(result.message)) this.deps.log.warn(`Manage Models: the Loopgate group's key was not added: ${result.message}`);
+    if (result?.saved) this.deps.log.info(`Manage Models: the Loopgate group's key was added to Loopgate's keys. ${result.message}`);
+    else if (result) this.deps.log.warn(`Manage Models: the Loopgate group's key was not added: ${result.message}`);
   }
 
   async provideLanguageModelChatResponse(
