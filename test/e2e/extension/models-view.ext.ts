@@ -102,6 +102,18 @@ test('key-1 stored, the Models view never shown yet (the outer test adds the sec
   }
   await waitFor(() => (api.models.state.kind === 'loaded' && !api.models.state.byKey ? true : undefined), { timeoutMs: 20_000, message: 'key-1\'s models' });
   assert.equal(api.view.visible, false);
+  // Keys coming and going while the view is closed send VS Code no refresh (it gets one when the view opens).
+  let sent = 0;
+  const sub = api.tree.onDidChangeTreeData(() => sent++);
+  try {
+    await api.keys.add(keyOf('chat-only'), 'extra');
+    await waitFor(() => (api.models.state.kind === 'loaded' && api.models.state.byKey?.length === 2 ? true : undefined), { timeoutMs: 20_000, message: 'two keys' });
+    assert.ok(await api.keys.remove('extra'));
+    await waitFor(() => (api.models.state.kind === 'loaded' && !api.models.state.byKey ? true : undefined), { timeoutMs: 20_000, message: 'key-1 alone again' });
+  } finally {
+    sub.dispose();
+  }
+  assert.equal(sent, 0, `${sent} refreshes sent to the hidden view`);
 }, { timeoutMs: 60_000 });
 
 export const run = runTests;
