@@ -1,11 +1,13 @@
 // Entry of the VS Code extension: wires the concerns together, decides nothing.
 import * as vscode from 'vscode';
 import { registerCommands } from './commands/index.js';
+import { adoptKey } from './commands/keyCommands.js';
 import { startLanguageClient } from './languageClient.js';
 import { localToken } from './localToken.js';
 import { ProxyHost } from './proxyHost.js';
 import { KeyStore } from './secrets.js';
-import { registerChatProvider } from './lm/registerChatProvider.js';
+import type { LoopgateChatProvider } from './lm/chatProvider.js';
+import { modelsFrom, registerChatProvider } from './lm/registerChatProvider.js';
 import { OtlpHeaderStore } from './otlpHeaders.js';
 import { initialise, KeyPresence, settingsSettled, wireReactions } from './reactions.js';
 import { proxyConfig, readSettings } from './settings.js';
@@ -18,12 +20,15 @@ import { TrafficTreeProvider } from './traffic/trafficTree.js';
 import { DetailPanels } from './traffic/detailPanel.js';
 import { ResendLens, TRAFFIC_SCHEME, TrafficBodies, type TrafficDeps } from './traffic/trafficCommands.js';
 import { PANEL_COMMANDS, type PanelAction } from './traffic/detailHtml.js';
+import type { ModelsNode } from './views/nodes.js';
 
 /** Handed to tests (never in production: it can read the key). */
 export interface LoopgateTestApi {
   host: ProxyHost;
   models: ModelsModel;
   tree: ModelsTreeProvider;
+  /** The Models view (is it visible, to test what it shows after being hidden). */
+  view: vscode.TreeView<ModelsNode>;
   statusBar: ProxyStatusBar;
   readKey(): Thenable<string | undefined>;
   /** The key store itself: stores without the validation the commands do (a key revoked after it was stored). */
@@ -33,6 +38,8 @@ export interface LoopgateTestApi {
   log: vscode.LogOutputChannel;
   traffic: TrafficList;
   panels: DetailPanels;
+  /** The `loopgate` chat vendor, where VS Code has the API (1.104+). */
+  chatProvider?: LoopgateChatProvider;
   /** Resolves when the reactions to the settings changes so far have finished. */
   settingsSettled(): Promise<void>;
 }
@@ -52,10 +59,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     log: (level, message) => log[level](message),
   });
   activeHost = host;
-  const models = new ModelsModel(host);
-  const presence = new KeyPresence(keys, () => tree.redraw());
+  const models = new ModelsModel(host, () => presence.value);
+  const presence = new KeyPresence(keys, () => {
+    tree.redraw();
+    statusBar.refresh();
+  });
   const tree = new ModelsTreeProvider(models, host, { hasBaseUrl: () => readSettings().baseUrl !== '', hasKey: () => presence.value });
-  const statusBar = new ProxyStatusBar(host, keys.onDidChange);
+  const statusBar = new ProxyStatusBar(host, keys.onDidChange, () => presence.value);
+  const view = vscode.window.createTreeView('loopgate.models', { treeDataProvider: tree, showCollapseAll: true });
+  tree.attach(view);
   const traffic = new TrafficList(host);
   // The panel's buttons run the same commands as the view's menus.
   const panels = new DetailPanels(host, (action: PanelAction, entry) => void vscode.commands.executeCommand(PANEL_COMMANDS[action], entry));
@@ -69,7 +81,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     models,
     tree,
     statusBar,
-    vscode.window.createTreeView('loopgate.models', { treeDataProvider: tree, showCollapseAll: true }),
+    view,
     traffic,
     panels,
     trafficTree,
@@ -89,14 +101,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     }),
   );
 
-  context.subscriptions.push(...registerChatProvider({ host, onDidChangeModels: models.onDidChange, readOverrides: () => readSettings().chat.modelOverrides, log }));
+  const chat = registerChatProvider({ host, onDidChangeModels: models.onDidChange, readModels: modelsFrom(models), readOverrides: () => readSettings().chat.modelOverrides, log, adoptKey: (key) => adoptKey(keys, key) });
+  context.subscriptions.push(...chat.disposables);
 
   const parts = { host, keys, models, tree, log, otlpHeaders };
   context.subscriptions.push(...wireReactions(parts, presence));
   await initialise(parts, presence);
 
   if (context.extensionMode === vscode.ExtensionMode.Production) return undefined;
-  return { host, models, tree, statusBar, readKey: () => keys.get(), keys, secrets: context.secrets, terminalEnv: context.environmentVariableCollection, log, traffic, panels, settingsSettled };
+  return { host, models, tree, view, chatProvider: chat.provider, statusBar, readKey: () => keys.get(), keys, secrets: context.secrets, terminalEnv: context.environmentVariableCollection, log, traffic, panels, settingsSettled };
 }
 
 export async function deactivate(): Promise<void> {

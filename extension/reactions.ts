@@ -5,6 +5,7 @@ import { showBaseUrlNotice } from './baseUrlNotice.js';
 import { refreshModels } from './commands/modelCommands.js';
 import { setContextKey } from './contextKeys.js';
 import { isFailure, isHealthProbe, type ProxyHost } from './proxyHost.js';
+import { explainNoKey, NO_KEY_MESSAGE } from './noKey.js';
 import { migrateKeyFromSettings, type KeyStore } from './secrets.js';
 import type { OtlpHeaderStore } from './otlpHeaders.js';
 import { PROXY_SETTINGS, readSettings } from './settings.js';
@@ -46,9 +47,15 @@ export const settingsSettled = (): Promise<void> => settingsReaction;
 export function wireReactions(p: Parts, presence: KeyPresence): vscode.Disposable[] {
   const { host, keys, models, tree, log, otlpHeaders } = p;
   return [
-    host.onTraffic((t) => (isHealthProbe(t) ? undefined : isFailure(t) ? log.warn(t.line) : log.info(t.line))),
+    host.onTraffic((event) => {
+      if (isHealthProbe(event)) return;
+      const t = explainNoKey(event, presence.value || host.endpoint?.simulator !== false);
+      if (isFailure(t)) log.warn(t.line);
+      else log.info(t.line);
+    }),
     host.onDidChangeState((s) => {
       void setContextKey('loopgate.proxyRunning', host.endpoint !== undefined);
+      if ((s.kind === 'running' || s.kind === 'attached') && !s.simulator && !presence.value) log.warn(NO_KEY_MESSAGE);
       if (s.kind === 'running' || s.kind === 'attached') void refreshModels(models);
       else if (s.kind === 'stopped') models.clear();
     }),

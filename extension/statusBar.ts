@@ -1,5 +1,6 @@
 // The status bar item (port, request count, last error) and the quick pick it opens.
 import * as vscode from 'vscode';
+import { NO_KEY_MESSAGE } from './noKey.js';
 import { isFailure, isHealthProbe, type ProxyHost, type ProxyState, type TrafficEvent } from './proxyHost.js';
 
 export class ProxyStatusBar implements vscode.Disposable {
@@ -8,10 +9,14 @@ export class ProxyStatusBar implements vscode.Disposable {
   private requests = 0;
   private lastError: { status: number; diagnosis?: string; at: Date } | undefined;
 
-  /** `onDidChangeKey`: a new key is a fix attempt, so the last error no longer stands. */
+  /**
+   * `onDidChangeKey`: a new key is a fix attempt, so the last error no longer stands.
+   * `hasKey`: whether a key is stored (call refresh() when it changes).
+   */
   constructor(
     private readonly host: ProxyHost,
     onDidChangeKey?: vscode.Event<void>,
+    private readonly hasKey: () => boolean = () => true,
   ) {
     this.item.name = 'Loopgate proxy';
     this.item.command = 'loopgate.showMenu';
@@ -45,6 +50,16 @@ export class ProxyStatusBar implements vscode.Disposable {
     return this.item.text;
   }
 
+  get tooltip(): string {
+    const tip = this.item.tooltip;
+    return typeof tip === 'string' ? tip : (tip?.value ?? '');
+  }
+
+  /** Re-reads what it shows (a key was stored or removed). */
+  refresh(): void {
+    this.render();
+  }
+
   private count(t: TrafficEvent): void {
     if (t.status === 0 || isHealthProbe(t)) return; // a hint line, or another window checking on the proxy
     this.requests++;
@@ -59,7 +74,9 @@ export class ProxyStatusBar implements vscode.Disposable {
     this.item.backgroundColor = undefined;
     if (s.kind === 'running' || s.kind === 'attached') {
       const port = new URL(s.url).port;
-      const err = this.lastError ? ` $(error) ${this.lastError.status}` : '';
+      // No key stored for a real upstream: its 401s say nothing more than that.
+      const keyless = !s.simulator && !this.hasKey();
+      const err = keyless ? ' $(key) no key' : this.lastError ? ` $(error) ${this.lastError.status}` : '';
       // Several keys: how many the proxy routes between (the request count stays the second figure).
       const keys = this.host.keyNames.length > 1 ? ` · $(key) ${this.host.keyNames.length}` : '';
       this.item.text = `$(${s.simulator ? 'beaker' : 'radio-tower'}) Loopgate :${port} · ${this.requests}${err}${keys}`;
@@ -67,7 +84,8 @@ export class ProxyStatusBar implements vscode.Disposable {
       tip.appendMarkdown(s.simulator ? 'Demo mode (simulator): no base URL set.\n\n' : `Upstream \`{base_url}\` = \`${s.baseUrl}\`\n\n`);
       tip.appendMarkdown(`Requests this session: ${this.requests}\n\n`);
       if (this.host.keyNames.length > 1) tip.appendMarkdown(`Keys: ${this.host.keyNames.join(', ')} (each request goes to the key whose group serves its model and protocol)\n\n`);
-      if (this.lastError) tip.appendMarkdown(`Last error: ${this.lastError.status}${this.lastError.diagnosis ? ` (${this.lastError.diagnosis})` : ''} at ${this.lastError.at.toLocaleTimeString()}\n\n`);
+      if (keyless) tip.appendMarkdown(`${NO_KEY_MESSAGE}\n\n`);
+      else if (this.lastError) tip.appendMarkdown(`Last error: ${this.lastError.status}${this.lastError.diagnosis ? ` (${this.lastError.diagnosis})` : ''} at ${this.lastError.at.toLocaleTimeString()}\n\n`);
       const trouble = this.host.logTrouble;
       if (trouble) {
         // Requests still work; the record of them does not: visible, but not an error colour.

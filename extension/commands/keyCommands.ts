@@ -120,6 +120,12 @@ export async function addApiKey(store: KeyStore, key?: unknown, name?: unknown):
   });
 }
 
+/** A key from elsewhere (VS Code's Manage Models): Add API Key's check and save; undefined when it is stored already. */
+export async function adoptKey(store: KeyStore, key: string): Promise<SetKeyResult | undefined> {
+  if ((await store.list()).some((k) => k.key === key)) return undefined;
+  return addApiKey(store, key);
+}
+
 /** Remove API Key: one of the stored keys, by name. */
 export async function removeApiKey(store: KeyStore, name?: unknown): Promise<boolean> {
   const list = await store.list();

@@ -2,8 +2,9 @@
 // answered through the local proxy in each model's best native protocol.
 // Conversion between VS Code's classes and extension/lm's plain data happens
 // here and nowhere else.
+import { createHash } from 'node:crypto';
 import * as vscode from 'vscode';
-import { parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
+import type { ModelEntry } from '../../proxy/rules/model-list.js';
 import type { ProxyHost } from '../proxyHost.js';
 import { sendChat, ChatRequestFailed } from './chatClient.js';
 import { ChatStreamError } from './chatStream.js';
@@ -24,8 +25,20 @@ export interface ChatProviderDeps {
   host: ProxyHost;
   /** Fires when the proxy's model lists may have changed (the Model Explorer refreshed). */
   onDidChangeModels: vscode.Event<void>;
+  /**
+   * The Model Explorer's list (its last GET /v1/models through the proxy, after
+   * one in flight): the one cache both read, so asking for the chat models costs
+   * no request upstream. `entries` when it loaded; `failure` says why not.
+   */
+  readModels(): Promise<{ entries: readonly ModelEntry[] } | { failure: string }>;
   readOverrides(): ModelOverrides;
   log: vscode.LogOutputChannel;
+  /**
+   * A key entered in VS Code's Manage Models (a "Loopgate" group): checked and added to
+   * Loopgate's keys like Add API Key does; resolves with whether it was added and what to say
+   * (undefined: Loopgate holds it already).
+   */
+  adoptKey(key: string): Promise<{ saved: boolean; message: string } | undefined>;
 }
 
 export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInformation>, vscode.Disposable {
@@ -35,6 +48,9 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
   private known: string[] = [];
   /** The last list the proxy gave, per proxy: kept while a later list fails (see below). */
   private lastGood: { url: string; models: ModelInformation[] } | undefined;
+  private lastFailure: string | undefined;
+  /** Keys from Manage Models already handed to adoptKey (sha256, not the key). */
+  private readonly adopted = new Set<string>();
 
   constructor(private readonly deps: ChatProviderDeps) {
     this.subscriptions = [
@@ -44,30 +60,46 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
     ];
   }
 
-  async provideLanguageModelChatInformation(_options: { readonly silent: boolean }, token: vscode.CancellationToken): Promise<ModelInformation[]> {
+  async provideLanguageModelChatInformation(options: { readonly silent: boolean; readonly configuration?: { readonly [name: string]: unknown } }, _token: vscode.CancellationToken): Promise<ModelInformation[]> {
+    // A group from Manage Models: its key joins Loopgate's keys. The models are listed once, by
+    // the call without a group (the proxy's list covers every key), not again under each group.
+    if (options.configuration) {
+      await this.adopt(options.configuration.apiKey);
+      return [];
+    }
     const endpoint = this.deps.host.endpoint;
     if (!endpoint) return [];
-    const abort = abortOn(token);
     // A key revoked or a service down must not make the models vanish from an open chat without a word:
     // the last list stays, and a request then fails with the diagnosis (re-copy the key, …).
     const previous = this.lastGood?.url === endpoint.url ? this.lastGood.models : [];
-    try {
-      const res = await fetch(`${endpoint.url}/v1/models`, { headers: { authorization: `Bearer ${this.deps.host.token}` }, signal: abort.signal, redirect: 'manual' });
-      const list = parseModelList(await res.text());
-      if (!res.ok || !list.ok) {
-        this.deps.log.warn(`chat models: GET /v1/models through the proxy answered ${res.status}; ${previous.length ? 'keeping the last list' : 'no models to offer'}`);
-        return previous;
-      }
-      this.known = list.models.map((m) => m.id);
-      const models = chatModels(list.models as ModelEntry[], this.deps.readOverrides(), await this.routing(endpoint.url, abort.signal)).map(information);
-      this.lastGood = { url: endpoint.url, models };
-      return models;
-    } catch (err) {
-      this.deps.log.warn(`chat models: GET /v1/models through the proxy failed: ${(err as Error).message}`);
+    // Consumers ask again and again (selectChatModels in a retry loop): this answers from the
+    // Model Explorer's list, which is fetched when the proxy, its keys or the settings change.
+    const list = await this.deps.readModels();
+    if ('failure' in list) {
+      // Once per failure, not once per question.
+      if (list.failure !== this.lastFailure) this.deps.log.warn(`chat models: ${list.failure}; ${previous.length ? 'keeping the last list' : 'no models to offer'}`);
+      this.lastFailure = list.failure;
       return previous;
-    } finally {
-      abort.dispose();
     }
+    this.lastFailure = undefined;
+    this.known = list.entries.map((m) => m.id);
+    // Which protocol each model is asked in: the proxy's own routing (loopback, from its cached lists).
+    const models = chatModels(list.entries, this.deps.readOverrides(), await this.routing(endpoint.url, AbortSignal.timeout(5000))).map(information);
+    this.lastGood = { url: endpoint.url, models };
+    return models;
+  }
+
+  /** VS Code asks for each group on every model refresh: a key is checked (upstream) once per session. */
+  private async adopt(value: unknown): Promise<void> {
+    if (typeof value !== 'string' || !value.trim()) return;
+    const key = value.trim();
+    const id = createHash('sha256').update(key).digest('hex');
+    if (this.adopted.has(id)) return;
+    this.adopted.add(id);
+    const result = await this.deps.adoptKey(key).catch((err: unknown) => ({ saved: false, message: (err as Error).message }));
+    // The message names the check's outcome, never the key.
+    if (result?.saved) this.deps.log.info(`Manage Models: the Loopgate group's key was added to Loopgate's keys. ${result.message}`);
+    else if (result) this.deps.log.warn(`Manage Models: the Loopgate group's key was not added: ${result.message}`);
   }
 
   /** How the proxy routes each model (its own rule, on its state); undefined from a proxy that cannot say. */

@@ -31,7 +31,11 @@ export type LanguageModelResponsePart = vscode.LanguageModelTextPart | vscode.La
 
 export interface LanguageModelChatProvider<T extends LanguageModelChatInformation = LanguageModelChatInformation> {
   readonly onDidChangeLanguageModelChatInformation?: vscode.Event<void>;
-  provideLanguageModelChatInformation(options: { readonly silent: boolean }, token: vscode.CancellationToken): vscode.ProviderResult<T[]>;
+  /**
+   * `configuration`: VS Code 1.1xx+ (the contribution's `configuration` schema) calls once per
+   * provider group the user added under Manage Models, with that group's values (secrets resolved).
+   */
+  provideLanguageModelChatInformation(options: { readonly silent: boolean; readonly configuration?: { readonly [name: string]: unknown } }, token: vscode.CancellationToken): vscode.ProviderResult<T[]>;
   provideLanguageModelChatResponse(
     model: T,
     messages: readonly LanguageModelChatRequestMessage[],

@@ -4,18 +4,29 @@
 import * as vscode from 'vscode';
 import { LoopgateChatProvider, VENDOR, type ChatProviderDeps } from './chatProvider.js';
 import { chatProviderRegistry } from './lmApi.js';
+import type { ModelsModel } from '../views/modelsModel.js';
 
-export function registerChatProvider(deps: ChatProviderDeps): vscode.Disposable[] {
+/** The chat provider's view of the Model Explorer's list (see ChatProviderDeps.readModels). */
+export function modelsFrom(models: ModelsModel): ChatProviderDeps['readModels'] {
+  return async () => {
+    const state = await models.settled();
+    if (state.kind === 'loaded') return { entries: state.entries };
+    if (state.kind === 'problem') return { failure: `GET /v1/models through the proxy: ${state.problem.title}${state.problem.diagnosis ? ` [${state.problem.diagnosis}]` : ''}` };
+    return { failure: 'the proxy is not running' };
+  };
+}
+
+export function registerChatProvider(deps: ChatProviderDeps): { provider?: LoopgateChatProvider; disposables: vscode.Disposable[] } {
   const registry = chatProviderRegistry(vscode.lm);
   if (!registry) {
     deps.log.info(`VS Code ${vscode.version} has no Language Model Chat Provider API (1.104+): Loopgate's models are not offered in the chat.`);
-    return [];
+    return { disposables: [] };
   }
   const provider = new LoopgateChatProvider(deps);
-  return [provider, registry.registerLanguageModelChatProvider(VENDOR, provider)];
+  return { provider, disposables: [provider, registry.registerLanguageModelChatProvider(VENDOR, provider)] };
 }
 
-/** The chat model picker's "manage" entry: key and base-URL setup, and the per-model limits. */
+/** Loopgate: Manage Chat Models (the chat model picker's gear before VS Code took a `configuration` schema instead): key and base-URL setup, and the per-model limits. */
 export async function manageChatModels(): Promise<void> {
   const picks: Array<vscode.QuickPickItem & { run: () => Thenable<unknown> }> = [
     { label: '$(key) Set API Key', detail: 'The key whose group serves the models (kept in SecretStorage)', run: () => vscode.commands.executeCommand('loopgate.setApiKey') },

@@ -5,9 +5,11 @@ import { diagnose, parseErrorBody } from '../../proxy/rules/diagnose.js';
 import { readErrorEnvelope } from '../../proxy/rules/proxy-errors.js';
 import { setContextKey } from '../contextKeys.js';
 import type { ProxyHost } from '../proxyHost.js';
+import { parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
 import { PROTOCOL_ORDER, isUnsupported, minimalRequest, type Protocol } from '../protocols.js';
-import { parseKeyModels, parseModels, type KeyModelsInfo, type ModelInfo } from './modelList.js';
+import { modelInfo, parseKeyModels, parseModels, type KeyModelsInfo, type ModelInfo } from './modelList.js';
 import { readSettings } from '../settings.js';
+import { NO_KEY_MESSAGE } from '../noKey.js';
 
 export { parseModels, type KeyModelsInfo, type ModelInfo };
 
@@ -27,6 +29,8 @@ export type ModelsState =
   | {
       kind: 'loaded';
       models: ModelInfo[];
+      /** The list entries as the proxy gave them (limits, modalities: what the chat provider reads). */
+      entries: readonly ModelEntry[];
       simulator: boolean;
       /** With several keys: each key's models and the route each model takes (the tree groups by key). */
       byKey?: KeyModelsInfo[];
@@ -66,7 +70,11 @@ export class ModelsModel implements vscode.Disposable {
   private filterText = '';
   private generation = 0;
 
-  constructor(private readonly host: ProxyHost) {}
+  /** `hasKey`: whether a key is stored (without one, a real upstream is not asked: it could only answer 401). */
+  constructor(
+    private readonly host: ProxyHost,
+    private readonly hasKey: () => boolean = () => true,
+  ) {}
 
   get state(): ModelsState {
     return this.current;
@@ -99,11 +107,32 @@ export class ModelsModel implements vscode.Disposable {
     this.set({ kind: 'idle' });
   }
 
+  /**
+   * The list as the last refresh left it, after the one in flight; the first
+   * refresh when none ran yet. Readers that ask often (vscode.lm consumers
+   * call selectChatModels in loops) get this instead of a request upstream.
+   */
+  async settled(): Promise<ModelsState> {
+    if (this.current.kind === 'idle' && this.host.endpoint) return this.refresh();
+    while (this.current.kind === 'loading') {
+      await new Promise<void>((resolve) => {
+        const sub = this.emitter.event(() => {
+          sub.dispose();
+          resolve();
+        });
+      });
+    }
+    return this.current;
+  }
+
   /** Fetches the list through the proxy; resolves with the new state. */
   async refresh(fromUpstream = false): Promise<ModelsState> {
     const endpoint = this.host.endpoint;
     const gen = ++this.generation;
     if (!endpoint) return this.set({ kind: 'idle' });
+    if (!endpoint.simulator && !this.hasKey()) {
+      return this.set({ kind: 'problem', problem: { title: 'No API key', detail: NO_KEY_MESSAGE, fix: { command: 'loopgate.setApiKey', title: 'Set API Key' } } });
+    }
     this.set({ kind: 'loading' });
     let next: ModelsState;
     try {
@@ -115,7 +144,11 @@ export class ModelsModel implements vscode.Disposable {
         redirect: 'manual',
       });
       const body = await res.text();
-      if (res.ok) next = { kind: 'loaded', models: parseModels(body), simulator: endpoint.simulator, byKey: await this.keyModels(endpoint.url) };
+      if (res.ok) {
+        const list = parseModelList(body);
+        const entries = list.ok ? list.models : [];
+        next = { kind: 'loaded', models: entries.map(modelInfo), entries, simulator: endpoint.simulator, byKey: await this.keyModels(endpoint.url) };
+      }
       else next = { kind: 'problem', problem: problemFor(res.status, body, res.headers.get('x-loopgate-diagnosis') ?? undefined) };
     } catch (err) {
       next = {

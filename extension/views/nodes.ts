@@ -4,9 +4,21 @@ import * as vscode from 'vscode';
 import { PROTOCOL_INFO, type Protocol } from '../protocols.js';
 import type { KeyModelsInfo, ModelInfo, Problem } from './modelsModel.js';
 
+/**
+ * A node's id from what it shows (kind, key name, model id…), never from its position: VS Code
+ * keys its handles, expansion state and cached children on it, so an id that moved to another
+ * node between two refreshes shows one key's models under another. JSON keeps the parts apart
+ * (model ids may contain ':').
+ */
+export function nodeId(kind: string, key: KeyModelsInfo | undefined, ...parts: string[]): string {
+  return JSON.stringify([kind, key?.name ?? null, ...parts]);
+}
+
 export class InfoNode extends vscode.TreeItem {
   constructor(label: string, description: string, icon: string, command?: vscode.Command) {
     super(label, vscode.TreeItemCollapsibleState.None);
+    // Each label appears once among the roots.
+    this.id = nodeId('info', undefined, label);
     this.contextValue = 'info';
     this.description = description;
     this.iconPath = new vscode.ThemeIcon(icon);
@@ -18,7 +30,7 @@ export class InfoNode extends vscode.TreeItem {
 export class KeyNode extends vscode.TreeItem {
   constructor(readonly key: KeyModelsInfo) {
     super(key.name, vscode.TreeItemCollapsibleState.Expanded);
-    this.id = `key:${key.name}`;
+    this.id = nodeId('key', key);
     this.contextValue = 'apiKey';
     this.iconPath = new vscode.ThemeIcon(key.failure ? 'warning' : 'key');
     this.description = key.models ? `${key.models.length} model${key.models.length === 1 ? '' : 's'}` : `GET /models failed (${key.failure ?? 'not fetched yet'})`;
@@ -34,7 +46,7 @@ export class ProviderNode extends vscode.TreeItem {
     readonly key?: KeyModelsInfo,
   ) {
     super(ownedBy, vscode.TreeItemCollapsibleState.Expanded);
-    this.id = key ? `provider:${key.name}:${ownedBy}` : `provider:${ownedBy}`;
+    this.id = nodeId('provider', key, ownedBy);
     this.contextValue = 'provider';
     this.description = `${models.length} model${models.length === 1 ? '' : 's'}`;
     this.iconPath = new vscode.ThemeIcon('organization');
@@ -47,7 +59,7 @@ export class ModelNode extends vscode.TreeItem {
     readonly key?: KeyModelsInfo,
   ) {
     super(model.id, model.protocols?.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
-    this.id = key ? `model:${key.name}:${model.ownedBy}:${model.id}` : `model:${model.ownedBy}:${model.id}`;
+    this.id = nodeId('model', key, model.ownedBy, model.id);
     this.contextValue = model.protocols ? 'model' : 'modelUnprobed';
     this.iconPath = new vscode.ThemeIcon('symbol-constant');
     this.description = model.protocols
@@ -69,7 +81,7 @@ export class ProtocolNode extends vscode.TreeItem {
     readonly key?: KeyModelsInfo,
   ) {
     super(PROTOCOL_INFO[protocol].label, vscode.TreeItemCollapsibleState.None);
-    this.id = key ? `protocol:${key.name}:${model.ownedBy}:${model.id}:${protocol}` : `protocol:${model.ownedBy}:${model.id}:${protocol}`;
+    this.id = nodeId('protocol', key, model.ownedBy, model.id, protocol);
     this.contextValue = 'protocol';
     // Which key a request for this model on this protocol goes to: this one, or another listed first.
     const route = key?.routes.get(`${model.id}\0${protocol}`);
@@ -86,7 +98,7 @@ export class ProtocolNode extends vscode.TreeItem {
 export class DiagnosisNode extends vscode.TreeItem {
   constructor(readonly problem: Problem) {
     super(`${problem.title}: ${problem.fix.title}`, vscode.TreeItemCollapsibleState.None);
-    this.id = 'diagnosis';
+    this.id = nodeId('diagnosis', undefined);
     this.contextValue = 'diagnosis';
     this.description = problem.diagnosis;
     this.tooltip = new vscode.MarkdownString(`**${problem.title}**\n\n${problem.detail}\n\nClick to: ${problem.fix.title}.`);
