@@ -155,6 +155,11 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   // CONNECT never reaches the request handler; refuse it plainly (the upstream origin is fixed).
   server.on('connect', (_req, socket: Socket) => socket.end(rawRefusal(400, 'Bad Request', 'unsafe-path', 'CONNECT is not supported: Loopgate forwards to one fixed upstream.')));
 
+  // The Host guard must know the port before the first connection is handled, not once the log is
+  // open: 'listening' is emitted before the event loop can accept one (a request at once got a 403).
+  server.once('listening', () => {
+    ctx.guard = guardConfig((server.address() as AddressInfo).port, [], opts.allowRemote ?? false);
+  });
   try {
     await listen(server, opts.port ?? DEFAULT_PORT, host);
   } catch (err) {
@@ -178,7 +183,6 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
       throw err;
     }
   }
-  ctx.guard = guardConfig(port, [], opts.allowRemote ?? false);
   return {
     url: proxyOrigin(host, port),
     port,
