@@ -151,9 +151,11 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   );
   // Keep every header line (Node's default drops those past 1,000 unseen); the guard refuses too many.
   server.maxHeadersCount = 0;
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, limits.headersTimeoutMs));
   // CONNECT never reaches the request handler; refuse it plainly (the upstream origin is fixed).
-  server.on('connect', (_req, socket: Socket) => socket.end(rawRefusal(400, 'Bad Request', 'unsafe-path', 'CONNECT is not supported: Loopgate forwards to one fixed upstream.')));
+  server.on('connect', (_req, socket: Socket) =>
+    endThenDestroy(socket, rawRefusal(400, 'Bad Request', 'unsafe-path', 'CONNECT is not supported: Loopgate forwards to one fixed upstream.'), limits.headersTimeoutMs),
+  );
 
   // The Host guard must know the port before the first connection is handled, not once the log is
   // open: 'listening' is emitted before the event loop can accept one (a request at once got a 403).
@@ -264,7 +266,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 /** Malformed requests never reach the handler; answer them plainly and close. */
-function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket, graceMs: number): void {
   if (!socket.writable || (err.code === 'ECONNRESET' && !socket.bytesWritten)) {
     socket.destroy();
     return;
@@ -275,5 +277,18 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'Request Timeout', 'request-timeout', 'The request was not completed in time.']
         : [400, 'Bad Request', 'malformed-request', 'Malformed HTTP request.'];
-  socket.end(rawRefusal(status, text, code, message));
+  endThenDestroy(socket, rawRefusal(status, text, code, message), graceMs);
+}
+
+/**
+ * Ends the connection with `answer`, then destroys it once the peer has had
+ * `graceMs` to read it and close. The HTTP server's sockets are half-open
+ * capable: after end() alone, a peer that never reads or closes (150 idle
+ * sockets, or 10,000) would hold its fd for as long as it likes.
+ */
+function endThenDestroy(socket: Socket, answer: string, graceMs: number): void {
+  socket.end(answer);
+  const timer = setTimeout(() => socket.destroy(), graceMs);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
 }
