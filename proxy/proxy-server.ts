@@ -8,6 +8,7 @@ import { parseUpstream, isLoopbackHost, proxyOrigin } from './rules/urls.js';
 import { createRedactor } from './rules/redact.js';
 import { openTrafficLog, type TrafficLog } from './log/index.js';
 import type { OtlpSink } from './otlp/exporter.js';
+import { collectorLoop } from './rules/otlp-config.js';
 import type { OtlpHealth } from './otlp/health.js';
 import { version } from './version.js';
 import { defaultLogFile } from './config/dirs.js';
@@ -69,6 +70,11 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   if (!isLoopbackHost(host.replace(/^\[|\]$/g, '')) && !opts.allowRemote) {
     throw new ProxyConfigError(`--host ${host} is not a loopback address. The proxy holds your key: bind it to 127.0.0.1, or pass --allow-remote if you really mean it.`);
   }
+  // A collector at this proxy's own address: each export would be exported again, forever. (--port 0 is
+  // not known yet, and names that only resolve to this machine cannot be told: the exporter's marker covers both.)
+  const listenPort = opts.port ?? DEFAULT_PORT;
+  const selfCollector = opts.otlp && listenPort !== 0 ? collectorLoop(opts.otlp, host, listenPort) : undefined;
+  if (selfCollector) throw new ProxyConfigError(selfCollector);
   const limits = { ...DEFAULT_LIMITS, ...defined(opts.limits) };
   const timeouts = { ...DEFAULT_TIMEOUTS, ...defined(opts.timeouts) };
   const upstreamUrl = new URL(parsed.siteUrl);
@@ -163,7 +169,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     ctx.guard = guardConfig((server.address() as AddressInfo).port, [], opts.allowRemote ?? false);
   });
   try {
-    await listen(server, opts.port ?? DEFAULT_PORT, host);
+    await listen(server, listenPort, host);
   } catch (err) {
     await otlp?.close(0);
     await pool.destroy();

@@ -8,6 +8,7 @@ import { streamErrorCode } from '../rules/stream-error.js';
 import { CUT_MARGIN } from './capture.js';
 import { scrubAcrossEvents } from '../rules/stream-redact.js';
 import { exportSpan } from './export-span.js';
+import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
 
 export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
   return buildRecordAndBodies(ex, ctx).record;
@@ -126,6 +127,7 @@ export function finish(ex: Exchange, ctx: ProxyContext): void {
   ctx.log?.write(rec);
   const local = ex.reply.local;
   const hint = () => (local ? ctx.redactor.string(local.message) : ex.diagnosis ? ctx.redactor.string(ex.diagnosis.hint) : undefined);
-  if (ctx.otlp) exportSpan(ex, ctx, built, rec.diagnosis ? hint() : undefined);
+  // No span for a refused export of ours: it would be exported, refused and recorded again, forever.
+  if (ctx.otlp && ex.req.headers[EXPORTER_MARKER_HEADER] === undefined) exportSpan(ex, ctx, built, rec.diagnosis ? hint() : undefined);
   if (ctx.onTraffic) ctx.onTraffic(consoleLine(rec, hint(), ctx.keys.slots.length > 1), rec);
 }
