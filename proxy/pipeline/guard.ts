@@ -37,7 +37,7 @@ export function checkRequest(req: IncomingMessage, cfg: GuardConfig): void {
   if (raw.length > 2 * MAX_HEADER_LINES) {
     throw new ProxyError(400, 'too-many-headers', `The request has ${raw.length / 2} header lines; Loopgate takes at most ${MAX_HEADER_LINES}. Send fewer headers.`);
   }
-  // Loopgate's own OTLP export come back to a proxy (a collector address that names it): never forwarded.
+  // Loopgate's own OTLP export, come back to a proxy (a collector address that leads here): never forwarded.
   if (req.headers[EXPORTER_MARKER_HEADER] !== undefined) {
     throw new ProxyError(
       508,

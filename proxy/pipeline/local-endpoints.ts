@@ -17,9 +17,9 @@ export function isLocalEndpoint(path: string): boolean {
 }
 
 /**
- * A connectivity probe: Claude Code sends a credential-less `HEAD /` and
- * `HEAD /api/hello` on every run to see whether its base URL answers (and
- * `GET /` is what a person types). Only from loopback (with --allow-remote, a
+ * A connectivity probe: Claude Code (2.1.330) sends a credential-less
+ * `HEAD /api/hello` at start to see whether its base URL answers; `HEAD /` is
+ * the same question from other tools, and `GET /` is what a person types. Only from loopback (with --allow-remote, a
  * remote peer still needs the token), and only after the Host/Origin guards,
  * which apply to it as to everything.
  */
