@@ -8,6 +8,7 @@ import { parseUpstream, isLoopbackHost, proxyOrigin } from './rules/urls.js';
 import { createRedactor } from './rules/redact.js';
 import { openTrafficLog, type TrafficLog } from './log/index.js';
 import type { OtlpSink } from './otlp/exporter.js';
+import { collectorLoop } from './rules/otlp-config.js';
 import type { OtlpHealth } from './otlp/health.js';
 import { version } from './version.js';
 import { defaultLogFile } from './config/dirs.js';
@@ -85,6 +86,11 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   if (!isLoopbackHost(host.replace(/^\[|\]$/g, '')) && !opts.allowRemote) {
     throw new ProxyConfigError(`--host ${host} is not a loopback address. The proxy holds your key: bind it to 127.0.0.1, or pass --allow-remote if you really mean it.`);
   }
+  // A collector at this proxy's own address: each export would be exported again, forever. (--port 0 is
+  // not known yet, and names that only resolve to this machine cannot be told: the exporter's marker covers both.)
+  const listenPort = opts.port ?? DEFAULT_PORT;
+  const selfCollector = opts.otlp && listenPort !== 0 ? collectorLoop(opts.otlp, host, listenPort) : undefined;
+  if (selfCollector) throw new ProxyConfigError(selfCollector);
   const limits = { ...DEFAULT_LIMITS, ...defined(opts.limits) };
   const timeouts = { ...DEFAULT_TIMEOUTS, ...defined(opts.timeouts) };
   const upstreamUrl = new URL(parsed.siteUrl);
@@ -168,15 +174,22 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   );
   // Keep every header line (Node's default drops those past 1,000 unseen); the guard refuses too many.
   server.maxHeadersCount = 0;
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, limits.headersTimeoutMs));
   // WebSocket upgrades (Codex's Responses transport): guarded, keyed and recorded like requests.
   const upgrades = upgradeHandling(ctx);
   server.on('upgrade', upgrades.handle);
   // CONNECT never reaches the request handler; refuse it plainly (the upstream origin is fixed).
-  server.on('connect', (_req, socket: Socket) => socket.end(rawRefusal(400, 'Bad Request', 'unsafe-path', 'CONNECT is not supported: Loopgate forwards to one fixed upstream.')));
+  server.on('connect', (_req, socket: Socket) =>
+    endThenDestroy(socket, rawRefusal(400, 'Bad Request', 'unsafe-path', 'CONNECT is not supported: Loopgate forwards to one fixed upstream.'), limits.headersTimeoutMs),
+  );
 
+  // The Host guard must know the port before the first connection is handled, not once the log is
+  // open: 'listening' is emitted before the event loop can accept one (a request at once got a 403).
+  server.once('listening', () => {
+    ctx.guard = guardConfig((server.address() as AddressInfo).port, [], opts.allowRemote ?? false);
+  });
   try {
-    await listen(server, opts.port ?? DEFAULT_PORT, host);
+    await listen(server, listenPort, host);
   } catch (err) {
     await otlp?.close(0);
     await pool.destroy();
@@ -198,7 +211,6 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
       throw err;
     }
   }
-  ctx.guard = guardConfig(port, [], opts.allowRemote ?? false);
   return {
     url: proxyOrigin(host, port),
     port,
@@ -282,7 +294,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 /** Malformed requests never reach the handler; answer them plainly and close. */
-function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket, graceMs: number): void {
   if (!socket.writable || (err.code === 'ECONNRESET' && !socket.bytesWritten)) {
     socket.destroy();
     return;
@@ -293,5 +305,18 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'Request Timeout', 'request-timeout', 'The request was not completed in time.']
         : [400, 'Bad Request', 'malformed-request', 'Malformed HTTP request.'];
-  socket.end(rawRefusal(status, text, code, message));
+  endThenDestroy(socket, rawRefusal(status, text, code, message), graceMs);
+}
+
+/**
+ * Ends the connection with `answer`, then destroys it once the peer has had
+ * `graceMs` to read it and close. The HTTP server's sockets are half-open
+ * capable: after end() alone, a peer that never reads or closes (150 idle
+ * sockets, or 10,000) would hold its fd for as long as it likes.
+ */
+function endThenDestroy(socket: Socket, answer: string, graceMs: number): void {
+  socket.end(answer);
+  const timer = setTimeout(() => socket.destroy(), graceMs);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
 }

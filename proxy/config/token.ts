@@ -1,7 +1,7 @@
 // The local token: what local tools send as their "API key" to the proxy.
 // 32 random bytes, kept 0600 in the user's config dir; LOOPGATE_TOKEN overrides.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, fchmodSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { configDir } from './dirs.js';
 
@@ -29,13 +29,20 @@ export function loadOrCreateToken(env: NodeJS.ProcessEnv = process.env): string 
   const file = tokenFile(env);
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  // 'wx' so two processes racing to create it cannot both win.
+  // 'wx' so two processes racing to create it cannot both win, and so a link at its name is never written
+  // through. The mode is set on the descriptor: a chmod by name would follow a link put there meanwhile.
+  let fd: number;
   try {
-    writeFileSync(file, token + '\n', { mode: 0o600, flag: 'wx' });
+    fd = openSync(file, 'wx', 0o600);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return readFileSync(file, 'utf8').trim();
     throw err;
   }
-  chmodSync(file, 0o600);
+  try {
+    fchmodSync(fd, 0o600);
+    writeFileSync(fd, token + '\n');
+  } finally {
+    closeSync(fd);
+  }
   return token;
 }

@@ -1,7 +1,7 @@
 // Export a traffic log to HAR or JSONL: read (rotated files too), filter by
 // time, redact again (+ team masks), write 0600 via a temp file and rename.
 import { randomBytes } from 'node:crypto';
-import { chmod, rename, rm, writeFile, stat } from 'node:fs/promises';
+import { open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { toHar, toJsonl } from './har.js';
 import { readTrafficLog } from './reader.js';
@@ -37,13 +37,21 @@ export async function writePrivateFile(file: string, data: string): Promise<void
   if (!st?.isDirectory()) throw Object.assign(new Error(`the folder ${dir} does not exist: create it first, or choose another path`), { code: 'ENOENT' });
   const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    await writeFile(tmp, data, { mode: 0o600, flag: 'wx' });
+    // 'wx' creates a new file and never follows a link; the rename then replaces whatever `file` was (a link
+    // included) instead of writing through it. The mode is set on the open handle: a chmod by name after the
+    // rename would follow a link put there meanwhile.
+    const h = await open(tmp, 'wx', 0o600);
+    try {
+      await h.chmod(0o600);
+      await h.writeFile(data);
+    } finally {
+      await h.close();
+    }
     await rename(tmp, file);
   } catch (err) {
     await rm(tmp, { force: true }).catch(() => undefined);
     throw err;
   }
-  await chmod(file, 0o600);
 }
 
 export async function exportTrafficLog(opts: ExportOptions): Promise<ExportResult> {

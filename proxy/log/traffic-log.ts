@@ -3,7 +3,7 @@
 // so a slow or full disk costs records, never requests. Losing records is
 // never silent: the first failure and the recovery are reported once each
 // (onHealth), and the state is readable at any time (health).
-import { chmod, mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { dirname } from 'node:path';
 import { createRedactor } from '../rules/redact.js';
@@ -55,7 +55,10 @@ export const LOG_DEFAULTS = { maxBytes: 10 * 1024 * 1024, maxFiles: 5, maxQueue:
 // Records arrive redacted; this pattern-only pass is a second line of defence.
 const lastPass = createRedactor({ secrets: [] });
 const DRAIN_SLICE = 256;
-const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK;
+// O_NOFOLLOW: a link at the log's name would have every record appended to (and chmod 0600 applied to)
+// whatever it points at, any file for a proxy run as root. (Not on Windows: 0 there.)
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK | NOFOLLOW;
 const DRAIN_DELAY_MS = 25;
 
 export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
@@ -92,7 +95,9 @@ export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
     await ensureDir(dirname(file));
     // Non-blocking: a FIFO nobody reads fails at once (ENXIO) instead of parking a
     // thread-pool thread forever, which would also keep the process from exiting.
-    const h = await open(file, APPEND_FLAGS, 0o600);
+    const h = await open(file, APPEND_FLAGS, 0o600).catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'ELOOP' ? symlinkRefusal(file) : err;
+    });
     try {
       const st = await h.stat();
       // An existing file keeps its old mode on open: tighten it (not a device or pipe someone pointed --log at).
@@ -101,7 +106,7 @@ export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
       // A crash or a full disk can leave half a line: close it, or the next record would be glued to it.
       if (size > 0) {
         const last = Buffer.alloc(1);
-        const reader = await open(file, 'r');
+        const reader = await open(file, constants.O_RDONLY | NOFOLLOW);
         await reader.read(last, 0, 1, size - 1).finally(() => reader.close());
         if (last[0] !== 0x0a) {
           await h.write('\n');
@@ -133,8 +138,8 @@ export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
           if (err.code !== 'ENOENT') throw err;
         });
       }
+      // No chmod by name after the rename (it would follow a link put there meanwhile): the file got 0600 when opened.
       await rename(file, rotatedFile(file, 1));
-      await chmod(rotatedFile(file, 1), 0o600).catch(() => undefined);
     }
     size = 0;
   }
@@ -284,6 +289,10 @@ export function describeLogHealth(h: LogHealth): string {
   return h.ok
     ? `traffic log: writing to ${h.file} again (${h.dropped} record(s) lost in all while it failed).`
     : `traffic log: cannot write ${h.file} (${h.error ?? 'unknown error'}); records are being dropped, requests are still served. Free disk space or fix the file's permissions; /_loopgate/health shows the state.`;
+}
+
+function symlinkRefusal(file: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${file} is a symbolic link, and Loopgate does not follow one to write its log (records would go to, and 0600 be applied to, the file it points at)`), { code: 'ELOOP' });
 }
 
 /**

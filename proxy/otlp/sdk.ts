@@ -16,7 +16,7 @@ import { leanProtobufTraceSerializer } from './span-encoder.js';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { describeEndpoint, type OtlpConfig } from '../rules/otlp-config.js';
+import { describeEndpoint, EXPORTER_MARKER_HEADER, EXPORTER_MARKER_VALUE, type OtlpConfig } from '../rules/otlp-config.js';
 import type { OtlpHealth } from './health.js';
 import { GenAiMetrics } from './genai-metrics.js';
 import type { MetricPoint, SpanData } from '../rules/genai-span.js';
@@ -136,7 +136,9 @@ export function openSdkSink(config: OtlpConfig, opts: SdkSinkOptions): SdkSink {
 
   // A flush sends every queued batch at once: let the exporter take them all rather than fail the excess.
   const concurrencyLimit = Math.ceil(config.batch.maxQueueSize / config.batch.maxExportBatchSize) + 2;
-  const exporterOptions = (url: string) => ({ url, headers: { ...config.headers }, timeoutMillis: config.batch.exportTimeoutMs, concurrencyLimit });
+  // The marker goes last, so no configured header can take it off: a Loopgate proxy refuses what carries it.
+  const headers = { ...config.headers, [EXPORTER_MARKER_HEADER]: EXPORTER_MARKER_VALUE };
+  const exporterOptions = (url: string) => ({ url, headers: { ...headers }, timeoutMillis: config.batch.exportTimeoutMs, concurrencyLimit });
   // http/protobuf: the official exporter's transport (timeouts, retries of 429/5xx with Retry-After, headers)
   // with our encoder (span-encoder.ts: measured several times cheaper); http/json: the official exporter whole.
   const inner: SpanExporter =

@@ -16,6 +16,7 @@ import { REPLAY_HEADER } from '../traffic/replay-request.js';
 
 /** Set by `loopgate replay` and the Traffic view on a request they resend; only a request id is taken. */
 const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
 
 export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
   return buildRecordAndBodies(ex, ctx).record;
@@ -175,7 +176,8 @@ export function finish(ex: Exchange, ctx: ProxyContext): void {
   ctx.log?.write(rec);
   const local = ex.reply.local;
   const hint = () => (local ? ctx.redactor.string(local.message) : ex.diagnosis ? ctx.redactor.string(ex.diagnosis.hint) : undefined);
-  if (ctx.otlp) exportSpan(ex, ctx, built, rec.diagnosis ? hint() : undefined);
+  // No span for a refused export of ours: it would be exported, refused and recorded again, forever.
+  if (ctx.otlp && ex.req.headers[EXPORTER_MARKER_HEADER] === undefined) exportSpan(ex, ctx, built, rec.diagnosis ? hint() : undefined);
   if (built.ring) ctx.ring!.add(built.ring);
   if (ctx.onTraffic) ctx.onTraffic(consoleLine(rec, hint(), ctx.keys.slots.length > 1), rec);
 }

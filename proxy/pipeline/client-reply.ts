@@ -182,7 +182,7 @@ export class ClientReply {
 
   /** Starts relaying an upstream answer: its headers, cleaned and scrubbed, plus the table's. */
   head(status: number, upstreamHeaders: Headers, opts: { stream: boolean; length?: number }): void {
-    const headers = clientResponseHeaders(upstreamHeaders, this.ctx.redactor.knownSecrets);
+    const headers = clientResponseHeaders(upstreamHeaders, this.ctx.redactor.knownSecrets, this.ctx.redactor.knownSecretsInName);
     const own = this.loopgateHeaders();
     const timing = headers['server-timing'];
     Object.assign(headers, own);

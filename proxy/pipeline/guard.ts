@@ -2,6 +2,7 @@
 // read: a refused request costs nothing and reaches nothing.
 import type { IncomingMessage } from 'node:http';
 import { ProxyError } from '../rules/proxy-errors.js';
+import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
 
 export interface GuardConfig {
   /** Exact Host values accepted, e.g. 127.0.0.1:8787, localhost:8787, [::1]:8787. */
@@ -35,6 +36,14 @@ export function checkRequest(req: IncomingMessage, cfg: GuardConfig): void {
   const raw = req.rawHeaders;
   if (raw.length > 2 * MAX_HEADER_LINES) {
     throw new ProxyError(400, 'too-many-headers', `The request has ${raw.length / 2} header lines; Loopgate takes at most ${MAX_HEADER_LINES}. Send fewer headers.`);
+  }
+  // Loopgate's own OTLP export, come back to a proxy (a collector address that leads here): never forwarded.
+  if (req.headers[EXPORTER_MARKER_HEADER] !== undefined) {
+    throw new ProxyError(
+      508,
+      'export-loop',
+      'This request is an OTLP export of Loopgate (it carries x-loopgate-exporter): its collector address leads to a Loopgate proxy, and an export is never forwarded upstream. Point the collector address at your collector.',
+    );
   }
   let hosts = 0;
   for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++;

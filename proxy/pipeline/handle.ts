@@ -66,7 +66,7 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     }
     checkRequest(req, ctx.guard);
     normalise(ex, ctx);
-    // Claude Code's credential-less `HEAD /` on every run: a plain 200, no token, nothing revealed.
+    // A credential-less `HEAD /api/hello` (Claude Code at start) or `HEAD /`: a plain 200, no token, nothing revealed.
     if (isConnectivityProbe(ex)) return answerConnectivityProbe(ex);
     // Local endpoints check the token themselves (the health challenge is answered without it).
     if (isLocalEndpoint(ex.path)) return await handleLocalEndpoint(ex, ctx);

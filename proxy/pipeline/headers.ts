@@ -58,27 +58,34 @@ export function upstreamRequestHeaders(rawHeaders: string[], key: string | undef
   return out;
 }
 
+/** Loopgate's own response headers (x-loopgate-diagnosis, -bridge, -route …): only Loopgate writes them. */
+const OWN_PREFIX = 'x-loopgate-';
+
 /**
  * Upstream response headers → what the client gets: no hop-by-hop, no CORS (the
- * proxy never grants any), and never the real key, should the upstream echo it
- * in a value or a name (`scrub` replaces known secrets).
+ * proxy never grants any), none of Loopgate's own x-loopgate-* (an upstream
+ * forging x-loopgate-diagnosis: bad-key would make the editor ask for a new
+ * key), and never the real key, should the upstream echo it in a value
+ * (`scrub` replaces known secrets) or a name (`scrubName`, any letter case).
  */
 export function clientResponseHeaders(
   headers: Record<string, string | string[] | undefined>,
   scrub: (value: string) => string = (v) => v,
+  scrubName: (name: string) => string = scrub,
 ): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {
     const raw = headers[name];
     if (raw === undefined) continue;
     // A name cannot carry a mask (brackets are not token characters): a name holding a secret is dropped.
-    if (scrub(name) !== name) continue;
+    if (scrubName(name) !== name) continue;
     const value = typeof raw === 'string' ? scrub(raw) : raw.map(scrub);
     if (name === 'content-length') {
       out[name] = value;
       continue;
     }
-    if (HOP_BY_HOP.has(name) || name.startsWith('access-control-')) continue;
+    const lower = name.toLowerCase();
+    if (HOP_BY_HOP.has(lower) || lower.startsWith('access-control-') || lower.startsWith(OWN_PREFIX)) continue;
     out[name] = value;
   }
   return out;

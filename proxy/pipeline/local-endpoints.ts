@@ -1,7 +1,7 @@
 // The proxy's own endpoints under /_loopgate/: health (the extension uses it to
 // attach to a proxy another window started) and stats. Token-protected, except
 // the health challenge, which proves the token without anyone sending it.
-// Also the answer to a credential-less connectivity probe (`HEAD /`, `GET /`).
+// Also the answer to a credential-less connectivity probe (`HEAD /`, `HEAD /api/hello`, `GET /`).
 import { CHALLENGE_HEADER, healthProof, isValidNonce, PROOF_HEADER } from '../rules/health-proof.js';
 import { ProxyError } from '../rules/proxy-errors.js';
 import { isLoopbackHost } from '../rules/urls.js';
@@ -18,14 +18,16 @@ export function isLocalEndpoint(path: string): boolean {
 }
 
 /**
- * A connectivity probe: Claude Code sends a credential-less `HEAD /` on every
- * run to see whether its base URL answers (and `GET /` is what a person types).
- * Only from loopback (with --allow-remote, a remote peer still needs the token),
- * and only after the Host/Origin guards, which apply to it as to everything.
+ * A connectivity probe: Claude Code (2.1.330) sends a credential-less
+ * `HEAD /api/hello` at start to see whether its base URL answers; `HEAD /` is
+ * the same question from other tools, and `GET /` is what a person types. Only from loopback (with --allow-remote, a
+ * remote peer still needs the token), and only after the Host/Origin guards,
+ * which apply to it as to everything.
  */
 export function isConnectivityProbe(ex: Exchange): boolean {
   const method = ex.req.method;
-  if ((method !== 'HEAD' && method !== 'GET') || ex.path !== '/') return false;
+  const probe = ex.path === '/' ? method === 'HEAD' || method === 'GET' : ex.path === '/api/hello' && method === 'HEAD';
+  if (!probe) return false;
   if (presentedCredential(ex.req) !== undefined) return false;
   return isLoopbackHost((ex.req.socket.remoteAddress ?? '').replace(/^::ffff:/i, ''));
 }

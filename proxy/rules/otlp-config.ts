@@ -44,6 +44,50 @@ export const OTLP_DEFAULT_BATCH: OtlpBatch = {
 export const OTLP_DEFAULT_METRIC_INTERVAL_MS = 60_000;
 export const OTLP_DEFAULT_SERVICE_NAME = 'loopgate';
 
+/**
+ * Sent with every export of Loopgate's OTLP exporter (live spans and metrics,
+ * `export --otlp`). A Loopgate proxy refuses any request that carries it (508),
+ * and records no span for it: whatever name led a collector address back to a
+ * proxy (an /etc/hosts alias, a DNS name of this machine), an export never
+ * goes upstream with the key and never comes back as a span to export again.
+ */
+export const EXPORTER_MARKER_HEADER = 'x-loopgate-exporter';
+export const EXPORTER_MARKER_VALUE = 'otlp';
+
+/** Addresses that always reach this machine, whatever interface the proxy is bound to. */
+function reachesThisMachine(hostname: string): boolean {
+  return (
+    isLoopbackHost(hostname) ||
+    hostname === '0.0.0.0' ||
+    hostname === '::' ||
+    // IPv4-mapped loopback and unspecified (the URL parser writes ::ffff:127.0.0.1 as ::ffff:7f00:1).
+    /^::ffff:(7f[0-9a-f]{2}:[0-9a-f]{1,4}|0:0)$/.test(hostname)
+  );
+}
+
+/**
+ * Why the collector addresses would send the export to this very proxy
+ * (listening on `host`:`port`), or undefined. Any path counts: the proxy
+ * answers them all. The URL parser has already normalised the spellings of an
+ * address (127.1, 2130706433, [0:0::1]).
+ */
+export function collectorLoop(config: Pick<OtlpConfig, 'tracesUrl' | 'metricsUrl'>, host: string, port: number): string | undefined {
+  const bound = host.replace(/^\[|\]$/g, '').toLowerCase();
+  for (const url of [config.tracesUrl, config.metricsUrl]) {
+    if (!url) continue;
+    const u = new URL(url);
+    const hostname = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    const collectorPort = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+    if (collectorPort !== port || !(hostname === bound || reachesThisMachine(hostname))) continue;
+    return (
+      `the OTLP collector ${describeEndpoint(url)} is this proxy itself (port ${port}): each export would come back as a request ` +
+      `and be exported again, forever, and could be forwarded upstream with your key. Point --otlp, OTEL_EXPORTER_OTLP_*ENDPOINT ` +
+      `or loopgate.otlp.endpoint at your collector (usually port 4318), or run the proxy on another port.`
+    );
+  }
+  return undefined;
+}
+
 /** The variables read here, so the extension can keep the proxy child free of them (it has its own settings). */
 export const OTLP_ENV_PREFIX = 'OTEL_';
 

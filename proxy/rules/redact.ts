@@ -24,6 +24,12 @@ export interface Redactor {
    */
   knownSecrets(s: string): string;
   /**
+   * knownSecrets() for a header name, in any letter case: Node lower-cases the
+   * names it parses, so a key with capitals arrives there lower-cased (still
+   * nearly all of the key) and an exact comparison would miss it.
+   */
+  knownSecretsInName(name: string): string;
+  /**
    * Registered secrets in bytes on their way to the client, as-is or in the forms a
    * relay quotes them (JSON-escaped, `\/`, URL-encoded), each replaced by a mask of
    * the SAME length: a scrubbed body still matches its content-length. The same
@@ -227,6 +233,11 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
   const memo = new Map<string, string>();
   const formTag = new Map<string, string>();
   let exact: RegExp | null = null;
+  // The same forms, any letter case (header names); keyed by the lower-cased form.
+  let anyCase: RegExp | null = null;
+  const lowerFormTag = new Map<string, string>();
+  // Header names repeat on every request: their results are remembered like string()'s.
+  const nameMemo = new Map<string, string>();
   /** Each secret as a relay would quote it, with its same-length mask, for response bytes. */
   const quoted: Array<{ form: Buffer; mask: Buffer }> = [];
   // Code units that occur in some form, and the shortest form: a cheap test
@@ -260,9 +271,12 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
     }
     if (!changed) return;
     memo.clear();
+    nameMemo.clear();
     // Longest first, so a form never stops inside a longer one.
     const alternatives = [...formTag.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
     exact = new RegExp(alternatives.join('|'), 'g');
+    anyCase = new RegExp(alternatives.join('|'), 'gi');
+    for (const [form, t] of formTag) if (!lowerFormTag.has(form.toLowerCase())) lowerFormTag.set(form.toLowerCase(), t);
     for (const form of formTag.keys()) {
       minForm = Math.min(minForm, form.length);
       for (let i = 0; i < form.length; i++) formUnits[form.charCodeAt(i)] = 1;
@@ -309,9 +323,9 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
       if (DENYLISTED_HEADERS.has(lower) || SENSITIVE_HEADER_NAME.test(lower)) {
         // Tag the credential itself (scheme stripped) so it matches the same key's tag elsewhere.
         const credential = value.replace(/^(Bearer|Basic|Token)\s+/i, '').trim();
-        out[string(name)] = value === '' ? '' : TAG_RE.test(credential) ? credential : tag(credential);
+        out[string(knownSecretsInName(name))] = value === '' ? '' : TAG_RE.test(credential) ? credential : tag(credential);
       } else {
-        out[string(name)] = string(value);
+        out[string(knownSecretsInName(name))] = string(value);
       }
     }
     return out;
@@ -381,6 +395,19 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
     return s.replace(exact, (m) => formTag.get(m) ?? tag(m));
   }
 
+  function knownSecretsInName(name: string): string {
+    if (!anyCase || typeof name !== 'string' || name.length < minForm) return name;
+    let out = nameMemo.get(name);
+    if (out === undefined) {
+      out = name.replace(anyCase, (m) => lowerFormTag.get(m.toLowerCase()) ?? tag(m));
+      if (name.length <= MEMO_MAX_LENGTH) {
+        if (nameMemo.size >= MEMO_ENTRIES) nameMemo.clear();
+        nameMemo.set(name, out);
+      }
+    }
+    return out;
+  }
+
   for (const s of opts.secrets ?? []) addSecret(s);
-  return { string, headers, value, addSecret, knownSecrets, knownSecretsIn, find };
+  return { string, headers, value, addSecret, knownSecrets, knownSecretsInName, knownSecretsIn, find };
 }

@@ -28,9 +28,11 @@ async function health(s: Stack): Promise<{ log: LogHealth | null }> {
 describe('a failing log is reported once, and its recovery once', () => {
   it('says so on the console and in /_loopgate/health, and keeps serving', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'loopgate-loghealth-'));
-    const logFile = join(dir, 'traffic.jsonl');
-    // Every write to /dev/full fails with ENOSPC: a full disk, for real.
-    symlinkSync('/dev/full', logFile);
+    // Every write to /dev/full fails with ENOSPC: a full disk, for real. The log is /dev/full itself, reached
+    // through a linked folder (a link at the log's own name is refused: F-J); the folder is re-pointed to recover.
+    const folder = join(dir, 'logs');
+    symlinkSync('/dev', folder);
+    const logFile = join(folder, 'full');
     const events: LogHealth[] = [];
     stack = await startStack({ logFile, onLogHealth: (h) => events.push(h) });
     for (let i = 0; i < 5; i++) expect((await chat(stack, `while full ${i}`)).choices[0]!.message.content).toContain(`while full ${i}`);
@@ -44,9 +46,11 @@ describe('a failing log is reported once, and its recovery once', () => {
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ ok: false });
 
-    // Space again: the next record is written, and that is said once too.
-    rmSync(logFile);
-    writeFileSync(logFile, '');
+    // Space again: the next record is written, and that is said once too. (Never rm logFile here: it is /dev/full.)
+    const spacious = mkdtempSync(join(tmpdir(), 'loopgate-loghealth-'));
+    writeFileSync(join(spacious, 'full'), '');
+    rmSync(folder);
+    symlinkSync(spacious, folder);
     await chat(stack, 'after recovery');
     await until(() => events.length > 1 || undefined, 10_000, 'the recovery to be reported');
     expect(events[1]).toMatchObject({ ok: true });

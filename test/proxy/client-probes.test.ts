@@ -207,6 +207,31 @@ describe("Claude Code's credential-less HEAD / probe", () => {
     expect(stack.proxy.stats.errors).toBe(0);
   });
 
+  it('HEAD /api/hello (Claude Code at start) is answered like HEAD /: 200, no 401 on the console, in the log or the HAR', async () => {
+    stack.sim.clearRequests();
+    const before = stack.traffic.length;
+    const res = await httpRequest(stack.proxy.url, { method: 'HEAD', path: '/api/hello', headers: { host, 'user-agent': CLAUDE_CODE_UA } });
+    expect(res.status).toBe(200);
+    expect(res.body).toBe('');
+    expect(res.headers['x-loopgate-diagnosis']).toBeUndefined();
+    expect(stack.sim.requests).toHaveLength(0);
+    const rec = await recordOf(stack, res.headers['x-loopgate-request-id']);
+    expect(rec).toMatchObject({ method: 'HEAD', path: '/api/hello', status: 200 });
+    expect(rec.errorCode).toBeUndefined();
+    const line = await until(() => stack.traffic.slice(before).find((l) => l.startsWith('HEAD /api/hello ')), 5000, 'the traffic line');
+    expect(line).toMatch(/^HEAD \/api\/hello 200 /);
+    expect(line).not.toMatch(/missing-local-token|401/);
+    // Only the credential-less HEAD: a GET, a POST or a deeper path still needs the token.
+    for (const req of [{ method: 'GET', path: '/api/hello' }, { method: 'HEAD', path: '/api/hello/x' }, { method: 'HEAD', path: '/api' }]) {
+      const other = await httpRequest(stack.proxy.url, { ...req, headers: { host } });
+      expect(other.status, `${req.method} ${req.path}`).toBe(401);
+    }
+    const rebinding = await httpRequest(stack.proxy.url, { method: 'HEAD', path: '/api/hello', headers: { host: `attacker.test:${stack.proxy.port}` } });
+    expect(rebinding.status).toBe(403);
+    const foreign = await httpRequest(stack.proxy.url, { method: 'HEAD', path: '/api/hello', headers: { host, origin: 'https://evil.example' } });
+    expect(foreign.status).toBe(403);
+  });
+
   it('GET / is answered the same way, with a short text that names no upstream and no key', async () => {
     const res = await httpRequest(stack.proxy.url, { path: '/', headers: { host } });
     expect(res.status).toBe(200);
