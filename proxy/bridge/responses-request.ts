@@ -4,7 +4,7 @@ import { bridgeRule, isHarmless } from '../rules/protocol-params.js';
 import { PROTOCOL_TABLE } from '../rules/protocols.js';
 import { takesReasoningEffort } from '../rules/reasoning.js';
 import { noChatEquivalent, wrongType } from './reject.js';
-import { chatToolName, requestTools } from './tool-names.js';
+import { requestTools, toolNamesOf, type ToolNames } from './tool-names.js';
 import { isRecord, type Json } from './types.js';
 
 const P = PROTOCOL_TABLE.responses.title;
@@ -41,8 +41,10 @@ export function responsesToChat(body: Json): { chat: Json; stream: boolean; mode
     messages.push({ role: 'system', content: body.instructions });
   }
   if (body.input === undefined || body.input === null) throw wrongType('input', 'a string or an array of input items');
+  // One name table for the tools, the history's calls and tool_choice, so all three agree.
+  const names = toolNamesOf(body);
   if (typeof body.input === 'string') messages.push({ role: 'user', content: body.input });
-  else if (Array.isArray(body.input)) messages.push(...inputItems(body.input, dropped));
+  else if (Array.isArray(body.input)) messages.push(...inputItems(body.input, dropped, names));
   else throw wrongType('input', 'a string or an array of input items');
 
   const chat: Json = { model: body.model, messages };
@@ -50,13 +52,13 @@ export function responsesToChat(body: Json): { chat: Json; stream: boolean; mode
     if (body[from] !== undefined && body[from] !== null) chat[to] = body[from];
   }
 
-  const tools = mapTools(requestTools(body), dropped);
+  const tools = mapTools(requestTools(body), dropped, names);
   if (tools.length > 0) {
     chat.tools = tools;
     if (typeof body.parallel_tool_calls === 'boolean') chat.parallel_tool_calls = body.parallel_tool_calls;
   }
   if (body.tool_choice !== undefined && body.tool_choice !== null) {
-    const choice = mapToolChoice(body.tool_choice, tools);
+    const choice = mapToolChoice(body.tool_choice, tools, names);
     // 'auto'/'none' without tools mean nothing, and chat routes reject tool_choice without tools.
     if (tools.length > 0 || (choice !== 'auto' && choice !== 'none')) chat.tool_choice = choice;
     // allowed_tools may have left none: chat routes refuse an empty tools list.
@@ -126,11 +128,11 @@ function mapText(text: unknown, chat: Json, reasoningModel: boolean, dropped: st
 }
 
 /** Function and custom tools carried over (namespaces flattened); built-in tools dropped and reported. */
-function mapTools(tools: unknown[], dropped: string[], namespace?: string): Json[] {
+function mapTools(tools: unknown[], dropped: string[], names: ToolNames, namespace?: string): Json[] {
   return tools.flatMap((t, i): Json[] => {
     if (!isRecord(t)) throw wrongType(`tools[${i}]`, 'an object');
-    if (t.type === 'namespace' && Array.isArray(t.tools) && typeof t.name === 'string' && !namespace) return mapTools(t.tools, dropped, t.name);
-    if (t.type === 'custom') return [customTool(t, i, namespace)];
+    if (t.type === 'namespace' && Array.isArray(t.tools) && typeof t.name === 'string' && !namespace) return mapTools(t.tools, dropped, names, t.name);
+    if (t.type === 'custom') return [customTool(t, i, names, namespace)];
     if (typeof t.type === 'string' && CLIENT_RUN_TOOLS.has(t.type)) {
       // The client runs these itself; without them the model could not do what the client expects.
       throw noChatEquivalent(`tools[${i}].type`, P, `'${t.type}' is a tool the client runs with a schema only Responses routes know; declare it as a function tool, or use a group whose route serves Responses`);
@@ -141,7 +143,7 @@ function mapTools(tools: unknown[], dropped: string[], namespace?: string): Json
       return [];
     }
     if (typeof t.name !== 'string' || !t.name) throw wrongType(`tools[${i}].name`, 'a non-empty string');
-    const fn: Json = { name: chatToolName(t.name, namespace) };
+    const fn: Json = { name: names.chatName(t.name, namespace) };
     if (t.description !== undefined && t.description !== null) fn.description = t.description;
     if (t.parameters !== undefined && t.parameters !== null) fn.parameters = t.parameters;
     if (typeof t.strict === 'boolean') fn.strict = t.strict;
@@ -154,7 +156,7 @@ function mapTools(tools: unknown[], dropped: string[], namespace?: string): Json
  * with one string argument, `input`: every chat model can call that, while chat
  * routes' own custom-tool support varies. Calls come back as custom_tool_call.
  */
-function customTool(t: Json, i: number, namespace?: string): Json {
+function customTool(t: Json, i: number, names: ToolNames, namespace?: string): Json {
   if (typeof t.name !== 'string' || !t.name) throw wrongType(`tools[${i}].name`, 'a non-empty string');
   const f = t.format;
   let how = 'Put the raw input for this tool, as free text, in "input".';
@@ -167,14 +169,14 @@ function customTool(t: Json, i: number, namespace?: string): Json {
   const description = typeof t.description === 'string' && t.description ? `${t.description}\n\n${how}` : how;
   return {
     type: 'function',
-    function: { name: chatToolName(t.name, namespace), description, parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'], additionalProperties: false } },
+    function: { name: names.chatName(t.name, namespace), description, parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'], additionalProperties: false } },
   };
 }
 
-function mapToolChoice(tc: unknown, tools: Json[]): unknown {
+function mapToolChoice(tc: unknown, tools: Json[], names: ToolNames): unknown {
   if (tc === 'auto' || tc === 'none' || tc === 'required') return tc;
   if (isRecord(tc) && (tc.type === 'function' || tc.type === 'custom') && typeof tc.name === 'string') {
-    const name = chatToolName(tc.name, typeof tc.namespace === 'string' ? tc.namespace : undefined);
+    const name = names.chatName(tc.name, typeof tc.namespace === 'string' ? tc.namespace : undefined);
     if (!tools.some((t) => isRecord(t.function) && t.function.name === name)) {
       throw noChatEquivalent('tool_choice', P, `it forces '${tc.name}', which is not among the tools the chat route gets`);
     }
@@ -182,7 +184,7 @@ function mapToolChoice(tc: unknown, tools: Json[]): unknown {
   }
   if (isRecord(tc) && tc.type === 'allowed_tools') {
     // Only the allowed tools go to the chat route: the model must not call the others.
-    const allowed = new Set((Array.isArray(tc.tools) ? tc.tools : []).flatMap((a) => (isRecord(a) && typeof a.name === 'string' ? [chatToolName(a.name, typeof a.namespace === 'string' ? a.namespace : undefined)] : [])));
+    const allowed = new Set((Array.isArray(tc.tools) ? tc.tools : []).flatMap((a) => (isRecord(a) && typeof a.name === 'string' ? [names.chatName(a.name, typeof a.namespace === 'string' ? a.namespace : undefined)] : [])));
     tools.splice(0, tools.length, ...tools.filter((t) => isRecord(t.function) && allowed.has(t.function.name as string)));
     return tc.mode === 'required' ? 'required' : 'auto';
   }
@@ -191,7 +193,7 @@ function mapToolChoice(tc: unknown, tools: Json[]): unknown {
 }
 
 /** Chat wants an assistant turn's tool calls in one message, followed by its tool results. */
-function inputItems(items: unknown[], dropped: string[]): Json[] {
+function inputItems(items: unknown[], dropped: string[], names: ToolNames): Json[] {
   const out: Json[] = [];
   let assistant: Json | undefined; // the open assistant message that function_call items join
   const closeAssistant = () => {
@@ -228,7 +230,7 @@ function inputItems(items: unknown[], dropped: string[]): Json[] {
           id: item.call_id,
           type: 'function',
           function: {
-            name: chatToolName(item.name, typeof item.namespace === 'string' ? item.namespace : undefined),
+            name: names.chatName(item.name, typeof item.namespace === 'string' ? item.namespace : undefined),
             // A custom tool's raw input travels as the one argument the bridged function has.
             arguments:
               type === 'custom_tool_call'
