@@ -10,7 +10,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/proxy-server.js';
-import { TOKEN, until } from '../proxy/stack.js';
+import { logRecords, TOKEN, until } from '../proxy/stack.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const PIECE = 16 * 1024;
 
@@ -91,9 +94,10 @@ async function drain(res: Response): Promise<{ bytes: number; tail: string }> {
 describe('one huge SSE line through the bridge (issue 23 F-D)', () => {
   let up: Upstream;
   let proxy: RunningProxy;
+  const logFile = join(mkdtempSync(join(tmpdir(), 'loopgate-huge-line-')), 'traffic.jsonl');
   beforeAll(async () => {
     up = await startUpstream();
-    proxy = await startProxy({ upstream: up.url, key: 'sk-huge-line-test-0000000000000000', token: TOKEN, port: 0, allowHttp: true, logFile: false, bridge: 'always' });
+    proxy = await startProxy({ upstream: up.url, key: 'sk-huge-line-test-0000000000000000', token: TOKEN, port: 0, allowHttp: true, logFile, bridge: 'always' });
   });
   afterAll(async () => {
     await proxy.close();
@@ -141,5 +145,10 @@ describe('one huge SSE line through the bridge (issue 23 F-D)', () => {
     expect(messages.tail).toMatch(/event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"The upstream sent one stream event larger than 16 MiB/);
     // Both endless upstream streams were dropped by the proxy.
     await until(() => up.cutOff >= cut + 2, 5000, 'both upstream streams cut off');
+    const refused = await until(() => {
+      const r = logRecords(logFile).filter((x) => x.errorCode === 'bridge-event-too-large');
+      return r.length === 2 ? r : undefined;
+    }, 5000, 'two records naming the cap');
+    expect(refused.map((r) => r.path).sort()).toEqual(['/v1/messages', '/v1/responses']);
   });
 });
