@@ -3,6 +3,7 @@
 import { bridgeRule, isHarmless } from '../rules/protocol-params.js';
 import { PROTOCOL_TABLE } from '../rules/protocols.js';
 import { takesReasoningEffort } from '../rules/reasoning.js';
+import { noteDroppedFields } from '../rules/bridge-fields.js';
 import { noChatEquivalent, wrongType } from './reject.js';
 import { requestTools, toolNamesOf, type ToolNames } from './tool-names.js';
 import { isRecord, type Json } from './types.js';
@@ -131,8 +132,14 @@ function mapText(text: unknown, chat: Json, reasoningModel: boolean, dropped: st
 function mapTools(tools: unknown[], dropped: string[], names: ToolNames, namespace?: string): Json[] {
   return tools.flatMap((t, i): Json[] => {
     if (!isRecord(t)) throw wrongType(`tools[${i}]`, 'an object');
-    if (t.type === 'namespace' && Array.isArray(t.tools) && typeof t.name === 'string' && !namespace) return mapTools(t.tools, dropped, names, t.name);
-    if (t.type === 'custom') return [customTool(t, i, names, namespace)];
+    if (t.type === 'namespace' && Array.isArray(t.tools) && typeof t.name === 'string' && !namespace) {
+      noteDroppedFields(t, 'responses.namespace', 'tools[namespace]', dropped);
+      return mapTools(t.tools, dropped, names, t.name);
+    }
+    if (t.type === 'custom') {
+      noteDroppedFields(t, 'responses.custom', 'tools[]', dropped);
+      return [customTool(t, i, names, namespace)];
+    }
     if (typeof t.type === 'string' && CLIENT_RUN_TOOLS.has(t.type)) {
       // The client runs these itself; without them the model could not do what the client expects.
       throw noChatEquivalent(`tools[${i}].type`, P, `'${t.type}' is a tool the client runs with a schema only Responses routes know; declare it as a function tool, or use a group whose route serves Responses`);
@@ -143,6 +150,7 @@ function mapTools(tools: unknown[], dropped: string[], names: ToolNames, namespa
       return [];
     }
     if (typeof t.name !== 'string' || !t.name) throw wrongType(`tools[${i}].name`, 'a non-empty string');
+    noteDroppedFields(t, 'responses.function', 'tools[]', dropped);
     const fn: Json = { name: names.chatName(t.name, namespace) };
     if (t.description !== undefined && t.description !== null) fn.description = t.description;
     if (t.parameters !== undefined && t.parameters !== null) fn.parameters = t.parameters;
@@ -205,14 +213,15 @@ function inputItems(items: unknown[], dropped: string[], names: ToolNames): Json
     const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
     switch (type) {
       case 'message': {
+        noteDroppedFields(item, 'responses.message', 'input[]', dropped);
         const role = item.role;
         if (role === 'assistant') {
-          assistant = { role: 'assistant', content: textOnly(item.content, `${at}.content`) };
+          assistant = { role: 'assistant', content: textOnly(item.content, `${at}.content`, dropped) };
           out.push(assistant);
         } else if (role === 'user' || role === 'system' || role === 'developer') {
           closeAssistant();
           // 'developer' is newer than many chat upstreams: system means the same there.
-          out.push({ role: role === 'developer' ? 'system' : role, content: userContent(item.content, `${at}.content`, role === 'user') });
+          out.push({ role: role === 'developer' ? 'system' : role, content: userContent(item.content, `${at}.content`, role === 'user', dropped) });
         } else {
           throw wrongType(`${at}.role`, "'user', 'assistant', 'system' or 'developer'");
         }
@@ -221,6 +230,7 @@ function inputItems(items: unknown[], dropped: string[], names: ToolNames): Json
       case 'function_call':
       case 'custom_tool_call': {
         if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw wrongType(at, `a ${String(type)} with string call_id and name`);
+        noteDroppedFields(item, type === 'function_call' ? 'responses.function_call' : 'responses.custom_tool_call', 'input[]', dropped);
         if (!assistant) {
           assistant = { role: 'assistant', content: null };
           out.push(assistant);
@@ -246,9 +256,10 @@ function inputItems(items: unknown[], dropped: string[], names: ToolNames): Json
       case 'function_call_output':
       case 'custom_tool_call_output': {
         if (typeof item.call_id !== 'string') throw wrongType(`${at}.call_id`, 'a string');
+        noteDroppedFields(item, 'responses.tool_output', 'input[]', dropped);
         // Tool results follow the assistant turn; text after them starts a new one.
         closeAssistant();
-        out.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutput(item.output, `${at}.output`) });
+        out.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutput(item.output, `${at}.output`, dropped) });
         break;
       }
       case 'reasoning':
@@ -270,26 +281,36 @@ function inputItems(items: unknown[], dropped: string[], names: ToolNames): Json
   return out;
 }
 
-function textOnly(content: unknown, at: string): string {
+/** Where a content part's dropped fields are reported. */
+const PARTS = 'input[].content[]';
+
+function textOnly(content: unknown, at: string, dropped: string[]): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) throw wrongType(at, 'a string or an array of content parts');
   return content
     .map((p, j) => {
       if (!isRecord(p)) throw wrongType(`${at}[${j}]`, 'an object');
-      if ((p.type === 'output_text' || p.type === 'input_text' || p.type === 'text') && typeof p.text === 'string') return p.text;
+      if ((p.type === 'output_text' || p.type === 'input_text' || p.type === 'text') && typeof p.text === 'string') {
+        noteDroppedFields(p, 'responses.text_part', PARTS, dropped);
+        return p.text;
+      }
       if (p.type === 'refusal' && typeof p.refusal === 'string') return p.refusal;
       throw noChatEquivalent(`${at}[${j}].type`, P, `assistant content of type '${String(p.type)}' cannot be bridged`);
     })
     .join('');
 }
 
-function userContent(content: unknown, at: string, imagesAllowed: boolean): unknown {
+function userContent(content: unknown, at: string, imagesAllowed: boolean, dropped: string[]): unknown {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) throw wrongType(at, 'a string or an array of content parts');
   const parts = content.map((p, j): Json => {
     if (!isRecord(p)) throw wrongType(`${at}[${j}]`, 'an object');
-    if ((p.type === 'input_text' || p.type === 'output_text' || p.type === 'text') && typeof p.text === 'string') return { type: 'text', text: p.text };
+    if ((p.type === 'input_text' || p.type === 'output_text' || p.type === 'text') && typeof p.text === 'string') {
+      noteDroppedFields(p, 'responses.text_part', PARTS, dropped);
+      return { type: 'text', text: p.text };
+    }
     if (p.type === 'input_image' && imagesAllowed && typeof p.image_url === 'string') {
+      noteDroppedFields(p, 'responses.image_part', PARTS, dropped);
       const image: Json = { url: p.image_url };
       if (typeof p.detail === 'string') image.detail = p.detail;
       return { type: 'image_url', image_url: image };
@@ -300,8 +321,8 @@ function userContent(content: unknown, at: string, imagesAllowed: boolean): unkn
   return parts.every((p) => p.type === 'text') ? parts.map((p) => p.text).join('\n') : parts;
 }
 
-function toolOutput(output: unknown, at: string): string {
+function toolOutput(output: unknown, at: string, dropped: string[]): string {
   if (typeof output === 'string') return output;
-  if (Array.isArray(output)) return textOnly(output, at);
+  if (Array.isArray(output)) return textOnly(output, at, dropped);
   throw wrongType(at, 'a string or an array of text parts');
 }
