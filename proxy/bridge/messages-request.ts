@@ -5,6 +5,7 @@ import { PROTOCOL_TABLE } from '../rules/protocols.js';
 import { chatEffort, effortForBudget, takesReasoningEffort } from '../rules/reasoning.js';
 import { noteDroppedFields } from '../rules/bridge-fields.js';
 import { noChatEquivalent, wrongType } from './reject.js';
+import { messagesToolNamesOf, type ToolNames } from './tool-names.js';
 import { isRecord, type Json } from './types.js';
 
 const P = PROTOCOL_TABLE.messages.title;
@@ -24,10 +25,11 @@ export function messagesToChat(body: Json): { chat: Json; stream: boolean; model
   }
   if (typeof body.model !== 'string' || body.model === '') throw wrongType('model', 'a model ID string (copy one from GET /v1/models)');
   const messages: Json[] = [];
+  const names = messagesToolNamesOf(body);
   const system = systemText(body.system, 'system', dropped);
   if (system !== undefined) messages.push({ role: 'system', content: system });
   if (!Array.isArray(body.messages) || body.messages.length === 0) throw wrongType('messages', 'a non-empty array of {role, content}');
-  for (const [i, m] of body.messages.entries()) messages.push(...mapMessage(m, `messages[${i}]`, dropped));
+  for (const [i, m] of body.messages.entries()) messages.push(...mapMessage(m, `messages[${i}]`, dropped, names));
 
   const chat: Json = { model: body.model, messages };
   if (body.max_tokens !== undefined && body.max_tokens !== null) {
@@ -54,9 +56,9 @@ export function messagesToChat(body: Json): { chat: Json; stream: boolean; model
   }
   mapEffort(body, chat, dropped);
   mapOutputFormat(body, chat, dropped);
-  const tools = mapTools(body.tools, dropped);
+  const tools = mapTools(body.tools, dropped, names);
   if (tools.length > 0) chat.tools = tools;
-  if (body.tool_choice !== undefined && body.tool_choice !== null) mapToolChoice(body.tool_choice, chat, dropped);
+  if (body.tool_choice !== undefined && body.tool_choice !== null) mapToolChoice(body.tool_choice, chat, dropped, names);
 
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') throw wrongType('stream', 'true or false');
   const stream = body.stream === true;
@@ -119,7 +121,7 @@ function systemText(system: unknown, at: string, dropped: string[]): string | un
     .join('\n\n');
 }
 
-function mapMessage(m: unknown, at: string, dropped: string[]): Json[] {
+function mapMessage(m: unknown, at: string, dropped: string[], names: ToolNames): Json[] {
   if (!isRecord(m)) throw wrongType(at, 'an object {role, content}');
   // A system turn (per-turn-control beta; Claude Code sends its environment this way) stays a system message, in place.
   if (m.role === 'system') {
@@ -131,7 +133,7 @@ function mapMessage(m: unknown, at: string, dropped: string[]): Json[] {
   noteDroppedFields(m, 'messages.message', 'messages[]', dropped);
   if (typeof m.content === 'string') return [{ role: m.role, content: m.content }];
   if (!Array.isArray(m.content)) throw wrongType(`${at}.content`, 'a string or an array of content blocks');
-  return m.role === 'assistant' ? [assistantMessage(m.content, `${at}.content`, dropped)] : userMessages(m.content, `${at}.content`, dropped);
+  return m.role === 'assistant' ? [assistantMessage(m.content, `${at}.content`, dropped, names)] : userMessages(m.content, `${at}.content`, dropped);
 }
 
 /** Where a content block's dropped fields are reported. */
@@ -140,7 +142,7 @@ const BLOCKS = 'messages[].content[]';
 /** Server tools' blocks from an earlier native turn: their visible result is in the text blocks. */
 const SERVER_BLOCK = /^(server_tool_use|web_search_tool_result|web_fetch_tool_result|code_execution_tool_result|bash_code_execution_tool_result|text_editor_code_execution_tool_result|tool_search_tool_result|mcp_tool_use|mcp_tool_result|container_upload|compaction)$/;
 
-function assistantMessage(blocks: unknown[], at: string, dropped: string[]): Json {
+function assistantMessage(blocks: unknown[], at: string, dropped: string[], names: ToolNames): Json {
   let text = '';
   const calls: Json[] = [];
   for (const [j, b] of blocks.entries()) {
@@ -151,7 +153,7 @@ function assistantMessage(blocks: unknown[], at: string, dropped: string[]): Jso
     } else if (b.type === 'tool_use') {
       if (typeof b.id !== 'string' || typeof b.name !== 'string') throw wrongType(`${at}[${j}]`, 'a tool_use block with string id and name');
       noteDroppedFields(b, 'messages.tool_use', BLOCKS, dropped);
-      calls.push({ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } });
+      calls.push({ id: b.id, type: 'function', function: { name: names.chatName(b.name), arguments: JSON.stringify(b.input ?? {}) } });
     } else if (b.type === 'thinking' || b.type === 'redacted_thinking') {
       // Earlier thinking cannot be replayed to a chat model; it was never part of the visible answer.
     } else if (typeof b.type === 'string' && SERVER_BLOCK.test(b.type)) {
@@ -217,7 +219,7 @@ function toolResultText(content: unknown, at: string, dropped: string[]): string
 }
 
 /** Client tools carried over; server tools (web_search_…, code_execution_…) dropped and reported. */
-function mapTools(tools: unknown, dropped: string[]): Json[] {
+function mapTools(tools: unknown, dropped: string[], names: ToolNames): Json[] {
   if (tools === undefined || tools === null) return [];
   if (!Array.isArray(tools)) throw wrongType('tools', 'an array');
   return tools.flatMap((t, i): Json[] => {
@@ -233,13 +235,13 @@ function mapTools(tools: unknown, dropped: string[]): Json[] {
     if (typeof t.name !== 'string' || !t.name) throw wrongType(`tools[${i}].name`, 'a non-empty string');
     // cache_control, defer_loading, strict, input_examples, eager_input_streaming: Anthropic's own tool handling, reported.
     noteDroppedFields(t, 'messages.tool', 'tools[]', dropped);
-    const fn: Json = { name: t.name, parameters: isRecord(t.input_schema) ? t.input_schema : { type: 'object', properties: {} } };
+    const fn: Json = { name: names.chatName(t.name), parameters: isRecord(t.input_schema) ? t.input_schema : { type: 'object', properties: {} } };
     if (typeof t.description === 'string') fn.description = t.description;
     return [{ type: 'function', function: fn }];
   });
 }
 
-function mapToolChoice(tc: unknown, chat: Json, dropped: string[]): void {
+function mapToolChoice(tc: unknown, chat: Json, dropped: string[], names: ToolNames): void {
   if (!isRecord(tc)) throw wrongType('tool_choice', "an object {type:'auto'|'any'|'tool'|'none'}");
   noteDroppedFields(tc, 'messages.tool_choice', 'tool_choice', dropped);
   if (tc.type === 'auto') chat.tool_choice = 'auto';
@@ -247,11 +249,12 @@ function mapToolChoice(tc: unknown, chat: Json, dropped: string[]): void {
   else if (tc.type === 'none') chat.tool_choice = 'none';
   else if (tc.type === 'tool' && typeof tc.name === 'string') {
     const tools = Array.isArray(chat.tools) ? (chat.tools as Json[]) : [];
+    const name = names.chatName(tc.name);
     // Forcing a server tool that was dropped would silently answer without it.
-    if (!tools.some((t) => isRecord(t.function) && t.function.name === tc.name)) {
+    if (!tools.some((t) => isRecord(t.function) && t.function.name === name)) {
       throw noChatEquivalent('tool_choice', P, `it forces '${tc.name}', which is not a client tool the chat route gets`);
     }
-    chat.tool_choice = { type: 'function', function: { name: tc.name } };
+    chat.tool_choice = { type: 'function', function: { name } };
   }
   else throw wrongType('tool_choice', "an object {type:'auto'|'any'|'tool'|'none'}");
   if (chat.tools === undefined && (chat.tool_choice === 'auto' || chat.tool_choice === 'none')) delete chat.tool_choice;

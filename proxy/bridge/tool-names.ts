@@ -140,6 +140,25 @@ function* requestToolPairs(request: Json | undefined): Generator<CallerTool> {
   }
 }
 
+/**
+ * The names of an Anthropic Messages request: its client tools, the history's tool_use blocks and
+ * tool_choice. Anthropic allows longer names than chat's 64 characters (MCP tools in Claude Code
+ * run long); those, and only those, travel hashed.
+ */
+export function messagesToolNamesOf(request: Json | undefined): ToolNames {
+  const pairs: CallerTool[] = [];
+  for (const t of Array.isArray(request?.tools) ? request.tools : []) {
+    if (isRecord(t) && typeof t.name === 'string' && (t.type === undefined || t.type === null || t.type === 'custom')) pairs.push({ name: t.name, custom: false });
+  }
+  for (const m of Array.isArray(request?.messages) ? request.messages : []) {
+    if (!isRecord(m) || !Array.isArray(m.content)) continue;
+    for (const b of m.content) if (isRecord(b) && b.type === 'tool_use' && typeof b.name === 'string') pairs.push({ name: b.name, custom: false });
+  }
+  const tc = request?.tool_choice;
+  if (isRecord(tc) && typeof tc.name === 'string') pairs.push({ name: tc.name, custom: false });
+  return new ToolNames(pairs);
+}
+
 /** Every tool definition of a request: `tools`, then those of `additional_tools` input items. */
 export function requestTools(request: Json | undefined): unknown[] {
   const tools = Array.isArray(request?.tools) ? request.tools : [];

@@ -4,6 +4,7 @@
 // its own valid chat function name, and an answer must map back to the exact pair.
 
 import fc from 'fast-check';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromChatResult, toChatRequest } from '../../proxy/bridge/index.js';
@@ -115,6 +116,30 @@ describe('bridged tool names (issue 23 F-C)', () => {
   });
 });
 
+describe('Anthropic tool names longer than chat allows', () => {
+  const long = `mcp__${'a_rather_long_server_name_'.repeat(3)}__${'search_every_document'.repeat(2)}`;
+  const body = {
+    model: 'claude-sonnet-4-6',
+    max_tokens: 10,
+    messages: [{ role: 'user', content: 'hi' }],
+    tools: [{ name: long, input_schema: { type: 'object' } }, { name: 'Bash', input_schema: { type: 'object' } }],
+    tool_choice: { type: 'tool', name: long },
+  };
+
+  it('travel hashed within the limit and come back whole; short names stay as they are', () => {
+    expect(long.length).toBeGreaterThan(64);
+    const r = toChatRequest('messages', body);
+    if (!r.ok) throw new Error(r.message);
+    const [hashed, bash] = (r.chat.tools as Array<{ function: { name: string } }>).map((t) => t.function.name);
+    expect(hashed).toMatch(CHAT_TOOL_NAME);
+    expect(bash).toBe('Bash');
+    expect(r.chat.tool_choice).toEqual({ type: 'function', function: { name: hashed } });
+    const chat = { choices: [{ message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: hashed, arguments: '{}' } }] }, finish_reason: 'tool_calls' }] };
+    const m = fromChatResult('messages', chat, { model: 'm', requestId: 'r1', request: body });
+    expect((m.content as Array<{ name: string }>)[0]!.name).toBe(long);
+  });
+});
+
 describe('bridged tool names through the proxy (issue 23 F-C)', () => {
   let stack: Stack;
   beforeAll(async () => {
@@ -145,5 +170,15 @@ describe('bridged tool names through the proxy (issue 23 F-C)', () => {
       const call = output.find((o) => o.type === 'function_call');
       expect(call, `stream: ${stream}`).toMatchObject({ name: 'read__secret', namespace: 'files' });
     }
+  });
+
+  it('a Messages tool named beyond 64 characters is called by its own name (stream and not)', async () => {
+    const anthropic = new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0, logLevel: 'error' });
+    const long = `mcp__${'server'.repeat(8)}__${'tool'.repeat(10)}`;
+    const req = { model: 'claude-sonnet-4-6', max_tokens: 50, messages: [{ role: 'user' as const, content: 'go' }], tools: [{ name: long, input_schema: { type: 'object' as const } }], tool_choice: { type: 'tool' as const, name: long } };
+    const m = await anthropic.messages.create(req);
+    expect(m.content.find((b) => b.type === 'tool_use')).toMatchObject({ name: long });
+    const s = await anthropic.messages.stream(req).finalMessage();
+    expect(s.content.find((b) => b.type === 'tool_use')).toMatchObject({ name: long });
   });
 });

@@ -46,6 +46,10 @@ function parseTools(body: Body): SimTool[] {
     if (!isObject(t) || t.type !== 'function' || !isObject(t.function) || typeof t.function.name !== 'string') {
       throw bad(`tools[${i}]`, `Invalid value for tools[${i}]: expected {"type":"function","function":{"name": string, "parameters"?: object}}`);
     }
+    // OpenAI's own rule, checked the way the real API checks it (the bridge must keep within it).
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(t.function.name)) {
+      throw bad(`tools[${i}].function.name`, `Invalid 'tools[${i}].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]{1,64}$'.`);
+    }
     const tool: SimTool = { name: t.function.name };
     if (isObject(t.function.parameters)) tool.parameters = t.function.parameters;
     if (typeof t.function.description === 'string') tool.description = t.function.description;
