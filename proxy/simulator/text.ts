@@ -57,14 +57,21 @@ export function contentText(content: unknown): string {
  * slash-command markup.
  *
  * A client-style tag is one whose name has a `-` or `_` in it, or is all capitals: HTML a user
- * pastes (`<div>`) has neither. A part that is wholly such blocks (several of them, as the
- * protocol bridge joins a message's text parts into one string) or opens with an "# AGENTS.md"
- * heading is the client's; inside the user's text every such block is cut out, found with
- * indexOf so a huge unclosed tag costs one pass, not a rescan per tag. Wrappers some clients
- * put around the user's own words (Cline's `<task>`, `<feedback>`, `<user_message>`) are
- * unwrapped, not cut. Tool results are never the user's words.
+ * pastes (`<div>`) has neither. Clients put such blocks on lines of their own (the protocol
+ * bridge joins a message's text parts with newlines), while a user who writes
+ * `<my-component>` does so inside a sentence: so a client-style block is cut when it fills its
+ * lines, and the known client tags below wherever they are. A part that is wholly such blocks
+ * or opens with an "# AGENTS.md" heading is the client's. Blocks are found with indexOf, so a
+ * huge unclosed tag costs one pass, not a rescan per tag. Wrappers some clients put around the
+ * user's own words (Cline's `<task>`, `<feedback>`, `<user_message>`) are unwrapped, not cut.
+ * Tool results are never the user's words.
  */
 const CLIENT_TAG = /<([A-Za-z]+(?:[-_][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]+)(?:\s[^<>]*)?>/g;
+const KNOWN_CLIENT_TAGS = new Set([
+  'system-reminder', 'environment_context', 'environment_details', 'current_datetime', 'user_instructions', 'INSTRUCTIONS',
+  'command-name', 'command-message', 'command-args', 'local-command-stdout', 'local-command-stderr', 'user-prompt-submit-hook',
+  'user_shell_command', 'turn_aborted',
+]);
 const USER_WRAPPERS = /<\/?(task|feedback|answer|user_message|user_query|user_request)>/g;
 /** Only this much of one part is searched: a reply echoes at most 200 characters anyway. */
 const SCAN_CHARS = 64 * 1024;
@@ -79,16 +86,36 @@ function cutClientBlocks(text: string): string {
   const src = (text.length > SCAN_CHARS ? text.slice(0, SCAN_CHARS) : text).replace(USER_WRAPPERS, ' ');
   let out = '';
   let from = 0;
+  const unclosed = new Set<string>();
   CLIENT_TAG.lastIndex = 0;
   for (let m = CLIENT_TAG.exec(src); m; m = CLIENT_TAG.exec(src)) {
     if (m.index < from) continue;
+    if (unclosed.has(m[1]!)) continue;
     const close = src.indexOf(`</${m[1]}>`, m.index + m[0].length);
-    if (close < 0) continue;
+    // No close from here means none further on either: each tag name is searched to the end once.
+    if (close < 0) {
+      unclosed.add(m[1]!);
+      continue;
+    }
+    const end = close + m[1]!.length + 3;
+    if (!KNOWN_CLIENT_TAGS.has(m[1]!) && !(startsLine(src, m.index) && endsLine(src, end))) continue;
     out += `${src.slice(from, m.index)} `;
-    from = close + m[1]!.length + 3;
+    from = end;
     CLIENT_TAG.lastIndex = from;
   }
   return out + src.slice(from);
+}
+
+function startsLine(s: string, at: number): boolean {
+  let i = at - 1;
+  while (i >= 0 && (s[i] === ' ' || s[i] === '\t')) i--;
+  return i < 0 || s[i] === '\n';
+}
+
+function endsLine(s: string, at: number): boolean {
+  let i = at;
+  while (i < s.length && (s[i] === ' ' || s[i] === '\t' || s[i] === '\r')) i++;
+  return i >= s.length || s[i] === '\n';
 }
 
 /** The user's own words in a message content: its text parts without client-injected blocks. */
