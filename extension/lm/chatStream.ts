@@ -1,7 +1,7 @@
 // Reads a streamed answer in any of the three protocols into ChatEvents: text
 // as each delta arrives, a tool call once its arguments are complete. An error
 // event inside the stream becomes a ChatStreamError (the status was 200 by then).
-import { SseReader, type SseMessage } from '../../proxy/bridge/sse.js';
+import { eventTooLargeMessage, SseReader, type SseMessage } from '../../proxy/bridge/sse.js';
 import type { Protocol } from '../../proxy/rules/protocols.js';
 import type { ChatEvent } from './chatTypes.js';
 
@@ -31,7 +31,9 @@ export class ChatStream {
   constructor(private readonly protocol: Protocol) {}
 
   push(chunk: Uint8Array | string): ChatEvent[] {
-    return this.read(this.sse.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk)));
+    const events = this.read(this.sse.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk)));
+    if (this.sse.tooLarge) throw new ChatStreamError(eventTooLargeMessage(), 'event-too-large');
+    return events;
   }
 
   end(): ChatEvent[] {

@@ -3,6 +3,7 @@
 
 export { toChatRequest, fromChatResult, createStreamTranslator } from './api.js';
 export { BridgePolicy, DEFAULT_BRIDGE_TTL_MS } from './policy.js';
+export { eventTooLargeMessage, MAX_SSE_EVENT_CHARS } from './sse.js';
 export { translateError, isEndpointNotSupported, rejectionBody } from './error-translation.js';
 export {
   ENDPOINT_TYPE,

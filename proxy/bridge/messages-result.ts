@@ -1,5 +1,6 @@
 // Chat completion → Anthropic Message.
 
+import { messagesToolNamesOf } from './tool-names.js';
 import { matchedStop, readUsage } from './chat-chunks.js';
 import { idSuffix, isRecord, type BridgeContext, type Json } from './types.js';
 
@@ -53,13 +54,14 @@ export function chatToMessage(chat: unknown, ctx: BridgeContext): Json {
   const text = (typeof msg.content === 'string' ? msg.content : '') + (typeof msg.refusal === 'string' ? msg.refusal : '');
   if (text.length > 0) content.push({ type: 'text', text });
   if (Array.isArray(msg.tool_calls)) {
+    const names = messagesToolNamesOf(ctx.request);
     for (const [i, tc] of msg.tool_calls.entries()) {
       if (!isRecord(tc)) continue;
       const fn = isRecord(tc.function) ? tc.function : {};
       content.push({
         type: 'tool_use',
         id: typeof tc.id === 'string' && tc.id ? tc.id : `toolu_${idSuffix(ctx.requestId)}_${i}`,
-        name: String(fn.name ?? ''),
+        name: names.callerTool(String(fn.name ?? '')).name,
         input: toolInput(typeof fn.arguments === 'string' ? fn.arguments : ''),
       });
     }

@@ -3,6 +3,7 @@
 import type { ChunkOp } from './chat-chunks.js';
 import { messageId, messageUsage, stopReason } from './messages-result.js';
 import { sseEvent } from './sse.js';
+import { messagesToolNamesOf, type ToolNames } from './tool-names.js';
 import { ChatStreamTranslator } from './stream-base.js';
 import { idSuffix, type BridgeContext, type Json } from './types.js';
 
@@ -14,8 +15,11 @@ export class MessagesStreamTranslator extends ChatStreamTranslator {
   // whole until the open block closes, since a stopped block takes no more deltas.
   private queued: { index: number; id: string; name: string; args: string }[] = [];
 
+  private readonly names: ToolNames;
+
   constructor(private readonly ctx: BridgeContext) {
     super();
+    this.names = messagesToolNamesOf(ctx.request);
   }
 
   private emit(type: string, payload: Json): string {
@@ -69,7 +73,7 @@ export class MessagesStreamTranslator extends ChatStreamTranslator {
       out += this.closeOpen();
       this.open = { index: this.next++, kind: 'tool' };
       this.toolBlocks.set(op.index, this.open.index);
-      out += this.emit('content_block_start', { index: this.open.index, content_block: { type: 'tool_use', id: op.id, name: op.name, input: {} } });
+      out += this.emit('content_block_start', { index: this.open.index, content_block: { type: 'tool_use', id: op.id, name: this.names.callerTool(op.name).name, input: {} } });
     } else {
       const held = this.queued.find((q) => q.index === op.index);
       if (held) {
@@ -90,7 +94,7 @@ export class MessagesStreamTranslator extends ChatStreamTranslator {
     for (const q of this.queued) {
       const index = this.next++;
       this.toolBlocks.set(q.index, index);
-      out += this.emit('content_block_start', { index, content_block: { type: 'tool_use', id: q.id, name: q.name, input: {} } });
+      out += this.emit('content_block_start', { index, content_block: { type: 'tool_use', id: q.id, name: this.names.callerTool(q.name).name, input: {} } });
       if (q.args) out += this.emit('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: q.args } });
       out += this.emit('content_block_stop', { index });
     }

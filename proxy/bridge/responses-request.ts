@@ -3,8 +3,9 @@
 import { bridgeRule, isHarmless } from '../rules/protocol-params.js';
 import { PROTOCOL_TABLE } from '../rules/protocols.js';
 import { takesReasoningEffort } from '../rules/reasoning.js';
+import { noteDroppedFields } from '../rules/bridge-fields.js';
 import { noChatEquivalent, wrongType } from './reject.js';
-import { chatToolName, requestTools } from './tool-names.js';
+import { requestTools, toolNamesOf, type ToolNames } from './tool-names.js';
 import { isRecord, type Json } from './types.js';
 
 const P = PROTOCOL_TABLE.responses.title;
@@ -41,8 +42,10 @@ export function responsesToChat(body: Json): { chat: Json; stream: boolean; mode
     messages.push({ role: 'system', content: body.instructions });
   }
   if (body.input === undefined || body.input === null) throw wrongType('input', 'a string or an array of input items');
+  // One name table for the tools, the history's calls and tool_choice, so all three agree.
+  const names = toolNamesOf(body);
   if (typeof body.input === 'string') messages.push({ role: 'user', content: body.input });
-  else if (Array.isArray(body.input)) messages.push(...inputItems(body.input, dropped));
+  else if (Array.isArray(body.input)) messages.push(...inputItems(body.input, dropped, names));
   else throw wrongType('input', 'a string or an array of input items');
 
   const chat: Json = { model: body.model, messages };
@@ -50,13 +53,13 @@ export function responsesToChat(body: Json): { chat: Json; stream: boolean; mode
     if (body[from] !== undefined && body[from] !== null) chat[to] = body[from];
   }
 
-  const tools = mapTools(requestTools(body), dropped);
+  const tools = mapTools(requestTools(body), dropped, names);
   if (tools.length > 0) {
     chat.tools = tools;
     if (typeof body.parallel_tool_calls === 'boolean') chat.parallel_tool_calls = body.parallel_tool_calls;
   }
   if (body.tool_choice !== undefined && body.tool_choice !== null) {
-    const choice = mapToolChoice(body.tool_choice, tools);
+    const choice = mapToolChoice(body.tool_choice, tools, names);
     // 'auto'/'none' without tools mean nothing, and chat routes reject tool_choice without tools.
     if (tools.length > 0 || (choice !== 'auto' && choice !== 'none')) chat.tool_choice = choice;
     // allowed_tools may have left none: chat routes refuse an empty tools list.
@@ -126,11 +129,17 @@ function mapText(text: unknown, chat: Json, reasoningModel: boolean, dropped: st
 }
 
 /** Function and custom tools carried over (namespaces flattened); built-in tools dropped and reported. */
-function mapTools(tools: unknown[], dropped: string[], namespace?: string): Json[] {
+function mapTools(tools: unknown[], dropped: string[], names: ToolNames, namespace?: string): Json[] {
   return tools.flatMap((t, i): Json[] => {
     if (!isRecord(t)) throw wrongType(`tools[${i}]`, 'an object');
-    if (t.type === 'namespace' && Array.isArray(t.tools) && typeof t.name === 'string' && !namespace) return mapTools(t.tools, dropped, t.name);
-    if (t.type === 'custom') return [customTool(t, i, namespace)];
+    if (t.type === 'namespace' && Array.isArray(t.tools) && typeof t.name === 'string' && !namespace) {
+      noteDroppedFields(t, 'responses.namespace', 'tools[namespace]', dropped);
+      return mapTools(t.tools, dropped, names, t.name);
+    }
+    if (t.type === 'custom') {
+      noteDroppedFields(t, 'responses.custom', 'tools[]', dropped);
+      return [customTool(t, i, names, namespace)];
+    }
     if (typeof t.type === 'string' && CLIENT_RUN_TOOLS.has(t.type)) {
       // The client runs these itself; without them the model could not do what the client expects.
       throw noChatEquivalent(`tools[${i}].type`, P, `'${t.type}' is a tool the client runs with a schema only Responses routes know; declare it as a function tool, or use a group whose route serves Responses`);
@@ -141,7 +150,8 @@ function mapTools(tools: unknown[], dropped: string[], namespace?: string): Json
       return [];
     }
     if (typeof t.name !== 'string' || !t.name) throw wrongType(`tools[${i}].name`, 'a non-empty string');
-    const fn: Json = { name: chatToolName(t.name, namespace) };
+    noteDroppedFields(t, 'responses.function', 'tools[]', dropped);
+    const fn: Json = { name: names.chatName(t.name, namespace) };
     if (t.description !== undefined && t.description !== null) fn.description = t.description;
     if (t.parameters !== undefined && t.parameters !== null) fn.parameters = t.parameters;
     if (typeof t.strict === 'boolean') fn.strict = t.strict;
@@ -154,7 +164,7 @@ function mapTools(tools: unknown[], dropped: string[], namespace?: string): Json
  * with one string argument, `input`: every chat model can call that, while chat
  * routes' own custom-tool support varies. Calls come back as custom_tool_call.
  */
-function customTool(t: Json, i: number, namespace?: string): Json {
+function customTool(t: Json, i: number, names: ToolNames, namespace?: string): Json {
   if (typeof t.name !== 'string' || !t.name) throw wrongType(`tools[${i}].name`, 'a non-empty string');
   const f = t.format;
   let how = 'Put the raw input for this tool, as free text, in "input".';
@@ -167,14 +177,14 @@ function customTool(t: Json, i: number, namespace?: string): Json {
   const description = typeof t.description === 'string' && t.description ? `${t.description}\n\n${how}` : how;
   return {
     type: 'function',
-    function: { name: chatToolName(t.name, namespace), description, parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'], additionalProperties: false } },
+    function: { name: names.chatName(t.name, namespace), description, parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'], additionalProperties: false } },
   };
 }
 
-function mapToolChoice(tc: unknown, tools: Json[]): unknown {
+function mapToolChoice(tc: unknown, tools: Json[], names: ToolNames): unknown {
   if (tc === 'auto' || tc === 'none' || tc === 'required') return tc;
   if (isRecord(tc) && (tc.type === 'function' || tc.type === 'custom') && typeof tc.name === 'string') {
-    const name = chatToolName(tc.name, typeof tc.namespace === 'string' ? tc.namespace : undefined);
+    const name = names.chatName(tc.name, typeof tc.namespace === 'string' ? tc.namespace : undefined);
     if (!tools.some((t) => isRecord(t.function) && t.function.name === name)) {
       throw noChatEquivalent('tool_choice', P, `it forces '${tc.name}', which is not among the tools the chat route gets`);
     }
@@ -182,7 +192,7 @@ function mapToolChoice(tc: unknown, tools: Json[]): unknown {
   }
   if (isRecord(tc) && tc.type === 'allowed_tools') {
     // Only the allowed tools go to the chat route: the model must not call the others.
-    const allowed = new Set((Array.isArray(tc.tools) ? tc.tools : []).flatMap((a) => (isRecord(a) && typeof a.name === 'string' ? [chatToolName(a.name, typeof a.namespace === 'string' ? a.namespace : undefined)] : [])));
+    const allowed = new Set((Array.isArray(tc.tools) ? tc.tools : []).flatMap((a) => (isRecord(a) && typeof a.name === 'string' ? [names.chatName(a.name, typeof a.namespace === 'string' ? a.namespace : undefined)] : [])));
     tools.splice(0, tools.length, ...tools.filter((t) => isRecord(t.function) && allowed.has(t.function.name as string)));
     return tc.mode === 'required' ? 'required' : 'auto';
   }
@@ -191,7 +201,7 @@ function mapToolChoice(tc: unknown, tools: Json[]): unknown {
 }
 
 /** Chat wants an assistant turn's tool calls in one message, followed by its tool results. */
-function inputItems(items: unknown[], dropped: string[]): Json[] {
+function inputItems(items: unknown[], dropped: string[], names: ToolNames): Json[] {
   const out: Json[] = [];
   let assistant: Json | undefined; // the open assistant message that function_call items join
   const closeAssistant = () => {
@@ -203,14 +213,15 @@ function inputItems(items: unknown[], dropped: string[]): Json[] {
     const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
     switch (type) {
       case 'message': {
+        noteDroppedFields(item, 'responses.message', 'input[]', dropped);
         const role = item.role;
         if (role === 'assistant') {
-          assistant = { role: 'assistant', content: textOnly(item.content, `${at}.content`) };
+          assistant = { role: 'assistant', content: textOnly(item.content, `${at}.content`, dropped) };
           out.push(assistant);
         } else if (role === 'user' || role === 'system' || role === 'developer') {
           closeAssistant();
           // 'developer' is newer than many chat upstreams: system means the same there.
-          out.push({ role: role === 'developer' ? 'system' : role, content: userContent(item.content, `${at}.content`, role === 'user') });
+          out.push({ role: role === 'developer' ? 'system' : role, content: userContent(item.content, `${at}.content`, role === 'user', dropped) });
         } else {
           throw wrongType(`${at}.role`, "'user', 'assistant', 'system' or 'developer'");
         }
@@ -219,6 +230,7 @@ function inputItems(items: unknown[], dropped: string[]): Json[] {
       case 'function_call':
       case 'custom_tool_call': {
         if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw wrongType(at, `a ${String(type)} with string call_id and name`);
+        noteDroppedFields(item, type === 'function_call' ? 'responses.function_call' : 'responses.custom_tool_call', 'input[]', dropped);
         if (!assistant) {
           assistant = { role: 'assistant', content: null };
           out.push(assistant);
@@ -228,7 +240,7 @@ function inputItems(items: unknown[], dropped: string[]): Json[] {
           id: item.call_id,
           type: 'function',
           function: {
-            name: chatToolName(item.name, typeof item.namespace === 'string' ? item.namespace : undefined),
+            name: names.chatName(item.name, typeof item.namespace === 'string' ? item.namespace : undefined),
             // A custom tool's raw input travels as the one argument the bridged function has.
             arguments:
               type === 'custom_tool_call'
@@ -244,9 +256,10 @@ function inputItems(items: unknown[], dropped: string[]): Json[] {
       case 'function_call_output':
       case 'custom_tool_call_output': {
         if (typeof item.call_id !== 'string') throw wrongType(`${at}.call_id`, 'a string');
+        noteDroppedFields(item, 'responses.tool_output', 'input[]', dropped);
         // Tool results follow the assistant turn; text after them starts a new one.
         closeAssistant();
-        out.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutput(item.output, `${at}.output`) });
+        out.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutput(item.output, `${at}.output`, dropped) });
         break;
       }
       case 'reasoning':
@@ -268,26 +281,36 @@ function inputItems(items: unknown[], dropped: string[]): Json[] {
   return out;
 }
 
-function textOnly(content: unknown, at: string): string {
+/** Where a content part's dropped fields are reported. */
+const PARTS = 'input[].content[]';
+
+function textOnly(content: unknown, at: string, dropped: string[]): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) throw wrongType(at, 'a string or an array of content parts');
   return content
     .map((p, j) => {
       if (!isRecord(p)) throw wrongType(`${at}[${j}]`, 'an object');
-      if ((p.type === 'output_text' || p.type === 'input_text' || p.type === 'text') && typeof p.text === 'string') return p.text;
+      if ((p.type === 'output_text' || p.type === 'input_text' || p.type === 'text') && typeof p.text === 'string') {
+        noteDroppedFields(p, 'responses.text_part', PARTS, dropped);
+        return p.text;
+      }
       if (p.type === 'refusal' && typeof p.refusal === 'string') return p.refusal;
       throw noChatEquivalent(`${at}[${j}].type`, P, `assistant content of type '${String(p.type)}' cannot be bridged`);
     })
     .join('');
 }
 
-function userContent(content: unknown, at: string, imagesAllowed: boolean): unknown {
+function userContent(content: unknown, at: string, imagesAllowed: boolean, dropped: string[]): unknown {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) throw wrongType(at, 'a string or an array of content parts');
   const parts = content.map((p, j): Json => {
     if (!isRecord(p)) throw wrongType(`${at}[${j}]`, 'an object');
-    if ((p.type === 'input_text' || p.type === 'output_text' || p.type === 'text') && typeof p.text === 'string') return { type: 'text', text: p.text };
+    if ((p.type === 'input_text' || p.type === 'output_text' || p.type === 'text') && typeof p.text === 'string') {
+      noteDroppedFields(p, 'responses.text_part', PARTS, dropped);
+      return { type: 'text', text: p.text };
+    }
     if (p.type === 'input_image' && imagesAllowed && typeof p.image_url === 'string') {
+      noteDroppedFields(p, 'responses.image_part', PARTS, dropped);
       const image: Json = { url: p.image_url };
       if (typeof p.detail === 'string') image.detail = p.detail;
       return { type: 'image_url', image_url: image };
@@ -298,8 +321,8 @@ function userContent(content: unknown, at: string, imagesAllowed: boolean): unkn
   return parts.every((p) => p.type === 'text') ? parts.map((p) => p.text).join('\n') : parts;
 }
 
-function toolOutput(output: unknown, at: string): string {
+function toolOutput(output: unknown, at: string, dropped: string[]): string {
   if (typeof output === 'string') return output;
-  if (Array.isArray(output)) return textOnly(output, at);
+  if (Array.isArray(output)) return textOnly(output, at, dropped);
   throw wrongType(at, 'a string or an array of text parts');
 }

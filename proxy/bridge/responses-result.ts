@@ -1,6 +1,6 @@
 // Chat completion → OpenAI Response object (also the snapshots the stream sends).
 
-import { callerTool, callerTools, type CallerTool } from './tool-names.js';
+import { toolNamesOf, type CallerTool } from './tool-names.js';
 import { readUsage, reasoningText } from './chat-chunks.js';
 import { createdAt, idSuffix, isRecord, type BridgeContext, type Json } from './types.js';
 
@@ -137,14 +137,14 @@ export function chatToResponse(chat: unknown, ctx: BridgeContext): Json {
     output.push({ type: 'message', id: `${ids.message}_refusal`, status: itemStatus, role: 'assistant', content: [{ type: 'refusal', refusal: msg.refusal }] });
   }
   if (Array.isArray(msg.tool_calls)) {
-    const tools = callerTools(ctx.request);
+    const tools = toolNamesOf(ctx.request);
     for (const [i, tc] of msg.tool_calls.entries()) {
       if (!isRecord(tc)) continue;
       const fn = isRecord(tc.function) ? tc.function : {};
       // Unique per request, as the stream's ids are: replayed history must not repeat a call id.
       const callId = typeof tc.id === 'string' && tc.id ? tc.id : `call_${idSuffix(ctx.requestId)}_${i}`;
       // Arguments cut off by the token limit must not look runnable.
-      const tool = callerTool(tools, String(fn.name ?? ''));
+      const tool = tools.callerTool(String(fn.name ?? ''));
       const args = typeof fn.arguments === 'string' ? fn.arguments : '';
       output.push(tool.custom ? customToolCallItem(ids.call(i), callId, tool, customInput(args), itemStatus) : functionCallItem(ids.call(i), callId, tool, args, itemStatus));
     }

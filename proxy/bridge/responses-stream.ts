@@ -1,6 +1,6 @@
 // Chat chunks → the Responses streaming event sequence.
 
-import { callerTool, callerTools, type CallerTool } from './tool-names.js';
+import { toolNamesOf, type CallerTool, type ToolNames } from './tool-names.js';
 import type { ChunkOp } from './chat-chunks.js';
 import { customInput, customToolCallItem, functionCallItem, messageItem, reasoningItem, responseIds, responseObject, responseStatus, responseUsage, type ResponseIds } from './responses-result.js';
 import { sseEvent } from './sse.js';
@@ -20,13 +20,13 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
   private message: number | undefined; // output_index of the message item
   private reasoning: number | undefined; // output_index of the open reasoning item
   private readonly calls = new Map<number, number>(); // chat tool index → output_index
-  private readonly callerTools: Map<string, CallerTool>;
+  private readonly toolNames: ToolNames;
 
   constructor(private readonly ctx: BridgeContext) {
     super();
     this.ids = responseIds(ctx);
     this.created = createdAt(ctx);
-    this.callerTools = callerTools(ctx.request);
+    this.toolNames = toolNamesOf(ctx.request);
   }
 
   private emit(type: string, payload: Json): string {
@@ -66,7 +66,7 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
       const outputIndex = this.items.length;
       const id = this.ids.call(op.index);
       this.calls.set(op.index, outputIndex);
-      const tool = callerTool(this.callerTools, op.name);
+      const tool = this.toolNames.callerTool(op.name);
       const custom = tool.custom;
       this.items.push({ kind: 'call', id, callId: op.id, tool, args: '', custom });
       const item = custom ? customToolCallItem(id, op.id, tool, '', 'in_progress') : functionCallItem(id, op.id, tool, '', 'in_progress');

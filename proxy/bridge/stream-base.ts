@@ -2,7 +2,7 @@
 // one terminal event at most.
 
 import { chunkOps, type ChunkOp, type ToolSeen } from './chat-chunks.js';
-import { SseReader } from './sse.js';
+import { eventTooLargeMessage, SseReader } from './sse.js';
 import type { StreamTranslator } from './types.js';
 
 export abstract class ChatStreamTranslator implements StreamTranslator {
@@ -20,14 +20,18 @@ export abstract class ChatStreamTranslator implements StreamTranslator {
     return this.terminal;
   }
 
+  get refusedUpstream(): boolean {
+    return this.reader.tooLarge;
+  }
+
   push(chunk: Buffer | string): string {
     if (this.terminal) return '';
-    return this.consume(this.reader.push(chunk));
+    return this.consume(this.reader.push(chunk)) + this.refuseTooLarge();
   }
 
   end(): string {
     if (this.terminal) return '';
-    let out = this.consume(this.reader.end());
+    let out = this.consume(this.reader.end()) + this.refuseTooLarge();
     if (this.terminal) return out;
     // A finish_reason without [DONE] is a finished answer; neither means the upstream stopped short.
     if (this.finishReason !== undefined) return out + this.complete();
@@ -39,6 +43,10 @@ export abstract class ChatStreamTranslator implements StreamTranslator {
     const out = this.begin() + this.failure(message, code);
     this.terminal = true;
     return out;
+  }
+
+  private refuseTooLarge(): string {
+    return this.reader.tooLarge ? this.fail(eventTooLargeMessage(), 'bridge_event_too_large') : '';
   }
 
   private consume(messages: { event?: string; data: string }[]): string {

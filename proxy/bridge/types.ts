@@ -36,6 +36,8 @@ export interface StreamTranslator {
   fail(message: string): string;
   /** A terminal event (completed/incomplete/failed, message_stop/error) has been emitted. */
   readonly sawTerminal: boolean;
+  /** The upstream stream was refused (one event passed MAX_SSE_EVENT_CHARS): the failure is written, stop reading it. */
+  readonly refusedUpstream: boolean;
   usage?: { input?: number; output?: number };
 }
 

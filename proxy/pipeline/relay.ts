@@ -5,7 +5,7 @@
 // leaving flags behind: `unsupported` when the route refused the protocol and
 // the bridge plan said to fall back.
 import type { Readable } from 'node:stream';
-import { isEndpointNotSupported } from '../bridge/index.js';
+import { eventTooLargeMessage, isEndpointNotSupported } from '../bridge/index.js';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
 import { midStreamFailure, upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { protocolsByKey } from '../rules/key-routing.js';
@@ -80,7 +80,15 @@ export async function relay(ex: Exchange, ctx: ProxyContext, route: Route, abort
   }
   const t = session.translator;
   try {
-    await pipe(ex, upstream.body, (chunk) => t.push(chunk), () => t.end());
+    // An event past the SSE cap: the translator has written the failure; the rest of the upstream is not read.
+    const refused = () => {
+      if (!t.refusedUpstream) return false;
+      ex.reply.local = { code: 'bridge-event-too-large', message: eventTooLargeMessage(), refused: false };
+      // Destroying the body alone leaves undici's connection open: the upstream would go on sending.
+      abort.abort(new Error(ex.reply.local.message));
+      return true;
+    };
+    await pipe(ex, upstream.body, (chunk) => t.push(chunk), () => t.end(), refused);
   } catch (err) {
     if (!ex.reply.unfinished || ex.reply.clientGone) throw err;
     // A bridged stream can say what happened in the caller's own protocol before it ends.
@@ -185,28 +193,41 @@ async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRe
  * Copies the upstream body to the client chunk by chunk through the sink,
  * pausing when the client's socket is full (backpressure). `translate` turns
  * each upstream chunk into the caller's protocol (the log keeps the upstream's
- * bytes), `closing` adds the last events. Resolves when the client has the
- * whole body; rejects if the upstream breaks (the caller cuts the connection,
- * so the client sees an error rather than a clean end).
+ * bytes), `closing` adds the last events. `stop` says the translation gave
+ * up on the upstream: the reply ends there and the upstream is dropped.
+ * Resolves when the client has the whole body; rejects if the upstream breaks
+ * (the caller cuts the connection, so the client sees an error rather than a
+ * clean end).
  */
-function pipe(ex: Exchange, body: Readable, translate?: (chunk: Buffer) => string, closing?: () => string): Promise<void> {
+function pipe(ex: Exchange, body: Readable, translate?: (chunk: Buffer) => string, closing?: () => string, stop?: () => boolean): Promise<void> {
   const reply = ex.reply;
   return new Promise<void>((resolve, reject) => {
+    let stopped = false;
     const offDrain = reply.onDrain(() => body.resume());
     const onClose = () => {
       if (reply.unfinished) body.destroy();
     };
     reply.onClose(onClose);
     body.on('data', (chunk: Buffer) => {
+      if (stopped) return;
       streamedBytes(chunk.length);
       if (!reply.send(translate ? translate(chunk) : chunk, chunk)) body.pause();
+      if (stop?.()) {
+        stopped = true;
+        offDrain();
+        reply.end();
+        body.destroy();
+        resolve();
+      }
     });
     body.once('end', () => {
+      if (stopped) return;
       offDrain();
       reply.end(closing?.());
       resolve();
     });
     body.once('error', (err) => {
+      if (stopped) return;
       offDrain();
       reject(err);
     });

@@ -52,40 +52,70 @@ export function contentText(content: unknown): string {
 
 /**
  * Text the client injects around the user's words: `<system-reminder>…</system-reminder>`
- * (Claude Code), `<environment_context>…` and `<user_instructions>…` (Codex), AGENTS.md and
- * CLAUDE.md contents, slash-command markup.
+ * (Claude Code), `<environment_context>…` and `<user_instructions>…` (Codex),
+ * `<environment_details>…` (Cline), `<current_datetime>…`, AGENTS.md and CLAUDE.md contents,
+ * slash-command markup.
  *
- * A part that is wholly one client-style tag block (a `-` or `_` in the tag name, or all
- * capitals: HTML a user pastes, `<div>`, has neither) or opens with an "# AGENTS.md" heading is
- * the client's. Inside the user's text only the known client tags are cut out, found with
- * indexOf so a huge unclosed tag costs one pass, not a rescan per tag. Tool results are never
- * the user's words.
+ * A client-style tag is one whose name has a `-` or `_` in it, or is all capitals: HTML a user
+ * pastes (`<div>`) has neither. Clients put such blocks on lines of their own (the protocol
+ * bridge joins a message's text parts with newlines), while a user who writes
+ * `<my-component>` does so inside a sentence: so a client-style block is cut when it fills its
+ * lines, and the known client tags below wherever they are. A part that is wholly such blocks
+ * or opens with an "# AGENTS.md" heading is the client's. Blocks are found with indexOf, so a
+ * huge unclosed tag costs one pass, not a rescan per tag. Wrappers some clients put around the
+ * user's own words (Cline's `<task>`, `<feedback>`, `<user_message>`) are unwrapped, not cut.
+ * Tool results are never the user's words.
  */
-const CLIENT_TAGS = [
-  'system-reminder', 'environment_context', 'user_instructions', 'INSTRUCTIONS', 'command-name', 'command-message',
-  'command-args', 'local-command-stdout', 'local-command-stderr', 'user-prompt-submit-hook', 'user_shell_command', 'turn_aborted',
-];
-const WHOLE_PART = /^<([A-Za-z]+(?:[-_][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]+)(?:\s[^>]*)?>/;
+const CLIENT_TAG = /<([A-Za-z]+(?:[-_][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]+)(?:\s[^<>]*)?>/g;
+const KNOWN_CLIENT_TAGS = new Set([
+  'system-reminder', 'environment_context', 'environment_details', 'current_datetime', 'user_instructions', 'INSTRUCTIONS',
+  'command-name', 'command-message', 'command-args', 'local-command-stdout', 'local-command-stderr', 'user-prompt-submit-hook',
+  'user_shell_command', 'turn_aborted',
+]);
+const USER_WRAPPERS = /<\/?(task|feedback|answer|user_message|user_query|user_request)>/g;
 /** Only this much of one part is searched: a reply echoes at most 200 characters anyway. */
 const SCAN_CHARS = 64 * 1024;
 
 function isClientPart(text: string): boolean {
   const t = text.trim();
   if (/^#\s*(?:AGENTS|CLAUDE)\.md\b/.test(t)) return true;
-  const open = WHOLE_PART.exec(t);
-  return open !== null && t.endsWith(`</${open[1]}>`);
+  return t.startsWith('<') && cutClientBlocks(t).trim() === '';
 }
 
 function cutClientBlocks(text: string): string {
-  let out = text.length > SCAN_CHARS ? text.slice(0, SCAN_CHARS) : text;
-  for (const tag of CLIENT_TAGS) {
-    for (let at = out.indexOf(`<${tag}`); at >= 0; at = out.indexOf(`<${tag}`, at)) {
-      const close = out.indexOf(`</${tag}>`, at);
-      if (close < 0) break;
-      out = `${out.slice(0, at)} ${out.slice(close + tag.length + 3)}`;
+  const src = (text.length > SCAN_CHARS ? text.slice(0, SCAN_CHARS) : text).replace(USER_WRAPPERS, ' ');
+  let out = '';
+  let from = 0;
+  const unclosed = new Set<string>();
+  CLIENT_TAG.lastIndex = 0;
+  for (let m = CLIENT_TAG.exec(src); m; m = CLIENT_TAG.exec(src)) {
+    if (m.index < from) continue;
+    if (unclosed.has(m[1]!)) continue;
+    const close = src.indexOf(`</${m[1]}>`, m.index + m[0].length);
+    // No close from here means none further on either: each tag name is searched to the end once.
+    if (close < 0) {
+      unclosed.add(m[1]!);
+      continue;
     }
+    const end = close + m[1]!.length + 3;
+    if (!KNOWN_CLIENT_TAGS.has(m[1]!) && !(startsLine(src, m.index) && endsLine(src, end))) continue;
+    out += `${src.slice(from, m.index)} `;
+    from = end;
+    CLIENT_TAG.lastIndex = from;
   }
-  return out;
+  return out + src.slice(from);
+}
+
+function startsLine(s: string, at: number): boolean {
+  let i = at - 1;
+  while (i >= 0 && (s[i] === ' ' || s[i] === '\t')) i--;
+  return i < 0 || s[i] === '\n';
+}
+
+function endsLine(s: string, at: number): boolean {
+  let i = at;
+  while (i < s.length && (s[i] === ' ' || s[i] === '\t' || s[i] === '\r')) i++;
+  return i >= s.length || s[i] === '\n';
 }
 
 /** The user's own words in a message content: its text parts without client-injected blocks. */
@@ -105,14 +135,36 @@ export function userWords(content: unknown): string {
 
 /** The last message (in order) whose role matches and that carries the user's own words. */
 export function lastUserWords(messages: unknown[], isUser: (m: Record<string, unknown>) => boolean): string {
+  return lastTurn(messages, isUser, () => undefined).words;
+}
+
+export interface Turn {
+  /** The user's last own words. */
+  words: string;
+  /** The last tool result, when one came after those words: the reply then answers it. */
+  toolResult?: string;
+}
+
+/**
+ * Where the conversation stands. A message that holds only client-injected blocks (the
+ * `<system-reminder>` Claude Code adds next to a tool result, which the bridge turns into a
+ * user message of its own) is neither the user speaking nor a new turn: after a tool result
+ * the model still answers that result, as a real one would, and does not call the tool again.
+ */
+export function lastTurn(messages: unknown[], isUser: (m: Record<string, unknown>) => boolean, toolResultOf: (m: Record<string, unknown>) => string | undefined): Turn {
+  let toolResult: string | undefined;
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
-    if (m && typeof m === 'object' && !Array.isArray(m) && isUser(m as Record<string, unknown>)) {
-      const words = userWords((m as Record<string, unknown>).content);
-      if (words !== '') return words;
+    if (!m || typeof m !== 'object' || Array.isArray(m)) continue;
+    const msg = m as Record<string, unknown>;
+    // Within one message the words follow its tool results (Anthropic puts tool_result blocks first).
+    if (isUser(msg)) {
+      const words = userWords(msg.content);
+      if (words !== '') return toolResult === undefined ? { words } : { words, toolResult };
     }
+    toolResult ??= toolResultOf(msg);
   }
-  return '';
+  return toolResult === undefined ? { words: '' } : { words: '', toolResult };
 }
 
 function firstCodePoints(s: string, n: number): string {

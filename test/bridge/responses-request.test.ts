@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { callerTools, chatToolName } from '../../proxy/bridge/tool-names.js';
+import { hashedToolName, toolNamesOf } from '../../proxy/bridge/tool-names.js';
 import { toChatRequest } from '../../proxy/bridge/index.js';
 
 // Shaped like Codex CLI's POST /v1/responses (codex-rs ResponsesApiRequest).
@@ -208,8 +208,8 @@ describe('Responses → Chat request', () => {
     const body = { model: 'gpt-4o-mini', input: 'hi', tools: [{ type: 'namespace', name: ns, tools: [{ type: 'function', name, parameters: { type: 'object', properties: {} } }] }] };
     const chatName = (ok('responses', body).chat.tools as Array<{ function: { name: string } }>)[0]!.function.name;
     expect(chatName).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
-    expect(chatName).toBe(chatToolName(name, ns));
-    expect(callerTools(body).get(chatName)).toEqual({ name, namespace: ns, custom: false });
+    expect(chatName).toBe(hashedToolName(name, ns));
+    expect(toolNamesOf(body).callerTool(chatName)).toEqual({ name, namespace: ns, custom: false });
   });
 
   it('reasoning models get max_completion_tokens; each dropped name is reported once, at most 20', () => {

@@ -45,6 +45,18 @@ describe("bridge: 'auto' on a chat-only key", () => {
     expect(stack.sim.requests.map((q) => q.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions']);
   });
 
+  it("a tool's eager_input_streaming is named in x-loopgate-bridge-dropped (issue 26 §4)", async () => {
+    const { response } = await clients.anthropic.messages
+      .create({
+        model: 'claude-sonnet-4-6',
+        max_tokens: 20,
+        messages: [{ role: 'user', content: 'hi' }],
+        tools: [{ name: 'Bash', input_schema: { type: 'object', properties: { command: { type: 'string' } } }, eager_input_streaming: true }],
+      })
+      .withResponse();
+    expect(response.headers.get('x-loopgate-bridge-dropped')).toBe('tools[].eager_input_streaming');
+  });
+
   it('logs the bridge in the traffic line', async () => {
     await post(stack, '/v1/responses', { model: 'gpt-4o-mini', input: 'log me' });
     await until(() => stack.traffic.find((l) => l.includes('bridge responses->chat')), 5000, 'a traffic line naming the bridge');

@@ -7,21 +7,29 @@ import ts from 'typescript';
 
 const require = createRequire(join(process.cwd(), 'package.json'));
 
-function sdkDir(pkg: string): string {
+export function sdkDir(pkg: string): string {
   // Both SDKs export ./package.json? Not openai: resolve the main entry instead.
   return dirname(require.resolve(pkg));
 }
 
-/** Property names of interfaces (with what they extend), each looked up in its declaration file; one compiler program for all. */
-function propertiesOf(wanted: Array<{ file: string; iface: string }>): string[][] {
+/**
+ * Property names of interfaces (with what they extend), each looked up in its declaration file; one compiler
+ * program for all. `A.B` is interface B inside `declare namespace A`.
+ */
+export function propertiesOf(wanted: Array<{ file: string; iface: string }>): string[][] {
   const program = ts.createProgram([...new Set(wanted.map((w) => w.file))], { noEmit: true, skipLibCheck: true, noResolve: false, types: [] });
   const checker = program.getTypeChecker();
   return wanted.map(({ file, iface }) => {
     const source = program.getSourceFile(file);
     if (!source) throw new Error(`cannot read ${file}`);
     let found: ts.InterfaceDeclaration | ts.TypeAliasDeclaration | undefined;
+    const [outer, inner] = iface.includes('.') ? iface.split('.') : [undefined, iface];
+    const look = (node: ts.Node) => {
+      if ((ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && node.name.text === inner) found = node;
+    };
     ts.forEachChild(source, (node) => {
-      if ((ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && node.name.text === iface) found = node;
+      if (outer === undefined) look(node);
+      else if (ts.isModuleDeclaration(node) && node.name.text === outer && node.body && ts.isModuleBlock(node.body)) node.body.statements.forEach(look);
     });
     if (!found) throw new Error(`${iface} not found in ${file}: the SDK changed shape; update test/protocols/sdk-params.ts`);
     return checker.getPropertiesOfType(checker.getTypeAtLocation(found)).map((p) => p.getName()).sort();

@@ -55,4 +55,18 @@ describe('stream reading', () => {
     expect(s.push(sse('null', '42', { choices: [{ delta: { content: 'ok' } }] }))).toEqual([{ kind: 'text', text: 'ok' }]);
     expect(() => s.push(sse({ error: { message: 'upstream broke', code: 'server_error' } }))).toThrow(ChatStreamError);
   });
+
+  it('one event past the SSE cap is an error, not memory held without end (issue 23 F-D)', () => {
+    const s = new ChatStream('chat');
+    s.push('data: {"choices":[{"delta":{"content":"');
+    const piece = 'x'.repeat(1024 * 1024);
+    let err: unknown;
+    try {
+      for (let i = 0; i < 17; i++) s.push(piece);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ChatStreamError);
+    expect((err as ChatStreamError).code).toBe('event-too-large');
+  });
 });

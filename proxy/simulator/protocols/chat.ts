@@ -2,7 +2,7 @@
 // (the protocol bridge relies on them).
 import { PROTOCOL_TABLE } from '../../rules/protocols.js';
 import { errorBody, type SimError } from '../relay-errors.js';
-import { contentText, echoText, lastUserWords, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
+import { contentText, echoText, lastTurn, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
   bad,
   describe,
@@ -46,8 +46,13 @@ function parseTools(body: Body): SimTool[] {
     if (!isObject(t) || t.type !== 'function' || !isObject(t.function) || typeof t.function.name !== 'string') {
       throw bad(`tools[${i}]`, `Invalid value for tools[${i}]: expected {"type":"function","function":{"name": string, "parameters"?: object}}`);
     }
+    // OpenAI's own rule, checked the way the real API checks it (the bridge must keep within it).
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(t.function.name)) {
+      throw bad(`tools[${i}].function.name`, `Invalid 'tools[${i}].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]{1,64}$'.`);
+    }
     const tool: SimTool = { name: t.function.name };
     if (isObject(t.function.parameters)) tool.parameters = t.function.parameters;
+    if (typeof t.function.description === 'string') tool.description = t.function.description;
     return tool;
   });
 }
@@ -79,11 +84,10 @@ function parse(body: Body): ParsedRequest {
 function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   const body = req.body;
   const messages = body.messages as Array<Record<string, unknown>>;
-  const last = messages[messages.length - 1]!;
-  const lastRole = last.role as string;
-  const userText = lastUserWords(messages, (m) => m.role === 'user');
-  const source = lastRole === 'tool' ? `tool result: ${contentText(last.content)}` : userText;
-  const tool = pickTool(parseTools(body), toolChoice(body), userText, lastRole === 'tool');
+  const turn = lastTurn(messages, (m) => m.role === 'user', (m) => (m.role === 'tool' ? contentText(m.content) : undefined));
+  const userText = turn.words;
+  const source = turn.toolResult !== undefined ? `tool result: ${turn.toolResult}` : userText;
+  const tool = pickTool(parseTools(body), toolChoice(body), userText, turn.toolResult !== undefined);
   const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
   const reply = limitText(echoText(source, ctx.responseBytes), maxTokens, optionalStringOrList(body, 'stop'));
   const id = `chatcmpl-${ctx.requestId}`;

@@ -1,7 +1,7 @@
 // POST /v1/messages: the Anthropic Messages entry point.
 import { PROTOCOL_TABLE } from '../../rules/protocols.js';
 import { errorBody, type SimError } from '../relay-errors.js';
-import { contentText, echoText, lastUserWords, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
+import { contentText, echoText, lastTurn, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
   bad,
   describe,
@@ -60,7 +60,9 @@ function parseTools(body: Body): SimTool[] {
       throw bad(`tools[${i}]`, `Invalid value for tools[${i}]: expected {"name": string, "input_schema": object}`);
     }
     if (t.type !== undefined && t.type !== 'custom') return [];
-    return [isObject(t.input_schema) ? { name: t.name, parameters: t.input_schema } : { name: t.name }];
+    const tool: SimTool = isObject(t.input_schema) ? { name: t.name, parameters: t.input_schema } : { name: t.name };
+    if (typeof t.description === 'string') tool.description = t.description;
+    return [tool];
   });
 }
 
@@ -75,17 +77,19 @@ function toolChoice(body: Body): SimToolChoice {
   throw bad('tool_choice', 'Invalid value for tool_choice: expected {"type": "auto" | "any" | "none"} or {"type": "tool", "name": string}');
 }
 
-/** The last message is the user's answer to a tool_use. */
-function answersTool(last: Record<string, unknown> | undefined): boolean {
-  return last?.role === 'user' && Array.isArray(last.content) && last.content.some((b) => isObject(b) && b.type === 'tool_result');
+/** The tool results a user message carries (its answer to a tool_use), if any. */
+function toolResults(m: Record<string, unknown>): string | undefined {
+  if (m.role !== 'user' || !Array.isArray(m.content)) return undefined;
+  const results = m.content.filter((b) => isObject(b) && b.type === 'tool_result');
+  return results.length > 0 ? contentText(results) : undefined;
 }
 
 function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   const body = req.body;
   const messages = body.messages as Array<Record<string, unknown>>;
-  const last = messages[messages.length - 1];
-  const words = lastUserWords(messages, (m) => m.role === 'user');
-  const source = answersTool(last) ? `tool result: ${contentText((last!.content as unknown[]).filter((b) => isObject(b) && b.type === 'tool_result'))}` : words;
+  const turn = lastTurn(messages, (m) => m.role === 'user', toolResults);
+  const words = turn.words;
+  const source = turn.toolResult !== undefined ? `tool result: ${turn.toolResult}` : words;
   const reply = limitText(echoText(source, ctx.responseBytes), body.max_tokens as number, optionalStringOrList(body, 'stop_sequences'));
   const text = padToChunks(reply.text, ctx.chunks);
   const stopReason = reply.finish === 'length' ? 'max_tokens' : reply.finish === 'stop_sequence' ? 'stop_sequence' : 'end_turn';
@@ -105,7 +109,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   });
   const ev = (type: string, fields: Record<string, unknown> = {}) => sseFrame(type, { type, ...fields });
   const errorEvent = (err: SimError, requestId: string) => sseFrame('error', errorBody(err, 'anthropic', requestId));
-  const tool = pickTool(parseTools(body), toolChoice(body), words, answersTool(last));
+  const tool = pickTool(parseTools(body), toolChoice(body), words, turn.toolResult !== undefined);
   if (tool) {
     const input = toolArguments(tool, words);
     const json = JSON.stringify(input);

@@ -2,7 +2,7 @@
 // sequence the SDK's `responses.stream()` accumulator expects.
 import { PROTOCOL_TABLE } from '../../rules/protocols.js';
 import { ERROR_ROWS, type SimError } from '../relay-errors.js';
-import { contentText, echoText, lastUserWords, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
+import { contentText, echoText, lastTurn, type Turn, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
   bad,
   describe,
@@ -62,6 +62,8 @@ function toolsOf(t: unknown, at: string, namespace?: string): SimTool[] {
   const tool: SimTool = { name: t.name };
   if (t.type === 'custom') tool.custom = true;
   else if (isObject(t.parameters)) tool.parameters = t.parameters;
+  const grammar = isObject(t.format) && typeof t.format.definition === 'string' ? t.format.definition : '';
+  if (typeof t.description === 'string' || grammar) tool.description = `${typeof t.description === 'string' ? t.description : ''} ${grammar}`.trim();
   if (namespace !== undefined) tool.namespace = namespace;
   return [tool];
 }
@@ -76,26 +78,19 @@ function toolChoice(body: Body): SimToolChoice {
   throw bad('tool_choice', 'Invalid value for tool_choice: expected "none", "auto", "required" or {"type": "function", "name": string}');
 }
 
-/** The user's own words in the last user message (not a tool result), for tool choice and arguments. */
-function lastUserMessageText(input: unknown): string {
-  if (typeof input === 'string') return input;
-  return Array.isArray(input) ? lastUserWords(input, (m) => m.role === 'user') : '';
-}
-
 const TOOL_OUTPUT = new Set(['function_call_output', 'custom_tool_call_output']);
 
-function answersTool(input: unknown): boolean {
-  const last = Array.isArray(input) ? input[input.length - 1] : undefined;
-  return isObject(last) && TOOL_OUTPUT.has(last.type as string);
+/** The user's last own words, and the tool result that came after them if one did. */
+function turnOf(input: unknown): Turn {
+  if (typeof input === 'string') return { words: input };
+  if (!Array.isArray(input)) return { words: '' };
+  return lastTurn(input, (m) => m.role === 'user', (m) => (TOOL_OUTPUT.has(m.type as string) ? contentText(m.output) : undefined));
 }
 
 /** What the reply echoes: the last user words, or the tool result that came back. */
 function lastUserText(input: unknown): string {
-  if (answersTool(input)) {
-    const last = (input as unknown[])[(input as unknown[]).length - 1] as Record<string, unknown>;
-    return `tool result: ${contentText(last.output)}`;
-  }
-  return lastUserMessageText(input);
+  const turn = turnOf(input);
+  return turn.toolResult !== undefined ? `tool result: ${turn.toolResult}` : turn.words;
 }
 
 function render(req: ParsedRequest, ctx: RenderContext): Rendered {
@@ -148,9 +143,10 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   const ev = (type: string, fields: Record<string, unknown>) => sseFrame(type, { type, sequence_number: seq++, ...fields });
   const start = () => [ev('response.created', { response: response('in_progress', [], null) }), ev('response.in_progress', { response: response('in_progress', [], null) })];
 
-  const tool = pickTool(parseTools(body), toolChoice(body), lastUserMessageText(body.input), answersTool(body.input));
+  const turn = turnOf(body.input);
+  const tool = pickTool(parseTools(body), toolChoice(body), turn.words, turn.toolResult !== undefined);
   if (tool) {
-    const userText = lastUserMessageText(body.input);
+    const userText = turn.words;
     const args = tool.custom ? customToolInput(tool, userText) : JSON.stringify(toolArguments(tool, userText));
     const out = estimateTokens(tool.name.length + args.length);
     const fcId = `${tool.custom ? 'ctc' : 'fc'}_${ctx.requestId}`;

@@ -12,6 +12,8 @@ export interface SimTool {
   custom?: boolean;
   /** JSON schema of the arguments (`parameters` / `input_schema`). */
   parameters?: Record<string, unknown>;
+  /** What the tool says about itself (its description, a custom tool's grammar): tells a shell from JavaScript. */
+  description?: string;
 }
 
 /** Each protocol's tool_choice, reduced to what the simulator acts on. */
@@ -54,38 +56,61 @@ export function checkChoice(tools: SimTool[], choice: SimToolChoice, param: stri
 const COMMAND_TOOL = /^(bash|shell|exec|exec_command|local_shell|run|terminal|powershell|cmd)$/i;
 
 /**
- * Deterministic, harmless arguments from the tool's JSON schema: only the
+ * Deterministic, harmless arguments from the tool's JSON schema, as a model would write them: only the
  * required properties when the schema lists them (so no optional flag that widens permissions, e.g.
- * `dangerouslyDisableSandbox`, is ever set), booleans false, and strings the
- * user's own words: a `backticked` span if there is one ("use Bash to run
- * `echo hi`" gives command "echo hi"), else the start of the text.
+ * `dangerouslyDisableSandbox`, is ever set), booleans false, strings the user's own words (a
+ * `backticked` span if there is one: "use Bash to run `echo hi`" gives command "echo hi", else the start
+ * of the text), and a required array one item of its `items` schema (Cline's `run_commands` gets
+ * `["echo hi"]`, never `[]`, which would run nothing).
  */
 export function toolArguments(tool: SimTool, userText: string): Record<string, unknown> {
-  const props = isObject(tool.parameters?.properties) ? (tool.parameters.properties as Record<string, unknown>) : {};
-  // A schema with no `required` list gets every property (booleans still false).
-  const required = Array.isArray(tool.parameters?.required) ? (tool.parameters.required as unknown[]) : undefined;
-  const args: Record<string, unknown> = {};
-  for (const [name, schema] of Object.entries(props)) {
-    if (required && !required.includes(name)) continue;
-    const s = isObject(schema) ? schema : {};
-    if (Array.isArray(s.enum) && s.enum.length > 0) args[name] = s.enum[0];
-    else if (s.type === 'string') args[name] = isCommandTool(tool.name) ? commandText(userText) : quotedOrText(userText);
-    else if (s.type === 'number' || s.type === 'integer') args[name] = 1;
-    else if (s.type === 'boolean') args[name] = false;
-    else if (s.type === 'array') args[name] = [];
-    else if (s.type === 'object') args[name] = {};
-    else args[name] = null;
+  const value = valueFor(tool.parameters ?? {}, tool, userText, 0);
+  return isObject(value) ? value : {};
+}
+
+function valueFor(schema: Record<string, unknown>, tool: SimTool, userText: string, depth: number): unknown {
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  if (schema.const !== undefined) return schema.const;
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
+  const alt = [schema.anyOf, schema.oneOf].find((a): a is unknown[] => Array.isArray(a) && a.length > 0);
+  if (type === undefined && alt && isObject(alt[0])) return valueFor(alt[0], tool, userText, depth);
+  if (type === 'string') return isCommandTool(tool) ? commandText(userText, toolLanguage(tool)) : quotedOrText(userText);
+  if (type === 'number' || type === 'integer') return typeof schema.minimum === 'number' && schema.minimum > 1 ? schema.minimum : 1;
+  if (type === 'boolean') return false;
+  // Nesting beyond a few levels is a schema that refers to itself: stop there.
+  if (type === 'array') return depth < 4 && isObject(schema.items) ? [valueFor(schema.items, tool, userText, depth + 1)] : [];
+  if (type === 'object' || isObject(schema.properties)) {
+    const props = isObject(schema.properties) ? (schema.properties as Record<string, unknown>) : {};
+    // A schema with no `required` list gets every property (booleans still false).
+    const required = Array.isArray(schema.required) ? (schema.required as unknown[]) : undefined;
+    const out: Record<string, unknown> = {};
+    if (depth >= 4) return out;
+    for (const [name, sub] of Object.entries(props)) {
+      if (required && !required.includes(name)) continue;
+      out[name] = valueFor(isObject(sub) ? sub : {}, tool, userText, depth + 1);
+    }
+    return out;
   }
-  return args;
+  return null;
 }
 
 /** The raw input of a freeform (custom) tool: code for Codex's `exec`, so treated like a command. */
 export function customToolInput(tool: SimTool, userText: string): string {
-  return isCommandTool(tool.name) ? commandText(userText) : quotedOrText(userText);
+  return isCommandTool(tool) ? commandText(userText, toolLanguage(tool)) : quotedOrText(userText);
 }
 
-function isCommandTool(name: string): boolean {
-  return COMMAND_TOOL.test(bareName(name));
+function isCommandTool(tool: SimTool): boolean {
+  return COMMAND_TOOL.test(bareName(tool.name)) || /^(run_)?commands?$/i.test(bareName(tool.name));
+}
+
+type Language = 'shell' | 'js' | 'either';
+
+/** What a command tool runs, as its own description or grammar says; 'either' when it does not say. */
+export function toolLanguage(tool: SimTool): Language {
+  const about = `${tool.description ?? ''} ${JSON.stringify(tool.parameters ?? {})}`;
+  const js = /\b(java\s*script|js|node(\.js)?|type\s*script|console\.log)\b/i.test(about);
+  const shell = /\b(shell|bash|zsh|sh|powershell|terminal|command[- ]line|cmd)\b/i.test(about);
+  return js && !shell ? 'js' : shell && !js ? 'shell' : 'either';
 }
 
 function quotedOrText(userText: string): string {
@@ -95,14 +120,22 @@ function quotedOrText(userText: string): string {
 
 /**
  * A command-running tool never gets the user's words as its command: "never use Bash
- * to run `rm -rf ~`" must not become that call. Only a plain `echo` (or, for Codex's
- * JavaScript `exec`, a `console.log`) of harmless text passes; anything else is replaced.
+ * to run `rm -rf ~`" must not become that call. Only a plain `echo` (in a shell) or
+ * `console.log` (in JavaScript) of harmless text passes, written in the language the
+ * tool runs: asked to `console.log(1)` with a shell tool, a model writes `echo 1`.
+ * Anything else is replaced by a harmless line.
  */
 export const SAFE_COMMAND = 'echo loopgate-simulator';
-function commandText(userText: string): string {
-  const quoted = /`([^`]+)`/.exec(userText)?.[1];
-  const harmless = /^echo [\w .,:=+@%/-]{1,80}$/.test(quoted ?? '') || /^console\.log\(['"\w .,:=+@%/-]{0,80}\)$/.test(quoted ?? '');
-  return harmless ? quoted! : SAFE_COMMAND;
+const SAFE_TEXT = /^[\w .,:=+@%/-]{1,80}$/;
+function commandText(userText: string, language: Language): string {
+  const quoted = /`([^`]+)`/.exec(userText)?.[1] ?? '';
+  const echo = /^echo ([\w .,:=+@%/-]{1,80})$/.exec(quoted)?.[1];
+  const logged = /^console\.log\((?:(['"])([\w .,:=+@%/-]{0,80})\1|([\w.]{1,80}))\)$/.exec(quoted);
+  const said = echo ?? (logged ? (logged[2] ?? logged[3]!) : undefined);
+  if (said === undefined || !SAFE_TEXT.test(said)) return language === 'js' ? `console.log(${JSON.stringify(SAFE_COMMAND.slice(5))})` : SAFE_COMMAND;
+  if (language === 'either') return quoted;
+  if (language === 'shell') return echo !== undefined ? quoted : `echo ${said}`;
+  return logged ? quoted : `console.log(${JSON.stringify(said)})`;
 }
 
 /** A stable call id, e.g. `call_…` / `toolu_…`. */
