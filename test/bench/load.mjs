@@ -82,8 +82,9 @@ async function throughput() {
   let completed = 0;
   let errors = 0;
   let all = 0;
+  // job.requests, when given, stops the loops after that many requests (a fixed amount of work).
   const loop = async () => {
-    while (performance.now() < end) {
+    while (performance.now() < end && (job.requests === undefined || all < job.requests)) {
       const r = await once();
       all++;
       if (performance.now() < measureFrom) continue;

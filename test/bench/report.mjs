@@ -89,6 +89,17 @@ export function checks(r, opts = {}) {
       add(`c=64 throughput, collector ${name.split('-').pop()} ÷ export off`, `${ratio(x.rps, base.rps)}× (${f(x.rps, 0)} req/s, ${x.errors} errors; ${x.dropped} spans dropped, counted)`, '≥ 0.95×, 0 errors', x.rps >= 0.95 * base.rps && x.errors === 0);
     }
   }
+  const tr = r.trafficC64;
+  if (tr) {
+    const base = tr.loopgate;
+    const view = tr['loopgate+view'];
+    add('c=64 throughput with a Traffic view subscribed ÷ none (issue 25)', `${ratio(view.rps, base.rps)}× (${f(view.rps, 0)} vs ${f(base.rps, 0)} req/s; the view received ${view.feedEntries} entries)`, '≥ 0.95×', view.rps >= 0.95 * base.rps && view.errors === 0);
+  }
+  const rss = r.trafficRss;
+  if (rss) {
+    const budgetMB = rss.ring.limits.bytes / 1048576;
+    add('RSS growth after 10,000 requests, capture on (issue 25)', `${f(rss.growthMB, 1)} MB (${f(rss.rssBeforeMB, 1)} → ${f(rss.rssAfterMB, 1)}; the ring holds ${rss.ring.entries} requests, ${f(rss.ring.bytes / 1048576, 1)} MB)`, `≤ ring budget ${budgetMB} + 20 MB`, rss.growthMB <= budgetMB + 20);
+  }
   for (const mode of ['bigRequest', 'bigResponse']) {
     const b = r[mode];
     if (!b) continue;
@@ -250,6 +261,16 @@ export function renderMarkdown(report) {
       table(
         ['target', 'req/s', '÷ export off', 'CPU µs/req', 'errors', 'spans exported', 'spans dropped'],
         OTLP_ORDER.filter((n) => o[n]).map((n) => [n, f(o[n].rps, 0), ratio(o[n].rps, o.loopgate.rps), f((o[n].cpuMsPerUnit ?? NaN) * 1000, 0), o[n].errors, o[n].exported ?? '-', o[n].dropped ?? '-']),
+      ),
+    );
+  }
+  const tr = r.trafficC64;
+  if (tr) {
+    parts.push('', '### Traffic ring (issue 25): c=64 throughput with nobody watching, a Traffic view subscribed, capture off', '');
+    parts.push(
+      table(
+        ['target', 'req/s', '÷ nobody watching', 'CPU µs/req', 'errors'],
+        ['loopgate', 'loopgate+view', 'loopgate-nocapture'].filter((n) => tr[n]).map((n) => [n, f(tr[n].rps, 0), ratio(tr[n].rps, tr.loopgate.rps), f((tr[n].cpuMsPerUnit ?? NaN) * 1000, 0), tr[n].errors]),
       ),
     );
   }

@@ -6,7 +6,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { killAll, measured, runLoad, startServer } from './procs.mjs';
+import { killAll, measured, rssBytes, runLoad, startServer } from './procs.mjs';
 import { CONFIGS } from './scenarios.mjs';
 import { checks, renderMarkdown } from './report.mjs';
 import { runSoak } from './soak.mjs';
@@ -135,7 +135,58 @@ async function otlpHealth(targets) {
   return out;
 }
 
+// Issue 25: the live traffic ring costs what it costs with nobody watching; a
+// Traffic view (here: a reader of /_loopgate/traffic/live, as the extension and
+// `loopgate tail` are) must cost little more. And 10,000 requests leave the
+// proxy's RSS within the ring's byte budget + 20 MB.
+async function startTrafficTargets() {
+  const sim = await startServer('simulator', [cli, 'simulate', '--port', '0'], { env: plainEnv, ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/ });
+  const proxyEnv = { ...plainEnv, LOOPGATE_API_KEY: KEY, LOOPGATE_UPSTREAM: '' };
+  const serve = (name, extra) =>
+    startServer(name, [...nodeFlags, cli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', '--log', join(tmp, `traffic-${name}.jsonl`), ...extra], { env: proxyEnv, ready: LISTENING });
+  const procs = await Promise.all([serve('loopgate', []), serve('loopgate+view', []), serve('loopgate-nocapture', ['--no-capture'])]);
+  const targets = Object.fromEntries(procs.map((p) => [p.name, { name: p.name, url: p.url, headers: {}, pid: p.pid }]));
+  // The watcher: reads the live feed to its end, as the Traffic view does.
+  const watching = new AbortController();
+  let seen = 0;
+  const res = await fetch(`${targets['loopgate+view'].url}/_loopgate/traffic/live`, { signal: watching.signal });
+  void (async () => {
+    for await (const chunk of res.body) seen += (Buffer.from(chunk).toString().match(/^data: /gm) ?? []).length;
+  })().catch(() => undefined);
+  const stop = () => {
+    watching.abort();
+    return Promise.all([sim, ...procs].map((s) => s.stop()));
+  };
+  return { targets, stop, seen: () => seen };
+}
+
+const TRAFFIC_TARGETS = ['loopgate', 'loopgate+view', 'loopgate-nocapture'];
+
 const scenarios = {
+  async trafficC64(targets, seen) {
+    const c = cfg.otlp;
+    const runs = await interleaved(
+      targets,
+      TRAFFIC_TARGETS,
+      c.rounds,
+      (t) => ({ ...baseJob(t), mode: 'throughput', body: chatBody(false), concurrency: 64, warmupMs: c.warmupMs, durationMs: c.durationMs }),
+      c.warmupMs + c.durationMs + 60_000,
+    );
+    const byTarget = mapTargets(runs, (rs) => {
+      const rps = rs.map((m) => m.result.rps);
+      return { rps: median(rps), rpsRounds: rps.map(round1), requests: sum(rs, (m) => m.result.all), errors: sum(rs, (m) => m.result.errors), ...cpu(rs, sum(rs, (m) => m.result.all)) };
+    });
+    byTarget['loopgate+view'].feedEntries = seen();
+    return byTarget;
+  },
+  /** RSS of a plain `serve` with capture on, before and after 10,000 requests, and what its ring holds. */
+  async trafficRss(target) {
+    const before = rssBytes(target.pid);
+    await runLoad({ ...baseJob(target), mode: 'throughput', body: chatBody(false), concurrency: 16, warmupMs: 0, durationMs: 600_000, requests: 10_000 }, 180_000);
+    const after = rssBytes(target.pid);
+    const health = await (await fetch(`${target.url}/_loopgate/health`)).json();
+    return { rssBeforeMB: round1(before / 1048576), rssAfterMB: round1(after / 1048576), growthMB: round1((after - before) / 1048576), ring: health.capture };
+  },
   async otlpC64(targets) {
     const c = cfg.otlp;
     const runs = await interleaved(
@@ -305,6 +356,15 @@ try {
     await Promise.all(OTLP_TARGETS.map((name) => runLoad({ ...baseJob(set.targets[name]), mode: 'latency', body: chatBody(false), warmup: 50, requests: 1, maxMs: 10_000 }, 30_000)));
     say('OTLP export on / collector down / stalled, concurrency 64');
     results.otlpC64 = await scenarios.otlpC64(set.targets);
+    await set.stop();
+  }
+  if (want('traffic')) {
+    set = await startTrafficTargets();
+    await Promise.all(TRAFFIC_TARGETS.map((name) => runLoad({ ...baseJob(set.targets[name]), mode: 'latency', body: chatBody(false), warmup: 50, requests: 1, maxMs: 10_000 }, 30_000)));
+    say('Traffic ring: nobody watching / a live view subscribed / capture off, concurrency 64');
+    results.trafficC64 = await scenarios.trafficC64(set.targets, set.seen);
+    say('Traffic ring: RSS after 10,000 requests');
+    results.trafficRss = await scenarios.trafficRss(set.targets.loopgate);
     await set.stop();
   }
   if (want('soak')) {
