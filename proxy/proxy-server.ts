@@ -19,6 +19,7 @@ import { rawRefusal } from './pipeline/client-reply.js';
 import { KeyRing } from './pipeline/keyring.js';
 import { positionName, type NamedKey } from './rules/key-list.js';
 import { BridgePolicy } from './bridge/index.js';
+import { INSTALLED_COMMAND } from './cli/invocation.js';
 import {
   DEFAULT_BRIDGE,
   DEFAULT_HOST,
@@ -112,6 +113,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     failover: opts.failover ?? false,
     token: opts.token,
     proofToken: opts.token ?? opts.proofToken ?? null,
+    cliCommand: opts.cliCommand ?? INSTALLED_COMMAND,
     guard: guardConfig(0),
     limits,
     timeouts,

@@ -50,3 +50,16 @@ function shellQuote(path: string, platform: NodeJS.Platform): string {
   if (/^[\w@%+=:,./\\-]+$/.test(path)) return path;
   return platform === 'win32' ? `"${path}"` : `'${path.replace(/'/g, `'\\''`)}'`;
 }
+
+/** The spelling when nothing tells how this install is reached (a proxy embedded in-process): the installed command. */
+export const INSTALLED_COMMAND = 'loopgate';
+
+/**
+ * A Loopgate command line for the user to type, spelled as this install reaches the CLI
+ * (`Invocation.command`): `loopgate token`, or `node '/abs/dist/cli.js' token`. Every
+ * message that tells the user to run a Loopgate command builds it here, so each reads
+ * as the banner does and can be pasted as it is.
+ */
+export function commandLine(cli: string, args: string): string {
+  return `${cli} ${args}`;
+}

@@ -11,6 +11,7 @@ import { describeLogHealth } from '../log/traffic-log.js';
 import { describeOtlpHealth } from '../otlp/health.js';
 import { otlpConfig } from '../rules/otlp-config.js';
 import { runDoctor, formatDoctorMarkdown } from '../doctor.js';
+import { cliInvocation, commandLine } from './invocation.js';
 
 /** The editor's keys, checked like LOOPGATE_API_KEY's entries; problems go to the output channel as hints. */
 function checkedKeys(keys: IpcKey[], send: (msg: FromProxy) => void): NamedKey[] {
@@ -22,7 +23,7 @@ function checkedKeys(keys: IpcKey[], send: (msg: FromProxy) => void): NamedKey[]
 export function runIpcHost(io: Io): Promise<number> {
   const send = (msg: FromProxy) => process.send?.(msg);
   if (!process.send) {
-    io.err('loopgate serve --ipc: no IPC channel; this mode is for the VS Code extension (use plain `loopgate serve`).');
+    io.err(`loopgate serve --ipc: no IPC channel; this mode is for the VS Code extension (use plain \`${commandLine(cliInvocation(io.env).command, 'serve')}\`).`);
     return Promise.resolve(EXIT.usage);
   }
   let started: StartedServe | undefined;
@@ -52,6 +53,8 @@ export function runIpcHost(io: Io): Promise<number> {
             if (otlp && !otlp.ok) throw new ProxyConfigError(`loopgate.otlp.endpoint: ${otlp.problem}`);
             for (const note of otlp?.notes ?? []) send({ type: 'traffic', line: `hint: ${note}`, status: 0 });
             started = await startServe({
+              // The extension's own dist/cli.js, as a terminal would reach it.
+              cliCommand: cliInvocation(io.env).command,
               upstream,
               key: msg.keys ? undefined : key,
               keys: msg.keys ? checkedKeys(msg.keys, send) : undefined,

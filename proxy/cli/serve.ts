@@ -12,7 +12,7 @@ import { readKeyListFromStdin, validKeyList } from './stdin-key.js';
 import { runIpcHost } from './ipc-host.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { untilSignal } from './signals.js';
-import { cliInvocation, type Invocation } from './invocation.js';
+import { cliInvocation, commandLine, type Invocation } from './invocation.js';
 import { DEFAULT_HOST, DEFAULT_LIMITS, DEFAULT_PORT, DEFAULT_RETRIES, DEFAULT_TIMEOUTS, type ProxyOptions } from '../pipeline/options.js';
 
 const MIB = 1024 * 1024;
@@ -120,7 +120,7 @@ export function banner(started: StartedServe, tokenRequired: boolean, cli: Invoc
     `  OpenAI clients     base URL ${bases.openai}`,
     `  Anthropic clients  base URL ${bases.anthropic}`,
     tokenRequired
-      ? `  API key for tools  the local token: \`${cli.command} token\`, or eval "$(${cli.command} env${portFlag})" to export everything`
+      ? `  API key for tools  the local token: \`${commandLine(cli.command, 'token')}\`, or eval "$(${commandLine(cli.command, `env${portFlag}`)})" to export everything`
       : '  API key for tools  any value (--no-token)',
   ];
   const keys = proxy.keyStatus();
@@ -134,7 +134,7 @@ export function banner(started: StartedServe, tokenRequired: boolean, cli: Invoc
   if (otlp) lines.push(`  OTLP export        ${otlp.endpoint} (${otlp.protocol}${otlp.metrics ? ', metrics too' : ''}, content ${otlp.content ? 'ON (redacted)' : 'off'})`);
   // The command is spelled the way this shell reaches it; how to make it plain `loopgate` is one line.
   if (!cli.installed) lines.push(`  command            ${cli.command}   (install it as \`loopgate\`: ${cli.install})`);
-  const auth = tokenRequired ? ` -H "Authorization: Bearer $(${cli.command} token)"` : '';
+  const auth = tokenRequired ? ` -H "Authorization: Bearer $(${commandLine(cli.command, 'token')})"` : '';
   lines.push('', 'Try it:', `  curl -s ${bases.openai}/models${auth}`);
   return lines;
 }
@@ -163,7 +163,7 @@ export const serveCommand: Command = {
     const maxBody = intOption('max-body', values['max-body'], 1);
     const upstream = values.upstream ?? io.env.LOOPGATE_UPSTREAM;
     let rawKeys = io.env.LOOPGATE_API_KEY;
-    if (values['key-stdin']) rawKeys = await readKeyListFromStdin(io.stdin);
+    if (values['key-stdin']) rawKeys = await readKeyListFromStdin(io.stdin, cliInvocation(io.env).command);
     // Demo mode ignores the keys (startServe), so only keys that will be used are checked.
     const keys = upstream && rawKeys ? validKeyList(rawKeys, values['key-stdin'] ? '--key-stdin' : 'LOOPGATE_API_KEY', io.err) : undefined;
     if (upstream && !keys) {
@@ -183,6 +183,7 @@ export const serveCommand: Command = {
     let started: StartedServe;
     try {
       started = await startServe({
+        cliCommand: cliInvocation(io.env).command,
         upstream,
         keys: upstream ? keys : rawKeys ? [{ name: 'key-1', key: rawKeys, named: false }] : undefined,
         token: requireToken ? loadOrCreateToken(io.env) : null,

@@ -81,6 +81,9 @@ describe('the CLI installed as a command', () => {
     expect(curl).toContain('$(loopgate token)');
     const out = execFileSync('bash', ['-c', curl], { cwd: elsewhere, env: env(), encoding: 'utf8' });
     expect(JSON.parse(out).data.length).toBeGreaterThan(0);
+    // The proxy's 401 names the command as the banner does for this install.
+    const denied = await fetch(/curl -s (\S+)/.exec(curl)![1]!);
+    expect(((await denied.json()) as { error: { message: string } }).error.message).toContain('run `loopgate token` (or `eval "$(loopgate env)"`)');
   });
 
   it('`npm install -g <checkout>` (the README line) installs it as well', () => {
