@@ -46,8 +46,8 @@ const secs = (ms) => `${(ms / 1000).toFixed(1)}s`;
  * compile shows what it is compiling), and summary() lists what each step cost.
  * Steps may run side by side; the summary then adds up to more than the wall time.
  */
-export function createSteps(tag, logFile) {
-  const say = (msg) => process.stdout.write(`[${tag}] ${msg}\n`);
+export function createSteps(tag, logFile, stream = process.stdout) {
+  const say = (msg) => stream.write(`[${tag}] ${msg}\n`);
   const done = [];
   const t0 = Date.now();
   return {
@@ -130,7 +130,7 @@ export async function withDirLock(lockDir, fn, { deadlineMs = 15 * 60_000, pollM
  * A manifest holding the recipe makes a warm run ~instant; `--prefer-offline` lets a
  * redo come from the npm cache (tarballs are checked against the lockfile's integrity).
  */
-export function npmTree({ tag, dir, packages, lockFile, recipe, logFile, extraFiles = {}, afterInstall, check = () => true }) {
+export function npmTree({ tag, dir, packages, lockFile, recipe, logFile, extraFiles = {}, afterInstall, check = () => true, stream = process.stdout }) {
   const manifestFile = join(dir, 'manifest.json');
   const lockHash = () => (existsSync(lockFile) ? createHash('sha256').update(readFileSync(lockFile)).digest('hex') : 'none');
   const markerText = () => JSON.stringify({ recipe, packages, lock: lockHash() });
@@ -151,10 +151,10 @@ export function npmTree({ tag, dir, packages, lockFile, recipe, logFile, extraFi
     return inFlight;
   }
 
-  async function provisionNow({ force = false, updateLock = false, extraManifest = {} } = {}) {
-    const steps = createSteps(tag, logFile);
+  async function provisionNow({ force = false, updateLock = false, extraManifest = {}, quietWhenWarm = false } = {}) {
+    const steps = createSteps(tag, logFile, stream);
     if (!force && !updateLock && isProvisioned()) {
-      steps.say(`already provisioned in ${dir}`);
+      if (!quietWhenWarm) steps.say(`already provisioned in ${dir}`);
       return JSON.parse(readFileSync(manifestFile, 'utf8'));
     }
     const onWait = (pid) => steps.say(`waiting for another provisioning (pid ${pid}) of ${dir} ...`);
