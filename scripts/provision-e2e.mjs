@@ -25,10 +25,24 @@ export const TARGETS = {
 export const CODE_SERVER_VERSION = TARGETS.oldest.version;
 // Bump when the recipe changes so existing caches are redone.
 const RECIPE = 1;
-export const DEBIAN_PACKAGES = ['chromium', 'ripgrep', 'libkrb5-dev'];
+export const DEBIAN_PACKAGES = ['chromium', 'ripgrep'];
 export const CHROMIUM = '/usr/bin/chromium';
-// Native modules of VS Code's server; those a version does not have are skipped.
-const NATIVE_MODULES = ['kerberos', '@parcel/watcher', '@vscode/deviceid', '@vscode/spdlog', 'native-watchdog', '@vscode/native-watchdog', 'node-pty', '@vscode/sqlite3'];
+// The native modules of VS Code's server that the suites load, rebuilt from source for the
+// target's Node; those a version does not have are skipped. Chosen from the full e2e run
+// under `strace -f` (2026-11-26), which opened only these .node files (plus argon2, which
+// code-server requires at startup, and @parcel/watcher's prebuilt platform package):
+//   @vscode/spdlog   the server's and the extension host's log files, the output channels'
+//                    included (test/e2e/extension reads the Loopgate channel's file)
+//   native-watchdog  the extension host's watchdog (`@vscode/native-watchdog` in newer VS Code)
+// Left out, never loaded by the suites (each cost 5 s to 10 min to compile on 2 busy cores):
+// kerberos (proxy authentication; it also needed Debian's libkrb5-dev), @vscode/deviceid
+// (telemetry), node-pty (terminals: the suites check the terminal environment, not a shell),
+// @vscode/sqlite3 (only in newer VS Code; the slowest by far), and @parcel/watcher, whose
+// rebuild does nothing (it ships prebuilt binaries). A suite that needs one: add it here and
+// bump RECIPE.
+const NATIVE_MODULES = ['@vscode/spdlog', 'native-watchdog', '@vscode/native-watchdog'];
+// Loaded with the target's Node after the rebuild: proves the rebuild matched its ABI.
+const ABI_CHECK = '@vscode/spdlog';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const e2eCache = join(repoRoot, '.cache', 'e2e');
@@ -133,8 +147,7 @@ async function installTarget(name, steps, node) {
     // node-pty's install step asks npx for node-gyp; `yes` lets it proceed.
     await steps.run(`npm rebuild ${m}`, () => run('npm', ['rebuild', m], { cwd: t.vscodeDir, env: { npm_config_yes: 'true', ...headers } }));
   }
-  // Loading one native module with the target's Node proves the rebuild matched its ABI.
-  await run(await node, ['-e', `require(${JSON.stringify(join(t.vscodeDir, 'node_modules', 'node-pty'))})`]);
+  await run(await node, ['-e', `require(${JSON.stringify(join(t.vscodeDir, 'node_modules', ABI_CHECK))})`]);
   if (!existsSync(t.entry)) throw new Error(`provisioning finished but ${t.entry} is missing`);
   writeFileSync(t.marker, t.markerText);
 }
