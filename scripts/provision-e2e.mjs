@@ -37,7 +37,9 @@ export const CHROMIUM = '/usr/bin/chromium';
 // Left out, never loaded by the suites (each cost 5 s to 10 min to compile on 2 busy cores):
 // kerberos (proxy authentication; it also needed Debian's libkrb5-dev), @vscode/deviceid
 // (telemetry), node-pty (terminals: the suites check the terminal environment, not a shell),
-// @vscode/sqlite3 (only in newer VS Code; the slowest by far), and @parcel/watcher, whose
+// @vscode/sqlite3 (newer VS Code only, the slowest by far: its agent host opens it for its own
+// agent sessions and only logs a warning without it; test/e2e/chat passes without it), and
+// @parcel/watcher, whose
 // rebuild does nothing (it ships prebuilt binaries). A suite that needs one: add it here and
 // bump RECIPE.
 const NATIVE_MODULES = ['@vscode/spdlog', 'native-watchdog', '@vscode/native-watchdog'];
