@@ -27,20 +27,20 @@ export const CODE_SERVER_VERSION = TARGETS.oldest.version;
 const RECIPE = 1;
 export const DEBIAN_PACKAGES = ['chromium', 'ripgrep'];
 export const CHROMIUM = '/usr/bin/chromium';
-// The native modules of VS Code's server that the suites load, rebuilt from source for the
-// target's Node; those a version does not have are skipped. Chosen from the full e2e run
-// under `strace -f` (2026-11-26), which opened only these .node files (plus argon2, which
-// code-server requires at startup, and @parcel/watcher's prebuilt platform package):
+// The native modules of VS Code's server that the suites need, rebuilt from source for the
+// target's Node; those a version does not have are skipped. Chosen from the full e2e run under
+// `strace -f` (2026-11-26): besides argon2 (code-server requires it at startup) and
+// @parcel/watcher's prebuilt platform package, the suites opened only these .node files:
 //   @vscode/spdlog   the server's and the extension host's log files, the output channels'
 //                    included (test/e2e/extension reads the Loopgate channel's file)
 //   native-watchdog  the extension host's watchdog (`@vscode/native-watchdog` in newer VS Code)
-// Left out, never loaded by the suites (each cost 5 s to 10 min to compile on 2 busy cores):
-// kerberos (proxy authentication; it also needed Debian's libkrb5-dev), @vscode/deviceid
-// (telemetry), node-pty (terminals: the suites check the terminal environment, not a shell),
-// @vscode/sqlite3 (newer VS Code only, the slowest by far: its agent host opens it for its own
-// agent sessions and only logs a warning without it; test/e2e/chat passes without it), and
-// @parcel/watcher, whose
-// rebuild does nothing (it ships prebuilt binaries). A suite that needs one: add it here and
+//   @vscode/sqlite3  1.139 only, opened by VS Code's agent host for its own agent sessions; it
+//                    only logs a warning without it and test/e2e/chat passes, so it is left out
+//                    (the slowest compile by far)
+// Never opened, so left out too: kerberos (proxy authentication; it also needed Debian's
+// libkrb5-dev), @vscode/deviceid (telemetry), node-pty (terminals: the suites check the terminal
+// environment, no shell starts). @parcel/watcher's rebuild did nothing (prebuilt binaries).
+// Each of those cost 5 s to 10 min on 2 busy cores. A suite that needs one: add it here and
 // bump RECIPE.
 const NATIVE_MODULES = ['@vscode/spdlog', 'native-watchdog', '@vscode/native-watchdog'];
 // Loaded with the target's Node after the rebuild: proves the rebuild matched its ABI.
