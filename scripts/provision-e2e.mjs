@@ -146,7 +146,7 @@ async function installTarget(name, steps, node) {
   const headers = nodeHeadersEnv(await node);
   await steps.run('npm rebuild argon2', () => run('npm', ['rebuild', 'argon2'], { cwd: t.dir, env: headers }));
   for (const m of NATIVE_MODULES.filter((m) => existsSync(join(t.vscodeDir, 'node_modules', m, 'package.json')))) {
-    // node-pty's install step asks npx for node-gyp; `yes` lets it proceed.
+    // An install step that asks npx for node-gyp (node-pty's did) may proceed.
     await steps.run(`npm rebuild ${m}`, () => run('npm', ['rebuild', m], { cwd: t.vscodeDir, env: { npm_config_yes: 'true', ...headers } }));
   }
   await run(await node, ['-e', `require(${JSON.stringify(join(t.vscodeDir, 'node_modules', ABI_CHECK))})`]);
@@ -194,18 +194,27 @@ export async function provision({ force = false, targets = Object.keys(TARGETS) 
   }
   mkdirSync(e2eCache, { recursive: true });
   await installDebianPackages();
-  await Promise.all(
+  // Both run to the end even if one fails, so a failure does not cut the other short.
+  const results = await Promise.allSettled(
     todo.map(async (name) => {
       const steps = createSteps(`e2e ${name}`, targetLog(name));
-      await withLock(join(e2eCache, `.provision-${name}.lock`), steps, async () => {
-        if (!force && isProvisioned(name)) return; // someone else finished while we waited
-        const node = targetNode(name);
-        node.catch(() => {}); // awaited (and reported) by installTarget
-        await installTarget(name, steps, node);
-      });
-      steps.summary();
+      try {
+        await withLock(join(e2eCache, `.provision-${name}.lock`), steps, async () => {
+          if (!force && isProvisioned(name)) return; // someone else finished while we waited
+          const node = targetNode(name);
+          node.catch(() => {}); // awaited (and reported) by installTarget
+          await installTarget(name, steps, node);
+        });
+      } catch (err) {
+        err.message = `${name} target: ${err.message}`;
+        throw err;
+      } finally {
+        steps.summary();
+      }
     }),
   );
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
   const secs = (Date.now() - t0) / 1000;
   process.stdout.write(`[e2e] provisioned in ${secs.toFixed(1)}s\n`);
   return secs;
