@@ -126,11 +126,11 @@ export async function withDirLock(lockDir, fn, { deadlineMs = 15 * 60_000, pollM
  * An npm tree in `dir` with exactly `packages` (name -> exact version), installed with
  * `npm ci` from `lockFile` (committed), so every run gets the same transitive versions.
  * `updateLock` re-resolves the tree and rewrites `lockFile` after a pin changes.
- * Install scripts are not run; `afterInstall(run)` does what a tree needs instead.
+ * Install scripts are not run; `afterInstall({ run, steps })` does what a tree needs instead.
  * A manifest holding the recipe makes a warm run ~instant; `--prefer-offline` lets a
  * redo come from the npm cache (tarballs are checked against the lockfile's integrity).
  */
-export function npmTree({ tag, dir, packages, lockFile, recipe, logFile, extraFiles = {}, afterInstall, check = () => true, stream = process.stdout }) {
+export function npmTree({ tag, dir, packages, lockFile, recipe, logFile, extraFiles = {}, afterInstall, check = () => true, stream = process.stdout, source = `scripts/provision-${tag}.mjs` }) {
   const manifestFile = join(dir, 'manifest.json');
   const lockHash = () => (existsSync(lockFile) ? createHash('sha256').update(readFileSync(lockFile)).digest('hex') : 'none');
   const markerText = () => JSON.stringify({ recipe, packages, lock: lockHash() });
@@ -166,7 +166,7 @@ export function npmTree({ tag, dir, packages, lockFile, recipe, logFile, extraFi
       rmSync(manifestFile, { force: true });
       writeFileSync(
         join(dir, 'package.json'),
-        JSON.stringify({ name: `loopgate-${tag}-cache`, private: true, description: `cache, see scripts/provision-${tag}.mjs`, dependencies: packages }, null, 2) + '\n',
+        JSON.stringify({ name: `loopgate-${tag}-cache`, private: true, description: `cache, see ${source}`, dependencies: packages }, null, 2) + '\n',
       );
       for (const [name, text] of Object.entries(extraFiles)) writeFileSync(join(dir, name), text);
       const npmQuiet = ['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'];

@@ -28,6 +28,7 @@ const tree = npmTree({
   logFile: join(repoRoot, '.cache', 'provision-vsce.log'),
   check: () => existsSync(vsceBin),
   stream: process.stderr,
+  source: 'scripts/vsce.mjs',
 });
 
 /** Makes sure the tree is there. Returns the manifest. */
