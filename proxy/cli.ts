@@ -3,6 +3,7 @@ import { ConfigError, EXIT, UsageError, type Command, type Io } from './cli/comm
 import { commands } from './cli/commands.js';
 import { version } from './version.js';
 import { suggestModels } from './rules/suggest.js';
+import { cliInvocation, commandLine } from './cli/invocation.js';
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -50,7 +51,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const command: Command | undefined = commands.find((c) => c.name === name);
   if (!command) {
     const near = suggestModels(name, commands.map((c) => c.name), 1);
-    io.err(`loopgate: unknown command "${name}".${near.length ? ` Did you mean ${near[0]}?` : ''}\nRun \`loopgate --help\` for the commands.`);
+    io.err(`loopgate: unknown command "${name}".${near.length ? ` Did you mean ${near[0]}?` : ''}\nRun \`${commandLine(cliInvocation(io.env).command, '--help')}\` for the commands.`);
     return EXIT.usage;
   }
   // Only Loopgate's own arguments: `loopgate run -- codex --help` is the tool's help.
@@ -64,7 +65,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   } catch (err) {
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       // One line that says what to fix, the usage line, and where the rest is.
-      io.err(`loopgate ${name}: ${usageProblem(err as Error, command.usage)}\n${command.usage.split('\n', 1)[0]}\nRun \`loopgate ${name} --help\` for every option.`);
+      io.err(`loopgate ${name}: ${usageProblem(err as Error, command.usage)}\n${command.usage.split('\n', 1)[0]}\nRun \`${commandLine(cliInvocation(io.env).command, `${name} --help`)}\` for every option.`);
       return EXIT.usage;
     }
     if (err instanceof ConfigError) {

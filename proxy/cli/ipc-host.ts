@@ -12,6 +12,7 @@ import { describeOtlpHealth } from '../otlp/health.js';
 import { otlpConfig } from '../rules/otlp-config.js';
 import { runDoctor, formatDoctorMarkdown } from '../doctor.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
+import { cliInvocation, commandLine } from './invocation.js';
 
 /** The editor's keys, checked like LOOPGATE_API_KEY's entries; problems go to the output channel as hints. */
 function checkedKeys(keys: IpcKey[], send: (msg: FromProxy) => void): NamedKey[] {
@@ -23,7 +24,7 @@ function checkedKeys(keys: IpcKey[], send: (msg: FromProxy) => void): NamedKey[]
 export function runIpcHost(io: Io): Promise<number> {
   const send = (msg: FromProxy) => process.send?.(msg);
   if (!process.send) {
-    io.err('loopgate serve --ipc: no IPC channel; this mode is for the VS Code extension (use plain `loopgate serve`).');
+    io.err(`loopgate serve --ipc: no IPC channel; this mode is for the VS Code extension (use plain \`${commandLine(cliInvocation(io.env).command, 'serve')}\`).`);
     return Promise.resolve(EXIT.usage);
   }
   let started: StartedServe | undefined;
@@ -56,6 +57,8 @@ export function runIpcHost(io: Io): Promise<number> {
             const aliases = resolveAliases({ projectDir: msg.config.projectDir, setting: msg.config.aliases });
             for (const p of [...aliases.config, ...aliases.notes]) send({ type: 'traffic', line: `hint: ${p}`, status: 0 });
             started = await startServe({
+              // The extension's own dist/cli.js, as a terminal would reach it.
+              cliCommand: cliInvocation(io.env).command,
               upstream,
               key: msg.keys ? undefined : key,
               keys: msg.keys ? checkedKeys(msg.keys, send) : undefined,

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command } from './command.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../pipeline/options.js';
+import { cliInvocation, commandLine } from './invocation.js';
 
 export const lspCommand: Command = {
   name: 'lsp',
@@ -24,7 +25,7 @@ later, as the notification "loopgate/state". Nothing but LSP is written to stdou
       options: { stdio: { type: 'boolean' }, 'proxy-url': { type: 'string' }, models: { type: 'string' } },
       strict: true,
     });
-    if (!values.stdio) throw new UsageError('the only transport is stdio: run `loopgate lsp --stdio`.');
+    if (!values.stdio) throw new UsageError(`the only transport is stdio: run \`${commandLine(cliInvocation(io.env).command, 'lsp --stdio')}\`.`);
     const proxyUrl = values['proxy-url'];
     if (proxyUrl !== undefined && !/^https?:\/\/[^/]/i.test(proxyUrl)) {
       io.err(`loopgate lsp: --proxy-url must be an http(s) URL such as http://${DEFAULT_HOST}:${DEFAULT_PORT}.`);

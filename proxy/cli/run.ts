@@ -13,6 +13,7 @@ import { checkProxy } from './health-probe.js';
 import { watchModelNotFound } from './run-hint.js';
 import { runningProxyUrl } from './serve.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../pipeline/options.js';
+import { cliInvocation, commandLine } from './invocation.js';
 
 /** What a --no-token proxy is sent instead of the token: it accepts any credential, and one that proved nothing gets no token. */
 const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';
@@ -62,12 +63,13 @@ not be executed; 127 command not found.`,
     const own = sep === -1 ? argv : argv.slice(0, sep);
     const [command, ...userArgs] = sep === -1 ? [] : argv.slice(sep + 1);
     const { values, positionals } = parseArgs({ args: own, options: { port: { type: 'string' }, host: { type: 'string' }, 'no-token': { type: 'boolean' } }, strict: true, allowPositionals: true });
+    const cli = cliInvocation(io.env).command;
     if (positionals.length > 0 || sep === -1) {
-      io.err(`loopgate run: put the command after --, e.g. loopgate run -- ${positionals.join(' ') || 'claude'}`);
+      io.err(`loopgate run: put the command after --, e.g. ${commandLine(cli, `run -- ${positionals.join(' ') || 'claude'}`)}`);
       return EXIT.usage;
     }
     if (!command) {
-      io.err('loopgate run: no command after --, e.g. loopgate run -- claude -p "hello"');
+      io.err(`loopgate run: no command after --, e.g. ${commandLine(cli, 'run -- claude -p "hello"')}`);
       return EXIT.usage;
     }
     const proxyUrl = runningProxyUrl(values);
@@ -86,13 +88,13 @@ not be executed; 127 command not found.`,
 
     const check = await checkProxy(proxyUrl, token);
     if (check.kind === 'unreachable') {
-      io.err(`loopgate run: no Loopgate proxy answers on ${proxyUrl} (${check.reason}). Start it first with \`loopgate serve\` (or \`npm start\` in the checkout), or pass --port/--host where it listens.`);
+      io.err(`loopgate run: no Loopgate proxy answers on ${proxyUrl} (${check.reason}). Start it first with \`${commandLine(cli, 'serve')}\` (or \`npm start\` in the checkout), or pass --port/--host where it listens.`);
       return EXIT.config;
     }
     if (check.kind === 'unproven') {
       io.err(
         `loopgate run: something answers on ${proxyUrl}${check.status ? ` (HTTP ${check.status} on /_loopgate/health)` : ''} but it is not a Loopgate proxy that knows this local token. ` +
-          'Was the proxy started with another LOOPGATE_HOME or LOOPGATE_TOKEN? Or pass --port where `loopgate serve` listens.',
+          `Was the proxy started with another LOOPGATE_HOME or LOOPGATE_TOKEN? Or pass --port where \`${commandLine(cli, 'serve')}\` listens.`,
       );
       return EXIT.config;
     }

@@ -13,7 +13,7 @@ import { runIpcHost } from './ipc-host.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { untilSignal } from './signals.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
-import { cliInvocation, type Invocation } from './invocation.js';
+import { cliInvocation, commandLine, type Invocation } from './invocation.js';
 import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES } from '../traffic/ring.js';
 import { DEFAULT_HOST, DEFAULT_LIMITS, DEFAULT_PORT, DEFAULT_RETRIES, DEFAULT_TIMEOUTS, type ProxyOptions } from '../pipeline/options.js';
 
@@ -135,7 +135,7 @@ export function banner(started: StartedServe, tokenRequired: boolean, cli: Invoc
     `  OpenAI clients     base URL ${bases.openai}`,
     `  Anthropic clients  base URL ${bases.anthropic}`,
     tokenRequired
-      ? `  API key for tools  the local token: \`${cli.command} token\`, or eval "$(${cli.command} env${portFlag})" to export everything`
+      ? `  API key for tools  the local token: \`${commandLine(cli.command, 'token')}\`, or eval "$(${commandLine(cli.command, `env${portFlag}`)})" to export everything`
       : '  API key for tools  any value (--no-token)',
   ];
   const keys = proxy.keyStatus();
@@ -150,7 +150,7 @@ export function banner(started: StartedServe, tokenRequired: boolean, cli: Invoc
   // The command is spelled the way this shell reaches it; how to make it plain `loopgate` is one line.
   if (!cli.installed) lines.push(`  command            ${cli.command}   (install it as \`loopgate\`: ${cli.install})`);
   lines.push(...extra);
-  const auth = tokenRequired ? ` -H "Authorization: Bearer $(${cli.command} token)"` : '';
+  const auth = tokenRequired ? ` -H "Authorization: Bearer $(${commandLine(cli.command, 'token')})"` : '';
   lines.push('', 'Try it:', `  curl -s ${bases.openai}/models${auth}`);
   return lines;
 }
@@ -186,7 +186,7 @@ export const serveCommand: Command = {
     for (const note of aliases.notes) io.err(`note: ${note}`);
     const upstream = values.upstream ?? io.env.LOOPGATE_UPSTREAM;
     let rawKeys = io.env.LOOPGATE_API_KEY;
-    if (values['key-stdin']) rawKeys = await readKeyListFromStdin(io.stdin);
+    if (values['key-stdin']) rawKeys = await readKeyListFromStdin(io.stdin, cliInvocation(io.env).command);
     // Demo mode ignores the keys (startServe), so only keys that will be used are checked.
     const keys = upstream && rawKeys ? validKeyList(rawKeys, values['key-stdin'] ? '--key-stdin' : 'LOOPGATE_API_KEY', io.err) : undefined;
     if (upstream && !keys) {
@@ -206,6 +206,7 @@ export const serveCommand: Command = {
     let started: StartedServe;
     try {
       started = await startServe({
+        cliCommand: cliInvocation(io.env).command,
         upstream,
         keys: upstream ? keys : rawKeys ? [{ name: 'key-1', key: rawKeys, named: false }] : undefined,
         token: requireToken ? loadOrCreateToken(io.env) : null,

@@ -4,6 +4,7 @@
 import { ConfigError } from './command.js';
 import { checkApiKey } from '../rules/api-key.js';
 import { parseKeyList, type NamedKey } from '../rules/key-list.js';
+import { commandLine } from './invocation.js';
 
 /** LOOPGATE_API_KEY or --key-stdin, checked: a malformed key stops the command with what to fix (exit 3). */
 export function validKey(raw: string | undefined, from: string): string | undefined {
@@ -13,25 +14,25 @@ export function validKey(raw: string | undefined, from: string): string | undefi
   return checked.key;
 }
 
-async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
+async function readStdin(stdin: NodeJS.ReadableStream, cli: string): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stdin) {
     chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
     if (chunks.reduce((n, c) => n + c.length, 0) > 64 * 1024) break;
   }
   const text = Buffer.concat(chunks).toString('utf8');
-  if (!text.trim()) throw new ConfigError('--key-stdin: standard input was empty; pipe the key in, e.g. `pass show api-key | loopgate serve --key-stdin`.');
+  if (!text.trim()) throw new ConfigError(`--key-stdin: standard input was empty; pipe the key in, e.g. \`pass show api-key | ${commandLine(cli, 'serve --key-stdin')}\`.`);
   return text;
 }
 
 /** One key: the first line. */
-export async function readKeyFromStdin(stdin: NodeJS.ReadableStream): Promise<string> {
-  return (await readStdin(stdin)).split(/\r?\n/, 1)[0]!.trim();
+export async function readKeyFromStdin(stdin: NodeJS.ReadableStream, cli: string): Promise<string> {
+  return (await readStdin(stdin, cli)).split(/\r?\n/, 1)[0]!.trim();
 }
 
 /** `serve --key-stdin`: one key per line (`name=key` names one). */
-export async function readKeyListFromStdin(stdin: NodeJS.ReadableStream): Promise<string> {
-  return readStdin(stdin);
+export async function readKeyListFromStdin(stdin: NodeJS.ReadableStream, cli: string): Promise<string> {
+  return readStdin(stdin, cli);
 }
 
 /**

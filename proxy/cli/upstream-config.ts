@@ -13,6 +13,7 @@ import { proxyOrigin } from '../rules/urls.js';
 import { readKeyListFromStdin, validKey } from './stdin-key.js';
 import { parseKeyList, type NamedKey } from '../rules/key-list.js';
 import { startSimulator, DEMO_KEY, type Simulator } from '../simulator/index.js';
+import { cliInvocation, commandLine } from './invocation.js';
 
 /** The options shared by the commands that call the upstream directly (doctor, models). */
 export const UPSTREAM_OPTIONS = {
@@ -59,7 +60,7 @@ export async function resolveUpstream(
     if (found) return found;
   }
   let key = io.env.LOOPGATE_API_KEY;
-  if (flags.keyStdin) key = await readKeyListFromStdin(io.stdin);
+  if (flags.keyStdin) key = await readKeyListFromStdin(io.stdin, cliInvocation(io.env).command);
   const from = flags.keyStdin ? '--key-stdin' : 'LOOPGATE_API_KEY';
   if (upstream) {
     const keys = keyList(key, from, io);
@@ -90,7 +91,7 @@ async function throughProxy(io: Io, url: string): Promise<UpstreamConfig> {
   }
   const token = loadOrCreateToken(io.env);
   const check = await checkProxy(origin, token);
-  if (check.kind === 'unreachable') throw new ConfigError(`no Loopgate proxy answers on ${origin} (${check.reason}). Start it with \`loopgate serve\`, or leave out --proxy to check the upstream directly.`);
+  if (check.kind === 'unreachable') throw new ConfigError(`no Loopgate proxy answers on ${origin} (${check.reason}). Start it with \`${commandLine(cliInvocation(io.env).command, 'serve')}\`, or leave out --proxy to check the upstream directly.`);
   // A proxy started with --no-token cannot prove anything: whatever squats on the port could say it is one.
   if (check.kind === 'unproven' || !check.requireToken) {
     throw new ConfigError(`what answers on ${origin} is not a Loopgate proxy that proves it knows your local token (another LOOPGATE_HOME or LOOPGATE_TOKEN, or a proxy started with --no-token?).`);

@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { secretEquals } from '../rules/constant-time.js';
 import { ProxyError } from '../rules/proxy-errors.js';
 import { looksLikeProviderKey, maskKey } from '../rules/secret-patterns.js';
+import { commandLine, INSTALLED_COMMAND } from '../rules/command-line.js';
 
 /** The credential a client presented: Bearer, x-api-key or api-key. */
 export function presentedCredential(req: IncomingMessage): string | undefined {
@@ -16,12 +17,13 @@ export function presentedCredential(req: IncomingMessage): string | undefined {
   return Array.isArray(apiKey) ? apiKey[0] : apiKey;
 }
 
-export function checkToken(req: IncomingMessage, token: string | null): void {
+/** `cli`: how this install's user types the CLI (ProxyOptions.cliCommand), for the command the message names. */
+export function checkToken(req: IncomingMessage, token: string | null, cli = INSTALLED_COMMAND): void {
   if (token === null) return;
   const presented = presentedCredential(req);
   if (presented !== undefined && secretEquals(token, presented)) return;
   const where =
-    'Set your tool\'s API key to the local token: run `loopgate token` (or `eval "$(loopgate env)"`), ' +
+    `Set your tool's API key to the local token: run \`${commandLine(cli, 'token')}\` (or \`eval "$(${commandLine(cli, 'env')})"\`), ` +
     'e.g. OPENAI_API_KEY for OpenAI clients or ANTHROPIC_AUTH_TOKEN for Anthropic clients. In VS Code, integrated terminals get it automatically.';
   if (presented === undefined) {
     throw new ProxyError(401, 'missing-local-token', `No local token was sent. ${where}`);

@@ -31,6 +31,8 @@ export interface ProxyContext {
   token: string | null;
   /** The key of the health proof when `token` is null (see ProxyOptions.proofToken). */
   proofToken: string | null;
+  /** How the user types the CLI here, for messages that name a command (ProxyOptions.cliCommand). */
+  cliCommand: string;
   guard: GuardConfig;
   limits: ProxyLimits;
   timeouts: UpstreamTimeouts;

@@ -67,10 +67,10 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     checkRequest(req, ctx.guard);
     normalise(ex, ctx);
     // A credential-less `HEAD /api/hello` (Claude Code at start) or `HEAD /`: a plain 200, no token, nothing revealed.
-    if (isConnectivityProbe(ex)) return answerConnectivityProbe(ex);
+    if (isConnectivityProbe(ex)) return answerConnectivityProbe(ex, ctx.cliCommand);
     // Local endpoints check the token themselves (the health challenge is answered without it).
     if (isLocalEndpoint(ex.path)) return await handleLocalEndpoint(ex, ctx);
-    checkToken(req, ctx.token);
+    checkToken(req, ctx.token, ctx.cliCommand);
     // The key belongs to the API under {base_url} only: nothing else reaches the upstream with it.
     if (!ex.path.startsWith('/v1/')) {
       throw new ProxyError(404, 'not-an-api-path', `${ex.path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths (e.g. /v1/chat/completions, /v1/responses, /v1/messages, /v1/models). Check the tool's base URL.`);

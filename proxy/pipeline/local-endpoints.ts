@@ -7,6 +7,7 @@ import { ProxyError } from '../rules/proxy-errors.js';
 import { isLoopbackHost } from '../rules/urls.js';
 import { version } from '../version.js';
 import { checkToken, presentedCredential } from './authenticate.js';
+import { commandLine } from '../rules/command-line.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { handleTraffic, isTrafficEndpoint } from './traffic-endpoints.js';
@@ -37,8 +38,8 @@ export function isConnectivityProbe(ex: Exchange): boolean {
  * logged as a normal 200 record and traffic line (never an error line): the log
  * stays a complete account of who talked to the proxy, and --quiet hides it.
  */
-export function answerConnectivityProbe(ex: Exchange): void {
-  ex.reply.answer(200, 'text/plain; charset=utf-8', 'Loopgate is running. API requests need the local token (`loopgate token`).\n');
+export function answerConnectivityProbe(ex: Exchange, cli: string): void {
+  ex.reply.answer(200, 'text/plain; charset=utf-8', `Loopgate is running. API requests need the local token (\`${commandLine(cli, 'token')}\`).\n`);
 }
 
 /** Names, fingerprints and model counts (or why a key's list fails): never a key. */
@@ -48,7 +49,7 @@ function keySummary(ctx: ProxyContext) {
 
 export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Promise<void> {
   if (isTrafficEndpoint(ex.path)) {
-    checkToken(ex.req, ctx.token);
+    checkToken(ex.req, ctx.token, ctx.cliCommand);
     return handleTraffic(ex, ctx);
   }
   const headers: Record<string, string> = {};
@@ -67,7 +68,7 @@ export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Prom
         payload = { loopgate: version, requireToken: ctx.token !== null };
         break;
       }
-      checkToken(ex.req, ctx.token);
+      checkToken(ex.req, ctx.token, ctx.cliCommand);
       payload = {
         loopgate: version,
         pid: process.pid,
@@ -88,7 +89,7 @@ export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Prom
       break;
     }
     case '/_loopgate/stats':
-      checkToken(ex.req, ctx.token);
+      checkToken(ex.req, ctx.token, ctx.cliCommand);
       payload = {
         ...ctx.stats,
         logFile: ctx.log?.file,
@@ -100,7 +101,7 @@ export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Prom
       break;
     case '/_loopgate/keys':
       // Each key's own list, for the editor's Model Explorer (grouped by key): names and models, never a key.
-      checkToken(ex.req, ctx.token);
+      checkToken(ex.req, ctx.token, ctx.cliCommand);
       if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
       payload = {
         keys: ctx.keys.slots.map((s) => ({ name: s.name, fingerprint: s.fingerprint, failure: s.models.failure() ?? null, models: s.models.entries() ? [...s.models.entries()!.values()] : null })),
@@ -112,12 +113,12 @@ export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Prom
       break;
     case '/_loopgate/refresh':
       // Every key's GET /models now (the editor's Refresh; after a key's group changed).
-      checkToken(ex.req, ctx.token);
+      checkToken(ex.req, ctx.token, ctx.cliCommand);
       await ctx.keys.refresh();
       payload = { keys: keySummary(ctx) };
       break;
     default:
-      checkToken(ex.req, ctx.token);
+      checkToken(ex.req, ctx.token, ctx.cliCommand);
       throw new ProxyError(404, 'unknown-local-endpoint', `No such Loopgate endpoint ${ex.path}. Known: /_loopgate/health, /_loopgate/stats, /_loopgate/keys, /_loopgate/refresh, /_loopgate/traffic.`);
   }
   ex.reply.answer(200, 'application/json', JSON.stringify(payload), headers);

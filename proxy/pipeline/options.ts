@@ -54,6 +54,11 @@ export interface ProxyOptions {
    * answer the health challenge, so other windows can still tell this proxy is theirs.
    */
   proofToken?: string;
+  /**
+   * How the user reaches the CLI on this install (cli/invocation.ts `Invocation.command`):
+   * the 401 and the connectivity answer name `<this> token`. Default INSTALLED_COMMAND.
+   */
+  cliCommand?: string;
   /** Default DEFAULT_HOST. */
   host?: string;
   /** Default DEFAULT_PORT; 0 picks a free port. */

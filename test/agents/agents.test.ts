@@ -1,30 +1,28 @@
 // The agent CLIs our users point at Loopgate first, run for real: Claude Code
-// and Codex, at the versions pinned in package.json, non-interactively and
+// and Codex, at the versions pinned in scripts/provision-agents.mjs, non-interactively and
 // offline, through real proxies in front of the simulator. Natively (a Claude
 // group for Claude Code, a Responses group for Codex), bridged over a chat-only
 // group, with their default models and one other, a tool round trip each, a
 // broken base URL the proxy rescues, and the traffic logs checked for every
 // request and for no key or token. Each is started by `loopgate run`, as a user
 // would, except where the test needs a broken base URL the launcher would fix.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
 import { assertNoCanary } from '../log/canary.js';
+import { agentsSupported, agentsTree, claudeBinary, codexBinary, pinnedAgents } from './agent-binaries.js';
 import { until } from '../proxy/stack.js';
 import { repoRoot, startClientStack, type ClientStack, type ProxyName } from '../clients/harness.js';
 
-const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
-// LOOPGATE_TEST_CLAUDE / LOOPGATE_TEST_CODEX run the suite against other builds (a newer release
-// installed elsewhere) without touching the lockfile: see the README's "Works with".
-const CLAUDE = process.env.LOOPGATE_TEST_CLAUDE ?? join(repoRoot, 'node_modules', '.bin', 'claude');
-const CODEX = process.env.LOOPGATE_TEST_CODEX ?? join(repoRoot, 'node_modules', '.bin', 'codex');
-const pinned = !process.env.LOOPGATE_TEST_CLAUDE && !process.env.LOOPGATE_TEST_CODEX;
+const supported = agentsSupported;
+const overridden = !pinnedAgents;
+const tree = agentsTree();
+const CLAUDE = claudeBinary();
+const CODEX = codexBinary();
 const CLI = join(repoRoot, 'dist', 'cli.js');
-// The npm packages ship native binaries for these platforms; elsewhere the suite cannot run.
-const supported = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64'].includes(`${process.platform}-${process.arch}`);
 const AGENT_TIMEOUT_MS = 120_000;
 
 let stack: ClientStack;
@@ -111,10 +109,8 @@ describe.skipIf(!supported)('agent CLIs through Loopgate (real binaries, pinned 
     const cx = await spawnRun(CODEX, ['--version'], agentEnv());
     expect(cc.stdout).toMatch(/\d+\.\d+\.\d+ \(Claude Code\)/);
     expect(cx.stdout).toMatch(/codex-cli \d+\.\d+\.\d+/);
-    if (pinned) {
-      expect(cc.stdout).toContain(`${pkg.devDependencies['@anthropic-ai/claude-code']} (Claude Code)`);
-      expect(cx.stdout).toContain(`codex-cli ${pkg.devDependencies['@openai/codex']}`);
-    }
+    if (!process.env.LOOPGATE_TEST_CLAUDE) expect(cc.stdout).toContain(`${tree!.packages['@anthropic-ai/claude-code']} (Claude Code)`);
+    if (!process.env.LOOPGATE_TEST_CODEX) expect(cx.stdout).toContain(`codex-cli ${tree!.packages['@openai/codex']}`);
   });
 
   describe('Claude Code', () => {

@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { agentsSupported, codexBinary } from './agent-binaries.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprint } from '../../proxy/simulator/index.js';
 import { assertNoCanary } from '../log/canary.js';
@@ -17,13 +18,9 @@ import { repoRoot } from '../clients/harness.js';
 import { startWsStack, type WsProxyName, type WsStack } from '../websocket/ws-stack.js';
 
 /** Where the Codex binary is: LOOPGATE_TEST_CODEX, else the pinned one (one place to repoint when the agent CLIs move). */
-function codexBinary(): string {
-  return process.env.LOOPGATE_TEST_CODEX ?? join(repoRoot, 'node_modules', '.bin', 'codex');
-}
-
 const CODEX = codexBinary();
 // The npm package ships native binaries for these platforms; elsewhere the test cannot run.
-const supported = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64'].includes(`${process.platform}-${process.arch}`) && existsSync(CODEX);
+const supported = agentsSupported;
 const AGENT_TIMEOUT_MS = 60_000;
 
 let stack: WsStack;

@@ -1,7 +1,7 @@
 // The CLI as a command: the package `npm pack` makes holds the built CLI (not
 // the sources), installs with no registry, and what it prints runs from any
 // directory, in a shell whose PATH has nothing of the checkout.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -26,14 +26,26 @@ describe('the CLI installed as a command', () => {
   const home = tempHome();
   let tarball = '';
 
+  let installWarnings = '';
+
   beforeAll(() => {
-    // dist/ is built by `npm ci` (prepare); --ignore-scripts so this test does not rebuild it under the other tests' feet.
+    // dist/ is built by the test run's global setup (and by `npm pack`'s prepack); --ignore-scripts so
+    // this test does not rebuild it under the other tests' feet.
     const packed = JSON.parse(npmRun(['pack', '--ignore-scripts', '--json', '--pack-destination', work], repoRoot)) as Array<{ filename: string; files: Array<{ path: string }> }>;
     tarball = join(work, packed[0]!.filename);
     files = packed[0]!.files.map((f) => f.path).sort();
-    npmRun(['install', '-g', '--prefix', prefix, tarball], work);
+    // At warn level, as a user sees it.
+    const install = spawnSync(npm, ['install', '-g', '--prefix', prefix, tarball, '--offline', '--no-audit', '--no-fund', '--loglevel=warn'], {
+      cwd: work, encoding: 'utf8', env: { ...process.env, npm_config_prefix: undefined },
+    });
+    if (install.status !== 0) throw new Error(`npm install -g exited ${install.status}: ${install.stderr}`);
+    installWarnings = install.stderr;
   }, 120_000);
   let files: string[] = [];
+
+  it('installs without an install-script warning: the package has no script npm would run at install (npm 11 lists a `prepare` of a tarball)', () => {
+    expect(installWarnings).not.toMatch(/install-scripts|allowScripts|prepare/);
+  });
 
   it('the package holds the built CLI, the manifest, README and LICENSE: no sources, no tests, no extension', () => {
     expect(files).toEqual(['LICENSE', 'README.md', 'dist/cli.js', 'dist/otlp-worker.js', 'package.json']);
@@ -69,11 +81,14 @@ describe('the CLI installed as a command', () => {
     expect(curl).toContain('$(loopgate token)');
     const out = execFileSync('bash', ['-c', curl], { cwd: elsewhere, env: env(), encoding: 'utf8' });
     expect(JSON.parse(out).data.length).toBeGreaterThan(0);
+    // The proxy's 401 names the command as the banner does for this install.
+    const denied = await fetch(/curl -s (\S+)/.exec(curl)![1]!);
+    expect(((await denied.json()) as { error: { message: string } }).error.message).toContain('run `loopgate token` (or `eval "$(loopgate env)"`)');
   });
 
   it('`npm install -g <checkout>` (the README line) installs it as well', () => {
     const linked = join(work, 'linked');
-    // --ignore-scripts: npm runs `prepare` for a linked folder, which would rebuild dist/ under the other tests' feet.
+    // --ignore-scripts: a linked folder would otherwise run the checkout's lifecycle scripts here.
     npmRun(['install', '-g', '--ignore-scripts', '--prefix', linked, repoRoot], work);
     const out = execFileSync(join(linked, 'bin', 'loopgate'), ['--version'], { cwd: elsewhere, encoding: 'utf8' });
     expect(out.trim()).toBe(pkg.version);

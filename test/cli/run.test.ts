@@ -263,7 +263,7 @@ describe('loopgate run without a proxy', () => {
     const r = await runCli(['run', '--port', String(port), '--', process.execPath, '-e', '']);
     expect(r.code).toBe(3);
     expect(r.err).toContain(`http://127.0.0.1:${port}`);
-    expect(r.err).toMatch(/loopgate serve/);
+    expect(r.err).toMatch(/Start it first with `.+ serve`/);
     expect(r.err).toMatch(/npm start/);
   });
 
@@ -287,13 +287,14 @@ describe('loopgate run usage', () => {
   it('no command after -- is exit 2 with a one-line message', async () => {
     const r = await runCli(['run', '--']);
     expect(r.code).toBe(2);
-    expect(r.err).toBe('loopgate run: no command after --, e.g. loopgate run -- claude -p "hello"');
+    // The example is spelled as this process reaches the CLI (test/cli/command-spelling.test.ts).
+    expect(r.err).toMatch(/^loopgate run: no command after --, e\.g\. .+ run -- claude -p "hello"$/);
   });
 
   it('a command without -- is exit 2 and says where the command goes', async () => {
     const r = await runCli(['run', 'claude']);
     expect(r.code).toBe(2);
-    expect(r.err).toBe('loopgate run: put the command after --, e.g. loopgate run -- claude');
+    expect(r.err).toMatch(/^loopgate run: put the command after --, e\.g\. .+ run -- claude$/);
   });
 
   it('--help describes the command', async () => {

@@ -185,9 +185,10 @@ describe('loopgate lsp --stdio --models --proxy-url', () => {
   });
 
   it('refuses to start without --stdio and says how to run it', async () => {
-    const r = spawnSync(process.execPath, [cli, 'lsp'], { encoding: 'utf8' });
+    // A PATH without a `loopgate` command: the message spells the CLI as that shell reaches it (test/cli/command-spelling.test.ts).
+    const r = spawnSync(process.execPath, [cli, 'lsp'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('run `loopgate lsp --stdio`');
+    expect(r.stderr).toContain(`run \`node ${cli} lsp --stdio\``);
     expect(r.stdout).toBe('');
   });
 });

@@ -13,12 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import defaultFixture from '../../proxy/simulator/default-fixture.json';
-import { repoRoot } from '../clients/harness.js';
+import { agentsSupported, claudeBinary, codexBinary } from '../agents/agent-binaries.js';
 
 // As in test/agents: LOOPGATE_TEST_CLAUDE / LOOPGATE_TEST_CODEX check another build (a newer release installed elsewhere).
-const CLAUDE = process.env.LOOPGATE_TEST_CLAUDE ?? join(repoRoot, 'node_modules', '.bin', 'claude');
-const CODEX = process.env.LOOPGATE_TEST_CODEX ?? join(repoRoot, 'node_modules', '.bin', 'codex');
-const supported = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64'].includes(`${process.platform}-${process.arch}`);
+const supported = agentsSupported;
+const CLAUDE = supported ? claudeBinary() : 'claude';
+const CODEX = supported ? codexBinary() : 'codex';
 const CAPTURE_KEY = 'capture-not-a-real-key';
 
 interface Captured {

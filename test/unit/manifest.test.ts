@@ -118,6 +118,6 @@ describe('manifest', () => {
     expect(ignore.filter((l) => l.startsWith('!')).sort()).toEqual(
       ['!LICENSE', '!README.md', '!dist/cli.js', '!dist/extension.js', '!dist/otlp-worker.js', '!dist/server.js', '!media/**', '!package.json'].sort(),
     );
-    expect(pkg.scripts.package).toMatch(/vsce package/);
+    expect(pkg.scripts.package).toMatch(/vsce\.mjs package/);
   });
 });

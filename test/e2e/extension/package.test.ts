@@ -9,7 +9,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { childEnv, codeServerTarget, repoRoot } from '../harness/index.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'loopgate-vsix-'));
-const vsce = join(repoRoot, 'node_modules', '@vscode', 'vsce', 'vsce');
+// vsce from its provisioned tree (scripts/vsce.mjs provisions it on first use, then runs it).
+const vsce = join(repoRoot, 'scripts', 'vsce.mjs');
 
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 

@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+// Provisions the agent CLIs test/agents/ runs for real (Claude Code and Codex) in a cache
+// folder instead of the root node_modules: together they are ~770 MB of native binaries
+// that only that suite needs, and Claude Code's `engines` (Node >= 22) would warn on every
+// root `npm ci` under Node 20. Both binaries are native, so the Node running them does not
+// matter (Codex's launcher, bin/codex.js, runs on Node >= 16).
+// The tree is installed with `npm ci` from test/agents/cache-lock.json; `--update-lock`
+// re-resolves it after a version below changes. A manifest makes a warm run ~instant.
+// Only the npm registry is contacted; the one install script run is Claude Code's own
+// (see afterInstall).
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { npmTree } from './provision-lib.mjs';
+
+// The versions test/agents/agents.test.ts checks it runs. Pinned exactly.
+export const AGENTS = {
+  '@anthropic-ai/claude-code': '2.1.330',
+  '@openai/codex': '0.169.0',
+};
+
+// Bump when the recipe changes so existing caches are redone.
+const RECIPE = 1;
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const agentsCache = join(repoRoot, '.cache', 'agents');
+export const lockFile = join(repoRoot, 'test', 'agents', 'cache-lock.json');
+export const claudeBinary = join(agentsCache, 'node_modules', '.bin', 'claude');
+export const codexBinary = join(agentsCache, 'node_modules', '.bin', 'codex');
+
+/** The platforms both packages ship native binaries for; elsewhere the suite is skipped. */
+export const supported = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64'].includes(`${process.platform}-${process.arch}`);
+
+const version = (bin) => spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 30_000 }).stdout ?? '';
+
+const tree = npmTree({
+  tag: 'agents',
+  dir: agentsCache,
+  packages: AGENTS,
+  lockFile,
+  recipe: RECIPE,
+  logFile: join(repoRoot, '.cache', 'provision-agents.log'),
+  afterInstall: async ({ run, steps }) => {
+    // bin/claude.exe is a placeholder until Claude Code's postinstall (install.cjs) links the
+    // platform package's binary over it; without it `claude` prints an error and exits 1.
+    // Scoped to that one package: `npm rebuild <name>` runs only its scripts.
+    await steps.run('Claude Code postinstall (links its native binary)', () =>
+      run('npm', ['rebuild', '@anthropic-ai/claude-code', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: agentsCache }),
+    );
+    await steps.run('claude --version, codex --version', async () => {
+      const cc = version(claudeBinary);
+      const cx = version(codexBinary);
+      if (!cc.includes(`${AGENTS['@anthropic-ai/claude-code']} (Claude Code)`)) throw new Error(`${claudeBinary} --version printed ${JSON.stringify(cc)}`);
+      if (!cx.includes(`codex-cli ${AGENTS['@openai/codex']}`)) throw new Error(`${codexBinary} --version printed ${JSON.stringify(cx)}`);
+    });
+  },
+  check: () => existsSync(claudeBinary) && existsSync(codexBinary),
+});
+export const manifestFile = tree.manifestFile;
+export const isProvisioned = tree.isProvisioned;
+
+/** Makes sure the tree is complete. Returns the manifest ({ dir, packages, claude, codex }). */
+export async function provision({ force = false, updateLock = false } = {}) {
+  if (!supported) throw new Error(`Claude Code and Codex ship no binaries for ${process.platform}-${process.arch}`);
+  return tree.provision({ force, updateLock, extraManifest: { claude: claudeBinary, codex: codexBinary } });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  if (!supported) {
+    process.stdout.write(`[agents] skipped: no Claude Code / Codex binaries for ${process.platform}-${process.arch}; test/agents is skipped there\n`);
+  } else {
+    provision({ force: process.argv.includes('--force'), updateLock: process.argv.includes('--update-lock') }).catch((err) => {
+      process.stderr.write(`[agents] FAILED: ${err.message}\n`);
+      process.exit(1);
+    });
+  }
+}

@@ -1,0 +1,42 @@
+// Where the agent CLIs the tests run are: the tree scripts/provision-agents.mjs
+// installs (pretest runs it; this runs it too so `vitest run` alone works, about
+// instant when cached), or another build named by LOOPGATE_TEST_CLAUDE /
+// LOOPGATE_TEST_CODEX (a newer release installed elsewhere; docs/agents.md).
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from '../clients/harness.js';
+
+/** The npm packages ship native binaries for these platforms; elsewhere the agent suites cannot run. */
+export const agentsSupported = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64'].includes(`${process.platform}-${process.arch}`);
+
+export interface AgentsTree {
+  packages: Record<string, string>;
+  claude: string;
+  codex: string;
+}
+
+let tree: AgentsTree | undefined;
+
+function provisioned(): AgentsTree {
+  if (!tree) {
+    execFileSync(process.execPath, [join(repoRoot, 'scripts', 'provision-agents.mjs')], { stdio: 'pipe', timeout: 10 * 60_000 });
+    tree = JSON.parse(readFileSync(join(repoRoot, '.cache', 'agents', 'manifest.json'), 'utf8')) as AgentsTree;
+  }
+  return tree;
+}
+
+/** True when the pinned versions are used (no override): their versions come from the tree's manifest. */
+export const pinnedAgents = !(process.env.LOOPGATE_TEST_CLAUDE && process.env.LOOPGATE_TEST_CODEX);
+
+export function agentsTree(): AgentsTree | undefined {
+  return agentsSupported && pinnedAgents ? provisioned() : undefined;
+}
+
+export function claudeBinary(): string {
+  return process.env.LOOPGATE_TEST_CLAUDE ?? (agentsSupported ? provisioned().claude : 'claude');
+}
+
+export function codexBinary(): string {
+  return process.env.LOOPGATE_TEST_CODEX ?? (agentsSupported ? provisioned().codex : 'codex');
+}
