@@ -6,7 +6,7 @@
 // broken base URL the proxy rescues, and the traffic logs checked for every
 // request and for no key or token. Each is started by `loopgate run`, as a user
 // would, except where the test needs a broken base URL the launcher would fix.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

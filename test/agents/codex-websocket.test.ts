@@ -6,7 +6,7 @@
 // Loopgate's 426 makes Codex fall back to HTTPS on the first try, with no
 // error for the user, in a fraction of the 6.6–6.8 s it took before.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentsSupported, codexBinary } from './agent-binaries.js';
@@ -14,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprint } from '../../proxy/simulator/index.js';
 import { assertNoCanary } from '../log/canary.js';
 import { until } from '../proxy/stack.js';
-import { repoRoot } from '../clients/harness.js';
 import { startWsStack, type WsProxyName, type WsStack } from '../websocket/ws-stack.js';
 
 /** Where the Codex binary is: LOOPGATE_TEST_CODEX, else the pinned one (one place to repoint when the agent CLIs move). */
