@@ -79,8 +79,9 @@ export function runIpcHost(io: Io): Promise<number> {
               onOtlpHealth: (health) => send({ type: 'otlp-health', ok: health.ok, message: describeOtlpHealth(health) }),
             });
             const p = started.proxy;
-            send({ type: 'listening', url: p.url, siteUrl: p.siteUrl, baseUrl: p.baseUrl, simulator: Boolean(started.simulator), logFile: p.logFile, keys: p.keyStatus().map((k) => k.name) });
+            // The aliases go first: 'listening' then tells the editor everything about the start has arrived (IPC keeps the order).
             for (const line of describeAliases(aliases.aliases)) send({ type: 'traffic', line: `alias: ${line}`, status: 0 });
+            send({ type: 'listening', url: p.url, siteUrl: p.siteUrl, baseUrl: p.baseUrl, simulator: Boolean(started.simulator), logFile: p.logFile, keys: p.keyStatus().map((k) => k.name) });
             if (aliases.aliases.size > 0) {
               void p.refreshModels().then(() => {
                 if (started?.proxy !== p) return;
