@@ -130,7 +130,7 @@ export class TrafficList implements vscode.Disposable {
     for (const row of list.entries.reverse()) this.push(row);
     this.status = undefined;
     this.flush();
-    const live = await fetch(`${url}/_loopgate/traffic/live?after=${this.lastSeq}`, { headers, signal, redirect: 'manual' });
+    const live = await fetch(`${url}/_loopgate/traffic/live?after=${this.lastSeq}&rows=1`, { headers, signal, redirect: 'manual' });
     if (!live.ok || !live.body) throw new Error(`HTTP ${live.status}`);
     const reader = live.body.getReader();
     const decoder = new TextDecoder();

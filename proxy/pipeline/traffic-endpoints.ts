@@ -2,7 +2,8 @@
 // /_loopgate/ endpoint (a web page on the machine must not read the user's
 // prompts: mitmweb's unauthenticated UI, CVE-2025-23217, is the cautionary tale).
 //   GET /_loopgate/traffic            newest first: { capture, entries: [{ seq, record }] } (?after=SEQ&limit=N)
-//   GET /_loopgate/traffic/live       text/event-stream: one `data:` line per new entry ({ seq, record })
+//   GET /_loopgate/traffic/live       text/event-stream: one `data:` line per new entry ({ seq, record });
+//                                     ?rows=1 sends only the fields a list row shows (the Traffic view)
 //   GET /_loopgate/traffic/<id|seq>   one entry whole: record, bodies, stream event times, and
 //                                     followUps: the later requests that carried its tool calls' results
 import { ProxyError } from '../rules/proxy-errors.js';
@@ -47,7 +48,7 @@ export async function handleTraffic(ex: Exchange, ctx: ProxyContext): Promise<vo
     const entries = ring.list({ after: intParam(query, 'after'), limit: intParam(query, 'limit') }).map(summary);
     return ex.reply.answer(200, 'application/json', JSON.stringify({ capture: ring.stats(), entries }));
   }
-  if (rest === 'live') return live(ex, ring, intParam(query, 'after'));
+  if (rest === 'live') return live(ex, ring, intParam(query, 'after'), query.get('rows') === '1');
   const entry = ring.get(decodeURIComponent(rest));
   if (!entry) {
     throw new ProxyError(404, 'unknown-request', `No request ${rest.slice(0, 80)} in the traffic ring: it keeps the last ${ring.limits.entries} requests (${Math.round(ring.limits.bytes / 1048576)} MB at most), and only since the proxy started.`);
@@ -57,31 +58,57 @@ export async function handleTraffic(ex: Exchange, ctx: ProxyContext): Promise<vo
   ex.reply.answer(200, 'application/json', JSON.stringify(answer));
 }
 
-/** A long-lived event stream of new entries (after `after`, if given, first), until the client leaves. */
-function live(ex: Exchange, ring: TrafficRing, after: number | undefined): Promise<void> {
+/** How long new entries gather before one write to a live client: fewer writes at high rates, no visible delay. */
+const LIVE_BATCH_MS = 25;
+
+/** The fields a list row shows (the Traffic view fetches the whole entry when a row is opened). */
+const ROW_FIELDS = ['time', 'id', 'method', 'path', 'canonicalPath', 'rewrites', 'model', 'stream', 'status', 'errorCode', 'diagnosis', 'key', 'bridge', 'ttfbMs', 'totalMs', 'usage', 'clientAborted', 'replayOf'] as const;
+
+function row(e: TrafficEntry): { seq: number; record: Partial<TrafficEntry['record']> } {
+  const record: Record<string, unknown> = {};
+  for (const f of ROW_FIELDS) if (e.record[f] !== undefined) record[f] = e.record[f];
+  return { seq: e.seq, record };
+}
+
+/**
+ * A long-lived event stream of new entries (after `after`, if given, first),
+ * until the client leaves. `rows` sends only the fields a list row shows (ROW_FIELDS).
+ */
+function live(ex: Exchange, ring: TrafficRing, after: number | undefined, rows: boolean): Promise<void> {
   const reply = ex.reply;
   reply.head(200, { 'content-type': 'text/event-stream; charset=utf-8' }, { stream: true });
+  const shape = rows ? row : summary;
   let skipped = 0;
+  let pending = '';
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    timer = undefined;
+    if (pending && !reply.clientGone) reply.send(pending);
+    pending = '';
+  };
   const push = (e: TrafficEntry) => {
     if (reply.clientGone) return;
     if (reply.backlog > LIVE_BACKLOG_BYTES) {
       skipped++;
       return;
     }
-    const data = skipped ? { ...summary(e), skipped } : summary(e);
+    const data = skipped ? { ...shape(e), skipped } : shape(e);
     skipped = 0;
-    reply.send(`data: ${JSON.stringify(data)}\n\n`);
+    pending += `data: ${JSON.stringify(data)}\n\n`;
+    timer ??= setTimeout(flush, LIVE_BATCH_MS);
   };
   if (after !== undefined) for (const e of ring.list({ after }).reverse()) push(e);
   // A first comment tells the client the feed is open (nothing may happen for a while).
-  reply.send(': loopgate traffic feed\n\n');
+  pending += ': loopgate traffic feed\n\n';
+  flush();
   const unsubscribe = ring.subscribe(push);
-  const timer = setInterval(() => reply.send(': keep-alive\n\n'), KEEPALIVE_MS);
-  timer.unref();
+  const keepAlive = setInterval(() => reply.send(': keep-alive\n\n'), KEEPALIVE_MS);
+  keepAlive.unref();
   return new Promise((resolve) => {
     reply.onClose(() => {
       unsubscribe();
-      clearInterval(timer);
+      clearInterval(keepAlive);
+      clearTimeout(timer);
       resolve();
     });
   });

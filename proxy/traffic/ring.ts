@@ -128,8 +128,16 @@ export class TrafficRing {
   }
 }
 
-/** What an entry holds, in bytes: strings at 2 bytes a character (V8's worst case), the record by its JSON. */
+/**
+ * What an entry holds, in bytes, estimated without serialising it (this runs for
+ * every request): strings at 2 bytes a character (V8's worst case), the record's
+ * headers and variable strings, and a fixed share for its numbers and small fields.
+ */
 function sizeOf(e: TrafficEntry): number {
-  const strings = (e.requestBody?.length ?? 0) + (e.upstreamRequestBody?.length ?? 0) + (e.responseBody?.length ?? 0);
-  return 2 * strings + 8 * (e.eventTimes?.length ?? 0) + 2 * JSON.stringify(e.record).length + 64;
+  const r = e.record;
+  let chars = (e.requestBody?.length ?? 0) + (e.upstreamRequestBody?.length ?? 0) + (e.responseBody?.length ?? 0);
+  chars += r.path.length + r.canonicalPath.length + (r.model?.length ?? 0) + (r.upstreamRequestId?.length ?? 0);
+  for (const h of [r.requestHeaders, r.responseHeaders]) for (const k in h) chars += k.length + h[k]!.length;
+  for (const w of r.rewrites) chars += w.length;
+  return 2 * chars + 8 * (e.eventTimes?.length ?? 0) + 512;
 }

@@ -20,7 +20,7 @@ describe('the .vsix', () => {
     // The README's screenshots are in the package: its relative links work in the Extensions view as they are.
     const flags = ['--no-dependencies', '--allow-missing-repository', '--skip-license', '--no-rewrite-relative-links'];
     const listed = execFileSync(process.execPath, [vsce, 'ls', '--no-dependencies'], { cwd: repoRoot, encoding: 'utf8' }).trim().split('\n').sort();
-    expect(listed).toEqual(['LICENSE', 'README.md', 'dist/cli.js', 'dist/extension.js', 'dist/otlp-worker.js', 'dist/server.js', 'media/chat-model.png', 'media/inline-diagnostic.png', 'media/loopgate.svg', 'media/model-explorer.png', 'package.json']);
+    expect(listed).toEqual(['LICENSE', 'README.md', 'dist/cli.js', 'dist/extension.js', 'dist/otlp-worker.js', 'dist/server.js', 'media/chat-model.png', 'media/inline-diagnostic.png', 'media/loopgate.svg', 'media/model-explorer.png', 'media/traffic-panel.png', 'media/traffic-view.png', 'package.json']);
     execFileSync(process.execPath, [vsce, 'package', ...flags, '--out', vsix], { cwd: repoRoot, encoding: 'utf8' });
     const size = statSync(vsix).size;
     console.log(`loopgate.vsix: ${(size / 1024).toFixed(0)} KiB`);
