@@ -36,11 +36,16 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view (%s VS 
         env: { LOOPGATE_HOME: home },
         afterResults: async (page) => {
           await clickActivityBarItem(page, 'Loopgate').catch(() => undefined);
+          // The Models view folded, so the Traffic list has the side bar's height.
+          await page.locator('.pane-header', { hasText: 'Models' }).first().click({ timeout: 5_000 }).catch(() => undefined);
           await page.getByRole('treeitem', { name: /POST \/v1\/messages/ }).first().waitFor({ timeout: 15_000 }).catch(() => undefined);
+          // The panel's page is an iframe in an iframe: wait until it has drawn its heading.
+          const panel = page.frameLocator('iframe.webview.ready').frameLocator('iframe');
+          await panel.getByRole('heading').first().waitFor({ timeout: 15_000 }).catch(() => undefined);
           shots.push(await screenshot(page, `traffic-${target}`));
-          // The panel's Conversation tab, as a user clicks it (the webview is an iframe in an iframe).
-          const tab = page.frameLocator('iframe.webview.ready').frameLocator('iframe').getByRole('tab', { name: 'Conversation' });
-          await tab.click({ timeout: 10_000 }).catch(() => undefined);
+          // The Conversation tab, as a user clicks it.
+          await panel.getByRole('tab', { name: 'Conversation' }).click({ timeout: 10_000 }).catch(() => undefined);
+          await panel.getByText('Tool call').first().waitFor({ timeout: 10_000 }).catch(() => undefined);
           shots.push(await screenshot(page, `traffic-panel-${target}`));
         },
       });
