@@ -67,6 +67,7 @@ function overview(e: DetailEntry): string {
   return rows([
     ['Status', `<span class="status s${String(r.status)[0]}">${escapeHtml(r.status || 'no answer')}</span>${r.clientAborted ? ' (the client left)' : ''}`],
     ['Diagnosis', code ? `<code>${escapeHtml(code)}</code>${r.errorType ? ` (${escapeHtml(r.errorType)})` : ''}` : undefined],
+    ['What to do', e.hint ? escapeHtml(e.hint) : undefined],
     ['Request', `${escapeHtml(r.method)} <code>${escapeHtml(r.path)}</code>${r.stream ? ' (stream)' : ''}`],
     ['Sent upstream as', r.canonicalPath !== r.path ? `<code>${escapeHtml(r.canonicalPath)}</code>` : undefined],
     ['Rewrites', r.rewrites.length ? r.rewrites.map((w) => escapeHtml(w)).join('<br>') : undefined],

@@ -178,6 +178,10 @@ export function finish(ex: Exchange, ctx: ProxyContext): void {
   const hint = () => (local ? ctx.redactor.string(local.message) : ex.diagnosis ? ctx.redactor.string(ex.diagnosis.hint) : undefined);
   // No span for a refused export of ours: it would be exported, refused and recorded again, forever.
   if (ctx.otlp && ex.req.headers[EXPORTER_MARKER_HEADER] === undefined) exportSpan(ex, ctx, built, rec.diagnosis ? hint() : undefined);
-  if (built.ring) ctx.ring!.add(built.ring);
+  if (built.ring) {
+    // The diagnosis in words (what to fix), for the Traffic view's overview and `loopgate show`.
+    if (rec.diagnosis ?? rec.errorCode) built.ring.hint = hint();
+    ctx.ring!.add(built.ring);
+  }
   if (ctx.onTraffic) ctx.onTraffic(consoleLine(rec, hint(), ctx.keys.slots.length > 1), rec);
 }

@@ -161,6 +161,7 @@ export function showText(entry: TrafficEntry & { followUps?: Record<string, Foll
   for (const w of rec.rewrites) lines.push(row('rewrite', w));
   const code = rec.diagnosis ?? rec.errorCode;
   if (code) lines.push(row('diagnosis', paint(opts, 'red', code) + (rec.errorType ? ` (${rec.errorType})` : '')));
+  if (entry.hint) lines.push(row('what to do', entry.hint));
   const timing = rec.responseHeaders?.['server-timing'];
   lines.push(row('timings', `first byte ${ms(rec.ttfbMs)}, total ${ms(rec.totalMs)}${timing ? `; Server-Timing ${timing}` : ''}`));
   if (rec.retries) lines.push(row('retries', String(rec.retries)));

@@ -28,6 +28,8 @@ export interface TrafficEntry {
   /** Why a body is absent or partial: 'cut' at RING_BODY_CHARS, 'streamed' (over the held size, never kept). */
   requestBodyNote?: 'cut' | 'streamed';
   responseBodyNote?: 'cut';
+  /** The diagnosis in words (what to fix), redacted, when the request failed. */
+  hint?: string;
   /** For event streams: each event's arrival, in ms from the request's start, in order. */
   eventTimes?: number[];
 }
@@ -135,7 +137,7 @@ export class TrafficRing {
  */
 function sizeOf(e: TrafficEntry): number {
   const r = e.record;
-  let chars = (e.requestBody?.length ?? 0) + (e.upstreamRequestBody?.length ?? 0) + (e.responseBody?.length ?? 0);
+  let chars = (e.hint?.length ?? 0) + (e.requestBody?.length ?? 0) + (e.upstreamRequestBody?.length ?? 0) + (e.responseBody?.length ?? 0);
   chars += r.path.length + r.canonicalPath.length + (r.model?.length ?? 0) + (r.upstreamRequestId?.length ?? 0);
   for (const h of [r.requestHeaders, r.responseHeaders]) for (const k in h) chars += k.length + h[k]!.length;
   for (const w of r.rewrites) chars += w.length;

@@ -131,6 +131,9 @@ describe('loopgate replay', () => {
     const r = await runCli(['replay', id, '--port', port], env());
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/ 404 .*\[model-not-found\]|\[model-not-found\]/);
+    // `show` says what to fix, in words.
+    const shown = await runCli(['show', id, '--port', port], env());
+    expect(shown.out).toMatch(/what to do\s+\S/);
   });
 });
 
