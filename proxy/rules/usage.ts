@@ -15,17 +15,23 @@ const FIELDS: Array<[keyof TokenUsage, RegExp]> = [
   ['total', /"total_tokens"\s*:\s*(\d+)/g],
 ];
 
-/** The last value of each usage field in `text` (later events carry the final counts). */
+/** The last number a global pattern captures in `text` (later events carry the final counts). */
+function lastValue(re: RegExp, text: string): number | undefined {
+  re.lastIndex = 0;
+  let last: string | undefined;
+  for (let m = re.exec(text); m; m = re.exec(text)) last = m[1];
+  return last === undefined ? undefined : Number(last);
+}
+
+/** The last value of each usage field in `text`. */
 export function extractUsage(text: string): TokenUsage | undefined {
   if (!text.includes('_tokens"')) return undefined;
   const usage: TokenUsage = {};
   let found = false;
   for (const [field, re] of FIELDS) {
-    re.lastIndex = 0;
-    let last: string | undefined;
-    for (let m = re.exec(text); m; m = re.exec(text)) last = m[1];
-    if (last !== undefined) {
-      usage[field] = Number(last);
+    const value = lastValue(re, text);
+    if (value !== undefined) {
+      usage[field] = value;
       found = true;
     }
   }
@@ -57,10 +63,8 @@ export function usageDetails(text: string): UsageDetails | undefined {
   if (!base) return undefined;
   const out: UsageDetails = { ...base };
   for (const [field, re] of DETAIL_FIELDS) {
-    re.lastIndex = 0;
-    let last: string | undefined;
-    for (let m = re.exec(text); m; m = re.exec(text)) last = m[1];
-    if (last !== undefined) out[field] = Number(last);
+    const value = lastValue(re, text);
+    if (value !== undefined) out[field] = value;
   }
   return out;
 }

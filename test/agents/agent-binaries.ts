@@ -2,7 +2,7 @@
 // installs (pretest runs it; this runs it too so `vitest run` alone works, about
 // instant when cached), or another build named by LOOPGATE_TEST_CLAUDE /
 // LOOPGATE_TEST_CODEX (a newer release installed elsewhere; docs/agents.md).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../clients/harness.js';
@@ -39,4 +39,31 @@ export function claudeBinary(): string {
 
 export function codexBinary(): string {
   return process.env.LOOPGATE_TEST_CODEX ?? (agentsSupported ? provisioned().codex : 'codex');
+}
+
+export interface AgentRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Wall time from spawn to exit. */
+  ms: number;
+}
+
+/** Runs an agent binary to its end (killed after `timeoutMs`), its output collected; `outputs` gets both streams for the canary checks. */
+export function runAgent(command: string, args: string[], opts: { env: Record<string, string>; cwd: string; timeoutMs: number; outputs: string[] }): Promise<AgentRun> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: opts.env, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      opts.outputs.push(stdout, stderr);
+      resolve({ code, stdout, stderr, ms: performance.now() - started });
+    });
+  });
 }

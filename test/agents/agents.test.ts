@@ -6,14 +6,13 @@
 // broken base URL the proxy rescues, and the traffic logs checked for every
 // request and for no key or token. Each is started by `loopgate run`, as a user
 // would, except where the test needs a broken base URL the launcher would fix.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
 import { assertNoCanary } from '../log/canary.js';
-import { agentsSupported, agentsTree, claudeBinary, codexBinary, pinnedAgents } from './agent-binaries.js';
+import { agentsSupported, agentsTree, claudeBinary, codexBinary, pinnedAgents, runAgent, type AgentRun } from './agent-binaries.js';
 import { until } from '../proxy/stack.js';
 import { repoRoot, startClientStack, type ClientStack, type ProxyName } from '../clients/harness.js';
 
@@ -29,11 +28,7 @@ let stack: ClientStack;
 let home: string;
 const outputs: string[] = [];
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = AgentRun;
 
 /** The environment an agent gets: nothing of the test runner's own, telemetry and updates off by the tools' own switches. */
 function agentEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -53,20 +48,7 @@ function agentEnv(extra: Record<string, string> = {}): Record<string, string> {
 }
 
 function spawnRun(command: string, args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), AGENT_TIMEOUT_MS);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      outputs.push(stdout, stderr);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runAgent(command, args, { env, cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
 }
 
 /** `loopgate run --port P -- <agent> ...`: the launcher gives the tool the proxy's base URLs and the local token. */

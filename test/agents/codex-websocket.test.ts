@@ -5,11 +5,10 @@
 // record shows a 101 connection carrying the request); against one without,
 // Loopgate's 426 makes Codex fall back to HTTPS on the first try, with no
 // error for the user, in a fraction of the 6.6–6.8 s it took before.
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agentsSupported, codexBinary } from './agent-binaries.js';
+import { agentsSupported, codexBinary, runAgent, type AgentRun } from './agent-binaries.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprint } from '../../proxy/simulator/index.js';
 import { assertNoCanary } from '../log/canary.js';
@@ -36,12 +35,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
+type Run = AgentRun;
 
 /** `codex exec` on its built-in OpenAI provider, pointed at one proxy by `openai_base_url`, the local token as its API key. */
 function codexExec(proxy: WsProxyName, prompt: string): Promise<Run> {
@@ -54,21 +48,7 @@ function codexExec(proxy: WsProxyName, prompt: string): Promise<Run> {
     NO_COLOR: '1',
   };
   const args = ['exec', '--skip-git-repo-check', '-c', `openai_base_url="${stack.proxies[proxy].url}/v1"`, '-m', 'gpt-4.1', prompt];
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(CODEX, args, { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), AGENT_TIMEOUT_MS);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      outputs.push(stdout, stderr);
-      resolve({ code, stdout, stderr, ms: performance.now() - started });
-    });
-  });
+  return runAgent(CODEX, args, { env, cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
 }
 
 const secrets = () => [...Object.values(stack.keys), stack.token];

@@ -28,6 +28,15 @@ export const KEYS = {
   rpm2: fixtureKey((k) => 'rpm' in k),
 };
 
+/** The demo fixture's three usable groups as named keys, in this order: default, claude, chat-only. */
+export function threeGroupKeys(): Array<{ name: string; key: string; named: true }> {
+  return [
+    { name: 'default', key: KEYS.default, named: true },
+    { name: 'claude', key: KEYS.claude, named: true },
+    { name: 'chat-only', key: KEYS.chatOnly, named: true },
+  ];
+}
+
 export interface Stack {
   sim: Simulator;
   proxy: RunningProxy;

@@ -6,7 +6,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
-import { KEYS, startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
+import { KEYS, startStack, threeGroupKeys, TOKEN, until, type Stack } from '../proxy/stack.js';
 import { runCli } from '../cli/io.js';
 
 let s: Stack;
@@ -16,11 +16,7 @@ const secrets = [KEYS.default, KEYS.chatOnly, KEYS.claude, TOKEN, planted];
 beforeAll(async () => {
   s = await startStack({
     key: undefined,
-    keys: [
-      { name: 'default', key: KEYS.default, named: true },
-      { name: 'claude', key: KEYS.claude, named: true },
-      { name: 'chat-only', key: KEYS.chatOnly, named: true },
-    ],
+    keys: threeGroupKeys(),
   });
 });
 afterAll(() => s.close());

@@ -4,7 +4,7 @@
 // stays out of it, its limits, and the live feed.
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startStack, TOKEN, until, untilAsync, type Stack } from '../proxy/stack.js';
+import { startStack, threeGroupKeys, TOKEN, until, untilAsync, type Stack } from '../proxy/stack.js';
 import type { TrafficEntry } from '../../proxy/traffic/ring.js';
 import type { FollowUp } from '../../proxy/traffic/follow-ups.js';
 import { conversationOf } from '../../proxy/traffic/follow-ups.js';
@@ -23,11 +23,7 @@ describe('the traffic ring', () => {
   beforeAll(async () => {
     s = await startStack({
       key: undefined,
-      keys: [
-        { name: 'default', key: KEYS.default, named: true },
-        { name: 'claude', key: KEYS.claude, named: true },
-        { name: 'chat-only', key: KEYS.chatOnly, named: true },
-      ],
+      keys: threeGroupKeys(),
     });
   });
   afterAll(() => s.close());
