@@ -18,7 +18,7 @@ import { ModelsTreeProvider } from './views/modelsProvider.js';
 import { TrafficList } from './traffic/trafficList.js';
 import { TrafficTreeProvider } from './traffic/trafficTree.js';
 import { DetailPanels } from './traffic/detailPanel.js';
-import { ResendLens, TRAFFIC_SCHEME, TrafficBodies, type TrafficDeps } from './traffic/trafficCommands.js';
+import { forgetClosedEdits, ResendLens, TRAFFIC_SCHEME, TrafficBodies, type TrafficDeps } from './traffic/trafficCommands.js';
 import { PANEL_COMMANDS, type PanelAction } from './traffic/detailHtml.js';
 import type { ModelsNode } from './views/nodes.js';
 
@@ -70,7 +70,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   tree.attach(view);
   const traffic = new TrafficList(host);
   // The panel's buttons run the same commands as the view's menus.
-  const panels = new DetailPanels(host, (action: PanelAction, entry) => void vscode.commands.executeCommand(PANEL_COMMANDS[action], entry));
+  const panels = new DetailPanels(host, (action: PanelAction, entry) => Object.hasOwn(PANEL_COMMANDS, action) && void vscode.commands.executeCommand(PANEL_COMMANDS[action], entry));
   const trafficTree = new TrafficTreeProvider(traffic);
   const trafficDeps: TrafficDeps = { host, keys, list: traffic, panels, cliPath: context.asAbsolutePath('dist/cli.js') };
   context.subscriptions.push(
@@ -88,6 +88,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     vscode.window.createTreeView('loopgate.traffic', { treeDataProvider: trafficTree }),
     vscode.workspace.registerTextDocumentContentProvider(TRAFFIC_SCHEME, new TrafficBodies(host)),
     vscode.languages.registerCodeLensProvider({ language: 'json', scheme: 'untitled' }, new ResendLens()),
+    forgetClosedEdits(),
     new TerminalEnv(context.environmentVariableCollection, host),
     ...registerCommands({ host, keys, models, log, otlpHeaders, traffic: trafficDeps }),
   );

@@ -22,7 +22,7 @@ import { KeyRing } from './pipeline/keyring.js';
 import { positionName, type NamedKey } from './rules/key-list.js';
 import { BridgePolicy } from './bridge/index.js';
 import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES, RING_BODY_CHARS, TrafficRing } from './traffic/ring.js';
-import { CUT_MARGIN, logBodyCaptureBytes } from './pipeline/capture.js';
+import { logBodyCaptureBytes } from './pipeline/capture.js';
 import { INSTALLED_COMMAND } from './rules/command-line.js';
 import {
   DEFAULT_BRIDGE,
@@ -72,7 +72,7 @@ export interface RunningProxy {
 function captureConfig(opts: ProxyOptions, ring: TrafficRing | undefined): Pick<ProxyContext, 'captureBodies' | 'captureBytes' | 'timeChunks' | 'logBodyBytes' | 'ring'> {
   const logBodyBytes = opts.logBodyBytes ?? DEFAULT_LOG_BODY_BYTES;
   const forLog = (opts.logBodies ?? false) || (opts.otlp?.captureContent ?? false);
-  const captureBytes = Math.max(forLog ? logBodyCaptureBytes(logBodyBytes) : 0, ring ? RING_BODY_CHARS + CUT_MARGIN : 0);
+  const captureBytes = Math.max(forLog ? logBodyCaptureBytes(logBodyBytes) : 0, ring ? logBodyCaptureBytes(RING_BODY_CHARS) : 0);
   return { captureBodies: forLog || ring !== undefined, captureBytes, timeChunks: ring !== undefined, logBodyBytes, ring };
 }
 

@@ -25,6 +25,9 @@ export const PANEL_COMMANDS: Record<PanelAction, string> = {
   exportHar: 'loopgate.exportRequestHar',
 };
 
+/** Events shown one row each in the Wire tab; the rest of a long stream goes in one block. */
+const MAX_EVENT_ROWS = 500;
+
 export function escapeHtml(text: unknown): string {
   return String(text ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
@@ -142,7 +145,10 @@ function wire(e: DetailEntry): string {
   if (e.responseBody !== undefined) {
     if (e.eventTimes) {
       const events = e.responseBody.split(/\r?\n\r?\n/).filter((x) => x.trim());
-      out.push(`<h3>Events (${events.length})</h3><table class="events">${events.map((ev, i) => `<tr><td class="t">+${ms(e.eventTimes![i])}</td><td><pre>${escapeHtml(ev)}</pre></td></tr>`).join('')}</table>`);
+      // A long stream is thousands of events: the first MAX_EVENT_ROWS as rows, the rest as one block.
+      const rows = events.slice(0, MAX_EVENT_ROWS).map((ev, i) => `<tr><td class="t">+${ms(e.eventTimes![i])}</td><td><pre>${escapeHtml(ev)}</pre></td></tr>`);
+      out.push(`<h3>Events (${events.length})</h3><table class="events">${rows.join('')}</table>`);
+      if (events.length > MAX_EVENT_ROWS) out.push(`<p class="dim">${events.length - MAX_EVENT_ROWS} more events:</p><pre>${escapeHtml(events.slice(MAX_EVENT_ROWS).join('\n\n'))}</pre>`);
     } else out.push('<h3>Response body</h3>', `<pre>${escapeHtml(pretty(e.responseBody))}</pre>`);
     if (e.responseBodyNote) out.push('<p class="dim">Cut at the capture limit.</p>');
   }

@@ -44,10 +44,14 @@ export class DetailPanels implements vscode.Disposable {
     return this.current;
   }
 
+  /** Only the newest load draws: two quick selections must not end on the older one. */
+  private loads = 0;
+
   private async load(id: string): Promise<void> {
+    const mine = ++this.loads;
     const entry = await fetchEntry(this.host, id);
+    if (mine !== this.loads || !this.panel) return;
     this.current = entry;
-    if (!this.panel) return;
     this.panel.title = `Request ${shortId(entry.record.id)}`;
     this.lastHtml = detailHtml(entry, { nonce: randomBytes(16).toString('base64'), cspSource: this.panel.webview.cspSource });
     this.panel.webview.html = this.lastHtml;

@@ -89,8 +89,12 @@ export async function replay(d: TrafficDeps, arg: unknown): Promise<string | und
   return entry ? resend(d, entry) : undefined;
 }
 
-/** Untitled documents opened by Edit and Resend, and the request each resends. */
+/** Untitled documents opened by Edit and Resend, and the request each resends (forgotten when closed). */
 const editing = new Map<string, DetailEntry>();
+
+export function forgetClosedEdits(): vscode.Disposable {
+  return vscode.workspace.onDidCloseTextDocument((doc) => editing.delete(doc.uri.toString()));
+}
 
 export async function editAndResend(d: TrafficDeps, arg: unknown): Promise<vscode.TextDocument | undefined> {
   const entry = await entryOf(arg, d);

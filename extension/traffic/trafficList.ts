@@ -47,6 +47,8 @@ export class TrafficList implements vscode.Disposable {
   private flushTimer?: NodeJS.Timeout;
   private abort?: AbortController;
   private connectedTo?: string;
+  /** The proxy the rows came from. */
+  private rowsFrom?: string;
   private retry?: NodeJS.Timeout;
   private disposed = false;
   paused = false;
@@ -114,19 +116,26 @@ export class TrafficList implements vscode.Disposable {
 
   private async follow(url: string, signal: AbortSignal): Promise<void> {
     const headers = { authorization: `Bearer ${this.host.token}` };
-    const first = await fetch(`${url}/_loopgate/traffic?limit=${MAX_ROWS}`, { headers, signal, redirect: 'manual' });
+    const first = await fetch(`${url}/_loopgate/traffic?limit=${MAX_ROWS}&rows=1`, { headers, signal, redirect: 'manual' });
     if (first.status === 404) {
       const code = ((await first.json().catch(() => ({}))) as { error?: { code?: string } }).error?.code;
       this.status = code === 'capture-off' ? 'Traffic capture is off (loopgate.traffic.capture), so the proxy keeps no requests to show.' : 'This proxy has no traffic feed (an older Loopgate?).';
+      // Not following anything: the next change of state tries again, even on the same address.
+      this.abort = undefined;
       this.emitter.fire();
       return;
     }
     if (!first.ok) throw new Error(`HTTP ${first.status}`);
     const list = (await first.json()) as { entries: TrafficRow[] };
-    // A different proxy (restarted, or another window's): its sequence starts over.
+    const newest = list.entries[0]?.seq ?? 0;
+    // A proxy that started again (its sequence went back) forgets what the user cleared; a reconnect to the same one keeps it.
+    if (url !== this.rowsFrom || newest < this.lastSeq) this.clearedAt = 0;
+    this.rowsFrom = url;
     this.rows = [];
+    this.pending = [];
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
     this.lastSeq = 0;
-    this.clearedAt = 0;
     for (const row of list.entries.reverse()) this.push(row);
     this.status = undefined;
     this.flush();

@@ -5,6 +5,7 @@ import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE } from './proxy-co
 import { follow, getJson, TrafficError } from './traffic-client.js';
 import { matches, tailLine, validStatusFilter, type TailFilter } from '../traffic/render.js';
 import { useColor } from './color.js';
+import { printableJson } from '../rules/printable.js';
 import type { TrafficEntry } from '../traffic/ring.js';
 import { intOption } from './serve.js';
 
@@ -57,7 +58,7 @@ proxy with this token answers, or it keeps no traffic (--no-capture).`,
     if (typeof conn === 'number') return conn;
     const style = { color: !values.json && useColor(io) };
     const print = (e: Summary) => {
-      if (matches(e.record, filter)) io.out(values.json ? JSON.stringify(e.record) : tailLine(e.record, style));
+      if (matches(e.record, filter)) io.out(values.json ? printableJson(JSON.stringify(e.record)) : tailLine(e.record, style));
     };
     let last = 0;
     try {

@@ -51,8 +51,10 @@ export async function follow(conn: ProxyConnection, after: number, onEntry: (e: 
     throw new TrafficError(res.statusCode, undefined, text.slice(0, 500));
   }
   let buf = '';
+  // A character split across two reads is joined, not replaced.
+  const decoder = new TextDecoder();
   for await (const chunk of res.body) {
-    buf += (chunk as Buffer).toString('utf8');
+    buf += decoder.decode(chunk as Buffer, { stream: true });
     let nl: number;
     while ((nl = buf.indexOf('\n')) !== -1) {
       const line = buf.slice(0, nl);

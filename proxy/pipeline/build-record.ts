@@ -76,14 +76,13 @@ export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltEntr
   if (reply.headers) rec.responseHeaders = r.headers(reply.headers);
   const built: BuiltEntry = { record: rec, scanned };
   if (ctx.captureBodies) {
-    // Redact first, cut after: a cap that falls inside a key must not leave the key's front in a sink.
     // One redaction at the largest cap serves every sink; each then takes its own length.
     const keep = Math.max(ctx.ring ? RING_BODY_CHARS : 0, ctx.logBodies || ctx.otlp ? ctx.logBodyBytes : 0);
-    // Cut in one unit (characters of the decoded text) so the margin really covers a straddling key.
-    const request = ex.body ? r.string(ex.body.subarray(0, 4 * (keep + CUT_MARGIN)).toString('utf8').slice(0, keep + CUT_MARGIN)) : undefined;
+    // Bytes, up to 4 per character: enough for keep + margin characters whatever the script.
+    const requestText = ex.body ? ex.body.subarray(0, 4 * (keep + CUT_MARGIN)).toString('utf8') : undefined;
+    const request = requestText === undefined ? undefined : redactedHead(requestText, keep, (s) => r.string(s));
     // A secret streamed in pieces is found in the joined deltas and masked in each piece.
-    const logged = body.slice(0, keep + CUT_MARGIN);
-    const response = r.string(isStream ? scrubAcrossEvents(logged, r) : logged);
+    const response = redactedHead(body, keep, (s) => r.string(isStream ? scrubAcrossEvents(s, r) : s));
     const cap = ctx.logBodyBytes;
     if (request !== undefined) built.requestBody = request.slice(0, cap);
     built.responseBody = response.slice(0, cap);
@@ -93,28 +92,50 @@ export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltEntr
       rec.responseBody = built.responseBody;
       if (reply.capture.truncated || (ex.body && ex.body.length > cap) || body.length > cap) rec.bodyTruncated = true;
     }
-    if (ctx.ring) {
-      built.ring = ringEntry(ex, rec, request, response, isStream);
-      if (built.ring && ex.bridgedBody) built.ring.upstreamRequestBody = r.string(ex.bridgedBody.toString('utf8', 0, RING_BODY_CHARS + CUT_MARGIN)).slice(0, RING_BODY_CHARS);
+    if (ctx.ring && isUserTraffic(ex)) {
+      const entry = ringEntry(ex, rec, { text: request, cut: (requestText?.length ?? 0) > RING_BODY_CHARS }, { text: response, cut: body.length > RING_BODY_CHARS }, isStream);
+      if (ex.bridgedBody) {
+        const translated = ex.bridgedBody.subarray(0, 4 * (RING_BODY_CHARS + CUT_MARGIN)).toString('utf8');
+        entry.upstreamRequestBody = redactedHead(translated, RING_BODY_CHARS, (s) => r.string(s)).slice(0, RING_BODY_CHARS);
+      }
+      built.ring = entry;
     }
   }
   return built;
 }
 
-/** Loopgate's own endpoints and connectivity probes are not the user's traffic. */
-function isUserTraffic(ex: Exchange): boolean {
-  return !ex.path.startsWith('/_loopgate/') && !(ex.path === '/' && (ex.req.method === 'HEAD' || ex.req.method === 'GET'));
+/**
+ * The first `keep` characters of `text`, redacted: redacted with a margin beyond the cut (so a
+ * secret straddling it is whole when the redactor sees it), then the margin cut off again, counted
+ * from the end (masks change lengths; what follows the last one does not).
+ */
+export function redactedHead(text: string, keep: number, redact: (s: string) => string): string {
+  const input = text.length > keep + CUT_MARGIN ? text.slice(0, keep + CUT_MARGIN) : text;
+  const redacted = redact(input);
+  const margin = Math.max(0, input.length - keep);
+  return margin ? redacted.slice(0, Math.max(0, redacted.length - margin)) : redacted;
 }
 
-function ringEntry(ex: Exchange, rec: TrafficRecord, request: string | undefined, response: string, isStream: boolean): NewEntry | undefined {
-  if (!isUserTraffic(ex)) return undefined;
-  const entry: NewEntry = { record: rec };
-  if (request !== undefined) {
-    entry.requestBody = request.slice(0, RING_BODY_CHARS);
-    if (request.length > RING_BODY_CHARS) entry.requestBodyNote = 'cut';
+/** Refusals before anything else ran (a web page's Host or Origin, malformed headers): not a tool's traffic, and not to be flooded with. */
+const GUARD_REFUSALS = new Set(['host-not-allowed', 'origin-not-allowed', 'duplicate-host', 'too-many-headers', 'unsupported-media-type', 'export-loop']);
+
+/** Loopgate's own endpoints, connectivity probes and guard refusals are not the user's traffic. */
+function isUserTraffic(ex: Exchange): boolean {
+  if (ex.path.startsWith('/_loopgate/') || (ex.path === '/' && (ex.req.method === 'HEAD' || ex.req.method === 'GET'))) return false;
+  const local = ex.reply.local;
+  return !(local?.refused && GUARD_REFUSALS.has(local.code));
+}
+
+function ringEntry(ex: Exchange, rec: TrafficRecord, request: { text?: string; cut: boolean }, response: { text: string; cut: boolean }, isStream: boolean): NewEntry {
+  // The ring keeps its own copy of the bodies: the record's (--log-bodies) would be counted nowhere and sent with every list.
+  const { requestBody: _request, responseBody: _response, bodyTruncated: _cut, ...record } = rec;
+  const entry: NewEntry = { record };
+  if (request.text !== undefined) {
+    entry.requestBody = request.text.slice(0, RING_BODY_CHARS);
+    if (request.cut) entry.requestBodyNote = 'cut';
   } else if (ex.bodyStream) entry.requestBodyNote = 'streamed';
-  entry.responseBody = response.slice(0, RING_BODY_CHARS);
-  if (response.length > RING_BODY_CHARS || ex.reply.capture.truncated) entry.responseBodyNote = 'cut';
+  entry.responseBody = response.text.slice(0, RING_BODY_CHARS);
+  if (response.cut || ex.reply.capture.truncated) entry.responseBodyNote = 'cut';
   if (isStream && ex.reply.capture.times) entry.eventTimes = eventTimes(ex.reply.capture.chunkBytes(), ex.reply.capture.times, ex.startedAt);
   return entry;
 }
@@ -131,11 +152,20 @@ export function eventTimes(raw: Buffer, times: number[], startedAt: number): num
     while (chunk + 2 < times.length && times[chunk]! < end) chunk += 2;
     return round(times[chunk + 1]! - startedAt);
   };
-  for (let i = 0; i < raw.length - 1; i++) {
-    if (raw[i] !== 0x0a) continue;
+  // Only events with something in them count: the views drop blank ones when they split the text.
+  let content = false;
+  for (let i = 0; i < raw.length; i++) {
+    const b = raw[i]!;
+    if (b !== 0x0a) {
+      if (b !== 0x0d && b !== 0x20 && b !== 0x09) content = true;
+      continue;
+    }
     // An event ends at a blank line: \n\n or \n\r\n.
-    if (raw[i + 1] === 0x0a) out.push(at(i + 2));
-    else if (raw[i + 1] === 0x0d && raw[i + 2] === 0x0a) out.push(at(i + 3));
+    const end = raw[i + 1] === 0x0a ? i + 2 : raw[i + 1] === 0x0d && raw[i + 2] === 0x0a ? i + 3 : -1;
+    if (end === -1) continue;
+    if (content) out.push(at(end));
+    content = false;
+    i = end - 1;
   }
   return out;
 }

@@ -1,7 +1,7 @@
 // The traffic ring over HTTP, under the same guards and local token as every
 // /_loopgate/ endpoint (a web page on the machine must not read the user's
 // prompts: mitmweb's unauthenticated UI, CVE-2025-23217, is the cautionary tale).
-//   GET /_loopgate/traffic            newest first: { capture, entries: [{ seq, record }] } (?after=SEQ&limit=N)
+//   GET /_loopgate/traffic            newest first: { capture, entries: [{ seq, record }] } (?after=SEQ&limit=N&rows=1)
 //   GET /_loopgate/traffic/live       text/event-stream: one `data:` line per new entry ({ seq, record });
 //                                     ?rows=1 sends only the fields a list row shows (the Traffic view)
 //   GET /_loopgate/traffic/<id|seq>   one entry whole: record, bodies, stream event times, and
@@ -45,11 +45,17 @@ export async function handleTraffic(ex: Exchange, ctx: ProxyContext): Promise<vo
   const query = new URLSearchParams(ex.query.replace(/^\?/, ''));
   const rest = ex.path.slice(TRAFFIC_PATH.length + 1);
   if (ex.path === TRAFFIC_PATH) {
-    const entries = ring.list({ after: intParam(query, 'after'), limit: intParam(query, 'limit') }).map(summary);
+    const entries = ring.list({ after: intParam(query, 'after'), limit: intParam(query, 'limit') }).map(query.get('rows') === '1' ? row : summary);
     return ex.reply.answer(200, 'application/json', JSON.stringify({ capture: ring.stats(), entries }));
   }
   if (rest === 'live') return live(ex, ring, intParam(query, 'after'), query.get('rows') === '1');
-  const entry = ring.get(decodeURIComponent(rest));
+  let id: string;
+  try {
+    id = decodeURIComponent(rest);
+  } catch {
+    throw new ProxyError(400, 'bad-request-id', 'The request id in the path is not valid percent-encoding.');
+  }
+  const entry = ring.get(id);
   if (!entry) {
     throw new ProxyError(404, 'unknown-request', `No request ${rest.slice(0, 80)} in the traffic ring: it keeps the last ${ring.limits.entries} requests (${Math.round(ring.limits.bytes / 1048576)} MB at most), and only since the proxy started.`);
   }

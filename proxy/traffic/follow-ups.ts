@@ -28,10 +28,13 @@ export function followUps(entry: TrafficEntry, later: TrafficEntry[]): Record<st
     if (!body) continue;
     const pending = [...calls.keys()].filter((id) => !found[id] && body.includes(id));
     if (pending.length === 0) continue;
-    const results = toolResults(conversationOf(next).input);
+    const input = conversationOf(next).input;
+    const results = toolResults(input);
+    // The same conversation: the later request repeats the call in its history (ids like `call_0` recur across conversations).
+    const echoed = toolCalls(input);
     for (const id of pending) {
       const result = results.get(id);
-      if (result) found[id] = { seq: next.seq, id: next.record.id, result };
+      if (result && echoed.has(id)) found[id] = { seq: next.seq, id: next.record.id, result };
     }
     if (Object.keys(found).length === calls.size) break;
   }

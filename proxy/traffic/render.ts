@@ -65,7 +65,8 @@ export function tailLine(rec: TrafficRecord, style: Style): string {
   if (rec.clientAborted) parts.push('client-aborted');
   const code = rec.diagnosis ?? rec.errorCode;
   if (code) parts.push(paint(style, 'red', `[${code}]`));
-  return finalize(printable(parts.join(' ')));
+  const line = printable(parts.join(' '));
+  return style.color ? finalize(line) : line;
 }
 
 export interface TailFilter {
@@ -201,5 +202,6 @@ export function showText(entry: TrafficEntry & { followUps?: Record<string, Foll
       } else lines.push('  < response body' + (entry.responseBodyNote ? ' (cut at the capture limit)' : ''), indent(pretty(entry.responseBody), '    '));
     }
   }
-  return finalize(printableBlock(lines.join('\n')));
+  const text = printableBlock(lines.join('\n'));
+  return opts.color ? finalize(text) : text;
 }

@@ -9,7 +9,11 @@ import type { TrafficEntry } from './ring.js';
 export const REPLAY_HEADER = 'x-loopgate-replay-of';
 
 /** Headers that describe one connection or one browser, not the request. */
-const NOT_REPLAYED = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'upgrade', 'expect', 'origin', 'referer', 'accept-encoding']);
+const NOT_REPLAYED = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'upgrade', 'expect', 'origin', 'referer', 'accept-encoding',
+  // A replay is a new request: not an upstream's cached answer to the old one, not a retry, not part of the old trace.
+  'idempotency-key', 'x-stainless-retry-count', 'traceparent', 'tracestate',
+  // The body is kept decoded.
+  'content-encoding']);
 
 export interface ReplayRequest {
   method: string;
@@ -25,6 +29,7 @@ export type ReplayPlan = { ok: true; request: ReplayRequest } | { ok: false; rea
 
 export function replayRequest(entry: TrafficEntry, body: string | undefined = entry.requestBody): ReplayPlan {
   const rec = entry.record;
+  if (!rec.path.startsWith('/')) return { ok: false, reason: 'its recorded path is not a path.' };
   if (entry.requestBodyNote === 'streamed') return { ok: false, reason: 'its body was larger than the proxy holds (1 MiB) and was streamed through unkept: there is nothing to resend.' };
   if (entry.requestBodyNote === 'cut' && body === entry.requestBody) return { ok: false, reason: 'its body was cut at the capture limit: resending the part would be a different request.' };
   const notes: string[] = [];
@@ -39,13 +44,25 @@ export function replayRequest(entry: TrafficEntry, body: string | undefined = en
     headers[lower] = value;
   }
   headers[REPLAY_HEADER] = rec.id;
+  if (rec.path.includes(REDACTION_MARK)) notes.push('the query held a secret, which is resent masked');
   if (body?.includes(REDACTION_MARK)) notes.push('the body held a secret, which is resent masked');
   return { ok: true, request: { method: rec.method, path: rec.path, headers, ...(body !== undefined ? { body } : {}), notes } };
 }
 
-/** POSIX shell single quotes: everything literal. */
+const CONTROL = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+
+/**
+ * Shell quoting: POSIX single quotes (everything literal), or, when the text holds
+ * control characters, bash's $'…' with them escaped, so pasting it shows and runs
+ * the same bytes and no character reaches the terminal raw.
+ */
 function q(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
+  if (!CONTROL.test(text)) return `'${text.replace(/'/g, `'\\''`)}'`;
+  const body = text.replace(/[\\']/g, (c) => `\\${c}`).replace(new RegExp(CONTROL.source, 'g'), (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0x7f ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+  return `$'${body}'`;
 }
 
 /**

@@ -128,6 +128,26 @@ describe('the traffic ring', () => {
   });
 });
 
+describe('what the ring keeps out', () => {
+  it("a web page's refused requests (they cannot flood it), and a second copy of the bodies with --log-bodies", async () => {
+    const s = await startStack({ logBodies: true });
+    try {
+      const page = await request(s.proxy.url + '/v1/chat/completions', { method: 'POST', headers: { origin: 'https://evil.example', authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: '{}' });
+      expect(page.statusCode).toBe(403);
+      await page.body.dump();
+      await s.openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'kept once' }] });
+      const list = await get<{ entries: Array<{ record: Record<string, unknown> }> }>(s, '/_loopgate/traffic');
+      expect(list.body.entries).toHaveLength(1);
+      expect(list.body.entries[0]!.record.requestBody).toBeUndefined();
+      expect(list.body.entries[0]!.record.responseBody).toBeUndefined();
+      const entry = s.proxy.traffic!.list()[0]!;
+      expect(entry.requestBody).toContain('kept once');
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('the ring limits and --no-capture', () => {
   it('drops the oldest requests beyond its count', async () => {
     const s = await startStack({ capture: { entries: 3 } });

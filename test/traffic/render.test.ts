@@ -1,0 +1,72 @@
+// The ring's text for a terminal and its pieces: nothing a client or an
+// upstream wrote can reach the terminal as a control sequence; stream event
+// times match the events the views show; a cut never leaves a secret's front.
+import { describe, expect, it } from 'vitest';
+import { showText, tailLine } from '../../proxy/traffic/render.js';
+import { printableJson } from '../../proxy/rules/printable.js';
+import { eventTimes, redactedHead } from '../../proxy/pipeline/build-record.js';
+import { createRedactor } from '../../proxy/rules/redact.js';
+import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
+
+const hostile = 'gpt\ue0008\ue000hidden\u009b31m\u202eevil\x1b[2J';
+
+function record(over: Partial<TrafficRecord> = {}): TrafficRecord {
+  return { time: '2026-11-26T12:00:00.000Z', id: '11111111-2222-4333-8444-555555555555', method: 'POST', path: '/v1/chat/completions', canonicalPath: '/v1/chat/completions', rewrites: [], status: 200, totalMs: 3, bytesIn: 1, bytesOut: 1, retries: 0, clientAborted: false, ...over } as TrafficRecord;
+}
+
+describe('terminal output', () => {
+  it('escapes C0 and C1 controls, bidi overrides and the colour markers, with colour off and on', () => {
+    for (const color of [false, true]) {
+      const line = tailLine(record({ model: hostile, path: `/v1/${hostile}` }), { color });
+      expect(line).not.toMatch(/[\u009b\u202e\ue000\ue001]/);
+      // The only escape sequences are the colours Loopgate chose (none when colour is off).
+      const escapes = line.match(/\x1b\[[0-9;]*m/g) ?? [];
+      if (!color) expect(line).not.toContain('\x1b');
+      else expect(escapes.every((e) => ['\x1b[2m', '\x1b[36m', '\x1b[32m', '\x1b[0m'].includes(e))).toBe(true);
+      expect(line).toContain('\\u202e');
+    }
+    const shown = showText({ seq: 1, record: record({ model: hostile }), requestBody: JSON.stringify({ messages: [{ role: 'user', content: hostile }] }), responseBody: '' }, { color: false, wire: true });
+    expect(shown).not.toMatch(/[\x1b\u009b\u202e\ue000]/);
+  });
+
+  it('keeps JSON valid and equal in meaning while escaping what a terminal would act on', () => {
+    const json = JSON.stringify({ model: hostile }, null, 2);
+    const safe = printableJson(json);
+    expect(safe).not.toMatch(/[\u009b\u202e\ue000]/);
+    expect(JSON.parse(safe)).toEqual({ model: hostile });
+  });
+});
+
+describe('stream event times', () => {
+  it('counts only events with content, as the views split them', () => {
+    const raw = Buffer.from('data: a\n\n\n\ndata: b\r\n\r\ndata: c\n\n');
+    // Three chunks: the first ends after "a", the second after "b", the last at the end.
+    const times = [9, 1, 27, 2, raw.length, 3];
+    expect(eventTimes(raw, times, 0)).toEqual([1, 2, 3]);
+    const shown = raw.toString().split(/\r?\n\r?\n/).filter((e) => e.trim());
+    expect(shown).toHaveLength(3);
+  });
+});
+
+describe('a cut through a secret', () => {
+  const key = 'sk-live-0123456789abcdefghijklmnopqrstuvwxyzABCDEF';
+  const r = createRedactor({ secrets: [key] });
+
+  it('masks the secret that straddles the cut, whatever the script before it and however many masks shorten the text', () => {
+    for (const filler of ['a', 'é', '漢', '🙂']) {
+      for (const before of [0, 5, 30]) {
+        const keep = 2000;
+        const masks = Array.from({ length: before }, () => key).join(' ');
+        // A key across the cut, and one across the end of the margin the redactor sees (512 characters on).
+        for (const at of [keep - 20, keep + 512 - 20]) {
+          const head = masks + filler.repeat(Math.max(0, at - masks.length));
+          const text = head + key + 'tail'.repeat(300);
+          const cut = redactedHead(text, keep, (s) => r.string(s));
+          expect(cut.length).toBeLessThanOrEqual(keep);
+          // Not the key, and not its front either.
+          expect(cut).not.toContain(key.slice(0, 12));
+        }
+      }
+    }
+  });
+});
