@@ -8,6 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { authenticate, checkStanding, presentedKey } from './auth.js';
 import { errorBody, SimError, type Envelope } from './relay-errors.js';
 import { faultError, readControls, type Fault, type SimControls } from './faults.js';
+import type { RenderContext } from './protocols/types.js';
 import { modelEntries, unsupportedParams, type Fixture, type FixtureGroup, type FixtureModel, type FixtureKey, type Protocol } from './fixture.js';
 import { chatProtocol } from './protocols/chat.js';
 import { isObject, rejectUnsupported } from './protocols/check.js';
@@ -126,6 +127,18 @@ async function readJsonBody(req: IncomingMessage, rec: RecordedRequest): Promise
   return data;
 }
 
+/** What a protocol module renders an answer with: the model, whether it reasons, the stream's shape. */
+export function renderContext(requestId: string, model: string, group: FixtureGroup, controls: SimControls): RenderContext {
+  return {
+    requestId,
+    model,
+    reasoning: modelEntries(group).some((m) => m.id === model && m.reasoning),
+    chunks: controls.chunks,
+    responseBytes: controls.responseBytes,
+    created: Math.floor(Date.now() / 1000),
+  };
+}
+
 export function checkProtocol(module: ProtocolModule, key: FixtureKey, group: FixtureGroup): void {
   if (group.protocols.includes(module.protocol)) return;
   const alternative = (['chat', 'responses', 'messages'] as const).find((p) => group.protocols.includes(p));
@@ -233,14 +246,7 @@ async function serve(state: SimState, req: IncomingMessage, res: ServerResponse,
     const controls = readControls(req.headers, state.streamDefaults);
     // Rendered only when needed, after a stream's headers: a 10 000-chunk reply must not delay them.
     const render = () =>
-      route.module.render(parsed, {
-        requestId,
-        model: parsed.model,
-        reasoning: modelEntries(group).some((m) => m.id === parsed.model && m.reasoning),
-        chunks: controls.chunks,
-        responseBytes: controls.responseBytes,
-        created: Math.floor(Date.now() / 1000),
-      });
+      route.module.render(parsed, renderContext(requestId, parsed.model, group, controls));
     reply = { stream: parsed.stream, json: () => render().json, render };
   } else if (route.kind === 'count_tokens') {
     const counted = parseCountTokens(await readJsonBody(req, rec));

@@ -16,11 +16,11 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { authenticate, checkStanding, presentedKey } from './auth.js';
 import { errorBody, SimError } from './relay-errors.js';
 import { readControls } from './faults.js';
-import { modelEntries, unsupportedParams, type FixtureKey } from './fixture.js';
+import { unsupportedParams, type FixtureKey } from './fixture.js';
 import { isObject, rejectUnsupported } from './protocols/check.js';
 import { responsesProtocol } from './protocols/responses.js';
 import { recordRequest, type RecordedRequest } from './request-record.js';
-import { checkModel, checkProtocol, newRequestId, type SimState } from './sim-server.js';
+import { checkModel, checkProtocol, newRequestId, renderContext, type SimState } from './sim-server.js';
 
 const RESPONSES_PATH = '/v1/responses';
 
@@ -93,14 +93,7 @@ function serveConnection(state: SimState, ws: WebSocket, req: IncomingMessage, r
       rejectUnsupported(parsed.body, unsupportedParams(group, parsed.model), 'responses');
       state.limiter.take(key);
       const controls = readControls(req.headers, state.streamDefaults);
-      const rendered = responsesProtocol.render(parsed, {
-        requestId,
-        model: parsed.model,
-        reasoning: modelEntries(group).some((m) => m.id === parsed.model && m.reasoning),
-        chunks: controls.chunks,
-        responseBytes: controls.responseBytes,
-        created: Math.floor(Date.now() / 1000),
-      });
+      const rendered = responsesProtocol.render(parsed, renderContext(requestId, parsed.model, group, controls));
       const events = rendered.events.map(eventData);
       if (generate === false) return send(warmUp(events));
       for (let i = 0; i < events.length; i++) {
