@@ -162,20 +162,24 @@ async function startTrafficTargets() {
 
 const TRAFFIC_TARGETS = ['loopgate', 'loopgate+view', 'loopgate-nocapture'];
 
+/** c=64 closed-loop throughput of `names`, interleaved rounds: median req/s, errors, CPU per request. */
+async function throughputOf(targets, names, c) {
+  const runs = await interleaved(
+    targets,
+    names,
+    c.rounds,
+    (t) => ({ ...baseJob(t), mode: 'throughput', body: chatBody(false), concurrency: 64, warmupMs: c.warmupMs, durationMs: c.durationMs }),
+    c.warmupMs + c.durationMs + 60_000,
+  );
+  return mapTargets(runs, (rs) => {
+    const rps = rs.map((m) => m.result.rps);
+    return { rps: median(rps), rpsRounds: rps.map(round1), requests: sum(rs, (m) => m.result.all), errors: sum(rs, (m) => m.result.errors), ...cpu(rs, sum(rs, (m) => m.result.all)) };
+  });
+}
+
 const scenarios = {
   async trafficC64(targets, seen) {
-    const c = cfg.otlp;
-    const runs = await interleaved(
-      targets,
-      TRAFFIC_TARGETS,
-      c.rounds,
-      (t) => ({ ...baseJob(t), mode: 'throughput', body: chatBody(false), concurrency: 64, warmupMs: c.warmupMs, durationMs: c.durationMs }),
-      c.warmupMs + c.durationMs + 60_000,
-    );
-    const byTarget = mapTargets(runs, (rs) => {
-      const rps = rs.map((m) => m.result.rps);
-      return { rps: median(rps), rpsRounds: rps.map(round1), requests: sum(rs, (m) => m.result.all), errors: sum(rs, (m) => m.result.errors), ...cpu(rs, sum(rs, (m) => m.result.all)) };
-    });
+    const byTarget = await throughputOf(targets, TRAFFIC_TARGETS, cfg.otlp);
     byTarget['loopgate+view'].feedEntries = seen();
     return byTarget;
   },
@@ -188,18 +192,7 @@ const scenarios = {
     return { rssBeforeMB: round1(before / 1048576), rssAfterMB: round1(after / 1048576), growthMB: round1((after - before) / 1048576), ring: health.capture };
   },
   async otlpC64(targets) {
-    const c = cfg.otlp;
-    const runs = await interleaved(
-      targets,
-      OTLP_TARGETS,
-      c.rounds,
-      (t) => ({ ...baseJob(t), mode: 'throughput', body: chatBody(false), concurrency: 64, warmupMs: c.warmupMs, durationMs: c.durationMs }),
-      c.warmupMs + c.durationMs + 60_000,
-    );
-    const byTarget = mapTargets(runs, (rs) => {
-      const rps = rs.map((m) => m.result.rps);
-      return { rps: median(rps), rpsRounds: rps.map(round1), requests: sum(rs, (m) => m.result.all), errors: sum(rs, (m) => m.result.errors), ...cpu(rs, sum(rs, (m) => m.result.all)) };
-    });
+    const byTarget = await throughputOf(targets, OTLP_TARGETS, cfg.otlp);
     const health = await otlpHealth(targets);
     for (const [name, h] of Object.entries(health)) Object.assign(byTarget[name], { exported: h.exported, dropped: h.dropped, exportOk: h.ok });
     return byTarget;
