@@ -9,6 +9,7 @@ import { CUT_MARGIN } from './capture.js';
 import { scrubAcrossEvents } from '../rules/stream-redact.js';
 import { exportSpan, type BuiltRecord } from './export-span.js';
 import { printable } from '../rules/printable.js';
+import { requestFailed } from '../rules/outcome.js';
 
 export { printable };
 import { RING_BODY_CHARS, type NewEntry } from '../traffic/ring.js';
@@ -198,7 +199,7 @@ export function consoleLine(rec: TrafficRecord, hint?: string, showKey = false):
 export function finish(ex: Exchange, ctx: ProxyContext): void {
   const built = buildRecordAndBodies(ex, ctx);
   const rec = built.record;
-  const failed = rec.status >= 400 || rec.status === 0 || (rec.errorCode !== undefined && !rec.clientAborted);
+  const failed = requestFailed(rec);
   if (failed) {
     ctx.stats.errors++;
     ctx.stats.lastError = { time: rec.time, status: rec.status, diagnosis: rec.diagnosis ?? rec.errorCode, path: rec.canonicalPath };

@@ -3,6 +3,7 @@
 // proxy's own facts under loopgate.*. Built from the already-redacted record
 // and the few facts of genai-facts.ts; the caller scrubs every string once
 // more. Pure, no I/O: the live proxy and `loopgate export --otlp` share it.
+import { requestFailed } from './outcome.js';
 import {
   ATTR_ERROR_TYPE,
   ATTR_HTTP_REQUEST_METHOD,
@@ -215,7 +216,7 @@ export function answerProtocol(rec: OperationFields): Protocol | undefined {
  * ended in an error event keeps its code though its status is 200.
  */
 export function errorType(rec: SpanRecord): string | undefined {
-  const failed = rec.status >= 400 || rec.status === 0 || (rec.errorCode !== undefined && !rec.clientAborted);
+  const failed = requestFailed(rec);
   if (!failed) return undefined;
   return rec.errorCode ?? rec.errorType ?? rec.diagnosis ?? (rec.status ? String(rec.status) : '_OTHER');
 }

@@ -4,6 +4,7 @@
 // terminal. Everything shown comes from the ring's redacted entries.
 import { printable, printableBlock } from '../rules/printable.js';
 import { usageDetails } from '../rules/usage.js';
+import { requestFailed } from '../rules/outcome.js';
 import type { Message, Part } from '../rules/conversation.js';
 import type { TrafficRecord } from '../log/traffic-record.js';
 import type { TrafficEntry } from './ring.js';
@@ -47,7 +48,7 @@ function ms(n: number | undefined): string {
 
 /** Did this request fail, as the list and `tail --errors` count it. */
 export function failed(rec: TrafficRecord): boolean {
-  return rec.status === 0 || rec.status >= 400 || (rec.errorCode !== undefined && !rec.clientAborted);
+  return requestFailed(rec);
 }
 
 /** `12:50:21 66382237 POST /v1/chat/completions 200 gpt-4o-mini default native 27ms/29ms in 12 out 34` */
