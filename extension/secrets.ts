@@ -1,5 +1,6 @@
 // The API keys live only in SecretStorage. This module is their one gateway, and
 // moves a key a user put in settings.json into SecretStorage.
+import { KEY_NAME } from '../proxy/rules/key-list.js';
 import * as vscode from 'vscode';
 import { SecretChanges } from './secretChanges.js';
 
@@ -16,7 +17,7 @@ export interface StoredKey {
 }
 
 /** Names as the proxy takes them (proxy/rules/key-list.ts): header-safe, never key-shaped. */
-export const KEY_NAME = /^[A-Za-z0-9][\w.-]{0,31}$/;
+export { KEY_NAME };
 
 function parseList(raw: string | undefined): StoredKey[] | undefined {
   if (raw === undefined) return undefined;

@@ -29,7 +29,9 @@ export interface KeyList {
   problems: string[];
 }
 
-const NAME = /^[A-Za-z0-9][\w.-]{0,31}$/;
+/** What a key's name may be (the proxy's list, the editor's named keys): header-safe, short. */
+export const KEY_NAME = /^[A-Za-z0-9][\w.-]{0,31}$/;
+const NAME = KEY_NAME;
 
 /** A name for showing: the user's, else `key-N` by position (1-based). */
 export function positionName(index: number): string {
