@@ -1,6 +1,10 @@
 // Set API Key and Add API Key (validated with GET {base_url}/models before it
 // is saved), Remove, Rename, Clear API Key, and Set Base URL.
+import { STATUS_CODES } from 'node:http';
 import * as vscode from 'vscode';
+import { checkApiKey } from '../../proxy/rules/api-key.js';
+import { diagnose, parseErrorBody } from '../../proxy/rules/diagnose.js';
+import { parseModelList } from '../../proxy/rules/model-list.js';
 import { parseUpstream, type UrlProblem } from '../../proxy/rules/urls.js';
 import { KEY_NAME, type KeyStore } from '../secrets.js';
 import { readSettings } from '../settings.js';
@@ -13,40 +17,35 @@ export interface KeyCheck {
   modelCount?: number;
 }
 
-/** GET {base_url}/models with the candidate key, straight to the upstream (the key is not stored yet). */
-export async function checkKey(baseUrl: string, key: string): Promise<KeyCheck> {
+/**
+ * GET {base_url}/models with the candidate key, straight to the upstream (the key is not stored yet).
+ * The key's shape, the list and the refusals are read by the same rules as the proxy's and doctor's.
+ */
+export async function checkKey(baseUrl: string, raw: string): Promise<KeyCheck> {
+  const shape = checkApiKey(raw);
+  // status 0: nothing was asked, and no "save anyway" is offered for a key that cannot be sent.
+  if ('problem' in shape) return { ok: false, status: 0, message: `The key was not saved: ${shape.problem}.` };
   let res: Response;
   try {
-    res = await fetch(`${baseUrl}/models`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(20_000), redirect: 'manual' });
+    res = await fetch(`${baseUrl}/models`, { headers: { authorization: `Bearer ${shape.key}` }, signal: AbortSignal.timeout(20_000), redirect: 'manual' });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     return { ok: false, message: `Could not reach ${baseUrl}/models (${cause}). Check the base URL and your network.` };
   }
   const body = await res.text().catch(() => '');
   if (res.ok) {
-    let data: unknown;
-    try {
-      data = (JSON.parse(body) as { data?: unknown }).data;
-    } catch {
-      data = undefined;
-    }
+    const list = parseModelList(body);
     // A 200 that is not a model list (a web page, a SPA fallback) proves nothing about the key.
-    if (!Array.isArray(data)) {
+    if (!list.ok) {
       return { ok: false, status: res.status, message: `${baseUrl}/models answered ${res.status} but not with a model list: the base URL is probably not the Model-Access API. Fix loopgate.baseUrl.` };
     }
-    const count = data.length;
+    const count = list.models.length;
     return { ok: true, status: res.status, modelCount: count, message: `The key works: GET /models lists ${count} model${count === 1 ? '' : 's'}.` };
   }
-  if (res.status === 401) {
-    return { ok: false, status: 401, message: '401 Unauthorized: the key is wrong, missing, deleted or badly formatted. Re-copy it from the service console (the whole key, no spaces or quotes).' };
-  }
-  if (res.status === 403) {
-    return { ok: false, status: 403, message: "403 Forbidden: the key is valid but its group or model permission does not match, or the account is restricted. Check the key's group and model permissions in the console." };
-  }
-  if (res.status === 404) {
-    return { ok: false, status: 404, message: `404 Not Found at ${baseUrl}/models: the base URL is probably wrong (duplicate /v1, an endpoint path, or not the Model-Access API). Fix loopgate.baseUrl.` };
-  }
-  return { ok: false, status: res.status, message: `GET /models answered HTTP ${res.status}. The key was not saved; try again later or run Loopgate: Run Diagnosis.` };
+  const diagnosis = diagnose(parseErrorBody(res.status, body), { method: 'GET', originalPath: '/v1/models', canonicalPath: '/v1/models', time: new Date() });
+  const head = `${res.status} ${STATUS_CODES[res.status] ?? 'HTTP error'}`;
+  const where = res.status === 404 ? ` (at ${baseUrl}/models: fix loopgate.baseUrl)` : '';
+  return { ok: false, status: res.status, message: `${head}: ${diagnosis?.hint ?? 'The key was not saved; try again later or run Loopgate: Run Diagnosis.'}${where}` };
 }
 
 /** Where to validate a key: the configured upstream; undefined in demo mode (no base URL). */
