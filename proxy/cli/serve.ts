@@ -144,6 +144,9 @@ export function banner(started: StartedServe, tokenRequired: boolean, cli: Invoc
   for (const note of proxy.upstreamNotes) lines.push(`  note: ${note}`);
   if (started.keyIgnored) lines.push('  note: the API key you gave is not used: no upstream is set, so the simulator runs with its demo key. Set --upstream or LOOPGATE_UPSTREAM to use your key.');
   if (proxy.logFile) lines.push(`  traffic log        ${proxy.logFile}`);
+  // Where to watch it: the ring's size says what is kept (in memory only).
+  const ring = proxy.traffic?.limits;
+  if (ring) lines.push(`  live traffic       \`${commandLine(cli.command, `tail${portFlag}`)}\`, \`${commandLine(cli.command, `show ID${portFlag}`)}\` (last ${ring.entries} requests, in memory only)`);
   const otlp = proxy.otlp?.();
   // The URL without user info or query, and never the headers.
   if (otlp) lines.push(`  OTLP export        ${otlp.endpoint} (${otlp.protocol}${otlp.metrics ? ', metrics too' : ''}, content ${otlp.content ? 'ON (redacted)' : 'off'})`);
