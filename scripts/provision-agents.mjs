@@ -18,16 +18,22 @@ import { npmTree } from './provision-lib.mjs';
 export const AGENTS = {
   '@anthropic-ai/claude-code': '2.1.330',
   '@openai/codex': '0.169.0',
+  // The conformance suites (test/agents/*-conformance.test.ts); newest releases on 2026-11-26.
+  '@qwen-code/qwen-code': '0.24.4',
+  '@openai/codex-sdk': '0.163.0',
+  'opencode-ai': '1.18.33',
 };
 
 // Bump when the recipe changes so existing caches are redone.
-const RECIPE = 1;
+const RECIPE = 2;
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const agentsCache = join(repoRoot, '.cache', 'agents');
 export const lockFile = join(repoRoot, 'test', 'agents', 'cache-lock.json');
 export const claudeBinary = join(agentsCache, 'node_modules', '.bin', 'claude');
 export const codexBinary = join(agentsCache, 'node_modules', '.bin', 'codex');
+export const qwenBinary = join(agentsCache, 'node_modules', '.bin', 'qwen');
+export const opencodeBinary = join(agentsCache, 'node_modules', '.bin', 'opencode');
 
 /** The platforms both packages ship native binaries for; elsewhere the suite is skipped. */
 export const supported = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64'].includes(`${process.platform}-${process.arch}`);
@@ -48,6 +54,10 @@ const tree = npmTree({
     await steps.run('Claude Code postinstall (links its native binary)', () =>
       run('npm', ['rebuild', '@anthropic-ai/claude-code', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: agentsCache }),
     );
+    // The same for opencode: bin/opencode.exe is linked from its platform package by postinstall.mjs.
+    await steps.run('opencode postinstall (links its native binary)', () =>
+      run('npm', ['rebuild', 'opencode-ai', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: agentsCache }),
+    );
     await steps.run('claude --version, codex --version', async () => {
       const cc = version(claudeBinary);
       const cx = version(codexBinary);
@@ -55,7 +65,7 @@ const tree = npmTree({
       if (!cx.includes(`codex-cli ${AGENTS['@openai/codex']}`)) throw new Error(`${codexBinary} --version printed ${JSON.stringify(cx)}`);
     });
   },
-  check: () => existsSync(claudeBinary) && existsSync(codexBinary),
+  check: () => [claudeBinary, codexBinary, qwenBinary, opencodeBinary].every((b) => existsSync(b)),
 });
 export const manifestFile = tree.manifestFile;
 export const isProvisioned = tree.isProvisioned;
@@ -63,7 +73,7 @@ export const isProvisioned = tree.isProvisioned;
 /** Makes sure the tree is complete. Returns the manifest ({ dir, packages, claude, codex }). */
 export async function provision({ force = false, updateLock = false } = {}) {
   if (!supported) throw new Error(`Claude Code and Codex ship no binaries for ${process.platform}-${process.arch}`);
-  return tree.provision({ force, updateLock, extraManifest: { claude: claudeBinary, codex: codexBinary } });
+  return tree.provision({ force, updateLock, extraManifest: { claude: claudeBinary, codex: codexBinary, qwen: qwenBinary, opencode: opencodeBinary } });
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
