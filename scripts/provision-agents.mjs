@@ -22,10 +22,11 @@ export const AGENTS = {
   '@qwen-code/qwen-code': '0.24.4',
   '@openai/codex-sdk': '0.163.0',
   'opencode-ai': '1.18.33',
+  '@mariozechner/pi-coding-agent': '0.73.1',
 };
 
 // Bump when the recipe changes so existing caches are redone.
-const RECIPE = 2;
+const RECIPE = 3;
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const agentsCache = join(repoRoot, '.cache', 'agents');
@@ -34,6 +35,7 @@ export const claudeBinary = join(agentsCache, 'node_modules', '.bin', 'claude');
 export const codexBinary = join(agentsCache, 'node_modules', '.bin', 'codex');
 export const qwenBinary = join(agentsCache, 'node_modules', '.bin', 'qwen');
 export const opencodeBinary = join(agentsCache, 'node_modules', '.bin', 'opencode');
+export const piBinary = join(agentsCache, 'node_modules', '.bin', 'pi');
 
 /** The platforms both packages ship native binaries for; elsewhere the suite is skipped. */
 export const supported = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64'].includes(`${process.platform}-${process.arch}`);
@@ -65,7 +67,7 @@ const tree = npmTree({
       if (!cx.includes(`codex-cli ${AGENTS['@openai/codex']}`)) throw new Error(`${codexBinary} --version printed ${JSON.stringify(cx)}`);
     });
   },
-  check: () => [claudeBinary, codexBinary, qwenBinary, opencodeBinary].every((b) => existsSync(b)),
+  check: () => [claudeBinary, codexBinary, qwenBinary, opencodeBinary, piBinary].every((b) => existsSync(b)),
 });
 export const manifestFile = tree.manifestFile;
 export const isProvisioned = tree.isProvisioned;
@@ -73,7 +75,7 @@ export const isProvisioned = tree.isProvisioned;
 /** Makes sure the tree is complete. Returns the manifest ({ dir, packages, claude, codex }). */
 export async function provision({ force = false, updateLock = false } = {}) {
   if (!supported) throw new Error(`Claude Code and Codex ship no binaries for ${process.platform}-${process.arch}`);
-  return tree.provision({ force, updateLock, extraManifest: { claude: claudeBinary, codex: codexBinary, qwen: qwenBinary, opencode: opencodeBinary } });
+  return tree.provision({ force, updateLock, extraManifest: { claude: claudeBinary, codex: codexBinary, qwen: qwenBinary, opencode: opencodeBinary, pi: piBinary } });
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

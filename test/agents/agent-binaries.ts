@@ -16,6 +16,7 @@ export interface AgentsTree {
   codex: string;
   qwen: string;
   opencode: string;
+  pi: string;
 }
 
 let tree: AgentsTree | undefined;
@@ -78,6 +79,11 @@ export function qwenBinary(): string {
 /** opencode (`opencode-ai`), from the provisioned tree. */
 export function opencodeBinary(): string {
   return agentsSupported ? provisioned().opencode : 'opencode';
+}
+
+/** pi (`@mariozechner/pi-coding-agent`), from the provisioned tree. */
+export function piBinary(): string {
+  return agentsSupported ? provisioned().pi : 'pi';
 }
 
 /** The Codex SDK's entry module (`@openai/codex-sdk`), from the provisioned tree. */
