@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Provisions the agent CLIs test/agents/ runs for real (Claude Code and Codex) in a cache
+// Provisions the agent CLIs test/agents/ runs for real (Claude Code and Codex; for the
+// conformance suites also Qwen Code, the Codex SDK with its own Codex, opencode and pi) in a cache
 // folder instead of the root node_modules: together they are ~770 MB of native binaries
 // that only that suite needs, and Claude Code's `engines` (Node >= 22) would warn on every
 // root `npm ci` under Node 20. Both binaries are native, so the Node running them does not
@@ -26,7 +27,7 @@ export const AGENTS = {
 };
 
 // Bump when the recipe changes so existing caches are redone.
-const RECIPE = 3;
+const RECIPE = 4;
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const agentsCache = join(repoRoot, '.cache', 'agents');
@@ -40,7 +41,11 @@ export const piBinary = join(agentsCache, 'node_modules', '.bin', 'pi');
 /** The platforms both packages ship native binaries for; elsewhere the suite is skipped. */
 export const supported = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64'].includes(`${process.platform}-${process.arch}`);
 
-const version = (bin) => spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 30_000 }).stdout ?? '';
+// Both streams: pi prints its version on stderr.
+const version = (bin) => {
+  const r = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 30_000 });
+  return `${r.stdout ?? ''}${r.stderr ?? ''}`;
+};
 
 const tree = npmTree({
   tag: 'agents',
@@ -65,6 +70,12 @@ const tree = npmTree({
       const cx = version(codexBinary);
       if (!cc.includes(`${AGENTS['@anthropic-ai/claude-code']} (Claude Code)`)) throw new Error(`${claudeBinary} --version printed ${JSON.stringify(cc)}`);
       if (!cx.includes(`codex-cli ${AGENTS['@openai/codex']}`)) throw new Error(`${codexBinary} --version printed ${JSON.stringify(cx)}`);
+    });
+    await steps.run('qwen, opencode, pi --version', async () => {
+      for (const [bin, pkg] of [[qwenBinary, '@qwen-code/qwen-code'], [opencodeBinary, 'opencode-ai'], [piBinary, '@mariozechner/pi-coding-agent']]) {
+        const out = version(bin);
+        if (!out.includes(AGENTS[pkg])) throw new Error(`${bin} --version printed ${JSON.stringify(out)}, not ${AGENTS[pkg]}`);
+      }
     });
   },
   check: () => [claudeBinary, codexBinary, qwenBinary, opencodeBinary, piBinary].every((b) => existsSync(b)),
