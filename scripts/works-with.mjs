@@ -27,6 +27,7 @@ const KNOWN = [
   [/^Codex over the Responses WebSocket/, 'Codex CLI (Responses WebSocket)', '@openai/codex'],
 ];
 const COLUMNS = ['native', 'broken-url', 'bridged', 'tool'];
+// Tags: [native] [broken-url] [bridged] [tool] [chat-only] [log]; the description of a test follows its tag.
 
 function column(title) {
   const tag = /^\[([a-z-]+)\]/.exec(title)?.[1];
@@ -72,12 +73,14 @@ for (const file of report.testResults ?? []) {
 }
 
 const show = (c) => (!c ? '–' : c.failed ? `✗ ${c.passed}/${c.passed + c.failed}` : `✓ ${c.passed}`);
+// A chat-completions client on the chat-only group is native there: the Bridged column says so.
+const bridgedCell = (row) => (row.cells.bridged || !row.cells['chat-only'] ? show(row.cells.bridged) : `n/a (native on chat-only: ${show(row.cells['chat-only'])})`);
 const lines = [
   '| Client | Version | Native | Broken base URL | Bridged (chat-only) | Tool round trip | What ran |',
   '| --- | --- | --- | --- | --- | --- | --- |',
 ];
 for (const [client, row] of rows) {
-  lines.push(`| ${client} | ${row.version} | ${COLUMNS.map((c) => show(row.cells[c])).join(' | ')} | ${row.ran.join('; ').replace(/\|/g, '\\|')} |`);
+  lines.push(`| ${client} | ${row.version} | ${COLUMNS.map((c) => (c === 'bridged' ? bridgedCell(row) : show(row.cells[c]))).join(' | ')} | ${row.ran.join('; ').replace(/\|/g, '\\|')} |`);
 }
 const logFailed = logChecks.filter((s) => s === 'failed').length;
 lines.push('');

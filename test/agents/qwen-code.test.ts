@@ -102,7 +102,7 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
     expect(recs.every((r) => r.status === 200)).toBe(true);
   });
 
-  it('[bridged] on the chat-only group (its native route) with a tool round trip', async () => {
+  it('[chat-only] on the chat-only group (chat completions is its native route: nothing to bridge) with a tool round trip', async () => {
     const before = stack.traffic.length;
     const run = await viaRun('chatOnly', 'openai', ['--model', 'gpt-4o-mini', '--yolo', '-p', 'Use run_shell_command to run `echo chat-ok`']);
     expectOk(run);
