@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // Provisions the agent CLIs test/agents/ runs for real (Claude Code and Codex; for the
-// conformance suites also Qwen Code, the Codex SDK with its own Codex, opencode and pi) in a cache
-// folder instead of the root node_modules: together they are ~770 MB of native binaries
-// that only that suite needs, and Claude Code's `engines` (Node >= 22) would warn on every
-// root `npm ci` under Node 20. Both binaries are native, so the Node running them does not
-// matter (Codex's launcher, bin/codex.js, runs on Node >= 16).
+// conformance suites also Qwen Code, the Codex SDK with its own Codex build, opencode and pi)
+// in a cache folder instead of the root node_modules: together they are ~1.9 GB, mostly native
+// binaries that only that suite needs, and Claude Code's and Qwen Code's `engines` (Node >= 22)
+// would warn on every root `npm ci` under Node 20. Claude Code, Codex and opencode are native,
+// so the Node running them does not matter; Qwen Code 0.24.4 and pi run on Node 20 as the
+// suites show.
 // The tree is installed with `npm ci` from test/agents/cache-lock.json; `--update-lock`
 // re-resolves it after a version below changes. A manifest makes a warm run ~instant.
 // Only the npm registry is contacted; the one install script run is Claude Code's own
