@@ -130,6 +130,23 @@ export async function withDirLock(lockDir, fn, { deadlineMs = 15 * 60_000, pollM
  * A manifest holding the recipe makes a warm run ~instant; `--prefer-offline` lets a
  * redo come from the npm cache (tarballs are checked against the lockfile's integrity).
  */
+/**
+ * Drops from a lockfile the optional dependencies that `npm install` could not resolve.
+ * Why: a package may name platform builds the registry lacks (opencode-ai 1.18.33 names
+ * twelve, the registry serves two); `npm install` skips them quietly, but `npm ci` then
+ * refuses the lock ("Missing: opencode-darwin-arm64@ from lock file"). Leaving them out
+ * only says what install already did.
+ */
+export function pruneUnresolvedOptionals(lock) {
+  const names = Object.keys(lock.packages ?? {});
+  for (const entry of Object.values(lock.packages ?? {})) {
+    for (const dep of Object.keys(entry.optionalDependencies ?? {})) {
+      if (!names.some((k) => k === `node_modules/${dep}` || k.endsWith(`/node_modules/${dep}`))) delete entry.optionalDependencies[dep];
+    }
+  }
+  return lock;
+}
+
 export function npmTree({ tag, dir, packages, lockFile, recipe, logFile, extraFiles = {}, afterInstall, check = () => true, stream = process.stdout, source = `scripts/provision-${tag}.mjs` }) {
   const manifestFile = join(dir, 'manifest.json');
   const lockHash = () => (existsSync(lockFile) ? createHash('sha256').update(readFileSync(lockFile)).digest('hex') : 'none');
@@ -174,7 +191,7 @@ export function npmTree({ tag, dir, packages, lockFile, recipe, logFile, extraFi
       if (updateLock || !existsSync(lockFile)) {
         rmSync(treeLock, { force: true });
         await steps.run(`npm install (re-resolving ${basename(lockFile)})`, () => run('npm', ['install', ...npmQuiet], { cwd: dir }));
-        copyFileSync(treeLock, lockFile);
+        writeFileSync(lockFile, JSON.stringify(pruneUnresolvedOptionals(JSON.parse(readFileSync(treeLock, 'utf8'))), null, 2) + '\n');
       } else {
         copyFileSync(lockFile, treeLock);
         await steps.run('npm ci', () => run('npm', ['ci', '--prefer-offline', ...npmQuiet], { cwd: dir }));

@@ -14,6 +14,9 @@ export interface AgentsTree {
   packages: Record<string, string>;
   claude: string;
   codex: string;
+  qwen: string;
+  opencode: string;
+  pi: string;
 }
 
 let tree: AgentsTree | undefined;
@@ -66,4 +69,29 @@ export function runAgent(command: string, args: string[], opts: { env: Record<st
       resolve({ code, stdout, stderr, ms: performance.now() - started });
     });
   });
+}
+
+/** Qwen Code (`@qwen-code/qwen-code`), from the provisioned tree. */
+export function qwenBinary(): string {
+  return agentsSupported ? provisioned().qwen : 'qwen';
+}
+
+/** opencode (`opencode-ai`), from the provisioned tree. */
+export function opencodeBinary(): string {
+  return agentsSupported ? provisioned().opencode : 'opencode';
+}
+
+/** pi (`@mariozechner/pi-coding-agent`), from the provisioned tree. */
+export function piBinary(): string {
+  return agentsSupported ? provisioned().pi : 'pi';
+}
+
+/** The Codex SDK's entry module (`@openai/codex-sdk`), from the provisioned tree. */
+export function codexSdkModule(): string {
+  return join(repoRoot, '.cache', 'agents', 'node_modules', '@openai', 'codex-sdk', 'dist', 'index.js');
+}
+
+/** The version of a package in the provisioned tree. */
+export function agentVersion(pkg: string): string {
+  return agentsSupported ? (provisioned().packages[pkg] ?? 'unknown') : 'unknown';
 }
