@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../clients/harness.js';
 
-/** The npm packages ship native binaries for these platforms; elsewhere the agent suites cannot run. */
-export const agentsSupported = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64'].includes(`${process.platform}-${process.arch}`);
+/** Where the locked agents tree installs (scripts/provision-agents.mjs `supported`); elsewhere the agent suites are skipped. */
+export const agentsSupported = `${process.platform}-${process.arch}` === 'linux-x64';
 
 export interface AgentsTree {
   packages: Record<string, string>;
