@@ -6,12 +6,12 @@
 // broken base URL the proxy rescues, and the traffic logs checked for every
 // request and for no key or token. Each is started by `loopgate run`, as a user
 // would, except where the test needs a broken base URL the launcher would fix.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
-import { assertNoCanary } from '../log/canary.js';
+import { expectCompleteCleanLogs } from './agent-suite.js';
 import { agentsSupported, agentsTree, claudeBinary, codexBinary, pinnedAgents, runAgent, type AgentRun } from './agent-binaries.js';
 import { until } from '../proxy/stack.js';
 import { repoRoot, startClientStack, type ClientStack, type ProxyName } from '../clients/harness.js';
@@ -225,19 +225,7 @@ describe.skipIf(!supported)('agent CLIs through Loopgate (real binaries, pinned 
   });
 
   it('every request is in the traffic logs, and no key or token is in any log, console line or agent output', async () => {
-    const secrets = [...Object.values(stack.keys), stack.token];
-    for (const name of Object.keys(stack.proxies) as ProxyName[]) {
-      const fromConsole = stack.traffic.filter((t) => t.proxy === name).map((t) => t.record.id);
-      const readIds = () => readFileSync(stack.logFiles[name], 'utf8').trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as TrafficRecord).id);
-      // The log writer batches: wait until the file has caught up with the console.
-      const ids = await until(() => (readIds().length >= fromConsole.length ? readIds() : undefined), 10_000, `${name} log flushed`);
-      expect(new Set(ids)).toEqual(new Set(fromConsole));
-      assertNoCanary(readFileSync(stack.logFiles[name], 'utf8'), secrets);
-    }
-    assertNoCanary(stack.traffic.map((t) => t.line).join('\n'), secrets);
-    assertNoCanary(stack.hints.join('\n'), secrets);
-    // The agents never saw the real keys: only the local token went into their environment.
-    assertNoCanary(outputs.join('\n'), Object.values(stack.keys));
+    await expectCompleteCleanLogs(stack, outputs);
     // The simulator saw only the proxies' keys, one credential per request.
     expect(stack.sim.requests.length).toBeGreaterThan(10);
   });

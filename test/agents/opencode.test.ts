@@ -4,13 +4,11 @@
 // Anthropic provider (Messages) at Loopgate, the base URLs and the key read from
 // the variables `loopgate run` exports. Natively, with a /v1/v1 base URL, bridged
 // over the chat-only group, a tool round trip each, and the logs checked.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { CHAT, CHAT_ANY, MESSAGES, MESSAGES_ANY, expectCompleteCleanLogs, expectOk, recordsAfter } from './agent-suite.js';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
-import { assertNoCanary } from '../log/canary.js';
-import { until } from '../proxy/stack.js';
 import { repoRoot, startClientStack, type ClientStack, type ProxyName } from '../clients/harness.js';
 import { agentVersion, agentsSupported, opencodeBinary, runAgent, type AgentRun } from './agent-binaries.js';
 
@@ -77,19 +75,6 @@ function viaRun(proxy: ProxyName, model: string, prompt: string, extra: Record<s
   return runAgent(process.execPath, cmd, { env: opencodeEnv(extra), cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
 }
 
-async function recordsAfter(proxy: ProxyName, before: number, path: RegExp, min = 1): Promise<TrafficRecord[]> {
-  const pick = () => stack.traffic.slice(before).filter((t) => t.proxy === proxy && path.test(t.record.path)).map((t) => t.record);
-  return until(() => (pick().length >= min ? pick() : undefined), 10_000, `${min} ${path} record(s) on ${proxy}`);
-}
-
-function expectOk(run: AgentRun): void {
-  expect(run.code, `exit code; stdout:\n${run.stdout.slice(-1500)}\nstderr:\n${run.stderr.slice(-2000)}`).toBe(0);
-}
-
-const CHAT = /^\/v1\/chat\/completions/;
-const CHAT_ANY = /\/chat\/completions/;
-const MESSAGES = /^\/v1\/messages/;
-const MESSAGES_ANY = /\/messages/;
 
 describe.skipIf(!agentsSupported)(`opencode ${agentVersion('opencode-ai')} (OpenAI-compatible provider)`, () => {
   it('[native] through loopgate run: answers over chat completions', async () => {
@@ -98,7 +83,7 @@ describe.skipIf(!agentsSupported)(`opencode ${agentVersion('opencode-ai')} (Open
     expectOk(run);
     expect(run.stdout).toContain('say hello opencode');
     expect(run.stdout).toContain('Echo:');
-    const recs = await recordsAfter('default', before, CHAT);
+    const recs = await recordsAfter(stack, 'default', before, CHAT);
     expect(recs.every((r) => r.status === 200)).toBe(true);
     expect(recs.map((r) => r.model)).toContain('gpt-4.1');
   });
@@ -108,7 +93,7 @@ describe.skipIf(!agentsSupported)(`opencode ${agentVersion('opencode-ai')} (Open
     const run = await viaRun('default', 'loopgate/gpt-4.1', 'Use bash to run `echo opencode-ok`');
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*opencode-ok/);
-    const recs = await recordsAfter('default', before, CHAT, 2);
+    const recs = await recordsAfter(stack, 'default', before, CHAT, 2);
     expect(recs.every((r) => r.status === 200)).toBe(true);
   });
 
@@ -117,7 +102,7 @@ describe.skipIf(!agentsSupported)(`opencode ${agentVersion('opencode-ai')} (Open
     const run = await viaRun('default', 'loopgate/gpt-4.1', 'rescued opencode', { OPENCODE_CONFIG_CONTENT: config('/v1') });
     expectOk(run);
     expect(run.stdout).toContain('rescued opencode');
-    const recs = await recordsAfter('default', before, CHAT_ANY);
+    const recs = await recordsAfter(stack, 'default', before, CHAT_ANY);
     expect(recs.every((r) => r.path.startsWith('/v1/v1/chat/completions') && r.status === 200 && (r.rewrites?.length ?? 0) > 0)).toBe(true);
   });
 });
@@ -128,7 +113,7 @@ describe.skipIf(!agentsSupported)(`opencode ${agentVersion('opencode-ai')} (Anth
     const run = await viaRun('claude', 'anthropic/claude-sonnet-4-6', 'say hello anthropic');
     expectOk(run);
     expect(run.stdout).toContain('say hello anthropic');
-    const recs = await recordsAfter('claude', before, MESSAGES);
+    const recs = await recordsAfter(stack, 'claude', before, MESSAGES);
     expect(recs.filter((r) => r.model === 'claude-sonnet-4-6').every((r) => r.status === 200 && r.bridge === undefined)).toBe(true);
   });
 
@@ -137,7 +122,7 @@ describe.skipIf(!agentsSupported)(`opencode ${agentVersion('opencode-ai')} (Anth
     const run = await viaRun('claude', 'anthropic/claude-sonnet-4-6', 'Use bash to run `echo anthropic-ok`');
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*anthropic-ok/);
-    const recs = await recordsAfter('claude', before, MESSAGES, 2);
+    const recs = await recordsAfter(stack, 'claude', before, MESSAGES, 2);
     expect(recs.filter((r) => r.model === 'claude-sonnet-4-6').every((r) => r.status === 200)).toBe(true);
   });
 
@@ -146,7 +131,7 @@ describe.skipIf(!agentsSupported)(`opencode ${agentVersion('opencode-ai')} (Anth
     const run = await viaRun('claude', 'anthropic/claude-sonnet-4-6', 'rescued anthropic', { OPENCODE_CONFIG_CONTENT: config('/v1') });
     expectOk(run);
     expect(run.stdout).toContain('rescued anthropic');
-    const recs = (await recordsAfter('claude', before, MESSAGES_ANY)).filter((r) => r.model === 'claude-sonnet-4-6');
+    const recs = (await recordsAfter(stack, 'claude', before, MESSAGES_ANY)).filter((r) => r.model === 'claude-sonnet-4-6');
     expect(recs.length).toBeGreaterThan(0);
     expect(recs.every((r) => r.path.startsWith('/v1/v1/messages') && r.status === 200)).toBe(true);
   });
@@ -156,7 +141,7 @@ describe.skipIf(!agentsSupported)(`opencode ${agentVersion('opencode-ai')} (Anth
     const run = await viaRun('chatOnly', 'anthropic/claude-sonnet-4-6', 'Use bash to run `echo bridged-ok`');
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*bridged-ok/);
-    const recs = (await recordsAfter('chatOnly', before, MESSAGES, 2)).filter((r) => r.model === 'claude-sonnet-4-6');
+    const recs = (await recordsAfter(stack, 'chatOnly', before, MESSAGES, 2)).filter((r) => r.model === 'claude-sonnet-4-6');
     expect(recs.length).toBeGreaterThanOrEqual(2);
     expect(recs.every((r) => r.status === 200 && r.bridge === 'messages->chat')).toBe(true);
   });
@@ -164,16 +149,6 @@ describe.skipIf(!agentsSupported)(`opencode ${agentVersion('opencode-ai')} (Anth
 
 describe.skipIf(!agentsSupported)('opencode: the logs', () => {
   it('[log] every request is in the traffic logs, and no key or token in any log, console line or output', async () => {
-    const secrets = [...Object.values(stack.keys), stack.token];
-    for (const name of Object.keys(stack.proxies) as ProxyName[]) {
-      const fromConsole = stack.traffic.filter((t) => t.proxy === name).map((t) => t.record.id);
-      const readIds = () => readFileSync(stack.logFiles[name], 'utf8').trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as TrafficRecord).id);
-      const ids = await until(() => (readIds().length >= fromConsole.length ? readIds() : undefined), 10_000, `${name} log flushed`);
-      expect(new Set(ids)).toEqual(new Set(fromConsole));
-      assertNoCanary(readFileSync(stack.logFiles[name], 'utf8'), secrets);
-    }
-    assertNoCanary(stack.traffic.map((t) => t.line).join('\n'), secrets);
-    assertNoCanary(stack.hints.join('\n'), secrets);
-    assertNoCanary(outputs.join('\n'), Object.values(stack.keys));
+    await expectCompleteCleanLogs(stack, outputs);
   });
 });

@@ -5,13 +5,11 @@
 // the variable `loopgate run` exports (OPENAI_API_KEY / ANTHROPIC_API_KEY, the
 // local token). Natively, with a /v1/v1 base URL, bridged over the chat-only
 // group, a tool round trip each, and the logs checked.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { CHAT, CHAT_ANY, MESSAGES, MESSAGES_ANY, expectCompleteCleanLogs, expectOk, recordsAfter } from './agent-suite.js';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
-import { assertNoCanary } from '../log/canary.js';
-import { until } from '../proxy/stack.js';
 import { repoRoot, startClientStack, type ClientStack, type ProxyName } from '../clients/harness.js';
 import { agentVersion, agentsSupported, piBinary, runAgent, type AgentRun } from './agent-binaries.js';
 
@@ -64,19 +62,6 @@ function viaRun(proxy: ProxyName, model: string, prompt: string, suffix = ''): P
   return runAgent(process.execPath, cmd, { env, cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
 }
 
-async function recordsAfter(proxy: ProxyName, before: number, path: RegExp, min = 1): Promise<TrafficRecord[]> {
-  const pick = () => stack.traffic.slice(before).filter((t) => t.proxy === proxy && path.test(t.record.path)).map((t) => t.record);
-  return until(() => (pick().length >= min ? pick() : undefined), 10_000, `${min} ${path} record(s) on ${proxy}`);
-}
-
-function expectOk(run: AgentRun): void {
-  expect(run.code, `exit code; stdout:\n${run.stdout.slice(-1500)}\nstderr:\n${run.stderr.slice(-2000)}`).toBe(0);
-}
-
-const CHAT = /^\/v1\/chat\/completions/;
-const CHAT_ANY = /\/chat\/completions/;
-const MESSAGES = /^\/v1\/messages/;
-const MESSAGES_ANY = /\/messages/;
 
 describe.skipIf(!agentsSupported)(`pi ${agentVersion('@mariozechner/pi-coding-agent')} (openai-completions provider)`, () => {
   it('[native] through loopgate run: answers over chat completions', async () => {
@@ -84,7 +69,7 @@ describe.skipIf(!agentsSupported)(`pi ${agentVersion('@mariozechner/pi-coding-ag
     const run = await viaRun('default', 'loopgate-openai/gpt-4.1', 'say hello pi');
     expectOk(run);
     expect(run.stdout).toContain('Echo: say hello pi');
-    const recs = await recordsAfter('default', before, CHAT);
+    const recs = await recordsAfter(stack, 'default', before, CHAT);
     expect(recs.every((r) => r.status === 200 && r.model === 'gpt-4.1')).toBe(true);
   });
 
@@ -93,7 +78,7 @@ describe.skipIf(!agentsSupported)(`pi ${agentVersion('@mariozechner/pi-coding-ag
     const run = await viaRun('default', 'loopgate-openai/gpt-4.1', 'Use bash to run `echo pi-ok`');
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*pi-ok/);
-    const recs = await recordsAfter('default', before, CHAT, 2);
+    const recs = await recordsAfter(stack, 'default', before, CHAT, 2);
     expect(recs.every((r) => r.status === 200)).toBe(true);
   });
 
@@ -102,7 +87,7 @@ describe.skipIf(!agentsSupported)(`pi ${agentVersion('@mariozechner/pi-coding-ag
     const run = await viaRun('default', 'loopgate-openai/gpt-4.1', 'rescued pi', '/v1');
     expectOk(run);
     expect(run.stdout).toContain('Echo: rescued pi');
-    const recs = await recordsAfter('default', before, CHAT_ANY);
+    const recs = await recordsAfter(stack, 'default', before, CHAT_ANY);
     expect(recs.every((r) => r.path.startsWith('/v1/v1/chat/completions') && r.status === 200 && (r.rewrites?.length ?? 0) > 0)).toBe(true);
   });
 });
@@ -113,7 +98,7 @@ describe.skipIf(!agentsSupported)(`pi ${agentVersion('@mariozechner/pi-coding-ag
     const run = await viaRun('claude', 'loopgate-claude/claude-sonnet-4-6', 'say hello anthropic');
     expectOk(run);
     expect(run.stdout).toContain('Echo: say hello anthropic');
-    const recs = await recordsAfter('claude', before, MESSAGES);
+    const recs = await recordsAfter(stack, 'claude', before, MESSAGES);
     expect(recs.every((r) => r.status === 200 && r.model === 'claude-sonnet-4-6' && r.bridge === undefined)).toBe(true);
   });
 
@@ -122,7 +107,7 @@ describe.skipIf(!agentsSupported)(`pi ${agentVersion('@mariozechner/pi-coding-ag
     const run = await viaRun('claude', 'loopgate-claude/claude-sonnet-4-6', 'Use bash to run `echo anthropic-ok`');
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*anthropic-ok/);
-    const recs = await recordsAfter('claude', before, MESSAGES, 2);
+    const recs = await recordsAfter(stack, 'claude', before, MESSAGES, 2);
     expect(recs.every((r) => r.status === 200)).toBe(true);
   });
 
@@ -131,7 +116,7 @@ describe.skipIf(!agentsSupported)(`pi ${agentVersion('@mariozechner/pi-coding-ag
     const run = await viaRun('claude', 'loopgate-claude/claude-sonnet-4-6', 'rescued anthropic', '/v1');
     expectOk(run);
     expect(run.stdout).toContain('Echo: rescued anthropic');
-    const recs = await recordsAfter('claude', before, MESSAGES_ANY);
+    const recs = await recordsAfter(stack, 'claude', before, MESSAGES_ANY);
     expect(recs.every((r) => r.path.startsWith('/v1/v1/messages') && r.status === 200)).toBe(true);
   });
 
@@ -140,23 +125,13 @@ describe.skipIf(!agentsSupported)(`pi ${agentVersion('@mariozechner/pi-coding-ag
     const run = await viaRun('chatOnly', 'loopgate-claude/claude-sonnet-4-6', 'Use bash to run `echo bridged-ok`');
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*bridged-ok/);
-    const recs = await recordsAfter('chatOnly', before, MESSAGES, 2);
+    const recs = await recordsAfter(stack, 'chatOnly', before, MESSAGES, 2);
     expect(recs.every((r) => r.status === 200 && r.bridge === 'messages->chat')).toBe(true);
   });
 });
 
 describe.skipIf(!agentsSupported)('pi: the logs', () => {
   it('[log] every request is in the traffic logs, and no key or token in any log, console line or output', async () => {
-    const secrets = [...Object.values(stack.keys), stack.token];
-    for (const name of Object.keys(stack.proxies) as ProxyName[]) {
-      const fromConsole = stack.traffic.filter((t) => t.proxy === name).map((t) => t.record.id);
-      const readIds = () => readFileSync(stack.logFiles[name], 'utf8').trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as TrafficRecord).id);
-      const ids = await until(() => (readIds().length >= fromConsole.length ? readIds() : undefined), 10_000, `${name} log flushed`);
-      expect(new Set(ids)).toEqual(new Set(fromConsole));
-      assertNoCanary(readFileSync(stack.logFiles[name], 'utf8'), secrets);
-    }
-    assertNoCanary(stack.traffic.map((t) => t.line).join('\n'), secrets);
-    assertNoCanary(stack.hints.join('\n'), secrets);
-    assertNoCanary(outputs.join('\n'), Object.values(stack.keys));
+    await expectCompleteCleanLogs(stack, outputs);
   });
 });

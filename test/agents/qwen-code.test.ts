@@ -6,13 +6,11 @@
 // exited 1 with "ANTHROPIC_API_KEY environment variable not found").
 // Natively, with a broken base URL the proxy rescues, bridged over the chat-only
 // group, with a tool round trip, and the logs checked for every request and no secret.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { CHAT, CHAT_ANY, MESSAGES, MESSAGES_ANY, expectCompleteCleanLogs, expectOk, recordsAfter } from './agent-suite.js';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
-import { assertNoCanary } from '../log/canary.js';
-import { until } from '../proxy/stack.js';
 import { repoRoot, startClientStack, type ClientStack, type ProxyName } from '../clients/harness.js';
 import { agentVersion, agentsSupported, qwenBinary, runAgent, type AgentRun } from './agent-binaries.js';
 
@@ -58,19 +56,6 @@ function direct(mode: 'openai' | 'anthropic', env: Record<string, string>, args:
   return runAgent(QWEN, ['--auth-type', mode, ...args], { env: qwenEnv(env), cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
 }
 
-async function recordsAfter(proxy: ProxyName, before: number, path: RegExp, min = 1): Promise<TrafficRecord[]> {
-  const pick = () => stack.traffic.slice(before).filter((t) => t.proxy === proxy && path.test(t.record.path)).map((t) => t.record);
-  return until(() => (pick().length >= min ? pick() : undefined), 10_000, `${min} ${path} record(s) on ${proxy}`);
-}
-
-function expectOk(run: AgentRun): void {
-  expect(run.code, `exit code; stdout:\n${run.stdout.slice(-1500)}\nstderr:\n${run.stderr.slice(-2000)}`).toBe(0);
-}
-
-const CHAT = /^\/v1\/chat\/completions/;
-const CHAT_ANY = /\/chat\/completions/;
-const MESSAGES = /^\/v1\/messages/;
-const MESSAGES_ANY = /\/messages/;
 
 describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-code')} (openai auth)`, () => {
   it('[native] through loopgate run: answers over chat completions', async () => {
@@ -78,7 +63,7 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
     const run = await viaRun('default', 'openai', ['--model', 'gpt-4.1', '-p', 'say hello qwen']);
     expectOk(run);
     expect(run.stdout).toContain('Echo: say hello qwen');
-    const recs = await recordsAfter('default', before, CHAT);
+    const recs = await recordsAfter(stack, 'default', before, CHAT);
     expect(recs.every((r) => r.status === 200 && r.model === 'gpt-4.1')).toBe(true);
   });
 
@@ -87,7 +72,7 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
     const run = await viaRun('default', 'openai', ['--model', 'gpt-4.1', '--yolo', '-p', 'Use run_shell_command to run `echo qwen-ok`']);
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*qwen-ok/);
-    const recs = await recordsAfter('default', before, CHAT, 2);
+    const recs = await recordsAfter(stack, 'default', before, CHAT, 2);
     expect(recs.every((r) => r.status === 200)).toBe(true);
   });
 
@@ -96,7 +81,7 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
     const run = await direct('openai', { OPENAI_BASE_URL: `${stack.proxies.default.url}/v1/v1`, OPENAI_API_KEY: stack.token }, ['--model', 'gpt-4.1', '-p', 'rescued qwen']);
     expectOk(run);
     expect(run.stdout).toContain('Echo: rescued qwen');
-    const recs = await recordsAfter('default', before, CHAT_ANY);
+    const recs = await recordsAfter(stack, 'default', before, CHAT_ANY);
     expect(recs[0]!.path).toMatch(/^\/v1\/v1\/chat\/completions/);
     expect(recs[0]!.rewrites?.[0]).toMatch(/duplicate-v1/);
     expect(recs.every((r) => r.status === 200)).toBe(true);
@@ -107,7 +92,7 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
     const run = await viaRun('chatOnly', 'openai', ['--model', 'gpt-4o-mini', '--yolo', '-p', 'Use run_shell_command to run `echo chat-ok`']);
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*chat-ok/);
-    const recs = await recordsAfter('chatOnly', before, CHAT, 2);
+    const recs = await recordsAfter(stack, 'chatOnly', before, CHAT, 2);
     expect(recs.every((r) => r.status === 200)).toBe(true);
   });
 });
@@ -118,7 +103,7 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
     const run = await viaRun('claude', 'anthropic', ['--model', 'claude-sonnet-4-6', '-p', 'say hello claude']);
     expectOk(run);
     expect(run.stdout).toContain('Echo: say hello claude');
-    const recs = await recordsAfter('claude', before, MESSAGES);
+    const recs = await recordsAfter(stack, 'claude', before, MESSAGES);
     expect(recs.every((r) => r.status === 200 && r.model === 'claude-sonnet-4-6' && r.bridge === undefined)).toBe(true);
   });
 
@@ -127,7 +112,7 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
     const run = await viaRun('claude', 'anthropic', ['--model', 'claude-sonnet-4-6', '--yolo', '-p', 'Use run_shell_command to run `echo anthropic-ok`']);
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*anthropic-ok/);
-    await recordsAfter('claude', before, MESSAGES, 2);
+    await recordsAfter(stack, 'claude', before, MESSAGES, 2);
   });
 
   it('[broken-url] an Anthropic base URL ending in /v1 is rescued', async () => {
@@ -135,7 +120,7 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
     const run = await direct('anthropic', { ANTHROPIC_BASE_URL: `${stack.proxies.claude.url}/v1`, ANTHROPIC_API_KEY: stack.token }, ['--model', 'claude-sonnet-4-6', '-p', 'rescued anthropic']);
     expectOk(run);
     expect(run.stdout).toContain('Echo: rescued anthropic');
-    const recs = await recordsAfter('claude', before, MESSAGES_ANY);
+    const recs = await recordsAfter(stack, 'claude', before, MESSAGES_ANY);
     expect(recs[0]!.path).toMatch(/^\/v1\/v1\/messages/);
     expect(recs.every((r) => r.status === 200)).toBe(true);
   });
@@ -145,23 +130,13 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
     const run = await viaRun('chatOnly', 'anthropic', ['--model', 'claude-sonnet-4-6', '--yolo', '-p', 'Use run_shell_command to run `echo bridged-ok`']);
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*bridged-ok/);
-    const recs = await recordsAfter('chatOnly', before, MESSAGES, 2);
+    const recs = await recordsAfter(stack, 'chatOnly', before, MESSAGES, 2);
     expect(recs.every((r) => r.status === 200 && r.bridge === 'messages->chat')).toBe(true);
   });
 });
 
 describe.skipIf(!agentsSupported)('Qwen Code: the logs', () => {
   it('[log] every request is in the traffic logs, and no key or token in any log, console line or output', async () => {
-    const secrets = [...Object.values(stack.keys), stack.token];
-    for (const name of Object.keys(stack.proxies) as ProxyName[]) {
-      const fromConsole = stack.traffic.filter((t) => t.proxy === name).map((t) => t.record.id);
-      const readIds = () => readFileSync(stack.logFiles[name], 'utf8').trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as TrafficRecord).id);
-      const ids = await until(() => (readIds().length >= fromConsole.length ? readIds() : undefined), 10_000, `${name} log flushed`);
-      expect(new Set(ids)).toEqual(new Set(fromConsole));
-      assertNoCanary(readFileSync(stack.logFiles[name], 'utf8'), secrets);
-    }
-    assertNoCanary(stack.traffic.map((t) => t.line).join('\n'), secrets);
-    assertNoCanary(stack.hints.join('\n'), secrets);
-    assertNoCanary(outputs.join('\n'), Object.values(stack.keys));
+    await expectCompleteCleanLogs(stack, outputs);
   });
 });
