@@ -137,7 +137,7 @@ function ringEntry(ex: Exchange, rec: TrafficRecord, request: { text?: string; c
   } else if (ex.bodyStream) entry.requestBodyNote = 'streamed';
   entry.responseBody = response.text.slice(0, RING_BODY_CHARS);
   if (response.cut || ex.reply.capture.truncated) entry.responseBodyNote = 'cut';
-  if (isStream && ex.reply.capture.times) entry.eventTimes = eventTimes(ex.reply.capture.chunkBytes(), ex.reply.capture.times, ex.startedAt);
+  if (isStream && ex.reply.capture.times) entry.eventTimes = eventTimes(ex.reply.capture.chunks, ex.reply.capture.times, ex.startedAt);
   return entry;
 }
 
@@ -146,27 +146,35 @@ function ringEntry(ex: Exchange, rec: TrafficRecord, request: { text?: string; c
  * Counted in the raw bytes (redaction does not add or remove blank lines, so the
  * redacted text splits into the same events).
  */
-export function eventTimes(raw: Buffer, times: number[], startedAt: number): number[] {
+export function eventTimes(chunks: readonly Buffer[], times: number[], startedAt: number): number[] {
   const out: number[] = [];
   let chunk = 0;
   const at = (end: number) => {
     while (chunk + 2 < times.length && times[chunk]! < end) chunk += 2;
     return round(times[chunk + 1]! - startedAt);
   };
-  // Only events with something in them count: the views drop blank ones when they split the text.
+  // Scanned across the capture's chunks as they are (no second copy of the stream). An event ends at
+  // a blank line, \n\n or \n\r\n: `newline` is 1 after a \n, 2 after \n\r. Only events with
+  // something in them count: the views drop blank ones when they split the text.
+  let offset = 0;
+  let newline = 0;
   let content = false;
-  for (let i = 0; i < raw.length; i++) {
-    const b = raw[i]!;
-    if (b !== 0x0a) {
-      if (b !== 0x0d && b !== 0x20 && b !== 0x09) content = true;
-      continue;
+  for (const buf of chunks) {
+    for (let i = 0; i < buf.length; i++) {
+      const b = buf[i]!;
+      if (b === 0x0a) {
+        if (newline > 0) {
+          if (content) out.push(at(offset + i + 1));
+          content = false;
+          newline = 0;
+        } else newline = 1;
+      } else if (b === 0x0d && newline === 1) newline = 2;
+      else {
+        newline = 0;
+        if (b !== 0x0d && b !== 0x20 && b !== 0x09) content = true;
+      }
     }
-    // An event ends at a blank line: \n\n or \n\r\n.
-    const end = raw[i + 1] === 0x0a ? i + 2 : raw[i + 1] === 0x0d && raw[i + 2] === 0x0a ? i + 3 : -1;
-    if (end === -1) continue;
-    if (content) out.push(at(end));
-    content = false;
-    i = end - 1;
+    offset += buf.length;
   }
   return out;
 }
@@ -206,7 +214,9 @@ export function finish(ex: Exchange, ctx: ProxyContext): void {
   }
   ctx.log?.write(rec);
   const local = ex.reply.local;
-  const hint = () => (local ? ctx.redactor.string(local.message) : ex.diagnosis ? ctx.redactor.string(ex.diagnosis.hint) : undefined);
+  // Redacted once, on first use (the span, the ring and the console line may each want it).
+  let hintText: string | undefined | null = null;
+  const hint = () => (hintText === null ? (hintText = local ? ctx.redactor.string(local.message) : ex.diagnosis ? ctx.redactor.string(ex.diagnosis.hint) : undefined) : hintText);
   // No span for a refused export of ours: it would be exported, refused and recorded again, forever.
   if (ctx.otlp && ex.req.headers[EXPORTER_MARKER_HEADER] === undefined) exportSpan(ex, ctx, built, rec.diagnosis ? hint() : undefined);
   if (built.ring) {

@@ -76,11 +76,6 @@ export class ResponseCapture {
     return Buffer.from(joined.subarray(0, Math.min(this.bytes, CAPTURE_HEAD)));
   }
 
-  /** The kept bytes as one buffer (no head/tail joining: with captureBodies nothing is dropped up to the cap). */
-  chunkBytes(): Buffer {
-    return Buffer.concat(this.chunks, this.bytes);
-  }
-
   /** Forgets everything: the answer being captured was replaced by another. */
   reset(): void {
     this.chunks = [];

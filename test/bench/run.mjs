@@ -44,11 +44,20 @@ const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean
 const plainEnv = { ...process.env };
 delete plainEnv.NODE_OPTIONS;
 
+const proxyEnv = { ...plainEnv, LOOPGATE_API_KEY: KEY, LOOPGATE_UPSTREAM: '' };
+
+function startSimulator() {
+  return startServer('simulator', [cli, 'simulate', '--port', '0'], { env: plainEnv, ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/ });
+}
+
+/** A plain `loopgate serve` in front of `sim` (the demo key in its environment), with `extra` arguments. */
+function serveProxy(sim, name, extra, env = proxyEnv) {
+  return startServer(name, [...nodeFlags, cli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', ...extra], { env, ready: LISTENING });
+}
+
 async function startTargets(label) {
-  const sim = await startServer('simulator', [cli, 'simulate', '--port', '0'], { env: plainEnv, ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/ });
-  const proxyEnv = { ...plainEnv, LOOPGATE_API_KEY: KEY, LOOPGATE_UPSTREAM: '' };
-  const serve = (name, extra) =>
-    startServer(name, [...nodeFlags, cli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', ...extra], { env: proxyEnv, ready: LISTENING });
+  const sim = await startSimulator();
+  const serve = (name, extra) => serveProxy(sim, name, extra);
   const [meta, bodies, nolog, fwd, ufwd, base] = await Promise.all([
     serve('loopgate', ['--log', join(tmp, `${label}-meta.jsonl`)]),
     serve('loopgate+bodies', ['--log', join(tmp, `${label}-bodies.jsonl`), '--log-bodies']),
@@ -106,17 +115,12 @@ const MAIN = ['direct', 'loopgate', 'loopgate+bodies', 'forwarder', 'undici-fwd'
 // metadata-log proxy without export. Each proxy is a plain `serve` with the
 // standard variables in its environment.
 async function startOtlpTargets() {
-  const sim = await startServer('simulator', [cli, 'simulate', '--port', '0'], { env: plainEnv, ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/ });
+  const sim = await startSimulator();
   const receiverScript = fileURLToPath(new URL('./otlp-receiver.mjs', import.meta.url));
   const [ok, stall] = await Promise.all(['ok', 'stall'].map((mode) => startServer(`receiver-${mode}`, [receiverScript, mode], { env: plainEnv, ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/ })));
   // Nothing listens on the discard port of loopback here: a collector that is down.
   const down = 'http://127.0.0.1:9';
-  const proxyEnv = { ...plainEnv, LOOPGATE_API_KEY: KEY, LOOPGATE_UPSTREAM: '' };
-  const serve = (name, endpoint) =>
-    startServer(name, [...nodeFlags, cli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', '--log', join(tmp, `otlp-${name}.jsonl`)], {
-      env: endpoint ? { ...proxyEnv, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } : proxyEnv,
-      ready: LISTENING,
-    });
+  const serve = (name, endpoint) => serveProxy(sim, name, ['--log', join(tmp, `otlp-${name}.jsonl`)], endpoint ? { ...proxyEnv, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } : proxyEnv);
   const procs = await Promise.all([serve('loopgate', undefined), serve('loopgate+otlp', ok.url), serve('loopgate+otlp-down', down), serve('loopgate+otlp-stall', stall.url)]);
   const targets = Object.fromEntries(procs.map((p) => [p.name, { name: p.name, url: p.url, headers: {}, pid: p.pid }]));
   const stop = () => Promise.all([sim, ok, stall, ...procs].map((s) => s.stop()));
@@ -140,10 +144,8 @@ async function otlpHealth(targets) {
 // `loopgate tail` are) must cost little more. And 10,000 requests leave the
 // proxy's RSS within the ring's byte budget + 20 MB.
 async function startTrafficTargets() {
-  const sim = await startServer('simulator', [cli, 'simulate', '--port', '0'], { env: plainEnv, ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/ });
-  const proxyEnv = { ...plainEnv, LOOPGATE_API_KEY: KEY, LOOPGATE_UPSTREAM: '' };
-  const serve = (name, extra) =>
-    startServer(name, [...nodeFlags, cli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', '--log', join(tmp, `traffic-${name}.jsonl`), ...extra], { env: proxyEnv, ready: LISTENING });
+  const sim = await startSimulator();
+  const serve = (name, extra) => serveProxy(sim, name, ['--log', join(tmp, `traffic-${name}.jsonl`), ...extra]);
   const procs = await Promise.all([serve('loopgate', []), serve('loopgate+view', []), serve('loopgate-nocapture', ['--no-capture'])]);
   const targets = Object.fromEntries(procs.map((p) => [p.name, { name: p.name, url: p.url, headers: {}, pid: p.pid }]));
   // The watcher: reads the live feed to its end, as the Traffic view does.
@@ -362,7 +364,7 @@ try {
     await set.stop();
   }
   if (want('soak')) {
-    const sim = await startServer('simulator', [cli, 'simulate', '--port', '0'], { env: plainEnv, ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/ });
+    const sim = await startSimulator();
     say(`soak: ${cfg.soak.requests} requests, 20 % abandoned`);
     results.soak = await runSoak({ cli, simUrl: sim.url, key: KEY, env: plainEnv, logFile: join(tmp, 'soak.jsonl'), requests: cfg.soak.requests });
     await sim.stop();

@@ -42,7 +42,10 @@ describe('stream event times', () => {
     const raw = Buffer.from('data: a\n\n\n\ndata: b\r\n\r\ndata: c\n\n');
     // Three chunks: the first ends after "a", the second after "b", the last at the end.
     const times = [9, 1, 27, 2, raw.length, 3];
-    expect(eventTimes(raw, times, 0)).toEqual([1, 2, 3]);
+    expect(eventTimes([raw], times, 0)).toEqual([1, 2, 3]);
+    // The same bytes in the chunks they arrived in, blank lines split across two of them.
+    const parts = [raw.subarray(0, 8), raw.subarray(8, 9), raw.subarray(9, 27), raw.subarray(27)];
+    expect(eventTimes(parts, [8, 1, 9, 1, 27, 2, raw.length, 3], 0)).toEqual([1, 2, 3]);
     const shown = raw.toString().split(/\r?\n\r?\n/).filter((e) => e.trim());
     expect(shown).toHaveLength(3);
   });
