@@ -3,7 +3,7 @@
 // window's proxy we attached to and watch (./proxy/attachedProxy.ts). This file
 // decides the state; it stops only a proxy this window started.
 import * as vscode from 'vscode';
-import type { FromProxy, ProxyIpcConfig, ToProxy } from '../proxy/ipc.js';
+import type { FromProxy, ProxyIpcConfig, ToProxy } from '../proxy/core/ipc.js';
 import { AttachedWatch, attachOrRefuse, notOurs, stillServes } from './proxy/attachedProxy.js';
 import { ChildProxy, START_TIMEOUT_MS } from './proxy/childProxy.js';
 import { DoctorCalls, doctorUnavailable, type DoctorResult } from './proxy/doctorCall.js';

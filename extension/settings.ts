@@ -1,10 +1,10 @@
 // Loopgate's settings: the types and the one reader. Schemas live in package.json.
 import * as vscode from 'vscode';
-import type { ProxyIpcConfig } from '../proxy/ipc.js';
+import type { ProxyIpcConfig } from '../proxy/core/ipc.js';
 import { parseUpstream, type ParseResult } from '../proxy/rules/urls.js';
 import type { BridgeMode } from '../proxy/bridge/index.js';
 import type { ModelOverrides } from './lm/modelCatalog.js';
-import { DEFAULT_BRIDGE, DEFAULT_HOST, DEFAULT_PORT } from '../proxy/pipeline/options.js';
+import { DEFAULT_BRIDGE, DEFAULT_HOST, DEFAULT_PORT } from '../proxy/core/options.js';
 
 export type { BridgeMode };
 

@@ -33,9 +33,9 @@ import {
   DEFAULT_RETRIES,
   DEFAULT_TIMEOUTS,
   type ProxyOptions,
-} from './pipeline/options.js';
+} from './core/options.js';
 
-export type { ProxyOptions } from './pipeline/options.js';
+export type { ProxyOptions } from './core/options.js';
 
 export interface RunningProxy {
   /** Origin the proxy listens on, e.g. http://127.0.0.1:8787 */

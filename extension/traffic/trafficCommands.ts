@@ -14,7 +14,7 @@ import { shortId } from '../../proxy/traffic/render.js';
 import { toHar } from '../../proxy/log/har.js';
 import { writePrivateFile } from '../../proxy/log/export.js';
 import { cliInvocation } from '../../proxy/cli/invocation.js';
-import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
+import type { TrafficRecord } from '../../proxy/core/record.js';
 import type { DetailPanels } from './detailPanel.js';
 import type { DetailEntry } from './detailHtml.js';
 import { fetchEntry, TrafficUnavailable } from './trafficClient.js';

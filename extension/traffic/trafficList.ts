@@ -4,7 +4,7 @@
 // list is bounded (MAX_ROWS) whatever the proxy holds; a burst of requests
 // redraws the view once per FLUSH_MS, not once per request.
 import * as vscode from 'vscode';
-import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
+import type { TrafficRecord } from '../../proxy/core/record.js';
 import { failed } from '../../proxy/traffic/render.js';
 import type { ProxyHost } from '../proxyHost.js';
 

@@ -9,7 +9,7 @@ import { secretsOfEnv } from '../rules/child-secrets.js';
 import { otlpConfig } from '../rules/otlp-config.js';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
 import { intOption } from './serve.js';
-import { DEFAULT_PORT } from '../pipeline/options.js';
+import { DEFAULT_PORT } from '../core/options.js';
 
 const usage = `Usage: loopgate export (--har OUT | --jsonl OUT | --otlp [URL]) [--port N | --log FILE] [--since DURATION|ISO] [--team]
 

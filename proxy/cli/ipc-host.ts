@@ -1,9 +1,9 @@
 // `loopgate serve --ipc`: the VS Code extension forks the CLI and drives it
-// over the IPC channel (proxy/ipc.ts). Configuration, key and token arrive
+// over the IPC channel (proxy/core/ipc.ts). Configuration, key and token arrive
 // only as messages; the proxy's traffic lines go back the same way.
 import type { Io } from './command.js';
 import { EXIT } from './command.js';
-import type { FromProxy, IpcKey, ToProxy } from '../ipc.js';
+import type { FromProxy, IpcKey, ToProxy } from '../core/ipc.js';
 import { fromEntries, type NamedKey } from '../rules/key-list.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { ProxyConfigError } from '../proxy-server.js';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command } from './command.js';
-import { DEFAULT_HOST, DEFAULT_PORT } from '../pipeline/options.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
 import { cliInvocation, commandLine } from './invocation.js';
 
 export const lspCommand: Command = {

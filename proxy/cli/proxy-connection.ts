@@ -7,7 +7,7 @@
 import { isIP } from 'node:net';
 import { loadOrCreateToken } from '../config/token.js';
 import { proxyOrigin } from '../rules/urls.js';
-import { DEFAULT_HOST, DEFAULT_PORT } from '../pipeline/options.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
 import { EXIT, UsageError, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
 import { portOption } from './serve.js';

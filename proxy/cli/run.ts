@@ -12,7 +12,7 @@ import { EXIT, type Command, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
 import { watchModelNotFound } from './run-hint.js';
 import { runningProxyUrl } from './serve.js';
-import { DEFAULT_HOST, DEFAULT_PORT } from '../pipeline/options.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
 import { cliInvocation, commandLine } from './invocation.js';
 
 /** What a --no-token proxy is sent instead of the token: it accepts any credential, and one that proved nothing gets no token. */

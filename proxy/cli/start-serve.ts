@@ -2,7 +2,7 @@
 // Shared by `loopgate serve` (serve.ts) and `loopgate serve --ipc` (ipc-host.ts),
 // so neither imports the other's module.
 import { startProxy, type RunningProxy } from '../proxy-server.js';
-import type { ProxyOptions } from '../pipeline/options.js';
+import type { ProxyOptions } from '../core/options.js';
 import { startSimulator, DEMO_KEYS, type Simulator } from '../simulator/index.js';
 import { positionName } from '../rules/key-list.js';
 

@@ -8,7 +8,7 @@ import { ConfigError, UsageError, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
 import { existingToken, loadOrCreateToken } from '../config/token.js';
 import { isIP } from 'node:net';
-import { DEFAULT_HOST, DEFAULT_PORT } from '../pipeline/options.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
 import { proxyOrigin } from '../rules/urls.js';
 import { readKeyListFromStdin, validKey } from './stdin-key.js';
 import { parseKeyList, type NamedKey } from '../rules/key-list.js';

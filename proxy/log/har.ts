@@ -2,7 +2,7 @@
 // Loopgate's own fields ride along as `_loopgate` (custom fields start with _).
 import { STATUS_CODES } from 'node:http';
 import { version } from '../version.js';
-import type { TrafficRecord } from './traffic-record.js';
+import type { TrafficRecord } from '../core/record.js';
 import { appliedRules, sanitizeRecords } from './sanitize.js';
 
 interface HarNameValue {

@@ -1,5 +1,5 @@
 // The traffic log: writer, reader, exports.
-export type { TrafficRecord } from './traffic-record.js';
+export type { TrafficRecord } from '../core/record.js';
 export type { TokenUsage } from '../rules/usage.js';
 export { openTrafficLog, describeLogHealth, LOG_DEFAULTS, type TrafficLog, type TrafficLogOptions, type LogHealth } from './traffic-log.js';
 export { readTrafficLog, parseTrafficLines, isTrafficRecord, LogReadError, type ReadResult } from './reader.js';

@@ -1,7 +1,7 @@
 // Reads a traffic log back. A corrupt or truncated line (a crash mid-write, a
 // hand edit) is skipped and counted, never fatal.
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import type { TrafficRecord } from './traffic-record.js';
+import type { TrafficRecord } from '../core/record.js';
 import { rotatedFiles } from './files.js';
 
 export interface ReadResult {

@@ -3,7 +3,7 @@
 // --team masks. Both are idempotent, so already-redacted records are unchanged.
 import { createRedactor, REDACTION_RULES } from '../rules/redact.js';
 import { createTeamMask, TEAM_RULES } from '../rules/team-mask.js';
-import type { TrafficRecord } from './traffic-record.js';
+import type { TrafficRecord } from '../core/record.js';
 
 export interface SanitizeOptions {
   team?: boolean;

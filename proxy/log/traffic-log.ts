@@ -7,7 +7,7 @@ import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises
 import { constants } from 'node:fs';
 import { dirname } from 'node:path';
 import { createRedactor } from '../rules/redact.js';
-import type { TrafficRecord } from './traffic-record.js';
+import type { TrafficRecord } from '../core/record.js';
 import { rotatedFile } from './files.js';
 
 export interface TrafficLog {

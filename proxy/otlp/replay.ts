@@ -5,7 +5,7 @@
 // knew (the upstream's address, the caller's trace). Sent in slices, each
 // flushed before the next, so a long log never overflows the bounded queue.
 import { sanitizeRecords } from '../log/sanitize.js';
-import type { TrafficRecord } from '../log/traffic-record.js';
+import type { TrafficRecord } from '../core/record.js';
 import { createRedactor } from '../rules/redact.js';
 import type { OtlpConfig } from '../rules/otlp-config.js';
 import { answerProtocol, contentFor, scrubFacts, spanRecord, type SpanFacts } from '../rules/genai-span.js';

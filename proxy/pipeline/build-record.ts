@@ -2,14 +2,14 @@
 // the console/output channel, and the counters the status bar shows.
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
-import type { TrafficRecord } from '../log/traffic-record.js';
+import type { TrafficRecord } from '../core/record.js';
 import { extractUsage } from '../rules/usage.js';
 import { streamErrorCode } from '../rules/stream-error.js';
 import { CUT_MARGIN } from './capture.js';
 import { scrubAcrossEvents } from '../rules/stream-redact.js';
 import { exportSpan, type BuiltRecord } from './export-span.js';
 import { printable } from '../rules/printable.js';
-import { requestFailed } from '../rules/outcome.js';
+import { requestFailed } from '../core/outcome.js';
 
 export { printable };
 import { RING_BODY_CHARS, type NewEntry } from '../traffic/ring.js';

@@ -69,5 +69,5 @@ export interface Exchange {
   /** Sent as x-loopgate-warning, e.g. a model missing from /models. */
   warning?: string;
   /** An upgraded connection's message counts and close (ws-relay.ts). */
-  websocket?: import('../log/traffic-record.js').WebSocketFacts;
+  websocket?: import('../core/record.js').WebSocketFacts;
 }

@@ -6,7 +6,7 @@
 // thread only reads the exchange and queues. Never awaited.
 import { answerProtocol, contentFor, scrubFacts, spanRecord, type SpanFacts } from '../rules/genai-span.js';
 import { parsePicked, parseTraceparent, responseFacts } from '../rules/genai-facts.js';
-import type { TrafficRecord } from '../log/traffic-record.js';
+import type { TrafficRecord } from '../core/record.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 

@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Rewrite } from '../rules/paths.js';
 import { identifyClient, rewriteHint as wordRewriteHint } from '../rules/client-hints.js';
 import type { GuardConfig } from './guard.js';
-import { DEFAULT_HOST, DEFAULT_PORT } from './options.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
 
 /** The hint and its once-only id (per client convention: two clients can need different advice). */
 export function rewriteHint(rewrite: Rewrite, guard: GuardConfig, headers: IncomingHttpHeaders): { id: string; message: string } | undefined {

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import type { Dispatcher, Pool } from 'undici';
 import { upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { backoffDelay, isRetryableStatus, isReusedSocketReset, retryAfterMs } from './retry.js';
-import type { UpstreamTimeouts } from './options.js';
+import type { UpstreamTimeouts } from '../core/options.js';
 import type { RequestAbort } from './request-abort.js';
 
 const NEVER = new AbortController().signal;

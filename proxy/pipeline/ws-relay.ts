@@ -7,7 +7,7 @@
 import WebSocket, { type RawData } from 'ws';
 import { relayableCloseCode } from '../rules/websocket.js';
 import { scanTopLevel } from '../rules/json-top-level.js';
-import type { WebSocketFacts } from '../log/traffic-record.js';
+import type { WebSocketFacts } from '../core/record.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 

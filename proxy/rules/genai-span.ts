@@ -3,7 +3,7 @@
 // proxy's own facts under loopgate.*. Built from the already-redacted record
 // and the few facts of genai-facts.ts; the caller scrubs every string once
 // more. Pure, no I/O: the live proxy and `loopgate export --otlp` share it.
-import { requestFailed } from './outcome.js';
+import { requestFailed } from '../core/outcome.js';
 import {
   ATTR_ERROR_TYPE,
   ATTR_HTTP_REQUEST_METHOD,

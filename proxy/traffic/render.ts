@@ -4,9 +4,9 @@
 // terminal. Everything shown comes from the ring's redacted entries.
 import { printable, printableBlock } from '../rules/printable.js';
 import { usageDetails } from '../rules/usage.js';
-import { requestFailed } from '../rules/outcome.js';
+import { requestFailed } from '../core/outcome.js';
 import type { Message, Part } from '../rules/conversation.js';
-import type { TrafficRecord } from '../log/traffic-record.js';
+import type { TrafficRecord } from '../core/record.js';
 import type { TrafficEntry } from './ring.js';
 import { conversationOf, type FollowUp } from './follow-ups.js';
 

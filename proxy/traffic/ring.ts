@@ -4,7 +4,7 @@
 // the oldest go first. Nothing here touches the disk, and nothing enters it
 // unscrubbed: entries are built from the record after the redactor ran
 // (pipeline/build-record.ts).
-import type { TrafficRecord } from '../log/traffic-record.js';
+import type { TrafficRecord } from '../core/record.js';
 
 /** Defaults: enough for a working session of an agent, small next to an editor's own memory. */
 export const DEFAULT_RING_ENTRIES = 500;

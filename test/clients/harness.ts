@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { defaultFixture, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
 import { startProxy, type RunningProxy } from '../../proxy/proxy-server.js';
-import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
+import type { TrafficRecord } from '../../proxy/core/record.js';
 import { makeCanary } from '../log/canary.js';
 
 export const repoRoot = resolve(__dirname, '..', '..');

@@ -16,7 +16,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childEnv } from '../../extension/childEnv.js';
-import type { FromProxy, ToProxy } from '../../proxy/ipc.js';
+import type { FromProxy, ToProxy } from '../../proxy/core/ipc.js';
 import { defaultFixture, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
 import { fingerprint } from '../../proxy/simulator/request-record.js';
 import { CLI, runCli, tempHome } from '../cli/io.js';

@@ -9,7 +9,7 @@ import { fork } from 'node:child_process';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { childEnv } from '../../extension/childEnv.js';
-import type { FromProxy, ToProxy } from '../../proxy/ipc.js';
+import type { FromProxy, ToProxy } from '../../proxy/core/ipc.js';
 import { startProxy, ProxyConfigError } from '../../proxy/proxy-server.js';
 import { collectorLoop, otlpConfig } from '../../proxy/rules/otlp-config.js';
 import { CLI, runCli, tempHome } from '../cli/io.js';

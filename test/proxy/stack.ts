@@ -1,6 +1,6 @@
 // A real simulator and a real proxy on port 0, wired the way a user runs them.
 import { mkdtempSync, readFileSync } from 'node:fs';
-import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
+import type { TrafficRecord } from '../../proxy/core/record.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';

@@ -4,7 +4,7 @@
 // nothing from anywhere.
 import { describe, expect, it } from 'vitest';
 import { detailHtml } from '../../extension/traffic/detailHtml.js';
-import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
+import type { TrafficRecord } from '../../proxy/core/record.js';
 
 const evil = `<img src=x onerror="alert(1)"><script>alert(2)</script>'"&`;
 

@@ -6,7 +6,7 @@ import { showText, tailLine } from '../../proxy/traffic/render.js';
 import { printableJson } from '../../proxy/rules/printable.js';
 import { eventTimes, redactedHead } from '../../proxy/pipeline/build-record.js';
 import { createRedactor } from '../../proxy/rules/redact.js';
-import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
+import type { TrafficRecord } from '../../proxy/core/record.js';
 
 const hostile = 'gpt\ue0008\ue000hidden\u009b31m\u202eevil\x1b[2J';
 

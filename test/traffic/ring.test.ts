@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TrafficRing, type NewEntry } from '../../proxy/traffic/ring.js';
-import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
+import type { TrafficRecord } from '../../proxy/core/record.js';
 
 let n = 0;
 function entry(bodyChars = 10): NewEntry {

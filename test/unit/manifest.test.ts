@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BRIDGE, DEFAULT_PORT } from '../../proxy/pipeline/options.js';
+import { DEFAULT_BRIDGE, DEFAULT_PORT } from '../../proxy/core/options.js';
 
 const root = join(__dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -89,7 +89,7 @@ describe('manifest', () => {
     expect(p['loopgate.apiKey'].markdownDeprecationMessage).toMatch(/SecretStorage/);
   });
 
-  it('gives the proxy settings the defaults the proxy and the CLI use (pipeline/options.ts)', () => {
+  it('gives the proxy settings the defaults the proxy and the CLI use (core/options.ts)', () => {
     const p = c.configuration.properties;
     expect(p['loopgate.proxy.port'].default).toBe(DEFAULT_PORT);
     expect(p['loopgate.proxy.bridge'].default).toBe(DEFAULT_BRIDGE);

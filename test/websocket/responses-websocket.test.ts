@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import type { IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprint } from '../../proxy/simulator/index.js';
-import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
+import type { TrafficRecord } from '../../proxy/core/record.js';
 import { assertNoCanary } from '../log/canary.js';
 import { until } from '../proxy/stack.js';
 import { startWsStack, type WsProxyName, type WsStack } from './ws-stack.js';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultFixture, startSimulator, type Fixture, type Simulator } from '../../proxy/simulator/index.js';
 import { startProxy, type RunningProxy, type ProxyOptions } from '../../proxy/proxy-server.js';
-import type { TrafficRecord } from '../../proxy/log/traffic-record.js';
+import type { TrafficRecord } from '../../proxy/core/record.js';
 import { makeCanary } from '../log/canary.js';
 
 export type WsProxyName = 'wsOn' | 'wsOff';

@@ -96,7 +96,7 @@ export interface ProxyOptions {
   /** The OTLP export started failing (spans dropped), or works again (once each way). */
   onOtlpHealth?: (health: import('../otlp/health.js').OtlpHealth) => void;
   /** A finished request, as one redacted console line plus its record. */
-  onTraffic?: (line: string, record: import('../log/traffic-record.js').TrafficRecord) => void;
+  onTraffic?: (line: string, record: import('./record.js').TrafficRecord) => void;
   /** One-time hints about the user's own configuration (shown once per cause). */
   onHint?: (message: string) => void;
   /** The traffic log started failing, or works again (once each way; see describeLogHealth). */

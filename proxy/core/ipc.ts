@@ -1,7 +1,7 @@
 // Messages between the VS Code extension and the proxy it forks
 // (`loopgate serve --ipc`). The key and token travel only here: never in argv
 // or the child's environment.
-import type { BridgeMode } from './rules/key-routing.js';
+import type { BridgeMode } from '../rules/key-routing.js';
 
 export interface ProxyIpcConfig {
   /** Upstream in any form the user pasted; undefined → embedded simulator (demo mode). */
