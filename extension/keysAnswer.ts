@@ -4,7 +4,8 @@
 // answers, on the proxy's clock. The Model Explorer and the chat provider
 // decide from it as the proxy does. No vscode here.
 import type { ModelEntry } from '../proxy/rules/model-list.js';
-import { refusalKey, type BridgeMode, type KeyModels, type LearnedRefusal, type RouteState } from '../proxy/rules/key-routing.js';
+import { refusalKey, type KeyModels, type LearnedRefusal, type RouteState } from '../proxy/rules/key-routing.js';
+import type { BridgeMode } from '../proxy/core/options.js';
 
 export interface KeysAnswer {
   keys: Array<KeyModels & { failure?: string; entries?: ModelEntry[] }>;

@@ -12,7 +12,7 @@ import { RestartBackoff, type BackoffClock } from './proxy/restartBackoff.js';
 import type { TrafficEvent } from './proxy/traffic.js';
 
 export type { ProxyEndpoint, ProxyState } from './proxy/proxyState.js';
-export { isFailure, isHealthProbe, type TrafficEvent } from './proxy/traffic.js';
+export type { RequestEvent, TrafficEvent } from './proxy/traffic.js';
 
 export interface ProxyHostOptions {
   /** Absolute path of dist/cli.js. */
@@ -139,14 +139,14 @@ export class ProxyHost implements vscode.Disposable {
     if (this.demo) return;
     const keys = await this.opts.readKeys();
     // The child answers with the names it now holds ('keys'), and onDidChangeKeys fires then.
-    this.send({ type: 'set-keys', keys });
+    this.send({ kind: 'set-keys', keys });
     this.opts.log('info', `keys: ${keys.length ? keys.map((k) => k.name).join(', ') : 'none'} handed to the proxy`);
   }
 
   /** Runs the proxy's doctor; resolves with its markdown report. */
   doctor(): Promise<DoctorResult> {
     if (!this.child || this.current.kind !== 'running') return Promise.reject(doctorUnavailable(this.current.kind === 'attached'));
-    return this.doctorCalls.call((id) => this.send({ type: 'doctor', id }));
+    return this.doctorCalls.call((id) => this.send({ kind: 'doctor', id }));
   }
 
   dispose(): void {
@@ -176,9 +176,9 @@ export class ProxyHost implements vscode.Disposable {
     }
     this.child = child;
     const startedAt = this.backoff.now();
-    const outcome = await child.start({ type: 'start', config, keys, token: this.opts.token, ...(otlpHeaders ? { otlpHeaders } : {}) });
+    const outcome = await child.start({ kind: 'start', config, keys, token: this.opts.token, ...(otlpHeaders ? { otlpHeaders } : {}) });
 
-    if (outcome.type === 'listening') {
+    if (outcome.kind === 'listening') {
       child.onExit((how, requested) => this.onChildExit(child, how, requested, startedAt));
       const { url, siteUrl, baseUrl, simulator, logFile } = outcome;
       this.keyNames = outcome.keys ?? [];
@@ -190,7 +190,7 @@ export class ProxyHost implements vscode.Disposable {
     }
     this.child = undefined;
     child.discard();
-    if (outcome.type === 'error' && outcome.code === 'EADDRINUSE') {
+    if (outcome.kind === 'error' && outcome.code === 'EADDRINUSE') {
       const verdict = await attachOrRefuse(config, this.opts.token, this.opts.log);
       if (verdict.kind === 'attach') return this.setState({ kind: 'attached', ...verdict.endpoint });
       if (verdict.kind === 'refuse') return this.fail(verdict.message, verdict.code);
@@ -198,24 +198,40 @@ export class ProxyHost implements vscode.Disposable {
       if (attempt === 0) return this.spawn(1);
       return this.fail(notOurs(config.port), 'EADDRINUSE');
     }
-    if (outcome.type === 'error') return this.fail(outcome.message, outcome.code);
-    if (outcome.type === 'timeout') return this.fail(`The proxy did not start within ${START_TIMEOUT_MS / 1000} s. See the Loopgate output for details.`);
+    if (outcome.kind === 'error') return this.fail(outcome.message, outcome.code);
+    if (outcome.kind === 'timeout') return this.fail(`The proxy did not start within ${START_TIMEOUT_MS / 1000} s. See the Loopgate output for details.`);
     return this.fail(`The proxy exited during start-up (exit code ${outcome.code}). See the Loopgate output for details.`);
   }
 
   private onMessage(m: FromProxy): void {
     if (!m || typeof m !== 'object') return;
-    if (m.type === 'traffic') this.trafficEmitter.fire({ line: m.line, status: m.status, diagnosis: m.diagnosis });
-    else if (m.type === 'keys') {
-      this.keyNames = m.keys;
-      this.keysEmitter.fire(this.keyNames);
-    } else if (m.type === 'log-health') {
-      this.opts.log(m.ok ? 'info' : 'warn', `Proxy ${m.message}`);
-      this.logTrouble = m.ok ? undefined : m.message;
-      this.logHealthEmitter.fire(this.logTrouble);
-    } else if (m.type === 'otlp-health') this.opts.log(m.ok ? 'info' : 'warn', `Proxy ${m.message}`);
-    else if (m.type === 'doctor-result') this.doctorCalls.answer(m.id, { ok: m.ok, report: m.report });
-    else if (m.type === 'error' && this.current.kind === 'running') this.opts.log('error', `Proxy: ${m.message}`);
+    switch (m.kind) {
+      case 'request':
+      case 'health-probe':
+      case 'hint':
+      case 'alias':
+        this.trafficEmitter.fire(m);
+        return;
+      case 'keys':
+        this.keyNames = m.keys;
+        this.keysEmitter.fire(this.keyNames);
+        return;
+      case 'log-health':
+        this.opts.log(m.ok ? 'info' : 'warn', `Proxy ${m.message}`);
+        this.logTrouble = m.ok ? undefined : m.message;
+        this.logHealthEmitter.fire(this.logTrouble);
+        return;
+      case 'otlp-health':
+        this.opts.log(m.ok ? 'info' : 'warn', `Proxy ${m.message}`);
+        return;
+      case 'doctor-result':
+        this.doctorCalls.answer(m.id, { ok: m.ok, report: m.report });
+        return;
+      case 'error':
+        if (this.current.kind === 'running') this.opts.log('error', `Proxy: ${m.message}`);
+        return;
+      // 'listening' and 'stopped' answer start() and stop() (proxy/childProxy.ts).
+    }
   }
 
   private onChildExit(child: ChildProxy, how: string, requested: boolean, startedAt: number): void {

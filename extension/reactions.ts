@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { showBaseUrlNotice } from './baseUrlNotice.js';
 import { refreshModels } from './commands/modelCommands.js';
 import { setContextKey } from './contextKeys.js';
-import { isFailure, isHealthProbe, type ProxyHost } from './proxyHost.js';
+import type { ProxyHost } from './proxyHost.js';
 import { explainNoKey, NO_KEY_MESSAGE } from './noKey.js';
 import { migrateKeyFromSettings, type KeyStore } from './secrets.js';
 import type { OtlpHeaderStore } from './otlpHeaders.js';
@@ -48,10 +48,21 @@ export function wireReactions(p: Parts, presence: KeyPresence): vscode.Disposabl
   const { host, keys, models, tree, log, otlpHeaders } = p;
   return [
     host.onTraffic((event) => {
-      if (isHealthProbe(event)) return;
-      const t = explainNoKey(event, presence.value || host.endpoint?.simulator !== false);
-      if (isFailure(t)) log.warn(t.line);
-      else log.info(t.line);
+      switch (event.kind) {
+        case 'health-probe':
+          return;
+        case 'hint':
+          log.info(`hint: ${event.text}`);
+          return;
+        case 'alias':
+          log.info(`alias: ${event.text}`);
+          return;
+        case 'request': {
+          const t = explainNoKey(event, presence.value || host.endpoint?.simulator !== false);
+          if (t.failed) log.warn(t.line);
+          else log.info(t.line);
+        }
+      }
     }),
     host.onDidChangeState((s) => {
       void setContextKey('loopgate.proxyRunning', host.endpoint !== undefined);

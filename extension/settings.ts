@@ -2,9 +2,8 @@
 import * as vscode from 'vscode';
 import type { ProxyIpcConfig } from '../proxy/core/ipc.js';
 import { parseUpstream, type ParseResult } from '../proxy/rules/urls.js';
-import type { BridgeMode } from '../proxy/bridge/index.js';
 import type { ModelOverrides } from './lm/modelCatalog.js';
-import { DEFAULT_BRIDGE, DEFAULT_HOST, DEFAULT_PORT } from '../proxy/core/options.js';
+import { DEFAULT_BRIDGE, DEFAULT_HOST, DEFAULT_PORT, type BridgeMode } from '../proxy/core/options.js';
 
 export type { BridgeMode };
 

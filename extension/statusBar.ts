@@ -1,7 +1,7 @@
 // The status bar item (port, request count, last error) and the quick pick it opens.
 import * as vscode from 'vscode';
 import { NO_KEY_MESSAGE } from './noKey.js';
-import { isFailure, isHealthProbe, type ProxyHost, type ProxyState, type TrafficEvent } from './proxyHost.js';
+import type { ProxyHost, ProxyState, TrafficEvent } from './proxyHost.js';
 
 export class ProxyStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('loopgate.status', vscode.StatusBarAlignment.Right, 100);
@@ -61,10 +61,10 @@ export class ProxyStatusBar implements vscode.Disposable {
   }
 
   private count(t: TrafficEvent): void {
-    if (t.status === 0 || isHealthProbe(t)) return; // a hint line, or another window checking on the proxy
+    if (t.kind !== 'request') return; // a hint, an alias, or a window checking on the proxy
     this.requests++;
     // The next success shows the problem is fixed (or was passing): the error goes.
-    this.lastError = isFailure(t) ? { status: t.status, diagnosis: t.diagnosis, at: new Date() } : undefined;
+    this.lastError = t.failed ? { status: t.status, diagnosis: t.diagnosis, at: new Date() } : undefined;
     this.render();
   }
 

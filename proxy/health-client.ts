@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { secretEquals } from './rules/constant-time.js';
-import { CHALLENGE_HEADER, healthProof, PROOF_HEADER } from './rules/health-proof.js';
+import { CHALLENGE_HEADER, HEALTH_PATH, healthProof, PROOF_HEADER } from './rules/health-proof.js';
 
 export type HealthExchange =
   /** Nothing answered: refused, no route (`code` says which). */
@@ -18,7 +18,7 @@ export type HealthExchange =
   | { stage: 'proven'; status: number; body: Record<string, unknown> | undefined };
 
 export async function challengeHealth(proxyUrl: string, token: string, timeoutMs = 3000): Promise<HealthExchange> {
-  const url = new URL('/_loopgate/health', proxyUrl);
+  const url = new URL(HEALTH_PATH, proxyUrl);
   const port = Number(url.port || 80);
   const nonce = randomBytes(32).toString('base64url');
   let first: Answer;

@@ -9,7 +9,7 @@ import { createRedactor } from './rules/redact.js';
 import { openTrafficLog, type TrafficLog } from './log/index.js';
 import type { OtlpSink } from './otlp/exporter.js';
 import { collectorLoop } from './rules/otlp-config.js';
-import type { OtlpHealth } from './otlp/health.js';
+import type { OtlpHealth } from './core/health.js';
 import { version } from './version.js';
 import { defaultLogFile } from './config/dirs.js';
 import type { ProxyContext, ProxyStats } from './pipeline/context.js';
@@ -19,9 +19,9 @@ import { upgradeHandling } from './pipeline/upgrade.js';
 import { printable } from './pipeline/build-record.js';
 import { rawRefusal } from './pipeline/client-reply.js';
 import { KeyRing } from './pipeline/keyring.js';
-import { positionName, type NamedKey } from './rules/key-list.js';
+import { positionName } from './rules/key-list.js';
 import { BridgePolicy } from './bridge/index.js';
-import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES, RING_BODY_CHARS, TrafficRing } from './traffic/ring.js';
+import { RING_BODY_CHARS, TrafficRing } from './traffic/ring.js';
 import { logBodyCaptureBytes } from './pipeline/capture.js';
 import { INSTALLED_COMMAND } from './rules/command-line.js';
 import {
@@ -31,9 +31,12 @@ import {
   DEFAULT_LOG_BODY_BYTES,
   DEFAULT_PORT,
   DEFAULT_RETRIES,
+  DEFAULT_RING_BYTES,
+  DEFAULT_RING_ENTRIES,
   DEFAULT_TIMEOUTS,
   type ProxyOptions,
 } from './core/options.js';
+import type { NamedKey } from './core/options.js';
 
 export type { ProxyOptions } from './core/options.js';
 

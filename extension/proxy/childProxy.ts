@@ -9,9 +9,9 @@ const STOP_TIMEOUT_MS = 3_000;
 
 /** How start-up ended: the child's own answer, its exit, or silence. */
 export type StartOutcome =
-  | Extract<FromProxy, { type: 'listening' } | { type: 'error' }>
-  | { type: 'exit'; code: number | null }
-  | { type: 'timeout' };
+  | Extract<FromProxy, { kind: 'listening' } | { kind: 'error' }>
+  | { kind: 'exit'; code: number | null }
+  | { kind: 'timeout' };
 
 export interface ChildProxyHooks {
   /** The child's stdout and stderr, process errors and failed sends. */
@@ -53,15 +53,15 @@ export class ChildProxy {
   }
 
   /** Sends the start message (config, key, token: never argv or env) and waits for the child to listen, fail, exit or time out. */
-  start(message: Extract<ToProxy, { type: 'start' }>): Promise<StartOutcome> {
+  start(message: Extract<ToProxy, { kind: 'start' }>): Promise<StartOutcome> {
     const child = this.proc;
     return new Promise<StartOutcome>((resolve) => {
-      const timer = setTimeout(() => resolve({ type: 'timeout' }), START_TIMEOUT_MS);
+      const timer = setTimeout(() => resolve({ kind: 'timeout' }), START_TIMEOUT_MS);
       const onMessage = (m: FromProxy) => {
-        if (m?.type !== 'listening' && m?.type !== 'error') return;
+        if (m?.kind !== 'listening' && m?.kind !== 'error') return;
         done(m);
       };
-      const onExit = (code: number | null) => done({ type: 'exit', code });
+      const onExit = (code: number | null) => done({ kind: 'exit', code });
       const done = (r: StartOutcome) => {
         clearTimeout(timer);
         child.off('message', onMessage);
@@ -92,7 +92,7 @@ export class ChildProxy {
       if (this.exited) return resolve();
       this.proc.once('exit', () => resolve());
     });
-    this.send({ type: 'stop' });
+    this.send({ kind: 'stop' });
     const timer = setTimeout(() => this.proc.kill('SIGKILL'), STOP_TIMEOUT_MS);
     await exited;
     clearTimeout(timer);

@@ -1,17 +1,9 @@
-// One finished request, as our child reports it, and how the views classify it.
+// What our child reports about traffic, as the views receive it: the IPC
+// messages of these kinds (proxy/core/ipc.ts). The proxy decides the kind and
+// whether a request failed; the views switch on `kind` and read nothing from the line.
+import type { FromProxy } from '../../proxy/core/ipc.js';
 
-export interface TrafficEvent {
-  line: string;
-  status: number;
-  diagnosis?: string;
-}
+export type TrafficEvent = Extract<FromProxy, { kind: 'request' | 'health-probe' | 'hint' | 'alias' }>;
 
-/** An error status, or a 200 stream that broke or ended in an error event (the record names its code). */
-export function isFailure(t: TrafficEvent): boolean {
-  return t.status >= 400 || (t.status > 0 && t.diagnosis !== undefined);
-}
-
-/** Another window's answered health check (attach, or its periodic proof): not a request of this user's tools. */
-export function isHealthProbe(t: TrafficEvent): boolean {
-  return t.status === 200 && t.line.startsWith('GET /_loopgate/health ');
-}
+/** A client's finished request (its line, status, code and verdict). */
+export type RequestEvent = Extract<TrafficEvent, { kind: 'request' }>;

@@ -3,8 +3,9 @@
 // the tree needs. No vscode here, so tests can import it.
 import { modelProtocols, parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
 import type { Protocol } from '../../proxy/rules/protocols.js';
-import { decideRoute, type BridgeMode } from '../../proxy/rules/key-routing.js';
+import { decideRoute } from '../../proxy/rules/key-routing.js';
 import { readKeysAnswer } from '../keysAnswer.js';
+import type { BridgeMode } from '../../proxy/core/options.js';
 
 export interface ModelInfo {
   id: string;

@@ -3,8 +3,9 @@
 // decision is rules/key-routing.ts (decideRoute), which reads it as data.
 // The clock is injected.
 
-import { refusalKey, type BridgeMode, type LearnedRefusal, type LearnedRefusals } from '../rules/key-routing.js';
+import { refusalKey, type LearnedRefusal, type LearnedRefusals } from '../rules/key-routing.js';
 import type { BridgeKind } from './types.js';
+import type { BridgeMode } from '../core/options.js';
 
 export const DEFAULT_BRIDGE_TTL_MS = 10 * 60_000;
 

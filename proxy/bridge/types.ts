@@ -3,8 +3,8 @@
 import { ENDPOINT_TYPE as PROTOCOL_ENDPOINT_TYPE, PROTOCOL_TABLE } from '../rules/protocols.js';
 
 export type BridgeKind = 'responses' | 'messages';
-// Declared once, with the routing decision that reads it.
-export type { BridgeMode } from '../rules/key-routing.js';
+// Declared once, with the proxy's options (core/options.ts).
+export type { BridgeMode } from '../core/options.js';
 
 export type Json = Record<string, unknown>;
 

@@ -5,8 +5,9 @@
 // `serve` refuses to start on a problem (exit 2 for --alias, 3 for the file);
 // the editor's proxy starts with the usable ones and shows each problem.
 import { loadProjectFile } from '../config/project-file.js';
-import { mergeAliases, parseAliasFlag, type AliasEntry, type AliasMap } from '../rules/model-aliases.js';
+import { mergeAliases, parseAliasFlag, type AliasEntry } from '../rules/model-aliases.js';
 import { suggestModels } from '../rules/suggest.js';
+import type { AliasMap } from '../core/options.js';
 
 export interface AliasSources {
   /** --alias values, as typed. */

@@ -4,7 +4,7 @@
 import type { Io } from './command.js';
 import { EXIT } from './command.js';
 import type { FromProxy, IpcKey, ToProxy } from '../core/ipc.js';
-import { fromEntries, type NamedKey } from '../rules/key-list.js';
+import { fromEntries } from '../rules/key-list.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { ProxyConfigError } from '../proxy-server.js';
 import { describeLogHealth } from '../log/traffic-log.js';
@@ -13,12 +13,22 @@ import { otlpConfig } from '../rules/otlp-config.js';
 import { runDoctor, formatDoctorMarkdown } from '../doctor.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
 import { cliInvocation, commandLine } from './invocation.js';
+import { isAnsweredHealthCheck } from '../rules/health-proof.js';
+import { requestFailed } from '../core/outcome.js';
+import type { TrafficRecord } from '../core/record.js';
+import type { NamedKey } from '../core/options.js';
 
 /** The editor's keys, checked like LOOPGATE_API_KEY's entries; problems go to the output channel as hints. */
 function checkedKeys(keys: IpcKey[], send: (msg: FromProxy) => void): NamedKey[] {
   const list = fromEntries(keys, 'editor keys');
-  for (const p of list.problems) send({ type: 'traffic', line: `hint: ${p}`, status: 0 });
+  for (const p of list.problems) send({ kind: 'hint', text: p });
   return list.keys;
+}
+
+/** A finished request for the editor: a window's health check apart from the tools' requests, and whether it failed decided here. */
+function requestMessage(line: string, rec: TrafficRecord): FromProxy {
+  if (isAnsweredHealthCheck(rec)) return { kind: 'health-probe', line };
+  return { kind: 'request', line, status: rec.status, diagnosis: rec.diagnosis ?? rec.errorCode, failed: requestFailed(rec) };
 }
 
 export function runIpcHost(io: Io): Promise<number> {
@@ -37,14 +47,14 @@ export function runIpcHost(io: Io): Promise<number> {
       process.off('disconnect', onDisconnect);
       await started?.close();
       started = undefined;
-      send({ type: 'stopped' });
+      send({ kind: 'stopped' });
       resolve(code);
     };
     const onDisconnect = () => void stop(EXIT.ok);
     const onMessage = async (raw: unknown) => {
       const msg = raw as ToProxy;
       try {
-        switch (msg.type) {
+        switch (msg.kind) {
           case 'start': {
             if (started) return;
             key = msg.key ?? msg.keys?.[0]?.key;
@@ -52,10 +62,10 @@ export function runIpcHost(io: Io): Promise<number> {
             // The editor's settings and SecretStorage only: no OTEL_* variable (the child has none) decides where spans go.
             const otlp = msg.config.otlp ? otlpConfig({}, { endpoint: msg.config.otlp.endpoint, content: msg.config.otlp.content, headers: msg.otlpHeaders ?? '' }) : undefined;
             if (otlp && !otlp.ok) throw new ProxyConfigError(`loopgate.otlp.endpoint: ${otlp.problem}`);
-            for (const note of otlp?.notes ?? []) send({ type: 'traffic', line: `hint: ${note}`, status: 0 });
+            for (const note of otlp?.notes ?? []) send({ kind: 'hint', text: note });
             // The editor's proxy starts with the usable aliases; each problem is shown (serve would refuse to start).
             const aliases = resolveAliases({ projectDir: msg.config.projectDir, setting: msg.config.aliases });
-            for (const p of [...aliases.config, ...aliases.notes]) send({ type: 'traffic', line: `hint: ${p}`, status: 0 });
+            for (const p of [...aliases.config, ...aliases.notes]) send({ kind: 'hint', text: p });
             started = await startServe({
               // The extension's own dist/cli.js, as a terminal would reach it.
               cliCommand: cliInvocation(io.env).command,
@@ -72,20 +82,20 @@ export function runIpcHost(io: Io): Promise<number> {
               logFile: msg.config.logFile,
               bridge: msg.config.bridge,
               aliases: aliases.aliases,
-              onTraffic: (line, rec) => send({ type: 'traffic', line, status: rec.status, diagnosis: rec.diagnosis ?? rec.errorCode }),
-              onHint: (message) => send({ type: 'traffic', line: `hint: ${message}`, status: 0 }),
-              onLogHealth: (health) => send({ type: 'log-health', ok: health.ok, message: describeLogHealth(health) }),
+              onTraffic: (line, rec) => send(requestMessage(line, rec)),
+              onHint: (message) => send({ kind: 'hint', text: message }),
+              onLogHealth: (health) => send({ kind: 'log-health', ok: health.ok, message: describeLogHealth(health) }),
               otlp: otlp?.ok ? otlp.config : undefined,
-              onOtlpHealth: (health) => send({ type: 'otlp-health', ok: health.ok, message: describeOtlpHealth(health) }),
+              onOtlpHealth: (health) => send({ kind: 'otlp-health', ok: health.ok, message: describeOtlpHealth(health) }),
             });
             const p = started.proxy;
             // The aliases go first: 'listening' then tells the editor everything about the start has arrived (IPC keeps the order).
-            for (const line of describeAliases(aliases.aliases)) send({ type: 'traffic', line: `alias: ${line}`, status: 0 });
-            send({ type: 'listening', url: p.url, siteUrl: p.siteUrl, baseUrl: p.baseUrl, simulator: Boolean(started.simulator), logFile: p.logFile, keys: p.keyStatus().map((k) => k.name) });
+            for (const line of describeAliases(aliases.aliases)) send({ kind: 'alias', text: line });
+            send({ kind: 'listening', url: p.url, siteUrl: p.siteUrl, baseUrl: p.baseUrl, simulator: Boolean(started.simulator), logFile: p.logFile, keys: p.keyStatus().map((k) => k.name) });
             if (aliases.aliases.size > 0) {
               void p.refreshModels().then(() => {
                 if (started?.proxy !== p) return;
-                for (const line of aliasTargetWarnings(aliases.aliases, p.modelIds())) send({ type: 'traffic', line: `hint: ${line}`, status: 0 });
+                for (const line of aliasTargetWarnings(aliases.aliases, p.modelIds())) send({ kind: 'hint', text: line });
               });
             }
             return;
@@ -98,15 +108,15 @@ export function runIpcHost(io: Io): Promise<number> {
           case 'set-keys':
             key = msg.keys[0]?.key;
             if (started && !started.simulator) started.proxy.setKeys(checkedKeys(msg.keys, send));
-            if (started) send({ type: 'keys', keys: started.proxy.keyStatus().map((k) => k.name) });
+            if (started) send({ kind: 'keys', keys: started.proxy.keyStatus().map((k) => k.name) });
             return;
           case 'doctor': {
             if (!started) {
-              send({ type: 'doctor-result', id: msg.id, ok: false, report: 'The proxy is not running.' });
+              send({ kind: 'doctor-result', id: msg.id, ok: false, report: 'The proxy is not running.' });
               return;
             }
             const report = await runDoctor({ upstream: started.proxy.siteUrl, key: key ?? started.key });
-            send({ type: 'doctor-result', id: msg.id, ok: report.ok, report: formatDoctorMarkdown(report) });
+            send({ kind: 'doctor-result', id: msg.id, ok: report.ok, report: formatDoctorMarkdown(report) });
             return;
           }
           case 'stop':
@@ -115,7 +125,7 @@ export function runIpcHost(io: Io): Promise<number> {
         }
       } catch (err) {
         const code = err instanceof ProxyConfigError ? 'config' : ((err as NodeJS.ErrnoException).code ?? 'error');
-        send({ type: 'error', code, message: err instanceof Error ? err.message : String(err) });
+        send({ kind: 'error', code, message: err instanceof Error ? err.message : String(err) });
       }
     };
     process.on('message', onMessage);

@@ -9,6 +9,7 @@ import { replayRequest } from '../traffic/replay-request.js';
 import { sendReplay } from '../traffic/send-replay.js';
 import { tailLine } from '../traffic/render.js';
 import { useColor } from './color.js';
+import { requestFailed } from '../core/outcome.js';
 
 /** How long the new request's record may take to appear (it is written when the answer closes). */
 const RECORD_DEADLINE_MS = 5000;
@@ -66,7 +67,8 @@ this token answers, or it keeps no traffic.`,
       return EXIT.failed;
     }
     io.out(tailLine(record.record, { color: useColor(io) }));
-    return record.record.status > 0 && record.record.status < 400 && !record.record.errorCode ? EXIT.ok : EXIT.failed;
+    // The exit code says what `tail --errors` and the status bar say (replay reads the whole answer, so it never left early).
+    return requestFailed(record.record) ? EXIT.failed : EXIT.ok;
   },
 };
 

@@ -14,8 +14,7 @@ import { startServe, type StartedServe } from './start-serve.js';
 import { untilSignal } from './signals.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
 import { cliInvocation, commandLine, type Invocation } from './invocation.js';
-import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES } from '../traffic/ring.js';
-import { DEFAULT_HOST, DEFAULT_LIMITS, DEFAULT_PORT, DEFAULT_RETRIES, DEFAULT_TIMEOUTS, type ProxyOptions } from '../core/options.js';
+import { DEFAULT_HOST, DEFAULT_LIMITS, DEFAULT_PORT, DEFAULT_RETRIES, DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES, DEFAULT_TIMEOUTS, type ProxyOptions } from '../core/options.js';
 
 const MIB = 1024 * 1024;
 

@@ -3,8 +3,9 @@
 
 import { ConfigError } from './command.js';
 import { checkApiKey } from '../rules/api-key.js';
-import { parseKeyList, type NamedKey } from '../rules/key-list.js';
+import { parseKeyList } from '../rules/key-list.js';
 import { commandLine } from './invocation.js';
+import type { NamedKey } from '../core/options.js';
 
 /** LOOPGATE_API_KEY or --key-stdin, checked: a malformed key stops the command with what to fix (exit 3). */
 export function validKey(raw: string | undefined, from: string): string | undefined {

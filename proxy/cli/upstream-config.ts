@@ -11,9 +11,10 @@ import { isIP } from 'node:net';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
 import { proxyOrigin } from '../rules/urls.js';
 import { readKeyListFromStdin, validKey } from './stdin-key.js';
-import { parseKeyList, type NamedKey } from '../rules/key-list.js';
+import { parseKeyList } from '../rules/key-list.js';
 import { startSimulator, DEMO_KEY, type Simulator } from '../simulator/index.js';
 import { cliInvocation, commandLine } from './invocation.js';
+import type { NamedKey } from '../core/options.js';
 
 /** The options shared by the commands that call the upstream directly (doctor, models). */
 export const UPSTREAM_OPTIONS = {

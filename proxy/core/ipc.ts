@@ -1,7 +1,7 @@
 // Messages between the VS Code extension and the proxy it forks
-// (`loopgate serve --ipc`). The key and token travel only here: never in argv
-// or the child's environment.
-import type { BridgeMode } from '../rules/key-routing.js';
+// (`loopgate serve --ipc`): one definition for both ends. The key and token
+// travel only here: never in argv or the child's environment.
+import type { BridgeMode } from './options.js';
 
 export interface ProxyIpcConfig {
   /** Upstream in any form the user pasted; undefined → embedded simulator (demo mode). */
@@ -28,20 +28,23 @@ export interface IpcKey {
   key: string;
 }
 
-/** Parent (extension) → child (proxy). */
+/**
+ * Parent (extension) → child (proxy). Both directions are unions on `kind`:
+ * each end switches on it, and no message is told from another by its text.
+ */
 export type ToProxy =
   /** `otlpHeaders`: the collector's headers from SecretStorage (OTEL_EXPORTER_OTLP_HEADERS form): secrets, like the key. */
-  | { type: 'start'; config: ProxyIpcConfig; key?: string; keys?: IpcKey[]; token: string; otlpHeaders?: string }
-  | { type: 'set-key'; key?: string }
+  | { kind: 'start'; config: ProxyIpcConfig; key?: string; keys?: IpcKey[]; token: string; otlpHeaders?: string }
+  | { kind: 'set-key'; key?: string }
   /** The editor's named keys replace the proxy's (each checked as LOOPGATE_API_KEY's entries are). */
-  | { type: 'set-keys'; keys: IpcKey[] }
-  | { type: 'doctor'; id: number }
-  | { type: 'stop' };
+  | { kind: 'set-keys'; keys: IpcKey[] }
+  | { kind: 'doctor'; id: number }
+  | { kind: 'stop' };
 
 /** Child (proxy) → parent (extension). */
 export type FromProxy =
   | {
-      type: 'listening';
+      kind: 'listening';
       /** Proxy origin, e.g. http://127.0.0.1:8787 */
       url: string;
       /** Upstream {site_url} and {base_url} (the simulator's when simulator is true). */
@@ -52,14 +55,24 @@ export type FromProxy =
       /** The keys' names, in routing order. */
       keys?: string[];
     }
-  | { type: 'error'; code: string; message: string }
-  /** One redacted line per finished request, for the output channel and the status bar. */
-  | { type: 'traffic'; line: string; status: number; diagnosis?: string }
+  | { kind: 'error'; code: string; message: string }
+  /**
+   * A client's finished request: its redacted console line for the output channel, and for the
+   * status bar its status (0: no answer), the code the line names, and whether it failed
+   * (core/outcome.ts requestFailed, decided once, by the proxy).
+   */
+  | { kind: 'request'; line: string; status: number; diagnosis?: string; failed: boolean }
+  /** A window's answered health check (attach, or its periodic proof): logged by the proxy, not a request of the user's tools. */
+  | { kind: 'health-probe'; line: string }
+  /** A hint about the user's own configuration (keys, aliases, OTLP settings): once per cause. */
+  | { kind: 'hint'; text: string }
+  /** One model alias in force (`FROM -> TO (source)`); all of them come before 'listening'. */
+  | { kind: 'alias'; text: string }
   /** The traffic log started failing (ok false) or works again; once each way. */
-  | { type: 'log-health'; ok: boolean; message: string }
+  | { kind: 'log-health'; ok: boolean; message: string }
   /** The OTLP export started dropping spans (ok false) or works again; once each way. */
-  | { type: 'otlp-health'; ok: boolean; message: string }
-  | { type: 'doctor-result'; id: number; ok: boolean; report: string }
+  | { kind: 'otlp-health'; ok: boolean; message: string }
+  | { kind: 'doctor-result'; id: number; ok: boolean; report: string }
   /** After set-keys: the names the proxy now routes between. */
-  | { type: 'keys'; keys: string[] }
-  | { type: 'stopped' };
+  | { kind: 'keys'; keys: string[] }
+  | { kind: 'stopped' };

@@ -1,8 +1,30 @@
 // Everything `startProxy` can be told, with the defaults in one place: the
-// proxy, the CLI (`serve`, `env`, `run` and their usage text) and the VS Code
-// extension all read them here. package.json's `loopgate.proxy.port` default
-// must equal DEFAULT_PORT (test/unit/manifest.test.ts checks it).
-import type { BridgeMode } from '../bridge/index.js';
+// proxy, the CLI (`serve`, `env`, `run` and their usage text), the language
+// server and the VS Code extension all read them here. package.json's
+// `loopgate.proxy.port` default must equal DEFAULT_PORT (test/unit/manifest.test.ts
+// checks it). Types and constants only: core/ imports nothing of ours, so the
+// option types it names (keys, aliases, OTLP, health) are declared on this floor too.
+import type { OtlpConfig } from './otlp-options.js';
+import type { LogHealth, OtlpHealth } from './health.js';
+import type { TrafficRecord } from './record.js';
+
+/** --bridge: `auto` bridges only what no key serves natively; `off` never; `always` every Responses and Messages request. */
+export type BridgeMode = 'auto' | 'off' | 'always';
+
+/** One API key of the list (rules/key-list.ts reads and checks the list). */
+export interface NamedKey {
+  /** Shown in headers, the log, the console and the editor; never the key. */
+  name: string;
+  key: string;
+  /** The user chose the name (not a position name). */
+  named: boolean;
+}
+
+/** Where an alias came from, named as the user wrote it (messages quote it). */
+export type AliasSource = '--alias' | 'loopgate.json' | 'loopgate.aliases';
+
+/** The aliases in force: FROM → TO, and where each came from (rules/model-aliases.ts). */
+export type AliasMap = ReadonlyMap<string, { to: string; source: AliasSource }>;
 
 /** The loopback address the proxy binds unless told otherwise. */
 export const DEFAULT_HOST = '127.0.0.1';
@@ -13,6 +35,11 @@ export const DEFAULT_RETRIES = 0;
 export const DEFAULT_BRIDGE: BridgeMode = 'auto';
 /** Cap per captured body when bodies are logged. */
 export const DEFAULT_LOG_BODY_BYTES = 64 * 1024;
+/** The traffic log file: rotated past maxBytes, maxFiles kept, maxQueue records waiting for the disk at most. */
+export const LOG_DEFAULTS = { maxBytes: 10 * 1024 * 1024, maxFiles: 5, maxQueue: 10_000 } as const;
+/** The live traffic ring: enough for a working session of an agent, small next to an editor's own memory. */
+export const DEFAULT_RING_ENTRIES = 500;
+export const DEFAULT_RING_BYTES = 64 * 1024 * 1024;
 
 export interface ProxyLimits {
   /** Request body cap in bytes (413 beyond). */
@@ -44,7 +71,7 @@ export interface ProxyOptions {
    * Several keys (a key's group decides its models and protocols): each request
    * goes to a key that serves its model and protocol. Takes precedence over `key`.
    */
-  keys?: import('../rules/key-list.js').NamedKey[];
+  keys?: NamedKey[];
   /** On 429 or an exhausted balance, send a replayable request to the next key that can serve it (spends that key's quota). */
   failover?: boolean;
   /** Local token clients must present; null turns the check off (--no-token). */
@@ -72,12 +99,12 @@ export interface ProxyOptions {
   /** Waits between retries (default: a real timer). Tests pass one that records the wait and returns at once. */
   sleep?: (ms: number, abort: AbortSignal) => Promise<void>;
   /** Model aliases, FROM → TO, already merged and checked (cli/aliases.ts): a request for FROM goes out as TO. */
-  aliases?: import('../rules/model-aliases.js').AliasMap;
+  aliases?: AliasMap;
   /** Serve Responses/Messages over Chat Completions: auto (DEFAULT_BRIDGE), off, always. */
   bridge?: BridgeMode;
   /** Traffic log file (JSONL); false turns the file log off. */
   logFile?: string | false;
-  /** Rotate the traffic log at this size (default LOG_DEFAULTS.maxBytes in log/traffic-log.ts, 10 MiB). */
+  /** Rotate the traffic log at this size (default LOG_DEFAULTS.maxBytes, 10 MiB). */
   logMaxBytes?: number;
   logBodies?: boolean;
   /** Cap per captured body with logBodies (default DEFAULT_LOG_BODY_BYTES). */
@@ -90,17 +117,17 @@ export interface ProxyOptions {
    */
   capture?: false | { entries?: number; bytes?: number };
   /** Export one span per request to an OTLP collector (rules/otlp-config.ts reads it from the environment and flags). */
-  otlp?: import('../rules/otlp-config.js').OtlpConfig;
+  otlp?: OtlpConfig;
   /** The bundled export worker (default: dist/otlp-worker.js beside the bundle). */
   otlpWorkerFile?: string;
   /** The OTLP export started failing (spans dropped), or works again (once each way). */
-  onOtlpHealth?: (health: import('../otlp/health.js').OtlpHealth) => void;
+  onOtlpHealth?: (health: OtlpHealth) => void;
   /** A finished request, as one redacted console line plus its record. */
-  onTraffic?: (line: string, record: import('./record.js').TrafficRecord) => void;
+  onTraffic?: (line: string, record: TrafficRecord) => void;
   /** One-time hints about the user's own configuration (shown once per cause). */
   onHint?: (message: string) => void;
   /** The traffic log started failing, or works again (once each way; see describeLogHealth). */
-  onLogHealth?: (health: import('../log/traffic-log.js').LogHealth) => void;
+  onLogHealth?: (health: LogHealth) => void;
 }
 
 export const DEFAULT_LIMITS: ProxyLimits = {

@@ -1,5 +1,7 @@
 // Did a request fail? One answer for the proxy's error count, the OTLP span's
-// status, the Traffic view and `loopgate tail --errors`: no answer (status 0),
+// status, the Traffic view, `loopgate tail --errors`, `loopgate replay`'s exit
+// code and the editor's status bar and output channel (the proxy decides it and
+// sends the verdict, core/ipc.ts): no answer (status 0),
 // an error status, or a 200 stream that broke or ended in an error event (its
 // record names the code), unless the client itself left. Pure.
 

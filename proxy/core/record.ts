@@ -1,6 +1,57 @@
-// One JSONL line per request that passed through the proxy. Every string in a
-// record has been through redact() before the record reaches any sink.
-import type { SpanRecord } from '../rules/genai-span.js';
+// One JSONL line per request that passed through the proxy: the record the log,
+// the span, the console line, the traffic ring and the editor read. Every string
+// in a record has been through redact() before the record reaches any sink.
+// Types only (core/ is the floor every other folder stands on).
+
+/** Token counts of one exchange (rules/usage.ts reads them from a body or stream). */
+export interface TokenUsage {
+  input?: number;
+  output?: number;
+  total?: number;
+}
+
+/**
+ * What a span is made of (rules/genai-span.ts), and the core of every traffic
+ * record (TrafficRecord below adds the path, headers and bodies). It crosses to
+ * the export worker.
+ */
+export interface SpanRecord {
+  /** ISO time the request arrived. */
+  time: string;
+  /** Loopgate's own request id (also sent back as x-loopgate-request-id). */
+  id: string;
+  /** The upstream's X-Oneapi-Request-Id, when it sent one. */
+  upstreamRequestId?: string;
+  method: string;
+  /** Path forwarded upstream. */
+  canonicalPath: string;
+  /** `FROM -> TO (reason)` strings. */
+  rewrites: string[];
+  /** The model that went upstream. */
+  model?: string;
+  /** A model alias applied: the client asked for `from`; `to` (= model) went upstream. */
+  alias?: { from: string; to: string };
+  stream?: boolean;
+  status: number;
+  errorType?: string;
+  errorCode?: string;
+  /** Loopgate's diagnosis code (x-loopgate-diagnosis). */
+  diagnosis?: string;
+  /** The name of the key the request went upstream with, and its fingerprint (sha256, 12 hex): never the key. */
+  key?: string;
+  keyFingerprint?: string;
+  /** Protocol bridge applied, e.g. `responses->chat`. */
+  bridge?: string;
+  /** Parameters the bridge left out, e.g. `client_metadata`, `tools[web_search]`. */
+  bridgeDropped?: string[];
+  ttfbMs?: number;
+  totalMs: number;
+  bytesIn: number;
+  bytesOut: number;
+  usage?: TokenUsage;
+  retries: number;
+  clientAborted: boolean;
+}
 
 export interface TrafficRecord extends SpanRecord {
   /** Path as the client sent it (query redacted). */

@@ -1,7 +1,6 @@
 // The traffic log: writer, reader, exports.
-export type { TrafficRecord } from '../core/record.js';
-export type { TokenUsage } from '../rules/usage.js';
-export { openTrafficLog, describeLogHealth, LOG_DEFAULTS, type TrafficLog, type TrafficLogOptions, type LogHealth } from './traffic-log.js';
+// The record, its usage, LogHealth and LOG_DEFAULTS are core/'s (record.ts, health.ts, options.ts).
+export { openTrafficLog, describeLogHealth, type TrafficLog, type TrafficLogOptions } from './traffic-log.js';
 export { readTrafficLog, parseTrafficLines, isTrafficRecord, LogReadError, type ReadResult } from './reader.js';
 export { rotatedFile, rotatedFiles } from './files.js';
 export { toHar, toJsonl } from './har.js';

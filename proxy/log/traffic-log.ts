@@ -8,6 +8,8 @@ import { constants } from 'node:fs';
 import { dirname } from 'node:path';
 import { createRedactor } from '../rules/redact.js';
 import type { TrafficRecord } from '../core/record.js';
+import type { LogHealth } from '../core/health.js';
+import { LOG_DEFAULTS } from '../core/options.js';
 import { rotatedFile } from './files.js';
 
 export interface TrafficLog {
@@ -29,15 +31,6 @@ export interface TrafficLog {
   close(deadlineMs?: number): Promise<void>;
 }
 
-export interface LogHealth {
-  ok: boolean;
-  file: string;
-  written: number;
-  dropped: number;
-  /** Why writing failed (the error message), while it does. */
-  error?: string;
-}
-
 export interface TrafficLogOptions {
   file: string;
   /** Rotate when the file would grow past this. Default 10 MiB. */
@@ -49,8 +42,6 @@ export interface TrafficLogOptions {
   /** Called when writing starts failing and when it works again (once each way, not per record). */
   onHealth?: (health: LogHealth) => void;
 }
-
-export const LOG_DEFAULTS = { maxBytes: 10 * 1024 * 1024, maxFiles: 5, maxQueue: 10_000 } as const;
 
 // Records arrive redacted; this pattern-only pass is a second line of defence.
 const lastPass = createRedactor({ secrets: [] });

@@ -7,11 +7,11 @@
 import { sanitizeRecords } from '../log/sanitize.js';
 import type { TrafficRecord } from '../core/record.js';
 import { createRedactor } from '../rules/redact.js';
-import type { OtlpConfig } from '../rules/otlp-config.js';
+import type { OtlpConfig } from '../core/otlp-options.js';
 import { answerProtocol, contentFor, scrubFacts, spanRecord, type SpanFacts } from '../rules/genai-span.js';
 import { REQUEST_VALUE_KEYS, responseFacts } from '../rules/genai-facts.js';
 import { openOtlpSink } from './exporter.js';
-import type { OtlpHealth } from './health.js';
+import type { OtlpHealth } from '../core/health.js';
 import { version } from '../version.js';
 
 export interface ReplayOptions {

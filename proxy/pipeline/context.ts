@@ -9,7 +9,7 @@ import type { TrafficRecord } from '../core/record.js';
 import type { BridgePolicy } from '../bridge/index.js';
 import type { OtlpSink } from '../otlp/exporter.js';
 import type { TrafficRing } from '../traffic/ring.js';
-import type { AliasMap } from '../rules/model-aliases.js';
+import type { AliasMap } from '../core/options.js';
 
 export interface ProxyStats {
   requests: number;

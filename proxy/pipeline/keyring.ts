@@ -3,7 +3,7 @@
 // in rules/key-routing.ts; this holds the state it reads.
 import { createHash } from 'node:crypto';
 import type { ModelEntry } from '../rules/model-list.js';
-import type { NamedKey } from '../rules/key-list.js';
+import type { NamedKey } from '../core/options.js';
 import type { KeyModels } from '../rules/key-routing.js';
 import { createModelsCache, type ModelsCache } from './models-cache.js';
 import type { UpstreamDeps } from './upstream-call.js';

@@ -2,7 +2,7 @@
 // attach to a proxy another window started) and stats. Token-protected, except
 // the health challenge, which proves the token without anyone sending it.
 // Also the answer to a credential-less connectivity probe (`HEAD /`, `HEAD /api/hello`, `GET /`).
-import { CHALLENGE_HEADER, healthProof, isValidNonce, PROOF_HEADER } from '../rules/health-proof.js';
+import { CHALLENGE_HEADER, HEALTH_PATH, healthProof, isValidNonce, PROOF_HEADER } from '../rules/health-proof.js';
 import { ProxyError } from '../rules/proxy-errors.js';
 import { isLoopbackHost } from '../rules/urls.js';
 import { version } from '../version.js';
@@ -55,7 +55,7 @@ export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Prom
   const headers: Record<string, string> = {};
   let payload: unknown;
   switch (ex.path) {
-    case '/_loopgate/health': {
+    case HEALTH_PATH: {
       const challenge = ex.req.headers[CHALLENGE_HEADER];
       if (challenge !== undefined && !isValidNonce(challenge)) {
         throw new ProxyError(400, 'bad-challenge', `${CHALLENGE_HEADER} must be 22–128 base64url characters (a random nonce).`);

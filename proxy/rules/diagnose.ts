@@ -8,7 +8,7 @@
 import { PROTOCOL_ORDER, PROTOCOL_TABLE, minimalFields } from './protocols.js';
 import { readErrorEnvelope } from './proxy-errors.js';
 import { suggestModels } from './suggest.js';
-import type { BridgeMode } from './key-routing.js';
+import type { BridgeMode } from '../core/options.js';
 import { isWebSocketRefusal, websocketUnsupportedHint } from './websocket.js';
 import { aliasAdvice } from './model-aliases.js';
 

@@ -4,6 +4,7 @@
 // and the few facts of genai-facts.ts; the caller scrubs every string once
 // more. Pure, no I/O: the live proxy and `loopgate export --otlp` share it.
 import { requestFailed } from '../core/outcome.js';
+import type { SpanRecord } from '../core/record.js';
 import {
   ATTR_ERROR_TYPE,
   ATTR_HTTP_REQUEST_METHOD,
@@ -35,7 +36,6 @@ import {
   OPENAI_API_TYPE_VALUE_CHAT_COMPLETIONS,
   OPENAI_API_TYPE_VALUE_RESPONSES,
 } from '@opentelemetry/semantic-conventions/incubating';
-import type { TokenUsage } from './usage.js';
 import type { Protocol } from './protocols.js';
 import type { Redactor } from './redact.js';
 import { contentAttributes, requestValueAttributes, type AttrValue, type ContentAttributes, type ResponseFacts, type TraceParent } from './genai-facts.js';
@@ -75,49 +75,6 @@ export interface SpanFacts extends ResponseFacts {
   hint?: string;
   /** Content capture: the attributes contentFor() made of the bodies (redacted, capped as --log-bodies logs them). */
   content?: ContentAttributes;
-}
-
-/**
- * What a span is made of, and the core of every traffic log record
- * (log/traffic-record.ts extends it with the path, headers and bodies). It
- * crosses to the export worker; it lives here so the rules do not depend on the log.
- */
-export interface SpanRecord {
-  /** ISO time the request arrived. */
-  time: string;
-  /** Loopgate's own request id (also sent back as x-loopgate-request-id). */
-  id: string;
-  /** The upstream's X-Oneapi-Request-Id, when it sent one. */
-  upstreamRequestId?: string;
-  method: string;
-  /** Path forwarded upstream. */
-  canonicalPath: string;
-  /** `FROM -> TO (reason)` strings. */
-  rewrites: string[];
-  /** The model that went upstream. */
-  model?: string;
-  /** A model alias applied: the client asked for `from`; `to` (= model) went upstream. */
-  alias?: { from: string; to: string };
-  stream?: boolean;
-  status: number;
-  errorType?: string;
-  errorCode?: string;
-  /** Loopgate's diagnosis code (x-loopgate-diagnosis). */
-  diagnosis?: string;
-  /** The name of the key the request went upstream with, and its fingerprint (sha256, 12 hex): never the key. */
-  key?: string;
-  keyFingerprint?: string;
-  /** Protocol bridge applied, e.g. `responses->chat`. */
-  bridge?: string;
-  /** Parameters the bridge left out, e.g. `client_metadata`, `tools[web_search]`. */
-  bridgeDropped?: string[];
-  ttfbMs?: number;
-  totalMs: number;
-  bytesIn: number;
-  bytesOut: number;
-  usage?: TokenUsage;
-  retries: number;
-  clientAborted: boolean;
 }
 
 /** The record's span fields only; those it does not have are left out (the copy crosses threads, field by field). */

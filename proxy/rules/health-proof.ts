@@ -5,7 +5,10 @@
 // another port, or on the same port of another loopback address (127.0.0.1
 // vs ::1), cannot relay the challenge to the real proxy and pass its answer off.
 import { createHmac } from 'node:crypto';
+import type { SpanRecord } from '../core/record.js';
 
+/** Where the proxy answers the challenge (and, with the token, says what it serves). */
+export const HEALTH_PATH = '/_loopgate/health';
 export const CHALLENGE_HEADER = 'x-loopgate-challenge';
 export const PROOF_HEADER = 'x-loopgate-proof';
 
@@ -24,4 +27,12 @@ export function healthProof(token: string, address: string, port: number, nonce:
 export function normaliseAddress(address: string): string {
   const a = address.replace(/^\[|\]$/g, '').toLowerCase();
   return a.startsWith('::ffff:') && a.includes('.') ? a.slice(7) : a;
+}
+
+/**
+ * A health check the proxy answered: a window attaching, or checking on the proxy it
+ * uses. Recorded like every request, but not a request of the user's tools.
+ */
+export function isAnsweredHealthCheck(rec: Pick<SpanRecord, 'method' | 'canonicalPath' | 'status'>): boolean {
+  return rec.method === 'GET' && rec.canonicalPath === HEALTH_PATH && rec.status === 200;
 }

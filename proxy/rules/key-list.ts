@@ -14,14 +14,7 @@
 import { checkApiKey } from './api-key.js';
 import { maskKey } from './secret-patterns.js';
 import { MIN_SECRET_LENGTH } from './redact.js';
-
-export interface NamedKey {
-  /** Shown in headers, the log, the console and the editor; never the key. */
-  name: string;
-  key: string;
-  /** The user chose the name (not a position name). */
-  named: boolean;
-}
+import type { NamedKey } from '../core/options.js';
 
 export interface KeyList {
   keys: NamedKey[];

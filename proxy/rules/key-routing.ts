@@ -6,9 +6,7 @@
 // learned from 404 endpoint_not_supported answers comes in as data).
 import { modelProtocols, type ModelEntry } from './model-list.js';
 import { PROTOCOL_ORDER, type Protocol } from './protocols.js';
-
-/** --bridge: `auto` bridges only what no key serves natively; `off` never; `always` every Responses and Messages request. */
-export type BridgeMode = 'auto' | 'off' | 'always';
+import type { BridgeMode } from '../core/options.js';
 
 export interface KeyModels {
   name: string;

@@ -4,18 +4,13 @@
 // what a valid pair is, how the sources merge, the advice a 404 gives, and how
 // /v1/models shows an alias. Pure, no I/O.
 import type { ModelEntry } from './model-list.js';
-
-/** Where an alias came from, named as the user wrote it (messages quote it). */
-export type AliasSource = '--alias' | 'loopgate.json' | 'loopgate.aliases';
+import type { AliasMap, AliasSource } from '../core/options.js';
 
 export interface AliasEntry {
   from: string;
   to: string;
   source: AliasSource;
 }
-
-/** The aliases in force: FROM → TO, and where each came from. */
-export type AliasMap = ReadonlyMap<string, { to: string; source: AliasSource }>;
 
 export const ALIAS_HEADER = 'x-loopgate-alias';
 /** The field a /v1/models entry of an alias carries: the ID requests are sent with. */

@@ -1,6 +1,7 @@
 // Error envelopes and the mapping of transport failures to HTTP statuses.
 // Pure: the proxy's own errors are written in the envelope the calling SDK
 // parses (OpenAI's on OpenAI routes, Anthropic's on /v1/messages).
+import { DEFAULT_TIMEOUTS } from '../core/options.js';
 
 export type Envelope = 'openai' | 'anthropic';
 
@@ -122,11 +123,11 @@ export function errorBody(envelope: Envelope, status: number, code: string, mess
 
 const TLS_CODES = /^(ERR_SSL_|ERR_TLS_|EPROTO$|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(GET|VERIFY)_)/;
 
-// Each timeout diagnosis names the flag that sets it (defaults in pipeline/options.ts DEFAULT_TIMEOUTS).
+// Each timeout diagnosis names the flag that sets it and its default, read from the one place defaults live.
 const TIMEOUT_FLAGS = {
-  connect: '--connect-timeout, default 10 s',
-  headers: '--headers-timeout, default 600 s',
-  body: '--body-timeout, default 300 s',
+  connect: `--connect-timeout, default ${DEFAULT_TIMEOUTS.connectMs / 1000} s`,
+  headers: `--headers-timeout, default ${DEFAULT_TIMEOUTS.headersMs / 1000} s`,
+  body: `--body-timeout, default ${DEFAULT_TIMEOUTS.bodyIdleMs / 1000} s`,
 } as const;
 const BODY_TIMEOUT_MESSAGE = `The upstream sent nothing for longer than the body idle timeout (${TIMEOUT_FLAGS.body}). Raise it if the model pauses that long between events; otherwise the upstream stalled.`;
 

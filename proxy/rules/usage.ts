@@ -1,13 +1,7 @@
 // Token usage from a response body or a stream's text, in any of the three
 // protocols' field names. Works on a head+tail excerpt: the proxy never holds
 // a whole stream to learn how many tokens it cost.
-
-/** Token counts of one exchange; the traffic log's records carry it (log/traffic-record.ts). */
-export interface TokenUsage {
-  input?: number;
-  output?: number;
-  total?: number;
-}
+import type { TokenUsage } from '../core/record.js';
 
 const FIELDS: Array<[keyof TokenUsage, RegExp]> = [
   ['input', /"(?:prompt_tokens|input_tokens)"\s*:\s*(\d+)/g],

@@ -5,10 +5,8 @@
 // unscrubbed: entries are built from the record after the redactor ran
 // (pipeline/build-record.ts).
 import type { TrafficRecord } from '../core/record.js';
+import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES } from '../core/options.js';
 
-/** Defaults: enough for a working session of an agent, small next to an editor's own memory. */
-export const DEFAULT_RING_ENTRIES = 500;
-export const DEFAULT_RING_BYTES = 64 * 1024 * 1024;
 /**
  * Longest body kept per request or response (characters, after redaction).
  * An agent's whole conversation is usually under this; a longer body is cut

@@ -29,16 +29,15 @@ describe('serve --ipc with aliases from the editor', () => {
     const messages: FromProxy[] = [];
     child.on('message', (m) => messages.push(m as FromProxy));
     const start: ToProxy = {
-      type: 'start',
+      kind: 'start',
       config: { port: 0, logBodies: false, requireToken: true, aliases: { 'gpt-6.2-sol': 'gpt-4.1', 'claude-opus-9': 'claude-sonnet-4-6', broken: 'broken' }, projectDir: folder },
       token: TOKEN,
     };
     child.send(start);
-    const listening = await until(() => messages.find((m): m is Extract<FromProxy, { type: 'listening' }> => m.type === 'listening'), 15_000, 'the proxy to listen');
-    const lines = messages.flatMap((m) => (m.type === 'traffic' ? [m.line] : []));
-    expect(lines).toContain('hint: loopgate.aliases: "broken=broken" maps a model to itself; leave it out.');
-    expect(lines).toContain('alias: gpt-6.2-sol -> gpt-6.1-sol (loopgate.json)');
-    expect(lines).toContain('alias: claude-opus-9 -> claude-sonnet-4-6 (loopgate.aliases)');
+    const listening = await until(() => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'), 15_000, 'the proxy to listen');
+    expect(messages).toContainEqual({ kind: 'hint', text: 'loopgate.aliases: "broken=broken" maps a model to itself; leave it out.' });
+    expect(messages).toContainEqual({ kind: 'alias', text: 'gpt-6.2-sol -> gpt-6.1-sol (loopgate.json)' });
+    expect(messages).toContainEqual({ kind: 'alias', text: 'claude-opus-9 -> claude-sonnet-4-6 (loopgate.aliases)' });
 
     const ask = (model: string, path: string) =>
       fetch(`${listening.url}${path}`, {

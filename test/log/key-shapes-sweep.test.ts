@@ -212,12 +212,12 @@ describe('key shapes sweep (issue 23)', () => {
     child.stderr!.on('data', (c: Buffer) => output.push(c.toString()));
     try {
       child.send({
-        type: 'start',
+        kind: 'start',
         config: { upstream: sim.url, port: 0, logBodies: true, requireToken: true, logFile, otlp: { endpoint: receiver.url, content: true } },
         keys: IPC_KEYS,
         token: TOKEN,
       } satisfies ToProxy);
-      const listening = await until(() => messages.find((m): m is Extract<FromProxy, { type: 'listening' }> => m.type === 'listening'), 15_000, 'the proxy to listen');
+      const listening = await until(() => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'), 15_000, 'the proxy to listen');
       expect(listening.keys).toEqual(['key-1', 'key-2', 'key-3', 'team']);
       const pid = child.pid!;
       if (existsSync(`/proc/${pid}/environ`)) {
@@ -225,10 +225,10 @@ describe('key shapes sweep (issue 23)', () => {
         assertNoCanary(readFileSync(`/proc/${pid}/cmdline`, 'utf8'), SECRETS);
       }
       const { replies, requests } = await plantTraffic(listening.url, sim);
-      await until(() => messages.filter((m) => m.type === 'traffic').length >= requests || undefined, 10_000, 'the traffic lines');
-      child.send({ type: 'stop' } satisfies ToProxy);
+      await until(() => messages.filter((m) => m.kind === 'request' || m.kind === 'health-probe').length >= requests || undefined, 10_000, 'the traffic lines');
+      child.send({ kind: 'stop' } satisfies ToProxy);
       // The editor's proxy takes no OTEL_* from the environment: spans leave on the default schedule, and at stop.
-      await until(() => messages.find((m) => m.type === 'stopped'), 15_000, 'the proxy to stop');
+      await until(() => messages.find((m) => m.kind === 'stopped'), 15_000, 'the proxy to stop');
       await until(() => receiver.spans.length >= requests || undefined, 15_000, `the spans (have ${receiver.spans.length} of ${requests})`);
       const text = await sweepCommon({ console: [], logFile }, receiver, ['key-1', 'key-2', 'key-3', 'team']);
       assertNoCanary(text, SECRETS);

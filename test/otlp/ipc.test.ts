@@ -32,13 +32,13 @@ describe('serve --ipc with an OTLP endpoint from the editor', () => {
     const messages: FromProxy[] = [];
     child.on('message', (m) => messages.push(m as FromProxy));
     const start: ToProxy = {
-      type: 'start',
+      kind: 'start',
       config: { port: 0, logBodies: false, requireToken: true, logFile: undefined, otlp: { endpoint: receiver.url, content: false } },
       token: TOKEN,
       otlpHeaders: `authorization=Bearer%20${HEADER}`,
     };
     child.send(start);
-    const listening = await until(() => messages.find((m): m is Extract<FromProxy, { type: 'listening' }> => m.type === 'listening'), 15_000, 'the proxy to listen');
+    const listening = await until(() => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'), 15_000, 'the proxy to listen');
     const res = await fetch(`${listening.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
@@ -60,16 +60,16 @@ describe('serve --ipc with an OTLP endpoint from the editor', () => {
       expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).not.toContain(HEADER);
     }
     expect(JSON.stringify(messages)).not.toContain(HEADER);
-    child.send({ type: 'stop' } satisfies ToProxy);
-    await until(() => messages.find((m) => m.type === 'stopped'), 10_000, 'the proxy to stop');
+    child.send({ kind: 'stop' } satisfies ToProxy);
+    await until(() => messages.find((m) => m.kind === 'stopped'), 10_000, 'the proxy to stop');
   });
 
   it('refuses an endpoint with user info as a configuration error, naming the setting and not the password', async () => {
     const c = fork(CLI, ['serve', '--ipc'], { env: childEnv({ ...process.env, LOOPGATE_HOME: tempHome() }), stdio: ['pipe', 'pipe', 'pipe', 'ipc'] });
     const messages: FromProxy[] = [];
     c.on('message', (m) => messages.push(m as FromProxy));
-    c.send({ type: 'start', config: { port: 0, logBodies: false, requireToken: true, otlp: { endpoint: 'https://team:pa55word-xyz@collector.example:4318', content: false } }, token: TOKEN } satisfies ToProxy);
-    const error = await until(() => messages.find((m): m is Extract<FromProxy, { type: 'error' }> => m.type === 'error'), 15_000, 'the refusal');
+    c.send({ kind: 'start', config: { port: 0, logBodies: false, requireToken: true, otlp: { endpoint: 'https://team:pa55word-xyz@collector.example:4318', content: false } }, token: TOKEN } satisfies ToProxy);
+    const error = await until(() => messages.find((m): m is Extract<FromProxy, { kind: 'error' }> => m.kind === 'error'), 15_000, 'the refusal');
     expect(error.code).toBe('config');
     expect(error.message).toMatch(/^loopgate\.otlp\.endpoint: .*carries user info/);
     expect(error.message).not.toContain('pa55word');

@@ -87,11 +87,11 @@ describe('a collector address that is this proxy', () => {
     try {
       const messages: FromProxy[] = [];
       c.on('message', (m) => messages.push(m as FromProxy));
-      c.send({ type: 'start', config: { port, logBodies: false, requireToken: false, otlp: { endpoint: `http://localhost:${port}`, content: false } }, token: 'lg-local-ipc-self-loop-0123456789abcdef' } satisfies ToProxy);
-      const error = await until(() => messages.find((m): m is Extract<FromProxy, { type: 'error' }> => m.type === 'error'), 15_000, 'the refusal');
+      c.send({ kind: 'start', config: { port, logBodies: false, requireToken: false, otlp: { endpoint: `http://localhost:${port}`, content: false } }, token: 'lg-local-ipc-self-loop-0123456789abcdef' } satisfies ToProxy);
+      const error = await until(() => messages.find((m): m is Extract<FromProxy, { kind: 'error' }> => m.kind === 'error'), 15_000, 'the refusal');
       expect(error.code).toBe('config');
       expect(error.message).toMatch(/is this proxy itself/);
-      expect(messages.some((m) => m.type === 'listening')).toBe(false);
+      expect(messages.some((m) => m.kind === 'listening')).toBe(false);
     } finally {
       c.kill('SIGKILL');
     }

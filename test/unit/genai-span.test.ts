@@ -1,6 +1,7 @@
 // Record → GenAI span, and the facts read beside it (rules/genai-span.ts, rules/genai-facts.ts; pure).
 import { describe, expect, it } from 'vitest';
-import { contentFor, errorType, metricPoints, spanFromRecord, spanRecord, streamEnd, type SpanRecord } from '../../proxy/rules/genai-span.js';
+import { contentFor, errorType, metricPoints, spanFromRecord, spanRecord, streamEnd } from '../../proxy/rules/genai-span.js';
+import type { SpanRecord } from '../../proxy/core/record.js';
 import { parseTraceparent, requestValueAttributes, responseFacts } from '../../proxy/rules/genai-facts.js';
 import { scanTopLevel } from '../../proxy/rules/json-top-level.js';
 import { REQUEST_VALUE_KEYS, parsePicked } from '../../proxy/rules/genai-facts.js';

@@ -1,9 +1,10 @@
 // Several keys in one setting: separators, names, and every bad entry named (masked) with what to do.
 import { describe, expect, it } from 'vitest';
 import { parseKeyList } from '../../proxy/rules/key-list.js';
-import { decideRoute, protocolsByKey, refusalKey, type BridgeMode, type KeyModels, type LearnedRefusal } from '../../proxy/rules/key-routing.js';
+import { decideRoute, protocolsByKey, refusalKey, type KeyModels, type LearnedRefusal } from '../../proxy/rules/key-routing.js';
 import type { Protocol } from '../../proxy/rules/protocols.js';
 import type { ModelEntry } from '../../proxy/rules/model-list.js';
+import type { BridgeMode } from '../../proxy/core/options.js';
 
 const A = 'sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1111';
 const B = 'sk-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb2222';

@@ -1,6 +1,8 @@
 // The arrows between folders (README, Layout): proxy/ never reaches into
-// extension/ or `vscode`, the pure rules depend on nothing but themselves, and
-// no module imports one that imports it back.
+// extension/ or `vscode`, core/ (options, defaults, the record, the IPC
+// messages) depends on nothing, the pure rules on nothing but themselves and
+// core/, the extension, the language server and the CLI never on the pipeline's
+// internals, and no module imports one that imports it back.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -37,24 +39,25 @@ const extensionFiles = sources('extension');
  * know nothing of each other.
  */
 const FLOORS: Record<string, number> = {
-  'proxy/rules': 0,
-  'proxy/version.ts': 0,
-  'proxy/bridge': 1,
-  'proxy/simulator': 1,
-  'proxy/config': 1,
-  'proxy/log': 1,
-  'proxy/health-client.ts': 1,
-  'proxy/doctor.ts': 1,
-  'proxy/ipc.ts': 1,
-  'proxy/otlp': 2,
+  // What everyone needs: the options and every default, the traffic record, "did it fail", the IPC messages.
+  'proxy/core': 0,
+  'proxy/rules': 1,
+  'proxy/version.ts': 1,
+  'proxy/bridge': 2,
+  'proxy/simulator': 2,
+  'proxy/config': 2,
+  'proxy/log': 2,
+  'proxy/health-client.ts': 2,
+  'proxy/doctor.ts': 2,
+  'proxy/otlp': 3,
   // The live traffic ring, its rendering and replays: below the pipeline that fills it.
-  'proxy/traffic': 2,
-  'proxy/pipeline': 3,
-  'proxy/proxy-server.ts': 4,
-  'proxy/lsp': 4,
-  'proxy/cli': 5,
+  'proxy/traffic': 3,
+  'proxy/pipeline': 4,
+  'proxy/proxy-server.ts': 5,
+  'proxy/lsp': 5,
+  'proxy/cli': 6,
   // The entry: it only wires cli/.
-  'proxy/cli.ts': 6,
+  'proxy/cli.ts': 7,
 };
 
 /** `proxy/rules` for proxy/rules/config-lint/x.ts, `proxy/cli.ts` for a top-level file. */
@@ -113,17 +116,39 @@ describe('layers', () => {
     expect(bad).toEqual([]);
   });
 
-  it('keeps the pure rules free of the rest of proxy/ (log, pipeline, cli, … depend on rules, not back)', () => {
+  it('keeps core/ the ground floor: it imports nothing but itself, not even a package (types, constants, tiny pure functions)', () => {
+    const core = proxyFiles.filter((f) => f.startsWith('proxy/core/'));
+    expect(core).toContain('proxy/core/options.ts');
+    const bad = core.flatMap((f) =>
+      imports(f)
+        .filter(({ spec }) => !target(f, spec)?.startsWith('proxy/core/'))
+        .map(({ spec }) => `${f} → ${spec}`),
+    );
+    expect(bad).toEqual([]);
+  });
+
+  it('keeps the pure rules free of the rest of proxy/ but core/ (log, pipeline, cli, … depend on rules, not back)', () => {
     const bad = proxyFiles
       .filter((f) => f.startsWith('proxy/rules/'))
       .flatMap((f) =>
         imports(f)
           .filter(({ spec }) => {
             const t = target(f, spec);
-            return t !== undefined && !t.startsWith('proxy/rules/');
+            return t !== undefined && !t.startsWith('proxy/rules/') && !t.startsWith('proxy/core/');
           })
           .map(({ spec }) => `${f} → ${spec}`),
       );
+    expect(bad).toEqual([]);
+  });
+
+  it('keeps the extension, the language server and the CLI off the pipeline (its options and record are core/\'s)', () => {
+    const clients = [...extensionFiles, ...proxyFiles.filter((f) => f.startsWith('proxy/lsp/') || f.startsWith('proxy/cli/') || f === 'proxy/cli.ts')];
+    expect(clients).toContain('proxy/cli/serve.ts');
+    const bad = clients.flatMap((f) =>
+      imports(f)
+        .filter(({ spec }) => target(f, spec)?.startsWith('proxy/pipeline/'))
+        .map(({ spec }) => `${f} → ${spec}`),
+    );
     expect(bad).toEqual([]);
   });
 
