@@ -7,7 +7,7 @@ export class ProxyStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('loopgate.status', vscode.StatusBarAlignment.Right, 100);
   private readonly subscriptions: vscode.Disposable[] = [];
   private requests = 0;
-  private lastError: { status: number; diagnosis?: string; at: Date } | undefined;
+  private lastError: { status: number | '-'; diagnosis?: string; at: Date } | undefined;
 
   /**
    * `onDidChangeKey`: a new key is a fix attempt, so the last error no longer stands.
@@ -64,7 +64,8 @@ export class ProxyStatusBar implements vscode.Disposable {
     if (t.kind !== 'request') return; // a hint, an alias, or a window checking on the proxy
     this.requests++;
     // The next success shows the problem is fixed (or was passing): the error goes.
-    this.lastError = t.failed ? { status: t.status, diagnosis: t.diagnosis, at: new Date() } : undefined;
+    // A request with no answer (status 0) counts too, shown as `-` like its console line.
+    this.lastError = t.failed ? { status: t.status || '-', diagnosis: t.diagnosis, at: new Date() } : undefined;
     this.render();
   }
 

@@ -1,0 +1,70 @@
+// What the editor hears from `loopgate serve --ipc` (forked as the extension
+// forks it), one message kind per thing: a client's request with the proxy's
+// verdict on it, a window's health check apart from the tools' requests, and
+// hints and aliases as their own kinds, never a line to parse or a status 0.
+import { fork, type ChildProcess } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { childEnv } from '../../extension/childEnv.js';
+import type { FromProxy, ToProxy } from '../../proxy/core/ipc.js';
+import { CLI, tempHome } from './io.js';
+import { until } from '../proxy/stack.js';
+
+const TOKEN = 'lg-local-ipc-messages-token-0123456789abcdef';
+
+describe('serve --ipc messages to the editor', () => {
+  let child: ChildProcess | undefined;
+  afterAll(() => {
+    child?.kill('SIGKILL');
+  });
+
+  it('sends requests, health checks, hints and aliases as their own kinds, with the failed verdict decided by the proxy', async () => {
+    child = fork(CLI, ['serve', '--ipc'], { env: childEnv({ ...process.env, LOOPGATE_HOME: tempHome() }), stdio: ['pipe', 'pipe', 'pipe', 'ipc'] });
+    const messages: FromProxy[] = [];
+    child.on('message', (m) => messages.push(m as FromProxy));
+    // Demo mode (the simulator); one usable alias and one the proxy refuses, which it reports as a hint.
+    const start: ToProxy = { kind: 'start', config: { port: 0, logBodies: false, requireToken: true, aliases: { 'gpt-6.2-sol': 'gpt-4o-mini', broken: 'broken' } }, token: TOKEN };
+    child.send(start);
+    const listening = await until(() => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'), 15_000, 'the proxy to listen');
+    expect(messages).toContainEqual({ kind: 'hint', text: 'loopgate.aliases: "broken=broken" maps a model to itself; leave it out.' });
+    expect(messages).toContainEqual({ kind: 'alias', text: 'gpt-6.2-sol -> gpt-4o-mini (loopgate.aliases)' });
+
+    const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+    const chat = (body: object, headers: Record<string, string> = {}) =>
+      fetch(`${listening.url}/v1/chat/completions`, { method: 'POST', headers: { ...auth, ...headers }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, id: r.headers.get('x-loopgate-request-id'), text: await r.text() }));
+    const ok = await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    expect(ok.status).toBe(200);
+    const unknown = await chat({ model: 'no-such-model-anywhere', messages: [{ role: 'user', content: 'hi' }] });
+    expect(unknown.status).toBeGreaterThanOrEqual(400);
+    // A 200 whose stream ends in an error event: failed, though its status says otherwise.
+    const broken = await chat({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] }, { 'x-sim-fault': 'error-event-mid-stream' });
+    expect(broken.status).toBe(200);
+    expect((await fetch(`${listening.url}/_loopgate/health`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    // A health check with the wrong token is no window of this proxy's: a failed request like any other.
+    expect((await fetch(`${listening.url}/_loopgate/health`)).status).toBe(401);
+
+    const requests = await until(() => {
+      const r = messages.filter((m): m is Extract<FromProxy, { kind: 'request' }> => m.kind === 'request');
+      return r.length >= 4 ? r : undefined;
+    }, 10_000, 'the four requests');
+    const probes = await until(() => {
+      const p = messages.filter((m): m is Extract<FromProxy, { kind: 'health-probe' }> => m.kind === 'health-probe');
+      return p.length >= 1 ? p : undefined;
+    }, 10_000, 'the health check');
+    const byLine = (start: string, status: number) => requests.find((r) => r.line.startsWith(start) && r.status === status);
+    expect(byLine('POST /v1/chat/completions 200 gpt-4o-mini ', 200)).toMatchObject({ failed: false });
+    expect(byLine('POST /v1/chat/completions 200 gpt-4o-mini stream ', 200)).toMatchObject({ failed: true, diagnosis: expect.any(String) });
+    expect(requests.find((r) => r.status === unknown.status)).toMatchObject({ failed: true, diagnosis: expect.any(String) });
+    expect(byLine('GET /_loopgate/health 401 ', 401)).toMatchObject({ failed: true });
+    expect(probes).toHaveLength(1);
+    expect(probes[0]!.line).toMatch(/^GET \/_loopgate\/health 200 /);
+    // Every message says what it is by its kind: no status 0 standing for "not a request", no prefix to strip.
+    expect(requests.every((r) => r.status > 0)).toBe(true);
+    for (const m of messages) {
+      expect(m).not.toHaveProperty('type');
+      if (m.kind === 'hint' || m.kind === 'alias') expect(m.text).not.toMatch(/^(hint|alias): /);
+    }
+
+    child.send({ kind: 'stop' } satisfies ToProxy);
+    await until(() => messages.find((m) => m.kind === 'stopped'), 15_000, 'the proxy to stop');
+  });
+});
