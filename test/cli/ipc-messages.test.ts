@@ -38,14 +38,25 @@ describe('serve --ipc messages to the editor', () => {
     // A 200 whose stream ends in an error event: failed, though its status says otherwise.
     const broken = await chat({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] }, { 'x-sim-fault': 'error-event-mid-stream' });
     expect(broken.status).toBe(200);
+    // A stream the client itself leaves: not a failure (the rule the proxy's error count and `tail --errors` use).
+    const leave = new AbortController();
+    const stalled = await fetch(`${listening.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...auth, 'x-sim-fault': 'stall-body' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+      signal: leave.signal,
+    });
+    expect(stalled.status).toBe(200);
+    await stalled.body!.getReader().read();
+    leave.abort();
     expect((await fetch(`${listening.url}/_loopgate/health`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
     // A health check with the wrong token is no window of this proxy's: a failed request like any other.
     expect((await fetch(`${listening.url}/_loopgate/health`)).status).toBe(401);
 
     const requests = await until(() => {
       const r = messages.filter((m): m is Extract<FromProxy, { kind: 'request' }> => m.kind === 'request');
-      return r.length >= 4 ? r : undefined;
-    }, 10_000, 'the four requests');
+      return r.length >= 5 ? r : undefined;
+    }, 10_000, 'the five requests');
     const probes = await until(() => {
       const p = messages.filter((m): m is Extract<FromProxy, { kind: 'health-probe' }> => m.kind === 'health-probe');
       return p.length >= 1 ? p : undefined;
@@ -55,6 +66,7 @@ describe('serve --ipc messages to the editor', () => {
     expect(byLine('POST /v1/chat/completions 200 gpt-4o-mini stream ', 200)).toMatchObject({ failed: true, diagnosis: expect.any(String) });
     expect(requests.find((r) => r.status === unknown.status)).toMatchObject({ failed: true, diagnosis: expect.any(String) });
     expect(byLine('GET /_loopgate/health 401 ', 401)).toMatchObject({ failed: true });
+    expect(requests.find((r) => r.line.includes(' client-aborted'))).toMatchObject({ status: 200, failed: false });
     expect(probes).toHaveLength(1);
     expect(probes[0]!.line).toMatch(/^GET \/_loopgate\/health 200 /);
     // Every message says what it is by its kind: no status 0 standing for "not a request", no prefix to strip.
