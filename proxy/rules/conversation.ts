@@ -4,7 +4,9 @@
 // the finish reason). The shapes are the OpenTelemetry GenAI conventions'
 // message parts, so the OTLP content capture, the Traffic view and
 // `loopgate show` read one rebuild. Pure, no I/O.
-import type { Protocol } from './protocols.js';
+import { CHAT_DONE } from './protocols/chat-completions.js';
+import { endpointProtocol, type Protocol } from './protocols/index.js';
+import { isResponsesTerminal, isResponsesTextPart, RESPONSES_EVENTS } from './protocols/responses.js';
 
 export type Part = Record<string, unknown>;
 export interface Message {
@@ -31,11 +33,9 @@ function toPart(block: unknown): Part {
   if (typeof block === 'string') return text(block);
   const b = obj(block) ?? {};
   const type = typeof b.type === 'string' ? b.type : 'unknown';
+  // Chat's and Messages' `text` is among Responses' text part types.
+  if (isResponsesTextPart(type)) return text(typeof b.text === 'string' ? b.text : '');
   switch (type) {
-    case 'text':
-    case 'input_text':
-    case 'output_text':
-      return text(typeof b.text === 'string' ? b.text : '');
     case 'tool_use':
       return { type: 'tool_call', id: b.id, name: b.name, arguments: b.input };
     case 'tool_result':
@@ -132,7 +132,7 @@ export function streamMessages(protocol: Protocol, sse: string): Message[] | und
   for (const line of sse.split('\n')) {
     if (!line.startsWith('data:')) continue;
     const data = line.slice(5).trim();
-    if (!data || data === '[DONE]') continue;
+    if (!data || data === CHAT_DONE) continue;
     try {
       const e = obj(JSON.parse(data));
       if (e) events.push(e);
@@ -143,10 +143,10 @@ export function streamMessages(protocol: Protocol, sse: string): Message[] | und
   if (events.length === 0) return undefined;
   if (protocol === 'responses') {
     // The closing event carries the whole response.
-    const done = events.findLast((e) => typeof e.type === 'string' && /^response\.(completed|incomplete|failed)$/.test(e.type));
+    const done = events.findLast((e) => isResponsesTerminal(e.type));
     const response = obj(done?.response);
     if (response) return responseMessages('responses', response);
-    const joined = events.filter((e) => e.type === 'response.output_text.delta').map((e) => stringify(e.delta)).join('');
+    const joined = events.filter((e) => e.type === RESPONSES_EVENTS.textDelta).map((e) => stringify(e.delta)).join('');
     return [{ role: 'assistant', parts: [text(joined)] }];
   }
   if (protocol === 'chat') {
@@ -205,15 +205,6 @@ export function streamMessages(protocol: Protocol, sse: string): Message[] | und
 }
 
 
-/** Which protocol a canonical path speaks (its query ignored); undefined for anything else (/v1/models, …). */
-export function protocolOfPath(path: string): Protocol | undefined {
-  const p = path.split('?', 1)[0];
-  if (p === '/v1/chat/completions') return 'chat';
-  if (p === '/v1/responses') return 'responses';
-  if (p === '/v1/messages') return 'messages';
-  return undefined;
-}
-
 export interface Conversation {
   /** What the client spoke, and what the answer was written in (chat when the bridge served it). */
   requestProtocol?: Protocol;
@@ -249,7 +240,7 @@ function parseObject(text: string | undefined): Record<string, unknown> | undefi
 
 /** One exchange as a conversation: the request's messages and the answer rebuilt (JSON or stream). */
 export function reassemble(x: ExchangeBodies): Conversation {
-  const responseProtocol = protocolOfPath(x.path);
+  const responseProtocol = endpointProtocol(x.path);
   const bridged = /^(chat|responses|messages)->/.exec(x.bridge ?? '')?.[1] as Protocol | undefined;
   const requestProtocol = bridged ?? responseProtocol;
   const out: Conversation = { requestProtocol, responseProtocol, input: [] };

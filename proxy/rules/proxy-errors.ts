@@ -2,7 +2,9 @@
 // Pure: the proxy's own errors are written in the envelope the calling SDK
 // parses (OpenAI's on OpenAI routes, Anthropic's on /v1/messages).
 
-export type Envelope = 'openai' | 'anthropic';
+// Which envelope a path gets is the protocol modules' answer (rules/protocols/).
+export { envelopeFor, type Envelope } from './protocols/index.js';
+import type { Envelope } from './protocols/index.js';
 
 export class ProxyError extends Error {
   /** The request parameter at fault, sent as error.param on OpenAI routes. */
@@ -19,10 +21,6 @@ export class ProxyError extends Error {
     this.param = options?.param;
     this.name = 'ProxyError';
   }
-}
-
-export function envelopeFor(path: string): Envelope {
-  return /^\/v1\/messages(\/|$)/.test(path) ? 'anthropic' : 'openai';
 }
 
 /**
