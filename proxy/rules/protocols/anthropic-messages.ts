@@ -9,6 +9,7 @@ export const anthropicMessages = {
   endpoint: '/messages',
   endpointType: 'anthropic',
   envelope: 'anthropic',
+  request: { model: 'model', stream: 'stream', maxTokens: ['max_tokens'] },
   // Cache reads are counted apart from input_tokens (chat counts them inside prompt_tokens).
   usage: { input: 'input_tokens', output: 'output_tokens', cacheRead: 'cache_read_input_tokens', cacheWrite: 'cache_creation_input_tokens' },
   stream: { terminal: ['message_stop'], completed: 'message_stop' },

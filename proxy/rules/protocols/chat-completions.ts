@@ -9,6 +9,8 @@ export const chatCompletions = {
   endpoint: '/chat/completions',
   endpointType: 'openai',
   envelope: 'openai',
+  // max_tokens is deprecated for max_completion_tokens; relays still read both.
+  request: { model: 'model', stream: 'stream', maxTokens: ['max_tokens', 'max_completion_tokens'] },
   usage: {
     input: 'prompt_tokens',
     output: 'completion_tokens',

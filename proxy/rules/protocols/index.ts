@@ -10,7 +10,7 @@ import { chatCompletions, chatMinimalRequest, chatOutputText, chatStreamComplete
 import { responses, responsesMinimalRequest, responsesOutputText, responsesStreamCompleted } from './responses.js';
 import type { Envelope, MinimalRequestOptions, Protocol, ProtocolSpec, UsageShape } from './spec.js';
 
-export type { Envelope, MinimalRequestOptions, Protocol, ProtocolSpec, ReadUsage, UsageShape } from './spec.js';
+export type { Envelope, MinimalRequestOptions, Protocol, ProtocolSpec, ReadUsage, RequestShape, UsageShape } from './spec.js';
 export { ERROR_EVENT } from './spec.js';
 export { ANTHROPIC_VERSION, COUNT_TOKENS_PATH, MINIMAL_MAX_TOKENS } from './anthropic-messages.js';
 export { MODELS_PATH } from './models-list.js';
@@ -122,3 +122,6 @@ export function usageFieldNames(field: keyof Pick<UsageShape, 'input' | 'output'
   const names = PROTOCOL_ORDER.map((p) => (PROTOCOL_TABLE[p].usage as UsageShape)[field]).filter((n): n is string => typeof n === 'string');
   return [...new Set(names)];
 }
+
+/** Every protocol's output-token cap field (chat's first, then Responses', then Messages'): the first a body has is its cap. */
+export const MAX_TOKENS_FIELDS: readonly string[] = [...new Set((['chat', 'responses', 'messages'] as const).flatMap((p) => PROTOCOL_TABLE[p].request.maxTokens))];

@@ -9,6 +9,7 @@ export const responses = {
   endpoint: '/responses',
   endpointType: 'openai-response',
   envelope: 'openai',
+  request: { model: 'model', stream: 'stream', maxTokens: ['max_output_tokens'] },
   usage: {
     input: 'input_tokens',
     output: 'output_tokens',

@@ -46,6 +46,18 @@ export interface StreamShape {
   completed?: string;
 }
 
+/**
+ * The request fields the proxy reads. `model` and `stream` have these names in
+ * all three (rules/json-top-level.ts scans them without parsing the body); the
+ * output cap does not.
+ */
+export interface RequestShape {
+  model: 'model';
+  stream: 'stream';
+  /** The output-token cap, in the order the proxy prefers when a body sends several. */
+  maxTokens: readonly string[];
+}
+
 export interface ProtocolSpec {
   protocol: Protocol;
   /** Display name in messages and the Model Explorer. */
@@ -57,6 +69,7 @@ export interface ProtocolSpec {
   /** The `supported_endpoint_types` value that lists this protocol for a model (new-api convention). */
   endpointType: string;
   envelope: Envelope;
+  request: RequestShape;
   usage: UsageShape;
   stream: StreamShape;
 }
