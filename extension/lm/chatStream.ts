@@ -100,7 +100,7 @@ export class ChatStream {
   private responses(event: string | undefined, json: Record<string, unknown>): ChatEvent[] {
     const type = (json.type as string | undefined) ?? event;
     if (type === RESPONSES_EVENTS.textDelta && typeof json.delta === 'string') return json.delta ? [{ kind: 'text', text: json.delta }] : [];
-    if (type === 'response.output_item.done') {
+    if (type === RESPONSES_EVENTS.itemDone) {
       const item = (json.item ?? {}) as Record<string, unknown>;
       if (item.type === 'function_call') return [toolCall(String(item.call_id ?? item.id ?? ''), String(item.name ?? ''), String(item.arguments ?? ''))];
       return [];
@@ -117,14 +117,14 @@ export class ChatStream {
   private messages(event: string | undefined, json: Record<string, unknown>): ChatEvent[] {
     const type = (json.type as string | undefined) ?? event;
     const index = typeof json.index === 'number' ? json.index : 0;
-    if (type === 'content_block_start') {
+    if (type === MESSAGES_EVENTS.blockStart) {
       const block = (json.content_block ?? {}) as Record<string, unknown>;
       // Relays that put the whole input in the start block and send no input_json_delta keep it.
       const input = block.input && typeof block.input === 'object' && Object.keys(block.input).length ? JSON.stringify(block.input) : '';
       if (block.type === 'tool_use') this.calls.set(index, { id: String(block.id ?? ''), name: String(block.name ?? ''), args: input, fromStart: input !== '' });
       return [];
     }
-    if (type === 'content_block_delta') {
+    if (type === MESSAGES_EVENTS.blockDelta) {
       const delta = (json.delta ?? {}) as Record<string, unknown>;
       if (delta.type === 'text_delta' && typeof delta.text === 'string' && delta.text) return [{ kind: 'text', text: delta.text }];
       if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
@@ -137,7 +137,7 @@ export class ChatStream {
       }
       return [];
     }
-    if (type === 'content_block_stop') {
+    if (type === MESSAGES_EVENTS.blockStop) {
       const call = this.calls.get(index);
       if (!call) return [];
       this.calls.delete(index);

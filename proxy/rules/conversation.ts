@@ -4,6 +4,7 @@
 // the finish reason). The shapes are the OpenTelemetry GenAI conventions'
 // message parts, so the OTLP content capture, the Traffic view and
 // `loopgate show` read one rebuild. Pure, no I/O.
+import { MESSAGES_EVENTS } from './protocols/anthropic-messages.js';
 import { CHAT_DONE } from './protocols/chat-completions.js';
 import { endpointProtocol, type Protocol } from './protocols/index.js';
 import { isResponsesTerminal, isResponsesTextPart, RESPONSES_EVENTS } from './protocols/responses.js';
@@ -185,18 +186,18 @@ export function streamMessages(protocol: Protocol, sse: string): Message[] | und
   let finish: string | undefined;
   for (const e of events) {
     const index = typeof e.index === 'number' ? e.index : 0;
-    if (e.type === 'content_block_start') {
+    if (e.type === MESSAGES_EVENTS.blockStart) {
       const part = toPart(e.content_block);
       if (part.type === 'tool_call') part.arguments = '';
       blocks.set(index, part);
-    } else if (e.type === 'content_block_delta') {
+    } else if (e.type === MESSAGES_EVENTS.blockDelta) {
       const d = obj(e.delta) ?? {};
       const part = blocks.get(index) ?? text('');
       if (typeof d.text === 'string') part.content = `${(part.content as string | undefined) ?? ''}${d.text}`;
       if (typeof d.thinking === 'string') part.content = `${(part.content as string | undefined) ?? ''}${d.thinking}`;
       if (typeof d.partial_json === 'string') part.arguments = `${(part.arguments as string | undefined) ?? ''}${d.partial_json}`;
       blocks.set(index, part);
-    } else if (e.type === 'message_delta') {
+    } else if (e.type === MESSAGES_EVENTS.messageDelta) {
       const reason = obj(e.delta)?.stop_reason;
       if (typeof reason === 'string') finish = reason;
     }

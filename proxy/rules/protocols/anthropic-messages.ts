@@ -15,8 +15,9 @@ export const anthropicMessages = {
   stream: { terminal: ['message_stop'], completed: 'message_stop' },
 } as const satisfies ProtocolSpec;
 
-/** Token counting, a sub-path that goes where Messages go. */
+/** Token counting, a sub-path that goes where Messages go (and the same under {base_url}). */
 export const COUNT_TOKENS_PATH = `${anthropicMessages.path}/count_tokens`;
+export const COUNT_TOKENS_ENDPOINT = `${anthropicMessages.endpoint}/count_tokens`;
 
 /** The `anthropic-version` header Anthropic clients send on /v1/messages. */
 export const ANTHROPIC_VERSION = '2023-06-01';

@@ -12,8 +12,8 @@ import type { Envelope, MinimalRequestOptions, Protocol, ProtocolSpec, UsageShap
 
 export type { Envelope, MinimalRequestOptions, Protocol, ProtocolSpec, ReadUsage, RequestShape, UsageShape } from './spec.js';
 export { ERROR_EVENT } from './spec.js';
-export { ANTHROPIC_VERSION, COUNT_TOKENS_PATH, MINIMAL_MAX_TOKENS } from './anthropic-messages.js';
-export { MODELS_PATH } from './models-list.js';
+export { ANTHROPIC_VERSION, COUNT_TOKENS_ENDPOINT, COUNT_TOKENS_PATH, MINIMAL_MAX_TOKENS } from './anthropic-messages.js';
+export { MODELS_PATH, modelsList } from './models-list.js';
 
 /** The protocol modules' static facts, by protocol. */
 export const PROTOCOL_TABLE = {

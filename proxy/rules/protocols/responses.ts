@@ -26,10 +26,11 @@ export const responses = {
 /** The content part type of the model's text (in `output[].content[]`, and in assistant turns sent back as input). */
 export const OUTPUT_TEXT = 'output_text';
 
-/** Stream events of the text part. */
+/** The stream events the proxy, the bridge and the extension read or write by name. */
 export const RESPONSES_EVENTS = {
   created: 'response.created',
   inProgress: 'response.in_progress',
+  itemDone: 'response.output_item.done',
   textDelta: 'response.output_text.delta',
   textDone: 'response.output_text.done',
   completed: 'response.completed',
