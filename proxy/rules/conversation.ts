@@ -6,7 +6,7 @@
 // `loopgate show` read one rebuild. Pure, no I/O.
 import { MESSAGES_EVENTS } from './protocols/anthropic-messages.js';
 import { CHAT_DONE } from './protocols/chat-completions.js';
-import { endpointProtocol, type Protocol } from './protocols/index.js';
+import { bridgedFrom, endpointProtocol, type Protocol } from './protocols/index.js';
 import { isResponsesTerminal, isResponsesTextPart, RESPONSES_EVENTS } from './protocols/responses.js';
 
 export type Part = Record<string, unknown>;
@@ -242,7 +242,7 @@ function parseObject(text: string | undefined): Record<string, unknown> | undefi
 /** One exchange as a conversation: the request's messages and the answer rebuilt (JSON or stream). */
 export function reassemble(x: ExchangeBodies): Conversation {
   const responseProtocol = endpointProtocol(x.path);
-  const bridged = /^(chat|responses|messages)->/.exec(x.bridge ?? '')?.[1] as Protocol | undefined;
+  const bridged = bridgedFrom(x.bridge);
   const requestProtocol = bridged ?? responseProtocol;
   const out: Conversation = { requestProtocol, responseProtocol, input: [] };
   if (!requestProtocol) return out;

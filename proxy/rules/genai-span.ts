@@ -36,7 +36,7 @@ import {
   OPENAI_API_TYPE_VALUE_RESPONSES,
 } from '@opentelemetry/semantic-conventions/incubating';
 import type { TokenUsage } from './usage.js';
-import { endpointProtocol, type Protocol } from './protocols/index.js';
+import { bridgedFrom, endpointProtocol, type Protocol } from './protocols/index.js';
 import type { Redactor } from './redact.js';
 import { contentAttributes, requestValueAttributes, type AttrValue, type ContentAttributes, type ResponseFacts, type TraceParent } from './genai-facts.js';
 
@@ -192,8 +192,6 @@ const OTHER_OPERATIONS: Array<[RegExp, Operation]> = [
   [/^\/v1\/embeddings(?:\?|$)/, { name: GEN_AI_OPERATION_NAME_VALUE_EMBEDDINGS, provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI }],
 ];
 
-const BRIDGE_FROM: Record<string, Protocol> = { responses: 'responses', messages: 'messages', chat: 'chat' };
-
 /**
  * The client's protocol: a bridged record forwarded to the chat route, so its
  * bridge label (`responses->chat`) says what the client spoke.
@@ -203,7 +201,7 @@ type OperationFields = Pick<SpanRecord, 'canonicalPath' | 'bridge' | 'method'> &
 export function clientOperation(rec: OperationFields): Operation | undefined {
   // A WebSocket (GET, 101) carries the same requests as the POSTs of its path (Responses over WebSocket).
   if (rec.method !== 'POST' && !(rec.method === 'GET' && rec.status === 101)) return undefined;
-  const from = rec.bridge ? BRIDGE_FROM[rec.bridge.split('->')[0] ?? ''] : undefined;
+  const from = bridgedFrom(rec.bridge);
   if (from) return PROTOCOL_OPERATIONS[from];
   const protocol = endpointProtocol(rec.canonicalPath);
   if (protocol) return PROTOCOL_OPERATIONS[protocol];

@@ -13,11 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_INFO } from '../../extension/protocols.js';
 import { parseModels } from '../../extension/views/modelList.js';
 import { CHAT_PATH } from '../../proxy/bridge/index.js';
-import { bridgeKindForPath } from '../../proxy/bridge/types.js';
+import { bridgeKindForPath, bridgeLabel } from '../../proxy/bridge/types.js';
 import { formatModelTable } from '../../proxy/cli/models.js';
 import { runDoctor } from '../../proxy/doctor.js';
 import { modelProtocols, parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
-import { ANTHROPIC_VERSION, ENDPOINT_TYPE, PROTOCOL_ORDER, PROTOCOL_TABLE, envelopeFor, envelopeForTarget, minimalRequest, outputText, pathProtocol, protocolOfEndpointType } from '../../proxy/rules/protocols.js';
+import { ANTHROPIC_VERSION, ENDPOINT_TYPE, PROTOCOL_ORDER, PROTOCOL_TABLE, bridgedFrom, envelopeFor, envelopeForTarget, minimalRequest, outputText, pathProtocol, protocolOfEndpointType } from '../../proxy/rules/protocols.js';
 import { defaultFixture, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
 import { chatProtocol } from '../../proxy/simulator/protocols/chat.js';
 import { messagesProtocol } from '../../proxy/simulator/protocols/messages.js';
@@ -373,6 +373,10 @@ describe('protocol knowledge: one module per protocol', () => {
     // Before the path is canonical (early refusals), any /messages segment answers in Anthropic's envelope.
     expect(envelopeForTarget('/v1/v1/messages?beta=true')).toBe('anthropic');
     expect(envelopeForTarget('/v1/chat/completions')).toBe('openai');
+    // What the client spoke when the bridge served it: read from the label the bridge writes.
+    expect(bridgedFrom(bridgeLabel('messages'))).toBe('messages');
+    expect(bridgedFrom(bridgeLabel('responses'))).toBe('responses');
+    expect([bridgedFrom(undefined), bridgedFrom('toString->chat'), bridgedFrom('responses')]).toEqual([undefined, undefined, undefined]);
   });
 
   it("each protocol's text is read by its module (the Model Explorer's Try and the simulator agree)", () => {

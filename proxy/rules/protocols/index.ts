@@ -125,3 +125,9 @@ export function usageFieldNames(field: keyof Pick<UsageShape, 'input' | 'output'
 
 /** Every protocol's output-token cap field (chat's first, then Responses', then Messages'): the first a body has is its cap. */
 export const MAX_TOKENS_FIELDS: readonly string[] = [...new Set((['chat', 'responses', 'messages'] as const).flatMap((p) => PROTOCOL_TABLE[p].request.maxTokens))];
+
+/** The protocol the client spoke, from a record's bridge label (`responses->chat`, written by bridge/types.ts bridgeLabel). */
+export function bridgedFrom(label: string | undefined): Protocol | undefined {
+  const from = label?.split('->', 1)[0];
+  return from !== undefined && label !== from && Object.hasOwn(PROTOCOL_TABLE, from) ? (from as Protocol) : undefined;
+}
