@@ -1,6 +1,6 @@
 // The service's protocols, one module each (chat-completions.ts, responses.ts,
 // anthropic-messages.ts; models-list.ts for GET /v1/models), and the one answer
-// to "which protocol is this path?" (protocolOfPath). The proxy, the bridge,
+// to "which protocol is this path?" (pathProtocol). The proxy, the bridge,
 // the record/OTLP/Traffic rendering, doctor, the extension and the simulator
 // read paths, usage fields, envelopes and stream events from here.
 // test/unit/one-source.test.ts fails when a protocol path or event name is
@@ -21,9 +21,6 @@ export const PROTOCOL_TABLE = {
   responses,
   messages: anthropicMessages,
 } as const satisfies Readonly<Record<Protocol, ProtocolSpec>>;
-
-/** Kept for readers of the former table's row type. */
-export type ProtocolInfo = ProtocolSpec;
 
 /**
  * First-use order: Responses where the route offers it, Chat Completions as
