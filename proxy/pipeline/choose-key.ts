@@ -13,7 +13,6 @@ import { bridgeableKind } from './bridge-plan.js';
 import { LIST_FETCH_TIMEOUT_MS } from './models-cache.js';
 import type { RequestAbort } from './request-abort.js';
 
-
 /**
  * How long a request for a model no known list has waits for the lists still
  * being fetched (right after start, or after the keys changed): the list
