@@ -1,8 +1,8 @@
 // The three protocols as the extension shows and tries them: the table in
-// proxy/rules/protocols.ts (titles, paths, minimal requests) plus what only
-// the extension needs (codicons, reading the reply). No vscode here.
+// proxy/rules/protocols/ (titles, paths, minimal requests, reading the reply)
+// plus what only the extension needs (codicons, trying a model). No vscode here.
 
-import { ANTHROPIC_VERSION, PROTOCOL_ORDER, PROTOCOL_TABLE, minimalRequest as minimalBody, type Protocol } from '../proxy/rules/protocols.js';
+import { ANTHROPIC_VERSION, PROTOCOL_ORDER, PROTOCOL_TABLE, minimalRequest, outputText, type Protocol } from '../proxy/rules/protocols.js';
 
 export type { Protocol };
 
@@ -36,28 +36,18 @@ export interface TryResult {
 
 const PROMPT = 'Reply with one short sentence.';
 
-function replyText(protocol: Protocol, body: any): string {
-  if (protocol === 'chat') return String(body?.choices?.[0]?.message?.content ?? '');
-  if (protocol === 'messages') {
-    return Array.isArray(body?.content) ? body.content.filter((c: any) => c?.type === 'text').map((c: any) => c.text).join('') : '';
-  }
-  if (typeof body?.output_text === 'string') return body.output_text;
-  const parts: string[] = [];
-  for (const item of Array.isArray(body?.output) ? body.output : []) {
-    for (const c of Array.isArray(item?.content) ? item.content : []) if (c?.type === 'output_text') parts.push(String(c.text ?? ''));
-  }
-  return parts.join('');
-}
-
-/** One minimal, non-streaming request through the proxy. Never throws for HTTP errors. */
-export async function minimalRequest(proxyUrl: string, token: string, model: string, protocol: Protocol, timeoutMs = 60_000): Promise<TryResult> {
+/**
+ * Tries a model on one protocol: the protocol's minimal, non-streaming request
+ * sent through the proxy, timed. Never throws for HTTP errors.
+ */
+export async function tryProtocol(proxyUrl: string, token: string, model: string, protocol: Protocol, timeoutMs = 60_000): Promise<TryResult> {
   const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
   if (protocol === 'messages') headers['anthropic-version'] = ANTHROPIC_VERSION;
   const started = performance.now();
   const res = await fetch(proxyUrl + PROTOCOL_INFO[protocol].path, {
     method: 'POST',
     headers,
-    body: JSON.stringify(minimalBody(protocol, model, { stream: false, prompt: PROMPT })),
+    body: JSON.stringify(minimalRequest(protocol, model, { stream: false, prompt: PROMPT })),
     signal: AbortSignal.timeout(timeoutMs),
     redirect: 'manual',
   });
@@ -70,7 +60,7 @@ export async function minimalRequest(proxyUrl: string, token: string, model: str
     body = undefined;
   }
   const route = res.headers.get('x-loopgate-route') ?? undefined;
-  if (res.ok) return { protocol, status: res.status, latencyMs, text: replyText(protocol, body), route };
+  if (res.ok) return { protocol, status: res.status, latencyMs, text: outputText(protocol, body), route };
   return {
     route,
     protocol,

@@ -7,7 +7,7 @@ import { checkApiKey } from './rules/api-key.js';
 import { parseUpstream } from './rules/urls.js';
 import { diagnose, parseErrorBody } from './rules/diagnose.js';
 import { parseModelList, type ModelEntry } from './rules/model-list.js';
-import { ANTHROPIC_VERSION, PROTOCOL_TABLE, minimalRequest, type Protocol } from './rules/protocols.js';
+import { ANTHROPIC_VERSION, MODELS_PATH, PROTOCOL_TABLE, minimalRequest, streamCompleted, type Protocol } from './rules/protocols/index.js';
 import { commandLine } from './rules/command-line.js';
 
 export type StepResult = 'ok' | 'warn' | 'fail' | 'skip';
@@ -66,13 +66,6 @@ async function call(url: string, key: string, method: 'GET' | 'POST', body: unkn
   }
 }
 
-/** A stream passes when it ends with its protocol's completion event. */
-function streamCompleted(kind: Protocol, text: string): boolean {
-  if (kind === 'chat') return /^data: \[DONE\]\s*$/m.test(text);
-  if (kind === 'responses') return text.includes('response.completed');
-  return text.includes('message_stop');
-}
-
 function failure(name: string, probe: Probe, path: string, model?: string, known?: string[]): DoctorStep {
   if (probe.status === 0) return { name, result: 'fail', detail: `no answer (${probe.error}): check the URL and the network` };
   const info = parseErrorBody(probe.status, probe.text);
@@ -112,7 +105,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
 
   const modelsProbe = await call(`${parsed.baseUrl}/models`, key, 'GET', undefined, timeout);
   if (modelsProbe.status !== 200) {
-    steps.push(failure('3. GET /models', modelsProbe, '/v1/models'));
+    steps.push(failure('3. GET /models', modelsProbe, MODELS_PATH));
     return finish(site);
   }
   const list = parseModelList(modelsProbe.text);
@@ -169,7 +162,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
     const body = minimalRequest('messages', claude.id, { stream, prompt: PROMPT, maxTokens: 16 });
     const probe = await call(parsed.siteUrl + messages.path, key, 'POST', body, timeout, true);
     if (probe.status === 200 && (!stream || streamCompleted('messages', probe.text))) steps.push({ name, result: 'ok', status: 200, detail: `model ${claude.id}` });
-    else if (probe.status === 200) steps.push({ name, result: 'fail', status: 200, detail: 'The stream ended without message_stop.' });
+    else if (probe.status === 200) steps.push({ name, result: 'fail', status: 200, detail: `The stream ended without ${PROTOCOL_TABLE.messages.stream.completed}.` });
     else steps.push(failure(name, probe, messages.path, claude.id, ids));
   }
   return finish({ ...site, models });

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Pool } from 'undici';
 import { parseUpstream, isLoopbackHost, proxyOrigin } from './rules/urls.js';
+import { MODELS_PATH } from './rules/protocols/index.js';
 import { createRedactor } from './rules/redact.js';
 import { openTrafficLog, type TrafficLog } from './log/index.js';
 import type { OtlpSink } from './otlp/exporter.js';
@@ -108,7 +109,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
 
   const upstreamPrefix = upstreamUrl.pathname.replace(/\/+$/, '');
   const upstream = { pool, retries: opts.retries ?? DEFAULT_RETRIES, timeouts, sleep: opts.sleep ?? abortableDelay };
-  const keys = new KeyRing({ upstream, path: upstreamPrefix + '/v1/models', onKey: (k) => redactor.addSecret(k) }, initialKeys(opts));
+  const keys = new KeyRing({ upstream, path: upstreamPrefix + MODELS_PATH, onKey: (k) => redactor.addSecret(k) }, initialKeys(opts));
   const hinted = new Set<string>();
   const stats: ProxyStats = { requests: 0, errors: 0, inFlight: 0 };
   // Collector headers usually carry an access token: a secret like the key, scrubbed from every sink.

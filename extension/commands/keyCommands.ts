@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { checkApiKey } from '../../proxy/rules/api-key.js';
 import { diagnose, parseErrorBody } from '../../proxy/rules/diagnose.js';
 import { parseModelList } from '../../proxy/rules/model-list.js';
+import { MODELS_PATH } from '../../proxy/rules/protocols/index.js';
 import { parseUpstream, type UrlProblem } from '../../proxy/rules/urls.js';
 import { KEY_NAME, type KeyStore } from '../secrets.js';
 import { readSettings } from '../settings.js';
@@ -42,7 +43,7 @@ export async function checkKey(baseUrl: string, raw: string): Promise<KeyCheck> 
     const count = list.models.length;
     return { ok: true, status: res.status, modelCount: count, message: `The key works: GET /models lists ${count} model${count === 1 ? '' : 's'}.` };
   }
-  const diagnosis = diagnose(parseErrorBody(res.status, body), { method: 'GET', originalPath: '/v1/models', canonicalPath: '/v1/models', time: new Date() });
+  const diagnosis = diagnose(parseErrorBody(res.status, body), { method: 'GET', originalPath: MODELS_PATH, canonicalPath: MODELS_PATH, time: new Date() });
   const head = `${res.status} ${STATUS_CODES[res.status] ?? 'HTTP error'}`;
   const where = res.status === 404 ? ` (at ${baseUrl}/models: fix loopgate.baseUrl)` : '';
   return { ok: false, status: res.status, message: `${head}: ${diagnosis?.hint ?? 'The key was not saved; try again later or run Loopgate: Run Diagnosis.'}${where}` };

@@ -1,7 +1,7 @@
 // Model Explorer actions: refresh, filter, copy id, try, probe.
 import * as vscode from 'vscode';
 import type { ProxyHost } from '../proxyHost.js';
-import { PROTOCOL_INFO, PROTOCOL_ORDER, isUnsupported, minimalRequest, type Protocol, type TryResult } from '../protocols.js';
+import { PROTOCOL_INFO, PROTOCOL_ORDER, isUnsupported, tryProtocol, type Protocol, type TryResult } from '../protocols.js';
 import type { ModelInfo, ModelsModel, ModelsState } from '../views/modelsModel.js';
 import { ModelNode, ProtocolNode } from '../views/nodes.js';
 
@@ -63,7 +63,7 @@ export async function tryModel(host: ProxyHost, model: ModelsModel, arg?: unknow
     result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Loopgate: trying ${m.id}…` }, async () => {
       let last: TryResult | undefined;
       for (const p of order) {
-        last = await minimalRequest(endpoint.url, host.token, m.id, p);
+        last = await tryProtocol(endpoint.url, host.token, m.id, p);
         if (!isUnsupported(last)) break;
       }
       return last;

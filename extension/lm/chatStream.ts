@@ -3,6 +3,9 @@
 // event inside the stream becomes a ChatStreamError (the status was 200 by then).
 import { eventTooLargeMessage, SseReader, type SseMessage } from '../../proxy/bridge/sse.js';
 import type { Protocol } from '../../proxy/rules/protocols.js';
+import { MESSAGES_EVENTS } from '../../proxy/rules/protocols/anthropic-messages.js';
+import { CHAT_DONE } from '../../proxy/rules/protocols/chat-completions.js';
+import { RESPONSES_EVENTS } from '../../proxy/rules/protocols/responses.js';
 import type { ChatEvent } from './chatTypes.js';
 
 export class ChatStreamError extends Error {
@@ -46,7 +49,7 @@ export class ChatStream {
   private read(messages: SseMessage[]): ChatEvent[] {
     const out: ChatEvent[] = [];
     for (const m of messages) {
-      if (m.data === '[DONE]') {
+      if (m.data === CHAT_DONE) {
         this.finished = true;
         out.push(...this.flushCalls());
         continue;
@@ -96,14 +99,14 @@ export class ChatStream {
 
   private responses(event: string | undefined, json: Record<string, unknown>): ChatEvent[] {
     const type = (json.type as string | undefined) ?? event;
-    if (type === 'response.output_text.delta' && typeof json.delta === 'string') return json.delta ? [{ kind: 'text', text: json.delta }] : [];
-    if (type === 'response.output_item.done') {
+    if (type === RESPONSES_EVENTS.textDelta && typeof json.delta === 'string') return json.delta ? [{ kind: 'text', text: json.delta }] : [];
+    if (type === RESPONSES_EVENTS.itemDone) {
       const item = (json.item ?? {}) as Record<string, unknown>;
       if (item.type === 'function_call') return [toolCall(String(item.call_id ?? item.id ?? ''), String(item.name ?? ''), String(item.arguments ?? ''))];
       return [];
     }
-    if (type === 'response.completed' || type === 'response.incomplete') this.finished = true;
-    if (type === 'response.failed') {
+    if (type === RESPONSES_EVENTS.completed || type === RESPONSES_EVENTS.incomplete) this.finished = true;
+    if (type === RESPONSES_EVENTS.failed) {
       const error = ((json.response as Record<string, unknown> | undefined)?.error ?? {}) as Record<string, unknown>;
       throw new ChatStreamError(String(error.message ?? 'the response failed'), error.code as string | undefined);
     }
@@ -114,14 +117,14 @@ export class ChatStream {
   private messages(event: string | undefined, json: Record<string, unknown>): ChatEvent[] {
     const type = (json.type as string | undefined) ?? event;
     const index = typeof json.index === 'number' ? json.index : 0;
-    if (type === 'content_block_start') {
+    if (type === MESSAGES_EVENTS.blockStart) {
       const block = (json.content_block ?? {}) as Record<string, unknown>;
       // Relays that put the whole input in the start block and send no input_json_delta keep it.
       const input = block.input && typeof block.input === 'object' && Object.keys(block.input).length ? JSON.stringify(block.input) : '';
       if (block.type === 'tool_use') this.calls.set(index, { id: String(block.id ?? ''), name: String(block.name ?? ''), args: input, fromStart: input !== '' });
       return [];
     }
-    if (type === 'content_block_delta') {
+    if (type === MESSAGES_EVENTS.blockDelta) {
       const delta = (json.delta ?? {}) as Record<string, unknown>;
       if (delta.type === 'text_delta' && typeof delta.text === 'string' && delta.text) return [{ kind: 'text', text: delta.text }];
       if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
@@ -134,13 +137,13 @@ export class ChatStream {
       }
       return [];
     }
-    if (type === 'content_block_stop') {
+    if (type === MESSAGES_EVENTS.blockStop) {
       const call = this.calls.get(index);
       if (!call) return [];
       this.calls.delete(index);
       return [toolCall(call.id, call.name, call.args)];
     }
-    if (type === 'message_stop') this.finished = true;
+    if (type === MESSAGES_EVENTS.messageStop) this.finished = true;
     if (type === 'error') {
       const error = (json.error ?? {}) as Record<string, unknown>;
       throw new ChatStreamError(String(error.message ?? 'error event'), error.type as string | undefined);

@@ -2,6 +2,7 @@
 // JSON body, always streamed. Tool definitions, tool calls and tool results map
 // both ways (chatStream.ts reads the answers).
 import { ANTHROPIC_VERSION, PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols.js';
+import { OUTPUT_TEXT } from '../../proxy/rules/protocols/responses.js';
 import type { ChatPart, ChatRequest, ChatTurn } from './chatTypes.js';
 
 export interface WireRequest {
@@ -69,7 +70,7 @@ function responsesBody(req: ChatRequest): Record<string, unknown> {
     }
     if (turn.role === 'assistant') {
       const t = text(turn.parts);
-      if (t) input.push({ role: 'assistant', content: [{ type: 'output_text', text: t }] });
+      if (t) input.push({ role: 'assistant', content: [{ type: OUTPUT_TEXT, text: t }] });
       for (const p of turn.parts) if (p.kind === 'toolCall') input.push({ type: 'function_call', call_id: p.callId, name: p.name, arguments: JSON.stringify(inputOf(p.input)) });
       continue;
     }

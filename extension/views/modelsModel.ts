@@ -6,7 +6,8 @@ import { readErrorEnvelope } from '../../proxy/rules/proxy-errors.js';
 import { setContextKey } from '../contextKeys.js';
 import type { ProxyHost } from '../proxyHost.js';
 import { parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
-import { PROTOCOL_ORDER, isUnsupported, minimalRequest, type Protocol } from '../protocols.js';
+import { MODELS_PATH } from '../../proxy/rules/protocols/index.js';
+import { PROTOCOL_ORDER, isUnsupported, tryProtocol, type Protocol } from '../protocols.js';
 import { modelInfo, parseKeyModels, parseModels, type KeyModelsInfo, type ModelInfo } from './modelList.js';
 import { readSettings } from '../settings.js';
 import { NO_KEY_MESSAGE } from '../noKey.js';
@@ -46,7 +47,7 @@ const STATUS_TITLES: Record<number, string> = { 401: '401 Unauthorized', 403: '4
  */
 export function problemFor(status: number, body: string, diagnosisHeader: string | undefined): Problem {
   const info = parseErrorBody(status, body);
-  const d = diagnose(info, { method: 'GET', originalPath: '/v1/models', canonicalPath: '/v1/models', time: new Date() });
+  const d = diagnose(info, { method: 'GET', originalPath: MODELS_PATH, canonicalPath: MODELS_PATH, time: new Date() });
   const message = readErrorEnvelope(body)?.message ?? '';
   const detail = [d?.hint, message && `Upstream said: ${message}`].filter(Boolean).join(' ');
   const title = STATUS_TITLES[status] ?? `HTTP ${status}`;
@@ -138,7 +139,7 @@ export class ModelsModel implements vscode.Disposable {
     try {
       // A key's group may have changed: the proxy's routing reads its cached lists, so renew them.
       if (fromUpstream) await fetch(`${endpoint.url}/_loopgate/refresh`, { headers: { authorization: `Bearer ${this.host.token}` }, signal: AbortSignal.timeout(30_000) }).then((r) => r.text());
-      const res = await fetch(`${endpoint.url}/v1/models`, {
+      const res = await fetch(endpoint.url + MODELS_PATH, {
         headers: { authorization: `Bearer ${this.host.token}` },
         signal: AbortSignal.timeout(30_000),
         redirect: 'manual',
@@ -182,7 +183,7 @@ export class ModelsModel implements vscode.Disposable {
     if (!endpoint || this.current.kind !== 'loaded') throw new Error('The model list is not loaded.');
     const found: Protocol[] = [];
     for (const p of PROTOCOL_ORDER) {
-      const r = await minimalRequest(endpoint.url, this.host.token, modelId, p);
+      const r = await tryProtocol(endpoint.url, this.host.token, modelId, p);
       if (r.status >= 200 && r.status < 300) found.push(p);
       else if (!isUnsupported(r) && r.status !== 400) throw new Error(`Probing ${p} failed: HTTP ${r.status} ${r.error ?? ''}`.trim());
     }

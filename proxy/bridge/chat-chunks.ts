@@ -1,6 +1,7 @@
 // Reads upstream chat.completion.chunk payloads into a small list of operations
 // both stream translators share.
 
+import { readChatUsage } from '../rules/protocols/chat-completions.js';
 import { isRecord, type Json } from './types.js';
 
 export type ChunkOp =
@@ -69,7 +70,7 @@ export function chunkOps(data: string, seen: Map<number, ToolSeen>, mkId: (index
       ops.push({ op: 'finish', reason: choice.finish_reason, matchedStop: matchedStop(choice) });
     }
   }
-  if (isRecord(json.usage)) ops.push({ op: 'usage', ...readUsage(json.usage) });
+  if (isRecord(json.usage)) ops.push({ op: 'usage', ...readChatUsage(json.usage) });
   return ops;
 }
 
@@ -95,12 +96,6 @@ function startTool(index: number, tool: ToolSeen, mkId: (index: number) => strin
   return ops;
 }
 
-export function readUsage(u: Json): { input?: number; output?: number; cached?: number; reasoning?: number } {
-  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-  const details = isRecord(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
-  const out = isRecord(u.completion_tokens_details) ? u.completion_tokens_details : {};
-  return { input: num(u.prompt_tokens), output: num(u.completion_tokens), cached: num(details.cached_tokens), reasoning: num(out.reasoning_tokens) };
-}
 
 /**
  * Chat Completions says only "stop" for both a natural end and a stop sequence.

@@ -1,7 +1,10 @@
 // Chat completion → Anthropic Message.
 
 import { messagesToolNamesOf } from './tool-names.js';
-import { matchedStop, readUsage } from './chat-chunks.js';
+import { matchedStop } from './chat-chunks.js';
+import { readChatUsage } from '../rules/protocols/chat-completions.js';
+import { messagesUsage } from '../rules/protocols/anthropic-messages.js';
+import type { ReadUsage } from '../rules/protocols/spec.js';
 import { idSuffix, isRecord, type BridgeContext, type Json } from './types.js';
 
 export function messageId(ctx: BridgeContext): string {
@@ -24,15 +27,10 @@ export function stopReason(finish: string | undefined, matched: string | undefin
   }
 }
 
-export function messageUsage(u: { input?: number; output?: number; cached?: number } | undefined): Json {
+/** Chat's usage in a message's shape: Anthropic counts cache reads apart from input_tokens; chat includes them in prompt_tokens. */
+export function messageUsage(u: ReadUsage | undefined): Json {
   const cached = u?.cached ?? 0;
-  // Anthropic counts cache reads apart from input_tokens; chat includes them in prompt_tokens.
-  return {
-    input_tokens: Math.max(0, (u?.input ?? 0) - cached),
-    output_tokens: u?.output ?? 0,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: cached,
-  };
+  return messagesUsage({ input: Math.max(0, (u?.input ?? 0) - cached), output: u?.output ?? 0, cached });
 }
 
 /** Anthropic's tool_use.input must be an object; arguments a model garbled are kept, not lost. */
@@ -74,6 +72,6 @@ export function chatToMessage(chat: unknown, ctx: BridgeContext): Json {
     model: ctx.model,
     content,
     ...stopReason(finish, matchedStop(choice), content.some((b) => b.type === 'tool_use')),
-    usage: messageUsage(isRecord(c.usage) ? readUsage(c.usage) : undefined),
+    usage: messageUsage(isRecord(c.usage) ? readChatUsage(c.usage) : undefined),
   };
 }

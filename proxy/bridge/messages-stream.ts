@@ -2,6 +2,7 @@
 
 import type { ChunkOp } from './chat-chunks.js';
 import { messageId, messageUsage, stopReason } from './messages-result.js';
+import { MESSAGES_EVENTS } from '../rules/protocols/anthropic-messages.js';
 import { sseEvent } from './sse.js';
 import { messagesToolNamesOf, type ToolNames } from './tool-names.js';
 import { ChatStreamTranslator } from './stream-base.js';
@@ -40,9 +41,9 @@ export class MessagesStreamTranslator extends ChatStreamTranslator {
       stop_reason: null,
       stop_sequence: null,
       // Chat reports usage only at the end; message_delta carries the real counts.
-      usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: messageUsage(undefined),
     };
-    return this.emit('message_start', { message });
+    return this.emit(MESSAGES_EVENTS.messageStart, { message });
   }
 
   /** Anthropic streams one block at a time: close the open one before starting another. */
@@ -108,7 +109,7 @@ export class MessagesStreamTranslator extends ChatStreamTranslator {
       this.closeOpen() +
       this.flushQueued() +
       this.emit('message_delta', { delta: stopReason(this.finishReason, this.matchedStop, this.toolBlocks.size > 0), usage }) +
-      this.emit('message_stop', {})
+      this.emit(MESSAGES_EVENTS.messageStop, {})
     );
   }
 

@@ -2,6 +2,7 @@
 
 import { bridgeRule, isHarmless } from '../rules/protocol-params.js';
 import { PROTOCOL_TABLE } from '../rules/protocols.js';
+import { isResponsesTextPart } from '../rules/protocols/responses.js';
 import { takesReasoningEffort } from '../rules/reasoning.js';
 import { noteDroppedFields } from '../rules/bridge-fields.js';
 import { noChatEquivalent, wrongType } from './reject.js';
@@ -290,7 +291,7 @@ function textOnly(content: unknown, at: string, dropped: string[]): string {
   return content
     .map((p, j) => {
       if (!isRecord(p)) throw wrongType(`${at}[${j}]`, 'an object');
-      if ((p.type === 'output_text' || p.type === 'input_text' || p.type === 'text') && typeof p.text === 'string') {
+      if (isResponsesTextPart(p.type) && typeof p.text === 'string') {
         noteDroppedFields(p, 'responses.text_part', PARTS, dropped);
         return p.text;
       }
@@ -305,7 +306,7 @@ function userContent(content: unknown, at: string, imagesAllowed: boolean, dropp
   if (!Array.isArray(content)) throw wrongType(at, 'a string or an array of content parts');
   const parts = content.map((p, j): Json => {
     if (!isRecord(p)) throw wrongType(`${at}[${j}]`, 'an object');
-    if ((p.type === 'input_text' || p.type === 'output_text' || p.type === 'text') && typeof p.text === 'string') {
+    if (isResponsesTextPart(p.type) && typeof p.text === 'string') {
       noteDroppedFields(p, 'responses.text_part', PARTS, dropped);
       return { type: 'text', text: p.text };
     }

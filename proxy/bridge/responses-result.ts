@@ -1,7 +1,10 @@
 // Chat completion → OpenAI Response object (also the snapshots the stream sends).
 
 import { toolNamesOf, type CallerTool } from './tool-names.js';
-import { readUsage, reasoningText } from './chat-chunks.js';
+import { reasoningText } from './chat-chunks.js';
+import { readChatUsage } from '../rules/protocols/chat-completions.js';
+import { outputTextPart, responsesUsage } from '../rules/protocols/responses.js';
+import type { ReadUsage } from '../rules/protocols/spec.js';
 import { createdAt, idSuffix, isRecord, type BridgeContext, type Json } from './types.js';
 
 export interface ResponseIds {
@@ -16,17 +19,9 @@ export function responseIds(ctx: BridgeContext): ResponseIds {
   return { response: `resp_${s}`, message: `msg_${s}`, reasoning: `rs_${s}`, call: (i) => `fc_${s}_${i}` };
 }
 
-export function responseUsage(u: { input?: number; output?: number; cached?: number; reasoning?: number } | undefined): Json | null {
-  if (!u) return null;
-  const input = u.input ?? 0;
-  const output = u.output ?? 0;
-  return {
-    input_tokens: input,
-    input_tokens_details: { cached_tokens: u.cached ?? 0 },
-    output_tokens: output,
-    output_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
-    total_tokens: input + output,
-  };
+/** The chat usage in a Response's shape (null when the upstream reported none). */
+export function responseUsage(u: ReadUsage | undefined): Json | null {
+  return u ? responsesUsage(u) : null;
 }
 
 /** finish_reason → Response status; only truncation makes a Response incomplete. */
@@ -93,7 +88,7 @@ export function responseObject(
 }
 
 export function messageItem(id: string, text: string, status: string): Json {
-  return { type: 'message', id, status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] };
+  return { type: 'message', id, status, role: 'assistant', content: [outputTextPart(text)] };
 }
 
 /** A chat route's reasoning text as a Responses reasoning item (raw `reasoning_text`, no summary). */
@@ -154,6 +149,6 @@ export function chatToResponse(chat: unknown, ctx: BridgeContext): Json {
     status,
     output,
     incomplete_details,
-    usage: responseUsage(isRecord(c.usage) ? readUsage(c.usage) : undefined),
+    usage: responseUsage(isRecord(c.usage) ? readChatUsage(c.usage) : undefined),
   });
 }

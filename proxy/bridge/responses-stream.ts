@@ -3,6 +3,7 @@
 import { toolNamesOf, type CallerTool, type ToolNames } from './tool-names.js';
 import type { ChunkOp } from './chat-chunks.js';
 import { customInput, customToolCallItem, functionCallItem, messageItem, reasoningItem, responseIds, responseObject, responseStatus, responseUsage, type ResponseIds } from './responses-result.js';
+import { outputTextPart, RESPONSES_EVENTS } from '../rules/protocols/responses.js';
 import { sseEvent } from './sse.js';
 import { ChatStreamTranslator } from './stream-base.js';
 import { createdAt, idSuffix, type BridgeContext, type Json } from './types.js';
@@ -39,7 +40,7 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
 
   protected opening(): string {
     const response = responseObject(this.ctx, this.created, { status: 'in_progress', output: [], usage: null });
-    return this.emit('response.created', { response }) + this.emit('response.in_progress', { response });
+    return this.emit(RESPONSES_EVENTS.created, { response }) + this.emit(RESPONSES_EVENTS.inProgress, { response });
   }
 
   protected apply(op: Extract<ChunkOp, { op: 'text' | 'reasoning' | 'tool-start' | 'tool-args' }>): string {
@@ -56,12 +57,12 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
           item_id: this.ids.message,
           output_index: this.message,
           content_index: 0,
-          part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+          part: outputTextPart(''),
         });
       }
       const item = this.items[this.message] as Extract<Item, { kind: 'message' }>;
       item.text += op.text;
-      out += this.emit('response.output_text.delta', { item_id: item.id, output_index: this.message, content_index: 0, delta: op.text, logprobs: [] });
+      out += this.emit(RESPONSES_EVENTS.textDelta, { item_id: item.id, output_index: this.message, content_index: 0, delta: op.text, logprobs: [] });
     } else if (op.op === 'tool-start') {
       const outputIndex = this.items.length;
       const id = this.ids.call(op.index);
@@ -119,8 +120,8 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
       if (item.kind === 'reasoning') {
         output.push(reasoningItem(item.id, item.text, 'completed'));
       } else if (item.kind === 'message') {
-        const part = { type: 'output_text', text: item.text, annotations: [], logprobs: [] };
-        out += this.emit('response.output_text.done', { item_id: item.id, output_index: i, content_index: 0, text: item.text, logprobs: [] });
+        const part = outputTextPart(item.text);
+        out += this.emit(RESPONSES_EVENTS.textDone, { item_id: item.id, output_index: i, content_index: 0, text: item.text, logprobs: [] });
         out += this.emit('response.content_part.done', { item_id: item.id, output_index: i, content_index: 0, part });
         const done = messageItem(item.id, item.text, itemStatus);
         output.push(done);
@@ -142,7 +143,7 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
     }
     const usage = responseUsage(this.usage ? { ...this.usage, cached: this.cached, reasoning: this.reasoningTokens } : undefined);
     const response = responseObject(this.ctx, this.created, { status, output, usage, incomplete_details });
-    return out + this.emit(status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
+    return out + this.emit(status === 'completed' ? RESPONSES_EVENTS.completed : RESPONSES_EVENTS.incomplete, { response });
   }
 
   protected failure(message: string, code: string): string {
@@ -156,6 +157,6 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
             : functionCallItem(item.id, item.callId, item.tool, item.args, 'incomplete'),
     );
     const response = responseObject(this.ctx, this.created, { status: 'failed', output, usage: null, error: { code, message } });
-    return this.emit('error', { code, message, param: null }) + this.emit('response.failed', { response });
+    return this.emit('error', { code, message, param: null }) + this.emit(RESPONSES_EVENTS.failed, { response });
   }
 }

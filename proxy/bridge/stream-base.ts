@@ -2,6 +2,7 @@
 // one terminal event at most.
 
 import { chunkOps, type ChunkOp, type ToolSeen } from './chat-chunks.js';
+import { CHAT_DONE } from '../rules/protocols/chat-completions.js';
 import { eventTooLargeMessage, SseReader } from './sse.js';
 import type { StreamTranslator } from './types.js';
 
@@ -54,7 +55,7 @@ export abstract class ChatStreamTranslator implements StreamTranslator {
     for (const m of messages) {
       if (this.terminal) break;
       out += this.begin();
-      if (m.data.trim() === '[DONE]') {
+      if (m.data.trim() === CHAT_DONE) {
         out += this.complete();
         continue;
       }

@@ -1,6 +1,6 @@
 // Shared vocabulary of the protocol bridge. Pure: no I/O anywhere in proxy/bridge.
 
-import { ENDPOINT_TYPE as PROTOCOL_ENDPOINT_TYPE, PROTOCOL_TABLE } from '../rules/protocols.js';
+import { ENDPOINT_TYPE as PROTOCOL_ENDPOINT_TYPE, endpointProtocol } from '../rules/protocols/index.js';
 
 export type BridgeKind = 'responses' | 'messages';
 // Declared once, with the proxy's options (core/options.ts).
@@ -55,10 +55,8 @@ export function bridgeLabel(kind: BridgeKind): string {
 
 /** Which bridge a canonical request path belongs to (query already stripped or not). */
 export function bridgeKindForPath(path: string): BridgeKind | undefined {
-  const p = path.split('?')[0]!.replace(/\/+$/, '');
-  if (p === PROTOCOL_TABLE.responses.path) return 'responses';
-  if (p === PROTOCOL_TABLE.messages.path) return 'messages';
-  return undefined;
+  const protocol = endpointProtocol(path);
+  return protocol === 'chat' ? undefined : protocol;
 }
 
 export function isRecord(v: unknown): v is Json {

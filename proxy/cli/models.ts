@@ -4,7 +4,7 @@ import { parseUpstream } from '../rules/urls.js';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
 import { parseModelList, type ModelEntry } from '../rules/model-list.js';
 import { withUpstream, type UpstreamConfig, type UpstreamFlags } from './upstream-config.js';
-import { protocolOfEndpointType } from '../rules/protocols.js';
+import { MODELS_PATH, protocolOfEndpointType } from '../rules/protocols/index.js';
 
 
 export function formatModelTable(models: ModelEntry[]): string {
@@ -49,7 +49,7 @@ async function listModels(cfg: UpstreamConfig, flags: UpstreamFlags, io: Io): Pr
   }
   const text = await res.body.text();
   if (res.statusCode !== 200) {
-    const d = diagnose(parseErrorBody(res.statusCode, text), { method: 'GET', originalPath: '/v1/models', canonicalPath: '/v1/models', time: new Date() });
+    const d = diagnose(parseErrorBody(res.statusCode, text), { method: 'GET', originalPath: MODELS_PATH, canonicalPath: MODELS_PATH, time: new Date() });
     io.err(`loopgate models: ${res.statusCode}: ${d?.hint ?? 'unexpected answer'}`);
     return EXIT.failed;
   }

@@ -3,7 +3,8 @@
 // proxy's state), and the model list a client sees when there are several
 // keys: the union of their lists, answered by Loopgate itself.
 import { decideRoute, keysListing, type KeyModels, type RouteQuery } from '../rules/key-routing.js';
-import { PROTOCOL_TABLE, type Protocol } from '../rules/protocols.js';
+// Routing reads the family: /v1/messages/count_tokens goes where Messages go.
+import { protocolOfPath } from '../rules/protocols/index.js';
 import { ProxyError } from '../rules/proxy-errors.js';
 import { suggestModels } from '../rules/suggest.js';
 import type { ProxyContext } from './context.js';
@@ -11,14 +12,6 @@ import type { Exchange } from './exchange.js';
 import { bridgeableKind } from './bridge-plan.js';
 import { LIST_FETCH_TIMEOUT_MS } from './models-cache.js';
 import type { RequestAbort } from './request-abort.js';
-
-/** The protocol a path speaks, for routing (`/v1/messages/count_tokens` goes where Messages go). */
-export function protocolOfPath(path: string): Protocol | undefined {
-  if (path === PROTOCOL_TABLE.chat.path) return 'chat';
-  if (path === PROTOCOL_TABLE.responses.path || path.startsWith(PROTOCOL_TABLE.responses.path + '/')) return 'responses';
-  if (path === PROTOCOL_TABLE.messages.path || path.startsWith(PROTOCOL_TABLE.messages.path + '/')) return 'messages';
-  return undefined;
-}
 
 /**
  * How long a request for a model no known list has waits for the lists still

@@ -8,6 +8,7 @@ import { ServerResponse, type IncomingHttpHeaders, type IncomingMessage } from '
 import type { Duplex } from 'node:stream';
 import { errorBody, readErrorEnvelope, type Envelope, type ProxyError } from '../rules/proxy-errors.js';
 import { describeRewrites, type Rewrite } from '../rules/paths.js';
+import { envelopeForTarget } from '../rules/protocols/index.js';
 import { ALIAS_HEADER, aliasHeaderValue } from '../rules/model-aliases.js';
 import type { Redactor } from '../rules/redact.js';
 import { ResponseCapture, type CaptureOptions } from './capture.js';
@@ -84,7 +85,7 @@ export class ClientReply {
   ) {
     this.capture = new ResponseCapture(ctx);
     // Early refusals (Host, Origin, 415, 503) still answer an Anthropic client in its shape.
-    this.envelope = /\/messages(\/|\?|$)/.test(ex.req.url ?? '') ? 'anthropic' : 'openai';
+    this.envelope = envelopeForTarget(ex.req.url ?? '');
   }
 
   get headersSent(): boolean {

@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { envelopeFor, midStreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { normaliseRequestPath } from '../rules/paths.js';
+import { MODELS_PATH } from '../rules/protocols/index.js';
 import { suggestModels } from '../rules/suggest.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
@@ -76,7 +77,7 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
       throw new ProxyError(404, 'not-an-api-path', `${ex.path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths (e.g. /v1/chat/completions, /v1/responses, /v1/messages, /v1/models). Check the tool's base URL.`);
     }
     // Several keys: the client sees one list, all of theirs.
-    if (ex.path === '/v1/models' && ex.req.method === 'GET' && ctx.keys.slots.length > 1) return await (ctx.aliases.size ? answerAliasedModelUnion : answerModelUnion)(ex, ctx);
+    if (ex.path === MODELS_PATH && ex.req.method === 'GET' && ctx.keys.slots.length > 1) return await (ctx.aliases.size ? answerAliasedModelUnion : answerModelUnion)(ex, ctx);
     const bridgeable = bridgeableKind(ex, ctx);
     await readBody(ex, ctx, bridgeable !== undefined);
     applyAlias(ex, ctx);

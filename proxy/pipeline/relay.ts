@@ -10,7 +10,7 @@ import { diagnose, parseErrorBody } from '../rules/diagnose.js';
 import { midStreamFailure, upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { protocolsByKey } from '../rules/key-routing.js';
 import { failOver } from './choose-key.js';
-import { PROTOCOL_TABLE } from '../rules/protocols.js';
+import { MODELS_PATH, protocolOfPath } from '../rules/protocols/index.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import type { Route } from './bridge-plan.js';
@@ -38,7 +38,7 @@ export async function relay(ex: Exchange, ctx: ProxyContext, route: Route, abort
   const body = route.session ? route.session.body : ex.body ?? ex.bodyStream ?? null;
   // The bridge's translation, for the Traffic view's "Show Translation" (the ring redacts it like the client's body).
   ex.bridgedBody = route.session?.body;
-  const anthropicRoute = route.path.startsWith(PROTOCOL_TABLE.messages.path);
+  const anthropicRoute = protocolOfPath(route.path) === 'messages';
   const upstream = await callUpstream(
     ctx,
     {
@@ -59,7 +59,7 @@ export async function relay(ex: Exchange, ctx: ProxyContext, route: Route, abort
   const session = route.session;
 
   if (upstream.statusCode >= 400 && !isStream) return relayError(ex, ctx, route, upstream);
-  if (upstream.statusCode === 200 && route.path === '/v1/models' && !isStream) {
+  if (upstream.statusCode === 200 && route.path === MODELS_PATH && !isStream) {
     await relayModels(ex, ctx, upstream, modelsGeneration);
     return 'relayed';
   }

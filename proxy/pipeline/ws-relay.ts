@@ -7,6 +7,7 @@
 import WebSocket, { type RawData } from 'ws';
 import { relayableCloseCode } from '../rules/websocket.js';
 import { scanTopLevel } from '../rules/json-top-level.js';
+import { ERROR_EVENT, PROTOCOL_TABLE } from '../rules/protocols/index.js';
 import type { WebSocketFacts } from '../core/record.js';
 import type { ProxyContext } from './context.js';
 import type { Exchange } from './exchange.js';
@@ -125,7 +126,7 @@ function inspectRequest(ex: Exchange, facts: WebSocketFacts, text: Buffer): bool
 }
 
 /** The events that end a response (the Responses stream's terminal events, and an error). */
-const FINAL = new Set(['response.completed', 'response.failed', 'response.incomplete', 'error'].map((t) => JSON.stringify(t)));
+const FINAL = new Set([...PROTOCOL_TABLE.responses.stream.terminal, ERROR_EVENT].map((t) => JSON.stringify(t)));
 
 function isFinalEvent(text: Buffer): boolean {
   const type = scanTopLevel(text, TYPE);

@@ -7,6 +7,7 @@
 //   - OpenAI-style clients (OpenAI SDK, Codex, @ai-sdk/openai) take {base_url},
 //     ending in /v1 once, and append the endpoint.
 import type { Rewrite } from './paths.js';
+import { looksLikeMessagesTarget } from './protocols/anthropic-messages.js';
 
 export type ClientId = 'claude-code' | 'anthropic-sdk' | 'ai-sdk-anthropic' | 'codex' | 'openai-sdk' | 'ai-sdk-openai';
 
@@ -95,7 +96,7 @@ function appendsFullPath(client: ClientId | undefined): boolean | undefined {
  * no longer has to rewrite. `origin` is the proxy's, e.g. http://127.0.0.1:8787.
  */
 export function rewriteHint(rewrite: Rewrite, origin: string, client?: ClientId): string | undefined {
-  const anthropic = /\/messages(\/|$)/.test(rewrite.to);
+  const anthropic = looksLikeMessagesTarget(rewrite.to);
   const who = client ? `${NAME[client]} sent ${rewrite.from}` : `A tool sent ${rewrite.from}`;
   if (anthropic) {
     const full = appendsFullPath(client);

@@ -4,7 +4,10 @@
 // the finish reason). The shapes are the OpenTelemetry GenAI conventions'
 // message parts, so the OTLP content capture, the Traffic view and
 // `loopgate show` read one rebuild. Pure, no I/O.
-import type { Protocol } from './protocols.js';
+import { MESSAGES_EVENTS } from './protocols/anthropic-messages.js';
+import { CHAT_DONE } from './protocols/chat-completions.js';
+import { bridgedFrom, endpointProtocol, type Protocol } from './protocols/index.js';
+import { isResponsesTerminal, isResponsesTextPart, RESPONSES_EVENTS } from './protocols/responses.js';
 
 export type Part = Record<string, unknown>;
 export interface Message {
@@ -31,11 +34,9 @@ function toPart(block: unknown): Part {
   if (typeof block === 'string') return text(block);
   const b = obj(block) ?? {};
   const type = typeof b.type === 'string' ? b.type : 'unknown';
+  // Chat's and Messages' `text` is among Responses' text part types.
+  if (isResponsesTextPart(type)) return text(typeof b.text === 'string' ? b.text : '');
   switch (type) {
-    case 'text':
-    case 'input_text':
-    case 'output_text':
-      return text(typeof b.text === 'string' ? b.text : '');
     case 'tool_use':
       return { type: 'tool_call', id: b.id, name: b.name, arguments: b.input };
     case 'tool_result':
@@ -132,7 +133,7 @@ export function streamMessages(protocol: Protocol, sse: string): Message[] | und
   for (const line of sse.split('\n')) {
     if (!line.startsWith('data:')) continue;
     const data = line.slice(5).trim();
-    if (!data || data === '[DONE]') continue;
+    if (!data || data === CHAT_DONE) continue;
     try {
       const e = obj(JSON.parse(data));
       if (e) events.push(e);
@@ -143,10 +144,10 @@ export function streamMessages(protocol: Protocol, sse: string): Message[] | und
   if (events.length === 0) return undefined;
   if (protocol === 'responses') {
     // The closing event carries the whole response.
-    const done = events.findLast((e) => typeof e.type === 'string' && /^response\.(completed|incomplete|failed)$/.test(e.type));
+    const done = events.findLast((e) => isResponsesTerminal(e.type));
     const response = obj(done?.response);
     if (response) return responseMessages('responses', response);
-    const joined = events.filter((e) => e.type === 'response.output_text.delta').map((e) => stringify(e.delta)).join('');
+    const joined = events.filter((e) => e.type === RESPONSES_EVENTS.textDelta).map((e) => stringify(e.delta)).join('');
     return [{ role: 'assistant', parts: [text(joined)] }];
   }
   if (protocol === 'chat') {
@@ -185,18 +186,18 @@ export function streamMessages(protocol: Protocol, sse: string): Message[] | und
   let finish: string | undefined;
   for (const e of events) {
     const index = typeof e.index === 'number' ? e.index : 0;
-    if (e.type === 'content_block_start') {
+    if (e.type === MESSAGES_EVENTS.blockStart) {
       const part = toPart(e.content_block);
       if (part.type === 'tool_call') part.arguments = '';
       blocks.set(index, part);
-    } else if (e.type === 'content_block_delta') {
+    } else if (e.type === MESSAGES_EVENTS.blockDelta) {
       const d = obj(e.delta) ?? {};
       const part = blocks.get(index) ?? text('');
       if (typeof d.text === 'string') part.content = `${(part.content as string | undefined) ?? ''}${d.text}`;
       if (typeof d.thinking === 'string') part.content = `${(part.content as string | undefined) ?? ''}${d.thinking}`;
       if (typeof d.partial_json === 'string') part.arguments = `${(part.arguments as string | undefined) ?? ''}${d.partial_json}`;
       blocks.set(index, part);
-    } else if (e.type === 'message_delta') {
+    } else if (e.type === MESSAGES_EVENTS.messageDelta) {
       const reason = obj(e.delta)?.stop_reason;
       if (typeof reason === 'string') finish = reason;
     }
@@ -204,15 +205,6 @@ export function streamMessages(protocol: Protocol, sse: string): Message[] | und
   return [{ role: 'assistant', parts: [...blocks.entries()].sort(([a], [b]) => a - b).map(([, p]) => p), finish_reason: finish }];
 }
 
-
-/** Which protocol a canonical path speaks (its query ignored); undefined for anything else (/v1/models, …). */
-export function protocolOfPath(path: string): Protocol | undefined {
-  const p = path.split('?', 1)[0];
-  if (p === '/v1/chat/completions') return 'chat';
-  if (p === '/v1/responses') return 'responses';
-  if (p === '/v1/messages') return 'messages';
-  return undefined;
-}
 
 export interface Conversation {
   /** What the client spoke, and what the answer was written in (chat when the bridge served it). */
@@ -249,8 +241,8 @@ function parseObject(text: string | undefined): Record<string, unknown> | undefi
 
 /** One exchange as a conversation: the request's messages and the answer rebuilt (JSON or stream). */
 export function reassemble(x: ExchangeBodies): Conversation {
-  const responseProtocol = protocolOfPath(x.path);
-  const bridged = /^(chat|responses|messages)->/.exec(x.bridge ?? '')?.[1] as Protocol | undefined;
+  const responseProtocol = endpointProtocol(x.path);
+  const bridged = bridgedFrom(x.bridge);
   const requestProtocol = bridged ?? responseProtocol;
   const out: Conversation = { requestProtocol, responseProtocol, input: [] };
   if (!requestProtocol) return out;

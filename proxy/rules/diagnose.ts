@@ -5,7 +5,7 @@
 // request body. The diagnosis routes on the status plus the relay's error
 // code/type, never on message text: relays localise their messages.
 
-import { PROTOCOL_ORDER, PROTOCOL_TABLE, minimalFields } from './protocols.js';
+import { COUNT_TOKENS_PATH, PROTOCOL_ORDER, PROTOCOL_TABLE, minimalFields, protocolOfPath } from './protocols/index.js';
 import { readErrorEnvelope } from './proxy-errors.js';
 import { suggestModels } from './suggest.js';
 import type { BridgeMode } from '../core/options.js';
@@ -71,8 +71,6 @@ export interface Diagnosis {
  * one at a time, so the hint lists what the request has beyond it.
  */
 const MINIMAL: Record<string, readonly string[]> = Object.fromEntries(PROTOCOL_ORDER.map((p) => [PROTOCOL_TABLE[p].path, minimalFields(p)]));
-
-const COUNT_TOKENS_PATH = `${PROTOCOL_TABLE.messages.path}/count_tokens`;
 
 export function extraParams(canonicalPath: string, params: readonly string[] = []): string[] {
   const minimal = MINIMAL[canonicalPath] ?? ['model', 'stream'];
@@ -167,7 +165,7 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
 }
 
 function protocolUnsupported(ctx: DiagnosisContext): Diagnosis {
-  const which = (ctx.canonicalPath.startsWith(PROTOCOL_TABLE.messages.path) ? PROTOCOL_TABLE.messages : PROTOCOL_TABLE.responses).title;
+  const which = PROTOCOL_TABLE[protocolOfPath(ctx.canonicalPath) === 'messages' ? 'messages' : 'responses'].title;
   if (ctx.canonicalPath === COUNT_TOKENS_PATH) {
     // Chat Completions has no token counting, so the bridge cannot stand in, and
     // spending a real completion to count would cost the user money unasked.

@@ -4,7 +4,7 @@
 // conventions' JSON shape. Read from what the exchange already holds (the
 // capture's head and tail, the held body's top level), never a second parse
 // of a whole body on the hot path. Pure, no I/O.
-import type { Protocol } from './protocols.js';
+import { MAX_TOKENS_FIELDS, type Protocol } from './protocols/index.js';
 import { obj, requestMessages, responseMessages, streamMessages, type Message } from './conversation.js';
 
 export interface ResponseFacts {
@@ -52,9 +52,7 @@ export const REQUEST_VALUE_KEYS: ReadonlySet<string> = new Set([
   'temperature',
   'top_p',
   'top_k',
-  'max_tokens',
-  'max_completion_tokens',
-  'max_output_tokens',
+  ...MAX_TOKENS_FIELDS,
   'frequency_penalty',
   'presence_penalty',
   'seed',
@@ -86,7 +84,7 @@ export function requestValueAttributes(values: Record<string, unknown> | undefin
     const v = num(field);
     if (v !== undefined) out[attr] = v;
   }
-  const max = num('max_tokens') ?? num('max_completion_tokens') ?? num('max_output_tokens');
+  const max = MAX_TOKENS_FIELDS.map(num).find((v) => v !== undefined);
   if (max !== undefined) out['gen_ai.request.max_tokens'] = max;
   // The conventions ask for the choice count only when it is not 1.
   const n = num('n');

@@ -36,7 +36,7 @@ import {
   OPENAI_API_TYPE_VALUE_CHAT_COMPLETIONS,
   OPENAI_API_TYPE_VALUE_RESPONSES,
 } from '@opentelemetry/semantic-conventions/incubating';
-import type { Protocol } from './protocols.js';
+import { bridgedFrom, endpointProtocol, type Protocol } from './protocols/index.js';
 import type { Redactor } from './redact.js';
 import { contentAttributes, requestValueAttributes, type AttrValue, type ContentAttributes, type ResponseFacts, type TraceParent } from './genai-facts.js';
 
@@ -137,15 +137,17 @@ interface Operation {
   provider: string;
 }
 
-const OPERATIONS: Array<[RegExp, Operation]> = [
-  [/^\/v1\/chat\/completions(?:\?|$)/, { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'chat', provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI }],
-  [/^\/v1\/responses(?:\?|$)/, { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'responses', provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI }],
-  [/^\/v1\/messages(?:\?|$)/, { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'messages', provider: GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC }],
+const PROTOCOL_OPERATIONS: Readonly<Record<Protocol, Operation>> = {
+  chat: { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'chat', provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI },
+  responses: { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'responses', provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI },
+  messages: { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'messages', provider: GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC },
+};
+
+/** Endpoints the proxy forwards that are no protocol of the service's, but have a GenAI operation name. */
+const OTHER_OPERATIONS: Array<[RegExp, Operation]> = [
   [/^\/v1\/completions(?:\?|$)/, { name: GEN_AI_OPERATION_NAME_VALUE_TEXT_COMPLETION, provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI }],
   [/^\/v1\/embeddings(?:\?|$)/, { name: GEN_AI_OPERATION_NAME_VALUE_EMBEDDINGS, provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI }],
 ];
-
-const BRIDGE_FROM: Record<string, Protocol> = { responses: 'responses', messages: 'messages', chat: 'chat' };
 
 /**
  * The client's protocol: a bridged record forwarded to the chat route, so its
@@ -156,9 +158,11 @@ type OperationFields = Pick<SpanRecord, 'canonicalPath' | 'bridge' | 'method'> &
 export function clientOperation(rec: OperationFields): Operation | undefined {
   // A WebSocket (GET, 101) carries the same requests as the POSTs of its path (Responses over WebSocket).
   if (rec.method !== 'POST' && !(rec.method === 'GET' && rec.status === 101)) return undefined;
-  const from = rec.bridge ? BRIDGE_FROM[rec.bridge.split('->')[0] ?? ''] : undefined;
-  if (from) return OPERATIONS.find(([, op]) => op.protocol === from)![1];
-  return OPERATIONS.find(([re]) => re.test(rec.canonicalPath))?.[1];
+  const from = bridgedFrom(rec.bridge);
+  if (from) return PROTOCOL_OPERATIONS[from];
+  const protocol = endpointProtocol(rec.canonicalPath);
+  if (protocol) return PROTOCOL_OPERATIONS[protocol];
+  return OTHER_OPERATIONS.find(([re]) => re.test(rec.canonicalPath))?.[1];
 }
 
 /** The wire format of the answer the capture holds: chat when the bridge served it. */

@@ -20,6 +20,8 @@
 //   conversation state, background runs), so the request gets a 400 naming it,
 //   unless it has the value that changes nothing (`harmless`).
 
+import type { Protocol } from './protocols/index.js';
+
 export type BridgeAction = 'translate' | 'drop' | 'refuse';
 
 export interface ParamRule {
@@ -118,7 +120,8 @@ export const CHAT_PARAMS: readonly string[] = [
   'modalities', 'prediction', 'web_search_options', 'functions', 'function_call', 'moderation',
 ];
 
-export type ParamProtocol = 'chat' | 'responses' | 'messages';
+/** The protocol union, under the name this table's readers import. */
+export type ParamProtocol = Protocol;
 
 const KNOWN: Record<ParamProtocol, ReadonlySet<string>> = {
   chat: new Set(CHAT_PARAMS),

@@ -3,7 +3,9 @@
 // parses (OpenAI's on OpenAI routes, Anthropic's on /v1/messages).
 import { DEFAULT_TIMEOUTS } from '../core/options.js';
 
-export type Envelope = 'openai' | 'anthropic';
+// Which envelope a path gets is the protocol modules' answer (rules/protocols/).
+export { envelopeFor, type Envelope } from './protocols/index.js';
+import type { Envelope } from './protocols/index.js';
 
 export class ProxyError extends Error {
   /** The request parameter at fault, sent as error.param on OpenAI routes. */
@@ -20,10 +22,6 @@ export class ProxyError extends Error {
     this.param = options?.param;
     this.name = 'ProxyError';
   }
-}
-
-export function envelopeFor(path: string): Envelope {
-  return /^\/v1\/messages(\/|$)/.test(path) ? 'anthropic' : 'openai';
 }
 
 /**

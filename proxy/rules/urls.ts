@@ -8,22 +8,22 @@
 // Pure functions of strings: the proxy, the extension and the language server
 // all import this module, so there is exactly one definition of a good URL.
 
-import { PROTOCOL_TABLE } from './protocols.js';
+import { COUNT_TOKENS_ENDPOINT, PROTOCOL_TABLE, modelsList } from './protocols/index.js';
 import { maskKey, SECRET_PATTERNS } from './secret-patterns.js';
 
 /** Endpoint paths a user may have pasted onto a base URL, longest first. */
-export const ENDPOINT_SUFFIXES = [
-  '/messages/count_tokens',
-  '/chat/completions',
+export const ENDPOINT_SUFFIXES: readonly string[] = [
+  COUNT_TOKENS_ENDPOINT,
+  PROTOCOL_TABLE.chat.endpoint,
   '/completions',
-  '/responses',
-  '/messages',
-  '/models',
+  PROTOCOL_TABLE.responses.endpoint,
+  PROTOCOL_TABLE.messages.endpoint,
+  modelsList.endpoint,
   '/embeddings',
-] as const;
+];
 
 /** Known OpenAI-style endpoints the proxy will prefix with /v1 when it is missing. */
-export const KNOWN_ENDPOINTS = ['/models', '/chat/completions', '/responses', '/messages', '/messages/count_tokens'] as const;
+export const KNOWN_ENDPOINTS: readonly string[] = [modelsList.endpoint, PROTOCOL_TABLE.chat.endpoint, PROTOCOL_TABLE.responses.endpoint, PROTOCOL_TABLE.messages.endpoint, COUNT_TOKENS_ENDPOINT];
 
 export type UrlProblemCode =
   | 'invalid-url'
@@ -100,7 +100,7 @@ export function splitBasePath(path: string): SplitPath {
     const lower = segments.map((x) => x.toLowerCase());
     const at = lower.findLastIndex((x, i) => x === 'v1' && lower[i + 1] === 'models' && i + 2 < lower.length);
     if (at >= 0) {
-      endpoint ??= '/models';
+      endpoint ??= modelsList.endpoint;
       segments.splice(at + 1);
       continue;
     }

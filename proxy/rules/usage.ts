@@ -1,13 +1,16 @@
 // Token usage from a response body or a stream's text, in any of the three
-// protocols' field names. Works on a head+tail excerpt: the proxy never holds
-// a whole stream to learn how many tokens it cost.
+// protocols' field names (each protocol module's usage shape). Works on a
+// head+tail excerpt: the proxy never holds a whole stream to learn how many
+// tokens it cost.
 import type { TokenUsage } from '../core/record.js';
+import { usageFieldNames, type UsageShape } from './protocols/index.js';
 
-const FIELDS: Array<[keyof TokenUsage, RegExp]> = [
-  ['input', /"(?:prompt_tokens|input_tokens)"\s*:\s*(\d+)/g],
-  ['output', /"(?:completion_tokens|output_tokens)"\s*:\s*(\d+)/g],
-  ['total', /"total_tokens"\s*:\s*(\d+)/g],
-];
+/** `"name": 123` for any protocol's name of this usage field. */
+function fieldPattern(field: Parameters<typeof usageFieldNames>[0]): RegExp {
+  return new RegExp(`"(?:${usageFieldNames(field).join('|')})"\\s*:\\s*(\\d+)`, 'g');
+}
+
+const FIELDS: Array<[keyof TokenUsage, RegExp]> = (['input', 'output', 'total'] as const).map((f) => [f, fieldPattern(f)]);
 
 /** The last number a global pattern captures in `text` (later events carry the final counts). */
 function lastValue(re: RegExp, text: string): number | undefined {
@@ -45,11 +48,7 @@ export interface UsageDetails extends TokenUsage {
   reasoning?: number;
 }
 
-const DETAIL_FIELDS: Array<[keyof UsageDetails, RegExp]> = [
-  ['cacheRead', /"(?:cached_tokens|cache_read_input_tokens)"\s*:\s*(\d+)/g],
-  ['cacheWrite', /"cache_creation_input_tokens"\s*:\s*(\d+)/g],
-  ['reasoning', /"reasoning_tokens"\s*:\s*(\d+)/g],
-];
+const DETAIL_FIELDS: Array<[keyof UsageDetails, RegExp]> = (['cacheRead', 'cacheWrite', 'reasoning'] as const satisfies ReadonlyArray<keyof UsageShape>).map((f) => [f, fieldPattern(f)]);
 
 /** extractUsage plus the cache and reasoning counts (the last value of each, as for the totals). */
 export function usageDetails(text: string): UsageDetails | undefined {

@@ -1,9 +1,10 @@
 // The simulator's fixture: key groups (protocols + models) and API keys.
 // Validated once at start so a bad file fails with a message naming the field.
 import { readFileSync } from 'node:fs';
+import { PROTOCOL_TABLE, type Protocol } from '../rules/protocols/index.js';
 
-export const PROTOCOLS = ['chat', 'responses', 'messages'] as const;
-export type Protocol = (typeof PROTOCOLS)[number];
+export type { Protocol };
+export const PROTOCOLS = Object.keys(PROTOCOL_TABLE) as readonly Protocol[];
 export type KeyStatus = 'active' | 'disabled' | 'restricted';
 
 export interface FixtureModel {

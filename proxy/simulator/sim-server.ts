@@ -1,7 +1,8 @@
 // The simulator's request handler. Checks run in the relay's order so the
 // proxy's diagnosis can rely on status + code: route → auth → key standing →
 // body → protocol on group → model → rpm → faults → reply.
-import { ENDPOINT_TYPE } from '../rules/protocols.js';
+import { COUNT_TOKENS_PATH, ENDPOINT_TYPE, MODELS_PATH, PROTOCOL_TABLE } from '../rules/protocols/index.js';
+import { looksLikeMessagesTarget } from '../rules/protocols/anthropic-messages.js';
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -24,11 +25,7 @@ export const MAX_RECORDS = 10_000;
 /** Model `created` is fixed so the list is deterministic. */
 export const MODEL_CREATED = 1_715_000_000;
 
-const POST_ROUTES: Record<string, ProtocolModule> = {
-  '/v1/chat/completions': chatProtocol,
-  '/v1/responses': responsesProtocol,
-  '/v1/messages': messagesProtocol,
-};
+const POST_ROUTES: Record<string, ProtocolModule> = Object.fromEntries([chatProtocol, responsesProtocol, messagesProtocol].map((m) => [m.path, m]));
 
 type Route = { kind: 'models' } | { kind: 'model'; id: string } | { kind: 'post'; module: ProtocolModule } | { kind: 'count_tokens' };
 
@@ -55,9 +52,9 @@ export function newRequestId(): string {
 }
 
 function matchRoute(method: string, pathname: string): Route | undefined {
-  if (method === 'GET' && pathname === '/v1/models') return { kind: 'models' };
-  if (method === 'GET' && pathname.startsWith('/v1/models/') && pathname.length > '/v1/models/'.length) {
-    const raw = pathname.slice('/v1/models/'.length);
+  if (method === 'GET' && pathname === MODELS_PATH) return { kind: 'models' };
+  if (method === 'GET' && pathname.startsWith(MODELS_PATH + '/') && pathname.length > MODELS_PATH.length + 1) {
+    const raw = pathname.slice(MODELS_PATH.length + 1);
     let id = raw;
     try {
       id = decodeURIComponent(raw);
@@ -66,14 +63,15 @@ function matchRoute(method: string, pathname: string): Route | undefined {
     }
     return { kind: 'model', id };
   }
-  if (method === 'POST' && pathname === '/v1/messages/count_tokens') return { kind: 'count_tokens' };
+  if (method === 'POST' && pathname === COUNT_TOKENS_PATH) return { kind: 'count_tokens' };
   const module = POST_ROUTES[pathname];
   if (method === 'POST' && module) return { kind: 'post', module };
   return undefined;
 }
 
 function envelopeFor(pathname: string): Envelope {
-  return /\/messages(\/|$)/.test(pathname) ? 'anthropic' : 'openai';
+  // The relay answers in Anthropic's envelope wherever a /messages segment is (pathname has no query).
+  return looksLikeMessagesTarget(pathname) ? 'anthropic' : 'openai';
 }
 
 function send(res: ServerResponse, rec: RecordedRequest | undefined, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -142,7 +140,7 @@ export function renderContext(requestId: string, model: string, group: FixtureGr
 export function checkProtocol(module: ProtocolModule, key: FixtureKey, group: FixtureGroup): void {
   if (group.protocols.includes(module.protocol)) return;
   const alternative = (['chat', 'responses', 'messages'] as const).find((p) => group.protocols.includes(p));
-  const altPath = alternative === 'chat' ? '/v1/chat/completions' : alternative === 'responses' ? '/v1/responses' : '/v1/messages';
+  const altPath = PROTOCOL_TABLE[alternative ?? 'messages'].path;
   throw new SimError(
     'endpoint_not_supported',
     `This route does not support ${module.title} (POST ${module.path}) for the key group "${key.group}"; use ${altPath} instead, or a group that supports ${module.title}`,

@@ -12,6 +12,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
+import { PROTOCOL_TABLE } from '../rules/protocols/index.js';
+import { responsesUsage } from '../rules/protocols/responses.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { authenticate, checkStanding, presentedKey } from './auth.js';
 import { errorBody, SimError } from './relay-errors.js';
@@ -22,7 +24,7 @@ import { responsesProtocol } from './protocols/responses.js';
 import { recordRequest, type RecordedRequest } from './request-record.js';
 import { checkModel, checkProtocol, newRequestId, renderContext, type SimState } from './sim-server.js';
 
-const RESPONSES_PATH = '/v1/responses';
+const RESPONSES_PATH = PROTOCOL_TABLE.responses.path;
 
 export function websocketUpgrades(state: SimState, secrets: () => readonly string[]): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   const server = new WebSocketServer({ noServer: true, clientTracking: false });
@@ -124,7 +126,7 @@ function warmUp(events: string[]): string[] {
   const last = JSON.parse(events[events.length - 1]!) as { response?: Record<string, unknown> };
   if (last.response) {
     last.response.output = [];
-    last.response.usage = { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
+    last.response.usage = responsesUsage({});
   }
   return [JSON.stringify(first), JSON.stringify(last)];
 }

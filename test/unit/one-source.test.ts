@@ -2,18 +2,22 @@
 // constant-time compare, the Anthropic error-type table, the upstream-error
 // reader, the GET /models list parser and the protocol table (paths, titles,
 // minimal requests) each have one definition in proxy/rules/; the places that
-// used to keep their own copy now answer from it.
+// used to keep their own copy now answer from it. Issue 24: each protocol's
+// paths, envelope, usage shape, stream events and text parts live in its own
+// module (proxy/rules/protocols/), and no other source spells them out.
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_INFO } from '../../extension/protocols.js';
 import { parseModels } from '../../extension/views/modelList.js';
 import { CHAT_PATH } from '../../proxy/bridge/index.js';
-import { bridgeKindForPath } from '../../proxy/bridge/types.js';
+import { bridgeKindForPath, bridgeLabel } from '../../proxy/bridge/types.js';
 import { formatModelTable } from '../../proxy/cli/models.js';
 import { runDoctor } from '../../proxy/doctor.js';
 import { modelProtocols, parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
-import { ANTHROPIC_VERSION, ENDPOINT_TYPE, PROTOCOL_ORDER, PROTOCOL_TABLE, minimalRequest, protocolOfEndpointType } from '../../proxy/rules/protocols.js';
+import { ANTHROPIC_VERSION, ENDPOINT_TYPE, PROTOCOL_ORDER, PROTOCOL_TABLE, bridgedFrom, envelopeFor, envelopeForTarget, minimalRequest, outputText, pathProtocol, protocolOfEndpointType } from '../../proxy/rules/protocols.js';
 import { defaultFixture, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
 import { chatProtocol } from '../../proxy/simulator/protocols/chat.js';
 import { messagesProtocol } from '../../proxy/simulator/protocols/messages.js';
@@ -277,5 +281,109 @@ describe('the /models list and the protocol table: one source each', () => {
         });
       }
     }
+  });
+});
+
+describe('protocol knowledge: one module per protocol', () => {
+  const ROOT = join(__dirname, '..', '..');
+
+  /** Every TypeScript source of the proxy and the extension, relative to the root. */
+  function sources(): string[] {
+    return ['proxy', 'extension'].flatMap((dir) =>
+      (readdirSync(join(ROOT, dir), { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => `${dir}/${f.split(sep).join('/')}`),
+    );
+  }
+
+  // What only a protocol module may spell out. Prose that names a path inside a
+  // sentence (hints, help text, error messages) is not a decision and passes.
+  const FORBIDDEN: Array<[string, RegExp]> = [
+    ['a protocol path as a string', /(['"`])\/v1\/(chat\/completions|responses|messages|models)(\/[^'"`\s]*)?\1/],
+    ['a protocol path appended in a template', /\$\{[^}]*\}\/v1\/(chat\/completions|responses|messages|models)\b/],
+    ['a protocol path in a regular expression', /\\\/(v1\\\/)?(chat\\\/completions|responses|messages|models)(\(|\\\/|\$)/],
+    ['a stream event or text part name', /(['"`])[^'"`\n]*(output_text|response\.(completed|incomplete|failed)|message_stop|\[DONE\])[^'"`\n]*\1/],
+    ['a usage field name', /(?<![\w])(?<!max_)(prompt_tokens|completion_tokens|input_tokens|output_tokens|cache_read_input_tokens|cache_creation_input_tokens)\b/],
+  ];
+
+  // Allowed outside the modules, and why:
+  // - proxy/rules/protocols/ is where they live (protocols.ts re-exports it);
+  // - the simulator writes usage objects the proxy never writes: chat's with
+  //   optional reasoning details, Messages' in the real API's key order
+  //   (message_start's cache fields before output_tokens, message_delta's
+  //   output_tokens alone), and count_tokens' {input_tokens}. It must keep
+  //   answering what the real service answers (seed-spec.md), so these stay
+  //   its own; its paths, events and text parts come from the modules.
+  const ALLOWED: Record<string, readonly string[]> = {
+    'proxy/simulator/protocols/chat.ts': ['a usage field name'],
+    'proxy/simulator/protocols/messages.ts': ['a usage field name'],
+    'proxy/simulator/sim-server.ts': ['a usage field name'],
+  };
+
+  function isModule(file: string): boolean {
+    return file.startsWith('proxy/rules/protocols/') || file === 'proxy/rules/protocols.ts';
+  }
+
+  function findings(file: string, text: string): string[] {
+    const out: string[] = [];
+    text.split('\n').forEach((line, i) => {
+      const t = line.trim();
+      if (t.startsWith('//') || t.startsWith('*') || t.startsWith('/*')) return;
+      for (const [what, re] of FORBIDDEN) if (re.test(line) && !ALLOWED[file]?.includes(what)) out.push(`${file}:${i + 1}: ${what}: ${t}`);
+    });
+    return out;
+  }
+
+  it('no source outside proxy/rules/protocols/ spells out a protocol path, event, text part or usage field', () => {
+    const files = sources().filter((f) => !isModule(f));
+    expect(files.length).toBeGreaterThan(100);
+    const found = files.flatMap((f) => findings(f, readFileSync(join(ROOT, f), 'utf8')));
+    expect(found, 'use the protocol modules in proxy/rules/protocols/ (or allow-list it here with the reason)').toEqual([]);
+  });
+
+  it('the guard sees each kind of copy it is meant to catch (a guard that cannot fail is a defect)', () => {
+    const planted = [
+      "if (path === '/v1/responses') return 'responses';",
+      'const url = `${base}/v1/models`;',
+      "const anthropic = /\\/messages(\\/|$)/.test(path);",
+      "if (type === 'response.completed') done = true;",
+      "if (data === '[DONE]') break;",
+      "parts.push({ type: 'output_text', text });",
+      'const input = usage.prompt_tokens;',
+    ];
+    for (const line of planted) expect(findings('proxy/pipeline/x.ts', line), line).toHaveLength(1);
+    // Prose, comments and request caps pass.
+    for (const line of ["hint: 'Claude Code appends /v1/messages itself'", '// the stream ends with [DONE]', "max_output_tokens: 'max_tokens',"]) {
+      expect(findings('proxy/pipeline/x.ts', line), line).toEqual([]);
+    }
+    // The allow-list is per file and per kind.
+    expect(findings('proxy/simulator/protocols/chat.ts', 'prompt_tokens: n,')).toEqual([]);
+    expect(findings('proxy/simulator/protocols/chat.ts', "events.push('[DONE]');")).toHaveLength(1);
+  });
+
+  it('one function says which protocol a path is: family for routing and envelopes, exact endpoint for conversations and the bridge', () => {
+    expect(pathProtocol('/v1/chat/completions')).toEqual({ protocol: 'chat', exact: true });
+    expect(pathProtocol('/v1/responses?x=1')).toEqual({ protocol: 'responses', exact: true });
+    expect(pathProtocol('/v1/responses/resp_1')).toEqual({ protocol: 'responses', exact: false });
+    expect(pathProtocol('/v1/messages/count_tokens')).toEqual({ protocol: 'messages', exact: false });
+    expect(pathProtocol('/v1/chat/completions/x')).toBeUndefined();
+    expect(pathProtocol('/v1/messagesx')).toBeUndefined();
+    expect(pathProtocol('/v1/models')).toBeUndefined();
+    expect(bridgeKindForPath('/v1/responses/resp_1')).toBeUndefined();
+    expect(envelopeFor('/v1/messages/count_tokens')).toBe('anthropic');
+    expect(envelopeFor('/v1/responses')).toBe('openai');
+    // Before the path is canonical (early refusals), any /messages segment answers in Anthropic's envelope.
+    expect(envelopeForTarget('/v1/v1/messages?beta=true')).toBe('anthropic');
+    expect(envelopeForTarget('/v1/chat/completions')).toBe('openai');
+    // What the client spoke when the bridge served it: read from the label the bridge writes.
+    expect(bridgedFrom(bridgeLabel('messages'))).toBe('messages');
+    expect(bridgedFrom(bridgeLabel('responses'))).toBe('responses');
+    expect([bridgedFrom(undefined), bridgedFrom('toString->chat'), bridgedFrom('responses')]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it("each protocol's text is read by its module (the Model Explorer's Try and the simulator agree)", () => {
+    expect(outputText('chat', { choices: [{ message: { content: 'hi' } }] })).toBe('hi');
+    expect(outputText('responses', { output: [{ content: [{ type: 'output_text', text: 'a' }, { type: 'refusal' }, { type: 'output_text', text: 'b' }] }] })).toBe('ab');
+    expect(outputText('responses', { output_text: 'sdk', output: [] })).toBe('sdk');
+    expect(outputText('messages', { content: [{ type: 'text', text: 'x' }, { type: 'tool_use' }, { type: 'text', text: 'y' }] })).toBe('xy');
+    expect(outputText('chat', undefined)).toBe('');
   });
 });

@@ -1,6 +1,7 @@
 // POST /v1/chat/completions: OpenAI Chat Completions, including tool calls
 // (the protocol bridge relies on them).
 import { PROTOCOL_TABLE } from '../../rules/protocols.js';
+import { CHAT_DONE } from '../../rules/protocols/chat-completions.js';
 import { errorBody, type SimError } from '../relay-errors.js';
 import { contentText, echoText, lastTurn, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
@@ -131,7 +132,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     ...(thought ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
   };
   if (isObject(body.stream_options) && body.stream_options.include_usage === true) events.push(sseFrame(null, { ...base, choices: [], usage }));
-  events.push(sseFrame(null, '[DONE]'));
+  events.push(sseFrame(null, CHAT_DONE));
 
   return {
     json: {

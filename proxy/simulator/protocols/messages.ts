@@ -1,5 +1,6 @@
 // POST /v1/messages: the Anthropic Messages entry point.
 import { PROTOCOL_TABLE } from '../../rules/protocols.js';
+import { MESSAGES_EVENTS } from '../../rules/protocols/anthropic-messages.js';
 import { errorBody, type SimError } from '../relay-errors.js';
 import { contentText, echoText, lastTurn, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
@@ -124,7 +125,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
         ...splitChunks(json, Math.max(2, ctx.chunks)).map((partial_json) => ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json } })),
         ev('content_block_stop', { index: 0 }),
         ev('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: out } }),
-        ev('message_stop'),
+        ev(MESSAGES_EVENTS.messageStop),
       ],
       errorEvent,
     };
@@ -136,7 +137,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     ...splitChunks(text, ctx.chunks).map((t) => ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: t } })),
     ev('content_block_stop', { index: 0 }),
     ev('message_delta', { delta: { stop_reason: stopReason, stop_sequence: stopSequence }, usage: { output_tokens: outputTokens } }),
-    ev('message_stop'),
+    ev(MESSAGES_EVENTS.messageStop),
   ];
   return {
     json: message([{ type: 'text', text }], stopReason, stopSequence, outputTokens),

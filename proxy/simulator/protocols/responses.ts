@@ -1,6 +1,7 @@
 // POST /v1/responses: the OpenAI Responses API, with the full typed event
 // sequence the SDK's `responses.stream()` accumulator expects.
 import { PROTOCOL_TABLE } from '../../rules/protocols.js';
+import { outputTextPart, RESPONSES_EVENTS, responsesUsage } from '../../rules/protocols/responses.js';
 import { ERROR_ROWS, type SimError } from '../relay-errors.js';
 import { contentText, echoText, lastTurn, type Turn, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
 import {
@@ -104,7 +105,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   const inputTokens = estimateTokens(textLength(body.input) + textLength(body.instructions));
   const outputTokens = estimateTokens(text.length);
 
-  const part = (t: string) => ({ type: 'output_text', text: t, annotations: [], logprobs: [] });
+  const part = outputTextPart;
   const item = (status: string, content: unknown[]) => ({ id: itemId, type: 'message', status, role: 'assistant', content });
   const response = (status: string, output: unknown[], usage: unknown) => ({
     id,
@@ -132,13 +133,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     user: body.user ?? null,
     metadata: body.metadata ?? {},
   });
-  const usage = {
-    input_tokens: inputTokens,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: outputTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: inputTokens + outputTokens,
-  };
+  const usage = responsesUsage({ input: inputTokens, output: outputTokens });
   let seq = 0;
   const ev = (type: string, fields: Record<string, unknown>) => sseFrame(type, { type, sequence_number: seq++, ...fields });
   const start = () => [ev('response.created', { response: response('in_progress', [], null) }), ev('response.in_progress', { response: response('in_progress', [], null) })];
@@ -155,7 +150,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
       tool.custom
         ? { id: fcId, type: 'custom_tool_call', status, call_id: callId('call_', tool, args), name: tool.name, ...ns, input: a }
         : { id: fcId, type: 'function_call', status, arguments: a, call_id: callId('call_', tool, args), name: tool.name, ...ns };
-    const finalResponse = response('completed', [call('completed', args)], { ...usage, output_tokens: out, total_tokens: inputTokens + out });
+    const finalResponse = response('completed', [call('completed', args)], responsesUsage({ input: inputTokens, output: out }));
     const where = { item_id: fcId, output_index: 0 };
     const pieces = splitChunks(args, Math.max(2, ctx.chunks));
     const events = [
@@ -165,7 +160,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
         ? [...pieces.map((delta) => ev('response.custom_tool_call_input.delta', { ...where, delta })), ev('response.custom_tool_call_input.done', { ...where, input: args })]
         : [...pieces.map((delta) => ev('response.function_call_arguments.delta', { ...where, delta })), ev('response.function_call_arguments.done', { ...where, name: tool.name, arguments: args })]),
       ev('response.output_item.done', { output_index: 0, item: call('completed', args) }),
-      ev('response.completed', { response: finalResponse }),
+      ev(RESPONSES_EVENTS.completed, { response: finalResponse }),
     ];
     return { json: finalResponse, events, errorEvent };
   }
@@ -178,11 +173,11 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     ...start(),
     ev('response.output_item.added', { output_index: 0, item: item('in_progress', []) }),
     ev('response.content_part.added', { ...where, part: part('') }),
-    ...splitChunks(text, ctx.chunks).map((delta) => ev('response.output_text.delta', { ...where, delta, logprobs: [] })),
-    ev('response.output_text.done', { ...where, text, logprobs: [] }),
+    ...splitChunks(text, ctx.chunks).map((delta) => ev(RESPONSES_EVENTS.textDelta, { ...where, delta, logprobs: [] })),
+    ev(RESPONSES_EVENTS.textDone, { ...where, text, logprobs: [] }),
     ev('response.content_part.done', { ...where, part: part(text) }),
     ev('response.output_item.done', { output_index: 0, item: finalItem }),
-    ev(`response.${finalStatus}`, { response: finalResponse }),
+    ev(incomplete ? RESPONSES_EVENTS.incomplete : RESPONSES_EVENTS.completed, { response: finalResponse }),
   ];
   return { json: finalResponse, events, errorEvent };
 
