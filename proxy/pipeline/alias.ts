@@ -13,6 +13,7 @@ import type { ProxyContext } from './context.js';
 import type { AliasFacts, BodyFacts, RequestSoFar } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import { StreamedBody } from './read-body.js';
+import { answeringAttempt } from './build-record.js';
 
 /** When an alias names the request's `model`: the alias, and the body rewritten to ask for its target. */
 export function applyAlias(body: BodyFacts, ctx: ProxyContext): { body: BodyFacts; alias: AliasFacts } | undefined {
@@ -68,7 +69,7 @@ export function withAliasAdvice(err: unknown, model: string | undefined, alias: 
  */
 export function noteModelNotFound(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): void {
   const local = reply.local;
-  const notFound = local ? local.refused && local.code === 'model-not-found' : ex.attempt?.diagnosis?.code === 'model-not-found';
+  const notFound = local ? local.refused && local.code === 'model-not-found' : answeringAttempt(ex, reply)?.diagnosis?.code === 'model-not-found';
   const served = ex.body?.model;
   if (!notFound || !served) return;
   const model = ex.alias?.from ?? served;

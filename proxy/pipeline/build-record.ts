@@ -3,7 +3,7 @@
 // place the record is built: from the steps' results (RequestFacts) and what
 // the reply sent.
 import type { ProxyContext } from './context.js';
-import type { RequestSoFar } from './exchange.js';
+import type { Attempt, RequestSoFar } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import type { TrafficRecord } from '../log/traffic-record.js';
 import { extractUsage } from '../rules/usage.js';
@@ -36,7 +36,7 @@ export function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: 
   const local = reply.local;
   const paths = ex.paths;
   const body = ex.body;
-  const attempt = ex.attempt;
+  const attempt = answeringAttempt(ex, reply);
   const answer = reply.capture.text();
   // What usage and stream errors are read from: the capture, plus the end past a logBodies cap.
   const scanned = reply.capture.tail ? answer + '\n' + reply.capture.tail.toString('utf8') : answer;
@@ -72,7 +72,7 @@ export function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: 
     bytesIn: body?.bytesIn ?? 0,
     bytesOut: reply.bytesOut,
     usage: status < 400 ? extractUsage(scanned) : undefined,
-    retries: ex.retries,
+    retries: reply.answeredBy ? reply.answeredBy.retries : ex.retries,
     clientAborted: ex.clientAborted,
     websocket: ex.websocket,
   };
@@ -111,6 +111,14 @@ export function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: 
     }
   }
   return built;
+}
+
+/**
+ * The attempt the record describes: the one whose answer the client got, else
+ * the last one handle.ts was given (a failed call, a refused fallback).
+ */
+export function answeringAttempt(ex: RequestSoFar, reply: ClientReply): Attempt | undefined {
+  return reply.answeredBy ?? ex.attempt;
 }
 
 /**
@@ -223,7 +231,7 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext):
   }
   ctx.log?.write(rec);
   const local = reply.local;
-  const diagnosis = ex.attempt?.diagnosis;
+  const diagnosis = answeringAttempt(ex, reply)?.diagnosis;
   // Redacted once, on first use (the span, the ring and the console line may each want it).
   let hintText: string | undefined | null = null;
   const hint = () => (hintText === null ? (hintText = local ? ctx.redactor.string(local.message) : diagnosis ? ctx.redactor.string(diagnosis.hint) : undefined) : hintText);

@@ -12,20 +12,13 @@ import { ALIAS_HEADER, aliasHeaderValue } from '../rules/model-aliases.js';
 import type { Redactor } from '../rules/redact.js';
 import { ResponseCapture, type CaptureOptions } from './capture.js';
 import { clientResponseHeaders } from './headers.js';
-import type { RequestSoFar } from './exchange.js';
+import type { Attempt, RequestSoFar } from './exchange.js';
 
 export interface ReplyContext extends CaptureOptions {
   redactor: Redactor;
 }
 
 type Headers = Record<string, string | string[] | undefined>;
-
-/** What the answer's head says of the upstream attempt it relays (relay.ts's Attempt has these). */
-export interface UpstreamHeadFacts {
-  readonly diagnosis?: { readonly code: string };
-  /** This attempt's wait on the upstream (earlier attempts' are in the request's facts). */
-  readonly upstreamMs?: number;
-}
 
 /** Loopgate's own account of an answer it wrote, cut or lost itself; it replaces the upstream's in the record. */
 export interface LocalOutcome {
@@ -72,6 +65,8 @@ export class ClientReply {
   #local?: LocalOutcome;
   /** Loopgate itself broke the connection (not the client leaving). */
   #closedByProxy = false;
+  /** The upstream attempt whose answer this is, once its head is written. */
+  #answeredBy?: Attempt;
   readonly capture: ResponseCapture;
 
   constructor(
@@ -105,6 +100,15 @@ export class ClientReply {
 
   get closedByProxy(): boolean {
     return this.#closedByProxy;
+  }
+
+  /**
+   * The upstream attempt whose answer the client got (relay.ts hands it over
+   * with the head). The record reads it from here: the response can close
+   * before the step that relayed it has returned to handle.ts.
+   */
+  get answeredBy(): Attempt | undefined {
+    return this.#answeredBy;
   }
 
   /** Which error envelope Loopgate's own answers use: the canonical path's once known. */
@@ -157,7 +161,7 @@ export class ClientReply {
   }
 
   /** The x-loopgate-* headers and Server-Timing: the one table, for every answer. */
-  loopgateHeaders(attempt?: UpstreamHeadFacts): Record<string, string> {
+  loopgateHeaders(attempt?: Attempt): Record<string, string> {
     const ex = this.ex;
     const out: Record<string, string> = { 'x-loopgate-request-id': ex.id };
     const rewrite = ex.paths && describeRewrites(ex.paths.rewrites);
@@ -177,7 +181,7 @@ export class ClientReply {
     // Alias IDs are printable ASCII (rules/model-aliases.ts), so header-safe.
     if (ex.alias) out[ALIAS_HEADER] = aliasHeaderValue(ex.alias.from, ex.alias.to);
     // Loopgate's own time and the upstream's (every attempt's), up to this answer's head (W3C Server Timing).
-    const upstream = attempt?.upstreamMs === undefined ? ex.upstreamMs : (ex.upstreamMs ?? 0) + attempt.upstreamMs;
+    const upstream = attempt ? attempt.upstreamMs : ex.upstreamMs;
     const own = performance.now() - ex.startedAt - (upstream ?? 0);
     out['server-timing'] = upstream === undefined ? `loopgate;dur=${ms(own)}` : `loopgate;dur=${ms(own)}, upstream;dur=${ms(upstream)}`;
     return out;
@@ -213,7 +217,8 @@ export class ClientReply {
   }
 
   /** Starts relaying an upstream answer: its headers, cleaned and scrubbed, plus the table's. */
-  head(status: number, upstreamHeaders: Headers, opts: { stream: boolean; length?: number; attempt?: UpstreamHeadFacts }): void {
+  head(status: number, upstreamHeaders: Headers, opts: { stream: boolean; length?: number; attempt?: Attempt }): void {
+    if (opts.attempt) this.#answeredBy = opts.attempt;
     const headers = clientResponseHeaders(upstreamHeaders, this.ctx.redactor.knownSecrets, this.ctx.redactor.knownSecretsInName);
     const own = this.loopgateHeaders(opts.attempt);
     const timing = headers['server-timing'];
@@ -248,7 +253,7 @@ export class ClientReply {
   }
 
   /** A relayed answer held whole (errors, model lists, bridged JSON): head and body in one write. */
-  whole(status: number, upstreamHeaders: Headers, out: Buffer | string, logged: Buffer | undefined = typeof out === 'string' ? undefined : out, attempt?: UpstreamHeadFacts): void {
+  whole(status: number, upstreamHeaders: Headers, out: Buffer | string, logged: Buffer | undefined = typeof out === 'string' ? undefined : out, attempt?: Attempt): void {
     const buf = this.scrub(out);
     this.head(status, upstreamHeaders, { stream: false, length: buf.length, attempt });
     this.finish(buf, logged);

@@ -100,9 +100,9 @@ export interface Attempt {
   readonly bridgedBody?: Buffer;
   /** From the request's start to the upstream's response head. */
   readonly ttfbMs?: number;
-  /** Time this attempt waited on the upstream (every retry of it). */
+  /** Time the request has waited on the upstream, this attempt's (every retry of it) and the earlier ones'. */
   readonly upstreamMs?: number;
-  /** Retries inside this attempt (upstream-call.ts). */
+  /** The request's retries so far: this attempt's (upstream-call.ts) and everything before it. */
   readonly retries: number;
   readonly upstreamRequestId?: string;
   /** What the upstream's error answer said, and Loopgate's reading of it. */

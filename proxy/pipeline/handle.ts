@@ -31,12 +31,12 @@ export function newRequest(req: IncomingMessage, res: ServerResponse, ctx: Proxy
   return { facts, reply: new ClientReply(facts, res, ctx) };
 }
 
-/** An upstream attempt's facts joined to the request's: the last attempt's outcome, every attempt's time and retries. */
+/** An upstream attempt's facts joined to the request's (its time and retries already count the earlier attempts'). */
 export function tookAttempt(facts: RequestFacts, attempt: Attempt): void {
   facts.attempt = attempt;
   if (attempt.upstreamRequestId !== undefined) facts.upstreamRequestId = attempt.upstreamRequestId;
-  if (attempt.upstreamMs !== undefined) facts.upstreamMs = (facts.upstreamMs ?? 0) + attempt.upstreamMs;
-  facts.retries += attempt.retries;
+  if (attempt.upstreamMs !== undefined) facts.upstreamMs = attempt.upstreamMs;
+  facts.retries = attempt.retries;
 }
 
 export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res: ServerResponse): Promise<void> {

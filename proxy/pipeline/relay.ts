@@ -54,7 +54,10 @@ export async function relay(ex: RequestSoFar, reply: ClientReply, ctx: ProxyCont
     },
     abort,
   );
-  if (!called.ok) return { outcome: 'failed', error: called.error, upstreamPath, bridgedBody, upstreamMs: called.upstreamMs, retries: called.retries };
+  // Time and retries count the request's earlier attempts too: the reply may close (and the record be built) before this returns.
+  const upstreamMs = (ex.upstreamMs ?? 0) + called.upstreamMs;
+  const retries = ex.retries + called.retries;
+  if (!called.ok) return { outcome: 'failed', error: called.error, upstreamPath, bridgedBody, upstreamMs, retries };
   const upstream = called.response;
   const requestId = upstream.headers['x-oneapi-request-id'];
   const facts: Attempt = {
@@ -62,8 +65,8 @@ export async function relay(ex: RequestSoFar, reply: ClientReply, ctx: ProxyCont
     upstreamPath,
     bridgedBody,
     ttfbMs: performance.now() - ex.startedAt,
-    upstreamMs: called.upstreamMs,
-    retries: called.retries,
+    upstreamMs,
+    retries,
     upstreamRequestId: typeof requestId === 'string' ? requestId : undefined,
   };
   try {
