@@ -16,7 +16,7 @@ import { StreamedBody } from './read-body.js';
 import { answeringAttempt } from './build-record.js';
 
 /** When an alias names the request's `model`: the alias, and the body rewritten to ask for its target. */
-export function applyAlias(body: BodyFacts, ctx: ProxyContext): { body: BodyFacts; alias: AliasFacts } | undefined {
+export function applyAlias(body: BodyFacts, ctx: Pick<ProxyContext, 'aliases'>): { body: BodyFacts; alias: AliasFacts } | undefined {
   const from = body.model;
   if (from === undefined || ctx.aliases.size === 0) return undefined;
   const alias = ctx.aliases.get(from);

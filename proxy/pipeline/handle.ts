@@ -25,10 +25,9 @@ import { bridgeableKind, fallBack, planRoute } from './bridge-plan.js';
 import { answerModelUnion, chooseSlot } from './choose-key.js';
 import { answerAliasedModelUnion, applyAlias, noteModelNotFound, withAliasAdvice } from './alias.js';
 
-/** The facts a request starts with, and the reply that owns its answer. */
-export function newRequest(req: IncomingMessage, res: ServerResponse, ctx: ProxyContext): { facts: RequestFacts; reply: ClientReply } {
-  const facts: RequestFacts = { id: randomUUID(), req, startedAt: performance.now(), time: new Date(), retries: 0, clientAborted: false };
-  return { facts, reply: new ClientReply(facts, res, ctx) };
+/** The facts a request starts with (the reply that owns its answer is made from them). */
+export function startFacts(req: IncomingMessage): RequestFacts {
+  return { id: randomUUID(), req, startedAt: performance.now(), time: new Date(), retries: 0, clientAborted: false };
 }
 
 /** An upstream attempt's facts joined to the request's (its time and retries already count the earlier attempts'). */
@@ -40,7 +39,8 @@ export function tookAttempt(facts: RequestFacts, attempt: Attempt): void {
 }
 
 export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const { facts, reply } = newRequest(req, res, ctx);
+  const facts = startFacts(req);
+  const reply = new ClientReply(facts, res, ctx);
   const abort = new RequestAbort();
   ctx.stats.requests++;
   ctx.stats.inFlight++;

@@ -10,6 +10,9 @@ import type { BodyFacts, RequestStart } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import { streamedBytes } from './gc-nudge.js';
 
+/** What the body step reads of the proxy's configuration. */
+export type BodyContext = Pick<ProxyContext, 'limits' | 'otlp'>;
+
 /** Bodies up to this size are held in memory and parsed for metadata. */
 export const HOLD_BYTES = 1024 * 1024;
 
@@ -36,7 +39,7 @@ function armDeadline(start: RequestStart, reply: ClientReply, timeoutMs: number)
 }
 
 /** Reads the body (under the body deadline, which answers the client itself) and returns what it holds and says. */
-export async function readBody(start: RequestStart, reply: ClientReply, ctx: ProxyContext, holdAll: boolean): Promise<BodyFacts> {
+export async function readBody(start: RequestStart, reply: ClientReply, ctx: BodyContext, holdAll: boolean): Promise<BodyFacts> {
   const req = start.req;
   const maxBytes = ctx.limits.maxBodyBytes;
   const declared = Number(req.headers['content-length']);
@@ -50,7 +53,7 @@ export async function readBody(start: RequestStart, reply: ClientReply, ctx: Pro
   }
 }
 
-async function readInto(req: IncomingMessage, ctx: ProxyContext, maxBytes: number, holdAll: boolean, disarm: () => void): Promise<BodyFacts> {
+async function readInto(req: IncomingMessage, ctx: BodyContext, maxBytes: number, holdAll: boolean, disarm: () => void): Promise<BodyFacts> {
   const hold = holdAll ? maxBytes : HOLD_BYTES;
   const { chunks, size, ended } = await readHeld(req, hold, maxBytes);
   if (!ended) {
@@ -135,7 +138,7 @@ async function* continueStream(count: { bytes: number }, held: Buffer[], rest: A
   }
 }
 
-function parseMetadata(req: IncomingMessage, ctx: ProxyContext, body: Buffer): BodyFacts {
+function parseMetadata(req: IncomingMessage, ctx: BodyContext, body: Buffer): BodyFacts {
   if (body.length === 0) {
     if (req.method === 'POST') throw new ProxyError(400, 'empty-body', 'The request body is empty: send a JSON object with at least "model".');
     return { bytesIn: 0, body };

@@ -27,8 +27,8 @@ import { checkRequest } from './guard.js';
 import { checkToken } from './authenticate.js';
 import { chooseSlot } from './choose-key.js';
 import { finish } from './build-record.js';
-import { newRequest, normalise, tookAttempt } from './handle.js';
-import { responseForUpgrade, type ClientReply } from './client-reply.js';
+import { normalise, startFacts, tookAttempt } from './handle.js';
+import { ClientReply, responseForUpgrade } from './client-reply.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
 import { relayMessages } from './ws-relay.js';
 import { WebSocketRefusals } from './websocket-refusals.js';
@@ -75,7 +75,8 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
   const { ctx, refusals } = shared;
   // A reset from the client must not become an uncaught error; 'close' ends the record.
   socket.on('error', () => undefined);
-  const { facts: ex, reply } = newRequest(req, responseForUpgrade(req, socket), ctx);
+  const ex = startFacts(req);
+  const reply = new ClientReply(ex, responseForUpgrade(req, socket), ctx);
   let upstream: WebSocket | undefined;
   let relayed: Promise<WebSocketSummary> | undefined;
   let handshaking = false;
