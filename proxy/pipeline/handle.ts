@@ -11,7 +11,7 @@ import { midStreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { normaliseRequestPath } from '../rules/paths.js';
 import { suggestModels } from '../rules/suggest.js';
 import type { ProxyContext } from './context.js';
-import type { Attempt, PathFacts, RequestFacts } from './exchange.js';
+import type { Attempt, PathFacts, RequestFacts, RequestSoFar } from './exchange.js';
 import { ClientReply } from './client-reply.js';
 import { RequestAbort } from './request-abort.js';
 import { checkRequest } from './guard.js';
@@ -147,7 +147,7 @@ function headerSafe(text: string): string {
   return text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-function fail(facts: RequestFacts, reply: ClientReply, ctx: ProxyContext, err: unknown): void {
+function fail(facts: RequestSoFar, reply: ClientReply, ctx: ProxyContext, err: unknown): void {
   if (facts.clientAborted) return;
   if (reply.headersSent) {
     // Too late for a JSON error: breaking the connection is the only honest signal mid-stream.

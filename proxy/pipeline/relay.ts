@@ -29,8 +29,6 @@ const ERROR_BODY_BYTES = 64 * 1024;
 /** A model list larger than this is relayed without being cached. */
 const MODEL_LIST_BYTES = 4 * 1024 * 1024;
 
-export type RelayOutcome = Attempt['outcome'];
-
 /** Sends `route` upstream and relays the answer; never throws: a failure is an Attempt with `error`. */
 export async function relay(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext, route: Route, abort: RequestAbort): Promise<Attempt> {
   const slot = ex.key?.slot;
