@@ -47,7 +47,7 @@ export function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: 
   const raw: TrafficRecord = {
     time: ex.time.toISOString(),
     id: ex.id,
-    upstreamRequestId: ex.upstreamRequestId,
+    upstreamRequestId: attempt?.upstreamRequestId ?? ex.upstreamRequestId,
     method: ex.req.method ?? 'GET',
     // Before normalising (a guard refused it, or the path was unsafe) the URL as sent.
     path: paths ? paths.originalPath + paths.query : (ex.req.url ?? '/'),

@@ -13,6 +13,7 @@ import { startFacts } from '../../proxy/pipeline/handle.js';
 import type { BodyFacts } from '../../proxy/pipeline/exchange.js';
 import { createRedactor } from '../../proxy/rules/redact.js';
 import { ProxyError } from '../../proxy/rules/proxy-errors.js';
+import { logRecords, startStack, TOKEN, until } from './stack.js';
 
 const servers: Server[] = [];
 const pools: Pool[] = [];
@@ -144,5 +145,38 @@ describe('the body step and the model alias return what they read', () => {
     expect(aliased.body.bytesIn).toBe(sent.length);
     reply.answer(204, 'text/plain', '');
     await answered;
+  });
+});
+
+describe('the record reads the attempt that answered', () => {
+  // The response can close (and the record be built) before relay() has returned its
+  // Attempt to handle.ts: the reply keeps the attempt whose answer it wrote.
+  it('every answered request is recorded with its time to first byte, upstream request id and retries, streamed or not', async () => {
+    const stack = await startStack({ retries: 0 });
+    try {
+      const sent: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        const stream = i % 2 === 1;
+        const res = await fetch(`${stack.proxy.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-4o-mini', stream, messages: [{ role: 'user', content: `hi ${i}` }] }),
+        });
+        expect(res.status).toBe(200);
+        await res.text();
+        sent.push(res.headers.get('x-loopgate-request-id')!);
+      }
+      const records = await until(() => {
+        const all = logRecords(stack.logFile).filter((r) => sent.includes(r.id));
+        return all.length === sent.length ? all : undefined;
+      });
+      for (const r of records) {
+        expect(r.ttfbMs, r.id).toBeGreaterThan(0);
+        expect(r.upstreamRequestId, r.id).toBeTruthy();
+        expect(r.retries, r.id).toBe(0);
+      }
+    } finally {
+      await stack.close();
+    }
   });
 });
