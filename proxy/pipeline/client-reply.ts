@@ -20,6 +20,9 @@ export interface ReplyContext extends CaptureOptions {
 
 type Headers = Record<string, string | string[] | undefined>;
 
+/** The capture as the record reads it. */
+export type CapturedAnswer = Readonly<Pick<ResponseCapture, 'text' | 'tail' | 'truncated' | 'times'>> & { readonly chunks: readonly Buffer[] };
+
 /** Loopgate's own account of an answer it wrote, cut or lost itself; it replaces the upstream's in the record. */
 export interface LocalOutcome {
   code: string;
@@ -67,14 +70,19 @@ export class ClientReply {
   #closedByProxy = false;
   /** The upstream attempt whose answer this is, once its head is written. */
   #answeredBy?: Attempt;
-  readonly capture: ResponseCapture;
+  readonly #capture: ResponseCapture;
 
   constructor(
     private readonly ex: RequestSoFar,
     private readonly res: ServerResponse,
     private readonly ctx: ReplyContext,
   ) {
-    this.capture = new ResponseCapture(ctx);
+    this.#capture = new ResponseCapture(ctx);
+  }
+
+  /** What the record reads of the answer's bytes (the reply alone adds to them). */
+  get capture(): CapturedAnswer {
+    return this.#capture;
   }
 
   get status(): number | undefined {
@@ -205,7 +213,7 @@ export class ClientReply {
     const body = Buffer.from(errorBody(this.envelope, err.statusCode, err.code, `${message} (loopgate request id: ${this.ex.id})`, param));
     // This answer replaces anything an upstream said: the record must describe this one only.
     this.#local = { code: err.code, message, refused: true, errorType: readErrorEnvelope(body)?.type };
-    this.capture.reset();
+    this.#capture.reset();
     const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(body.length), ...this.loopgateHeaders(), ...err.headers };
     // A body may still be unread; don't let it be taken for the next request on this socket.
     // (A request without one keeps the connection, so what is pipelined behind it is still served.)
@@ -241,7 +249,7 @@ export class ClientReply {
    * Returns false when the client's socket is full (pause until drain).
    */
   send(out: Buffer | string, logged: Buffer | undefined = typeof out === 'string' ? undefined : out): boolean {
-    if (logged) this.capture.add(logged);
+    if (logged) this.#capture.add(logged);
     const buf = this.scrub(out);
     if (buf.length === 0) return true;
     this.#bytesOut += buf.length;
@@ -260,7 +268,7 @@ export class ClientReply {
   }
 
   private finish(buf: Buffer | undefined, logged: Buffer | undefined): void {
-    if (logged) this.capture.add(logged);
+    if (logged) this.#capture.add(logged);
     if (buf && buf.length) {
       this.#bytesOut += buf.length;
       this.res.end(buf);
@@ -319,7 +327,7 @@ export class ClientReply {
   /** One server message of an upgraded connection, already scrubbed and sent by the relay: counted and captured as one event. */
   message(buf: Buffer, isBinary: boolean): void {
     this.#bytesOut += buf.length;
-    this.capture.add(isBinary ? Buffer.from(`data: [binary message, ${buf.length} bytes]\n\n`) : Buffer.concat([DATA, buf, EVENT_END]));
+    this.#capture.add(isBinary ? Buffer.from(`data: [binary message, ${buf.length} bytes]\n\n`) : Buffer.concat([DATA, buf, EVENT_END]));
   }
 
   private scrub(out: Buffer | string): Buffer {
@@ -340,7 +348,7 @@ export class ClientReply {
     this.begin(status, headers);
     // A HEAD answer carries no body (Node drops it): log and count what the client really got.
     const sent = this.ex.req.method === 'HEAD' ? Buffer.alloc(0) : body;
-    this.capture.add(sent === body ? logged : sent);
+    this.#capture.add(sent === body ? logged : sent);
     this.#bytesOut += sent.length;
     this.res.end(body, onSent);
   }
