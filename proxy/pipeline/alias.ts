@@ -10,24 +10,27 @@ import { parseModelList } from '../rules/model-list.js';
 import { ProxyError } from '../rules/proxy-errors.js';
 import { suggestModels } from '../rules/suggest.js';
 import type { ProxyContext } from './context.js';
-import type { Exchange } from './exchange.js';
+import type { AliasFacts, BodyFacts, RequestSoFar } from './exchange.js';
+import type { ClientReply } from './client-reply.js';
+import { StreamedBody } from './read-body.js';
+import { answeringAttempt } from './build-record.js';
 
-/** Rewrites the request's `model` when an alias names it. */
-export function applyAlias(ex: Exchange, ctx: ProxyContext): void {
-  const from = ex.model;
-  if (from === undefined || ctx.aliases.size === 0) return;
+/** When an alias names the request's `model`: the alias, and the body rewritten to ask for its target. */
+export function applyAlias(body: BodyFacts, ctx: Pick<ProxyContext, 'aliases'>): { body: BodyFacts; alias: AliasFacts } | undefined {
+  const from = body.model;
+  if (from === undefined || ctx.aliases.size === 0) return undefined;
   const alias = ctx.aliases.get(from);
-  if (!alias) return;
-  if (ex.body && ex.modelSpan) {
-    ex.body = rewriteModelValue(ex.body, ex.modelSpan, alias.to);
-    ex.modelSpan = undefined;
-    ex.parsedBody = undefined;
-  } else if (ex.bodyStream) {
+  if (!alias) return undefined;
+  let rewritten: BodyFacts;
+  if (body.body && body.modelSpan) {
+    const held = rewriteModelValue(body.body, body.modelSpan, alias.to);
+    // bytesIn stays what the client sent.
+    rewritten = { ...body, body: held, modelSpan: undefined, model: alias.to };
+  } else if (body instanceof StreamedBody) {
     // A body too large to hold: its model was read from the first chunk (read-body.ts sniffMetadata), and is rewritten there.
-    ex.bodyStream = rewriteFirstChunk(ex.bodyStream, from, alias.to);
-  } else return;
-  ex.alias = { from, to: alias.to };
-  ex.model = alias.to;
+    rewritten = body.withStream(rewriteFirstChunk(body.bodyStream, from, alias.to), alias.to);
+  } else return undefined;
+  return { body: rewritten, alias: { from, to: alias.to } };
 }
 
 const SNIFFED_MODEL = /"model"\s*:\s*"([^"\\]{1,200})"/;
@@ -52,11 +55,11 @@ async function* rewriteFirstChunk(stream: AsyncIterable<Buffer>, from: string, t
 }
 
 /** The "No key of this proxy lists model X; closest: Y" refusal, with the alias that would serve it. */
-export function withAliasAdvice(err: unknown, ex: Exchange, ctx: ProxyContext): unknown {
-  if (!(err instanceof ProxyError) || err.code !== 'model-not-found' || !ex.model) return err;
-  const closest = suggestModels(ex.model, ctx.keys.ids() ?? [])[0];
+export function withAliasAdvice(err: unknown, model: string | undefined, alias: AliasFacts | undefined, ctx: ProxyContext): unknown {
+  if (!(err instanceof ProxyError) || err.code !== 'model-not-found' || !model) return err;
+  const closest = suggestModels(model, ctx.keys.ids() ?? [])[0];
   if (!closest) return err;
-  return new ProxyError(err.statusCode, err.code, `${err.message} ${aliasAdvice(ex.alias?.from ?? ex.model, closest, ex.alias?.to)}`, err.headers, { param: err.param, cause: err.cause });
+  return new ProxyError(err.statusCode, err.code, `${err.message} ${aliasAdvice(alias?.from ?? model, closest, alias?.to)}`, err.headers, { param: err.param, cause: err.cause });
 }
 
 /**
@@ -64,21 +67,22 @@ export function withAliasAdvice(err: unknown, ex: Exchange, ctx: ProxyContext): 
  * upstream's model_not_found), with the alias that would help: `loopgate run`
  * reads it from /_loopgate/stats to give the hint once when its tool exits.
  */
-export function noteModelNotFound(ex: Exchange, ctx: ProxyContext): void {
-  const local = ex.reply.local;
-  const notFound = local ? local.refused && local.code === 'model-not-found' : ex.diagnosis?.code === 'model-not-found';
-  if (!notFound || !ex.model) return;
-  const model = ex.alias?.from ?? ex.model;
-  const closest = suggestModels(ex.model, ctx.keys.ids() ?? [])[0];
+export function noteModelNotFound(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): void {
+  const local = reply.local;
+  const notFound = local ? local.refused && local.code === 'model-not-found' : answeringAttempt(ex, reply)?.diagnosis?.code === 'model-not-found';
+  const served = ex.body?.model;
+  if (!notFound || !served) return;
+  const model = ex.alias?.from ?? served;
+  const closest = suggestModels(served, ctx.keys.ids() ?? [])[0];
   const previous = ctx.stats.modelNotFound?.count ?? 0;
   // Client-chosen text kept in memory and served back: bounded like the console's quotes.
   ctx.stats.modelNotFound = { count: previous + 1, model: ctx.redactor.string(model).slice(0, 200), ...(closest ? { closest } : {}), ...(ex.alias ? { aliasedTo: ex.alias.to } : {}) };
 }
 
 /** GET /v1/models with several keys and aliases: the union of the keys' lists, with the aliases marked. */
-export async function answerAliasedModelUnion(ex: Exchange, ctx: ProxyContext): Promise<void> {
+export async function answerAliasedModelUnion(reply: ClientReply, ctx: ProxyContext): Promise<void> {
   if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
-  ex.reply.answer(200, 'application/json', JSON.stringify({ object: 'list', data: withAliasEntries(ctx.keys.union(), ctx.aliases) }));
+  reply.answer(200, 'application/json', JSON.stringify({ object: 'list', data: withAliasEntries(ctx.keys.union(), ctx.aliases) }));
 }
 
 /** One key's /v1/models answer with the aliases marked; a body that is not a model list is left alone. */

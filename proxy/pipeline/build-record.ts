@@ -1,7 +1,10 @@
 // The last step of every request: one redacted record to the log, one line to
-// the console/output channel, and the counters the status bar shows.
+// the console/output channel, and the counters the status bar shows. The one
+// place the record is built: from the steps' results (RequestFacts) and what
+// the reply sent.
 import type { ProxyContext } from './context.js';
-import type { Exchange } from './exchange.js';
+import type { Attempt, RequestSoFar } from './exchange.js';
+import type { ClientReply } from './client-reply.js';
 import type { TrafficRecord } from '../core/record.js';
 import { extractUsage } from '../rules/usage.js';
 import { streamErrorCode } from '../rules/stream-error.js';
@@ -19,8 +22,8 @@ import { REPLAY_HEADER } from '../traffic/replay-request.js';
 const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
 
-export function buildRecord(ex: Exchange, ctx: ProxyContext): TrafficRecord {
-  return buildRecordAndBodies(ex, ctx).record;
+export function buildRecord(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): TrafficRecord {
+  return buildRecordAndBodies(ex, reply, ctx).record;
 }
 
 /** The record and its bodies, plus the traffic ring's entry (with capture on, for the user's own traffic). */
@@ -28,13 +31,15 @@ export interface BuiltEntry extends BuiltRecord {
   ring?: NewEntry;
 }
 
-export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltEntry {
+export function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): BuiltEntry {
   const r = ctx.redactor;
-  const reply = ex.reply;
   const local = reply.local;
-  const body = reply.capture.text();
+  const paths = ex.paths;
+  const body = ex.body;
+  const attempt = answeringAttempt(ex, reply);
+  const answer = reply.capture.text();
   // What usage and stream errors are read from: the capture, plus the end past a logBodies cap.
-  const scanned = reply.capture.tail ? body + '\n' + reply.capture.tail.toString('utf8') : body;
+  const scanned = reply.capture.tail ? answer + '\n' + reply.capture.tail.toString('utf8') : answer;
   const status = reply.status ?? 0;
   const isStream = reply.contentType?.startsWith('text/event-stream') ?? false;
   // Built from raw values, then scrubbed whole: a field added later cannot skip redaction
@@ -42,30 +47,32 @@ export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltEntr
   const raw: TrafficRecord = {
     time: ex.time.toISOString(),
     id: ex.id,
-    upstreamRequestId: ex.upstreamRequestId,
+    upstreamRequestId: attempt?.upstreamRequestId ?? ex.upstreamRequestId,
     method: ex.req.method ?? 'GET',
-    path: ex.originalPath + ex.query,
-    canonicalPath: ex.upstreamPath ?? ex.path + ex.query,
-    rewrites: ex.rewrites.map((w) => `${w.from} -> ${w.to} (${w.reason})`),
-    model: ex.model,
+    // Before normalising (a guard refused it, or the path was unsafe) the URL as sent.
+    path: paths ? paths.originalPath + paths.query : (ex.req.url ?? '/'),
+    canonicalPath: attempt?.upstreamPath ?? (paths ? paths.path + paths.query : (ex.req.url ?? '/')),
+    rewrites: paths ? paths.rewrites.map((w) => `${w.from} -> ${w.to} (${w.reason})`) : [],
+    model: body?.model,
     alias: ex.alias,
-    stream: ex.stream,
-    params: ex.params,
+    stream: body?.stream,
+    // Arrays are copied by the scrub below (r.value): the record never shares the body's.
+    params: body?.params as string[] | undefined,
     status,
     // Loopgate's own answer replaces the upstream's account; a cut or lost one adds to it.
-    errorType: local?.refused ? local.errorType : ex.errorType,
-    errorCode: local?.refused ? local.code : (ex.errorCode ?? local?.code ?? (status < 400 && isStream ? streamErrorCode(scanned) : undefined)),
-    diagnosis: local ? (local.refused ? local.code : undefined) : ex.diagnosis?.code,
-    key: ex.slot?.name,
-    keyFingerprint: ex.slot?.fingerprint,
-    bridge: ex.bridge,
-    bridgeDropped: ex.bridgeDropped,
-    ttfbMs: ex.ttfbMs === undefined ? undefined : round(ex.ttfbMs),
+    errorType: local?.refused ? local.errorType : attempt?.errorType,
+    errorCode: local?.refused ? local.code : (attempt?.errorCode ?? local?.code ?? (status < 400 && isStream ? streamErrorCode(scanned) : undefined)),
+    diagnosis: local ? (local.refused ? local.code : undefined) : attempt?.diagnosis?.code,
+    key: ex.key?.slot?.name,
+    keyFingerprint: ex.key?.slot?.fingerprint,
+    bridge: ex.route?.bridge,
+    bridgeDropped: ex.route?.bridgeDropped as string[] | undefined,
+    ttfbMs: attempt?.ttfbMs === undefined ? undefined : round(attempt.ttfbMs),
     totalMs: round(performance.now() - ex.startedAt),
-    bytesIn: ex.bytesIn,
+    bytesIn: body?.bytesIn ?? 0,
     bytesOut: reply.bytesOut,
     usage: status < 400 ? extractUsage(scanned) : undefined,
-    retries: ex.retries,
+    retries: reply.answeredBy ? reply.answeredBy.retries : ex.retries,
     clientAborted: ex.clientAborted,
     websocket: ex.websocket,
   };
@@ -80,10 +87,10 @@ export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltEntr
     // One redaction at the largest cap serves every sink; each then takes its own length.
     const keep = Math.max(ctx.ring ? RING_BODY_CHARS : 0, ctx.logBodies || ctx.otlp ? ctx.logBodyBytes : 0);
     // Bytes, up to 4 per character: enough for keep + margin characters whatever the script.
-    const requestText = ex.body ? ex.body.subarray(0, 4 * (keep + CUT_MARGIN)).toString('utf8') : undefined;
+    const requestText = body?.body ? body.body.subarray(0, 4 * (keep + CUT_MARGIN)).toString('utf8') : undefined;
     const request = requestText === undefined ? undefined : redactedHead(requestText, keep, (s) => r.string(s));
     // A secret streamed in pieces is found in the joined deltas and masked in each piece.
-    const response = redactedHead(body, keep, (s) => r.string(isStream ? scrubAcrossEvents(s, r) : s));
+    const response = redactedHead(answer, keep, (s) => r.string(isStream ? scrubAcrossEvents(s, r) : s));
     const cap = ctx.logBodyBytes;
     if (request !== undefined) built.requestBody = request.slice(0, cap);
     built.responseBody = response.slice(0, cap);
@@ -91,18 +98,27 @@ export function buildRecordAndBodies(ex: Exchange, ctx: ProxyContext): BuiltEntr
     if (ctx.logBodies) {
       if (built.requestBody !== undefined) rec.requestBody = built.requestBody;
       rec.responseBody = built.responseBody;
-      if (reply.capture.truncated || (ex.body && ex.body.length > cap) || body.length > cap) rec.bodyTruncated = true;
+      if (reply.capture.truncated || (body?.body && body.body.length > cap) || answer.length > cap) rec.bodyTruncated = true;
     }
-    if (ctx.ring && isUserTraffic(ex)) {
-      const entry = ringEntry(ex, rec, { text: request, cut: (requestText?.length ?? 0) > RING_BODY_CHARS }, { text: response, cut: body.length > RING_BODY_CHARS }, isStream);
-      if (ex.bridgedBody) {
-        const translated = ex.bridgedBody.subarray(0, 4 * (RING_BODY_CHARS + CUT_MARGIN)).toString('utf8');
+    if (ctx.ring && isUserTraffic(ex, reply)) {
+      const entry = ringEntry(ex, reply, rec, { text: request, cut: (requestText?.length ?? 0) > RING_BODY_CHARS }, { text: response, cut: answer.length > RING_BODY_CHARS }, isStream);
+      const bridgedBody = attempt?.bridgedBody;
+      if (bridgedBody) {
+        const translated = bridgedBody.subarray(0, 4 * (RING_BODY_CHARS + CUT_MARGIN)).toString('utf8');
         entry.upstreamRequestBody = redactedHead(translated, RING_BODY_CHARS, (s) => r.string(s)).slice(0, RING_BODY_CHARS);
       }
       built.ring = entry;
     }
   }
   return built;
+}
+
+/**
+ * The attempt the record describes: the one whose answer the client got, else
+ * the last one handle.ts was given (a failed call, a refused fallback).
+ */
+export function answeringAttempt(ex: RequestSoFar, reply: ClientReply): Attempt | undefined {
+  return reply.answeredBy ?? ex.attempt;
 }
 
 /**
@@ -121,23 +137,24 @@ export function redactedHead(text: string, keep: number, redact: (s: string) => 
 const GUARD_REFUSALS = new Set(['host-not-allowed', 'origin-not-allowed', 'duplicate-host', 'too-many-headers', 'unsupported-media-type', 'export-loop']);
 
 /** Loopgate's own endpoints, connectivity probes and guard refusals are not the user's traffic. */
-function isUserTraffic(ex: Exchange): boolean {
-  if (ex.path.startsWith('/_loopgate/') || (ex.path === '/' && (ex.req.method === 'HEAD' || ex.req.method === 'GET'))) return false;
-  const local = ex.reply.local;
+function isUserTraffic(ex: RequestSoFar, reply: ClientReply): boolean {
+  const path = ex.paths?.path ?? ex.req.url ?? '/';
+  if (path.startsWith('/_loopgate/') || (path === '/' && (ex.req.method === 'HEAD' || ex.req.method === 'GET'))) return false;
+  const local = reply.local;
   return !(local?.refused && GUARD_REFUSALS.has(local.code));
 }
 
-function ringEntry(ex: Exchange, rec: TrafficRecord, request: { text?: string; cut: boolean }, response: { text: string; cut: boolean }, isStream: boolean): NewEntry {
+function ringEntry(ex: RequestSoFar, reply: ClientReply, rec: TrafficRecord, request: { text?: string; cut: boolean }, response: { text: string; cut: boolean }, isStream: boolean): NewEntry {
   // The ring keeps its own copy of the bodies: the record's (--log-bodies) would be counted nowhere and sent with every list.
   const { requestBody: _request, responseBody: _response, bodyTruncated: _cut, ...record } = rec;
   const entry: NewEntry = { record };
   if (request.text !== undefined) {
     entry.requestBody = request.text.slice(0, RING_BODY_CHARS);
     if (request.cut) entry.requestBodyNote = 'cut';
-  } else if (ex.bodyStream) entry.requestBodyNote = 'streamed';
+  } else if (ex.body?.bodyStream) entry.requestBodyNote = 'streamed';
   entry.responseBody = response.text.slice(0, RING_BODY_CHARS);
-  if (response.cut || ex.reply.capture.truncated) entry.responseBodyNote = 'cut';
-  if (isStream && ex.reply.capture.times) entry.eventTimes = eventTimes(ex.reply.capture.chunks, ex.reply.capture.times, ex.startedAt);
+  if (response.cut || reply.capture.truncated) entry.responseBodyNote = 'cut';
+  if (isStream && reply.capture.times) entry.eventTimes = eventTimes(reply.capture.chunks, reply.capture.times, ex.startedAt);
   return entry;
 }
 
@@ -204,8 +221,8 @@ export function consoleLine(rec: TrafficRecord, hint?: string, showKey = false):
   return printable(parts.join(' '));
 }
 
-export function finish(ex: Exchange, ctx: ProxyContext): void {
-  const built = buildRecordAndBodies(ex, ctx);
+export function finish(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): void {
+  const built = buildRecordAndBodies(ex, reply, ctx);
   const rec = built.record;
   const failed = requestFailed(rec);
   if (failed) {
@@ -213,10 +230,11 @@ export function finish(ex: Exchange, ctx: ProxyContext): void {
     ctx.stats.lastError = { time: rec.time, status: rec.status, diagnosis: rec.diagnosis ?? rec.errorCode, path: rec.canonicalPath };
   }
   ctx.log?.write(rec);
-  const local = ex.reply.local;
+  const local = reply.local;
+  const diagnosis = answeringAttempt(ex, reply)?.diagnosis;
   // Redacted once, on first use (the span, the ring and the console line may each want it).
   let hintText: string | undefined | null = null;
-  const hint = () => (hintText === null ? (hintText = local ? ctx.redactor.string(local.message) : ex.diagnosis ? ctx.redactor.string(ex.diagnosis.hint) : undefined) : hintText);
+  const hint = () => (hintText === null ? (hintText = local ? ctx.redactor.string(local.message) : diagnosis ? ctx.redactor.string(diagnosis.hint) : undefined) : hintText);
   // No span for a refused export of ours: it would be exported, refused and recorded again, forever.
   if (ctx.otlp && ex.req.headers[EXPORTER_MARKER_HEADER] === undefined) exportSpan(ex, ctx, built, rec.diagnosis ? hint() : undefined);
   if (built.ring) {

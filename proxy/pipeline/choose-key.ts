@@ -8,7 +8,8 @@ import { protocolOfPath } from '../rules/protocols/index.js';
 import { ProxyError } from '../rules/proxy-errors.js';
 import { suggestModels } from '../rules/suggest.js';
 import type { ProxyContext } from './context.js';
-import type { Exchange } from './exchange.js';
+import type { KeyChoice, RequestSoFar } from './exchange.js';
+import type { ClientReply } from './client-reply.js';
 import { bridgeableKind } from './bridge-plan.js';
 import { LIST_FETCH_TIMEOUT_MS } from './models-cache.js';
 import type { RequestAbort } from './request-abort.js';
@@ -22,45 +23,42 @@ import type { RequestAbort } from './request-abort.js';
 export const LIST_WAIT_MS = LIST_FETCH_TIMEOUT_MS;
 
 /** What decideRoute needs from the proxy's state, for this request. */
-function routeQuery(ex: Exchange, ctx: ProxyContext, keys: readonly KeyModels[], bridgeable: boolean): RouteQuery {
-  return { keys, model: ex.model, protocol: protocolOfPath(ex.path), bridge: ctx.bridge.mode, bridgeable, refused: ctx.bridge.refusals(), now: ctx.bridge.now() };
+function routeQuery(model: string | undefined, path: string, ctx: ProxyContext, keys: readonly KeyModels[], bridgeable: boolean): RouteQuery {
+  return { keys, model, protocol: protocolOfPath(path), bridge: ctx.bridge.mode, bridgeable, refused: ctx.bridge.refusals(), now: ctx.bridge.now() };
 }
+
+const NO_CHOICE: KeyChoice = Object.freeze({});
 
 /** With no key the request still gets a bridge decision (its credential is the client's). */
 const NO_KEY: readonly KeyModels[] = [{ name: '', models: undefined }];
 
 /**
- * Sets ex.slot and ex.decision from the one routing rule. With several keys
- * and none listing the model, refuses with the IDs that do exist and whose
- * they are; while lists are loading, waits for them first (LIST_WAIT_MS).
+ * The key and the decision of the one routing rule, for `model` on `path`.
+ * With several keys and none listing the model, refuses with the IDs that do
+ * exist and whose they are; while lists are loading, waits for them first
+ * (LIST_WAIT_MS).
  */
-export async function chooseSlot(ex: Exchange, ctx: ProxyContext, bridgeable: boolean, abort?: RequestAbort): Promise<void> {
+export async function chooseSlot(ctx: ProxyContext, model: string | undefined, path: string, bridgeable: boolean, abort?: RequestAbort): Promise<KeyChoice> {
   const slots = ctx.keys.slots;
   if (slots.length === 0) {
-    const choice = decideRoute(routeQuery(ex, ctx, NO_KEY, bridgeable));
-    if (choice.index !== undefined) ex.decision = choice;
-    return;
+    const choice = decideRoute(routeQuery(model, path, ctx, NO_KEY, bridgeable));
+    return choice.index !== undefined ? { decision: choice } : NO_CHOICE;
   }
   // One key: nothing to choose, only how (and no list merging on every request).
-  let views = slots.length === 1 ? [{ name: slots[0]!.name, models: slots[0]!.models.entries() }] : viewsWithout(ctx, ex.triedKeys);
-  let choice = decideRoute(routeQuery(ex, ctx, views, bridgeable));
+  let views = slots.length === 1 ? [{ name: slots[0]!.name, models: slots[0]!.models.entries() }] : ctx.keys.views();
+  let choice = decideRoute(routeQuery(model, path, ctx, views, bridgeable));
   if (choice.reason === 'lists-loading') {
     const loading = views.filter((v) => v.loading).map((v) => `"${v.name}"`);
     ctx.hintOnce(`lists-loading:${loading.join(',')}`, `A request waits for the model lists of key ${loading.join(', ')} (still loading, up to ${LIST_WAIT_MS / 1000} s): no other key lists its model.`);
     if (!abort?.aborted) await ctx.keys.settled(LIST_WAIT_MS, abort);
     if (abort?.aborted) throw abort.reason;
     // A list still loading after the wait counts as unknown: the rule then tries its key.
-    views = viewsWithout(ctx, ex.triedKeys).map((v) => ({ ...v, loading: false }));
-    choice = decideRoute(routeQuery(ex, ctx, views, bridgeable));
+    views = ctx.keys.views().map((v) => ({ ...v, loading: false }));
+    choice = decideRoute(routeQuery(model, path, ctx, views, bridgeable));
   }
-  if (choice.index !== undefined) {
-    ex.slot = slots[choice.index];
-    ex.decision = choice;
-    return;
-  }
+  if (choice.index !== undefined) return { slot: slots[choice.index], decision: choice };
   // Only with several keys whose lists are all known: one key lets its upstream answer for itself.
-  const model = ex.model!;
-  const near = suggestModels(model, ctx.keys.ids() ?? []);
+  const near = suggestModels(model!, ctx.keys.ids() ?? []);
   const closest = near.map((id) => `"${id}" (${keysListing(views, id).join(', ')})`).join(', ');
   throw new ProxyError(
     404,
@@ -77,31 +75,27 @@ function viewsWithout(ctx: ProxyContext, tried: ReadonlySet<number> | undefined)
 
 /**
  * With --failover, after `why` (rate-limited, insufficient-balance) from the
- * key in use: moves the request to the next key that can serve it and says
- * so, or returns false (the error goes to the client). Only held bodies are
+ * key in use: the next key that can serve the request (and a hint that says
+ * so), or undefined (the error goes to the client). Only held bodies are
  * replayable; it spends another key's quota, hence opt-in.
  */
-export function failOver(ex: Exchange, ctx: ProxyContext, why: string): boolean {
-  if (!ctx.failover || !ex.slot || ctx.keys.slots.length < 2 || (ex.body === undefined && ex.bodyStream !== undefined)) return false;
-  const tried = (ex.triedKeys ??= new Set());
-  tried.add(ex.slot.index);
+export function failOver(ex: RequestSoFar, ctx: ProxyContext, why: string): KeyChoice | undefined {
+  const slot = ex.key?.slot;
+  const body = ex.body;
+  if (!ctx.failover || !slot || !body || !ex.paths || ctx.keys.slots.length < 2 || (body.body === undefined && body.bodyStream !== undefined)) return undefined;
+  const tried = new Set(ex.key!.tried).add(slot.index);
   const views = viewsWithout(ctx, tried);
-  const choice = decideRoute(routeQuery(ex, ctx, views, bridgeableKind(ex, ctx) !== undefined));
+  const choice = decideRoute(routeQuery(body.model, ex.paths.path, ctx, views, bridgeableKind(ex.req.method, ex.paths.path, ctx) !== undefined));
   // No other key lists the model: a key whose list is unknown (or loading) is no better a guess than the error.
-  if (choice.index === undefined || tried.has(choice.index) || views[choice.index]!.models === undefined) return false;
-  const from = ex.slot.name;
-  ex.slot = ctx.keys.slots[choice.index];
-  ex.decision = choice;
-  ex.retries++;
-  // The first key's error is not this request's outcome any more.
-  ex.bridge = ex.errorCode = ex.errorType = undefined;
-  ctx.hintOnce(`failover:${from}:${why}`, `Key "${from}" answered ${why}; --failover sent the request to key "${ex.slot!.name}" (and will for others like it).`);
-  return true;
+  if (choice.index === undefined || tried.has(choice.index) || views[choice.index]!.models === undefined) return undefined;
+  const next = ctx.keys.slots[choice.index]!;
+  ctx.hintOnce(`failover:${slot.name}:${why}`, `Key "${slot.name}" answered ${why}; --failover sent the request to key "${next.name}" (and will for others like it).`);
+  return { slot: next, decision: choice, tried };
 }
 
 /** GET /v1/models with several keys: every key's list, each model once, as its upstream gave it. */
-export async function answerModelUnion(ex: Exchange, ctx: ProxyContext): Promise<void> {
+export async function answerModelUnion(reply: ClientReply, ctx: ProxyContext): Promise<void> {
   // A list not fetched yet (or stale) is fetched now, so the client sees every key's models.
   if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
-  ex.reply.answer(200, 'application/json', JSON.stringify({ object: 'list', data: ctx.keys.union() }));
+  reply.answer(200, 'application/json', JSON.stringify({ object: 'list', data: ctx.keys.union() }));
 }

@@ -7,12 +7,13 @@
 import { ServerResponse, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorBody, readErrorEnvelope, type Envelope, type ProxyError } from '../rules/proxy-errors.js';
-import { describeRewrites, type Rewrite } from '../rules/paths.js';
-import { envelopeForTarget } from '../rules/protocols/index.js';
+import { describeRewrites } from '../rules/paths.js';
+import { envelopeFor, envelopeForTarget } from '../rules/protocols/index.js';
 import { ALIAS_HEADER, aliasHeaderValue } from '../rules/model-aliases.js';
 import type { Redactor } from '../rules/redact.js';
 import { ResponseCapture, type CaptureOptions } from './capture.js';
 import { clientResponseHeaders } from './headers.js';
+import type { Attempt, RequestSoFar } from './exchange.js';
 
 export interface ReplyContext extends CaptureOptions {
   redactor: Redactor;
@@ -20,24 +21,8 @@ export interface ReplyContext extends CaptureOptions {
 
 type Headers = Record<string, string | string[] | undefined>;
 
-/**
- * What the reply reads of its request, for the x-loopgate-* headers and the
- * refusals. The Exchange has these fields; they are named here so that this
- * module does not import the Exchange that holds the reply (no cycle).
- */
-export interface ReplyFacts {
-  readonly id: string;
-  readonly req: IncomingMessage;
-  readonly startedAt: number;
-  readonly rewrites: Rewrite[];
-  readonly diagnosis?: { readonly code: string };
-  readonly bridge?: string;
-  readonly slot?: { readonly name: string };
-  readonly bridgeDropped?: string[];
-  readonly warning?: string;
-  readonly upstreamMs?: number;
-  readonly alias?: { readonly from: string; readonly to: string };
-}
+/** The capture as the record reads it. */
+export type CapturedAnswer = Readonly<Pick<ResponseCapture, 'text' | 'tail' | 'truncated' | 'times'>> & { readonly chunks: readonly Buffer[] };
 
 /** Loopgate's own account of an answer it wrote, cut or lost itself; it replaces the upstream's in the record. */
 export interface LocalOutcome {
@@ -51,7 +36,7 @@ export interface LocalOutcome {
 }
 
 /** Parameter names come from the client's JSON: only plain ones go into a header, the list capped. */
-function headerSafeList(names: string[]): string {
+function headerSafeList(names: readonly string[]): string {
   const list = names.map((n) => (/^[\w.\-[\]]{1,64}$/.test(n) ? n : '(unprintable name)')).join(', ');
   return list.length > 1024 ? `${list.slice(0, 1020)} ...` : list;
 }
@@ -63,29 +48,84 @@ function hasBody(headers: IncomingHttpHeaders): boolean {
   return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 }
 
+const DATA = Buffer.from('data: ');
+const EVENT_END = Buffer.from('\n\n');
+
 function ms(x: number): string {
   return (Math.round(x * 100) / 100).toString();
 }
 
+/**
+ * The one mutable per-request owner of what was sent to the client: the
+ * fields below are written here only; the record and the steps read them
+ * through the getters, and tell the reply what happened through its methods.
+ */
 export class ClientReply {
-  status?: number;
-  bytesOut = 0;
-  contentType?: string;
+  #status?: number;
+  #bytesOut = 0;
+  #contentType?: string;
   /** The headers as the client got them (the log redacts them again). */
-  headers?: Headers;
-  readonly capture: ResponseCapture;
-  local?: LocalOutcome;
-  /** Which error envelope Loopgate's own answers use; refined once the path is canonical. */
-  envelope: Envelope;
+  #headers?: Headers;
+  #local?: LocalOutcome;
+  /** Loopgate itself broke the connection (not the client leaving). */
+  #closedByProxy = false;
+  /** The upstream attempt whose answer this is, once its head is written. */
+  #answeredBy?: Attempt;
+  readonly #capture: ResponseCapture;
 
   constructor(
-    private readonly ex: ReplyFacts,
+    private readonly ex: RequestSoFar,
     private readonly res: ServerResponse,
     private readonly ctx: ReplyContext,
   ) {
-    this.capture = new ResponseCapture(ctx);
+    this.#capture = new ResponseCapture(ctx);
+  }
+
+  /** What the record reads of the answer's bytes (the reply alone adds to them). */
+  get capture(): CapturedAnswer {
+    return this.#capture;
+  }
+
+  get status(): number | undefined {
+    return this.#status;
+  }
+
+  get bytesOut(): number {
+    return this.#bytesOut;
+  }
+
+  get contentType(): string | undefined {
+    return this.#contentType;
+  }
+
+  get headers(): Readonly<Headers> | undefined {
+    return this.#headers;
+  }
+
+  /** Loopgate's own account of the answer, when it wrote, cut or lost it itself. */
+  get local(): Readonly<LocalOutcome> | undefined {
+    return this.#local;
+  }
+
+  get closedByProxy(): boolean {
+    return this.#closedByProxy;
+  }
+
+  /**
+   * The upstream attempt whose answer the client got (relay.ts hands it over
+   * with the head). The record reads it from here: the response can close
+   * before the step that relayed it has returned to handle.ts.
+   */
+  get answeredBy(): Attempt | undefined {
+    return this.#answeredBy;
+  }
+
+  /** Which error envelope Loopgate's own answers use: the canonical path's once known. */
+  get envelope(): Envelope {
+    const paths = this.ex.paths;
+    if (paths) return envelopeFor(paths.path);
     // Early refusals (Host, Origin, 415, 503) still answer an Anthropic client in its shape.
-    this.envelope = envelopeForTarget(ex.req.url ?? '');
+    return envelopeForTarget(this.ex.req.url ?? '');
   }
 
   get headersSent(): boolean {
@@ -123,30 +163,34 @@ export class ClientReply {
       if (called) return;
       called = true;
       socket.off('close', end);
-      listener(!this.res.headersSent && this.status === undefined && closingSockets.has(socket));
+      listener(!this.res.headersSent && this.#status === undefined && closingSockets.has(socket));
     };
     this.res.once('close', end);
     socket.once('close', end);
   }
 
   /** The x-loopgate-* headers and Server-Timing: the one table, for every answer. */
-  loopgateHeaders(): Record<string, string> {
+  loopgateHeaders(attempt?: Attempt): Record<string, string> {
     const ex = this.ex;
     const out: Record<string, string> = { 'x-loopgate-request-id': ex.id };
-    const rewrite = describeRewrites(ex.rewrites);
+    const rewrite = ex.paths && describeRewrites(ex.paths.rewrites);
     // Paths come from the client: a long one must not push the head past a client's header limit.
     if (rewrite) out['x-loopgate-rewrite'] = rewrite.length > 512 ? `${rewrite.slice(0, 508)} ...` : rewrite;
-    const diagnosis = this.local ? (this.local.refused ? this.local.code : undefined) : ex.diagnosis?.code;
+    const local = this.#local;
+    const diagnosis = local ? (local.refused ? local.code : undefined) : attempt?.diagnosis?.code;
     if (diagnosis) out['x-loopgate-diagnosis'] = diagnosis;
-    if (ex.bridge) out['x-loopgate-bridge'] = ex.bridge;
+    const bridge = ex.route?.bridge;
+    if (bridge) out['x-loopgate-bridge'] = bridge;
     // Which key served it, and how (names are header-safe: rules/key-list.ts).
-    if (ex.slot) out['x-loopgate-route'] = `${ex.slot.name} ${ex.bridge ? 'bridged' : 'native'}`;
-    if (ex.bridgeDropped) out['x-loopgate-bridge-dropped'] = headerSafeList(ex.bridgeDropped);
+    const slot = ex.key?.slot;
+    if (slot) out['x-loopgate-route'] = `${slot.name} ${bridge ? 'bridged' : 'native'}`;
+    const dropped = ex.route?.bridgeDropped;
+    if (dropped) out['x-loopgate-bridge-dropped'] = headerSafeList(dropped);
     if (ex.warning) out['x-loopgate-warning'] = ex.warning;
     // Alias IDs are printable ASCII (rules/model-aliases.ts), so header-safe.
     if (ex.alias) out[ALIAS_HEADER] = aliasHeaderValue(ex.alias.from, ex.alias.to);
-    // Loopgate's own time and the upstream's, up to this answer's head (W3C Server Timing).
-    const upstream = ex.upstreamMs;
+    // Loopgate's own time and the upstream's (every attempt's), up to this answer's head (W3C Server Timing).
+    const upstream = attempt ? attempt.upstreamMs : ex.upstreamMs;
     const own = performance.now() - ex.startedAt - (upstream ?? 0);
     out['server-timing'] = upstream === undefined ? `loopgate;dur=${ms(own)}` : `loopgate;dur=${ms(own)}, upstream;dur=${ms(upstream)}`;
     return out;
@@ -169,8 +213,8 @@ export class ClientReply {
     const param = err.param && this.ctx.redactor.string(err.param);
     const body = Buffer.from(errorBody(this.envelope, err.statusCode, err.code, `${message} (loopgate request id: ${this.ex.id})`, param));
     // This answer replaces anything an upstream said: the record must describe this one only.
-    this.local = { code: err.code, message, refused: true, errorType: readErrorEnvelope(body)?.type };
-    this.capture.reset();
+    this.#local = { code: err.code, message, refused: true, errorType: readErrorEnvelope(body)?.type };
+    this.#capture.reset();
     const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(body.length), ...this.loopgateHeaders(), ...err.headers };
     // A body may still be unread; don't let it be taken for the next request on this socket.
     // (A request without one keeps the connection, so what is pipelined behind it is still served.)
@@ -182,9 +226,10 @@ export class ClientReply {
   }
 
   /** Starts relaying an upstream answer: its headers, cleaned and scrubbed, plus the table's. */
-  head(status: number, upstreamHeaders: Headers, opts: { stream: boolean; length?: number }): void {
+  head(status: number, upstreamHeaders: Headers, opts: { stream: boolean; length?: number; attempt?: Attempt }): void {
+    if (opts.attempt) this.#answeredBy = opts.attempt;
     const headers = clientResponseHeaders(upstreamHeaders, this.ctx.redactor.knownSecrets, this.ctx.redactor.knownSecretsInName);
-    const own = this.loopgateHeaders();
+    const own = this.loopgateHeaders(opts.attempt);
     const timing = headers['server-timing'];
     Object.assign(headers, own);
     if (timing !== undefined) headers['server-timing'] = `${own['server-timing']}, ${Array.isArray(timing) ? timing.join(', ') : timing}`;
@@ -205,10 +250,10 @@ export class ClientReply {
    * Returns false when the client's socket is full (pause until drain).
    */
   send(out: Buffer | string, logged: Buffer | undefined = typeof out === 'string' ? undefined : out): boolean {
-    if (logged) this.capture.add(logged);
+    if (logged) this.#capture.add(logged);
     const buf = this.scrub(out);
     if (buf.length === 0) return true;
-    this.bytesOut += buf.length;
+    this.#bytesOut += buf.length;
     return this.res.write(buf);
   }
 
@@ -217,16 +262,16 @@ export class ClientReply {
   }
 
   /** A relayed answer held whole (errors, model lists, bridged JSON): head and body in one write. */
-  whole(status: number, upstreamHeaders: Headers, out: Buffer | string, logged: Buffer | undefined = typeof out === 'string' ? undefined : out): void {
+  whole(status: number, upstreamHeaders: Headers, out: Buffer | string, logged: Buffer | undefined = typeof out === 'string' ? undefined : out, attempt?: Attempt): void {
     const buf = this.scrub(out);
-    this.head(status, upstreamHeaders, { stream: false, length: buf.length });
+    this.head(status, upstreamHeaders, { stream: false, length: buf.length, attempt });
     this.finish(buf, logged);
   }
 
   private finish(buf: Buffer | undefined, logged: Buffer | undefined): void {
-    if (logged) this.capture.add(logged);
+    if (logged) this.#capture.add(logged);
     if (buf && buf.length) {
-      this.bytesOut += buf.length;
+      this.#bytesOut += buf.length;
       this.res.end(buf);
     } else this.res.end();
   }
@@ -247,19 +292,25 @@ export class ClientReply {
    * is the only honest signal left. The record says why.
    */
   cut(code: string, message: string): void {
-    this.local ??= { code, message, refused: false };
-    this.closedByProxy = true;
+    this.#local ??= { code, message, refused: false };
+    this.#closedByProxy = true;
     this.res.destroy();
   }
 
   /** The client's socket went away before Loopgate could answer `err`: record it, write nothing. */
   lost(status: number, code: string, message: string): void {
-    this.status = status;
-    this.local = { code, message, refused: false };
+    this.#status = status;
+    this.#local = { code, message, refused: false };
   }
 
-  /** Loopgate itself broke the connection (not the client leaving). */
-  closedByProxy = false;
+  /**
+   * The answer under way went wrong in a way Loopgate reports itself (a bridged
+   * stream ended with an error event, an upstream WebSocket failed): the record
+   * says `code`, not what the upstream said. `message` must be free of secrets.
+   */
+  brokeOff(code: string, message: string): void {
+    this.#local = { code, message, refused: false };
+  }
 
   /**
    * A WebSocket upgrade went through: the WebSocket server wrote the 101 on the
@@ -269,9 +320,15 @@ export class ClientReply {
    * across events work unchanged.
    */
   upgraded(headers: Headers): void {
-    this.status = 101;
-    this.headers = headers;
-    this.contentType = 'text/event-stream';
+    this.#status = 101;
+    this.#headers = headers;
+    this.#contentType = 'text/event-stream';
+  }
+
+  /** One server message of an upgraded connection, already scrubbed and sent by the relay: counted and captured as one event. */
+  message(buf: Buffer, isBinary: boolean): void {
+    this.#bytesOut += buf.length;
+    this.#capture.add(isBinary ? Buffer.from(`data: [binary message, ${buf.length} bytes]\n\n`) : Buffer.concat([DATA, buf, EVENT_END]));
   }
 
   private scrub(out: Buffer | string): Buffer {
@@ -280,10 +337,10 @@ export class ClientReply {
   }
 
   private begin(status: number, headers: Record<string, string | string[]>): void {
-    this.status = status;
-    this.headers = headers;
+    this.#status = status;
+    this.#headers = headers;
     const type = headers['content-type'];
-    this.contentType = typeof type === 'string' ? type : undefined;
+    this.#contentType = typeof type === 'string' ? type : undefined;
     this.res.writeHead(status, headers);
   }
 
@@ -292,8 +349,8 @@ export class ClientReply {
     this.begin(status, headers);
     // A HEAD answer carries no body (Node drops it): log and count what the client really got.
     const sent = this.ex.req.method === 'HEAD' ? Buffer.alloc(0) : body;
-    this.capture.add(sent === body ? logged : sent);
-    this.bytesOut += sent.length;
+    this.#capture.add(sent === body ? logged : sent);
+    this.#bytesOut += sent.length;
     this.res.end(body, onSent);
   }
 }

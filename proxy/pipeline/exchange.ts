@@ -1,73 +1,155 @@
-// The state of one request as it moves through the pipeline steps. Request
-// facts are written by the step that learns them (normalise, read-body, the
-// bridge plan, the upstream call); everything about the answer lives in
-// `reply`, the one writer to the client. No control flow is kept here: steps
-// return what happened.
+// What one request's steps learned, as each step returns it. Every step result
+// is readonly: a step hands back what it found and the next step takes what it
+// needs as arguments. The sequencers (handle.ts for HTTP, upgrade.ts for
+// WebSocket upgrades) keep the results they got so far in one RequestFacts,
+// which only they write; the reply (client-reply.ts) and the record
+// (build-record.ts) read it. Everything about the answer the client got
+// belongs to the reply, the one other per-request owner.
 import type { IncomingMessage } from 'node:http';
 import type { Rewrite } from '../rules/paths.js';
 import type { Diagnosis } from '../rules/diagnose.js';
-import type { ClientReply } from './client-reply.js';
+import type { RouteDecision } from '../rules/key-routing.js';
+import type { BridgeKind, BridgeSession } from '../bridge/index.js';
+import type { WebSocketFacts } from '../core/record.js';
+import type { KeySlot } from './keyring.js';
 
-export interface Exchange {
+/** Who asked and when: fixed when the request arrives. */
+export interface RequestStart {
   readonly id: string;
   readonly req: IncomingMessage;
-  readonly reply: ClientReply;
   readonly startedAt: number;
   readonly time: Date;
+}
+
+/** The normalise step: the path as sent and the canonical one. */
+export interface PathFacts {
   /** Path (no query) as the client sent it. */
-  originalPath: string;
-  /** The client's canonical path (after normalisation; the raw URL before it). */
-  path: string;
-  query: string;
-  rewrites: Rewrite[];
+  readonly originalPath: string;
+  /** The canonical path. */
+  readonly path: string;
+  readonly query: string;
+  readonly rewrites: readonly Rewrite[];
+}
+
+/** The read-body step (and the model alias, which returns a rewritten copy). */
+export interface BodyFacts {
+  /** Bytes read so far: final for a held body, growing while a large one streams (read-body.ts owns the count). */
+  readonly bytesIn: number;
   /** Request body, when it was small enough to hold (always for bridgeable requests). */
-  body?: Buffer;
+  readonly body?: Buffer;
   /** For large bodies: the first chunks held plus the rest still to stream. */
-  bodyStream?: AsyncIterable<Buffer>;
+  readonly bodyStream?: AsyncIterable<Buffer>;
   /** The held body is a JSON object (its top level was read; see rules/json-top-level.ts). */
-  jsonObject?: boolean;
-  /** How deep the body's objects and arrays nest (read-body.ts), for the bridge's limit. */
-  jsonDepth?: number;
-  /** The held body parsed whole, once something needed it (read-body.ts parsedBody()). */
-  parsedBody?: Record<string, unknown>;
-  bytesIn: number;
+  readonly jsonObject?: boolean;
+  /** How deep the body's objects and arrays nest, for the bridge's limit. */
+  readonly jsonDepth?: number;
   /** The model that goes upstream (after a model alias). */
-  model?: string;
+  readonly model?: string;
   /** Where `model` sits in the held body ([start, end) bytes, quotes included), for the alias rewrite. */
-  modelSpan?: [number, number];
-  /** A model alias applied: the client asked for `from`, `to` went upstream (pipeline/alias.ts). */
-  alias?: { from: string; to: string };
-  stream?: boolean;
-  params?: string[];
+  readonly modelSpan?: readonly [number, number];
+  readonly stream?: boolean;
+  readonly params?: readonly string[];
   /** Raw JSON of the top-level parameter values the GenAI conventions name (read only with OTLP export on). */
-  requestValues?: Record<string, string>;
-  /** Path and query that went upstream (the chat route when bridged). */
-  upstreamPath?: string;
-  upstreamRequestId?: string;
-  /** From the start to the upstream's response head. */
-  ttfbMs?: number;
-  /** Time spent waiting on the upstream (every attempt), for Server-Timing. */
-  upstreamMs?: number;
-  /** What the upstream's error answer said, and Loopgate's reading of it. */
-  errorType?: string;
-  errorCode?: string;
-  diagnosis?: Diagnosis;
-  /** `responses->chat` / `messages->chat` when the bridge served this request. */
-  bridge?: string;
-  /** The routing decision (rules/key-routing.ts decideRoute): which key, native or bridged, and why. */
-  decision?: Extract<import('../rules/key-routing.js').RouteDecision, { index: number }>;
+  readonly requestValues?: Readonly<Record<string, string>>;
+}
+
+/** A model alias applied: the client asked for `from`, `to` went upstream (pipeline/alias.ts). */
+export interface AliasFacts {
+  readonly from: string;
+  readonly to: string;
+}
+
+/** The choose-key step: which key, and the routing decision (rules/key-routing.ts). */
+export interface KeyChoice {
   /** The key this request goes upstream with (none when the proxy holds no key). */
-  slot?: import('./keyring.js').KeySlot;
-  /** Keys --failover has already tried for this request. */
-  triedKeys?: Set<number>;
-  /** The chat request the bridge sent upstream in place of the client's body. */
-  bridgedBody?: Buffer;
+  readonly slot?: KeySlot;
+  readonly decision?: Extract<RouteDecision, { index: number }>;
+  /** Keys --failover already tried for this request, before this choice. */
+  readonly tried?: ReadonlySet<number>;
+}
+
+/** The bridge plan: what goes upstream and how its answer comes back. */
+export interface Route {
+  /** Canonical path and query to send upstream (without the {site_url} prefix). */
+  readonly path: string;
+  readonly query: string;
+  readonly stream: boolean;
+  /** Set when the bridge serves this request: the chat body is in it, and it translates the answer back. */
+  readonly session?: BridgeSession;
+  /** A 404 endpoint_not_supported answer is not relayed: the caller bridges instead. */
+  readonly fallback?: BridgeKind;
+  /** `responses->chat` / `messages->chat` when the bridge serves (or refused to serve) this request. */
+  readonly bridge?: string;
   /** Parameters the bridge left out because the chat route cannot use them. */
-  bridgeDropped?: string[];
-  retries: number;
-  clientAborted: boolean;
+  readonly bridgeDropped?: readonly string[];
+  /** The bridge cannot carry this request: the route is not sent, this is the answer (still a bridged request in the record). */
+  readonly refusal?: unknown;
+}
+
+/**
+ * One upstream attempt (relay.ts): what it learned and how it ended.
+ * relayed: the answer went to the client. unsupported: the route refused the
+ * protocol (bridge instead). failover: this key is out of quota or rate and
+ * `next` can serve it. failed: `error` ended the request.
+ */
+export interface Attempt {
+  readonly outcome: 'relayed' | 'unsupported' | 'failover' | 'failed';
+  /** Path and query that went upstream (the chat route when bridged). */
+  readonly upstreamPath: string;
+  /** The chat request the bridge sent upstream in place of the client's body. */
+  readonly bridgedBody?: Buffer;
+  /** From the request's start to the upstream's response head. */
+  readonly ttfbMs?: number;
+  /** Time the request has waited on the upstream, this attempt's (every retry of it) and the earlier ones'. */
+  readonly upstreamMs?: number;
+  /** The request's retries so far: this attempt's (upstream-call.ts) and everything before it. */
+  readonly retries: number;
+  readonly upstreamRequestId?: string;
+  /** What the upstream's error answer said, and Loopgate's reading of it. */
+  readonly errorType?: string;
+  readonly errorCode?: string;
+  readonly diagnosis?: Diagnosis;
+  /** failover: the key to try next. */
+  readonly next?: KeyChoice;
+  /** failed: why. */
+  readonly error?: unknown;
+}
+
+/**
+ * The results a sequencer holds so far. Only handle.ts and upgrade.ts assign
+ * these fields (each from a step's result); everyone else reads them.
+ */
+export interface RequestFacts extends RequestStart {
+  /** Unset until the path is normalised (the record then shows the raw URL). */
+  paths?: PathFacts;
+  body?: BodyFacts;
+  alias?: AliasFacts;
   /** Sent as x-loopgate-warning, e.g. a model missing from /models. */
   warning?: string;
-  /** An upgraded connection's message counts and close (ws-relay.ts). */
-  websocket?: import('../core/record.js').WebSocketFacts;
+  key?: KeyChoice;
+  /** The last route planned. */
+  route?: Route;
+  /** The last upstream attempt. */
+  attempt?: Attempt;
+  /** The last upstream request id any attempt got. */
+  upstreamRequestId?: string;
+  /** Time spent waiting on the upstream over every attempt, for Server-Timing. */
+  upstreamMs?: number;
+  /** Retries of every kind: upstream-call's, failover's, the bridge fallback's. */
+  retries: number;
+  clientAborted: boolean;
+  /** An upgraded connection's message counts and close (ws-relay.ts), once it closed. */
+  websocket?: WebSocketFacts;
 }
+
+/** What ws-relay.ts returns when an upgraded connection has closed. */
+export interface WebSocketSummary {
+  readonly facts: WebSocketFacts;
+  /** The client's messages as the request body (kept when bodies are captured), the first response.create's model and parameters. */
+  readonly body: BodyFacts;
+  /** Gone without a close frame while a response was under way. */
+  readonly clientAborted: boolean;
+}
+
+/** A readonly view of the results so far, for the steps and the record. */
+export type RequestSoFar = Readonly<RequestFacts>;

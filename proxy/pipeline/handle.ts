@@ -1,16 +1,18 @@
 // One request through the ordered steps: guard → normalise → authenticate →
 // read body → model alias → inspect → choose the key → plan the route →
-// relay. Each step lives in its own module; this file only sequences them and
-// maps failures to an answer. The log record is written once, when the
-// response closes (however it ends).
+// relay. Each step lives in its own module and returns what it learned; this
+// file only sequences them, keeps their results (RequestFacts, written here
+// and in upgrade.ts only) and maps failures to an answer. The log record is
+// built once from those results and the reply, when the response closes
+// (however it ends).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { envelopeFor, midStreamFailure, ProxyError } from '../rules/proxy-errors.js';
+import { midStreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { normaliseRequestPath } from '../rules/paths.js';
 import { MODELS_PATH } from '../rules/protocols/index.js';
 import { suggestModels } from '../rules/suggest.js';
 import type { ProxyContext } from './context.js';
-import type { Exchange } from './exchange.js';
+import type { Attempt, PathFacts, RequestFacts, RequestSoFar } from './exchange.js';
 import { ClientReply } from './client-reply.js';
 import { RequestAbort } from './request-abort.js';
 import { checkRequest } from './guard.js';
@@ -24,110 +26,114 @@ import { bridgeableKind, fallBack, planRoute } from './bridge-plan.js';
 import { answerModelUnion, chooseSlot } from './choose-key.js';
 import { answerAliasedModelUnion, applyAlias, noteModelNotFound, withAliasAdvice } from './alias.js';
 
-export function newExchange(req: IncomingMessage, res: ServerResponse, ctx: ProxyContext): Exchange {
-  const ex = {
-    id: randomUUID(),
-    req,
-    startedAt: performance.now(),
-    time: new Date(),
-    originalPath: req.url ?? '/',
-    path: req.url ?? '/',
-    query: '',
-    rewrites: [],
-    bytesIn: 0,
-    retries: 0,
-    clientAborted: false,
-  } as Omit<Exchange, 'reply'> as Exchange;
-  (ex as { reply: ClientReply }).reply = new ClientReply(ex, res, ctx);
-  return ex;
+/** The facts a request starts with (the reply that owns its answer is made from them). */
+export function startFacts(req: IncomingMessage): RequestFacts {
+  return { id: randomUUID(), req, startedAt: performance.now(), time: new Date(), retries: 0, clientAborted: false };
+}
+
+/** An upstream attempt's facts joined to the request's (its time and retries already count the earlier attempts'). */
+export function tookAttempt(facts: RequestFacts, attempt: Attempt): void {
+  facts.attempt = attempt;
+  if (attempt.upstreamRequestId !== undefined) facts.upstreamRequestId = attempt.upstreamRequestId;
+  if (attempt.upstreamMs !== undefined) facts.upstreamMs = attempt.upstreamMs;
+  facts.retries = attempt.retries;
 }
 
 export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const ex = newExchange(req, res, ctx);
+  const facts = startFacts(req);
+  const reply = new ClientReply(facts, res, ctx);
   const abort = new RequestAbort();
   ctx.stats.requests++;
   ctx.stats.inFlight++;
-  ex.reply.onEnd((neverSent) => {
+  reply.onEnd((neverSent) => {
     ctx.stats.inFlight--;
     if (neverSent) {
       // Pipelined behind an answer that closed the connection: its turn never came.
-      ex.reply.lost(0, 'pipelined-after-close', 'The connection closed before this pipelined request had its turn; send it again.');
+      reply.lost(0, 'pipelined-after-close', 'The connection closed before this pipelined request had its turn; send it again.');
       abort.abort(new ProxyError(499, 'client-aborted', 'The connection closed.'));
-    } else if (ex.reply.unfinished) {
+    } else if (reply.unfinished) {
       // A stream cut because its upstream broke is not the client leaving.
-      if (!ex.reply.closedByProxy) ex.clientAborted = true;
+      if (!reply.closedByProxy) facts.clientAborted = true;
       abort.abort(new ProxyError(499, 'client-aborted', 'The client went away.'));
     }
-    noteModelNotFound(ex, ctx);
-    finish(ex, ctx);
+    noteModelNotFound(facts, reply, ctx);
+    finish(facts, reply, ctx);
   });
   try {
     if (ctx.stats.inFlight > ctx.limits.maxInFlight) {
       throw new ProxyError(503, 'too-many-requests', `Loopgate is already handling ${ctx.limits.maxInFlight} requests. Retry shortly.`, { 'retry-after': '1' });
     }
     checkRequest(req, ctx.guard);
-    normalise(ex, ctx);
+    const paths = (facts.paths = normalise(req, ctx));
     // A credential-less `HEAD /api/hello` (Claude Code at start) or `HEAD /`: a plain 200, no token, nothing revealed.
-    if (isConnectivityProbe(ex)) return answerConnectivityProbe(ex, ctx.cliCommand);
+    if (isConnectivityProbe(req, paths.path)) return answerConnectivityProbe(reply, ctx.cliCommand);
     // Local endpoints check the token themselves (the health challenge is answered without it).
-    if (isLocalEndpoint(ex.path)) return await handleLocalEndpoint(ex, ctx);
+    if (isLocalEndpoint(paths.path)) return await handleLocalEndpoint(req, paths, reply, ctx);
     checkToken(req, ctx.token, ctx.cliCommand);
     // The key belongs to the API under {base_url} only: nothing else reaches the upstream with it.
-    if (!ex.path.startsWith('/v1/')) {
-      throw new ProxyError(404, 'not-an-api-path', `${ex.path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths (e.g. /v1/chat/completions, /v1/responses, /v1/messages, /v1/models). Check the tool's base URL.`);
+    if (!paths.path.startsWith('/v1/')) {
+      throw new ProxyError(404, 'not-an-api-path', `${paths.path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths (e.g. /v1/chat/completions, /v1/responses, /v1/messages, /v1/models). Check the tool's base URL.`);
     }
     // Several keys: the client sees one list, all of theirs.
-    if (ex.path === MODELS_PATH && ex.req.method === 'GET' && ctx.keys.slots.length > 1) return await (ctx.aliases.size ? answerAliasedModelUnion : answerModelUnion)(ex, ctx);
-    const bridgeable = bridgeableKind(ex, ctx);
-    await readBody(ex, ctx, bridgeable !== undefined);
-    applyAlias(ex, ctx);
-    inspectModel(ex, ctx);
-    try {
-      await chooseSlot(ex, ctx, bridgeable !== undefined, abort);
-    } catch (err) {
-      throw withAliasAdvice(err, ex, ctx);
+    if (paths.path === MODELS_PATH && req.method === 'GET' && ctx.keys.slots.length > 1) return await (ctx.aliases.size ? answerAliasedModelUnion : answerModelUnion)(reply, ctx);
+    const bridgeable = bridgeableKind(req.method, paths.path, ctx);
+    facts.body = await readBody(facts, reply, ctx, bridgeable !== undefined);
+    const aliased = applyAlias(facts.body, ctx);
+    if (aliased) {
+      facts.body = aliased.body;
+      facts.alias = aliased.alias;
     }
-    let route = planRoute(ex, ctx, bridgeable);
+    facts.warning = inspectModel(facts.body.model, ctx);
+    try {
+      facts.key = await chooseSlot(ctx, facts.body.model, paths.path, bridgeable !== undefined, abort);
+    } catch (err) {
+      throw withAliasAdvice(err, facts.body.model, facts.alias, ctx);
+    }
+    let route = planRoute(facts, ctx, bridgeable);
     for (;;) {
-      const outcome = await relay(ex, ctx, route, abort);
-      if (outcome === 'relayed') break;
+      facts.route = route;
+      if (route.refusal !== undefined) throw route.refusal;
+      const attempt = await relay(facts, reply, ctx, route, abort);
+      tookAttempt(facts, attempt);
+      if (attempt.outcome === 'relayed') break;
+      if (attempt.outcome === 'failed') throw attempt.error;
       // Another key (--failover), planned afresh; or the same key over the bridge.
-      route = outcome === 'failover' ? planRoute(ex, ctx, bridgeable) : fallBack(ex, ctx, route.fallback!);
+      facts.retries++;
+      if (attempt.outcome === 'failover') {
+        facts.key = attempt.next;
+        route = planRoute(facts, ctx, bridgeable);
+      } else route = fallBack(facts, ctx, route.fallback!);
     }
   } catch (err) {
-    fail(ex, ctx, err);
+    fail(facts, reply, ctx, err);
   }
 }
 
-export function normalise(ex: Exchange, ctx: ProxyContext): void {
-  const result = normaliseRequestPath(ex.req.method ?? 'GET', ex.req.url ?? '/');
+export function normalise(req: IncomingMessage, ctx: ProxyContext): PathFacts {
+  const result = normaliseRequestPath(req.method ?? 'GET', req.url ?? '/');
   if (!result.ok) throw new ProxyError(400, 'unsafe-path', result.reason);
-  ex.originalPath = (ex.req.url ?? '/').split('?', 1)[0]!;
-  ex.path = result.path;
-  ex.query = result.query;
-  ex.rewrites = result.rewrites;
-  ex.reply.envelope = envelopeFor(result.path);
   for (const rewrite of result.rewrites) {
-    const hint = rewriteHint(rewrite, ctx.guard, ex.req.headers);
+    const hint = rewriteHint(rewrite, ctx.guard, req.headers);
     if (hint) ctx.hintOnce(hint.id, hint.message);
   }
+  return { originalPath: (req.url ?? '/').split('?', 1)[0]!, path: result.path, query: result.query, rewrites: result.rewrites };
 }
 
-/** A model missing from the cached /models list is warned about; the request still goes. */
-function inspectModel(ex: Exchange, ctx: ProxyContext): void {
-  if (!ex.model) return;
+/** A model missing from the cached /models list is warned about (the warning is returned); the request still goes. */
+function inspectModel(model: string | undefined, ctx: ProxyContext): string | undefined {
+  if (!model) return undefined;
   const known = ctx.keys.ids();
   if (!known) {
     ctx.keys.refreshSoon();
-    return;
+    return undefined;
   }
-  if (known.includes(ex.model)) return;
+  if (known.includes(model)) return undefined;
   // A model "name" of a megabyte is no typo of a known ID: no suggestions, and only its start is quoted.
-  const suggestions = ex.model.length <= MAX_QUOTED ? suggestModels(ex.model, known) : [];
+  const suggestions = model.length <= MAX_QUOTED ? suggestModels(model, known) : [];
   const mean = suggestions.length ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?` : '';
-  const quoted = clip(ex.model);
-  ex.warning = `model ${headerSafe(JSON.stringify(quoted))} is not in /models`;
+  const quoted = clip(model);
   ctx.hintOnce(`model:${quoted}`, `Model "${quoted}" is not in this key's /models list; copy the ID exactly.${mean}`);
+  return `model ${headerSafe(JSON.stringify(quoted))} is not in /models`;
 }
 
 /** Longest client-chosen text quoted in a response header or a console line. */
@@ -142,9 +148,8 @@ function headerSafe(text: string): string {
   return text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-function fail(ex: Exchange, ctx: ProxyContext, err: unknown): void {
-  const reply = ex.reply;
-  if (ex.clientAborted) return;
+function fail(facts: RequestSoFar, reply: ClientReply, ctx: ProxyContext, err: unknown): void {
+  if (facts.clientAborted) return;
   if (reply.headersSent) {
     // Too late for a JSON error: breaking the connection is the only honest signal mid-stream.
     if (!reply.clientGone) {

@@ -9,7 +9,9 @@ import { version } from '../version.js';
 import { checkToken, presentedCredential } from './authenticate.js';
 import { commandLine } from '../rules/command-line.js';
 import type { ProxyContext } from './context.js';
-import type { Exchange } from './exchange.js';
+import type { IncomingMessage } from 'node:http';
+import type { PathFacts } from './exchange.js';
+import type { ClientReply } from './client-reply.js';
 import { handleTraffic, isTrafficEndpoint } from './traffic-endpoints.js';
 
 const PREFIX = '/_loopgate/';
@@ -25,12 +27,12 @@ export function isLocalEndpoint(path: string): boolean {
  * remote peer still needs the token), and only after the Host/Origin guards,
  * which apply to it as to everything.
  */
-export function isConnectivityProbe(ex: Exchange): boolean {
-  const method = ex.req.method;
-  const probe = ex.path === '/' ? method === 'HEAD' || method === 'GET' : ex.path === '/api/hello' && method === 'HEAD';
+export function isConnectivityProbe(req: IncomingMessage, path: string): boolean {
+  const method = req.method;
+  const probe = path === '/' ? method === 'HEAD' || method === 'GET' : path === '/api/hello' && method === 'HEAD';
   if (!probe) return false;
-  if (presentedCredential(ex.req) !== undefined) return false;
-  return isLoopbackHost((ex.req.socket.remoteAddress ?? '').replace(/^::ffff:/i, ''));
+  if (presentedCredential(req) !== undefined) return false;
+  return isLoopbackHost((req.socket.remoteAddress ?? '').replace(/^::ffff:/i, ''));
 }
 
 /**
@@ -38,8 +40,8 @@ export function isConnectivityProbe(ex: Exchange): boolean {
  * logged as a normal 200 record and traffic line (never an error line): the log
  * stays a complete account of who talked to the proxy, and --quiet hides it.
  */
-export function answerConnectivityProbe(ex: Exchange, cli: string): void {
-  ex.reply.answer(200, 'text/plain; charset=utf-8', `Loopgate is running. API requests need the local token (\`${commandLine(cli, 'token')}\`).\n`);
+export function answerConnectivityProbe(reply: ClientReply, cli: string): void {
+  reply.answer(200, 'text/plain; charset=utf-8', `Loopgate is running. API requests need the local token (\`${commandLine(cli, 'token')}\`).\n`);
 }
 
 /** Names, fingerprints and model counts (or why a key's list fails): never a key. */
@@ -47,28 +49,28 @@ function keySummary(ctx: ProxyContext) {
   return ctx.keys.slots.map((s) => ({ name: s.name, fingerprint: s.fingerprint, models: s.models.ids()?.length ?? null, failure: s.models.failure() ?? null }));
 }
 
-export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Promise<void> {
-  if (isTrafficEndpoint(ex.path)) {
-    checkToken(ex.req, ctx.token, ctx.cliCommand);
-    return handleTraffic(ex, ctx);
+export async function handleLocalEndpoint(req: IncomingMessage, paths: PathFacts, reply: ClientReply, ctx: ProxyContext): Promise<void> {
+  if (isTrafficEndpoint(paths.path)) {
+    checkToken(req, ctx.token, ctx.cliCommand);
+    return handleTraffic(req, paths, reply, ctx);
   }
   const headers: Record<string, string> = {};
   let payload: unknown;
-  switch (ex.path) {
+  switch (paths.path) {
     case HEALTH_PATH: {
-      const challenge = ex.req.headers[CHALLENGE_HEADER];
+      const challenge = req.headers[CHALLENGE_HEADER];
       if (challenge !== undefined && !isValidNonce(challenge)) {
         throw new ProxyError(400, 'bad-challenge', `${CHALLENGE_HEADER} must be 22–128 base64url characters (a random nonce).`);
       }
       // Without a token the proxy cannot prove anything: it says so, and a window will not attach.
       // (A proxy the extension started with requireToken off still proves the token it was given.)
-      if (challenge && ctx.proofToken !== null) headers[PROOF_HEADER] = healthProof(ctx.proofToken, ex.req.socket.localAddress ?? '', ex.req.socket.localPort ?? 0, challenge);
+      if (challenge && ctx.proofToken !== null) headers[PROOF_HEADER] = healthProof(ctx.proofToken, req.socket.localAddress ?? '', req.socket.localPort ?? 0, challenge);
       // A challenge alone (no credential) gets only the proof: the window sends the token after it checked it.
-      if (challenge && presentedCredential(ex.req) === undefined) {
+      if (challenge && presentedCredential(req) === undefined) {
         payload = { loopgate: version, requireToken: ctx.token !== null };
         break;
       }
-      checkToken(ex.req, ctx.token, ctx.cliCommand);
+      checkToken(req, ctx.token, ctx.cliCommand);
       payload = {
         loopgate: version,
         pid: process.pid,
@@ -89,7 +91,7 @@ export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Prom
       break;
     }
     case '/_loopgate/stats':
-      checkToken(ex.req, ctx.token, ctx.cliCommand);
+      checkToken(req, ctx.token, ctx.cliCommand);
       payload = {
         ...ctx.stats,
         logFile: ctx.log?.file,
@@ -101,7 +103,7 @@ export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Prom
       break;
     case '/_loopgate/keys':
       // Each key's own list, for the editor's Model Explorer (grouped by key): names and models, never a key.
-      checkToken(ex.req, ctx.token, ctx.cliCommand);
+      checkToken(req, ctx.token, ctx.cliCommand);
       if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
       payload = {
         keys: ctx.keys.slots.map((s) => ({ name: s.name, fingerprint: s.fingerprint, failure: s.models.failure() ?? null, models: s.models.entries() ? [...s.models.entries()!.values()] : null })),
@@ -113,13 +115,13 @@ export async function handleLocalEndpoint(ex: Exchange, ctx: ProxyContext): Prom
       break;
     case '/_loopgate/refresh':
       // Every key's GET /models now (the editor's Refresh; after a key's group changed).
-      checkToken(ex.req, ctx.token, ctx.cliCommand);
+      checkToken(req, ctx.token, ctx.cliCommand);
       await ctx.keys.refresh();
       payload = { keys: keySummary(ctx) };
       break;
     default:
-      checkToken(ex.req, ctx.token, ctx.cliCommand);
-      throw new ProxyError(404, 'unknown-local-endpoint', `No such Loopgate endpoint ${ex.path}. Known: /_loopgate/health, /_loopgate/stats, /_loopgate/keys, /_loopgate/refresh, /_loopgate/traffic.`);
+      checkToken(req, ctx.token, ctx.cliCommand);
+      throw new ProxyError(404, 'unknown-local-endpoint', `No such Loopgate endpoint ${paths.path}. Known: /_loopgate/health, /_loopgate/stats, /_loopgate/keys, /_loopgate/refresh, /_loopgate/traffic.`);
   }
-  ex.reply.answer(200, 'application/json', JSON.stringify(payload), headers);
+  reply.answer(200, 'application/json', JSON.stringify(payload), headers);
 }

@@ -87,7 +87,7 @@ export function createModelsCache(opts: {
     const mine = generation;
     inFlight ??= (async () => {
       try {
-        const res = await callUpstream(opts.upstream, {
+        const got = await callUpstream(opts.upstream, {
           path: opts.path,
           method: 'GET',
           headers: () => ({ authorization: `Bearer ${key}`, 'accept-encoding': 'identity' }),
@@ -96,6 +96,8 @@ export function createModelsCache(opts: {
           headersTimeoutMs: LIST_FETCH_TIMEOUT_MS,
           bodyTimeoutMs: LIST_FETCH_TIMEOUT_MS,
         });
+        if (!got.ok) throw got.error;
+        const res = got.response;
         const text = await readLimited(res.body, MAX_LIST_BYTES);
         if (res.statusCode === 200 && text !== undefined) {
           ingest(text, mine);

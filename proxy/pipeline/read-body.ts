@@ -4,9 +4,14 @@
 import { ProxyError } from '../rules/proxy-errors.js';
 import { scanTopLevel } from '../rules/json-top-level.js';
 import { REQUEST_VALUE_KEYS } from '../rules/genai-facts.js';
+import type { IncomingMessage } from 'node:http';
 import type { ProxyContext } from './context.js';
-import type { Exchange } from './exchange.js';
+import type { BodyFacts, RequestStart } from './exchange.js';
+import type { ClientReply } from './client-reply.js';
 import { streamedBytes } from './gc-nudge.js';
+
+/** What the body step reads of the proxy's configuration. */
+export type BodyContext = Pick<ProxyContext, 'limits' | 'otlp'>;
 
 /** Bodies up to this size are held in memory and parsed for metadata. */
 export const HOLD_BYTES = 1024 * 1024;
@@ -19,53 +24,74 @@ function tooLarge(cap: number): ProxyError {
  * Node's own requestTimeout does not cover a body that stops arriving once the
  * handler runs, so the body read has its own deadline (slowloris on the body).
  */
-function armDeadline(ex: Exchange, timeoutMs: number): () => void {
+function armDeadline(start: RequestStart, reply: ClientReply, timeoutMs: number): () => void {
   const timer = setTimeout(() => {
     const err = new ProxyError(408, 'body-timeout', `The request body did not arrive within ${Math.round(timeoutMs / 1000)} s. Send the whole body promptly.`);
-    if (ex.reply.headersSent) {
-      ex.reply.lost(err.statusCode, err.code, err.message);
-      return void ex.req.destroy(err);
+    if (reply.headersSent) {
+      reply.lost(err.statusCode, err.code, err.message);
+      return void start.req.destroy(err);
     }
     // Answer first, then drop the connection: the rest of the body will never be read.
-    ex.reply.refuse(err, { close: true, onSent: () => ex.req.destroy(err) });
-  }, Math.max(0, timeoutMs - (performance.now() - ex.startedAt)));
+    reply.refuse(err, { close: true, onSent: () => start.req.destroy(err) });
+  }, Math.max(0, timeoutMs - (performance.now() - start.startedAt)));
   timer.unref();
   return () => clearTimeout(timer);
 }
 
-export async function readBody(ex: Exchange, ctx: ProxyContext, holdAll: boolean): Promise<void> {
-  const req = ex.req;
+/** Reads the body (under the body deadline, which answers the client itself) and returns what it holds and says. */
+export async function readBody(start: RequestStart, reply: ClientReply, ctx: BodyContext, holdAll: boolean): Promise<BodyFacts> {
+  const req = start.req;
   const maxBytes = ctx.limits.maxBodyBytes;
   const declared = Number(req.headers['content-length']);
   if (declared > maxBytes) throw tooLarge(maxBytes);
-  const disarm = armDeadline(ex, ctx.limits.requestTimeoutMs);
+  const disarm = armDeadline(start, reply, ctx.limits.requestTimeoutMs);
   try {
-    await readInto(ex, ctx, maxBytes, holdAll, disarm);
+    return await readInto(req, ctx, maxBytes, holdAll, disarm);
   } catch (err) {
     disarm();
     throw err;
   }
 }
 
-async function readInto(ex: Exchange, ctx: ProxyContext, maxBytes: number, holdAll: boolean, disarm: () => void): Promise<void> {
+async function readInto(req: IncomingMessage, ctx: BodyContext, maxBytes: number, holdAll: boolean, disarm: () => void): Promise<BodyFacts> {
   const hold = holdAll ? maxBytes : HOLD_BYTES;
-  const { chunks, size, ended } = await readHeld(ex.req, hold, maxBytes);
-  ex.bytesIn = size;
+  const { chunks, size, ended } = await readHeld(req, hold, maxBytes);
   if (!ended) {
-    ex.bodyStream = continueStream(ex, chunks, ex.req[Symbol.asyncIterator]() as AsyncIterator<Buffer>, maxBytes, disarm);
-    sniffMetadata(ex, chunks[0]!);
-    return;
+    const count = { bytes: size };
+    const stream = continueStream(count, chunks, req[Symbol.asyncIterator]() as AsyncIterator<Buffer>, maxBytes, disarm);
+    return sniffMetadata(count, stream, chunks[0]!);
   }
   disarm();
-  ex.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-  parseMetadata(ex, ctx, ex.body);
+  return parseMetadata(req, ctx, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+}
+
+/**
+ * A body too large to hold: its byte count grows while the rest streams
+ * upstream (read-body's generator alone counts it); a copy with its stream
+ * rewritten (a model alias) shares the count.
+ */
+export class StreamedBody implements BodyFacts {
+  constructor(
+    private readonly count: { readonly bytes: number },
+    readonly bodyStream: AsyncIterable<Buffer>,
+    readonly model: string | undefined,
+    readonly stream: boolean,
+  ) {}
+
+  get bytesIn(): number {
+    return this.count.bytes;
+  }
+
+  withStream(bodyStream: AsyncIterable<Buffer>, model: string): StreamedBody {
+    return new StreamedBody(this.count, bodyStream, model, this.stream);
+  }
 }
 
 /**
  * Reads until the end or past `hold` bytes (then leaves the request paused).
  * Plain events rather than an async iterator: this runs for every request.
  */
-function readHeld(req: Exchange['req'], hold: number, maxBytes: number): Promise<{ chunks: Buffer[]; size: number; ended: boolean }> {
+function readHeld(req: IncomingMessage, hold: number, maxBytes: number): Promise<{ chunks: Buffer[]; size: number; ended: boolean }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -96,7 +122,7 @@ function readHeld(req: Exchange['req'], hold: number, maxBytes: number): Promise
   });
 }
 
-async function* continueStream(ex: Exchange, held: Buffer[], rest: AsyncIterator<Buffer>, maxBytes: number, disarm: () => void): AsyncGenerator<Buffer> {
+async function* continueStream(count: { bytes: number }, held: Buffer[], rest: AsyncIterator<Buffer>, maxBytes: number, disarm: () => void): AsyncGenerator<Buffer> {
   yield* held;
   held.length = 0;
   for (;;) {
@@ -105,30 +131,34 @@ async function* continueStream(ex: Exchange, held: Buffer[], rest: AsyncIterator
       disarm();
       return;
     }
-    ex.bytesIn += next.value.length;
-    if (ex.bytesIn > maxBytes) throw tooLarge(maxBytes);
+    count.bytes += next.value.length;
+    if (count.bytes > maxBytes) throw tooLarge(maxBytes);
     streamedBytes(next.value.length);
     yield next.value;
   }
 }
 
-function parseMetadata(ex: Exchange, ctx: ProxyContext, body: Buffer): void {
+function parseMetadata(req: IncomingMessage, ctx: BodyContext, body: Buffer): BodyFacts {
   if (body.length === 0) {
-    if (ex.req.method === 'POST') throw new ProxyError(400, 'empty-body', 'The request body is empty: send a JSON object with at least "model".');
-    return;
+    if (req.method === 'POST') throw new ProxyError(400, 'empty-body', 'The request body is empty: send a JSON object with at least "model".');
+    return { bytesIn: 0, body };
   }
   // With OTLP export on, the values of the parameters the GenAI conventions name are read in the same pass.
   const top = scanTopLevel(body, ctx.otlp ? REQUEST_VALUE_KEYS : undefined);
   if (!top.ok) {
     throw new ProxyError(400, 'invalid-json', `The request body is not valid JSON (${top.reason}, at byte ${top.at}). Check the JSON and retry with the minimal request.`);
   }
-  ex.params = top.keys;
-  ex.model = top.model;
-  ex.modelSpan = top.modelSpan;
-  ex.stream = top.stream;
-  ex.jsonDepth = top.depth;
-  ex.jsonObject = true;
-  ex.requestValues = top.picked;
+  return {
+    bytesIn: body.length,
+    body,
+    params: top.keys,
+    model: top.model,
+    modelSpan: top.modelSpan,
+    stream: top.stream,
+    jsonDepth: top.depth,
+    jsonObject: true,
+    requestValues: top.picked,
+  };
 }
 
 /**
@@ -137,9 +167,12 @@ function parseMetadata(ex: Exchange, ctx: ProxyContext, body: Buffer): void {
  */
 export const MAX_BRIDGED_JSON_DEPTH = 200;
 
-/** The held body as an object, parsed only when something needs all of it (the bridge). */
-export function parsedBody(ex: Exchange): Record<string, unknown> {
-  if (ex.parsedBody) return ex.parsedBody;
+/**
+ * The held body as an object, parsed only when something needs all of it (the
+ * bridge, once per route it plans: a fresh object each time, so no plan sees
+ * another's edits).
+ */
+export function parsedBody(ex: BodyFacts): Record<string, unknown> {
   if (!ex.body || !ex.jsonObject) throw new ProxyError(400, 'bridge-needs-json', 'The protocol bridge needs a JSON request body.');
   if ((ex.jsonDepth ?? 0) > MAX_BRIDGED_JSON_DEPTH) {
     throw new ProxyError(
@@ -149,17 +182,15 @@ export function parsedBody(ex: Exchange): Record<string, unknown> {
     );
   }
   try {
-    ex.parsedBody = JSON.parse(ex.body.toString('utf8')) as Record<string, unknown>;
+    return JSON.parse(ex.body.toString('utf8')) as Record<string, unknown>;
   } catch (err) {
     throw new ProxyError(400, 'invalid-json', `The request body is not valid JSON (${(err as Error).message}). Check the JSON and retry with the minimal request.`);
   }
-  return ex.parsedBody;
 }
 
 /** Large bodies are not parsed; a cheap look at the first chunk finds the usual fields. */
-function sniffMetadata(ex: Exchange, first: Buffer): void {
+function sniffMetadata(count: { bytes: number }, stream: AsyncIterable<Buffer>, first: Buffer): StreamedBody {
   const head = first.subarray(0, 4096).toString('utf8');
-  ex.model = /"model"\s*:\s*"([^"\\]{1,200})"/.exec(head)?.[1];
-  ex.stream = /"stream"\s*:\s*true/.test(head);
+  return new StreamedBody(count, stream, /"model"\s*:\s*"([^"\\]{1,200})"/.exec(head)?.[1], /"stream"\s*:\s*true/.test(head));
 }
 

@@ -2,8 +2,10 @@
 // the client (through the one sink), streaming without buffering. Error
 // answers are the exception: they are small, and the proxy reads them to add
 // its diagnosis before passing them on. Returns what happened instead of
-// leaving flags behind: `unsupported` when the route refused the protocol and
-// the bridge plan said to fall back.
+// leaving flags behind: an Attempt with what the attempt learned (timing,
+// retries, the upstream's error and its diagnosis) and how it ended
+// (`unsupported` when the route refused the protocol and the bridge plan said
+// to fall back; `failover` with the next key; `failed` with the error).
 import type { Readable } from 'node:stream';
 import { eventTooLargeMessage, isEndpointNotSupported } from '../bridge/index.js';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
@@ -12,8 +14,8 @@ import { protocolsByKey } from '../rules/key-routing.js';
 import { failOver } from './choose-key.js';
 import { MODELS_PATH, protocolOfPath } from '../rules/protocols/index.js';
 import type { ProxyContext } from './context.js';
-import type { Exchange } from './exchange.js';
-import type { Route } from './bridge-plan.js';
+import type { Attempt, RequestSoFar, Route } from './exchange.js';
+import type { ClientReply } from './client-reply.js';
 import { upstreamRequestHeaders } from './headers.js';
 import { streamedBytes } from './gc-nudge.js';
 import { callUpstream, type UpstreamResponse } from './upstream-call.js';
@@ -27,41 +29,60 @@ const ERROR_BODY_BYTES = 64 * 1024;
 /** A model list larger than this is relayed without being cached. */
 const MODEL_LIST_BYTES = 4 * 1024 * 1024;
 
-/** unsupported: the route refused the protocol (bridge instead); failover: this key is out of quota or rate, another key can serve it. */
-export type RelayOutcome = 'relayed' | 'unsupported' | 'failover';
-
-export async function relay(ex: Exchange, ctx: ProxyContext, route: Route, abort: RequestAbort): Promise<RelayOutcome> {
-  const models = ex.slot?.models;
+/** Sends `route` upstream and relays the answer; never throws: a failure is an Attempt with `error`. */
+export async function relay(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext, route: Route, abort: RequestAbort): Promise<Attempt> {
+  const slot = ex.key?.slot;
+  const models = slot?.models;
   const modelsGeneration = models?.generation() ?? 0;
-  const target = route.path + route.query;
-  ex.upstreamPath = target;
-  const body = route.session ? route.session.body : ex.body ?? ex.bodyStream ?? null;
+  const upstreamPath = route.path + route.query;
+  const session = route.session;
+  const held = ex.body?.body;
+  const body = session ? session.body : held ?? ex.body?.bodyStream ?? null;
   // The bridge's translation, for the Traffic view's "Show Translation" (the ring redacts it like the client's body).
-  ex.bridgedBody = route.session?.body;
+  const bridgedBody = session?.body;
   const anthropicRoute = protocolOfPath(route.path) === 'messages';
-  const upstream = await callUpstream(
+  const called = await callUpstream(
     ctx,
     {
-      path: ctx.upstreamPrefix + target,
+      path: ctx.upstreamPrefix + upstreamPath,
       method: ex.req.method ?? 'GET',
-      headers: () => upstreamRequestHeaders(ex.req.rawHeaders, ex.slot?.key, anthropicRoute, Buffer.isBuffer(body) ? body.length : undefined),
+      headers: () => upstreamRequestHeaders(ex.req.rawHeaders, slot?.key, anthropicRoute, Buffer.isBuffer(body) ? body.length : undefined),
       body,
       retryStatuses: !route.stream,
     },
     abort,
-    ex,
   );
-  ex.ttfbMs = performance.now() - ex.startedAt;
+  // Time and retries count the request's earlier attempts too: the reply may close (and the record be built) before this returns.
+  const upstreamMs = (ex.upstreamMs ?? 0) + called.upstreamMs;
+  const retries = ex.retries + called.retries;
+  if (!called.ok) return { outcome: 'failed', error: called.error, upstreamPath, bridgedBody, upstreamMs, retries };
+  const upstream = called.response;
   const requestId = upstream.headers['x-oneapi-request-id'];
-  if (typeof requestId === 'string') ex.upstreamRequestId = requestId;
+  const facts: Attempt = {
+    outcome: 'relayed',
+    upstreamPath,
+    bridgedBody,
+    ttfbMs: performance.now() - ex.startedAt,
+    upstreamMs,
+    retries,
+    upstreamRequestId: typeof requestId === 'string' ? requestId : undefined,
+  };
+  try {
+    return await relayAnswer(ex, reply, ctx, route, abort, upstream, facts, modelsGeneration);
+  } catch (err) {
+    return { ...facts, outcome: 'failed', error: err };
+  }
+}
+
+async function relayAnswer(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext, route: Route, abort: RequestAbort, upstream: UpstreamResponse, facts: Attempt, modelsGeneration: number): Promise<Attempt> {
   const contentType = upstream.headers['content-type'];
   const isStream = typeof contentType === 'string' && contentType.startsWith('text/event-stream');
   const session = route.session;
 
-  if (upstream.statusCode >= 400 && !isStream) return relayError(ex, ctx, route, upstream);
+  if (upstream.statusCode >= 400 && !isStream) return relayError(ex, reply, ctx, route, upstream, facts);
   if (upstream.statusCode === 200 && route.path === MODELS_PATH && !isStream) {
-    await relayModels(ex, ctx, upstream, modelsGeneration);
-    return 'relayed';
+    await relayModels(ex, reply, ctx, upstream, modelsGeneration, facts);
+    return facts;
   }
   if (session && !isStream && upstream.statusCode === 200) {
     const { buf, complete } = await readCapped(upstream.body, BRIDGED_JSON_BYTES);
@@ -70,33 +91,34 @@ export async function relay(ex: Exchange, ctx: ProxyContext, route: Route, abort
       throw new ProxyError(502, 'bridge-response-too-large', `The upstream chat answer is larger than ${BRIDGED_JSON_BYTES} bytes; Loopgate will not hold it to bridge it. Ask for stream: true.`);
     }
     const out = session.result(buf);
-    ex.reply.whole(out.status, { ...upstream.headers, 'content-type': 'application/json' }, out.body, buf);
-    return 'relayed';
+    reply.whole(out.status, { ...upstream.headers, 'content-type': 'application/json' }, out.body, buf, facts);
+    return facts;
   }
-  ex.reply.head(upstream.statusCode, upstream.headers, { stream: isStream });
+  reply.head(upstream.statusCode, upstream.headers, { stream: isStream, attempt: facts });
   if (!session || !isStream) {
-    await pipe(ex, upstream.body);
-    return 'relayed';
+    await pipe(reply, upstream.body);
+    return facts;
   }
   const t = session.translator;
   try {
     // An event past the SSE cap: the translator has written the failure; the rest of the upstream is not read.
     const refused = () => {
       if (!t.refusedUpstream) return false;
-      ex.reply.local = { code: 'bridge-event-too-large', message: eventTooLargeMessage(), refused: false };
+      const message = eventTooLargeMessage();
+      reply.brokeOff('bridge-event-too-large', message);
       // Destroying the body alone leaves undici's connection open: the upstream would go on sending.
-      abort.abort(new Error(ex.reply.local.message));
+      abort.abort(new Error(message));
       return true;
     };
-    await pipe(ex, upstream.body, (chunk) => t.push(chunk), () => t.end(), refused);
+    await pipe(reply, upstream.body, (chunk) => t.push(chunk), () => t.end(), refused);
   } catch (err) {
-    if (!ex.reply.unfinished || ex.reply.clientGone) throw err;
+    if (!reply.unfinished || reply.clientGone) throw err;
     // A bridged stream can say what happened in the caller's own protocol before it ends.
     const why = midStreamFailure(err);
-    ex.reply.local = { code: why.code, message: why.message, refused: false };
-    ex.reply.end(t.fail(why.message));
+    reply.brokeOff(why.code, why.message);
+    reply.end(t.fail(why.message));
   }
-  return 'relayed';
+  return facts;
 }
 
 /** Reads up to `cap` bytes. If the body is longer it is left paused, ready for pipe(). */
@@ -133,60 +155,67 @@ function readCapped(body: UpstreamResponse['body'], cap: number): Promise<{ buf:
   });
 }
 
-async function relayError(ex: Exchange, ctx: ProxyContext, route: Route, upstream: UpstreamResponse): Promise<RelayOutcome> {
+async function relayError(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext, route: Route, upstream: UpstreamResponse, facts: Attempt): Promise<Attempt> {
   const { buf, complete } = await readCapped(upstream.body, ERROR_BODY_BYTES);
   // A compressed body cannot be read; it is passed on as it came.
   const encoded = upstream.headers['content-encoding'] !== undefined && upstream.headers['content-encoding'] !== 'identity';
   // Relays quote the key they were given ("Incorrect API key provided: sk-…"): read the scrubbed text.
   const text = complete && !encoded ? ctx.redactor.knownSecretsIn(buf) : undefined;
-  if (route.fallback && text && isEndpointNotSupported(upstream.statusCode, text)) return 'unsupported';
+  if (route.fallback && text && isEndpointNotSupported(upstream.statusCode, text)) return { ...facts, outcome: 'unsupported' };
   const info = parseErrorBody(upstream.statusCode, text?.toString('utf8') ?? '');
-  ex.errorCode = info.code;
-  ex.errorType = info.type;
-  const diagnosis = diagnose(info, {
+  const model = ex.body?.model;
+  let diagnosis = diagnose(info, {
     method: ex.req.method ?? 'GET',
-    originalPath: ex.originalPath,
+    originalPath: ex.paths!.originalPath,
     canonicalPath: route.path,
-    model: ex.model,
+    model,
     aliasedFrom: ex.alias?.from,
-    params: ex.params,
+    params: ex.body?.params,
     knownModels: ctx.keys.ids(),
-    upstreamRequestId: ex.upstreamRequestId,
+    upstreamRequestId: facts.upstreamRequestId ?? ex.upstreamRequestId,
     bridge: ctx.bridge.mode,
     time: ex.time,
   });
   // --failover: a replayable request this key cannot serve for quota or rate goes to the next key that can.
-  if ((diagnosis?.code === 'rate-limited' || diagnosis?.code === 'insufficient-balance') && complete && failOver(ex, ctx, diagnosis.code)) return 'failover';
-  ex.diagnosis = diagnosis;
+  // (The first key's error is then not this request's outcome: the attempt carries none.)
+  if ((diagnosis?.code === 'rate-limited' || diagnosis?.code === 'insufficient-balance') && complete) {
+    const next = failOver(ex, ctx, diagnosis.code);
+    if (next) return { ...facts, outcome: 'failover', next };
+  }
   // With several keys, the way out may be another key: say what each serves this model on.
-  if (ex.diagnosis?.code === 'protocol-unsupported' && ex.model && ctx.keys.slots.length > 1) {
-    const served = protocolsByKey(ctx.keys.views(), ex.model);
-    if (served) ex.diagnosis = { ...ex.diagnosis, hint: `${ex.diagnosis.hint} This proxy's keys serve ${ex.model} on: ${served}.` };
+  if (diagnosis?.code === 'protocol-unsupported' && model && ctx.keys.slots.length > 1) {
+    const served = protocolsByKey(ctx.keys.views(), model);
+    if (served) diagnosis = { ...diagnosis, hint: `${diagnosis.hint} This proxy's keys serve ${model} on: ${served}.` };
   }
   // A stale list: the key's group changed.
-  if (ex.diagnosis?.code === 'model-not-found' || ex.diagnosis?.code === 'permission') ex.slot?.models.refreshSoon();
+  if (diagnosis?.code === 'model-not-found' || diagnosis?.code === 'permission') ex.key?.slot?.models.refreshSoon();
+  const answered: Attempt = { ...facts, errorCode: info.code, errorType: info.type, diagnosis };
   if (route.session && complete) {
     const out = route.session.error(upstream.statusCode, text ?? buf);
-    ex.reply.whole(out.status, upstream.headers, out.body, buf);
+    reply.whole(out.status, upstream.headers, out.body, buf, answered);
   } else if (complete) {
-    ex.reply.whole(upstream.statusCode, upstream.headers, buf);
+    reply.whole(upstream.statusCode, upstream.headers, buf, undefined, answered);
   } else {
-    ex.reply.head(upstream.statusCode, upstream.headers, { stream: false });
-    ex.reply.send(buf);
-    await pipe(ex, upstream.body);
+    reply.head(upstream.statusCode, upstream.headers, { stream: false, attempt: answered });
+    reply.send(buf);
+    try {
+      await pipe(reply, upstream.body);
+    } catch (err) {
+      return { ...answered, outcome: 'failed', error: err };
+    }
   }
-  return 'relayed';
+  return answered;
 }
 
-async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamResponse, generation: number): Promise<void> {
+async function relayModels(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext, upstream: UpstreamResponse, generation: number, facts: Attempt): Promise<void> {
   const { buf, complete } = await readCapped(upstream.body, MODEL_LIST_BYTES);
   if (!complete) {
-    ex.reply.head(upstream.statusCode, upstream.headers, { stream: false });
-    ex.reply.send(buf);
-    return pipe(ex, upstream.body);
+    reply.head(upstream.statusCode, upstream.headers, { stream: false, attempt: facts });
+    reply.send(buf);
+    return pipe(reply, upstream.body);
   }
-  ex.slot?.models.ingest(buf.toString('utf8'), generation);
-  ex.reply.whole(upstream.statusCode, upstream.headers, aliasedModelList(buf, ctx));
+  ex.key?.slot?.models.ingest(buf.toString('utf8'), generation);
+  reply.whole(upstream.statusCode, upstream.headers, aliasedModelList(buf, ctx), undefined, facts);
 }
 
 /**
@@ -199,8 +228,7 @@ async function relayModels(ex: Exchange, ctx: ProxyContext, upstream: UpstreamRe
  * (the caller cuts the connection, so the client sees an error rather than a
  * clean end).
  */
-function pipe(ex: Exchange, body: Readable, translate?: (chunk: Buffer) => string, closing?: () => string, stop?: () => boolean): Promise<void> {
-  const reply = ex.reply;
+function pipe(reply: ClientReply, body: Readable, translate?: (chunk: Buffer) => string, closing?: () => string, stop?: () => boolean): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let stopped = false;
     const offDrain = reply.onDrain(() => body.resume());

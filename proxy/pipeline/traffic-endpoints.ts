@@ -8,7 +8,9 @@
 //                                     followUps: the later requests that carried its tool calls' results
 import { ProxyError } from '../rules/proxy-errors.js';
 import type { ProxyContext } from './context.js';
-import type { Exchange } from './exchange.js';
+import type { IncomingMessage } from 'node:http';
+import type { PathFacts } from './exchange.js';
+import type { ClientReply } from './client-reply.js';
 import type { TrafficEntry, TrafficRing } from '../traffic/ring.js';
 import { followUps } from '../traffic/follow-ups.js';
 
@@ -39,16 +41,16 @@ function intParam(query: URLSearchParams, name: string): number | undefined {
   return Number(raw);
 }
 
-export async function handleTraffic(ex: Exchange, ctx: ProxyContext): Promise<void> {
-  if (ex.req.method !== 'GET') throw new ProxyError(405, 'method-not-allowed', `${TRAFFIC_PATH} is read with GET.`, { allow: 'GET' });
+export async function handleTraffic(req: IncomingMessage, paths: PathFacts, reply: ClientReply, ctx: ProxyContext): Promise<void> {
+  if (req.method !== 'GET') throw new ProxyError(405, 'method-not-allowed', `${TRAFFIC_PATH} is read with GET.`, { allow: 'GET' });
   const ring = ringOf(ctx);
-  const query = new URLSearchParams(ex.query.replace(/^\?/, ''));
-  const rest = ex.path.slice(TRAFFIC_PATH.length + 1);
-  if (ex.path === TRAFFIC_PATH) {
+  const query = new URLSearchParams(paths.query.replace(/^\?/, ''));
+  const rest = paths.path.slice(TRAFFIC_PATH.length + 1);
+  if (paths.path === TRAFFIC_PATH) {
     const entries = ring.list({ after: intParam(query, 'after'), limit: intParam(query, 'limit') }).map(query.get('rows') === '1' ? row : summary);
-    return ex.reply.answer(200, 'application/json', JSON.stringify({ capture: ring.stats(), entries }));
+    return reply.answer(200, 'application/json', JSON.stringify({ capture: ring.stats(), entries }));
   }
-  if (rest === 'live') return live(ex, ring, intParam(query, 'after'), query.get('rows') === '1');
+  if (rest === 'live') return live(reply, ring, intParam(query, 'after'), query.get('rows') === '1');
   let id: string;
   try {
     id = decodeURIComponent(rest);
@@ -61,7 +63,7 @@ export async function handleTraffic(ex: Exchange, ctx: ProxyContext): Promise<vo
   }
   // Oldest first: the first later request that answers a call is the one that carried its result.
   const answer = { ...entry, followUps: followUps(entry, ring.list({ after: entry.seq }).reverse()) };
-  ex.reply.answer(200, 'application/json', JSON.stringify(answer));
+  reply.answer(200, 'application/json', JSON.stringify(answer));
 }
 
 /** How long new entries gather before one write to a live client: fewer writes at high rates, no visible delay. */
@@ -80,8 +82,7 @@ function row(e: TrafficEntry): { seq: number; record: Partial<TrafficEntry['reco
  * A long-lived event stream of new entries (after `after`, if given, first),
  * until the client leaves. `rows` sends only the fields a list row shows (ROW_FIELDS).
  */
-function live(ex: Exchange, ring: TrafficRing, after: number | undefined, rows: boolean): Promise<void> {
-  const reply = ex.reply;
+function live(reply: ClientReply, ring: TrafficRing, after: number | undefined, rows: boolean): Promise<void> {
   reply.head(200, { 'content-type': 'text/event-stream; charset=utf-8' }, { stream: true });
   const shape = rows ? row : summary;
   let skipped = 0;

@@ -22,13 +22,13 @@ import { diagnose, parseErrorBody } from '../rules/diagnose.js';
 import { ProxyError, upstreamFailure } from '../rules/proxy-errors.js';
 import { isWebSocketUpgrade, isWebSocketRefusal, WEBSOCKET_FALLBACK_STATUS, websocketUnsupportedHint } from '../rules/websocket.js';
 import type { ProxyContext } from './context.js';
-import type { Exchange } from './exchange.js';
+import type { Attempt, RequestSoFar, WebSocketSummary } from './exchange.js';
 import { checkRequest } from './guard.js';
 import { checkToken } from './authenticate.js';
 import { chooseSlot } from './choose-key.js';
 import { finish } from './build-record.js';
-import { newExchange, normalise } from './handle.js';
-import { responseForUpgrade } from './client-reply.js';
+import { normalise, startFacts, tookAttempt } from './handle.js';
+import { ClientReply, responseForUpgrade } from './client-reply.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
 import { relayMessages } from './ws-relay.js';
 import { WebSocketRefusals } from './websocket-refusals.js';
@@ -75,13 +75,14 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
   const { ctx, refusals } = shared;
   // A reset from the client must not become an uncaught error; 'close' ends the record.
   socket.on('error', () => undefined);
-  const ex = newExchange(req, responseForUpgrade(req, socket), ctx);
+  const ex = startFacts(req);
+  const reply = new ClientReply(ex, responseForUpgrade(req, socket), ctx);
   let upstream: WebSocket | undefined;
-  let relayed: Promise<void> | undefined;
+  let relayed: Promise<WebSocketSummary> | undefined;
   let handshaking = false;
   ctx.stats.requests++;
   ctx.stats.inFlight++;
-  ex.reply.onEnd(() => {
+  reply.onEnd(() => {
     ctx.stats.inFlight--;
     // The client left during the upstream's handshake: that one is not wanted any more.
     if (handshaking && upstream) {
@@ -89,48 +90,66 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
       upstream.terminate();
     }
     // An upgraded connection is recorded once its close is known (ws reports it after the socket's).
-    if (relayed) void relayed.then(() => finish(ex, ctx));
-    else finish(ex, ctx);
+    if (relayed) {
+      void relayed.then((closed) => {
+        ex.body = closed.body;
+        ex.websocket = closed.facts;
+        if (closed.clientAborted) ex.clientAborted = true;
+        finish(ex, reply, ctx);
+      });
+    } else finish(ex, reply, ctx);
   });
   try {
     if (ctx.stats.inFlight > ctx.limits.maxInFlight) {
       throw new ProxyError(503, 'too-many-requests', `Loopgate is already handling ${ctx.limits.maxInFlight} requests. Retry shortly.`, { 'retry-after': '1' });
     }
     checkRequest(req, ctx.guard);
-    normalise(ex, ctx);
+    const paths = (ex.paths = normalise(req, ctx));
     checkToken(req, ctx.token);
     if (!isWebSocketUpgrade(req.headers)) {
       throw new ProxyError(400, 'upgrade-unsupported', `Loopgate upgrades connections to WebSocket only (got Upgrade: ${printableHeader(req.headers.upgrade)}). Send the request without an Upgrade header.`);
     }
     checkHandshake(req);
-    if (!ex.path.startsWith('/v1/')) {
-      throw new ProxyError(404, 'not-an-api-path', `${ex.path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths. Check the tool's base URL.`);
+    if (!paths.path.startsWith('/v1/')) {
+      throw new ProxyError(404, 'not-an-api-path', `${paths.path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths. Check the tool's base URL.`);
     }
     // No body yet, so no model: with several keys the first one takes the connection.
     // A WebSocket carries Responses natively or not at all: never the bridge.
-    await chooseSlot(ex, ctx, false);
-    const memory = ex.slot?.fingerprint ?? '';
-    if (refusals.isRemembered(memory, ex.path)) throw refusal(ex.path, refusals.ttlMs);
-    upstream = connectUpstream(ex, ctx);
+    const key = (ex.key = await chooseSlot(ctx, undefined, paths.path, false));
+    const memory = key.slot?.fingerprint ?? '';
+    if (refusals.isRemembered(memory, paths.path)) throw refusal(paths.path, refusals.ttlMs);
+    const upstreamPath = paths.path + paths.query;
+    upstream = connectUpstream(ex, ctx, upstreamPath);
     handshaking = true;
-    const outcome = await handshake(upstream).finally(() => (handshaking = false));
-    ex.ttfbMs = ex.upstreamMs = performance.now() - ex.startedAt;
+    let outcome: Handshake;
+    try {
+      outcome = await handshake(upstream).finally(() => (handshaking = false));
+    } catch (err) {
+      // The upstream path is recorded however the handshake ended.
+      tookAttempt(ex, { outcome: 'failed', upstreamPath, retries: 0, error: err });
+      throw err;
+    }
+    const waited = performance.now() - ex.startedAt;
+    const attempt: Attempt = { outcome: 'relayed', upstreamPath, ttfbMs: waited, upstreamMs: waited, retries: 0 };
     if (outcome.kind === 'refused') {
-      await answerRefusal(ex, ctx, outcome.res, () => refusals.remember(memory, ex.path), refusals.ttlMs);
+      const answered = await answerRefusal(ex, reply, ctx, attempt, outcome.res, () => refusals.remember(memory, paths.path), refusals.ttlMs);
+      tookAttempt(ex, answered);
+      if (answered.outcome === 'failed') throw answered.error;
       return;
     }
-    if (ex.reply.clientGone) {
+    tookAttempt(ex, attempt);
+    if (reply.clientGone) {
       upstream.close(1001);
       return;
     }
-    relayed = completeUpgrade(shared, ex, socket, outcome.res, upstream, head);
+    relayed = completeUpgrade(shared, ex, reply, socket, outcome.res, upstream, head);
   } catch (err) {
-    if (ex.reply.headersSent) return;
+    if (reply.headersSent) return;
     const perr =
       err instanceof ProxyError ? err : new ProxyError(500, 'internal-error', 'Loopgate hit an internal error; the connection was not upgraded.', {}, { cause: err });
     // The client is gone (it left during the upstream's handshake): record why, write nothing.
-    if (ex.reply.clientGone) return ex.reply.lost(perr.statusCode, perr.code, ctx.redactor.string(perr.message));
-    ex.reply.refuse(perr, { close: true });
+    if (reply.clientGone) return reply.lost(perr.statusCode, perr.code, ctx.redactor.string(perr.message));
+    reply.refuse(perr, { close: true });
   }
 }
 
@@ -152,12 +171,10 @@ function refusal(path: string, ttlMs: number): ProxyError {
   return new ProxyError(WEBSOCKET_FALLBACK_STATUS, 'websocket-unsupported', websocketUnsupportedHint(path, ttlMs));
 }
 
-function connectUpstream(ex: Exchange, ctx: ProxyContext): WebSocket {
+function connectUpstream(ex: RequestSoFar, ctx: ProxyContext, target: string): WebSocket {
   const site = new URL(ctx.siteUrl);
-  const target = ex.path + ex.query;
-  ex.upstreamPath = target;
   const url = `${site.protocol === 'https:' ? 'wss:' : 'ws:'}//${site.host}${ctx.upstreamPrefix}${target}`;
-  const headers = upstreamRequestHeaders(ex.req.rawHeaders, ex.slot?.key, false);
+  const headers = upstreamRequestHeaders(ex.req.rawHeaders, ex.key?.slot?.key, false);
   // ws writes its own handshake headers; the client's would go out twice.
   for (const name of Object.keys(headers)) if (name.startsWith('sec-websocket-')) delete headers[name];
   const protocols = ex.req.headers['sec-websocket-protocol']?.split(',').map((p) => p.trim()).filter(Boolean) ?? [];
@@ -199,32 +216,40 @@ function handshake(upstream: WebSocket): Promise<Handshake> {
   });
 }
 
-/** The upstream refused the upgrade: diagnose it, answer 426 when the route has no WebSocket, else pass its answer on. */
-async function answerRefusal(ex: Exchange, ctx: ProxyContext, res: IncomingMessage, remember: () => void, ttlMs: number): Promise<void> {
+/**
+ * The upstream refused the upgrade: diagnose it, answer 426 when the route has
+ * no WebSocket (the attempt, then failed, comes with the error), else pass its
+ * answer on. Returns the attempt with what the upstream said.
+ */
+async function answerRefusal(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext, attempt: Attempt, res: IncomingMessage, remember: () => void, ttlMs: number): Promise<Attempt> {
+  const paths = ex.paths!;
   const status = res.statusCode ?? 502;
   const requestId = res.headers['x-oneapi-request-id'];
-  if (typeof requestId === 'string') ex.upstreamRequestId = requestId;
+  const upstreamRequestId = typeof requestId === 'string' ? requestId : undefined;
   const { buf, complete } = await readCapped(res, ERROR_BODY_BYTES);
   const text = complete ? ctx.redactor.knownSecretsIn(buf) : undefined;
   const info = parseErrorBody(status, text?.toString('utf8') ?? '');
-  ex.errorCode = info.code;
-  ex.errorType = info.type;
+  const answered: Attempt = { ...attempt, upstreamRequestId, errorCode: info.code, errorType: info.type };
   if (isWebSocketRefusal(status)) {
     remember();
-    throw refusal(ex.path, ttlMs);
+    return { ...answered, outcome: 'failed', error: refusal(paths.path, ttlMs) };
   }
-  ex.diagnosis = diagnose(info, {
-    method: 'GET',
-    originalPath: ex.originalPath,
-    canonicalPath: ex.path,
-    knownModels: ctx.keys.ids(),
-    upstreamRequestId: ex.upstreamRequestId,
-    bridge: ctx.bridge.mode,
-    upgrade: true,
-    time: ex.time,
-  });
+  const diagnosed: Attempt = {
+    ...answered,
+    diagnosis: diagnose(info, {
+      method: 'GET',
+      originalPath: paths.originalPath,
+      canonicalPath: paths.path,
+      knownModels: ctx.keys.ids(),
+      upstreamRequestId: upstreamRequestId ?? ex.upstreamRequestId,
+      bridge: ctx.bridge.mode,
+      upgrade: true,
+      time: ex.time,
+    }),
+  };
   // A key, limit or outage problem: the client sees the upstream's own answer, with the diagnosis header.
-  ex.reply.whole(status, res.headers, complete ? buf : Buffer.alloc(0));
+  reply.whole(status, res.headers, complete ? buf : Buffer.alloc(0), undefined, diagnosed);
+  return diagnosed;
 }
 
 function readCapped(res: IncomingMessage, cap: number): Promise<{ buf: Buffer; complete: boolean }> {
@@ -247,11 +272,12 @@ function readCapped(res: IncomingMessage, cap: number): Promise<{ buf: Buffer; c
 }
 
 /** The upstream said 101: the client gets its own, with the upstream's headers that matter to it (Codex reads x-codex-turn-state, openai-model, x-models-etag). */
-function completeUpgrade(shared: Shared, ex: Exchange, socket: Duplex, upstreamHead: IncomingMessage, upstream: WebSocket, head: Buffer): Promise<void> | undefined {
+function completeUpgrade(shared: Shared, ex: RequestSoFar, reply: ClientReply, socket: Duplex, upstreamHead: IncomingMessage, upstream: WebSocket, head: Buffer): Promise<WebSocketSummary> | undefined {
   const { ctx, server, open } = shared;
   const passed = clientResponseHeaders(upstreamHead.headers, ctx.redactor.knownSecrets);
   for (const name of Object.keys(passed)) if (name.startsWith('sec-websocket-') || name === 'content-length') delete passed[name];
-  const headers = { ...passed, ...ex.reply.loopgateHeaders() };
+  // The attempt's upstream time is already in the request's facts (tookAttempt).
+  const headers = { ...passed, ...reply.loopgateHeaders() };
   const addHeaders = (lines: string[], req: IncomingMessage) => {
     if (req !== ex.req) return;
     for (const [name, value] of Object.entries(headers)) {
@@ -263,17 +289,17 @@ function completeUpgrade(shared: Shared, ex: Exchange, socket: Duplex, upstreamH
   const options = server.options as { handleProtocols?: (protocols: Set<string>) => string | false };
   options.handleProtocols = () => chosen || false;
   server.on('headers', addHeaders);
-  let relayed: Promise<void> | undefined;
+  let relayed: Promise<WebSocketSummary> | undefined;
   try {
     server.handleUpgrade(ex.req, socket, head, (client) => {
-      ex.reply.upgraded(headers);
+      reply.upgraded(headers);
       open.add(client).add(upstream);
       const forget = () => {
         open.delete(client);
         open.delete(upstream);
       };
       client.once('close', forget);
-      relayed = relayMessages(ex, ctx, client, upstream);
+      relayed = relayMessages(reply, ctx, client, upstream);
     });
   } finally {
     server.off('headers', addHeaders);

@@ -34,19 +34,28 @@ export interface UpstreamRequest {
   bodyTimeoutMs?: number;
 }
 
-/** Counted in place, so a call that fails after retrying still reports them. */
-export interface UpstreamTally {
+/**
+ * What a call did, whether it got an answer or not: a call that fails after
+ * retrying still reports its retries and its time. It never throws.
+ */
+export type UpstreamResult = (
+  | { readonly ok: true; readonly response: UpstreamResponse }
+  /** The failure as the client should get it (upstreamFailure's 502/503/504), or the abort's reason. */
+  | { readonly ok: false; readonly error: unknown }
+) & {
   /** Attempts after the first. */
-  retries: number;
+  readonly retries: number;
   /** Time spent waiting on the upstream across attempts (not the backoff waits). */
-  upstreamMs?: number;
-}
+  readonly upstreamMs: number;
+};
 
-export async function callUpstream(deps: UpstreamDeps, request: UpstreamRequest, abort?: RequestAbort, tally: UpstreamTally = { retries: 0 }): Promise<UpstreamResponse> {
+export async function callUpstream(deps: UpstreamDeps, request: UpstreamRequest, abort?: RequestAbort): Promise<UpstreamResult> {
   // A streamed body can be sent once; a held one can be replayed.
   const replayable = request.body === null || Buffer.isBuffer(request.body);
   let resetRetried = false;
   let statusRetries = 0;
+  let retries = 0;
+  let upstreamMs = 0;
   for (;;) {
     const started = performance.now();
     try {
@@ -60,28 +69,27 @@ export async function callUpstream(deps: UpstreamDeps, request: UpstreamRequest,
         headersTimeout: request.headersTimeoutMs ?? deps.timeouts.headersMs,
         bodyTimeout: request.bodyTimeoutMs ?? deps.timeouts.bodyIdleMs,
       });
-      tally.upstreamMs = (tally.upstreamMs ?? 0) + performance.now() - started;
+      upstreamMs += performance.now() - started;
       if (request.retryStatuses && replayable && statusRetries < deps.retries && isRetryableStatus(response.statusCode)) {
         const wait = retryAfterMs(response.headers) ?? backoffDelay(statusRetries);
         if (wait <= 60_000) {
           await response.body.dump();
           statusRetries++;
-          tally.retries++;
+          retries++;
           await deps.sleep(wait, abort?.signal ?? NEVER);
           continue;
         }
       }
-      return response;
+      return { ok: true, response, retries, upstreamMs };
     } catch (err) {
-      tally.upstreamMs = (tally.upstreamMs ?? 0) + performance.now() - started;
-      if (abort?.aborted) throw err;
-      if (err instanceof ProxyError) throw err;
+      upstreamMs += performance.now() - started;
+      if (abort?.aborted || err instanceof ProxyError) return { ok: false, error: err, retries, upstreamMs };
       if (!resetRetried && replayable && isReusedSocketReset(err)) {
         resetRetried = true;
-        tally.retries++;
+        retries++;
         continue;
       }
-      throw upstreamFailure(err);
+      return { ok: false, error: upstreamFailure(err), retries, upstreamMs };
     }
   }
 }

@@ -3,14 +3,16 @@
 // frames). Each server message goes to the record's capture as one `data:`
 // event, so the record reads a WebSocket like a stream: token usage from
 // `response.completed`, error events, redaction across events. The connection
-// is one record, written when the client's side closes.
+// is one record, written when the client's side closes, from what
+// relayMessages returns then.
 import WebSocket, { type RawData } from 'ws';
 import { relayableCloseCode } from '../rules/websocket.js';
 import { scanTopLevel } from '../rules/json-top-level.js';
 import { ERROR_EVENT, PROTOCOL_TABLE } from '../rules/protocols/index.js';
 import type { WebSocketFacts } from '../core/record.js';
 import type { ProxyContext } from './context.js';
-import type { Exchange } from './exchange.js';
+import type { WebSocketSummary } from './exchange.js';
+import type { ClientReply } from './client-reply.js';
 
 /** Pause the sending side once this much waits unsent on the other; resume below LOW. */
 const HIGH_WATER = 1024 * 1024;
@@ -18,20 +20,29 @@ const LOW_WATER = 256 * 1024;
 /** A close reason is at most 123 bytes (RFC 6455 §5.5: 125 minus the code). */
 const MAX_REASON = 123;
 
-/** Resolves when the client's side has closed and the facts are final (the socket's own 'close' comes earlier). */
-export function relayMessages(ex: Exchange, ctx: ProxyContext, client: WebSocket, upstream: WebSocket): Promise<void> {
+/** The connection's request side as a POST's body would give it: the first response.create's model and parameters. */
+interface FirstRequest {
+  model?: string;
+  stream?: boolean;
+  params?: string[];
+}
+
+/** Resolves when the client's side has closed, with the facts then final (the socket's own 'close' comes earlier). */
+export function relayMessages(reply: ClientReply, ctx: ProxyContext, client: WebSocket, upstream: WebSocket): Promise<WebSocketSummary> {
   const facts: WebSocketFacts = { messagesIn: 0, messagesOut: 0, requests: 0 };
-  ex.websocket = facts;
+  const first: FirstRequest = {};
+  let bytesIn = 0;
   // A response asked for and not yet finished: a client that vanishes now aborts it.
   let answering = false;
+  let clientAborted = false;
   const requestBodies: Buffer[] = [];
   let requestBytes = 0;
 
   client.on('message', (data: RawData, isBinary: boolean) => {
     const buf = asBuffer(data);
     facts.messagesIn++;
-    ex.bytesIn += buf.length;
-    if (!isBinary && inspectRequest(ex, facts, buf)) answering = true;
+    bytesIn += buf.length;
+    if (!isBinary && inspectRequest(first, facts, buf)) answering = true;
     // The log's request body: the client's messages, kept only when bodies are captured, up to the cap.
     if (ctx.captureBodies && requestBytes < 4 * ctx.logBodyBytes) {
       requestBodies.push(buf);
@@ -44,22 +55,23 @@ export function relayMessages(ex: Exchange, ctx: ProxyContext, client: WebSocket
     // Relays quote the key they were given: it never reaches the client or the record.
     const buf = ctx.redactor.knownSecretsIn(asBuffer(data));
     facts.messagesOut++;
-    ex.reply.bytesOut += buf.length;
-    ex.reply.capture.add(isBinary ? Buffer.from(`data: [binary message, ${buf.length} bytes]\n\n`) : Buffer.concat([DATA, buf, END]));
+    reply.message(buf, isBinary);
     if (answering && !isBinary && isFinalEvent(buf)) answering = false;
     forward(buf, isBinary, upstream, client);
   });
 
-  const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+  let closed!: (summary: WebSocketSummary) => void;
+  const summary = new Promise<WebSocketSummary>((resolve) => (closed = resolve));
   client.once('close', (code: number, reason: Buffer) => {
-    if (requestBodies.length) ex.body = Buffer.concat(requestBodies, requestBytes);
     if (!facts.closedBy) {
       facts.closedBy = 'client';
       facts.closeCode = code;
       // Gone without a close frame (1006) while a response was under way. Codex drops the
       // socket when it exits, after its last answer: that is no abort.
-      if (code === 1006 && answering) ex.clientAborted = true;
+      if (code === 1006 && answering) clientAborted = true;
     }
+    const body = requestBodies.length ? Buffer.concat(requestBodies, requestBytes) : undefined;
+    closed({ facts, body: { bytesIn, body, model: first.model, stream: first.stream, params: first.params }, clientAborted });
     closeOther(upstream, code, reason);
   });
   upstream.once('close', (code: number, reason: Buffer) => {
@@ -75,15 +87,12 @@ export function relayMessages(ex: Exchange, ctx: ProxyContext, client: WebSocket
     if (!facts.closedBy) {
       facts.closedBy = 'proxy';
       facts.closeCode = 1011;
-      ex.reply.local = { code: 'upstream-broke-mid-stream', message: `The upstream WebSocket failed: ${ctx.redactor.string(err.message)}`, refused: false };
+      reply.brokeOff('upstream-broke-mid-stream', `The upstream WebSocket failed: ${ctx.redactor.string(err.message)}`);
     }
     closeOther(client, 1011, Buffer.from('upstream error'));
   });
-  return closed;
+  return summary;
 }
-
-const DATA = Buffer.from('data: ');
-const END = Buffer.from('\n\n');
 
 function asBuffer(data: RawData): Buffer {
   if (Buffer.isBuffer(data)) return data;
@@ -114,14 +123,14 @@ function closeOther(ws: WebSocket, code: number, reason: Buffer): void {
 
 /** The first `response.create` names the connection's model and parameters in the record, as a POST's body would. */
 /** True for a `response.create`, which the upstream answers with a stream of events. */
-function inspectRequest(ex: Exchange, facts: WebSocketFacts, text: Buffer): boolean {
+function inspectRequest(first: FirstRequest, facts: WebSocketFacts, text: Buffer): boolean {
   const top = scanTopLevel(text, TYPE);
   if (!top.ok || top.picked?.type !== CREATE) return false;
   facts.requests++;
-  if (ex.model !== undefined) return true;
-  ex.model = top.model;
-  ex.stream = top.stream;
-  ex.params = top.keys.filter((k) => k !== 'type');
+  if (first.model !== undefined) return true;
+  first.model = top.model;
+  first.stream = top.stream;
+  first.params = top.keys.filter((k) => k !== 'type');
   return true;
 }
 

@@ -32,7 +32,7 @@ export interface DiagnosisContext {
   /** A model alias sent `model` in place of this one (the advice then fixes that alias). */
   aliasedFrom?: string;
   /** Top-level fields of the JSON request body. */
-  params?: string[];
+  params?: readonly string[];
   /** Model IDs from the last /models answer, when known. */
   knownModels?: readonly string[];
   upstreamRequestId?: string;

@@ -85,7 +85,7 @@ export function normaliseRequestPath(method: string, target: string): PathResult
 }
 
 /** `FROM -> TO` for the x-loopgate-rewrite header: paths only, never the query. */
-export function describeRewrites(rewrites: Rewrite[]): string | undefined {
+export function describeRewrites(rewrites: readonly Rewrite[]): string | undefined {
   if (rewrites.length === 0) return undefined;
   return `${rewrites[0]!.from} -> ${rewrites[rewrites.length - 1]!.to}`;
 }
