@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { showBaseUrlNotice } from './baseUrlNotice.js';
 import { refreshModels } from './commands/modelCommands.js';
+import { requestLine } from '../proxy/core/request-line.js';
 import { setContextKey } from './contextKeys.js';
 import type { ProxyHost } from './proxyHost.js';
 import { explainNoKey, NO_KEY_MESSAGE } from './noKey.js';
@@ -59,8 +60,8 @@ export function wireReactions(p: Parts, presence: KeyPresence): vscode.Disposabl
           return;
         case 'request': {
           const t = explainNoKey(event, presence.value || host.endpoint?.simulator !== false);
-          if (t.failed) log.warn(t.line);
-          else log.info(t.line);
+          if (t.failed) log.warn(requestLine(t));
+          else log.info(requestLine(t));
         }
       }
     }),

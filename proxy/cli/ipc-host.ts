@@ -4,6 +4,7 @@
 import type { Io } from './command.js';
 import { EXIT } from './command.js';
 import type { FromProxy, IpcKey, ToProxy } from '../core/ipc.js';
+import type { RequestLineParts } from '../core/request-line.js';
 import { fromEntries } from '../rules/key-list.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { ProxyConfigError } from '../proxy-server.js';
@@ -26,9 +27,9 @@ function checkedKeys(keys: IpcKey[], send: (msg: FromProxy) => void): NamedKey[]
 }
 
 /** A finished request for the editor: a window's health check apart from the tools' requests, and whether it failed decided here. */
-function requestMessage(line: string, rec: TrafficRecord): FromProxy {
+function requestMessage(line: string, rec: TrafficRecord, parts: RequestLineParts): FromProxy {
   if (isAnsweredHealthCheck(rec)) return { kind: 'health-probe', line };
-  return { kind: 'request', line, status: rec.status, diagnosis: rec.diagnosis ?? rec.errorCode, failed: requestFailed(rec) };
+  return { kind: 'request', ...parts, status: rec.status, failed: requestFailed(rec) };
 }
 
 export function runIpcHost(io: Io): Promise<number> {
@@ -82,7 +83,7 @@ export function runIpcHost(io: Io): Promise<number> {
               logFile: msg.config.logFile,
               bridge: msg.config.bridge,
               aliases: aliases.aliases,
-              onTraffic: (line, rec) => send(requestMessage(line, rec)),
+              onTraffic: (line, rec, parts) => send(requestMessage(line, rec, parts)),
               onHint: (message) => send({ kind: 'hint', text: message }),
               onLogHealth: (health) => send({ kind: 'log-health', ok: health.ok, message: describeLogHealth(health) }),
               otlp: otlp?.ok ? otlp.config : undefined,

@@ -1,6 +1,7 @@
 // Messages between the VS Code extension and the proxy it forks
 // (`loopgate serve --ipc`): one definition for both ends. The key and token
 // travel only here: never in argv or the child's environment.
+import type { RequestLineParts } from './request-line.js';
 import type { BridgeMode } from './options.js';
 
 export interface ProxyIpcConfig {
@@ -57,11 +58,13 @@ export type FromProxy =
     }
   | { kind: 'error'; code: string; message: string }
   /**
-   * A client's finished request: its redacted console line for the output channel, and for the
-   * status bar its status (0: no answer), the code the line names, and whether it failed
-   * (core/outcome.ts requestFailed, decided once, by the proxy).
+   * A client's finished request, in parts (requestLine joins them as the proxy's console does):
+   * the redacted line up to its code, the code (diagnosis or stream error) and the hint in words,
+   * so the editor can say more about a code without cutting a string; and for the status bar its
+   * status (0: no answer) and whether it failed (core/outcome.ts requestFailed, decided once, by
+   * the proxy).
    */
-  | { kind: 'request'; line: string; status: number; diagnosis?: string; failed: boolean }
+  | ({ kind: 'request'; status: number; failed: boolean } & RequestLineParts)
   /** A window's answered health check (attach, or its periodic proof): logged by the proxy, not a request of the user's tools. */
   | { kind: 'health-probe'; line: string }
   /** A hint about the user's own configuration (keys, aliases, OTLP settings): once per cause. */
@@ -76,3 +79,4 @@ export type FromProxy =
   /** After set-keys: the names the proxy now routes between. */
   | { kind: 'keys'; keys: string[] }
   | { kind: 'stopped' };
+

@@ -7,6 +7,7 @@
 import type { OtlpConfig } from './otlp-options.js';
 import type { LogHealth, OtlpHealth } from './health.js';
 import type { TrafficRecord } from './record.js';
+import type { RequestLineParts } from './request-line.js';
 
 /** --bridge: `auto` bridges only what no key serves natively; `off` never; `always` every Responses and Messages request. */
 export type BridgeMode = 'auto' | 'off' | 'always';
@@ -122,8 +123,8 @@ export interface ProxyOptions {
   otlpWorkerFile?: string;
   /** The OTLP export started failing (spans dropped), or works again (once each way). */
   onOtlpHealth?: (health: OtlpHealth) => void;
-  /** A finished request, as one redacted console line plus its record. */
-  onTraffic?: (line: string, record: TrafficRecord) => void;
+  /** A finished request: one redacted console line, its record, and the line in parts (core/ipc.ts requestLine joins them). */
+  onTraffic?: (line: string, record: TrafficRecord, parts: RequestLineParts) => void;
   /** One-time hints about the user's own configuration (shown once per cause). */
   onHint?: (message: string) => void;
   /** The traffic log started failing, or works again (once each way; see describeLogHealth). */

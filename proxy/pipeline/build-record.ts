@@ -13,6 +13,7 @@ import { scrubAcrossEvents } from '../rules/stream-redact.js';
 import { exportSpan, type BuiltRecord } from './export-span.js';
 import { printable } from '../rules/printable.js';
 import { requestFailed } from '../core/outcome.js';
+import { requestLine, type RequestLineParts } from '../core/request-line.js';
 
 export { printable };
 import { RING_BODY_CHARS, type NewEntry } from '../traffic/ring.js';
@@ -207,6 +208,11 @@ function short(text: string): string {
 }
 
 export function consoleLine(rec: TrafficRecord, hint?: string, showKey = false): string {
+  return requestLine(consoleParts(rec, hint, showKey));
+}
+
+/** The console line in parts: what the editor receives, so it never cuts the line apart. */
+function consoleParts(rec: TrafficRecord, hint: string | undefined, showKey: boolean): RequestLineParts {
   const parts = [rec.method, short(rec.canonicalPath), String(rec.status || '-')];
   if (rec.model) parts.push(rec.alias ? `${short(rec.alias.from)}->${short(rec.model)}` : short(rec.model));
   if (rec.stream) parts.push('stream');
@@ -217,8 +223,7 @@ export function consoleLine(rec: TrafficRecord, hint?: string, showKey = false):
   if (rec.clientAborted) parts.push('client-aborted');
   // A 200 stream that broke or ended in an error event carries an errorCode too.
   const code = rec.diagnosis ?? rec.errorCode;
-  if (code) parts.push(`[${code}]${hint ? ' ' + hint : ''}`);
-  return printable(parts.join(' '));
+  return { line: printable(parts.join(' ')), diagnosis: code && printable(code), hint: code && hint ? printable(hint) : undefined };
 }
 
 export function finish(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): void {
@@ -242,5 +247,8 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext):
     if (rec.diagnosis ?? rec.errorCode) built.ring.hint = hint();
     ctx.ring!.add(built.ring);
   }
-  if (ctx.onTraffic) ctx.onTraffic(consoleLine(rec, hint(), ctx.keys.slots.length > 1), rec);
+  if (ctx.onTraffic) {
+    const parts = consoleParts(rec, hint(), ctx.keys.slots.length > 1);
+    ctx.onTraffic(requestLine(parts), rec, parts);
+  }
 }

@@ -3,7 +3,7 @@ import type { Pool } from 'undici';
 import type { Redactor } from '../rules/redact.js';
 import type { TrafficLog } from '../log/index.js';
 import type { GuardConfig } from './guard.js';
-import type { ProxyLimits, UpstreamTimeouts } from '../core/options.js';
+import type { ProxyLimits, ProxyOptions, UpstreamTimeouts } from '../core/options.js';
 import type { KeyRing } from './keyring.js';
 import type { TrafficRecord } from '../core/record.js';
 import type { BridgePolicy } from '../bridge/index.js';
@@ -63,5 +63,5 @@ export interface ProxyContext {
   aliases: AliasMap;
   stats: ProxyStats;
   hintOnce(key: string, message: string): void;
-  onTraffic?: (line: string, record: TrafficRecord) => void;
+  onTraffic?: ProxyOptions['onTraffic'];
 }

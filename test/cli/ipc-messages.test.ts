@@ -6,6 +6,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { childEnv } from '../../extension/childEnv.js';
 import type { FromProxy, ToProxy } from '../../proxy/core/ipc.js';
+import { requestLine } from '../../proxy/core/request-line.js';
 import { CLI, tempHome } from './io.js';
 import { until } from '../proxy/stack.js';
 
@@ -64,7 +65,12 @@ describe('serve --ipc messages to the editor', () => {
     const byLine = (start: string, status: number) => requests.find((r) => r.line.startsWith(start) && r.status === status);
     expect(byLine('POST /v1/chat/completions 200 gpt-4o-mini ', 200)).toMatchObject({ failed: false });
     expect(byLine('POST /v1/chat/completions 200 gpt-4o-mini stream ', 200)).toMatchObject({ failed: true, diagnosis: expect.any(String) });
-    expect(requests.find((r) => r.status === unknown.status)).toMatchObject({ failed: true, diagnosis: expect.any(String) });
+    const notFound = requests.find((r) => r.status === unknown.status)!;
+    expect(notFound).toMatchObject({ failed: true, diagnosis: expect.any(String), hint: expect.any(String) });
+    // The line, its code and its hint travel apart: the editor never cuts a line to change what it says.
+    expect(notFound.line).not.toContain(`[${notFound.diagnosis}]`);
+    expect(notFound.line).not.toContain(notFound.hint);
+    expect(requestLine(notFound)).toBe(`${notFound.line} [${notFound.diagnosis}] ${notFound.hint}`);
     expect(byLine('GET /_loopgate/health 401 ', 401)).toMatchObject({ failed: true });
     expect(requests.find((r) => r.line.includes(' client-aborted'))).toMatchObject({ status: 200, failed: false });
     expect(probes).toHaveLength(1);
