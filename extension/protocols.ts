@@ -2,7 +2,7 @@
 // proxy/rules/protocols/ (titles, paths, minimal requests, reading the reply)
 // plus what only the extension needs (codicons, trying a model). No vscode here.
 
-import { ANTHROPIC_VERSION, PROTOCOL_ORDER, PROTOCOL_TABLE, minimalRequest, outputText, type Protocol } from '../proxy/rules/protocols.js';
+import { ANTHROPIC_VERSION, PROTOCOL_ORDER, PROTOCOL_TABLE, minimalRequest, outputText, type Protocol } from '../proxy/rules/protocols/index.js';
 
 export type { Protocol };
 

@@ -2,7 +2,7 @@
 // as each delta arrives, a tool call once its arguments are complete. An error
 // event inside the stream becomes a ChatStreamError (the status was 200 by then).
 import { eventTooLargeMessage, SseReader, type SseMessage } from '../../proxy/bridge/sse.js';
-import type { Protocol } from '../../proxy/rules/protocols.js';
+import type { Protocol } from '../../proxy/rules/protocols/index.js';
 import { MESSAGES_EVENTS } from '../../proxy/rules/protocols/anthropic-messages.js';
 import { CHAT_DONE } from '../../proxy/rules/protocols/chat-completions.js';
 import { RESPONSES_EVENTS } from '../../proxy/rules/protocols/responses.js';

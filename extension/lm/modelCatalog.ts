@@ -3,7 +3,7 @@
 // `context_length`, `max_input_tokens`, `max_output_tokens`), else the
 // documented defaults below; `loopgate.chat.modelOverrides` wins over both.
 import { modelProtocols, type ModelEntry } from '../../proxy/rules/model-list.js';
-import { PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols.js';
+import { PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols/index.js';
 import { nativeProtocols } from '../../proxy/rules/key-routing.js';
 import { readKeysAnswer } from '../keysAnswer.js';
 

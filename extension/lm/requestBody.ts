@@ -1,7 +1,7 @@
 // A chat request in each protocol's own shape: the path under the proxy and the
 // JSON body, always streamed. Tool definitions, tool calls and tool results map
 // both ways (chatStream.ts reads the answers).
-import { ANTHROPIC_VERSION, PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols.js';
+import { ANTHROPIC_VERSION, PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols/index.js';
 import { OUTPUT_TEXT } from '../../proxy/rules/protocols/responses.js';
 import type { ChatPart, ChatRequest, ChatTurn } from './chatTypes.js';
 

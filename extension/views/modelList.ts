@@ -2,7 +2,7 @@
 // reads it (the same list doctor and `loopgate models` show), mapped to what
 // the tree needs. No vscode here, so tests can import it.
 import { modelProtocols, parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
-import type { Protocol } from '../../proxy/rules/protocols.js';
+import type { Protocol } from '../../proxy/rules/protocols/index.js';
 import { decideRoute } from '../../proxy/rules/key-routing.js';
 import { readKeysAnswer } from '../keysAnswer.js';
 import type { BridgeMode } from '../../proxy/core/options.js';

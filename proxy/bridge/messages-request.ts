@@ -1,7 +1,7 @@
 // Anthropic Messages request → Chat Completions request.
 
 import { bridgeRule, isHarmless } from '../rules/protocol-params.js';
-import { PROTOCOL_TABLE } from '../rules/protocols.js';
+import { PROTOCOL_TABLE } from '../rules/protocols/index.js';
 import { chatEffort, effortForBudget, takesReasoningEffort } from '../rules/reasoning.js';
 import { noteDroppedFields } from '../rules/bridge-fields.js';
 import { noChatEquivalent, wrongType } from './reject.js';

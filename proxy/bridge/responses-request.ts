@@ -1,7 +1,7 @@
 // OpenAI Responses request → Chat Completions request.
 
 import { bridgeRule, isHarmless } from '../rules/protocol-params.js';
-import { PROTOCOL_TABLE } from '../rules/protocols.js';
+import { PROTOCOL_TABLE } from '../rules/protocols/index.js';
 import { isResponsesTextPart } from '../rules/protocols/responses.js';
 import { takesReasoningEffort } from '../rules/reasoning.js';
 import { noteDroppedFields } from '../rules/bridge-fields.js';

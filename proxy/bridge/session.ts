@@ -3,7 +3,7 @@
 
 import { readUpstreamError, rejectionBody, translateError, upstreamErrorBody } from './error-translation.js';
 import { createStreamTranslator, fromChatResult, toChatRequest } from './api.js';
-import { PROTOCOL_TABLE } from '../rules/protocols.js';
+import { PROTOCOL_TABLE } from '../rules/protocols/index.js';
 import { bridgeLabel, isRecord, type BridgeContext, type BridgeKind, type StreamTranslator } from './types.js';
 
 export const CHAT_PATH = PROTOCOL_TABLE.chat.path;

@@ -1,7 +1,7 @@
 import { EXIT, type Command } from './command.js';
 import { runDoctor, formatDoctorTable, type DoctorReport } from '../doctor.js';
 import { routingMatrix, type RoutingRow } from '../rules/key-routing.js';
-import { PROTOCOL_ORDER, PROTOCOL_TABLE } from '../rules/protocols.js';
+import { PROTOCOL_ORDER, PROTOCOL_TABLE } from '../rules/protocols/index.js';
 import { withUpstream } from './upstream-config.js';
 import { cliInvocation } from './invocation.js';
 

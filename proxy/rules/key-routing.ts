@@ -5,7 +5,7 @@
 // Pure: no I/O, no clock (the caller passes `now`), no state (what the proxy
 // learned from 404 endpoint_not_supported answers comes in as data).
 import { modelProtocols, type ModelEntry } from './model-list.js';
-import { PROTOCOL_ORDER, type Protocol } from './protocols.js';
+import { PROTOCOL_ORDER, type Protocol } from './protocols/index.js';
 import type { BridgeMode } from '../core/options.js';
 
 export interface KeyModels {

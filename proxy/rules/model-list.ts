@@ -4,7 +4,7 @@
 // all take their list from parseModelList, so they agree on odd answers.
 // Pure: no I/O.
 
-import { PROTOCOL_ORDER, protocolOfEndpointType, type Protocol } from './protocols.js';
+import { PROTOCOL_ORDER, protocolOfEndpointType, type Protocol } from './protocols/index.js';
 
 export interface ModelEntry {
   id: string;

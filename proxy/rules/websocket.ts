@@ -1,7 +1,7 @@
 // WebSocket upgrades (the Responses WebSocket transport Codex and Copilot try
 // first): which requests are upgrades, which upstream answers mean "this route
 // has no WebSocket", and what a client is told instead. Pure.
-import { PROTOCOL_TABLE } from './protocols.js';
+import { PROTOCOL_TABLE } from './protocols/index.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseKeyList } from '../../proxy/rules/key-list.js';
 import { decideRoute, protocolsByKey, refusalKey, type KeyModels, type LearnedRefusal } from '../../proxy/rules/key-routing.js';
-import type { Protocol } from '../../proxy/rules/protocols.js';
+import type { Protocol } from '../../proxy/rules/protocols/index.js';
 import type { ModelEntry } from '../../proxy/rules/model-list.js';
 import type { BridgeMode } from '../../proxy/core/options.js';
 

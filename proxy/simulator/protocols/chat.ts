@@ -1,6 +1,6 @@
 // POST /v1/chat/completions: OpenAI Chat Completions, including tool calls
 // (the protocol bridge relies on them).
-import { PROTOCOL_TABLE } from '../../rules/protocols.js';
+import { PROTOCOL_TABLE } from '../../rules/protocols/index.js';
 import { CHAT_DONE } from '../../rules/protocols/chat-completions.js';
 import { errorBody, type SimError } from '../relay-errors.js';
 import { contentText, echoText, lastTurn, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';

@@ -1,5 +1,5 @@
 // POST /v1/messages: the Anthropic Messages entry point.
-import { PROTOCOL_TABLE } from '../../rules/protocols.js';
+import { PROTOCOL_TABLE } from '../../rules/protocols/index.js';
 import { MESSAGES_EVENTS } from '../../rules/protocols/anthropic-messages.js';
 import { errorBody, type SimError } from '../relay-errors.js';
 import { contentText, echoText, lastTurn, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';

@@ -1,6 +1,6 @@
 // POST /v1/responses: the OpenAI Responses API, with the full typed event
 // sequence the SDK's `responses.stream()` accumulator expects.
-import { PROTOCOL_TABLE } from '../../rules/protocols.js';
+import { PROTOCOL_TABLE } from '../../rules/protocols/index.js';
 import { outputTextPart, RESPONSES_EVENTS, responsesUsage } from '../../rules/protocols/responses.js';
 import { ERROR_ROWS, type SimError } from '../relay-errors.js';
 import { contentText, echoText, lastTurn, type Turn, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
