@@ -1,25 +1,25 @@
 // Entry of the VS Code extension: wires the concerns together, decides nothing.
 import * as vscode from 'vscode';
 import { registerCommands } from './commands/index.js';
-import { adoptKey } from './commands/keyCommands.js';
-import { startLanguageClient } from './languageClient.js';
-import { localToken } from './localToken.js';
-import { ProxyHost } from './proxyHost.js';
+import { adoptKey } from './commands/key-commands.js';
+import { startLanguageClient } from './language-client.js';
+import { localToken } from './local-token.js';
+import { ProxyHost } from './proxy-host/host.js';
 import { KeyStore } from './secrets.js';
-import type { LoopgateChatProvider } from './lm/chatProvider.js';
-import { modelsFrom, registerChatProvider } from './lm/registerChatProvider.js';
-import { OtlpHeaderStore } from './otlpHeaders.js';
+import type { LoopgateChatProvider } from './lm/chat-provider.js';
+import { modelsFrom, registerChatProvider } from './lm/register-chat-provider.js';
+import { OtlpHeaderStore } from './otlp-headers.js';
 import { initialise, KeyPresence, settingsSettled, wireReactions } from './reactions.js';
 import { proxyConfig, readSettings } from './settings.js';
-import { ProxyStatusBar } from './statusBar.js';
-import { TerminalEnv } from './terminalEnv.js';
-import { ModelsModel } from './views/modelsModel.js';
-import { ModelsTreeProvider } from './views/modelsProvider.js';
-import { TrafficList } from './traffic/trafficList.js';
-import { TrafficTreeProvider } from './traffic/trafficTree.js';
-import { DetailPanels } from './traffic/detailPanel.js';
-import { forgetClosedEdits, ResendLens, TRAFFIC_SCHEME, TrafficBodies, type TrafficDeps } from './traffic/trafficCommands.js';
-import { PANEL_COMMANDS, type PanelAction } from './traffic/detailHtml.js';
+import { ProxyStatusBar } from './status-bar.js';
+import { TerminalEnv } from './terminal-env.js';
+import { ModelsModel } from './views/models-model.js';
+import { ModelsTreeProvider } from './views/models-provider.js';
+import { TrafficList } from './traffic/traffic-list.js';
+import { TrafficTreeProvider } from './traffic/traffic-tree.js';
+import { DetailPanels } from './traffic/detail-panel.js';
+import { forgetClosedEdits, ResendLens, TRAFFIC_SCHEME, TrafficBodies, type TrafficDeps } from './traffic/traffic-commands.js';
+import { PANEL_COMMANDS, type PanelAction } from './traffic/detail-html.js';
 import type { ModelsNode } from './views/nodes.js';
 
 /** Handed to tests (never in production: it can read the key). */

@@ -1,17 +1,17 @@
 // How the parts react to each other: key changes, proxy state changes and
 // settings changes. extension.ts builds the parts; this decides what follows.
 import * as vscode from 'vscode';
-import { showBaseUrlNotice } from './baseUrlNotice.js';
-import { refreshModels } from './commands/modelCommands.js';
+import { showBaseUrlNotice } from './base-url-notice.js';
+import { refreshModels } from './commands/model-commands.js';
 import { requestLine } from '../proxy/core/request-line.js';
-import { setContextKey } from './contextKeys.js';
-import type { ProxyHost } from './proxyHost.js';
-import { explainNoKey, NO_KEY_MESSAGE } from './noKey.js';
+import { setContextKey } from './context-keys.js';
+import type { ProxyHost } from './proxy-host/host.js';
+import { explainNoKey, NO_KEY_MESSAGE } from './no-key.js';
 import { migrateKeyFromSettings, type KeyStore } from './secrets.js';
-import type { OtlpHeaderStore } from './otlpHeaders.js';
+import type { OtlpHeaderStore } from './otlp-headers.js';
 import { PROXY_SETTINGS, readSettings } from './settings.js';
-import type { ModelsModel } from './views/modelsModel.js';
-import type { ModelsTreeProvider } from './views/modelsProvider.js';
+import type { ModelsModel } from './views/models-model.js';
+import type { ModelsTreeProvider } from './views/models-provider.js';
 
 export interface Parts {
   host: ProxyHost;

@@ -2,7 +2,7 @@
 // moves a key a user put in settings.json into SecretStorage.
 import { KEY_NAME } from '../proxy/rules/key-list.js';
 import * as vscode from 'vscode';
-import { SecretChanges } from './secretChanges.js';
+import { SecretChanges } from './secret-changes.js';
 
 /** The keys, as a JSON list of { name, key }: a key belongs to a group, so users hold several. */
 const LIST_ID = 'loopgate.apiKeys';

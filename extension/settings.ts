@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import type { ProxyIpcConfig } from '../proxy/core/ipc.js';
 import { parseUpstream, type ParseResult } from '../proxy/rules/urls.js';
-import type { ModelOverrides } from './lm/modelCatalog.js';
+import type { ModelOverrides } from './lm/model-catalog.js';
 import { DEFAULT_BRIDGE, DEFAULT_HOST, DEFAULT_PORT, type BridgeMode } from '../proxy/core/options.js';
 
 export type { BridgeMode };
@@ -24,7 +24,7 @@ export interface LoopgateSettings {
   chat: { modelOverrides: ModelOverrides };
   /** The OTLP collector (empty: no export) and whether message content goes too. */
   otlp: { endpoint: string; captureContent: boolean };
-  /** Model aliases FROM → TO; the proxy checks them (proxy/cli/aliases.ts) and a workspace loopgate.json wins. */
+  /** Model aliases FROM → TO; the proxy checks them (cli/aliases.ts) and a workspace loopgate.json wins. */
   aliases: Record<string, string>;
   /** The first workspace folder: where the proxy looks for loopgate.json (upward). */
   projectDir?: string;

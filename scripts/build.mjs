@@ -15,9 +15,9 @@ const common = {
 };
 
 const bundles = [
-  { entryPoints: ['proxy/cli.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  { entryPoints: ['cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
   { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js' },
-  { entryPoints: ['proxy/lsp/lsp-main.ts'], outfile: 'dist/server.js' },
+  { entryPoints: ['language-server/main.ts'], outfile: 'dist/server.js' },
   // The OTLP export worker: the OpenTelemetry SDK, off the proxy's thread (proxy/otlp/worker.ts).
   { entryPoints: ['proxy/otlp/worker.ts'], outfile: 'dist/otlp-worker.js' },
 ];

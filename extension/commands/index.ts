@@ -1,18 +1,18 @@
 // Every `loopgate.*` command, registered in one table. package.json
 // `contributes.commands` must list exactly these ids (checked by tests).
 import * as vscode from 'vscode';
-import type { ProxyHost } from '../proxyHost.js';
+import type { ProxyHost } from '../proxy-host/host.js';
 import type { KeyStore } from '../secrets.js';
-import { setOtlpHeaders, type OtlpHeaderStore } from '../otlpHeaders.js';
-import { showProxyMenu } from '../statusBar.js';
-import { copyEnvironment } from '../terminalEnv.js';
-import type { ModelsModel } from '../views/modelsModel.js';
+import { setOtlpHeaders, type OtlpHeaderStore } from '../otlp-headers.js';
+import { showProxyMenu } from '../status-bar.js';
+import { copyEnvironment } from '../terminal-env.js';
+import type { ModelsModel } from '../views/models-model.js';
 import { DiagnosisNode } from '../views/nodes.js';
-import { addApiKey, clearApiKey, removeApiKey, renameApiKey, setApiKey, setBaseUrl } from './keyCommands.js';
-import { copyModelId, filterModels, probeProtocols, refreshModels, tryModel } from './modelCommands.js';
-import { exportLog, runDiagnosis, startProxy } from './proxyCommands.js';
-import { manageChatModels } from '../lm/registerChatProvider.js';
-import * as traffic from '../traffic/trafficCommands.js';
+import { addApiKey, clearApiKey, removeApiKey, renameApiKey, setApiKey, setBaseUrl } from './key-commands.js';
+import { copyModelId, filterModels, probeProtocols, refreshModels, tryModel } from './model-commands.js';
+import { exportLog, runDiagnosis, startProxy } from './proxy-commands.js';
+import { manageChatModels } from '../lm/register-chat-provider.js';
+import * as traffic from '../traffic/traffic-commands.js';
 
 export interface CommandDeps {
   host: ProxyHost;

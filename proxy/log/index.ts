@@ -5,5 +5,5 @@ export { readTrafficLog, parseTrafficLines, isTrafficRecord, LogReadError, type 
 export { rotatedFile, rotatedFiles } from './files.js';
 export { toHar, toJsonl } from './har.js';
 export { sanitizeRecords, appliedRules, type SanitizeOptions } from './sanitize.js';
-export { exportTrafficLog, writePrivateFile, type ExportFormat, type ExportOptions, type ExportResult } from './export.js';
+export { exportTrafficLog, writePrivateFile, type ExportFormat, type ExportOptions, type ExportResult } from './export-file.js';
 export { parseSince } from './since.js';

@@ -25,7 +25,7 @@ const BLOCK = 4096;
 export interface CaptureOptions {
   /** Keep bodies up to `captureBytes`: --log-bodies, OTLP content capture, or the live traffic ring. */
   captureBodies: boolean;
-  /** With captureBodies: bytes kept of a response (see captureLimit in proxy-server.ts). */
+  /** With captureBodies: bytes kept of a response (see captureLimit in proxy/server.ts). */
   captureBytes: number;
   /** Note when each chunk arrived (the traffic ring shows a stream's events with their times). */
   timeChunks: boolean;

@@ -3,7 +3,7 @@
 // OTLP collector's headers, and any other variable or argument holding one of
 // them, even inside a longer value or in an encoded form. One rule for
 // `loopgate run` (proxy/rules/tool-launch.ts) and the editor's children
-// (extension/childEnv.ts). Pure: no I/O.
+// (extension/child-env.ts). Pure: no I/O.
 import { parseKeyList, splitName } from './key-list.js';
 import { parseOtlpHeaders } from './otlp-config.js';
 import { MIN_SECRET_LENGTH, secretForms } from './redact.js';

@@ -1,5 +1,5 @@
 // loopgate.json, the per-project settings file (found from the working
-// directory upward, proxy/config/project-file.ts). Its schema:
+// directory upward, proxy/config/find-project-file.ts). Its schema:
 //
 //   {
 //     "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" }   // FROM (what a tool asks for) → TO (what a key serves)

@@ -8,7 +8,7 @@ import { loadFixture, validateFixture, type Fixture } from './fixture.js';
 import { RateLimiter } from './rate-limit.js';
 import type { RecordedRequest } from './request-record.js';
 import { createHandler, type SimState, type StreamDefaults } from './sim-server.js';
-import { websocketUpgrades } from './websocket.js';
+import { websocketUpgrades } from './responses-websocket.js';
 
 export type { Fixture, FixtureGroup, FixtureKey, FixtureModel, KeyStatus, Protocol } from './fixture.js';
 export { FixtureError, loadFixture, validateFixture } from './fixture.js';

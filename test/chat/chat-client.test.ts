@@ -3,12 +3,12 @@
 // protocol, streamed text, a tool round trip, cancellation, and errors in the
 // spec's terms. The VS Code side is tested in current VS Code (test/e2e/chat).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProxy, type RunningProxy } from '../../proxy/proxy-server.js';
+import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { DEMO_KEYS, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
 import { parseModelList } from '../../proxy/rules/model-list.js';
-import { chatModels, DEFAULT_LIMITS, nativeProtocolsFrom, type ChatModelInfo } from '../../extension/lm/modelCatalog.js';
-import { sendChat, ChatRequestFailed } from '../../extension/lm/chatClient.js';
-import type { ChatEvent, ChatRequest, ChatTurn } from '../../extension/lm/chatTypes.js';
+import { chatModels, DEFAULT_LIMITS, nativeProtocolsFrom, type ChatModelInfo } from '../../extension/lm/model-catalog.js';
+import { sendChat, ChatRequestFailed } from '../../extension/lm/chat-client.js';
+import type { ChatEvent, ChatRequest, ChatTurn } from '../../extension/lm/chat-types.js';
 import { TOKEN, until } from '../proxy/stack.js';
 
 let sim: Simulator;

@@ -1,5 +1,5 @@
 // Every message that names a Loopgate command spells it the way the banner does for
-// this install (proxy/cli/invocation.ts commandLine): run from the checkout with no
+// this install (cli/invocation.ts commandLine): run from the checkout with no
 // `loopgate` on PATH, that is `node /abs/dist/cli.js …`, never a `loopgate …` this shell
 // does not have. The installed spelling (`loopgate token`) is checked in install.test.ts.
 import { createServer } from 'node:net';

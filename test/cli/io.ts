@@ -4,8 +4,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { main } from '../../proxy/cli.js';
-import type { Io } from '../../proxy/cli/command.js';
+import { main } from '../../cli/main.js';
+import type { Io } from '../../cli/command.js';
 
 export function tempHome(): string {
   return mkdtempSync(join(tmpdir(), 'loopgate-home-'));

@@ -4,7 +4,7 @@
 // hints and aliases as their own kinds, never a line to parse or a status 0.
 import { fork, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { childEnv } from '../../extension/childEnv.js';
+import { childEnv } from '../../extension/child-env.js';
 import type { FromProxy, ToProxy } from '../../proxy/core/ipc.js';
 import { requestLine } from '../../proxy/core/request-line.js';
 import { CLI, tempHome } from './io.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { defaultFixture, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
-import { startProxy, type RunningProxy } from '../../proxy/proxy-server.js';
+import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
 import { makeCanary } from '../log/canary.js';
 

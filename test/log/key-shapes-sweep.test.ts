@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childEnv } from '../../extension/childEnv.js';
+import { childEnv } from '../../extension/child-env.js';
 import type { FromProxy, ToProxy } from '../../proxy/core/ipc.js';
 import { defaultFixture, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
 import { fingerprint } from '../../proxy/simulator/request-record.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { startSimulator, defaultFixture, type Simulator } from '../../proxy/simulator/index.js';
-import { startProxy, type RunningProxy } from '../../proxy/proxy-server.js';
+import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { exportTrafficLog } from '../../proxy/log/index.js';
 import { assertNoCanary, makeCanary } from './canary.js';
 import { until } from '../proxy/stack.js';

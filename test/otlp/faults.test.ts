@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { otlpConfig } from '../../proxy/rules/otlp-config.js';
 import type { OtlpHealth } from '../../proxy/core/health.js';
-import { describeOtlpHealth } from '../../proxy/otlp/health.js';
+import { describeOtlpHealth } from '../../proxy/otlp/export-health.js';
 import { startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
 import { deadEndpoint, fastEnv, startReceiver, type Receiver, type ReceiverMode } from './receiver.js';
 

@@ -1,12 +1,12 @@
 // The editor's path: `loopgate serve --ipc` forked the way the extension forks
-// it (extension/childEnv.ts), the collector's endpoint from its setting and the
+// it (extension/child-env.ts), the collector's endpoint from its setting and the
 // headers from SecretStorage in the start message. The headers reach the
 // collector and nowhere else: not the child's argv, not its environment, not
 // its traffic lines; an OTEL_* variable in the editor's environment decides nothing.
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { childEnv } from '../../extension/childEnv.js';
+import { childEnv } from '../../extension/child-env.js';
 import type { FromProxy, ToProxy } from '../../proxy/core/ipc.js';
 import { CLI, tempHome } from '../cli/io.js';
 import { until } from '../proxy/stack.js';

@@ -8,9 +8,9 @@
 import { fork } from 'node:child_process';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { childEnv } from '../../extension/childEnv.js';
+import { childEnv } from '../../extension/child-env.js';
 import type { FromProxy, ToProxy } from '../../proxy/core/ipc.js';
-import { startProxy, ProxyConfigError } from '../../proxy/proxy-server.js';
+import { startProxy, ProxyConfigError } from '../../proxy/server.js';
 import { collectorLoop, otlpConfig } from '../../proxy/rules/otlp-config.js';
 import { CLI, runCli, tempHome } from '../cli/io.js';
 import { KEYS, logRecords, startStack, until } from '../proxy/stack.js';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startStack, TOKEN, type Stack } from './stack.js';
 import { httpRequest, hostOf, openSocket, rawExchange } from './raw.js';
-import { startProxy } from '../../proxy/proxy-server.js';
+import { startProxy } from '../../proxy/server.js';
 
 let stack: Stack;
 let host: string;

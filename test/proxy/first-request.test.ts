@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../proxy/simulator/index.js';
-import { startProxy, type RunningProxy } from '../../proxy/proxy-server.js';
+import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { KEYS, TOKEN, until } from './stack.js';
 
 async function freePort(): Promise<number> {

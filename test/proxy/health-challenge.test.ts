@@ -4,7 +4,7 @@
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { portAnswers, probeHealth } from '../../extension/health.js';
+import { portAnswers, probeHealth } from '../../extension/probe-proxy.js';
 import { CHALLENGE_HEADER, healthProof, PROOF_HEADER } from '../../proxy/rules/health-proof.js';
 import { hostOf, httpRequest } from './raw.js';
 import { startStack, TOKEN, type Stack } from './stack.js';

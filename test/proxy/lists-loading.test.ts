@@ -6,7 +6,7 @@
 // keys' list answers until the test releases them.
 import { afterEach, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { startProxy, type RunningProxy } from '../../proxy/proxy-server.js';
+import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { startRoutingUpstream, type RoutingUpstream } from './routing-upstream.js';
 import { TOKEN, until } from './stack.js';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, startStack, TOKEN, until, type Stack } from './stack.js';
 import { hostOf, httpRequest } from './raw.js';
-import { startProxy } from '../../proxy/proxy-server.js';
+import { startProxy } from '../../proxy/server.js';
 
 let stack: Stack;
 beforeAll(async () => {

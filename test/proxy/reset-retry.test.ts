@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
-import { startProxy, type RunningProxy } from '../../proxy/proxy-server.js';
+import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { TOKEN } from './stack.js';
 
 let upstream: Server | undefined;

@@ -7,7 +7,7 @@
 // doctor's matrix (routingMatrix) says.
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import { startProxy } from '../../proxy/proxy-server.js';
+import { startProxy } from '../../proxy/server.js';
 import { decideRoute, refusalKey, routingMatrix, type KeyModels, type LearnedRefusal } from '../../proxy/rules/key-routing.js';
 import { ENDPOINT_TYPE, minimalRequest, PROTOCOL_ORDER, PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols/index.js';
 import type { ModelEntry } from '../../proxy/rules/model-list.js';

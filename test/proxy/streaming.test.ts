@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APIConnectionError, APIError } from 'openai';
 import { startStack, TOKEN, until, type Stack } from './stack.js';
 import { hostOf, openSocket } from './raw.js';
-import { startProxy } from '../../proxy/proxy-server.js';
+import { startProxy } from '../../proxy/server.js';
 
 let stack: Stack;
 beforeAll(async () => {

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startProxy, type RunningProxy } from '../../proxy/proxy-server.js';
+import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { KEYS, startStack, TOKEN, until, type Stack } from './stack.js';
 
 const KEY = 'sk-upstream-edge-0123456789abcdefghijklmnop';

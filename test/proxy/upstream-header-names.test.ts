@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProxy, type RunningProxy } from '../../proxy/proxy-server.js';
+import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { exportTrafficLog } from '../../proxy/log/index.js';
 import { logRecords, until } from './stack.js';
 

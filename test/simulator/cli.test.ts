@@ -6,8 +6,8 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { EXIT, UsageError, type Io } from '../../proxy/cli/command.js';
-import { runSimulate } from '../../proxy/cli/simulate.js';
+import { EXIT, UsageError, type Io } from '../../cli/command.js';
+import { runSimulate } from '../../cli/simulate.js';
 
 function fakeIo() {
   const out: string[] = [];
@@ -80,7 +80,7 @@ describe('loopgate simulate', () => {
     const entry = join(dir, 'entry.ts');
     writeFileSync(
       entry,
-      `import { simulateCommand } from ${JSON.stringify(resolve('proxy/cli/simulate.ts'))};
+      `import { simulateCommand } from ${JSON.stringify(resolve('cli/simulate.ts'))};
 simulateCommand.run(process.argv.slice(2), { out: (l) => process.stdout.write(l + '\\n'), err: (l) => process.stderr.write(l + '\\n'), env: process.env, stdin: process.stdin }).then((c) => { process.exitCode = c; });`,
     );
     const outfile = join(dir, 'sim.js');

@@ -3,7 +3,7 @@
 // argument cannot add markup or script to the webview, and the page loads
 // nothing from anywhere.
 import { describe, expect, it } from 'vitest';
-import { detailHtml } from '../../extension/traffic/detailHtml.js';
+import { detailHtml } from '../../extension/traffic/detail-html.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
 
 const evil = `<img src=x onerror="alert(1)"><script>alert(2)</script>'"&`;

@@ -1,7 +1,7 @@
 // A window attaches only to a proxy on its own upstream: loopgate.baseUrl is
 // derived with the shared URL rules before it is compared with what the proxy reports.
 import { describe, expect, it } from 'vitest';
-import { upstreamMismatch, type ProxyHealth } from '../../extension/health.js';
+import { upstreamMismatch, type ProxyHealth } from '../../extension/probe-proxy.js';
 
 const health = (h: Partial<ProxyHealth>): ProxyHealth => ({ loopgate: '0.1.0', pid: 4242, siteUrl: 'https://api.example.com', baseUrl: 'https://api.example.com/v1', simulator: false, ...h });
 

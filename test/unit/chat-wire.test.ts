@@ -1,9 +1,9 @@
 // The chat provider's wire rules (extension/lm), pure: request bodies and
 // stream reading for what relays actually send.
 import { describe, expect, it } from 'vitest';
-import { ChatStream, ChatStreamError } from '../../extension/lm/chatStream.js';
-import { MESSAGES_DEFAULT_MAX_TOKENS, wireRequest } from '../../extension/lm/requestBody.js';
-import type { ChatRequest } from '../../extension/lm/chatTypes.js';
+import { ChatStream, ChatStreamError } from '../../extension/lm/chat-stream.js';
+import { MESSAGES_DEFAULT_MAX_TOKENS, wireRequest } from '../../extension/lm/request-body.js';
+import type { ChatRequest } from '../../extension/lm/chat-types.js';
 
 const sse = (...events: unknown[]) => events.map((e) => `data: ${typeof e === 'string' ? e : JSON.stringify(e)}\n\n`).join('');
 const base: ChatRequest = { model: 'm', protocol: 'chat', turns: [{ role: 'user', parts: [{ kind: 'text', text: 'hi' }] }], tools: [], toolMode: 'auto' };

@@ -2,7 +2,7 @@
 // and base URLs go out; credential-named variables never reach a child.
 import { describe, expect, it } from 'vitest';
 import { clientEnv, exportLines } from '../../proxy/rules/client-env.js';
-import { childEnv } from '../../extension/childEnv.js';
+import { childEnv } from '../../extension/child-env.js';
 
 describe('client environment', () => {
   it('points both SDK families at the proxy with the token, under every variable of the table', () => {
@@ -56,7 +56,7 @@ describe('proxy child environment: variables holding a key under an innocent nam
   });
 
   it('the language server overrides set them to undefined too', async () => {
-    const { childEnvOverrides } = await import('../../extension/childEnv.js');
+    const { childEnvOverrides } = await import('../../extension/child-env.js');
     const parent = { PATH: '/usr/bin', NOTES: `old ${editorKey} here` };
     const merged: NodeJS.ProcessEnv = { ...parent, ...childEnvOverrides(parent, [editorKey]) };
     expect(merged.NOTES).toBeUndefined();
@@ -66,7 +66,7 @@ describe('proxy child environment: variables holding a key under an innocent nam
 
 describe('language server environment overrides (canary)', () => {
   it('sets credential-named variables to undefined so a merging launcher drops them', async () => {
-    const { childEnvOverrides } = await import('../../extension/childEnv.js');
+    const { childEnvOverrides } = await import('../../extension/child-env.js');
     const canary = 'sk-lsp-env-canary-00000000000000000000';
     const parent = { PATH: '/usr/bin', OPENAI_API_KEY: canary, AWS_SECRET_ACCESS_KEY: canary };
     // vscode-languageclient does exactly this merge (process.env first, then options.env).

@@ -2,7 +2,7 @@
 // own state (/_loopgate/keys: lists, --bridge mode, what it learned from 404
 // endpoint_not_supported answers), not from the editor's settings.
 import { describe, expect, it } from 'vitest';
-import { parseKeyModels } from '../../extension/views/modelList.js';
+import { parseKeyModels } from '../../extension/views/explorer-list.js';
 
 const body = (extra: Record<string, unknown>) =>
   JSON.stringify({

@@ -30,7 +30,8 @@ function target(from: string, spec: string): string | undefined {
   return relative(root, resolve(root, dirname(from), spec.replace(/\.js$/, '.ts'))).split('\\').join('/');
 }
 
-const proxyFiles = sources('proxy');
+// Everything that runs in Node: the proxy, the CLI and the language server.
+const proxyFiles = [...sources('proxy'), ...sources('cli'), ...sources('language-server')];
 const extensionFiles = sources('extension');
 
 /**
@@ -48,21 +49,22 @@ const FLOORS: Record<string, number> = {
   'proxy/config': 2,
   'proxy/log': 2,
   'proxy/health-client.ts': 2,
-  'proxy/doctor.ts': 2,
+  'proxy/doctor-checks.ts': 2,
   'proxy/otlp': 3,
   // The live traffic ring, its rendering and replays: below the pipeline that fills it.
   'proxy/traffic': 3,
   'proxy/pipeline': 4,
-  'proxy/proxy-server.ts': 5,
-  'proxy/lsp': 5,
-  'proxy/cli': 6,
+  'proxy/server.ts': 5,
+  'language-server': 5,
+  'cli': 6,
   // The entry: it only wires cli/.
-  'proxy/cli.ts': 7,
+  'cli/main.ts': 7,
 };
 
-/** `proxy/rules` for proxy/rules/config-lint/x.ts, `proxy/cli.ts` for a top-level file. */
+/** `proxy/rules` for proxy/rules/config-lint/x.ts, `cli` for cli/serve.ts, a file named in FLOORS for itself. */
 function folderOf(file: string): string {
-  return file.split('/').slice(0, 2).join('/');
+  if (FLOORS[file] !== undefined) return file;
+  return file.startsWith('proxy/') ? file.split('/').slice(0, 2).join('/') : file.split('/')[0]!;
 }
 
 function floorOf(file: string): number {
@@ -102,7 +104,7 @@ function cycles(edges: ReadonlyMap<string, readonly string[]>): string[] {
 
 describe('layers', () => {
   it('finds the sources it checks', () => {
-    expect(proxyFiles).toContain('proxy/lsp/lintServer.ts');
+    expect(proxyFiles).toContain('language-server/lint-server.ts');
     expect(proxyFiles.length).toBeGreaterThan(50);
     expect(extensionFiles).toContain('extension/extension.ts');
   });
@@ -142,8 +144,8 @@ describe('layers', () => {
   });
 
   it('keeps the extension, the language server and the CLI off the pipeline (its options and record are core/\'s)', () => {
-    const clients = [...extensionFiles, ...proxyFiles.filter((f) => f.startsWith('proxy/lsp/') || f.startsWith('proxy/cli/') || f === 'proxy/cli.ts')];
-    expect(clients).toContain('proxy/cli/serve.ts');
+    const clients = [...extensionFiles, ...proxyFiles.filter((f) => f.startsWith('language-server/') || f.startsWith('cli/'))];
+    expect(clients).toContain('cli/serve.ts');
     const bad = clients.flatMap((f) =>
       imports(f)
         .filter(({ spec }) => target(f, spec)?.startsWith('proxy/pipeline/'))
@@ -169,7 +171,7 @@ describe('layers', () => {
     const bad = proxyFiles.flatMap((f) =>
       imports(f)
         .map(({ spec }) => target(f, spec))
-        .filter((t): t is string => t !== undefined && t.startsWith('proxy/') && folderOf(t) !== folderOf(f) && floorOf(t) >= floorOf(f))
+        .filter((t): t is string => t !== undefined && proxyFiles.includes(t) && folderOf(t) !== folderOf(f) && floorOf(t) >= floorOf(f))
         .map((t) => `${f} (floor ${floorOf(f)}) → ${t} (floor ${floorOf(t)})`),
     );
     expect(bad).toEqual([]);
@@ -181,12 +183,12 @@ describe('layers', () => {
 
   it('lets only the sink (pipeline/client-reply.ts) hold or write a ServerResponse; the simulator is its own server', () => {
     // handle.ts receives the response from node:http and hands it straight to the sink.
-    const allowed = new Set(['proxy/pipeline/client-reply.ts', 'proxy/pipeline/handle.ts', 'proxy/proxy-server.ts']);
+    const allowed = new Set(['proxy/pipeline/client-reply.ts', 'proxy/pipeline/handle.ts', 'proxy/server.ts']);
     const writes = /\.(writeHead|flushHeaders|setHeader|writeContinue)\(|\bres\.(write|end)\(|ServerResponse/;
     const bad = proxyFiles.filter((f) => !f.startsWith('proxy/simulator/') && f !== 'proxy/pipeline/client-reply.ts' && writes.test(readFileSync(join(root, f), 'utf8')) && !allowed.has(f));
     expect(bad).toEqual([]);
-    // handle.ts and proxy-server.ts may name the type (to pass it on), never write to it.
-    for (const f of ['proxy/pipeline/handle.ts', 'proxy/proxy-server.ts']) {
+    // handle.ts and server.ts may name the type (to pass it on), never write to it.
+    for (const f of ['proxy/pipeline/handle.ts', 'proxy/server.ts']) {
       expect(readFileSync(join(root, f), 'utf8'), f).not.toMatch(/\.(writeHead|flushHeaders|setHeader)\(|\bres\.(write|end|destroy)\(/);
     }
   });

@@ -43,7 +43,7 @@ describe('manifest', () => {
   });
 
   it('chooses item menus by viewItem == clauses on contextValues the nodes really set', () => {
-    const nodes = source('extension/views/nodes.ts') + source('extension/traffic/trafficTree.ts');
+    const nodes = source('extension/views/nodes.ts') + source('extension/traffic/traffic-tree.ts');
     const contextValues = new Set(
       [...nodes.matchAll(/contextValue = ([^;]+);/g)].flatMap((m) => [...m[1]!.matchAll(/'([A-Za-z]+)'/g)].map((x) => x[1]!)),
     );

@@ -1,9 +1,9 @@
-// The output channel's line for a 401 while no key is stored (extension/noKey.ts):
+// The output channel's line for a 401 while no key is stored (extension/no-key.ts):
 // it names the missing key and the command, never "rejected the API key". The
 // proxy sends the line, its code and its hint apart (core/ipc.ts), so nothing
 // is cut out of a string.
 import { describe, expect, it } from 'vitest';
-import { explainNoKey, NO_KEY_MESSAGE } from '../../extension/noKey.js';
+import { explainNoKey, NO_KEY_MESSAGE } from '../../extension/no-key.js';
 import { requestLine } from '../../proxy/core/request-line.js';
 
 const rejected = 'The upstream rejected the API key: wrong, missing, deleted or badly formatted. Re-copy the key from the console (LOOPGATE_API_KEY, or Loopgate: Set API Key).';

@@ -10,18 +10,18 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROTOCOL_INFO } from '../../extension/protocols.js';
-import { parseModels } from '../../extension/views/modelList.js';
+import { PROTOCOL_INFO } from '../../extension/protocol-trials.js';
+import { parseModels } from '../../extension/views/explorer-list.js';
 import { CHAT_PATH } from '../../proxy/bridge/index.js';
 import { bridgeKindForPath, bridgeLabel } from '../../proxy/bridge/types.js';
-import { formatModelTable } from '../../proxy/cli/models.js';
-import { runDoctor } from '../../proxy/doctor.js';
+import { formatModelTable } from '../../cli/models.js';
+import { runDoctor } from '../../proxy/doctor-checks.js';
 import { modelProtocols, parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
 import { ANTHROPIC_VERSION, ENDPOINT_TYPE, PROTOCOL_ORDER, PROTOCOL_TABLE, bridgedFrom, envelopeFor, envelopeForTarget, minimalRequest, outputText, pathProtocol, protocolOfEndpointType } from '../../proxy/rules/protocols/index.js';
 import { defaultFixture, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
-import { chatProtocol } from '../../proxy/simulator/protocols/chat.js';
-import { messagesProtocol } from '../../proxy/simulator/protocols/messages.js';
-import { responsesProtocol } from '../../proxy/simulator/protocols/responses.js';
+import { chatProtocol } from '../../proxy/simulator/protocols/chat-endpoint.js';
+import { messagesProtocol } from '../../proxy/simulator/protocols/messages-endpoint.js';
+import { responsesProtocol } from '../../proxy/simulator/protocols/responses-endpoint.js';
 import { runCli } from '../cli/io.js';
 import { translateError } from '../../proxy/bridge/index.js';
 import { upstreamRequestHeaders, CREDENTIAL_HEADERS as STRIPPED } from '../../proxy/pipeline/headers.js';
@@ -313,8 +313,8 @@ describe('protocol knowledge: one module per protocol', () => {
   //   answering what the real service answers (seed-spec.md), so these stay
   //   its own; its paths, events and text parts come from the modules.
   const ALLOWED: Record<string, readonly string[]> = {
-    'proxy/simulator/protocols/chat.ts': ['a usage field name'],
-    'proxy/simulator/protocols/messages.ts': ['a usage field name'],
+    'proxy/simulator/protocols/chat-endpoint.ts': ['a usage field name'],
+    'proxy/simulator/protocols/messages-endpoint.ts': ['a usage field name'],
     'proxy/simulator/sim-server.ts': ['a usage field name'],
   };
 
@@ -355,8 +355,8 @@ describe('protocol knowledge: one module per protocol', () => {
       expect(findings('proxy/pipeline/x.ts', line), line).toEqual([]);
     }
     // The allow-list is per file and per kind.
-    expect(findings('proxy/simulator/protocols/chat.ts', 'prompt_tokens: n,')).toEqual([]);
-    expect(findings('proxy/simulator/protocols/chat.ts', "events.push('[DONE]');")).toHaveLength(1);
+    expect(findings('proxy/simulator/protocols/chat-endpoint.ts', 'prompt_tokens: n,')).toEqual([]);
+    expect(findings('proxy/simulator/protocols/chat-endpoint.ts', "events.push('[DONE]');")).toHaveLength(1);
   });
 
   it('one function says which protocol a path is: family for routing and envelopes, exact endpoint for conversations and the bridge', () => {

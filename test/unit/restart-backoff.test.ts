@@ -1,6 +1,6 @@
 // The extension's crash-restart backoff on a fake clock: no test waits for a real timer.
 import { describe, expect, it } from 'vitest';
-import { BACKOFF_MS, RestartBackoff, type BackoffClock } from '../../extension/proxy/restartBackoff.js';
+import { BACKOFF_MS, RestartBackoff, type BackoffClock } from '../../extension/proxy-host/restart-backoff.js';
 
 function fakeClock() {
   let now = 0;

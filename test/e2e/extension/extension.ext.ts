@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
-import { ProxyHost } from '../../../extension/proxyHost.js';
+import { ProxyHost } from '../../../extension/proxy-host/host.js';
 // Type-only: the extension's bundle has its own copies of these classes, so nodes are told apart by contextValue.
 import type { DiagnosisNode, ModelNode, ProtocolNode, ProviderNode } from '../../../extension/views/nodes.js';
 import fixtureJson from '../../../proxy/simulator/default-fixture.json';

@@ -11,7 +11,7 @@ import type { LoopgateTestApi } from '../../../extension/extension.js';
 import fixtureJson from '../../../proxy/simulator/default-fixture.json';
 import { validateFixture } from '../../../proxy/simulator/fixture.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
-import { MAX_ROWS } from '../../../extension/traffic/trafficList.js';
+import { MAX_ROWS } from '../../../extension/traffic/traffic-list.js';
 
 const fixture = validateFixture(fixtureJson);
 const keyOf = (group: string) => fixture.keys.find((k) => k.group === group && k.status === 'active' && !k.models && !k.rpm)!.key;

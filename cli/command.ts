@@ -1,0 +1,41 @@
+// The shape every CLI command module exports. cli/main.ts only dispatches.
+
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+  env: NodeJS.ProcessEnv;
+  stdin: NodeJS.ReadableStream;
+  /** Standard output is a terminal (colour is allowed). */
+  isTTY?: boolean;
+}
+
+export interface Command {
+  name: string;
+  summary: string;
+  /** Full --help text. */
+  usage: string;
+  /** Resolves to the process exit code (see EXIT). Long-running commands resolve when they stop. */
+  run(argv: string[], io: Io): Promise<number>;
+}
+
+/** Documented exit codes (README "Exit codes"). */
+export const EXIT = {
+  ok: 0,
+  /** A check failed (doctor), or the upstream answered with an error (models). */
+  failed: 1,
+  /** Bad command line. */
+  usage: 2,
+  /** Bad configuration: upstream URL, missing key, unreadable file. */
+  config: 3,
+  /** Could not start: port in use, permission denied. */
+  startup: 4,
+} as const;
+
+export class UsageError extends Error {
+  readonly code = 'usage';
+}
+
+/** Bad configuration (exit 3): a missing or malformed key, an unusable upstream. */
+export class ConfigError extends Error {
+  readonly code = 'config';
+}

@@ -1,0 +1,50 @@
+// `loopgate run`'s after-word: when the proxy answered "model not served"
+// while the tool ran (typically the tool's own default model, which the user
+// did not choose and the tool's error does not explain), say once how to add
+// the alias. run starts no proxy, so it asks the one it checked: the count in
+// /_loopgate/stats before the tool starts and after it exits. Another client
+// of the same proxy could move the count too; the hint names the model, so a
+// stray one is recognisable.
+import { get } from '../proxy/health-client.js';
+import { aliasAdvice } from '../proxy/rules/model-aliases.js';
+
+interface Seen {
+  count: number;
+  model?: string;
+  closest?: string;
+  /** The model was aliased, to this one, which no key serves either. */
+  aliasedTo?: string;
+}
+
+async function modelNotFound(proxyUrl: string, credential: string): Promise<Seen | undefined> {
+  try {
+    // node:http, not fetch: loading fetch costs `run` a noticeable part of a second.
+    const url = new URL('/_loopgate/stats', proxyUrl);
+    const res = await get(url, url.hostname, { authorization: `Bearer ${credential}` }, 2000);
+    if (res.status !== 200) return undefined;
+    const stats = JSON.parse(res.body) as { modelNotFound?: Partial<Seen> };
+    const m = stats.modelNotFound;
+    const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+    return { count: typeof m?.count === 'number' ? m.count : 0, model: text(m?.model), closest: text(m?.closest), aliasedTo: text(m?.aliasedTo) };
+  } catch {
+    // The hint is a courtesy: a proxy that went away meanwhile says nothing.
+    return undefined;
+  }
+}
+
+/**
+ * Reads the count now; the function it returns reads it again and gives the
+ * hint when it grew (undefined otherwise). `credential` goes only to the
+ * proxy that run already proved knows it.
+ */
+export async function watchModelNotFound(proxyUrl: string, credential: string): Promise<() => Promise<string | undefined>> {
+  const before = await modelNotFound(proxyUrl, credential);
+  return async () => {
+    if (!before) return undefined;
+    const after = await modelNotFound(proxyUrl, credential);
+    if (!after || after.count <= before.count || !after.model) return undefined;
+    const times = after.count - before.count === 1 ? 'once' : `${after.count - before.count} times`;
+    const advice = after.closest ? aliasAdvice(after.model, after.closest, after.aliasedTo) : 'Pick a model from `loopgate models` and pass it to the tool, or map this one with `loopgate serve --alias FROM=TO`.';
+    return `loopgate run: the proxy refused model "${after.model}" (no key serves it) ${times} while the tool ran. ${advice}`;
+  };
+}

@@ -1,0 +1,150 @@
+// `loopgate run -- <command> [args...]`: starts a tool pointed at the running
+// proxy (base URLs and the local token, as `loopgate env` prints them), with
+// what Claude Code and Codex need beyond that. It starts no proxy itself. The
+// rules for the tool's environment and arguments are in proxy/rules/tool-launch.ts.
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import { parseArgs } from 'node:util';
+import { loadOrCreateToken } from '../proxy/config/token-file.js';
+import { argsWithSecrets, copiesLeftOut, secretsOfEnv } from '../proxy/rules/child-secrets.js';
+import { toolArgs, toolEnv, toolOf } from '../proxy/rules/tool-launch.js';
+import { EXIT, type Command, type Io } from './command.js';
+import { checkProxy } from './health-probe.js';
+import { watchModelNotFound } from './run-hint.js';
+import { runningProxyUrl } from './serve.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../proxy/core/options.js';
+import { cliInvocation, commandLine } from './invocation.js';
+
+/** What a --no-token proxy is sent instead of the token: it accepts any credential, and one that proved nothing gets no token. */
+const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';
+// A Ctrl+C in the terminal already reaches the tool (same process group): forwarding SIGINT
+// too would make it a double press, which agents take as "quit now". So SIGINT is only
+// kept from killing us while the tool decides; SIGTERM and SIGHUP come from elsewhere and go on.
+const FORWARDED_SIGNALS = ['SIGTERM', 'SIGHUP'] as const;
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'Start a tool (claude, codex, any command) pointed at the running proxy',
+  usage: `Usage: loopgate run [--port N] [--host ADDR] -- <command> [args...]
+
+Starts <command> with the environment \`loopgate env --for <command>\` prints
+(OPENAI_BASE_URL, OPENAI_API_BASE, OPENAI_API_KEY, ANTHROPIC_BASE_URL,
+ANTHROPIC_AUTH_TOKEN, ANTHROPIC_API_KEY: the local token, never the real key),
+pointed at the proxy that \`loopgate serve\` (or \`npm start\`) runs.
+LOOPGATE_API_KEY, the OTEL_EXPORTER_OTLP_*HEADERS variables, and any variable
+holding one of the keys (every key of a list, also inside a longer value) are
+left out; a key in the tool's arguments is refused (exit 2).
+
+  claude   ANTHROPIC_API_KEY is left out (Claude Code warns when it is set
+           next to ANTHROPIC_AUTH_TOKEN); Bedrock/Vertex switches are removed.
+  codex    -c model_provider=loopgate and a model_providers.loopgate block
+           (base_url .../v1, wire_api "responses", token from LOOPGATE_TOKEN) are
+           added before your arguments, unless you chose a provider yourself
+           (-c model_provider=..., --profile/-p, --oss). No file is written.
+
+Options:
+  --port N       Port the proxy listens on (default ${DEFAULT_PORT}, as serve's banner shows).
+  --host ADDR    Address the proxy listens on (default ${DEFAULT_HOST}).
+  --no-token     Accept a proxy started with --no-token. Such a proxy cannot prove it
+                 is Loopgate, so without this flag run refuses it: any local program
+                 could answer on the port and would get the tool's whole session.
+
+Examples:
+  loopgate run -- claude -p "hello"
+  loopgate run -- codex exec "hello"
+  loopgate run --port 9000 -- node my-script.js
+
+Exit codes: the command's own (128+N when it died of signal N); 2 bad usage
+or a key in the arguments;
+3 no Loopgate proxy with this token answers on the port; 126 the command could
+not be executed; 127 command not found.`,
+  async run(argv, io) {
+    const sep = argv.indexOf('--');
+    const own = sep === -1 ? argv : argv.slice(0, sep);
+    const [command, ...userArgs] = sep === -1 ? [] : argv.slice(sep + 1);
+    const { values, positionals } = parseArgs({ args: own, options: { port: { type: 'string' }, host: { type: 'string' }, 'no-token': { type: 'boolean' } }, strict: true, allowPositionals: true });
+    const cli = cliInvocation(io.env).command;
+    if (positionals.length > 0 || sep === -1) {
+      io.err(`loopgate run: put the command after --, e.g. ${commandLine(cli, `run -- ${positionals.join(' ') || 'claude'}`)}`);
+      return EXIT.usage;
+    }
+    if (!command) {
+      io.err(`loopgate run: no command after --, e.g. ${commandLine(cli, 'run -- claude -p "hello"')}`);
+      return EXIT.usage;
+    }
+    const proxyUrl = runningProxyUrl(values);
+
+    const token = loadOrCreateToken(io.env);
+    // Positions count the command as argument 1; the value is never repeated (it is the secret).
+    const secrets = secretsOfEnv(io.env, token);
+    const carrying = argsWithSecrets([command, ...userArgs], secrets);
+    if (carrying.length > 0) {
+      io.err(
+        `loopgate run: ${carrying.length > 1 ? 'arguments' : 'argument'} ${carrying.join(', ')} (counting the command as 1) ${carrying.length > 1 ? 'hold' : 'holds'} a real key ` +
+          '(a key of LOOPGATE_API_KEY, the value of a provider key variable, or an OTLP collector header); leave it out, the proxy adds the key itself.',
+      );
+      return EXIT.usage;
+    }
+
+    const check = await checkProxy(proxyUrl, token);
+    if (check.kind === 'unreachable') {
+      io.err(`loopgate run: no Loopgate proxy answers on ${proxyUrl} (${check.reason}). Start it first with \`${commandLine(cli, 'serve')}\` (or \`npm start\` in the checkout), or pass --port/--host where it listens.`);
+      return EXIT.config;
+    }
+    if (check.kind === 'unproven') {
+      io.err(
+        `loopgate run: something answers on ${proxyUrl}${check.status ? ` (HTTP ${check.status} on /_loopgate/health)` : ''} but it is not a Loopgate proxy that knows this local token. ` +
+          `Was the proxy started with another LOOPGATE_HOME or LOOPGATE_TOKEN? Or pass --port where \`${commandLine(cli, 'serve')}\` listens.`,
+      );
+      return EXIT.config;
+    }
+    if (!check.requireToken && !values['no-token']) {
+      io.err(
+        `loopgate run: what answers on ${proxyUrl} says it is a Loopgate proxy started with --no-token, which cannot prove it. ` +
+          'If you started it so, add --no-token to run; otherwise something else holds the port.',
+      );
+      return EXIT.config;
+    }
+    const copies = copiesLeftOut(io.env, secrets);
+    if (copies.names.length + copies.unnamed > 0) {
+      const what = [...copies.names, ...(copies.unnamed ? [`${copies.unnamed} variable(s) whose name holds a key`] : [])].join(', ');
+      io.err(`loopgate run: left out of the tool's environment because they hold a real key: ${what}.`);
+    }
+    const credential = check.requireToken ? token : NO_TOKEN_PLACEHOLDER;
+    const tool = toolOf(command);
+    // A tool's default model that no key serves fails inside the tool: the alias that fixes it is said once, after.
+    const modelHint = await watchModelNotFound(proxyUrl, credential);
+    const code = await spawnTool(command, toolArgs(tool, userArgs, proxyUrl), toolEnv(io.env, proxyUrl, credential, tool), io);
+    const hint = await modelHint();
+    if (hint) io.err(hint);
+    return code;
+  },
+};
+
+/** Runs the tool with our stdio, no shell; resolves to its exit code (128+N for signal N). */
+function spawnTool(command: string, args: string[], env: Record<string, string>, io: Io): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: 'inherit', env, shell: false });
+    const forward = (signal: NodeJS.Signals) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    };
+    const keepRunning = () => undefined;
+    process.on('SIGINT', keepRunning);
+    for (const s of FORWARDED_SIGNALS) process.on(s, forward);
+    const done = (code: number) => {
+      process.off('SIGINT', keepRunning);
+      for (const s of FORWARDED_SIGNALS) process.off(s, forward);
+      resolve(code);
+    };
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      // Only a failure to start arrives here before 'exit'; a started child reports through 'exit'.
+      if (child.pid !== undefined) return;
+      if (err.code === 'ENOENT') io.err(`loopgate run: command not found: ${command}`);
+      else io.err(`loopgate run: cannot execute ${command}: ${err.code ?? err.message}`);
+      done(err.code === 'ENOENT' ? 127 : 126);
+    });
+    child.once('exit', (code, signal) => {
+      done(code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0));
+    });
+  });
+}

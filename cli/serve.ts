@@ -1,0 +1,284 @@
+// `loopgate serve`: reads configuration, starts the proxy (and the embedded
+// simulator when no upstream is configured), prints how to point tools at it.
+import { parseArgs } from 'node:util';
+import { EXIT, UsageError, type Command, type Io } from './command.js';
+import { ProxyConfigError } from '../proxy/server.js';
+import { describeLogHealth } from '../proxy/log/traffic-log.js';
+import { describeOtlpHealth } from '../proxy/otlp/export-health.js';
+import { otlpConfig } from '../proxy/rules/otlp-config.js';
+import { loadOrCreateToken } from '../proxy/config/token-file.js';
+import { clientBaseUrls, proxyOrigin } from '../proxy/rules/urls.js';
+import { readKeyListFromStdin, validKeyList } from './stdin-key.js';
+import { runIpcHost } from './ipc-host.js';
+import { startServe, type StartedServe } from './start-serve.js';
+import { untilSignal } from './signals.js';
+import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
+import { cliInvocation, commandLine, type Invocation } from './invocation.js';
+import { DEFAULT_HOST, DEFAULT_LIMITS, DEFAULT_PORT, DEFAULT_RETRIES, DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES, DEFAULT_TIMEOUTS, type ProxyOptions } from '../proxy/core/options.js';
+
+const MIB = 1024 * 1024;
+
+const usage = `Usage: loopgate serve [options]
+
+Starts the local proxy. Point OpenAI-style tools at http://${DEFAULT_HOST}:${DEFAULT_PORT}/v1 and
+Anthropic-style tools at http://${DEFAULT_HOST}:${DEFAULT_PORT}, with the local token as their API key.
+
+Upstream and key (the key is never accepted on the command line):
+  --upstream URL          Model-Access API address, in any form (or LOOPGATE_UPSTREAM).
+                          Without one, the embedded simulator starts with its demo keys.
+  --key-stdin             Read the real API key(s) from standard input, one per line, optionally
+                          name=key (else LOOPGATE_API_KEY: one key, or several separated by commas).
+                          Each request goes to the key whose group serves its model and protocol.
+  --allow-http            Permit http:// to a non-loopback upstream.
+
+Listening:
+  --port N                Port (default ${DEFAULT_PORT}; 0 picks a free one).
+  --host ADDR             Loopback address to bind (default ${DEFAULT_HOST}).
+  --allow-remote          Permit a non-loopback --host (prints a warning).
+  --no-token              Do not require the local token (single-user machines).
+
+Behaviour:
+  --retries N             Also retry 429/502/503/504 on non-streaming requests (default ${DEFAULT_RETRIES}).
+  --bridge MODE           auto | off | always: serve Responses/Messages over Chat Completions.
+  --failover              With several keys: on 429 or an exhausted balance, send the request to
+                          the next key that serves it (spends that key's quota; off by default).
+  --alias FROM=TO         Send requests for model FROM as model TO (repeatable), e.g. a tool's
+                          default that no key serves: --alias gpt-6.2-sol=gpt-6.1-sol. Also read:
+                          "aliases" in the nearest loopgate.json from the working directory up
+                          (--alias wins for the same FROM). Aliases do not chain.
+  --log FILE              Traffic log (JSONL; default in the user's state dir).
+  --no-log                Do not write the traffic log.
+  --log-bodies            Also log request/response bodies (redacted, capped).
+  --no-capture            Keep no recent requests in memory (the Traffic view and loopgate
+                          tail/show/replay then have nothing to show; the log is unchanged).
+  --capture-requests N    Requests the in-memory ring keeps (default ${DEFAULT_RING_ENTRIES}).
+  --capture-mb N          Memory the ring may use, in MB (default ${DEFAULT_RING_BYTES / MIB}).
+  --max-body MIB          Request body cap in MiB (default ${DEFAULT_LIMITS.maxBodyBytes / MIB}).
+  --max-in-flight N       Concurrent requests before 503 (default ${DEFAULT_LIMITS.maxInFlight}).
+  --connect-timeout S     Upstream connect timeout in seconds (default ${DEFAULT_TIMEOUTS.connectMs / 1000}).
+  --headers-timeout S     Upstream response-headers timeout in seconds (default ${DEFAULT_TIMEOUTS.headersMs / 1000}).
+  --body-timeout S        Upstream body idle timeout in seconds (default ${DEFAULT_TIMEOUTS.bodyIdleMs / 1000}).
+  --quiet                 Print no per-request lines.
+  --ipc                   Take configuration and the key over IPC (used by the VS Code extension).
+
+Team export (OpenTelemetry; nothing is sent unless an endpoint is set):
+  --otlp URL              Send one span per request (GenAI semantic conventions, redacted) to
+                          this OTLP/HTTP collector (or OTEL_EXPORTER_OTLP_ENDPOINT; also read:
+                          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, _HEADERS, _PROTOCOL, OTEL_SERVICE_NAME,
+                          OTEL_RESOURCE_ATTRIBUTES). Collector headers only from the environment.
+  --otlp-content          Also send message content (redacted, capped as --log-bodies logs it;
+                          or OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true).
+
+Exit codes: 0 stopped cleanly, 2 bad usage, 3 bad configuration, 4 could not listen.`;
+
+const options = {
+  upstream: { type: 'string' },
+  'key-stdin': { type: 'boolean' },
+  'allow-http': { type: 'boolean' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'allow-remote': { type: 'boolean' },
+  'no-token': { type: 'boolean' },
+  retries: { type: 'string' },
+  failover: { type: 'boolean' },
+  alias: { type: 'string', multiple: true },
+  bridge: { type: 'string' },
+  log: { type: 'string' },
+  'no-log': { type: 'boolean' },
+  'log-bodies': { type: 'boolean' },
+  'no-capture': { type: 'boolean' },
+  'capture-requests': { type: 'string' },
+  'capture-mb': { type: 'string' },
+  'max-body': { type: 'string' },
+  'max-in-flight': { type: 'string' },
+  'connect-timeout': { type: 'string' },
+  'headers-timeout': { type: 'string' },
+  'body-timeout': { type: 'string' },
+  quiet: { type: 'boolean' },
+  otlp: { type: 'string' },
+  'otlp-content': { type: 'boolean' },
+  ipc: { type: 'boolean' },
+} as const;
+
+export function intOption(name: string, value: string | undefined, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new UsageError(max === Number.MAX_SAFE_INTEGER ? `--${name} takes a whole number ≥ ${min} (got "${value}").` : `--${name} takes a whole number from ${min} to ${max} (got "${value}").`);
+  }
+  return n;
+}
+
+/** A TCP port; 0 picks a free one. */
+/** The origin of the running proxy from --port/--host (defaults as serve's): for env and run. */
+export function runningProxyUrl(values: { port?: string; host?: string }): string {
+  const port = portOption(values.port) ?? DEFAULT_PORT;
+  if (port === 0) throw new UsageError('--port: give the port the proxy listens on (serve prints it), not 0.');
+  return proxyOrigin(values.host ?? DEFAULT_HOST, port);
+}
+
+export function portOption(value: string | undefined): number | undefined {
+  return intOption('port', value, 0, 65535);
+}
+
+/** `extra`: lines about this start's own configuration (the model aliases), shown before "Try it". */
+export function banner(started: StartedServe, tokenRequired: boolean, cli: Invocation, extra: string[] = []): string[] {
+  const { proxy, simulator } = started;
+  const bases = clientBaseUrls(proxy.url);
+  // `loopgate env` assumes the default host and port; anything else must be passed on.
+  const portFlag = (proxy.port === DEFAULT_PORT ? '' : ` --port ${proxy.port}`) + (proxy.host === DEFAULT_HOST ? '' : ` --host ${proxy.host}`);
+  const lines = [
+    `Loopgate proxy listening on ${proxy.url}`,
+    `  upstream site_url  ${proxy.siteUrl}${simulator ? '   (embedded simulator, demo keys)' : ''}`,
+    `  upstream base_url  ${proxy.baseUrl}`,
+    `  OpenAI clients     base URL ${bases.openai}`,
+    `  Anthropic clients  base URL ${bases.anthropic}`,
+    tokenRequired
+      ? `  API key for tools  the local token: \`${commandLine(cli.command, 'token')}\`, or eval "$(${commandLine(cli.command, `env${portFlag}`)})" to export everything`
+      : '  API key for tools  any value (--no-token)',
+  ];
+  const keys = proxy.keyStatus();
+  // Each request goes to the key whose group serves its model and protocol (x-loopgate-route says which).
+  if (keys.length > 1) lines.push(`  keys               ${keys.map((k) => k.name).join(', ')}`);
+  for (const note of proxy.upstreamNotes) lines.push(`  note: ${note}`);
+  if (started.keyIgnored) lines.push('  note: the API key you gave is not used: no upstream is set, so the simulator runs with its demo key. Set --upstream or LOOPGATE_UPSTREAM to use your key.');
+  if (proxy.logFile) lines.push(`  traffic log        ${proxy.logFile}`);
+  // Where to watch it: the ring's size says what is kept (in memory only).
+  const ring = proxy.traffic?.limits;
+  if (ring) lines.push(`  live traffic       \`${commandLine(cli.command, `tail${portFlag}`)}\`, \`${commandLine(cli.command, `show ID${portFlag}`)}\` (last ${ring.entries} requests, in memory only)`);
+  const otlp = proxy.otlp?.();
+  // The URL without user info or query, and never the headers.
+  if (otlp) lines.push(`  OTLP export        ${otlp.endpoint} (${otlp.protocol}${otlp.metrics ? ', metrics too' : ''}, content ${otlp.content ? 'ON (redacted)' : 'off'})`);
+  // The command is spelled the way this shell reaches it; how to make it plain `loopgate` is one line.
+  if (!cli.installed) lines.push(`  command            ${cli.command}   (install it as \`loopgate\`: ${cli.install})`);
+  lines.push(...extra);
+  const auth = tokenRequired ? ` -H "Authorization: Bearer $(${commandLine(cli.command, 'token')})"` : '';
+  lines.push('', 'Try it:', `  curl -s ${bases.openai}/models${auth}`);
+  return lines;
+}
+
+/** After start: a line per key that failed its GET /models, and with several keys a line for each that works. */
+export function keyReport(status: ReturnType<StartedServe['proxy']['keyStatus']>, all: boolean): string[] {
+  return status.flatMap((k) => {
+    if (k.failure) return [`key ${k.name}: GET /models failed (${k.failure}); requests that need its models wait until it answers (retried in the background). Check the key and its group.`];
+    return all && k.models !== undefined ? [`key ${k.name}: ${k.models} models`] : [];
+  });
+}
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'Run the local proxy (the embedded simulator when no upstream is set)',
+  usage,
+  async run(argv: string[], io: Io): Promise<number> {
+    const { values } = parseArgs({ args: argv, options, allowPositionals: false, strict: true });
+    if (values.ipc) return runIpcHost(io);
+    const bridge = values.bridge;
+    if (bridge !== undefined && !['auto', 'off', 'always'].includes(bridge)) throw new UsageError(`--bridge takes auto, off or always (got "${bridge}").`);
+    const seconds = (name: string, v: string | undefined) => {
+      const n = intOption(name, v, 1);
+      return n === undefined ? undefined : n * 1000;
+    };
+    const maxBody = intOption('max-body', values['max-body'], 1);
+    const aliases = resolveAliases({ flags: values.alias, projectDir: process.cwd() });
+    if (aliases.usage.length) throw new UsageError(aliases.usage.join('\n'));
+    if (aliases.config.length) {
+      for (const p of aliases.config) io.err(`loopgate serve: ${p}`);
+      return EXIT.config;
+    }
+    for (const note of aliases.notes) io.err(`note: ${note}`);
+    const upstream = values.upstream ?? io.env.LOOPGATE_UPSTREAM;
+    let rawKeys = io.env.LOOPGATE_API_KEY;
+    if (values['key-stdin']) rawKeys = await readKeyListFromStdin(io.stdin, cliInvocation(io.env).command);
+    // Demo mode ignores the keys (startServe), so only keys that will be used are checked.
+    const keys = upstream && rawKeys ? validKeyList(rawKeys, values['key-stdin'] ? '--key-stdin' : 'LOOPGATE_API_KEY', io.err) : undefined;
+    if (upstream && !keys) {
+      io.err('loopgate serve: no API key. Set LOOPGATE_API_KEY, or pipe it in with --key-stdin (never on the command line).');
+      return EXIT.config;
+    }
+    const otlp = otlpConfig(io.env, { endpoint: values.otlp, content: values['otlp-content'] });
+    if (!otlp.ok) {
+      io.err(`loopgate serve: ${otlp.problem}`);
+      return EXIT.config;
+    }
+    if (values['otlp-content'] && !otlp.config) throw new UsageError('--otlp-content needs a collector: --otlp URL or OTEL_EXPORTER_OTLP_ENDPOINT.');
+    for (const note of otlp.notes) io.err(`note: ${note}`);
+    const requireToken = !values['no-token'];
+    if (values['allow-remote']) io.err('WARNING: --allow-remote exposes a proxy that holds your API key beyond this machine.');
+
+    let started: StartedServe;
+    try {
+      started = await startServe({
+        cliCommand: cliInvocation(io.env).command,
+        upstream,
+        keys: upstream ? keys : rawKeys ? [{ name: 'key-1', key: rawKeys, named: false }] : undefined,
+        token: requireToken ? loadOrCreateToken(io.env) : null,
+        host: values.host,
+        port: portOption(values.port) ?? DEFAULT_PORT,
+        allowHttp: values['allow-http'],
+        allowRemote: values['allow-remote'],
+        retries: intOption('retries', values.retries),
+        failover: values.failover,
+        aliases: aliases.aliases,
+        bridge: bridge as ProxyOptions['bridge'],
+        logFile: values['no-log'] ? false : values.log,
+        logBodies: values['log-bodies'],
+        capture: captureOption(values),
+        limits: {
+          maxBodyBytes: maxBody === undefined ? undefined : maxBody * MIB,
+          maxInFlight: intOption('max-in-flight', values['max-in-flight'], 1),
+        } as ProxyOptions['limits'],
+        timeouts: {
+          connectMs: seconds('connect-timeout', values['connect-timeout']),
+          headersMs: seconds('headers-timeout', values['headers-timeout']),
+          bodyIdleMs: seconds('body-timeout', values['body-timeout']),
+        } as ProxyOptions['timeouts'],
+        onTraffic: values.quiet ? undefined : (line) => io.out(line),
+        onHint: (message) => io.err(`hint: ${message}`),
+        onLogHealth: (health) => io.err(describeLogHealth(health)),
+        otlp: otlp.config,
+        onOtlpHealth: (health) => io.err(describeOtlpHealth(health)),
+      });
+    } catch (err) {
+      return reportStartFailure(err, io, values.port ?? String(DEFAULT_PORT));
+    }
+    const aliasLines = describeAliases(aliases.aliases).map((line) => `  alias              ${line}`);
+    if (aliases.file) aliasLines.push(`  project file       ${aliases.file}`);
+    for (const line of banner(started, requireToken, cliInvocation(io.env), aliasLines)) io.out(line);
+    // Each key's /models, once: how many models it serves, or what to do about it. The others keep working.
+    void started.proxy.refreshModels().then(() => {
+      for (const line of keyReport(started.proxy.keyStatus(), started.proxy.keyStatus().length > 1)) io.err(line);
+      for (const line of aliasTargetWarnings(aliases.aliases, started.proxy.modelIds())) io.err(`hint: ${line}`);
+    });
+    await untilSignal();
+    await started.close();
+    return EXIT.ok;
+  },
+};
+
+/** --no-capture, or the ring's limits. */
+function captureOption(values: { 'no-capture'?: boolean; 'capture-requests'?: string; 'capture-mb'?: string }): ProxyOptions['capture'] {
+  const entries = intOption('capture-requests', values['capture-requests'], 1);
+  const mb = intOption('capture-mb', values['capture-mb'], 1);
+  if (values['no-capture']) {
+    if (entries !== undefined || mb !== undefined) throw new UsageError('--no-capture turns the ring off: leave out --capture-requests and --capture-mb.');
+    return false;
+  }
+  return { entries, bytes: mb === undefined ? undefined : mb * MIB };
+}
+
+export function reportStartFailure(err: unknown, io: Io, port: string): number {
+  if (err instanceof ProxyConfigError) {
+    io.err(`loopgate serve: ${err.message}`);
+    return EXIT.config;
+  }
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    io.err(`loopgate serve: port ${port} is already in use (another Loopgate? try --port 0 or another port).`);
+    return EXIT.startup;
+  }
+  if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+    io.err(`loopgate serve: cannot listen there (${code}).`);
+    return EXIT.startup;
+  }
+  throw err;
+}

@@ -1,0 +1,67 @@
+// `loopgate show ID`: one request from a running proxy's traffic ring, whole.
+import { parseArgs } from 'node:util';
+import { EXIT, UsageError, type Command } from './command.js';
+import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE } from './proxy-connection.js';
+import { getEntry, TrafficError } from './traffic-client.js';
+import { showText } from '../proxy/traffic/render.js';
+import { replayRequest, curlCommand } from '../proxy/traffic/replay-request.js';
+import { useColor } from './color.js';
+import { printableJson } from '../proxy/rules/printable.js';
+import { cliInvocation } from './invocation.js';
+
+export const showCommand: Command = {
+  name: 'show',
+  summary: 'Show one request of a running proxy: overview, conversation, wire',
+  usage: `Usage: loopgate show ID [--wire] [--json] [--curl] [--proxy URL]
+
+Prints one request the proxy still holds in memory (ID as \`loopgate tail\`
+prints it, 8 characters or more, or the whole x-loopgate-request-id):
+  overview      status, model, key and route, rewrites, diagnosis, timings
+                (Loopgate's and the upstream's share, from Server-Timing),
+                rate-limit headers, token usage (cache and reasoning included)
+  conversation  the messages sent and the answer reassembled from the stream,
+                tool calls with their arguments and, when a later request sent
+                it back, their result
+Everything is redacted as in the traffic log.
+
+Options:
+  --wire         Also the headers, the bodies pretty-printed, and each stream
+                 event with the time it arrived.
+  --json         The entry as JSON (record, bodies, event times).
+  --curl         A curl command that sends this request again through the proxy
+                 (the local token comes from \`loopgate token\`; never the key).
+${CONNECTION_USAGE}
+
+Exit codes: 0 shown, 1 no such request in the proxy's memory, 2 bad usage,
+3 no Loopgate proxy with this token answers, or it keeps no traffic.`,
+  async run(argv, io) {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: { ...CONNECTION_OPTIONS, wire: { type: 'boolean' }, json: { type: 'boolean' }, curl: { type: 'boolean' } },
+    });
+    if (positionals.length !== 1) throw new UsageError('give one request ID (loopgate tail prints them), e.g. loopgate show 66382237');
+    const conn = await connectToProxy('show', values, io);
+    if (typeof conn === 'number') return conn;
+    let entry;
+    try {
+      entry = await getEntry(conn, positionals[0]!);
+    } catch (err) {
+      if (!(err instanceof TrafficError)) throw err;
+      io.err(`loopgate show: ${err.message}`);
+      return err.code === 'capture-off' ? EXIT.config : EXIT.failed;
+    }
+    if (values.json) io.out(printableJson(JSON.stringify(entry, null, 2)));
+    else if (values.curl) {
+      const plan = replayRequest(entry);
+      if (!plan.ok) {
+        io.err(`loopgate show: this request cannot be sent again: ${plan.reason}`);
+        return EXIT.failed;
+      }
+      for (const note of plan.request.notes) io.err(`note: ${note}`);
+      io.out(curlCommand(plan.request, conn.url, { command: cliInvocation(io.env).command }));
+    } else io.out(showText(entry, { wire: values.wire ?? false, color: useColor(io) }));
+    return EXIT.ok;
+  },
+};

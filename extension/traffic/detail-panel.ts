@@ -1,0 +1,82 @@
+// The request detail panel: one webview, reused for the request selected last
+// (as VS Code's preview editors behave), restored after a reload by its
+// serializer. The host fetches what it shows; the page gets HTML and posts
+// back which action the user chose.
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import type { ProxyHost } from '../proxy-host/host.js';
+import { detailHtml, type DetailEntry, type PanelAction } from './detail-html.js';
+import { fetchEntry } from './entry-reader.js';
+import { shortId } from '../../proxy/traffic/render.js';
+
+export const DETAIL_VIEW_TYPE = 'loopgate.trafficDetail';
+
+export class DetailPanels implements vscode.Disposable {
+  private panel?: vscode.WebviewPanel;
+  private current?: DetailEntry;
+  /** The last HTML given to the webview (tests read it: what the page holds is exactly this). */
+  lastHtml = '';
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly host: ProxyHost,
+    private readonly onAction: (action: PanelAction, entry: DetailEntry) => void,
+  ) {
+    this.disposables.push(
+      vscode.window.registerWebviewPanelSerializer(DETAIL_VIEW_TYPE, {
+        deserializeWebviewPanel: async (panel, state: { id?: string } | undefined) => {
+          this.adopt(panel);
+          if (state?.id) await this.load(state.id).catch((err: Error) => this.showError(err.message));
+        },
+      }),
+    );
+  }
+
+  /** Opens (or reuses) the panel on request `id`. */
+  async show(id: string): Promise<void> {
+    if (!this.panel) {
+      this.adopt(vscode.window.createWebviewPanel(DETAIL_VIEW_TYPE, `Request ${shortId(id)}`, { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [] }));
+    } else this.panel.reveal(undefined, false);
+    await this.load(id);
+  }
+
+  get entry(): DetailEntry | undefined {
+    return this.current;
+  }
+
+  /** Only the newest load draws: two quick selections must not end on the older one. */
+  private loads = 0;
+
+  private async load(id: string): Promise<void> {
+    const mine = ++this.loads;
+    const entry = await fetchEntry(this.host, id);
+    if (mine !== this.loads || !this.panel) return;
+    this.current = entry;
+    this.panel.title = `Request ${shortId(entry.record.id)}`;
+    this.lastHtml = detailHtml(entry, { nonce: randomBytes(16).toString('base64'), cspSource: this.panel.webview.cspSource });
+    this.panel.webview.html = this.lastHtml;
+  }
+
+  private showError(message: string): void {
+    if (!this.panel) return;
+    this.lastHtml = `<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none';"></head><body><p>${message.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)}</p></body></html>`;
+    this.panel.webview.html = this.lastHtml;
+  }
+
+  private adopt(panel: vscode.WebviewPanel): void {
+    this.panel = panel;
+    panel.webview.options = { enableScripts: true, localResourceRoots: [] };
+    panel.onDidDispose(() => {
+      if (this.panel === panel) this.panel = undefined;
+      this.current = undefined;
+    });
+    panel.webview.onDidReceiveMessage((msg: { action?: PanelAction }) => {
+      if (this.current && typeof msg?.action === 'string') this.onAction(msg.action, this.current);
+    });
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+    for (const d of this.disposables) d.dispose();
+  }
+}

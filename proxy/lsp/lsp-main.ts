@@ -1,6 +1,0 @@
-// Entry of dist/server.js: the language server the VS Code extension starts.
-// The transport (--node-ipc or --stdio) comes from the command line.
-import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
-import { startLintServer } from './lintServer.js';
-
-startLintServer(createConnection(ProposedFeatures.all));
