@@ -1,7 +1,7 @@
 // The key's /models list, cached: it feeds "did you mean" diagnoses, the
 // unknown-model warning and the protocol bridge's view of each model.
 import { parseModelList, type ModelEntry } from '../rules/model-list.js';
-import { callUpstream, type UpstreamDeps } from './upstream-call.js';
+import { callUpstream, readCapped, type UpstreamBody, type UpstreamDeps } from './upstream-call.js';
 
 export type { ModelEntry } from '../rules/model-list.js';
 
@@ -34,18 +34,11 @@ export const LIST_FETCH_TIMEOUT_MS = 15_000;
 /** A model list larger than this is not a model list; don't hold it. */
 const MAX_LIST_BYTES = 4 * 1024 * 1024;
 
-async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, max: number): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > max) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
+async function readLimited(body: UpstreamBody, max: number): Promise<string | undefined> {
+  const { buf, complete } = await readCapped(body, max);
+  if (complete) return buf.toString('utf8');
+  body.destroy();
+  return undefined;
 }
 
 export function createModelsCache(opts: {

@@ -6,7 +6,6 @@
 // retries, the upstream's error and its diagnosis) and how it ended
 // (`unsupported` when the route refused the protocol and the bridge plan said
 // to fall back; `failover` with the next key; `failed` with the error).
-import type { Readable } from 'node:stream';
 import { eventTooLargeMessage, isEndpointNotSupported } from '../bridge/index.js';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
 import { midStreamFailure, upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
@@ -18,7 +17,7 @@ import type { Attempt, RequestSoFar, Route } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import { upstreamRequestHeaders } from './headers.js';
 import { streamedBytes } from './gc-nudge.js';
-import { callUpstream, type UpstreamResponse } from './upstream-call.js';
+import { callUpstream, readCapped as readUpTo, type UpstreamBody, type UpstreamResponse } from './upstream-call.js';
 import { aliasedModelList } from './alias.js';
 import type { RequestAbort } from './request-abort.js';
 
@@ -121,37 +120,10 @@ async function relayAnswer(ex: RequestSoFar, reply: ClientReply, ctx: ProxyConte
   return facts;
 }
 
-/** Reads up to `cap` bytes. If the body is longer it is left paused, ready for pipe(). */
-function readCapped(body: UpstreamResponse['body'], cap: number): Promise<{ buf: Buffer; complete: boolean }> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size > cap) {
-        body.pause();
-        cleanup();
-        resolve({ buf: Buffer.concat(chunks, size), complete: false });
-      }
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve({ buf: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), complete: true });
-    };
-    const onError = (err: Error) => {
-      cleanup();
-      // Nothing has been sent to the client yet, so it can still get a proper 502.
-      reject(upstreamFailure(err));
-    };
-    function cleanup() {
-      body.off('data', onData);
-      body.off('end', onEnd);
-      body.off('error', onError);
-    }
-    body.on('data', onData);
-    body.on('end', onEnd);
-    body.on('error', onError);
+/** Reads up to `cap` bytes (see upstream-call.ts); a failure is the client's 502, nothing having been sent yet. */
+function readCapped(body: UpstreamBody, cap: number): Promise<{ buf: Buffer; complete: boolean }> {
+  return readUpTo(body, cap).catch((err: unknown) => {
+    throw upstreamFailure(err);
   });
 }
 
@@ -228,36 +200,38 @@ async function relayModels(ex: RequestSoFar, reply: ClientReply, ctx: ProxyConte
  * (the caller cuts the connection, so the client sees an error rather than a
  * clean end).
  */
-function pipe(reply: ClientReply, body: Readable, translate?: (chunk: Buffer) => string, closing?: () => string, stop?: () => boolean): Promise<void> {
+function pipe(reply: ClientReply, body: UpstreamBody, translate?: (chunk: Buffer) => string, closing?: () => string, stop?: () => boolean): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let stopped = false;
-    const offDrain = reply.onDrain(() => body.resume());
-    const onClose = () => {
+    const onDrain = () => body.resume();
+    const offDrain = reply.onDrain(onDrain);
+    reply.onClose(() => {
       if (reply.unfinished) body.destroy();
-    };
-    reply.onClose(onClose);
-    body.on('data', (chunk: Buffer) => {
-      if (stopped) return;
-      streamedBytes(chunk.length);
-      if (!reply.send(translate ? translate(chunk) : chunk, chunk)) body.pause();
-      if (stop?.()) {
-        stopped = true;
+    });
+    body.stream({
+      data(chunk) {
+        if (stopped) return;
+        streamedBytes(chunk.length);
+        if (!reply.send(translate ? translate(chunk) : chunk, chunk)) body.pause();
+        if (stop?.()) {
+          stopped = true;
+          offDrain();
+          reply.end();
+          body.destroy();
+          resolve();
+        }
+      },
+      end() {
+        if (stopped) return;
         offDrain();
-        reply.end();
-        body.destroy();
+        reply.end(closing?.());
         resolve();
-      }
-    });
-    body.once('end', () => {
-      if (stopped) return;
-      offDrain();
-      reply.end(closing?.());
-      resolve();
-    });
-    body.once('error', (err) => {
-      if (stopped) return;
-      offDrain();
-      reject(err);
+      },
+      error(err) {
+        if (stopped) return;
+        offDrain();
+        reject(err);
+      },
     });
     body.resume();
   });

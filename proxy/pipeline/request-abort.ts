@@ -1,8 +1,8 @@
-// A request's abort switch. undici takes an EventEmitter as its `signal` as
-// well as an AbortSignal, and the emitter costs a fraction of one: an
-// AbortSignal is an EventTarget, built and listened to (twice, by undici) on
-// every request. A real AbortSignal is made only when something needs one
-// (the wait between retries).
+// A request's abort switch: an EventEmitter, a fraction of the cost of an
+// AbortSignal (an EventTarget, built and listened to on every request). The
+// upstream call (upstream-call.ts) and the wait for key lists listen to it; a
+// real AbortSignal is made only when something needs one (the wait between
+// retries).
 import { EventEmitter } from 'node:events';
 
 export class RequestAbort extends EventEmitter {

@@ -332,10 +332,13 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
   }
 
   function value<T>(v: T): T {
-    const seen = new WeakMap<object, unknown>();
+    // Runs on every log record: Object.keys and a Map made on the first object
+    // (not Object.entries' pair arrays and a WeakMap per call).
+    let seen: Map<object, unknown> | undefined;
     const walk = (x: unknown): unknown => {
       if (typeof x === 'string') return string(x);
       if (x === null || typeof x !== 'object') return x;
+      seen ??= new Map();
       if (seen.has(x)) return seen.get(x);
       if (x instanceof Date) return new Date(x.getTime());
       if (Buffer.isBuffer(x) || ArrayBuffer.isView(x)) return string(Buffer.from(x as Uint8Array).toString('utf8'));
@@ -356,7 +359,11 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
       }
       const obj: Record<string, unknown> = {};
       seen.set(x, obj);
-      for (const [k, val] of Object.entries(x)) obj[string(k)] = walk(val);
+      const keys = Object.keys(x);
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
+        obj[string(k)] = walk((x as Record<string, unknown>)[k]);
+      }
       return obj;
     };
     return walk(v) as T;
