@@ -124,7 +124,7 @@ export interface ProxyOptions {
   /** The OTLP export started failing (spans dropped), or works again (once each way). */
   onOtlpHealth?: (health: OtlpHealth) => void;
   /** A finished request: one redacted console line, its record, and the line in parts (core/ipc.ts requestLine joins them). */
-  onTraffic?: (line: string, record: TrafficRecord, parts: RequestLineParts) => void;
+  onTraffic?: (line: string, record: Readonly<TrafficRecord>, parts: RequestLineParts) => void;
   /** One-time hints about the user's own configuration (shown once per cause). */
   onHint?: (message: string) => void;
   /** The traffic log started failing, or works again (once each way; see describeLogHealth). */

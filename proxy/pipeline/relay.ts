@@ -208,6 +208,9 @@ function pipe(reply: ClientReply, body: UpstreamBody, translate?: (chunk: Buffer
     reply.onClose(() => {
       if (reply.unfinished) body.destroy();
     });
+    // Resumed before the reader is attached: the queued chunks then flow at once, and a pause the first of
+    // them raises (the client's socket is full) holds.
+    body.resume();
     body.stream({
       data(chunk) {
         if (stopped) return;
@@ -233,6 +236,5 @@ function pipe(reply: ClientReply, body: UpstreamBody, translate?: (chunk: Buffer
         reject(err);
       },
     });
-    body.resume();
   });
 }

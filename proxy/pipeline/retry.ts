@@ -22,6 +22,8 @@ export function isReusedSocketReset(err: unknown): boolean {
 /** A timer that an abort cuts short (rejecting with the abort's reason): the default wait between retries. */
 export function abortableDelay(ms: number, abort: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
+    // Aborted already (the client left while a retried answer was drained): no wait at all.
+    if (abort.aborted) return reject(abort.reason);
     const timer = setTimeout(done, ms);
     function done() {
       abort.removeEventListener('abort', onAbort);

@@ -183,7 +183,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody {
   constructor(
     private readonly abort: RequestAbort | undefined,
     /** A streamed request body: destroyed when the call fails, as request() did, so the client's side is let go. */
-    private readonly upload: Readable | null,
+    private upload: Readable | null,
   ) {
     this.response = new Promise((resolve, reject) => {
       this.resolve = resolve;
@@ -219,6 +219,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody {
 
   onResponseEnd(): void {
     this.done();
+    this.upload = null;
     this.outcome = true;
     this.flush();
   }
@@ -226,6 +227,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody {
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     this.done();
     if (this.upload !== null && !this.upload.destroyed) this.upload.on('error', () => undefined).destroy(err);
+    this.upload = null;
     if (!this.started) return this.reject(err);
     if (this.settled) return;
     this.queue = null;
@@ -252,8 +254,15 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody {
   }
 
   destroy(err?: Error): void {
-    if (this.settled || this.outcome !== null) return;
-    this.controller?.abort(err ?? new errors.RequestAbortedError());
+    if (this.settled) return;
+    const reason = err ?? new errors.RequestAbortedError();
+    if (this.outcome === null) return void this.controller?.abort(reason);
+    // Ended on the wire, but chunks still wait for a paused reader: dropped, and the reader is told, as a
+    // destroyed Readable's would be (else its pipe never settles and holds the whole exchange).
+    this.queue = null;
+    this.queued = 0;
+    this.outcome = reason;
+    queueMicrotask(() => this.settle());
   }
 
   dump(): Promise<void> {

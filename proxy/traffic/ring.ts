@@ -17,7 +17,8 @@ export const RING_BODY_CHARS = 1024 * 1024;
 export interface TrafficEntry {
   /** Position in the ring's history: a client asks for what came after the last one it saw. */
   seq: number;
-  record: TrafficRecord;
+  /** Shared with the log line and the span when it carries no bodies (build-record.ts): nobody may change it. */
+  readonly record: Readonly<TrafficRecord>;
   /** Redacted request body (held requests only: larger ones stream through unkept). */
   requestBody?: string;
   /** Bridged requests: the chat request that went upstream instead (redacted). */

@@ -81,6 +81,23 @@ describe('the upstream call returns its facts', () => {
     expect(hits).toBe(2);
   });
 
+  it('an answer that ended on the wire while a paused reader still had chunks queued: destroying it tells the reader', async () => {
+    const origin = await listen((_req, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: 1\n\n'));
+    const got = await callUpstream(deps(origin, 0), { path: '/v1/x', method: 'GET', headers: () => ({}), body: null, retryStatuses: false });
+    if (!got.ok) throw got.error;
+    const body = got.response.body;
+    const told: string[] = [];
+    // The client's socket is full: the reader pauses before anything is handed on, then the client leaves.
+    // The end reaches undici a turn after the head: wait for it (the state a slow client leaves the call in).
+    await until(() => (body as unknown as { outcome: unknown }).outcome === true || undefined, 2000, 'the end of the answer');
+    body.pause();
+    body.stream({ data: () => told.push('data'), end: () => told.push('end'), error: (err) => told.push(`error ${err.name}`) });
+    body.destroy();
+    // Untold, relay's pipe would never settle and would hold the whole exchange.
+    await until(() => told.length > 0 || undefined, 2000, 'the reader to be told');
+    expect(told).toEqual(['error AbortError']); // undici's RequestAbortedError, as a destroyed Readable's
+  });
+
   it('an upstream that is not there: no throw, the 502 the client should get, with the attempt counted', async () => {
     const origin = await listen(() => undefined);
     await new Promise((r) => servers.pop()!.close(r));

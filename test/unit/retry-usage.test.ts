@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { backoffDelay, isRetryableStatus, retryAfterMs } from '../../proxy/pipeline/retry.js';
+import { abortableDelay, backoffDelay, isRetryableStatus, retryAfterMs } from '../../proxy/pipeline/retry.js';
 import { extractUsage } from '../../proxy/rules/usage.js';
 import { suggestModels } from '../../proxy/rules/suggest.js';
 
@@ -36,5 +36,23 @@ describe('model suggestions', () => {
     expect(suggestModels('gpt-4o-mimi', ['gpt-4o-mini', 'gpt-4.1', 'claude-sonnet-4-6'])[0]).toBe('gpt-4o-mini');
     expect(suggestModels('sonnet', ['claude-sonnet-4-6', 'gpt-4.1'])).toEqual(['claude-sonnet-4-6']);
     expect(suggestModels('llama-3-70b', ['gpt-4o-mini', 'claude-sonnet-4-6'])).toEqual([]);
+  });
+});
+
+describe('abortableDelay', () => {
+  it('does not wait at all when the request was aborted before the wait (the client left while a retried answer drained)', async () => {
+    const gone = new AbortController();
+    gone.abort(new Error('client gone'));
+    const started = performance.now();
+    await expect(abortableDelay(60_000, gone.signal)).rejects.toThrow('client gone');
+    // Promptly, not after the 60 s backoff: a generous bound, far below the wait.
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it('stops waiting when the request is aborted during the wait', async () => {
+    const leaving = new AbortController();
+    const wait = abortableDelay(60_000, leaving.signal);
+    leaving.abort(new Error('client gone'));
+    await expect(wait).rejects.toThrow('client gone');
   });
 });
