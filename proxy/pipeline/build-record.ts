@@ -206,17 +206,16 @@ function round(ms: number): number {
   return Math.round(ms * 100) / 100;
 }
 
-/** `POST /v1/chat/completions 200 gpt-4o-mini 12ms` plus rewrite/diagnosis notes. Built from the redacted record. */
 /** One line stays readable: client-chosen values (paths, model names) are cut. */
 function short(text: string): string {
   return text.length <= 200 ? text : `${text.slice(0, 200)}…`;
 }
 
-export function consoleLine(rec: TrafficRecord, hint?: string, showKey = false): string {
-  return requestLine(consoleParts(rec, hint, showKey));
-}
-
-/** The console line in parts: what the editor receives, so it never cuts the line apart. */
+/**
+ * `POST /v1/chat/completions 200 gpt-4o-mini 12ms` plus rewrite notes, the code and the hint, built from
+ * the redacted record. In parts, as the editor receives them, so it never cuts the line apart;
+ * core/request-line.ts joins them.
+ */
 function consoleParts(rec: TrafficRecord, hint: string | undefined, showKey: boolean): RequestLineParts {
   const parts = [rec.method, short(rec.canonicalPath), String(rec.status || '-')];
   if (rec.model) parts.push(rec.alias ? `${short(rec.alias.from)}->${short(rec.model)}` : short(rec.model));

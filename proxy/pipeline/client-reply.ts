@@ -6,9 +6,9 @@
 // writes to a ServerResponse (test/unit/layers.test.ts holds that).
 import { ServerResponse, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { errorBody, readErrorEnvelope, type Envelope, type ProxyError } from '../rules/proxy-errors.js';
+import { errorBody, readErrorEnvelope, type ProxyError } from '../rules/proxy-errors.js';
 import { describeRewrites } from '../rules/paths.js';
-import { envelopeFor, envelopeForTarget } from '../rules/protocols/index.js';
+import { envelopeFor, envelopeForTarget, type Envelope } from '../rules/protocols/index.js';
 import { ALIAS_HEADER, aliasHeaderValue } from '../rules/model-aliases.js';
 import type { Redactor } from '../rules/redact.js';
 import { ResponseCapture, type CaptureOptions } from './capture.js';

@@ -4,7 +4,6 @@
 import { DEFAULT_TIMEOUTS } from '../core/options.js';
 
 // Which envelope a path gets is the protocol modules' answer (rules/protocols/).
-export { envelopeFor, type Envelope } from './protocols/index.js';
 import type { Envelope } from './protocols/index.js';
 
 export class ProxyError extends Error {

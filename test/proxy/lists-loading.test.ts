@@ -18,16 +18,10 @@ afterEach(async () => {
   proxy = upstream = undefined;
 });
 
-it('a model no known list has waits for the lists still loading, then goes to the key that lists it (not the first key)', async () => {
-  upstream = await startRoutingUpstream([
-    { key: 'sk-claude-0123456789abcdef0123', models: [{ id: 'claude-sonnet-4-6', listed: ['chat', 'messages'] }] },
-    { key: 'sk-cheap-0123456789abcdef01234', models: [{ id: 'deepseek-reasoner', listed: ['chat'] }] },
-  ]);
-  upstream.hold('sk-claude-0123456789abcdef0123');
-  upstream.hold('sk-cheap-0123456789abcdef01234');
-  const hints: string[] = [];
-  proxy = await startProxy({
-    upstream: `${upstream.url}/v1`,
+/** The proxy under test: the `claude` key first, then `cheap`, no retries. */
+function startTwoKeyProxy(routing: RoutingUpstream, onHint?: (hint: string) => void): Promise<RunningProxy> {
+  return startProxy({
+    upstream: `${routing.url}/v1`,
     keys: [
       { name: 'claude', key: 'sk-claude-0123456789abcdef0123', named: true },
       { name: 'cheap', key: 'sk-cheap-0123456789abcdef01234', named: true },
@@ -37,8 +31,19 @@ it('a model no known list has waits for the lists still loading, then goes to th
     allowHttp: true,
     logFile: false,
     retries: 0,
-    onHint: (h) => hints.push(h),
+    onHint,
   });
+}
+
+it('a model no known list has waits for the lists still loading, then goes to the key that lists it (not the first key)', async () => {
+  upstream = await startRoutingUpstream([
+    { key: 'sk-claude-0123456789abcdef0123', models: [{ id: 'claude-sonnet-4-6', listed: ['chat', 'messages'] }] },
+    { key: 'sk-cheap-0123456789abcdef01234', models: [{ id: 'deepseek-reasoner', listed: ['chat'] }] },
+  ]);
+  upstream.hold('sk-claude-0123456789abcdef0123');
+  upstream.hold('sk-cheap-0123456789abcdef01234');
+  const hints: string[] = [];
+  proxy = await startTwoKeyProxy(upstream, (h) => hints.push(h));
   // Both lists are being fetched (the proxy asks at start) and neither has arrived.
   await until(() => upstream!.listRequests.length === 2, 5000, 'both list fetches');
   const asked = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 })
@@ -66,18 +71,7 @@ it('a model a known list has does not wait for the lists still loading', async (
     { key: 'sk-cheap-0123456789abcdef01234', models: [{ id: 'deepseek-reasoner', listed: ['chat'] }] },
   ]);
   upstream.hold('sk-cheap-0123456789abcdef01234');
-  proxy = await startProxy({
-    upstream: `${upstream.url}/v1`,
-    keys: [
-      { name: 'claude', key: 'sk-claude-0123456789abcdef0123', named: true },
-      { name: 'cheap', key: 'sk-cheap-0123456789abcdef01234', named: true },
-    ],
-    token: TOKEN,
-    port: 0,
-    allowHttp: true,
-    logFile: false,
-    retries: 0,
-  });
+  proxy = await startTwoKeyProxy(upstream);
   await until(() => proxy!.keyStatus()[0]!.models !== undefined, 5000, "claude's list");
   const r = await new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 })
     .chat.completions.create({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'x' }] })

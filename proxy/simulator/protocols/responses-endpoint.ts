@@ -19,7 +19,6 @@ import {
 import { callId, checkChoice, customToolInput, pickTool, toolArguments, type SimTool, type SimToolChoice } from './tools.js';
 import { sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
 
-
 function parse(body: Body): ParsedRequest {
   const model = requireModel(body);
   const input = body.input;
