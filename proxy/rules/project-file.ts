@@ -2,7 +2,8 @@
 // directory upward, proxy/config/find-project-file.ts). Its schema:
 //
 //   {
-//     "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" }   // FROM (what a tool asks for) → TO (what a key serves)
+//     "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" },  // FROM (what a tool asks for) → TO (what a key serves)
+//     "prices": { "gpt-6.1-sol": "gpt-4o-mini" }     // what a model costs (rules/price-table.ts)
 //   }
 //
 // "$schema" may be present; other keys are reported and ignored. One reader for
@@ -10,6 +11,8 @@
 // shows each problem where it is). Pure, no I/O.
 import { parseJsonTree, type JsonNode } from './json-tree.js';
 import { aliasPairProblem, type AliasEntry } from './model-aliases.js';
+import { readPriceTable } from './price-table.js';
+import type { PriceOverrides } from './pricing.js';
 
 export interface ProjectAlias extends AliasEntry {
   /** UTF-16 offsets of FROM's and TO's string tokens (quotes included). */
@@ -30,32 +33,39 @@ export interface ProjectFileProblem {
 export interface ProjectFile {
   /** The usable aliases (an entry with a problem is left out). */
   aliases: ProjectAlias[];
+  /** The usable "prices" entries (rules/price-table.ts); an entry with a problem is left out. */
+  prices: PriceOverrides;
   problems: ProjectFileProblem[];
 }
 
 export const PROJECT_FILE_EXAMPLE = '{ "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" } }';
-const KNOWN_KEYS = new Set(['aliases', '$schema']);
+const KNOWN_KEYS = new Set(['aliases', 'prices', '$schema']);
 
 export function readProjectFile(text: string): ProjectFile {
+  let prices: PriceOverrides = {};
   const problems: ProjectFileProblem[] = [];
   const tree = parseJsonTree(text);
   if (!tree.ok) {
     const at = Math.min(tree.at, text.length);
-    return { aliases: [], problems: [{ severity: 'error', message: `loopgate.json is not valid JSON: ${tree.reason} (${lineCol(text, at)}). It should look like ${PROJECT_FILE_EXAMPLE}.`, start: at, end: Math.min(at + 1, text.length) }] };
+    return { aliases: [], prices, problems: [{ severity: 'error', message: `loopgate.json is not valid JSON: ${tree.reason} (${lineCol(text, at)}). It should look like ${PROJECT_FILE_EXAMPLE}.`, start: at, end: Math.min(at + 1, text.length) }] };
   }
   const root = tree.root;
   if (root.kind !== 'object') {
-    return { aliases: [], problems: [{ severity: 'error', message: `loopgate.json must be a JSON object, like ${PROJECT_FILE_EXAMPLE}.`, start: root.start, end: root.end }] };
+    return { aliases: [], prices, problems: [{ severity: 'error', message: `loopgate.json must be a JSON object, like ${PROJECT_FILE_EXAMPLE}.`, start: root.start, end: root.end }] };
   }
   let aliasesNode: JsonNode | undefined;
   for (const e of root.entries) {
     if (e.key === 'aliases') aliasesNode = e.value;
-    else if (!KNOWN_KEYS.has(e.key)) problems.push({ severity: 'warning', message: `loopgate.json has no setting "${e.key.slice(0, 80)}" (it knows "aliases"); ignored.`, start: e.keyStart, end: e.keyEnd });
+    else if (e.key === 'prices') {
+      const table = readPriceTable(e.value, text);
+      prices = table.prices;
+      problems.push(...table.problems.map((p) => ({ severity: 'error' as const, ...p })));
+    } else if (!KNOWN_KEYS.has(e.key)) problems.push({ severity: 'warning', message: `loopgate.json has no setting "${e.key.slice(0, 80)}" (it knows "aliases" and "prices"); ignored.`, start: e.keyStart, end: e.keyEnd });
   }
-  if (!aliasesNode) return { aliases: [], problems };
+  if (!aliasesNode) return { aliases: [], prices, problems };
   if (aliasesNode.kind !== 'object') {
     problems.push({ severity: 'error', message: `"aliases" must be an object of model IDs, FROM (what a tool asks for) to TO (what a key serves), e.g. { "gpt-6.2-sol": "gpt-6.1-sol" }.`, start: aliasesNode.start, end: aliasesNode.end });
-    return { aliases: [], problems };
+    return { aliases: [], prices, problems };
   }
   const aliases: ProjectAlias[] = [];
   const seen = new Map<string, ProjectAlias>();
@@ -85,7 +95,7 @@ export function readProjectFile(text: string): ProjectFile {
     problems.push({ severity: 'error', message: `"${a.to}" is itself aliased (to "${next.to}"); aliases do not chain: ${fix}.`, start: a.toStart, end: a.toEnd });
     return false;
   });
-  return { aliases: usable, problems };
+  return { aliases: usable, prices, problems };
 }
 
 function lineCol(text: string, at: number): string {

@@ -57,7 +57,7 @@ describe('loopgate.json in the language server', () => {
     const [target, self, unknown] = p.diagnostics;
     expect(target!.message).toContain('The alias gpt-6.2-sol -> gpt-6.1-sool sends requests to "gpt-6.1-sool", which is not in this key\'s GET /models list');
     expect(self!.message).toContain('maps a model to itself');
-    expect(unknown!.message).toContain('loopgate.json has no setting "alias" (it knows "aliases"); ignored.');
+    expect(unknown!.message).toContain('loopgate.json has no setting "alias" (it knows "aliases" and "prices"); ignored.');
 
     const actions = await codeActions(URI, target!);
     expect(actions[0]).toMatchObject({ kind: 'quickfix', title: 'Send gpt-6.2-sol as "gpt-6.1-sol"', isPreferred: true });
