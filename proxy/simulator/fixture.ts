@@ -17,6 +17,10 @@ export interface FixtureModel {
   /** Token limits some relays list with the model (OpenRouter-style `context_length`, `max_output_tokens`). */
   context_length?: number;
   max_output_tokens?: number;
+  /** The smallest prefix Messages caches for this model (default: Anthropic's table, prompt-cache.ts). */
+  cache_min_tokens?: number;
+  /** The vendor model to price this one as (e.g. "gpt-6.1-sol" → "gpt-4o-mini"): what demo sessions cost. */
+  priced_as?: string;
 }
 
 export interface FixtureGroup {
@@ -41,6 +45,8 @@ export interface FixtureKey {
   models?: string[];
   /** Requests per minute; absent means unlimited. */
   rpm?: number;
+  /** Tokens per minute (prompt estimate + max output asked for); absent means unlimited. */
+  tpm?: number;
 }
 
 export interface Fixture {
@@ -81,11 +87,13 @@ function checkGroup(name: string, g: unknown): FixtureGroup {
       (m.reasoning === undefined || typeof m.reasoning === 'boolean') &&
       (m.unsupported === undefined || isNameList(m.unsupported)) &&
       (m.context_length === undefined || isPositiveInt(m.context_length)) &&
-      (m.max_output_tokens === undefined || isPositiveInt(m.max_output_tokens))
+      (m.max_output_tokens === undefined || isPositiveInt(m.max_output_tokens)) &&
+      (m.cache_min_tokens === undefined || isPositiveInt(m.cache_min_tokens)) &&
+      (m.priced_as === undefined || (typeof m.priced_as === 'string' && m.priced_as.length > 0))
     ) {
       return;
     }
-    fail(`${at}.models[${i}]`, 'must be a non-empty string or {"id": string, "owned_by"?: string, "reasoning"?: boolean, "unsupported"?: string[], "context_length"?: number, "max_output_tokens"?: number}');
+    fail(`${at}.models[${i}]`, 'must be a non-empty string or {"id": string, "owned_by"?: string, "reasoning"?: boolean, "unsupported"?: string[], "context_length"?: number, "max_output_tokens"?: number, "cache_min_tokens"?: number, "priced_as"?: string}');
   });
   if (g.unsupported !== undefined && !isNameList(g.unsupported)) fail(`${at}.unsupported`, 'must be an array of parameter names');
   if (g.responses_websocket !== undefined && typeof g.responses_websocket !== 'boolean') fail(`${at}.responses_websocket`, 'must be true or false');
@@ -113,9 +121,11 @@ function checkKey(i: number, k: unknown, groups: Record<string, FixtureGroup>, s
     fail(`${at}.models`, 'must be an array of model ids');
   }
   if (k.rpm !== undefined && (typeof k.rpm !== 'number' || !Number.isInteger(k.rpm) || k.rpm < 1)) fail(`${at}.rpm`, 'must be a positive integer');
+  if (k.tpm !== undefined && !isPositiveInt(k.tpm)) fail(`${at}.tpm`, 'must be a positive integer (tokens per minute)');
   const key: FixtureKey = { key: k.key, group: k.group, status: k.status as KeyStatus, balance: k.balance };
   if (k.models !== undefined) key.models = k.models as string[];
   if (k.rpm !== undefined) key.rpm = k.rpm as number;
+  if (k.tpm !== undefined) key.tpm = k.tpm as number;
   return key;
 }
 
@@ -178,6 +188,29 @@ export function modelEntries(group: FixtureGroup): FixtureModel[] {
           ...(m.max_output_tokens ? { max_output_tokens: m.max_output_tokens } : {}),
         },
   );
+}
+
+/** The model's own entry, when the fixture gives it as an object. */
+function modelObjectOf(group: FixtureGroup, model: string): FixtureModel | undefined {
+  const entry = group.models.find((m) => typeof m !== 'string' && m.id === model);
+  return typeof entry === 'object' ? entry : undefined;
+}
+
+/** The smallest prefix Messages caches for this model, when the fixture sets it. */
+export function cacheMinTokens(group: FixtureGroup, model: string): number | undefined {
+  return modelObjectOf(group, model)?.cache_min_tokens;
+}
+
+/**
+ * Every fixture model mapped to a vendor model for pricing, in loopgate.json's
+ * "prices" shape ({ "gpt-6.1-sol": "gpt-4o-mini" }): demo sessions show costs.
+ */
+export function fixturePrices(fixture: Fixture): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const group of Object.values(fixture.groups)) {
+    for (const m of group.models) if (typeof m !== 'string' && m.priced_as) out[m.id] = m.priced_as;
+  }
+  return out;
 }
 
 /** The parameters a request for this model is refused for: the group's and the model's own. */

@@ -6,12 +6,13 @@ import defaultFixtureJson from './default-fixture.json';
 import { errorBody, SimError } from './relay-errors.js';
 import { loadFixture, validateFixture, type Fixture } from './fixture.js';
 import { RateLimiter } from './rate-limit.js';
+import { PromptCache } from './prompt-cache.js';
 import type { RecordedRequest } from './request-record.js';
 import { createHandler, type SimState, type StreamDefaults } from './sim-server.js';
 import { websocketUpgrades } from './responses-websocket.js';
 
 export type { Fixture, FixtureGroup, FixtureKey, FixtureModel, KeyStatus, Protocol } from './fixture.js';
-export { FixtureError, loadFixture, validateFixture } from './fixture.js';
+export { FixtureError, fixturePrices, loadFixture, validateFixture } from './fixture.js';
 export { FAULTS, type Fault } from './faults.js';
 export { fingerprint, CREDENTIAL_HEADERS, type RecordedRequest } from './request-record.js';
 
@@ -25,6 +26,8 @@ export interface SimulatorOptions {
    * chunks (for clients that cannot send those headers, such as VS Code's chat).
    */
   streamDefaults?: StreamDefaults;
+  /** Milliseconds since the epoch, for cache TTLs and rate-limit windows (tests pass a clock they move). Default Date.now. */
+  clock?: () => number;
 }
 
 export interface Simulator {
@@ -63,7 +66,8 @@ export const DEMO_KEYS: ReadonlyArray<{ name: string; key: string; named: boolea
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const fixture = typeof opts.fixture === 'string' ? loadFixture(opts.fixture) : opts.fixture ? validateFixture(opts.fixture) : defaultFixture;
   const host = opts.host ?? '127.0.0.1';
-  const state: SimState = { fixture, requests: [], limiter: new RateLimiter(), inflight: new Set(), streamDefaults: opts.streamDefaults };
+  const clock = opts.clock ?? Date.now;
+  const state: SimState = { fixture, requests: [], limiter: new RateLimiter(clock), cache: new PromptCache(clock), inflight: new Set(), streamDefaults: opts.streamDefaults };
   const secrets = fixture.keys.map((k) => k.key);
   const server = createServer(createHandler(state, () => secrets));
   // The Responses WebSocket transport, on the groups whose fixture turns it on.

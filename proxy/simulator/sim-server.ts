@@ -10,13 +10,15 @@ import { authenticate, checkStanding, presentedKey } from './auth.js';
 import { errorBody, SimError, type Envelope } from './relay-errors.js';
 import { faultError, readControls, type Fault, type SimControls } from './faults.js';
 import type { RenderContext } from './protocols/types.js';
-import { modelEntries, unsupportedParams, type Fixture, type FixtureGroup, type FixtureModel, type FixtureKey, type Protocol } from './fixture.js';
+import { cacheMinTokens, modelEntries, unsupportedParams, type Fixture, type FixtureGroup, type FixtureModel, type FixtureKey, type Protocol } from './fixture.js';
 import { chatProtocol } from './protocols/chat-endpoint.js';
 import { isObject, rejectUnsupported } from './protocols/check.js';
 import { messagesProtocol, parseCountTokens } from './protocols/messages-endpoint.js';
 import { responsesProtocol } from './protocols/responses-endpoint.js';
 import type { ProtocolModule, Rendered } from './protocols/types.js';
-import { RateLimiter } from './rate-limit.js';
+import { RateLimiter, type LimitStyle, type RequestCost } from './rate-limit.js';
+import { anthropicMinTokens, cachePrompt, type PromptCache } from './prompt-cache.js';
+import { estimateTokens, textLength } from './text.js';
 import { recordRequest, type RecordedRequest } from './request-record.js';
 
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -33,6 +35,8 @@ export interface SimState {
   fixture: Fixture;
   requests: RecordedRequest[];
   limiter: RateLimiter;
+  /** Prompt caching per key and model (prompt-cache.ts). */
+  cache: PromptCache;
   /** Aborted when a response's connection closes or the simulator stops: ends timers and stalls. */
   inflight: Set<AbortController>;
   /** What a stream does when the request sends no x-sim-* header (`startSimulator({ streamDefaults })`). */
@@ -123,6 +127,19 @@ async function readJsonBody(req: IncomingMessage, rec: RecordedRequest): Promise
   if (!isObject(data)) throw new SimError('invalid_request', 'Invalid request body: expected a JSON object');
   if (typeof data.model === 'string') rec.model = data.model.slice(0, 200);
   return data;
+}
+
+/** Counts the request against the key's limits and puts the rate-limit headers on the answer, 429 included. */
+function admit(state: SimState, res: ServerResponse, key: FixtureKey, style: LimitStyle, cost: RequestCost): void {
+  const { headers, refused } = state.limiter.admit(key, cost, style);
+  for (const name in headers) res.setHeader(name, headers[name]!);
+  if (refused) throw refused;
+}
+
+/** What a request counts against tokens per minute: its prompt's estimate and the most it may generate. */
+function requestCost(body: Record<string, unknown>): RequestCost {
+  const max = [body.max_tokens, body.max_completion_tokens, body.max_output_tokens].find((v) => typeof v === 'number');
+  return { input: estimateTokens(textLength(body.messages) + textLength(body.system) + textLength(body.input) + textLength(body.instructions)), output: (max as number | undefined) ?? 0 };
 }
 
 /** What a protocol module renders an answer with: the model, whether it reasons, the stream's shape. */
@@ -240,17 +257,20 @@ async function serve(state: SimState, req: IncomingMessage, res: ServerResponse,
     checkProtocol(route.module, key, group);
     checkModel(parsed.model, key, group);
     rejectUnsupported(parsed.body, unsupportedParams(group, parsed.model), route.module.protocol);
-    state.limiter.take(key);
+    const protocol = route.module.protocol;
+    admit(state, res, key, protocol === 'messages' ? 'anthropic' : 'openai', requestCost(parsed.body));
     const controls = readControls(req.headers, state.streamDefaults);
+    const minTokens = cacheMinTokens(group, parsed.model) ?? anthropicMinTokens(parsed.model);
+    const promptCache = cachePrompt(state.cache, protocol, key.key, parsed.model, parsed.body, minTokens);
     // Rendered only when needed, after a stream's headers: a 10 000-chunk reply must not delay them.
     const render = () =>
-      route.module.render(parsed, renderContext(requestId, parsed.model, group, controls));
+      route.module.render(parsed, { ...renderContext(requestId, parsed.model, group, controls), promptCache });
     reply = { stream: parsed.stream, json: () => render().json, render };
   } else if (route.kind === 'count_tokens') {
     const counted = parseCountTokens(await readJsonBody(req, rec));
     checkProtocol(messagesProtocol, key, group);
     checkModel(counted.model, key, group);
-    state.limiter.take(key);
+    admit(state, res, key, 'anthropic', { input: counted.inputTokens, output: 0 });
     reply = { stream: false, json: () => ({ input_tokens: counted.inputTokens }) };
   } else {
     const models = usableModels(key, group);
@@ -258,7 +278,7 @@ async function serve(state: SimState, req: IncomingMessage, res: ServerResponse,
     if (route.kind === 'model' && !found) {
       throw new SimError('model_not_found', `The model "${route.id}" does not exist or is not available to this key`, 'model', undefined, 404);
     }
-    state.limiter.take(key);
+    admit(state, res, key, 'openai', { input: 0, output: 0 });
     reply = { stream: false, json: () => (found ? modelObject(found, group) : { object: 'list', data: models.map((m) => modelObject(m, group)) }) };
   }
   const controls = readControls(req.headers, state.streamDefaults);

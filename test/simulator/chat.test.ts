@@ -24,7 +24,7 @@ describe('POST /v1/chat/completions', () => {
     expect(a.choices[0]!.message.content).toBe('Echo: Hello there');
     expect(b.choices[0]!.message.content).toBe(a.choices[0]!.message.content);
     expect(a.choices[0]!.finish_reason).toBe('stop');
-    expect(a.usage).toEqual({ prompt_tokens: 4, completion_tokens: 5, total_tokens: 9 });
+    expect(a.usage).toEqual({ prompt_tokens: 4, completion_tokens: 5, total_tokens: 9, prompt_tokens_details: { cached_tokens: 0 } });
     expect(a.id).not.toBe(b.id);
   });
 
@@ -48,7 +48,7 @@ describe('POST /v1/chat/completions', () => {
     expect(deltas.length).toBeGreaterThanOrEqual(3);
     expect(deltas.join('')).toBe('Echo: Hello there');
     expect(finish).toBe('stop');
-    expect(usage).toEqual({ prompt_tokens: 4, completion_tokens: 5, total_tokens: 9 });
+    expect(usage).toEqual({ prompt_tokens: 4, completion_tokens: 5, total_tokens: 9, prompt_tokens_details: { cached_tokens: 0 } });
   });
 
   it('works with the SDK stream helper', async () => {

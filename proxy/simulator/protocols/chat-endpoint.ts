@@ -18,7 +18,7 @@ import {
   type Body,
 } from './check.js';
 import { callId, checkChoice, pickTool, toolArguments, type SimTool, type SimToolChoice } from './tools.js';
-import { sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
+import { promptTokens, sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
@@ -92,7 +92,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
   const reply = limitText(echoText(source, ctx.responseBytes), maxTokens, optionalStringOrList(body, 'stop'));
   const id = `chatcmpl-${ctx.requestId}`;
-  const promptTokens = estimateTokens(textLength(messages));
+  const promptCount = estimateTokens(textLength(messages));
   const base = { id, object: 'chat.completion.chunk', created: ctx.created, model: ctx.model, system_fingerprint: 'fp_loopgate_sim' };
   const chunk = (delta: Record<string, unknown>, finish: string | null) => sseFrame(null, { ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
 
@@ -125,10 +125,12 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   if (thought) message.reasoning_content = thought;
   const reasoningTokens = thought ? estimateTokens(thought.length) : 0;
   const completionTokens = estimateTokens(completionText.length) + reasoningTokens;
+  // prompt_tokens includes the cached part, which the details report (as OpenAI does, always).
   const usage = {
-    prompt_tokens: promptTokens,
+    prompt_tokens: promptCount,
     completion_tokens: completionTokens,
-    total_tokens: promptTokens + completionTokens,
+    total_tokens: promptCount + completionTokens,
+    prompt_tokens_details: { cached_tokens: promptTokens(promptCount, ctx.promptCache).read },
     ...(thought ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
   };
   if (isObject(body.stream_options) && body.stream_options.include_usage === true) events.push(sseFrame(null, { ...base, choices: [], usage }));

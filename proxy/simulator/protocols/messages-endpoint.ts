@@ -17,7 +17,7 @@ import {
   type Body,
 } from './check.js';
 import { callId, checkChoice, pickTool, toolArguments, type SimTool, type SimToolChoice } from './tools.js';
-import { sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
+import { promptTokens, sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
 
 function parse(body: Body): ParsedRequest {
   const model = requireModel(body);
@@ -94,7 +94,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   const text = padToChunks(reply.text, ctx.chunks);
   const stopReason = reply.finish === 'length' ? 'max_tokens' : reply.finish === 'stop_sequence' ? 'stop_sequence' : 'end_turn';
   const stopSequence = reply.matchedStop ?? null;
-  const inputTokens = estimateTokens(textLength(messages) + textLength(body.system));
+  const prompt = promptTokens(estimateTokens(textLength(messages) + textLength(body.system)), ctx.promptCache);
   const outputTokens = estimateTokens(text.length);
   const id = `msg_${ctx.requestId}`;
   const message = (content: unknown[], stop: string | null, seq: string | null, out: number) => ({
@@ -105,7 +105,14 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     content,
     stop_reason: stop,
     stop_sequence: seq,
-    usage: { input_tokens: inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: out },
+    // input_tokens counts only what was neither read from nor written to the cache, as Anthropic reports it.
+    usage: {
+      input_tokens: prompt.uncached,
+      cache_creation_input_tokens: prompt.write5m + prompt.write1h,
+      cache_read_input_tokens: prompt.read,
+      cache_creation: { ephemeral_5m_input_tokens: prompt.write5m, ephemeral_1h_input_tokens: prompt.write1h },
+      output_tokens: out,
+    },
   });
   const ev = (type: string, fields: Record<string, unknown> = {}) => sseFrame(type, { type, ...fields });
   const errorEvent = (err: SimError, requestId: string) => sseFrame('error', errorBody(err, 'anthropic', requestId));

@@ -17,7 +17,7 @@ import {
   type Body,
 } from './check.js';
 import { callId, checkChoice, customToolInput, pickTool, toolArguments, type SimTool, type SimToolChoice } from './tools.js';
-import { sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
+import { promptTokens, sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
 
 function parse(body: Body): ParsedRequest {
   const model = requireModel(body);
@@ -132,7 +132,9 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     user: body.user ?? null,
     metadata: body.metadata ?? {},
   });
-  const usage = responsesUsage({ input: inputTokens, output: outputTokens });
+  // input_tokens includes the cached part, which input_tokens_details reports.
+  const cached = promptTokens(inputTokens, ctx.promptCache).read;
+  const usage = responsesUsage({ input: inputTokens, output: outputTokens, cached });
   let seq = 0;
   const ev = (type: string, fields: Record<string, unknown>) => sseFrame(type, { type, sequence_number: seq++, ...fields });
   const start = () => [ev('response.created', { response: response('in_progress', [], null) }), ev('response.in_progress', { response: response('in_progress', [], null) })];
@@ -149,7 +151,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
       tool.custom
         ? { id: fcId, type: 'custom_tool_call', status, call_id: callId('call_', tool, args), name: tool.name, ...ns, input: a }
         : { id: fcId, type: 'function_call', status, arguments: a, call_id: callId('call_', tool, args), name: tool.name, ...ns };
-    const finalResponse = response('completed', [call('completed', args)], responsesUsage({ input: inputTokens, output: out }));
+    const finalResponse = response('completed', [call('completed', args)], responsesUsage({ input: inputTokens, output: out, cached }));
     const where = { item_id: fcId, output_index: 0 };
     const pieces = splitChunks(args, Math.max(2, ctx.chunks));
     const events = [

@@ -2,6 +2,7 @@
 // reply in both shapes (one JSON body, or a list of SSE events).
 import type { SimError } from '../relay-errors.js';
 import type { Protocol } from '../fixture.js';
+import type { CachedPrompt } from '../prompt-cache.js';
 
 export interface ParsedRequest {
   model: string;
@@ -20,6 +21,16 @@ export interface RenderContext {
   responseBytes: number;
   /** Unix seconds. */
   created: number;
+  /** What the prompt cache did with this prompt (prompt-cache.ts); absent: nothing cached. */
+  promptCache?: CachedPrompt;
+}
+
+/** The prompt's tokens as a protocol reports them: uncached, read, written (clamped to the endpoint's own total). */
+export function promptTokens(total: number, cache: CachedPrompt | undefined): { uncached: number; read: number; write5m: number; write1h: number } {
+  const read = Math.min(cache?.cacheRead ?? 0, total);
+  const write5m = Math.min(cache?.cacheWrite5m ?? 0, total - read);
+  const write1h = Math.min(cache?.cacheWrite1h ?? 0, total - read - write5m);
+  return { uncached: total - read - write5m - write1h, read, write5m, write1h };
 }
 
 export interface Rendered {
