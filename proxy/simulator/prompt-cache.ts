@@ -59,8 +59,8 @@ interface Entry {
 interface Block {
   /** Characters this block adds to the prompt (what its tokens are estimated from). */
   chars: number;
-  /** What identifies the block in the prefix. */
-  identity: string;
+  /** What identifies the block in the prefix (computed only when the request has a breakpoint). */
+  identity: () => string;
   ttl?: number;
 }
 
@@ -84,7 +84,7 @@ export class PromptCache {
       }
     }
     const now = this.now();
-    const hashes = rollingHashes(`${scope}\0${model}`, blocks.map((b) => b.identity));
+    const hashes = rollingHashes(`${scope}\0${model}`, blocks.map((b) => b.identity()));
     const tokensAt = prefixTokens(blocks);
     // The longest cached prefix within reach of a breakpoint.
     let read = 0;
@@ -127,8 +127,7 @@ export class PromptCache {
   automatic(scope: string, model: string, identity: string, text: string, total: number): CachedPrompt {
     const none = { total, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0 };
     const blockChars = AUTO_BLOCK_TOKENS * CHARS_PER_TOKEN;
-    const usable = Math.min(text.length, AUTO_MAX_CHARS);
-    const count = Math.floor(usable / blockChars);
+    const count = Math.floor(Math.min(text.length, AUTO_MAX_CHARS) / blockChars);
     if (count * AUTO_BLOCK_TOKENS < AUTO_MIN_TOKENS) return none;
     const now = this.now();
     const pieces: string[] = [];
@@ -205,16 +204,16 @@ function withoutCacheControl(block: unknown): string {
 /** The request as the cache sees it: tools, system blocks, message blocks, each with its breakpoint. */
 function messageBlocks(body: Record<string, unknown>): Block[] {
   const blocks: Block[] = [];
-  const add = (chars: number, identity: string, ttl: number | undefined) => blocks.push(ttl === undefined ? { chars, identity } : { chars, identity, ttl });
-  if (Array.isArray(body.tools)) body.tools.forEach((t, i) => add(0, withoutCacheControl(t), ttlOf(t, `tools[${i}]`)));
-  if (typeof body.system === 'string') add(body.system.length, JSON.stringify(body.system), undefined);
-  else if (Array.isArray(body.system)) body.system.forEach((b, i) => add(textLength(b), withoutCacheControl(b), ttlOf(b, `system[${i}]`)));
+  const add = (chars: number, identity: () => string, ttl: number | undefined) => blocks.push(ttl === undefined ? { chars, identity } : { chars, identity, ttl });
+  if (Array.isArray(body.tools)) body.tools.forEach((t, i) => add(0, () => withoutCacheControl(t), ttlOf(t, `tools[${i}]`)));
+  if (typeof body.system === 'string') add(body.system.length, () => JSON.stringify(body.system), undefined);
+  else if (Array.isArray(body.system)) body.system.forEach((b, i) => add(textLength(b), () => withoutCacheControl(b), ttlOf(b, `system[${i}]`)));
   const messages = Array.isArray(body.messages) ? body.messages : [];
   messages.forEach((m: Record<string, unknown>, i) => {
     // The role and any other strings of the message count with its first block.
     const own = textLength(m) - textLength(m.content);
-    if (!Array.isArray(m.content) || m.content.length === 0) return add(textLength(m), JSON.stringify([m.role, m.content]), undefined);
-    m.content.forEach((b: unknown, k: number) => add(textLength(b) + (k === 0 ? own : 0), JSON.stringify([m.role, k, withoutCacheControl(b)]), ttlOf(b, `messages[${i}].content[${k}]`)));
+    if (!Array.isArray(m.content) || m.content.length === 0) return add(textLength(m), () => JSON.stringify([m.role, m.content]), undefined);
+    m.content.forEach((b: unknown, k: number) => add(textLength(b) + (k === 0 ? own : 0), () => JSON.stringify([m.role, k, withoutCacheControl(b)]), ttlOf(b, `messages[${i}].content[${k}]`)));
   });
   // Automatic caching: one top-level cache_control marks the last block.
   const top = ttlOf(body, 'request');
@@ -222,19 +221,28 @@ function messageBlocks(body: Record<string, unknown>): Block[] {
   return blocks;
 }
 
-/** Every string inside a value, in order: the text automatic caching compares (as long as textLength counts). */
-export function flatText(value: unknown, out: string[] = []): string[] {
-  if (typeof value === 'string') out.push(value);
-  else if (Array.isArray(value)) for (const v of value) flatText(v, out);
-  else if (value && typeof value === 'object') for (const v of Object.values(value)) flatText(v, out);
-  return out;
+/** The first `max` characters of every string inside a value, in order: what automatic caching compares. */
+export function leadingText(value: unknown, max: number): string {
+  const out: string[] = [];
+  let room = max;
+  const walk = (v: unknown): void => {
+    if (room <= 0) return;
+    if (typeof v === 'string') {
+      const piece = v.length > room ? v.slice(0, room) : v;
+      out.push(piece);
+      room -= piece.length;
+    } else if (Array.isArray(v)) for (const x of v) walk(x);
+    else if (v && typeof v === 'object') for (const x of Object.values(v)) walk(x);
+  };
+  walk(value);
+  return out.join('');
 }
 
-/** What the cache did with this request's prompt, by protocol; undefined where the protocol has no prompt. */
+/** What the cache did with this request's prompt, by protocol. */
 export function cachePrompt(cache: PromptCache, protocol: 'chat' | 'responses' | 'messages', scope: string, model: string, body: Record<string, unknown>, minTokens: number): CachedPrompt {
   if (protocol === 'messages') return cache.anthropic(scope, model, body, minTokens);
+  // The same strings, in the same order, as the endpoint's prompt count (textLength).
   const parts = protocol === 'chat' ? [body.messages] : [body.instructions, body.input];
-  const text = flatText(parts).join('');
-  const total = Math.max(1, Math.ceil(text.length / CHARS_PER_TOKEN));
-  return cache.automatic(scope, model, JSON.stringify(body.tools ?? null), text, total);
+  const total = Math.max(1, Math.ceil(textLength(parts) / CHARS_PER_TOKEN));
+  return cache.automatic(scope, model, JSON.stringify(body.tools ?? null), leadingText(parts, AUTO_MAX_CHARS), total);
 }
