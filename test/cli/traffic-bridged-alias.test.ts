@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
 import { CLI, tempHome } from './io.js';
-import type { AliasMap } from '../../proxy/rules/model-aliases.js';
+import type { AliasMap } from '../../proxy/core/options.js';
 
 const run = promisify(execFile);
 const CANARY = 'sk-proj-canaryBridgedEvents0123456789abcdef';
@@ -95,5 +95,8 @@ describe('an aliased request', () => {
     expect(tail.out).toMatch(new RegExp(`${id.slice(0, 8)} POST /v1/chat/completions 200 asked for fast-model, served as gpt-4o-mini `));
     const shown = await cli(['show', id]);
     expect(shown.out).toMatch(/model\s+asked for fast-model, served as gpt-4o-mini \(model alias\)/);
+    // The Traffic view's list reads rows: they carry the alias, so its row can say both.
+    const rows = (await (await fetch(`${s.proxy.url}/_loopgate/traffic?rows=1&limit=5`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { entries: Array<{ record: { id: string; alias?: unknown } }> };
+    expect(rows.entries.find((e) => e.record.id === id)!.record.alias).toEqual({ from: 'fast-model', to: 'gpt-4o-mini' });
   });
 });
