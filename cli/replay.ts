@@ -21,9 +21,12 @@ export const replayCommand: Command = {
 
 Sends the request ID (as \`loopgate tail\` prints it) again through the proxy:
 the same method, path, headers and body, with the local token (the proxy adds
-the real key). The proxy records it like any request, marked as a replay of ID,
-and this prints its line. A header or body in which a secret was masked is sent
-masked (and said so); a body over 1 MiB was never kept and cannot be replayed.
+the real key): the upstream sees the original's header set, with a fresh
+idempotency-key, traceparent id and x-stainless-retry-count 0, as a new request
+has. The proxy records it like any request, marked as a replay of ID, and this
+prints its line. A header or body in which a secret was masked is sent masked
+(and said so). A body over 1 MiB, or one the proxy refused before reading it,
+was never kept and cannot be replayed (send one with --body).
 
 Options:
   --body FILE    Send this body instead (edit a request, then resend it).

@@ -16,9 +16,11 @@ export const showCommand: Command = {
 
 Prints one request the proxy still holds in memory (ID as \`loopgate tail\`
 prints it, 8 characters or more, or the whole x-loopgate-request-id):
-  overview      status, model, key and route, rewrites, diagnosis, timings
-                (Loopgate's and the upstream's share, from Server-Timing),
-                rate-limit headers, token usage (cache and reasoning included)
+  overview      status, model (an alias as "asked for X, served as Y"), key
+                and route, rewrites, diagnosis, timings (Server-Timing up to
+                the head; the time split head to end: Loopgate's own work and
+                waiting on the upstream), rate-limit headers, token usage
+                (cache and reasoning included)
   conversation  the messages sent and the answer reassembled from the stream,
                 tool calls with their arguments and, when a later request sent
                 it back, their result
@@ -26,7 +28,10 @@ Everything is redacted as in the traffic log.
 
 Options:
   --wire         Also the headers, the bodies pretty-printed, and each stream
-                 event with the time it arrived.
+                 event with the time it arrived. A bridged request shows both
+                 sides, each headed: what the client sent and received (its
+                 protocol), the translation sent upstream and what the
+                 upstream sent back (Chat Completions).
   --json         The entry as JSON (record, bodies, event times).
   --curl         A curl command that sends this request again through the proxy
                  (the local token comes from \`loopgate token\`; never the key).

@@ -7,7 +7,7 @@
 import type { TrafficEntry } from '../../proxy/traffic/ring.js';
 import type { FollowUp } from '../../proxy/traffic/follow-ups.js';
 import { conversationOf } from '../../proxy/traffic/follow-ups.js';
-import { rateLimitHeaders, shortId } from '../../proxy/traffic/render.js';
+import { bridgeSides, modelLabel, rateLimitHeaders, shortId, timeSplit } from '../../proxy/traffic/render.js';
 import { usageDetails } from '../../proxy/rules/usage.js';
 import type { Message, Part } from '../../proxy/rules/conversation.js';
 
@@ -74,11 +74,12 @@ function overview(e: DetailEntry): string {
     ['Request', `${escapeHtml(r.method)} <code>${escapeHtml(r.path)}</code>${r.stream ? ' (stream)' : ''}`],
     ['Sent upstream as', r.canonicalPath !== r.path ? `<code>${escapeHtml(r.canonicalPath)}</code>` : undefined],
     ['Rewrites', r.rewrites.length ? r.rewrites.map((w) => escapeHtml(w)).join('<br>') : undefined],
-    ['Model', r.model ? `<code>${escapeHtml(r.model)}</code>` : undefined],
+    ['Model', r.model ? (r.alias ? `asked for <code>${escapeHtml(r.alias.from)}</code>, served as <code>${escapeHtml(r.model)}</code> (model alias)` : `<code>${escapeHtml(r.model)}</code>`) : undefined],
     ['Route', r.key ? `${escapeHtml(r.key)} (<code>${escapeHtml(r.keyFingerprint)}</code>) ${r.bridge ? `bridged ${escapeHtml(r.bridge)}` : 'native'}` : r.bridge ? `bridged ${escapeHtml(r.bridge)}` : undefined],
     ['Bridge dropped', r.bridgeDropped?.length ? escapeHtml(r.bridgeDropped.join(', ')) : undefined],
     ['Timings', `first byte ${ms(r.ttfbMs)}, total ${ms(r.totalMs)}`],
     ['Server-Timing', timingSplit(r.responseHeaders?.['server-timing'])],
+    ['Time split', e.timing ? escapeHtml(timeSplit(e.timing)) : undefined],
     ['Retries', r.retries ? String(r.retries) : undefined],
     ['Usage', usageText && escapeHtml(usageText)],
     ['Rate limits', limits || undefined],
@@ -136,21 +137,32 @@ function headerTable(h: Record<string, string> | undefined): string {
   return `<table class="kv">${Object.entries(h ?? {}).map(([n, v]) => `<tr><th scope="row">${escapeHtml(n)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
 }
 
+/** A stream's events as rows with their times, or a body pretty-printed, under a heading. */
+function answer(heading: string, body: string, times: number[] | undefined, cut: boolean): string[] {
+  const out: string[] = [];
+  if (times) {
+    const events = body.split(/\r?\n\r?\n/).filter((x) => x.trim());
+    // A long stream is thousands of events: the first MAX_EVENT_ROWS as rows, the rest as one block.
+    const rows = events.slice(0, MAX_EVENT_ROWS).map((ev, i) => `<tr><td class="t">+${ms(times[i])}</td><td><pre>${escapeHtml(ev)}</pre></td></tr>`);
+    out.push(`<h3>${heading}: events (${events.length})</h3><table class="events">${rows.join('')}</table>`);
+    if (events.length > MAX_EVENT_ROWS) out.push(`<p class="dim">${events.length - MAX_EVENT_ROWS} more events:</p><pre>${escapeHtml(events.slice(MAX_EVENT_ROWS).join('\n\n'))}</pre>`);
+  } else out.push(`<h3>${heading}</h3>`, `<pre>${escapeHtml(pretty(body))}</pre>`);
+  if (cut) out.push('<p class="dim">Cut at the capture limit.</p>');
+  return out;
+}
+
 function wire(e: DetailEntry): string {
-  const out = ['<h3>Request headers</h3>', headerTable(e.record.requestHeaders), '<h3>Request body</h3>'];
+  // A bridged request has two of each body: the client's (its own protocol) and the upstream's.
+  const sides = bridgeSides(e.record.bridge);
+  const out = ['<h3>Request headers</h3>', headerTable(e.record.requestHeaders), `<h3>Request body${sides ? ` (from the client, ${escapeHtml(sides.client)})` : ''}</h3>`];
   if (e.requestBody !== undefined) out.push(`<pre>${escapeHtml(pretty(e.requestBody))}</pre>${e.requestBodyNote === 'cut' ? '<p class="dim">Cut at the capture limit.</p>' : ''}`);
   else out.push(`<p class="dim">${e.requestBodyNote === 'streamed' ? 'Over 1 MiB: streamed through, not kept.' : 'None.'}</p>`);
-  if (e.upstreamRequestBody !== undefined) out.push('<h3>Sent upstream (bridge translation)</h3>', `<pre>${escapeHtml(pretty(e.upstreamRequestBody))}</pre>`);
-  out.push('<h3>Response headers</h3>', headerTable(e.record.responseHeaders));
+  if (e.upstreamRequestBody !== undefined) out.push(`<h3>Sent upstream (the bridge's translation${sides ? `, ${escapeHtml(sides.upstream)}` : ''})</h3>`, `<pre>${escapeHtml(pretty(e.upstreamRequestBody))}</pre>`);
+  out.push(`<h3>Response headers${sides ? ' (as the client got them)' : ''}</h3>`, headerTable(e.record.responseHeaders));
+  if (sides && e.clientResponseBody !== undefined) out.push(...answer(`The client received (${escapeHtml(sides.client)})`, e.clientResponseBody, e.clientEventTimes, e.clientResponseBodyNote !== undefined));
   if (e.responseBody !== undefined) {
-    if (e.eventTimes) {
-      const events = e.responseBody.split(/\r?\n\r?\n/).filter((x) => x.trim());
-      // A long stream is thousands of events: the first MAX_EVENT_ROWS as rows, the rest as one block.
-      const rows = events.slice(0, MAX_EVENT_ROWS).map((ev, i) => `<tr><td class="t">+${ms(e.eventTimes![i])}</td><td><pre>${escapeHtml(ev)}</pre></td></tr>`);
-      out.push(`<h3>Events (${events.length})</h3><table class="events">${rows.join('')}</table>`);
-      if (events.length > MAX_EVENT_ROWS) out.push(`<p class="dim">${events.length - MAX_EVENT_ROWS} more events:</p><pre>${escapeHtml(events.slice(MAX_EVENT_ROWS).join('\n\n'))}</pre>`);
-    } else out.push('<h3>Response body</h3>', `<pre>${escapeHtml(pretty(e.responseBody))}</pre>`);
-    if (e.responseBodyNote) out.push('<p class="dim">Cut at the capture limit.</p>');
+    const heading = sides ? `The upstream sent (${escapeHtml(sides.upstream)}, before the bridge translated it)` : e.eventTimes ? 'Response' : 'Response body';
+    out.push(...answer(heading, e.responseBody, e.eventTimes, e.responseBodyNote !== undefined));
   }
   return out.join('');
 }
@@ -224,7 +236,7 @@ export function detailHtml(e: DetailEntry, opts: { nonce: string; cspSource: str
 <title>Request ${escapeHtml(shortId(r.id))}</title></head>
 <body data-id="${escapeHtml(r.id)}">
 <header>
-<h2>${escapeHtml(r.method)} ${escapeHtml(r.path)} → <span class="status s${String(r.status)[0]}">${escapeHtml(r.status || 'no answer')}</span>${r.model ? ` · ${escapeHtml(r.model)}` : ''}</h2>
+<h2>${escapeHtml(r.method)} ${escapeHtml(r.path)} → <span class="status s${String(r.status)[0]}">${escapeHtml(r.status || 'no answer')}</span>${r.model ? ` · ${escapeHtml(modelLabel(r))}` : ''}</h2>
 <div>${actions.map(([a, t]) => `<button data-action="${a}">${t}</button>`).join('')}</div>
 <div role="tablist" aria-label="Request details">${tab('overview', 'Overview')}${tab('conversation', 'Conversation')}${tab('wire', 'Wire')}</div>
 </header>

@@ -1,6 +1,6 @@
 // The Traffic view: one row per request, newest first; decides nothing, maps rows.
 import * as vscode from 'vscode';
-import { failed, shortId } from '../../proxy/traffic/render.js';
+import { failed, modelLabel, shortId } from '../../proxy/traffic/render.js';
 import type { TrafficList, TrafficRow } from './traffic-list.js';
 
 export class TrafficItem extends vscode.TreeItem {
@@ -12,7 +12,7 @@ export class TrafficItem extends vscode.TreeItem {
     const route = r.key ? `${r.key} ${r.bridge ? 'bridged' : 'native'}` : r.bridge ? 'bridged' : '';
     const tokens = r.usage && (r.usage.input !== undefined || r.usage.output !== undefined) ? `${r.usage.input ?? '-'}→${r.usage.output ?? '-'} tok` : '';
     const code = r.diagnosis ?? r.errorCode;
-    this.description = [String(r.status || '---'), r.model, route, `${ms(r.ttfbMs)}/${ms(r.totalMs)}`, tokens, code ? `[${code}]` : '', r.replayOf ? 'replay' : '']
+    this.description = [String(r.status || '---'), modelLabel(r), route, `${ms(r.ttfbMs)}/${ms(r.totalMs)}`, tokens, code ? `[${code}]` : '', r.replayOf ? 'replay' : '']
       .filter(Boolean)
       .join(' · ');
     this.iconPath = failed(r)
@@ -31,7 +31,7 @@ export class TrafficItem extends vscode.TreeItem {
     );
     this.contextValue = r.bridge ? 'trafficBridged' : 'trafficRequest';
     this.command = { command: 'loopgate.openRequest', title: 'Open Request', arguments: [r.id] };
-    this.accessibilityInformation = { label: `${r.method} ${r.path}, status ${r.status}, ${r.model ?? ''}` };
+    this.accessibilityInformation = { label: `${r.method} ${r.path}, status ${r.status}, ${modelLabel(r) ?? ''}` };
   }
 }
 

@@ -103,6 +103,14 @@ export function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: 
     }
     if (ctx.ring && isUserTraffic(ex, reply)) {
       const entry = ringEntry(ex, reply, rec, { text: request, cut: (requestText?.length ?? 0) > RING_BODY_CHARS }, { text: response, cut: answer.length > RING_BODY_CHARS }, isStream);
+      const clientSide = reply.clientSide;
+      if (clientSide) {
+        // What the client got of a bridged answer, scrubbed as the upstream's is; the ring counts it in its budget.
+        const text = clientSide.text();
+        entry.clientResponseBody = redactedHead(text, RING_BODY_CHARS, (s) => r.string(isStream ? scrubAcrossEvents(s, r) : s)).slice(0, RING_BODY_CHARS);
+        if (text.length > RING_BODY_CHARS || clientSide.truncated) entry.clientResponseBodyNote = 'cut';
+        if (isStream && clientSide.times) entry.clientEventTimes = eventTimes(clientSide.chunks, clientSide.times, ex.startedAt);
+      }
       const bridgedBody = attempt?.bridgedBody;
       if (bridgedBody) {
         const translated = bridgedBody.subarray(0, 4 * (RING_BODY_CHARS + CUT_MARGIN)).toString('utf8');
@@ -156,6 +164,8 @@ function ringEntry(ex: RequestSoFar, reply: ClientReply, rec: TrafficRecord, req
   entry.responseBody = response.text.slice(0, RING_BODY_CHARS);
   if (response.cut || reply.capture.truncated) entry.responseBodyNote = 'cut';
   if (isStream && reply.capture.times) entry.eventTimes = eventTimes(reply.capture.chunks, reply.capture.times, ex.startedAt);
+  const timing = reply.timing;
+  if (timing) entry.timing = { loopgateMs: round(timing.loopgateMs), upstreamMs: round(timing.upstreamMs) };
   return entry;
 }
 

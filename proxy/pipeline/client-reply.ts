@@ -35,6 +35,12 @@ export interface LocalOutcome {
   errorType?: string;
 }
 
+/** Where an answer's time went, in ms: Loopgate's own work, and waiting on the upstream. */
+export interface AnswerTiming {
+  loopgateMs: number;
+  upstreamMs: number;
+}
+
 /** Parameter names come from the client's JSON: only plain ones go into a header, the list capped. */
 function headerSafeList(names: readonly string[]): string {
   const list = names.map((n) => (/^[\w.\-[\]]{1,64}$/.test(n) ? n : '(unprintable name)')).join(', ');
@@ -78,6 +84,15 @@ export class ClientReply {
   /** The upstream attempt whose answer this is, once its head is written. */
   #answeredBy?: Attempt;
   readonly #capture: ResponseCapture;
+  /**
+   * A bridged answer as the client got it (the capture above keeps the upstream's bytes, which the
+   * log, usage and the conversation read): for the traffic ring's wire view only, so only with the ring on.
+   */
+  #clientSide?: ResponseCapture;
+  /** Loopgate's time and the upstream's up to the head (what Server-Timing says), and after it while the body streamed. */
+  #headTiming?: AnswerTiming;
+  #bodyOwnMs = 0;
+  #bodyUpstreamMs = 0;
 
   constructor(
     private readonly ex: RequestSoFar,
@@ -90,6 +105,28 @@ export class ClientReply {
   /** What the record reads of the answer's bytes (the reply alone adds to them). */
   get capture(): CapturedAnswer {
     return this.#capture;
+  }
+
+  /** What the client got of a bridged answer (its own protocol), when the traffic ring is on. */
+  get clientSide(): CapturedAnswer | undefined {
+    return this.#clientSide;
+  }
+
+  /**
+   * Where the answer's time went, head to end: Loopgate's own work (before the upstream call, and
+   * handling each chunk: translating, scrubbing, capturing, writing) and the time it waited on the
+   * upstream (for its head, then for each next chunk). Time the client's full socket held the
+   * stream is neither. Server-Timing, sent with the head, can only say the part before it.
+   */
+  get timing(): AnswerTiming | undefined {
+    const head = this.#headTiming;
+    return head && { loopgateMs: head.loopgateMs + this.#bodyOwnMs, upstreamMs: head.upstreamMs + this.#bodyUpstreamMs };
+  }
+
+  /** A streamed body's chunk: the time Loopgate spent on it, and the time it waited for it. */
+  addBodyTime(ownMs: number, upstreamMs: number): void {
+    this.#bodyOwnMs += ownMs;
+    this.#bodyUpstreamMs += upstreamMs;
   }
 
   get status(): number | undefined {
@@ -198,6 +235,7 @@ export class ClientReply {
     // Loopgate's own time and the upstream's (every attempt's), up to this answer's head (W3C Server Timing).
     const upstream = attempt ? attempt.upstreamMs : ex.upstreamMs;
     const own = performance.now() - ex.startedAt - (upstream ?? 0);
+    this.#headTiming = { loopgateMs: own, upstreamMs: upstream ?? 0 };
     out['server-timing'] = upstream === undefined ? `loopgate;dur=${ms(own)}` : `loopgate;dur=${ms(own)}, upstream;dur=${ms(upstream)}`;
     return out;
   }
@@ -221,6 +259,8 @@ export class ClientReply {
     // This answer replaces anything an upstream said: the record must describe this one only.
     this.#local = { code: err.code, message, refused: true, errorType: readErrorEnvelope(body)?.type };
     this.#capture.reset();
+    // The capture now holds what the client gets: no second account of it.
+    this.#clientSide = undefined;
     const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(body.length), ...this.loopgateHeaders(), ...err.headers };
     // A body may still be unread; don't let it be taken for the next request on this socket.
     // (A request without one keeps the connection, so what is pipelined behind it is still served.)
@@ -258,6 +298,7 @@ export class ClientReply {
   send(out: Buffer | string, logged: Buffer | undefined = typeof out === 'string' ? undefined : out): boolean {
     if (logged) this.#capture.add(logged);
     const buf = this.scrub(out);
+    this.clientSideAdd(buf);
     if (buf.length === 0) return true;
     this.#bytesOut += buf.length;
     return this.res.write(buf);
@@ -276,6 +317,7 @@ export class ClientReply {
 
   private finish(buf: Buffer | undefined, logged: Buffer | undefined): void {
     if (logged) this.#capture.add(logged);
+    if (buf) this.clientSideAdd(buf);
     if (buf && buf.length) {
       this.#bytesOut += buf.length;
       this.res.end(buf);
@@ -335,6 +377,12 @@ export class ClientReply {
   message(buf: Buffer, isBinary: boolean): void {
     this.#bytesOut += buf.length;
     this.#capture.add(isBinary ? Buffer.from(`data: [binary message, ${buf.length} bytes]\n\n`) : Buffer.concat([DATA, buf, EVENT_END]));
+  }
+
+  /** A bridged answer's bytes as the client got them, kept beside the upstream's for the ring. */
+  private clientSideAdd(buf: Buffer): void {
+    if (!this.ctx.timeChunks || !this.ex.route?.bridge) return;
+    (this.#clientSide ??= new ResponseCapture(this.ctx)).add(buf);
   }
 
   private scrub(out: Buffer | string): Buffer {

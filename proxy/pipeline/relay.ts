@@ -203,7 +203,13 @@ async function relayModels(ex: RequestSoFar, reply: ClientReply, ctx: ProxyConte
 function pipe(reply: ClientReply, body: UpstreamBody, translate?: (chunk: Buffer) => string, closing?: () => string, stop?: () => boolean): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let stopped = false;
-    const onDrain = () => body.resume();
+    // Since when Loopgate has been ready for the next chunk (undefined while the client's full socket holds the stream):
+    // the time until it comes is the upstream's; the time spent on it, Loopgate's (reply.timing).
+    let ready: number | undefined = performance.now();
+    const onDrain = () => {
+      ready ??= performance.now();
+      body.resume();
+    };
     const offDrain = reply.onDrain(onDrain);
     reply.onClose(() => {
       if (reply.unfinished) body.destroy();
@@ -214,8 +220,13 @@ function pipe(reply: ClientReply, body: UpstreamBody, translate?: (chunk: Buffer
     body.stream({
       data(chunk) {
         if (stopped) return;
+        const arrived = performance.now();
         streamedBytes(chunk.length);
-        if (!reply.send(translate ? translate(chunk) : chunk, chunk)) body.pause();
+        const full = !reply.send(translate ? translate(chunk) : chunk, chunk);
+        if (full) body.pause();
+        const done = performance.now();
+        reply.addBodyTime(done - arrived, ready === undefined ? 0 : arrived - ready);
+        ready = full ? undefined : done;
         if (stop?.()) {
           stopped = true;
           offDrain();
@@ -227,7 +238,10 @@ function pipe(reply: ClientReply, body: UpstreamBody, translate?: (chunk: Buffer
       end() {
         if (stopped) return;
         offDrain();
-        reply.end(closing?.());
+        const arrived = performance.now();
+        const last = closing?.();
+        reply.addBodyTime(performance.now() - arrived, ready === undefined ? 0 : arrived - ready);
+        reply.end(last);
         resolve();
       },
       error(err) {

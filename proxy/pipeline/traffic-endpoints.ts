@@ -70,7 +70,7 @@ export async function handleTraffic(req: IncomingMessage, paths: PathFacts, repl
 const LIVE_BATCH_MS = 25;
 
 /** The fields a list row shows (the Traffic view fetches the whole entry when a row is opened). */
-const ROW_FIELDS = ['time', 'id', 'method', 'path', 'canonicalPath', 'rewrites', 'model', 'stream', 'status', 'errorCode', 'diagnosis', 'key', 'bridge', 'ttfbMs', 'totalMs', 'usage', 'clientAborted', 'replayOf'] as const;
+const ROW_FIELDS = ['time', 'id', 'method', 'path', 'canonicalPath', 'rewrites', 'model', 'alias', 'stream', 'status', 'errorCode', 'diagnosis', 'key', 'bridge', 'ttfbMs', 'totalMs', 'usage', 'clientAborted', 'replayOf'] as const;
 
 function row(e: TrafficEntry): { seq: number; record: Partial<TrafficEntry['record']> } {
   const record: Record<string, unknown> = {};

@@ -9,6 +9,7 @@ import type { Message, Part } from '../rules/conversation.js';
 import type { TrafficRecord } from '../core/record.js';
 import type { TrafficEntry } from './ring.js';
 import { conversationOf, type FollowUp } from './follow-ups.js';
+import { PROTOCOL_TABLE, type Protocol } from '../rules/protocols/index.js';
 
 export interface Style {
   color: boolean;
@@ -46,6 +47,15 @@ function ms(n: number | undefined): string {
   return n === undefined ? '-' : n < 10 ? `${n.toFixed(1)}ms` : `${Math.round(n)}ms`;
 }
 
+/**
+ * The model as the list, `tail` and `show` name it: an aliased request says both what the client
+ * asked for and what went upstream (the record's `model` is the target alone).
+ */
+export function modelLabel(rec: Pick<TrafficRecord, 'model' | 'alias'>): string | undefined {
+  if (!rec.model) return undefined;
+  return rec.alias ? `asked for ${rec.alias.from}, served as ${rec.model}` : rec.model;
+}
+
 /** Did this request fail, as the list and `tail --errors` count it. */
 export function failed(rec: TrafficRecord): boolean {
   return requestFailed(rec);
@@ -56,7 +66,7 @@ export function tailLine(rec: TrafficRecord, style: Style): string {
   const time = rec.time.slice(11, 19);
   const parts = [paint(style, 'dim', time), paint(style, 'cyan', shortId(rec.id)), rec.method, clip(rec.path, 100) + (rec.rewrites.length ? ' *' : '')];
   parts.push(paint(style, statusColor(rec.status), String(rec.status || '---')));
-  if (rec.model) parts.push(clip(rec.model, 60));
+  if (rec.model) parts.push(rec.alias ? `asked for ${clip(rec.alias.from, 60)}, served as ${clip(rec.model, 60)}` : clip(rec.model, 60));
   if (rec.key) parts.push(`${rec.key} ${rec.bridge ? `bridged ${rec.bridge}` : 'native'}`);
   else if (rec.bridge) parts.push(`bridged ${rec.bridge}`);
   if (rec.stream) parts.push('stream');
@@ -145,6 +155,34 @@ export function rateLimitHeaders(headers: Record<string, string> | undefined): R
   return Object.fromEntries(Object.entries(headers ?? {}).filter(([n]) => /^(x-ratelimit-|anthropic-ratelimit-|retry-after)/i.test(n)));
 }
 
+/**
+ * A bridged request's two sides by protocol title, from its bridge label (`responses->chat`):
+ * what the client spoke and what went upstream. Undefined for a native request.
+ */
+export function bridgeSides(bridge: string | undefined): { client: string; upstream: string } | undefined {
+  const [from, to] = bridge?.split('->') ?? [];
+  if (!from || !to) return undefined;
+  const title = (p: string) => (Object.hasOwn(PROTOCOL_TABLE, p) ? PROTOCOL_TABLE[p as Protocol].title : p);
+  return { client: title(from), upstream: title(to) };
+}
+
+/** A stream's events, each with the time it arrived (or was written), indented under a heading. */
+function eventLines(heading: string, body: string, times: number[], cut: boolean): string[] {
+  const out = [`${heading} (${times.length})${cut ? ' (cut at the capture limit)' : ''}`];
+  const events = body.split(/\r?\n\r?\n/).filter((e) => e.trim());
+  events.forEach((e, i) => out.push(indent(e, `    +${ms(times[i])} `.padEnd(14))));
+  return out;
+}
+
+function bodyLines(heading: string, body: string, cut: boolean): string[] {
+  return [heading + (cut ? ' (cut at the capture limit)' : ''), indent(pretty(body), '    ')];
+}
+
+/** The whole answer's time split: Loopgate's own work and waiting on the upstream. */
+export function timeSplit(t: { loopgateMs: number; upstreamMs: number }): string {
+  return `Loopgate ${ms(t.loopgateMs)}, upstream ${ms(t.upstreamMs)} (head to end)`;
+}
+
 export interface ShowOptions extends Style {
   wire: boolean;
 }
@@ -157,7 +195,7 @@ export function showText(entry: TrafficEntry & { followUps?: Record<string, Foll
   lines.push(row('request', `${rec.method} ${rec.path}${rec.stream ? ' (stream)' : ''}`));
   if (rec.canonicalPath !== rec.path) lines.push(row('sent as', rec.canonicalPath));
   lines.push(row('status', paint(opts, statusColor(rec.status), String(rec.status || 'no answer')) + (rec.clientAborted ? ' (the client left)' : '')));
-  if (rec.model) lines.push(row('model', rec.model));
+  if (rec.model) lines.push(row('model', `${modelLabel(rec)}${rec.alias ? ' (model alias)' : ''}`));
   if (rec.key) lines.push(row('route', `${rec.key} (${rec.keyFingerprint ?? '?'}) ${rec.bridge ? `bridged ${rec.bridge}` : 'native'}`));
   if (rec.bridgeDropped?.length) lines.push(row('dropped', `${rec.bridgeDropped.join(', ')} (the chat route cannot use them)`));
   for (const w of rec.rewrites) lines.push(row('rewrite', w));
@@ -165,7 +203,8 @@ export function showText(entry: TrafficEntry & { followUps?: Record<string, Foll
   if (code) lines.push(row('diagnosis', paint(opts, 'red', code) + (rec.errorType ? ` (${rec.errorType})` : '')));
   if (entry.hint) lines.push(row('what to do', entry.hint));
   const timing = rec.responseHeaders?.['server-timing'];
-  lines.push(row('timings', `first byte ${ms(rec.ttfbMs)}, total ${ms(rec.totalMs)}${timing ? `; Server-Timing ${timing}` : ''}`));
+  lines.push(row('timings', `first byte ${ms(rec.ttfbMs)}, total ${ms(rec.totalMs)}${timing ? `; Server-Timing (to the head) ${timing}` : ''}`));
+  if (entry.timing) lines.push(row('time split', timeSplit(entry.timing)));
   if (rec.retries) lines.push(row('retries', String(rec.retries)));
   if (rec.replayOf) lines.push(row('replay of', rec.replayOf));
   const usage = entry.responseBody ? usageDetails(entry.responseBody) : rec.usage;
@@ -187,22 +226,37 @@ export function showText(entry: TrafficEntry & { followUps?: Record<string, Foll
     for (const m of conv.output) lines.push(...messageLines(m, entry.followUps ?? {}, opts));
   } else if (conv.requestProtocol && conv.responseNote) lines.push(paint(opts, 'dim', `  (${conv.responseNote})`));
 
-  if (opts.wire) {
-    lines.push('', paint(opts, 'bold', 'Wire'));
-    lines.push('  > request headers');
-    for (const [n, v] of Object.entries(rec.requestHeaders ?? {})) lines.push(`    ${n}: ${v}`);
-    if (entry.requestBody !== undefined) lines.push('  > request body' + (entry.requestBodyNote === 'cut' ? ' (cut at the capture limit)' : ''), indent(pretty(entry.requestBody), '    '));
-    else if (entry.requestBodyNote === 'streamed') lines.push('  > request body: over 1 MiB, streamed through unkept');
-    lines.push('  < response headers');
-    for (const [n, v] of Object.entries(rec.responseHeaders ?? {})) lines.push(`    ${n}: ${v}`);
-    if (entry.responseBody !== undefined) {
-      if (entry.eventTimes) {
-        lines.push(`  < events (${entry.eventTimes.length})${entry.responseBodyNote ? ' (cut at the capture limit)' : ''}`);
-        const events = entry.responseBody.split(/\r?\n\r?\n/).filter((e) => e.trim());
-        events.forEach((e, i) => lines.push(indent(e, `    +${ms(entry.eventTimes![i])} `.padEnd(14))));
-      } else lines.push('  < response body' + (entry.responseBodyNote ? ' (cut at the capture limit)' : ''), indent(pretty(entry.responseBody), '    '));
-    }
-  }
+  if (opts.wire) lines.push('', ...wireLines(entry, opts));
   const text = printableBlock(lines.join('\n'));
   return opts.color ? finalize(text) : text;
+}
+
+/**
+ * Headers, bodies and events, each headed with whose they are. A bridged request has two of each
+ * body: what the client sent and got (its own protocol), and what went to and came from the upstream.
+ */
+function wireLines(entry: TrafficEntry, opts: Style): string[] {
+  const rec = entry.record;
+  const sides = bridgeSides(rec.bridge);
+  const client = sides ? ` (from the client, ${sides.client})` : '';
+  const lines = [paint(opts, 'bold', 'Wire'), '  > request headers'];
+  for (const [n, v] of Object.entries(rec.requestHeaders ?? {})) lines.push(`    ${n}: ${v}`);
+  if (entry.requestBody !== undefined) lines.push(...bodyLines(`  > request body${client}`, entry.requestBody, entry.requestBodyNote === 'cut'));
+  else if (entry.requestBodyNote === 'streamed') lines.push('  > request body: over 1 MiB, streamed through unkept');
+  if (sides && entry.upstreamRequestBody !== undefined) lines.push(...bodyLines(`  > sent upstream (the bridge's translation, ${sides.upstream})`, entry.upstreamRequestBody, false));
+  lines.push(`  < response headers${sides ? ' (as the client got them)' : ''}`);
+  for (const [n, v] of Object.entries(rec.responseHeaders ?? {})) lines.push(`    ${n}: ${v}`);
+  if (sides && entry.clientResponseBody !== undefined) {
+    const cut = entry.clientResponseBodyNote !== undefined;
+    const heading = `  < the client received (${sides.client})`;
+    lines.push(...(entry.clientEventTimes ? eventLines(`${heading}: events`, entry.clientResponseBody, entry.clientEventTimes, cut) : bodyLines(heading, entry.clientResponseBody, cut)));
+  }
+  if (entry.responseBody !== undefined) {
+    const cut = entry.responseBodyNote !== undefined;
+    if (sides) {
+      const heading = `  < the upstream sent (${sides.upstream}, before the bridge translated it)`;
+      lines.push(...(entry.eventTimes ? eventLines(`${heading}: events`, entry.responseBody, entry.eventTimes, cut) : bodyLines(heading, entry.responseBody, cut)));
+    } else lines.push(...(entry.eventTimes ? eventLines('  < events', entry.responseBody, entry.eventTimes, cut) : bodyLines('  < response body', entry.responseBody, cut)));
+  }
+  return lines;
 }

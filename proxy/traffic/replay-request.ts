@@ -2,18 +2,44 @@
 // as curl. Everything comes from the ring's redacted entry; the credential is
 // the local token (the proxy adds the real key, as for any request), and the
 // request is marked as a replay so the new record points at its original.
+import { randomUUID } from 'node:crypto';
 import { isCredentialHeader } from '../rules/credential-headers.js';
 import { REDACTION_MARK } from '../rules/redact.js';
 import type { TrafficEntry } from './ring.js';
 
 export const REPLAY_HEADER = 'x-loopgate-replay-of';
 
-/** Headers that describe one connection or one browser, not the request. */
-const NOT_REPLAYED = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'upgrade', 'expect', 'origin', 'referer', 'accept-encoding',
-  // A replay is a new request: not an upstream's cached answer to the old one, not a retry, not part of the old trace.
-  'idempotency-key', 'x-stainless-retry-count', 'traceparent', 'tracestate',
+/**
+ * Headers that describe one connection or one browser, not the request; the proxy forwards none
+ * of them upstream (pipeline/headers.ts), so leaving them out changes nothing the upstream sees.
+ */
+const NOT_REPLAYED = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'upgrade', 'expect', 'origin', 'referer',
   // The body is kept decoded.
   'content-encoding']);
+
+/**
+ * A replay is a new request, not a retry of the old one: the upstream sees the same header set,
+ * with fresh values where an old one would make it the same request (an idempotency key would
+ * get the upstream's stored answer back; a trace id would put it in the old trace).
+ */
+const FRESH: Record<string, (old: string) => string | undefined> = {
+  'idempotency-key': () => `loopgate-replay-${randomUUID()}`,
+  'x-stainless-retry-count': () => '0',
+  // W3C trace context: version-traceid-parentid-flags; new ids, the same version and flags.
+  traceparent: (old) => {
+    const m = /^([0-9a-f]{2})-[0-9a-f]{32}-[0-9a-f]{16}-([0-9a-f]{2})$/.exec(old.trim());
+    return m ? `${m[1]}-${randomUUID().replace(/-/g, '')}-${randomUUID().replace(/-/g, '').slice(0, 16)}-${m[2]}` : undefined;
+  },
+};
+
+/** Methods whose requests carry no body: a replay of one sends none (the ring keeps their empty body as ''). */
+const BODILESS = new Set(['GET', 'HEAD']);
+
+/** The original said it carried a body (a length above 0, or chunks). */
+function declaredBody(headers: Record<string, string> | undefined): boolean {
+  const length = headers?.['content-length'];
+  return headers?.['transfer-encoding'] !== undefined || (length !== undefined && length.trim() !== '0');
+}
 
 export interface ReplayRequest {
   method: string;
@@ -32,6 +58,12 @@ export function replayRequest(entry: TrafficEntry, body: string | undefined = en
   if (!rec.path.startsWith('/')) return { ok: false, reason: 'its recorded path is not a path.' };
   if (entry.requestBodyNote === 'streamed') return { ok: false, reason: 'its body was larger than the proxy holds (1 MiB) and was streamed through unkept: there is nothing to resend.' };
   if (entry.requestBodyNote === 'cut' && body === entry.requestBody) return { ok: false, reason: 'its body was cut at the capture limit: resending the part would be a different request.' };
+  const bodiless = BODILESS.has(rec.method.toUpperCase());
+  // Refused before its body was read (a wrong token, a guard): an empty body would be a different request, answered 400 empty-body.
+  if (body === undefined && !bodiless && declaredBody(rec.requestHeaders)) {
+    const answer = `${rec.status || 'no answer'}${rec.diagnosis ?? rec.errorCode ? ` ${rec.diagnosis ?? rec.errorCode}` : ''}`;
+    return { ok: false, reason: `its body was never read: the proxy answered it (${answer}) before reading it, so there is no body to resend. Send a body of your own instead (loopgate replay --body FILE, or Edit and Resend).` };
+  }
   const notes: string[] = [];
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(rec.requestHeaders ?? {})) {
@@ -41,12 +73,16 @@ export function replayRequest(entry: TrafficEntry, body: string | undefined = en
       notes.push(`header ${lower} left out: a secret was masked in it`);
       continue;
     }
-    headers[lower] = value;
+    const fresh = FRESH[lower];
+    const sent = fresh ? fresh(value) : value;
+    if (sent !== undefined) headers[lower] = sent;
   }
   headers[REPLAY_HEADER] = rec.id;
   if (rec.path.includes(REDACTION_MARK)) notes.push('the query held a secret, which is resent masked');
   if (body?.includes(REDACTION_MARK)) notes.push('the body held a secret, which is resent masked');
-  return { ok: true, request: { method: rec.method, path: rec.path, headers, ...(body !== undefined ? { body } : {}), notes } };
+  // GET and HEAD carry no body (the ring keeps theirs as ''); an edited one for them is still sent as asked.
+  const sendBody = body === undefined || (bodiless && body === '') ? undefined : body;
+  return { ok: true, request: { method: rec.method, path: rec.path, headers, ...(sendBody !== undefined ? { body: sendBody } : {}), notes } };
 }
 
 const CONTROL = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
@@ -71,8 +107,10 @@ function q(text: string): string {
  */
 export function curlCommand(req: ReplayRequest, proxyUrl: string, credential: { command: string } | { token: string }): string {
   const auth = 'command' in credential ? `"Authorization: Bearer $(${credential.command} token)"` : q(`Authorization: Bearer ${credential.token}`);
-  const lines = [`curl -sS -X ${req.method} ${q(proxyUrl + req.path)}`, `-H ${auth}`];
-  for (const [name, value] of Object.entries(req.headers)) if (name !== REPLAY_HEADER) lines.push(`-H ${q(`${name}: ${value}`)}`);
+  // --globoff: a masked query value ([REDACTED:ab12]) is text, not one of curl's URL ranges ("bad range").
+  const lines = [`curl -sS --globoff -X ${req.method} ${q(proxyUrl + req.path)}`, `-H ${auth}`];
+  // accept-encoding left to curl: a compressed answer would reach the terminal as binary (the proxy asks the upstream for identity either way).
+  for (const [name, value] of Object.entries(req.headers)) if (name !== REPLAY_HEADER && name !== 'accept-encoding') lines.push(`-H ${q(`${name}: ${value}`)}`);
   if (req.body !== undefined) lines.push(`--data-raw ${q(req.body)}`);
   return lines.join(' \\\n  ');
 }

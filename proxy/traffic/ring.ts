@@ -31,6 +31,18 @@ export interface TrafficEntry {
   hint?: string;
   /** For event streams: each event's arrival, in ms from the request's start, in order. */
   eventTimes?: number[];
+  /**
+   * Bridged requests: the answer as the client got it, in its own protocol (redacted), and for a
+   * stream when each of its events was written. `responseBody` and `eventTimes` are the upstream's.
+   */
+  clientResponseBody?: string;
+  clientResponseBodyNote?: 'cut';
+  clientEventTimes?: number[];
+  /**
+   * Where the answer's time went, head to end, in ms: Loopgate's own work and waiting on the
+   * upstream (Server-Timing, sent with the head, says only the part before it).
+   */
+  timing?: { loopgateMs: number; upstreamMs: number };
 }
 
 export type NewEntry = Omit<TrafficEntry, 'seq'>;
@@ -136,9 +148,9 @@ export class TrafficRing {
  */
 function sizeOf(e: TrafficEntry): number {
   const r = e.record;
-  let chars = (e.hint?.length ?? 0) + (e.requestBody?.length ?? 0) + (e.upstreamRequestBody?.length ?? 0) + (e.responseBody?.length ?? 0);
+  let chars = (e.hint?.length ?? 0) + (e.requestBody?.length ?? 0) + (e.upstreamRequestBody?.length ?? 0) + (e.responseBody?.length ?? 0) + (e.clientResponseBody?.length ?? 0);
   chars += r.path.length + r.canonicalPath.length + (r.model?.length ?? 0) + (r.upstreamRequestId?.length ?? 0);
   for (const h of [r.requestHeaders, r.responseHeaders]) for (const k in h) chars += k.length + h[k]!.length;
   for (const w of r.rewrites) chars += w.length;
-  return 2 * chars + 8 * (e.eventTimes?.length ?? 0) + 512;
+  return 2 * chars + 8 * ((e.eventTimes?.length ?? 0) + (e.clientEventTimes?.length ?? 0)) + 512;
 }
