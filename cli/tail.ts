@@ -5,7 +5,6 @@ import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE } from './proxy-co
 import { follow, getJson, TrafficError } from './traffic-client.js';
 import { matches, tailLine, validStatusFilter, type TailFilter } from '../proxy/traffic/render.js';
 import { useColor } from './color.js';
-import { printableJson } from '../proxy/rules/printable.js';
 import type { TrafficEntry } from '../proxy/traffic/ring.js';
 import { intOption } from './serve.js';
 
@@ -58,7 +57,7 @@ proxy with this token answers, or it keeps no traffic (--no-capture).`,
     if (typeof conn === 'number') return conn;
     const style = { color: !values.json && useColor(io) };
     const print = (e: Summary) => {
-      if (matches(e.record, filter)) io.out(values.json ? printableJson(JSON.stringify(e.record)) : tailLine(e.record, style));
+      if (matches(e.record, filter)) io.out(values.json ? JSON.stringify(e.record) : tailLine(e.record, style));
     };
     let last = 0;
     try {
