@@ -7,6 +7,7 @@ import { matches, tailLine, validStatusFilter, type TailFilter } from '../proxy/
 import { useColor } from './color.js';
 import type { TrafficEntry } from '../proxy/traffic/ring.js';
 import { intOption } from './serve.js';
+import { outputGone } from './signals.js';
 
 type Summary = Pick<TrafficEntry, 'seq' | 'record'>;
 
@@ -66,12 +67,14 @@ proxy with this token answers, or it keeps no traffic (--no-capture).`,
       // The last N that pass the filter, oldest first.
       for (const e of recent.entries.filter((x) => matches(x.record, filter)).slice(0, lines).reverse()) print(e);
       if (values['no-follow']) return EXIT.ok;
-      await follow(conn, last, print);
+      // Until Ctrl+C, the proxy stops, or the reader of the lines goes away (`| head`).
+      await follow(conn, last, print, outputGone);
     } catch (err) {
       if (err instanceof TrafficError) {
         io.err(`loopgate tail: ${err.message}`);
         return EXIT.config;
       }
+      if (outputGone.aborted) return EXIT.ok;
       const code = (err as NodeJS.ErrnoException).code;
       // The proxy went away mid-feed: that ends the tail, like `kubectl logs -f` when its pod ends.
       if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') {

@@ -28,3 +28,12 @@ export function printable(text: string): string {
 export function printableBlock(text: string): string {
   return text.replace(UNSAFE_BUT_LINES, escape);
 }
+
+/**
+ * Outside text quoted in a message (a model ID, a key of a project file): in JSON's double quotes
+ * with JSON's escapes, then printable(), so `"a\"b"` cannot pass for two quotes and a raw ESC, shown
+ * as `\u001b`, cannot be mistaken for the four characters `\x1b` someone typed (those show as `\\x1b`).
+ */
+export function quoted(text: string): string {
+  return printable(JSON.stringify(text));
+}

@@ -4,6 +4,7 @@
 // request is marked as a replay so the new record points at its original.
 import { isCredentialHeader } from '../rules/credential-headers.js';
 import { REDACTION_MARK } from '../rules/redact.js';
+import { shellQuote } from '../rules/shell-quote.js';
 import type { TrafficEntry } from './ring.js';
 
 export const REPLAY_HEADER = 'x-loopgate-replay-of';
@@ -49,30 +50,14 @@ export function replayRequest(entry: TrafficEntry, body: string | undefined = en
   return { ok: true, request: { method: rec.method, path: rec.path, headers, ...(body !== undefined ? { body } : {}), notes } };
 }
 
-const CONTROL = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
-
-/**
- * Shell quoting: POSIX single quotes (everything literal), or, when the text holds
- * control characters, bash's $'…' with them escaped, so pasting it shows and runs
- * the same bytes and no character reaches the terminal raw.
- */
-function q(text: string): string {
-  if (!CONTROL.test(text)) return `'${text.replace(/'/g, `'\\''`)}'`;
-  const body = text.replace(/[\\']/g, (c) => `\\${c}`).replace(new RegExp(CONTROL.source, 'g'), (c) => {
-    const code = c.charCodeAt(0);
-    return code <= 0x7f ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
-  });
-  return `$'${body}'`;
-}
-
 /**
  * A curl command that runs as pasted: the local token from `<cli> token`
  * (never the key, never the token itself unless asked), the body as sent.
  */
 export function curlCommand(req: ReplayRequest, proxyUrl: string, credential: { command: string } | { token: string }): string {
-  const auth = 'command' in credential ? `"Authorization: Bearer $(${credential.command} token)"` : q(`Authorization: Bearer ${credential.token}`);
-  const lines = [`curl -sS -X ${req.method} ${q(proxyUrl + req.path)}`, `-H ${auth}`];
-  for (const [name, value] of Object.entries(req.headers)) if (name !== REPLAY_HEADER) lines.push(`-H ${q(`${name}: ${value}`)}`);
-  if (req.body !== undefined) lines.push(`--data-raw ${q(req.body)}`);
+  const auth = 'command' in credential ? `"Authorization: Bearer $(${credential.command} token)"` : shellQuote(`Authorization: Bearer ${credential.token}`);
+  const lines = [`curl -sS -X ${req.method} ${shellQuote(proxyUrl + req.path)}`, `-H ${auth}`];
+  for (const [name, value] of Object.entries(req.headers)) if (name !== REPLAY_HEADER) lines.push(`-H ${shellQuote(`${name}: ${value}`)}`);
+  if (req.body !== undefined) lines.push(`--data-raw ${shellQuote(req.body)}`);
   return lines.join(' \\\n  ');
 }
