@@ -1,7 +1,8 @@
 // The traffic ring as text, for `loopgate tail` and `loopgate show`: one line a
 // request, and the whole of one request (overview, conversation, wire). Pure:
-// strings in, strings out; colour only when the caller says the output is a
-// terminal. Everything shown comes from the ring's redacted entries.
+// records in, TerminalText out (escaped, rules/terminal-text.ts); colour only
+// when the caller says the output is a terminal. Everything shown comes from
+// the ring's redacted entries.
 import { indentLines, joinText, paint as paintText, term, type Colour, type Hole, type TerminalText } from '../rules/terminal-text.js';
 import { usageDetails } from '../rules/usage.js';
 import { requestFailed } from '../core/outcome.js';
