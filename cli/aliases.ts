@@ -7,6 +7,7 @@
 import { loadProjectFile } from '../proxy/config/find-project-file.js';
 import { mergeAliases, parseAliasFlag, type AliasEntry } from '../proxy/rules/model-aliases.js';
 import { suggestModels } from '../proxy/rules/suggest.js';
+import { quoted } from '../proxy/rules/printable.js';
 import type { AliasMap } from '../proxy/core/options.js';
 
 export interface AliasSources {
@@ -72,7 +73,7 @@ function settingEntries(value: unknown, problems: string[]): AliasEntry[] {
   const out: AliasEntry[] = [];
   for (const [from, to] of Object.entries(value as Record<string, unknown>)) {
     if (typeof to === 'string') out.push({ from, to, source: 'loopgate.aliases' });
-    else problems.push(`loopgate.aliases: the alias for "${from.slice(0, 80)}" must be a model ID string; ignored.`);
+    else problems.push(`loopgate.aliases: the alias for ${quoted(from.slice(0, 80))} must be a model ID string; ignored.`);
   }
   return out;
 }
@@ -89,7 +90,7 @@ export function aliasTargetWarnings(aliases: AliasMap, known: readonly string[] 
   for (const [from, { to, source }] of aliases) {
     if (known.includes(to)) continue;
     const near = suggestModels(to, known);
-    out.push(`alias ${from} -> ${to} (${source}): no key lists "${to}"${near.length ? `; closest: ${near.map((n) => `"${n}"`).join(', ')}` : ''}. Requests for ${from} will be refused until it points at a listed model.`);
+    out.push(`alias ${from} -> ${to} (${source}): no key lists ${quoted(to)}${near.length ? `; closest: ${near.map((n) => quoted(n.slice(0, 200))).join(', ')}` : ''}. Requests for ${from} will be refused until it points at a listed model.`);
   }
   return out;
 }

@@ -1,8 +1,15 @@
 // The shape every CLI command module exports. cli/main.ts only dispatches.
+import type { TerminalText } from '../proxy/rules/terminal-text.js';
+
+/**
+ * A line to print. A plain string is escaped on its way out (cli/terminal-io.ts), so outside text in
+ * it cannot act on the terminal; a TerminalText (rules/terminal-text.ts) is printed as it is, colour included.
+ */
+export type Line = string | TerminalText;
 
 export interface Io {
-  out(line: string): void;
-  err(line: string): void;
+  out(line: Line): void;
+  err(line: Line): void;
   env: NodeJS.ProcessEnv;
   stdin: NodeJS.ReadableStream;
   /** Standard output is a terminal (colour is allowed). */

@@ -4,6 +4,7 @@ import { routingMatrix, type RoutingRow } from '../proxy/rules/key-routing.js';
 import { PROTOCOL_ORDER, PROTOCOL_TABLE } from '../proxy/rules/protocols/index.js';
 import { withUpstream } from './upstream-config.js';
 import { cliInvocation } from './invocation.js';
+import { printable } from '../proxy/rules/printable.js';
 
 /** As documented for every command: a URL or key that cannot be used is bad configuration (3), a failed check 1. */
 function exitCode(report: DoctorReport): number {
@@ -15,9 +16,10 @@ function exitCode(report: DoctorReport): number {
 /** Each key's steps under its name, then the model × protocol matrix. */
 function formatKeysDoctor(reports: Array<{ name: string; report: DoctorReport }>, matrix: RoutingRow[], cli: string): string {
   const out: string[] = [];
-  for (const r of reports) out.push(`key ${r.name}`, formatDoctorTable(r.report, cli), '');
+  for (const r of reports) out.push(`key ${printable(r.name)}`, formatDoctorTable(r.report, cli), '');
   const head = ['model', ...PROTOCOL_ORDER.map((p) => PROTOCOL_TABLE[p].title)];
-  const rows = matrix.map((row) => [row.model, ...PROTOCOL_ORDER.map((p) => row.routes[p] ?? '-')]);
+  // Model IDs come from the upstream: escaped before the columns are measured.
+  const rows = matrix.map((row) => [row.model, ...PROTOCOL_ORDER.map((p) => row.routes[p] ?? '-')].map(printable));
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   out.push('Which key serves what (model x protocol -> key, native or bridged):', line(head), ...rows.map(line));

@@ -6,6 +6,7 @@
 // registry holds under that name (with the local token in the same command line).
 import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
+import { shellQuote } from '../proxy/rules/shell-quote.js';
 
 export interface Invocation {
   /** What to type: `loopgate`, or `node '/abs/dist/cli.js'`. */
@@ -20,7 +21,7 @@ export function cliInvocation(env: NodeJS.ProcessEnv, script = process.argv[1] ?
   const self = realpathOr(resolve(script));
   const packageDir = dirname(dirname(self));
   const installed = onPath(env, platform, self);
-  return { command: installed ? 'loopgate' : `node ${shellQuote(self, platform)}`, installed, install: `npm install -g ${shellQuote(packageDir, platform)}` };
+  return { command: installed ? 'loopgate' : `node ${shellQuote(self, platform === 'win32' ? 'windows' : 'posix')}`, installed, install: `npm install -g ${shellQuote(packageDir, platform === 'win32' ? 'windows' : 'posix')}` };
 }
 
 function onPath(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, self: string): boolean {
@@ -43,12 +44,6 @@ function realpathOr(path: string): string {
   } catch {
     return path;
   }
-}
-
-/** Quoted only when it has to be, for sh-like shells (PowerShell takes the same single quotes). */
-function shellQuote(path: string, platform: NodeJS.Platform): string {
-  if (/^[\w@%+=:,./\\-]+$/.test(path)) return path;
-  return platform === 'win32' ? `"${path}"` : `'${path.replace(/'/g, `'\\''`)}'`;
 }
 
 export { commandLine, INSTALLED_COMMAND } from '../proxy/rules/command-line.js';

@@ -4,6 +4,7 @@ import { commands } from './commands.js';
 import { version } from '../proxy/version.js';
 import { suggestModels } from '../proxy/rules/suggest.js';
 import { cliInvocation, commandLine } from './invocation.js';
+import { processIo, safeIo } from './terminal-io.js';
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -38,7 +39,9 @@ export function usageProblem(err: Error, usage: string): string {
   return err.message;
 }
 
-export async function main(argv: string[], io: Io): Promise<number> {
+export async function main(argv: string[], given: Io): Promise<number> {
+  // Every line any command prints passes here: outside text in it is escaped (cli/terminal-io.ts).
+  const io = safeIo(given);
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     io.out(help());
@@ -77,13 +80,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
 }
 
 if (typeof require !== 'undefined' && require.main === module) {
-  const io: Io = {
-    out: (line) => process.stdout.write(line + '\n'),
-    err: (line) => process.stderr.write(line + '\n'),
-    env: process.env,
-    stdin: process.stdin,
-    isTTY: process.stdout.isTTY,
-  };
+  const io = processIo();
   main(process.argv.slice(2), io).then(
     (code) => {
       process.exitCode = code;
@@ -93,7 +90,7 @@ if (typeof require !== 'undefined' && require.main === module) {
       setTimeout(() => process.exit(code), 3000).unref();
     },
     (err: unknown) => {
-      io.err(`loopgate: ${(err as Error)?.message ?? String(err)}`);
+      safeIo(io).err(`loopgate: ${(err as Error)?.message ?? String(err)}`);
       process.exitCode = EXIT.failed;
     },
   );

@@ -5,10 +5,11 @@ import { diagnose, parseErrorBody } from '../proxy/rules/diagnose.js';
 import { parseModelList, type ModelEntry } from '../proxy/rules/model-list.js';
 import { withUpstream, type UpstreamConfig, type UpstreamFlags } from './upstream-config.js';
 import { MODELS_PATH, protocolOfEndpointType } from '../proxy/rules/protocols/index.js';
+import { printable } from '../proxy/rules/printable.js';
 
-
+/** The upstream's IDs and owners escaped before the columns are measured, so a cell stays one cell. */
 export function formatModelTable(models: ModelEntry[]): string {
-  const rows = models.map((m) => [m.id, m.owned_by ?? '', (m.supported_endpoint_types ?? []).map((t) => protocolOfEndpointType(t) ?? t).join(', ')]);
+  const rows = models.map((m) => [m.id, m.owned_by ?? '', (m.supported_endpoint_types ?? []).map((t) => protocolOfEndpointType(t) ?? t).join(', ')].map((c) => printable(String(c))));
   const head = ['MODEL ID', 'OWNED BY', 'PROTOCOLS'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();

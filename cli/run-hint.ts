@@ -7,6 +7,7 @@
 // stray one is recognisable.
 import { get } from '../proxy/health-client.js';
 import { aliasAdvice } from '../proxy/rules/model-aliases.js';
+import { quoted } from '../proxy/rules/printable.js';
 
 interface Seen {
   count: number;
@@ -45,6 +46,6 @@ export async function watchModelNotFound(proxyUrl: string, credential: string): 
     if (!after || after.count <= before.count || !after.model) return undefined;
     const times = after.count - before.count === 1 ? 'once' : `${after.count - before.count} times`;
     const advice = after.closest ? aliasAdvice(after.model, after.closest, after.aliasedTo) : 'Pick a model from `loopgate models` and pass it to the tool, or map this one with `loopgate serve --alias FROM=TO`.';
-    return `loopgate run: the proxy refused model "${after.model}" (no key serves it) ${times} while the tool ran. ${advice}`;
+    return `loopgate run: the proxy refused model ${quoted(after.model)} (no key serves it) ${times} while the tool ran. ${advice}`;
   };
 }

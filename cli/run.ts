@@ -14,6 +14,7 @@ import { watchModelNotFound } from './run-hint.js';
 import { runningProxyUrl } from './serve.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../proxy/core/options.js';
 import { cliInvocation, commandLine } from './invocation.js';
+import { shellWords } from '../proxy/rules/shell-quote.js';
 
 /** What a --no-token proxy is sent instead of the token: it accepts any credential, and one that proved nothing gets no token. */
 const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';
@@ -65,7 +66,9 @@ not be executed; 127 command not found.`,
     const { values, positionals } = parseArgs({ args: own, options: { port: { type: 'string' }, host: { type: 'string' }, 'no-token': { type: 'boolean' } }, strict: true, allowPositionals: true });
     const cli = cliInvocation(io.env).command;
     if (positionals.length > 0 || sep === -1) {
-      io.err(`loopgate run: put the command after --, e.g. ${commandLine(cli, `run -- ${positionals.join(' ') || 'claude'}`)}`);
+      // The suggestion repeats the user's words, quoted for the shell, unless one of them holds a key.
+      const keyed = argsWithSecrets(positionals, secretsOfEnv(io.env, loadOrCreateToken(io.env))).length > 0;
+      io.err(`loopgate run: put the command after --, e.g. ${commandLine(cli, `run -- ${positionals.length && !keyed ? shellWords(positionals) : 'claude'}`)}`);
       return EXIT.usage;
     }
     if (!command) {

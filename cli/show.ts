@@ -6,7 +6,6 @@ import { getEntry, TrafficError } from './traffic-client.js';
 import { showText } from '../proxy/traffic/render.js';
 import { replayRequest, curlCommand } from '../proxy/traffic/replay-request.js';
 import { useColor } from './color.js';
-import { printableJson } from '../proxy/rules/printable.js';
 import { cliInvocation } from './invocation.js';
 
 export const showCommand: Command = {
@@ -57,7 +56,7 @@ Exit codes: 0 shown, 1 no such request in the proxy's memory, 2 bad usage,
       io.err(`loopgate show: ${err.message}`);
       return err.code === 'capture-off' ? EXIT.config : EXIT.failed;
     }
-    if (values.json) io.out(printableJson(JSON.stringify(entry, null, 2)));
+    if (values.json) io.out(JSON.stringify(entry, null, 2));
     else if (values.curl) {
       const plan = replayRequest(entry);
       if (!plan.ok) {

@@ -5,9 +5,9 @@ import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE } from './proxy-co
 import { follow, getJson, TrafficError } from './traffic-client.js';
 import { matches, tailLine, validStatusFilter, type TailFilter } from '../proxy/traffic/render.js';
 import { useColor } from './color.js';
-import { printableJson } from '../proxy/rules/printable.js';
 import type { TrafficEntry } from '../proxy/traffic/ring.js';
 import { intOption } from './serve.js';
+import { outputGone } from './signals.js';
 
 type Summary = Pick<TrafficEntry, 'seq' | 'record'>;
 
@@ -58,7 +58,7 @@ proxy with this token answers, or it keeps no traffic (--no-capture).`,
     if (typeof conn === 'number') return conn;
     const style = { color: !values.json && useColor(io) };
     const print = (e: Summary) => {
-      if (matches(e.record, filter)) io.out(values.json ? printableJson(JSON.stringify(e.record)) : tailLine(e.record, style));
+      if (matches(e.record, filter)) io.out(values.json ? JSON.stringify(e.record) : tailLine(e.record, style));
     };
     let last = 0;
     try {
@@ -67,12 +67,14 @@ proxy with this token answers, or it keeps no traffic (--no-capture).`,
       // The last N that pass the filter, oldest first.
       for (const e of recent.entries.filter((x) => matches(x.record, filter)).slice(0, lines).reverse()) print(e);
       if (values['no-follow']) return EXIT.ok;
-      await follow(conn, last, print);
+      // Until Ctrl+C, the proxy stops, or the reader of the lines goes away (`| head`).
+      await follow(conn, last, print, outputGone);
     } catch (err) {
       if (err instanceof TrafficError) {
         io.err(`loopgate tail: ${err.message}`);
         return EXIT.config;
       }
+      if (outputGone.aborted) return EXIT.ok;
       const code = (err as NodeJS.ErrnoException).code;
       // The proxy went away mid-feed: that ends the tail, like `kubectl logs -f` when its pod ends.
       if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') {

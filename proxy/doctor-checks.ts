@@ -9,6 +9,7 @@ import { diagnose, parseErrorBody } from './rules/diagnose.js';
 import { parseModelList, type ModelEntry } from './rules/model-list.js';
 import { ANTHROPIC_VERSION, MODELS_PATH, PROTOCOL_TABLE, minimalRequest, streamCompleted, type Protocol } from './rules/protocols/index.js';
 import { commandLine } from './rules/command-line.js';
+import { printable } from './rules/printable.js';
 
 export type StepResult = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -171,7 +172,8 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
 /** `cli`: how the user types the CLI here (cli/invocation.ts), for the rerun hint. */
 export function formatDoctorTable(report: DoctorReport, cli: string): string {
   const width = Math.max(...report.steps.map((s) => s.name.length));
-  const lines = report.steps.map((s) => `${s.name.padEnd(width)}  ${s.result.toUpperCase().padEnd(4)}  ${s.detail}`);
+  // A detail quotes the upstream (model IDs, error messages): one line each, escaped.
+  const lines = report.steps.map((s) => `${s.name.padEnd(width)}  ${s.result.toUpperCase().padEnd(4)}  ${printable(s.detail)}`);
   lines.push('', report.ok ? 'All steps passed.' : `Some steps failed: fix the first failing step, then run \`${commandLine(cli, 'doctor')}\` again.`);
   return lines.join('\n');
 }

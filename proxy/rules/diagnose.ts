@@ -11,6 +11,7 @@ import { suggestModels } from './suggest.js';
 import type { BridgeMode } from '../core/options.js';
 import { isWebSocketRefusal, websocketUnsupportedHint } from './websocket.js';
 import { aliasAdvice } from './model-aliases.js';
+import { quoted } from './printable.js';
 
 export interface UpstreamErrorInfo {
   status: number;
@@ -98,8 +99,8 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
 
   if (has(info, 'model_not_found')) {
     const suggestions = ctx.model && ctx.knownModels ? suggestModels(ctx.model, ctx.knownModels) : [];
-    const wanted = ctx.model ? `"${ctx.model}"` : 'The model';
-    const mean = suggestions.length ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?` : '';
+    const wanted = ctx.model ? quoted(ctx.model) : 'The model';
+    const mean = suggestions.length ? ` Did you mean ${suggestions.map((s) => quoted(s)).join(' or ')}?` : '';
     // The tool's own default (Codex's, Claude Code's) often cannot be changed where the error shows: an alias can.
     const alias = ctx.model && suggestions[0] ? ` ${aliasAdvice(ctx.aliasedFrom ?? ctx.model, suggestions[0], ctx.aliasedFrom && ctx.model)}` : '';
     return {

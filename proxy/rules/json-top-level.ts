@@ -8,6 +8,7 @@
 // after it); nested values only for balance. A body malformed deeper down is
 // left for the upstream to refuse, or for JSON.parse when the bridge needs the
 // object (read-body.ts parses it then).
+import { quoted } from './printable.js';
 
 export type TopLevel =
   | {
@@ -126,7 +127,7 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel 
       if (key === undefined) return fail('bad escape in a property name');
       i = keyEnd;
       ws();
-      if (buf[i] !== COLON) return fail(`expected ':' after "${key.slice(0, 40)}"`);
+      if (buf[i] !== COLON) return fail(`expected ':' after ${quoted(key.slice(0, 40))}`);
       i++;
       ws();
       const valueStart = i;

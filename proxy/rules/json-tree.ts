@@ -2,6 +2,7 @@
 // text), for files whose findings point at a value: loopgate.json's aliases.
 // Strict JSON (no comments, no trailing commas), like JSON.parse; the error
 // says where it went wrong. Pure, no I/O.
+import { quoted } from './printable.js';
 
 export type JsonNode =
   | { kind: 'object'; start: number; end: number; entries: Array<{ key: string; keyStart: number; keyEnd: number; value: JsonNode }> }
@@ -70,7 +71,7 @@ export function parseJsonTree(text: string): JsonTreeResult {
         if (text[i] !== '"') fail('expected a property name in double quotes');
         const key = str();
         ws();
-        if (text[i] !== ':') fail(`expected ':' after "${key.value.slice(0, 40)}"`);
+        if (text[i] !== ':') fail(`expected ':' after ${quoted(key.value.slice(0, 40))}`);
         i++;
         entries.push({ key: key.value, keyStart: key.start, keyEnd: key.end, value: value(depth + 1) });
         ws();

@@ -5,6 +5,8 @@
 // /v1/models shows an alias. Pure, no I/O.
 import type { ModelEntry } from './model-list.js';
 import type { AliasMap, AliasSource } from '../core/options.js';
+import { printable, quoted } from './printable.js';
+import { shellQuote } from './shell-quote.js';
 
 export interface AliasEntry {
   from: string;
@@ -22,9 +24,9 @@ const MODEL_ID = /^[\x21-\x7e]{1,200}$/;
 
 /** Why one pair cannot be an alias, or undefined when it can. */
 export function aliasPairProblem(from: string, to: string): string | undefined {
-  if (from === '' || to === '') return `an alias needs a model on both sides of "=", e.g. gpt-6.2-sol=gpt-6.1-sol (got "${from}=${to}").`;
+  if (from === '' || to === '') return `an alias needs a model on both sides of "=", e.g. gpt-6.2-sol=gpt-6.1-sol (got ${quoted(`${from}=${to}`)}).`;
   for (const id of [from, to]) {
-    if (!MODEL_ID.test(id)) return `"${clip(id)}" is not a model ID: IDs are at most 200 printable ASCII characters without spaces.`;
+    if (!MODEL_ID.test(id)) return `${quoted(clip(id))} is not a model ID: IDs are at most 200 printable ASCII characters without spaces.`;
   }
   if (from === to) return `"${from}=${to}" maps a model to itself; leave it out.`;
   return undefined;
@@ -33,7 +35,7 @@ export function aliasPairProblem(from: string, to: string): string | undefined {
 /** One `--alias FROM=TO` value. */
 export function parseAliasFlag(value: string): { ok: true; from: string; to: string } | { ok: false; problem: string } {
   const at = value.indexOf('=');
-  if (at < 0) return { ok: false, problem: `--alias takes FROM=TO, the model a tool asks for and the one to send instead, e.g. --alias gpt-6.2-sol=gpt-6.1-sol (got "${clip(value)}").` };
+  if (at < 0) return { ok: false, problem: `--alias takes FROM=TO, the model a tool asks for and the one to send instead, e.g. --alias gpt-6.2-sol=gpt-6.1-sol (got ${quoted(clip(value))}).` };
   const from = value.slice(0, at).trim();
   const to = value.slice(at + 1).trim();
   const problem = aliasPairProblem(from, to);
@@ -81,12 +83,18 @@ export function mergeAliases(layers: ReadonlyArray<readonly AliasEntry[]>): { al
   return { aliases: merged, problems };
 }
 
-/** How to add the alias FROM → TO, in each place one can be set; `current`: FROM is already aliased, to that unserved model. */
+/**
+ * How to add the alias FROM → TO, in each place one can be set; `current`: FROM is already aliased, to
+ * that unserved model. FROM comes from a tool (its config file), TO from the upstream's list: both are
+ * escaped where quoted, and the command is quoted for the shell, so it runs as pasted.
+ */
 export function aliasAdvice(from: string, to: string, current?: string): string {
+  const flag = `--alias ${shellQuote(`${from}=${to}`)}`;
+  const line = `${quoted(from)}: ${quoted(to)}`;
   if (current !== undefined) {
-    return `The alias ${from} -> ${current} sends a model no key serves: point it at "${to}" instead (\`--alias ${from}=${to}\`, "${from}": "${to}" under "aliases" in ${PROJECT_FILE}, or the loopgate.aliases setting, wherever it is set).`;
+    return `The alias ${printable(from)} -> ${printable(current)} sends a model no key serves: point it at ${quoted(to)} instead (\`${flag}\`, ${line} under "aliases" in ${PROJECT_FILE}, or the loopgate.aliases setting, wherever it is set).`;
   }
-  return `To send "${from}" as "${to}", add a model alias: \`loopgate serve --alias ${from}=${to}\`, or "${from}": "${to}" under "aliases" in ${PROJECT_FILE} (or the loopgate.aliases setting in VS Code).`;
+  return `To send ${quoted(from)} as ${quoted(to)}, add a model alias: \`loopgate serve ${flag}\`, or ${line} under "aliases" in ${PROJECT_FILE} (or the loopgate.aliases setting in VS Code).`;
 }
 
 /** The x-loopgate-alias header's value. */

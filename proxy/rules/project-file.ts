@@ -13,6 +13,7 @@ import { parseJsonTree, type JsonNode } from './json-tree.js';
 import { aliasPairProblem, type AliasEntry } from './model-aliases.js';
 import { readPriceTable } from './price-table.js';
 import type { PriceOverrides } from './pricing.js';
+import { quoted } from './printable.js';
 
 export interface ProjectAlias extends AliasEntry {
   /** UTF-16 offsets of FROM's and TO's string tokens (quotes included). */
@@ -60,7 +61,7 @@ export function readProjectFile(text: string): ProjectFile {
       const table = readPriceTable(e.value, text);
       prices = table.prices;
       problems.push(...table.problems.map((p) => ({ severity: 'error' as const, ...p })));
-    } else if (!KNOWN_KEYS.has(e.key)) problems.push({ severity: 'warning', message: `loopgate.json has no setting "${e.key.slice(0, 80)}" (it knows "aliases" and "prices"); ignored.`, start: e.keyStart, end: e.keyEnd });
+    } else if (!KNOWN_KEYS.has(e.key)) problems.push({ severity: 'warning', message: `loopgate.json has no setting ${quoted(e.key.slice(0, 80))} (it knows "aliases" and "prices"); ignored.`, start: e.keyStart, end: e.keyEnd });
   }
   if (!aliasesNode) return { aliases: [], prices, problems };
   if (aliasesNode.kind !== 'object') {
@@ -71,7 +72,7 @@ export function readProjectFile(text: string): ProjectFile {
   const seen = new Map<string, ProjectAlias>();
   for (const e of aliasesNode.entries) {
     if (e.value.kind !== 'string') {
-      problems.push({ severity: 'error', message: `The alias for "${e.key.slice(0, 80)}" must be a model ID string (the model to send instead).`, start: e.value.start, end: e.value.end });
+      problems.push({ severity: 'error', message: `The alias for ${quoted(e.key.slice(0, 80))} must be a model ID string (the model to send instead).`, start: e.value.start, end: e.value.end });
       continue;
     }
     const bad = aliasPairProblem(e.key, e.value.value);

@@ -1,8 +1,9 @@
 // The traffic ring as text, for `loopgate tail` and `loopgate show`: one line a
 // request, and the whole of one request (overview, conversation, wire). Pure:
-// strings in, strings out; colour only when the caller says the output is a
-// terminal. Everything shown comes from the ring's redacted entries.
-import { printable, printableBlock } from '../rules/printable.js';
+// records in, TerminalText out (escaped, rules/terminal-text.ts); colour only
+// when the caller says the output is a terminal. Everything shown comes from
+// the ring's redacted entries.
+import { indentLines, joinText, paint as paintText, term, type Colour, type Hole, type TerminalText } from '../rules/terminal-text.js';
 import { usageDetails } from '../rules/usage.js';
 import { requestFailed } from '../core/outcome.js';
 import type { Message, Part } from '../rules/conversation.js';
@@ -15,19 +16,10 @@ export interface Style {
   color: boolean;
 }
 
-const ANSI = { dim: '2', red: '31', green: '32', yellow: '33', cyan: '36', bold: '1' } as const;
-
-// Colour is marked with private-use characters while the text is put together, and turned into
-// escape sequences only after the whole text was made printable: a client's text can never carry one.
-const OPEN = '\uE000';
-const CLOSE = '\uE001';
-
-function paint(style: Style, code: keyof typeof ANSI, text: string): string {
-  return style.color ? `${OPEN}${ANSI[code]}${OPEN}${text}${CLOSE}` : text;
-}
-
-function finalize(text: string): string {
-  return text.replace(/\uE000(\d+)\uE000/g, '\x1b[$1m').replace(/\uE001/g, '\x1b[0m');
+// Lines are built from typed parts (rules/terminal-text.ts): every plain string that goes in is
+// escaped on the way, and colour is written by paint() alone, so a client's text can never carry it.
+function paint(style: Style, code: Colour, text: Hole): TerminalText {
+  return paintText(style.color, code, text);
 }
 
 /** The first 8 characters of a request id: what tail prints and show/replay accept. */
@@ -35,7 +27,7 @@ export function shortId(id: string): string {
   return id.slice(0, 8);
 }
 
-function statusColor(status: number): keyof typeof ANSI {
+function statusColor(status: number): Colour {
   return status === 0 || status >= 500 ? 'red' : status >= 400 ? 'yellow' : 'green';
 }
 
@@ -62,9 +54,9 @@ export function failed(rec: TrafficRecord): boolean {
 }
 
 /** `12:50:21 66382237 POST /v1/chat/completions 200 gpt-4o-mini default native 27ms/29ms in 12 out 34` */
-export function tailLine(rec: TrafficRecord, style: Style): string {
+export function tailLine(rec: TrafficRecord, style: Style): TerminalText {
   const time = rec.time.slice(11, 19);
-  const parts = [paint(style, 'dim', time), paint(style, 'cyan', shortId(rec.id)), rec.method, clip(rec.path, 100) + (rec.rewrites.length ? ' *' : '')];
+  const parts: Hole[] = [paint(style, 'dim', time), paint(style, 'cyan', shortId(rec.id)), rec.method, clip(rec.path, 100) + (rec.rewrites.length ? ' *' : '')];
   parts.push(paint(style, statusColor(rec.status), String(rec.status || '---')));
   if (rec.model) parts.push(rec.alias ? `asked for ${clip(rec.alias.from, 60)}, served as ${clip(rec.model, 60)}` : clip(rec.model, 60));
   if (rec.key) parts.push(`${rec.key} ${rec.bridge ? `bridged ${rec.bridge}` : 'native'}`);
@@ -76,8 +68,7 @@ export function tailLine(rec: TrafficRecord, style: Style): string {
   if (rec.clientAborted) parts.push('client-aborted');
   const code = rec.diagnosis ?? rec.errorCode;
   if (code) parts.push(paint(style, 'red', `[${code}]`));
-  const line = printable(parts.join(' '));
-  return style.color ? finalize(line) : line;
+  return joinText(parts, ' ');
 }
 
 export interface TailFilter {
@@ -104,17 +95,13 @@ export function matches(rec: TrafficRecord, f: TailFilter): boolean {
   return true;
 }
 
-function row(label: string, value: string): string {
-  return `  ${label.padEnd(12)} ${value}`;
+function row(label: string, value: Hole): TerminalText {
+  return term`  ${label.padEnd(12)} ${value}`;
 }
 
 function partText(p: Part): string {
   if (p.type === 'text') return String(p.content ?? '');
   return `[${String(p.type)}]`;
-}
-
-function indent(text: string, by: string): string {
-  return text.split('\n').map((l) => by + l).join('\n');
 }
 
 function args(v: unknown): string {
@@ -126,8 +113,8 @@ function args(v: unknown): string {
   }
 }
 
-function messageLines(m: Message, followUps: Record<string, FollowUp>, style: Style): string[] {
-  const out: string[] = [];
+function messageLines(m: Message, followUps: Record<string, FollowUp>, style: Style): Hole[] {
+  const out: Hole[] = [];
   for (const p of m.parts) {
     if (p.type === 'reasoning') out.push(paint(style, 'dim', `  ${m.role} (reasoning, ${String(p.content ?? '').length} chars): ${clip(String(p.content ?? '').replace(/\s+/g, ' '), 100)}`));
     else if (p.type === 'tool_call') {
@@ -135,7 +122,7 @@ function messageLines(m: Message, followUps: Record<string, FollowUp>, style: St
       const f = typeof p.id === 'string' ? followUps[p.id] : undefined;
       if (f) out.push(`      ↳ result, sent in request ${shortId(f.id)}: ${clip(String(f.result.response ?? ''), 400)}`);
     } else if (p.type === 'tool_call_response') out.push(`  ${m.role} ← tool result${p.id ? ` (${String(p.id)})` : ''}: ${clip(String(p.response ?? ''), 400)}`);
-    else out.push(indent(partText(p), `  ${m.role}: `.padEnd(2)).replace(/^/, ''));
+    else out.push(indentLines(partText(p), `  ${m.role}: `));
   }
   if (m.finish_reason) out.push(paint(style, 'dim', `  (finish: ${m.finish_reason})`));
   return out;
@@ -167,15 +154,15 @@ export function bridgeSides(bridge: string | undefined): { client: string; upstr
 }
 
 /** A stream's events, each with the time it arrived (or was written), indented under a heading. */
-function eventLines(heading: string, body: string, times: number[], cut: boolean): string[] {
-  const out = [`${heading} (${times.length})${cut ? ' (cut at the capture limit)' : ''}`];
+function eventLines(heading: string, body: string, times: number[], cut: boolean): Hole[] {
+  const out: Hole[] = [`${heading} (${times.length})${cut ? ' (cut at the capture limit)' : ''}`];
   const events = body.split(/\r?\n\r?\n/).filter((e) => e.trim());
-  events.forEach((e, i) => out.push(indent(e, `    +${ms(times[i])} `.padEnd(14))));
+  events.forEach((e, i) => out.push(indentLines(e, `    +${ms(times[i])} `.padEnd(14))));
   return out;
 }
 
-function bodyLines(heading: string, body: string, cut: boolean): string[] {
-  return [heading + (cut ? ' (cut at the capture limit)' : ''), indent(pretty(body), '    ')];
+function bodyLines(heading: string, body: string, cut: boolean): Hole[] {
+  return [heading + (cut ? ' (cut at the capture limit)' : ''), indentLines(pretty(body), '    ')];
 }
 
 /** The whole answer's time split: Loopgate's own work and waiting on the upstream. */
@@ -188,19 +175,19 @@ export interface ShowOptions extends Style {
 }
 
 /** The whole of one request, as `loopgate show` prints it. */
-export function showText(entry: TrafficEntry & { followUps?: Record<string, FollowUp> }, opts: ShowOptions): string {
+export function showText(entry: TrafficEntry & { followUps?: Record<string, FollowUp> }, opts: ShowOptions): TerminalText {
   const rec = entry.record;
-  const lines: string[] = [];
-  lines.push(paint(opts, 'bold', `Request ${rec.id}`) + `  ${rec.time}`);
+  const lines: Hole[] = [];
+  lines.push(term`${paint(opts, 'bold', `Request ${rec.id}`)}  ${rec.time}`);
   lines.push(row('request', `${rec.method} ${rec.path}${rec.stream ? ' (stream)' : ''}`));
   if (rec.canonicalPath !== rec.path) lines.push(row('sent as', rec.canonicalPath));
-  lines.push(row('status', paint(opts, statusColor(rec.status), String(rec.status || 'no answer')) + (rec.clientAborted ? ' (the client left)' : '')));
+  lines.push(row('status', term`${paint(opts, statusColor(rec.status), String(rec.status || 'no answer'))}${rec.clientAborted ? ' (the client left)' : ''}`));
   if (rec.model) lines.push(row('model', `${modelLabel(rec)}${rec.alias ? ' (model alias)' : ''}`));
   if (rec.key) lines.push(row('route', `${rec.key} (${rec.keyFingerprint ?? '?'}) ${rec.bridge ? `bridged ${rec.bridge}` : 'native'}`));
   if (rec.bridgeDropped?.length) lines.push(row('dropped', `${rec.bridgeDropped.join(', ')} (the chat route cannot use them)`));
   for (const w of rec.rewrites) lines.push(row('rewrite', w));
   const code = rec.diagnosis ?? rec.errorCode;
-  if (code) lines.push(row('diagnosis', paint(opts, 'red', code) + (rec.errorType ? ` (${rec.errorType})` : '')));
+  if (code) lines.push(row('diagnosis', term`${paint(opts, 'red', code)}${rec.errorType ? ` (${rec.errorType})` : ''}`));
   if (entry.hint) lines.push(row('what to do', entry.hint));
   const timing = rec.responseHeaders?.['server-timing'];
   lines.push(row('timings', `first byte ${ms(rec.ttfbMs)}, total ${ms(rec.totalMs)}${timing ? `; Server-Timing (to the head) ${timing}` : ''}`));
@@ -218,7 +205,7 @@ export function showText(entry: TrafficEntry & { followUps?: Record<string, Foll
   const conv = conversationOf(entry);
   lines.push('', paint(opts, 'bold', `Conversation${conv.requestProtocol ? ` (${conv.requestProtocol}${conv.responseProtocol !== conv.requestProtocol ? ` → ${conv.responseProtocol}` : ''})` : ''}`));
   if (!conv.requestProtocol) lines.push('  (not a conversation: see the wire view with --wire)');
-  for (const p of conv.system ?? []) lines.push(indent(partText(p), '  system: '));
+  for (const p of conv.system ?? []) lines.push(indentLines(partText(p), '  system: '));
   for (const m of conv.input) lines.push(...messageLines(m, {}, opts));
   if (conv.requestNote) lines.push(paint(opts, 'dim', `  (${conv.requestNote})`));
   if (conv.output) {
@@ -227,19 +214,18 @@ export function showText(entry: TrafficEntry & { followUps?: Record<string, Foll
   } else if (conv.requestProtocol && conv.responseNote) lines.push(paint(opts, 'dim', `  (${conv.responseNote})`));
 
   if (opts.wire) lines.push('', ...wireLines(entry, opts));
-  const text = printableBlock(lines.join('\n'));
-  return opts.color ? finalize(text) : text;
+  return joinText(lines);
 }
 
 /**
  * Headers, bodies and events, each headed with whose they are. A bridged request has two of each
  * body: what the client sent and got (its own protocol), and what went to and came from the upstream.
  */
-function wireLines(entry: TrafficEntry, opts: Style): string[] {
+function wireLines(entry: TrafficEntry, opts: Style): Hole[] {
   const rec = entry.record;
   const sides = bridgeSides(rec.bridge);
   const client = sides ? ` (from the client, ${sides.client})` : '';
-  const lines = [paint(opts, 'bold', 'Wire'), '  > request headers'];
+  const lines: Hole[] = [paint(opts, 'bold', 'Wire'), '  > request headers'];
   for (const [n, v] of Object.entries(rec.requestHeaders ?? {})) lines.push(`    ${n}: ${v}`);
   if (entry.requestBody !== undefined) lines.push(...bodyLines(`  > request body${client}`, entry.requestBody, entry.requestBodyNote === 'cut'));
   else if (entry.requestBodyNote === 'streamed') lines.push('  > request body: over 1 MiB, streamed through unkept');

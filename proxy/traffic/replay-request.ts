@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { isCredentialHeader } from '../rules/credential-headers.js';
 import { REDACTION_MARK } from '../rules/redact.js';
+import { shellQuote } from '../rules/shell-quote.js';
 import type { TrafficEntry } from './ring.js';
 
 export const REPLAY_HEADER = 'x-loopgate-replay-of';
@@ -85,32 +86,16 @@ export function replayRequest(entry: TrafficEntry, body: string | undefined = en
   return { ok: true, request: { method: rec.method, path: rec.path, headers, ...(sendBody !== undefined ? { body: sendBody } : {}), notes } };
 }
 
-const CONTROL = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
-
-/**
- * Shell quoting: POSIX single quotes (everything literal), or, when the text holds
- * control characters, bash's $'…' with them escaped, so pasting it shows and runs
- * the same bytes and no character reaches the terminal raw.
- */
-function q(text: string): string {
-  if (!CONTROL.test(text)) return `'${text.replace(/'/g, `'\\''`)}'`;
-  const body = text.replace(/[\\']/g, (c) => `\\${c}`).replace(new RegExp(CONTROL.source, 'g'), (c) => {
-    const code = c.charCodeAt(0);
-    return code <= 0x7f ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
-  });
-  return `$'${body}'`;
-}
-
 /**
  * A curl command that runs as pasted: the local token from `<cli> token`
  * (never the key, never the token itself unless asked), the body as sent.
  */
 export function curlCommand(req: ReplayRequest, proxyUrl: string, credential: { command: string } | { token: string }): string {
-  const auth = 'command' in credential ? `"Authorization: Bearer $(${credential.command} token)"` : q(`Authorization: Bearer ${credential.token}`);
+  const auth = 'command' in credential ? `"Authorization: Bearer $(${credential.command} token)"` : shellQuote(`Authorization: Bearer ${credential.token}`);
   // --globoff: a masked query value ([REDACTED:ab12]) is text, not one of curl's URL ranges ("bad range").
-  const lines = [`curl -sS --globoff -X ${req.method} ${q(proxyUrl + req.path)}`, `-H ${auth}`];
+  const lines = [`curl -sS --globoff -X ${req.method} ${shellQuote(proxyUrl + req.path)}`, `-H ${auth}`];
   // accept-encoding left to curl: a compressed answer would reach the terminal as binary (the proxy asks the upstream for identity either way).
-  for (const [name, value] of Object.entries(req.headers)) if (name !== REPLAY_HEADER && name !== 'accept-encoding') lines.push(`-H ${q(`${name}: ${value}`)}`);
-  if (req.body !== undefined) lines.push(`--data-raw ${q(req.body)}`);
+  for (const [name, value] of Object.entries(req.headers)) if (name !== REPLAY_HEADER && name !== 'accept-encoding') lines.push(`-H ${shellQuote(`${name}: ${value}`)}`);
+  if (req.body !== undefined) lines.push(`--data-raw ${shellQuote(req.body)}`);
   return lines.join(' \\\n  ');
 }

@@ -14,7 +14,7 @@ export function tempHome(): string {
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv = {}, stdin = ''): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const io: Io = { out: (l) => out.push(l), err: (l) => err.push(l), env: { LOOPGATE_HOME: tempHome(), ...env }, stdin: Readable.from([Buffer.from(stdin)]) };
+  const io: Io = { out: (l) => out.push(String(l)), err: (l) => err.push(String(l)), env: { LOOPGATE_HOME: tempHome(), ...env }, stdin: Readable.from([Buffer.from(stdin)]) };
   const code = await main(argv, io);
   return { code, out: out.join('\n'), err: err.join('\n') };
 }

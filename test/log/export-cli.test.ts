@@ -17,7 +17,7 @@ const mode = (f: string) => statSync(f).mode & 0o777;
 async function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
   const out: string[] = [];
   const err: string[] = [];
-  const io: Io = { out: (l) => out.push(l), err: (l) => err.push(l), env, stdin: Readable.from([]) };
+  const io: Io = { out: (l) => out.push(String(l)), err: (l) => err.push(String(l)), env, stdin: Readable.from([]) };
   const code = await main(['export', ...argv], io);
   return { code, out: out.join('\n'), err: err.join('\n') };
 }

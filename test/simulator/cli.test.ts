@@ -12,7 +12,7 @@ import { runSimulate } from '../../cli/simulate.js';
 function fakeIo() {
   const out: string[] = [];
   const err: string[] = [];
-  const io: Io = { out: (l) => out.push(l), err: (l) => err.push(l), env: {}, stdin: process.stdin };
+  const io: Io = { out: (l) => out.push(String(l)), err: (l) => err.push(String(l)), env: {}, stdin: process.stdin };
   return { io, out, err };
 }
 

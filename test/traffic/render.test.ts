@@ -3,7 +3,7 @@
 // times match the events the views show; a cut never leaves a secret's front.
 import { describe, expect, it } from 'vitest';
 import { showText, tailLine } from '../../proxy/traffic/render.js';
-import { printableJson } from '../../proxy/rules/printable.js';
+import { printableBlock } from '../../proxy/rules/printable.js';
 import { eventTimes, redactedHead } from '../../proxy/pipeline/build-record.js';
 import { createRedactor } from '../../proxy/rules/redact.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
@@ -15,25 +15,40 @@ function record(over: Partial<TrafficRecord> = {}): TrafficRecord {
 }
 
 describe('terminal output', () => {
-  it('escapes C0 and C1 controls, bidi overrides and the colour markers, with colour off and on', () => {
+  it('escapes C0 and C1 controls and bidi overrides, with colour off and on', () => {
     for (const color of [false, true]) {
-      const line = tailLine(record({ model: hostile, path: `/v1/${hostile}` }), { color });
-      expect(line).not.toMatch(/[\u009b\u202e\ue000\ue001]/);
+      const line = tailLine(record({ model: hostile, path: `/v1/${hostile}` }), { color }).text;
+      expect(line).not.toMatch(/[\u009b\u202e]/);
       // The only escape sequences are the colours Loopgate chose (none when colour is off).
       const escapes = line.match(/\x1b\[[0-9;]*m/g) ?? [];
       if (!color) expect(line).not.toContain('\x1b');
       else expect(escapes.every((e) => ['\x1b[2m', '\x1b[36m', '\x1b[32m', '\x1b[0m'].includes(e))).toBe(true);
+      expect(line.replace(/\x1b\[[0-9;]*m/g, '')).not.toContain('\x1b');
       expect(line).toContain('\\u202e');
     }
-    const shown = showText({ seq: 1, record: record({ model: hostile }), requestBody: JSON.stringify({ messages: [{ role: 'user', content: hostile }] }), responseBody: '' }, { color: false, wire: true });
-    expect(shown).not.toMatch(/[\x1b\u009b\u202e\ue000]/);
+    const shown = showText({ seq: 1, record: record({ model: hostile }), requestBody: JSON.stringify({ messages: [{ role: 'user', content: hostile }] }), responseBody: '' }, { color: false, wire: true }).text;
+    expect(shown).not.toMatch(/[\x1b\u009b\u202e]/);
+  });
+
+  // Regression: colour was marked with U+E000/U+E001 and then escaped with the client's text, so a
+  // terminal showed `\ue0002\ue000…` and never a colour.
+  it('colours a line on a terminal: SGR codes around time, id and status, no marker characters', () => {
+    const line = tailLine(record({ status: 404, model: 'gpt-4o-mini' }), { color: true }).text;
+    expect(line).toContain('\x1b[2m12:00:00\x1b[0m');
+    expect(line).toContain('\x1b[36m11111111\x1b[0m');
+    expect(line).toContain('\x1b[33m404\x1b[0m');
+    expect(line).not.toMatch(/[\ue000-\uf8ff]|\\ue00/);
+    const shown = showText({ seq: 1, record: record({ status: 500, diagnosis: 'upstream-error' }) }, { color: true, wire: false }).text;
+    expect(shown).toContain('\x1b[1mRequest 11111111-2222-4333-8444-555555555555\x1b[0m');
+    expect(shown).toContain('\x1b[31m500\x1b[0m');
+    expect(shown).not.toMatch(/[\ue000-\uf8ff]|\\ue00/);
   });
 
   it('keeps JSON valid and equal in meaning while escaping what a terminal would act on', () => {
-    const json = JSON.stringify({ model: hostile }, null, 2);
-    const safe = printableJson(json);
-    expect(safe).not.toMatch(/[\u009b\u202e\ue000]/);
-    expect(JSON.parse(safe)).toEqual({ model: hostile });
+    const json = JSON.stringify({ model: hostile, del: '\x7f', sep: '\u2028' }, null, 2);
+    const safe = printableBlock(json);
+    expect(safe).not.toMatch(/[\x7f\u009b\u202e\u2028]/);
+    expect(JSON.parse(safe)).toEqual({ model: hostile, del: '\x7f', sep: '\u2028' });
   });
 });
 
