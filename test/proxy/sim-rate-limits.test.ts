@@ -71,11 +71,11 @@ describe('simulator rate limits', () => {
     expect(tokens[0]! - tokens[1]!).toBe(tokens[1]! - tokens[2]!);
     expect(tokens[0]! - tokens[1]!).toBeGreaterThan(100);
 
-    const err = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello }).catch((e: unknown) => e as OpenAI.APIError);
+    const err = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello }).catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     // The oldest request leaves the window 57 s from now.
-    expect((err as OpenAI.APIError).headers?.get('retry-after')).toBe('57');
-    expect((err as OpenAI.APIError).headers?.get('x-ratelimit-remaining-requests')).toBe('0');
+    expect((err as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).toBe('57');
+    expect((err as InstanceType<typeof OpenAI.APIError>).headers?.get('x-ratelimit-remaining-requests')).toBe('0');
 
     now += 60_000;
     const { response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello }).withResponse();
@@ -99,10 +99,10 @@ describe('simulator rate limits', () => {
     await ask();
     const { response: third } = await ask();
     expect(third.headers.get('anthropic-ratelimit-requests-remaining')).toBe('0');
-    const err = await ask().catch((e: unknown) => e as Anthropic.APIError);
+    const err = await ask().catch((e: unknown) => e as InstanceType<typeof Anthropic.APIError>);
     expect(err).toBeInstanceOf(Anthropic.RateLimitError);
-    expect((err as Anthropic.APIError).headers?.get('retry-after')).toBe('60');
-    expect((err as Anthropic.APIError).headers?.get('anthropic-ratelimit-requests-remaining')).toBe('0');
+    expect((err as InstanceType<typeof Anthropic.APIError>).headers?.get('retry-after')).toBe('60');
+    expect((err as InstanceType<typeof Anthropic.APIError>).headers?.get('anthropic-ratelimit-requests-remaining')).toBe('0');
   });
 
   it('tokens per minute: a request that would pass the limit gets 429, the window frees it', async () => {
@@ -113,10 +113,10 @@ describe('simulator rate limits', () => {
     expect(response.headers.get('x-ratelimit-limit-tokens')).toBe('300');
     expect(response.headers.get('x-ratelimit-limit-requests')).toBeNull();
     now += 10_000;
-    const err = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello, max_tokens: 200 }).catch((e: unknown) => e as OpenAI.APIError);
+    const err = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello, max_tokens: 200 }).catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
-    expect((err as OpenAI.APIError).headers?.get('retry-after')).toBe('50');
-    expect((err as OpenAI.APIError).message).toContain('this key allows 300 tokens per minute');
+    expect((err as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).toBe('50');
+    expect((err as InstanceType<typeof OpenAI.APIError>).message).toContain('this key allows 300 tokens per minute');
     now += 50_000;
     await expect(client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello, max_tokens: 200 })).resolves.toBeDefined();
   });
