@@ -52,7 +52,7 @@ beforeAll(async () => {
     key: KEY,
     token: TOKEN,
     port: 0,
-    logFile: null,
+    logFile: false,
     onTraffic: (_line, record) => records.push(record),
   });
 });
