@@ -117,7 +117,7 @@ describe('a web page cannot plant rows or evict the user\'s', () => {
       const page = await browser.newPage();
       await page.goto(pageUrl);
       // Every image settled (each fails to load: the answer is JSON, and a 403).
-      await page.waitForFunction(() => [...document.images].every((img) => img.complete), undefined, { timeout: 20_000 });
+      await page.waitForFunction('[...document.images].every((img) => img.complete)', undefined, { timeout: 20_000 });
     } finally {
       await browser.close();
       await new Promise((r) => site.close(r));
