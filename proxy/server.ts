@@ -111,7 +111,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   const upstream = { pool, retries: opts.retries ?? DEFAULT_RETRIES, timeouts, sleep: opts.sleep ?? abortableDelay };
   const keys = new KeyRing({ upstream, path: upstreamPrefix + MODELS_PATH, onKey: (k) => redactor.addSecret(k) }, initialKeys(opts));
   const hinted = new Set<string>();
-  const stats: ProxyStats = { requests: 0, errors: 0, inFlight: 0 };
+  const stats: ProxyStats = { requests: 0, errors: 0, inFlight: 0, browserRefused: 0 };
   // Collector headers usually carry an access token: a secret like the key, scrubbed from every sink.
   for (const value of Object.values(opts.otlp?.headers ?? {})) {
     redactor.addSecret(value);

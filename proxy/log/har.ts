@@ -4,6 +4,7 @@ import { STATUS_CODES } from 'node:http';
 import { version } from '../version.js';
 import type { TrafficRecord } from '../core/record.js';
 import { appliedRules, sanitizeRecords } from './sanitize.js';
+import { createRedactor, type Redactor } from '../rules/redact.js';
 
 interface HarNameValue {
   name: string;
@@ -48,7 +49,15 @@ function requestUrl(path: string, host?: string): URL {
   }
 }
 
-function entry(rec: TrafficRecord): object {
+/**
+ * The query as name/value pairs. URLSearchParams decodes %XX, so each decoded pair is redacted again: text that
+ * was no secret while encoded must not become one here (the record was redacted in its encoded form).
+ */
+function queryString(url: URL, redactor: Redactor): HarNameValue[] {
+  return [...url.searchParams].map(([name, value]) => ({ name: redactor.string(name), value: redactor.string(value) }));
+}
+
+function entry(rec: TrafficRecord, redactor: Redactor): object {
   const url = requestUrl(rec.path, header(rec.requestHeaders, 'host'));
   const total = ms(rec.totalMs);
   const wait = Math.min(total, ms(rec.ttfbMs ?? rec.totalMs));
@@ -65,7 +74,7 @@ function entry(rec: TrafficRecord): object {
       httpVersion: 'HTTP/1.1',
       cookies: [],
       headers: nameValues(rec.requestHeaders),
-      queryString: [...url.searchParams].map(([name, value]) => ({ name, value })),
+      queryString: queryString(url, redactor),
       ...(rec.requestBody !== undefined
         ? { postData: { mimeType: reqType, text: rec.requestBody, ...(truncated ? { comment: truncated } : {}) } }
         : {}),
@@ -120,6 +129,7 @@ function entry(rec: TrafficRecord): object {
  */
 export function toHar(records: TrafficRecord[], opts: { team?: boolean; rules: string[]; secrets?: string[] }): object {
   const clean = sanitizeRecords(records, { team: opts.team, secrets: opts.secrets });
+  const redactor = createRedactor({ secrets: opts.secrets ?? [] });
   const rules = [...new Set([...(opts.rules ?? []), ...appliedRules({ team: opts.team })])];
   return {
     log: {
@@ -130,7 +140,7 @@ export function toHar(records: TrafficRecord[], opts: { team?: boolean; rules: s
         `Redacted by Loopgate: secrets are replaced by [REDACTED:xxxx] (a keyed hash: equal tags mean the same secret; ` +
         `the value cannot be recovered)${opts.team ? ', and people/organisations are masked for sharing (--team)' : ''}. ` +
         `Rules applied: ${rules.join('; ')}.`,
-      entries: clean.map(entry),
+      entries: clean.map((rec) => entry(rec, redactor)),
     },
   };
 }

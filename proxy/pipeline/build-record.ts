@@ -22,6 +22,7 @@ import { REPLAY_HEADER } from '../traffic/replay-request.js';
 /** Set by `loopgate replay` and the Traffic view on a request they resend; only a request id is taken. */
 const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
+import { BROWSER_REQUEST_CODE } from '../rules/browser-request.js';
 
 export function buildRecord(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): TrafficRecord {
   return buildRecordAndBodies(ex, reply, ctx).record;
@@ -241,6 +242,15 @@ function consoleParts(rec: TrafficRecord, hint: string | undefined, showKey: boo
 }
 
 export function finish(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): void {
+  // A web page's request: counted, never recorded (no log line, ring row, span or console line a page could flood).
+  if (reply.local?.code === BROWSER_REQUEST_CODE) {
+    ctx.stats.browserRefused++;
+    ctx.hintOnce(
+      BROWSER_REQUEST_CODE,
+      'A web page in a browser sent requests to Loopgate without a credential (an image, link or form pointing at it); they are refused and not recorded. /_loopgate/stats counts them as browserRefused.',
+    );
+    return;
+  }
   const built = buildRecordAndBodies(ex, reply, ctx);
   const rec = built.record;
   const failed = requestFailed(rec);

@@ -15,6 +15,8 @@ export interface ProxyStats {
   requests: number;
   errors: number;
   inFlight: number;
+  /** Credential-less requests a web page made a browser send (rules/browser-request.ts): refused, never recorded. */
+  browserRefused: number;
   lastError?: { time: string; status: number; diagnosis?: string; path: string };
   /** Answers that said a model is not served, and the last such model with its closest served ID (`loopgate run` reads it). */
   modelNotFound?: { count: number; model: string; closest?: string; aliasedTo?: string };

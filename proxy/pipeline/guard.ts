@@ -3,6 +3,8 @@
 import type { IncomingMessage } from 'node:http';
 import { ProxyError } from '../rules/proxy-errors.js';
 import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
+import { BROWSER_REQUEST_CODE, isCredentialLessBrowserRequest } from '../rules/browser-request.js';
+import { presentedCredential } from './authenticate.js';
 
 export interface GuardConfig {
   /** Exact Host values accepted, e.g. 127.0.0.1:8787, localhost:8787, [::1]:8787. */
@@ -36,6 +38,14 @@ export function checkRequest(req: IncomingMessage, cfg: GuardConfig): void {
   const raw = req.rawHeaders;
   if (raw.length > 2 * MAX_HEADER_LINES) {
     throw new ProxyError(400, 'too-many-headers', `The request has ${raw.length / 2} header lines; Loopgate takes at most ${MAX_HEADER_LINES}. Send fewer headers.`);
+  }
+  // A web page's <img>, link or form: refused first, and never recorded (build-record.ts), so a page cannot flood the ring.
+  if (isCredentialLessBrowserRequest(req.headers, presentedCredential(req) !== undefined)) {
+    throw new ProxyError(
+      403,
+      BROWSER_REQUEST_CODE,
+      'This request came from a web page in a browser (Sec-Fetch-Site/Sec-Fetch-Mode) without a credential; Loopgate serves tools, not web pages, and does not record such requests.',
+    );
   }
   // Loopgate's own OTLP export, come back to a proxy (a collector address that leads here): never forwarded.
   if (req.headers[EXPORTER_MARKER_HEADER] !== undefined) {

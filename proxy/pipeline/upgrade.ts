@@ -82,13 +82,14 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
   let handshaking = false;
   ctx.stats.requests++;
   ctx.stats.inFlight++;
+  // Nobody reads the client's socket until the upgrade completes: watch it, or a client that leaves is not noticed.
+  const stopWatching = watchClientLeaving(socket);
   reply.onEnd(() => {
     ctx.stats.inFlight--;
+    // Gone before any answer: a client abort, whatever the upstream later says.
+    if (!reply.headersSent) ex.clientAborted = true;
     // The client left during the upstream's handshake: that one is not wanted any more.
-    if (handshaking && upstream) {
-      ex.clientAborted = true;
-      upstream.terminate();
-    }
+    if (handshaking && upstream) upstream.terminate();
     // An upgraded connection is recorded once its close is known (ws reports it after the socket's).
     if (relayed) {
       void relayed.then((closed) => {
@@ -116,14 +117,19 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     // No body yet, so no model: with several keys the first one takes the connection.
     // A WebSocket carries Responses natively or not at all: never the bridge.
     const key = (ex.key = await chooseSlot(ctx, undefined, paths.path, false));
+    if (reply.clientGone) return;
     const memory = key.slot?.fingerprint ?? '';
     if (refusals.isRemembered(memory, paths.path)) throw refusal(paths.path, refusals.ttlMs);
     const upstreamPath = paths.path + paths.query;
     upstream = connectUpstream(ex, ctx, upstreamPath);
     handshaking = true;
     let outcome: Handshake;
+    let early: Buffer;
     try {
-      outcome = await handshake(upstream).finally(() => (handshaking = false));
+      outcome = await handshake(upstream).finally(() => {
+        handshaking = false;
+        early = stopWatching();
+      });
     } catch (err) {
       // The upstream path is recorded however the handshake ended.
       tookAttempt(ex, { outcome: 'failed', upstreamPath, retries: 0, error: err });
@@ -142,8 +148,9 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
       upstream.close(1001);
       return;
     }
-    relayed = completeUpgrade(shared, ex, reply, socket, outcome.res, upstream, head);
+    relayed = completeUpgrade(shared, ex, reply, socket, outcome.res, upstream, early!.length ? Buffer.concat([head, early!]) : head);
   } catch (err) {
+    stopWatching();
     if (reply.headersSent) return;
     const perr =
       err instanceof ProxyError ? err : new ProxyError(500, 'internal-error', 'Loopgate hit an internal error; the connection was not upgraded.', {}, { cause: err });
@@ -151,6 +158,41 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     if (reply.clientGone) return reply.lost(perr.statusCode, perr.code, ctx.redactor.string(perr.message));
     reply.refuse(perr, { close: true });
   }
+}
+
+/** Bytes a client may send before its handshake is answered (it should send none): more and it is cut off. */
+const EARLY_BYTES = 64 * 1024;
+
+/**
+ * Reads the client's socket while its upgrade waits on the upstream: the HTTP server keeps half-open sockets and
+ * nobody else reads this one, so without this a client that left would hold its in-flight slot and the upstream's
+ * handshake until the headers timeout. Its end destroys the socket ('close' ends the request). Returns a stop
+ * function (safe to call twice) that gives back what was read, for the WebSocket that takes the socket over.
+ */
+function watchClientLeaving(socket: Duplex): () => Buffer {
+  const early: Buffer[] = [];
+  let size = 0;
+  let watching = true;
+  const onData = (chunk: Buffer) => {
+    early.push(chunk);
+    size += chunk.length;
+    if (size > EARLY_BYTES) socket.destroy();
+  };
+  const onEnd = () => socket.destroy();
+  socket.on('data', onData);
+  socket.once('end', onEnd);
+  return () => {
+    if (watching) {
+      watching = false;
+      socket.off('data', onData);
+      socket.off('end', onEnd);
+      // Back to the state the HTTP server handed it over in (neither flowing nor paused on purpose), as Node
+      // itself does: the WebSocket's own 'data' listener then starts the flow, with what arrived since kept.
+      socket.pause();
+      (socket as { readableFlowing: boolean | null }).readableFlowing = null;
+    }
+    return Buffer.concat(early, size);
+  };
 }
 
 /** The key checks ws would make, done before anything goes upstream, so a bad handshake costs the upstream nothing. */
@@ -274,7 +316,8 @@ function readCapped(res: IncomingMessage, cap: number): Promise<{ buf: Buffer; c
 /** The upstream said 101: the client gets its own, with the upstream's headers that matter to it (Codex reads x-codex-turn-state, openai-model, x-models-etag). */
 function completeUpgrade(shared: Shared, ex: RequestSoFar, reply: ClientReply, socket: Duplex, upstreamHead: IncomingMessage, upstream: WebSocket, head: Buffer): Promise<WebSocketSummary> | undefined {
   const { ctx, server, open } = shared;
-  const passed = clientResponseHeaders(upstreamHead.headers, ctx.redactor.knownSecrets);
+  // Names in any letter case, as on HTTP (client-reply.ts): Node lower-cases them, so a key with capitals arrives lower-cased.
+  const passed = clientResponseHeaders(upstreamHead.headers, ctx.redactor.knownSecrets, ctx.redactor.knownSecretsInName);
   for (const name of Object.keys(passed)) if (name.startsWith('sec-websocket-') || name === 'content-length') delete passed[name];
   // The attempt's upstream time is already in the request's facts (tookAttempt).
   const headers = { ...passed, ...reply.loopgateHeaders() };

@@ -8,6 +8,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { CREDENTIAL_HEADERS, RESPONSE_CREDENTIAL_HEADERS } from './credential-headers.js';
 import { SECRET_PATTERNS } from './secret-patterns.js';
+import { escapedSecretFinder, lowerCasePercentEncoded, unicodeEscaped, type EscapedSecretFinder } from './escaped-secrets.js';
 
 export interface Redactor {
   /** Scrub one string: known secrets in plain/base64/base64url/URL-encoded/JSON-escaped/hex forms + SECRET_PATTERNS + key=/api_key=/token=/access_token= query params. */
@@ -63,6 +64,7 @@ export const REDACTION_MARK = '[REDACTED:';
 /** Names of the rules a Redactor applies (for export comments). */
 export const REDACTION_RULES: readonly string[] = [
   'known secrets (plain, base64, base64url, URL-encoded, JSON-escaped, hex)',
+  'known secrets spelt with JSON \\u escapes or %XX in any letter case, wholly or in part',
   `headers: ${[...DENYLISTED_HEADERS].join(', ')} and names matching ${SENSITIVE_HEADER_NAME.source}`,
   ...SECRET_PATTERNS.map((p) => p.name),
   'loopgate-token',
@@ -208,6 +210,8 @@ export function secretForms(secret: string): string[] {
   forms.add(json.replace(/\//g, '\\/'));
   forms.add(encodeURIComponent(secret));
   forms.add(encodeURIComponent(secret).replace(/%20/g, '+'));
+  forms.add(lowerCasePercentEncoded(secret));
+  forms.add(unicodeEscaped(secret));
   const hex = Buffer.from(secret, 'utf8').toString('hex');
   forms.add(hex);
   forms.add(hex.toUpperCase());
@@ -244,6 +248,9 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
   // that lets prose skip the long exact alternation.
   const formUnits = new Uint8Array(65536);
   let minForm = Infinity;
+  // The secrets themselves, for spellings no fixed form covers (escaped-secrets.ts).
+  const plainTag = new Map<string, string>();
+  let escaped: EscapedSecretFinder | null = null;
 
   function tag(secret: string): string {
     let t = tagCache.get(secret);
@@ -259,6 +266,10 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
     if (typeof secret !== 'string' || secret.trim().length < MIN_SECRET_LENGTH) return;
     const s = secret.trim();
     const t = tag(s);
+    if (!plainTag.has(s)) {
+      plainTag.set(s, t);
+      escaped = escapedSecretFinder([...plainTag.keys()]);
+    }
     for (const form of quotedForms(s)) {
       if (!quoted.some((q) => q.form.equals(form))) quoted.push({ form, mask: sameLengthMask(t, form.length) });
     }
@@ -310,7 +321,22 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
   function scrub(s: string): string {
     let out = s;
     if (exact && hasRun(out, formUnits, minForm)) out = out.replace(exact, (m) => formTag.get(m) ?? tag(m));
+    out = maskEscaped(out);
     return mayMatchPattern(out) ? out.replace(PATTERNS, onPattern) : out;
+  }
+
+  /** Secrets spelt with escapes a reader would decode (`\u0073k-…`, `%73%6b-…`), masked where they stand. */
+  function maskEscaped(s: string): string {
+    if (!escaped) return s;
+    const found = escaped.find(s);
+    if (!found.length) return s;
+    let out = '';
+    let at = 0;
+    for (const m of found) {
+      out += s.slice(at, m.start) + (plainTag.get(m.secret) ?? tag(m.secret));
+      at = m.end;
+    }
+    return out + s.slice(at);
   }
 
   function headers(h: Record<string, unknown>): Record<string, string> {
@@ -375,6 +401,9 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
     if (exact && hasRun(s, formUnits, minForm)) {
       for (const m of s.matchAll(exact)) out.push({ start: m.index, end: m.index + m[0].length, tag: formTag.get(m[0]) ?? tag(m[0]) });
     }
+    for (const m of escaped?.find(s) ?? []) {
+      if (!out.some((x) => x.start < m.end && m.start < x.end)) out.push({ start: m.start, end: m.end, tag: plainTag.get(m.secret) ?? tag(m.secret) });
+    }
     if (mayMatchPattern(s)) {
       for (const m of s.matchAll(PATTERNS)) {
         const start = m.index;
@@ -398,8 +427,8 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
   }
 
   function knownSecrets(s: string): string {
-    if (!exact || typeof s !== 'string' || !hasRun(s, formUnits, minForm)) return s;
-    return s.replace(exact, (m) => formTag.get(m) ?? tag(m));
+    if (!exact || typeof s !== 'string') return s;
+    return maskEscaped(hasRun(s, formUnits, minForm) ? s.replace(exact, (m) => formTag.get(m) ?? tag(m)) : s);
   }
 
   function knownSecretsInName(name: string): string {

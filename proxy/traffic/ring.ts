@@ -73,6 +73,11 @@ export class TrafficRing {
 
   add(entry: NewEntry): TrafficEntry {
     const full: TrafficEntry = { seq: ++this.seq, ...entry };
+    // What the budget counts is all the entry holds: no body keeps a larger string alive behind it.
+    for (const field of BODY_FIELDS) {
+      const text = full[field];
+      if (text !== undefined) full[field] = ownCopy(text);
+    }
     const size = sizeOf(full);
     this.items.push(full);
     this.sizes.push(size);
@@ -139,6 +144,19 @@ export class TrafficRing {
     this.head++;
     this.evicted++;
   }
+}
+
+const BODY_FIELDS = ['requestBody', 'upstreamRequestBody', 'responseBody', 'hint'] as const;
+
+/**
+ * `s` as a string of its own. A body cut from a longer capture with slice() is a V8 sliced string that keeps its
+ * whole parent alive: a 1 MiB body held a ~4 MB capture, and the ring used about twice its budget. Joining two
+ * halves builds a new flat string (V8 makes no sliced or cons string under 13 characters).
+ */
+export function ownCopy(s: string): string {
+  if (s.length < 13) return s;
+  const half = s.length >> 1;
+  return [s.slice(0, half), s.slice(half)].join('');
 }
 
 /**
