@@ -62,10 +62,16 @@ not be executed; 127 command not found.`,
     const sep = argv.indexOf('--');
     const own = sep === -1 ? argv : argv.slice(0, sep);
     const [command, ...userArgs] = sep === -1 ? [] : argv.slice(sep + 1);
-    const { values, positionals } = parseArgs({ args: own, options: { port: { type: 'string' }, host: { type: 'string' }, 'no-token': { type: 'boolean' } }, strict: true, allowPositionals: true });
     const cli = cliInvocation(io.env).command;
-    if (positionals.length > 0 || sep === -1) {
-      io.err(`loopgate run: put the command after --, e.g. ${commandLine(cli, `run -- ${positionals.join(' ') || 'claude'}`)}`);
+    if (sep === -1) {
+      // `loopgate run node -v`: the tool's own options are not ours, so the fix is the separator, not "unknown option -v".
+      const split = splitOwnOptions(argv);
+      io.err(`loopgate run: put the command after --, e.g. ${commandLine(cli, `run ${split.own.map((a) => `${a} `).join('')}-- ${split.tool.join(' ') || 'claude'}`)}`);
+      return EXIT.usage;
+    }
+    const { values, positionals } = parseArgs({ args: own, options: RUN_OPTIONS, strict: true, allowPositionals: true });
+    if (positionals.length > 0) {
+      io.err(`loopgate run: put the command after --, e.g. ${commandLine(cli, `run -- ${[...positionals, ...argv.slice(sep + 1)].join(' ')}`)}`);
       return EXIT.usage;
     }
     if (!command) {
@@ -120,6 +126,20 @@ not be executed; 127 command not found.`,
     return code;
   },
 };
+
+const RUN_OPTIONS = { port: { type: 'string' }, host: { type: 'string' }, 'no-token': { type: 'boolean' } } as const;
+
+/** Without `--`: run's own leading options, and the rest (the tool and its arguments). */
+function splitOwnOptions(argv: string[]): { own: string[]; tool: string[] } {
+  let i = 0;
+  while (i < argv.length) {
+    const a = argv[i]!;
+    if (a === '--no-token' || /^--(port|host)=/.test(a)) i += 1;
+    else if ((a === '--port' || a === '--host') && i + 1 < argv.length) i += 2;
+    else break;
+  }
+  return { own: argv.slice(0, i), tool: argv.slice(i) };
+}
 
 /** Runs the tool with our stdio, no shell; resolves to its exit code (128+N for signal N). */
 function spawnTool(command: string, args: string[], env: Record<string, string>, io: Io): Promise<number> {
