@@ -258,6 +258,10 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
         server.closeAllConnections();
         upgrades.closeAll();
       });
+      // The cut requests are recorded as their sockets' close events arrive, which can be after the
+      // server's own: the log must still be open for them (proxy-stopped, not lost).
+      const deadline = Date.now() + 1000;
+      while (stats.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
       await pool.destroy();
       // Spans still queued go out now (or are counted dropped): a stopped proxy leaves none behind unsaid.
       await Promise.all([log?.close(), otlp?.close()]);
