@@ -58,7 +58,9 @@ Exit codes: 0 every step passed (warnings allowed), 1 a check against the upstre
         return Math.max(...reports.map((r) => exitCode(r.report)));
       }
       const report = await runDoctor({ upstream: cfg.upstream, key: cfg.key, allowHttp: flags['allow-http'] });
-      io.out(flags.json ? JSON.stringify(report, null, 2) : formatDoctorTable(report, cliInvocation(io.env).command));
+      // Rerun against the same proxy: plain `doctor` would check the default port's, or the simulator.
+      const rerun = ['doctor', ...(['proxy', 'port', 'host'] as const).flatMap((f) => (flags[f] === undefined ? [] : [`--${f} ${flags[f]}`]))].join(' ');
+      io.out(flags.json ? JSON.stringify(report, null, 2) : formatDoctorTable(report, cliInvocation(io.env).command, rerun));
       return exitCode(report);
     }, { checkKey: false }),
 };
