@@ -9,7 +9,7 @@
 //   node scripts/figures.mjs record-list LIST.json       `npx vitest list --json=LIST.json` (collects, runs nothing):
 //                                                        vitest-files, vitest-tests
 //   node scripts/figures.mjs record-bridge REPORT.json   `npx vitest run test/bridge --reporter=json --outputFile=REPORT.json`:
-//                                                        bridge-tests, bridge-time
+//                                                        bridge-tests
 //   node scripts/figures.mjs record-vsix                 the size of loopgate.vsix (after `npm run package`): vsix-size
 //   node scripts/figures.mjs time NAME -- CMD ARGS...    runs CMD and records its wall time as NAME
 //                                                        (npm-test-cold on a fresh clone, npm-test-warm, ci-run-cold)
@@ -83,9 +83,9 @@ function main() {
       break;
     }
     case 'record-bridge': {
+      // The count only: a time from a loaded machine says nothing, and a count does not depend on a timing test passing.
       const r = fromReport(rest[0]);
-      if (r.failed) fail(`the report has ${r.failed} failed test(s)`);
-      record({ 'bridge-tests': thousands(r.tests), 'bridge-time': duration(r.seconds) }, 'npx vitest run test/bridge --reporter=json');
+      record({ 'bridge-tests': thousands(r.tests) }, `npx vitest run test/bridge --reporter=json (tests collected and run; ${r.failed} failed)`);
       break;
     }
     case 'record-vsix': {
