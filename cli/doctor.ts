@@ -29,7 +29,8 @@ function formatKeysDoctor(reports: Array<{ name: string; report: DoctorReport }>
 export const doctorCommand: Command = {
   name: 'doctor',
   summary: "Walk the spec's first-use order against the upstream and explain each failure",
-  usage: `Usage: loopgate doctor [--proxy URL | --upstream URL | --direct] [--key-stdin] [--allow-http] [--json]
+  usage: `Usage: loopgate doctor [--proxy URL | --port N [--host ADDR] | --upstream URL | --direct]
+                       [--key-stdin] [--allow-http] [--json]
 
 Checks, in the spec's recommended order: the URL form, the key, GET /models,
 minimal /responses and /chat/completions (stream false, then true), and
@@ -37,8 +38,8 @@ minimal /responses and /chat/completions (stream false, then true), and
 Upstream from --upstream or LOOPGATE_UPSTREAM; key from LOOPGATE_API_KEY or --key-stdin.
 Several keys (name=key, separated by commas or line breaks): each key is checked,
 then a matrix says which key serves each model on each protocol.
---proxy URL checks through a running Loopgate proxy, with the local token: what
-your tools see. With no upstream configured, a Loopgate proxy on the default port
+--proxy URL (or --port N, --host ADDR, as tail and run take them) checks through a
+running Loopgate proxy, with the local token: what your tools see. With no upstream configured, a Loopgate proxy on the default port
 (127.0.0.1:8787) is checked that way; otherwise (or with --direct) the embedded
 simulator is.
 
@@ -59,7 +60,9 @@ Exit codes: 0 every step passed (warnings allowed), 1 a check against the upstre
         return Math.max(...reports.map((r) => exitCode(r.report)));
       }
       const report = await runDoctor({ upstream: cfg.upstream, key: cfg.key, allowHttp: flags['allow-http'] });
-      io.out(flags.json ? JSON.stringify(report, null, 2) : formatDoctorTable(report, cliInvocation(io.env).command));
+      // Rerun against the same proxy: plain `doctor` would check the default port's, or the simulator.
+      const rerun = ['doctor', ...(['proxy', 'port', 'host'] as const).flatMap((f) => (flags[f] === undefined ? [] : [`--${f} ${flags[f]}`]))].join(' ');
+      io.out(flags.json ? JSON.stringify(report, null, 2) : formatDoctorTable(report, cliInvocation(io.env).command, rerun));
       return exitCode(report);
     }, { checkKey: false }),
 };

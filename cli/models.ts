@@ -19,12 +19,13 @@ export function formatModelTable(models: ModelEntry[]): string {
 export const modelsCommand: Command = {
   name: 'models',
   summary: "List the models the key's group can use (copy IDs from here)",
-  usage: `Usage: loopgate models [--proxy URL | --upstream URL | --direct] [--key-stdin] [--allow-http] [--json]
+  usage: `Usage: loopgate models [--proxy URL | --port N [--host ADDR] | --upstream URL | --direct]
+                       [--key-stdin] [--allow-http] [--json]
 
 Prints GET {base_url}/models as a table (or the raw list with --json).
 Upstream from --upstream or LOOPGATE_UPSTREAM; key from LOOPGATE_API_KEY or --key-stdin.
---proxy URL asks a running Loopgate proxy (every key's models, as your tools see
-them). With no upstream configured, a Loopgate proxy on the default port
+--proxy URL (or --port N, --host ADDR, as tail and run take them) asks a running
+Loopgate proxy (every key's models, as your tools see them). With no upstream configured, a Loopgate proxy on the default port
 (127.0.0.1:8787) is asked; otherwise (or with --direct) the embedded simulator.
 
 Exit codes: 0 listed, 1 the upstream refused (the diagnosis is printed), 2 bad usage, 3 bad configuration.`,

@@ -63,12 +63,19 @@ not be executed; 127 command not found.`,
     const sep = argv.indexOf('--');
     const own = sep === -1 ? argv : argv.slice(0, sep);
     const [command, ...userArgs] = sep === -1 ? [] : argv.slice(sep + 1);
-    const { values, positionals } = parseArgs({ args: own, options: { port: { type: 'string' }, host: { type: 'string' }, 'no-token': { type: 'boolean' } }, strict: true, allowPositionals: true });
     const cli = cliInvocation(io.env).command;
-    if (positionals.length > 0 || sep === -1) {
-      // The suggestion repeats the user's words, quoted for the shell, unless one of them holds a key.
-      const keyed = argsWithSecrets(positionals, secretsOfEnv(io.env, loadOrCreateToken(io.env))).length > 0;
-      io.err(`loopgate run: put the command after --, e.g. ${commandLine(cli, `run -- ${positionals.length && !keyed ? shellWords(positionals) : 'claude'}`)}`);
+    // The suggestion repeats the user's words, quoted for the shell, unless one of them holds a key.
+    const suggest = (words: string[]) => (words.length && argsWithSecrets(words, secretsOfEnv(io.env, loadOrCreateToken(io.env))).length === 0 ? shellWords(words) : 'claude');
+    if (sep === -1) {
+      // `loopgate run node -v`: the tool's own options are not ours, so the fix is the separator, not "unknown option -v".
+      const split = splitOwnOptions(argv);
+      const own = split.own.length ? `${shellWords(split.own)} ` : '';
+      io.err(`loopgate run: put the command after --, e.g. ${commandLine(cli, `run ${own}-- ${suggest(split.tool)}`)}`);
+      return EXIT.usage;
+    }
+    const { values, positionals } = parseArgs({ args: own, options: RUN_OPTIONS, strict: true, allowPositionals: true });
+    if (positionals.length > 0) {
+      io.err(`loopgate run: put the command after --, e.g. ${commandLine(cli, `run -- ${suggest([...positionals, ...argv.slice(sep + 1)])}`)}`);
       return EXIT.usage;
     }
     if (!command) {
@@ -123,6 +130,20 @@ not be executed; 127 command not found.`,
     return code;
   },
 };
+
+const RUN_OPTIONS = { port: { type: 'string' }, host: { type: 'string' }, 'no-token': { type: 'boolean' } } as const;
+
+/** Without `--`: run's own leading options, and the rest (the tool and its arguments). */
+function splitOwnOptions(argv: string[]): { own: string[]; tool: string[] } {
+  let i = 0;
+  while (i < argv.length) {
+    const a = argv[i]!;
+    if (a === '--no-token' || /^--(port|host)=/.test(a)) i += 1;
+    else if ((a === '--port' || a === '--host') && i + 1 < argv.length) i += 2;
+    else break;
+  }
+  return { own: argv.slice(0, i), tool: argv.slice(i) };
+}
 
 /** Runs the tool with our stdio, no shell; resolves to its exit code (128+N for signal N). */
 function spawnTool(command: string, args: string[], env: Record<string, string>, io: Io): Promise<number> {

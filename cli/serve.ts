@@ -7,13 +7,14 @@ import { describeLogHealth } from '../proxy/log/traffic-log.js';
 import { describeOtlpHealth } from '../proxy/otlp/export-health.js';
 import { otlpConfig } from '../proxy/rules/otlp-config.js';
 import { loadOrCreateToken } from '../proxy/config/token-file.js';
-import { clientBaseUrls, proxyOrigin } from '../proxy/rules/urls.js';
+import { clientBaseUrls, parseUpstream, proxyOrigin } from '../proxy/rules/urls.js';
 import { readKeyListFromStdin, validKeyList } from './stdin-key.js';
 import { runIpcHost } from './ipc-host.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { untilSignal } from './signals.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
 import { cliInvocation, commandLine, type Invocation } from './invocation.js';
+import { proxyFlags } from '../proxy/rules/command-line.js';
 import { DEFAULT_HOST, DEFAULT_LIMITS, DEFAULT_PORT, DEFAULT_RETRIES, DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES, DEFAULT_TIMEOUTS, type ProxyOptions } from '../proxy/core/options.js';
 
 const MIB = 1024 * 1024;
@@ -49,6 +50,9 @@ Behaviour:
   --log FILE              Traffic log (JSONL; default in the user's state dir).
   --no-log                Do not write the traffic log.
   --log-bodies            Also log request/response bodies (redacted, capped).
+  --log-own               Also record Loopgate's own API calls (/_loopgate/*: tail, show, doctor,
+                          run, the editor) and connectivity probes: in the log, on the console, in
+                          the OTLP export and in tail/show/the Traffic view alike. Off by default.
   --no-capture            Keep no recent requests in memory (the Traffic view and loopgate
                           tail/show/replay then have nothing to show; the log is unchanged).
   --capture-requests N    Requests the in-memory ring keeps (default ${DEFAULT_RING_ENTRIES}).
@@ -86,6 +90,7 @@ const options = {
   log: { type: 'string' },
   'no-log': { type: 'boolean' },
   'log-bodies': { type: 'boolean' },
+  'log-own': { type: 'boolean' },
   'no-capture': { type: 'boolean' },
   'capture-requests': { type: 'string' },
   'capture-mb': { type: 'string' },
@@ -126,7 +131,7 @@ export function banner(started: StartedServe, tokenRequired: boolean, cli: Invoc
   const { proxy, simulator } = started;
   const bases = clientBaseUrls(proxy.url);
   // `loopgate env` assumes the default host and port; anything else must be passed on.
-  const portFlag = (proxy.port === DEFAULT_PORT ? '' : ` --port ${proxy.port}`) + (proxy.host === DEFAULT_HOST ? '' : ` --host ${proxy.host}`);
+  const portFlag = proxyFlags(proxy.host, proxy.port);
   const lines = [
     `Loopgate proxy listening on ${proxy.url}`,
     `  upstream site_url  ${proxy.siteUrl}${simulator ? '   (embedded simulator, demo keys)' : ''}`,
@@ -157,12 +162,26 @@ export function banner(started: StartedServe, tokenRequired: boolean, cli: Invoc
   return lines;
 }
 
-/** After start: a line per key that failed its GET /models, and with several keys a line for each that works. */
-export function keyReport(status: ReturnType<StartedServe['proxy']['keyStatus']>, all: boolean): string[] {
-  return status.flatMap((k) => {
-    if (k.failure) return [`key ${k.name}: GET /models failed (${k.failure}); requests that need its models wait until it answers (retried in the background). Check the key and its group.`];
-    return all && k.models !== undefined ? [`key ${k.name}: ${k.models} models`] : [];
-  });
+/**
+ * After start: a line per key that failed its GET /models, and with several keys a line for each that works.
+ * Only an HTTP answer says anything about a key; a refused or timed-out connection is the upstream's
+ * address or the network, said once, with where it was sent (`upstream`, the site URL).
+ */
+export function keyReport(status: ReturnType<StartedServe['proxy']['keyStatus']>, all: boolean, upstream: string): string[] {
+  const unreachable = status.filter((k) => k.failure !== undefined && !k.failure.startsWith('HTTP '));
+  const lines: string[] = [];
+  if (unreachable.length > 0) {
+    lines.push(
+      `upstream ${upstream} is unreachable (${[...new Set(unreachable.map((k) => k.failure))].join(', ')} on GET /models): ` +
+        'check the address (--upstream or LOOPGATE_UPSTREAM) and that the service is up and reachable from here. ' +
+        'Requests fail until it answers (retried in the background).',
+    );
+  }
+  for (const k of status) {
+    if (k.failure?.startsWith('HTTP ')) lines.push(`key ${k.name}: GET /models failed (${k.failure}); requests that need its models wait until it answers (retried in the background). Check the key and its group.`);
+    else if (!k.failure && all && k.models !== undefined) lines.push(`key ${k.name}: ${k.models} models`);
+  }
+  return lines;
 }
 
 export const serveCommand: Command = {
@@ -190,6 +209,14 @@ export const serveCommand: Command = {
     let rawKeys = io.env.LOOPGATE_API_KEY;
     if (values['key-stdin']) rawKeys = await readKeyListFromStdin(io.stdin, cliInvocation(io.env).command);
     // Demo mode ignores the keys (startServe), so only keys that will be used are checked.
+    // The address first: with a bad upstream and no key, fixing the key alone would only meet the next refusal.
+    if (upstream) {
+      const parsed = parseUpstream(upstream, { allowHttp: values['allow-http'] });
+      if (!parsed.ok) {
+        io.err(`loopgate serve: Upstream URL: ${parsed.problems.map((p) => p.message).join(' ')}`);
+        return EXIT.config;
+      }
+    }
     const keys = upstream && rawKeys ? validKeyList(rawKeys, values['key-stdin'] ? '--key-stdin' : 'LOOPGATE_API_KEY', io.err) : undefined;
     if (upstream && !keys) {
       io.err('loopgate serve: no API key. Set LOOPGATE_API_KEY, or pipe it in with --key-stdin (never on the command line).');
@@ -222,6 +249,7 @@ export const serveCommand: Command = {
         bridge: bridge as ProxyOptions['bridge'],
         logFile: values['no-log'] ? false : values.log,
         logBodies: values['log-bodies'],
+        logOwnTraffic: values['log-own'],
         capture: captureOption(values),
         limits: {
           maxBodyBytes: maxBody === undefined ? undefined : maxBody * MIB,
@@ -246,7 +274,7 @@ export const serveCommand: Command = {
     for (const line of banner(started, requireToken, cliInvocation(io.env), aliasLines)) io.out(line);
     // Each key's /models, once: how many models it serves, or what to do about it. The others keep working.
     void started.proxy.refreshModels().then(() => {
-      for (const line of keyReport(started.proxy.keyStatus(), started.proxy.keyStatus().length > 1)) io.err(line);
+      for (const line of keyReport(started.proxy.keyStatus(), started.proxy.keyStatus().length > 1, started.proxy.siteUrl)) io.err(line);
       for (const line of aliasTargetWarnings(aliases.aliases, started.proxy.modelIds())) io.err(`hint: ${line}`);
     });
     await untilSignal();

@@ -14,6 +14,7 @@ import { readKeyListFromStdin, validKey } from './stdin-key.js';
 import { parseKeyList } from '../proxy/rules/key-list.js';
 import { startSimulator, DEMO_KEY, type Simulator } from '../proxy/simulator/index.js';
 import { cliInvocation, commandLine } from './invocation.js';
+import { runningProxyUrl } from './serve.js';
 import type { NamedKey } from '../proxy/core/options.js';
 
 /** The options shared by the commands that call the upstream directly (doctor, models). */
@@ -22,6 +23,8 @@ export const UPSTREAM_OPTIONS = {
   'key-stdin': { type: 'boolean' },
   'allow-http': { type: 'boolean' },
   proxy: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
   direct: { type: 'boolean' },
   json: { type: 'boolean' },
 } as const;
@@ -48,11 +51,16 @@ function keyList(raw: string | undefined, from: string, io: Io): NamedKey[] | un
 /** `checkKey: false` leaves a malformed key to the caller (doctor reports it as a failed step). */
 export async function resolveUpstream(
   io: Io,
-  flags: { upstream?: string; keyStdin?: boolean; checkKey?: boolean; proxy?: string; direct?: boolean },
+  flags: { upstream?: string; keyStdin?: boolean; checkKey?: boolean; proxy?: string; port?: string; host?: string; direct?: boolean },
 ): Promise<UpstreamConfig> {
-  if (flags.proxy !== undefined) {
-    if (flags.upstream !== undefined || flags.direct) throw new UsageError('--proxy checks through the running proxy; --upstream and --direct check the upstream itself: give one.');
-    return throughProxy(io, flags.proxy);
+  // --port/--host name a running proxy as tail, show, env and run take them: the same as --proxy on that address.
+  const viaPort = flags.port !== undefined || flags.host !== undefined;
+  if (flags.proxy !== undefined || viaPort) {
+    const what = flags.proxy !== undefined ? '--proxy' : '--port/--host';
+    if (flags.upstream !== undefined || flags.direct) throw new UsageError(`${what} checks through the running proxy; --upstream and --direct check the upstream itself: give one.`);
+    if (flags.proxy !== undefined && viaPort) throw new UsageError('give --proxy URL, or --port/--host, not both.');
+    if (flags.keyStdin) throw new UsageError(`${what} checks through the running proxy with the local token: leave out --key-stdin (the proxy holds the keys).`);
+    return throughProxy(io, flags.proxy ?? runningProxyUrl(flags));
   }
   const upstream = flags.upstream ?? io.env.LOOPGATE_UPSTREAM;
   // A key piped in is meant for a check of its own: not replaced by the running proxy's keys.
@@ -127,7 +135,15 @@ export async function withUpstream(
   opts: { checkKey?: boolean } = {},
 ): Promise<number> {
   const flags = parseUpstreamFlags(argv);
-  const cfg = await resolveUpstream(io, { upstream: flags.upstream, keyStdin: flags['key-stdin'], checkKey: opts.checkKey, proxy: flags.proxy, direct: flags.direct });
+  const cfg = await resolveUpstream(io, {
+    upstream: flags.upstream,
+    keyStdin: flags['key-stdin'],
+    checkKey: opts.checkKey,
+    proxy: flags.proxy,
+    port: flags.port,
+    host: flags.host,
+    direct: flags.direct,
+  });
   try {
     return await body(cfg, flags);
   } finally {

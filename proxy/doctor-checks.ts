@@ -169,12 +169,12 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   return finish({ ...site, models });
 }
 
-/** `cli`: how the user types the CLI here (cli/invocation.ts), for the rerun hint. */
-export function formatDoctorTable(report: DoctorReport, cli: string): string {
+/** `cli`: how the user types the CLI here (cli/invocation.ts), and `rerun` the doctor command with its --port/--proxy, for the rerun hint. */
+export function formatDoctorTable(report: DoctorReport, cli: string, rerun = 'doctor'): string {
   const width = Math.max(...report.steps.map((s) => s.name.length));
   // A detail quotes the upstream (model IDs, error messages): one line each, escaped.
   const lines = report.steps.map((s) => `${s.name.padEnd(width)}  ${s.result.toUpperCase().padEnd(4)}  ${printable(s.detail)}`);
-  lines.push('', report.ok ? 'All steps passed.' : `Some steps failed: fix the first failing step, then run \`${commandLine(cli, 'doctor')}\` again.`);
+  lines.push('', report.ok ? 'All steps passed.' : `Some steps failed: fix the first failing step, then run \`${commandLine(cli, rerun)}\` again.`);
   return lines.join('\n');
 }
 

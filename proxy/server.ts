@@ -10,7 +10,7 @@ import { createRedactor } from './rules/redact.js';
 import { openTrafficLog, type TrafficLog } from './log/index.js';
 import type { OtlpSink } from './otlp/exporter.js';
 import { collectorLoop } from './rules/otlp-config.js';
-import type { OtlpHealth } from './core/health.js';
+import type { LogHealth, OtlpHealth } from './core/health.js';
 import { version } from './version.js';
 import { defaultLogFile } from './config/dirs.js';
 import type { ProxyContext, ProxyStats } from './pipeline/context.js';
@@ -24,7 +24,7 @@ import { positionName } from './rules/key-list.js';
 import { BridgePolicy } from './bridge/index.js';
 import { RING_BODY_CHARS, TrafficRing } from './traffic/ring.js';
 import { logBodyCaptureBytes } from './pipeline/capture.js';
-import { INSTALLED_COMMAND } from './rules/command-line.js';
+import { INSTALLED_COMMAND, proxyFlags } from './rules/command-line.js';
 import {
   DEFAULT_BRIDGE,
   DEFAULT_HOST,
@@ -141,6 +141,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     token: opts.token,
     proofToken: opts.token ?? opts.proofToken ?? null,
     cliCommand: opts.cliCommand ?? INSTALLED_COMMAND,
+    cliProxyFlags: '',
     guard: guardConfig(0),
     limits,
     timeouts,
@@ -149,11 +150,13 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     redactor,
     log: undefined,
     logBodies: opts.logBodies ?? false,
+    logOwnTraffic: opts.logOwnTraffic ?? false,
     ...captureConfig(opts, ring),
     otlp,
     bridge: new BridgePolicy(opts.bridge ?? DEFAULT_BRIDGE),
     aliases: opts.aliases ?? new Map(),
     stats,
+    stopping: false,
     hintOnce(id, message) {
       if (hinted.has(id) || !opts.onHint) return;
       // Ids embed client-chosen paths and model names: bound the memory a client can make us keep.
@@ -193,6 +196,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   // open: 'listening' is emitted before the event loop can accept one (a request at once got a 403).
   server.once('listening', () => {
     ctx.guard = guardConfig((server.address() as AddressInfo).port, [], opts.allowRemote ?? false);
+    ctx.cliProxyFlags = proxyFlags(host, (server.address() as AddressInfo).port);
   });
   try {
     await listen(server, listenPort, host);
@@ -205,10 +209,15 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   if (opts.logFile !== false) {
     // One log per proxy: named by the port it listens on, known only now (--port 0). Created in
     // the same turn as the listen callback, before any connection is handled, so no request goes unrecorded.
-    log = openTrafficLog({ file: opts.logFile ?? defaultLogFile(process.env, port), maxBytes: opts.logMaxBytes, onHealth: opts.onLogHealth });
+    // Until the log is open, a failure refuses the start (below): "records dropped, requests still served" would be false then.
+    let opened = false;
+    const report = opts.onLogHealth;
+    const onHealth = report && ((h: LogHealth) => void (opened && report(h)));
+    log = openTrafficLog({ file: opts.logFile ?? defaultLogFile(process.env, port), maxBytes: opts.logMaxBytes, onHealth });
     ctx.log = log;
     try {
       await openLogOrRefuse(log);
+      opened = true;
     } catch (err) {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -243,11 +252,16 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
         return { name: s.name, fingerprint: s.fingerprint, ...(n !== undefined ? { models: n } : {}), ...(failure ? { failure } : {}) };
       }),
     async close() {
+      ctx.stopping = true;
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
         upgrades.closeAll();
       });
+      // The cut requests are recorded as their sockets' close events arrive, which can be after the
+      // server's own: the log must still be open for them (proxy-stopped, not lost).
+      const deadline = Date.now() + 1000;
+      while (stats.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
       await pool.destroy();
       // Spans still queued go out now (or are counted dropped): a stopped proxy leaves none behind unsaid.
       await Promise.all([log?.close(), otlp?.close()]);

@@ -107,6 +107,8 @@ export interface ProxyOptions {
   logFile?: string | false;
   /** Rotate the traffic log at this size (default LOG_DEFAULTS.maxBytes, 10 MiB). */
   logMaxBytes?: number;
+  /** Also record Loopgate's own API calls (/_loopgate/*) and connectivity probes, in every sink (default false). */
+  logOwnTraffic?: boolean;
   logBodies?: boolean;
   /** Cap per captured body with logBodies (default DEFAULT_LOG_BODY_BYTES). */
   logBodyBytes?: number;

@@ -17,13 +17,16 @@ export function presentedCredential(req: IncomingMessage): string | undefined {
   return Array.isArray(apiKey) ? apiKey[0] : apiKey;
 }
 
-/** `cli`: how this install's user types the CLI (ProxyOptions.cliCommand), for the command the message names. */
-export function checkToken(req: IncomingMessage, token: string | null, cli = INSTALLED_COMMAND): void {
+/**
+ * `cli`: how this install's user types the CLI (ProxyOptions.cliCommand), for the command the message names;
+ * `proxyFlags`: ` --port N` when the proxy is not on the default port, so `env` points tools at this one.
+ */
+export function checkToken(req: IncomingMessage, token: string | null, cli = INSTALLED_COMMAND, proxyFlags = ''): void {
   if (token === null) return;
   const presented = presentedCredential(req);
   if (presented !== undefined && secretEquals(token, presented)) return;
   const where =
-    `Set your tool's API key to the local token: run \`${commandLine(cli, 'token')}\` (or \`eval "$(${commandLine(cli, 'env')})"\`), ` +
+    `Set your tool's API key to the local token: run \`${commandLine(cli, 'token')}\` (or \`eval "$(${commandLine(cli, `env${proxyFlags}`)})"\`), ` +
     'e.g. OPENAI_API_KEY for OpenAI clients or ANTHROPIC_AUTH_TOKEN for Anthropic clients. In VS Code, integrated terminals get it automatically.';
   if (presented === undefined) {
     throw new ProxyError(401, 'missing-local-token', `No local token was sent. ${where}`);

@@ -13,6 +13,7 @@ import { scrubAcrossEvents } from '../rules/stream-redact.js';
 import { exportSpan, type BuiltRecord } from './export-span.js';
 import { printable } from '../rules/printable.js';
 import { requestFailed } from '../core/outcome.js';
+import { isOwnTraffic } from '../rules/own-traffic.js';
 import { requestLine, type RequestLineParts } from '../core/request-line.js';
 
 export { printable };
@@ -102,7 +103,7 @@ export function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: 
       rec.responseBody = built.responseBody;
       if (reply.capture.truncated || (body?.body && body.body.length > cap) || answer.length > cap) rec.bodyTruncated = true;
     }
-    if (ctx.ring && isUserTraffic(ex, reply)) {
+    if (ctx.ring && isUserTraffic(ex, reply, ctx)) {
       const entry = ringEntry(ex, reply, rec, { text: request, cut: (requestText?.length ?? 0) > RING_BODY_CHARS }, { text: response, cut: answer.length > RING_BODY_CHARS }, isStream);
       const clientSide = reply.clientSide;
       if (clientSide) {
@@ -146,12 +147,17 @@ export function redactedHead(text: string, keep: number, redact: (s: string) => 
 /** Refusals before anything else ran (a web page's Host or Origin, malformed headers): not a tool's traffic, and not to be flooded with. */
 const GUARD_REFUSALS = new Set(['host-not-allowed', 'origin-not-allowed', 'duplicate-host', 'too-many-headers', 'unsupported-media-type', 'export-loop']);
 
-/** Loopgate's own endpoints, connectivity probes and guard refusals are not the user's traffic. */
-function isUserTraffic(ex: RequestSoFar, reply: ClientReply): boolean {
-  const path = ex.paths?.path ?? ex.req.url ?? '/';
-  if (path.startsWith('/_loopgate/') || (path === '/' && (ex.req.method === 'HEAD' || ex.req.method === 'GET'))) return false;
+/** Loopgate's own endpoints and probes (unless --log-own) and guard refusals are not kept in the ring. */
+function isUserTraffic(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): boolean {
+  if (isOwn(ex, ctx)) return false;
   const local = reply.local;
+  // A web page could flood the ring with refusals and push the user's requests out; the log and console still say them.
   return !(local?.refused && GUARD_REFUSALS.has(local.code));
+}
+
+/** rules/own-traffic.ts decides, for every sink at once; --log-own keeps them all. */
+function isOwn(ex: RequestSoFar, ctx: ProxyContext): boolean {
+  return !ctx.logOwnTraffic && isOwnTraffic(ex.req.method ?? 'GET', ex.paths?.path ?? ex.req.url ?? '/');
 }
 
 function ringEntry(ex: RequestSoFar, reply: ClientReply, rec: TrafficRecord, request: { text?: string; cut: boolean }, response: { text: string; cut: boolean }, isStream: boolean): NewEntry {
@@ -251,6 +257,8 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext):
     );
     return;
   }
+  // Loopgate talking to itself: no log line, console line, span, ring entry or error count.
+  if (isOwn(ex, ctx)) return;
   const built = buildRecordAndBodies(ex, reply, ctx);
   const rec = built.record;
   const failed = requestFailed(rec);

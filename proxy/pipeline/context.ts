@@ -35,6 +35,8 @@ export interface ProxyContext {
   proofToken: string | null;
   /** How the user types the CLI here, for messages that name a command (ProxyOptions.cliCommand). */
   cliCommand: string;
+  /** ` --port N` (` --host ADDR`) when not on 127.0.0.1:8787, for advice that names `env`, `tail`…: set once listening. */
+  cliProxyFlags: string;
   guard: GuardConfig;
   limits: ProxyLimits;
   timeouts: UpstreamTimeouts;
@@ -43,6 +45,8 @@ export interface ProxyContext {
   sleep(ms: number, abort: AbortSignal): Promise<void>;
   redactor: Redactor;
   log?: TrafficLog;
+  /** --log-own: Loopgate's own API calls and probes are recorded like a tool's requests (rules/own-traffic.ts). */
+  logOwnTraffic: boolean;
   /** --log-bodies: the bodies go into the log's records. */
   logBodies: boolean;
   /** Bodies are captured (--log-bodies, OTLP content capture, the traffic ring): the capture keeps them up to captureBytes. */
@@ -64,6 +68,8 @@ export interface ProxyContext {
   /** Model aliases (--alias, loopgate.json, the editor's setting), merged: FROM → TO. */
   aliases: AliasMap;
   stats: ProxyStats;
+  /** close() has begun: a request cut now was cut by the proxy's own shutdown, not by its client. */
+  stopping: boolean;
   hintOnce(key: string, message: string): void;
   onTraffic?: ProxyOptions['onTraffic'];
 }

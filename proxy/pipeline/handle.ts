@@ -52,8 +52,10 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
       reply.lost(0, 'pipelined-after-close', 'The connection closed before this pipelined request had its turn; send it again.');
       abort.abort(new ProxyError(499, 'client-aborted', 'The connection closed.'));
     } else if (reply.unfinished) {
+      // The proxy stopping (Ctrl+C, the editor closing) cut it: not the client leaving.
+      if (ctx.stopping && !reply.closedByProxy) reply.brokeOff('proxy-stopped', 'Loopgate stopped while this request was under way (Ctrl+C, or the editor closed).');
       // A stream cut because its upstream broke is not the client leaving.
-      if (!reply.closedByProxy) facts.clientAborted = true;
+      else if (!reply.closedByProxy) facts.clientAborted = true;
       abort.abort(new ProxyError(499, 'client-aborted', 'The client went away.'));
     }
     noteModelNotFound(facts, reply, ctx);
@@ -69,7 +71,7 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     if (isConnectivityProbe(req, paths.path)) return answerConnectivityProbe(reply, ctx.cliCommand);
     // Local endpoints check the token themselves (the health challenge is answered without it).
     if (isLocalEndpoint(paths.path)) return await handleLocalEndpoint(req, paths, reply, ctx);
-    checkToken(req, ctx.token, ctx.cliCommand);
+    checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
     // The key belongs to the API under {base_url} only: nothing else reaches the upstream with it.
     if (!paths.path.startsWith('/v1/')) {
       throw new ProxyError(404, 'not-an-api-path', `${paths.path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths (e.g. /v1/chat/completions, /v1/responses, /v1/messages, /v1/models). Check the tool's base URL.`);

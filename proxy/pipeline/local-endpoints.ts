@@ -51,7 +51,7 @@ function keySummary(ctx: ProxyContext) {
 
 export async function handleLocalEndpoint(req: IncomingMessage, paths: PathFacts, reply: ClientReply, ctx: ProxyContext): Promise<void> {
   if (isTrafficEndpoint(paths.path)) {
-    checkToken(req, ctx.token, ctx.cliCommand);
+    checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
     return handleTraffic(req, paths, reply, ctx);
   }
   const headers: Record<string, string> = {};
@@ -70,7 +70,7 @@ export async function handleLocalEndpoint(req: IncomingMessage, paths: PathFacts
         payload = { loopgate: version, requireToken: ctx.token !== null };
         break;
       }
-      checkToken(req, ctx.token, ctx.cliCommand);
+      checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
       payload = {
         loopgate: version,
         pid: process.pid,
@@ -91,7 +91,7 @@ export async function handleLocalEndpoint(req: IncomingMessage, paths: PathFacts
       break;
     }
     case '/_loopgate/stats':
-      checkToken(req, ctx.token, ctx.cliCommand);
+      checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
       payload = {
         ...ctx.stats,
         logFile: ctx.log?.file,
@@ -103,7 +103,7 @@ export async function handleLocalEndpoint(req: IncomingMessage, paths: PathFacts
       break;
     case '/_loopgate/keys':
       // Each key's own list, for the editor's Model Explorer (grouped by key): names and models, never a key.
-      checkToken(req, ctx.token, ctx.cliCommand);
+      checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
       if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
       payload = {
         keys: ctx.keys.slots.map((s) => ({ name: s.name, fingerprint: s.fingerprint, failure: s.models.failure() ?? null, models: s.models.entries() ? [...s.models.entries()!.values()] : null })),
@@ -115,12 +115,12 @@ export async function handleLocalEndpoint(req: IncomingMessage, paths: PathFacts
       break;
     case '/_loopgate/refresh':
       // Every key's GET /models now (the editor's Refresh; after a key's group changed).
-      checkToken(req, ctx.token, ctx.cliCommand);
+      checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
       await ctx.keys.refresh();
       payload = { keys: keySummary(ctx) };
       break;
     default:
-      checkToken(req, ctx.token, ctx.cliCommand);
+      checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
       throw new ProxyError(404, 'unknown-local-endpoint', `No such Loopgate endpoint ${paths.path}. Known: /_loopgate/health, /_loopgate/stats, /_loopgate/keys, /_loopgate/refresh, /_loopgate/traffic.`);
   }
   reply.answer(200, 'application/json', JSON.stringify(payload), headers);

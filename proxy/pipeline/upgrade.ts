@@ -106,7 +106,7 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     }
     checkRequest(req, ctx.guard);
     const paths = (ex.paths = normalise(req, ctx));
-    checkToken(req, ctx.token);
+    checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
     if (!isWebSocketUpgrade(req.headers)) {
       throw new ProxyError(400, 'upgrade-unsupported', `Loopgate upgrades connections to WebSocket only (got Upgrade: ${printableHeader(req.headers.upgrade)}). Send the request without an Upgrade header.`);
     }

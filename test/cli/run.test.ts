@@ -62,7 +62,7 @@ describe('loopgate run', () => {
   let parent: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
-    stack = await startStack();
+    stack = await startStack({ logOwnTraffic: true }); // the health lines show what reached the proxy
     port = new URL(stack.proxy.url).port;
     tools = fakeTools();
     parent = {

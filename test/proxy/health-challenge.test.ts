@@ -13,7 +13,7 @@ const NONCE = 'n0nce-n0nce-n0nce-n0nce-n0nce-01';
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ logOwnTraffic: true }); // the health lines show what reached the proxy
 });
 afterAll(() => stack.close());
 

@@ -31,7 +31,8 @@ const chat = (extra: object = {}) => JSON.stringify({ model: 'gpt-4o-mini', mess
 describe('one reply path: every answer is stamped, timed and logged as sent', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ limits: { requestTimeoutMs: 600, headersTimeoutMs: 400 } });
+    // --log-own: Loopgate's own endpoints and probes are recorded too, so their reply path is checked like the rest.
+    stack = await startStack({ logOwnTraffic: true, limits: { requestTimeoutMs: 600, headersTimeoutMs: 400 } });
   });
   afterAll(() => stack.close());
 
