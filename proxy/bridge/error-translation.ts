@@ -1,6 +1,7 @@
 // Upstream chat-route errors re-expressed in the caller's protocol.
 
 import { anthropicErrorType, readErrorEnvelope, type ErrorEnvelopeFields } from '../rules/proxy-errors.js';
+import { PROTOCOL_TABLE } from '../rules/protocols/index.js';
 import type { BridgeKind } from './types.js';
 
 interface UpstreamError extends ErrorEnvelopeFields {
@@ -20,7 +21,7 @@ export function translateError(kind: BridgeKind, status: number, body: Buffer): 
 }
 
 export function upstreamErrorBody(kind: BridgeKind, status: number, message: string, e: Omit<UpstreamError, 'message'> = {}): string {
-  if (kind === 'responses') {
+  if (PROTOCOL_TABLE[kind].envelope === 'openai') {
     return JSON.stringify({ error: { message, type: e.type ?? 'upstream_error', param: e.param ?? null, code: e.code ?? null } });
   }
   // Anthropic's envelope has no code; it is kept as an extra field because diagnosis keys on it.
@@ -38,7 +39,7 @@ export function isEndpointNotSupported(status: number, body: Buffer | string): b
 
 /** Loopgate's own bridge refusal (toChatRequest's 400) in the caller's envelope. */
 export function rejectionBody(kind: BridgeKind, message: string, param?: string): string {
-  if (kind === 'responses') {
+  if (PROTOCOL_TABLE[kind].envelope === 'openai') {
     return JSON.stringify({ error: { message, type: 'invalid_request_error', param: param ?? null, code: 'unsupported_parameter' } });
   }
   return JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message } });

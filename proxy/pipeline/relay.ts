@@ -11,7 +11,7 @@ import { diagnose, parseErrorBody } from '../rules/diagnose.js';
 import { midStreamFailure, upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { protocolsByKey } from '../rules/key-routing.js';
 import { failOver } from './choose-key.js';
-import { MODELS_PATH, protocolOfPath } from '../rules/protocols/index.js';
+import { keyInXApiKey, MODELS_PATH } from '../rules/protocols/index.js';
 import type { ProxyContext } from './context.js';
 import type { Attempt, RequestSoFar, Route } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
@@ -39,7 +39,7 @@ export async function relay(ex: RequestSoFar, reply: ClientReply, ctx: ProxyCont
   const body = session ? session.body : held ?? ex.body?.bodyStream ?? null;
   // The bridge's translation, for the Traffic view's "Show Translation" (the ring redacts it like the client's body).
   const bridgedBody = session?.body;
-  const anthropicRoute = protocolOfPath(route.path) === 'messages';
+  const anthropicRoute = keyInXApiKey(route.path);
   const called = await callUpstream(
     ctx,
     {

@@ -5,7 +5,7 @@
 // request body. The diagnosis routes on the status plus the relay's error
 // code/type, never on message text: relays localise their messages.
 
-import { COUNT_TOKENS_PATH, PROTOCOL_ORDER, PROTOCOL_TABLE, minimalFields, protocolOfPath } from './protocols/index.js';
+import { bridgeKindOf, COUNT_TOKENS_PATH, PROTOCOL_ORDER, PROTOCOL_TABLE, minimalFields, protocolOfPath } from './protocols/index.js';
 import { readErrorEnvelope } from './proxy-errors.js';
 import { suggestModels } from './suggest.js';
 import type { BridgeMode } from '../core/options.js';
@@ -165,7 +165,8 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
 }
 
 function protocolUnsupported(ctx: DiagnosisContext): Diagnosis {
-  const which = PROTOCOL_TABLE[protocolOfPath(ctx.canonicalPath) === 'messages' ? 'messages' : 'responses'].title;
+  // A protocol the bridge serves names itself; any other path is taken for Responses.
+  const which = PROTOCOL_TABLE[bridgeKindOf(protocolOfPath(ctx.canonicalPath)) ?? 'responses'].title;
   if (ctx.canonicalPath === COUNT_TOKENS_PATH) {
     // Chat Completions has no token counting, so the bridge cannot stand in, and
     // spending a real completion to count would cost the user money unasked.
