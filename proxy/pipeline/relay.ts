@@ -7,7 +7,7 @@
 // (`unsupported` when the route refused the protocol and the bridge plan said
 // to fall back; `failover` with the next key; `failed` with the error).
 import { eventTooLargeMessage, isEndpointNotSupported } from '../bridge/index.js';
-import { diagnose, parseErrorBody } from '../rules/diagnose.js';
+import { diagnose, DIAGNOSIS_POLICY, parseErrorBody } from '../rules/diagnose.js';
 import { midStreamFailure, upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { protocolsByKey } from '../rules/key-routing.js';
 import { failOver } from './choose-key.js';
@@ -148,19 +148,21 @@ async function relayError(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContex
     bridge: ctx.bridge.mode,
     time: ex.time,
   });
-  // --failover: a replayable request this key cannot serve for quota or rate goes to the next key that can.
+  // What the diagnosis calls for is its policy (rules/diagnose.ts DIAGNOSIS_POLICY); this applies it.
+  const policy = diagnosis && DIAGNOSIS_POLICY[diagnosis.code];
+  // --failover: a replayable request this key cannot serve goes to the next key that can.
   // (The first key's error is then not this request's outcome: the attempt carries none.)
-  if ((diagnosis?.code === 'rate-limited' || diagnosis?.code === 'insufficient-balance') && complete) {
+  if (diagnosis && policy?.failover && complete) {
     const next = failOver(ex, ctx, diagnosis.code);
     if (next) return { ...facts, outcome: 'failover', next };
   }
   // With several keys, the way out may be another key: say what each serves this model on.
-  if (diagnosis?.code === 'protocol-unsupported' && model && ctx.keys.slots.length > 1) {
+  if (diagnosis && policy?.keysHint && model && ctx.keys.slots.length > 1) {
     const served = protocolsByKey(ctx.keys.views(), model);
     if (served) diagnosis = { ...diagnosis, hint: `${diagnosis.hint} This proxy's keys serve ${model} on: ${served}.` };
   }
   // A stale list: the key's group changed.
-  if (diagnosis?.code === 'model-not-found' || diagnosis?.code === 'permission') ex.key?.slot?.models.refreshSoon();
+  if (policy?.refreshModels) ex.key?.slot?.models.refreshSoon();
   const answered: Attempt = { ...facts, errorCode: info.code, errorType: info.type, diagnosis };
   if (route.session && complete) {
     const out = route.session.error(upstream.statusCode, text ?? buf);

@@ -65,6 +65,55 @@ export interface Diagnosis {
   suggestions?: string[];
 }
 
+/** How the editor's chat reports a refusal: the LanguageModelError kinds VS Code knows. */
+export type EditorFailureKind = 'noPermissions' | 'notFound' | 'blocked' | 'other';
+
+/**
+ * What follows from a diagnosis beyond its hint. The proxy's relay and the
+ * editor's chat both read DIAGNOSIS_POLICY, so a new code (or a code that
+ * should now fail over) is one row here, and a code without a row does not
+ * compile.
+ */
+export interface DiagnosisPolicy {
+  /** With --failover, a replayable request goes to the next key that serves it: this key's quota or rate is the problem. */
+  failover: boolean;
+  /** The key's model list may be stale (its group changed): the proxy refreshes it soon. */
+  refreshModels: boolean;
+  /** With several keys, the hint adds which protocols each key serves the model on (another key may be the way out). */
+  keysHint: boolean;
+  /** How the editor's chat reports it. */
+  editor: EditorFailureKind;
+  /** What to do in the editor, after the hint (its commands and views). */
+  editorAdvice?: string;
+}
+
+const PLAIN: DiagnosisPolicy = { failover: false, refreshModels: false, keysHint: false, editor: 'other' };
+
+export const DIAGNOSIS_POLICY: Readonly<Record<DiagnosisCode, DiagnosisPolicy>> = {
+  'duplicate-v1': PLAIN,
+  'unknown-endpoint': PLAIN,
+  'protocol-unsupported': { ...PLAIN, keysHint: true },
+  'websocket-unsupported': PLAIN,
+  'bad-key': { ...PLAIN, editor: 'noPermissions', editorAdvice: 'Re-copy the key from the service console and store it with Loopgate: Set API Key.' },
+  permission: {
+    ...PLAIN,
+    refreshModels: true,
+    editor: 'noPermissions',
+    editorAdvice: "This key's group may not use this; pick a model of the group in the Model Explorer, or add a key of a group that may (Loopgate: Add API Key).",
+  },
+  'model-not-found': { ...PLAIN, refreshModels: true, editor: 'notFound' },
+  'insufficient-balance': { ...PLAIN, failover: true, editor: 'blocked' },
+  'unsupported-parameter': PLAIN,
+  'bad-request': PLAIN,
+  'rate-limited': { ...PLAIN, failover: true, editor: 'blocked' },
+  'upstream-5xx': PLAIN,
+};
+
+/** The policy of a diagnosis code as it travels (x-loopgate-diagnosis, a record): undefined for a code that is not a diagnosis (Loopgate's own refusals). */
+export function diagnosisPolicy(code: string | undefined): DiagnosisPolicy | undefined {
+  return code !== undefined && Object.hasOwn(DIAGNOSIS_POLICY, code) ? DIAGNOSIS_POLICY[code as DiagnosisCode] : undefined;
+}
+
 /**
  * The fields of the minimal request per endpoint path. A refused request is
  * debugged by starting from the minimal request and adding parameters back
