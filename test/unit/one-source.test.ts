@@ -400,13 +400,14 @@ describe('protocol knowledge: one module per protocol', () => {
 describe('protocol behaviour: asked of the module, never a comparison on its name', () => {
   const ROOT = join(__dirname, '..', '..');
   const NAMES = PROTOCOLS.map((p) => esc(p)).join('|');
-  const Q = `(['"\`])(${NAMES})\\1`;
+  /** A protocol name in any quotes (no back-reference: the pattern below repeats it). */
+  const Q = `(?:'(?:${NAMES})'|"(?:${NAMES})"|\`(?:${NAMES})\`)`;
   function esc(t: string): string {
     return t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   }
 
   /** `x === 'chat'`, `'chat' !== x`, `case 'chat':`, `.includes('chat')`. */
-  const COMPARISON = new RegExp(`[!=]==?\\s*${Q}|${Q}\\s*[!=]==?|\\bcase\\s+${Q}\\s*:|\\.(includes|indexOf)\\(\\s*${Q}\\s*\\)`);
+  const COMPARISON = new RegExp(`[!=]==?\\s*${Q}|${Q}\\s*[!=]==?|\\bcase\\s+${Q}\\s*:|\\.(?:includes|indexOf)\\(\\s*${Q}\\s*\\)`);
 
   /** Where protocol names may be compared: the modules themselves, and the simulator (it plays the service). */
   function exempt(file: string): boolean {
