@@ -460,6 +460,9 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
     // @ts-expect-error: a module that cannot read its usage
     const partial: ProtocolModule = { ...PROTOCOL_TABLE.chat, usage: undefined };
     expect([missing, partial]).toHaveLength(2);
+    // The first-use order is each module's `firstUse`, so it holds every protocol (a list beside the table could miss one).
+    expect(PROTOCOL_ORDER).toEqual(['responses', 'chat', 'messages']);
+    expect([...PROTOCOL_ORDER].sort()).toEqual([...PROTOCOLS].sort());
     for (const p of PROTOCOLS) {
       const m = PROTOCOL_TABLE[p];
       expect(m.protocol).toBe(p);

@@ -17,6 +17,7 @@ const facts = {
   // Cache reads are counted apart from input_tokens (chat counts them inside prompt_tokens).
   usageFields: { input: 'input_tokens', output: 'output_tokens', cacheRead: 'cache_read_input_tokens', cacheWrite: 'cache_creation_input_tokens' },
   stream: { terminal: ['message_stop'], completed: 'message_stop' },
+  firstUse: 2,
   bridgeable: true,
   // count_tokens goes where Messages go.
   subPaths: true,

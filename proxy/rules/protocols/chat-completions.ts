@@ -23,6 +23,8 @@ const facts = {
   },
   // Data-only events; the stream ends with `data: [DONE]`, and a chunk's finish_reason ends a choice.
   stream: { done: '[DONE]', terminal: [] },
+  // The fallback every OpenAI-compatible route has.
+  firstUse: 1,
   // The bridge's target: every OpenAI-compatible route has it, so it is never bridged.
   bridgeable: false,
   // /v1/chat/completions/{id} is not the protocol's business.

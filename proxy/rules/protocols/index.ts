@@ -48,7 +48,7 @@ export function bridgeKindOf(protocol: Protocol | undefined): BridgeKind | undef
  * First-use order: Responses where the route offers it, Chat Completions as
  * the fallback every OpenAI-compatible route has, Anthropic Messages last.
  */
-export const PROTOCOL_ORDER: readonly Protocol[] = ['responses', 'chat', 'messages'];
+export const PROTOCOL_ORDER: readonly Protocol[] = [...PROTOCOLS].sort((a, b) => PROTOCOL_TABLE[a].firstUse - PROTOCOL_TABLE[b].firstUse);
 
 export const ENDPOINT_TYPE = Object.fromEntries(PROTOCOLS.map((p) => [p, PROTOCOL_TABLE[p].endpointType])) as Readonly<Record<Protocol, string>>;
 

@@ -24,6 +24,8 @@ const facts = {
   },
   // Each terminal event carries the whole response object.
   stream: { terminal: ['response.completed', 'response.incomplete', 'response.failed'], completed: 'response.completed' },
+  // First where the route offers it.
+  firstUse: 0,
   bridgeable: true,
   subPaths: true,
   clientHeaders: {},

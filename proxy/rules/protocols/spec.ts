@@ -77,6 +77,8 @@ export interface ProtocolSpec {
   /** Where its answers report tokens (`usage(body)` reads them). */
   usageFields: UsageShape;
   stream: StreamShape;
+  /** Place in the first-use order (PROTOCOL_ORDER), lowest first: the order doctor, the Try and routing go by. */
+  firstUse: number;
   /** The bridge can serve this protocol over Chat Completions (false for the bridge's own target). */
   bridgeable: boolean;
   /** Paths under `path` belong to the protocol too (GET /v1/responses/{id}, /v1/messages/count_tokens). */
