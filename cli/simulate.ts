@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { FixtureError, startSimulator, type Fixture, type Simulator } from '../proxy/simulator/index.js';
 import { untilSignal } from './signals.js';
-import { PROTOCOL_TABLE } from '../proxy/rules/protocols/index.js';
+import { PROTOCOL_TABLE, PROTOCOLS, type Protocol } from '../proxy/rules/protocols/index.js';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
 
 const usage = `Usage: loopgate simulate [--port P] [--host 127.0.0.1] [--fixture FILE]
@@ -25,9 +25,14 @@ export function curlExample(sim: Simulator): string {
   const model = first ?? 'MODEL_ID';
   const auth = `-H "Authorization: Bearer ${key.key}" -H "Content-Type: application/json"`;
   const hello = `[{"role":"user","content":"Hello"}]`;
-  if (group.protocols.includes('chat')) return `curl -s ${sim.baseUrl}${PROTOCOL_TABLE.chat.endpoint} ${auth} -d '{"model":"${model}","messages":${hello}}'`;
-  if (group.protocols.includes('responses')) return `curl -s ${sim.baseUrl}${PROTOCOL_TABLE.responses.endpoint} ${auth} -d '{"model":"${model}","input":"Hello"}'`;
-  return `curl -s ${sim.url}${PROTOCOL_TABLE.messages.path} ${auth} -d '{"model":"${model}","max_tokens":64,"messages":${hello}}'`;
+  const curl: Record<Protocol, () => string> = {
+    chat: () => `curl -s ${sim.baseUrl}${PROTOCOL_TABLE.chat.endpoint} ${auth} -d '{"model":"${model}","messages":${hello}}'`,
+    responses: () => `curl -s ${sim.baseUrl}${PROTOCOL_TABLE.responses.endpoint} ${auth} -d '{"model":"${model}","input":"Hello"}'`,
+    messages: () => `curl -s ${sim.url}${PROTOCOL_TABLE.messages.path} ${auth} -d '{"model":"${model}","max_tokens":64,"messages":${hello}}'`,
+  };
+  // The table's order (Chat Completions first); a group that lists none gets the last.
+  const protocol = PROTOCOLS.find((p) => group.protocols.includes(p)) ?? PROTOCOLS[PROTOCOLS.length - 1]!;
+  return curl[protocol]();
 }
 
 function parsePort(raw: string | undefined): number {

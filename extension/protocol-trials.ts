@@ -2,7 +2,7 @@
 // proxy/rules/protocols/ (titles, paths, minimal requests, reading the reply)
 // plus what only the extension needs (codicons, trying a model). No vscode here.
 
-import { ANTHROPIC_VERSION, PROTOCOL_ORDER, PROTOCOL_TABLE, minimalRequest, outputText, type Protocol } from '../proxy/rules/protocols/index.js';
+import { PROTOCOL_ORDER, PROTOCOL_TABLE, minimalRequest, outputText, type Protocol } from '../proxy/rules/protocols/index.js';
 
 export type { Protocol };
 
@@ -41,8 +41,7 @@ const PROMPT = 'Reply with one short sentence.';
  * sent through the proxy, timed. Never throws for HTTP errors.
  */
 export async function tryProtocol(proxyUrl: string, token: string, model: string, protocol: Protocol, timeoutMs = 60_000): Promise<TryResult> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
-  if (protocol === 'messages') headers['anthropic-version'] = ANTHROPIC_VERSION;
+  const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...PROTOCOL_TABLE[protocol].clientHeaders };
   const started = performance.now();
   const res = await fetch(proxyUrl + PROTOCOL_INFO[protocol].path, {
     method: 'POST',

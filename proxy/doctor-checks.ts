@@ -7,7 +7,7 @@ import { checkApiKey } from './rules/api-key.js';
 import { parseUpstream } from './rules/urls.js';
 import { diagnose, parseErrorBody } from './rules/diagnose.js';
 import { parseModelList, type ModelEntry } from './rules/model-list.js';
-import { ANTHROPIC_VERSION, MODELS_PATH, PROTOCOL_TABLE, minimalRequest, streamCompleted, type Protocol } from './rules/protocols/index.js';
+import { ANTHROPIC_VERSION, BRIDGE_TARGET, MODELS_PATH, PROTOCOL_TABLE, minimalRequest, streamCompleted, type Protocol } from './rules/protocols/index.js';
 import { commandLine } from './rules/command-line.js';
 import { printable } from './rules/printable.js';
 
@@ -123,7 +123,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   steps.push({ name: '3. GET /models', result: 'ok', status: 200, detail: `${models.length} models: ${ids.slice(0, 6).join(', ')}${ids.length > 6 ? ', …' : ''}` });
 
   const pick = (type: string) => models.find((m) => !m.supported_endpoint_types || m.supported_endpoint_types.includes(type));
-  const chatResults: StepResult[] = [];
+  const results: Partial<Record<Protocol, StepResult[]>> = {};
   for (const kind of ['responses', 'chat'] as const) {
     const { endpoint, path, endpointType } = PROTOCOL_TABLE[kind];
     const model = pick(endpointType) ?? models[0]!;
@@ -138,12 +138,12 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
       } else {
         steps.push(failure(name, probe, path, model.id, ids));
       }
-      if (kind === 'chat') chatResults.push(steps[steps.length - 1]!.result);
+      (results[kind] ??= []).push(steps[steps.length - 1]!.result);
     }
   }
   // Responses failing while Chat Completions works is a property of the route
   // (its channels lack Responses), not a bad key: a warning, not a failure.
-  if (chatResults.every((r) => r === 'ok')) {
+  if ((results[BRIDGE_TARGET] ?? []).every((r) => r === 'ok')) {
     for (const step of steps) {
       if (step.name.includes(PROTOCOL_TABLE.responses.endpoint) && step.result === 'fail' && step.diagnosis === 'protocol-unsupported') {
         step.result = 'warn';

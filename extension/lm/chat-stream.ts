@@ -31,7 +31,18 @@ export class ChatStream {
   /** A stream that ends without its protocol's last event was cut off. */
   finished = false;
 
-  constructor(private readonly protocol: Protocol) {}
+  /** How this protocol's events are read (a Record, so a new protocol needs its reader to compile). */
+  private readonly reader: { read(event: string | undefined, json: Record<string, unknown>): ChatEvent[]; flushAtEnd: boolean };
+
+  constructor(protocol: Protocol) {
+    const readers: Record<Protocol, ChatStream['reader']> = {
+      // Chat Completions streams may end without a finish_reason on the last chunk: flush what was built.
+      chat: { read: (_event, json) => this.chat(json), flushAtEnd: true },
+      responses: { read: (event, json) => this.responses(event, json), flushAtEnd: false },
+      messages: { read: (event, json) => this.messages(event, json), flushAtEnd: false },
+    };
+    this.reader = readers[protocol];
+  }
 
   push(chunk: Uint8Array | string): ChatEvent[] {
     const events = this.read(this.sse.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk)));
@@ -41,8 +52,7 @@ export class ChatStream {
 
   end(): ChatEvent[] {
     const out = this.read(this.sse.end());
-    // Chat Completions streams may end without a finish_reason on the last chunk: flush what was built.
-    if (this.protocol === 'chat') out.push(...this.flushCalls());
+    if (this.reader.flushAtEnd) out.push(...this.flushCalls());
     return out;
   }
 
@@ -62,9 +72,7 @@ export class ChatStream {
       }
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) continue;
       const json = parsed as Record<string, unknown>;
-      if (this.protocol === 'chat') out.push(...this.chat(json));
-      else if (this.protocol === 'responses') out.push(...this.responses(m.event, json));
-      else out.push(...this.messages(m.event, json));
+      out.push(...this.reader.read(m.event, json));
     }
     return out;
   }

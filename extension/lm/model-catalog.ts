@@ -3,7 +3,7 @@
 // `context_length`, `max_input_tokens`, `max_output_tokens`), else the
 // documented defaults below; `loopgate.chat.modelOverrides` wins over both.
 import { modelProtocols, type ModelEntry } from '../../proxy/rules/model-list.js';
-import { PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols/index.js';
+import { BRIDGE_TARGET, PROTOCOL_TABLE, PROTOCOLS, type Protocol } from '../../proxy/rules/protocols/index.js';
 import { nativeProtocols } from '../../proxy/rules/key-routing.js';
 import { readKeysAnswer } from '../keys-answer.js';
 
@@ -41,10 +41,12 @@ export type ModelOverrides = Readonly<Record<string, ModelOverride>>;
  * A model whose list entry names no protocol gets Chat Completions, which every route has.
  */
 export function bestProtocol(protocols: readonly Protocol[] | undefined): Protocol {
-  if (protocols?.includes('messages')) return 'messages';
-  if (protocols?.includes('responses')) return 'responses';
-  return 'chat';
+  return RICHEST_FIRST.find((p) => protocols?.includes(p)) ?? BRIDGE_TARGET;
 }
+
+/** Richness rank per protocol (lower is richer); a Record, so a new protocol must be ranked. */
+const RICHNESS: Readonly<Record<Protocol, number>> = { messages: 0, responses: 1, chat: 2 };
+const RICHEST_FIRST = [...PROTOCOLS].sort((a, b) => RICHNESS[a] - RICHNESS[b]);
 
 const positive = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : undefined);
 

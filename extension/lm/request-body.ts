@@ -1,7 +1,7 @@
 // A chat request in each protocol's own shape: the path under the proxy and the
 // JSON body, always streamed. Tool definitions, tool calls and tool results map
 // both ways (chat-stream.ts reads the answers).
-import { ANTHROPIC_VERSION, PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols/index.js';
+import { PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols/index.js';
 import { OUTPUT_TEXT } from '../../proxy/rules/protocols/responses.js';
 import type { ChatPart, ChatRequest, ChatTurn } from './chat-types.js';
 
@@ -23,8 +23,7 @@ const schemaOf = (schema: object | undefined) => schema ?? { type: 'object', pro
 export function wireRequest(req: ChatRequest): WireRequest {
   const path = PROTOCOL_TABLE[req.protocol].path;
   const build: Record<Protocol, (r: ChatRequest) => WireRequest['body']> = { chat: chatBody, responses: responsesBody, messages: messagesBody };
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
-  if (req.protocol === 'messages') headers['anthropic-version'] = ANTHROPIC_VERSION;
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream', ...PROTOCOL_TABLE[req.protocol].clientHeaders };
   return { path, headers, body: build[req.protocol](req) };
 }
 

@@ -1,4 +1,5 @@
-// The bridge's three translations, by protocol kind.
+// The bridge's three translations, by protocol kind: one row per protocol the
+// bridge serves (a module with `bridgeable: true` and no row does not compile).
 
 import { messagesToChat } from './messages-request.js';
 import { chatToMessage } from './messages-result.js';
@@ -7,13 +8,24 @@ import { BridgeReject } from './reject.js';
 import { responsesToChat } from './responses-request.js';
 import { chatToResponse } from './responses-result.js';
 import { ResponsesStreamTranslator } from './responses-stream.js';
-import { isRecord, type BridgeContext, type BridgeKind, type ChatRequestResult, type StreamTranslator } from './types.js';
+import { isRecord, type BridgeContext, type BridgeKind, type ChatRequestResult, type Json, type StreamTranslator } from './types.js';
+
+interface Translation {
+  toChat(body: Json): { chat: Json; stream: boolean; model: string; dropped: string[] };
+  fromChat(chat: unknown, ctx: BridgeContext): Record<string, unknown>;
+  stream(ctx: BridgeContext): StreamTranslator;
+}
+
+const TRANSLATIONS: Readonly<Record<BridgeKind, Translation>> = {
+  responses: { toChat: responsesToChat, fromChat: chatToResponse, stream: (ctx) => new ResponsesStreamTranslator(ctx) },
+  messages: { toChat: messagesToChat, fromChat: chatToMessage, stream: (ctx) => new MessagesStreamTranslator(ctx) },
+};
 
 /** Request mapping. A parameter with no chat equivalent → 400 naming it (never silently dropped). */
 export function toChatRequest(kind: BridgeKind, body: unknown): ChatRequestResult {
   if (!isRecord(body)) return { ok: false, status: 400, message: 'The request body must be a JSON object.' };
   try {
-    const r = kind === 'responses' ? responsesToChat(body) : messagesToChat(body);
+    const r = TRANSLATIONS[kind].toChat(body);
     return { ok: true, ...r, dropped: summarise(r.dropped) };
   } catch (err) {
     if (err instanceof BridgeReject) return { ok: false, status: 400, message: err.message, param: err.param };
@@ -30,9 +42,9 @@ function summarise(dropped: string[]): string[] {
 
 /** Non-stream result mapping: chat.completion JSON → Response object / Anthropic Message. */
 export function fromChatResult(kind: BridgeKind, chat: unknown, ctx: BridgeContext): Record<string, unknown> {
-  return kind === 'responses' ? chatToResponse(chat, ctx) : chatToMessage(chat, ctx);
+  return TRANSLATIONS[kind].fromChat(chat, ctx);
 }
 
 export function createStreamTranslator(kind: BridgeKind, ctx: BridgeContext): StreamTranslator {
-  return kind === 'responses' ? new ResponsesStreamTranslator(ctx) : new MessagesStreamTranslator(ctx);
+  return TRANSLATIONS[kind].stream(ctx);
 }

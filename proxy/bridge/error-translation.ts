@@ -1,6 +1,7 @@
 // Upstream chat-route errors re-expressed in the caller's protocol.
 
 import { anthropicErrorType, readErrorEnvelope, type ErrorEnvelopeFields } from '../rules/proxy-errors.js';
+import { PROTOCOL_TABLE, type Envelope } from '../rules/protocols/index.js';
 import type { BridgeKind } from './types.js';
 
 interface UpstreamError extends ErrorEnvelopeFields {
@@ -20,14 +21,19 @@ export function translateError(kind: BridgeKind, status: number, body: Buffer): 
 }
 
 export function upstreamErrorBody(kind: BridgeKind, status: number, message: string, e: Omit<UpstreamError, 'message'> = {}): string {
-  if (kind === 'responses') {
-    return JSON.stringify({ error: { message, type: e.type ?? 'upstream_error', param: e.param ?? null, code: e.code ?? null } });
-  }
-  // Anthropic's envelope has no code; it is kept as an extra field because diagnosis keys on it.
-  const error: Record<string, string> = { type: anthropicErrorType(status, e.code), message };
-  if (e.code) error.code = e.code;
-  return JSON.stringify({ type: 'error', error });
+  return JSON.stringify(UPSTREAM_ERROR[PROTOCOL_TABLE[kind].envelope](status, message, e));
 }
+
+/** The caller's envelope, by envelope (a Record: a new envelope must say how it writes an error). */
+const UPSTREAM_ERROR: Readonly<Record<Envelope, (status: number, message: string, e: Omit<UpstreamError, 'message'>) => unknown>> = {
+  openai: (_status, message, e) => ({ error: { message, type: e.type ?? 'upstream_error', param: e.param ?? null, code: e.code ?? null } }),
+  anthropic: (status, message, e) => {
+    // Anthropic's envelope has no code; it is kept as an extra field because diagnosis keys on it.
+    const error: Record<string, string> = { type: anthropicErrorType(status, e.code), message };
+    if (e.code) error.code = e.code;
+    return { type: 'error', error };
+  },
+};
 
 /** The route's "this protocol is not offered here" answer (404, code endpoint_not_supported). */
 export function isEndpointNotSupported(status: number, body: Buffer | string): boolean {
@@ -38,8 +44,10 @@ export function isEndpointNotSupported(status: number, body: Buffer | string): b
 
 /** Loopgate's own bridge refusal (toChatRequest's 400) in the caller's envelope. */
 export function rejectionBody(kind: BridgeKind, message: string, param?: string): string {
-  if (kind === 'responses') {
-    return JSON.stringify({ error: { message, type: 'invalid_request_error', param: param ?? null, code: 'unsupported_parameter' } });
-  }
-  return JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message } });
+  return JSON.stringify(REJECTION[PROTOCOL_TABLE[kind].envelope](message, param));
 }
+
+const REJECTION: Readonly<Record<Envelope, (message: string, param?: string) => unknown>> = {
+  openai: (message, param) => ({ error: { message, type: 'invalid_request_error', param: param ?? null, code: 'unsupported_parameter' } }),
+  anthropic: (message) => ({ type: 'error', error: { type: 'invalid_request_error', message } }),
+};

@@ -1,8 +1,9 @@
 // Shared vocabulary of the protocol bridge. Pure: no I/O anywhere in proxy/bridge.
 
-import { ENDPOINT_TYPE as PROTOCOL_ENDPOINT_TYPE, endpointProtocol } from '../rules/protocols/index.js';
+import { bridgeKindOf, ENDPOINT_TYPE as PROTOCOL_ENDPOINT_TYPE, endpointProtocol, type BridgeKind } from '../rules/protocols/index.js';
 
-export type BridgeKind = 'responses' | 'messages';
+/** The protocols whose module says `bridgeable` (Responses, Anthropic Messages). */
+export type { BridgeKind };
 // Declared once, with the proxy's options (core/options.ts).
 export type { BridgeMode } from '../core/options.js';
 
@@ -55,8 +56,7 @@ export function bridgeLabel(kind: BridgeKind): string {
 
 /** Which bridge a canonical request path belongs to (query already stripped or not). */
 export function bridgeKindForPath(path: string): BridgeKind | undefined {
-  const protocol = endpointProtocol(path);
-  return protocol === 'chat' ? undefined : protocol;
+  return bridgeKindOf(endpointProtocol(path));
 }
 
 export function isRecord(v: unknown): v is Json {

@@ -7,11 +7,11 @@
 // (`unsupported` when the route refused the protocol and the bridge plan said
 // to fall back; `failover` with the next key; `failed` with the error).
 import { eventTooLargeMessage, isEndpointNotSupported } from '../bridge/index.js';
-import { diagnose, parseErrorBody } from '../rules/diagnose.js';
+import { diagnose, DIAGNOSIS_POLICY, parseErrorBody } from '../rules/diagnose.js';
 import { midStreamFailure, upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { protocolsByKey } from '../rules/key-routing.js';
 import { failOver } from './choose-key.js';
-import { MODELS_PATH, protocolOfPath } from '../rules/protocols/index.js';
+import { keyInXApiKey, MODELS_PATH } from '../rules/protocols/index.js';
 import type { ProxyContext } from './context.js';
 import type { Attempt, RequestSoFar, Route } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
@@ -39,7 +39,7 @@ export async function relay(ex: RequestSoFar, reply: ClientReply, ctx: ProxyCont
   const body = session ? session.body : held ?? ex.body?.bodyStream ?? null;
   // The bridge's translation, for the Traffic view's "Show Translation" (the ring redacts it like the client's body).
   const bridgedBody = session?.body;
-  const anthropicRoute = protocolOfPath(route.path) === 'messages';
+  const anthropicRoute = keyInXApiKey(route.path);
   const called = await callUpstream(
     ctx,
     {
@@ -148,19 +148,21 @@ async function relayError(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContex
     bridge: ctx.bridge.mode,
     time: ex.time,
   });
-  // --failover: a replayable request this key cannot serve for quota or rate goes to the next key that can.
+  // What the diagnosis calls for is its policy (rules/diagnose.ts DIAGNOSIS_POLICY); this applies it.
+  const policy = diagnosis && DIAGNOSIS_POLICY[diagnosis.code];
+  // --failover: a replayable request this key cannot serve goes to the next key that can.
   // (The first key's error is then not this request's outcome: the attempt carries none.)
-  if ((diagnosis?.code === 'rate-limited' || diagnosis?.code === 'insufficient-balance') && complete) {
+  if (diagnosis && policy?.failover && complete) {
     const next = failOver(ex, ctx, diagnosis.code);
     if (next) return { ...facts, outcome: 'failover', next };
   }
   // With several keys, the way out may be another key: say what each serves this model on.
-  if (diagnosis?.code === 'protocol-unsupported' && model && ctx.keys.slots.length > 1) {
+  if (diagnosis && policy?.keysHint && model && ctx.keys.slots.length > 1) {
     const served = protocolsByKey(ctx.keys.views(), model);
     if (served) diagnosis = { ...diagnosis, hint: `${diagnosis.hint} This proxy's keys serve ${model} on: ${served}.` };
   }
   // A stale list: the key's group changed.
-  if (diagnosis?.code === 'model-not-found' || diagnosis?.code === 'permission') ex.key?.slot?.models.refreshSoon();
+  if (policy?.refreshModels) ex.key?.slot?.models.refreshSoon();
   const answered: Attempt = { ...facts, errorCode: info.code, errorType: info.type, diagnosis };
   if (route.session && complete) {
     const out = route.session.error(upstream.statusCode, text ?? buf);

@@ -5,7 +5,7 @@
 // request body. The diagnosis routes on the status plus the relay's error
 // code/type, never on message text: relays localise their messages.
 
-import { COUNT_TOKENS_PATH, PROTOCOL_ORDER, PROTOCOL_TABLE, minimalFields, protocolOfPath } from './protocols/index.js';
+import { bridgeKindOf, COUNT_TOKENS_PATH, PROTOCOL_ORDER, PROTOCOL_TABLE, minimalFields, protocolOfPath } from './protocols/index.js';
 import { readErrorEnvelope } from './proxy-errors.js';
 import { suggestModels } from './suggest.js';
 import type { BridgeMode } from '../core/options.js';
@@ -64,6 +64,55 @@ export interface Diagnosis {
   hint: string;
   /** Nearest real model IDs, for model-not-found. */
   suggestions?: string[];
+}
+
+/** How the editor's chat reports a refusal: the LanguageModelError kinds VS Code knows. */
+export type EditorFailureKind = 'noPermissions' | 'notFound' | 'blocked' | 'other';
+
+/**
+ * What follows from a diagnosis beyond its hint. The proxy's relay and the
+ * editor's chat both read DIAGNOSIS_POLICY, so a new code (or a code that
+ * should now fail over) is one row here, and a code without a row does not
+ * compile.
+ */
+export interface DiagnosisPolicy {
+  /** With --failover, a replayable request goes to the next key that serves it: this key's quota or rate is the problem. */
+  failover: boolean;
+  /** The key's model list may be stale (its group changed): the proxy refreshes it soon. */
+  refreshModels: boolean;
+  /** With several keys, the hint adds which protocols each key serves the model on (another key may be the way out). */
+  keysHint: boolean;
+  /** How the editor's chat reports it. */
+  editor: EditorFailureKind;
+  /** What to do in the editor, after the hint (its commands and views). */
+  editorAdvice?: string;
+}
+
+const PLAIN: DiagnosisPolicy = { failover: false, refreshModels: false, keysHint: false, editor: 'other' };
+
+export const DIAGNOSIS_POLICY: Readonly<Record<DiagnosisCode, DiagnosisPolicy>> = {
+  'duplicate-v1': PLAIN,
+  'unknown-endpoint': PLAIN,
+  'protocol-unsupported': { ...PLAIN, keysHint: true },
+  'websocket-unsupported': PLAIN,
+  'bad-key': { ...PLAIN, editor: 'noPermissions', editorAdvice: 'Re-copy the key from the service console and store it with Loopgate: Set API Key.' },
+  permission: {
+    ...PLAIN,
+    refreshModels: true,
+    editor: 'noPermissions',
+    editorAdvice: "This key's group may not use this; pick a model of the group in the Model Explorer, or add a key of a group that may (Loopgate: Add API Key).",
+  },
+  'model-not-found': { ...PLAIN, refreshModels: true, editor: 'notFound' },
+  'insufficient-balance': { ...PLAIN, failover: true, editor: 'blocked' },
+  'unsupported-parameter': PLAIN,
+  'bad-request': PLAIN,
+  'rate-limited': { ...PLAIN, failover: true, editor: 'blocked' },
+  'upstream-5xx': PLAIN,
+};
+
+/** The policy of a diagnosis code as it travels (x-loopgate-diagnosis, a record): undefined for a code that is not a diagnosis (Loopgate's own refusals). */
+export function diagnosisPolicy(code: string | undefined): DiagnosisPolicy | undefined {
+  return code !== undefined && Object.hasOwn(DIAGNOSIS_POLICY, code) ? DIAGNOSIS_POLICY[code as DiagnosisCode] : undefined;
 }
 
 /**
@@ -166,7 +215,8 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
 }
 
 function protocolUnsupported(ctx: DiagnosisContext): Diagnosis {
-  const which = PROTOCOL_TABLE[protocolOfPath(ctx.canonicalPath) === 'messages' ? 'messages' : 'responses'].title;
+  // A protocol the bridge serves names itself; any other path is taken for Responses.
+  const which = PROTOCOL_TABLE[bridgeKindOf(protocolOfPath(ctx.canonicalPath)) ?? 'responses'].title;
   if (ctx.canonicalPath === COUNT_TOKENS_PATH) {
     // Chat Completions has no token counting, so the bridge cannot stand in, and
     // spending a real completion to count would cost the user money unasked.

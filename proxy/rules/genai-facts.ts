@@ -31,21 +31,31 @@ export function responseFacts(text: string, protocol: Protocol | undefined): Res
   if (!text) return facts;
   facts.id = ID.exec(text)?.[1];
   facts.model = MODEL.exec(text)?.[1];
-  const reasons: string[] = [];
-  if (protocol === 'responses') {
-    const incomplete = INCOMPLETE.exec(text)?.[1];
-    let last: string | undefined;
-    RESPONSE_STATUS.lastIndex = 0;
-    for (let m = RESPONSE_STATUS.exec(text); m; m = RESPONSE_STATUS.exec(text)) last = m[1];
-    if (incomplete) reasons.push(incomplete);
-    else if (last) reasons.push(last);
-  } else {
-    FINISH.lastIndex = 0;
-    for (let m = FINISH.exec(text); m; m = FINISH.exec(text)) if (!reasons.includes(m[1]!)) reasons.push(m[1]!);
-  }
+  const reasons = (protocol ? FINISH_READERS[protocol] : finishFields)(text);
   if (reasons.length) facts.finishReasons = reasons;
   return facts;
 }
+
+/** Chat's finish_reason and Messages' stop_reason, each once, in the order seen. */
+function finishFields(text: string): string[] {
+  const reasons: string[] = [];
+  FINISH.lastIndex = 0;
+  for (let m = FINISH.exec(text); m; m = FINISH.exec(text)) if (!reasons.includes(m[1]!)) reasons.push(m[1]!);
+  return reasons;
+}
+
+/** A Response's finish: why it is incomplete, else its own (last) status. */
+function responseStatus(text: string): string[] {
+  const incomplete = INCOMPLETE.exec(text)?.[1];
+  if (incomplete) return [incomplete];
+  let last: string | undefined;
+  RESPONSE_STATUS.lastIndex = 0;
+  for (let m = RESPONSE_STATUS.exec(text); m; m = RESPONSE_STATUS.exec(text)) last = m[1];
+  return last ? [last] : [];
+}
+
+/** Where each protocol's answer says why it ended (a text scan of head + tail, not a parse). */
+const FINISH_READERS: Readonly<Record<Protocol, (text: string) => string[]>> = { chat: finishFields, responses: responseStatus, messages: finishFields };
 
 /** Top-level request fields whose values the conventions name (read by rules/json-top-level.ts when asked). */
 export const REQUEST_VALUE_KEYS: ReadonlySet<string> = new Set([

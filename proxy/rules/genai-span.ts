@@ -36,7 +36,7 @@ import {
   OPENAI_API_TYPE_VALUE_CHAT_COMPLETIONS,
   OPENAI_API_TYPE_VALUE_RESPONSES,
 } from '@opentelemetry/semantic-conventions/incubating';
-import { bridgedFrom, endpointProtocol, type Protocol } from './protocols/index.js';
+import { BRIDGE_TARGET, bridgedFrom, endpointProtocol, type Protocol } from './protocols/index.js';
 import type { Redactor } from './redact.js';
 import { contentAttributes, requestValueAttributes, type AttrValue, type ContentAttributes, type ResponseFacts, type TraceParent } from './genai-facts.js';
 
@@ -135,11 +135,13 @@ interface Operation {
   name: string;
   protocol?: Protocol;
   provider: string;
+  /** openai.api.type, for OpenAI's own protocols. */
+  apiType?: string;
 }
 
 const PROTOCOL_OPERATIONS: Readonly<Record<Protocol, Operation>> = {
-  chat: { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'chat', provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI },
-  responses: { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'responses', provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI },
+  chat: { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'chat', provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI, apiType: OPENAI_API_TYPE_VALUE_CHAT_COMPLETIONS },
+  responses: { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'responses', provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI, apiType: OPENAI_API_TYPE_VALUE_RESPONSES },
   messages: { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'messages', provider: GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC },
 };
 
@@ -167,7 +169,7 @@ export function clientOperation(rec: OperationFields): Operation | undefined {
 
 /** The wire format of the answer the capture holds: chat when the bridge served it. */
 export function answerProtocol(rec: OperationFields): Protocol | undefined {
-  if (rec.bridge) return 'chat';
+  if (rec.bridge) return BRIDGE_TARGET;
   return clientOperation(rec)?.protocol;
 }
 
@@ -203,9 +205,7 @@ export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData
   if (op) {
     a[ATTR_GEN_AI_OPERATION_NAME] = op.name;
     a[ATTR_GEN_AI_PROVIDER_NAME] = op.provider;
-    if (op.protocol === 'chat' || op.protocol === 'responses') {
-      a[ATTR_OPENAI_API_TYPE] = op.protocol === 'chat' ? OPENAI_API_TYPE_VALUE_CHAT_COMPLETIONS : OPENAI_API_TYPE_VALUE_RESPONSES;
-    }
+    set(a, ATTR_OPENAI_API_TYPE, op.apiType);
     set(a, ATTR_GEN_AI_REQUEST_MODEL, rec.model);
     if (rec.stream !== undefined) a[ATTR_GEN_AI_REQUEST_STREAM] = rec.stream;
     Object.assign(a, requestValueAttributes(facts.requestValues));

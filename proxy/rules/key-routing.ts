@@ -5,7 +5,7 @@
 // Pure: no I/O, no clock (the caller passes `now`), no state (what the proxy
 // learned from 404 endpoint_not_supported answers comes in as data).
 import { modelProtocols, type ModelEntry } from './model-list.js';
-import { PROTOCOL_ORDER, type Protocol } from './protocols/index.js';
+import { BRIDGE_TARGET, bridgeKindOf, PROTOCOL_ORDER, type Protocol } from './protocols/index.js';
 import type { BridgeMode } from '../core/options.js';
 
 export interface KeyModels {
@@ -82,12 +82,12 @@ export function decideRoute(q: RouteQuery): RouteDecision {
   const pick = (index: number, how: 'native' | 'bridged', reason: string): RouteDecision => ({ index, key: keys[index]!.name, how, reason });
   /** How a key that was picked for other reasons serves the protocol; the only rule for one key. */
   const way = (index: number, reason: string): RouteDecision => {
-    if (!protocol || protocol === 'chat' || bridge === 'off') return pick(index, 'native', reason);
+    if (!bridgeKindOf(protocol) || bridge === 'off') return pick(index, 'native', reason);
     if (bridge === 'always') return pick(index, 'bridged', `${reason}, bridge always`);
     if (refusedBy(index)) return pick(index, 'bridged', `${reason}, refused ${protocol} before`);
     const protocols = listed(index);
     // No chat either: the native error is the clearer one.
-    if (protocols && !protocols.includes(protocol) && protocols.includes('chat')) return pick(index, 'bridged', `${reason}, serves it on chat only`);
+    if (protocols && !protocols.includes(protocol!) && protocols.includes(BRIDGE_TARGET)) return pick(index, 'bridged', `${reason}, serves it on ${BRIDGE_TARGET} only`);
     return pick(index, 'native', reason);
   };
 
@@ -107,7 +107,7 @@ export function decideRoute(q: RouteQuery): RouteDecision {
   const serves = (p: Protocol) => (i: number) => listed(i)?.includes(p) ?? false;
   const unsaid = (i: number) => listed(i) === undefined;
   if (!protocol) return pick(listing[0]!, 'native', 'lists the model');
-  if (protocol === 'chat' || bridge === 'off') {
+  if (!bridgeKindOf(protocol) || bridge === 'off') {
     const native = listing.find((i) => serves(protocol)(i) || unsaid(i));
     return native !== undefined ? pick(native, 'native', `serves ${protocol}`) : pick(listing[0]!, 'native', `lists the model (${protocol} not served)`);
   }
@@ -115,7 +115,7 @@ export function decideRoute(q: RouteQuery): RouteDecision {
     const native = listing.find((i) => serves(protocol)(i) && !refusedBy(i));
     if (native !== undefined) return pick(native, 'native', `serves ${protocol}`);
   }
-  const overChat = listing.find(serves('chat'));
+  const overChat = listing.find(serves(BRIDGE_TARGET));
   if (overChat !== undefined) return pick(overChat, 'bridged', bridge === 'always' ? 'bridge always' : `no key serves ${protocol} natively`);
   // The relay did not say what the group serves: try natively (the bridge takes over on a 404).
   const tryIt = listing.find((i) => unsaid(i) && !refusedBy(i));

@@ -20,7 +20,7 @@
 //   conversation state, background runs), so the request gets a 400 naming it,
 //   unless it has the value that changes nothing (`harmless`).
 
-import type { Protocol } from './protocols/index.js';
+import { PROTOCOL_TABLE, PROTOCOLS, type BridgeKind, type Protocol } from './protocols/index.js';
 
 export type BridgeAction = 'translate' | 'drop' | 'refuse';
 
@@ -133,13 +133,6 @@ export function knowsParam(protocol: ParamProtocol, name: string): boolean {
   return KNOWN[protocol].has(name);
 }
 
-/** The parameters that give each protocol's body its shape. */
-const SIGNATURE: Record<ParamProtocol, readonly string[]> = {
-  chat: ['messages', 'response_format'],
-  responses: ['input'],
-  messages: ['messages', 'system'],
-};
-
 /**
  * The protocol a parameter belongs to when the request was plainly written for
  * another endpoint: `messages` on /v1/responses, `input` on /v1/chat/completions,
@@ -149,12 +142,15 @@ const SIGNATURE: Record<ParamProtocol, readonly string[]> = {
  */
 export function foreignParam(protocol: ParamProtocol, name: string): ParamProtocol | undefined {
   if (KNOWN[protocol].has(name)) return undefined;
-  return (['chat', 'responses', 'messages'] as const).find((p) => p !== protocol && SIGNATURE[p].includes(name));
+  // The table's order: `messages` on /v1/responses is Chat's before it is Anthropic's.
+  return PROTOCOLS.find((p) => p !== protocol && (PROTOCOL_TABLE[p].request.signature as readonly string[]).includes(name));
 }
 
 /** What the bridge does with a top-level parameter; unknown ones are dropped like metadata. */
-export function bridgeRule(protocol: 'responses' | 'messages', name: string): ParamRule {
-  const table = protocol === 'responses' ? RESPONSES_PARAMS : MESSAGES_PARAMS;
+const BRIDGE_RULES: Readonly<Record<BridgeKind, Readonly<Record<string, ParamRule>>>> = { responses: RESPONSES_PARAMS, messages: MESSAGES_PARAMS };
+
+export function bridgeRule(protocol: BridgeKind, name: string): ParamRule {
+  const table = BRIDGE_RULES[protocol];
   return Object.hasOwn(table, name) ? table[name]! : D;
 }
 

@@ -17,7 +17,7 @@ import { bridgeKindForPath, bridgeLabel } from '../../proxy/bridge/types.js';
 import { formatModelTable } from '../../cli/models.js';
 import { runDoctor } from '../../proxy/doctor-checks.js';
 import { modelProtocols, parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
-import { ANTHROPIC_VERSION, ENDPOINT_TYPE, PROTOCOL_ORDER, PROTOCOL_TABLE, bridgedFrom, envelopeFor, envelopeForTarget, minimalRequest, outputText, pathProtocol, protocolOfEndpointType } from '../../proxy/rules/protocols/index.js';
+import { ANTHROPIC_VERSION, ENDPOINT_TYPE, PROTOCOL_ORDER, PROTOCOL_TABLE, PROTOCOLS, answerUsage, bridgedFrom, modelsList, envelopeFor, envelopeForTarget, minimalFields, minimalRequest, outputText, pathProtocol, protocolOfEndpointType, streamCompleted, type Protocol, type ProtocolModule } from '../../proxy/rules/protocols/index.js';
 import { defaultFixture, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
 import { chatProtocol } from '../../proxy/simulator/protocols/chat-endpoint.js';
 import { messagesProtocol } from '../../proxy/simulator/protocols/messages-endpoint.js';
@@ -296,10 +296,15 @@ describe('protocol knowledge: one module per protocol', () => {
 
   // What only a protocol module may spell out. Prose that names a path inside a
   // sentence (hints, help text, error messages) is not a decision and passes.
+  // The paths come from the table (each protocol's endpoint, and /models): a new protocol is guarded without an edit here.
+  const esc = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const TAILS = [...PROTOCOLS.map((p) => PROTOCOL_TABLE[p].endpoint), modelsList.endpoint].map((e) => esc(e.slice(1)));
+  const PLAIN = TAILS.map((t) => t.replaceAll('/', '\\/')).join('|');
+  const IN_REGEX = TAILS.map((t) => t.replaceAll('/', '\\\\\\/')).join('|');
   const FORBIDDEN: Array<[string, RegExp]> = [
-    ['a protocol path as a string', /(['"`])\/v1\/(chat\/completions|responses|messages|models)(\/[^'"`\s]*)?\1/],
-    ['a protocol path appended in a template', /\$\{[^}]*\}\/v1\/(chat\/completions|responses|messages|models)\b/],
-    ['a protocol path in a regular expression', /\\\/(v1\\\/)?(chat\\\/completions|responses|messages|models)(\(|\\\/|\$)/],
+    ['a protocol path as a string', new RegExp(`(['"\`])\\/v1\\/(${PLAIN})(\\/[^'"\`\\s]*)?\\1`)],
+    ['a protocol path appended in a template', new RegExp(`\\$\\{[^}]*\\}\\/v1\\/(${PLAIN})\\b`)],
+    ['a protocol path in a regular expression', new RegExp(`\\\\\\/(v1\\\\\\/)?(${IN_REGEX})(\\(|\\\\\\/|\\$)`)],
     ['a stream event or text part name', /(['"`])[^'"`\n]*(output_text|response\.(completed|incomplete|failed)|message_stop|\[DONE\])[^'"`\n]*\1/],
     ['a usage field name', /(?<![\w])(?<!max_)(prompt_tokens|completion_tokens|input_tokens|output_tokens|cache_read_input_tokens|cache_creation_input_tokens)\b/],
   ];
@@ -388,5 +393,148 @@ describe('protocol knowledge: one module per protocol', () => {
     expect(outputText('responses', { output_text: 'sdk', output: [] })).toBe('sdk');
     expect(outputText('messages', { content: [{ type: 'text', text: 'x' }, { type: 'tool_use' }, { type: 'text', text: 'y' }] })).toBe('xy');
     expect(outputText('chat', undefined)).toBe('');
+  });
+});
+
+// Issue 32: protocols with behaviour. What differs by protocol is asked of its
+// module (PROTOCOL_TABLE[p].outputText, .usage, .conversation, …) or of a
+// Record<Protocol, …> the compiler checks, never decided by comparing a
+// protocol's name, so a new protocol cannot quietly get another's behaviour.
+describe('protocol behaviour: asked of the module, never a comparison on its name', () => {
+  const ROOT = join(__dirname, '..', '..');
+  const NAMES = PROTOCOLS.map((p) => esc(p)).join('|');
+  /** A protocol name in any quotes (no back-reference: the pattern below repeats it). */
+  const Q = `(?:'(?:${NAMES})'|"(?:${NAMES})"|\`(?:${NAMES})\`)`;
+  function esc(t: string): string {
+    return t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  }
+
+  /** `x === 'chat'`, `'chat' !== x`, `case 'chat':`, `.includes('chat')`. */
+  const COMPARISON = new RegExp(`[!=]==?\\s*${Q}|${Q}\\s*[!=]==?|\\bcase\\s+${Q}\\s*:|\\.(?:includes|indexOf)\\(\\s*${Q}\\s*\\)`);
+
+  /** Where protocol names may be compared: the modules themselves, and the simulator (it plays the service). */
+  function exempt(file: string): boolean {
+    return file.startsWith('proxy/rules/protocols/') || file.startsWith('proxy/simulator/');
+  }
+
+  function comparisons(file: string, text: string): string[] {
+    const out: string[] = [];
+    text.split('\n').forEach((line, i) => {
+      const t = line.trim();
+      if (t.startsWith('//') || t.startsWith('*') || t.startsWith('/*')) return;
+      if (COMPARISON.test(line)) out.push(`${file}:${i + 1}: ${t}`);
+    });
+    return out;
+  }
+
+  function sources(): string[] {
+    return ['proxy', 'extension', 'cli', 'language-server'].flatMap((dir) =>
+      (readdirSync(join(ROOT, dir), { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => `${dir}/${f.split(sep).join('/')}`),
+    );
+  }
+
+  it('no source outside the protocol modules and the simulator compares a protocol name', () => {
+    const files = sources().filter((f) => !exempt(f));
+    expect(files.length).toBeGreaterThan(100);
+    const found = files.flatMap((f) => comparisons(f, readFileSync(join(ROOT, f), 'utf8')));
+    expect(found, 'ask the protocol module (proxy/rules/protocols/) or key a Record<Protocol, …> on it').toEqual([]);
+  });
+
+  it('the scan catches each form of comparison (a guard that cannot fail is a defect)', () => {
+    const planted = [
+      "if (protocol === 'messages') headers['anthropic-version'] = v;",
+      'return kind === "responses" ? a : b;',
+      "if ('chat' !== p) return;",
+      'switch (p) { case `responses`: return 1; }',
+      "if (protocols?.includes('messages')) return 'messages';",
+    ];
+    for (const line of planted) expect(comparisons('proxy/pipeline/x.ts', line), line).toHaveLength(1);
+    // A name that is data (a table row, an argument) is no comparison; the modules may compare.
+    for (const line of ["bridgeRule('responses', key)", "const t: Record<Protocol, string> = { chat: 'a', responses: 'b', messages: 'c' };", "if (role === 'messagesx') x();"]) {
+      expect(comparisons('proxy/pipeline/x.ts', line), line).toEqual([]);
+    }
+    expect(exempt('proxy/rules/protocols/index.ts') && exempt('proxy/simulator/protocols/check.ts')).toBe(true);
+    expect(exempt('proxy/rules/conversation.ts')).toBe(false);
+  });
+
+  it('the table is a Record<Protocol, ProtocolModule>: a missing row or a module without a behaviour does not compile', () => {
+    // @ts-expect-error: a protocol without its row
+    const missing: Record<Protocol, ProtocolModule> = { chat: PROTOCOL_TABLE.chat, responses: PROTOCOL_TABLE.responses };
+    // @ts-expect-error: a module that cannot read its usage
+    const partial: ProtocolModule = { ...PROTOCOL_TABLE.chat, usage: undefined };
+    expect([missing, partial]).toHaveLength(2);
+    // The first-use order is each module's `firstUse`, so it holds every protocol (a list beside the table could miss one).
+    expect(PROTOCOL_ORDER).toEqual(['responses', 'chat', 'messages']);
+    expect([...PROTOCOL_ORDER].sort()).toEqual([...PROTOCOLS].sort());
+    for (const p of PROTOCOLS) {
+      const m = PROTOCOL_TABLE[p];
+      expect(m.protocol).toBe(p);
+      for (const f of [m.minimalRequest, m.outputText, m.streamCompleted, m.usage, m.conversation.request, m.conversation.response, m.conversation.stream]) expect(typeof f).toBe('function');
+    }
+  });
+
+  it("each module's own answer: the text and the completion of its stream, not Messages' for all", () => {
+    expect(streamCompleted('chat', 'data: {}\n\ndata: [DONE]\n\n')).toBe(true);
+    expect(streamCompleted('chat', 'event: message_stop\ndata: {}\n\n')).toBe(false);
+    expect(streamCompleted('responses', 'event: message_stop\ndata: {}\n\n')).toBe(false);
+    expect(streamCompleted('messages', 'event: message_stop\ndata: {}\n\n')).toBe(true);
+    expect(outputText('responses', { content: [{ type: 'text', text: 'a Messages body' }] })).toBe('');
+    expect(minimalFields('responses')).toEqual(['model', 'input', 'stream']);
+  });
+
+  // The usage fields of each protocol as DESIGN.md §10 lists them.
+  it('usage(body): one set of terms for every protocol (input counts cache reads and writes)', () => {
+    expect(
+      answerUsage('chat', {
+        usage: { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150, prompt_tokens_details: { cached_tokens: 100 }, completion_tokens_details: { reasoning_tokens: 12 } },
+      }),
+    ).toEqual({ input: 120, output: 30, cacheRead: 100, reasoning: 12, total: 150 });
+    expect(
+      answerUsage('responses', {
+        usage: { input_tokens: 80, input_tokens_details: { cached_tokens: 64 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 5 }, total_tokens: 100 },
+      }),
+    ).toEqual({ input: 80, output: 20, cacheRead: 64, reasoning: 5, total: 100 });
+    // Anthropic's input_tokens is the uncached rest: the context is the three input counts summed.
+    expect(answerUsage('messages', { usage: { input_tokens: 10, cache_creation_input_tokens: 200, cache_read_input_tokens: 1000, output_tokens: 40 } })).toEqual({
+      input: 1210,
+      output: 40,
+      cacheRead: 1000,
+      cacheWrite: 200,
+      total: 1250,
+    });
+    // Absent is absent, not 0; no usage object is undefined.
+    expect(answerUsage('chat', { usage: { prompt_tokens: 5 } })).toEqual({ input: 5 });
+    expect(PROTOCOLS.map((p) => answerUsage(p, { id: 'x' }))).toEqual(PROTOCOLS.map(() => undefined));
+  });
+
+  describe('usage(body) reads what the simulator answers', () => {
+    let sim: Simulator;
+    beforeAll(async () => {
+      sim = await startSimulator({ port: 0 });
+    });
+    afterAll(() => sim.close());
+
+    for (const protocol of PROTOCOLS) {
+      it(protocol, async () => {
+        const key = defaultFixture.keys.find((k) => k.status === 'active' && k.balance > 0 && defaultFixture.groups[k.group]!.protocols.includes(protocol))!.key;
+        const list = parseModelList(await (await fetch(`${sim.baseUrl}/models`, { headers: { authorization: `Bearer ${key}` } })).text());
+        const model = list.ok && list.models.find((m) => modelProtocols(m)?.includes(protocol));
+        const res = await fetch(sim.url + PROTOCOL_TABLE[protocol].path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...PROTOCOL_TABLE[protocol].clientHeaders },
+          body: JSON.stringify(minimalRequest(protocol, (model as ModelEntry).id, { stream: false, prompt: 'Reply with one short sentence.' })),
+        });
+        const body = await res.json();
+        expect(res.status).toBe(200);
+        const usage = answerUsage(protocol, body)!;
+        expect(usage.input).toBeGreaterThan(0);
+        expect(usage.output).toBeGreaterThan(0);
+        expect(usage.total).toBe(usage.input! + usage.output!);
+        expect(outputText(protocol, body).length).toBeGreaterThan(0);
+        // The conversation reader sees the same answer.
+        const [message] = PROTOCOL_TABLE[protocol].conversation.response(body as Record<string, unknown>);
+        expect(message!.parts.filter((p) => p.type === 'text').map((p) => p.content).join('')).toBe(outputText(protocol, body));
+      });
+    }
   });
 });

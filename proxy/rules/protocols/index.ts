@@ -1,38 +1,56 @@
 // The service's protocols, one module each (chat-completions.ts, responses.ts,
-// anthropic-messages.ts; models-list.ts for GET /v1/models), and the one answer
-// to "which protocol is this path?" (pathProtocol). The proxy, the bridge,
-// the record/OTLP/Traffic rendering, doctor, the extension and the simulator
-// read paths, usage fields, envelopes and stream events from here.
-// test/unit/one-source.test.ts fails when a protocol path or event name is
-// spelled out anywhere else.
-import { anthropicMessages, looksLikeMessagesTarget, messagesMinimalRequest, messagesOutputText, messagesStreamCompleted } from './anthropic-messages.js';
-import { chatCompletions, chatMinimalRequest, chatOutputText, chatStreamCompleted } from './chat-completions.js';
-import { responses, responsesMinimalRequest, responsesOutputText, responsesStreamCompleted } from './responses.js';
-import type { Envelope, MinimalRequestOptions, Protocol, ProtocolSpec, UsageShape } from './spec.js';
+// anthropic-messages.ts; models-list.ts for GET /v1/models), the table that
+// holds them, and the one answer to "which protocol is this path?"
+// (pathProtocol). The proxy, the bridge, the record/OTLP/Traffic rendering,
+// doctor, the extension and the simulator read paths, usage fields,
+// envelopes and stream events from here, and ask the module for what differs
+// by protocol (PROTOCOL_TABLE[p].outputText(body), .usage(body), …) rather
+// than comparing protocol names. test/unit/one-source.test.ts fails when a
+// protocol path or event name is spelled out anywhere else, or a protocol name
+// is compared outside this folder and the simulator.
+import { anthropicMessages, looksLikeMessagesTarget } from './anthropic-messages.js';
+import { chatCompletions } from './chat-completions.js';
+import { responses } from './responses.js';
+import type { Envelope, MinimalRequestOptions, NormalisedUsage, Protocol, ProtocolModule, UsageShape } from './spec.js';
 
-export type { Envelope, MinimalRequestOptions, Protocol, ProtocolSpec, ReadUsage, RequestShape, UsageShape } from './spec.js';
+export type { Envelope, Message, MinimalRequestOptions, NormalisedUsage, Part, Protocol, ProtocolModule, ProtocolSpec, ReadUsage, RequestConversation, RequestShape, UsageShape } from './spec.js';
 export { ERROR_EVENT } from './spec.js';
 export { ANTHROPIC_VERSION, COUNT_TOKENS_ENDPOINT, COUNT_TOKENS_PATH, MINIMAL_MAX_TOKENS } from './anthropic-messages.js';
 export { MODELS_PATH, modelsList } from './models-list.js';
 
-/** The protocol modules' static facts, by protocol. */
+/**
+ * The protocol modules, by protocol: what each is called and does. A new
+ * protocol is its module plus one row here (and its name in spec.ts's
+ * Protocol); the Record type makes a missing row, or a module that lacks a
+ * behaviour, a compile error.
+ */
 export const PROTOCOL_TABLE = {
   chat: chatCompletions,
   responses,
   messages: anthropicMessages,
-} as const satisfies Readonly<Record<Protocol, ProtocolSpec>>;
+} as const satisfies Readonly<Record<Protocol, ProtocolModule>>;
+
+/** Every protocol, in the table's order. */
+export const PROTOCOLS = Object.keys(PROTOCOL_TABLE) as readonly Protocol[];
+
+/** What the bridge serves the other protocols over, and what every OpenAI-compatible route has. */
+export const BRIDGE_TARGET = PROTOCOL_TABLE.chat.protocol;
+
+/** The protocols the bridge serves over BRIDGE_TARGET (each module's `bridgeable`). */
+export type BridgeKind = { [P in Protocol]: (typeof PROTOCOL_TABLE)[P]['bridgeable'] extends true ? P : never }[Protocol];
+
+/** The protocol's bridge kind, or undefined for one the bridge does not serve (its own target). */
+export function bridgeKindOf(protocol: Protocol | undefined): BridgeKind | undefined {
+  return protocol !== undefined && PROTOCOL_TABLE[protocol].bridgeable ? (protocol as BridgeKind) : undefined;
+}
 
 /**
  * First-use order: Responses where the route offers it, Chat Completions as
  * the fallback every OpenAI-compatible route has, Anthropic Messages last.
  */
-export const PROTOCOL_ORDER: readonly Protocol[] = ['responses', 'chat', 'messages'];
+export const PROTOCOL_ORDER: readonly Protocol[] = [...PROTOCOLS].sort((a, b) => PROTOCOL_TABLE[a].firstUse - PROTOCOL_TABLE[b].firstUse);
 
-export const ENDPOINT_TYPE: Readonly<Record<Protocol, string>> = {
-  chat: PROTOCOL_TABLE.chat.endpointType,
-  responses: PROTOCOL_TABLE.responses.endpointType,
-  messages: PROTOCOL_TABLE.messages.endpointType,
-};
+export const ENDPOINT_TYPE = Object.fromEntries(PROTOCOLS.map((p) => [p, PROTOCOL_TABLE[p].endpointType])) as Readonly<Record<Protocol, string>>;
 
 const BY_TYPE = new Map(PROTOCOL_ORDER.map((p) => [PROTOCOL_TABLE[p].endpointType as string, p]));
 
@@ -57,8 +75,7 @@ export function pathProtocol(path: string): PathProtocol | undefined {
   for (const protocol of PROTOCOL_ORDER) {
     const own = PROTOCOL_TABLE[protocol].path;
     if (p === own) return { protocol, exact: true };
-    // Chat has no sub-paths; /v1/chat/completions/{id} is not the protocol's business.
-    if (protocol !== 'chat' && p.startsWith(own + '/')) return { protocol, exact: false };
+    if (PROTOCOL_TABLE[protocol].subPaths && p.startsWith(own + '/')) return { protocol, exact: false };
   }
   return undefined;
 }
@@ -74,9 +91,15 @@ export function endpointProtocol(path: string): Protocol | undefined {
   return found?.exact ? found.protocol : undefined;
 }
 
-/** The error envelope Loopgate's own answers use on a canonical path: Anthropic's on Messages paths. */
+/** The error envelope Loopgate's own answers use on a canonical path: the protocol's, OpenAI's off the protocols' paths. */
 export function envelopeFor(path: string): Envelope {
-  return protocolOfPath(path) === 'messages' ? PROTOCOL_TABLE.messages.envelope : PROTOCOL_TABLE.chat.envelope;
+  return PROTOCOL_TABLE[protocolOfPath(path) ?? BRIDGE_TARGET].envelope;
+}
+
+/** The upstream also gets the key in `x-api-key` on this path (a protocol whose clients send it there). */
+export function keyInXApiKey(path: string): boolean {
+  const protocol = protocolOfPath(path);
+  return protocol !== undefined && PROTOCOL_TABLE[protocol].keyInXApiKey;
 }
 
 /** The envelope for a raw request target, before the path is canonical (early refusals: Host, Origin, 415, 503). */
@@ -90,9 +113,7 @@ export function envelopeForTarget(target: string): Envelope {
  * request fails, start from this and add parameters back one at a time.
  */
 export function minimalRequest(protocol: Protocol, model: string, opts: MinimalRequestOptions): Record<string, unknown> {
-  if (protocol === 'responses') return responsesMinimalRequest(model, opts);
-  if (protocol === 'chat') return chatMinimalRequest(model, opts);
-  return messagesMinimalRequest(model, opts);
+  return PROTOCOL_TABLE[protocol].minimalRequest(model, opts);
 }
 
 /** The top-level fields of a protocol's minimal request. */
@@ -102,26 +123,27 @@ export function minimalFields(protocol: Protocol): string[] {
 
 /** A non-stream answer's text, in any protocol. */
 export function outputText(protocol: Protocol, body: unknown): string {
-  if (protocol === 'chat') return chatOutputText(body);
-  if (protocol === 'messages') return messagesOutputText(body);
-  return responsesOutputText(body);
+  return PROTOCOL_TABLE[protocol].outputText(body);
 }
 
 /** A stream passes when it ends with its protocol's completion event (doctor's probe). */
 export function streamCompleted(protocol: Protocol, sse: string): boolean {
-  if (protocol === 'chat') return chatStreamCompleted(sse);
-  if (protocol === 'responses') return responsesStreamCompleted(sse);
-  return messagesStreamCompleted(sse);
+  return PROTOCOL_TABLE[protocol].streamCompleted(sse);
+}
+
+/** A non-stream answer's token usage in one set of terms (NormalisedUsage), in any protocol. */
+export function answerUsage(protocol: Protocol, body: unknown): NormalisedUsage | undefined {
+  return PROTOCOL_TABLE[protocol].usage(body);
 }
 
 /** Every usage field name of every protocol, per meaning: what a text scan of any answer looks for. */
 export function usageFieldNames(field: keyof Pick<UsageShape, 'input' | 'output' | 'total' | 'cacheRead' | 'cacheWrite' | 'reasoning'>): string[] {
-  const names = PROTOCOL_ORDER.map((p) => (PROTOCOL_TABLE[p].usage as UsageShape)[field]).filter((n): n is string => typeof n === 'string');
+  const names = PROTOCOL_ORDER.map((p) => (PROTOCOL_TABLE[p].usageFields as UsageShape)[field]).filter((n): n is string => typeof n === 'string');
   return [...new Set(names)];
 }
 
 /** Every protocol's output-token cap field (chat's first, then Responses', then Messages'): the first a body has is its cap. */
-export const MAX_TOKENS_FIELDS: readonly string[] = [...new Set((['chat', 'responses', 'messages'] as const).flatMap((p) => PROTOCOL_TABLE[p].request.maxTokens))];
+export const MAX_TOKENS_FIELDS: readonly string[] = [...new Set(PROTOCOLS.flatMap((p) => PROTOCOL_TABLE[p].request.maxTokens as readonly string[]))];
 
 /** The protocol the client spoke, from a record's bridge label (`responses->chat`, written by bridge/types.ts bridgeLabel). */
 export function bridgedFrom(label: string | undefined): Protocol | undefined {

@@ -1,16 +1,19 @@
 // OpenAI Responses (POST /v1/responses; also GET /v1/responses/{id} and the
 // WebSocket transport on the same path).
-import { isObject, type MinimalRequestOptions, type ProtocolSpec, type ReadUsage } from './spec.js';
+import { isTextPart, obj, OUTPUT_TEXT, partsOf, stringify, textPart } from './conversation-parts.js';
+import { isObject, normaliseUsage, type Message, type MinimalRequestOptions, type ProtocolModule, type ReadUsage, type RequestConversation } from './spec.js';
 
-export const responses = {
+export { OUTPUT_TEXT };
+
+const facts = {
   protocol: 'responses',
   title: 'Responses',
   path: '/v1/responses',
   endpoint: '/responses',
   endpointType: 'openai-response',
   envelope: 'openai',
-  request: { model: 'model', stream: 'stream', maxTokens: ['max_output_tokens'] },
-  usage: {
+  request: { model: 'model', stream: 'stream', maxTokens: ['max_output_tokens'], signature: ['input'] },
+  usageFields: {
     input: 'input_tokens',
     output: 'output_tokens',
     total: 'total_tokens',
@@ -21,10 +24,13 @@ export const responses = {
   },
   // Each terminal event carries the whole response object.
   stream: { terminal: ['response.completed', 'response.incomplete', 'response.failed'], completed: 'response.completed' },
-} as const satisfies ProtocolSpec;
-
-/** The content part type of the model's text (in `output[].content[]`, and in assistant turns sent back as input). */
-export const OUTPUT_TEXT = 'output_text';
+  // First where the route offers it.
+  firstUse: 0,
+  bridgeable: true,
+  subPaths: true,
+  clientHeaders: {},
+  keyInXApiKey: false,
+} as const;
 
 /** The stream events the proxy, the bridge and the extension read or write by name. */
 export const RESPONSES_EVENTS = {
@@ -40,7 +46,7 @@ export const RESPONSES_EVENTS = {
 
 /** Content part types that carry plain text: the API's input_text/output_text, and `text` that lenient clients send. */
 export function isResponsesTextPart(type: unknown): boolean {
-  return type === 'input_text' || type === OUTPUT_TEXT || type === 'text';
+  return isTextPart(type);
 }
 
 /** A model text part as the API writes it in `output[].content[]`. */
@@ -64,17 +70,17 @@ export function responsesOutputText(body: unknown): string {
 }
 
 export function isResponsesTerminal(type: unknown): boolean {
-  return (responses.stream.terminal as readonly unknown[]).includes(type);
+  return (facts.stream.terminal as readonly unknown[]).includes(type);
 }
 
 /** A stream that contains its completion event (a probe's check, not a parser). */
 export function responsesStreamCompleted(sse: string): boolean {
-  return sse.includes(responses.stream.completed);
+  return sse.includes(facts.stream.completed);
 }
 
 /** A Response's `usage` object (missing counts are 0; the total is input + output). */
 export function responsesUsage(u: ReadUsage): Record<string, unknown> {
-  const f = responses.usage;
+  const f = facts.usageFields;
   const input = u.input ?? 0;
   const output = u.output ?? 0;
   return {
@@ -85,3 +91,51 @@ export function responsesUsage(u: ReadUsage): Record<string, unknown> {
     [f.total]: input + output,
   };
 }
+
+function responsesItems(items: unknown[]): Message[] {
+  const out: Message[] = [];
+  for (const raw of items) {
+    const item = obj(raw);
+    if (!item) continue;
+    if (item.type === 'function_call') out.push({ role: 'assistant', parts: [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments }] });
+    // Freeform tools (Codex's apply_patch, exec) carry their input as one string.
+    else if (item.type === 'custom_tool_call') out.push({ role: 'assistant', parts: [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.input }] });
+    else if (item.type === 'custom_tool_call_output') out.push({ role: 'tool', parts: [{ type: 'tool_call_response', id: item.call_id, response: stringify(item.output) }] });
+    else if (item.type === 'function_call_output') out.push({ role: 'tool', parts: [{ type: 'tool_call_response', id: item.call_id, response: stringify(item.output) }] });
+    else if (item.type === 'reasoning') out.push({ role: 'assistant', parts: [{ type: 'reasoning', content: stringify(item.summary ?? '') }] });
+    else if (item.role !== undefined || item.type === 'message') out.push({ role: typeof item.role === 'string' ? item.role : 'assistant', parts: partsOf(item.content) });
+    else out.push({ role: 'assistant', parts: [{ type: typeof item.type === 'string' ? item.type : 'unknown' }] });
+  }
+  return out;
+}
+
+function responsesRequest(body: Record<string, unknown>): RequestConversation {
+  const input = typeof body.input === 'string' ? [{ role: 'user', parts: [textPart(body.input)] }] : responsesItems(Array.isArray(body.input) ? body.input : []);
+  return typeof body.instructions === 'string' ? { system: [textPart(body.instructions)], input } : { input };
+}
+
+/** A Response's output items as one assistant message; the finish reason is why it is incomplete, else its status. */
+function responsesResponse(body: Record<string, unknown>): Message[] {
+  const parts = responsesItems(Array.isArray(body.output) ? body.output : []).flatMap((m) => m.parts);
+  const reason = obj(body.incomplete_details)?.reason ?? body.status;
+  return [{ role: 'assistant', parts, finish_reason: typeof reason === 'string' ? reason : undefined }];
+}
+
+/** The closing event carries the whole response; without one, the text deltas joined. */
+function responsesStreamMessages(events: readonly Record<string, unknown>[]): Message[] {
+  const done = events.findLast((e) => isResponsesTerminal(e.type));
+  const response = obj(done?.response);
+  if (response) return responsesResponse(response);
+  const joined = events.filter((e) => e.type === RESPONSES_EVENTS.textDelta).map((e) => stringify(e.delta)).join('');
+  return [{ role: 'assistant', parts: [textPart(joined)] }];
+}
+
+export const responses = {
+  ...facts,
+  minimalRequest: responsesMinimalRequest,
+  outputText: responsesOutputText,
+  streamCompleted: responsesStreamCompleted,
+  // input_tokens already counts the cached ones.
+  usage: (body: unknown) => normaliseUsage(facts.usageFields, body, false),
+  conversation: { request: responsesRequest, response: responsesResponse, stream: responsesStreamMessages },
+} as const satisfies ProtocolModule;
