@@ -21,9 +21,9 @@ import { expectOk } from './agent-suite.js';
 import { agentVersion, agentsSupported, claudeBinary, codexBinary, codexSdkModule, opencodeBinary, piBinary, qwenBinary, runAgent, type AgentRun } from './agent-binaries.js';
 
 const CLI = join(repoRoot, 'dist', 'cli.js');
-const AGENT_TIMEOUT_MS = 120_000;
+const AGENT_TIMEOUT_MS = 240_000;
 /** A test waits on the agent's exit; this only bounds a hang (the machine may be shared). */
-const CASE_TIMEOUT_MS = 150_000;
+const CASE_TIMEOUT_MS = 300_000;
 
 let home: string;
 let serve: ChildProcess;
