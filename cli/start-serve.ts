@@ -24,7 +24,8 @@ export async function startServe(opts: Omit<ProxyOptions, 'upstream'> & { upstre
   if (!opts.upstream) {
     // A real key would only be refused by the simulator (401), and the advice
     // "re-copy the key" would be wrong: demo mode always uses the demo keys.
-    simulator = await startSimulator({ port: 0 });
+    // Demo mode: an agent whose default is newer than the demo fixture still gets an answer (demo-family.ts).
+    simulator = await startSimulator({ port: 0, demo: true });
     keyIgnored = keys !== undefined && keys.some((k) => !DEMO_KEYS.some((d) => d.key === k.key));
     keys = DEMO_KEYS.map((k) => ({ ...k }));
   }

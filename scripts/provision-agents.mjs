@@ -18,8 +18,8 @@ import { npmTree } from './provision-lib.mjs';
 
 // The versions test/agents/agents.test.ts checks it runs. Pinned exactly.
 export const AGENTS = {
-  '@anthropic-ai/claude-code': '2.1.330',
-  '@openai/codex': '0.169.0',
+  '@anthropic-ai/claude-code': '2.1.332',
+  '@openai/codex': '0.171.0',
   // The conformance suites (test/agents/*-conformance.test.ts); newest releases on 2026-11-26.
   '@qwen-code/qwen-code': '0.24.4',
   '@openai/codex-sdk': '0.163.0',

@@ -31,6 +31,8 @@ export interface SpanRecord {
   model?: string;
   /** A model alias applied: the client asked for `from`; `to` (= model) went upstream. */
   alias?: { from: string; to: string };
+  /** Demo mode only: the embedded simulator answered as this demo model, the closest of `model`'s family. */
+  servedModel?: string;
   stream?: boolean;
   status: number;
   errorType?: string;

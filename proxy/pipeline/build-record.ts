@@ -58,6 +58,7 @@ export function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: 
     rewrites: paths ? paths.rewrites.map((w) => `${w.from} -> ${w.to} (${w.reason})`) : [],
     model: body?.model,
     alias: ex.alias,
+    servedModel: attempt?.servedModel,
     stream: body?.stream,
     // Arrays are copied by the scrub below (r.value): the record never shares the body's.
     params: body?.params as string[] | undefined,
@@ -236,6 +237,7 @@ function short(text: string): string {
 function consoleParts(rec: TrafficRecord, hint: string | undefined, showKey: boolean): RequestLineParts {
   const parts = [rec.method, short(rec.canonicalPath), String(rec.status || '-')];
   if (rec.model) parts.push(rec.alias ? `${short(rec.alias.from)}->${short(rec.model)}` : short(rec.model));
+  if (rec.servedModel) parts.push(`(demo: served ${short(rec.servedModel)})`);
   if (rec.stream) parts.push('stream');
   parts.push(`${Math.round(rec.totalMs)}ms`);
   if (rec.rewrites.length) parts.push(`rewrote ${short(rec.path)}`);

@@ -13,6 +13,7 @@ import type { ClientReply } from './client-reply.js';
 import { bridgeableKind } from './bridge-plan.js';
 import { LIST_FETCH_TIMEOUT_MS } from './models-cache.js';
 import type { RequestAbort } from './request-abort.js';
+import { closestDemoModel } from '../simulator/demo-family.js';
 
 /**
  * How long a request for a model no known list has waits for the lists still
@@ -57,6 +58,13 @@ export async function chooseSlot(ctx: ProxyContext, model: string | undefined, p
     choice = decideRoute(routeQuery(model, path, ctx, views, bridgeable));
   }
   if (choice.index !== undefined) return { slot: slots[choice.index], decision: choice };
+  // Demo mode: the simulator serves a newer model of a demo family as its closest demo model, so the
+  // request goes (unchanged) to the key that serves that one. A real upstream is never guessed for.
+  const demo = ctx.simulator && model !== undefined ? closestDemoModel(model, ctx.keys.ids() ?? []) : undefined;
+  if (demo !== undefined) {
+    const stand = decideRoute(routeQuery(demo, path, ctx, views, bridgeable));
+    if (stand.index !== undefined) return { slot: slots[stand.index], decision: stand };
+  }
   // Only with several keys whose lists are all known: one key lets its upstream answer for itself.
   const near = suggestModels(model!, ctx.keys.ids() ?? []);
   const closest = near.map((id) => `"${id}" (${keysListing(views, id).join(', ')})`).join(', ');

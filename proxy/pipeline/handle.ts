@@ -25,6 +25,7 @@ import { answerConnectivityProbe, handleLocalEndpoint, isConnectivityProbe, isLo
 import { bridgeableKind, fallBack, planRoute } from './bridge-plan.js';
 import { answerModelUnion, chooseSlot } from './choose-key.js';
 import { answerAliasedModelUnion, applyAlias, noteModelNotFound, withAliasAdvice } from './alias.js';
+import { closestDemoModel } from '../simulator/demo-family.js';
 
 /** The facts a request starts with (the reply that owns its answer is made from them). */
 export function startFacts(req: IncomingMessage): RequestFacts {
@@ -130,6 +131,8 @@ function inspectModel(model: string | undefined, ctx: ProxyContext): string | un
     return undefined;
   }
   if (known.includes(model)) return undefined;
+  // Demo mode serves it as the closest demo model and says so (relay.ts): "copy the ID exactly" would contradict that.
+  if (ctx.simulator && closestDemoModel(model, known) !== undefined) return undefined;
   // A model "name" of a megabyte is no typo of a known ID: no suggestions, and only its start is quoted.
   const suggestions = model.length <= MAX_QUOTED ? suggestModels(model, known) : [];
   const mean = suggestions.length ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?` : '';

@@ -20,6 +20,7 @@ import { streamedBytes } from './gc-nudge.js';
 import { callUpstream, readCapped as readUpTo, type UpstreamBody, type UpstreamResponse } from './upstream-call.js';
 import { aliasedModelList } from './alias.js';
 import type { RequestAbort } from './request-abort.js';
+import { SERVED_MODEL_HEADER } from '../simulator/demo-family.js';
 
 /** A bridged non-stream answer is translated whole; beyond this it is refused rather than held. */
 const BRIDGED_JSON_BYTES = 64 * 1024 * 1024;
@@ -65,6 +66,7 @@ export async function relay(ex: RequestSoFar, reply: ClientReply, ctx: ProxyCont
     upstreamMs,
     retries,
     upstreamRequestId: typeof requestId === 'string' ? requestId : undefined,
+    servedModel: demoServedModel(ex, ctx, upstream),
   };
   try {
     return await relayAnswer(ex, reply, ctx, route, abort, upstream, facts, modelsGeneration);
@@ -118,6 +120,22 @@ async function relayAnswer(ex: RequestSoFar, reply: ClientReply, ctx: ProxyConte
     reply.end(t.fail(why.message));
   }
   return facts;
+}
+
+/**
+ * Demo mode only: the demo model the embedded simulator served in place of the
+ * one asked for (its SERVED_MODEL_HEADER), said once on the console. Any other
+ * upstream's header of that name is not believed.
+ */
+function demoServedModel(ex: RequestSoFar, ctx: ProxyContext, upstream: UpstreamResponse): string | undefined {
+  const served = ctx.simulator ? upstream.headers[SERVED_MODEL_HEADER] : undefined;
+  if (typeof served !== 'string' || served === '') return undefined;
+  const asked = ex.body?.model ?? '?';
+  ctx.hintOnce(
+    `demo-model:${asked}:${served}`,
+    `Demo mode: the demo keys do not list "${asked}", so the simulator answered as "${served}", the closest demo model of its family. A real upstream never substitutes a model: set --upstream for yours.`,
+  );
+  return served;
 }
 
 /** Reads up to `cap` bytes (see upstream-call.ts); a failure is the client's 502, nothing having been sent yet. */

@@ -15,6 +15,7 @@ export type { Fixture, FixtureGroup, FixtureKey, FixtureModel, KeyStatus, Protoc
 export { FixtureError, fixturePrices, loadFixture, validateFixture } from './fixture.js';
 export { FAULTS, type Fault } from './faults.js';
 export { fingerprint, CREDENTIAL_HEADERS, type RecordedRequest } from './request-record.js';
+export { closestDemoModel, SERVED_MODEL_HEADER } from './demo-family.js';
 
 export interface SimulatorOptions {
   port?: number;
@@ -28,6 +29,13 @@ export interface SimulatorOptions {
   streamDefaults?: StreamDefaults;
   /** Milliseconds since the epoch, for cache TTLs and rate-limit windows (tests pass a clock they move). Default Date.now. */
   clock?: () => number;
+  /**
+   * Demo mode (`loopgate serve` with no upstream): a model the fixture lacks but
+   * whose family it lists, newer than the demo (an agent's new default), is
+   * served as the closest demo model, named in the answer (demo-family.ts).
+   * Off by default: a fixture of the user's own answers model_not_found.
+   */
+  demo?: boolean;
 }
 
 export interface Simulator {
@@ -67,7 +75,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const fixture = typeof opts.fixture === 'string' ? loadFixture(opts.fixture) : opts.fixture ? validateFixture(opts.fixture) : defaultFixture;
   const host = opts.host ?? '127.0.0.1';
   const clock = opts.clock ?? Date.now;
-  const state: SimState = { fixture, requests: [], limiter: new RateLimiter(clock), cache: new PromptCache(clock), inflight: new Set(), streamDefaults: opts.streamDefaults };
+  const state: SimState = { fixture, requests: [], limiter: new RateLimiter(clock), cache: new PromptCache(clock), inflight: new Set(), streamDefaults: opts.streamDefaults, demo: opts.demo };
   const secrets = fixture.keys.map((k) => k.key);
   const server = createServer(createHandler(state, () => secrets));
   // The Responses WebSocket transport, on the groups whose fixture turns it on.

@@ -23,6 +23,8 @@ export interface RecordedRequest {
   bodySha256?: string;
   /** The JSON body's `model`, as received (what a proxy's model alias sent). */
   model?: string;
+  /** Demo mode only: the demo model served because the fixture lacks `model` (demo-family.ts). */
+  servedModel?: string;
   /** Streams only: every event sent, cut by a fault, or the client closed the connection first. */
   ended?: 'complete' | 'cut' | 'client-closed';
   /** A WebSocket upgrade: the `response.create` messages it carried, and whether it is still open. */

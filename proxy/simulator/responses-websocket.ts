@@ -22,7 +22,7 @@ import { unsupportedParams, type FixtureKey } from './fixture.js';
 import { isObject, rejectUnsupported } from './protocols/check.js';
 import { responsesProtocol } from './protocols/responses-endpoint.js';
 import { recordRequest, type RecordedRequest } from './request-record.js';
-import { checkModel, checkProtocol, newRequestId, renderContext, type SimState } from './sim-server.js';
+import { checkModel, checkProtocol, newRequestId, renderContext, servedModel, type SimState } from './sim-server.js';
 
 const RESPONSES_PATH = PROTOCOL_TABLE.responses.path;
 
@@ -91,11 +91,13 @@ function serveConnection(state: SimState, ws: WebSocket, req: IncomingMessage, r
       const group = state.fixture.groups[key.group]!;
       const parsed = responsesProtocol.parse({ ...body, stream: true });
       checkProtocol(responsesProtocol, key, group);
-      checkModel(parsed.model, key, group);
-      rejectUnsupported(parsed.body, unsupportedParams(group, parsed.model), 'responses');
+      // The upgrade's headers are gone: the record and the answer's `model` say what was served.
+      const model = servedModel(state, undefined, rec, parsed.model, key, group);
+      checkModel(model, key, group);
+      rejectUnsupported(parsed.body, unsupportedParams(group, model), 'responses');
       state.limiter.take(key);
       const controls = readControls(req.headers, state.streamDefaults);
-      const rendered = responsesProtocol.render(parsed, renderContext(requestId, parsed.model, group, controls));
+      const rendered = responsesProtocol.render(parsed, renderContext(requestId, model, group, controls));
       const events = rendered.events.map(eventData);
       if (generate === false) return send(warmUp(events));
       for (let i = 0; i < events.length; i++) {

@@ -20,6 +20,7 @@ import { RateLimiter, type LimitStyle, type RequestCost } from './rate-limit.js'
 import { anthropicMinTokens, cachePrompt, type PromptCache } from './prompt-cache.js';
 import { estimateTokens, textLength } from './text.js';
 import { recordRequest, type RecordedRequest } from './request-record.js';
+import { demoServedModel, SERVED_MODEL_HEADER } from './demo-family.js';
 
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** Oldest records are dropped past this, so a long benchmark does not grow without bound. */
@@ -41,6 +42,8 @@ export interface SimState {
   inflight: Set<AbortController>;
   /** What a stream does when the request sends no x-sim-* header (`startSimulator({ streamDefaults })`). */
   streamDefaults?: StreamDefaults;
+  /** Demo mode: a newer model of a listed family is served as its closest demo model (demo-family.ts). */
+  demo?: boolean;
 }
 
 export interface StreamDefaults {
@@ -164,6 +167,19 @@ export function checkProtocol(module: ProtocolModule, key: FixtureKey, group: Fi
   );
 }
 
+/**
+ * The model a request is served with: the one it names, or in demo mode the
+ * closest demo model of its family, which the answer's header and the record
+ * then name.
+ */
+export function servedModel(state: SimState, res: ServerResponse | undefined, rec: RecordedRequest, requested: string, key: FixtureKey, group: FixtureGroup): string {
+  const served = demoServedModel(state.demo, requested, key, group);
+  if (served === undefined) return requested;
+  rec.servedModel = served;
+  res?.setHeader(SERVED_MODEL_HEADER, served);
+  return served;
+}
+
 /** Models a key may use: its group's, narrowed by the key's own list. */
 function usableModels(key: FixtureKey, group: FixtureGroup) {
   const all = modelEntries(group);
@@ -255,21 +271,22 @@ async function serve(state: SimState, req: IncomingMessage, res: ServerResponse,
     const body = await readJsonBody(req, rec);
     const parsed = route.module.parse(body);
     checkProtocol(route.module, key, group);
-    checkModel(parsed.model, key, group);
-    rejectUnsupported(parsed.body, unsupportedParams(group, parsed.model), route.module.protocol);
+    const model = servedModel(state, res, rec, parsed.model, key, group);
+    checkModel(model, key, group);
+    rejectUnsupported(parsed.body, unsupportedParams(group, model), route.module.protocol);
     const protocol = route.module.protocol;
     admit(state, res, key, protocol === 'messages' ? 'anthropic' : 'openai', requestCost(parsed.body));
     const controls = readControls(req.headers, state.streamDefaults);
-    const minTokens = cacheMinTokens(group, parsed.model) ?? anthropicMinTokens(parsed.model);
-    const promptCache = cachePrompt(state.cache, protocol, key.key, parsed.model, parsed.body, minTokens);
+    const minTokens = cacheMinTokens(group, model) ?? anthropicMinTokens(model);
+    const promptCache = cachePrompt(state.cache, protocol, key.key, model, parsed.body, minTokens);
     // Rendered only when needed, after a stream's headers: a 10 000-chunk reply must not delay them.
     const render = () =>
-      route.module.render(parsed, { ...renderContext(requestId, parsed.model, group, controls), promptCache });
+      route.module.render(parsed, { ...renderContext(requestId, model, group, controls), promptCache });
     reply = { stream: parsed.stream, json: () => render().json, render };
   } else if (route.kind === 'count_tokens') {
     const counted = parseCountTokens(await readJsonBody(req, rec));
     checkProtocol(messagesProtocol, key, group);
-    checkModel(counted.model, key, group);
+    checkModel(servedModel(state, res, rec, counted.model, key, group), key, group);
     admit(state, res, key, 'anthropic', { input: counted.inputTokens, output: 0 });
     reply = { stream: false, json: () => ({ input_tokens: counted.inputTokens }) };
   } else {

@@ -177,7 +177,7 @@ describe.skipIf(!supported)('agent CLIs through Loopgate (real binaries, pinned 
       expectOk(run);
       expect(run.stdout).toContain('Echo: say hello');
       const recs = await recordsAfter('default', before, RESPONSES);
-      expect(recs.map((r) => [r.model, r.status, r.stream, r.bridge])).toContainEqual(['gpt-6.1-sol', 200, true, undefined]);
+      expect(recs.map((r) => [r.model, r.status, r.stream, r.bridge])).toContainEqual(['gpt-6.2-sol', 200, true, undefined]);
       expect(recs[0]!.params).toEqual(expect.arrayContaining(['client_metadata', 'prompt_cache_key', 'reasoning']));
     });
 
@@ -214,7 +214,7 @@ describe.skipIf(!supported)('agent CLIs through Loopgate (real binaries, pinned 
       expect(tool.stdout).toMatch(/Echo: tool result: .*bridged-ok/);
       const recs = await recordsAfter('chatOnly', before, RESPONSES, 3);
       expect(recs.every((r) => r.status === 200 && r.bridge === 'responses->chat' && r.stream === true)).toBe(true);
-      expect(new Set(recs.map((r) => r.model))).toEqual(new Set(['gpt-6.1-sol', 'gpt-4o-mini']));
+      expect(new Set(recs.map((r) => r.model))).toEqual(new Set(['gpt-6.2-sol', 'gpt-4o-mini']));
       const dropped = recs.flatMap((r) => r.bridgeDropped ?? []);
       expect(dropped).toEqual(expect.arrayContaining(['client_metadata', 'tools[web_search]']));
       // The chat route got the namespaced tools flattened, and the calls came back by their own names (the round trip worked).

@@ -18,6 +18,14 @@ export const repoRoot = resolve(__dirname, '..', '..');
 export type ProxyName = 'default' | 'claude' | 'chatOnly';
 export const GROUP: Record<ProxyName, string> = { default: 'default', claude: 'claude', chatOnly: 'chat-only' };
 
+/**
+ * Models the stack's relay lists beyond the demo fixture: the pinned agents'
+ * current defaults (Codex 0.171.0 asks for gpt-6.2-sol), as a real relay lists a
+ * model once it ships. This simulator is not in demo mode and never guesses a
+ * model; demo mode's family fallback is tested in test/agents/demo-defaults.test.ts.
+ */
+const CURRENT_DEFAULTS: Record<string, string[]> = { default: ['gpt-6.2-sol'], 'chat-only': ['gpt-6.2-sol'] };
+
 export interface Captured {
   proxy: ProxyName;
   line: string;
@@ -45,8 +53,11 @@ export async function startClientStack(): Promise<ClientStack> {
     chatOnly: makeCanary('sk-canary-chatonly-'),
   };
   const token = makeCanary('lg-local-canary-');
+  const groups = Object.fromEntries(
+    Object.entries(defaultFixture.groups).map(([name, g]) => [name, { ...g, models: [...g.models, ...(CURRENT_DEFAULTS[name] ?? []).map((id) => ({ id, owned_by: 'openai' }))] }]),
+  );
   const fixture = {
-    ...defaultFixture,
+    groups,
     keys: [
       ...defaultFixture.keys,
       ...(Object.keys(keys) as ProxyName[]).map((p) => ({ key: keys[p], group: GROUP[p], status: 'active' as const, balance: 1000 })),

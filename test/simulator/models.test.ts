@@ -13,7 +13,7 @@ describe('GET /v1/models', () => {
   it('lists the group models with owner, fixed created and endpoint types', async () => {
     const page = await openai(sim).models.list();
     const ids = page.data.map((m) => m.id);
-    expect(ids).toEqual(['gpt-4o-mini', 'gpt-4.1', 'gpt-5-mini', 'o4-mini', 'deepseek-chat', 'gpt-6.1-sol']);
+    expect(ids).toEqual(['gpt-4o-mini', 'gpt-4.1', 'gpt-5-mini', 'o4-mini', 'deepseek-chat', 'gpt-6.1-sol', 'qwen3.7-max']);
     for (const m of page.data) {
       expect(m.object).toBe('model');
       expect(m.created).toBe(1_715_000_000);
@@ -35,7 +35,8 @@ describe('GET /v1/models', () => {
     const page = await openai(sim, KEYS.claude).models.list();
     expect(page.data.map((m) => m.id)).toContain('claude-sonnet-4-6');
     expect((page.data[0] as unknown as { supported_endpoint_types: string[] }).supported_endpoint_types).toEqual(['openai', 'anthropic']);
-    expect(page.data.every((m) => m.owned_by === 'anthropic')).toBe(true);
+    // Claude's models, and Qwen Code's anthropic-mode default (coder-model) by its own owner.
+    expect(page.data.every((m) => m.owned_by === (m.id === 'coder-model' ? 'qwen' : 'anthropic'))).toBe(true);
   });
 
   it('narrows the list to the key model list', async () => {
@@ -45,7 +46,7 @@ describe('GET /v1/models', () => {
 
   it('chat-only group advertises only the openai endpoint type', async () => {
     const page = await openai(sim, KEYS.chatOnly).models.list();
-    expect(page.data.map((m) => m.id)).toEqual(['gpt-4o-mini', 'claude-sonnet-4-6', 'deepseek-reasoner', 'claude-opus-5-5', 'claude-haiku-5-5', 'gpt-6.1-sol']);
+    expect(page.data.map((m) => m.id)).toEqual(['gpt-4o-mini', 'claude-sonnet-4-6', 'deepseek-reasoner', 'claude-opus-5-5', 'claude-haiku-5-5', 'gpt-6.1-sol', 'qwen3.7-max']);
     expect(page.data[2]).not.toHaveProperty('reasoning'); // a simulator setting, not part of the model object
     expect((page.data[1] as unknown as { supported_endpoint_types: string[] }).supported_endpoint_types).toEqual(['openai']);
   });

@@ -1,10 +1,12 @@
-// The demo fixture serves the default models of the pinned Claude Code and
-// Codex (package.json), so `loopgate run -- claude` / `-- codex` work in demo
-// mode without a flag. The defaults are read from the installed clients
+// Demo mode serves the default models of the pinned Claude Code and Codex
+// (scripts/provision-agents.mjs), so `loopgate run -- claude` / `-- codex` work in demo
+// mode without a flag: the fixture lists the model, or one of its family that demo
+// mode serves it as (proxy/simulator/demo-family.ts: Codex 0.171.0's gpt-6.2-sol as
+// gpt-6.1-sol). The defaults are read from the installed clients
 // themselves, not written down here: each binary is started against a small
 // capture server that records the `model` of every request and refuses it
 // (400, which neither retries), so a client update that changes its default
-// fails this test until the fixture lists the new model.
+// to one of no demo family fails this test until the fixture lists the new model.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -13,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import defaultFixture from '../../proxy/simulator/default-fixture.json';
+import { closestDemoModel } from '../../proxy/simulator/demo-family.js';
 import { agentsSupported, claudeBinary, codexBinary } from '../agents/agent-binaries.js';
 
 // As in test/agents: LOOPGATE_TEST_CLAUDE / LOOPGATE_TEST_CODEX check another build (a newer release installed elsewhere).
@@ -82,6 +85,12 @@ function servedOn(protocol: string): string[] {
     .flatMap((g) => g.models.map((m) => (typeof m === 'string' ? m : m.id)));
 }
 
+/** The models demo mode cannot serve on `protocol`: neither listed nor of a listed family. */
+function unserved(models: string[], protocol: string): string[] {
+  const listed = servedOn(protocol);
+  return models.filter((m) => !listed.includes(m) && closestDemoModel(m, listed) === undefined);
+}
+
 function modelsSince(before: number, path: RegExp): string[] {
   return [...new Set(captured.slice(before).filter((c) => path.test(c.path) && c.model).map((c) => c.model!))];
 }
@@ -100,7 +109,7 @@ describe.skipIf(!supported)('the demo fixture serves the pinned clients\' defaul
     });
     const models = modelsSince(before, /^\/v1\/messages/);
     expect(models.length, `Claude Code sent no model request; its output:\n${r.out.slice(-2000)}`).toBeGreaterThan(0);
-    const missing = models.filter((m) => !servedOn('messages').includes(m));
+    const missing = unserved(models, 'messages');
     expect(missing, `the pinned Claude Code asks for ${missing.join(', ')}: add it to a Messages group of proxy/simulator/default-fixture.json`).toEqual([]);
   }, 90_000);
 
@@ -111,7 +120,7 @@ describe.skipIf(!supported)('the demo fixture serves the pinned clients\' defaul
     const r = await run(CODEX, ['exec', '--skip-git-repo-check', '-c', 'model_provider=capture', '-c', provider, 'hi'], { CAPTURE_KEY });
     const models = modelsSince(before, /^\/v1\/responses/);
     expect(models.length, `Codex sent no model request; its output:\n${r.out.slice(-2000)}`).toBeGreaterThan(0);
-    const missing = models.filter((m) => !servedOn('responses').includes(m));
+    const missing = unserved(models, 'responses');
     expect(missing, `the pinned Codex asks for ${missing.join(', ')}: add it to a Responses group of proxy/simulator/default-fixture.json`).toEqual([]);
   }, 90_000);
 });
