@@ -11,6 +11,7 @@ import { DEFAULT_HOST, DEFAULT_PORT } from '../proxy/core/options.js';
 import { EXIT, UsageError, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
 import { portOption } from './serve.js';
+import { localApi, type LocalApiClient } from '../proxy/local-api-client.js';
 
 /** What a --no-token proxy is sent instead of the token: it accepts any credential. */
 export const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';
@@ -31,6 +32,11 @@ export interface ProxyConnection {
   url: string;
   /** What goes in `Authorization: Bearer`: the local token, or a placeholder for a --no-token proxy. */
   credential: string;
+}
+
+/** The proxy's own API (the traffic ring, …) on this connection. */
+export function localApiOf(conn: ProxyConnection): LocalApiClient {
+  return localApi({ url: conn.url, token: conn.credential });
 }
 
 function proxyUrlOf(values: { proxy?: string; port?: string; host?: string }): string {

@@ -22,6 +22,7 @@ import { REPLAY_HEADER } from '../traffic/replay-request.js';
 /** Set by `loopgate replay` and the Traffic view on a request they resend; only a request id is taken. */
 const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
+import { LOCAL_API_PREFIX } from '../core/local-api.js';
 
 export function buildRecord(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): TrafficRecord {
   return buildRecordAndBodies(ex, reply, ctx).record;
@@ -140,7 +141,7 @@ const GUARD_REFUSALS = new Set(['host-not-allowed', 'origin-not-allowed', 'dupli
 /** Loopgate's own endpoints, connectivity probes and guard refusals are not the user's traffic. */
 function isUserTraffic(ex: RequestSoFar, reply: ClientReply): boolean {
   const path = ex.paths?.path ?? ex.req.url ?? '/';
-  if (path.startsWith('/_loopgate/') || (path === '/' && (ex.req.method === 'HEAD' || ex.req.method === 'GET'))) return false;
+  if (path.startsWith(LOCAL_API_PREFIX) || (path === '/' && (ex.req.method === 'HEAD' || ex.req.method === 'GET'))) return false;
   const local = reply.local;
   return !(local?.refused && GUARD_REFUSALS.has(local.code));
 }

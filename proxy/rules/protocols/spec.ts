@@ -2,7 +2,9 @@
 // input tokens?" or "which event ends a Messages stream?" has one answer.
 // Pure: shapes and names only, no I/O.
 
-export type Protocol = 'chat' | 'responses' | 'messages';
+import type { Protocol } from '../../core/routing-facts.js';
+
+export type { Protocol };
 
 /** The error envelope a protocol's SDK parses: OpenAI's {error:{message,type,param,code}} or Anthropic's {type:'error',error:{type,message}}. */
 export type Envelope = 'openai' | 'anthropic';
