@@ -12,6 +12,7 @@ import { EXIT, UsageError, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
 import { portOption } from './serve.js';
 import { localApi, type LocalApiClient } from '../proxy/local-api-client.js';
+import { LOCAL_PATHS } from '../proxy/core/local-api.js';
 
 /** What a --no-token proxy is sent instead of the token: it accepts any credential. */
 export const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';
@@ -71,7 +72,7 @@ export async function connectToProxy(name: string, values: { proxy?: string; por
   }
   if (check.kind === 'unproven') {
     io.err(
-      `loopgate ${name}: something answers on ${url}${check.status ? ` (HTTP ${check.status} on /_loopgate/health)` : ''} but it is not a Loopgate proxy that knows this local token, so the token was not sent. ` +
+      `loopgate ${name}: something answers on ${url}${check.status ? ` (HTTP ${check.status} on ${LOCAL_PATHS.health})` : ''} but it is not a Loopgate proxy that knows this local token, so the token was not sent. ` +
         'Was the proxy started with another LOOPGATE_HOME or LOOPGATE_TOKEN? Or pass --proxy/--port where `loopgate serve` listens.',
     );
     return EXIT.config;

@@ -6,6 +6,7 @@ import { modelProtocols, type ModelEntry } from '../../proxy/rules/model-list.js
 import { PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols/index.js';
 import { nativeProtocols } from '../../proxy/rules/key-routing.js';
 import { readKeysAnswer } from '../keys-answer.js';
+import type { KeysAnswer as KeysWire } from '../../proxy/core/local-api.js';
 
 export interface ChatModelInfo {
   id: string;
@@ -76,8 +77,8 @@ export type NativeProtocols = (id: string) => readonly Protocol[];
  * on natively, by its own routing rule: with several keys, GET /v1/models
  * gives one key's copy of a model, which may lack what another key serves.
  */
-export function nativeProtocolsFrom(keysBody: string): NativeProtocols | undefined {
-  const answer = readKeysAnswer(keysBody);
+export function nativeProtocolsFrom(keysAnswer: KeysWire | string): NativeProtocols | undefined {
+  const answer = readKeysAnswer(keysAnswer);
   return answer && ((id) => nativeProtocols(answer.keys, id, answer.state));
 }
 

@@ -4,14 +4,15 @@
 // the page loads nothing (CSP: default-src 'none', style and script by nonce),
 // takes its colours from VS Code's theme variables, and never holds the token
 // or a key: actions go back to the extension host as messages.
-import type { TrafficEntry } from '../../proxy/traffic/ring.js';
 import type { FollowUp } from '../../proxy/traffic/follow-ups.js';
 import { conversationOf } from '../../proxy/traffic/follow-ups.js';
+import type { TrafficDetail } from '../../proxy/core/local-api.js';
 import { rateLimitHeaders, shortId } from '../../proxy/traffic/render.js';
 import { usageDetails } from '../../proxy/rules/usage.js';
 import type { Message, Part } from '../../proxy/rules/conversation.js';
 
-export type DetailEntry = TrafficEntry & { followUps?: Record<string, FollowUp> };
+/** What the panel shows: the local API's answer for one entry. */
+export type DetailEntry = TrafficDetail;
 
 export type PanelAction = 'replay' | 'editAndResend' | 'copyCurl' | 'compareWith' | 'showTranslation' | 'exportHar';
 

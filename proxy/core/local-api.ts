@@ -142,5 +142,5 @@ export interface TrafficListAnswer<E extends TrafficSummary | TrafficRow = Traff
 /** One `data:` line of the live feed; `skipped` counts entries dropped while the reader fell behind. */
 export type LiveEvent<E extends TrafficSummary | TrafficRow = TrafficSummary> = E & { skipped?: number };
 
-/** GET <traffic>/<id|seq>: the entry whole, with the later requests that carried its tool calls' results. */
-export type TrafficDetail = TrafficEntry & { followUps: Record<string, FollowUp> };
+/** GET <traffic>/<id|seq>: the entry whole, with the later requests that carried its tool calls' results (by call id; absent from older proxies). */
+export type TrafficDetail = TrafficEntry & { followUps?: Record<string, FollowUp> };

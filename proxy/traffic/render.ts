@@ -4,7 +4,7 @@
 // terminal. Everything shown comes from the ring's redacted entries.
 import { printable, printableBlock } from '../rules/printable.js';
 import { usageDetails } from '../rules/usage.js';
-import { requestFailed } from '../core/outcome.js';
+import { requestFailed, type Outcome } from '../core/outcome.js';
 import type { Message, Part } from '../rules/conversation.js';
 import type { TrafficRecord } from '../core/record.js';
 import type { TrafficEntry } from './ring.js';
@@ -47,7 +47,7 @@ function ms(n: number | undefined): string {
 }
 
 /** Did this request fail, as the list and `tail --errors` count it. */
-export function failed(rec: TrafficRecord): boolean {
+export function failed(rec: Outcome): boolean {
   return requestFailed(rec);
 }
 
