@@ -7,6 +7,7 @@ import { PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols/index
 import { nativeProtocols } from '../../proxy/rules/key-routing.js';
 import { readKeysAnswer } from '../keys-answer.js';
 import type { KeysAnswer as KeysWire } from '../../proxy/core/local-api.js';
+import type { ModelOverride, ModelOverrides } from '../settings.js';
 
 export interface ChatModelInfo {
   id: string;
@@ -28,13 +29,8 @@ export interface ChatModelInfo {
 /** Used when the model list says nothing (README, "Models in VS Code's chat"). */
 export const DEFAULT_LIMITS = { maxInputTokens: 128_000, maxOutputTokens: 16_384 } as const;
 
-export interface ModelOverride {
-  maxInputTokens?: number;
-  maxOutputTokens?: number;
-  imageInput?: boolean;
-  toolCalling?: boolean;
-}
-export type ModelOverrides = Readonly<Record<string, ModelOverride>>;
+// The setting's shape is settings.ts's (the settings sit below the features that read them).
+export type { ModelOverride, ModelOverrides };
 
 /**
  * Messages where the group has it (a Claude group), else Responses, else Chat

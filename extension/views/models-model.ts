@@ -109,6 +109,14 @@ export class ModelsModel implements vscode.Disposable {
     this.set({ kind: 'idle' });
   }
 
+  /** The list for the chat provider (its ChatProviderDeps.readModels): the entries, or why there are none. */
+  async forChat(): Promise<{ entries: readonly ModelEntry[] } | { failure: string }> {
+    const state = await this.settled();
+    if (state.kind === 'loaded') return { entries: state.entries };
+    if (state.kind === 'problem') return { failure: `GET /v1/models through the proxy: ${state.problem.title}${state.problem.diagnosis ? ` [${state.problem.diagnosis}]` : ''}` };
+    return { failure: 'the proxy is not running' };
+  }
+
   /**
    * The list as the last refresh left it, after the one in flight; the first
    * refresh when none ran yet. Readers that ask often (vscode.lm consumers
