@@ -70,7 +70,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   tree.attach(view);
   const traffic = new TrafficList(host);
   // The panel's buttons run the same commands as the view's menus.
-  const panels = new DetailPanels(host, (action: PanelAction, entry) => Object.hasOwn(PANEL_COMMANDS, action) && void vscode.commands.executeCommand(PANEL_COMMANDS[action], entry));
+  const panels = new DetailPanels(host, context.extensionUri, (action: PanelAction, entry) => Object.hasOwn(PANEL_COMMANDS, action) && void vscode.commands.executeCommand(PANEL_COMMANDS[action], entry));
   const trafficTree = new TrafficTreeProvider(traffic);
   const trafficDeps: TrafficDeps = { host, keys, list: traffic, panels, cliPath: context.asAbsolutePath('dist/cli.js') };
   context.subscriptions.push(
