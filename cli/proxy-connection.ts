@@ -11,6 +11,8 @@ import { DEFAULT_HOST, DEFAULT_PORT } from '../proxy/core/options.js';
 import { EXIT, UsageError, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
 import { portOption } from './serve.js';
+import { localApi, type LocalApiClient } from '../proxy/local-api-client.js';
+import { LOCAL_PATHS } from '../proxy/core/local-api.js';
 
 /** What a --no-token proxy is sent instead of the token: it accepts any credential. */
 export const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';
@@ -31,6 +33,11 @@ export interface ProxyConnection {
   url: string;
   /** What goes in `Authorization: Bearer`: the local token, or a placeholder for a --no-token proxy. */
   credential: string;
+}
+
+/** The proxy's own API (the traffic ring, …) on this connection. */
+export function localApiOf(conn: ProxyConnection): LocalApiClient {
+  return localApi({ url: conn.url, token: conn.credential });
 }
 
 function proxyUrlOf(values: { proxy?: string; port?: string; host?: string }): string {
@@ -65,7 +72,7 @@ export async function connectToProxy(name: string, values: { proxy?: string; por
   }
   if (check.kind === 'unproven') {
     io.err(
-      `loopgate ${name}: something answers on ${url}${check.status ? ` (HTTP ${check.status} on /_loopgate/health)` : ''} but it is not a Loopgate proxy that knows this local token, so the token was not sent. ` +
+      `loopgate ${name}: something answers on ${url}${check.status ? ` (HTTP ${check.status} on ${LOCAL_PATHS.health})` : ''} but it is not a Loopgate proxy that knows this local token, so the token was not sent. ` +
         'Was the proxy started with another LOOPGATE_HOME or LOOPGATE_TOKEN? Or pass --proxy/--port where `loopgate serve` listens.',
     );
     return EXIT.config;

@@ -3,8 +3,9 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command } from './command.js';
-import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE, type ProxyConnection } from './proxy-connection.js';
-import { getEntry, TrafficError, type DetailedEntry } from './traffic-client.js';
+import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE, localApiOf, type ProxyConnection } from './proxy-connection.js';
+import { LocalApiError } from '../proxy/local-api-client.js';
+import { LOCAL_ERROR_CODES, type TrafficDetail } from '../proxy/core/local-api.js';
 import { replayRequest } from '../proxy/traffic/replay-request.js';
 import { sendReplay } from '../proxy/traffic/send-replay.js';
 import { tailLine } from '../proxy/traffic/render.js';
@@ -49,13 +50,13 @@ this token answers, or it keeps no traffic.`,
     }
     const conn = await connectToProxy('replay', values, io);
     if (typeof conn === 'number') return conn;
-    let entry: DetailedEntry;
+    let entry: TrafficDetail;
     try {
-      entry = await getEntry(conn, positionals[0]!);
+      entry = await localApiOf(conn).entry(positionals[0]!);
     } catch (err) {
-      if (!(err instanceof TrafficError)) throw err;
+      if (!(err instanceof LocalApiError)) throw err;
       io.err(`loopgate replay: ${err.message}`);
-      return err.code === 'capture-off' ? EXIT.config : EXIT.failed;
+      return err.code === LOCAL_ERROR_CODES.captureOff ? EXIT.config : EXIT.failed;
     }
     const plan = replayRequest(entry, body ?? entry.requestBody);
     if (!plan.ok) {
@@ -76,13 +77,13 @@ this token answers, or it keeps no traffic.`,
 };
 
 /** Polls the ring for the new request's record, with a deadline. */
-async function newRecord(conn: ProxyConnection, id: string): Promise<DetailedEntry | undefined> {
+async function newRecord(conn: ProxyConnection, id: string): Promise<TrafficDetail | undefined> {
   const deadline = Date.now() + RECORD_DEADLINE_MS;
   for (let wait = 10; Date.now() < deadline; wait = Math.min(wait * 2, 200)) {
     try {
-      return await getEntry(conn, id);
+      return await localApiOf(conn).entry(id);
     } catch (err) {
-      if (!(err instanceof TrafficError) || err.status !== 404) throw err;
+      if (!(err instanceof LocalApiError) || err.status !== 404) throw err;
     }
     await new Promise((r) => setTimeout(r, wait));
   }

@@ -8,6 +8,7 @@
 import { get } from '../proxy/health-client.js';
 import { aliasAdvice } from '../proxy/rules/model-aliases.js';
 import { quoted } from '../proxy/rules/printable.js';
+import { LOCAL_PATHS, type StatsAnswer } from '../proxy/core/local-api.js';
 
 interface Seen {
   count: number;
@@ -19,11 +20,12 @@ interface Seen {
 
 async function modelNotFound(proxyUrl: string, credential: string): Promise<Seen | undefined> {
   try {
-    // node:http, not fetch: loading fetch costs `run` a noticeable part of a second.
-    const url = new URL('/_loopgate/stats', proxyUrl);
+    // node:http, not the local API client (fetch): loading fetch costs `run` a noticeable part of a second.
+    const url = new URL(LOCAL_PATHS.stats, proxyUrl);
     const res = await get(url, url.hostname, { authorization: `Bearer ${credential}` }, 2000);
     if (res.status !== 200) return undefined;
-    const stats = JSON.parse(res.body) as { modelNotFound?: Partial<Seen> };
+    // Read defensively all the same: whatever answers may be an older proxy.
+    const stats = JSON.parse(res.body) as Partial<Record<keyof StatsAnswer, unknown>> & { modelNotFound?: Partial<Seen> };
     const m = stats.modelNotFound;
     const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
     return { count: typeof m?.count === 'number' ? m.count : 0, model: text(m?.model), closest: text(m?.closest), aliasedTo: text(m?.aliasedTo) };

@@ -15,6 +15,7 @@ import { runningProxyUrl } from './serve.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../proxy/core/options.js';
 import { cliInvocation, commandLine } from './invocation.js';
 import { shellWords } from '../proxy/rules/shell-quote.js';
+import { LOCAL_PATHS } from '../proxy/core/local-api.js';
 
 /** What a --no-token proxy is sent instead of the token: it accepts any credential, and one that proved nothing gets no token. */
 const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';
@@ -103,7 +104,7 @@ not be executed; 127 command not found.`,
     }
     if (check.kind === 'unproven') {
       io.err(
-        `loopgate run: something answers on ${proxyUrl}${check.status ? ` (HTTP ${check.status} on /_loopgate/health)` : ''} but it is not a Loopgate proxy that knows this local token. ` +
+        `loopgate run: something answers on ${proxyUrl}${check.status ? ` (HTTP ${check.status} on ${LOCAL_PATHS.health})` : ''} but it is not a Loopgate proxy that knows this local token. ` +
           `Was the proxy started with another LOOPGATE_HOME or LOOPGATE_TOKEN? Or pass --port where \`${commandLine(cli, 'serve')}\` listens.`,
       );
       return EXIT.config;

@@ -1,8 +1,9 @@
 // `loopgate show ID`: one request from a running proxy's traffic ring, whole.
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command } from './command.js';
-import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE } from './proxy-connection.js';
-import { getEntry, TrafficError } from './traffic-client.js';
+import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE, localApiOf } from './proxy-connection.js';
+import { LocalApiError } from '../proxy/local-api-client.js';
+import { LOCAL_ERROR_CODES } from '../proxy/core/local-api.js';
 import { showText } from '../proxy/traffic/render.js';
 import { replayRequest, curlCommand } from '../proxy/traffic/replay-request.js';
 import { useColor } from './color.js';
@@ -50,11 +51,11 @@ Exit codes: 0 shown, 1 no such request in the proxy's memory, 2 bad usage,
     if (typeof conn === 'number') return conn;
     let entry;
     try {
-      entry = await getEntry(conn, positionals[0]!);
+      entry = await localApiOf(conn).entry(positionals[0]!);
     } catch (err) {
-      if (!(err instanceof TrafficError)) throw err;
+      if (!(err instanceof LocalApiError)) throw err;
       io.err(`loopgate show: ${err.message}`);
-      return err.code === 'capture-off' ? EXIT.config : EXIT.failed;
+      return err.code === LOCAL_ERROR_CODES.captureOff ? EXIT.config : EXIT.failed;
     }
     if (values.json) io.out(JSON.stringify(entry, null, 2));
     else if (values.curl) {

@@ -1,15 +1,13 @@
 // `loopgate tail`: one line per request from a running proxy, as it happens.
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command } from './command.js';
-import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE } from './proxy-connection.js';
-import { follow, getJson, TrafficError } from './traffic-client.js';
+import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE, localApiOf } from './proxy-connection.js';
+import { LocalApiError } from '../proxy/local-api-client.js';
+import type { TrafficSummary } from '../proxy/core/local-api.js';
 import { matches, tailLine, validStatusFilter, type TailFilter } from '../proxy/traffic/render.js';
 import { useColor } from './color.js';
-import type { TrafficEntry } from '../proxy/traffic/ring.js';
 import { intOption } from './serve.js';
 import { outputGone } from './signals.js';
-
-type Summary = Pick<TrafficEntry, 'seq' | 'record'>;
 
 export const tailCommand: Command = {
   name: 'tail',
@@ -57,20 +55,21 @@ proxy with this token answers, or it keeps no traffic (--no-capture).`,
     const conn = await connectToProxy('tail', values, io);
     if (typeof conn === 'number') return conn;
     const style = { color: !values.json && useColor(io) };
-    const print = (e: Summary) => {
+    const print = (e: TrafficSummary) => {
       if (matches(e.record, filter)) io.out(values.json ? JSON.stringify(e.record) : tailLine(e.record, style));
     };
     let last = 0;
     try {
-      const recent = await getJson<{ entries: Summary[] }>(conn, `/_loopgate/traffic`);
+      const api = localApiOf(conn);
+      const recent = await api.traffic();
       last = recent.entries[0]?.seq ?? 0;
       // The last N that pass the filter, oldest first.
       for (const e of recent.entries.filter((x) => matches(x.record, filter)).slice(0, lines).reverse()) print(e);
       if (values['no-follow']) return EXIT.ok;
       // Until Ctrl+C, the proxy stops, or the reader of the lines goes away (`| head`).
-      await follow(conn, last, print, outputGone);
+      await api.live(last, print, { signal: outputGone });
     } catch (err) {
-      if (err instanceof TrafficError) {
+      if (err instanceof LocalApiError) {
         io.err(`loopgate tail: ${err.message}`);
         return EXIT.config;
       }

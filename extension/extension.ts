@@ -7,7 +7,7 @@ import { localToken } from './local-token.js';
 import { ProxyHost } from './proxy-host/host.js';
 import { KeyStore } from './secrets.js';
 import type { LoopgateChatProvider } from './lm/chat-provider.js';
-import { modelsFrom, registerChatProvider } from './lm/register-chat-provider.js';
+import { registerChatProvider } from './lm/register-chat-provider.js';
 import { OtlpHeaderStore } from './otlp-headers.js';
 import { initialise, KeyPresence, settingsSettled, wireReactions } from './reactions.js';
 import { proxyConfig, readSettings } from './settings.js';
@@ -70,7 +70,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   tree.attach(view);
   const traffic = new TrafficList(host);
   // The panel's buttons run the same commands as the view's menus.
-  const panels = new DetailPanels(host, (action: PanelAction, entry) => Object.hasOwn(PANEL_COMMANDS, action) && void vscode.commands.executeCommand(PANEL_COMMANDS[action], entry));
+  const panels = new DetailPanels(host, context.extensionUri, (action: PanelAction, entry) => Object.hasOwn(PANEL_COMMANDS, action) && void vscode.commands.executeCommand(PANEL_COMMANDS[action], entry));
   const trafficTree = new TrafficTreeProvider(traffic);
   const trafficDeps: TrafficDeps = { host, keys, list: traffic, panels, cliPath: context.asAbsolutePath('dist/cli.js') };
   context.subscriptions.push(
@@ -102,7 +102,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     }),
   );
 
-  const chat = registerChatProvider({ host, onDidChangeModels: models.onDidChange, readModels: modelsFrom(models), readOverrides: () => readSettings().chat.modelOverrides, log, adoptKey: (key) => adoptKey(keys, key) });
+  const chat = registerChatProvider({ host, onDidChangeModels: models.onDidChange, readModels: () => models.forChat(), readOverrides: () => readSettings().chat.modelOverrides, log, adoptKey: (key) => adoptKey(keys, key) });
   context.subscriptions.push(...chat.disposables);
 
   const parts = { host, keys, models, tree, log, otlpHeaders };

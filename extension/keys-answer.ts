@@ -4,8 +4,9 @@
 // answers, on the proxy's clock. The Model Explorer and the chat provider
 // decide from it as the proxy does. No vscode here.
 import type { ModelEntry } from '../proxy/rules/model-list.js';
-import { refusalKey, type KeyModels, type LearnedRefusal, type RouteState } from '../proxy/rules/key-routing.js';
+import { refusalKey, type KeyModels, type RouteState } from '../proxy/rules/key-routing.js';
 import type { BridgeMode } from '../proxy/core/options.js';
+import type { KeysAnswer as KeysWire } from '../proxy/core/local-api.js';
 
 export interface KeysAnswer {
   keys: Array<KeyModels & { failure?: string; entries?: ModelEntry[] }>;
@@ -14,26 +15,30 @@ export interface KeysAnswer {
 
 const MODES: readonly BridgeMode[] = ['auto', 'off', 'always'];
 
-/** undefined when the body is not such an answer. `bridge` stands in for a proxy that does not send its mode. */
-export function readKeysAnswer(body: string, bridge: BridgeMode = 'auto'): KeysAnswer | undefined {
-  let json: { keys?: unknown; bridge?: unknown; refused?: unknown; now?: unknown };
+/**
+ * The answer as the local API client gives it (or its text); undefined when it
+ * is not such an answer: the proxy may be an older Loopgate, so the shape is
+ * checked before it is trusted. `bridge` stands in for a proxy that does not send its mode.
+ */
+export function readKeysAnswer(answer: KeysWire | string, bridge: BridgeMode = 'auto'): KeysAnswer | undefined {
+  let json: Partial<KeysWire>;
   try {
-    json = JSON.parse(body);
+    json = typeof answer === 'string' ? JSON.parse(answer) : answer;
   } catch {
     return undefined;
   }
   if (typeof json !== 'object' || json === null || !Array.isArray(json.keys)) return undefined;
-  const keys = (json.keys as Array<{ name: string; failure: string | null; models: ModelEntry[] | null }>).map((k) => ({
+  const keys = json.keys.map((k) => ({
     name: k.name,
     models: k.models ? new Map(k.models.map((m) => [m.id, m])) : undefined,
     entries: k.models ?? undefined,
     failure: k.failure ?? undefined,
   }));
-  const refused = new Map((Array.isArray(json.refused) ? (json.refused as LearnedRefusal[]) : []).map((r) => [refusalKey(r.key, r.protocol, r.model), r]));
+  const refused = new Map((Array.isArray(json.refused) ? json.refused : []).map((r) => [refusalKey(r.key, r.protocol, r.model), r]));
   return {
     keys,
     state: {
-      bridge: MODES.includes(json.bridge as BridgeMode) ? (json.bridge as BridgeMode) : bridge,
+      bridge: json.bridge && MODES.includes(json.bridge) ? json.bridge : bridge,
       refused,
       now: typeof json.now === 'number' ? json.now : Date.now(),
     },

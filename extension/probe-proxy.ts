@@ -32,11 +32,11 @@ export async function probeHealth(proxyUrl: string, token: string, timeoutMs = 3
     case 'unproven':
       return { kind: 'unproven', noToken: typeof r.said?.loopgate === 'string' && r.said.requireToken === false };
     case 'proven': {
-      const body = r.body as Partial<ProxyHealth> | undefined;
+      const body = r.body;
       if (r.status !== 200 || typeof body?.loopgate !== 'string') return { kind: 'unproven', noToken: false };
       return {
         kind: 'loopgate',
-        health: { loopgate: body.loopgate, pid: body.pid, siteUrl: String(body.siteUrl ?? ''), baseUrl: String(body.baseUrl ?? ''), simulator: Boolean(body.simulator) },
+        health: { loopgate: body.loopgate, pid: typeof body.pid === 'number' ? body.pid : undefined, siteUrl: String(body.siteUrl ?? ''), baseUrl: String(body.baseUrl ?? ''), simulator: Boolean(body.simulator) },
       };
     }
   }

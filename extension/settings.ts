@@ -2,10 +2,18 @@
 import * as vscode from 'vscode';
 import type { ProxyIpcConfig } from '../proxy/core/ipc.js';
 import { parseUpstream, type ParseResult } from '../proxy/rules/urls.js';
-import type { ModelOverrides } from './lm/model-catalog.js';
 import { DEFAULT_BRIDGE, DEFAULT_HOST, DEFAULT_PORT, type BridgeMode } from '../proxy/core/options.js';
 
 export type { BridgeMode };
+
+/** loopgate.chat.modelOverrides: one model's limits and capabilities (lm/model-catalog.ts applies them). */
+export interface ModelOverride {
+  maxInputTokens?: number;
+  maxOutputTokens?: number;
+  imageInput?: boolean;
+  toolCalling?: boolean;
+}
+export type ModelOverrides = Readonly<Record<string, ModelOverride>>;
 
 export interface LoopgateSettings {
   /** Raw text of loopgate.baseUrl, trimmed; '' means demo mode (simulator). */

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { secretEquals } from './rules/constant-time.js';
 import { CHALLENGE_HEADER, HEALTH_PATH, healthProof, PROOF_HEADER } from './rules/health-proof.js';
+import type { HealthAnswer, HealthChallengeAnswer, Unchecked } from './core/local-api.js';
 
 export type HealthExchange =
   /** Nothing answered: refused, no route (`code` says which). */
@@ -13,9 +14,9 @@ export type HealthExchange =
   /** Something held the connection past the deadline. */
   | { stage: 'timeout' }
   /** It answered the challenge without the proof; `said` is its JSON body, `proof` whether it sent any. */
-  | { stage: 'unproven'; status: number; said: Record<string, unknown> | undefined; proof: boolean }
+  | { stage: 'unproven'; status: number; said: Unchecked<HealthChallengeAnswer> | undefined; proof: boolean }
   /** It proved it knows the token; `status`/`body` are its answer to the token. */
-  | { stage: 'proven'; status: number; body: Record<string, unknown> | undefined };
+  | { stage: 'proven'; status: number; body: Unchecked<HealthAnswer> | undefined };
 
 export async function challengeHealth(proxyUrl: string, token: string, timeoutMs = 3000): Promise<HealthExchange> {
   const url = new URL(HEALTH_PATH, proxyUrl);

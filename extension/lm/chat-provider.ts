@@ -16,6 +16,7 @@ import type {
 } from './lm-api.js';
 import { turnText } from './request-body.js';
 import { estimateTokens } from './token-estimate.js';
+import { localApi } from '../../proxy/local-api-client.js';
 
 export const VENDOR = 'loopgate';
 
@@ -105,8 +106,7 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
   /** How the proxy routes each model (its own rule, on its state); undefined from a proxy that cannot say. */
   private async routing(url: string, signal: AbortSignal): Promise<NativeProtocols | undefined> {
     try {
-      const res = await fetch(`${url}/_loopgate/keys`, { headers: { authorization: `Bearer ${this.deps.host.token}` }, signal, redirect: 'manual' });
-      return res.ok ? nativeProtocolsFrom(await res.text()) : undefined;
+      return nativeProtocolsFrom(await localApi({ url, token: this.deps.host.token }).keys({ signal }));
     } catch {
       return undefined;
     }

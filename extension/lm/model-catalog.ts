@@ -6,6 +6,8 @@ import { modelProtocols, type ModelEntry } from '../../proxy/rules/model-list.js
 import { BRIDGE_TARGET, PROTOCOL_TABLE, PROTOCOLS, type Protocol } from '../../proxy/rules/protocols/index.js';
 import { nativeProtocols } from '../../proxy/rules/key-routing.js';
 import { readKeysAnswer } from '../keys-answer.js';
+import type { KeysAnswer as KeysWire } from '../../proxy/core/local-api.js';
+import type { ModelOverride, ModelOverrides } from '../settings.js';
 
 export interface ChatModelInfo {
   id: string;
@@ -27,13 +29,8 @@ export interface ChatModelInfo {
 /** Used when the model list says nothing (README, "Models in VS Code's chat"). */
 export const DEFAULT_LIMITS = { maxInputTokens: 128_000, maxOutputTokens: 16_384 } as const;
 
-export interface ModelOverride {
-  maxInputTokens?: number;
-  maxOutputTokens?: number;
-  imageInput?: boolean;
-  toolCalling?: boolean;
-}
-export type ModelOverrides = Readonly<Record<string, ModelOverride>>;
+// The setting's shape is settings.ts's (the settings sit below the features that read them).
+export type { ModelOverride, ModelOverrides };
 
 /**
  * Messages where the group has it (a Claude group), else Responses, else Chat
@@ -78,8 +75,8 @@ export type NativeProtocols = (id: string) => readonly Protocol[];
  * on natively, by its own routing rule: with several keys, GET /v1/models
  * gives one key's copy of a model, which may lack what another key serves.
  */
-export function nativeProtocolsFrom(keysBody: string): NativeProtocols | undefined {
-  const answer = readKeysAnswer(keysBody);
+export function nativeProtocolsFrom(keysAnswer: KeysWire | string): NativeProtocols | undefined {
+  const answer = readKeysAnswer(keysAnswer);
   return answer && ((id) => nativeProtocols(answer.keys, id, answer.state));
 }
 

@@ -4,17 +4,6 @@
 import * as vscode from 'vscode';
 import { LoopgateChatProvider, VENDOR, type ChatProviderDeps } from './chat-provider.js';
 import { chatProviderRegistry } from './lm-api.js';
-import type { ModelsModel } from '../views/models-model.js';
-
-/** The chat provider's view of the Model Explorer's list (see ChatProviderDeps.readModels). */
-export function modelsFrom(models: ModelsModel): ChatProviderDeps['readModels'] {
-  return async () => {
-    const state = await models.settled();
-    if (state.kind === 'loaded') return { entries: state.entries };
-    if (state.kind === 'problem') return { failure: `GET /v1/models through the proxy: ${state.problem.title}${state.problem.diagnosis ? ` [${state.problem.diagnosis}]` : ''}` };
-    return { failure: 'the proxy is not running' };
-  };
-}
 
 export function registerChatProvider(deps: ChatProviderDeps): { provider?: LoopgateChatProvider; disposables: vscode.Disposable[] } {
   const registry = chatProviderRegistry(vscode.lm);

@@ -1,17 +1,20 @@
 // The request detail panel's HTML, built in the extension host from the ring's
 // redacted entry: Overview, Conversation, Wire. Pure (no vscode import), so the
-// canary tests can read exactly what the webview gets. Every value is escaped;
-// the page loads nothing (CSP: default-src 'none', style and script by nonce),
+// canary tests can read exactly what the webview gets. Every value is escaped
+// by default (html.ts: only `html` results go in as markup); the page loads
+// nothing but its own script (CSP: default-src 'none', style and script by nonce),
 // takes its colours from VS Code's theme variables, and never holds the token
 // or a key: actions go back to the extension host as messages.
-import type { TrafficEntry } from '../../proxy/traffic/ring.js';
 import type { FollowUp } from '../../proxy/traffic/follow-ups.js';
 import { conversationOf } from '../../proxy/traffic/follow-ups.js';
 import { bridgeSides, modelLabel, rateLimitHeaders, shortId, timeSplit } from '../../proxy/traffic/render.js';
+import type { TrafficDetail } from '../../proxy/core/local-api.js';
 import { usageDetails } from '../../proxy/rules/usage.js';
 import type { Message, Part } from '../../proxy/rules/conversation.js';
+import { html, rawHtml, renderHtml, type SafeHtml } from './html.js';
 
-export type DetailEntry = TrafficEntry & { followUps?: Record<string, FollowUp> };
+/** What the panel shows: the local API's answer for one entry. */
+export type DetailEntry = TrafficDetail;
 
 export type PanelAction = 'replay' | 'editAndResend' | 'copyCurl' | 'compareWith' | 'showTranslation' | 'exportHar';
 
@@ -28,10 +31,6 @@ export const PANEL_COMMANDS: Record<PanelAction, string> = {
 /** Events shown one row each in the Wire tab; the rest of a long stream goes in one block. */
 const MAX_EVENT_ROWS = 500;
 
-export function escapeHtml(text: unknown): string {
-  return String(text ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
 function ms(n: number | undefined): string {
   return n === undefined ? '–' : `${n < 10 ? n.toFixed(1) : Math.round(n)} ms`;
 }
@@ -44,11 +43,9 @@ function pretty(body: string): string {
   }
 }
 
-function rows(pairs: Array<[string, string | undefined]>): string {
-  return `<table class="kv">${pairs
-    .filter(([, v]) => v !== undefined && v !== '')
-    .map(([k, v]) => `<tr><th scope="row">${escapeHtml(k)}</th><td>${v}</td></tr>`)
-    .join('')}</table>`;
+/** A key/value table; a plain string value is escaped like any other. */
+function rows(pairs: Array<[string, SafeHtml | string | undefined]>): SafeHtml {
+  return html`<table class="kv">${pairs.filter(([, v]) => v !== undefined && v !== '').map(([k, v]) => html`<tr><th scope="row">${k}</th><td>${v}</td></tr>`)}</table>`;
 }
 
 /** Server-Timing `loopgate;dur=0.21, upstream;dur=2.43` → Loopgate's and the upstream's share. */
@@ -57,35 +54,35 @@ function timingSplit(header: string | undefined): string | undefined {
   const dur = (name: string) => new RegExp(`${name};dur=([\\d.]+)`).exec(header)?.[1];
   const own = dur('loopgate');
   const up = dur('upstream');
-  return own ? `Loopgate ${escapeHtml(own)} ms${up ? `, upstream ${escapeHtml(up)} ms` : ''} (to the response head)` : escapeHtml(header);
+  return own ? `Loopgate ${own} ms${up ? `, upstream ${up} ms` : ''} (to the response head)` : header;
 }
 
-function overview(e: DetailEntry): string {
+function overview(e: DetailEntry): SafeHtml {
   const r = e.record;
   const usage = (e.responseBody ? usageDetails(e.responseBody) : undefined) ?? r.usage;
   const u = usage as Record<string, number | undefined> | undefined;
   const usageText = u ? ['input', 'output', 'cacheRead', 'cacheWrite', 'reasoning'].filter((k) => u[k] !== undefined).map((k) => `${k.replace(/[A-Z]/, (c) => ' ' + c.toLowerCase())} ${u[k]}`).join(', ') : undefined;
-  const limits = Object.entries(rateLimitHeaders(r.responseHeaders)).map(([n, v]) => `${escapeHtml(n)}: ${escapeHtml(v)}`).join('<br>');
+  const limits = Object.entries(rateLimitHeaders(r.responseHeaders)).map(([n, v], i) => html`${i ? html`<br>` : ''}${n}: ${v}`);
   const code = r.diagnosis ?? r.errorCode;
   return rows([
-    ['Status', `<span class="status s${String(r.status)[0]}">${escapeHtml(r.status || 'no answer')}</span>${r.clientAborted ? ' (the client left)' : ''}`],
-    ['Diagnosis', code ? `<code>${escapeHtml(code)}</code>${r.errorType ? ` (${escapeHtml(r.errorType)})` : ''}` : undefined],
-    ['What to do', e.hint ? escapeHtml(e.hint) : undefined],
-    ['Request', `${escapeHtml(r.method)} <code>${escapeHtml(r.path)}</code>${r.stream ? ' (stream)' : ''}`],
-    ['Sent upstream as', r.canonicalPath !== r.path ? `<code>${escapeHtml(r.canonicalPath)}</code>` : undefined],
-    ['Rewrites', r.rewrites.length ? r.rewrites.map((w) => escapeHtml(w)).join('<br>') : undefined],
-    ['Model', r.model ? (r.alias ? `asked for <code>${escapeHtml(r.alias.from)}</code>, served as <code>${escapeHtml(r.model)}</code> (model alias)` : `<code>${escapeHtml(r.model)}</code>`) : undefined],
-    ['Route', r.key ? `${escapeHtml(r.key)} (<code>${escapeHtml(r.keyFingerprint)}</code>) ${r.bridge ? `bridged ${escapeHtml(r.bridge)}` : 'native'}` : r.bridge ? `bridged ${escapeHtml(r.bridge)}` : undefined],
-    ['Bridge dropped', r.bridgeDropped?.length ? escapeHtml(r.bridgeDropped.join(', ')) : undefined],
+    ['Status', html`<span class="status s${String(r.status)[0]}">${r.status || 'no answer'}</span>${r.clientAborted ? ' (the client left)' : ''}`],
+    ['Diagnosis', code ? html`<code>${code}</code>${r.errorType ? ` (${r.errorType})` : ''}` : undefined],
+    ['What to do', e.hint],
+    ['Request', html`${r.method} <code>${r.path}</code>${r.stream ? ' (stream)' : ''}`],
+    ['Sent upstream as', r.canonicalPath !== r.path ? html`<code>${r.canonicalPath}</code>` : undefined],
+    ['Rewrites', r.rewrites.length ? html`${r.rewrites.map((w, i) => html`${i ? html`<br>` : ''}${w}`)}` : undefined],
+    ['Model', r.model ? (r.alias ? html`asked for <code>${r.alias.from}</code>, served as <code>${r.model}</code> (model alias)` : html`<code>${r.model}</code>`) : undefined],
+    ['Route', r.key ? html`${r.key} (<code>${r.keyFingerprint}</code>) ${r.bridge ? `bridged ${r.bridge}` : 'native'}` : r.bridge ? `bridged ${r.bridge}` : undefined],
+    ['Bridge dropped', r.bridgeDropped?.length ? r.bridgeDropped.join(', ') : undefined],
     ['Timings', `first byte ${ms(r.ttfbMs)}, total ${ms(r.totalMs)}`],
     ['Server-Timing', timingSplit(r.responseHeaders?.['server-timing'])],
-    ['Time split', e.timing ? escapeHtml(timeSplit(e.timing)) : undefined],
+    ['Time split', e.timing ? timeSplit(e.timing) : undefined],
     ['Retries', r.retries ? String(r.retries) : undefined],
-    ['Usage', usageText && escapeHtml(usageText)],
-    ['Rate limits', limits || undefined],
-    ['Replay of', r.replayOf ? `<code>${escapeHtml(shortId(r.replayOf))}</code>` : undefined],
-    ['Request id', `<code>${escapeHtml(r.id)}</code>${r.upstreamRequestId ? ` (upstream <code>${escapeHtml(r.upstreamRequestId)}</code>)` : ''}`],
-    ['Time', escapeHtml(r.time)],
+    ['Usage', usageText],
+    ['Rate limits', limits.length ? html`${limits}` : undefined],
+    ['Replay of', r.replayOf ? html`<code>${shortId(r.replayOf)}</code>` : undefined],
+    ['Request id', html`<code>${r.id}</code>${r.upstreamRequestId ? html` (upstream <code>${r.upstreamRequestId}</code>)` : ''}`],
+    ['Time', r.time],
   ]);
 }
 
@@ -98,73 +95,73 @@ function args(v: unknown): string {
   }
 }
 
-function part(p: Part, followUps: Record<string, FollowUp>): string {
+function part(p: Part, followUps: Record<string, FollowUp>): SafeHtml {
   switch (p.type) {
     case 'text':
-      return `<div class="text">${escapeHtml(p.content)}</div>`;
+      return html`<div class="text">${p.content}</div>`;
     case 'reasoning':
-      return `<details class="reasoning"><summary>Reasoning (${String(p.content ?? '').length} characters)</summary><pre>${escapeHtml(p.content)}</pre></details>`;
+      return html`<details class="reasoning"><summary>Reasoning (${String(p.content ?? '').length} characters)</summary><pre>${p.content}</pre></details>`;
     case 'tool_call': {
       const f = typeof p.id === 'string' ? followUps[p.id] : undefined;
-      const result = f ? `<div class="result"><span class="label">Result</span> (sent in request <code>${escapeHtml(shortId(f.id))}</code>)<pre>${escapeHtml(f.result.response)}</pre></div>` : '';
-      return `<div class="tool"><span class="label">Tool call</span> <code>${escapeHtml(p.name)}</code>${p.id ? ` <span class="dim">${escapeHtml(p.id)}</span>` : ''}<pre>${escapeHtml(args(p.arguments))}</pre>${result}</div>`;
+      const result = f ? html`<div class="result"><span class="label">Result</span> (sent in request <code>${shortId(f.id)}</code>)<pre>${f.result.response}</pre></div>` : '';
+      return html`<div class="tool"><span class="label">Tool call</span> <code>${p.name}</code>${p.id ? html` <span class="dim">${p.id}</span>` : ''}<pre>${args(p.arguments)}</pre>${result}</div>`;
     }
     case 'tool_call_response':
-      return `<div class="tool"><span class="label">Tool result</span>${p.id ? ` <span class="dim">${escapeHtml(p.id)}</span>` : ''}<pre>${escapeHtml(p.response)}</pre></div>`;
+      return html`<div class="tool"><span class="label">Tool result</span>${p.id ? html` <span class="dim">${p.id}</span>` : ''}<pre>${p.response}</pre></div>`;
     default:
-      return `<div class="dim">[${escapeHtml(p.type)}]</div>`;
+      return html`<div class="dim">[${p.type}]</div>`;
   }
 }
 
-function message(m: Message, followUps: Record<string, FollowUp>): string {
-  return `<div class="msg ${escapeHtml(m.role)}"><div class="role"><span class="name">${escapeHtml(m.role)}</span>${m.finish_reason ? ` <span class="dim">finish: ${escapeHtml(m.finish_reason)}</span>` : ''}</div>${m.parts.map((p) => part(p, followUps)).join('')}</div>`;
+function message(m: Message, followUps: Record<string, FollowUp>): SafeHtml {
+  return html`<div class="msg ${m.role}"><div class="role"><span class="name">${m.role}</span>${m.finish_reason ? html` <span class="dim">finish: ${m.finish_reason}</span>` : ''}</div>${m.parts.map((p) => part(p, followUps))}</div>`;
 }
 
-function conversation(e: DetailEntry): string {
+function conversation(e: DetailEntry): SafeHtml {
   const c = conversationOf(e);
-  if (!c.requestProtocol) return '<p class="dim">Not a conversation (see Wire).</p>';
-  const out: string[] = [`<p class="dim">${escapeHtml(c.requestProtocol)}${c.responseProtocol !== c.requestProtocol ? ` → ${escapeHtml(c.responseProtocol)} (bridged)` : ''}</p>`];
-  if (c.system?.length) out.push(`<div class="msg system"><div class="role"><span class="name">system</span></div>${c.system.map((p) => part(p, {})).join('')}</div>`);
+  if (!c.requestProtocol) return html`<p class="dim">Not a conversation (see Wire).</p>`;
+  const out: SafeHtml[] = [html`<p class="dim">${c.requestProtocol}${c.responseProtocol !== c.requestProtocol ? ` → ${c.responseProtocol} (bridged)` : ''}</p>`];
+  if (c.system?.length) out.push(html`<div class="msg system"><div class="role"><span class="name">system</span></div>${c.system.map((p) => part(p, {}))}</div>`);
   out.push(...c.input.map((m) => message(m, {})));
-  if (c.requestNote) out.push(`<p class="dim">${escapeHtml(c.requestNote)}</p>`);
-  out.push('<h3>Answer</h3>');
+  if (c.requestNote) out.push(html`<p class="dim">${c.requestNote}</p>`);
+  out.push(html`<h3>Answer</h3>`);
   if (c.output) out.push(...c.output.map((m) => message(m, e.followUps ?? {})));
-  else out.push(`<p class="dim">${escapeHtml(c.responseNote ?? 'no answer')}</p>`);
-  return out.join('');
+  else out.push(html`<p class="dim">${c.responseNote ?? 'no answer'}</p>`);
+  return html`${out}`;
 }
 
-function headerTable(h: Record<string, string> | undefined): string {
-  return `<table class="kv">${Object.entries(h ?? {}).map(([n, v]) => `<tr><th scope="row">${escapeHtml(n)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
+function headerTable(h: Record<string, string> | undefined): SafeHtml {
+  return html`<table class="kv">${Object.entries(h ?? {}).map(([n, v]) => html`<tr><th scope="row">${n}</th><td>${v}</td></tr>`)}</table>`;
 }
 
 /** A stream's events as rows with their times, or a body pretty-printed, under a heading. */
-function answer(heading: string, body: string, times: number[] | undefined, cut: boolean): string[] {
-  const out: string[] = [];
+function answer(heading: string, body: string, times: number[] | undefined, cut: boolean): SafeHtml[] {
+  const out: SafeHtml[] = [];
   if (times) {
     const events = body.split(/\r?\n\r?\n/).filter((x) => x.trim());
     // A long stream is thousands of events: the first MAX_EVENT_ROWS as rows, the rest as one block.
-    const rows = events.slice(0, MAX_EVENT_ROWS).map((ev, i) => `<tr><td class="t">+${ms(times[i])}</td><td><pre>${escapeHtml(ev)}</pre></td></tr>`);
-    out.push(`<h3>${heading}: events (${events.length})</h3><table class="events">${rows.join('')}</table>`);
-    if (events.length > MAX_EVENT_ROWS) out.push(`<p class="dim">${events.length - MAX_EVENT_ROWS} more events:</p><pre>${escapeHtml(events.slice(MAX_EVENT_ROWS).join('\n\n'))}</pre>`);
-  } else out.push(`<h3>${heading}</h3>`, `<pre>${escapeHtml(pretty(body))}</pre>`);
-  if (cut) out.push('<p class="dim">Cut at the capture limit.</p>');
+    const rows = events.slice(0, MAX_EVENT_ROWS).map((ev, i) => html`<tr><td class="t">+${ms(times[i])}</td><td><pre>${ev}</pre></td></tr>`);
+    out.push(html`<h3>${heading}: events (${events.length})</h3><table class="events">${rows}</table>`);
+    if (events.length > MAX_EVENT_ROWS) out.push(html`<p class="dim">${events.length - MAX_EVENT_ROWS} more events:</p><pre>${events.slice(MAX_EVENT_ROWS).join('\n\n')}</pre>`);
+  } else out.push(html`<h3>${heading}</h3>`, html`<pre>${pretty(body)}</pre>`);
+  if (cut) out.push(html`<p class="dim">Cut at the capture limit.</p>`);
   return out;
 }
 
-function wire(e: DetailEntry): string {
+function wire(e: DetailEntry): SafeHtml {
   // A bridged request has two of each body: the client's (its own protocol) and the upstream's.
   const sides = bridgeSides(e.record.bridge);
-  const out = ['<h3>Request headers</h3>', headerTable(e.record.requestHeaders), `<h3>Request body${sides ? ` (from the client, ${escapeHtml(sides.client)})` : ''}</h3>`];
-  if (e.requestBody !== undefined) out.push(`<pre>${escapeHtml(pretty(e.requestBody))}</pre>${e.requestBodyNote === 'cut' ? '<p class="dim">Cut at the capture limit.</p>' : ''}`);
-  else out.push(`<p class="dim">${e.requestBodyNote === 'streamed' ? 'Over 1 MiB: streamed through, not kept.' : 'None.'}</p>`);
-  if (e.upstreamRequestBody !== undefined) out.push(`<h3>Sent upstream (the bridge's translation${sides ? `, ${escapeHtml(sides.upstream)}` : ''})</h3>`, `<pre>${escapeHtml(pretty(e.upstreamRequestBody))}</pre>`);
-  out.push(`<h3>Response headers${sides ? ' (as the client got them)' : ''}</h3>`, headerTable(e.record.responseHeaders));
-  if (sides && e.clientResponseBody !== undefined) out.push(...answer(`The client received (${escapeHtml(sides.client)})`, e.clientResponseBody, e.clientEventTimes, e.clientResponseBodyNote !== undefined));
+  const out = [html`<h3>Request headers</h3>`, headerTable(e.record.requestHeaders), html`<h3>Request body${sides ? ` (from the client, ${sides.client})` : ''}</h3>`];
+  if (e.requestBody !== undefined) out.push(html`<pre>${pretty(e.requestBody)}</pre>${e.requestBodyNote === 'cut' ? html`<p class="dim">Cut at the capture limit.</p>` : ''}`);
+  else out.push(html`<p class="dim">${e.requestBodyNote === 'streamed' ? 'Over 1 MiB: streamed through, not kept.' : 'None.'}</p>`);
+  if (e.upstreamRequestBody !== undefined) out.push(html`<h3>Sent upstream (the bridge's translation${sides ? `, ${sides.upstream}` : ''})</h3>`, html`<pre>${pretty(e.upstreamRequestBody)}</pre>`);
+  out.push(html`<h3>Response headers${sides ? ' (as the client got them)' : ''}</h3>`, headerTable(e.record.responseHeaders));
+  if (sides && e.clientResponseBody !== undefined) out.push(...answer(`The client received (${sides.client})`, e.clientResponseBody, e.clientEventTimes, e.clientResponseBodyNote !== undefined));
   if (e.responseBody !== undefined) {
-    const heading = sides ? `The upstream sent (${escapeHtml(sides.upstream)}, before the bridge translated it)` : e.eventTimes ? 'Response' : 'Response body';
+    const heading = sides ? `The upstream sent (${sides.upstream}, before the bridge translated it)` : e.eventTimes ? 'Response' : 'Response body';
     out.push(...answer(heading, e.responseBody, e.eventTimes, e.responseBodyNote !== undefined));
   }
-  return out.join('');
+  return html`${out}`;
 }
 
 const STYLE = `
@@ -191,33 +188,11 @@ code { font-family: var(--vscode-editor-font-family); }
 table.events td.t { vertical-align: top; white-space: nowrap; color: var(--vscode-descriptionForeground); }
 `;
 
-/** The script: tabs (click, arrow keys), state kept across hide/show, actions posted to the host. */
-const SCRIPT = `
-const vscode = acquireVsCodeApi();
-const tabs = [...document.querySelectorAll('[role=tab]')];
-function select(id, focus) {
-  for (const t of tabs) {
-    const on = t.id === 'tab-' + id;
-    t.setAttribute('aria-selected', String(on));
-    t.tabIndex = on ? 0 : -1;
-    document.getElementById(t.getAttribute('aria-controls')).hidden = !on;
-    if (on && focus) t.focus();
-  }
-  vscode.setState({ ...(vscode.getState() || {}), tab: id });
-}
-tabs.forEach((t, i) => {
-  t.addEventListener('click', () => select(t.dataset.tab));
-  t.addEventListener('keydown', (e) => {
-    if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') select(tabs[(i + (e.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length].dataset.tab, true);
-  });
-});
-for (const b of document.querySelectorAll('button[data-action]')) b.addEventListener('click', () => vscode.postMessage({ action: b.dataset.action }));
-const state = vscode.getState() || {};
-vscode.setState({ ...state, id: document.body.dataset.id });
-select(state.id === document.body.dataset.id && state.tab ? state.tab : 'overview');
-`;
-
-export function detailHtml(e: DetailEntry, opts: { nonce: string; cspSource: string }): string {
+/**
+ * The page. `scriptUri` is dist/detail-page.js as the webview addresses it
+ * (detail-page.ts: tabs, state, actions), loaded by the nonce like the style.
+ */
+export function detailHtml(e: DetailEntry, opts: { nonce: string; cspSource: string; scriptUri: string }): string {
   const r = e.record;
   const actions: Array<[PanelAction, string]> = [
     ['replay', 'Replay'],
@@ -227,22 +202,27 @@ export function detailHtml(e: DetailEntry, opts: { nonce: string; cspSource: str
     ...(r.bridge ? ([['showTranslation', 'Show Translation']] as Array<[PanelAction, string]>) : []),
     ['exportHar', 'Export as HAR'],
   ];
-  const tab = (id: string, title: string) => `<button role="tab" id="tab-${id}" data-tab="${id}" aria-controls="panel-${id}" aria-selected="false" tabindex="-1">${title}</button>`;
-  return `<!DOCTYPE html>
+  const tab = (id: string, title: string) => html`<button role="tab" id="tab-${id}" data-tab="${id}" aria-controls="panel-${id}" aria-selected="false" tabindex="-1">${title}</button>`;
+  return renderHtml(html`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${opts.cspSource}; style-src 'nonce-${opts.nonce}'; script-src 'nonce-${opts.nonce}';">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style nonce="${opts.nonce}">${STYLE}</style>
-<title>Request ${escapeHtml(shortId(r.id))}</title></head>
-<body data-id="${escapeHtml(r.id)}">
+<style nonce="${opts.nonce}">${rawHtml(STYLE)}</style>
+<title>Request ${shortId(r.id)}</title></head>
+<body data-id="${r.id}">
 <header>
-<h2>${escapeHtml(r.method)} ${escapeHtml(r.path)} → <span class="status s${String(r.status)[0]}">${escapeHtml(r.status || 'no answer')}</span>${r.model ? ` · ${escapeHtml(modelLabel(r))}` : ''}</h2>
-<div>${actions.map(([a, t]) => `<button data-action="${a}">${t}</button>`).join('')}</div>
+<h2>${r.method} ${r.path} → <span class="status s${String(r.status)[0]}">${r.status || 'no answer'}</span>${r.model ? ` · ${modelLabel(r)}` : ''}</h2>
+<div>${actions.map(([a, t]) => html`<button data-action="${a}">${t}</button>`)}</div>
 <div role="tablist" aria-label="Request details">${tab('overview', 'Overview')}${tab('conversation', 'Conversation')}${tab('wire', 'Wire')}</div>
 </header>
 <section role="tabpanel" id="panel-overview" aria-labelledby="tab-overview">${overview(e)}</section>
 <section role="tabpanel" id="panel-conversation" aria-labelledby="tab-conversation" hidden>${conversation(e)}</section>
 <section role="tabpanel" id="panel-wire" aria-labelledby="tab-wire" hidden>${wire(e)}</section>
-<script nonce="${opts.nonce}">${SCRIPT}</script>
-</body></html>`;
+<script nonce="${opts.nonce}" src="${opts.scriptUri}"></script>
+</body></html>`);
+}
+
+/** What the panel shows when the request cannot be read: the message, escaped, and nothing else. */
+export function errorHtml(message: string): string {
+  return renderHtml(html`<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none';"></head><body><p>${message}</p></body></html>`);
 }

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ProxyHost } from '../proxy-host/host.js';
-import { detailHtml, type DetailEntry, type PanelAction } from './detail-html.js';
+import { detailHtml, errorHtml, type DetailEntry, type PanelAction } from './detail-html.js';
 import { fetchEntry } from './entry-reader.js';
 import { shortId } from '../../proxy/traffic/render.js';
 
@@ -18,10 +18,15 @@ export class DetailPanels implements vscode.Disposable {
   lastHtml = '';
   private readonly disposables: vscode.Disposable[] = [];
 
+  /** dist/, where the page's script (dist/detail-page.js) is: the one folder the webview may load from. */
+  private readonly scripts: vscode.Uri;
+
   constructor(
     private readonly host: ProxyHost,
+    extensionUri: vscode.Uri,
     private readonly onAction: (action: PanelAction, entry: DetailEntry) => void,
   ) {
+    this.scripts = vscode.Uri.joinPath(extensionUri, 'dist');
     this.disposables.push(
       vscode.window.registerWebviewPanelSerializer(DETAIL_VIEW_TYPE, {
         deserializeWebviewPanel: async (panel, state: { id?: string } | undefined) => {
@@ -35,7 +40,7 @@ export class DetailPanels implements vscode.Disposable {
   /** Opens (or reuses) the panel on request `id`. */
   async show(id: string): Promise<void> {
     if (!this.panel) {
-      this.adopt(vscode.window.createWebviewPanel(DETAIL_VIEW_TYPE, `Request ${shortId(id)}`, { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [] }));
+      this.adopt(vscode.window.createWebviewPanel(DETAIL_VIEW_TYPE, `Request ${shortId(id)}`, { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [this.scripts] }));
     } else this.panel.reveal(undefined, false);
     await this.load(id);
   }
@@ -53,19 +58,21 @@ export class DetailPanels implements vscode.Disposable {
     if (mine !== this.loads || !this.panel) return;
     this.current = entry;
     this.panel.title = `Request ${shortId(entry.record.id)}`;
-    this.lastHtml = detailHtml(entry, { nonce: randomBytes(16).toString('base64'), cspSource: this.panel.webview.cspSource });
+    const webview = this.panel.webview;
+    const scriptUri = webview.asWebviewUri(vscode.Uri.joinPath(this.scripts, 'detail-page.js')).toString();
+    this.lastHtml = detailHtml(entry, { nonce: randomBytes(16).toString('base64'), cspSource: webview.cspSource, scriptUri });
     this.panel.webview.html = this.lastHtml;
   }
 
   private showError(message: string): void {
     if (!this.panel) return;
-    this.lastHtml = `<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none';"></head><body><p>${message.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)}</p></body></html>`;
+    this.lastHtml = errorHtml(message);
     this.panel.webview.html = this.lastHtml;
   }
 
   private adopt(panel: vscode.WebviewPanel): void {
     this.panel = panel;
-    panel.webview.options = { enableScripts: true, localResourceRoots: [] };
+    panel.webview.options = { enableScripts: true, localResourceRoots: [this.scripts] };
     panel.onDidDispose(() => {
       if (this.panel === panel) this.panel = undefined;
       this.current = undefined;

@@ -4,8 +4,9 @@
 // list is bounded (MAX_ROWS) whatever the proxy holds; a burst of requests
 // redraws the view once per FLUSH_MS, not once per request.
 import * as vscode from 'vscode';
-import type { TrafficRecord } from '../../proxy/core/record.js';
 import { failed } from '../../proxy/traffic/render.js';
+import { LOCAL_ERROR_CODES, type TrafficRow } from '../../proxy/core/local-api.js';
+import { localApi, LocalApiError } from '../../proxy/local-api-client.js';
 import type { ProxyHost } from '../proxy-host/host.js';
 
 /** Rows the view keeps: enough to scroll back a session, bounded for the extension host's memory. */
@@ -13,10 +14,8 @@ export const MAX_ROWS = 1000;
 const FLUSH_MS = 100;
 const RECONNECT_MS = 2000;
 
-export interface TrafficRow {
-  seq: number;
-  record: TrafficRecord;
-}
+// A row holds only the fields the proxy sends for it (?rows=1, ROW_FIELDS in the contract).
+export type { TrafficRow };
 
 export interface TrafficFilter {
   text?: string;
@@ -115,18 +114,19 @@ export class TrafficList implements vscode.Disposable {
   }
 
   private async follow(url: string, signal: AbortSignal): Promise<void> {
-    const headers = { authorization: `Bearer ${this.host.token}` };
-    const first = await fetch(`${url}/_loopgate/traffic?limit=${MAX_ROWS}&rows=1`, { headers, signal, redirect: 'manual' });
-    if (first.status === 404) {
-      const code = ((await first.json().catch(() => ({}))) as { error?: { code?: string } }).error?.code;
-      this.status = code === 'capture-off' ? 'Traffic capture is off (loopgate.traffic.capture), so the proxy keeps no requests to show.' : 'This proxy has no traffic feed (an older Loopgate?).';
+    const api = localApi({ url, token: this.host.token });
+    let list;
+    try {
+      list = await api.trafficRows({ limit: MAX_ROWS }, { signal });
+    } catch (err) {
+      if (!(err instanceof LocalApiError)) throw err;
+      if (err.status !== 404) throw new Error(`HTTP ${err.status}`);
+      this.status = err.code === LOCAL_ERROR_CODES.captureOff ? 'Traffic capture is off (loopgate.traffic.capture), so the proxy keeps no requests to show.' : 'This proxy has no traffic feed (an older Loopgate?).';
       // Not following anything: the next change of state tries again, even on the same address.
       this.abort = undefined;
       this.emitter.fire();
       return;
     }
-    if (!first.ok) throw new Error(`HTTP ${first.status}`);
-    const list = (await first.json()) as { entries: TrafficRow[] };
     const newest = list.entries[0]?.seq ?? 0;
     // A proxy that started again (its sequence went back) forgets what the user cleared; a reconnect to the same one keeps it.
     if (url !== this.rowsFrom || newest < this.lastSeq) this.clearedAt = 0;
@@ -139,22 +139,12 @@ export class TrafficList implements vscode.Disposable {
     for (const row of list.entries.reverse()) this.push(row);
     this.status = undefined;
     this.flush();
-    const live = await fetch(`${url}/_loopgate/traffic/live?after=${this.lastSeq}&rows=1`, { headers, signal, redirect: 'manual' });
-    if (!live.ok || !live.body) throw new Error(`HTTP ${live.status}`);
-    const reader = live.body.getReader();
-    const decoder = new TextDecoder();
-    let buf = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error('the proxy closed the feed');
-      buf += decoder.decode(value, { stream: true });
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) !== -1) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (line.startsWith('data: ')) this.push(JSON.parse(line.slice(6)) as TrafficRow);
-      }
+    try {
+      await api.liveRows(this.lastSeq, (row) => this.push(row), { signal });
+    } catch (err) {
+      throw err instanceof LocalApiError ? new Error(`HTTP ${err.status}`) : err;
     }
+    throw new Error('the proxy closed the feed');
   }
 
   private push(row: TrafficRow): void {

@@ -5,6 +5,7 @@ import { modelProtocols, parseModelList, type ModelEntry } from '../../proxy/rul
 import type { Protocol } from '../../proxy/rules/protocols/index.js';
 import { decideRoute } from '../../proxy/rules/key-routing.js';
 import { readKeysAnswer } from '../keys-answer.js';
+import type { KeysAnswer as KeysWire } from '../../proxy/core/local-api.js';
 import type { BridgeMode } from '../../proxy/core/options.js';
 
 export interface ModelInfo {
@@ -34,8 +35,8 @@ export interface KeyModelsInfo {
  * on the proxy's own state (see keys-answer.ts; `bridge` stands in for a proxy
  * that does not send its mode).
  */
-export function parseKeyModels(body: string, bridge: BridgeMode = 'auto'): KeyModelsInfo[] {
-  const answer = readKeysAnswer(body, bridge);
+export function parseKeyModels(keysAnswer: KeysWire | string, bridge: BridgeMode = 'auto'): KeyModelsInfo[] {
+  const answer = readKeysAnswer(keysAnswer, bridge);
   if (!answer) return [];
   const { keys, state } = answer;
   return keys.map((k) => {

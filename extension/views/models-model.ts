@@ -11,6 +11,7 @@ import { PROTOCOL_ORDER, isUnsupported, tryProtocol, type Protocol } from '../pr
 import { modelInfo, parseKeyModels, parseModels, type KeyModelsInfo, type ModelInfo } from './explorer-list.js';
 import { readSettings } from '../settings.js';
 import { NO_KEY_MESSAGE } from '../no-key.js';
+import { localApi, LocalApiError } from '../../proxy/local-api-client.js';
 
 export { parseModels, type KeyModelsInfo, type ModelInfo };
 
@@ -108,6 +109,14 @@ export class ModelsModel implements vscode.Disposable {
     this.set({ kind: 'idle' });
   }
 
+  /** The list for the chat provider (its ChatProviderDeps.readModels): the entries, or why there are none. */
+  async forChat(): Promise<{ entries: readonly ModelEntry[] } | { failure: string }> {
+    const state = await this.settled();
+    if (state.kind === 'loaded') return { entries: state.entries };
+    if (state.kind === 'problem') return { failure: `GET /v1/models through the proxy: ${state.problem.title}${state.problem.diagnosis ? ` [${state.problem.diagnosis}]` : ''}` };
+    return { failure: 'the proxy is not running' };
+  }
+
   /**
    * The list as the last refresh left it, after the one in flight; the first
    * refresh when none ran yet. Readers that ask often (vscode.lm consumers
@@ -138,7 +147,10 @@ export class ModelsModel implements vscode.Disposable {
     let next: ModelsState;
     try {
       // A key's group may have changed: the proxy's routing reads its cached lists, so renew them.
-      if (fromUpstream) await fetch(`${endpoint.url}/_loopgate/refresh`, { headers: { authorization: `Bearer ${this.host.token}` }, signal: AbortSignal.timeout(30_000) }).then((r) => r.text());
+      if (fromUpstream) await localApi({ url: endpoint.url, token: this.host.token }).refresh({ timeoutMs: 30_000 }).catch((err: unknown) => {
+        // A refusal here still lets the list load (as before); an unreachable proxy is reported below.
+        if (!(err instanceof LocalApiError)) throw err;
+      });
       const res = await fetch(endpoint.url + MODELS_PATH, {
         headers: { authorization: `Bearer ${this.host.token}` },
         signal: AbortSignal.timeout(30_000),
@@ -168,9 +180,8 @@ export class ModelsModel implements vscode.Disposable {
   /** Each key's list from the proxy, when it holds several (undefined otherwise, or from an older proxy). */
   private async keyModels(url: string): Promise<KeyModelsInfo[] | undefined> {
     try {
-      const res = await fetch(`${url}/_loopgate/keys`, { headers: { authorization: `Bearer ${this.host.token}` }, signal: AbortSignal.timeout(30_000), redirect: 'manual' });
-      if (!res.ok) return undefined;
-      const keys = parseKeyModels(await res.text(), readSettings().proxy.bridge ?? 'auto');
+      const answer = await localApi({ url, token: this.host.token }).keys({ timeoutMs: 30_000 });
+      const keys = parseKeyModels(answer, readSettings().proxy.bridge ?? 'auto');
       return keys.length > 1 ? keys : undefined;
     } catch {
       return undefined;

@@ -11,6 +11,7 @@ import type { TrafficRecord } from '../core/record.js';
 import type { LogHealth } from '../core/health.js';
 import { LOG_DEFAULTS } from '../core/options.js';
 import { rotatedFile } from './files.js';
+import { LOCAL_PATHS } from '../core/local-api.js';
 
 export interface TrafficLog {
   /** Enqueue one (already redacted) record. Never blocks, never throws. */
@@ -279,7 +280,7 @@ export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
 export function describeLogHealth(h: LogHealth): string {
   return h.ok
     ? `traffic log: writing to ${h.file} again (${h.dropped} record(s) lost in all while it failed).`
-    : `traffic log: cannot write ${h.file} (${h.error ?? 'unknown error'}); records are being dropped, requests are still served. Free disk space or fix the file's permissions; /_loopgate/health shows the state.`;
+    : `traffic log: cannot write ${h.file} (${h.error ?? 'unknown error'}); records are being dropped, requests are still served. Free disk space or fix the file's permissions; ${LOCAL_PATHS.health} shows the state.`;
 }
 
 function symlinkRefusal(file: string): NodeJS.ErrnoException {

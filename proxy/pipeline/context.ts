@@ -10,17 +10,10 @@ import type { BridgePolicy } from '../bridge/index.js';
 import type { OtlpSink } from '../otlp/exporter.js';
 import type { TrafficRing } from '../traffic/ring.js';
 import type { AliasMap } from '../core/options.js';
+import type { ProxyStats } from '../core/local-api.js';
 
-export interface ProxyStats {
-  requests: number;
-  errors: number;
-  inFlight: number;
-  /** Credential-less requests a web page made a browser send (rules/browser-request.ts): refused, never recorded. */
-  browserRefused: number;
-  lastError?: { time: string; status: number; diagnosis?: string; path: string };
-  /** Answers that said a model is not served, and the last such model with its closest served ID (`loopgate run` reads it). */
-  modelNotFound?: { count: number; model: string; closest?: string; aliasedTo?: string };
-}
+// The counters are part of the local API's stats answer: their shape is the contract's.
+export type { ProxyStats };
 
 export interface ProxyContext {
   pool: Pool;

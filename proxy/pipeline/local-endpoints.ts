@@ -13,11 +13,10 @@ import type { IncomingMessage } from 'node:http';
 import type { PathFacts } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import { handleTraffic, isTrafficEndpoint } from './traffic-endpoints.js';
-
-const PREFIX = '/_loopgate/';
+import { LOCAL_API_PREFIX, LOCAL_ERROR_CODES, LOCAL_PATHS, type HealthAnswer, type HealthChallengeAnswer, type KeysAnswer, type KeySummary, type RefreshAnswer, type StatsAnswer } from '../core/local-api.js';
 
 export function isLocalEndpoint(path: string): boolean {
-  return path.startsWith(PREFIX);
+  return path.startsWith(LOCAL_API_PREFIX);
 }
 
 /**
@@ -45,7 +44,7 @@ export function answerConnectivityProbe(reply: ClientReply, cli: string): void {
 }
 
 /** Names, fingerprints and model counts (or why a key's list fails): never a key. */
-function keySummary(ctx: ProxyContext) {
+function keySummary(ctx: ProxyContext): KeySummary[] {
   return ctx.keys.slots.map((s) => ({ name: s.name, fingerprint: s.fingerprint, models: s.models.ids()?.length ?? null, failure: s.models.failure() ?? null }));
 }
 
@@ -60,14 +59,14 @@ export async function handleLocalEndpoint(req: IncomingMessage, paths: PathFacts
     case HEALTH_PATH: {
       const challenge = req.headers[CHALLENGE_HEADER];
       if (challenge !== undefined && !isValidNonce(challenge)) {
-        throw new ProxyError(400, 'bad-challenge', `${CHALLENGE_HEADER} must be 22–128 base64url characters (a random nonce).`);
+        throw new ProxyError(400, LOCAL_ERROR_CODES.badChallenge, `${CHALLENGE_HEADER} must be 22–128 base64url characters (a random nonce).`);
       }
       // Without a token the proxy cannot prove anything: it says so, and a window will not attach.
       // (A proxy the extension started with requireToken off still proves the token it was given.)
       if (challenge && ctx.proofToken !== null) headers[PROOF_HEADER] = healthProof(ctx.proofToken, req.socket.localAddress ?? '', req.socket.localPort ?? 0, challenge);
       // A challenge alone (no credential) gets only the proof: the window sends the token after it checked it.
       if (challenge && presentedCredential(req) === undefined) {
-        payload = { loopgate: version, requireToken: ctx.token !== null };
+        payload = { loopgate: version, requireToken: ctx.token !== null } satisfies HealthChallengeAnswer;
         break;
       }
       checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
@@ -87,10 +86,10 @@ export async function handleLocalEndpoint(req: IncomingMessage, paths: PathFacts
         otlp: ctx.otlp ? ctx.otlp.health : null,
         // The live traffic ring: how much it holds, its limits; null with --no-capture.
         capture: ctx.ring ? ctx.ring.stats() : null,
-      };
+      } satisfies HealthAnswer;
       break;
     }
-    case '/_loopgate/stats':
+    case LOCAL_PATHS.stats:
       checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
       payload = {
         ...ctx.stats,
@@ -99,9 +98,9 @@ export async function handleLocalEndpoint(req: IncomingMessage, paths: PathFacts
         logOk: ctx.log?.health.ok ?? null,
         otlpExported: ctx.otlp?.health.exported ?? null,
         otlpDropped: ctx.otlp?.health.dropped ?? null,
-      };
+      } satisfies StatsAnswer;
       break;
-    case '/_loopgate/keys':
+    case LOCAL_PATHS.keys:
       // Each key's own list, for the editor's Model Explorer (grouped by key): names and models, never a key.
       checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
       if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
@@ -111,17 +110,17 @@ export async function handleLocalEndpoint(req: IncomingMessage, paths: PathFacts
         bridge: ctx.bridge.mode,
         refused: ctx.bridge.current(),
         now: ctx.bridge.now(),
-      };
+      } satisfies KeysAnswer;
       break;
-    case '/_loopgate/refresh':
+    case LOCAL_PATHS.refresh:
       // Every key's GET /models now (the editor's Refresh; after a key's group changed).
       checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
       await ctx.keys.refresh();
-      payload = { keys: keySummary(ctx) };
+      payload = { keys: keySummary(ctx) } satisfies RefreshAnswer;
       break;
     default:
       checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
-      throw new ProxyError(404, 'unknown-local-endpoint', `No such Loopgate endpoint ${paths.path}. Known: /_loopgate/health, /_loopgate/stats, /_loopgate/keys, /_loopgate/refresh, /_loopgate/traffic.`);
+      throw new ProxyError(404, LOCAL_ERROR_CODES.unknownEndpoint, `No such Loopgate endpoint ${paths.path}. Known: ${[LOCAL_PATHS.health, LOCAL_PATHS.stats, LOCAL_PATHS.keys, LOCAL_PATHS.refresh, LOCAL_PATHS.traffic].join(', ')}.`);
   }
   reply.answer(200, 'application/json', JSON.stringify(payload), headers);
 }

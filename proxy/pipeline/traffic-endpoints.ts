@@ -13,8 +13,9 @@ import type { PathFacts } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import type { TrafficEntry, TrafficRing } from '../traffic/ring.js';
 import { followUps } from '../traffic/follow-ups.js';
+import { LOCAL_ERROR_CODES, LOCAL_PATHS, ROW_FIELDS, type RowRecord, type LiveEvent, type TrafficDetail, type TrafficListAnswer, type TrafficRow, type TrafficSummary } from '../core/local-api.js';
 
-export const TRAFFIC_PATH = '/_loopgate/traffic';
+export const TRAFFIC_PATH = LOCAL_PATHS.traffic;
 /** A live client that stops reading loses entries past this much unsent data (counted), rather than the proxy's memory. */
 const LIVE_BACKLOG_BYTES = 4 * 1024 * 1024;
 /** A comment line this often keeps idle connections (and anything between) from timing out. */
@@ -25,57 +26,56 @@ export function isTrafficEndpoint(path: string): boolean {
 }
 
 /** The summary a list or the live feed carries: the record without bodies. */
-export function summary(e: TrafficEntry): { seq: number; record: TrafficEntry['record'] } {
+export function summary(e: TrafficEntry): TrafficSummary {
   return { seq: e.seq, record: e.record };
 }
 
 function ringOf(ctx: ProxyContext): TrafficRing {
-  if (!ctx.ring) throw new ProxyError(404, 'capture-off', 'This proxy runs with traffic capture off (--no-capture, or loopgate.traffic.capture false): there is nothing to show. The traffic log still has the metadata.');
+  if (!ctx.ring) throw new ProxyError(404, LOCAL_ERROR_CODES.captureOff, 'This proxy runs with traffic capture off (--no-capture, or loopgate.traffic.capture false): there is nothing to show. The traffic log still has the metadata.');
   return ctx.ring;
 }
 
 function intParam(query: URLSearchParams, name: string): number | undefined {
   const raw = query.get(name);
   if (raw === null) return undefined;
-  if (!/^\d{1,15}$/.test(raw)) throw new ProxyError(400, 'bad-query', `${name} must be a whole number.`);
+  if (!/^\d{1,15}$/.test(raw)) throw new ProxyError(400, LOCAL_ERROR_CODES.badQuery, `${name} must be a whole number.`);
   return Number(raw);
 }
 
 export async function handleTraffic(req: IncomingMessage, paths: PathFacts, reply: ClientReply, ctx: ProxyContext): Promise<void> {
-  if (req.method !== 'GET') throw new ProxyError(405, 'method-not-allowed', `${TRAFFIC_PATH} is read with GET.`, { allow: 'GET' });
+  if (req.method !== 'GET') throw new ProxyError(405, LOCAL_ERROR_CODES.methodNotAllowed, `${TRAFFIC_PATH} is read with GET.`, { allow: 'GET' });
   const ring = ringOf(ctx);
   const query = new URLSearchParams(paths.query.replace(/^\?/, ''));
   const rest = paths.path.slice(TRAFFIC_PATH.length + 1);
   if (paths.path === TRAFFIC_PATH) {
     const entries = ring.list({ after: intParam(query, 'after'), limit: intParam(query, 'limit') }).map(query.get('rows') === '1' ? row : summary);
-    return reply.answer(200, 'application/json', JSON.stringify({ capture: ring.stats(), entries }));
+    return reply.answer(200, 'application/json', JSON.stringify({ capture: ring.stats(), entries } satisfies TrafficListAnswer<TrafficSummary | TrafficRow>));
   }
   if (rest === 'live') return live(reply, ring, intParam(query, 'after'), query.get('rows') === '1');
   let id: string;
   try {
     id = decodeURIComponent(rest);
   } catch {
-    throw new ProxyError(400, 'bad-request-id', 'The request id in the path is not valid percent-encoding.');
+    throw new ProxyError(400, LOCAL_ERROR_CODES.badRequestId, 'The request id in the path is not valid percent-encoding.');
   }
   const entry = ring.get(id);
   if (!entry) {
-    throw new ProxyError(404, 'unknown-request', `No request ${rest.slice(0, 80)} in the traffic ring: it keeps the last ${ring.limits.entries} requests (${Math.round(ring.limits.bytes / 1048576)} MB at most), and only since the proxy started.`);
+    throw new ProxyError(404, LOCAL_ERROR_CODES.unknownRequest, `No request ${rest.slice(0, 80)} in the traffic ring: it keeps the last ${ring.limits.entries} requests (${Math.round(ring.limits.bytes / 1048576)} MB at most), and only since the proxy started.`);
   }
   // Oldest first: the first later request that answers a call is the one that carried its result.
-  const answer = { ...entry, followUps: followUps(entry, ring.list({ after: entry.seq }).reverse()) };
+  const answer = { ...entry, followUps: followUps(entry, ring.list({ after: entry.seq }).reverse()) } satisfies TrafficDetail;
   reply.answer(200, 'application/json', JSON.stringify(answer));
 }
 
 /** How long new entries gather before one write to a live client: fewer writes at high rates, no visible delay. */
 const LIVE_BATCH_MS = 25;
 
-/** The fields a list row shows (the Traffic view fetches the whole entry when a row is opened). */
-const ROW_FIELDS = ['time', 'id', 'method', 'path', 'canonicalPath', 'rewrites', 'model', 'alias', 'stream', 'status', 'errorCode', 'diagnosis', 'key', 'bridge', 'ttfbMs', 'totalMs', 'usage', 'clientAborted', 'replayOf'] as const;
-
-function row(e: TrafficEntry): { seq: number; record: Partial<TrafficEntry['record']> } {
-  const record: Record<string, unknown> = {};
+/** Only the fields a list row shows (ROW_FIELDS, the contract's): the Traffic view fetches the whole entry when a row is opened. */
+function row(e: TrafficEntry): TrafficRow {
+  const record: Partial<Record<keyof RowRecord, unknown>> = {};
   for (const f of ROW_FIELDS) if (e.record[f] !== undefined) record[f] = e.record[f];
-  return { seq: e.seq, record };
+  // Every field of the row is copied from a record that has it: the row's required fields are there.
+  return { seq: e.seq, record: record as RowRecord };
 }
 
 /**
@@ -99,7 +99,7 @@ function live(reply: ClientReply, ring: TrafficRing, after: number | undefined, 
       skipped++;
       return;
     }
-    const data = skipped ? { ...shape(e), skipped } : shape(e);
+    const data: LiveEvent<TrafficSummary | TrafficRow> = skipped ? { ...shape(e), skipped } : shape(e);
     skipped = 0;
     pending += `data: ${JSON.stringify(data)}\n\n`;
     timer ??= setTimeout(flush, LIVE_BATCH_MS);

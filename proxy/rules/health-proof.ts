@@ -6,9 +6,10 @@
 // vs ::1), cannot relay the challenge to the real proxy and pass its answer off.
 import { createHmac } from 'node:crypto';
 import type { SpanRecord } from '../core/record.js';
+import { LOCAL_PATHS } from '../core/local-api.js';
 
 /** Where the proxy answers the challenge (and, with the token, says what it serves). */
-export const HEALTH_PATH = '/_loopgate/health';
+export const HEALTH_PATH = LOCAL_PATHS.health;
 export const CHALLENGE_HEADER = 'x-loopgate-challenge';
 export const PROOF_HEADER = 'x-loopgate-proof';
 

@@ -7,6 +7,7 @@
 import { modelProtocols, type ModelEntry } from './model-list.js';
 import { BRIDGE_TARGET, bridgeKindOf, PROTOCOL_ORDER, type Protocol } from './protocols/index.js';
 import type { BridgeMode } from '../core/options.js';
+import type { LearnedRefusal } from '../core/routing-facts.js';
 
 export interface KeyModels {
   name: string;
@@ -16,13 +17,7 @@ export interface KeyModels {
   loading?: boolean;
 }
 
-/** A 404 endpoint_not_supported the route of `key` answered for `protocol` and `model`, believed until `until` (ms since the epoch). */
-export interface LearnedRefusal {
-  key: string;
-  protocol: Protocol;
-  model: string;
-  until: number;
-}
+export type { LearnedRefusal };
 
 /** What was learned, by refusalKey(); BridgePolicy holds it, the rule reads it. */
 export type LearnedRefusals = ReadonlyMap<string, LearnedRefusal>;

@@ -5,15 +5,9 @@
 // Pure: no I/O.
 
 import { PROTOCOL_ORDER, protocolOfEndpointType, type Protocol } from './protocols/index.js';
+import type { ModelEntry } from '../core/routing-facts.js';
 
-export interface ModelEntry {
-  id: string;
-  owned_by?: string;
-  /** How the relay (new-api) says which protocols reach the model; see ENDPOINT_TYPE. */
-  supported_endpoint_types?: string[];
-  /** Anything else the relay sends (`object`, `created`, …) passes through. */
-  [field: string]: unknown;
-}
+export type { ModelEntry };
 
 export type ModelListResult = { ok: true; models: ModelEntry[] } | { ok: false; reason: 'not-json' | 'not-a-list' };
 

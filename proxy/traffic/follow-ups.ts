@@ -1,18 +1,13 @@
 // Pairs the tool calls of an answer with their results, which arrive in a later
 // request (the agent runs the tool, then sends the result back): the Traffic
 // view and `loopgate show` put each call next to what it returned.
-import { reassemble, toolCalls, toolResults, type Part } from '../rules/conversation.js';
-import type { TrafficEntry } from './ring.js';
+import { reassemble, toolCalls, toolResults } from '../rules/conversation.js';
+import type { FollowUp, TrafficEntry } from '../core/traffic-entry.js';
+
+export type { FollowUp };
 
 /** How many later requests are searched for a result. */
 const LOOKAHEAD = 50;
-
-export interface FollowUp {
-  /** The later request that carried the result. */
-  seq: number;
-  id: string;
-  result: Part;
-}
 
 export function conversationOf(e: TrafficEntry) {
   return reassemble({ path: e.record.canonicalPath, bridge: e.record.bridge, requestBody: e.requestBody, responseBody: e.responseBody, stream: e.record.stream, status: e.record.status });

@@ -5,7 +5,7 @@
 // the ring's redacted entries.
 import { indentLines, joinText, paint as paintText, term, type Colour, type Hole, type TerminalText } from '../rules/terminal-text.js';
 import { usageDetails } from '../rules/usage.js';
-import { requestFailed } from '../core/outcome.js';
+import { requestFailed, type Outcome } from '../core/outcome.js';
 import type { Message, Part } from '../rules/conversation.js';
 import type { TrafficRecord } from '../core/record.js';
 import type { TrafficEntry } from './ring.js';
@@ -49,7 +49,7 @@ export function modelLabel(rec: Pick<TrafficRecord, 'model' | 'alias'>): string 
 }
 
 /** Did this request fail, as the list and `tail --errors` count it. */
-export function failed(rec: TrafficRecord): boolean {
+export function failed(rec: Outcome): boolean {
   return requestFailed(rec);
 }
 

@@ -4,8 +4,11 @@
 // the oldest go first. Nothing here touches the disk, and nothing enters it
 // unscrubbed: entries are built from the record after the redactor ran
 // (pipeline/build-record.ts).
-import type { TrafficRecord } from '../core/record.js';
+import type { RingLimits, RingStats, TrafficEntry } from '../core/traffic-entry.js';
 import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES } from '../core/options.js';
+
+// The shapes live in core/ (the local API's contract sends them); re-exported for the proxy's own readers.
+export type { RingLimits, RingStats, TrafficEntry };
 
 /**
  * Longest body kept per request or response (characters, after redaction).
@@ -14,51 +17,7 @@ import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES } from '../core/options.js';
  */
 export const RING_BODY_CHARS = 1024 * 1024;
 
-export interface TrafficEntry {
-  /** Position in the ring's history: a client asks for what came after the last one it saw. */
-  seq: number;
-  /** Shared with the log line and the span when it carries no bodies (build-record.ts): nobody may change it. */
-  readonly record: Readonly<TrafficRecord>;
-  /** Redacted request body (held requests only: larger ones stream through unkept). */
-  requestBody?: string;
-  /** Bridged requests: the chat request that went upstream instead (redacted). */
-  upstreamRequestBody?: string;
-  responseBody?: string;
-  /** Why a body is absent or partial: 'cut' at RING_BODY_CHARS, 'streamed' (over the held size, never kept). */
-  requestBodyNote?: 'cut' | 'streamed';
-  responseBodyNote?: 'cut';
-  /** The diagnosis in words (what to fix), redacted, when the request failed. */
-  hint?: string;
-  /** For event streams: each event's arrival, in ms from the request's start, in order. */
-  eventTimes?: number[];
-  /**
-   * Bridged requests: the answer as the client got it, in its own protocol (redacted), and for a
-   * stream when each of its events was written. `responseBody` and `eventTimes` are the upstream's.
-   */
-  clientResponseBody?: string;
-  clientResponseBodyNote?: 'cut';
-  clientEventTimes?: number[];
-  /**
-   * Where the answer's time went, head to end, in ms: Loopgate's own work and waiting on the
-   * upstream (Server-Timing, sent with the head, says only the part before it).
-   */
-  timing?: { loopgateMs: number; upstreamMs: number };
-}
-
 export type NewEntry = Omit<TrafficEntry, 'seq'>;
-
-export interface RingLimits {
-  entries: number;
-  bytes: number;
-}
-
-export interface RingStats {
-  entries: number;
-  bytes: number;
-  /** Entries pushed out by the limits since start. */
-  evicted: number;
-  limits: RingLimits;
-}
 
 export class TrafficRing {
   private readonly items: TrafficEntry[] = [];

@@ -49,6 +49,8 @@ const FLOORS: Record<string, number> = {
   'proxy/config': 2,
   'proxy/log': 2,
   'proxy/health-client.ts': 2,
+  // The one client of the proxy's own API (its contract is core/local-api.ts): the CLI and the extension read through it.
+  'proxy/local-api-client.ts': 2,
   'proxy/doctor-checks.ts': 2,
   'proxy/otlp': 3,
   // The live traffic ring, its rendering and replays: below the pipeline that fills it.
@@ -59,12 +61,33 @@ const FLOORS: Record<string, number> = {
   'cli': 6,
   // The entry: it only wires cli/.
   'cli/main.ts': 7,
+  // The extension stands on all of it (it runs the CLI's proxy and reads core/ and rules/), in floors of its own.
+  // Its top-level files are the shared ground (settings, secrets, the keys answer, the protocol trials, …) …
+  'extension': 8,
+  // … the proxy it runs or attaches to …
+  'extension/proxy-host': 9,
+  // … the features, which know nothing of each other (the chat provider gets the Model Explorer's list through a function) …
+  'extension/lm': 10,
+  'extension/traffic': 10,
+  'extension/views': 10,
+  'extension/status-bar.ts': 10,
+  'extension/terminal-env.ts': 10,
+  'extension/otlp-headers.ts': 10,
+  'extension/language-client.ts': 10,
+  // … the commands, which drive the features, what reacts to changes, and the entry that wires it all.
+  'extension/commands': 11,
+  'extension/reactions.ts': 12,
+  'extension/extension.ts': 13,
 };
 
-/** `proxy/rules` for proxy/rules/config-lint/x.ts, `cli` for cli/serve.ts, a file named in FLOORS for itself. */
+/**
+ * `proxy/rules` for proxy/rules/config-lint/x.ts, `cli` for cli/serve.ts, `extension/lm` for extension/lm/x.ts,
+ * `extension` for a top-level file of extension/, a file named in FLOORS for itself.
+ */
 function folderOf(file: string): string {
   if (FLOORS[file] !== undefined) return file;
-  return file.startsWith('proxy/') ? file.split('/').slice(0, 2).join('/') : file.split('/')[0]!;
+  const parts = file.split('/');
+  return (file.startsWith('proxy/') || file.startsWith('extension/')) && parts.length > 2 ? parts.slice(0, 2).join('/') : parts[0]!;
 }
 
 function floorOf(file: string): number {
@@ -179,6 +202,28 @@ describe('layers', () => {
 
   it('puts every folder and top-level file of proxy/ on a floor', () => {
     expect(proxyFiles.filter((f) => FLOORS[folderOf(f)] === undefined)).toEqual([]);
+  });
+
+  it('gives extension/ floors too: every file on one, and no import from beside or above (issue 32)', () => {
+    expect(extensionFiles.filter((f) => FLOORS[folderOf(f)] === undefined)).toEqual([]);
+    expect(folderOf('extension/lm/chat-provider.ts')).toBe('extension/lm');
+    expect(folderOf('extension/settings.ts')).toBe('extension');
+    const all = [...proxyFiles, ...extensionFiles];
+    const bad = extensionFiles.flatMap((f) =>
+      imports(f)
+        .map(({ spec }) => target(f, spec))
+        .filter((t): t is string => t !== undefined && all.includes(t) && folderOf(t) !== folderOf(f) && floorOf(t) >= floorOf(f))
+        .map((t) => `${f} (floor ${floorOf(f)}) → ${t} (floor ${floorOf(t)})`),
+    );
+    expect(bad).toEqual([]);
+  });
+
+  it('the extension floors catch an arrow back up that is no circle (the chat provider used to import the Model Explorer)', () => {
+    const up = (from: string, to: string) => folderOf(to) !== folderOf(from) && floorOf(to) >= floorOf(from);
+    expect(up('extension/lm/register-chat-provider.ts', 'extension/views/models-model.ts')).toBe(true);
+    expect(up('extension/settings.ts', 'extension/lm/model-catalog.ts')).toBe(true);
+    expect(up('extension/views/models-model.ts', 'extension/settings.ts')).toBe(false);
+    expect(up('extension/traffic/entry-reader.ts', 'proxy/local-api-client.ts')).toBe(false);
   });
 
   it('lets only the sink (pipeline/client-reply.ts) hold or write a ServerResponse; the simulator is its own server', () => {

@@ -116,7 +116,7 @@ describe('manifest', () => {
     const ignore = source('.vscodeignore').split('\n').filter((l) => l && !l.startsWith('#'));
     expect(ignore[0]).toBe('**');
     expect(ignore.filter((l) => l.startsWith('!')).sort()).toEqual(
-      ['!LICENSE', '!README.md', '!dist/cli.js', '!dist/extension.js', '!dist/otlp-worker.js', '!dist/server.js', '!media/**', '!package.json'].sort(),
+      ['!LICENSE', '!README.md', '!dist/cli.js', '!dist/detail-page.js', '!dist/extension.js', '!dist/otlp-worker.js', '!dist/server.js', '!media/**', '!package.json'].sort(),
     );
     expect(pkg.scripts.package).toMatch(/vsce\.mjs package/);
   });

@@ -289,7 +289,8 @@ describe('protocol knowledge: one module per protocol', () => {
 
   /** Every TypeScript source of the proxy and the extension, relative to the root. */
   function sources(): string[] {
-    return ['proxy', 'extension'].flatMap((dir) =>
+    // cli/ and language-server/ too (issue 32): a copy of a protocol path planted there used to pass.
+    return ['proxy', 'extension', 'cli', 'language-server'].flatMap((dir) =>
       (readdirSync(join(ROOT, dir), { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => `${dir}/${f.split(sep).join('/')}`),
     );
   }
@@ -536,5 +537,51 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
         expect(message!.parts.filter((p) => p.type === 'text').map((p) => p.content).join('')).toBe(outputText(protocol, body));
       });
     }
+  });
+});
+
+describe("the proxy's own API: one contract (issue 32)", () => {
+  const ROOT = join(__dirname, '..', '..');
+  // Every program that could speak to it: the proxy, the CLI, the language server and the extension.
+  const FOLDERS = ['proxy', 'cli', 'language-server', 'extension'];
+  /** Where its paths are spelled: the contract alone (the servers and the client take them from it). */
+  const CONTRACT = 'proxy/core/local-api.ts';
+
+  function sources(): string[] {
+    return FOLDERS.flatMap((dir) =>
+      (readdirSync(join(ROOT, dir), { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => `${dir}/${f.split(sep).join('/')}`),
+    );
+  }
+
+  /** Lines outside comments that spell a /_loopgate/ path (in a string, a template or a regular expression). */
+  function localPaths(file: string, text: string): string[] {
+    if (file === CONTRACT) return [];
+    return text.split('\n').flatMap((line, i) => {
+      const t = line.trim();
+      if (t.startsWith('//') || t.startsWith('*') || t.startsWith('/*')) return [];
+      return /\/_loopgate(\/|\\\/|\b)/.test(line.replace(/\/\/.*$/, '')) ? [`${file}:${i + 1}: ${t}`] : [];
+    });
+  }
+
+  it('no source but proxy/core/local-api.ts spells a /_loopgate/ path', () => {
+    const files = sources();
+    expect(files).toEqual(expect.arrayContaining(['cli/tail.ts', 'language-server/main.ts', 'extension/traffic/traffic-list.ts', CONTRACT]));
+    const found = files.flatMap((f) => localPaths(f, readFileSync(join(ROOT, f), 'utf8')));
+    expect(found, 'take the path from LOCAL_PATHS (proxy/core/local-api.ts) and read it with proxy/local-api-client.ts').toEqual([]);
+  });
+
+  it('the guard sees each kind of copy, in every folder (a guard that cannot fail is a defect)', () => {
+    const planted = [
+      "const url = new URL('/_loopgate/stats', proxyUrl);",
+      'await fetch(`${url}/_loopgate/traffic?rows=1`);',
+      '`(HTTP ${status} on /_loopgate/health)`',
+      "if (/^\\/_loopgate\\//.test(path)) return;",
+    ];
+    for (const file of ['cli/x.ts', 'language-server/x.ts', 'extension/x.ts', 'proxy/pipeline/x.ts']) {
+      for (const line of planted) expect(localPaths(file, line), `${file}: ${line}`).toHaveLength(1);
+    }
+    // Comments pass; the contract itself passes.
+    expect(localPaths('cli/x.ts', '// reads /_loopgate/stats')).toEqual([]);
+    expect(localPaths(CONTRACT, "stats: '/_loopgate/stats',")).toEqual([]);
   });
 });

@@ -3,8 +3,9 @@
 // what every module does (ProtocolModule): its minimal request, its answer's
 // text, usage and conversation, whether a stream completed. Pure, no I/O.
 
-/** One name per module in PROTOCOL_TABLE (index.ts); a new protocol adds its name here and its row there. */
-export type Protocol = 'chat' | 'responses' | 'messages';
+import type { Protocol } from '../../core/routing-facts.js';
+
+export type { Protocol };
 
 /** The error envelope a protocol's SDK parses: OpenAI's {error:{message,type,param,code}} or Anthropic's {type:'error',error:{type,message}}. */
 export type Envelope = 'openai' | 'anthropic';

@@ -1,0 +1,148 @@
+// The proxy's own HTTP API under /_loopgate/, defined once: its paths, each
+// answer's shape and its error codes. The servers (pipeline/local-endpoints.ts,
+// pipeline/traffic-endpoints.ts) build answers that `satisfies` these types;
+// every reader (the CLI, the Traffic view, the Model Explorer, the chat
+// provider) goes through the one client, proxy/local-api-client.ts.
+// `test/unit/one-source.test.ts` fails on a /_loopgate/ path spelled anywhere
+// else. Types and constants only (core/ imports nothing).
+import type { LogHealth, OtlpHealth } from './health.js';
+import type { BridgeMode } from './options.js';
+import type { TrafficRecord } from './record.js';
+import type { LearnedRefusal, ModelEntry } from './routing-facts.js';
+import type { FollowUp, RingStats, TrafficEntry } from './traffic-entry.js';
+
+/** Every local endpoint starts with this; nothing under it is relayed upstream. */
+export const LOCAL_API_PREFIX = '/_loopgate/';
+
+export const LOCAL_PATHS = {
+  /** The health challenge (rules/health-proof.ts), and with the token what the proxy serves. */
+  health: '/_loopgate/health',
+  stats: '/_loopgate/stats',
+  /** Each key's list and the routing state (the Model Explorer, the chat provider). */
+  keys: '/_loopgate/keys',
+  /** Every key's GET /models now. */
+  refresh: '/_loopgate/refresh',
+  /** The ring, newest first (?after=SEQ&limit=N&rows=1); `<traffic>/<id|seq>` is one entry whole. */
+  traffic: '/_loopgate/traffic',
+  /** text/event-stream: one `data:` line per new entry (?after=SEQ&rows=1). */
+  trafficLive: '/_loopgate/traffic/live',
+} as const;
+
+/** One entry's path: the id percent-encoded, as the server decodes it. */
+export function trafficEntryPath(id: string): string {
+  return `${LOCAL_PATHS.traffic}/${encodeURIComponent(id)}`;
+}
+
+/** The codes the local endpoints refuse with (error.code, and x-loopgate-diagnosis). */
+export const LOCAL_ERROR_CODES = {
+  badChallenge: 'bad-challenge',
+  unknownEndpoint: 'unknown-local-endpoint',
+  captureOff: 'capture-off',
+  badQuery: 'bad-query',
+  badRequestId: 'bad-request-id',
+  unknownRequest: 'unknown-request',
+  methodNotAllowed: 'method-not-allowed',
+} as const;
+export type LocalErrorCode = (typeof LOCAL_ERROR_CODES)[keyof typeof LOCAL_ERROR_CODES];
+
+/**
+ * An answer from whatever holds the port before it proved it is this proxy
+ * (the health challenge): the contract's field names, each value still to be checked.
+ */
+export type Unchecked<T> = { [K in keyof T]?: unknown };
+
+/** A key as the health and refresh answers name it: never the key itself. */
+export interface KeySummary {
+  name: string;
+  fingerprint: string;
+  /** How many models its list has; null while unknown. */
+  models: number | null;
+  /** Why its list fails, while it does. */
+  failure: string | null;
+}
+
+/** The health answer to a challenge that came without a credential: only whether a token is needed. */
+export interface HealthChallengeAnswer {
+  loopgate: string;
+  requireToken: boolean;
+}
+
+/** The health answer with the token. */
+export interface HealthAnswer extends HealthChallengeAnswer {
+  pid: number;
+  siteUrl: string;
+  baseUrl: string;
+  /** The upstream is the embedded simulator. */
+  simulator: boolean;
+  hasKey: boolean;
+  keys: KeySummary[];
+  /** Lost records are never silent: a window or a script can see the log is failing. */
+  log: LogHealth | null;
+  otlp: OtlpHealth | null;
+  /** The live traffic ring; null with --no-capture. */
+  capture: RingStats | null;
+}
+
+/** The proxy's counters (server.ts keeps them). */
+export interface ProxyStats {
+  requests: number;
+  errors: number;
+  inFlight: number;
+  /** Credential-less requests a web page made a browser send (rules/browser-request.ts): refused, never recorded. */
+  browserRefused: number;
+  lastError?: { time: string; status: number; diagnosis?: string; path: string };
+  /** Answers that said a model is not served, and the last such model with its closest served ID (`loopgate run` reads it). */
+  modelNotFound?: { count: number; model: string; closest?: string; aliasedTo?: string };
+}
+
+export interface StatsAnswer extends ProxyStats {
+  logFile?: string;
+  logDropped: number;
+  logOk: boolean | null;
+  otlpExported: number | null;
+  otlpDropped: number | null;
+}
+
+/** Each key's own list and all else the routing rule (rules/key-routing.ts) reads, so a reader decides as the proxy does. */
+export interface KeysAnswer {
+  keys: Array<{ name: string; fingerprint: string; failure: string | null; models: ModelEntry[] | null }>;
+  bridge: BridgeMode;
+  refused: LearnedRefusal[];
+  /** The proxy's clock, for `refused[].until`. */
+  now: number;
+}
+
+export interface RefreshAnswer {
+  keys: KeySummary[];
+}
+
+/** An entry in a list or the live feed: the record without bodies. */
+export interface TrafficSummary {
+  seq: number;
+  record: TrafficEntry['record'];
+}
+
+/**
+ * The fields a Traffic view row shows (?rows=1): only these are sent, and the
+ * row's type is made from this list, so a field the view reads but the proxy
+ * does not send fails to compile.
+ */
+export const ROW_FIELDS = ['time', 'id', 'method', 'path', 'canonicalPath', 'rewrites', 'model', 'alias', 'stream', 'status', 'errorCode', 'diagnosis', 'key', 'bridge', 'ttfbMs', 'totalMs', 'usage', 'clientAborted', 'replayOf'] as const satisfies ReadonlyArray<keyof TrafficRecord>;
+export type RowField = (typeof ROW_FIELDS)[number];
+export type RowRecord = Pick<TrafficRecord, RowField>;
+
+export interface TrafficRow {
+  seq: number;
+  record: RowRecord;
+}
+
+export interface TrafficListAnswer<E extends TrafficSummary | TrafficRow = TrafficSummary> {
+  capture: RingStats;
+  entries: E[];
+}
+
+/** One `data:` line of the live feed; `skipped` counts entries dropped while the reader fell behind. */
+export type LiveEvent<E extends TrafficSummary | TrafficRow = TrafficSummary> = E & { skipped?: number };
+
+/** GET <traffic>/<id|seq>: the entry whole, with the later requests that carried its tool calls' results (by call id; absent from older proxies). */
+export type TrafficDetail = TrafficEntry & { followUps?: Record<string, FollowUp> };

@@ -1,0 +1,178 @@
+// The one client of the proxy's own API (core/local-api.ts), for the CLI
+// (`tail`, `show`, `replay`) and the editor (the Traffic view, the Model
+// Explorer, the chat provider). What every reader needs is here once: the
+// local token as a bearer header, no redirects followed (a loopback answer
+// that redirects is not the proxy, and the token must not travel on), a
+// deadline, the proxy's error envelope read into a LocalApiError, and the
+// event-stream reader of the live feed. The health challenge, which must
+// not send the token first, is health-client.ts's.
+import {
+  LOCAL_PATHS,
+  trafficEntryPath,
+  type KeysAnswer,
+  type LiveEvent,
+  type RefreshAnswer,
+  type StatsAnswer,
+  type TrafficDetail,
+  type TrafficListAnswer,
+  type TrafficRow,
+  type TrafficSummary,
+} from './core/local-api.js';
+
+/** Where the proxy is and the local token it takes. */
+export interface LocalApiTarget {
+  url: string;
+  token: string;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** The whole exchange for a JSON answer, the headers for the live feed. */
+  timeoutMs?: number;
+}
+
+/** The deadline when the caller gives none: loopback answers in milliseconds. */
+export const LOCAL_API_TIMEOUT_MS = 10_000;
+
+/** The proxy refused (or something else answered): its status, error.code and message (without the request id). */
+export class LocalApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface LocalApiClient {
+  stats(o?: CallOptions): Promise<StatsAnswer>;
+  keys(o?: CallOptions): Promise<KeysAnswer>;
+  /** Every key's GET /models now. */
+  refresh(o?: CallOptions): Promise<RefreshAnswer>;
+  /** The ring, newest first, records whole. */
+  traffic(q?: { after?: number; limit?: number }, o?: CallOptions): Promise<TrafficListAnswer<TrafficSummary>>;
+  /** The ring, newest first, only the fields a row shows (ROW_FIELDS). */
+  trafficRows(q?: { limit?: number }, o?: CallOptions): Promise<TrafficListAnswer<TrafficRow>>;
+  entry(id: string, o?: CallOptions): Promise<TrafficDetail>;
+  /** Every new entry after `after` until the proxy ends the feed (resolves) or `signal` aborts (rejects). */
+  live(after: number, onEvent: (e: LiveEvent<TrafficSummary>) => void, o?: CallOptions): Promise<void>;
+  liveRows(after: number, onEvent: (e: LiveEvent<TrafficRow>) => void, o?: CallOptions): Promise<void>;
+}
+
+export function localApi(target: LocalApiTarget): LocalApiClient {
+  const json = <T>(path: string, o: CallOptions = {}) => getJson<T>(target, path, o);
+  const feed = <E>(after: number, rows: boolean, onEvent: (e: E) => void, o: CallOptions = {}) =>
+    readFeed(target, `${LOCAL_PATHS.trafficLive}?${query({ after, rows: rows ? 1 : undefined })}`, onEvent as (e: unknown) => void, o);
+  return {
+    stats: (o) => json(LOCAL_PATHS.stats, o),
+    keys: (o) => json(LOCAL_PATHS.keys, o),
+    refresh: (o) => json(LOCAL_PATHS.refresh, o),
+    traffic: (q = {}, o) => json(withQuery(LOCAL_PATHS.traffic, query(q)), o),
+    trafficRows: (q = {}, o) => json(withQuery(LOCAL_PATHS.traffic, query({ ...q, rows: 1 })), o),
+    entry: (id, o) => json(trafficEntryPath(id), o),
+    live: (after, onEvent, o) => feed(after, false, onEvent, o),
+    liveRows: (after, onEvent, o) => feed(after, true, onEvent, o),
+  };
+}
+
+function query(q: Record<string, number | undefined>): string {
+  return Object.entries(q)
+    .filter((e): e is [string, number] => e[1] !== undefined)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('&');
+}
+
+function withQuery(path: string, q: string): string {
+  return q ? `${path}?${q}` : path;
+}
+
+/** The signal a call runs under: the caller's, and a deadline that `settle` ends early (the live feed's, once its headers came). */
+function callSignal(o: CallOptions): { signal: AbortSignal; settle(): void } {
+  const deadline = new AbortController();
+  const ms = o.timeoutMs ?? LOCAL_API_TIMEOUT_MS;
+  const timer = setTimeout(() => deadline.abort(Object.assign(new Error(`the proxy did not answer within ${ms / 1000} s`), { name: 'TimeoutError' })), ms);
+  timer.unref?.();
+  const signal = o.signal ? AbortSignal.any([o.signal, deadline.signal]) : deadline.signal;
+  return { signal, settle: () => clearTimeout(timer) };
+}
+
+async function request(target: LocalApiTarget, path: string, signal: AbortSignal): Promise<Response> {
+  try {
+    return await fetch(target.url + path, { headers: { authorization: `Bearer ${target.token}` }, signal, redirect: 'manual' });
+  } catch (err) {
+    // fetch says only "fetch failed": the socket's code (ECONNREFUSED, …) is what a reader can act on.
+    throw withSocketCode(err, signal);
+  }
+}
+
+/** `err` with its cause's socket code on it (`code`), unless the call was aborted. */
+function withSocketCode(err: unknown, signal: AbortSignal): unknown {
+  const code = (err as { cause?: { code?: unknown } }).cause?.code;
+  if (signal.aborted || typeof code !== 'string') return err;
+  return Object.assign(new Error(`cannot reach the proxy (${code})`, { cause: err }), { code });
+}
+
+async function getJson<T>(target: LocalApiTarget, path: string, o: CallOptions): Promise<T> {
+  const call = callSignal(o);
+  try {
+    const res = await request(target, path, call.signal);
+    const text = await res.text();
+    if (res.status !== 200) throw refusal(res.status, text);
+    return JSON.parse(text) as T;
+  } finally {
+    call.settle();
+  }
+}
+
+async function readFeed(target: LocalApiTarget, path: string, onEvent: (e: unknown) => void, o: CallOptions): Promise<void> {
+  const call = callSignal(o);
+  let res: Response;
+  try {
+    res = await request(target, path, call.signal);
+  } finally {
+    // The feed lasts as long as the proxy and the reader do: only the headers have a deadline.
+    call.settle();
+  }
+  if (res.status !== 200 || !res.body) throw refusal(res.status, await res.text());
+  try {
+    await readDataLines(res.body, (data) => onEvent(JSON.parse(data)));
+  } catch (err) {
+    // A proxy that went away mid-feed: the socket's own code (ECONNRESET, UND_ERR_SOCKET), as node:http would give it.
+    throw withSocketCode(err, call.signal);
+  }
+}
+
+/** Calls `onData` with each `data:` line of an event stream, in order; a character split across two reads is joined, not replaced. */
+export async function readDataLines(body: ReadableStream<Uint8Array>, onData: (data: string) => void): Promise<void> {
+  const decoder = new TextDecoder();
+  let buf = '';
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buf += decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) !== -1) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.startsWith('data: ')) onData(line.slice(6));
+    }
+  }
+}
+
+/** A refusal in the proxy's envelope ({error:{code,message}}), or whatever else answered, cut short. */
+export function refusal(status: number, text: string): LocalApiError {
+  let code: string | undefined;
+  let message = text.slice(0, 500) || `HTTP ${status}`;
+  try {
+    const err = (JSON.parse(text) as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+    if (typeof err?.code === 'string') code = err.code;
+    if (typeof err?.message === 'string' && err.message) message = withoutRequestId(err.message);
+  } catch {
+    // not JSON: the text as it is
+  }
+  return new LocalApiError(status, code, message);
+}
+
+/** The proxy's messages end with "(loopgate request id: …)": a reader showing the message drops it. */
+export function withoutRequestId(message: string): string {
+  return message.replace(/ \(loopgate request id: [^)]*\)$/, '');
+}
