@@ -125,7 +125,7 @@ describe('a secret spelt with escapes reaches no sink in a form a reader decodes
       expect(out.code).toBe(0);
       sinks[`show ${flags.join(' ')}`] = out.out + out.err;
     }
-    sinks['detail panel'] = detailHtml(entry, { nonce: 'N', cspSource: 'vscode-resource:' });
+    sinks['detail panel'] = detailHtml(entry, { nonce: 'N', cspSource: 'vscode-resource:', scriptUri: 'vscode-webview://x/detail-page.js' });
     sinks.log = JSON.stringify(logRecords(logFile).find((r) => r.id === id));
     expect(leaks(sinks)).toEqual([]);
   });

@@ -30,7 +30,7 @@ describe('labels for aliased and bridged requests', () => {
   it('the row and the panel say what was asked for and what served it', () => {
     expect(modelLabel(record)).toBe('asked for fast<b>, served as gpt-4o-mini');
     expect(modelLabel({ model: 'gpt-4o-mini' })).toBe('gpt-4o-mini');
-    const html = detailHtml(entry, { nonce: 'N', cspSource: 'vscode-resource:' });
+    const html = detailHtml(entry, { nonce: 'N', cspSource: 'vscode-resource:', scriptUri: 'vscode-webview://x/detail-page.js' });
     expect(html).toContain('· asked for fast&#60;b&#62;, served as gpt-4o-mini</h2>');
     expect(html).toContain('<th scope="row">Model</th><td>asked for <code>fast&#60;b&#62;</code>, served as <code>gpt-4o-mini</code> (model alias)</td>');
   });
@@ -39,7 +39,7 @@ describe('labels for aliased and bridged requests', () => {
     expect(bridgeSides('responses->chat')).toEqual({ client: 'Responses', upstream: 'Chat Completions' });
     expect(bridgeSides('messages->chat')).toEqual({ client: 'Anthropic Messages', upstream: 'Chat Completions' });
     expect(bridgeSides(undefined)).toBeUndefined();
-    const html = detailHtml(entry, { nonce: 'N', cspSource: 'vscode-resource:' });
+    const html = detailHtml(entry, { nonce: 'N', cspSource: 'vscode-resource:', scriptUri: 'vscode-webview://x/detail-page.js' });
     const wire = html.slice(html.indexOf('id="panel-wire"'));
     const order = ['<h3>Request body (from the client, Responses)</h3>', "<h3>Sent upstream (the bridge's translation, Chat Completions)</h3>", '<h3>Response headers (as the client got them)</h3>', '<h3>The client received (Responses): events (3)</h3>', '<h3>The upstream sent (Chat Completions, before the bridge translated it): events (2)</h3>'].map((h) => {
       const i = wire.indexOf(h);
@@ -54,7 +54,7 @@ describe('labels for aliased and bridged requests', () => {
   });
 
   it('shows the whole answer\'s time split beside Server-Timing (which covers only the part before the head)', () => {
-    const html = detailHtml(entry, { nonce: 'N', cspSource: 'vscode-resource:' });
+    const html = detailHtml(entry, { nonce: 'N', cspSource: 'vscode-resource:', scriptUri: 'vscode-webview://x/detail-page.js' });
     expect(html).toContain('<th scope="row">Time split</th><td>Loopgate 3.2ms, upstream 390ms (head to end)</td>');
   });
 });
