@@ -63,7 +63,8 @@ describe('commands named in messages are spelled as the banner spells them', () 
     const denied = await fetch(`${url}/v1/models`);
     expect(denied.status).toBe(401);
     const message = ((await denied.json()) as { error: { message: string } }).error.message;
-    expect(message).toContain(`run \`${spelled} token\` (or \`eval "$(${spelled} env)"\`)`);
+    // The proxy runs on a port of its own here, so the advice carries it (issue 31).
+    expect(message).toContain(`run \`${spelled} token\` (or \`eval "$(${spelled} env --port ${new URL(url).port})"\`)`);
     expect(message).not.toMatch(/`loopgate /);
     const probe = await (await fetch(`${url}/`)).text();
     expect(probe).toContain(`(\`${spelled} token\`)`);

@@ -83,7 +83,7 @@ describe('the CLI installed as a command', () => {
     expect(JSON.parse(out).data.length).toBeGreaterThan(0);
     // The proxy's 401 names the command as the banner does for this install.
     const denied = await fetch(/curl -s (\S+)/.exec(curl)![1]!);
-    expect(((await denied.json()) as { error: { message: string } }).error.message).toContain('run `loopgate token` (or `eval "$(loopgate env)"`)');
+    expect(((await denied.json()) as { error: { message: string } }).error.message).toMatch(/run `loopgate token` \(or `eval "\$\(loopgate env --port \d+\)"`\)/);
   });
 
   it('`npm install -g <checkout>` (the README line) installs it as well', () => {
