@@ -52,7 +52,9 @@ export function runIpcHost(io: Io): Promise<number> {
       resolve(code);
     };
     const onDisconnect = () => void stop(EXIT.ok);
-    const onMessage = async (raw: unknown) => {
+    // Each message is handled on its own; its failures are reported to the editor inside handle().
+    const onMessage = (raw: unknown) => void handle(raw);
+    const handle = async (raw: unknown) => {
       const msg = raw as ToProxy;
       try {
         switch (msg.kind) {

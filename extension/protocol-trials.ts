@@ -52,7 +52,7 @@ export async function tryProtocol(proxyUrl: string, token: string, model: string
   });
   const text = await res.text();
   const latencyMs = Math.round(performance.now() - started);
-  let body: any;
+  let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
@@ -65,7 +65,7 @@ export async function tryProtocol(proxyUrl: string, token: string, model: string
     protocol,
     status: res.status,
     latencyMs,
-    error: typeof body?.error?.message === 'string' ? body.error.message : `HTTP ${res.status}`,
+    error: errorMessage(body) ?? `HTTP ${res.status}`,
     diagnosis: res.headers.get('x-loopgate-diagnosis') ?? undefined,
   };
 }
@@ -77,4 +77,11 @@ export async function tryProtocol(proxyUrl: string, token: string, model: string
  */
 export function isUnsupported(r: TryResult): boolean {
   return r.status === 404 || r.diagnosis === 'protocol-unsupported';
+}
+
+/** The message of an `{error: {message}}` envelope (OpenAI's and, nested the same way, Anthropic's). */
+function errorMessage(body: unknown): string | undefined {
+  const error = typeof body === 'object' && body !== null ? (body as { error?: unknown }).error : undefined;
+  const message = typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : undefined;
+  return typeof message === 'string' ? message : undefined;
 }

@@ -32,7 +32,7 @@ export abstract class ChatStreamTranslator implements StreamTranslator {
 
   end(): string {
     if (this.terminal) return '';
-    let out = this.consume(this.reader.end()) + this.refuseTooLarge();
+    const out = this.consume(this.reader.end()) + this.refuseTooLarge();
     if (this.terminal) return out;
     // A finish_reason without [DONE] is a finished answer; neither means the upstream stopped short.
     if (this.finishReason !== undefined) return out + this.complete();

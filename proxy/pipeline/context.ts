@@ -5,7 +5,6 @@ import type { TrafficLog } from '../log/index.js';
 import type { GuardConfig } from './guard.js';
 import type { ProxyLimits, ProxyOptions, UpstreamTimeouts } from '../core/options.js';
 import type { KeyRing } from './keyring.js';
-import type { TrafficRecord } from '../core/record.js';
 import type { BridgePolicy } from '../bridge/index.js';
 import type { OtlpSink } from '../otlp/exporter.js';
 import type { TrafficRing } from '../traffic/ring.js';

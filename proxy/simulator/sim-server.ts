@@ -10,7 +10,7 @@ import { authenticate, checkStanding, presentedKey } from './auth.js';
 import { errorBody, SimError, type Envelope } from './relay-errors.js';
 import { faultError, readControls, type Fault, type SimControls } from './faults.js';
 import type { RenderContext } from './protocols/types.js';
-import { cacheMinTokens, modelEntries, unsupportedParams, type Fixture, type FixtureGroup, type FixtureModel, type FixtureKey, type Protocol } from './fixture.js';
+import { cacheMinTokens, modelEntries, unsupportedParams, type Fixture, type FixtureGroup, type FixtureModel, type FixtureKey } from './fixture.js';
 import { chatProtocol } from './protocols/chat-endpoint.js';
 import { isObject, rejectUnsupported } from './protocols/check.js';
 import { messagesProtocol, parseCountTokens } from './protocols/messages-endpoint.js';

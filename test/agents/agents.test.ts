@@ -12,12 +12,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TrafficRecord } from '../../proxy/core/record.js';
 import { expectCompleteCleanLogs } from './agent-suite.js';
-import { agentsSupported, agentsTree, claudeBinary, codexBinary, pinnedAgents, runAgent, type AgentRun } from './agent-binaries.js';
+import { agentsSupported, agentsTree, claudeBinary, codexBinary, runAgent, type AgentRun } from './agent-binaries.js';
 import { until } from '../proxy/stack.js';
 import { repoRoot, startClientStack, type ClientStack, type ProxyName } from '../clients/harness.js';
 
 const supported = agentsSupported;
-const overridden = !pinnedAgents;
 const tree = agentsTree();
 const CLAUDE = claudeBinary();
 const CODEX = codexBinary();

@@ -55,7 +55,10 @@ async function streamBig(res: ServerResponse, chars: number, up: Upstream): Prom
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const socket = res.socket as Socket;
   let closed = false;
-  const gone = new Promise<void>((r) => socket.once('close', () => r((closed = true) && undefined)));
+  const gone = new Promise<void>((r) => socket.once('close', () => {
+    closed = true;
+    r();
+  }));
   // A write to a socket the proxy dropped may never call back: the close settles it too.
   const write = (s: string) => Promise.race([new Promise<void>((r) => res.write(s, () => r())), gone]);
   await write('data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"big","choices":[{"index":0,"delta":{"role":"assistant","content":"');

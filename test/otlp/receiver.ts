@@ -9,10 +9,10 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 const require = createRequire(join(process.cwd(), 'package.json'));
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 const root = require('otlp-proto-official/build/src/generated/root.js') as any;
 const proto = root.opentelemetry.proto;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type PbType = { decode(b: Uint8Array): unknown; fromObject(o: unknown): unknown; toObject(m: unknown, o: object): any };
 const TraceRequest: PbType = proto.collector.trace.v1.ExportTraceServiceRequest;
 const MetricsRequest: PbType = proto.collector.metrics.v1.ExportMetricsServiceRequest;

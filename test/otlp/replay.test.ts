@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli/io.js';
 import { logRecords, startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
-import { deadEndpoint, startReceiver, type Receiver } from './receiver.js';
+import { deadEndpoint, startReceiver } from './receiver.js';
 
 const HEADER = 'replay-collector-secret-42424242';
 

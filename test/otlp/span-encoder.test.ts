@@ -12,7 +12,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { encodeTraceRequest } from '../../proxy/otlp/span-encoder.js';
 
 const require = createRequire(join(process.cwd(), 'package.json'));
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 const Request = (require('otlp-proto-official/build/src/generated/root.js') as any).opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 const decode = (bytes: Uint8Array) => Request.toObject(Request.decode(bytes), { longs: String, enums: Number, bytes: String, defaults: true, arrays: true });
 

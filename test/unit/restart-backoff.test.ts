@@ -16,7 +16,11 @@ function fakeClock() {
   };
   const advance = (ms: number) => {
     now += ms;
-    for (const [id, t] of [...timers]) if (t.at <= now) (timers.delete(id), t.run());
+    for (const [id, t] of [...timers]) {
+      if (t.at > now) continue;
+      timers.delete(id);
+      t.run();
+    }
   };
   return { clock, advance, pending: () => timers.size };
 }
