@@ -46,4 +46,4 @@ function realpathOr(path: string): string {
   }
 }
 
-export { commandLine, INSTALLED_COMMAND } from '../proxy/rules/command-line.js';
+export { commandLine,  } from '../proxy/rules/command-line.js';

@@ -15,7 +15,7 @@ import { localApi, type LocalApiClient } from '../proxy/local-api-client.js';
 import { LOCAL_PATHS } from '../proxy/core/local-api.js';
 
 /** What a --no-token proxy is sent instead of the token: it accepts any credential. */
-export const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';
+const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';
 
 export const CONNECTION_OPTIONS = {
   proxy: { type: 'string' },

@@ -127,7 +127,7 @@ export function portOption(value: string | undefined): number | undefined {
 }
 
 /** `extra`: lines about this start's own configuration (the model aliases), shown before "Try it". */
-export function banner(started: StartedServe, tokenRequired: boolean, cli: Invocation, extra: string[] = []): string[] {
+function banner(started: StartedServe, tokenRequired: boolean, cli: Invocation, extra: string[] = []): string[] {
   const { proxy, simulator } = started;
   const bases = clientBaseUrls(proxy.url);
   // `loopgate env` assumes the default host and port; anything else must be passed on.
@@ -167,7 +167,7 @@ export function banner(started: StartedServe, tokenRequired: boolean, cli: Invoc
  * Only an HTTP answer says anything about a key; a refused or timed-out connection is the upstream's
  * address or the network, said once, with where it was sent (`upstream`, the site URL).
  */
-export function keyReport(status: ReturnType<StartedServe['proxy']['keyStatus']>, all: boolean, upstream: string): string[] {
+function keyReport(status: ReturnType<StartedServe['proxy']['keyStatus']>, all: boolean, upstream: string): string[] {
   const unreachable = status.filter((k) => k.failure !== undefined && !k.failure.startsWith('HTTP '));
   const lines: string[] = [];
   if (unreachable.length > 0) {
@@ -294,7 +294,7 @@ function captureOption(values: { 'no-capture'?: boolean; 'capture-requests'?: st
   return { entries, bytes: mb === undefined ? undefined : mb * MIB };
 }
 
-export function reportStartFailure(err: unknown, io: Io, port: string): number {
+function reportStartFailure(err: unknown, io: Io, port: string): number {
   if (err instanceof ProxyConfigError) {
     io.err(`loopgate serve: ${err.message}`);
     return EXIT.config;

@@ -17,7 +17,7 @@ Options:
   --fixture FILE  JSON fixture with groups and keys (default: the bundled demo fixture)`;
 
 /** A curl line a newcomer can paste: first usable key, first model, a protocol its group has. */
-export function curlExample(sim: Simulator): string {
+function curlExample(sim: Simulator): string {
   const key = sim.fixture.keys.find((k) => k.status === 'active' && k.balance > 0);
   if (!key) return `curl -s ${sim.baseUrl}/models -H "Authorization: Bearer <API_KEY>"`;
   const group = sim.fixture.groups[key.group]!;

@@ -26,11 +26,6 @@ async function readStdin(stdin: NodeJS.ReadableStream, cli: string): Promise<str
   return text;
 }
 
-/** One key: the first line. */
-export async function readKeyFromStdin(stdin: NodeJS.ReadableStream, cli: string): Promise<string> {
-  return (await readStdin(stdin, cli)).split(/\r?\n/, 1)[0]!.trim();
-}
-
 /** `serve --key-stdin`: one key per line (`name=key` names one). */
 export async function readKeyListFromStdin(stdin: NodeJS.ReadableStream, cli: string): Promise<string> {
   return readStdin(stdin, cli);

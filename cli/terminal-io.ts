@@ -8,7 +8,7 @@ import { TerminalText } from '../proxy/rules/terminal-text.js';
 import type { Io, Line } from './command.js';
 import { outputReaderGone } from './signals.js';
 
-export function terminalLine(line: Line): string {
+function terminalLine(line: Line): string {
   return line instanceof TerminalText ? line.text : printableBlock(line);
 }
 

@@ -18,7 +18,7 @@ import { runningProxyUrl } from './serve.js';
 import type { NamedKey } from '../proxy/core/options.js';
 
 /** The options shared by the commands that call the upstream directly (doctor, models). */
-export const UPSTREAM_OPTIONS = {
+const UPSTREAM_OPTIONS = {
   upstream: { type: 'string' },
   'key-stdin': { type: 'boolean' },
   'allow-http': { type: 'boolean' },
@@ -49,7 +49,7 @@ function keyList(raw: string | undefined, from: string, io: Io): NamedKey[] | un
 }
 
 /** `checkKey: false` leaves a malformed key to the caller (doctor reports it as a failed step). */
-export async function resolveUpstream(
+async function resolveUpstream(
   io: Io,
   flags: { upstream?: string; keyStdin?: boolean; checkKey?: boolean; proxy?: string; port?: string; host?: string; direct?: boolean },
 ): Promise<UpstreamConfig> {

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { parseUpstream } from '../proxy/rules/urls.js';
 
-export function describeBaseUrl(raw: string): { level: 'info' | 'warning' | 'error'; text: string } {
+function describeBaseUrl(raw: string): { level: 'info' | 'warning' | 'error'; text: string } {
   if (!raw.trim()) return { level: 'info', text: 'No base URL: the proxy runs the embedded simulator (demo mode).' };
   const r = parseUpstream(raw);
   if (!r.ok) return { level: 'error', text: `loopgate.baseUrl is not usable. ${r.problems.map((p) => p.message).join(' ')}` };

@@ -21,7 +21,7 @@ const SCHEMES = ['file', 'untitled'];
 const LANGUAGES = ['json', 'jsonc', 'yaml', 'toml', 'javascript', 'javascriptreact', 'typescript', 'typescriptreact', 'python', 'dotenv'];
 
 /** The files the server checks: dotenv and TOML by name (their language id varies by installed extensions). */
-export const DOCUMENT_SELECTOR: DocumentSelector = SCHEMES.flatMap((scheme) => [
+const DOCUMENT_SELECTOR: DocumentSelector = SCHEMES.flatMap((scheme) => [
   { scheme, pattern: '**/.env' },
   { scheme, pattern: '**/.env.*' },
   { scheme, pattern: '**/*.toml' },

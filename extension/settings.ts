@@ -1,7 +1,6 @@
 // Loopgate's settings: the types and the one reader. Schemas live in package.json.
 import * as vscode from 'vscode';
 import type { ProxyIpcConfig } from '../proxy/core/ipc.js';
-import { parseUpstream, type ParseResult } from '../proxy/rules/urls.js';
 import { DEFAULT_BRIDGE, DEFAULT_HOST, DEFAULT_PORT, type BridgeMode } from '../proxy/core/options.js';
 
 export type { BridgeMode };
@@ -38,7 +37,7 @@ export interface LoopgateSettings {
   projectDir?: string;
 }
 
-export const SECTION = 'loopgate';
+const SECTION = 'loopgate';
 
 /**
  * Settings whose change needs the proxy restarted (a key change does not). Not
@@ -93,11 +92,6 @@ export function readSettings(): LoopgateSettings {
 
 function objectOr<T extends object>(v: unknown, fallback: T): T | object {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? v : fallback;
-}
-
-/** The derived {site_url}/{base_url} of the configured upstream; undefined in demo mode. */
-export function upstreamOf(settings: LoopgateSettings): ParseResult | undefined {
-  return settings.baseUrl ? parseUpstream(settings.baseUrl) : undefined;
 }
 
 /** What the forked proxy is started with (the key and token go separately). */

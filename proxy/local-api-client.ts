@@ -32,7 +32,7 @@ export interface CallOptions {
 }
 
 /** The deadline when the caller gives none: loopback answers in milliseconds. */
-export const LOCAL_API_TIMEOUT_MS = 10_000;
+const LOCAL_API_TIMEOUT_MS = 10_000;
 
 /** The proxy refused (or something else answered): its status, error.code and message (without the request id). */
 export class LocalApiError extends Error {
@@ -144,7 +144,7 @@ async function readFeed(target: LocalApiTarget, path: string, onEvent: (e: unkno
 }
 
 /** Calls `onData` with each `data:` line of an event stream, in order; a character split across two reads is joined, not replaced. */
-export async function readDataLines(body: ReadableStream<Uint8Array>, onData: (data: string) => void): Promise<void> {
+async function readDataLines(body: ReadableStream<Uint8Array>, onData: (data: string) => void): Promise<void> {
   const decoder = new TextDecoder();
   let buf = '';
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
@@ -159,7 +159,7 @@ export async function readDataLines(body: ReadableStream<Uint8Array>, onData: (d
 }
 
 /** A refusal in the proxy's envelope ({error:{code,message}}), or whatever else answered, cut short. */
-export function refusal(status: number, text: string): LocalApiError {
+function refusal(status: number, text: string): LocalApiError {
   let code: string | undefined;
   let message = text.slice(0, 500) || `HTTP ${status}`;
   try {
@@ -173,6 +173,6 @@ export function refusal(status: number, text: string): LocalApiError {
 }
 
 /** The proxy's messages end with "(loopgate request id: …)": a reader showing the message drops it. */
-export function withoutRequestId(message: string): string {
+function withoutRequestId(message: string): string {
   return message.replace(/ \(loopgate request id: [^)]*\)$/, '');
 }

@@ -23,7 +23,7 @@ export interface CommandDeps {
   traffic: traffic.TrafficDeps;
 }
 
-export function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => unknown> {
+function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => unknown> {
   return {
     'loopgate.setApiKey': (key) => setApiKey(d.keys, key),
     'loopgate.addApiKey': (key, name) => addApiKey(d.keys, key, name),

@@ -22,7 +22,7 @@ export interface KeyCheck {
  * GET {base_url}/models with the candidate key, straight to the upstream (the key is not stored yet).
  * The key's shape, the list and the refusals are read by the same rules as the proxy's and doctor's.
  */
-export async function checkKey(baseUrl: string, raw: string): Promise<KeyCheck> {
+async function checkKey(baseUrl: string, raw: string): Promise<KeyCheck> {
   const shape = checkApiKey(raw);
   // status 0: nothing was asked, and no "save anyway" is offered for a key that cannot be sent.
   if ('problem' in shape) return { ok: false, status: 0, message: `The key was not saved: ${shape.problem}.` };

@@ -181,7 +181,7 @@ function maxTokens(modelOptions: { readonly [name: string]: unknown } | undefine
 }
 
 /** VS Code's message → plain data. Parts VS Code may add later are skipped, never guessed at. */
-export function toTurn(message: LanguageModelChatRequestMessage): ChatTurn {
+function toTurn(message: LanguageModelChatRequestMessage): ChatTurn {
   const role = message.role === vscode.LanguageModelChatMessageRole.Assistant ? 'assistant' : message.role === vscode.LanguageModelChatMessageRole.User ? 'user' : 'system';
   const parts: ChatPart[] = [];
   for (const part of message.content) {
@@ -238,7 +238,7 @@ const FACTORIES: Record<Exclude<FailureKind, 'other'>, (message: string) => vsco
   blocked: (m) => vscode.LanguageModelError.Blocked(m),
 };
 
-export function toLanguageModelError(err: unknown): vscode.LanguageModelError {
+function toLanguageModelError(err: unknown): vscode.LanguageModelError {
   if (err instanceof ChatRequestFailed) {
     const f = err.failure;
     const message = `Loopgate: ${f.message}${f.diagnosis ? ` [${f.diagnosis}]` : ''}`;

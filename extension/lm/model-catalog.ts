@@ -37,7 +37,7 @@ export type { ModelOverride, ModelOverrides };
  * Completions: each model's richest native protocol, so nothing is bridged.
  * A model whose list entry names no protocol gets Chat Completions, which every route has.
  */
-export function bestProtocol(protocols: readonly Protocol[] | undefined): Protocol {
+function bestProtocol(protocols: readonly Protocol[] | undefined): Protocol {
   return RICHEST_FIRST.find((p) => protocols?.includes(p)) ?? BRIDGE_TARGET;
 }
 

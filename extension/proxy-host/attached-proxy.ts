@@ -7,12 +7,12 @@ import { portAnswers, probeHealth, upstreamMismatch } from '../probe-proxy.js';
 import type { ProxyEndpoint } from './proxy-state.js';
 
 /** While attached: how often the other proxy's port is checked, and every how many checks it must prove itself again. */
-export const ATTACHED_CHECK_MS = 3_000;
+const ATTACHED_CHECK_MS = 3_000;
 const FULL_CHECK_EVERY = 20;
 /** Another window restarting on the same settings change keeps its old upstream this long at most. */
 const MISMATCH_GRACE_MS = 4_000;
 
-export function proxyUrl(config: ProxyIpcConfig): string {
+function proxyUrl(config: ProxyIpcConfig): string {
   return `http://${config.host ?? DEFAULT_HOST}:${config.port}`;
 }
 

@@ -12,7 +12,7 @@ import { RestartBackoff, type BackoffClock } from './restart-backoff.js';
 import type { TrafficEvent } from './proxy-events.js';
 
 export type { ProxyEndpoint, ProxyState } from './proxy-state.js';
-export type { RequestEvent, TrafficEvent } from './proxy-events.js';
+export type { TrafficEvent } from './proxy-events.js';
 
 export interface ProxyHostOptions {
   /** Absolute path of dist/cli.js. */

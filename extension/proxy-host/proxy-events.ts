@@ -5,5 +5,3 @@ import type { FromProxy } from '../../proxy/core/ipc.js';
 
 export type TrafficEvent = Extract<FromProxy, { kind: 'request' | 'health-probe' | 'hint' | 'alias' }>;
 
-/** A client's finished request (its line, status, code and verdict). */
-export type RequestEvent = Extract<TrafficEvent, { kind: 'request' }>;

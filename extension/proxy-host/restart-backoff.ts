@@ -13,7 +13,7 @@ export interface BackoffClock {
   clearTimeout(handle: unknown): void;
 }
 
-export const systemClock: BackoffClock = {
+const systemClock: BackoffClock = {
   now: () => Date.now(),
   setTimeout: (run, ms) => setTimeout(run, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),

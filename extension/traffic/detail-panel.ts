@@ -9,7 +9,7 @@ import { detailHtml, errorHtml, type DetailEntry, type PanelAction } from './det
 import { fetchEntry } from './entry-reader.js';
 import { shortId } from '../../proxy/traffic/render.js';
 
-export const DETAIL_VIEW_TYPE = 'loopgate.trafficDetail';
+const DETAIL_VIEW_TYPE = 'loopgate.trafficDetail';
 
 export class DetailPanels implements vscode.Disposable {
   private panel?: vscode.WebviewPanel;

@@ -14,7 +14,7 @@ export function isSafeHtml(v: unknown): v is SafeHtml {
   return typeof v === 'object' && v !== null && SAFE in v;
 }
 
-export function escapeHtml(text: unknown): string {
+function escapeHtml(text: unknown): string {
   return String(text ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 

@@ -25,7 +25,7 @@ export interface TrafficFilter {
   key?: string;
 }
 
-export function rowMatches(row: TrafficRow, f: TrafficFilter): boolean {
+function rowMatches(row: TrafficRow, f: TrafficFilter): boolean {
   const r = row.record;
   if (f.status === 'errors' ? !failed(r) : f.status && String(r.status)[0] !== f.status[0]) return false;
   if (f.model && r.model !== f.model) return false;

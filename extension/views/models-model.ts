@@ -8,12 +8,13 @@ import type { ProxyHost } from '../proxy-host/host.js';
 import { parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
 import { MODELS_PATH } from '../../proxy/rules/protocols/index.js';
 import { PROTOCOL_ORDER, isUnsupported, tryProtocol, type Protocol } from '../protocol-trials.js';
-import { modelInfo, parseKeyModels, parseModels, type KeyModelsInfo, type ModelInfo } from './explorer-list.js';
+import { modelInfo, parseKeyModels, type KeyModelsInfo, type ModelInfo } from './explorer-list.js';
 import { readSettings } from '../settings.js';
 import { NO_KEY_MESSAGE } from '../no-key.js';
 import { localApi, LocalApiError } from '../../proxy/local-api-client.js';
 
-export { parseModels, type KeyModelsInfo, type ModelInfo };
+export type { KeyModelsInfo, ModelInfo };
+
 
 /** Something wrong, with the command that fixes it. */
 export interface Problem {
@@ -46,7 +47,7 @@ const STATUS_TITLES: Record<number, string> = { 401: '401 Unauthorized', 403: '4
  * relay's error code, through diagnose), never on the message text, which
  * relays localise; the message is only shown.
  */
-export function problemFor(status: number, body: string, diagnosisHeader: string | undefined): Problem {
+function problemFor(status: number, body: string, diagnosisHeader: string | undefined): Problem {
   const info = parseErrorBody(status, body);
   const d = diagnose(info, { method: 'GET', originalPath: MODELS_PATH, canonicalPath: MODELS_PATH, time: new Date() });
   const message = readErrorEnvelope(body)?.message ?? '';

@@ -10,7 +10,7 @@ import type { KeyModelsInfo, ModelInfo, Problem } from './models-model.js';
  * node between two refreshes shows one key's models under another. JSON keeps the parts apart
  * (model ids may contain ':').
  */
-export function nodeId(kind: string, key: KeyModelsInfo | undefined, ...parts: string[]): string {
+function nodeId(kind: string, key: KeyModelsInfo | undefined, ...parts: string[]): string {
   return JSON.stringify([kind, key?.name ?? null, ...parts]);
 }
 

@@ -2,12 +2,12 @@
 // that only has Chat Completions. Pure mappings; the proxy does the I/O.
 
 export { toChatRequest, fromChatResult, createStreamTranslator } from './api.js';
-export { BridgePolicy, DEFAULT_BRIDGE_TTL_MS } from './policy.js';
-export { eventTooLargeMessage, MAX_SSE_EVENT_CHARS } from './sse.js';
+export { BridgePolicy,  } from './policy.js';
+export { eventTooLargeMessage,  } from './sse.js';
 export { translateError, isEndpointNotSupported, rejectionBody } from './error-translation.js';
 export {
-  ENDPOINT_TYPE,
-  CHAT_ENDPOINT_TYPE,
+  
+  
   bridgeLabel,
   bridgeKindForPath,
   type BridgeKind,

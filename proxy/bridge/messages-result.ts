@@ -34,7 +34,7 @@ export function messageUsage(u: ReadUsage | undefined): Json {
 }
 
 /** Anthropic's tool_use.input must be an object; arguments a model garbled are kept, not lost. */
-export function toolInput(args: string): unknown {
+function toolInput(args: string): unknown {
   if (args.trim() === '') return {};
   try {
     const v: unknown = JSON.parse(args);

@@ -7,7 +7,7 @@ import { refusalKey, type LearnedRefusal, type LearnedRefusals } from '../rules/
 import type { BridgeKind } from './types.js';
 import type { BridgeMode } from '../core/options.js';
 
-export const DEFAULT_BRIDGE_TTL_MS = 10 * 60_000;
+const DEFAULT_BRIDGE_TTL_MS = 10 * 60_000;
 
 export class BridgePolicy {
   private readonly ttlMs: number;

@@ -13,7 +13,7 @@ export interface SseMessage {
  * proxy hold one endless line in memory. Past it the stream is refused with an
  * error event in the caller's protocol and the upstream is dropped.
  */
-export const MAX_SSE_EVENT_CHARS = 16 * 1024 * 1024;
+const MAX_SSE_EVENT_CHARS = 16 * 1024 * 1024;
 
 /**
  * Splits a byte stream into SSE messages. Bytes are decoded with a streaming

@@ -29,7 +29,7 @@ export const CHAT_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const HASH_CHARS = 12; // 48 bits: two pairs of one request never meet by chance
 
 /** The readable join: what a model is shown whenever it is unambiguous. */
-export function joinedToolName(name: string, namespace?: string): string {
+function joinedToolName(name: string, namespace?: string): string {
   return namespace ? `${namespace}__${name}` : name;
 }
 

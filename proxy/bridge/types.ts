@@ -1,6 +1,6 @@
 // Shared vocabulary of the protocol bridge. Pure: no I/O anywhere in proxy/bridge.
 
-import { bridgeKindOf, ENDPOINT_TYPE as PROTOCOL_ENDPOINT_TYPE, endpointProtocol, type BridgeKind } from '../rules/protocols/index.js';
+import { bridgeKindOf, endpointProtocol, type BridgeKind } from '../rules/protocols/index.js';
 
 /** The protocols whose module says `bridgeable` (Responses, Anthropic Messages). */
 export type { BridgeKind };
@@ -42,13 +42,6 @@ export interface StreamTranslator {
   usage?: { input?: number; output?: number };
 }
 
-/** The /v1/models `supported_endpoint_types` value that means "this protocol is native". */
-export const ENDPOINT_TYPE: Record<BridgeKind, string> = {
-  responses: PROTOCOL_ENDPOINT_TYPE.responses,
-  messages: PROTOCOL_ENDPOINT_TYPE.messages,
-};
-/** Chat Completions: the protocol the bridge needs on the route. */
-export const CHAT_ENDPOINT_TYPE = PROTOCOL_ENDPOINT_TYPE.chat;
 
 export function bridgeLabel(kind: BridgeKind): string {
   return `${kind}->chat`;

@@ -10,7 +10,7 @@ export function configDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'loopgate');
 }
 
-export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
+function stateDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.LOOPGATE_HOME) return join(env.LOOPGATE_HOME, 'state');
   if (process.platform === 'win32') return join(env.LOCALAPPDATA ?? join(homedir(), 'AppData', 'Local'), 'loopgate');
   if (process.platform === 'darwin') return join(homedir(), 'Library', 'Logs', 'loopgate');

@@ -43,7 +43,6 @@ export const LOCAL_ERROR_CODES = {
   unknownRequest: 'unknown-request',
   methodNotAllowed: 'method-not-allowed',
 } as const;
-export type LocalErrorCode = (typeof LOCAL_ERROR_CODES)[keyof typeof LOCAL_ERROR_CODES];
 
 /**
  * An answer from whatever holds the port before it proved it is this proxy

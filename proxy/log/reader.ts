@@ -23,7 +23,7 @@ export class LogReadError extends Error {
 }
 
 /** The minimum a line needs to be shown or exported. */
-export function isTrafficRecord(v: unknown): v is TrafficRecord {
+function isTrafficRecord(v: unknown): v is TrafficRecord {
   if (!v || typeof v !== 'object' || Array.isArray(v)) return false;
   const r = v as Record<string, unknown>;
   return (
@@ -35,7 +35,7 @@ export function isTrafficRecord(v: unknown): v is TrafficRecord {
   );
 }
 
-export function parseTrafficLines(text: string, since?: Date): { records: TrafficRecord[]; skipped: number } {
+function parseTrafficLines(text: string, since?: Date): { records: TrafficRecord[]; skipped: number } {
   const records: TrafficRecord[] = [];
   let skipped = 0;
   const min = since ? since.getTime() : -Infinity;

@@ -42,7 +42,7 @@ const POST_EVERY_MS = 20;
 const POST_AT = 64;
 
 /** dist/otlp-worker.js: beside the running bundle, or (running from the sources, as the tests do) the checkout's dist/. */
-export function defaultWorkerFile(): string {
+function defaultWorkerFile(): string {
   const beside = join(__dirname, 'otlp-worker.js');
   return existsSync(beside) ? beside : resolve(__dirname, '../../dist/otlp-worker.js');
 }

@@ -54,7 +54,7 @@ function hrTime(ms: number): [number, number] {
 }
 
 /** How a failed export is shown: the URL without user info or query, and the status or error code. */
-export function describeExportError(url: string, error: unknown): string {
+function describeExportError(url: string, error: unknown): string {
   const e = error as { code?: unknown; name?: string; message?: string } | undefined;
   const code = e?.code;
   let why: string;

@@ -21,7 +21,7 @@ import { closestDemoModel } from '../simulator/demo-family.js';
  * fetch's own timeout, so the wait ends no later than the fetch would. Past
  * it, the key whose list is unknown is tried, as before the lists existed.
  */
-export const LIST_WAIT_MS = LIST_FETCH_TIMEOUT_MS;
+const LIST_WAIT_MS = LIST_FETCH_TIMEOUT_MS;
 
 /** What decideRoute needs from the proxy's state, for this request. */
 function routeQuery(model: string | undefined, path: string, ctx: ProxyContext, keys: readonly KeyModels[], bridgeable: boolean): RouteQuery {

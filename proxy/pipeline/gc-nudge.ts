@@ -19,7 +19,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-export const NUDGE_BYTES = 8 * 1024 * 1024;
+const NUDGE_BYTES = 8 * 1024 * 1024;
 const LARGE_CHUNK = 8 * 1024;
 
 type Gc = (options?: { type?: 'minor' | 'major' }) => void;

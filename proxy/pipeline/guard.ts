@@ -32,7 +32,7 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
  * server keeps them all (maxHeadersCount 0; maxHeaderSize still bounds the
  * bytes) and a request with more is refused here.
  */
-export const MAX_HEADER_LINES = 500;
+const MAX_HEADER_LINES = 500;
 
 export function checkRequest(req: IncomingMessage, cfg: GuardConfig): void {
   const raw = req.rawHeaders;

@@ -17,7 +17,7 @@ export interface KeySlot {
   models: ModelsCache;
 }
 
-export function keyFingerprint(key: string): string {
+function keyFingerprint(key: string): string {
   return createHash('sha256').update(key).digest('hex').slice(0, 12);
 }
 

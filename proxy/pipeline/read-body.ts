@@ -165,7 +165,7 @@ function parseMetadata(req: IncomingMessage, ctx: BodyContext, body: Buffer): Bo
  * The bridge walks tool schemas and tool inputs recursively; no real request
  * nests anywhere near this deep, and a deeper one would exhaust the stack.
  */
-export const MAX_BRIDGED_JSON_DEPTH = 200;
+const MAX_BRIDGED_JSON_DEPTH = 200;
 
 /**
  * The held body as an object, parsed only when something needs all of it (the

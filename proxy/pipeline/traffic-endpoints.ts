@@ -15,7 +15,7 @@ import type { TrafficEntry, TrafficRing } from '../traffic/ring.js';
 import { followUps } from '../traffic/follow-ups.js';
 import { LOCAL_ERROR_CODES, LOCAL_PATHS, ROW_FIELDS, type RowRecord, type LiveEvent, type TrafficDetail, type TrafficListAnswer, type TrafficRow, type TrafficSummary } from '../core/local-api.js';
 
-export const TRAFFIC_PATH = LOCAL_PATHS.traffic;
+const TRAFFIC_PATH = LOCAL_PATHS.traffic;
 /** A live client that stops reading loses entries past this much unsent data (counted), rather than the proxy's memory. */
 const LIVE_BACKLOG_BYTES = 4 * 1024 * 1024;
 /** A comment line this often keeps idle connections (and anything between) from timing out. */
@@ -26,7 +26,7 @@ export function isTrafficEndpoint(path: string): boolean {
 }
 
 /** The summary a list or the live feed carries: the record without bodies. */
-export function summary(e: TrafficEntry): TrafficSummary {
+function summary(e: TrafficEntry): TrafficSummary {
   return { seq: e.seq, record: e.record };
 }
 

@@ -3,7 +3,7 @@
 // from the bridge's memory of endpoint-not-supported (bridge/policy.ts), which
 // is about a protocol and a model; this one is about a transport and a path.
 
-export const DEFAULT_WEBSOCKET_REFUSAL_TTL_MS = 10 * 60_000;
+const DEFAULT_WEBSOCKET_REFUSAL_TTL_MS = 10 * 60_000;
 /** Paths come from clients: bound what a client can make us keep. */
 const MAX_ENTRIES = 1000;
 

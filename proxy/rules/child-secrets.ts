@@ -9,20 +9,20 @@ import { parseOtlpHeaders } from './otlp-config.js';
 import { MIN_SECRET_LENGTH, secretForms } from './redact.js';
 
 /** Hold the real key list: never passed to a child. */
-export const REAL_KEY_VARS = ['LOOPGATE_API_KEY'] as const;
+const REAL_KEY_VARS = ['LOOPGATE_API_KEY'] as const;
 /** Credentials a tool may read; whatever the parent had there is a secret (it is replaced by the local token, or dropped). */
-export const REPLACED_CREDENTIAL_VARS = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const;
+const REPLACED_CREDENTIAL_VARS = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const;
 /**
  * The OTLP exporter's header variables (all signals, per the OTel spec): they carry the collector's
  * token, which the docs treat like the key. The editor drops every OTEL_* for its proxy child anyway.
  */
-export const OTLP_HEADER_VAR = /^OTEL_EXPORTER_OTLP_(?:(?:TRACES|METRICS|LOGS|PROFILES)_)?HEADERS$/i;
+const OTLP_HEADER_VAR = /^OTEL_EXPORTER_OTLP_(?:(?:TRACES|METRICS|LOGS|PROFILES)_)?HEADERS$/i;
 
 /**
  * Every key a key list holds, as the proxy would use it; and, so a malformed or rejected entry
  * (quoted, `Bearer …`, a bad name) is not handed on either, each entry's key part as written.
  */
-export function keysOfList(raw: string | undefined): string[] {
+function keysOfList(raw: string | undefined): string[] {
   if (!raw?.trim()) return [];
   const found = new Set(parseKeyList(raw, '').keys.map((k) => k.key));
   for (const entry of raw.split(/[,\r\n]/)) {
@@ -66,7 +66,7 @@ export function secretsOfEnv(parent: NodeJS.ProcessEnv, token?: string): string[
 }
 
 /** A matcher for text holding any secret, plain or in a form it travels in (URL-encoded, base64, hex...). */
-export function secretFinder(secrets: readonly string[]): (text: string) => boolean {
+function secretFinder(secrets: readonly string[]): (text: string) => boolean {
   const forms = [...new Set(secrets.flatMap((s) => secretForms(s)))].filter((f) => f.length >= MIN_SECRET_LENGTH);
   return (text) => forms.some((f) => text.includes(f));
 }

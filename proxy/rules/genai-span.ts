@@ -157,7 +157,7 @@ const OTHER_OPERATIONS: Array<[RegExp, Operation]> = [
  */
 type OperationFields = Pick<SpanRecord, 'canonicalPath' | 'bridge' | 'method'> & { status?: number };
 
-export function clientOperation(rec: OperationFields): Operation | undefined {
+function clientOperation(rec: OperationFields): Operation | undefined {
   // A WebSocket (GET, 101) carries the same requests as the POSTs of its path (Responses over WebSocket).
   if (rec.method !== 'POST' && !(rec.method === 'GET' && rec.status === 101)) return undefined;
   const from = bridgedFrom(rec.bridge);

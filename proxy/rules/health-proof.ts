@@ -25,7 +25,7 @@ export function healthProof(token: string, address: string, port: number, nonce:
 }
 
 /** One spelling per address: an IPv4-mapped IPv6 address is its IPv4 address; brackets go. */
-export function normaliseAddress(address: string): string {
+function normaliseAddress(address: string): string {
   const a = address.replace(/^\[|\]$/g, '').toLowerCase();
   return a.startsWith('::ffff:') && a.includes('.') ? a.slice(7) : a;
 }

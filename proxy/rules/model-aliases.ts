@@ -16,7 +16,7 @@ export interface AliasEntry {
 
 export const ALIAS_HEADER = 'x-loopgate-alias';
 /** The field a /v1/models entry of an alias carries: the ID requests are sent with. */
-export const ALIAS_OF_FIELD = 'loopgate_alias_of';
+const ALIAS_OF_FIELD = 'loopgate_alias_of';
 export const PROJECT_FILE = 'loopgate.json';
 
 /** Model IDs go into a response header and a console line: printable ASCII, no spaces, like every ID /models lists. */

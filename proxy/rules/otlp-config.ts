@@ -50,9 +50,6 @@ export function collectorLoop(config: Pick<OtlpConfig, 'tracesUrl' | 'metricsUrl
   return undefined;
 }
 
-/** The variables read here, so the extension can keep the proxy child free of them (it has its own settings). */
-export const OTLP_ENV_PREFIX = 'OTEL_';
-
 export interface OtlpFlags {
   /** `serve --otlp URL`: a base endpoint (…/v1/traces is added) or a full traces URL. */
   endpoint?: string;
@@ -80,7 +77,7 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
  * the OTel spec uses for OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES).
  * A malformed entry is reported by its key or position, never by its value.
  */
-export function parseKeyValueList(raw: string, what: string): { ok: true; values: Record<string, string> } | { ok: false; problem: string } {
+function parseKeyValueList(raw: string, what: string): { ok: true; values: Record<string, string> } | { ok: false; problem: string } {
   const values: Record<string, string> = {};
   const parts = raw.split(',');
   for (let i = 0; i < parts.length; i++) {

@@ -5,7 +5,7 @@
 // traffic: a team's HAR holds the team's requests. `serve --log-own` puts them back, everywhere at once. Pure.
 
 /** The prefix of Loopgate's own endpoints. */
-export const OWN_API_PREFIX = '/_loopgate/';
+const OWN_API_PREFIX = '/_loopgate/';
 
 /** `path` is the request path as normalised (or the URL as sent, before normalising), query included or not. */
 export function isOwnTraffic(method: string, path: string): boolean {

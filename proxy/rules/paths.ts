@@ -34,7 +34,7 @@ function stripLeadingV1(rest: string): { rest: string; count: number } {
 }
 
 /** Why a raw request target is refused, or undefined when it is safe to parse. */
-export function unsafeTargetReason(method: string, target: string): string | undefined {
+function unsafeTargetReason(method: string, target: string): string | undefined {
   if (method.toUpperCase() === 'CONNECT') return 'CONNECT is not supported: Loopgate forwards to one fixed upstream.';
   if (!target.startsWith('/')) {
     return 'Absolute-form request targets are refused: configure your tool with the proxy as its base URL, not as an HTTP proxy.';

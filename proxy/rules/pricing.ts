@@ -44,7 +44,7 @@ export interface NoPrice {
   noPrice: string;
 }
 
-export const PRICES_EXAMPLE = '"prices": { "my-model": "claude-sonnet-4-5" } or "prices": { "my-model": { "input": 3, "output": 15 } } (USD per million tokens)';
+const PRICES_EXAMPLE = '"prices": { "my-model": "claude-sonnet-4-5" } or "prices": { "my-model": { "input": 3, "output": 15 } } (USD per million tokens)';
 
 export function priceUsage(model: string, usage: TokenCounts, overrides: PriceOverrides = {}): Priced | NoPrice {
   const override = Object.hasOwn(overrides, model) ? overrides[model] : undefined;

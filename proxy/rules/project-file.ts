@@ -39,7 +39,7 @@ export interface ProjectFile {
   problems: ProjectFileProblem[];
 }
 
-export const PROJECT_FILE_EXAMPLE = '{ "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" } }';
+const PROJECT_FILE_EXAMPLE = '{ "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" } }';
 const KNOWN_KEYS = new Set(['aliases', 'prices', '$schema']);
 
 export function readProjectFile(text: string): ProjectFile {

@@ -129,10 +129,6 @@ const KNOWN: Record<ParamProtocol, ReadonlySet<string>> = {
   messages: new Set(Object.keys(MESSAGES_PARAMS)),
 };
 
-export function knowsParam(protocol: ParamProtocol, name: string): boolean {
-  return KNOWN[protocol].has(name);
-}
-
 /**
  * The protocol a parameter belongs to when the request was plainly written for
  * another endpoint: `messages` on /v1/responses, `input` on /v1/chat/completions,

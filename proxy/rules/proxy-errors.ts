@@ -28,7 +28,7 @@ export class ProxyError extends Error {
  * proxy's own errors on /v1/messages and for the bridge's translation of
  * upstream chat-route errors. Anything else is `api_error`.
  */
-export const ANTHROPIC_ERROR_TYPES: Readonly<Record<number, string>> = {
+const ANTHROPIC_ERROR_TYPES: Readonly<Record<number, string>> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
   402: 'billing_error',
@@ -48,7 +48,7 @@ export const ANTHROPIC_ERROR_TYPES: Readonly<Record<number, string>> = {
  * with 503, and Claude Code treats `overloaded_error` as "retry later", so a
  * wrong model ID would look like an outage. The code wins over the status.
  */
-export const ANTHROPIC_ERROR_TYPES_BY_CODE: Readonly<Record<string, string>> = {
+const ANTHROPIC_ERROR_TYPES_BY_CODE: Readonly<Record<string, string>> = {
   model_not_found: 'not_found_error',
   invalid_api_key: 'authentication_error',
   access_denied: 'permission_error',

@@ -54,7 +54,7 @@ export interface SecretMatch {
  * and responses, so `set-cookie` too).
  */
 export const DENYLISTED_HEADERS: ReadonlySet<string> = new Set([...CREDENTIAL_HEADERS, ...RESPONSE_CREDENTIAL_HEADERS]);
-export const SENSITIVE_HEADER_NAME = /auth|token|key|secret|session/i;
+const SENSITIVE_HEADER_NAME = /auth|token|key|secret|session/i;
 
 /** Shorter secrets are not registered: they would match ordinary text. */
 export const MIN_SECRET_LENGTH = 8;

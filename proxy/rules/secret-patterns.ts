@@ -35,7 +35,7 @@ export const SECRET_PATTERNS: ReadonlyArray<{ name: string; pattern: RegExp }> =
 ];
 
 /** Names of the SECRET_PATTERNS that are provider keys (not JWTs or Bearer headers). */
-export const PROVIDER_KEY_NAMES: readonly string[] = PROVIDER_KEY_SHAPES.map((s) => s.name);
+const PROVIDER_KEY_NAMES: readonly string[] = PROVIDER_KEY_SHAPES.map((s) => s.name);
 
 /** Any provider key, unanchored, global: the alternation of the provider-key SECRET_PATTERNS. */
 export function providerKeyPattern(): RegExp {

@@ -11,7 +11,7 @@ export interface TeamMask {
 }
 
 /** Header names whose whole value identifies an account (OpenAI-Organization, OpenAI-Project, anthropic-organization-id …). */
-export const TEAM_HEADER_NAME = /organi[sz]ation|project|(^|-)user(-id)?$/i;
+const TEAM_HEADER_NAME = /organi[sz]ation|project|(^|-)user(-id)?$/i;
 
 export const TEAM_RULES: readonly string[] = [
   'org ids (org-…)',

@@ -41,11 +41,6 @@ export function term(literal: TemplateStringsArray, ...holes: Hole[]): TerminalT
   return new TerminalText(MINT, text);
 }
 
-/** Outside text escaped, or Loopgate's own words, as one part. */
-export function plain(hole: Hole): TerminalText {
-  return new TerminalText(MINT, piece(hole));
-}
-
 /** `text` in `colour` when `on` (the output is a terminal that wants colour), else as it is. */
 export function paint(on: boolean, colour: Colour, hole: Hole): TerminalText {
   const text = piece(hole);

@@ -19,8 +19,8 @@ interface ToolRule {
 }
 
 /** Codex's provider id and the variable its provider block reads the token from. */
-export const CODEX_PROVIDER = 'loopgate';
-export const CODEX_TOKEN_VAR = 'LOOPGATE_TOKEN';
+const CODEX_PROVIDER = 'loopgate';
+const CODEX_TOKEN_VAR = 'LOOPGATE_TOKEN';
 
 const TOOLS: Record<KnownTool, ToolRule> = {
   // Claude Code: ANTHROPIC_BASE_URL is the proxy root (no /v1); ANTHROPIC_AUTH_TOKEN goes out as a
@@ -46,7 +46,7 @@ export function toolOf(command: string): KnownTool | undefined {
 }
 
 /** `-c` overrides that make Codex use the proxy over the Responses API, reading the token from LOOPGATE_TOKEN. */
-export function codexOverrides(proxyUrl: string): string[] {
+function codexOverrides(proxyUrl: string): string[] {
   const baseUrl = clientBaseUrls(proxyUrl).openai;
   return [
     '-c',
@@ -57,7 +57,7 @@ export function codexOverrides(proxyUrl: string): string[] {
 }
 
 /** Whether the user's Codex arguments already pick a provider: `-c model_provider=…`, `--profile`/`-p`, or `--oss`. */
-export function codexProviderChosen(args: readonly string[]): boolean {
+function codexProviderChosen(args: readonly string[]): boolean {
   const setsProvider = (override: string | undefined) => override !== undefined && /^\s*model_provider\s*=/.test(override);
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;

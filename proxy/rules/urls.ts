@@ -79,7 +79,7 @@ interface SplitPath {
 }
 
 /** Peels endpoint suffixes and /v1 segments off the end of a path, in any order and any number. */
-export function splitBasePath(path: string): SplitPath {
+function splitBasePath(path: string): SplitPath {
   const segments = path.split('/').filter((s) => s.length > 0);
   let endpoint: string | undefined;
   let v1Count = 0;

@@ -25,7 +25,7 @@ export interface SimControls {
   responseBytes: number;
 }
 
-export const DEFAULT_CHUNKS = 5;
+const DEFAULT_CHUNKS = 5;
 const MAX_BYTES = 64 * 1024 * 1024;
 
 function single(headers: IncomingHttpHeaders, name: string): string | undefined {

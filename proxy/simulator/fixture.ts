@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { PROTOCOL_TABLE, type Protocol } from '../rules/protocols/index.js';
 
 export type { Protocol };
-export const PROTOCOLS = Object.keys(PROTOCOL_TABLE) as readonly Protocol[];
+const PROTOCOLS = Object.keys(PROTOCOL_TABLE) as readonly Protocol[];
 export type KeyStatus = 'active' | 'disabled' | 'restricted';
 
 export interface FixtureModel {
@@ -163,7 +163,7 @@ export function loadFixture(file: string): Fixture {
 }
 
 /** Who publishes a model given only as a string: a guess from its name. */
-export function defaultOwner(id: string): string {
+function defaultOwner(id: string): string {
   const s = id.toLowerCase();
   if (s.startsWith('claude')) return 'anthropic';
   if (/^(gpt|o\d|chatgpt|text-|dall-e|whisper|tts)/.test(s)) return 'openai';

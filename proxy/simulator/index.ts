@@ -13,9 +13,9 @@ import { websocketUpgrades } from './responses-websocket.js';
 
 export type { Fixture, FixtureGroup, FixtureKey, FixtureModel, KeyStatus, Protocol } from './fixture.js';
 export { FixtureError, fixturePrices, loadFixture, validateFixture } from './fixture.js';
-export { FAULTS, type Fault } from './faults.js';
+export {  type Fault } from './faults.js';
 export { fingerprint, CREDENTIAL_HEADERS, type RecordedRequest } from './request-record.js';
-export { closestDemoModel, SERVED_MODEL_HEADER } from './demo-family.js';
+;
 
 export interface SimulatorOptions {
   port?: number;

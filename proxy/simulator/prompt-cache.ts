@@ -24,8 +24,8 @@ const FIVE_MINUTES = 5 * 60_000;
 const ONE_HOUR = 60 * 60_000;
 const MAX_BREAKPOINTS = 4;
 const LOOKBACK_BLOCKS = 20;
-export const AUTO_MIN_TOKENS = 1024;
-export const AUTO_BLOCK_TOKENS = 128;
+const AUTO_MIN_TOKENS = 1024;
+const AUTO_BLOCK_TOKENS = 128;
 const CHARS_PER_TOKEN = 4;
 /** Automatic caching hashes at most this much of a prompt (a 50 MiB benchmark body must stay cheap). */
 const AUTO_MAX_CHARS = 1024 * 1024;
@@ -222,7 +222,7 @@ function messageBlocks(body: Record<string, unknown>): Block[] {
 }
 
 /** The first `max` characters of every string inside a value, in order: what automatic caching compares. */
-export function leadingText(value: unknown, max: number): string {
+function leadingText(value: unknown, max: number): string {
   const out: string[] = [];
   let room = max;
   const walk = (v: unknown): void => {

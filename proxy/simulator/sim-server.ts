@@ -22,11 +22,11 @@ import { estimateTokens, textLength } from './text.js';
 import { recordRequest, type RecordedRequest } from './request-record.js';
 import { demoServedModel, SERVED_MODEL_HEADER } from './demo-family.js';
 
-export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** Oldest records are dropped past this, so a long benchmark does not grow without bound. */
-export const MAX_RECORDS = 10_000;
+const MAX_RECORDS = 10_000;
 /** Model `created` is fixed so the list is deterministic. */
-export const MODEL_CREATED = 1_715_000_000;
+const MODEL_CREATED = 1_715_000_000;
 
 const POST_ROUTES: Record<string, ProtocolModule> = Object.fromEntries([chatProtocol, responsesProtocol, messagesProtocol].map((m) => [m.path, m]));
 

@@ -133,11 +133,6 @@ export function userWords(content: unknown): string {
     .trim();
 }
 
-/** The last message (in order) whose role matches and that carries the user's own words. */
-export function lastUserWords(messages: unknown[], isUser: (m: Record<string, unknown>) => boolean): string {
-  return lastTurn(messages, isUser, () => undefined).words;
-}
-
 export interface Turn {
   /** The user's last own words. */
   words: string;

@@ -112,7 +112,7 @@ const BODY_FIELDS = ['requestBody', 'upstreamRequestBody', 'responseBody', 'hint
  * whole parent alive: a 1 MiB body held a ~4 MB capture, and the ring used about twice its budget. Joining two
  * halves builds a new flat string (V8 makes no sliced or cons string under 13 characters).
  */
-export function ownCopy(s: string): string {
+function ownCopy(s: string): string {
   if (s.length < 13) return s;
   const half = s.length >> 1;
   return [s.slice(0, half), s.slice(half)].join('');

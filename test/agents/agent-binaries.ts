@@ -30,7 +30,7 @@ function provisioned(): AgentsTree {
 }
 
 /** True when the pinned versions are used (no override): their versions come from the tree's manifest. */
-export const pinnedAgents = !(process.env.LOOPGATE_TEST_CLAUDE && process.env.LOOPGATE_TEST_CODEX);
+const pinnedAgents = !(process.env.LOOPGATE_TEST_CLAUDE && process.env.LOOPGATE_TEST_CODEX);
 
 export function agentsTree(): AgentsTree | undefined {
   return agentsSupported && pinnedAgents ? provisioned() : undefined;

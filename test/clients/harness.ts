@@ -16,7 +16,7 @@ export const repoRoot = resolve(__dirname, '..', '..');
 // ---------------------------------------------------------------- the stack
 
 export type ProxyName = 'default' | 'claude' | 'chatOnly';
-export const GROUP: Record<ProxyName, string> = { default: 'default', claude: 'claude', chatOnly: 'chat-only' };
+const GROUP: Record<ProxyName, string> = { default: 'default', claude: 'claude', chatOnly: 'chat-only' };
 
 /**
  * Models the stack's relay lists beyond the demo fixture: the pinned agents'

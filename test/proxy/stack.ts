@@ -11,7 +11,7 @@ import defaultFixture from '../../proxy/simulator/default-fixture.json';
 
 export const TOKEN = 'lg-local-test-token-0123456789abcdefghijklmnop';
 
-export function fixtureKey(match: (k: (typeof defaultFixture.keys)[number]) => boolean): string {
+function fixtureKey(match: (k: (typeof defaultFixture.keys)[number]) => boolean): string {
   const found = defaultFixture.keys.find(match);
   if (!found) throw new Error('no such key in the default fixture');
   return found.key;

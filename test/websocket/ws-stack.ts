@@ -23,7 +23,7 @@ export interface WsStack {
 }
 
 /** The demo's Responses group twice: `default-ws` with the WebSocket transport on, `default` as it is (off). */
-export function wsFixture(keys: Record<WsProxyName, string>): Fixture {
+function wsFixture(keys: Record<WsProxyName, string>): Fixture {
   return {
     groups: { ...defaultFixture.groups, 'default-ws': { ...defaultFixture.groups.default!, responses_websocket: true } },
     keys: [

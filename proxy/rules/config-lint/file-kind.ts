@@ -39,7 +39,7 @@ export function baseName(fileName: string): string {
 }
 
 /** `.env`, `.env.local`, `.env.example`, `prod.env`, and the `env.example` some projects commit. */
-export function isDotenvName(name: string): boolean {
+function isDotenvName(name: string): boolean {
   return name === '.env' || name.startsWith('.env.') || /\.env$/.test(name) || /^env\.(example|sample|template|dist)$/i.test(name);
 }
 

@@ -10,9 +10,9 @@ import { isProjectFile, projectFileDiagnostics } from './project-file-rules.js';
 import { MAX_DIAGNOSTICS, MAX_LINT_CHARS, type LintContext, type LintDiagnostic, type LintEdit, type LintFile } from './types.js';
 
 export * from './types.js';
-export { fileKind, isDotenvName, isDotenvTemplate } from './file-kind.js';
+export { fileKind,  isDotenvTemplate } from './file-kind.js';
 export { suggestModels } from '../suggest.js';
-export { isPlaceholderKey } from './key-rules.js';
+;
 
 /** Unknown-model findings per document: each costs a search of the model list, and 50 say enough. */
 export const MAX_MODEL_DIAGNOSTICS = 50;

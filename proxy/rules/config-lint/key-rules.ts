@@ -12,7 +12,7 @@ const KEY_SCAN = new RegExp(`(?<![A-Za-z0-9_-])(?:${providerKeyPattern().source}
 const STORE_COMMAND = { title: 'Store it with Loopgate: Set API Key', command: SET_API_KEY_COMMAND };
 
 /** Documentation keys: `sk-xxxxxxxx…`, `sk-your-key-here…`, `sk-1234567890abcdef…`. */
-export function isPlaceholderKey(key: string): boolean {
+function isPlaceholderKey(key: string): boolean {
   const body = key.slice(providerKeyShapeOf(key)?.prefix.length ?? 0);
   // Real keys are random: they have digits. `sk-learn-preprocessing-tools` is a package name.
   if (!/\d/.test(body)) return true;

@@ -41,7 +41,7 @@ function hasOwnVersion(value: string): boolean {
 }
 
 /** A proxy origin the rules can compare against, or undefined when none is usable. */
-export function proxyOrigin(proxyUrl: string | undefined): string | undefined {
+function proxyOrigin(proxyUrl: string | undefined): string | undefined {
   if (!proxyUrl) return undefined;
   try {
     const url = new URL(proxyUrl);

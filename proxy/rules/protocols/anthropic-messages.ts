@@ -30,7 +30,7 @@ export const COUNT_TOKENS_PATH = `${facts.path}/count_tokens`;
 export const COUNT_TOKENS_ENDPOINT = `${facts.endpoint}/count_tokens`;
 
 /** Messages requires `max_tokens`; this is the minimal request's default. */
-export const MINIMAL_MAX_TOKENS = 64;
+const MINIMAL_MAX_TOKENS = 64;
 
 export const MESSAGES_EVENTS = {
   messageStart: 'message_start',
@@ -41,12 +41,12 @@ export const MESSAGES_EVENTS = {
   messageStop: 'message_stop',
 } as const;
 
-export function messagesMinimalRequest(model: string, opts: MinimalRequestOptions): Record<string, unknown> {
+function messagesMinimalRequest(model: string, opts: MinimalRequestOptions): Record<string, unknown> {
   return { model, max_tokens: opts.maxTokens ?? MINIMAL_MAX_TOKENS, messages: [{ role: 'user', content: opts.prompt }], stream: opts.stream };
 }
 
 /** A message's text blocks joined. */
-export function messagesOutputText(body: unknown): string {
+function messagesOutputText(body: unknown): string {
   if (!isObject(body) || !Array.isArray(body.content)) return '';
   return body.content.filter((c) => isObject(c) && c.type === 'text').map((c) => (c as Record<string, unknown>).text).join('');
 }
@@ -61,7 +61,7 @@ export function looksLikeMessagesTarget(target: string): boolean {
 }
 
 /** A stream that contains its completion event (a probe's check, not a parser). */
-export function messagesStreamCompleted(sse: string): boolean {
+function messagesStreamCompleted(sse: string): boolean {
   return sse.includes(facts.stream.completed);
 }
 

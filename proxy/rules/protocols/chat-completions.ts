@@ -36,7 +36,7 @@ const facts = {
 /** The `data:` payload that ends a Chat Completions stream. */
 export const CHAT_DONE = facts.stream.done;
 
-export function chatMinimalRequest(model: string, opts: MinimalRequestOptions): Record<string, unknown> {
+function chatMinimalRequest(model: string, opts: MinimalRequestOptions): Record<string, unknown> {
   return { model, messages: [{ role: 'user', content: opts.prompt }], stream: opts.stream };
 }
 
@@ -46,14 +46,14 @@ export function readChatUsage(u: Record<string, unknown>): ReadUsage {
 }
 
 /** The first choice's text of a (non-stream) chat completion. */
-export function chatOutputText(body: unknown): string {
+function chatOutputText(body: unknown): string {
   const choice = isObject(body) && Array.isArray(body.choices) ? body.choices[0] : undefined;
   const message = isObject(choice) ? choice.message : undefined;
   return String((isObject(message) ? message.content : undefined) ?? '');
 }
 
 /** A stream that ended with `data: [DONE]` on a line of its own. */
-export function chatStreamCompleted(sse: string): boolean {
+function chatStreamCompleted(sse: string): boolean {
   return /^data: \[DONE\]\s*$/m.test(sse);
 }
 

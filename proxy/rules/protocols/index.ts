@@ -15,7 +15,7 @@ import type { Envelope, MinimalRequestOptions, NormalisedUsage, Protocol, Protoc
 
 export type { Envelope, Message, MinimalRequestOptions, NormalisedUsage, Part, Protocol, ProtocolModule, ProtocolSpec, ReadUsage, RequestConversation, RequestShape, UsageShape } from './spec.js';
 export { ERROR_EVENT } from './spec.js';
-export { ANTHROPIC_VERSION, COUNT_TOKENS_ENDPOINT, COUNT_TOKENS_PATH, MINIMAL_MAX_TOKENS } from './anthropic-messages.js';
+export { ANTHROPIC_VERSION, COUNT_TOKENS_ENDPOINT, COUNT_TOKENS_PATH,  } from './anthropic-messages.js';
 export { MODELS_PATH, modelsList } from './models-list.js';
 
 /**

@@ -54,12 +54,12 @@ export function outputTextPart(text: string): Record<string, unknown> {
   return { type: OUTPUT_TEXT, text, annotations: [], logprobs: [] };
 }
 
-export function responsesMinimalRequest(model: string, opts: MinimalRequestOptions): Record<string, unknown> {
+function responsesMinimalRequest(model: string, opts: MinimalRequestOptions): Record<string, unknown> {
   return { model, input: opts.prompt, stream: opts.stream };
 }
 
 /** A Response's text: the SDK's `output_text` convenience field when present, else its output text parts joined. */
-export function responsesOutputText(body: unknown): string {
+function responsesOutputText(body: unknown): string {
   if (!isObject(body)) return '';
   if (typeof body[OUTPUT_TEXT] === 'string') return body[OUTPUT_TEXT];
   const parts: string[] = [];
@@ -69,12 +69,12 @@ export function responsesOutputText(body: unknown): string {
   return parts.join('');
 }
 
-export function isResponsesTerminal(type: unknown): boolean {
+function isResponsesTerminal(type: unknown): boolean {
   return (facts.stream.terminal as readonly unknown[]).includes(type);
 }
 
 /** A stream that contains its completion event (a probe's check, not a parser). */
-export function responsesStreamCompleted(sse: string): boolean {
+function responsesStreamCompleted(sse: string): boolean {
   return sse.includes(facts.stream.completed);
 }
 

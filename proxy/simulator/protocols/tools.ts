@@ -106,7 +106,7 @@ function isCommandTool(tool: SimTool): boolean {
 type Language = 'shell' | 'js' | 'either';
 
 /** What a command tool runs, as its own description or grammar says; 'either' when it does not say. */
-export function toolLanguage(tool: SimTool): Language {
+function toolLanguage(tool: SimTool): Language {
   const about = `${tool.description ?? ''} ${JSON.stringify(tool.parameters ?? {})}`;
   const js = /\b(java\s*script|js|node(\.js)?|type\s*script|console\.log)\b/i.test(about);
   const shell = /\b(shell|bash|zsh|sh|powershell|terminal|command[- ]line|cmd)\b/i.test(about);
