@@ -5,15 +5,16 @@
 // token) in every encoding they travel in; (2) credential shapes from
 // SECRET_PATTERNS plus key=/token= parameters. Exact secrets go first so a
 // pattern that stops at an odd character cannot leave half a known key behind.
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { CREDENTIAL_HEADERS, RESPONSE_CREDENTIAL_HEADERS } from './credential-headers.js';
 import { SECRET_PATTERNS } from './secret-patterns.js';
+import { REDACTION_MARK, REDACTION_MARK_SOURCE, REDACTION_TAG, redactionTag, sameLengthMask } from './key-display.js';
 import { escapedSecretFinder, lowerCasePercentEncoded, unicodeEscaped, type EscapedSecretFinder } from './escaped-secrets.js';
 
 export interface Redactor {
   /** Scrub one string: known secrets in plain/base64/base64url/URL-encoded/JSON-escaped/hex forms + SECRET_PATTERNS + key=/api_key=/token=/access_token= query params. */
   string(s: string): string;
-  /** Header map → redacted copy: denylisted names and any name matching /auth|token|key|secret|session/i get `[REDACTED:xxxx]`; other values go through string(). */
+  /** Header map → redacted copy: denylisted names and any name matching /auth|token|key|secret|session/i get a redaction tag (key-display.ts); other values go through string(). */
   headers(h: Record<string, unknown>): Record<string, string>;
   /** Deep copy of any JSON-like value with every string (and object key) scrubbed. */
   value<T>(v: T): T;
@@ -58,8 +59,8 @@ export const SENSITIVE_HEADER_NAME = /auth|token|key|secret|session/i;
 
 /** Shorter secrets are not registered: they would match ordinary text. */
 export const MIN_SECRET_LENGTH = 8;
-/** Every mask starts with this: a text that holds it had a secret removed. */
-export const REDACTION_MARK = '[REDACTED:';
+/** Every mask starts with this (decided in key-display.ts, exported here too for the redaction's readers). */
+export { REDACTION_MARK };
 
 /** Names of the rules a Redactor applies (for export comments). */
 export const REDACTION_RULES: readonly string[] = [
@@ -71,7 +72,6 @@ export const REDACTION_RULES: readonly string[] = [
   'key=/api_key=/token=/access_token= parameters',
 ];
 
-const TAG_RE = /^\[REDACTED:[0-9a-f]{4}\]$/;
 // One key per process unless a test fixes it: tags are comparable within a
 // log, meaningless outside it.
 const PROCESS_KEY = randomBytes(32);
@@ -108,7 +108,7 @@ const PATTERN_SOURCES: Array<{ group: string; source: string }> = [
   {
     group: 'param',
     // \b + not after '-': a parameter name, not the tail of a longer word.
-    source: `\\b(?<!-)(?<pname>${PARAM_NAMES})=(?!\\[REDACTED:)(?<pvalue>[^&\\s#"'<>\\\\]+)`,
+    source: `\\b(?<!-)(?<pname>${PARAM_NAMES})=(?!${REDACTION_MARK_SOURCE})(?<pvalue>[^&\\s#"'<>\\\\]+)`,
   },
   { group: 'lgtoken', source: '\\blg-local-[A-Za-z0-9_-]{16,}' },
   ...SECRET_PATTERNS.map((p, i) => ({
@@ -197,11 +197,6 @@ function quotedForms(secret: string): Buffer[] {
   return [...forms].map((f) => Buffer.from(f, 'utf8'));
 }
 
-/** `[REDACTED:xxxx]` padded with `*` to `length` bytes (only `*` when shorter than the tag). */
-function sameLengthMask(tag: string, length: number): Buffer {
-  return Buffer.from(length >= tag.length ? tag + '*'.repeat(length - tag.length) : '*'.repeat(length), 'latin1');
-}
-
 /** Every form a secret is searched for (also what tests sweep exports for). */
 export function secretForms(secret: string): string[] {
   const forms = new Set<string>([secret]);
@@ -255,7 +250,7 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
   function tag(secret: string): string {
     let t = tagCache.get(secret);
     if (t === undefined) {
-      t = `[REDACTED:${createHmac('sha256', hashKey).update(secret).digest('hex').slice(0, 4)}]`;
+      t = redactionTag(secret, hashKey);
       if (tagCache.size > 10_000) tagCache.clear();
       tagCache.set(secret, t);
     }
@@ -349,7 +344,7 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
       if (DENYLISTED_HEADERS.has(lower) || SENSITIVE_HEADER_NAME.test(lower)) {
         // Tag the credential itself (scheme stripped) so it matches the same key's tag elsewhere.
         const credential = value.replace(/^(Bearer|Basic|Token)\s+/i, '').trim();
-        out[string(knownSecretsInName(name))] = value === '' ? '' : TAG_RE.test(credential) ? credential : tag(credential);
+        out[string(knownSecretsInName(name))] = value === '' ? '' : REDACTION_TAG.test(credential) ? credential : tag(credential);
       } else {
         out[string(knownSecretsInName(name))] = string(value);
       }
