@@ -1,12 +1,14 @@
 // startProxy: builds the long-lived parts (upstream pool, redactor, log, model
 // cache) and an HTTP server that runs each request through pipeline/handle.
+// In order: checkAddresses, createUpstream, the redactor and keys, openOtlp,
+// buildContext, createHttpServer, listen, openLogForPort; stopProxy undoes them.
 import { abortableDelay } from './pipeline/retry.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Pool } from 'undici';
 import { parseUpstream, isLoopbackHost, proxyOrigin } from './rules/urls.js';
 import { MODELS_PATH } from './rules/protocols/index.js';
-import { createRedactor } from './rules/redact.js';
+import { createRedactor, type Redactor } from './rules/redact.js';
 import { openTrafficLog, type TrafficLog } from './log/index.js';
 import type { OtlpSink } from './otlp/exporter.js';
 import { collectorLoop } from './rules/otlp-config.js';
@@ -85,6 +87,59 @@ export class ProxyConfigError extends Error {
 }
 
 export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): Promise<RunningProxy> {
+  const { parsed, host, listenPort } = checkAddresses(opts);
+  const up = createUpstream(opts, parsed.siteUrl);
+  const redactor = createRedactor({ secrets: [opts.token ?? undefined].filter((s): s is string => Boolean(s)) });
+  const keys = new KeyRing({ upstream: up.upstream, path: up.upstreamPrefix + MODELS_PATH, onKey: (k) => redactor.addSecret(k) }, initialKeys(opts));
+  addCollectorSecrets(redactor, opts);
+  // Opened before listening (it sends nothing until a span is queued), so the first request is exported too.
+  const otlp = await openOtlp(opts, redactor, up.upstreamUrl);
+  const ring = opts.capture === false ? undefined : new TrafficRing({ entries: opts.capture?.entries ?? DEFAULT_RING_ENTRIES, bytes: opts.capture?.bytes ?? DEFAULT_RING_BYTES });
+  const ctx = buildContext(opts, { parsed, up, keys, redactor, otlp, ring });
+  const { server, upgrades } = createHttpServer(ctx, opts, host);
+  try {
+    await listen(server, listenPort, host);
+  } catch (err) {
+    await otlp?.close(0);
+    await up.pool.destroy();
+    throw err;
+  }
+  const port = (server.address() as AddressInfo).port;
+  const logFile = opts.logFile;
+  const log = logFile === false ? undefined : await openLogForPort(ctx, opts, logFile ?? defaultLogFile(process.env, port), async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await up.pool.destroy();
+    await otlp?.close(0);
+  });
+  return {
+    url: proxyOrigin(host, port),
+    port,
+    host,
+    siteUrl: parsed.siteUrl,
+    baseUrl: parsed.baseUrl,
+    upstreamNotes: parsed.problems.map((p) => p.message),
+    logFile: log?.file,
+    otlp: otlp ? () => otlp.health : undefined,
+    stats: ctx.stats,
+    traffic: ring,
+    modelIds: () => keys.ids(),
+    refreshModels: () => keys.refresh(),
+    setKey(next) {
+      keys.set(next ? [{ name: positionName(0), key: next, named: false }] : []);
+    },
+    setKeys(next) {
+      keys.set(next);
+    },
+    keyStatus: () => keyStatus(keys),
+    close: () => stopProxy({ ctx, server, upgrades, pool: up.pool, log, otlp }),
+  };
+}
+
+type ParsedUpstream = Extract<ReturnType<typeof parseUpstream>, { ok: true }>;
+
+/** Refuses, before anything is opened, an upstream that cannot be used, a non-loopback bind, a collector that is this proxy. */
+function checkAddresses(opts: ProxyOptions): { parsed: ParsedUpstream; host: string; listenPort: number } {
   const parsed = parseUpstream(opts.upstream, { allowHttp: opts.allowHttp });
   if (!parsed.ok) throw new ProxyConfigError(`Upstream URL: ${parsed.problems.map((p) => p.message).join(' ')}`);
   const host = opts.host ?? DEFAULT_HOST;
@@ -96,41 +151,56 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   const listenPort = opts.port ?? DEFAULT_PORT;
   const selfCollector = opts.otlp && listenPort !== 0 ? collectorLoop(opts.otlp, host, listenPort) : undefined;
   if (selfCollector) throw new ProxyConfigError(selfCollector);
+  return { parsed, host, listenPort };
+}
+
+/** The connection pool to the upstream origin, with the limits, timeouts and retries every call uses. */
+function createUpstream(opts: ProxyOptions, siteUrl: string) {
   const limits = { ...DEFAULT_LIMITS, ...defined(opts.limits) };
   const timeouts = { ...DEFAULT_TIMEOUTS, ...defined(opts.timeouts) };
-  const upstreamUrl = new URL(parsed.siteUrl);
+  const upstreamUrl = new URL(siteUrl);
   const pool = new Pool(upstreamUrl.origin, {
     connect: { timeout: timeouts.connectMs },
     keepAliveTimeout: 30_000,
     pipelining: 1,
   });
-  const redactor = createRedactor({ secrets: [opts.token ?? undefined].filter((s): s is string => Boolean(s)) });
-  let log: TrafficLog | undefined;
-
   const upstreamPrefix = upstreamUrl.pathname.replace(/\/+$/, '');
   const upstream = { pool, retries: opts.retries ?? DEFAULT_RETRIES, timeouts, sleep: opts.sleep ?? abortableDelay };
-  const keys = new KeyRing({ upstream, path: upstreamPrefix + MODELS_PATH, onKey: (k) => redactor.addSecret(k) }, initialKeys(opts));
-  const hinted = new Set<string>();
-  const stats: ProxyStats = { requests: 0, errors: 0, inFlight: 0, browserRefused: 0 };
-  // Collector headers usually carry an access token: a secret like the key, scrubbed from every sink.
+  return { limits, timeouts, upstreamUrl, pool, upstreamPrefix, upstream };
+}
+type Upstream = ReturnType<typeof createUpstream>;
+
+/** Collector headers usually carry an access token: a secret like the key, scrubbed from every sink. */
+function addCollectorSecrets(redactor: Redactor, opts: ProxyOptions): void {
   for (const value of Object.values(opts.otlp?.headers ?? {})) {
     redactor.addSecret(value);
     const credential = /^\S+\s+(\S{8,})$/.exec(value)?.[1];
     if (credential) redactor.addSecret(credential);
   }
-  // Opened before listening (it sends nothing until a span is queued), so the first request is exported too.
-  // The SDK is loaded only then: every other command and a proxy without export never evaluate it.
-  const otlp: OtlpSink | undefined = opts.otlp
-    ? (await import('./otlp/exporter.js')).openOtlpSink(opts.otlp, {
-        version,
-        onHealth: opts.onOtlpHealth,
-        redact: (s) => redactor.string(s),
-        workerFile: opts.otlpWorkerFile,
-        server: serverOf(upstreamUrl),
-      })
-    : undefined;
-  const ring = opts.capture === false ? undefined : new TrafficRing({ entries: opts.capture?.entries ?? DEFAULT_RING_ENTRIES, bytes: opts.capture?.bytes ?? DEFAULT_RING_BYTES });
-  const ctx: ProxyContext = {
+}
+
+/** The OTLP sink, when asked for. The SDK is loaded only then: every other command and a proxy without export never evaluate it. */
+async function openOtlp(opts: ProxyOptions, redactor: Redactor, upstreamUrl: URL): Promise<OtlpSink | undefined> {
+  if (!opts.otlp) return undefined;
+  return (await import('./otlp/exporter.js')).openOtlpSink(opts.otlp, {
+    version,
+    onHealth: opts.onOtlpHealth,
+    redact: (s) => redactor.string(s),
+    workerFile: opts.otlpWorkerFile,
+    server: serverOf(upstreamUrl),
+  });
+}
+
+/** What every request handler reads: the long-lived parts, the options, the counters. */
+function buildContext(
+  opts: ProxyOptions & { simulator?: boolean },
+  parts: { parsed: ParsedUpstream; up: Upstream; keys: KeyRing; redactor: Redactor; otlp: OtlpSink | undefined; ring: TrafficRing | undefined },
+): ProxyContext {
+  const { parsed, up, keys, redactor, otlp, ring } = parts;
+  const { pool, upstreamPrefix, limits, timeouts, upstream } = up;
+  const hinted = new Set<string>();
+  const stats: ProxyStats = { requests: 0, errors: 0, inFlight: 0, browserRefused: 0 };
+  return {
     pool,
     upstreamPrefix,
     siteUrl: parsed.siteUrl,
@@ -168,7 +238,11 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     },
     onTraffic: opts.onTraffic,
   };
+}
 
+/** The HTTP server with its limits, and the paths around the request handler: bad requests, upgrades, CONNECT. */
+function createHttpServer(ctx: ProxyContext, opts: ProxyOptions, host: string): { server: Server; upgrades: ReturnType<typeof upgradeHandling> } {
+  const limits = ctx.limits;
   const server = createServer(
     {
       maxHeaderSize: limits.maxHeaderBytes,
@@ -198,75 +272,62 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
     ctx.guard = guardConfig((server.address() as AddressInfo).port, [], opts.allowRemote ?? false);
     ctx.cliProxyFlags = proxyFlags(host, (server.address() as AddressInfo).port);
   });
+  return { server, upgrades };
+}
+
+/**
+ * One log per proxy: by default named by the port it listens on, known only now (--port 0). Created in
+ * the same turn as the listen callback, before any connection is handled, so no request goes unrecorded.
+ * Until the log is open, a failure refuses the start (`undo`, then throw): "records dropped, requests
+ * still served" would be false then.
+ */
+async function openLogForPort(ctx: ProxyContext, opts: ProxyOptions, file: string, undo: () => Promise<void>): Promise<TrafficLog> {
+  let opened = false;
+  const report = opts.onLogHealth;
+  const onHealth = report && ((h: LogHealth) => void (opened && report(h)));
+  const log = openTrafficLog({ file, maxBytes: opts.logMaxBytes, onHealth });
+  ctx.log = log;
   try {
-    await listen(server, listenPort, host);
+    await openLogOrRefuse(log);
+    opened = true;
   } catch (err) {
-    await otlp?.close(0);
-    await pool.destroy();
+    await undo();
     throw err;
   }
-  const port = (server.address() as AddressInfo).port;
-  if (opts.logFile !== false) {
-    // One log per proxy: named by the port it listens on, known only now (--port 0). Created in
-    // the same turn as the listen callback, before any connection is handled, so no request goes unrecorded.
-    // Until the log is open, a failure refuses the start (below): "records dropped, requests still served" would be false then.
-    let opened = false;
-    const report = opts.onLogHealth;
-    const onHealth = report && ((h: LogHealth) => void (opened && report(h)));
-    log = openTrafficLog({ file: opts.logFile ?? defaultLogFile(process.env, port), maxBytes: opts.logMaxBytes, onHealth });
-    ctx.log = log;
-    try {
-      await openLogOrRefuse(log);
-      opened = true;
-    } catch (err) {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await pool.destroy();
-      await otlp?.close(0);
-      throw err;
-    }
-  }
-  return {
-    url: proxyOrigin(host, port),
-    port,
-    host,
-    siteUrl: parsed.siteUrl,
-    baseUrl: parsed.baseUrl,
-    upstreamNotes: parsed.problems.map((p) => p.message),
-    logFile: log?.file,
-    otlp: otlp ? () => otlp.health : undefined,
-    stats,
-    traffic: ring,
-    modelIds: () => keys.ids(),
-    refreshModels: () => keys.refresh(),
-    setKey(next) {
-      keys.set(next ? [{ name: positionName(0), key: next, named: false }] : []);
-    },
-    setKeys(next) {
-      keys.set(next);
-    },
-    keyStatus: () =>
-      keys.slots.map((s) => {
-        const n = s.models.ids()?.length;
-        const failure = s.models.failure();
-        return { name: s.name, fingerprint: s.fingerprint, ...(n !== undefined ? { models: n } : {}), ...(failure ? { failure } : {}) };
-      }),
-    async close() {
-      ctx.stopping = true;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-        upgrades.closeAll();
-      });
-      // The cut requests are recorded as their sockets' close events arrive, which can be after the
-      // server's own: the log must still be open for them (proxy-stopped, not lost).
-      const deadline = Date.now() + 1000;
-      while (stats.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
-      await pool.destroy();
-      // Spans still queued go out now (or are counted dropped): a stopped proxy leaves none behind unsaid.
-      await Promise.all([log?.close(), otlp?.close()]);
-    },
-  };
+  return log;
+}
+
+/** The keys as the routing sees them: name, fingerprint, its model count or why its list failed. */
+function keyStatus(keys: KeyRing): ReturnType<RunningProxy['keyStatus']> {
+  return keys.slots.map((s) => {
+    const n = s.models.ids()?.length;
+    const failure = s.models.failure();
+    return { name: s.name, fingerprint: s.fingerprint, ...(n !== undefined ? { models: n } : {}), ...(failure ? { failure } : {}) };
+  });
+}
+
+/** Stops accepting, cuts open connections, waits briefly for their records, then closes the pool, the log and the export. */
+async function stopProxy(p: {
+  ctx: ProxyContext;
+  server: Server;
+  upgrades: ReturnType<typeof upgradeHandling>;
+  pool: Pool;
+  log: TrafficLog | undefined;
+  otlp: OtlpSink | undefined;
+}): Promise<void> {
+  p.ctx.stopping = true;
+  await new Promise<void>((resolve) => {
+    p.server.close(() => resolve());
+    p.server.closeAllConnections();
+    p.upgrades.closeAll();
+  });
+  // The cut requests are recorded as their sockets' close events arrive, which can be after the
+  // server's own: the log must still be open for them (proxy-stopped, not lost).
+  const deadline = Date.now() + 1000;
+  while (p.ctx.stats.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+  await p.pool.destroy();
+  // Spans still queued go out now (or are counted dropped): a stopped proxy leaves none behind unsaid.
+  await Promise.all([p.log?.close(), p.otlp?.close()]);
 }
 
 /** How long start-up waits for the log file before giving up (a hung network disk, say). */

@@ -5,6 +5,7 @@ import { version } from '../version.js';
 import type { TrafficRecord } from '../core/record.js';
 import { appliedRules, sanitizeRecords } from './sanitize.js';
 import { createRedactor, type Redactor } from '../rules/redact.js';
+import { REDACTION_TAG_EXAMPLE } from '../rules/key-display.js';
 
 interface HarNameValue {
   name: string;
@@ -137,7 +138,7 @@ export function toHar(records: TrafficRecord[], opts: { team?: boolean; rules: s
       creator: { name: 'Loopgate', version },
       pages: [],
       comment:
-        `Redacted by Loopgate: secrets are replaced by [REDACTED:xxxx] (a keyed hash: equal tags mean the same secret; ` +
+        `Redacted by Loopgate: secrets are replaced by ${REDACTION_TAG_EXAMPLE} (a keyed hash: equal tags mean the same secret; ` +
         `the value cannot be recovered)${opts.team ? ', and people/organisations are masked for sharing (--team)' : ''}. ` +
         `Rules applied: ${rules.join('; ')}.`,
       entries: clean.map((rec) => entry(rec, redactor)),

@@ -3,14 +3,15 @@
 // so a slow or full disk costs records, never requests. Losing records is
 // never silent: the first failure and the recovery are reported once each
 // (onHealth), and the state is readable at any time (health).
-import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
-import { constants } from 'node:fs';
-import { dirname } from 'node:path';
+//
+// Four parts: WriteQueue (bounded, drained in slices after a short wait),
+// BatchWriter (lines → RotatingFile, failures counted), HealthState (ok ↔
+// failing, reported once each way) and openTrafficLog, which wires them.
 import { createRedactor } from '../rules/redact.js';
 import type { TrafficRecord } from '../core/record.js';
 import type { LogHealth } from '../core/health.js';
 import { LOG_DEFAULTS } from '../core/options.js';
-import { rotatedFile } from './files.js';
+import { RotatingFile } from './rotating-file.js';
 import { LOCAL_PATHS } from '../core/local-api.js';
 
 export interface TrafficLog {
@@ -47,232 +48,202 @@ export interface TrafficLogOptions {
 // Records arrive redacted; this pattern-only pass is a second line of defence.
 const lastPass = createRedactor({ secrets: [] });
 const DRAIN_SLICE = 256;
-// O_NOFOLLOW: a link at the log's name would have every record appended to (and chmod 0600 applied to)
-// whatever it points at, any file for a proxy run as root. (Not on Windows: 0 there.)
-const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK | NOFOLLOW;
 const DRAIN_DELAY_MS = 25;
 
-export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
-  const file = opts.file;
-  const maxBytes = Math.max(1, opts.maxBytes ?? LOG_DEFAULTS.maxBytes);
-  const maxFiles = Math.max(1, Math.floor(opts.maxFiles ?? LOG_DEFAULTS.maxFiles));
-  const maxQueue = Math.max(1, Math.floor(opts.maxQueue ?? LOG_DEFAULTS.maxQueue));
+/** The counts behind `health`, and the change between ok and failing, reported once each way. */
+class HealthState {
+  written = 0;
+  dropped = 0;
+  lastError: string | undefined;
+  private failing = false;
 
-  let queue: string[] = [];
-  let dropped = 0;
-  let written = 0;
-  let lastError: string | undefined;
-  let closed = false;
-  let handle: FileHandle | null = null;
-  let size = 0;
-  let draining: Promise<void> | null = null;
+  constructor(
+    private readonly file: string,
+    private readonly onHealth: ((health: LogHealth) => void) | undefined,
+  ) {}
 
-  let failing = false;
-  const health = (): LogHealth => ({ ok: !failing, file, written, dropped, ...(failing && lastError ? { error: lastError } : {}) });
-  function failed(err: unknown): void {
-    lastError = (err as Error).message;
-    if (failing) return;
-    failing = true;
-    opts.onHealth?.(health());
-  }
-  function succeeded(): void {
-    if (!failing) return;
-    failing = false;
-    opts.onHealth?.(health());
+  get health(): LogHealth {
+    return { ok: !this.failing, file: this.file, written: this.written, dropped: this.dropped, ...(this.failing && this.lastError ? { error: this.lastError } : {}) };
   }
 
-  async function openFile(): Promise<FileHandle> {
-    if (handle) return handle;
-    await ensureDir(dirname(file));
-    // Non-blocking: a FIFO nobody reads fails at once (ENXIO) instead of parking a
-    // thread-pool thread forever, which would also keep the process from exiting.
-    const h = await open(file, APPEND_FLAGS, 0o600).catch((err: NodeJS.ErrnoException) => {
-      throw err.code === 'ELOOP' ? symlinkRefusal(file) : err;
-    });
-    try {
-      const st = await h.stat();
-      // An existing file keeps its old mode on open: tighten it (not a device or pipe someone pointed --log at).
-      if (st.isFile()) await h.chmod(0o600);
-      size = st.isFile() ? st.size : 0;
-      // A crash or a full disk can leave half a line: close it, or the next record would be glued to it.
-      if (size > 0) {
-        const last = Buffer.alloc(1);
-        const reader = await open(file, constants.O_RDONLY | NOFOLLOW);
-        await reader.read(last, 0, 1, size - 1).finally(() => reader.close());
-        if (last[0] !== 0x0a) {
-          await h.write('\n');
-          size += 1;
-        }
-      }
-    } catch (err) {
-      await h.close().catch(() => undefined);
-      throw err;
-    }
-    handle = h;
-    return h;
+  failed(err: unknown): void {
+    this.lastError = (err as Error).message;
+    if (this.failing) return;
+    this.failing = true;
+    this.onHealth?.(this.health);
   }
 
-  async function closeFile(): Promise<void> {
-    const h = handle;
-    handle = null;
-    if (h) await h.close().catch(() => undefined);
+  succeeded(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    this.onHealth?.(this.health);
   }
+}
 
-  async function rotate(): Promise<void> {
-    await closeFile();
-    if (maxFiles === 1) {
-      await rm(file, { force: true });
-    } else {
-      await rm(rotatedFile(file, maxFiles - 1), { force: true });
-      for (let i = maxFiles - 2; i >= 1; i--) {
-        await rename(rotatedFile(file, i), rotatedFile(file, i + 1)).catch((err: NodeJS.ErrnoException) => {
-          if (err.code !== 'ENOENT') throw err;
-        });
-      }
-      // No chmod by name after the rename (it would follow a link put there meanwhile): the file got 0600 when opened.
-      await rename(file, rotatedFile(file, 1));
-    }
-    size = 0;
-  }
+/** Lines → the file, rotating at maxBytes. Never throws: a failure drops the rest of the batch and is counted. */
+class BatchWriter {
+  constructor(
+    private readonly file: RotatingFile,
+    private readonly state: HealthState,
+  ) {}
 
-  // Never throws: a failure drops the rest of the batch and is counted.
-  async function writeBatch(lines: string[]): Promise<void> {
+  async write(lines: string[]): Promise<void> {
     let i = 0;
     try {
       while (i < lines.length) {
-        const h = await openFile();
-        // Take lines until the file would pass maxBytes (always at least one).
-        let j = i;
-        let bytes = 0;
-        while (j < lines.length) {
-          const n = Buffer.byteLength(lines[j]);
-          if (size + bytes + n > maxBytes && (j > i || size > 0)) break;
-          bytes += n;
-          j++;
-        }
-        if (j === i) {
-          await rotate();
+        await this.file.open();
+        const n = this.file.fitting(lines, i);
+        if (n === 0) {
+          await this.file.rotate();
           continue;
         }
-        // One write per batch: appendFile's chunked loop costs more on the event loop.
-        const buf = Buffer.from(lines.slice(i, j).join(''), 'utf8');
-        for (let off = 0; off < buf.length; ) {
-          const n = (await h.write(buf, off, buf.length - off)).bytesWritten;
-          off += n;
-          size += n;
-        }
-        written += j - i;
-        i = j;
-        succeeded();
+        await this.file.append(Buffer.from(lines.slice(i, i + n).join(''), 'utf8'));
+        this.state.written += n;
+        i += n;
+        this.state.succeeded();
       }
     } catch (err) {
-      dropped += lines.length - i;
-      failed(err);
+      this.state.dropped += lines.length - i;
+      this.state.failed(err);
       // Reopened for the next batch, which first closes any line this one left half written.
-      await closeFile();
+      await this.file.close();
+    }
+  }
+}
+
+/**
+ * The bounded queue and its drain. A short wait gathers a busy proxy's records
+ * into a few large writes instead of one small write per request; flush() skips the wait.
+ */
+class WriteQueue {
+  private lines: string[] = [];
+  private draining: Promise<void> | null = null;
+  private startNow: (() => void) | null = null;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly maxQueue: number,
+    private readonly writeBatch: (lines: string[]) => Promise<void>,
+  ) {}
+
+  get length(): number {
+    return this.lines.length;
+  }
+
+  /** False when full (the caller counts the drop). */
+  push(line: string): boolean {
+    if (this.lines.length >= this.maxQueue) return false;
+    this.lines.push(line);
+    this.schedule();
+    return true;
+  }
+
+  /** Resolves when everything queued so far is written (or dropped). */
+  async flush(): Promise<void> {
+    while (this.draining || this.lines.length > 0) {
+      if (!this.draining) this.schedule(0);
+      this.startNow?.();
+      await this.draining;
     }
   }
 
-  async function drain(): Promise<void> {
-    while (queue.length > 0) {
-      // Bounded slices: the last pass is synchronous, and a burst of thousands
-      // of records must not hold the event loop (and the responses) at once.
-      const batch = queue.length <= DRAIN_SLICE ? queue : queue.splice(0, DRAIN_SLICE);
-      if (batch === queue) queue = [];
-      await writeBatch(batch.map((line) => lastPass.string(line)));
-    }
+  /** Empties the queue without writing; returns how many lines were in it. */
+  discard(): number {
+    const n = this.lines.length;
+    this.lines = [];
+    return n;
   }
 
-  // A short wait gathers a busy proxy's records into a few large writes
-  // instead of one small write per request; flush() skips the wait.
-  let startNow: (() => void) | null = null;
-  let timer: NodeJS.Timeout | undefined;
-  function schedule(delayMs = DRAIN_DELAY_MS): void {
-    if (draining) return;
-    draining = new Promise<void>((resolve) => {
+  private schedule(delayMs = DRAIN_DELAY_MS): void {
+    if (this.draining) return;
+    this.draining = new Promise<void>((resolve) => {
       const start = () => {
-        if (startNow !== start) return;
-        startNow = null;
-        clearTimeout(timer);
-        drain()
+        if (this.startNow !== start) return;
+        this.startNow = null;
+        clearTimeout(this.timer);
+        this.drain()
           .catch(() => undefined)
           .finally(() => {
-            draining = null;
+            this.draining = null;
             resolve();
-            if (queue.length > 0) schedule();
+            if (this.lines.length > 0) this.schedule();
           });
       };
-      startNow = start;
-      timer = setTimeout(start, delayMs);
+      this.startNow = start;
+      this.timer = setTimeout(start, delayMs);
     });
   }
 
+  private async drain(): Promise<void> {
+    while (this.lines.length > 0) {
+      // Bounded slices: the last pass is synchronous, and a burst of thousands
+      // of records must not hold the event loop (and the responses) at once.
+      const batch = this.lines.length <= DRAIN_SLICE ? this.lines : this.lines.splice(0, DRAIN_SLICE);
+      if (batch === this.lines) this.lines = [];
+      await this.writeBatch(batch.map((line) => lastPass.string(line)));
+    }
+  }
+}
+
+export function openTrafficLog(opts: TrafficLogOptions): TrafficLog {
+  const maxBytes = Math.max(1, opts.maxBytes ?? LOG_DEFAULTS.maxBytes);
+  const maxFiles = Math.max(1, Math.floor(opts.maxFiles ?? LOG_DEFAULTS.maxFiles));
+  const maxQueue = Math.max(1, Math.floor(opts.maxQueue ?? LOG_DEFAULTS.maxQueue));
+  const file = new RotatingFile(opts.file, maxBytes, maxFiles);
+  const state = new HealthState(opts.file, opts.onHealth);
+  const writer = new BatchWriter(file, state);
+  const queue = new WriteQueue(maxQueue, (lines) => writer.write(lines));
+  let closed = false;
+
   function write(rec: TrafficRecord): void {
     try {
-      if (closed || queue.length >= maxQueue) {
-        dropped++;
-        return;
-      }
-      queue.push(JSON.stringify(rec) + '\n');
-      schedule();
+      if (closed || !queue.push(JSON.stringify(rec) + '\n')) state.dropped++;
     } catch (err) {
       // An unserialisable record (cycle, BigInt): drop it, keep serving.
-      dropped++;
-      lastError = (err as Error).message;
+      state.dropped++;
+      state.lastError = (err as Error).message;
     }
   }
 
   async function ready(): Promise<void> {
     try {
-      await openFile();
+      await file.open();
     } catch (err) {
-      failed(err);
+      state.failed(err);
       throw err;
     }
   }
 
-  async function flush(): Promise<void> {
-    while (draining || queue.length > 0) {
-      if (!draining) schedule(0);
-      startNow?.();
-      await draining;
-    }
+  async function close(deadlineMs = 2000): Promise<void> {
+    closed = true;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), deadlineMs);
+      timer.unref();
+    });
+    const done = await Promise.race([queue.flush().then(() => file.close()), deadline]);
+    clearTimeout(timer);
+    if (done === 'late') state.dropped += queue.discard();
   }
 
   return {
     write,
-    get file() {
-      return file;
-    },
+    file: opts.file,
     get dropped() {
-      return dropped;
+      return state.dropped;
     },
     get written() {
-      return written;
+      return state.written;
     },
     get lastError() {
-      return lastError;
+      return state.lastError;
     },
     get health() {
-      return health();
+      return state.health;
     },
     ready,
-    flush,
-    async close(deadlineMs = 2000) {
-      closed = true;
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<'late'>((resolve) => {
-        timer = setTimeout(() => resolve('late'), deadlineMs);
-        timer.unref();
-      });
-      const done = await Promise.race([flush().then(() => closeFile()), deadline]);
-      clearTimeout(timer);
-      if (done === 'late') {
-        dropped += queue.length;
-        queue = [];
-      }
-    },
+    flush: () => queue.flush(),
+    close,
   };
 }
 
@@ -281,32 +252,4 @@ export function describeLogHealth(h: LogHealth): string {
   return h.ok
     ? `traffic log: writing to ${h.file} again (${h.dropped} record(s) lost in all while it failed).`
     : `traffic log: cannot write ${h.file} (${h.error ?? 'unknown error'}); records are being dropped, requests are still served. Free disk space or fix the file's permissions; ${LOCAL_PATHS.health} shows the state.`;
-}
-
-function symlinkRefusal(file: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`${file} is a symbolic link, and Loopgate does not follow one to write its log (records would go to, and 0600 be applied to, the file it points at)`), { code: 'ELOOP' });
-}
-
-/**
- * Creates a directory and its missing parents one level at a time. Not
- * mkdir({ recursive: true }): on a pseudo-filesystem such as /proc that call
- * never returns and spins a thread-pool core (Node 20).
- */
-async function ensureDir(dir: string): Promise<void> {
-  const missing: string[] = [];
-  for (let d = dir; ; d = dirname(d)) {
-    try {
-      const s = await stat(d);
-      if (!s.isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, ${d}`), { code: 'ENOTDIR' });
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(d) === d) throw err;
-      missing.unshift(d);
-    }
-  }
-  for (const d of missing) {
-    await mkdir(d, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
-    });
-  }
 }

@@ -3,7 +3,8 @@
 import type { IncomingMessage } from 'node:http';
 import { secretEquals } from '../rules/constant-time.js';
 import { ProxyError } from '../rules/proxy-errors.js';
-import { looksLikeProviderKey, maskKey } from '../rules/secret-patterns.js';
+import { looksLikeProviderKey } from '../rules/secret-patterns.js';
+import { shortKey } from '../rules/key-display.js';
 import { commandLine, INSTALLED_COMMAND } from '../rules/command-line.js';
 
 /** The credential a client presented: Bearer, x-api-key or api-key. */
@@ -39,7 +40,7 @@ export function checkToken(req: IncomingMessage, token: string | null, cli = INS
     throw new ProxyError(
       401,
       'provider-key-sent',
-      `This looks like a real provider key (${maskKey(presented)}), not the Loopgate local token. Loopgate holds the real key; ` +
+      `This looks like a real provider key (${shortKey(presented)}), not the Loopgate local token. Loopgate holds the real key; ` +
         `remove it from your tool and use the local token instead. ${where}`,
     );
   }

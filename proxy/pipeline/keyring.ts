@@ -1,7 +1,7 @@
 // The keys the proxy holds, each with its own cached /models list (a key's
 // group decides its models and protocols). The routing rule itself is pure,
 // in rules/key-routing.ts; this holds the state it reads.
-import { createHash } from 'node:crypto';
+import { keyFingerprint } from '../rules/key-display.js';
 import type { ModelEntry } from '../rules/model-list.js';
 import type { NamedKey } from '../core/options.js';
 import type { KeyModels } from '../rules/key-routing.js';
@@ -15,10 +15,6 @@ export interface KeySlot {
   /** sha256 hex, first 12: tells keys apart in a record without revealing them. */
   fingerprint: string;
   models: ModelsCache;
-}
-
-function keyFingerprint(key: string): string {
-  return createHash('sha256').update(key).digest('hex').slice(0, 12);
 }
 
 export class KeyRing {

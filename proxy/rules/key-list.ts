@@ -12,7 +12,7 @@
 // which would print the key in a message and put a slice of it in headers and
 // logs. A name candidate that was not taken is key material: never printed.
 import { checkApiKey } from './api-key.js';
-import { maskKey } from './secret-patterns.js';
+import { shortKey } from './key-display.js';
 import { MIN_SECRET_LENGTH } from './redact.js';
 import type { NamedKey } from '../core/options.js';
 
@@ -92,7 +92,7 @@ export function fromEntries(entries: Array<{ name?: string; key: string; problem
     }
     const checked = checkApiKey(entry.key);
     if ('problem' in checked) {
-      problems.push(`${source}: ${label} (${maskKey(entry.key)}): ${checked.problem}. It is left out; the other keys work.`);
+      problems.push(`${source}: ${label} (${shortKey(entry.key)}): ${checked.problem}. It is left out; the other keys work.`);
       return;
     }
     if (checked.key.length < MIN_SECRET_LENGTH) {
@@ -102,14 +102,14 @@ export function fromEntries(entries: Array<{ name?: string; key: string; problem
     }
     const earlier = seenKeys.get(checked.key);
     if (earlier !== undefined) {
-      problems.push(`${source}: ${label} (${maskKey(checked.key)}) is the same key as ${earlier}; the copy is ignored.`);
+      problems.push(`${source}: ${label} (${shortKey(checked.key)}) is the same key as ${earlier}; the copy is ignored.`);
       return;
     }
     const wanted = entry.name ?? positionName(i);
     let name = wanted;
     for (let n = 2; seenNames.has(name); n++) name = `${wanted}-${n}`;
     if (name !== wanted && entry.name) {
-      problems.push(`${source}: two keys are named "${wanted}"; the second (${maskKey(checked.key)}) is called "${name}" here. Give each key its own name.`);
+      problems.push(`${source}: two keys are named "${wanted}"; the second (${shortKey(checked.key)}) is called "${name}" here. Give each key its own name.`);
     }
     seenNames.add(name);
     seenKeys.set(checked.key, entry.name ? `key "${name}"` : `key #${i + 1}`);

@@ -65,9 +65,3 @@ export function providerKeyShapeOf(key: string): ProviderKeyShape | undefined {
   return PROVIDER_KEY_SHAPES.find((s) => key.startsWith(s.prefix));
 }
 
-/** `sk-a…wxyz`: enough to recognise a key, not enough to use it. */
-export function maskKey(value: string): string {
-  const v = value.trim();
-  if (v.length <= 12) return '…';
-  return `${v.slice(0, 5)}…${v.slice(-4)}`;
-}

@@ -1,7 +1,8 @@
 // `export --team`: on top of redaction, mask what identifies a person or an
 // organisation before a log is shared: org/project ids, the headers that carry
 // them, e-mail addresses, and home-directory paths (→ ~). Pure: no I/O.
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { hashTag, REDACTION_MARK } from './key-display.js';
 
 export interface TeamMask {
   string(s: string): string;
@@ -35,8 +36,7 @@ const MASKED = /^\[(ORG|PROJECT|EMAIL|MASKED):[0-9a-f]{4}\]$/;
 
 export function createTeamMask(opts: { hashKey?: Uint8Array } = {}): TeamMask {
   const hashKey = opts.hashKey ?? PROCESS_KEY;
-  const tag = (kind: string, s: string): string =>
-    `[${kind}:${createHmac('sha256', hashKey).update(s).digest('hex').slice(0, 4)}]`;
+  const tag = (kind: string, s: string): string => hashTag(kind, s, hashKey);
 
   function string(s: string): string {
     if (typeof s !== 'string' || s.length < 6) return s;
@@ -51,7 +51,7 @@ export function createTeamMask(opts: { hashKey?: Uint8Array } = {}): TeamMask {
     const out: Record<string, string> = {};
     for (const [name, v] of Object.entries(h ?? {})) {
       const value = String(v ?? '');
-      out[name] = TEAM_HEADER_NAME.test(name) && value !== '' && !MASKED.test(value) && !value.startsWith('[REDACTED:')
+      out[name] = TEAM_HEADER_NAME.test(name) && value !== '' && !MASKED.test(value) && !value.startsWith(REDACTION_MARK)
         ? tag('MASKED', value)
         : string(value);
     }

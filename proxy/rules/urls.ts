@@ -9,7 +9,8 @@
 // all import this module, so there is exactly one definition of a good URL.
 
 import { COUNT_TOKENS_ENDPOINT, PROTOCOL_TABLE, modelsList } from './protocols/index.js';
-import { maskKey, SECRET_PATTERNS } from './secret-patterns.js';
+import { SECRET_PATTERNS } from './secret-patterns.js';
+import { shortKey } from './key-display.js';
 
 /** Endpoint paths a user may have pasted onto a base URL, longest first. */
 export const ENDPOINT_SUFFIXES: readonly string[] = [
@@ -112,7 +113,7 @@ function splitBasePath(path: string): SplitPath {
 /** Input quoted back in a message, with anything key-shaped masked (people paste keys into URL fields). */
 function quote(text: string): string {
   let out = text.length > 120 ? text.slice(0, 120) + '…' : text;
-  for (const { pattern } of SECRET_PATTERNS) out = out.replace(pattern, (m) => maskKey(m));
+  for (const { pattern } of SECRET_PATTERNS) out = out.replace(pattern, (m) => shortKey(m));
   return out;
 }
 

@@ -1,6 +1,6 @@
 // The request record: what the simulator received, with every credential
 // replaced by a fingerprint so the record is safe to print and to assert on.
-import { createHash } from 'node:crypto';
+import { keyFingerprint } from '../rules/key-display.js';
 import type { IncomingMessage } from 'node:http';
 import { CREDENTIAL_HEADERS, isCredentialHeader } from '../rules/credential-headers.js';
 
@@ -34,10 +34,8 @@ export interface RecordedRequest {
 // The proxy strips exactly these: the record fingerprints every one that still arrives.
 export { CREDENTIAL_HEADERS };
 
-/** sha256 hex, first 12 characters: enough to tell keys apart, useless to an attacker. */
-export function fingerprint(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex').slice(0, 12);
-}
+/** The proxy's key fingerprint (rules/key-display.ts), so a record and a traffic log name a key alike. */
+export const fingerprint = keyFingerprint;
 
 /** The secret inside a credential header value: the token after `Bearer`/`Basic`, else the whole value. */
 function credentialSecret(header: string, value: string): string {

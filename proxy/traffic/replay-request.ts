@@ -4,7 +4,7 @@
 // request is marked as a replay so the new record points at its original.
 import { randomUUID } from 'node:crypto';
 import { isCredentialHeader } from '../rules/credential-headers.js';
-import { REDACTION_MARK } from '../rules/redact.js';
+import { REDACTION_MARK } from '../rules/key-display.js';
 import { shellQuote } from '../rules/shell-quote.js';
 import type { TrafficEntry } from './ring.js';
 

@@ -2,6 +2,7 @@
 // the fix depends on what the file's own tool can read (see keyFixes).
 // Messages never quote the key.
 import { looksLikeProviderKey, providerKeyPattern, providerKeyShapeOf } from '../secret-patterns.js';
+import { keyPrefixOnly } from '../key-display.js';
 import type { Occurrence } from './occurrences.js';
 import { inCodexProvider, tomlTableAt } from './toml-table.js';
 import { LINT_CODES, SET_API_KEY_COMMAND, type FileKind, type LintDiagnostic, type LintEdit, type LintFix } from './types.js';
@@ -304,7 +305,7 @@ export function keyDiagnostics(
 const ANY_KEY = providerKeyPattern();
 
 function redact(s: string): string {
-  return s.replace(ANY_KEY, (k) => (providerKeyShapeOf(k)?.prefix ?? '') + '…');
+  return s.replace(ANY_KEY, keyPrefixOnly);
 }
 
 /** The diagnostic with no key in its message or titles, whichever rule wrote them (keys get pasted into URL and model fields). */
