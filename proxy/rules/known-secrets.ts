@@ -15,7 +15,7 @@ export interface SecretMatch {
 
 // Results for header names up to this long are remembered, this many at a time.
 export const MEMO_MAX_LENGTH = 256;
-export const MEMO_ENTRIES = 2048;
+const MEMO_ENTRIES = 2048;
 
 /** A map that forgets everything when full: the inputs that repeat come back at once. */
 export class BoundedMemo {

@@ -14,8 +14,6 @@ import { BoundedMemo, KnownSecrets, MEMO_MAX_LENGTH, type SecretMatch } from './
 import { credentialShapeReplacer, credentialShapesIn, MIN_PATTERN_LENGTH } from './credential-shapes.js';
 
 export { MIN_SECRET_LENGTH, secretForms, type SecretMatch } from './known-secrets.js';
-/** Every mask starts with this (decided in key-display.ts, exported here for the redaction's readers). */
-export { REDACTION_MARK } from './key-display.js';
 
 export interface Redactor {
   /** Scrub one string: known secrets in plain/base64/base64url/URL-encoded/JSON-escaped/hex forms + SECRET_PATTERNS + key=/api_key=/token=/access_token= query params. */
