@@ -184,7 +184,7 @@ describe("Claude Code's credential-less HEAD / probe", () => {
   let stack: Stack;
   let host: string;
   beforeAll(async () => {
-    stack = await startStack();
+    stack = await startStack({ logOwnTraffic: true }); // probes are Loopgate's own traffic: recorded only when asked (issue 31)
     host = hostOf(stack.proxy.url);
   });
   afterAll(() => stack.close());
