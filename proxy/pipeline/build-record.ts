@@ -25,10 +25,6 @@ const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
 import { BROWSER_REQUEST_CODE } from '../rules/browser-request.js';
 
-export function buildRecord(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): TrafficRecord {
-  return buildRecordAndBodies(ex, reply, ctx).record;
-}
-
 /** The record and its bodies, plus the traffic ring's entry (with capture on, for the user's own traffic). */
 export interface BuiltEntry extends BuiltRecord {
   ring?: NewEntry;
