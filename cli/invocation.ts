@@ -46,4 +46,3 @@ function realpathOr(path: string): string {
   }
 }
 
-export { commandLine, INSTALLED_COMMAND } from '../proxy/rules/command-line.js';

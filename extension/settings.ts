@@ -5,7 +5,6 @@ import { parseUpstream, type ParseResult } from '../proxy/rules/urls.js';
 import type { ModelOverrides } from './lm/model-catalog.js';
 import { DEFAULT_BRIDGE, DEFAULT_HOST, DEFAULT_PORT, type BridgeMode } from '../proxy/core/options.js';
 
-export type { BridgeMode };
 
 export interface LoopgateSettings {
   /** Raw text of loopgate.baseUrl, trimmed; '' means demo mode (simulator). */

@@ -9,7 +9,7 @@ import type { FollowUp } from '../../proxy/traffic/follow-ups.js';
 import { conversationOf } from '../../proxy/traffic/follow-ups.js';
 import { bridgeSides, modelLabel, rateLimitHeaders, shortId, timeSplit } from '../../proxy/traffic/render.js';
 import { usageDetails } from '../../proxy/rules/usage.js';
-import type { Message, Part } from '../../proxy/rules/conversation.js';
+import type { Message, Part } from '../../proxy/rules/protocols/index.js';
 
 export type DetailEntry = TrafficEntry & { followUps?: Record<string, FollowUp> };
 

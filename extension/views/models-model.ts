@@ -7,12 +7,12 @@ import { setContextKey } from '../context-keys.js';
 import type { ProxyHost } from '../proxy-host/host.js';
 import { parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
 import { MODELS_PATH } from '../../proxy/rules/protocols/index.js';
-import { PROTOCOL_ORDER, isUnsupported, tryProtocol, type Protocol } from '../protocol-trials.js';
-import { modelInfo, parseKeyModels, parseModels, type KeyModelsInfo, type ModelInfo } from './explorer-list.js';
+import { isUnsupported, tryProtocol } from '../protocol-trials.js';
+import { PROTOCOL_ORDER, type Protocol } from '../../proxy/rules/protocols/index.js';
+import { modelInfo, parseKeyModels, type KeyModelsInfo, type ModelInfo } from './explorer-list.js';
 import { readSettings } from '../settings.js';
 import { NO_KEY_MESSAGE } from '../no-key.js';
 
-export { parseModels, type KeyModelsInfo, type ModelInfo };
 
 /** Something wrong, with the command that fixes it. */
 export interface Problem {

@@ -9,7 +9,6 @@ import type { ProxyContext } from './context.js';
 import type { Route, RequestSoFar } from './exchange.js';
 import { parsedBody } from './read-body.js';
 
-export type { Route };
 
 /** The protocol of a request the bridge could serve; its body is then held whole (it may be re-encoded). */
 export function bridgeableKind(method: string | undefined, path: string, ctx: ProxyContext): BridgeKind | undefined {

@@ -16,7 +16,6 @@ import { requestFailed } from '../core/outcome.js';
 import { isOwnTraffic } from '../rules/own-traffic.js';
 import { requestLine, type RequestLineParts } from '../core/request-line.js';
 
-export { printable };
 import { RING_BODY_CHARS, type NewEntry } from '../traffic/ring.js';
 import { REPLAY_HEADER } from '../traffic/replay-request.js';
 

@@ -2,7 +2,7 @@
 // replaced by a fingerprint so the record is safe to print and to assert on.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { CREDENTIAL_HEADERS, isCredentialHeader } from '../rules/credential-headers.js';
+import { isCredentialHeader } from '../rules/credential-headers.js';
 
 export interface RecordedRequest {
   time: string;
@@ -30,7 +30,6 @@ export interface RecordedRequest {
 }
 
 // The proxy strips exactly these: the record fingerprints every one that still arrives.
-export { CREDENTIAL_HEADERS };
 
 /** sha256 hex, first 12 characters: enough to tell keys apart, useless to an attacker. */
 export function fingerprint(secret: string): string {

@@ -1,7 +1,8 @@
 // Pairs the tool calls of an answer with their results, which arrive in a later
 // request (the agent runs the tool, then sends the result back): the Traffic
 // view and `loopgate show` put each call next to what it returned.
-import { reassemble, toolCalls, toolResults, type Part } from '../rules/conversation.js';
+import { reassemble, toolCalls, toolResults } from '../rules/conversation.js';
+import type { Part } from '../rules/protocols/index.js';
 import type { TrafficEntry } from './ring.js';
 
 /** How many later requests are searched for a result. */

@@ -6,7 +6,7 @@
 import { indentLines, joinText, paint as paintText, term, type Colour, type Hole, type TerminalText } from '../rules/terminal-text.js';
 import { usageDetails } from '../rules/usage.js';
 import { requestFailed } from '../core/outcome.js';
-import type { Message, Part } from '../rules/conversation.js';
+import type { Message, Part } from '../rules/protocols/index.js';
 import type { TrafficRecord } from '../core/record.js';
 import type { TrafficEntry } from './ring.js';
 import { conversationOf, type FollowUp } from './follow-ups.js';
