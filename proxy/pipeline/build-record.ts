@@ -143,7 +143,7 @@ export function redactedHead(text: string, keep: number, redact: (s: string) => 
 const GUARD_REFUSALS = new Set(['host-not-allowed', 'origin-not-allowed', 'duplicate-host', 'too-many-headers', 'unsupported-media-type', 'export-loop']);
 
 /** Loopgate's own endpoints and probes (unless --log-own) and guard refusals are not kept in the ring. */
-function isUserTraffic(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): boolean {
+function isUserTraffic(ex: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyContext, 'logOwnTraffic'>): boolean {
   if (isOwn(ex, ctx)) return false;
   const local = reply.local;
   // A web page could flood the ring with refusals and push the user's requests out; the log and console still say them.
@@ -151,7 +151,7 @@ function isUserTraffic(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext):
 }
 
 /** rules/own-traffic.ts decides, for every sink at once; --log-own keeps them all. */
-function isOwn(ex: RequestSoFar, ctx: ProxyContext): boolean {
+function isOwn(ex: RequestSoFar, ctx: Pick<ProxyContext, 'logOwnTraffic'>): boolean {
   return !ctx.logOwnTraffic && isOwnTraffic(ex.req.method ?? 'GET', ex.paths?.path ?? ex.req.url ?? '/');
 }
 

@@ -102,7 +102,7 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
 }
 
 /** A model missing from the cached /models list is warned about (the warning is returned); the request still goes. */
-function inspectModel(model: string | undefined, ctx: ProxyContext): string | undefined {
+function inspectModel(model: string | undefined, ctx: Pick<ProxyContext, 'keys' | 'hintOnce'>): string | undefined {
   if (!model) return undefined;
   const known = ctx.keys.ids();
   if (!known) {
@@ -130,7 +130,7 @@ function headerSafe(text: string): string {
   return text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-function fail(facts: RequestSoFar, reply: ClientReply, ctx: ProxyContext, err: unknown): void {
+function fail(facts: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyContext, 'redactor' | 'hintOnce'>, err: unknown): void {
   if (facts.clientAborted) return;
   if (reply.headersSent) {
     // Too late for a JSON error: breaking the connection is the only honest signal mid-stream.

@@ -207,7 +207,7 @@ function refusal(path: string, ttlMs: number): ProxyError {
   return new ProxyError(WEBSOCKET_FALLBACK_STATUS, 'websocket-unsupported', websocketUnsupportedHint(path, ttlMs));
 }
 
-function connectUpstream(ex: RequestSoFar, ctx: ProxyContext, target: string): WebSocket {
+function connectUpstream(ex: RequestSoFar, ctx: Pick<ProxyContext, 'siteUrl' | 'upstreamPrefix' | 'timeouts' | 'limits'>, target: string): WebSocket {
   const site = new URL(ctx.siteUrl);
   const url = `${site.protocol === 'https:' ? 'wss:' : 'ws:'}//${site.host}${ctx.upstreamPrefix}${target}`;
   const headers = upstreamRequestHeaders(ex.req.rawHeaders, ex.key?.slot?.key, false);
@@ -257,7 +257,7 @@ function handshake(upstream: WebSocket): Promise<Handshake> {
  * no WebSocket (the attempt, then failed, comes with the error), else pass its
  * answer on. Returns the attempt with what the upstream said.
  */
-async function answerRefusal(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext, attempt: Attempt, res: IncomingMessage, remember: () => void, ttlMs: number): Promise<Attempt> {
+async function answerRefusal(ex: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyContext, 'redactor' | 'keys' | 'bridge'>, attempt: Attempt, res: IncomingMessage, remember: () => void, ttlMs: number): Promise<Attempt> {
   const paths = ex.paths!;
   const status = res.statusCode ?? 502;
   const requestId = res.headers['x-oneapi-request-id'];
