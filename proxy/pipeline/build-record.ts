@@ -24,12 +24,18 @@ const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
 import { BROWSER_REQUEST_CODE } from '../rules/browser-request.js';
 
+/** What building and sending the record reads; `finish` also counts the request in `stats`. */
+export type RecordContext = Pick<
+  ProxyContext,
+  'captureBodies' | 'hintOnce' | 'keys' | 'log' | 'logBodies' | 'logBodyBytes' | 'logOwnTraffic' | 'onTraffic' | 'otlp' | 'redactor' | 'ring' | 'stats'
+>;
+
 /** The record and its bodies, plus the traffic ring's entry (with capture on, for the user's own traffic). */
 export interface BuiltEntry extends BuiltRecord {
   ring?: NewEntry;
 }
 
-export function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): BuiltEntry {
+export function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): BuiltEntry {
   const r = ctx.redactor;
   const local = reply.local;
   const paths = ex.paths;
@@ -242,7 +248,7 @@ function consoleParts(rec: TrafficRecord, hint: string | undefined, showKey: boo
   return { line: printable(parts.join(' ')), diagnosis: code && printable(code), hint: code && hint ? printable(hint) : undefined };
 }
 
-export function finish(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): void {
+export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): void {
   // A web page's request: counted, never recorded (no log line, ring row, span or console line a page could flood).
   if (reply.local?.code === BROWSER_REQUEST_CODE) {
     ctx.stats.browserRefused++;

@@ -9,8 +9,9 @@ import { describe, expect, it } from 'vitest';
 
 const root = join(__dirname, '..', '..');
 const SOURCE_DIRS = ['proxy', 'cli', 'extension', 'language-server'];
-/** Functions still taking the whole ProxyContext: the sequencers, the relay, the record, the local endpoints. */
-const CEILING = 13;
+/** Still taking the whole ProxyContext: the two sequencers (handle.ts, upgrade.ts), which hand its parts on, and
+ * the local endpoints (local-endpoints.ts, traffic-endpoints.ts: 4), left for a later pass. */
+const CEILING = 6;
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
