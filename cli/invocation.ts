@@ -46,4 +46,3 @@ function realpathOr(path: string): string {
   }
 }
 
-export { commandLine,  } from '../proxy/rules/command-line.js';

@@ -3,7 +3,8 @@ import { ConfigError, EXIT, UsageError, type Command, type Io } from './command.
 import { commands } from './commands.js';
 import { version } from '../proxy/version.js';
 import { suggestModels } from '../proxy/rules/suggest.js';
-import { cliInvocation, commandLine } from './invocation.js';
+import { cliInvocation } from './invocation.js';
+import { commandLine } from '../proxy/rules/command-line.js';
 import { processIo, safeIo } from './terminal-io.js';
 
 function help(): string {

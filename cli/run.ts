@@ -13,7 +13,8 @@ import { checkProxy } from './health-probe.js';
 import { watchModelNotFound } from './run-hint.js';
 import { runningProxyUrl } from './serve.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../proxy/core/options.js';
-import { cliInvocation, commandLine } from './invocation.js';
+import { cliInvocation } from './invocation.js';
+import { commandLine } from '../proxy/rules/command-line.js';
 import { shellWords } from '../proxy/rules/shell-quote.js';
 import { LOCAL_PATHS } from '../proxy/core/local-api.js';
 

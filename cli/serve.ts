@@ -13,7 +13,8 @@ import { runIpcHost } from './ipc-host.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { untilSignal } from './signals.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
-import { cliInvocation, commandLine, type Invocation } from './invocation.js';
+import { cliInvocation, type Invocation } from './invocation.js';
+import { commandLine } from '../proxy/rules/command-line.js';
 import { proxyFlags } from '../proxy/rules/command-line.js';
 import { DEFAULT_HOST, DEFAULT_LIMITS, DEFAULT_PORT, DEFAULT_RETRIES, DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES, DEFAULT_TIMEOUTS, type ProxyOptions } from '../proxy/core/options.js';
 

@@ -4,7 +4,7 @@
 import { ConfigError } from './command.js';
 import { checkApiKey } from '../proxy/rules/api-key.js';
 import { parseKeyList } from '../proxy/rules/key-list.js';
-import { commandLine } from './invocation.js';
+import { commandLine } from '../proxy/rules/command-line.js';
 import type { NamedKey } from '../proxy/core/options.js';
 
 /** LOOPGATE_API_KEY or --key-stdin, checked: a malformed key stops the command with what to fix (exit 3). */

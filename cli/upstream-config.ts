@@ -13,7 +13,8 @@ import { proxyOrigin } from '../proxy/rules/urls.js';
 import { readKeyListFromStdin, validKey } from './stdin-key.js';
 import { parseKeyList } from '../proxy/rules/key-list.js';
 import { startSimulator, DEMO_KEY, type Simulator } from '../proxy/simulator/index.js';
-import { cliInvocation, commandLine } from './invocation.js';
+import { cliInvocation } from './invocation.js';
+import { commandLine } from '../proxy/rules/command-line.js';
 import { runningProxyUrl } from './serve.js';
 import type { NamedKey } from '../proxy/core/options.js';
 

@@ -2,12 +2,10 @@
 // proxy/rules/protocols/ (titles, paths, minimal requests, reading the reply)
 // plus what only the extension needs (codicons, trying a model). No vscode here.
 
-import { PROTOCOL_ORDER, PROTOCOL_TABLE, minimalRequest, outputText, type Protocol } from '../proxy/rules/protocols/index.js';
+import { PROTOCOL_TABLE, minimalRequest, outputText, type Protocol } from '../proxy/rules/protocols/index.js';
 
-export type { Protocol };
 
 /** Try order: Responses when the model lists it, Chat Completions as the fallback, Messages last. */
-export { PROTOCOL_ORDER };
 
 const CODICONS: Record<Protocol, string> = { responses: 'sparkle', chat: 'comment-discussion', messages: 'mail' };
 

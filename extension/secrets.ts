@@ -17,7 +17,6 @@ export interface StoredKey {
 }
 
 /** Names as the proxy takes them (proxy/rules/key-list.ts): header-safe, never key-shaped. */
-export { KEY_NAME };
 
 function parseList(raw: string | undefined): StoredKey[] | undefined {
   if (raw === undefined) return undefined;

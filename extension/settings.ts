@@ -3,7 +3,6 @@ import * as vscode from 'vscode';
 import type { ProxyIpcConfig } from '../proxy/core/ipc.js';
 import { DEFAULT_BRIDGE, DEFAULT_HOST, DEFAULT_PORT, type BridgeMode } from '../proxy/core/options.js';
 
-export type { BridgeMode };
 
 /** loopgate.chat.modelOverrides: one model's limits and capabilities (lm/model-catalog.ts applies them). */
 export interface ModelOverride {

@@ -1,7 +1,9 @@
 // The status bar item (port, request count, last error) and the quick pick it opens.
 import * as vscode from 'vscode';
 import { NO_KEY_MESSAGE } from './no-key.js';
-import type { ProxyHost, ProxyState, TrafficEvent } from './proxy-host/host.js';
+import type { ProxyHost } from './proxy-host/host.js';
+import type { ProxyState } from './proxy-host/proxy-state.js';
+import type { TrafficEvent } from './proxy-host/proxy-events.js';
 
 export class ProxyStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('loopgate.status', vscode.StatusBarAlignment.Right, 100);

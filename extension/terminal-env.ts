@@ -1,7 +1,8 @@
 // Points new integrated terminals at the proxy through the extension's
 // environmentVariableCollection, kept in memory only (persistent = false).
 import * as vscode from 'vscode';
-import { clientEnv, exportLines } from './shell-exports.js';
+import { exportLines } from './shell-exports.js';
+import { clientEnv } from '../proxy/rules/client-env.js';
 import type { ProxyHost } from './proxy-host/host.js';
 import { readSettings } from './settings.js';
 

@@ -19,7 +19,7 @@ import type { ProxyContext, ProxyStats } from './pipeline/context.js';
 import { guardConfig } from './pipeline/guard.js';
 import { handleRequest } from './pipeline/handle.js';
 import { upgradeHandling } from './pipeline/upgrade.js';
-import { printable } from './pipeline/build-record.js';
+import { printable } from './rules/printable.js';
 import { rawRefusal } from './pipeline/client-reply.js';
 import { KeyRing } from './pipeline/keyring.js';
 import { positionName } from './rules/key-list.js';
@@ -41,7 +41,6 @@ import {
 } from './core/options.js';
 import type { NamedKey } from './core/options.js';
 
-export type { ProxyOptions } from './core/options.js';
 
 export interface RunningProxy {
   /** Origin the proxy listens on, e.g. http://127.0.0.1:8787 */

@@ -7,7 +7,8 @@ import { diagnose, parseErrorBody } from '../../proxy/rules/diagnose.js';
 import { parseModelList } from '../../proxy/rules/model-list.js';
 import { MODELS_PATH } from '../../proxy/rules/protocols/index.js';
 import { parseUpstream, type UrlProblem } from '../../proxy/rules/urls.js';
-import { KEY_NAME, type KeyStore } from '../secrets.js';
+import type { KeyStore } from '../secrets.js';
+import { KEY_NAME } from '../../proxy/rules/key-list.js';
 import { readSettings } from '../settings.js';
 
 export interface KeyCheck {

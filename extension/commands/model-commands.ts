@@ -1,8 +1,10 @@
 // Model Explorer actions: refresh, filter, copy id, try, probe.
 import * as vscode from 'vscode';
 import type { ProxyHost } from '../proxy-host/host.js';
-import { PROTOCOL_INFO, PROTOCOL_ORDER, isUnsupported, tryProtocol, type Protocol, type TryResult } from '../protocol-trials.js';
-import type { ModelInfo, ModelsModel, ModelsState } from '../views/models-model.js';
+import { PROTOCOL_INFO, isUnsupported, tryProtocol, type TryResult } from '../protocol-trials.js';
+import { PROTOCOL_ORDER, type Protocol } from '../../proxy/rules/protocols/index.js';
+import type { ModelsModel, ModelsState } from '../views/models-model.js';
+import type { ModelInfo } from '../views/explorer-list.js';
 import { ModelNode, ProtocolNode } from '../views/nodes.js';
 
 /** `fromUpstream`: the user asked (the Refresh button): the proxy fetches every key's list again first. */

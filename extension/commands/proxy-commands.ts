@@ -3,7 +3,8 @@ import { homedir } from 'node:os';
 import * as vscode from 'vscode';
 import { defaultLogFile } from '../../proxy/config/dirs.js';
 import { exportTrafficLog } from '../../proxy/log/export-file.js';
-import type { ProxyHost, ProxyState } from '../proxy-host/host.js';
+import type { ProxyHost } from '../proxy-host/host.js';
+import type { ProxyState } from '../proxy-host/proxy-state.js';
 import type { KeyStore } from '../secrets.js';
 import { readSettings } from '../settings.js';
 

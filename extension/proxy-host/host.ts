@@ -11,8 +11,6 @@ import type { ProxyEndpoint, ProxyState } from './proxy-state.js';
 import { RestartBackoff, type BackoffClock } from './restart-backoff.js';
 import type { TrafficEvent } from './proxy-events.js';
 
-export type { ProxyEndpoint, ProxyState } from './proxy-state.js';
-export type { TrafficEvent } from './proxy-events.js';
 
 export interface ProxyHostOptions {
   /** Absolute path of dist/cli.js. */

@@ -5,12 +5,12 @@
 // nothing but its own script (CSP: default-src 'none', style and script by nonce),
 // takes its colours from VS Code's theme variables, and never holds the token
 // or a key: actions go back to the extension host as messages.
-import type { FollowUp } from '../../proxy/traffic/follow-ups.js';
+import type { FollowUp } from '../../proxy/core/traffic-entry.js';
 import { conversationOf } from '../../proxy/traffic/follow-ups.js';
 import { bridgeSides, modelLabel, rateLimitHeaders, shortId, timeSplit } from '../../proxy/traffic/render.js';
 import type { TrafficDetail } from '../../proxy/core/local-api.js';
 import { usageDetails } from '../../proxy/rules/usage.js';
-import type { Message, Part } from '../../proxy/rules/conversation.js';
+import type { Message, Part } from '../../proxy/rules/protocols/index.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from './html.js';
 
 /** What the panel shows: the local API's answer for one entry. */

@@ -1,7 +1,8 @@
 // Maps the ModelsModel onto tree nodes; decides nothing else.
 import * as vscode from 'vscode';
 import type { ProxyHost } from '../proxy-host/host.js';
-import type { KeyModelsInfo, ModelInfo, ModelsModel } from './models-model.js';
+import type { ModelsModel } from './models-model.js';
+import type { KeyModelsInfo, ModelInfo } from './explorer-list.js';
 import { DiagnosisNode, InfoNode, KeyNode, ModelNode, ProtocolNode, ProviderNode, type ModelsNode } from './nodes.js';
 
 export interface TreeGates {

@@ -1,8 +1,10 @@
 // One class per node kind of the Model Explorer; `contextValue` picks the menus
 // in package.json (`viewItem == …`).
 import * as vscode from 'vscode';
-import { PROTOCOL_INFO, type Protocol } from '../protocol-trials.js';
-import type { KeyModelsInfo, ModelInfo, Problem } from './models-model.js';
+import { PROTOCOL_INFO } from '../protocol-trials.js';
+import type { Protocol } from '../../proxy/rules/protocols/index.js';
+import type { Problem } from './models-model.js';
+import type { KeyModelsInfo, ModelInfo } from './explorer-list.js';
 
 /**
  * A node's id from what it shows (kind, key name, model id…), never from its position: VS Code

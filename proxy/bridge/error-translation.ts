@@ -2,7 +2,7 @@
 
 import { anthropicErrorType, readErrorEnvelope, type ErrorEnvelopeFields } from '../rules/proxy-errors.js';
 import { PROTOCOL_TABLE, type Envelope } from '../rules/protocols/index.js';
-import type { BridgeKind } from './types.js';
+import type { BridgeKind } from '../rules/protocols/index.js';
 
 interface UpstreamError extends ErrorEnvelopeFields {
   message: string;

@@ -10,11 +10,11 @@ export {
   
   bridgeLabel,
   bridgeKindForPath,
-  type BridgeKind,
-  type BridgeMode,
   type BridgeContext,
   type ChatRequestResult,
   type StreamTranslator,
 } from './types.js';
+export type { BridgeKind } from '../rules/protocols/index.js';
+export type { BridgeMode } from '../core/options.js';
 
 export { openBridge, CHAT_PATH, type BridgeSession, type OpenBridgeResult } from './session.js';

@@ -4,7 +4,7 @@
 // The clock is injected.
 
 import { refusalKey, type LearnedRefusal, type LearnedRefusals } from '../rules/key-routing.js';
-import type { BridgeKind } from './types.js';
+import type { BridgeKind } from '../rules/protocols/index.js';
 import type { BridgeMode } from '../core/options.js';
 
 const DEFAULT_BRIDGE_TTL_MS = 10 * 60_000;

@@ -3,9 +3,7 @@
 import { bridgeKindOf, endpointProtocol, type BridgeKind } from '../rules/protocols/index.js';
 
 /** The protocols whose module says `bridgeable` (Responses, Anthropic Messages). */
-export type { BridgeKind };
 // Declared once, with the proxy's options (core/options.ts).
-export type { BridgeMode } from '../core/options.js';
 
 export type Json = Record<string, unknown>;
 

@@ -55,7 +55,7 @@ async function* rewriteFirstChunk(stream: AsyncIterable<Buffer>, from: string, t
 }
 
 /** The "No key of this proxy lists model X; closest: Y" refusal, with the alias that would serve it. */
-export function withAliasAdvice(err: unknown, model: string | undefined, alias: AliasFacts | undefined, ctx: ProxyContext): unknown {
+export function withAliasAdvice(err: unknown, model: string | undefined, alias: AliasFacts | undefined, ctx: Pick<ProxyContext, 'keys'>): unknown {
   if (!(err instanceof ProxyError) || err.code !== 'model-not-found' || !model) return err;
   const closest = suggestModels(model, ctx.keys.ids() ?? [])[0];
   if (!closest) return err;
@@ -67,7 +67,7 @@ export function withAliasAdvice(err: unknown, model: string | undefined, alias: 
  * upstream's model_not_found), with the alias that would help: `loopgate run`
  * reads it from /_loopgate/stats to give the hint once when its tool exits.
  */
-export function noteModelNotFound(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): void {
+export function noteModelNotFound(ex: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyContext, 'keys' | 'stats' | 'redactor'>): void {
   const local = reply.local;
   const notFound = local ? local.refused && local.code === 'model-not-found' : answeringAttempt(ex, reply)?.diagnosis?.code === 'model-not-found';
   const served = ex.body?.model;
@@ -80,13 +80,13 @@ export function noteModelNotFound(ex: RequestSoFar, reply: ClientReply, ctx: Pro
 }
 
 /** GET /v1/models with several keys and aliases: the union of the keys' lists, with the aliases marked. */
-export async function answerAliasedModelUnion(reply: ClientReply, ctx: ProxyContext): Promise<void> {
+export async function answerAliasedModelUnion(reply: ClientReply, ctx: Pick<ProxyContext, 'keys' | 'aliases'>): Promise<void> {
   if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
   reply.answer(200, 'application/json', JSON.stringify({ object: 'list', data: withAliasEntries(ctx.keys.union(), ctx.aliases) }));
 }
 
 /** One key's /v1/models answer with the aliases marked; a body that is not a model list is left alone. */
-export function aliasedModelList(body: Buffer, ctx: ProxyContext): Buffer {
+export function aliasedModelList(body: Buffer, ctx: Pick<ProxyContext, 'aliases'>): Buffer {
   if (ctx.aliases.size === 0) return body;
   const text = body.toString('utf8');
   const list = parseModelList(text);

@@ -9,16 +9,18 @@ import type { ProxyContext } from './context.js';
 import type { Route, RequestSoFar } from './exchange.js';
 import { parsedBody } from './read-body.js';
 
-export type { Route };
+
+/** What planning a route reads: the bridge's policy and memory, and the console's hints. */
+export type RouteContext = Pick<ProxyContext, 'bridge' | 'hintOnce'>;
 
 /** The protocol of a request the bridge could serve; its body is then held whole (it may be re-encoded). */
-export function bridgeableKind(method: string | undefined, path: string, ctx: ProxyContext): BridgeKind | undefined {
+export function bridgeableKind(method: string | undefined, path: string, ctx: Pick<ProxyContext, 'bridge'>): BridgeKind | undefined {
   if (ctx.bridge.mode === 'off' || method !== 'POST') return undefined;
   return bridgeKindForPath(path);
 }
 
 /** The route for this request, once its body has been read and its key chosen. */
-export function planRoute(ex: RequestSoFar, ctx: ProxyContext, kind: BridgeKind | undefined): Route {
+export function planRoute(ex: RequestSoFar, ctx: RouteContext, kind: BridgeKind | undefined): Route {
   const paths = ex.paths!;
   const body = ex.body;
   if (kind && ex.key?.decision?.how === 'bridged') return bridged(ex, ctx, kind);
@@ -31,13 +33,13 @@ export function planRoute(ex: RequestSoFar, ctx: ProxyContext, kind: BridgeKind 
  * The native attempt was refused with 404 endpoint_not_supported: remember it
  * for the model and serve the request bridged, so the tool never sees the refusal.
  */
-export function fallBack(ex: RequestSoFar, ctx: ProxyContext, kind: BridgeKind): Route {
+export function fallBack(ex: RequestSoFar, ctx: RouteContext, kind: BridgeKind): Route {
   // decideRoute says "bridged" for this key, protocol and model from now on (the memory feeds it).
   ctx.bridge.rememberUnsupported(kind, ex.body!.model!, ex.key?.slot?.name);
   return bridged(ex, ctx, kind);
 }
 
-function bridged(ex: RequestSoFar, ctx: ProxyContext, kind: BridgeKind): Route {
+function bridged(ex: RequestSoFar, ctx: RouteContext, kind: BridgeKind): Route {
   const paths = ex.paths!;
   // A request the bridge refuses (a 400, a body it cannot read) is still logged as a bridged one, like its upstream errors.
   const refused = (refusal: unknown): Route => ({ path: paths.path, query: paths.query, stream: ex.body?.stream ?? false, bridge: bridgeLabel(kind), refusal });

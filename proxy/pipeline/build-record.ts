@@ -16,7 +16,6 @@ import { requestFailed } from '../core/outcome.js';
 import { isOwnTraffic } from '../rules/own-traffic.js';
 import { requestLine, type RequestLineParts } from '../core/request-line.js';
 
-export { printable };
 import { RING_BODY_CHARS, type NewEntry } from '../traffic/ring.js';
 import { REPLAY_HEADER } from '../traffic/replay-request.js';
 
@@ -25,12 +24,18 @@ const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
 import { BROWSER_REQUEST_CODE } from '../rules/browser-request.js';
 
+/** What building and sending the record reads; `finish` also counts the request in `stats`. */
+export type RecordContext = Pick<
+  ProxyContext,
+  'captureBodies' | 'hintOnce' | 'keys' | 'log' | 'logBodies' | 'logBodyBytes' | 'logOwnTraffic' | 'onTraffic' | 'otlp' | 'redactor' | 'ring' | 'stats'
+>;
+
 /** The record and its bodies, plus the traffic ring's entry (with capture on, for the user's own traffic). */
 export interface BuiltEntry extends BuiltRecord {
   ring?: NewEntry;
 }
 
-function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): BuiltEntry {
+export function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): BuiltEntry {
   const r = ctx.redactor;
   const local = reply.local;
   const paths = ex.paths;
@@ -145,7 +150,7 @@ export function redactedHead(text: string, keep: number, redact: (s: string) => 
 const GUARD_REFUSALS = new Set(['host-not-allowed', 'origin-not-allowed', 'duplicate-host', 'too-many-headers', 'unsupported-media-type', 'export-loop']);
 
 /** Loopgate's own endpoints and probes (unless --log-own) and guard refusals are not kept in the ring. */
-function isUserTraffic(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): boolean {
+function isUserTraffic(ex: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyContext, 'logOwnTraffic'>): boolean {
   if (isOwn(ex, ctx)) return false;
   const local = reply.local;
   // A web page could flood the ring with refusals and push the user's requests out; the log and console still say them.
@@ -153,7 +158,7 @@ function isUserTraffic(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext):
 }
 
 /** rules/own-traffic.ts decides, for every sink at once; --log-own keeps them all. */
-function isOwn(ex: RequestSoFar, ctx: ProxyContext): boolean {
+function isOwn(ex: RequestSoFar, ctx: Pick<ProxyContext, 'logOwnTraffic'>): boolean {
   return !ctx.logOwnTraffic && isOwnTraffic(ex.req.method ?? 'GET', ex.paths?.path ?? ex.req.url ?? '/');
 }
 
@@ -245,7 +250,7 @@ function consoleParts(rec: TrafficRecord, hint: string | undefined, showKey: boo
   return { line: printable(parts.join(' ')), diagnosis: code && printable(code), hint: code && hint ? printable(hint) : undefined };
 }
 
-export function finish(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext): void {
+export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): void {
   // A web page's request: counted, never recorded (no log line, ring row, span or console line a page could flood).
   if (reply.local?.code === BROWSER_REQUEST_CODE) {
     ctx.stats.browserRefused++;

@@ -24,9 +24,12 @@ import { closestDemoModel } from '../simulator/demo-family.js';
 const LIST_WAIT_MS = LIST_FETCH_TIMEOUT_MS;
 
 /** What decideRoute needs from the proxy's state, for this request. */
-function routeQuery(model: string | undefined, path: string, ctx: ProxyContext, keys: readonly KeyModels[], bridgeable: boolean): RouteQuery {
+function routeQuery(model: string | undefined, path: string, ctx: Pick<ProxyContext, 'bridge'>, keys: readonly KeyModels[], bridgeable: boolean): RouteQuery {
   return { keys, model, protocol: protocolOfPath(path), bridge: ctx.bridge.mode, bridgeable, refused: ctx.bridge.refusals(), now: ctx.bridge.now() };
 }
+
+/** What choosing a key reads: the keys with their lists, the bridge's policy, and the console's hints. */
+export type KeyContext = Pick<ProxyContext, 'keys' | 'bridge' | 'hintOnce' | 'simulator'>;
 
 const NO_CHOICE: KeyChoice = Object.freeze({});
 
@@ -39,7 +42,7 @@ const NO_KEY: readonly KeyModels[] = [{ name: '', models: undefined }];
  * exist and whose they are; while lists are loading, waits for them first
  * (LIST_WAIT_MS).
  */
-export async function chooseSlot(ctx: ProxyContext, model: string | undefined, path: string, bridgeable: boolean, abort?: RequestAbort): Promise<KeyChoice> {
+export async function chooseSlot(ctx: KeyContext, model: string | undefined, path: string, bridgeable: boolean, abort?: RequestAbort): Promise<KeyChoice> {
   const slots = ctx.keys.slots;
   if (slots.length === 0) {
     const choice = decideRoute(routeQuery(model, path, ctx, NO_KEY, bridgeable));
@@ -76,7 +79,7 @@ export async function chooseSlot(ctx: ProxyContext, model: string | undefined, p
 }
 
 /** Keys already tried for this request look as if they listed nothing, so the rule passes them over. */
-function viewsWithout(ctx: ProxyContext, tried: ReadonlySet<number> | undefined): KeyModels[] {
+function viewsWithout(ctx: Pick<ProxyContext, 'keys'>, tried: ReadonlySet<number> | undefined): KeyModels[] {
   const views = ctx.keys.views();
   return tried?.size ? views.map((v, i) => (tried.has(i) ? { name: v.name, models: new Map() } : v)) : views;
 }
@@ -87,7 +90,7 @@ function viewsWithout(ctx: ProxyContext, tried: ReadonlySet<number> | undefined)
  * so), or undefined (the error goes to the client). Only held bodies are
  * replayable; it spends another key's quota, hence opt-in.
  */
-export function failOver(ex: RequestSoFar, ctx: ProxyContext, why: string): KeyChoice | undefined {
+export function failOver(ex: RequestSoFar, ctx: KeyContext & Pick<ProxyContext, 'failover'>, why: string): KeyChoice | undefined {
   const slot = ex.key?.slot;
   const body = ex.body;
   if (!ctx.failover || !slot || !body || !ex.paths || ctx.keys.slots.length < 2 || (body.body === undefined && body.bodyStream !== undefined)) return undefined;
@@ -102,7 +105,7 @@ export function failOver(ex: RequestSoFar, ctx: ProxyContext, why: string): KeyC
 }
 
 /** GET /v1/models with several keys: every key's list, each model once, as its upstream gave it. */
-export async function answerModelUnion(reply: ClientReply, ctx: ProxyContext): Promise<void> {
+export async function answerModelUnion(reply: ClientReply, ctx: Pick<ProxyContext, 'keys'>): Promise<void> {
   // A list not fetched yet (or stale) is fetched now, so the client sees every key's models.
   if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
   reply.answer(200, 'application/json', JSON.stringify({ object: 'list', data: ctx.keys.union() }));

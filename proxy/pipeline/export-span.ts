@@ -20,7 +20,7 @@ export interface BuiltRecord {
   responseBody?: string;
 }
 
-export function exportSpan(ex: RequestSoFar, ctx: ProxyContext, built: BuiltRecord, hint: string | undefined): void {
+export function exportSpan(ex: RequestSoFar, ctx: Pick<ProxyContext, 'otlp' | 'redactor'>, built: BuiltRecord, hint: string | undefined): void {
   const sink = ctx.otlp!;
   const rec = spanRecord(built.record);
   const facts: SpanFacts = rec.status > 0 && rec.status < 400 ? responseFacts(built.scanned, answerProtocol(rec)) : {};

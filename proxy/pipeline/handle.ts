@@ -1,27 +1,25 @@
-// One request through the ordered steps: guard → normalise → authenticate →
-// read body → model alias → inspect → choose the key → plan the route →
-// relay. Each step lives in its own module and returns what it learned; this
-// file only sequences them, keeps their results (RequestFacts, written here
+// One request through the ordered steps: admission (in-flight cap, guard,
+// normalise, authenticate, /v1/ scope; shared with upgrade.ts) → read body →
+// model alias → inspect → choose the key → plan the route → relay. Each step
+// lives in its own module and returns what it learned; this file only
+// sequences them, keeps their results (RequestFacts, written here
 // and in upgrade.ts only) and maps failures to an answer. The log record is
 // built once from those results and the reply, when the response closes
 // (however it ends).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { midStreamFailure, ProxyError } from '../rules/proxy-errors.js';
-import { normaliseRequestPath } from '../rules/paths.js';
 import { MODELS_PATH } from '../rules/protocols/index.js';
 import { suggestModels } from '../rules/suggest.js';
 import type { ProxyContext } from './context.js';
-import type { Attempt, PathFacts, RequestFacts, RequestSoFar } from './exchange.js';
+import type { Attempt, RequestFacts, RequestSoFar } from './exchange.js';
 import { ClientReply } from './client-reply.js';
 import { RequestAbort } from './request-abort.js';
-import { checkRequest } from './guard.js';
-import { checkToken } from './authenticate.js';
+import { admit } from './admission.js';
 import { readBody } from './read-body.js';
 import { relay } from './relay.js';
 import { finish } from './build-record.js';
-import { rewriteHint } from './hints.js';
-import { answerConnectivityProbe, handleLocalEndpoint, isConnectivityProbe, isLocalEndpoint } from './local-endpoints.js';
+import { answerConnectivityProbe, handleLocalEndpoint } from './local-endpoints.js';
 import { bridgeableKind, fallBack, planRoute } from './bridge-plan.js';
 import { answerModelUnion, chooseSlot } from './choose-key.js';
 import { answerAliasedModelUnion, applyAlias, noteModelNotFound, withAliasAdvice } from './alias.js';
@@ -63,20 +61,12 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     finish(facts, reply, ctx);
   });
   try {
-    if (ctx.stats.inFlight > ctx.limits.maxInFlight) {
-      throw new ProxyError(503, 'too-many-requests', `Loopgate is already handling ${ctx.limits.maxInFlight} requests. Retry shortly.`, { 'retry-after': '1' });
-    }
-    checkRequest(req, ctx.guard);
-    const paths = (facts.paths = normalise(req, ctx));
-    // A credential-less `HEAD /api/hello` (Claude Code at start) or `HEAD /`: a plain 200, no token, nothing revealed.
-    if (isConnectivityProbe(req, paths.path)) return answerConnectivityProbe(reply, ctx.cliCommand);
-    // Local endpoints check the token themselves (the health challenge is answered without it).
-    if (isLocalEndpoint(paths.path)) return await handleLocalEndpoint(req, paths, reply, ctx);
-    checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
-    // The key belongs to the API under {base_url} only: nothing else reaches the upstream with it.
-    if (!paths.path.startsWith('/v1/')) {
-      throw new ProxyError(404, 'not-an-api-path', `${paths.path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths (e.g. /v1/chat/completions, /v1/responses, /v1/messages, /v1/models). Check the tool's base URL.`);
-    }
+    const admission = admit(req, ctx, 'http');
+    if (admission.paths) facts.paths = admission.paths;
+    if (admission.kind === 'refused') throw admission.refusal;
+    const paths = admission.paths;
+    if (admission.kind === 'probe') return answerConnectivityProbe(reply, ctx.cliCommand);
+    if (admission.kind === 'local') return await handleLocalEndpoint(req, paths, reply, ctx);
     // Several keys: the client sees one list, all of theirs.
     if (paths.path === MODELS_PATH && req.method === 'GET' && ctx.keys.slots.length > 1) return await (ctx.aliases.size ? answerAliasedModelUnion : answerModelUnion)(reply, ctx);
     const bridgeable = bridgeableKind(req.method, paths.path, ctx);
@@ -112,18 +102,8 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
   }
 }
 
-export function normalise(req: IncomingMessage, ctx: ProxyContext): PathFacts {
-  const result = normaliseRequestPath(req.method ?? 'GET', req.url ?? '/');
-  if (!result.ok) throw new ProxyError(400, 'unsafe-path', result.reason);
-  for (const rewrite of result.rewrites) {
-    const hint = rewriteHint(rewrite, ctx.guard, req.headers);
-    if (hint) ctx.hintOnce(hint.id, hint.message);
-  }
-  return { originalPath: (req.url ?? '/').split('?', 1)[0]!, path: result.path, query: result.query, rewrites: result.rewrites };
-}
-
 /** A model missing from the cached /models list is warned about (the warning is returned); the request still goes. */
-function inspectModel(model: string | undefined, ctx: ProxyContext): string | undefined {
+function inspectModel(model: string | undefined, ctx: Pick<ProxyContext, 'keys' | 'hintOnce' | 'simulator'>): string | undefined {
   if (!model) return undefined;
   const known = ctx.keys.ids();
   if (!known) {
@@ -153,7 +133,7 @@ function headerSafe(text: string): string {
   return text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-function fail(facts: RequestSoFar, reply: ClientReply, ctx: ProxyContext, err: unknown): void {
+function fail(facts: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyContext, 'redactor' | 'hintOnce'>, err: unknown): void {
   if (facts.clientAborted) return;
   if (reply.headersSent) {
     // Too late for a JSON error: breaking the connection is the only honest signal mid-stream.

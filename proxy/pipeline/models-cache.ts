@@ -3,7 +3,6 @@
 import { parseModelList, type ModelEntry } from '../rules/model-list.js';
 import { callUpstream, readCapped, type UpstreamBody, type UpstreamDeps } from './upstream-call.js';
 
-export type { ModelEntry } from '../rules/model-list.js';
 
 export interface ModelsCache {
   /** IDs when known (never blocks; undefined until a list arrived). */

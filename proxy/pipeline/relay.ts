@@ -10,14 +10,14 @@ import { eventTooLargeMessage, isEndpointNotSupported } from '../bridge/index.js
 import { diagnose, DIAGNOSIS_POLICY, parseErrorBody } from '../rules/diagnose.js';
 import { midStreamFailure, upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { protocolsByKey } from '../rules/key-routing.js';
-import { failOver } from './choose-key.js';
+import { failOver, type KeyContext } from './choose-key.js';
 import { keyInXApiKey, MODELS_PATH } from '../rules/protocols/index.js';
 import type { ProxyContext } from './context.js';
 import type { Attempt, RequestSoFar, Route } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import { upstreamRequestHeaders } from './headers.js';
 import { streamedBytes } from './gc-nudge.js';
-import { callUpstream, readCapped as readUpTo, type UpstreamBody, type UpstreamResponse } from './upstream-call.js';
+import { callUpstream, readCapped as readUpTo, type UpstreamBody, type UpstreamDeps, type UpstreamResponse } from './upstream-call.js';
 import { aliasedModelList } from './alias.js';
 import type { RequestAbort } from './request-abort.js';
 import { SERVED_MODEL_HEADER } from '../simulator/demo-family.js';
@@ -29,8 +29,11 @@ const ERROR_BODY_BYTES = 64 * 1024;
 /** A model list larger than this is relayed without being cached. */
 const MODEL_LIST_BYTES = 4 * 1024 * 1024;
 
+/** What relaying reads: the upstream call's deps, the keys (failover, model lists), the bridge, the aliases. */
+export type RelayContext = UpstreamDeps & KeyContext & Pick<ProxyContext, 'failover' | 'upstreamPrefix' | 'redactor' | 'aliases'>;
+
 /** Sends `route` upstream and relays the answer; never throws: a failure is an Attempt with `error`. */
-export async function relay(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext, route: Route, abort: RequestAbort): Promise<Attempt> {
+export async function relay(ex: RequestSoFar, reply: ClientReply, ctx: RelayContext, route: Route, abort: RequestAbort): Promise<Attempt> {
   const slot = ex.key?.slot;
   const models = slot?.models;
   const modelsGeneration = models?.generation() ?? 0;
@@ -75,7 +78,7 @@ export async function relay(ex: RequestSoFar, reply: ClientReply, ctx: ProxyCont
   }
 }
 
-async function relayAnswer(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext, route: Route, abort: RequestAbort, upstream: UpstreamResponse, facts: Attempt, modelsGeneration: number): Promise<Attempt> {
+async function relayAnswer(ex: RequestSoFar, reply: ClientReply, ctx: RelayContext, route: Route, abort: RequestAbort, upstream: UpstreamResponse, facts: Attempt, modelsGeneration: number): Promise<Attempt> {
   const contentType = upstream.headers['content-type'];
   const isStream = typeof contentType === 'string' && contentType.startsWith('text/event-stream');
   const session = route.session;
@@ -127,7 +130,7 @@ async function relayAnswer(ex: RequestSoFar, reply: ClientReply, ctx: ProxyConte
  * one asked for (its SERVED_MODEL_HEADER), said once on the console. Any other
  * upstream's header of that name is not believed.
  */
-function demoServedModel(ex: RequestSoFar, ctx: ProxyContext, upstream: UpstreamResponse): string | undefined {
+function demoServedModel(ex: RequestSoFar, ctx: Pick<ProxyContext, 'simulator' | 'hintOnce'>, upstream: UpstreamResponse): string | undefined {
   const served = ctx.simulator ? upstream.headers[SERVED_MODEL_HEADER] : undefined;
   if (typeof served !== 'string' || served === '') return undefined;
   const asked = ex.body?.model ?? '?';
@@ -145,7 +148,7 @@ function readCapped(body: UpstreamBody, cap: number): Promise<{ buf: Buffer; com
   });
 }
 
-async function relayError(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext, route: Route, upstream: UpstreamResponse, facts: Attempt): Promise<Attempt> {
+async function relayError(ex: RequestSoFar, reply: ClientReply, ctx: RelayContext, route: Route, upstream: UpstreamResponse, facts: Attempt): Promise<Attempt> {
   const { buf, complete } = await readCapped(upstream.body, ERROR_BODY_BYTES);
   // A compressed body cannot be read; it is passed on as it came.
   const encoded = upstream.headers['content-encoding'] !== undefined && upstream.headers['content-encoding'] !== 'identity';
@@ -199,7 +202,7 @@ async function relayError(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContex
   return answered;
 }
 
-async function relayModels(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext, upstream: UpstreamResponse, generation: number, facts: Attempt): Promise<void> {
+async function relayModels(ex: RequestSoFar, reply: ClientReply, ctx: RelayContext, upstream: UpstreamResponse, generation: number, facts: Attempt): Promise<void> {
   const { buf, complete } = await readCapped(upstream.body, MODEL_LIST_BYTES);
   if (!complete) {
     reply.head(upstream.statusCode, upstream.headers, { stream: false, attempt: facts });

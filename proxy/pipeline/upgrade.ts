@@ -23,11 +23,10 @@ import { ProxyError, upstreamFailure } from '../rules/proxy-errors.js';
 import { isWebSocketUpgrade, isWebSocketRefusal, WEBSOCKET_FALLBACK_STATUS, websocketUnsupportedHint } from '../rules/websocket.js';
 import type { ProxyContext } from './context.js';
 import type { Attempt, RequestSoFar, WebSocketSummary } from './exchange.js';
-import { checkRequest } from './guard.js';
-import { checkToken } from './authenticate.js';
+import { admit } from './admission.js';
 import { chooseSlot } from './choose-key.js';
 import { finish } from './build-record.js';
-import { normalise, startFacts, tookAttempt } from './handle.js';
+import { startFacts, tookAttempt } from './handle.js';
 import { ClientReply, responseForUpgrade } from './client-reply.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
 import { relayMessages } from './ws-relay.js';
@@ -101,19 +100,14 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     } else finish(ex, reply, ctx);
   });
   try {
-    if (ctx.stats.inFlight > ctx.limits.maxInFlight) {
-      throw new ProxyError(503, 'too-many-requests', `Loopgate is already handling ${ctx.limits.maxInFlight} requests. Retry shortly.`, { 'retry-after': '1' });
-    }
-    checkRequest(req, ctx.guard);
-    const paths = (ex.paths = normalise(req, ctx));
-    checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
+    const admission = admit(req, ctx, 'upgrade');
+    if (admission.paths) ex.paths = admission.paths;
+    if (admission.kind === 'refused') throw admission.refusal;
+    const paths = admission.paths;
     if (!isWebSocketUpgrade(req.headers)) {
       throw new ProxyError(400, 'upgrade-unsupported', `Loopgate upgrades connections to WebSocket only (got Upgrade: ${printableHeader(req.headers.upgrade)}). Send the request without an Upgrade header.`);
     }
     checkHandshake(req);
-    if (!paths.path.startsWith('/v1/')) {
-      throw new ProxyError(404, 'not-an-api-path', `${paths.path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths. Check the tool's base URL.`);
-    }
     // No body yet, so no model: with several keys the first one takes the connection.
     // A WebSocket carries Responses natively or not at all: never the bridge.
     const key = (ex.key = await chooseSlot(ctx, undefined, paths.path, false));
@@ -213,7 +207,7 @@ function refusal(path: string, ttlMs: number): ProxyError {
   return new ProxyError(WEBSOCKET_FALLBACK_STATUS, 'websocket-unsupported', websocketUnsupportedHint(path, ttlMs));
 }
 
-function connectUpstream(ex: RequestSoFar, ctx: ProxyContext, target: string): WebSocket {
+function connectUpstream(ex: RequestSoFar, ctx: Pick<ProxyContext, 'siteUrl' | 'upstreamPrefix' | 'timeouts' | 'limits'>, target: string): WebSocket {
   const site = new URL(ctx.siteUrl);
   const url = `${site.protocol === 'https:' ? 'wss:' : 'ws:'}//${site.host}${ctx.upstreamPrefix}${target}`;
   const headers = upstreamRequestHeaders(ex.req.rawHeaders, ex.key?.slot?.key, false);
@@ -263,7 +257,7 @@ function handshake(upstream: WebSocket): Promise<Handshake> {
  * no WebSocket (the attempt, then failed, comes with the error), else pass its
  * answer on. Returns the attempt with what the upstream said.
  */
-async function answerRefusal(ex: RequestSoFar, reply: ClientReply, ctx: ProxyContext, attempt: Attempt, res: IncomingMessage, remember: () => void, ttlMs: number): Promise<Attempt> {
+async function answerRefusal(ex: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyContext, 'redactor' | 'keys' | 'bridge'>, attempt: Attempt, res: IncomingMessage, remember: () => void, ttlMs: number): Promise<Attempt> {
   const paths = ex.paths!;
   const status = res.statusCode ?? 502;
   const requestId = res.headers['x-oneapi-request-id'];

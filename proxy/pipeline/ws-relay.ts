@@ -28,7 +28,7 @@ interface FirstRequest {
 }
 
 /** Resolves when the client's side has closed, with the facts then final (the socket's own 'close' comes earlier). */
-export function relayMessages(reply: ClientReply, ctx: ProxyContext, client: WebSocket, upstream: WebSocket): Promise<WebSocketSummary> {
+export function relayMessages(reply: ClientReply, ctx: Pick<ProxyContext, 'captureBodies' | 'logBodyBytes' | 'redactor'>, client: WebSocket, upstream: WebSocket): Promise<WebSocketSummary> {
   const facts: WebSocketFacts = { messagesIn: 0, messagesOut: 0, requests: 0 };
   const first: FirstRequest = {};
   let bytesIn = 0;

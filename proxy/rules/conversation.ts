@@ -10,8 +10,6 @@ import { CHAT_DONE } from './protocols/chat-completions.js';
 import { obj } from './protocols/conversation-parts.js';
 import { bridgedFrom, endpointProtocol, PROTOCOL_TABLE, type Message, type Part, type Protocol, type RequestConversation } from './protocols/index.js';
 
-export type { Message, Part };
-export { obj };
 
 /** The client's side: system instructions (where the protocol has them apart) and the input messages. */
 export function requestMessages(protocol: Protocol, body: Record<string, unknown>): RequestConversation {

@@ -5,7 +5,9 @@
 // capture's head and tail, the held body's top level), never a second parse
 // of a whole body on the hot path. Pure, no I/O.
 import { MAX_TOKENS_FIELDS, type Protocol } from './protocols/index.js';
-import { obj, requestMessages, responseMessages, streamMessages, type Message } from './conversation.js';
+import { requestMessages, responseMessages, streamMessages } from './conversation.js';
+import { obj } from './protocols/conversation-parts.js';
+import type { Message } from './protocols/index.js';
 
 export interface ResponseFacts {
   id?: string;

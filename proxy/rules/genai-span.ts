@@ -40,7 +40,6 @@ import { BRIDGE_TARGET, bridgedFrom, endpointProtocol, type Protocol } from './p
 import type { Redactor } from './redact.js';
 import { contentAttributes, requestValueAttributes, type AttrValue, type ContentAttributes, type ResponseFacts, type TraceParent } from './genai-facts.js';
 
-export type { AttrValue } from './genai-facts.js';
 
 export interface SpanEvent {
   name: string;

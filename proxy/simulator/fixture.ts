@@ -3,7 +3,6 @@
 import { readFileSync } from 'node:fs';
 import { PROTOCOL_TABLE, type Protocol } from '../rules/protocols/index.js';
 
-export type { Protocol };
 const PROTOCOLS = Object.keys(PROTOCOL_TABLE) as readonly Protocol[];
 export type KeyStatus = 'active' | 'disabled' | 'restricted';
 

@@ -11,11 +11,12 @@ import type { RecordedRequest } from './request-record.js';
 import { createHandler, type SimState, type StreamDefaults } from './sim-server.js';
 import { websocketUpgrades } from './responses-websocket.js';
 
-export type { Fixture, FixtureGroup, FixtureKey, FixtureModel, KeyStatus, Protocol } from './fixture.js';
+export type { Fixture, FixtureGroup, FixtureKey, FixtureModel, KeyStatus } from './fixture.js';
+export type { Protocol } from '../rules/protocols/index.js';
 export { FixtureError, fixturePrices, loadFixture, validateFixture } from './fixture.js';
-export {  type Fault } from './faults.js';
-export { fingerprint, CREDENTIAL_HEADERS, type RecordedRequest } from './request-record.js';
-;
+export { type Fault } from './faults.js';
+export { fingerprint, type RecordedRequest } from './request-record.js';
+export { CREDENTIAL_HEADERS } from '../rules/credential-headers.js';
 
 export interface SimulatorOptions {
   port?: number;

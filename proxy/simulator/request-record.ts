@@ -2,7 +2,7 @@
 // replaced by a fingerprint so the record is safe to print and to assert on.
 import { keyFingerprint } from '../rules/key-display.js';
 import type { IncomingMessage } from 'node:http';
-import { CREDENTIAL_HEADERS, isCredentialHeader } from '../rules/credential-headers.js';
+import { isCredentialHeader } from '../rules/credential-headers.js';
 
 export interface RecordedRequest {
   time: string;
@@ -32,7 +32,6 @@ export interface RecordedRequest {
 }
 
 // The proxy strips exactly these: the record fingerprints every one that still arrives.
-export { CREDENTIAL_HEADERS };
 
 /** The proxy's key fingerprint (rules/key-display.ts), so a record and a traffic log name a key alike. */
 export const fingerprint = keyFingerprint;

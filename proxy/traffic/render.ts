@@ -6,10 +6,11 @@
 import { indentLines, joinText, paint as paintText, term, type Colour, type Hole, type TerminalText } from '../rules/terminal-text.js';
 import { usageDetails } from '../rules/usage.js';
 import { requestFailed, type Outcome } from '../core/outcome.js';
-import type { Message, Part } from '../rules/conversation.js';
+import type { Message, Part } from '../rules/protocols/index.js';
 import type { TrafficRecord } from '../core/record.js';
 import type { TrafficEntry } from './ring.js';
-import { conversationOf, type FollowUp } from './follow-ups.js';
+import { conversationOf } from './follow-ups.js';
+import type { FollowUp } from '../core/traffic-entry.js';
 import { PROTOCOL_TABLE, type Protocol } from '../rules/protocols/index.js';
 
 export interface Style {

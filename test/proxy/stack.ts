@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startSimulator, type Simulator } from '../../proxy/simulator/index.js';
-import { startProxy, type RunningProxy, type ProxyOptions } from '../../proxy/server.js';
+import { startProxy, type RunningProxy } from '../../proxy/server.js';
+import type { ProxyOptions } from '../../proxy/core/options.js';
 import defaultFixture from '../../proxy/simulator/default-fixture.json';
 
 export const TOKEN = 'lg-local-test-token-0123456789abcdefghijklmnop';

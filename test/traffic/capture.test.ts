@@ -6,7 +6,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, threeGroupKeys, TOKEN, until, untilAsync, type Stack } from '../proxy/stack.js';
 import type { TrafficEntry } from '../../proxy/traffic/ring.js';
-import type { FollowUp } from '../../proxy/traffic/follow-ups.js';
+import type { FollowUp } from '../../proxy/core/traffic-entry.js';
 import { conversationOf } from '../../proxy/traffic/follow-ups.js';
 
 type Detailed = TrafficEntry & { followUps: Record<string, FollowUp> };

@@ -1,6 +1,7 @@
 // Who may write a request's state (proxy/pipeline/exchange.ts): the steps
 // return their results; only the sequencers (handle.ts, upgrade.ts) keep them,
 // and only the reply (client-reply.ts) writes what was sent to the client.
+// Admission (admission.ts) is one step both sequencers call.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -35,6 +36,11 @@ describe('step results', () => {
 
   it('builds the request state without a double cast', () => {
     expect(lines(pipeline, DOUBLE_CAST)).toEqual([]);
+  });
+
+  it('runs admission in one place: the guard, normalise, the in-flight cap and the /v1/ scope only in admission.ts', () => {
+    const others = pipeline.filter((f) => f.file !== 'proxy/pipeline/admission.ts');
+    expect(lines(others, /\b(checkRequest|normaliseRequestPath)\(|'(too-many-requests|not-an-api-path)'/).filter((l) => !/: export function /.test(l))).toEqual([]);
   });
 
   it('the checks above can fail', () => {

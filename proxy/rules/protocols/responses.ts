@@ -3,7 +3,6 @@
 import { isTextPart, obj, OUTPUT_TEXT, partsOf, stringify, textPart } from './conversation-parts.js';
 import { isObject, normaliseUsage, type Message, type MinimalRequestOptions, type ProtocolModule, type ReadUsage, type RequestConversation } from './spec.js';
 
-export { OUTPUT_TEXT };
 
 const facts = {
   protocol: 'responses',

@@ -1,7 +1,7 @@
 // What every protocol module provides to the server: body validation and the
 // reply in both shapes (one JSON body, or a list of SSE events).
 import type { SimError } from '../relay-errors.js';
-import type { Protocol } from '../fixture.js';
+import type { Protocol } from '../../rules/protocols/index.js';
 import type { CachedPrompt } from '../prompt-cache.js';
 
 export interface ParsedRequest {
