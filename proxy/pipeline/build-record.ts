@@ -35,7 +35,7 @@ export interface BuiltEntry extends BuiltRecord {
   ring?: NewEntry;
 }
 
-export function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): BuiltEntry {
+function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): BuiltEntry {
   const r = ctx.redactor;
   const local = reply.local;
   const paths = ex.paths;

@@ -2,7 +2,6 @@
 // request (the agent runs the tool, then sends the result back): the Traffic
 // view and `loopgate show` put each call next to what it returned.
 import { reassemble, toolCalls, toolResults } from '../rules/conversation.js';
-import type { Part } from '../rules/protocols/index.js';
 import type { FollowUp, TrafficEntry } from '../core/traffic-entry.js';
 
 /** How many later requests are searched for a result. */
