@@ -85,8 +85,9 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
   const stopWatching = watchClientLeaving(socket);
   reply.onEnd(() => {
     ctx.stats.inFlight--;
-    // Gone before any answer: a client abort, whatever the upstream later says.
-    if (!reply.headersSent) ex.clientAborted = true;
+    // Gone before any answer (neither an error written nor the upgrade done): a client abort, whatever the
+    // upstream later says. An upgraded connection's end is judged by the relay instead (ws-relay.ts).
+    if (!reply.headersSent && !relayed) ex.clientAborted = true;
     // The client left during the upstream's handshake: that one is not wanted any more.
     if (handshaking && upstream) upstream.terminate();
     // An upgraded connection is recorded once its close is known (ws reports it after the socket's).
