@@ -16,6 +16,7 @@ import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.
 import { cliInvocation, type Invocation } from './invocation.js';
 import { commandLine } from '../proxy/rules/command-line.js';
 import { proxyFlags } from '../proxy/rules/command-line.js';
+import { LOCAL_API_PREFIX } from '../proxy/core/local-api.js';
 import { DEFAULT_HOST, DEFAULT_LIMITS, DEFAULT_PORT, DEFAULT_RETRIES, DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES, DEFAULT_TIMEOUTS, type ProxyOptions } from '../proxy/core/options.js';
 
 const MIB = 1024 * 1024;
@@ -51,7 +52,7 @@ Behaviour:
   --log FILE              Traffic log (JSONL; default in the user's state dir).
   --no-log                Do not write the traffic log.
   --log-bodies            Also log request/response bodies (redacted, capped).
-  --log-own               Also record Loopgate's own API calls (/_loopgate/*: tail, show, doctor,
+  --log-own               Also record Loopgate's own API calls (${LOCAL_API_PREFIX}*: tail, show, doctor,
                           run, the editor) and connectivity probes: in the log, on the console, in
                           the OTLP export and in tail/show/the Traffic view alike. Off by default.
   --no-capture            Keep no recent requests in memory (the Traffic view and loopgate

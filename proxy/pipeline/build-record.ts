@@ -23,6 +23,7 @@ import { REPLAY_HEADER } from '../traffic/replay-request.js';
 const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
 import { BROWSER_REQUEST_CODE } from '../rules/browser-request.js';
+import { LOCAL_PATHS } from '../core/local-api.js';
 
 /** What building and sending the record reads; `finish` also counts the request in `stats`. */
 export type RecordContext = Pick<
@@ -256,7 +257,7 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext)
     ctx.stats.browserRefused++;
     ctx.hintOnce(
       BROWSER_REQUEST_CODE,
-      'A web page in a browser sent requests to Loopgate without a credential (an image, link or form pointing at it); they are refused and not recorded. /_loopgate/stats counts them as browserRefused.',
+      `A web page in a browser sent requests to Loopgate without a credential (an image, link or form pointing at it); they are refused and not recorded. ${LOCAL_PATHS.stats} counts them as browserRefused.`,
     );
     return;
   }

@@ -4,13 +4,12 @@
 // the editor's polls) and the connectivity probes of `/` are Loopgate talking to itself, not a tool's
 // traffic: a team's HAR holds the team's requests. `serve --log-own` puts them back, everywhere at once. Pure.
 
-/** The prefix of Loopgate's own endpoints. */
-const OWN_API_PREFIX = '/_loopgate/';
+import { LOCAL_API_PREFIX } from '../core/local-api.js';
 
 /** `path` is the request path as normalised (or the URL as sent, before normalising), query included or not. */
 export function isOwnTraffic(method: string, path: string): boolean {
   const bare = path.split('?', 1)[0]!;
-  if (bare === '/_loopgate' || bare.startsWith(OWN_API_PREFIX)) return true;
+  if (bare === LOCAL_API_PREFIX.slice(0, -1) || bare.startsWith(LOCAL_API_PREFIX)) return true;
   // What a client or an editor sends to see whether anything listens, before it has a token.
   return (bare === '/' && (method === 'GET' || method === 'HEAD')) || (bare === '/api/hello' && method === 'HEAD');
 }
