@@ -4,7 +4,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.cache/**', '.loopgate-test/**', 'test-results/**', '**/*.mjs', '**/*.js'] },
+  {
+    ignores: ['dist/**', 'node_modules/**', '.cache/**', '.loopgate-test/**', 'test-results/**', '**/*.mjs', '**/*.js'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -17,7 +19,10 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/await-thenable': 'error',
       '@typescript-eslint/require-await': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // Loopgate escapes control characters for terminals and shells: matching them is the point.
       'no-control-regex': 'off',
     },

@@ -51,7 +51,8 @@ export function resolveAliases(src: AliasSources): ResolvedAliases {
     file = loaded.file;
     if (!loaded.ok) config.push(loaded.problem);
     else {
-      for (const p of loaded.read.problems) (p.severity === 'error' ? config : notes).push(`${loaded.file}: ${p.message}`);
+      for (const p of loaded.read.problems)
+        (p.severity === 'error' ? config : notes).push(`${loaded.file}: ${p.message}`);
       project.push(...loaded.read.aliases.map(({ from, to, source }) => ({ from, to, source })));
     }
   }
@@ -67,13 +68,16 @@ export function resolveAliases(src: AliasSources): ResolvedAliases {
 function settingEntries(value: unknown, problems: string[]): AliasEntry[] {
   if (value === undefined || value === null) return [];
   if (typeof value !== 'object' || Array.isArray(value)) {
-    problems.push('loopgate.aliases must be an object of model IDs, FROM (what a tool asks for) to TO (what a key serves), e.g. { "gpt-6.2-sol": "gpt-6.1-sol" }; ignored.');
+    problems.push(
+      'loopgate.aliases must be an object of model IDs, FROM (what a tool asks for) to TO (what a key serves), e.g. { "gpt-6.2-sol": "gpt-6.1-sol" }; ignored.',
+    );
     return [];
   }
   const out: AliasEntry[] = [];
   for (const [from, to] of Object.entries(value as Record<string, unknown>)) {
     if (typeof to === 'string') out.push({ from, to, source: 'loopgate.aliases' });
-    else problems.push(`loopgate.aliases: the alias for ${quoted(from.slice(0, 80))} must be a model ID string; ignored.`);
+    else
+      problems.push(`loopgate.aliases: the alias for ${quoted(from.slice(0, 80))} must be a model ID string; ignored.`);
   }
   return out;
 }
@@ -90,7 +94,9 @@ export function aliasTargetWarnings(aliases: AliasMap, known: readonly string[] 
   for (const [from, { to, source }] of aliases) {
     if (known.includes(to)) continue;
     const near = suggestModels(to, known);
-    out.push(`alias ${from} -> ${to} (${source}): no key lists ${quoted(to)}${near.length ? `; closest: ${near.map((n) => quoted(n.slice(0, 200))).join(', ')}` : ''}. Requests for ${from} will be refused until it points at a listed model.`);
+    out.push(
+      `alias ${from} -> ${to} (${source}): no key lists ${quoted(to)}${near.length ? `; closest: ${near.map((n) => quoted(n.slice(0, 200))).join(', ')}` : ''}. Requests for ${from} will be refused until it points at a listed model.`,
+    );
   }
   return out;
 }

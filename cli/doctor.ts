@@ -14,14 +14,22 @@ function exitCode(report: DoctorReport): number {
 }
 
 /** Each key's steps under its name, then the model × protocol matrix. */
-function formatKeysDoctor(reports: Array<{ name: string; report: DoctorReport }>, matrix: RoutingRow[], cli: string): string {
+function formatKeysDoctor(
+  reports: Array<{ name: string; report: DoctorReport }>,
+  matrix: RoutingRow[],
+  cli: string,
+): string {
   const out: string[] = [];
   for (const r of reports) out.push(`key ${printable(r.name)}`, formatDoctorTable(r.report, cli), '');
   const head = ['model', ...PROTOCOL_ORDER.map((p) => PROTOCOL_TABLE[p].title)];
   // Model IDs come from the upstream: escaped before the columns are measured.
   const rows = matrix.map((row) => [row.model, ...PROTOCOL_ORDER.map((p) => row.routes[p] ?? '-')].map(printable));
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   out.push('Which key serves what (model x protocol -> key, native or bridged):', line(head), ...rows.map(line));
   return out.join('\n');
 }
@@ -46,23 +54,48 @@ simulator is.
 Exit codes: 0 every step passed (warnings allowed), 1 a check against the upstream failed,
 2 bad usage, 3 the URL or the key cannot be used (missing, malformed).`,
   run: (argv, io) =>
-    withUpstream(argv, io, async (cfg, flags) => {
-      if (cfg.keys && cfg.keys.length > 0) {
-        // Several keys: the first-use order for each, then which key serves what.
-        const reports = [];
-        for (const k of cfg.keys) reports.push({ name: k.name, report: await runDoctor({ upstream: cfg.upstream, key: k.key, allowHttp: flags['allow-http'] }) });
-        const matrix = routingMatrix(
-          reports.map((r) => ({ name: r.name, models: r.report.models ? new Map(r.report.models.map((m) => [m.id, m])) : undefined })),
-          PROTOCOL_ORDER,
+    withUpstream(
+      argv,
+      io,
+      async (cfg, flags) => {
+        if (cfg.keys && cfg.keys.length > 0) {
+          // Several keys: the first-use order for each, then which key serves what.
+          const reports = [];
+          for (const k of cfg.keys)
+            reports.push({
+              name: k.name,
+              report: await runDoctor({ upstream: cfg.upstream, key: k.key, allowHttp: flags['allow-http'] }),
+            });
+          const matrix = routingMatrix(
+            reports.map((r) => ({
+              name: r.name,
+              models: r.report.models ? new Map(r.report.models.map((m) => [m.id, m])) : undefined,
+            })),
+            PROTOCOL_ORDER,
+          );
+          const ok = reports.every((r) => r.report.ok);
+          io.out(
+            flags.json
+              ? JSON.stringify({ ok, keys: reports, matrix }, null, 2)
+              : formatKeysDoctor(reports, matrix, cliInvocation(io.env).command),
+          );
+          return Math.max(...reports.map((r) => exitCode(r.report)));
+        }
+        const report = await runDoctor({ upstream: cfg.upstream, key: cfg.key, allowHttp: flags['allow-http'] });
+        // Rerun against the same proxy: plain `doctor` would check the default port's, or the simulator.
+        const rerun = [
+          'doctor',
+          ...(['proxy', 'port', 'host'] as const).flatMap((f) =>
+            flags[f] === undefined ? [] : [`--${f} ${flags[f]}`],
+          ),
+        ].join(' ');
+        io.out(
+          flags.json
+            ? JSON.stringify(report, null, 2)
+            : formatDoctorTable(report, cliInvocation(io.env).command, rerun),
         );
-        const ok = reports.every((r) => r.report.ok);
-        io.out(flags.json ? JSON.stringify({ ok, keys: reports, matrix }, null, 2) : formatKeysDoctor(reports, matrix, cliInvocation(io.env).command));
-        return Math.max(...reports.map((r) => exitCode(r.report)));
-      }
-      const report = await runDoctor({ upstream: cfg.upstream, key: cfg.key, allowHttp: flags['allow-http'] });
-      // Rerun against the same proxy: plain `doctor` would check the default port's, or the simulator.
-      const rerun = ['doctor', ...(['proxy', 'port', 'host'] as const).flatMap((f) => (flags[f] === undefined ? [] : [`--${f} ${flags[f]}`]))].join(' ');
-      io.out(flags.json ? JSON.stringify(report, null, 2) : formatDoctorTable(report, cliInvocation(io.env).command, rerun));
-      return exitCode(report);
-    }, { checkKey: false }),
+        return exitCode(report);
+      },
+      { checkKey: false },
+    ),
 };

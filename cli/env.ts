@@ -24,7 +24,12 @@ Exit codes: 0 printed, 2 bad usage.`,
   async run(argv, io) {
     const { values } = parseArgs({
       args: argv,
-      options: { port: { type: 'string' }, host: { type: 'string' }, shell: { type: 'string' }, for: { type: 'string' } },
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        shell: { type: 'string' },
+        for: { type: 'string' },
+      },
       strict: true,
     });
     const shell = (values.shell ?? 'sh') as Shell;
@@ -33,7 +38,8 @@ Exit codes: 0 printed, 2 bad usage.`,
       return EXIT.usage;
     }
     const tool = values.for === undefined ? undefined : (toolOf(values.for) ?? values.for.toLowerCase());
-    for (const line of exportLines(clientEnv(runningProxyUrl(values), loadOrCreateToken(io.env), tool), shell)) io.out(line);
+    for (const line of exportLines(clientEnv(runningProxyUrl(values), loadOrCreateToken(io.env), tool), shell))
+      io.out(line);
     return EXIT.ok;
   },
 };

@@ -50,13 +50,17 @@ function knownSecrets(env: NodeJS.ProcessEnv): string[] {
 }
 
 /** `--otlp`: the log, one span per record, to a collector; exit 1 unless every span was accepted. */
-async function exportToOtlp(io: Io, o: { log: string; since?: Date; team: boolean; secrets: string[]; endpoint?: string; content: boolean }): Promise<number> {
+async function exportToOtlp(
+  io: Io,
+  o: { log: string; since?: Date; team: boolean; secrets: string[]; endpoint?: string; content: boolean },
+): Promise<number> {
   const cfg = otlpConfig(io.env, { endpoint: o.endpoint, content: o.content });
   if (!cfg.ok) {
     io.err(`loopgate export: ${cfg.problem}`);
     return EXIT.config;
   }
-  if (!cfg.config) throw new UsageError('--otlp needs a collector: --otlp URL, or OTEL_EXPORTER_OTLP_ENDPOINT in the environment.');
+  if (!cfg.config)
+    throw new UsageError('--otlp needs a collector: --otlp URL, or OTEL_EXPORTER_OTLP_ENDPOINT in the environment.');
   for (const note of cfg.notes) io.err(`note: ${note}`);
   let read;
   try {
@@ -73,10 +77,15 @@ async function exportToOtlp(io: Io, o: { log: string; since?: Date; team: boolea
   const { replayToOtlp } = await import('../proxy/otlp/export-log-spans.js');
   const r = await replayToOtlp({ records, config: cfg.config, team: o.team, secrets: o.secrets });
   const h = r.health;
-  if (read.skipped > 0) io.err(`Skipped ${read.skipped} corrupt or truncated ${read.skipped === 1 ? 'line' : 'lines'} in ${o.log}.`);
-  io.out(`Sent ${r.sent} ${r.sent === 1 ? 'span' : 'spans'} from ${read.files.length} log ${read.files.length === 1 ? 'file' : 'files'}${o.since ? ` since ${o.since.toISOString()}` : ''} to ${h.endpoint} (${h.protocol}, redacted${o.team ? ', team-masked' : ''}, content ${cfg.config.captureContent ? 'on' : 'off'}): ${h.exported} accepted, ${h.dropped} dropped.`);
+  if (read.skipped > 0)
+    io.err(`Skipped ${read.skipped} corrupt or truncated ${read.skipped === 1 ? 'line' : 'lines'} in ${o.log}.`);
+  io.out(
+    `Sent ${r.sent} ${r.sent === 1 ? 'span' : 'spans'} from ${read.files.length} log ${read.files.length === 1 ? 'file' : 'files'}${o.since ? ` since ${o.since.toISOString()}` : ''} to ${h.endpoint} (${h.protocol}, redacted${o.team ? ', team-masked' : ''}, content ${cfg.config.captureContent ? 'on' : 'off'}): ${h.exported} accepted, ${h.dropped} dropped.`,
+  );
   if (h.dropped > 0 || h.exported < r.sent) {
-    io.err(`loopgate export: the collector did not take every span${h.error ? ` (${h.error})` : ''}. Check the endpoint and its headers, then run the export again.`);
+    io.err(
+      `loopgate export: the collector did not take every span${h.error ? ` (${h.error})` : ''}. Check the endpoint and its headers, then run the export again.`,
+    );
     return EXIT.failed;
   }
   return EXIT.ok;
@@ -89,7 +98,9 @@ export const exportCommand: Command = {
   async run(argv, io) {
     const { values, positionals } = parseArgs({
       // `--otlp` alone means "the endpoint from the environment".
-      args: argv.map((a, i) => (a === '--otlp' && (argv[i + 1] === undefined || argv[i + 1]!.startsWith('-')) ? '--otlp=' : a)),
+      args: argv.map((a, i) =>
+        a === '--otlp' && (argv[i + 1] === undefined || argv[i + 1]!.startsWith('-')) ? '--otlp=' : a,
+      ),
       options: {
         har: { type: 'string' },
         jsonl: { type: 'string' },
@@ -107,7 +118,8 @@ export const exportCommand: Command = {
     const targets: Array<[ExportFormat, string]> = [];
     if (values.har !== undefined) targets.push(['har', values.har]);
     if (values.jsonl !== undefined) targets.push(['jsonl', values.jsonl]);
-    if (targets.length === 0 && values.otlp === undefined) throw new UsageError('say where to write: --har OUT, --jsonl OUT or --otlp [URL]');
+    if (targets.length === 0 && values.otlp === undefined)
+      throw new UsageError('say where to write: --har OUT, --jsonl OUT or --otlp [URL]');
     if (values['otlp-content'] && values.otlp === undefined) throw new UsageError('--otlp-content goes with --otlp');
     for (const [flag, out] of targets) if (!out.trim()) throw new UsageError(`--${flag} needs a file name`);
     let since: Date | undefined;
@@ -130,7 +142,8 @@ export const exportCommand: Command = {
           `Wrote ${r.entries} ${r.entries === 1 ? 'request' : 'requests'} to ${out} (${what}, redacted${values.team ? ', team-masked' : ''}, mode 0600)` +
             ` from ${r.files.length} log ${r.files.length === 1 ? 'file' : 'files'}${since ? ` since ${since.toISOString()}` : ''}.`,
         );
-        if (r.skipped > 0) io.err(`Skipped ${r.skipped} corrupt or truncated ${r.skipped === 1 ? 'line' : 'lines'} in ${log}.`);
+        if (r.skipped > 0)
+          io.err(`Skipped ${r.skipped} corrupt or truncated ${r.skipped === 1 ? 'line' : 'lines'} in ${log}.`);
       } catch (err) {
         if (err instanceof LogReadError) {
           io.err(`loopgate export: ${err.message}`);
@@ -141,7 +154,15 @@ export const exportCommand: Command = {
         return (err as NodeJS.ErrnoException).code === 'ENOENT' ? EXIT.config : EXIT.failed;
       }
     }
-    if (values.otlp !== undefined) return exportToOtlp(io, { log, since, team: values.team, secrets, endpoint: values.otlp || undefined, content: values['otlp-content'] });
+    if (values.otlp !== undefined)
+      return exportToOtlp(io, {
+        log,
+        since,
+        team: values.team,
+        secrets,
+        endpoint: values.otlp || undefined,
+        content: values['otlp-content'],
+      });
     return EXIT.ok;
   },
 };

@@ -17,11 +17,19 @@ export interface Invocation {
   install: string;
 }
 
-export function cliInvocation(env: NodeJS.ProcessEnv, script = process.argv[1] ?? 'dist/cli.js', platform = process.platform): Invocation {
+export function cliInvocation(
+  env: NodeJS.ProcessEnv,
+  script = process.argv[1] ?? 'dist/cli.js',
+  platform = process.platform,
+): Invocation {
   const self = realpathOr(resolve(script));
   const packageDir = dirname(dirname(self));
   const installed = onPath(env, platform, self);
-  return { command: installed ? 'loopgate' : `node ${shellQuote(self, platform === 'win32' ? 'windows' : 'posix')}`, installed, install: `npm install -g ${shellQuote(packageDir, platform === 'win32' ? 'windows' : 'posix')}` };
+  return {
+    command: installed ? 'loopgate' : `node ${shellQuote(self, platform === 'win32' ? 'windows' : 'posix')}`,
+    installed,
+    install: `npm install -g ${shellQuote(packageDir, platform === 'win32' ? 'windows' : 'posix')}`,
+  };
 }
 
 function onPath(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, self: string): boolean {
@@ -45,4 +53,3 @@ function realpathOr(path: string): string {
     return path;
   }
 }
-

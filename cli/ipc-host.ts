@@ -36,7 +36,9 @@ function requestMessage(line: string, rec: TrafficRecord, parts: RequestLinePart
 export function runIpcHost(io: Io): Promise<number> {
   const send = (msg: FromProxy) => process.send?.(msg);
   if (!process.send) {
-    io.err(`loopgate serve --ipc: no IPC channel; this mode is for the VS Code extension (use plain \`${commandLine(cliInvocation(io.env).command, 'serve')}\`).`);
+    io.err(
+      `loopgate serve --ipc: no IPC channel; this mode is for the VS Code extension (use plain \`${commandLine(cliInvocation(io.env).command, 'serve')}\`).`,
+    );
     return Promise.resolve(EXIT.usage);
   }
   let started: StartedServe | undefined;
@@ -64,7 +66,16 @@ export function runIpcHost(io: Io): Promise<number> {
             key = msg.key ?? msg.keys?.[0]?.key;
             upstream = msg.config.upstream || undefined;
             // The editor's settings and SecretStorage only: no OTEL_* variable (the child has none) decides where spans go.
-            const otlp = msg.config.otlp ? otlpConfig({}, { endpoint: msg.config.otlp.endpoint, content: msg.config.otlp.content, headers: msg.otlpHeaders ?? '' }) : undefined;
+            const otlp = msg.config.otlp
+              ? otlpConfig(
+                  {},
+                  {
+                    endpoint: msg.config.otlp.endpoint,
+                    content: msg.config.otlp.content,
+                    headers: msg.otlpHeaders ?? '',
+                  },
+                )
+              : undefined;
             if (otlp && !otlp.ok) throw new ProxyConfigError(`loopgate.otlp.endpoint: ${otlp.problem}`);
             for (const note of otlp?.notes ?? []) send({ kind: 'hint', text: note });
             // The editor's proxy starts with the usable aliases; each problem is shown (serve would refuse to start).
@@ -90,16 +101,26 @@ export function runIpcHost(io: Io): Promise<number> {
               onHint: (message) => send({ kind: 'hint', text: message }),
               onLogHealth: (health) => send({ kind: 'log-health', ok: health.ok, message: describeLogHealth(health) }),
               otlp: otlp?.ok ? otlp.config : undefined,
-              onOtlpHealth: (health) => send({ kind: 'otlp-health', ok: health.ok, message: describeOtlpHealth(health) }),
+              onOtlpHealth: (health) =>
+                send({ kind: 'otlp-health', ok: health.ok, message: describeOtlpHealth(health) }),
             });
             const p = started.proxy;
             // The aliases go first: 'listening' then tells the editor everything about the start has arrived (IPC keeps the order).
             for (const line of describeAliases(aliases.aliases)) send({ kind: 'alias', text: line });
-            send({ kind: 'listening', url: p.url, siteUrl: p.siteUrl, baseUrl: p.baseUrl, simulator: Boolean(started.simulator), logFile: p.logFile, keys: p.keyStatus().map((k) => k.name) });
+            send({
+              kind: 'listening',
+              url: p.url,
+              siteUrl: p.siteUrl,
+              baseUrl: p.baseUrl,
+              simulator: Boolean(started.simulator),
+              logFile: p.logFile,
+              keys: p.keyStatus().map((k) => k.name),
+            });
             if (aliases.aliases.size > 0) {
               void p.refreshModels().then(() => {
                 if (started?.proxy !== p) return;
-                for (const line of aliasTargetWarnings(aliases.aliases, p.modelIds())) send({ kind: 'hint', text: line });
+                for (const line of aliasTargetWarnings(aliases.aliases, p.modelIds()))
+                  send({ kind: 'hint', text: line });
               });
             }
             return;

@@ -26,13 +26,19 @@ later, as the notification "loopgate/state". Nothing but LSP is written to stdou
       options: { stdio: { type: 'boolean' }, 'proxy-url': { type: 'string' }, models: { type: 'string' } },
       strict: true,
     });
-    if (!values.stdio) throw new UsageError(`the only transport is stdio: run \`${commandLine(cliInvocation(io.env).command, 'lsp --stdio')}\`.`);
+    if (!values.stdio)
+      throw new UsageError(
+        `the only transport is stdio: run \`${commandLine(cliInvocation(io.env).command, 'lsp --stdio')}\`.`,
+      );
     const proxyUrl = values['proxy-url'];
     if (proxyUrl !== undefined && !/^https?:\/\/[^/]/i.test(proxyUrl)) {
       io.err(`loopgate lsp: --proxy-url must be an http(s) URL such as http://${DEFAULT_HOST}:${DEFAULT_PORT}.`);
       return EXIT.usage;
     }
-    const models = values.models?.split(',').map((m) => m.trim()).filter(Boolean);
+    const models = values.models
+      ?.split(',')
+      .map((m) => m.trim())
+      .filter(Boolean);
     // Loaded here so other commands do not pay for the LSP library.
     const { createConnection, ProposedFeatures } = await import('vscode-languageserver/node.js');
     const { startLintServer } = await import('../language-server/lint-server.js');

@@ -25,18 +25,21 @@ export function usageProblem(err: Error, usage: string): string {
   const code = (err as { code?: string }).code;
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     const flag = /'(--?[^'\s=]+)/.exec(err.message)?.[1] ?? '';
-    if (/^--?(api-?)?key$/i.test(flag)) return `${flag}: keys never go on the command line (other users see it in the process list). Use LOOPGATE_API_KEY, or pipe the key in with --key-stdin.`;
+    if (/^--?(api-?)?key$/i.test(flag))
+      return `${flag}: keys never go on the command line (other users see it in the process list). Use LOOPGATE_API_KEY, or pipe the key in with --key-stdin.`;
     const known = [...new Set([...usage.matchAll(/(?:^|\s)(--[a-z][\w-]*)/g)].map((m) => m[1]!))];
     const near = suggestModels(flag, known, 1);
     return `unknown option ${flag}.${near.length ? ` Did you mean ${near[0]}?` : ''}`;
   }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
     const ambiguous = /Option '(--[\w-]+)[^']*' argument is ambiguous/.exec(err.message);
-    if (ambiguous) return `${ambiguous[1]} needs a value, and a value cannot start with "-" (negative numbers are not accepted).`;
+    if (ambiguous)
+      return `${ambiguous[1]} needs a value, and a value cannot start with "-" (negative numbers are not accepted).`;
     const missing = /Option '(--[\w-]+)[^']*' argument missing/.exec(err.message);
     if (missing) return `${missing[1]} needs a value.`;
   }
-  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return `unexpected argument ${/'([^']*)'/.exec(err.message)?.[1] ?? ''}: this command takes only options.`;
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL')
+    return `unexpected argument ${/'([^']*)'/.exec(err.message)?.[1] ?? ''}: this command takes only options.`;
   return err.message;
 }
 
@@ -54,8 +57,14 @@ export async function main(argv: string[], given: Io): Promise<number> {
   }
   const command: Command | undefined = commands.find((c) => c.name === name);
   if (!command) {
-    const near = suggestModels(name, commands.map((c) => c.name), 1);
-    io.err(`loopgate: unknown command "${name}".${near.length ? ` Did you mean ${near[0]}?` : ''}\nRun \`${commandLine(cliInvocation(io.env).command, '--help')}\` for the commands.`);
+    const near = suggestModels(
+      name,
+      commands.map((c) => c.name),
+      1,
+    );
+    io.err(
+      `loopgate: unknown command "${name}".${near.length ? ` Did you mean ${near[0]}?` : ''}\nRun \`${commandLine(cliInvocation(io.env).command, '--help')}\` for the commands.`,
+    );
     return EXIT.usage;
   }
   // Only Loopgate's own arguments: `loopgate run -- codex --help` is the tool's help.
@@ -69,7 +78,9 @@ export async function main(argv: string[], given: Io): Promise<number> {
   } catch (err) {
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       // One line that says what to fix, the usage line, and where the rest is.
-      io.err(`loopgate ${name}: ${usageProblem(err as Error, command.usage)}\n${command.usage.split('\n', 1)[0]}\nRun \`${commandLine(cliInvocation(io.env).command, `${name} --help`)}\` for every option.`);
+      io.err(
+        `loopgate ${name}: ${usageProblem(err as Error, command.usage)}\n${command.usage.split('\n', 1)[0]}\nRun \`${commandLine(cliInvocation(io.env).command, `${name} --help`)}\` for every option.`,
+      );
       return EXIT.usage;
     }
     if (err instanceof ConfigError) {

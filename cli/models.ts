@@ -2,17 +2,28 @@ import { request } from 'undici';
 import { EXIT, type Command, type Io } from './command.js';
 import { parseUpstream } from '../proxy/rules/urls.js';
 import { diagnose, parseErrorBody } from '../proxy/rules/diagnose.js';
-import { parseModelList, type ModelEntry } from '../proxy/rules/model-list.js';
+import { parseModelList } from '../proxy/rules/model-list.js';
 import { withUpstream, type UpstreamConfig, type UpstreamFlags } from './upstream-config.js';
 import { MODELS_PATH, protocolOfEndpointType } from '../proxy/rules/protocols/index.js';
 import { printable } from '../proxy/rules/printable.js';
+import { type ModelEntry } from '../proxy/core/routing-facts.js';
 
 /** The upstream's IDs and owners escaped before the columns are measured, so a cell stays one cell. */
 export function formatModelTable(models: ModelEntry[]): string {
-  const rows = models.map((m) => [m.id, m.owned_by ?? '', (m.supported_endpoint_types ?? []).map((t) => protocolOfEndpointType(t) ?? t).join(', ')].map((c) => printable(String(c))));
+  const rows = models.map((m) =>
+    [
+      m.id,
+      m.owned_by ?? '',
+      (m.supported_endpoint_types ?? []).map((t) => protocolOfEndpointType(t) ?? t).join(', '),
+    ].map((c) => printable(String(c))),
+  );
   const head = ['MODEL ID', 'OWNED BY', 'PROTOCOLS'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const fmt = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [fmt(head), ...rows.map(fmt)].join('\n');
 }
 
@@ -44,21 +55,34 @@ async function listModels(cfg: UpstreamConfig, flags: UpstreamFlags, io: Io): Pr
   }
   let res;
   try {
-    res = await request(`${parsed.baseUrl}/models`, { headers: { authorization: `Bearer ${cfg.key}` }, headersTimeout: 30_000, bodyTimeout: 30_000 });
+    res = await request(`${parsed.baseUrl}/models`, {
+      headers: { authorization: `Bearer ${cfg.key}` },
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
   } catch (err) {
-    io.err(`loopgate models: ${parsed.baseUrl}/models did not answer (${(err as { code?: string }).code ?? 'error'}). Check the URL and the network.`);
+    io.err(
+      `loopgate models: ${parsed.baseUrl}/models did not answer (${(err as { code?: string }).code ?? 'error'}). Check the URL and the network.`,
+    );
     return EXIT.failed;
   }
   const text = await res.body.text();
   if (res.statusCode !== 200) {
-    const d = diagnose(parseErrorBody(res.statusCode, text), { method: 'GET', originalPath: MODELS_PATH, canonicalPath: MODELS_PATH, time: new Date() });
+    const d = diagnose(parseErrorBody(res.statusCode, text), {
+      method: 'GET',
+      originalPath: MODELS_PATH,
+      canonicalPath: MODELS_PATH,
+      time: new Date(),
+    });
     io.err(`loopgate models: ${res.statusCode}: ${d?.hint ?? 'unexpected answer'}`);
     return EXIT.failed;
   }
   const list = parseModelList(text);
   if (!list.ok) {
     const what = list.reason === 'not-json' ? 'JSON' : 'a model list';
-    io.err(`loopgate models: ${parsed.baseUrl}/models answered 200 but not with ${what}: is this the Model-Access API?`);
+    io.err(
+      `loopgate models: ${parsed.baseUrl}/models answered 200 but not with ${what}: is this the Model-Access API?`,
+    );
     return EXIT.failed;
   }
   io.out(flags.json ? JSON.stringify(list.models, null, 2) : formatModelTable(list.models));

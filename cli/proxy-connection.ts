@@ -42,32 +42,46 @@ export function localApiOf(conn: ProxyConnection): LocalApiClient {
 
 function proxyUrlOf(values: { proxy?: string; port?: string; host?: string }): string {
   if (values.proxy !== undefined) {
-    if (values.port !== undefined || values.host !== undefined) throw new UsageError('give --proxy URL, or --port/--host, not both.');
+    if (values.port !== undefined || values.host !== undefined)
+      throw new UsageError('give --proxy URL, or --port/--host, not both.');
     let u: URL;
     try {
       u = new URL(values.proxy);
     } catch {
       throw new UsageError(`--proxy must be a URL like http://127.0.0.1:8787 (got "${values.proxy.slice(0, 100)}").`);
     }
-    if (u.protocol !== 'http:') throw new UsageError('--proxy: Loopgate listens on plain http on a loopback address, e.g. http://127.0.0.1:8787.');
+    if (u.protocol !== 'http:')
+      throw new UsageError(
+        '--proxy: Loopgate listens on plain http on a loopback address, e.g. http://127.0.0.1:8787.',
+      );
     // The proof holds for the address that gave it; a host name could resolve elsewhere for the requests that follow.
-    if (isIP(u.hostname.replace(/^\[|\]$/g, '')) === 0) throw new UsageError(`--proxy takes an IP address, as serve prints it (http://${DEFAULT_HOST}:${DEFAULT_PORT}), not a host name.`);
+    if (isIP(u.hostname.replace(/^\[|\]$/g, '')) === 0)
+      throw new UsageError(
+        `--proxy takes an IP address, as serve prints it (http://${DEFAULT_HOST}:${DEFAULT_PORT}), not a host name.`,
+      );
     return u.origin;
   }
   const port = portOption(values.port) ?? DEFAULT_PORT;
   if (port === 0) throw new UsageError('--port: give the port the proxy listens on (serve prints it), not 0.');
   const host = values.host ?? DEFAULT_HOST;
-  if (isIP(host.replace(/^\[|\]$/g, '')) === 0) throw new UsageError(`--host takes an IP address such as ${DEFAULT_HOST}, not a host name.`);
+  if (isIP(host.replace(/^\[|\]$/g, '')) === 0)
+    throw new UsageError(`--host takes an IP address such as ${DEFAULT_HOST}, not a host name.`);
   return proxyOrigin(host, port);
 }
 
 /** The proxy to talk to, or the exit code after a message that says what to do. */
-export async function connectToProxy(name: string, values: { proxy?: string; port?: string; host?: string; 'no-token'?: boolean }, io: Io): Promise<ProxyConnection | number> {
+export async function connectToProxy(
+  name: string,
+  values: { proxy?: string; port?: string; host?: string; 'no-token'?: boolean },
+  io: Io,
+): Promise<ProxyConnection | number> {
   const url = proxyUrlOf(values);
   const token = loadOrCreateToken(io.env);
   const check = await checkProxy(url, token);
   if (check.kind === 'unreachable') {
-    io.err(`loopgate ${name}: no Loopgate proxy answers on ${url} (${check.reason}). Start one with \`loopgate serve\`, or pass --proxy/--port where it listens.`);
+    io.err(
+      `loopgate ${name}: no Loopgate proxy answers on ${url} (${check.reason}). Start one with \`loopgate serve\`, or pass --proxy/--port where it listens.`,
+    );
     return EXIT.config;
   }
   if (check.kind === 'unproven') {
@@ -78,7 +92,9 @@ export async function connectToProxy(name: string, values: { proxy?: string; por
     return EXIT.config;
   }
   if (!check.requireToken && !values['no-token']) {
-    io.err(`loopgate ${name}: what answers on ${url} says it is a Loopgate proxy started with --no-token, which cannot prove it. If you started it so, add --no-token; otherwise something else holds the port.`);
+    io.err(
+      `loopgate ${name}: what answers on ${url} says it is a Loopgate proxy started with --no-token, which cannot prove it. If you started it so, add --no-token; otherwise something else holds the port.`,
+    );
     return EXIT.config;
   }
   return { url, credential: check.requireToken ? token : NO_TOKEN_PLACEHOLDER };

@@ -3,7 +3,13 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command } from './command.js';
-import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE, localApiOf, type ProxyConnection } from './proxy-connection.js';
+import {
+  connectToProxy,
+  CONNECTION_OPTIONS,
+  CONNECTION_USAGE,
+  localApiOf,
+  type ProxyConnection,
+} from './proxy-connection.js';
 import { LocalApiError } from '../proxy/local-api-client.js';
 import { LOCAL_ERROR_CODES, type TrafficDetail } from '../proxy/core/local-api.js';
 import { replayRequest } from '../proxy/traffic/replay-request.js';
@@ -37,14 +43,22 @@ Exit codes: 0 the replay was answered with a success, 1 it failed (its line says
 why) or ID is not in the proxy's memory, 2 bad usage, 3 no Loopgate proxy with
 this token answers, or it keeps no traffic.`,
   async run(argv, io) {
-    const { values, positionals } = parseArgs({ args: argv, strict: true, allowPositionals: true, options: { ...CONNECTION_OPTIONS, body: { type: 'string' } } });
-    if (positionals.length !== 1) throw new UsageError('give one request ID (loopgate tail prints them), e.g. loopgate replay 66382237');
+    const { values, positionals } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: { ...CONNECTION_OPTIONS, body: { type: 'string' } },
+    });
+    if (positionals.length !== 1)
+      throw new UsageError('give one request ID (loopgate tail prints them), e.g. loopgate replay 66382237');
     let body: string | undefined;
     if (values.body !== undefined) {
       try {
         body = await readFile(values.body, 'utf8');
       } catch (err) {
-        io.err(`loopgate replay: cannot read ${values.body}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        io.err(
+          `loopgate replay: cannot read ${values.body}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        );
         return EXIT.config;
       }
     }

@@ -25,10 +25,17 @@ async function modelNotFound(proxyUrl: string, credential: string): Promise<Seen
     const res = await get(url, url.hostname, { authorization: `Bearer ${credential}` }, 2000);
     if (res.status !== 200) return undefined;
     // Read defensively all the same: whatever answers may be an older proxy.
-    const stats = JSON.parse(res.body) as Partial<Record<keyof StatsAnswer, unknown>> & { modelNotFound?: Partial<Seen> };
+    const stats = JSON.parse(res.body) as Partial<Record<keyof StatsAnswer, unknown>> & {
+      modelNotFound?: Partial<Seen>;
+    };
     const m = stats.modelNotFound;
     const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
-    return { count: typeof m?.count === 'number' ? m.count : 0, model: text(m?.model), closest: text(m?.closest), aliasedTo: text(m?.aliasedTo) };
+    return {
+      count: typeof m?.count === 'number' ? m.count : 0,
+      model: text(m?.model),
+      closest: text(m?.closest),
+      aliasedTo: text(m?.aliasedTo),
+    };
   } catch {
     // The hint is a courtesy: a proxy that went away meanwhile says nothing.
     return undefined;
@@ -40,14 +47,19 @@ async function modelNotFound(proxyUrl: string, credential: string): Promise<Seen
  * hint when it grew (undefined otherwise). `credential` goes only to the
  * proxy that run already proved knows it.
  */
-export async function watchModelNotFound(proxyUrl: string, credential: string): Promise<() => Promise<string | undefined>> {
+export async function watchModelNotFound(
+  proxyUrl: string,
+  credential: string,
+): Promise<() => Promise<string | undefined>> {
   const before = await modelNotFound(proxyUrl, credential);
   return async () => {
     if (!before) return undefined;
     const after = await modelNotFound(proxyUrl, credential);
     if (!after || after.count <= before.count || !after.model) return undefined;
     const times = after.count - before.count === 1 ? 'once' : `${after.count - before.count} times`;
-    const advice = after.closest ? aliasAdvice(after.model, after.closest, after.aliasedTo) : 'Pick a model from `loopgate models` and pass it to the tool, or map this one with `loopgate serve --alias FROM=TO`.';
+    const advice = after.closest
+      ? aliasAdvice(after.model, after.closest, after.aliasedTo)
+      : 'Pick a model from `loopgate models` and pass it to the tool, or map this one with `loopgate serve --alias FROM=TO`.';
     return `loopgate run: the proxy refused model ${quoted(after.model)} (no key serves it) ${times} while the tool ran. ${advice}`;
   };
 }

@@ -67,7 +67,10 @@ not be executed; 127 command not found.`,
     const [command, ...userArgs] = sep === -1 ? [] : argv.slice(sep + 1);
     const cli = cliInvocation(io.env).command;
     // The suggestion repeats the user's words, quoted for the shell, unless one of them holds a key.
-    const suggest = (words: string[]) => (words.length && argsWithSecrets(words, secretsOfEnv(io.env, loadOrCreateToken(io.env))).length === 0 ? shellWords(words) : 'claude');
+    const suggest = (words: string[]) =>
+      words.length && argsWithSecrets(words, secretsOfEnv(io.env, loadOrCreateToken(io.env))).length === 0
+        ? shellWords(words)
+        : 'claude';
     if (sep === -1) {
       // `loopgate run node -v`: the tool's own options are not ours, so the fix is the separator, not "unknown option -v".
       const split = splitOwnOptions(argv);
@@ -75,9 +78,16 @@ not be executed; 127 command not found.`,
       io.err(`loopgate run: put the command after --, e.g. ${commandLine(cli, `run ${own}-- ${suggest(split.tool)}`)}`);
       return EXIT.usage;
     }
-    const { values, positionals } = parseArgs({ args: own, options: RUN_OPTIONS, strict: true, allowPositionals: true });
+    const { values, positionals } = parseArgs({
+      args: own,
+      options: RUN_OPTIONS,
+      strict: true,
+      allowPositionals: true,
+    });
     if (positionals.length > 0) {
-      io.err(`loopgate run: put the command after --, e.g. ${commandLine(cli, `run -- ${suggest([...positionals, ...argv.slice(sep + 1)])}`)}`);
+      io.err(
+        `loopgate run: put the command after --, e.g. ${commandLine(cli, `run -- ${suggest([...positionals, ...argv.slice(sep + 1)])}`)}`,
+      );
       return EXIT.usage;
     }
     if (!command) {
@@ -100,7 +110,9 @@ not be executed; 127 command not found.`,
 
     const check = await checkProxy(proxyUrl, token);
     if (check.kind === 'unreachable') {
-      io.err(`loopgate run: no Loopgate proxy answers on ${proxyUrl} (${check.reason}). Start it first with \`${commandLine(cli, 'serve')}\` (or \`npm start\` in the checkout), or pass --port/--host where it listens.`);
+      io.err(
+        `loopgate run: no Loopgate proxy answers on ${proxyUrl} (${check.reason}). Start it first with \`${commandLine(cli, 'serve')}\` (or \`npm start\` in the checkout), or pass --port/--host where it listens.`,
+      );
       return EXIT.config;
     }
     if (check.kind === 'unproven') {
@@ -119,14 +131,22 @@ not be executed; 127 command not found.`,
     }
     const copies = copiesLeftOut(io.env, secrets);
     if (copies.names.length + copies.unnamed > 0) {
-      const what = [...copies.names, ...(copies.unnamed ? [`${copies.unnamed} variable(s) whose name holds a key`] : [])].join(', ');
+      const what = [
+        ...copies.names,
+        ...(copies.unnamed ? [`${copies.unnamed} variable(s) whose name holds a key`] : []),
+      ].join(', ');
       io.err(`loopgate run: left out of the tool's environment because they hold a real key: ${what}.`);
     }
     const credential = check.requireToken ? token : NO_TOKEN_PLACEHOLDER;
     const tool = toolOf(command);
     // A tool's default model that no key serves fails inside the tool: the alias that fixes it is said once, after.
     const modelHint = await watchModelNotFound(proxyUrl, credential);
-    const code = await spawnTool(command, toolArgs(tool, userArgs, proxyUrl), toolEnv(io.env, proxyUrl, credential, tool), io);
+    const code = await spawnTool(
+      command,
+      toolArgs(tool, userArgs, proxyUrl),
+      toolEnv(io.env, proxyUrl, credential, tool),
+      io,
+    );
     const hint = await modelHint();
     if (hint) io.err(hint);
     return code;

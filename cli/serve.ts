@@ -17,7 +17,16 @@ import { cliInvocation, type Invocation } from './invocation.js';
 import { commandLine } from '../proxy/rules/command-line.js';
 import { proxyFlags } from '../proxy/rules/command-line.js';
 import { LOCAL_API_PREFIX } from '../proxy/core/local-api.js';
-import { DEFAULT_HOST, DEFAULT_LIMITS, DEFAULT_PORT, DEFAULT_RETRIES, DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES, DEFAULT_TIMEOUTS, type ProxyOptions } from '../proxy/core/options.js';
+import {
+  DEFAULT_HOST,
+  DEFAULT_LIMITS,
+  DEFAULT_PORT,
+  DEFAULT_RETRIES,
+  DEFAULT_RING_BYTES,
+  DEFAULT_RING_ENTRIES,
+  DEFAULT_TIMEOUTS,
+  type ProxyOptions,
+} from '../proxy/core/options.js';
 
 const MIB = 1024 * 1024;
 
@@ -107,11 +116,20 @@ const options = {
   ipc: { type: 'boolean' },
 } as const;
 
-export function intOption(name: string, value: string | undefined, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined {
+export function intOption(
+  name: string,
+  value: string | undefined,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < min || n > max) {
-    throw new UsageError(max === Number.MAX_SAFE_INTEGER ? `--${name} takes a whole number ≥ ${min} (got "${value}").` : `--${name} takes a whole number from ${min} to ${max} (got "${value}").`);
+    throw new UsageError(
+      max === Number.MAX_SAFE_INTEGER
+        ? `--${name} takes a whole number ≥ ${min} (got "${value}").`
+        : `--${name} takes a whole number from ${min} to ${max} (got "${value}").`,
+    );
   }
   return n;
 }
@@ -148,14 +166,23 @@ function banner(started: StartedServe, tokenRequired: boolean, cli: Invocation, 
   // Each request goes to the key whose group serves its model and protocol (x-loopgate-route says which).
   if (keys.length > 1) lines.push(`  keys               ${keys.map((k) => k.name).join(', ')}`);
   for (const note of proxy.upstreamNotes) lines.push(`  note: ${note}`);
-  if (started.keyIgnored) lines.push('  note: the API key you gave is not used: no upstream is set, so the simulator runs with its demo key. Set --upstream or LOOPGATE_UPSTREAM to use your key.');
+  if (started.keyIgnored)
+    lines.push(
+      '  note: the API key you gave is not used: no upstream is set, so the simulator runs with its demo key. Set --upstream or LOOPGATE_UPSTREAM to use your key.',
+    );
   if (proxy.logFile) lines.push(`  traffic log        ${proxy.logFile}`);
   // Where to watch it: the ring's size says what is kept (in memory only).
   const ring = proxy.traffic?.limits;
-  if (ring) lines.push(`  live traffic       \`${commandLine(cli.command, `tail${portFlag}`)}\`, \`${commandLine(cli.command, `show ID${portFlag}`)}\` (last ${ring.entries} requests, in memory only)`);
+  if (ring)
+    lines.push(
+      `  live traffic       \`${commandLine(cli.command, `tail${portFlag}`)}\`, \`${commandLine(cli.command, `show ID${portFlag}`)}\` (last ${ring.entries} requests, in memory only)`,
+    );
   const otlp = proxy.otlp?.();
   // The URL without user info or query, and never the headers.
-  if (otlp) lines.push(`  OTLP export        ${otlp.endpoint} (${otlp.protocol}${otlp.metrics ? ', metrics too' : ''}, content ${otlp.content ? 'ON (redacted)' : 'off'})`);
+  if (otlp)
+    lines.push(
+      `  OTLP export        ${otlp.endpoint} (${otlp.protocol}${otlp.metrics ? ', metrics too' : ''}, content ${otlp.content ? 'ON (redacted)' : 'off'})`,
+    );
   // The command is spelled the way this shell reaches it; how to make it plain `loopgate` is one line.
   if (!cli.installed) lines.push(`  command            ${cli.command}   (install it as \`loopgate\`: ${cli.install})`);
   lines.push(...extra);
@@ -180,7 +207,10 @@ function keyReport(status: ReturnType<StartedServe['proxy']['keyStatus']>, all: 
     );
   }
   for (const k of status) {
-    if (k.failure?.startsWith('HTTP ')) lines.push(`key ${k.name}: GET /models failed (${k.failure}); requests that need its models wait until it answers (retried in the background). Check the key and its group.`);
+    if (k.failure?.startsWith('HTTP '))
+      lines.push(
+        `key ${k.name}: GET /models failed (${k.failure}); requests that need its models wait until it answers (retried in the background). Check the key and its group.`,
+      );
     else if (!k.failure && all && k.models !== undefined) lines.push(`key ${k.name}: ${k.models} models`);
   }
   return lines;
@@ -194,7 +224,8 @@ export const serveCommand: Command = {
     const { values } = parseArgs({ args: argv, options, allowPositionals: false, strict: true });
     if (values.ipc) return runIpcHost(io);
     const bridge = values.bridge;
-    if (bridge !== undefined && !['auto', 'off', 'always'].includes(bridge)) throw new UsageError(`--bridge takes auto, off or always (got "${bridge}").`);
+    if (bridge !== undefined && !['auto', 'off', 'always'].includes(bridge))
+      throw new UsageError(`--bridge takes auto, off or always (got "${bridge}").`);
     const seconds = (name: string, v: string | undefined) => {
       const n = intOption(name, v, 1);
       return n === undefined ? undefined : n * 1000;
@@ -219,9 +250,14 @@ export const serveCommand: Command = {
         return EXIT.config;
       }
     }
-    const keys = upstream && rawKeys ? validKeyList(rawKeys, values['key-stdin'] ? '--key-stdin' : 'LOOPGATE_API_KEY', io.err) : undefined;
+    const keys =
+      upstream && rawKeys
+        ? validKeyList(rawKeys, values['key-stdin'] ? '--key-stdin' : 'LOOPGATE_API_KEY', io.err)
+        : undefined;
     if (upstream && !keys) {
-      io.err('loopgate serve: no API key. Set LOOPGATE_API_KEY, or pipe it in with --key-stdin (never on the command line).');
+      io.err(
+        'loopgate serve: no API key. Set LOOPGATE_API_KEY, or pipe it in with --key-stdin (never on the command line).',
+      );
       return EXIT.config;
     }
     const otlp = otlpConfig(io.env, { endpoint: values.otlp, content: values['otlp-content'] });
@@ -229,10 +265,12 @@ export const serveCommand: Command = {
       io.err(`loopgate serve: ${otlp.problem}`);
       return EXIT.config;
     }
-    if (values['otlp-content'] && !otlp.config) throw new UsageError('--otlp-content needs a collector: --otlp URL or OTEL_EXPORTER_OTLP_ENDPOINT.');
+    if (values['otlp-content'] && !otlp.config)
+      throw new UsageError('--otlp-content needs a collector: --otlp URL or OTEL_EXPORTER_OTLP_ENDPOINT.');
     for (const note of otlp.notes) io.err(`note: ${note}`);
     const requireToken = !values['no-token'];
-    if (values['allow-remote']) io.err('WARNING: --allow-remote exposes a proxy that holds your API key beyond this machine.');
+    if (values['allow-remote'])
+      io.err('WARNING: --allow-remote exposes a proxy that holds your API key beyond this machine.');
 
     let started: StartedServe;
     try {
@@ -276,7 +314,12 @@ export const serveCommand: Command = {
     for (const line of banner(started, requireToken, cliInvocation(io.env), aliasLines)) io.out(line);
     // Each key's /models, once: how many models it serves, or what to do about it. The others keep working.
     void started.proxy.refreshModels().then(() => {
-      for (const line of keyReport(started.proxy.keyStatus(), started.proxy.keyStatus().length > 1, started.proxy.siteUrl)) io.err(line);
+      for (const line of keyReport(
+        started.proxy.keyStatus(),
+        started.proxy.keyStatus().length > 1,
+        started.proxy.siteUrl,
+      ))
+        io.err(line);
       for (const line of aliasTargetWarnings(aliases.aliases, started.proxy.modelIds())) io.err(`hint: ${line}`);
     });
     await untilSignal();
@@ -286,11 +329,16 @@ export const serveCommand: Command = {
 };
 
 /** --no-capture, or the ring's limits. */
-function captureOption(values: { 'no-capture'?: boolean; 'capture-requests'?: string; 'capture-mb'?: string }): ProxyOptions['capture'] {
+function captureOption(values: {
+  'no-capture'?: boolean;
+  'capture-requests'?: string;
+  'capture-mb'?: string;
+}): ProxyOptions['capture'] {
   const entries = intOption('capture-requests', values['capture-requests'], 1);
   const mb = intOption('capture-mb', values['capture-mb'], 1);
   if (values['no-capture']) {
-    if (entries !== undefined || mb !== undefined) throw new UsageError('--no-capture turns the ring off: leave out --capture-requests and --capture-mb.');
+    if (entries !== undefined || mb !== undefined)
+      throw new UsageError('--no-capture turns the ring off: leave out --capture-requests and --capture-mb.');
     return false;
   }
   return { entries, bytes: mb === undefined ? undefined : mb * MIB };

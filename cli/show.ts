@@ -44,9 +44,15 @@ Exit codes: 0 shown, 1 no such request in the proxy's memory, 2 bad usage,
       args: argv,
       strict: true,
       allowPositionals: true,
-      options: { ...CONNECTION_OPTIONS, wire: { type: 'boolean' }, json: { type: 'boolean' }, curl: { type: 'boolean' } },
+      options: {
+        ...CONNECTION_OPTIONS,
+        wire: { type: 'boolean' },
+        json: { type: 'boolean' },
+        curl: { type: 'boolean' },
+      },
     });
-    if (positionals.length !== 1) throw new UsageError('give one request ID (loopgate tail prints them), e.g. loopgate show 66382237');
+    if (positionals.length !== 1)
+      throw new UsageError('give one request ID (loopgate tail prints them), e.g. loopgate show 66382237');
     const conn = await connectToProxy('show', values, io);
     if (typeof conn === 'number') return conn;
     let entry;

@@ -21,14 +21,19 @@ function curlExample(sim: Simulator): string {
   const key = sim.fixture.keys.find((k) => k.status === 'active' && k.balance > 0);
   if (!key) return `curl -s ${sim.baseUrl}/models -H "Authorization: Bearer <API_KEY>"`;
   const group = sim.fixture.groups[key.group]!;
-  const first = group.models.map((m) => (typeof m === 'string' ? m : m.id)).find((id) => !key.models || key.models.includes(id));
+  const first = group.models
+    .map((m) => (typeof m === 'string' ? m : m.id))
+    .find((id) => !key.models || key.models.includes(id));
   const model = first ?? 'MODEL_ID';
   const auth = `-H "Authorization: Bearer ${key.key}" -H "Content-Type: application/json"`;
   const hello = `[{"role":"user","content":"Hello"}]`;
   const curl: Record<Protocol, () => string> = {
-    chat: () => `curl -s ${sim.baseUrl}${PROTOCOL_TABLE.chat.endpoint} ${auth} -d '{"model":"${model}","messages":${hello}}'`,
-    responses: () => `curl -s ${sim.baseUrl}${PROTOCOL_TABLE.responses.endpoint} ${auth} -d '{"model":"${model}","input":"Hello"}'`,
-    messages: () => `curl -s ${sim.url}${PROTOCOL_TABLE.messages.path} ${auth} -d '{"model":"${model}","max_tokens":64,"messages":${hello}}'`,
+    chat: () =>
+      `curl -s ${sim.baseUrl}${PROTOCOL_TABLE.chat.endpoint} ${auth} -d '{"model":"${model}","messages":${hello}}'`,
+    responses: () =>
+      `curl -s ${sim.baseUrl}${PROTOCOL_TABLE.responses.endpoint} ${auth} -d '{"model":"${model}","input":"Hello"}'`,
+    messages: () =>
+      `curl -s ${sim.url}${PROTOCOL_TABLE.messages.path} ${auth} -d '{"model":"${model}","max_tokens":64,"messages":${hello}}'`,
   };
   // The table's order (Chat Completions first); a group that lists none gets the last.
   const protocol = PROTOCOLS.find((p) => group.protocols.includes(p)) ?? PROTOCOLS[PROTOCOLS.length - 1]!;
@@ -37,7 +42,8 @@ function curlExample(sim: Simulator): string {
 
 function parsePort(raw: string | undefined): number {
   if (raw === undefined) return 0;
-  if (!/^\d+$/.test(raw) || Number(raw) > 65535) throw new UsageError(`--port must be a number from 0 to 65535 (got "${raw}")`);
+  if (!/^\d+$/.test(raw) || Number(raw) > 65535)
+    throw new UsageError(`--port must be a number from 0 to 65535 (got "${raw}")`);
   return Number(raw);
 }
 
@@ -52,14 +58,20 @@ export async function runSimulate(argv: string[], io: Io, stop: () => Promise<un
   const port = parsePort(values.port);
   let sim: Simulator;
   try {
-    sim = await startSimulator({ port, host: values.host ?? '127.0.0.1', ...(values.fixture ? { fixture: values.fixture as string | Fixture } : {}) });
+    sim = await startSimulator({
+      port,
+      host: values.host ?? '127.0.0.1',
+      ...(values.fixture ? { fixture: values.fixture as string | Fixture } : {}),
+    });
   } catch (err) {
     if (err instanceof FixtureError) {
       io.err(`loopgate simulate: ${err.message}`);
       return EXIT.config;
     }
     const code = (err as NodeJS.ErrnoException).code;
-    io.err(`loopgate simulate: cannot listen on ${values.host ?? '127.0.0.1'}:${port}: ${code ?? (err as Error).message}${code === 'EADDRINUSE' ? ' (port in use: choose another --port, or 0)' : ''}`);
+    io.err(
+      `loopgate simulate: cannot listen on ${values.host ?? '127.0.0.1'}:${port}: ${code ?? (err as Error).message}${code === 'EADDRINUSE' ? ' (port in use: choose another --port, or 0)' : ''}`,
+    );
     return EXIT.startup;
   }
   io.out(`Simulator listening on ${sim.url}`);

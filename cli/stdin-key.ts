@@ -22,7 +22,10 @@ async function readStdin(stdin: NodeJS.ReadableStream, cli: string): Promise<str
     if (chunks.reduce((n, c) => n + c.length, 0) > 64 * 1024) break;
   }
   const text = Buffer.concat(chunks).toString('utf8');
-  if (!text.trim()) throw new ConfigError(`--key-stdin: standard input was empty; pipe the key in, e.g. \`pass show api-key | ${commandLine(cli, 'serve --key-stdin')}\`.`);
+  if (!text.trim())
+    throw new ConfigError(
+      `--key-stdin: standard input was empty; pipe the key in, e.g. \`pass show api-key | ${commandLine(cli, 'serve --key-stdin')}\`.`,
+    );
   return text;
 }
 
@@ -38,6 +41,7 @@ export async function readKeyListFromStdin(stdin: NodeJS.ReadableStream, cli: st
 export function validKeyList(raw: string, from: string, warn: (line: string) => void): NamedKey[] {
   const list = parseKeyList(raw, from);
   for (const p of list.problems) warn(`warning: ${p}`);
-  if (list.keys.length === 0) throw new ConfigError(`${from}: no usable key${list.problems.length ? ' (see above)' : ''}.`);
+  if (list.keys.length === 0)
+    throw new ConfigError(`${from}: no usable key${list.problems.length ? ' (see above)' : ''}.`);
   return list.keys;
 }

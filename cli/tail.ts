@@ -49,7 +49,8 @@ proxy with this token answers, or it keeps no traffic (--no-capture).`,
         'no-follow': { type: 'boolean' },
       },
     });
-    if (values.status !== undefined && !validStatusFilter(values.status)) throw new UsageError(`--status takes a code (401) or a class (4xx) (got "${values.status.slice(0, 20)}").`);
+    if (values.status !== undefined && !validStatusFilter(values.status))
+      throw new UsageError(`--status takes a code (401) or a class (4xx) (got "${values.status.slice(0, 20)}").`);
     const lines = intOption('lines', values.lines, 0, 500) ?? 10;
     const filter: TailFilter = { errors: values.errors, model: values.model, key: values.key, status: values.status };
     const conn = await connectToProxy('tail', values, io);
@@ -64,7 +65,11 @@ proxy with this token answers, or it keeps no traffic (--no-capture).`,
       const recent = await api.traffic();
       last = recent.entries[0]?.seq ?? 0;
       // The last N that pass the filter, oldest first.
-      for (const e of recent.entries.filter((x) => matches(x.record, filter)).slice(0, lines).reverse()) print(e);
+      for (const e of recent.entries
+        .filter((x) => matches(x.record, filter))
+        .slice(0, lines)
+        .reverse())
+        print(e);
       if (values['no-follow']) return EXIT.ok;
       // Until Ctrl+C, the proxy stops, or the reader of the lines goes away (`| head`).
       await api.live(last, print, { signal: outputGone });

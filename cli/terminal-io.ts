@@ -32,5 +32,11 @@ export function processIo(): Io {
       if (!gone) stream.write(`${String(line)}\n`);
     };
   };
-  return { out: writer(process.stdout), err: writer(process.stderr), env: process.env, stdin: process.stdin, isTTY: process.stdout.isTTY };
+  return {
+    out: writer(process.stdout),
+    err: writer(process.stderr),
+    env: process.env,
+    stdin: process.stdin,
+    isTTY: process.stdout.isTTY,
+  };
 }

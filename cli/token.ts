@@ -13,7 +13,12 @@ LOOPGATE_TOKEN overrides it. --path prints where it is stored instead.
 Exit codes: 0 printed, 2 bad usage.`,
   async run(argv, io) {
     // Strict: `token --bogus` is a usage error, not a token on stdout.
-    const { values } = parseArgs({ args: argv, options: { path: { type: 'boolean' } }, strict: true, allowPositionals: false });
+    const { values } = parseArgs({
+      args: argv,
+      options: { path: { type: 'boolean' } },
+      strict: true,
+      allowPositionals: false,
+    });
     if (values.path) {
       io.out(tokenFile(io.env));
       return EXIT.ok;

@@ -52,15 +52,29 @@ function keyList(raw: string | undefined, from: string, io: Io): NamedKey[] | un
 /** `checkKey: false` leaves a malformed key to the caller (doctor reports it as a failed step). */
 async function resolveUpstream(
   io: Io,
-  flags: { upstream?: string; keyStdin?: boolean; checkKey?: boolean; proxy?: string; port?: string; host?: string; direct?: boolean },
+  flags: {
+    upstream?: string;
+    keyStdin?: boolean;
+    checkKey?: boolean;
+    proxy?: string;
+    port?: string;
+    host?: string;
+    direct?: boolean;
+  },
 ): Promise<UpstreamConfig> {
   // --port/--host name a running proxy as tail, show, env and run take them: the same as --proxy on that address.
   const viaPort = flags.port !== undefined || flags.host !== undefined;
   if (flags.proxy !== undefined || viaPort) {
     const what = flags.proxy !== undefined ? '--proxy' : '--port/--host';
-    if (flags.upstream !== undefined || flags.direct) throw new UsageError(`${what} checks through the running proxy; --upstream and --direct check the upstream itself: give one.`);
+    if (flags.upstream !== undefined || flags.direct)
+      throw new UsageError(
+        `${what} checks through the running proxy; --upstream and --direct check the upstream itself: give one.`,
+      );
     if (flags.proxy !== undefined && viaPort) throw new UsageError('give --proxy URL, or --port/--host, not both.');
-    if (flags.keyStdin) throw new UsageError(`${what} checks through the running proxy with the local token: leave out --key-stdin (the proxy holds the keys).`);
+    if (flags.keyStdin)
+      throw new UsageError(
+        `${what} checks through the running proxy with the local token: leave out --key-stdin (the proxy holds the keys).`,
+      );
     return throughProxy(io, flags.proxy ?? runningProxyUrl(flags));
   }
   const upstream = flags.upstream ?? io.env.LOOPGATE_UPSTREAM;
@@ -79,7 +93,10 @@ async function resolveUpstream(
     return { upstream, key: key && flags.checkKey !== false ? validKey(key, from) : key };
   }
   const simulator = await startSimulator({ port: 0 });
-  const ignored = key !== undefined && key !== DEMO_KEY ? '; the API key you gave is not used, set --upstream or LOOPGATE_UPSTREAM for it' : '';
+  const ignored =
+    key !== undefined && key !== DEMO_KEY
+      ? '; the API key you gave is not used, set --upstream or LOOPGATE_UPSTREAM for it'
+      : '';
   io.err(`(no upstream configured: using the embedded simulator at ${simulator.url} with a demo key${ignored})`);
   return { upstream: simulator.url, key: DEMO_KEY, simulator };
 }
@@ -97,14 +114,21 @@ async function throughProxy(io: Io, url: string): Promise<UpstreamConfig> {
     if (isIP(u.hostname.replace(/^\[|\]$/g, '')) === 0) throw new Error('not an IP');
     origin = u.origin;
   } catch {
-    throw new UsageError(`--proxy takes the proxy's address as serve prints it, such as http://${DEFAULT_HOST}:${DEFAULT_PORT}.`);
+    throw new UsageError(
+      `--proxy takes the proxy's address as serve prints it, such as http://${DEFAULT_HOST}:${DEFAULT_PORT}.`,
+    );
   }
   const token = loadOrCreateToken(io.env);
   const check = await checkProxy(origin, token);
-  if (check.kind === 'unreachable') throw new ConfigError(`no Loopgate proxy answers on ${origin} (${check.reason}). Start it with \`${commandLine(cliInvocation(io.env).command, 'serve')}\`, or leave out --proxy to check the upstream directly.`);
+  if (check.kind === 'unreachable')
+    throw new ConfigError(
+      `no Loopgate proxy answers on ${origin} (${check.reason}). Start it with \`${commandLine(cliInvocation(io.env).command, 'serve')}\`, or leave out --proxy to check the upstream directly.`,
+    );
   // A proxy started with --no-token cannot prove anything: whatever squats on the port could say it is one.
   if (check.kind === 'unproven' || !check.requireToken) {
-    throw new ConfigError(`what answers on ${origin} is not a Loopgate proxy that proves it knows your local token (another LOOPGATE_HOME or LOOPGATE_TOKEN, or a proxy started with --no-token?).`);
+    throw new ConfigError(
+      `what answers on ${origin} is not a Loopgate proxy that proves it knows your local token (another LOOPGATE_HOME or LOOPGATE_TOKEN, or a proxy started with --no-token?).`,
+    );
   }
   io.err(`(checking through the Loopgate proxy at ${origin}: what your tools see)`);
   return { upstream: origin, key: token, viaProxy: origin };
@@ -118,7 +142,9 @@ async function runningProxy(io: Io): Promise<UpstreamConfig | undefined> {
   const origin = proxyOrigin(DEFAULT_HOST, DEFAULT_PORT);
   const check = await checkProxy(origin, token, 1500);
   if (check.kind !== 'loopgate' || !check.requireToken) return undefined;
-  io.err(`(checking through the Loopgate proxy at ${origin}: what your tools see; --direct checks the embedded simulator instead, --upstream an upstream)`);
+  io.err(
+    `(checking through the Loopgate proxy at ${origin}: what your tools see; --direct checks the embedded simulator instead, --upstream an upstream)`,
+  );
   return { upstream: origin, key: token, viaProxy: origin };
 }
 

@@ -18,7 +18,13 @@ import { ModelsTreeProvider } from './views/models-provider.js';
 import { TrafficList } from './traffic/traffic-list.js';
 import { TrafficTreeProvider } from './traffic/traffic-tree.js';
 import { DetailPanels } from './traffic/detail-panel.js';
-import { forgetClosedEdits, ResendLens, TRAFFIC_SCHEME, TrafficBodies, type TrafficDeps } from './traffic/traffic-commands.js';
+import {
+  forgetClosedEdits,
+  ResendLens,
+  TRAFFIC_SCHEME,
+  TrafficBodies,
+  type TrafficDeps,
+} from './traffic/traffic-commands.js';
 import { PANEL_COMMANDS, type PanelAction } from './traffic/detail-html.js';
 import type { ModelsNode } from './views/nodes.js';
 
@@ -64,15 +70,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     tree.redraw();
     statusBar.refresh();
   });
-  const tree = new ModelsTreeProvider(models, host, { hasBaseUrl: () => readSettings().baseUrl !== '', hasKey: () => presence.value });
+  const tree = new ModelsTreeProvider(models, host, {
+    hasBaseUrl: () => readSettings().baseUrl !== '',
+    hasKey: () => presence.value,
+  });
   const statusBar = new ProxyStatusBar(host, keys.onDidChange, () => presence.value);
   const view = vscode.window.createTreeView('loopgate.models', { treeDataProvider: tree, showCollapseAll: true });
   tree.attach(view);
   const traffic = new TrafficList(host);
   // The panel's buttons run the same commands as the view's menus.
-  const panels = new DetailPanels(host, context.extensionUri, (action: PanelAction, entry) => Object.hasOwn(PANEL_COMMANDS, action) && void vscode.commands.executeCommand(PANEL_COMMANDS[action], entry));
+  const panels = new DetailPanels(
+    host,
+    context.extensionUri,
+    (action: PanelAction, entry) =>
+      Object.hasOwn(PANEL_COMMANDS, action) && void vscode.commands.executeCommand(PANEL_COMMANDS[action], entry),
+  );
   const trafficTree = new TrafficTreeProvider(traffic);
-  const trafficDeps: TrafficDeps = { host, keys, list: traffic, panels, cliPath: context.asAbsolutePath('dist/cli.js') };
+  const trafficDeps: TrafficDeps = {
+    host,
+    keys,
+    list: traffic,
+    panels,
+    cliPath: context.asAbsolutePath('dist/cli.js'),
+  };
   context.subscriptions.push(
     log,
     keys,
@@ -95,14 +115,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   context.subscriptions.push(
     startLanguageClient(context, {
       // Demo mode says nothing about the user's real key or service: no model or proxy diagnostics then.
-      getModels: () => (models.state.kind === 'loaded' && !host.endpoint?.simulator ? models.state.models.map((m) => m.id) : undefined),
+      getModels: () =>
+        models.state.kind === 'loaded' && !host.endpoint?.simulator ? models.state.models.map((m) => m.id) : undefined,
       getProxyUrl: () => (host.endpoint?.simulator ? undefined : host.endpoint?.url),
       onDidChangeModels: models.onDidChange,
       onDidChangeProxyUrl: host.onDidChangeState,
     }),
   );
 
-  const chat = registerChatProvider({ host, onDidChangeModels: models.onDidChange, readModels: () => models.forChat(), readOverrides: () => readSettings().chat.modelOverrides, log, adoptKey: (key) => adoptKey(keys, key) });
+  const chat = registerChatProvider({
+    host,
+    onDidChangeModels: models.onDidChange,
+    readModels: () => models.forChat(),
+    readOverrides: () => readSettings().chat.modelOverrides,
+    log,
+    adoptKey: (key) => adoptKey(keys, key),
+  });
   context.subscriptions.push(...chat.disposables);
 
   const parts = { host, keys, models, tree, log, otlpHeaders };
@@ -110,7 +138,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   await initialise(parts, presence);
 
   if (context.extensionMode === vscode.ExtensionMode.Production) return undefined;
-  return { host, models, tree, view, chatProvider: chat.provider, statusBar, readKey: () => keys.get(), keys, secrets: context.secrets, terminalEnv: context.environmentVariableCollection, log, traffic, panels, settingsSettled };
+  return {
+    host,
+    models,
+    tree,
+    view,
+    chatProvider: chat.provider,
+    statusBar,
+    readKey: () => keys.get(),
+    keys,
+    secrets: context.secrets,
+    terminalEnv: context.environmentVariableCollection,
+    log,
+    traffic,
+    panels,
+    settingsSettled,
+  };
 }
 
 export async function deactivate(): Promise<void> {

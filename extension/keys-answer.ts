@@ -3,10 +3,10 @@
 // proxy's --bridge mode and what it learned from 404 endpoint_not_supported
 // answers, on the proxy's clock. The Model Explorer and the chat provider
 // decide from it as the proxy does. No vscode here.
-import type { ModelEntry } from '../proxy/rules/model-list.js';
 import { refusalKey, type KeyModels, type RouteState } from '../proxy/rules/key-routing.js';
 import type { BridgeMode } from '../proxy/core/options.js';
 import type { KeysAnswer as KeysWire } from '../proxy/core/local-api.js';
+import { type ModelEntry } from '../proxy/core/routing-facts.js';
 
 export interface KeysAnswer {
   keys: Array<KeyModels & { failure?: string; entries?: ModelEntry[] }>;
@@ -34,7 +34,9 @@ export function readKeysAnswer(answer: KeysWire | string, bridge: BridgeMode = '
     entries: k.models ?? undefined,
     failure: k.failure ?? undefined,
   }));
-  const refused = new Map((Array.isArray(json.refused) ? json.refused : []).map((r) => [refusalKey(r.key, r.protocol, r.model), r]));
+  const refused = new Map(
+    (Array.isArray(json.refused) ? json.refused : []).map((r) => [refusalKey(r.key, r.protocol, r.model), r]),
+  );
   return {
     keys,
     state: {

@@ -18,7 +18,18 @@ export interface LanguageClientHooks {
 }
 
 const SCHEMES = ['file', 'untitled'];
-const LANGUAGES = ['json', 'jsonc', 'yaml', 'toml', 'javascript', 'javascriptreact', 'typescript', 'typescriptreact', 'python', 'dotenv'];
+const LANGUAGES = [
+  'json',
+  'jsonc',
+  'yaml',
+  'toml',
+  'javascript',
+  'javascriptreact',
+  'typescript',
+  'typescriptreact',
+  'python',
+  'dotenv',
+];
 
 /** The files the server checks: dotenv and TOML by name (their language id varies by installed extensions). */
 const DOCUMENT_SELECTOR: DocumentSelector = SCHEMES.flatMap((scheme) => [
@@ -45,19 +56,14 @@ export function startLanguageClient(context: vscode.ExtensionContext, hooks: Lan
   };
   let last = '';
   const state = (): LoopgateState => ({ models: hooks.getModels() ?? null, proxyUrl: hooks.getProxyUrl() ?? null });
-  const client = new LanguageClient(
-    'loopgate',
-    'Loopgate Diagnostics',
-    serverOptions,
-    {
-      documentSelector: DOCUMENT_SELECTOR,
-      initializationOptions: (): LoopgateInitOptions => {
-        const initial = state();
-        last = JSON.stringify(initial);
-        return { ...initial, commands: true };
-      },
+  const client = new LanguageClient('loopgate', 'Loopgate Diagnostics', serverOptions, {
+    documentSelector: DOCUMENT_SELECTOR,
+    initializationOptions: (): LoopgateInitOptions => {
+      const initial = state();
+      last = JSON.stringify(initial);
+      return { ...initial, commands: true };
     },
-  );
+  });
 
   const push = (): void => {
     if (!client.isRunning()) return;
@@ -67,17 +73,24 @@ export function startLanguageClient(context: vscode.ExtensionContext, hooks: Lan
     last = key;
     client.sendNotification(STATE_NOTIFICATION, next).catch(() => undefined);
   };
-  const subscriptions = [hooks.onDidChangeModels(push), ...(hooks.onDidChangeProxyUrl ? [hooks.onDidChangeProxyUrl(push)] : [])];
+  const subscriptions = [
+    hooks.onDidChangeModels(push),
+    ...(hooks.onDidChangeProxyUrl ? [hooks.onDidChangeProxyUrl(push)] : []),
+  ];
   (globalThis as Record<symbol, unknown>)[CLIENT_MARKER] = client;
   const started = client.start().then(
     () => push(), // in case the state moved while the server was starting
-    (err: unknown) => client.outputChannel.appendLine(`Loopgate: the language server did not start: ${(err as Error)?.message ?? String(err)}`),
+    (err: unknown) =>
+      client.outputChannel.appendLine(
+        `Loopgate: the language server did not start: ${(err as Error)?.message ?? String(err)}`,
+      ),
   );
 
   return {
     dispose: async () => {
       for (const s of subscriptions) s.dispose();
-      if ((globalThis as Record<symbol, unknown>)[CLIENT_MARKER] === client) delete (globalThis as Record<symbol, unknown>)[CLIENT_MARKER];
+      if ((globalThis as Record<symbol, unknown>)[CLIENT_MARKER] === client)
+        delete (globalThis as Record<symbol, unknown>)[CLIENT_MARKER];
       await started; // a starting client cannot be stopped
       if (client.isRunning()) await client.stop().catch(() => undefined);
     },

@@ -3,7 +3,8 @@
 // What is wrong is that there is no key: every place that would say 401 says this.
 import type { RequestLineParts } from '../proxy/core/request-line.js';
 
-export const NO_KEY_MESSAGE = 'No API key is stored: add one with "Loopgate: Set API Key" (Command Palette). Until then the upstream answers 401.';
+export const NO_KEY_MESSAGE =
+  'No API key is stored: add one with "Loopgate: Set API Key" (Command Palette). Until then the upstream answers 401.';
 
 /**
  * A request for the output channel: a 401 while no key is stored names that

@@ -67,7 +67,9 @@ export async function setOtlpHeaders(store: OtlpHeaderStore, value?: unknown): P
       void vscode.window.showInformationMessage('Loopgate: the OTLP collector headers were removed.');
     } else {
       await store.set(headers);
-      void vscode.window.showInformationMessage('Loopgate: the OTLP collector headers are stored in SecretStorage; the proxy uses them from its next start (it restarts now if it runs).');
+      void vscode.window.showInformationMessage(
+        'Loopgate: the OTLP collector headers are stored in SecretStorage; the proxy uses them from its next start (it restarts now if it runs).',
+      );
     }
     return true;
   } catch (err) {

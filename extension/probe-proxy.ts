@@ -36,7 +36,13 @@ export async function probeHealth(proxyUrl: string, token: string, timeoutMs = 3
       if (r.status !== 200 || typeof body?.loopgate !== 'string') return { kind: 'unproven', noToken: false };
       return {
         kind: 'loopgate',
-        health: { loopgate: body.loopgate, pid: typeof body.pid === 'number' ? body.pid : undefined, siteUrl: String(body.siteUrl ?? ''), baseUrl: String(body.baseUrl ?? ''), simulator: Boolean(body.simulator) },
+        health: {
+          loopgate: body.loopgate,
+          pid: typeof body.pid === 'number' ? body.pid : undefined,
+          siteUrl: String(body.siteUrl ?? ''),
+          baseUrl: String(body.baseUrl ?? ''),
+          simulator: Boolean(body.simulator),
+        },
       };
     }
   }
@@ -66,12 +72,23 @@ const trimSlash = (u: string) => u.replace(/\/+$/, '');
  */
 export function upstreamMismatch(health: ProxyHealth, upstream: string | undefined, port: number): string | undefined {
   const parsed = upstream ? parseUpstream(upstream, { allowHttp: true }) : undefined;
-  if (!parsed ? health.simulator : parsed.ok && !health.simulator && trimSlash(health.siteUrl) === parsed.siteUrl && trimSlash(health.baseUrl) === parsed.baseUrl) {
+  if (
+    !parsed
+      ? health.simulator
+      : parsed.ok &&
+        !health.simulator &&
+        trimSlash(health.siteUrl) === parsed.siteUrl &&
+        trimSlash(health.baseUrl) === parsed.baseUrl
+  ) {
     return undefined;
   }
   const who = `a Loopgate proxy${health.pid ? ` (pid ${health.pid})` : ''}`;
-  const theirs = health.simulator ? 'runs the embedded simulator (demo mode)' : `forwards to {base_url} ${health.baseUrl}`;
-  const ours = !parsed ? 'loopgate.baseUrl is empty here (demo mode)' : `this window's loopgate.baseUrl gives {base_url} ${parsed.ok ? parsed.baseUrl : upstream}`;
+  const theirs = health.simulator
+    ? 'runs the embedded simulator (demo mode)'
+    : `forwards to {base_url} ${health.baseUrl}`;
+  const ours = !parsed
+    ? 'loopgate.baseUrl is empty here (demo mode)'
+    : `this window's loopgate.baseUrl gives {base_url} ${parsed.ok ? parsed.baseUrl : upstream}`;
   return (
     `Port ${port} is used by ${who} that ${theirs}, but ${ours}. This window does not use it. ` +
     'It is probably a `loopgate serve` in a terminal, or a window still on other settings: stop that proxy and run Loopgate: Start Proxy, or set loopgate.proxy.port to another port.'

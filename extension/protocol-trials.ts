@@ -4,7 +4,6 @@
 
 import { PROTOCOL_TABLE, minimalRequest, outputText, type Protocol } from '../proxy/rules/protocols/index.js';
 
-
 /** Try order: Responses when the model lists it, Chat Completions as the fallback, Messages last. */
 
 const CODICONS: Record<Protocol, string> = { responses: 'sparkle', chat: 'comment-discussion', messages: 'mail' };
@@ -38,8 +37,18 @@ const PROMPT = 'Reply with one short sentence.';
  * Tries a model on one protocol: the protocol's minimal, non-streaming request
  * sent through the proxy, timed. Never throws for HTTP errors.
  */
-export async function tryProtocol(proxyUrl: string, token: string, model: string, protocol: Protocol, timeoutMs = 60_000): Promise<TryResult> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...PROTOCOL_TABLE[protocol].clientHeaders };
+export async function tryProtocol(
+  proxyUrl: string,
+  token: string,
+  model: string,
+  protocol: Protocol,
+  timeoutMs = 60_000,
+): Promise<TryResult> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    authorization: `Bearer ${token}`,
+    ...PROTOCOL_TABLE[protocol].clientHeaders,
+  };
   const started = performance.now();
   const res = await fetch(proxyUrl + PROTOCOL_INFO[protocol].path, {
     method: 'POST',

@@ -77,8 +77,12 @@ export function wireReactions(p: Parts, presence: KeyPresence): vscode.Disposabl
     }),
     keys.onDidChange(async () => {
       // The proxy gets the keys even if redrawing the view fails.
-      await presence.sync().catch((err: unknown) => log.warn(`Could not update the key state in the view: ${(err as Error).message}`));
-      await host.pushKey().catch((err: unknown) => log.error(`Could not hand the keys to the proxy: ${(err as Error).message}`));
+      await presence
+        .sync()
+        .catch((err: unknown) => log.warn(`Could not update the key state in the view: ${(err as Error).message}`));
+      await host
+        .pushKey()
+        .catch((err: unknown) => log.error(`Could not hand the keys to the proxy: ${(err as Error).message}`));
       if (host.endpoint) void refreshModels(models);
     }),
     // The collector's headers are given at start (like the options): a proxy of ours that exports restarts to take them.
@@ -86,7 +90,9 @@ export function wireReactions(p: Parts, presence: KeyPresence): vscode.Disposabl
       if (host.ownsProxy && readSettings().otlp.endpoint) void host.restart();
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      const reaction = reactToSettings(e).catch((err: unknown) => log.error(`Could not apply the changed settings: ${(err as Error).message}`));
+      const reaction = reactToSettings(e).catch((err: unknown) =>
+        log.error(`Could not apply the changed settings: ${(err as Error).message}`),
+      );
       settingsReaction = Promise.all([settingsReaction, reaction]).then(() => undefined);
     }),
   ];

@@ -63,8 +63,10 @@ export class KeyStore implements vscode.Disposable {
     const k = key.trim();
     const same = list.find((s) => s.key === k);
     if (same) throw new Error(`this key is already stored, as "${same.name}".`);
-    if (name !== undefined && !KEY_NAME.test(name)) throw new Error('a key name is 1–32 letters, digits, "_", "." or "-".');
-    if (name !== undefined && list.some((s) => s.name === name)) throw new Error(`a key named "${name}" exists: choose another name or rename that one.`);
+    if (name !== undefined && !KEY_NAME.test(name))
+      throw new Error('a key name is 1–32 letters, digits, "_", "." or "-".');
+    if (name !== undefined && list.some((s) => s.name === name))
+      throw new Error(`a key named "${name}" exists: choose another name or rename that one.`);
     let n = list.length + 1;
     while (list.some((s) => s.name === `key-${n}`)) n++;
     const added = { name: name ?? `key-${n}`, key: k };
@@ -116,7 +118,11 @@ const TARGETS: Array<[LegacyField, vscode.ConfigurationTarget]> = [
 
 function inspectLegacy(): Record<LegacyField, string | undefined> {
   const info = vscode.workspace.getConfiguration('loopgate').inspect<string>(LEGACY_SETTING);
-  return { globalValue: info?.globalValue, workspaceValue: info?.workspaceValue, workspaceFolderValue: info?.workspaceFolderValue };
+  return {
+    globalValue: info?.globalValue,
+    workspaceValue: info?.workspaceValue,
+    workspaceFolderValue: info?.workspaceFolderValue,
+  };
 }
 
 /**

@@ -3,7 +3,6 @@ import * as vscode from 'vscode';
 import type { ProxyIpcConfig } from '../proxy/core/ipc.js';
 import { DEFAULT_BRIDGE, DEFAULT_HOST, DEFAULT_PORT, type BridgeMode } from '../proxy/core/options.js';
 
-
 /** loopgate.chat.modelOverrides: one model's limits and capabilities (lm/model-catalog.ts applies them). */
 export interface ModelOverride {
   maxInputTokens?: number;
@@ -82,7 +81,10 @@ export function readSettings(): LoopgateSettings {
     traffic: { capture: userOnly<boolean>(c, 'traffic.capture', true) },
     chat: { modelOverrides: objectOr(c.get<unknown>('chat.modelOverrides'), {}) as ModelOverrides },
     // Where the traffic's spans go is the user's decision (machine-scoped, and read from user settings only).
-    otlp: { endpoint: (userOnly<string>(c, 'otlp.endpoint', '') ?? '').trim(), captureContent: userOnly<boolean>(c, 'otlp.captureContent', false) },
+    otlp: {
+      endpoint: (userOnly<string>(c, 'otlp.endpoint', '') ?? '').trim(),
+      captureContent: userOnly<boolean>(c, 'otlp.captureContent', false),
+    },
     // Like loopgate.json, a project may carry its aliases: they only rename models, they never move the key.
     aliases: objectOr(c.get<unknown>('aliases'), {}) as Record<string, string>,
     projectDir: vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
@@ -98,5 +100,16 @@ export function proxyConfig(s: LoopgateSettings): ProxyIpcConfig {
   const { port, logBodies, requireToken, bridge } = s.proxy;
   const otlp = s.otlp.endpoint ? { endpoint: s.otlp.endpoint, content: s.otlp.captureContent } : undefined;
   const aliases = Object.keys(s.aliases).length ? { aliases: s.aliases } : {};
-  return { upstream: s.baseUrl || undefined, port, host: DEFAULT_HOST, logBodies, ...(s.traffic.capture ? {} : { capture: false }), requireToken, bridge, ...(otlp ? { otlp } : {}), ...aliases, ...(s.projectDir ? { projectDir: s.projectDir } : {}) };
+  return {
+    upstream: s.baseUrl || undefined,
+    port,
+    host: DEFAULT_HOST,
+    logBodies,
+    ...(s.traffic.capture ? {} : { capture: false }),
+    requireToken,
+    bridge,
+    ...(otlp ? { otlp } : {}),
+    ...aliases,
+    ...(s.projectDir ? { projectDir: s.projectDir } : {}),
+  };
 }

@@ -83,12 +83,20 @@ export class ProxyStatusBar implements vscode.Disposable {
       // Several keys: how many the proxy routes between (the request count stays the second figure).
       const keys = this.host.keyNames.length > 1 ? ` · $(key) ${this.host.keyNames.length}` : '';
       this.item.text = `$(${s.simulator ? 'beaker' : 'radio-tower'}) Loopgate :${port} · ${this.requests}${err}${keys}`;
-      tip.appendMarkdown(`**Loopgate proxy** ${s.kind === 'attached' ? '(another window\'s)' : ''} on \`${s.url}\`\n\n`);
-      tip.appendMarkdown(s.simulator ? 'Demo mode (simulator): no base URL set.\n\n' : `Upstream \`{base_url}\` = \`${s.baseUrl}\`\n\n`);
+      tip.appendMarkdown(`**Loopgate proxy** ${s.kind === 'attached' ? "(another window's)" : ''} on \`${s.url}\`\n\n`);
+      tip.appendMarkdown(
+        s.simulator ? 'Demo mode (simulator): no base URL set.\n\n' : `Upstream \`{base_url}\` = \`${s.baseUrl}\`\n\n`,
+      );
       tip.appendMarkdown(`Requests this session: ${this.requests}\n\n`);
-      if (this.host.keyNames.length > 1) tip.appendMarkdown(`Keys: ${this.host.keyNames.join(', ')} (each request goes to the key whose group serves its model and protocol)\n\n`);
+      if (this.host.keyNames.length > 1)
+        tip.appendMarkdown(
+          `Keys: ${this.host.keyNames.join(', ')} (each request goes to the key whose group serves its model and protocol)\n\n`,
+        );
       if (keyless) tip.appendMarkdown(`${NO_KEY_MESSAGE}\n\n`);
-      else if (this.lastError) tip.appendMarkdown(`Last error: ${this.lastError.status}${this.lastError.diagnosis ? ` (${this.lastError.diagnosis})` : ''} at ${this.lastError.at.toLocaleTimeString()}\n\n`);
+      else if (this.lastError)
+        tip.appendMarkdown(
+          `Last error: ${this.lastError.status}${this.lastError.diagnosis ? ` (${this.lastError.diagnosis})` : ''} at ${this.lastError.at.toLocaleTimeString()}\n\n`,
+        );
       const trouble = this.host.logTrouble;
       if (trouble) {
         // Requests still work; the record of them does not: visible, but not an error colour.
@@ -126,9 +134,17 @@ export async function showProxyMenu(host: ProxyHost): Promise<void> {
   const up = host.endpoint !== undefined;
   const items: MenuItem[] = [
     up
-      ? { label: '$(debug-stop) Stop proxy', description: host.state.kind === 'attached' ? 'detach from another window\'s proxy' : host.endpoint?.url, command: 'loopgate.stopProxy' }
+      ? {
+          label: '$(debug-stop) Stop proxy',
+          description: host.state.kind === 'attached' ? "detach from another window's proxy" : host.endpoint?.url,
+          command: 'loopgate.stopProxy',
+        }
       : { label: '$(play) Start proxy', command: 'loopgate.startProxy' },
-    { label: '$(terminal) Copy environment', description: 'exports for an outside shell', command: 'loopgate.copyEnvironment' },
+    {
+      label: '$(terminal) Copy environment',
+      description: 'exports for an outside shell',
+      command: 'loopgate.copyEnvironment',
+    },
     { label: '$(output) Open log', description: 'redacted traffic', command: 'loopgate.openLog' },
     { label: '$(pulse) Run diagnosis', command: 'loopgate.runDiagnosis' },
     { label: '$(export) Export log', description: 'redacted HAR', command: 'loopgate.exportLog' },

@@ -19,7 +19,8 @@ export class TerminalEnv implements vscode.Disposable {
     private readonly host: ProxyHost,
   ) {
     collection.persistent = false;
-    collection.description = 'Loopgate: points OpenAI and Anthropic clients at the local proxy (the local token, not your API key).';
+    collection.description =
+      'Loopgate: points OpenAI and Anthropic clients at the local proxy (the local token, not your API key).';
     this.subscriptions.push(
       host.onDidChangeState(() => this.update()),
       vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('loopgate.terminal') && this.update()),
@@ -33,7 +34,8 @@ export class TerminalEnv implements vscode.Disposable {
       this.collection.clear();
       return;
     }
-    for (const [name, value] of Object.entries(clientEnv(endpoint.url, this.host.token, TERMINAL_TOOL))) this.collection.replace(name, value);
+    for (const [name, value] of Object.entries(clientEnv(endpoint.url, this.host.token, TERMINAL_TOOL)))
+      this.collection.replace(name, value);
   }
 
   dispose(): void {
@@ -45,14 +47,19 @@ export class TerminalEnv implements vscode.Disposable {
 export async function copyEnvironment(host: ProxyHost): Promise<string | undefined> {
   const endpoint = host.endpoint;
   if (!endpoint) {
-    void vscode.window.showWarningMessage('Loopgate: the proxy is not running, so there is no address to export. Start it first.', 'Start Proxy').then(
-      (pick) => pick && vscode.commands.executeCommand('loopgate.startProxy'),
-    );
+    void vscode.window
+      .showWarningMessage(
+        'Loopgate: the proxy is not running, so there is no address to export. Start it first.',
+        'Start Proxy',
+      )
+      .then((pick) => pick && vscode.commands.executeCommand('loopgate.startProxy'));
     return undefined;
   }
   const env = clientEnv(endpoint.url, host.token, TERMINAL_TOOL);
   const text = exportLines(env);
   await vscode.env.clipboard.writeText(text);
-  void vscode.window.showInformationMessage(`Loopgate: environment copied (${Object.keys(env).join(', ')}). The key in it is the local token, not your API key.`);
+  void vscode.window.showInformationMessage(
+    `Loopgate: environment copied (${Object.keys(env).join(', ')}). The key in it is the local token, not your API key.`,
+  );
   return text;
 }

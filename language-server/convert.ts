@@ -30,7 +30,12 @@ function sameDiagnostic(a: Diagnostic, b: Diagnostic): boolean {
 }
 
 /** Quick fixes (text edits) and, when the client has them, command actions for one finding. */
-export function toCodeActions(doc: TextDocument, d: LintDiagnostic, sent: readonly Diagnostic[], commands: boolean): CodeAction[] {
+export function toCodeActions(
+  doc: TextDocument,
+  d: LintDiagnostic,
+  sent: readonly Diagnostic[],
+  commands: boolean,
+): CodeAction[] {
   const fresh = toDiagnostic(doc, d);
   // Hand back the editor's own diagnostic object when it matches, so it links the action to it.
   const diagnostic = sent.find((s) => sameDiagnostic(s, fresh)) ?? fresh;
@@ -41,13 +46,21 @@ export function toCodeActions(doc: TextDocument, d: LintDiagnostic, sent: readon
     isPreferred: fix.isPreferred,
     edit: {
       changes: {
-        [doc.uri]: fix.edits.map((e) => ({ range: { start: doc.positionAt(e.start), end: doc.positionAt(e.end) }, newText: e.newText })),
+        [doc.uri]: fix.edits.map((e) => ({
+          range: { start: doc.positionAt(e.start), end: doc.positionAt(e.end) },
+          newText: e.newText,
+        })),
       },
     },
   }));
   if (commands) {
     for (const c of d.commands) {
-      actions.push({ title: c.title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], command: { title: c.title, command: c.command } });
+      actions.push({
+        title: c.title,
+        kind: CodeActionKind.QuickFix,
+        diagnostics: [diagnostic],
+        command: { title: c.title, command: c.command },
+      });
     }
   }
   return actions;

@@ -1,7 +1,13 @@
 // The Loopgate language server: caches state, runs the pure config-lint rules
 // and pushes diagnostics. Shared by dist/server.js (the extension, over IPC)
 // and `loopgate lsp --stdio` (any editor). Never imports `vscode`.
-import { CodeActionKind, TextDocumentSyncKind, TextDocuments, type CodeAction, type Connection } from 'vscode-languageserver';
+import {
+  CodeActionKind,
+  TextDocumentSyncKind,
+  TextDocuments,
+  type CodeAction,
+  type Connection,
+} from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { lintConfig, type LintDiagnostic } from '../proxy/rules/config-lint/index.js';
 import { toCodeActions, toDiagnostic } from './convert.js';
@@ -61,7 +67,11 @@ export function startLintServer(connection: Connection, options: LintServerOptio
     clearTimeout(timers.get(doc.uri));
     timers.delete(doc.uri);
     checkedVersion.set(doc.uri, doc.version);
-    void connection.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics: lint(doc).map((d) => toDiagnostic(doc, d)) });
+    void connection.sendDiagnostics({
+      uri: doc.uri,
+      version: doc.version,
+      diagnostics: lint(doc).map((d) => toDiagnostic(doc, d)),
+    });
   };
 
   connection.onInitialize((params) => {
@@ -107,7 +117,12 @@ export function startLintServer(connection: Connection, options: LintServerOptio
   connection.onCodeAction((params): CodeAction[] => {
     const doc = documents.get(params.textDocument.uri);
     if (!doc) return [];
-    if (params.context.only && !params.context.only.some((k) => k === CodeActionKind.QuickFix || CodeActionKind.QuickFix.startsWith(k + '.') || k === ''))
+    if (
+      params.context.only &&
+      !params.context.only.some(
+        (k) => k === CodeActionKind.QuickFix || CodeActionKind.QuickFix.startsWith(k + '.') || k === '',
+      )
+    )
       return [];
     const from = doc.offsetAt(params.range.start);
     const to = doc.offsetAt(params.range.end);

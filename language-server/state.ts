@@ -31,12 +31,17 @@ export function readState(input: unknown): { state: ServerState; problems: strin
   const state: ServerState = {};
   if (input === undefined || input === null) return { state, problems };
   if (typeof input !== 'object' || Array.isArray(input)) {
-    return { state, problems: [`loopgate/state must be an object like {"models": ["id"], "proxyUrl": "${EXAMPLE_PROXY_URL}"}.`] };
+    return {
+      state,
+      problems: [`loopgate/state must be an object like {"models": ["id"], "proxyUrl": "${EXAMPLE_PROXY_URL}"}.`],
+    };
   }
   const { models, proxyUrl } = input as Record<string, unknown>;
   if (Array.isArray(models) && models.every((m) => typeof m === 'string')) state.models = models.slice(0, MAX_MODELS);
-  else if (models !== undefined && models !== null) problems.push('"models" must be an array of model ID strings; ignored.');
+  else if (models !== undefined && models !== null)
+    problems.push('"models" must be an array of model ID strings; ignored.');
   if (typeof proxyUrl === 'string' && /^https?:\/\//i.test(proxyUrl)) state.proxyUrl = proxyUrl;
-  else if (proxyUrl !== undefined && proxyUrl !== null) problems.push(`"proxyUrl" must be an http(s) URL such as ${EXAMPLE_PROXY_URL}; ignored.`);
+  else if (proxyUrl !== undefined && proxyUrl !== null)
+    problems.push(`"proxyUrl" must be an http(s) URL such as ${EXAMPLE_PROXY_URL}; ignored.`);
   return { state, problems };
 }

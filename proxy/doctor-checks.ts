@@ -6,10 +6,19 @@ import { request } from 'undici';
 import { checkApiKey } from './rules/api-key.js';
 import { parseUpstream } from './rules/urls.js';
 import { diagnose, parseErrorBody } from './rules/diagnose.js';
-import { parseModelList, type ModelEntry } from './rules/model-list.js';
-import { ANTHROPIC_VERSION, BRIDGE_TARGET, MODELS_PATH, PROTOCOL_TABLE, minimalRequest, streamCompleted, type Protocol } from './rules/protocols/index.js';
+import { parseModelList } from './rules/model-list.js';
+import {
+  ANTHROPIC_VERSION,
+  BRIDGE_TARGET,
+  MODELS_PATH,
+  PROTOCOL_TABLE,
+  minimalRequest,
+  streamCompleted,
+  type Protocol,
+} from './rules/protocols/index.js';
 import { commandLine } from './rules/command-line.js';
 import { printable } from './rules/printable.js';
+import { type ModelEntry } from './core/routing-facts.js';
 
 export type StepResult = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -44,7 +53,14 @@ interface Probe {
   error?: string;
 }
 
-async function call(url: string, key: string, method: 'GET' | 'POST', body: unknown, timeoutMs: number, anthropic = false): Promise<Probe> {
+async function call(
+  url: string,
+  key: string,
+  method: 'GET' | 'POST',
+  body: unknown,
+  timeoutMs: number,
+  anthropic = false,
+): Promise<Probe> {
   const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'accept-encoding': 'identity' };
   if (anthropic) {
     headers['x-api-key'] = key;
@@ -68,10 +84,25 @@ async function call(url: string, key: string, method: 'GET' | 'POST', body: unkn
 }
 
 function failure(name: string, probe: Probe, path: string, model?: string, known?: string[]): DoctorStep {
-  if (probe.status === 0) return { name, result: 'fail', detail: `no answer (${probe.error}): check the URL and the network` };
+  if (probe.status === 0)
+    return { name, result: 'fail', detail: `no answer (${probe.error}): check the URL and the network` };
   const info = parseErrorBody(probe.status, probe.text);
-  const d = diagnose(info, { method: 'POST', originalPath: path, canonicalPath: path, model, knownModels: known, upstreamRequestId: probe.requestId, time: new Date() });
-  return { name, result: 'fail', status: probe.status, diagnosis: d?.code, detail: `${probe.status}${info.code ? ` ${info.code}` : ''}: ${d?.hint ?? 'unexpected answer'}` };
+  const d = diagnose(info, {
+    method: 'POST',
+    originalPath: path,
+    canonicalPath: path,
+    model,
+    knownModels: known,
+    upstreamRequestId: probe.requestId,
+    time: new Date(),
+  });
+  return {
+    name,
+    result: 'fail',
+    status: probe.status,
+    diagnosis: d?.code,
+    detail: `${probe.status}${info.code ? ` ${info.code}` : ''}: ${d?.hint ?? 'unexpected answer'}`,
+  };
 }
 
 /** Doctor's one user message: as short as a request gets. */
@@ -80,7 +111,11 @@ const PROMPT = 'ping';
 export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   const steps: DoctorStep[] = [];
   const timeout = opts.timeoutMs ?? 60_000;
-  const finish = (extra: Partial<DoctorReport> = {}): DoctorReport => ({ ok: !steps.some((s) => s.result === 'fail'), steps, ...extra });
+  const finish = (extra: Partial<DoctorReport> = {}): DoctorReport => ({
+    ok: !steps.some((s) => s.result === 'fail'),
+    steps,
+    ...extra,
+  });
 
   const parsed = parseUpstream(opts.upstream, { allowHttp: opts.allowHttp });
   if (!parsed.ok) {
@@ -88,17 +123,29 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
     return finish();
   }
   const notes = parsed.problems.map((p) => p.message).join(' ');
-  steps.push({ name: '1. URL form', result: notes ? 'warn' : 'ok', detail: `site_url ${parsed.siteUrl}, base_url ${parsed.baseUrl}${notes ? `. ${notes}` : ''}` });
+  steps.push({
+    name: '1. URL form',
+    result: notes ? 'warn' : 'ok',
+    detail: `site_url ${parsed.siteUrl}, base_url ${parsed.baseUrl}${notes ? `. ${notes}` : ''}`,
+  });
   const site = { siteUrl: parsed.siteUrl, baseUrl: parsed.baseUrl };
 
   if (!opts.key?.trim()) {
-    steps.push({ name: '2. API key', result: 'fail', detail: 'No key. Set LOOPGATE_API_KEY or use --key-stdin (VS Code: Loopgate: Set API Key).' });
+    steps.push({
+      name: '2. API key',
+      result: 'fail',
+      detail: 'No key. Set LOOPGATE_API_KEY or use --key-stdin (VS Code: Loopgate: Set API Key).',
+    });
     return finish(site);
   }
   const checked = checkApiKey(opts.key);
   if ('problem' in checked) {
     const capital = checked.problem[0]!.toUpperCase() + checked.problem.slice(1);
-    steps.push({ name: '2. API key', result: 'fail', detail: `${capital}. Loopgate adds "Authorization: Bearer" itself.` });
+    steps.push({
+      name: '2. API key',
+      result: 'fail',
+      detail: `${capital}. Loopgate adds "Authorization: Bearer" itself.`,
+    });
     return finish(site);
   }
   const key = checked.key;
@@ -111,18 +158,34 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   }
   const list = parseModelList(modelsProbe.text);
   if (!list.ok) {
-    steps.push({ name: '3. GET /models', result: 'fail', status: 200, detail: 'The answer is not a JSON model list: is the URL the Model-Access API?' });
+    steps.push({
+      name: '3. GET /models',
+      result: 'fail',
+      status: 200,
+      detail: 'The answer is not a JSON model list: is the URL the Model-Access API?',
+    });
     return finish(site);
   }
   const models = list.models;
   if (models.length === 0) {
-    steps.push({ name: '3. GET /models', result: 'fail', status: 200, detail: "The key's group has no models. Check the key's group in the console." });
+    steps.push({
+      name: '3. GET /models',
+      result: 'fail',
+      status: 200,
+      detail: "The key's group has no models. Check the key's group in the console.",
+    });
     return finish(site);
   }
   const ids = models.map((m) => m.id);
-  steps.push({ name: '3. GET /models', result: 'ok', status: 200, detail: `${models.length} models: ${ids.slice(0, 6).join(', ')}${ids.length > 6 ? ', …' : ''}` });
+  steps.push({
+    name: '3. GET /models',
+    result: 'ok',
+    status: 200,
+    detail: `${models.length} models: ${ids.slice(0, 6).join(', ')}${ids.length > 6 ? ', …' : ''}`,
+  });
 
-  const pick = (type: string) => models.find((m) => !m.supported_endpoint_types || m.supported_endpoint_types.includes(type));
+  const pick = (type: string) =>
+    models.find((m) => !m.supported_endpoint_types || m.supported_endpoint_types.includes(type));
   const results: Partial<Record<Protocol, StepResult[]>> = {};
   for (const kind of ['responses', 'chat'] as const) {
     const { endpoint, path, endpointType } = PROTOCOL_TABLE[kind];
@@ -134,7 +197,13 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
       if (probe.status === 200 && (!stream || streamCompleted(kind, probe.text))) {
         steps.push({ name, result: 'ok', status: 200, detail: `model ${model.id}` });
       } else if (probe.status === 200) {
-        steps.push({ name, result: 'fail', status: 200, detail: 'The stream ended without its completion event: something between you and the service buffers or cuts streams.' });
+        steps.push({
+          name,
+          result: 'fail',
+          status: 200,
+          detail:
+            'The stream ended without its completion event: something between you and the service buffers or cuts streams.',
+        });
       } else {
         steps.push(failure(name, probe, path, model.id, ids));
       }
@@ -145,7 +214,11 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   // (its channels lack Responses), not a bad key: a warning, not a failure.
   if ((results[BRIDGE_TARGET] ?? []).every((r) => r === 'ok')) {
     for (const step of steps) {
-      if (step.name.includes(PROTOCOL_TABLE.responses.endpoint) && step.result === 'fail' && step.diagnosis === 'protocol-unsupported') {
+      if (
+        step.name.includes(PROTOCOL_TABLE.responses.endpoint) &&
+        step.result === 'fail' &&
+        step.diagnosis === 'protocol-unsupported'
+      ) {
         step.result = 'warn';
         step.detail = `${step.status}: this route has no ${PROTOCOL_TABLE.responses.title}; ${PROTOCOL_TABLE.chat.title} works, so the key is fine. Use ${PROTOCOL_TABLE.chat.endpoint}, or go through the Loopgate proxy: it serves ${PROTOCOL_TABLE.responses.title} over ${PROTOCOL_TABLE.chat.title} by default.`;
       }
@@ -155,15 +228,26 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   const messages = PROTOCOL_TABLE.messages;
   const claude = models.find((m) => m.supported_endpoint_types?.includes(messages.endpointType));
   if (!claude) {
-    steps.push({ name: `5. POST {site_url}${messages.path}`, result: 'skip', detail: `no model in this key's group lists the ${messages.endpointType} endpoint type` });
+    steps.push({
+      name: `5. POST {site_url}${messages.path}`,
+      result: 'skip',
+      detail: `no model in this key's group lists the ${messages.endpointType} endpoint type`,
+    });
     return finish({ ...site, models });
   }
   for (const stream of [false, true]) {
     const name = `5. POST {site_url}${messages.path} (stream ${stream})`;
     const body = minimalRequest('messages', claude.id, { stream, prompt: PROMPT, maxTokens: 16 });
     const probe = await call(parsed.siteUrl + messages.path, key, 'POST', body, timeout, true);
-    if (probe.status === 200 && (!stream || streamCompleted('messages', probe.text))) steps.push({ name, result: 'ok', status: 200, detail: `model ${claude.id}` });
-    else if (probe.status === 200) steps.push({ name, result: 'fail', status: 200, detail: `The stream ended without ${PROTOCOL_TABLE.messages.stream.completed}.` });
+    if (probe.status === 200 && (!stream || streamCompleted('messages', probe.text)))
+      steps.push({ name, result: 'ok', status: 200, detail: `model ${claude.id}` });
+    else if (probe.status === 200)
+      steps.push({
+        name,
+        result: 'fail',
+        status: 200,
+        detail: `The stream ended without ${PROTOCOL_TABLE.messages.stream.completed}.`,
+      });
     else steps.push(failure(name, probe, messages.path, claude.id, ids));
   }
   return finish({ ...site, models });
@@ -173,8 +257,15 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
 export function formatDoctorTable(report: DoctorReport, cli: string, rerun = 'doctor'): string {
   const width = Math.max(...report.steps.map((s) => s.name.length));
   // A detail quotes the upstream (model IDs, error messages): one line each, escaped.
-  const lines = report.steps.map((s) => `${s.name.padEnd(width)}  ${s.result.toUpperCase().padEnd(4)}  ${printable(s.detail)}`);
-  lines.push('', report.ok ? 'All steps passed.' : `Some steps failed: fix the first failing step, then run \`${commandLine(cli, rerun)}\` again.`);
+  const lines = report.steps.map(
+    (s) => `${s.name.padEnd(width)}  ${s.result.toUpperCase().padEnd(4)}  ${printable(s.detail)}`,
+  );
+  lines.push(
+    '',
+    report.ok
+      ? 'All steps passed.'
+      : `Some steps failed: fix the first failing step, then run \`${commandLine(cli, rerun)}\` again.`,
+  );
   return lines.join('\n');
 }
 

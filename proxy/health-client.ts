@@ -30,7 +30,10 @@ export async function challengeHealth(proxyUrl: string, token: string, timeoutMs
   }
   // Signed for the address this client reached: a relay on 127.0.0.1 to a proxy on ::1 does not fit.
   const proof = first.headers[PROOF_HEADER];
-  if (first.status !== 200 || !secretEquals(healthProof(token, first.remoteAddress, port, nonce), typeof proof === 'string' ? proof : undefined)) {
+  if (
+    first.status !== 200 ||
+    !secretEquals(healthProof(token, first.remoteAddress, port, nonce), typeof proof === 'string' ? proof : undefined)
+  ) {
     return { stage: 'unproven', status: first.status, said: parse(first.body), proof: proof !== undefined };
   }
   try {
@@ -62,20 +65,36 @@ export function get(url: URL, address: string, headers: Record<string, string>, 
     // Whichever error surfaces (request or response), a deadline is reported as one.
     const fail = (err: Error) => reject(timedOut ? timeout() : err);
     // agent: false — a fresh connection each time, closed after: nothing lingers in a pool.
-    const req = httpRequest({ host: address.replace(/^\[|\]$/g, ''), port: Number(url.port || 80), path: url.pathname, headers: { ...headers, host: url.host }, agent: false }, (res) => {
-      const remoteAddress = res.socket.remoteAddress ?? address;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size <= 64 * 1024) chunks.push(c);
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), remoteAddress }));
-      res.on('error', fail);
-      res.once('close', () => {
-        if (!res.complete) fail(new Error('the connection closed before the answer was complete'));
-      });
-    });
+    const req = httpRequest(
+      {
+        host: address.replace(/^\[|\]$/g, ''),
+        port: Number(url.port || 80),
+        path: url.pathname,
+        headers: { ...headers, host: url.host },
+        agent: false,
+      },
+      (res) => {
+        const remoteAddress = res.socket.remoteAddress ?? address;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size <= 64 * 1024) chunks.push(c);
+        });
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+            remoteAddress,
+          }),
+        );
+        res.on('error', fail);
+        res.once('close', () => {
+          if (!res.complete) fail(new Error('the connection closed before the answer was complete'));
+        });
+      },
+    );
     // One deadline for the whole exchange: connecting, headers and a body that trickles in.
     const deadline = setTimeout(() => {
       timedOut = true;

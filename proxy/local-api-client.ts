@@ -63,7 +63,12 @@ export interface LocalApiClient {
 export function localApi(target: LocalApiTarget): LocalApiClient {
   const json = <T>(path: string, o: CallOptions = {}) => getJson<T>(target, path, o);
   const feed = <E>(after: number, rows: boolean, onEvent: (e: E) => void, o: CallOptions = {}) =>
-    readFeed(target, `${LOCAL_PATHS.trafficLive}?${query({ after, rows: rows ? 1 : undefined })}`, onEvent as (e: unknown) => void, o);
+    readFeed(
+      target,
+      `${LOCAL_PATHS.trafficLive}?${query({ after, rows: rows ? 1 : undefined })}`,
+      onEvent as (e: unknown) => void,
+      o,
+    );
   return {
     stats: (o) => json(LOCAL_PATHS.stats, o),
     keys: (o) => json(LOCAL_PATHS.keys, o),
@@ -91,7 +96,13 @@ function withQuery(path: string, q: string): string {
 function callSignal(o: CallOptions): { signal: AbortSignal; settle(): void } {
   const deadline = new AbortController();
   const ms = o.timeoutMs ?? LOCAL_API_TIMEOUT_MS;
-  const timer = setTimeout(() => deadline.abort(Object.assign(new Error(`the proxy did not answer within ${ms / 1000} s`), { name: 'TimeoutError' })), ms);
+  const timer = setTimeout(
+    () =>
+      deadline.abort(
+        Object.assign(new Error(`the proxy did not answer within ${ms / 1000} s`), { name: 'TimeoutError' }),
+      ),
+    ms,
+  );
   timer.unref?.();
   const signal = o.signal ? AbortSignal.any([o.signal, deadline.signal]) : deadline.signal;
   return { signal, settle: () => clearTimeout(timer) };
@@ -99,7 +110,11 @@ function callSignal(o: CallOptions): { signal: AbortSignal; settle(): void } {
 
 async function request(target: LocalApiTarget, path: string, signal: AbortSignal): Promise<Response> {
   try {
-    return await fetch(target.url + path, { headers: { authorization: `Bearer ${target.token}` }, signal, redirect: 'manual' });
+    return await fetch(target.url + path, {
+      headers: { authorization: `Bearer ${target.token}` },
+      signal,
+      redirect: 'manual',
+    });
   } catch (err) {
     // fetch says only "fetch failed": the socket's code (ECONNREFUSED, …) is what a reader can act on.
     throw withSocketCode(err, signal);
@@ -125,7 +140,12 @@ async function getJson<T>(target: LocalApiTarget, path: string, o: CallOptions):
   }
 }
 
-async function readFeed(target: LocalApiTarget, path: string, onEvent: (e: unknown) => void, o: CallOptions): Promise<void> {
+async function readFeed(
+  target: LocalApiTarget,
+  path: string,
+  onEvent: (e: unknown) => void,
+  o: CallOptions,
+): Promise<void> {
   const call = callSignal(o);
   let res: Response;
   try {

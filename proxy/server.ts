@@ -15,7 +15,7 @@ import { collectorLoop } from './rules/otlp-config.js';
 import type { LogHealth, OtlpHealth } from './core/health.js';
 import { version } from './version.js';
 import { defaultLogFile } from './config/dirs.js';
-import type { ProxyContext, ProxyStats } from './pipeline/context.js';
+import type { ProxyContext } from './pipeline/context.js';
 import { guardConfig } from './pipeline/guard.js';
 import { handleRequest } from './pipeline/handle.js';
 import { upgradeHandling } from './pipeline/upgrade.js';
@@ -40,7 +40,7 @@ import {
   type ProxyOptions,
 } from './core/options.js';
 import type { NamedKey } from './core/options.js';
-
+import { type ProxyStats } from './core/local-api.js';
 
 export interface RunningProxy {
   /** Origin the proxy listens on, e.g. http://127.0.0.1:8787 */
@@ -74,11 +74,23 @@ export interface RunningProxy {
  * How much of each response the capture keeps: the log's and the collector's cap
  * (--log-bodies, OTLP content), the traffic ring's, or the larger of both.
  */
-function captureConfig(opts: ProxyOptions, ring: TrafficRing | undefined): Pick<ProxyContext, 'captureBodies' | 'captureBytes' | 'timeChunks' | 'logBodyBytes' | 'ring'> {
+function captureConfig(
+  opts: ProxyOptions,
+  ring: TrafficRing | undefined,
+): Pick<ProxyContext, 'captureBodies' | 'captureBytes' | 'timeChunks' | 'logBodyBytes' | 'ring'> {
   const logBodyBytes = opts.logBodyBytes ?? DEFAULT_LOG_BODY_BYTES;
   const forLog = (opts.logBodies ?? false) || (opts.otlp?.captureContent ?? false);
-  const captureBytes = Math.max(forLog ? logBodyCaptureBytes(logBodyBytes) : 0, ring ? logBodyCaptureBytes(RING_BODY_CHARS) : 0);
-  return { captureBodies: forLog || ring !== undefined, captureBytes, timeChunks: ring !== undefined, logBodyBytes, ring };
+  const captureBytes = Math.max(
+    forLog ? logBodyCaptureBytes(logBodyBytes) : 0,
+    ring ? logBodyCaptureBytes(RING_BODY_CHARS) : 0,
+  );
+  return {
+    captureBodies: forLog || ring !== undefined,
+    captureBytes,
+    timeChunks: ring !== undefined,
+    logBodyBytes,
+    ring,
+  };
 }
 
 export class ProxyConfigError extends Error {
@@ -89,11 +101,20 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   const { parsed, host, listenPort } = checkAddresses(opts);
   const up = createUpstream(opts, parsed.siteUrl);
   const redactor = createRedactor({ secrets: [opts.token ?? undefined].filter((s): s is string => Boolean(s)) });
-  const keys = new KeyRing({ upstream: up.upstream, path: up.upstreamPrefix + MODELS_PATH, onKey: (k) => redactor.addSecret(k) }, initialKeys(opts));
+  const keys = new KeyRing(
+    { upstream: up.upstream, path: up.upstreamPrefix + MODELS_PATH, onKey: (k) => redactor.addSecret(k) },
+    initialKeys(opts),
+  );
   addCollectorSecrets(redactor, opts);
   // Opened before listening (it sends nothing until a span is queued), so the first request is exported too.
   const otlp = await openOtlp(opts, redactor, up.upstreamUrl);
-  const ring = opts.capture === false ? undefined : new TrafficRing({ entries: opts.capture?.entries ?? DEFAULT_RING_ENTRIES, bytes: opts.capture?.bytes ?? DEFAULT_RING_BYTES });
+  const ring =
+    opts.capture === false
+      ? undefined
+      : new TrafficRing({
+          entries: opts.capture?.entries ?? DEFAULT_RING_ENTRIES,
+          bytes: opts.capture?.bytes ?? DEFAULT_RING_BYTES,
+        });
   const ctx = buildContext(opts, { parsed, up, keys, redactor, otlp, ring });
   const { server, upgrades } = createHttpServer(ctx, opts, host);
   try {
@@ -105,12 +126,15 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   }
   const port = (server.address() as AddressInfo).port;
   const logFile = opts.logFile;
-  const log = logFile === false ? undefined : await openLogForPort(ctx, opts, logFile ?? defaultLogFile(process.env, port), async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await up.pool.destroy();
-    await otlp?.close(0);
-  });
+  const log =
+    logFile === false
+      ? undefined
+      : await openLogForPort(ctx, opts, logFile ?? defaultLogFile(process.env, port), async () => {
+          server.closeAllConnections();
+          await new Promise<void>((resolve) => server.close(() => resolve()));
+          await up.pool.destroy();
+          await otlp?.close(0);
+        });
   return {
     url: proxyOrigin(host, port),
     port,
@@ -143,7 +167,9 @@ function checkAddresses(opts: ProxyOptions): { parsed: ParsedUpstream; host: str
   if (!parsed.ok) throw new ProxyConfigError(`Upstream URL: ${parsed.problems.map((p) => p.message).join(' ')}`);
   const host = opts.host ?? DEFAULT_HOST;
   if (!isLoopbackHost(host.replace(/^\[|\]$/g, '')) && !opts.allowRemote) {
-    throw new ProxyConfigError(`--host ${host} is not a loopback address. The proxy holds your key: bind it to 127.0.0.1, or pass --allow-remote if you really mean it.`);
+    throw new ProxyConfigError(
+      `--host ${host} is not a loopback address. The proxy holds your key: bind it to 127.0.0.1, or pass --allow-remote if you really mean it.`,
+    );
   }
   // A collector at this proxy's own address: each export would be exported again, forever. (--port 0 is
   // not known yet, and names that only resolve to this machine cannot be told: the exporter's marker covers both.)
@@ -193,7 +219,14 @@ async function openOtlp(opts: ProxyOptions, redactor: Redactor, upstreamUrl: URL
 /** What every request handler reads: the long-lived parts, the options, the counters. */
 function buildContext(
   opts: ProxyOptions & { simulator?: boolean },
-  parts: { parsed: ParsedUpstream; up: Upstream; keys: KeyRing; redactor: Redactor; otlp: OtlpSink | undefined; ring: TrafficRing | undefined },
+  parts: {
+    parsed: ParsedUpstream;
+    up: Upstream;
+    keys: KeyRing;
+    redactor: Redactor;
+    otlp: OtlpSink | undefined;
+    ring: TrafficRing | undefined;
+  },
 ): ProxyContext {
   const { parsed, up, keys, redactor, otlp, ring } = parts;
   const { pool, upstreamPrefix, limits, timeouts, upstream } = up;
@@ -240,7 +273,11 @@ function buildContext(
 }
 
 /** The HTTP server with its limits, and the paths around the request handler: bad requests, upgrades, CONNECT. */
-function createHttpServer(ctx: ProxyContext, opts: ProxyOptions, host: string): { server: Server; upgrades: ReturnType<typeof upgradeHandling> } {
+function createHttpServer(
+  ctx: ProxyContext,
+  opts: ProxyOptions,
+  host: string,
+): { server: Server; upgrades: ReturnType<typeof upgradeHandling> } {
   const limits = ctx.limits;
   const server = createServer(
     {
@@ -256,13 +293,24 @@ function createHttpServer(ctx: ProxyContext, opts: ProxyOptions, host: string): 
   );
   // Keep every header line (Node's default drops those past 1,000 unseen); the guard refuses too many.
   server.maxHeadersCount = 0;
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, limits.headersTimeoutMs));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
+    answerClientError(err, socket, limits.headersTimeoutMs),
+  );
   // WebSocket upgrades (Codex's Responses transport): guarded, keyed and recorded like requests.
   const upgrades = upgradeHandling(ctx);
   server.on('upgrade', upgrades.handle);
   // CONNECT never reaches the request handler; refuse it plainly (the upstream origin is fixed).
   server.on('connect', (_req, socket: Socket) =>
-    endThenDestroy(socket, rawRefusal(400, 'Bad Request', 'unsafe-path', 'CONNECT is not supported: Loopgate forwards to one fixed upstream.'), limits.headersTimeoutMs),
+    endThenDestroy(
+      socket,
+      rawRefusal(
+        400,
+        'Bad Request',
+        'unsafe-path',
+        'CONNECT is not supported: Loopgate forwards to one fixed upstream.',
+      ),
+      limits.headersTimeoutMs,
+    ),
   );
 
   // The Host guard must know the port before the first connection is handled, not once the log is
@@ -280,7 +328,12 @@ function createHttpServer(ctx: ProxyContext, opts: ProxyOptions, host: string): 
  * Until the log is open, a failure refuses the start (`undo`, then throw): "records dropped, requests
  * still served" would be false then.
  */
-async function openLogForPort(ctx: ProxyContext, opts: ProxyOptions, file: string, undo: () => Promise<void>): Promise<TrafficLog> {
+async function openLogForPort(
+  ctx: ProxyContext,
+  opts: ProxyOptions,
+  file: string,
+  undo: () => Promise<void>,
+): Promise<TrafficLog> {
   let opened = false;
   const report = opts.onLogHealth;
   const onHealth = report && ((h: LogHealth) => void (opened && report(h)));
@@ -301,7 +354,12 @@ function keyStatus(keys: KeyRing): ReturnType<RunningProxy['keyStatus']> {
   return keys.slots.map((s) => {
     const n = s.models.ids()?.length;
     const failure = s.models.failure();
-    return { name: s.name, fingerprint: s.fingerprint, ...(n !== undefined ? { models: n } : {}), ...(failure ? { failure } : {}) };
+    return {
+      name: s.name,
+      fingerprint: s.fingerprint,
+      ...(n !== undefined ? { models: n } : {}),
+      ...(failure ? { failure } : {}),
+    };
   });
 }
 
@@ -336,13 +394,18 @@ const LOG_OPEN_DEADLINE_MS = 5000;
 async function openLogOrRefuse(log: TrafficLog): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`opening it took over ${LOG_OPEN_DEADLINE_MS / 1000} s`)), LOG_OPEN_DEADLINE_MS);
+    timer = setTimeout(
+      () => reject(new Error(`opening it took over ${LOG_OPEN_DEADLINE_MS / 1000} s`)),
+      LOG_OPEN_DEADLINE_MS,
+    );
   });
   try {
     await Promise.race([log.ready(), late]);
   } catch (err) {
     void log.close(0);
-    throw new ProxyConfigError(`cannot write the traffic log ${log.file}: ${(err as Error).message}. Point --log at a writable file, or pass --no-log.`);
+    throw new ProxyConfigError(
+      `cannot write the traffic log ${log.file}: ${(err as Error).message}. Point --log at a writable file, or pass --no-log.`,
+    );
   } finally {
     clearTimeout(timer);
   }
@@ -350,7 +413,10 @@ async function openLogOrRefuse(log: TrafficLog): Promise<void> {
 
 /** server.address / server.port of the upstream, as the spans name it. */
 function serverOf(u: URL): { address: string; port: number } {
-  return { address: u.hostname.replace(/^\[|\]$/g, ''), port: u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80 };
+  return {
+    address: u.hostname.replace(/^\[|\]$/g, ''),
+    port: u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80,
+  };
 }
 
 function initialKeys(opts: ProxyOptions): NamedKey[] {

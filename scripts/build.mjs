@@ -21,7 +21,13 @@ const bundles = [
   // The OTLP export worker: the OpenTelemetry SDK, off the proxy's thread (proxy/otlp/worker.ts).
   { entryPoints: ['proxy/otlp/worker.ts'], outfile: 'dist/otlp-worker.js' },
   // The request detail panel's page script (extension/traffic/detail-page.ts), run in the webview.
-  { entryPoints: ['extension/traffic/detail-page.ts'], outfile: 'dist/detail-page.js', platform: 'browser', format: 'iife', target: 'es2022' },
+  {
+    entryPoints: ['extension/traffic/detail-page.ts'],
+    outfile: 'dist/detail-page.js',
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+  },
 ];
 
 await Promise.all(bundles.map((b) => build({ ...common, ...b })));

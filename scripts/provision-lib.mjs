@@ -18,14 +18,22 @@ const lastLines = new Map(); // log file -> last non-empty output line, for the 
 export function runLogged(logFile, cmd, args, opts = {}) {
   appendFileSync(logFile, `\n$ (cd ${opts.cwd ?? process.cwd()}) ${cmd} ${args.join(' ')}\n`);
   return new Promise((resolveRun, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd,
+      env: { ...process.env, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const tail = [];
     const onData = (chunk) => {
       appendFileSync(logFile, chunk);
       const text = chunk.toString();
       tail.push(text);
       if (tail.length > 40) tail.shift();
-      const line = text.split('\n').map((l) => l.trim()).filter(Boolean).pop();
+      const line = text
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .pop();
       if (line) lastLines.set(logFile, line);
     };
     child.stdout.on('data', onData);
@@ -33,7 +41,10 @@ export function runLogged(logFile, cmd, args, opts = {}) {
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) resolveRun();
-      else reject(new Error(`${cmd} ${args.join(' ')} exited ${code} (full log: ${logFile})\n${tail.join('').slice(-3000)}`));
+      else
+        reject(
+          new Error(`${cmd} ${args.join(' ')} exited ${code} (full log: ${logFile})\n${tail.join('').slice(-3000)}`),
+        );
     });
   });
 }
@@ -58,7 +69,9 @@ export function createSteps(tag, logFile, stream = process.stdout) {
       say(`${name} ...`);
       const beat = setInterval(() => {
         const last = logFile ? lastLines.get(logFile) : undefined;
-        say(`  still running: ${name} (${secs(Date.now() - start)})${last ? `, last output: ${last.slice(0, 100)}` : ''}`);
+        say(
+          `  still running: ${name} (${secs(Date.now() - start)})${last ? `, last output: ${last.slice(0, 100)}` : ''}`,
+        );
       }, HEARTBEAT_MS);
       try {
         return await fn();
@@ -104,7 +117,11 @@ export async function withDirLock(lockDir, fn, { deadlineMs = 15 * 60_000, pollM
     } catch (err) {
       if (err.code !== 'EEXIST') throw err;
       let owner = NaN;
-      try { owner = Number(readFileSync(join(lockDir, 'pid'), 'utf8')); } catch { /* being written */ }
+      try {
+        owner = Number(readFileSync(join(lockDir, 'pid'), 'utf8'));
+      } catch {
+        /* being written */
+      }
       if (Number.isInteger(owner) && !pidAlive(owner)) {
         rmSync(lockDir, { recursive: true, force: true });
         continue;
@@ -141,15 +158,29 @@ export function pruneUnresolvedOptionals(lock) {
   const names = Object.keys(lock.packages ?? {});
   for (const entry of Object.values(lock.packages ?? {})) {
     for (const dep of Object.keys(entry.optionalDependencies ?? {})) {
-      if (!names.some((k) => k === `node_modules/${dep}` || k.endsWith(`/node_modules/${dep}`))) delete entry.optionalDependencies[dep];
+      if (!names.some((k) => k === `node_modules/${dep}` || k.endsWith(`/node_modules/${dep}`)))
+        delete entry.optionalDependencies[dep];
     }
   }
   return lock;
 }
 
-export function npmTree({ tag, dir, packages, lockFile, recipe, logFile, extraFiles = {}, afterInstall, check = () => true, stream = process.stdout, source = `scripts/provision-${tag}.mjs` }) {
+export function npmTree({
+  tag,
+  dir,
+  packages,
+  lockFile,
+  recipe,
+  logFile,
+  extraFiles = {},
+  afterInstall,
+  check = () => true,
+  stream = process.stdout,
+  source = `scripts/provision-${tag}.mjs`,
+}) {
   const manifestFile = join(dir, 'manifest.json');
-  const lockHash = () => (existsSync(lockFile) ? createHash('sha256').update(readFileSync(lockFile)).digest('hex') : 'none');
+  const lockHash = () =>
+    existsSync(lockFile) ? createHash('sha256').update(readFileSync(lockFile)).digest('hex') : 'none';
   const markerText = () => JSON.stringify({ recipe, packages, lock: lockHash() });
   const isProvisioned = () => {
     try {
@@ -164,7 +195,9 @@ export function npmTree({ tag, dir, packages, lockFile, recipe, logFile, extraFi
   let inFlight; // one provisioning per tree per process (e2e's `current` target and pretest both ask for the clients tree)
   function provision(opts = {}) {
     if (opts.force || opts.updateLock) return provisionNow(opts);
-    inFlight ??= provisionNow(opts).finally(() => { inFlight = undefined; });
+    inFlight ??= provisionNow(opts).finally(() => {
+      inFlight = undefined;
+    });
     return inFlight;
   }
 
@@ -175,31 +208,52 @@ export function npmTree({ tag, dir, packages, lockFile, recipe, logFile, extraFi
       return JSON.parse(readFileSync(manifestFile, 'utf8'));
     }
     const onWait = (pid) => steps.say(`waiting for another provisioning (pid ${pid}) of ${dir} ...`);
-    await withDirLock(lockDir, async () => {
-      if (!force && !updateLock && isProvisioned()) return;
-      mkdirSync(dir, { recursive: true });
-      steps.say(`provisioning ${dir} (log: ${logFile})`);
-      writeFileSync(logFile, `provisioning started ${new Date().toISOString()}\n`);
-      rmSync(manifestFile, { force: true });
-      writeFileSync(
-        join(dir, 'package.json'),
-        JSON.stringify({ name: `loopgate-${tag}-cache`, private: true, description: `cache, see ${source}`, dependencies: packages }, null, 2) + '\n',
-      );
-      for (const [name, text] of Object.entries(extraFiles)) writeFileSync(join(dir, name), text);
-      const npmQuiet = ['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'];
-      const treeLock = join(dir, 'package-lock.json');
-      if (updateLock || !existsSync(lockFile)) {
-        rmSync(treeLock, { force: true });
-        await steps.run(`npm install (re-resolving ${basename(lockFile)})`, () => run('npm', ['install', ...npmQuiet], { cwd: dir }));
-        writeFileSync(lockFile, JSON.stringify(pruneUnresolvedOptionals(JSON.parse(readFileSync(treeLock, 'utf8'))), null, 2) + '\n');
-      } else {
-        copyFileSync(lockFile, treeLock);
-        await steps.run('npm ci', () => run('npm', ['ci', '--prefer-offline', ...npmQuiet], { cwd: dir }));
-      }
-      if (afterInstall) await afterInstall({ run, steps });
-      if (!check()) throw new Error(`provisioning of ${dir} finished but its check failed (log: ${logFile})`);
-      writeFileSync(manifestFile, JSON.stringify({ marker: markerText(), dir, packages, ...extraManifest }, null, 2) + '\n');
-    }, { deadlineMs: 15 * 60_000, pollMs: 500, onWait });
+    await withDirLock(
+      lockDir,
+      async () => {
+        if (!force && !updateLock && isProvisioned()) return;
+        mkdirSync(dir, { recursive: true });
+        steps.say(`provisioning ${dir} (log: ${logFile})`);
+        writeFileSync(logFile, `provisioning started ${new Date().toISOString()}\n`);
+        rmSync(manifestFile, { force: true });
+        writeFileSync(
+          join(dir, 'package.json'),
+          JSON.stringify(
+            {
+              name: `loopgate-${tag}-cache`,
+              private: true,
+              description: `cache, see ${source}`,
+              dependencies: packages,
+            },
+            null,
+            2,
+          ) + '\n',
+        );
+        for (const [name, text] of Object.entries(extraFiles)) writeFileSync(join(dir, name), text);
+        const npmQuiet = ['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'];
+        const treeLock = join(dir, 'package-lock.json');
+        if (updateLock || !existsSync(lockFile)) {
+          rmSync(treeLock, { force: true });
+          await steps.run(`npm install (re-resolving ${basename(lockFile)})`, () =>
+            run('npm', ['install', ...npmQuiet], { cwd: dir }),
+          );
+          writeFileSync(
+            lockFile,
+            JSON.stringify(pruneUnresolvedOptionals(JSON.parse(readFileSync(treeLock, 'utf8'))), null, 2) + '\n',
+          );
+        } else {
+          copyFileSync(lockFile, treeLock);
+          await steps.run('npm ci', () => run('npm', ['ci', '--prefer-offline', ...npmQuiet], { cwd: dir }));
+        }
+        if (afterInstall) await afterInstall({ run, steps });
+        if (!check()) throw new Error(`provisioning of ${dir} finished but its check failed (log: ${logFile})`);
+        writeFileSync(
+          manifestFile,
+          JSON.stringify({ marker: markerText(), dir, packages, ...extraManifest }, null, 2) + '\n',
+        );
+      },
+      { deadlineMs: 15 * 60_000, pollMs: 500, onWait },
+    );
     steps.summary();
     return JSON.parse(readFileSync(manifestFile, 'utf8'));
   }

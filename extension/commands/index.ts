@@ -60,7 +60,9 @@ function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => un
     'loopgate.resumeTraffic': () => traffic.setPaused(d.traffic, false),
     'loopgate.clearTraffic': () => d.traffic.list.clear(),
     'loopgate.fixProblem': (node) =>
-      node instanceof DiagnosisNode ? vscode.commands.executeCommand(node.problem.fix.command) : vscode.commands.executeCommand('loopgate.runDiagnosis'),
+      node instanceof DiagnosisNode
+        ? vscode.commands.executeCommand(node.problem.fix.command)
+        : vscode.commands.executeCommand('loopgate.runDiagnosis'),
   };
 }
 

@@ -29,7 +29,11 @@ async function checkKey(baseUrl: string, raw: string): Promise<KeyCheck> {
   if ('problem' in shape) return { ok: false, status: 0, message: `The key was not saved: ${shape.problem}.` };
   let res: Response;
   try {
-    res = await fetch(`${baseUrl}/models`, { headers: { authorization: `Bearer ${shape.key}` }, signal: AbortSignal.timeout(20_000), redirect: 'manual' });
+    res = await fetch(`${baseUrl}/models`, {
+      headers: { authorization: `Bearer ${shape.key}` },
+      signal: AbortSignal.timeout(20_000),
+      redirect: 'manual',
+    });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     return { ok: false, message: `Could not reach ${baseUrl}/models (${cause}). Check the base URL and your network.` };
@@ -39,15 +43,33 @@ async function checkKey(baseUrl: string, raw: string): Promise<KeyCheck> {
     const list = parseModelList(body);
     // A 200 that is not a model list (a web page, a SPA fallback) proves nothing about the key.
     if (!list.ok) {
-      return { ok: false, status: res.status, message: `${baseUrl}/models answered ${res.status} but not with a model list: the base URL is probably not the Model-Access API. Fix loopgate.baseUrl.` };
+      return {
+        ok: false,
+        status: res.status,
+        message: `${baseUrl}/models answered ${res.status} but not with a model list: the base URL is probably not the Model-Access API. Fix loopgate.baseUrl.`,
+      };
     }
     const count = list.models.length;
-    return { ok: true, status: res.status, modelCount: count, message: `The key works: GET /models lists ${count} model${count === 1 ? '' : 's'}.` };
+    return {
+      ok: true,
+      status: res.status,
+      modelCount: count,
+      message: `The key works: GET /models lists ${count} model${count === 1 ? '' : 's'}.`,
+    };
   }
-  const diagnosis = diagnose(parseErrorBody(res.status, body), { method: 'GET', originalPath: MODELS_PATH, canonicalPath: MODELS_PATH, time: new Date() });
+  const diagnosis = diagnose(parseErrorBody(res.status, body), {
+    method: 'GET',
+    originalPath: MODELS_PATH,
+    canonicalPath: MODELS_PATH,
+    time: new Date(),
+  });
   const head = `${res.status} ${STATUS_CODES[res.status] ?? 'HTTP error'}`;
   const where = res.status === 404 ? ` (at ${baseUrl}/models: fix loopgate.baseUrl)` : '';
-  return { ok: false, status: res.status, message: `${head}: ${diagnosis?.hint ?? 'The key was not saved; try again later or run Loopgate: Run Diagnosis.'}${where}` };
+  return {
+    ok: false,
+    status: res.status,
+    message: `${head}: ${diagnosis?.hint ?? 'The key was not saved; try again later or run Loopgate: Run Diagnosis.'}${where}`,
+  };
 }
 
 /** Where to validate a key: the configured upstream; undefined in demo mode (no base URL). */
@@ -55,7 +77,8 @@ function validationBase(): { baseUrl: string } | { problem: string } | undefined
   const raw = readSettings().baseUrl;
   if (!raw) return undefined;
   const parsed = parseUpstream(raw);
-  if (!parsed.ok) return { problem: `loopgate.baseUrl is not usable: ${parsed.problems.map((p) => p.message).join(' ')}` };
+  if (!parsed.ok)
+    return { problem: `loopgate.baseUrl is not usable: ${parsed.problems.map((p) => p.message).join(' ')}` };
   return { baseUrl: parsed.baseUrl };
 }
 
@@ -80,7 +103,12 @@ async function askForKey(key: unknown, checkedWith?: string): Promise<string | u
     password: true,
     ignoreFocusOut: true,
     placeHolder: 'sk-…',
-    validateInput: (v) => (!v.trim() ? 'Paste the key.' : /\s/.test(v.trim()) ? 'A key has no spaces or line breaks: copy it again.' : undefined),
+    validateInput: (v) =>
+      !v.trim()
+        ? 'Paste the key.'
+        : /\s/.test(v.trim())
+          ? 'A key has no spaces or line breaks: copy it again.'
+          : undefined,
   });
   return value?.trim();
 }
@@ -109,9 +137,11 @@ export async function addApiKey(store: KeyStore, key?: unknown, name?: unknown):
   if (typeof key !== 'string') {
     chosen = await vscode.window.showInputBox({
       title: 'Loopgate: Add API Key',
-      prompt: 'A name for this key, e.g. claude, codex, cheap (shown in headers, the log and the Models view; never the key). Empty: key-N.',
+      prompt:
+        'A name for this key, e.g. claude, codex, cheap (shown in headers, the log and the Models view; never the key). Empty: key-N.',
       ignoreFocusOut: true,
-      validateInput: (v) => (v.trim() === '' || KEY_NAME.test(v.trim()) ? undefined : '1–32 letters, digits, "_", "." or "-".'),
+      validateInput: (v) =>
+        v.trim() === '' || KEY_NAME.test(v.trim()) ? undefined : '1–32 letters, digits, "_", "." or "-".',
     });
     if (chosen === undefined) return { saved: false, message: 'Cancelled.' };
     chosen = chosen.trim() || undefined;
@@ -130,7 +160,13 @@ export async function adoptKey(store: KeyStore, key: string): Promise<SetKeyResu
 /** Remove API Key: one of the stored keys, by name. */
 export async function removeApiKey(store: KeyStore, name?: unknown): Promise<boolean> {
   const list = await store.list();
-  const target = typeof name === 'string' ? name : (await vscode.window.showQuickPick(list.map((k) => k.name), { title: 'Loopgate: Remove API Key', placeHolder: 'Which key?' }));
+  const target =
+    typeof name === 'string'
+      ? name
+      : await vscode.window.showQuickPick(
+          list.map((k) => k.name),
+          { title: 'Loopgate: Remove API Key', placeHolder: 'Which key?' },
+        );
   if (!target) return false;
   const removed = await store.remove(target);
   if (removed) void vscode.window.showInformationMessage(`Loopgate: key "${target}" removed from SecretStorage.`);
@@ -141,12 +177,22 @@ export async function removeApiKey(store: KeyStore, name?: unknown): Promise<boo
 /** Rename API Key. */
 export async function renameApiKey(store: KeyStore, from?: unknown, to?: unknown): Promise<boolean> {
   const list = await store.list();
-  const source = typeof from === 'string' ? from : await vscode.window.showQuickPick(list.map((k) => k.name), { title: 'Loopgate: Rename API Key', placeHolder: 'Which key?' });
+  const source =
+    typeof from === 'string'
+      ? from
+      : await vscode.window.showQuickPick(
+          list.map((k) => k.name),
+          { title: 'Loopgate: Rename API Key', placeHolder: 'Which key?' },
+        );
   if (!source) return false;
   const target =
     typeof to === 'string'
       ? to
-      : await vscode.window.showInputBox({ title: `Loopgate: Rename "${source}"`, value: source, validateInput: (v) => (KEY_NAME.test(v.trim()) ? undefined : '1–32 letters, digits, "_", "." or "-".') });
+      : await vscode.window.showInputBox({
+          title: `Loopgate: Rename "${source}"`,
+          value: source,
+          validateInput: (v) => (KEY_NAME.test(v.trim()) ? undefined : '1–32 letters, digits, "_", "." or "-".'),
+        });
   if (!target || target.trim() === source) return false;
   try {
     await store.rename(source, target.trim());
@@ -179,12 +225,16 @@ async function acquireKey(key: unknown, save: (candidate: string) => Promise<voi
       if (!candidate) return { saved: false, message: 'Cancelled.' };
       const saved = await trySave(save, candidate);
       if (!saved.ok) return saved.result;
-      void vscode.window.showInformationMessage(`Loopgate: key saved in SecretStorage. ${DEMO_NOTICE}`, 'Set Base URL').then((b) => b && vscode.commands.executeCommand('loopgate.setBaseUrl'));
+      void vscode.window
+        .showInformationMessage(`Loopgate: key saved in SecretStorage. ${DEMO_NOTICE}`, 'Set Base URL')
+        .then((b) => b && vscode.commands.executeCommand('loopgate.setBaseUrl'));
       return { saved: true, message: `Saved without a check. ${DEMO_NOTICE}` };
     }
   }
   if ('problem' in base) {
-    void vscode.window.showErrorMessage(`Loopgate: ${base.problem}`, 'Set Base URL').then((b) => b && vscode.commands.executeCommand('loopgate.setBaseUrl'));
+    void vscode.window
+      .showErrorMessage(`Loopgate: ${base.problem}`, 'Set Base URL')
+      .then((b) => b && vscode.commands.executeCommand('loopgate.setBaseUrl'));
     return { saved: false, message: base.problem };
   }
   const candidate = await askForKey(key, base.baseUrl);
@@ -202,7 +252,11 @@ async function acquireKey(key: unknown, save: (candidate: string) => Promise<voi
   }
   if (check.status === undefined && typeof key !== 'string') {
     // Unreachable upstream says nothing about the key: let the user decide.
-    const choice = await vscode.window.showWarningMessage(`Loopgate: ${check.message} The key was not checked.`, 'Save Anyway', 'Set Base URL');
+    const choice = await vscode.window.showWarningMessage(
+      `Loopgate: ${check.message} The key was not checked.`,
+      'Save Anyway',
+      'Set Base URL',
+    );
     if (choice === 'Save Anyway') {
       const saved = await trySave(save, candidate);
       if (!saved.ok) return saved.result;
@@ -211,22 +265,33 @@ async function acquireKey(key: unknown, save: (candidate: string) => Promise<voi
     if (choice === 'Set Base URL') void vscode.commands.executeCommand('loopgate.setBaseUrl');
     return { saved: false, message: check.message };
   }
-  void vscode.window.showErrorMessage(`Loopgate: the key was NOT saved. ${check.message}`, 'Try Again').then((b) => b && vscode.commands.executeCommand('loopgate.setApiKey'));
+  void vscode.window
+    .showErrorMessage(`Loopgate: the key was NOT saved. ${check.message}`, 'Try Again')
+    .then((b) => b && vscode.commands.executeCommand('loopgate.setApiKey'));
   return { saved: false, status: check.status, message: check.message };
 }
 
 export async function clearApiKey(store: KeyStore, confirm = true): Promise<boolean> {
   if (confirm) {
-    const ok = await vscode.window.showWarningMessage('Loopgate: remove the API key from SecretStorage?', { modal: true }, 'Clear Key');
+    const ok = await vscode.window.showWarningMessage(
+      'Loopgate: remove the API key from SecretStorage?',
+      { modal: true },
+      'Clear Key',
+    );
     if (ok !== 'Clear Key') return false;
   }
   await store.clear();
-  void vscode.window.showInformationMessage('Loopgate: API key removed. Tools going through the proxy now get 401 until you set a new one.');
+  void vscode.window.showInformationMessage(
+    'Loopgate: API key removed. Tools going through the proxy now get 401 until you set a new one.',
+  );
   return true;
 }
 
 /** A refused save (a repeated key or name) is a result, not an exception. */
-async function trySave(save: (candidate: string) => Promise<void>, candidate: string): Promise<{ ok: true } | { ok: false; result: SetKeyResult }> {
+async function trySave(
+  save: (candidate: string) => Promise<void>,
+  candidate: string,
+): Promise<{ ok: true } | { ok: false; result: SetKeyResult }> {
   try {
     await save(candidate);
     return { ok: true };
@@ -240,7 +305,8 @@ async function trySave(save: (candidate: string) => Promise<void>, candidate: st
 function urlProblemMessage(problems: UrlProblem[]): vscode.InputBoxValidationMessage | undefined {
   const error = problems.find((p) => p.severity === 'error');
   if (error) return { message: error.message, severity: vscode.InputBoxValidationSeverity.Error };
-  if (problems.length) return { message: problems.map((p) => p.message).join(' '), severity: vscode.InputBoxValidationSeverity.Warning };
+  if (problems.length)
+    return { message: problems.map((p) => p.message).join(' '), severity: vscode.InputBoxValidationSeverity.Warning };
   return undefined;
 }
 
@@ -252,14 +318,20 @@ export async function setBaseUrl(value?: unknown): Promise<string | undefined> {
       ? value
       : await vscode.window.showInputBox({
           title: 'Loopgate: Set Base URL',
-          prompt: 'The Model-Access API address in any form: https://host, https://host/v1, … Leave empty for the embedded simulator (demo mode).',
+          prompt:
+            'The Model-Access API address in any form: https://host, https://host/v1, … Leave empty for the embedded simulator (demo mode).',
           value: current,
           ignoreFocusOut: true,
           validateInput: (v) => {
             if (!v.trim()) return undefined;
             const r = parseUpstream(v);
             if (!r.ok) return urlProblemMessage(r.problems);
-            return urlProblemMessage(r.problems) ?? { message: `{site_url} = ${r.siteUrl}   {base_url} = ${r.baseUrl}`, severity: vscode.InputBoxValidationSeverity.Info };
+            return (
+              urlProblemMessage(r.problems) ?? {
+                message: `{site_url} = ${r.siteUrl}   {base_url} = ${r.baseUrl}`,
+                severity: vscode.InputBoxValidationSeverity.Info,
+              }
+            );
           },
         });
   if (input === undefined) return undefined;

@@ -9,14 +9,20 @@ import { ModelNode, ProtocolNode } from '../views/nodes.js';
 
 /** `fromUpstream`: the user asked (the Refresh button): the proxy fetches every key's list again first. */
 export function refreshModels(model: ModelsModel, fromUpstream = false): Thenable<ModelsState> {
-  return vscode.window.withProgress({ location: { viewId: 'loopgate.models' }, title: 'Loading models' }, () => model.refresh(fromUpstream));
+  return vscode.window.withProgress({ location: { viewId: 'loopgate.models' }, title: 'Loading models' }, () =>
+    model.refresh(fromUpstream),
+  );
 }
 
 export async function filterModels(model: ModelsModel, text?: unknown): Promise<void> {
   const value =
     typeof text === 'string'
       ? text
-      : await vscode.window.showInputBox({ title: 'Loopgate: Filter Models', prompt: 'Show models whose ID or provider contains…', value: model.filter });
+      : await vscode.window.showInputBox({
+          title: 'Loopgate: Filter Models',
+          prompt: 'Show models whose ID or provider contains…',
+          value: model.filter,
+        });
   if (value !== undefined) model.setFilter(value);
 }
 
@@ -49,27 +55,42 @@ export async function copyModelId(model: ModelsModel, arg?: unknown): Promise<st
  * protocol, else the model's first listed protocol, else Responses then Chat
  * Completions then Messages (a 404 means the route lacks that protocol).
  */
-export async function tryModel(host: ProxyHost, model: ModelsModel, arg?: unknown, protocolArg?: unknown, log?: vscode.LogOutputChannel): Promise<TryResult | undefined> {
+export async function tryModel(
+  host: ProxyHost,
+  model: ModelsModel,
+  arg?: unknown,
+  protocolArg?: unknown,
+  log?: vscode.LogOutputChannel,
+): Promise<TryResult | undefined> {
   const m = await pickModel(model, arg);
   if (!m) return undefined;
   const endpoint = host.endpoint;
   if (!endpoint) {
-    void vscode.window.showWarningMessage('Loopgate: start the proxy first.', 'Start Proxy').then((b) => b && vscode.commands.executeCommand('loopgate.startProxy'));
+    void vscode.window
+      .showWarningMessage('Loopgate: start the proxy first.', 'Start Proxy')
+      .then((b) => b && vscode.commands.executeCommand('loopgate.startProxy'));
     return undefined;
   }
   const wanted: Protocol | undefined =
-    arg instanceof ProtocolNode ? arg.protocol : typeof protocolArg === 'string' && protocolArg in PROTOCOL_INFO ? (protocolArg as Protocol) : undefined;
+    arg instanceof ProtocolNode
+      ? arg.protocol
+      : typeof protocolArg === 'string' && protocolArg in PROTOCOL_INFO
+        ? (protocolArg as Protocol)
+        : undefined;
   const order = wanted ? [wanted] : m.protocols?.length ? m.protocols : PROTOCOL_ORDER;
   let result: TryResult | undefined;
   try {
-    result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Loopgate: trying ${m.id}…` }, async () => {
-      let last: TryResult | undefined;
-      for (const p of order) {
-        last = await tryProtocol(endpoint.url, host.token, m.id, p);
-        if (!isUnsupported(last)) break;
-      }
-      return last;
-    });
+    result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Loopgate: trying ${m.id}…` },
+      async () => {
+        let last: TryResult | undefined;
+        for (const p of order) {
+          last = await tryProtocol(endpoint.url, host.token, m.id, p);
+          if (!isUnsupported(last)) break;
+        }
+        return last;
+      },
+    );
   } catch (err) {
     void vscode.window.showErrorMessage(`Loopgate: the request to ${m.id} failed: ${(err as Error).message}`);
     return undefined;
@@ -78,12 +99,17 @@ export async function tryModel(host: ProxyHost, model: ModelsModel, arg?: unknow
   const via = `${PROTOCOL_INFO[result.protocol].label} (${PROTOCOL_INFO[result.protocol].path})${result.route ? `, key ${result.route}` : ''}`;
   if (result.text !== undefined) {
     log?.info(`Try ${m.id} via ${via}: ${result.status} in ${result.latencyMs} ms`);
-    void vscode.window.showInformationMessage(`${m.id} via ${via} in ${result.latencyMs} ms: “${result.text.slice(0, 300)}”`);
+    void vscode.window.showInformationMessage(
+      `${m.id} via ${via} in ${result.latencyMs} ms: “${result.text.slice(0, 300)}”`,
+    );
   } else {
     const hint = result.diagnosis ? ` [${result.diagnosis}]` : '';
-    void vscode.window.showErrorMessage(`${m.id} via ${via}: HTTP ${result.status} in ${result.latencyMs} ms${hint}: ${result.error ?? ''}`, 'Run Diagnosis').then(
-      (b) => b && vscode.commands.executeCommand('loopgate.runDiagnosis'),
-    );
+    void vscode.window
+      .showErrorMessage(
+        `${m.id} via ${via}: HTTP ${result.status} in ${result.latencyMs} ms${hint}: ${result.error ?? ''}`,
+        'Run Diagnosis',
+      )
+      .then((b) => b && vscode.commands.executeCommand('loopgate.runDiagnosis'));
   }
   return result;
 }
@@ -92,7 +118,9 @@ export async function probeProtocols(model: ModelsModel, arg?: unknown): Promise
   const m = await pickModel(model, arg);
   if (!m) return undefined;
   try {
-    return await vscode.window.withProgress({ location: { viewId: 'loopgate.models' }, title: `Probing ${m.id}` }, () => model.probe(m.id));
+    return await vscode.window.withProgress({ location: { viewId: 'loopgate.models' }, title: `Probing ${m.id}` }, () =>
+      model.probe(m.id),
+    );
   } catch (err) {
     void vscode.window.showErrorMessage(`Loopgate: ${(err as Error).message}`);
     return undefined;

@@ -11,9 +11,9 @@ import { readSettings } from '../settings.js';
 export async function startProxy(host: ProxyHost): Promise<ProxyState> {
   const state = await host.start();
   if (state.kind === 'failed') {
-    void vscode.window.showErrorMessage(`Loopgate: ${state.message}`, 'Open Settings').then(
-      (b) => b && vscode.commands.executeCommand('workbench.action.openSettings', 'loopgate.proxy'),
-    );
+    void vscode.window
+      .showErrorMessage(`Loopgate: ${state.message}`, 'Open Settings')
+      .then((b) => b && vscode.commands.executeCommand('workbench.action.openSettings', 'loopgate.proxy'));
   }
   return state;
 }
@@ -21,7 +21,10 @@ export async function startProxy(host: ProxyHost): Promise<ProxyState> {
 export async function runDiagnosis(host: ProxyHost): Promise<string | undefined> {
   let report: string;
   try {
-    const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Loopgate: running the diagnosis…' }, () => host.doctor());
+    const r = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'Loopgate: running the diagnosis…' },
+      () => host.doctor(),
+    );
     report = r.report;
   } catch (err) {
     void vscode.window.showErrorMessage(`Loopgate: ${(err as Error).message}`);
@@ -44,16 +47,21 @@ export async function exportLog(host: ProxyHost, store: KeyStore, target?: unkno
           title: 'Loopgate: Export Redacted Log',
           saveLabel: 'Export',
           filters: { 'HTTP Archive': ['har'] },
-          defaultUri: vscode.Uri.joinPath(vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(homedir()), 'loopgate-traffic.har'),
+          defaultUri: vscode.Uri.joinPath(
+            vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(homedir()),
+            'loopgate-traffic.har',
+          ),
         });
   if (!uri) return undefined;
   const keys = (await store.list()).map((k) => k.key);
   try {
     const result = await exportTrafficLog({ log, out: uri.fsPath, format: 'har', secrets: [host.token, ...keys] });
-    void vscode.window.showInformationMessage(
-      `Loopgate: exported ${result.entries} redacted request${result.entries === 1 ? '' : 's'} to ${uri.fsPath}${result.skipped ? ` (${result.skipped} unreadable lines skipped)` : ''}.`,
-      'Open',
-    ).then((open) => open && vscode.window.showTextDocument(uri));
+    void vscode.window
+      .showInformationMessage(
+        `Loopgate: exported ${result.entries} redacted request${result.entries === 1 ? '' : 's'} to ${uri.fsPath}${result.skipped ? ` (${result.skipped} unreadable lines skipped)` : ''}.`,
+        'Open',
+      )
+      .then((open) => open && vscode.window.showTextDocument(uri));
     return uri.fsPath;
   } catch (err) {
     void vscode.window.showErrorMessage(`Loopgate: could not export ${log}: ${(err as Error).message}`);

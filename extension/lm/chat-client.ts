@@ -58,5 +58,8 @@ export async function sendChat(opts: SendChatOptions): Promise<void> {
     await reader.cancel().catch(() => undefined);
     throw err;
   }
-  if (!stream.finished) throw new ChatStreamError('the answer stopped before it was complete (the connection to the service closed); try again');
+  if (!stream.finished)
+    throw new ChatStreamError(
+      'the answer stopped before it was complete (the connection to the service closed); try again',
+    );
 }

@@ -26,7 +26,14 @@ export interface FailureContext {
 
 export function describeFailure(status: number, body: string, ctx: FailureContext): ChatFailure {
   const info = parseErrorBody(status, body);
-  const d = diagnose(info, { method: 'POST', originalPath: ctx.path, canonicalPath: ctx.path, model: ctx.model, knownModels: ctx.knownModels, time: new Date() });
+  const d = diagnose(info, {
+    method: 'POST',
+    originalPath: ctx.path,
+    canonicalPath: ctx.path,
+    model: ctx.model,
+    knownModels: ctx.knownModels,
+    time: new Date(),
+  });
   const upstream = readErrorEnvelope(body)?.message;
   const diagnosis = ctx.diagnosisHeader ?? d?.code;
   // The proxy's diagnosis first; a code of Loopgate's own refusals has no policy, so the local diagnosis decides.

@@ -4,19 +4,24 @@
 // here and nowhere else.
 import { createHash } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { ModelEntry } from '../../proxy/rules/model-list.js';
 import type { ProxyHost } from '../proxy-host/host.js';
 import { sendChat, ChatRequestFailed } from './chat-client.js';
 import { ChatStreamError } from './chat-stream.js';
 import type { ChatPart, ChatTurn } from './chat-types.js';
 import type { FailureKind } from './chat-errors.js';
-import { chatModels, nativeProtocolsFrom, type ChatModelInfo, type ModelOverrides, type NativeProtocols } from './model-catalog.js';
+import { chatModels, nativeProtocolsFrom, type ChatModelInfo, type NativeProtocols } from './model-catalog.js';
 import type {
-  LanguageModelChatInformation, LanguageModelChatProvider, LanguageModelChatRequestMessage, LanguageModelResponsePart, ProvideLanguageModelChatResponseOptions,
+  LanguageModelChatInformation,
+  LanguageModelChatProvider,
+  LanguageModelChatRequestMessage,
+  LanguageModelResponsePart,
+  ProvideLanguageModelChatResponseOptions,
 } from './lm-api.js';
 import { turnText } from './request-body.js';
 import { estimateTokens } from './token-estimate.js';
 import { localApi } from '../../proxy/local-api-client.js';
+import { type ModelEntry } from '../../proxy/core/routing-facts.js';
+import { type ModelOverrides } from '../settings.js';
 
 export const VENDOR = 'loopgate';
 
@@ -61,7 +66,10 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
     ];
   }
 
-  async provideLanguageModelChatInformation(options: { readonly silent: boolean; readonly configuration?: { readonly [name: string]: unknown } }, _token: vscode.CancellationToken): Promise<ModelInformation[]> {
+  async provideLanguageModelChatInformation(
+    options: { readonly silent: boolean; readonly configuration?: { readonly [name: string]: unknown } },
+    _token: vscode.CancellationToken,
+  ): Promise<ModelInformation[]> {
     // A group from Manage Models: its key joins Loopgate's keys. The models are listed once, by
     // the call without a group (the proxy's list covers every key), not again under each group.
     if (options.configuration) {
@@ -78,14 +86,21 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
     const list = await this.deps.readModels();
     if ('failure' in list) {
       // Once per failure, not once per question.
-      if (list.failure !== this.lastFailure) this.deps.log.warn(`chat models: ${list.failure}; ${previous.length ? 'keeping the last list' : 'no models to offer'}`);
+      if (list.failure !== this.lastFailure)
+        this.deps.log.warn(
+          `chat models: ${list.failure}; ${previous.length ? 'keeping the last list' : 'no models to offer'}`,
+        );
       this.lastFailure = list.failure;
       return previous;
     }
     this.lastFailure = undefined;
     this.known = list.entries.map((m) => m.id);
     // Which protocol each model is asked in: the proxy's own routing (loopback, from its cached lists).
-    const models = chatModels(list.entries, this.deps.readOverrides(), await this.routing(endpoint.url, AbortSignal.timeout(5000))).map(information);
+    const models = chatModels(
+      list.entries,
+      this.deps.readOverrides(),
+      await this.routing(endpoint.url, AbortSignal.timeout(5000)),
+    ).map(information);
     this.lastGood = { url: endpoint.url, models };
     return models;
   }
@@ -97,9 +112,12 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
     const id = createHash('sha256').update(key).digest('hex');
     if (this.adopted.has(id)) return;
     this.adopted.add(id);
-    const result = await this.deps.adoptKey(key).catch((err: unknown) => ({ saved: false, message: (err as Error).message }));
+    const result = await this.deps
+      .adoptKey(key)
+      .catch((err: unknown) => ({ saved: false, message: (err as Error).message }));
     // The message names the check's outcome, never the key.
-    if (result?.saved) this.deps.log.info(`Manage Models: the Loopgate group's key was added to Loopgate's keys. ${result.message}`);
+    if (result?.saved)
+      this.deps.log.info(`Manage Models: the Loopgate group's key was added to Loopgate's keys. ${result.message}`);
     else if (result) this.deps.log.warn(`Manage Models: the Loopgate group's key was not added: ${result.message}`);
   }
 
@@ -133,12 +151,20 @@ export class LoopgateChatProvider implements LanguageModelChatProvider<ModelInfo
           model: info.id,
           protocol: info.protocol,
           turns: messages.map(toTurn),
-          tools: (options.tools ?? []).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+          tools: (options.tools ?? []).map((t) => ({
+            name: t.name,
+            description: t.description,
+            inputSchema: t.inputSchema,
+          })),
           toolMode: options.toolMode === vscode.LanguageModelChatToolMode.Required ? 'required' : 'auto',
           maxOutputTokens: maxTokens(options.modelOptions, info),
         },
         onEvent: (e) =>
-          progress.report(e.kind === 'text' ? new vscode.LanguageModelTextPart(e.text) : new vscode.LanguageModelToolCallPart(e.callId, e.name, e.input)),
+          progress.report(
+            e.kind === 'text'
+              ? new vscode.LanguageModelTextPart(e.text)
+              : new vscode.LanguageModelToolCallPart(e.callId, e.name, e.input),
+          ),
       });
     } catch (err) {
       if (token.isCancellationRequested) return; // the caller asked for it: nothing to report
@@ -174,20 +200,32 @@ function information(m: ChatModelInfo): ModelInformation {
 }
 
 /** A caller's `max_tokens`-like model option within the model's limit, else the limit the list gave, else nothing. */
-function maxTokens(modelOptions: { readonly [name: string]: unknown } | undefined, info: ChatModelInfo): number | undefined {
-  const asked = [modelOptions?.max_tokens, modelOptions?.maxTokens, modelOptions?.max_output_tokens].find((v) => typeof v === 'number' && v > 0) as number | undefined;
+function maxTokens(
+  modelOptions: { readonly [name: string]: unknown } | undefined,
+  info: ChatModelInfo,
+): number | undefined {
+  const asked = [modelOptions?.max_tokens, modelOptions?.maxTokens, modelOptions?.max_output_tokens].find(
+    (v) => typeof v === 'number' && v > 0,
+  ) as number | undefined;
   if (asked !== undefined) return Math.min(asked, info.maxOutputTokens);
   return info.outputLimitKnown ? info.maxOutputTokens : undefined;
 }
 
 /** VS Code's message → plain data. Parts VS Code may add later are skipped, never guessed at. */
 function toTurn(message: LanguageModelChatRequestMessage): ChatTurn {
-  const role = message.role === vscode.LanguageModelChatMessageRole.Assistant ? 'assistant' : message.role === vscode.LanguageModelChatMessageRole.User ? 'user' : 'system';
+  const role =
+    message.role === vscode.LanguageModelChatMessageRole.Assistant
+      ? 'assistant'
+      : message.role === vscode.LanguageModelChatMessageRole.User
+        ? 'user'
+        : 'system';
   const parts: ChatPart[] = [];
   for (const part of message.content) {
     if (part instanceof vscode.LanguageModelTextPart) parts.push({ kind: 'text', text: part.value });
-    else if (part instanceof vscode.LanguageModelToolCallPart) parts.push({ kind: 'toolCall', callId: part.callId, name: part.name, input: part.input });
-    else if (isToolResult(part)) parts.push({ kind: 'toolResult', callId: part.callId, text: resultText(part.content) });
+    else if (part instanceof vscode.LanguageModelToolCallPart)
+      parts.push({ kind: 'toolCall', callId: part.callId, name: part.name, input: part.input });
+    else if (isToolResult(part))
+      parts.push({ kind: 'toolResult', callId: part.callId, text: resultText(part.content) });
     else if (isImage(part)) parts.push({ kind: 'image', mimeType: part.mimeType, data: part.data });
   }
   return { role, parts };
@@ -244,6 +282,9 @@ function toLanguageModelError(err: unknown): vscode.LanguageModelError {
     const message = `Loopgate: ${f.message}${f.diagnosis ? ` [${f.diagnosis}]` : ''}`;
     return f.kind === 'other' ? new vscode.LanguageModelError(message) : FACTORIES[f.kind](message);
   }
-  if (err instanceof ChatStreamError) return new vscode.LanguageModelError(`Loopgate: the service ended the answer with an error: ${err.message}`);
-  return new vscode.LanguageModelError(`Loopgate: the request through the proxy failed (${(err as Error).message}). Is the proxy running? Loopgate: Start Proxy.`);
+  if (err instanceof ChatStreamError)
+    return new vscode.LanguageModelError(`Loopgate: the service ended the answer with an error: ${err.message}`);
+  return new vscode.LanguageModelError(
+    `Loopgate: the request through the proxy failed (${(err as Error).message}). Is the proxy running? Loopgate: Start Proxy.`,
+  );
 }

@@ -32,7 +32,10 @@ export class ChatStream {
   finished = false;
 
   /** How this protocol's events are read (a Record, so a new protocol needs its reader to compile). */
-  private readonly reader: { read(event: string | undefined, json: Record<string, unknown>): ChatEvent[]; flushAtEnd: boolean };
+  private readonly reader: {
+    read(event: string | undefined, json: Record<string, unknown>): ChatEvent[];
+    flushAtEnd: boolean;
+  };
 
   constructor(protocol: Protocol) {
     const readers: Record<Protocol, ChatStream['reader']> = {
@@ -107,10 +110,12 @@ export class ChatStream {
 
   private responses(event: string | undefined, json: Record<string, unknown>): ChatEvent[] {
     const type = (json.type as string | undefined) ?? event;
-    if (type === RESPONSES_EVENTS.textDelta && typeof json.delta === 'string') return json.delta ? [{ kind: 'text', text: json.delta }] : [];
+    if (type === RESPONSES_EVENTS.textDelta && typeof json.delta === 'string')
+      return json.delta ? [{ kind: 'text', text: json.delta }] : [];
     if (type === RESPONSES_EVENTS.itemDone) {
       const item = (json.item ?? {}) as Record<string, unknown>;
-      if (item.type === 'function_call') return [toolCall(String(item.call_id ?? item.id ?? ''), String(item.name ?? ''), String(item.arguments ?? ''))];
+      if (item.type === 'function_call')
+        return [toolCall(String(item.call_id ?? item.id ?? ''), String(item.name ?? ''), String(item.arguments ?? ''))];
       return [];
     }
     if (type === RESPONSES_EVENTS.completed || type === RESPONSES_EVENTS.incomplete) this.finished = true;
@@ -118,7 +123,11 @@ export class ChatStream {
       const error = ((json.response as Record<string, unknown> | undefined)?.error ?? {}) as Record<string, unknown>;
       throw new ChatStreamError(String(error.message ?? 'the response failed'), error.code as string | undefined);
     }
-    if (type === 'error') throw new ChatStreamError(String(json.message ?? (json.error as Record<string, unknown> | undefined)?.message ?? 'error event'), json.code as string | undefined);
+    if (type === 'error')
+      throw new ChatStreamError(
+        String(json.message ?? (json.error as Record<string, unknown> | undefined)?.message ?? 'error event'),
+        json.code as string | undefined,
+      );
     return [];
   }
 
@@ -128,13 +137,23 @@ export class ChatStream {
     if (type === MESSAGES_EVENTS.blockStart) {
       const block = (json.content_block ?? {}) as Record<string, unknown>;
       // Relays that put the whole input in the start block and send no input_json_delta keep it.
-      const input = block.input && typeof block.input === 'object' && Object.keys(block.input).length ? JSON.stringify(block.input) : '';
-      if (block.type === 'tool_use') this.calls.set(index, { id: String(block.id ?? ''), name: String(block.name ?? ''), args: input, fromStart: input !== '' });
+      const input =
+        block.input && typeof block.input === 'object' && Object.keys(block.input).length
+          ? JSON.stringify(block.input)
+          : '';
+      if (block.type === 'tool_use')
+        this.calls.set(index, {
+          id: String(block.id ?? ''),
+          name: String(block.name ?? ''),
+          args: input,
+          fromStart: input !== '',
+        });
       return [];
     }
     if (type === MESSAGES_EVENTS.blockDelta) {
       const delta = (json.delta ?? {}) as Record<string, unknown>;
-      if (delta.type === 'text_delta' && typeof delta.text === 'string' && delta.text) return [{ kind: 'text', text: delta.text }];
+      if (delta.type === 'text_delta' && typeof delta.text === 'string' && delta.text)
+        return [{ kind: 'text', text: delta.text }];
       if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
         const call = this.calls.get(index);
         if (call?.fromStart) {
@@ -168,7 +187,11 @@ export class ChatStream {
 
 function throwIfError(json: Record<string, unknown>): void {
   const error = json.error as Record<string, unknown> | undefined;
-  if (error && typeof error === 'object') throw new ChatStreamError(String(error.message ?? 'error in the stream'), (error.code ?? error.type) as string | undefined);
+  if (error && typeof error === 'object')
+    throw new ChatStreamError(
+      String(error.message ?? 'error in the stream'),
+      (error.code ?? error.type) as string | undefined,
+    );
 }
 
 /** Arguments that are not a JSON object (a cut stream) still make a call VS Code can show: `{}`. */

@@ -34,4 +34,5 @@ export interface ChatRequest {
 }
 
 /** What the provider reports, in order, as the stream arrives. */
-export type ChatEvent = { kind: 'text'; text: string } | { kind: 'toolCall'; callId: string; name: string; input: object };
+export type ChatEvent =
+  { kind: 'text'; text: string } | { kind: 'toolCall'; callId: string; name: string; input: object };

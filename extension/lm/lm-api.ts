@@ -27,7 +27,8 @@ export interface ProvideLanguageModelChatResponseOptions {
   readonly toolMode: vscode.LanguageModelChatToolMode;
 }
 
-export type LanguageModelResponsePart = vscode.LanguageModelTextPart | vscode.LanguageModelToolResultPart | vscode.LanguageModelToolCallPart;
+export type LanguageModelResponsePart =
+  vscode.LanguageModelTextPart | vscode.LanguageModelToolResultPart | vscode.LanguageModelToolCallPart;
 
 export interface LanguageModelChatProvider<T extends LanguageModelChatInformation = LanguageModelChatInformation> {
   readonly onDidChangeLanguageModelChatInformation?: vscode.Event<void>;
@@ -35,7 +36,10 @@ export interface LanguageModelChatProvider<T extends LanguageModelChatInformatio
    * `configuration`: VS Code 1.1xx+ (the contribution's `configuration` schema) calls once per
    * provider group the user added under Manage Models, with that group's values (secrets resolved).
    */
-  provideLanguageModelChatInformation(options: { readonly silent: boolean; readonly configuration?: { readonly [name: string]: unknown } }, token: vscode.CancellationToken): vscode.ProviderResult<T[]>;
+  provideLanguageModelChatInformation(
+    options: { readonly silent: boolean; readonly configuration?: { readonly [name: string]: unknown } },
+    token: vscode.CancellationToken,
+  ): vscode.ProviderResult<T[]>;
   provideLanguageModelChatResponse(
     model: T,
     messages: readonly LanguageModelChatRequestMessage[],
@@ -43,7 +47,11 @@ export interface LanguageModelChatProvider<T extends LanguageModelChatInformatio
     progress: vscode.Progress<LanguageModelResponsePart>,
     token: vscode.CancellationToken,
   ): Thenable<void>;
-  provideTokenCount(model: T, text: string | LanguageModelChatRequestMessage, token: vscode.CancellationToken): Thenable<number>;
+  provideTokenCount(
+    model: T,
+    text: string | LanguageModelChatRequestMessage,
+    token: vscode.CancellationToken,
+  ): Thenable<number>;
 }
 
 export interface ChatProviderRegistry {
@@ -53,5 +61,7 @@ export interface ChatProviderRegistry {
 /** `vscode.lm` where it can register chat providers (1.104+), else undefined. */
 export function chatProviderRegistry(lm: unknown): ChatProviderRegistry | undefined {
   const candidate = lm as Partial<ChatProviderRegistry> | undefined;
-  return typeof candidate?.registerLanguageModelChatProvider === 'function' ? (candidate as ChatProviderRegistry) : undefined;
+  return typeof candidate?.registerLanguageModelChatProvider === 'function'
+    ? (candidate as ChatProviderRegistry)
+    : undefined;
 }

@@ -2,12 +2,13 @@
 // limits come from the list where the relay gives them (OpenRouter-style
 // `context_length`, `max_input_tokens`, `max_output_tokens`), else the
 // documented defaults below; `loopgate.chat.modelOverrides` wins over both.
-import { modelProtocols, type ModelEntry } from '../../proxy/rules/model-list.js';
+import { modelProtocols } from '../../proxy/rules/model-list.js';
 import { BRIDGE_TARGET, PROTOCOL_TABLE, PROTOCOLS, type Protocol } from '../../proxy/rules/protocols/index.js';
 import { nativeProtocols } from '../../proxy/rules/key-routing.js';
 import { readKeysAnswer } from '../keys-answer.js';
 import type { KeysAnswer as KeysWire } from '../../proxy/core/local-api.js';
-import type { ModelOverride, ModelOverrides } from '../settings.js';
+import type { ModelOverrides } from '../settings.js';
+import { type ModelEntry } from '../../proxy/core/routing-facts.js';
 
 export interface ChatModelInfo {
   id: string;
@@ -30,7 +31,6 @@ export interface ChatModelInfo {
 export const DEFAULT_LIMITS = { maxInputTokens: 128_000, maxOutputTokens: 16_384 } as const;
 
 // The setting's shape is settings.ts's (the settings sit below the features that read them).
-export type { ModelOverride, ModelOverrides };
 
 /**
  * Messages where the group has it (a Claude group), else Responses, else Chat
@@ -45,7 +45,8 @@ function bestProtocol(protocols: readonly Protocol[] | undefined): Protocol {
 const RICHNESS: Readonly<Record<Protocol, number>> = { messages: 0, responses: 1, chat: 2 };
 const RICHEST_FIRST = [...PROTOCOLS].sort((a, b) => RICHNESS[a] - RICHNESS[b]);
 
-const positive = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : undefined);
+const positive = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : undefined;
 
 function listedLimits(e: ModelEntry): { input?: number; window?: number; output?: number } {
   const top = (e.top_provider ?? {}) as Record<string, unknown>;
@@ -60,7 +61,8 @@ function listedLimits(e: ModelEntry): { input?: number; window?: number; output?
 /** Image input: from the list's modalities when it has them, else the families known to take images. */
 function takesImages(e: ModelEntry): boolean {
   const arch = (e.architecture ?? {}) as Record<string, unknown>;
-  const modalities = [e.input_modalities, e.modalities, arch.input_modalities].find(Array.isArray) as unknown[] | undefined;
+  const modalities = [e.input_modalities, e.modalities, arch.input_modalities].find(Array.isArray) as
+    unknown[] | undefined;
   if (modalities) return modalities.includes('image');
   return /^(gpt-4o|gpt-4\.1|gpt-5|o3(?!-mini)|o4|claude-|gemini-)/i.test(e.id);
 }
@@ -80,7 +82,11 @@ export function nativeProtocolsFrom(keysAnswer: KeysWire | string): NativeProtoc
   return answer && ((id) => nativeProtocols(answer.keys, id, answer.state));
 }
 
-export function chatModels(entries: readonly ModelEntry[], overrides: ModelOverrides = {}, native?: NativeProtocols): ChatModelInfo[] {
+export function chatModels(
+  entries: readonly ModelEntry[],
+  overrides: ModelOverrides = {},
+  native?: NativeProtocols,
+): ChatModelInfo[] {
   return entries.map((e) => {
     const o = overrides[e.id] ?? {};
     const listed = listedLimits(e);
@@ -88,7 +94,9 @@ export function chatModels(entries: readonly ModelEntry[], overrides: ModelOverr
     const dated = DATED.exec(e.id);
     const owner = typeof e.owned_by === 'string' && e.owned_by ? e.owned_by : 'unknown';
     const output = positive(o.maxOutputTokens) ?? listed.output;
-    const window = listed.window ? Math.max(1, listed.window - (output ?? Math.min(DEFAULT_LIMITS.maxOutputTokens, Math.floor(listed.window / 4)))) : undefined;
+    const window = listed.window
+      ? Math.max(1, listed.window - (output ?? Math.min(DEFAULT_LIMITS.maxOutputTokens, Math.floor(listed.window / 4))))
+      : undefined;
     const maxInputTokens = positive(o.maxInputTokens) ?? listed.input ?? window ?? DEFAULT_LIMITS.maxInputTokens;
     return {
       id: e.id,

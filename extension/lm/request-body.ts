@@ -17,13 +17,22 @@ export const MESSAGES_DEFAULT_MAX_TOKENS = 8192;
 
 const text = (parts: ChatPart[]) => parts.flatMap((p) => (p.kind === 'text' ? [p.text] : [])).join('');
 const base64 = (data: Uint8Array) => Buffer.from(data).toString('base64');
-const inputOf = (input: unknown): Record<string, unknown> => (typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : {});
+const inputOf = (input: unknown): Record<string, unknown> =>
+  typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
 const schemaOf = (schema: object | undefined) => schema ?? { type: 'object', properties: {} };
 
 export function wireRequest(req: ChatRequest): WireRequest {
   const path = PROTOCOL_TABLE[req.protocol].path;
-  const build: Record<Protocol, (r: ChatRequest) => WireRequest['body']> = { chat: chatBody, responses: responsesBody, messages: messagesBody };
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream', ...PROTOCOL_TABLE[req.protocol].clientHeaders };
+  const build: Record<Protocol, (r: ChatRequest) => WireRequest['body']> = {
+    chat: chatBody,
+    responses: responsesBody,
+    messages: messagesBody,
+  };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'text/event-stream',
+    ...PROTOCOL_TABLE[req.protocol].clientHeaders,
+  };
   return { path, headers, body: build[req.protocol](req) };
 }
 
@@ -31,17 +40,34 @@ function chatBody(req: ChatRequest): Record<string, unknown> {
   const messages: unknown[] = [];
   for (const turn of req.turns) {
     if (turn.role === 'assistant') {
-      const calls = turn.parts.flatMap((p) => (p.kind === 'toolCall' ? [{ id: p.callId, type: 'function', function: { name: p.name, arguments: JSON.stringify(inputOf(p.input)) } }] : []));
+      const calls = turn.parts.flatMap((p) =>
+        p.kind === 'toolCall'
+          ? [
+              {
+                id: p.callId,
+                type: 'function',
+                function: { name: p.name, arguments: JSON.stringify(inputOf(p.input)) },
+              },
+            ]
+          : [],
+      );
       const t = text(turn.parts);
       // An assistant message with neither text nor calls is refused (400).
-      if (t || calls.length) messages.push({ role: 'assistant', content: t || null, ...(calls.length ? { tool_calls: calls } : {}) });
+      if (t || calls.length)
+        messages.push({ role: 'assistant', content: t || null, ...(calls.length ? { tool_calls: calls } : {}) });
       continue;
     }
     // Tool results are their own messages, right after the assistant's calls.
-    for (const p of turn.parts) if (p.kind === 'toolResult') messages.push({ role: 'tool', tool_call_id: p.callId, content: p.text });
-    const images = turn.parts.flatMap((p) => (p.kind === 'image' ? [{ type: 'image_url', image_url: { url: `data:${p.mimeType};base64,${base64(p.data)}` } }] : []));
+    for (const p of turn.parts)
+      if (p.kind === 'toolResult') messages.push({ role: 'tool', tool_call_id: p.callId, content: p.text });
+    const images = turn.parts.flatMap((p) =>
+      p.kind === 'image'
+        ? [{ type: 'image_url', image_url: { url: `data:${p.mimeType};base64,${base64(p.data)}` } }]
+        : [],
+    );
     const t = text(turn.parts);
-    if (images.length) messages.push({ role: turn.role, content: [...(t ? [{ type: 'text', text: t }] : []), ...images] });
+    if (images.length)
+      messages.push({ role: turn.role, content: [...(t ? [{ type: 'text', text: t }] : []), ...images] });
     else if (t) messages.push({ role: turn.role, content: t });
   }
   return {
@@ -52,7 +78,10 @@ function chatBody(req: ChatRequest): Record<string, unknown> {
     ...(req.maxOutputTokens ? { max_completion_tokens: req.maxOutputTokens } : {}),
     ...(req.tools.length
       ? {
-          tools: req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: schemaOf(t.inputSchema) } })),
+          tools: req.tools.map((t) => ({
+            type: 'function',
+            function: { name: t.name, description: t.description, parameters: schemaOf(t.inputSchema) },
+          })),
           tool_choice: req.toolMode === 'required' ? 'required' : 'auto',
         }
       : {}),
@@ -70,12 +99,24 @@ function responsesBody(req: ChatRequest): Record<string, unknown> {
     if (turn.role === 'assistant') {
       const t = text(turn.parts);
       if (t) input.push({ role: 'assistant', content: [{ type: OUTPUT_TEXT, text: t }] });
-      for (const p of turn.parts) if (p.kind === 'toolCall') input.push({ type: 'function_call', call_id: p.callId, name: p.name, arguments: JSON.stringify(inputOf(p.input)) });
+      for (const p of turn.parts)
+        if (p.kind === 'toolCall')
+          input.push({
+            type: 'function_call',
+            call_id: p.callId,
+            name: p.name,
+            arguments: JSON.stringify(inputOf(p.input)),
+          });
       continue;
     }
-    for (const p of turn.parts) if (p.kind === 'toolResult') input.push({ type: 'function_call_output', call_id: p.callId, output: p.text });
+    for (const p of turn.parts)
+      if (p.kind === 'toolResult') input.push({ type: 'function_call_output', call_id: p.callId, output: p.text });
     const content = turn.parts.flatMap((p): unknown[] =>
-      p.kind === 'text' ? [{ type: 'input_text', text: p.text }] : p.kind === 'image' ? [{ type: 'input_image', image_url: `data:${p.mimeType};base64,${base64(p.data)}` }] : [],
+      p.kind === 'text'
+        ? [{ type: 'input_text', text: p.text }]
+        : p.kind === 'image'
+          ? [{ type: 'input_image', image_url: `data:${p.mimeType};base64,${base64(p.data)}` }]
+          : [],
     );
     if (content.length) input.push({ role: 'user', content });
   }
@@ -89,7 +130,12 @@ function responsesBody(req: ChatRequest): Record<string, unknown> {
     ...(req.maxOutputTokens ? { max_output_tokens: req.maxOutputTokens } : {}),
     ...(req.tools.length
       ? {
-          tools: req.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: schemaOf(t.inputSchema) })),
+          tools: req.tools.map((t) => ({
+            type: 'function',
+            name: t.name,
+            description: t.description,
+            parameters: schemaOf(t.inputSchema),
+          })),
           tool_choice: req.toolMode === 'required' ? 'required' : 'auto',
         }
       : {}),
@@ -116,9 +162,15 @@ function messagesBody(req: ChatRequest): Record<string, unknown> {
       continue;
     }
     // tool_result blocks first: they answer the assistant turn just before.
-    const results = turn.parts.flatMap((p) => (p.kind === 'toolResult' ? [{ type: 'tool_result', tool_use_id: p.callId, content: p.text }] : []));
+    const results = turn.parts.flatMap((p) =>
+      p.kind === 'toolResult' ? [{ type: 'tool_result', tool_use_id: p.callId, content: p.text }] : [],
+    );
     const rest = turn.parts.flatMap((p): unknown[] =>
-      p.kind === 'text' && p.text ? [{ type: 'text', text: p.text }] : p.kind === 'image' ? [{ type: 'image', source: { type: 'base64', media_type: p.mimeType, data: base64(p.data) } }] : [],
+      p.kind === 'text' && p.text
+        ? [{ type: 'text', text: p.text }]
+        : p.kind === 'image'
+          ? [{ type: 'image', source: { type: 'base64', media_type: p.mimeType, data: base64(p.data) } }]
+          : [],
     );
     push('user', [...results, ...rest]);
   }
@@ -131,7 +183,11 @@ function messagesBody(req: ChatRequest): Record<string, unknown> {
     stream: true,
     ...(req.tools.length
       ? {
-          tools: req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: schemaOf(t.inputSchema) })),
+          tools: req.tools.map((t) => ({
+            name: t.name,
+            description: t.description,
+            input_schema: schemaOf(t.inputSchema),
+          })),
           tool_choice: { type: req.toolMode === 'required' ? 'any' : 'auto' },
         }
       : {}),
@@ -146,5 +202,13 @@ function assistantBlock(p: ChatPart): unknown[] {
 
 /** The turns' text, for a token estimate. */
 export function turnText(turn: ChatTurn): string {
-  return turn.parts.map((p) => (p.kind === 'text' || p.kind === 'toolResult' ? p.text : p.kind === 'toolCall' ? `${p.name}${JSON.stringify(p.input)}` : '')).join('');
+  return turn.parts
+    .map((p) =>
+      p.kind === 'text' || p.kind === 'toolResult'
+        ? p.text
+        : p.kind === 'toolCall'
+          ? `${p.name}${JSON.stringify(p.input)}`
+          : '',
+    )
+    .join('');
 }

@@ -77,7 +77,9 @@ export class ChildProxy {
 
   /** For a child that started: `listener` runs once when it exits; `requested` when stop() asked for that. */
   onExit(listener: (how: string, requested: boolean) => void): void {
-    this.proc.once('exit', (code, signal) => listener(signal ? `signal ${signal}` : `exit code ${code}`, this.stopRequested));
+    this.proc.once('exit', (code, signal) =>
+      listener(signal ? `signal ${signal}` : `exit code ${code}`, this.stopRequested),
+    );
   }
 
   send(message: ToProxy): void {

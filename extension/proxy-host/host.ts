@@ -11,7 +11,6 @@ import type { ProxyEndpoint, ProxyState } from './proxy-state.js';
 import { RestartBackoff, type BackoffClock } from './restart-backoff.js';
 import type { TrafficEvent } from './proxy-events.js';
 
-
 export interface ProxyHostOptions {
   /** Absolute path of dist/cli.js. */
   cliPath: string;
@@ -55,7 +54,10 @@ export class ProxyHost implements vscode.Disposable {
     isStarting: () => this.starting !== undefined,
     stillServes: () => this.stillUsable(),
     gone: (url) => {
-      this.opts.log('warn', `The Loopgate proxy on ${url} that this window used is gone or changed; starting this window's own.`);
+      this.opts.log(
+        'warn',
+        `The Loopgate proxy on ${url} that this window used is gone or changed; starting this window's own.`,
+      );
       return this.startOnce();
     },
   });
@@ -143,7 +145,8 @@ export class ProxyHost implements vscode.Disposable {
 
   /** Runs the proxy's doctor; resolves with its markdown report. */
   doctor(): Promise<DoctorResult> {
-    if (!this.child || this.current.kind !== 'running') return Promise.reject(doctorUnavailable(this.current.kind === 'attached'));
+    if (!this.child || this.current.kind !== 'running')
+      return Promise.reject(doctorUnavailable(this.current.kind === 'attached'));
     return this.doctorCalls.call((id) => this.send({ kind: 'doctor', id }));
   }
 
@@ -168,13 +171,23 @@ export class ProxyHost implements vscode.Disposable {
     const otlpHeaders = config.otlp ? await this.opts.readOtlpHeaders?.() : undefined;
     let child: ChildProxy;
     try {
-      child = ChildProxy.fork(this.opts.cliPath, { log: this.opts.log, onMessage: (m) => this.onMessage(m) }, keys?.map((k) => k.key));
+      child = ChildProxy.fork(
+        this.opts.cliPath,
+        { log: this.opts.log, onMessage: (m) => this.onMessage(m) },
+        keys?.map((k) => k.key),
+      );
     } catch (err) {
       return this.fail(`Could not start the proxy: ${(err as Error).message}`);
     }
     this.child = child;
     const startedAt = this.backoff.now();
-    const outcome = await child.start({ kind: 'start', config, keys, token: this.opts.token, ...(otlpHeaders ? { otlpHeaders } : {}) });
+    const outcome = await child.start({
+      kind: 'start',
+      config,
+      keys,
+      token: this.opts.token,
+      ...(otlpHeaders ? { otlpHeaders } : {}),
+    });
 
     if (outcome.kind === 'listening') {
       child.onExit((how, requested) => this.onChildExit(child, how, requested, startedAt));
@@ -183,7 +196,10 @@ export class ProxyHost implements vscode.Disposable {
       this.keysEmitter.fire(this.keyNames);
       const state = this.setState({ kind: 'running', url, siteUrl, baseUrl, simulator, logFile });
       // Keys stored while it started (a user quick with Set API Key) would otherwise wait for the next change.
-      if (this.keysVersion !== keysVersion) this.pushKey().catch((err: unknown) => this.opts.log('error', `Could not hand the keys to the proxy: ${(err as Error).message}`));
+      if (this.keysVersion !== keysVersion)
+        this.pushKey().catch((err: unknown) =>
+          this.opts.log('error', `Could not hand the keys to the proxy: ${(err as Error).message}`),
+        );
       return state;
     }
     this.child = undefined;
@@ -197,8 +213,13 @@ export class ProxyHost implements vscode.Disposable {
       return this.fail(notOurs(config.port), 'EADDRINUSE');
     }
     if (outcome.kind === 'error') return this.fail(outcome.message, outcome.code);
-    if (outcome.kind === 'timeout') return this.fail(`The proxy did not start within ${START_TIMEOUT_MS / 1000} s. See the Loopgate output for details.`);
-    return this.fail(`The proxy exited during start-up (exit code ${outcome.code}). See the Loopgate output for details.`);
+    if (outcome.kind === 'timeout')
+      return this.fail(
+        `The proxy did not start within ${START_TIMEOUT_MS / 1000} s. See the Loopgate output for details.`,
+      );
+    return this.fail(
+      `The proxy exited during start-up (exit code ${outcome.code}). See the Loopgate output for details.`,
+    );
   }
 
   private onMessage(m: FromProxy): void {
@@ -245,7 +266,9 @@ export class ProxyHost implements vscode.Disposable {
   private scheduleRestart(how: string): void {
     const delay = this.backoff.nextDelay();
     if (delay === undefined) {
-      this.fail(`The proxy crashed ${this.backoff.crashes} times in a row (last: ${how}); not restarting. Start it again with Loopgate: Start Proxy.`);
+      this.fail(
+        `The proxy crashed ${this.backoff.crashes} times in a row (last: ${how}); not restarting. Start it again with Loopgate: Start Proxy.`,
+      );
       return;
     }
     this.opts.log('warn', `The proxy exited unexpectedly (${how}); restarting in ${delay} ms.`);
@@ -253,7 +276,8 @@ export class ProxyHost implements vscode.Disposable {
     this.backoff.schedule(delay, () => {
       void this.startOnce().then((s) => {
         // A configuration problem or a taken port will not cure itself: stop retrying and show it.
-        if (s.kind === 'failed' && s.code !== 'config' && s.code !== 'EADDRINUSE' && s.code !== 'upstream-mismatch') this.scheduleRestart('failed to start');
+        if (s.kind === 'failed' && s.code !== 'config' && s.code !== 'EADDRINUSE' && s.code !== 'upstream-mismatch')
+          this.scheduleRestart('failed to start');
       });
     });
   }

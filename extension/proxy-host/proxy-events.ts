@@ -4,4 +4,3 @@
 import type { FromProxy } from '../../proxy/core/ipc.js';
 
 export type TrafficEvent = Extract<FromProxy, { kind: 'request' | 'health-probe' | 'hint' | 'alias' }>;
-

@@ -26,7 +26,11 @@ declare const document: {
   getElementById(id: string): PageElement | null;
   body: PageElement;
 };
-declare function acquireVsCodeApi(): { getState(): PageState | undefined; setState(s: PageState): void; postMessage(m: { action?: string }): void };
+declare function acquireVsCodeApi(): {
+  getState(): PageState | undefined;
+  setState(s: PageState): void;
+  postMessage(m: { action?: string }): void;
+};
 
 const vscode = acquireVsCodeApi();
 const tabs = [...document.querySelectorAll('[role=tab]')];
@@ -46,10 +50,12 @@ function select(id: string | undefined, focus = false): void {
 tabs.forEach((t, i) => {
   t.addEventListener('click', () => select(t.dataset.tab));
   t.addEventListener('keydown', (e) => {
-    if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') select(tabs[(i + (e.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length]!.dataset.tab, true);
+    if (e.key === 'ArrowRight' || e.key === 'ArrowLeft')
+      select(tabs[(i + (e.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length]!.dataset.tab, true);
   });
 });
-for (const b of document.querySelectorAll('button[data-action]')) b.addEventListener('click', () => vscode.postMessage({ action: b.dataset.action }));
+for (const b of document.querySelectorAll('button[data-action]'))
+  b.addEventListener('click', () => vscode.postMessage({ action: b.dataset.action }));
 const state = vscode.getState() ?? {};
 vscode.setState({ ...state, id: document.body.dataset.id });
 select(state.id === document.body.dataset.id && state.tab ? state.tab : 'overview');

@@ -40,7 +40,14 @@ export class DetailPanels implements vscode.Disposable {
   /** Opens (or reuses) the panel on request `id`. */
   async show(id: string): Promise<void> {
     if (!this.panel) {
-      this.adopt(vscode.window.createWebviewPanel(DETAIL_VIEW_TYPE, `Request ${shortId(id)}`, { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [this.scripts] }));
+      this.adopt(
+        vscode.window.createWebviewPanel(
+          DETAIL_VIEW_TYPE,
+          `Request ${shortId(id)}`,
+          { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+          { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [this.scripts] },
+        ),
+      );
     } else this.panel.reveal(undefined, false);
     await this.load(id);
   }
@@ -60,7 +67,11 @@ export class DetailPanels implements vscode.Disposable {
     this.panel.title = `Request ${shortId(entry.record.id)}`;
     const webview = this.panel.webview;
     const scriptUri = webview.asWebviewUri(vscode.Uri.joinPath(this.scripts, 'detail-page.js')).toString();
-    this.lastHtml = detailHtml(entry, { nonce: randomBytes(16).toString('base64'), cspSource: webview.cspSource, scriptUri });
+    this.lastHtml = detailHtml(entry, {
+      nonce: randomBytes(16).toString('base64'),
+      cspSource: webview.cspSource,
+      scriptUri,
+    });
     this.panel.webview.html = this.lastHtml;
   }
 

@@ -12,7 +12,8 @@ export async function fetchEntry(host: ProxyHost, id: string): Promise<DetailEnt
     return await localApi({ url, token: host.token }).entry(id);
   } catch (err) {
     if (!(err instanceof LocalApiError)) throw err;
-    if (err.status === 404) throw new TrafficUnavailable(err.code ? err.message : `Request ${id} is no longer in the proxy's memory.`);
+    if (err.status === 404)
+      throw new TrafficUnavailable(err.code ? err.message : `Request ${id} is no longer in the proxy's memory.`);
     throw new TrafficUnavailable(`The proxy answered HTTP ${err.status} for request ${id}.`);
   }
 }

@@ -41,7 +41,8 @@ function idOf(arg: unknown, d: TrafficDeps): string | undefined {
 }
 
 async function entryOf(arg: unknown, d: TrafficDeps): Promise<DetailEntry | undefined> {
-  if (arg && typeof arg === 'object' && 'record' in arg && 'seq' in arg && 'requestBody' in arg) return arg as DetailEntry;
+  if (arg && typeof arg === 'object' && 'record' in arg && 'seq' in arg && 'requestBody' in arg)
+    return arg as DetailEntry;
   const id = idOf(arg, d);
   if (!id) {
     void vscode.window.showInformationMessage('Loopgate: select a request in the Traffic view first.');
@@ -80,7 +81,10 @@ async function resend(d: TrafficDeps, entry: DetailEntry, body?: string): Promis
   }
   const answer = await sendReplay(url, d.host.token, plan.request);
   const notes = plan.request.notes.length ? ` (${plan.request.notes.join('; ')})` : '';
-  void vscode.window.setStatusBarMessage(`Loopgate: replayed ${shortId(entry.record.id)} → ${answer.status}${notes}`, 5000);
+  void vscode.window.setStatusBarMessage(
+    `Loopgate: replayed ${shortId(entry.record.id)} → ${answer.status}${notes}`,
+    5000,
+  );
   return answer.id;
 }
 
@@ -100,7 +104,9 @@ export async function editAndResend(d: TrafficDeps, arg: unknown): Promise<vscod
   const entry = await entryOf(arg, d);
   if (!entry) return undefined;
   if (entry.requestBody === undefined || entry.requestBodyNote) {
-    void vscode.window.showWarningMessage('Loopgate: this request has no whole body to edit (none, or over the capture limit).');
+    void vscode.window.showWarningMessage(
+      'Loopgate: this request has no whole body to edit (none, or over the capture limit).',
+    );
     return undefined;
   }
   let content = entry.requestBody;
@@ -119,7 +125,9 @@ export async function sendEdited(d: TrafficDeps, arg: unknown): Promise<string |
   const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
   const entry = uri && editing.get(uri.toString());
   if (!uri || !entry) {
-    void vscode.window.showInformationMessage('Loopgate: open a request body with "Edit and Resend" in the Traffic view first.');
+    void vscode.window.showInformationMessage(
+      'Loopgate: open a request body with "Edit and Resend" in the Traffic view first.',
+    );
     return undefined;
   }
   const doc = vscode.workspace.textDocuments.find((t) => t.uri.toString() === uri.toString());
@@ -131,7 +139,13 @@ export class ResendLens implements vscode.CodeLensProvider {
   provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
     const entry = editing.get(doc.uri.toString());
     if (!entry) return [];
-    return [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), { title: `$(send) Send through Loopgate (edit of ${shortId(entry.record.id)})`, command: 'loopgate.sendEditedRequest', arguments: [doc.uri] })];
+    return [
+      new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
+        title: `$(send) Send through Loopgate (edit of ${shortId(entry.record.id)})`,
+        command: 'loopgate.sendEditedRequest',
+        arguments: [doc.uri],
+      }),
+    ];
   }
 }
 
@@ -147,7 +161,10 @@ export async function copyCurl(d: TrafficDeps, arg: unknown): Promise<string | u
   // `$(<cli> token)`: the clipboard never holds the token, and the command runs as pasted on this machine.
   const text = curlCommand(plan.request, url, { command: cliInvocation(process.env, d.cliPath).command });
   await vscode.env.clipboard.writeText(text);
-  void vscode.window.setStatusBarMessage('Loopgate: curl command copied (it reads the local token with `loopgate token`).', 5000);
+  void vscode.window.setStatusBarMessage(
+    'Loopgate: curl command copied (it reads the local token with `loopgate token`).',
+    5000,
+  );
   return text;
 }
 
@@ -178,13 +195,25 @@ export async function compareWith(d: TrafficDeps, arg: unknown, otherId?: unknow
   let other = typeof otherId === 'string' ? otherId : undefined;
   if (!other) {
     const pick = await vscode.window.showQuickPick(
-      d.list.visible().filter((r) => r.record.id !== id).map((r) => ({ label: `${r.record.method} ${r.record.path}`, description: `${r.record.status} · ${r.record.model ?? ''} · ${r.record.time.slice(11, 19)}`, id: r.record.id })),
+      d.list
+        .visible()
+        .filter((r) => r.record.id !== id)
+        .map((r) => ({
+          label: `${r.record.method} ${r.record.path}`,
+          description: `${r.record.status} · ${r.record.model ?? ''} · ${r.record.time.slice(11, 19)}`,
+          id: r.record.id,
+        })),
       { title: `Compare request ${shortId(id)}'s body with…`, matchOnDescription: true },
     );
     other = pick?.id;
   }
   if (!other) return;
-  await vscode.commands.executeCommand('vscode.diff', bodyUri(id, 'request'), bodyUri(other, 'request'), `Request ${shortId(id)} ↔ ${shortId(other)}`);
+  await vscode.commands.executeCommand(
+    'vscode.diff',
+    bodyUri(id, 'request'),
+    bodyUri(other, 'request'),
+    `Request ${shortId(id)} ↔ ${shortId(other)}`,
+  );
 }
 
 export async function showTranslation(d: TrafficDeps, arg: unknown): Promise<void> {
@@ -195,12 +224,20 @@ export async function showTranslation(d: TrafficDeps, arg: unknown): Promise<voi
     return;
   }
   const id = entry.record.id;
-  await vscode.commands.executeCommand('vscode.diff', bodyUri(id, 'request'), bodyUri(id, 'upstream'), `Bridge ${entry.record.bridge}: ${shortId(id)} as sent ↔ as forwarded`);
+  await vscode.commands.executeCommand(
+    'vscode.diff',
+    bodyUri(id, 'request'),
+    bodyUri(id, 'upstream'),
+    `Bridge ${entry.record.bridge}: ${shortId(id)} as sent ↔ as forwarded`,
+  );
 }
 
 /** This request (from an item or the panel) or, from the view's title, every request the filter shows. */
 export async function exportHar(d: TrafficDeps, arg: unknown, target?: unknown): Promise<string | undefined> {
-  const ids = arg === 'visible' || arg === undefined ? d.list.visible().map((r) => r.record.id) : [idOf(arg, d)].filter((x): x is string => Boolean(x));
+  const ids =
+    arg === 'visible' || arg === undefined
+      ? d.list.visible().map((r) => r.record.id)
+      : [idOf(arg, d)].filter((x): x is string => Boolean(x));
   if (ids.length === 0) {
     void vscode.window.showInformationMessage('Loopgate: no requests to export.');
     return undefined;
@@ -211,7 +248,10 @@ export async function exportHar(d: TrafficDeps, arg: unknown, target?: unknown):
       : await vscode.window.showSaveDialog({
           title: 'Loopgate: Export Requests as HAR',
           filters: { 'HTTP Archive': ['har'] },
-          defaultUri: vscode.Uri.joinPath(vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(homedir()), ids.length === 1 ? `loopgate-${shortId(ids[0]!)}.har` : 'loopgate-traffic.har'),
+          defaultUri: vscode.Uri.joinPath(
+            vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(homedir()),
+            ids.length === 1 ? `loopgate-${shortId(ids[0]!)}.har` : 'loopgate-traffic.har',
+          ),
         });
   if (!uri) return undefined;
   const records: TrafficRecord[] = [];
@@ -222,12 +262,21 @@ export async function exportHar(d: TrafficDeps, arg: unknown, target?: unknown):
   const secrets = [d.host.token, ...(await d.keys.list()).map((k) => k.key)];
   // Exported redacted again, like every export (the entries already are).
   await writePrivateFile(uri.fsPath, JSON.stringify(toHar(records.reverse(), { rules: [], secrets }), null, 2) + '\n');
-  void vscode.window.showInformationMessage(`Loopgate: exported ${records.length} request${records.length === 1 ? '' : 's'} to ${uri.fsPath}.`);
+  void vscode.window.showInformationMessage(
+    `Loopgate: exported ${records.length} request${records.length === 1 ? '' : 's'} to ${uri.fsPath}.`,
+  );
   return uri.fsPath;
 }
 
 export async function filterTraffic(d: TrafficDeps, value?: unknown): Promise<void> {
-  const text = typeof value === 'string' ? value : await vscode.window.showInputBox({ title: 'Filter Traffic', prompt: 'Text, status:4xx, status:errors, model:ID, key:NAME (space-separated); empty shows all', value: describeFilter(d.list) });
+  const text =
+    typeof value === 'string'
+      ? value
+      : await vscode.window.showInputBox({
+          title: 'Filter Traffic',
+          prompt: 'Text, status:4xx, status:errors, model:ID, key:NAME (space-separated); empty shows all',
+          value: describeFilter(d.list),
+        });
   if (text === undefined) return;
   const filter: Record<string, string> = {};
   const words: string[] = [];
@@ -242,7 +291,9 @@ export async function filterTraffic(d: TrafficDeps, value?: unknown): Promise<vo
 
 function describeFilter(list: TrafficList): string {
   const f = list.filter;
-  return [f.text, f.status && `status:${f.status}`, f.model && `model:${f.model}`, f.key && `key:${f.key}`].filter(Boolean).join(' ');
+  return [f.text, f.status && `status:${f.status}`, f.model && `model:${f.model}`, f.key && `key:${f.key}`]
+    .filter(Boolean)
+    .join(' ');
 }
 
 export function setPaused(d: TrafficDeps, paused: boolean): void {

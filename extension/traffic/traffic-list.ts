@@ -15,7 +15,6 @@ const FLUSH_MS = 100;
 const RECONNECT_MS = 2000;
 
 // A row holds only the fields the proxy sends for it (?rows=1, ROW_FIELDS in the contract).
-export type { TrafficRow };
 
 export interface TrafficFilter {
   text?: string;
@@ -31,7 +30,8 @@ function rowMatches(row: TrafficRow, f: TrafficFilter): boolean {
   if (f.model && r.model !== f.model) return false;
   if (f.key && r.key !== f.key) return false;
   if (f.text) {
-    const hay = `${r.method} ${r.path} ${r.canonicalPath} ${r.status} ${r.model ?? ''} ${r.key ?? ''} ${r.diagnosis ?? ''} ${r.errorCode ?? ''} ${r.id}`.toLowerCase();
+    const hay =
+      `${r.method} ${r.path} ${r.canonicalPath} ${r.status} ${r.model ?? ''} ${r.key ?? ''} ${r.diagnosis ?? ''} ${r.errorCode ?? ''} ${r.id}`.toLowerCase();
     if (!hay.includes(f.text.toLowerCase())) return false;
   }
   return true;
@@ -121,7 +121,10 @@ export class TrafficList implements vscode.Disposable {
     } catch (err) {
       if (!(err instanceof LocalApiError)) throw err;
       if (err.status !== 404) throw new Error(`HTTP ${err.status}`);
-      this.status = err.code === LOCAL_ERROR_CODES.captureOff ? 'Traffic capture is off (loopgate.traffic.capture), so the proxy keeps no requests to show.' : 'This proxy has no traffic feed (an older Loopgate?).';
+      this.status =
+        err.code === LOCAL_ERROR_CODES.captureOff
+          ? 'Traffic capture is off (loopgate.traffic.capture), so the proxy keeps no requests to show.'
+          : 'This proxy has no traffic feed (an older Loopgate?).';
       // Not following anything: the next change of state tries again, even on the same address.
       this.abort = undefined;
       this.emitter.fire();

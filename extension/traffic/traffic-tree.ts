@@ -1,7 +1,8 @@
 // The Traffic view: one row per request, newest first; decides nothing, maps rows.
 import * as vscode from 'vscode';
 import { failed, modelLabel, shortId } from '../../proxy/traffic/render.js';
-import type { TrafficList, TrafficRow } from './traffic-list.js';
+import type { TrafficList } from './traffic-list.js';
+import { type TrafficRow } from '../../proxy/core/local-api.js';
 
 export class TrafficItem extends vscode.TreeItem {
   constructor(readonly row: TrafficRow) {
@@ -10,9 +11,20 @@ export class TrafficItem extends vscode.TreeItem {
     // Stable per request: VS Code keeps the selection and focus across redraws.
     this.id = r.id;
     const route = r.key ? `${r.key} ${r.bridge ? 'bridged' : 'native'}` : r.bridge ? 'bridged' : '';
-    const tokens = r.usage && (r.usage.input !== undefined || r.usage.output !== undefined) ? `${r.usage.input ?? '-'}→${r.usage.output ?? '-'} tok` : '';
+    const tokens =
+      r.usage && (r.usage.input !== undefined || r.usage.output !== undefined)
+        ? `${r.usage.input ?? '-'}→${r.usage.output ?? '-'} tok`
+        : '';
     const code = r.diagnosis ?? r.errorCode;
-    this.description = [String(r.status || '---'), modelLabel(r), route, `${ms(r.ttfbMs)}/${ms(r.totalMs)}`, tokens, code ? `[${code}]` : '', r.replayOf ? 'replay' : '']
+    this.description = [
+      String(r.status || '---'),
+      modelLabel(r),
+      route,
+      `${ms(r.ttfbMs)}/${ms(r.totalMs)}`,
+      tokens,
+      code ? `[${code}]` : '',
+      r.replayOf ? 'replay' : '',
+    ]
       .filter(Boolean)
       .join(' · ');
     this.iconPath = failed(r)

@@ -1,12 +1,13 @@
 // The Model Explorer's view of GET /v1/models: the list as parseModelList
 // reads it (the same list doctor and `loopgate models` show), mapped to what
 // the tree needs. No vscode here, so tests can import it.
-import { modelProtocols, parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
+import { modelProtocols, parseModelList } from '../../proxy/rules/model-list.js';
 import type { Protocol } from '../../proxy/rules/protocols/index.js';
 import { decideRoute } from '../../proxy/rules/key-routing.js';
 import { readKeysAnswer } from '../keys-answer.js';
 import type { KeysAnswer as KeysWire } from '../../proxy/core/local-api.js';
 import type { BridgeMode } from '../../proxy/core/options.js';
+import { type ModelEntry } from '../../proxy/core/routing-facts.js';
 
 export interface ModelInfo {
   id: string;
@@ -43,7 +44,14 @@ export function parseKeyModels(keysAnswer: KeysWire | string, bridge: BridgeMode
     const routes = new Map<string, string>();
     for (const entry of k.entries ?? []) {
       for (const p of modelProtocols(entry) ?? []) {
-        const choice = decideRoute({ keys, model: entry.id, protocol: p, bridge: state.bridge ?? bridge, refused: state.refused, now: state.now });
+        const choice = decideRoute({
+          keys,
+          model: entry.id,
+          protocol: p,
+          bridge: state.bridge ?? bridge,
+          refused: state.refused,
+          now: state.now,
+        });
         if (choice.index !== undefined) routes.set(`${entry.id}\0${p}`, `${choice.key} ${choice.how}`);
       }
     }

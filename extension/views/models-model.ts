@@ -5,7 +5,7 @@ import { diagnose, parseErrorBody } from '../../proxy/rules/diagnose.js';
 import { readErrorEnvelope } from '../../proxy/rules/proxy-errors.js';
 import { setContextKey } from '../context-keys.js';
 import type { ProxyHost } from '../proxy-host/host.js';
-import { parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
+import { parseModelList } from '../../proxy/rules/model-list.js';
 import { MODELS_PATH } from '../../proxy/rules/protocols/index.js';
 import { isUnsupported, tryProtocol } from '../protocol-trials.js';
 import { PROTOCOL_ORDER, type Protocol } from '../../proxy/rules/protocols/index.js';
@@ -13,9 +13,7 @@ import { modelInfo, parseKeyModels, type KeyModelsInfo, type ModelInfo } from '.
 import { readSettings } from '../settings.js';
 import { NO_KEY_MESSAGE } from '../no-key.js';
 import { localApi, LocalApiError } from '../../proxy/local-api-client.js';
-
-export type { KeyModelsInfo, ModelInfo };
-
+import { type ModelEntry } from '../../proxy/core/routing-facts.js';
 
 /** Something wrong, with the command that fixes it. */
 export interface Problem {
@@ -41,7 +39,12 @@ export type ModelsState =
     }
   | { kind: 'problem'; problem: Problem };
 
-const STATUS_TITLES: Record<number, string> = { 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found', 429: '429 Too Many Requests' };
+const STATUS_TITLES: Record<number, string> = {
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  429: '429 Too Many Requests',
+};
 
 /**
  * Which command fixes a failed GET /models. Routes on the status (and the
@@ -64,7 +67,13 @@ function problemFor(status: number, body: string, diagnosisHeader: string | unde
           : status >= 502 && status <= 504
             ? { command: 'loopgate.setBaseUrl', title: 'Check the base URL' }
             : { command: 'loopgate.runDiagnosis', title: 'Run the diagnosis' };
-  return { title, detail: detail || `GET /models failed with HTTP ${status}.`, status, diagnosis: diagnosisHeader ?? d?.code, fix };
+  return {
+    title,
+    detail: detail || `GET /models failed with HTTP ${status}.`,
+    status,
+    diagnosis: diagnosisHeader ?? d?.code,
+    fix,
+  };
 }
 
 export class ModelsModel implements vscode.Disposable {
@@ -115,7 +124,10 @@ export class ModelsModel implements vscode.Disposable {
   async forChat(): Promise<{ entries: readonly ModelEntry[] } | { failure: string }> {
     const state = await this.settled();
     if (state.kind === 'loaded') return { entries: state.entries };
-    if (state.kind === 'problem') return { failure: `GET /v1/models through the proxy: ${state.problem.title}${state.problem.diagnosis ? ` [${state.problem.diagnosis}]` : ''}` };
+    if (state.kind === 'problem')
+      return {
+        failure: `GET /v1/models through the proxy: ${state.problem.title}${state.problem.diagnosis ? ` [${state.problem.diagnosis}]` : ''}`,
+      };
     return { failure: 'the proxy is not running' };
   }
 
@@ -143,16 +155,26 @@ export class ModelsModel implements vscode.Disposable {
     const gen = ++this.generation;
     if (!endpoint) return this.set({ kind: 'idle' });
     if (!endpoint.simulator && !this.hasKey()) {
-      return this.set({ kind: 'problem', problem: { title: 'No API key', detail: NO_KEY_MESSAGE, fix: { command: 'loopgate.setApiKey', title: 'Set API Key' } } });
+      return this.set({
+        kind: 'problem',
+        problem: {
+          title: 'No API key',
+          detail: NO_KEY_MESSAGE,
+          fix: { command: 'loopgate.setApiKey', title: 'Set API Key' },
+        },
+      });
     }
     this.set({ kind: 'loading' });
     let next: ModelsState;
     try {
       // A key's group may have changed: the proxy's routing reads its cached lists, so renew them.
-      if (fromUpstream) await localApi({ url: endpoint.url, token: this.host.token }).refresh({ timeoutMs: 30_000 }).catch((err: unknown) => {
-        // A refusal here still lets the list load (as before); an unreachable proxy is reported below.
-        if (!(err instanceof LocalApiError)) throw err;
-      });
+      if (fromUpstream)
+        await localApi({ url: endpoint.url, token: this.host.token })
+          .refresh({ timeoutMs: 30_000 })
+          .catch((err: unknown) => {
+            // A refusal here still lets the list load (as before); an unreachable proxy is reported below.
+            if (!(err instanceof LocalApiError)) throw err;
+          });
       const res = await fetch(endpoint.url + MODELS_PATH, {
         headers: { authorization: `Bearer ${this.host.token}` },
         signal: AbortSignal.timeout(30_000),
@@ -162,9 +184,18 @@ export class ModelsModel implements vscode.Disposable {
       if (res.ok) {
         const list = parseModelList(body);
         const entries = list.ok ? list.models : [];
-        next = { kind: 'loaded', models: entries.map(modelInfo), entries, simulator: endpoint.simulator, byKey: await this.keyModels(endpoint.url) };
-      }
-      else next = { kind: 'problem', problem: problemFor(res.status, body, res.headers.get('x-loopgate-diagnosis') ?? undefined) };
+        next = {
+          kind: 'loaded',
+          models: entries.map(modelInfo),
+          entries,
+          simulator: endpoint.simulator,
+          byKey: await this.keyModels(endpoint.url),
+        };
+      } else
+        next = {
+          kind: 'problem',
+          problem: problemFor(res.status, body, res.headers.get('x-loopgate-diagnosis') ?? undefined),
+        };
     } catch (err) {
       next = {
         kind: 'problem',
@@ -198,7 +229,8 @@ export class ModelsModel implements vscode.Disposable {
     for (const p of PROTOCOL_ORDER) {
       const r = await tryProtocol(endpoint.url, this.host.token, modelId, p);
       if (r.status >= 200 && r.status < 300) found.push(p);
-      else if (!isUnsupported(r) && r.status !== 400) throw new Error(`Probing ${p} failed: HTTP ${r.status} ${r.error ?? ''}`.trim());
+      else if (!isUnsupported(r) && r.status !== 400)
+        throw new Error(`Probing ${p} failed: HTTP ${r.status} ${r.error ?? ''}`.trim());
     }
     if (this.current.kind === 'loaded') {
       const models = this.current.models.map((m) => (m.id === modelId ? { ...m, protocols: found, probed: true } : m));

@@ -84,7 +84,8 @@ export class ModelsTreeProvider implements vscode.TreeDataProvider<ModelsNode>, 
   private childrenOf(node: ModelsNode): ModelsNode[] {
     if (node instanceof KeyNode) return providers(this.model.filtered(node.key.models ?? []), node.key);
     if (node instanceof ProviderNode) return node.models.map((m) => new ModelNode(m, node.key));
-    if (node instanceof ModelNode) return [...new Set(node.model.protocols ?? [])].map((p) => new ProtocolNode(node.model, p, node.key));
+    if (node instanceof ModelNode)
+      return [...new Set(node.model.protocols ?? [])].map((p) => new ProtocolNode(node.model, p, node.key));
     return [];
   }
 
@@ -94,7 +95,18 @@ export class ModelsTreeProvider implements vscode.TreeDataProvider<ModelsNode>, 
     const walk = (nodes: ModelsNode[]) => {
       for (const n of nodes) {
         const tip = typeof n.tooltip === 'string' ? n.tooltip : n.tooltip?.value;
-        lines.push(JSON.stringify([n.id, n.label, n.description, tip, n.contextValue, n.collapsibleState, n.command?.command, (n.iconPath as vscode.ThemeIcon | undefined)?.id]));
+        lines.push(
+          JSON.stringify([
+            n.id,
+            n.label,
+            n.description,
+            tip,
+            n.contextValue,
+            n.collapsibleState,
+            n.command?.command,
+            (n.iconPath as vscode.ThemeIcon | undefined)?.id,
+          ]),
+        );
         walk(this.childrenOf(n));
       }
     };
@@ -125,16 +137,28 @@ export class ModelsTreeProvider implements vscode.TreeDataProvider<ModelsNode>, 
 
     const roots: ModelsNode[] = [];
     if (proxy.simulator) {
-      roots.push(new InfoNode('Demo mode (simulator)', 'no base URL set', 'beaker', { command: 'loopgate.setBaseUrl', title: 'Set Base URL' }));
+      roots.push(
+        new InfoNode('Demo mode (simulator)', 'no base URL set', 'beaker', {
+          command: 'loopgate.setBaseUrl',
+          title: 'Set Base URL',
+        }),
+      );
     }
     if (proxy.kind === 'attached') roots.push(new InfoNode('Using the proxy of another window', proxy.url, 'plug'));
     const state = this.model.state;
     if (state.kind === 'problem') roots.push(new DiagnosisNode(state.problem));
-    else if (state.kind === 'loading' || state.kind === 'idle') roots.push(new InfoNode('Loading models…', '', 'loading~spin'));
+    else if (state.kind === 'loading' || state.kind === 'idle')
+      roots.push(new InfoNode('Loading models…', '', 'loading~spin'));
     else {
       const visible = this.model.visibleModels();
-      if (this.model.filter) roots.push(new InfoNode(`Filter: ${this.model.filter}`, `${visible.length} of ${state.models.length}`, 'filter', { command: 'loopgate.filterModels', title: 'Change filter' }));
-      if (state.models.length === 0) roots.push(new InfoNode('No models', 'this key\'s group lists none', 'info'));
+      if (this.model.filter)
+        roots.push(
+          new InfoNode(`Filter: ${this.model.filter}`, `${visible.length} of ${state.models.length}`, 'filter', {
+            command: 'loopgate.filterModels',
+            title: 'Change filter',
+          }),
+        );
+      if (state.models.length === 0) roots.push(new InfoNode('No models', "this key's group lists none", 'info'));
       // Several keys: grouped by key (each key's group decides its models and protocols).
       if (state.byKey) roots.push(...state.byKey.map((k) => new KeyNode(k)));
       else roots.push(...providers(visible));

@@ -35,8 +35,12 @@ export class KeyNode extends vscode.TreeItem {
     this.id = nodeId('key', key);
     this.contextValue = 'apiKey';
     this.iconPath = new vscode.ThemeIcon(key.failure ? 'warning' : 'key');
-    this.description = key.models ? `${key.models.length} model${key.models.length === 1 ? '' : 's'}` : `GET /models failed (${key.failure ?? 'not fetched yet'})`;
-    this.tooltip = key.failure ? `This key's GET /models failed (${key.failure}); requests go to the other keys until it answers.` : undefined;
+    this.description = key.models
+      ? `${key.models.length} model${key.models.length === 1 ? '' : 's'}`
+      : `GET /models failed (${key.failure ?? 'not fetched yet'})`;
+    this.tooltip = key.failure
+      ? `This key's GET /models failed (${key.failure}); requests go to the other keys until it answers.`
+      : undefined;
   }
 }
 
@@ -60,7 +64,10 @@ export class ModelNode extends vscode.TreeItem {
     readonly model: ModelInfo,
     readonly key?: KeyModelsInfo,
   ) {
-    super(model.id, model.protocols?.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    super(
+      model.id,
+      model.protocols?.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    );
     this.id = nodeId('model', key, model.ownedBy, model.id);
     this.contextValue = model.protocols ? 'model' : 'modelUnprobed';
     this.iconPath = new vscode.ThemeIcon('symbol-constant');
@@ -70,7 +77,11 @@ export class ModelNode extends vscode.TreeItem {
         : 'no protocol answered'
       : 'protocols unknown: probe';
     const tip = new vscode.MarkdownString(`**${model.id}** (${model.ownedBy})\n\n`);
-    tip.appendMarkdown(model.protocols ? model.protocols.map((p) => `- $(${PROTOCOL_INFO[p].codicon}) ${PROTOCOL_INFO[p].label}`).join('\n') : 'The relay did not list supported endpoint types: use *Probe Protocols*.');
+    tip.appendMarkdown(
+      model.protocols
+        ? model.protocols.map((p) => `- $(${PROTOCOL_INFO[p].codicon}) ${PROTOCOL_INFO[p].label}`).join('\n')
+        : 'The relay did not list supported endpoint types: use *Probe Protocols*.',
+    );
     tip.supportThemeIcons = true;
     this.tooltip = tip;
   }
@@ -103,7 +114,9 @@ export class DiagnosisNode extends vscode.TreeItem {
     this.id = nodeId('diagnosis', undefined);
     this.contextValue = 'diagnosis';
     this.description = problem.diagnosis;
-    this.tooltip = new vscode.MarkdownString(`**${problem.title}**\n\n${problem.detail}\n\nClick to: ${problem.fix.title}.`);
+    this.tooltip = new vscode.MarkdownString(
+      `**${problem.title}**\n\n${problem.detail}\n\nClick to: ${problem.fix.title}.`,
+    );
     this.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'));
     this.command = { command: problem.fix.command, title: problem.fix.title };
   }

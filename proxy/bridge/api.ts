@@ -38,7 +38,9 @@ export function toChatRequest(kind: BridgeKind, body: unknown): ChatRequestResul
 const MAX_DROPPED = 20;
 function summarise(dropped: string[]): string[] {
   const unique = [...new Set(dropped.map((d) => (d.length > 64 ? `${d.slice(0, 61)}...` : d)))];
-  return unique.length <= MAX_DROPPED ? unique : [...unique.slice(0, MAX_DROPPED), `and ${unique.length - MAX_DROPPED} more`];
+  return unique.length <= MAX_DROPPED
+    ? unique
+    : [...unique.slice(0, MAX_DROPPED), `and ${unique.length - MAX_DROPPED} more`];
 }
 
 /** Non-stream result mapping: chat.completion JSON → Response object / Anthropic Message. */

@@ -28,7 +28,13 @@ export function chunkOps(data: string, seen: Map<number, ToolSeen>, mkId: (index
   try {
     json = JSON.parse(data);
   } catch {
-    return [{ op: 'error', message: 'The upstream chat route sent an event that is not JSON.', code: 'bridge_bad_upstream_event' }];
+    return [
+      {
+        op: 'error',
+        message: 'The upstream chat route sent an event that is not JSON.',
+        code: 'bridge_bad_upstream_event',
+      },
+    ];
   }
   if (!isRecord(json)) return [];
   if (json.error !== undefined) return [upstreamStreamError(json.error)];
@@ -96,7 +102,6 @@ function startTool(index: number, tool: ToolSeen, mkId: (index: number) => strin
   return ops;
 }
 
-
 /**
  * Chat Completions says only "stop" for both a natural end and a stop sequence.
  * Some upstreams name the matched string (vLLM `stop_reason`, SGLang `matched_stop`).
@@ -111,7 +116,8 @@ export function matchedStop(choice: Json): string | undefined {
 
 function upstreamStreamError(err: unknown): ChunkOp {
   if (isRecord(err)) {
-    const message = typeof err.message === 'string' && err.message ? err.message : 'The upstream chat route reported an error.';
+    const message =
+      typeof err.message === 'string' && err.message ? err.message : 'The upstream chat route reported an error.';
     const code = typeof err.code === 'string' ? err.code : typeof err.type === 'string' ? err.type : undefined;
     return { op: 'error', message, code };
   }

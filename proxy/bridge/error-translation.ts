@@ -20,13 +20,22 @@ export function translateError(kind: BridgeKind, status: number, body: Buffer): 
   return { status, body: upstreamErrorBody(kind, status, e.message, e) };
 }
 
-export function upstreamErrorBody(kind: BridgeKind, status: number, message: string, e: Omit<UpstreamError, 'message'> = {}): string {
+export function upstreamErrorBody(
+  kind: BridgeKind,
+  status: number,
+  message: string,
+  e: Omit<UpstreamError, 'message'> = {},
+): string {
   return JSON.stringify(UPSTREAM_ERROR[PROTOCOL_TABLE[kind].envelope](status, message, e));
 }
 
 /** The caller's envelope, by envelope (a Record: a new envelope must say how it writes an error). */
-const UPSTREAM_ERROR: Readonly<Record<Envelope, (status: number, message: string, e: Omit<UpstreamError, 'message'>) => unknown>> = {
-  openai: (_status, message, e) => ({ error: { message, type: e.type ?? 'upstream_error', param: e.param ?? null, code: e.code ?? null } }),
+const UPSTREAM_ERROR: Readonly<
+  Record<Envelope, (status: number, message: string, e: Omit<UpstreamError, 'message'>) => unknown>
+> = {
+  openai: (_status, message, e) => ({
+    error: { message, type: e.type ?? 'upstream_error', param: e.param ?? null, code: e.code ?? null },
+  }),
   anthropic: (status, message, e) => {
     // Anthropic's envelope has no code; it is kept as an extra field because diagnosis keys on it.
     const error: Record<string, string> = { type: anthropicErrorType(status, e.code), message };
@@ -48,6 +57,8 @@ export function rejectionBody(kind: BridgeKind, message: string, param?: string)
 }
 
 const REJECTION: Readonly<Record<Envelope, (message: string, param?: string) => unknown>> = {
-  openai: (message, param) => ({ error: { message, type: 'invalid_request_error', param: param ?? null, code: 'unsupported_parameter' } }),
+  openai: (message, param) => ({
+    error: { message, type: 'invalid_request_error', param: param ?? null, code: 'unsupported_parameter' },
+  }),
   anthropic: (message) => ({ type: 'error', error: { type: 'invalid_request_error', message } }),
 };

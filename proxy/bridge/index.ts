@@ -2,12 +2,10 @@
 // that only has Chat Completions. Pure mappings; the proxy does the I/O.
 
 export { toChatRequest, fromChatResult, createStreamTranslator } from './api.js';
-export { BridgePolicy,  } from './policy.js';
-export { eventTooLargeMessage,  } from './sse.js';
+export { BridgePolicy } from './policy.js';
+export { eventTooLargeMessage } from './sse.js';
 export { translateError, isEndpointNotSupported, rejectionBody } from './error-translation.js';
 export {
-  
-  
   bridgeLabel,
   bridgeKindForPath,
   type BridgeContext,

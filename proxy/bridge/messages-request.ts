@@ -23,12 +23,14 @@ export function messagesToChat(body: Json): { chat: Json; stream: boolean; model
     if (rule.bridge === 'refuse') throw noChatEquivalent(key, P, rule.hint);
     dropped.push(key);
   }
-  if (typeof body.model !== 'string' || body.model === '') throw wrongType('model', 'a model ID string (copy one from GET /v1/models)');
+  if (typeof body.model !== 'string' || body.model === '')
+    throw wrongType('model', 'a model ID string (copy one from GET /v1/models)');
   const messages: Json[] = [];
   const names = messagesToolNamesOf(body);
   const system = systemText(body.system, 'system', dropped);
   if (system !== undefined) messages.push({ role: 'system', content: system });
-  if (!Array.isArray(body.messages) || body.messages.length === 0) throw wrongType('messages', 'a non-empty array of {role, content}');
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    throw wrongType('messages', 'a non-empty array of {role, content}');
   for (const [i, m] of body.messages.entries()) messages.push(...mapMessage(m, `messages[${i}]`, dropped, names));
 
   const chat: Json = { model: body.model, messages };
@@ -44,7 +46,8 @@ export function messagesToChat(body: Json): { chat: Json; stream: boolean; model
     }
   }
   if (body.stop_sequences !== undefined && body.stop_sequences !== null) {
-    if (!Array.isArray(body.stop_sequences) || !body.stop_sequences.every((s) => typeof s === 'string')) throw wrongType('stop_sequences', 'an array of strings');
+    if (!Array.isArray(body.stop_sequences) || !body.stop_sequences.every((s) => typeof s === 'string'))
+      throw wrongType('stop_sequences', 'an array of strings');
     if (body.stop_sequences.length > 0) chat.stop = body.stop_sequences;
   }
   if (body.metadata !== undefined && body.metadata !== null) {
@@ -58,9 +61,11 @@ export function messagesToChat(body: Json): { chat: Json; stream: boolean; model
   mapOutputFormat(body, chat, dropped);
   const tools = mapTools(body.tools, dropped, names);
   if (tools.length > 0) chat.tools = tools;
-  if (body.tool_choice !== undefined && body.tool_choice !== null) mapToolChoice(body.tool_choice, chat, dropped, names);
+  if (body.tool_choice !== undefined && body.tool_choice !== null)
+    mapToolChoice(body.tool_choice, chat, dropped, names);
 
-  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') throw wrongType('stream', 'true or false');
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean')
+    throw wrongType('stream', 'true or false');
   const stream = body.stream === true;
   if (stream) {
     chat.stream = true;
@@ -77,8 +82,10 @@ export function messagesToChat(body: Json): { chat: Json; stream: boolean; model
 function mapEffort(body: Json, chat: Json, dropped: string[]): void {
   const thinking = body.thinking;
   const config = isRecord(body.output_config) ? body.output_config : undefined;
-  if (body.output_config !== undefined && body.output_config !== null && !config) throw wrongType('output_config', 'an object');
-  if (thinking !== undefined && thinking !== null && !isRecord(thinking)) throw wrongType('thinking', "an object {type: 'enabled' | 'adaptive' | 'disabled'}");
+  if (body.output_config !== undefined && body.output_config !== null && !config)
+    throw wrongType('output_config', 'an object');
+  if (thinking !== undefined && thinking !== null && !isRecord(thinking))
+    throw wrongType('thinking', "an object {type: 'enabled' | 'adaptive' | 'disabled'}");
   if (isRecord(thinking)) noteDroppedFields(thinking, 'messages.thinking', 'thinking', dropped);
   const thinkingOn = isRecord(thinking) && thinking.type !== 'disabled';
   let effort: string | undefined;
@@ -102,7 +109,10 @@ function mapOutputFormat(body: Json, chat: Json, dropped: string[]): void {
   const format = config.format ?? body.output_format;
   if (format === undefined || format === null) return;
   if (!isRecord(format) || format.type !== 'json_schema' || !isRecord(format.schema)) {
-    throw wrongType(config.format !== undefined ? 'output_config.format' : 'output_format', "{type: 'json_schema', schema: object}");
+    throw wrongType(
+      config.format !== undefined ? 'output_config.format' : 'output_format',
+      "{type: 'json_schema', schema: object}",
+    );
   }
   chat.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
 }
@@ -114,7 +124,8 @@ function systemText(system: unknown, at: string, dropped: string[]): string | un
   // cache_control on a block is a caching hint only: the text is what matters.
   return system
     .map((b, i) => {
-      if (!isRecord(b) || b.type !== 'text' || typeof b.text !== 'string') throw wrongType(`${at}[${i}]`, "a {type:'text', text} block");
+      if (!isRecord(b) || b.type !== 'text' || typeof b.text !== 'string')
+        throw wrongType(`${at}[${i}]`, "a {type:'text', text} block");
       noteDroppedFields(b, 'messages.text', `${at.replace(/\[\d+\]/g, '[]')}[]`, dropped);
       return b.text;
     })
@@ -125,7 +136,8 @@ function mapMessage(m: unknown, at: string, dropped: string[], names: ToolNames)
   if (!isRecord(m)) throw wrongType(at, 'an object {role, content}');
   // A system turn (per-turn-control beta; Claude Code sends its environment this way) stays a system message, in place.
   if (m.role === 'system') {
-    if (isRecord(m.output_config) && !dropped.includes('messages[].output_config')) dropped.push('messages[].output_config');
+    if (isRecord(m.output_config) && !dropped.includes('messages[].output_config'))
+      dropped.push('messages[].output_config');
     noteDroppedFields(m, 'messages.system_message', 'messages[]', dropped);
     return [{ role: 'system', content: systemText(m.content, `${at}.content`, dropped) ?? '' }];
   }
@@ -133,14 +145,17 @@ function mapMessage(m: unknown, at: string, dropped: string[], names: ToolNames)
   noteDroppedFields(m, 'messages.message', 'messages[]', dropped);
   if (typeof m.content === 'string') return [{ role: m.role, content: m.content }];
   if (!Array.isArray(m.content)) throw wrongType(`${at}.content`, 'a string or an array of content blocks');
-  return m.role === 'assistant' ? [assistantMessage(m.content, `${at}.content`, dropped, names)] : userMessages(m.content, `${at}.content`, dropped);
+  return m.role === 'assistant'
+    ? [assistantMessage(m.content, `${at}.content`, dropped, names)]
+    : userMessages(m.content, `${at}.content`, dropped);
 }
 
 /** Where a content block's dropped fields are reported. */
 const BLOCKS = 'messages[].content[]';
 
 /** Server tools' blocks from an earlier native turn: their visible result is in the text blocks. */
-const SERVER_BLOCK = /^(server_tool_use|web_search_tool_result|web_fetch_tool_result|code_execution_tool_result|bash_code_execution_tool_result|text_editor_code_execution_tool_result|tool_search_tool_result|mcp_tool_use|mcp_tool_result|container_upload|compaction)$/;
+const SERVER_BLOCK =
+  /^(server_tool_use|web_search_tool_result|web_fetch_tool_result|code_execution_tool_result|bash_code_execution_tool_result|text_editor_code_execution_tool_result|tool_search_tool_result|mcp_tool_use|mcp_tool_result|container_upload|compaction)$/;
 
 function assistantMessage(blocks: unknown[], at: string, dropped: string[], names: ToolNames): Json {
   let text = '';
@@ -151,14 +166,20 @@ function assistantMessage(blocks: unknown[], at: string, dropped: string[], name
       text += b.text;
       noteDroppedFields(b, 'messages.text', BLOCKS, dropped);
     } else if (b.type === 'tool_use') {
-      if (typeof b.id !== 'string' || typeof b.name !== 'string') throw wrongType(`${at}[${j}]`, 'a tool_use block with string id and name');
+      if (typeof b.id !== 'string' || typeof b.name !== 'string')
+        throw wrongType(`${at}[${j}]`, 'a tool_use block with string id and name');
       noteDroppedFields(b, 'messages.tool_use', BLOCKS, dropped);
-      calls.push({ id: b.id, type: 'function', function: { name: names.chatName(b.name), arguments: JSON.stringify(b.input ?? {}) } });
+      calls.push({
+        id: b.id,
+        type: 'function',
+        function: { name: names.chatName(b.name), arguments: JSON.stringify(b.input ?? {}) },
+      });
     } else if (b.type === 'thinking' || b.type === 'redacted_thinking') {
       // Earlier thinking cannot be replayed to a chat model; it was never part of the visible answer.
     } else if (typeof b.type === 'string' && SERVER_BLOCK.test(b.type)) {
       if (!dropped.includes(`messages[].${b.type}`)) dropped.push(`messages[].${b.type}`);
-    } else throw noChatEquivalent(`${at}[${j}].type`, P, `assistant blocks of type '${String(b.type)}' cannot be bridged`);
+    } else
+      throw noChatEquivalent(`${at}[${j}].type`, P, `assistant blocks of type '${String(b.type)}' cannot be bridged`);
   }
   const msg: Json = { role: 'assistant', content: text.length > 0 ? text : null };
   if (calls.length > 0) msg.tool_calls = calls;
@@ -189,7 +210,10 @@ function userMessages(blocks: unknown[], at: string, dropped: string[]): Json[] 
   }
   const out = [...tools];
   if (parts.length > 0) {
-    out.push({ role: 'user', content: parts.every((p) => p.type === 'text') ? parts.map((p) => p.text).join('\n') : parts });
+    out.push({
+      role: 'user',
+      content: parts.every((p) => p.type === 'text') ? parts.map((p) => p.text).join('\n') : parts,
+    });
   }
   return out;
 }
@@ -226,7 +250,11 @@ function mapTools(tools: unknown, dropped: string[], names: ToolNames): Json[] {
     if (!isRecord(t)) throw wrongType(`tools[${i}]`, 'an object');
     if (typeof t.type === 'string' && /^(bash|text_editor|computer|memory)_/.test(t.type)) {
       // Anthropic-defined tools the client runs itself: their schema lives on Anthropic's side, so the chat model could not call them.
-      throw noChatEquivalent(`tools[${i}].type`, P, `'${t.type}' is an Anthropic-defined client tool; declare it as a client tool {name, input_schema}, or use a group whose route serves Anthropic Messages`);
+      throw noChatEquivalent(
+        `tools[${i}].type`,
+        P,
+        `'${t.type}' is an Anthropic-defined client tool; declare it as a client tool {name, input_schema}, or use a group whose route serves Anthropic Messages`,
+      );
     }
     if (t.type !== undefined && t.type !== null && t.type !== 'custom') {
       dropped.push(`tools[${String(t.type)}]`);
@@ -235,7 +263,10 @@ function mapTools(tools: unknown, dropped: string[], names: ToolNames): Json[] {
     if (typeof t.name !== 'string' || !t.name) throw wrongType(`tools[${i}].name`, 'a non-empty string');
     // cache_control, defer_loading, strict, input_examples, eager_input_streaming: Anthropic's own tool handling, reported.
     noteDroppedFields(t, 'messages.tool', 'tools[]', dropped);
-    const fn: Json = { name: names.chatName(t.name), parameters: isRecord(t.input_schema) ? t.input_schema : { type: 'object', properties: {} } };
+    const fn: Json = {
+      name: names.chatName(t.name),
+      parameters: isRecord(t.input_schema) ? t.input_schema : { type: 'object', properties: {} },
+    };
     if (typeof t.description === 'string') fn.description = t.description;
     return [{ type: 'function', function: fn }];
   });
@@ -252,11 +283,14 @@ function mapToolChoice(tc: unknown, chat: Json, dropped: string[], names: ToolNa
     const name = names.chatName(tc.name);
     // Forcing a server tool that was dropped would silently answer without it.
     if (!tools.some((t) => isRecord(t.function) && t.function.name === name)) {
-      throw noChatEquivalent('tool_choice', P, `it forces '${tc.name}', which is not a client tool the chat route gets`);
+      throw noChatEquivalent(
+        'tool_choice',
+        P,
+        `it forces '${tc.name}', which is not a client tool the chat route gets`,
+      );
     }
     chat.tool_choice = { type: 'function', function: { name } };
-  }
-  else throw wrongType('tool_choice', "an object {type:'auto'|'any'|'tool'|'none'}");
+  } else throw wrongType('tool_choice', "an object {type:'auto'|'any'|'tool'|'none'}");
   if (chat.tools === undefined && (chat.tool_choice === 'auto' || chat.tool_choice === 'none')) delete chat.tool_choice;
   if (tc.disable_parallel_tool_use === true && chat.tools !== undefined) chat.parallel_tool_calls = false;
 }

@@ -11,9 +11,14 @@ export function messageId(ctx: BridgeContext): string {
   return `msg_${idSuffix(ctx.requestId)}`;
 }
 
-export function stopReason(finish: string | undefined, matched: string | undefined, calledTools = false): { stop_reason: string; stop_sequence: string | null } {
+export function stopReason(
+  finish: string | undefined,
+  matched: string | undefined,
+  calledTools = false,
+): { stop_reason: string; stop_sequence: string | null } {
   // Some upstreams say "stop" after tool calls; a client that sees end_turn would never run them.
-  if (calledTools && finish !== 'length' && finish !== 'content_filter') return { stop_reason: 'tool_use', stop_sequence: null };
+  if (calledTools && finish !== 'length' && finish !== 'content_filter')
+    return { stop_reason: 'tool_use', stop_sequence: null };
   switch (finish) {
     case 'length':
       return { stop_reason: 'max_tokens', stop_sequence: null };
@@ -23,7 +28,9 @@ export function stopReason(finish: string | undefined, matched: string | undefin
     case 'content_filter':
       return { stop_reason: 'refusal', stop_sequence: null };
     default:
-      return matched !== undefined ? { stop_reason: 'stop_sequence', stop_sequence: matched } : { stop_reason: 'end_turn', stop_sequence: null };
+      return matched !== undefined
+        ? { stop_reason: 'stop_sequence', stop_sequence: matched }
+        : { stop_reason: 'end_turn', stop_sequence: null };
   }
 }
 
@@ -49,7 +56,8 @@ export function chatToMessage(chat: unknown, ctx: BridgeContext): Json {
   const choice = Array.isArray(c.choices) && isRecord(c.choices[0]) ? c.choices[0] : {};
   const msg = isRecord(choice.message) ? choice.message : {};
   const content: Json[] = [];
-  const text = (typeof msg.content === 'string' ? msg.content : '') + (typeof msg.refusal === 'string' ? msg.refusal : '');
+  const text =
+    (typeof msg.content === 'string' ? msg.content : '') + (typeof msg.refusal === 'string' ? msg.refusal : '');
   if (text.length > 0) content.push({ type: 'text', text });
   if (Array.isArray(msg.tool_calls)) {
     const names = messagesToolNamesOf(ctx.request);
@@ -71,7 +79,11 @@ export function chatToMessage(chat: unknown, ctx: BridgeContext): Json {
     role: 'assistant',
     model: ctx.model,
     content,
-    ...stopReason(finish, matchedStop(choice), content.some((b) => b.type === 'tool_use')),
+    ...stopReason(
+      finish,
+      matchedStop(choice),
+      content.some((b) => b.type === 'tool_use'),
+    ),
     usage: messageUsage(isRecord(c.usage) ? readChatUsage(c.usage) : undefined),
   };
 }

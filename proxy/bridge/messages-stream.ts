@@ -74,7 +74,10 @@ export class MessagesStreamTranslator extends ChatStreamTranslator {
       out += this.closeOpen();
       this.open = { index: this.next++, kind: 'tool' };
       this.toolBlocks.set(op.index, this.open.index);
-      out += this.emit('content_block_start', { index: this.open.index, content_block: { type: 'tool_use', id: op.id, name: this.names.callerTool(op.name).name, input: {} } });
+      out += this.emit('content_block_start', {
+        index: this.open.index,
+        content_block: { type: 'tool_use', id: op.id, name: this.names.callerTool(op.name).name, input: {} },
+      });
     } else {
       const held = this.queued.find((q) => q.index === op.index);
       if (held) {
@@ -95,8 +98,12 @@ export class MessagesStreamTranslator extends ChatStreamTranslator {
     for (const q of this.queued) {
       const index = this.next++;
       this.toolBlocks.set(q.index, index);
-      out += this.emit('content_block_start', { index, content_block: { type: 'tool_use', id: q.id, name: this.names.callerTool(q.name).name, input: {} } });
-      if (q.args) out += this.emit('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: q.args } });
+      out += this.emit('content_block_start', {
+        index,
+        content_block: { type: 'tool_use', id: q.id, name: this.names.callerTool(q.name).name, input: {} },
+      });
+      if (q.args)
+        out += this.emit('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: q.args } });
       out += this.emit('content_block_stop', { index });
     }
     this.queued = [];
@@ -108,7 +115,10 @@ export class MessagesStreamTranslator extends ChatStreamTranslator {
     return (
       this.closeOpen() +
       this.flushQueued() +
-      this.emit('message_delta', { delta: stopReason(this.finishReason, this.matchedStop, this.toolBlocks.size > 0), usage }) +
+      this.emit('message_delta', {
+        delta: stopReason(this.finishReason, this.matchedStop, this.toolBlocks.size > 0),
+        usage,
+      }) +
       this.emit(MESSAGES_EVENTS.messageStop, {})
     );
   }

@@ -3,9 +3,10 @@
 // decision is rules/key-routing.ts (decideRoute), which reads it as data.
 // The clock is injected.
 
-import { refusalKey, type LearnedRefusal, type LearnedRefusals } from '../rules/key-routing.js';
+import { refusalKey, type LearnedRefusals } from '../rules/key-routing.js';
 import type { BridgeKind } from '../rules/protocols/index.js';
 import type { BridgeMode } from '../core/options.js';
+import { type LearnedRefusal } from '../core/routing-facts.js';
 
 const DEFAULT_BRIDGE_TTL_MS = 10 * 60_000;
 

@@ -36,7 +36,8 @@ export function responsesToChat(body: Json): { chat: Json; stream: boolean; mode
     if (rule.bridge === 'refuse') throw noChatEquivalent(key, P, rule.hint);
     dropped.push(key);
   }
-  if (typeof body.model !== 'string' || body.model === '') throw wrongType('model', 'a model ID string (copy one from GET /v1/models)');
+  if (typeof body.model !== 'string' || body.model === '')
+    throw wrongType('model', 'a model ID string (copy one from GET /v1/models)');
   const messages: Json[] = [];
   if (body.instructions !== undefined && body.instructions !== null) {
     if (typeof body.instructions !== 'string') throw wrongType('instructions', 'a string');
@@ -67,7 +68,12 @@ export function responsesToChat(body: Json): { chat: Json; stream: boolean; mode
     if (tools.length === 0) {
       delete chat.tools;
       delete chat.parallel_tool_calls;
-      if (chat.tool_choice === 'required') throw noChatEquivalent('tool_choice', P, 'it requires a call, but none of the allowed tools is among the tools the chat route gets');
+      if (chat.tool_choice === 'required')
+        throw noChatEquivalent(
+          'tool_choice',
+          P,
+          'it requires a call, but none of the allowed tools is among the tools the chat route gets',
+        );
     }
   }
 
@@ -81,7 +87,8 @@ export function responsesToChat(body: Json): { chat: Json; stream: boolean; mode
     if (!isRecord(body.reasoning)) throw wrongType('reasoning', 'an object');
     for (const key of Object.keys(body.reasoning)) {
       // summary only asks for summaries, which a chat route never returns: nothing to report.
-      if (key !== 'effort' && key !== 'summary' && key !== 'generate_summary' && body.reasoning[key] !== null) dropped.push(`reasoning.${key}`);
+      if (key !== 'effort' && key !== 'summary' && key !== 'generate_summary' && body.reasoning[key] !== null)
+        dropped.push(`reasoning.${key}`);
     }
     const effort = body.reasoning.effort;
     if (typeof effort === 'string') {
@@ -92,7 +99,8 @@ export function responsesToChat(body: Json): { chat: Json; stream: boolean; mode
   if (body.text !== undefined && body.text !== null) mapText(body.text, chat, reasoningModel, dropped);
 
   const stream = body.stream === true;
-  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') throw wrongType('stream', 'true or false');
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean')
+    throw wrongType('stream', 'true or false');
   if (stream) {
     chat.stream = true;
     // Without this the chat stream carries no usage, and the Response would report none.
@@ -143,7 +151,11 @@ function mapTools(tools: unknown[], dropped: string[], names: ToolNames, namespa
     }
     if (typeof t.type === 'string' && CLIENT_RUN_TOOLS.has(t.type)) {
       // The client runs these itself; without them the model could not do what the client expects.
-      throw noChatEquivalent(`tools[${i}].type`, P, `'${t.type}' is a tool the client runs with a schema only Responses routes know; declare it as a function tool, or use a group whose route serves Responses`);
+      throw noChatEquivalent(
+        `tools[${i}].type`,
+        P,
+        `'${t.type}' is a tool the client runs with a schema only Responses routes know; declare it as a function tool, or use a group whose route serves Responses`,
+      );
     }
     if (t.type !== 'function') {
       // A built-in tool (web_search, file_search, …) runs on the Responses route only: the chat model does not get it.
@@ -178,7 +190,16 @@ function customTool(t: Json, i: number, names: ToolNames, namespace?: string): J
   const description = typeof t.description === 'string' && t.description ? `${t.description}\n\n${how}` : how;
   return {
     type: 'function',
-    function: { name: names.chatName(t.name, namespace), description, parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'], additionalProperties: false } },
+    function: {
+      name: names.chatName(t.name, namespace),
+      description,
+      parameters: {
+        type: 'object',
+        properties: { input: { type: 'string' } },
+        required: ['input'],
+        additionalProperties: false,
+      },
+    },
   };
 }
 
@@ -187,18 +208,36 @@ function mapToolChoice(tc: unknown, tools: Json[], names: ToolNames): unknown {
   if (isRecord(tc) && (tc.type === 'function' || tc.type === 'custom') && typeof tc.name === 'string') {
     const name = names.chatName(tc.name, typeof tc.namespace === 'string' ? tc.namespace : undefined);
     if (!tools.some((t) => isRecord(t.function) && t.function.name === name)) {
-      throw noChatEquivalent('tool_choice', P, `it forces '${tc.name}', which is not among the tools the chat route gets`);
+      throw noChatEquivalent(
+        'tool_choice',
+        P,
+        `it forces '${tc.name}', which is not among the tools the chat route gets`,
+      );
     }
     return { type: 'function', function: { name } };
   }
   if (isRecord(tc) && tc.type === 'allowed_tools') {
     // Only the allowed tools go to the chat route: the model must not call the others.
-    const allowed = new Set((Array.isArray(tc.tools) ? tc.tools : []).flatMap((a) => (isRecord(a) && typeof a.name === 'string' ? [names.chatName(a.name, typeof a.namespace === 'string' ? a.namespace : undefined)] : [])));
-    tools.splice(0, tools.length, ...tools.filter((t) => isRecord(t.function) && allowed.has(t.function.name as string)));
+    const allowed = new Set(
+      (Array.isArray(tc.tools) ? tc.tools : []).flatMap((a) =>
+        isRecord(a) && typeof a.name === 'string'
+          ? [names.chatName(a.name, typeof a.namespace === 'string' ? a.namespace : undefined)]
+          : [],
+      ),
+    );
+    tools.splice(
+      0,
+      tools.length,
+      ...tools.filter((t) => isRecord(t.function) && allowed.has(t.function.name as string)),
+    );
     return tc.mode === 'required' ? 'required' : 'auto';
   }
   // Forcing a built-in tool that was dropped would silently answer without it.
-  throw noChatEquivalent('tool_choice', P, `it forces the built-in tool '${isRecord(tc) ? String(tc.type) : String(tc)}', which a chat route cannot run; use 'auto', 'none', 'required' or a function tool`);
+  throw noChatEquivalent(
+    'tool_choice',
+    P,
+    `it forces the built-in tool '${isRecord(tc) ? String(tc.type) : String(tc)}', which a chat route cannot run; use 'auto', 'none', 'required' or a function tool`,
+  );
 }
 
 /** Chat wants an assistant turn's tool calls in one message, followed by its tool results. */
@@ -222,7 +261,10 @@ function inputItems(items: unknown[], dropped: string[], names: ToolNames): Json
         } else if (role === 'user' || role === 'system' || role === 'developer') {
           closeAssistant();
           // 'developer' is newer than many chat upstreams: system means the same there.
-          out.push({ role: role === 'developer' ? 'system' : role, content: userContent(item.content, `${at}.content`, role === 'user', dropped) });
+          out.push({
+            role: role === 'developer' ? 'system' : role,
+            content: userContent(item.content, `${at}.content`, role === 'user', dropped),
+          });
         } else {
           throw wrongType(`${at}.role`, "'user', 'assistant', 'system' or 'developer'");
         }
@@ -230,8 +272,14 @@ function inputItems(items: unknown[], dropped: string[], names: ToolNames): Json
       }
       case 'function_call':
       case 'custom_tool_call': {
-        if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw wrongType(at, `a ${String(type)} with string call_id and name`);
-        noteDroppedFields(item, type === 'function_call' ? 'responses.function_call' : 'responses.custom_tool_call', 'input[]', dropped);
+        if (typeof item.call_id !== 'string' || typeof item.name !== 'string')
+          throw wrongType(at, `a ${String(type)} with string call_id and name`);
+        noteDroppedFields(
+          item,
+          type === 'function_call' ? 'responses.function_call' : 'responses.custom_tool_call',
+          'input[]',
+          dropped,
+        );
         if (!assistant) {
           assistant = { role: 'assistant', content: null };
           out.push(assistant);
@@ -260,7 +308,11 @@ function inputItems(items: unknown[], dropped: string[], names: ToolNames): Json
         noteDroppedFields(item, 'responses.tool_output', 'input[]', dropped);
         // Tool results follow the assistant turn; text after them starts a new one.
         closeAssistant();
-        out.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutput(item.output, `${at}.output`, dropped) });
+        out.push({
+          role: 'tool',
+          tool_call_id: item.call_id,
+          content: toolOutput(item.output, `${at}.output`, dropped),
+        });
         break;
       }
       case 'reasoning':

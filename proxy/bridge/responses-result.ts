@@ -25,7 +25,10 @@ export function responseUsage(u: ReadUsage | undefined): Json | null {
 }
 
 /** finish_reason → Response status; only truncation makes a Response incomplete. */
-export function responseStatus(finish: string | undefined): { status: 'completed' | 'incomplete'; incomplete_details: Json | null } {
+export function responseStatus(finish: string | undefined): {
+  status: 'completed' | 'incomplete';
+  incomplete_details: Json | null;
+} {
   if (finish === 'length') return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
   if (finish === 'content_filter') return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
   return { status: 'completed', incomplete_details: null };
@@ -109,11 +112,27 @@ export function customInput(args: string): string {
 }
 
 export function customToolCallItem(id: string, callId: string, tool: CallerTool, input: string, status: string): Json {
-  return { type: 'custom_tool_call', id, call_id: callId, name: tool.name, ...(tool.namespace ? { namespace: tool.namespace } : {}), input, status };
+  return {
+    type: 'custom_tool_call',
+    id,
+    call_id: callId,
+    name: tool.name,
+    ...(tool.namespace ? { namespace: tool.namespace } : {}),
+    input,
+    status,
+  };
 }
 
 export function functionCallItem(id: string, callId: string, tool: CallerTool, args: string, status: string): Json {
-  return { type: 'function_call', id, call_id: callId, name: tool.name, ...(tool.namespace ? { namespace: tool.namespace } : {}), arguments: args, status };
+  return {
+    type: 'function_call',
+    id,
+    call_id: callId,
+    name: tool.name,
+    ...(tool.namespace ? { namespace: tool.namespace } : {}),
+    arguments: args,
+    status,
+  };
 }
 
 export function chatToResponse(chat: unknown, ctx: BridgeContext): Json {
@@ -127,9 +146,16 @@ export function chatToResponse(chat: unknown, ctx: BridgeContext): Json {
   const output: Json[] = [];
   const thought = reasoningText(msg);
   if (thought) output.push(reasoningItem(ids.reasoning, thought, 'completed'));
-  if (typeof msg.content === 'string' && msg.content.length > 0) output.push(messageItem(ids.message, msg.content, itemStatus));
+  if (typeof msg.content === 'string' && msg.content.length > 0)
+    output.push(messageItem(ids.message, msg.content, itemStatus));
   if (typeof msg.refusal === 'string' && msg.refusal.length > 0) {
-    output.push({ type: 'message', id: `${ids.message}_refusal`, status: itemStatus, role: 'assistant', content: [{ type: 'refusal', refusal: msg.refusal }] });
+    output.push({
+      type: 'message',
+      id: `${ids.message}_refusal`,
+      status: itemStatus,
+      role: 'assistant',
+      content: [{ type: 'refusal', refusal: msg.refusal }],
+    });
   }
   if (Array.isArray(msg.tool_calls)) {
     const tools = toolNamesOf(ctx.request);
@@ -141,7 +167,11 @@ export function chatToResponse(chat: unknown, ctx: BridgeContext): Json {
       // Arguments cut off by the token limit must not look runnable.
       const tool = tools.callerTool(String(fn.name ?? ''));
       const args = typeof fn.arguments === 'string' ? fn.arguments : '';
-      output.push(tool.custom ? customToolCallItem(ids.call(i), callId, tool, customInput(args), itemStatus) : functionCallItem(ids.call(i), callId, tool, args, itemStatus));
+      output.push(
+        tool.custom
+          ? customToolCallItem(ids.call(i), callId, tool, customInput(args), itemStatus)
+          : functionCallItem(ids.call(i), callId, tool, args, itemStatus),
+      );
     }
   }
   const created = typeof c.created === 'number' ? c.created : createdAt(ctx);

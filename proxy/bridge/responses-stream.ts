@@ -2,7 +2,18 @@
 
 import { toolNamesOf, type CallerTool, type ToolNames } from './tool-names.js';
 import type { ChunkOp } from './chat-chunks.js';
-import { customInput, customToolCallItem, functionCallItem, messageItem, reasoningItem, responseIds, responseObject, responseStatus, responseUsage, type ResponseIds } from './responses-result.js';
+import {
+  customInput,
+  customToolCallItem,
+  functionCallItem,
+  messageItem,
+  reasoningItem,
+  responseIds,
+  responseObject,
+  responseStatus,
+  responseUsage,
+  type ResponseIds,
+} from './responses-result.js';
 import { outputTextPart, RESPONSES_EVENTS } from '../rules/protocols/responses.js';
 import { sseEvent } from './sse.js';
 import { ChatStreamTranslator } from './stream-base.js';
@@ -62,7 +73,13 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
       }
       const item = this.items[this.message] as Extract<Item, { kind: 'message' }>;
       item.text += op.text;
-      out += this.emit(RESPONSES_EVENTS.textDelta, { item_id: item.id, output_index: this.message, content_index: 0, delta: op.text, logprobs: [] });
+      out += this.emit(RESPONSES_EVENTS.textDelta, {
+        item_id: item.id,
+        output_index: this.message,
+        content_index: 0,
+        delta: op.text,
+        logprobs: [],
+      });
     } else if (op.op === 'tool-start') {
       const outputIndex = this.items.length;
       const id = this.ids.call(op.index);
@@ -70,7 +87,9 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
       const tool = this.toolNames.callerTool(op.name);
       const custom = tool.custom;
       this.items.push({ kind: 'call', id, callId: op.id, tool, args: '', custom });
-      const item = custom ? customToolCallItem(id, op.id, tool, '', 'in_progress') : functionCallItem(id, op.id, tool, '', 'in_progress');
+      const item = custom
+        ? customToolCallItem(id, op.id, tool, '', 'in_progress')
+        : functionCallItem(id, op.id, tool, '', 'in_progress');
       out += this.emit('response.output_item.added', { output_index: outputIndex, item });
     } else {
       const outputIndex = this.calls.get(op.index);
@@ -78,7 +97,12 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
       const item = this.items[outputIndex] as Extract<Item, { kind: 'call' }>;
       item.args += op.args;
       // A custom tool's input is inside the JSON arguments: it is sent whole once they are complete.
-      if (!item.custom) out += this.emit('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta: op.args });
+      if (!item.custom)
+        out += this.emit('response.function_call_arguments.delta', {
+          item_id: item.id,
+          output_index: outputIndex,
+          delta: op.args,
+        });
     }
     return out;
   }
@@ -90,12 +114,28 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
       const n = this.items.filter((i) => i.kind === 'reasoning').length;
       const id = n === 0 ? this.ids.reasoning : `${this.ids.reasoning}_${n}`;
       this.items.push({ kind: 'reasoning', id, text: '', done: false });
-      out += this.emit('response.output_item.added', { output_index: this.reasoning, item: { type: 'reasoning', id, summary: [], content: [], status: 'in_progress' } });
-      out += this.emit('response.content_part.added', { item_id: id, output_index: this.reasoning, content_index: 0, part: { type: 'reasoning_text', text: '' } });
+      out += this.emit('response.output_item.added', {
+        output_index: this.reasoning,
+        item: { type: 'reasoning', id, summary: [], content: [], status: 'in_progress' },
+      });
+      out += this.emit('response.content_part.added', {
+        item_id: id,
+        output_index: this.reasoning,
+        content_index: 0,
+        part: { type: 'reasoning_text', text: '' },
+      });
     }
     const item = this.items[this.reasoning] as Extract<Item, { kind: 'reasoning' }>;
     item.text += text;
-    return out + this.emit('response.reasoning_text.delta', { item_id: item.id, output_index: this.reasoning, content_index: 0, delta: text });
+    return (
+      out +
+      this.emit('response.reasoning_text.delta', {
+        item_id: item.id,
+        output_index: this.reasoning,
+        content_index: 0,
+        delta: text,
+      })
+    );
   }
 
   private closeReasoning(status = 'completed'): string {
@@ -105,8 +145,18 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
     this.reasoning = undefined;
     item.done = true;
     return (
-      this.emit('response.reasoning_text.done', { item_id: item.id, output_index: i, content_index: 0, text: item.text }) +
-      this.emit('response.content_part.done', { item_id: item.id, output_index: i, content_index: 0, part: { type: 'reasoning_text', text: item.text } }) +
+      this.emit('response.reasoning_text.done', {
+        item_id: item.id,
+        output_index: i,
+        content_index: 0,
+        text: item.text,
+      }) +
+      this.emit('response.content_part.done', {
+        item_id: item.id,
+        output_index: i,
+        content_index: 0,
+        part: { type: 'reasoning_text', text: item.text },
+      }) +
       this.emit('response.output_item.done', { output_index: i, item: reasoningItem(item.id, item.text, status) })
     );
   }
@@ -121,29 +171,49 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
         output.push(reasoningItem(item.id, item.text, 'completed'));
       } else if (item.kind === 'message') {
         const part = outputTextPart(item.text);
-        out += this.emit(RESPONSES_EVENTS.textDone, { item_id: item.id, output_index: i, content_index: 0, text: item.text, logprobs: [] });
+        out += this.emit(RESPONSES_EVENTS.textDone, {
+          item_id: item.id,
+          output_index: i,
+          content_index: 0,
+          text: item.text,
+          logprobs: [],
+        });
         out += this.emit('response.content_part.done', { item_id: item.id, output_index: i, content_index: 0, part });
         const done = messageItem(item.id, item.text, itemStatus);
         output.push(done);
         out += this.emit('response.output_item.done', { output_index: i, item: done });
       } else if (item.custom) {
         const input = customInput(item.args);
-        if (input) out += this.emit('response.custom_tool_call_input.delta', { item_id: item.id, output_index: i, delta: input });
+        if (input)
+          out += this.emit('response.custom_tool_call_input.delta', {
+            item_id: item.id,
+            output_index: i,
+            delta: input,
+          });
         out += this.emit('response.custom_tool_call_input.done', { item_id: item.id, output_index: i, input });
         const done = customToolCallItem(item.id, item.callId, item.tool, input, itemStatus);
         output.push(done);
         out += this.emit('response.output_item.done', { output_index: i, item: done });
       } else {
-        out += this.emit('response.function_call_arguments.done', { item_id: item.id, output_index: i, name: item.tool.name, arguments: item.args });
+        out += this.emit('response.function_call_arguments.done', {
+          item_id: item.id,
+          output_index: i,
+          name: item.tool.name,
+          arguments: item.args,
+        });
         // Arguments cut off by the token limit must not look runnable.
         const done = functionCallItem(item.id, item.callId, item.tool, item.args, itemStatus);
         output.push(done);
         out += this.emit('response.output_item.done', { output_index: i, item: done });
       }
     }
-    const usage = responseUsage(this.usage ? { ...this.usage, cached: this.cached, reasoning: this.reasoningTokens } : undefined);
+    const usage = responseUsage(
+      this.usage ? { ...this.usage, cached: this.cached, reasoning: this.reasoningTokens } : undefined,
+    );
     const response = responseObject(this.ctx, this.created, { status, output, usage, incomplete_details });
-    return out + this.emit(status === 'completed' ? RESPONSES_EVENTS.completed : RESPONSES_EVENTS.incomplete, { response });
+    return (
+      out + this.emit(status === 'completed' ? RESPONSES_EVENTS.completed : RESPONSES_EVENTS.incomplete, { response })
+    );
   }
 
   protected failure(message: string, code: string): string {
@@ -156,7 +226,12 @@ export class ResponsesStreamTranslator extends ChatStreamTranslator {
             ? customToolCallItem(item.id, item.callId, item.tool, customInput(item.args), 'incomplete')
             : functionCallItem(item.id, item.callId, item.tool, item.args, 'incomplete'),
     );
-    const response = responseObject(this.ctx, this.created, { status: 'failed', output, usage: null, error: { code, message } });
+    const response = responseObject(this.ctx, this.created, {
+      status: 'failed',
+      output,
+      usage: null,
+      error: { code, message },
+    });
     return this.emit('error', { code, message, param: null }) + this.emit(RESPONSES_EVENTS.failed, { response });
   }
 }

@@ -30,11 +30,19 @@ export interface BridgeSession {
   error(status: number, body: Buffer): { status: number; body: string };
 }
 
-export type OpenBridgeResult = { ok: true; session: BridgeSession } | { ok: false; status: 400; body: string; message: string; param?: string };
+export type OpenBridgeResult =
+  { ok: true; session: BridgeSession } | { ok: false; status: 400; body: string; message: string; param?: string };
 
 export function openBridge(kind: BridgeKind, body: unknown, ctx: Omit<BridgeContext, 'model'>): OpenBridgeResult {
   const mapped = toChatRequest(kind, body);
-  if (!mapped.ok) return { ok: false, status: 400, body: rejectionBody(kind, mapped.message, mapped.param), message: mapped.message, param: mapped.param };
+  if (!mapped.ok)
+    return {
+      ok: false,
+      status: 400,
+      body: rejectionBody(kind, mapped.message, mapped.param),
+      message: mapped.message,
+      param: mapped.param,
+    };
   const full: BridgeContext = { ...ctx, model: mapped.model, request: isRecord(body) ? body : undefined };
   return {
     ok: true,
@@ -60,7 +68,8 @@ export function openBridge(kind: BridgeKind, body: unknown, ctx: Omit<BridgeCont
           return { status: 502, body: upstreamErrorBody(kind, 502, e.message, e) };
         }
         if (!isRecord(parsed) || !Array.isArray(parsed.choices) || parsed.choices.length === 0) {
-          const message = 'The upstream chat route answered 200 with a body that is not a chat completion, so Loopgate could not bridge it.';
+          const message =
+            'The upstream chat route answered 200 with a body that is not a chat completion, so Loopgate could not bridge it.';
           return { status: 502, body: upstreamErrorBody(kind, 502, message) };
         }
         return { status: 200, body: JSON.stringify(fromChatResult(kind, parsed, full)) };

@@ -60,7 +60,9 @@ export abstract class ChatStreamTranslator implements StreamTranslator {
         continue;
       }
       const ops: ChunkOp[] =
-        m.event === 'error' ? [{ op: 'error', message: errorMessage(m.data), code: 'upstream_error' }] : chunkOps(m.data, this.tools, (i) => this.toolId(i));
+        m.event === 'error'
+          ? [{ op: 'error', message: errorMessage(m.data), code: 'upstream_error' }]
+          : chunkOps(m.data, this.tools, (i) => this.toolId(i));
       for (const op of ops) {
         if (op.op === 'error') {
           out += this.fail(op.message, op.code);

@@ -36,7 +36,9 @@ function joinedToolName(name: string, namespace?: string): string {
 /** The collision-proof name of one (namespace, name) pair: readable prefix, `_`, hash of the exact pair. */
 export function hashedToolName(name: string, namespace?: string): string {
   const digest = createHash('sha256').update(pairKey(name, namespace)).digest('hex').slice(0, HASH_CHARS);
-  const prefix = joinedToolName(name, namespace).replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64 - 1 - HASH_CHARS);
+  const prefix = joinedToolName(name, namespace)
+    .replace(/[^A-Za-z0-9_-]/g, '_')
+    .slice(0, 64 - 1 - HASH_CHARS);
   return `${prefix}_${digest}`;
 }
 
@@ -121,7 +123,11 @@ function* requestToolPairs(request: Json | undefined): Generator<CallerTool> {
     if (!isRecord(t) || typeof t.name !== 'string') continue;
     if (t.type === 'namespace' && Array.isArray(t.tools)) {
       for (const inner of t.tools) {
-        if (isRecord(inner) && typeof inner.name === 'string' && (inner.type === 'function' || inner.type === 'custom')) {
+        if (
+          isRecord(inner) &&
+          typeof inner.name === 'string' &&
+          (inner.type === 'function' || inner.type === 'custom')
+        ) {
           yield { name: inner.name, namespace: t.name, custom: inner.type === 'custom' };
         }
       }
@@ -134,9 +140,12 @@ function* requestToolPairs(request: Json | undefined): Generator<CallerTool> {
     }
   }
   const tc = request?.tool_choice;
-  if (isRecord(tc) && typeof tc.name === 'string') yield { name: tc.name, ...ns(tc.namespace), custom: tc.type === 'custom' };
+  if (isRecord(tc) && typeof tc.name === 'string')
+    yield { name: tc.name, ...ns(tc.namespace), custom: tc.type === 'custom' };
   if (isRecord(tc) && Array.isArray(tc.tools)) {
-    for (const a of tc.tools) if (isRecord(a) && typeof a.name === 'string') yield { name: a.name, ...ns(a.namespace), custom: a.type === 'custom' };
+    for (const a of tc.tools)
+      if (isRecord(a) && typeof a.name === 'string')
+        yield { name: a.name, ...ns(a.namespace), custom: a.type === 'custom' };
   }
 }
 
@@ -148,11 +157,14 @@ function* requestToolPairs(request: Json | undefined): Generator<CallerTool> {
 export function messagesToolNamesOf(request: Json | undefined): ToolNames {
   const pairs: CallerTool[] = [];
   for (const t of Array.isArray(request?.tools) ? request.tools : []) {
-    if (isRecord(t) && typeof t.name === 'string' && (t.type === undefined || t.type === null || t.type === 'custom')) pairs.push({ name: t.name, custom: false });
+    if (isRecord(t) && typeof t.name === 'string' && (t.type === undefined || t.type === null || t.type === 'custom'))
+      pairs.push({ name: t.name, custom: false });
   }
   for (const m of Array.isArray(request?.messages) ? request.messages : []) {
     if (!isRecord(m) || !Array.isArray(m.content)) continue;
-    for (const b of m.content) if (isRecord(b) && b.type === 'tool_use' && typeof b.name === 'string') pairs.push({ name: b.name, custom: false });
+    for (const b of m.content)
+      if (isRecord(b) && b.type === 'tool_use' && typeof b.name === 'string')
+        pairs.push({ name: b.name, custom: false });
   }
   const tc = request?.tool_choice;
   if (isRecord(tc) && typeof tc.name === 'string') pairs.push({ name: tc.name, custom: false });
@@ -163,5 +175,8 @@ export function messagesToolNamesOf(request: Json | undefined): ToolNames {
 export function requestTools(request: Json | undefined): unknown[] {
   const tools = Array.isArray(request?.tools) ? request.tools : [];
   const items = Array.isArray(request?.input) ? request.input : [];
-  return [...tools, ...items.flatMap((i) => (isRecord(i) && i.type === 'additional_tools' && Array.isArray(i.tools) ? i.tools : []))];
+  return [
+    ...tools,
+    ...items.flatMap((i) => (isRecord(i) && i.type === 'additional_tools' && Array.isArray(i.tools) ? i.tools : [])),
+  ];
 }

@@ -40,7 +40,6 @@ export interface StreamTranslator {
   usage?: { input?: number; output?: number };
 }
 
-
 export function bridgeLabel(kind: BridgeKind): string {
   return `${kind}->chat`;
 }

@@ -31,10 +31,15 @@ export function loadProjectFile(dir: string): LoadedProjectFile | undefined {
   if (!file) return undefined;
   let text: string;
   try {
-    if (statSync(file).size > MAX_BYTES) return { file, ok: false, problem: `${file} is larger than ${MAX_BYTES / 1024} KiB; it is not a loopgate.json.` };
+    if (statSync(file).size > MAX_BYTES)
+      return { file, ok: false, problem: `${file} is larger than ${MAX_BYTES / 1024} KiB; it is not a loopgate.json.` };
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    return { file, ok: false, problem: `cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).` };
+    return {
+      file,
+      ok: false,
+      problem: `cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`,
+    };
   }
   return { file, ok: true, read: readProjectFile(text) };
 }

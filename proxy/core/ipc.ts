@@ -79,4 +79,3 @@ export type FromProxy =
   /** After set-keys: the names the proxy now routes between. */
   | { kind: 'keys'; keys: string[] }
   | { kind: 'stopped' };
-

@@ -126,7 +126,27 @@ export interface TrafficSummary {
  * row's type is made from this list, so a field the view reads but the proxy
  * does not send fails to compile.
  */
-export const ROW_FIELDS = ['time', 'id', 'method', 'path', 'canonicalPath', 'rewrites', 'model', 'alias', 'stream', 'status', 'errorCode', 'diagnosis', 'key', 'bridge', 'ttfbMs', 'totalMs', 'usage', 'clientAborted', 'replayOf'] as const satisfies ReadonlyArray<keyof TrafficRecord>;
+export const ROW_FIELDS = [
+  'time',
+  'id',
+  'method',
+  'path',
+  'canonicalPath',
+  'rewrites',
+  'model',
+  'alias',
+  'stream',
+  'status',
+  'errorCode',
+  'diagnosis',
+  'key',
+  'bridge',
+  'ttfbMs',
+  'totalMs',
+  'usage',
+  'clientAborted',
+  'replayOf',
+] as const satisfies ReadonlyArray<keyof TrafficRecord>;
 export type RowField = (typeof ROW_FIELDS)[number];
 export type RowRecord = Pick<TrafficRecord, RowField>;
 

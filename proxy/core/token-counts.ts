@@ -25,4 +25,11 @@ export interface TokenCounts {
   reasoning: number;
 }
 
-export const NO_TOKENS: Readonly<TokenCounts> = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0, reasoning: 0 });
+export const NO_TOKENS: Readonly<TokenCounts> = Object.freeze({
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite5m: 0,
+  cacheWrite1h: 0,
+  reasoning: 0,
+});

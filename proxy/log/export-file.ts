@@ -34,7 +34,10 @@ export async function writePrivateFile(file: string, data: string): Promise<void
   // A mistyped folder is an error to report, not one to create.
   const dir = dirname(file);
   const st = await stat(dir).catch(() => undefined);
-  if (!st?.isDirectory()) throw Object.assign(new Error(`the folder ${dir} does not exist: create it first, or choose another path`), { code: 'ENOENT' });
+  if (!st?.isDirectory())
+    throw Object.assign(new Error(`the folder ${dir} does not exist: create it first, or choose another path`), {
+      code: 'ENOENT',
+    });
   const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     // 'wx' creates a new file and never follows a link; the rename then replaces whatever `file` was (a link

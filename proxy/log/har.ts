@@ -64,7 +64,8 @@ function entry(rec: TrafficRecord, redactor: Redactor): object {
   const wait = Math.min(total, ms(rec.ttfbMs ?? rec.totalMs));
   const reqType = header(rec.requestHeaders, 'content-type') ?? 'application/json';
   const resType =
-    header(rec.responseHeaders, 'content-type') ?? (rec.stream ? 'text/event-stream' : rec.status ? 'application/json' : 'x-unknown');
+    header(rec.responseHeaders, 'content-type') ??
+    (rec.stream ? 'text/event-stream' : rec.status ? 'application/json' : 'x-unknown');
   const truncated = rec.bodyTruncated ? 'Body cut at the --log-bodies cap.' : undefined;
   return {
     startedDateTime: new Date(rec.time).toISOString(),

@@ -133,7 +133,11 @@ async function readSnapshot(file: string, includeRotated: boolean): Promise<{ pa
   }
 }
 
-async function sameFiles(file: string, includeRotated: boolean, opened: { path: string; ino: number }[]): Promise<boolean> {
+async function sameFiles(
+  file: string,
+  includeRotated: boolean,
+  opened: { path: string; ino: number }[],
+): Promise<boolean> {
   const now = [...(includeRotated ? await rotatedFiles(file) : []), file];
   const expected = opened.map((o) => o.path);
   // The current file may have been created since (no rename happened); anything else is a rotation.

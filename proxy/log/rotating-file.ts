@@ -79,7 +79,7 @@ export class RotatingFile {
   /** Appends buf in full (one write per batch: appendFile's chunked loop costs more on the event loop). */
   async append(buf: Buffer): Promise<void> {
     const h = await this.open();
-    for (let off = 0; off < buf.length; ) {
+    for (let off = 0; off < buf.length;) {
       const n = (await h.write(buf, off, buf.length - off)).bytesWritten;
       off += n;
       this.size += n;
@@ -107,7 +107,12 @@ export class RotatingFile {
 }
 
 function symlinkRefusal(file: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`${file} is a symbolic link, and Loopgate does not follow one to write its log (records would go to, and 0600 be applied to, the file it points at)`), { code: 'ELOOP' });
+  return Object.assign(
+    new Error(
+      `${file} is a symbolic link, and Loopgate does not follow one to write its log (records would go to, and 0600 be applied to, the file it points at)`,
+    ),
+    { code: 'ELOOP' },
+  );
 }
 
 /**

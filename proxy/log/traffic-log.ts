@@ -63,7 +63,13 @@ class HealthState {
   ) {}
 
   get health(): LogHealth {
-    return { ok: !this.failing, file: this.file, written: this.written, dropped: this.dropped, ...(this.failing && this.lastError ? { error: this.lastError } : {}) };
+    return {
+      ok: !this.failing,
+      file: this.file,
+      written: this.written,
+      dropped: this.dropped,
+      ...(this.failing && this.lastError ? { error: this.lastError } : {}),
+    };
   }
 
   failed(err: unknown): void {

@@ -55,9 +55,13 @@ export async function replayToOtlp(opts: ReplayOptions): Promise<ReplayResult> {
     for (let i = 0; i < records.length; i += SLICE) {
       for (const full of records.slice(i, i + SLICE)) {
         const rec = spanRecord(full);
-        const facts: SpanFacts = rec.status > 0 && rec.status < 400 && full.responseBody ? responseFacts(full.responseBody, answerProtocol(rec)) : {};
+        const facts: SpanFacts =
+          rec.status > 0 && rec.status < 400 && full.responseBody
+            ? responseFacts(full.responseBody, answerProtocol(rec))
+            : {};
         facts.requestValues = parsedValues(full.requestBody);
-        if (opts.config.captureContent) facts.content = contentFor(rec, { requestBody: full.requestBody, responseBody: full.responseBody });
+        if (opts.config.captureContent)
+          facts.content = contentFor(rec, { requestBody: full.requestBody, responseBody: full.responseBody });
         sink.record(rec, scrubFacts(facts, redactor));
         sent++;
       }

@@ -51,7 +51,11 @@ export function openOtlpSink(config: OtlpConfig, opts: OtlpSinkOptions): OtlpSin
   const redact = opts.redact ?? ((s: string) => s);
   const attributes: Record<string, string> = {};
   for (const [k, v] of Object.entries(config.resourceAttributes)) attributes[redact(k)] = redact(v);
-  const init: WorkerInit = { config: { ...config, serviceName: redact(config.serviceName), resourceAttributes: attributes }, version: opts.version, server: opts.server };
+  const init: WorkerInit = {
+    config: { ...config, serviceName: redact(config.serviceName), resourceAttributes: attributes },
+    version: opts.version,
+    server: opts.server,
+  };
   const endpoint = describeEndpoint(config.tracesUrl);
   const capacity = config.batch.maxQueueSize;
 
@@ -152,7 +156,11 @@ export function openOtlpSink(config: OtlpConfig, opts: OtlpSinkOptions): OtlpSin
       if (closed) return;
       if (!worker || inFlight + records.length >= capacity) {
         ownDropped++;
-        markFailing(worker ? `${endpoint}: the export is not keeping up (queue of ${capacity} spans full)` : (error ?? `${endpoint}: the export is not running`));
+        markFailing(
+          worker
+            ? `${endpoint}: the export is not keeping up (queue of ${capacity} spans full)`
+            : (error ?? `${endpoint}: the export is not running`),
+        );
         return;
       }
       records.push(rec);

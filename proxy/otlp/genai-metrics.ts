@@ -7,7 +7,13 @@
 // walk cost well under 1 µs. Cumulative, with explicit bucket boundaries.
 import { ValueType, type HrTime } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
-import { AggregationTemporality, DataPointType, type CollectionResult, type HistogramMetricData, type MetricProducer } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  DataPointType,
+  type CollectionResult,
+  type HistogramMetricData,
+  type MetricProducer,
+} from '@opentelemetry/sdk-metrics';
 import type { MetricPoint } from '../rules/genai-span.js';
 import type { AttrValue } from '../rules/genai-facts.js';
 
@@ -16,9 +22,21 @@ const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048
 const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
 
 const INSTRUMENTS: Record<MetricPoint['name'], { unit: string; description: string; boundaries: number[] }> = {
-  'gen_ai.client.token.usage': { unit: '{token}', description: 'Number of input and output tokens used.', boundaries: TOKEN_BUCKETS },
-  'gen_ai.client.operation.duration': { unit: 's', description: 'GenAI operation duration.', boundaries: DURATION_BUCKETS },
-  'gen_ai.client.operation.time_to_first_chunk': { unit: 's', description: 'Time to receive the first chunk of a streamed response.', boundaries: DURATION_BUCKETS },
+  'gen_ai.client.token.usage': {
+    unit: '{token}',
+    description: 'Number of input and output tokens used.',
+    boundaries: TOKEN_BUCKETS,
+  },
+  'gen_ai.client.operation.duration': {
+    unit: 's',
+    description: 'GenAI operation duration.',
+    boundaries: DURATION_BUCKETS,
+  },
+  'gen_ai.client.operation.time_to_first_chunk': {
+    unit: 's',
+    description: 'Time to receive the first chunk of a streamed response.',
+    boundaries: DURATION_BUCKETS,
+  },
 };
 
 /** Series beyond this many per instrument are not kept (a client choosing model names must not grow memory without end). */
@@ -56,7 +74,14 @@ export class GenAiMetrics implements MetricProducer {
     let s = byKey.get(key);
     if (!s) {
       if (byKey.size >= MAX_SERIES) return;
-      s = { attributes: p.attributes, counts: new Array<number>(def.boundaries.length + 1).fill(0), sum: 0, count: 0, min: Infinity, max: -Infinity };
+      s = {
+        attributes: p.attributes,
+        counts: new Array<number>(def.boundaries.length + 1).fill(0),
+        sum: 0,
+        count: 0,
+        min: Infinity,
+        max: -Infinity,
+      };
       byKey.set(key, s);
     }
     let i = 0;
@@ -81,7 +106,13 @@ export class GenAiMetrics implements MetricProducer {
           attributes: s.attributes,
           startTime: this.start,
           endTime: end,
-          value: { buckets: { boundaries: def.boundaries, counts: [...s.counts] }, sum: s.sum, count: s.count, min: s.min, max: s.max },
+          value: {
+            buckets: { boundaries: def.boundaries, counts: [...s.counts] },
+            sum: s.sum,
+            count: s.count,
+            min: s.min,
+            max: s.max,
+          },
         })),
       });
     }

@@ -4,11 +4,31 @@
 // never throws: a collector that is down, slow or refusing costs dropped spans,
 // counted here and reported once each way (onHealth), never a request. Errors
 // name the URL without user info or query and the status, never a header value.
-import { createNoopMeter, SpanKind, SpanStatusCode, TraceFlags, type Attributes, type Counter, type Meter, type MeterProvider } from '@opentelemetry/api';
+import {
+  createNoopMeter,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  type Attributes,
+  type Counter,
+  type Meter,
+  type MeterProvider,
+} from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
-import { AlwaysOnSampler, BatchSpanProcessor, RandomIdGenerator, TracerProvider, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace';
-import { MeterProvider as SdkMeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import {
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  RandomIdGenerator,
+  TracerProvider,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace';
+import {
+  MeterProvider as SdkMeterProvider,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+} from '@opentelemetry/sdk-metrics';
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { TraceExporterMetricsHelper } from '@opentelemetry/otlp-transformer';
@@ -45,7 +65,6 @@ export interface SdkSinkOptions {
   /** Scrubs resource attribute values (OTEL_RESOURCE_ATTRIBUTES may hold anything). */
   redact?: (s: string) => string;
 }
-
 
 /** Milliseconds (since the epoch, fractional) as the SDK's [seconds, nanoseconds]. */
 function hrTime(ms: number): [number, number] {
@@ -139,7 +158,12 @@ export function openSdkSink(config: OtlpConfig, opts: SdkSinkOptions): SdkSink {
   const concurrencyLimit = Math.ceil(config.batch.maxQueueSize / config.batch.maxExportBatchSize) + 2;
   // The marker goes last, so no configured header can take it off: a Loopgate proxy refuses what carries it.
   const headers = { ...config.headers, [EXPORTER_MARKER_HEADER]: EXPORTER_MARKER_VALUE };
-  const exporterOptions = (url: string) => ({ url, headers: { ...headers }, timeoutMillis: config.batch.exportTimeoutMs, concurrencyLimit });
+  const exporterOptions = (url: string) => ({
+    url,
+    headers: { ...headers },
+    timeoutMillis: config.batch.exportTimeoutMs,
+    concurrencyLimit,
+  });
   // http/protobuf: the official exporter's transport (timeouts, retries of 429/5xx with Retry-After, headers)
   // with our encoder (span-encoder.ts: measured several times cheaper); http/json: the official exporter whole.
   const inner: SpanExporter =
@@ -147,7 +171,9 @@ export function openSdkSink(config: OtlpConfig, opts: SdkSinkOptions): SdkSink {
       ? new JsonTraceExporter(exporterOptions(config.tracesUrl))
       : new OTLPExporterBase<ReadableSpan[]>(
           createOtlpHttpExportDelegate(
-            convertLegacyHttpOptions(exporterOptions(config.tracesUrl), 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' }),
+            convertLegacyHttpOptions(exporterOptions(config.tracesUrl), 'TRACES', 'v1/traces', {
+              'Content-Type': 'application/x-protobuf',
+            }),
             leanProtobufTraceSerializer,
             'otlp_http_span_exporter',
             TraceExporterMetricsHelper,
@@ -175,7 +201,13 @@ export function openSdkSink(config: OtlpConfig, opts: SdkSinkOptions): SdkSink {
 
   const attributes: Record<string, string> = {};
   for (const [k, v] of Object.entries(config.resourceAttributes)) attributes[redact(k)] = redact(v);
-  const resource = defaultResource().merge(resourceFromAttributes({ ...attributes, 'service.name': redact(config.serviceName), 'service.version': opts.version }));
+  const resource = defaultResource().merge(
+    resourceFromAttributes({
+      ...attributes,
+      'service.name': redact(config.serviceName),
+      'service.version': opts.version,
+    }),
+  );
   const queueFull = `${endpoint}: the collector is not keeping up (queue of ${config.batch.maxQueueSize} spans full)`;
   const lose = (n: number) => {
     dropped += n;
@@ -202,21 +234,38 @@ export function openSdkSink(config: OtlpConfig, opts: SdkSinkOptions): SdkSink {
    * Every request is recorded, whatever the caller's sampling flag says: the team sees all traffic.
    */
   function readableSpan(span: SpanData): ReadableSpan {
-    const context = { traceId: span.parent?.traceId ?? ids.generateTraceId(), spanId: ids.generateSpanId(), traceFlags: TraceFlags.SAMPLED };
+    const context = {
+      traceId: span.parent?.traceId ?? ids.generateTraceId(),
+      spanId: ids.generateSpanId(),
+      traceFlags: TraceFlags.SAMPLED,
+    };
     const startTime = hrTime(span.startMs);
     const endTime = hrTime(span.endMs);
     return {
       name: span.name,
       kind: SpanKind.CLIENT,
       spanContext: () => context,
-      parentSpanContext: span.parent ? { traceId: span.parent.traceId, spanId: span.parent.spanId, traceFlags: span.parent.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, isRemote: true } : undefined,
+      parentSpanContext: span.parent
+        ? {
+            traceId: span.parent.traceId,
+            spanId: span.parent.spanId,
+            traceFlags: span.parent.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+            isRemote: true,
+          }
+        : undefined,
       startTime,
       endTime,
       duration: hrTime(span.endMs - span.startMs),
-      status: span.error !== undefined ? { code: SpanStatusCode.ERROR, message: span.error } : { code: SpanStatusCode.UNSET },
+      status:
+        span.error !== undefined ? { code: SpanStatusCode.ERROR, message: span.error } : { code: SpanStatusCode.UNSET },
       attributes: span.attributes,
       links: [],
-      events: span.events.map((e) => ({ name: e.name, time: hrTime(e.timeMs), attributes: e.attributes, droppedAttributesCount: 0 })),
+      events: span.events.map((e) => ({
+        name: e.name,
+        time: hrTime(e.timeMs),
+        attributes: e.attributes,
+        droppedAttributesCount: 0,
+      })),
       ended: true,
       resource,
       instrumentationScope: scope,
@@ -232,7 +281,9 @@ export function openSdkSink(config: OtlpConfig, opts: SdkSinkOptions): SdkSink {
   let genai: GenAiMetrics | undefined;
   if (config.metricsUrl) {
     const metricExporter: PushMetricExporter =
-      config.protocol === 'http/json' ? new JsonMetricExporter(exporterOptions(config.metricsUrl)) : new ProtoMetricExporter(exporterOptions(config.metricsUrl));
+      config.protocol === 'http/json'
+        ? new JsonMetricExporter(exporterOptions(config.metricsUrl))
+        : new ProtoMetricExporter(exporterOptions(config.metricsUrl));
     genai = new GenAiMetrics(resource, { name: 'loopgate', version: opts.version });
     // The provider binds the reader; the histograms come from our producer (see genai-metrics.ts).
     meters = new SdkMeterProvider({

@@ -20,7 +20,14 @@ function state(): void {
   if (pending) clearTimeout(pending);
   pending = undefined;
   const h = sink.health;
-  post({ type: 'state', n: taken, exported: h.exported, dropped: h.dropped, ok: h.ok, ...(h.error ? { error: h.error } : {}) });
+  post({
+    type: 'state',
+    n: taken,
+    exported: h.exported,
+    dropped: h.dropped,
+    ok: h.ok,
+    ...(h.error ? { error: h.error } : {}),
+  });
   taken = 0;
 }
 const soon = () => void (pending ??= setTimeout(state, 50));

@@ -6,15 +6,19 @@
 import type { IncomingMessage } from 'node:http';
 import { ProxyError } from '../rules/proxy-errors.js';
 import { normaliseRequestPath } from '../rules/paths.js';
-import type { ProxyContext, ProxyStats } from './context.js';
+import type { ProxyContext } from './context.js';
 import type { PathFacts } from './exchange.js';
 import { checkRequest } from './guard.js';
 import { checkToken } from './authenticate.js';
 import { rewriteHint } from './hints.js';
 import { isConnectivityProbe, isLocalEndpoint } from './local-endpoints.js';
+import { type ProxyStats } from '../core/local-api.js';
 
 /** What admission reads: configuration, and the in-flight count (never written here). */
-export type AdmissionContext = Pick<ProxyContext, 'limits' | 'guard' | 'token' | 'cliCommand' | 'cliProxyFlags' | 'hintOnce'> & {
+export type AdmissionContext = Pick<
+  ProxyContext,
+  'limits' | 'guard' | 'token' | 'cliCommand' | 'cliProxyFlags' | 'hintOnce'
+> & {
   readonly stats: Readonly<Pick<ProxyStats, 'inFlight'>>;
 };
 
@@ -35,7 +39,12 @@ export function admit(req: IncomingMessage, ctx: AdmissionContext, asked: Admiss
   try {
     // The count includes this request (the sequencer counted it on arrival).
     if (ctx.stats.inFlight > ctx.limits.maxInFlight) {
-      throw new ProxyError(503, 'too-many-requests', `Loopgate is already handling ${ctx.limits.maxInFlight} requests. Retry shortly.`, { 'retry-after': '1' });
+      throw new ProxyError(
+        503,
+        'too-many-requests',
+        `Loopgate is already handling ${ctx.limits.maxInFlight} requests. Retry shortly.`,
+        { 'retry-after': '1' },
+      );
     }
     checkRequest(req, ctx.guard);
     paths = normalise(req, ctx);
@@ -56,7 +65,11 @@ export function admit(req: IncomingMessage, ctx: AdmissionContext, asked: Admiss
 }
 
 function notAnApiPath(path: string): ProxyError {
-  return new ProxyError(404, 'not-an-api-path', `${path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths (e.g. /v1/chat/completions, /v1/responses, /v1/messages, /v1/models). Check the tool's base URL.`);
+  return new ProxyError(
+    404,
+    'not-an-api-path',
+    `${path} is not part of the Model-Access API; Loopgate forwards only /v1/... paths (e.g. /v1/chat/completions, /v1/responses, /v1/messages, /v1/models). Check the tool's base URL.`,
+  );
 }
 
 function normalise(req: IncomingMessage, ctx: Pick<ProxyContext, 'guard' | 'hintOnce'>): PathFacts {
@@ -66,5 +79,10 @@ function normalise(req: IncomingMessage, ctx: Pick<ProxyContext, 'guard' | 'hint
     const hint = rewriteHint(rewrite, ctx.guard, req.headers);
     if (hint) ctx.hintOnce(hint.id, hint.message);
   }
-  return { originalPath: (req.url ?? '/').split('?', 1)[0]!, path: result.path, query: result.query, rewrites: result.rewrites };
+  return {
+    originalPath: (req.url ?? '/').split('?', 1)[0]!,
+    path: result.path,
+    query: result.query,
+    rewrites: result.rewrites,
+  };
 }

@@ -16,7 +16,10 @@ import { StreamedBody } from './read-body.js';
 import { answeringAttempt } from './build-record.js';
 
 /** When an alias names the request's `model`: the alias, and the body rewritten to ask for its target. */
-export function applyAlias(body: BodyFacts, ctx: Pick<ProxyContext, 'aliases'>): { body: BodyFacts; alias: AliasFacts } | undefined {
+export function applyAlias(
+  body: BodyFacts,
+  ctx: Pick<ProxyContext, 'aliases'>,
+): { body: BodyFacts; alias: AliasFacts } | undefined {
   const from = body.model;
   if (from === undefined || ctx.aliases.size === 0) return undefined;
   const alias = ctx.aliases.get(from);
@@ -55,11 +58,22 @@ async function* rewriteFirstChunk(stream: AsyncIterable<Buffer>, from: string, t
 }
 
 /** The "No key of this proxy lists model X; closest: Y" refusal, with the alias that would serve it. */
-export function withAliasAdvice(err: unknown, model: string | undefined, alias: AliasFacts | undefined, ctx: Pick<ProxyContext, 'keys'>): unknown {
+export function withAliasAdvice(
+  err: unknown,
+  model: string | undefined,
+  alias: AliasFacts | undefined,
+  ctx: Pick<ProxyContext, 'keys'>,
+): unknown {
   if (!(err instanceof ProxyError) || err.code !== 'model-not-found' || !model) return err;
   const closest = suggestModels(model, ctx.keys.ids() ?? [])[0];
   if (!closest) return err;
-  return new ProxyError(err.statusCode, err.code, `${err.message} ${aliasAdvice(alias?.from ?? model, closest, alias?.to)}`, err.headers, { param: err.param, cause: err.cause });
+  return new ProxyError(
+    err.statusCode,
+    err.code,
+    `${err.message} ${aliasAdvice(alias?.from ?? model, closest, alias?.to)}`,
+    err.headers,
+    { param: err.param, cause: err.cause },
+  );
 }
 
 /**
@@ -67,22 +81,40 @@ export function withAliasAdvice(err: unknown, model: string | undefined, alias: 
  * upstream's model_not_found), with the alias that would help: `loopgate run`
  * reads it from /_loopgate/stats to give the hint once when its tool exits.
  */
-export function noteModelNotFound(ex: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyContext, 'keys' | 'stats' | 'redactor'>): void {
+export function noteModelNotFound(
+  ex: RequestSoFar,
+  reply: ClientReply,
+  ctx: Pick<ProxyContext, 'keys' | 'stats' | 'redactor'>,
+): void {
   const local = reply.local;
-  const notFound = local ? local.refused && local.code === 'model-not-found' : answeringAttempt(ex, reply)?.diagnosis?.code === 'model-not-found';
+  const notFound = local
+    ? local.refused && local.code === 'model-not-found'
+    : answeringAttempt(ex, reply)?.diagnosis?.code === 'model-not-found';
   const served = ex.body?.model;
   if (!notFound || !served) return;
   const model = ex.alias?.from ?? served;
   const closest = suggestModels(served, ctx.keys.ids() ?? [])[0];
   const previous = ctx.stats.modelNotFound?.count ?? 0;
   // Client-chosen text kept in memory and served back: bounded like the console's quotes.
-  ctx.stats.modelNotFound = { count: previous + 1, model: ctx.redactor.string(model).slice(0, 200), ...(closest ? { closest } : {}), ...(ex.alias ? { aliasedTo: ex.alias.to } : {}) };
+  ctx.stats.modelNotFound = {
+    count: previous + 1,
+    model: ctx.redactor.string(model).slice(0, 200),
+    ...(closest ? { closest } : {}),
+    ...(ex.alias ? { aliasedTo: ex.alias.to } : {}),
+  };
 }
 
 /** GET /v1/models with several keys and aliases: the union of the keys' lists, with the aliases marked. */
-export async function answerAliasedModelUnion(reply: ClientReply, ctx: Pick<ProxyContext, 'keys' | 'aliases'>): Promise<void> {
+export async function answerAliasedModelUnion(
+  reply: ClientReply,
+  ctx: Pick<ProxyContext, 'keys' | 'aliases'>,
+): Promise<void> {
   if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
-  reply.answer(200, 'application/json', JSON.stringify({ object: 'list', data: withAliasEntries(ctx.keys.union(), ctx.aliases) }));
+  reply.answer(
+    200,
+    'application/json',
+    JSON.stringify({ object: 'list', data: withAliasEntries(ctx.keys.union(), ctx.aliases) }),
+  );
 }
 
 /** One key's /v1/models answer with the aliases marked; a body that is not a model list is left alone. */

@@ -34,7 +34,11 @@ export function checkToken(req: IncomingMessage, token: string | null, cli = INS
   }
   // `Authorization: Bearer ` with nothing after it: a `$(loopgate token)` that printed nothing in that shell.
   if (presented === '' || /^bearer$/i.test(presented)) {
-    throw new ProxyError(401, 'missing-local-token', `The credential header was sent empty (did the command that prints the token fail in that shell?). ${where}`);
+    throw new ProxyError(
+      401,
+      'missing-local-token',
+      `The credential header was sent empty (did the command that prints the token fail in that shell?). ${where}`,
+    );
   }
   if (looksLikeProviderKey(presented)) {
     throw new ProxyError(

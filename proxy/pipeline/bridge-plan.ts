@@ -9,12 +9,15 @@ import type { ProxyContext } from './context.js';
 import type { Route, RequestSoFar } from './exchange.js';
 import { parsedBody } from './read-body.js';
 
-
 /** What planning a route reads: the bridge's policy and memory, and the console's hints. */
 export type RouteContext = Pick<ProxyContext, 'bridge' | 'hintOnce'>;
 
 /** The protocol of a request the bridge could serve; its body is then held whole (it may be re-encoded). */
-export function bridgeableKind(method: string | undefined, path: string, ctx: Pick<ProxyContext, 'bridge'>): BridgeKind | undefined {
+export function bridgeableKind(
+  method: string | undefined,
+  path: string,
+  ctx: Pick<ProxyContext, 'bridge'>,
+): BridgeKind | undefined {
   if (ctx.bridge.mode === 'off' || method !== 'POST') return undefined;
   return bridgeKindForPath(path);
 }
@@ -42,14 +45,21 @@ export function fallBack(ex: RequestSoFar, ctx: RouteContext, kind: BridgeKind):
 function bridged(ex: RequestSoFar, ctx: RouteContext, kind: BridgeKind): Route {
   const paths = ex.paths!;
   // A request the bridge refuses (a 400, a body it cannot read) is still logged as a bridged one, like its upstream errors.
-  const refused = (refusal: unknown): Route => ({ path: paths.path, query: paths.query, stream: ex.body?.stream ?? false, bridge: bridgeLabel(kind), refusal });
+  const refused = (refusal: unknown): Route => ({
+    path: paths.path,
+    query: paths.query,
+    stream: ex.body?.stream ?? false,
+    bridge: bridgeLabel(kind),
+    refusal,
+  });
   let opened: ReturnType<typeof openBridge>;
   try {
     opened = openBridge(kind, parsedBody(ex.body!), { requestId: ex.id });
   } catch (err) {
     return refused(err);
   }
-  if (!opened.ok) return refused(new ProxyError(400, 'bridge-unsupported-parameter', opened.message, {}, { param: opened.param }));
+  if (!opened.ok)
+    return refused(new ProxyError(400, 'bridge-unsupported-parameter', opened.message, {}, { param: opened.param }));
   const s = opened.session;
   if (s.dropped.length > 0) {
     ctx.hintOnce(
@@ -58,5 +68,12 @@ function bridged(ex: RequestSoFar, ctx: RouteContext, kind: BridgeKind): Route {
     );
   }
   // Claude Code's ?beta=true means nothing on the chat route.
-  return { path: s.path, query: '', stream: s.stream, session: s, bridge: s.label, bridgeDropped: s.dropped.length > 0 ? s.dropped : undefined };
+  return {
+    path: s.path,
+    query: '',
+    stream: s.stream,
+    session: s,
+    bridge: s.label,
+    bridgeDropped: s.dropped.length > 0 ? s.dropped : undefined,
+  };
 }

@@ -28,7 +28,18 @@ import { LOCAL_PATHS } from '../core/local-api.js';
 /** What building and sending the record reads; `finish` also counts the request in `stats`. */
 export type RecordContext = Pick<
   ProxyContext,
-  'captureBodies' | 'hintOnce' | 'keys' | 'log' | 'logBodies' | 'logBodyBytes' | 'logOwnTraffic' | 'onTraffic' | 'otlp' | 'redactor' | 'ring' | 'stats'
+  | 'captureBodies'
+  | 'hintOnce'
+  | 'keys'
+  | 'log'
+  | 'logBodies'
+  | 'logBodyBytes'
+  | 'logOwnTraffic'
+  | 'onTraffic'
+  | 'otlp'
+  | 'redactor'
+  | 'ring'
+  | 'stats'
 >;
 
 /** The record and its bodies, plus the traffic ring's entry (with capture on, for the user's own traffic). */
@@ -67,7 +78,9 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
     status,
     // Loopgate's own answer replaces the upstream's account; a cut or lost one adds to it.
     errorType: local?.refused ? local.errorType : attempt?.errorType,
-    errorCode: local?.refused ? local.code : (attempt?.errorCode ?? local?.code ?? (status < 400 && isStream ? streamErrorCode(scanned) : undefined)),
+    errorCode: local?.refused
+      ? local.code
+      : (attempt?.errorCode ?? local?.code ?? (status < 400 && isStream ? streamErrorCode(scanned) : undefined)),
     diagnosis: local ? (local.refused ? local.code : undefined) : attempt?.diagnosis?.code,
     key: ex.key?.slot?.name,
     keyFingerprint: ex.key?.slot?.fingerprint,
@@ -104,22 +117,36 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
     if (ctx.logBodies) {
       if (built.requestBody !== undefined) rec.requestBody = built.requestBody;
       rec.responseBody = built.responseBody;
-      if (reply.capture.truncated || (body?.body && body.body.length > cap) || answer.length > cap) rec.bodyTruncated = true;
+      if (reply.capture.truncated || (body?.body && body.body.length > cap) || answer.length > cap)
+        rec.bodyTruncated = true;
     }
     if (ctx.ring && isUserTraffic(ex, reply, ctx)) {
-      const entry = ringEntry(ex, reply, rec, { text: request, cut: (requestText?.length ?? 0) > RING_BODY_CHARS }, { text: response, cut: answer.length > RING_BODY_CHARS }, isStream);
+      const entry = ringEntry(
+        ex,
+        reply,
+        rec,
+        { text: request, cut: (requestText?.length ?? 0) > RING_BODY_CHARS },
+        { text: response, cut: answer.length > RING_BODY_CHARS },
+        isStream,
+      );
       const clientSide = reply.clientSide;
       if (clientSide) {
         // What the client got of a bridged answer, scrubbed as the upstream's is; the ring counts it in its budget.
         const text = clientSide.text();
-        entry.clientResponseBody = redactedHead(text, RING_BODY_CHARS, (s) => r.string(isStream ? scrubAcrossEvents(s, r) : s)).slice(0, RING_BODY_CHARS);
+        entry.clientResponseBody = redactedHead(text, RING_BODY_CHARS, (s) =>
+          r.string(isStream ? scrubAcrossEvents(s, r) : s),
+        ).slice(0, RING_BODY_CHARS);
         if (text.length > RING_BODY_CHARS || clientSide.truncated) entry.clientResponseBodyNote = 'cut';
-        if (isStream && clientSide.times) entry.clientEventTimes = eventTimes(clientSide.chunks, clientSide.times, ex.startedAt);
+        if (isStream && clientSide.times)
+          entry.clientEventTimes = eventTimes(clientSide.chunks, clientSide.times, ex.startedAt);
       }
       const bridgedBody = attempt?.bridgedBody;
       if (bridgedBody) {
         const translated = bridgedBody.subarray(0, 4 * (RING_BODY_CHARS + CUT_MARGIN)).toString('utf8');
-        entry.upstreamRequestBody = redactedHead(translated, RING_BODY_CHARS, (s) => r.string(s)).slice(0, RING_BODY_CHARS);
+        entry.upstreamRequestBody = redactedHead(translated, RING_BODY_CHARS, (s) => r.string(s)).slice(
+          0,
+          RING_BODY_CHARS,
+        );
       }
       built.ring = entry;
     }
@@ -148,7 +175,14 @@ export function redactedHead(text: string, keep: number, redact: (s: string) => 
 }
 
 /** Refusals before anything else ran (a web page's Host or Origin, malformed headers): not a tool's traffic, and not to be flooded with. */
-const GUARD_REFUSALS = new Set(['host-not-allowed', 'origin-not-allowed', 'duplicate-host', 'too-many-headers', 'unsupported-media-type', 'export-loop']);
+const GUARD_REFUSALS = new Set([
+  'host-not-allowed',
+  'origin-not-allowed',
+  'duplicate-host',
+  'too-many-headers',
+  'unsupported-media-type',
+  'export-loop',
+]);
 
 /** Loopgate's own endpoints and probes (unless --log-own) and guard refusals are not kept in the ring. */
 function isUserTraffic(ex: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyContext, 'logOwnTraffic'>): boolean {
@@ -163,17 +197,27 @@ function isOwn(ex: RequestSoFar, ctx: Pick<ProxyContext, 'logOwnTraffic'>): bool
   return !ctx.logOwnTraffic && isOwnTraffic(ex.req.method ?? 'GET', ex.paths?.path ?? ex.req.url ?? '/');
 }
 
-function ringEntry(ex: RequestSoFar, reply: ClientReply, rec: TrafficRecord, request: { text?: string; cut: boolean }, response: { text: string; cut: boolean }, isStream: boolean): NewEntry {
+function ringEntry(
+  ex: RequestSoFar,
+  reply: ClientReply,
+  rec: TrafficRecord,
+  request: { text?: string; cut: boolean },
+  response: { text: string; cut: boolean },
+  isStream: boolean,
+): NewEntry {
   // The ring keeps its own copy of the bodies: the record's (--log-bodies) would be counted nowhere and sent with every list.
   // Without them the record is shared as it is (nothing changes a record once built); a copy costs several µs per request.
-  const entry: NewEntry = { record: 'requestBody' in rec || 'responseBody' in rec || 'bodyTruncated' in rec ? withoutBodies(rec) : rec };
+  const entry: NewEntry = {
+    record: 'requestBody' in rec || 'responseBody' in rec || 'bodyTruncated' in rec ? withoutBodies(rec) : rec,
+  };
   if (request.text !== undefined) {
     entry.requestBody = request.text.slice(0, RING_BODY_CHARS);
     if (request.cut) entry.requestBodyNote = 'cut';
   } else if (ex.body?.bodyStream) entry.requestBodyNote = 'streamed';
   entry.responseBody = response.text.slice(0, RING_BODY_CHARS);
   if (response.cut || reply.capture.truncated) entry.responseBodyNote = 'cut';
-  if (isStream && reply.capture.times) entry.eventTimes = eventTimes(reply.capture.chunks, reply.capture.times, ex.startedAt);
+  if (isStream && reply.capture.times)
+    entry.eventTimes = eventTimes(reply.capture.chunks, reply.capture.times, ex.startedAt);
   const timing = reply.timing;
   if (timing) entry.timing = { loopgateMs: round(timing.loopgateMs), upstreamMs: round(timing.upstreamMs) };
   return entry;
@@ -248,7 +292,11 @@ function consoleParts(rec: TrafficRecord, hint: string | undefined, showKey: boo
   if (rec.clientAborted) parts.push('client-aborted');
   // A 200 stream that broke or ended in an error event carries an errorCode too.
   const code = rec.diagnosis ?? rec.errorCode;
-  return { line: printable(parts.join(' ')), diagnosis: code && printable(code), hint: code && hint ? printable(hint) : undefined };
+  return {
+    line: printable(parts.join(' ')),
+    diagnosis: code && printable(code),
+    hint: code && hint ? printable(hint) : undefined,
+  };
 }
 
 export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): void {
@@ -268,16 +316,29 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext)
   const failed = requestFailed(rec);
   if (failed) {
     ctx.stats.errors++;
-    ctx.stats.lastError = { time: rec.time, status: rec.status, diagnosis: rec.diagnosis ?? rec.errorCode, path: rec.canonicalPath };
+    ctx.stats.lastError = {
+      time: rec.time,
+      status: rec.status,
+      diagnosis: rec.diagnosis ?? rec.errorCode,
+      path: rec.canonicalPath,
+    };
   }
   ctx.log?.write(rec);
   const local = reply.local;
   const diagnosis = answeringAttempt(ex, reply)?.diagnosis;
   // Redacted once, on first use (the span, the ring and the console line may each want it).
   let hintText: string | undefined | null = null;
-  const hint = () => (hintText === null ? (hintText = local ? ctx.redactor.string(local.message) : diagnosis ? ctx.redactor.string(diagnosis.hint) : undefined) : hintText);
+  const hint = () =>
+    hintText === null
+      ? (hintText = local
+          ? ctx.redactor.string(local.message)
+          : diagnosis
+            ? ctx.redactor.string(diagnosis.hint)
+            : undefined)
+      : hintText;
   // No span for a refused export of ours: it would be exported, refused and recorded again, forever.
-  if (ctx.otlp && ex.req.headers[EXPORTER_MARKER_HEADER] === undefined) exportSpan(ex, ctx, built, rec.diagnosis ? hint() : undefined);
+  if (ctx.otlp && ex.req.headers[EXPORTER_MARKER_HEADER] === undefined)
+    exportSpan(ex, ctx, built, rec.diagnosis ? hint() : undefined);
   if (built.ring) {
     // The diagnosis in words (what to fix), for the Traffic view's overview and `loopgate show`.
     if (rec.diagnosis ?? rec.errorCode) built.ring.hint = hint();

@@ -52,8 +52,7 @@ export class ResponseCapture {
       if (this.bytes < this.opts.captureBytes) {
         this.keep(chunk);
         if (this.opts.timeChunks && chunk.length) (this.times ??= []).push(this.bytes, performance.now());
-      }
-      else {
+      } else {
         this.truncated = true;
         // Past the cap, the end still matters: usage and a closing error event are there.
         this.tail = rollingTail(this.tail, chunk);
@@ -126,5 +125,7 @@ export class ResponseCapture {
 function rollingTail(prev: Buffer | undefined, chunk: Buffer): Buffer {
   if (chunk.length >= CAPTURE_TAIL_AFTER_CAP) return Buffer.from(chunk.subarray(chunk.length - CAPTURE_TAIL_AFTER_CAP));
   const joined = prev ? Buffer.concat([prev, chunk]) : Buffer.from(chunk);
-  return joined.length > CAPTURE_TAIL_AFTER_CAP ? Buffer.from(joined.subarray(joined.length - CAPTURE_TAIL_AFTER_CAP)) : joined;
+  return joined.length > CAPTURE_TAIL_AFTER_CAP
+    ? Buffer.from(joined.subarray(joined.length - CAPTURE_TAIL_AFTER_CAP))
+    : joined;
 }

@@ -24,8 +24,22 @@ import { closestDemoModel } from '../simulator/demo-family.js';
 const LIST_WAIT_MS = LIST_FETCH_TIMEOUT_MS;
 
 /** What decideRoute needs from the proxy's state, for this request. */
-function routeQuery(model: string | undefined, path: string, ctx: Pick<ProxyContext, 'bridge'>, keys: readonly KeyModels[], bridgeable: boolean): RouteQuery {
-  return { keys, model, protocol: protocolOfPath(path), bridge: ctx.bridge.mode, bridgeable, refused: ctx.bridge.refusals(), now: ctx.bridge.now() };
+function routeQuery(
+  model: string | undefined,
+  path: string,
+  ctx: Pick<ProxyContext, 'bridge'>,
+  keys: readonly KeyModels[],
+  bridgeable: boolean,
+): RouteQuery {
+  return {
+    keys,
+    model,
+    protocol: protocolOfPath(path),
+    bridge: ctx.bridge.mode,
+    bridgeable,
+    refused: ctx.bridge.refusals(),
+    now: ctx.bridge.now(),
+  };
 }
 
 /** What choosing a key reads: the keys with their lists, the bridge's policy, and the console's hints. */
@@ -42,7 +56,13 @@ const NO_KEY: readonly KeyModels[] = [{ name: '', models: undefined }];
  * exist and whose they are; while lists are loading, waits for them first
  * (LIST_WAIT_MS).
  */
-export async function chooseSlot(ctx: KeyContext, model: string | undefined, path: string, bridgeable: boolean, abort?: RequestAbort): Promise<KeyChoice> {
+export async function chooseSlot(
+  ctx: KeyContext,
+  model: string | undefined,
+  path: string,
+  bridgeable: boolean,
+  abort?: RequestAbort,
+): Promise<KeyChoice> {
   const slots = ctx.keys.slots;
   if (slots.length === 0) {
     const choice = decideRoute(routeQuery(model, path, ctx, NO_KEY, bridgeable));
@@ -53,7 +73,10 @@ export async function chooseSlot(ctx: KeyContext, model: string | undefined, pat
   let choice = decideRoute(routeQuery(model, path, ctx, views, bridgeable));
   if (choice.reason === 'lists-loading') {
     const loading = views.filter((v) => v.loading).map((v) => `"${v.name}"`);
-    ctx.hintOnce(`lists-loading:${loading.join(',')}`, `A request waits for the model lists of key ${loading.join(', ')} (still loading, up to ${LIST_WAIT_MS / 1000} s): no other key lists its model.`);
+    ctx.hintOnce(
+      `lists-loading:${loading.join(',')}`,
+      `A request waits for the model lists of key ${loading.join(', ')} (still loading, up to ${LIST_WAIT_MS / 1000} s): no other key lists its model.`,
+    );
     if (!abort?.aborted) await ctx.keys.settled(LIST_WAIT_MS, abort);
     if (abort?.aborted) throw abort.reason;
     // A list still loading after the wait counts as unknown: the rule then tries its key.
@@ -90,17 +113,35 @@ function viewsWithout(ctx: Pick<ProxyContext, 'keys'>, tried: ReadonlySet<number
  * so), or undefined (the error goes to the client). Only held bodies are
  * replayable; it spends another key's quota, hence opt-in.
  */
-export function failOver(ex: RequestSoFar, ctx: KeyContext & Pick<ProxyContext, 'failover'>, why: string): KeyChoice | undefined {
+export function failOver(
+  ex: RequestSoFar,
+  ctx: KeyContext & Pick<ProxyContext, 'failover'>,
+  why: string,
+): KeyChoice | undefined {
   const slot = ex.key?.slot;
   const body = ex.body;
-  if (!ctx.failover || !slot || !body || !ex.paths || ctx.keys.slots.length < 2 || (body.body === undefined && body.bodyStream !== undefined)) return undefined;
+  if (
+    !ctx.failover ||
+    !slot ||
+    !body ||
+    !ex.paths ||
+    ctx.keys.slots.length < 2 ||
+    (body.body === undefined && body.bodyStream !== undefined)
+  )
+    return undefined;
   const tried = new Set(ex.key!.tried).add(slot.index);
   const views = viewsWithout(ctx, tried);
-  const choice = decideRoute(routeQuery(body.model, ex.paths.path, ctx, views, bridgeableKind(ex.req.method, ex.paths.path, ctx) !== undefined));
+  const choice = decideRoute(
+    routeQuery(body.model, ex.paths.path, ctx, views, bridgeableKind(ex.req.method, ex.paths.path, ctx) !== undefined),
+  );
   // No other key lists the model: a key whose list is unknown (or loading) is no better a guess than the error.
-  if (choice.index === undefined || tried.has(choice.index) || views[choice.index]!.models === undefined) return undefined;
+  if (choice.index === undefined || tried.has(choice.index) || views[choice.index]!.models === undefined)
+    return undefined;
   const next = ctx.keys.slots[choice.index]!;
-  ctx.hintOnce(`failover:${slot.name}:${why}`, `Key "${slot.name}" answered ${why}; --failover sent the request to key "${next.name}" (and will for others like it).`);
+  ctx.hintOnce(
+    `failover:${slot.name}:${why}`,
+    `Key "${slot.name}" answered ${why}; --failover sent the request to key "${next.name}" (and will for others like it).`,
+  );
   return { slot: next, decision: choice, tried };
 }
 

@@ -22,7 +22,9 @@ export interface ReplyContext extends CaptureOptions {
 type Headers = Record<string, string | string[] | undefined>;
 
 /** The capture as the record reads it. */
-export type CapturedAnswer = Readonly<Pick<ResponseCapture, 'text' | 'tail' | 'truncated' | 'times'>> & { readonly chunks: readonly Buffer[] };
+export type CapturedAnswer = Readonly<Pick<ResponseCapture, 'text' | 'tail' | 'truncated' | 'times'>> & {
+  readonly chunks: readonly Buffer[];
+};
 
 /** Loopgate's own account of an answer it wrote, cut or lost itself; it replaces the upstream's in the record. */
 export interface LocalOutcome {
@@ -51,7 +53,10 @@ function headerSafeList(names: readonly string[]): string {
 const closingSockets = new WeakSet<object>();
 
 function hasBody(headers: IncomingHttpHeaders): boolean {
-  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  return (
+    headers['transfer-encoding'] !== undefined ||
+    (headers['content-length'] !== undefined && headers['content-length'] !== '0')
+  );
 }
 
 const DATA = Buffer.from('data: ');
@@ -120,7 +125,9 @@ export class ClientReply {
    */
   get timing(): AnswerTiming | undefined {
     const head = this.#headTiming;
-    return head && { loopgateMs: head.loopgateMs + this.#bodyOwnMs, upstreamMs: head.upstreamMs + this.#bodyUpstreamMs };
+    return (
+      head && { loopgateMs: head.loopgateMs + this.#bodyOwnMs, upstreamMs: head.upstreamMs + this.#bodyUpstreamMs }
+    );
   }
 
   /** A streamed body's chunk: the time Loopgate spent on it, and the time it waited for it. */
@@ -236,14 +243,26 @@ export class ClientReply {
     const upstream = attempt ? attempt.upstreamMs : ex.upstreamMs;
     const own = performance.now() - ex.startedAt - (upstream ?? 0);
     this.#headTiming = { loopgateMs: own, upstreamMs: upstream ?? 0 };
-    out['server-timing'] = upstream === undefined ? `loopgate;dur=${ms(own)}` : `loopgate;dur=${ms(own)}, upstream;dur=${ms(upstream)}`;
+    out['server-timing'] =
+      upstream === undefined ? `loopgate;dur=${ms(own)}` : `loopgate;dur=${ms(own)}, upstream;dur=${ms(upstream)}`;
     return out;
   }
 
   /** Loopgate's own successful answer (the connectivity probe, health, stats), written whole. */
   answer(status: number, contentType: string, body: string, extra: Record<string, string> = {}): void {
     const buf = Buffer.from(body);
-    this.write(status, { 'content-type': contentType, 'content-length': String(buf.length), 'cache-control': 'no-store', ...this.loopgateHeaders(), ...extra }, buf, buf);
+    this.write(
+      status,
+      {
+        'content-type': contentType,
+        'content-length': String(buf.length),
+        'cache-control': 'no-store',
+        ...this.loopgateHeaders(),
+        ...extra,
+      },
+      buf,
+      buf,
+    );
   }
 
   /**
@@ -255,13 +274,20 @@ export class ClientReply {
     // Messages can quote the client's input (JSON.parse does): scrub before they go anywhere.
     const message = this.ctx.redactor.string(err.message);
     const param = err.param && this.ctx.redactor.string(err.param);
-    const body = Buffer.from(errorBody(this.envelope, err.statusCode, err.code, `${message} (loopgate request id: ${this.ex.id})`, param));
+    const body = Buffer.from(
+      errorBody(this.envelope, err.statusCode, err.code, `${message} (loopgate request id: ${this.ex.id})`, param),
+    );
     // This answer replaces anything an upstream said: the record must describe this one only.
     this.#local = { code: err.code, message, refused: true, errorType: readErrorEnvelope(body)?.type };
     this.#capture.reset();
     // The capture now holds what the client gets: no second account of it.
     this.#clientSide = undefined;
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(body.length), ...this.loopgateHeaders(), ...err.headers };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'content-length': String(body.length),
+      ...this.loopgateHeaders(),
+      ...err.headers,
+    };
     // A body may still be unread; don't let it be taken for the next request on this socket.
     // (A request without one keeps the connection, so what is pipelined behind it is still served.)
     if (opts.close || (!this.ex.req.readableEnded && hasBody(this.ex.req.headers))) {
@@ -274,11 +300,16 @@ export class ClientReply {
   /** Starts relaying an upstream answer: its headers, cleaned and scrubbed, plus the table's. */
   head(status: number, upstreamHeaders: Headers, opts: { stream: boolean; length?: number; attempt?: Attempt }): void {
     if (opts.attempt) this.#answeredBy = opts.attempt;
-    const headers = clientResponseHeaders(upstreamHeaders, this.ctx.redactor.knownSecrets, this.ctx.redactor.knownSecretsInName);
+    const headers = clientResponseHeaders(
+      upstreamHeaders,
+      this.ctx.redactor.knownSecrets,
+      this.ctx.redactor.knownSecretsInName,
+    );
     const own = this.loopgateHeaders(opts.attempt);
     const timing = headers['server-timing'];
     Object.assign(headers, own);
-    if (timing !== undefined) headers['server-timing'] = `${own['server-timing']}, ${Array.isArray(timing) ? timing.join(', ') : timing}`;
+    if (timing !== undefined)
+      headers['server-timing'] = `${own['server-timing']}, ${Array.isArray(timing) ? timing.join(', ') : timing}`;
     if (opts.length !== undefined) headers['content-length'] = String(opts.length);
     if (opts.stream) {
       // Tell any reverse proxy in front of us not to buffer, and never cache a stream.
@@ -309,7 +340,13 @@ export class ClientReply {
   }
 
   /** A relayed answer held whole (errors, model lists, bridged JSON): head and body in one write. */
-  whole(status: number, upstreamHeaders: Headers, out: Buffer | string, logged: Buffer | undefined = typeof out === 'string' ? undefined : out, attempt?: Attempt): void {
+  whole(
+    status: number,
+    upstreamHeaders: Headers,
+    out: Buffer | string,
+    logged: Buffer | undefined = typeof out === 'string' ? undefined : out,
+    attempt?: Attempt,
+  ): void {
     const buf = this.scrub(out);
     this.head(status, upstreamHeaders, { stream: false, length: buf.length, attempt });
     this.finish(buf, logged);
@@ -376,7 +413,9 @@ export class ClientReply {
   /** One server message of an upgraded connection, already scrubbed and sent by the relay: counted and captured as one event. */
   message(buf: Buffer, isBinary: boolean): void {
     this.#bytesOut += buf.length;
-    this.#capture.add(isBinary ? Buffer.from(`data: [binary message, ${buf.length} bytes]\n\n`) : Buffer.concat([DATA, buf, EVENT_END]));
+    this.#capture.add(
+      isBinary ? Buffer.from(`data: [binary message, ${buf.length} bytes]\n\n`) : Buffer.concat([DATA, buf, EVENT_END]),
+    );
   }
 
   /** A bridged answer's bytes as the client got them, kept beside the upstream's for the ring. */
@@ -398,7 +437,13 @@ export class ClientReply {
     this.res.writeHead(status, headers);
   }
 
-  private write(status: number, headers: Record<string, string>, body: Buffer, logged: Buffer, onSent?: () => void): void {
+  private write(
+    status: number,
+    headers: Record<string, string>,
+    body: Buffer,
+    logged: Buffer,
+    onSent?: () => void,
+  ): void {
     body = this.scrub(body);
     this.begin(status, headers);
     // A HEAD answer carries no body (Node drops it): log and count what the client really got.

@@ -12,7 +12,6 @@ import type { AliasMap } from '../core/options.js';
 import type { ProxyStats } from '../core/local-api.js';
 
 // The counters are part of the local API's stats answer: their shape is the contract's.
-export type { ProxyStats };
 
 export interface ProxyContext {
   pool: Pool;

@@ -20,7 +20,12 @@ export interface BuiltRecord {
   responseBody?: string;
 }
 
-export function exportSpan(ex: RequestSoFar, ctx: Pick<ProxyContext, 'otlp' | 'redactor'>, built: BuiltRecord, hint: string | undefined): void {
+export function exportSpan(
+  ex: RequestSoFar,
+  ctx: Pick<ProxyContext, 'otlp' | 'redactor'>,
+  built: BuiltRecord,
+  hint: string | undefined,
+): void {
   const sink = ctx.otlp!;
   const rec = spanRecord(built.record);
   const facts: SpanFacts = rec.status > 0 && rec.status < 400 ? responseFacts(built.scanned, answerProtocol(rec)) : {};
@@ -28,6 +33,7 @@ export function exportSpan(ex: RequestSoFar, ctx: Pick<ProxyContext, 'otlp' | 'r
   facts.requestValues = parsePicked(ex.body?.requestValues);
   facts.parent = parseTraceparent(ex.req.headers.traceparent);
   facts.hint = hint;
-  if (sink.config.captureContent) facts.content = contentFor(rec, { requestBody: built.requestBody, responseBody: built.responseBody });
+  if (sink.config.captureContent)
+    facts.content = contentFor(rec, { requestBody: built.requestBody, responseBody: built.responseBody });
   sink.record(rec, scrubFacts(facts, ctx.redactor));
 }

@@ -37,7 +37,11 @@ const MAX_HEADER_LINES = 500;
 export function checkRequest(req: IncomingMessage, cfg: GuardConfig): void {
   const raw = req.rawHeaders;
   if (raw.length > 2 * MAX_HEADER_LINES) {
-    throw new ProxyError(400, 'too-many-headers', `The request has ${raw.length / 2} header lines; Loopgate takes at most ${MAX_HEADER_LINES}. Send fewer headers.`);
+    throw new ProxyError(
+      400,
+      'too-many-headers',
+      `The request has ${raw.length / 2} header lines; Loopgate takes at most ${MAX_HEADER_LINES}. Send fewer headers.`,
+    );
   }
   // A web page's <img>, link or form: refused first, and never recorded (build-record.ts), so a page cannot flood the ring.
   if (isCredentialLessBrowserRequest(req.headers, presentedCredential(req) !== undefined)) {
@@ -58,7 +62,8 @@ export function checkRequest(req: IncomingMessage, cfg: GuardConfig): void {
   let hosts = 0;
   for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++;
   // RFC 9112 §3.2: a request with more than one Host line must get a 400; which one counts is ambiguous.
-  if (hosts > 1) throw new ProxyError(400, 'duplicate-host', 'The request has more than one Host header; send exactly one.');
+  if (hosts > 1)
+    throw new ProxyError(400, 'duplicate-host', 'The request has more than one Host header; send exactly one.');
   const host = req.headers.host;
   if (!cfg.anyHost && (!host || !cfg.allowedHosts.has(host.toLowerCase()))) {
     throw new ProxyError(
@@ -69,13 +74,21 @@ export function checkRequest(req: IncomingMessage, cfg: GuardConfig): void {
   }
   const origin = req.headers.origin;
   if (origin !== undefined && !cfg.allowedOrigins.has(origin.toLowerCase())) {
-    throw new ProxyError(403, 'origin-not-allowed', `Requests from web origin ${origin} are refused: a web page must not use your key.`);
+    throw new ProxyError(
+      403,
+      'origin-not-allowed',
+      `Requests from web origin ${origin} are refused: a web page must not use your key.`,
+    );
   }
   const method = req.method ?? 'GET';
   if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
     const type = req.headers['content-type'];
     if (!type || !JSON_TYPE.test(type)) {
-      throw new ProxyError(415, 'unsupported-media-type', `${method} bodies must be sent with Content-Type: application/json (got ${type ? `"${type}"` : 'none'}).`);
+      throw new ProxyError(
+        415,
+        'unsupported-media-type',
+        `${method} bodies must be sent with Content-Type: application/json (got ${type ? `"${type}"` : 'none'}).`,
+      );
     }
   }
 }

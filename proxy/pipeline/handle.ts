@@ -48,11 +48,19 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     ctx.stats.inFlight--;
     if (neverSent) {
       // Pipelined behind an answer that closed the connection: its turn never came.
-      reply.lost(0, 'pipelined-after-close', 'The connection closed before this pipelined request had its turn; send it again.');
+      reply.lost(
+        0,
+        'pipelined-after-close',
+        'The connection closed before this pipelined request had its turn; send it again.',
+      );
       abort.abort(new ProxyError(499, 'client-aborted', 'The connection closed.'));
     } else if (reply.unfinished) {
       // The proxy stopping (Ctrl+C, the editor closing) cut it: not the client leaving.
-      if (ctx.stopping && !reply.closedByProxy) reply.brokeOff('proxy-stopped', 'Loopgate stopped while this request was under way (Ctrl+C, or the editor closed).');
+      if (ctx.stopping && !reply.closedByProxy)
+        reply.brokeOff(
+          'proxy-stopped',
+          'Loopgate stopped while this request was under way (Ctrl+C, or the editor closed).',
+        );
       // A stream cut because its upstream broke is not the client leaving.
       else if (!reply.closedByProxy) facts.clientAborted = true;
       abort.abort(new ProxyError(499, 'client-aborted', 'The client went away.'));
@@ -68,7 +76,8 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     if (admission.kind === 'probe') return answerConnectivityProbe(reply, ctx.cliCommand);
     if (admission.kind === 'local') return await handleLocalEndpoint(req, paths, reply, ctx);
     // Several keys: the client sees one list, all of theirs.
-    if (paths.path === MODELS_PATH && req.method === 'GET' && ctx.keys.slots.length > 1) return await (ctx.aliases.size ? answerAliasedModelUnion : answerModelUnion)(reply, ctx);
+    if (paths.path === MODELS_PATH && req.method === 'GET' && ctx.keys.slots.length > 1)
+      return await (ctx.aliases.size ? answerAliasedModelUnion : answerModelUnion)(reply, ctx);
     const bridgeable = bridgeableKind(req.method, paths.path, ctx);
     facts.body = await readBody(facts, reply, ctx, bridgeable !== undefined);
     const aliased = applyAlias(facts.body, ctx);
@@ -103,7 +112,10 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
 }
 
 /** A model missing from the cached /models list is warned about (the warning is returned); the request still goes. */
-function inspectModel(model: string | undefined, ctx: Pick<ProxyContext, 'keys' | 'hintOnce' | 'simulator'>): string | undefined {
+function inspectModel(
+  model: string | undefined,
+  ctx: Pick<ProxyContext, 'keys' | 'hintOnce' | 'simulator'>,
+): string | undefined {
   if (!model) return undefined;
   const known = ctx.keys.ids();
   if (!known) {
@@ -133,7 +145,12 @@ function headerSafe(text: string): string {
   return text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-function fail(facts: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyContext, 'redactor' | 'hintOnce'>, err: unknown): void {
+function fail(
+  facts: RequestSoFar,
+  reply: ClientReply,
+  ctx: Pick<ProxyContext, 'redactor' | 'hintOnce'>,
+  err: unknown,
+): void {
   if (facts.clientAborted) return;
   if (reply.headersSent) {
     // Too late for a JSON error: breaking the connection is the only honest signal mid-stream.
@@ -146,9 +163,19 @@ function fail(facts: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyContext, '
   const perr =
     err instanceof ProxyError
       ? err
-      : new ProxyError(500, 'internal-error', 'Loopgate hit an internal error; the request was not completed.', {}, { cause: err });
+      : new ProxyError(
+          500,
+          'internal-error',
+          'Loopgate hit an internal error; the request was not completed.',
+          {},
+          { cause: err },
+        );
   // The socket is gone (e.g. the body deadline fired): record why, write nothing.
   if (reply.clientGone) return reply.lost(perr.statusCode, perr.code, ctx.redactor.string(perr.message));
-  if (perr.statusCode === 500) ctx.hintOnce(`internal:${String((err as Error)?.stack)}`, `Internal error: ${String((err as Error)?.stack ?? err)}`);
+  if (perr.statusCode === 500)
+    ctx.hintOnce(
+      `internal:${String((err as Error)?.stack)}`,
+      `Internal error: ${String((err as Error)?.stack ?? err)}`,
+    );
   reply.refuse(perr);
 }

@@ -25,18 +25,34 @@ const HOP_BY_HOP = new Set([
 export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(REQUEST_CREDENTIAL_HEADERS);
 
 /** Headers a browser adds that the upstream has no business seeing. */
-const BROWSER_ONLY = new Set(['origin', 'referer', 'sec-fetch-site', 'sec-fetch-mode', 'sec-fetch-dest', 'sec-fetch-user']);
+const BROWSER_ONLY = new Set([
+  'origin',
+  'referer',
+  'sec-fetch-site',
+  'sec-fetch-mode',
+  'sec-fetch-dest',
+  'sec-fetch-user',
+]);
 
 /**
  * Builds the upstream request headers from the client's raw header list in one
  * pass. Names named by the client's Connection header are hop-by-hop as well.
  */
-export function upstreamRequestHeaders(rawHeaders: string[], key: string | undefined, anthropicRoute: boolean, bodyLength?: number): Record<string, string> {
+export function upstreamRequestHeaders(
+  rawHeaders: string[],
+  key: string | undefined,
+  anthropicRoute: boolean,
+  bodyLength?: number,
+): Record<string, string> {
   const out: Record<string, string> = {};
   let connectionNamed: Set<string> | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     if (rawHeaders[i]!.length === 10 && rawHeaders[i]!.toLowerCase() === 'connection') {
-      connectionNamed = new Set(rawHeaders[i + 1]!.toLowerCase().split(',').map((s) => s.trim()));
+      connectionNamed = new Set(
+        rawHeaders[i + 1]!.toLowerCase()
+          .split(',')
+          .map((s) => s.trim()),
+      );
     }
   }
   for (let i = 0; i < rawHeaders.length; i += 2) {

@@ -8,9 +8,15 @@ import type { GuardConfig } from './guard.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
 
 /** The hint and its once-only id (per client convention: two clients can need different advice). */
-export function rewriteHint(rewrite: Rewrite, guard: GuardConfig, headers: IncomingHttpHeaders): { id: string; message: string } | undefined {
+export function rewriteHint(
+  rewrite: Rewrite,
+  guard: GuardConfig,
+  headers: IncomingHttpHeaders,
+): { id: string; message: string } | undefined {
   const origin = [...guard.allowedOrigins][0] ?? `http://${DEFAULT_HOST}:${DEFAULT_PORT}`;
   const client = identifyClient(headers);
   const message = wordRewriteHint(rewrite, origin, client);
-  return message === undefined ? undefined : { id: `rewrite:${rewrite.reason}:${client ?? '?'}:${rewrite.from}`, message };
+  return message === undefined
+    ? undefined
+    : { id: `rewrite:${rewrite.reason}:${client ?? '?'}:${rewrite.from}`, message };
 }

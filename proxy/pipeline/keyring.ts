@@ -2,11 +2,11 @@
 // group decides its models and protocols). The routing rule itself is pure,
 // in rules/key-routing.ts; this holds the state it reads.
 import { keyFingerprint } from '../rules/key-display.js';
-import type { ModelEntry } from '../rules/model-list.js';
 import type { NamedKey } from '../core/options.js';
 import type { KeyModels } from '../rules/key-routing.js';
 import { createModelsCache, type ModelsCache } from './models-cache.js';
 import type { UpstreamDeps } from './upstream-call.js';
+import { type ModelEntry } from '../core/routing-facts.js';
 
 export interface KeySlot {
   index: number;
@@ -37,7 +37,13 @@ export class KeyRing {
     this.list = keys.map((k, index) => {
       this.deps.onKey?.(k.key);
       const key = k.key;
-      return { index, name: k.name, key, fingerprint: keyFingerprint(key), models: createModelsCache({ upstream: this.deps.upstream, path: this.deps.path, key: () => key }) };
+      return {
+        index,
+        name: k.name,
+        key,
+        fingerprint: keyFingerprint(key),
+        models: createModelsCache({ upstream: this.deps.upstream, path: this.deps.path, key: () => key }),
+      };
     });
     this.refreshSoon();
   }
@@ -51,7 +57,10 @@ export class KeyRing {
    * Resolves when every list being fetched now has arrived or failed, or
    * after `ms`, or when `abort` fires, whichever is first. Never rejects.
    */
-  settled(ms: number, abort?: { once(event: 'abort', fn: () => void): unknown; off(event: 'abort', fn: () => void): unknown }): Promise<void> {
+  settled(
+    ms: number,
+    abort?: { once(event: 'abort', fn: () => void): unknown; off(event: 'abort', fn: () => void): unknown },
+  ): Promise<void> {
     const loading = this.list.filter((s) => s.models.loading());
     if (loading.length === 0) return Promise.resolve();
     return new Promise<void>((resolve) => {

@@ -13,7 +13,17 @@ import type { IncomingMessage } from 'node:http';
 import type { PathFacts } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import { handleTraffic, isTrafficEndpoint } from './traffic-endpoints.js';
-import { LOCAL_API_PREFIX, LOCAL_ERROR_CODES, LOCAL_PATHS, type HealthAnswer, type HealthChallengeAnswer, type KeysAnswer, type KeySummary, type RefreshAnswer, type StatsAnswer } from '../core/local-api.js';
+import {
+  LOCAL_API_PREFIX,
+  LOCAL_ERROR_CODES,
+  LOCAL_PATHS,
+  type HealthAnswer,
+  type HealthChallengeAnswer,
+  type KeysAnswer,
+  type KeySummary,
+  type RefreshAnswer,
+  type StatsAnswer,
+} from '../core/local-api.js';
 
 export function isLocalEndpoint(path: string): boolean {
   return path.startsWith(LOCAL_API_PREFIX);
@@ -40,15 +50,29 @@ export function isConnectivityProbe(req: IncomingMessage, path: string): boolean
  * stays a complete account of who talked to the proxy, and --quiet hides it.
  */
 export function answerConnectivityProbe(reply: ClientReply, cli: string): void {
-  reply.answer(200, 'text/plain; charset=utf-8', `Loopgate is running. API requests need the local token (\`${commandLine(cli, 'token')}\`).\n`);
+  reply.answer(
+    200,
+    'text/plain; charset=utf-8',
+    `Loopgate is running. API requests need the local token (\`${commandLine(cli, 'token')}\`).\n`,
+  );
 }
 
 /** Names, fingerprints and model counts (or why a key's list fails): never a key. */
 function keySummary(ctx: ProxyContext): KeySummary[] {
-  return ctx.keys.slots.map((s) => ({ name: s.name, fingerprint: s.fingerprint, models: s.models.ids()?.length ?? null, failure: s.models.failure() ?? null }));
+  return ctx.keys.slots.map((s) => ({
+    name: s.name,
+    fingerprint: s.fingerprint,
+    models: s.models.ids()?.length ?? null,
+    failure: s.models.failure() ?? null,
+  }));
 }
 
-export async function handleLocalEndpoint(req: IncomingMessage, paths: PathFacts, reply: ClientReply, ctx: ProxyContext): Promise<void> {
+export async function handleLocalEndpoint(
+  req: IncomingMessage,
+  paths: PathFacts,
+  reply: ClientReply,
+  ctx: ProxyContext,
+): Promise<void> {
   if (isTrafficEndpoint(paths.path)) {
     checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
     return handleTraffic(req, paths, reply, ctx);
@@ -59,11 +83,21 @@ export async function handleLocalEndpoint(req: IncomingMessage, paths: PathFacts
     case HEALTH_PATH: {
       const challenge = req.headers[CHALLENGE_HEADER];
       if (challenge !== undefined && !isValidNonce(challenge)) {
-        throw new ProxyError(400, LOCAL_ERROR_CODES.badChallenge, `${CHALLENGE_HEADER} must be 22–128 base64url characters (a random nonce).`);
+        throw new ProxyError(
+          400,
+          LOCAL_ERROR_CODES.badChallenge,
+          `${CHALLENGE_HEADER} must be 22–128 base64url characters (a random nonce).`,
+        );
       }
       // Without a token the proxy cannot prove anything: it says so, and a window will not attach.
       // (A proxy the extension started with requireToken off still proves the token it was given.)
-      if (challenge && ctx.proofToken !== null) headers[PROOF_HEADER] = healthProof(ctx.proofToken, req.socket.localAddress ?? '', req.socket.localPort ?? 0, challenge);
+      if (challenge && ctx.proofToken !== null)
+        headers[PROOF_HEADER] = healthProof(
+          ctx.proofToken,
+          req.socket.localAddress ?? '',
+          req.socket.localPort ?? 0,
+          challenge,
+        );
       // A challenge alone (no credential) gets only the proof: the window sends the token after it checked it.
       if (challenge && presentedCredential(req) === undefined) {
         payload = { loopgate: version, requireToken: ctx.token !== null } satisfies HealthChallengeAnswer;
@@ -105,7 +139,12 @@ export async function handleLocalEndpoint(req: IncomingMessage, paths: PathFacts
       checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
       if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
       payload = {
-        keys: ctx.keys.slots.map((s) => ({ name: s.name, fingerprint: s.fingerprint, failure: s.models.failure() ?? null, models: s.models.entries() ? [...s.models.entries()!.values()] : null })),
+        keys: ctx.keys.slots.map((s) => ({
+          name: s.name,
+          fingerprint: s.fingerprint,
+          failure: s.models.failure() ?? null,
+          models: s.models.entries() ? [...s.models.entries()!.values()] : null,
+        })),
         // With the lists, all else the routing rule (rules/key-routing.ts) reads, so a reader decides as the proxy does.
         bridge: ctx.bridge.mode,
         refused: ctx.bridge.current(),
@@ -120,7 +159,11 @@ export async function handleLocalEndpoint(req: IncomingMessage, paths: PathFacts
       break;
     default:
       checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
-      throw new ProxyError(404, LOCAL_ERROR_CODES.unknownEndpoint, `No such Loopgate endpoint ${paths.path}. Known: ${[LOCAL_PATHS.health, LOCAL_PATHS.stats, LOCAL_PATHS.keys, LOCAL_PATHS.refresh, LOCAL_PATHS.traffic].join(', ')}.`);
+      throw new ProxyError(
+        404,
+        LOCAL_ERROR_CODES.unknownEndpoint,
+        `No such Loopgate endpoint ${paths.path}. Known: ${[LOCAL_PATHS.health, LOCAL_PATHS.stats, LOCAL_PATHS.keys, LOCAL_PATHS.refresh, LOCAL_PATHS.traffic].join(', ')}.`,
+      );
   }
   reply.answer(200, 'application/json', JSON.stringify(payload), headers);
 }

@@ -17,7 +17,11 @@ export type BodyContext = Pick<ProxyContext, 'limits' | 'otlp'>;
 export const HOLD_BYTES = 1024 * 1024;
 
 function tooLarge(cap: number): ProxyError {
-  return new ProxyError(413, 'body-too-large', `The request body is larger than ${cap} bytes. Send less (or raise --max-body).`);
+  return new ProxyError(
+    413,
+    'body-too-large',
+    `The request body is larger than ${cap} bytes. Send less (or raise --max-body).`,
+  );
 }
 
 /**
@@ -25,21 +29,33 @@ function tooLarge(cap: number): ProxyError {
  * handler runs, so the body read has its own deadline (slowloris on the body).
  */
 function armDeadline(start: RequestStart, reply: ClientReply, timeoutMs: number): () => void {
-  const timer = setTimeout(() => {
-    const err = new ProxyError(408, 'body-timeout', `The request body did not arrive within ${Math.round(timeoutMs / 1000)} s. Send the whole body promptly.`);
-    if (reply.headersSent) {
-      reply.lost(err.statusCode, err.code, err.message);
-      return void start.req.destroy(err);
-    }
-    // Answer first, then drop the connection: the rest of the body will never be read.
-    reply.refuse(err, { close: true, onSent: () => start.req.destroy(err) });
-  }, Math.max(0, timeoutMs - (performance.now() - start.startedAt)));
+  const timer = setTimeout(
+    () => {
+      const err = new ProxyError(
+        408,
+        'body-timeout',
+        `The request body did not arrive within ${Math.round(timeoutMs / 1000)} s. Send the whole body promptly.`,
+      );
+      if (reply.headersSent) {
+        reply.lost(err.statusCode, err.code, err.message);
+        return void start.req.destroy(err);
+      }
+      // Answer first, then drop the connection: the rest of the body will never be read.
+      reply.refuse(err, { close: true, onSent: () => start.req.destroy(err) });
+    },
+    Math.max(0, timeoutMs - (performance.now() - start.startedAt)),
+  );
   timer.unref();
   return () => clearTimeout(timer);
 }
 
 /** Reads the body (under the body deadline, which answers the client itself) and returns what it holds and says. */
-export async function readBody(start: RequestStart, reply: ClientReply, ctx: BodyContext, holdAll: boolean): Promise<BodyFacts> {
+export async function readBody(
+  start: RequestStart,
+  reply: ClientReply,
+  ctx: BodyContext,
+  holdAll: boolean,
+): Promise<BodyFacts> {
   const req = start.req;
   const maxBytes = ctx.limits.maxBodyBytes;
   const declared = Number(req.headers['content-length']);
@@ -53,12 +69,24 @@ export async function readBody(start: RequestStart, reply: ClientReply, ctx: Bod
   }
 }
 
-async function readInto(req: IncomingMessage, ctx: BodyContext, maxBytes: number, holdAll: boolean, disarm: () => void): Promise<BodyFacts> {
+async function readInto(
+  req: IncomingMessage,
+  ctx: BodyContext,
+  maxBytes: number,
+  holdAll: boolean,
+  disarm: () => void,
+): Promise<BodyFacts> {
   const hold = holdAll ? maxBytes : HOLD_BYTES;
   const { chunks, size, ended } = await readHeld(req, hold, maxBytes);
   if (!ended) {
     const count = { bytes: size };
-    const stream = continueStream(count, chunks, req[Symbol.asyncIterator]() as AsyncIterator<Buffer>, maxBytes, disarm);
+    const stream = continueStream(
+      count,
+      chunks,
+      req[Symbol.asyncIterator]() as AsyncIterator<Buffer>,
+      maxBytes,
+      disarm,
+    );
     return sniffMetadata(count, stream, chunks[0]!);
   }
   disarm();
@@ -91,7 +119,11 @@ export class StreamedBody implements BodyFacts {
  * Reads until the end or past `hold` bytes (then leaves the request paused).
  * Plain events rather than an async iterator: this runs for every request.
  */
-function readHeld(req: IncomingMessage, hold: number, maxBytes: number): Promise<{ chunks: Buffer[]; size: number; ended: boolean }> {
+function readHeld(
+  req: IncomingMessage,
+  hold: number,
+  maxBytes: number,
+): Promise<{ chunks: Buffer[]; size: number; ended: boolean }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -113,7 +145,8 @@ function readHeld(req: IncomingMessage, hold: number, maxBytes: number): Promise
     const onEnd = () => done(undefined, true);
     const onError = (err: Error) => done(err, false);
     // A close without end or error: the client went away mid-body.
-    const onClose = () => done(Object.assign(new Error('The request body ended early.'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }), false);
+    const onClose = () =>
+      done(Object.assign(new Error('The request body ended early.'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }), false);
     if (req.readableEnded) return resolve({ chunks, size, ended: true });
     req.on('data', onData);
     req.once('end', onEnd);
@@ -122,7 +155,13 @@ function readHeld(req: IncomingMessage, hold: number, maxBytes: number): Promise
   });
 }
 
-async function* continueStream(count: { bytes: number }, held: Buffer[], rest: AsyncIterator<Buffer>, maxBytes: number, disarm: () => void): AsyncGenerator<Buffer> {
+async function* continueStream(
+  count: { bytes: number },
+  held: Buffer[],
+  rest: AsyncIterator<Buffer>,
+  maxBytes: number,
+  disarm: () => void,
+): AsyncGenerator<Buffer> {
   yield* held;
   held.length = 0;
   for (;;) {
@@ -140,13 +179,18 @@ async function* continueStream(count: { bytes: number }, held: Buffer[], rest: A
 
 function parseMetadata(req: IncomingMessage, ctx: BodyContext, body: Buffer): BodyFacts {
   if (body.length === 0) {
-    if (req.method === 'POST') throw new ProxyError(400, 'empty-body', 'The request body is empty: send a JSON object with at least "model".');
+    if (req.method === 'POST')
+      throw new ProxyError(400, 'empty-body', 'The request body is empty: send a JSON object with at least "model".');
     return { bytesIn: 0, body };
   }
   // With OTLP export on, the values of the parameters the GenAI conventions name are read in the same pass.
   const top = scanTopLevel(body, ctx.otlp ? REQUEST_VALUE_KEYS : undefined);
   if (!top.ok) {
-    throw new ProxyError(400, 'invalid-json', `The request body is not valid JSON (${top.reason}, at byte ${top.at}). Check the JSON and retry with the minimal request.`);
+    throw new ProxyError(
+      400,
+      'invalid-json',
+      `The request body is not valid JSON (${top.reason}, at byte ${top.at}). Check the JSON and retry with the minimal request.`,
+    );
   }
   return {
     bytesIn: body.length,
@@ -173,7 +217,8 @@ const MAX_BRIDGED_JSON_DEPTH = 200;
  * another's edits).
  */
 export function parsedBody(ex: BodyFacts): Record<string, unknown> {
-  if (!ex.body || !ex.jsonObject) throw new ProxyError(400, 'bridge-needs-json', 'The protocol bridge needs a JSON request body.');
+  if (!ex.body || !ex.jsonObject)
+    throw new ProxyError(400, 'bridge-needs-json', 'The protocol bridge needs a JSON request body.');
   if ((ex.jsonDepth ?? 0) > MAX_BRIDGED_JSON_DEPTH) {
     throw new ProxyError(
       400,
@@ -184,13 +229,21 @@ export function parsedBody(ex: BodyFacts): Record<string, unknown> {
   try {
     return JSON.parse(ex.body.toString('utf8')) as Record<string, unknown>;
   } catch (err) {
-    throw new ProxyError(400, 'invalid-json', `The request body is not valid JSON (${(err as Error).message}). Check the JSON and retry with the minimal request.`);
+    throw new ProxyError(
+      400,
+      'invalid-json',
+      `The request body is not valid JSON (${(err as Error).message}). Check the JSON and retry with the minimal request.`,
+    );
   }
 }
 
 /** Large bodies are not parsed; a cheap look at the first chunk finds the usual fields. */
 function sniffMetadata(count: { bytes: number }, stream: AsyncIterable<Buffer>, first: Buffer): StreamedBody {
   const head = first.subarray(0, 4096).toString('utf8');
-  return new StreamedBody(count, stream, /"model"\s*:\s*"([^"\\]{1,200})"/.exec(head)?.[1], /"stream"\s*:\s*true/.test(head));
+  return new StreamedBody(
+    count,
+    stream,
+    /"model"\s*:\s*"([^"\\]{1,200})"/.exec(head)?.[1],
+    /"stream"\s*:\s*true/.test(head),
+  );
 }
-

@@ -17,7 +17,13 @@ import type { Attempt, RequestSoFar, Route } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import { upstreamRequestHeaders } from './headers.js';
 import { streamedBytes } from './gc-nudge.js';
-import { callUpstream, readCapped as readUpTo, type UpstreamBody, type UpstreamDeps, type UpstreamResponse } from './upstream-call.js';
+import {
+  callUpstream,
+  readCapped as readUpTo,
+  type UpstreamBody,
+  type UpstreamDeps,
+  type UpstreamResponse,
+} from './upstream-call.js';
 import { aliasedModelList } from './alias.js';
 import type { RequestAbort } from './request-abort.js';
 import { SERVED_MODEL_HEADER } from '../simulator/demo-family.js';
@@ -30,17 +36,25 @@ const ERROR_BODY_BYTES = 64 * 1024;
 const MODEL_LIST_BYTES = 4 * 1024 * 1024;
 
 /** What relaying reads: the upstream call's deps, the keys (failover, model lists), the bridge, the aliases. */
-export type RelayContext = UpstreamDeps & KeyContext & Pick<ProxyContext, 'failover' | 'upstreamPrefix' | 'redactor' | 'aliases'>;
+export type RelayContext = UpstreamDeps &
+  KeyContext &
+  Pick<ProxyContext, 'failover' | 'upstreamPrefix' | 'redactor' | 'aliases'>;
 
 /** Sends `route` upstream and relays the answer; never throws: a failure is an Attempt with `error`. */
-export async function relay(ex: RequestSoFar, reply: ClientReply, ctx: RelayContext, route: Route, abort: RequestAbort): Promise<Attempt> {
+export async function relay(
+  ex: RequestSoFar,
+  reply: ClientReply,
+  ctx: RelayContext,
+  route: Route,
+  abort: RequestAbort,
+): Promise<Attempt> {
   const slot = ex.key?.slot;
   const models = slot?.models;
   const modelsGeneration = models?.generation() ?? 0;
   const upstreamPath = route.path + route.query;
   const session = route.session;
   const held = ex.body?.body;
-  const body = session ? session.body : held ?? ex.body?.bodyStream ?? null;
+  const body = session ? session.body : (held ?? ex.body?.bodyStream ?? null);
   // The bridge's translation, for the Traffic view's "Show Translation" (the ring redacts it like the client's body).
   const bridgedBody = session?.body;
   const anthropicRoute = keyInXApiKey(route.path);
@@ -49,7 +63,13 @@ export async function relay(ex: RequestSoFar, reply: ClientReply, ctx: RelayCont
     {
       path: ctx.upstreamPrefix + upstreamPath,
       method: ex.req.method ?? 'GET',
-      headers: () => upstreamRequestHeaders(ex.req.rawHeaders, slot?.key, anthropicRoute, Buffer.isBuffer(body) ? body.length : undefined),
+      headers: () =>
+        upstreamRequestHeaders(
+          ex.req.rawHeaders,
+          slot?.key,
+          anthropicRoute,
+          Buffer.isBuffer(body) ? body.length : undefined,
+        ),
       body,
       retryStatuses: !route.stream,
     },
@@ -78,7 +98,16 @@ export async function relay(ex: RequestSoFar, reply: ClientReply, ctx: RelayCont
   }
 }
 
-async function relayAnswer(ex: RequestSoFar, reply: ClientReply, ctx: RelayContext, route: Route, abort: RequestAbort, upstream: UpstreamResponse, facts: Attempt, modelsGeneration: number): Promise<Attempt> {
+async function relayAnswer(
+  ex: RequestSoFar,
+  reply: ClientReply,
+  ctx: RelayContext,
+  route: Route,
+  abort: RequestAbort,
+  upstream: UpstreamResponse,
+  facts: Attempt,
+  modelsGeneration: number,
+): Promise<Attempt> {
   const contentType = upstream.headers['content-type'];
   const isStream = typeof contentType === 'string' && contentType.startsWith('text/event-stream');
   const session = route.session;
@@ -92,7 +121,11 @@ async function relayAnswer(ex: RequestSoFar, reply: ClientReply, ctx: RelayConte
     const { buf, complete } = await readCapped(upstream.body, BRIDGED_JSON_BYTES);
     if (!complete) {
       upstream.body.destroy();
-      throw new ProxyError(502, 'bridge-response-too-large', `The upstream chat answer is larger than ${BRIDGED_JSON_BYTES} bytes; Loopgate will not hold it to bridge it. Ask for stream: true.`);
+      throw new ProxyError(
+        502,
+        'bridge-response-too-large',
+        `The upstream chat answer is larger than ${BRIDGED_JSON_BYTES} bytes; Loopgate will not hold it to bridge it. Ask for stream: true.`,
+      );
     }
     const out = session.result(buf);
     reply.whole(out.status, { ...upstream.headers, 'content-type': 'application/json' }, out.body, buf, facts);
@@ -114,7 +147,13 @@ async function relayAnswer(ex: RequestSoFar, reply: ClientReply, ctx: RelayConte
       abort.abort(new Error(message));
       return true;
     };
-    await pipe(reply, upstream.body, (chunk) => t.push(chunk), () => t.end(), refused);
+    await pipe(
+      reply,
+      upstream.body,
+      (chunk) => t.push(chunk),
+      () => t.end(),
+      refused,
+    );
   } catch (err) {
     if (!reply.unfinished || reply.clientGone) throw err;
     // A bridged stream can say what happened in the caller's own protocol before it ends.
@@ -130,7 +169,11 @@ async function relayAnswer(ex: RequestSoFar, reply: ClientReply, ctx: RelayConte
  * one asked for (its SERVED_MODEL_HEADER), said once on the console. Any other
  * upstream's header of that name is not believed.
  */
-function demoServedModel(ex: RequestSoFar, ctx: Pick<ProxyContext, 'simulator' | 'hintOnce'>, upstream: UpstreamResponse): string | undefined {
+function demoServedModel(
+  ex: RequestSoFar,
+  ctx: Pick<ProxyContext, 'simulator' | 'hintOnce'>,
+  upstream: UpstreamResponse,
+): string | undefined {
   const served = ctx.simulator ? upstream.headers[SERVED_MODEL_HEADER] : undefined;
   if (typeof served !== 'string' || served === '') return undefined;
   const asked = ex.body?.model ?? '?';
@@ -148,13 +191,22 @@ function readCapped(body: UpstreamBody, cap: number): Promise<{ buf: Buffer; com
   });
 }
 
-async function relayError(ex: RequestSoFar, reply: ClientReply, ctx: RelayContext, route: Route, upstream: UpstreamResponse, facts: Attempt): Promise<Attempt> {
+async function relayError(
+  ex: RequestSoFar,
+  reply: ClientReply,
+  ctx: RelayContext,
+  route: Route,
+  upstream: UpstreamResponse,
+  facts: Attempt,
+): Promise<Attempt> {
   const { buf, complete } = await readCapped(upstream.body, ERROR_BODY_BYTES);
   // A compressed body cannot be read; it is passed on as it came.
-  const encoded = upstream.headers['content-encoding'] !== undefined && upstream.headers['content-encoding'] !== 'identity';
+  const encoded =
+    upstream.headers['content-encoding'] !== undefined && upstream.headers['content-encoding'] !== 'identity';
   // Relays quote the key they were given ("Incorrect API key provided: sk-…"): read the scrubbed text.
   const text = complete && !encoded ? ctx.redactor.knownSecretsIn(buf) : undefined;
-  if (route.fallback && text && isEndpointNotSupported(upstream.statusCode, text)) return { ...facts, outcome: 'unsupported' };
+  if (route.fallback && text && isEndpointNotSupported(upstream.statusCode, text))
+    return { ...facts, outcome: 'unsupported' };
   const info = parseErrorBody(upstream.statusCode, text?.toString('utf8') ?? '');
   const model = ex.body?.model;
   let diagnosis = diagnose(info, {
@@ -202,7 +254,14 @@ async function relayError(ex: RequestSoFar, reply: ClientReply, ctx: RelayContex
   return answered;
 }
 
-async function relayModels(ex: RequestSoFar, reply: ClientReply, ctx: RelayContext, upstream: UpstreamResponse, generation: number, facts: Attempt): Promise<void> {
+async function relayModels(
+  ex: RequestSoFar,
+  reply: ClientReply,
+  ctx: RelayContext,
+  upstream: UpstreamResponse,
+  generation: number,
+  facts: Attempt,
+): Promise<void> {
   const { buf, complete } = await readCapped(upstream.body, MODEL_LIST_BYTES);
   if (!complete) {
     reply.head(upstream.statusCode, upstream.headers, { stream: false, attempt: facts });
@@ -223,7 +282,13 @@ async function relayModels(ex: RequestSoFar, reply: ClientReply, ctx: RelayConte
  * (the caller cuts the connection, so the client sees an error rather than a
  * clean end).
  */
-function pipe(reply: ClientReply, body: UpstreamBody, translate?: (chunk: Buffer) => string, closing?: () => string, stop?: () => boolean): Promise<void> {
+function pipe(
+  reply: ClientReply,
+  body: UpstreamBody,
+  translate?: (chunk: Buffer) => string,
+  closing?: () => string,
+  stop?: () => boolean,
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let stopped = false;
     // Since when Loopgate has been ready for the next chunk (undefined while the client's full socket holds the stream):

@@ -43,7 +43,10 @@ export function backoffDelay(attempt: number, baseMs = 500, capMs = 8_000, rando
 }
 
 /** The upstream's own hint, in ms: retry-after-ms, then Retry-After (seconds or an HTTP date). */
-export function retryAfterMs(headers: Record<string, string | string[] | undefined>, now = Date.now()): number | undefined {
+export function retryAfterMs(
+  headers: Record<string, string | string[] | undefined>,
+  now = Date.now(),
+): number | undefined {
   const ms = Number(headers['retry-after-ms']);
   if (Number.isFinite(ms) && ms >= 0) return ms;
   const raw = headers['retry-after'];

@@ -11,9 +11,20 @@ import type { ProxyContext } from './context.js';
 import type { IncomingMessage } from 'node:http';
 import type { PathFacts } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
-import type { TrafficEntry, TrafficRing } from '../traffic/ring.js';
+import type { TrafficRing } from '../traffic/ring.js';
 import { followUps } from '../traffic/follow-ups.js';
-import { LOCAL_ERROR_CODES, LOCAL_PATHS, ROW_FIELDS, type RowRecord, type LiveEvent, type TrafficDetail, type TrafficListAnswer, type TrafficRow, type TrafficSummary } from '../core/local-api.js';
+import {
+  LOCAL_ERROR_CODES,
+  LOCAL_PATHS,
+  ROW_FIELDS,
+  type RowRecord,
+  type LiveEvent,
+  type TrafficDetail,
+  type TrafficListAnswer,
+  type TrafficRow,
+  type TrafficSummary,
+} from '../core/local-api.js';
+import { type TrafficEntry } from '../core/traffic-entry.js';
 
 const TRAFFIC_PATH = LOCAL_PATHS.traffic;
 /** A live client that stops reading loses entries past this much unsent data (counted), rather than the proxy's memory. */
@@ -31,7 +42,12 @@ function summary(e: TrafficEntry): TrafficSummary {
 }
 
 function ringOf(ctx: ProxyContext): TrafficRing {
-  if (!ctx.ring) throw new ProxyError(404, LOCAL_ERROR_CODES.captureOff, 'This proxy runs with traffic capture off (--no-capture, or loopgate.traffic.capture false): there is nothing to show. The traffic log still has the metadata.');
+  if (!ctx.ring)
+    throw new ProxyError(
+      404,
+      LOCAL_ERROR_CODES.captureOff,
+      'This proxy runs with traffic capture off (--no-capture, or loopgate.traffic.capture false): there is nothing to show. The traffic log still has the metadata.',
+    );
   return ctx.ring;
 }
 
@@ -42,28 +58,53 @@ function intParam(query: URLSearchParams, name: string): number | undefined {
   return Number(raw);
 }
 
-export async function handleTraffic(req: IncomingMessage, paths: PathFacts, reply: ClientReply, ctx: ProxyContext): Promise<void> {
-  if (req.method !== 'GET') throw new ProxyError(405, LOCAL_ERROR_CODES.methodNotAllowed, `${TRAFFIC_PATH} is read with GET.`, { allow: 'GET' });
+export async function handleTraffic(
+  req: IncomingMessage,
+  paths: PathFacts,
+  reply: ClientReply,
+  ctx: ProxyContext,
+): Promise<void> {
+  if (req.method !== 'GET')
+    throw new ProxyError(405, LOCAL_ERROR_CODES.methodNotAllowed, `${TRAFFIC_PATH} is read with GET.`, {
+      allow: 'GET',
+    });
   const ring = ringOf(ctx);
   const query = new URLSearchParams(paths.query.replace(/^\?/, ''));
   const rest = paths.path.slice(TRAFFIC_PATH.length + 1);
   if (paths.path === TRAFFIC_PATH) {
-    const entries = ring.list({ after: intParam(query, 'after'), limit: intParam(query, 'limit') }).map(query.get('rows') === '1' ? row : summary);
-    return reply.answer(200, 'application/json', JSON.stringify({ capture: ring.stats(), entries } satisfies TrafficListAnswer<TrafficSummary | TrafficRow>));
+    const entries = ring
+      .list({ after: intParam(query, 'after'), limit: intParam(query, 'limit') })
+      .map(query.get('rows') === '1' ? row : summary);
+    return reply.answer(
+      200,
+      'application/json',
+      JSON.stringify({ capture: ring.stats(), entries } satisfies TrafficListAnswer<TrafficSummary | TrafficRow>),
+    );
   }
   if (rest === 'live') return live(reply, ring, intParam(query, 'after'), query.get('rows') === '1');
   let id: string;
   try {
     id = decodeURIComponent(rest);
   } catch {
-    throw new ProxyError(400, LOCAL_ERROR_CODES.badRequestId, 'The request id in the path is not valid percent-encoding.');
+    throw new ProxyError(
+      400,
+      LOCAL_ERROR_CODES.badRequestId,
+      'The request id in the path is not valid percent-encoding.',
+    );
   }
   const entry = ring.get(id);
   if (!entry) {
-    throw new ProxyError(404, LOCAL_ERROR_CODES.unknownRequest, `No request ${rest.slice(0, 80)} in the traffic ring: it keeps the last ${ring.limits.entries} requests (${Math.round(ring.limits.bytes / 1048576)} MB at most), and only since the proxy started.`);
+    throw new ProxyError(
+      404,
+      LOCAL_ERROR_CODES.unknownRequest,
+      `No request ${rest.slice(0, 80)} in the traffic ring: it keeps the last ${ring.limits.entries} requests (${Math.round(ring.limits.bytes / 1048576)} MB at most), and only since the proxy started.`,
+    );
   }
   // Oldest first: the first later request that answers a call is the one that carried its result.
-  const answer = { ...entry, followUps: followUps(entry, ring.list({ after: entry.seq }).reverse()) } satisfies TrafficDetail;
+  const answer = {
+    ...entry,
+    followUps: followUps(entry, ring.list({ after: entry.seq }).reverse()),
+  } satisfies TrafficDetail;
   reply.answer(200, 'application/json', JSON.stringify(answer));
 }
 

@@ -20,7 +20,12 @@ import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import { diagnose, parseErrorBody } from '../rules/diagnose.js';
 import { ProxyError, upstreamFailure } from '../rules/proxy-errors.js';
-import { isWebSocketUpgrade, isWebSocketRefusal, WEBSOCKET_FALLBACK_STATUS, websocketUnsupportedHint } from '../rules/websocket.js';
+import {
+  isWebSocketUpgrade,
+  isWebSocketRefusal,
+  WEBSOCKET_FALLBACK_STATUS,
+  websocketUnsupportedHint,
+} from '../rules/websocket.js';
 import type { ProxyContext } from './context.js';
 import type { Attempt, RequestSoFar, WebSocketSummary } from './exchange.js';
 import { admit } from './admission.js';
@@ -48,7 +53,12 @@ export function upgradeHandling(ctx: ProxyContext, opts: { refusals?: WebSocketR
   // Upgrades still waiting on the upstream's handshake: their sockets are nobody's connection either.
   const pending = new Set<Duplex>();
   // Compression off towards the client: localhost bandwidth is free and Loopgate reads every message.
-  const server = new WebSocketServer({ noServer: true, perMessageDeflate: false, clientTracking: false, maxPayload: ctx.limits.maxBodyBytes });
+  const server = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    clientTracking: false,
+    maxPayload: ctx.limits.maxBodyBytes,
+  });
   return {
     handle(req, socket, head) {
       pending.add(socket);
@@ -106,7 +116,11 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     if (admission.kind === 'refused') throw admission.refusal;
     const paths = admission.paths;
     if (!isWebSocketUpgrade(req.headers)) {
-      throw new ProxyError(400, 'upgrade-unsupported', `Loopgate upgrades connections to WebSocket only (got Upgrade: ${printableHeader(req.headers.upgrade)}). Send the request without an Upgrade header.`);
+      throw new ProxyError(
+        400,
+        'upgrade-unsupported',
+        `Loopgate upgrades connections to WebSocket only (got Upgrade: ${printableHeader(req.headers.upgrade)}). Send the request without an Upgrade header.`,
+      );
     }
     checkHandshake(req);
     // No body yet, so no model: with several keys the first one takes the connection.
@@ -133,7 +147,15 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     const waited = performance.now() - ex.startedAt;
     const attempt: Attempt = { outcome: 'relayed', upstreamPath, ttfbMs: waited, upstreamMs: waited, retries: 0 };
     if (outcome.kind === 'refused') {
-      const answered = await answerRefusal(ex, reply, ctx, attempt, outcome.res, () => refusals.remember(memory, paths.path), refusals.ttlMs);
+      const answered = await answerRefusal(
+        ex,
+        reply,
+        ctx,
+        attempt,
+        outcome.res,
+        () => refusals.remember(memory, paths.path),
+        refusals.ttlMs,
+      );
       tookAttempt(ex, answered);
       if (answered.outcome === 'failed') throw answered.error;
       return;
@@ -143,12 +165,28 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
       upstream.close(1001);
       return;
     }
-    relayed = completeUpgrade(shared, ex, reply, socket, outcome.res, upstream, early!.length ? Buffer.concat([head, early!]) : head);
+    relayed = completeUpgrade(
+      shared,
+      ex,
+      reply,
+      socket,
+      outcome.res,
+      upstream,
+      early!.length ? Buffer.concat([head, early!]) : head,
+    );
   } catch (err) {
     stopWatching();
     if (reply.headersSent) return;
     const perr =
-      err instanceof ProxyError ? err : new ProxyError(500, 'internal-error', 'Loopgate hit an internal error; the connection was not upgraded.', {}, { cause: err });
+      err instanceof ProxyError
+        ? err
+        : new ProxyError(
+            500,
+            'internal-error',
+            'Loopgate hit an internal error; the connection was not upgraded.',
+            {},
+            { cause: err },
+          );
     // The client is gone (it left during the upstream's handshake): record why, write nothing.
     if (reply.clientGone) return reply.lost(perr.statusCode, perr.code, ctx.redactor.string(perr.message));
     reply.refuse(perr, { close: true });
@@ -194,8 +232,17 @@ function watchClientLeaving(socket: Duplex): () => Buffer {
 function checkHandshake(req: IncomingMessage): void {
   const key = req.headers['sec-websocket-key'];
   const version = req.headers['sec-websocket-version'];
-  if (req.method !== 'GET' || typeof key !== 'string' || !/^[+/0-9A-Za-z]{22}==$/.test(key.trim()) || (version !== '13' && version !== '8')) {
-    throw new ProxyError(400, 'bad-websocket-handshake', 'The WebSocket handshake is malformed: it needs GET, a 16-byte base64 Sec-WebSocket-Key and Sec-WebSocket-Version: 13.');
+  if (
+    req.method !== 'GET' ||
+    typeof key !== 'string' ||
+    !/^[+/0-9A-Za-z]{22}==$/.test(key.trim()) ||
+    (version !== '13' && version !== '8')
+  ) {
+    throw new ProxyError(
+      400,
+      'bad-websocket-handshake',
+      'The WebSocket handshake is malformed: it needs GET, a 16-byte base64 Sec-WebSocket-Key and Sec-WebSocket-Version: 13.',
+    );
   }
 }
 
@@ -208,13 +255,21 @@ function refusal(path: string, ttlMs: number): ProxyError {
   return new ProxyError(WEBSOCKET_FALLBACK_STATUS, 'websocket-unsupported', websocketUnsupportedHint(path, ttlMs));
 }
 
-function connectUpstream(ex: RequestSoFar, ctx: Pick<ProxyContext, 'siteUrl' | 'upstreamPrefix' | 'timeouts' | 'limits'>, target: string): WebSocket {
+function connectUpstream(
+  ex: RequestSoFar,
+  ctx: Pick<ProxyContext, 'siteUrl' | 'upstreamPrefix' | 'timeouts' | 'limits'>,
+  target: string,
+): WebSocket {
   const site = new URL(ctx.siteUrl);
   const url = `${site.protocol === 'https:' ? 'wss:' : 'ws:'}//${site.host}${ctx.upstreamPrefix}${target}`;
   const headers = upstreamRequestHeaders(ex.req.rawHeaders, ex.key?.slot?.key, false);
   // ws writes its own handshake headers; the client's would go out twice.
   for (const name of Object.keys(headers)) if (name.startsWith('sec-websocket-')) delete headers[name];
-  const protocols = ex.req.headers['sec-websocket-protocol']?.split(',').map((p) => p.trim()).filter(Boolean) ?? [];
+  const protocols =
+    ex.req.headers['sec-websocket-protocol']
+      ?.split(',')
+      .map((p) => p.trim())
+      .filter(Boolean) ?? [];
   const upstream = new WebSocket(url, protocols, {
     headers,
     handshakeTimeout: ctx.timeouts.headersMs,
@@ -258,7 +313,15 @@ function handshake(upstream: WebSocket): Promise<Handshake> {
  * no WebSocket (the attempt, then failed, comes with the error), else pass its
  * answer on. Returns the attempt with what the upstream said.
  */
-async function answerRefusal(ex: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyContext, 'redactor' | 'keys' | 'bridge'>, attempt: Attempt, res: IncomingMessage, remember: () => void, ttlMs: number): Promise<Attempt> {
+async function answerRefusal(
+  ex: RequestSoFar,
+  reply: ClientReply,
+  ctx: Pick<ProxyContext, 'redactor' | 'keys' | 'bridge'>,
+  attempt: Attempt,
+  res: IncomingMessage,
+  remember: () => void,
+  ttlMs: number,
+): Promise<Attempt> {
   const paths = ex.paths!;
   const status = res.statusCode ?? 502;
   const requestId = res.headers['x-oneapi-request-id'];
@@ -309,11 +372,24 @@ function readCapped(res: IncomingMessage, cap: number): Promise<{ buf: Buffer; c
 }
 
 /** The upstream said 101: the client gets its own, with the upstream's headers that matter to it (Codex reads x-codex-turn-state, openai-model, x-models-etag). */
-function completeUpgrade(shared: Shared, ex: RequestSoFar, reply: ClientReply, socket: Duplex, upstreamHead: IncomingMessage, upstream: WebSocket, head: Buffer): Promise<WebSocketSummary> | undefined {
+function completeUpgrade(
+  shared: Shared,
+  ex: RequestSoFar,
+  reply: ClientReply,
+  socket: Duplex,
+  upstreamHead: IncomingMessage,
+  upstream: WebSocket,
+  head: Buffer,
+): Promise<WebSocketSummary> | undefined {
   const { ctx, server, open } = shared;
   // Names in any letter case, as on HTTP (client-reply.ts): Node lower-cases them, so a key with capitals arrives lower-cased.
-  const passed = clientResponseHeaders(upstreamHead.headers, ctx.redactor.knownSecrets, ctx.redactor.knownSecretsInName);
-  for (const name of Object.keys(passed)) if (name.startsWith('sec-websocket-') || name === 'content-length') delete passed[name];
+  const passed = clientResponseHeaders(
+    upstreamHead.headers,
+    ctx.redactor.knownSecrets,
+    ctx.redactor.knownSecretsInName,
+  );
+  for (const name of Object.keys(passed))
+    if (name.startsWith('sec-websocket-') || name === 'content-length') delete passed[name];
   // The attempt's upstream time is already in the request's facts (tookAttempt).
   const headers = { ...passed, ...reply.loopgateHeaders() };
   const addHeaders = (lines: string[], req: IncomingMessage) => {

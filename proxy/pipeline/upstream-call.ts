@@ -80,7 +80,11 @@ export type UpstreamResult = (
   readonly upstreamMs: number;
 };
 
-export async function callUpstream(deps: UpstreamDeps, request: UpstreamRequest, abort?: RequestAbort): Promise<UpstreamResult> {
+export async function callUpstream(
+  deps: UpstreamDeps,
+  request: UpstreamRequest,
+  abort?: RequestAbort,
+): Promise<UpstreamResult> {
   // A streamed body can be sent once; a held one can be replayed.
   const replayable = request.body === null || Buffer.isBuffer(request.body);
   let resetRetried = false;
@@ -90,7 +94,9 @@ export async function callUpstream(deps: UpstreamDeps, request: UpstreamRequest,
   for (;;) {
     const started = performance.now();
     try {
-      const body = replayable ? (request.body as Buffer | null) : Readable.from(request.body as AsyncIterable<Buffer>, { objectMode: false });
+      const body = replayable
+        ? (request.body as Buffer | null)
+        : Readable.from(request.body as AsyncIterable<Buffer>, { objectMode: false });
       const call = new UpstreamCall(abort, replayable ? null : (body as Readable));
       deps.pool.dispatch(
         {
@@ -105,7 +111,12 @@ export async function callUpstream(deps: UpstreamDeps, request: UpstreamRequest,
       );
       const response = await call.response;
       upstreamMs += performance.now() - started;
-      if (request.retryStatuses && replayable && statusRetries < deps.retries && isRetryableStatus(response.statusCode)) {
+      if (
+        request.retryStatuses &&
+        replayable &&
+        statusRetries < deps.retries &&
+        isRetryableStatus(response.statusCode)
+      ) {
         const wait = retryAfterMs(response.headers) ?? backoffDelay(statusRetries);
         if (wait <= 60_000) {
           await response.body.dump();
@@ -201,7 +212,11 @@ class UpstreamCall implements Dispatcher.DispatchHandler, UpstreamBody {
     if (this.abort?.aborted) controller.abort(this.abort.reason as Error);
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[]>): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[]>,
+  ): void {
     if (statusCode < 200) return;
     this.started = true;
     this.resolve({ statusCode, headers, body: this });

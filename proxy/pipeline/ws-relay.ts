@@ -28,7 +28,12 @@ interface FirstRequest {
 }
 
 /** Resolves when the client's side has closed, with the facts then final (the socket's own 'close' comes earlier). */
-export function relayMessages(reply: ClientReply, ctx: Pick<ProxyContext, 'captureBodies' | 'logBodyBytes' | 'redactor'>, client: WebSocket, upstream: WebSocket): Promise<WebSocketSummary> {
+export function relayMessages(
+  reply: ClientReply,
+  ctx: Pick<ProxyContext, 'captureBodies' | 'logBodyBytes' | 'redactor'>,
+  client: WebSocket,
+  upstream: WebSocket,
+): Promise<WebSocketSummary> {
   const facts: WebSocketFacts = { messagesIn: 0, messagesOut: 0, requests: 0 };
   const first: FirstRequest = {};
   let bytesIn = 0;
@@ -71,7 +76,11 @@ export function relayMessages(reply: ClientReply, ctx: Pick<ProxyContext, 'captu
       if (code === 1006 && answering) clientAborted = true;
     }
     const body = requestBodies.length ? Buffer.concat(requestBodies, requestBytes) : undefined;
-    closed({ facts, body: { bytesIn, body, model: first.model, stream: first.stream, params: first.params }, clientAborted });
+    closed({
+      facts,
+      body: { bytesIn, body, model: first.model, stream: first.stream, params: first.params },
+      clientAborted,
+    });
     closeOther(upstream, code, reason);
   });
   upstream.once('close', (code: number, reason: Buffer) => {

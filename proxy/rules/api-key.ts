@@ -7,10 +7,16 @@
 export function checkApiKey(raw: string): { key: string } | { problem: string } {
   const key = raw.trim();
   if (key === '') return { problem: 'the API key is empty' };
-  if (/^bearer\s/i.test(key)) return { problem: 'the API key starts with "Bearer ": give the key alone, Loopgate adds the prefix' };
+  if (/^bearer\s/i.test(key))
+    return { problem: 'the API key starts with "Bearer ": give the key alone, Loopgate adds the prefix' };
   if (/^(['"]).*\1$/.test(key)) return { problem: 'the API key is wrapped in quotes: give the key without them' };
-   
-  if (/[\s\x00-\x1f\x7f]/.test(key)) return { problem: 'the API key contains a space, line break or control character: copy it again, without them' };
-  if (/[^\x21-\x7e]/.test(key)) return { problem: 'the API key contains a character that cannot be sent in an HTTP header (a smart quote or similar): copy it again' };
+
+  if (/[\s\x00-\x1f\x7f]/.test(key))
+    return { problem: 'the API key contains a space, line break or control character: copy it again, without them' };
+  if (/[^\x21-\x7e]/.test(key))
+    return {
+      problem:
+        'the API key contains a character that cannot be sent in an HTTP header (a smart quote or similar): copy it again',
+    };
   return { key };
 }

@@ -34,7 +34,9 @@ export const BRIDGE_FIELDS = {
 
 export type BridgeObject = keyof typeof BRIDGE_FIELDS;
 
-const SETS = new Map<string, ReadonlySet<string>>(Object.entries(BRIDGE_FIELDS).map(([k, v]) => [k, new Set<string>(v)]));
+const SETS = new Map<string, ReadonlySet<string>>(
+  Object.entries(BRIDGE_FIELDS).map(([k, v]) => [k, new Set<string>(v)]),
+);
 
 /** A value whose loss changes nothing: unset, off or empty. */
 function unset(v: unknown): boolean {
@@ -42,7 +44,12 @@ function unset(v: unknown): boolean {
 }
 
 /** The fields of `obj` the bridge leaves out, each as `<at>.<field>`, added to `dropped` (once). */
-export function noteDroppedFields(obj: Record<string, unknown>, kind: BridgeObject, at: string, dropped: string[]): void {
+export function noteDroppedFields(
+  obj: Record<string, unknown>,
+  kind: BridgeObject,
+  at: string,
+  dropped: string[],
+): void {
   const known = SETS.get(kind)!;
   for (const key of Object.keys(obj)) {
     if (known.has(key) || unset(obj[key])) continue;

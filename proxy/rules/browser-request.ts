@@ -22,7 +22,10 @@ function one(v: string | string[] | undefined): string {
  * site, or Sec-Fetch-Mode says a subresource or a navigation. A request that carries a credential is judged by
  * the token check as any other (a page cannot attach one to these requests).
  */
-export function isCredentialLessBrowserRequest(headers: Record<string, string | string[] | undefined>, hasCredential: boolean): boolean {
+export function isCredentialLessBrowserRequest(
+  headers: Record<string, string | string[] | undefined>,
+  hasCredential: boolean,
+): boolean {
   if (hasCredential) return false;
   return OTHER_SITE.has(one(headers['sec-fetch-site'])) || PAGE_MODES.has(one(headers['sec-fetch-mode']));
 }

@@ -6,7 +6,7 @@
 // (extension/child-env.ts). Pure: no I/O.
 import { parseKeyList, splitName } from './key-list.js';
 import { parseOtlpHeaders } from './otlp-config.js';
-import { MIN_SECRET_LENGTH, secretForms } from './redact.js';
+import { MIN_SECRET_LENGTH, secretForms } from './known-secrets.js';
 
 /** Hold the real key list: never passed to a child. */
 const REAL_KEY_VARS = ['LOOPGATE_API_KEY'] as const;
@@ -75,13 +75,22 @@ function secretFinder(secrets: readonly string[]): (text: string) => boolean {
  * The environment without the real-key variables, the OTLP header variables, and any variable whose
  * name or value holds a secret. `removed` names what was left out (names only, never values).
  */
-export function withoutSecrets(parent: NodeJS.ProcessEnv, secrets: readonly string[]): { env: Record<string, string>; removed: string[] } {
+export function withoutSecrets(
+  parent: NodeJS.ProcessEnv,
+  secrets: readonly string[],
+): { env: Record<string, string>; removed: string[] } {
   const holds = secretFinder(secrets);
   const env: Record<string, string> = {};
   const removed: string[] = [];
   for (const [name, value] of Object.entries(parent)) {
     if (value === undefined) continue;
-    if ((REAL_KEY_VARS as readonly string[]).includes(name) || OTLP_HEADER_VAR.test(name) || holds(name) || holds(value)) removed.push(name);
+    if (
+      (REAL_KEY_VARS as readonly string[]).includes(name) ||
+      OTLP_HEADER_VAR.test(name) ||
+      holds(name) ||
+      holds(value)
+    )
+      removed.push(name);
     else env[name] = value;
   }
   return { env, removed };
@@ -98,9 +107,15 @@ export function argsWithSecrets(args: readonly string[], secrets: readonly strin
  * that are replaced anyway, the OTLP headers): their own variables that hold a key. Names only, and a
  * name that itself holds a key is counted, not shown.
  */
-export function copiesLeftOut(parent: NodeJS.ProcessEnv, secrets: readonly string[]): { names: string[]; unnamed: number } {
+export function copiesLeftOut(
+  parent: NodeJS.ProcessEnv,
+  secrets: readonly string[],
+): { names: string[]; unnamed: number } {
   const holds = secretFinder(secrets);
-  const expected = (n: string) => (REAL_KEY_VARS as readonly string[]).includes(n) || (REPLACED_CREDENTIAL_VARS as readonly string[]).includes(n) || OTLP_HEADER_VAR.test(n);
+  const expected = (n: string) =>
+    (REAL_KEY_VARS as readonly string[]).includes(n) ||
+    (REPLACED_CREDENTIAL_VARS as readonly string[]).includes(n) ||
+    OTLP_HEADER_VAR.test(n);
   const removed = withoutSecrets(parent, secrets).removed.filter((n) => !expected(n));
   return { names: removed.filter((n) => !holds(n)), unnamed: removed.filter((n) => holds(n)).length };
 }

@@ -21,12 +21,24 @@ export interface ClientVar {
 
 /** The table: what each variable holds and who reads it, in the order `loopgate env` prints them. */
 export const CLIENT_VARS: readonly ClientVar[] = [
-  { name: 'OPENAI_BASE_URL', value: 'openai-base', readBy: 'the OpenAI SDKs, Qwen Code (openai), most OpenAI-compatible tools' },
+  {
+    name: 'OPENAI_BASE_URL',
+    value: 'openai-base',
+    readBy: 'the OpenAI SDKs, Qwen Code (openai), most OpenAI-compatible tools',
+  },
   { name: 'OPENAI_API_BASE', value: 'openai-base', readBy: 'aider, LiteLLM, openai-python before 1.0' },
   { name: 'OPENAI_API_KEY', value: 'token', readBy: 'the OpenAI SDKs, Codex, Qwen Code (openai), aider, LiteLLM' },
-  { name: 'ANTHROPIC_BASE_URL', value: 'anthropic-base', readBy: 'the Anthropic SDKs, Claude Code, Qwen Code (anthropic)' },
+  {
+    name: 'ANTHROPIC_BASE_URL',
+    value: 'anthropic-base',
+    readBy: 'the Anthropic SDKs, Claude Code, Qwen Code (anthropic)',
+  },
   { name: 'ANTHROPIC_AUTH_TOKEN', value: 'token', readBy: 'Claude Code, the Anthropic SDKs (sent as Bearer)' },
-  { name: 'ANTHROPIC_API_KEY', value: 'token', readBy: 'the Anthropic SDKs (sent as x-api-key), Qwen Code (anthropic), aider, LiteLLM' },
+  {
+    name: 'ANTHROPIC_API_KEY',
+    value: 'token',
+    readBy: 'the Anthropic SDKs (sent as x-api-key), Qwen Code (anthropic), aider, LiteLLM',
+  },
 ];
 
 /**

@@ -102,8 +102,10 @@ export function rewriteHint(rewrite: Rewrite, origin: string, client?: ClientId)
     const full = appendsFullPath(client);
     switch (rewrite.reason) {
       case 'duplicate-v1':
-        if (full === true) return `${who}: it appends /v1/messages to a base URL that already ends in /v1. ${anthropicBase(origin, client)}`;
-        if (full === false) return `${who}: it appends /messages to its baseURL, which has /v1 twice. ${anthropicBase(origin, client)}`;
+        if (full === true)
+          return `${who}: it appends /v1/messages to a base URL that already ends in /v1. ${anthropicBase(origin, client)}`;
+        if (full === false)
+          return `${who}: it appends /messages to its baseURL, which has /v1 twice. ${anthropicBase(origin, client)}`;
         return `${who}: this client appended /v1/messages to a base URL that already ends in /v1. ${anthropicBoth(origin)}`;
       case 'missing-v1':
         // Only a client that appends /messages alone (the AI SDK's convention) sends this.

@@ -8,8 +8,15 @@
 // puts the two sides together. Pure, no I/O.
 import { CHAT_DONE } from './protocols/chat-completions.js';
 import { obj } from './protocols/conversation-parts.js';
-import { bridgedFrom, endpointProtocol, PROTOCOL_TABLE, type Message, type Part, type Protocol, type RequestConversation } from './protocols/index.js';
-
+import {
+  bridgedFrom,
+  endpointProtocol,
+  PROTOCOL_TABLE,
+  type Message,
+  type Part,
+  type Protocol,
+  type RequestConversation,
+} from './protocols/index.js';
 
 /** The client's side: system instructions (where the protocol has them apart) and the input messages. */
 export function requestMessages(protocol: Protocol, body: Record<string, unknown>): RequestConversation {
@@ -81,7 +88,10 @@ export function reassemble(x: ExchangeBodies): Conversation {
   if (!requestProtocol) return out;
   const request = parseObject(x.requestBody);
   if (request) Object.assign(out, requestMessages(requestProtocol, request));
-  else out.requestNote = x.requestBody ? 'the request body is not JSON (or was cut at the capture limit)' : 'no request body was kept';
+  else
+    out.requestNote = x.requestBody
+      ? 'the request body is not JSON (or was cut at the capture limit)'
+      : 'no request body was kept';
   if (!responseProtocol || !x.responseBody) {
     out.responseNote = 'no response body was kept';
     return out;
@@ -90,10 +100,12 @@ export function reassemble(x: ExchangeBodies): Conversation {
     out.responseNote = 'an error answer (see the wire view)';
     return out;
   }
-  const output = x.stream ? streamMessages(responseProtocol, x.responseBody) : (() => {
-    const body = parseObject(x.responseBody);
-    return body ? responseMessages(responseProtocol, body) : undefined;
-  })();
+  const output = x.stream
+    ? streamMessages(responseProtocol, x.responseBody)
+    : (() => {
+        const body = parseObject(x.responseBody);
+        return body ? responseMessages(responseProtocol, body) : undefined;
+      })();
   if (output) out.output = output;
   else out.responseNote = 'the answer could not be read (not JSON, or cut at the capture limit)';
   return out;
@@ -102,13 +114,15 @@ export function reassemble(x: ExchangeBodies): Conversation {
 /** Every tool call of these messages, by id (calls without an id are left out). */
 export function toolCalls(messages: Message[]): Map<string, Part> {
   const calls = new Map<string, Part>();
-  for (const m of messages) for (const p of m.parts) if (p.type === 'tool_call' && typeof p.id === 'string') calls.set(p.id, p);
+  for (const m of messages)
+    for (const p of m.parts) if (p.type === 'tool_call' && typeof p.id === 'string') calls.set(p.id, p);
   return calls;
 }
 
 /** Every tool result of these messages, by the id of the call it answers. */
 export function toolResults(messages: Message[]): Map<string, Part> {
   const results = new Map<string, Part>();
-  for (const m of messages) for (const p of m.parts) if (p.type === 'tool_call_response' && typeof p.id === 'string') results.set(p.id, p);
+  for (const m of messages)
+    for (const p of m.parts) if (p.type === 'tool_call_response' && typeof p.id === 'string') results.set(p.id, p);
   return results;
 }

@@ -5,7 +5,13 @@
 // replaces them. Lower-case, as Node reports header names. Pure data.
 
 /** Request headers a client authenticates with. */
-export const CREDENTIAL_HEADERS: readonly string[] = ['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'cookie'];
+export const CREDENTIAL_HEADERS: readonly string[] = [
+  'authorization',
+  'proxy-authorization',
+  'x-api-key',
+  'api-key',
+  'cookie',
+];
 
 /** Response headers that hand out a credential (an upstream session cookie). */
 export const RESPONSE_CREDENTIAL_HEADERS: readonly string[] = ['set-cookie'];

@@ -44,9 +44,7 @@ const PATTERN_SOURCES: Array<{ group: string; source: string }> = [
     source: p.pattern.flags.includes('i') ? caseless(p.pattern.source) : p.pattern.source,
   })),
 ];
-const BEARER_GROUPS = new Set(
-  SECRET_PATTERNS.flatMap((p, i) => (p.name === 'bearer' ? [`p${i}`] : [])),
-);
+const BEARER_GROUPS = new Set(SECRET_PATTERNS.flatMap((p, i) => (p.name === 'bearer' ? [`p${i}`] : [])));
 // Alternatives that start at a word boundary share one leading \b, so the
 // engine skips mid-word positions at once (about 2x faster on prose).
 const atWord = PATTERN_SOURCES.filter((p) => p.source.startsWith('\\b'));

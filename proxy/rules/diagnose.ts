@@ -5,7 +5,14 @@
 // request body. The diagnosis routes on the status plus the relay's error
 // code/type, never on message text: relays localise their messages.
 
-import { bridgeKindOf, COUNT_TOKENS_PATH, PROTOCOL_ORDER, PROTOCOL_TABLE, minimalFields, protocolOfPath } from './protocols/index.js';
+import {
+  bridgeKindOf,
+  COUNT_TOKENS_PATH,
+  PROTOCOL_ORDER,
+  PROTOCOL_TABLE,
+  minimalFields,
+  protocolOfPath,
+} from './protocols/index.js';
 import { readErrorEnvelope } from './proxy-errors.js';
 import { suggestModels } from './suggest.js';
 import type { BridgeMode } from '../core/options.js';
@@ -95,12 +102,17 @@ export const DIAGNOSIS_POLICY: Readonly<Record<DiagnosisCode, DiagnosisPolicy>> 
   'unknown-endpoint': PLAIN,
   'protocol-unsupported': { ...PLAIN, keysHint: true },
   'websocket-unsupported': PLAIN,
-  'bad-key': { ...PLAIN, editor: 'noPermissions', editorAdvice: 'Re-copy the key from the service console and store it with Loopgate: Set API Key.' },
+  'bad-key': {
+    ...PLAIN,
+    editor: 'noPermissions',
+    editorAdvice: 'Re-copy the key from the service console and store it with Loopgate: Set API Key.',
+  },
   permission: {
     ...PLAIN,
     refreshModels: true,
     editor: 'noPermissions',
-    editorAdvice: "This key's group may not use this; pick a model of the group in the Model Explorer, or add a key of a group that may (Loopgate: Add API Key).",
+    editorAdvice:
+      "This key's group may not use this; pick a model of the group in the Model Explorer, or add a key of a group that may (Loopgate: Add API Key).",
   },
   'model-not-found': { ...PLAIN, refreshModels: true, editor: 'notFound' },
   'insufficient-balance': { ...PLAIN, failover: true, editor: 'blocked' },
@@ -112,7 +124,9 @@ export const DIAGNOSIS_POLICY: Readonly<Record<DiagnosisCode, DiagnosisPolicy>> 
 
 /** The policy of a diagnosis code as it travels (x-loopgate-diagnosis, a record): undefined for a code that is not a diagnosis (Loopgate's own refusals). */
 export function diagnosisPolicy(code: string | undefined): DiagnosisPolicy | undefined {
-  return code !== undefined && Object.hasOwn(DIAGNOSIS_POLICY, code) ? DIAGNOSIS_POLICY[code as DiagnosisCode] : undefined;
+  return code !== undefined && Object.hasOwn(DIAGNOSIS_POLICY, code)
+    ? DIAGNOSIS_POLICY[code as DiagnosisCode]
+    : undefined;
 }
 
 /**
@@ -120,7 +134,9 @@ export function diagnosisPolicy(code: string | undefined): DiagnosisPolicy | und
  * debugged by starting from the minimal request and adding parameters back
  * one at a time, so the hint lists what the request has beyond it.
  */
-const MINIMAL: Record<string, readonly string[]> = Object.fromEntries(PROTOCOL_ORDER.map((p) => [PROTOCOL_TABLE[p].path, minimalFields(p)]));
+const MINIMAL: Record<string, readonly string[]> = Object.fromEntries(
+  PROTOCOL_ORDER.map((p) => [PROTOCOL_TABLE[p].path, minimalFields(p)]),
+);
 
 export function extraParams(canonicalPath: string, params: readonly string[] = []): string[] {
   const minimal = MINIMAL[canonicalPath] ?? ['model', 'stream'];
@@ -132,13 +148,19 @@ function has(info: UpstreamErrorInfo, code: string): boolean {
 }
 
 /** Paths whose only method is POST: a 404 to anything else there says nothing about the protocol or the address. */
-const POST_ONLY: readonly string[] = [PROTOCOL_TABLE.chat.path, PROTOCOL_TABLE.responses.path, PROTOCOL_TABLE.messages.path, COUNT_TOKENS_PATH];
+const POST_ONLY: readonly string[] = [
+  PROTOCOL_TABLE.chat.path,
+  PROTOCOL_TABLE.responses.path,
+  PROTOCOL_TABLE.messages.path,
+  COUNT_TOKENS_PATH,
+];
 
 export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagnosis | undefined {
   const { status } = info;
   if (status < 400) return undefined;
   // A refused upgrade is about the transport: the same key may well answer the POST that follows.
-  if (ctx.upgrade && isWebSocketRefusal(status)) return { code: 'websocket-unsupported', hint: websocketUnsupportedHint(ctx.canonicalPath) };
+  if (ctx.upgrade && isWebSocketRefusal(status))
+    return { code: 'websocket-unsupported', hint: websocketUnsupportedHint(ctx.canonicalPath) };
   if (status === 404 && ctx.method !== 'POST' && POST_ONLY.includes(ctx.canonicalPath)) {
     return {
       code: 'unknown-endpoint',
@@ -151,7 +173,10 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
     const wanted = ctx.model ? quoted(ctx.model) : 'The model';
     const mean = suggestions.length ? ` Did you mean ${suggestions.map((s) => quoted(s)).join(' or ')}?` : '';
     // The tool's own default (Codex's, Claude Code's) often cannot be changed where the error shows: an alias can.
-    const alias = ctx.model && suggestions[0] ? ` ${aliasAdvice(ctx.aliasedFrom ?? ctx.model, suggestions[0], ctx.aliasedFrom && ctx.model)}` : '';
+    const alias =
+      ctx.model && suggestions[0]
+        ? ` ${aliasAdvice(ctx.aliasedFrom ?? ctx.model, suggestions[0], ctx.aliasedFrom && ctx.model)}`
+        : '';
     return {
       code: 'model-not-found',
       suggestions,
@@ -159,7 +184,10 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
     };
   }
   if (has(info, 'insufficient_user_quota') || has(info, 'insufficient_quota')) {
-    return { code: 'insufficient-balance', hint: 'Insufficient balance: check the balance, the key limit and the group status in the console.' };
+    return {
+      code: 'insufficient-balance',
+      hint: 'Insufficient balance: check the balance, the key limit and the group status in the console.',
+    };
   }
   if (has(info, 'unsupported_parameter')) {
     const extra = extraParams(ctx.canonicalPath, ctx.params);
@@ -180,7 +208,8 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
         hint: 'The address contains /v1/v1: the base URL already ends in /v1 and the client added another. Set the base URL to {base_url} exactly once.',
       };
     }
-    if ([PROTOCOL_TABLE.responses.path, PROTOCOL_TABLE.messages.path, COUNT_TOKENS_PATH].includes(ctx.canonicalPath)) return protocolUnsupported(ctx);
+    if ([PROTOCOL_TABLE.responses.path, PROTOCOL_TABLE.messages.path, COUNT_TOKENS_PATH].includes(ctx.canonicalPath))
+      return protocolUnsupported(ctx);
     return {
       code: 'unknown-endpoint',
       hint: `The upstream has no endpoint ${ctx.method} ${ctx.canonicalPath}. Distinguish the base address, the endpoint path and the full address.`,
@@ -199,7 +228,10 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
     };
   }
   if (status === 429) {
-    return { code: 'rate-limited', hint: 'Rate, concurrency or quota limit. Lower concurrency, honour Retry-After, and back off with jitter.' };
+    return {
+      code: 'rate-limited',
+      hint: 'Rate, concurrency or quota limit. Lower concurrency, honour Retry-After, and back off with jitter.',
+    };
   }
   if (status >= 500) {
     const id = ctx.upstreamRequestId ? `request id ${ctx.upstreamRequestId}` : 'no request id';
@@ -228,7 +260,12 @@ function protocolUnsupported(ctx: DiagnosisContext): Diagnosis {
     };
   }
   // `auto` is the default: advise it only where it is off, or where no proxy is in between (doctor).
-  const bridge = ctx.bridge === 'off' ? ', or let Loopgate bridge it (--bridge auto, the default)' : ctx.bridge === undefined ? ', or send it through the Loopgate proxy, which bridges it by default' : '';
+  const bridge =
+    ctx.bridge === 'off'
+      ? ', or let Loopgate bridge it (--bridge auto, the default)'
+      : ctx.bridge === undefined
+        ? ', or send it through the Loopgate proxy, which bridges it by default'
+        : '';
   return {
     code: 'protocol-unsupported',
     hint: `This route does not support ${which} for this key group. Use /chat/completions if your client allows it${bridge ? ',' : ' or'} choose a group that supports ${which}${bridge}.`,

@@ -65,7 +65,8 @@ function readToken(s: string, at: number): number {
       tokenUnits[0] = lead;
       return 3;
     }
-    const more = lead >= 0xf0 && lead <= 0xf4 ? 3 : lead >= 0xe0 && lead < 0xf0 ? 2 : lead >= 0xc2 && lead < 0xe0 ? 1 : 0;
+    const more =
+      lead >= 0xf0 && lead <= 0xf4 ? 3 : lead >= 0xe0 && lead < 0xf0 ? 2 : lead >= 0xc2 && lead < 0xe0 ? 1 : 0;
     if (more > 0) {
       let cp = lead & (0x3f >> more);
       let ok = true;
@@ -127,7 +128,7 @@ export function escapedSecretFinder(secrets: readonly string[]): EscapedSecretFi
       ends = [];
       escaped = false;
     };
-    for (let at = 0; at < s.length; ) {
+    for (let at = 0; at < s.length;) {
       const length = readToken(s, at);
       if (units[tokenUnits[0]!] === 1 && (unitCount === 1 || units[tokenUnits[1]!] === 1)) {
         for (let k = 0; k < unitCount; k++) {

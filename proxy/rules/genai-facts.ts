@@ -57,7 +57,11 @@ function responseStatus(text: string): string[] {
 }
 
 /** Where each protocol's answer says why it ended (a text scan of head + tail, not a parse). */
-const FINISH_READERS: Readonly<Record<Protocol, (text: string) => string[]>> = { chat: finishFields, responses: responseStatus, messages: finishFields };
+const FINISH_READERS: Readonly<Record<Protocol, (text: string) => string[]>> = {
+  chat: finishFields,
+  responses: responseStatus,
+  messages: finishFields,
+};
 
 /** Top-level request fields whose values the conventions name (read by rules/json-top-level.ts when asked). */
 export const REQUEST_VALUE_KEYS: ReadonlySet<string> = new Set([
@@ -103,7 +107,8 @@ export function requestValueAttributes(values: Record<string, unknown> | undefin
   if (n !== undefined && n !== 1) out['gen_ai.request.choice_count'] = n;
   const stop = values.stop ?? values.stop_sequences;
   if (typeof stop === 'string') out['gen_ai.request.stop_sequences'] = [stop];
-  else if (Array.isArray(stop) && stop.every((s) => typeof s === 'string')) out['gen_ai.request.stop_sequences'] = stop as string[];
+  else if (Array.isArray(stop) && stop.every((s) => typeof s === 'string'))
+    out['gen_ai.request.stop_sequences'] = stop as string[];
   return out;
 }
 
@@ -169,8 +174,7 @@ export function contentAttributes(
       const { system, input } = requestMessages(request.protocol, parsed);
       out['gen_ai.input.messages'] = JSON.stringify(input);
       if (system) out['gen_ai.system_instructions'] = JSON.stringify(system);
-    }
-    else out['loopgate.request.body'] = request.body;
+    } else out['loopgate.request.body'] = request.body;
   }
   if (response.body) {
     let messages: Message[] | undefined;

@@ -38,8 +38,14 @@ import {
 } from '@opentelemetry/semantic-conventions/incubating';
 import { BRIDGE_TARGET, bridgedFrom, endpointProtocol, type Protocol } from './protocols/index.js';
 import type { Redactor } from './redact.js';
-import { contentAttributes, requestValueAttributes, type AttrValue, type ContentAttributes, type ResponseFacts, type TraceParent } from './genai-facts.js';
-
+import {
+  contentAttributes,
+  requestValueAttributes,
+  type AttrValue,
+  type ContentAttributes,
+  type ResponseFacts,
+  type TraceParent,
+} from './genai-facts.js';
 
 export interface SpanEvent {
   name: string;
@@ -116,7 +122,10 @@ const OPTIONAL_SPAN_FIELDS = [
  * as --log-bodies logs them (already redacted and capped). The caller scrubs
  * the result again (parsing JSON can undo an escape the redactor judged).
  */
-export function contentFor(rec: SpanRecord, bodies: { requestBody?: string; responseBody?: string }): ContentAttributes {
+export function contentFor(
+  rec: SpanRecord,
+  bodies: { requestBody?: string; responseBody?: string },
+): ContentAttributes {
   const protocol = clientOperation(rec)?.protocol;
   const answer = answerProtocol(rec);
   if (!protocol || !answer) {
@@ -125,7 +134,10 @@ export function contentFor(rec: SpanRecord, bodies: { requestBody?: string; resp
     if (bodies.responseBody) out['loopgate.response.body'] = bodies.responseBody;
     return out;
   }
-  const c = contentAttributes({ protocol, body: bodies.requestBody }, { protocol: answer, body: rec.status < 400 ? bodies.responseBody : undefined, stream: rec.stream === true });
+  const c = contentAttributes(
+    { protocol, body: bodies.requestBody },
+    { protocol: answer, body: rec.status < 400 ? bodies.responseBody : undefined, stream: rec.stream === true },
+  );
   if (rec.status >= 400 && bodies.responseBody) c['loopgate.response.body'] = bodies.responseBody;
   return c;
 }
@@ -139,15 +151,35 @@ interface Operation {
 }
 
 const PROTOCOL_OPERATIONS: Readonly<Record<Protocol, Operation>> = {
-  chat: { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'chat', provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI, apiType: OPENAI_API_TYPE_VALUE_CHAT_COMPLETIONS },
-  responses: { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'responses', provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI, apiType: OPENAI_API_TYPE_VALUE_RESPONSES },
-  messages: { name: GEN_AI_OPERATION_NAME_VALUE_CHAT, protocol: 'messages', provider: GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC },
+  chat: {
+    name: GEN_AI_OPERATION_NAME_VALUE_CHAT,
+    protocol: 'chat',
+    provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI,
+    apiType: OPENAI_API_TYPE_VALUE_CHAT_COMPLETIONS,
+  },
+  responses: {
+    name: GEN_AI_OPERATION_NAME_VALUE_CHAT,
+    protocol: 'responses',
+    provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI,
+    apiType: OPENAI_API_TYPE_VALUE_RESPONSES,
+  },
+  messages: {
+    name: GEN_AI_OPERATION_NAME_VALUE_CHAT,
+    protocol: 'messages',
+    provider: GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC,
+  },
 };
 
 /** Endpoints the proxy forwards that are no protocol of the service's, but have a GenAI operation name. */
 const OTHER_OPERATIONS: Array<[RegExp, Operation]> = [
-  [/^\/v1\/completions(?:\?|$)/, { name: GEN_AI_OPERATION_NAME_VALUE_TEXT_COMPLETION, provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI }],
-  [/^\/v1\/embeddings(?:\?|$)/, { name: GEN_AI_OPERATION_NAME_VALUE_EMBEDDINGS, provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI }],
+  [
+    /^\/v1\/completions(?:\?|$)/,
+    { name: GEN_AI_OPERATION_NAME_VALUE_TEXT_COMPLETION, provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI },
+  ],
+  [
+    /^\/v1\/embeddings(?:\?|$)/,
+    { name: GEN_AI_OPERATION_NAME_VALUE_EMBEDDINGS, provider: GEN_AI_PROVIDER_NAME_VALUE_OPENAI },
+  ],
 ];
 
 /**
@@ -267,13 +299,19 @@ export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData
     endMs,
     attributes: a,
     events,
-    error: error === undefined ? undefined : rec.diagnosis && rec.diagnosis !== error ? `${error} (${rec.diagnosis})` : error,
+    error:
+      error === undefined
+        ? undefined
+        : rec.diagnosis && rec.diagnosis !== error
+          ? `${error} (${rec.diagnosis})`
+          : error,
     parent: facts.parent,
   };
 }
 
 export interface MetricPoint {
-  name: 'gen_ai.client.token.usage' | 'gen_ai.client.operation.duration' | 'gen_ai.client.operation.time_to_first_chunk';
+  name:
+    'gen_ai.client.token.usage' | 'gen_ai.client.operation.duration' | 'gen_ai.client.operation.time_to_first_chunk';
   value: number;
   attributes: Record<string, AttrValue>;
   /** The attribute values joined: names the series without hashing the attributes again. */
@@ -286,7 +324,14 @@ export function metricPoints(span: SpanData, rec: SpanRecord): MetricPoint[] {
   if (a[ATTR_GEN_AI_OPERATION_NAME] === undefined) return [];
   const base: Record<string, AttrValue> = {};
   let series = '';
-  for (const k of [ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_PROVIDER_NAME, ATTR_GEN_AI_REQUEST_MODEL, ATTR_GEN_AI_RESPONSE_MODEL, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT]) {
+  for (const k of [
+    ATTR_GEN_AI_OPERATION_NAME,
+    ATTR_GEN_AI_PROVIDER_NAME,
+    ATTR_GEN_AI_REQUEST_MODEL,
+    ATTR_GEN_AI_RESPONSE_MODEL,
+    ATTR_SERVER_ADDRESS,
+    ATTR_SERVER_PORT,
+  ]) {
     const v = a[k];
     series += `${v === undefined ? '' : String(v)}\u0000`;
     if (v !== undefined) base[k] = v;
@@ -294,10 +339,33 @@ export function metricPoints(span: SpanData, rec: SpanRecord): MetricPoint[] {
   const points: MetricPoint[] = [];
   const error = a[ATTR_ERROR_TYPE];
   const duration: Record<string, AttrValue> = error === undefined ? base : { ...base, [ATTR_ERROR_TYPE]: error };
-  points.push({ name: 'gen_ai.client.operation.duration', value: rec.totalMs / 1000, attributes: duration, series: error === undefined ? series : `${series}${String(error)}` });
-  if (rec.usage?.input !== undefined) points.push({ name: 'gen_ai.client.token.usage', value: rec.usage.input, attributes: { ...base, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_INPUT }, series: `${series}input` });
-  if (rec.usage?.output !== undefined) points.push({ name: 'gen_ai.client.token.usage', value: rec.usage.output, attributes: { ...base, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_OUTPUT }, series: `${series}output` });
-  if (rec.stream && rec.ttfbMs !== undefined && rec.status < 400) points.push({ name: 'gen_ai.client.operation.time_to_first_chunk', value: rec.ttfbMs / 1000, attributes: base, series });
+  points.push({
+    name: 'gen_ai.client.operation.duration',
+    value: rec.totalMs / 1000,
+    attributes: duration,
+    series: error === undefined ? series : `${series}${String(error)}`,
+  });
+  if (rec.usage?.input !== undefined)
+    points.push({
+      name: 'gen_ai.client.token.usage',
+      value: rec.usage.input,
+      attributes: { ...base, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_INPUT },
+      series: `${series}input`,
+    });
+  if (rec.usage?.output !== undefined)
+    points.push({
+      name: 'gen_ai.client.token.usage',
+      value: rec.usage.output,
+      attributes: { ...base, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_OUTPUT },
+      series: `${series}output`,
+    });
+  if (rec.stream && rec.ttfbMs !== undefined && rec.status < 400)
+    points.push({
+      name: 'gen_ai.client.operation.time_to_first_chunk',
+      value: rec.ttfbMs / 1000,
+      attributes: base,
+      series,
+    });
   return points;
 }
 
@@ -305,7 +373,8 @@ function scrubValues<T extends Record<string, unknown>>(values: T, r: Redactor):
   for (const key in values) {
     const v = values[key] as unknown;
     if (typeof v === 'string') (values as Record<string, unknown>)[key] = r.string(v);
-    else if (Array.isArray(v)) (values as Record<string, unknown>)[key] = v.map((x) => (typeof x === 'string' ? r.string(x) : x));
+    else if (Array.isArray(v))
+      (values as Record<string, unknown>)[key] = v.map((x) => (typeof x === 'string' ? r.string(x) : x));
   }
   return values;
 }

@@ -21,7 +21,9 @@ export function isValidNonce(nonce: unknown): nonce is string {
 }
 
 export function healthProof(token: string, address: string, port: number, nonce: string): string {
-  return createHmac('sha256', token).update(`loopgate-health/2\n${normaliseAddress(address)}\n${port}\n${nonce}`).digest('base64url');
+  return createHmac('sha256', token)
+    .update(`loopgate-health/2\n${normaliseAddress(address)}\n${port}\n${nonce}`)
+    .digest('base64url');
 }
 
 /** One spelling per address: an IPv4-mapped IPv6 address is its IPv4 address; brackets go. */

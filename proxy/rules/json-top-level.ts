@@ -137,8 +137,7 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel 
       if (key === 'model') {
         model = buf[valueStart] === QUOTE ? decode(valueStart, i) : undefined;
         modelSpan = model === undefined ? undefined : [valueStart, i];
-      }
-      else if (key === 'stream') stream = buf.toString('latin1', valueStart, i) === 'true';
+      } else if (key === 'stream') stream = buf.toString('latin1', valueStart, i) === 'true';
       else if (want?.has(key) && i - valueStart <= PICK_MAX) (picked ??= {})[key] = buf.toString('utf8', valueStart, i);
       ws();
       if (buf[i] === COMMA) {
@@ -154,7 +153,15 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel 
   }
   ws();
   if (i !== n) return fail('unexpected text after the JSON object');
-  return { ok: true, keys: objectKeyOrder([...keys]), model, ...(modelSpan ? { modelSpan } : {}), stream, depth: maxDepth, ...(picked ? { picked } : {}) };
+  return {
+    ok: true,
+    keys: objectKeyOrder([...keys]),
+    model,
+    ...(modelSpan ? { modelSpan } : {}),
+    stream,
+    depth: maxDepth,
+    ...(picked ? { picked } : {}),
+  };
 }
 
 /** Object.keys order: integer-like keys first, ascending, then the rest as they came. */

@@ -5,7 +5,12 @@
 import { quoted } from './printable.js';
 
 export type JsonNode =
-  | { kind: 'object'; start: number; end: number; entries: Array<{ key: string; keyStart: number; keyEnd: number; value: JsonNode }> }
+  | {
+      kind: 'object';
+      start: number;
+      end: number;
+      entries: Array<{ key: string; keyStart: number; keyEnd: number; value: JsonNode }>;
+    }
   | { kind: 'array'; start: number; end: number; items: JsonNode[] }
   | { kind: 'string'; start: number; end: number; value: string }
   | { kind: 'number' | 'boolean' | 'null'; start: number; end: number };
@@ -110,7 +115,12 @@ export function parseJsonTree(text: string): JsonTreeResult {
     }
     if (c === '"') return { kind: 'string', ...str() };
     const m = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(text.slice(i, i + 400));
-    if (!m) return fail(i >= text.length ? 'the text ends where a value should be' : 'expected a value (an object, array, string, number, true, false or null)');
+    if (!m)
+      return fail(
+        i >= text.length
+          ? 'the text ends where a value should be'
+          : 'expected a value (an object, array, string, number, true, false or null)',
+      );
     i += m[0].length;
     const kind = m[0] === 'null' ? 'null' : m[0] === 'true' || m[0] === 'false' ? 'boolean' : 'number';
     return { kind, start, end: i };

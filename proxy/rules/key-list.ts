@@ -13,8 +13,8 @@
 // logs. A name candidate that was not taken is key material: never printed.
 import { checkApiKey } from './api-key.js';
 import { shortKey } from './key-display.js';
-import { MIN_SECRET_LENGTH } from './redact.js';
 import type { NamedKey } from '../core/options.js';
+import { MIN_SECRET_LENGTH } from './known-secrets.js';
 
 export interface KeyList {
   keys: NamedKey[];
@@ -46,7 +46,8 @@ export function splitName(entry: string): { name?: string; key: string; problem?
   if (rest === '' || rest.startsWith('=')) return { key: entry };
   const checked = checkApiKey(rest);
   if ('problem' in checked) return { key: entry, problem: `after "=": ${checked.problem}` };
-  if (rest.length < MIN_SECRET_LENGTH) return { key: entry, problem: `${rest.length} character(s) after "=", too short to be an API key` };
+  if (rest.length < MIN_SECRET_LENGTH)
+    return { key: entry, problem: `${rest.length} character(s) after "=", too short to be an API key` };
   return { name, key: rest };
 }
 
@@ -82,7 +83,9 @@ export function fromEntries(entries: Array<{ name?: string; key: string; problem
     }
     let entry = given;
     if (entry.name !== undefined && !NAME.test(entry.name)) {
-      problems.push(`${source}: key #${i + 1} has a name that cannot be used (1–32 letters, digits, "_", "." or "-"); it is called "${positionName(i)}" here.`);
+      problems.push(
+        `${source}: key #${i + 1} has a name that cannot be used (1–32 letters, digits, "_", "." or "-"); it is called "${positionName(i)}" here.`,
+      );
       entry = { key: entry.key };
     }
     const label = entry.name ? `key "${entry.name}"` : `key #${i + 1}`;
@@ -92,24 +95,32 @@ export function fromEntries(entries: Array<{ name?: string; key: string; problem
     }
     const checked = checkApiKey(entry.key);
     if ('problem' in checked) {
-      problems.push(`${source}: ${label} (${shortKey(entry.key)}): ${checked.problem}. It is left out; the other keys work.`);
+      problems.push(
+        `${source}: ${label} (${shortKey(entry.key)}): ${checked.problem}. It is left out; the other keys work.`,
+      );
       return;
     }
     if (checked.key.length < MIN_SECRET_LENGTH) {
       // Redaction does not register secrets this short (they would match ordinary text): such a key could leak.
-      problems.push(`${source}: ${label} is ${checked.key.length} character(s) long, too short to be an API key (a stray line break?). It is left out.`);
+      problems.push(
+        `${source}: ${label} is ${checked.key.length} character(s) long, too short to be an API key (a stray line break?). It is left out.`,
+      );
       return;
     }
     const earlier = seenKeys.get(checked.key);
     if (earlier !== undefined) {
-      problems.push(`${source}: ${label} (${shortKey(checked.key)}) is the same key as ${earlier}; the copy is ignored.`);
+      problems.push(
+        `${source}: ${label} (${shortKey(checked.key)}) is the same key as ${earlier}; the copy is ignored.`,
+      );
       return;
     }
     const wanted = entry.name ?? positionName(i);
     let name = wanted;
     for (let n = 2; seenNames.has(name); n++) name = `${wanted}-${n}`;
     if (name !== wanted && entry.name) {
-      problems.push(`${source}: two keys are named "${wanted}"; the second (${shortKey(checked.key)}) is called "${name}" here. Give each key its own name.`);
+      problems.push(
+        `${source}: two keys are named "${wanted}"; the second (${shortKey(checked.key)}) is called "${name}" here. Give each key its own name.`,
+      );
     }
     seenNames.add(name);
     seenKeys.set(checked.key, entry.name ? `key "${name}"` : `key #${i + 1}`);

@@ -4,10 +4,11 @@
 // provider all ask this function, so what they show is what the proxy does.
 // Pure: no I/O, no clock (the caller passes `now`), no state (what the proxy
 // learned from 404 endpoint_not_supported answers comes in as data).
-import { modelProtocols, type ModelEntry } from './model-list.js';
+import { modelProtocols } from './model-list.js';
 import { BRIDGE_TARGET, bridgeKindOf, PROTOCOL_ORDER, type Protocol } from './protocols/index.js';
 import type { BridgeMode } from '../core/options.js';
 import type { LearnedRefusal } from '../core/routing-facts.js';
+import { type ModelEntry } from '../core/routing-facts.js';
 
 export interface KeyModels {
   name: string;
@@ -16,8 +17,6 @@ export interface KeyModels {
   /** The list is being fetched right now: a model no known list has waits for it (see `lists-loading`). */
   loading?: boolean;
 }
-
-export type { LearnedRefusal };
 
 /** What was learned, by refusalKey(); BridgePolicy holds it, the rule reads it. */
 export type LearnedRefusals = ReadonlyMap<string, LearnedRefusal>;
@@ -74,7 +73,12 @@ export function decideRoute(q: RouteQuery): RouteDecision {
     const entry = model === undefined ? undefined : keys[index]!.models?.get(model);
     return entry ? modelProtocols(entry) : undefined;
   };
-  const pick = (index: number, how: 'native' | 'bridged', reason: string): RouteDecision => ({ index, key: keys[index]!.name, how, reason });
+  const pick = (index: number, how: 'native' | 'bridged', reason: string): RouteDecision => ({
+    index,
+    key: keys[index]!.name,
+    how,
+    reason,
+  });
   /** How a key that was picked for other reasons serves the protocol; the only rule for one key. */
   const way = (index: number, reason: string): RouteDecision => {
     if (!bridgeKindOf(protocol) || bridge === 'off') return pick(index, 'native', reason);
@@ -82,7 +86,8 @@ export function decideRoute(q: RouteQuery): RouteDecision {
     if (refusedBy(index)) return pick(index, 'bridged', `${reason}, refused ${protocol} before`);
     const protocols = listed(index);
     // No chat either: the native error is the clearer one.
-    if (protocols && !protocols.includes(protocol!) && protocols.includes(BRIDGE_TARGET)) return pick(index, 'bridged', `${reason}, serves it on ${BRIDGE_TARGET} only`);
+    if (protocols && !protocols.includes(protocol!) && protocols.includes(BRIDGE_TARGET))
+      return pick(index, 'bridged', `${reason}, serves it on ${BRIDGE_TARGET} only`);
     return pick(index, 'native', reason);
   };
 
@@ -104,14 +109,17 @@ export function decideRoute(q: RouteQuery): RouteDecision {
   if (!protocol) return pick(listing[0]!, 'native', 'lists the model');
   if (!bridgeKindOf(protocol) || bridge === 'off') {
     const native = listing.find((i) => serves(protocol)(i) || unsaid(i));
-    return native !== undefined ? pick(native, 'native', `serves ${protocol}`) : pick(listing[0]!, 'native', `lists the model (${protocol} not served)`);
+    return native !== undefined
+      ? pick(native, 'native', `serves ${protocol}`)
+      : pick(listing[0]!, 'native', `lists the model (${protocol} not served)`);
   }
   if (bridge === 'auto') {
     const native = listing.find((i) => serves(protocol)(i) && !refusedBy(i));
     if (native !== undefined) return pick(native, 'native', `serves ${protocol}`);
   }
   const overChat = listing.find(serves(BRIDGE_TARGET));
-  if (overChat !== undefined) return pick(overChat, 'bridged', bridge === 'always' ? 'bridge always' : `no key serves ${protocol} natively`);
+  if (overChat !== undefined)
+    return pick(overChat, 'bridged', bridge === 'always' ? 'bridge always' : `no key serves ${protocol} natively`);
   // The relay did not say what the group serves: try natively (the bridge takes over on a 404).
   const tryIt = listing.find((i) => unsaid(i) && !refusedBy(i));
   if (tryIt !== undefined) return way(tryIt, 'protocols not listed');
@@ -132,7 +140,11 @@ export interface RouteState {
 }
 
 /** doctor's closing matrix: every model any key lists × each protocol → which key, native or bridged. */
-export function routingMatrix(keys: readonly KeyModels[], protocols: readonly Protocol[], state: RouteState = {}): RoutingRow[] {
+export function routingMatrix(
+  keys: readonly KeyModels[],
+  protocols: readonly Protocol[],
+  state: RouteState = {},
+): RoutingRow[] {
   const ids: string[] = [];
   const seen = new Set<string>();
   for (const k of keys) {
@@ -145,7 +157,14 @@ export function routingMatrix(keys: readonly KeyModels[], protocols: readonly Pr
   return ids.map((model) => {
     const routes: Partial<Record<Protocol, string>> = {};
     for (const p of protocols) {
-      const choice = decideRoute({ keys, model, protocol: p, bridge: state.bridge ?? 'auto', refused: state.refused, now: state.now });
+      const choice = decideRoute({
+        keys,
+        model,
+        protocol: p,
+        bridge: state.bridge ?? 'auto',
+        refused: state.refused,
+        now: state.now,
+      });
       if (choice.index === undefined) continue;
       const entry = keys[choice.index]!.models?.get(model);
       const listed = entry ? modelProtocols(entry) : undefined;
@@ -164,7 +183,14 @@ export function routingMatrix(keys: readonly KeyModels[], protocols: readonly Pr
  */
 export function nativeProtocols(keys: readonly KeyModels[], model: string, state: RouteState = {}): Protocol[] {
   return PROTOCOL_ORDER.filter((protocol) => {
-    const choice = decideRoute({ keys, model, protocol, bridge: state.bridge ?? 'auto', refused: state.refused, now: state.now });
+    const choice = decideRoute({
+      keys,
+      model,
+      protocol,
+      bridge: state.bridge ?? 'auto',
+      refused: state.refused,
+      now: state.now,
+    });
     if (choice.index === undefined || choice.how !== 'native') return false;
     const entry = keys[choice.index]!.models?.get(model);
     return entry !== undefined && (modelProtocols(entry)?.includes(protocol) ?? false);

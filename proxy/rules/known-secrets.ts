@@ -1,7 +1,12 @@
 // The exact secrets a Redactor knows (the real key, the local token): every
 // form each one travels in, and the searches over those forms. The first of the
 // redactor's two passes (redact.ts); the second is credential-shapes.ts. Pure: no I/O.
-import { escapedSecretFinder, lowerCasePercentEncoded, unicodeEscaped, type EscapedSecretFinder } from './escaped-secrets.js';
+import {
+  escapedSecretFinder,
+  lowerCasePercentEncoded,
+  unicodeEscaped,
+  type EscapedSecretFinder,
+} from './escaped-secrets.js';
 import { redactionTag, sameLengthMask } from './key-display.js';
 
 /** Shorter secrets are not registered: they would match ordinary text. */
@@ -141,7 +146,8 @@ export class KnownSecrets {
       this.escaped = escapedSecretFinder([...this.plainTag.keys()]);
     }
     for (const form of quotedForms(s)) {
-      if (!this.quoted.some((q) => q.form.equals(form))) this.quoted.push({ form, mask: sameLengthMask(t, form.length) });
+      if (!this.quoted.some((q) => q.form.equals(form)))
+        this.quoted.push({ form, mask: sameLengthMask(t, form.length) });
     }
     let changed = false;
     for (const form of secretForms(s)) {
@@ -156,7 +162,8 @@ export class KnownSecrets {
     const alternatives = [...this.formTag.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
     this.exact = new RegExp(alternatives.join('|'), 'g');
     this.anyCase = new RegExp(alternatives.join('|'), 'gi');
-    for (const [form, ft] of this.formTag) if (!this.lowerFormTag.has(form.toLowerCase())) this.lowerFormTag.set(form.toLowerCase(), ft);
+    for (const [form, ft] of this.formTag)
+      if (!this.lowerFormTag.has(form.toLowerCase())) this.lowerFormTag.set(form.toLowerCase(), ft);
     for (const form of this.formTag.keys()) {
       this.minForm = Math.min(this.minForm, form.length);
       for (let i = 0; i < form.length; i++) this.formUnits[form.charCodeAt(i)] = 1;
@@ -171,7 +178,10 @@ export class KnownSecrets {
 
   /** Every form of every registered secret in s, and its escaped spellings, replaced by the secret's tag. */
   replace(s: string): string {
-    const out = this.exact && hasRun(s, this.formUnits, this.minForm) ? s.replace(this.exact, (m) => this.formTag.get(m) ?? this.tag(m)) : s;
+    const out =
+      this.exact && hasRun(s, this.formUnits, this.minForm)
+        ? s.replace(this.exact, (m) => this.formTag.get(m) ?? this.tag(m))
+        : s;
     return this.maskEscaped(out);
   }
 
@@ -179,10 +189,12 @@ export class KnownSecrets {
   find(s: string): SecretMatch[] {
     const out: SecretMatch[] = [];
     if (this.exact && hasRun(s, this.formUnits, this.minForm)) {
-      for (const m of s.matchAll(this.exact)) out.push({ start: m.index, end: m.index + m[0].length, tag: this.formTag.get(m[0]) ?? this.tag(m[0]) });
+      for (const m of s.matchAll(this.exact))
+        out.push({ start: m.index, end: m.index + m[0].length, tag: this.formTag.get(m[0]) ?? this.tag(m[0]) });
     }
     for (const m of this.escaped?.find(s) ?? []) {
-      if (!out.some((x) => x.start < m.end && m.start < x.end)) out.push({ start: m.start, end: m.end, tag: this.plainTag.get(m.secret) ?? this.tag(m.secret) });
+      if (!out.some((x) => x.start < m.end && m.start < x.end))
+        out.push({ start: m.start, end: m.end, tag: this.plainTag.get(m.secret) ?? this.tag(m.secret) });
     }
     return out;
   }

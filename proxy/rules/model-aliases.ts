@@ -3,10 +3,10 @@
 // every source shares (--alias, loopgate.json, the `loopgate.aliases` setting):
 // what a valid pair is, how the sources merge, the advice a 404 gives, and how
 // /v1/models shows an alias. Pure, no I/O.
-import type { ModelEntry } from './model-list.js';
 import type { AliasMap, AliasSource } from '../core/options.js';
 import { printable, quoted } from './printable.js';
 import { shellQuote } from './shell-quote.js';
+import { type ModelEntry } from '../core/routing-facts.js';
 
 export interface AliasEntry {
   from: string;
@@ -24,9 +24,11 @@ const MODEL_ID = /^[\x21-\x7e]{1,200}$/;
 
 /** Why one pair cannot be an alias, or undefined when it can. */
 export function aliasPairProblem(from: string, to: string): string | undefined {
-  if (from === '' || to === '') return `an alias needs a model on both sides of "=", e.g. gpt-6.2-sol=gpt-6.1-sol (got ${quoted(`${from}=${to}`)}).`;
+  if (from === '' || to === '')
+    return `an alias needs a model on both sides of "=", e.g. gpt-6.2-sol=gpt-6.1-sol (got ${quoted(`${from}=${to}`)}).`;
   for (const id of [from, to]) {
-    if (!MODEL_ID.test(id)) return `${quoted(clip(id))} is not a model ID: IDs are at most 200 printable ASCII characters without spaces.`;
+    if (!MODEL_ID.test(id))
+      return `${quoted(clip(id))} is not a model ID: IDs are at most 200 printable ASCII characters without spaces.`;
   }
   if (from === to) return `"${from}=${to}" maps a model to itself; leave it out.`;
   return undefined;
@@ -35,7 +37,11 @@ export function aliasPairProblem(from: string, to: string): string | undefined {
 /** One `--alias FROM=TO` value. */
 export function parseAliasFlag(value: string): { ok: true; from: string; to: string } | { ok: false; problem: string } {
   const at = value.indexOf('=');
-  if (at < 0) return { ok: false, problem: `--alias takes FROM=TO, the model a tool asks for and the one to send instead, e.g. --alias gpt-6.2-sol=gpt-6.1-sol (got ${quoted(clip(value))}).` };
+  if (at < 0)
+    return {
+      ok: false,
+      problem: `--alias takes FROM=TO, the model a tool asks for and the one to send instead, e.g. --alias gpt-6.2-sol=gpt-6.1-sol (got ${quoted(clip(value))}).`,
+    };
   const from = value.slice(0, at).trim();
   const to = value.slice(at + 1).trim();
   const problem = aliasPairProblem(from, to);
@@ -54,7 +60,10 @@ export function parseAliasFlag(value: string): { ok: true; from: string; to: str
  * account of what was sent. An entry whose TO is another alias's FROM is
  * dropped with a problem that says the line to write instead.
  */
-export function mergeAliases(layers: ReadonlyArray<readonly AliasEntry[]>): { aliases: Map<string, { to: string; source: AliasSource }>; problems: string[] } {
+export function mergeAliases(layers: ReadonlyArray<readonly AliasEntry[]>): {
+  aliases: Map<string, { to: string; source: AliasSource }>;
+  problems: string[];
+} {
   const merged = new Map<string, { to: string; source: AliasSource }>();
   const problems: string[] = [];
   for (const layer of layers) {
@@ -66,7 +75,9 @@ export function mergeAliases(layers: ReadonlyArray<readonly AliasEntry[]>): { al
         continue;
       }
       if (seen.has(e.from)) {
-        problems.push(`${e.source}: "${e.from}" is aliased twice; keep one line for it (the first, to "${merged.get(e.from)?.to ?? '?'}", is used).`);
+        problems.push(
+          `${e.source}: "${e.from}" is aliased twice; keep one line for it (the first, to "${merged.get(e.from)?.to ?? '?'}", is used).`,
+        );
         continue;
       }
       seen.add(e.from);
@@ -76,8 +87,11 @@ export function mergeAliases(layers: ReadonlyArray<readonly AliasEntry[]>): { al
   const chained = [...merged].filter(([, v]) => merged.has(v.to));
   for (const [from, v] of chained) {
     const next = merged.get(v.to)!;
-    const fix = next.to === from ? 'the two map onto each other; keep one' : `write ${from}=${next.to} if that is what you mean`;
-    problems.push(`${v.source}: the alias ${from}=${v.to} leads to another alias (${v.to}=${next.to}, ${next.source}); aliases do not chain: ${fix}. ${from}=${v.to} is not used.`);
+    const fix =
+      next.to === from ? 'the two map onto each other; keep one' : `write ${from}=${next.to} if that is what you mean`;
+    problems.push(
+      `${v.source}: the alias ${from}=${v.to} leads to another alias (${v.to}=${next.to}, ${next.source}); aliases do not chain: ${fix}. ${from}=${v.to} is not used.`,
+    );
   }
   for (const [from] of chained) merged.delete(from);
   return { aliases: merged, problems };

@@ -7,8 +7,6 @@
 import { PROTOCOL_ORDER, protocolOfEndpointType, type Protocol } from './protocols/index.js';
 import type { ModelEntry } from '../core/routing-facts.js';
 
-export type { ModelEntry };
-
 export type ModelListResult = { ok: true; models: ModelEntry[] } | { ok: false; reason: 'not-json' | 'not-a-list' };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -3,8 +3,14 @@
 // or sent here. Header values are secrets (collectors take their access token
 // there): no message built here quotes one.
 import { isLoopbackHost } from './urls.js';
-import { OTLP_DEFAULT_BATCH, OTLP_DEFAULT_METRIC_INTERVAL_MS, OTLP_DEFAULT_SERVICE_NAME, type OtlpBatch, type OtlpConfig, type OtlpProtocol } from '../core/otlp-options.js';
-
+import {
+  OTLP_DEFAULT_BATCH,
+  OTLP_DEFAULT_METRIC_INTERVAL_MS,
+  OTLP_DEFAULT_SERVICE_NAME,
+  type OtlpBatch,
+  type OtlpConfig,
+  type OtlpProtocol,
+} from '../core/otlp-options.js';
 
 /**
  * Sent with every export of Loopgate's OTLP exporter (live spans and metrics,
@@ -33,7 +39,11 @@ function reachesThisMachine(hostname: string): boolean {
  * answers them all. The URL parser has already normalised the spellings of an
  * address (127.1, 2130706433, [0:0::1]).
  */
-export function collectorLoop(config: Pick<OtlpConfig, 'tracesUrl' | 'metricsUrl'>, host: string, port: number): string | undefined {
+export function collectorLoop(
+  config: Pick<OtlpConfig, 'tracesUrl' | 'metricsUrl'>,
+  host: string,
+  port: number,
+): string | undefined {
   const bound = host.replace(/^\[|\]$/g, '').toLowerCase();
   for (const url of [config.tracesUrl, config.metricsUrl]) {
     if (!url) continue;
@@ -59,7 +69,8 @@ export interface OtlpFlags {
   headers?: string;
 }
 
-export type OtlpConfigResult = { ok: true; config: OtlpConfig | undefined; notes: string[] } | { ok: false; problem: string };
+export type OtlpConfigResult =
+  { ok: true; config: OtlpConfig | undefined; notes: string[] } | { ok: false; problem: string };
 
 function truthy(v: string | undefined): boolean {
   return v !== undefined && /^(true|1|yes|on)$/i.test(v.trim());
@@ -77,7 +88,10 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
  * the OTel spec uses for OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES).
  * A malformed entry is reported by its key or position, never by its value.
  */
-function parseKeyValueList(raw: string, what: string): { ok: true; values: Record<string, string> } | { ok: false; problem: string } {
+function parseKeyValueList(
+  raw: string,
+  what: string,
+): { ok: true; values: Record<string, string> } | { ok: false; problem: string } {
   const values: Record<string, string> = {};
   const parts = raw.split(',');
   for (let i = 0; i < parts.length; i++) {
@@ -102,11 +116,15 @@ function parseKeyValueList(raw: string, what: string): { ok: true; values: Recor
 /** Header names as HTTP takes them (token characters); values: no line breaks. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-export function parseOtlpHeaders(raw: string, what = 'OTEL_EXPORTER_OTLP_HEADERS'): { ok: true; headers: Record<string, string> } | { ok: false; problem: string } {
+export function parseOtlpHeaders(
+  raw: string,
+  what = 'OTEL_EXPORTER_OTLP_HEADERS',
+): { ok: true; headers: Record<string, string> } | { ok: false; problem: string } {
   const parsed = parseKeyValueList(raw, what);
   if (!parsed.ok) return parsed;
   for (const [name, value] of Object.entries(parsed.values)) {
-    if (!HEADER_NAME.test(name)) return { ok: false, problem: `${what}: "${name.slice(0, 40)}" is not a valid header name` };
+    if (!HEADER_NAME.test(name))
+      return { ok: false, problem: `${what}: "${name.slice(0, 40)}" is not a valid header name` };
     if (/[\r\n\0]/.test(value)) return { ok: false, problem: `${what}: the value of ${name} holds a line break` };
   }
   return { ok: true, headers: parsed.values };
@@ -136,9 +154,17 @@ function checkUrl(raw: string, what: string): { ok: true; url: string } | { ok: 
   } catch {
     return { ok: false, problem: `${what} is not a URL (give http://host:4318 or https://…)` };
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { ok: false, problem: `${what} must be http:// or https:// (OTLP/HTTP; gRPC is not supported), got ${u.protocol}` };
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return {
+      ok: false,
+      problem: `${what} must be http:// or https:// (OTLP/HTTP; gRPC is not supported), got ${u.protocol}`,
+    };
   // A credential in a URL ends up in argv, shell history and settings files.
-  if (u.username || u.password) return { ok: false, problem: `${what} carries user info: put the collector's credentials in OTEL_EXPORTER_OTLP_HEADERS (or the editor's Set OTLP Headers), not in the URL` };
+  if (u.username || u.password)
+    return {
+      ok: false,
+      problem: `${what} carries user info: put the collector's credentials in OTEL_EXPORTER_OTLP_HEADERS (or the editor's Set OTLP Headers), not in the URL`,
+    };
   if (u.hash) return { ok: false, problem: `${what} must not have a #fragment` };
   return { ok: true, url: u.toString() };
 }
@@ -154,8 +180,10 @@ export function otlpConfig(env: NodeJS.ProcessEnv, flags: OtlpFlags = {}): OtlpC
   const tracesEnv = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || undefined;
   const metricsEnv = env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?.trim() || undefined;
   if (!base && !tracesEnv) return { ok: true, config: undefined, notes };
-  if (truthy(env.OTEL_SDK_DISABLED)) return { ok: true, config: undefined, notes: ['OTEL_SDK_DISABLED is set: no spans are sent'] };
-  if (env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none') return { ok: true, config: undefined, notes: ['OTEL_TRACES_EXPORTER=none: no spans are sent'] };
+  if (truthy(env.OTEL_SDK_DISABLED))
+    return { ok: true, config: undefined, notes: ['OTEL_SDK_DISABLED is set: no spans are sent'] };
+  if (env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none')
+    return { ok: true, config: undefined, notes: ['OTEL_TRACES_EXPORTER=none: no spans are sent'] };
 
   const baseName = flags.endpoint !== undefined ? '--otlp' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
   let tracesUrl: string;
@@ -189,14 +217,23 @@ export function otlpConfig(env: NodeJS.ProcessEnv, flags: OtlpFlags = {}): OtlpC
   let protocol: OtlpProtocol = 'http/protobuf';
   if (protocolRaw) {
     if (protocolRaw === 'http/protobuf' || protocolRaw === 'http/json') protocol = protocolRaw;
-    else if (protocolRaw === 'grpc') return { ok: false, problem: 'OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: use http/protobuf (the collector\'s port 4318) or http/json' };
-    else return { ok: false, problem: `OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json (got "${protocolRaw.slice(0, 40)}")` };
+    else if (protocolRaw === 'grpc')
+      return {
+        ok: false,
+        problem:
+          "OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: use http/protobuf (the collector's port 4318) or http/json",
+      };
+    else
+      return {
+        ok: false,
+        problem: `OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json (got "${protocolRaw.slice(0, 40)}")`,
+      };
   }
 
   // The editor's headers replace the environment's (the proxy child gets no OTEL_* variables anyway).
   const headerSources: Array<[string, string | undefined]> =
     flags.headers !== undefined
-      ? [['the editor\'s OTLP headers', flags.headers]]
+      ? [["the editor's OTLP headers", flags.headers]]
       : [
           ['OTEL_EXPORTER_OTLP_HEADERS', env.OTEL_EXPORTER_OTLP_HEADERS],
           ['OTEL_EXPORTER_OTLP_TRACES_HEADERS', env.OTEL_EXPORTER_OTLP_TRACES_HEADERS],
@@ -220,7 +257,9 @@ export function otlpConfig(env: NodeJS.ProcessEnv, flags: OtlpFlags = {}): OtlpC
   if (Object.keys(headers).length > 0) {
     const u = new URL(tracesUrl);
     if (u.protocol === 'http:' && !isLoopbackHost(u.hostname.replace(/^\[|\]$/g, ''))) {
-      notes.push(`the collector headers go to ${describeEndpoint(tracesUrl)} over plain http: anyone on the network path can read them; use https`);
+      notes.push(
+        `the collector headers go to ${describeEndpoint(tracesUrl)} over plain http: anyone on the network path can read them; use https`,
+      );
     }
   }
 
@@ -228,7 +267,11 @@ export function otlpConfig(env: NodeJS.ProcessEnv, flags: OtlpFlags = {}): OtlpC
     maxQueueSize: positiveInt(env, 'OTEL_BSP_MAX_QUEUE_SIZE', OTLP_DEFAULT_BATCH.maxQueueSize),
     maxExportBatchSize: positiveInt(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', OTLP_DEFAULT_BATCH.maxExportBatchSize),
     scheduledDelayMs: positiveInt(env, 'OTEL_BSP_SCHEDULE_DELAY', OTLP_DEFAULT_BATCH.scheduledDelayMs),
-    exportTimeoutMs: positiveInt(env, 'OTEL_EXPORTER_OTLP_TIMEOUT', positiveInt(env, 'OTEL_BSP_EXPORT_TIMEOUT', OTLP_DEFAULT_BATCH.exportTimeoutMs)),
+    exportTimeoutMs: positiveInt(
+      env,
+      'OTEL_EXPORTER_OTLP_TIMEOUT',
+      positiveInt(env, 'OTEL_BSP_EXPORT_TIMEOUT', OTLP_DEFAULT_BATCH.exportTimeoutMs),
+    ),
   };
   batch.maxExportBatchSize = Math.min(batch.maxExportBatchSize, batch.maxQueueSize);
 

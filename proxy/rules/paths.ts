@@ -4,7 +4,8 @@
 
 import { ENDPOINT_SUFFIXES, KNOWN_ENDPOINTS } from './urls.js';
 
-export type RewriteReason = 'collapsed-slashes' | 'duplicate-v1' | 'missing-v1' | 'duplicate-endpoint' | 'trailing-slash';
+export type RewriteReason =
+  'collapsed-slashes' | 'duplicate-v1' | 'missing-v1' | 'duplicate-endpoint' | 'trailing-slash';
 
 export interface Rewrite {
   reason: RewriteReason;
@@ -12,9 +13,7 @@ export interface Rewrite {
   to: string;
 }
 
-export type PathResult =
-  | { ok: true; path: string; query: string; rewrites: Rewrite[] }
-  | { ok: false; reason: string };
+export type PathResult = { ok: true; path: string; query: string; rewrites: Rewrite[] } | { ok: false; reason: string };
 
 const KNOWN_ROOTS = new Set(KNOWN_ENDPOINTS.map((e) => e.split('/')[1]!));
 
@@ -42,7 +41,8 @@ function unsafeTargetReason(method: string, target: string): string | undefined 
   const pathPart = target.split('?', 1)[0]!;
   if (/%2f|%5c|\\/i.test(pathPart)) return 'Encoded slashes and backslashes are not allowed in the request path.';
   const segments = pathPart.split('/').map((s) => s.replace(/%2e/gi, '.'));
-  if (segments.some((s) => s === '..' || s === '.')) return 'Dot segments ("..", ".") are not allowed in the request path.';
+  if (segments.some((s) => s === '..' || s === '.'))
+    return 'Dot segments ("..", ".") are not allowed in the request path.';
   return undefined;
 }
 

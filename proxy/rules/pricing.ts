@@ -44,7 +44,8 @@ export interface NoPrice {
   noPrice: string;
 }
 
-const PRICES_EXAMPLE = '"prices": { "my-model": "claude-sonnet-4-5" } or "prices": { "my-model": { "input": 3, "output": 15 } } (USD per million tokens)';
+const PRICES_EXAMPLE =
+  '"prices": { "my-model": "claude-sonnet-4-5" } or "prices": { "my-model": { "input": 3, "output": 15 } } (USD per million tokens)';
 
 export function priceUsage(model: string, usage: TokenCounts, overrides: PriceOverrides = {}): Priced | NoPrice {
   const override = Object.hasOwn(overrides, model) ? overrides[model] : undefined;
@@ -54,8 +55,11 @@ export function priceUsage(model: string, usage: TokenCounts, overrides: PriceOv
   const target = override ?? model;
   const found = databaseRates(target, usage);
   if (found) return { ...costOf(usage, found.rates), currency: 'USD', pricedAs: found.id, source: 'genai-prices' };
-  const via = override === undefined ? '' : ` (loopgate.json maps "${model}" to "${target}", which has no price either)`;
-  return { noPrice: `No price for model "${model}"${via}. Add it to loopgate.json: ${PRICES_EXAMPLE.replace(/my-model/g, model)}.` };
+  const via =
+    override === undefined ? '' : ` (loopgate.json maps "${model}" to "${target}", which has no price either)`;
+  return {
+    noPrice: `No price for model "${model}"${via}. Add it to loopgate.json: ${PRICES_EXAMPLE.replace(/my-model/g, model)}.`,
+  };
 }
 
 /** True when the result is a price (not "no price"). */
@@ -91,7 +95,8 @@ function costOf(u: TokenCounts, r: Rates): { estimated: number; breakdown: Price
     cacheWrite5m: (u.cacheWrite5m * r.cacheWrite5m) / 1e6,
     cacheWrite1h: (u.cacheWrite1h * r.cacheWrite1h) / 1e6,
   };
-  const estimated = breakdown.input + breakdown.output + breakdown.cacheRead + breakdown.cacheWrite5m + breakdown.cacheWrite1h;
+  const estimated =
+    breakdown.input + breakdown.output + breakdown.cacheRead + breakdown.cacheWrite5m + breakdown.cacheWrite1h;
   return { estimated, breakdown };
 }
 
@@ -118,7 +123,13 @@ function databaseRates(model: string, u: TokenCounts): { id: string; rates: Rate
   if (input === undefined || output === undefined) return undefined;
   return {
     id: found.model.id,
-    rates: rates({ input, output, cacheRead: at('cache_read_mtok'), cacheWrite5m: at('cache_write_mtok'), cacheWrite1h: at('cache_write_1h_mtok') }),
+    rates: rates({
+      input,
+      output,
+      cacheRead: at('cache_read_mtok'),
+      cacheWrite5m: at('cache_write_mtok'),
+      cacheWrite1h: at('cache_write_1h_mtok'),
+    }),
   };
 }
 

@@ -48,11 +48,33 @@ export function readProjectFile(text: string): ProjectFile {
   const tree = parseJsonTree(text);
   if (!tree.ok) {
     const at = Math.min(tree.at, text.length);
-    return { aliases: [], prices, problems: [{ severity: 'error', message: `loopgate.json is not valid JSON: ${tree.reason} (${lineCol(text, at)}). It should look like ${PROJECT_FILE_EXAMPLE}.`, start: at, end: Math.min(at + 1, text.length) }] };
+    return {
+      aliases: [],
+      prices,
+      problems: [
+        {
+          severity: 'error',
+          message: `loopgate.json is not valid JSON: ${tree.reason} (${lineCol(text, at)}). It should look like ${PROJECT_FILE_EXAMPLE}.`,
+          start: at,
+          end: Math.min(at + 1, text.length),
+        },
+      ],
+    };
   }
   const root = tree.root;
   if (root.kind !== 'object') {
-    return { aliases: [], prices, problems: [{ severity: 'error', message: `loopgate.json must be a JSON object, like ${PROJECT_FILE_EXAMPLE}.`, start: root.start, end: root.end }] };
+    return {
+      aliases: [],
+      prices,
+      problems: [
+        {
+          severity: 'error',
+          message: `loopgate.json must be a JSON object, like ${PROJECT_FILE_EXAMPLE}.`,
+          start: root.start,
+          end: root.end,
+        },
+      ],
+    };
   }
   let aliasesNode: JsonNode | undefined;
   for (const e of root.entries) {
@@ -61,18 +83,34 @@ export function readProjectFile(text: string): ProjectFile {
       const table = readPriceTable(e.value, text);
       prices = table.prices;
       problems.push(...table.problems.map((p) => ({ severity: 'error' as const, ...p })));
-    } else if (!KNOWN_KEYS.has(e.key)) problems.push({ severity: 'warning', message: `loopgate.json has no setting ${quoted(e.key.slice(0, 80))} (it knows "aliases" and "prices"); ignored.`, start: e.keyStart, end: e.keyEnd });
+    } else if (!KNOWN_KEYS.has(e.key))
+      problems.push({
+        severity: 'warning',
+        message: `loopgate.json has no setting ${quoted(e.key.slice(0, 80))} (it knows "aliases" and "prices"); ignored.`,
+        start: e.keyStart,
+        end: e.keyEnd,
+      });
   }
   if (!aliasesNode) return { aliases: [], prices, problems };
   if (aliasesNode.kind !== 'object') {
-    problems.push({ severity: 'error', message: `"aliases" must be an object of model IDs, FROM (what a tool asks for) to TO (what a key serves), e.g. { "gpt-6.2-sol": "gpt-6.1-sol" }.`, start: aliasesNode.start, end: aliasesNode.end });
+    problems.push({
+      severity: 'error',
+      message: `"aliases" must be an object of model IDs, FROM (what a tool asks for) to TO (what a key serves), e.g. { "gpt-6.2-sol": "gpt-6.1-sol" }.`,
+      start: aliasesNode.start,
+      end: aliasesNode.end,
+    });
     return { aliases: [], prices, problems };
   }
   const aliases: ProjectAlias[] = [];
   const seen = new Map<string, ProjectAlias>();
   for (const e of aliasesNode.entries) {
     if (e.value.kind !== 'string') {
-      problems.push({ severity: 'error', message: `The alias for ${quoted(e.key.slice(0, 80))} must be a model ID string (the model to send instead).`, start: e.value.start, end: e.value.end });
+      problems.push({
+        severity: 'error',
+        message: `The alias for ${quoted(e.key.slice(0, 80))} must be a model ID string (the model to send instead).`,
+        start: e.value.start,
+        end: e.value.end,
+      });
       continue;
     }
     const bad = aliasPairProblem(e.key, e.value.value);
@@ -81,10 +119,23 @@ export function readProjectFile(text: string): ProjectFile {
       continue;
     }
     if (seen.has(e.key)) {
-      problems.push({ severity: 'error', message: `"${e.key}" is aliased twice; keep one line for it (the first, to "${seen.get(e.key)!.to}", is used).`, start: e.keyStart, end: e.value.end });
+      problems.push({
+        severity: 'error',
+        message: `"${e.key}" is aliased twice; keep one line for it (the first, to "${seen.get(e.key)!.to}", is used).`,
+        start: e.keyStart,
+        end: e.value.end,
+      });
       continue;
     }
-    const alias: ProjectAlias = { from: e.key, to: e.value.value, source: 'loopgate.json', fromStart: e.keyStart, fromEnd: e.keyEnd, toStart: e.value.start, toEnd: e.value.end };
+    const alias: ProjectAlias = {
+      from: e.key,
+      to: e.value.value,
+      source: 'loopgate.json',
+      fromStart: e.keyStart,
+      fromEnd: e.keyEnd,
+      toStart: e.value.start,
+      toEnd: e.value.end,
+    };
     seen.set(e.key, alias);
     aliases.push(alias);
   }
@@ -92,8 +143,16 @@ export function readProjectFile(text: string): ProjectFile {
   const usable = aliases.filter((a) => {
     const next = seen.get(a.to);
     if (!next) return true;
-    const fix = next.to === a.from ? 'the two map onto each other; keep one' : `write "${a.from}": "${next.to}" if that is what you mean`;
-    problems.push({ severity: 'error', message: `"${a.to}" is itself aliased (to "${next.to}"); aliases do not chain: ${fix}.`, start: a.toStart, end: a.toEnd });
+    const fix =
+      next.to === a.from
+        ? 'the two map onto each other; keep one'
+        : `write "${a.from}": "${next.to}" if that is what you mean`;
+    problems.push({
+      severity: 'error',
+      message: `"${a.to}" is itself aliased (to "${next.to}"); aliases do not chain: ${fix}.`,
+      start: a.toStart,
+      end: a.toEnd,
+    });
     return false;
   });
   return { aliases: usable, prices, problems };

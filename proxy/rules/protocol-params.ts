@@ -68,7 +68,9 @@ export const RESPONSES_PARAMS: Readonly<Record<string, ParamRule>> = {
   top_logprobs: drop(0),
   moderation: D,
   background: refuse('a background run is polled later, which a chat route cannot do; send background: false', false),
-  previous_response_id: refuse('a chat route keeps no stored responses; send the whole conversation in input (store: false clients such as Codex already do)'),
+  previous_response_id: refuse(
+    'a chat route keeps no stored responses; send the whole conversation in input (store: false clients such as Codex already do)',
+  ),
   conversation: refuse('a chat route keeps no stored conversations; send the whole conversation in input'),
   prompt: refuse('stored prompt templates live only on Responses routes; send the prompt text in instructions'),
 };
@@ -109,15 +111,49 @@ export const MESSAGES_PARAMS: Readonly<Record<string, ParamRule>> = {
 };
 
 /** Anthropic count_tokens (POST /v1/messages/count_tokens): the Messages request without the output settings. */
-export const COUNT_TOKENS_PARAMS: readonly string[] = Object.keys(MESSAGES_PARAMS).filter((p) => !['max_tokens', 'stream', 'stop_sequences', 'temperature', 'top_p', 'top_k', 'metadata'].includes(p));
+export const COUNT_TOKENS_PARAMS: readonly string[] = Object.keys(MESSAGES_PARAMS).filter(
+  (p) => !['max_tokens', 'stream', 'stop_sequences', 'temperature', 'top_p', 'top_k', 'metadata'].includes(p),
+);
 
 /** OpenAI Chat Completions (POST /v1/chat/completions): the bridge's target, so no actions. */
 export const CHAT_PARAMS: readonly string[] = [
-  'model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'n',
-  'stop', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'user', 'seed', 'tools',
-  'tool_choice', 'parallel_tool_calls', 'response_format', 'metadata', 'store', 'reasoning_effort', 'service_tier',
-  'prompt_cache_key', 'prompt_cache_retention', 'prompt_cache_options', 'safety_identifier', 'verbosity', 'audio',
-  'modalities', 'prediction', 'web_search_options', 'functions', 'function_call', 'moderation',
+  'model',
+  'messages',
+  'stream',
+  'stream_options',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'n',
+  'stop',
+  'presence_penalty',
+  'frequency_penalty',
+  'logit_bias',
+  'logprobs',
+  'top_logprobs',
+  'user',
+  'seed',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'metadata',
+  'store',
+  'reasoning_effort',
+  'service_tier',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'prompt_cache_options',
+  'safety_identifier',
+  'verbosity',
+  'audio',
+  'modalities',
+  'prediction',
+  'web_search_options',
+  'functions',
+  'function_call',
+  'moderation',
 ];
 
 /** The protocol union, under the name this table's readers import. */
@@ -139,11 +175,16 @@ const KNOWN: Record<ParamProtocol, ReadonlySet<string>> = {
 export function foreignParam(protocol: ParamProtocol, name: string): ParamProtocol | undefined {
   if (KNOWN[protocol].has(name)) return undefined;
   // The table's order: `messages` on /v1/responses is Chat's before it is Anthropic's.
-  return PROTOCOLS.find((p) => p !== protocol && (PROTOCOL_TABLE[p].request.signature as readonly string[]).includes(name));
+  return PROTOCOLS.find(
+    (p) => p !== protocol && (PROTOCOL_TABLE[p].request.signature as readonly string[]).includes(name),
+  );
 }
 
 /** What the bridge does with a top-level parameter; unknown ones are dropped like metadata. */
-const BRIDGE_RULES: Readonly<Record<BridgeKind, Readonly<Record<string, ParamRule>>>> = { responses: RESPONSES_PARAMS, messages: MESSAGES_PARAMS };
+const BRIDGE_RULES: Readonly<Record<BridgeKind, Readonly<Record<string, ParamRule>>>> = {
+  responses: RESPONSES_PARAMS,
+  messages: MESSAGES_PARAMS,
+};
 
 export function bridgeRule(protocol: BridgeKind, name: string): ParamRule {
   const table = BRIDGE_RULES[protocol];

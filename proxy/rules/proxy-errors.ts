@@ -60,7 +60,13 @@ const ANTHROPIC_ERROR_TYPES_BY_CODE: Readonly<Record<string, string>> = {
 
 /** The Anthropic error type for a status and, when there is one, the relay's error code. */
 export function anthropicErrorType(status: number, code?: string): string {
-  return (code !== undefined && Object.hasOwn(ANTHROPIC_ERROR_TYPES_BY_CODE, code) ? ANTHROPIC_ERROR_TYPES_BY_CODE[code] : undefined) ?? ANTHROPIC_ERROR_TYPES[status] ?? 'api_error';
+  return (
+    (code !== undefined && Object.hasOwn(ANTHROPIC_ERROR_TYPES_BY_CODE, code)
+      ? ANTHROPIC_ERROR_TYPES_BY_CODE[code]
+      : undefined) ??
+    ANTHROPIC_ERROR_TYPES[status] ??
+    'api_error'
+  );
 }
 
 /** The fields of an upstream error body, whichever envelope carried them. */
@@ -118,7 +124,8 @@ export function errorBody(envelope: Envelope, status: number, code: string, mess
   });
 }
 
-const TLS_CODES = /^(ERR_SSL_|ERR_TLS_|EPROTO$|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(GET|VERIFY)_)/;
+const TLS_CODES =
+  /^(ERR_SSL_|ERR_TLS_|EPROTO$|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(GET|VERIFY)_)/;
 
 // Each timeout diagnosis names the flag that sets it and its default, read from the one place defaults live.
 const TIMEOUT_FLAGS = {
@@ -130,8 +137,13 @@ const BODY_TIMEOUT_MESSAGE = `The upstream sent nothing for longer than the body
 
 /** Why a response already under way was cut: the record's code and the console's hint. */
 export function midStreamFailure(err: unknown): { code: string; message: string } {
-  if ((err as { code?: string })?.code === 'UND_ERR_BODY_TIMEOUT') return { code: 'upstream-body-timeout', message: BODY_TIMEOUT_MESSAGE };
-  return { code: 'upstream-broke-mid-stream', message: 'The upstream connection broke in the middle of the response; the client saw it cut off. Retry the request.' };
+  if ((err as { code?: string })?.code === 'UND_ERR_BODY_TIMEOUT')
+    return { code: 'upstream-body-timeout', message: BODY_TIMEOUT_MESSAGE };
+  return {
+    code: 'upstream-broke-mid-stream',
+    message:
+      'The upstream connection broke in the middle of the response; the client saw it cut off. Retry the request.',
+  };
 }
 
 /** undici error codes → what the client should see. Once headers are sent, the caller destroys instead. */
@@ -140,27 +152,75 @@ export function upstreamFailure(err: unknown): ProxyError {
   const cause = err;
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':
-      return new ProxyError(504, 'upstream-connect-timeout', `No connection to the upstream within the connect timeout (${TIMEOUT_FLAGS.connect}). Check the upstream URL and your network.`, {}, { cause });
+      return new ProxyError(
+        504,
+        'upstream-connect-timeout',
+        `No connection to the upstream within the connect timeout (${TIMEOUT_FLAGS.connect}). Check the upstream URL and your network.`,
+        {},
+        { cause },
+      );
     case 'UND_ERR_HEADERS_TIMEOUT':
-      return new ProxyError(504, 'upstream-headers-timeout', `The upstream accepted the request but sent no response headers within the headers timeout (${TIMEOUT_FLAGS.headers}). A slow model may need it raised.`, {}, { cause });
+      return new ProxyError(
+        504,
+        'upstream-headers-timeout',
+        `The upstream accepted the request but sent no response headers within the headers timeout (${TIMEOUT_FLAGS.headers}). A slow model may need it raised.`,
+        {},
+        { cause },
+      );
     case 'UND_ERR_BODY_TIMEOUT':
       return new ProxyError(504, 'upstream-body-timeout', BODY_TIMEOUT_MESSAGE, {}, { cause });
     case 'ECONNREFUSED':
-      return new ProxyError(502, 'upstream-refused', 'The upstream refused the connection. Is the upstream URL right, and is the service up?', {}, { cause });
+      return new ProxyError(
+        502,
+        'upstream-refused',
+        'The upstream refused the connection. Is the upstream URL right, and is the service up?',
+        {},
+        { cause },
+      );
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new ProxyError(502, 'upstream-dns', 'The upstream host name does not resolve. Check the upstream URL.', {}, { cause });
+      return new ProxyError(
+        502,
+        'upstream-dns',
+        'The upstream host name does not resolve. Check the upstream URL.',
+        {},
+        { cause },
+      );
     case 'UND_ERR_SOCKET':
     case 'ECONNRESET':
     case 'EPIPE':
-      return new ProxyError(502, 'upstream-reset', 'The upstream closed the connection before the answer was complete.', {}, { cause });
+      return new ProxyError(
+        502,
+        'upstream-reset',
+        'The upstream closed the connection before the answer was complete.',
+        {},
+        { cause },
+      );
     case 'UND_ERR_INVALID_ARG':
-      return new ProxyError(502, 'upstream-bad-request-header', 'A request header could not be sent upstream; check that the API key has no line break, space or "Bearer " prefix.', {}, { cause });
+      return new ProxyError(
+        502,
+        'upstream-bad-request-header',
+        'A request header could not be sent upstream; check that the API key has no line break, space or "Bearer " prefix.',
+        {},
+        { cause },
+      );
     default:
       if (TLS_CODES.test(code)) {
-        return new ProxyError(502, 'upstream-tls', `TLS with the upstream failed (${code}). Check the URL's scheme and port (https on an http port?) and the server's certificate.`, {}, { cause });
+        return new ProxyError(
+          502,
+          'upstream-tls',
+          `TLS with the upstream failed (${code}). Check the URL's scheme and port (https on an http port?) and the server's certificate.`,
+          {},
+          { cause },
+        );
       }
       // The code helps; the message could quote the request, so it stays out.
-      return new ProxyError(502, 'upstream-error', `The request to the upstream failed${code ? ` (${code})` : ''}.`, {}, { cause });
+      return new ProxyError(
+        502,
+        'upstream-error',
+        `The request to the upstream failed${code ? ` (${code})` : ''}.`,
+        {},
+        { cause },
+      );
   }
 }

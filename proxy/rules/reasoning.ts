@@ -2,7 +2,8 @@
 // reason. A chat route refuses these parameters for other models, so the
 // bridge only carries effort over where it can work and reports it dropped
 // elsewhere. A guess from the model ID, the only thing a relay tells us.
-const REASONING_MODEL = /^(?:[\w.-]+\/)?(?:o\d|gpt-[5-9]|gpt-\d{2,}|deepseek-reasoner|deepseek-r\d|grok-[34]-mini|qwq|qwen3)|(?:^|[-_])(?:reasoner|reasoning|thinking)(?:$|[-_])/i;
+const REASONING_MODEL =
+  /^(?:[\w.-]+\/)?(?:o\d|gpt-[5-9]|gpt-\d{2,}|deepseek-reasoner|deepseek-r\d|grok-[34]-mini|qwq|qwen3)|(?:^|[-_])(?:reasoner|reasoning|thinking)(?:$|[-_])/i;
 
 export function takesReasoningEffort(model: string): boolean {
   return REASONING_MODEL.test(model);

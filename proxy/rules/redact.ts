@@ -13,8 +13,6 @@ import { REDACTION_TAG } from './key-display.js';
 import { BoundedMemo, KnownSecrets, MEMO_MAX_LENGTH, type SecretMatch } from './known-secrets.js';
 import { credentialShapeReplacer, credentialShapesIn, MIN_PATTERN_LENGTH } from './credential-shapes.js';
 
-export { MIN_SECRET_LENGTH, secretForms, type SecretMatch } from './known-secrets.js';
-
 export interface Redactor {
   /** Scrub one string: known secrets in plain/base64/base64url/URL-encoded/JSON-escaped/hex forms + SECRET_PATTERNS + key=/api_key=/token=/access_token= query params. */
   string(s: string): string;
@@ -176,7 +174,8 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
     if (typeof s !== 'string' || s.length < MIN_PATTERN_LENGTH) return [];
     const out = known.find(s);
     for (const m of credentialShapesIn(s)) {
-      if (!out.some((x) => x.start < m.end && m.start < x.end)) out.push({ start: m.start, end: m.end, tag: tag(m.text) });
+      if (!out.some((x) => x.start < m.end && m.start < x.end))
+        out.push({ start: m.start, end: m.end, tag: tag(m.text) });
     }
     return out.sort((a, b) => a.start - b.start);
   }

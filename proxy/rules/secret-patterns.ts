@@ -64,4 +64,3 @@ export function looksKeyShaped(value: string): boolean {
 export function providerKeyShapeOf(key: string): ProviderKeyShape | undefined {
   return PROVIDER_KEY_SHAPES.find((s) => key.startsWith(s.prefix));
 }
-

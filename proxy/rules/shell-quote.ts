@@ -13,10 +13,12 @@ export function shellQuote(word: string, shell: 'posix' | 'windows' = 'posix'): 
   if (shell === 'windows') return /^[\w@%+=:,./\\-]+$/.test(word) ? word : `"${word}"`;
   if (PLAIN.test(word)) return word;
   if (!CONTROL.test(word)) return `'${word.replace(/'/g, `'\\''`)}'`;
-  const body = word.replace(/[\\']/g, (c) => `\\${c}`).replace(new RegExp(CONTROL.source, 'g'), (c) => {
-    const code = c.charCodeAt(0);
-    return code <= 0x7f ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
-  });
+  const body = word
+    .replace(/[\\']/g, (c) => `\\${c}`)
+    .replace(new RegExp(CONTROL.source, 'g'), (c) => {
+      const code = c.charCodeAt(0);
+      return code <= 0x7f ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+    });
   return `$'${body}'`;
 }
 

@@ -15,7 +15,10 @@ export function streamErrorCode(text: string): string | undefined {
   for (const ev of events) {
     const lines = ev.split('\n');
     const named = lines.some((l) => /^event:\s*error\s*$/.test(l));
-    const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
+    const data = lines
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).trim())
+      .join('\n');
     let json: unknown;
     try {
       json = data ? JSON.parse(data) : undefined;

@@ -1,10 +1,10 @@
+import { type SecretMatch } from './known-secrets.js';
 // A streamed answer carries its text in pieces (one delta per event), so a
 // secret the upstream echoes can arrive as `sk-C` in one event and `ANARY-…`
 // in the next: each piece alone matches nothing. Here the pieces of each JSON
 // path (`choices.0.delta.content`, `delta`, `delta.partial_json`, …) are
 // joined in stream order, searched as one text, and every piece a match
 // touches gets its share masked. Pure: no I/O.
-import type { SecretMatch } from './redact.js';
 
 interface Piece {
   line: number;
@@ -38,7 +38,10 @@ export function scrubAcrossEvents(text: string, redactor: { find(s: string): Sec
   for (const pieces of groups.values()) {
     // Ids, model names, object types repeat unchanged in every event: not a text in pieces.
     if (pieces.length < 2 || pieces.every((p) => p.value === pieces[0]!.value)) continue;
-    for (const [i, masked] of maskStraddling(pieces.map((p) => p.value), redactor)) {
+    for (const [i, masked] of maskStraddling(
+      pieces.map((p) => p.value),
+      redactor,
+    )) {
       const p = pieces[i]!;
       (p.parent as Record<string | number, unknown>)[p.key] = masked;
       dirty.add(p.line);

@@ -13,7 +13,11 @@ function boundedDistance(a: string, b: string, limit: number, rows: [Uint16Array
     cur[0] = i;
     let rowMin = i;
     for (let j = 1; j <= b.length; j++) {
-      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1));
+      const v = Math.min(
+        prev[j]! + 1,
+        cur[j - 1]! + 1,
+        prev[j - 1]! + (a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1),
+      );
       cur[j] = v;
       if (v < rowMin) rowMin = v;
     }
@@ -39,7 +43,10 @@ export function suggestModels(wanted: string, known: readonly string[], max = 3)
   const limit = Math.max(2, Math.floor(w.length * 0.4));
   const scored: Array<{ id: string; score: number }> = [];
   // Two rows reused for every candidate; a candidate longer than w + limit never gets that far.
-  const rows: [Uint16Array, Uint16Array] = [new Uint16Array(w.length + limit + 2), new Uint16Array(w.length + limit + 2)];
+  const rows: [Uint16Array, Uint16Array] = [
+    new Uint16Array(w.length + limit + 2),
+    new Uint16Array(w.length + limit + 2),
+  ];
   for (const id of known) {
     const k = id.toLowerCase();
     const contains = k.includes(w) || w.includes(k);

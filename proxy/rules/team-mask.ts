@@ -51,9 +51,10 @@ export function createTeamMask(opts: { hashKey?: Uint8Array } = {}): TeamMask {
     const out: Record<string, string> = {};
     for (const [name, v] of Object.entries(h ?? {})) {
       const value = String(v ?? '');
-      out[name] = TEAM_HEADER_NAME.test(name) && value !== '' && !MASKED.test(value) && !value.startsWith(REDACTION_MARK)
-        ? tag('MASKED', value)
-        : string(value);
+      out[name] =
+        TEAM_HEADER_NAME.test(name) && value !== '' && !MASKED.test(value) && !value.startsWith(REDACTION_MARK)
+          ? tag('MASKED', value)
+          : string(value);
     }
     return out;
   }

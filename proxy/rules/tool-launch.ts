@@ -35,13 +35,18 @@ const TOOLS: Record<KnownTool, ToolRule> = {
   codex: {
     env: (_proxyUrl, token) => ({ [CODEX_TOKEN_VAR]: token }),
     unset: [],
-    args: (userArgs, proxyUrl) => (codexProviderChosen(userArgs) ? [...userArgs] : [...codexOverrides(proxyUrl), ...userArgs]),
+    args: (userArgs, proxyUrl) =>
+      codexProviderChosen(userArgs) ? [...userArgs] : [...codexOverrides(proxyUrl), ...userArgs],
   },
 };
 
 /** The known tool a command starts, by its file name (`/usr/local/bin/claude`, `codex.cmd`); undefined for others. */
 export function toolOf(command: string): KnownTool | undefined {
-  const base = command.split(/[\\/]/).pop()!.replace(/\.(exe|cmd|bat|ps1)$/i, '').toLowerCase();
+  const base = command
+    .split(/[\\/]/)
+    .pop()!
+    .replace(/\.(exe|cmd|bat|ps1)$/i, '')
+    .toLowerCase();
   return base in TOOLS ? (base as KnownTool) : undefined;
 }
 
@@ -58,7 +63,8 @@ function codexOverrides(proxyUrl: string): string[] {
 
 /** Whether the user's Codex arguments already pick a provider: `-c model_provider=…`, `--profile`/`-p`, or `--oss`. */
 function codexProviderChosen(args: readonly string[]): boolean {
-  const setsProvider = (override: string | undefined) => override !== undefined && /^\s*model_provider\s*=/.test(override);
+  const setsProvider = (override: string | undefined) =>
+    override !== undefined && /^\s*model_provider\s*=/.test(override);
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--') break;
@@ -81,7 +87,12 @@ function codexProviderChosen(args: readonly string[]): boolean {
  * one, the OTLP header variables), with OPENAI_* and ANTHROPIC_* pointing at the proxy with the local
  * token, plus what the tool needs.
  */
-export function toolEnv(parent: NodeJS.ProcessEnv, proxyUrl: string, token: string, tool?: KnownTool): Record<string, string> {
+export function toolEnv(
+  parent: NodeJS.ProcessEnv,
+  proxyUrl: string,
+  token: string,
+  tool?: KnownTool,
+): Record<string, string> {
   const { env } = withoutSecrets(parent, secretsOfEnv(parent, token));
   // Every variable of the table, whatever the parent had there (the user's own provider key included).
   Object.assign(env, clientEnv(proxyUrl, token, tool));

@@ -24,7 +24,13 @@ export const ENDPOINT_SUFFIXES: readonly string[] = [
 ];
 
 /** Known OpenAI-style endpoints the proxy will prefix with /v1 when it is missing. */
-export const KNOWN_ENDPOINTS: readonly string[] = [modelsList.endpoint, PROTOCOL_TABLE.chat.endpoint, PROTOCOL_TABLE.responses.endpoint, PROTOCOL_TABLE.messages.endpoint, COUNT_TOKENS_ENDPOINT];
+export const KNOWN_ENDPOINTS: readonly string[] = [
+  modelsList.endpoint,
+  PROTOCOL_TABLE.chat.endpoint,
+  PROTOCOL_TABLE.responses.endpoint,
+  PROTOCOL_TABLE.messages.endpoint,
+  COUNT_TOKENS_ENDPOINT,
+];
 
 export type UrlProblemCode =
   | 'invalid-url'
@@ -133,7 +139,11 @@ function parseHttpUrl(input: string): { url: URL } | { problem: UrlProblem } {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     return {
-      problem: { code: 'unsupported-scheme', severity: 'error', message: `Scheme ${url.protocol} is not supported: use https://.` },
+      problem: {
+        code: 'unsupported-scheme',
+        severity: 'error',
+        message: `Scheme ${url.protocol} is not supported: use https://.`,
+      },
     };
   }
   return { url };
@@ -146,11 +156,16 @@ function originProblems(url: URL, opts: ParseOptions): UrlProblem[] {
     problems.push({
       code: 'userinfo',
       severity: 'error',
-      message: 'The URL carries a user name or password. Remove it: the API key goes in the Authorization header, never in the URL.',
+      message:
+        'The URL carries a user name or password. Remove it: the API key goes in the Authorization header, never in the URL.',
     });
   }
   if (url.hash) {
-    problems.push({ code: 'fragment', severity: 'error', message: `Remove the fragment "${quote(url.hash)}" from the URL.` });
+    problems.push({
+      code: 'fragment',
+      severity: 'error',
+      message: `Remove the fragment "${quote(url.hash)}" from the URL.`,
+    });
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !opts.allowHttp) {
     problems.push({

@@ -10,7 +10,10 @@ function fieldPattern(field: Parameters<typeof usageFieldNames>[0]): RegExp {
   return new RegExp(`"(?:${usageFieldNames(field).join('|')})"\\s*:\\s*(\\d+)`, 'g');
 }
 
-const FIELDS: Array<[keyof TokenUsage, RegExp]> = (['input', 'output', 'total'] as const).map((f) => [f, fieldPattern(f)]);
+const FIELDS: Array<[keyof TokenUsage, RegExp]> = (['input', 'output', 'total'] as const).map((f) => [
+  f,
+  fieldPattern(f),
+]);
 
 /** The last number a global pattern captures in `text` (later events carry the final counts). */
 function lastValue(re: RegExp, text: string): number | undefined {
@@ -48,7 +51,9 @@ export interface UsageDetails extends TokenUsage {
   reasoning?: number;
 }
 
-const DETAIL_FIELDS: Array<[keyof UsageDetails, RegExp]> = (['cacheRead', 'cacheWrite', 'reasoning'] as const satisfies ReadonlyArray<keyof UsageShape>).map((f) => [f, fieldPattern(f)]);
+const DETAIL_FIELDS: Array<[keyof UsageDetails, RegExp]> = (
+  ['cacheRead', 'cacheWrite', 'reasoning'] as const satisfies ReadonlyArray<keyof UsageShape>
+).map((f) => [f, fieldPattern(f)]);
 
 /** extractUsage plus the cache and reasoning counts (the last value of each, as for the totals). */
 export function usageDetails(text: string): UsageDetails | undefined {

@@ -10,7 +10,13 @@ export function isWebSocketUpgrade(headers: Headers): boolean {
   const upgrade = headers.upgrade;
   const connection = headers.connection;
   if (typeof upgrade !== 'string' || typeof connection !== 'string') return false;
-  return upgrade.trim().toLowerCase() === 'websocket' && connection.toLowerCase().split(',').some((t) => t.trim() === 'upgrade');
+  return (
+    upgrade.trim().toLowerCase() === 'websocket' &&
+    connection
+      .toLowerCase()
+      .split(',')
+      .some((t) => t.trim() === 'upgrade')
+  );
 }
 
 /**

@@ -67,7 +67,10 @@ export function closestDemoModel(requested: string, available: readonly string[]
     return f && f.family === asked.family ? [{ id, version: f.version }] : [];
   });
   // Newest first; one version listed twice (a dated snapshot and its alias) goes to the shorter ID, then by name.
-  kin.sort((a, b) => compareVersions(b.version, a.version) || a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  kin.sort(
+    (a, b) =>
+      compareVersions(b.version, a.version) || a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
   const older = kin.find((k) => compareVersions(k.version, asked.version) <= 0);
   return (older ?? kin[kin.length - 1])?.id;
 }
@@ -77,7 +80,12 @@ export function closestDemoModel(requested: string, available: readonly string[]
  * group does not list it; undefined otherwise (and always outside demo mode),
  * so the relay's model_not_found stands.
  */
-export function demoServedModel(demo: boolean | undefined, requested: string, key: FixtureKey, group: FixtureGroup): string | undefined {
+export function demoServedModel(
+  demo: boolean | undefined,
+  requested: string,
+  key: FixtureKey,
+  group: FixtureGroup,
+): string | undefined {
   if (!demo) return undefined;
   const ids = modelEntries(group)
     .map((m) => m.id)

@@ -43,10 +43,17 @@ function intHeader(headers: IncomingHttpHeaders, name: string, min: number, max:
 }
 
 /** Reads the x-sim-* headers; a bad value is a 400 that names the header. */
-export function readControls(headers: IncomingHttpHeaders, defaults: { chunkDelayMs?: number; chunks?: number } = {}): SimControls {
+export function readControls(
+  headers: IncomingHttpHeaders,
+  defaults: { chunkDelayMs?: number; chunks?: number } = {},
+): SimControls {
   const rawFault = single(headers, 'x-sim-fault');
   if (rawFault !== undefined && rawFault !== '' && !(FAULTS as readonly string[]).includes(rawFault)) {
-    throw new SimError('invalid_request', `Invalid x-sim-fault header: expected one of ${FAULTS.join(', ')}`, 'x-sim-fault');
+    throw new SimError(
+      'invalid_request',
+      `Invalid x-sim-fault header: expected one of ${FAULTS.join(', ')}`,
+      'x-sim-fault',
+    );
   }
   const controls: SimControls = {
     chunkDelayMs: intHeader(headers, 'x-sim-chunk-delay-ms', 0, 600_000) ?? defaults.chunkDelayMs ?? 0,
@@ -63,9 +70,15 @@ export function faultError(fault: Fault): SimError | undefined {
     case '500':
       return new SimError('server_error', 'Simulated internal server error (x-sim-fault: 500). Retry later');
     case '502':
-      return new SimError('bad_gateway', 'Simulated bad gateway: the upstream channel failed (x-sim-fault: 502). Retry later');
+      return new SimError(
+        'bad_gateway',
+        'Simulated bad gateway: the upstream channel failed (x-sim-fault: 502). Retry later',
+      );
     case '503':
-      return new SimError('service_unavailable', 'Simulated overload: the service is temporarily unavailable (x-sim-fault: 503). Retry later');
+      return new SimError(
+        'service_unavailable',
+        'Simulated overload: the service is temporarily unavailable (x-sim-fault: 503). Retry later',
+      );
     case '429':
       return new SimError('rate_limit_exceeded', 'Simulated rate limit (x-sim-fault: 429). Retry after 1 s', null, 1);
     default:

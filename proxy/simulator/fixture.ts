@@ -71,9 +71,11 @@ function checkGroup(name: string, g: unknown): FixtureGroup {
   const at = `groups.${name}`;
   if (!isObject(g)) fail(at, 'must be an object with "protocols" and "models"');
   const { protocols, models } = g;
-  if (!Array.isArray(protocols) || protocols.length === 0) fail(`${at}.protocols`, `must be a non-empty array of ${PROTOCOLS.join(', ')}`);
+  if (!Array.isArray(protocols) || protocols.length === 0)
+    fail(`${at}.protocols`, `must be a non-empty array of ${PROTOCOLS.join(', ')}`);
   protocols.forEach((p, i) => {
-    if (!PROTOCOLS.includes(p as Protocol)) fail(`${at}.protocols[${i}]`, `"${String(p)}" is not one of ${PROTOCOLS.join(', ')}`);
+    if (!PROTOCOLS.includes(p as Protocol))
+      fail(`${at}.protocols[${i}]`, `"${String(p)}" is not one of ${PROTOCOLS.join(', ')}`);
   });
   if (!Array.isArray(models)) fail(`${at}.models`, 'must be an array of model ids or {"id","owned_by"} objects');
   models.forEach((m, i) => {
@@ -92,11 +94,17 @@ function checkGroup(name: string, g: unknown): FixtureGroup {
     ) {
       return;
     }
-    fail(`${at}.models[${i}]`, 'must be a non-empty string or {"id": string, "owned_by"?: string, "reasoning"?: boolean, "unsupported"?: string[], "context_length"?: number, "max_output_tokens"?: number, "cache_min_tokens"?: number, "priced_as"?: string}');
+    fail(
+      `${at}.models[${i}]`,
+      'must be a non-empty string or {"id": string, "owned_by"?: string, "reasoning"?: boolean, "unsupported"?: string[], "context_length"?: number, "max_output_tokens"?: number, "cache_min_tokens"?: number, "priced_as"?: string}',
+    );
   });
-  if (g.unsupported !== undefined && !isNameList(g.unsupported)) fail(`${at}.unsupported`, 'must be an array of parameter names');
-  if (g.responses_websocket !== undefined && typeof g.responses_websocket !== 'boolean') fail(`${at}.responses_websocket`, 'must be true or false');
-  if (g.responses_websocket === true && !protocols.includes('responses')) fail(`${at}.responses_websocket`, 'needs "responses" in the group\'s protocols');
+  if (g.unsupported !== undefined && !isNameList(g.unsupported))
+    fail(`${at}.unsupported`, 'must be an array of parameter names');
+  if (g.responses_websocket !== undefined && typeof g.responses_websocket !== 'boolean')
+    fail(`${at}.responses_websocket`, 'must be true or false');
+  if (g.responses_websocket === true && !protocols.includes('responses'))
+    fail(`${at}.responses_websocket`, 'needs "responses" in the group\'s protocols');
   const group: FixtureGroup = { protocols: protocols as Protocol[], models: models as FixtureGroup['models'] };
   if (g.unsupported !== undefined) group.unsupported = g.unsupported as string[];
   if (g.responses_websocket !== undefined) group.responses_websocket = g.responses_websocket;
@@ -110,16 +118,19 @@ function isNameList(v: unknown): boolean {
 function checkKey(i: number, k: unknown, groups: Record<string, FixtureGroup>, seen: Set<string>): FixtureKey {
   const at = `keys[${i}]`;
   if (!isObject(k)) fail(at, 'must be an object with "key", "group", "status", "balance"');
-  if (typeof k.key !== 'string' || k.key.trim().length === 0 || /\s/.test(k.key)) fail(`${at}.key`, 'must be a non-empty string without spaces');
+  if (typeof k.key !== 'string' || k.key.trim().length === 0 || /\s/.test(k.key))
+    fail(`${at}.key`, 'must be a non-empty string without spaces');
   if (seen.has(k.key)) fail(`${at}.key`, 'is a duplicate of an earlier key');
   seen.add(k.key);
-  if (typeof k.group !== 'string' || !(k.group in groups)) fail(`${at}.group`, `must name one of the groups (${Object.keys(groups).join(', ')})`);
+  if (typeof k.group !== 'string' || !(k.group in groups))
+    fail(`${at}.group`, `must name one of the groups (${Object.keys(groups).join(', ')})`);
   if (!STATUSES.includes(k.status as KeyStatus)) fail(`${at}.status`, `must be one of ${STATUSES.join(', ')}`);
   if (typeof k.balance !== 'number' || !Number.isFinite(k.balance)) fail(`${at}.balance`, 'must be a number');
   if (k.models !== undefined && (!Array.isArray(k.models) || !k.models.every((m) => typeof m === 'string'))) {
     fail(`${at}.models`, 'must be an array of model ids');
   }
-  if (k.rpm !== undefined && (typeof k.rpm !== 'number' || !Number.isInteger(k.rpm) || k.rpm < 1)) fail(`${at}.rpm`, 'must be a positive integer');
+  if (k.rpm !== undefined && (typeof k.rpm !== 'number' || !Number.isInteger(k.rpm) || k.rpm < 1))
+    fail(`${at}.rpm`, 'must be a positive integer');
   if (k.tpm !== undefined && !isPositiveInt(k.tpm)) fail(`${at}.tpm`, 'must be a positive integer (tokens per minute)');
   const key: FixtureKey = { key: k.key, group: k.group, status: k.status as KeyStatus, balance: k.balance };
   if (k.models !== undefined) key.models = k.models as string[];
@@ -131,7 +142,8 @@ function checkKey(i: number, k: unknown, groups: Record<string, FixtureGroup>, s
 /** Checks a parsed fixture and returns a clean copy; throws FixtureError naming the bad field. */
 export function validateFixture(data: unknown): Fixture {
   if (!isObject(data)) fail('root', 'must be a JSON object with "groups" and "keys"');
-  if (!isObject(data.groups) || Object.keys(data.groups).length === 0) fail('groups', 'must be an object with at least one group');
+  if (!isObject(data.groups) || Object.keys(data.groups).length === 0)
+    fail('groups', 'must be an object with at least one group');
   const groups: Record<string, FixtureGroup> = {};
   for (const [name, g] of Object.entries(data.groups)) groups[name] = checkGroup(name, g);
   if (!Array.isArray(data.keys)) fail('keys', 'must be an array');
@@ -146,7 +158,9 @@ export function loadFixture(file: string): Fixture {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new FixtureError(`cannot read fixture file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new FixtureError(
+      `cannot read fixture file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
   let data: unknown;
   try {

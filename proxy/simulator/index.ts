@@ -73,14 +73,30 @@ export const DEMO_KEYS: ReadonlyArray<{ name: string; key: string; named: boolea
 })();
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
-  const fixture = typeof opts.fixture === 'string' ? loadFixture(opts.fixture) : opts.fixture ? validateFixture(opts.fixture) : defaultFixture;
+  const fixture =
+    typeof opts.fixture === 'string'
+      ? loadFixture(opts.fixture)
+      : opts.fixture
+        ? validateFixture(opts.fixture)
+        : defaultFixture;
   const host = opts.host ?? '127.0.0.1';
   const clock = opts.clock ?? Date.now;
-  const state: SimState = { fixture, requests: [], limiter: new RateLimiter(clock), cache: new PromptCache(clock), inflight: new Set(), streamDefaults: opts.streamDefaults, demo: opts.demo };
+  const state: SimState = {
+    fixture,
+    requests: [],
+    limiter: new RateLimiter(clock),
+    cache: new PromptCache(clock),
+    inflight: new Set(),
+    streamDefaults: opts.streamDefaults,
+    demo: opts.demo,
+  };
   const secrets = fixture.keys.map((k) => k.key);
   const server = createServer(createHandler(state, () => secrets));
   // The Responses WebSocket transport, on the groups whose fixture turns it on.
-  server.on('upgrade', websocketUpgrades(state, () => secrets));
+  server.on(
+    'upgrade',
+    websocketUpgrades(state, () => secrets),
+  );
   const sockets = new Set<Socket>();
   server.on('connection', (socket) => {
     sockets.add(socket);
@@ -92,8 +108,12 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     const tooBig = err.code === 'HPE_HEADER_OVERFLOW';
     const status = tooBig ? 431 : 400;
     const message = tooBig ? 'Request headers too large: keep them under 16 KiB' : 'Malformed HTTP request';
-    const body = JSON.stringify(errorBody(new SimError('invalid_request', message, null, undefined, status), 'openai', 'none'));
-    socket.end(`HTTP/1.1 ${status} ${tooBig ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    const body = JSON.stringify(
+      errorBody(new SimError('invalid_request', message, null, undefined, status), 'openai', 'none'),
+    );
+    socket.end(
+      `HTTP/1.1 ${status} ${tooBig ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -76,15 +76,24 @@ export class PromptCache {
     const breakpoints = blocks.flatMap((b, i) => (b.ttl === undefined ? [] : [i]));
     if (breakpoints.length === 0) return { total, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0 };
     if (breakpoints.length > MAX_BREAKPOINTS) {
-      throw new SimError('invalid_request', `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints.length}.`);
+      throw new SimError(
+        'invalid_request',
+        `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints.length}.`,
+      );
     }
     for (let i = 1; i < breakpoints.length; i++) {
       if (blocks[breakpoints[i]!]!.ttl! > blocks[breakpoints[i - 1]!]!.ttl!) {
-        throw new SimError('invalid_request', 'a ttl="1h" cache_control block must not come after a ttl="5m" cache_control block (tools, then system, then messages)');
+        throw new SimError(
+          'invalid_request',
+          'a ttl="1h" cache_control block must not come after a ttl="5m" cache_control block (tools, then system, then messages)',
+        );
       }
     }
     const now = this.now();
-    const hashes = rollingHashes(`${scope}\0${model}`, blocks.map((b) => b.identity()));
+    const hashes = rollingHashes(
+      `${scope}\0${model}`,
+      blocks.map((b) => b.identity()),
+    );
     const tokensAt = prefixTokens(blocks);
     // The longest cached prefix within reach of a breakpoint.
     let read = 0;
@@ -189,10 +198,19 @@ function rollingHashes(seed: string, pieces: readonly string[]): string[] {
 function ttlOf(block: unknown, where: string): number | undefined {
   if (!isObject(block) || block.cache_control === undefined || block.cache_control === null) return undefined;
   const cc = block.cache_control;
-  if (!isObject(cc) || cc.type !== 'ephemeral') throw new SimError('invalid_request', `${where}.cache_control: expected {"type": "ephemeral", "ttl"?: "5m" | "1h"}`, `${where}.cache_control`);
+  if (!isObject(cc) || cc.type !== 'ephemeral')
+    throw new SimError(
+      'invalid_request',
+      `${where}.cache_control: expected {"type": "ephemeral", "ttl"?: "5m" | "1h"}`,
+      `${where}.cache_control`,
+    );
   if (cc.ttl === undefined || cc.ttl === '5m') return FIVE_MINUTES;
   if (cc.ttl === '1h') return ONE_HOUR;
-  throw new SimError('invalid_request', `${where}.cache_control.ttl: expected "5m" or "1h"`, `${where}.cache_control.ttl`);
+  throw new SimError(
+    'invalid_request',
+    `${where}.cache_control.ttl: expected "5m" or "1h"`,
+    `${where}.cache_control.ttl`,
+  );
 }
 
 function withoutCacheControl(block: unknown): string {
@@ -204,20 +222,31 @@ function withoutCacheControl(block: unknown): string {
 /** The request as the cache sees it: tools, system blocks, message blocks, each with its breakpoint. */
 function messageBlocks(body: Record<string, unknown>): Block[] {
   const blocks: Block[] = [];
-  const add = (chars: number, identity: () => string, ttl: number | undefined) => blocks.push(ttl === undefined ? { chars, identity } : { chars, identity, ttl });
-  if (Array.isArray(body.tools)) body.tools.forEach((t, i) => add(0, () => withoutCacheControl(t), ttlOf(t, `tools[${i}]`)));
+  const add = (chars: number, identity: () => string, ttl: number | undefined) =>
+    blocks.push(ttl === undefined ? { chars, identity } : { chars, identity, ttl });
+  if (Array.isArray(body.tools))
+    body.tools.forEach((t, i) => add(0, () => withoutCacheControl(t), ttlOf(t, `tools[${i}]`)));
   if (typeof body.system === 'string') add(body.system.length, () => JSON.stringify(body.system), undefined);
-  else if (Array.isArray(body.system)) body.system.forEach((b, i) => add(textLength(b), () => withoutCacheControl(b), ttlOf(b, `system[${i}]`)));
+  else if (Array.isArray(body.system))
+    body.system.forEach((b, i) => add(textLength(b), () => withoutCacheControl(b), ttlOf(b, `system[${i}]`)));
   const messages = Array.isArray(body.messages) ? body.messages : [];
   messages.forEach((m: Record<string, unknown>, i) => {
     // The role and any other strings of the message count with its first block.
     const own = textLength(m) - textLength(m.content);
-    if (!Array.isArray(m.content) || m.content.length === 0) return add(textLength(m), () => JSON.stringify([m.role, m.content]), undefined);
-    m.content.forEach((b: unknown, k: number) => add(textLength(b) + (k === 0 ? own : 0), () => JSON.stringify([m.role, k, withoutCacheControl(b)]), ttlOf(b, `messages[${i}].content[${k}]`)));
+    if (!Array.isArray(m.content) || m.content.length === 0)
+      return add(textLength(m), () => JSON.stringify([m.role, m.content]), undefined);
+    m.content.forEach((b: unknown, k: number) =>
+      add(
+        textLength(b) + (k === 0 ? own : 0),
+        () => JSON.stringify([m.role, k, withoutCacheControl(b)]),
+        ttlOf(b, `messages[${i}].content[${k}]`),
+      ),
+    );
   });
   // Automatic caching: one top-level cache_control marks the last block.
   const top = ttlOf(body, 'request');
-  if (top !== undefined && blocks.length > 0 && blocks[blocks.length - 1]!.ttl === undefined) blocks[blocks.length - 1]!.ttl = top;
+  if (top !== undefined && blocks.length > 0 && blocks[blocks.length - 1]!.ttl === undefined)
+    blocks[blocks.length - 1]!.ttl = top;
   return blocks;
 }
 
@@ -239,7 +268,14 @@ function leadingText(value: unknown, max: number): string {
 }
 
 /** What the cache did with this request's prompt, by protocol. */
-export function cachePrompt(cache: PromptCache, protocol: 'chat' | 'responses' | 'messages', scope: string, model: string, body: Record<string, unknown>, minTokens: number): CachedPrompt {
+export function cachePrompt(
+  cache: PromptCache,
+  protocol: 'chat' | 'responses' | 'messages',
+  scope: string,
+  model: string,
+  body: Record<string, unknown>,
+  minTokens: number,
+): CachedPrompt {
   if (protocol === 'messages') return cache.anthropic(scope, model, body, minTokens);
   // The same strings, in the same order, as the endpoint's prompt count (textLength).
   const parts = protocol === 'chat' ? [body.messages] : [body.instructions, body.input];

@@ -60,7 +60,12 @@ export class RateLimiter {
     if (wait > 0) {
       this.hits.set(key.key, hits);
       const retryAfter = Math.max(1, Math.ceil(wait / 1000));
-      const refused = new SimError('rate_limit_exceeded', `Rate limit reached: ${why}. Retry after ${retryAfter} s`, null, retryAfter);
+      const refused = new SimError(
+        'rate_limit_exceeded',
+        `Rate limit reached: ${why}. Retry after ${retryAfter} s`,
+        null,
+        retryAfter,
+      );
       return { headers: limitHeaders(key, hits, now, style), refused };
     }
     hits.push({ at: now, input: cost.input, output: cost.output });
@@ -97,7 +102,8 @@ function limitHeaders(key: FixtureKey, hits: readonly Hit[], now: number, style:
   if (key.rpm !== undefined) rows.push(['requests', key.rpm, key.rpm - hits.length]);
   if (key.tpm !== undefined) {
     rows.push(['tokens', key.tpm, key.tpm - used.input - used.output]);
-    if (style === 'anthropic') rows.push(['input-tokens', key.tpm, key.tpm - used.input], ['output-tokens', key.tpm, key.tpm - used.output]);
+    if (style === 'anthropic')
+      rows.push(['input-tokens', key.tpm, key.tpm - used.input], ['output-tokens', key.tpm, key.tpm - used.output]);
   }
   const out: Record<string, string> = {};
   for (const [what, limit, remaining] of rows) {

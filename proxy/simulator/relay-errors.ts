@@ -69,6 +69,7 @@ export type Envelope = 'openai' | 'anthropic';
 export function errorBody(err: SimError, envelope: Envelope, requestId: string): unknown {
   const message = `${err.message} (request id: ${requestId})`;
   const row = ERROR_ROWS[err.code];
-  if (envelope === 'anthropic') return { type: 'error', error: { type: row.anthropicType ?? anthropicErrorType(row.status), message } };
+  if (envelope === 'anthropic')
+    return { type: 'error', error: { type: row.anthropicType ?? anthropicErrorType(row.status), message } };
   return { error: { message, type: row.type, param: err.param, code: err.code } };
 }

@@ -26,7 +26,10 @@ import { checkModel, checkProtocol, newRequestId, renderContext, servedModel, ty
 
 const RESPONSES_PATH = PROTOCOL_TABLE.responses.path;
 
-export function websocketUpgrades(state: SimState, secrets: () => readonly string[]): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+export function websocketUpgrades(
+  state: SimState,
+  secrets: () => readonly string[],
+): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   const server = new WebSocketServer({ noServer: true, clientTracking: false });
   return (req, socket, head) => {
     socket.on('error', () => undefined);
@@ -35,11 +38,13 @@ export function websocketUpgrades(state: SimState, secrets: () => readonly strin
     state.requests.push(rec);
     const pathname = (req.url ?? '/').split('?')[0]!;
     try {
-      if (pathname !== RESPONSES_PATH) throw new SimError('invalid_url', `Invalid URL (${req.method ?? 'GET'} ${pathname})`);
+      if (pathname !== RESPONSES_PATH)
+        throw new SimError('invalid_url', `Invalid URL (${req.method ?? 'GET'} ${pathname})`);
       const key = authenticate(state.fixture, presentedKey(req.headers, false));
       checkStanding(key);
       const group = state.fixture.groups[key.group]!;
-      if (!group.responses_websocket) throw new SimError('invalid_url', `Invalid URL (${req.method ?? 'GET'} ${pathname})`);
+      if (!group.responses_websocket)
+        throw new SimError('invalid_url', `Invalid URL (${req.method ?? 'GET'} ${pathname})`);
       server.handleUpgrade(req, socket, head, (ws) => {
         rec.status = 101;
         rec.websocket = { requests: 0, open: true };
@@ -57,7 +62,13 @@ export function websocketUpgrades(state: SimState, secrets: () => readonly strin
   };
 }
 
-function serveConnection(state: SimState, ws: WebSocket, req: IncomingMessage, rec: RecordedRequest, key: FixtureKey): void {
+function serveConnection(
+  state: SimState,
+  ws: WebSocket,
+  req: IncomingMessage,
+  rec: RecordedRequest,
+  key: FixtureKey,
+): void {
   const controller = new AbortController();
   state.inflight.add(controller);
   // One request at a time, in order, as on an HTTP/1.1 connection.
@@ -85,7 +96,12 @@ function serveConnection(state: SimState, ws: WebSocket, req: IncomingMessage, r
       if (!isObject(event)) throw new SimError('invalid_request', 'Invalid message: expected a JSON object');
       // The client's acknowledgement of a finished response: nothing to answer.
       if (event.type === 'response.processed') return;
-      if (event.type !== 'response.create') throw new SimError('invalid_request', `Unsupported message type ${JSON.stringify(event.type)}: send "response.create"`, 'type');
+      if (event.type !== 'response.create')
+        throw new SimError(
+          'invalid_request',
+          `Unsupported message type ${JSON.stringify(event.type)}: send "response.create"`,
+          'type',
+        );
       rec.websocket!.requests++;
       const { type: _type, generate, ...body } = event;
       const group = state.fixture.groups[key.group]!;
@@ -101,13 +117,16 @@ function serveConnection(state: SimState, ws: WebSocket, req: IncomingMessage, r
       const events = rendered.events.map(eventData);
       if (generate === false) return send(warmUp(events));
       for (let i = 0; i < events.length; i++) {
-        if (i > 0 && controls.chunkDelayMs > 0) await delay(controls.chunkDelayMs, undefined, { signal: controller.signal }).catch(() => undefined);
+        if (i > 0 && controls.chunkDelayMs > 0)
+          await delay(controls.chunkDelayMs, undefined, { signal: controller.signal }).catch(() => undefined);
         if (controller.signal.aborted) return;
         send([events[i]!]);
       }
     } catch (err) {
       const simErr = err instanceof SimError ? err : new SimError('internal_error', 'Internal simulator error');
-      send([JSON.stringify({ type: 'error', status: simErr.status, ...(errorBody(simErr, 'openai', requestId) as object) })]);
+      send([
+        JSON.stringify({ type: 'error', status: simErr.status, ...(errorBody(simErr, 'openai', requestId) as object) }),
+      ]);
     }
   }
 

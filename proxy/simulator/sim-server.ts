@@ -10,7 +10,15 @@ import { authenticate, checkStanding, presentedKey } from './auth.js';
 import { errorBody, SimError, type Envelope } from './relay-errors.js';
 import { faultError, readControls, type Fault, type SimControls } from './faults.js';
 import type { RenderContext } from './protocols/types.js';
-import { cacheMinTokens, modelEntries, unsupportedParams, type Fixture, type FixtureGroup, type FixtureModel, type FixtureKey } from './fixture.js';
+import {
+  cacheMinTokens,
+  modelEntries,
+  unsupportedParams,
+  type Fixture,
+  type FixtureGroup,
+  type FixtureModel,
+  type FixtureKey,
+} from './fixture.js';
 import { chatProtocol } from './protocols/chat-endpoint.js';
 import { isObject, rejectUnsupported } from './protocols/check.js';
 import { messagesProtocol, parseCountTokens } from './protocols/messages-endpoint.js';
@@ -28,9 +36,15 @@ const MAX_RECORDS = 10_000;
 /** Model `created` is fixed so the list is deterministic. */
 const MODEL_CREATED = 1_715_000_000;
 
-const POST_ROUTES: Record<string, ProtocolModule> = Object.fromEntries([chatProtocol, responsesProtocol, messagesProtocol].map((m) => [m.path, m]));
+const POST_ROUTES: Record<string, ProtocolModule> = Object.fromEntries(
+  [chatProtocol, responsesProtocol, messagesProtocol].map((m) => [m.path, m]),
+);
 
-type Route = { kind: 'models' } | { kind: 'model'; id: string } | { kind: 'post'; module: ProtocolModule } | { kind: 'count_tokens' };
+type Route =
+  | { kind: 'models' }
+  | { kind: 'model'; id: string }
+  | { kind: 'post'; module: ProtocolModule }
+  | { kind: 'count_tokens' };
 
 export interface SimState {
   fixture: Fixture;
@@ -81,7 +95,13 @@ function envelopeFor(pathname: string): Envelope {
   return looksLikeMessagesTarget(pathname) ? 'anthropic' : 'openai';
 }
 
-function send(res: ServerResponse, rec: RecordedRequest | undefined, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function send(
+  res: ServerResponse,
+  rec: RecordedRequest | undefined,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent || res.destroyed) return;
   const text = JSON.stringify(body);
   if (rec) rec.status = status;
@@ -89,7 +109,13 @@ function send(res: ServerResponse, rec: RecordedRequest | undefined, status: num
   res.end(text);
 }
 
-function sendError(res: ServerResponse, rec: RecordedRequest | undefined, err: SimError, envelope: Envelope, requestId: string): void {
+function sendError(
+  res: ServerResponse,
+  rec: RecordedRequest | undefined,
+  err: SimError,
+  envelope: Envelope,
+  requestId: string,
+): void {
   const headers: Record<string, string> = {};
   if (err.retryAfter !== undefined) headers['Retry-After'] = String(err.retryAfter);
   if (err.code === 'request_too_large') headers.Connection = 'close';
@@ -97,7 +123,10 @@ function sendError(res: ServerResponse, rec: RecordedRequest | undefined, err: S
 }
 
 async function readJsonBody(req: IncomingMessage, rec: RecordedRequest): Promise<Record<string, unknown>> {
-  const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
   if (type !== 'application/json') {
     throw new SimError(
       'invalid_request',
@@ -106,7 +135,8 @@ async function readJsonBody(req: IncomingMessage, rec: RecordedRequest): Promise
     );
   }
   const declared = Number(req.headers['content-length']);
-  const tooLarge = () => new SimError('request_too_large', `Request body too large: the limit is ${MAX_BODY_BYTES / 1024 / 1024} MiB`);
+  const tooLarge = () =>
+    new SimError('request_too_large', `Request body too large: the limit is ${MAX_BODY_BYTES / 1024 / 1024} MiB`);
   if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) throw tooLarge();
   const chunks: Buffer[] = [];
   let total = 0;
@@ -125,7 +155,10 @@ async function readJsonBody(req: IncomingMessage, rec: RecordedRequest): Promise
   } catch (err) {
     // V8's message quotes the input, which may hold a secret: report only the position.
     const at = /position (\d+)/.exec((err as Error).message)?.[1];
-    throw new SimError('invalid_json', `Invalid JSON in the request body${at ? ` at position ${at}` : ''}. Send one JSON object`);
+    throw new SimError(
+      'invalid_json',
+      `Invalid JSON in the request body${at ? ` at position ${at}` : ''}. Send one JSON object`,
+    );
   }
   if (!isObject(data)) throw new SimError('invalid_request', 'Invalid request body: expected a JSON object');
   if (typeof data.model === 'string') rec.model = data.model.slice(0, 200);
@@ -142,11 +175,21 @@ function admit(state: SimState, res: ServerResponse, key: FixtureKey, style: Lim
 /** What a request counts against tokens per minute: its prompt's estimate and the most it may generate. */
 function requestCost(body: Record<string, unknown>): RequestCost {
   const max = [body.max_tokens, body.max_completion_tokens, body.max_output_tokens].find((v) => typeof v === 'number');
-  return { input: estimateTokens(textLength(body.messages) + textLength(body.system) + textLength(body.input) + textLength(body.instructions)), output: (max as number | undefined) ?? 0 };
+  return {
+    input: estimateTokens(
+      textLength(body.messages) + textLength(body.system) + textLength(body.input) + textLength(body.instructions),
+    ),
+    output: (max as number | undefined) ?? 0,
+  };
 }
 
 /** What a protocol module renders an answer with: the model, whether it reasons, the stream's shape. */
-export function renderContext(requestId: string, model: string, group: FixtureGroup, controls: SimControls): RenderContext {
+export function renderContext(
+  requestId: string,
+  model: string,
+  group: FixtureGroup,
+  controls: SimControls,
+): RenderContext {
   return {
     requestId,
     model,
@@ -172,7 +215,14 @@ export function checkProtocol(module: ProtocolModule, key: FixtureKey, group: Fi
  * closest demo model of its family, which the answer's header and the record
  * then name.
  */
-export function servedModel(state: SimState, res: ServerResponse | undefined, rec: RecordedRequest, requested: string, key: FixtureKey, group: FixtureGroup): string {
+export function servedModel(
+  state: SimState,
+  res: ServerResponse | undefined,
+  rec: RecordedRequest,
+  requested: string,
+  key: FixtureKey,
+  group: FixtureGroup,
+): string {
   const served = demoServedModel(state.demo, requested, key, group);
   if (served === undefined) return requested;
   rec.servedModel = served;
@@ -188,16 +238,34 @@ function usableModels(key: FixtureKey, group: FixtureGroup) {
 
 export function checkModel(model: string, key: FixtureKey, group: FixtureGroup): void {
   if (!modelEntries(group).some((m) => m.id === model)) {
-    throw new SimError('model_not_found', `No available channel for model "${model}" in group "${key.group}". Call GET /v1/models and copy a model id exactly`, 'model');
+    throw new SimError(
+      'model_not_found',
+      `No available channel for model "${model}" in group "${key.group}". Call GET /v1/models and copy a model id exactly`,
+      'model',
+    );
   }
   if (key.models && !key.models.includes(model)) {
-    throw new SimError('access_denied', `This key is not allowed to use model "${model}". Models allowed for this key: ${key.models.join(', ')}`, 'model');
+    throw new SimError(
+      'access_denied',
+      `This key is not allowed to use model "${model}". Models allowed for this key: ${key.models.join(', ')}`,
+      'model',
+    );
   }
 }
 
 function modelObject(m: FixtureModel, group: FixtureGroup) {
-  const limits = { ...(m.context_length ? { context_length: m.context_length } : {}), ...(m.max_output_tokens ? { max_output_tokens: m.max_output_tokens } : {}) };
-  return { id: m.id, object: 'model', created: MODEL_CREATED, owned_by: m.owned_by, supported_endpoint_types: group.protocols.map((p) => ENDPOINT_TYPE[p]), ...limits };
+  const limits = {
+    ...(m.context_length ? { context_length: m.context_length } : {}),
+    ...(m.max_output_tokens ? { max_output_tokens: m.max_output_tokens } : {}),
+  };
+  return {
+    id: m.id,
+    object: 'model',
+    created: MODEL_CREATED,
+    owned_by: m.owned_by,
+    supported_endpoint_types: group.protocols.map((p) => ENDPOINT_TYPE[p]),
+    ...limits,
+  };
 }
 
 function write(res: ServerResponse, data: string | Buffer): Promise<void> {
@@ -208,7 +276,9 @@ function write(res: ServerResponse, data: string | Buffer): Promise<void> {
 }
 
 function untilAborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+  return new Promise((resolve) =>
+    signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
 }
 
 async function pause(ms: number, signal: AbortSignal): Promise<void> {
@@ -218,15 +288,31 @@ async function pause(ms: number, signal: AbortSignal): Promise<void> {
 
 const FEW_EVENTS = 3;
 
-async function deliverStream(res: ServerResponse, rec: RecordedRequest, render: () => Rendered, controls: SimControls, signal: AbortSignal, requestId: string): Promise<void> {
+async function deliverStream(
+  res: ServerResponse,
+  rec: RecordedRequest,
+  render: () => Rendered,
+  controls: SimControls,
+  signal: AbortSignal,
+  requestId: string,
+): Promise<void> {
   const fault = controls.fault;
   rec.status = 200;
-  res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream',
+    'Cache-Control': 'no-cache',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+  });
   res.flushHeaders();
   const rendered = render();
   const { events } = rendered;
   const cut =
-    fault === 'stall-body' ? 1 : fault === 'reset-mid-stream' || fault === 'error-event-mid-stream' ? Math.min(FEW_EVENTS, events.length - 1) : events.length;
+    fault === 'stall-body'
+      ? 1
+      : fault === 'reset-mid-stream' || fault === 'error-event-mid-stream'
+        ? Math.min(FEW_EVENTS, events.length - 1)
+        : events.length;
   // How it ended (unset while it runs), for tests that check a client's cancel reached the upstream.
   const clientLeft = () => {
     rec.ended = 'client-closed';
@@ -245,13 +331,28 @@ async function deliverStream(res: ServerResponse, rec: RecordedRequest, render: 
   }
   if (fault === 'error-event-mid-stream') {
     await pause(controls.chunkDelayMs, signal);
-    await write(res, rendered.errorEvent(new SimError('server_error', 'Simulated upstream failure in the middle of the stream (x-sim-fault: error-event-mid-stream)'), requestId));
+    await write(
+      res,
+      rendered.errorEvent(
+        new SimError(
+          'server_error',
+          'Simulated upstream failure in the middle of the stream (x-sim-fault: error-event-mid-stream)',
+        ),
+        requestId,
+      ),
+    );
   }
   res.end();
 }
 
 /** Non-stream replies; the body faults send half the JSON first. */
-async function deliverJson(res: ServerResponse, rec: RecordedRequest, body: unknown, fault: Fault | undefined, signal: AbortSignal): Promise<void> {
+async function deliverJson(
+  res: ServerResponse,
+  rec: RecordedRequest,
+  body: unknown,
+  fault: Fault | undefined,
+  signal: AbortSignal,
+): Promise<void> {
   if (fault !== 'stall-body' && fault !== 'reset-mid-stream') return send(res, rec, 200, body);
   const text = Buffer.from(JSON.stringify(body));
   rec.status = 200;
@@ -261,7 +362,15 @@ async function deliverJson(res: ServerResponse, rec: RecordedRequest, body: unkn
   res.socket?.destroy();
 }
 
-async function serve(state: SimState, req: IncomingMessage, res: ServerResponse, rec: RecordedRequest, route: Route, requestId: string, signal: AbortSignal): Promise<void> {
+async function serve(
+  state: SimState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  rec: RecordedRequest,
+  route: Route,
+  requestId: string,
+  signal: AbortSignal,
+): Promise<void> {
   const allowXApiKey = route.kind === 'count_tokens' || (route.kind === 'post' && route.module.protocol === 'messages');
   const key = authenticate(state.fixture, presentedKey(req.headers, allowXApiKey));
   checkStanding(key);
@@ -293,10 +402,20 @@ async function serve(state: SimState, req: IncomingMessage, res: ServerResponse,
     const models = usableModels(key, group);
     const found = route.kind === 'model' ? models.find((m) => m.id === route.id) : undefined;
     if (route.kind === 'model' && !found) {
-      throw new SimError('model_not_found', `The model "${route.id}" does not exist or is not available to this key`, 'model', undefined, 404);
+      throw new SimError(
+        'model_not_found',
+        `The model "${route.id}" does not exist or is not available to this key`,
+        'model',
+        undefined,
+        404,
+      );
     }
     admit(state, res, key, 'openai', { input: 0, output: 0 });
-    reply = { stream: false, json: () => (found ? modelObject(found, group) : { object: 'list', data: models.map((m) => modelObject(m, group)) }) };
+    reply = {
+      stream: false,
+      json: () =>
+        found ? modelObject(found, group) : { object: 'list', data: models.map((m) => modelObject(m, group)) },
+    };
   }
   const controls = readControls(req.headers, state.streamDefaults);
   const fault = controls.fault;
@@ -309,7 +428,10 @@ async function serve(state: SimState, req: IncomingMessage, res: ServerResponse,
   if (fault === 'stall-headers') return untilAborted(signal);
   if (reply.stream && reply.render) return deliverStream(res, rec, reply.render, controls, signal, requestId);
   if (fault === 'error-event-mid-stream') {
-    throw new SimError('server_error', 'Simulated upstream failure (x-sim-fault: error-event-mid-stream on a non-stream request)');
+    throw new SimError(
+      'server_error',
+      'Simulated upstream failure (x-sim-fault: error-event-mid-stream on a non-stream request)',
+    );
   }
   return deliverJson(res, rec, reply.json(), fault, signal);
 }
@@ -321,10 +443,19 @@ function serveRecord(state: SimState, req: IncomingMessage, res: ServerResponse,
     state.requests.length = 0;
     return send(res, undefined, 200, { cleared });
   }
-  sendError(res, undefined, new SimError('invalid_url', `Invalid URL (${req.method} /_sim/requests): use GET or DELETE`), 'openai', requestId);
+  sendError(
+    res,
+    undefined,
+    new SimError('invalid_url', `Invalid URL (${req.method} /_sim/requests): use GET or DELETE`),
+    'openai',
+    requestId,
+  );
 }
 
-export function createHandler(state: SimState, secrets: () => readonly string[]): (req: IncomingMessage, res: ServerResponse) => void {
+export function createHandler(
+  state: SimState,
+  secrets: () => readonly string[],
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const requestId = newRequestId();
     res.setHeader('X-Oneapi-Request-Id', requestId);

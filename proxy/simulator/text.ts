@@ -68,9 +68,20 @@ export function contentText(content: unknown): string {
  */
 const CLIENT_TAG = /<([A-Za-z]+(?:[-_][A-Za-z0-9]+)+|[A-Z][A-Z0-9_]+)(?:\s[^<>]*)?>/g;
 const KNOWN_CLIENT_TAGS = new Set([
-  'system-reminder', 'environment_context', 'environment_details', 'current_datetime', 'user_instructions', 'INSTRUCTIONS',
-  'command-name', 'command-message', 'command-args', 'local-command-stdout', 'local-command-stderr', 'user-prompt-submit-hook',
-  'user_shell_command', 'turn_aborted',
+  'system-reminder',
+  'environment_context',
+  'environment_details',
+  'current_datetime',
+  'user_instructions',
+  'INSTRUCTIONS',
+  'command-name',
+  'command-message',
+  'command-args',
+  'local-command-stdout',
+  'local-command-stderr',
+  'user-prompt-submit-hook',
+  'user_shell_command',
+  'turn_aborted',
 ]);
 const USER_WRAPPERS = /<\/?(task|feedback|answer|user_message|user_query|user_request)>/g;
 /** Only this much of one part is searched: a reply echoes at most 200 characters anyway. */
@@ -124,7 +135,11 @@ export function userWords(content: unknown): string {
     typeof content === 'string'
       ? [content]
       : Array.isArray(content)
-        ? content.flatMap((p) => (p && typeof p === 'object' && (p as Record<string, unknown>).type === 'tool_result' ? [] : [contentText([p])]))
+        ? content.flatMap((p) =>
+            p && typeof p === 'object' && (p as Record<string, unknown>).type === 'tool_result'
+              ? []
+              : [contentText([p])],
+          )
         : [];
   return parts
     .filter((t) => t.trim() !== '' && !isClientPart(t))
@@ -146,7 +161,11 @@ export interface Turn {
  * user message of its own) is neither the user speaking nor a new turn: after a tool result
  * the model still answers that result, as a real one would, and does not call the tool again.
  */
-export function lastTurn(messages: unknown[], isUser: (m: Record<string, unknown>) => boolean, toolResultOf: (m: Record<string, unknown>) => string | undefined): Turn {
+export function lastTurn(
+  messages: unknown[],
+  isUser: (m: Record<string, unknown>) => boolean,
+  toolResultOf: (m: Record<string, unknown>) => string | undefined,
+): Turn {
   let toolResult: string | undefined;
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
@@ -164,12 +183,16 @@ export function lastTurn(messages: unknown[], isUser: (m: Record<string, unknown
 
 function firstCodePoints(s: string, n: number): string {
   // Slicing a huge string first keeps this linear in n, not in the input.
-  return Array.from(s.slice(0, n * 2)).slice(0, n).join('');
+  return Array.from(s.slice(0, n * 2))
+    .slice(0, n)
+    .join('');
 }
 
 /** `Echo: <source>` with whitespace collapsed, cut to 200 characters, padded to `minBytes` with filler. */
 export function echoText(source: string, minBytes = 0): string {
-  const collapsed = firstCodePoints(source, MAX_ECHO * 4).replace(/\s+/g, ' ').trim();
+  const collapsed = firstCodePoints(source, MAX_ECHO * 4)
+    .replace(/\s+/g, ' ')
+    .trim();
   let text = `Echo: ${firstCodePoints(collapsed, MAX_ECHO) || '(empty)'}`;
   if (minBytes > Buffer.byteLength(text)) {
     const missing = minBytes - Buffer.byteLength(text);
@@ -194,7 +217,9 @@ export function limitText(text: string, maxTokens: number | undefined, stops: st
   let out = text.slice(0, cut);
   if (matchedStop !== undefined) finish = 'stop_sequence';
   if (maxTokens !== undefined && estimateTokens(out.length) > maxTokens) {
-    out = Array.from(out).slice(0, maxTokens * 4).join('');
+    out = Array.from(out)
+      .slice(0, maxTokens * 4)
+      .join('');
     finish = 'length';
     matchedStop = undefined;
   }

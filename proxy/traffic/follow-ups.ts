@@ -8,7 +8,14 @@ import type { FollowUp, TrafficEntry } from '../core/traffic-entry.js';
 const LOOKAHEAD = 50;
 
 export function conversationOf(e: TrafficEntry) {
-  return reassemble({ path: e.record.canonicalPath, bridge: e.record.bridge, requestBody: e.requestBody, responseBody: e.responseBody, stream: e.record.stream, status: e.record.status });
+  return reassemble({
+    path: e.record.canonicalPath,
+    bridge: e.record.bridge,
+    requestBody: e.requestBody,
+    responseBody: e.responseBody,
+    stream: e.record.stream,
+    status: e.record.status,
+  });
 }
 
 /** For each tool call in `entry`'s answer, the result a later request sent back (if the ring still holds it). */

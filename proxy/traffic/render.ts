@@ -3,15 +3,23 @@
 // records in, TerminalText out (escaped, rules/terminal-text.ts); colour only
 // when the caller says the output is a terminal. Everything shown comes from
 // the ring's redacted entries.
-import { indentLines, joinText, paint as paintText, term, type Colour, type Hole, type TerminalText } from '../rules/terminal-text.js';
+import {
+  indentLines,
+  joinText,
+  paint as paintText,
+  term,
+  type Colour,
+  type Hole,
+  type TerminalText,
+} from '../rules/terminal-text.js';
 import { usageDetails } from '../rules/usage.js';
 import { requestFailed, type Outcome } from '../core/outcome.js';
 import type { Message, Part } from '../rules/protocols/index.js';
 import type { TrafficRecord } from '../core/record.js';
-import type { TrafficEntry } from './ring.js';
 import { conversationOf } from './follow-ups.js';
 import type { FollowUp } from '../core/traffic-entry.js';
 import { PROTOCOL_TABLE, type Protocol } from '../rules/protocols/index.js';
+import { type TrafficEntry } from '../core/traffic-entry.js';
 
 export interface Style {
   color: boolean;
@@ -57,14 +65,23 @@ export function failed(rec: Outcome): boolean {
 /** `12:50:21 66382237 POST /v1/chat/completions 200 gpt-4o-mini default native 27ms/29ms in 12 out 34` */
 export function tailLine(rec: TrafficRecord, style: Style): TerminalText {
   const time = rec.time.slice(11, 19);
-  const parts: Hole[] = [paint(style, 'dim', time), paint(style, 'cyan', shortId(rec.id)), rec.method, clip(rec.path, 100) + (rec.rewrites.length ? ' *' : '')];
+  const parts: Hole[] = [
+    paint(style, 'dim', time),
+    paint(style, 'cyan', shortId(rec.id)),
+    rec.method,
+    clip(rec.path, 100) + (rec.rewrites.length ? ' *' : ''),
+  ];
   parts.push(paint(style, statusColor(rec.status), String(rec.status || '---')));
-  if (rec.model) parts.push(rec.alias ? `asked for ${clip(rec.alias.from, 60)}, served as ${clip(rec.model, 60)}` : clip(rec.model, 60));
+  if (rec.model)
+    parts.push(
+      rec.alias ? `asked for ${clip(rec.alias.from, 60)}, served as ${clip(rec.model, 60)}` : clip(rec.model, 60),
+    );
   if (rec.key) parts.push(`${rec.key} ${rec.bridge ? `bridged ${rec.bridge}` : 'native'}`);
   else if (rec.bridge) parts.push(`bridged ${rec.bridge}`);
   if (rec.stream) parts.push('stream');
   parts.push(`${ms(rec.ttfbMs)}/${ms(rec.totalMs)}`);
-  if (rec.usage?.input !== undefined || rec.usage?.output !== undefined) parts.push(`in ${rec.usage.input ?? '-'} out ${rec.usage.output ?? '-'}`);
+  if (rec.usage?.input !== undefined || rec.usage?.output !== undefined)
+    parts.push(`in ${rec.usage.input ?? '-'} out ${rec.usage.output ?? '-'}`);
   if (rec.replayOf) parts.push(`replay of ${shortId(rec.replayOf)}`);
   if (rec.clientAborted) parts.push('client-aborted');
   const code = rec.diagnosis ?? rec.errorCode;
@@ -117,12 +134,23 @@ function args(v: unknown): string {
 function messageLines(m: Message, followUps: Record<string, FollowUp>, style: Style): Hole[] {
   const out: Hole[] = [];
   for (const p of m.parts) {
-    if (p.type === 'reasoning') out.push(paint(style, 'dim', `  ${m.role} (reasoning, ${String(p.content ?? '').length} chars): ${clip(String(p.content ?? '').replace(/\s+/g, ' '), 100)}`));
+    if (p.type === 'reasoning')
+      out.push(
+        paint(
+          style,
+          'dim',
+          `  ${m.role} (reasoning, ${String(p.content ?? '').length} chars): ${clip(String(p.content ?? '').replace(/\s+/g, ' '), 100)}`,
+        ),
+      );
     else if (p.type === 'tool_call') {
-      out.push(`  ${m.role} → tool call ${String(p.name ?? '?')}${p.id ? ` (${String(p.id)})` : ''}: ${clip(args(p.arguments), 400)}`);
+      out.push(
+        `  ${m.role} → tool call ${String(p.name ?? '?')}${p.id ? ` (${String(p.id)})` : ''}: ${clip(args(p.arguments), 400)}`,
+      );
       const f = typeof p.id === 'string' ? followUps[p.id] : undefined;
-      if (f) out.push(`      ↳ result, sent in request ${shortId(f.id)}: ${clip(String(f.result.response ?? ''), 400)}`);
-    } else if (p.type === 'tool_call_response') out.push(`  ${m.role} ← tool result${p.id ? ` (${String(p.id)})` : ''}: ${clip(String(p.response ?? ''), 400)}`);
+      if (f)
+        out.push(`      ↳ result, sent in request ${shortId(f.id)}: ${clip(String(f.result.response ?? ''), 400)}`);
+    } else if (p.type === 'tool_call_response')
+      out.push(`  ${m.role} ← tool result${p.id ? ` (${String(p.id)})` : ''}: ${clip(String(p.response ?? ''), 400)}`);
     else out.push(indentLines(partText(p), `  ${m.role}: `));
   }
   if (m.finish_reason) out.push(paint(style, 'dim', `  (finish: ${m.finish_reason})`));
@@ -140,7 +168,9 @@ function pretty(body: string): string {
 
 /** The headers a rate limit is reported in (OpenAI-style, Anthropic, Retry-After). */
 export function rateLimitHeaders(headers: Record<string, string> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers ?? {}).filter(([n]) => /^(x-ratelimit-|anthropic-ratelimit-|retry-after)/i.test(n)));
+  return Object.fromEntries(
+    Object.entries(headers ?? {}).filter(([n]) => /^(x-ratelimit-|anthropic-ratelimit-|retry-after)/i.test(n)),
+  );
 }
 
 /**
@@ -176,35 +206,68 @@ export interface ShowOptions extends Style {
 }
 
 /** The whole of one request, as `loopgate show` prints it. */
-export function showText(entry: TrafficEntry & { followUps?: Record<string, FollowUp> }, opts: ShowOptions): TerminalText {
+export function showText(
+  entry: TrafficEntry & { followUps?: Record<string, FollowUp> },
+  opts: ShowOptions,
+): TerminalText {
   const rec = entry.record;
   const lines: Hole[] = [];
   lines.push(term`${paint(opts, 'bold', `Request ${rec.id}`)}  ${rec.time}`);
   lines.push(row('request', `${rec.method} ${rec.path}${rec.stream ? ' (stream)' : ''}`));
   if (rec.canonicalPath !== rec.path) lines.push(row('sent as', rec.canonicalPath));
-  lines.push(row('status', term`${paint(opts, statusColor(rec.status), String(rec.status || 'no answer'))}${rec.clientAborted ? ' (the client left)' : ''}`));
+  lines.push(
+    row(
+      'status',
+      term`${paint(opts, statusColor(rec.status), String(rec.status || 'no answer'))}${rec.clientAborted ? ' (the client left)' : ''}`,
+    ),
+  );
   if (rec.model) lines.push(row('model', `${modelLabel(rec)}${rec.alias ? ' (model alias)' : ''}`));
-  if (rec.key) lines.push(row('route', `${rec.key} (${rec.keyFingerprint ?? '?'}) ${rec.bridge ? `bridged ${rec.bridge}` : 'native'}`));
-  if (rec.bridgeDropped?.length) lines.push(row('dropped', `${rec.bridgeDropped.join(', ')} (the chat route cannot use them)`));
+  if (rec.key)
+    lines.push(
+      row('route', `${rec.key} (${rec.keyFingerprint ?? '?'}) ${rec.bridge ? `bridged ${rec.bridge}` : 'native'}`),
+    );
+  if (rec.bridgeDropped?.length)
+    lines.push(row('dropped', `${rec.bridgeDropped.join(', ')} (the chat route cannot use them)`));
   for (const w of rec.rewrites) lines.push(row('rewrite', w));
   const code = rec.diagnosis ?? rec.errorCode;
-  if (code) lines.push(row('diagnosis', term`${paint(opts, 'red', code)}${rec.errorType ? ` (${rec.errorType})` : ''}`));
+  if (code)
+    lines.push(row('diagnosis', term`${paint(opts, 'red', code)}${rec.errorType ? ` (${rec.errorType})` : ''}`));
   if (entry.hint) lines.push(row('what to do', entry.hint));
   const timing = rec.responseHeaders?.['server-timing'];
-  lines.push(row('timings', `first byte ${ms(rec.ttfbMs)}, total ${ms(rec.totalMs)}${timing ? `; Server-Timing (to the head) ${timing}` : ''}`));
+  lines.push(
+    row(
+      'timings',
+      `first byte ${ms(rec.ttfbMs)}, total ${ms(rec.totalMs)}${timing ? `; Server-Timing (to the head) ${timing}` : ''}`,
+    ),
+  );
   if (entry.timing) lines.push(row('time split', timeSplit(entry.timing)));
   if (rec.retries) lines.push(row('retries', String(rec.retries)));
   if (rec.replayOf) lines.push(row('replay of', rec.replayOf));
   const usage = entry.responseBody ? usageDetails(entry.responseBody) : rec.usage;
   if (usage) {
     const u = usage as Record<string, number | undefined>;
-    lines.push(row('usage', ['input', 'output', 'cacheRead', 'cacheWrite', 'reasoning'].filter((k) => u[k] !== undefined).map((k) => `${k.replace(/[A-Z]/, (c) => ' ' + c.toLowerCase())} ${u[k]}`).join(', ')));
+    lines.push(
+      row(
+        'usage',
+        ['input', 'output', 'cacheRead', 'cacheWrite', 'reasoning']
+          .filter((k) => u[k] !== undefined)
+          .map((k) => `${k.replace(/[A-Z]/, (c) => ' ' + c.toLowerCase())} ${u[k]}`)
+          .join(', '),
+      ),
+    );
   }
   const limits = rateLimitHeaders(rec.responseHeaders);
   for (const [n, v] of Object.entries(limits)) lines.push(row('rate limit', `${n}: ${v}`));
 
   const conv = conversationOf(entry);
-  lines.push('', paint(opts, 'bold', `Conversation${conv.requestProtocol ? ` (${conv.requestProtocol}${conv.responseProtocol !== conv.requestProtocol ? ` → ${conv.responseProtocol}` : ''})` : ''}`));
+  lines.push(
+    '',
+    paint(
+      opts,
+      'bold',
+      `Conversation${conv.requestProtocol ? ` (${conv.requestProtocol}${conv.responseProtocol !== conv.requestProtocol ? ` → ${conv.responseProtocol}` : ''})` : ''}`,
+    ),
+  );
   if (!conv.requestProtocol) lines.push('  (not a conversation: see the wire view with --wire)');
   for (const p of conv.system ?? []) lines.push(indentLines(partText(p), '  system: '));
   for (const m of conv.input) lines.push(...messageLines(m, {}, opts));
@@ -228,22 +291,39 @@ function wireLines(entry: TrafficEntry, opts: Style): Hole[] {
   const client = sides ? ` (from the client, ${sides.client})` : '';
   const lines: Hole[] = [paint(opts, 'bold', 'Wire'), '  > request headers'];
   for (const [n, v] of Object.entries(rec.requestHeaders ?? {})) lines.push(`    ${n}: ${v}`);
-  if (entry.requestBody !== undefined) lines.push(...bodyLines(`  > request body${client}`, entry.requestBody, entry.requestBodyNote === 'cut'));
+  if (entry.requestBody !== undefined)
+    lines.push(...bodyLines(`  > request body${client}`, entry.requestBody, entry.requestBodyNote === 'cut'));
   else if (entry.requestBodyNote === 'streamed') lines.push('  > request body: over 1 MiB, streamed through unkept');
-  if (sides && entry.upstreamRequestBody !== undefined) lines.push(...bodyLines(`  > sent upstream (the bridge's translation, ${sides.upstream})`, entry.upstreamRequestBody, false));
+  if (sides && entry.upstreamRequestBody !== undefined)
+    lines.push(
+      ...bodyLines(`  > sent upstream (the bridge's translation, ${sides.upstream})`, entry.upstreamRequestBody, false),
+    );
   lines.push(`  < response headers${sides ? ' (as the client got them)' : ''}`);
   for (const [n, v] of Object.entries(rec.responseHeaders ?? {})) lines.push(`    ${n}: ${v}`);
   if (sides && entry.clientResponseBody !== undefined) {
     const cut = entry.clientResponseBodyNote !== undefined;
     const heading = `  < the client received (${sides.client})`;
-    lines.push(...(entry.clientEventTimes ? eventLines(`${heading}: events`, entry.clientResponseBody, entry.clientEventTimes, cut) : bodyLines(heading, entry.clientResponseBody, cut)));
+    lines.push(
+      ...(entry.clientEventTimes
+        ? eventLines(`${heading}: events`, entry.clientResponseBody, entry.clientEventTimes, cut)
+        : bodyLines(heading, entry.clientResponseBody, cut)),
+    );
   }
   if (entry.responseBody !== undefined) {
     const cut = entry.responseBodyNote !== undefined;
     if (sides) {
       const heading = `  < the upstream sent (${sides.upstream}, before the bridge translated it)`;
-      lines.push(...(entry.eventTimes ? eventLines(`${heading}: events`, entry.responseBody, entry.eventTimes, cut) : bodyLines(heading, entry.responseBody, cut)));
-    } else lines.push(...(entry.eventTimes ? eventLines('  < events', entry.responseBody, entry.eventTimes, cut) : bodyLines('  < response body', entry.responseBody, cut)));
+      lines.push(
+        ...(entry.eventTimes
+          ? eventLines(`${heading}: events`, entry.responseBody, entry.eventTimes, cut)
+          : bodyLines(heading, entry.responseBody, cut)),
+      );
+    } else
+      lines.push(
+        ...(entry.eventTimes
+          ? eventLines('  < events', entry.responseBody, entry.eventTimes, cut)
+          : bodyLines('  < response body', entry.responseBody, cut)),
+      );
   }
   return lines;
 }

@@ -8,7 +8,6 @@ import type { RingLimits, RingStats, TrafficEntry } from '../core/traffic-entry.
 import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES } from '../core/options.js';
 
 // The shapes live in core/ (the local API's contract sends them); re-exported for the proxy's own readers.
-export type { RingLimits, RingStats, TrafficEntry };
 
 /**
  * Longest body kept per request or response (characters, after redaction).
@@ -41,7 +40,11 @@ export class TrafficRing {
     this.items.push(full);
     this.sizes.push(size);
     this.bytes += size;
-    while (this.items.length - this.head > this.limits.entries || (this.bytes > this.limits.bytes && this.items.length - this.head > 1)) this.dropOldest();
+    while (
+      this.items.length - this.head > this.limits.entries ||
+      (this.bytes > this.limits.bytes && this.items.length - this.head > 1)
+    )
+      this.dropOldest();
     // Compact now and then instead of shifting on every add.
     if (this.head > 1024 && this.head > this.items.length / 2) {
       this.items.splice(0, this.head);
@@ -125,7 +128,12 @@ function ownCopy(s: string): string {
  */
 function sizeOf(e: TrafficEntry): number {
   const r = e.record;
-  let chars = (e.hint?.length ?? 0) + (e.requestBody?.length ?? 0) + (e.upstreamRequestBody?.length ?? 0) + (e.responseBody?.length ?? 0) + (e.clientResponseBody?.length ?? 0);
+  let chars =
+    (e.hint?.length ?? 0) +
+    (e.requestBody?.length ?? 0) +
+    (e.upstreamRequestBody?.length ?? 0) +
+    (e.responseBody?.length ?? 0) +
+    (e.clientResponseBody?.length ?? 0);
   chars += r.path.length + r.canonicalPath.length + (r.model?.length ?? 0) + (r.upstreamRequestId?.length ?? 0);
   for (const h of [r.requestHeaders, r.responseHeaders]) for (const k in h) chars += k.length + h[k]!.length;
   for (const w of r.rewrites) chars += w.length;

@@ -13,7 +13,12 @@ export interface ReplayAnswer {
   id: string;
 }
 
-export function sendReplay(proxyUrl: string, credential: string, req: ReplayRequest, signal?: AbortSignal): Promise<ReplayAnswer> {
+export function sendReplay(
+  proxyUrl: string,
+  credential: string,
+  req: ReplayRequest,
+  signal?: AbortSignal,
+): Promise<ReplayAnswer> {
   const body = req.body === undefined ? undefined : Buffer.from(req.body);
   const headers: Record<string, string> = { ...req.headers, authorization: `Bearer ${credential}` };
   // A body is sent with its length, as the original was: never chunked, and none at all when there is none.
@@ -24,7 +29,9 @@ export function sendReplay(proxyUrl: string, credential: string, req: ReplayRequ
       sent = request(proxyUrl + req.path, { method: req.method, headers, signal }, (res) => {
         // The proxy writes the record when the answer is complete: read it whole.
         res.resume();
-        res.once('end', () => resolve({ status: res.statusCode ?? 0, id: String(res.headers['x-loopgate-request-id'] ?? '') }));
+        res.once('end', () =>
+          resolve({ status: res.statusCode ?? 0, id: String(res.headers['x-loopgate-request-id'] ?? '') }),
+        );
         res.once('error', reject);
       });
     } catch (err) {

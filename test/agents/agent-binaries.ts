@@ -23,7 +23,10 @@ let tree: AgentsTree | undefined;
 
 function provisioned(): AgentsTree {
   if (!tree) {
-    execFileSync(process.execPath, [join(repoRoot, 'scripts', 'provision-agents.mjs')], { stdio: 'pipe', timeout: 10 * 60_000 });
+    execFileSync(process.execPath, [join(repoRoot, 'scripts', 'provision-agents.mjs')], {
+      stdio: 'pipe',
+      timeout: 10 * 60_000,
+    });
     tree = JSON.parse(readFileSync(join(repoRoot, '.cache', 'agents', 'manifest.json'), 'utf8')) as AgentsTree;
   }
   return tree;
@@ -53,7 +56,11 @@ export interface AgentRun {
 }
 
 /** Runs an agent binary to its end (killed after `timeoutMs`), its output collected; `outputs` gets both streams for the canary checks. */
-export function runAgent(command: string, args: string[], opts: { env: Record<string, string>; cwd: string; timeoutMs: number; outputs: string[] }): Promise<AgentRun> {
+export function runAgent(
+  command: string,
+  args: string[],
+  opts: { env: Record<string, string>; cwd: string; timeoutMs: number; outputs: string[] },
+): Promise<AgentRun> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env: opts.env, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });

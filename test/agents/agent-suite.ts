@@ -20,8 +20,18 @@ export function expectOk(run: AgentRun): void {
 }
 
 /** The records of `proxy` since `before` whose path matches, once there are `min` of them. */
-export function recordsAfter(stack: ClientStack, proxy: ProxyName, before: number, path: RegExp, min = 1): Promise<TrafficRecord[]> {
-  const pick = () => stack.traffic.slice(before).filter((t) => t.proxy === proxy && path.test(t.record.path)).map((t) => t.record);
+export function recordsAfter(
+  stack: ClientStack,
+  proxy: ProxyName,
+  before: number,
+  path: RegExp,
+  min = 1,
+): Promise<TrafficRecord[]> {
+  const pick = () =>
+    stack.traffic
+      .slice(before)
+      .filter((t) => t.proxy === proxy && path.test(t.record.path))
+      .map((t) => t.record);
   return until(() => (pick().length >= min ? pick() : undefined), 10_000, `${min} ${path} record(s) on ${proxy}`);
 }
 
@@ -30,9 +40,18 @@ export async function expectCompleteCleanLogs(stack: ClientStack, outputs: strin
   const secrets = [...Object.values(stack.keys), stack.token];
   for (const name of Object.keys(stack.proxies) as ProxyName[]) {
     const fromConsole = stack.traffic.filter((t) => t.proxy === name).map((t) => t.record.id);
-    const readIds = () => readFileSync(stack.logFiles[name], 'utf8').trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as TrafficRecord).id);
+    const readIds = () =>
+      readFileSync(stack.logFiles[name], 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as TrafficRecord).id);
     // The log writer batches: wait until the file has caught up with the console.
-    const ids = await until(() => (readIds().length >= fromConsole.length ? readIds() : undefined), 10_000, `${name} log flushed`);
+    const ids = await until(
+      () => (readIds().length >= fromConsole.length ? readIds() : undefined),
+      10_000,
+      `${name} log flushed`,
+    );
     expect(new Set(ids)).toEqual(new Set(fromConsole));
     assertNoCanary(readFileSync(stack.logFiles[name], 'utf8'), secrets);
   }

@@ -51,16 +51,30 @@ function spawnRun(command: string, args: string[], env: Record<string, string>):
 }
 
 /** `loopgate run --port P -- <agent> ...`: the launcher gives the tool the proxy's base URLs and the local token. */
-function viaLoopgate(proxy: ProxyName, agent: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
-  return spawnRun(process.execPath, [CLI, 'run', '--port', String(stack.proxies[proxy].port), '--', agent, ...args], agentEnv(extraEnv));
+function viaLoopgate(
+  proxy: ProxyName,
+  agent: string,
+  args: string[],
+  extraEnv: Record<string, string> = {},
+): Promise<Run> {
+  return spawnRun(
+    process.execPath,
+    [CLI, 'run', '--port', String(stack.proxies[proxy].port), '--', agent, ...args],
+    agentEnv(extraEnv),
+  );
 }
 
 const claude = (proxy: ProxyName, args: string[]) => viaLoopgate(proxy, CLAUDE, ['-p', ...args]);
-const codex = (proxy: ProxyName, args: string[]) => viaLoopgate(proxy, CODEX, ['exec', '--skip-git-repo-check', ...args]);
+const codex = (proxy: ProxyName, args: string[]) =>
+  viaLoopgate(proxy, CODEX, ['exec', '--skip-git-repo-check', ...args]);
 
 /** The model requests this case produced on one proxy (health checks and probes left out). */
 async function recordsAfter(proxy: ProxyName, before: number, path: RegExp, min = 1): Promise<TrafficRecord[]> {
-  const pick = () => stack.traffic.slice(before).filter((t) => t.proxy === proxy && path.test(t.record.path)).map((t) => t.record);
+  const pick = () =>
+    stack.traffic
+      .slice(before)
+      .filter((t) => t.proxy === proxy && path.test(t.record.path))
+      .map((t) => t.record);
   return until(() => (pick().length >= min ? pick() : undefined), 10_000, `${min} ${path} record(s) on ${proxy}`);
 }
 
@@ -90,7 +104,8 @@ describe.skipIf(!supported)('agent CLIs through Loopgate (real binaries, pinned 
     const cx = await spawnRun(CODEX, ['--version'], agentEnv());
     expect(cc.stdout).toMatch(/\d+\.\d+\.\d+ \(Claude Code\)/);
     expect(cx.stdout).toMatch(/codex-cli \d+\.\d+\.\d+/);
-    if (!process.env.LOOPGATE_TEST_CLAUDE) expect(cc.stdout).toContain(`${tree!.packages['@anthropic-ai/claude-code']} (Claude Code)`);
+    if (!process.env.LOOPGATE_TEST_CLAUDE)
+      expect(cc.stdout).toContain(`${tree!.packages['@anthropic-ai/claude-code']} (Claude Code)`);
     if (!process.env.LOOPGATE_TEST_CODEX) expect(cx.stdout).toContain(`codex-cli ${tree!.packages['@openai/codex']}`);
   });
 
@@ -102,7 +117,12 @@ describe.skipIf(!supported)('agent CLIs through Loopgate (real binaries, pinned 
       expect(run.stdout).toContain('Echo: say hello');
       const recs = await recordsAfter('claude', before, MESSAGES);
       // Its own default: the 5-5 Opus, with the current betas (system turns, output_config, context_management, adaptive thinking).
-      expect(recs.map((r) => [r.model, r.status, r.stream, r.bridge])).toContainEqual(['claude-opus-5-5', 200, true, undefined]);
+      expect(recs.map((r) => [r.model, r.status, r.stream, r.bridge])).toContainEqual([
+        'claude-opus-5-5',
+        200,
+        true,
+        undefined,
+      ]);
       expect(recs.every((r) => r.status === 200)).toBe(true);
       expect(recs[0]!.params).toEqual(expect.arrayContaining(['output_config', 'context_management', 'thinking']));
     });
@@ -134,13 +154,19 @@ describe.skipIf(!supported)('agent CLIs through Loopgate (real binaries, pinned 
       expect(run.stdout).toContain('Echo: just say hi');
       // One request: a tool call would have brought a second one (the tool result).
       await recordsAfter('claude', before, MESSAGES);
-      expect(stack.traffic.slice(before).filter((t) => t.proxy === 'claude' && MESSAGES.test(t.record.path))).toHaveLength(1);
+      expect(
+        stack.traffic.slice(before).filter((t) => t.proxy === 'claude' && MESSAGES.test(t.record.path)),
+      ).toHaveLength(1);
     });
 
     it('an Anthropic base URL ending in /v1 is rescued, and the rewrite is reported', async () => {
       const before = stack.traffic.length;
       const base = `${stack.proxies.claude.url}/v1`;
-      const run = await spawnRun(CLAUDE, ['-p', 'rescued'], agentEnv({ ANTHROPIC_BASE_URL: base, ANTHROPIC_AUTH_TOKEN: stack.token }));
+      const run = await spawnRun(
+        CLAUDE,
+        ['-p', 'rescued'],
+        agentEnv({ ANTHROPIC_BASE_URL: base, ANTHROPIC_AUTH_TOKEN: stack.token }),
+      );
       expectOk(run);
       expect(run.stdout).toContain('Echo: rescued');
       const recs = await recordsAfter('claude', before, MESSAGES_ANY);
@@ -176,7 +202,12 @@ describe.skipIf(!supported)('agent CLIs through Loopgate (real binaries, pinned 
       expectOk(run);
       expect(run.stdout).toContain('Echo: say hello');
       const recs = await recordsAfter('default', before, RESPONSES);
-      expect(recs.map((r) => [r.model, r.status, r.stream, r.bridge])).toContainEqual(['gpt-6.2-sol', 200, true, undefined]);
+      expect(recs.map((r) => [r.model, r.status, r.stream, r.bridge])).toContainEqual([
+        'gpt-6.2-sol',
+        200,
+        true,
+        undefined,
+      ]);
       expect(recs[0]!.params).toEqual(expect.arrayContaining(['client_metadata', 'prompt_cache_key', 'reasoning']));
     });
 
@@ -191,7 +222,10 @@ describe.skipIf(!supported)('agent CLIs through Loopgate (real binaries, pinned 
 
     it('a base URL with /v1/v1, and one with the endpoint pasted in, are rescued', async () => {
       const before = stack.traffic.length;
-      for (const [i, base] of [`${stack.proxies.default.url}/v1/v1`, `${stack.proxies.default.url}/v1/responses`].entries()) {
+      for (const [i, base] of [
+        `${stack.proxies.default.url}/v1/v1`,
+        `${stack.proxies.default.url}/v1/responses`,
+      ].entries()) {
         // The user's own provider block (as in their config.toml), with the mistake in it: `run` leaves it alone.
         const provider = `model_providers.mine={name="mine",base_url="${base}",env_key="LOOPGATE_TOKEN",wire_api="responses"}`;
         const run = await codex('default', ['-c', 'model_provider=mine', '-c', provider, `rescue ${i}`]);

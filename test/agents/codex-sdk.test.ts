@@ -22,8 +22,19 @@ interface Turn {
   items: Array<{ type: string; command?: string; aggregated_output?: string }>;
 }
 interface CodexSdk {
-  Codex: new (opts: { baseUrl?: string; apiKey?: string; env?: Record<string, string>; config?: Record<string, unknown> }) => {
-    startThread(opts: { model?: string; skipGitRepoCheck?: boolean; workingDirectory?: string; sandboxMode?: string; approvalPolicy?: string }): {
+  Codex: new (opts: {
+    baseUrl?: string;
+    apiKey?: string;
+    env?: Record<string, string>;
+    config?: Record<string, unknown>;
+  }) => {
+    startThread(opts: {
+      model?: string;
+      skipGitRepoCheck?: boolean;
+      workingDirectory?: string;
+      sandboxMode?: string;
+      approvalPolicy?: string;
+    }): {
       run(input: string): Promise<Turn>;
     };
   };
@@ -57,7 +68,13 @@ async function turn(baseUrl: string, token: string, prompt: string, model = 'gpt
     // Codex's own switches: no update check, no analytics.
     config: { check_for_update_on_startup: false, analytics: { enabled: false } },
   });
-  const thread = codex.startThread({ model, skipGitRepoCheck: true, workingDirectory: home, sandboxMode: 'workspace-write', approvalPolicy: 'never' });
+  const thread = codex.startThread({
+    model,
+    skipGitRepoCheck: true,
+    workingDirectory: home,
+    sandboxMode: 'workspace-write',
+    approvalPolicy: 'never',
+  });
   try {
     return await thread.run(prompt);
   } catch (err) {
@@ -66,15 +83,27 @@ async function turn(baseUrl: string, token: string, prompt: string, model = 'gpt
   }
 }
 
-const toolOutput = (t: Turn) => t.items.filter((i) => i.type === 'command_execution').map((i) => i.aggregated_output ?? '').join('\n');
+const toolOutput = (t: Turn) =>
+  t.items
+    .filter((i) => i.type === 'command_execution')
+    .map((i) => i.aggregated_output ?? '')
+    .join('\n');
 
 async function clientRecords(proxy: ProxyName, before: number, path: RegExp, min = 1): Promise<TrafficRecord[]> {
-  const pick = () => clients.traffic.slice(before).filter((t) => t.proxy === proxy && path.test(t.record.path)).map((t) => t.record);
+  const pick = () =>
+    clients.traffic
+      .slice(before)
+      .filter((t) => t.proxy === proxy && path.test(t.record.path))
+      .map((t) => t.record);
   return until(() => (pick().length >= min ? pick() : undefined), 10_000, `${min} ${path} record(s) on ${proxy}`);
 }
 
 async function wsRecords(proxy: WsProxyName, before: number, min = 1): Promise<TrafficRecord[]> {
-  const pick = () => ws.traffic.slice(before).filter((t) => t.proxy === proxy && /\/responses/.test(t.record.path)).map((t) => t.record);
+  const pick = () =>
+    ws.traffic
+      .slice(before)
+      .filter((t) => t.proxy === proxy && /\/responses/.test(t.record.path))
+      .map((t) => t.record);
   return until(() => (pick().length >= min ? pick() : undefined), 10_000, `${min} record(s) on ${proxy}`);
 }
 
@@ -96,7 +125,9 @@ describe.skipIf(!agentsSupported)(`Codex SDK ${agentVersion('@openai/codex-sdk')
     const t = await turn(`${ws.proxies.wsOn.url}/v1`, ws.token, 'Use exec_command to run `echo sdk-socket-ok`');
     expect(t.finalResponse).toMatch(/Echo: tool result: .*sdk-socket-ok/);
     const recs = await wsRecords('wsOn', before);
-    expect(recs.filter((r) => r.status === 101).reduce((n, r) => n + r.websocket!.requests, 0)).toBeGreaterThanOrEqual(2);
+    expect(recs.filter((r) => r.status === 101).reduce((n, r) => n + r.websocket!.requests, 0)).toBeGreaterThanOrEqual(
+      2,
+    );
   });
 });
 
@@ -106,7 +137,9 @@ describe.skipIf(!agentsSupported)(`Codex SDK ${agentVersion('@openai/codex-sdk')
     const t = await turn(`${ws.proxies.wsOff.url}/v1`, ws.token, 'say hello over https');
     expect(t.finalResponse).toContain('Echo: say hello over https');
     const recs = await wsRecords('wsOff', before, 2);
-    expect(recs.filter((r) => r.method === 'GET').map((r) => [r.status, r.diagnosis])).toEqual([[426, 'websocket-unsupported']]);
+    expect(recs.filter((r) => r.method === 'GET').map((r) => [r.status, r.diagnosis])).toEqual([
+      [426, 'websocket-unsupported'],
+    ]);
     expect(recs.filter((r) => r.method === 'POST').map((r) => [r.path, r.status])).toEqual([['/v1/responses', 200]]);
   });
 
@@ -130,7 +163,12 @@ describe.skipIf(!agentsSupported)(`Codex SDK ${agentVersion('@openai/codex-sdk')
 
   it('[bridged] over the chat-only group (responses->chat) with a tool round trip', async () => {
     const before = clients.traffic.length;
-    const t = await turn(`${clients.proxies.chatOnly.url}/v1`, clients.token, 'Use exec_command to run `echo sdk-bridged-ok`', 'gpt-4o-mini');
+    const t = await turn(
+      `${clients.proxies.chatOnly.url}/v1`,
+      clients.token,
+      'Use exec_command to run `echo sdk-bridged-ok`',
+      'gpt-4o-mini',
+    );
     expect(t.finalResponse).toMatch(/Echo: tool result: .*sdk-bridged-ok/);
     const recs = (await clientRecords('chatOnly', before, RESPONSES, 2)).filter((r) => r.method === 'POST');
     expect(recs.every((r) => r.status === 200 && r.bridge === 'responses->chat')).toBe(true);
@@ -140,14 +178,33 @@ describe.skipIf(!agentsSupported)(`Codex SDK ${agentVersion('@openai/codex-sdk')
 describe.skipIf(!agentsSupported)('Codex SDK: the logs', () => {
   it('[log] every request is in the traffic logs, and no key or token in any log or console line', async () => {
     const stacks = [
-      { traffic: clients.traffic, logFiles: clients.logFiles as Record<string, string>, secrets: [...Object.values(clients.keys), clients.token], hints: clients.hints },
-      { traffic: ws.traffic, logFiles: ws.logFiles as Record<string, string>, secrets: [...Object.values(ws.keys), ws.token], hints: ws.hints },
+      {
+        traffic: clients.traffic,
+        logFiles: clients.logFiles as Record<string, string>,
+        secrets: [...Object.values(clients.keys), clients.token],
+        hints: clients.hints,
+      },
+      {
+        traffic: ws.traffic,
+        logFiles: ws.logFiles as Record<string, string>,
+        secrets: [...Object.values(ws.keys), ws.token],
+        hints: ws.hints,
+      },
     ];
     for (const s of stacks) {
       for (const [name, file] of Object.entries(s.logFiles)) {
         const fromConsole = s.traffic.filter((t) => t.proxy === name).map((t) => t.record.id);
-        const readIds = () => readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as TrafficRecord).id);
-        const ids = await until(() => (readIds().length >= fromConsole.length ? readIds() : undefined), 10_000, `${name} log flushed`);
+        const readIds = () =>
+          readFileSync(file, 'utf8')
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => (JSON.parse(l) as TrafficRecord).id);
+        const ids = await until(
+          () => (readIds().length >= fromConsole.length ? readIds() : undefined),
+          10_000,
+          `${name} log flushed`,
+        );
         expect(new Set(ids)).toEqual(new Set(fromConsole));
         assertNoCanary(readFileSync(file, 'utf8'), s.secrets);
       }

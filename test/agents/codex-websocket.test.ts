@@ -47,7 +47,15 @@ function codexExec(proxy: WsProxyName, prompt: string): Promise<Run> {
     CODEX_API_KEY: stack.token,
     NO_COLOR: '1',
   };
-  const args = ['exec', '--skip-git-repo-check', '-c', `openai_base_url="${stack.proxies[proxy].url}/v1"`, '-m', 'gpt-4.1', prompt];
+  const args = [
+    'exec',
+    '--skip-git-repo-check',
+    '-c',
+    `openai_base_url="${stack.proxies[proxy].url}/v1"`,
+    '-m',
+    'gpt-4.1',
+    prompt,
+  ];
   return runAgent(CODEX, args, { env, cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
 }
 
@@ -57,76 +65,109 @@ function expectOk(run: Run): void {
   expect(run.code, `exit code; stderr:\n${run.stderr.slice(-2000)}`).toBe(0);
 }
 
-describe.skipIf(!supported)('Codex over the Responses WebSocket transport (real binary, built-in provider, base-URL override)', () => {
-  it('a group without the transport: one upgrade, 426, and the turn falls back to HTTPS on the first try with no reconnect errors', async () => {
-    stack.sim.clearRequests();
-    const before = stack.traffic.length;
-    const run = await codexExec('wsOff', 'say hello over https');
-    expectOk(run);
-    expect(run.stdout).toContain('Echo: say hello over https');
-    // Before: seven upgrades forwarded as plain GETs, "Reconnecting... 2/5" to 5/5, and the fallback after 6.6-7.6 s.
-    expect(run.stderr).not.toMatch(/Reconnecting/);
-    const recs = await until(() => {
-      const r = stack.traffic.slice(before).filter((t) => t.proxy === 'wsOff').map((t) => t.record);
-      return r.some((x) => x.method === 'POST') ? r : undefined;
-    }, 10_000, 'the POST after the fallback');
-    const upgrades = recs.filter((r) => r.method === 'GET');
-    expect(upgrades.map((r) => [r.status, r.diagnosis])).toEqual([[426, 'websocket-unsupported']]);
-    expect(recs.filter((r) => r.method === 'POST').map((r) => [r.path, r.status, r.model])).toEqual([['/v1/responses', 200, 'gpt-4.1']]);
-    // The upstream was asked once; every record and line is free of protocol-unsupported and duplicate-v1.
-    expect(stack.sim.requests.filter((r) => r.method === 'GET').length).toBe(1);
-    expect(recs.map((r) => r.diagnosis)).not.toContain('protocol-unsupported');
-    console.log(`Codex turn, WebSocket refused (fallback): ${Math.round(run.ms)} ms, process start to exit`);
+describe.skipIf(!supported)(
+  'Codex over the Responses WebSocket transport (real binary, built-in provider, base-URL override)',
+  () => {
+    it('a group without the transport: one upgrade, 426, and the turn falls back to HTTPS on the first try with no reconnect errors', async () => {
+      stack.sim.clearRequests();
+      const before = stack.traffic.length;
+      const run = await codexExec('wsOff', 'say hello over https');
+      expectOk(run);
+      expect(run.stdout).toContain('Echo: say hello over https');
+      // Before: seven upgrades forwarded as plain GETs, "Reconnecting... 2/5" to 5/5, and the fallback after 6.6-7.6 s.
+      expect(run.stderr).not.toMatch(/Reconnecting/);
+      const recs = await until(
+        () => {
+          const r = stack.traffic
+            .slice(before)
+            .filter((t) => t.proxy === 'wsOff')
+            .map((t) => t.record);
+          return r.some((x) => x.method === 'POST') ? r : undefined;
+        },
+        10_000,
+        'the POST after the fallback',
+      );
+      const upgrades = recs.filter((r) => r.method === 'GET');
+      expect(upgrades.map((r) => [r.status, r.diagnosis])).toEqual([[426, 'websocket-unsupported']]);
+      expect(recs.filter((r) => r.method === 'POST').map((r) => [r.path, r.status, r.model])).toEqual([
+        ['/v1/responses', 200, 'gpt-4.1'],
+      ]);
+      // The upstream was asked once; every record and line is free of protocol-unsupported and duplicate-v1.
+      expect(stack.sim.requests.filter((r) => r.method === 'GET').length).toBe(1);
+      expect(recs.map((r) => r.diagnosis)).not.toContain('protocol-unsupported');
+      console.log(`Codex turn, WebSocket refused (fallback): ${Math.round(run.ms)} ms, process start to exit`);
 
-    // The next turn: the refusal is remembered, the upstream is not asked again.
-    const next = await codexExec('wsOff', 'and once more');
-    expectOk(next);
-    expect(next.stdout).toContain('Echo: and once more');
-    expect(stack.sim.requests.filter((r) => r.method === 'GET').length).toBe(1);
-    console.log(`Codex turn, refusal remembered: ${Math.round(next.ms)} ms`);
-  });
+      // The next turn: the refusal is remembered, the upstream is not asked again.
+      const next = await codexExec('wsOff', 'and once more');
+      expectOk(next);
+      expect(next.stdout).toContain('Echo: and once more');
+      expect(stack.sim.requests.filter((r) => r.method === 'GET').length).toBe(1);
+      console.log(`Codex turn, refusal remembered: ${Math.round(next.ms)} ms`);
+    });
 
-  it('a group with the transport: the turn runs over the WebSocket, the upstream gets the key and never the token', async () => {
-    stack.sim.clearRequests();
-    const before = stack.traffic.length;
-    const run = await codexExec('wsOn', 'say hello over the socket');
-    expectOk(run);
-    expect(run.stdout).toContain('Echo: say hello over the socket');
-    const rec = await until(() => stack.traffic.slice(before).find((t) => t.proxy === 'wsOn' && t.record.status === 101)?.record, 10_000, 'the connection record');
-    expect(rec).toMatchObject({ method: 'GET', path: '/v1/responses', model: 'gpt-4.1', stream: true, clientAborted: false });
-    expect(rec.websocket!.requests).toBeGreaterThanOrEqual(1);
-    expect(rec.websocket!.messagesOut).toBeGreaterThan(rec.websocket!.requests);
-    expect(rec.params).toEqual(expect.arrayContaining(['model', 'input', 'client_metadata']));
-    // No POST: the answer came over the socket.
-    expect(stack.traffic.slice(before).filter((t) => t.proxy === 'wsOn' && t.record.method === 'POST')).toEqual([]);
-    const upgrade = stack.sim.requests.find((r) => r.websocket);
-    expect(upgrade?.credentials).toEqual([{ header: 'authorization', fingerprint: fingerprint(stack.keys.wsOn) }]);
-    expect(JSON.stringify(upgrade?.headers)).not.toContain(fingerprint(stack.token));
-    expect(upgrade?.headers['openai-beta']).toMatch(/responses_websockets=/);
-    console.log(`Codex turn over the WebSocket: ${Math.round(run.ms)} ms`);
-  });
+    it('a group with the transport: the turn runs over the WebSocket, the upstream gets the key and never the token', async () => {
+      stack.sim.clearRequests();
+      const before = stack.traffic.length;
+      const run = await codexExec('wsOn', 'say hello over the socket');
+      expectOk(run);
+      expect(run.stdout).toContain('Echo: say hello over the socket');
+      const rec = await until(
+        () => stack.traffic.slice(before).find((t) => t.proxy === 'wsOn' && t.record.status === 101)?.record,
+        10_000,
+        'the connection record',
+      );
+      expect(rec).toMatchObject({
+        method: 'GET',
+        path: '/v1/responses',
+        model: 'gpt-4.1',
+        stream: true,
+        clientAborted: false,
+      });
+      expect(rec.websocket!.requests).toBeGreaterThanOrEqual(1);
+      expect(rec.websocket!.messagesOut).toBeGreaterThan(rec.websocket!.requests);
+      expect(rec.params).toEqual(expect.arrayContaining(['model', 'input', 'client_metadata']));
+      // No POST: the answer came over the socket.
+      expect(stack.traffic.slice(before).filter((t) => t.proxy === 'wsOn' && t.record.method === 'POST')).toEqual([]);
+      const upgrade = stack.sim.requests.find((r) => r.websocket);
+      expect(upgrade?.credentials).toEqual([{ header: 'authorization', fingerprint: fingerprint(stack.keys.wsOn) }]);
+      expect(JSON.stringify(upgrade?.headers)).not.toContain(fingerprint(stack.token));
+      expect(upgrade?.headers['openai-beta']).toMatch(/responses_websockets=/);
+      console.log(`Codex turn over the WebSocket: ${Math.round(run.ms)} ms`);
+    });
 
-  it('a tool round trip over the socket: exec_command runs, its output goes back as the next request on the connection', async () => {
-    const before = stack.traffic.length;
-    const run = await codexExec('wsOn', 'Use exec_command to run `echo socket-ok`');
-    expectOk(run);
-    expect(run.stdout).toMatch(/Echo: tool result: .*socket-ok/);
-    const recs = await until(() => {
-      const r = stack.traffic.slice(before).filter((t) => t.proxy === 'wsOn' && t.record.status === 101).map((t) => t.record);
-      return r.length ? r : undefined;
-    }, 10_000, 'the connection record');
-    // The call and the answer to its result: two requests, whether on one connection or two.
-    expect(recs.reduce((n, r) => n + r.websocket!.requests, 0)).toBeGreaterThanOrEqual(2);
-    expect(stack.traffic.slice(before).filter((t) => t.proxy === 'wsOn' && t.record.method === 'POST')).toEqual([]);
-  });
+    it('a tool round trip over the socket: exec_command runs, its output goes back as the next request on the connection', async () => {
+      const before = stack.traffic.length;
+      const run = await codexExec('wsOn', 'Use exec_command to run `echo socket-ok`');
+      expectOk(run);
+      expect(run.stdout).toMatch(/Echo: tool result: .*socket-ok/);
+      const recs = await until(
+        () => {
+          const r = stack.traffic
+            .slice(before)
+            .filter((t) => t.proxy === 'wsOn' && t.record.status === 101)
+            .map((t) => t.record);
+          return r.length ? r : undefined;
+        },
+        10_000,
+        'the connection record',
+      );
+      // The call and the answer to its result: two requests, whether on one connection or two.
+      expect(recs.reduce((n, r) => n + r.websocket!.requests, 0)).toBeGreaterThanOrEqual(2);
+      expect(stack.traffic.slice(before).filter((t) => t.proxy === 'wsOn' && t.record.method === 'POST')).toEqual([]);
+    });
 
-  it('no key or token in the logs, the console lines or Codex\'s output', async () => {
-    for (const name of ['wsOn', 'wsOff'] as const) {
-      const ids = stack.traffic.filter((t) => t.proxy === name).map((t) => t.record.id);
-      await until(() => ids.every((id) => readFileSync(stack.logFiles[name], 'utf8').includes(id)) || undefined, 10_000, `${name} log flushed`);
-      assertNoCanary(readFileSync(stack.logFiles[name], 'utf8'), secrets());
-    }
-    assertNoCanary(stack.traffic.map((t) => t.line).join('\n'), secrets());
-    assertNoCanary(outputs.join('\n'), Object.values(stack.keys));
-  });
-});
+    it("no key or token in the logs, the console lines or Codex's output", async () => {
+      for (const name of ['wsOn', 'wsOff'] as const) {
+        const ids = stack.traffic.filter((t) => t.proxy === name).map((t) => t.record.id);
+        await until(
+          () => ids.every((id) => readFileSync(stack.logFiles[name], 'utf8').includes(id)) || undefined,
+          10_000,
+          `${name} log flushed`,
+        );
+        assertNoCanary(readFileSync(stack.logFiles[name], 'utf8'), secrets());
+      }
+      assertNoCanary(stack.traffic.map((t) => t.line).join('\n'), secrets());
+      assertNoCanary(outputs.join('\n'), Object.values(stack.keys));
+    });
+  },
+);

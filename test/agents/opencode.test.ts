@@ -4,7 +4,15 @@
 // Anthropic provider (Messages) at Loopgate, the base URLs and the key read from
 // the variables `loopgate run` exports. Natively, with a /v1/v1 base URL, bridged
 // over the chat-only group, a tool round trip each, and the logs checked.
-import { CHAT, CHAT_ANY, MESSAGES, MESSAGES_ANY, expectCompleteCleanLogs, expectOk, recordsAfter } from './agent-suite.js';
+import {
+  CHAT,
+  CHAT_ANY,
+  MESSAGES,
+  MESSAGES_ANY,
+  expectCompleteCleanLogs,
+  expectOk,
+  recordsAfter,
+} from './agent-suite.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,11 +78,15 @@ function opencodeEnv(extra: Record<string, string> = {}): Record<string, string>
 }
 
 /** `loopgate run --port P -- opencode run -m MODEL PROMPT`. */
-function viaRun(proxy: ProxyName, model: string, prompt: string, extra: Record<string, string> = {}): Promise<AgentRun> {
+function viaRun(
+  proxy: ProxyName,
+  model: string,
+  prompt: string,
+  extra: Record<string, string> = {},
+): Promise<AgentRun> {
   const cmd = [CLI, 'run', '--port', String(stack.proxies[proxy].port), '--', OPENCODE, 'run', '-m', model, prompt];
   return runAgent(process.execPath, cmd, { env: opencodeEnv(extra), cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
 }
-
 
 describe.skipIf(!agentsSupported)(`opencode ${agentVersion('opencode-ai')} (OpenAI-compatible provider)`, () => {
   it('[native] through loopgate run: answers over chat completions', async () => {
@@ -99,11 +111,17 @@ describe.skipIf(!agentsSupported)(`opencode ${agentVersion('opencode-ai')} (Open
 
   it('[broken-url] a base URL with /v1/v1 is rescued', async () => {
     const before = stack.traffic.length;
-    const run = await viaRun('default', 'loopgate/gpt-4.1', 'rescued opencode', { OPENCODE_CONFIG_CONTENT: config('/v1') });
+    const run = await viaRun('default', 'loopgate/gpt-4.1', 'rescued opencode', {
+      OPENCODE_CONFIG_CONTENT: config('/v1'),
+    });
     expectOk(run);
     expect(run.stdout).toContain('rescued opencode');
     const recs = await recordsAfter(stack, 'default', before, CHAT_ANY);
-    expect(recs.every((r) => r.path.startsWith('/v1/v1/chat/completions') && r.status === 200 && (r.rewrites?.length ?? 0) > 0)).toBe(true);
+    expect(
+      recs.every(
+        (r) => r.path.startsWith('/v1/v1/chat/completions') && r.status === 200 && (r.rewrites?.length ?? 0) > 0,
+      ),
+    ).toBe(true);
   });
 });
 
@@ -114,7 +132,9 @@ describe.skipIf(!agentsSupported)(`opencode ${agentVersion('opencode-ai')} (Anth
     expectOk(run);
     expect(run.stdout).toContain('say hello anthropic');
     const recs = await recordsAfter(stack, 'claude', before, MESSAGES);
-    expect(recs.filter((r) => r.model === 'claude-sonnet-4-6').every((r) => r.status === 200 && r.bridge === undefined)).toBe(true);
+    expect(
+      recs.filter((r) => r.model === 'claude-sonnet-4-6').every((r) => r.status === 200 && r.bridge === undefined),
+    ).toBe(true);
   });
 
   it('[tool] a tool round trip over Messages', async () => {
@@ -128,10 +148,14 @@ describe.skipIf(!agentsSupported)(`opencode ${agentVersion('opencode-ai')} (Anth
 
   it('[broken-url] a base URL with /v1/v1 is rescued', async () => {
     const before = stack.traffic.length;
-    const run = await viaRun('claude', 'anthropic/claude-sonnet-4-6', 'rescued anthropic', { OPENCODE_CONFIG_CONTENT: config('/v1') });
+    const run = await viaRun('claude', 'anthropic/claude-sonnet-4-6', 'rescued anthropic', {
+      OPENCODE_CONFIG_CONTENT: config('/v1'),
+    });
     expectOk(run);
     expect(run.stdout).toContain('rescued anthropic');
-    const recs = (await recordsAfter(stack, 'claude', before, MESSAGES_ANY)).filter((r) => r.model === 'claude-sonnet-4-6');
+    const recs = (await recordsAfter(stack, 'claude', before, MESSAGES_ANY)).filter(
+      (r) => r.model === 'claude-sonnet-4-6',
+    );
     expect(recs.length).toBeGreaterThan(0);
     expect(recs.every((r) => r.path.startsWith('/v1/v1/messages') && r.status === 200)).toBe(true);
   });
@@ -141,7 +165,9 @@ describe.skipIf(!agentsSupported)(`opencode ${agentVersion('opencode-ai')} (Anth
     const run = await viaRun('chatOnly', 'anthropic/claude-sonnet-4-6', 'Use bash to run `echo bridged-ok`');
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*bridged-ok/);
-    const recs = (await recordsAfter(stack, 'chatOnly', before, MESSAGES, 2)).filter((r) => r.model === 'claude-sonnet-4-6');
+    const recs = (await recordsAfter(stack, 'chatOnly', before, MESSAGES, 2)).filter(
+      (r) => r.model === 'claude-sonnet-4-6',
+    );
     expect(recs.length).toBeGreaterThanOrEqual(2);
     expect(recs.every((r) => r.status === 200 && r.bridge === 'messages->chat')).toBe(true);
   });

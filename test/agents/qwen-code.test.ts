@@ -6,7 +6,15 @@
 // exited 1 with "ANTHROPIC_API_KEY environment variable not found").
 // Natively, with a broken base URL the proxy rescues, bridged over the chat-only
 // group, with a tool round trip, and the logs checked for every request and no secret.
-import { CHAT, CHAT_ANY, MESSAGES, MESSAGES_ANY, expectCompleteCleanLogs, expectOk, recordsAfter } from './agent-suite.js';
+import {
+  CHAT,
+  CHAT_ANY,
+  MESSAGES,
+  MESSAGES_ANY,
+  expectCompleteCleanLogs,
+  expectOk,
+  recordsAfter,
+} from './agent-suite.js';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,7 +50,13 @@ afterAll(async () => {
 });
 
 function qwenEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, NO_COLOR: '1', LOOPGATE_TOKEN: stack.token, ...extra };
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    NO_COLOR: '1',
+    LOOPGATE_TOKEN: stack.token,
+    ...extra,
+  };
 }
 
 /** `loopgate run --port P -- qwen --auth-type MODE -p PROMPT ...`. */
@@ -53,9 +67,13 @@ function viaRun(proxy: ProxyName, mode: 'openai' | 'anthropic', args: string[]):
 
 /** Qwen Code on its own, the base URL and the token set by hand (a mistake the launcher would not make). */
 function direct(mode: 'openai' | 'anthropic', env: Record<string, string>, args: string[]): Promise<AgentRun> {
-  return runAgent(QWEN, ['--auth-type', mode, ...args], { env: qwenEnv(env), cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
+  return runAgent(QWEN, ['--auth-type', mode, ...args], {
+    env: qwenEnv(env),
+    cwd: home,
+    timeoutMs: AGENT_TIMEOUT_MS,
+    outputs,
+  });
 }
-
 
 describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-code')} (openai auth)`, () => {
   it('[native] through loopgate run: answers over chat completions', async () => {
@@ -69,7 +87,13 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
 
   it('[tool] a tool round trip: run_shell_command runs, its output comes back', async () => {
     const before = stack.traffic.length;
-    const run = await viaRun('default', 'openai', ['--model', 'gpt-4.1', '--yolo', '-p', 'Use run_shell_command to run `echo qwen-ok`']);
+    const run = await viaRun('default', 'openai', [
+      '--model',
+      'gpt-4.1',
+      '--yolo',
+      '-p',
+      'Use run_shell_command to run `echo qwen-ok`',
+    ]);
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*qwen-ok/);
     const recs = await recordsAfter(stack, 'default', before, CHAT, 2);
@@ -78,7 +102,11 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
 
   it('[broken-url] a base URL with /v1/v1 is rescued', async () => {
     const before = stack.traffic.length;
-    const run = await direct('openai', { OPENAI_BASE_URL: `${stack.proxies.default.url}/v1/v1`, OPENAI_API_KEY: stack.token }, ['--model', 'gpt-4.1', '-p', 'rescued qwen']);
+    const run = await direct(
+      'openai',
+      { OPENAI_BASE_URL: `${stack.proxies.default.url}/v1/v1`, OPENAI_API_KEY: stack.token },
+      ['--model', 'gpt-4.1', '-p', 'rescued qwen'],
+    );
     expectOk(run);
     expect(run.stdout).toContain('Echo: rescued qwen');
     const recs = await recordsAfter(stack, 'default', before, CHAT_ANY);
@@ -89,7 +117,13 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
 
   it('[chat-only] on the chat-only group (chat completions is its native route: nothing to bridge) with a tool round trip', async () => {
     const before = stack.traffic.length;
-    const run = await viaRun('chatOnly', 'openai', ['--model', 'gpt-4o-mini', '--yolo', '-p', 'Use run_shell_command to run `echo chat-ok`']);
+    const run = await viaRun('chatOnly', 'openai', [
+      '--model',
+      'gpt-4o-mini',
+      '--yolo',
+      '-p',
+      'Use run_shell_command to run `echo chat-ok`',
+    ]);
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*chat-ok/);
     const recs = await recordsAfter(stack, 'chatOnly', before, CHAT, 2);
@@ -109,7 +143,13 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
 
   it('[tool] a tool round trip over Messages', async () => {
     const before = stack.traffic.length;
-    const run = await viaRun('claude', 'anthropic', ['--model', 'claude-sonnet-4-6', '--yolo', '-p', 'Use run_shell_command to run `echo anthropic-ok`']);
+    const run = await viaRun('claude', 'anthropic', [
+      '--model',
+      'claude-sonnet-4-6',
+      '--yolo',
+      '-p',
+      'Use run_shell_command to run `echo anthropic-ok`',
+    ]);
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*anthropic-ok/);
     await recordsAfter(stack, 'claude', before, MESSAGES, 2);
@@ -117,7 +157,11 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
 
   it('[broken-url] an Anthropic base URL ending in /v1 is rescued', async () => {
     const before = stack.traffic.length;
-    const run = await direct('anthropic', { ANTHROPIC_BASE_URL: `${stack.proxies.claude.url}/v1`, ANTHROPIC_API_KEY: stack.token }, ['--model', 'claude-sonnet-4-6', '-p', 'rescued anthropic']);
+    const run = await direct(
+      'anthropic',
+      { ANTHROPIC_BASE_URL: `${stack.proxies.claude.url}/v1`, ANTHROPIC_API_KEY: stack.token },
+      ['--model', 'claude-sonnet-4-6', '-p', 'rescued anthropic'],
+    );
     expectOk(run);
     expect(run.stdout).toContain('Echo: rescued anthropic');
     const recs = await recordsAfter(stack, 'claude', before, MESSAGES_ANY);
@@ -127,7 +171,13 @@ describe.skipIf(!agentsSupported)(`Qwen Code ${agentVersion('@qwen-code/qwen-cod
 
   it('[bridged] over the chat-only group (messages->chat) with a tool round trip', async () => {
     const before = stack.traffic.length;
-    const run = await viaRun('chatOnly', 'anthropic', ['--model', 'claude-sonnet-4-6', '--yolo', '-p', 'Use run_shell_command to run `echo bridged-ok`']);
+    const run = await viaRun('chatOnly', 'anthropic', [
+      '--model',
+      'claude-sonnet-4-6',
+      '--yolo',
+      '-p',
+      'Use run_shell_command to run `echo bridged-ok`',
+    ]);
     expectOk(run);
     expect(run.stdout).toMatch(/Echo: tool result: .*bridged-ok/);
     const recs = await recordsAfter(stack, 'chatOnly', before, MESSAGES, 2);

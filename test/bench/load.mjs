@@ -5,7 +5,11 @@ import { Pool } from 'undici';
 import { performance } from 'node:perf_hooks';
 
 const job = JSON.parse(await readStdin());
-const pool = new Pool(job.url, { connections: job.connections ?? job.concurrency ?? 1, pipelining: 1, keepAliveTimeout: 30_000 });
+const pool = new Pool(job.url, {
+  connections: job.connections ?? job.concurrency ?? 1,
+  pipelining: 1,
+  keepAliveTimeout: 30_000,
+});
 const round = (ms) => Math.round(ms * 1000) / 1000;
 let firstError;
 
@@ -44,7 +48,12 @@ function loopgateDur(header) {
 async function once(extraHeaders = {}, body = job.body, { timing = false } = {}) {
   const t0 = performance.now();
   try {
-    const res = await pool.request({ path: job.path, method: 'POST', headers: { ...job.headers, ...extraHeaders }, body });
+    const res = await pool.request({
+      path: job.path,
+      method: 'POST',
+      headers: { ...job.headers, ...extraHeaders },
+      body,
+    });
     let bytes = 0;
     for await (const chunk of res.body) bytes += chunk.length;
     if (res.statusCode !== 200) {
@@ -150,11 +159,18 @@ async function sse() {
   // accept queue of a thousand simultaneous connects.
   const ramp = job.rampMs ?? 0;
   // A load ramp (streams open evenly over `ramp` ms), not a wait for a condition.
-  const staggered = (i) => (ramp ? new Promise((resolve) => setTimeout(resolve, (i * ramp) / job.streams)).then(one) : one());
+  const staggered = (i) =>
+    ramp ? new Promise((resolve) => setTimeout(resolve, (i * ramp) / job.streams)).then(one) : one();
   for (let r = 0; r < job.repeat && performance.now() < deadline; r++) {
     await Promise.all(Array.from({ length: job.streams }, (_, i) => staggered(i)));
   }
-  return { ttfb, gaps, events: { min: Math.min(...events), max: Math.max(...events), streams: events.length }, coalesced, errors };
+  return {
+    ttfb,
+    gaps,
+    events: { min: Math.min(...events), max: Math.max(...events), streams: events.length },
+    coalesced,
+    errors,
+  };
 }
 
 /** One large request body, generated as it is sent (the generator's memory stays flat). */

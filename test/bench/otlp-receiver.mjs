@@ -16,7 +16,9 @@ const server = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
   });
 });
-server.listen(0, '127.0.0.1', () => console.log(`OTLP receiver (${mode}) listening on http://127.0.0.1:${server.address().port}`));
+server.listen(0, '127.0.0.1', () =>
+  console.log(`OTLP receiver (${mode}) listening on http://127.0.0.1:${server.address().port}`),
+);
 process.on('SIGTERM', () => {
   console.error(`receiver: ${requests} exports, ${bytes} bytes`);
   process.exit(0);

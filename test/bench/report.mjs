@@ -15,11 +15,21 @@ export function checks(r, opts = {}) {
   if (r.throughputC64) {
     const { loopgate, forwarder } = r.throughputC64;
     const undici = r.throughputC64['undici-fwd'];
-    add('c=64 throughput ÷ forwarder (http-proxy)', `${ratio(loopgate.rps, forwarder.rps)}× (${f(loopgate.rps, 0)} vs ${f(forwarder.rps, 0)} req/s)`, '≥ 1.0×', loopgate.rps >= forwarder.rps);
+    add(
+      'c=64 throughput ÷ forwarder (http-proxy)',
+      `${ratio(loopgate.rps, forwarder.rps)}× (${f(loopgate.rps, 0)} vs ${f(forwarder.rps, 0)} req/s)`,
+      '≥ 1.0×',
+      loopgate.rps >= forwarder.rps,
+    );
     if (undici) {
       const a = loopgate.cpuMsPerUnit;
       const b = undici.cpuMsPerUnit;
-      add('c=64 proxy CPU per request ÷ undici-fwd', `${ratio(a, b)}× (${f(a * 1000, 0)} vs ${f(b * 1000, 0)} µs)`, '≤ 1.3×', a !== undefined && b !== undefined && a <= 1.3 * b);
+      add(
+        'c=64 proxy CPU per request ÷ undici-fwd',
+        `${ratio(a, b)}× (${f(a * 1000, 0)} vs ${f(b * 1000, 0)} µs)`,
+        '≤ 1.3×',
+        a !== undefined && b !== undefined && a <= 1.3 * b,
+      );
     }
   }
   if (r.latencyC1) {
@@ -27,12 +37,22 @@ export function checks(r, opts = {}) {
     const { direct, loopgate, forwarder } = r.latencyC1;
     const added = loopgate.p50 - direct.p50;
     const fwdAdded = forwarder.p50 - direct.p50;
-    add('c=1 added latency p50 − forwarder (http-proxy) added p50', `${f(added - fwdAdded, 3)} ms (${f(added, 3)} vs ${f(fwdAdded, 3)} ms)`, '≤ 0.1 ms', added - fwdAdded <= 0.1);
+    add(
+      'c=1 added latency p50 − forwarder (http-proxy) added p50',
+      `${f(added - fwdAdded, 3)} ms (${f(added, 3)} vs ${f(fwdAdded, 3)} ms)`,
+      '≤ 0.1 ms',
+      added - fwdAdded <= 0.1,
+    );
   }
   const c1000 = r.sse_c1000;
   if (c1000) {
     const { loopgate, forwarder } = c1000;
-    add('SSE 1,000 streams TTFB p50 ÷ forwarder (http-proxy)', `${ratio(loopgate.ttfbP50, forwarder.ttfbP50)}× (${f(loopgate.ttfbP50, 1)} vs ${f(forwarder.ttfbP50, 1)} ms)`, '≤ 1.3×', loopgate.ttfbP50 <= 1.3 * forwarder.ttfbP50);
+    add(
+      'SSE 1,000 streams TTFB p50 ÷ forwarder (http-proxy)',
+      `${ratio(loopgate.ttfbP50, forwarder.ttfbP50)}× (${f(loopgate.ttfbP50, 1)} vs ${f(forwarder.ttfbP50, 1)} ms)`,
+      '≤ 1.3×',
+      loopgate.ttfbP50 <= 1.3 * forwarder.ttfbP50,
+    );
     // The target is for a plain `loopgate serve`: a run with BENCH_NODE_FLAGS does not count.
     add(
       'SSE 1,000 streams proxy RSS (plain `loopgate serve`)',
@@ -45,8 +65,14 @@ export function checks(r, opts = {}) {
     const s = r[`sse_${level}`];
     if (!s) continue;
     const { direct, loopgate, forwarder } = s;
-    const sameCount = loopgate.eventsMin === direct.eventsMax && loopgate.eventsMax === direct.eventsMax && loopgate.errors === 0;
-    add(`SSE ${level} events seen = sent`, `${loopgate.eventsMin}..${loopgate.eventsMax} of ${direct.eventsMax}`, 'equal', sameCount);
+    const sameCount =
+      loopgate.eventsMin === direct.eventsMax && loopgate.eventsMax === direct.eventsMax && loopgate.errors === 0;
+    add(
+      `SSE ${level} events seen = sent`,
+      `${loopgate.eventsMin}..${loopgate.eventsMax} of ${direct.eventsMax}`,
+      'equal',
+      sameCount,
+    );
     // "coalesced" (load.mjs) counts, per read the client makes, the events that
     // arrived in that read beyond the first. The simulator writes every event
     // on its own, a delay apart, so a proxy that passes writes through adds
@@ -75,38 +101,78 @@ export function checks(r, opts = {}) {
   }
   const soak = r.soak;
   if (soak) {
-    add(`soak: errors for clients that stayed (${soak.requests} requests, ${soak.aborted} abandoned)`, String(soak.clientErrors), '0', soak.clientErrors === 0);
+    add(
+      `soak: errors for clients that stayed (${soak.requests} requests, ${soak.aborted} abandoned)`,
+      String(soak.clientErrors),
+      '0',
+      soak.clientErrors === 0,
+    );
     add('soak: log records = requests', `${soak.records} of ${soak.requests}`, 'equal', soak.records === soak.requests);
     add('soak: requests in flight once idle', String(soak.inFlightIdle), '0', soak.inFlightIdle === 0);
     // The proxy's listening socket and its log stay open; a leak grows with the request count.
-    add('soak: descriptors and sockets once idle vs before', `${soak.idle.fds} / ${soak.idle.sockets} vs ${soak.before.fds} / ${soak.before.sockets}`, '≤ before + 2', soak.idle.fds <= soak.before.fds + 2 && soak.idle.sockets <= soak.before.sockets + 2);
+    add(
+      'soak: descriptors and sockets once idle vs before',
+      `${soak.idle.fds} / ${soak.idle.sockets} vs ${soak.before.fds} / ${soak.before.sockets}`,
+      '≤ before + 2',
+      soak.idle.fds <= soak.before.fds + 2 && soak.idle.sockets <= soak.before.sockets + 2,
+    );
   }
   const o = r.otlpC64;
   if (o) {
     const base = o.loopgate;
     const on = o['loopgate+otlp'];
-    add('c=64 throughput with OTLP export on ÷ off (issue 17)', `${ratio(on.rps, base.rps)}× (${f(on.rps, 0)} vs ${f(base.rps, 0)} req/s)`, '≥ 0.95×', on.rps >= 0.95 * base.rps && on.errors === 0);
-    add('OTLP export on: spans dropped with a receiver that accepts', `${on.dropped} (${on.exported} exported)`, '0', on.dropped === 0);
+    add(
+      'c=64 throughput with OTLP export on ÷ off (issue 17)',
+      `${ratio(on.rps, base.rps)}× (${f(on.rps, 0)} vs ${f(base.rps, 0)} req/s)`,
+      '≥ 0.95×',
+      on.rps >= 0.95 * base.rps && on.errors === 0,
+    );
+    add(
+      'OTLP export on: spans dropped with a receiver that accepts',
+      `${on.dropped} (${on.exported} exported)`,
+      '0',
+      on.dropped === 0,
+    );
     for (const name of ['loopgate+otlp-down', 'loopgate+otlp-stall']) {
       const x = o[name];
-      add(`c=64 throughput, collector ${name.split('-').pop()} ÷ export off`, `${ratio(x.rps, base.rps)}× (${f(x.rps, 0)} req/s, ${x.errors} errors; ${x.dropped} spans dropped, counted)`, '≥ 0.95×, 0 errors', x.rps >= 0.95 * base.rps && x.errors === 0);
+      add(
+        `c=64 throughput, collector ${name.split('-').pop()} ÷ export off`,
+        `${ratio(x.rps, base.rps)}× (${f(x.rps, 0)} req/s, ${x.errors} errors; ${x.dropped} spans dropped, counted)`,
+        '≥ 0.95×, 0 errors',
+        x.rps >= 0.95 * base.rps && x.errors === 0,
+      );
     }
   }
   const tr = r.trafficC64;
   if (tr) {
     const base = tr.loopgate;
     const view = tr['loopgate+view'];
-    add('c=64 throughput with a Traffic view subscribed ÷ none (issue 25)', `${ratio(view.rps, base.rps)}× (${f(view.rps, 0)} vs ${f(base.rps, 0)} req/s; the view received ${view.feedEntries} entries)`, '≥ 0.95×', view.rps >= 0.95 * base.rps && view.errors === 0);
+    add(
+      'c=64 throughput with a Traffic view subscribed ÷ none (issue 25)',
+      `${ratio(view.rps, base.rps)}× (${f(view.rps, 0)} vs ${f(base.rps, 0)} req/s; the view received ${view.feedEntries} entries)`,
+      '≥ 0.95×',
+      view.rps >= 0.95 * base.rps && view.errors === 0,
+    );
   }
   const rss = r.trafficRss;
   if (rss) {
     const budgetMB = rss.ring.limits.bytes / 1048576;
-    add('RSS growth after 10,000 requests, capture on (issue 25)', `${f(rss.growthMB, 1)} MB (${f(rss.rssBeforeMB, 1)} → ${f(rss.rssAfterMB, 1)}; the ring holds ${rss.ring.entries} requests, ${f(rss.ring.bytes / 1048576, 1)} MB)`, `≤ ring budget ${budgetMB} + 20 MB`, rss.growthMB <= budgetMB + 20);
+    add(
+      'RSS growth after 10,000 requests, capture on (issue 25)',
+      `${f(rss.growthMB, 1)} MB (${f(rss.rssBeforeMB, 1)} → ${f(rss.rssAfterMB, 1)}; the ring holds ${rss.ring.entries} requests, ${f(rss.ring.bytes / 1048576, 1)} MB)`,
+      `≤ ring budget ${budgetMB} + 20 MB`,
+      rss.growthMB <= budgetMB + 20,
+    );
   }
   for (const mode of ['bigRequest', 'bigResponse']) {
     const b = r[mode];
     if (!b) continue;
-    add(`50 MB ${mode === 'bigRequest' ? 'request' : 'response'} RSS growth`, `${f(b.loopgate.rssGrowthMB, 1)} MB`, '≤ 32 MB', b.loopgate.rssGrowthMB <= 32 && b.loopgate.errors === 0);
+    add(
+      `50 MB ${mode === 'bigRequest' ? 'request' : 'response'} RSS growth`,
+      `${f(b.loopgate.rssGrowthMB, 1)} MB`,
+      '≤ 32 MB',
+      b.loopgate.rssGrowthMB <= 32 && b.loopgate.errors === 0,
+    );
   }
   return out;
 }
@@ -114,7 +180,11 @@ export function checks(r, opts = {}) {
 const OTLP_ORDER = ['loopgate', 'loopgate+otlp', 'loopgate+otlp-down', 'loopgate+otlp-stall'];
 
 function table(head, rows) {
-  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  return [
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
 }
 
 /** One row per headline figure: the targets side by side, with loopgate's ratios. */
@@ -155,8 +225,21 @@ export function renderSummary(r) {
   }
   if (r.bigRequest) row('50 MB request: RSS growth (MB)', at(r.bigRequest, 'rssGrowthMB'), 1);
   if (r.bigResponse) row('50 MB response: RSS growth (MB)', at(r.bigResponse, 'rssGrowthMB'), 1);
-  const head = ['figure', 'direct', 'loopgate', 'loopgate+bodies', 'forwarder', 'undici-fwd', 'loopgate ÷ direct', 'loopgate ÷ fwd', 'loopgate ÷ undici'];
-  return table(r.latencyC1?.['loopgate@base'] || r.sse_c1000?.['loopgate@base'] ? [...head, 'loopgate@base'] : head, rows);
+  const head = [
+    'figure',
+    'direct',
+    'loopgate',
+    'loopgate+bodies',
+    'forwarder',
+    'undici-fwd',
+    'loopgate ÷ direct',
+    'loopgate ÷ fwd',
+    'loopgate ÷ undici',
+  ];
+  return table(
+    r.latencyC1?.['loopgate@base'] || r.sse_c1000?.['loopgate@base'] ? [...head, 'loopgate@base'] : head,
+    rows,
+  );
 }
 
 export function renderMarkdown(report) {
@@ -177,7 +260,18 @@ export function renderMarkdown(report) {
     parts.push('', '### Small chat requests, concurrency 1 (latency, ms)', '');
     parts.push(
       table(
-        ['target', 'p50', 'p99', 'added p50', 'added p99', 'p50 ÷ direct', 'p50 ÷ fwd', 'p50 ÷ undici', 'CPU ms/req', "Loopgate's own time p50 (Server-Timing)"],
+        [
+          'target',
+          'p50',
+          'p99',
+          'added p50',
+          'added p99',
+          'p50 ÷ direct',
+          'p50 ÷ fwd',
+          'p50 ÷ undici',
+          'CPU ms/req',
+          "Loopgate's own time p50 (Server-Timing)",
+        ],
         Object.entries(r.latencyC1).map(([n, x]) => [
           n,
           f(x.p50, 3),
@@ -200,7 +294,20 @@ export function renderMarkdown(report) {
     parts.push('', '### Small chat requests, concurrency 64 (throughput)', '');
     parts.push(
       table(
-        ['target', 'req/s', '÷ direct', '÷ fwd', '÷ undici', 'rounds', 'errors', 'CPU %', 'CPU µs/req', 'CPU ÷ fwd', 'CPU ÷ undici', 'RSS MB'],
+        [
+          'target',
+          'req/s',
+          '÷ direct',
+          '÷ fwd',
+          '÷ undici',
+          'rounds',
+          'errors',
+          'CPU %',
+          'CPU µs/req',
+          'CPU ÷ fwd',
+          'CPU ÷ undici',
+          'RSS MB',
+        ],
         Object.entries(r.throughputC64).map(([n, x]) => [
           n,
           f(x.rps, 0),
@@ -223,10 +330,29 @@ export function renderMarkdown(report) {
     if (!s) continue;
     const d = s.direct;
     const fw = s.forwarder;
-    parts.push('', `### SSE, 50 chunks ${d.delayMs} ms apart, ${d.streams} concurrent stream(s)${d.rampMs ? `, started over ${d.rampMs} ms` : ''} (ms)`, '');
+    parts.push(
+      '',
+      `### SSE, 50 chunks ${d.delayMs} ms apart, ${d.streams} concurrent stream(s)${d.rampMs ? `, started over ${d.rampMs} ms` : ''} (ms)`,
+      '',
+    );
     parts.push(
       table(
-        ['target', 'TTFB p50', 'TTFB p99', 'added TTFB p50', 'TTFB ÷ direct', 'TTFB ÷ fwd', 'gap p50', 'gap p99', 'gap p99 − direct', 'events/stream', 'coalesced', 'errors', 'CPU %', 'RSS MB'],
+        [
+          'target',
+          'TTFB p50',
+          'TTFB p99',
+          'added TTFB p50',
+          'TTFB ÷ direct',
+          'TTFB ÷ fwd',
+          'gap p50',
+          'gap p99',
+          'gap p99 − direct',
+          'events/stream',
+          'coalesced',
+          'errors',
+          'CPU %',
+          'RSS MB',
+        ],
         Object.entries(s).map(([n, x]) => [
           n,
           f(x.ttfbP50, 3),
@@ -253,27 +379,60 @@ export function renderMarkdown(report) {
     parts.push(
       table(
         ['target', 'time ms', 'time ÷ direct', 'time ÷ fwd', 'RSS growth MB', 'growth ÷ fwd', 'RSS peak MB', 'errors'],
-        Object.entries(b).map(([n, x]) => [n, f(x.ms, 0), ratio(x.ms, b.direct.ms), ratio(x.ms, b.forwarder.ms), f(x.rssGrowthMB, 1), ratio(x.rssGrowthMB, b.forwarder.rssGrowthMB), f(x.rssPeakMB, 1), x.errors]),
+        Object.entries(b).map(([n, x]) => [
+          n,
+          f(x.ms, 0),
+          ratio(x.ms, b.direct.ms),
+          ratio(x.ms, b.forwarder.ms),
+          f(x.rssGrowthMB, 1),
+          ratio(x.rssGrowthMB, b.forwarder.rssGrowthMB),
+          f(x.rssPeakMB, 1),
+          x.errors,
+        ]),
       ),
     );
   }
   const o = r.otlpC64;
   if (o) {
-    parts.push('', '### OTLP export (issue 17): c=64 throughput with a local receiver, a collector that is down, one that stalls', '');
+    parts.push(
+      '',
+      '### OTLP export (issue 17): c=64 throughput with a local receiver, a collector that is down, one that stalls',
+      '',
+    );
     parts.push(
       table(
         ['target', 'req/s', '÷ export off', 'CPU µs/req', 'errors', 'spans exported', 'spans dropped'],
-        OTLP_ORDER.filter((n) => o[n]).map((n) => [n, f(o[n].rps, 0), ratio(o[n].rps, o.loopgate.rps), f((o[n].cpuMsPerUnit ?? NaN) * 1000, 0), o[n].errors, o[n].exported ?? '-', o[n].dropped ?? '-']),
+        OTLP_ORDER.filter((n) => o[n]).map((n) => [
+          n,
+          f(o[n].rps, 0),
+          ratio(o[n].rps, o.loopgate.rps),
+          f((o[n].cpuMsPerUnit ?? NaN) * 1000, 0),
+          o[n].errors,
+          o[n].exported ?? '-',
+          o[n].dropped ?? '-',
+        ]),
       ),
     );
   }
   const tr = r.trafficC64;
   if (tr) {
-    parts.push('', '### Traffic ring (issue 25): c=64 throughput with nobody watching, a Traffic view subscribed, capture off', '');
+    parts.push(
+      '',
+      '### Traffic ring (issue 25): c=64 throughput with nobody watching, a Traffic view subscribed, capture off',
+      '',
+    );
     parts.push(
       table(
         ['target', 'req/s', '÷ nobody watching', 'CPU µs/req', 'errors'],
-        ['loopgate', 'loopgate+view', 'loopgate-nocapture'].filter((n) => tr[n]).map((n) => [n, f(tr[n].rps, 0), ratio(tr[n].rps, tr.loopgate.rps), f((tr[n].cpuMsPerUnit ?? NaN) * 1000, 0), tr[n].errors]),
+        ['loopgate', 'loopgate+view', 'loopgate-nocapture']
+          .filter((n) => tr[n])
+          .map((n) => [
+            n,
+            f(tr[n].rps, 0),
+            ratio(tr[n].rps, tr.loopgate.rps),
+            f((tr[n].cpuMsPerUnit ?? NaN) * 1000, 0),
+            tr[n].errors,
+          ]),
       ),
     );
   }
@@ -298,6 +457,11 @@ export function renderMarkdown(report) {
     );
   }
   parts.push('', '### Targets (loopgate with the metadata log)', '');
-  parts.push(table(['target', 'measured', 'limit', 'result'], report.checks.map((c) => [c.what, c.measured, c.limit, c.pass ? 'met' : '**MISSED**'])));
+  parts.push(
+    table(
+      ['target', 'measured', 'limit', 'result'],
+      report.checks.map((c) => [c.what, c.measured, c.limit, c.pass ? 'met' : '**MISSED**']),
+    ),
+  );
   return parts.join('\n');
 }

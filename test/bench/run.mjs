@@ -12,7 +12,14 @@ import { checks, renderMarkdown } from './report.mjs';
 import { runSoak } from './soak.mjs';
 import { pct } from './stats.mjs';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' }, compare: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean' },
+    out: { type: 'string' },
+    only: { type: 'string' },
+    compare: { type: 'string' },
+  },
+});
 // --compare OTHER/dist/cli.js: also runs that build (metadata log) as target "loopgate@base", for before/after in one run.
 const baseCli = values.compare;
 const cfg = values.quick ? CONFIGS.quick : CONFIGS.full;
@@ -47,12 +54,32 @@ delete plainEnv.NODE_OPTIONS;
 const proxyEnv = { ...plainEnv, LOOPGATE_API_KEY: KEY, LOOPGATE_UPSTREAM: '' };
 
 function startSimulator() {
-  return startServer('simulator', [cli, 'simulate', '--port', '0'], { env: plainEnv, ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/ });
+  return startServer('simulator', [cli, 'simulate', '--port', '0'], {
+    env: plainEnv,
+    ready: /Simulator listening on (http:\/\/127\.0\.0\.1:\d+)/,
+  });
 }
 
 /** A plain `loopgate serve` in front of `sim` (the demo key in its environment), with `extra` arguments. */
 function serveProxy(sim, name, extra, env = proxyEnv) {
-  return startServer(name, [...nodeFlags, cli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', ...extra], { env, ready: LISTENING });
+  return startServer(
+    name,
+    [
+      ...nodeFlags,
+      cli,
+      'serve',
+      '--upstream',
+      sim.url,
+      '--port',
+      '0',
+      '--no-token',
+      '--quiet',
+      '--max-body',
+      '64',
+      ...extra,
+    ],
+    { env, ready: LISTENING },
+  );
 }
 
 async function startTargets(label) {
@@ -62,13 +89,37 @@ async function startTargets(label) {
     serve('loopgate', ['--log', join(tmp, `${label}-meta.jsonl`)]),
     serve('loopgate+bodies', ['--log', join(tmp, `${label}-bodies.jsonl`), '--log-bodies']),
     serve('loopgate-nolog', ['--no-log']),
-    startServer('forwarder', [fileURLToPath(new URL('./forwarder.mjs', import.meta.url)), sim.url], { env: plainEnv, ready: LISTENING }),
-    startServer('undici-fwd', [fileURLToPath(new URL('./undici-forwarder.mjs', import.meta.url)), sim.url], { env: plainEnv, ready: LISTENING }),
+    startServer('forwarder', [fileURLToPath(new URL('./forwarder.mjs', import.meta.url)), sim.url], {
+      env: plainEnv,
+      ready: LISTENING,
+    }),
+    startServer('undici-fwd', [fileURLToPath(new URL('./undici-forwarder.mjs', import.meta.url)), sim.url], {
+      env: plainEnv,
+      ready: LISTENING,
+    }),
     baseCli
-      ? startServer('loopgate@base', [...nodeFlags, baseCli, 'serve', '--upstream', sim.url, '--port', '0', '--no-token', '--quiet', '--max-body', '64', '--log', join(tmp, `${label}-base.jsonl`)], {
-          env: proxyEnv,
-          ready: LISTENING,
-        })
+      ? startServer(
+          'loopgate@base',
+          [
+            ...nodeFlags,
+            baseCli,
+            'serve',
+            '--upstream',
+            sim.url,
+            '--port',
+            '0',
+            '--no-token',
+            '--quiet',
+            '--max-body',
+            '64',
+            '--log',
+            join(tmp, `${label}-base.jsonl`),
+          ],
+          {
+            env: proxyEnv,
+            ready: LISTENING,
+          },
+        )
       : undefined,
   ]);
   const auth = { authorization: `Bearer ${KEY}` };
@@ -86,11 +137,19 @@ async function startTargets(label) {
 }
 
 function chatBody(stream) {
-  return JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }], ...(stream ? { stream: true } : {}) });
+  return JSON.stringify({
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: 'Hello' }],
+    ...(stream ? { stream: true } : {}),
+  });
 }
 
 function baseJob(target, extraHeaders = {}) {
-  return { url: target.url, path: PATH, headers: { 'content-type': 'application/json', ...target.headers, ...extraHeaders } };
+  return {
+    url: target.url,
+    path: PATH,
+    headers: { 'content-type': 'application/json', ...target.headers, ...extraHeaders },
+  };
 }
 
 /** Runs `rounds` rounds, each visiting every target once, starting one further along each round. */
@@ -108,7 +167,14 @@ async function interleaved(targets, names, rounds, makeJob, timeoutMs) {
   return runs;
 }
 
-const MAIN = ['direct', 'loopgate', 'loopgate+bodies', 'forwarder', 'undici-fwd', ...(baseCli ? ['loopgate@base'] : [])];
+const MAIN = [
+  'direct',
+  'loopgate',
+  'loopgate+bodies',
+  'forwarder',
+  'undici-fwd',
+  ...(baseCli ? ['loopgate@base'] : []),
+];
 
 // Issue 17: the same c=64 throughput with OTLP export on (a local receiver that
 // accepts everything), and with the collector down or stalling, against the
@@ -117,11 +183,29 @@ const MAIN = ['direct', 'loopgate', 'loopgate+bodies', 'forwarder', 'undici-fwd'
 async function startOtlpTargets() {
   const sim = await startSimulator();
   const receiverScript = fileURLToPath(new URL('./otlp-receiver.mjs', import.meta.url));
-  const [ok, stall] = await Promise.all(['ok', 'stall'].map((mode) => startServer(`receiver-${mode}`, [receiverScript, mode], { env: plainEnv, ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/ })));
+  const [ok, stall] = await Promise.all(
+    ['ok', 'stall'].map((mode) =>
+      startServer(`receiver-${mode}`, [receiverScript, mode], {
+        env: plainEnv,
+        ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
+      }),
+    ),
+  );
   // Nothing listens on the discard port of loopback here: a collector that is down.
   const down = 'http://127.0.0.1:9';
-  const serve = (name, endpoint) => serveProxy(sim, name, ['--log', join(tmp, `otlp-${name}.jsonl`)], endpoint ? { ...proxyEnv, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } : proxyEnv);
-  const procs = await Promise.all([serve('loopgate', undefined), serve('loopgate+otlp', ok.url), serve('loopgate+otlp-down', down), serve('loopgate+otlp-stall', stall.url)]);
+  const serve = (name, endpoint) =>
+    serveProxy(
+      sim,
+      name,
+      ['--log', join(tmp, `otlp-${name}.jsonl`)],
+      endpoint ? { ...proxyEnv, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } : proxyEnv,
+    );
+  const procs = await Promise.all([
+    serve('loopgate', undefined),
+    serve('loopgate+otlp', ok.url),
+    serve('loopgate+otlp-down', down),
+    serve('loopgate+otlp-stall', stall.url),
+  ]);
   const targets = Object.fromEntries(procs.map((p) => [p.name, { name: p.name, url: p.url, headers: {}, pid: p.pid }]));
   const stop = () => Promise.all([sim, ok, stall, ...procs].map((s) => s.stop()));
   return { targets, stop };
@@ -146,14 +230,23 @@ async function otlpHealth(targets) {
 async function startTrafficTargets() {
   const sim = await startSimulator();
   const serve = (name, extra) => serveProxy(sim, name, ['--log', join(tmp, `traffic-${name}.jsonl`), ...extra]);
-  const procs = await Promise.all([serve('loopgate', []), serve('loopgate+view', []), serve('loopgate-nocapture', ['--no-capture'])]);
+  const procs = await Promise.all([
+    serve('loopgate', []),
+    serve('loopgate+view', []),
+    serve('loopgate-nocapture', ['--no-capture']),
+  ]);
   const targets = Object.fromEntries(procs.map((p) => [p.name, { name: p.name, url: p.url, headers: {}, pid: p.pid }]));
   // The watcher: reads the live feed to its end, as the Traffic view does.
   const watching = new AbortController();
   let seen = 0;
   const res = await fetch(`${targets['loopgate+view'].url}/_loopgate/traffic/live?rows=1`, { signal: watching.signal });
   void (async () => {
-    for await (const chunk of res.body) seen += (Buffer.from(chunk).toString().match(/^data: /gm) ?? []).length;
+    for await (const chunk of res.body)
+      seen += (
+        Buffer.from(chunk)
+          .toString()
+          .match(/^data: /gm) ?? []
+      ).length;
   })().catch(() => undefined);
   const stop = () => {
     watching.abort();
@@ -170,12 +263,28 @@ async function throughputOf(targets, names, c) {
     targets,
     names,
     c.rounds,
-    (t) => ({ ...baseJob(t), mode: 'throughput', body: chatBody(false), concurrency: 64, warmupMs: c.warmupMs, durationMs: c.durationMs }),
+    (t) => ({
+      ...baseJob(t),
+      mode: 'throughput',
+      body: chatBody(false),
+      concurrency: 64,
+      warmupMs: c.warmupMs,
+      durationMs: c.durationMs,
+    }),
     c.warmupMs + c.durationMs + 60_000,
   );
   return mapTargets(runs, (rs) => {
     const rps = rs.map((m) => m.result.rps);
-    return { rps: median(rps), rpsRounds: rps.map(round1), requests: sum(rs, (m) => m.result.all), errors: sum(rs, (m) => m.result.errors), ...cpu(rs, sum(rs, (m) => m.result.all)) };
+    return {
+      rps: median(rps),
+      rpsRounds: rps.map(round1),
+      requests: sum(rs, (m) => m.result.all),
+      errors: sum(rs, (m) => m.result.errors),
+      ...cpu(
+        rs,
+        sum(rs, (m) => m.result.all),
+      ),
+    };
   });
 }
 
@@ -188,20 +297,50 @@ const scenarios = {
   /** RSS of a plain `serve` with capture on, before and after 10,000 requests, and what its ring holds. */
   async trafficRss(target) {
     const before = rssBytes(target.pid);
-    await runLoad({ ...baseJob(target), mode: 'throughput', body: chatBody(false), concurrency: 16, warmupMs: 0, durationMs: 600_000, requests: 10_000 }, 180_000);
+    await runLoad(
+      {
+        ...baseJob(target),
+        mode: 'throughput',
+        body: chatBody(false),
+        concurrency: 16,
+        warmupMs: 0,
+        durationMs: 600_000,
+        requests: 10_000,
+      },
+      180_000,
+    );
     const after = rssBytes(target.pid);
     const health = await (await fetch(`${target.url}/_loopgate/health`)).json();
-    return { rssBeforeMB: round1(before / 1048576), rssAfterMB: round1(after / 1048576), growthMB: round1((after - before) / 1048576), ring: health.capture };
+    return {
+      rssBeforeMB: round1(before / 1048576),
+      rssAfterMB: round1(after / 1048576),
+      growthMB: round1((after - before) / 1048576),
+      ring: health.capture,
+    };
   },
   async otlpC64(targets) {
     const byTarget = await throughputOf(targets, OTLP_TARGETS, cfg.otlp);
     const health = await otlpHealth(targets);
-    for (const [name, h] of Object.entries(health)) Object.assign(byTarget[name], { exported: h.exported, dropped: h.dropped, exportOk: h.ok });
+    for (const [name, h] of Object.entries(health))
+      Object.assign(byTarget[name], { exported: h.exported, dropped: h.dropped, exportOk: h.ok });
     return byTarget;
   },
   async latencyC1(targets) {
     const c = cfg.latency;
-    const runs = await interleaved(targets, MAIN, c.rounds, (t) => ({ ...baseJob(t), mode: 'latency', body: chatBody(false), warmup: c.warmup, requests: c.requests, maxMs: 60_000 }), 120_000);
+    const runs = await interleaved(
+      targets,
+      MAIN,
+      c.rounds,
+      (t) => ({
+        ...baseJob(t),
+        mode: 'latency',
+        body: chatBody(false),
+        warmup: c.warmup,
+        requests: c.requests,
+        maxMs: 60_000,
+      }),
+      120_000,
+    );
     return mapTargets(runs, (rs) => {
       const samples = rs.flatMap((m) => m.result.samples);
       // Loopgate's own time from its Server-Timing header, where the target sends one.
@@ -223,12 +362,27 @@ const scenarios = {
       targets,
       names,
       c.rounds,
-      (t) => ({ ...baseJob(t), mode: 'throughput', body: chatBody(false), concurrency: 64, warmupMs: c.warmupMs, durationMs: c.durationMs }),
+      (t) => ({
+        ...baseJob(t),
+        mode: 'throughput',
+        body: chatBody(false),
+        concurrency: 64,
+        warmupMs: c.warmupMs,
+        durationMs: c.durationMs,
+      }),
       c.warmupMs + c.durationMs + 60_000,
     );
     return mapTargets(runs, (rs) => {
       const rps = rs.map((m) => m.result.rps);
-      return { rps: median(rps), rpsRounds: rps.map(round1), errors: sum(rs, (m) => m.result.errors), ...cpu(rs, sum(rs, (m) => m.result.all)) };
+      return {
+        rps: median(rps),
+        rpsRounds: rps.map(round1),
+        errors: sum(rs, (m) => m.result.errors),
+        ...cpu(
+          rs,
+          sum(rs, (m) => m.result.all),
+        ),
+      };
     });
   },
   async sse(targets, level) {
@@ -238,7 +392,16 @@ const scenarios = {
       targets,
       MAIN,
       c.rounds,
-      (t) => ({ ...baseJob(t, headers), mode: 'sse', body: chatBody(true), streams: c.streams, connections: c.streams, repeat: c.repeat, rampMs: c.rampMs, maxMs: 120_000 }),
+      (t) => ({
+        ...baseJob(t, headers),
+        mode: 'sse',
+        body: chatBody(true),
+        streams: c.streams,
+        connections: c.streams,
+        repeat: c.repeat,
+        rampMs: c.rampMs,
+        maxMs: 120_000,
+      }),
       180_000,
     );
     return mapTargets(runs, (rs) => {
@@ -257,7 +420,10 @@ const scenarios = {
         streamsSeen: sum(rs, (m) => m.result.events.streams),
         coalesced: sum(rs, (m) => m.result.coalesced),
         errors: sum(rs, (m) => m.result.errors),
-        ...cpu(rs, sum(rs, (m) => m.result.events.streams)),
+        ...cpu(
+          rs,
+          sum(rs, (m) => m.result.events.streams),
+        ),
       };
     });
   },
@@ -273,7 +439,8 @@ const scenarios = {
     );
     return mapTargets(runs, (rs) => ({
       ms: median(rs.map((m) => m.result.ms ?? NaN)),
-      rssGrowthMB: rs[0].rssPeak === undefined ? undefined : round1(Math.max(...rs.map((m) => m.rssPeak - m.rssBefore)) / 2 ** 20),
+      rssGrowthMB:
+        rs[0].rssPeak === undefined ? undefined : round1(Math.max(...rs.map((m) => m.rssPeak - m.rssBefore)) / 2 ** 20),
       rssPeakMB: rs[0].rssPeak === undefined ? undefined : round1(Math.max(...rs.map((m) => m.rssPeak)) / 2 ** 20),
       errors: sum(rs, (m) => m.result.errors),
     }));
@@ -304,7 +471,14 @@ function median(xs) {
 // Warms every target at once (JIT, pools): nothing is measured here, and in
 // parallel it costs one load-generator start instead of one per target.
 async function warm(targets) {
-  await Promise.all([...MAIN, 'loopgate-nolog'].map((name) => runLoad({ ...baseJob(targets[name]), mode: 'latency', body: chatBody(false), warmup: 50, requests: 1, maxMs: 10_000 }, 30_000)));
+  await Promise.all(
+    [...MAIN, 'loopgate-nolog'].map((name) =>
+      runLoad(
+        { ...baseJob(targets[name]), mode: 'latency', body: chatBody(false), warmup: 50, requests: 1, maxMs: 10_000 },
+        30_000,
+      ),
+    ),
+  );
 }
 
 const want = (name) => !only || only.has(name);
@@ -348,14 +522,42 @@ try {
   }
   if (want('otlp')) {
     set = await startOtlpTargets();
-    await Promise.all(OTLP_TARGETS.map((name) => runLoad({ ...baseJob(set.targets[name]), mode: 'latency', body: chatBody(false), warmup: 50, requests: 1, maxMs: 10_000 }, 30_000)));
+    await Promise.all(
+      OTLP_TARGETS.map((name) =>
+        runLoad(
+          {
+            ...baseJob(set.targets[name]),
+            mode: 'latency',
+            body: chatBody(false),
+            warmup: 50,
+            requests: 1,
+            maxMs: 10_000,
+          },
+          30_000,
+        ),
+      ),
+    );
     say('OTLP export on / collector down / stalled, concurrency 64');
     results.otlpC64 = await scenarios.otlpC64(set.targets);
     await set.stop();
   }
   if (want('traffic')) {
     set = await startTrafficTargets();
-    await Promise.all(TRAFFIC_TARGETS.map((name) => runLoad({ ...baseJob(set.targets[name]), mode: 'latency', body: chatBody(false), warmup: 50, requests: 1, maxMs: 10_000 }, 30_000)));
+    await Promise.all(
+      TRAFFIC_TARGETS.map((name) =>
+        runLoad(
+          {
+            ...baseJob(set.targets[name]),
+            mode: 'latency',
+            body: chatBody(false),
+            warmup: 50,
+            requests: 1,
+            maxMs: 10_000,
+          },
+          30_000,
+        ),
+      ),
+    );
     // RSS first, on a proxy that has served one request: what 10,000 more leave behind.
     say('Traffic ring: RSS after 10,000 requests');
     results.trafficRss = await scenarios.trafficRss(set.targets.loopgate);
@@ -366,7 +568,14 @@ try {
   if (want('soak')) {
     const sim = await startSimulator();
     say(`soak: ${cfg.soak.requests} requests, 20 % abandoned`);
-    results.soak = await runSoak({ cli, simUrl: sim.url, key: KEY, env: plainEnv, logFile: join(tmp, 'soak.jsonl'), requests: cfg.soak.requests });
+    results.soak = await runSoak({
+      cli,
+      simUrl: sim.url,
+      key: KEY,
+      env: plainEnv,
+      logFile: join(tmp, 'soak.jsonl'),
+      requests: cfg.soak.requests,
+    });
     await sim.stop();
   }
 } finally {
@@ -374,7 +583,12 @@ try {
   rmSync(tmp, { recursive: true, force: true });
 }
 
-const machine = { nproc: cpus().length, cpu: cpus()[0]?.model, node: process.version, platform: `${process.platform} ${process.arch}` };
+const machine = {
+  nproc: cpus().length,
+  cpu: cpus()[0]?.model,
+  node: process.version,
+  platform: `${process.platform} ${process.arch}`,
+};
 const report = {
   date: new Date().toISOString(),
   quick: Boolean(values.quick),

@@ -54,16 +54,24 @@ async function settle(check, deadlineMs, everyMs = 100) {
  * demo key (given to the proxy in its environment only). Returns the report.
  */
 export async function runSoak({ cli, simUrl, key, env, logFile, requests, concurrency = 48, abortShare = 0.2 }) {
-  const proxy = await startServer('loopgate-soak', [cli, 'serve', '--upstream', simUrl, '--port', '0', '--no-token', '--quiet', '--log', logFile], {
-    env: { ...env, LOOPGATE_API_KEY: key, LOOPGATE_UPSTREAM: '' },
-    ready: LISTENING,
-  });
+  const proxy = await startServer(
+    'loopgate-soak',
+    [cli, 'serve', '--upstream', simUrl, '--port', '0', '--no-token', '--quiet', '--log', logFile],
+    {
+      env: { ...env, LOOPGATE_API_KEY: key, LOOPGATE_UPSTREAM: '' },
+      ready: LISTENING,
+    },
+  );
   const agent = new Agent({ connections: concurrency, keepAliveTimeout: 2000 });
   const chat = (stream, n) =>
-    JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `soak ${n}` }], ...(stream ? { stream: true } : {}) });
+    JSON.stringify({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: `soak ${n}` }],
+      ...(stream ? { stream: true } : {}),
+    });
   // A fixed seed: the same mix every run.
   let seed = 0x5eed;
-  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
 
   const stats = { sent: 0, completed: 0, aborted: 0, clientErrors: 0, firstError: undefined };
   async function one(n) {
@@ -77,7 +85,10 @@ export async function runSoak({ cli, simUrl, key, env, logFile, requests, concur
         method: 'POST',
         dispatcher: agent,
         signal: controller.signal,
-        headers: { 'content-type': 'application/json', ...(stream ? { 'x-sim-chunks': '8', 'x-sim-chunk-delay-ms': '3' } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          ...(stream ? { 'x-sim-chunks': '8', 'x-sim-chunk-delay-ms': '3' } : {}),
+        },
         body: chat(stream, n),
       });
       if (abort && where < 0.5) {
@@ -115,7 +126,9 @@ export async function runSoak({ cli, simUrl, key, env, logFile, requests, concur
   for (let i = 0; i < WARMUP; i++) await one(-i).catch(() => undefined);
   const warmed = { ...stats };
   // The log is written in the background: count from once the warm-up's records are all there.
-  const recordsBefore = (await settle(() => ({ n: countRecords(logFile), done: countRecords(logFile) >= WARMUP }), 10_000)).n;
+  const recordsBefore = (
+    await settle(() => ({ n: countRecords(logFile), done: countRecords(logFile) >= WARMUP }), 10_000)
+  ).n;
   const before = snapshot(proxy.pid);
 
   const began = performance.now();
@@ -143,11 +156,20 @@ export async function runSoak({ cli, simUrl, key, env, logFile, requests, concur
   const idleState = await settle(() => {
     const now = snapshot(proxy.pid);
     const records = countRecords(logFile);
-    return { ...now, records, done: records >= expected && now.sockets <= before.sockets + 2 && now.fds <= before.fds + 2 };
+    return {
+      ...now,
+      records,
+      done: records >= expected && now.sockets <= before.sockets + 2 && now.fds <= before.fds + 2,
+    };
     // The proxy keeps idle upstream connections for 30 s (its pool's keep-alive), so idle comes after that.
   }, 45_000);
   const inFlight = (await (await fetch(statsUrl)).json()).inFlight;
-  const idle = { rssMB: idleState.rssMB, fds: idleState.fds, sockets: idleState.sockets, afterS: Math.round((Date.now() - idleBegan) / 100) / 10 };
+  const idle = {
+    rssMB: idleState.rssMB,
+    fds: idleState.fds,
+    sockets: idleState.sockets,
+    afterS: Math.round((Date.now() - idleBegan) / 100) / 10,
+  };
   const records = countRecords(logFile) - recordsBefore;
   await proxy.stop();
   return {

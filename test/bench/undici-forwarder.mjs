@@ -7,7 +7,19 @@ import { Pool } from 'undici';
 
 // RFC 9110 §7.6.1 hop-by-hop headers, plus host (the pool sets the upstream's)
 // and expect (undici refuses it).
-const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'expect']);
+const HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'expect',
+]);
 const endToEnd = (headers) => {
   const out = {};
   for (const [k, v] of Object.entries(headers)) if (!HOP.has(k)) out[k] = v;

@@ -24,17 +24,25 @@ export const TEXT_STREAM =
   DONE;
 
 export const TOOL_STREAM =
-  chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '' } }] }) +
+  chunk({
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ index: 0, id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '' } }],
+  }) +
   chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }) +
   chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }) +
-  chunk({ tool_calls: [{ index: 1, id: 'call_def', type: 'function', function: { name: 'get_time', arguments: '{}' } }] }) +
+  chunk({
+    tool_calls: [{ index: 1, id: 'call_def', type: 'function', function: { name: 'get_time', arguments: '{}' } }],
+  }) +
   chunk({}, 'tool_calls') +
   usageChunk(30, 9) +
   DONE;
 
 export const TEXT_THEN_TOOL_STREAM =
   chunk({ role: 'assistant', content: 'Let me check.' }) +
-  chunk({ tool_calls: [{ index: 0, id: 'call_x', type: 'function', function: { name: 'lookup', arguments: '{"q":1}' } }] }) +
+  chunk({
+    tool_calls: [{ index: 0, id: 'call_x', type: 'function', function: { name: 'lookup', arguments: '{"q":1}' } }],
+  }) +
   chunk({}, 'tool_calls') +
   DONE;
 
@@ -44,7 +52,11 @@ export const REASONING_STREAM =
   chunk({ reasoning_content: 'The user wants ' }) +
   chunk({ reasoning: 'the weather.' }) +
   chunk({ content: 'Checking.' }) +
-  chunk({ tool_calls: [{ index: 0, id: 'call_r', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] }) +
+  chunk({
+    tool_calls: [
+      { index: 0, id: 'call_r', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+    ],
+  }) +
   chunk({}, 'tool_calls') +
   `data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 20, completion_tokens: 15, total_tokens: 35, completion_tokens_details: { reasoning_tokens: 6 } } })}\n\n` +
   DONE;
@@ -52,13 +64,19 @@ export const REASONING_STREAM =
 /** CRLF line endings, as some upstreams send. */
 export const CRLF_STREAM = TEXT_STREAM.replace(/\n/g, '\r\n');
 
-export function completion(message: Record<string, unknown>, finish: string, usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }) {
+export function completion(
+  message: Record<string, unknown>,
+  finish: string,
+  usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+) {
   return {
     id: 'chatcmpl-1',
     object: 'chat.completion',
     created: 1700000000,
     model: 'gpt-4o-mini',
-    choices: [{ index: 0, message: { role: 'assistant', refusal: null, ...message }, logprobs: null, finish_reason: finish }],
+    choices: [
+      { index: 0, message: { role: 'assistant', refusal: null, ...message }, logprobs: null, finish_reason: finish },
+    ],
     usage,
   };
 }

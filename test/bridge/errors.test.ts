@@ -6,9 +6,20 @@ const relayError = (message: string, type: string, code: string, param: string |
 
 describe('translateError', () => {
   it('Responses keeps the OpenAI envelope, status, type, code and param', () => {
-    const r = translateError('responses', 400, relayError("Unsupported parameter: 'n'", 'invalid_request_error', 'unsupported_parameter', 'n'));
+    const r = translateError(
+      'responses',
+      400,
+      relayError("Unsupported parameter: 'n'", 'invalid_request_error', 'unsupported_parameter', 'n'),
+    );
     expect(r.status).toBe(400);
-    expect(JSON.parse(r.body)).toEqual({ error: { message: "Unsupported parameter: 'n'", type: 'invalid_request_error', param: 'n', code: 'unsupported_parameter' } });
+    expect(JSON.parse(r.body)).toEqual({
+      error: {
+        message: "Unsupported parameter: 'n'",
+        type: 'invalid_request_error',
+        param: 'n',
+        code: 'unsupported_parameter',
+      },
+    });
   });
 
   it.each([
@@ -20,16 +31,29 @@ describe('translateError', () => {
     [500, 'api_error'],
     [503, 'overloaded_error'],
   ])('Messages: HTTP %i → Anthropic %s, code kept', (status, type) => {
-    const r = translateError('messages', status, relayError('Upstream said no (request id: 2024abc)', 'x', 'some_relay_code'));
+    const r = translateError(
+      'messages',
+      status,
+      relayError('Upstream said no (request id: 2024abc)', 'x', 'some_relay_code'),
+    );
     expect(r.status).toBe(status);
-    expect(JSON.parse(r.body)).toEqual({ type: 'error', error: { type, message: 'Upstream said no (request id: 2024abc)', code: 'some_relay_code' } });
+    expect(JSON.parse(r.body)).toEqual({
+      type: 'error',
+      error: { type, message: 'Upstream said no (request id: 2024abc)', code: 'some_relay_code' },
+    });
   });
 
   it('Messages: the relay code wins over the status where the status misleads (503 model_not_found is not an overload)', () => {
-    const r = translateError('messages', 503, relayError('No available channel for model "x"', 'invalid_request_error', 'model_not_found', 'model'));
+    const r = translateError(
+      'messages',
+      503,
+      relayError('No available channel for model "x"', 'invalid_request_error', 'model_not_found', 'model'),
+    );
     expect(r.status).toBe(503);
     expect(JSON.parse(r.body).error).toMatchObject({ type: 'not_found_error', code: 'model_not_found' });
-    expect(JSON.parse(translateError('messages', 403, relayError('quota', 'x', 'insufficient_user_quota')).body).error.type).toBe('billing_error');
+    expect(
+      JSON.parse(translateError('messages', 403, relayError('quota', 'x', 'insufficient_user_quota')).body).error.type,
+    ).toBe('billing_error');
   });
 
   it('never echoes a non-JSON body (an HTML error page may carry anything)', () => {
@@ -43,18 +67,35 @@ describe('translateError', () => {
   });
 
   it('reads a bare {message} body too', () => {
-    expect(JSON.parse(translateError('messages', 500, Buffer.from('{"message":"oops"}')).body).error.message).toBe('oops');
+    expect(JSON.parse(translateError('messages', 500, Buffer.from('{"message":"oops"}')).body).error.message).toBe(
+      'oops',
+    );
   });
 });
 
 describe('isEndpointNotSupported', () => {
   it('matches 404 endpoint_not_supported in either envelope', () => {
-    expect(isEndpointNotSupported(404, relayError('This group does not support Responses', 'invalid_request_error', 'endpoint_not_supported'))).toBe(true);
-    expect(isEndpointNotSupported(404, Buffer.from(JSON.stringify({ type: 'error', error: { type: 'endpoint_not_supported', message: 'x' } })))).toBe(true);
+    expect(
+      isEndpointNotSupported(
+        404,
+        relayError('This group does not support Responses', 'invalid_request_error', 'endpoint_not_supported'),
+      ),
+    ).toBe(true);
+    expect(
+      isEndpointNotSupported(
+        404,
+        Buffer.from(JSON.stringify({ type: 'error', error: { type: 'endpoint_not_supported', message: 'x' } })),
+      ),
+    ).toBe(true);
   });
 
   it('does not match other 404s or other statuses', () => {
-    expect(isEndpointNotSupported(404, relayError('Invalid URL (POST /v1/v1/responses)', 'invalid_request_error', 'invalid_url'))).toBe(false);
+    expect(
+      isEndpointNotSupported(
+        404,
+        relayError('Invalid URL (POST /v1/v1/responses)', 'invalid_request_error', 'invalid_url'),
+      ),
+    ).toBe(false);
     expect(isEndpointNotSupported(400, relayError('x', 'y', 'endpoint_not_supported'))).toBe(false);
     expect(isEndpointNotSupported(404, Buffer.from('not json'))).toBe(false);
   });
@@ -62,7 +103,12 @@ describe('isEndpointNotSupported', () => {
 
 describe('rejectionBody', () => {
   it('puts the bridge refusal in the caller envelope', () => {
-    expect(JSON.parse(rejectionBody('responses', 'm', 'background'))).toEqual({ error: { message: 'm', type: 'invalid_request_error', param: 'background', code: 'unsupported_parameter' } });
-    expect(JSON.parse(rejectionBody('messages', 'm', 'thinking'))).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'm' } });
+    expect(JSON.parse(rejectionBody('responses', 'm', 'background'))).toEqual({
+      error: { message: 'm', type: 'invalid_request_error', param: 'background', code: 'unsupported_parameter' },
+    });
+    expect(JSON.parse(rejectionBody('messages', 'm', 'thinking'))).toEqual({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'm' },
+    });
   });
 });

@@ -38,22 +38,40 @@ export async function startGlue(chatOrigin: string, key: string): Promise<Glue> 
       const bridge = opened.session;
       chatRequests.push(JSON.parse(bridge.body.toString('utf8')) as Record<string, unknown>);
       const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-      for (const [h, v] of Object.entries(req.headers)) if (h.startsWith('x-sim-') && typeof v === 'string') headers[h] = v;
+      for (const [h, v] of Object.entries(req.headers))
+        if (h.startsWith('x-sim-') && typeof v === 'string') headers[h] = v;
       const upstream = await fetch(`${chatOrigin}${bridge.path}`, { method: 'POST', headers, body: bridge.body });
       if (upstream.status !== 200) {
         const e = bridge.error(upstream.status, Buffer.from(await upstream.arrayBuffer()));
-        res.writeHead(e.status, { 'content-type': 'application/json', 'x-loopgate-bridge': bridge.label, 'x-loopgate-bridge-dropped': bridge.dropped.join(', ') }).end(e.body);
+        res
+          .writeHead(e.status, {
+            'content-type': 'application/json',
+            'x-loopgate-bridge': bridge.label,
+            'x-loopgate-bridge-dropped': bridge.dropped.join(', '),
+          })
+          .end(e.body);
         return;
       }
       if (!bridge.stream) {
         const out = bridge.result(Buffer.from(await upstream.arrayBuffer()));
-        res.writeHead(out.status, { 'content-type': 'application/json', 'x-loopgate-bridge': bridge.label, 'x-loopgate-bridge-dropped': bridge.dropped.join(', ') }).end(out.body);
+        res
+          .writeHead(out.status, {
+            'content-type': 'application/json',
+            'x-loopgate-bridge': bridge.label,
+            'x-loopgate-bridge-dropped': bridge.dropped.join(', '),
+          })
+          .end(out.body);
         return;
       }
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'x-loopgate-bridge': bridge.label, 'x-loopgate-bridge-dropped': bridge.dropped.join(', ') });
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'x-loopgate-bridge': bridge.label,
+        'x-loopgate-bridge-dropped': bridge.dropped.join(', '),
+      });
       const t = bridge.translator;
       try {
-        for await (const chunk of upstream.body as unknown as AsyncIterable<Uint8Array>) res.write(t.push(Buffer.from(chunk)));
+        for await (const chunk of upstream.body as unknown as AsyncIterable<Uint8Array>)
+          res.write(t.push(Buffer.from(chunk)));
         res.write(t.end());
       } catch (err) {
         res.write(t.fail(`The upstream broke: ${(err as Error).message}`));

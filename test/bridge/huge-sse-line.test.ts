@@ -39,7 +39,15 @@ async function startUpstream(): Promise<Upstream> {
       const model = String((JSON.parse(body) as { model?: string }).model);
       if (!model.startsWith('big-')) {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
+        res.end(
+          JSON.stringify({
+            id: 'c',
+            object: 'chat.completion',
+            created: 1,
+            model,
+            choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+          }),
+        );
         return;
       }
       // `big-endless`: a line that never ends, until the proxy drops it.
@@ -55,13 +63,17 @@ async function streamBig(res: ServerResponse, chars: number, up: Upstream): Prom
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const socket = res.socket as Socket;
   let closed = false;
-  const gone = new Promise<void>((r) => socket.once('close', () => {
-    closed = true;
-    r();
-  }));
+  const gone = new Promise<void>((r) =>
+    socket.once('close', () => {
+      closed = true;
+      r();
+    }),
+  );
   // A write to a socket the proxy dropped may never call back: the close settles it too.
   const write = (s: string) => Promise.race([new Promise<void>((r) => res.write(s, () => r())), gone]);
-  await write('data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"big","choices":[{"index":0,"delta":{"role":"assistant","content":"');
+  await write(
+    'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"big","choices":[{"index":0,"delta":{"role":"assistant","content":"',
+  );
   const piece = 'x'.repeat(PIECE);
   for (let sent = 0; sent < chars && !closed; sent += PIECE) await write(piece);
   if (closed) {
@@ -69,7 +81,9 @@ async function streamBig(res: ServerResponse, chars: number, up: Upstream): Prom
     return;
   }
   await write('"},"finish_reason":null}]}\n\n');
-  await write('data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"big","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n');
+  await write(
+    'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"big","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
+  );
   res.end();
   up.finished++;
 }
@@ -77,7 +91,11 @@ async function streamBig(res: ServerResponse, chars: number, up: Upstream): Prom
 function post(proxy: RunningProxy, path: string, body: unknown): Promise<Response> {
   return fetch(`${proxy.url}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      'anthropic-version': '2023-06-01',
+    },
     body: JSON.stringify(body),
   });
 }
@@ -100,7 +118,15 @@ describe('one huge SSE line through the bridge (issue 23 F-D)', () => {
   const logFile = join(mkdtempSync(join(tmpdir(), 'loopgate-huge-line-')), 'traffic.jsonl');
   beforeAll(async () => {
     up = await startUpstream();
-    proxy = await startProxy({ upstream: up.url, key: 'sk-huge-line-test-0000000000000000', token: TOKEN, port: 0, allowHttp: true, logFile, bridge: 'always' });
+    proxy = await startProxy({
+      upstream: up.url,
+      key: 'sk-huge-line-test-0000000000000000',
+      token: TOKEN,
+      port: 0,
+      allowHttp: true,
+      logFile,
+      bridge: 'always',
+    });
   });
   afterAll(async () => {
     await proxy.close();
@@ -111,14 +137,22 @@ describe('one huge SSE line through the bridge (issue 23 F-D)', () => {
   it('a 12 MiB single line completes, and a concurrent small request is not held up by it', async () => {
     const started = performance.now();
     const cpu = process.cpuUsage();
-    const big = post(proxy, '/v1/messages', { model: 'big-12', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], stream: true }).then(drain);
+    const big = post(proxy, '/v1/messages', {
+      model: 'big-12',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    }).then(drain);
     let done = false;
     const bigDone = big.finally(() => (done = true));
     // Small requests, one after another, for as long as the big line streams.
     const latencies: number[] = [];
     while (!done) {
       const t0 = performance.now();
-      const r = await post(proxy, '/v1/chat/completions', { model: 'small', messages: [{ role: 'user', content: 'hi' }] });
+      const r = await post(proxy, '/v1/chat/completions', {
+        model: 'small',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       expect(r.status).toBe(200);
       await r.text();
       latencies.push(performance.now() - t0);
@@ -129,7 +163,9 @@ describe('one huge SSE line through the bridge (issue 23 F-D)', () => {
     const cpuMs = (used.user + used.system) / 1000;
     const worst = Math.max(...latencies);
     const median = latencies.sort((a, b) => a - b)[latencies.length >> 1]!;
-    console.log(`12 MiB line: ${total.toFixed(0)} ms in all, ${cpuMs.toFixed(0)} ms CPU (upstream, proxy and client: one process); ${latencies.length} small requests meanwhile, worst ${worst.toFixed(0)} ms, median ${median.toFixed(0)} ms`);
+    console.log(
+      `12 MiB line: ${total.toFixed(0)} ms in all, ${cpuMs.toFixed(0)} ms CPU (upstream, proxy and client: one process); ${latencies.length} small requests meanwhile, worst ${worst.toFixed(0)} ms, median ${median.toFixed(0)} ms`,
+    );
     expect(bytes).toBeGreaterThan(12 * 1024 * 1024);
     expect(tail).toMatch(/event: message_stop\ndata: \{"type":"message_stop"\}\n\n$/);
     // CPU time barely moves when other people load the machine; wall time does. The linear reader
@@ -140,18 +176,35 @@ describe('one huge SSE line through the bridge (issue 23 F-D)', () => {
 
   it('past the cap: an error event in the caller’s protocol, and the upstream is dropped', async () => {
     const cut = up.cutOff;
-    const responses = await drain(await post(proxy, '/v1/responses', { model: 'big-endless', input: 'hi', stream: true }));
-    expect(responses.tail).toMatch(/event: error\ndata: \{"type":"error"[^\n]*"code":"bridge_event_too_large"[^\n]*larger than 16 MiB/);
+    const responses = await drain(
+      await post(proxy, '/v1/responses', { model: 'big-endless', input: 'hi', stream: true }),
+    );
+    expect(responses.tail).toMatch(
+      /event: error\ndata: \{"type":"error"[^\n]*"code":"bridge_event_too_large"[^\n]*larger than 16 MiB/,
+    );
     expect(responses.tail).toContain('event: response.failed');
     expect(responses.bytes).toBeLessThan(4096);
-    const messages = await drain(await post(proxy, '/v1/messages', { model: 'big-endless', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], stream: true }));
-    expect(messages.tail).toMatch(/event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"The upstream sent one stream event larger than 16 MiB/);
+    const messages = await drain(
+      await post(proxy, '/v1/messages', {
+        model: 'big-endless',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      }),
+    );
+    expect(messages.tail).toMatch(
+      /event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"The upstream sent one stream event larger than 16 MiB/,
+    );
     // Both endless upstream streams were dropped by the proxy.
     await until(() => up.cutOff >= cut + 2, 5000, 'both upstream streams cut off');
-    const refused = await until(() => {
-      const r = logRecords(logFile).filter((x) => x.errorCode === 'bridge-event-too-large');
-      return r.length === 2 ? r : undefined;
-    }, 5000, 'two records naming the cap');
+    const refused = await until(
+      () => {
+        const r = logRecords(logFile).filter((x) => x.errorCode === 'bridge-event-too-large');
+        return r.length === 2 ? r : undefined;
+      },
+      5000,
+      'two records naming the cap',
+    );
     expect(refused.map((r) => r.path).sort()).toEqual(['/v1/messages', '/v1/responses']);
   });
 });

@@ -20,7 +20,11 @@ function claudeCodeBody(messages: unknown[]): Record<string, unknown> {
     max_tokens: 32000,
     temperature: 1,
     system: [
-      { type: 'text', text: "You are Claude Code, Anthropic's official CLI for Claude.", cache_control: { type: 'ephemeral' } },
+      {
+        type: 'text',
+        text: "You are Claude Code, Anthropic's official CLI for Claude.",
+        cache_control: { type: 'ephemeral' },
+      },
       { type: 'text', text: 'Working directory: /repo', cache_control: { type: 'ephemeral' } },
     ],
     messages,
@@ -45,51 +49,68 @@ function rejected(body: unknown) {
 
 describe('Anthropic Messages → Chat request', () => {
   it('maps a Claude Code first turn', () => {
-    const r = ok(claudeCodeBody([
-      {
-        role: 'user',
-        content: [
-          { type: 'text', text: '<system-reminder>Use the tools.</system-reminder>' },
-          { type: 'text', text: 'list the files', cache_control: { type: 'ephemeral' } },
-        ],
-      },
-    ]));
+    const r = ok(
+      claudeCodeBody([
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '<system-reminder>Use the tools.</system-reminder>' },
+            { type: 'text', text: 'list the files', cache_control: { type: 'ephemeral' } },
+          ],
+        },
+      ]),
+    );
     expect(r.stream).toBe(true);
     expect(r.chat).toEqual({
       model: 'claude-sonnet-4-6',
       messages: [
-        { role: 'system', content: "You are Claude Code, Anthropic's official CLI for Claude.\n\nWorking directory: /repo" },
+        {
+          role: 'system',
+          content: "You are Claude Code, Anthropic's official CLI for Claude.\n\nWorking directory: /repo",
+        },
         { role: 'user', content: '<system-reminder>Use the tools.</system-reminder>\nlist the files' },
       ],
       max_tokens: 32000,
       temperature: 1,
       user: 'user_4f2a_account__session_9c1d',
-      tools: [{ type: 'function', function: { name: 'Bash', parameters: BASH_TOOL.input_schema, description: BASH_TOOL.description } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'Bash', parameters: BASH_TOOL.input_schema, description: BASH_TOOL.description },
+        },
+      ],
       stream: true,
       stream_options: { include_usage: true },
     });
   });
 
   it('maps tool_use → tool_result, placing tool messages before the user text', () => {
-    const r = ok(claudeCodeBody([
-      { role: 'user', content: 'list the files' },
-      {
-        role: 'assistant',
-        content: [
-          { type: 'text', text: 'I will run ls.' },
-          { type: 'tool_use', id: 'toolu_01', name: 'Bash', input: { command: 'ls' } },
-          { type: 'tool_use', id: 'toolu_02', name: 'Bash', input: { command: 'pwd' } },
-        ],
-      },
-      {
-        role: 'user',
-        content: [
-          { type: 'tool_result', tool_use_id: 'toolu_01', content: 'README.md' },
-          { type: 'tool_result', tool_use_id: 'toolu_02', content: [{ type: 'text', text: '/repo' }], is_error: true },
-          { type: 'text', text: 'now summarise' },
-        ],
-      },
-    ]));
+    const r = ok(
+      claudeCodeBody([
+        { role: 'user', content: 'list the files' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'I will run ls.' },
+            { type: 'tool_use', id: 'toolu_01', name: 'Bash', input: { command: 'ls' } },
+            { type: 'tool_use', id: 'toolu_02', name: 'Bash', input: { command: 'pwd' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_01', content: 'README.md' },
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_02',
+              content: [{ type: 'text', text: '/repo' }],
+              is_error: true,
+            },
+            { type: 'text', text: 'now summarise' },
+          ],
+        },
+      ]),
+    );
     expect((r.chat.messages as unknown[]).slice(1)).toEqual([
       { role: 'user', content: 'list the files' },
       {
@@ -138,8 +159,15 @@ describe('Anthropic Messages → Chat request', () => {
         ],
       },
     ]);
-    expect(r.chat).toMatchObject({ stop: ['END'], top_p: 0.5, tool_choice: { type: 'function', function: { name: 'Bash' } }, parallel_tool_calls: false });
-    const choice = (tc: unknown) => (ok({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [BASH_TOOL], tool_choice: tc }).chat.tool_choice);
+    expect(r.chat).toMatchObject({
+      stop: ['END'],
+      top_p: 0.5,
+      tool_choice: { type: 'function', function: { name: 'Bash' } },
+      parallel_tool_calls: false,
+    });
+    const choice = (tc: unknown) =>
+      ok({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [BASH_TOOL], tool_choice: tc }).chat
+        .tool_choice;
     expect(choice({ type: 'auto' })).toBe('auto');
     expect(choice({ type: 'any' })).toBe('required');
     expect(choice({ type: 'none' })).toBe('none');
@@ -151,7 +179,13 @@ describe('Anthropic Messages → Chat request', () => {
       thinking: { type: 'disabled' },
       messages: [
         { role: 'user', content: 'x' },
-        { role: 'assistant', content: [{ type: 'thinking', thinking: 'hmm', signature: 's' }, { type: 'text', text: 'y' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'hmm', signature: 's' },
+            { type: 'text', text: 'y' },
+          ],
+        },
         { role: 'user', content: 'z' },
       ],
     });
@@ -182,7 +216,10 @@ describe('Anthropic Messages → Chat request', () => {
 
   it('maps thinking and effort to reasoning_effort where the model reasons', () => {
     const base = { model: 'deepseek-reasoner', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] };
-    expect(ok({ ...base, thinking: { type: 'adaptive', display: 'omitted' }, output_config: { effort: 'low' } }).chat.reasoning_effort).toBe('low');
+    expect(
+      ok({ ...base, thinking: { type: 'adaptive', display: 'omitted' }, output_config: { effort: 'low' } }).chat
+        .reasoning_effort,
+    ).toBe('low');
     expect(ok({ ...base, thinking: { type: 'enabled', budget_tokens: 20_000 } }).chat.reasoning_effort).toBe('high');
     expect(ok({ ...base, thinking: { type: 'adaptive' } }).chat.reasoning_effort).toBe('medium');
     expect(ok({ ...base, output_config: { effort: 'max' } }).chat.reasoning_effort).toBe('high');
@@ -205,19 +242,46 @@ describe('Anthropic Messages → Chat request', () => {
       { role: 'user', content: 'hi' },
       { role: 'system', content: '# Environment' },
     ]);
-    expect(r.chat.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema: { type: 'object' } } });
+    expect(r.chat.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'output', schema: { type: 'object' } },
+    });
     // A caching hint the chat route cannot honour: reported like every other dropped field.
     expect(r.dropped).toEqual(['messages[].content[].cache_control']);
   });
 
   it.each([
-    ['tool_choice', { tools: [{ type: 'web_search_20250305', name: 'web_search' }], tool_choice: { type: 'tool', name: 'web_search' } }],
+    [
+      'tool_choice',
+      {
+        tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+        tool_choice: { type: 'tool', name: 'web_search' },
+      },
+    ],
     ['tools[0].type', { tools: [{ type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' }] }],
     ['messages[0].content[0].type', { messages: [{ role: 'user', content: [{ type: 'document', source: {} }] }] }],
-    ['messages[0].content[0].content[0].type', { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: {} }] }] }] }],
-    ['messages[0].content[0].source.type', { messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] }],
+    [
+      'messages[0].content[0].content[0].type',
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: {} }] }],
+          },
+        ],
+      },
+    ],
+    [
+      'messages[0].content[0].source.type',
+      { messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] },
+    ],
   ])('refuses %s, naming it', (param, extra) => {
-    const r = rejected({ model: 'claude-sonnet-4-6', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], ...extra });
+    const r = rejected({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'hi' }],
+      ...extra,
+    });
     expect(r.param).toBe(param);
     expect(r.message).toContain(`'${param}'`);
   });

@@ -5,9 +5,22 @@ import { BridgePolicy, bridgeKindForPath, bridgeLabel, type BridgeKind } from '.
 import { decideRoute } from '../../proxy/rules/key-routing.js';
 
 /** Would the proxy (one key, its list giving `types` for the model, or not known) bridge this request? */
-function bridges(policy: BridgePolicy, kind: BridgeKind, model: string | undefined, types: string[] | undefined): boolean {
-  const models = model !== undefined && types ? new Map([[model, { id: model, supported_endpoint_types: types }]]) : undefined;
-  const choice = decideRoute({ keys: [{ name: '', models }], model, protocol: kind, bridge: policy.mode, refused: policy.refusals(), now: policy.now() });
+function bridges(
+  policy: BridgePolicy,
+  kind: BridgeKind,
+  model: string | undefined,
+  types: string[] | undefined,
+): boolean {
+  const models =
+    model !== undefined && types ? new Map([[model, { id: model, supported_endpoint_types: types }]]) : undefined;
+  const choice = decideRoute({
+    keys: [{ name: '', models }],
+    model,
+    protocol: kind,
+    bridge: policy.mode,
+    refused: policy.refusals(),
+    now: policy.now(),
+  });
   return choice.index !== undefined && choice.how === 'bridged';
 }
 

@@ -10,7 +10,11 @@ const SHELL_TOOL = {
   strict: false,
   parameters: {
     type: 'object',
-    properties: { command: { type: 'array', items: { type: 'string' } }, workdir: { type: 'string' }, timeout_ms: { type: 'number' } },
+    properties: {
+      command: { type: 'array', items: { type: 'string' } },
+      workdir: { type: 'string' },
+      timeout_ms: { type: 'number' },
+    },
     required: ['command'],
     additionalProperties: false,
   },
@@ -47,10 +51,17 @@ function rejected(body: unknown) {
 
 describe('Responses → Chat request', () => {
   it('maps a Codex CLI first turn', () => {
-    const r = ok('responses', codexBody([
-      { type: 'message', role: 'user', content: [{ type: 'input_text', text: '<environment_context>cwd=/repo</environment_context>' }] },
-      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'list the files' }] },
-    ]));
+    const r = ok(
+      'responses',
+      codexBody([
+        {
+          type: 'message',
+          role: 'user',
+          content: [{ type: 'input_text', text: '<environment_context>cwd=/repo</environment_context>' }],
+        },
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'list the files' }] },
+      ]),
+    );
     expect(r.stream).toBe(true);
     expect(r.model).toBe('gpt-4o-mini');
     expect(r.chat).toEqual({
@@ -60,7 +71,17 @@ describe('Responses → Chat request', () => {
         { role: 'user', content: '<environment_context>cwd=/repo</environment_context>' },
         { role: 'user', content: 'list the files' },
       ],
-      tools: [{ type: 'function', function: { name: 'shell', description: SHELL_TOOL.description, parameters: SHELL_TOOL.parameters, strict: false } }],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'shell',
+            description: SHELL_TOOL.description,
+            parameters: SHELL_TOOL.parameters,
+            strict: false,
+          },
+        },
+      ],
       parallel_tool_calls: false,
       tool_choice: 'auto',
       stream: true,
@@ -71,16 +92,19 @@ describe('Responses → Chat request', () => {
   });
 
   it('maps a function-call round trip, dropping replayed reasoning items', () => {
-    const r = ok('responses', codexBody([
-      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'list the files' }] },
-      { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gAAAA...' },
-      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Running ls.' }] },
-      { type: 'function_call', name: 'shell', arguments: '{"command":["ls"]}', call_id: 'call_a' },
-      { type: 'function_call', name: 'shell', arguments: '{"command":["pwd"]}', call_id: 'call_b' },
-      { type: 'function_call_output', call_id: 'call_a', output: 'README.md\nsrc' },
-      { type: 'function_call_output', call_id: 'call_b', output: '/repo' },
-      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'thanks' }] },
-    ]));
+    const r = ok(
+      'responses',
+      codexBody([
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'list the files' }] },
+        { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gAAAA...' },
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Running ls.' }] },
+        { type: 'function_call', name: 'shell', arguments: '{"command":["ls"]}', call_id: 'call_a' },
+        { type: 'function_call', name: 'shell', arguments: '{"command":["pwd"]}', call_id: 'call_b' },
+        { type: 'function_call_output', call_id: 'call_a', output: 'README.md\nsrc' },
+        { type: 'function_call_output', call_id: 'call_b', output: '/repo' },
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'thanks' }] },
+      ]),
+    );
     expect((r.chat.messages as unknown[]).slice(1)).toEqual([
       { role: 'user', content: 'list the files' },
       {
@@ -108,7 +132,11 @@ describe('Responses → Chat request', () => {
     });
     expect(r.chat.messages).toEqual([
       { role: 'user', content: 'hi' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'done' },
     ]);
   });
@@ -141,20 +169,46 @@ describe('Responses → Chat request', () => {
       model: 'gpt-5-mini',
       input: [
         { type: 'message', role: 'developer', content: 'be brief' },
-        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'what is this?' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'low' }] },
+        {
+          type: 'message',
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'what is this?' },
+            { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'low' },
+          ],
+        },
       ],
-      text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true }, verbosity: 'low' },
+      text: {
+        format: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true },
+        verbosity: 'low',
+      },
     });
     expect(r.chat.messages).toEqual([
       { role: 'system', content: 'be brief' },
-      { role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'what is this?' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } },
+        ],
+      },
     ]);
-    expect(r.chat.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } });
+    expect(r.chat.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'answer', schema: { type: 'object' }, strict: true },
+    });
     expect(r.chat.verbosity).toBe('low');
   });
 
   it('drops tool_choice auto when there are no tools (chat rejects it)', () => {
-    const r = ok('responses', { model: 'm', input: 'x', tool_choice: 'auto', parallel_tool_calls: true, store: true, include: [] });
+    const r = ok('responses', {
+      model: 'm',
+      input: 'x',
+      tool_choice: 'auto',
+      parallel_tool_calls: true,
+      store: true,
+      include: [],
+    });
     expect(r.chat).toEqual({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
   });
 
@@ -194,18 +248,45 @@ describe('Responses → Chat request', () => {
 
   it('tool_choice allowed_tools sends only the allowed tools', () => {
     const tool = (name: string) => ({ type: 'function', name, parameters: { type: 'object', properties: {} } });
-    const r = ok('responses', { model: 'gpt-4o-mini', input: 'hi', tools: [tool('Safe'), tool('Danger')], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'Safe' }] } });
+    const r = ok('responses', {
+      model: 'gpt-4o-mini',
+      input: 'hi',
+      tools: [tool('Safe'), tool('Danger')],
+      tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'Safe' }] },
+    });
     expect((r.chat.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual(['Safe']);
     expect(r.chat.tool_choice).toBe('auto');
-    const none = ok('responses', { model: 'gpt-4o-mini', input: 'hi', tools: [tool('Danger')], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [] } });
+    const none = ok('responses', {
+      model: 'gpt-4o-mini',
+      input: 'hi',
+      tools: [tool('Danger')],
+      tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [] },
+    });
     expect(none.chat).not.toHaveProperty('tools');
-    expect(rejected({ model: 'gpt-4o-mini', input: 'hi', tools: [tool('Danger')], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [] } }).param).toBe('tool_choice');
+    expect(
+      rejected({
+        model: 'gpt-4o-mini',
+        input: 'hi',
+        tools: [tool('Danger')],
+        tool_choice: { type: 'allowed_tools', mode: 'required', tools: [] },
+      }).param,
+    ).toBe('tool_choice');
   });
 
   it('a flattened name too long for chat is shortened, the same way each time, and maps back', () => {
     const ns = 'mcp_server_with_a_rather_long_name_here_1';
     const name = 'a_tool_with_an_equally_long_descriptive_name';
-    const body = { model: 'gpt-4o-mini', input: 'hi', tools: [{ type: 'namespace', name: ns, tools: [{ type: 'function', name, parameters: { type: 'object', properties: {} } }] }] };
+    const body = {
+      model: 'gpt-4o-mini',
+      input: 'hi',
+      tools: [
+        {
+          type: 'namespace',
+          name: ns,
+          tools: [{ type: 'function', name, parameters: { type: 'object', properties: {} } }],
+        },
+      ],
+    };
     const chatName = (ok('responses', body).chat.tools as Array<{ function: { name: string } }>)[0]!.function.name;
     expect(chatName).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
     expect(chatName).toBe(hashedToolName(name, ns));
@@ -213,27 +294,54 @@ describe('Responses → Chat request', () => {
   });
 
   it('reasoning models get max_completion_tokens; each dropped name is reported once, at most 20', () => {
-    expect(ok('responses', { model: 'gpt-5-mini', input: 'hi', max_output_tokens: 50 }).chat).toMatchObject({ max_completion_tokens: 50 });
+    expect(ok('responses', { model: 'gpt-5-mini', input: 'hi', max_output_tokens: 50 }).chat).toMatchObject({
+      max_completion_tokens: 50,
+    });
     const many = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`future_${i}`, 1]));
-    const r = ok('responses', { model: 'gpt-4o-mini', input: 'hi', tools: [{ type: 'web_search' }, { type: 'web_search' }], ...many });
+    const r = ok('responses', {
+      model: 'gpt-4o-mini',
+      input: 'hi',
+      tools: [{ type: 'web_search' }, { type: 'web_search' }],
+      ...many,
+    });
     expect(r.dropped).toHaveLength(21);
     expect(r.dropped.filter((d) => d === 'tools[web_search]')).toHaveLength(0); // past the cap here; see below
     expect(r.dropped.at(-1)).toBe('and 11 more');
-    expect(ok('responses', { model: 'gpt-4o-mini', input: 'hi', tools: [{ type: 'web_search' }, { type: 'web_search' }] }).dropped).toEqual(['tools[web_search]']);
+    expect(
+      ok('responses', { model: 'gpt-4o-mini', input: 'hi', tools: [{ type: 'web_search' }, { type: 'web_search' }] })
+        .dropped,
+    ).toEqual(['tools[web_search]']);
   });
 
   it('drops nothing for values that change nothing', () => {
-    const r = ok('responses', { model: 'gpt-4o-mini', input: 'hi', store: false, background: false, include: [], truncation: 'disabled', service_tier: 'auto' });
+    const r = ok('responses', {
+      model: 'gpt-4o-mini',
+      input: 'hi',
+      store: false,
+      background: false,
+      include: [],
+      truncation: 'disabled',
+      service_tier: 'auto',
+    });
     expect(r.dropped).toEqual([]);
   });
 
   it('flattens namespace tools with reversible names, from tools and additional_tools items', () => {
-    const exec = { type: 'custom', name: 'exec', description: 'Run code', format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' } };
+    const exec = {
+      type: 'custom',
+      name: 'exec',
+      description: 'Run code',
+      format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' },
+    };
     const wait = { type: 'function', name: 'wait', parameters: { type: 'object', properties: {} } };
     const r = ok('responses', {
       model: 'gpt-6.1-sol',
       input: [
-        { type: 'additional_tools', role: 'developer', tools: [{ type: 'namespace', name: 'functions', tools: [exec, wait] }] },
+        {
+          type: 'additional_tools',
+          role: 'developer',
+          tools: [{ type: 'namespace', name: 'functions', tools: [exec, wait] }],
+        },
         { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
         { type: 'function_call', namespace: 'functions', name: 'wait', call_id: 'c1', arguments: '{}' },
         { type: 'function_call_output', call_id: 'c1', output: 'done' },

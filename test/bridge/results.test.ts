@@ -13,12 +13,20 @@ describe('chat.completion → Response', () => {
       created_at: 1700000000,
       status: 'completed',
       model: 'gpt-4o-mini',
-      output: [{ type: 'message', id: 'msg_req-42', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello there', annotations: [] }] }],
+      output: [
+        {
+          type: 'message',
+          id: 'msg_req-42',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: 'Hello there', annotations: [] }],
+        },
+      ],
       usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
     });
   });
 
-  it('a reasoner\'s reasoning_content becomes a reasoning item before the message; reasoning tokens are kept', () => {
+  it("a reasoner's reasoning_content becomes a reasoning item before the message; reasoning tokens are kept", () => {
     const r = fromChatResult(
       'responses',
       completion({ content: 'Sunny.', reasoning_content: 'Look it up first.' }, 'stop', {
@@ -30,9 +38,19 @@ describe('chat.completion → Response', () => {
       ctx,
     );
     expect((r.output as { type: string }[]).map((o) => o.type)).toEqual(['reasoning', 'message']);
-    expect((r.output as unknown[])[0]).toEqual({ type: 'reasoning', id: 'rs_req-42', summary: [], content: [{ type: 'reasoning_text', text: 'Look it up first.' }], status: 'completed' });
+    expect((r.output as unknown[])[0]).toEqual({
+      type: 'reasoning',
+      id: 'rs_req-42',
+      summary: [],
+      content: [{ type: 'reasoning_text', text: 'Look it up first.' }],
+      status: 'completed',
+    });
     expect(r.usage).toMatchObject({ output_tokens: 9, output_tokens_details: { reasoning_tokens: 4 } });
-    const m = fromChatResult('messages', completion({ content: 'Sunny.', reasoning: 'Look it up first.' }, 'stop'), ctx);
+    const m = fromChatResult(
+      'messages',
+      completion({ content: 'Sunny.', reasoning: 'Look it up first.' }, 'stop'),
+      ctx,
+    );
     expect(m.content).toEqual([{ type: 'text', text: 'Sunny.' }]);
   });
 
@@ -53,8 +71,22 @@ describe('chat.completion → Response', () => {
     );
     expect(r.status).toBe('completed');
     expect(r.output).toEqual([
-      { type: 'function_call', id: 'fc_req-42_0', call_id: 'call_1', name: 'shell', arguments: '{"command":["ls"]}', status: 'completed' },
-      { type: 'function_call', id: 'fc_req-42_1', call_id: 'call_2', name: 'shell', arguments: '{}', status: 'completed' },
+      {
+        type: 'function_call',
+        id: 'fc_req-42_0',
+        call_id: 'call_1',
+        name: 'shell',
+        arguments: '{"command":["ls"]}',
+        status: 'completed',
+      },
+      {
+        type: 'function_call',
+        id: 'fc_req-42_1',
+        call_id: 'call_2',
+        name: 'shell',
+        arguments: '{}',
+        status: 'completed',
+      },
     ]);
   });
 
@@ -66,7 +98,11 @@ describe('chat.completion → Response', () => {
 
 describe('chat.completion → Anthropic Message', () => {
   it('maps text and usage; stop → end_turn', () => {
-    const r = fromChatResult('messages', completion({ content: 'Hello' }, 'stop', { prompt_tokens: 20, completion_tokens: 2, total_tokens: 22 }), ctx);
+    const r = fromChatResult(
+      'messages',
+      completion({ content: 'Hello' }, 'stop', { prompt_tokens: 20, completion_tokens: 2, total_tokens: 22 }),
+      ctx,
+    );
     expect(r).toEqual({
       id: 'msg_req-42',
       type: 'message',
@@ -82,7 +118,13 @@ describe('chat.completion → Anthropic Message', () => {
   it('maps tool calls to tool_use blocks; tool_calls → tool_use', () => {
     const r = fromChatResult(
       'messages',
-      completion({ content: 'Checking.', tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'Bash', arguments: '{"command":"ls"}' } }] }, 'tool_calls'),
+      completion(
+        {
+          content: 'Checking.',
+          tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'Bash', arguments: '{"command":"ls"}' } }],
+        },
+        'tool_calls',
+      ),
       ctx,
     );
     expect(r.content).toEqual([
@@ -93,7 +135,14 @@ describe('chat.completion → Anthropic Message', () => {
   });
 
   it('keeps garbled tool arguments instead of losing them', () => {
-    const r = fromChatResult('messages', completion({ content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"a":' } }] }, 'tool_calls'), ctx);
+    const r = fromChatResult(
+      'messages',
+      completion(
+        { content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"a":' } }] },
+        'tool_calls',
+      ),
+      ctx,
+    );
     expect((r.content as unknown[])[0]).toMatchObject({ input: { _unparsed_arguments: '{"a":' } });
   });
 
@@ -111,7 +160,16 @@ describe('chat.completion → Anthropic Message', () => {
   });
 
   it('counts cached prompt tokens as cache reads', () => {
-    const r = fromChatResult('messages', completion({ content: 'x' }, 'stop', { prompt_tokens: 100, completion_tokens: 1, total_tokens: 101, prompt_tokens_details: { cached_tokens: 60 } } as never), ctx);
+    const r = fromChatResult(
+      'messages',
+      completion({ content: 'x' }, 'stop', {
+        prompt_tokens: 100,
+        completion_tokens: 1,
+        total_tokens: 101,
+        prompt_tokens_details: { cached_tokens: 60 },
+      } as never),
+      ctx,
+    );
     expect(r.usage).toMatchObject({ input_tokens: 40, cache_read_input_tokens: 60 });
   });
 });

@@ -16,7 +16,12 @@ const WEATHER_TOOL = {
   name: 'get_weather',
   description: 'Current weather for a city.',
   strict: false,
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+    additionalProperties: false,
+  },
 };
 
 const BASH_TOOL = {
@@ -38,19 +43,35 @@ const CODEX_EXTRAS = {
  * tests (over chat) and the native tests (the simulator's own Responses and
  * Messages), so both paths are held to the same client-visible behaviour.
  */
-export function defineToolScenarios(clients: () => Clients, opts: { responsesModel: string; messagesModel: string }): void {
+export function defineToolScenarios(
+  clients: () => Clients,
+  opts: { responsesModel: string; messagesModel: string },
+): void {
   const { responsesModel, messagesModel } = opts;
 
   for (const streamed of [false, true]) {
     it(`responses ${streamed ? 'stream' : 'create'}: function-tool round trip with a Codex-shaped body`, async () => {
       const { openai } = clients();
-      const first = { model: responsesModel, instructions: 'You are a coding agent.', tools: [WEATHER_TOOL], tool_choice: 'auto' as const, ...CODEX_EXTRAS };
-      const input1 = [{ type: 'message' as const, role: 'user' as const, content: [{ type: 'input_text' as const, text: 'Use get_weather: Paris?' }] }];
+      const first = {
+        model: responsesModel,
+        instructions: 'You are a coding agent.',
+        tools: [WEATHER_TOOL],
+        tool_choice: 'auto' as const,
+        ...CODEX_EXTRAS,
+      };
+      const input1 = [
+        {
+          type: 'message' as const,
+          role: 'user' as const,
+          content: [{ type: 'input_text' as const, text: 'Use get_weather: Paris?' }],
+        },
+      ];
       const r1 = streamed
         ? await openai.responses.stream({ ...first, input: input1 }).finalResponse()
         : await openai.responses.create({ ...first, input: input1 });
       const call = r1.output.find((o) => o.type === 'function_call');
-      if (!call || call.type !== 'function_call') throw new Error(`expected a function_call, got ${JSON.stringify(r1.output)}`);
+      if (!call || call.type !== 'function_call')
+        throw new Error(`expected a function_call, got ${JSON.stringify(r1.output)}`);
       expect(call.name).toBe('get_weather');
       expect(JSON.parse(call.arguments)).toHaveProperty('city');
       const input2 = [
@@ -71,7 +92,9 @@ export function defineToolScenarios(clients: () => Clients, opts: { responsesMod
       const { anthropic } = clients();
       const base = { model: messagesModel, max_tokens: 512, tools: [BASH_TOOL] };
       const msgs1: Anthropic.MessageParam[] = [{ role: 'user', content: 'Use Bash to list the files' }];
-      const m1 = streamed ? await anthropic.messages.stream({ ...base, messages: msgs1 }).finalMessage() : await anthropic.messages.create({ ...base, messages: msgs1 });
+      const m1 = streamed
+        ? await anthropic.messages.stream({ ...base, messages: msgs1 }).finalMessage()
+        : await anthropic.messages.create({ ...base, messages: msgs1 });
       expect(m1.stop_reason).toBe('tool_use');
       const use = m1.content.find((b) => b.type === 'tool_use');
       if (!use || use.type !== 'tool_use') throw new Error(`expected tool_use, got ${JSON.stringify(m1.content)}`);
@@ -82,18 +105,27 @@ export function defineToolScenarios(clients: () => Clients, opts: { responsesMod
         { role: 'assistant', content: m1.content },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'README.md src' }] },
       ];
-      const m2 = streamed ? await anthropic.messages.stream({ ...base, messages: msgs2 }).finalMessage() : await anthropic.messages.create({ ...base, messages: msgs2 });
+      const m2 = streamed
+        ? await anthropic.messages.stream({ ...base, messages: msgs2 }).finalMessage()
+        : await anthropic.messages.create({ ...base, messages: msgs2 });
       expect(m2.stop_reason).toBe('end_turn');
       expect((m2.content[0] as { text: string }).text).toContain('README.md src');
     });
   }
 }
 
-export function defineSdkScenarios(clients: () => Clients, opts: { responsesModel: string; messagesModel: string }): void {
+export function defineSdkScenarios(
+  clients: () => Clients,
+  opts: { responsesModel: string; messagesModel: string },
+): void {
   const { responsesModel, messagesModel } = opts;
 
   it('responses.create: plain text', async () => {
-    const r = await clients().openai.responses.create({ model: responsesModel, instructions: 'Be brief.', input: 'Say hello' });
+    const r = await clients().openai.responses.create({
+      model: responsesModel,
+      instructions: 'Be brief.',
+      input: 'Say hello',
+    });
     expect(r.object).toBe('response');
     expect(r.status).toBe('completed');
     expect(r.output_text).toContain('Say hello');
@@ -102,7 +134,10 @@ export function defineSdkScenarios(clients: () => Clients, opts: { responsesMode
 
   it('responses.stream(...).finalResponse(): plain text, with deltas', async () => {
     const deltas: string[] = [];
-    const stream = clients().openai.responses.stream({ model: responsesModel, input: [{ role: 'user', content: 'Stream hello' }] });
+    const stream = clients().openai.responses.stream({
+      model: responsesModel,
+      input: [{ role: 'user', content: 'Stream hello' }],
+    });
     stream.on('response.output_text.delta', (e) => deltas.push(e.delta));
     const r = await stream.finalResponse();
     expect(r.status).toBe('completed');
@@ -125,7 +160,10 @@ export function defineSdkScenarios(clients: () => Clients, opts: { responsesMode
 
   it('responses: a chat-route error arrives in the OpenAI envelope', async () => {
     const err = await clients()
-      .openai.responses.create({ model: responsesModel, input: 'x' }, { headers: { 'x-sim-fault': '503' }, maxRetries: 0 })
+      .openai.responses.create(
+        { model: responsesModel, input: 'x' },
+        { headers: { 'x-sim-fault': '503' }, maxRetries: 0 },
+      )
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
@@ -133,13 +171,20 @@ export function defineSdkScenarios(clients: () => Clients, opts: { responsesMode
   });
 
   it('responses stream: an error event mid-stream rejects finalResponse with the upstream message', async () => {
-    const stream = clients().openai.responses.stream({ model: responsesModel, input: 'x' }, { headers: { 'x-sim-fault': 'error-event-mid-stream' } });
+    const stream = clients().openai.responses.stream(
+      { model: responsesModel, input: 'x' },
+      { headers: { 'x-sim-fault': 'error-event-mid-stream' } },
+    );
     const events: string[] = [];
     stream.on('event', (e) => events.push(e.type));
     stream.on('error', () => undefined);
     const err = await stream.finalResponse().catch((e: unknown) => e);
     // openai v6 rejects with the `error` event itself, as it does against the real Responses API.
-    expect(err).toMatchObject({ type: 'error', code: 'server_error', message: expect.stringContaining('Simulated upstream failure') });
+    expect(err).toMatchObject({
+      type: 'error',
+      code: 'server_error',
+      message: expect.stringContaining('Simulated upstream failure'),
+    });
     expect(events[0]).toBe('response.created');
     expect(events.at(-1)).toBe('error');
   });
@@ -150,7 +195,9 @@ export function defineSdkScenarios(clients: () => Clients, opts: { responsesMode
       max_tokens: 1024,
       system: [{ type: 'text', text: 'You are Claude Code.', cache_control: { type: 'ephemeral' } }],
       metadata: { user_id: 'user_abc_account__session_1' },
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello Claude', cache_control: { type: 'ephemeral' } }] }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Hello Claude', cache_control: { type: 'ephemeral' } }] },
+      ],
     });
     expect(m.type).toBe('message');
     expect(m.stop_reason).toBe('end_turn');
@@ -161,7 +208,11 @@ export function defineSdkScenarios(clients: () => Clients, opts: { responsesMode
 
   it('messages.stream(...).finalMessage(): text, with deltas', async () => {
     const deltas: string[] = [];
-    const stream = clients().anthropic.messages.stream({ model: messagesModel, max_tokens: 256, messages: [{ role: 'user', content: 'Stream Claude' }] });
+    const stream = clients().anthropic.messages.stream({
+      model: messagesModel,
+      max_tokens: 256,
+      messages: [{ role: 'user', content: 'Stream Claude' }],
+    });
     stream.on('text', (d) => deltas.push(d));
     const m = await stream.finalMessage();
     expect(m.stop_reason).toBe('end_turn');
@@ -174,7 +225,12 @@ export function defineSdkScenarios(clients: () => Clients, opts: { responsesMode
 
   it('messages: thinking a chat model cannot do is dropped, and said so in x-loopgate-bridge-dropped', async () => {
     const { data, response } = await clients()
-      .anthropic.messages.create({ model: messagesModel, max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'think x' }] })
+      .anthropic.messages.create({
+        model: messagesModel,
+        max_tokens: 2048,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        messages: [{ role: 'user', content: 'think x' }],
+      })
       .withResponse();
     expect((data.content[0] as { text: string }).text).toBe('Echo: think x');
     expect(response.headers.get('x-loopgate-bridge-dropped')).toBe('thinking');
@@ -196,7 +252,10 @@ export function defineSdkScenarios(clients: () => Clients, opts: { responsesMode
 
   it('messages: a chat-route error arrives in the Anthropic envelope', async () => {
     const err = await clients()
-      .anthropic.messages.create({ model: messagesModel, max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }, { headers: { 'x-sim-fault': '503' }, maxRetries: 0 })
+      .anthropic.messages.create(
+        { model: messagesModel, max_tokens: 10, messages: [{ role: 'user', content: 'x' }] },
+        { headers: { 'x-sim-fault': '503' }, maxRetries: 0 },
+      )
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.APIError);
     expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(503);

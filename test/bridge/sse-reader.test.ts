@@ -14,11 +14,20 @@ function readAll(chunks: Array<string | Buffer>, max?: number): { messages: SseM
 describe('SseReader', () => {
   it('reads LF, CRLF and CR line ends, comments, event names and multi-line data', () => {
     const text = ': keep-alive\r\nevent: a\r\ndata: 1\r\ndata: 2\r\n\r\ndata: x\rdata:y\r\rdata: last';
-    expect(readAll([text]).messages).toEqual([{ event: 'a', data: '1\n2' }, { event: undefined, data: 'x\ny' }, { event: undefined, data: 'last' }]);
+    expect(readAll([text]).messages).toEqual([
+      { event: 'a', data: '1\n2' },
+      { event: undefined, data: 'x\ny' },
+      { event: undefined, data: 'last' },
+    ]);
   });
 
   it('property: any split into chunks (bytes or text) gives the messages of the whole', () => {
-    const line = fc.oneof(fc.constant(''), fc.constant(': c'), fc.string().map((s) => `data: ${s.replace(/[\r\n]/g, '')}`), fc.constantFrom('event: e', 'data:é€😀'));
+    const line = fc.oneof(
+      fc.constant(''),
+      fc.constant(': c'),
+      fc.string().map((s) => `data: ${s.replace(/[\r\n]/g, '')}`),
+      fc.constantFrom('event: e', 'data:é€😀'),
+    );
     const eol = fc.constantFrom('\n', '\r\n', '\r');
     const text = fc.array(fc.tuple(line, eol), { maxLength: 20 }).map((ls) => ls.map(([l, e]) => l + e).join(''));
     fc.assert(
@@ -37,8 +46,16 @@ describe('SseReader', () => {
     expect(readAll(['data: ', 'x'.repeat(60), 'x'.repeat(60), '\n\n'], 100)).toEqual({ messages: [], tooLarge: true });
     // Many data lines of one event add up.
     expect(readAll([`${'data: 0123456789\n'.repeat(12)}\n`], 100).tooLarge).toBe(true);
-    expect(readAll(['data: ok\n\n', `data: ${'x'.repeat(200)}\n\n`, 'data: later\n\n'], 100)).toEqual({ messages: [{ event: undefined, data: 'ok' }], tooLarge: true });
+    expect(readAll(['data: ok\n\n', `data: ${'x'.repeat(200)}\n\n`, 'data: later\n\n'], 100)).toEqual({
+      messages: [{ event: undefined, data: 'ok' }],
+      tooLarge: true,
+    });
     // Events under the cap, however many, pass.
-    expect(readAll(Array.from({ length: 50 }, () => `data: ${'x'.repeat(80)}\n\n`), 100).messages).toHaveLength(50);
+    expect(
+      readAll(
+        Array.from({ length: 50 }, () => `data: ${'x'.repeat(80)}\n\n`),
+        100,
+      ).messages,
+    ).toHaveLength(50);
   });
 });

@@ -2,7 +2,17 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { accumulateResponse } from 'openai/lib/responses/ResponseAccumulator';
 import { createStreamTranslator, type BridgeKind } from '../../proxy/bridge/index.js';
-import { chunk, CRLF_STREAM, DONE, parseSse, REASONING_STREAM, TEXT_STREAM, TEXT_THEN_TOOL_STREAM, TOOL_STREAM, usageChunk } from './chat-fixtures.js';
+import {
+  chunk,
+  CRLF_STREAM,
+  DONE,
+  parseSse,
+  REASONING_STREAM,
+  TEXT_STREAM,
+  TEXT_THEN_TOOL_STREAM,
+  TOOL_STREAM,
+  usageChunk,
+} from './chat-fixtures.js';
 
 const ctx = { model: 'gpt-4o-mini', requestId: 'req-7', createdAt: 1700000000 };
 
@@ -61,11 +71,27 @@ describe('Responses stream translation', () => {
 
   it('tool calls: one function_call item per call, arguments streamed', () => {
     const events = parseSse(expectSplitInvariant('responses', TOOL_STREAM));
-    expect(events.filter((e) => e.event === 'response.function_call_arguments.delta').map((e) => e.data.delta)).toEqual(['{"city":', '"Paris"}', '{}']);
+    expect(events.filter((e) => e.event === 'response.function_call_arguments.delta').map((e) => e.data.delta)).toEqual(
+      ['{"city":', '"Paris"}', '{}'],
+    );
     const final = foldResponses(events);
     expect(final.output).toEqual([
-      { type: 'function_call', id: 'fc_req-7_0', call_id: 'call_abc', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
-      { type: 'function_call', id: 'fc_req-7_1', call_id: 'call_def', name: 'get_time', arguments: '{}', status: 'completed' },
+      {
+        type: 'function_call',
+        id: 'fc_req-7_0',
+        call_id: 'call_abc',
+        name: 'get_weather',
+        arguments: '{"city":"Paris"}',
+        status: 'completed',
+      },
+      {
+        type: 'function_call',
+        id: 'fc_req-7_1',
+        call_id: 'call_def',
+        name: 'get_time',
+        arguments: '{}',
+        status: 'completed',
+      },
     ]);
   });
 
@@ -100,11 +126,20 @@ describe('Responses stream translation', () => {
       'response.completed',
     ]);
     events.forEach((e, i) => expect(e.data.sequence_number).toBe(i));
-    expect(events[2]!.data).toMatchObject({ output_index: 0, item: { type: 'reasoning', id: 'rs_req-7', summary: [], content: [] } });
+    expect(events[2]!.data).toMatchObject({
+      output_index: 0,
+      item: { type: 'reasoning', id: 'rs_req-7', summary: [], content: [] },
+    });
     expect(events[6]!.data).toMatchObject({ item_id: 'rs_req-7', text: 'The user wants the weather.' });
     const final = foldResponses(events);
     expect(final.output.map((o) => o.type)).toEqual(['reasoning', 'message', 'function_call']);
-    expect(final.output[0]).toEqual({ type: 'reasoning', id: 'rs_req-7', summary: [], content: [{ type: 'reasoning_text', text: 'The user wants the weather.' }], status: 'completed' });
+    expect(final.output[0]).toEqual({
+      type: 'reasoning',
+      id: 'rs_req-7',
+      summary: [],
+      content: [{ type: 'reasoning_text', text: 'The user wants the weather.' }],
+      status: 'completed',
+    });
     expect(final.output_text).toBe('Checking.');
     expect(final.usage).toMatchObject({ output_tokens: 15, output_tokens_details: { reasoning_tokens: 6 } });
   });
@@ -114,27 +149,42 @@ describe('Responses stream translation', () => {
   });
 
   it('length → response.incomplete', () => {
-    const events = parseSse(translate('responses', [Buffer.from(chunk({ content: 'Hel' }) + chunk({}, 'length') + DONE)]));
+    const events = parseSse(
+      translate('responses', [Buffer.from(chunk({ content: 'Hel' }) + chunk({}, 'length') + DONE)]),
+    );
     expect(events.at(-1)!.event).toBe('response.incomplete');
-    expect(foldResponses(events)).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+    expect(foldResponses(events)).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+    });
   });
 
   it('an upstream error event → error then response.failed, and nothing after', () => {
     const t = createStreamTranslator('responses', ctx);
     let out = t.push(chunk({ content: 'Hi' }));
-    out += t.push(`data: ${JSON.stringify({ error: { message: 'upstream overloaded', type: 'server_error', code: 'service_unavailable' } })}\n\n`);
+    out += t.push(
+      `data: ${JSON.stringify({ error: { message: 'upstream overloaded', type: 'server_error', code: 'service_unavailable' } })}\n\n`,
+    );
     expect(t.sawTerminal).toBe(true);
     expect(t.push(chunk({ content: 'more' }) + DONE) + t.end() + t.fail('late')).toBe('');
     const events = parseSse(out);
     expect(events.slice(-2).map((e) => e.event)).toEqual(['error', 'response.failed']);
     expect(events.at(-2)!.data).toMatchObject({ code: 'service_unavailable', message: 'upstream overloaded' });
-    expect(foldResponses(events)).toMatchObject({ status: 'failed', error: { code: 'service_unavailable', message: 'upstream overloaded' } });
+    expect(foldResponses(events)).toMatchObject({
+      status: 'failed',
+      error: { code: 'service_unavailable', message: 'upstream overloaded' },
+    });
   });
 
   it('fail() before any upstream byte still starts with response.created (the SDK requires it)', () => {
     const t = createStreamTranslator('responses', ctx);
     const events = parseSse(t.fail('connection reset'));
-    expect(events.map((e) => e.event)).toEqual(['response.created', 'response.in_progress', 'error', 'response.failed']);
+    expect(events.map((e) => e.event)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'error',
+      'response.failed',
+    ]);
     expect(t.sawTerminal).toBe(true);
   });
 
@@ -173,7 +223,10 @@ describe('Messages stream translation', () => {
       'message_stop',
     ]);
     events.forEach((e) => expect(e.data.type).toBe(e.event));
-    const text = events.filter((e) => e.event === 'content_block_delta').map((e) => (e.data.delta as { text: string }).text).join('');
+    const text = events
+      .filter((e) => e.event === 'content_block_delta')
+      .map((e) => (e.data.delta as { text: string }).text)
+      .join('');
     expect(text).toBe('Héllo, 世界!');
     expect(events[6]!.data).toEqual({
       type: 'message_delta',
@@ -203,10 +256,16 @@ describe('Messages stream translation', () => {
 
   it('reasoning is not shown as blocks (thinking was not asked for) and never leaks into tool input', () => {
     const events = parseSse(expectSplitInvariant('messages', REASONING_STREAM));
-    const starts = events.filter((e) => e.event === 'content_block_start').map((e) => (e.data as { content_block: { type: string } }).content_block.type);
+    const starts = events
+      .filter((e) => e.event === 'content_block_start')
+      .map((e) => (e.data as { content_block: { type: string } }).content_block.type);
     expect(starts).toEqual(['text', 'tool_use']);
     const json = events
-      .filter((e) => e.event === 'content_block_delta' && (e.data as { delta: { type: string } }).delta.type === 'input_json_delta')
+      .filter(
+        (e) =>
+          e.event === 'content_block_delta' &&
+          (e.data as { delta: { type: string } }).delta.type === 'input_json_delta',
+      )
       .map((e) => (e.data as { delta: { partial_json: string } }).delta.partial_json)
       .join('');
     expect(JSON.parse(json)).toEqual({ city: 'Oslo' });
@@ -215,12 +274,22 @@ describe('Messages stream translation', () => {
 
   it('text then tool: the text block closes first', () => {
     const events = parseSse(translate('messages', [Buffer.from(TEXT_THEN_TOOL_STREAM)]));
-    expect(events.map((e) => e.event).slice(1, 6)).toEqual(['content_block_start', 'content_block_delta', 'content_block_stop', 'content_block_start', 'content_block_delta']);
+    expect(events.map((e) => e.event).slice(1, 6)).toEqual([
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta',
+    ]);
   });
 
   it('an upstream error → an Anthropic error event, terminal', () => {
     const t = createStreamTranslator('messages', ctx);
-    const out = t.push(chunk({ content: 'Hi' }) + `data: ${JSON.stringify({ error: { message: 'boom', type: 'server_error' } })}\n\n` + DONE);
+    const out = t.push(
+      chunk({ content: 'Hi' }) +
+        `data: ${JSON.stringify({ error: { message: 'boom', type: 'server_error' } })}\n\n` +
+        DONE,
+    );
     const last = parseSse(out).at(-1)!;
     expect(last).toEqual({ event: 'error', data: { type: 'error', error: { type: 'api_error', message: 'boom' } } });
     expect(t.sawTerminal).toBe(true);
@@ -250,18 +319,25 @@ describe('Messages stream translation', () => {
 
 describe('any chunking', () => {
   it('gives the same output for arbitrary multi-way splits of every fixture stream', () => {
-    const streams = [TEXT_STREAM, TOOL_STREAM, TEXT_THEN_TOOL_STREAM, REASONING_STREAM, CRLF_STREAM].map((s) => Buffer.from(s));
+    const streams = [TEXT_STREAM, TOOL_STREAM, TEXT_THEN_TOOL_STREAM, REASONING_STREAM, CRLF_STREAM].map((s) =>
+      Buffer.from(s),
+    );
     fc.assert(
-      fc.property(fc.constantFrom(...streams), fc.constantFrom<BridgeKind>('responses', 'messages'), fc.array(fc.nat(), { maxLength: 12 }), (bytes, kind, cuts) => {
-        const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-        const pieces: Buffer[] = [];
-        let prev = 0;
-        for (const p of [...points, bytes.length]) {
-          pieces.push(bytes.subarray(prev, p));
-          prev = p;
-        }
-        expect(translate(kind, pieces)).toBe(translate(kind, [bytes]));
-      }),
+      fc.property(
+        fc.constantFrom(...streams),
+        fc.constantFrom<BridgeKind>('responses', 'messages'),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        (bytes, kind, cuts) => {
+          const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+          const pieces: Buffer[] = [];
+          let prev = 0;
+          for (const p of [...points, bytes.length]) {
+            pieces.push(bytes.subarray(prev, p));
+            prev = p;
+          }
+          expect(translate(kind, pieces)).toBe(translate(kind, [bytes]));
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -18,7 +18,11 @@ function clientsFor(stack: Stack): Clients {
 async function post(stack: Stack, path: string, body: unknown): Promise<Response> {
   return fetch(`${stack.proxy.url}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      'anthropic-version': '2023-06-01',
+    },
     body: JSON.stringify(body),
   });
 }
@@ -39,7 +43,11 @@ describe("bridge: 'auto' on a chat-only key", () => {
     const r1 = await post(stack, '/v1/responses', { model: 'gpt-4o-mini', input: 'hi' });
     expect(r1.status).toBe(200);
     expect(r1.headers.get('x-loopgate-bridge')).toBe('responses->chat');
-    const r2 = await post(stack, '/v1/messages', { model: 'claude-sonnet-4-6', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
+    const r2 = await post(stack, '/v1/messages', {
+      model: 'claude-sonnet-4-6',
+      max_tokens: 20,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(r2.status).toBe(200);
     expect(r2.headers.get('x-loopgate-bridge')).toBe('messages->chat');
     expect(stack.sim.requests.map((q) => q.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions']);
@@ -51,7 +59,13 @@ describe("bridge: 'auto' on a chat-only key", () => {
         model: 'claude-sonnet-4-6',
         max_tokens: 20,
         messages: [{ role: 'user', content: 'hi' }],
-        tools: [{ name: 'Bash', input_schema: { type: 'object', properties: { command: { type: 'string' } } }, eager_input_streaming: true }],
+        tools: [
+          {
+            name: 'Bash',
+            input_schema: { type: 'object', properties: { command: { type: 'string' } } },
+            eager_input_streaming: true,
+          },
+        ],
       })
       .withResponse();
     expect(response.headers.get('x-loopgate-bridge-dropped')).toBe('tools[].eager_input_streaming');
@@ -59,15 +73,33 @@ describe("bridge: 'auto' on a chat-only key", () => {
 
   it('logs the bridge in the traffic line', async () => {
     await post(stack, '/v1/responses', { model: 'gpt-4o-mini', input: 'log me' });
-    await until(() => stack.traffic.find((l) => l.includes('bridge responses->chat')), 5000, 'a traffic line naming the bridge');
+    await until(
+      () => stack.traffic.find((l) => l.includes('bridge responses->chat')),
+      5000,
+      'a traffic line naming the bridge',
+    );
   });
 
   it('count_tokens cannot be bridged: a NotFoundError in the Anthropic envelope, and a hint that does not offer the bridge', async () => {
-    const anthropic = new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0, logLevel: 'error', defaultQuery: { beta: 'true' } });
-    const err = await anthropic.messages.countTokens({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'count me' }] }).catch((e: unknown) => e);
+    const anthropic = new Anthropic({
+      baseURL: stack.proxy.url,
+      apiKey: TOKEN,
+      maxRetries: 0,
+      logLevel: 'error',
+      defaultQuery: { beta: 'true' },
+    });
+    const err = await anthropic.messages
+      .countTokens({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'count me' }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.NotFoundError);
-    expect((err as InstanceType<typeof Anthropic.NotFoundError>).headers?.get('x-loopgate-diagnosis')).toBe('protocol-unsupported');
-    const line = await until(() => stack.traffic.find((l) => l.includes('/v1/messages/count_tokens')), 5000, 'the count_tokens traffic line');
+    expect((err as InstanceType<typeof Anthropic.NotFoundError>).headers?.get('x-loopgate-diagnosis')).toBe(
+      'protocol-unsupported',
+    );
+    const line = await until(
+      () => stack.traffic.find((l) => l.includes('/v1/messages/count_tokens')),
+      5000,
+      'the count_tokens traffic line',
+    );
     expect(line).toMatch(/Loopgate cannot bridge it/);
     expect(line).not.toMatch(/--bridge auto/);
   });
@@ -80,35 +112,61 @@ describe("bridge: 'auto' on a chat-only key", () => {
     const r = await stream.finalResponse();
     expect(r.output.map((o) => o.type)).toEqual(['reasoning', 'message']);
     expect(thoughts.join('')).toBe('Thinking about: why is the sky blue');
-    expect(r.output[0]).toMatchObject({ type: 'reasoning', content: [{ type: 'reasoning_text', text: 'Thinking about: why is the sky blue' }] });
+    expect(r.output[0]).toMatchObject({
+      type: 'reasoning',
+      content: [{ type: 'reasoning_text', text: 'Thinking about: why is the sky blue' }],
+    });
     expect(r.output_text).toBe('Echo: why is the sky blue');
     expect(r.usage?.output_tokens_details.reasoning_tokens).toBeGreaterThan(0);
     const created = await openai.responses.create({ model: 'deepseek-reasoner', input: 'why is the sky blue' });
     expect(created.output.map((o) => o.type)).toEqual(['reasoning', 'message']);
 
-    const m = await anthropic.messages.stream({ model: 'deepseek-reasoner', max_tokens: 200, messages: [{ role: 'user', content: 'why is the sky blue' }] }).finalMessage();
+    const m = await anthropic.messages
+      .stream({
+        model: 'deepseek-reasoner',
+        max_tokens: 200,
+        messages: [{ role: 'user', content: 'why is the sky blue' }],
+      })
+      .finalMessage();
     expect(m.content.map((b) => b.type)).toEqual(['text']);
     expect((m.content[0] as { text: string }).text).toBe('Echo: why is the sky blue');
   });
 
   it("Codex's freeform apply_patch (a custom tool): custom_tool_call out, custom_tool_call_output back, streamed", async () => {
-    const tools = [{ type: 'custom' as const, name: 'apply_patch', format: { type: 'grammar' as const, syntax: 'lark' as const, definition: 'start: /.+/' } }];
+    const tools = [
+      {
+        type: 'custom' as const,
+        name: 'apply_patch',
+        format: { type: 'grammar' as const, syntax: 'lark' as const, definition: 'start: /.+/' },
+      },
+    ];
     const input1 = [{ role: 'user' as const, content: 'apply_patch: add a.txt' }];
     const r1 = await clients.openai.responses.stream({ model: 'gpt-4o-mini', tools, input: input1 }).finalResponse();
     const call = r1.output.find((o) => o.type === 'custom_tool_call');
-    if (!call || call.type !== 'custom_tool_call') throw new Error(`expected a custom_tool_call, got ${JSON.stringify(r1.output)}`);
+    if (!call || call.type !== 'custom_tool_call')
+      throw new Error(`expected a custom_tool_call, got ${JSON.stringify(r1.output)}`);
     expect(call.name).toBe('apply_patch');
     expect(call.input).toBe('apply_patch: add a.txt'); // the simulator echoes the prompt into the string argument
     const r2 = await clients.openai.responses.create({
       model: 'gpt-4o-mini',
       tools,
-      input: [...input1, { type: 'custom_tool_call', call_id: call.call_id, name: call.name, input: call.input }, { type: 'custom_tool_call_output', call_id: call.call_id, output: 'Success. Updated a.txt' }],
+      input: [
+        ...input1,
+        { type: 'custom_tool_call', call_id: call.call_id, name: call.name, input: call.input },
+        { type: 'custom_tool_call_output', call_id: call.call_id, output: 'Success. Updated a.txt' },
+      ],
     });
     expect(r2.output_text).toContain('Success. Updated a.txt');
   });
 
   it("bridges Claude Code's ?beta=true form of /v1/messages", async () => {
-    const anthropic = new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0, logLevel: 'error', defaultQuery: { beta: 'true' } });
+    const anthropic = new Anthropic({
+      baseURL: stack.proxy.url,
+      apiKey: TOKEN,
+      maxRetries: 0,
+      logLevel: 'error',
+      defaultQuery: { beta: 'true' },
+    });
     const { data, response } = await anthropic.messages
       .create({ model: 'claude-sonnet-4-6', max_tokens: 20, messages: [{ role: 'user', content: 'beta hello' }] })
       .withResponse();
@@ -136,9 +194,22 @@ describe("bridge: 'auto' on a chat-only key", () => {
     const bodies: string[] = [];
     for (const [path, body, fault] of [
       ['/v1/responses', { model: 'gpt-4o-mini', input: 'x' }, '503'],
-      ['/v1/messages', { model: 'claude-sonnet-4-6', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }, '429'],
+      [
+        '/v1/messages',
+        { model: 'claude-sonnet-4-6', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] },
+        '429',
+      ],
       ['/v1/responses', { model: 'gpt-4o-mini', input: 'x', stream: true }, 'error-event-mid-stream'],
-      ['/v1/messages', { model: 'claude-sonnet-4-6', max_tokens: 5, thinking: { type: 'enabled', budget_tokens: 1 }, messages: [{ role: 'user', content: 'x' }] }, ''],
+      [
+        '/v1/messages',
+        {
+          model: 'claude-sonnet-4-6',
+          max_tokens: 5,
+          thinking: { type: 'enabled', budget_tokens: 1 },
+          messages: [{ role: 'user', content: 'x' }],
+        },
+        '',
+      ],
     ] as const) {
       const r = await fetch(`${stack.proxy.url}${path}`, {
         method: 'POST',
@@ -206,7 +277,10 @@ describe("bridge: 'auto' on native routes: tool round trips pass through unbridg
   let openaiStack: Stack;
   let claudeStack: Stack;
   beforeAll(async () => {
-    [openaiStack, claudeStack] = await Promise.all([startStack({ key: KEYS.default, bridge: 'auto' }), startStack({ key: KEYS.claude, bridge: 'auto' })]);
+    [openaiStack, claudeStack] = await Promise.all([
+      startStack({ key: KEYS.default, bridge: 'auto' }),
+      startStack({ key: KEYS.claude, bridge: 'auto' }),
+    ]);
   });
   afterAll(() => Promise.all([openaiStack.close(), claudeStack.close()]));
 
@@ -217,7 +291,8 @@ describe("bridge: 'auto' on native routes: tool round trips pass through unbridg
 
   it('sent them to the native endpoints', () => {
     // (the proxy's own /models refreshes aside)
-    const paths = (stack: Stack) => new Set(stack.sim.requests.map((q) => q.path.split('?')[0]).filter((p) => p !== '/v1/models'));
+    const paths = (stack: Stack) =>
+      new Set(stack.sim.requests.map((q) => q.path.split('?')[0]).filter((p) => p !== '/v1/models'));
     expect(paths(openaiStack)).toEqual(new Set(['/v1/responses']));
     expect(paths(claudeStack)).toEqual(new Set(['/v1/messages']));
     expect(openaiStack.traffic.concat(claudeStack.traffic).filter((l) => l.includes('bridge'))).toEqual([]);

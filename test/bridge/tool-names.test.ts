@@ -16,10 +16,18 @@ const params = { type: 'object', properties: {} };
 
 /** A Responses request declaring every pair: plain tools as they are, the others inside their namespace. */
 function requestFor(pairs: Pair[]): Record<string, unknown> {
-  const plain = pairs.filter((p) => p.namespace === undefined).map((p) => ({ type: 'function', name: p.name, parameters: params }));
+  const plain = pairs
+    .filter((p) => p.namespace === undefined)
+    .map((p) => ({ type: 'function', name: p.name, parameters: params }));
   const spaces = new Map<string, Pair[]>();
-  for (const p of pairs) if (p.namespace !== undefined) spaces.set(p.namespace, [...(spaces.get(p.namespace) ?? []), p]);
-  const namespaced = [...spaces].map(([name, ps]) => ({ type: 'namespace', name, description: '', tools: ps.map((p) => ({ type: 'function', name: p.name, parameters: params })) }));
+  for (const p of pairs)
+    if (p.namespace !== undefined) spaces.set(p.namespace, [...(spaces.get(p.namespace) ?? []), p]);
+  const namespaced = [...spaces].map(([name, ps]) => ({
+    type: 'namespace',
+    name,
+    description: '',
+    tools: ps.map((p) => ({ type: 'function', name: p.name, parameters: params })),
+  }));
   return { model: 'gpt-4o-mini', input: 'hi', tools: [...plain, ...namespaced] };
 }
 
@@ -31,8 +39,23 @@ function chatNames(body: Record<string, unknown>): string[] {
 
 /** What the bridge hands back when the chat model calls `chatName`. */
 function callBack(body: Record<string, unknown>, chatName: string): Pair {
-  const chat = { choices: [{ message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: chatName, arguments: '{}' } }] }, finish_reason: 'tool_calls' }] };
-  const out = (fromChatResult('responses', chat, { model: 'm', requestId: 'r1', request: body }).output as Array<Record<string, unknown>>)[0]!;
+  const chat = {
+    choices: [
+      {
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: chatName, arguments: '{}' } }],
+        },
+        finish_reason: 'tool_calls',
+      },
+    ],
+  };
+  const out = (
+    fromChatResult('responses', chat, { model: 'm', requestId: 'r1', request: body }).output as Array<
+      Record<string, unknown>
+    >
+  )[0]!;
   return { name: out.name as string, ...(out.namespace !== undefined ? { namespace: out.namespace as string } : {}) };
 }
 
@@ -62,13 +85,20 @@ describe('bridged tool names (issue 23 F-C)', () => {
   });
 
   it('names that collide with nothing stay as the readable join', () => {
-    const body = requestFor([{ name: 'shell' }, { namespace: 'functions', name: 'exec' }, { name: 'mcp__github__search' }]);
+    const body = requestFor([
+      { name: 'shell' },
+      { namespace: 'functions', name: 'exec' },
+      { name: 'mcp__github__search' },
+    ]);
     expect(chatNames(body)).toEqual(['shell', 'mcp__github__search', 'functions__exec']);
   });
 
   it('history calls and tool_choice use the same names as the tool list', () => {
     const body = {
-      ...requestFor([{ namespace: 'files', name: 'read__secret' }, { namespace: 'files__read', name: 'secret' }]),
+      ...requestFor([
+        { namespace: 'files', name: 'read__secret' },
+        { namespace: 'files__read', name: 'secret' },
+      ]),
       input: [
         { type: 'message', role: 'user', content: 'read it' },
         { type: 'function_call', namespace: 'files__read', name: 'secret', call_id: 'c0', arguments: '{}' },
@@ -80,7 +110,10 @@ describe('bridged tool names (issue 23 F-C)', () => {
     if (!r.ok) throw new Error(r.message);
     const [first, second] = (r.chat.tools as Array<{ function: { name: string } }>).map((t) => t.function.name);
     expect(r.chat.tool_choice).toEqual({ type: 'function', function: { name: first } });
-    expect((r.chat.messages as Array<{ tool_calls?: Array<{ function: { name: string } }> }>)[1]!.tool_calls![0]!.function.name).toBe(second);
+    expect(
+      (r.chat.messages as Array<{ tool_calls?: Array<{ function: { name: string } }> }>)[1]!.tool_calls![0]!.function
+        .name,
+    ).toBe(second);
   });
 
   it('a tool named like another tool’s hashed name gets a 400 naming both, never a shared name', () => {
@@ -96,9 +129,19 @@ describe('bridged tool names (issue 23 F-C)', () => {
 
   it('property: any set of (namespace, name) pairs maps to distinct valid chat names and back to the exact pair', () => {
     // Few letters and many underscores make joins collide often; any string exercises the alphabet and the length limit.
-    const piece = fc.oneof(fc.stringMatching(/^[ab_]{1,6}$/), fc.string({ minLength: 1, maxLength: 80 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }));
-    const pair = fc.record({ namespace: fc.option(piece, { nil: undefined }), name: piece }, { requiredKeys: ['name'] });
-    const pairs = fc.uniqueArray(pair, { maxLength: 12, selector: (p) => JSON.stringify([p.namespace ?? null, p.name]) });
+    const piece = fc.oneof(
+      fc.stringMatching(/^[ab_]{1,6}$/),
+      fc.string({ minLength: 1, maxLength: 80 }),
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
+    );
+    const pair = fc.record(
+      { namespace: fc.option(piece, { nil: undefined }), name: piece },
+      { requiredKeys: ['name'] },
+    );
+    const pairs = fc.uniqueArray(pair, {
+      maxLength: 12,
+      selector: (p) => JSON.stringify([p.namespace ?? null, p.name]),
+    });
     fc.assert(
       fc.property(pairs, (ps) => {
         const clean = ps.map((p) => (p.namespace === undefined ? { name: p.name } : p));
@@ -122,7 +165,10 @@ describe('Anthropic tool names longer than chat allows', () => {
     model: 'claude-sonnet-4-6',
     max_tokens: 10,
     messages: [{ role: 'user', content: 'hi' }],
-    tools: [{ name: long, input_schema: { type: 'object' } }, { name: 'Bash', input_schema: { type: 'object' } }],
+    tools: [
+      { name: long, input_schema: { type: 'object' } },
+      { name: 'Bash', input_schema: { type: 'object' } },
+    ],
     tool_choice: { type: 'tool', name: long },
   };
 
@@ -134,7 +180,18 @@ describe('Anthropic tool names longer than chat allows', () => {
     expect(hashed).toMatch(CHAT_TOOL_NAME);
     expect(bash).toBe('Bash');
     expect(r.chat.tool_choice).toEqual({ type: 'function', function: { name: hashed } });
-    const chat = { choices: [{ message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: hashed, arguments: '{}' } }] }, finish_reason: 'tool_calls' }] };
+    const chat = {
+      choices: [
+        {
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: hashed, arguments: '{}' } }],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    };
     const m = fromChatResult('messages', chat, { model: 'm', requestId: 'r1', request: body });
     expect((m.content as Array<{ name: string }>)[0]!.name).toBe(long);
   });
@@ -158,13 +215,18 @@ describe('bridged tool names through the proxy (issue 23 F-C)', () => {
         model: 'gpt-4o-mini',
         input: 'read the secret',
         tools,
-        tool_choice: { type: 'function', name: 'read__secret', namespace: 'files' } as unknown as OpenAI.Responses.ToolChoiceFunction,
+        tool_choice: {
+          type: 'function',
+          name: 'read__secret',
+          namespace: 'files',
+        } as unknown as OpenAI.Responses.ToolChoiceFunction,
         stream,
       });
       let output: Array<Record<string, unknown>>;
       if (stream) {
         let done: OpenAI.Responses.Response | undefined;
-        for await (const e of r as AsyncIterable<OpenAI.Responses.ResponseStreamEvent>) if (e.type === 'response.completed') done = e.response;
+        for await (const e of r as AsyncIterable<OpenAI.Responses.ResponseStreamEvent>)
+          if (e.type === 'response.completed') done = e.response;
         output = done!.output as unknown as Array<Record<string, unknown>>;
       } else output = (r as OpenAI.Responses.Response).output as unknown as Array<Record<string, unknown>>;
       const call = output.find((o) => o.type === 'function_call');
@@ -175,7 +237,13 @@ describe('bridged tool names through the proxy (issue 23 F-C)', () => {
   it('a Messages tool named beyond 64 characters is called by its own name (stream and not)', async () => {
     const anthropic = new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0, logLevel: 'error' });
     const long = `mcp__${'server'.repeat(8)}__${'tool'.repeat(10)}`;
-    const req = { model: 'claude-sonnet-4-6', max_tokens: 50, messages: [{ role: 'user' as const, content: 'go' }], tools: [{ name: long, input_schema: { type: 'object' as const } }], tool_choice: { type: 'tool' as const, name: long } };
+    const req = {
+      model: 'claude-sonnet-4-6',
+      max_tokens: 50,
+      messages: [{ role: 'user' as const, content: 'go' }],
+      tools: [{ name: long, input_schema: { type: 'object' as const } }],
+      tool_choice: { type: 'tool' as const, name: long },
+    };
     const m = await anthropic.messages.create(req);
     expect(m.content.find((b) => b.type === 'tool_use')).toMatchObject({ name: long });
     const s = await anthropic.messages.stream(req).finalMessage();

@@ -6,7 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { DEMO_KEYS, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
 import { parseModelList } from '../../proxy/rules/model-list.js';
-import { chatModels, DEFAULT_LIMITS, nativeProtocolsFrom, type ChatModelInfo } from '../../extension/lm/model-catalog.js';
+import {
+  chatModels,
+  DEFAULT_LIMITS,
+  nativeProtocolsFrom,
+  type ChatModelInfo,
+} from '../../extension/lm/model-catalog.js';
 import { sendChat, ChatRequestFailed } from '../../extension/lm/chat-client.js';
 import type { ChatEvent, ChatRequest, ChatTurn } from '../../extension/lm/chat-types.js';
 import { TOKEN, until } from '../proxy/stack.js';
@@ -18,7 +23,14 @@ let models: ChatModelInfo[];
 beforeAll(async () => {
   // A pause between events, so a cancel lands mid-stream (the chat cannot send x-sim-* headers).
   sim = await startSimulator({ port: 0, streamDefaults: { chunkDelayMs: 15, chunks: 6 } });
-  proxy = await startProxy({ upstream: sim.baseUrl, keys: [...DEMO_KEYS], token: TOKEN, port: 0, allowHttp: true, logFile: undefined });
+  proxy = await startProxy({
+    upstream: sim.baseUrl,
+    keys: [...DEMO_KEYS],
+    token: TOKEN,
+    port: 0,
+    allowHttp: true,
+    logFile: undefined,
+  });
   await proxy.refreshModels();
   const res = await fetch(`${proxy.url}/v1/models`, { headers: { authorization: `Bearer ${TOKEN}` } });
   const list = parseModelList(await res.text());
@@ -33,7 +45,12 @@ afterAll(async () => {
 const model = (id: string) => models.find((m) => m.id === id)!;
 const user = (text: string): ChatTurn => ({ role: 'user', parts: [{ kind: 'text', text }] });
 
-async function chat(id: string, turns: ChatTurn[], extra: Partial<ChatRequest> = {}, signal = new AbortController().signal) {
+async function chat(
+  id: string,
+  turns: ChatTurn[],
+  extra: Partial<ChatRequest> = {},
+  signal = new AbortController().signal,
+) {
   const m = model(id);
   const events: ChatEvent[] = [];
   await sendChat({
@@ -47,34 +64,60 @@ async function chat(id: string, turns: ChatTurn[], extra: Partial<ChatRequest> =
   return events;
 }
 
-const WEATHER = { name: 'get_weather', description: 'Current weather of a city', inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+const WEATHER = {
+  name: 'get_weather',
+  description: 'Current weather of a city',
+  inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
 
 describe('the models VS Code is offered', () => {
-  it('every key group\'s models, each with its best native protocol and the documented default limits', () => {
+  it("every key group's models, each with its best native protocol and the documented default limits", () => {
     expect(model('claude-sonnet-4-6').protocol).toBe('messages');
     expect(model('gpt-4.1').protocol).toBe('responses');
     expect(model('deepseek-reasoner').protocol).toBe('chat');
-    expect(model('gpt-4.1')).toMatchObject({ maxInputTokens: DEFAULT_LIMITS.maxInputTokens, maxOutputTokens: DEFAULT_LIMITS.maxOutputTokens, toolCalling: true, imageInput: true });
+    expect(model('gpt-4.1')).toMatchObject({
+      maxInputTokens: DEFAULT_LIMITS.maxInputTokens,
+      maxOutputTokens: DEFAULT_LIMITS.maxOutputTokens,
+      toolCalling: true,
+      imageInput: true,
+    });
     expect(model('deepseek-reasoner').imageInput).toBe(false);
   });
 
-  it('the protocol the proxy serves natively, by its routing rule, when the first key\'s copy of the model lacks it (issue 24)', async () => {
+  it("the protocol the proxy serves natively, by its routing rule, when the first key's copy of the model lacks it (issue 24)", async () => {
     // The chat-only key first: GET /v1/models gives its copy of claude-sonnet-4-6 (chat only).
     const keys = [...DEMO_KEYS].sort((a, b) => Number(b.name === 'chat-only') - Number(a.name === 'chat-only'));
-    const other = await startProxy({ upstream: sim.baseUrl, keys, token: TOKEN, port: 0, allowHttp: true, logFile: undefined });
+    const other = await startProxy({
+      upstream: sim.baseUrl,
+      keys,
+      token: TOKEN,
+      port: 0,
+      allowHttp: true,
+      logFile: undefined,
+    });
     try {
       await other.refreshModels();
-      const get = async (path: string) => (await fetch(`${other.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+      const get = async (path: string) =>
+        (await fetch(`${other.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
       const list = parseModelList(await get('/v1/models'));
       if (!list.ok) throw new Error('no model list');
-      const claude = (native?: Parameters<typeof chatModels>[2]) => chatModels(list.models, {}, native).find((m) => m.id === 'claude-sonnet-4-6')!;
+      const claude = (native?: Parameters<typeof chatModels>[2]) =>
+        chatModels(list.models, {}, native).find((m) => m.id === 'claude-sonnet-4-6')!;
       expect(claude().protocol).toBe('chat');
       expect(claude(nativeProtocolsFrom(await get('/_loopgate/keys'))).protocol).toBe('messages');
       // And the proxy does serve it there natively.
       const res = await fetch(`${other.url}/v1/messages`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-        body: JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+        },
+        body: JSON.stringify({
+          model: 'claude-sonnet-4-6',
+          max_tokens: 16,
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
       });
       expect(res.headers.get('x-loopgate-route')).toBe('claude native');
     } finally {
@@ -83,11 +126,36 @@ describe('the models VS Code is offered', () => {
   });
 
   it('limits the list gives, and per-model overrides over both', () => {
-    const listed = chatModels([{ id: 'm-2025-01-31', context_length: 200_000, max_output_tokens: 64_000, supported_endpoint_types: ['openai'] }], { other: { maxInputTokens: 1 } });
+    const listed = chatModels(
+      [
+        {
+          id: 'm-2025-01-31',
+          context_length: 200_000,
+          max_output_tokens: 64_000,
+          supported_endpoint_types: ['openai'],
+        },
+      ],
+      { other: { maxInputTokens: 1 } },
+    );
     // The context window holds prompt and answer: the input limit is what the answer leaves.
-    expect(listed[0]).toMatchObject({ family: 'm', version: '2025-01-31', maxInputTokens: 136_000, maxOutputTokens: 64_000, outputLimitKnown: true, protocol: 'chat' });
-    const overridden = chatModels([{ id: 'm', context_length: 200_000 }], { m: { maxInputTokens: 32_000, imageInput: true, toolCalling: false } });
-    expect(overridden[0]).toMatchObject({ maxInputTokens: 32_000, maxOutputTokens: 16_384, outputLimitKnown: false, imageInput: true, toolCalling: false });
+    expect(listed[0]).toMatchObject({
+      family: 'm',
+      version: '2025-01-31',
+      maxInputTokens: 136_000,
+      maxOutputTokens: 64_000,
+      outputLimitKnown: true,
+      protocol: 'chat',
+    });
+    const overridden = chatModels([{ id: 'm', context_length: 200_000 }], {
+      m: { maxInputTokens: 32_000, imageInput: true, toolCalling: false },
+    });
+    expect(overridden[0]).toMatchObject({
+      maxInputTokens: 32_000,
+      maxOutputTokens: 16_384,
+      outputLimitKnown: false,
+      imageInput: true,
+      toolCalling: false,
+    });
     expect(chatModels([{ id: 'w', context_length: 32_000 }])[0]).toMatchObject({ maxInputTokens: 24_000 });
     expect(chatModels([{ id: 'o3-mini' }, { id: 'o3' }]).map((m) => m.imageInput)).toEqual([false, true]);
   });
@@ -105,11 +173,16 @@ describe.each([
     expect(texts.length).toBeGreaterThan(1);
     expect(texts.map((e) => (e.kind === 'text' ? e.text : '')).join('')).toContain(`say hello over ${protocol}`);
     // Natively: the simulator saw this protocol's own path.
-    expect(sim.requests.map((r) => r.path)).toContain({ messages: '/v1/messages', responses: '/v1/responses', chat: '/v1/chat/completions' }[protocol]);
+    expect(sim.requests.map((r) => r.path)).toContain(
+      { messages: '/v1/messages', responses: '/v1/responses', chat: '/v1/chat/completions' }[protocol],
+    );
   });
 
   it('a tool round trip: the call comes back whole, and its result gets a text answer', async () => {
-    const first = await chat(id, [user('what is the weather in Paris? use get_weather')], { tools: [WEATHER], toolMode: 'required' });
+    const first = await chat(id, [user('what is the weather in Paris? use get_weather')], {
+      tools: [WEATHER],
+      toolMode: 'required',
+    });
     const call = first.find((e) => e.kind === 'toolCall');
     expect(call).toMatchObject({ kind: 'toolCall', name: 'get_weather', input: { city: expect.any(String) } });
     if (call?.kind !== 'toolCall') throw new Error('no tool call');
@@ -135,7 +208,14 @@ it('cancelling mid-stream closes the upstream request (the simulator sees the cl
   const done = sendChat({
     proxyUrl: proxy.url,
     token: TOKEN,
-    request: { model: m.id, protocol: m.protocol, turns: [user('a long answer please')], tools: [], toolMode: 'auto', maxOutputTokens: 256 },
+    request: {
+      model: m.id,
+      protocol: m.protocol,
+      turns: [user('a long answer please')],
+      tools: [],
+      toolMode: 'auto',
+      maxOutputTokens: 256,
+    },
     signal: abort.signal,
     onEvent: (e) => {
       if (e.kind === 'text') parts.push(e.text);
@@ -149,7 +229,7 @@ it('cancelling mid-stream closes the upstream request (the simulator sees the cl
   expect(parts.length).toBeLessThan(6);
 });
 
-describe('errors in the spec\'s terms', () => {
+describe("errors in the spec's terms", () => {
   it('a model no key serves: NotFound, with the closest IDs', async () => {
     const err = await chat('gpt-4.1', [user('hi')], { model: 'gpt-4.2' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ChatRequestFailed);
@@ -159,12 +239,26 @@ describe('errors in the spec\'s terms', () => {
   });
 
   it('a key the service refuses: NoPermissions, telling to re-copy the key', async () => {
-    const bad = await startProxy({ upstream: sim.baseUrl, key: 'sk-this-key-was-revoked-0000000000', token: TOKEN, port: 0, allowHttp: true, logFile: undefined });
+    const bad = await startProxy({
+      upstream: sim.baseUrl,
+      key: 'sk-this-key-was-revoked-0000000000',
+      token: TOKEN,
+      port: 0,
+      allowHttp: true,
+      logFile: undefined,
+    });
     try {
       const err = await sendChat({
         proxyUrl: bad.url,
         token: TOKEN,
-        request: { model: 'gpt-4o-mini', protocol: 'chat', turns: [user('hi')], tools: [], toolMode: 'auto', maxOutputTokens: 64 },
+        request: {
+          model: 'gpt-4o-mini',
+          protocol: 'chat',
+          turns: [user('hi')],
+          tools: [],
+          toolMode: 'auto',
+          maxOutputTokens: 64,
+        },
         signal: new AbortController().signal,
         onEvent: () => undefined,
       }).catch((e: unknown) => e);

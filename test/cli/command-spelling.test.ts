@@ -14,9 +14,16 @@ const home = tempHome();
 const env = { LOOPGATE_HOME: home, PATH: BARE_PATH };
 
 /** The built CLI as a child, as a user in that shell runs it. */
-function cli(args: string[], stdin = '', extraEnv: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string; err: string }> {
+function cli(
+  args: string[],
+  stdin = '',
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...env, ...extraEnv }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...env, ...extraEnv },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -84,9 +91,12 @@ describe('commands named in messages are spelled as the banner spells them', () 
     expect(lsp.err).toContain(`run \`${spelled} lsp --stdio\``);
     const emptyStdin = await cli(['serve', '--key-stdin', '--port', '0', '--no-log'], '\n');
     expect(emptyStdin.err).toContain(`\`pass show api-key | ${spelled} serve --key-stdin\``);
-    const failed = await cli(['doctor', '--upstream', `http://127.0.0.1:${port}`, '--allow-http'], '', { LOOPGATE_API_KEY: 'sk-spelling-test-0000000000000000' });
+    const failed = await cli(['doctor', '--upstream', `http://127.0.0.1:${port}`, '--allow-http'], '', {
+      LOOPGATE_API_KEY: 'sk-spelling-test-0000000000000000',
+    });
     expect(failed.code).not.toBe(0);
     expect(failed.out).toContain(`then run \`${spelled} doctor\` again`);
-    for (const r of [unknown, run, noCommand, viaProxy, lsp, emptyStdin, failed]) expect(r.out + r.err).not.toMatch(/`loopgate (?!run:)/);
+    for (const r of [unknown, run, noCommand, viaProxy, lsp, emptyStdin, failed])
+      expect(r.out + r.err).not.toMatch(/`loopgate (?!run:)/);
   }, 60_000);
 });

@@ -16,7 +16,10 @@ describe('loopgate doctor', () => {
   it('walks the first-use order and passes for a good key (exit 0)', async () => {
     const r = await runCli(['doctor', '--upstream', `${sim.baseUrl}/v1`], { LOOPGATE_API_KEY: KEYS.default });
     expect(r.code).toBe(0);
-    const names = r.out.split('\n').filter((l) => /^\d\./.test(l)).map((l) => l.split(/\s{2,}/)[0]);
+    const names = r.out
+      .split('\n')
+      .filter((l) => /^\d\./.test(l))
+      .map((l) => l.split(/\s{2,}/)[0]);
     expect(names).toEqual([
       '1. URL form',
       '2. API key',
@@ -62,7 +65,7 @@ describe('loopgate doctor', () => {
 });
 
 describe('loopgate models', () => {
-  it('prints a table of the key group\'s models with protocols', async () => {
+  it("prints a table of the key group's models with protocols", async () => {
     const r = await runCli(['models', '--upstream', sim.url], { LOOPGATE_API_KEY: KEYS.claude });
     expect(r.code).toBe(0);
     expect(r.out.split('\n')[0]).toMatch(/^MODEL ID\s+OWNED BY\s+PROTOCOLS$/);
@@ -83,7 +86,9 @@ describe('loopgate models', () => {
 
 describe('loopgate doctor with several keys', () => {
   it('checks each key in the first-use order, then says which key serves each model on each protocol', async () => {
-    const r = await runCli(['doctor', '--upstream', sim.url, '--allow-http'], { LOOPGATE_API_KEY: `claude=${KEYS.claude},default=${KEYS.default}` });
+    const r = await runCli(['doctor', '--upstream', sim.url, '--allow-http'], {
+      LOOPGATE_API_KEY: `claude=${KEYS.claude},default=${KEYS.default}`,
+    });
     expect(r.code, r.out + r.err).toBe(0);
     expect(r.out).toMatch(/^key claude\n/m);
     expect(r.out).toMatch(/^key default\n/m);
@@ -91,9 +96,19 @@ describe('loopgate doctor with several keys', () => {
     expect(matrix).toMatch(/^claude-sonnet-4-6\s+claude bridged\s+claude native\s+claude native$/m);
     expect(matrix).toMatch(/^gpt-4o-mini\s+default native\s+default native\s+default bridged$/m);
     for (const k of [KEYS.claude, KEYS.default]) expect(r.out + r.err).not.toContain(k);
-    const json = JSON.parse((await runCli(['doctor', '--upstream', sim.url, '--allow-http', '--json'], { LOOPGATE_API_KEY: `claude=${KEYS.claude},default=${KEYS.default}` })).out);
+    const json = JSON.parse(
+      (
+        await runCli(['doctor', '--upstream', sim.url, '--allow-http', '--json'], {
+          LOOPGATE_API_KEY: `claude=${KEYS.claude},default=${KEYS.default}`,
+        })
+      ).out,
+    );
     expect(json.keys.map((k: { name: string }) => k.name)).toEqual(['claude', 'default']);
-    expect(json.matrix.find((row: { model: string }) => row.model === 'claude-sonnet-4-6').routes).toEqual({ responses: 'claude bridged', chat: 'claude native', messages: 'claude native' });
+    expect(json.matrix.find((row: { model: string }) => row.model === 'claude-sonnet-4-6').routes).toEqual({
+      responses: 'claude bridged',
+      chat: 'claude native',
+      messages: 'claude native',
+    });
   });
 });
 
@@ -102,7 +117,11 @@ describe('doctor and models against the running proxy (what the tools see)', () 
   let proxy: { child: ChildProcess; url: string } | undefined;
   beforeAll(async () => {
     // The built CLI as a user runs it: the embedded simulator with a demo key of each group.
-    const { child, match } = await spawnCli(['serve', '--port', '0', '--no-log'], { LOOPGATE_HOME: home }, /^\s+curl -s (http:\/\/[\d.:]+)\//);
+    const { child, match } = await spawnCli(
+      ['serve', '--port', '0', '--no-log'],
+      { LOOPGATE_HOME: home },
+      /^\s+curl -s (http:\/\/[\d.:]+)\//,
+    );
     proxy = { child, url: match[1]! };
   });
   afterAll(async () => {
@@ -137,14 +156,18 @@ describe('doctor and models against the running proxy (what the tools see)', () 
     expect(stranger.code).toBe(3);
     expect(stranger.err).toMatch(/not a Loopgate proxy that proves it knows your local token/);
     expect((await runCli(['models', '--proxy', 'ftp://x'], { LOOPGATE_HOME: home })).code).toBe(2);
-    expect((await runCli(['models', '--proxy', proxy!.url, '--upstream', sim.url], { LOOPGATE_HOME: home })).code).toBe(2);
+    expect((await runCli(['models', '--proxy', proxy!.url, '--upstream', sim.url], { LOOPGATE_HOME: home })).code).toBe(
+      2,
+    );
   });
 
   it('a server that only claims to be a --no-token Loopgate proxy never gets the local token', async () => {
     const seen: string[] = [];
     const impostor = createServer((req, res) => {
       seen.push(String(req.headers.authorization ?? ''));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ loopgate: '0.1.0', requireToken: false, object: 'list', data: [] }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ loopgate: '0.1.0', requireToken: false, object: 'list', data: [] }));
     });
     await new Promise<void>((r) => impostor.listen(0, '127.0.0.1', () => r()));
     try {
@@ -156,7 +179,9 @@ describe('doctor and models against the running proxy (what the tools see)', () 
       expect(seen.length).toBeGreaterThan(0);
       expect(seen.some((h) => h.includes(token))).toBe(false);
       // A host name could resolve elsewhere after the proof: refused.
-      expect((await runCli(['models', '--proxy', `http://localhost:${new URL(url).port}`], { LOOPGATE_HOME: home })).code).toBe(2);
+      expect(
+        (await runCli(['models', '--proxy', `http://localhost:${new URL(url).port}`], { LOOPGATE_HOME: home })).code,
+      ).toBe(2);
     } finally {
       await new Promise((r) => impostor.close(r));
     }
@@ -164,7 +189,11 @@ describe('doctor and models against the running proxy (what the tools see)', () 
 
   it('with nothing configured, the proxy on the default port is the one asked; --direct asks the simulator', async () => {
     // The default port may be taken on a developer's machine: then a proxy there with another token must not be used.
-    const { child, lines } = await spawnCli(['serve', '--no-log'], { LOOPGATE_HOME: home }, /^\s+curl -s |already in use/).catch((err: Error) => ({ child: undefined, lines: [err.message] }));
+    const { child, lines } = await spawnCli(
+      ['serve', '--no-log'],
+      { LOOPGATE_HOME: home },
+      /^\s+curl -s |already in use/,
+    ).catch((err: Error) => ({ child: undefined, lines: [err.message] }));
     try {
       const auto = await runCli(['models', '--json'], { LOOPGATE_HOME: home });
       expect(auto.code, auto.err).toBe(0);

@@ -14,7 +14,11 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 function npmRun(args: string[], cwd: string): string {
   // --offline: nothing here may need the registry.
-  return execFileSync(npm, [...args, '--offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', env: { ...process.env, npm_config_prefix: undefined } });
+  return execFileSync(npm, [...args, '--offline', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_prefix: undefined },
+  });
 }
 
 describe('the CLI installed as a command', () => {
@@ -22,7 +26,10 @@ describe('the CLI installed as a command', () => {
   const prefix = join(work, 'global');
   const elsewhere = mkdtempSync(join(tmpdir(), 'loopgate-elsewhere-'));
   // node, curl and the installed command; nothing of the checkout.
-  const env = () => ({ PATH: [join(prefix, 'bin'), dirname(process.execPath), '/usr/bin', '/bin'].join(delimiter), LOOPGATE_HOME: home });
+  const env = () => ({
+    PATH: [join(prefix, 'bin'), dirname(process.execPath), '/usr/bin', '/bin'].join(delimiter),
+    LOOPGATE_HOME: home,
+  });
   const home = tempHome();
   let tarball = '';
 
@@ -31,13 +38,21 @@ describe('the CLI installed as a command', () => {
   beforeAll(() => {
     // dist/ is built by the test run's global setup (and by `npm pack`'s prepack); --ignore-scripts so
     // this test does not rebuild it under the other tests' feet.
-    const packed = JSON.parse(npmRun(['pack', '--ignore-scripts', '--json', '--pack-destination', work], repoRoot)) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    const packed = JSON.parse(
+      npmRun(['pack', '--ignore-scripts', '--json', '--pack-destination', work], repoRoot),
+    ) as Array<{ filename: string; files: Array<{ path: string }> }>;
     tarball = join(work, packed[0]!.filename);
     files = packed[0]!.files.map((f) => f.path).sort();
     // At warn level, as a user sees it.
-    const install = spawnSync(npm, ['install', '-g', '--prefix', prefix, tarball, '--offline', '--no-audit', '--no-fund', '--loglevel=warn'], {
-      cwd: work, encoding: 'utf8', env: { ...process.env, npm_config_prefix: undefined },
-    });
+    const install = spawnSync(
+      npm,
+      ['install', '-g', '--prefix', prefix, tarball, '--offline', '--no-audit', '--no-fund', '--loglevel=warn'],
+      {
+        cwd: work,
+        encoding: 'utf8',
+        env: { ...process.env, npm_config_prefix: undefined },
+      },
+    );
     if (install.status !== 0) throw new Error(`npm install -g exited ${install.status}: ${install.stderr}`);
     installWarnings = install.stderr;
   }, 120_000);
@@ -52,7 +67,11 @@ describe('the CLI installed as a command', () => {
   });
 
   it('runs from another directory as `loopgate`', () => {
-    const out = execFileSync('bash', ['-c', 'loopgate --version && loopgate env'], { cwd: elsewhere, env: env(), encoding: 'utf8' });
+    const out = execFileSync('bash', ['-c', 'loopgate --version && loopgate env'], {
+      cwd: elsewhere,
+      env: env(),
+      encoding: 'utf8',
+    });
     expect(out.split('\n')[0]).toBe(pkg.version);
     expect(out).toContain("export OPENAI_BASE_URL='http://127.0.0.1:8787/v1'");
   });
@@ -66,7 +85,11 @@ describe('the CLI installed as a command', () => {
   });
 
   it('serve prints `loopgate …` commands, and its curl line works in that shell', async () => {
-    serve = spawn('loopgate', ['serve', '--port', '0', '--no-log'], { cwd: elsewhere, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    serve = spawn('loopgate', ['serve', '--port', '0', '--no-log'], {
+      cwd: elsewhere,
+      env: env(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let text = '';
     const curl = await new Promise<string>((resolve, reject) => {
       serve!.stdout!.on('data', (c: Buffer) => {
@@ -83,7 +106,9 @@ describe('the CLI installed as a command', () => {
     expect(JSON.parse(out).data.length).toBeGreaterThan(0);
     // The proxy's 401 names the command as the banner does for this install.
     const denied = await fetch(/curl -s (\S+)/.exec(curl)![1]!);
-    expect(((await denied.json()) as { error: { message: string } }).error.message).toMatch(/run `loopgate token` \(or `eval "\$\(loopgate env --port \d+\)"`\)/);
+    expect(((await denied.json()) as { error: { message: string } }).error.message).toMatch(
+      /run `loopgate token` \(or `eval "\$\(loopgate env --port \d+\)"`\)/,
+    );
   });
 
   it('`npm install -g <checkout>` (the README line) installs it as well', () => {

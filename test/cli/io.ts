@@ -11,10 +11,19 @@ export function tempHome(): string {
   return mkdtempSync(join(tmpdir(), 'loopgate-home-'));
 }
 
-export async function runCli(argv: string[], env: NodeJS.ProcessEnv = {}, stdin = ''): Promise<{ code: number; out: string; err: string }> {
+export async function runCli(
+  argv: string[],
+  env: NodeJS.ProcessEnv = {},
+  stdin = '',
+): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const io: Io = { out: (l) => out.push(String(l)), err: (l) => err.push(String(l)), env: { LOOPGATE_HOME: tempHome(), ...env }, stdin: Readable.from([Buffer.from(stdin)]) };
+  const io: Io = {
+    out: (l) => out.push(String(l)),
+    err: (l) => err.push(String(l)),
+    env: { LOOPGATE_HOME: tempHome(), ...env },
+    stdin: Readable.from([Buffer.from(stdin)]),
+  };
   const code = await main(argv, io);
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
@@ -22,8 +31,15 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = {}, stdin 
 export const CLI = join(__dirname, '..', '..', 'dist', 'cli.js');
 
 /** Spawns the built CLI; resolves once a stdout line matches `ready`. */
-export function spawnCli(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; lines: string[]; match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+export function spawnCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; lines: string[]; match: RegExpMatchArray }> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   return new Promise((resolve, reject) => {
     let buf = '';

@@ -25,17 +25,33 @@ describe('serve --ipc with aliases from the editor', () => {
     writeFileSync(join(root, 'loopgate.json'), JSON.stringify({ aliases: { 'gpt-6.2-sol': 'gpt-6.1-sol' } }));
     const folder = join(root, 'packages', 'app');
     mkdirSync(folder, { recursive: true });
-    child = fork(CLI, ['serve', '--ipc'], { env: childEnv({ ...process.env, LOOPGATE_HOME: tempHome() }), stdio: ['pipe', 'pipe', 'pipe', 'ipc'] });
+    child = fork(CLI, ['serve', '--ipc'], {
+      env: childEnv({ ...process.env, LOOPGATE_HOME: tempHome() }),
+      stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
+    });
     const messages: FromProxy[] = [];
     child.on('message', (m) => messages.push(m as FromProxy));
     const start: ToProxy = {
       kind: 'start',
-      config: { port: 0, logBodies: false, requireToken: true, aliases: { 'gpt-6.2-sol': 'gpt-4.1', 'claude-opus-9': 'claude-sonnet-4-6', broken: 'broken' }, projectDir: folder },
+      config: {
+        port: 0,
+        logBodies: false,
+        requireToken: true,
+        aliases: { 'gpt-6.2-sol': 'gpt-4.1', 'claude-opus-9': 'claude-sonnet-4-6', broken: 'broken' },
+        projectDir: folder,
+      },
       token: TOKEN,
     };
     child.send(start);
-    const listening = await until(() => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'), 15_000, 'the proxy to listen');
-    expect(messages).toContainEqual({ kind: 'hint', text: 'loopgate.aliases: "broken=broken" maps a model to itself; leave it out.' });
+    const listening = await until(
+      () => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'),
+      15_000,
+      'the proxy to listen',
+    );
+    expect(messages).toContainEqual({
+      kind: 'hint',
+      text: 'loopgate.aliases: "broken=broken" maps a model to itself; leave it out.',
+    });
     expect(messages).toContainEqual({ kind: 'alias', text: 'gpt-6.2-sol -> gpt-6.1-sol (loopgate.json)' });
     expect(messages).toContainEqual({ kind: 'alias', text: 'claude-opus-9 -> claude-sonnet-4-6 (loopgate.aliases)' });
 

@@ -19,25 +19,51 @@ describe('serve --ipc messages to the editor', () => {
   });
 
   it('sends requests, health checks, hints and aliases as their own kinds, with the failed verdict decided by the proxy', async () => {
-    child = fork(CLI, ['serve', '--ipc'], { env: childEnv({ ...process.env, LOOPGATE_HOME: tempHome() }), stdio: ['pipe', 'pipe', 'pipe', 'ipc'] });
+    child = fork(CLI, ['serve', '--ipc'], {
+      env: childEnv({ ...process.env, LOOPGATE_HOME: tempHome() }),
+      stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
+    });
     const messages: FromProxy[] = [];
     child.on('message', (m) => messages.push(m as FromProxy));
     // Demo mode (the simulator); one usable alias and one the proxy refuses, which it reports as a hint.
-    const start: ToProxy = { kind: 'start', config: { port: 0, logBodies: false, requireToken: true, aliases: { 'gpt-6.2-sol': 'gpt-4o-mini', broken: 'broken' } }, token: TOKEN };
+    const start: ToProxy = {
+      kind: 'start',
+      config: {
+        port: 0,
+        logBodies: false,
+        requireToken: true,
+        aliases: { 'gpt-6.2-sol': 'gpt-4o-mini', broken: 'broken' },
+      },
+      token: TOKEN,
+    };
     child.send(start);
-    const listening = await until(() => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'), 15_000, 'the proxy to listen');
-    expect(messages).toContainEqual({ kind: 'hint', text: 'loopgate.aliases: "broken=broken" maps a model to itself; leave it out.' });
+    const listening = await until(
+      () => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'),
+      15_000,
+      'the proxy to listen',
+    );
+    expect(messages).toContainEqual({
+      kind: 'hint',
+      text: 'loopgate.aliases: "broken=broken" maps a model to itself; leave it out.',
+    });
     expect(messages).toContainEqual({ kind: 'alias', text: 'gpt-6.2-sol -> gpt-4o-mini (loopgate.aliases)' });
 
     const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
     const chat = (body: object, headers: Record<string, string> = {}) =>
-      fetch(`${listening.url}/v1/chat/completions`, { method: 'POST', headers: { ...auth, ...headers }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, id: r.headers.get('x-loopgate-request-id'), text: await r.text() }));
+      fetch(`${listening.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { ...auth, ...headers },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, id: r.headers.get('x-loopgate-request-id'), text: await r.text() }));
     const ok = await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
     expect(ok.status).toBe(200);
     const unknown = await chat({ model: 'no-such-model-anywhere', messages: [{ role: 'user', content: 'hi' }] });
     expect(unknown.status).toBeGreaterThanOrEqual(400);
     // A 200 whose stream ends in an error event: failed, though its status says otherwise.
-    const broken = await chat({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] }, { 'x-sim-fault': 'error-event-mid-stream' });
+    const broken = await chat(
+      { model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      { 'x-sim-fault': 'error-event-mid-stream' },
+    );
     expect(broken.status).toBe(200);
     // A stream the client itself leaves: not a failure (the rule the proxy's error count and `tail --errors` use).
     const leave = new AbortController();
@@ -52,18 +78,33 @@ describe('serve --ipc messages to the editor', () => {
     leave.abort();
     // Loopgate's own API (a window's health check, with the right token or none) is Loopgate talking to
     // itself: no request message, no health-probe (rules/own-traffic.ts; the log and `tail` agree).
-    expect((await fetch(`${listening.url}/_loopgate/health`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${listening.url}/_loopgate/health`, { headers: { authorization: `Bearer ${TOKEN}` } })).status,
+    ).toBe(200);
     expect((await fetch(`${listening.url}/_loopgate/health`)).status).toBe(401);
     // A request after them: once its message is here, theirs would be too (IPC keeps the order).
     const last = await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'after the health checks' }] });
 
-    const requests = await until(() => {
-      const r = messages.filter((m): m is Extract<FromProxy, { kind: 'request' }> => m.kind === 'request');
-      return r.some((m) => m.line.startsWith('POST') && r.filter((x) => x.status === 200 && !x.line.includes('stream')).length >= 2) && r.length >= 5 ? r : undefined;
-    }, 10_000, 'the requests');
-    const byLine = (start: string, status: number) => requests.find((r) => r.line.startsWith(start) && r.status === status);
+    const requests = await until(
+      () => {
+        const r = messages.filter((m): m is Extract<FromProxy, { kind: 'request' }> => m.kind === 'request');
+        return r.some(
+          (m) =>
+            m.line.startsWith('POST') && r.filter((x) => x.status === 200 && !x.line.includes('stream')).length >= 2,
+        ) && r.length >= 5
+          ? r
+          : undefined;
+      },
+      10_000,
+      'the requests',
+    );
+    const byLine = (start: string, status: number) =>
+      requests.find((r) => r.line.startsWith(start) && r.status === status);
     expect(byLine('POST /v1/chat/completions 200 gpt-4o-mini ', 200)).toMatchObject({ failed: false });
-    expect(byLine('POST /v1/chat/completions 200 gpt-4o-mini stream ', 200)).toMatchObject({ failed: true, diagnosis: expect.any(String) });
+    expect(byLine('POST /v1/chat/completions 200 gpt-4o-mini stream ', 200)).toMatchObject({
+      failed: true,
+      diagnosis: expect.any(String),
+    });
     const notFound = requests.find((r) => r.status === unknown.status)!;
     expect(notFound).toMatchObject({ failed: true, diagnosis: expect.any(String), hint: expect.any(String) });
     // The line, its code and its hint travel apart: the editor never cuts a line to change what it says.
@@ -72,7 +113,9 @@ describe('serve --ipc messages to the editor', () => {
     expect(requestLine(notFound)).toBe(`${notFound.line} [${notFound.diagnosis}] ${notFound.hint}`);
     expect(requests.find((r) => r.line.includes(' client-aborted'))).toMatchObject({ status: 200, failed: false });
     expect(last.status).toBe(200);
-    expect(messages.filter((m) => m.kind === 'health-probe' || (m.kind === 'request' && m.line.includes('/_loopgate/')))).toEqual([]);
+    expect(
+      messages.filter((m) => m.kind === 'health-probe' || (m.kind === 'request' && m.line.includes('/_loopgate/'))),
+    ).toEqual([]);
     // Every message says what it is by its kind: no status 0 standing for "not a request", no prefix to strip.
     expect(requests.every((r) => r.status > 0)).toBe(true);
     for (const m of messages) {

@@ -25,7 +25,10 @@ interface Finished {
 
 /** The built CLI to completion, with `env` (PATH added). */
 function runBuilt(args: string[], env: NodeJS.ProcessEnv, stdin = ''): Promise<Finished> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -66,7 +69,11 @@ interface Serve {
 async function startServe(extra: string[] = []): Promise<Serve> {
   const home = tempHome();
   const port = await freePort();
-  const { child, lines } = await spawnCli(['serve', '--port', String(port), ...extra], { LOOPGATE_HOME: home }, /^ {2}traffic log {8}(\S+)/);
+  const { child, lines } = await spawnCli(
+    ['serve', '--port', String(port), ...extra],
+    { LOOPGATE_HOME: home },
+    /^ {2}traffic log {8}(\S+)/,
+  );
   const logFile = lines.map((l) => /^ {2}traffic log {8}(\S+)/.exec(l)?.[1]).find(Boolean)!;
   return {
     port,
@@ -116,7 +123,10 @@ describe('a proxy on another port', () => {
     expect(JSON.parse(models.out).map((m: { id: string }) => m.id)).toContain('gpt-4o-mini');
     const exported = await runBuilt(['env', '--port', p], env);
     expect(exported.out).toContain(`OPENAI_BASE_URL='${serve.url}/v1'`);
-    const run = await runBuilt(['run', '--port', p, '--', process.execPath, '-e', 'process.stdout.write(process.env.OPENAI_BASE_URL)'], env);
+    const run = await runBuilt(
+      ['run', '--port', p, '--', process.execPath, '-e', 'process.stdout.write(process.env.OPENAI_BASE_URL)'],
+      env,
+    );
     expect(run.code, run.err).toBe(0);
     expect(run.out).toBe(`${serve.url}/v1`);
     const tail = await runBuilt(['tail', '--port', p, '--no-follow'], env);
@@ -147,17 +157,30 @@ describe('a proxy on another port', () => {
     expect(res.status).toBe(200);
     const marker = res.headers.get('x-loopgate-request-id')!;
     await until(() => logRecords(serve.logFile).some((r) => r.id === marker) || undefined, 10_000, 'the log line');
-    await until(() => serve.lines.some((l) => l.startsWith('GET /v1/models 200')) || undefined, 10_000, 'the console line');
+    await until(
+      () => serve.lines.some((l) => l.startsWith('GET /v1/models 200')) || undefined,
+      10_000,
+      'the console line',
+    );
     const own = (path: string) => path.startsWith('/_loopgate') || path === '/';
-    expect(logRecords(serve.logFile).filter((r) => own(r.path)).map((r) => r.path)).toEqual([]);
+    expect(
+      logRecords(serve.logFile)
+        .filter((r) => own(r.path))
+        .map((r) => r.path),
+    ).toEqual([]);
     expect(serve.lines.filter((l) => /^(GET|POST|HEAD) \/_loopgate\//.test(l))).toEqual([]);
     const tail = await runBuilt(['tail', '--port', p, '--no-follow', '--json', '--lines', '500'], env);
-    const tailed = tail.out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as TrafficRecord);
+    const tailed = tail.out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as TrafficRecord);
     expect(tailed.length).toBeGreaterThan(0);
     expect(tailed.filter((r) => own(r.path))).toEqual([]);
     const har = join(mkdtempSync(join(tmpdir(), 'loopgate-har-')), 'out.har');
     expect((await runBuilt(['export', '--port', p, '--har', har], env)).code).toBe(0);
-    const urls = (JSON.parse(readFileSync(har, 'utf8')) as { log: { entries: Array<{ request: { url: string } }> } }).log.entries.map((e) => e.request.url);
+    const urls = (
+      JSON.parse(readFileSync(har, 'utf8')) as { log: { entries: Array<{ request: { url: string } }> } }
+    ).log.entries.map((e) => e.request.url);
     expect(urls.length).toBeGreaterThan(0);
     expect(urls.filter((u) => new URL(u).pathname.startsWith('/_loopgate'))).toEqual([]);
   }, 60_000);
@@ -170,7 +193,11 @@ describe('serve --log-own', () => {
       const env = { LOOPGATE_HOME: serve.home };
       const tail = await runBuilt(['tail', '--port', String(serve.port), '--no-follow', '--json'], env);
       expect(tail.code, tail.err).toBe(0);
-      await until(() => logRecords(serve.logFile).some((r) => r.path.startsWith('/_loopgate/traffic')) || undefined, 10_000, 'the log line');
+      await until(
+        () => logRecords(serve.logFile).some((r) => r.path.startsWith('/_loopgate/traffic')) || undefined,
+        10_000,
+        'the log line',
+      );
       expect(serve.lines.some((l) => l.startsWith('GET /_loopgate/traffic'))).toBe(true);
       const again = await runBuilt(['tail', '--port', String(serve.port), '--no-follow', '--json'], env);
       expect(again.out).toContain('/_loopgate/');
@@ -187,9 +214,17 @@ describe('messages that misled', () => {
   it('a refused connection to the upstream says the upstream is unreachable, and where; not "the key and its group"', async () => {
     const dead = await freePort();
     const port = await freePort();
-    const { child, lines } = await spawnCli(['serve', '--port', String(port), '--upstream', `http://127.0.0.1:${dead}`, '--no-log'], { LOOPGATE_HOME: home, LOOPGATE_API_KEY: KEY }, /listening on/);
+    const { child, lines } = await spawnCli(
+      ['serve', '--port', String(port), '--upstream', `http://127.0.0.1:${dead}`, '--no-log'],
+      { LOOPGATE_HOME: home, LOOPGATE_API_KEY: KEY },
+      /listening on/,
+    );
     try {
-      const line = await until(() => lines.find((l) => /unreachable|GET \/models failed/.test(l)), 15_000, 'the upstream line');
+      const line = await until(
+        () => lines.find((l) => /unreachable|GET \/models failed/.test(l)),
+        15_000,
+        'the upstream line',
+      );
       expect(line).toContain(`upstream http://127.0.0.1:${dead} is unreachable`);
       expect(lines.join('\n')).not.toContain('the key and its group');
     } finally {

@@ -33,14 +33,38 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const url = req.url ?? '';
-      if (url === '/v1/models') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 0, owned_by: 'x' }] }));
+      if (url === '/v1/models')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            object: 'list',
+            data: [{ id: 'gpt-4o-mini', object: 'model', created: 0, owned_by: 'x' }],
+          }),
+        );
       seen.push({ method: req.method ?? '', url, headers: req.headers, body: Buffer.concat(chunks).toString() });
-      if (url.startsWith('/v1/models/')) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'gpt-4o-mini', object: 'model', created: 0, owned_by: 'x' }));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] }));
+      if (url.startsWith('/v1/models/'))
+        return void res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ id: 'gpt-4o-mini', object: 'model', created: 0, owned_by: 'x' }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: 'c1',
+          object: 'chat.completion',
+          created: 1,
+          model: 'gpt-4o-mini',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+        }),
+      );
     });
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', () => r()));
-  proxy = await startProxy({ upstream: `http://127.0.0.1:${(upstream.address() as { port: number }).port}`, key: KEY, token: TOKEN, port: 0, allowHttp: true, logFile: false });
+  proxy = await startProxy({
+    upstream: `http://127.0.0.1:${(upstream.address() as { port: number }).port}`,
+    key: KEY,
+    token: TOKEN,
+    port: 0,
+    allowHttp: true,
+    logFile: false,
+  });
 });
 afterAll(async () => {
   await proxy.close();
@@ -48,14 +72,21 @@ afterAll(async () => {
 });
 
 function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return run(process.execPath, [CLI, ...args, '--port', String(proxy.port)], { env: { PATH: process.env.PATH, LOOPGATE_TOKEN: TOKEN, LOOPGATE_HOME: tempHome() } }).then(
+  return run(process.execPath, [CLI, ...args, '--port', String(proxy.port)], {
+    env: { PATH: process.env.PATH, LOOPGATE_TOKEN: TOKEN, LOOPGATE_HOME: tempHome() },
+  }).then(
     (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout, err: e.stderr }),
   );
 }
 
 /** A raw request to the proxy, headers exactly as given; resolves with the proxy's request id. */
-function send(method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; id: string }> {
+function send(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; id: string }> {
   return new Promise((resolve, reject) => {
     const req = request(`${proxy.url}${path}`, { method, headers }, (res) => {
       res.resume();
@@ -68,7 +99,10 @@ function send(method: string, path: string, headers: Record<string, string>, bod
 
 describe('loopgate replay', () => {
   it('replays a GET (no body to send), and the upstream gets it again', async () => {
-    const original = await send('GET', '/v1/models/gpt-4o-mini', { authorization: `Bearer ${TOKEN}`, accept: 'application/json' });
+    const original = await send('GET', '/v1/models/gpt-4o-mini', {
+      authorization: `Bearer ${TOKEN}`,
+      accept: 'application/json',
+    });
     expect(original.status).toBe(200);
     seen.length = 0;
     const r = await cli(['replay', original.id.slice(0, 8)]);
@@ -82,8 +116,15 @@ describe('loopgate replay', () => {
   it('the upstream sees the same header set as for the original: nothing added, fresh values where a replay is a new request', async () => {
     seen.length = 0;
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-    const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0, defaultHeaders: { traceparent } });
-    const { response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'again' }] }).withResponse();
+    const client = new OpenAI({
+      baseURL: `${proxy.url}/v1`,
+      apiKey: TOKEN,
+      maxRetries: 0,
+      defaultHeaders: { traceparent },
+    });
+    const { response } = await client.chat.completions
+      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'again' }] })
+      .withResponse();
     const id = response.headers.get('x-loopgate-request-id')!;
     const r = await cli(['replay', id]);
     expect(r.code, r.err).toBe(0);
@@ -91,7 +132,8 @@ describe('loopgate replay', () => {
     const [first, again] = seen as [Seen, Seen];
     expect(Object.keys(again.headers).sort()).toEqual(Object.keys(first.headers).sort());
     for (const name of Object.keys(first.headers)) {
-      if (['idempotency-key', 'traceparent'].includes(name)) expect(again.headers[name], name).not.toBe(first.headers[name]);
+      if (['idempotency-key', 'traceparent'].includes(name))
+        expect(again.headers[name], name).not.toBe(first.headers[name]);
       else expect(again.headers[name], name).toBe(first.headers[name]);
     }
     // The key both times (never the token), a new trace id with the same version and flags, the same body.
@@ -101,13 +143,20 @@ describe('loopgate replay', () => {
   });
 
   it('does not replay a body the proxy never read: says why, sends nothing', async () => {
-    const refused = await send('POST', '/v1/chat/completions', { authorization: 'Bearer lg-local-wrong-token-000000000000000', 'content-type': 'application/json' }, JSON.stringify({ model: 'gpt-4o-mini', messages: [] }));
+    const refused = await send(
+      'POST',
+      '/v1/chat/completions',
+      { authorization: 'Bearer lg-local-wrong-token-000000000000000', 'content-type': 'application/json' },
+      JSON.stringify({ model: 'gpt-4o-mini', messages: [] }),
+    );
     expect(refused.status).toBe(401);
     const before = proxy.traffic!.stats().entries;
     seen.length = 0;
     const r = await cli(['replay', refused.id]);
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/cannot be sent again: its body was never read: the proxy answered it \(401 wrong-local-token\) before reading it/);
+    expect(r.err).toMatch(
+      /cannot be sent again: its body was never read: the proxy answered it \(401 wrong-local-token\) before reading it/,
+    );
     expect(r.err).toMatch(/--body FILE/);
     expect(proxy.traffic!.stats().entries).toBe(before);
     expect(seen).toHaveLength(0);
@@ -122,7 +171,9 @@ describe('loopgate show --curl', () => {
     expect(shown.out).toContain('[REDACTED:');
     expect(shown.out).not.toContain(KEY);
     seen.length = 0;
-    const { stdout } = await run('bash', ['-c', shown.out], { env: { PATH: process.env.PATH, LOOPGATE_TOKEN: TOKEN, LOOPGATE_HOME: tempHome() } });
+    const { stdout } = await run('bash', ['-c', shown.out], {
+      env: { PATH: process.env.PATH, LOOPGATE_TOKEN: TOKEN, LOOPGATE_HOME: tempHome() },
+    });
     expect(JSON.parse(stdout).id).toBe('gpt-4o-mini');
     expect(seen).toHaveLength(1);
     expect(seen[0]!.url).toMatch(/^\/v1\/models\/gpt-4o-mini\?api_key=/);

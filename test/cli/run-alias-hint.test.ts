@@ -32,7 +32,13 @@ describe('loopgate run: the alias hint after a refused model', () => {
   let stack: Stack;
   let port: string;
   beforeAll(async () => {
-    stack = await startStack({ key: undefined, keys: [{ name: 'openai', key: KEYS.default, named: true }, { name: 'claude', key: KEYS.claude, named: true }] });
+    stack = await startStack({
+      key: undefined,
+      keys: [
+        { name: 'openai', key: KEYS.default, named: true },
+        { name: 'claude', key: KEYS.claude, named: true },
+      ],
+    });
     port = new URL(stack.proxy.url).port;
   });
   afterAll(() => stack?.close());

@@ -30,7 +30,14 @@ function fakeTools(): string {
   return dir;
 }
 
-const TABLE = ['OPENAI_BASE_URL', 'OPENAI_API_BASE', 'OPENAI_API_KEY', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_API_KEY'];
+const TABLE = [
+  'OPENAI_BASE_URL',
+  'OPENAI_API_BASE',
+  'OPENAI_API_KEY',
+  'ANTHROPIC_BASE_URL',
+  'ANTHROPIC_AUTH_TOKEN',
+  'ANTHROPIC_API_KEY',
+];
 
 describe('loopgate run: the client variables for every tool (issue 26 §2)', () => {
   let stack: Stack;
@@ -38,7 +45,12 @@ describe('loopgate run: the client variables for every tool (issue 26 §2)', () 
   let user: NodeJS.ProcessEnv;
   beforeAll(async () => {
     // A key for each protocol family, as a user with an OpenAI group and a Claude group has.
-    stack = await startStack({ keys: [{ name: 'openai', key: KEYS.default, named: true }, { name: 'claude', key: KEYS.claude, named: true }] });
+    stack = await startStack({
+      keys: [
+        { name: 'openai', key: KEYS.default, named: true },
+        { name: 'claude', key: KEYS.claude, named: true },
+      ],
+    });
     port = new URL(stack.proxy.url).port;
     // A user who never set ANTHROPIC_API_KEY (the Qwen Code failure: "ANTHROPIC_API_KEY environment variable not found").
     user = { PATH: `${fakeTools()}${delimiter}${process.env.PATH}`, LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN };
@@ -87,7 +99,9 @@ describe('loopgate run: the client variables for every tool (issue 26 §2)', () 
     const [chat, msg] = JSON.parse(r.out) as string[];
     expect(chat).toContain('env only, openai');
     expect(msg).toContain('env only, anthropic');
-    expect(stack.sim.requests.slice(before).map((q) => q.path)).toEqual(expect.arrayContaining(['/v1/chat/completions', '/v1/messages']));
+    expect(stack.sim.requests.slice(before).map((q) => q.path)).toEqual(
+      expect.arrayContaining(['/v1/chat/completions', '/v1/messages']),
+    );
   });
 });
 
@@ -96,7 +110,9 @@ describe('loopgate env: the same table', () => {
     const all = await runCli(['env', '--port', '9999'], { LOOPGATE_TOKEN: 'lg-local-abc' });
     expect(all.out.split('\n').map((l) => /^export (\w+)=/.exec(l)?.[1])).toEqual(TABLE);
     const claude = await runCli(['env', '--port', '9999', '--for', 'claude'], { LOOPGATE_TOKEN: 'lg-local-abc' });
-    expect(claude.out.split('\n').map((l) => /^export (\w+)=/.exec(l)?.[1])).toEqual(TABLE.filter((n) => n !== 'ANTHROPIC_API_KEY'));
+    expect(claude.out.split('\n').map((l) => /^export (\w+)=/.exec(l)?.[1])).toEqual(
+      TABLE.filter((n) => n !== 'ANTHROPIC_API_KEY'),
+    );
     expect(claude.out).toContain("export ANTHROPIC_AUTH_TOKEN='lg-local-abc'");
   });
 });

@@ -23,7 +23,10 @@ interface Finished {
 }
 
 function runBuilt(args: string[], env: NodeJS.ProcessEnv): Promise<Finished> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -53,22 +56,28 @@ describe('loopgate run with a key list (F-A)', () => {
     ['named, comma-separated', `alpha=${SK},beta=${MIXED}, gamma=${B64}`],
     ['line breaks, unnamed', `${SK}\n${MIXED}\r\n${B64}\n`],
     ['named, one per line (as on --key-stdin)', `alpha=${SK}\nbeta=${MIXED}\ngamma=${B64}`],
-  ])('%s: no key, and no variable holding one (alone or inside a longer value), reaches the tool', async (_what, list) => {
-    const { env, out, err } = await childEnv({
-      LOOPGATE_API_KEY: list,
-      MY_BACKUP_KEY: SK,
-      NOTES: `old ${MIXED} from last year`,
-      PADDED: B64,
-      CURL_URL: `https://relay.example/v1?key=${encodeURIComponent(B64)}`,
-      ENCODED: Buffer.from(`user:${SK}`).toString('base64'),
-    });
-    expect(env.KEEP_ME).toBe('kept');
-    expect(env.OPENAI_API_KEY).toBe(TOKEN);
-    for (const name of ['LOOPGATE_API_KEY', 'MY_BACKUP_KEY', 'NOTES', 'PADDED', 'CURL_URL', 'ENCODED']) expect(env[name], name).toBeUndefined();
-    assertNoCanary(out, [SK, MIXED, B64]);
-    // Said once, by name: the user may wonder where NOTES went.
-    expect(err.trim()).toBe("loopgate run: left out of the tool's environment because they hold a real key: MY_BACKUP_KEY, NOTES, PADDED, CURL_URL, ENCODED.");
-  });
+  ])(
+    '%s: no key, and no variable holding one (alone or inside a longer value), reaches the tool',
+    async (_what, list) => {
+      const { env, out, err } = await childEnv({
+        LOOPGATE_API_KEY: list,
+        MY_BACKUP_KEY: SK,
+        NOTES: `old ${MIXED} from last year`,
+        PADDED: B64,
+        CURL_URL: `https://relay.example/v1?key=${encodeURIComponent(B64)}`,
+        ENCODED: Buffer.from(`user:${SK}`).toString('base64'),
+      });
+      expect(env.KEEP_ME).toBe('kept');
+      expect(env.OPENAI_API_KEY).toBe(TOKEN);
+      for (const name of ['LOOPGATE_API_KEY', 'MY_BACKUP_KEY', 'NOTES', 'PADDED', 'CURL_URL', 'ENCODED'])
+        expect(env[name], name).toBeUndefined();
+      assertNoCanary(out, [SK, MIXED, B64]);
+      // Said once, by name: the user may wonder where NOTES went.
+      expect(err.trim()).toBe(
+        "loopgate run: left out of the tool's environment because they hold a real key: MY_BACKUP_KEY, NOTES, PADDED, CURL_URL, ENCODED.",
+      );
+    },
+  );
 
   it('one named key: the same', async () => {
     const { env, out } = await childEnv({ LOOPGATE_API_KEY: `alpha=${SK}`, MY_BACKUP_KEY: SK });
@@ -87,13 +96,19 @@ describe('loopgate run with a key list (F-A)', () => {
     [['tool-arg', MIXED], 5],
     [[`--header=Authorization: Bearer ${B64}`], 4],
     [['x', `${SK}`], 5],
-  ])('a key of the list in the tool’s arguments (%j): exit 2, the position named, never the value', async (args, position) => {
-    const r = await runBuilt(['run', '--port', port, '--', process.execPath, '-e', PRINT_ENV, ...args], { ...base, LOOPGATE_API_KEY: `alpha=${SK},beta=${MIXED}\ngamma=${B64}` });
-    expect(r.code).toBe(2);
-    expect(r.out).toBe('');
-    expect(r.err).toContain(`argument ${position} (counting the command as 1) holds a real key`);
-    assertNoCanary(r.err, [SK, MIXED, B64]);
-  });
+  ])(
+    'a key of the list in the tool’s arguments (%j): exit 2, the position named, never the value',
+    async (args, position) => {
+      const r = await runBuilt(['run', '--port', port, '--', process.execPath, '-e', PRINT_ENV, ...args], {
+        ...base,
+        LOOPGATE_API_KEY: `alpha=${SK},beta=${MIXED}\ngamma=${B64}`,
+      });
+      expect(r.code).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err).toContain(`argument ${position} (counting the command as 1) holds a real key`);
+      assertNoCanary(r.err, [SK, MIXED, B64]);
+    },
+  );
 });
 
 describe('loopgate run and the OTLP collector headers (F-G)', () => {

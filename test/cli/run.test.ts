@@ -20,7 +20,10 @@ function fakeTools(): string {
   const dir = mkdtempSync(join(tmpdir(), 'loopgate-fake-tools-'));
   for (const name of ['claude', 'codex']) {
     const file = join(dir, name);
-    writeFileSync(file, `#!${process.execPath}\nprocess.stdout.write(JSON.stringify({ argv: process.argv.slice(2), env: process.env }));\n`);
+    writeFileSync(
+      file,
+      `#!${process.execPath}\nprocess.stdout.write(JSON.stringify({ argv: process.argv.slice(2), env: process.env }));\n`,
+    );
     chmodSync(file, 0o755);
   }
   return dir;
@@ -35,7 +38,10 @@ interface Finished {
 
 /** Runs the built CLI to completion with exactly `env` (plus PATH unless given). */
 function runBuilt(args: string[], env: NodeJS.ProcessEnv): Promise<Finished> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -81,7 +87,9 @@ describe('loopgate run', () => {
 
   it('gives the child the base URLs and the local token, and never the real key', async () => {
     const r = await runBuilt(['run', '--port', port, '--', process.execPath, '-e', PRINT_ENV], parent);
-    expect(r.err.trim()).toBe("loopgate run: left out of the tool's environment because they hold a real key: MY_COPY_OF_THE_KEY.");
+    expect(r.err.trim()).toBe(
+      "loopgate run: left out of the tool's environment because they hold a real key: MY_COPY_OF_THE_KEY.",
+    );
     expect(r.code).toBe(0);
     const env = JSON.parse(r.out) as Record<string, string>;
     expect(env).toMatchObject({
@@ -161,13 +169,20 @@ describe('loopgate run', () => {
   });
 
   it('exits with 128+N when the child dies of signal N', async () => {
-    const r = await runBuilt(['run', '--port', port, '--', process.execPath, '-e', "process.kill(process.pid, 'SIGKILL')"], parent);
+    const r = await runBuilt(
+      ['run', '--port', port, '--', process.execPath, '-e', "process.kill(process.pid, 'SIGKILL')"],
+      parent,
+    );
     expect(r.code).toBe(128 + 9);
   });
 
   it('forwards SIGTERM to the child and exits with what the child exits with', async () => {
-    const script = "process.on('SIGTERM', () => { process.stdout.write('got SIGTERM\\n'); process.exit(5); }); process.stdout.write('ready\\n'); setInterval(() => {}, 1000);";
-    const child = spawn(process.execPath, [CLI, 'run', '--port', port, '--', process.execPath, '-e', script], { env: parent, stdio: ['ignore', 'pipe', 'pipe'] });
+    const script =
+      "process.on('SIGTERM', () => { process.stdout.write('got SIGTERM\\n'); process.exit(5); }); process.stdout.write('ready\\n'); setInterval(() => {}, 1000);";
+    const child = spawn(process.execPath, [CLI, 'run', '--port', port, '--', process.execPath, '-e', script], {
+      env: parent,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     await new Promise<void>((resolve) =>
@@ -184,7 +199,10 @@ describe('loopgate run', () => {
   it('a SIGINT to loopgate run is not passed on (the terminal already sends Ctrl+C to the tool; twice means "quit now")', async () => {
     const script =
       "process.on('SIGINT', () => process.stdout.write('got SIGINT\\n')); process.on('SIGTERM', () => { process.stdout.write('got SIGTERM\\n'); process.exit(6); }); process.stdout.write('ready\\n'); setInterval(() => {}, 1000);";
-    const child = spawn(process.execPath, [CLI, 'run', '--port', port, '--', process.execPath, '-e', script], { env: parent, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'run', '--port', port, '--', process.execPath, '-e', script], {
+      env: parent,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     const seen = (text: string) =>
@@ -219,12 +237,18 @@ describe('loopgate run', () => {
 
   it('a proxy that does not know this token: exit 3, and the token is not sent', async () => {
     const before = stack.traffic.length;
-    const r = await runCli(['run', '--port', port, '--', process.execPath, '-e', ''], { LOOPGATE_TOKEN: 'lg-local-some-other-token-000000000000' });
+    const r = await runCli(['run', '--port', port, '--', process.execPath, '-e', ''], {
+      LOOPGATE_TOKEN: 'lg-local-some-other-token-000000000000',
+    });
     expect(r.code).toBe(3);
     expect(r.err).toMatch(/not a Loopgate proxy that knows this local token/);
     expect(r.err).toMatch(/LOOPGATE_HOME or LOOPGATE_TOKEN/);
     // Only the challenge reached the proxy (200 with a proof that did not match); a token would have been a 401.
-    const health = await until(() => (stack.traffic.length > before ? stack.traffic.slice(before) : undefined), 5000, 'the health line');
+    const health = await until(
+      () => (stack.traffic.length > before ? stack.traffic.slice(before) : undefined),
+      5000,
+      'the health line',
+    );
     expect(health).toEqual([expect.stringMatching(/^GET \/_loopgate\/health 200 /)]);
   });
 });
@@ -236,7 +260,10 @@ describe('loopgate run against a --no-token proxy', () => {
   it('is refused without --no-token: an unproven answer could be any program on the port', async () => {
     stack = await startStack({ token: null });
     const port = new URL(stack.proxy.url).port;
-    const r = await runBuilt(['run', '--port', port, '--', process.execPath, '-e', PRINT_ENV], { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN });
+    const r = await runBuilt(['run', '--port', port, '--', process.execPath, '-e', PRINT_ENV], {
+      LOOPGATE_HOME: tempHome(),
+      LOOPGATE_TOKEN: TOKEN,
+    });
     expect(r.code).toBe(3);
     expect(r.err).toMatch(/--no-token/);
     expect(r.out).toBe('');
@@ -245,7 +272,10 @@ describe('loopgate run against a --no-token proxy', () => {
   it('with --no-token, starts the tool with a placeholder credential: the token does not go to a proxy that proved nothing', async () => {
     stack ??= await startStack({ token: null });
     const port = new URL(stack.proxy.url).port;
-    const r = await runBuilt(['run', '--no-token', '--port', port, '--', process.execPath, '-e', PRINT_ENV], { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN });
+    const r = await runBuilt(['run', '--no-token', '--port', port, '--', process.execPath, '-e', PRINT_ENV], {
+      LOOPGATE_HOME: tempHome(),
+      LOOPGATE_TOKEN: TOKEN,
+    });
     expect(r.code).toBe(0);
     const env = JSON.parse(r.out) as Record<string, string>;
     expect(env.OPENAI_BASE_URL).toBe(`${stack.proxy.url}/v1`);
@@ -275,7 +305,9 @@ describe('loopgate run without a proxy', () => {
     });
     await new Promise<void>((r) => squatter!.listen(0, '127.0.0.1', r));
     const { port } = squatter.address() as { port: number };
-    const r = await runCli(['run', '--port', String(port), '--', process.execPath, '-e', ''], { LOOPGATE_TOKEN: TOKEN });
+    const r = await runCli(['run', '--port', String(port), '--', process.execPath, '-e', ''], {
+      LOOPGATE_TOKEN: TOKEN,
+    });
     expect(r.code).toBe(3);
     expect(r.err).toMatch(/not a Loopgate proxy/);
     expect(seen.length).toBeGreaterThan(0);

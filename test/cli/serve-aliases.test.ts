@@ -10,8 +10,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CLI, exited, runCli, tempHome } from './io.js';
 
 /** The built CLI started in `cwd`; resolves with its output once `ready` matches a line, or when it exits. */
-function serveIn(cwd: string, args: string[], ready: RegExp, env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; lines: string[]; code?: number | null }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--no-log', ...args], { cwd, env: { PATH: process.env.PATH, LOOPGATE_HOME: tempHome(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function serveIn(
+  cwd: string,
+  args: string[],
+  ready: RegExp,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ child: ChildProcess; lines: string[]; code?: number | null }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--no-log', ...args], {
+    cwd,
+    env: { PATH: process.env.PATH, LOOPGATE_HOME: tempHome(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   return new Promise((resolve) => {
     const take = (chunk: Buffer) => {
@@ -46,7 +55,9 @@ afterEach(async () => {
 
 describe('loopgate serve: model aliases', () => {
   it('finds loopgate.json from the working directory upward, and --alias wins for the same model', async () => {
-    const { root, deep } = project(JSON.stringify({ aliases: { 'gpt-6.2-sol': 'gpt-4.1', 'claude-opus-9': 'claude-sonnet-4-6' } }, null, 2));
+    const { root, deep } = project(
+      JSON.stringify({ aliases: { 'gpt-6.2-sol': 'gpt-4.1', 'claude-opus-9': 'claude-sonnet-4-6' } }, null, 2),
+    );
     const { child, lines } = await serveIn(deep, ['--no-token', '--alias', 'gpt-6.2-sol=gpt-6.1-sol'], /curl -s/);
     running = child;
     const text = lines.join('\n');
@@ -55,15 +66,23 @@ describe('loopgate serve: model aliases', () => {
     expect(text).toContain(`project file       ${join(root, 'loopgate.json')}`);
     const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(text)![1]!;
     const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'any', maxRetries: 0 });
-    const { data, response } = await client.chat.completions.create({ model: 'gpt-6.2-sol', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    const { data, response } = await client.chat.completions
+      .create({ model: 'gpt-6.2-sol', messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
     expect(data.model).toBe('gpt-6.1-sol');
     expect(response.headers.get('x-loopgate-alias')).toBe('gpt-6.2-sol -> gpt-6.1-sol');
   });
 
   it('warns once the lists are known when an alias points at a model no key lists', async () => {
-    const { child, lines } = await serveIn(tmpdir(), ['--alias', 'gpt-6.2-sol=gpt-6.1-sool'], /hint: alias gpt-6\.2-sol/);
+    const { child, lines } = await serveIn(
+      tmpdir(),
+      ['--alias', 'gpt-6.2-sol=gpt-6.1-sool'],
+      /hint: alias gpt-6\.2-sol/,
+    );
     running = child;
-    expect(lines.join('\n')).toContain('hint: alias gpt-6.2-sol -> gpt-6.1-sool (--alias): no key lists "gpt-6.1-sool"; closest: "gpt-6.1-sol"');
+    expect(lines.join('\n')).toContain(
+      'hint: alias gpt-6.2-sol -> gpt-6.1-sool (--alias): no key lists "gpt-6.1-sool"; closest: "gpt-6.1-sol"',
+    );
   });
 
   it('refuses a loopgate.json that is not valid JSON (exit 3), naming the file and the place', async () => {
@@ -71,7 +90,9 @@ describe('loopgate serve: model aliases', () => {
     const r = await serveIn(deep, [], /listening on/);
     running = r.child;
     expect(r.code).toBe(3);
-    expect(r.lines.join('\n')).toContain(`loopgate serve: ${join(root, 'loopgate.json')}: loopgate.json is not valid JSON: expected a property name in double quotes (line 2, column`);
+    expect(r.lines.join('\n')).toContain(
+      `loopgate serve: ${join(root, 'loopgate.json')}: loopgate.json is not valid JSON: expected a property name in double quotes (line 2, column`,
+    );
   });
 
   it('refuses an alias chain across loopgate.json and --alias (exit 3), saying the line to write', async () => {

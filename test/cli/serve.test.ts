@@ -18,7 +18,11 @@ describe('loopgate serve (no configuration)', () => {
   afterAll(async () => stop?.());
 
   it('prints the listening URL, site/base URLs, client base URLs, how to get the token, and a curl line that works', async () => {
-    const { child, lines } = await spawnCli(['serve', '--port', '0'], { LOOPGATE_HOME: home, PATH: BARE_PATH }, /^\s+curl -s (\S+)/);
+    const { child, lines } = await spawnCli(
+      ['serve', '--port', '0'],
+      { LOOPGATE_HOME: home, PATH: BARE_PATH },
+      /^\s+curl -s (\S+)/,
+    );
     stop = async () => {
       child.kill('SIGTERM');
       expect(await exited(child)).toBe(0);
@@ -39,13 +43,20 @@ describe('loopgate serve (no configuration)', () => {
 
     // The curl line, exactly as printed, in a shell somewhere else with no `loopgate` on PATH.
     const curl = lines.find((l) => l.trim().startsWith('curl '))!.trim();
-    const out = execFileSync('bash', ['-c', curl], { cwd: tmpdir(), env: { PATH: BARE_PATH, LOOPGATE_HOME: home }, encoding: 'utf8' });
+    const out = execFileSync('bash', ['-c', curl], {
+      cwd: tmpdir(),
+      env: { PATH: BARE_PATH, LOOPGATE_HOME: home },
+      encoding: 'utf8',
+    });
     expect(JSON.parse(out).data.map((m: { id: string }) => m.id)).toContain('gpt-4o-mini');
 
     // And an SDK pointed at it with the local token.
     const token = (await runCli(['token'], { LOOPGATE_HOME: home })).out;
     const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: token, maxRetries: 0 });
-    const r = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'from the CLI test' }] });
+    const r = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'from the CLI test' }],
+    });
     expect(r.choices[0]!.message.content).toContain('from the CLI test');
   });
 
@@ -64,7 +75,11 @@ describe('loopgate serve (no configuration)', () => {
   });
 
   it('reports a port in use (exit 4)', async () => {
-    const { child, match } = await spawnCli(['serve', '--port', '0', '--no-log'], { LOOPGATE_HOME: tempHome() }, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+    const { child, match } = await spawnCli(
+      ['serve', '--port', '0', '--no-log'],
+      { LOOPGATE_HOME: tempHome() },
+      /listening on http:\/\/127\.0\.0\.1:(\d+)/,
+    );
     try {
       const r = await runCli(['serve', '--port', match[1]!, '--no-log']);
       expect(r.code).toBe(4);
@@ -91,7 +106,10 @@ describe('loopgate token / env', () => {
   });
 
   it('env prints the exports with the token, never a real key', async () => {
-    const r = await runCli(['env', '--port', '9999'], { LOOPGATE_TOKEN: 'lg-local-abc', LOOPGATE_API_KEY: 'sk-real-key-must-not-appear-0000' });
+    const r = await runCli(['env', '--port', '9999'], {
+      LOOPGATE_TOKEN: 'lg-local-abc',
+      LOOPGATE_API_KEY: 'sk-real-key-must-not-appear-0000',
+    });
     expect(r.out.split('\n')).toEqual([
       "export OPENAI_BASE_URL='http://127.0.0.1:9999/v1'",
       "export OPENAI_API_BASE='http://127.0.0.1:9999/v1'",
@@ -116,7 +134,9 @@ describe('loopgate token / env', () => {
     const up = ['serve', '--upstream', 'https://api.example.com', '--port', '0', '--no-log'];
     const tab = await runCli(up, { LOOPGATE_API_KEY: 'sk-live-0123456789\tabcdef' });
     expect(tab.code).toBe(3);
-    expect(tab.err).toMatch(/LOOPGATE_API_KEY: key #1 \(sk-li…cdef\): the API key contains a space, line break or control character/);
+    expect(tab.err).toMatch(
+      /LOOPGATE_API_KEY: key #1 \(sk-li…cdef\): the API key contains a space, line break or control character/,
+    );
     expect(tab.err).not.toContain('0123456789');
     const bearer = await runCli(up, { LOOPGATE_API_KEY: 'Bearer sk-live-0123456789abcdef' });
     expect(bearer.code).toBe(3);
@@ -134,7 +154,11 @@ describe('loopgate token / env', () => {
 
   it('demo mode ignores a real key and says so; the banner passes a non-default port on to `loopgate env`', async () => {
     const home = tempHome();
-    const { child, lines, match } = await spawnCli(['serve', '--port', '0', '--no-log'], { LOOPGATE_HOME: home, PATH: BARE_PATH, LOOPGATE_API_KEY: 'sk-proj-real-key-not-for-the-simulator-01' }, /^\s+curl -s (\S+)/);
+    const { child, lines, match } = await spawnCli(
+      ['serve', '--port', '0', '--no-log'],
+      { LOOPGATE_HOME: home, PATH: BARE_PATH, LOOPGATE_API_KEY: 'sk-proj-real-key-not-for-the-simulator-01' },
+      /^\s+curl -s (\S+)/,
+    );
     try {
       const text = lines.join('\n');
       const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(text)![1]!;

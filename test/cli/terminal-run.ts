@@ -22,7 +22,11 @@ export interface RunOptions {
 }
 
 export function runBuiltCli(args: string[], opts: RunOptions = {}): Promise<CliRun> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: { PATH: process.env.PATH, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   if (opts.closeStdout) child.stdout.destroy();
   if (opts.closeStderr) child.stderr.destroy();
   let out = '';
@@ -57,7 +61,10 @@ sys.exit(os.waitstatus_to_exitcode(status))
 
 /** The built CLI with its stdout and stderr on one pseudo-terminal (so `isTTY` is true, as for a user). */
 export function runCliInPty(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
-  const child = spawn('python3', ['-c', PTY, process.execPath, CLI, ...args], { env: { PATH: process.env.PATH, TERM: 'xterm-256color', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('python3', ['-c', PTY, process.execPath, CLI, ...args], {
+    env: { PATH: process.env.PATH, TERM: 'xterm-256color', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));

@@ -16,15 +16,21 @@ import { TOKEN, until } from '../proxy/stack.js';
 import { tempHome } from './io.js';
 import { runBuiltCli, runCliInPty, type CliRun } from './terminal-run.js';
 
-const H = '\x1b]52;c;SGVsbG8=\x07\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\\x1b[2K\x1b[1A\u009b31m\x07\u202e\u2066\nFORGED';
+const H =
+  '\x1b]52;c;SGVsbG8=\x07\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\\x1b[2K\x1b[1A\u009b31m\x07\u202e\u2066\nFORGED';
 const KEY = 'sk-hostile-upstream-test-key-0123456789';
 const HOSTILE_ID = `gpt-4o${H}`;
 
 /** What may reach a terminal: no control character but line breaks (and, with colour, Loopgate's own SGR). */
 function expectSafe(what: string, text: string, colour = false): void {
   const rest = colour ? text.replace(/\x1b\[(?:0|1|2|31|32|33|36)m/g, '') : text;
-  const bad = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.exec(rest.replace(/\r\n/g, '\n'));
-  expect(bad, `${what}: raw ${bad && JSON.stringify(bad[0])} at ${bad && JSON.stringify(rest.slice(Math.max(0, bad.index - 40), bad.index + 20))}`).toBeNull();
+  const bad = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.exec(
+    rest.replace(/\r\n/g, '\n'),
+  );
+  expect(
+    bad,
+    `${what}: raw ${bad && JSON.stringify(bad[0])} at ${bad && JSON.stringify(rest.slice(Math.max(0, bad.index - 40), bad.index + 20))}`,
+  ).toBeNull();
   // Outside text never starts a line of its own.
   expect(text, `${what}: a forged line`).not.toMatch(/^FORGED/m);
 }
@@ -37,7 +43,8 @@ function expectRunSafe(what: string, r: CliRun): void {
 /** A relay gone bad: every string it can choose carries H. */
 function hostileUpstream(): Promise<Server> {
   const server = createServer((req, res) => {
-    const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const send = (status: number, body: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
     req.on('end', () => {
@@ -45,7 +52,13 @@ function hostileUpstream(): Promise<Server> {
         return send(200, {
           object: 'list',
           data: [
-            { id: 'gpt-4o-mini', object: 'model', created: 0, owned_by: `owner${H}`, supported_endpoint_types: ['openai', `type${H}`] },
+            {
+              id: 'gpt-4o-mini',
+              object: 'model',
+              created: 0,
+              owned_by: `owner${H}`,
+              supported_endpoint_types: ['openai', `type${H}`],
+            },
             { id: HOSTILE_ID, object: 'model', created: 0, owned_by: H, supported_endpoint_types: ['openai'] },
           ],
         });
@@ -63,7 +76,9 @@ function hostileUpstream(): Promise<Server> {
           });
         }
       }
-      send(404, { error: { message: `no such thing${H}`, type: `type${H}`, code: 'model_not_found', param: `param${H}` } });
+      send(404, {
+        error: { message: `no such thing${H}`, type: `type${H}`, code: 'model_not_found', param: `param${H}` },
+      });
     });
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
@@ -83,7 +98,13 @@ async function chat(model: string, content: string): Promise<string> {
   const res = await fetch(`${proxy.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model, messages: [{ role: 'system', content: `sys${H}` }, { role: 'user', content }] }),
+    body: JSON.stringify({
+      model,
+      messages: [
+        { role: 'system', content: `sys${H}` },
+        { role: 'user', content },
+      ],
+    }),
   });
   await res.text();
   return res.headers.get('x-loopgate-request-id')!;
@@ -93,7 +114,16 @@ beforeAll(async () => {
   upstream = await hostileUpstream();
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`;
   logFile = join(mkdtempSync(join(tmpdir(), 'loopgate-terminal-')), 'traffic.jsonl');
-  proxy = await startProxy({ upstream: upstreamUrl, key: KEY, token: TOKEN, port: 0, allowHttp: true, logFile, onTraffic: () => undefined, onHint: () => undefined });
+  proxy = await startProxy({
+    upstream: upstreamUrl,
+    key: KEY,
+    token: TOKEN,
+    port: 0,
+    allowHttp: true,
+    logFile,
+    onTraffic: () => undefined,
+    onHint: () => undefined,
+  });
   await proxy.refreshModels();
   port = String(proxy.port);
   servedId = await chat('gpt-4o-mini', `hello${H}`);
@@ -125,12 +155,17 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
   }, 120_000);
 
   it("serve's alias hint quotes the upstream's closest IDs escaped", async () => {
-    const r = await runBuiltCli(['serve', '--port', '0', '--no-log', '--upstream', upstreamUrl, '--allow-http', '--alias', 'my-model=gpt-4o'], {
-      cwd: tmpdir(),
-      env: { ...env(), LOOPGATE_API_KEY: KEY },
-      until: /hint: alias my-model/,
-    });
-    expect(r.err).toMatch(/hint: alias my-model -> gpt-4o \(--alias\): no key lists "gpt-4o"; closest: .*"gpt-4o\\u001b\]52/);
+    const r = await runBuiltCli(
+      ['serve', '--port', '0', '--no-log', '--upstream', upstreamUrl, '--allow-http', '--alias', 'my-model=gpt-4o'],
+      {
+        cwd: tmpdir(),
+        env: { ...env(), LOOPGATE_API_KEY: KEY },
+        until: /hint: alias my-model/,
+      },
+    );
+    expect(r.err).toMatch(
+      /hint: alias my-model -> gpt-4o \(--alias\): no key lists "gpt-4o"; closest: .*"gpt-4o\\u001b\]52/,
+    );
     expectRunSafe('serve alias hint', r);
   }, 60_000);
 
@@ -140,16 +175,22 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
     expect(table.code, table.err).toBe(0);
     expect(table.out).toContain('gpt-4o\\x1b]52;c;SGVsbG8=');
     expectRunSafe('models', table);
-    const json = await runBuiltCli(['models', '--upstream', upstreamUrl, '--allow-http', '--json'], { env: upstreamEnv });
+    const json = await runBuiltCli(['models', '--upstream', upstreamUrl, '--allow-http', '--json'], {
+      env: upstreamEnv,
+    });
     expectRunSafe('models --json', json);
     expect((JSON.parse(json.out) as Array<{ id: string }>).map((m) => m.id)).toContain(HOSTILE_ID);
     const doctor = await runBuiltCli(['doctor', '--upstream', upstreamUrl, '--allow-http'], { env: upstreamEnv });
     expect(doctor.out).toContain('3. GET /models');
     expectRunSafe('doctor', doctor);
-    const doctorJson = await runBuiltCli(['doctor', '--upstream', upstreamUrl, '--allow-http', '--json'], { env: upstreamEnv });
+    const doctorJson = await runBuiltCli(['doctor', '--upstream', upstreamUrl, '--allow-http', '--json'], {
+      env: upstreamEnv,
+    });
     expectRunSafe('doctor --json', doctorJson);
     expect(JSON.parse(doctorJson.out).steps.length).toBeGreaterThan(3);
-    const keys = await runBuiltCli(['doctor', '--upstream', upstreamUrl, '--allow-http'], { env: { ...env(), LOOPGATE_API_KEY: `one=${KEY},two=${KEY}` } });
+    const keys = await runBuiltCli(['doctor', '--upstream', upstreamUrl, '--allow-http'], {
+      env: { ...env(), LOOPGATE_API_KEY: `one=${KEY},two=${KEY}` },
+    });
     expect(keys.out).toContain('Which key serves what');
     expectRunSafe('doctor, two keys', keys);
   }, 120_000);
@@ -157,7 +198,9 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
   it("run's closing advice: the tool's model escaped, the suggested command quoted for the shell", async () => {
     const tool = (model: string) =>
       `fetch(process.env.OPENAI_BASE_URL + '/chat/completions', { method: 'POST', headers: { authorization: 'Bearer ' + process.env.OPENAI_API_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ model: ${JSON.stringify(model)}, messages: [{ role: 'user', content: 'hi' }] }) }).then((r) => process.exit(r.status === 200 ? 0 : 1));`;
-    const hostile = await runBuiltCli(['run', '--port', port, '--', process.execPath, '-e', tool(`${HOSTILE_ID}x`)], { env: env() });
+    const hostile = await runBuiltCli(['run', '--port', port, '--', process.execPath, '-e', tool(`${HOSTILE_ID}x`)], {
+      env: env(),
+    });
     expect(hostile.err).toContain('loopgate run: the proxy refused model "gpt-4o\\u001b]52');
     // The command to paste: bash's $'…', so the bytes stay what the tool sent and none reaches the terminal raw.
     expect(hostile.err).toContain("`loopgate serve --alias $'gpt-4o\\x1b]52;c;SGVsbG8=\\x07");
@@ -165,11 +208,16 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
 
     // A model ID with shell syntax in it: the suggested command, pasted into bash, passes it as one word.
     const model = "gpt-4o-mini'$(touch pwned);x";
-    const shelly = await runBuiltCli(['run', '--port', port, '--', process.execPath, '-e', tool(model)], { env: env() });
+    const shelly = await runBuiltCli(['run', '--port', port, '--', process.execPath, '-e', tool(model)], {
+      env: env(),
+    });
     const command = /`(loopgate serve --alias [^`]+)`/.exec(shelly.err)?.[1];
     expect(command, shelly.err).toBeDefined();
     const cwd = mkdtempSync(join(tmpdir(), 'loopgate-paste-'));
-    const words = execFileSync('bash', ['-c', command!.replace(/^loopgate serve/, "printf '%s\\n'")], { cwd, encoding: 'utf8' });
+    const words = execFileSync('bash', ['-c', command!.replace(/^loopgate serve/, "printf '%s\\n'")], {
+      cwd,
+      encoding: 'utf8',
+    });
     expect(words).toBe(`--alias\n${model}=gpt-4o-mini\n`);
     expectRunSafe('run hint (shell syntax)', shelly);
   }, 120_000);
@@ -188,7 +236,8 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
       const r = await runBuiltCli(args, { env: env() });
       expect(r.code, `${args.join(' ')}: ${r.err}`).toBe(0);
       expectRunSafe(args.join(' '), r);
-      if (args.includes('--json')) for (const line of args[0] === 'tail' ? r.out.trim().split('\n') : [r.out]) JSON.parse(line);
+      if (args.includes('--json'))
+        for (const line of args[0] === 'tail' ? r.out.trim().split('\n') : [r.out]) JSON.parse(line);
     }
     for (const args of [views[0]!, views[3]!, views[6]!]) {
       const r = await runCliInPty(args, env());
@@ -260,7 +309,10 @@ describe('a reader that goes away (`| head`)', () => {
   }, 60_000);
 
   it('a command whose stderr has no reader keeps its exit code and prints no stack', async () => {
-    const r = await runBuiltCli(['serve', '--upstream', upstreamUrl, '--allow-http', '--port', '0'], { env: env(), closeStderr: true });
+    const r = await runBuiltCli(['serve', '--upstream', upstreamUrl, '--allow-http', '--port', '0'], {
+      env: env(),
+      closeStderr: true,
+    });
     expect(r.code).toBe(3);
     const usage = await runBuiltCli(['models', '--bogus'], { env: env(), closeStderr: true });
     expect(usage.code).toBe(2);

@@ -23,7 +23,9 @@ beforeAll(async () => {
 afterAll(() => s.close());
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return run(process.execPath, [CLI, ...args, '--port', String(s.proxy.port)], { env: { PATH: process.env.PATH, LOOPGATE_TOKEN: TOKEN, LOOPGATE_HOME: tempHome() } }).then(
+  return run(process.execPath, [CLI, ...args, '--port', String(s.proxy.port)], {
+    env: { PATH: process.env.PATH, LOOPGATE_TOKEN: TOKEN, LOOPGATE_HOME: tempHome() },
+  }).then(
     (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout, err: e.stderr }),
   );
@@ -31,7 +33,10 @@ async function cli(args: string[]): Promise<{ code: number; out: string; err: st
 
 /** A Responses stream over the bridge, read to its end; its Loopgate id once its ring entry is written. */
 async function bridgedStream(input: string, headers: Record<string, string> = {}): Promise<string> {
-  const { data, response } = await s.openai().responses.create({ model: 'gpt-4o-mini', input, stream: true }, { headers }).withResponse();
+  const { data, response } = await s
+    .openai()
+    .responses.create({ model: 'gpt-4o-mini', input, stream: true }, { headers })
+    .withResponse();
   for await (const _ of data) void _;
   const id = response.headers.get('x-loopgate-request-id')!;
   expect(response.headers.get('x-loopgate-bridge')).toBe('responses->chat');
@@ -40,7 +45,7 @@ async function bridgedStream(input: string, headers: Record<string, string> = {}
 }
 
 describe('a bridged stream in show --wire', () => {
-  it('labels both sides: the client\'s request and events (Responses), the translation and the upstream\'s chunks (Chat Completions)', async () => {
+  it("labels both sides: the client's request and events (Responses), the translation and the upstream's chunks (Chat Completions)", async () => {
     const id = await bridgedStream(`remember ${CANARY}`);
     const r = await cli(['show', id, '--wire']);
     expect(r.code, r.err).toBe(0);
@@ -69,7 +74,7 @@ describe('a bridged stream in show --wire', () => {
     expect(s.proxy.traffic!.get(id)!.clientEventTimes!.length).toBeGreaterThan(2);
   });
 
-  it('splits a slow bridged stream\'s time: the upstream\'s wait is the upstream\'s, not Loopgate\'s (and not just the ms to the head)', async () => {
+  it("splits a slow bridged stream's time: the upstream's wait is the upstream's, not Loopgate's (and not just the ms to the head)", async () => {
     const id = await bridgedStream('slow', { 'x-sim-chunk-delay-ms': '120', 'x-sim-chunks': '4' });
     const entry = s.proxy.traffic!.get(id)!;
     // The head came at once (the simulator sends it before the first token): Server-Timing can only say those ms.
@@ -87,16 +92,26 @@ describe('a bridged stream in show --wire', () => {
 
 describe('an aliased request', () => {
   it('says what was asked for and what served it, in tail and in show', async () => {
-    const { response } = await s.openai().chat.completions.create({ model: 'fast-model', messages: [{ role: 'user', content: 'alias me' }] }).withResponse();
+    const { response } = await s
+      .openai()
+      .chat.completions.create({ model: 'fast-model', messages: [{ role: 'user', content: 'alias me' }] })
+      .withResponse();
     const id = response.headers.get('x-loopgate-request-id')!;
     await until(() => s.proxy.traffic!.get(id), 5000, 'the ring entry');
     const tail = await cli(['tail', '--no-follow', '--lines', '1']);
     expect(tail.code, tail.err).toBe(0);
-    expect(tail.out).toMatch(new RegExp(`${id.slice(0, 8)} POST /v1/chat/completions 200 asked for fast-model, served as gpt-4o-mini `));
+    expect(tail.out).toMatch(
+      new RegExp(`${id.slice(0, 8)} POST /v1/chat/completions 200 asked for fast-model, served as gpt-4o-mini `),
+    );
     const shown = await cli(['show', id]);
     expect(shown.out).toMatch(/model\s+asked for fast-model, served as gpt-4o-mini \(model alias\)/);
     // The Traffic view's list reads rows: they carry the alias, so its row can say both.
-    const rows = (await (await fetch(`${s.proxy.url}/_loopgate/traffic?rows=1&limit=5`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { entries: Array<{ record: { id: string; alias?: unknown } }> };
-    expect(rows.entries.find((e) => e.record.id === id)!.record.alias).toEqual({ from: 'fast-model', to: 'gpt-4o-mini' });
+    const rows = (await (
+      await fetch(`${s.proxy.url}/_loopgate/traffic?rows=1&limit=5`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json()) as { entries: Array<{ record: { id: string; alias?: unknown } }> };
+    expect(rows.entries.find((e) => e.record.id === id)!.record.alias).toEqual({
+      from: 'fast-model',
+      to: 'gpt-4o-mini',
+    });
   });
 });

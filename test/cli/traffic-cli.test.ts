@@ -17,13 +17,22 @@ let port: string;
 const env = () => ({ LOOPGATE_TOKEN: TOKEN });
 
 beforeAll(async () => {
-  s = await startStack({ key: undefined, keys: [{ name: 'default', key: KEYS.default, named: true }, { name: 'claude', key: KEYS.claude, named: true }] });
+  s = await startStack({
+    key: undefined,
+    keys: [
+      { name: 'default', key: KEYS.default, named: true },
+      { name: 'claude', key: KEYS.claude, named: true },
+    ],
+  });
   port = String(s.proxy.port);
 });
 afterAll(() => s.close());
 
 async function chat(content: string): Promise<string> {
-  const { response } = await s.openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] }).withResponse();
+  const { response } = await s
+    .openai()
+    .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] })
+    .withResponse();
   return response.headers.get('x-loopgate-request-id')!;
 }
 
@@ -66,12 +75,18 @@ describe('loopgate show', () => {
     const seen: string[] = [];
     const impostor = createServer((req, res) => {
       seen.push(String(req.headers.authorization ?? '') + String(req.url));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ loopgate: '0.1.0', requireToken: true, entries: [] }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ loopgate: '0.1.0', requireToken: true, entries: [] }));
     });
     await new Promise<void>((r) => impostor.listen(0, '127.0.0.1', () => r()));
     try {
       const url = `http://127.0.0.1:${(impostor.address() as { port: number }).port}`;
-      for (const cmd of [['show', 'abcdef12'], ['replay', 'abcdef12'], ['tail', '--no-follow']]) {
+      for (const cmd of [
+        ['show', 'abcdef12'],
+        ['replay', 'abcdef12'],
+        ['tail', '--no-follow'],
+      ]) {
         const r = await runCli([...cmd, '--proxy', url], env());
         expect(r.code, cmd.join(' ')).toBe(3);
         expect(r.err).toMatch(/not a Loopgate proxy that knows this local token, so the token was not sent/);
@@ -85,13 +100,17 @@ describe('loopgate show', () => {
 
   it('--curl prints a command that runs as pasted, with the local token from `loopgate token`, never the key', async () => {
     const id = await chat('curl me');
-    const { stdout } = await run(process.execPath, [CLI, 'show', id, '--curl', '--port', port], { env: { PATH: process.env.PATH, LOOPGATE_TOKEN: TOKEN } });
+    const { stdout } = await run(process.execPath, [CLI, 'show', id, '--curl', '--port', port], {
+      env: { PATH: process.env.PATH, LOOPGATE_TOKEN: TOKEN },
+    });
     // The command spelled as this install reaches it (the banner's rule): here `node /abs/dist/cli.js`.
     expect(stdout).toMatch(/"Authorization: Bearer \$\(node '?\/[^ ]+\/dist\/cli\.js'? token\)"/);
     expect(stdout).not.toContain(TOKEN);
     expect(stdout).not.toContain(KEYS.default);
     s.sim.clearRequests();
-    const { stdout: answer } = await run('bash', ['-c', stdout], { env: { PATH: process.env.PATH, LOOPGATE_TOKEN: TOKEN, LOOPGATE_HOME: tempHome() } });
+    const { stdout: answer } = await run('bash', ['-c', stdout], {
+      env: { PATH: process.env.PATH, LOOPGATE_TOKEN: TOKEN, LOOPGATE_HOME: tempHome() },
+    });
     expect(JSON.parse(answer).choices[0].message.content).toBe('Echo: curl me');
     expect(s.sim.requests.filter((q) => q.path === '/v1/chat/completions')).toHaveLength(1);
   });
@@ -103,7 +122,9 @@ describe('loopgate replay', () => {
     const id = await chat('replay me');
     const r = await runCli(['replay', id.slice(0, 8), '--port', port], env());
     expect(r.code, r.err).toBe(0);
-    expect(r.out).toMatch(new RegExp(`POST /v1/chat/completions 200 gpt-4o-mini default native .* replay of ${id.slice(0, 8)}`));
+    expect(r.out).toMatch(
+      new RegExp(`POST /v1/chat/completions 200 gpt-4o-mini default native .* replay of ${id.slice(0, 8)}`),
+    );
     const posts = s.sim.requests.filter((q) => q.path === '/v1/chat/completions');
     expect(posts).toHaveLength(2);
     expect(posts[1]!.bodySha256).toBe(posts[0]!.bodySha256);
@@ -126,7 +147,13 @@ describe('loopgate replay', () => {
   });
 
   it('exit 1 when the replay fails, with its line saying why', async () => {
-    const { response } = await s.openai().chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }).withResponse().catch((e: { headers: Headers }) => ({ response: e.headers ? { headers: e.headers } : { headers: new Headers() } }));
+    const { response } = await s
+      .openai()
+      .chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] })
+      .withResponse()
+      .catch((e: { headers: Headers }) => ({
+        response: e.headers ? { headers: e.headers } : { headers: new Headers() },
+      }));
     const id = response.headers.get('x-loopgate-request-id')!;
     const r = await runCli(['replay', id, '--port', port], env());
     expect(r.code).toBe(1);
@@ -140,14 +167,20 @@ describe('loopgate replay', () => {
 describe('loopgate tail', () => {
   it('--no-follow prints the recent requests, filtered, as lines or JSON', async () => {
     await chat('tail one');
-    await s.openai(undefined, 'lg-local-wrong-token-0000000000000').chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }).catch(() => undefined);
+    await s
+      .openai(undefined, 'lg-local-wrong-token-0000000000000')
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] })
+      .catch(() => undefined);
     const all = await runCli(['tail', '--no-follow', '--port', port], env());
     expect(all.code, all.err).toBe(0);
     expect(all.out.split('\n').length).toBeGreaterThanOrEqual(2);
     const errors = await runCli(['tail', '--no-follow', '--errors', '--port', port], env());
     expect(errors.out.split('\n').every((l) => / (4|5)\d\d /.test(l))).toBe(true);
     expect(errors.out).toContain('[wrong-local-token]');
-    const json = await runCli(['tail', '--no-follow', '--json', '--status', '2xx', '--lines', '3', '--port', port], env());
+    const json = await runCli(
+      ['tail', '--no-follow', '--json', '--status', '2xx', '--lines', '3', '--port', port],
+      env(),
+    );
     const records = json.out.split('\n').map((l) => JSON.parse(l) as { status: number });
     expect(records.length).toBeLessThanOrEqual(3);
     expect(records.every((x) => x.status === 200)).toBe(true);
@@ -156,14 +189,21 @@ describe('loopgate tail', () => {
 
   it('follows new requests as they finish, one line each, no colour when not a terminal', async () => {
     // tail prints nothing until a request finishes: start it and wait for its subscription instead.
-    const spawned = (await import('node:child_process')).spawn(process.execPath, [CLI, 'tail', '--lines', '0', '--port', port], { env: { PATH: process.env.PATH, LOOPGATE_TOKEN: TOKEN } });
+    const spawned = (await import('node:child_process')).spawn(
+      process.execPath,
+      [CLI, 'tail', '--lines', '0', '--port', port],
+      { env: { PATH: process.env.PATH, LOOPGATE_TOKEN: TOKEN } },
+    );
     const out: string[] = [];
     spawned.stdout.on('data', (d: Buffer) => out.push(d.toString()));
     try {
       await until(() => (s.proxy.traffic!.subscribers > 0 ? true : undefined), 10_000, 'tail to subscribe');
       const id = await chat('followed');
       await until(() => (out.join('').includes(id.slice(0, 8)) ? true : undefined), 10_000, 'the line');
-      const line = out.join('').split('\n').find((l) => l.includes(id.slice(0, 8)))!;
+      const line = out
+        .join('')
+        .split('\n')
+        .find((l) => l.includes(id.slice(0, 8)))!;
       expect(line).toMatch(/POST \/v1\/chat\/completions 200 gpt-4o-mini default native/);
       expect(line).not.toContain('\x1b[');
     } finally {

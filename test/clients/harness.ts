@@ -54,13 +54,21 @@ export async function startClientStack(): Promise<ClientStack> {
   };
   const token = makeCanary('lg-local-canary-');
   const groups = Object.fromEntries(
-    Object.entries(defaultFixture.groups).map(([name, g]) => [name, { ...g, models: [...g.models, ...(CURRENT_DEFAULTS[name] ?? []).map((id) => ({ id, owned_by: 'openai' }))] }]),
+    Object.entries(defaultFixture.groups).map(([name, g]) => [
+      name,
+      { ...g, models: [...g.models, ...(CURRENT_DEFAULTS[name] ?? []).map((id) => ({ id, owned_by: 'openai' }))] },
+    ]),
   );
   const fixture = {
     groups,
     keys: [
       ...defaultFixture.keys,
-      ...(Object.keys(keys) as ProxyName[]).map((p) => ({ key: keys[p], group: GROUP[p], status: 'active' as const, balance: 1000 })),
+      ...(Object.keys(keys) as ProxyName[]).map((p) => ({
+        key: keys[p],
+        group: GROUP[p],
+        status: 'active' as const,
+        balance: 1000,
+      })),
     ],
   };
   const sim = await startSimulator({ port: 0, fixture });
@@ -122,10 +130,21 @@ export const node20: Runtime = { name: 'node20', node: process.execPath, modules
  */
 export function provisionNode24(): Runtime | undefined {
   if (!(process.platform === 'linux' && process.arch === 'x64')) return undefined;
-  execFileSync(process.execPath, [join(repoRoot, 'scripts', 'provision-clients.mjs')], { stdio: 'pipe', timeout: 10 * 60_000 });
-  const manifest = JSON.parse(readFileSync(join(repoRoot, '.cache', 'clients', 'manifest.json'), 'utf8')) as { node: string; dir: string };
+  execFileSync(process.execPath, [join(repoRoot, 'scripts', 'provision-clients.mjs')], {
+    stdio: 'pipe',
+    timeout: 10 * 60_000,
+  });
+  const manifest = JSON.parse(readFileSync(join(repoRoot, '.cache', 'clients', 'manifest.json'), 'utf8')) as {
+    node: string;
+    dir: string;
+  };
   if (!existsSync(manifest.node)) throw new Error(`provisioned Node missing: ${manifest.node}`);
-  return { name: 'node24', node: manifest.node, loader: pathToFileURL(join(manifest.dir, 'load.mjs')).href, modules: join(manifest.dir, 'node_modules') };
+  return {
+    name: 'node24',
+    node: manifest.node,
+    loader: pathToFileURL(join(manifest.dir, 'load.mjs')).href,
+    modules: join(manifest.dir, 'node_modules'),
+  };
 }
 
 /** The installed version of a package (or npm alias folder) in a runtime's tree. */
@@ -163,7 +182,11 @@ export interface CaseEnv {
 }
 
 export class CaseFailed extends Error {
-  constructor(message: string, readonly requests: SeenRequest[], readonly external: string[]) {
+  constructor(
+    message: string,
+    readonly requests: SeenRequest[],
+    readonly external: string[],
+  ) {
     super(message);
   }
 }
@@ -174,7 +197,9 @@ export interface Runner {
   close(): void;
 }
 
-type Reply = { id: number; ok: true; result: CaseResult } | { id: number; ok: false; error: string; requests: SeenRequest[]; external: string[] };
+type Reply =
+  | { id: number; ok: true; result: CaseResult }
+  | { id: number; ok: false; error: string; requests: SeenRequest[]; external: string[] };
 
 export async function startRunner(rt: Runtime, startTimeoutMs = 15_000): Promise<Runner> {
   // A clean environment: no provider keys or proxies of the host leak into the clients.
@@ -205,7 +230,10 @@ export async function startRunner(rt: Runtime, startTimeoutMs = 15_000): Promise
     pending.clear();
   });
   const node = await new Promise<string>((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error(`runner (${rt.name}) not ready within ${startTimeoutMs} ms; stderr: ${stderr}`)), startTimeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`runner (${rt.name}) not ready within ${startTimeoutMs} ms; stderr: ${stderr}`)),
+      startTimeoutMs,
+    );
     child.once('message', (m: { ready?: boolean; node?: string }) => {
       clearTimeout(timer);
       if (m.ready) resolveReady(m.node!);
@@ -231,7 +259,11 @@ export async function startRunner(rt: Runtime, startTimeoutMs = 15_000): Promise
       const reply = await new Promise<Reply>((resolveRun, reject) => {
         const timer = setTimeout(() => {
           pending.delete(id);
-          reject(new Error(`${client}/${caseName}: no answer within ${caseEnv.timeoutMs + 2000} ms; runner stderr: ${stderr}`));
+          reject(
+            new Error(
+              `${client}/${caseName}: no answer within ${caseEnv.timeoutMs + 2000} ms; runner stderr: ${stderr}`,
+            ),
+          );
         }, caseEnv.timeoutMs + 2000);
         pending.set(id, {
           resolve: (r) => {
@@ -245,7 +277,12 @@ export async function startRunner(rt: Runtime, startTimeoutMs = 15_000): Promise
         });
         child.send({ id, client, caseName, env: caseEnv });
       });
-      if (!reply.ok) throw new CaseFailed(`${client}/${caseName} failed in the client:\n${reply.error}`, reply.requests, reply.external);
+      if (!reply.ok)
+        throw new CaseFailed(
+          `${client}/${caseName} failed in the client:\n${reply.error}`,
+          reply.requests,
+          reply.external,
+        );
       return reply.result;
     },
     close() {

@@ -13,10 +13,33 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../proxy/stack.js';
 import { assertNoCanary } from '../log/canary.js';
 import {
-  CaseFailed, installedVersion, repoRoot, node20, provisionNode24, startClientStack, startRunner,
-  type CaseResult, type ClientStack, type ProxyName, type Runner, type Runtime, type SeenRequest,
+  CaseFailed,
+  installedVersion,
+  repoRoot,
+  node20,
+  provisionNode24,
+  startClientStack,
+  startRunner,
+  type CaseResult,
+  type ClientStack,
+  type ProxyName,
+  type Runner,
+  type Runtime,
+  type SeenRequest,
 } from './harness.js';
-import { endpointFor, isBridged, isStream, isTool, MATRIX, proxyFor, TOOL_ARGS, TOOL_PROMPT, TOOL_RESULT, type CaseName, type ClientSpec } from './matrix.js';
+import {
+  endpointFor,
+  isBridged,
+  isStream,
+  isTool,
+  MATRIX,
+  proxyFor,
+  TOOL_ARGS,
+  TOOL_PROMPT,
+  TOOL_RESULT,
+  type CaseName,
+  type ClientSpec,
+} from './matrix.js';
 
 const CASE_TIMEOUT_MS = 15_000;
 
@@ -57,7 +80,9 @@ function remember(requests: SeenRequest[]): void {
 function versionLabel(spec: ClientSpec): string {
   const rt = runtimes[spec.runtime];
   if (spec.packages.length === 0) return spec.label;
-  const versions = spec.packages.map((p) => `${p.replace('lc-openai-1-5', '@langchain/openai')}@${rt ? installedVersion(rt, p) : '?'}`);
+  const versions = spec.packages.map(
+    (p) => `${p.replace('lc-openai-1-5', '@langchain/openai')}@${rt ? installedVersion(rt, p) : '?'}`,
+  );
   return `${spec.label} [${versions.join(', ')}]`;
 }
 
@@ -75,7 +100,11 @@ async function runCase(spec: ClientSpec, c: CaseName): Promise<{ result: CaseRes
   let result: CaseResult;
   try {
     result = await runner.run(spec.client, c, {
-      proxies: { default: stack.proxies.default.url, claude: stack.proxies.claude.url, chatOnly: stack.proxies.chatOnly.url },
+      proxies: {
+        default: stack.proxies.default.url,
+        claude: stack.proxies.claude.url,
+        chatOnly: stack.proxies.chatOnly.url,
+      },
       token: stack.token,
       model: spec.model,
       prompt,
@@ -86,8 +115,15 @@ async function runCase(spec: ClientSpec, c: CaseName): Promise<{ result: CaseRes
       remember(err.requests);
       const seen = err.requests.map((r) => `${r.method} ${r.url} -> ${r.status}`).join('\n');
       // The proxy's console lines for this case carry the diagnosis and the upstream's error.
-      await until(() => stack.traffic.length - trafficStart >= err.requests.length || undefined, 5000, 'traffic records').catch(() => undefined);
-      const lines = stack.traffic.slice(trafficStart).map((t) => t.line).join('\n');
+      await until(
+        () => stack.traffic.length - trafficStart >= err.requests.length || undefined,
+        5000,
+        'traffic records',
+      ).catch(() => undefined);
+      const lines = stack.traffic
+        .slice(trafficStart)
+        .map((t) => t.line)
+        .join('\n');
       throw new Error(`${err.message}\nrequests:\n${seen}\nproxy lines:\n${lines}`);
     }
     throw err;
@@ -105,10 +141,16 @@ async function runCase(spec: ClientSpec, c: CaseName): Promise<{ result: CaseRes
   if (isTool(c)) expect(result.requests.length).toBeGreaterThanOrEqual(2);
 
   // The proxy logged each request once, on the endpoint the client speaks, with the right stream flag.
-  await until(() => stack.traffic.length - trafficStart >= result.requests.length || undefined, 5000, `${result.requests.length} traffic records`);
+  await until(
+    () => stack.traffic.length - trafficStart >= result.requests.length || undefined,
+    5000,
+    `${result.requests.length} traffic records`,
+  );
   const records = stack.traffic.slice(trafficStart);
   expect(records.map((t) => t.proxy)).toEqual(result.requests.map(() => proxy));
-  expect(records.map((t) => t.record.path.split('?')[0]).sort()).toEqual(result.requests.map((r) => new URL(r.url).pathname).sort());
+  expect(records.map((t) => t.record.path.split('?')[0]).sort()).toEqual(
+    result.requests.map((r) => new URL(r.url).pathname).sort(),
+  );
   const endpoint = endpointFor(spec, c);
   for (const { record } of records) {
     // canonicalPath is what went upstream: the client's endpoint, or chat when bridged.
@@ -180,8 +222,17 @@ function checkTool(_spec: ClientSpec, r: CaseResult): void {
 describe('library clients through the real proxy (conformance matrix)', () => {
   it('runs each client in the Node it declares and at the pinned versions', () => {
     expect(runners.node20!.node).toBe(process.version);
-    const root = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
-    for (const p of ['ai', '@ai-sdk/openai', '@ai-sdk/openai-compatible', '@ai-sdk/anthropic', '@openai/agents', 'zod']) {
+    const root = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      devDependencies: Record<string, string>;
+    };
+    for (const p of [
+      'ai',
+      '@ai-sdk/openai',
+      '@ai-sdk/openai-compatible',
+      '@ai-sdk/anthropic',
+      '@openai/agents',
+      'zod',
+    ]) {
       expect(installedVersion(node20, p), p).toBe(root.devDependencies[p]);
     }
     expect(installedVersion(node20, 'ai')).toMatch(/^6\./);
@@ -199,10 +250,14 @@ describe('library clients through the real proxy (conformance matrix)', () => {
     const available = runtimes[spec.runtime] !== undefined;
     describe.skipIf(!available)(`${versionLabel(spec)} on ${spec.runtime}`, () => {
       for (const c of spec.cases) {
-        it(c, async () => {
-          const { result, prompt } = await runCase(spec, c);
-          CHECKS[c](spec, result, prompt);
-        }, CASE_TIMEOUT_MS + 10_000);
+        it(
+          c,
+          async () => {
+            const { result, prompt } = await runCase(spec, c);
+            CHECKS[c](spec, result, prompt);
+          },
+          CASE_TIMEOUT_MS + 10_000,
+        );
       }
     });
   }
@@ -216,14 +271,23 @@ describe('library clients through the real proxy (conformance matrix)', () => {
         const console = stack.traffic.filter((t) => t.proxy === proxy);
         expect(console.length, `console records of ${proxy}`).toBe(mine.length);
         // The file is written asynchronously: poll until every record is there.
-        const text = await until(() => {
-          const t = readFileSync(stack.logFiles[proxy], 'utf8');
-          return t.split('\n').filter(Boolean).length >= mine.length ? t : undefined;
-        }, 5000, `${mine.length} lines in the ${proxy} log`);
-        const lines = text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: string; path: string; method: string });
+        const text = await until(
+          () => {
+            const t = readFileSync(stack.logFiles[proxy], 'utf8');
+            return t.split('\n').filter(Boolean).length >= mine.length ? t : undefined;
+          },
+          5000,
+          `${mine.length} lines in the ${proxy} log`,
+        );
+        const lines = text
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { id: string; path: string; method: string });
         expect(lines.length).toBe(mine.length);
         expect(new Set(lines.map((l) => l.id)).size).toBe(lines.length);
-        expect(lines.map((l) => `${l.method} ${l.path.split('?')[0]}`).sort()).toEqual(mine.map((m) => `${m.method} ${m.path}`).sort());
+        expect(lines.map((l) => `${l.method} ${l.path.split('?')[0]}`).sort()).toEqual(
+          mine.map((m) => `${m.method} ${m.path}`).sort(),
+        );
         expect(lines.map((l) => l.id).sort()).toEqual(console.map((t) => t.record.id).sort());
         assertNoCanary(text, secrets);
         assertNoCanary(console.map((t) => t.line).join('\n'), secrets);

@@ -9,7 +9,8 @@ import type { ProxyName, Runtime } from './harness.js';
  * proxy serves Responses or Messages through Chat Completions.
  * messages: curl's Anthropic-Messages request.
  */
-export type CaseName = 'text' | 'stream' | 'tool' | 'toolStream' | 'brokenBase' | 'bridged' | 'bridgedStream' | 'bridgedTool' | 'messages';
+export type CaseName =
+  'text' | 'stream' | 'tool' | 'toolStream' | 'brokenBase' | 'bridged' | 'bridgedStream' | 'bridgedTool' | 'messages';
 
 export type Endpoint = '/v1/chat/completions' | '/v1/responses' | '/v1/messages';
 
@@ -35,18 +36,74 @@ const BRIDGEABLE: CaseName[] = ['text', 'stream', 'tool', 'brokenBase', 'bridged
 
 function aiSdk(runtime: Runtime['name']): ClientSpec[] {
   return [
-    { client: 'ai-responses', label: '@ai-sdk/openai .responses()', runtime, packages: ['ai', '@ai-sdk/openai'], endpoint: '/v1/responses', model: OPENAI_MODEL, cases: [...BRIDGEABLE, 'toolStream'] },
-    { client: 'ai-chat', label: '@ai-sdk/openai .chat()', runtime, packages: ['ai', '@ai-sdk/openai'], endpoint: '/v1/chat/completions', model: OPENAI_MODEL, cases: [...CHAT, 'toolStream'] },
-    { client: 'ai-compatible', label: '@ai-sdk/openai-compatible', runtime, packages: ['ai', '@ai-sdk/openai-compatible'], endpoint: '/v1/chat/completions', model: OPENAI_MODEL, cases: CHAT },
-    { client: 'ai-anthropic', label: '@ai-sdk/anthropic', runtime, packages: ['ai', '@ai-sdk/anthropic'], endpoint: '/v1/messages', model: CLAUDE_MODEL, cases: BRIDGEABLE },
+    {
+      client: 'ai-responses',
+      label: '@ai-sdk/openai .responses()',
+      runtime,
+      packages: ['ai', '@ai-sdk/openai'],
+      endpoint: '/v1/responses',
+      model: OPENAI_MODEL,
+      cases: [...BRIDGEABLE, 'toolStream'],
+    },
+    {
+      client: 'ai-chat',
+      label: '@ai-sdk/openai .chat()',
+      runtime,
+      packages: ['ai', '@ai-sdk/openai'],
+      endpoint: '/v1/chat/completions',
+      model: OPENAI_MODEL,
+      cases: [...CHAT, 'toolStream'],
+    },
+    {
+      client: 'ai-compatible',
+      label: '@ai-sdk/openai-compatible',
+      runtime,
+      packages: ['ai', '@ai-sdk/openai-compatible'],
+      endpoint: '/v1/chat/completions',
+      model: OPENAI_MODEL,
+      cases: CHAT,
+    },
+    {
+      client: 'ai-anthropic',
+      label: '@ai-sdk/anthropic',
+      runtime,
+      packages: ['ai', '@ai-sdk/anthropic'],
+      endpoint: '/v1/messages',
+      model: CLAUDE_MODEL,
+      cases: BRIDGEABLE,
+    },
   ];
 }
 
 function official(runtime: Runtime['name']): ClientSpec[] {
   return [
-    { client: 'openai-chat', label: 'openai chat.completions', runtime, packages: ['openai'], endpoint: '/v1/chat/completions', model: OPENAI_MODEL, cases: CHAT },
-    { client: 'openai-responses', label: 'openai responses', runtime, packages: ['openai'], endpoint: '/v1/responses', model: OPENAI_MODEL, cases: BRIDGEABLE },
-    { client: 'anthropic-sdk', label: '@anthropic-ai/sdk messages', runtime, packages: ['@anthropic-ai/sdk'], endpoint: '/v1/messages', model: CLAUDE_MODEL, cases: BRIDGEABLE },
+    {
+      client: 'openai-chat',
+      label: 'openai chat.completions',
+      runtime,
+      packages: ['openai'],
+      endpoint: '/v1/chat/completions',
+      model: OPENAI_MODEL,
+      cases: CHAT,
+    },
+    {
+      client: 'openai-responses',
+      label: 'openai responses',
+      runtime,
+      packages: ['openai'],
+      endpoint: '/v1/responses',
+      model: OPENAI_MODEL,
+      cases: BRIDGEABLE,
+    },
+    {
+      client: 'anthropic-sdk',
+      label: '@anthropic-ai/sdk messages',
+      runtime,
+      packages: ['@anthropic-ai/sdk'],
+      endpoint: '/v1/messages',
+      model: CLAUDE_MODEL,
+      cases: BRIDGEABLE,
+    },
   ];
 }
 
@@ -65,8 +122,24 @@ function agents(runtime: Runtime['name']): ClientSpec {
 function langchain(version: '1.5' | '1.6'): ClientSpec[] {
   const pkg = version === '1.5' ? 'lc-openai-1-5' : '@langchain/openai';
   return [
-    { client: `langchain-${version}-chat`, label: 'ChatOpenAI', runtime: 'node24', packages: [pkg, '@langchain/core'], endpoint: '/v1/chat/completions', model: OPENAI_MODEL, cases: CHAT },
-    { client: `langchain-${version}-responses`, label: 'ChatOpenAI useResponsesApi', runtime: 'node24', packages: [pkg, '@langchain/core'], endpoint: '/v1/responses', model: OPENAI_MODEL, cases: BRIDGEABLE },
+    {
+      client: `langchain-${version}-chat`,
+      label: 'ChatOpenAI',
+      runtime: 'node24',
+      packages: [pkg, '@langchain/core'],
+      endpoint: '/v1/chat/completions',
+      model: OPENAI_MODEL,
+      cases: CHAT,
+    },
+    {
+      client: `langchain-${version}-responses`,
+      label: 'ChatOpenAI useResponsesApi',
+      runtime: 'node24',
+      packages: [pkg, '@langchain/core'],
+      endpoint: '/v1/responses',
+      model: OPENAI_MODEL,
+      cases: BRIDGEABLE,
+    },
   ];
 }
 
@@ -77,10 +150,26 @@ export const MATRIX: ClientSpec[] = [
   ...aiSdk('node24'),
   ...langchain('1.5'),
   ...langchain('1.6'),
-  { client: 'langchain-anthropic', label: 'ChatAnthropic', runtime: 'node24', packages: ['@langchain/anthropic', '@langchain/core'], endpoint: '/v1/messages', model: CLAUDE_MODEL, cases: BRIDGEABLE },
+  {
+    client: 'langchain-anthropic',
+    label: 'ChatAnthropic',
+    runtime: 'node24',
+    packages: ['@langchain/anthropic', '@langchain/core'],
+    endpoint: '/v1/messages',
+    model: CLAUDE_MODEL,
+    cases: BRIDGEABLE,
+  },
   agents('node20'),
   agents('node24'),
-  { client: 'curl', label: 'curl', runtime: 'node20', packages: [], endpoint: '/v1/chat/completions', model: OPENAI_MODEL, cases: ['text', 'stream', 'tool', 'brokenBase', 'bridged', 'messages'] },
+  {
+    client: 'curl',
+    label: 'curl',
+    runtime: 'node20',
+    packages: [],
+    endpoint: '/v1/chat/completions',
+    model: OPENAI_MODEL,
+    cases: ['text', 'stream', 'tool', 'brokenBase', 'bridged', 'messages'],
+  },
 ];
 
 /** The proxy (key group) a case runs through. */
@@ -92,7 +181,8 @@ export function proxyFor(spec: ClientSpec, c: CaseName): ProxyName {
 
 /** The endpoint the client's requests must reach the proxy on (after path normalisation). */
 export function endpointFor(spec: ClientSpec, c: CaseName): Endpoint {
-  if (spec.client === 'curl') return c === 'bridged' ? '/v1/responses' : c === 'messages' ? '/v1/messages' : '/v1/chat/completions';
+  if (spec.client === 'curl')
+    return c === 'bridged' ? '/v1/responses' : c === 'messages' ? '/v1/messages' : '/v1/chat/completions';
   return spec.endpoint;
 }
 

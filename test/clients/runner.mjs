@@ -24,7 +24,9 @@ let external = [];
 const realFetch = globalThis.fetch;
 globalThis.fetch = async function recordingFetch(input, init) {
   const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-  const method = (init?.method ?? (typeof input === 'object' && 'method' in input ? input.method : 'GET')).toUpperCase();
+  const method = (
+    init?.method ?? (typeof input === 'object' && 'method' in input ? input.method : 'GET')
+  ).toUpperCase();
   const u = new URL(url);
   if (u.hostname !== '127.0.0.1') {
     external.push(`${method} ${url}`);
@@ -44,7 +46,12 @@ globalThis.fetch = async function recordingFetch(input, init) {
 const TOOL = {
   name: 'get_weather',
   description: 'Current weather for a city',
-  schema: { type: 'object', properties: { city: { type: 'string', description: 'City name' } }, required: ['city'], additionalProperties: false },
+  schema: {
+    type: 'object',
+    properties: { city: { type: 'string', description: 'City name' } },
+    required: ['city'],
+    additionalProperties: false,
+  },
 };
 const weather = (city) => `22C and sunny in ${city}`;
 
@@ -64,11 +71,20 @@ function collector() {
 // ---- official openai
 async function openaiClient(env, baseURL, key = 'default') {
   const { default: OpenAI } = await load('openai');
-  return new OpenAI({ baseURL: baseURL ?? `${env.proxies[key]}/v1`, apiKey: env.token, maxRetries: 0, timeout: env.timeoutMs });
+  return new OpenAI({
+    baseURL: baseURL ?? `${env.proxies[key]}/v1`,
+    apiKey: env.token,
+    maxRetries: 0,
+    timeout: env.timeoutMs,
+  });
 }
 
-const openaiTools = [{ type: 'function', function: { name: TOOL.name, description: TOOL.description, parameters: TOOL.schema } }];
-const responsesTools = [{ type: 'function', name: TOOL.name, description: TOOL.description, parameters: TOOL.schema, strict: true }];
+const openaiTools = [
+  { type: 'function', function: { name: TOOL.name, description: TOOL.description, parameters: TOOL.schema } },
+];
+const responsesTools = [
+  { type: 'function', name: TOOL.name, description: TOOL.description, parameters: TOOL.schema, strict: true },
+];
 
 const openaiChat = {
   async text(env) {
@@ -79,7 +95,11 @@ const openaiChat = {
   async stream(env) {
     const c = await openaiClient(env);
     const out = collector();
-    const s = await c.chat.completions.create({ model: env.model, messages: [{ role: 'user', content: env.prompt }], stream: true });
+    const s = await c.chat.completions.create({
+      model: env.model,
+      messages: [{ role: 'user', content: env.prompt }],
+      stream: true,
+    });
     for await (const chunk of s) out.add(chunk.choices[0]?.delta?.content);
     return out.done();
   },
@@ -150,17 +170,30 @@ async function anthropicClient(env, baseURL) {
   return new Anthropic({ baseURL, apiKey: env.token, maxRetries: 0, timeout: env.timeoutMs, logLevel: 'error' });
 }
 const anthropicTools = [{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.schema }];
-const anthropicText = (m) => m.content.filter((b) => b.type === 'text').map((b) => b.text).join('');
+const anthropicText = (m) =>
+  m.content
+    .filter((b) => b.type === 'text')
+    .map((b) => b.text)
+    .join('');
 
 /** One text request at `base`, plain or streamed: the same calls natively and bridged. */
 async function anthropicText1(env, base) {
   const c = await anthropicClient(env, base);
-  return { text: anthropicText(await c.messages.create({ model: env.model, max_tokens: 256, messages: [{ role: 'user', content: env.prompt }] })) };
+  return {
+    text: anthropicText(
+      await c.messages.create({ model: env.model, max_tokens: 256, messages: [{ role: 'user', content: env.prompt }] }),
+    ),
+  };
 }
 async function anthropicStream(env, base) {
   const c = await anthropicClient(env, base);
   const out = collector();
-  const s = await c.messages.create({ model: env.model, max_tokens: 256, messages: [{ role: 'user', content: env.prompt }], stream: true });
+  const s = await c.messages.create({
+    model: env.model,
+    max_tokens: 256,
+    messages: [{ role: 'user', content: env.prompt }],
+    stream: true,
+  });
   for await (const e of s) if (e.type === 'content_block_delta' && e.delta.type === 'text_delta') out.add(e.delta.text);
   return out.done();
 }
@@ -174,7 +207,10 @@ const anthropicSdk = {
     const first = await c.messages.create({ model: env.model, max_tokens: 256, messages, tools: anthropicTools });
     const call = first.content.find((b) => b.type === 'tool_use');
     if (!call) return { text: anthropicText(first), toolCalls: [] };
-    messages.push({ role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: weather(call.input.city) }] });
+    messages.push(
+      { role: 'assistant', content: first.content },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: weather(call.input.city) }] },
+    );
     const second = await c.messages.create({ model: env.model, max_tokens: 256, messages, tools: anthropicTools });
     return { text: anthropicText(second), toolCalls: [{ name: call.name, args: call.input }] };
   },
@@ -211,7 +247,12 @@ function aiSdk(makeModel, { brokenBase, bridgeKey } = {}) {
   const stream = async (env, proxyKey) => {
     const ai = await load('ai');
     const errors = [];
-    const r = ai.streamText({ model: await makeModel(env, proxyKey), prompt: env.prompt, maxRetries: 0, onError: ({ error }) => errors.push(String(error?.message ?? error)) });
+    const r = ai.streamText({
+      model: await makeModel(env, proxyKey),
+      prompt: env.prompt,
+      maxRetries: 0,
+      onError: ({ error }) => errors.push(String(error?.message ?? error)),
+    });
     const out = collector();
     for await (const t of r.textStream) out.add(t);
     if (errors.length) throw new Error(errors.join('; '));
@@ -222,13 +263,26 @@ function aiSdk(makeModel, { brokenBase, bridgeKey } = {}) {
     stream: (env) => stream(env),
     async tool(env) {
       const { ai, tools, seen } = await aiTool();
-      const r = await ai.generateText({ model: await makeModel(env), prompt: env.prompt, tools, stopWhen: ai.stepCountIs(3), maxRetries: 0 });
+      const r = await ai.generateText({
+        model: await makeModel(env),
+        prompt: env.prompt,
+        tools,
+        stopWhen: ai.stepCountIs(3),
+        maxRetries: 0,
+      });
       return { text: r.text, toolCalls: seen, steps: r.steps.length };
     },
     async toolStream(env) {
       const { ai, tools, seen } = await aiTool();
       const errors = [];
-      const r = ai.streamText({ model: await makeModel(env), prompt: env.prompt, tools, stopWhen: ai.stepCountIs(3), maxRetries: 0, onError: ({ error }) => errors.push(String(error?.message ?? error)) });
+      const r = ai.streamText({
+        model: await makeModel(env),
+        prompt: env.prompt,
+        tools,
+        stopWhen: ai.stepCountIs(3),
+        maxRetries: 0,
+        onError: ({ error }) => errors.push(String(error?.message ?? error)),
+      });
       const out = collector();
       for await (const t of r.textStream) out.add(t);
       if (errors.length) throw new Error(errors.join('; '));
@@ -251,11 +305,18 @@ const aiResponses = aiSdk(async (env, k, b) => (await aiOpenAI(env, k, b)).respo
   brokenBase: (env) => `${env.proxies.default}/v1/v1`,
   bridgeKey: 'chatOnly',
 });
-const aiChat = aiSdk(async (env, k, b) => (await aiOpenAI(env, k, b)).chat(env.model), { brokenBase: (env) => `${env.proxies.default}/v1/v1` });
+const aiChat = aiSdk(async (env, k, b) => (await aiOpenAI(env, k, b)).chat(env.model), {
+  brokenBase: (env) => `${env.proxies.default}/v1/v1`,
+});
 const aiCompatible = aiSdk(
   async (env, k = 'default', b) => {
     const { createOpenAICompatible } = await load('@ai-sdk/openai-compatible');
-    return createOpenAICompatible({ name: 'loopgate', baseURL: b ?? `${env.proxies[k]}/v1`, apiKey: env.token, includeUsage: true }).chatModel(env.model);
+    return createOpenAICompatible({
+      name: 'loopgate',
+      baseURL: b ?? `${env.proxies[k]}/v1`,
+      apiKey: env.token,
+      includeUsage: true,
+    }).chatModel(env.model);
   },
   { brokenBase: (env) => `${env.proxies.default}/v1/v1` },
 );
@@ -270,12 +331,27 @@ const aiAnthropic = aiSdk(
 );
 
 // ---- LangChain JS (@langchain/openai ChatOpenAI, @langchain/anthropic ChatAnthropic)
-const lcText = (m) => (typeof m.text === 'string' ? m.text : typeof m.content === 'string' ? m.content : m.content.filter((b) => b.type === 'text').map((b) => b.text).join(''));
+const lcText = (m) =>
+  typeof m.text === 'string'
+    ? m.text
+    : typeof m.content === 'string'
+      ? m.content
+      : m.content
+          .filter((b) => b.type === 'text')
+          .map((b) => b.text)
+          .join('');
 
 function langchain(openaiModule, useResponsesApi) {
   const make = async (env, proxyKey = 'default', baseURL) => {
     const { ChatOpenAI } = await load(openaiModule);
-    return new ChatOpenAI({ model: env.model, apiKey: env.token, maxRetries: 0, timeout: env.timeoutMs, useResponsesApi, configuration: { baseURL: baseURL ?? `${env.proxies[proxyKey]}/v1` } });
+    return new ChatOpenAI({
+      model: env.model,
+      apiKey: env.token,
+      maxRetries: 0,
+      timeout: env.timeoutMs,
+      useResponsesApi,
+      configuration: { baseURL: baseURL ?? `${env.proxies[proxyKey]}/v1` },
+    });
   };
   const stream = async (env, proxyKey) => {
     const out = collector();
@@ -286,8 +362,15 @@ function langchain(openaiModule, useResponsesApi) {
     text: async (env) => ({ text: lcText(await (await make(env)).invoke(env.prompt)) }),
     stream: (env) => stream(env),
     tool: async (env) =>
-      lcToolRoundTrip(env, (await make(env)).bindTools([{ type: 'function', function: { name: TOOL.name, description: TOOL.description, parameters: TOOL.schema } }])),
-    brokenBase: async (env) => ({ text: lcText(await (await make(env, 'default', `${env.proxies.default}/v1/v1`)).invoke(env.prompt)) }),
+      lcToolRoundTrip(
+        env,
+        (await make(env)).bindTools([
+          { type: 'function', function: { name: TOOL.name, description: TOOL.description, parameters: TOOL.schema } },
+        ]),
+      ),
+    brokenBase: async (env) => ({
+      text: lcText(await (await make(env, 'default', `${env.proxies.default}/v1/v1`)).invoke(env.prompt)),
+    }),
   };
   if (useResponsesApi) {
     cases.bridged = async (env) => ({ text: lcText(await (await make(env, 'chatOnly')).invoke(env.prompt)) });
@@ -311,7 +394,13 @@ async function lcToolRoundTrip(env, model) {
 const langchainAnthropic = (() => {
   const make = async (env, origin) => {
     const { ChatAnthropic } = await load('@langchain/anthropic');
-    return new ChatAnthropic({ model: env.model, apiKey: env.token, anthropicApiUrl: origin, maxRetries: 0, maxTokens: 256 });
+    return new ChatAnthropic({
+      model: env.model,
+      apiKey: env.token,
+      anthropicApiUrl: origin,
+      maxRetries: 0,
+      maxTokens: 256,
+    });
   };
   const stream = async (env, origin) => {
     const out = collector();
@@ -322,8 +411,15 @@ const langchainAnthropic = (() => {
     text: async (env) => ({ text: lcText(await (await make(env, env.proxies.claude)).invoke(env.prompt)) }),
     stream: (env) => stream(env, env.proxies.claude),
     tool: async (env) =>
-      lcToolRoundTrip(env, (await make(env, env.proxies.claude)).bindTools([{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.schema }])),
-    brokenBase: async (env) => ({ text: lcText(await (await make(env, `${env.proxies.claude}/v1`)).invoke(env.prompt)) }),
+      lcToolRoundTrip(
+        env,
+        (await make(env, env.proxies.claude)).bindTools([
+          { name: TOOL.name, description: TOOL.description, input_schema: TOOL.schema },
+        ]),
+      ),
+    brokenBase: async (env) => ({
+      text: lcText(await (await make(env, `${env.proxies.claude}/v1`)).invoke(env.prompt)),
+    }),
     bridged: async (env) => ({ text: lcText(await (await make(env, env.proxies.chatOnly)).invoke(env.prompt)) }),
     bridgedStream: (env) => stream(env, env.proxies.chatOnly),
   };
@@ -348,8 +444,17 @@ async function agentsRun(env, { proxyKey = 'default', baseURL, withTool = false,
         }),
       ]
     : [];
-  const agent = new agents.Agent({ name: 'Loopgate conformance', instructions: 'Answer briefly.', model: env.model, tools });
-  const provider = new agents.OpenAIProvider({ apiKey: env.token, baseURL: baseURL ?? `${env.proxies[proxyKey]}/v1`, useResponses: true });
+  const agent = new agents.Agent({
+    name: 'Loopgate conformance',
+    instructions: 'Answer briefly.',
+    model: env.model,
+    tools,
+  });
+  const provider = new agents.OpenAIProvider({
+    apiKey: env.token,
+    baseURL: baseURL ?? `${env.proxies[proxyKey]}/v1`,
+    useResponses: true,
+  });
   const runner = new agents.Runner({ modelProvider: provider, tracingDisabled: true });
   if (!stream) {
     const r = await runner.run(agent, env.prompt, { maxTurns: 4 });
@@ -376,23 +481,51 @@ const openaiAgents = {
 function curl(args, env) {
   return new Promise((resolve, reject) => {
     const marker = '\n__LOOPGATE_STATUS__';
-    execFile('curl', ['-sS', '-N', '--max-time', String(Math.ceil(env.timeoutMs / 1000)), '-D', '-', '-w', `${marker}%{http_code}`, ...args], { timeout: env.timeoutMs + 2000, maxBuffer: 4 << 20 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`curl failed: ${err.message} ${stderr}`));
-      const at = stdout.lastIndexOf(marker);
-      const status = Number(stdout.slice(at + marker.length));
-      const raw = stdout.slice(0, at);
-      const split = raw.indexOf('\r\n\r\n');
-      const head = raw.slice(0, split);
-      const body = raw.slice(split + 4);
-      const header = (name) => new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(head)?.[1]?.trim() ?? null;
-      resolve({ status, body, header });
-    });
+    execFile(
+      'curl',
+      [
+        '-sS',
+        '-N',
+        '--max-time',
+        String(Math.ceil(env.timeoutMs / 1000)),
+        '-D',
+        '-',
+        '-w',
+        `${marker}%{http_code}`,
+        ...args,
+      ],
+      { timeout: env.timeoutMs + 2000, maxBuffer: 4 << 20 },
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`curl failed: ${err.message} ${stderr}`));
+        const at = stdout.lastIndexOf(marker);
+        const status = Number(stdout.slice(at + marker.length));
+        const raw = stdout.slice(0, at);
+        const split = raw.indexOf('\r\n\r\n');
+        const head = raw.slice(0, split);
+        const body = raw.slice(split + 4);
+        const header = (name) => new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(head)?.[1]?.trim() ?? null;
+        resolve({ status, body, header });
+      },
+    );
   });
 }
 async function curlPost(env, url, body, extraHeaders = []) {
-  const headers = ['-H', `Authorization: Bearer ${env.token}`, '-H', 'Content-Type: application/json', ...extraHeaders.flatMap((h) => ['-H', h])];
+  const headers = [
+    '-H',
+    `Authorization: Bearer ${env.token}`,
+    '-H',
+    'Content-Type: application/json',
+    ...extraHeaders.flatMap((h) => ['-H', h]),
+  ];
   const r = await curl([...headers, '-d', JSON.stringify(body), url], env);
-  requests.push({ method: 'POST', url, status: r.status, rewrite: r.header('x-loopgate-rewrite'), bridge: r.header('x-loopgate-bridge'), contentType: r.header('content-type') });
+  requests.push({
+    method: 'POST',
+    url,
+    status: r.status,
+    rewrite: r.header('x-loopgate-rewrite'),
+    bridge: r.header('x-loopgate-bridge'),
+    contentType: r.header('content-type'),
+  });
   if (r.status !== 200) throw new Error(`curl ${url}: HTTP ${r.status} ${r.body.slice(0, 500)}`);
   return r;
 }
@@ -406,11 +539,18 @@ function sseData(body) {
 }
 const curlClient = {
   async text(env) {
-    const r = await curlPost(env, `${env.proxies.default}/v1/chat/completions`, { model: env.model, messages: [{ role: 'user', content: env.prompt }] });
+    const r = await curlPost(env, `${env.proxies.default}/v1/chat/completions`, {
+      model: env.model,
+      messages: [{ role: 'user', content: env.prompt }],
+    });
     return { text: JSON.parse(r.body).choices[0].message.content };
   },
   async stream(env) {
-    const r = await curlPost(env, `${env.proxies.default}/v1/chat/completions`, { model: env.model, stream: true, messages: [{ role: 'user', content: env.prompt }] });
+    const r = await curlPost(env, `${env.proxies.default}/v1/chat/completions`, {
+      model: env.model,
+      stream: true,
+      messages: [{ role: 'user', content: env.prompt }],
+    });
     const out = collector();
     for (const e of sseData(r.body)) out.add(e.choices?.[0]?.delta?.content);
     return out.done({ sawDone: r.body.includes('data: [DONE]') });
@@ -418,25 +558,41 @@ const curlClient = {
   async tool(env) {
     const url = `${env.proxies.default}/v1/chat/completions`;
     const messages = [{ role: 'user', content: env.prompt }];
-    const first = JSON.parse((await curlPost(env, url, { model: env.model, messages, tools: openaiTools })).body).choices[0].message;
+    const first = JSON.parse((await curlPost(env, url, { model: env.model, messages, tools: openaiTools })).body)
+      .choices[0].message;
     const call = first.tool_calls?.[0];
     if (!call) return { text: first.content, toolCalls: [] };
     const args = JSON.parse(call.function.arguments);
     messages.push(first, { role: 'tool', tool_call_id: call.id, content: weather(args.city) });
-    const second = JSON.parse((await curlPost(env, url, { model: env.model, messages, tools: openaiTools })).body).choices[0].message;
+    const second = JSON.parse((await curlPost(env, url, { model: env.model, messages, tools: openaiTools })).body)
+      .choices[0].message;
     return { text: second.content, toolCalls: [{ name: call.function.name, args }] };
   },
   async brokenBase(env) {
-    const r = await curlPost(env, `${env.proxies.default}/v1/v1/chat/completions`, { model: env.model, messages: [{ role: 'user', content: env.prompt }] });
+    const r = await curlPost(env, `${env.proxies.default}/v1/v1/chat/completions`, {
+      model: env.model,
+      messages: [{ role: 'user', content: env.prompt }],
+    });
     return { text: JSON.parse(r.body).choices[0].message.content };
   },
   async bridged(env) {
     const r = await curlPost(env, `${env.proxies.chatOnly}/v1/responses`, { model: env.model, input: env.prompt });
     const body = JSON.parse(r.body);
-    return { text: body.output.filter((o) => o.type === 'message').flatMap((o) => o.content).map((c) => c.text).join('') };
+    return {
+      text: body.output
+        .filter((o) => o.type === 'message')
+        .flatMap((o) => o.content)
+        .map((c) => c.text)
+        .join(''),
+    };
   },
   async messages(env) {
-    const r = await curlPost(env, `${env.proxies.claude}/v1/messages`, { model: 'claude-sonnet-4-6', max_tokens: 256, messages: [{ role: 'user', content: env.prompt }] }, ['anthropic-version: 2023-06-01']);
+    const r = await curlPost(
+      env,
+      `${env.proxies.claude}/v1/messages`,
+      { model: 'claude-sonnet-4-6', max_tokens: 256, messages: [{ role: 'user', content: env.prompt }] },
+      ['anthropic-version: 2023-06-01'],
+    );
     return { text: anthropicText(JSON.parse(r.body)) };
   },
 };

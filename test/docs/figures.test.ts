@@ -11,16 +11,25 @@ const SCRIPT = join(REPO, 'scripts', 'figures.mjs');
 const SPAN = /<!-- fig:([a-z0-9-]+) -->(.*?)<!-- \/fig -->/g;
 
 function docs(): Array<{ file: string; text: string }> {
-  const list = execFileSync('git', ['ls-files', 'README.md', 'docs/*.md'], { cwd: REPO, encoding: 'utf8' }).split('\n').filter(Boolean);
+  const list = execFileSync('git', ['ls-files', 'README.md', 'docs/*.md'], { cwd: REPO, encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
   return list.map((f) => ({ file: f, text: readFileSync(join(REPO, f), 'utf8') }));
 }
 
-const figures = JSON.parse(readFileSync(join(REPO, 'docs', 'figures.json'), 'utf8')) as Record<string, { value: string; measured: string; source: string }>;
+const figures = JSON.parse(readFileSync(join(REPO, 'docs', 'figures.json'), 'utf8')) as Record<
+  string,
+  { value: string; measured: string; source: string }
+>;
 
 /** A figure issue 31 named, where it is written: a pattern that must only ever match inside a span. */
 const MUST_BE_SPANS: Array<{ what: string; file: string; pattern: RegExp }> = [
   { what: "the README's npm test times", file: 'README.md', pattern: /\d+ min \d+ s/ },
-  { what: "development.md's test counts", file: 'docs/development.md', pattern: /\d[\d,]* (test )?files, \d[\d,]* tests|\d[\d,]* of \d[\d,]* passed/ },
+  {
+    what: "development.md's test counts",
+    file: 'docs/development.md',
+    pattern: /\d[\d,]* (test )?files, \d[\d,]* tests|\d[\d,]* of \d[\d,]* passed/,
+  },
   { what: 'the .vsix size', file: 'docs/extension.md', pattern: /\d[\d,.]* ?(KiB|MiB|MB|KB)\b[^.\n]*npm run package/ },
   { what: 'the bridge test count', file: 'docs/bridge.md', pattern: /\d[\d,]* bridge tests/ },
 ];

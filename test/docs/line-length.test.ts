@@ -14,7 +14,8 @@ it(`docs/*.md: every line but a table row is at most ${MAX_LINE} characters`, ()
     readFileSync(join(DOCS, name), 'utf8')
       .split('\n')
       .forEach((line, i) => {
-        if ([...line].length > MAX_LINE && !line.startsWith('|')) long.push(`docs/${name}:${i + 1} (${[...line].length})`);
+        if ([...line].length > MAX_LINE && !line.startsWith('|'))
+          long.push(`docs/${name}:${i + 1} (${[...line].length})`);
       });
   }
   expect(long).toEqual([]);

@@ -43,11 +43,22 @@ export function fencedBlocks(markdown: string): Block[] {
  * that matches none is run; one of these that no README line matches fails the test (a stale mark).
  */
 const NOT_RUN: Array<{ line: string; reason: string }> = [
-  { line: 'npm ci && npm start', reason: "the README's setup itself: the runner starts that proxy (serve from the built dist/, as npm start does after its build)" },
+  {
+    line: 'npm ci && npm start',
+    reason:
+      "the README's setup itself: the runner starts that proxy (serve from the built dist/, as npm start does after its build)",
+  },
   { line: 'npm ci && npm test', reason: 'the whole test suite, which contains this test' },
-  { line: 'export LOOPGATE_UPSTREAM=https://api.example.com/v1', reason: 'against the real service: no network to it here' },
+  {
+    line: 'export LOOPGATE_UPSTREAM=https://api.example.com/v1',
+    reason: 'against the real service: no network to it here',
+  },
   { line: 'read -rs LOOPGATE_API_KEY', reason: 'against the real service: reads a real key from the terminal' },
-  { line: 'loopgate doctor          # walks', reason: 'against the real service (LOOPGATE_UPSTREAM above); the same command against the simulator is run in test/cli' },
+  {
+    line: 'loopgate doctor          # walks',
+    reason:
+      'against the real service (LOOPGATE_UPSTREAM above); the same command against the simulator is run in test/cli',
+  },
   { line: 'loopgate serve', reason: 'against the real service; the setup above is the same serve in demo mode' },
 ];
 
@@ -57,14 +68,39 @@ const NOT_RUN: Array<{ line: string; reason: string }> = [
 
 /** Lines run with a change that is said here: a placeholder replaced, a command that follows until Ctrl+C. */
 const ADAPTED: Array<{ line: string; how: string; requestId?: string; follow?: string }> = [
-  { line: 'loopgate show 66382237 --wire', how: "66382237 is an example ID: replaced with a request's of this run", requestId: '66382237' },
-  { line: 'loopgate replay 66382237', how: "66382237 is an example ID: replaced with a request's of this run", requestId: '66382237' },
-  { line: 'loopgate tail --errors', how: 'it follows until Ctrl+C: a failing request is sent until it shows, then SIGINT', follow: 'no-such-model-for-the-readme' },
-  { line: 'loopgate run -- python my_script.py', how: "my_script.py is the user's own script: the runner writes one that prints the base URL it was given" },
+  {
+    line: 'loopgate show 66382237 --wire',
+    how: "66382237 is an example ID: replaced with a request's of this run",
+    requestId: '66382237',
+  },
+  {
+    line: 'loopgate replay 66382237',
+    how: "66382237 is an example ID: replaced with a request's of this run",
+    requestId: '66382237',
+  },
+  {
+    line: 'loopgate tail --errors',
+    how: 'it follows until Ctrl+C: a failing request is sent until it shows, then SIGINT',
+    follow: 'no-such-model-for-the-readme',
+  },
+  {
+    line: 'loopgate run -- python my_script.py',
+    how: "my_script.py is the user's own script: the runner writes one that prints the base URL it was given",
+  },
 ];
 
 /** The plain block after the Quick start: the banner, which is output, compared with the real one. */
-const BANNER_LABELS = ['upstream site_url', 'upstream base_url', 'OpenAI clients', 'Anthropic clients', 'API key for tools', 'keys', 'traffic log', 'live traffic', 'Try it:'];
+const BANNER_LABELS = [
+  'upstream site_url',
+  'upstream base_url',
+  'OpenAI clients',
+  'Anthropic clients',
+  'API key for tools',
+  'keys',
+  'traffic log',
+  'live traffic',
+  'Try it:',
+];
 
 const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
 const blocks = fencedBlocks(readme);
@@ -82,7 +118,11 @@ describe('README code blocks', () => {
   it('every block is sh, ts or the banner; every line not run is marked with its reason, and no mark is stale', () => {
     expect(blocks.map((b) => b.lang).every((l) => ['sh', 'ts', ''].includes(l))).toBe(true);
     const shLines = blocks.filter((b) => b.lang === 'sh').flatMap(commandLines);
-    for (const mark of [...NOT_RUN, ...ADAPTED]) expect(shLines.some((l) => l.includes(mark.line)), `stale mark: ${mark.line}`).toBe(true);
+    for (const mark of [...NOT_RUN, ...ADAPTED])
+      expect(
+        shLines.some((l) => l.includes(mark.line)),
+        `stale mark: ${mark.line}`,
+      ).toBe(true);
     for (const b of blocks.filter((x) => x.lang === '')) expect(b.lines[0]).toMatch(/^Loopgate proxy listening on /);
   });
 
@@ -104,7 +144,11 @@ describe('README code blocks', () => {
       const home = join(dir, 'home');
       mkdirSync(bin);
       mkdirSync(home);
-      writeFileSync(join(bin, 'loopgate'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`, { mode: 0o755 });
+      writeFileSync(
+        join(bin, 'loopgate'),
+        `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`,
+        { mode: 0o755 },
+      );
       if (agentsSupported) {
         symlinkSync(claudeBinary(), join(bin, 'claude'));
         symlinkSync(codexBinary(), join(bin, 'codex'));
@@ -118,12 +162,28 @@ describe('README code blocks', () => {
           commandLines(b).forEach((line, j) => {
             if (NOT_RUN.some((m) => line.includes(m.line))) return;
             const adapted = ADAPTED.find((m) => line.includes(m.line));
-            steps.push({ id: `${i}.${j} ${line}`, command: line, requestId: adapted?.requestId, follow: adapted?.follow, timeoutMs: 180_000 });
+            steps.push({
+              id: `${i}.${j} ${line}`,
+              command: line,
+              requestId: adapted?.requestId,
+              follow: adapted?.follow,
+              timeoutMs: 180_000,
+            });
           });
         } else if (b.lang === 'ts') {
           const out = join(dir, `block-${i}.mjs`);
-          buildSync({ stdin: { contents: b.lines.join('\n'), loader: 'ts', resolveDir: REPO }, bundle: true, platform: 'node', format: 'esm', outfile: out, logLevel: 'silent' });
-          steps.push({ id: `${i} ts`, command: `eval "$(loopgate env)" && ${JSON.stringify(process.execPath)} ${JSON.stringify(out)}` });
+          buildSync({
+            stdin: { contents: b.lines.join('\n'), loader: 'ts', resolveDir: REPO },
+            bundle: true,
+            platform: 'node',
+            format: 'esm',
+            outfile: out,
+            logLevel: 'silent',
+          });
+          steps.push({
+            id: `${i} ts`,
+            command: `eval "$(loopgate env)" && ${JSON.stringify(process.execPath)} ${JSON.stringify(out)}`,
+          });
         }
       });
       const env = {
@@ -133,11 +193,20 @@ describe('README code blocks', () => {
       };
       const planFile = join(dir, 'plan.json');
       writeFileSync(planFile, JSON.stringify({ cli: CLI, env, cwd: dir, steps }));
-      const stdout = execFileSync('unshare', ['--net', process.execPath, join(__dirname, 'readme-runner.mjs'), planFile], { encoding: 'utf8', timeout: 600_000, maxBuffer: 64 * 1024 * 1024 });
-      const { banner, results } = JSON.parse(stdout.trim().split('\n').pop()!) as { banner: string; results: Array<{ id: string; code: number | string; out: string; err: string }> };
+      const stdout = execFileSync(
+        'unshare',
+        ['--net', process.execPath, join(__dirname, 'readme-runner.mjs'), planFile],
+        { encoding: 'utf8', timeout: 600_000, maxBuffer: 64 * 1024 * 1024 },
+      );
+      const { banner, results } = JSON.parse(stdout.trim().split('\n').pop()!) as {
+        banner: string;
+        results: Array<{ id: string; code: number | string; out: string; err: string }>;
+      };
       for (const label of BANNER_LABELS) expect(banner).toContain(label);
       expect(results.map((r) => r.id)).toEqual(steps.map((s) => s.id));
-      const failed = results.filter((r) => r.code !== 0).map((r) => `${r.id}: exit ${r.code}\n${r.out.slice(-1500)}\n${r.err.slice(-1500)}`);
+      const failed = results
+        .filter((r) => r.code !== 0)
+        .map((r) => `${r.id}: exit ${r.code}\n${r.out.slice(-1500)}\n${r.err.slice(-1500)}`);
       expect(failed).toEqual([]);
       const byLine = (part: string) => results.find((r) => r.id.includes(part))!;
       expect(byLine('python my_script.py').out).toContain('my_script http://127.0.0.1:8787/v1');

@@ -27,7 +27,11 @@ function waitFor(child, pattern, deadlineMs, what) {
 }
 
 /** The README's setup: `npm start` is `node scripts/build.mjs && node --max-semi-space-size=4 dist/cli.js serve`; dist/ is built. */
-const serve = spawn(process.execPath, ['--max-semi-space-size=4', cli, 'serve'], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+const serve = spawn(process.execPath, ['--max-semi-space-size=4', cli, 'serve'], {
+  env,
+  cwd,
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
 const banner = await waitFor(serve, /Try it:\n.*curl.*\n/, 30_000, 'banner');
 
 async function sh(command, timeoutMs) {

@@ -57,7 +57,8 @@ const vitest = spawnSync(
   [
     join(repoRoot, 'node_modules', 'vitest', 'vitest.mjs'),
     'run',
-    '--config', join(repoRoot, 'test', 'e2e', 'vitest.config.ts'),
+    '--config',
+    join(repoRoot, 'test', 'e2e', 'vitest.config.ts'),
     '--reporter=default',
     '--reporter=json',
     `--outputFile.json=${reportFile}`,
@@ -74,7 +75,9 @@ const report = JSON.parse(readFileSync(reportFile, 'utf8'));
 rmSync(reportFile, { force: true });
 let failed = report.numFailedTests ?? 0;
 // A suite that fails to load counts as a failure even though no test ran.
-failed += (report.testResults ?? []).filter((f) => f.status === 'failed' && (f.assertionResults ?? []).length === 0).length;
+failed += (report.testResults ?? []).filter(
+  (f) => f.status === 'failed' && (f.assertionResults ?? []).length === 0,
+).length;
 if (vitest.status !== 0 && failed === 0) failed = 1;
 console.log('e2e logs and screenshots: test-results/');
 finish(report.numPassedTests ?? 0, failed, (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0));

@@ -24,7 +24,11 @@ const ENV_TEXT = Array.from({ length: 150 }, (_, i) => `OPENAI_MODEL=gpt-typo-${
 let lsp: LspSession;
 
 async function codeActions(uri: string, range: Range, diagnostics: Diagnostic[] = []): Promise<CodeAction[]> {
-  return ((await lsp.connection.sendRequest(CodeActionRequest.type, { textDocument: { uri }, range, context: { diagnostics } })) ?? []) as CodeAction[];
+  return ((await lsp.connection.sendRequest(CodeActionRequest.type, {
+    textDocument: { uri },
+    range,
+    context: { diagnostics },
+  })) ?? []) as CodeAction[];
 }
 
 const cursor = (line: number): Range => ({ start: { line, character: 14 }, end: { line, character: 14 } });
@@ -50,7 +54,9 @@ afterAll(async () => {
 describe('code actions with a long model list', () => {
   it('answers cursor moves from the cached result, without re-running the rules each time', async () => {
     const since = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: ENV_URI, languageId: 'dotenv', version: 1, text: ENV_TEXT } });
+    await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, {
+      textDocument: { uri: ENV_URI, languageId: 'dotenv', version: 1, text: ENV_TEXT },
+    });
     const published = await lsp.diagnostics.next((p) => p.uri === ENV_URI, 'diagnostics for .env', since);
 
     const started = performance.now();
@@ -76,7 +82,9 @@ describe('code actions with a long model list', () => {
   it('a new document version invalidates the cache', async () => {
     await lsp.connection.sendNotification(DidChangeTextDocumentNotification.type, {
       textDocument: { uri: ENV_URI, version: 2 },
-      contentChanges: [{ range: { start: { line: 1, character: 13 }, end: { line: 1, character: 28 } }, text: 'gpt-typo-2-mini' }],
+      contentChanges: [
+        { range: { start: { line: 1, character: 13 }, end: { line: 1, character: 28 } }, text: 'gpt-typo-2-mini' },
+      ],
     });
     expect(await codeActions(ENV_URI, cursor(1))).toEqual([]);
   });
@@ -87,22 +95,39 @@ describe('the key fix in a Claude Code settings.json', () => {
     const uri = 'file:///work/project/.claude/settings.json';
     const text = `{\n  "env": {\n    "ANTHROPIC_BASE_URL": "http://127.0.0.1:8787",\n    "ANTHROPIC_AUTH_TOKEN": "${ANT_KEY}"\n  }\n}\n`;
     let since = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: 'json', version: 1, text } });
+    await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, {
+      textDocument: { uri, languageId: 'json', version: 1, text },
+    });
     const published = await lsp.diagnostics.next((p) => p.uri === uri, 'diagnostics for settings.json', since);
     expect(published.diagnostics.map((d) => d.code)).toEqual(['loopgate.api-key-in-file']);
     expect(published.diagnostics[0]!.message).toContain('integrated terminal');
 
     const actions = await codeActions(uri, published.diagnostics[0]!.range, published.diagnostics);
-    expect(actions.map((a) => a.title)).toEqual(['Remove this entry (the key belongs in Loopgate: Set API Key)', 'Store it with Loopgate: Set API Key']);
-    const fixedText = TextDocument.applyEdits(TextDocument.create(uri, 'json', 1, text), actions[0]!.edit!.changes![uri]!);
+    expect(actions.map((a) => a.title)).toEqual([
+      'Remove this entry (the key belongs in Loopgate: Set API Key)',
+      'Store it with Loopgate: Set API Key',
+    ]);
+    const fixedText = TextDocument.applyEdits(
+      TextDocument.create(uri, 'json', 1, text),
+      actions[0]!.edit!.changes![uri]!,
+    );
     expect(JSON.parse(fixedText)).toEqual({ env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787' } });
     expect(fixedText).not.toContain('${');
 
     since = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri, version: 2 }, contentChanges: [{ text: fixedText }] });
-    const cleared = await lsp.diagnostics.next((p) => p.uri === uri && p.version === 2, 'diagnostics after the fix', since);
+    await lsp.connection.sendNotification(DidChangeTextDocumentNotification.type, {
+      textDocument: { uri, version: 2 },
+      contentChanges: [{ text: fixedText }],
+    });
+    const cleared = await lsp.diagnostics.next(
+      (p) => p.uri === uri && p.version === 2,
+      'diagnostics after the fix',
+      since,
+    );
     expect(cleared.diagnostics).toEqual([]);
     // Canary: nothing the server said carries the key.
-    expect(JSON.stringify([lsp.diagnostics.seen, lsp.logs.seen, actions.map((a) => a.title)]) + lsp.stderr()).not.toContain(ANT_KEY);
+    expect(
+      JSON.stringify([lsp.diagnostics.seen, lsp.logs.seen, actions.map((a) => a.title)]) + lsp.stderr(),
+    ).not.toContain(ANT_KEY);
   });
 });

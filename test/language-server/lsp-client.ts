@@ -54,7 +54,10 @@ export function startLsp(cliPath: string, args: string[] = []): LspSession {
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+  const connection = createProtocolConnection(
+    new StreamMessageReader(child.stdout),
+    new StreamMessageWriter(child.stdin),
+  );
   const diagnostics = new Inbox<PublishDiagnosticsParams>();
   const logs = new Inbox<LogMessageParams>();
   connection.onNotification(PublishDiagnosticsNotification.type, (p) => diagnostics.push(p));

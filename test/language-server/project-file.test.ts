@@ -30,7 +30,11 @@ let lsp: LspSession;
 
 beforeAll(async () => {
   lsp = startLsp(await buildCli(), ['--models', 'gpt-4o-mini,gpt-4.1,gpt-6.1-sol']);
-  await lsp.connection.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: 'file:///work/project', capabilities: {} });
+  await lsp.connection.sendRequest(InitializeRequest.type, {
+    processId: process.pid,
+    rootUri: 'file:///work/project',
+    capabilities: {},
+  });
   await lsp.connection.sendNotification(InitializedNotification.type, {});
 }, 60_000);
 
@@ -39,7 +43,11 @@ afterAll(async () => {
 });
 
 async function codeActions(uri: string, d: Diagnostic): Promise<CodeAction[]> {
-  return ((await lsp.connection.sendRequest(CodeActionRequest.type, { textDocument: { uri }, range: d.range, context: { diagnostics: [d], only: ['quickfix'] } })) ?? []) as CodeAction[];
+  return ((await lsp.connection.sendRequest(CodeActionRequest.type, {
+    textDocument: { uri },
+    range: d.range,
+    context: { diagnostics: [d], only: ['quickfix'] },
+  })) ?? []) as CodeAction[];
 }
 
 describe('loopgate.json in the language server', () => {
@@ -47,7 +55,9 @@ describe('loopgate.json in the language server', () => {
 
   it('flags an alias target no key lists (closest IDs as quick fixes), a self-alias and an unknown setting', async () => {
     const since = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: URI, languageId: 'json', version: 1, text } });
+    await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, {
+      textDocument: { uri: URI, languageId: 'json', version: 1, text },
+    });
     const p = await lsp.diagnostics.next((x) => x.uri === URI, 'diagnostics for loopgate.json', since);
     expect(p.diagnostics.map((d) => [d.code, d.severity, d.range.start.line, d.range.start.character])).toEqual([
       ['loopgate.unknown-alias-target', 2, 2, 19],
@@ -55,32 +65,52 @@ describe('loopgate.json in the language server', () => {
       ['loopgate.bad-project-file', 2, 5, 2],
     ]);
     const [target, self, unknown] = p.diagnostics;
-    expect(target!.message).toContain('The alias gpt-6.2-sol -> gpt-6.1-sool sends requests to "gpt-6.1-sool", which is not in this key\'s GET /models list');
+    expect(target!.message).toContain(
+      'The alias gpt-6.2-sol -> gpt-6.1-sool sends requests to "gpt-6.1-sool", which is not in this key\'s GET /models list',
+    );
     expect(self!.message).toContain('maps a model to itself');
-    expect(unknown!.message).toContain('loopgate.json has no setting "alias" (it knows "aliases" and "prices"); ignored.');
+    expect(unknown!.message).toContain(
+      'loopgate.json has no setting "alias" (it knows "aliases" and "prices"); ignored.',
+    );
 
     const actions = await codeActions(URI, target!);
-    expect(actions[0]).toMatchObject({ kind: 'quickfix', title: 'Send gpt-6.2-sol as "gpt-6.1-sol"', isPreferred: true });
+    expect(actions[0]).toMatchObject({
+      kind: 'quickfix',
+      title: 'Send gpt-6.2-sol as "gpt-6.1-sol"',
+      isPreferred: true,
+    });
     text = TextDocument.applyEdits(TextDocument.create(URI, 'json', 1, text), actions[0]!.edit!.changes![URI]!);
     expect(text).toContain('"gpt-6.2-sol": "gpt-6.1-sol",');
 
     const sinceFix = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: URI, version: 2 }, contentChanges: [{ text }] });
-    const after = await lsp.diagnostics.next((x) => x.uri === URI && x.version === 2, 'diagnostics after the fix', sinceFix);
+    await lsp.connection.sendNotification(DidChangeTextDocumentNotification.type, {
+      textDocument: { uri: URI, version: 2 },
+      contentChanges: [{ text }],
+    });
+    const after = await lsp.diagnostics.next(
+      (x) => x.uri === URI && x.version === 2,
+      'diagnostics after the fix',
+      sinceFix,
+    );
     expect(after.diagnostics.map((d) => d.code)).toEqual(['loopgate.bad-project-file', 'loopgate.bad-project-file']);
   });
 
   it('reports JSON the proxy cannot read, where it breaks', async () => {
     const broken = '{\n  "aliases": { "gpt-6.2-sol": "gpt-6.1-sol", }\n}\n';
     const since = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: URI, version: 3 }, contentChanges: [{ text: broken }] });
+    await lsp.connection.sendNotification(DidChangeTextDocumentNotification.type, {
+      textDocument: { uri: URI, version: 3 },
+      contentChanges: [{ text: broken }],
+    });
     const p = await lsp.diagnostics.next((x) => x.uri === URI && x.version === 3, 'diagnostics for broken JSON', since);
     expect(p.diagnostics).toEqual([
       expect.objectContaining({
         code: 'loopgate.bad-project-file',
         severity: 1,
         range: { start: { line: 1, character: 45 }, end: { line: 1, character: 46 } },
-        message: expect.stringContaining('loopgate.json is not valid JSON: expected a property name in double quotes (line 2, column 46)'),
+        message: expect.stringContaining(
+          'loopgate.json is not valid JSON: expected a property name in double quotes (line 2, column 46)',
+        ),
       }),
     ]);
   });
@@ -88,7 +118,9 @@ describe('loopgate.json in the language server', () => {
   it('checks only files named loopgate.json', async () => {
     const uri = 'file:///work/project/other.json';
     const since = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: 'json', version: 1, text: TEXT } });
+    await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, {
+      textDocument: { uri, languageId: 'json', version: 1, text: TEXT },
+    });
     const p = await lsp.diagnostics.next((x) => x.uri === uri, 'diagnostics for other.json', since);
     expect(p.diagnostics).toEqual([]);
   });

@@ -27,7 +27,9 @@ let cli: string;
 let lsp: LspSession;
 
 async function open(uri: string, languageId: string, text: string): Promise<void> {
-  await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId, version: 1, text } });
+  await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, {
+    textDocument: { uri, languageId, version: 1, text },
+  });
 }
 
 async function codeActions(uri: string, d: Diagnostic): Promise<CodeAction[]> {
@@ -86,14 +88,22 @@ describe('loopgate lsp --stdio', () => {
       textDocument: { uri: ENV_URI, version: 2 },
       contentChanges: [{ text: envText }],
     });
-    const cleared = await lsp.diagnostics.next((p) => p.uri === ENV_URI && p.version === 2, 'diagnostics after the fix', sinceChange);
+    const cleared = await lsp.diagnostics.next(
+      (p) => p.uri === ENV_URI && p.version === 2,
+      'diagnostics after the fix',
+      sinceChange,
+    );
     expect(cleared.diagnostics).toEqual([]);
   });
 
   it('re-checks open documents when the model list arrives, without reopening', async () => {
     const since = lsp.diagnostics.seen.length;
     await lsp.connection.sendNotification('loopgate/state', { models: ['gpt-4o-mini', 'gpt-5.1'] });
-    const refreshed = await lsp.diagnostics.next((p) => p.uri === ENV_URI && p.diagnostics.length > 0, 'model diagnostics', since);
+    const refreshed = await lsp.diagnostics.next(
+      (p) => p.uri === ENV_URI && p.diagnostics.length > 0,
+      'model diagnostics',
+      since,
+    );
     expect(refreshed.diagnostics.map((d) => [d.code, d.range.start.line])).toEqual([['loopgate.unknown-model', 1]]);
     expect(refreshed.diagnostics[0]!.message).toContain('Did you mean "gpt-4o-mini"?');
     const actions = await codeActions(ENV_URI, refreshed.diagnostics[0]!);
@@ -102,7 +112,10 @@ describe('loopgate lsp --stdio', () => {
 
   it('flags a direct service URL once a proxy URL is known, and drops it when the proxy stops', async () => {
     let since = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification('loopgate/state', { models: ['gpt-4o-mini'], proxyUrl: 'http://127.0.0.1:8787' });
+    await lsp.connection.sendNotification('loopgate/state', {
+      models: ['gpt-4o-mini'],
+      proxyUrl: 'http://127.0.0.1:8787',
+    });
     const withProxy = await lsp.diagnostics.next(
       (p) => p.uri === ENV_URI && p.diagnostics.some((d) => d.code === 'loopgate.direct-to-service'),
       'direct-to-service',
@@ -126,9 +139,18 @@ describe('loopgate lsp --stdio', () => {
     const published = await lsp.diagnostics.next((p) => p.uri === TS_URI, 'diagnostics for client.ts', since);
     expect(published.diagnostics.map((d) => d.code)).toEqual(['loopgate.api-key-in-file']);
     const actions = await codeActions(TS_URI, published.diagnostics[0]!);
-    expect(actions.map((a) => a.title)).toEqual(['Read the key from the OPENAI_API_KEY environment variable', 'Store it with Loopgate: Set API Key']);
-    expect(actions[1]!.command).toEqual({ title: 'Store it with Loopgate: Set API Key', command: 'loopgate.setApiKey' });
-    const fixed = TextDocument.applyEdits(TextDocument.create(TS_URI, 'typescript', 1, text), actions[0]!.edit!.changes![TS_URI]!);
+    expect(actions.map((a) => a.title)).toEqual([
+      'Read the key from the OPENAI_API_KEY environment variable',
+      'Store it with Loopgate: Set API Key',
+    ]);
+    expect(actions[1]!.command).toEqual({
+      title: 'Store it with Loopgate: Set API Key',
+      command: 'loopgate.setApiKey',
+    });
+    const fixed = TextDocument.applyEdits(
+      TextDocument.create(TS_URI, 'typescript', 1, text),
+      actions[0]!.edit!.changes![TS_URI]!,
+    );
     expect(fixed).toContain('new OpenAI({ apiKey: process.env.OPENAI_API_KEY })');
     // Canary: diagnostics, logs and stderr are sinks too.
     const sinks = JSON.stringify([published, lsp.logs.seen, actions.map((a) => [a.title, a.command])]) + lsp.stderr();
@@ -138,7 +160,11 @@ describe('loopgate lsp --stdio', () => {
   it('answers bad state with a log message saying what to fix, and keeps serving', async () => {
     const since = lsp.logs.seen.length;
     await lsp.connection.sendNotification('loopgate/state', { models: 'gpt-4o', proxyUrl: 'ftp://x' });
-    const warning = await lsp.logs.next((m) => m.message.includes('"models" must be an array'), 'a warning about models', since);
+    const warning = await lsp.logs.next(
+      (m) => m.message.includes('"models" must be an array'),
+      'a warning about models',
+      since,
+    );
     expect(warning.message).toContain('array of model ID strings');
     // The bad state reset the models; a fresh document is still checked.
     const uri = 'file:///work/project/src/other.ts';
@@ -148,7 +174,7 @@ describe('loopgate lsp --stdio', () => {
     expect(again.diagnostics.map((d) => d.code)).toEqual(['loopgate.endpoint-in-base']);
   });
 
-  it('clears a document\'s diagnostics when it closes', async () => {
+  it("clears a document's diagnostics when it closes", async () => {
     const since = lsp.diagnostics.seen.length;
     await lsp.connection.sendNotification(DidCloseTextDocumentNotification.type, { textDocument: { uri: TS_URI } });
     const closed = await lsp.diagnostics.next((p) => p.uri === TS_URI, 'diagnostics on close', since);
@@ -166,17 +192,34 @@ describe('loopgate lsp --stdio --models --proxy-url', () => {
   it('starts with the state given on the command line (for editors that send no options)', async () => {
     const s = startLsp(cli, ['--models', 'gpt-4o-mini', '--proxy-url', 'http://127.0.0.1:8787']);
     try {
-      await s.connection.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: null, capabilities: {} });
+      await s.connection.sendRequest(InitializeRequest.type, {
+        processId: process.pid,
+        rootUri: null,
+        capabilities: {},
+      });
       await s.connection.sendNotification(InitializedNotification.type, {});
       const since = s.diagnostics.seen.length;
       await s.connection.sendNotification(DidOpenTextDocumentNotification.type, {
-        textDocument: { uri: 'file:///p/.env', languageId: 'properties', version: 1, text: 'OPENAI_MODEL=gpt-4o-mni\nOPENAI_BASE_URL=https://example.test/v1\nOPENAI_API_KEY=' + KEY + '\n' },
+        textDocument: {
+          uri: 'file:///p/.env',
+          languageId: 'properties',
+          version: 1,
+          text: 'OPENAI_MODEL=gpt-4o-mni\nOPENAI_BASE_URL=https://example.test/v1\nOPENAI_API_KEY=' + KEY + '\n',
+        },
       });
       const p = await s.diagnostics.next((x) => x.uri === 'file:///p/.env', 'diagnostics', since);
-      expect(p.diagnostics.map((d) => d.code)).toEqual(['loopgate.unknown-model', 'loopgate.direct-to-service', 'loopgate.api-key-in-file']);
+      expect(p.diagnostics.map((d) => d.code)).toEqual([
+        'loopgate.unknown-model',
+        'loopgate.direct-to-service',
+        'loopgate.api-key-in-file',
+      ]);
       // Without `commands: true` in initializationOptions the editor cannot run loopgate.setApiKey: no command action.
       const keyDiag = p.diagnostics[2]!;
-      const actions = (await s.connection.sendRequest(CodeActionRequest.type, { textDocument: { uri: 'file:///p/.env' }, range: keyDiag.range, context: { diagnostics: [keyDiag] } })) as CodeAction[];
+      const actions = (await s.connection.sendRequest(CodeActionRequest.type, {
+        textDocument: { uri: 'file:///p/.env' },
+        range: keyDiag.range,
+        context: { diagnostics: [keyDiag] },
+      })) as CodeAction[];
       expect(actions).toEqual([]);
     } finally {
       s.child.kill();

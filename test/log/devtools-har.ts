@@ -10,7 +10,9 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
 export const CHROMIUM_PAK = '/usr/lib/chromium/resources.pak';
 
-type HarRoot = new (har: unknown) => { log: { entries: Array<{ request: { url: string }; response: { status: number } }> } };
+type HarRoot = new (har: unknown) => {
+  log: { entries: Array<{ request: { url: string }; response: { status: number } }> };
+};
 
 function findHarModule(pak: Buffer): string | null {
   // .pak v5: version u32, encoding u8 + 3 pad, count u16, aliases u16, then (id u16, offset u32) × (count + 1).

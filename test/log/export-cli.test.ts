@@ -53,7 +53,12 @@ describe('loopgate export', () => {
     expect(r.code).toBe(0);
     expect(mode(har)).toBe(0o600);
     expect(mode(jsonl)).toBe(0o600);
-    expect(readFileSync(jsonl, 'utf8').trim().split('\n').map((l) => JSON.parse(l).id)).toHaveLength(1);
+    expect(
+      readFileSync(jsonl, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).id),
+    ).toHaveLength(1);
   });
 
   it('skips and reports corrupt or truncated lines, never fails on them', async () => {
@@ -76,7 +81,11 @@ describe('loopgate export', () => {
       const out = join(dir, `o${Math.random()}.jsonl`);
       const r = await run(['--jsonl', out, '--log', log, ...args]);
       expect(r.code).toBe(0);
-      return readFileSync(out, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).id);
+      return readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).id);
     };
     expect(await ids([])).toEqual([old.id, mid.id, recent.id]);
     expect(await ids(['--since', '2h'])).toEqual([mid.id, recent.id]);
@@ -84,7 +93,7 @@ describe('loopgate export', () => {
     expect(await ids(['--since', new Date(now - 100 * 60_000).toISOString()])).toEqual([mid.id, recent.id]);
   });
 
-  it('reads the default proxy\'s log from the state dir, and another proxy\'s with --port (one log per proxy)', async () => {
+  it("reads the default proxy's log from the state dir, and another proxy's with --port (one log per proxy)", async () => {
     const home = mkdtempSync(join(tmpdir(), 'lg-home-'));
     mkdirSync(join(home, 'state'));
     writeFileSync(join(home, 'state', 'traffic-8787.jsonl'), line(record()));
@@ -137,16 +146,23 @@ describe('loopgate export', () => {
       record({
         path: `/v1/models?token=${encodeURIComponent(token)}`,
         requestHeaders: { AUTHORIZATION: `Bearer ${token}`, 'X-Api-Key': [key, key].join(', ') },
-        requestBody: JSON.stringify({ note: Buffer.from(key).toString('base64'), t: Buffer.from(token).toString('base64url') }),
+        requestBody: JSON.stringify({
+          note: Buffer.from(key).toString('base64'),
+          t: Buffer.from(token).toString('base64url'),
+        }),
         responseBody: `data: {"echo":"${key}"}\n\n`,
         errorType: `upstream said ${encodeURIComponent(key)}`,
       }),
     ]);
     const har = join(dir, 'o.har');
     const jsonl = join(dir, 'o.jsonl');
-    const r = await run(['--har', har, '--jsonl', jsonl, '--log', log, '--team'], { LOOPGATE_HOME: home, LOOPGATE_API_KEY: key });
+    const r = await run(['--har', har, '--jsonl', jsonl, '--log', log, '--team'], {
+      LOOPGATE_HOME: home,
+      LOOPGATE_API_KEY: key,
+    });
     expect(r.code).toBe(0);
-    for (const text of [readFileSync(har, 'utf8'), readFileSync(jsonl, 'utf8'), r.out, r.err]) assertNoCanary(text, [key, token]);
+    for (const text of [readFileSync(har, 'utf8'), readFileSync(jsonl, 'utf8'), r.out, r.err])
+      assertNoCanary(text, [key, token]);
     expect(r.out).toContain('team-masked');
   });
 });

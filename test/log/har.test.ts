@@ -33,17 +33,33 @@ function session(): TrafficRecord[] {
       ttfbMs: undefined,
       usage: undefined,
       responseHeaders: { 'content-type': 'application/json; charset=utf-8' },
-      responseBody: '{"error":{"message":"No available channel for model x","type":"new_api_error","code":"model_not_found"}}',
+      responseBody:
+        '{"error":{"message":"No available channel for model x","type":"new_api_error","code":"model_not_found"}}',
       bodyTruncated: true,
     }),
-    record({ status: 0, clientAborted: true, ttfbMs: undefined, totalMs: 12, bytesOut: 0, path: 'weird path with spaces?x=a b' }),
-    record({ method: 'POST', path: '/v1/messages', canonicalPath: '/v1/messages', status: 302, responseHeaders: { location: 'https://elsewhere.test/' } }),
+    record({
+      status: 0,
+      clientAborted: true,
+      ttfbMs: undefined,
+      totalMs: 12,
+      bytesOut: 0,
+      path: 'weird path with spaces?x=a b',
+    }),
+    record({
+      method: 'POST',
+      path: '/v1/messages',
+      canonicalPath: '/v1/messages',
+      status: 302,
+      responseHeaders: { location: 'https://elsewhere.test/' },
+    }),
   ];
 }
 
 describe('toHar', () => {
   it('produces HAR 1.2 that validates against har-schema', () => {
-    const har = toHar(session(), { rules: [] }) as { log: { entries: Array<Record<string, any>>; comment: string; version: string } };
+    const har = toHar(session(), { rules: [] }) as {
+      log: { entries: Array<Record<string, any>>; comment: string; version: string };
+    };
     expect(validate(har)).toEqual([]);
     expect(har.log.version).toBe('1.2');
     expect(har.log.entries).toHaveLength(5);
@@ -54,7 +70,8 @@ describe('toHar', () => {
   });
 
   it('maps requests, responses, timings and Loopgate fields', () => {
-    const [, stream, error, aborted, redirect] = (toHar(session(), { rules: [] }) as { log: { entries: any[] } }).log.entries;
+    const [, stream, error, aborted, redirect] = (toHar(session(), { rules: [] }) as { log: { entries: any[] } }).log
+      .entries;
     expect(stream.request.url).toBe('http://127.0.0.1/v1/v1/chat/completions?beta=true');
     expect(stream.request.queryString).toEqual([{ name: 'beta', value: 'true' }]);
     expect(stream.request.postData.mimeType).toBe('application/json');
@@ -66,13 +83,29 @@ describe('toHar', () => {
     expect(stream.response.headers).toContainEqual({ name: 'x-oneapi-request-id', value: '2026112104000001' });
     expect(stream.timings).toEqual({ blocked: -1, dns: -1, connect: -1, ssl: -1, send: 0, wait: 120, receive: 30 });
     expect(stream.time).toBe(150);
-    expect(stream._loopgate).toMatchObject({ rewrites: [expect.stringContaining('duplicated /v1')], upstreamRequestId: '2026112104000001', usage: { total: 30 } });
+    expect(stream._loopgate).toMatchObject({
+      rewrites: [expect.stringContaining('duplicated /v1')],
+      upstreamRequestId: '2026112104000001',
+      usage: { total: 30 },
+    });
     expect(error.response).toMatchObject({ status: 503, statusText: 'Service Unavailable' });
     // The port the client used is kept (from a loopback Host); any other Host never picks the origin.
-    const [withPort, foreign] = (toHar([record({ requestHeaders: { host: '127.0.0.1:8787' } }), record({ requestHeaders: { host: 'evil.example:80' } })], { rules: [] }) as { log: { entries: any[] } }).log.entries;
+    const [withPort, foreign] = (
+      toHar(
+        [
+          record({ requestHeaders: { host: '127.0.0.1:8787' } }),
+          record({ requestHeaders: { host: 'evil.example:80' } }),
+        ],
+        { rules: [] },
+      ) as { log: { entries: any[] } }
+    ).log.entries;
     expect(withPort.request.url).toMatch(/^http:\/\/127\.0\.0\.1:8787\//);
     expect(foreign.request.url).toMatch(/^http:\/\/127\.0\.0\.1\//);
-    expect(error._loopgate).toMatchObject({ diagnosis: 'model-not-in-group', errorCode: 'model_not_found', bridge: 'responses->chat' });
+    expect(error._loopgate).toMatchObject({
+      diagnosis: 'model-not-in-group',
+      errorCode: 'model_not_found',
+      bridge: 'responses->chat',
+    });
     expect(error.response.content.comment).toMatch(/cap/);
     expect(error.timings.wait + error.timings.receive).toBe(error.time);
     expect(aborted.response.status).toBe(0);
@@ -91,9 +124,12 @@ describe('toHar', () => {
   it('says in log.comment that it is redacted, and which rules applied', () => {
     const { log } = toHar(session(), { rules: ['extra-rule'] }) as { log: { comment: string } };
     expect(log.comment).toMatch(/^Redacted by Loopgate/);
-    for (const rule of ['extra-rule', 'anthropic-key', 'jwt', 'bearer', 'authorization']) expect(log.comment).toContain(rule);
+    for (const rule of ['extra-rule', 'anthropic-key', 'jwt', 'bearer', 'authorization'])
+      expect(log.comment).toContain(rule);
     expect(log.comment).not.toContain('team');
-    expect((toHar([], { rules: [], team: true }) as { log: { comment: string } }).log.comment).toContain('home-directory');
+    expect((toHar([], { rules: [], team: true }) as { log: { comment: string } }).log.comment).toContain(
+      'home-directory',
+    );
   });
 });
 
@@ -117,7 +153,10 @@ describe('export canary sweep', () => {
           'x-goog-api-key': google,
         },
         responseHeaders: { 'set-cookie': `s=${token}`, 'x-echo': jwt },
-        requestBody: JSON.stringify({ api_key: key, nested: { deep: [`Bearer ${token}`, Buffer.from(key).toString('base64url')] } }),
+        requestBody: JSON.stringify({
+          api_key: key,
+          nested: { deep: [`Bearer ${token}`, Buffer.from(key).toString('base64url')] },
+        }),
         responseBody: `data: {"error":"bad key ${key}"}\n\ndata: {"token":"${JSON.stringify(token).slice(1, -1)}"}\n\n`,
         errorType: `Error: upstream echoed ${key}\n    at handler (/home/alice/app.js:1:1)`,
         diagnosis: `token ${google}`,
@@ -150,7 +189,11 @@ describe('export canary sweep', () => {
   it('--team masks org/project ids, account headers and home paths on top', () => {
     const records = [
       record({
-        requestHeaders: { 'OpenAI-Organization': 'org-Zq8mWcanary01', 'OpenAI-Project': 'proj_Yx7canary02', 'content-type': 'application/json' },
+        requestHeaders: {
+          'OpenAI-Organization': 'org-Zq8mWcanary01',
+          'OpenAI-Project': 'proj_Yx7canary02',
+          'content-type': 'application/json',
+        },
         errorType: 'ENOENT: /home/alice/.config/x and C:\\Users\\alice\\x and /Users/alice/x',
         requestBody: '{"metadata":{"org":"org-Zq8mWcanary01","user":"alice@example.com"}}',
       }),

@@ -36,13 +36,22 @@ function hostile(req: IncomingMessage, res: ServerResponse, body: string): void 
   }
   if (attack === 'request-id') {
     // The request id, a header value and a header *name* all carry the key.
-    res.writeHead(503, { 'content-type': 'application/json', 'x-oneapi-request-id': key, [`x-${key.toLowerCase()}`]: '1', 'x-note': `for ${key}` });
+    res.writeHead(503, {
+      'content-type': 'application/json',
+      'x-oneapi-request-id': key,
+      [`x-${key.toLowerCase()}`]: '1',
+      'x-note': `for ${key}`,
+    });
     res.end(JSON.stringify({ error: { message: 'busy', type: 'server_error', code: 'unavailable' } }));
     return;
   }
   if (attack === 'encoded-codes') {
     res.writeHead(400, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: { message: 'no', type: Buffer.from(key).toString('hex'), code: Buffer.from(key).toString('base64') } }));
+    res.end(
+      JSON.stringify({
+        error: { message: 'no', type: Buffer.from(key).toString('hex'), code: Buffer.from(key).toString('base64') },
+      }),
+    );
     return;
   }
   if (attack === 'plain-codes') {
@@ -51,7 +60,12 @@ function hostile(req: IncomingMessage, res: ServerResponse, body: string): void 
     return;
   }
   const sse = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
-  const chunk = (content: string) => ({ id: 'chatcmpl-h', object: 'chat.completion.chunk', model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content } }] });
+  const chunk = (content: string) => ({
+    id: 'chatcmpl-h',
+    object: 'chat.completion.chunk',
+    model: 'gpt-4o-mini',
+    choices: [{ index: 0, delta: { content } }],
+  });
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   if (attack === 'stream-error') {
     res.write(sse(chunk('partial answer')));
@@ -114,7 +128,10 @@ describe('a hostile upstream cannot get the key into any record field', () => {
     expect(seenHeaders.join('\n')).toContain('x-note: for [REDACTED');
     assertNoCanary(seenHeaders.join('\n'), [KEY]);
 
-    const failing = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true }, { headers: { 'x-attack': 'stream-error' } });
+    const failing = await client.chat.completions.create(
+      { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true },
+      { headers: { 'x-attack': 'stream-error' } },
+    );
     await expect(async () => {
       for await (const _ of failing) void _;
     }).rejects.toThrow();
@@ -144,13 +161,19 @@ describe('a hostile upstream cannot get the key into any record field', () => {
     const joined = splitRecord
       .responseBody!.split('\n')
       .filter((l) => l.startsWith('data: {'))
-      .map((l) => (JSON.parse(l.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]!.delta.content ?? '')
+      .map(
+        (l) =>
+          (JSON.parse(l.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]!.delta.content ??
+          '',
+      )
       .join('');
     expect(joined).toContain('Echo: my key [REDACTED:');
     assertNoCanary(joined, secrets);
 
     // Every sink.
-    const stats = await (await fetch(`${proxy.url}/_loopgate/stats`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+    const stats = await (
+      await fetch(`${proxy.url}/_loopgate/stats`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).text();
     expect(JSON.parse(stats).lastError).toBeDefined();
     assertNoCanary(stats, secrets);
     assertNoCanary(lines.join('\n'), secrets);

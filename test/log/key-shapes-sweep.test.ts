@@ -26,7 +26,9 @@ import { assertNoCanary, makeCanary } from './canary.js';
 import { record } from './records.js';
 
 const mixedCase = () => {
-  const body = randomBytes(24).toString('base64').replace(/[^A-Za-z0-9]/g, '');
+  const body = randomBytes(24)
+    .toString('base64')
+    .replace(/[^A-Za-z0-9]/g, '');
   return `Mx${body.slice(0, 28)}Qz`;
 };
 const padded = (s: string) => s + '='.repeat((4 - (s.length % 4)) % 4);
@@ -54,7 +56,10 @@ const ROUTES = [
 function fixture() {
   const groups = { ...defaultFixture.groups } as Record<string, unknown>;
   for (const r of ROUTES) groups[r.group] = { protocols: [...r.protocols], models: [r.model] };
-  const keys = [...defaultFixture.keys, ...ROUTES.map((r) => ({ key: r.key, group: r.group, status: 'active' as const, balance: 100 }))];
+  const keys = [
+    ...defaultFixture.keys,
+    ...ROUTES.map((r) => ({ key: r.key, group: r.group, status: 'active' as const, balance: 100 })),
+  ];
   return { groups, keys } as NonNullable<Parameters<typeof startSimulator>[0]>['fixture'];
 }
 
@@ -74,13 +79,29 @@ async function plantTraffic(url: string, sim: Simulator): Promise<{ replies: str
   const anthropic = new Anthropic({ baseURL: url, apiKey: TOKEN, maxRetries: 0, defaultHeaders: headers });
 
   // Each key's own model, its content holding every key, streamed and not.
-  const chat = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: note }, { role: 'user', content: note }], metadata: { k: B64, n: NAMED } });
+  const chat = await openai.chat.completions.create({
+    model: 'gpt-4o-mini',
+    messages: [
+      { role: 'system', content: note },
+      { role: 'user', content: note },
+    ],
+    metadata: { k: B64, n: NAMED },
+  });
   replies.push(JSON.stringify(chat));
   const responses = await openai.responses.create({ model: 'gpt-4o-mini', input: note, stream: true });
   for await (const e of responses) streamed.push(JSON.stringify(e));
-  const messages = await anthropic.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: [{ role: 'user', content: note }], stream: true });
+  const messages = await anthropic.messages.create({
+    model: 'claude-sonnet-4-6',
+    max_tokens: 64,
+    messages: [{ role: 'user', content: note }],
+    stream: true,
+  });
   for await (const e of messages) streamed.push(JSON.stringify(e));
-  const reasoner = await openai.chat.completions.create({ model: 'deepseek-reasoner', messages: [{ role: 'user', content: note }], stream: true });
+  const reasoner = await openai.chat.completions.create({
+    model: 'deepseek-reasoner',
+    messages: [{ role: 'user', content: note }],
+    stream: true,
+  });
   for await (const c of reasoner) streamed.push(JSON.stringify(c));
   const named = await openai.chat.completions.create({ model: 'gpt-4.1', messages: [{ role: 'user', content: note }] });
   replies.push(JSON.stringify(named));
@@ -89,18 +110,38 @@ async function plantTraffic(url: string, sim: Simulator): Promise<{ replies: str
   expect(replies.join('')).toMatch(/Echo: keys \[REDACTED:/);
   expect(streamed.join('')).toContain('Echo: keys');
   // ...and each key, whole, was the one the upstream saw for its model (a key split into a name would not be).
-  for (const key of KEYS) expect(sim.requests.some((q) => q.credentials.some((c) => c.fingerprint === fingerprint(key))), `upstream requests with ${KEYS.indexOf(key)}`).toBe(true);
+  for (const key of KEYS)
+    expect(
+      sim.requests.some((q) => q.credentials.some((c) => c.fingerprint === fingerprint(key))),
+      `upstream requests with ${KEYS.indexOf(key)}`,
+    ).toBe(true);
 
   const send = async (path: string, init: RequestInit, status: number) => {
-    const res = await fetch(url + path, { ...init, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...(init.headers as Record<string, string>) } });
+    const res = await fetch(url + path, {
+      ...init,
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        'content-type': 'application/json',
+        ...(init.headers as Record<string, string>),
+      },
+    });
     const text = await res.text();
     expect(res.status, `${path}: ${text.slice(0, 200)}`).toBe(status);
     replies.push(text);
     requests++;
   };
   // The query, a model ID that is a key (the 404 quotes the model), a body that does not parse.
-  await send(`/v1/models?key=${encodeURIComponent(SK)}&api_key=${encodeURIComponent(B64)}&token=${encodeURIComponent(NAMED)}`, { method: 'GET' }, 200);
-  for (const key of KEYS) await send('/v1/chat/completions', { method: 'POST', body: JSON.stringify({ model: key, messages: [{ role: 'user', content: 'x' }] }) }, 404);
+  await send(
+    `/v1/models?key=${encodeURIComponent(SK)}&api_key=${encodeURIComponent(B64)}&token=${encodeURIComponent(NAMED)}`,
+    { method: 'GET' },
+    200,
+  );
+  for (const key of KEYS)
+    await send(
+      '/v1/chat/completions',
+      { method: 'POST', body: JSON.stringify({ model: key, messages: [{ role: 'user', content: 'x' }] }) },
+      404,
+    );
   await send('/v1/chat/completions', { method: 'POST', body: `${note} not json` }, 400);
   return { replies, requests };
 }
@@ -117,7 +158,13 @@ async function sweepCommon(s: Sinks, receiver: Receiver, keyNames: string[]): Pr
   const logText = logs.map((f) => readFileSync(join(dir, f), 'utf8')).join('\n');
   expect(logText.length).toBeGreaterThan(1000);
   // Each key carried traffic under its name (a key split into a name would show here).
-  const names = new Set(logText.trim().split('\n').map((l) => (JSON.parse(l) as { key?: string }).key).filter(Boolean));
+  const names = new Set(
+    logText
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { key?: string }).key)
+      .filter(Boolean),
+  );
   for (const n of keyNames) expect([...names], `records under key "${n}"`).toContain(n);
 
   const har = join(dir, 'out.har');
@@ -133,8 +180,15 @@ async function sweepCommon(s: Sinks, receiver: Receiver, keyNames: string[]): Pr
   return [logText, harText, readFileSync(jsonl, 'utf8'), exported.out, exported.err, otlp].join('\n');
 }
 
-function spawnServe(args: string[], env: NodeJS.ProcessEnv, stdin?: string): { child: ChildProcess; lines: string[]; url: Promise<string> } {
-  const child = spawn(process.execPath, [CLI, 'serve', ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+function spawnServe(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  stdin?: string,
+): { child: ChildProcess; lines: string[]; url: Promise<string> } {
+  const child = spawn(process.execPath, [CLI, 'serve', ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   const url = new Promise<string>((resolve, reject) => {
     let buf = '';
@@ -144,7 +198,8 @@ function spawnServe(args: string[], env: NodeJS.ProcessEnv, stdin?: string): { c
       buf = parts.pop()!;
       lines.push(...parts);
       // Ready once the banner's last line is out.
-      if (parts.some((l) => /^\s+curl -s /.test(l))) resolve(/listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(lines.join('\n'))![1]!);
+      if (parts.some((l) => /^\s+curl -s /.test(l)))
+        resolve(/listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(lines.join('\n'))![1]!);
     };
     child.stdout!.on('data', take);
     child.stderr!.on('data', take);
@@ -178,16 +233,36 @@ describe('key shapes sweep (issue 23)', () => {
         OTEL_BSP_SCHEDULE_DELAY: '20',
         ...(input === 'LOOPGATE_API_KEY' ? { LOOPGATE_API_KEY: LIST } : {}),
       };
-      const args = ['--port', '0', '--upstream', sim.url, '--allow-http', '--log', logFile, '--log-bodies', '--otlp-content', ...(input === '--key-stdin' ? ['--key-stdin'] : [])];
+      const args = [
+        '--port',
+        '0',
+        '--upstream',
+        sim.url,
+        '--allow-http',
+        '--log',
+        logFile,
+        '--log-bodies',
+        '--otlp-content',
+        ...(input === '--key-stdin' ? ['--key-stdin'] : []),
+      ];
       const serve = spawnServe(args, env, input === '--key-stdin' ? LIST : undefined);
       try {
         const url = await serve.url;
         expect(serve.lines.join('\n')).toMatch(/keys\s+key-1, key-2, key-3, team/);
         const { replies, requests } = await plantTraffic(url, sim);
-        await until(() => receiver.spans.length >= requests || undefined, 15_000, `the spans (have ${receiver.spans.length} of ${requests})`);
+        await until(
+          () => receiver.spans.length >= requests || undefined,
+          15_000,
+          `the spans (have ${receiver.spans.length} of ${requests})`,
+        );
         serve.child.kill('SIGTERM');
         expect(await stopped(serve.child)).toBe(0);
-        const text = await sweepCommon({ console: serve.lines, logFile }, receiver, ['key-1', 'key-2', 'key-3', 'team']);
+        const text = await sweepCommon({ console: serve.lines, logFile }, receiver, [
+          'key-1',
+          'key-2',
+          'key-3',
+          'team',
+        ]);
         assertNoCanary(text, SECRETS);
         assertNoCanary(serve.lines.join('\n'), SECRETS);
         assertNoCanary(replies.join('\n'), KEYS);
@@ -203,8 +278,17 @@ describe('key shapes sweep (issue 23)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'loopgate-key-sweep-'));
     const logFile = join(dir, 'traffic.jsonl');
     // The editor's own environment holds copies of the keys under innocent names.
-    const editorEnv = { ...process.env, LOOPGATE_HOME: tempHome(), NOTES: `old ${MIXED} key`, BACKUP: B64, TEAM: `team=${NAMED}` };
-    const child = fork(CLI, ['serve', '--ipc'], { env: childEnv(editorEnv, KEYS), stdio: ['pipe', 'pipe', 'pipe', 'ipc'] });
+    const editorEnv = {
+      ...process.env,
+      LOOPGATE_HOME: tempHome(),
+      NOTES: `old ${MIXED} key`,
+      BACKUP: B64,
+      TEAM: `team=${NAMED}`,
+    };
+    const child = fork(CLI, ['serve', '--ipc'], {
+      env: childEnv(editorEnv, KEYS),
+      stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
+    });
     const messages: FromProxy[] = [];
     const output: string[] = [];
     child.on('message', (m) => messages.push(m as FromProxy));
@@ -213,11 +297,22 @@ describe('key shapes sweep (issue 23)', () => {
     try {
       child.send({
         kind: 'start',
-        config: { upstream: sim.url, port: 0, logBodies: true, requireToken: true, logFile, otlp: { endpoint: receiver.url, content: true } },
+        config: {
+          upstream: sim.url,
+          port: 0,
+          logBodies: true,
+          requireToken: true,
+          logFile,
+          otlp: { endpoint: receiver.url, content: true },
+        },
         keys: IPC_KEYS,
         token: TOKEN,
       } satisfies ToProxy);
-      const listening = await until(() => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'), 15_000, 'the proxy to listen');
+      const listening = await until(
+        () => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'),
+        15_000,
+        'the proxy to listen',
+      );
       expect(listening.keys).toEqual(['key-1', 'key-2', 'key-3', 'team']);
       const pid = child.pid!;
       if (existsSync(`/proc/${pid}/environ`)) {
@@ -225,11 +320,19 @@ describe('key shapes sweep (issue 23)', () => {
         assertNoCanary(readFileSync(`/proc/${pid}/cmdline`, 'utf8'), SECRETS);
       }
       const { replies, requests } = await plantTraffic(listening.url, sim);
-      await until(() => messages.filter((m) => m.kind === 'request' || m.kind === 'health-probe').length >= requests || undefined, 10_000, 'the traffic lines');
+      await until(
+        () => messages.filter((m) => m.kind === 'request' || m.kind === 'health-probe').length >= requests || undefined,
+        10_000,
+        'the traffic lines',
+      );
       child.send({ kind: 'stop' } satisfies ToProxy);
       // The editor's proxy takes no OTEL_* from the environment: spans leave on the default schedule, and at stop.
       await until(() => messages.find((m) => m.kind === 'stopped'), 15_000, 'the proxy to stop');
-      await until(() => receiver.spans.length >= requests || undefined, 15_000, `the spans (have ${receiver.spans.length} of ${requests})`);
+      await until(
+        () => receiver.spans.length >= requests || undefined,
+        15_000,
+        `the spans (have ${receiver.spans.length} of ${requests})`,
+      );
       const text = await sweepCommon({ console: [], logFile }, receiver, ['key-1', 'key-2', 'key-3', 'team']);
       assertNoCanary(text, SECRETS);
       assertNoCanary(JSON.stringify(messages) + output.join(''), SECRETS);
@@ -243,11 +346,18 @@ describe('key shapes sweep (issue 23)', () => {
   it('loopgate export of a log that holds the keys in plain (an older or hand-edited log): every key of the list is masked', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'loopgate-key-sweep-'));
     const log = join(dir, 'traffic.jsonl');
-    const raw = record({ requestBody: JSON.stringify({ note }), responseBody: `data: {"echo":${JSON.stringify(note)}}\n\n`, errorType: `upstream said ${encodeURIComponent(B64)}` });
+    const raw = record({
+      requestBody: JSON.stringify({ note }),
+      responseBody: `data: {"echo":${JSON.stringify(note)}}\n\n`,
+      errorType: `upstream said ${encodeURIComponent(B64)}`,
+    });
     writeFileSync(log, JSON.stringify(raw) + '\n', { mode: 0o600 });
     const har = join(dir, 'out.har');
     const jsonl = join(dir, 'out.jsonl');
-    const r = await runCli(['export', '--har', har, '--jsonl', jsonl, '--log', log], { LOOPGATE_API_KEY: LIST, LOOPGATE_TOKEN: TOKEN });
+    const r = await runCli(['export', '--har', har, '--jsonl', jsonl, '--log', log], {
+      LOOPGATE_API_KEY: LIST,
+      LOOPGATE_TOKEN: TOKEN,
+    });
     expect(r.code, r.err).toBe(0);
     const text = [readFileSync(har, 'utf8'), readFileSync(jsonl, 'utf8'), r.out, r.err].join('\n');
     expect(text).toMatch(/\[REDACTED:[0-9a-f]{4}\]/);
@@ -259,7 +369,10 @@ describe('key shapes sweep (issue 23)', () => {
       const receiver = await startReceiver();
       const dir = mkdtempSync(join(tmpdir(), 'loopgate-key-sweep-'));
       const home = tempHome();
-      const serve = spawnServe(['--port', '0', '--upstream', sim.url, '--allow-http', '--log', join(dir, 'traffic.jsonl')], { LOOPGATE_HOME: home, LOOPGATE_TOKEN: TOKEN, LOOPGATE_API_KEY: LIST });
+      const serve = spawnServe(
+        ['--port', '0', '--upstream', sim.url, '--allow-http', '--log', join(dir, 'traffic.jsonl')],
+        { LOOPGATE_HOME: home, LOOPGATE_TOKEN: TOKEN, LOOPGATE_API_KEY: LIST },
+      );
       try {
         const port = new URL(await serve.url).port;
         const user = {
@@ -281,7 +394,10 @@ describe('key shapes sweep (issue 23)', () => {
         expect(seen.env.OPENAI_API_KEY).toBe(TOKEN);
         assertNoCanary(ran.out + ran.err, KEYS);
         for (const key of KEYS) {
-          const refused = await runTool(['run', '--port', port, '--', process.execPath, '-e', script, `--flag=${key}`], user);
+          const refused = await runTool(
+            ['run', '--port', port, '--', process.execPath, '-e', script, `--flag=${key}`],
+            user,
+          );
           expect(refused.code).toBe(2);
           expect(refused.out).toBe('');
           expect(refused.err).toContain('argument 4 (counting the command as 1) holds a real key');

@@ -18,7 +18,8 @@ afterEach(async () => {
   stack = undefined;
 });
 
-const chat = (s: Stack, content: string) => s.openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
+const chat = (s: Stack, content: string) =>
+  s.openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
 
 async function health(s: Stack): Promise<{ log: LogHealth | null }> {
   const res = await fetch(`${s.proxy.url}/_loopgate/health`, { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -35,7 +36,8 @@ describe('a failing log is reported once, and its recovery once', () => {
     const logFile = join(folder, 'full');
     const events: LogHealth[] = [];
     stack = await startStack({ logFile, onLogHealth: (h) => events.push(h) });
-    for (let i = 0; i < 5; i++) expect((await chat(stack, `while full ${i}`)).choices[0]!.message.content).toContain(`while full ${i}`);
+    for (let i = 0; i < 5; i++)
+      expect((await chat(stack, `while full ${i}`)).choices[0]!.message.content).toContain(`while full ${i}`);
     await until(() => events.length > 0 || undefined, 10_000, 'the log failure to be reported');
     // Several records failed; one report.
     await until(() => stack!.proxy.stats.requests >= 5 || undefined);
@@ -66,10 +68,17 @@ describe('a partial last line is closed before the next record', () => {
     const dir = mkdtempSync(join(tmpdir(), 'loopgate-partial-'));
     const logFile = join(dir, 'traffic.jsonl');
     // What a kill -9 or ENOSPC in the middle of a write leaves behind.
-    writeFileSync(logFile, '{"time":"2026-01-01T00:00:00.000Z","id":"whole"}\n{"time":"2026-01-01T00:00:01.000Z","id":"cut-off","meth');
+    writeFileSync(
+      logFile,
+      '{"time":"2026-01-01T00:00:00.000Z","id":"whole"}\n{"time":"2026-01-01T00:00:01.000Z","id":"cut-off","meth',
+    );
     stack = await startStack({ logFile });
     await chat(stack, 'after a crash');
-    await until(() => readFileSync(logFile, 'utf8').split('\n').filter(Boolean).length >= 3 || undefined, 10_000, 'a new record');
+    await until(
+      () => readFileSync(logFile, 'utf8').split('\n').filter(Boolean).length >= 3 || undefined,
+      10_000,
+      'a new record',
+    );
     const lines = readFileSync(logFile, 'utf8').split('\n').filter(Boolean);
     expect(lines[1]).toBe('{"time":"2026-01-01T00:00:01.000Z","id":"cut-off","meth');
     // Every line after the cut one is a whole record.
@@ -103,7 +112,10 @@ describe('shutdown never waits on a write that cannot finish', () => {
 
 function serveExit(args: string[]): Promise<{ code: number | null; ms: number; err: string }> {
   const began = Date.now();
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { env: { PATH: process.env.PATH, LOOPGATE_HOME: tempHome() }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
+    env: { PATH: process.env.PATH, LOOPGATE_HOME: tempHome() },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   child.stdout.resume();
@@ -114,7 +126,9 @@ describe('a log path that cannot be created stops serve at start (exit 3)', () =
   it('under /proc, where creating directories never finishes with recursive mkdir', async () => {
     const r = await serveExit(['--log', '/proc/loopgate-test/deeper/traffic.jsonl']);
     expect(r.code).toBe(3);
-    expect(r.err).toMatch(/cannot write the traffic log \/proc\/loopgate-test\/deeper\/traffic\.jsonl: .*--log .*--no-log/);
+    expect(r.err).toMatch(
+      /cannot write the traffic log \/proc\/loopgate-test\/deeper\/traffic\.jsonl: .*--log .*--no-log/,
+    );
     expect(r.ms).toBeLessThan(10_000);
   });
 

@@ -33,10 +33,18 @@ for (const content of [false, true]) {
       receiver = await startReceiver();
       const groups = {
         ...defaultFixture.groups,
-        canary: { protocols: ['chat' as const, 'responses' as const, 'messages' as const], models: ['gpt-4o-mini', 'claude-sonnet-4-6'], unsupported: [TOKEN] },
+        canary: {
+          protocols: ['chat' as const, 'responses' as const, 'messages' as const],
+          models: ['gpt-4o-mini', 'claude-sonnet-4-6'],
+          unsupported: [TOKEN],
+        },
         canarychat: { protocols: ['chat' as const], models: ['deepseek-reasoner'] },
       };
-      const keys = [...defaultFixture.keys, { key: KEY, group: 'canary', status: 'active' as const, balance: 100 }, { key: CHAT_KEY, group: 'canarychat', status: 'active' as const, balance: 100 }];
+      const keys = [
+        ...defaultFixture.keys,
+        { key: KEY, group: 'canary', status: 'active' as const, balance: 100 },
+        { key: CHAT_KEY, group: 'canarychat', status: 'active' as const, balance: 100 },
+      ];
       sim = await startSimulator({ port: 0, fixture: { groups, keys } });
       const r = otlpConfig(
         fastEnv(receiver.url, {
@@ -72,10 +80,23 @@ for (const content of [false, true]) {
 
     it('plants the canaries everywhere and finds them in no exported byte', async () => {
       const send = (path: string, body: string, headers: [string, string][] = []) => {
-        const h = new Headers([['authorization', `Bearer ${TOKEN}`], ['content-type', 'application/json'], ['anthropic-version', '2023-06-01'], ...headers]);
+        const h = new Headers([
+          ['authorization', `Bearer ${TOKEN}`],
+          ['content-type', 'application/json'],
+          ['anthropic-version', '2023-06-01'],
+          ...headers,
+        ]);
         return fetch(proxy.url + path, { method: 'POST', headers: h, body });
       };
-      const chat = (text: string, extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: `sys ${TOKEN}` }, { role: 'user', content: text }], ...extra });
+      const chat = (text: string, extra: Record<string, unknown> = {}) =>
+        JSON.stringify({
+          model: 'gpt-4o-mini',
+          messages: [
+            { role: 'system', content: `sys ${TOKEN}` },
+            { role: 'user', content: text },
+          ],
+          ...extra,
+        });
       let requests = 0;
       const expectStatus = async (res: Promise<Response>, status: number | ((s: number) => boolean)) => {
         const r = await res;
@@ -86,14 +107,36 @@ for (const content of [false, true]) {
       };
 
       // Headers, including a traceparent that is not one and an innocent-looking header.
-      await expectStatus(send('/v1/chat/completions', chat('headers'), [['x-api-key', KEY], ['traceparent', `00-${KEY}-x-01`], ['x-note', `key ${KEY}`]]), 200);
+      await expectStatus(
+        send('/v1/chat/completions', chat('headers'), [
+          ['x-api-key', KEY],
+          ['traceparent', `00-${KEY}-x-01`],
+          ['x-note', `key ${KEY}`],
+        ]),
+        200,
+      );
       // Content and parameter values that carry them (stop sequences are exported as values).
-      await expectStatus(send('/v1/chat/completions', chat(`my key is ${KEY} and token ${TOKEN}`, { stop: [KEY, `t ${TOKEN}`], temperature: 0.1, metadata: { k: KEY } })), (s) => s < 500);
+      await expectStatus(
+        send(
+          '/v1/chat/completions',
+          chat(`my key is ${KEY} and token ${TOKEN}`, {
+            stop: [KEY, `t ${TOKEN}`],
+            temperature: 0.1,
+            metadata: { k: KEY },
+          }),
+        ),
+        (s) => s < 500,
+      );
       // Echoing upstream errors: the model id and an unsupported parameter's name.
-      await expectStatus(send('/v1/chat/completions', JSON.stringify({ model: KEY, messages: [{ role: 'user', content: 'x' }] })), (s) => s >= 400);
+      await expectStatus(
+        send('/v1/chat/completions', JSON.stringify({ model: KEY, messages: [{ role: 'user', content: 'x' }] })),
+        (s) => s >= 400,
+      );
       await expectStatus(send('/v1/chat/completions', chat('x', { [TOKEN]: 1 })), 400);
       // A query string with the key, on a non-GenAI path.
-      await fetch(`${proxy.url}/v1/models?key=${KEY}&token=${TOKEN}`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((r) => r.text());
+      await fetch(`${proxy.url}/v1/models?key=${KEY}&token=${TOKEN}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      }).then((r) => r.text());
       requests++;
       // Streams that echo the input across many chunks: chat, Responses, Messages.
       const openai = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 });
@@ -105,24 +148,55 @@ for (const content of [false, true]) {
       for await (const c of stream) text += c.choices[0]?.delta?.content ?? '';
       expect(text).toContain(KEY);
       requests++;
-      const resp = await openai.responses.create({ model: 'gpt-4o-mini', input: `responses ${KEY}`, instructions: `be ${TOKEN}`, stream: true }, { headers: { 'x-sim-chunks': '20' } });
+      const resp = await openai.responses.create(
+        { model: 'gpt-4o-mini', input: `responses ${KEY}`, instructions: `be ${TOKEN}`, stream: true },
+        { headers: { 'x-sim-chunks': '20' } },
+      );
       for await (const _ of resp) void _;
       requests++;
       const anthropic = new Anthropic({ baseURL: proxy.url, apiKey: TOKEN, maxRetries: 0, logLevel: 'error' });
-      await anthropic.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 50, system: `sys ${KEY}`, messages: [{ role: 'user', content: `messages ${TOKEN}` }] });
+      await anthropic.messages.create({
+        model: 'claude-sonnet-4-6',
+        max_tokens: 50,
+        system: `sys ${KEY}`,
+        messages: [{ role: 'user', content: `messages ${TOKEN}` }],
+      });
       requests++;
-      const ms = await anthropic.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 50, messages: [{ role: 'user', content: `stream ${KEY}` }], stream: true });
+      const ms = await anthropic.messages.create({
+        model: 'claude-sonnet-4-6',
+        max_tokens: 50,
+        messages: [{ role: 'user', content: `stream ${KEY}` }],
+        stream: true,
+      });
       for await (const _ of ms) void _;
       requests++;
       // Bridged: Responses and Messages over the chat-only key, echoing the canaries.
-      await expectStatus(send('/v1/responses', JSON.stringify({ model: 'deepseek-reasoner', input: `bridged ${KEY} ${TOKEN}` })), 200);
-      await expectStatus(send('/v1/messages', JSON.stringify({ model: 'deepseek-reasoner', max_tokens: 30, messages: [{ role: 'user', content: `bridged ${CHAT_KEY}` }], stream: true })), 200);
+      await expectStatus(
+        send('/v1/responses', JSON.stringify({ model: 'deepseek-reasoner', input: `bridged ${KEY} ${TOKEN}` })),
+        200,
+      );
+      await expectStatus(
+        send(
+          '/v1/messages',
+          JSON.stringify({
+            model: 'deepseek-reasoner',
+            max_tokens: 30,
+            messages: [{ role: 'user', content: `bridged ${CHAT_KEY}` }],
+            stream: true,
+          }),
+        ),
+        200,
+      );
       // A body that is not JSON, quoting the canaries.
       await expectStatus(send('/v1/chat/completions', `${KEY} not json ${TOKEN}`), 400);
       // A wrong token (the canary key sent as the token).
       await expectStatus(send('/v1/chat/completions', chat('x'), [['authorization', `Bearer ${KEY}`]]), 401);
 
-      await until(() => (receiver.spans.length >= requests ? true : undefined), 10_000, `a span for each of the ${requests} requests (have ${receiver.spans.length})`);
+      await until(
+        () => (receiver.spans.length >= requests ? true : undefined),
+        10_000,
+        `a span for each of the ${requests} requests (have ${receiver.spans.length})`,
+      );
       expect(receiver.errors).toEqual([]);
 
       // Every byte the collector got, as sent (protobuf strings are UTF-8 in the clear) and decoded.
@@ -146,11 +220,15 @@ for (const content of [false, true]) {
       const withContent = receiver.spans.filter((s) => s.attributes['gen_ai.input.messages'] !== undefined);
       if (content) {
         expect(withContent.length).toBeGreaterThan(5);
-        expect(receiver.spans.some((s) => String(s.attributes['gen_ai.output.messages'] ?? '').includes('[REDACTED:'))).toBe(true);
+        expect(
+          receiver.spans.some((s) => String(s.attributes['gen_ai.output.messages'] ?? '').includes('[REDACTED:')),
+        ).toBe(true);
         expect(receiver.spans.some((s) => s.attributes['gen_ai.system_instructions'] !== undefined)).toBe(true);
       } else {
         expect(withContent).toEqual([]);
-        expect(receiver.spans.filter((s) => Object.keys(s.attributes).some((k) => /messages|instructions|\.body$/.test(k)))).toEqual([]);
+        expect(
+          receiver.spans.filter((s) => Object.keys(s.attributes).some((k) => /messages|instructions|\.body$/.test(k))),
+        ).toEqual([]);
         // Without content, the user's text never leaves: not even the words around the canaries.
         expect(decoded).not.toContain('my key is');
         expect(decoded).not.toContain('bridged ');

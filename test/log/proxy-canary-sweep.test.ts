@@ -27,8 +27,14 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'loopgate-canary-'));
   // The canary is a real key for this simulator, so traffic succeeds end to end.
   // Its group's channels refuse a parameter named after the token, so the upstream's unsupported_parameter error echoes it.
-  const groups = { ...defaultFixture.groups, canary: { protocols: ['chat' as const], models: ['gpt-4o-mini'], unsupported: [TOKEN] } };
-  sim = await startSimulator({ port: 0, fixture: { groups, keys: [...defaultFixture.keys, { key: KEY, group: 'canary', status: 'active', balance: 100 }] } });
+  const groups = {
+    ...defaultFixture.groups,
+    canary: { protocols: ['chat' as const], models: ['gpt-4o-mini'], unsupported: [TOKEN] },
+  };
+  sim = await startSimulator({
+    port: 0,
+    fixture: { groups, keys: [...defaultFixture.keys, { key: KEY, group: 'canary', status: 'active', balance: 100 }] },
+  });
   proxy = await startProxy({
     upstream: sim.url,
     key: KEY,
@@ -56,10 +62,19 @@ describe('canary sweep through the proxy', () => {
   it('plants the canaries everywhere and finds them nowhere', async () => {
     const auth: [string, string][] = [['authorization', `Bearer ${TOKEN}`]];
     const json: [string, string] = ['content-type', 'application/json'];
-    const chat = (content: string, extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], ...extra });
+    const chat = (content: string, extra: Record<string, unknown> = {}) =>
+      JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], ...extra });
 
     // Headers: every casing, duplicated, in credential and in innocent-looking headers.
-    for (const name of ['X-Api-Key', 'x-API-key', 'API-KEY', 'Cookie', 'X-Custom-Token', 'X-Debug', 'Proxy-Authorization']) {
+    for (const name of [
+      'X-Api-Key',
+      'x-API-key',
+      'API-KEY',
+      'Cookie',
+      'X-Custom-Token',
+      'X-Debug',
+      'Proxy-Authorization',
+    ]) {
       const res = await send('/v1/chat/completions', {
         headers: [...auth, json, [name, KEY], [name, `Bearer ${TOKEN}`], ['X-Note', `key is ${KEY}`]],
         body: chat('headers'),
@@ -67,12 +82,35 @@ describe('canary sweep through the proxy', () => {
       expect(res.status).toBe(200);
     }
     // The query.
-    expect((await send(`/v1/models?key=${KEY}&api_key=${encodeURIComponent(KEY)}&token=${TOKEN}`, { method: 'GET', headers: auth })).status).toBe(200);
+    expect(
+      (
+        await send(`/v1/models?key=${KEY}&api_key=${encodeURIComponent(KEY)}&token=${TOKEN}`, {
+          method: 'GET',
+          headers: auth,
+        })
+      ).status,
+    ).toBe(200);
     // A JSON body, escaped and plain, nested.
-    expect((await send('/v1/chat/completions', { headers: [...auth, json], body: chat(`my key is ${KEY} and token ${TOKEN}`, { metadata: { k: KEY, nested: [{ t: TOKEN }] } }) })).status).toBeLessThan(500);
+    expect(
+      (
+        await send('/v1/chat/completions', {
+          headers: [...auth, json],
+          body: chat(`my key is ${KEY} and token ${TOKEN}`, { metadata: { k: KEY, nested: [{ t: TOKEN }] } }),
+        })
+      ).status,
+    ).toBeLessThan(500);
     // An upstream error that echoes them: an unknown model id and an unsupported parameter name.
-    expect((await send('/v1/chat/completions', { headers: [...auth, json], body: JSON.stringify({ model: KEY, messages: [{ role: 'user', content: 'x' }] }) })).status).toBe(503);
-    expect((await send('/v1/chat/completions', { headers: [...auth, json], body: chat('x', { [TOKEN]: 1 }) })).status).toBe(400);
+    expect(
+      (
+        await send('/v1/chat/completions', {
+          headers: [...auth, json],
+          body: JSON.stringify({ model: KEY, messages: [{ role: 'user', content: 'x' }] }),
+        })
+      ).status,
+    ).toBe(503);
+    expect(
+      (await send('/v1/chat/completions', { headers: [...auth, json], body: chat('x', { [TOKEN]: 1 }) })).status,
+    ).toBe(400);
     // SSE: the simulator echoes the input, split over many chunks with pauses between them.
     const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 });
     const stream = await client.chat.completions.create(
@@ -87,7 +125,8 @@ describe('canary sweep through the proxy', () => {
     expect(broken.status).toBe(400);
     assertNoCanary(await broken.text(), secrets);
     // Enough traffic to rotate the log at least once.
-    for (let i = 0; i < 30; i++) await send('/v1/chat/completions', { headers: [...auth, json], body: chat(`filler ${i} ${KEY}`) });
+    for (let i = 0; i < 30; i++)
+      await send('/v1/chat/completions', { headers: [...auth, json], body: chat(`filler ${i} ${KEY}`) });
 
     await until(() => console.length >= 40 || undefined, 10_000, `the traffic lines (have ${console.length})`);
     const files = () => readdirSync(dir).filter((f) => f.startsWith('traffic'));

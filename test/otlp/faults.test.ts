@@ -20,7 +20,13 @@ afterEach(async () => {
 });
 
 async function startWith(endpoint: string, extra: Record<string, string> = {}): Promise<{ health: OtlpHealth[] }> {
-  const r = otlpConfig(fastEnv(endpoint, { OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer ${HEADER_SECRET}`, OTEL_METRICS_EXPORTER: 'none', ...extra }));
+  const r = otlpConfig(
+    fastEnv(endpoint, {
+      OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer ${HEADER_SECRET}`,
+      OTEL_METRICS_EXPORTER: 'none',
+      ...extra,
+    }),
+  );
   if (!r.ok || !r.config) throw new Error('no config');
   const health: OtlpHealth[] = [];
   stack = await startStack({ otlp: r.config, onOtlpHealth: (h) => health.push(h) });
@@ -38,11 +44,14 @@ async function load(n: number, parallel = 8): Promise<void> {
     expect(res.status).toBe(200);
     await res.text();
   };
-  for (let i = 0; i < n; i += parallel) await Promise.all(Array.from({ length: Math.min(parallel, n - i) }, (_, k) => one(i + k)));
+  for (let i = 0; i < n; i += parallel)
+    await Promise.all(Array.from({ length: Math.min(parallel, n - i) }, (_, k) => one(i + k)));
 }
 
 async function healthOf(): Promise<OtlpHealth> {
-  const h = await (await fetch(`${stack!.proxy.url}/_loopgate/health`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+  const h = await (
+    await fetch(`${stack!.proxy.url}/_loopgate/health`, { headers: { authorization: `Bearer ${TOKEN}` } })
+  ).json();
   return (h as { otlp: OtlpHealth }).otlp;
 }
 
@@ -63,7 +72,9 @@ describe('a collector that is down', () => {
     // Once, however many spans are lost.
     expect(health).toHaveLength(1);
     const line = describeOtlpHealth(health[0]!);
-    expect(line).toMatch(/OTLP export: cannot send spans to http:\/\/127\.0\.0\.1:\d+\/v1\/traces: ECONNREFUSED; spans are being dropped .*requests are still served/);
+    expect(line).toMatch(
+      /OTLP export: cannot send spans to http:\/\/127\.0\.0\.1:\d+\/v1\/traces: ECONNREFUSED; spans are being dropped .*requests are still served/,
+    );
     noSecret([line, JSON.stringify(seen), ...stack!.traffic, ...stack!.hints]);
   });
 });
@@ -93,7 +104,9 @@ describe.each<[ReceiverMode, RegExp]>([
     await load(8);
     await until(() => (health.length >= 2 ? true : undefined), 15_000, 'the recovery report');
     expect(health[1]!.ok).toBe(true);
-    expect(describeOtlpHealth(health[1]!)).toMatch(/OTLP export: sending spans to .* again \(\d+ span\(s\) dropped while it failed\)/);
+    expect(describeOtlpHealth(health[1]!)).toMatch(
+      /OTLP export: sending spans to .* again \(\d+ span\(s\) dropped while it failed\)/,
+    );
     await until(() => (receiver!.spans.length > before ? true : undefined), 10_000, 'spans after the recovery');
     expect(health).toHaveLength(2);
     expect(receiver.errors).toEqual([]);
@@ -103,7 +116,11 @@ describe.each<[ReceiverMode, RegExp]>([
 describe('a collector too slow for the traffic', () => {
   it('drops what does not fit the bounded queue, counts it, and keeps serving', async () => {
     receiver = await startReceiver('stall');
-    const { health } = await startWith(receiver.url, { OTEL_BSP_MAX_QUEUE_SIZE: '16', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '8', OTEL_EXPORTER_OTLP_TIMEOUT: '30000' });
+    const { health } = await startWith(receiver.url, {
+      OTEL_BSP_MAX_QUEUE_SIZE: '16',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '8',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '30000',
+    });
     await load(80);
     await until(() => (stack!.proxy.otlp!().dropped >= 40 ? true : undefined), 10_000, 'the overflow to be counted');
     expect(health[0]!.ok).toBe(false);

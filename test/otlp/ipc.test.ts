@@ -27,18 +27,34 @@ describe('serve --ipc with an OTLP endpoint from the editor', () => {
     receiver = await startReceiver();
     const decoy = await deadEndpoint();
     // The editor's own environment points elsewhere, with a header of its own: ignored.
-    const parentEnv = { ...process.env, LOOPGATE_HOME: tempHome(), OTEL_EXPORTER_OTLP_ENDPOINT: decoy, OTEL_EXPORTER_OTLP_HEADERS: 'x-decoy=from-the-editor-env', OTEL_BSP_SCHEDULE_DELAY: '10' };
+    const parentEnv = {
+      ...process.env,
+      LOOPGATE_HOME: tempHome(),
+      OTEL_EXPORTER_OTLP_ENDPOINT: decoy,
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-decoy=from-the-editor-env',
+      OTEL_BSP_SCHEDULE_DELAY: '10',
+    };
     child = fork(CLI, ['serve', '--ipc'], { env: childEnv(parentEnv), stdio: ['pipe', 'pipe', 'pipe', 'ipc'] });
     const messages: FromProxy[] = [];
     child.on('message', (m) => messages.push(m as FromProxy));
     const start: ToProxy = {
       kind: 'start',
-      config: { port: 0, logBodies: false, requireToken: true, logFile: undefined, otlp: { endpoint: receiver.url, content: false } },
+      config: {
+        port: 0,
+        logBodies: false,
+        requireToken: true,
+        logFile: undefined,
+        otlp: { endpoint: receiver.url, content: false },
+      },
       token: TOKEN,
       otlpHeaders: `authorization=Bearer%20${HEADER}`,
     };
     child.send(start);
-    const listening = await until(() => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'), 15_000, 'the proxy to listen');
+    const listening = await until(
+      () => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'),
+      15_000,
+      'the proxy to listen',
+    );
     const res = await fetch(`${listening.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
@@ -46,7 +62,11 @@ describe('serve --ipc with an OTLP endpoint from the editor', () => {
     });
     expect(res.status).toBe(200);
     const id = res.headers.get('x-loopgate-request-id');
-    const span = await until(() => receiver!.spans.find((s) => s.attributes['loopgate.request.id'] === id), 10_000, 'the span');
+    const span = await until(
+      () => receiver!.spans.find((s) => s.attributes['loopgate.request.id'] === id),
+      10_000,
+      'the span',
+    );
     expect(span.attributes['gen_ai.operation.name']).toBe('chat');
     const traces = receiver.requests.find((q) => q.path === '/v1/traces')!;
     expect(traces.headers.authorization).toBe(`Bearer ${HEADER}`);
@@ -65,11 +85,27 @@ describe('serve --ipc with an OTLP endpoint from the editor', () => {
   });
 
   it('refuses an endpoint with user info as a configuration error, naming the setting and not the password', async () => {
-    const c = fork(CLI, ['serve', '--ipc'], { env: childEnv({ ...process.env, LOOPGATE_HOME: tempHome() }), stdio: ['pipe', 'pipe', 'pipe', 'ipc'] });
+    const c = fork(CLI, ['serve', '--ipc'], {
+      env: childEnv({ ...process.env, LOOPGATE_HOME: tempHome() }),
+      stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
+    });
     const messages: FromProxy[] = [];
     c.on('message', (m) => messages.push(m as FromProxy));
-    c.send({ kind: 'start', config: { port: 0, logBodies: false, requireToken: true, otlp: { endpoint: 'https://team:pa55word-xyz@collector.example:4318', content: false } }, token: TOKEN } satisfies ToProxy);
-    const error = await until(() => messages.find((m): m is Extract<FromProxy, { kind: 'error' }> => m.kind === 'error'), 15_000, 'the refusal');
+    c.send({
+      kind: 'start',
+      config: {
+        port: 0,
+        logBodies: false,
+        requireToken: true,
+        otlp: { endpoint: 'https://team:pa55word-xyz@collector.example:4318', content: false },
+      },
+      token: TOKEN,
+    } satisfies ToProxy);
+    const error = await until(
+      () => messages.find((m): m is Extract<FromProxy, { kind: 'error' }> => m.kind === 'error'),
+      15_000,
+      'the refusal',
+    );
     expect(error.code).toBe('config');
     expect(error.message).toMatch(/^loopgate\.otlp\.endpoint: .*carries user info/);
     expect(error.message).not.toContain('pa55word');

@@ -9,10 +9,10 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 const require = createRequire(join(process.cwd(), 'package.json'));
- 
+
 const root = require('otlp-proto-official/build/src/generated/root.js') as any;
 const proto = root.opentelemetry.proto;
- 
+
 type PbType = { decode(b: Uint8Array): unknown; fromObject(o: unknown): unknown; toObject(m: unknown, o: object): any };
 const TraceRequest: PbType = proto.collector.trace.v1.ExportTraceServiceRequest;
 const MetricsRequest: PbType = proto.collector.metrics.v1.ExportMetricsServiceRequest;
@@ -65,7 +65,8 @@ function anyValue(v: Record<string, unknown> | undefined): unknown {
   if ('intValue' in v) return Number(v.intValue);
   if ('doubleValue' in v) return v.doubleValue;
   if ('arrayValue' in v) return ((v.arrayValue as { values?: Record<string, unknown>[] }).values ?? []).map(anyValue);
-  if ('kvlistValue' in v) return attrs((v.kvlistValue as { values?: Array<{ key: string; value: Record<string, unknown> }> }).values);
+  if ('kvlistValue' in v)
+    return attrs((v.kvlistValue as { values?: Array<{ key: string; value: Record<string, unknown> }> }).values);
   return undefined;
 }
 
@@ -84,7 +85,10 @@ function idsToBytes(v: unknown): unknown {
   if (v && typeof v === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
-      out[k] = (k === 'traceId' || k === 'spanId' || k === 'parentSpanId') && typeof x === 'string' ? Buffer.from(x, 'hex') : idsToBytes(x);
+      out[k] =
+        (k === 'traceId' || k === 'spanId' || k === 'parentSpanId') && typeof x === 'string'
+          ? Buffer.from(x, 'hex')
+          : idsToBytes(x);
     }
     return out;
   }
@@ -120,7 +124,11 @@ function decode(type: PbType, body: Buffer, json: boolean): Record<string, any> 
   if (json) {
     const plain = idsToBytes(JSON.parse(body.toString('utf8')));
     message = type.fromObject(plain);
-    const bad = unknownField(plain, type.toObject(message, { longs: String, enums: Number, bytes: Buffer, defaults: true, arrays: true }), '');
+    const bad = unknownField(
+      plain,
+      type.toObject(message, { longs: String, enums: Number, bytes: Buffer, defaults: true, arrays: true }),
+      '',
+    );
     if (bad) throw new Error(`OTLP/JSON field ${bad} is not in the official definitions`);
   } else message = type.decode(body);
   return type.toObject(message, { longs: String, enums: Number, bytes: String, defaults: false, arrays: true });
@@ -174,7 +182,11 @@ export async function startReceiver(mode: ReceiverMode = 'ok'): Promise<Receiver
                   startMs: ms(s.startTimeUnixNano),
                   endMs: ms(s.endTimeUnixNano),
                   attributes: attrs(s.attributes),
-                  events: (s.events ?? []).map((e: Record<string, any>) => ({ name: e.name, timeMs: ms(e.timeUnixNano), attributes: attrs(e.attributes) })),
+                  events: (s.events ?? []).map((e: Record<string, any>) => ({
+                    name: e.name,
+                    timeMs: ms(e.timeUnixNano),
+                    attributes: attrs(e.attributes),
+                  })),
                   status: { code: s.status?.code ?? 0, message: s.status?.message },
                   resource,
                   scope: ss.scope?.name,
@@ -188,7 +200,11 @@ export async function startReceiver(mode: ReceiverMode = 'ok'): Promise<Receiver
           for (const rm of d.resourceMetrics ?? []) {
             for (const sm of rm.scopeMetrics ?? []) {
               for (const m of sm.metrics ?? []) {
-                const points = (m.histogram?.dataPoints ?? []).map((p: Record<string, any>) => ({ attributes: attrs(p.attributes), count: Number(p.count), sum: p.sum }));
+                const points = (m.histogram?.dataPoints ?? []).map((p: Record<string, any>) => ({
+                  attributes: attrs(p.attributes),
+                  count: Number(p.count),
+                  sum: p.sum,
+                }));
                 r.metrics.push({ name: m.name, unit: m.unit, points });
               }
             }
@@ -199,7 +215,9 @@ export async function startReceiver(mode: ReceiverMode = 'ok'): Promise<Receiver
         return void res.writeHead(400).end();
       }
       // An empty Export*ServiceResponse: full success.
-      res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' }).end(json ? '{}' : '');
+      res
+        .writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' })
+        .end(json ? '{}' : '');
     });
   });
   server.on('connection', (s) => {
@@ -222,5 +240,11 @@ export async function deadEndpoint(): Promise<string> {
 
 /** Test-speed batching: spans leave within 20 ms, a failing export gives up after 500 ms. */
 export function fastEnv(endpoint: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '20', OTEL_EXPORTER_OTLP_TIMEOUT: '500', OTEL_METRIC_EXPORT_INTERVAL: '200', ...extra };
+  return {
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_BSP_SCHEDULE_DELAY: '20',
+    OTEL_EXPORTER_OTLP_TIMEOUT: '500',
+    OTEL_METRIC_EXPORT_INTERVAL: '200',
+    ...extra,
+  };
 }

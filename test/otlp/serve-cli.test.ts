@@ -17,7 +17,12 @@ describe('loopgate serve --otlp', () => {
     const dead = await deadEndpoint();
     const { child, lines } = await spawnCli(
       ['serve', '--port', '0', '--no-token', '--otlp', `${dead}?tenant=abc`],
-      { LOOPGATE_HOME: home, OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer ${HEADER}`, OTEL_EXPORTER_OTLP_TIMEOUT: '200', OTEL_BSP_SCHEDULE_DELAY: '10' },
+      {
+        LOOPGATE_HOME: home,
+        OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer ${HEADER}`,
+        OTEL_EXPORTER_OTLP_TIMEOUT: '200',
+        OTEL_BSP_SCHEDULE_DELAY: '10',
+      },
       /^\s+curl -s (\S+)/,
     );
     stop = async () => {
@@ -28,7 +33,11 @@ describe('loopgate serve --otlp', () => {
     expect(text).toContain(`  OTLP export        ${dead}/v1/traces (http/protobuf, metrics too, content off)`);
     const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(text)![1]!;
     for (let i = 0; i < 30; i++) {
-      const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `n${i}` }] }) });
+      const res = await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `n${i}` }] }),
+      });
       expect(res.status).toBe(200);
       await res.text();
     }
@@ -45,13 +54,26 @@ describe('loopgate serve --otlp', () => {
     const content = await runCli(['serve', '--port', '0', '--no-log', '--otlp-content']);
     expect(content.code).toBe(2);
     expect(content.err).toMatch(/--otlp-content needs a collector/);
-    const userinfo = await runCli(['serve', '--port', '0', '--no-log', '--otlp', 'https://me:top-secret-pw@collector.example']);
+    const userinfo = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--no-log',
+      '--otlp',
+      'https://me:top-secret-pw@collector.example',
+    ]);
     expect(userinfo.code).toBe(3);
     expect(userinfo.err).not.toContain('top-secret-pw');
-    const grpc = await runCli(['serve', '--port', '0', '--no-log'], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' });
+    const grpc = await runCli(['serve', '--port', '0', '--no-log'], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+    });
     expect(grpc.code).toBe(3);
     expect(grpc.err).toMatch(/grpc is not supported/);
-    const badHeaders = await runCli(['serve', '--port', '0', '--no-log'], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_HEADERS: `${HEADER}` });
+    const badHeaders = await runCli(['serve', '--port', '0', '--no-log'], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+      OTEL_EXPORTER_OTLP_HEADERS: `${HEADER}`,
+    });
     expect(badHeaders.code).toBe(3);
     expect(badHeaders.err).toBe('loopgate serve: OTEL_EXPORTER_OTLP_HEADERS: entry 1 is not key=value');
   });

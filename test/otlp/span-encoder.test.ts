@@ -12,17 +12,34 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { encodeTraceRequest } from '../../proxy/otlp/span-encoder.js';
 
 const require = createRequire(join(process.cwd(), 'package.json'));
- 
-const Request = (require('otlp-proto-official/build/src/generated/root.js') as any).opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
-const decode = (bytes: Uint8Array) => Request.toObject(Request.decode(bytes), { longs: String, enums: Number, bytes: String, defaults: true, arrays: true });
 
-const resource = resourceFromAttributes({ 'service.name': 'loopgate', 'service.version': '1.2.3', team: 'ünïcødé ✓', n: 7 });
+const Request = (require('otlp-proto-official/build/src/generated/root.js') as any).opentelemetry.proto.collector.trace
+  .v1.ExportTraceServiceRequest;
+const decode = (bytes: Uint8Array) =>
+  Request.toObject(Request.decode(bytes), {
+    longs: String,
+    enums: Number,
+    bytes: String,
+    defaults: true,
+    arrays: true,
+  });
+
+const resource = resourceFromAttributes({
+  'service.name': 'loopgate',
+  'service.version': '1.2.3',
+  team: 'ünïcødé ✓',
+  n: 7,
+});
 const other = resourceFromAttributes({ 'service.name': 'other' });
 // One scope object for every span, as the SDK (and Loopgate) hand them over.
 const scope = { name: 'loopgate', version: '0.1.0' };
 
 function span(i: number, extra: Partial<ReadableSpan> = {}): ReadableSpan {
-  const ctx = { traceId: `${'0'.repeat(30)}${(i + 16).toString(16)}`.slice(-32), spanId: `00f067aa0ba9${(4096 + i).toString(16)}`.slice(-16), traceFlags: TraceFlags.SAMPLED };
+  const ctx = {
+    traceId: `${'0'.repeat(30)}${(i + 16).toString(16)}`.slice(-32),
+    spanId: `00f067aa0ba9${(4096 + i).toString(16)}`.slice(-16),
+    traceFlags: TraceFlags.SAMPLED,
+  };
   return {
     name: `chat model-${i}`,
     kind: SpanKind.CLIENT,
@@ -44,7 +61,7 @@ function span(i: number, extra: Partial<ReadableSpan> = {}): ReadableSpan {
       'empty.string': '',
       'utf8.string': 'naïve — 日本語 — 🚀',
       'gen_ai.response.finish_reasons': ['stop', 'length'],
-      'numbers': [1, 2.5, -3],
+      numbers: [1, 2.5, -3],
       'long.value': 'x'.repeat(70_000),
     },
     links: [],
@@ -63,8 +80,25 @@ describe('span encoder', () => {
   it('encodes exactly what the official encoder does (decoded with the official definitions)', () => {
     const spans = [
       span(1),
-      span(2, { status: { code: SpanStatusCode.ERROR, message: 'model_not_found (model-not-found)' }, events: [{ name: 'loopgate.diagnosis', time: [1764064801, 0], attributes: { 'loopgate.diagnosis': 'model-not-found', 'loopgate.hint': 'did you mean…' } }] }),
-      span(3, { parentSpanContext: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.SAMPLED, isRemote: true }, kind: SpanKind.SERVER }),
+      span(2, {
+        status: { code: SpanStatusCode.ERROR, message: 'model_not_found (model-not-found)' },
+        events: [
+          {
+            name: 'loopgate.diagnosis',
+            time: [1764064801, 0],
+            attributes: { 'loopgate.diagnosis': 'model-not-found', 'loopgate.hint': 'did you mean…' },
+          },
+        ],
+      }),
+      span(3, {
+        parentSpanContext: {
+          traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+          spanId: '00f067aa0ba902b7',
+          traceFlags: TraceFlags.SAMPLED,
+          isRemote: true,
+        },
+        kind: SpanKind.SERVER,
+      }),
       span(4, { resource: other }),
       span(5, { instrumentationScope: { name: 'other-scope' } }),
     ];
@@ -76,7 +110,11 @@ describe('span encoder', () => {
   });
 
   it('encodes a batch of 512 spans the same way too', () => {
-    const spans = Array.from({ length: 512 }, (_, i) => span(i, { attributes: { 'loopgate.request.id': `req-${i}`, 'gen_ai.usage.output_tokens': i, 'loopgate.ttfb_ms': i / 7 } }));
+    const spans = Array.from({ length: 512 }, (_, i) =>
+      span(i, {
+        attributes: { 'loopgate.request.id': `req-${i}`, 'gen_ai.usage.output_tokens': i, 'loopgate.ttfb_ms': i / 7 },
+      }),
+    );
     expect(decode(encodeTraceRequest(spans))).toEqual(decode(ProtobufTraceSerializer.serializeRequest(spans)!));
   });
 });

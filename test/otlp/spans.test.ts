@@ -16,17 +16,31 @@ function configFor(env: NodeJS.ProcessEnv) {
   return r.config;
 }
 
-async function post(stack: Stack, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; id: string; text: string }> {
+async function post(
+  stack: Stack,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; id: string; text: string }> {
   const res = await fetch(`${stack.proxy.url}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01', ...headers },
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      'anthropic-version': '2023-06-01',
+      ...headers,
+    },
     body: JSON.stringify(body),
   });
   return { status: res.status, id: res.headers.get('x-loopgate-request-id')!, text: await res.text() };
 }
 
 function spanOf(receiver: Receiver, id: string): Promise<ReceivedSpan> {
-  return until(() => receiver.spans.find((s) => s.attributes['loopgate.request.id'] === id), 5000, `the span of request ${id}`);
+  return until(
+    () => receiver.spans.find((s) => s.attributes['loopgate.request.id'] === id),
+    5000,
+    `the span of request ${id}`,
+  );
 }
 
 describe('OTLP export (http/protobuf): one GenAI span per request', () => {
@@ -41,7 +55,13 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
         { name: 'claude', key: KEYS.claude, named: true },
         { name: 'chatonly', key: KEYS.chatOnly, named: true },
       ],
-      otlp: configFor(fastEnv(receiver.url, { OTEL_SERVICE_NAME: 'team-gateway', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=dev,team=ml%20platform', OTEL_EXPORTER_OTLP_HEADERS: 'x-team-token=collector-secret-123456' })),
+      otlp: configFor(
+        fastEnv(receiver.url, {
+          OTEL_SERVICE_NAME: 'team-gateway',
+          OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=dev,team=ml%20platform',
+          OTEL_EXPORTER_OTLP_HEADERS: 'x-team-token=collector-secret-123456',
+        }),
+      ),
     });
   });
   afterAll(async () => {
@@ -50,7 +70,15 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
   });
 
   it('chat, not streamed: operation, provider, models, id, finish reasons, usage, parameters, server, status, loopgate facts', async () => {
-    const r = await post(stack, '/v1/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], temperature: 0.5, max_tokens: 64, top_p: 0.9, seed: 7, stop: ['END'] });
+    const r = await post(stack, '/v1/chat/completions', {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hello' }],
+      temperature: 0.5,
+      max_tokens: 64,
+      top_p: 0.9,
+      seed: 7,
+      stop: ['END'],
+    });
     expect(r.status).toBe(200);
     const answer = JSON.parse(r.text);
     const s = await spanOf(receiver, r.id);
@@ -92,18 +120,34 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
     expect(s.endMs).toBeGreaterThanOrEqual(s.startMs);
     expect(s.events).toEqual([]);
     // The resource: the service name and attributes from the standard variables.
-    expect(s.resource).toMatchObject({ 'service.name': 'team-gateway', 'deployment.environment.name': 'dev', team: 'ml platform', 'telemetry.sdk.language': 'nodejs' });
+    expect(s.resource).toMatchObject({
+      'service.name': 'team-gateway',
+      'deployment.environment.name': 'dev',
+      team: 'ml platform',
+      'telemetry.sdk.language': 'nodejs',
+    });
     // The collector headers arrive (and are never in a span).
-    expect(receiver.requests.find((q) => q.path === '/v1/traces')?.headers['x-team-token']).toBe('collector-secret-123456');
+    expect(receiver.requests.find((q) => q.path === '/v1/traces')?.headers['x-team-token']).toBe(
+      'collector-secret-123456',
+    );
     expect(receiver.requests[0]?.contentType).toBe('application/x-protobuf');
     expect(receiver.errors).toEqual([]);
   });
 
   it('chat, streamed: the span ends with the stream, says how it ended, and has the time to first chunk', async () => {
-    const r = await post(stack, '/v1/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'stream please' }], stream: true, stream_options: { include_usage: true } });
+    const r = await post(stack, '/v1/chat/completions', {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'stream please' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     expect(r.status).toBe(200);
     const s = await spanOf(receiver, r.id);
-    expect(s.attributes).toMatchObject({ 'gen_ai.request.stream': true, 'loopgate.stream.end': 'complete', 'gen_ai.response.finish_reasons': ['stop'] });
+    expect(s.attributes).toMatchObject({
+      'gen_ai.request.stream': true,
+      'loopgate.stream.end': 'complete',
+      'gen_ai.response.finish_reasons': ['stop'],
+    });
     expect(s.attributes['gen_ai.response.id']).toMatch(/^chatcmpl/);
     expect(s.attributes['gen_ai.response.time_to_first_chunk']).toBeGreaterThan(0);
     expect(s.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
@@ -113,7 +157,13 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
 
   for (const stream of [false, true]) {
     it(`Responses, native${stream ? ', streamed' : ''}`, async () => {
-      const r = await post(stack, '/v1/responses', { model: 'gpt-4o-mini', input: 'hi', max_output_tokens: 50, temperature: 0.2, stream });
+      const r = await post(stack, '/v1/responses', {
+        model: 'gpt-4o-mini',
+        input: 'hi',
+        max_output_tokens: 50,
+        temperature: 0.2,
+        stream,
+      });
       expect(r.status).toBe(200);
       const s = await spanOf(receiver, r.id);
       expect(s.attributes).toMatchObject({
@@ -131,7 +181,13 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
     });
 
     it(`Messages, native${stream ? ', streamed' : ''}`, async () => {
-      const r = await post(stack, '/v1/messages', { model: 'claude-sonnet-4-6', max_tokens: 40, messages: [{ role: 'user', content: 'hi' }], top_k: 5, stream });
+      const r = await post(stack, '/v1/messages', {
+        model: 'claude-sonnet-4-6',
+        max_tokens: 40,
+        messages: [{ role: 'user', content: 'hi' }],
+        top_k: 5,
+        stream,
+      });
       expect(r.status).toBe(200);
       const s = await spanOf(receiver, r.id);
       expect(s.name).toBe('chat claude-sonnet-4-6');
@@ -154,29 +210,55 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
       const r1 = await post(stack, '/v1/responses', { model: 'deepseek-reasoner', input: 'hi', stream });
       expect(r1.status).toBe(200);
       const s1 = await spanOf(receiver, r1.id);
-      expect(s1.attributes).toMatchObject({ 'openai.api.type': 'responses', 'gen_ai.provider.name': 'openai', 'loopgate.route': 'bridged', 'loopgate.bridge': 'responses->chat', 'loopgate.key.name': 'chatonly' });
+      expect(s1.attributes).toMatchObject({
+        'openai.api.type': 'responses',
+        'gen_ai.provider.name': 'openai',
+        'loopgate.route': 'bridged',
+        'loopgate.bridge': 'responses->chat',
+        'loopgate.key.name': 'chatonly',
+      });
       expect(s1.attributes['gen_ai.response.finish_reasons']).toEqual(['stop']);
-      const r2 = await post(stack, '/v1/messages', { model: 'deepseek-reasoner', max_tokens: 30, messages: [{ role: 'user', content: 'hi' }], stream });
+      const r2 = await post(stack, '/v1/messages', {
+        model: 'deepseek-reasoner',
+        max_tokens: 30,
+        messages: [{ role: 'user', content: 'hi' }],
+        stream,
+      });
       expect(r2.status).toBe(200);
       const s2 = await spanOf(receiver, r2.id);
-      expect(s2.attributes).toMatchObject({ 'gen_ai.provider.name': 'anthropic', 'loopgate.route': 'bridged', 'loopgate.bridge': 'messages->chat', 'gen_ai.request.max_tokens': 30 });
+      expect(s2.attributes).toMatchObject({
+        'gen_ai.provider.name': 'anthropic',
+        'loopgate.route': 'bridged',
+        'loopgate.bridge': 'messages->chat',
+        'gen_ai.request.max_tokens': 30,
+      });
       expect(s2.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
     });
   }
 
   it("an upstream's error carries its code as error.type, and Loopgate's diagnosis beside it", async () => {
     // The upstream refuses a parameter this model's channel lacks (o4-mini takes no temperature).
-    const r = await post(stack, '/v1/chat/completions', { model: 'o4-mini', messages: [{ role: 'user', content: 'x' }], temperature: 0.3 });
+    const r = await post(stack, '/v1/chat/completions', {
+      model: 'o4-mini',
+      messages: [{ role: 'user', content: 'x' }],
+      temperature: 0.3,
+    });
     expect(r.status).toBe(400);
     const s = await spanOf(receiver, r.id);
     expect(s.attributes['loopgate.diagnosis']).toBe('unsupported-parameter');
     expect(s.attributes['error.type']).toBe(JSON.parse(r.text).error.code);
-    expect(s.status).toMatchObject({ code: STATUS_ERROR, message: `${JSON.parse(r.text).error.code} (unsupported-parameter)` });
+    expect(s.status).toMatchObject({
+      code: STATUS_ERROR,
+      message: `${JSON.parse(r.text).error.code} (unsupported-parameter)`,
+    });
     expect(s.attributes['gen_ai.response.id']).toBeUndefined();
   });
 
   it('an error carries error.type, the diagnosis (attribute and event with its hint) and an ERROR status', async () => {
-    const r = await post(stack, '/v1/chat/completions', { model: 'gpt-4o-mini-typo', messages: [{ role: 'user', content: 'x' }] });
+    const r = await post(stack, '/v1/chat/completions', {
+      model: 'gpt-4o-mini-typo',
+      messages: [{ role: 'user', content: 'x' }],
+    });
     expect(r.status).toBeGreaterThanOrEqual(400);
     const s = await spanOf(receiver, r.id);
     // No key lists the model: Loopgate refuses it itself, naming the closest IDs.
@@ -190,7 +272,12 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
   });
 
   it("Loopgate's own refusal (a wrong token) is a span too, with its diagnosis", async () => {
-    const r = await post(stack, '/v1/chat/completions', { model: 'gpt-4o-mini', messages: [] }, { authorization: 'Bearer wrong-token-000000' });
+    const r = await post(
+      stack,
+      '/v1/chat/completions',
+      { model: 'gpt-4o-mini', messages: [] },
+      { authorization: 'Bearer wrong-token-000000' },
+    );
     expect(r.status).toBe(401);
     const s = await spanOf(receiver, r.id);
     expect(s.attributes['error.type']).toBeDefined();
@@ -199,10 +286,15 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
   });
 
   it('a path rewrite is recorded; a non-GenAI request is named by method and path', async () => {
-    const r = await post(stack, '/v1/v1/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] });
+    const r = await post(stack, '/v1/v1/chat/completions', {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'x' }],
+    });
     const s = await spanOf(receiver, r.id);
     expect(s.attributes['loopgate.rewrite']).toBe(true);
-    expect(String((s.attributes['loopgate.rewrites'] as string[])[0])).toMatch(/\/v1\/v1\/chat\/completions -> \/v1\/chat\/completions/);
+    expect(String((s.attributes['loopgate.rewrites'] as string[])[0])).toMatch(
+      /\/v1\/v1\/chat\/completions -> \/v1\/chat\/completions/,
+    );
     const models = await fetch(`${stack.proxy.url}/v1/models`, { headers: { authorization: `Bearer ${TOKEN}` } });
     const m = await spanOf(receiver, models.headers.get('x-loopgate-request-id')!);
     expect(m.name).toBe('GET /v1/models');
@@ -212,7 +304,12 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
 
   it("joins the caller's trace when it sends a traceparent", async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
-    const r = await post(stack, '/v1/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
+    const r = await post(
+      stack,
+      '/v1/chat/completions',
+      { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] },
+      { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    );
     const s = await spanOf(receiver, r.id);
     expect(s.traceId).toBe(traceId);
     expect(s.parentSpanId).toBe('00f067aa0ba902b7');
@@ -220,28 +317,63 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
 
   it('one span per request, each with the record it mirrors', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 12; i++) ids.push((await post(stack, '/v1/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `n${i}` }] })).id);
-    await until(() => ids.every((id) => receiver.spans.some((s) => s.attributes['loopgate.request.id'] === id)) || undefined, 5000, 'all spans');
-    for (const id of ids) expect(receiver.spans.filter((s) => s.attributes['loopgate.request.id'] === id)).toHaveLength(1);
+    for (let i = 0; i < 12; i++)
+      ids.push(
+        (
+          await post(stack, '/v1/chat/completions', {
+            model: 'gpt-4o-mini',
+            messages: [{ role: 'user', content: `n${i}` }],
+          })
+        ).id,
+      );
+    await until(
+      () => ids.every((id) => receiver.spans.some((s) => s.attributes['loopgate.request.id'] === id)) || undefined,
+      5000,
+      'all spans',
+    );
+    for (const id of ids)
+      expect(receiver.spans.filter((s) => s.attributes['loopgate.request.id'] === id)).toHaveLength(1);
     // Every request the log recorded has its span, and no span is without its record (both are written in the background).
     const same = () => {
-      const records = logRecords(stack.logFile).map((x) => x.id).sort();
+      const records = logRecords(stack.logFile)
+        .map((x) => x.id)
+        .sort();
       const spans = receiver.spans.map((s) => String(s.attributes['loopgate.request.id'])).sort();
       return records.length === spans.length && records.every((id, i) => id === spans[i]) ? records : undefined;
     };
     expect((await until(same, 5000, 'the log and the spans to hold the same requests')).length).toBeGreaterThan(20);
-    expect(stack.proxy.otlp?.()).toMatchObject({ ok: true, dropped: 0, protocol: 'http/protobuf', metrics: true, content: false });
+    expect(stack.proxy.otlp?.()).toMatchObject({
+      ok: true,
+      dropped: 0,
+      protocol: 'http/protobuf',
+      metrics: true,
+      content: false,
+    });
   });
 
   it("sends the conventions' token usage and duration metrics to /v1/metrics", async () => {
-    await post(stack, '/v1/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'metrics' }] });
-    const usage = await until(() => receiver.metrics.find((m) => m.name === 'gen_ai.client.token.usage' && m.points.length > 0), 5000, 'the token usage metric');
+    await post(stack, '/v1/chat/completions', {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'metrics' }],
+    });
+    const usage = await until(
+      () => receiver.metrics.find((m) => m.name === 'gen_ai.client.token.usage' && m.points.length > 0),
+      5000,
+      'the token usage metric',
+    );
     expect(usage.unit).toBe('{token}');
-    expect(usage.points.map((p) => p.attributes['gen_ai.token.type'])).toEqual(expect.arrayContaining(['input', 'output']));
+    expect(usage.points.map((p) => p.attributes['gen_ai.token.type'])).toEqual(
+      expect.arrayContaining(['input', 'output']),
+    );
     expect(usage.points[0]!.attributes['gen_ai.operation.name']).toBe('chat');
     // Cumulative: a later export holds every request so far, the failed ones by their error.type.
     const duration = await until(
-      () => receiver.metrics.find((m) => m.name === 'gen_ai.client.operation.duration' && m.points.some((p) => p.attributes['error.type'] === 'model-not-found')),
+      () =>
+        receiver.metrics.find(
+          (m) =>
+            m.name === 'gen_ai.client.operation.duration' &&
+            m.points.some((p) => p.attributes['error.type'] === 'model-not-found'),
+        ),
       5000,
       'the duration metric with the failed request',
     );
@@ -251,8 +383,15 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
   });
 
   it('reports the export in /_loopgate/health', async () => {
-    const health: any = await (await fetch(`${stack.proxy.url}/_loopgate/health`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
-    expect(health.otlp).toMatchObject({ ok: true, endpoint: `${receiver.url}/v1/traces`, protocol: 'http/protobuf', dropped: 0 });
+    const health: any = await (
+      await fetch(`${stack.proxy.url}/_loopgate/health`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json();
+    expect(health.otlp).toMatchObject({
+      ok: true,
+      endpoint: `${receiver.url}/v1/traces`,
+      protocol: 'http/protobuf',
+      dropped: 0,
+    });
     expect(health.otlp.exported).toBeGreaterThan(0);
     expect(JSON.stringify(health)).not.toContain('collector-secret-123456');
   });
@@ -261,13 +400,24 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
 describe('OTLP export (http/json)', () => {
   it('sends the same span as OTLP/JSON, decoded with the same definitions', async () => {
     const receiver = await startReceiver();
-    const stack = await startStack({ otlp: configFor(fastEnv(receiver.url, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })) });
+    const stack = await startStack({
+      otlp: configFor(fastEnv(receiver.url, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })),
+    });
     try {
-      const r = await post(stack, '/v1/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'json' }], temperature: 1 });
+      const r = await post(stack, '/v1/chat/completions', {
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'json' }],
+        temperature: 1,
+      });
       const s = await spanOf(receiver, r.id);
       expect(receiver.requests[0]?.contentType).toBe('application/json');
       expect(s.kind).toBe(SPAN_KIND_CLIENT);
-      expect(s.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.request.temperature': 1, 'http.response.status_code': 200 });
+      expect(s.attributes).toMatchObject({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': 'gpt-4o-mini',
+        'gen_ai.request.temperature': 1,
+        'http.response.status_code': 200,
+      });
       expect(s.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
       expect(s.resource['service.name']).toBe('loopgate');
       expect(receiver.errors).toEqual([]);

@@ -3,7 +3,12 @@
 // classified, so bumping `openai` or `@anthropic-ai/sdk` fails here until the
 // new parameters are given a bridge action.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CHAT_PARAMS, COUNT_TOKENS_PARAMS, MESSAGES_PARAMS, RESPONSES_PARAMS } from '../../proxy/rules/protocol-params.js';
+import {
+  CHAT_PARAMS,
+  COUNT_TOKENS_PARAMS,
+  MESSAGES_PARAMS,
+  RESPONSES_PARAMS,
+} from '../../proxy/rules/protocol-params.js';
 import { sdkParams, type SdkParams } from './sdk-params.js';
 
 let sdk: SdkParams;
@@ -17,7 +22,9 @@ describe('the parameter table covers the official SDKs', () => {
   it('reads a real parameter list from each SDK (the reader itself works)', () => {
     expect(sdk.chat).toEqual(expect.arrayContaining(['model', 'messages', 'tools', 'stream']));
     expect(sdk.responses).toEqual(expect.arrayContaining(['model', 'input', 'instructions', 'reasoning']));
-    expect(sdk.messages).toEqual(expect.arrayContaining(['model', 'messages', 'max_tokens', 'thinking', 'context_management', 'output_config']));
+    expect(sdk.messages).toEqual(
+      expect.arrayContaining(['model', 'messages', 'max_tokens', 'thinking', 'context_management', 'output_config']),
+    );
     expect(sdk.countTokens).toEqual(expect.arrayContaining(['model', 'messages']));
   });
 

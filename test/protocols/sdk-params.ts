@@ -17,7 +17,12 @@ export function sdkDir(pkg: string): string {
  * program for all. `A.B` is interface B inside `declare namespace A`.
  */
 export function propertiesOf(wanted: Array<{ file: string; iface: string }>): string[][] {
-  const program = ts.createProgram([...new Set(wanted.map((w) => w.file))], { noEmit: true, skipLibCheck: true, noResolve: false, types: [] });
+  const program = ts.createProgram([...new Set(wanted.map((w) => w.file))], {
+    noEmit: true,
+    skipLibCheck: true,
+    noResolve: false,
+    types: [],
+  });
   const checker = program.getTypeChecker();
   return wanted.map(({ file, iface }) => {
     const source = program.getSourceFile(file);
@@ -25,14 +30,20 @@ export function propertiesOf(wanted: Array<{ file: string; iface: string }>): st
     let found: ts.InterfaceDeclaration | ts.TypeAliasDeclaration | undefined;
     const [outer, inner] = iface.includes('.') ? iface.split('.') : [undefined, iface];
     const look = (node: ts.Node) => {
-      if ((ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && node.name.text === inner) found = node;
+      if ((ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && node.name.text === inner)
+        found = node;
     };
     ts.forEachChild(source, (node) => {
       if (outer === undefined) look(node);
-      else if (ts.isModuleDeclaration(node) && node.name.text === outer && node.body && ts.isModuleBlock(node.body)) node.body.statements.forEach(look);
+      else if (ts.isModuleDeclaration(node) && node.name.text === outer && node.body && ts.isModuleBlock(node.body))
+        node.body.statements.forEach(look);
     });
-    if (!found) throw new Error(`${iface} not found in ${file}: the SDK changed shape; update test/protocols/sdk-params.ts`);
-    return checker.getPropertiesOfType(checker.getTypeAtLocation(found)).map((p) => p.getName()).sort();
+    if (!found)
+      throw new Error(`${iface} not found in ${file}: the SDK changed shape; update test/protocols/sdk-params.ts`);
+    return checker
+      .getPropertiesOfType(checker.getTypeAtLocation(found))
+      .map((p) => p.getName())
+      .sort();
   });
 }
 
@@ -55,5 +66,10 @@ export function sdkParams(): SdkParams {
     { file: join(anthropic, 'resources/messages/messages.d.ts'), iface: 'MessageCountTokensParams' },
     { file: join(anthropic, 'resources/beta/messages/messages.d.ts'), iface: 'MessageCountTokensParams' },
   ]);
-  return { chat: chat!, responses: responses!, messages: union(messages!, betaMessages!), countTokens: union(count!, betaCount!) };
+  return {
+    chat: chat!,
+    responses: responses!,
+    messages: union(messages!, betaMessages!),
+    countTokens: union(count!, betaCount!),
+  };
 }

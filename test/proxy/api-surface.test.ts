@@ -24,7 +24,12 @@ describe('only the API surface goes upstream', () => {
     ['GET', '/v2/chat/completions'],
   ])('%s %s: 404 not-an-api-path, nothing upstream', async (method, path) => {
     stack.sim.clearRequests();
-    const res = await httpRequest(stack.proxy.url, { method, path, headers: auth, body: method === 'POST' ? '{}' : undefined });
+    const res = await httpRequest(stack.proxy.url, {
+      method,
+      path,
+      headers: auth,
+      body: method === 'POST' ? '{}' : undefined,
+    });
     expect(res.status).toBe(404);
     expect(res.headers['x-loopgate-diagnosis']).toBe('not-an-api-path');
     if (method !== 'HEAD') expect(JSON.parse(res.body).error.message).toMatch(/forwards only \/v1\//);

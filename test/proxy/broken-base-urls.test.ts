@@ -23,10 +23,17 @@ describe('OpenAI SDK with a broken base URL', () => {
     const [, base] = openaiBases(stack.proxy.url)[i]!;
     stack.sim.clearRequests();
     const client = stack.openai(base);
-    const done = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello there' }] });
+    const done = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hello there' }],
+    });
     expect(done.choices[0]!.message.content).toContain('hello there');
 
-    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'stream me' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'stream me' }],
+      stream: true,
+    });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
     expect(text).toContain('stream me');
@@ -53,7 +60,9 @@ describe('OpenAI SDK with a broken base URL', () => {
   });
 
   it('reports the rewrite in a header and a one-time hint', async () => {
-    const res = await fetch(`${stack.proxy.url}/v1/v1/models`, { headers: { authorization: `Bearer ${(await import('./stack.js')).TOKEN}` } });
+    const res = await fetch(`${stack.proxy.url}/v1/v1/models`, {
+      headers: { authorization: `Bearer ${(await import('./stack.js')).TOKEN}` },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-loopgate-rewrite')).toBe('/v1/v1/models -> /v1/models');
     expect(stack.hints.some((h) => h.includes('/v1/v1/models') && h.includes(`${stack.proxy.url}/v1`))).toBe(true);
@@ -70,17 +79,25 @@ describe('Anthropic SDK with a prefix that already ends in /v1 or /v1/messages',
   it.each([['/v1'], ['/v1/messages'], ['']])('prefix %s: create and stream', async (suffix) => {
     claude.sim.clearRequests();
     const client = claude.anthropic(claude.proxy.url + suffix);
-    const msg = await client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: [{ role: 'user', content: 'bonjour' }] });
+    const msg = await client.messages.create({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'bonjour' }],
+    });
     expect(msg.content[0]!.type).toBe('text');
     expect((msg.content[0] as { text: string }).text).toContain('bonjour');
-    const streamed = await client.messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: [{ role: 'user', content: 'salut' }] }).finalMessage();
+    const streamed = await client.messages
+      .stream({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: [{ role: 'user', content: 'salut' }] })
+      .finalMessage();
     expect((streamed.content[0] as { text: string }).text).toContain('salut');
     expect(claude.sim.requests.map((r) => r.path.split('?')[0])).toEqual(['/v1/messages', '/v1/messages']);
   });
 
   it('injects exactly the real key, as Bearer and x-api-key, and nothing the client sent', async () => {
     claude.sim.clearRequests();
-    await claude.anthropic(claude.proxy.url + '/v1').messages.create({ model: 'claude-sonnet-4-6', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] });
+    await claude
+      .anthropic(claude.proxy.url + '/v1')
+      .messages.create({ model: 'claude-sonnet-4-6', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] });
     const [rec] = claude.sim.requests;
     const fp = fingerprint(KEYS.claude);
     expect(rec!.credentials.map((c) => c.header).sort()).toEqual(['authorization', 'x-api-key']);
@@ -91,7 +108,11 @@ describe('Anthropic SDK with a prefix that already ends in /v1 or /v1/messages',
     claude.sim.clearRequests();
     const res = await fetch(`${claude.proxy.url}/v1/v1/messages?beta=true`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': (await import('./stack.js')).TOKEN, 'anthropic-version': '2023-06-01' },
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': (await import('./stack.js')).TOKEN,
+        'anthropic-version': '2023-06-01',
+      },
       body: JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 8, messages: [{ role: 'user', content: 'q' }] }),
     });
     expect(res.status).toBe(200);
@@ -105,7 +126,12 @@ describe('OpenAI requests carry exactly one credential upstream', () => {
     stack.sim.clearRequests();
     const { TOKEN } = await import('./stack.js');
     const res = await fetch(`${stack.proxy.url}/v1/models`, {
-      headers: { authorization: `Bearer ${TOKEN}`, 'x-api-key': 'sk-client-sent-this-0000000000', 'api-key': 'other', cookie: 'session=abc' },
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        'x-api-key': 'sk-client-sent-this-0000000000',
+        'api-key': 'other',
+        cookie: 'session=abc',
+      },
     });
     expect(res.status).toBe(200);
     const [rec] = stack.sim.requests;

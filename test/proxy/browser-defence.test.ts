@@ -18,16 +18,25 @@ afterAll(() => stack.close());
 beforeEach(() => stack.sim.clearRequests());
 
 describe('Host allowlist', () => {
-  it.each(['evil.example:80', `attacker.test:${'PORT'}`, '127.0.0.1', '127.0.0.2:PORT'])('refuses Host %s with 403', async (h) => {
-    const res = await httpRequest(stack.proxy.url, { path: '/v1/models', headers: { ...auth, host: h.replace('PORT', String(stack.proxy.port)) } });
-    expect(res.status).toBe(403);
-    expect(JSON.parse(res.body).error.code).toBe('host-not-allowed');
-    expect(stack.sim.requests).toHaveLength(0);
-  });
+  it.each(['evil.example:80', `attacker.test:${'PORT'}`, '127.0.0.1', '127.0.0.2:PORT'])(
+    'refuses Host %s with 403',
+    async (h) => {
+      const res = await httpRequest(stack.proxy.url, {
+        path: '/v1/models',
+        headers: { ...auth, host: h.replace('PORT', String(stack.proxy.port)) },
+      });
+      expect(res.status).toBe(403);
+      expect(JSON.parse(res.body).error.code).toBe('host-not-allowed');
+      expect(stack.sim.requests).toHaveLength(0);
+    },
+  );
 
   it('accepts 127.0.0.1:P, localhost:P and [::1]:P', async () => {
     for (const h of ['127.0.0.1', 'localhost', '[::1]']) {
-      const res = await httpRequest(stack.proxy.url, { path: '/v1/models', headers: { ...auth, host: `${h}:${stack.proxy.port}` } });
+      const res = await httpRequest(stack.proxy.url, {
+        path: '/v1/models',
+        headers: { ...auth, host: `${h}:${stack.proxy.port}` },
+      });
       expect(res.status).toBe(200);
     }
   });
@@ -41,7 +50,9 @@ describe('Host allowlist', () => {
         if (text.includes('\r\n\r\n')) resolve(text);
       });
     });
-    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n${'Authorization: Bearer ' + TOKEN}\r\n\r\n{"mo`);
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n${'Authorization: Bearer ' + TOKEN}\r\n\r\n{"mo`,
+    );
     expect(await answer).toMatch(/^HTTP\/1\.1 403/);
     socket.destroy();
     expect(stack.sim.requests).toHaveLength(0);
@@ -50,25 +61,39 @@ describe('Host allowlist', () => {
 
 describe('Origin, content type, CORS', () => {
   it('refuses a foreign Origin with 403', async () => {
-    const res = await httpRequest(stack.proxy.url, { path: '/v1/models', headers: { ...auth, host, origin: 'https://evil.example' } });
+    const res = await httpRequest(stack.proxy.url, {
+      path: '/v1/models',
+      headers: { ...auth, host, origin: 'https://evil.example' },
+    });
     expect(res.status).toBe(403);
     expect(JSON.parse(res.body).error.code).toBe('origin-not-allowed');
     expect(stack.sim.requests).toHaveLength(0);
   });
 
-  it('allows the proxy\'s own origin', async () => {
-    const res = await httpRequest(stack.proxy.url, { path: '/v1/models', headers: { ...auth, host, origin: stack.proxy.url } });
+  it("allows the proxy's own origin", async () => {
+    const res = await httpRequest(stack.proxy.url, {
+      path: '/v1/models',
+      headers: { ...auth, host, origin: stack.proxy.url },
+    });
     expect(res.status).toBe(200);
   });
 
-  it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', ''])('refuses a POST with content type "%s" with 415', async (type) => {
-    const headers: Record<string, string> = { ...auth, host };
-    if (type) headers['content-type'] = type;
-    const res = await httpRequest(stack.proxy.url, { method: 'POST', path: '/v1/chat/completions', headers, body: '{"model":"gpt-4o-mini","messages":[]}' });
-    expect(res.status).toBe(415);
-    expect(JSON.parse(res.body).error.message).toMatch(/application\/json/);
-    expect(stack.sim.requests).toHaveLength(0);
-  });
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', ''])(
+    'refuses a POST with content type "%s" with 415',
+    async (type) => {
+      const headers: Record<string, string> = { ...auth, host };
+      if (type) headers['content-type'] = type;
+      const res = await httpRequest(stack.proxy.url, {
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers,
+        body: '{"model":"gpt-4o-mini","messages":[]}',
+      });
+      expect(res.status).toBe(415);
+      expect(JSON.parse(res.body).error.message).toMatch(/application\/json/);
+      expect(stack.sim.requests).toHaveLength(0);
+    },
+  );
 
   it('never sends CORS headers, not even to a preflight', async () => {
     const pre = await httpRequest(stack.proxy.url, {
@@ -85,7 +110,10 @@ describe('Origin, content type, CORS', () => {
 
 describe('unsafe request targets (400, nothing upstream)', () => {
   const cases: Array<[string, string]> = [
-    ['absolute-form', `GET http://evil.example/v1/models HTTP/1.1\r\nHost: HOST\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`],
+    [
+      'absolute-form',
+      `GET http://evil.example/v1/models HTTP/1.1\r\nHost: HOST\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`,
+    ],
     ['CONNECT', `CONNECT evil.example:443 HTTP/1.1\r\nHost: HOST\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`],
     ['dot-dot', `GET /v1/../admin HTTP/1.1\r\nHost: HOST\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`],
     ['encoded dot-dot', `GET /v1/%2e%2e/admin HTTP/1.1\r\nHost: HOST\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`],

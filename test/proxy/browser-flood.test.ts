@@ -16,7 +16,8 @@ const CHROMIUM = '/usr/bin/chromium';
 /** What Chromium 156 (headless, /usr/bin/chromium here) sent for an `<img>` on a localhost page, header for header. */
 const IMG_HEADERS = {
   'sec-ch-ua-platform': '"Linux"',
-  'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36',
+  'user-agent':
+    'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36',
   'sec-ch-ua': '"Not:A-Brand";v="8", "Chromium";v="156"',
   'sec-ch-ua-mobile': '?0',
   accept: 'image/jxl,image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8',
@@ -55,14 +56,17 @@ function ringPaths(): string[] {
   return s.proxy.traffic!.list().map((e) => e.record.path);
 }
 
-describe('a web page cannot plant rows or evict the user\'s', () => {
-  it('600 image requests with the headers Chromium sends: all refused, none kept, the user\'s rows stay', async () => {
+describe("a web page cannot plant rows or evict the user's", () => {
+  it("600 image requests with the headers Chromium sends: all refused, none kept, the user's rows stay", async () => {
     const mine = await userRows(3);
     const before = s.proxy.stats.browserRefused;
     const linesBefore = s.traffic.length;
     const statuses: string[] = await Promise.all(
       Array.from({ length: 600 }, async (_, i) => {
-        const res = await request(`${s.proxy.url}/v1/models?note=planted-${i}`, { headers: { ...IMG_HEADERS, host: `127.0.0.1:${s.proxy.port}` }, dispatcher: agent });
+        const res = await request(`${s.proxy.url}/v1/models?note=planted-${i}`, {
+          headers: { ...IMG_HEADERS, host: `127.0.0.1:${s.proxy.port}` },
+          dispatcher: agent,
+        });
         const body = await res.body.text();
         return `${res.statusCode} ${JSON.parse(body).error.code}`;
       }),
@@ -91,42 +95,60 @@ describe('a web page cannot plant rows or evict the user\'s', () => {
     // Told once, not per request.
     expect(s.hints.filter((h) => h.includes('web page')).length).toBe(1);
     // The stats show the count.
-    const stats = await request(`${s.proxy.url}/_loopgate/stats`, { headers: { authorization: `Bearer ${TOKEN}` }, dispatcher: agent });
-    expect((await stats.body.json()) as { browserRefused: number }).toMatchObject({ browserRefused: s.proxy.stats.browserRefused });
+    const stats = await request(`${s.proxy.url}/_loopgate/stats`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      dispatcher: agent,
+    });
+    expect((await stats.body.json()) as { browserRefused: number }).toMatchObject({
+      browserRefused: s.proxy.stats.browserRefused,
+    });
   });
 
-  it('a request with the token is served as before, whatever its Sec-Fetch headers (the SDKs\' fetch sends Sec-Fetch-Mode: cors)', async () => {
-    const res = await request(`${s.proxy.url}/v1/models`, { headers: { authorization: `Bearer ${TOKEN}`, 'sec-fetch-mode': 'cors' }, dispatcher: agent });
+  it("a request with the token is served as before, whatever its Sec-Fetch headers (the SDKs' fetch sends Sec-Fetch-Mode: cors)", async () => {
+    const res = await request(`${s.proxy.url}/v1/models`, {
+      headers: { authorization: `Bearer ${TOKEN}`, 'sec-fetch-mode': 'cors' },
+      dispatcher: agent,
+    });
     await res.body.text();
     expect(res.statusCode).toBe(200);
   });
 
-  it.skipIf(!existsSync(CHROMIUM))('a real Chromium page on another origin with 30 images plants nothing', async () => {
-    const before = s.proxy.stats.browserRefused;
-    const target = `http://127.0.0.1:${s.proxy.port}/v1/models`;
-    const images = Array.from({ length: 30 }, (_, i) => `<img src="${target}?note=chromium-planted-${i}">`).join('\n');
-    const site: Server = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(`<!doctype html><html><body>${images}</body></html>`);
-    });
-    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
-    // localhost vs 127.0.0.1: another site, as a page on a dev server or anywhere else would be.
-    const pageUrl = `http://localhost:${(site.address() as AddressInfo).port}/`;
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
-    try {
-      const page = await browser.newPage();
-      await page.goto(pageUrl);
-      // Every image settled (each fails to load: the answer is JSON, and a 403).
-      await page.waitForFunction('[...document.images].every((img) => img.complete)', undefined, { timeout: 20_000 });
-    } finally {
-      await browser.close();
-      await new Promise((r) => site.close(r));
-    }
-    // A request of the user's after them: once it is logged, theirs would be too.
-    const [mine] = await userRows(1);
-    await until(() => (readFileSync(s.logFile, 'utf8').includes(mine!) ? true : undefined), 5000, 'the log');
-    expect(ringPaths().filter((p) => p.includes('chromium-planted'))).toEqual([]);
-    expect(readFileSync(s.logFile, 'utf8')).not.toContain('chromium-planted');
-    expect(s.proxy.stats.browserRefused - before).toBe(30);
-  }, 60_000);
+  it.skipIf(!existsSync(CHROMIUM))(
+    'a real Chromium page on another origin with 30 images plants nothing',
+    async () => {
+      const before = s.proxy.stats.browserRefused;
+      const target = `http://127.0.0.1:${s.proxy.port}/v1/models`;
+      const images = Array.from({ length: 30 }, (_, i) => `<img src="${target}?note=chromium-planted-${i}">`).join(
+        '\n',
+      );
+      const site: Server = createServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(`<!doctype html><html><body>${images}</body></html>`);
+      });
+      await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+      // localhost vs 127.0.0.1: another site, as a page on a dev server or anywhere else would be.
+      const pageUrl = `http://localhost:${(site.address() as AddressInfo).port}/`;
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        headless: true,
+        args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+      });
+      try {
+        const page = await browser.newPage();
+        await page.goto(pageUrl);
+        // Every image settled (each fails to load: the answer is JSON, and a 403).
+        await page.waitForFunction('[...document.images].every((img) => img.complete)', undefined, { timeout: 20_000 });
+      } finally {
+        await browser.close();
+        await new Promise((r) => site.close(r));
+      }
+      // A request of the user's after them: once it is logged, theirs would be too.
+      const [mine] = await userRows(1);
+      await until(() => (readFileSync(s.logFile, 'utf8').includes(mine!) ? true : undefined), 5000, 'the log');
+      expect(ringPaths().filter((p) => p.includes('chromium-planted'))).toEqual([]);
+      expect(readFileSync(s.logFile, 'utf8')).not.toContain('chromium-planted');
+      expect(s.proxy.stats.browserRefused - before).toBe(30);
+    },
+    60_000,
+  );
 });

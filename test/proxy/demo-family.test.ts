@@ -23,10 +23,15 @@ interface Demo {
 }
 
 function sinks(): Omit<Demo, 'url'> {
-  return { traffic: [], hints: [], logFile: join(mkdtempSync(join(tmpdir(), 'loopgate-demo-family-')), 'traffic.jsonl') };
+  return {
+    traffic: [],
+    hints: [],
+    logFile: join(mkdtempSync(join(tmpdir(), 'loopgate-demo-family-')), 'traffic.jsonl'),
+  };
 }
 
-const recordOf = (d: Demo, id: string) => until(() => logRecords(d.logFile).find((r) => r.id === id), 5000, `the record of ${id}`);
+const recordOf = (d: Demo, id: string) =>
+  until(() => logRecords(d.logFile).find((r) => r.id === id), 5000, `the record of ${id}`);
 const openai = (d: Demo) => new OpenAI({ baseURL: `${d.url}/v1`, apiKey: TOKEN, maxRetries: 0 });
 const anthropic = (d: Demo) => new Anthropic({ baseURL: d.url, apiKey: TOKEN, maxRetries: 0 });
 
@@ -35,14 +40,22 @@ describe('demo mode (`loopgate serve` with no upstream)', () => {
   let demo: Demo;
   beforeAll(async () => {
     const s = sinks();
-    served = await startServe({ token: TOKEN, port: 0, logFile: s.logFile, onTraffic: (l) => s.traffic.push(l), onHint: (h) => s.hints.push(h) });
+    served = await startServe({
+      token: TOKEN,
+      port: 0,
+      logFile: s.logFile,
+      onTraffic: (l) => s.traffic.push(l),
+      onHint: (h) => s.hints.push(h),
+    });
     await served.proxy.refreshModels();
     demo = { ...s, url: served.proxy.url };
   });
   afterAll(() => served?.close());
 
   it('Responses: gpt-6.2-sol is served as gpt-6.1-sol, and the answer, header, record, console and a hint say so', async () => {
-    const { data, response } = await openai(demo).responses.create({ model: 'gpt-6.2-sol', input: 'hi' }).withResponse();
+    const { data, response } = await openai(demo)
+      .responses.create({ model: 'gpt-6.2-sol', input: 'hi' })
+      .withResponse();
     expect(data.output_text).toBe('Echo: hi');
     // What pricing reads: the model that answered.
     expect(data.model).toBe('gpt-6.1-sol');
@@ -50,21 +63,39 @@ describe('demo mode (`loopgate serve` with no upstream)', () => {
     const rec = await recordOf(demo, response.headers.get('x-loopgate-request-id')!);
     expect(rec).toMatchObject({ model: 'gpt-6.2-sol', servedModel: 'gpt-6.1-sol', status: 200, key: 'default' });
     expect(demo.traffic.some((l) => l.includes('200 gpt-6.2-sol (demo: served gpt-6.1-sol)'))).toBe(true);
-    expect(demo.hints.filter((h) => h.startsWith('Demo mode: the demo keys do not list "gpt-6.2-sol"'))).toHaveLength(1);
+    expect(demo.hints.filter((h) => h.startsWith('Demo mode: the demo keys do not list "gpt-6.2-sol"'))).toHaveLength(
+      1,
+    );
     // The simulator's record says it too.
-    expect(served.simulator!.requests.some((r) => r.model === 'gpt-6.2-sol' && r.servedModel === 'gpt-6.1-sol')).toBe(true);
+    expect(served.simulator!.requests.some((r) => r.model === 'gpt-6.2-sol' && r.servedModel === 'gpt-6.1-sol')).toBe(
+      true,
+    );
   });
 
   it('Messages, streamed: claude-opus-5-6 goes to the Claude key and is served as claude-opus-5-5', async () => {
-    const stream = anthropic(demo).messages.stream({ model: 'claude-opus-5-6', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+    const stream = anthropic(demo).messages.stream({
+      model: 'claude-opus-5-6',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     const msg = await stream.finalMessage();
     expect(msg.model).toBe('claude-opus-5-5');
     expect(msg.content).toEqual([expect.objectContaining({ type: 'text', text: 'Echo: hi' })]);
-    await until(() => logRecords(demo.logFile).find((r) => r.model === 'claude-opus-5-6' && r.servedModel === 'claude-opus-5-5' && r.key === 'claude'), 5000, 'the Messages record');
+    await until(
+      () =>
+        logRecords(demo.logFile).find(
+          (r) => r.model === 'claude-opus-5-6' && r.servedModel === 'claude-opus-5-5' && r.key === 'claude',
+        ),
+      5000,
+      'the Messages record',
+    );
   });
 
   it('Chat Completions: an older model between two demo ones is served as the older (claude-opus-4-7 as claude-opus-4-1)', async () => {
-    const r = await openai(demo).chat.completions.create({ model: 'claude-opus-4-7', messages: [{ role: 'user', content: 'hi' }] });
+    const r = await openai(demo).chat.completions.create({
+      model: 'claude-opus-4-7',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(r.model).toBe('claude-opus-4-1');
   });
 
@@ -83,10 +114,23 @@ describe('outside demo mode nothing is guessed', () => {
     for (const c of closers) await c();
   });
 
-  async function stack(simDemo: boolean, proxySimulator: boolean): Promise<Demo & { sim: Simulator; proxy: RunningProxy }> {
+  async function stack(
+    simDemo: boolean,
+    proxySimulator: boolean,
+  ): Promise<Demo & { sim: Simulator; proxy: RunningProxy }> {
     const s = sinks();
     const sim = await startSimulator({ port: 0, demo: simDemo });
-    const proxy = await startProxy({ upstream: sim.url, keys: threeGroupKeys(), token: TOKEN, port: 0, allowHttp: true, logFile: s.logFile, onTraffic: (l) => s.traffic.push(l), onHint: (h) => s.hints.push(h), simulator: proxySimulator });
+    const proxy = await startProxy({
+      upstream: sim.url,
+      keys: threeGroupKeys(),
+      token: TOKEN,
+      port: 0,
+      allowHttp: true,
+      logFile: s.logFile,
+      onTraffic: (l) => s.traffic.push(l),
+      onHint: (h) => s.hints.push(h),
+      simulator: proxySimulator,
+    });
     closers.push(async () => {
       await proxy.close();
       await sim.close();
@@ -98,9 +142,18 @@ describe('outside demo mode nothing is guessed', () => {
   it('a simulator not in demo mode (a fixture of the user): model_not_found', async () => {
     const d = await stack(false, true);
     // One key, so the proxy passes the request on: the relay's own refusal comes back.
-    const single = await startProxy({ upstream: d.sim.url, key: threeGroupKeys()[0]!.key, token: TOKEN, port: 0, allowHttp: true, simulator: true });
+    const single = await startProxy({
+      upstream: d.sim.url,
+      key: threeGroupKeys()[0]!.key,
+      token: TOKEN,
+      port: 0,
+      allowHttp: true,
+      simulator: true,
+    });
     closers.push(() => single.close());
-    const err = await new OpenAI({ baseURL: `${single.url}/v1`, apiKey: TOKEN, maxRetries: 0 }).responses.create({ model: 'gpt-6.2-sol', input: 'hi' }).catch((e: unknown) => e);
+    const err = await new OpenAI({ baseURL: `${single.url}/v1`, apiKey: TOKEN, maxRetries: 0 }).responses
+      .create({ model: 'gpt-6.2-sol', input: 'hi' })
+      .catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/No available channel for model "gpt-6.2-sol"/);
     expect(d.sim.requests.some((r) => r.servedModel)).toBe(false);
   });
@@ -108,13 +161,26 @@ describe('outside demo mode nothing is guessed', () => {
   it('a proxy whose upstream is not the embedded simulator routes no guess and believes no x-sim-served-model', async () => {
     const d = await stack(true, false);
     // Several keys, none lists it: the proxy's own 404, the request never leaves.
-    const err = await openai(d).responses.create({ model: 'gpt-6.2-sol', input: 'hi' }).catch((e: unknown) => e);
+    const err = await openai(d)
+      .responses.create({ model: 'gpt-6.2-sol', input: 'hi' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.NotFoundError);
     expect(d.sim.requests.filter((r) => r.path === '/v1/responses')).toEqual([]);
     // An upstream that sends the header anyway (this one substitutes): the record and console do not repeat it.
-    const single = await startProxy({ upstream: d.sim.url, key: threeGroupKeys()[0]!.key, token: TOKEN, port: 0, allowHttp: true, logFile: d.logFile, onTraffic: (l) => d.traffic.push(l), onHint: (h) => d.hints.push(h) });
+    const single = await startProxy({
+      upstream: d.sim.url,
+      key: threeGroupKeys()[0]!.key,
+      token: TOKEN,
+      port: 0,
+      allowHttp: true,
+      logFile: d.logFile,
+      onTraffic: (l) => d.traffic.push(l),
+      onHint: (h) => d.hints.push(h),
+    });
     closers.push(() => single.close());
-    const { response } = await new OpenAI({ baseURL: `${single.url}/v1`, apiKey: TOKEN, maxRetries: 0 }).responses.create({ model: 'gpt-6.2-sol', input: 'hi' }).withResponse();
+    const { response } = await new OpenAI({ baseURL: `${single.url}/v1`, apiKey: TOKEN, maxRetries: 0 }).responses
+      .create({ model: 'gpt-6.2-sol', input: 'hi' })
+      .withResponse();
     expect(response.headers.get('x-sim-served-model')).toBe('gpt-6.1-sol');
     const rec = await recordOf(d, response.headers.get('x-loopgate-request-id')!);
     expect(rec.servedModel).toBeUndefined();

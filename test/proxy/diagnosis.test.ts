@@ -25,17 +25,30 @@ interface Seen {
 async function call(s: Stack, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Seen> {
   const res = await fetch(`${s.proxy.url}${path}`, {
     method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${(await import('./stack.js')).TOKEN}`, 'content-type': 'application/json', ...headers },
+    headers: {
+      authorization: `Bearer ${(await import('./stack.js')).TOKEN}`,
+      'content-type': 'application/json',
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: res.status, diagnosis: res.headers.get('x-loopgate-diagnosis'), body: await res.text(), requestId: res.headers.get('x-oneapi-request-id') };
+  return {
+    status: res.status,
+    diagnosis: res.headers.get('x-loopgate-diagnosis'),
+    body: await res.text(),
+    requestId: res.headers.get('x-oneapi-request-id'),
+  };
 }
 
 async function lastLine(s: Stack): Promise<string> {
   return until(() => s.traffic.at(-1), 3000, 'the traffic line');
 }
 
-const chat = (model = 'gpt-4o-mini', extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: 'user', content: 'hi' }], ...extra });
+const chat = (model = 'gpt-4o-mini', extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: 'user', content: 'hi' }],
+  ...extra,
+});
 
 let main: Stack;
 beforeAll(async () => {
@@ -54,7 +67,10 @@ describe('diagnosis table', () => {
 
   it('wrong key → names it', async () => {
     const s = await stackWith('sk-wrong-key-that-the-simulator-does-not-know');
-    const err = await s.openai().models.list().catch((e: unknown) => e);
+    const err = await s
+      .openai()
+      .models.list()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
     expect((err as APIError).headers?.get('x-loopgate-diagnosis')).toBe('bad-key');
     const line = await lastLine(s);
@@ -93,7 +109,11 @@ describe('diagnosis table', () => {
 
   it('unsupported parameter → names it and lists the parameters beyond the minimal request', async () => {
     // The default fixture's channels refuse logit_bias.
-    const seen = await call(main, '/v1/chat/completions', chat('gpt-4o-mini', { temperature: 0.2, logit_bias: { '50256': -100 } }));
+    const seen = await call(
+      main,
+      '/v1/chat/completions',
+      chat('gpt-4o-mini', { temperature: 0.2, logit_bias: { '50256': -100 } }),
+    );
     expect(seen.status).toBe(400);
     expect(seen.diagnosis).toBe('unsupported-parameter');
     const line = await lastLine(main);
@@ -104,7 +124,11 @@ describe('diagnosis table', () => {
   it('rate limit → names it, Retry-After passes through unchanged', async () => {
     const res = await fetch(`${main.proxy.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${(await import('./stack.js')).TOKEN}`, 'content-type': 'application/json', 'x-sim-fault': '429' },
+      headers: {
+        authorization: `Bearer ${(await import('./stack.js')).TOKEN}`,
+        'content-type': 'application/json',
+        'x-sim-fault': '429',
+      },
       body: JSON.stringify(chat()),
     });
     expect(res.status).toBe(429);
@@ -117,7 +141,11 @@ describe('diagnosis table', () => {
     const client = s.openai();
     // rpm 2, and the proxy's own /models fetch counts too: one of the next three calls must be refused.
     let err: unknown;
-    for (let i = 0; i < 3 && !err; i++) err = await client.chat.completions.create(chat() as never).then(() => undefined, (e: unknown) => e);
+    for (let i = 0; i < 3 && !err; i++)
+      err = await client.chat.completions.create(chat() as never).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect((err as APIError).headers?.get('x-loopgate-diagnosis')).toBe('rate-limited');
   });

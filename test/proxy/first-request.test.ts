@@ -35,7 +35,9 @@ function askWhenConnectable(port: number, isStarted: () => boolean, stop: () => 
       let early = false;
       socket.on('connect', () => {
         early = !isStarted();
-        socket.write(`GET /_loopgate/health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`);
+        socket.write(
+          `GET /_loopgate/health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`,
+        );
       });
       socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
       socket.on('error', () => undefined);
@@ -64,8 +66,21 @@ describe('the first requests after start', () => {
     const logFile = join(mkdtempSync(join(tmpdir(), 'loopgate-first-')), 'new', 'dir', 'traffic.jsonl');
     let started = false;
     let giveUp = false;
-    const clients = Array.from({ length: 16 }, () => askWhenConnectable(port, () => started, () => giveUp));
-    proxy = await startProxy({ upstream: sim.baseUrl, key: KEYS.default, token: TOKEN, port, allowHttp: true, logFile });
+    const clients = Array.from({ length: 16 }, () =>
+      askWhenConnectable(
+        port,
+        () => started,
+        () => giveUp,
+      ),
+    );
+    proxy = await startProxy({
+      upstream: sim.baseUrl,
+      key: KEYS.default,
+      token: TOKEN,
+      port,
+      allowHttp: true,
+      logFile,
+    });
     started = true;
     const timer = setTimeout(() => (giveUp = true), 10_000);
     const answers = (await Promise.all(clients)).filter((a): a is Answer => a !== undefined);

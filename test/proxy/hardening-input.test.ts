@@ -12,7 +12,8 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const chatBody = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], ...extra });
+const chatBody = (extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], ...extra });
 
 function rawPost(headers: string[], body = chatBody()): Promise<string> {
   return rawExchange(
@@ -40,7 +41,11 @@ describe('header lines (F7, F8)', () => {
   });
 
   it('an ordinary request with one Host still works', async () => {
-    const res = await fetch(`${stack.proxy.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: chatBody() });
+    const res = await fetch(`${stack.proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: chatBody(),
+    });
     expect(res.status).toBe(200);
   });
 });
@@ -74,7 +79,8 @@ describe('deep JSON on the bridge path (F10)', () => {
   function nested(levels: number): string {
     return '{"type":"object","properties":{"a":'.repeat(levels / 2) + '{"type":"string"}' + '}}'.repeat(levels / 2);
   }
-  const withTool = (levels: number) => `{"model":"deepseek-reasoner","input":"x","tools":[{"type":"function","name":"f","parameters":${nested(levels)}}]}`;
+  const withTool = (levels: number) =>
+    `{"model":"deepseek-reasoner","input":"x","tools":[{"type":"function","name":"f","parameters":${nested(levels)}}]}`;
 
   it('5,000 levels in a tool schema get a 400 that says what is wrong, and no stack on the console', async () => {
     stack.sim.clearRequests();
@@ -111,14 +117,27 @@ describe('timeouts name the flag that sets them (F11)', () => {
     try {
       const res = await fetch(`${s.proxy.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'x-sim-chunks': '3', 'x-sim-chunk-delay-ms': '3000' },
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/json',
+          'x-sim-chunks': '3',
+          'x-sim-chunk-delay-ms': '3000',
+        },
         body: chatBody({ stream: true }),
       });
       expect(res.status).toBe(200);
       await expect(res.text()).rejects.toThrow();
-      const line = await until(() => s.traffic.find((l) => l.includes('[upstream-body-timeout]')), 5000, 'the traffic line');
+      const line = await until(
+        () => s.traffic.find((l) => l.includes('[upstream-body-timeout]')),
+        5000,
+        'the traffic line',
+      );
       expect(line).toContain('--body-timeout');
-      const rec = await until(() => logRecords(s.logFile).find((r) => r.errorCode === 'upstream-body-timeout'), 5000, 'the record');
+      const rec = await until(
+        () => logRecords(s.logFile).find((r) => r.errorCode === 'upstream-body-timeout'),
+        5000,
+        'the record',
+      );
       expect(rec.clientAborted).toBe(false);
     } finally {
       await s.close();
@@ -130,11 +149,17 @@ describe('timeouts name the flag that sets them (F11)', () => {
     try {
       const res = await fetch(`${s.proxy.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'x-sim-fault': 'stall-headers' },
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/json',
+          'x-sim-fault': 'stall-headers',
+        },
         body: chatBody(),
       });
       expect(res.status).toBe(504);
-      expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/headers timeout \(--headers-timeout, default 600 s\)/);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(
+        /headers timeout \(--headers-timeout, default 600 s\)/,
+      );
     } finally {
       await s.close();
     }

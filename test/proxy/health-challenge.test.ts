@@ -1,7 +1,14 @@
 // The health challenge (proxy/rules/health-proof.ts) over real sockets: a VS Code
 // window sends the local token only to a proxy that proved it knows it, and
 // that proof cannot be borrowed from the real proxy by a program on another port.
-import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { portAnswers, probeHealth } from '../../extension/probe-proxy.js';
@@ -23,7 +30,9 @@ interface Seen {
 }
 
 /** A program on a port that answers like a Loopgate proxy and writes down what it was sent. */
-async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string; seen: Seen[] }> {
+async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; url: string; seen: Seen[] }> {
   const seen: Seen[] = [];
   const server = createServer((req, res) => {
     seen.push({ url: req.url ?? '', headers: req.headers });
@@ -38,7 +47,10 @@ const portOf = (url: string) => Number(new URL(url).port);
 
 describe('GET /_loopgate/health with a challenge', () => {
   it('answers a bare challenge with HMAC(token, address, port, nonce) and nothing about the upstream', async () => {
-    const res = await httpRequest(stack.proxy.url, { path: '/_loopgate/health', headers: { host: hostOf(stack.proxy.url), [CHALLENGE_HEADER]: NONCE } });
+    const res = await httpRequest(stack.proxy.url, {
+      path: '/_loopgate/health',
+      headers: { host: hostOf(stack.proxy.url), [CHALLENGE_HEADER]: NONCE },
+    });
     expect(res.status).toBe(200);
     expect(res.headers[PROOF_HEADER]).toBe(healthProof(TOKEN, '127.0.0.1', portOf(stack.proxy.url), NONCE));
     expect(res.headers[PROOF_HEADER]).toBe(healthProof(TOKEN, '::ffff:127.0.0.1', portOf(stack.proxy.url), NONCE));
@@ -55,16 +67,25 @@ describe('GET /_loopgate/health with a challenge', () => {
       headers: { host: hostOf(stack.proxy.url), [CHALLENGE_HEADER]: NONCE, authorization: 'Bearer lg-local-wrong' },
     });
     expect(wrong.status).toBe(401);
-    const bad = await httpRequest(stack.proxy.url, { path: '/_loopgate/health', headers: { host: hostOf(stack.proxy.url), [CHALLENGE_HEADER]: 'short' } });
+    const bad = await httpRequest(stack.proxy.url, {
+      path: '/_loopgate/health',
+      headers: { host: hostOf(stack.proxy.url), [CHALLENGE_HEADER]: 'short' },
+    });
     expect(bad.status).toBe(400);
     expect(JSON.parse(bad.body).error.message).toMatch(/x-loopgate-challenge must be 22–128 base64url characters/);
-    const stats = await httpRequest(stack.proxy.url, { path: '/_loopgate/stats', headers: { host: hostOf(stack.proxy.url), [CHALLENGE_HEADER]: NONCE } });
+    const stats = await httpRequest(stack.proxy.url, {
+      path: '/_loopgate/stats',
+      headers: { host: hostOf(stack.proxy.url), [CHALLENGE_HEADER]: NONCE },
+    });
     expect(stats.status).toBe(401);
   });
 
   it("the window's probe attaches to the real proxy and reads its upstream", async () => {
     const v = await probeHealth(stack.proxy.url, TOKEN);
-    expect(v).toMatchObject({ kind: 'loopgate', health: { siteUrl: stack.sim.url, baseUrl: `${stack.sim.url}/v1`, simulator: false } });
+    expect(v).toMatchObject({
+      kind: 'loopgate',
+      health: { siteUrl: stack.sim.url, baseUrl: `${stack.sim.url}/v1`, simulator: false },
+    });
   });
 
   it('a probe with another token gets no proof and never sends that token', async () => {
@@ -80,7 +101,11 @@ describe('GET /_loopgate/health with a challenge', () => {
 
 describe('what the window refuses', () => {
   it('a fake server that answers 200 {"loopgate":"x"} is not attached to and never sees the token', async () => {
-    const fake = await listen((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ loopgate: 'x', siteUrl: 'https://evil.example' })));
+    const fake = await listen((_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ loopgate: 'x', siteUrl: 'https://evil.example' })),
+    );
     try {
       expect(await probeHealth(fake.url, TOKEN)).toEqual({ kind: 'unproven', noToken: false });
       expect(fake.seen.map((s) => s.url)).toEqual(['/_loopgate/health']);
@@ -108,7 +133,10 @@ describe('what the window refuses', () => {
       // Clients still need no token there.
       expect((await fetch(`${open.proxy.url}/v1/models`)).status).toBe(200);
       // And the proof is for that token only.
-      expect(await probeHealth(open.proxy.url, 'lg-local-someone-else-0123456789abcdefghij')).toEqual({ kind: 'unproven', noToken: true });
+      expect(await probeHealth(open.proxy.url, 'lg-local-someone-else-0123456789abcdefghij')).toEqual({
+        kind: 'unproven',
+        noToken: true,
+      });
     } finally {
       await open.close();
     }
@@ -123,10 +151,20 @@ describe('what the window refuses', () => {
     const seen: Seen[] = [];
     const impostor = createServer((req, res) => {
       seen.push({ url: req.url ?? '', headers: req.headers });
-      const upstream = request({ host: '::1', port, path: req.url, method: req.method, headers: { ...req.headers, host: `[::1]:${port}` }, agent: false }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const upstream = request(
+        {
+          host: '::1',
+          port,
+          path: req.url,
+          method: req.method,
+          headers: { ...req.headers, host: `[::1]:${port}` },
+          agent: false,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       upstream.end();
     });
     await new Promise<void>((resolve, reject) => impostor.once('error', reject).listen(port, '127.0.0.1', resolve));
@@ -146,7 +184,14 @@ describe('what the window refuses', () => {
     const relay = await listen((req, res) => {
       const target = new URL(stack.proxy.url);
       const upstream = request(
-        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host }, agent: false },
+        {
+          host: target.hostname,
+          port: target.port,
+          path: req.url,
+          method: req.method,
+          headers: { ...req.headers, host: target.host },
+          agent: false,
+        },
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);

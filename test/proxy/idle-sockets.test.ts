@@ -15,42 +15,48 @@ const PEERS = 150;
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ logFile: false, limits: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: 2 * HEADERS_TIMEOUT_MS } });
+  stack = await startStack({
+    logFile: false,
+    limits: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: 2 * HEADERS_TIMEOUT_MS },
+  });
 });
 afterAll(() => stack.close());
 
 const openFds = () => readdirSync('/proc/self/fd').length;
 
 describe('idle sockets', () => {
-  it.skipIf(process.platform !== 'linux')(`${PEERS} peers that never read or close are destroyed after the headers timeout (fds back to baseline)`, async () => {
-    const host = hostOf(stack.proxy.url);
-    const baseline = openFds();
-    const peers: Socket[] = [];
-    try {
-      // All at once: the proxy accepts them in a burst, so all are held together for a while.
-      const opened = await Promise.all(Array.from({ length: PEERS }, () => openSocket(stack.proxy.url)));
-      opened.forEach((socket, i) => {
-        socket.on('error', () => undefined);
-        // Half send an unfinished request head, half nothing at all; none ever reads.
-        if (i % 2 === 0) socket.write(`GET /v1/models HTTP/1.1\r\nHost: ${host}\r\nX-Slow: a`);
-        socket.pause();
-        peers.push(socket);
-      });
-      // Each connection holds two fds here: the peer's and the proxy's.
-      await until(() => openFds() >= baseline + 2 * PEERS - 5 || undefined, 10_000, 'the proxy to accept every peer');
-      // The proxy's side of every one is gone (the peers' own fds stay: they never close).
-      const after = await until(
-        () => {
-          const n = openFds();
-          return n <= baseline + PEERS + 5 ? n : undefined;
-        },
-        15_000,
-        `the proxy to let go of ${PEERS} idle sockets (fds: ${openFds()}, baseline ${baseline})`,
-      );
-      expect(after).toBeLessThanOrEqual(baseline + PEERS + 5);
-    } finally {
-      for (const p of peers) p.destroy();
-    }
-    await until(() => openFds() <= baseline + 5 || undefined, 10_000, 'fds back to baseline');
-  });
+  it.skipIf(process.platform !== 'linux')(
+    `${PEERS} peers that never read or close are destroyed after the headers timeout (fds back to baseline)`,
+    async () => {
+      const host = hostOf(stack.proxy.url);
+      const baseline = openFds();
+      const peers: Socket[] = [];
+      try {
+        // All at once: the proxy accepts them in a burst, so all are held together for a while.
+        const opened = await Promise.all(Array.from({ length: PEERS }, () => openSocket(stack.proxy.url)));
+        opened.forEach((socket, i) => {
+          socket.on('error', () => undefined);
+          // Half send an unfinished request head, half nothing at all; none ever reads.
+          if (i % 2 === 0) socket.write(`GET /v1/models HTTP/1.1\r\nHost: ${host}\r\nX-Slow: a`);
+          socket.pause();
+          peers.push(socket);
+        });
+        // Each connection holds two fds here: the peer's and the proxy's.
+        await until(() => openFds() >= baseline + 2 * PEERS - 5 || undefined, 10_000, 'the proxy to accept every peer');
+        // The proxy's side of every one is gone (the peers' own fds stay: they never close).
+        const after = await until(
+          () => {
+            const n = openFds();
+            return n <= baseline + PEERS + 5 ? n : undefined;
+          },
+          15_000,
+          `the proxy to let go of ${PEERS} idle sockets (fds: ${openFds()}, baseline ${baseline})`,
+        );
+        expect(after).toBeLessThanOrEqual(baseline + PEERS + 5);
+      } finally {
+        for (const p of peers) p.destroy();
+      }
+      await until(() => openFds() <= baseline + 5 || undefined, 10_000, 'fds back to baseline');
+    },
+  );
 });

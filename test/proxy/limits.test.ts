@@ -7,18 +7,26 @@ import { hostOf, httpRequest, openSocket, rawExchange } from './raw.js';
 let stack: Stack;
 let host: string;
 beforeAll(async () => {
-  stack = await startStack({ limits: { maxBodyBytes: 64 * 1024, headersTimeoutMs: 400, requestTimeoutMs: 800, maxInFlight: 1 } });
+  stack = await startStack({
+    limits: { maxBodyBytes: 64 * 1024, headersTimeoutMs: 400, requestTimeoutMs: 800, maxInFlight: 1 },
+  });
   host = hostOf(stack.proxy.url);
 });
 afterAll(() => stack.close());
 beforeEach(() => stack.sim.clearRequests());
 
 const headers = () => ({ host, authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' });
-const bigBody = (n: number) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x'.repeat(n) }] });
+const bigBody = (n: number) =>
+  JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x'.repeat(n) }] });
 
 describe('limits', () => {
   it('413 for a declared body over the cap, in the Anthropic envelope on /v1/messages', async () => {
-    const res = await httpRequest(stack.proxy.url, { method: 'POST', path: '/v1/messages', headers: headers(), body: bigBody(100 * 1024) });
+    const res = await httpRequest(stack.proxy.url, {
+      method: 'POST',
+      path: '/v1/messages',
+      headers: headers(),
+      body: bigBody(100 * 1024),
+    });
     expect(res.status).toBe(413);
     expect(JSON.parse(res.body)).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
     expect(stack.sim.requests).toHaveLength(0);
@@ -28,7 +36,9 @@ describe('limits', () => {
     const socket = await openSocket(stack.proxy.url);
     let answer = '';
     socket.on('data', (c) => (answer += c.toString()));
-    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    );
     const chunk = 'y'.repeat(16 * 1024);
     for (let i = 0; i < 6 && !answer; i++) socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
     await until(() => answer.includes('\r\n\r\n'), 5000, 'the 413');
@@ -39,7 +49,10 @@ describe('limits', () => {
   });
 
   it('431 for oversized headers', async () => {
-    const answer = await rawExchange(stack.proxy.url, `GET /v1/models HTTP/1.1\r\nHost: ${host}\r\nX-Big: ${'z'.repeat(64 * 1024)}\r\n\r\n`);
+    const answer = await rawExchange(
+      stack.proxy.url,
+      `GET /v1/models HTTP/1.1\r\nHost: ${host}\r\nX-Big: ${'z'.repeat(64 * 1024)}\r\n\r\n`,
+    );
     expect(answer).toMatch(/^HTTP\/1\.1 431/);
     expect(stack.sim.requests).toHaveLength(0);
   });
@@ -62,7 +75,9 @@ describe('limits', () => {
     let answer = '';
     socket.on('data', (c) => (answer += c.toString()));
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    socket.write(`POST /v1/messages HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"m`);
+    socket.write(
+      `POST /v1/messages HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"m`,
+    );
     await closed;
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect(answer).toContain('"type":"error"'); // the Anthropic envelope on /v1/messages
@@ -72,7 +87,12 @@ describe('limits', () => {
   });
 
   it('a non-JSON body gets a 400 that says so, locally', async () => {
-    const res = await httpRequest(stack.proxy.url, { method: 'POST', path: '/v1/chat/completions', headers: headers(), body: '{"model": "gpt-4o-mini", ' });
+    const res = await httpRequest(stack.proxy.url, {
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: headers(),
+      body: '{"model": "gpt-4o-mini", ',
+    });
     expect(res.status).toBe(400);
     expect(JSON.parse(res.body).error.message).toMatch(/not valid JSON/);
     expect(stack.sim.requests).toHaveLength(0);
@@ -94,5 +114,4 @@ describe('limits', () => {
     await first;
     await until(() => stack.proxy.stats.inFlight === 0, 5000, 'the stalled request to be released');
   });
-
 });

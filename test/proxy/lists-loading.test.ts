@@ -46,12 +46,16 @@ it('a model no known list has waits for the lists still loading, then goes to th
   proxy = await startTwoKeyProxy(upstream, (h) => hints.push(h));
   // Both lists are being fetched (the proxy asks at start) and neither has arrived.
   await until(() => upstream!.listRequests.length === 2, 5000, 'both list fetches');
-  const asked = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 })
-    .chat.completions.create({ model: 'deepseek-reasoner', messages: [{ role: 'user', content: 'x' }] })
+  const asked = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 }).chat.completions
+    .create({ model: 'deepseek-reasoner', messages: [{ role: 'user', content: 'x' }] })
     .withResponse();
   asked.catch(() => undefined);
   // The request has been routed: either it waits (and says so), or it went upstream (the bug).
-  await until(() => hints.some((h) => h.includes('waits for the model lists')) || upstream!.seen.length > 0, 5000, 'the routing decision');
+  await until(
+    () => hints.some((h) => h.includes('waits for the model lists')) || upstream!.seen.length > 0,
+    5000,
+    'the routing decision',
+  );
   expect(upstream.seen).toEqual([]);
   // The first list arrives without the model: still no guess while the other loads.
   upstream.release('sk-claude-0123456789abcdef0123');
@@ -61,8 +65,12 @@ it('a model no known list has waits for the lists still loading, then goes to th
   const r = await asked;
   expect(r.data.choices[0]!.message.content).toBe('ok');
   expect(r.response.headers.get('x-loopgate-route')).toBe('cheap native');
-  expect(upstream.seen).toEqual([{ key: 'sk-cheap-0123456789abcdef01234', path: '/v1/chat/completions', model: 'deepseek-reasoner' }]);
-  expect(hints.find((h) => h.includes('waits for the model lists'))).toMatch(/key "claude", "cheap" \(still loading, up to 15 s\)/);
+  expect(upstream.seen).toEqual([
+    { key: 'sk-cheap-0123456789abcdef01234', path: '/v1/chat/completions', model: 'deepseek-reasoner' },
+  ]);
+  expect(hints.find((h) => h.includes('waits for the model lists'))).toMatch(
+    /key "claude", "cheap" \(still loading, up to 15 s\)/,
+  );
 });
 
 it('a model a known list has does not wait for the lists still loading', async () => {
@@ -73,8 +81,8 @@ it('a model a known list has does not wait for the lists still loading', async (
   upstream.hold('sk-cheap-0123456789abcdef01234');
   proxy = await startTwoKeyProxy(upstream);
   await until(() => proxy!.keyStatus()[0]!.models !== undefined, 5000, "claude's list");
-  const r = await new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 })
-    .chat.completions.create({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'x' }] })
+  const r = await new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 }).chat.completions
+    .create({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'x' }] })
     .withResponse();
   expect(r.response.headers.get('x-loopgate-route')).toBe('claude native');
   expect(proxy.keyStatus()[1]!.models).toBeUndefined();

@@ -14,7 +14,12 @@ function aliases(pairs: Record<string, string>, source: AliasSource = '--alias')
   return new Map(Object.entries(pairs).map(([from, to]) => [from, { to, source }]));
 }
 
-const ALIASES = aliases({ 'gpt-6.2-sol': 'gpt-6.1-sol', 'claude-opus-9': 'claude-sonnet-4-6', 'gpt-4o-mini': 'gpt-4.1', 'gpt-typo': 'gpt-6.1-sool' });
+const ALIASES = aliases({
+  'gpt-6.2-sol': 'gpt-6.1-sol',
+  'claude-opus-9': 'claude-sonnet-4-6',
+  'gpt-4o-mini': 'gpt-4.1',
+  'gpt-typo': 'gpt-6.1-sool',
+});
 
 /** The record of the request with this Loopgate id, once it is written. */
 async function recordOf(stack: Stack, id: string) {
@@ -37,7 +42,10 @@ describe('model aliases, two keys (OpenAI and Claude groups): applied before the
 
   it('Responses: the upstream gets the served model, the client its answer, header and record both', async () => {
     stack.sim.clearRequests();
-    const { data, response } = await stack.openai().responses.create({ model: 'gpt-6.2-sol', input: 'hi' }).withResponse();
+    const { data, response } = await stack
+      .openai()
+      .responses.create({ model: 'gpt-6.2-sol', input: 'hi' })
+      .withResponse();
     expect(data.output_text).toBe('Echo: hi');
     // The answer's model is the upstream's own: the served one.
     expect(data.model).toBe('gpt-6.1-sol');
@@ -51,7 +59,10 @@ describe('model aliases, two keys (OpenAI and Claude groups): applied before the
 
   it('Chat Completions, streamed: the same', async () => {
     stack.sim.clearRequests();
-    const { data: stream, response } = await stack.openai().chat.completions.create({ model: 'gpt-6.2-sol', messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
+    const { data: stream, response } = await stack
+      .openai()
+      .chat.completions.create({ model: 'gpt-6.2-sol', messages: [{ role: 'user', content: 'hi' }], stream: true })
+      .withResponse();
     let text = '';
     const models = new Set<string>();
     for await (const chunk of stream) {
@@ -63,24 +74,40 @@ describe('model aliases, two keys (OpenAI and Claude groups): applied before the
     expect(response.headers.get('x-loopgate-alias')).toBe('gpt-6.2-sol -> gpt-6.1-sol');
     expect(stack.sim.requests.map((r) => r.model)).toEqual(['gpt-6.1-sol']);
     const rec = await recordOf(stack, response.headers.get('x-loopgate-request-id')!);
-    expect(rec).toMatchObject({ model: 'gpt-6.1-sol', alias: { from: 'gpt-6.2-sol', to: 'gpt-6.1-sol' }, stream: true });
+    expect(rec).toMatchObject({
+      model: 'gpt-6.1-sol',
+      alias: { from: 'gpt-6.2-sol', to: 'gpt-6.1-sol' },
+      stream: true,
+    });
   });
 
   it('Messages (@anthropic-ai/sdk): routed to the Claude key by the served model', async () => {
     stack.sim.clearRequests();
-    const { data, response } = await stack.anthropic().messages.create({ model: 'claude-opus-9', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    const { data, response } = await stack
+      .anthropic()
+      .messages.create({ model: 'claude-opus-9', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
     expect(data.content).toEqual([{ type: 'text', text: 'Echo: hi' }]);
     expect(data.model).toBe('claude-sonnet-4-6');
     expect(response.headers.get('x-loopgate-alias')).toBe('claude-opus-9 -> claude-sonnet-4-6');
     expect(response.headers.get('x-loopgate-route')).toBe('claude native');
-    expect(stack.sim.requests.map((r) => [r.path.split('?')[0], r.model])).toEqual([['/v1/messages', 'claude-sonnet-4-6']]);
+    expect(stack.sim.requests.map((r) => [r.path.split('?')[0], r.model])).toEqual([
+      ['/v1/messages', 'claude-sonnet-4-6'],
+    ]);
     const rec = await recordOf(stack, response.headers.get('x-loopgate-request-id')!);
-    expect(rec).toMatchObject({ model: 'claude-sonnet-4-6', alias: { from: 'claude-opus-9', to: 'claude-sonnet-4-6' }, key: 'claude' });
+    expect(rec).toMatchObject({
+      model: 'claude-sonnet-4-6',
+      alias: { from: 'claude-opus-9', to: 'claude-sonnet-4-6' },
+      key: 'claude',
+    });
   });
 
   it('an alias wins over a model a key does list (the user asked for it)', async () => {
     stack.sim.clearRequests();
-    const { data, response } = await stack.openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    const { data, response } = await stack
+      .openai()
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
     expect(data.model).toBe('gpt-4.1');
     expect(response.headers.get('x-loopgate-alias')).toBe('gpt-4o-mini -> gpt-4.1');
     expect(stack.sim.requests.map((r) => r.model)).toEqual(['gpt-4.1']);
@@ -88,7 +115,8 @@ describe('model aliases, two keys (OpenAI and Claude groups): applied before the
 
   it('/v1/models (the union of the keys) marks each alias, and the openai SDK lists it', async () => {
     const ids: Array<[string, unknown]> = [];
-    for await (const m of stack.openai().models.list()) ids.push([m.id, (m as unknown as Record<string, unknown>).loopgate_alias_of]);
+    for await (const m of stack.openai().models.list())
+      ids.push([m.id, (m as unknown as Record<string, unknown>).loopgate_alias_of]);
     expect(ids).toContainEqual(['gpt-6.2-sol', 'gpt-6.1-sol']);
     expect(ids).toContainEqual(['claude-opus-9', 'claude-sonnet-4-6']);
     // The target stays listed as itself; an aliased upstream ID is listed once, as the alias.
@@ -115,9 +143,15 @@ describe('model aliases, two keys (OpenAI and Claude groups): applied before the
       .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.NotFoundError>;
     expect(err).toBeInstanceOf(OpenAI.NotFoundError);
     expect(err.message).toContain('No key of this proxy lists model "gpt-6.1-sool"');
-    expect(err.message).toContain('The alias gpt-typo -> gpt-6.1-sool sends a model no key serves: point it at "gpt-6.1-sol" instead (`--alias gpt-typo=gpt-6.1-sol`');
+    expect(err.message).toContain(
+      'The alias gpt-typo -> gpt-6.1-sool sends a model no key serves: point it at "gpt-6.1-sol" instead (`--alias gpt-typo=gpt-6.1-sol`',
+    );
     expect(err.headers.get('x-loopgate-alias')).toBe('gpt-typo -> gpt-6.1-sool');
-    expect(stack.proxy.stats.modelNotFound).toMatchObject({ model: 'gpt-typo', closest: 'gpt-6.1-sol', aliasedTo: 'gpt-6.1-sool' });
+    expect(stack.proxy.stats.modelNotFound).toMatchObject({
+      model: 'gpt-typo',
+      closest: 'gpt-6.1-sol',
+      aliasedTo: 'gpt-6.1-sool',
+    });
   });
 });
 
@@ -128,7 +162,7 @@ describe('model aliases, one key', () => {
   });
   afterAll(() => stack?.close());
 
-  it('/v1/models relayed from the upstream marks each alias (the target\'s fields, its own ID)', async () => {
+  it("/v1/models relayed from the upstream marks each alias (the target's fields, its own ID)", async () => {
     const page = await stack.openai().models.list();
     const alias = page.data.find((m) => m.id === 'gpt-6.2-sol') as unknown as Record<string, unknown>;
     const target = page.data.find((m) => m.id === 'gpt-6.1-sol') as unknown as Record<string, unknown>;
@@ -138,34 +172,53 @@ describe('model aliases, one key', () => {
   it('a body too large to hold (streamed through) has its model rewritten too', async () => {
     stack.sim.clearRequests();
     const big = 'x'.repeat(1_200_000);
-    const { data, response } = await stack.openai().chat.completions.create({ model: 'gpt-6.2-sol', messages: [{ role: 'user', content: `hi ${big}` }] }).withResponse();
+    const { data, response } = await stack
+      .openai()
+      .chat.completions.create({ model: 'gpt-6.2-sol', messages: [{ role: 'user', content: `hi ${big}` }] })
+      .withResponse();
     expect(data.model).toBe('gpt-6.1-sol');
     expect(response.headers.get('x-loopgate-alias')).toBe('gpt-6.2-sol -> gpt-6.1-sol');
     expect(stack.sim.requests.map((r) => r.model)).toEqual(['gpt-6.1-sol']);
   });
 
-  it('the upstream\'s model_not_found (one key) gets the alias advice in its hint, and is counted for `loopgate run`', async () => {
+  it("the upstream's model_not_found (one key) gets the alias advice in its hint, and is counted for `loopgate run`", async () => {
     const before = stack.proxy.stats.modelNotFound?.count ?? 0;
     const err = await stack
       .openai()
       .responses.create({ model: 'gpt-6.3-sol', input: 'hi' })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.APIError);
-    const line = await until(() => stack.traffic.find((l) => l.includes('gpt-6.3-sol') && l.includes('[model-not-found]')));
+    const line = await until(() =>
+      stack.traffic.find((l) => l.includes('gpt-6.3-sol') && l.includes('[model-not-found]')),
+    );
     expect(line).toContain('`loopgate serve --alias gpt-6.3-sol=gpt-6.1-sol`');
-    expect(stack.proxy.stats.modelNotFound).toEqual({ count: before + 1, model: 'gpt-6.3-sol', closest: 'gpt-6.1-sol' });
+    expect(stack.proxy.stats.modelNotFound).toEqual({
+      count: before + 1,
+      model: 'gpt-6.3-sol',
+      closest: 'gpt-6.1-sol',
+    });
   });
 
-  it('the upstream refusing an alias\'s target: the hint says to point that alias at the closest served model', async () => {
-    await stack.openai().chat.completions.create({ model: 'gpt-typo', messages: [{ role: 'user', content: 'hi' }] }).catch(() => undefined);
-    const line = await until(() => stack.traffic.find((l) => l.includes('gpt-typo->gpt-6.1-sool') && l.includes('[model-not-found]')));
-    expect(line).toContain('The alias gpt-typo -> gpt-6.1-sool sends a model no key serves: point it at "gpt-6.1-sol" instead');
+  it("the upstream refusing an alias's target: the hint says to point that alias at the closest served model", async () => {
+    await stack
+      .openai()
+      .chat.completions.create({ model: 'gpt-typo', messages: [{ role: 'user', content: 'hi' }] })
+      .catch(() => undefined);
+    const line = await until(() =>
+      stack.traffic.find((l) => l.includes('gpt-typo->gpt-6.1-sool') && l.includes('[model-not-found]')),
+    );
+    expect(line).toContain(
+      'The alias gpt-typo -> gpt-6.1-sool sends a model no key serves: point it at "gpt-6.1-sol" instead',
+    );
   });
 
   it('bridged (a chat-only key): the chat request carries the served model', async () => {
     const chatOnly = await startStack({ key: KEYS.chatOnly, aliases: aliases({ 'gpt-6.2-sol': 'gpt-6.1-sol' }) });
     try {
-      const { data, response } = await chatOnly.openai().responses.create({ model: 'gpt-6.2-sol', input: 'hi' }).withResponse();
+      const { data, response } = await chatOnly
+        .openai()
+        .responses.create({ model: 'gpt-6.2-sol', input: 'hi' })
+        .withResponse();
       expect(data.output_text).toBe('Echo: hi');
       expect(data.model).toBe('gpt-6.1-sol');
       expect(response.headers.get('x-loopgate-alias')).toBe('gpt-6.2-sol -> gpt-6.1-sol');
@@ -182,15 +235,34 @@ describe('model aliases, one key', () => {
 
 describe('/_loopgate/stats', () => {
   it('carries the model-not-found count `loopgate run` reads', async () => {
-    const stack = await startStack({ key: undefined, keys: [{ name: 'a', key: KEYS.default, named: true }, { name: 'b', key: KEYS.claude, named: true }] });
+    const stack = await startStack({
+      key: undefined,
+      keys: [
+        { name: 'a', key: KEYS.default, named: true },
+        { name: 'b', key: KEYS.claude, named: true },
+      ],
+    });
     try {
-      await new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0 }).messages.create({ model: 'claude-opus-9', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] }).catch(() => undefined);
-      const stats = (await (await fetch(`${stack.proxy.url}/_loopgate/stats`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as Record<string, unknown>;
-      expect(stats.modelNotFound).toEqual({ count: 1, model: 'claude-opus-9', closest: expect.stringMatching(/^claude-opus-/) });
+      await new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0 }).messages
+        .create({ model: 'claude-opus-9', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] })
+        .catch(() => undefined);
+      const stats = (await (
+        await fetch(`${stack.proxy.url}/_loopgate/stats`, { headers: { authorization: `Bearer ${TOKEN}` } })
+      ).json()) as Record<string, unknown>;
+      expect(stats.modelNotFound).toEqual({
+        count: 1,
+        model: 'claude-opus-9',
+        closest: expect.stringMatching(/^claude-opus-/),
+      });
       // Canary: the model is the client's text, served back here and printed by `loopgate run`; a key pasted as a model stays out
       // (scrubbed where it is noted, and again by the one reply path every answer leaves through).
-      await stack.openai().chat.completions.create({ model: KEYS.default, messages: [{ role: 'user', content: 'x' }] }).catch(() => undefined);
-      const after = await (await fetch(`${stack.proxy.url}/_loopgate/stats`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+      await stack
+        .openai()
+        .chat.completions.create({ model: KEYS.default, messages: [{ role: 'user', content: 'x' }] })
+        .catch(() => undefined);
+      const after = await (
+        await fetch(`${stack.proxy.url}/_loopgate/stats`, { headers: { authorization: `Bearer ${TOKEN}` } })
+      ).text();
       expect(JSON.parse(after).modelNotFound.count).toBe(2);
       assertNoCanary(after, [KEYS.default, KEYS.claude]);
     } finally {

@@ -19,7 +19,10 @@ describe('model names, refusal envelopes, the model cache and body caps', () => 
     const res = await fetch(`${stack.proxy.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-4o-mini\u201d\nPOST /v1/fake 200', messages: [{ role: 'user', content: 'x' }] }),
+      body: JSON.stringify({
+        model: 'gpt-4o-mini\u201d\nPOST /v1/fake 200',
+        messages: [{ role: 'user', content: 'x' }],
+      }),
     });
     expect(res.status).toBe(503);
     expect(res.headers.get('x-loopgate-diagnosis')).toBe('model-not-found');
@@ -40,7 +43,14 @@ describe('model names, refusal envelopes, the model cache and body caps', () => 
   });
 
   it('a model list fetched with the previous key never fills the cache after setKey', async () => {
-    const proxy = await startProxy({ upstream: stack.sim.url, key: KEYS.default, token: TOKEN, port: 0, allowHttp: true, logFile: false });
+    const proxy = await startProxy({
+      upstream: stack.sim.url,
+      key: KEYS.default,
+      token: TOKEN,
+      port: 0,
+      allowHttp: true,
+      logFile: false,
+    });
     try {
       proxy.setKey(KEYS.narrow); // the start-up fetch with the default key is still in flight
       await proxy.refreshModels();
@@ -55,7 +65,16 @@ describe('model names, refusal envelopes, the model cache and body caps', () => 
     const dir = mkdtempSync(join(tmpdir(), 'loopgate-cut-'));
     const logFile = join(dir, 'traffic.jsonl');
     const key = 'sk-cutcanary' + 'Q'.repeat(10) + '7'.repeat(20);
-    const proxy = await startProxy({ upstream: stack.sim.url, key: KEYS.default, token: TOKEN, port: 0, allowHttp: true, logFile, logBodies: true, logBodyBytes: 4096 });
+    const proxy = await startProxy({
+      upstream: stack.sim.url,
+      key: KEYS.default,
+      token: TOKEN,
+      port: 0,
+      allowHttp: true,
+      logFile,
+      logBodies: true,
+      logBodyBytes: 4096,
+    });
     try {
       const cjk = '中'.repeat(1530); // ~4590 bytes: the key starts past the byte cap but before the character cap
       for (const filler of [cjk, 'a'.repeat(4090), 'a'.repeat(4070)]) {
@@ -65,13 +84,17 @@ describe('model names, refusal envelopes, the model cache and body caps', () => 
           body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: filler + key }] }),
         });
       }
-      await until(() => {
-        try {
-          return readFileSync(logFile, 'utf8').split('\n').filter(Boolean).length >= 3 || undefined;
-        } catch {
-          return undefined;
-        }
-      }, 5000, 'three log lines');
+      await until(
+        () => {
+          try {
+            return readFileSync(logFile, 'utf8').split('\n').filter(Boolean).length >= 3 || undefined;
+          } catch {
+            return undefined;
+          }
+        },
+        5000,
+        'three log lines',
+      );
       const text = readFileSync(logFile, 'utf8');
       expect(text).not.toContain('sk-cutcanary');
       expect(text).not.toContain('cutcanaryQQ');

@@ -26,7 +26,8 @@ function serverTiming(value: unknown): Record<string, number> {
 }
 
 const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
-const chat = (extra: object = {}) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }], ...extra });
+const chat = (extra: object = {}) =>
+  JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }], ...extra });
 
 describe('one reply path: every answer is stamped, timed and logged as sent', () => {
   let stack: Stack;
@@ -36,19 +37,67 @@ describe('one reply path: every answer is stamped, timed and logged as sent', ()
   });
   afterAll(() => stack.close());
 
-  const cases: Array<{ name: string; upstream: boolean; send: () => Promise<{ status: number; headers: Record<string, unknown>; body: string }> }> = [
-    { name: 'relayed JSON', upstream: true, send: () => httpRequest(stack.proxy.url, { method: 'POST', path: '/v1/chat/completions', headers: auth, body: chat() }) },
-    { name: 'relayed stream', upstream: true, send: () => httpRequest(stack.proxy.url, { method: 'POST', path: '/v1/chat/completions', headers: auth, body: chat({ stream: true }) }) },
+  const cases: Array<{
+    name: string;
+    upstream: boolean;
+    send: () => Promise<{ status: number; headers: Record<string, unknown>; body: string }>;
+  }> = [
+    {
+      name: 'relayed JSON',
+      upstream: true,
+      send: () =>
+        httpRequest(stack.proxy.url, { method: 'POST', path: '/v1/chat/completions', headers: auth, body: chat() }),
+    },
+    {
+      name: 'relayed stream',
+      upstream: true,
+      send: () =>
+        httpRequest(stack.proxy.url, {
+          method: 'POST',
+          path: '/v1/chat/completions',
+          headers: auth,
+          body: chat({ stream: true }),
+        }),
+    },
     {
       name: 'relayed upstream error',
       upstream: true,
-      send: () => httpRequest(stack.proxy.url, { method: 'POST', path: '/v1/chat/completions', headers: { ...auth, 'x-sim-fault': '500' }, body: chat() }),
+      send: () =>
+        httpRequest(stack.proxy.url, {
+          method: 'POST',
+          path: '/v1/chat/completions',
+          headers: { ...auth, 'x-sim-fault': '500' },
+          body: chat(),
+        }),
     },
-    { name: 'model list', upstream: true, send: () => httpRequest(stack.proxy.url, { path: '/v1/models', headers: auth }) },
-    { name: 'local endpoint', upstream: false, send: () => httpRequest(stack.proxy.url, { path: '/_loopgate/stats', headers: auth }) },
+    {
+      name: 'model list',
+      upstream: true,
+      send: () => httpRequest(stack.proxy.url, { path: '/v1/models', headers: auth }),
+    },
+    {
+      name: 'local endpoint',
+      upstream: false,
+      send: () => httpRequest(stack.proxy.url, { path: '/_loopgate/stats', headers: auth }),
+    },
     { name: 'connectivity probe', upstream: false, send: () => httpRequest(stack.proxy.url, { path: '/' }) },
-    { name: 'early refusal (no token)', upstream: false, send: () => httpRequest(stack.proxy.url, { method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: chat() }) },
-    { name: 'refusal after the body (bad JSON)', upstream: false, send: () => httpRequest(stack.proxy.url, { method: 'POST', path: '/v1/chat/completions', headers: auth, body: '{nope' }) },
+    {
+      name: 'early refusal (no token)',
+      upstream: false,
+      send: () =>
+        httpRequest(stack.proxy.url, {
+          method: 'POST',
+          path: '/v1/chat/completions',
+          headers: { 'content-type': 'application/json' },
+          body: chat(),
+        }),
+    },
+    {
+      name: 'refusal after the body (bad JSON)',
+      upstream: false,
+      send: () =>
+        httpRequest(stack.proxy.url, { method: 'POST', path: '/v1/chat/completions', headers: auth, body: '{nope' }),
+    },
   ];
 
   for (const c of cases) {
@@ -62,7 +111,8 @@ describe('one reply path: every answer is stamped, timed and logged as sent', ()
       const rec = await recordOf(stack, id);
       expect(rec.status).toBe(res.status);
       expect(rec.bytesOut).toBe(Buffer.byteLength(res.body));
-      if (res.status >= 400) expect(rec.diagnosis ?? rec.errorCode).toBe(res.headers['x-loopgate-diagnosis'] ?? rec.errorCode);
+      if (res.status >= 400)
+        expect(rec.diagnosis ?? rec.errorCode).toBe(res.headers['x-loopgate-diagnosis'] ?? rec.errorCode);
     });
   }
 
@@ -71,7 +121,9 @@ describe('one reply path: every answer is stamped, timed and logged as sent', ()
     const chunks: Buffer[] = [];
     socket.on('data', (c: Buffer) => chunks.push(c));
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: ${hostOf(stack.proxy.url)}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":`);
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: ${hostOf(stack.proxy.url)}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":`,
+    );
     await closed;
     const text = Buffer.concat(chunks).toString('utf8');
     expect(text).toMatch(/^HTTP\/1\.1 408/);

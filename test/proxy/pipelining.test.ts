@@ -66,10 +66,16 @@ describe('pipelined requests', () => {
     expect(statuses).toEqual(['200', '200']);
     // In order: the log holds the two request ids in the order the answers came.
     const ids = [...text.matchAll(/x-loopgate-request-id: ([\w-]+)/g)].map((m) => m[1]!);
-    const logged = await until(() => {
-      const order = logRecords(stack.logFile).map((r) => r.id).filter((id) => ids.includes(id));
-      return order.length === 2 ? order : undefined;
-    }, 5000, 'both records');
+    const logged = await until(
+      () => {
+        const order = logRecords(stack.logFile)
+          .map((r) => r.id)
+          .filter((id) => ids.includes(id));
+        return order.length === 2 ? order : undefined;
+      },
+      5000,
+      'both records',
+    );
     expect(logged).toEqual(ids);
   });
 
@@ -81,7 +87,11 @@ describe('pipelined requests', () => {
     expect(text).toMatch(/^HTTP\/1\.1 403 /);
     expect(text).toMatch(/connection: close/i);
     const probe = /X-Probe: (queued-\d+)/.exec(second)![1]!;
-    const rec = await until(() => logRecords(stack.logFile).find((r) => r.requestHeaders?.['x-probe'] === probe), 5000, 'the queued request to be logged');
+    const rec = await until(
+      () => logRecords(stack.logFile).find((r) => r.requestHeaders?.['x-probe'] === probe),
+      5000,
+      'the queued request to be logged',
+    );
     expect(rec.status).toBe(0);
     expect(rec.errorCode).toBe('pipelined-after-close');
     expect(rec.clientAborted).toBe(false);

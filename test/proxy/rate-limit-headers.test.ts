@@ -29,7 +29,12 @@ const LIMIT_HEADERS = {
   'anthropic-ratelimit-unified-reset': '1764400000',
   'anthropic-ratelimit-requests-remaining': '49',
 };
-const REFUSED_HEADERS = { ...LIMIT_HEADERS, 'retry-after': '17', 'x-ratelimit-remaining-requests': '0', 'anthropic-ratelimit-unified-status': 'rejected' };
+const REFUSED_HEADERS = {
+  ...LIMIT_HEADERS,
+  'retry-after': '17',
+  'x-ratelimit-remaining-requests': '0',
+  'anthropic-ratelimit-unified-status': 'rejected',
+};
 
 let upstream: Server;
 let proxy: RunningProxy;
@@ -39,18 +44,58 @@ function answer(path: string, model: string, stream: boolean): { type: string; b
   if (path === PROTOCOL_TABLE.chat.path) {
     const base = { id: 'chatcmpl-1', created: 1, model };
     if (stream) {
-      const chunk = (delta: object, finish: string | null) => `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-      return { type: 'text/event-stream', body: chunk({ role: 'assistant', content: 'ok' }, null) + chunk({}, 'stop') + `data: ${CHAT_DONE}\n\n` };
+      const chunk = (delta: object, finish: string | null) =>
+        `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      return {
+        type: 'text/event-stream',
+        body: chunk({ role: 'assistant', content: 'ok' }, null) + chunk({}, 'stop') + `data: ${CHAT_DONE}\n\n`,
+      };
     }
-    return { type: 'application/json', body: JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }) };
+    return {
+      type: 'application/json',
+      body: JSON.stringify({
+        ...base,
+        object: 'chat.completion',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      }),
+    };
   }
   if (path === PROTOCOL_TABLE.responses.path) {
     return {
       type: 'application/json',
-      body: JSON.stringify({ id: 'resp_1', object: 'response', created_at: 1, status: 'completed', model, output: [{ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'ok', annotations: [] }] }], usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } }),
+      body: JSON.stringify({
+        id: 'resp_1',
+        object: 'response',
+        created_at: 1,
+        status: 'completed',
+        model,
+        output: [
+          {
+            type: 'message',
+            id: 'msg_1',
+            status: 'completed',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: 'ok', annotations: [] }],
+          },
+        ],
+        usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
+      }),
     };
   }
-  return { type: 'application/json', body: JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } }) };
+  return {
+    type: 'application/json',
+    body: JSON.stringify({
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [{ type: 'text', text: 'ok' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 1, output_tokens: 1 },
+    }),
+  };
 }
 
 beforeAll(async () => {
@@ -60,16 +105,26 @@ beforeAll(async () => {
     const path = (req.url ?? '/').split('?')[0]!;
     const key = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
     if (req.method === 'GET') {
-      const listed = key === ALL_KEY ? ['chat', 'responses', 'messages'] as const : ['chat'] as const;
+      const listed = key === ALL_KEY ? (['chat', 'responses', 'messages'] as const) : (['chat'] as const);
       const id = key === ALL_KEY ? 'm-all' : 'm-chat';
       res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ object: 'list', data: [{ id, object: 'model', owned_by: 'test', supported_endpoint_types: listed.map((p) => ENDPOINT_TYPE[p]) }] }));
+      return res.end(
+        JSON.stringify({
+          object: 'list',
+          data: [
+            { id, object: 'model', owned_by: 'test', supported_endpoint_types: listed.map((p) => ENDPOINT_TYPE[p]) },
+          ],
+        }),
+      );
     }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; stream?: boolean };
     if (refuse) {
       const anthropic = path === PROTOCOL_TABLE.messages.path;
       const error = anthropic
-        ? { type: 'error', error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' } }
+        ? {
+            type: 'error',
+            error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' },
+          }
         : { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } };
       res.writeHead(429, { 'content-type': 'application/json', ...REFUSED_HEADERS });
       return res.end(JSON.stringify(error));
@@ -107,13 +162,49 @@ const hi = 'hello';
 
 // Each route, as the SDK makes the call; returns the promise .withResponse() gives.
 const ROUTES: Array<[string, string, () => Promise<{ data: unknown; response: Response }>]> = [
-  ['chat, native', 'all native', () => openai().chat.completions.create({ model: 'm-all', messages: [{ role: 'user', content: hi }] }).withResponse()],
+  [
+    'chat, native',
+    'all native',
+    () =>
+      openai()
+        .chat.completions.create({ model: 'm-all', messages: [{ role: 'user', content: hi }] })
+        .withResponse(),
+  ],
   ['responses, native', 'all native', () => openai().responses.create({ model: 'm-all', input: hi }).withResponse()],
-  ['messages, native', 'all native', () => anthropic().messages.create({ model: 'm-all', max_tokens: 10, messages: [{ role: 'user', content: hi }] }).withResponse()],
-  ['responses → chat, bridged', 'chat bridged', () => openai().responses.create({ model: 'm-chat', input: hi }).withResponse()],
-  ['messages → chat, bridged', 'chat bridged', () => anthropic().messages.create({ model: 'm-chat', max_tokens: 10, messages: [{ role: 'user', content: hi }] }).withResponse()],
-  ['responses → chat, bridged stream', 'chat bridged', () => openai().responses.create({ model: 'm-chat', input: hi, stream: true }).withResponse()],
-  ['messages → chat, bridged stream', 'chat bridged', () => anthropic().messages.create({ model: 'm-chat', max_tokens: 10, stream: true, messages: [{ role: 'user', content: hi }] }).withResponse()],
+  [
+    'messages, native',
+    'all native',
+    () =>
+      anthropic()
+        .messages.create({ model: 'm-all', max_tokens: 10, messages: [{ role: 'user', content: hi }] })
+        .withResponse(),
+  ],
+  [
+    'responses → chat, bridged',
+    'chat bridged',
+    () => openai().responses.create({ model: 'm-chat', input: hi }).withResponse(),
+  ],
+  [
+    'messages → chat, bridged',
+    'chat bridged',
+    () =>
+      anthropic()
+        .messages.create({ model: 'm-chat', max_tokens: 10, messages: [{ role: 'user', content: hi }] })
+        .withResponse(),
+  ],
+  [
+    'responses → chat, bridged stream',
+    'chat bridged',
+    () => openai().responses.create({ model: 'm-chat', input: hi, stream: true }).withResponse(),
+  ],
+  [
+    'messages → chat, bridged stream',
+    'chat bridged',
+    () =>
+      anthropic()
+        .messages.create({ model: 'm-chat', max_tokens: 10, stream: true, messages: [{ role: 'user', content: hi }] })
+        .withResponse(),
+  ],
 ];
 
 function pick(headers: Headers, names: readonly string[]): Record<string, string | null> {
@@ -128,7 +219,8 @@ describe('rate-limit headers through the proxy', () => {
       expect(response.headers.get('x-loopgate-route')).toBe(route);
       expect(pick(response.headers, Object.keys(LIMIT_HEADERS))).toEqual(LIMIT_HEADERS);
       // A stream is read to its end: the answer came through whole, not just its head.
-      if (data && typeof data === 'object' && Symbol.asyncIterator in data) for await (const _ of data as AsyncIterable<unknown>);
+      if (data && typeof data === 'object' && Symbol.asyncIterator in data)
+        for await (const _ of data as AsyncIterable<unknown>);
     });
 
     it(`${name}: on 429, with retry-after`, async () => {

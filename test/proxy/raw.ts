@@ -16,11 +16,20 @@ export function httpRequest(
   const url = new URL(origin);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: url.hostname, port: url.port, method: opts.method ?? 'GET', path: opts.path, headers: opts.headers, agent: false },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: opts.method ?? 'GET',
+        path: opts.path,
+        headers: opts.headers,
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        );
         res.on('error', reject);
       },
     );

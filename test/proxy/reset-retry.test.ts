@@ -49,7 +49,13 @@ it('a reset on a fresh connection is not replayed (502, the upstream saw one req
 
 it('a reset on a reused keep-alive connection is replayed exactly once', async () => {
   const up = await resettingUpstream();
-  proxy = await startProxy({ upstream: up.url, key: 'sk-test-key-0000000000000000', token: TOKEN, port: 0, logFile: false });
+  proxy = await startProxy({
+    upstream: up.url,
+    key: 'sk-test-key-0000000000000000',
+    token: TOKEN,
+    port: 0,
+    logFile: false,
+  });
   await proxy.refreshModels(); // a GET on the pooled connection, which the POST then reuses
   const res = await post();
   expect(res.status).toBe(502);

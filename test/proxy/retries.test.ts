@@ -21,7 +21,11 @@ async function stack(retries: number, key = KEYS.default): Promise<Stack> {
 async function post(s: Stack, body: unknown, fault?: string): Promise<Response> {
   return fetch(`${s.proxy.url}/v1/chat/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...(fault ? { 'x-sim-fault': fault } : {}) },
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      ...(fault ? { 'x-sim-fault': fault } : {}),
+    },
     body: JSON.stringify(body),
   });
 }

@@ -8,12 +8,18 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { startProxy } from '../../proxy/server.js';
-import { decideRoute, refusalKey, routingMatrix, type KeyModels, type LearnedRefusal } from '../../proxy/rules/key-routing.js';
-import { ENDPOINT_TYPE, minimalRequest, PROTOCOL_ORDER, PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols/index.js';
-import type { ModelEntry } from '../../proxy/rules/model-list.js';
+import { decideRoute, refusalKey, routingMatrix, type KeyModels } from '../../proxy/rules/key-routing.js';
+import {
+  ENDPOINT_TYPE,
+  minimalRequest,
+  PROTOCOL_ORDER,
+  PROTOCOL_TABLE,
+  type Protocol,
+} from '../../proxy/rules/protocols/index.js';
 import { startRoutingUpstream, type UpstreamKey, type UpstreamModel } from './routing-upstream.js';
 import { TOKEN } from './stack.js';
 import type { BridgeMode } from '../../proxy/core/options.js';
+import { type LearnedRefusal, type ModelEntry } from '../../proxy/core/routing-facts.js';
 
 const PROTOCOLS: Protocol[] = ['chat', 'responses', 'messages'];
 const MODELS = ['m1', 'm2', 'm3'];
@@ -34,7 +40,10 @@ const scenario = fc.record({
   bridge: fc.constantFrom<BridgeMode>('auto', 'auto', 'off', 'always'),
   // Each request goes twice: the second must use what the first taught the proxy.
   requests: fc
-    .array(fc.record({ model: fc.constantFrom(...MODELS, 'ghost'), protocol: fc.constantFrom(...PROTOCOLS) }), { minLength: 1, maxLength: 3 })
+    .array(fc.record({ model: fc.constantFrom(...MODELS, 'ghost'), protocol: fc.constantFrom(...PROTOCOLS) }), {
+      minLength: 1,
+      maxLength: 3,
+    })
     .map((rs) => rs.flatMap((r) => [r, r])),
 });
 
@@ -46,17 +55,31 @@ function viewsOf(keys: Array<{ models: UpstreamModel[]; listFails: boolean }>): 
     name: `k${i}`,
     models: k.listFails
       ? undefined
-      : new Map<string, ModelEntry>(k.models.map((m) => [m.id, { id: m.id, object: 'model', owned_by: 'test', ...(m.listed ? { supported_endpoint_types: m.listed.map((p) => ENDPOINT_TYPE[p]) } : {}) }])),
+      : new Map<string, ModelEntry>(
+          k.models.map((m) => [
+            m.id,
+            {
+              id: m.id,
+              object: 'model',
+              owned_by: 'test',
+              ...(m.listed ? { supported_endpoint_types: m.listed.map((p) => ENDPOINT_TYPE[p]) } : {}),
+            },
+          ]),
+        ),
   }));
 }
 
-it('the proxy routes every request as decideRoute (and doctor\'s matrix) says', { timeout: 120_000 }, async () => {
+it("the proxy routes every request as decideRoute (and doctor's matrix) says", { timeout: 120_000 }, async () => {
   let runs = 0;
   const started = Date.now();
   await fc.assert(
     fc.asyncProperty(scenario, async ({ keys, bridge, requests }) => {
       runs++;
-      const upstreamKeys: UpstreamKey[] = keys.map((k, i) => ({ key: secret(i), models: k.models, listFails: k.listFails }));
+      const upstreamKeys: UpstreamKey[] = keys.map((k, i) => ({
+        key: secret(i),
+        models: k.models,
+        listFails: k.listFails,
+      }));
       const upstream = await startRoutingUpstream(upstreamKeys);
       const proxy = await startProxy({
         upstream: `${upstream.url}/v1`,
@@ -75,14 +98,18 @@ it('the proxy routes every request as decideRoute (and doctor\'s matrix) says', 
         let learnedAny = false;
         for (const { model, protocol } of requests) {
           // The proxy's state, as the Model Explorer reads it.
-          const state = (await (await fetch(`${proxy.url}/_loopgate/keys`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as {
+          const state = (await (
+            await fetch(`${proxy.url}/_loopgate/keys`, { headers: { authorization: `Bearer ${TOKEN}` } })
+          ).json()) as {
             keys: Array<{ name: string; models: Array<{ id: string }> | null }>;
             bridge: BridgeMode;
             refused: LearnedRefusal[];
             now: number;
           };
           expect(state.bridge).toBe(bridge);
-          expect(state.keys.map((k) => k.models?.map((m) => m.id) ?? null)).toEqual(views.map((v) => (v.models ? [...v.models.keys()] : null)));
+          expect(state.keys.map((k) => k.models?.map((m) => m.id) ?? null)).toEqual(
+            views.map((v) => (v.models ? [...v.models.keys()] : null)),
+          );
           const refused = new Map(state.refused.map((r) => [refusalKey(r.key, r.protocol, r.model), r]));
           const said = decideRoute({ keys: views, model, protocol, bridge, refused, now: state.now });
           if (!learnedAny && said.index !== undefined && matrix.get(model)?.[protocol] !== undefined) {
@@ -92,12 +119,23 @@ it('the proxy routes every request as decideRoute (and doctor\'s matrix) says', 
           const before = upstream.seen.length;
           const res = await fetch(`${proxy.url}${PROTOCOL_TABLE[protocol].path}`, {
             method: 'POST',
-            headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+            headers: {
+              authorization: `Bearer ${TOKEN}`,
+              'content-type': 'application/json',
+              'anthropic-version': '2023-06-01',
+            },
             body: JSON.stringify(minimalRequest(protocol, model, { stream: false, prompt: 'route me' })),
           });
           await res.arrayBuffer();
           const saw = upstream.seen.slice(before);
-          const context = JSON.stringify({ model, protocol, said, status: res.status, saw, route: res.headers.get('x-loopgate-route') });
+          const context = JSON.stringify({
+            model,
+            protocol,
+            said,
+            status: res.status,
+            saw,
+            route: res.headers.get('x-loopgate-route'),
+          });
           if (said.index === undefined) {
             expect(said.reason, context).toBe('no-key-lists-model');
             expect(res.status, context).toBe(404);
@@ -106,7 +144,11 @@ it('the proxy routes every request as decideRoute (and doctor\'s matrix) says', 
           }
           const key = secret(said.index);
           const chat = PROTOCOL_TABLE.chat.path;
-          expect(saw[0], context).toEqual({ key, path: said.how === 'bridged' ? chat : PROTOCOL_TABLE[protocol].path, model });
+          expect(saw[0], context).toEqual({
+            key,
+            path: said.how === 'bridged' ? chat : PROTOCOL_TABLE[protocol].path,
+            model,
+          });
           // Tried natively and refused with 404 endpoint_not_supported: under auto, the bridge takes over on the same key (and remembers).
           const refusedNow = said.how === 'native' && saw.length === 2;
           if (refusedNow) {

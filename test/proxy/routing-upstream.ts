@@ -58,16 +58,44 @@ function keyOf(req: IncomingMessage): string {
 function answer(protocol: Protocol, model: string): unknown {
   const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
   if (protocol === 'chat') {
-    return { id: 'chatcmpl-1', object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage };
+    return {
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      created: 1,
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage,
+    };
   }
   if (protocol === 'responses') {
     return {
-      id: 'resp_1', object: 'response', created_at: 1, status: 'completed', model,
-      output: [{ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'ok', annotations: [] }] }],
+      id: 'resp_1',
+      object: 'response',
+      created_at: 1,
+      status: 'completed',
+      model,
+      output: [
+        {
+          type: 'message',
+          id: 'msg_1',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'ok', annotations: [] }],
+        },
+      ],
       usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
     };
   }
-  return { id: 'msg_1', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } };
+  return {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: [{ type: 'text', text: 'ok' }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 1, output_tokens: 1 },
+  };
 }
 
 export async function startRoutingUpstream(keys: readonly UpstreamKey[]): Promise<RoutingUpstream> {
@@ -84,17 +112,24 @@ export async function startRoutingUpstream(keys: readonly UpstreamKey[]): Promis
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    if (!key) return json(401, { error: { message: 'Invalid token', type: 'invalid_request_error', code: 'invalid_api_key' } });
+    if (!key)
+      return json(401, { error: { message: 'Invalid token', type: 'invalid_request_error', code: 'invalid_api_key' } });
     if (req.method === 'GET' && path === '/v1/models') {
       listRequests.push(key.key);
       const gate = held.get(key.key);
       if (gate) await new Promise<void>((resolve) => gate.push(resolve));
       if (key.listFails) return json(500, { error: { message: 'list unavailable', type: 'server_error' } });
-      const data = key.models.map((m) => ({ id: m.id, object: 'model', owned_by: 'test', ...(m.listed ? { supported_endpoint_types: m.listed.map((p) => ENDPOINT_TYPE[p]) } : {}) }));
+      const data = key.models.map((m) => ({
+        id: m.id,
+        object: 'model',
+        owned_by: 'test',
+        ...(m.listed ? { supported_endpoint_types: m.listed.map((p) => ENDPOINT_TYPE[p]) } : {}),
+      }));
       return json(200, { object: 'list', data });
     }
     const protocol = PATHS[path];
-    if (req.method !== 'POST' || !protocol) return json(404, { error: { message: `no route ${path}`, type: 'invalid_request_error' } });
+    if (req.method !== 'POST' || !protocol)
+      return json(404, { error: { message: `no route ${path}`, type: 'invalid_request_error' } });
     let model: string | undefined;
     try {
       model = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model?: string }).model;
@@ -103,10 +138,23 @@ export async function startRoutingUpstream(keys: readonly UpstreamKey[]): Promis
     }
     seen.push({ key: key.key, path, model });
     const entry = key.models.find((m) => m.id === model);
-    if (!entry) return json(503, { error: { message: `No available channel for model "${model}" in this group`, type: 'new_api_error', code: 'model_not_found' } });
+    if (!entry)
+      return json(503, {
+        error: {
+          message: `No available channel for model "${model}" in this group`,
+          type: 'new_api_error',
+          code: 'model_not_found',
+        },
+      });
     const serves = entry.serves ?? entry.listed ?? ALL;
     if (!serves.includes(protocol)) {
-      return json(404, { error: { message: `This route does not support ${PROTOCOL_TABLE[protocol].title}`, type: 'invalid_request_error', code: 'endpoint_not_supported' } });
+      return json(404, {
+        error: {
+          message: `This route does not support ${PROTOCOL_TABLE[protocol].title}`,
+          type: 'invalid_request_error',
+          code: 'endpoint_not_supported',
+        },
+      });
     }
     json(200, answer(protocol, model!));
   });

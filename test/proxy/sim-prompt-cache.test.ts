@@ -50,7 +50,13 @@ function ask(system: string, opts: { ttl?: '1h'; model?: string } = {}) {
   return anthropic.messages.create({
     model: opts.model ?? 'claude-sonnet-4-6',
     max_tokens: 50,
-    system: [{ type: 'text', text: system, cache_control: opts.ttl ? { type: 'ephemeral', ttl: opts.ttl } : { type: 'ephemeral' } }],
+    system: [
+      {
+        type: 'text',
+        text: system,
+        cache_control: opts.ttl ? { type: 'ephemeral', ttl: opts.ttl } : { type: 'ephemeral' },
+      },
+    ],
     messages: [{ role: 'user', content: 'Summarise the text.' }],
   });
 }
@@ -61,12 +67,16 @@ describe('Anthropic cache_control', () => {
     const first = await ask(system);
     expect(first.usage.cache_read_input_tokens).toBe(0);
     expect(first.usage.cache_creation_input_tokens).toBeGreaterThanOrEqual(1024);
-    expect(first.usage.cache_creation).toEqual({ ephemeral_5m_input_tokens: first.usage.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 });
+    expect(first.usage.cache_creation).toEqual({
+      ephemeral_5m_input_tokens: first.usage.cache_creation_input_tokens,
+      ephemeral_1h_input_tokens: 0,
+    });
     const second = await ask(system);
     expect(second.usage.cache_read_input_tokens).toBe(first.usage.cache_creation_input_tokens);
     expect(second.usage.cache_creation_input_tokens).toBe(0);
     // The same prompt, split differently: uncached + read + written is the whole prompt either way.
-    const whole = (u: Anthropic.Usage) => u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
+    const whole = (u: Anthropic.Usage) =>
+      u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
     expect(whole(second.usage)).toBe(whole(first.usage));
     expect(second.usage.input_tokens).toBeLessThan(20);
   });
@@ -78,7 +88,7 @@ describe('Anthropic cache_control', () => {
     expect(changed.usage.cache_creation_input_tokens).toBeGreaterThanOrEqual(1024);
   });
 
-  it('a prefix under the model\'s minimum is not cached (Haiku 4.5 needs 4,096 tokens)', async () => {
+  it("a prefix under the model's minimum is not cached (Haiku 4.5 needs 4,096 tokens)", async () => {
     await ask(`D. ${LONG}`, { model: 'claude-haiku-4-5' });
     const again = await ask(`D. ${LONG}`, { model: 'claude-haiku-4-5' });
     expect(again.usage.cache_read_input_tokens).toBe(0);
@@ -101,39 +111,74 @@ describe('Anthropic cache_control', () => {
   it('a 1-hour entry is written as such and outlives 5 minutes, not an hour', async () => {
     const system = `F. ${LONG}`;
     const first = await ask(system, { ttl: '1h' });
-    expect(first.usage.cache_creation).toEqual({ ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: first.usage.cache_creation_input_tokens });
+    expect(first.usage.cache_creation).toEqual({
+      ephemeral_5m_input_tokens: 0,
+      ephemeral_1h_input_tokens: first.usage.cache_creation_input_tokens,
+    });
     now += 30 * 60_000;
-    expect((await ask(system, { ttl: '1h' })).usage.cache_read_input_tokens).toBe(first.usage.cache_creation_input_tokens);
+    expect((await ask(system, { ttl: '1h' })).usage.cache_read_input_tokens).toBe(
+      first.usage.cache_creation_input_tokens,
+    );
     now += 60 * 60_000 + 1;
     expect((await ask(system, { ttl: '1h' })).usage.cache_read_input_tokens).toBe(0);
   });
 
   it('a growing conversation with the top-level cache_control reads the previous turn', async () => {
     const turn1: Anthropic.MessageParam[] = [{ role: 'user', content: `G. ${LONG}` }];
-    const body = (messages: Anthropic.MessageParam[]) => ({ model: 'claude-sonnet-4-6', max_tokens: 50, messages, cache_control: { type: 'ephemeral' } });
+    const body = (messages: Anthropic.MessageParam[]) => ({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 50,
+      messages,
+      cache_control: { type: 'ephemeral' },
+    });
     const first = await anthropic.messages.create(body(turn1) as Anthropic.MessageCreateParamsNonStreaming);
     expect(first.usage.cache_creation_input_tokens).toBeGreaterThanOrEqual(1024);
-    const turn2: Anthropic.MessageParam[] = [...turn1, { role: 'assistant', content: 'A summary.' }, { role: 'user', content: 'Shorter, please.' }];
+    const turn2: Anthropic.MessageParam[] = [
+      ...turn1,
+      { role: 'assistant', content: 'A summary.' },
+      { role: 'user', content: 'Shorter, please.' },
+    ];
     const second = await anthropic.messages.create(body(turn2) as Anthropic.MessageCreateParamsNonStreaming);
     expect(second.usage.cache_read_input_tokens).toBe(first.usage.cache_creation_input_tokens);
     expect(second.usage.cache_creation_input_tokens).toBeGreaterThan(0);
     expect(second.usage.cache_creation_input_tokens).toBeLessThan(20);
   });
 
-  it('reports the cache in a stream\'s message_start too', async () => {
+  it("reports the cache in a stream's message_start too", async () => {
     const system = `H. ${LONG}`;
     await ask(system);
-    const stream = anthropic.messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 50, system: [{ type: 'text', text: system, cache_control: { type: 'ephemeral' } }], messages: [{ role: 'user', content: 'Summarise the text.' }] });
+    const stream = anthropic.messages.stream({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 50,
+      system: [{ type: 'text', text: system, cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: 'Summarise the text.' }],
+    });
     const final = await stream.finalMessage();
     expect(final.usage.cache_read_input_tokens).toBeGreaterThanOrEqual(1024);
   });
 
-  it('refuses a fifth breakpoint and an unknown TTL with the real API\'s 400', async () => {
+  it("refuses a fifth breakpoint and an unknown TTL with the real API's 400", async () => {
     const block = { type: 'text' as const, text: 'x', cache_control: { type: 'ephemeral' as const } };
-    const five = anthropic.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 5, system: [block, block, block, block, block], messages: [{ role: 'user', content: 'hi' }] });
-    await expect(five).rejects.toMatchObject({ status: 400, message: expect.stringContaining('A maximum of 4 blocks with cache_control may be provided. Found 5.') });
-    const ttl = anthropic.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 5, system: [{ ...block, cache_control: { type: 'ephemeral', ttl: '2h' } as never }], messages: [{ role: 'user', content: 'hi' }] });
-    await expect(ttl).rejects.toMatchObject({ status: 400, error: { error: { message: expect.stringContaining('system[0].cache_control.ttl: expected "5m" or "1h"') } } });
+    const five = anthropic.messages.create({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 5,
+      system: [block, block, block, block, block],
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    await expect(five).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('A maximum of 4 blocks with cache_control may be provided. Found 5.'),
+    });
+    const ttl = anthropic.messages.create({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 5,
+      system: [{ ...block, cache_control: { type: 'ephemeral', ttl: '2h' } as never }],
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    await expect(ttl).rejects.toMatchObject({
+      status: 400,
+      error: { error: { message: expect.stringContaining('system[0].cache_control.ttl: expected "5m" or "1h"') } },
+    });
   });
 });
 
@@ -160,11 +205,20 @@ describe('OpenAI-style automatic caching', () => {
 
   it('Chat Completions streams report it only with stream_options.include_usage', async () => {
     await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: messages('J.') });
-    const withUsage = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: messages('J.'), stream: true, stream_options: { include_usage: true } });
+    const withUsage = await openai.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: messages('J.'),
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let usage: OpenAI.CompletionUsage | undefined | null;
     for await (const chunk of withUsage) if (chunk.usage) usage = chunk.usage;
     expect(usage?.prompt_tokens_details?.cached_tokens).toBeGreaterThanOrEqual(1024);
-    const without = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: messages('J.'), stream: true });
+    const without = await openai.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: messages('J.'),
+      stream: true,
+    });
     for await (const chunk of without) expect(chunk.usage ?? undefined).toBeUndefined();
   });
 

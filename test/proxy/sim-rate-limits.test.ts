@@ -31,7 +31,14 @@ const proxies: RunningProxy[] = [];
 let now = Date.parse('2026-11-27T12:00:00Z');
 
 async function proxyFor(key: string): Promise<RunningProxy> {
-  const p = await startProxy({ upstream: sim.baseUrl, key, token: TOKEN, port: 0, allowHttp: true, logFile: join(mkdtempSync(join(tmpdir(), 'loopgate-rl-')), 'traffic.jsonl') });
+  const p = await startProxy({
+    upstream: sim.baseUrl,
+    key,
+    token: TOKEN,
+    port: 0,
+    allowHttp: true,
+    logFile: join(mkdtempSync(join(tmpdir(), 'loopgate-rl-')), 'traffic.jsonl'),
+  });
   await p.refreshModels();
   proxies.push(p);
   return p;
@@ -55,7 +62,9 @@ describe('simulator rate limits', () => {
     const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 });
     const seen: Array<Record<string, string | null>> = [];
     for (let i = 0; i < 3; i++) {
-      const { response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello, max_tokens: 100 }).withResponse();
+      const { response } = await client.chat.completions
+        .create({ model: 'gpt-4o-mini', messages: hello, max_tokens: 100 })
+        .withResponse();
       seen.push({
         limit: response.headers.get('x-ratelimit-limit-requests'),
         remaining: response.headers.get('x-ratelimit-remaining-requests'),
@@ -71,7 +80,9 @@ describe('simulator rate limits', () => {
     expect(tokens[0]! - tokens[1]!).toBe(tokens[1]! - tokens[2]!);
     expect(tokens[0]! - tokens[1]!).toBeGreaterThan(100);
 
-    const err = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello }).catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+    const err = await client.chat.completions
+      .create({ model: 'gpt-4o-mini', messages: hello })
+      .catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     // The oldest request leaves the window 57 s from now.
     expect((err as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).toBe('57');
@@ -86,11 +97,16 @@ describe('simulator rate limits', () => {
     const proxy = await proxyFor(CLAUDE_KEY);
     now += 60_001;
     const client = new Anthropic({ baseURL: proxy.url, apiKey: TOKEN, maxRetries: 0 });
-    const ask = () => client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 200, messages: [{ role: 'user', content: 'hello there' }] }).withResponse();
+    const ask = () =>
+      client.messages
+        .create({ model: 'claude-sonnet-4-6', max_tokens: 200, messages: [{ role: 'user', content: 'hello there' }] })
+        .withResponse();
     const { response: first } = await ask();
     expect(first.headers.get('anthropic-ratelimit-requests-limit')).toBe('3');
     expect(first.headers.get('anthropic-ratelimit-requests-remaining')).toBe('2');
-    expect(first.headers.get('anthropic-ratelimit-requests-reset')).toBe(new Date(now + 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z'));
+    expect(first.headers.get('anthropic-ratelimit-requests-reset')).toBe(
+      new Date(now + 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    );
     expect(first.headers.get('anthropic-ratelimit-output-tokens-remaining')).toBe(String(100_000 - 200));
     const input = 100_000 - Number(first.headers.get('anthropic-ratelimit-input-tokens-remaining'));
     expect(input).toBeGreaterThan(0);
@@ -102,23 +118,31 @@ describe('simulator rate limits', () => {
     const err = await ask().catch((e: unknown) => e as InstanceType<typeof Anthropic.APIError>);
     expect(err).toBeInstanceOf(Anthropic.RateLimitError);
     expect((err as InstanceType<typeof Anthropic.APIError>).headers?.get('retry-after')).toBe('60');
-    expect((err as InstanceType<typeof Anthropic.APIError>).headers?.get('anthropic-ratelimit-requests-remaining')).toBe('0');
+    expect(
+      (err as InstanceType<typeof Anthropic.APIError>).headers?.get('anthropic-ratelimit-requests-remaining'),
+    ).toBe('0');
   });
 
   it('tokens per minute: a request that would pass the limit gets 429, the window frees it', async () => {
     const proxy = await proxyFor(TPM_KEY);
     now += 60_001;
     const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 });
-    const { response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello, max_tokens: 200 }).withResponse();
+    const { response } = await client.chat.completions
+      .create({ model: 'gpt-4o-mini', messages: hello, max_tokens: 200 })
+      .withResponse();
     expect(response.headers.get('x-ratelimit-limit-tokens')).toBe('300');
     expect(response.headers.get('x-ratelimit-limit-requests')).toBeNull();
     now += 10_000;
-    const err = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello, max_tokens: 200 }).catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+    const err = await client.chat.completions
+      .create({ model: 'gpt-4o-mini', messages: hello, max_tokens: 200 })
+      .catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect((err as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).toBe('50');
     expect((err as InstanceType<typeof OpenAI.APIError>).message).toContain('this key allows 300 tokens per minute');
     now += 50_000;
-    await expect(client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello, max_tokens: 200 })).resolves.toBeDefined();
+    await expect(
+      client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello, max_tokens: 200 }),
+    ).resolves.toBeDefined();
   });
 
   it('a key without limits gets no rate-limit headers (the demo keys)', async () => {

@@ -19,7 +19,9 @@ function fixtureKey(match: (k: (typeof defaultFixture.keys)[number]) => boolean)
 }
 
 export const KEYS = {
-  default: fixtureKey((k) => k.group === 'default' && k.status === 'active' && k.balance > 0 && !('models' in k) && !('rpm' in k)),
+  default: fixtureKey(
+    (k) => k.group === 'default' && k.status === 'active' && k.balance > 0 && !('models' in k) && !('rpm' in k),
+  ),
   claude: fixtureKey((k) => k.group === 'claude'),
   chatOnly: fixtureKey((k) => k.group === 'chat-only'),
   disabled: fixtureKey((k) => k.status === 'disabled'),
@@ -96,7 +98,11 @@ export async function until<T>(check: () => T | undefined, timeoutMs = 5000, wha
 }
 
 /** `until` for a check that must ask something over the network: polls with a deadline. */
-export async function untilAsync<T>(check: () => Promise<T | undefined>, timeoutMs = 5000, what = 'condition'): Promise<T> {
+export async function untilAsync<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 5000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -39,12 +39,28 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => vo
 function deps(origin: string, retries: number): UpstreamDeps {
   const pool = new Pool(origin);
   pools.push(pool);
-  return { pool, retries, timeouts: { connectMs: 2000, headersMs: 5000, bodyIdleMs: 5000 }, sleep: async () => undefined };
+  return {
+    pool,
+    retries,
+    timeouts: { connectMs: 2000, headersMs: 5000, bodyIdleMs: 5000 },
+    sleep: async () => undefined,
+  };
 }
 
-const replyContext = { redactor: createRedactor({ secrets: [] }), captureBodies: false, captureBytes: 0, timeChunks: false };
+const replyContext = {
+  redactor: createRedactor({ secrets: [] }),
+  captureBodies: false,
+  captureBytes: 0,
+  timeChunks: false,
+};
 const bodyContext: BodyContext = {
-  limits: { maxBodyBytes: 8 * 1024 * 1024, maxHeaderBytes: 16 * 1024, maxInFlight: 8, headersTimeoutMs: 5000, requestTimeoutMs: 5000 },
+  limits: {
+    maxBodyBytes: 8 * 1024 * 1024,
+    maxHeaderBytes: 16 * 1024,
+    maxInFlight: 8,
+    headersTimeoutMs: 5000,
+    requestTimeoutMs: 5000,
+  },
   otlp: undefined,
 };
 
@@ -73,7 +89,13 @@ describe('the upstream call returns its facts', () => {
       if (hits === 1) res.writeHead(429, { 'retry-after-ms': '0' }).end('{}');
       else res.writeHead(200).end('ok');
     });
-    const got = await callUpstream(deps(origin, 2), { path: '/v1/x', method: 'POST', headers: () => ({ 'content-type': 'application/json' }), body: Buffer.from('{}'), retryStatuses: true });
+    const got = await callUpstream(deps(origin, 2), {
+      path: '/v1/x',
+      method: 'POST',
+      headers: () => ({ 'content-type': 'application/json' }),
+      body: Buffer.from('{}'),
+      retryStatuses: true,
+    });
     expect(got.ok).toBe(true);
     expect(got.retries).toBe(1);
     expect(got.upstreamMs).toBeGreaterThan(0);
@@ -82,16 +104,32 @@ describe('the upstream call returns its facts', () => {
   });
 
   it('an answer that ended on the wire while a paused reader still had chunks queued: destroying it tells the reader', async () => {
-    const origin = await listen((_req, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: 1\n\n'));
-    const got = await callUpstream(deps(origin, 0), { path: '/v1/x', method: 'GET', headers: () => ({}), body: null, retryStatuses: false });
+    const origin = await listen((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: 1\n\n'),
+    );
+    const got = await callUpstream(deps(origin, 0), {
+      path: '/v1/x',
+      method: 'GET',
+      headers: () => ({}),
+      body: null,
+      retryStatuses: false,
+    });
     if (!got.ok) throw got.error;
     const body = got.response.body;
     const told: string[] = [];
     // The client's socket is full: the reader pauses before anything is handed on, then the client leaves.
     // The end reaches undici a turn after the head: wait for it (the state a slow client leaves the call in).
-    await until(() => (body as unknown as { outcome: unknown }).outcome === true || undefined, 2000, 'the end of the answer');
+    await until(
+      () => (body as unknown as { outcome: unknown }).outcome === true || undefined,
+      2000,
+      'the end of the answer',
+    );
     body.pause();
-    body.stream({ data: () => told.push('data'), end: () => told.push('end'), error: (err) => told.push(`error ${err.name}`) });
+    body.stream({
+      data: () => told.push('data'),
+      end: () => told.push('end'),
+      error: (err) => told.push(`error ${err.name}`),
+    });
     body.destroy();
     // Untold, relay's pipe would never settle and would hold the whole exchange.
     await until(() => told.length > 0 || undefined, 2000, 'the reader to be told');
@@ -101,7 +139,13 @@ describe('the upstream call returns its facts', () => {
   it('an upstream that is not there: no throw, the 502 the client should get, with the attempt counted', async () => {
     const origin = await listen(() => undefined);
     await new Promise((r) => servers.pop()!.close(r));
-    const got = await callUpstream(deps(origin, 2), { path: '/v1/x', method: 'GET', headers: () => ({}), body: null, retryStatuses: true });
+    const got = await callUpstream(deps(origin, 2), {
+      path: '/v1/x',
+      method: 'GET',
+      headers: () => ({}),
+      body: null,
+      retryStatuses: true,
+    });
     expect(got.ok).toBe(false);
     const error = !got.ok ? got.error : undefined;
     expect(error).toBeInstanceOf(ProxyError);
@@ -115,15 +159,31 @@ describe('the body step and the model alias return what they read', () => {
   it('a held body: its size, model, stream flag and parameters; the alias returns a rewritten copy and leaves the read one as it was', async () => {
     const step = await bodyStep();
     const sent = JSON.stringify({ model: 'short-name', stream: true, input: 'hi' });
-    const answered = fetch(step.origin, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sent });
+    const answered = fetch(step.origin, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: sent,
+    });
     const { body, reply } = await step.next();
-    expect(body).toMatchObject({ bytesIn: sent.length, model: 'short-name', stream: true, params: ['model', 'stream', 'input'], jsonObject: true });
+    expect(body).toMatchObject({
+      bytesIn: sent.length,
+      model: 'short-name',
+      stream: true,
+      params: ['model', 'stream', 'input'],
+      jsonObject: true,
+    });
     expect(body.body?.toString()).toBe(sent);
 
-    const aliased = applyAlias(body, { aliases: new Map([['short-name', { to: 'the-served-model', source: '--alias' as const }]]) });
+    const aliased = applyAlias(body, {
+      aliases: new Map([['short-name', { to: 'the-served-model', source: '--alias' as const }]]),
+    });
     expect(aliased?.alias).toEqual({ from: 'short-name', to: 'the-served-model' });
     expect(aliased?.body.model).toBe('the-served-model');
-    expect(JSON.parse(aliased!.body.body!.toString())).toEqual({ model: 'the-served-model', stream: true, input: 'hi' });
+    expect(JSON.parse(aliased!.body.body!.toString())).toEqual({
+      model: 'the-served-model',
+      stream: true,
+      input: 'hi',
+    });
     // What the client sent stays the count, and the body step's result is untouched.
     expect(aliased?.body.bytesIn).toBe(sent.length);
     expect(body.model).toBe('short-name');
@@ -144,14 +204,20 @@ describe('the body step and the model alias return what they read', () => {
   it('a body too large to hold streams on: its count grows as it is read, and the aliased copy shares it', async () => {
     const step = await bodyStep();
     const sent = Buffer.from(JSON.stringify({ model: 'short-name', input: 'x'.repeat(HOLD_BYTES + 512 * 1024) }));
-    const answered = fetch(step.origin, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sent });
+    const answered = fetch(step.origin, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: sent,
+    });
     const { body, reply } = await step.next();
     expect(body).toBeInstanceOf(StreamedBody);
     expect(body.body).toBeUndefined();
     expect(body.model).toBe('short-name');
     expect(body.bytesIn).toBeLessThan(sent.length);
 
-    const aliased = applyAlias(body, { aliases: new Map([['short-name', { to: 'served', source: '--alias' as const }]]) })!;
+    const aliased = applyAlias(body, {
+      aliases: new Map([['short-name', { to: 'served', source: '--alias' as const }]]),
+    })!;
     expect(aliased.body.model).toBe('served');
     expect(body.model).toBe('short-name');
     const forwarded = await drain(aliased.body.bodyStream!);

@@ -31,11 +31,20 @@ describe('passthrough streaming', () => {
           port: stack.proxy.port,
           method: 'POST',
           path: '/v1/chat/completions',
-          headers: { host: hostOf(stack.proxy.url), authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'x-sim-chunk-delay-ms': String(delay), 'x-sim-chunks': '6' },
+          headers: {
+            host: hostOf(stack.proxy.url),
+            authorization: `Bearer ${TOKEN}`,
+            'content-type': 'application/json',
+            'x-sim-chunk-delay-ms': String(delay),
+            'x-sim-chunks': '6',
+          },
         },
         (res) => {
           res.on('data', (chunk: Buffer) => {
-            const n = chunk.toString().split('\n\n').filter((e) => e.startsWith('data:')).length;
+            const n = chunk
+              .toString()
+              .split('\n\n')
+              .filter((e) => e.startsWith('data:')).length;
             events += n;
             for (let i = 0; i < n; i++) arrivals.push(performance.now());
           });
@@ -81,7 +90,10 @@ describe('passthrough streaming', () => {
     stack.sim.clearRequests();
     const err = await stack
       .openai()
-      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }, { headers: { 'x-sim-fault': 'reset-before-headers' } })
+      .chat.completions.create(
+        { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] },
+        { headers: { 'x-sim-fault': 'reset-before-headers' } },
+      )
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(APIError);
     expect((err as APIError).status).toBe(502);
@@ -134,11 +146,20 @@ describe('client disconnects and backpressure (stand-in upstream that reports wh
   afterAll(() => upstream.close());
 
   it('aborts the upstream request within 1 s of the client leaving', async () => {
-    const proxy = await startProxy({ upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, key: 'sk-x-00000000000000000000', token: TOKEN, port: 0, logFile: false });
+    const proxy = await startProxy({
+      upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+      key: 'sk-x-00000000000000000000',
+      token: TOKEN,
+      port: 0,
+      logFile: false,
+    });
     try {
       closedAt = undefined;
       const controller = new AbortController();
-      const res = await fetch(`${proxy.url}/v1/slow-stream`, { headers: { authorization: `Bearer ${TOKEN}` }, signal: controller.signal });
+      const res = await fetch(`${proxy.url}/v1/slow-stream`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+        signal: controller.signal,
+      });
       const reader = res.body!.getReader();
       await reader.read();
       const abortedAt = performance.now();
@@ -151,13 +172,23 @@ describe('client disconnects and backpressure (stand-in upstream that reports wh
   });
 
   it('respects backpressure: a client that stops reading stops the upstream', async () => {
-    const proxy = await startProxy({ upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, key: 'sk-x-00000000000000000000', token: TOKEN, port: 0, logFile: false });
+    const proxy = await startProxy({
+      upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+      key: 'sk-x-00000000000000000000',
+      token: TOKEN,
+      port: 0,
+      logFile: false,
+    });
     try {
       // A raw client that sends its request and never reads: only small kernel buffers sit between.
       const socket = await openSocket(proxy.url);
       socket.pause();
       socket.write(`GET /v1/big HTTP/1.1\r\nHost: ${hostOf(proxy.url)}\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`);
-      await until(() => finished || (blockedSince !== undefined && performance.now() - blockedSince > 300), 10_000, 'the upstream to finish or block');
+      await until(
+        () => finished || (blockedSince !== undefined && performance.now() - blockedSince > 300),
+        10_000,
+        'the upstream to finish or block',
+      );
       expect(finished).toBe(false);
       // Loopback kernel buffers alone can hold ~35 MB per hop here; an unpaused proxy would take all 256 MB.
       expect(written).toBeLessThan(128 * 1024 * 1024);

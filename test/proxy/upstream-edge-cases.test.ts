@@ -11,7 +11,9 @@ import { KEYS, startStack, TOKEN, until, type Stack } from './stack.js';
 const KEY = 'sk-upstream-edge-0123456789abcdefghijklmnop';
 
 /** A stub upstream on a real socket; each test says how it answers. */
-async function stubUpstream(answer: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; close(): Promise<void> }> {
+async function stubUpstream(
+  answer: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer(answer);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -24,7 +26,16 @@ afterEach(async () => {
 });
 
 async function proxyTo(upstream: string, traffic: string[] = []): Promise<RunningProxy> {
-  const proxy = await startProxy({ upstream, key: KEY, token: TOKEN, port: 0, allowHttp: true, logFile: false, onTraffic: (l) => traffic.push(l), onHint: (h) => traffic.push(`hint: ${h}`) });
+  const proxy = await startProxy({
+    upstream,
+    key: KEY,
+    token: TOKEN,
+    port: 0,
+    allowHttp: true,
+    logFile: false,
+    onTraffic: (l) => traffic.push(l),
+    onHint: (h) => traffic.push(`hint: ${h}`),
+  });
   opened.push(proxy);
   return proxy;
 }
@@ -34,12 +45,17 @@ const auth = { authorization: `Bearer ${TOKEN}` };
 describe('empty and broken upstream answers', () => {
   it('an error with no body keeps its status and Retry-After (it used to become a 500)', async () => {
     const up = await stubUpstream((req, res) => {
-      if (req.url?.endsWith('/models')) return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+      if (req.url?.endsWith('/models'))
+        return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
       res.writeHead(429, { 'retry-after': '3' }).end();
     });
     opened.push(up);
     const proxy = await proxyTo(up.url);
-    const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"model":"m","messages":[]}' });
+    const res = await fetch(`${proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: '{"model":"m","messages":[]}',
+    });
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBe('3');
     expect(res.headers.get('x-loopgate-diagnosis')).toBe('rate-limited');
@@ -48,13 +64,22 @@ describe('empty and broken upstream answers', () => {
 
   it("an upstream's own Server-Timing is kept, after Loopgate's entries", async () => {
     const up = await stubUpstream((req, res) => {
-      if (req.url?.endsWith('/models')) return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
-      res.writeHead(200, { 'content-type': 'application/json', 'server-timing': 'db;dur=53, app;dur=47.2' }).end('{"ok":true}');
+      if (req.url?.endsWith('/models'))
+        return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'server-timing': 'db;dur=53, app;dur=47.2' })
+        .end('{"ok":true}');
     });
     opened.push(up);
     const proxy = await proxyTo(up.url);
-    const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"model":"m","messages":[]}' });
-    expect(res.headers.get('server-timing')).toMatch(/^loopgate;dur=[\d.]+, upstream;dur=[\d.]+, db;dur=53, app;dur=47\.2$/);
+    const res = await fetch(`${proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: '{"model":"m","messages":[]}',
+    });
+    expect(res.headers.get('server-timing')).toMatch(
+      /^loopgate;dur=[\d.]+, upstream;dur=[\d.]+, db;dur=53, app;dur=47\.2$/,
+    );
     expect(await res.json()).toEqual({ ok: true });
   });
 
@@ -74,10 +99,14 @@ describe('an upstream that breaks', () => {
   afterAll(() => stack.close());
 
   it('while its whole answer is read (models): a 502 that says so, not a 500', async () => {
-    const res = await fetch(`${stack.proxy.url}/v1/models`, { headers: { ...auth, 'x-sim-fault': 'reset-mid-stream' } });
+    const res = await fetch(`${stack.proxy.url}/v1/models`, {
+      headers: { ...auth, 'x-sim-fault': 'reset-mid-stream' },
+    });
     expect(res.status).toBe(502);
     expect(res.headers.get('x-loopgate-diagnosis')).toBe('upstream-reset');
-    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/upstream closed the connection/);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(
+      /upstream closed the connection/,
+    );
     expect(stack.hints.filter((h) => /Internal error/.test(h))).toEqual([]);
   });
 
@@ -90,7 +119,11 @@ describe('an upstream that breaks', () => {
     });
     expect(res.status).toBe(200);
     await expect(res.text()).rejects.toThrow();
-    const line = await until(() => stack.traffic.find((l) => l.includes('upstream-broke-mid-stream')), 5000, 'the traffic line');
+    const line = await until(
+      () => stack.traffic.find((l) => l.includes('upstream-broke-mid-stream')),
+      5000,
+      'the traffic line',
+    );
     expect(line).not.toContain('client-aborted');
     expect(stack.proxy.stats.errors).toBe(errorsBefore + 1);
   });
@@ -100,11 +133,19 @@ describe('an upstream that breaks', () => {
     const res = await fetch(`${stack.proxy.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json', 'x-sim-fault': 'error-event-mid-stream' },
-      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'error event' }] }),
+      body: JSON.stringify({
+        model: 'gpt-4o-mini',
+        stream: true,
+        messages: [{ role: 'user', content: 'error event' }],
+      }),
     });
     expect(res.status).toBe(200);
     await res.text();
-    const line = await until(() => stack.traffic.find((l) => l.includes(' 200 ') && l.includes('stream') && /\[[a-z_-]+\]/.test(l)), 5000, 'a 200 stream line with an error code');
+    const line = await until(
+      () => stack.traffic.find((l) => l.includes(' 200 ') && l.includes('stream') && /\[[a-z_-]+\]/.test(l)),
+      5000,
+      'a 200 stream line with an error code',
+    );
     expect(line).toContain('[server_error]');
   });
 });
@@ -113,12 +154,28 @@ describe('the key never comes back to the client', () => {
   it('when the upstream echoes it in headers and in the error body', async () => {
     const up = await stubUpstream((_req, res) => {
       res
-        .writeHead(401, { 'content-type': 'application/json', 'x-echo-key': KEY, 'www-authenticate': `Bearer realm="${KEY}"` })
-        .end(JSON.stringify({ error: { message: `Incorrect API key provided: ${KEY}`, type: 'invalid_request_error', code: 'invalid_api_key' } }));
+        .writeHead(401, {
+          'content-type': 'application/json',
+          'x-echo-key': KEY,
+          'www-authenticate': `Bearer realm="${KEY}"`,
+        })
+        .end(
+          JSON.stringify({
+            error: {
+              message: `Incorrect API key provided: ${KEY}`,
+              type: 'invalid_request_error',
+              code: 'invalid_api_key',
+            },
+          }),
+        );
     });
     opened.push(up);
     const proxy = await proxyTo(up.url);
-    const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"model":"m","messages":[]}' });
+    const res = await fetch(`${proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: '{"model":"m","messages":[]}',
+    });
     expect(res.status).toBe(401);
     const body = await res.text();
     const headers = JSON.stringify([...res.headers]);
@@ -135,9 +192,25 @@ describe('the key never comes back to the client', () => {
 describe('the key never comes back to the client, whatever shape the echo takes', () => {
   const echo = `Incorrect API key provided: ${KEY}`;
   it.each([
-    ['a 401 body over 64 KiB', (res: ServerResponse) => res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: echo, pad: 'x'.repeat(70_000) } }))],
-    ['a 401 sent as an event stream', (res: ServerResponse) => res.writeHead(401, { 'content-type': 'text/event-stream' }).end(`data: ${JSON.stringify({ error: { message: echo } })}\n\n`)],
-    ['a 200 JSON error envelope', (res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: echo } }))],
+    [
+      'a 401 body over 64 KiB',
+      (res: ServerResponse) =>
+        res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: echo, pad: 'x'.repeat(70_000) } })),
+    ],
+    [
+      'a 401 sent as an event stream',
+      (res: ServerResponse) =>
+        res
+          .writeHead(401, { 'content-type': 'text/event-stream' })
+          .end(`data: ${JSON.stringify({ error: { message: echo } })}\n\n`),
+    ],
+    [
+      'a 200 JSON error envelope',
+      (res: ServerResponse) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: echo } })),
+    ],
     [
       'an error event inside a 200 stream',
       (res: ServerResponse) => {
@@ -148,15 +221,23 @@ describe('the key never comes back to the client, whatever shape the echo takes'
     ],
   ])('%s', async (_name, answer) => {
     const up = await stubUpstream((req, res) => {
-      if (req.url?.endsWith('/models')) return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+      if (req.url?.endsWith('/models'))
+        return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
       answer(res);
     });
     opened.push(up);
     const proxy = await proxyTo(up.url);
     for (const path of ['/v1/chat/completions', '/v1/messages']) {
-      const body = path === '/v1/messages' ? { model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'x' }] } : { model: 'm', stream: true, messages: [] };
+      const body =
+        path === '/v1/messages'
+          ? { model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'x' }] }
+          : { model: 'm', stream: true, messages: [] };
       // /v1/messages is bridged here (the stub has no Messages), so Loopgate writes that answer itself.
-      const res = await fetch(`${proxy.url}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${proxy.url}${path}`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       const text = await res.text();
       expect(text, path).not.toContain(KEY);
       expect(text, path).toMatch(/\[REDACTED:[0-9a-f]{4}\]|HTTP \d{3}/);
@@ -167,20 +248,30 @@ describe('the key never comes back to the client, whatever shape the echo takes'
     for (const key of [KEY, 'sk-8char']) {
       const body = JSON.stringify({ error: { message: `Incorrect API key provided: ${key}` } });
       const up = await stubUpstream((req, res) => {
-        if (req.url?.endsWith('/models')) return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+        if (req.url?.endsWith('/models'))
+          return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
         // A Go relay sets content-length; a 200 error envelope is passed through, not read.
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }).end(body);
+        res
+          .writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) })
+          .end(body);
       });
       opened.push(up);
       const proxy = await startProxy({ upstream: up.url, key, token: TOKEN, port: 0, allowHttp: true, logFile: false });
       opened.push(proxy);
       // Twice on one keep-alive connection: extra bytes would corrupt the second answer.
       for (let i = 0; i < 2; i++) {
-        const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"model":"m","messages":[]}', signal: AbortSignal.timeout(5000) });
+        const res = await fetch(`${proxy.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: '{"model":"m","messages":[]}',
+          signal: AbortSignal.timeout(5000),
+        });
         const text = await res.text();
         expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(text));
         expect(text).not.toContain(key);
-        expect(JSON.parse(text).error.message).toMatch(/^Incorrect API key provided: (\[REDACTED:[0-9a-f]{4}\]\**|\*{8})$/);
+        expect(JSON.parse(text).error.message).toMatch(
+          /^Incorrect API key provided: (\[REDACTED:[0-9a-f]{4}\]\**|\*{8})$/,
+        );
       }
     }
   });
@@ -188,10 +279,19 @@ describe('the key never comes back to the client, whatever shape the echo takes'
   it('an error body that quotes the key JSON-escaped (`\\/`) is scrubbed too', async () => {
     const slashKey = 'sk-live/abcdefghijklmnop0123';
     const up = await stubUpstream((_req, res) => {
-      res.writeHead(401, { 'content-type': 'application/json' }).end(`{"error":{"message":"Incorrect API key provided: ${slashKey.replace('/', '\\/')}"}}`);
+      res
+        .writeHead(401, { 'content-type': 'application/json' })
+        .end(`{"error":{"message":"Incorrect API key provided: ${slashKey.replace('/', '\\/')}"}}`);
     });
     opened.push(up);
-    const proxy = await startProxy({ upstream: up.url, key: slashKey, token: TOKEN, port: 0, allowHttp: true, logFile: false });
+    const proxy = await startProxy({
+      upstream: up.url,
+      key: slashKey,
+      token: TOKEN,
+      port: 0,
+      allowHttp: true,
+      logFile: false,
+    });
     opened.push(proxy);
     const text = await (await fetch(`${proxy.url}/v1/models`, { headers: auth })).text();
     expect(text).not.toContain('abcdefghijklmnop0123');
@@ -199,7 +299,9 @@ describe('the key never comes back to the client, whatever shape the echo takes'
 
   it('a compressed error body is passed on intact (it cannot be searched, and must not be mangled)', async () => {
     const gz = gzipSync(JSON.stringify({ error: { message: 'bad key', code: 'invalid_api_key' } }));
-    const up = await stubUpstream((_req, res) => res.writeHead(401, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gz));
+    const up = await stubUpstream((_req, res) =>
+      res.writeHead(401, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gz),
+    );
     opened.push(up);
     const proxy = await proxyTo(up.url);
     const res = await fetch(`${proxy.url}/v1/models`, { headers: { ...auth, 'accept-encoding': 'identity' } });
@@ -217,11 +319,20 @@ describe('with --log-bodies, the end of a long stream still counts', () => {
     stack.traffic.length = 0;
     const res = await fetch(`${stack.proxy.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json', 'x-sim-fault': 'error-event-mid-stream', 'x-sim-response-bytes': '1200000' },
+      headers: {
+        ...auth,
+        'content-type': 'application/json',
+        'x-sim-fault': 'error-event-mid-stream',
+        'x-sim-response-bytes': '1200000',
+      },
       body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'long' }] }),
     });
     await res.text();
-    const line = await until(() => stack.traffic.find((l) => l.includes('/v1/chat/completions')), 5000, 'the traffic line');
+    const line = await until(
+      () => stack.traffic.find((l) => l.includes('/v1/chat/completions')),
+      5000,
+      'the traffic line',
+    );
     expect(line).toContain('[server_error]');
   });
 });
@@ -234,7 +345,9 @@ describe('transport problems say what to check', () => {
     const res = await fetch(`${proxy.url}/v1/models`, { headers: auth });
     expect(res.status).toBe(502);
     expect(res.headers.get('x-loopgate-diagnosis')).toBe('upstream-tls');
-    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/TLS with the upstream failed \([A-Z_]+\).*https on an http port/);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(
+      /TLS with the upstream failed \([A-Z_]+\).*https on an http port/,
+    );
   });
 
   it('hints quoting a client-chosen model name stay on one line', async () => {

@@ -47,11 +47,20 @@ beforeAll(async () => {
       const headers = { ...FORGED, [`X-${key}`]: '1', [`x-echo-${key}-tail`]: '2', 'x-note': 'kept' };
       if (req.headers['x-stream']) {
         res.writeHead(200, { ...headers, 'content-type': 'text/event-stream' });
-        res.write('data: {"id":"c","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n');
+        res.write(
+          'data: {"id":"c","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n',
+        );
         return res.end('data: [DONE]\n\n');
       }
       res.writeHead(200, { ...headers, 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: 'c', object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] }));
+      res.end(
+        JSON.stringify({
+          id: 'c',
+          object: 'chat.completion',
+          model: 'gpt-4o-mini',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+        }),
+      );
     });
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
@@ -75,13 +84,22 @@ afterAll(async () => {
 /** No form of any secret, in any letter case. */
 function assertNoSecretAnyCase(text: string): void {
   const lower = text.toLowerCase();
-  for (const s of [KEY, TOKEN]) expect(lower.includes(s.toLowerCase()), `a secret (lower-cased) in: ${text.slice(0, 2000)}`).toBe(false);
+  for (const s of [KEY, TOKEN])
+    expect(lower.includes(s.toLowerCase()), `a secret (lower-cased) in: ${text.slice(0, 2000)}`).toBe(false);
 }
 
-async function call(stream: boolean, extra: Record<string, string> = {}): Promise<{ status: number; headers: Array<[string, string]>; body: string }> {
+async function call(
+  stream: boolean,
+  extra: Record<string, string> = {},
+): Promise<{ status: number; headers: Array<[string, string]>; body: string }> {
   const res = await fetch(`${proxy.url}/v1/chat/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...(stream ? { 'x-stream': '1' } : {}), ...extra },
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      ...(stream ? { 'x-stream': '1' } : {}),
+      ...extra,
+    },
     body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream }),
   });
   return { status: res.status, headers: [...res.headers], body: await res.text() };

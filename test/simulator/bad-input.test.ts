@@ -53,7 +53,9 @@ describe('bad input', () => {
   });
 
   it('oversized headers get a 431', async () => {
-    const res = await raw(sim, '/v1/models', { headers: { authorization: `Bearer ${KEYS.main}`, 'x-big': 'a'.repeat(40_000) } });
+    const res = await raw(sim, '/v1/models', {
+      headers: { authorization: `Bearer ${KEYS.main}`, 'x-big': 'a'.repeat(40_000) },
+    });
     expect(res.status).toBe(431);
     await stillServing();
   });
@@ -75,7 +77,13 @@ describe('bad input', () => {
 
   it('a client that vanishes while uploading the body', async () => {
     await new Promise<void>((resolve) => {
-      const req = request({ host: '127.0.0.1', port: sim.port, method: 'POST', path: '/v1/chat/completions', headers: { ...auth, 'content-length': '1000000' } });
+      const req = request({
+        host: '127.0.0.1',
+        port: sim.port,
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers: { ...auth, 'content-length': '1000000' },
+      });
       req.on('error', () => resolve());
       req.write('{"model":"gpt-4o-mini","messages":[', () => {
         req.destroy();
@@ -88,7 +96,10 @@ describe('bad input', () => {
   it('a 50 MB body is answered quickly; over 64 MiB is refused with 413', async () => {
     const big = 'x'.repeat(50 * 1024 * 1024);
     const t0 = Date.now();
-    const r = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: big }] });
+    const r = await openai(sim).chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: big }],
+    });
     const ms = Date.now() - t0;
     expect(r.choices[0]!.message.content).toBe(`Echo: ${'x'.repeat(200)}`);
     expect(r.usage!.prompt_tokens).toBeGreaterThan(13_000_000);
@@ -96,7 +107,13 @@ describe('bad input', () => {
     expect(sim.requests.at(-1)!.bodyBytes).toBeGreaterThan(50 * 1024 * 1024);
 
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: sim.port, method: 'POST', path: '/v1/chat/completions', headers: { ...auth, 'content-length': String(65 * 1024 * 1024) } });
+      const req = request({
+        host: '127.0.0.1',
+        port: sim.port,
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers: { ...auth, 'content-length': String(65 * 1024 * 1024) },
+      });
       req.on('response', (res) => {
         resolve(res.statusCode ?? 0);
         res.resume();

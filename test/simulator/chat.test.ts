@@ -12,7 +12,10 @@ const weather = {
   type: 'function' as const,
   function: {
     name: 'get_weather',
-    parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' }, unit: { type: 'string', enum: ['c', 'f'] } } },
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string' }, days: { type: 'integer' }, unit: { type: 'string', enum: ['c', 'f'] } },
+    },
   },
 };
 
@@ -24,7 +27,12 @@ describe('POST /v1/chat/completions', () => {
     expect(a.choices[0]!.message.content).toBe('Echo: Hello there');
     expect(b.choices[0]!.message.content).toBe(a.choices[0]!.message.content);
     expect(a.choices[0]!.finish_reason).toBe('stop');
-    expect(a.usage).toEqual({ prompt_tokens: 4, completion_tokens: 5, total_tokens: 9, prompt_tokens_details: { cached_tokens: 0 } });
+    expect(a.usage).toEqual({
+      prompt_tokens: 4,
+      completion_tokens: 5,
+      total_tokens: 9,
+      prompt_tokens_details: { cached_tokens: 0 },
+    });
     expect(a.id).not.toBe(b.id);
   });
 
@@ -48,7 +56,12 @@ describe('POST /v1/chat/completions', () => {
     expect(deltas.length).toBeGreaterThanOrEqual(3);
     expect(deltas.join('')).toBe('Echo: Hello there');
     expect(finish).toBe('stop');
-    expect(usage).toEqual({ prompt_tokens: 4, completion_tokens: 5, total_tokens: 9, prompt_tokens_details: { cached_tokens: 0 } });
+    expect(usage).toEqual({
+      prompt_tokens: 4,
+      completion_tokens: 5,
+      total_tokens: 9,
+      prompt_tokens_details: { cached_tokens: 0 },
+    });
   });
 
   it('works with the SDK stream helper', async () => {
@@ -68,13 +81,20 @@ describe('POST /v1/chat/completions', () => {
   });
 
   it('x-sim-response-bytes pads the reply', async () => {
-    const r = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, { headers: { 'x-sim-response-bytes': '5000' } });
+    const r = await openai(sim).chat.completions.create(
+      { model: 'gpt-4o-mini', messages: hello },
+      { headers: { 'x-sim-response-bytes': '5000' } },
+    );
     expect(Buffer.byteLength(r.choices[0]!.message.content!)).toBe(5000);
     expect(r.choices[0]!.message.content!.startsWith('Echo: Hello there')).toBe(true);
   });
 
   it('small max_tokens ends with finish_reason length', async () => {
-    const r = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'a long question about many things' }], max_tokens: 2 });
+    const r = await openai(sim).chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'a long question about many things' }],
+      max_tokens: 2,
+    });
     expect(r.choices[0]!.finish_reason).toBe('length');
     expect(r.choices[0]!.message.content).toBe('Echo: a ');
   });
@@ -87,12 +107,19 @@ describe('POST /v1/chat/completions', () => {
 
   it('a model marked "reasoning" in the fixture thinks first in reasoning_content, as DeepSeek does', async () => {
     const client = openai(sim, KEYS.chatOnly);
-    const c = await client.chat.completions.create({ model: 'deepseek-reasoner', messages: [{ role: 'user', content: 'Hi there' }] });
-    const msg = c.choices[0]!.message as typeof c.choices[0]['message'] & { reasoning_content?: string };
+    const c = await client.chat.completions.create({
+      model: 'deepseek-reasoner',
+      messages: [{ role: 'user', content: 'Hi there' }],
+    });
+    const msg = c.choices[0]!.message as (typeof c.choices)[0]['message'] & { reasoning_content?: string };
     expect(msg.reasoning_content).toBe('Thinking about: Hi there');
     expect(msg.content).toBe('Echo: Hi there');
     expect(c.usage?.completion_tokens_details?.reasoning_tokens).toBeGreaterThan(0);
-    const stream = await client.chat.completions.create({ model: 'deepseek-reasoner', messages: [{ role: 'user', content: 'Hi there' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'deepseek-reasoner',
+      messages: [{ role: 'user', content: 'Hi there' }],
+      stream: true,
+    });
     const order: string[] = [];
     for await (const ch of stream) {
       const d = ch.choices[0]?.delta as { content?: string | null; reasoning_content?: string } | undefined;
@@ -102,13 +129,20 @@ describe('POST /v1/chat/completions', () => {
     expect(order.indexOf('content')).toBeGreaterThan(order.lastIndexOf('reasoning'));
     expect(order.filter((o) => o === 'reasoning').length).toBeGreaterThan(1);
     // Other models do not think.
-    const plain = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi there' }] });
+    const plain = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Hi there' }],
+    });
     expect(plain.choices[0]!.message).not.toHaveProperty('reasoning_content');
   });
 
   it('tools round trip: a tool call, then text that includes the tool result', async () => {
     const client = openai(sim);
-    const first = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Use get_weather: Paris?' }], tools: [weather] });
+    const first = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Use get_weather: Paris?' }],
+      tools: [weather],
+    });
     const choice = first.choices[0]!;
     expect(choice.finish_reason).toBe('tool_calls');
     const call = choice.message.tool_calls![0]!;
@@ -131,28 +165,62 @@ describe('POST /v1/chat/completions', () => {
   });
 
   it('under auto, calls only a tool the user names (an agent demo never gets a shell call built from its prompt)', async () => {
-    const bash = { type: 'function' as const, function: { name: 'Bash', parameters: { type: 'object', properties: { command: { type: 'string' } } } } };
-    const plain = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'delete the temp files' }], tools: [bash, weather] });
+    const bash = {
+      type: 'function' as const,
+      function: { name: 'Bash', parameters: { type: 'object', properties: { command: { type: 'string' } } } },
+    };
+    const plain = await openai(sim).chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'delete the temp files' }],
+      tools: [bash, weather],
+    });
     expect(plain.choices[0]!.finish_reason).toBe('stop');
     expect(plain.choices[0]!.message.tool_calls ?? []).toEqual([]);
     expect(plain.choices[0]!.message.content).toBe('Echo: delete the temp files');
-    const required = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], tools: [bash, weather], tool_choice: 'required' });
+    const required = await openai(sim).chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [bash, weather],
+      tool_choice: 'required',
+    });
     // Forced to call something the user did not name: never the command runner.
-    expect(required.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type))).toEqual(['get_weather']);
-    const onlyBash = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], tools: [bash], tool_choice: 'required' });
-    expect(onlyBash.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type))).toEqual(['Bash']);
+    expect(
+      required.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type)),
+    ).toEqual(['get_weather']);
+    const onlyBash = await openai(sim).chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [bash],
+      tool_choice: 'required',
+    });
+    expect(
+      onlyBash.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type)),
+    ).toEqual(['Bash']);
     // Whole words only: "rebash" names no tool.
-    const partial = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'rebash the get_weathers' }], tools: [bash, weather] });
+    const partial = await openai(sim).chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'rebash the get_weathers' }],
+      tools: [bash, weather],
+    });
     expect(partial.choices[0]!.message.tool_calls ?? []).toEqual([]);
-    const named = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'GET_WEATHER please' }], tools: [bash, weather] });
-    expect(named.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type))).toEqual(['get_weather']);
+    const named = await openai(sim).chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'GET_WEATHER please' }],
+      tools: [bash, weather],
+    });
+    expect(
+      named.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type)),
+    ).toEqual(['get_weather']);
   });
 
   it('streams a tool call with arguments split across chunks', async () => {
     const stream = await openai(sim).chat.completions.create({
       model: 'gpt-4o-mini',
       messages: [{ role: 'user', content: 'Weather in Rome?' }],
-      tools: [weather, { type: 'function', function: { name: 'other', parameters: { type: 'object', properties: {} } } }],
+      tools: [
+        weather,
+        { type: 'function', function: { name: 'other', parameters: { type: 'object', properties: {} } } },
+      ],
       tool_choice: { type: 'function', function: { name: 'other' } },
       stream: true,
     });
@@ -174,7 +242,11 @@ describe('POST /v1/chat/completions', () => {
   });
 
   it('the stream helper accumulates a tool call', async () => {
-    const runner = openai(sim).chat.completions.stream({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'get_weather for Berlin' }], tools: [weather] });
+    const runner = openai(sim).chat.completions.stream({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'get_weather for Berlin' }],
+      tools: [weather],
+    });
     const final = await runner.finalChatCompletion();
     const call = final.choices[0]!.message.tool_calls![0]!;
     if (call.type !== 'function') throw new Error('not a function call');

@@ -48,13 +48,21 @@ describe('loopgate simulate', () => {
   it('a bad fixture file is a config error with a clear message', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lg-sim-cli-'));
     const file = join(dir, 'bad.json');
-    writeFileSync(file, JSON.stringify({ groups: { g: { protocols: ['chat'], models: ['m'] } }, keys: [{ key: 'k-1', group: 'x', status: 'active', balance: 1 }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        groups: { g: { protocols: ['chat'], models: ['m'] } },
+        keys: [{ key: 'k-1', group: 'x', status: 'active', balance: 1 }],
+      }),
+    );
     const { io, out, err } = fakeIo();
     expect(await runSimulate(['--fixture', file], io, async () => undefined)).toBe(EXIT.config);
     expect(out).toEqual([]);
     expect(err[0]).toContain('keys[0].group');
     const missing = fakeIo();
-    expect(await runSimulate(['--fixture', join(dir, 'nope.json')], missing.io, async () => undefined)).toBe(EXIT.config);
+    expect(await runSimulate(['--fixture', join(dir, 'nope.json')], missing.io, async () => undefined)).toBe(
+      EXIT.config,
+    );
     expect(missing.err[0]).toContain('nope.json');
   });
 
@@ -94,9 +102,13 @@ simulateCommand.run(process.argv.slice(2), { out: (l) => process.stdout.write(l 
     try {
       const url = await waitFor(() => {
         if (child.exitCode !== null) throw new Error(`exited early: ${stderr}`);
-        return /Try: curl/.test(stdout) && stdout.endsWith('\n') ? /Simulator listening on (\S+)\n/.exec(stdout)?.[1] : undefined;
+        return /Try: curl/.test(stdout) && stdout.endsWith('\n')
+          ? /Simulator listening on (\S+)\n/.exec(stdout)?.[1]
+          : undefined;
       });
-      const res = await fetch(url + '/v1/models', { headers: { authorization: `Bearer ${/Bearer (\S+)"/.exec(stdout)?.[1]}` } });
+      const res = await fetch(url + '/v1/models', {
+        headers: { authorization: `Bearer ${/Bearer (\S+)"/.exec(stdout)?.[1]}` },
+      });
       expect(res.status).toBe(200);
       child.kill('SIGTERM');
       expect(await exit).toBe(0);

@@ -37,13 +37,17 @@ async function anthropicError(p: Promise<unknown>, cls: new (...a: any[]) => Err
 
 const chat = (key: string, body: Record<string, unknown> = {}) =>
   openai(sim, key).chat.completions.create({ model: 'gpt-4o-mini', messages: hello, ...body } as any);
-const responses = (key: string, body: Record<string, unknown> = {}) => openai(sim, key).responses.create({ model: 'gpt-4o-mini', input: 'hi', ...body } as any);
+const responses = (key: string, body: Record<string, unknown> = {}) =>
+  openai(sim, key).responses.create({ model: 'gpt-4o-mini', input: 'hi', ...body } as any);
 const models = (key: string) => openai(sim, key).models.list();
 const messages = (key: string, body: Record<string, unknown> = {}) =>
   anthropic(sim, key).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: hello, ...body } as any);
 
 describe('401 authentication', () => {
-  for (const [name, key] of [['unknown', 'sk-demo-nobody-000000000000000000000'], ['disabled', KEYS.disabled]] as const) {
+  for (const [name, key] of [
+    ['unknown', 'sk-demo-nobody-000000000000000000000'],
+    ['disabled', KEYS.disabled],
+  ] as const) {
     it(`${name} key on every route`, async () => {
       await openaiError(chat(key), OpenAI.AuthenticationError, 'invalid_api_key', 'authentication_error');
       await openaiError(responses(key), OpenAI.AuthenticationError, 'invalid_api_key', 'authentication_error');
@@ -53,7 +57,13 @@ describe('401 authentication', () => {
   }
 
   it('missing and malformed Authorization headers', async () => {
-    const cases: Array<Record<string, string>> = [{}, { authorization: 'Bearer' }, { authorization: 'Basic dXNlcjpwYXNz' }, { authorization: KEYS.main }, { authorization: `Bearer ${KEYS.main} extra` }];
+    const cases: Array<Record<string, string>> = [
+      {},
+      { authorization: 'Bearer' },
+      { authorization: 'Basic dXNlcjpwYXNz' },
+      { authorization: KEYS.main },
+      { authorization: `Bearer ${KEYS.main} extra` },
+    ];
     for (const headers of cases) {
       const res = await raw(sim, '/v1/models', { headers });
       expect(res.status, JSON.stringify(headers)).toBe(401);
@@ -79,26 +89,54 @@ describe('403 permission and quota', () => {
   });
 
   it('balance ≤ 0: insufficient_user_quota', async () => {
-    await openaiError(chat(KEYS.noBalance), OpenAI.PermissionDeniedError, 'insufficient_user_quota', 'insufficient_quota');
-    await openaiError(responses(KEYS.noBalance), OpenAI.PermissionDeniedError, 'insufficient_user_quota', 'insufficient_quota');
+    await openaiError(
+      chat(KEYS.noBalance),
+      OpenAI.PermissionDeniedError,
+      'insufficient_user_quota',
+      'insufficient_quota',
+    );
+    await openaiError(
+      responses(KEYS.noBalance),
+      OpenAI.PermissionDeniedError,
+      'insufficient_user_quota',
+      'insufficient_quota',
+    );
   });
 
   it('a model outside the key model list: access_denied', async () => {
-    const err = await openaiError(chat(KEYS.narrow, { model: 'gpt-4.1' }), OpenAI.PermissionDeniedError, 'access_denied', 'permission_error');
+    const err = await openaiError(
+      chat(KEYS.narrow, { model: 'gpt-4.1' }),
+      OpenAI.PermissionDeniedError,
+      'access_denied',
+      'permission_error',
+    );
     expect(err.param).toBe('model');
-    await openaiError(responses(KEYS.narrow, { model: 'gpt-4.1' }), OpenAI.PermissionDeniedError, 'access_denied', 'permission_error');
+    await openaiError(
+      responses(KEYS.narrow, { model: 'gpt-4.1' }),
+      OpenAI.PermissionDeniedError,
+      'access_denied',
+      'permission_error',
+    );
   });
 
   it('Anthropic envelope uses the relay code as error.type', async () => {
-    const f = { groups: { g: { protocols: ['messages'], models: ['claude-x'] } }, keys: [
-      { key: 'sk-demo-r-0000000000000000000000', group: 'g', status: 'restricted', balance: 1 },
-      { key: 'sk-demo-q-0000000000000000000000', group: 'g', status: 'active', balance: 0 },
-    ] };
+    const f = {
+      groups: { g: { protocols: ['messages'], models: ['claude-x'] } },
+      keys: [
+        { key: 'sk-demo-r-0000000000000000000000', group: 'g', status: 'restricted', balance: 1 },
+        { key: 'sk-demo-q-0000000000000000000000', group: 'g', status: 'active', balance: 0 },
+      ],
+    };
     const own = await start({ fixture: f as any });
     try {
-      const c = (key: string) => anthropic(own, key).messages.create({ model: 'claude-x', max_tokens: 5, messages: hello });
+      const c = (key: string) =>
+        anthropic(own, key).messages.create({ model: 'claude-x', max_tokens: 5, messages: hello });
       await anthropicError(c('sk-demo-r-0000000000000000000000'), Anthropic.PermissionDeniedError, 'access_denied');
-      await anthropicError(c('sk-demo-q-0000000000000000000000'), Anthropic.PermissionDeniedError, 'insufficient_user_quota');
+      await anthropicError(
+        c('sk-demo-q-0000000000000000000000'),
+        Anthropic.PermissionDeniedError,
+        'insufficient_user_quota',
+      );
     } finally {
       await own.close();
     }
@@ -108,12 +146,22 @@ describe('403 permission and quota', () => {
 describe('404 address and protocol', () => {
   it('a duplicated /v1 gives invalid_url with the method and path', async () => {
     const client = new OpenAI({ apiKey: KEYS.main, baseURL: `${sim.baseUrl}/v1`, maxRetries: 0 });
-    const err = await openaiError(client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello }), OpenAI.NotFoundError, 'invalid_url', 'invalid_request_error');
+    const err = await openaiError(
+      client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello }),
+      OpenAI.NotFoundError,
+      'invalid_url',
+      'invalid_request_error',
+    );
     expect(err.error.message).toMatch(/^Invalid URL \(POST \/v1\/v1\/chat\/completions\) \(request id: /);
   });
 
   it('unknown paths and methods, even without a key', async () => {
-    for (const [method, path] of [['GET', '/v1/chat/completions'], ['POST', '/chat/completions'], ['GET', '/'], ['DELETE', '/v1/models']]) {
+    for (const [method, path] of [
+      ['GET', '/v1/chat/completions'],
+      ['POST', '/chat/completions'],
+      ['GET', '/'],
+      ['DELETE', '/v1/models'],
+    ]) {
       const res = await raw(sim, path!, { method });
       expect(res.status).toBe(404);
       const body = (await res.json()) as { error: { code: string; message: string } };
@@ -123,61 +171,191 @@ describe('404 address and protocol', () => {
   });
 
   it('Anthropic client with a prefix ending in /v1: invalid_url in the Anthropic envelope', async () => {
-    await anthropicError(anthropic(sim, KEYS.claude, { baseURL: `${sim.url}/v1` }).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 5, messages: hello }), Anthropic.NotFoundError, 'invalid_url');
+    await anthropicError(
+      anthropic(sim, KEYS.claude, { baseURL: `${sim.url}/v1` }).messages.create({
+        model: 'claude-sonnet-4-6',
+        max_tokens: 5,
+        messages: hello,
+      }),
+      Anthropic.NotFoundError,
+      'invalid_url',
+    );
   });
 
   it('a protocol the group lacks: endpoint_not_supported naming the fallback', async () => {
-    const err = await openaiError(responses(KEYS.claude, { model: 'claude-sonnet-4-6' }), OpenAI.NotFoundError, 'endpoint_not_supported', 'invalid_request_error');
+    const err = await openaiError(
+      responses(KEYS.claude, { model: 'claude-sonnet-4-6' }),
+      OpenAI.NotFoundError,
+      'endpoint_not_supported',
+      'invalid_request_error',
+    );
     expect(err.message).toContain('/v1/chat/completions');
     expect(err.message).toContain('Responses');
-    await openaiError(responses(KEYS.chatOnly), OpenAI.NotFoundError, 'endpoint_not_supported', 'invalid_request_error');
-    const a = await anthropicError(messages(KEYS.main, { model: 'gpt-4o-mini' }), Anthropic.NotFoundError, 'endpoint_not_supported');
+    await openaiError(
+      responses(KEYS.chatOnly),
+      OpenAI.NotFoundError,
+      'endpoint_not_supported',
+      'invalid_request_error',
+    );
+    const a = await anthropicError(
+      messages(KEYS.main, { model: 'gpt-4o-mini' }),
+      Anthropic.NotFoundError,
+      'endpoint_not_supported',
+    );
     expect(a.error.error.message).toContain('/v1/chat/completions');
   });
 });
 
 describe('503 model_not_found', () => {
   it('a model outside the group', async () => {
-    const err = await openaiError(chat(KEYS.main, { model: 'claude-sonnet-4-6' }), OpenAI.InternalServerError, 'model_not_found', 'invalid_request_error');
+    const err = await openaiError(
+      chat(KEYS.main, { model: 'claude-sonnet-4-6' }),
+      OpenAI.InternalServerError,
+      'model_not_found',
+      'invalid_request_error',
+    );
     expect(err.status).toBe(503);
-    await openaiError(responses(KEYS.main, { model: 'gpt-9' }), OpenAI.InternalServerError, 'model_not_found', 'invalid_request_error');
-    await anthropicError(messages(KEYS.claude, { model: 'gpt-4o-mini' }), Anthropic.InternalServerError, 'model_not_found');
+    await openaiError(
+      responses(KEYS.main, { model: 'gpt-9' }),
+      OpenAI.InternalServerError,
+      'model_not_found',
+      'invalid_request_error',
+    );
+    await anthropicError(
+      messages(KEYS.claude, { model: 'gpt-4o-mini' }),
+      Anthropic.InternalServerError,
+      'model_not_found',
+    );
   });
 });
 
 describe('400 bad request', () => {
   it('missing model, messages and input', async () => {
-    expect((await openaiError(chat(KEYS.main, { model: undefined }), OpenAI.BadRequestError, 'invalid_request', 'invalid_request_error')).param).toBe('model');
-    expect((await openaiError(chat(KEYS.main, { messages: undefined }), OpenAI.BadRequestError, 'invalid_request', 'invalid_request_error')).param).toBe('messages');
-    expect((await openaiError(responses(KEYS.main, { input: undefined }), OpenAI.BadRequestError, 'invalid_request', 'invalid_request_error')).param).toBe('input');
-    await anthropicError(messages(KEYS.claude, { messages: undefined }), Anthropic.BadRequestError, 'invalid_request_error');
+    expect(
+      (
+        await openaiError(
+          chat(KEYS.main, { model: undefined }),
+          OpenAI.BadRequestError,
+          'invalid_request',
+          'invalid_request_error',
+        )
+      ).param,
+    ).toBe('model');
+    expect(
+      (
+        await openaiError(
+          chat(KEYS.main, { messages: undefined }),
+          OpenAI.BadRequestError,
+          'invalid_request',
+          'invalid_request_error',
+        )
+      ).param,
+    ).toBe('messages');
+    expect(
+      (
+        await openaiError(
+          responses(KEYS.main, { input: undefined }),
+          OpenAI.BadRequestError,
+          'invalid_request',
+          'invalid_request_error',
+        )
+      ).param,
+    ).toBe('input');
+    await anthropicError(
+      messages(KEYS.claude, { messages: undefined }),
+      Anthropic.BadRequestError,
+      'invalid_request_error',
+    );
   });
 
   it('wrong field types name the field', async () => {
-    expect((await openaiError(chat(KEYS.main, { temperature: 'hot' }), OpenAI.BadRequestError, 'invalid_request', 'invalid_request_error')).param).toBe('temperature');
-    expect((await openaiError(chat(KEYS.main, { messages: 'hi' }), OpenAI.BadRequestError, 'invalid_request', 'invalid_request_error')).param).toBe('messages');
-    expect((await openaiError(chat(KEYS.main, { model: 42 }), OpenAI.BadRequestError, 'invalid_request', 'invalid_request_error')).param).toBe('model');
-    expect((await openaiError(responses(KEYS.main, { input: 7 }), OpenAI.BadRequestError, 'invalid_request', 'invalid_request_error')).param).toBe('input');
-    await anthropicError(messages(KEYS.claude, { max_tokens: 'many' }), Anthropic.BadRequestError, 'invalid_request_error');
+    expect(
+      (
+        await openaiError(
+          chat(KEYS.main, { temperature: 'hot' }),
+          OpenAI.BadRequestError,
+          'invalid_request',
+          'invalid_request_error',
+        )
+      ).param,
+    ).toBe('temperature');
+    expect(
+      (
+        await openaiError(
+          chat(KEYS.main, { messages: 'hi' }),
+          OpenAI.BadRequestError,
+          'invalid_request',
+          'invalid_request_error',
+        )
+      ).param,
+    ).toBe('messages');
+    expect(
+      (
+        await openaiError(
+          chat(KEYS.main, { model: 42 }),
+          OpenAI.BadRequestError,
+          'invalid_request',
+          'invalid_request_error',
+        )
+      ).param,
+    ).toBe('model');
+    expect(
+      (
+        await openaiError(
+          responses(KEYS.main, { input: 7 }),
+          OpenAI.BadRequestError,
+          'invalid_request',
+          'invalid_request_error',
+        )
+      ).param,
+    ).toBe('input');
+    await anthropicError(
+      messages(KEYS.claude, { max_tokens: 'many' }),
+      Anthropic.BadRequestError,
+      'invalid_request_error',
+    );
   });
 
   it('an unsupported parameter is named in param and message', async () => {
     // The default fixture's group refuses n (its channels have no n > 1).
-    const err = await openaiError(chat(KEYS.main, { n: 2 }), OpenAI.BadRequestError, 'unsupported_parameter', 'invalid_request_error');
+    const err = await openaiError(
+      chat(KEYS.main, { n: 2 }),
+      OpenAI.BadRequestError,
+      'unsupported_parameter',
+      'invalid_request_error',
+    );
     expect(err.param).toBe('n');
     expect(err.message).toContain("'n'");
     // ...and o4-mini's channel refuses temperature, as reasoning models do.
-    const o4 = await openaiError(chat(KEYS.main, { model: 'o4-mini', temperature: 0.2 }), OpenAI.BadRequestError, 'unsupported_parameter', 'invalid_request_error');
+    const o4 = await openaiError(
+      chat(KEYS.main, { model: 'o4-mini', temperature: 0.2 }),
+      OpenAI.BadRequestError,
+      'unsupported_parameter',
+      'invalid_request_error',
+    );
     expect(o4.param).toBe('temperature');
-    const r = await openaiError(responses(KEYS.main, { messages: [] }), OpenAI.BadRequestError, 'unsupported_parameter', 'invalid_request_error');
+    const r = await openaiError(
+      responses(KEYS.main, { messages: [] }),
+      OpenAI.BadRequestError,
+      'unsupported_parameter',
+      'invalid_request_error',
+    );
     expect(r.param).toBe('messages');
-    const a = await anthropicError(messages(KEYS.claude, { response_format: { type: 'json' } }), Anthropic.BadRequestError, 'unsupported_parameter');
+    const a = await anthropicError(
+      messages(KEYS.claude, { response_format: { type: 'json' } }),
+      Anthropic.BadRequestError,
+      'unsupported_parameter',
+    );
     expect(a.error.error.message).toContain("'response_format'");
   });
 
   it('invalid JSON and a non-object body', async () => {
     const post = (body: string) =>
-      raw(sim, '/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${KEYS.main}`, 'content-type': 'application/json' }, body });
+      raw(sim, '/v1/chat/completions', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEYS.main}`, 'content-type': 'application/json' },
+        body,
+      });
     const bad = await post('{"model": "gpt-4o-mini", "messages": [sk-demo-leak-000000000000');
     expect(bad.status).toBe(400);
     const b1 = (await bad.json()) as { error: { code: string; message: string } };
@@ -222,7 +400,11 @@ describe('429 rate limit', () => {
 describe('order of checks', () => {
   it('route before auth, auth before body, body before protocol, protocol before model', async () => {
     expect((await raw(sim, '/v1/v1/models')).status).toBe(404);
-    const restrictedBadJson = await raw(sim, '/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${KEYS.restricted}`, 'content-type': 'application/json' }, body: '{' });
+    const restrictedBadJson = await raw(sim, '/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEYS.restricted}`, 'content-type': 'application/json' },
+      body: '{',
+    });
     expect(restrictedBadJson.status).toBe(403);
     const err = await rejection(responses(KEYS.claude, { model: 'nope', messages: [] }));
     expect(err.status).toBe(400);
@@ -250,13 +432,41 @@ describe('tool_choice naming a missing tool', () => {
 describe('error rows with stream: true', () => {
   it('are answered as JSON errors before any event', async () => {
     const s = { stream: true };
-    await openaiError(chat('sk-demo-nobody-000000000000000000000', s), OpenAI.AuthenticationError, 'invalid_api_key', 'authentication_error');
+    await openaiError(
+      chat('sk-demo-nobody-000000000000000000000', s),
+      OpenAI.AuthenticationError,
+      'invalid_api_key',
+      'authentication_error',
+    );
     await openaiError(responses(KEYS.restricted, s), OpenAI.PermissionDeniedError, 'access_denied', 'permission_error');
-    await openaiError(responses(KEYS.claude, { ...s, model: 'claude-sonnet-4-6' }), OpenAI.NotFoundError, 'endpoint_not_supported', 'invalid_request_error');
-    await openaiError(chat(KEYS.main, { ...s, model: 'nope' }), OpenAI.InternalServerError, 'model_not_found', 'invalid_request_error');
-    await openaiError(responses(KEYS.main, { ...s, messages: [] }), OpenAI.BadRequestError, 'unsupported_parameter', 'invalid_request_error');
+    await openaiError(
+      responses(KEYS.claude, { ...s, model: 'claude-sonnet-4-6' }),
+      OpenAI.NotFoundError,
+      'endpoint_not_supported',
+      'invalid_request_error',
+    );
+    await openaiError(
+      chat(KEYS.main, { ...s, model: 'nope' }),
+      OpenAI.InternalServerError,
+      'model_not_found',
+      'invalid_request_error',
+    );
+    await openaiError(
+      responses(KEYS.main, { ...s, messages: [] }),
+      OpenAI.BadRequestError,
+      'unsupported_parameter',
+      'invalid_request_error',
+    );
     await anthropicError(messages(KEYS.disabled, s), Anthropic.AuthenticationError, 'authentication_error');
-    await anthropicError(messages(KEYS.claude, { ...s, model: 'nope' }), Anthropic.InternalServerError, 'model_not_found');
-    await anthropicError(messages(KEYS.claude, { ...s, response_format: { type: 'json_object' } }), Anthropic.BadRequestError, 'unsupported_parameter');
+    await anthropicError(
+      messages(KEYS.claude, { ...s, model: 'nope' }),
+      Anthropic.InternalServerError,
+      'model_not_found',
+    );
+    await anthropicError(
+      messages(KEYS.claude, { ...s, response_format: { type: 'json_object' } }),
+      Anthropic.BadRequestError,
+      'unsupported_parameter',
+    );
   });
 });

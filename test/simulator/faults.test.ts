@@ -35,7 +35,9 @@ describe('status faults', () => {
         expect(err.code).toBe(code);
         if (f === '429') expect(err.headers.get('retry-after')).toBe('1');
       }
-      const a = await rejection(anthropic(sim).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello }, fault(f)));
+      const a = await rejection(
+        anthropic(sim).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello }, fault(f)),
+      );
       expect(a).toBeInstanceOf(f === '429' ? Anthropic.RateLimitError : Anthropic.InternalServerError);
       expect(a.error.error.type).toBe(anthropicType);
     });
@@ -46,17 +48,30 @@ describe('stalls', () => {
   it('stall-headers: no answer until the client gives up', async () => {
     sim.clearRequests();
     const t0 = Date.now();
-    const err = await rejection(openai(sim, KEYS.main, { timeout: 300 }).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, fault('stall-headers')));
+    const err = await rejection(
+      openai(sim, KEYS.main, { timeout: 300 }).chat.completions.create(
+        { model: 'gpt-4o-mini', messages: hello },
+        fault('stall-headers'),
+      ),
+    );
     expect(err).toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
     expect(sim.requests.at(-1)?.status).toBe(0);
-    const a = await rejection(anthropic(sim, KEYS.claude, { timeout: 300 }).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello }, fault('stall-headers')));
+    const a = await rejection(
+      anthropic(sim, KEYS.claude, { timeout: 300 }).messages.create(
+        { model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello },
+        fault('stall-headers'),
+      ),
+    );
     expect(a).toBeInstanceOf(Anthropic.APIConnectionTimeoutError);
   });
 
   it('stall-body on a stream: the first event arrives, then nothing', async () => {
     const ac = new AbortController();
-    const stream = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello, stream: true }, { ...fault('stall-body'), signal: ac.signal });
+    const stream = await openai(sim).chat.completions.create(
+      { model: 'gpt-4o-mini', messages: hello, stream: true },
+      { ...fault('stall-body'), signal: ac.signal },
+    );
     const got: unknown[] = [];
     let timer: NodeJS.Timeout | undefined;
     const t0 = Date.now();
@@ -74,7 +89,12 @@ describe('stalls', () => {
     const ac = new AbortController();
     const t0 = Date.now();
     const timer = setTimeout(() => ac.abort(), 300);
-    const err = await rejection(openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, { ...fault('stall-body'), signal: ac.signal }));
+    const err = await rejection(
+      openai(sim).chat.completions.create(
+        { model: 'gpt-4o-mini', messages: hello },
+        { ...fault('stall-body'), signal: ac.signal },
+      ),
+    );
     clearTimeout(timer);
     expect(err.name).toMatch(/Abort/);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
@@ -83,7 +103,10 @@ describe('stalls', () => {
 
   it('responses and messages stall-body also deliver exactly one event', async () => {
     const ac = new AbortController();
-    const s = await openai(sim).responses.create({ model: 'gpt-4o-mini', input: 'hi', stream: true }, { ...fault('stall-body'), signal: ac.signal });
+    const s = await openai(sim).responses.create(
+      { model: 'gpt-4o-mini', input: 'hi', stream: true },
+      { ...fault('stall-body'), signal: ac.signal },
+    );
     const types: string[] = [];
     for await (const ev of s) {
       types.push(ev.type);
@@ -91,7 +114,10 @@ describe('stalls', () => {
     }
     expect(types).toEqual(['response.created']);
     const ac2 = new AbortController();
-    const m = await anthropic(sim).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello, stream: true }, { ...fault('stall-body'), signal: ac2.signal });
+    const m = await anthropic(sim).messages.create(
+      { model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello, stream: true },
+      { ...fault('stall-body'), signal: ac2.signal },
+    );
     const mt: string[] = [];
     for await (const ev of m) {
       mt.push(ev.type);
@@ -103,15 +129,25 @@ describe('stalls', () => {
 
 describe('resets', () => {
   it('reset-before-headers: a connection error, not a response', async () => {
-    const err = await rejection(openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, fault('reset-before-headers')));
+    const err = await rejection(
+      openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, fault('reset-before-headers')),
+    );
     expect(err).toBeInstanceOf(OpenAI.APIConnectionError);
-    const a = await rejection(anthropic(sim).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello }, fault('reset-before-headers')));
+    const a = await rejection(
+      anthropic(sim).messages.create(
+        { model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello },
+        fault('reset-before-headers'),
+      ),
+    );
     expect(a).toBeInstanceOf(Anthropic.APIConnectionError);
     expect(sim.requests.at(-1)?.status).toBe(0);
   });
 
   it('reset-mid-stream: some events, then the stream errors instead of ending cleanly', async () => {
-    const stream = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello, stream: true }, fault('reset-mid-stream'));
+    const stream = await openai(sim).chat.completions.create(
+      { model: 'gpt-4o-mini', messages: hello, stream: true },
+      fault('reset-mid-stream'),
+    );
     const got: unknown[] = [];
     const err = await rejection(
       (async () => {
@@ -120,19 +156,30 @@ describe('resets', () => {
     );
     expect(err).toBeInstanceOf(Error);
     expect(got.length).toBe(3);
-    await expect(openai(sim).responses.stream({ model: 'gpt-4o-mini', input: 'hi' }, fault('reset-mid-stream')).finalResponse()).rejects.toThrow();
-    await expect(anthropic(sim).messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello }, fault('reset-mid-stream')).finalMessage()).rejects.toThrow();
+    await expect(
+      openai(sim).responses.stream({ model: 'gpt-4o-mini', input: 'hi' }, fault('reset-mid-stream')).finalResponse(),
+    ).rejects.toThrow();
+    await expect(
+      anthropic(sim)
+        .messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello }, fault('reset-mid-stream'))
+        .finalMessage(),
+    ).rejects.toThrow();
   });
 
   it('reset-mid-stream on a JSON reply: the body is cut', async () => {
-    const err = await rejection(openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, fault('reset-mid-stream')));
+    const err = await rejection(
+      openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, fault('reset-mid-stream')),
+    );
     expect(err).toBeInstanceOf(Error);
   });
 });
 
 describe('error-event-mid-stream', () => {
   it('chat: an error chunk after a few events raises APIError', async () => {
-    const stream = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello, stream: true }, fault('error-event-mid-stream'));
+    const stream = await openai(sim).chat.completions.create(
+      { model: 'gpt-4o-mini', messages: hello, stream: true },
+      fault('error-event-mid-stream'),
+    );
     let n = 0;
     const err = await rejection(
       (async () => {
@@ -145,19 +192,32 @@ describe('error-event-mid-stream', () => {
   });
 
   it('responses: the error event raises APIError from the stream helper', async () => {
-    const err = await rejection(openai(sim).responses.stream({ model: 'gpt-4o-mini', input: 'hi' }, fault('error-event-mid-stream')).finalResponse());
+    const err = await rejection(
+      openai(sim)
+        .responses.stream({ model: 'gpt-4o-mini', input: 'hi' }, fault('error-event-mid-stream'))
+        .finalResponse(),
+    );
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect(err.code).toBe('server_error');
   });
 
   it('messages: the error event raises APIError with the Anthropic type', async () => {
-    const err = await rejection(anthropic(sim).messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello }, fault('error-event-mid-stream')).finalMessage());
+    const err = await rejection(
+      anthropic(sim)
+        .messages.stream(
+          { model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello },
+          fault('error-event-mid-stream'),
+        )
+        .finalMessage(),
+    );
     expect(err).toBeInstanceOf(Anthropic.APIError);
     expect(err.error.error.type).toBe('api_error');
   });
 
   it('on a non-stream request it is a 500', async () => {
-    const err = await rejection(openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, fault('error-event-mid-stream')));
+    const err = await rejection(
+      openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, fault('error-event-mid-stream')),
+    );
     expect(err).toBeInstanceOf(OpenAI.InternalServerError);
   });
 });
@@ -176,18 +236,33 @@ describe('shaping headers', () => {
   });
 
   it('a bad x-sim-* value is a 400 naming the header', async () => {
-    const err = await rejection(openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, fault('explode')));
+    const err = await rejection(
+      openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, fault('explode')),
+    );
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(err.param).toBe('x-sim-fault');
-    const e2 = await rejection(openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, { headers: { 'x-sim-chunks': '-3' } }));
+    const e2 = await rejection(
+      openai(sim).chat.completions.create(
+        { model: 'gpt-4o-mini', messages: hello },
+        { headers: { 'x-sim-chunks': '-3' } },
+      ),
+    );
     expect(e2.param).toBe('x-sim-chunks');
   });
 
   it('close() ends at once with stalled and slow connections open', async () => {
     const own = await start();
     const ac = new AbortController();
-    const stalled = openai(own).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, { ...fault('stall-headers'), signal: ac.signal }).catch((e: unknown) => e);
-    const slow = await openai(own).chat.completions.create({ model: 'gpt-4o-mini', messages: hello, stream: true }, { headers: { 'x-sim-chunk-delay-ms': '60000' } });
+    const stalled = openai(own)
+      .chat.completions.create(
+        { model: 'gpt-4o-mini', messages: hello },
+        { ...fault('stall-headers'), signal: ac.signal },
+      )
+      .catch((e: unknown) => e);
+    const slow = await openai(own).chat.completions.create(
+      { model: 'gpt-4o-mini', messages: hello, stream: true },
+      { headers: { 'x-sim-chunk-delay-ms': '60000' } },
+    );
     const it = slow[Symbol.asyncIterator]();
     await it.next();
     const deadline = Date.now() + 5000;
@@ -203,13 +278,52 @@ describe('shaping headers', () => {
 
 describe('connection faults on every endpoint and stream mode', () => {
   const calls: Array<[string, (f: string, timeout: number) => Promise<unknown>]> = [
-    ['chat', (f, timeout) => openai(sim, KEYS.main, { timeout }).chat.completions.create({ model: 'gpt-4o-mini', messages: hello }, fault(f))],
-    ['chat stream', (f, timeout) => openai(sim, KEYS.main, { timeout }).chat.completions.create({ model: 'gpt-4o-mini', messages: hello, stream: true }, fault(f))],
-    ['responses', (f, timeout) => openai(sim, KEYS.main, { timeout }).responses.create({ model: 'gpt-4o-mini', input: 'hi' }, fault(f))],
-    ['responses stream', (f, timeout) => openai(sim, KEYS.main, { timeout }).responses.create({ model: 'gpt-4o-mini', input: 'hi', stream: true }, fault(f))],
+    [
+      'chat',
+      (f, timeout) =>
+        openai(sim, KEYS.main, { timeout }).chat.completions.create(
+          { model: 'gpt-4o-mini', messages: hello },
+          fault(f),
+        ),
+    ],
+    [
+      'chat stream',
+      (f, timeout) =>
+        openai(sim, KEYS.main, { timeout }).chat.completions.create(
+          { model: 'gpt-4o-mini', messages: hello, stream: true },
+          fault(f),
+        ),
+    ],
+    [
+      'responses',
+      (f, timeout) =>
+        openai(sim, KEYS.main, { timeout }).responses.create({ model: 'gpt-4o-mini', input: 'hi' }, fault(f)),
+    ],
+    [
+      'responses stream',
+      (f, timeout) =>
+        openai(sim, KEYS.main, { timeout }).responses.create(
+          { model: 'gpt-4o-mini', input: 'hi', stream: true },
+          fault(f),
+        ),
+    ],
     ['models', (f, timeout) => openai(sim, KEYS.main, { timeout }).models.list(fault(f))],
-    ['messages', (f, timeout) => anthropic(sim, KEYS.claude, { timeout }).messages.create({ model: 'claude-haiku-4-5', max_tokens: 9, messages: hello }, fault(f))],
-    ['messages stream', (f, timeout) => anthropic(sim, KEYS.claude, { timeout }).messages.create({ model: 'claude-haiku-4-5', max_tokens: 9, messages: hello, stream: true }, fault(f))],
+    [
+      'messages',
+      (f, timeout) =>
+        anthropic(sim, KEYS.claude, { timeout }).messages.create(
+          { model: 'claude-haiku-4-5', max_tokens: 9, messages: hello },
+          fault(f),
+        ),
+    ],
+    [
+      'messages stream',
+      (f, timeout) =>
+        anthropic(sim, KEYS.claude, { timeout }).messages.create(
+          { model: 'claude-haiku-4-5', max_tokens: 9, messages: hello, stream: true },
+          fault(f),
+        ),
+    ],
   ];
   for (const [name, call] of calls) {
     it(`${name}: stall-headers times out, reset-before-headers is a connection error`, async () => {

@@ -2,10 +2,20 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEMO_KEY, FixtureError, defaultFixture, loadFixture, startSimulator, validateFixture } from '../../proxy/simulator/index.js';
+import {
+  DEMO_KEY,
+  FixtureError,
+  defaultFixture,
+  loadFixture,
+  startSimulator,
+  validateFixture,
+} from '../../proxy/simulator/index.js';
 import { openai } from './helpers.js';
 
-const good = { groups: { g: { protocols: ['chat'], models: ['m1', { id: 'm2', owned_by: 'acme' }] } }, keys: [{ key: 'sk-demo-custom-000000000000000000000', group: 'g', status: 'active', balance: 5 }] };
+const good = {
+  groups: { g: { protocols: ['chat'], models: ['m1', { id: 'm2', owned_by: 'acme' }] } },
+  keys: [{ key: 'sk-demo-custom-000000000000000000000', group: 'g', status: 'active', balance: 5 }],
+};
 
 describe('fixture', () => {
   it('default fixture has the demo groups and keys the team relies on', () => {
@@ -50,7 +60,10 @@ describe('fixture', () => {
     const sim = await startSimulator({ port: 0, fixture: file });
     try {
       const page = await openai(sim, good.keys[0]!.key).models.list();
-      expect(page.data.map((m) => [m.id, m.owned_by])).toEqual([['m1', 'custom'], ['m2', 'acme']]);
+      expect(page.data.map((m) => [m.id, m.owned_by])).toEqual([
+        ['m1', 'custom'],
+        ['m2', 'acme'],
+      ]);
     } finally {
       await sim.close();
     }

@@ -24,11 +24,19 @@ export function start(opts: SimulatorOptions = {}): Promise<Simulator> {
   return startSimulator({ port: 0, ...opts });
 }
 
-export function openai(sim: Simulator, apiKey = KEYS.main, extra: Partial<ConstructorParameters<typeof OpenAI>[0]> = {}): OpenAI {
+export function openai(
+  sim: Simulator,
+  apiKey = KEYS.main,
+  extra: Partial<ConstructorParameters<typeof OpenAI>[0]> = {},
+): OpenAI {
   return new OpenAI({ apiKey, baseURL: sim.baseUrl, maxRetries: 0, timeout: 10_000, ...extra });
 }
 
-export function anthropic(sim: Simulator, apiKey = KEYS.claude, extra: Partial<ConstructorParameters<typeof Anthropic>[0]> = {}): Anthropic {
+export function anthropic(
+  sim: Simulator,
+  apiKey = KEYS.claude,
+  extra: Partial<ConstructorParameters<typeof Anthropic>[0]> = {},
+): Anthropic {
   return new Anthropic({ apiKey, baseURL: sim.url, maxRetries: 0, timeout: 10_000, ...extra });
 }
 

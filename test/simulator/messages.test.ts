@@ -19,7 +19,12 @@ describe('POST /v1/messages', () => {
   });
 
   it('streams message_start … message_stop (stream true)', async () => {
-    const stream = await anthropic(sim).messages.create({ model: 'claude-haiku-4-5', max_tokens: 256, messages: hello, stream: true });
+    const stream = await anthropic(sim).messages.create({
+      model: 'claude-haiku-4-5',
+      max_tokens: 256,
+      messages: hello,
+      stream: true,
+    });
     const types: string[] = [];
     let text = '';
     for await (const ev of stream) {
@@ -34,7 +39,9 @@ describe('POST /v1/messages', () => {
   });
 
   it('messages.stream().finalMessage() accumulates text and usage', async () => {
-    const m = await anthropic(sim).messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 256, messages: hello }).finalMessage();
+    const m = await anthropic(sim)
+      .messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 256, messages: hello })
+      .finalMessage();
     expect(m.content).toEqual([expect.objectContaining({ type: 'text', text: 'Echo: Hello there' })]);
     expect(m.stop_reason).toBe('end_turn');
     expect(m.usage.input_tokens).toBe(4);
@@ -42,7 +49,12 @@ describe('POST /v1/messages', () => {
   });
 
   it('stop_sequences and max_tokens set stop_reason', async () => {
-    const s = await anthropic(sim).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 256, messages: hello, stop_sequences: ['there'] });
+    const s = await anthropic(sim).messages.create({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 256,
+      messages: hello,
+      stop_sequences: ['there'],
+    });
     expect(s.stop_reason).toBe('stop_sequence');
     expect(s.stop_sequence).toBe('there');
     const l = await anthropic(sim).messages.create({ model: 'claude-sonnet-4-6', max_tokens: 1, messages: hello });
@@ -64,7 +76,12 @@ describe('POST /v1/messages/count_tokens', () => {
   it('counts with the same estimate as the replies, and checks the group', async () => {
     const r = await anthropic(sim).messages.countTokens({ model: 'claude-sonnet-4-6', messages: hello });
     expect(r.input_tokens).toBe(4);
-    const err = await anthropic(sim, KEYS.main).messages.countTokens({ model: 'gpt-4o-mini', messages: hello }).then(() => ({ status: 200 }), (e: { status: number }) => e);
+    const err = await anthropic(sim, KEYS.main)
+      .messages.countTokens({ model: 'gpt-4o-mini', messages: hello })
+      .then(
+        () => ({ status: 200 }),
+        (e: { status: number }) => e,
+      );
     expect(err.status).toBe(404);
   });
 });

@@ -13,11 +13,22 @@ describe('GET /v1/models', () => {
   it('lists the group models with owner, fixed created and endpoint types', async () => {
     const page = await openai(sim).models.list();
     const ids = page.data.map((m) => m.id);
-    expect(ids).toEqual(['gpt-4o-mini', 'gpt-4.1', 'gpt-5-mini', 'o4-mini', 'deepseek-chat', 'gpt-6.1-sol', 'qwen3.7-max']);
+    expect(ids).toEqual([
+      'gpt-4o-mini',
+      'gpt-4.1',
+      'gpt-5-mini',
+      'o4-mini',
+      'deepseek-chat',
+      'gpt-6.1-sol',
+      'qwen3.7-max',
+    ]);
     for (const m of page.data) {
       expect(m.object).toBe('model');
       expect(m.created).toBe(1_715_000_000);
-      expect((m as unknown as { supported_endpoint_types: string[] }).supported_endpoint_types).toEqual(['openai', 'openai-response']);
+      expect((m as unknown as { supported_endpoint_types: string[] }).supported_endpoint_types).toEqual([
+        'openai',
+        'openai-response',
+      ]);
     }
     expect(page.data.find((m) => m.id === 'deepseek-chat')?.owned_by).toBe('deepseek');
     expect(page.data.find((m) => m.id === 'gpt-4o-mini')?.owned_by).toBe('openai');
@@ -34,7 +45,10 @@ describe('GET /v1/models', () => {
   it('maps the claude group protocols to openai + anthropic', async () => {
     const page = await openai(sim, KEYS.claude).models.list();
     expect(page.data.map((m) => m.id)).toContain('claude-sonnet-4-6');
-    expect((page.data[0] as unknown as { supported_endpoint_types: string[] }).supported_endpoint_types).toEqual(['openai', 'anthropic']);
+    expect((page.data[0] as unknown as { supported_endpoint_types: string[] }).supported_endpoint_types).toEqual([
+      'openai',
+      'anthropic',
+    ]);
     // Claude's models, and Qwen Code's anthropic-mode default (coder-model) by its own owner.
     expect(page.data.every((m) => m.owned_by === (m.id === 'coder-model' ? 'qwen' : 'anthropic'))).toBe(true);
   });
@@ -46,9 +60,19 @@ describe('GET /v1/models', () => {
 
   it('chat-only group advertises only the openai endpoint type', async () => {
     const page = await openai(sim, KEYS.chatOnly).models.list();
-    expect(page.data.map((m) => m.id)).toEqual(['gpt-4o-mini', 'claude-sonnet-4-6', 'deepseek-reasoner', 'claude-opus-5-5', 'claude-haiku-5-5', 'gpt-6.1-sol', 'qwen3.7-max']);
+    expect(page.data.map((m) => m.id)).toEqual([
+      'gpt-4o-mini',
+      'claude-sonnet-4-6',
+      'deepseek-reasoner',
+      'claude-opus-5-5',
+      'claude-haiku-5-5',
+      'gpt-6.1-sol',
+      'qwen3.7-max',
+    ]);
     expect(page.data[2]).not.toHaveProperty('reasoning'); // a simulator setting, not part of the model object
-    expect((page.data[1] as unknown as { supported_endpoint_types: string[] }).supported_endpoint_types).toEqual(['openai']);
+    expect((page.data[1] as unknown as { supported_endpoint_types: string[] }).supported_endpoint_types).toEqual([
+      'openai',
+    ]);
   });
 
   it('retrieves one model, and 404s a model the key cannot see', async () => {

@@ -49,7 +49,13 @@ beforeAll(async () => {
       // A plain refusal both clients give up on at once (no retry), in the shape each expects.
       const anthropic = (req.url ?? '').startsWith('/v1/messages');
       res.writeHead(400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(anthropic ? { type: 'error', error: { type: 'invalid_request_error', message: 'capture only' } } : { error: { message: 'capture only', type: 'invalid_request_error', code: 'invalid_request' } }));
+      res.end(
+        JSON.stringify(
+          anthropic
+            ? { type: 'error', error: { type: 'invalid_request_error', message: 'capture only' } }
+            : { error: { message: 'capture only', type: 'invalid_request_error', code: 'invalid_request' } },
+        ),
+      );
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -57,13 +63,23 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-function run(command: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+function run(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; out: string }> {
   const home = mkdtempSync(join(tmpdir(), 'loopgate-defaults-'));
   mkdirSync(join(home, '.codex'));
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd: home,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, CODEX_HOME: join(home, '.codex'), NO_COLOR: '1', ...env },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: home,
+        CODEX_HOME: join(home, '.codex'),
+        NO_COLOR: '1',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -92,10 +108,17 @@ function unserved(models: string[], protocol: string): string[] {
 }
 
 function modelsSince(before: number, path: RegExp): string[] {
-  return [...new Set(captured.slice(before).filter((c) => path.test(c.path) && c.model).map((c) => c.model!))];
+  return [
+    ...new Set(
+      captured
+        .slice(before)
+        .filter((c) => path.test(c.path) && c.model)
+        .map((c) => c.model!),
+    ),
+  ];
 }
 
-describe.skipIf(!supported)('the demo fixture serves the pinned clients\' default models', () => {
+describe.skipIf(!supported)("the demo fixture serves the pinned clients' default models", () => {
   it('Claude Code: every model it asks for by default is on a Messages group', async () => {
     expect(existsSync(CLAUDE)).toBe(true);
     const before = captured.length;
@@ -110,17 +133,27 @@ describe.skipIf(!supported)('the demo fixture serves the pinned clients\' defaul
     const models = modelsSince(before, /^\/v1\/messages/);
     expect(models.length, `Claude Code sent no model request; its output:\n${r.out.slice(-2000)}`).toBeGreaterThan(0);
     const missing = unserved(models, 'messages');
-    expect(missing, `the pinned Claude Code asks for ${missing.join(', ')}: add it to a Messages group of proxy/simulator/default-fixture.json`).toEqual([]);
+    expect(
+      missing,
+      `the pinned Claude Code asks for ${missing.join(', ')}: add it to a Messages group of proxy/simulator/default-fixture.json`,
+    ).toEqual([]);
   }, 90_000);
 
   it('Codex: the model it asks for by default is on a Responses group', async () => {
     expect(existsSync(CODEX)).toBe(true);
     const before = captured.length;
     const provider = `model_providers.capture={name="capture",base_url="${origin}/v1",env_key="CAPTURE_KEY",wire_api="responses",request_max_retries=0,stream_max_retries=0}`;
-    const r = await run(CODEX, ['exec', '--skip-git-repo-check', '-c', 'model_provider=capture', '-c', provider, 'hi'], { CAPTURE_KEY });
+    const r = await run(
+      CODEX,
+      ['exec', '--skip-git-repo-check', '-c', 'model_provider=capture', '-c', provider, 'hi'],
+      { CAPTURE_KEY },
+    );
     const models = modelsSince(before, /^\/v1\/responses/);
     expect(models.length, `Codex sent no model request; its output:\n${r.out.slice(-2000)}`).toBeGreaterThan(0);
     const missing = unserved(models, 'responses');
-    expect(missing, `the pinned Codex asks for ${missing.join(', ')}: add it to a Responses group of proxy/simulator/default-fixture.json`).toEqual([]);
+    expect(
+      missing,
+      `the pinned Codex asks for ${missing.join(', ')}: add it to a Responses group of proxy/simulator/default-fixture.json`,
+    ).toEqual([]);
   }, 90_000);
 });

@@ -8,10 +8,14 @@ import { isPriced, priceUsage } from '../../proxy/rules/pricing.js';
 import { NO_TOKENS } from '../../proxy/core/token-counts.js';
 
 const LONG = 'x'.repeat(8000); // 2,000 tokens
-const block = (text: string, ttl?: '1h') => ({ type: 'text', text, cache_control: ttl ? { type: 'ephemeral', ttl } : { type: 'ephemeral' } });
+const block = (text: string, ttl?: '1h') => ({
+  type: 'text',
+  text,
+  cache_control: ttl ? { type: 'ephemeral', ttl } : { type: 'ephemeral' },
+});
 
 describe('PromptCache (Anthropic)', () => {
-  it('keeps each key\'s and each model\'s cache apart', () => {
+  it("keeps each key's and each model's cache apart", () => {
     const cache = new PromptCache(() => 0);
     const body = { system: [block(LONG)], messages: [{ role: 'user', content: 'hi' }] };
     // 2,000 tokens of text and a few for the block's own strings ("text", "ephemeral"), as the usage counts them.
@@ -31,7 +35,9 @@ describe('PromptCache (Anthropic)', () => {
     expect(r.cacheWrite1h).toBe(2004); // up to the first breakpoint: 8,000 + "text" + "ephemeral" + "1h" characters
     expect(r.cacheWrite5m).toBe(2003); // the rest, to the second
     expect(r.total).toBe(r.cacheWrite1h + r.cacheWrite5m + 2); // and "user" "hi" uncached
-    expect(() => cache.anthropic('k', 'm', { system: [block(LONG), block(LONG, '1h')], messages: [] }, 1024)).toThrow(/must not come after a ttl="5m"/);
+    expect(() => cache.anthropic('k', 'm', { system: [block(LONG), block(LONG, '1h')], messages: [] }, 1024)).toThrow(
+      /must not come after a ttl="5m"/,
+    );
   });
 
   it('looks back 20 blocks from a breakpoint, not 21', () => {
@@ -40,7 +46,10 @@ describe('PromptCache (Anthropic)', () => {
       const first = [{ role: 'user', content: [block(LONG)] }];
       cache.anthropic('k', 'm', { messages: first }, 1024);
       // The same first block, no longer a breakpoint: only the lookback from the last block can find it.
-      const later = [{ role: 'user', content: [{ type: 'text', text: LONG }] }, ...Array.from({ length: extra }, (_, i) => ({ role: i % 2 ? 'user' : 'assistant', content: `turn ${i}` }))];
+      const later = [
+        { role: 'user', content: [{ type: 'text', text: LONG }] },
+        ...Array.from({ length: extra }, (_, i) => ({ role: i % 2 ? 'user' : 'assistant', content: `turn ${i}` })),
+      ];
       const last = later[later.length - 1]!;
       later[later.length - 1] = { role: last.role, content: [block(String(last.content))] } as never;
       return cache.anthropic('k', 'm', { messages: later }, 1024).cacheRead;
@@ -73,15 +82,27 @@ describe('PromptCache (automatic)', () => {
 
 describe('fixture knobs', () => {
   it('validates tpm, cache_min_tokens and priced_as, and maps the demo models to priced ones', () => {
-    expect(() => validateFixture({ groups: { g: { protocols: ['chat'], models: ['m'] } }, keys: [{ key: 'k', group: 'g', status: 'active', balance: 1, tpm: 0 }] })).toThrow('keys[0].tpm: must be a positive integer');
-    expect(() => validateFixture({ groups: { g: { protocols: ['chat'], models: [{ id: 'm', cache_min_tokens: -1 }] } }, keys: [] })).toThrow(/"cache_min_tokens"\?: number/);
+    expect(() =>
+      validateFixture({
+        groups: { g: { protocols: ['chat'], models: ['m'] } },
+        keys: [{ key: 'k', group: 'g', status: 'active', balance: 1, tpm: 0 }],
+      }),
+    ).toThrow('keys[0].tpm: must be a positive integer');
+    expect(() =>
+      validateFixture({
+        groups: { g: { protocols: ['chat'], models: [{ id: 'm', cache_min_tokens: -1 }] } },
+        keys: [],
+      }),
+    ).toThrow(/"cache_min_tokens"\?: number/);
     const prices = fixturePrices(defaultFixture);
     expect(prices).toMatchObject({ 'gpt-6.1-sol': 'gpt-5.1', 'claude-haiku-5-5': 'claude-haiku-4-5' });
     // Every model of the demo fixture has a price, through the knob where its name is not a vendor's, except
     // Qwen Code's defaults (listed so the agent runs in demo mode; the price table has no Qwen model to map
     // them to): those say "no price" and how to add one, never $0.
     const UNPRICED = new Set(['qwen3.7-max', 'coder-model']);
-    const ids = new Set(Object.values(defaultFixture.groups).flatMap((g) => g.models.map((m) => (typeof m === 'string' ? m : m.id))));
+    const ids = new Set(
+      Object.values(defaultFixture.groups).flatMap((g) => g.models.map((m) => (typeof m === 'string' ? m : m.id))),
+    );
     for (const id of ids) {
       const priced = priceUsage(id, { ...NO_TOKENS, input: 1000 }, prices);
       expect(isPriced(priced), id).toBe(!UNPRICED.has(id));
@@ -90,6 +111,11 @@ describe('fixture knobs', () => {
   });
 
   it('formats OpenAI resets as Go durations', () => {
-    expect([goDuration(20), goDuration(1500), goDuration(60_000), goDuration(61_250)]).toEqual(['20ms', '1.5s', '1m0s', '1m1.25s']);
+    expect([goDuration(20), goDuration(1500), goDuration(60_000), goDuration(61_250)]).toEqual([
+      '20ms',
+      '1.5s',
+      '1m0s',
+      '1m1.25s',
+    ]);
   });
 });

@@ -28,7 +28,9 @@ function expectNoKeyInClear(records: unknown) {
 describe('request record', () => {
   it('records method, path with query, headers and a fingerprint of the key', async () => {
     sim.clearRequests();
-    const res = await raw(sim, '/v1/models?limit=5', { headers: { authorization: `Bearer ${KEYS.main}`, 'x-trace': 'abc' } });
+    const res = await raw(sim, '/v1/models?limit=5', {
+      headers: { authorization: `Bearer ${KEYS.main}`, 'x-trace': 'abc' },
+    });
     expect(res.status).toBe(200);
     const rec = sim.requests.at(-1)!;
     expect(rec.method).toBe('GET');
@@ -45,7 +47,9 @@ describe('request record', () => {
   it('records errors too, with their status', async () => {
     sim.clearRequests();
     await raw(sim, '/v1/v1/models');
-    await openai(sim, KEYS.disabled).models.list().catch(() => undefined);
+    await openai(sim, KEYS.disabled)
+      .models.list()
+      .catch(() => undefined);
     expect(sim.requests.map((r) => r.status)).toEqual([404, 401]);
   });
 
@@ -104,7 +108,11 @@ describe('request record', () => {
   it('records the body size', async () => {
     sim.clearRequests();
     const body = JSON.stringify({ model: 'gpt-4o-mini', messages: hello });
-    await raw(sim, '/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${KEYS.main}`, 'content-type': 'application/json' }, body });
+    await raw(sim, '/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEYS.main}`, 'content-type': 'application/json' },
+      body,
+    });
     expect(sim.requests[0]!.bodyBytes).toBe(Buffer.byteLength(body));
   });
 });

@@ -41,9 +41,19 @@ describe('POST /v1/responses', () => {
       seqs.push(ev.sequence_number);
       if (ev.type === 'response.output_text.delta') text += ev.delta;
     }
-    expect(types.slice(0, 4)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+    expect(types.slice(0, 4)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+    ]);
     expect(types.filter((t) => t === 'response.output_text.delta').length).toBeGreaterThanOrEqual(3);
-    expect(types.slice(-4)).toEqual(['response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']);
+    expect(types.slice(-4)).toEqual([
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
     expect(seqs).toEqual(seqs.map((_, i) => i));
     expect(text).toBe('Echo: Hello there');
   });
@@ -56,11 +66,17 @@ describe('POST /v1/responses', () => {
   });
 
   it('max_output_tokens cuts the reply: status incomplete', async () => {
-    const r = await openai(sim).responses.create({ model: 'gpt-4o-mini', input: 'a long question about things', max_output_tokens: 2 });
+    const r = await openai(sim).responses.create({
+      model: 'gpt-4o-mini',
+      input: 'a long question about things',
+      max_output_tokens: 2,
+    });
     expect(r.status).toBe('incomplete');
     expect(r.incomplete_details?.reason).toBe('max_output_tokens');
     expect(r.output_text).toBe('Echo: a ');
-    const final = await openai(sim).responses.stream({ model: 'gpt-4o-mini', input: 'a long question about things', max_output_tokens: 2 }).finalResponse();
+    const final = await openai(sim)
+      .responses.stream({ model: 'gpt-4o-mini', input: 'a long question about things', max_output_tokens: 2 })
+      .finalResponse();
     expect(final.status).toBe('incomplete');
     expect(final.output_text).toBe('Echo: a ');
   });

@@ -26,7 +26,11 @@ describe('reply text helpers', () => {
   });
 
   it('limitText applies stop strings, then the token limit', () => {
-    expect(limitText('Echo: one two', undefined, ['two'])).toEqual({ text: 'Echo: one ', finish: 'stop_sequence', matchedStop: 'two' });
+    expect(limitText('Echo: one two', undefined, ['two'])).toEqual({
+      text: 'Echo: one ',
+      finish: 'stop_sequence',
+      matchedStop: 'two',
+    });
     expect(limitText('Echo: one two', 1, [])).toEqual({ text: 'Echo', finish: 'length' });
     expect(limitText('Echo: one', 100, ['zzz'])).toEqual({ text: 'Echo: one', finish: 'stop' });
   });

@@ -30,7 +30,10 @@ describe('the traffic ring never shows a secret', () => {
   it('in any sink', async () => {
     // The live feed, open while the requests run.
     const controller = new AbortController();
-    const liveRes = await request(s.proxy.url + '/_loopgate/traffic/live', { headers: { authorization: `Bearer ${TOKEN}` }, signal: controller.signal });
+    const liveRes = await request(s.proxy.url + '/_loopgate/traffic/live', {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      signal: controller.signal,
+    });
     let live = '';
     const reading = (async () => {
       for await (const chunk of liveRes.body) live += chunk.toString();
@@ -38,18 +41,40 @@ describe('the traffic ring never shows a secret', () => {
     await until(() => (s.proxy.traffic!.subscribers > 0 ? true : undefined));
 
     const words = `use get_weather for \`${KEYS.default}\` and ${TOKEN} and ${planted} and ${KEYS.claude}`;
-    const weather = { name: 'get_weather', description: 'w', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] } };
-    const headers = { 'x-custom-note': `${planted} ${KEYS.default}`, 'x-debug': Buffer.from(KEYS.default).toString('base64') };
+    const weather = {
+      name: 'get_weather',
+      description: 'w',
+      input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] },
+    };
+    const headers = {
+      'x-custom-note': `${planted} ${KEYS.default}`,
+      'x-debug': Buffer.from(KEYS.default).toString('base64'),
+    };
     // Native Messages, streamed, with a tool call whose arguments carry the user's words.
-    const stream = s.anthropic().messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 100, tools: [weather], messages: [{ role: 'user', content: words }] }, { headers });
+    const stream = s
+      .anthropic()
+      .messages.stream(
+        { model: 'claude-sonnet-4-6', max_tokens: 100, tools: [weather], messages: [{ role: 'user', content: words }] },
+        { headers },
+      );
     await stream.finalMessage();
     // Native chat (JSON), the key in the query too.
-    await s.openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: words }] }, { headers, query: { api_key: KEYS.default } });
+    await s
+      .openai()
+      .chat.completions.create(
+        { model: 'gpt-4o-mini', messages: [{ role: 'user', content: words }] },
+        { headers, query: { api_key: KEYS.default } },
+      );
     // Bridged Responses (stream) on the chat-only key.
-    const r = await s.openai().responses.create({ model: 'deepseek-reasoner', input: words, stream: true }, { headers });
+    const r = await s
+      .openai()
+      .responses.create({ model: 'deepseek-reasoner', input: words, stream: true }, { headers });
     for await (const e of r) void e;
     // A refused one, its error quoting nothing of ours.
-    await s.openai(undefined, `lg-local-${planted}`).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: words }] }).catch(() => undefined);
+    await s
+      .openai(undefined, `lg-local-${planted}`)
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: words }] })
+      .catch(() => undefined);
 
     const list = await text('/_loopgate/traffic');
     const ids = (JSON.parse(list) as { entries: Array<{ record: { id: string } }> }).entries.map((e) => e.record.id);
@@ -65,7 +90,11 @@ describe('the traffic ring never shows a secret', () => {
     const port = String(s.proxy.port);
     const env = { LOOPGATE_TOKEN: TOKEN };
     const printed: string[] = [];
-    for (const args of [['tail', '--no-follow', '--lines', '50'], ['tail', '--no-follow', '--json']]) printed.push((await runCli([...args, '--port', port], env)).out);
+    for (const args of [
+      ['tail', '--no-follow', '--lines', '50'],
+      ['tail', '--no-follow', '--json'],
+    ])
+      printed.push((await runCli([...args, '--port', port], env)).out);
     for (const id of ids) {
       for (const flags of [['--wire'], ['--json'], ['--curl']]) {
         const out = await runCli(['show', id, ...flags, '--port', port], env);
@@ -74,7 +103,12 @@ describe('the traffic ring never shows a secret', () => {
     }
     expect(printed.join('\n')).toContain('get_weather');
 
-    for (const [name, sink] of [['list', list], ['entries', entries.join('\n')], ['live feed', live], ['tail/show output', printed.join('\n')]] as const) {
+    for (const [name, sink] of [
+      ['list', list],
+      ['entries', entries.join('\n')],
+      ['live feed', live],
+      ['tail/show output', printed.join('\n')],
+    ] as const) {
       try {
         assertNoCanary(sink, secrets);
       } catch (err) {

@@ -5,9 +5,9 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, threeGroupKeys, TOKEN, until, untilAsync, type Stack } from '../proxy/stack.js';
-import type { TrafficEntry } from '../../proxy/traffic/ring.js';
 import type { FollowUp } from '../../proxy/core/traffic-entry.js';
 import { conversationOf } from '../../proxy/traffic/follow-ups.js';
+import { type TrafficEntry } from '../../proxy/core/traffic-entry.js';
 
 type Detailed = TrafficEntry & { followUps: Record<string, FollowUp> };
 
@@ -16,7 +16,11 @@ async function get<T>(s: Stack, path: string, token = TOKEN): Promise<{ status: 
   return { status: res.statusCode, body: (await res.body.json()) as T };
 }
 
-const weather = { name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] } };
+const weather = {
+  name: 'get_weather',
+  description: 'Weather for a city',
+  input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] },
+};
 
 describe('the traffic ring', () => {
   let s: Stack;
@@ -29,25 +33,50 @@ describe('the traffic ring', () => {
   afterAll(() => s.close());
 
   const entryOf = (id: string) =>
-    untilAsync(async () => {
-      const r = await get<Detailed>(s, `/_loopgate/traffic/${id}`);
-      return r.status === 200 ? r.body : undefined;
-    }, 5000, `entry ${id}`);
+    untilAsync(
+      async () => {
+        const r = await get<Detailed>(s, `/_loopgate/traffic/${id}`);
+        return r.status === 200 ? r.body : undefined;
+      },
+      5000,
+      `entry ${id}`,
+    );
 
   it('holds an Anthropic stream with a tool call, reassembled, and pairs the call with the result the next request sent', async () => {
     const client = s.anthropic();
-    const first = client.messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 200, tools: [weather], messages: [{ role: 'user', content: 'use get_weather for Paris' }] });
+    const first = client.messages.stream({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 200,
+      tools: [weather],
+      messages: [{ role: 'user', content: 'use get_weather for Paris' }],
+    });
     const message = await first.finalMessage();
     const firstId = (await first.withResponse()).response.headers.get('x-loopgate-request-id')!;
     const call = message.content.find((b) => b.type === 'tool_use')!;
     expect(call).toBeDefined();
     const second = await client.messages
-      .create({ model: 'claude-sonnet-4-6', max_tokens: 200, tools: [weather], messages: [{ role: 'user', content: 'use get_weather for Paris' }, { role: 'assistant', content: message.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'sunny, 21 C' }] }] })
+      .create({
+        model: 'claude-sonnet-4-6',
+        max_tokens: 200,
+        tools: [weather],
+        messages: [
+          { role: 'user', content: 'use get_weather for Paris' },
+          { role: 'assistant', content: message.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'sunny, 21 C' }] },
+        ],
+      })
       .withResponse();
     const secondId = second.response.headers.get('x-loopgate-request-id')!;
 
     const entry = await entryOf(firstId);
-    expect(entry.record).toMatchObject({ method: 'POST', canonicalPath: '/v1/messages', status: 200, stream: true, key: 'claude', model: 'claude-sonnet-4-6' });
+    expect(entry.record).toMatchObject({
+      method: 'POST',
+      canonicalPath: '/v1/messages',
+      status: 200,
+      stream: true,
+      key: 'claude',
+      model: 'claude-sonnet-4-6',
+    });
     const conv = conversationOf(entry);
     expect(conv.requestProtocol).toBe('messages');
     expect(conv.input[0]!.parts[0]).toMatchObject({ type: 'text', content: 'use get_weather for Paris' });
@@ -60,13 +89,23 @@ describe('the traffic ring', () => {
     expect(entry.eventTimes).toHaveLength(events.length);
     expect(entry.eventTimes!.every((t, i, a) => t >= 0 && (i === 0 || t >= a[i - 1]!))).toBe(true);
     // The result came back in the second request.
-    expect(entry.followUps[call.id]).toMatchObject({ id: secondId, result: { type: 'tool_call_response', response: 'sunny, 21 C' } });
+    expect(entry.followUps[call.id]).toMatchObject({
+      id: secondId,
+      result: { type: 'tool_call_response', response: 'sunny, 21 C' },
+    });
   });
 
   it('holds a bridged Responses request on the chat-only key: the client side in Responses, the answer as the chat route wrote it', async () => {
-    const { data, response } = await s.openai().responses.create({ model: 'deepseek-reasoner', input: 'hello bridge' }).withResponse();
+    const { data, response } = await s
+      .openai()
+      .responses.create({ model: 'deepseek-reasoner', input: 'hello bridge' })
+      .withResponse();
     const entry = await entryOf(response.headers.get('x-loopgate-request-id')!);
-    expect(entry.record).toMatchObject({ key: 'chat-only', bridge: 'responses->chat', canonicalPath: '/v1/chat/completions' });
+    expect(entry.record).toMatchObject({
+      key: 'chat-only',
+      bridge: 'responses->chat',
+      canonicalPath: '/v1/chat/completions',
+    });
     const conv = conversationOf(entry);
     expect(conv).toMatchObject({ requestProtocol: 'responses', responseProtocol: 'chat' });
     const answer = conv.output![0]!.parts.find((p) => p.type === 'text')!;
@@ -76,9 +115,18 @@ describe('the traffic ring', () => {
   });
 
   it('holds a refused request with its diagnosis', async () => {
-    const err = await s.openai(undefined, 'lg-local-wrong-token-000000000000').chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }).then(() => ({ status: 200 }), (e: unknown) => e as { status: number });
+    const err = await s
+      .openai(undefined, 'lg-local-wrong-token-000000000000')
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] })
+      .then(
+        () => ({ status: 200 }),
+        (e: unknown) => e as { status: number },
+      );
     expect(err.status).toBe(401);
-    const list = await get<{ entries: Array<{ record: { status: number; diagnosis?: string } }> }>(s, '/_loopgate/traffic?limit=1');
+    const list = await get<{ entries: Array<{ record: { status: number; diagnosis?: string } }> }>(
+      s,
+      '/_loopgate/traffic?limit=1',
+    );
     expect(list.body.entries[0]!.record).toMatchObject({ status: 401, diagnosis: 'wrong-local-token' });
   });
 
@@ -100,7 +148,10 @@ describe('the traffic ring', () => {
   });
 
   it('says when a request is not (or no longer) held', async () => {
-    const r = await get<{ error: { code: string; message: string } }>(s, '/_loopgate/traffic/00000000-0000-4000-8000-000000000000');
+    const r = await get<{ error: { code: string; message: string } }>(
+      s,
+      '/_loopgate/traffic/00000000-0000-4000-8000-000000000000',
+    );
     expect(r.status).toBe(404);
     expect(r.body.error.code).toBe('unknown-request');
     expect(r.body.error.message).toMatch(/keeps the last 500 requests/);
@@ -108,14 +159,18 @@ describe('the traffic ring', () => {
 
   it('feeds new entries to a live subscriber as they finish', async () => {
     const controller = new AbortController();
-    const res = await request(s.proxy.url + '/_loopgate/traffic/live', { headers: { authorization: `Bearer ${TOKEN}` }, signal: controller.signal });
+    const res = await request(s.proxy.url + '/_loopgate/traffic/live', {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      signal: controller.signal,
+    });
     expect(res.headers['content-type']).toMatch(/text\/event-stream/);
     const seen: string[] = [];
     const reading = (async () => {
       let buf = '';
       for await (const chunk of res.body) {
         buf += chunk.toString();
-        for (const m of buf.matchAll(/^data: (.*)$/gm)) seen.push((JSON.parse(m[1]!) as { record: { model: string } }).record.model);
+        for (const m of buf.matchAll(/^data: (.*)$/gm))
+          seen.push((JSON.parse(m[1]!) as { record: { model: string } }).record.model);
         buf = buf.slice(buf.lastIndexOf('\n') + 1);
       }
     })().catch(() => undefined);
@@ -132,10 +187,20 @@ describe('what the ring keeps out', () => {
   it("a web page's refused requests (they cannot flood it), and a second copy of the bodies with --log-bodies", async () => {
     const s = await startStack({ logBodies: true });
     try {
-      const page = await request(s.proxy.url + '/v1/chat/completions', { method: 'POST', headers: { origin: 'https://evil.example', authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: '{}' });
+      const page = await request(s.proxy.url + '/v1/chat/completions', {
+        method: 'POST',
+        headers: {
+          origin: 'https://evil.example',
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/json',
+        },
+        body: '{}',
+      });
       expect(page.statusCode).toBe(403);
       await page.body.dump();
-      await s.openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'kept once' }] });
+      await s
+        .openai()
+        .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'kept once' }] });
       const list = await get<{ entries: Array<{ record: Record<string, unknown> }> }>(s, '/_loopgate/traffic');
       expect(list.body.entries).toHaveLength(1);
       expect(list.body.entries[0]!.record.requestBody).toBeUndefined();
@@ -152,8 +217,14 @@ describe('the ring limits and --no-capture', () => {
   it('drops the oldest requests beyond its count', async () => {
     const s = await startStack({ capture: { entries: 3 } });
     try {
-      for (let i = 0; i < 5; i++) await s.openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `n${i}` }] });
-      const list = await get<{ capture: { entries: number; evicted: number }; entries: unknown[] }>(s, '/_loopgate/traffic');
+      for (let i = 0; i < 5; i++)
+        await s
+          .openai()
+          .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `n${i}` }] });
+      const list = await get<{ capture: { entries: number; evicted: number }; entries: unknown[] }>(
+        s,
+        '/_loopgate/traffic',
+      );
       expect(list.body.capture).toMatchObject({ entries: 3, evicted: 2 });
       expect(list.body.entries).toHaveLength(3);
     } finally {

@@ -23,7 +23,10 @@ const TOKEN = makeCanary('lg-local-esc-');
 
 /** Every character as \uXXXX, alternating the hex's letter case; every other one left plain. */
 function unicodeSpelt(s: string): string {
-  return [...s].map((c, i) => (i % 2 ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)).map((c, i) => (i % 4 === 0 ? c.toUpperCase().replace('\\U', '\\u') : c)).join('');
+  return [...s]
+    .map((c, i) => (i % 2 ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`))
+    .map((c, i) => (i % 4 === 0 ? c.toUpperCase().replace('\\U', '\\u') : c))
+    .join('');
 }
 
 /** Every character %-encoded in lower-case hex (encodeURIComponent would leave letters plain and use upper case). */
@@ -33,7 +36,9 @@ function percentLower(s: string): string {
 
 /** What a reader decodes: JSON \u and \/ escapes, then %XX runs (as URLSearchParams or a JSON viewer would). */
 function decoded(text: string): string {
-  const json = text.replace(/\\u([0-9a-fA-F]{4})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16))).replace(/\\\//g, '/');
+  const json = text
+    .replace(/\\u([0-9a-fA-F]{4})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)))
+    .replace(/\\\//g, '/');
   return json.replace(/(?:%[0-9a-fA-F]{2})+/g, (m) => {
     try {
       return decodeURIComponent(m);
@@ -47,7 +52,10 @@ function decoded(text: string): string {
 function leaks(sinks: Record<string, string>): string[] {
   const out: string[] = [];
   for (const [name, text] of Object.entries(sinks)) {
-    for (const [how, t] of [['as stored', text], ['decoded', decoded(text)]] as const) {
+    for (const [how, t] of [
+      ['as stored', text],
+      ['decoded', decoded(text)],
+    ] as const) {
       try {
         assertNoCanary(t, [KEY, TOKEN]);
       } catch (err) {
@@ -73,12 +81,21 @@ beforeAll(async () => {
       }
       if (!req.headers['x-echo']) {
         res.writeHead(200, { 'content-type': 'application/json' });
-        return res.end(JSON.stringify({ id: 'c', object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] }));
+        return res.end(
+          JSON.stringify({
+            id: 'c',
+            object: 'chat.completion',
+            model: 'gpt-4o-mini',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+          }),
+        );
       }
       const key = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
       // A relay that quotes the key with JSON escapes (valid JSON: any reader decodes it to the key).
       res.writeHead(401, { 'content-type': 'application/json' });
-      res.end(`{"error":{"message":"Incorrect API key provided: ${unicodeSpelt(key)}","type":"invalid_request_error","code":"invalid_api_key"}}`);
+      res.end(
+        `{"error":{"message":"Incorrect API key provided: ${unicodeSpelt(key)}","type":"invalid_request_error","code":"invalid_api_key"}}`,
+      );
     });
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
@@ -103,7 +120,11 @@ afterAll(async () => {
 async function send(query: string, echo: boolean): Promise<string> {
   const res = await request(`${proxy.url}/v1/chat/completions${query}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...(echo ? { 'x-echo': '1' } : {}) },
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      ...(echo ? { 'x-echo': '1' } : {}),
+    },
     body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
   });
   expect(res.statusCode).toBe(echo ? 401 : 200);
@@ -118,25 +139,41 @@ describe('a secret spelt with escapes reaches no sink in a form a reader decodes
     const id = await send('', true);
     const entry = proxy.traffic!.get(id)!;
     expect(entry.responseBody).toContain('Incorrect API key provided');
-    const sinks: Record<string, string> = { 'ring bodies': `${entry.requestBody}\n${entry.responseBody}`, 'ring record': JSON.stringify(entry.record) };
+    const sinks: Record<string, string> = {
+      'ring bodies': `${entry.requestBody}\n${entry.responseBody}`,
+      'ring record': JSON.stringify(entry.record),
+    };
     const env = { LOOPGATE_TOKEN: TOKEN };
     for (const flags of [[], ['--wire'], ['--json']]) {
       const out = await runCli(['show', id, ...flags, '--port', String(proxy.port)], env);
       expect(out.code).toBe(0);
       sinks[`show ${flags.join(' ')}`] = out.out + out.err;
     }
-    sinks['detail panel'] = detailHtml(entry, { nonce: 'N', cspSource: 'vscode-resource:', scriptUri: 'vscode-webview://x/detail-page.js' });
+    sinks['detail panel'] = detailHtml(entry, {
+      nonce: 'N',
+      cspSource: 'vscode-resource:',
+      scriptUri: 'vscode-webview://x/detail-page.js',
+    });
     sinks.log = JSON.stringify(logRecords(logFile).find((r) => r.id === id));
     expect(leaks(sinks)).toEqual([]);
   });
 
-  it('G-8: a query value %-encoded in lower-case hex: not in the HAR\'s queryString, the HAR, JSONL or the log', async () => {
+  it("G-8: a query value %-encoded in lower-case hex: not in the HAR's queryString, the HAR, JSONL or the log", async () => {
     const id = await send(`?note=${percentLower(KEY)}&token=x&also=${percentLower(TOKEN)}`, false);
     // Exported without the secrets: as a user who does not pass them exports.
     const records = logRecords(logFile).filter((r) => r.id === id);
-    const har = toHar(records, { rules: [] }) as { log: { entries: Array<{ request: { queryString: Array<{ name: string; value: string }> } }> } };
+    const har = toHar(records, { rules: [] }) as {
+      log: { entries: Array<{ request: { queryString: Array<{ name: string; value: string }> } }> };
+    };
     const queryString = har.log.entries[0]!.request.queryString;
     expect(queryString.map((q) => q.name)).toEqual(['note', 'token', 'also']);
-    expect(leaks({ 'HAR queryString': JSON.stringify(queryString), HAR: JSON.stringify(har), JSONL: toJsonl(records), log: JSON.stringify(records) })).toEqual([]);
+    expect(
+      leaks({
+        'HAR queryString': JSON.stringify(queryString),
+        HAR: JSON.stringify(har),
+        JSONL: toJsonl(records),
+        log: JSON.stringify(records),
+      }),
+    ).toEqual([]);
   });
 });

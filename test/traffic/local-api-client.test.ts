@@ -7,7 +7,13 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, TOKEN, untilAsync, type Stack } from '../proxy/stack.js';
 import { localApi, LocalApiError, type LocalApiClient } from '../../proxy/local-api-client.js';
-import { LOCAL_ERROR_CODES, LOCAL_PATHS, ROW_FIELDS, type LiveEvent, type TrafficRow } from '../../proxy/core/local-api.js';
+import {
+  LOCAL_ERROR_CODES,
+  LOCAL_PATHS,
+  ROW_FIELDS,
+  type LiveEvent,
+  type TrafficRow,
+} from '../../proxy/core/local-api.js';
 
 describe('the local API client', () => {
   let s: Stack;
@@ -16,9 +22,16 @@ describe('the local API client', () => {
   beforeAll(async () => {
     s = await startStack();
     api = localApi({ url: s.proxy.url, token: TOKEN });
-    const res = await s.openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    const res = await s
+      .openai()
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
     id = res.response.headers.get('x-loopgate-request-id')!;
-    await untilAsync(async () => ((await api.traffic()).entries.some((e) => e.record.id === id) ? true : undefined), 5000, 'the record');
+    await untilAsync(
+      async () => ((await api.traffic()).entries.some((e) => e.record.id === id) ? true : undefined),
+      5000,
+      'the record',
+    );
   });
   afterAll(() => s.close());
 
@@ -50,7 +63,9 @@ describe('the local API client', () => {
     expect(err).toMatchObject({ status: 404, code: LOCAL_ERROR_CODES.unknownRequest });
     expect((err as Error).message).toMatch(/^No request no-such-request in the traffic ring/);
     expect((err as Error).message).not.toContain('loopgate request id');
-    const wrong = await localApi({ url: s.proxy.url, token: 'lg-local-wrong' }).stats().catch((e: unknown) => e);
+    const wrong = await localApi({ url: s.proxy.url, token: 'lg-local-wrong' })
+      .stats()
+      .catch((e: unknown) => e);
     expect(wrong).toMatchObject({ status: 401, code: 'wrong-local-token' });
     expect((wrong as Error).message).not.toContain('lg-local-wrong');
   });
@@ -59,12 +74,18 @@ describe('the local API client', () => {
     const newest = (await api.traffic()).entries[0]!.seq;
     const abort = new AbortController();
     const seen: LiveEvent<TrafficRow>[] = [];
-    const done = api.liveRows(newest, (e) => {
-      seen.push(e);
-      abort.abort();
-    }, { signal: abort.signal }).catch((e: unknown) => e);
+    const done = api
+      .liveRows(
+        newest,
+        (e) => {
+          seen.push(e);
+          abort.abort();
+        },
+        { signal: abort.signal },
+      )
+      .catch((e: unknown) => e);
     await s.openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'again' }] });
-    expect((await done as Error).name).toBe('AbortError');
+    expect(((await done) as Error).name).toBe('AbortError');
     expect(seen[0]!.seq).toBe(newest + 1);
     expect(seen[0]!.record).not.toHaveProperty('bytesIn');
   });

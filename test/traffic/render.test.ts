@@ -11,7 +11,21 @@ import type { TrafficRecord } from '../../proxy/core/record.js';
 const hostile = 'gpt\ue0008\ue000hidden\u009b31m\u202eevil\x1b[2J';
 
 function record(over: Partial<TrafficRecord> = {}): TrafficRecord {
-  return { time: '2026-11-26T12:00:00.000Z', id: '11111111-2222-4333-8444-555555555555', method: 'POST', path: '/v1/chat/completions', canonicalPath: '/v1/chat/completions', rewrites: [], status: 200, totalMs: 3, bytesIn: 1, bytesOut: 1, retries: 0, clientAborted: false, ...over } as TrafficRecord;
+  return {
+    time: '2026-11-26T12:00:00.000Z',
+    id: '11111111-2222-4333-8444-555555555555',
+    method: 'POST',
+    path: '/v1/chat/completions',
+    canonicalPath: '/v1/chat/completions',
+    rewrites: [],
+    status: 200,
+    totalMs: 3,
+    bytesIn: 1,
+    bytesOut: 1,
+    retries: 0,
+    clientAborted: false,
+    ...over,
+  } as TrafficRecord;
 }
 
 describe('terminal output', () => {
@@ -26,7 +40,15 @@ describe('terminal output', () => {
       expect(line.replace(/\x1b\[[0-9;]*m/g, '')).not.toContain('\x1b');
       expect(line).toContain('\\u202e');
     }
-    const shown = showText({ seq: 1, record: record({ model: hostile }), requestBody: JSON.stringify({ messages: [{ role: 'user', content: hostile }] }), responseBody: '' }, { color: false, wire: true }).text;
+    const shown = showText(
+      {
+        seq: 1,
+        record: record({ model: hostile }),
+        requestBody: JSON.stringify({ messages: [{ role: 'user', content: hostile }] }),
+        responseBody: '',
+      },
+      { color: false, wire: true },
+    ).text;
     expect(shown).not.toMatch(/[\x1b\u009b\u202e]/);
   });
 
@@ -38,7 +60,10 @@ describe('terminal output', () => {
     expect(line).toContain('\x1b[36m11111111\x1b[0m');
     expect(line).toContain('\x1b[33m404\x1b[0m');
     expect(line).not.toMatch(/[\ue000-\uf8ff]|\\ue00/);
-    const shown = showText({ seq: 1, record: record({ status: 500, diagnosis: 'upstream-error' }) }, { color: true, wire: false }).text;
+    const shown = showText(
+      { seq: 1, record: record({ status: 500, diagnosis: 'upstream-error' }) },
+      { color: true, wire: false },
+    ).text;
     expect(shown).toContain('\x1b[1mRequest 11111111-2222-4333-8444-555555555555\x1b[0m');
     expect(shown).toContain('\x1b[31m500\x1b[0m');
     expect(shown).not.toMatch(/[\ue000-\uf8ff]|\\ue00/);
@@ -61,7 +86,10 @@ describe('stream event times', () => {
     // The same bytes in the chunks they arrived in, blank lines split across two of them.
     const parts = [raw.subarray(0, 8), raw.subarray(8, 9), raw.subarray(9, 27), raw.subarray(27)];
     expect(eventTimes(parts, [8, 1, 9, 1, 27, 2, raw.length, 3], 0)).toEqual([1, 2, 3]);
-    const shown = raw.toString().split(/\r?\n\r?\n/).filter((e) => e.trim());
+    const shown = raw
+      .toString()
+      .split(/\r?\n\r?\n/)
+      .filter((e) => e.trim());
     expect(shown).toHaveLength(3);
   });
 });

@@ -12,7 +12,13 @@ import { startProxy, type RunningProxy } from '../../proxy/server.js';
 const MIB = 1024 * 1024;
 const BUDGET = 32 * MIB;
 // 4 MiB answers: the capture keeps ~4 MiB of each, the ring 1 MiB characters of that.
-const ANSWER = Buffer.from(JSON.stringify({ id: 'c', object: 'chat.completion', note: 'The quick brown fox jumps over the lazy dog. '.repeat((4 * MIB) / 45) }));
+const ANSWER = Buffer.from(
+  JSON.stringify({
+    id: 'c',
+    object: 'chat.completion',
+    note: 'The quick brown fox jumps over the lazy dog. '.repeat((4 * MIB) / 45),
+  }),
+);
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -79,7 +85,9 @@ describe('the ring holds no more than its budget', () => {
     expect(ring.evicted).toBeGreaterThan(0);
     expect(ring.bytes).toBeLessThanOrEqual(BUDGET);
     const grown = heap() - before;
-    console.log(`ring: ${ring.entries} entries, counts ${(ring.bytes / MIB).toFixed(1)} MiB; heap grew ${(grown / MIB).toFixed(1)} MiB (budget ${BUDGET / MIB} MiB)`);
+    console.log(
+      `ring: ${ring.entries} entries, counts ${(ring.bytes / MIB).toFixed(1)} MiB; heap grew ${(grown / MIB).toFixed(1)} MiB (budget ${BUDGET / MIB} MiB)`,
+    );
     // The ring counts 2 bytes a character; one-byte text holds half that. Slack for the rest of the process.
     expect(grown).toBeLessThan(BUDGET + 4 * MIB);
   }, 60_000);

@@ -8,7 +8,20 @@ let n = 0;
 function entry(bodyChars = 10): NewEntry {
   n++;
   const id = `${n.toString(16).padStart(8, '0')}-0000-4000-8000-000000000000`;
-  const record = { time: new Date().toISOString(), id, method: 'POST', path: '/v1/chat/completions', canonicalPath: '/v1/chat/completions', rewrites: [], status: 200, totalMs: 1, bytesIn: 1, bytesOut: 1, retries: 0, clientAborted: false } as TrafficRecord;
+  const record = {
+    time: new Date().toISOString(),
+    id,
+    method: 'POST',
+    path: '/v1/chat/completions',
+    canonicalPath: '/v1/chat/completions',
+    rewrites: [],
+    status: 200,
+    totalMs: 1,
+    bytesIn: 1,
+    bytesOut: 1,
+    retries: 0,
+    clientAborted: false,
+  } as TrafficRecord;
   return { record, requestBody: 'x'.repeat(bodyChars), responseBody: '' };
 }
 
@@ -23,15 +36,19 @@ describe('TrafficRing', () => {
 
   it('stays within its byte budget, dropping the oldest (but always keeps the newest one)', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 5000 }), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1000, max: 40_000 }), (sizes, budget) => {
-        const ring = new TrafficRing({ entries: 1000, bytes: budget });
-        for (const s of sizes) ring.add(entry(s));
-        const stats = ring.stats();
-        expect(stats.entries).toBeGreaterThanOrEqual(1);
-        if (stats.entries > 1) expect(stats.bytes).toBeLessThanOrEqual(budget);
-        // The newest is always there.
-        expect(ring.list({ limit: 1 })[0]!.requestBody!.length).toBe(sizes[sizes.length - 1]);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 5000 }), { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 1000, max: 40_000 }),
+        (sizes, budget) => {
+          const ring = new TrafficRing({ entries: 1000, bytes: budget });
+          for (const s of sizes) ring.add(entry(s));
+          const stats = ring.stats();
+          expect(stats.entries).toBeGreaterThanOrEqual(1);
+          if (stats.entries > 1) expect(stats.bytes).toBeLessThanOrEqual(budget);
+          // The newest is always there.
+          expect(ring.list({ limit: 1 })[0]!.requestBody!.length).toBe(sizes[sizes.length - 1]);
+        },
+      ),
     );
   });
 
@@ -47,7 +64,10 @@ describe('TrafficRing', () => {
   it('refuses an ambiguous prefix', () => {
     const ring = new TrafficRing();
     const a = ring.add(entry());
-    const b = ring.add({ ...entry(), record: { ...entry().record, id: a.record.id.slice(0, 8) + '-1111-4000-8000-000000000000' } });
+    const b = ring.add({
+      ...entry(),
+      record: { ...entry().record, id: a.record.id.slice(0, 8) + '-1111-4000-8000-000000000000' },
+    });
     expect(b.record.id.slice(0, 8)).toBe(a.record.id.slice(0, 8));
     expect(ring.get(a.record.id.slice(0, 8))).toBeUndefined();
   });

@@ -8,7 +8,10 @@ import { CAPTURE_HEAD, CAPTURE_TAIL, logBodyCaptureBytes, ResponseCapture } from
 const kept = (c: ResponseCapture) => Buffer.concat(c.chunks, c.bytes);
 
 // Chunk sizes from single bytes (SSE-like) to socket-sized reads.
-const chunkSizes = fc.array(fc.oneof(fc.integer({ min: 1, max: 400 }), fc.integer({ min: 1000, max: 70_000 })), { minLength: 1, maxLength: 120 });
+const chunkSizes = fc.array(fc.oneof(fc.integer({ min: 1, max: 400 }), fc.integer({ min: 1000, max: 70_000 })), {
+  minLength: 1,
+  maxLength: 120,
+});
 
 function chunksOf(sizes: number[]): { chunks: Buffer[]; whole: Buffer } {
   let n = 0;
@@ -39,7 +42,11 @@ describe('response capture', () => {
     fc.assert(
       fc.property(chunkSizes, fc.integer({ min: 1, max: 50_000 }), (sizes, cap) => {
         const { chunks, whole } = chunksOf(sizes);
-        const ex = new ResponseCapture({ captureBodies: true, captureBytes: logBodyCaptureBytes(cap), timeChunks: false });
+        const ex = new ResponseCapture({
+          captureBodies: true,
+          captureBytes: logBodyCaptureBytes(cap),
+          timeChunks: false,
+        });
         for (const c of chunks) ex.add(c);
         expect(ex.bytes).toBeGreaterThanOrEqual(Math.min(whole.length, logBodyCaptureBytes(cap)));
         expect(kept(ex).equals(whole.subarray(0, ex.bytes))).toBe(true);

@@ -5,8 +5,15 @@ import { ChatStream, ChatStreamError } from '../../extension/lm/chat-stream.js';
 import { MESSAGES_DEFAULT_MAX_TOKENS, wireRequest } from '../../extension/lm/request-body.js';
 import type { ChatRequest } from '../../extension/lm/chat-types.js';
 
-const sse = (...events: unknown[]) => events.map((e) => `data: ${typeof e === 'string' ? e : JSON.stringify(e)}\n\n`).join('');
-const base: ChatRequest = { model: 'm', protocol: 'chat', turns: [{ role: 'user', parts: [{ kind: 'text', text: 'hi' }] }], tools: [], toolMode: 'auto' };
+const sse = (...events: unknown[]) =>
+  events.map((e) => `data: ${typeof e === 'string' ? e : JSON.stringify(e)}\n\n`).join('');
+const base: ChatRequest = {
+  model: 'm',
+  protocol: 'chat',
+  turns: [{ role: 'user', parts: [{ kind: 'text', text: 'hi' }] }],
+  tools: [],
+  toolMode: 'auto',
+};
 
 describe('request bodies', () => {
   it('states no output cap it does not know (Chat, Responses); Messages, which requires one, gets the documented default', () => {
@@ -17,7 +24,14 @@ describe('request bodies', () => {
   });
 
   it('an assistant turn with neither text nor calls is left out of Chat Completions', () => {
-    const body = wireRequest({ ...base, turns: [...base.turns, { role: 'assistant', parts: [] }, { role: 'user', parts: [{ kind: 'text', text: 'again' }] }] }).body;
+    const body = wireRequest({
+      ...base,
+      turns: [
+        ...base.turns,
+        { role: 'assistant', parts: [] },
+        { role: 'user', parts: [{ kind: 'text', text: 'again' }] },
+      ],
+    }).body;
     expect((body.messages as Array<{ role: string }>).map((m) => m.role)).toEqual(['user', 'user']);
   });
 });
@@ -28,7 +42,14 @@ describe('stream reading', () => {
     const events = s.push(
       sse(
         { choices: [{ delta: { tool_calls: [{ id: 'a', function: { name: 'one', arguments: '{"x":1}' } }] } }] },
-        { choices: [{ delta: { tool_calls: [{ id: 'b', function: { name: 'two', arguments: '{"y":2}' } }] }, finish_reason: 'tool_calls' }] },
+        {
+          choices: [
+            {
+              delta: { tool_calls: [{ id: 'b', function: { name: 'two', arguments: '{"y":2}' } }] },
+              finish_reason: 'tool_calls',
+            },
+          ],
+        },
       ),
     );
     expect(events).toEqual([
@@ -41,7 +62,11 @@ describe('stream reading', () => {
     const s = new ChatStream('messages');
     const events = s.push(
       sse(
-        { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 't1', name: 'get', input: { city: 'Paris' } } },
+        {
+          type: 'content_block_start',
+          index: 0,
+          content_block: { type: 'tool_use', id: 't1', name: 'get', input: { city: 'Paris' } },
+        },
         { type: 'content_block_stop', index: 0 },
         { type: 'message_stop' },
       ),
@@ -52,7 +77,9 @@ describe('stream reading', () => {
 
   it('data that is JSON but not an object is skipped; an error event is an error', () => {
     const s = new ChatStream('chat');
-    expect(s.push(sse('null', '42', { choices: [{ delta: { content: 'ok' } }] }))).toEqual([{ kind: 'text', text: 'ok' }]);
+    expect(s.push(sse('null', '42', { choices: [{ delta: { content: 'ok' } }] }))).toEqual([
+      { kind: 'text', text: 'ok' },
+    ]);
     expect(() => s.push(sse({ error: { message: 'upstream broke', code: 'server_error' } }))).toThrow(ChatStreamError);
   });
 

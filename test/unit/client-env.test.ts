@@ -16,7 +16,7 @@ describe('client environment', () => {
     });
   });
 
-  it("leaves out what a tool takes as a conflict (Claude Code: ANTHROPIC_API_KEY next to ANTHROPIC_AUTH_TOKEN)", () => {
+  it('leaves out what a tool takes as a conflict (Claude Code: ANTHROPIC_API_KEY next to ANTHROPIC_AUTH_TOKEN)', () => {
     const env = clientEnv('http://127.0.0.1:8787', 'lg-local-t', 'claude');
     expect(env.ANTHROPIC_AUTH_TOKEN).toBe('lg-local-t');
     expect('ANTHROPIC_API_KEY' in env).toBe(false);
@@ -33,7 +33,14 @@ describe('client environment', () => {
 describe('proxy child environment (canary)', () => {
   it('drops every credential-named variable and keeps the rest', () => {
     const canary = 'sk-child-env-canary-0000000000000000';
-    const env = childEnv({ PATH: '/usr/bin', OPENAI_API_KEY: canary, LOOPGATE_TOKEN: canary, MY_SECRET: canary, GITHUB_Token: canary, HOME: '/home/x' });
+    const env = childEnv({
+      PATH: '/usr/bin',
+      OPENAI_API_KEY: canary,
+      LOOPGATE_TOKEN: canary,
+      MY_SECRET: canary,
+      GITHUB_Token: canary,
+      HOME: '/home/x',
+    });
     expect(env.PATH).toBe('/usr/bin');
     expect(env.HOME).toBe('/home/x');
     expect(JSON.stringify(env)).not.toContain(canary);
@@ -41,7 +48,12 @@ describe('proxy child environment (canary)', () => {
 
   it('drops every OTEL_* variable: the editor decides where spans go (loopgate.otlp.endpoint), and the headers carry a token', () => {
     const canary = 'otlp-child-env-canary-000000000000';
-    const env = childEnv({ PATH: '/usr/bin', OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer ${canary}`, OTEL_EXPORTER_OTLP_ENDPOINT: `http://${canary}:4318`, otel_service_name: canary });
+    const env = childEnv({
+      PATH: '/usr/bin',
+      OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer ${canary}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://${canary}:4318`,
+      otel_service_name: canary,
+    });
     expect(Object.keys(env).filter((k) => /^otel_/i.test(k))).toEqual([]);
     expect(JSON.stringify(env)).not.toContain(canary);
   });
@@ -51,7 +63,16 @@ describe('proxy child environment: variables holding a key under an innocent nam
   const editorKey = 'Q2FuYXJ5RWRpdG9yS2V5MDAwMQ==';
   const listKey = 'sk-child-env-list-canary-000000000000';
   it('drops a variable holding a key the editor holds, or a key of LOOPGATE_API_KEY, even inside a longer value', () => {
-    const env = childEnv({ PATH: '/usr/bin', LOOPGATE_API_KEY: `alpha=${listKey}`, NOTES: `old ${editorKey} here`, BACKUP: listKey, HOME: '/home/x' }, [editorKey]);
+    const env = childEnv(
+      {
+        PATH: '/usr/bin',
+        LOOPGATE_API_KEY: `alpha=${listKey}`,
+        NOTES: `old ${editorKey} here`,
+        BACKUP: listKey,
+        HOME: '/home/x',
+      },
+      [editorKey],
+    );
     expect(env).toEqual({ PATH: '/usr/bin', HOME: '/home/x', ELECTRON_RUN_AS_NODE: '1' });
   });
 

@@ -14,9 +14,11 @@ describe('config lint: look-alikes are left alone, the real mistakes still caugh
     expect(ts.slice(d[0]!.start, d[0]!.end)).toBe('https://example.test/v1/v1');
   });
 
-  it("createAnthropic (AI SDK) takes a /v1 base: no Anthropic-prefix warning, and /v1/v1 is still caught", () => {
+  it('createAnthropic (AI SDK) takes a /v1 base: no Anthropic-prefix warning, and /v1/v1 is still caught', () => {
     expect(codes("createAnthropic({ baseURL: 'https://relay.example.com/v1' });\n", 'a.ts')).toEqual([]);
-    expect(codes("createAnthropic({ baseURL: 'https://relay.example.com/v1/v1' });\n", 'a.ts')).toEqual(['loopgate.duplicate-v1']);
+    expect(codes("createAnthropic({ baseURL: 'https://relay.example.com/v1/v1' });\n", 'a.ts')).toEqual([
+      'loopgate.duplicate-v1',
+    ]);
   });
 
   it('a Hugo config.toml baseURL is not an OpenAI base', () => {
@@ -24,11 +26,18 @@ describe('config lint: look-alikes are left alone, the real mistakes still caugh
   });
 
   it('a Codex config.toml base_url is still checked', () => {
-    expect(codes('[model_providers.relay]\nbase_url = "https://relay.example.com/v1/v1"\n', 'config.toml')).toEqual(['loopgate.duplicate-v1']);
+    expect(codes('[model_providers.relay]\nbase_url = "https://relay.example.com/v1/v1"\n', 'config.toml')).toEqual([
+      'loopgate.duplicate-v1',
+    ]);
   });
 
   it('an OpenAPI file mentioning "responses" does not make an unrelated base_url OpenAI-style', () => {
-    expect(codes('base_url: https://api.github.com\npaths:\n  /repos:\n    get:\n      responses:\n        "200": {}\n', 'openapi.yaml')).toEqual([]);
+    expect(
+      codes(
+        'base_url: https://api.github.com\npaths:\n  /repos:\n    get:\n      responses:\n        "200": {}\n',
+        'openapi.yaml',
+      ),
+    ).toEqual([]);
   });
 
   it('package names shaped like sk- are not keys', () => {

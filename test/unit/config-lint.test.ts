@@ -25,7 +25,14 @@ function find(diags: LintDiagnostic[], code: LintCode): LintDiagnostic[] {
 }
 
 /** Lints, checks exactly one `code` finding over `flagged`, applies its preferred fix, and re-lints. */
-function fixOne(text: string, fileName: string, code: LintCode, flagged: string, ctx: LintContext = {}, fixIndex = 0): string {
+function fixOne(
+  text: string,
+  fileName: string,
+  code: LintCode,
+  flagged: string,
+  ctx: LintContext = {},
+  fixIndex = 0,
+): string {
   const hits = find(lintConfig(text, { fileName }, ctx), code);
   expect(hits, `${code} in ${fileName}`).toHaveLength(1);
   const d = hits[0]!;
@@ -57,7 +64,8 @@ describe('duplicated /v1', () => {
   });
 
   it('JSON settings with an OPENAI_BASE_URL env block', () => {
-    const text = '{\n  "terminal.integrated.env.linux": {\n    "OPENAI_BASE_URL": "https://relay.example.test/v1/v1/"\n  }\n}\n';
+    const text =
+      '{\n  "terminal.integrated.env.linux": {\n    "OPENAI_BASE_URL": "https://relay.example.test/v1/v1/"\n  }\n}\n';
     const fixed = fixOne(text, 'settings.json', LINT_CODES.duplicateV1, 'https://relay.example.test/v1/v1/');
     expect(fixed).toContain('"OPENAI_BASE_URL": "https://relay.example.test/v1"');
   });
@@ -72,7 +80,12 @@ describe('duplicated /v1', () => {
 describe('endpoint path in a base URL', () => {
   it('Python OpenAI(base_url=...)', () => {
     const text = fixture('client.py');
-    const fixed = fixOne(text, 'client.py', LINT_CODES.endpointInBase, 'https://relay.example.test/v1/chat/completions');
+    const fixed = fixOne(
+      text,
+      'client.py',
+      LINT_CODES.endpointInBase,
+      'https://relay.example.test/v1/chat/completions',
+    );
     expect(fixed).toContain('base_url="https://relay.example.test/v1",');
   });
 
@@ -83,7 +96,12 @@ describe('endpoint path in a base URL', () => {
   });
 
   it('.env.local with a pasted full address', () => {
-    const fixed = fixOne('OPENAI_API_BASE="https://relay.example.test/v1/chat/completions"\n', '.env.local', LINT_CODES.endpointInBase, 'https://relay.example.test/v1/chat/completions');
+    const fixed = fixOne(
+      'OPENAI_API_BASE="https://relay.example.test/v1/chat/completions"\n',
+      '.env.local',
+      LINT_CODES.endpointInBase,
+      'https://relay.example.test/v1/chat/completions',
+    );
     expect(fixed).toBe('OPENAI_API_BASE="https://relay.example.test/v1"\n');
   });
 });
@@ -115,10 +133,30 @@ describe('Anthropic prefix', () => {
   });
 
   it('dotenv, YAML and Claude Code settings.json', () => {
-    fixOne('ANTHROPIC_BASE_URL=https://relay.example.test/v1\n', '.env', LINT_CODES.anthropicEndsV1, 'https://relay.example.test/v1');
-    fixOne('env:\n  ANTHROPIC_BASE_URL: "https://relay.example.test/v1/messages"\n', 'ci.yaml', LINT_CODES.anthropicEndsV1, 'https://relay.example.test/v1/messages');
-    fixOne('{ "env": { "ANTHROPIC_BASE_URL": "https://relay.example.test/api/v1" } }', 'settings.json', LINT_CODES.anthropicEndsV1, 'https://relay.example.test/api/v1');
-    fixOne('import os\nos.environ.setdefault("ANTHROPIC_BASE_URL", "https://relay.example.test/v1")\n', 'x.py', LINT_CODES.anthropicEndsV1, 'https://relay.example.test/v1');
+    fixOne(
+      'ANTHROPIC_BASE_URL=https://relay.example.test/v1\n',
+      '.env',
+      LINT_CODES.anthropicEndsV1,
+      'https://relay.example.test/v1',
+    );
+    fixOne(
+      'env:\n  ANTHROPIC_BASE_URL: "https://relay.example.test/v1/messages"\n',
+      'ci.yaml',
+      LINT_CODES.anthropicEndsV1,
+      'https://relay.example.test/v1/messages',
+    );
+    fixOne(
+      '{ "env": { "ANTHROPIC_BASE_URL": "https://relay.example.test/api/v1" } }',
+      'settings.json',
+      LINT_CODES.anthropicEndsV1,
+      'https://relay.example.test/api/v1',
+    );
+    fixOne(
+      'import os\nos.environ.setdefault("ANTHROPIC_BASE_URL", "https://relay.example.test/v1")\n',
+      'x.py',
+      LINT_CODES.anthropicEndsV1,
+      'https://relay.example.test/v1',
+    );
   });
 
   it('never gets the OpenAI rule: a bare {site_url} is right', () => {
@@ -134,7 +172,10 @@ describe('Anthropic prefix', () => {
 
 describe('http:// to a remote host', () => {
   it('is an error without a fix; loopback http is fine', () => {
-    const diags = lintConfig('OPENAI_BASE_URL=http://relay.example.test/v1\nANTHROPIC_BASE_URL=http://127.0.0.1:8787\n', { fileName: '.env' });
+    const diags = lintConfig(
+      'OPENAI_BASE_URL=http://relay.example.test/v1\nANTHROPIC_BASE_URL=http://127.0.0.1:8787\n',
+      { fileName: '.env' },
+    );
     expect(diags.map((d) => [d.code, d.severity, d.fixes.length])).toEqual([[LINT_CODES.insecureHttp, 'error', 0]]);
   });
 });
@@ -150,14 +191,20 @@ describe('API key written in a file', () => {
     const fixed = fixOne(fixture('client.py'), 'client.py', LINT_CODES.apiKeyInFile, KEY);
     expect(fixed).toContain('api_key=os.environ["OPENAI_API_KEY"],');
     // After the shebang and the module docstring, so the docstring stays one.
-    expect(fixed).toMatch(/^#!\/usr\/bin\/env python3\n"""Calls the relay\.\n[\s\S]*?"""\nimport os\nfrom openai import OpenAI\n/);
+    expect(fixed).toMatch(
+      /^#!\/usr\/bin\/env python3\n"""Calls the relay\.\n[\s\S]*?"""\nimport os\nfrom openai import OpenAI\n/,
+    );
   });
 
   it('Python: `import os` goes after __future__ imports, and is not added twice', () => {
     const text = `from __future__ import annotations\nimport sys\nkey = "${KEY}"\n`;
-    expect(fixOne(text, 'a.py', LINT_CODES.apiKeyInFile, KEY)).toBe('from __future__ import annotations\nimport os\nimport sys\nkey = os.environ["OPENAI_API_KEY"]\n');
+    expect(fixOne(text, 'a.py', LINT_CODES.apiKeyInFile, KEY)).toBe(
+      'from __future__ import annotations\nimport os\nimport sys\nkey = os.environ["OPENAI_API_KEY"]\n',
+    );
     const withOs = `import sys, os\nkey = '${KEY}'\n`;
-    expect(fixOne(withOs, 'a.py', LINT_CODES.apiKeyInFile, KEY)).toBe('import sys, os\nkey = os.environ["OPENAI_API_KEY"]\n');
+    expect(fixOne(withOs, 'a.py', LINT_CODES.apiKeyInFile, KEY)).toBe(
+      'import sys, os\nkey = os.environ["OPENAI_API_KEY"]\n',
+    );
   });
 
   it('Python: an Anthropic key in a header gets an f-string', () => {
@@ -171,9 +218,14 @@ describe('API key written in a file', () => {
   });
 
   it('docker-compose: ${VAR} reference (Compose expands it), named after the setting when it is an env name', () => {
-    expect(fixOne(`services:\n  app:\n    environment:\n      OPENAI_API_KEY: ${KEY}\n`, 'docker-compose.yml', LINT_CODES.apiKeyInFile, KEY)).toBe(
-      'services:\n  app:\n    environment:\n      OPENAI_API_KEY: ${OPENAI_API_KEY}\n',
-    );
+    expect(
+      fixOne(
+        `services:\n  app:\n    environment:\n      OPENAI_API_KEY: ${KEY}\n`,
+        'docker-compose.yml',
+        LINT_CODES.apiKeyInFile,
+        KEY,
+      ),
+    ).toBe('services:\n  app:\n    environment:\n      OPENAI_API_KEY: ${OPENAI_API_KEY}\n');
   });
 
   it('.env: information only, with the Set API Key command; .env.example: a warning with a removal fix', () => {
@@ -214,24 +266,56 @@ describe('model IDs', () => {
   const ctx: LintContext = { models: ['gpt-4o-mini', 'gpt-5.1', 'claude-sonnet-4-6'] };
 
   it('did you mean, with a fix to the closest ID, in every model-ish position', () => {
-    expect(fixOne('OPENAI_MODEL=gpt-4o-mni\n', '.env', LINT_CODES.unknownModel, 'gpt-4o-mni', ctx)).toBe('OPENAI_MODEL=gpt-4o-mini\n');
-    expect(fixOne('{"model": "claude-sonet-4-6"}', 'req.json', LINT_CODES.unknownModel, 'claude-sonet-4-6', ctx)).toBe('{"model": "claude-sonnet-4-6"}');
-    expect(fixOne('model = "gpt-5"\n', 'config.toml', LINT_CODES.unknownModel, 'gpt-5', ctx)).toBe('model = "gpt-5.1"\n');
-    expect(fixOne('r = client.responses.create(model="GPT-4o-mini", input="hi")\n', 'a.py', LINT_CODES.unknownModel, 'GPT-4o-mini', ctx)).toContain('model="gpt-4o-mini"');
-    expect(fixOne("await client.chat.completions.create({ model: 'gpt4o-mini', messages });\n", 'a.ts', LINT_CODES.unknownModel, 'gpt4o-mini', ctx)).toContain("model: 'gpt-4o-mini'");
-    expect(fixOne('model: gpt-4o-mini-2024\n', 'a.yaml', LINT_CODES.unknownModel, 'gpt-4o-mini-2024', ctx)).toBe('model: gpt-4o-mini\n');
+    expect(fixOne('OPENAI_MODEL=gpt-4o-mni\n', '.env', LINT_CODES.unknownModel, 'gpt-4o-mni', ctx)).toBe(
+      'OPENAI_MODEL=gpt-4o-mini\n',
+    );
+    expect(fixOne('{"model": "claude-sonet-4-6"}', 'req.json', LINT_CODES.unknownModel, 'claude-sonet-4-6', ctx)).toBe(
+      '{"model": "claude-sonnet-4-6"}',
+    );
+    expect(fixOne('model = "gpt-5"\n', 'config.toml', LINT_CODES.unknownModel, 'gpt-5', ctx)).toBe(
+      'model = "gpt-5.1"\n',
+    );
+    expect(
+      fixOne(
+        'r = client.responses.create(model="GPT-4o-mini", input="hi")\n',
+        'a.py',
+        LINT_CODES.unknownModel,
+        'GPT-4o-mini',
+        ctx,
+      ),
+    ).toContain('model="gpt-4o-mini"');
+    expect(
+      fixOne(
+        "await client.chat.completions.create({ model: 'gpt4o-mini', messages });\n",
+        'a.ts',
+        LINT_CODES.unknownModel,
+        'gpt4o-mini',
+        ctx,
+      ),
+    ).toContain("model: 'gpt-4o-mini'");
+    expect(fixOne('model: gpt-4o-mini-2024\n', 'a.yaml', LINT_CODES.unknownModel, 'gpt-4o-mini-2024', ctx)).toBe(
+      'model: gpt-4o-mini\n',
+    );
   });
 
   it('the message names the list and the suggestions', () => {
     const [d] = lintConfig('OPENAI_MODEL=gpt-4o-mni\n', { fileName: '.env' }, ctx);
-    expect(d!.message).toBe('Model "gpt-4o-mni" is not in this key\'s GET /models list. Did you mean "gpt-4o-mini"? Copy the model ID exactly from the list.');
+    expect(d!.message).toBe(
+      'Model "gpt-4o-mni" is not in this key\'s GET /models list. Did you mean "gpt-4o-mini"? Copy the model ID exactly from the list.',
+    );
   });
 
   it('silent when the list is unknown, when the ID is listed, and for non-IDs', () => {
     expect(lintConfig('OPENAI_MODEL=gpt-4o-mni\n', { fileName: '.env' })).toEqual([]);
     expect(lintConfig('OPENAI_MODEL=gpt-4o-mni\n', { fileName: '.env' }, { models: [] })).toEqual([]);
     expect(lintConfig('OPENAI_MODEL=gpt-4o-mini\nOPENAI_MODEL=${MODEL}\n', { fileName: '.env' }, ctx)).toEqual([]);
-    expect(lintConfig("const User = mongoose.model('User', schema); const x = { model: 'User' };\n", { fileName: 'a.ts' }, ctx)).toEqual([]);
+    expect(
+      lintConfig(
+        "const User = mongoose.model('User', schema); const x = { model: 'User' };\n",
+        { fileName: 'a.ts' },
+        ctx,
+      ),
+    ).toEqual([]);
     expect(lintConfig('model_provider = "relay"\n', { fileName: 'config.toml' }, ctx)).toEqual([]);
   });
 });
@@ -240,34 +324,73 @@ describe('pointing at the service while the proxy runs', () => {
   const ctx: LintContext = { proxyUrl: 'http://127.0.0.1:8787' };
 
   it('OpenAI-style gets proxy + /v1, Anthropic gets the proxy origin', () => {
-    expect(fixOne('OPENAI_BASE_URL=https://relay.example.test/v1\n', '.env', LINT_CODES.directToService, 'https://relay.example.test/v1', ctx)).toBe(
-      'OPENAI_BASE_URL=http://127.0.0.1:8787/v1\n',
-    );
-    expect(fixOne('ANTHROPIC_BASE_URL=https://relay.example.test\n', '.env', LINT_CODES.directToService, 'https://relay.example.test', ctx)).toBe(
-      'ANTHROPIC_BASE_URL=http://127.0.0.1:8787\n',
-    );
+    expect(
+      fixOne(
+        'OPENAI_BASE_URL=https://relay.example.test/v1\n',
+        '.env',
+        LINT_CODES.directToService,
+        'https://relay.example.test/v1',
+        ctx,
+      ),
+    ).toBe('OPENAI_BASE_URL=http://127.0.0.1:8787/v1\n');
+    expect(
+      fixOne(
+        'ANTHROPIC_BASE_URL=https://relay.example.test\n',
+        '.env',
+        LINT_CODES.directToService,
+        'https://relay.example.test',
+        ctx,
+      ),
+    ).toBe('ANTHROPIC_BASE_URL=http://127.0.0.1:8787\n');
     const [d] = lintConfig('OPENAI_BASE_URL=https://relay.example.test/v1\n', { fileName: '.env' }, ctx);
     expect(d!.severity).toBe('information');
   });
 
   it('silent when the proxy is not running, and for loopback addresses', () => {
     expect(lintConfig('OPENAI_BASE_URL=https://relay.example.test/v1\n', { fileName: '.env' })).toEqual([]);
-    expect(lintConfig('OPENAI_BASE_URL=http://127.0.0.1:8787/v1\nANTHROPIC_BASE_URL=http://localhost:8787\n', { fileName: '.env' }, ctx)).toEqual([]);
+    expect(
+      lintConfig(
+        'OPENAI_BASE_URL=http://127.0.0.1:8787/v1\nANTHROPIC_BASE_URL=http://localhost:8787\n',
+        { fileName: '.env' },
+        ctx,
+      ),
+    ).toEqual([]);
   });
 });
 
 describe('negative cases stay silent', () => {
   const ctx: LintContext = { models: ['gpt-4o-mini'], proxyUrl: 'http://127.0.0.1:8787' };
   const silent: Array<[string, string]> = [
-    ['.env', 'OPENAI_BASE_URL=http://127.0.0.1:8787/v1\nANTHROPIC_BASE_URL=http://127.0.0.1:8787\nOPENAI_API_KEY=lg-local-Zq81Lm0Pk2Nx7Rt4Vb6Wc3Yd-sk-Zq81Lm0Pk2Nx7Rt4Vb6\n'],
-    ['.env', '# OPENAI_BASE_URL=https://relay.example.test/v1/v1\nOPENAI_API_KEY=sk-...\nANTHROPIC_API_KEY=<API_KEY>\nOPENAI_API_KEY=${OPENAI_API_KEY}\n'],
+    [
+      '.env',
+      'OPENAI_BASE_URL=http://127.0.0.1:8787/v1\nANTHROPIC_BASE_URL=http://127.0.0.1:8787\nOPENAI_API_KEY=lg-local-Zq81Lm0Pk2Nx7Rt4Vb6Wc3Yd-sk-Zq81Lm0Pk2Nx7Rt4Vb6\n',
+    ],
+    [
+      '.env',
+      '# OPENAI_BASE_URL=https://relay.example.test/v1/v1\nOPENAI_API_KEY=sk-...\nANTHROPIC_API_KEY=<API_KEY>\nOPENAI_API_KEY=${OPENAI_API_KEY}\n',
+    ],
     ['.env.example', 'OPENAI_API_KEY=sk-xxxxxxxxxxxxxxxxxxxxxxxx\nOPENAI_API_KEY=sk-your-key-goes-here-0000\n'],
-    ['a.ts', '// baseURL: "https://relay.example.test/v1/v1"\n/* new OpenAI({ baseURL: "https://x.test/v1/chat/completions" }) */\nconst docs = "see https://relay.example.test/v1/v1";\n'],
+    [
+      'a.ts',
+      '// baseURL: "https://relay.example.test/v1/v1"\n/* new OpenAI({ baseURL: "https://x.test/v1/chat/completions" }) */\nconst docs = "see https://relay.example.test/v1/v1";\n',
+    ],
     ['a.ts', 'const c = new OpenAI({ baseURL: process.env.OPENAI_BASE_URL, apiKey: process.env.OPENAI_API_KEY });\n'],
-    ['a.ts', "fetch('https://relay.example.test/v1/chat/completions', { method: 'POST' });\nconst cfg = { baseUrl: 'https://cdn.example.test' };\n"],
-    ['a.py', '"""Docs: OpenAI(base_url="https://relay.example.test/v1/v1")."""\nclient = OpenAI(base_url="http://127.0.0.1:8787/v1", api_key=os.environ["OPENAI_API_KEY"])\n'],
-    ['a.py', 'requests.post("https://relay.example.test/v1/chat/completions")\nself.base_url = "https://relay.example.test"\n'],
-    ['config.toml', '# base_url = "https://relay.example.test/v1/v1"\n[model_providers.local]\nbase_url = "http://127.0.0.1:8787/v1"\n'],
+    [
+      'a.ts',
+      "fetch('https://relay.example.test/v1/chat/completions', { method: 'POST' });\nconst cfg = { baseUrl: 'https://cdn.example.test' };\n",
+    ],
+    [
+      'a.py',
+      '"""Docs: OpenAI(base_url="https://relay.example.test/v1/v1")."""\nclient = OpenAI(base_url="http://127.0.0.1:8787/v1", api_key=os.environ["OPENAI_API_KEY"])\n',
+    ],
+    [
+      'a.py',
+      'requests.post("https://relay.example.test/v1/chat/completions")\nself.base_url = "https://relay.example.test"\n',
+    ],
+    [
+      'config.toml',
+      '# base_url = "https://relay.example.test/v1/v1"\n[model_providers.local]\nbase_url = "http://127.0.0.1:8787/v1"\n',
+    ],
     ['a.yaml', 'homepage: https://relay.example.test/v1/v1\nbase_url: http://localhost:8787/v1\n'],
     ['package.json', '{"name": "x", "repository": {"url": "https://github.example.test/x"}}'],
     ['README.md', 'OPENAI_BASE_URL=https://relay.example.test/v1/v1\n'],
@@ -283,11 +406,19 @@ describe('cost bounds', () => {
   it('skips files over the size cap and languages it does not check', () => {
     const big = 'OPENAI_BASE_URL=https://relay.example.test/v1/v1\n' + '#'.repeat(MAX_LINT_CHARS);
     expect(lintConfig(big, { fileName: '.env' })).toEqual([]);
-    expect(lintConfig('OPENAI_BASE_URL=https://relay.example.test/v1/v1\n', { fileName: 'notes.txt', languageId: 'plaintext' })).toEqual([]);
+    expect(
+      lintConfig('OPENAI_BASE_URL=https://relay.example.test/v1/v1\n', {
+        fileName: 'notes.txt',
+        languageId: 'plaintext',
+      }),
+    ).toEqual([]);
   });
 
   it('language id decides when the name does not', () => {
-    const diags = lintConfig('{"OPENAI_BASE_URL": "https://relay.example.test/v1/v1"}', { fileName: 'Untitled-1', languageId: 'jsonc' });
+    const diags = lintConfig('{"OPENAI_BASE_URL": "https://relay.example.test/v1/v1"}', {
+      fileName: 'Untitled-1',
+      languageId: 'jsonc',
+    });
     expect(diags.map((d) => d.code)).toEqual([LINT_CODES.duplicateV1]);
   });
 

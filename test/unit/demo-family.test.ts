@@ -5,7 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { closestDemoModel, compareVersions, familyOf } from '../../proxy/simulator/demo-family.js';
 import { defaultFixture } from '../../proxy/simulator/index.js';
 
-const DEMO = [...new Set(Object.values(defaultFixture.groups).flatMap((g) => g.models.map((m) => (typeof m === 'string' ? m : m.id))))];
+const DEMO = [
+  ...new Set(
+    Object.values(defaultFixture.groups).flatMap((g) => g.models.map((m) => (typeof m === 'string' ? m : m.id))),
+  ),
+];
 
 describe('familyOf', () => {
   it('splits a name from its version numbers', () => {
@@ -21,7 +25,19 @@ describe('familyOf', () => {
   });
 
   it('IDs with no version of their own, or no name, have no family', () => {
-    for (const id of ['deepseek-chat', 'gpt-4o-mini', 'o4-mini', 'coder-model', '4', '2026-10-01', '', 'gpt--6', 'gpt 6.2 sol', 'gpt-6.2-sol\n', 'x'.repeat(201)]) {
+    for (const id of [
+      'deepseek-chat',
+      'gpt-4o-mini',
+      'o4-mini',
+      'coder-model',
+      '4',
+      '2026-10-01',
+      '',
+      'gpt--6',
+      'gpt 6.2 sol',
+      'gpt-6.2-sol\n',
+      'x'.repeat(201),
+    ]) {
       expect(familyOf(id), id).toBeUndefined();
     }
   });
@@ -60,7 +76,18 @@ describe('closestDemoModel', () => {
   });
 
   it('an unrelated name never matches', () => {
-    for (const id of ['gpt-6.2-luna', 'gpt-6.2-sol-mini', 'claude-6', 'claude-opus', 'gemini-3.1-pro', 'o5-mini', 'gpt-5o-mini', 'deepseek-chat-2', 'llama-3.1-8b', 'sol-6.2']) {
+    for (const id of [
+      'gpt-6.2-luna',
+      'gpt-6.2-sol-mini',
+      'claude-6',
+      'claude-opus',
+      'gemini-3.1-pro',
+      'o5-mini',
+      'gpt-5o-mini',
+      'deepseek-chat-2',
+      'llama-3.1-8b',
+      'sol-6.2',
+    ]) {
       expect(closestDemoModel(id, DEMO), id).toBeUndefined();
     }
   });

@@ -13,7 +13,10 @@ const ctx = (over: Partial<DiagnosisContext> = {}): DiagnosisContext => ({
 
 describe('diagnose', () => {
   it('duplicated /v1: names it', () => {
-    const d = diagnose({ status: 404, code: 'invalid_url' }, ctx({ originalPath: '/v1/v1/chat/completions', canonicalPath: '/v1/v1/chat/completions' }));
+    const d = diagnose(
+      { status: 404, code: 'invalid_url' },
+      ctx({ originalPath: '/v1/v1/chat/completions', canonicalPath: '/v1/v1/chat/completions' }),
+    );
     expect(d?.code).toBe('duplicate-v1');
     expect(d?.hint).toMatch(/\/v1\/v1/);
   });
@@ -25,23 +28,39 @@ describe('diagnose', () => {
   });
 
   it('offers the bridge only where it is off', () => {
-    const off = diagnose({ status: 404, code: 'endpoint_not_supported' }, ctx({ canonicalPath: '/v1/responses', bridge: 'off' }));
+    const off = diagnose(
+      { status: 404, code: 'endpoint_not_supported' },
+      ctx({ canonicalPath: '/v1/responses', bridge: 'off' }),
+    );
     expect(off?.hint).toMatch(/let Loopgate bridge it \(--bridge auto, the default\)\.$/);
     // No proxy in between (doctor): the way out is the proxy, whose default already bridges.
-    const direct = diagnose({ status: 404, code: 'endpoint_not_supported' }, ctx({ canonicalPath: '/v1/responses', bridge: undefined }));
+    const direct = diagnose(
+      { status: 404, code: 'endpoint_not_supported' },
+      ctx({ canonicalPath: '/v1/responses', bridge: undefined }),
+    );
     expect(direct?.hint).toMatch(/send it through the Loopgate proxy, which bridges it by default\.$/);
-    const auto = diagnose({ status: 404, code: 'endpoint_not_supported' }, ctx({ canonicalPath: '/v1/responses', bridge: 'auto' }));
-    expect(auto?.hint).toBe('This route does not support Responses for this key group. Use /chat/completions if your client allows it or choose a group that supports Responses.');
+    const auto = diagnose(
+      { status: 404, code: 'endpoint_not_supported' },
+      ctx({ canonicalPath: '/v1/responses', bridge: 'auto' }),
+    );
+    expect(auto?.hint).toBe(
+      'This route does not support Responses for this key group. Use /chat/completions if your client allows it or choose a group that supports Responses.',
+    );
   });
 
   it('count_tokens on a chat-only route: says the bridge cannot stand in, never suggests it', () => {
     for (const bridge of ['auto', 'off', 'always'] as const) {
-      const d = diagnose({ status: 404, code: 'endpoint_not_supported' }, ctx({ canonicalPath: '/v1/messages/count_tokens', bridge }));
+      const d = diagnose(
+        { status: 404, code: 'endpoint_not_supported' },
+        ctx({ canonicalPath: '/v1/messages/count_tokens', bridge }),
+      );
       expect(d?.code).toBe('protocol-unsupported');
       expect(d?.hint).toMatch(/token counting .* Loopgate cannot bridge it/);
       expect(d?.hint).not.toMatch(/--bridge/);
     }
-    expect(diagnose({ status: 404 }, ctx({ canonicalPath: '/v1/messages/count_tokens' }))?.code).toBe('protocol-unsupported');
+    expect(diagnose({ status: 404 }, ctx({ canonicalPath: '/v1/messages/count_tokens' }))?.code).toBe(
+      'protocol-unsupported',
+    );
   });
 
   it('a bare 404 on /v1/messages is taken as the protocol missing, not an unknown path', () => {
@@ -58,7 +77,10 @@ describe('diagnose', () => {
   });
 
   it('model_not_found: "did you mean" from the known list', () => {
-    const d = diagnose({ status: 503, code: 'model_not_found' }, ctx({ model: 'claude-sonet-4-6', knownModels: ['gpt-4o-mini', 'claude-sonnet-4-6', 'claude-haiku-4-5'] }));
+    const d = diagnose(
+      { status: 503, code: 'model_not_found' },
+      ctx({ model: 'claude-sonet-4-6', knownModels: ['gpt-4o-mini', 'claude-sonnet-4-6', 'claude-haiku-4-5'] }),
+    );
     expect(d?.code).toBe('model-not-found');
     expect(d?.suggestions?.[0]).toBe('claude-sonnet-4-6');
     expect(d?.hint).toMatch(/Did you mean "claude-sonnet-4-6"/);
@@ -74,7 +96,10 @@ describe('diagnose', () => {
   });
 
   it('unsupported parameter: names it and lists the parameters beyond the minimal request', () => {
-    const d = diagnose({ status: 400, code: 'unsupported_parameter', param: 'logprobs' }, ctx({ params: ['model', 'messages', 'stream', 'logprobs', 'top_p'] }));
+    const d = diagnose(
+      { status: 400, code: 'unsupported_parameter', param: 'logprobs' },
+      ctx({ params: ['model', 'messages', 'stream', 'logprobs', 'top_p'] }),
+    );
     expect(d?.code).toBe('unsupported-parameter');
     expect(d?.hint).toMatch(/"logprobs"/);
     expect(d?.hint).toMatch(/minimal request: logprobs, top_p\./);
@@ -96,13 +121,22 @@ describe('diagnose', () => {
   });
 
   it('never routes on message text', () => {
-    const body = JSON.stringify({ error: { message: 'model_not_found insufficient_user_quota', type: 'x', code: null } });
+    const body = JSON.stringify({
+      error: { message: 'model_not_found insufficient_user_quota', type: 'x', code: null },
+    });
     expect(diagnose(parseErrorBody(400, body), ctx())?.code).toBe('bad-request');
   });
 
   it('parseErrorBody reads both envelopes and survives garbage', () => {
-    expect(parseErrorBody(403, '{"error":{"message":"m","type":"t","param":null,"code":"access_denied"}}')).toEqual({ status: 403, code: 'access_denied', type: 't', param: undefined });
-    expect(parseErrorBody(503, '{"type":"error","error":{"type":"model_not_found","message":"m"}}')).toMatchObject({ type: 'model_not_found' });
+    expect(parseErrorBody(403, '{"error":{"message":"m","type":"t","param":null,"code":"access_denied"}}')).toEqual({
+      status: 403,
+      code: 'access_denied',
+      type: 't',
+      param: undefined,
+    });
+    expect(parseErrorBody(503, '{"type":"error","error":{"type":"model_not_found","message":"m"}}')).toMatchObject({
+      type: 'model_not_found',
+    });
     expect(parseErrorBody(500, '<html>')).toEqual({ status: 500 });
   });
 });

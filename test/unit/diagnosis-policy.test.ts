@@ -7,7 +7,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeFailure } from '../../extension/lm/chat-errors.js';
-import { DIAGNOSIS_POLICY, diagnose, diagnosisPolicy, parseErrorBody, type DiagnosisCode } from '../../proxy/rules/diagnose.js';
+import {
+  DIAGNOSIS_POLICY,
+  diagnose,
+  diagnosisPolicy,
+  parseErrorBody,
+  type DiagnosisCode,
+} from '../../proxy/rules/diagnose.js';
 
 const CODES = Object.keys(DIAGNOSIS_POLICY) as DiagnosisCode[];
 const CTX = { path: '/v1/chat/completions', model: 'gpt-4o-mini' };
@@ -23,12 +29,13 @@ describe('one diagnosis table carries its policy', () => {
       if (row.editorAdvice) expect(f.message, code).toContain(row.editorAdvice);
       for (const other of CODES) {
         const advice = DIAGNOSIS_POLICY[other].editorAdvice;
-        if (advice && advice !== row.editorAdvice) expect(f.message, `${code} has ${other}'s advice`).not.toContain(advice);
+        if (advice && advice !== row.editorAdvice)
+          expect(f.message, `${code} has ${other}'s advice`).not.toContain(advice);
       }
     }
   });
 
-  it('without the proxy\'s diagnosis (or with a code of its own refusals) the local diagnosis of the answer decides', () => {
+  it("without the proxy's diagnosis (or with a code of its own refusals) the local diagnosis of the answer decides", () => {
     const bad = describeFailure(401, '{"error":{"message":"Incorrect API key","type":"invalid_request_error"}}', CTX);
     expect(bad).toMatchObject({ kind: 'noPermissions', diagnosis: 'bad-key' });
     expect(bad.message).toContain(DIAGNOSIS_POLICY['bad-key'].editorAdvice);
@@ -39,8 +46,16 @@ describe('one diagnosis table carries its policy', () => {
   });
 
   it('an exhausted balance is Blocked with the balance hint, not the group advice of a 403 (the status table gave it)', () => {
-    const body = '{"error":{"message":"Insufficient balance","type":"insufficient_quota","code":"insufficient_user_quota"}}';
-    expect(diagnose(parseErrorBody(403, body), { method: 'POST', originalPath: CTX.path, canonicalPath: CTX.path, time: new Date() })?.code).toBe('insufficient-balance');
+    const body =
+      '{"error":{"message":"Insufficient balance","type":"insufficient_quota","code":"insufficient_user_quota"}}';
+    expect(
+      diagnose(parseErrorBody(403, body), {
+        method: 'POST',
+        originalPath: CTX.path,
+        canonicalPath: CTX.path,
+        time: new Date(),
+      })?.code,
+    ).toBe('insufficient-balance');
     const f = describeFailure(403, body, CTX);
     expect(f.kind).toBe('blocked');
     expect(f.message).toMatch(/Insufficient balance/);

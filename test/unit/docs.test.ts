@@ -9,27 +9,42 @@ import { describe, expect, it } from 'vitest';
 import { commands } from '../../cli/commands.js';
 
 const root = resolve(__dirname, '..', '..');
-const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const pages = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 const text = (page: string): string => readFileSync(join(root, page), 'utf8');
 
 /** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens. */
 export function slug(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, '').replace(/ /g, '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+    .replace(/ /g, '-');
 }
 
 /** Lines outside fenced code blocks, with their line numbers. */
 function prose(page: string): Array<{ n: number; line: string }> {
   let fenced = false;
   const out: Array<{ n: number; line: string }> = [];
-  text(page).split('\n').forEach((line, i) => {
-    if (line.startsWith('```')) fenced = !fenced;
-    else if (!fenced) out.push({ n: i + 1, line });
-  });
+  text(page)
+    .split('\n')
+    .forEach((line, i) => {
+      if (line.startsWith('```')) fenced = !fenced;
+      else if (!fenced) out.push({ n: i + 1, line });
+    });
   return out;
 }
 
 function anchors(page: string): Set<string> {
-  return new Set(prose(page).filter(({ line }) => /^#{1,6} /.test(line)).map(({ line }) => slug(line.replace(/^#+ /, ''))));
+  return new Set(
+    prose(page)
+      .filter(({ line }) => /^#{1,6} /.test(line))
+      .map(({ line }) => slug(line.replace(/^#+ /, ''))),
+  );
 }
 
 /** Every `loopgate …` invocation a page shows: in code blocks, and in inline code. */
@@ -102,7 +117,9 @@ describe('the README is a front page', () => {
   });
 
   it('has no line over 120 characters outside code blocks', () => {
-    const long = prose('README.md').filter(({ line }) => line.length > 120).map(({ n, line }) => `README.md:${n} (${line.length})`);
+    const long = prose('README.md')
+      .filter(({ line }) => line.length > 120)
+      .map(({ n, line }) => `README.md:${n} (${line.length})`);
     expect(long).toEqual([]);
   });
 

@@ -1,6 +1,13 @@
 // Record → GenAI span, and the facts read beside it (rules/genai-span.ts, rules/genai-facts.ts; pure).
 import { describe, expect, it } from 'vitest';
-import { contentFor, errorType, metricPoints, spanFromRecord, spanRecord, streamEnd } from '../../proxy/rules/genai-span.js';
+import {
+  contentFor,
+  errorType,
+  metricPoints,
+  spanFromRecord,
+  spanRecord,
+  streamEnd,
+} from '../../proxy/rules/genai-span.js';
 import type { SpanRecord } from '../../proxy/core/record.js';
 import { parseTraceparent, requestValueAttributes, responseFacts } from '../../proxy/rules/genai-facts.js';
 import { scanTopLevel } from '../../proxy/rules/json-top-level.js';
@@ -28,7 +35,13 @@ const base: SpanRecord = {
 
 describe('spanFromRecord', () => {
   it('names the span `{operation} {model}` and carries the conventions and loopgate.* attributes', () => {
-    const s = spanFromRecord(base, { id: 'chatcmpl-1', model: 'gpt-4o-mini-2024', finishReasons: ['stop'], serverAddress: 'api.example', serverPort: 443 });
+    const s = spanFromRecord(base, {
+      id: 'chatcmpl-1',
+      model: 'gpt-4o-mini-2024',
+      finishReasons: ['stop'],
+      serverAddress: 'api.example',
+      serverPort: 443,
+    });
     expect(s.name).toBe('chat gpt-4o-mini');
     expect(s.startMs).toBe(Date.parse(base.time));
     expect(s.endMs).toBe(Date.parse(base.time) + 120);
@@ -60,25 +73,44 @@ describe('spanFromRecord', () => {
 
   it("a bridged record speaks the client's protocol (provider and API type), over the chat route", () => {
     const messages = spanFromRecord({ ...base, bridge: 'messages->chat', bridgeDropped: ['thinking'] });
-    expect(messages.attributes).toMatchObject({ 'gen_ai.provider.name': 'anthropic', 'loopgate.route': 'bridged', 'loopgate.bridge': 'messages->chat', 'loopgate.bridge.dropped': ['thinking'] });
+    expect(messages.attributes).toMatchObject({
+      'gen_ai.provider.name': 'anthropic',
+      'loopgate.route': 'bridged',
+      'loopgate.bridge': 'messages->chat',
+      'loopgate.bridge.dropped': ['thinking'],
+    });
     expect(messages.attributes['openai.api.type']).toBeUndefined();
     expect(spanFromRecord({ ...base, bridge: 'responses->chat' }).attributes['openai.api.type']).toBe('responses');
-    expect(spanFromRecord({ ...base, canonicalPath: '/v1/messages?beta=true' }).attributes['gen_ai.provider.name']).toBe('anthropic');
+    expect(
+      spanFromRecord({ ...base, canonicalPath: '/v1/messages?beta=true' }).attributes['gen_ai.provider.name'],
+    ).toBe('anthropic');
   });
 
   it('errors: error.type from the code (else type, diagnosis, status), the diagnosis beside it, an ERROR status and an event with the hint', () => {
-    const rec = { ...base, status: 503, errorCode: 'model_not_found', errorType: 'new_api_error', diagnosis: 'model-not-found', usage: undefined };
+    const rec = {
+      ...base,
+      status: 503,
+      errorCode: 'model_not_found',
+      errorType: 'new_api_error',
+      diagnosis: 'model-not-found',
+      usage: undefined,
+    };
     const s = spanFromRecord(rec, { id: 'ignored-on-errors', hint: 'did you mean gpt-4o-mini?' });
     expect(s.attributes['error.type']).toBe('model_not_found');
     expect(s.attributes['loopgate.diagnosis']).toBe('model-not-found');
     expect(s.attributes['gen_ai.response.id']).toBeUndefined();
     expect(s.error).toBe('model_not_found (model-not-found)');
-    expect(s.events.find((e) => e.name === 'loopgate.diagnosis')?.attributes).toEqual({ 'loopgate.diagnosis': 'model-not-found', 'loopgate.hint': 'did you mean gpt-4o-mini?' });
+    expect(s.events.find((e) => e.name === 'loopgate.diagnosis')?.attributes).toEqual({
+      'loopgate.diagnosis': 'model-not-found',
+      'loopgate.hint': 'did you mean gpt-4o-mini?',
+    });
     expect(errorType({ ...base, status: 502 })).toBe('502');
     expect(errorType({ ...base, status: 0 })).toBe('_OTHER');
     expect(errorType({ ...base, status: 401, diagnosis: 'bad-token' })).toBe('bad-token');
     // A 200 stream that ended in an error event.
-    expect(errorType({ ...base, stream: true, errorCode: 'upstream-broke-mid-stream' })).toBe('upstream-broke-mid-stream');
+    expect(errorType({ ...base, stream: true, errorCode: 'upstream-broke-mid-stream' })).toBe(
+      'upstream-broke-mid-stream',
+    );
     // The client leaving is not an error of the request.
     expect(errorType({ ...base, stream: true, errorCode: 'client-aborted', clientAborted: true })).toBeUndefined();
   });
@@ -93,20 +125,38 @@ describe('spanFromRecord', () => {
   });
 
   it('a non-GenAI request is named by method and path, never with its query', () => {
-    const s = spanFromRecord({ ...base, method: 'GET', canonicalPath: '/v1/models?key=[REDACTED:1234]', model: undefined });
+    const s = spanFromRecord({
+      ...base,
+      method: 'GET',
+      canonicalPath: '/v1/models?key=[REDACTED:1234]',
+      model: undefined,
+    });
     expect(s.name).toBe('GET /v1/models');
     expect(s.attributes['url.path']).toBe('/v1/models');
     expect(s.attributes['gen_ai.operation.name']).toBeUndefined();
   });
 
   it('rewrites, retries and a client that left are recorded', () => {
-    const s = spanFromRecord({ ...base, rewrites: ['/v1/v1/chat/completions -> /v1/chat/completions (duplicate-v1)'], retries: 2, clientAborted: true });
-    expect(s.attributes).toMatchObject({ 'loopgate.rewrite': true, 'loopgate.retries': 2, 'loopgate.client_aborted': true });
+    const s = spanFromRecord({
+      ...base,
+      rewrites: ['/v1/v1/chat/completions -> /v1/chat/completions (duplicate-v1)'],
+      retries: 2,
+      clientAborted: true,
+    });
+    expect(s.attributes).toMatchObject({
+      'loopgate.rewrite': true,
+      'loopgate.retries': 2,
+      'loopgate.client_aborted': true,
+    });
   });
 
   it('joins the caller trace', () => {
     const parent = parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')!;
-    expect(spanFromRecord(base, { parent }).parent).toEqual({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', sampled: true });
+    expect(spanFromRecord(base, { parent }).parent).toEqual({
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+      sampled: true,
+    });
     expect(parseTraceparent('00-00000000000000000000000000000000-00f067aa0ba902b7-01')).toBeUndefined();
     expect(parseTraceparent('ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toBeUndefined();
     expect(parseTraceparent(['a', 'b'])).toBeUndefined();
@@ -121,7 +171,12 @@ describe('spanFromRecord', () => {
       ['gen_ai.client.token.usage', 20, 'output'],
     ]);
     expect(new Set(points.map((p) => p.series)).size).toBe(3);
-    expect(points[0]!.attributes).toEqual({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.response.model': 'gpt-4o-mini-2024' });
+    expect(points[0]!.attributes).toEqual({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-4o-mini',
+      'gen_ai.response.model': 'gpt-4o-mini-2024',
+    });
     expect(metricPoints(spanFromRecord({ ...base, method: 'GET', canonicalPath: '/v1/models' }), base)).toEqual([]);
   });
 
@@ -134,23 +189,68 @@ describe('spanFromRecord', () => {
 
 describe('responseFacts', () => {
   it('chat, Responses and Messages, whole and streamed', () => {
-    expect(responseFacts('{"id":"chatcmpl-9","object":"chat.completion","model":"m-1","choices":[{"finish_reason":"stop"},{"finish_reason":"length"}]}', 'chat')).toEqual({ id: 'chatcmpl-9', model: 'm-1', finishReasons: ['stop', 'length'] });
-    const sse = 'data: {"id":"chatcmpl-2","model":"m","choices":[{"delta":{"content":"a"},"finish_reason":null}]}\n\ndata: {"id":"chatcmpl-2","choices":[{"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n';
+    expect(
+      responseFacts(
+        '{"id":"chatcmpl-9","object":"chat.completion","model":"m-1","choices":[{"finish_reason":"stop"},{"finish_reason":"length"}]}',
+        'chat',
+      ),
+    ).toEqual({ id: 'chatcmpl-9', model: 'm-1', finishReasons: ['stop', 'length'] });
+    const sse =
+      'data: {"id":"chatcmpl-2","model":"m","choices":[{"delta":{"content":"a"},"finish_reason":null}]}\n\ndata: {"id":"chatcmpl-2","choices":[{"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n';
     expect(responseFacts(sse, 'chat')).toEqual({ id: 'chatcmpl-2', model: 'm', finishReasons: ['tool_calls'] });
-    expect(responseFacts('{"id":"resp_1","object":"response","status":"completed","model":"m","output":[{"id":"msg_1","status":"completed"}]}', 'responses').finishReasons).toEqual(['completed']);
-    expect(responseFacts('{"id":"resp_1","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}', 'responses').finishReasons).toEqual(['max_output_tokens']);
-    expect(responseFacts('event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","model":"claude","stop_reason":null}}\n\nevent: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"}}\n\n', 'messages')).toEqual({ id: 'msg_1', model: 'claude', finishReasons: ['end_turn'] });
+    expect(
+      responseFacts(
+        '{"id":"resp_1","object":"response","status":"completed","model":"m","output":[{"id":"msg_1","status":"completed"}]}',
+        'responses',
+      ).finishReasons,
+    ).toEqual(['completed']);
+    expect(
+      responseFacts(
+        '{"id":"resp_1","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}',
+        'responses',
+      ).finishReasons,
+    ).toEqual(['max_output_tokens']);
+    expect(
+      responseFacts(
+        'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","model":"claude","stop_reason":null}}\n\nevent: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"}}\n\n',
+        'messages',
+      ),
+    ).toEqual({ id: 'msg_1', model: 'claude', finishReasons: ['end_turn'] });
     expect(responseFacts('', 'chat')).toEqual({});
   });
 });
 
 describe('request parameter values', () => {
   it('are read in the same pass as the top level, only when asked, and mapped to the conventions', () => {
-    const body = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'temperature 9' }], temperature: 0.7, top_p: 1, max_completion_tokens: 99, n: 2, stop: 'X', seed: 3, frequency_penalty: 0.1, presence_penalty: -0.2, top_k: 4 }));
+    const body = Buffer.from(
+      JSON.stringify({
+        model: 'm',
+        messages: [{ role: 'user', content: 'temperature 9' }],
+        temperature: 0.7,
+        top_p: 1,
+        max_completion_tokens: 99,
+        n: 2,
+        stop: 'X',
+        seed: 3,
+        frequency_penalty: 0.1,
+        presence_penalty: -0.2,
+        top_k: 4,
+      }),
+    );
     const plain = scanTopLevel(body);
     expect(plain.ok && plain.picked).toBeFalsy();
     const asked = scanTopLevel(body, REQUEST_VALUE_KEYS);
-    expect(asked.ok && asked.picked).toEqual({ temperature: '0.7', top_p: '1', max_completion_tokens: '99', n: '2', stop: '"X"', seed: '3', frequency_penalty: '0.1', presence_penalty: '-0.2', top_k: '4' });
+    expect(asked.ok && asked.picked).toEqual({
+      temperature: '0.7',
+      top_p: '1',
+      max_completion_tokens: '99',
+      n: '2',
+      stop: '"X"',
+      seed: '3',
+      frequency_penalty: '0.1',
+      presence_penalty: '-0.2',
+      top_k: '4',
+    });
     expect(requestValueAttributes(parsePicked(asked.ok ? asked.picked : undefined))).toEqual({
       'gen_ai.request.temperature': 0.7,
       'gen_ai.request.top_p': 1,
@@ -168,16 +268,46 @@ describe('request parameter values', () => {
 
 describe('content capture (contentFor)', () => {
   it('maps chat messages, tool calls and the answer to the conventions; a body it cannot read goes as it is', () => {
-    const requestBody = JSON.stringify({ model: 'm', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }, { role: 'tool', tool_call_id: 'c1', content: 'sunny' }] });
-    const responseBody = JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'hello', tool_calls: [{ id: 'c2', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'tool_calls' }] });
+    const requestBody = JSON.stringify({
+      model: 'm',
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+        { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+      ],
+    });
+    const responseBody = JSON.stringify({
+      choices: [
+        {
+          message: {
+            role: 'assistant',
+            content: 'hello',
+            tool_calls: [{ id: 'c2', function: { name: 'f', arguments: '{}' } }],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    });
     const c = contentFor(base, { requestBody, responseBody });
     expect(JSON.parse(c['gen_ai.input.messages']!)).toEqual([
       { role: 'system', parts: [{ type: 'text', content: 'be brief' }] },
       { role: 'user', parts: [{ type: 'text', content: 'hi' }] },
       { role: 'tool', parts: [{ type: 'tool_call_response', id: 'c1', response: 'sunny' }] },
     ]);
-    expect(JSON.parse(c['gen_ai.output.messages']!)).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'hello' }, { type: 'tool_call', id: 'c2', name: 'f', arguments: '{}' }], finish_reason: 'tool_calls' }]);
-    const cut = contentFor(base, { requestBody: '{"model":"m","messages":[{"role":"user","content":"long…', responseBody });
+    expect(JSON.parse(c['gen_ai.output.messages']!)).toEqual([
+      {
+        role: 'assistant',
+        parts: [
+          { type: 'text', content: 'hello' },
+          { type: 'tool_call', id: 'c2', name: 'f', arguments: '{}' },
+        ],
+        finish_reason: 'tool_calls',
+      },
+    ]);
+    const cut = contentFor(base, {
+      requestBody: '{"model":"m","messages":[{"role":"user","content":"long…',
+      responseBody,
+    });
     expect(cut['loopgate.request.body']).toBe('{"model":"m","messages":[{"role":"user","content":"long…');
     expect(cut['gen_ai.input.messages']).toBeUndefined();
   });
@@ -193,21 +323,35 @@ describe('content capture (contentFor)', () => {
     ].join('\n\n');
     const c = contentFor(rec, { requestBody, responseBody: sse });
     expect(JSON.parse(c['gen_ai.system_instructions']!)).toEqual([{ type: 'text', content: 'sys' }]);
-    expect(JSON.parse(c['gen_ai.output.messages']!)).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'Hello' }], finish_reason: 'end_turn' }]);
+    expect(JSON.parse(c['gen_ai.output.messages']!)).toEqual([
+      { role: 'assistant', parts: [{ type: 'text', content: 'Hello' }], finish_reason: 'end_turn' },
+    ]);
   });
 
   it('Responses: instructions and input; the answer from the closing event of a stream', () => {
     const rec = { ...base, canonicalPath: '/v1/responses', stream: true };
     const sse = `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"Hi"}\n\nevent: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', response: { status: 'completed', output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hi there' }] }] } })}\n\n`;
-    const c = contentFor(rec, { requestBody: JSON.stringify({ model: 'm', instructions: 'be kind', input: 'hey' }), responseBody: sse });
+    const c = contentFor(rec, {
+      requestBody: JSON.stringify({ model: 'm', instructions: 'be kind', input: 'hey' }),
+      responseBody: sse,
+    });
     expect(JSON.parse(c['gen_ai.system_instructions']!)).toEqual([{ type: 'text', content: 'be kind' }]);
-    expect(JSON.parse(c['gen_ai.input.messages']!)).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'hey' }] }]);
-    expect(JSON.parse(c['gen_ai.output.messages']!)).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'Hi there' }], finish_reason: 'completed' }]);
+    expect(JSON.parse(c['gen_ai.input.messages']!)).toEqual([
+      { role: 'user', parts: [{ type: 'text', content: 'hey' }] },
+    ]);
+    expect(JSON.parse(c['gen_ai.output.messages']!)).toEqual([
+      { role: 'assistant', parts: [{ type: 'text', content: 'Hi there' }], finish_reason: 'completed' },
+    ]);
   });
 
   it('a bridged answer is read in the chat format it arrived in; an error body goes as it is', () => {
     const rec = { ...base, canonicalPath: '/v1/chat/completions', bridge: 'responses->chat' };
-    const c = contentFor(rec, { requestBody: JSON.stringify({ input: 'x' }), responseBody: JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'y' }, finish_reason: 'stop' }] }) });
+    const c = contentFor(rec, {
+      requestBody: JSON.stringify({ input: 'x' }),
+      responseBody: JSON.stringify({
+        choices: [{ message: { role: 'assistant', content: 'y' }, finish_reason: 'stop' }],
+      }),
+    });
     expect(JSON.parse(c['gen_ai.output.messages']!)[0].parts).toEqual([{ type: 'text', content: 'y' }]);
     const failed = contentFor({ ...base, status: 400 }, { responseBody: '{"error":{"message":"bad"}}' });
     expect(failed).toEqual({ 'loopgate.response.body': '{"error":{"message":"bad"}}' });

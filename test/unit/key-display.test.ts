@@ -7,7 +7,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  hashTag, keyFingerprint, keyPrefixOnly, REDACTION_MARK, REDACTION_TAG, redactionTag, sameLengthMask, shortKey,
+  hashTag,
+  keyFingerprint,
+  keyPrefixOnly,
+  REDACTION_MARK,
+  REDACTION_TAG,
+  redactionTag,
+  sameLengthMask,
+  shortKey,
 } from '../../proxy/rules/key-display.js';
 import { createRedactor } from '../../proxy/rules/redact.js';
 import { withoutKeys } from '../../proxy/rules/config-lint/key-rules.js';
@@ -35,8 +42,10 @@ describe('each form of a key', () => {
     expect(hashTag('ORG', 'org-abcdef123', HASH_KEY)).toBe('[ORG:86f7]');
     const team = createTeamMask({ hashKey: HASH_KEY });
     expect(team.string('org-abcdef123 proj_abcdef1234')).toBe('[ORG:86f7] [PROJECT:1865]');
-    expect(team.headers({ 'openai-project': 'p1', 'openai-organization': '[REDACTED:abcd]' }))
-      .toEqual({ 'openai-project': '[MASKED:dccb]', 'openai-organization': '[REDACTED:abcd]' });
+    expect(team.headers({ 'openai-project': 'p1', 'openai-organization': '[REDACTED:abcd]' })).toEqual({
+      'openai-project': '[MASKED:dccb]',
+      'openai-organization': '[REDACTED:abcd]',
+    });
   });
 
   it('same-length mask: the tag padded with *, or only * when the tag is longer', () => {
@@ -59,7 +68,15 @@ describe('each form of a key', () => {
   it("language server's form: the provider prefix and …", () => {
     expect(keyPrefixOnly(KEY)).toBe('sk-proj-…');
     expect(keyPrefixOnly(`sk-ant-api03-${'A'.repeat(40)}`)).toBe('sk-ant-…');
-    const d = withoutKeys({ code: 'x', severity: 'warning', message: `found ${KEY} and sk-ant-api03-${'A'.repeat(40)}`, start: 0, end: 1, fixes: [], commands: [] } as never);
+    const d = withoutKeys({
+      code: 'x',
+      severity: 'warning',
+      message: `found ${KEY} and sk-ant-api03-${'A'.repeat(40)}`,
+      start: 0,
+      end: 1,
+      fixes: [],
+      commands: [],
+    } as never);
     expect(d.message).toBe('found sk-proj-… and sk-ant-…');
   });
 
@@ -73,14 +90,18 @@ describe('each form of a key', () => {
 
 describe('no other module builds a form of a key by hand', () => {
   const root = join(__dirname, '..', '..');
-  const files = ['proxy', 'cli', 'extension', 'language-server'].flatMap((dir) =>
-    readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
-      .filter((f) => f.endsWith('.ts'))
-      .map((f) => join(dir, f).split('\\').join('/')),
-  ).filter((f) => f !== 'proxy/rules/key-display.ts');
+  const files = ['proxy', 'cli', 'extension', 'language-server']
+    .flatMap((dir) =>
+      readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.ts'))
+        .map((f) => join(dir, f).split('\\').join('/')),
+    )
+    .filter((f) => f !== 'proxy/rules/key-display.ts');
   // Code lines only: comments may show a form to the reader.
   const code = (f: string): string[] =>
-    readFileSync(join(root, f), 'utf8').split('\n').filter((l) => !/^\s*(\/\/|\/\*|\*)/.test(l));
+    readFileSync(join(root, f), 'utf8')
+      .split('\n')
+      .filter((l) => !/^\s*(\/\/|\/\*|\*)/.test(l));
   const HAND_MADE: Array<[string, RegExp]> = [
     ['the redaction mark', /\[REDACTED:/],
     ['a keyed-hash tag', /createHmac\([^)]*\)\.update\([^)]*\)\.digest\('hex'\)\.slice\(0, ?4\)/],
@@ -98,7 +119,10 @@ describe('no other module builds a form of a key by hand', () => {
   it('the scan sees each form in key-display.ts itself (a pattern that matches nothing guards nothing)', () => {
     const own = readFileSync(join(root, 'proxy/rules/key-display.ts'), 'utf8').split('\n');
     for (const [name, re] of HAND_MADE.filter(([n]) => n !== 'the redaction mark')) {
-      expect(own.some((l) => re.test(l)), name).toBe(true);
+      expect(
+        own.some((l) => re.test(l)),
+        name,
+      ).toBe(true);
     }
     expect(own.some((l) => /\[REDACTED:/.test(l) && !/^\s*(\/\/|\*)/.test(l))).toBe(true);
   });

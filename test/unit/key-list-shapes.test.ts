@@ -21,7 +21,11 @@ const keyShape = fc.oneof(
 const name = fc.stringMatching(/^[A-Za-z][A-Za-z0-9_.-]{0,15}$/).filter((n) => !/^sk(-|$)/i.test(n));
 
 const entries = fc
-  .uniqueArray(fc.record({ key: keyShape, name: fc.option(name, { nil: undefined }) }), { minLength: 1, maxLength: 6, selector: (e) => e.key })
+  .uniqueArray(fc.record({ key: keyShape, name: fc.option(name, { nil: undefined }) }), {
+    minLength: 1,
+    maxLength: 6,
+    selector: (e) => e.key,
+  })
   .filter((es) => new Set(es.flatMap((e) => (e.name ? [e.name] : []))).size === es.filter((e) => e.name).length);
 
 describe('key list: the name=key split (property)', () => {
@@ -31,7 +35,9 @@ describe('key list: the name=key split (property)', () => {
         const raw = es.map((e) => (e.name ? `${e.name}=${e.key}` : e.key)).join(sep);
         const list = parseKeyList(raw, 'LOOPGATE_API_KEY');
         expect(list.problems).toEqual([]);
-        expect(list.keys).toEqual(es.map((e, i) => ({ key: e.key, name: e.name ?? `key-${i + 1}`, named: e.name !== undefined })));
+        expect(list.keys).toEqual(
+          es.map((e, i) => ({ key: e.key, name: e.name ?? `key-${i + 1}`, named: e.name !== undefined })),
+        );
       }),
       { numRuns: 400 },
     );
@@ -89,6 +95,8 @@ describe('key list: the cases issue 23 reported', () => {
   it('a name followed by something too short to be a key is reported by position only, without the candidate name', () => {
     const list = parseKeyList('tXq9ZpL3vB=abc', 'LOOPGATE_API_KEY');
     expect(list.keys).toEqual([]);
-    expect(list.problems).toEqual(['LOOPGATE_API_KEY: key #1: 3 character(s) after "=", too short to be an API key. It is left out; the other keys work.']);
+    expect(list.problems).toEqual([
+      'LOOPGATE_API_KEY: key #1: 3 character(s) after "=", too short to be an API key. It is left out; the other keys work.',
+    ]);
   });
 });

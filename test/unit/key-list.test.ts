@@ -1,10 +1,10 @@
 // Several keys in one setting: separators, names, and every bad entry named (masked) with what to do.
 import { describe, expect, it } from 'vitest';
 import { parseKeyList } from '../../proxy/rules/key-list.js';
-import { decideRoute, protocolsByKey, refusalKey, type KeyModels, type LearnedRefusal } from '../../proxy/rules/key-routing.js';
+import { decideRoute, protocolsByKey, refusalKey, type KeyModels } from '../../proxy/rules/key-routing.js';
 import type { Protocol } from '../../proxy/rules/protocols/index.js';
-import type { ModelEntry } from '../../proxy/rules/model-list.js';
 import type { BridgeMode } from '../../proxy/core/options.js';
+import { type LearnedRefusal, type ModelEntry } from '../../proxy/core/routing-facts.js';
 
 const A = 'sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1111';
 const B = 'sk-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb2222';
@@ -26,11 +26,17 @@ describe('parseKeyList', () => {
   });
 
   it('does not take a key containing "=" for a name', () => {
-    expect(parseKeyList('sk-abc=defghijklmnop', 'x').keys[0]).toMatchObject({ name: 'key-1', key: 'sk-abc=defghijklmnop' });
+    expect(parseKeyList('sk-abc=defghijklmnop', 'x').keys[0]).toMatchObject({
+      name: 'key-1',
+      key: 'sk-abc=defghijklmnop',
+    });
   });
 
   it('names each bad entry, masked, and keeps the good ones', () => {
-    const r = parseKeyList(`${A},,Bearer ${B},${A},x=${C},x=sk-dddddddddddddddddddddddddddddddd4444`, 'LOOPGATE_API_KEY');
+    const r = parseKeyList(
+      `${A},,Bearer ${B},${A},x=${C},x=sk-dddddddddddddddddddddddddddddddd4444`,
+      'LOOPGATE_API_KEY',
+    );
     expect(r.keys.map((k) => k.name)).toEqual(['key-1', 'x', 'x-2']);
     expect(r.problems).toHaveLength(4);
     expect(r.problems[0]).toMatch(/key #2 is empty/);
@@ -41,13 +47,29 @@ describe('parseKeyList', () => {
   });
 });
 
-const entry = (id: string, ...types: string[]): ModelEntry => (types.length ? { id, supported_endpoint_types: types } : { id });
-const keyWith = (name: string, ...models: ModelEntry[]): KeyModels => ({ name, models: new Map(models.map((m) => [m.id, m])) });
+const entry = (id: string, ...types: string[]): ModelEntry =>
+  types.length ? { id, supported_endpoint_types: types } : { id };
+const keyWith = (name: string, ...models: ModelEntry[]): KeyModels => ({
+  name,
+  models: new Map(models.map((m) => [m.id, m])),
+});
 
 /** The routing decision with the proxy's state; `refusedBy` lists the key indexes that refused the protocol before. */
-function chooseKey(keys: KeyModels[], model: string | undefined, protocol: Protocol | undefined, bridge: BridgeMode, refusedBy: number[] = []) {
+function chooseKey(
+  keys: KeyModels[],
+  model: string | undefined,
+  protocol: Protocol | undefined,
+  bridge: BridgeMode,
+  refusedBy: number[] = [],
+) {
   const refused = new Map<string, LearnedRefusal>();
-  for (const i of refusedBy) refused.set(refusalKey(keys[i]!.name, protocol!, model!), { key: keys[i]!.name, protocol: protocol!, model: model!, until: 2000 });
+  for (const i of refusedBy)
+    refused.set(refusalKey(keys[i]!.name, protocol!, model!), {
+      key: keys[i]!.name,
+      protocol: protocol!,
+      model: model!,
+      until: 2000,
+    });
   return decideRoute({ keys, model, protocol, bridge, refused, now: 1000 });
 }
 
@@ -68,11 +90,28 @@ describe('decideRoute', () => {
     // A route that refused the protocol before is passed over for it.
     expect(chooseKey(keys, 'gpt-4o-mini', 'responses', 'auto', [0])).toMatchObject({ index: 0, how: 'bridged' });
     // What was learned expires.
-    expect(decideRoute({ keys, model: 'gpt-4o-mini', protocol: 'responses', bridge: 'auto', now: 2000, refused: new Map([[refusalKey('default', 'responses', 'gpt-4o-mini'), { key: 'default', protocol: 'responses', model: 'gpt-4o-mini', until: 2000 }]]) })).toMatchObject({ index: 0, how: 'native' });
+    expect(
+      decideRoute({
+        keys,
+        model: 'gpt-4o-mini',
+        protocol: 'responses',
+        bridge: 'auto',
+        now: 2000,
+        refused: new Map([
+          [
+            refusalKey('default', 'responses', 'gpt-4o-mini'),
+            { key: 'default', protocol: 'responses', model: 'gpt-4o-mini', until: 2000 },
+          ],
+        ]),
+      }),
+    ).toMatchObject({ index: 0, how: 'native' });
   });
   it('says when no key lists the model, unless a list is still unknown', () => {
     expect(chooseKey(keys, 'gpt-5', 'chat', 'auto')).toEqual({ index: undefined, reason: 'no-key-lists-model' });
-    expect(chooseKey([...keys, { name: 'late', models: undefined }], 'gpt-5', 'chat', 'auto')).toMatchObject({ index: 3, how: 'native' });
+    expect(chooseKey([...keys, { name: 'late', models: undefined }], 'gpt-5', 'chat', 'auto')).toMatchObject({
+      index: 3,
+      how: 'native',
+    });
   });
   it('waits while a list is loading rather than guess, for a model no known list has (issue 24)', () => {
     const loading = [...keys, { name: 'late', models: undefined, loading: true }];
@@ -88,7 +127,9 @@ describe('decideRoute', () => {
     expect(chooseKey(one, 'gpt-4o', 'responses', 'always')).toMatchObject({ index: 0, how: 'bridged' });
     expect(chooseKey(one, 'deepseek-r1', 'responses', 'off')).toMatchObject({ index: 0, how: 'native' });
     // A request the bridge cannot carry (count_tokens, GET /v1/responses/{id}) goes natively.
-    expect(decideRoute({ keys: one, model: 'deepseek-r1', protocol: 'responses', bridge: 'auto', bridgeable: false })).toMatchObject({ index: 0, how: 'native' });
+    expect(
+      decideRoute({ keys: one, model: 'deepseek-r1', protocol: 'responses', bridge: 'auto', bridgeable: false }),
+    ).toMatchObject({ index: 0, how: 'native' });
   });
   it('names what each key serves', () => {
     expect(protocolsByKey(keys, 'gpt-4o-mini')).toBe('default: responses, chat; cheap: chat');

@@ -7,7 +7,11 @@ import { parseKeyModels } from '../../extension/views/explorer-list.js';
 const body = (extra: Record<string, unknown>) =>
   JSON.stringify({
     keys: [
-      { name: 'default', failure: null, models: [{ id: 'gpt-4o-mini', supported_endpoint_types: ['openai', 'openai-response'] }] },
+      {
+        name: 'default',
+        failure: null,
+        models: [{ id: 'gpt-4o-mini', supported_endpoint_types: ['openai', 'openai-response'] }],
+      },
       { name: 'cheap', failure: null, models: [{ id: 'gpt-4o-mini', supported_endpoint_types: ['openai'] }] },
       { name: 'broke', failure: 'HTTP 403', models: null },
     ],
@@ -16,7 +20,8 @@ const body = (extra: Record<string, unknown>) =>
 
 describe('parseKeyModels', () => {
   it('routes as the proxy does: its mode, what it learned and until when, on its clock', () => {
-    const route = (extra: Record<string, unknown>, bridge?: 'auto' | 'off' | 'always') => parseKeyModels(body(extra), bridge)[0]!.routes.get('gpt-4o-mini\0responses');
+    const route = (extra: Record<string, unknown>, bridge?: 'auto' | 'off' | 'always') =>
+      parseKeyModels(body(extra), bridge)[0]!.routes.get('gpt-4o-mini\0responses');
     expect(route({})).toBe('default native');
     // The proxy's mode wins over the editor's setting.
     expect(route({ bridge: 'always' }, 'off')).toBe('default bridged');

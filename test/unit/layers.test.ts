@@ -19,7 +19,8 @@ function sources(dir: string): string[] {
 function imports(file: string): { spec: string; typeOnly: boolean }[] {
   const text = readFileSync(join(root, file), 'utf8');
   const out: { spec: string; typeOnly: boolean }[] = [];
-  for (const m of text.matchAll(/(?:^|;)\s*(?:import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s+)?'([^']+)'/gm)) out.push({ spec: m[2]!, typeOnly: Boolean(m[1]) });
+  for (const m of text.matchAll(/(?:^|;)\s*(?:import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s+)?'([^']+)'/gm))
+    out.push({ spec: m[2]!, typeOnly: Boolean(m[1]) });
   for (const m of text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)) out.push({ spec: m[1]!, typeOnly: false });
   return out;
 }
@@ -27,7 +28,9 @@ function imports(file: string): { spec: string; typeOnly: boolean }[] {
 /** The repository-relative .ts file a relative specifier names; undefined for packages. */
 function target(from: string, spec: string): string | undefined {
   if (!spec.startsWith('.')) return undefined;
-  return relative(root, resolve(root, dirname(from), spec.replace(/\.js$/, '.ts'))).split('\\').join('/');
+  return relative(root, resolve(root, dirname(from), spec.replace(/\.js$/, '.ts')))
+    .split('\\')
+    .join('/');
 }
 
 // Everything that runs in Node: the proxy, the CLI and the language server.
@@ -58,12 +61,12 @@ const FLOORS: Record<string, number> = {
   'proxy/pipeline': 4,
   'proxy/server.ts': 5,
   'language-server': 5,
-  'cli': 6,
+  cli: 6,
   // The entry: it only wires cli/.
   'cli/main.ts': 7,
   // The extension stands on all of it (it runs the CLI's proxy and reads core/ and rules/), in floors of its own.
   // Its top-level files are the shared ground (settings, secrets, the keys answer, the protocol trials, …) …
-  'extension': 8,
+  extension: 8,
   // … the proxy it runs or attaches to …
   'extension/proxy-host': 9,
   // … the features, which know nothing of each other (the chat provider gets the Model Explorer's list through a function) …
@@ -87,7 +90,9 @@ const FLOORS: Record<string, number> = {
 function folderOf(file: string): string {
   if (FLOORS[file] !== undefined) return file;
   const parts = file.split('/');
-  return (file.startsWith('proxy/') || file.startsWith('extension/')) && parts.length > 2 ? parts.slice(0, 2).join('/') : parts[0]!;
+  return (file.startsWith('proxy/') || file.startsWith('extension/')) && parts.length > 2
+    ? parts.slice(0, 2).join('/')
+    : parts[0]!;
 }
 
 function floorOf(file: string): number {
@@ -166,8 +171,11 @@ describe('layers', () => {
     expect(bad).toEqual([]);
   });
 
-  it('keeps the extension, the language server and the CLI off the pipeline (its options and record are core/\'s)', () => {
-    const clients = [...extensionFiles, ...proxyFiles.filter((f) => f.startsWith('language-server/') || f.startsWith('cli/'))];
+  it("keeps the extension, the language server and the CLI off the pipeline (its options and record are core/'s)", () => {
+    const clients = [
+      ...extensionFiles,
+      ...proxyFiles.filter((f) => f.startsWith('language-server/') || f.startsWith('cli/')),
+    ];
     expect(clients).toContain('cli/serve.ts');
     const bad = clients.flatMap((f) =>
       imports(f)
@@ -194,7 +202,10 @@ describe('layers', () => {
     const bad = proxyFiles.flatMap((f) =>
       imports(f)
         .map(({ spec }) => target(f, spec))
-        .filter((t): t is string => t !== undefined && proxyFiles.includes(t) && folderOf(t) !== folderOf(f) && floorOf(t) >= floorOf(f))
+        .filter(
+          (t): t is string =>
+            t !== undefined && proxyFiles.includes(t) && folderOf(t) !== folderOf(f) && floorOf(t) >= floorOf(f),
+        )
         .map((t) => `${f} (floor ${floorOf(f)}) → ${t} (floor ${floorOf(t)})`),
     );
     expect(bad).toEqual([]);
@@ -212,7 +223,10 @@ describe('layers', () => {
     const bad = extensionFiles.flatMap((f) =>
       imports(f)
         .map(({ spec }) => target(f, spec))
-        .filter((t): t is string => t !== undefined && all.includes(t) && folderOf(t) !== folderOf(f) && floorOf(t) >= floorOf(f))
+        .filter(
+          (t): t is string =>
+            t !== undefined && all.includes(t) && folderOf(t) !== folderOf(f) && floorOf(t) >= floorOf(f),
+        )
         .map((t) => `${f} (floor ${floorOf(f)}) → ${t} (floor ${floorOf(t)})`),
     );
     expect(bad).toEqual([]);
@@ -230,11 +244,19 @@ describe('layers', () => {
     // handle.ts receives the response from node:http and hands it straight to the sink.
     const allowed = new Set(['proxy/pipeline/client-reply.ts', 'proxy/pipeline/handle.ts', 'proxy/server.ts']);
     const writes = /\.(writeHead|flushHeaders|setHeader|writeContinue)\(|\bres\.(write|end)\(|ServerResponse/;
-    const bad = proxyFiles.filter((f) => !f.startsWith('proxy/simulator/') && f !== 'proxy/pipeline/client-reply.ts' && writes.test(readFileSync(join(root, f), 'utf8')) && !allowed.has(f));
+    const bad = proxyFiles.filter(
+      (f) =>
+        !f.startsWith('proxy/simulator/') &&
+        f !== 'proxy/pipeline/client-reply.ts' &&
+        writes.test(readFileSync(join(root, f), 'utf8')) &&
+        !allowed.has(f),
+    );
     expect(bad).toEqual([]);
     // handle.ts and server.ts may name the type (to pass it on), never write to it.
     for (const f of ['proxy/pipeline/handle.ts', 'proxy/server.ts']) {
-      expect(readFileSync(join(root, f), 'utf8'), f).not.toMatch(/\.(writeHead|flushHeaders|setHeader)\(|\bres\.(write|end|destroy)\(/);
+      expect(readFileSync(join(root, f), 'utf8'), f).not.toMatch(
+        /\.(writeHead|flushHeaders|setHeader)\(|\bres\.(write|end|destroy)\(/,
+      );
     }
   });
 });

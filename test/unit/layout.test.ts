@@ -52,6 +52,8 @@ describe('layout', () => {
 
   it('catches a camelCase name and a shared name (the checks above can fail)', () => {
     expect(kebabViolations(['extension/statusBar.ts', 'proxy/rules/urls.ts'])).toEqual(['extension/statusBar.ts']);
-    expect(sharedNames(['proxy/doctor.ts', 'cli/doctor.ts', 'proxy/log/index.ts', 'proxy/bridge/index.ts'])).toEqual(['proxy/doctor.ts = cli/doctor.ts']);
+    expect(sharedNames(['proxy/doctor.ts', 'cli/doctor.ts', 'proxy/log/index.ts', 'proxy/bridge/index.ts'])).toEqual([
+      'proxy/doctor.ts = cli/doctor.ts',
+    ]);
   });
 });

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { ROW_FIELDS, type RowField, type RowRecord, type TrafficRow } from '../../proxy/core/local-api.js';
-import type { TrafficRow as ViewRow } from '../../extension/traffic/traffic-list.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
+import { type TrafficRow as ViewRow } from '../../proxy/core/local-api.js';
 
 const root = join(__dirname, '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'loopgate-contract-'));
@@ -20,11 +20,26 @@ function compile(bodies: string[]): string[][] {
   const contract = join(root, 'proxy/core/local-api.js');
   const files = bodies.map((body, i) => {
     const file = join(dir, `planted-${i}.ts`);
-    writeFileSync(file, `import type { TrafficRow } from ${JSON.stringify(contract)};\nexport function read(row: TrafficRow): unknown {\n  ${body}\n}\n`);
+    writeFileSync(
+      file,
+      `import type { TrafficRow } from ${JSON.stringify(contract)};\nexport function read(row: TrafficRow): unknown {\n  ${body}\n}\n`,
+    );
     return file;
   });
-  const program = ts.createProgram(files, { strict: true, noEmit: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, types: [], skipLibCheck: true });
-  return files.map((f) => ts.getPreEmitDiagnostics(program, program.getSourceFile(f)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')));
+  const program = ts.createProgram(files, {
+    strict: true,
+    noEmit: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    types: [],
+    skipLibCheck: true,
+  });
+  return files.map((f) =>
+    ts
+      .getPreEmitDiagnostics(program, program.getSourceFile(f))
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')),
+  );
 }
 
 describe('the row type comes from ROW_FIELDS', () => {

@@ -35,9 +35,13 @@ describe('manifest', () => {
   });
 
   it('has menus and welcome links that point only at contributed commands', () => {
-    const menuCommands = Object.values(c.menus as Record<string, { command: string }[]>).flat().map((m) => m.command);
+    const menuCommands = Object.values(c.menus as Record<string, { command: string }[]>)
+      .flat()
+      .map((m) => m.command);
     for (const id of menuCommands) expect(contributed).toContain(id);
-    const links = c.viewsWelcome.flatMap((w: { contents: string }) => [...w.contents.matchAll(/\(command:([\w.]+)\)/g)].map((m) => m[1]));
+    const links = c.viewsWelcome.flatMap((w: { contents: string }) =>
+      [...w.contents.matchAll(/\(command:([\w.]+)\)/g)].map((m) => m[1]),
+    );
     expect(links.length).toBeGreaterThan(0);
     for (const id of links) expect(contributed).toContain(id);
   });
@@ -45,9 +49,13 @@ describe('manifest', () => {
   it('chooses item menus by viewItem == clauses on contextValues the nodes really set', () => {
     const nodes = source('extension/views/nodes.ts') + source('extension/traffic/traffic-tree.ts');
     const contextValues = new Set(
-      [...nodes.matchAll(/contextValue = ([^;]+);/g)].flatMap((m) => [...m[1]!.matchAll(/'([A-Za-z]+)'/g)].map((x) => x[1]!)),
+      [...nodes.matchAll(/contextValue = ([^;]+);/g)].flatMap((m) =>
+        [...m[1]!.matchAll(/'([A-Za-z]+)'/g)].map((x) => x[1]!),
+      ),
     );
-    const clauses = c.menus['view/item/context'].flatMap((m: { when: string }) => [...m.when.matchAll(/viewItem == (\w+)/g)].map((x) => x[1]));
+    const clauses = c.menus['view/item/context'].flatMap((m: { when: string }) =>
+      [...m.when.matchAll(/viewItem == (\w+)/g)].map((x) => x[1]),
+    );
     expect(clauses.length).toBeGreaterThan(0);
     for (const v of clauses) expect(contextValues).toContain(v);
   });
@@ -113,10 +121,22 @@ describe('manifest', () => {
   });
 
   it('packages only the bundles, media (icon, README screenshots) and docs', () => {
-    const ignore = source('.vscodeignore').split('\n').filter((l) => l && !l.startsWith('#'));
+    const ignore = source('.vscodeignore')
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'));
     expect(ignore[0]).toBe('**');
     expect(ignore.filter((l) => l.startsWith('!')).sort()).toEqual(
-      ['!LICENSE', '!README.md', '!dist/cli.js', '!dist/detail-page.js', '!dist/extension.js', '!dist/otlp-worker.js', '!dist/server.js', '!media/**', '!package.json'].sort(),
+      [
+        '!LICENSE',
+        '!README.md',
+        '!dist/cli.js',
+        '!dist/detail-page.js',
+        '!dist/extension.js',
+        '!dist/otlp-worker.js',
+        '!dist/server.js',
+        '!media/**',
+        '!package.json',
+      ].sort(),
     );
     expect(pkg.scripts.package).toMatch(/vsce\.mjs package/);
   });

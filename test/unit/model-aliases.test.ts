@@ -20,7 +20,11 @@ function projectDir(file: unknown): string {
 describe('resolveAliases: --alias > loopgate.json > the loopgate.aliases setting', () => {
   it('merges per model, the strongest source winning, and says where each came from', () => {
     const dir = projectDir({ aliases: { a: 'from-file', b: 'from-file' } });
-    const r = resolveAliases({ flags: ['a=from-flag'], projectDir: dir, setting: { a: 'from-setting', b: 'from-setting', c: 'from-setting' } });
+    const r = resolveAliases({
+      flags: ['a=from-flag'],
+      projectDir: dir,
+      setting: { a: 'from-setting', b: 'from-setting', c: 'from-setting' },
+    });
     expect([...r.aliases]).toEqual([
       ['a', { to: 'from-flag', source: '--alias' }],
       ['b', { to: 'from-file', source: 'loopgate.json' }],
@@ -44,7 +48,9 @@ describe('resolveAliases: --alias > loopgate.json > the loopgate.aliases setting
     const dir = projectDir({ aliases: { b: 'c' } });
     const r = resolveAliases({ projectDir: dir, setting: { a: 'b' } });
     expect([...r.aliases]).toEqual([['b', { to: 'c', source: 'loopgate.json' }]]);
-    expect(r.config).toEqual(['loopgate.aliases: the alias a=b leads to another alias (b=c, loopgate.json); aliases do not chain: write a=c if that is what you mean. a=b is not used.']);
+    expect(r.config).toEqual([
+      'loopgate.aliases: the alias a=b leads to another alias (b=c, loopgate.json); aliases do not chain: write a=c if that is what you mean. a=b is not used.',
+    ]);
   });
 
   it('finds the nearest loopgate.json upward, and none above the file system root', () => {
@@ -68,12 +74,16 @@ describe('readProjectFile', () => {
       ['error', '1'],
       ['error', '"a"'],
     ]);
-    expect(r.problems[2]!.message).toBe('"a" is itself aliased (to "b"); aliases do not chain: write "e": "b" if that is what you mean.');
+    expect(r.problems[2]!.message).toBe(
+      '"a" is itself aliased (to "b"); aliases do not chain: write "e": "b" if that is what you mean.',
+    );
   });
 
   it('refuses what is not the schema', () => {
     expect(readProjectFile('[]').problems[0]!.message).toContain('loopgate.json must be a JSON object');
-    expect(readProjectFile('{"aliases": ["a=b"]}').problems[0]!.message).toContain('"aliases" must be an object of model IDs');
+    expect(readProjectFile('{"aliases": ["a=b"]}').problems[0]!.message).toContain(
+      '"aliases" must be an object of model IDs',
+    );
     expect(readProjectFile('{"aliases": {}} x').problems[0]!.message).toContain('unexpected text after the JSON value');
     expect(readProjectFile('').problems[0]!.message).toContain('the text ends where a value should be');
   });
@@ -81,7 +91,12 @@ describe('readProjectFile', () => {
 
 describe('mergeAliases', () => {
   it('refuses a cycle whole', () => {
-    const r = mergeAliases([[{ from: 'a', to: 'b', source: '--alias' }, { from: 'b', to: 'a', source: '--alias' }]]);
+    const r = mergeAliases([
+      [
+        { from: 'a', to: 'b', source: '--alias' },
+        { from: 'b', to: 'a', source: '--alias' },
+      ],
+    ]);
     expect(r.aliases.size).toBe(0);
     expect(r.problems).toHaveLength(2);
   });
@@ -93,10 +108,19 @@ describe('withAliasEntries', () => {
     ['mystery', { to: 'not-listed', source: '--alias' as const }],
   ]);
   it('copies the target entry under the alias ID, and marks an alias whose target is not listed', () => {
-    const out = withAliasEntries([{ id: 'gpt-6.1-sol', object: 'model', owned_by: 'openai', supported_endpoint_types: ['openai'] }], aliases);
+    const out = withAliasEntries(
+      [{ id: 'gpt-6.1-sol', object: 'model', owned_by: 'openai', supported_endpoint_types: ['openai'] }],
+      aliases,
+    );
     expect(out).toEqual([
       { id: 'gpt-6.1-sol', object: 'model', owned_by: 'openai', supported_endpoint_types: ['openai'] },
-      { id: 'gpt-6.2-sol', object: 'model', owned_by: 'openai', supported_endpoint_types: ['openai'], loopgate_alias_of: 'gpt-6.1-sol' },
+      {
+        id: 'gpt-6.2-sol',
+        object: 'model',
+        owned_by: 'openai',
+        supported_endpoint_types: ['openai'],
+        loopgate_alias_of: 'gpt-6.1-sol',
+      },
       { id: 'mystery', object: 'model', created: 0, owned_by: 'loopgate', loopgate_alias_of: 'not-listed' },
     ]);
   });
@@ -119,6 +143,10 @@ describe('the span of an aliased request', () => {
       retries: 0,
       clientAborted: false,
     });
-    expect(span.attributes).toMatchObject({ 'gen_ai.request.model': 'gpt-6.1-sol', 'loopgate.alias.from': 'gpt-6.2-sol', 'loopgate.alias.to': 'gpt-6.1-sol' });
+    expect(span.attributes).toMatchObject({
+      'gen_ai.request.model': 'gpt-6.1-sol',
+      'loopgate.alias.from': 'gpt-6.2-sol',
+      'loopgate.alias.to': 'gpt-6.1-sol',
+    });
   });
 });

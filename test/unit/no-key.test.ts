@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { explainNoKey, NO_KEY_MESSAGE } from '../../extension/no-key.js';
 import { requestLine } from '../../proxy/core/request-line.js';
 
-const rejected = 'The upstream rejected the API key: wrong, missing, deleted or badly formatted. Re-copy the key from the console (LOOPGATE_API_KEY, or Loopgate: Set API Key).';
+const rejected =
+  'The upstream rejected the API key: wrong, missing, deleted or badly formatted. Re-copy the key from the console (LOOPGATE_API_KEY, or Loopgate: Set API Key).';
 const request401 = { line: 'GET /v1/models 401 4ms', status: 401, diagnosis: 'bad-key', hint: rejected };
 
 describe('explainNoKey', () => {
@@ -29,6 +30,8 @@ describe('explainNoKey', () => {
   });
 
   it('a 401 without a code still says no key is stored', () => {
-    expect(requestLine(explainNoKey({ line: 'GET /v1/models 401 4ms', status: 401 }, false))).toBe(`GET /v1/models 401 4ms [no-key] ${NO_KEY_MESSAGE}`);
+    expect(requestLine(explainNoKey({ line: 'GET /v1/models 401 4ms', status: 401 }, false))).toBe(
+      `GET /v1/models 401 4ms [no-key] ${NO_KEY_MESSAGE}`,
+    );
   });
 });

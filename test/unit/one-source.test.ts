@@ -16,8 +16,27 @@ import { CHAT_PATH } from '../../proxy/bridge/index.js';
 import { bridgeKindForPath, bridgeLabel } from '../../proxy/bridge/types.js';
 import { formatModelTable } from '../../cli/models.js';
 import { runDoctor } from '../../proxy/doctor-checks.js';
-import { modelProtocols, parseModelList, type ModelEntry } from '../../proxy/rules/model-list.js';
-import { ANTHROPIC_VERSION, ENDPOINT_TYPE, PROTOCOL_ORDER, PROTOCOL_TABLE, PROTOCOLS, answerUsage, bridgedFrom, modelsList, envelopeFor, envelopeForTarget, minimalFields, minimalRequest, outputText, pathProtocol, protocolOfEndpointType, streamCompleted, type Protocol, type ProtocolModule } from '../../proxy/rules/protocols/index.js';
+import { modelProtocols, parseModelList } from '../../proxy/rules/model-list.js';
+import {
+  ANTHROPIC_VERSION,
+  ENDPOINT_TYPE,
+  PROTOCOL_ORDER,
+  PROTOCOL_TABLE,
+  PROTOCOLS,
+  answerUsage,
+  bridgedFrom,
+  modelsList,
+  envelopeFor,
+  envelopeForTarget,
+  minimalFields,
+  minimalRequest,
+  outputText,
+  pathProtocol,
+  protocolOfEndpointType,
+  streamCompleted,
+  type Protocol,
+  type ProtocolModule,
+} from '../../proxy/rules/protocols/index.js';
 import { defaultFixture, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
 import { chatProtocol } from '../../proxy/simulator/protocols/chat-endpoint.js';
 import { messagesProtocol } from '../../proxy/simulator/protocols/messages-endpoint.js';
@@ -31,9 +50,15 @@ import { lintConfig, LINT_CODES } from '../../proxy/rules/config-lint/index.js';
 import { extraParams, parseErrorBody } from '../../proxy/rules/diagnose.js';
 import { anthropicErrorType, errorBody, readErrorEnvelope } from '../../proxy/rules/proxy-errors.js';
 import { createRedactor, DENYLISTED_HEADERS } from '../../proxy/rules/redact.js';
-import { looksKeyShaped, looksLikeProviderKey, PROVIDER_KEY_SHAPES, SECRET_PATTERNS } from '../../proxy/rules/secret-patterns.js';
+import {
+  looksKeyShaped,
+  looksLikeProviderKey,
+  PROVIDER_KEY_SHAPES,
+  SECRET_PATTERNS,
+} from '../../proxy/rules/secret-patterns.js';
 import { CREDENTIAL_HEADERS as SIM_CREDENTIAL_HEADERS } from '../../proxy/simulator/index.js';
 import { errorBody as simErrorBody, SimError } from '../../proxy/simulator/relay-errors.js';
+import { type ModelEntry } from '../../proxy/core/routing-facts.js';
 
 const SAMPLES: Record<string, string> = {
   'anthropic-key': 'sk-ant-api03-Q7fz2LmN9pXr4TbV8wKc',
@@ -50,10 +75,16 @@ describe('key shapes: one table', () => {
       expect(key.startsWith(shape.prefix), shape.name).toBe(true);
       expect(looksLikeProviderKey(key), shape.name).toBe(true);
       expect(looksKeyShaped(key), shape.name).toBe(true);
-      expect(SECRET_PATTERNS.some((p) => p.name === shape.name && new RegExp(p.pattern.source).test(key)), shape.name).toBe(true);
+      expect(
+        SECRET_PATTERNS.some((p) => p.name === shape.name && new RegExp(p.pattern.source).test(key)),
+        shape.name,
+      ).toBe(true);
       expect(r.string(`x ${key} y`), shape.name).not.toContain(key);
       const found = lintConfig(`${shape.envVar}=${key}\n`, { fileName: '.env' }, {});
-      expect(found.some((d) => d.code === LINT_CODES.apiKeyInFile), shape.name).toBe(true);
+      expect(
+        found.some((d) => d.code === LINT_CODES.apiKeyInFile),
+        shape.name,
+      ).toBe(true);
     }
   });
 
@@ -94,7 +125,9 @@ describe('constant-time compare: one helper', () => {
 describe('Anthropic error types: one table', () => {
   it('503 model_not_found is not_found_error for the bridge and the table (the bridge review fix)', () => {
     expect(anthropicErrorType(503, 'model_not_found')).toBe('not_found_error');
-    const relay = Buffer.from(JSON.stringify({ error: { message: 'no channel', type: 'invalid_request_error', code: 'model_not_found' } }));
+    const relay = Buffer.from(
+      JSON.stringify({ error: { message: 'no channel', type: 'invalid_request_error', code: 'model_not_found' } }),
+    );
     expect(JSON.parse(translateError('messages', 503, relay).body).error.type).toBe('not_found_error');
   });
 
@@ -106,7 +139,8 @@ describe('Anthropic error types: one table', () => {
   });
 
   it('the simulator takes the standard types from the same table', () => {
-    const sim = (code: ConstructorParameters<typeof SimError>[0]) => (simErrorBody(new SimError(code, 'm'), 'anthropic', 'rid') as { error: { type: string } }).error.type;
+    const sim = (code: ConstructorParameters<typeof SimError>[0]) =>
+      (simErrorBody(new SimError(code, 'm'), 'anthropic', 'rid') as { error: { type: string } }).error.type;
     expect(sim('service_unavailable')).toBe('overloaded_error');
     expect(sim('invalid_api_key')).toBe('authentication_error');
     expect(sim('bad_gateway')).toBe('api_error');
@@ -117,15 +151,26 @@ describe('Anthropic error types: one table', () => {
 });
 
 describe('upstream error bodies: one reader', () => {
-  it("regression: diagnosis read only {error:{…}}; it now reads what the bridge read (a bare object, a numeric code)", () => {
-    expect(parseErrorBody(503, '{"message":"no channel","code":"model_not_found"}')).toMatchObject({ status: 503, code: 'model_not_found' });
+  it('regression: diagnosis read only {error:{…}}; it now reads what the bridge read (a bare object, a numeric code)', () => {
+    expect(parseErrorBody(503, '{"message":"no channel","code":"model_not_found"}')).toMatchObject({
+      status: 503,
+      code: 'model_not_found',
+    });
     expect(parseErrorBody(500, '{"error":{"message":"m","code":500}}').code).toBe('500');
     expect(parseErrorBody(400, '{"error":{"type":"","code":""}}')).toEqual({ status: 400 });
   });
 
   it('both envelopes, and nothing from a non-JSON body', () => {
-    expect(readErrorEnvelope('{"type":"error","error":{"type":"not_found_error","message":"m"}}')).toEqual({ type: 'not_found_error', message: 'm' });
-    expect(readErrorEnvelope(Buffer.from('{"error":{"message":"m","type":"t","param":"p","code":"c"}}'))).toEqual({ message: 'm', type: 't', param: 'p', code: 'c' });
+    expect(readErrorEnvelope('{"type":"error","error":{"type":"not_found_error","message":"m"}}')).toEqual({
+      type: 'not_found_error',
+      message: 'm',
+    });
+    expect(readErrorEnvelope(Buffer.from('{"error":{"message":"m","type":"t","param":"p","code":"c"}}'))).toEqual({
+      message: 'm',
+      type: 't',
+      param: 'p',
+      code: 'c',
+    });
     expect(readErrorEnvelope('<html>')).toBeUndefined();
   });
 });
@@ -141,7 +186,11 @@ describe('the /models list and the protocol table: one source each', () => {
     server = createServer((req, res) => {
       const models = req.method === 'GET' && req.url === '/v1/models';
       res.writeHead(models ? 200 : 404, { 'content-type': 'application/json' });
-      res.end(models ? body : JSON.stringify({ error: { message: 'no such route', type: 'invalid_request_error', code: 'not_found' } }));
+      res.end(
+        models
+          ? body
+          : JSON.stringify({ error: { message: 'no such route', type: 'invalid_request_error', code: 'not_found' } }),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     upstream = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -163,7 +212,18 @@ describe('the /models list and the protocol table: one source each', () => {
 
   const LISTS: Record<string, { text: string; ids: string[] }> = {
     'a plain list': {
-      text: JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', owned_by: 'openai', supported_endpoint_types: ['openai', 'openai-response'] }, { id: 'claude-x', owned_by: 'anthropic' }] }),
+      text: JSON.stringify({
+        object: 'list',
+        data: [
+          {
+            id: 'gpt-4o-mini',
+            object: 'model',
+            owned_by: 'openai',
+            supported_endpoint_types: ['openai', 'openai-response'],
+          },
+          { id: 'claude-x', owned_by: 'anthropic' },
+        ],
+      }),
       ids: ['gpt-4o-mini', 'claude-x'],
     },
     'entries without a string id': {
@@ -171,7 +231,13 @@ describe('the /models list and the protocol table: one source each', () => {
       ids: ['a', 'c'],
     },
     'supported_endpoint_types not an array': {
-      text: JSON.stringify({ data: [{ id: 'a', supported_endpoint_types: 'anthropic' }, { id: 'b', supported_endpoint_types: { openai: true } }, { id: 'c', supported_endpoint_types: ['anthropic', 7, 'openai'] }] }),
+      text: JSON.stringify({
+        data: [
+          { id: 'a', supported_endpoint_types: 'anthropic' },
+          { id: 'b', supported_endpoint_types: { openai: true } },
+          { id: 'c', supported_endpoint_types: ['anthropic', 7, 'openai'] },
+        ],
+      }),
       ids: ['a', 'b', 'c'],
     },
   };
@@ -189,19 +255,27 @@ describe('the /models list and the protocol table: one source each', () => {
 
   it('endpoint types: a non-array counts as absent everywhere, non-strings are dropped, known ones map to protocols in try order', async () => {
     const r = await readers(LISTS['supported_endpoint_types not an array']!.text);
-    expect(r.cli.models!.map((m) => m.supported_endpoint_types)).toEqual([undefined, undefined, ['anthropic', 'openai']]);
+    expect(r.cli.models!.map((m) => m.supported_endpoint_types)).toEqual([
+      undefined,
+      undefined,
+      ['anthropic', 'openai'],
+    ]);
     expect(r.explorer.map((m) => m.protocols)).toEqual([undefined, undefined, ['chat', 'messages']]);
     const table = formatModelTable(r.cli.models!).split('\n');
     expect(table[1]).toMatch(/^a\s*$/);
     expect(table[3]).toMatch(/^c\s+messages, chat$/);
-    expect(modelProtocols({ supported_endpoint_types: ['openai-response', 'anthropic', 'openai', 'dall-e'] })).toEqual(PROTOCOL_ORDER);
+    expect(modelProtocols({ supported_endpoint_types: ['openai-response', 'anthropic', 'openai', 'dall-e'] })).toEqual(
+      PROTOCOL_ORDER,
+    );
   });
 
   it('other fields pass through in the order the relay sent them; owned_by that is not a string is absent', () => {
     const r = parseModelList('{"data":[{"object":"model","id":"m","created":1,"owned_by":7}]}');
     expect(r.ok && r.models).toEqual([{ object: 'model', id: 'm', created: 1 }]);
     expect(r.ok && Object.keys(r.models[0]!)).toEqual(['object', 'id', 'created']);
-    expect(parseModels('{"data":[{"id":"m","owned_by":7}]}')).toEqual([{ id: 'm', ownedBy: 'unknown', protocols: undefined }]);
+    expect(parseModels('{"data":[{"id":"m","owned_by":7}]}')).toEqual([
+      { id: 'm', ownedBy: 'unknown', protocols: undefined },
+    ]);
   });
 
   it('an empty list is a list: doctor says the group has none, the others list none', async () => {
@@ -223,7 +297,10 @@ describe('the /models list and the protocol table: one source each', () => {
       // Regression: doctor threw on {"data":{}} (models.map is not a function) and `loopgate models` printed {}.
       const r = await readers(text);
       expect(r.rules).toEqual({ ok: false, reason });
-      expect(r.doctor).toMatchObject({ result: 'fail', detail: 'The answer is not a JSON model list: is the URL the Model-Access API?' });
+      expect(r.doctor).toMatchObject({
+        result: 'fail',
+        detail: 'The answer is not a JSON model list: is the URL the Model-Access API?',
+      });
       expect(r.cli.code).toBe(1);
       expect(r.cli.err).toContain(`answered 200 but not with ${reason === 'not-json' ? 'JSON' : 'a model list'}`);
       expect(r.explorer).toEqual([]);
@@ -238,7 +315,8 @@ describe('the /models list and the protocol table: one source each', () => {
       expect(ENDPOINT_TYPE[p]).toBe(row.endpointType);
       expect(protocolOfEndpointType(row.endpointType)).toBe(p);
     }
-    for (const m of [chatProtocol, responsesProtocol, messagesProtocol]) expect([m.title, m.path]).toEqual([PROTOCOL_TABLE[m.protocol].title, PROTOCOL_TABLE[m.protocol].path]);
+    for (const m of [chatProtocol, responsesProtocol, messagesProtocol])
+      expect([m.title, m.path]).toEqual([PROTOCOL_TABLE[m.protocol].title, PROTOCOL_TABLE[m.protocol].path]);
     expect(CHAT_PATH).toBe(PROTOCOL_TABLE.chat.path);
     expect(bridgeKindForPath(PROTOCOL_TABLE.responses.path)).toBe('responses');
     expect(bridgeKindForPath(PROTOCOL_TABLE.messages.path)).toBe('messages');
@@ -249,7 +327,12 @@ describe('the /models list and the protocol table: one source each', () => {
       const fields = Object.keys(minimalRequest(p, 'm', { stream: true, prompt: 'x' }));
       expect(extraParams(PROTOCOL_TABLE[p].path, [...fields, 'temperature'])).toEqual(['temperature']);
     }
-    expect(minimalRequest('messages', 'm', { stream: false, prompt: 'x' })).toEqual({ model: 'm', max_tokens: 64, messages: [{ role: 'user', content: 'x' }], stream: false });
+    expect(minimalRequest('messages', 'm', { stream: false, prompt: 'x' })).toEqual({
+      model: 'm',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'x' }],
+      stream: false,
+    });
   });
 
   describe('the minimal requests', () => {
@@ -262,22 +345,39 @@ describe('the /models list and the protocol table: one source each', () => {
     for (const protocol of PROTOCOL_ORDER) {
       for (const stream of [false, true]) {
         it(`are accepted by the simulator: ${protocol}, stream ${stream}`, async () => {
-          const key = defaultFixture.keys.find((k) => k.status === 'active' && k.balance > 0 && defaultFixture.groups[k.group]!.protocols.includes(protocol))!.key;
+          const key = defaultFixture.keys.find(
+            (k) =>
+              k.status === 'active' && k.balance > 0 && defaultFixture.groups[k.group]!.protocols.includes(protocol),
+          )!.key;
           // The model comes from the key's own list, read by the one parser.
-          const list = parseModelList(await (await fetch(`${sim.baseUrl}/models`, { headers: { authorization: `Bearer ${key}` } })).text());
+          const list = parseModelList(
+            await (await fetch(`${sim.baseUrl}/models`, { headers: { authorization: `Bearer ${key}` } })).text(),
+          );
           const model = list.ok && list.models.find((m) => modelProtocols(m)?.includes(protocol));
           expect(model, 'a model listing the protocol').toBeTruthy();
-          const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+          const headers: Record<string, string> = {
+            'content-type': 'application/json',
+            authorization: `Bearer ${key}`,
+          };
           if (protocol === 'messages') headers['anthropic-version'] = ANTHROPIC_VERSION;
           const res = await fetch(sim.url + PROTOCOL_TABLE[protocol].path, {
             method: 'POST',
             headers,
-            body: JSON.stringify(minimalRequest(protocol, (model as ModelEntry).id, { stream, prompt: 'Reply with one short sentence.' })),
+            body: JSON.stringify(
+              minimalRequest(protocol, (model as ModelEntry).id, { stream, prompt: 'Reply with one short sentence.' }),
+            ),
           });
           const text = await res.text();
           expect(res.status, text).toBe(200);
           expect(res.headers.get('content-type')).toContain(stream ? 'text/event-stream' : 'application/json');
-          if (stream) expect(text).toMatch(protocol === 'chat' ? /data: \[DONE\]/ : protocol === 'responses' ? /response\.completed/ : /message_stop/);
+          if (stream)
+            expect(text).toMatch(
+              protocol === 'chat'
+                ? /data: \[DONE\]/
+                : protocol === 'responses'
+                  ? /response\.completed/
+                  : /message_stop/,
+            );
         });
       }
     }
@@ -291,7 +391,9 @@ describe('protocol knowledge: one module per protocol', () => {
   function sources(): string[] {
     // cli/ and language-server/ too (issue 32): a copy of a protocol path planted there used to pass.
     return ['proxy', 'extension', 'cli', 'language-server'].flatMap((dir) =>
-      (readdirSync(join(ROOT, dir), { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => `${dir}/${f.split(sep).join('/')}`),
+      (readdirSync(join(ROOT, dir), { recursive: true }) as string[])
+        .filter((f) => f.endsWith('.ts'))
+        .map((f) => `${dir}/${f.split(sep).join('/')}`),
     );
   }
 
@@ -306,8 +408,14 @@ describe('protocol knowledge: one module per protocol', () => {
     ['a protocol path as a string', new RegExp(`(['"\`])\\/v1\\/(${PLAIN})(\\/[^'"\`\\s]*)?\\1`)],
     ['a protocol path appended in a template', new RegExp(`\\$\\{[^}]*\\}\\/v1\\/(${PLAIN})\\b`)],
     ['a protocol path in a regular expression', new RegExp(`\\\\\\/(v1\\\\\\/)?(${IN_REGEX})(\\(|\\\\\\/|\\$)`)],
-    ['a stream event or text part name', /(['"`])[^'"`\n]*(output_text|response\.(completed|incomplete|failed)|message_stop|\[DONE\])[^'"`\n]*\1/],
-    ['a usage field name', /(?<![\w])(?<!max_)(prompt_tokens|completion_tokens|input_tokens|output_tokens|cache_read_input_tokens|cache_creation_input_tokens)\b/],
+    [
+      'a stream event or text part name',
+      /(['"`])[^'"`\n]*(output_text|response\.(completed|incomplete|failed)|message_stop|\[DONE\])[^'"`\n]*\1/,
+    ],
+    [
+      'a usage field name',
+      /(?<![\w])(?<!max_)(prompt_tokens|completion_tokens|input_tokens|output_tokens|cache_read_input_tokens|cache_creation_input_tokens)\b/,
+    ],
   ];
 
   // Allowed outside the modules, and why:
@@ -336,7 +444,8 @@ describe('protocol knowledge: one module per protocol', () => {
     text.split('\n').forEach((line, i) => {
       const t = line.trim();
       if (t.startsWith('//') || t.startsWith('*') || t.startsWith('/*')) return;
-      for (const [what, re] of FORBIDDEN) if (re.test(line) && !ALLOWED[file]?.includes(what)) out.push(`${file}:${i + 1}: ${what}: ${t}`);
+      for (const [what, re] of FORBIDDEN)
+        if (re.test(line) && !ALLOWED[file]?.includes(what)) out.push(`${file}:${i + 1}: ${what}: ${t}`);
     });
     return out;
   }
@@ -345,14 +454,16 @@ describe('protocol knowledge: one module per protocol', () => {
     const files = sources().filter((f) => !isModule(f));
     expect(files.length).toBeGreaterThan(100);
     const found = files.flatMap((f) => findings(f, readFileSync(join(ROOT, f), 'utf8')));
-    expect(found, 'use the protocol modules in proxy/rules/protocols/ (or allow-list it here with the reason)').toEqual([]);
+    expect(found, 'use the protocol modules in proxy/rules/protocols/ (or allow-list it here with the reason)').toEqual(
+      [],
+    );
   });
 
   it('the guard sees each kind of copy it is meant to catch (a guard that cannot fail is a defect)', () => {
     const planted = [
       "if (path === '/v1/responses') return 'responses';",
       'const url = `${base}/v1/models`;',
-      "const anthropic = /\\/messages(\\/|$)/.test(path);",
+      'const anthropic = /\\/messages(\\/|$)/.test(path);',
       "if (type === 'response.completed') done = true;",
       "if (data === '[DONE]') break;",
       "parts.push({ type: 'output_text', text });",
@@ -360,7 +471,11 @@ describe('protocol knowledge: one module per protocol', () => {
     ];
     for (const line of planted) expect(findings('proxy/pipeline/x.ts', line), line).toHaveLength(1);
     // Prose, comments and request caps pass.
-    for (const line of ["hint: 'Claude Code appends /v1/messages itself'", '// the stream ends with [DONE]', "max_output_tokens: 'max_tokens',"]) {
+    for (const line of [
+      "hint: 'Claude Code appends /v1/messages itself'",
+      '// the stream ends with [DONE]',
+      "max_output_tokens: 'max_tokens',",
+    ]) {
       expect(findings('proxy/pipeline/x.ts', line), line).toEqual([]);
     }
     // The allow-list is per file and per kind.
@@ -385,14 +500,28 @@ describe('protocol knowledge: one module per protocol', () => {
     // What the client spoke when the bridge served it: read from the label the bridge writes.
     expect(bridgedFrom(bridgeLabel('messages'))).toBe('messages');
     expect(bridgedFrom(bridgeLabel('responses'))).toBe('responses');
-    expect([bridgedFrom(undefined), bridgedFrom('toString->chat'), bridgedFrom('responses')]).toEqual([undefined, undefined, undefined]);
+    expect([bridgedFrom(undefined), bridgedFrom('toString->chat'), bridgedFrom('responses')]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   it("each protocol's text is read by its module (the Model Explorer's Try and the simulator agree)", () => {
     expect(outputText('chat', { choices: [{ message: { content: 'hi' } }] })).toBe('hi');
-    expect(outputText('responses', { output: [{ content: [{ type: 'output_text', text: 'a' }, { type: 'refusal' }, { type: 'output_text', text: 'b' }] }] })).toBe('ab');
+    expect(
+      outputText('responses', {
+        output: [
+          { content: [{ type: 'output_text', text: 'a' }, { type: 'refusal' }, { type: 'output_text', text: 'b' }] },
+        ],
+      }),
+    ).toBe('ab');
     expect(outputText('responses', { output_text: 'sdk', output: [] })).toBe('sdk');
-    expect(outputText('messages', { content: [{ type: 'text', text: 'x' }, { type: 'tool_use' }, { type: 'text', text: 'y' }] })).toBe('xy');
+    expect(
+      outputText('messages', {
+        content: [{ type: 'text', text: 'x' }, { type: 'tool_use' }, { type: 'text', text: 'y' }],
+      }),
+    ).toBe('xy');
     expect(outputText('chat', undefined)).toBe('');
   });
 });
@@ -411,7 +540,9 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
   }
 
   /** `x === 'chat'`, `'chat' !== x`, `case 'chat':`, `.includes('chat')`. */
-  const COMPARISON = new RegExp(`[!=]==?\\s*${Q}|${Q}\\s*[!=]==?|\\bcase\\s+${Q}\\s*:|\\.(?:includes|indexOf)\\(\\s*${Q}\\s*\\)`);
+  const COMPARISON = new RegExp(
+    `[!=]==?\\s*${Q}|${Q}\\s*[!=]==?|\\bcase\\s+${Q}\\s*:|\\.(?:includes|indexOf)\\(\\s*${Q}\\s*\\)`,
+  );
 
   /** Where protocol names may be compared: the modules themselves, and the simulator (it plays the service). */
   function exempt(file: string): boolean {
@@ -430,7 +561,9 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
 
   function sources(): string[] {
     return ['proxy', 'extension', 'cli', 'language-server'].flatMap((dir) =>
-      (readdirSync(join(ROOT, dir), { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => `${dir}/${f.split(sep).join('/')}`),
+      (readdirSync(join(ROOT, dir), { recursive: true }) as string[])
+        .filter((f) => f.endsWith('.ts'))
+        .map((f) => `${dir}/${f.split(sep).join('/')}`),
     );
   }
 
@@ -451,7 +584,11 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
     ];
     for (const line of planted) expect(comparisons('proxy/pipeline/x.ts', line), line).toHaveLength(1);
     // A name that is data (a table row, an argument) is no comparison; the modules may compare.
-    for (const line of ["bridgeRule('responses', key)", "const t: Record<Protocol, string> = { chat: 'a', responses: 'b', messages: 'c' };", "if (role === 'messagesx') x();"]) {
+    for (const line of [
+      "bridgeRule('responses', key)",
+      "const t: Record<Protocol, string> = { chat: 'a', responses: 'b', messages: 'c' };",
+      "if (role === 'messagesx') x();",
+    ]) {
       expect(comparisons('proxy/pipeline/x.ts', line), line).toEqual([]);
     }
     expect(exempt('proxy/rules/protocols/index.ts') && exempt('proxy/simulator/protocols/check.ts')).toBe(true);
@@ -460,7 +597,10 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
 
   it('the table is a Record<Protocol, ProtocolModule>: a missing row or a module without a behaviour does not compile', () => {
     // @ts-expect-error: a protocol without its row
-    const missing: Record<Protocol, ProtocolModule> = { chat: PROTOCOL_TABLE.chat, responses: PROTOCOL_TABLE.responses };
+    const missing: Record<Protocol, ProtocolModule> = {
+      chat: PROTOCOL_TABLE.chat,
+      responses: PROTOCOL_TABLE.responses,
+    };
     // @ts-expect-error: a module that cannot read its usage
     const partial: ProtocolModule = { ...PROTOCOL_TABLE.chat, usage: undefined };
     expect([missing, partial]).toHaveLength(2);
@@ -470,7 +610,16 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
     for (const p of PROTOCOLS) {
       const m = PROTOCOL_TABLE[p];
       expect(m.protocol).toBe(p);
-      for (const f of [m.minimalRequest, m.outputText, m.streamCompleted, m.usage, m.conversation.request, m.conversation.response, m.conversation.stream]) expect(typeof f).toBe('function');
+      for (const f of [
+        m.minimalRequest,
+        m.outputText,
+        m.streamCompleted,
+        m.usage,
+        m.conversation.request,
+        m.conversation.response,
+        m.conversation.stream,
+      ])
+        expect(typeof f).toBe('function');
     }
   });
 
@@ -487,16 +636,32 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
   it('usage(body): one set of terms for every protocol (input counts cache reads and writes)', () => {
     expect(
       answerUsage('chat', {
-        usage: { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150, prompt_tokens_details: { cached_tokens: 100 }, completion_tokens_details: { reasoning_tokens: 12 } },
+        usage: {
+          prompt_tokens: 120,
+          completion_tokens: 30,
+          total_tokens: 150,
+          prompt_tokens_details: { cached_tokens: 100 },
+          completion_tokens_details: { reasoning_tokens: 12 },
+        },
       }),
     ).toEqual({ input: 120, output: 30, cacheRead: 100, reasoning: 12, total: 150 });
     expect(
       answerUsage('responses', {
-        usage: { input_tokens: 80, input_tokens_details: { cached_tokens: 64 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 5 }, total_tokens: 100 },
+        usage: {
+          input_tokens: 80,
+          input_tokens_details: { cached_tokens: 64 },
+          output_tokens: 20,
+          output_tokens_details: { reasoning_tokens: 5 },
+          total_tokens: 100,
+        },
       }),
     ).toEqual({ input: 80, output: 20, cacheRead: 64, reasoning: 5, total: 100 });
     // Anthropic's input_tokens is the uncached rest: the context is the three input counts summed.
-    expect(answerUsage('messages', { usage: { input_tokens: 10, cache_creation_input_tokens: 200, cache_read_input_tokens: 1000, output_tokens: 40 } })).toEqual({
+    expect(
+      answerUsage('messages', {
+        usage: { input_tokens: 10, cache_creation_input_tokens: 200, cache_read_input_tokens: 1000, output_tokens: 40 },
+      }),
+    ).toEqual({
       input: 1210,
       output: 40,
       cacheRead: 1000,
@@ -517,13 +682,26 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
 
     for (const protocol of PROTOCOLS) {
       it(protocol, async () => {
-        const key = defaultFixture.keys.find((k) => k.status === 'active' && k.balance > 0 && defaultFixture.groups[k.group]!.protocols.includes(protocol))!.key;
-        const list = parseModelList(await (await fetch(`${sim.baseUrl}/models`, { headers: { authorization: `Bearer ${key}` } })).text());
+        const key = defaultFixture.keys.find(
+          (k) => k.status === 'active' && k.balance > 0 && defaultFixture.groups[k.group]!.protocols.includes(protocol),
+        )!.key;
+        const list = parseModelList(
+          await (await fetch(`${sim.baseUrl}/models`, { headers: { authorization: `Bearer ${key}` } })).text(),
+        );
         const model = list.ok && list.models.find((m) => modelProtocols(m)?.includes(protocol));
         const res = await fetch(sim.url + PROTOCOL_TABLE[protocol].path, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...PROTOCOL_TABLE[protocol].clientHeaders },
-          body: JSON.stringify(minimalRequest(protocol, (model as ModelEntry).id, { stream: false, prompt: 'Reply with one short sentence.' })),
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${key}`,
+            ...PROTOCOL_TABLE[protocol].clientHeaders,
+          },
+          body: JSON.stringify(
+            minimalRequest(protocol, (model as ModelEntry).id, {
+              stream: false,
+              prompt: 'Reply with one short sentence.',
+            }),
+          ),
         });
         const body = await res.json();
         expect(res.status).toBe(200);
@@ -534,7 +712,12 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
         expect(outputText(protocol, body).length).toBeGreaterThan(0);
         // The conversation reader sees the same answer.
         const [message] = PROTOCOL_TABLE[protocol].conversation.response(body as Record<string, unknown>);
-        expect(message!.parts.filter((p) => p.type === 'text').map((p) => p.content).join('')).toBe(outputText(protocol, body));
+        expect(
+          message!.parts
+            .filter((p) => p.type === 'text')
+            .map((p) => p.content)
+            .join(''),
+        ).toBe(outputText(protocol, body));
       });
     }
   });
@@ -549,7 +732,9 @@ describe("the proxy's own API: one contract (issue 32)", () => {
 
   function sources(): string[] {
     return FOLDERS.flatMap((dir) =>
-      (readdirSync(join(ROOT, dir), { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => `${dir}/${f.split(sep).join('/')}`),
+      (readdirSync(join(ROOT, dir), { recursive: true }) as string[])
+        .filter((f) => f.endsWith('.ts'))
+        .map((f) => `${dir}/${f.split(sep).join('/')}`),
     );
   }
 
@@ -565,9 +750,14 @@ describe("the proxy's own API: one contract (issue 32)", () => {
 
   it('no source but proxy/core/local-api.ts spells a /_loopgate/ path', () => {
     const files = sources();
-    expect(files).toEqual(expect.arrayContaining(['cli/tail.ts', 'language-server/main.ts', 'extension/traffic/traffic-list.ts', CONTRACT]));
+    expect(files).toEqual(
+      expect.arrayContaining(['cli/tail.ts', 'language-server/main.ts', 'extension/traffic/traffic-list.ts', CONTRACT]),
+    );
     const found = files.flatMap((f) => localPaths(f, readFileSync(join(ROOT, f), 'utf8')));
-    expect(found, 'take the path from LOCAL_PATHS (proxy/core/local-api.ts) and read it with proxy/local-api-client.ts').toEqual([]);
+    expect(
+      found,
+      'take the path from LOCAL_PATHS (proxy/core/local-api.ts) and read it with proxy/local-api-client.ts',
+    ).toEqual([]);
   });
 
   it('the guard sees each kind of copy, in every folder (a guard that cannot fail is a defect)', () => {
@@ -575,7 +765,7 @@ describe("the proxy's own API: one contract (issue 32)", () => {
       "const url = new URL('/_loopgate/stats', proxyUrl);",
       'await fetch(`${url}/_loopgate/traffic?rows=1`);',
       '`(HTTP ${status} on /_loopgate/health)`',
-      "if (/^\\/_loopgate\\//.test(path)) return;",
+      'if (/^\\/_loopgate\\//.test(path)) return;',
     ];
     for (const file of ['cli/x.ts', 'language-server/x.ts', 'extension/x.ts', 'proxy/pipeline/x.ts']) {
       for (const line of planted) expect(localPaths(file, line), `${file}: ${line}`).toHaveLength(1);

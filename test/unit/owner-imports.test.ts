@@ -21,13 +21,27 @@ function relays(file: string, text: string): string[] {
   if (/(^|\/)index\.ts$/.test(file)) return [];
   const imported = new Set<string>();
   for (const m of text.matchAll(/^import\s+(?:type\s+)?\{([^}]*)\}\s*from/gm)) {
-    for (const n of m[1]!.split(',')) imported.add(n.replace(/^\s*type\s+/, '').split(/\s+as\s+/).pop()!.trim());
+    for (const n of m[1]!.split(','))
+      imported.add(
+        n
+          .replace(/^\s*type\s+/, '')
+          .split(/\s+as\s+/)
+          .pop()!
+          .trim(),
+      );
   }
   const found: string[] = [];
-  const at = (index: number, what: string) => found.push(`${file}:${text.slice(0, index).split('\n').length}: ${what.replace(/\s+/g, ' ')}`);
-  for (const m of text.matchAll(/^export\s+(?:type\s+)?(?:\{[^}]*\}|\*(?:\s+as\s+\w+)?)\s*from\s*['"][^'"]+['"]/gm)) at(m.index!, m[0]);
+  const at = (index: number, what: string) =>
+    found.push(`${file}:${text.slice(0, index).split('\n').length}: ${what.replace(/\s+/g, ' ')}`);
+  for (const m of text.matchAll(/^export\s+(?:type\s+)?(?:\{[^}]*\}|\*(?:\s+as\s+\w+)?)\s*from\s*['"][^'"]+['"]/gm))
+    at(m.index!, m[0]);
   for (const m of text.matchAll(/^export\s+(?:type\s+)?\{([^}]*)\};?$/gm)) {
-    const names = m[1]!.split(',').map((n) => n.replace(/^\s*type\s+/, '').split(/\s+as\s+/)[0]!.trim());
+    const names = m[1]!.split(',').map((n) =>
+      n
+        .replace(/^\s*type\s+/, '')
+        .split(/\s+as\s+/)[0]!
+        .trim(),
+    );
     if (names.some((n) => imported.has(n))) at(m.index!, m[0]);
   }
   return found;
@@ -42,7 +56,8 @@ describe('imports from the owner', () => {
   });
 
   it('the check can fail', () => {
-    const sample = "import { a, type B } from './owner.js';\nexport { a };\nexport type { B };\nexport { c } from './c.js';\nexport * from './d.js';\nexport { local };\n";
+    const sample =
+      "import { a, type B } from './owner.js';\nexport { a };\nexport type { B };\nexport { c } from './c.js';\nexport * from './d.js';\nexport { local };\n";
     expect(relays('proxy/x.ts', sample)).toHaveLength(4);
     expect(relays('proxy/index.ts', sample)).toEqual([]);
   });

@@ -48,7 +48,17 @@ describe('normaliseRequestPath', () => {
   });
 
   it('is idempotent and never produces /v1/v1', () => {
-    const seg = fc.constantFrom('v1', 'chat', 'completions', 'responses', 'messages', 'models', 'count_tokens', 'x', '');
+    const seg = fc.constantFrom(
+      'v1',
+      'chat',
+      'completions',
+      'responses',
+      'messages',
+      'models',
+      'count_tokens',
+      'x',
+      '',
+    );
     fc.assert(
       fc.property(fc.array(seg, { maxLength: 7 }), (segs) => {
         const r = normaliseRequestPath('GET', '/' + segs.join('/'));

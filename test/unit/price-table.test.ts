@@ -7,12 +7,18 @@ describe('loopgate.json "prices"', () => {
   it('reads mappings and outright prices, next to the aliases', () => {
     const text = JSON.stringify({
       aliases: { 'gpt-6.2-sol': 'gpt-6.1-sol' },
-      prices: { 'gpt-6.1-sol': 'gpt-4o-mini', house: { input: 3, output: 15, cacheRead: 0.3, cacheWrite5m: 3.75, cacheWrite1h: 6 } },
+      prices: {
+        'gpt-6.1-sol': 'gpt-4o-mini',
+        house: { input: 3, output: 15, cacheRead: 0.3, cacheWrite5m: 3.75, cacheWrite1h: 6 },
+      },
     });
     const r = readProjectFile(text);
     expect(r.problems).toEqual([]);
     expect(r.aliases.map((a) => a.to)).toEqual(['gpt-6.1-sol']);
-    expect(r.prices).toEqual({ 'gpt-6.1-sol': 'gpt-4o-mini', house: { input: 3, output: 15, cacheRead: 0.3, cacheWrite5m: 3.75, cacheWrite1h: 6 } });
+    expect(r.prices).toEqual({
+      'gpt-6.1-sol': 'gpt-4o-mini',
+      house: { input: 3, output: 15, cacheRead: 0.3, cacheWrite5m: 3.75, cacheWrite1h: 6 },
+    });
     // What the file says is what the estimate uses.
     const est = priceUsage('gpt-6.1-sol', { ...NO_TOKENS, input: 2_000_000 }, r.prices);
     expect(isPriced(est) && est.estimated).toBe(0.3);
@@ -34,7 +40,9 @@ describe('loopgate.json "prices"', () => {
     expect(byText('The price of "a" must be "claude-sonnet-4-5"')).toBeDefined();
     expect(byText('The price of "b" needs "output"')).toBeDefined();
     expect(byText('"input" of "c" must be a number of USD per million tokens, 0 or more')).toBeDefined();
-    expect(byText('has no field "cache_read"; it takes input, output, cacheRead, cacheWrite5m, cacheWrite1h')).toBeDefined();
+    expect(
+      byText('has no field "cache_read"; it takes input, output, cacheRead, cacheWrite5m, cacheWrite1h'),
+    ).toBeDefined();
     expect(byText('The price of "e" must name another model')).toBeDefined();
     expect(byText('"f" is priced as "house", which is itself in "prices"; mappings do not chain')).toBeDefined();
     expect(byText('"input" of "g" must be a number')).toBeDefined();

@@ -4,11 +4,15 @@
 // queryString decodes it; and text without the secret keeps its escapes.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRedactor, secretForms } from '../../proxy/rules/redact.js';
+import { createRedactor } from '../../proxy/rules/redact.js';
+import { secretForms } from '../../proxy/rules/known-secrets.js';
 
 /** Key-like text: what a key list takes (no space or quotes), with a few characters from outside ASCII. */
 const secretChar = fc.oneof(
-  { weight: 20, arbitrary: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./+=~') },
+  {
+    weight: 20,
+    arbitrary: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./+=~'),
+  },
   { weight: 1, arbitrary: fc.constantFrom('é', 'ß', '€', '😀', 'Ж') },
 );
 const secret = fc
@@ -34,7 +38,12 @@ function spell(c: string, how: Spelling): string {
       return out;
     }
     default:
-      return [...Buffer.from(c, 'utf8')].map((b) => `%${how === 'pctUpper' ? b.toString(16).toUpperCase().padStart(2, '0') : b.toString(16).padStart(2, '0')}`).join('');
+      return [...Buffer.from(c, 'utf8')]
+        .map(
+          (b) =>
+            `%${how === 'pctUpper' ? b.toString(16).toUpperCase().padStart(2, '0') : b.toString(16).padStart(2, '0')}`,
+        )
+        .join('');
   }
 }
 
@@ -54,7 +63,9 @@ const around = fc.string({ maxLength: 30 }).map((s) => s.replace(/[\\%]/g, ' '))
 
 /** How readers decode: JSON escapes, %XX runs, or both in either order. */
 function jsonDecoded(text: string): string {
-  return text.replace(/\\u([0-9a-fA-F]{4})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16))).replace(/\\\//g, '/');
+  return text
+    .replace(/\\u([0-9a-fA-F]{4})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)))
+    .replace(/\\\//g, '/');
 }
 function percentDecoded(text: string): string {
   return text.replace(/(?:%[0-9a-fA-F]{2})+/g, (m) => {
@@ -65,7 +76,13 @@ function percentDecoded(text: string): string {
     }
   });
 }
-const readings = (text: string) => [text, jsonDecoded(text), percentDecoded(text), percentDecoded(jsonDecoded(text)), jsonDecoded(percentDecoded(text))];
+const readings = (text: string) => [
+  text,
+  jsonDecoded(text),
+  percentDecoded(text),
+  percentDecoded(jsonDecoded(text)),
+  jsonDecoded(percentDecoded(text)),
+];
 
 describe('secrets spelt with escapes', () => {
   it('never survive string(), as stored or decoded, and find() reports them', () => {
@@ -110,7 +127,8 @@ describe('secrets spelt with escapes', () => {
     fc.assert(
       fc.property(spelt, around, ({ secret: s, text }, before) => {
         const r = createRedactor({ secrets: [s] });
-        for (const reading of readings(r.knownSecrets(`${before}${text}`))) expect(reading.includes(s.trim())).toBe(false);
+        for (const reading of readings(r.knownSecrets(`${before}${text}`)))
+          expect(reading.includes(s.trim())).toBe(false);
       }),
       { numRuns: 150 },
     );
@@ -132,6 +150,8 @@ describe('secrets spelt with escapes', () => {
   it('secretForms() lists the lower-case %-form and the all-\\u form (what canary sweeps look for)', () => {
     const forms = secretForms('sk-abc/def+ghi');
     expect(forms).toContain('sk-abc%2fdef%2bghi');
-    expect(forms).toContain('\\u0073\\u006b\\u002d\\u0061\\u0062\\u0063\\u002f\\u0064\\u0065\\u0066\\u002b\\u0067\\u0068\\u0069');
+    expect(forms).toContain(
+      '\\u0073\\u006b\\u002d\\u0061\\u0062\\u0063\\u002f\\u0064\\u0065\\u0066\\u002b\\u0067\\u0068\\u0069',
+    );
   });
 });

@@ -22,7 +22,11 @@ describe('secrets in header names', () => {
   it('headers() masks such a name in a record; clientResponseHeaders drops it', () => {
     const masked = r.headers({ [`x-${KEY.toLowerCase()}`]: '1', 'x-note': 'kept' });
     expect(Object.keys(masked)).toEqual([expect.stringMatching(/^x-\[REDACTED:[0-9a-f]{4}\]$/), 'x-note']);
-    const out = clientResponseHeaders({ [`x-${KEY.toLowerCase()}`]: '1', 'x-note': 'kept', 'x-loopgate-diagnosis': 'bad-key' }, r.knownSecrets, r.knownSecretsInName);
+    const out = clientResponseHeaders(
+      { [`x-${KEY.toLowerCase()}`]: '1', 'x-note': 'kept', 'x-loopgate-diagnosis': 'bad-key' },
+      r.knownSecrets,
+      r.knownSecretsInName,
+    );
     expect(out).toEqual({ 'x-note': 'kept' });
   });
 });

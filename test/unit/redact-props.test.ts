@@ -26,9 +26,9 @@ const planted = fc
 
 const denylisted = [...DENYLISTED_HEADERS, 'x-goog-api-key', 'x-session', 'x-auth-whatever'];
 const casing = (name: string) =>
-  fc.array(fc.boolean(), { minLength: name.length, maxLength: name.length }).map((up) =>
-    [...name].map((c, i) => (up[i] ? c.toUpperCase() : c)).join(''),
-  );
+  fc
+    .array(fc.boolean(), { minLength: name.length, maxLength: name.length })
+    .map((up) => [...name].map((c, i) => (up[i] ? c.toUpperCase() : c)).join(''));
 
 describe('redaction properties', () => {
   it('random header casings, duplicated values, never leak', () => {
@@ -83,8 +83,34 @@ describe('redaction properties', () => {
     // Fragments of every pattern, glued at random: where idempotence bugs hide.
     const fragments = fc
       .array(
-        fc.constantFrom('sk-', 'sk-ant-', 'Bearer ', 'bearer\t', 'key=', 'api_key=', 'token=', 'eyJ', '.', 'AIza',
-          'lg-local-', 'abcdefgh', 'ABCDEFGH01234567', ' ', '&', '?', '=', '[REDACTED:abcd]', '-', '_', '"', '\\', '/', '+', key, token),
+        fc.constantFrom(
+          'sk-',
+          'sk-ant-',
+          'Bearer ',
+          'bearer\t',
+          'key=',
+          'api_key=',
+          'token=',
+          'eyJ',
+          '.',
+          'AIza',
+          'lg-local-',
+          'abcdefgh',
+          'ABCDEFGH01234567',
+          ' ',
+          '&',
+          '?',
+          '=',
+          '[REDACTED:abcd]',
+          '-',
+          '_',
+          '"',
+          '\\',
+          '/',
+          '+',
+          key,
+          token,
+        ),
         { maxLength: 12 },
       )
       .map((parts) => parts.join(''));

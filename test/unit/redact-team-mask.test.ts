@@ -66,7 +66,26 @@ describe('team mask', () => {
 
   it('is idempotent on arbitrary text (property)', () => {
     const fragments = fc
-      .array(fc.constantFrom('org-', 'proj_', '/home/', '/Users/', 'C:\\Users\\', 'c:/Users/', '\\', '/', '~', '@', 'x.com', 'alice', 'AbCdEf123456', ' ', '"'), { maxLength: 12 })
+      .array(
+        fc.constantFrom(
+          'org-',
+          'proj_',
+          '/home/',
+          '/Users/',
+          'C:\\Users\\',
+          'c:/Users/',
+          '\\',
+          '/',
+          '~',
+          '@',
+          'x.com',
+          'alice',
+          'AbCdEf123456',
+          ' ',
+          '"',
+        ),
+        { maxLength: 12 },
+      )
       .map((p) => p.join(''));
     fc.assert(
       fc.property(fc.oneof(fc.string(), fragments), (s) => {

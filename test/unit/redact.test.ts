@@ -7,7 +7,7 @@ const TAG = /\[REDACTED:[0-9a-f]{4}\]/;
 const ONLY_TAG = /^\[REDACTED:[0-9a-f]{4}\]$/;
 
 function randomCase(s: string, seed: number): string {
-  return [...s].map((c, i) => (((seed >> i % 16) & 1) === 1 ? c.toUpperCase() : c.toLowerCase())).join('');
+  return [...s].map((c, i) => (((seed >> (i % 16)) & 1) === 1 ? c.toUpperCase() : c.toLowerCase())).join('');
 }
 
 describe('redactor: exact secrets', () => {
@@ -188,7 +188,9 @@ describe('redactor: values', () => {
   });
 
   it('scrubs thrown errors: message, stack, cause and own fields', () => {
-    const err = Object.assign(new Error(`upstream said ${key}`, { cause: new Error(`inner ${key}`) }), { body: { key } });
+    const err = Object.assign(new Error(`upstream said ${key}`, { cause: new Error(`inner ${key}`) }), {
+      body: { key },
+    });
     const out = r.value(err);
     expect(out).toBeInstanceOf(Error);
     assertNoCanary(`${out.message}\n${out.stack}\n${(out.cause as Error).message}\n${JSON.stringify(out)}`, [key]);

@@ -9,10 +9,12 @@ describe('retry policy', () => {
     expect([400, 401, 403, 404, 429, 500, 502, 503, 504].filter(isRetryableStatus)).toEqual([429, 502, 503, 504]);
   });
   it('full jitter stays within [0, min(cap, base·2^n)]', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 20 }), fc.double({ min: 0, max: 0.999999, noNaN: true }), (n, r) => {
-      const d = backoffDelay(n, 500, 8000, () => r);
-      return d >= 0 && d <= Math.min(8000, 500 * 2 ** n);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 20 }), fc.double({ min: 0, max: 0.999999, noNaN: true }), (n, r) => {
+        const d = backoffDelay(n, 500, 8000, () => r);
+        return d >= 0 && d <= Math.min(8000, 500 * 2 ** n);
+      }),
+    );
   });
   it('reads retry-after-ms, seconds and HTTP dates', () => {
     expect(retryAfterMs({ 'retry-after-ms': '250' })).toBe(250);
@@ -24,9 +26,19 @@ describe('retry policy', () => {
 
 describe('usage extraction', () => {
   it('chat, responses and anthropic field names; last value wins', () => {
-    expect(extractUsage('{"usage":{"prompt_tokens":3,"completion_tokens":5,"total_tokens":8}}')).toEqual({ input: 3, output: 5, total: 8 });
-    expect(extractUsage('event: response.completed\ndata: {"usage":{"input_tokens":2,"output_tokens":7,"total_tokens":9}}')).toEqual({ input: 2, output: 7, total: 9 });
-    expect(extractUsage('{"type":"message_start","message":{"usage":{"input_tokens":4,"output_tokens":1}}}\n{"type":"message_delta","usage":{"output_tokens":12}}')).toEqual({ input: 4, output: 12, total: 16 });
+    expect(extractUsage('{"usage":{"prompt_tokens":3,"completion_tokens":5,"total_tokens":8}}')).toEqual({
+      input: 3,
+      output: 5,
+      total: 8,
+    });
+    expect(
+      extractUsage('event: response.completed\ndata: {"usage":{"input_tokens":2,"output_tokens":7,"total_tokens":9}}'),
+    ).toEqual({ input: 2, output: 7, total: 9 });
+    expect(
+      extractUsage(
+        '{"type":"message_start","message":{"usage":{"input_tokens":4,"output_tokens":1}}}\n{"type":"message_delta","usage":{"output_tokens":12}}',
+      ),
+    ).toEqual({ input: 4, output: 12, total: 16 });
     expect(extractUsage('no usage here')).toBeUndefined();
   });
 });

@@ -4,7 +4,22 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { shellQuote, shellWords } from '../../proxy/rules/shell-quote.js';
 
-const WORDS = ['gpt-4o-mini', 'a b', "it's", '$(touch pwned)', '`id`', 'x;y|z&', 'back\\slash', 'é漢🙂', 'esc\x1b]52;c;SGVsbG8=\x07', 'c1\u009b31m', 'rlo\u202e', "both'\x1b", '', 'line\nbreak'];
+const WORDS = [
+  'gpt-4o-mini',
+  'a b',
+  "it's",
+  '$(touch pwned)',
+  '`id`',
+  'x;y|z&',
+  'back\\slash',
+  'é漢🙂',
+  'esc\x1b]52;c;SGVsbG8=\x07',
+  'c1\u009b31m',
+  'rlo\u202e',
+  "both'\x1b",
+  '',
+  'line\nbreak',
+];
 
 describe('shellQuote', () => {
   it('leaves plain words bare and quotes the rest so bash reads them back unchanged', () => {

@@ -16,17 +16,23 @@ const SEQUENCERS = new Set(['proxy/pipeline/handle.ts', 'proxy/pipeline/upgrade.
 
 /** Lines of `text` that match `pattern`, as `file:line: text`. */
 function lines(files: typeof pipeline, pattern: RegExp): string[] {
-  return files.flatMap(({ file, text }) => text.split('\n').flatMap((line, i) => (pattern.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])));
+  return files.flatMap(({ file, text }) =>
+    text.split('\n').flatMap((line, i) => (pattern.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+  );
 }
 
 describe('step results', () => {
   it('finds the pipeline it checks', () => {
-    expect(pipeline.map((f) => f.file)).toEqual(expect.arrayContaining(['proxy/pipeline/handle.ts', 'proxy/pipeline/relay.ts', 'proxy/pipeline/client-reply.ts']));
+    expect(pipeline.map((f) => f.file)).toEqual(
+      expect.arrayContaining(['proxy/pipeline/handle.ts', 'proxy/pipeline/relay.ts', 'proxy/pipeline/client-reply.ts']),
+    );
   });
 
   it('lets only the sequencers hold the writable RequestFacts (the steps get the readonly RequestSoFar)', () => {
     const others = pipeline.filter((f) => !SEQUENCERS.has(f.file) && f.file !== 'proxy/pipeline/exchange.ts');
-    expect(lines(others, /\bRequestFacts\b|\b(startFacts|tookAttempt)\(/).filter((l) => !/^\S+:\d+: \/\//.test(l))).toEqual([]);
+    expect(
+      lines(others, /\bRequestFacts\b|\b(startFacts|tookAttempt)\(/).filter((l) => !/^\S+:\d+: \/\//.test(l)),
+    ).toEqual([]);
   });
 
   it('lets nothing outside the reply assign its fields or feed its capture', () => {
@@ -40,11 +46,20 @@ describe('step results', () => {
 
   it('runs admission in one place: the guard, normalise, the in-flight cap and the /v1/ scope only in admission.ts', () => {
     const others = pipeline.filter((f) => f.file !== 'proxy/pipeline/admission.ts');
-    expect(lines(others, /\b(checkRequest|normaliseRequestPath)\(|'(too-many-requests|not-an-api-path)'/).filter((l) => !/: export function /.test(l))).toEqual([]);
+    expect(
+      lines(others, /\b(checkRequest|normaliseRequestPath)\(|'(too-many-requests|not-an-api-path)'/).filter(
+        (l) => !/: export function /.test(l),
+      ),
+    ).toEqual([]);
   });
 
   it('the checks above can fail', () => {
-    const sample = [{ file: 'x.ts', text: 'ex.reply.local = {};\nconst ex = {} as Omit<Exchange, "reply"> as Exchange;\nfunction f(x: RequestFacts) {}' }];
+    const sample = [
+      {
+        file: 'x.ts',
+        text: 'ex.reply.local = {};\nconst ex = {} as Omit<Exchange, "reply"> as Exchange;\nfunction f(x: RequestFacts) {}',
+      },
+    ];
     expect(lines(sample, /\breply\.\w+\s*(\+|-|\?\?)?=[^=]/)).toHaveLength(1);
     expect(lines(sample, DOUBLE_CAST)).toHaveLength(1);
     expect(lines(sample, /\bRequestFacts\b|\b(startFacts|tookAttempt)\(/)).toHaveLength(1);

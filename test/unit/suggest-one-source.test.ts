@@ -19,11 +19,20 @@ describe('one "did you mean" for every surface', () => {
 
     const d = diagnose(
       { status: 503, code: 'model_not_found' },
-      { method: 'POST', originalPath: '/v1/messages', canonicalPath: '/v1/messages', time: new Date(0), model: 'sonnet', knownModels: MODELS },
+      {
+        method: 'POST',
+        originalPath: '/v1/messages',
+        canonicalPath: '/v1/messages',
+        time: new Date(0),
+        model: 'sonnet',
+        knownModels: MODELS,
+      },
     );
     expect(d?.suggestions).toEqual(['claude-sonnet-4-6']);
 
-    const lint = lintConfig('ANTHROPIC_MODEL=sonnet\n', { fileName: '.env' }, { models: MODELS }).find((x) => x.code === LINT_CODES.unknownModel);
+    const lint = lintConfig('ANTHROPIC_MODEL=sonnet\n', { fileName: '.env' }, { models: MODELS }).find(
+      (x) => x.code === LINT_CODES.unknownModel,
+    );
     expect(lint?.message).toContain('Did you mean "claude-sonnet-4-6"?');
     expect(lint?.fixes.map((f) => f.edits[0]!.newText)).toEqual(['claude-sonnet-4-6']);
   });

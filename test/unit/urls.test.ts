@@ -48,12 +48,16 @@ describe('parseUpstream: every form a user pastes', () => {
 
   it('is idempotent: parsing a derived base_url gives the same site_url', () => {
     fc.assert(
-      fc.property(fc.constantFrom('', '/v1', '/v1/v1', '/v1/chat/completions', '/v1/messages', '/p/v1', '/p'), fc.constantFrom('', '/'), (path, slash) => {
-        const first = parseUpstream(`https://h.example${path}${slash}`);
-        if (!first.ok) return false;
-        const again = parseUpstream(first.baseUrl);
-        return again.ok && again.siteUrl === first.siteUrl && again.problems.length === 0;
-      }),
+      fc.property(
+        fc.constantFrom('', '/v1', '/v1/v1', '/v1/chat/completions', '/v1/messages', '/p/v1', '/p'),
+        fc.constantFrom('', '/'),
+        (path, slash) => {
+          const first = parseUpstream(`https://h.example${path}${slash}`);
+          if (!first.ok) return false;
+          const again = parseUpstream(first.baseUrl);
+          return again.ok && again.siteUrl === first.siteUrl && again.problems.length === 0;
+        },
+      ),
     );
   });
 });
@@ -63,14 +67,20 @@ describe('client-side checks (rules 1-4)', () => {
     expect(checkOpenAIBaseUrl('https://h/v1')).toEqual([]);
     expect(checkOpenAIBaseUrl('https://h').map((p) => p.code)).toEqual(['missing-v1']);
     expect(checkOpenAIBaseUrl('https://h/v1/v1')[0]).toMatchObject({ code: 'duplicate-v1', fix: 'https://h/v1' });
-    expect(checkOpenAIBaseUrl('https://h/v1/chat/completions')[0]).toMatchObject({ code: 'endpoint-in-base', fix: 'https://h/v1' });
+    expect(checkOpenAIBaseUrl('https://h/v1/chat/completions')[0]).toMatchObject({
+      code: 'endpoint-in-base',
+      fix: 'https://h/v1',
+    });
   });
 
   it('Anthropic prefix: site_url, never ending in /v1 or /v1/messages; the OpenAI rule is not applied', () => {
     expect(checkAnthropicBaseUrl('https://h')).toEqual([]);
     expect(checkAnthropicBaseUrl('https://h/api')).toEqual([]);
     expect(checkAnthropicBaseUrl('https://h/v1')[0]).toMatchObject({ code: 'anthropic-ends-v1', fix: 'https://h' });
-    expect(checkAnthropicBaseUrl('https://h/v1/messages')[0]).toMatchObject({ code: 'anthropic-ends-v1', fix: 'https://h' });
+    expect(checkAnthropicBaseUrl('https://h/v1/messages')[0]).toMatchObject({
+      code: 'anthropic-ends-v1',
+      fix: 'https://h',
+    });
   });
 
   it('http to a remote host is flagged, to loopback it is not', () => {
@@ -80,11 +90,14 @@ describe('client-side checks (rules 1-4)', () => {
 });
 
 describe('messages never quote a key pasted into a URL field', () => {
-  it.each(['sk-proj-Zq81abcdefghijklmnopqrstuvwx0123', 'https://h/v1#sk-ant-abcdefghijklmnopqrstuv0123'])('%s', (input) => {
-    const r = parseUpstream(input);
-    expect(r.ok).toBe(false);
-    const text = JSON.stringify(r.problems);
-    expect(text).not.toContain(input.replace(/^.*#/, ''));
-    expect(text).toMatch(/…/);
-  });
+  it.each(['sk-proj-Zq81abcdefghijklmnopqrstuvwx0123', 'https://h/v1#sk-ant-abcdefghijklmnopqrstuv0123'])(
+    '%s',
+    (input) => {
+      const r = parseUpstream(input);
+      expect(r.ok).toBe(false);
+      const text = JSON.stringify(r.problems);
+      expect(text).not.toContain(input.replace(/^.*#/, ''));
+      expect(text).toMatch(/…/);
+    },
+  );
 });

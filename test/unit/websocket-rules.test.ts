@@ -3,7 +3,12 @@
 // memory's clock, and the simulator fixture's `responses_websocket` setting.
 import { describe, expect, it } from 'vitest';
 import { diagnose, type DiagnosisContext } from '../../proxy/rules/diagnose.js';
-import { isWebSocketRefusal, isWebSocketUpgrade, relayableCloseCode, WEBSOCKET_FALLBACK_STATUS } from '../../proxy/rules/websocket.js';
+import {
+  isWebSocketRefusal,
+  isWebSocketUpgrade,
+  relayableCloseCode,
+  WEBSOCKET_FALLBACK_STATUS,
+} from '../../proxy/rules/websocket.js';
 import { WebSocketRefusals } from '../../proxy/pipeline/websocket-refusals.js';
 import { defaultFixture, validateFixture } from '../../proxy/simulator/index.js';
 
@@ -16,7 +21,7 @@ const ctx = (over: Partial<DiagnosisContext> = {}): DiagnosisContext => ({
 });
 
 describe('WebSocket upgrades: the rules', () => {
-  it('an upgrade is Upgrade: websocket with upgrade among Connection\'s tokens, in any case', () => {
+  it("an upgrade is Upgrade: websocket with upgrade among Connection's tokens, in any case", () => {
     expect(isWebSocketUpgrade({ upgrade: 'websocket', connection: 'Upgrade' })).toBe(true);
     expect(isWebSocketUpgrade({ upgrade: 'WebSocket', connection: 'keep-alive, Upgrade' })).toBe(true);
     expect(isWebSocketUpgrade({ upgrade: 'h2c', connection: 'Upgrade' })).toBe(false);
@@ -43,8 +48,12 @@ describe('WebSocket upgrades: the rules', () => {
 
 describe('diagnoses of a 404 read the method (issue 26)', () => {
   it('a refused upgrade is websocket-unsupported, never protocol-unsupported or duplicate-v1', () => {
-    expect(diagnose({ status: 404, code: 'invalid_url' }, ctx({ method: 'GET', upgrade: true }))?.code).toBe('websocket-unsupported');
-    expect(diagnose({ status: 404 }, ctx({ method: 'GET', upgrade: true, originalPath: '/v1/v1/responses' }))?.code).toBe('websocket-unsupported');
+    expect(diagnose({ status: 404, code: 'invalid_url' }, ctx({ method: 'GET', upgrade: true }))?.code).toBe(
+      'websocket-unsupported',
+    );
+    expect(
+      diagnose({ status: 404 }, ctx({ method: 'GET', upgrade: true, originalPath: '/v1/v1/responses' }))?.code,
+    ).toBe('websocket-unsupported');
     expect(diagnose({ status: 405 }, ctx({ method: 'GET', upgrade: true }))?.code).toBe('websocket-unsupported');
     // A key, limit or outage problem keeps its own diagnosis on an upgrade too.
     expect(diagnose({ status: 401 }, ctx({ method: 'GET', upgrade: true }))?.code).toBe('bad-key');
@@ -53,15 +62,25 @@ describe('diagnoses of a 404 read the method (issue 26)', () => {
 
   it('a GET on a POST-only path is no protocol verdict; the POST keeps its', () => {
     for (const path of ['/v1/responses', '/v1/chat/completions', '/v1/messages', '/v1/messages/count_tokens']) {
-      const d = diagnose({ status: 404, code: 'invalid_url' }, ctx({ method: 'GET', canonicalPath: path, originalPath: path }));
+      const d = diagnose(
+        { status: 404, code: 'invalid_url' },
+        ctx({ method: 'GET', canonicalPath: path, originalPath: path }),
+      );
       expect(d?.code, path).toBe('unknown-endpoint');
       expect(d?.hint).toMatch(/POST only/);
     }
-    expect(diagnose({ status: 404 }, ctx({ method: 'GET', originalPath: '/v1/v1/responses' }))?.code).toBe('unknown-endpoint');
+    expect(diagnose({ status: 404 }, ctx({ method: 'GET', originalPath: '/v1/v1/responses' }))?.code).toBe(
+      'unknown-endpoint',
+    );
     expect(diagnose({ status: 404 }, ctx())?.code).toBe('protocol-unsupported');
     // GET /v1/responses/{id} is a real endpoint: its 404 is not about the method.
-    expect(diagnose({ status: 404 }, ctx({ method: 'GET', canonicalPath: '/v1/responses/resp_1' }))?.code).toBe('unknown-endpoint');
-    expect(diagnose({ status: 404 }, ctx({ method: 'GET', canonicalPath: '/v1/v1/models', originalPath: '/v1/v1/models' }))?.code).toBe('duplicate-v1');
+    expect(diagnose({ status: 404 }, ctx({ method: 'GET', canonicalPath: '/v1/responses/resp_1' }))?.code).toBe(
+      'unknown-endpoint',
+    );
+    expect(
+      diagnose({ status: 404 }, ctx({ method: 'GET', canonicalPath: '/v1/v1/models', originalPath: '/v1/v1/models' }))
+        ?.code,
+    ).toBe('duplicate-v1');
   });
 });
 
@@ -81,12 +100,19 @@ describe('the refusal memory', () => {
 });
 
 describe('the simulator fixture: responses_websocket per group', () => {
-  const withGroup = (group: Record<string, unknown>) => ({ groups: { g: { protocols: ['responses'], models: ['m'], ...group } }, keys: [] });
+  const withGroup = (group: Record<string, unknown>) => ({
+    groups: { g: { protocols: ['responses'], models: ['m'], ...group } },
+    keys: [],
+  });
 
   it('is a boolean, on a group that serves Responses; off when absent (the demo fixture has it nowhere)', () => {
     expect(validateFixture(withGroup({ responses_websocket: true })).groups.g!.responses_websocket).toBe(true);
-    expect(() => validateFixture(withGroup({ responses_websocket: 'yes' }))).toThrow(/groups\.g\.responses_websocket: must be true or false/);
-    expect(() => validateFixture({ groups: { g: { protocols: ['chat'], models: ['m'], responses_websocket: true } }, keys: [] })).toThrow(/needs "responses"/);
+    expect(() => validateFixture(withGroup({ responses_websocket: 'yes' }))).toThrow(
+      /groups\.g\.responses_websocket: must be true or false/,
+    );
+    expect(() =>
+      validateFixture({ groups: { g: { protocols: ['chat'], models: ['m'], responses_websocket: true } }, keys: [] }),
+    ).toThrow(/needs "responses"/);
     expect(Object.values(defaultFixture.groups).some((g) => g.responses_websocket)).toBe(false);
   });
 });

@@ -31,7 +31,9 @@ function refusalOf(status: number, text: string): Refusal {
 }
 
 async function overHttp(path: string, token: string | undefined): Promise<Refusal> {
-  const res = await fetch(stack.proxies.wsOn.url + path, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const res = await fetch(stack.proxies.wsOn.url + path, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
   return refusalOf(res.status, await res.text());
 }
 

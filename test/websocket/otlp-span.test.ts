@@ -39,11 +39,17 @@ function open(url: string): Promise<{ ws: WebSocket; id: string }> {
 describe('OTLP: one span per WebSocket connection', () => {
   it('the upgraded connection: a GenAI span, 101, with the model and the usage of its answer', async () => {
     const { ws, id } = await open(stack.proxies.wsOn.url.replace(/^http/, 'ws') + '/v1/responses');
-    const completed = new Promise<void>((resolve) => ws.on('message', (d) => JSON.parse(d.toString()).type === 'response.completed' && resolve()));
+    const completed = new Promise<void>((resolve) =>
+      ws.on('message', (d) => JSON.parse(d.toString()).type === 'response.completed' && resolve()),
+    );
     ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-4.1', input: 'span me', stream: true }));
     await completed;
     ws.close();
-    const span = await until(() => receiver.spans.find((s) => s.attributes['loopgate.request.id'] === id), 10_000, 'the span');
+    const span = await until(
+      () => receiver.spans.find((s) => s.attributes['loopgate.request.id'] === id),
+      10_000,
+      'the span',
+    );
     // A GenAI span like a POST's: the connection carries Responses requests.
     expect(span.name).toBe('chat gpt-4.1');
     expect(span.attributes['openai.api.type']).toBe('responses');
@@ -55,9 +61,16 @@ describe('OTLP: one span per WebSocket connection', () => {
 
   it('the refused upgrade: 426 with the websocket-unsupported diagnosis', async () => {
     const { id } = await open(stack.proxies.wsOff.url.replace(/^http/, 'ws') + '/v1/responses');
-    const span = await until(() => receiver.spans.find((s) => s.attributes['loopgate.request.id'] === id), 10_000, 'the span');
+    const span = await until(
+      () => receiver.spans.find((s) => s.attributes['loopgate.request.id'] === id),
+      10_000,
+      'the span',
+    );
     expect(span.attributes['http.response.status_code']).toBe(426);
     expect(span.attributes['loopgate.diagnosis']).toBe('websocket-unsupported');
-    assertNoCanary(receiver.bodies.map((b) => b.toString('latin1')).join('\n') + receiver.decoded.join('\n'), [...Object.values(stack.keys), stack.token]);
+    assertNoCanary(receiver.bodies.map((b) => b.toString('latin1')).join('\n') + receiver.decoded.join('\n'), [
+      ...Object.values(stack.keys),
+      stack.token,
+    ]);
   });
 });

@@ -32,12 +32,17 @@ const wsUrl = (proxy: WsProxyName, path = '/v1/responses') => stack.proxies[prox
 /** The proxy's record of the next finished request or connection on `proxy`, after `before`. */
 function recordAfter(proxy: WsProxyName, before: number, status?: number): Promise<TrafficRecord> {
   // A refusal's record is written when its socket closes, which may be after the client read the answer.
-  const pick = () => stack.traffic.slice(before).find((t) => t.proxy === proxy && (status === undefined || t.record.status === status))?.record;
+  const pick = () =>
+    stack.traffic.slice(before).find((t) => t.proxy === proxy && (status === undefined || t.record.status === status))
+      ?.record;
   return until(pick, 10_000, `a record on ${proxy}`);
 }
 
 /** A raw upgrade that the proxy answers without switching: its status, headers and body. */
-function refusedUpgrade(url: string, opts: WebSocket.ClientOptions = {}): Promise<{ status: number; headers: IncomingMessage['headers']; body: string; ms: number }> {
+function refusedUpgrade(
+  url: string,
+  opts: WebSocket.ClientOptions = {},
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: string; ms: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, opts);
@@ -45,7 +50,9 @@ function refusedUpgrade(url: string, opts: WebSocket.ClientOptions = {}): Promis
     ws.once('unexpected-response', (_req, res) => {
       let body = '';
       res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body, ms: performance.now() - started }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body, ms: performance.now() - started }),
+      );
     });
     ws.once('error', (err) => reject(err));
   });
@@ -54,7 +61,7 @@ function refusedUpgrade(url: string, opts: WebSocket.ClientOptions = {}): Promis
 const auth = () => ({ authorization: `Bearer ${stack.token}` });
 
 describe('Responses over WebSocket through Loopgate', () => {
-  it('the openai SDK\'s ResponsesWS: the upgrade goes through with the key swapped in, events flow both ways, one record per connection', async () => {
+  it("the openai SDK's ResponsesWS: the upgrade goes through with the key swapped in, events flow both ways, one record per connection", async () => {
     const before = stack.traffic.length;
     const client = new OpenAI({ baseURL: `${stack.proxies.wsOn.url}/v1`, apiKey: stack.token, maxRetries: 0 });
     const rws = new ResponsesWS(client);
@@ -71,7 +78,9 @@ describe('Responses over WebSocket through Loopgate', () => {
     rws.send({ type: 'response.create', model: 'gpt-4.1', input: 'hello over a websocket', stream: true } as never);
     await done;
     // A second request on the same connection, as Codex sends after a tool call.
-    const second = new Promise<void>((resolve) => rws.on('event', (e: { type: string }) => e.type === 'response.completed' && resolve()));
+    const second = new Promise<void>((resolve) =>
+      rws.on('event', (e: { type: string }) => e.type === 'response.completed' && resolve()),
+    );
     rws.send({ type: 'response.create', model: 'gpt-4.1', input: 'and again', stream: true } as never);
     await second;
     rws.close();
@@ -79,7 +88,14 @@ describe('Responses over WebSocket through Loopgate', () => {
     expect(types[0]).toBe('response.created');
 
     const rec = await recordAfter('wsOn', before, 101);
-    expect(rec).toMatchObject({ method: 'GET', path: '/v1/responses', status: 101, model: 'gpt-4.1', stream: true, key: 'key-1' });
+    expect(rec).toMatchObject({
+      method: 'GET',
+      path: '/v1/responses',
+      status: 101,
+      model: 'gpt-4.1',
+      stream: true,
+      key: 'key-1',
+    });
     expect(rec.websocket).toMatchObject({ messagesIn: 2, requests: 2, closedBy: 'client', closeCode: 1000 });
     expect(rec.websocket!.messagesOut).toBe(types.length);
     expect(rec.usage?.input).toBeGreaterThan(0);
@@ -95,7 +111,11 @@ describe('Responses over WebSocket through Loopgate', () => {
     expect(up[0]!.websocket).toEqual({ requests: 2, open: expect.any(Boolean) });
     expect(JSON.stringify(up[0]!.headers)).not.toContain(fingerprint(stack.token));
     // No key, no token in the log file or the console line.
-    await until(() => readFileSync(stack.logFiles.wsOn, 'utf8').includes(rec.id) || undefined, 10_000, 'the log flushed');
+    await until(
+      () => readFileSync(stack.logFiles.wsOn, 'utf8').includes(rec.id) || undefined,
+      10_000,
+      'the log flushed',
+    );
     assertNoCanary(readFileSync(stack.logFiles.wsOn, 'utf8'), [stack.keys.wsOn, stack.token]);
     assertNoCanary(stack.traffic.map((t) => t.line).join('\n'), [stack.keys.wsOn, stack.token]);
   });
@@ -115,7 +135,12 @@ describe('Responses over WebSocket through Loopgate', () => {
     expect(asked[0]!.status).toBe(404);
     const rec = await recordAfter('wsOff', before, 426);
     expect(rec).toMatchObject({ status: 426, diagnosis: 'websocket-unsupported', method: 'GET' });
-    expect(stack.traffic.slice(before).map((t) => t.line).join('\n')).not.toMatch(/protocol-unsupported|duplicate-v1/);
+    expect(
+      stack.traffic
+        .slice(before)
+        .map((t) => t.line)
+        .join('\n'),
+    ).not.toMatch(/protocol-unsupported|duplicate-v1/);
 
     const again = await refusedUpgrade(wsUrl('wsOff'), { headers: auth() });
     expect(again.status).toBe(426);
@@ -145,7 +170,9 @@ describe('Responses over WebSocket through Loopgate', () => {
   it('the guards refuse a bad upgrade before anything goes upstream: Host, Origin, missing and wrong token', async () => {
     stack.sim.clearRequests();
     const url = wsUrl('wsOn');
-    const badHost = await refusedUpgrade(url, { headers: { ...auth(), host: `evil.example:${stack.proxies.wsOn.port}` } });
+    const badHost = await refusedUpgrade(url, {
+      headers: { ...auth(), host: `evil.example:${stack.proxies.wsOn.port}` },
+    });
     expect([badHost.status, badHost.headers['x-loopgate-diagnosis']]).toEqual([403, 'host-not-allowed']);
     const badOrigin = await refusedUpgrade(url, { headers: auth(), origin: 'https://evil.example' });
     expect([badOrigin.status, badOrigin.headers['x-loopgate-diagnosis']]).toEqual([403, 'origin-not-allowed']);
@@ -174,14 +201,20 @@ describe('Responses over WebSocket through Loopgate', () => {
         if (JSON.parse(d.toString()).type === 'response.completed') resolve();
       }),
     );
-    ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-4.1', input: `my token is ${stack.token}`, stream: true }));
+    ws.send(
+      JSON.stringify({ type: 'response.create', model: 'gpt-4.1', input: `my token is ${stack.token}`, stream: true }),
+    );
     await completed;
     ws.close();
     expect(received).toContain('Echo: my token is');
     assertNoCanary(received, [stack.token, stack.keys.wsOn]);
     const rec = await recordAfter('wsOn', before, 101);
     expect(rec.responseBody).toContain('Echo: my token is');
-    await until(() => readFileSync(stack.logFiles.wsOn, 'utf8').includes(rec.id) || undefined, 10_000, 'the log flushed');
+    await until(
+      () => readFileSync(stack.logFiles.wsOn, 'utf8').includes(rec.id) || undefined,
+      10_000,
+      'the log flushed',
+    );
     assertNoCanary(readFileSync(stack.logFiles.wsOn, 'utf8'), [stack.token, stack.keys.wsOn]);
   });
 
@@ -189,7 +222,9 @@ describe('Responses over WebSocket through Loopgate', () => {
     stack.sim.clearRequests();
     const before = stack.traffic.length;
     // Slow events, so the answer is still streaming when the client disappears.
-    const ws = new WebSocket(wsUrl('wsOn'), { headers: { ...auth(), 'x-sim-chunk-delay-ms': '200', 'x-sim-chunks': '50' } });
+    const ws = new WebSocket(wsUrl('wsOn'), {
+      headers: { ...auth(), 'x-sim-chunk-delay-ms': '200', 'x-sim-chunks': '50' },
+    });
     let id: string | undefined;
     ws.once('upgrade', (res) => (id = res.headers['x-loopgate-request-id'] as string));
     await new Promise<void>((resolve, reject) => {
@@ -199,11 +234,19 @@ describe('Responses over WebSocket through Loopgate', () => {
     const first = new Promise<void>((resolve) => ws.once('message', () => resolve()));
     ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-4.1', input: 'long answer', stream: true }));
     await first;
-    const upstream = await until(() => stack.sim.requests.find((r) => r.websocket?.open), 5000, 'the upstream connection');
+    const upstream = await until(
+      () => stack.sim.requests.find((r) => r.websocket?.open),
+      5000,
+      'the upstream connection',
+    );
     // Gone without a close frame: the socket just drops.
     ws.terminate();
     await until(() => upstream.websocket!.open === false || undefined, 10_000, 'the upstream connection to close');
-    const rec = await until(() => stack.traffic.slice(before).find((t) => t.record.id === id)?.record, 10_000, 'the connection record');
+    const rec = await until(
+      () => stack.traffic.slice(before).find((t) => t.record.id === id)?.record,
+      10_000,
+      'the connection record',
+    );
     expect(rec.websocket).toMatchObject({ closedBy: 'client', closeCode: 1006 });
     expect(rec.clientAborted).toBe(true);
   });

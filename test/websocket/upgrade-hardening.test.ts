@@ -72,7 +72,9 @@ describe('G-4: the key in a 101 header name', () => {
       ws.once('upgrade', resolve);
       ws.once('error', reject);
     });
-    await new Promise<void>((resolve) => (ws.readyState === WebSocket.OPEN ? resolve() : ws.once('open', () => resolve())));
+    await new Promise<void>((resolve) =>
+      ws.readyState === WebSocket.OPEN ? resolve() : ws.once('open', () => resolve()),
+    );
     const raw = head.rawHeaders.join('\n').toLowerCase();
     expect(raw).not.toContain(KEY.toLowerCase());
     expect(head.headers['x-note']).toBe('kept');

@@ -26,7 +26,10 @@ export interface WsStack {
 /** The demo's Responses group twice: `default-ws` with the WebSocket transport on, `default` as it is (off). */
 function wsFixture(keys: Record<WsProxyName, string>): Fixture {
   return {
-    groups: { ...defaultFixture.groups, 'default-ws': { ...defaultFixture.groups.default!, responses_websocket: true } },
+    groups: {
+      ...defaultFixture.groups,
+      'default-ws': { ...defaultFixture.groups.default!, responses_websocket: true },
+    },
     keys: [
       ...defaultFixture.keys,
       { key: keys.wsOn, group: 'default-ws', status: 'active', balance: 1000 },
@@ -36,7 +39,10 @@ function wsFixture(keys: Record<WsProxyName, string>): Fixture {
 }
 
 export async function startWsStack(opts: Partial<ProxyOptions> = {}): Promise<WsStack> {
-  const keys: Record<WsProxyName, string> = { wsOn: makeCanary('sk-canary-wson-'), wsOff: makeCanary('sk-canary-wsoff-') };
+  const keys: Record<WsProxyName, string> = {
+    wsOn: makeCanary('sk-canary-wson-'),
+    wsOff: makeCanary('sk-canary-wsoff-'),
+  };
   const token = makeCanary('lg-local-canary-');
   const sim = await startSimulator({ port: 0, fixture: wsFixture(keys) });
   const dir = mkdtempSync(join(tmpdir(), 'loopgate-ws-'));

@@ -40,7 +40,12 @@ export function baseName(fileName: string): string {
 
 /** `.env`, `.env.local`, `.env.example`, `prod.env`, and the `env.example` some projects commit. */
 function isDotenvName(name: string): boolean {
-  return name === '.env' || name.startsWith('.env.') || /\.env$/.test(name) || /^env\.(example|sample|template|dist)$/i.test(name);
+  return (
+    name === '.env' ||
+    name.startsWith('.env.') ||
+    /\.env$/.test(name) ||
+    /^env\.(example|sample|template|dist)$/i.test(name)
+  );
 }
 
 const TEMPLATE_PARTS = new Set(['example', 'sample', 'template', 'tpl', 'dist', 'default', 'defaults']);
@@ -51,7 +56,10 @@ const TEMPLATE_PARTS = new Set(['example', 'sample', 'template', 'tpl', 'dist', 
  * name ends in `.local`, the usual "never commit" suffix (`.env.example.local`).
  */
 export function isDotenvTemplate(name: string): boolean {
-  const parts = name.toLowerCase().split('.').filter((p) => p.length > 0);
+  const parts = name
+    .toLowerCase()
+    .split('.')
+    .filter((p) => p.length > 0);
   if (parts[parts.length - 1] === 'local') return false;
   return parts.some((p) => TEMPLATE_PARTS.has(p));
 }

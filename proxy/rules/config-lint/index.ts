@@ -7,13 +7,18 @@ import { modelDiagnostics } from './model-rules.js';
 import { findOccurrences } from './occurrences.js';
 import { urlDiagnostics } from './url-rules.js';
 import { isProjectFile, projectFileDiagnostics } from './project-file-rules.js';
-import { MAX_DIAGNOSTICS, MAX_LINT_CHARS, type LintContext, type LintDiagnostic, type LintEdit, type LintFile } from './types.js';
+import {
+  MAX_DIAGNOSTICS,
+  MAX_LINT_CHARS,
+  type LintContext,
+  type LintDiagnostic,
+  type LintEdit,
+  type LintFile,
+} from './types.js';
 
 export * from './types.js';
-export { fileKind,  isDotenvTemplate } from './file-kind.js';
+export { fileKind, isDotenvTemplate } from './file-kind.js';
 export { suggestModels } from '../suggest.js';
-;
-
 /** Unknown-model findings per document: each costs a search of the model list, and 50 say enough. */
 export const MAX_MODEL_DIAGNOSTICS = 50;
 
@@ -36,7 +41,9 @@ export function lintConfig(text: string, file: LintFile, ctx: LintContext = {}):
   const name = baseName(file.fileName ?? '');
   if (isProjectFile(name)) out.push(...projectFileDiagnostics(text, ctx.models));
   const template = kind === 'dotenv' && isDotenvTemplate(name);
-  out.push(...keyDiagnostics(text, masked, kind, occurrences, { template, compose: kind === 'yaml' && isComposeFile(name) }));
+  out.push(
+    ...keyDiagnostics(text, masked, kind, occurrences, { template, compose: kind === 'yaml' && isComposeFile(name) }),
+  );
   return out
     .sort((a, b) => a.start - b.start)
     .slice(0, MAX_DIAGNOSTICS)
@@ -46,6 +53,7 @@ export function lintConfig(text: string, file: LintFile, ctx: LintContext = {}):
 /** Applies non-overlapping edits (a fix's edit list) to a text. */
 export function applyEdits(text: string, edits: readonly LintEdit[]): string {
   let result = text;
-  for (const e of [...edits].sort((a, b) => b.start - a.start)) result = result.slice(0, e.start) + e.newText + result.slice(e.end);
+  for (const e of [...edits].sort((a, b) => b.start - a.start))
+    result = result.slice(0, e.start) + e.newText + result.slice(e.end);
   return result;
 }

@@ -5,7 +5,14 @@ import { looksLikeProviderKey, providerKeyPattern, providerKeyShapeOf } from '..
 import { keyPrefixOnly } from '../key-display.js';
 import type { Occurrence } from './occurrences.js';
 import { inCodexProvider, tomlTableAt } from './toml-table.js';
-import { LINT_CODES, SET_API_KEY_COMMAND, type FileKind, type LintDiagnostic, type LintEdit, type LintFix } from './types.js';
+import {
+  LINT_CODES,
+  SET_API_KEY_COMMAND,
+  type FileKind,
+  type LintDiagnostic,
+  type LintEdit,
+  type LintFix,
+} from './types.js';
 
 // Not glued to a longer token (a Loopgate `lg-local-…` token may contain `-sk-`).
 const KEY_SCAN = new RegExp(`(?<![A-Za-z0-9_-])(?:${providerKeyPattern().source})`, 'g');
@@ -17,7 +24,10 @@ function isPlaceholderKey(key: string): boolean {
   const body = key.slice(providerKeyShapeOf(key)?.prefix.length ?? 0);
   // Real keys are random: they have digits. `sk-learn-preprocessing-tools` is a package name.
   if (!/\d/.test(body)) return true;
-  return /x{5,}|\.{3}|your|example|placeholder|replace|changeme|dummy|fake|redacted|1234567|abcdef/i.test(body) || /^(.)\1+$/.test(body);
+  return (
+    /x{5,}|\.{3}|your|example|placeholder|replace|changeme|dummy|fake|redacted|1234567|abcdef/i.test(body) ||
+    /^(.)\1+$/.test(body)
+  );
 }
 
 function envNameFor(key: string, occ: Occurrence | undefined): string {
@@ -27,10 +37,10 @@ function envNameFor(key: string, occ: Occurrence | undefined): string {
   return shape?.envVar ?? 'OPENAI_API_KEY';
 }
 
-
 // `import os` at the top level: not inside a function, not `import os as o`, not
 // `from os import …` (none of those bind `os` for module code). `import os.path` does.
-const TOP_LEVEL_IMPORT_OS = /^import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*os(?:\.[\w.]+)?(?![\w.]|[ \t]+as\b)/m;
+const TOP_LEVEL_IMPORT_OS =
+  /^import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*os(?:\.[\w.]+)?(?![\w.]|[ \t]+as\b)/m;
 
 /**
  * Where `import os` must go in a Python file that lacks it: after the shebang and
@@ -118,7 +128,11 @@ function pythonEdits(site: KeySite, text: string, masked: string, env: string): 
       // Braces in a plain string would turn into replacement fields.
       if (/[{}]/.test(occ.value)) return undefined;
       const newPrefix = prefix.replace(/[uU]/, '') + 'f'; // `uf"…"` is not Python
-      edit = { start: occ.start - 1 - prefix.length, end: occ.end + 1, newText: `${newPrefix}${occ.quote}${occ.value.replace(site.key, ref)}${occ.quote}` };
+      edit = {
+        start: occ.start - 1 - prefix.length,
+        end: occ.end + 1,
+        newText: `${newPrefix}${occ.quote}${occ.value.replace(site.key, ref)}${occ.quote}`,
+      };
     }
   }
   if (!edit) return undefined;
@@ -180,7 +194,10 @@ function jsonPropertyRemoval(text: string, masked: string, occ: Occurrence | und
 }
 
 /** The whole line `name = "…key…"`, when it holds nothing else (a comment aside). */
-function tomlKeyLine(masked: string, occ: Occurrence | undefined): { start: number; end: number; indent: string } | undefined {
+function tomlKeyLine(
+  masked: string,
+  occ: Occurrence | undefined,
+): { start: number; end: number; indent: string } | undefined {
   if (!occ || !occ.quote) return undefined;
   const lineStart = masked.lastIndexOf('\n', occ.start - 1) + 1;
   const nl = masked.indexOf('\n', occ.end);
@@ -198,7 +215,11 @@ function codexEnvKey(text: string, masked: string, occ: Occurrence | undefined):
   if (!line) return undefined;
   const table = tomlTableAt(masked, occ.start);
   if (/^[ \t]*env_key[ \t]*=/m.test(masked.slice(table.start, table.end))) {
-    return { title: 'Remove the token (env_key already names the variable)', edits: [{ start: line.start, end: line.end, newText: '' }], isPreferred: true };
+    return {
+      title: 'Remove the token (env_key already names the variable)',
+      edits: [{ start: line.start, end: line.end, newText: '' }],
+      isPreferred: true,
+    };
   }
   const eol = text.slice(line.start, line.end).endsWith('\n') ? '\n' : '';
   return {
@@ -219,7 +240,14 @@ const REMOVE_TITLE = 'Remove this entry (the key belongs in Loopgate: Set API Ke
 //   Loopgate's local token from the environment, and the real key belongs in
 //   "Loopgate: Set API Key". A Codex provider names its key's variable with env_key instead.
 // - Other YAML has no common rule: no text fix, only the Set API Key command.
-function keyFixes(site: KeySite, kind: FileKind, text: string, masked: string, env: string, compose: boolean): LintFix[] {
+function keyFixes(
+  site: KeySite,
+  kind: FileKind,
+  text: string,
+  masked: string,
+  env: string,
+  compose: boolean,
+): LintFix[] {
   const read = (edits: LintEdit[] | undefined): LintFix[] =>
     edits ? [{ title: `Read the key from the ${env} environment variable`, edits, isPreferred: true }] : [];
   if (kind === 'js') return read(jsEdits(site, env));
@@ -229,7 +257,9 @@ function keyFixes(site: KeySite, kind: FileKind, text: string, masked: string, e
     const codex = codexEnvKey(text, masked, site.occ);
     if (codex) return [codex];
     const line = tomlKeyLine(masked, site.occ);
-    return line ? [{ title: REMOVE_TITLE, edits: [{ start: line.start, end: line.end, newText: '' }], isPreferred: true }] : [];
+    return line
+      ? [{ title: REMOVE_TITLE, edits: [{ start: line.start, end: line.end, newText: '' }], isPreferred: true }]
+      : [];
   }
   if (kind === 'json') {
     const edit = jsonPropertyRemoval(text, masked, site.occ);
@@ -287,8 +317,10 @@ export function keyDiagnostics(
     const env = envNameFor(key, occ ?? listItemName(text, start));
     const template = kind === 'dotenv' && file.template;
     let fixes: LintFix[] = [];
-    if (template) fixes = [{ title: 'Remove the key from this template', edits: [{ start, end, newText: '' }], isPreferred: true }];
-    else if (kind !== 'dotenv' && !inComment) fixes = keyFixes({ key, start, end, occ, fullQuote }, kind, text, masked, env, file.compose);
+    if (template)
+      fixes = [{ title: 'Remove the key from this template', edits: [{ start, end, newText: '' }], isPreferred: true }];
+    else if (kind !== 'dotenv' && !inComment)
+      fixes = keyFixes({ key, start, end, occ, fullQuote }, kind, text, masked, env, file.compose);
     out.push({
       code: LINT_CODES.apiKeyInFile,
       severity: kind === 'dotenv' && !template ? 'information' : 'warning',

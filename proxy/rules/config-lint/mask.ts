@@ -17,12 +17,54 @@ interface Syntax {
 }
 
 const SYNTAX: Record<FileKind, Syntax> = {
-  js: { slashComments: true, hashComments: false, hashNeedsSpace: false, quotes: '"\'`', singleLineStrings: true, tripleQuotedAreProse: false },
-  json: { slashComments: true, hashComments: false, hashNeedsSpace: false, quotes: '"', singleLineStrings: true, tripleQuotedAreProse: false },
-  python: { slashComments: false, hashComments: true, hashNeedsSpace: false, quotes: '"\'', singleLineStrings: true, tripleQuotedAreProse: true },
-  yaml: { slashComments: false, hashComments: true, hashNeedsSpace: true, quotes: '"\'', singleLineStrings: true, tripleQuotedAreProse: false },
-  toml: { slashComments: false, hashComments: true, hashNeedsSpace: false, quotes: '"\'', singleLineStrings: true, tripleQuotedAreProse: false },
-  dotenv: { slashComments: false, hashComments: true, hashNeedsSpace: true, quotes: '"\'', singleLineStrings: true, tripleQuotedAreProse: false },
+  js: {
+    slashComments: true,
+    hashComments: false,
+    hashNeedsSpace: false,
+    quotes: '"\'`',
+    singleLineStrings: true,
+    tripleQuotedAreProse: false,
+  },
+  json: {
+    slashComments: true,
+    hashComments: false,
+    hashNeedsSpace: false,
+    quotes: '"',
+    singleLineStrings: true,
+    tripleQuotedAreProse: false,
+  },
+  python: {
+    slashComments: false,
+    hashComments: true,
+    hashNeedsSpace: false,
+    quotes: '"\'',
+    singleLineStrings: true,
+    tripleQuotedAreProse: true,
+  },
+  yaml: {
+    slashComments: false,
+    hashComments: true,
+    hashNeedsSpace: true,
+    quotes: '"\'',
+    singleLineStrings: true,
+    tripleQuotedAreProse: false,
+  },
+  toml: {
+    slashComments: false,
+    hashComments: true,
+    hashNeedsSpace: false,
+    quotes: '"\'',
+    singleLineStrings: true,
+    tripleQuotedAreProse: false,
+  },
+  dotenv: {
+    slashComments: false,
+    hashComments: true,
+    hashNeedsSpace: true,
+    quotes: '"\'',
+    singleLineStrings: true,
+    tripleQuotedAreProse: false,
+  },
 };
 
 function interesting(s: Syntax): RegExp {

@@ -36,7 +36,11 @@ function memoSuggestions(index: ModelIndex, value: string, models: readonly stri
 }
 
 /** `inCode`: in JS/Python a `model:` key is often something else (an ORM model); require an ID-like value. */
-export function modelDiagnostics(occ: Occurrence, models: readonly string[] | undefined, inCode: boolean): LintDiagnostic[] {
+export function modelDiagnostics(
+  occ: Occurrence,
+  models: readonly string[] | undefined,
+  inCode: boolean,
+): LintDiagnostic[] {
   if (occ.role !== 'model' || !models || models.length === 0) return [];
   const value = occ.value.trim();
   if (!MODEL_ID.test(value) || /^https?:/i.test(value)) return [];
@@ -56,7 +60,11 @@ export function modelDiagnostics(occ: Occurrence, models: readonly string[] | un
       message: `Model "${value}" is not in this key's GET /models list.${hint} Copy the model ID exactly from the list.`,
       start,
       end,
-      fixes: suggestions.map((s, i) => ({ title: `Change to "${s}"`, edits: [{ start, end, newText: s }], isPreferred: i === 0 })),
+      fixes: suggestions.map((s, i) => ({
+        title: `Change to "${s}"`,
+        edits: [{ start, end, newText: s }],
+        isPreferred: i === 0,
+      })),
       commands: [],
     },
   ];

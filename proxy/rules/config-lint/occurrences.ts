@@ -33,7 +33,8 @@ const PAIR_QUOTED = new RegExp(`${NAME}[ \\t]*(?:=|:|(?<=,))[ \\t]*(?:[rRbBuUfF]
 const PAIR_DOTENV = new RegExp(`${NAME}[ \\t]*=[ \\t]*(?:${QUOTED}|${UNQUOTED})`, 'g');
 const PAIR_YAML = new RegExp(`${NAME}[ \\t]*:[ \\t]+(?:${QUOTED}|${UNQUOTED})`, 'g');
 // `OPENAI_BASE_URL=https://…` inside a string or a list item (docker-compose, shell commands in JSON).
-const ENV_STYLE = /(?<![\w$.-])(?<ename>[A-Z][A-Z0-9_]*(?:BASE_URL|API_BASE|_MODEL))=(?<eval>[^\s"'`#;&|,\]\\]{1,2048})/g;
+const ENV_STYLE =
+  /(?<![\w$.-])(?<ename>[A-Z][A-Z0-9_]*(?:BASE_URL|API_BASE|_MODEL))=(?<eval>[^\s"'`#;&|,\]\\]{1,2048})/g;
 
 const OPENAI_NAME = /openai.*(base_?url|api_?base)/i;
 const ANTHROPIC_NAME = /(anthropic|claude).*(base_?url|api_?base)/i;
@@ -42,7 +43,8 @@ const MODEL_NAME = /^(model|model_?id|model_?name|default_?model)$|_MODEL$/i;
 
 // The AI SDK's createAnthropic takes a base that ends in /v1 (its default is https://api.anthropic.com/v1),
 // so it follows the OpenAI-style rule, not the Anthropic-prefix one.
-const OPENAI_CTOR = /(?:^|[^\w$])(?:new\s+)?((?:Async)?OpenAI|ChatOpenAI|OpenAIEmbeddings|createOpenAI|createOpenAICompatible|createAnthropic)\s*$/;
+const OPENAI_CTOR =
+  /(?:^|[^\w$])(?:new\s+)?((?:Async)?OpenAI|ChatOpenAI|OpenAIEmbeddings|createOpenAI|createOpenAICompatible|createAnthropic)\s*$/;
 const ANTHROPIC_CTOR = /(?:^|[^\w$])(?:new\s+)?((?:Async)?Anthropic(?:Bedrock|Vertex)?|ChatAnthropic)\s*$/;
 
 /** In code: the client constructor whose argument list encloses `offset`, if any. */
@@ -138,7 +140,8 @@ export function findOccurrences(text: string, masked: string, kind: FileKind, li
       const name = g.penv ?? g.ienv ?? g.senv ?? g.qname ?? g.bare;
       if (!name) continue;
       const raw = g.qval ?? g.uval!;
-      const valueOffset = g.qval !== undefined ? m.index! + m[0].length - 1 - raw.length : m.index! + m[0].length - raw.length;
+      const valueOffset =
+        g.qval !== undefined ? m.index! + m[0].length - 1 - raw.length : m.index! + m[0].length - raw.length;
       // Read the value from the original: masking never touches string contents, but be exact.
       add(name, text.slice(valueOffset, valueOffset + raw.length), valueOffset, g.vq ?? '', false);
     }

@@ -34,7 +34,11 @@ export function projectFileDiagnostics(text: string, models: readonly string[] |
       message: `The alias ${a.from} -> ${a.to} sends requests to "${a.to}", which is not in this key's GET /models list: the upstream would refuse them.${hint} The target must be a model ID copied from the list.`,
       start: a.toStart,
       end: a.toEnd,
-      fixes: near.map((s, i) => ({ title: `Send ${a.from} as "${s}"`, edits: [{ start: a.toStart, end: a.toEnd, newText: JSON.stringify(s) }], isPreferred: i === 0 })),
+      fixes: near.map((s, i) => ({
+        title: `Send ${a.from} as "${s}"`,
+        edits: [{ start: a.toStart, end: a.toEnd, newText: JSON.stringify(s) }],
+        isPreferred: i === 0,
+      })),
       commands: [],
     });
   }

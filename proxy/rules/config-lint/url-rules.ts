@@ -75,7 +75,10 @@ export function urlDiagnostics(occ: Occurrence, ctx: LintContext): LintDiagnosti
           : p.message,
       start,
       end,
-      fixes: fixTitle && p.fix ? [{ title: `${fixTitle}: ${p.fix}`, edits: [{ start, end, newText: p.fix }], isPreferred: true }] : [],
+      fixes:
+        fixTitle && p.fix
+          ? [{ title: `${fixTitle}: ${p.fix}`, edits: [{ start, end, newText: p.fix }], isPreferred: true }]
+          : [],
       commands: [],
     });
   }

@@ -1,7 +1,16 @@
 // Anthropic Messages (POST /v1/messages, and /v1/messages/count_tokens under
 // it): its own error envelope, `max_tokens` required, typed stream events.
 import { obj, partsOf, textPart, toPart } from './conversation-parts.js';
-import { isObject, normaliseUsage, type Message, type MinimalRequestOptions, type Part, type ProtocolModule, type ReadUsage, type RequestConversation } from './spec.js';
+import {
+  isObject,
+  normaliseUsage,
+  type Message,
+  type MinimalRequestOptions,
+  type Part,
+  type ProtocolModule,
+  type ReadUsage,
+  type RequestConversation,
+} from './spec.js';
 
 /** The `anthropic-version` header Anthropic clients send on /v1/messages. */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -15,7 +24,12 @@ const facts = {
   envelope: 'anthropic',
   request: { model: 'model', stream: 'stream', maxTokens: ['max_tokens'], signature: ['messages', 'system'] },
   // Cache reads are counted apart from input_tokens (chat counts them inside prompt_tokens).
-  usageFields: { input: 'input_tokens', output: 'output_tokens', cacheRead: 'cache_read_input_tokens', cacheWrite: 'cache_creation_input_tokens' },
+  usageFields: {
+    input: 'input_tokens',
+    output: 'output_tokens',
+    cacheRead: 'cache_read_input_tokens',
+    cacheWrite: 'cache_creation_input_tokens',
+  },
   stream: { terminal: ['message_stop'], completed: 'message_stop' },
   firstUse: 2,
   bridgeable: true,
@@ -42,13 +56,21 @@ export const MESSAGES_EVENTS = {
 } as const;
 
 function messagesMinimalRequest(model: string, opts: MinimalRequestOptions): Record<string, unknown> {
-  return { model, max_tokens: opts.maxTokens ?? MINIMAL_MAX_TOKENS, messages: [{ role: 'user', content: opts.prompt }], stream: opts.stream };
+  return {
+    model,
+    max_tokens: opts.maxTokens ?? MINIMAL_MAX_TOKENS,
+    messages: [{ role: 'user', content: opts.prompt }],
+    stream: opts.stream,
+  };
 }
 
 /** A message's text blocks joined. */
 function messagesOutputText(body: unknown): string {
   if (!isObject(body) || !Array.isArray(body.content)) return '';
-  return body.content.filter((c) => isObject(c) && c.type === 'text').map((c) => (c as Record<string, unknown>).text).join('');
+  return body.content
+    .filter((c) => isObject(c) && c.type === 'text')
+    .map((c) => (c as Record<string, unknown>).text)
+    .join('');
 }
 
 /**
@@ -80,7 +102,13 @@ function messagesRequest(body: Record<string, unknown>): RequestConversation {
 }
 
 function messagesResponse(body: Record<string, unknown>): Message[] {
-  return [{ role: 'assistant', parts: partsOf(body.content), finish_reason: typeof body.stop_reason === 'string' ? body.stop_reason : undefined }];
+  return [
+    {
+      role: 'assistant',
+      parts: partsOf(body.content),
+      finish_reason: typeof body.stop_reason === 'string' ? body.stop_reason : undefined,
+    },
+  ];
 }
 
 /** Content blocks by index, their deltas joined; the stop reason from message_delta. */
@@ -98,14 +126,21 @@ function messagesStreamMessages(events: readonly Record<string, unknown>[]): Mes
       const part = blocks.get(index) ?? textPart('');
       if (typeof d.text === 'string') part.content = `${(part.content as string | undefined) ?? ''}${d.text}`;
       if (typeof d.thinking === 'string') part.content = `${(part.content as string | undefined) ?? ''}${d.thinking}`;
-      if (typeof d.partial_json === 'string') part.arguments = `${(part.arguments as string | undefined) ?? ''}${d.partial_json}`;
+      if (typeof d.partial_json === 'string')
+        part.arguments = `${(part.arguments as string | undefined) ?? ''}${d.partial_json}`;
       blocks.set(index, part);
     } else if (e.type === MESSAGES_EVENTS.messageDelta) {
       const reason = obj(e.delta)?.stop_reason;
       if (typeof reason === 'string') finish = reason;
     }
   }
-  return [{ role: 'assistant', parts: [...blocks.entries()].sort(([a], [b]) => a - b).map(([, p]) => p), finish_reason: finish }];
+  return [
+    {
+      role: 'assistant',
+      parts: [...blocks.entries()].sort(([a], [b]) => a - b).map(([, p]) => p),
+      finish_reason: finish,
+    },
+  ];
 }
 
 export const anthropicMessages = {

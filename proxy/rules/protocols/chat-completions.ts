@@ -1,7 +1,17 @@
 // OpenAI Chat Completions (POST /v1/chat/completions): the protocol every
 // OpenAI-compatible route has, and the one the bridge serves the others over.
 import { obj, partsOf, stringify, textPart } from './conversation-parts.js';
-import { isObject, normaliseUsage, readUsageWith, type Message, type MinimalRequestOptions, type Part, type ProtocolModule, type ReadUsage, type RequestConversation } from './spec.js';
+import {
+  isObject,
+  normaliseUsage,
+  readUsageWith,
+  type Message,
+  type MinimalRequestOptions,
+  type Part,
+  type ProtocolModule,
+  type ReadUsage,
+  type RequestConversation,
+} from './spec.js';
 
 const facts = {
   protocol: 'chat',
@@ -11,7 +21,12 @@ const facts = {
   endpointType: 'openai',
   envelope: 'openai',
   // max_tokens is deprecated for max_completion_tokens; relays still read both.
-  request: { model: 'model', stream: 'stream', maxTokens: ['max_tokens', 'max_completion_tokens'], signature: ['messages', 'response_format'] },
+  request: {
+    model: 'model',
+    stream: 'stream',
+    maxTokens: ['max_tokens', 'max_completion_tokens'],
+    signature: ['messages', 'response_format'],
+  },
   usageFields: {
     input: 'prompt_tokens',
     output: 'completion_tokens',
@@ -65,7 +80,10 @@ function chatReasoning(m: Record<string, unknown>): string | undefined {
 
 function chatMessage(m: Record<string, unknown>): Message {
   const role = typeof m.role === 'string' ? m.role : 'user';
-  const parts = role === 'tool' ? [{ type: 'tool_call_response', id: m.tool_call_id, response: stringify(m.content) }] : partsOf(m.content);
+  const parts =
+    role === 'tool'
+      ? [{ type: 'tool_call_response', id: m.tool_call_id, response: stringify(m.content) }]
+      : partsOf(m.content);
   const reasoning = chatReasoning(m);
   if (reasoning) parts.unshift({ type: 'reasoning', content: reasoning });
   for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
@@ -117,7 +135,11 @@ function chatStreamMessages(events: readonly Record<string, unknown>[]): Message
     .sort(([a], [b]) => a - b)
     .map(([, acc]) => ({
       role: 'assistant',
-      parts: [...(acc.reasoning ? [{ type: 'reasoning', content: acc.reasoning }] : []), ...(acc.text ? [textPart(acc.text)] : []), ...acc.calls.values()],
+      parts: [
+        ...(acc.reasoning ? [{ type: 'reasoning', content: acc.reasoning }] : []),
+        ...(acc.text ? [textPart(acc.text)] : []),
+        ...acc.calls.values(),
+      ],
       finish_reason: acc.finish,
     }));
 }

@@ -33,7 +33,11 @@ export function toPart(block: unknown): Part {
     case 'tool_use':
       return { type: 'tool_call', id: b.id, name: b.name, arguments: b.input };
     case 'tool_result':
-      return { type: 'tool_call_response', id: b.tool_use_id, response: stringify(Array.isArray(b.content) ? b.content.map((c) => obj(c)?.text ?? '').join('') : b.content) };
+      return {
+        type: 'tool_call_response',
+        id: b.tool_use_id,
+        response: stringify(Array.isArray(b.content) ? b.content.map((c) => obj(c)?.text ?? '').join('') : b.content),
+      };
     case 'thinking':
       return { type: 'reasoning', content: typeof b.thinking === 'string' ? b.thinking : '' };
     default:

@@ -11,11 +11,25 @@
 import { anthropicMessages, looksLikeMessagesTarget } from './anthropic-messages.js';
 import { chatCompletions } from './chat-completions.js';
 import { responses } from './responses.js';
-import type { Envelope, MinimalRequestOptions, NormalisedUsage, Protocol, ProtocolModule, UsageShape } from './spec.js';
+import type { Envelope, MinimalRequestOptions, NormalisedUsage, ProtocolModule, UsageShape } from './spec.js';
+import { type Protocol } from '../../core/routing-facts.js';
 
-export type { Envelope, Message, MinimalRequestOptions, NormalisedUsage, Part, Protocol, ProtocolModule, ProtocolSpec, ReadUsage, RequestConversation, RequestShape, UsageShape } from './spec.js';
+export type {
+  Envelope,
+  Message,
+  MinimalRequestOptions,
+  NormalisedUsage,
+  Part,
+  ProtocolModule,
+  ProtocolSpec,
+  ReadUsage,
+  RequestConversation,
+  RequestShape,
+  UsageShape,
+} from './spec.js';
+export type { Protocol } from '../../core/routing-facts.js';
 export { ERROR_EVENT } from './spec.js';
-export { ANTHROPIC_VERSION, COUNT_TOKENS_ENDPOINT, COUNT_TOKENS_PATH,  } from './anthropic-messages.js';
+export { ANTHROPIC_VERSION, COUNT_TOKENS_ENDPOINT, COUNT_TOKENS_PATH } from './anthropic-messages.js';
 export { MODELS_PATH, modelsList } from './models-list.js';
 
 /**
@@ -37,7 +51,9 @@ export const PROTOCOLS = Object.keys(PROTOCOL_TABLE) as readonly Protocol[];
 export const BRIDGE_TARGET = PROTOCOL_TABLE.chat.protocol;
 
 /** The protocols the bridge serves over BRIDGE_TARGET (each module's `bridgeable`). */
-export type BridgeKind = { [P in Protocol]: (typeof PROTOCOL_TABLE)[P]['bridgeable'] extends true ? P : never }[Protocol];
+export type BridgeKind = {
+  [P in Protocol]: (typeof PROTOCOL_TABLE)[P]['bridgeable'] extends true ? P : never;
+}[Protocol];
 
 /** The protocol's bridge kind, or undefined for one the bridge does not serve (its own target). */
 export function bridgeKindOf(protocol: Protocol | undefined): BridgeKind | undefined {
@@ -48,9 +64,13 @@ export function bridgeKindOf(protocol: Protocol | undefined): BridgeKind | undef
  * First-use order: Responses where the route offers it, Chat Completions as
  * the fallback every OpenAI-compatible route has, Anthropic Messages last.
  */
-export const PROTOCOL_ORDER: readonly Protocol[] = [...PROTOCOLS].sort((a, b) => PROTOCOL_TABLE[a].firstUse - PROTOCOL_TABLE[b].firstUse);
+export const PROTOCOL_ORDER: readonly Protocol[] = [...PROTOCOLS].sort(
+  (a, b) => PROTOCOL_TABLE[a].firstUse - PROTOCOL_TABLE[b].firstUse,
+);
 
-export const ENDPOINT_TYPE = Object.fromEntries(PROTOCOLS.map((p) => [p, PROTOCOL_TABLE[p].endpointType])) as Readonly<Record<Protocol, string>>;
+export const ENDPOINT_TYPE = Object.fromEntries(PROTOCOLS.map((p) => [p, PROTOCOL_TABLE[p].endpointType])) as Readonly<
+  Record<Protocol, string>
+>;
 
 const BY_TYPE = new Map(PROTOCOL_ORDER.map((p) => [PROTOCOL_TABLE[p].endpointType as string, p]));
 
@@ -112,7 +132,11 @@ export function envelopeForTarget(target: string): Envelope {
  * message, `stream`, and for Messages the required `max_tokens`. When a
  * request fails, start from this and add parameters back one at a time.
  */
-export function minimalRequest(protocol: Protocol, model: string, opts: MinimalRequestOptions): Record<string, unknown> {
+export function minimalRequest(
+  protocol: Protocol,
+  model: string,
+  opts: MinimalRequestOptions,
+): Record<string, unknown> {
   return PROTOCOL_TABLE[protocol].minimalRequest(model, opts);
 }
 
@@ -137,13 +161,19 @@ export function answerUsage(protocol: Protocol, body: unknown): NormalisedUsage 
 }
 
 /** Every usage field name of every protocol, per meaning: what a text scan of any answer looks for. */
-export function usageFieldNames(field: keyof Pick<UsageShape, 'input' | 'output' | 'total' | 'cacheRead' | 'cacheWrite' | 'reasoning'>): string[] {
-  const names = PROTOCOL_ORDER.map((p) => (PROTOCOL_TABLE[p].usageFields as UsageShape)[field]).filter((n): n is string => typeof n === 'string');
+export function usageFieldNames(
+  field: keyof Pick<UsageShape, 'input' | 'output' | 'total' | 'cacheRead' | 'cacheWrite' | 'reasoning'>,
+): string[] {
+  const names = PROTOCOL_ORDER.map((p) => (PROTOCOL_TABLE[p].usageFields as UsageShape)[field]).filter(
+    (n): n is string => typeof n === 'string',
+  );
   return [...new Set(names)];
 }
 
 /** Every protocol's output-token cap field (chat's first, then Responses', then Messages'): the first a body has is its cap. */
-export const MAX_TOKENS_FIELDS: readonly string[] = [...new Set(PROTOCOLS.flatMap((p) => PROTOCOL_TABLE[p].request.maxTokens as readonly string[]))];
+export const MAX_TOKENS_FIELDS: readonly string[] = [
+  ...new Set(PROTOCOLS.flatMap((p) => PROTOCOL_TABLE[p].request.maxTokens as readonly string[])),
+];
 
 /** The protocol the client spoke, from a record's bridge label (`responses->chat`, written by bridge/types.ts bridgeLabel). */
 export function bridgedFrom(label: string | undefined): Protocol | undefined {

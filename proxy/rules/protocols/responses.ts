@@ -1,8 +1,15 @@
 // OpenAI Responses (POST /v1/responses; also GET /v1/responses/{id} and the
 // WebSocket transport on the same path).
 import { isTextPart, obj, OUTPUT_TEXT, partsOf, stringify, textPart } from './conversation-parts.js';
-import { isObject, normaliseUsage, type Message, type MinimalRequestOptions, type ProtocolModule, type ReadUsage, type RequestConversation } from './spec.js';
-
+import {
+  isObject,
+  normaliseUsage,
+  type Message,
+  type MinimalRequestOptions,
+  type ProtocolModule,
+  type ReadUsage,
+  type RequestConversation,
+} from './spec.js';
 
 const facts = {
   protocol: 'responses',
@@ -22,7 +29,10 @@ const facts = {
     outputDetails: 'output_tokens_details',
   },
   // Each terminal event carries the whole response object.
-  stream: { terminal: ['response.completed', 'response.incomplete', 'response.failed'], completed: 'response.completed' },
+  stream: {
+    terminal: ['response.completed', 'response.incomplete', 'response.failed'],
+    completed: 'response.completed',
+  },
   // First where the route offers it.
   firstUse: 0,
   bridgeable: true,
@@ -63,7 +73,8 @@ function responsesOutputText(body: unknown): string {
   if (typeof body[OUTPUT_TEXT] === 'string') return body[OUTPUT_TEXT];
   const parts: string[] = [];
   for (const item of Array.isArray(body.output) ? body.output : []) {
-    for (const c of isObject(item) && Array.isArray(item.content) ? item.content : []) if (isObject(c) && c.type === OUTPUT_TEXT) parts.push(String(c.text ?? ''));
+    for (const c of isObject(item) && Array.isArray(item.content) ? item.content : [])
+      if (isObject(c) && c.type === OUTPUT_TEXT) parts.push(String(c.text ?? ''));
   }
   return parts.join('');
 }
@@ -96,20 +107,41 @@ function responsesItems(items: unknown[]): Message[] {
   for (const raw of items) {
     const item = obj(raw);
     if (!item) continue;
-    if (item.type === 'function_call') out.push({ role: 'assistant', parts: [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments }] });
+    if (item.type === 'function_call')
+      out.push({
+        role: 'assistant',
+        parts: [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments }],
+      });
     // Freeform tools (Codex's apply_patch, exec) carry their input as one string.
-    else if (item.type === 'custom_tool_call') out.push({ role: 'assistant', parts: [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.input }] });
-    else if (item.type === 'custom_tool_call_output') out.push({ role: 'tool', parts: [{ type: 'tool_call_response', id: item.call_id, response: stringify(item.output) }] });
-    else if (item.type === 'function_call_output') out.push({ role: 'tool', parts: [{ type: 'tool_call_response', id: item.call_id, response: stringify(item.output) }] });
-    else if (item.type === 'reasoning') out.push({ role: 'assistant', parts: [{ type: 'reasoning', content: stringify(item.summary ?? '') }] });
-    else if (item.role !== undefined || item.type === 'message') out.push({ role: typeof item.role === 'string' ? item.role : 'assistant', parts: partsOf(item.content) });
+    else if (item.type === 'custom_tool_call')
+      out.push({
+        role: 'assistant',
+        parts: [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.input }],
+      });
+    else if (item.type === 'custom_tool_call_output')
+      out.push({
+        role: 'tool',
+        parts: [{ type: 'tool_call_response', id: item.call_id, response: stringify(item.output) }],
+      });
+    else if (item.type === 'function_call_output')
+      out.push({
+        role: 'tool',
+        parts: [{ type: 'tool_call_response', id: item.call_id, response: stringify(item.output) }],
+      });
+    else if (item.type === 'reasoning')
+      out.push({ role: 'assistant', parts: [{ type: 'reasoning', content: stringify(item.summary ?? '') }] });
+    else if (item.role !== undefined || item.type === 'message')
+      out.push({ role: typeof item.role === 'string' ? item.role : 'assistant', parts: partsOf(item.content) });
     else out.push({ role: 'assistant', parts: [{ type: typeof item.type === 'string' ? item.type : 'unknown' }] });
   }
   return out;
 }
 
 function responsesRequest(body: Record<string, unknown>): RequestConversation {
-  const input = typeof body.input === 'string' ? [{ role: 'user', parts: [textPart(body.input)] }] : responsesItems(Array.isArray(body.input) ? body.input : []);
+  const input =
+    typeof body.input === 'string'
+      ? [{ role: 'user', parts: [textPart(body.input)] }]
+      : responsesItems(Array.isArray(body.input) ? body.input : []);
   return typeof body.instructions === 'string' ? { system: [textPart(body.instructions)], input } : { input };
 }
 
@@ -125,7 +157,10 @@ function responsesStreamMessages(events: readonly Record<string, unknown>[]): Me
   const done = events.findLast((e) => isResponsesTerminal(e.type));
   const response = obj(done?.response);
   if (response) return responsesResponse(response);
-  const joined = events.filter((e) => e.type === RESPONSES_EVENTS.textDelta).map((e) => stringify(e.delta)).join('');
+  const joined = events
+    .filter((e) => e.type === RESPONSES_EVENTS.textDelta)
+    .map((e) => stringify(e.delta))
+    .join('');
   return [{ role: 'assistant', parts: [textPart(joined)] }];
 }
 

@@ -5,8 +5,6 @@
 
 import type { Protocol } from '../../core/routing-facts.js';
 
-export type { Protocol };
-
 /** The error envelope a protocol's SDK parses: OpenAI's {error:{message,type,param,code}} or Anthropic's {type:'error',error:{type,message}}. */
 export type Envelope = 'openai' | 'anthropic';
 
@@ -160,7 +158,8 @@ function finiteNumber(v: unknown): number | undefined {
 
 /** A usage object in this shape, read into the proxy's terms (missing or non-numeric fields are undefined). */
 export function readUsageWith(shape: UsageShape, u: Record<string, unknown>): ReadUsage {
-  const within = (details: string | undefined): Record<string, unknown> => (details === undefined ? u : isObject(u[details]) ? u[details] : {});
+  const within = (details: string | undefined): Record<string, unknown> =>
+    details === undefined ? u : isObject(u[details]) ? u[details] : {};
   return {
     input: finiteNumber(u[shape.input]),
     output: finiteNumber(u[shape.output]),
@@ -174,15 +173,27 @@ export function readUsageWith(shape: UsageShape, u: Record<string, unknown>): Re
  * `inputExcludesCache`: the protocol counts cache reads and writes apart from
  * its input count (Anthropic), so they are added to it.
  */
-export function normaliseUsage(shape: UsageShape, body: unknown, inputExcludesCache: boolean): NormalisedUsage | undefined {
+export function normaliseUsage(
+  shape: UsageShape,
+  body: unknown,
+  inputExcludesCache: boolean,
+): NormalisedUsage | undefined {
   const u = isObject(body) && isObject(body.usage) ? body.usage : undefined;
   if (!u) return undefined;
   const read = readUsageWith(shape, u);
   const cacheWrite = shape.cacheWrite === undefined ? undefined : finiteNumber(u[shape.cacheWrite]);
-  const input = read.input === undefined || !inputExcludesCache ? read.input : read.input + (read.cached ?? 0) + (cacheWrite ?? 0);
+  const input =
+    read.input === undefined || !inputExcludesCache ? read.input : read.input + (read.cached ?? 0) + (cacheWrite ?? 0);
   const reported = shape.total === undefined ? undefined : finiteNumber(u[shape.total]);
   const total = reported ?? (input !== undefined && read.output !== undefined ? input + read.output : undefined);
-  const out: NormalisedUsage = { input, output: read.output, cacheRead: read.cached, cacheWrite, reasoning: read.reasoning, total };
+  const out: NormalisedUsage = {
+    input,
+    output: read.output,
+    cacheRead: read.cached,
+    cacheWrite,
+    reasoning: read.reasoning,
+    total,
+  };
   for (const k of Object.keys(out) as Array<keyof NormalisedUsage>) if (out[k] === undefined) delete out[k];
   return out;
 }

@@ -14,22 +14,26 @@ export function bad(param: string, message: string): SimError {
 }
 
 export function requireModel(body: Body): string {
-  if (body.model === undefined) throw bad('model', 'Missing required parameter: model. Copy a model id from GET /v1/models');
-  if (typeof body.model !== 'string' || body.model.trim() === '') throw bad('model', 'Invalid type for model: expected a non-empty string');
+  if (body.model === undefined)
+    throw bad('model', 'Missing required parameter: model. Copy a model id from GET /v1/models');
+  if (typeof body.model !== 'string' || body.model.trim() === '')
+    throw bad('model', 'Invalid type for model: expected a non-empty string');
   return body.model;
 }
 
 export function optionalBoolean(body: Body, field: string): boolean | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'boolean') throw bad(field, `Invalid type for ${field}: expected a boolean (true or false), got ${describe(v)}`);
+  if (typeof v !== 'boolean')
+    throw bad(field, `Invalid type for ${field}: expected a boolean (true or false), got ${describe(v)}`);
   return v;
 }
 
 export function optionalNumber(body: Body, field: string, min?: number, max?: number): number | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw bad(field, `Invalid type for ${field}: expected a number, got ${describe(v)}`);
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    throw bad(field, `Invalid type for ${field}: expected a number, got ${describe(v)}`);
   if ((min !== undefined && v < min) || (max !== undefined && v > max)) {
     throw bad(field, `Invalid value for ${field}: must be between ${min ?? '-∞'} and ${max ?? '∞'}`);
   }
@@ -39,7 +43,8 @@ export function optionalNumber(body: Body, field: string, min?: number, max?: nu
 export function optionalPositiveInt(body: Body, field: string): number | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw bad(field, `Invalid value for ${field}: expected a positive integer, got ${describe(v)}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
+    throw bad(field, `Invalid value for ${field}: expected a positive integer, got ${describe(v)}`);
   return v;
 }
 
@@ -58,7 +63,11 @@ export function optionalStringOrList(body: Body, field: string): string[] {
   throw bad(field, `Invalid type for ${field}: expected a string or an array of strings`);
 }
 
-const TITLES: Record<ParamProtocol, string> = { chat: 'Chat Completions', responses: 'the Responses API', messages: 'Anthropic Messages' };
+const TITLES: Record<ParamProtocol, string> = {
+  chat: 'Chat Completions',
+  responses: 'the Responses API',
+  messages: 'Anthropic Messages',
+};
 
 /**
  * A parameter that plainly belongs to another protocol (`messages` on

@@ -2,7 +2,16 @@
 import { PROTOCOL_TABLE } from '../../rules/protocols/index.js';
 import { MESSAGES_EVENTS } from '../../rules/protocols/anthropic-messages.js';
 import { errorBody, type SimError } from '../relay-errors.js';
-import { contentText, echoText, lastTurn, estimateTokens, limitText, padToChunks, splitChunks, textLength } from '../text.js';
+import {
+  contentText,
+  echoText,
+  lastTurn,
+  estimateTokens,
+  limitText,
+  padToChunks,
+  splitChunks,
+  textLength,
+} from '../text.js';
 import {
   bad,
   describe,
@@ -17,21 +26,36 @@ import {
   type Body,
 } from './check.js';
 import { callId, checkChoice, pickTool, toolArguments, type SimTool, type SimToolChoice } from './tools.js';
-import { promptTokens, sseFrame, type ParsedRequest, type ProtocolModule, type RenderContext, type Rendered } from './types.js';
+import {
+  promptTokens,
+  sseFrame,
+  type ParsedRequest,
+  type ProtocolModule,
+  type RenderContext,
+  type Rendered,
+} from './types.js';
 
 function parse(body: Body): ParsedRequest {
   const model = requireModel(body);
   const messages = body.messages;
-  if (messages === undefined) throw bad('messages', 'Missing required parameter: messages (an array of {role, content})');
-  if (!Array.isArray(messages)) throw bad('messages', `Invalid type for messages: expected an array, got ${describe(messages)}`);
+  if (messages === undefined)
+    throw bad('messages', 'Missing required parameter: messages (an array of {role, content})');
+  if (!Array.isArray(messages))
+    throw bad('messages', `Invalid type for messages: expected an array, got ${describe(messages)}`);
   if (messages.length === 0) throw bad('messages', 'Invalid value for messages: at least one message is required');
   messages.forEach((m, i) => {
     // "system" turns come with the per-turn-control beta (Claude Code sends its environment as one).
     if (!isObject(m) || (m.role !== 'user' && m.role !== 'assistant' && m.role !== 'system')) {
-      throw bad(`messages[${i}].role`, `Invalid value for messages[${i}].role: expected "user", "assistant" or "system"`);
+      throw bad(
+        `messages[${i}].role`,
+        `Invalid value for messages[${i}].role: expected "user", "assistant" or "system"`,
+      );
     }
     if (typeof m.content !== 'string' && !Array.isArray(m.content)) {
-      throw bad(`messages[${i}].content`, `Invalid type for messages[${i}].content: expected a string or an array of content blocks`);
+      throw bad(
+        `messages[${i}].content`,
+        `Invalid type for messages[${i}].content: expected a string or an array of content blocks`,
+      );
     }
   });
   if (body.max_tokens === undefined) throw bad('max_tokens', 'Missing required parameter: max_tokens');
@@ -74,7 +98,10 @@ function toolChoice(body: Body): SimToolChoice {
     if (c.type === 'any') return { kind: 'required' };
     if (c.type === 'tool' && typeof c.name === 'string') return { kind: 'named', name: c.name };
   }
-  throw bad('tool_choice', 'Invalid value for tool_choice: expected {"type": "auto" | "any" | "none"} or {"type": "tool", "name": string}');
+  throw bad(
+    'tool_choice',
+    'Invalid value for tool_choice: expected {"type": "auto" | "any" | "none"} or {"type": "tool", "name": string}',
+  );
 }
 
 /** The tool results a user message carries (its answer to a tool_use), if any. */
@@ -90,9 +117,14 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   const turn = lastTurn(messages, (m) => m.role === 'user', toolResults);
   const words = turn.words;
   const source = turn.toolResult !== undefined ? `tool result: ${turn.toolResult}` : words;
-  const reply = limitText(echoText(source, ctx.responseBytes), body.max_tokens as number, optionalStringOrList(body, 'stop_sequences'));
+  const reply = limitText(
+    echoText(source, ctx.responseBytes),
+    body.max_tokens as number,
+    optionalStringOrList(body, 'stop_sequences'),
+  );
   const text = padToChunks(reply.text, ctx.chunks);
-  const stopReason = reply.finish === 'length' ? 'max_tokens' : reply.finish === 'stop_sequence' ? 'stop_sequence' : 'end_turn';
+  const stopReason =
+    reply.finish === 'length' ? 'max_tokens' : reply.finish === 'stop_sequence' ? 'stop_sequence' : 'end_turn';
   const stopSequence = reply.matchedStop ?? null;
   const prompt = promptTokens(estimateTokens(textLength(messages) + textLength(body.system)), ctx.promptCache);
   const outputTokens = estimateTokens(text.length);
@@ -128,7 +160,9 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
         ev('message_start', { message: message([], null, null, 1) }),
         ev('content_block_start', { index: 0, content_block: { ...block, input: {} } }),
         ev('ping'),
-        ...splitChunks(json, Math.max(2, ctx.chunks)).map((partial_json) => ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json } })),
+        ...splitChunks(json, Math.max(2, ctx.chunks)).map((partial_json) =>
+          ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json } }),
+        ),
         ev('content_block_stop', { index: 0 }),
         ev('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: out } }),
         ev(MESSAGES_EVENTS.messageStop),
@@ -140,9 +174,14 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     ev('message_start', { message: message([], null, null, 1) }),
     ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
     ev('ping'),
-    ...splitChunks(text, ctx.chunks).map((t) => ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: t } })),
+    ...splitChunks(text, ctx.chunks).map((t) =>
+      ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: t } }),
+    ),
     ev('content_block_stop', { index: 0 }),
-    ev('message_delta', { delta: { stop_reason: stopReason, stop_sequence: stopSequence }, usage: { output_tokens: outputTokens } }),
+    ev('message_delta', {
+      delta: { stop_reason: stopReason, stop_sequence: stopSequence },
+      usage: { output_tokens: outputTokens },
+    }),
     ev(MESSAGES_EVENTS.messageStop),
   ];
   return {
@@ -151,7 +190,6 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     errorEvent,
   };
 }
-
 
 /** POST /v1/messages/count_tokens (Claude Code calls it): the same estimate the replies report. */
 export function parseCountTokens(body: Body): { model: string; inputTokens: number } {
@@ -163,4 +201,10 @@ export function parseCountTokens(body: Body): { model: string; inputTokens: numb
   return { model, inputTokens: estimateTokens(textLength(body.messages) + textLength(body.system)) };
 }
 
-export const messagesProtocol: ProtocolModule = { protocol: 'messages', title: PROTOCOL_TABLE.messages.title, path: PROTOCOL_TABLE.messages.path, parse, render };
+export const messagesProtocol: ProtocolModule = {
+  protocol: 'messages',
+  title: PROTOCOL_TABLE.messages.title,
+  path: PROTOCOL_TABLE.messages.path,
+  parse,
+  render,
+};

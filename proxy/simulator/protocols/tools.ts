@@ -17,7 +17,8 @@ export interface SimTool {
 }
 
 /** Each protocol's tool_choice, reduced to what the simulator acts on. */
-export type SimToolChoice = { kind: 'auto' } | { kind: 'none' } | { kind: 'required' } | { kind: 'named'; name: string };
+export type SimToolChoice =
+  { kind: 'auto' } | { kind: 'none' } | { kind: 'required' } | { kind: 'named'; name: string };
 
 /**
  * The tool to call, or undefined for a text reply. Under `auto` only a tool the
@@ -25,14 +26,23 @@ export type SimToolChoice = { kind: 'auto' } | { kind: 'none' } | { kind: 'requi
  * list on every turn, and a demo must not hand them a shell call built from the
  * prompt just because `Bash` came first. After a tool result, the reply is text.
  */
-export function pickTool(tools: SimTool[], choice: SimToolChoice, userText: string, afterToolResult: boolean): SimTool | undefined {
+export function pickTool(
+  tools: SimTool[],
+  choice: SimToolChoice,
+  userText: string,
+  afterToolResult: boolean,
+): SimTool | undefined {
   if (tools.length === 0 || afterToolResult || choice.kind === 'none') return undefined;
   if (choice.kind === 'named') return tools.find((t) => t.name === choice.name);
   // A whole word only: "rewrite this" must not call Write, nor "I am ready" Read.
   const names = (t: SimTool) => [...new Set([t.name, bareName(t.name)])];
-  const named = tools.find((t) => names(t).some((n) => new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(n)}($|[^A-Za-z0-9_])`, 'i').test(userText)));
+  const named = tools.find((t) =>
+    names(t).some((n) => new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(n)}($|[^A-Za-z0-9_])`, 'i').test(userText)),
+  );
   // Forced to call something the user did not name: never a command runner.
-  return choice.kind === 'required' ? (named ?? tools.find((t) => !COMMAND_TOOL.test(bareName(t.name))) ?? tools[0]) : named;
+  return choice.kind === 'required'
+    ? (named ?? tools.find((t) => !COMMAND_TOOL.test(bareName(t.name))) ?? tools[0])
+    : named;
 }
 
 /**
@@ -74,11 +84,14 @@ function valueFor(schema: Record<string, unknown>, tool: SimTool, userText: stri
   const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
   const alt = [schema.anyOf, schema.oneOf].find((a): a is unknown[] => Array.isArray(a) && a.length > 0);
   if (type === undefined && alt && isObject(alt[0])) return valueFor(alt[0], tool, userText, depth);
-  if (type === 'string') return isCommandTool(tool) ? commandText(userText, toolLanguage(tool)) : quotedOrText(userText);
-  if (type === 'number' || type === 'integer') return typeof schema.minimum === 'number' && schema.minimum > 1 ? schema.minimum : 1;
+  if (type === 'string')
+    return isCommandTool(tool) ? commandText(userText, toolLanguage(tool)) : quotedOrText(userText);
+  if (type === 'number' || type === 'integer')
+    return typeof schema.minimum === 'number' && schema.minimum > 1 ? schema.minimum : 1;
   if (type === 'boolean') return false;
   // Nesting beyond a few levels is a schema that refers to itself: stop there.
-  if (type === 'array') return depth < 4 && isObject(schema.items) ? [valueFor(schema.items, tool, userText, depth + 1)] : [];
+  if (type === 'array')
+    return depth < 4 && isObject(schema.items) ? [valueFor(schema.items, tool, userText, depth + 1)] : [];
   if (type === 'object' || isObject(schema.properties)) {
     const props = isObject(schema.properties) ? (schema.properties as Record<string, unknown>) : {};
     // A schema with no `required` list gets every property (booleans still false).
@@ -132,7 +145,8 @@ function commandText(userText: string, language: Language): string {
   const echo = /^echo ([\w .,:=+@%/-]{1,80})$/.exec(quoted)?.[1];
   const logged = /^console\.log\((?:(['"])([\w .,:=+@%/-]{0,80})\1|([\w.]{1,80}))\)$/.exec(quoted);
   const said = echo ?? (logged ? (logged[2] ?? logged[3]!) : undefined);
-  if (said === undefined || !SAFE_TEXT.test(said)) return language === 'js' ? `console.log(${JSON.stringify(SAFE_COMMAND.slice(5))})` : SAFE_COMMAND;
+  if (said === undefined || !SAFE_TEXT.test(said))
+    return language === 'js' ? `console.log(${JSON.stringify(SAFE_COMMAND.slice(5))})` : SAFE_COMMAND;
   if (language === 'either') return quoted;
   if (language === 'shell') return echo !== undefined ? quoted : `echo ${said}`;
   return logged ? quoted : `console.log(${JSON.stringify(said)})`;

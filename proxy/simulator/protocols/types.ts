@@ -26,7 +26,10 @@ export interface RenderContext {
 }
 
 /** The prompt's tokens as a protocol reports them: uncached, read, written (clamped to the endpoint's own total). */
-export function promptTokens(total: number, cache: CachedPrompt | undefined): { uncached: number; read: number; write5m: number; write1h: number } {
+export function promptTokens(
+  total: number,
+  cache: CachedPrompt | undefined,
+): { uncached: number; read: number; write5m: number; write1h: number } {
   const read = Math.min(cache?.cacheRead ?? 0, total);
   const write5m = Math.min(cache?.cacheWrite5m ?? 0, total - read);
   const write1h = Math.min(cache?.cacheWrite1h ?? 0, total - read - write5m);

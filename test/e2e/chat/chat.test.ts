@@ -13,7 +13,6 @@ let sim: Simulator;
 let workspace: string;
 let home: string;
 
-
 beforeAll(async () => {
   sim = await startSimulator({ port: 0, streamDefaults: { chunkDelayMs: 40, chunks: 8 } });
   workspace = mkdtempSync(join(tmpdir(), 'loopgate-chat-ws-'));
@@ -34,7 +33,11 @@ describe('Loopgate models in VS Code chat (current VS Code)', () => {
       testsEntry: join(__dirname, 'chat.ext.ts'),
       workspace,
       timeoutMs: 240_000,
-      userSettings: { 'loopgate.baseUrl': sim.baseUrl, 'loopgate.proxy.port': await freePort(), 'chat.disableAIFeatures': false },
+      userSettings: {
+        'loopgate.baseUrl': sim.baseUrl,
+        'loopgate.proxy.port': await freePort(),
+        'chat.disableAIFeatures': false,
+      },
       env: { LOOPGATE_HOME: home },
       afterResults: async (page) => {
         shot = await screenshot(page, 'chat-vscode-lm');

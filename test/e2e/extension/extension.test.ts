@@ -7,8 +7,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fixtureJson from '../../../proxy/simulator/default-fixture.json';
 import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
 import {
-  assertAllPassed, clickActivityBarItem, formatRun, openWorkbench, pollUntil, readTreeRows, repoRoot, runExtensionHostTests, screenshot, keepForReadme,
-  startCodeServer, type TreeRow,
+  assertAllPassed,
+  clickActivityBarItem,
+  formatRun,
+  openWorkbench,
+  pollUntil,
+  readTreeRows,
+  repoRoot,
+  runExtensionHostTests,
+  screenshot,
+  keepForReadme,
+  startCodeServer,
+  type TreeRow,
 } from '../harness/index.js';
 import { freePort } from '../harness/free-port.js';
 
@@ -16,14 +26,15 @@ let sim: Simulator;
 let workspace: string;
 let home: string;
 
-
 function filesUnder(path: string): string[] {
   try {
     if (!statSync(path).isDirectory()) return [path];
   } catch {
     return [];
   }
-  return readdirSync(path, { recursive: true, encoding: 'utf8' }).map((f) => join(path, f)).filter((f) => statSync(f).isFile());
+  return readdirSync(path, { recursive: true, encoding: 'utf8' })
+    .map((f) => join(path, f))
+    .filter((f) => statSync(f).isFile());
 }
 
 const DEMO_KEYS = fixtureJson.keys.map((k) => k.key);
@@ -64,16 +75,25 @@ describe('Loopgate extension in VS Code', () => {
     // The simulator saw the Try requests.
     expect(sim.requests.some((r) => r.path.startsWith('/v1/responses'))).toBe(true);
     // Canary: no demo key in code-server/VS Code logs (incl. the output channel) or the proxy's files.
-    expectNoKeyIn([run.logFile, run.logFile.replace(/\.log$/, '-vscode-logs'), join(home, 'config'), join(home, 'state')]);
+    expectNoKeyIn([
+      run.logFile,
+      run.logFile.replace(/\.log$/, '-vscode-logs'),
+      join(home, 'config'),
+      join(home, 'state'),
+    ]);
     expect(statSync(join(home, 'config', 'token')).mode & 0o077).toBe(0);
     // The "Loopgate" LogOutputChannel got the proxy's redacted traffic lines.
-    const channel = filesUnder(run.logFile.replace(/\.log$/, '-vscode-logs')).find((f) => f.endsWith('/loopgate.loopgate/Loopgate.log'));
+    const channel = filesUnder(run.logFile.replace(/\.log$/, '-vscode-logs')).find((f) =>
+      f.endsWith('/loopgate.loopgate/Loopgate.log'),
+    );
     expect(channel, 'the Loopgate output channel log').toBeDefined();
     const lines = readFileSync(channel!, 'utf8');
     expect(lines).toMatch(/\[info\] GET \/v1\/models 200 /);
     expect(lines).toMatch(/\[warning\] GET \/v1\/models 401 .*\[bad-key\]/);
     // A changed base URL is reported with what was derived from it, and its mistakes as a warning.
-    expect(lines).toMatch(/\[warning\] The address ends in the endpoint path \/chat\/completions.*Derived \{site_url\} = http:\/\/127\.0\.0\.1:\d+, \{base_url\} = http:\/\/127\.0\.0\.1:\d+\/v1\./);
+    expect(lines).toMatch(
+      /\[warning\] The address ends in the endpoint path \/chat\/completions.*Derived \{site_url\} = http:\/\/127\.0\.0\.1:\d+, \{base_url\} = http:\/\/127\.0\.0\.1:\d+\/v1\./,
+    );
   });
 
   it('shows the models in the Loopgate sidebar to a user whose key was in settings.json', async () => {
@@ -82,7 +102,11 @@ describe('Loopgate extension in VS Code', () => {
       workspace,
       extensionDevelopmentPath: repoRoot,
       // A key pasted into settings.json: the extension must move it to SecretStorage.
-      userSettings: { 'loopgate.baseUrl': sim.baseUrl, 'loopgate.proxy.port': await freePort(), 'loopgate.apiKey': DEMO_KEYS[0] },
+      userSettings: {
+        'loopgate.baseUrl': sim.baseUrl,
+        'loopgate.proxy.port': await freePort(),
+        'loopgate.apiKey': DEMO_KEYS[0],
+      },
       env: { LOOPGATE_HOME: home },
       label: 'extension-browser',
     });
@@ -105,7 +129,10 @@ describe('Loopgate extension in VS Code', () => {
         expect(statSync(shot).size).toBeGreaterThan(10_000);
         keepForReadme(shot, 'model-explorer.png');
         // The migration removed the key from settings.json.
-        await pollUntil(() => !readFileSync(settingsFile, 'utf8').includes('loopgate.apiKey'), { timeoutMs: 10_000, what: 'loopgate.apiKey removed from settings.json' });
+        await pollUntil(() => !readFileSync(settingsFile, 'utf8').includes('loopgate.apiKey'), {
+          timeoutMs: 10_000,
+          what: 'loopgate.apiKey removed from settings.json',
+        });
         // The status bar item shows the port and opens the proxy menu.
         const item = wb.page.locator('.part.statusbar .statusbar-item', { hasText: /Loopgate :\d+/ }).first();
         await item.waitFor({ state: 'visible', timeout: 15_000 });
@@ -124,7 +151,11 @@ describe('Loopgate extension in VS Code', () => {
     // What a user sees: providers at level 1, each model at level 2 with its protocols.
     const texts = rows.map((r) => r.text);
     const providers = rows.filter((r) => r.level === 1).map((r) => r.text);
-    for (const owner of ['deepseek', 'openai']) expect(providers.some((t) => t.startsWith(owner)), `${owner} in ${JSON.stringify(providers)}`).toBe(true);
+    for (const owner of ['deepseek', 'openai'])
+      expect(
+        providers.some((t) => t.startsWith(owner)),
+        `${owner} in ${JSON.stringify(providers)}`,
+      ).toBe(true);
     for (const id of modelIds) {
       const row = rows.find((r) => r.text.startsWith(id));
       expect(row, `row for ${id} in ${JSON.stringify(texts)}`).toBeDefined();
@@ -132,7 +163,10 @@ describe('Loopgate extension in VS Code', () => {
       expect(row!.text).toContain('responses · chat');
     }
     for (const label of ['Stop proxy', 'Copy environment', 'Open log', 'Run diagnosis', 'Export log']) {
-      expect(menu.some((m) => m.includes(label)), `${label} in ${JSON.stringify(menu)}`).toBe(true);
+      expect(
+        menu.some((m) => m.includes(label)),
+        `${label} in ${JSON.stringify(menu)}`,
+      ).toBe(true);
     }
     expectNoKeyIn([server.logFile, server.logFile.replace(/\.log$/, '-vscode-logs'), join(home, 'state')]);
   });

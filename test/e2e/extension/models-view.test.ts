@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fixtureJson from '../../../proxy/simulator/default-fixture.json';
 import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
-import { assertAllPassed, clickActivityBarItem, formatRun, readTreeRows, runExtensionHostTests, screenshot, type TreeRow } from '../harness/index.js';
+import {
+  assertAllPassed,
+  clickActivityBarItem,
+  formatRun,
+  readTreeRows,
+  runExtensionHostTests,
+  screenshot,
+  type TreeRow,
+} from '../harness/index.js';
 import type { CodeServerTarget } from '../harness/paths.js';
 import { freePort } from '../harness/free-port.js';
 
@@ -17,7 +25,10 @@ let sim: Simulator;
 
 const CLAUDE_KEY = fixtureJson.keys.find((k) => k.group === 'claude' && k.status === 'active')!.key;
 
-const idsOf = (group: string) => (fixtureJson.groups as Record<string, { models: Array<string | { id: string }> }>)[group]!.models.map((m) => (typeof m === 'string' ? m : m.id));
+const idsOf = (group: string) =>
+  (fixtureJson.groups as Record<string, { models: Array<string | { id: string }> }>)[group]!.models.map((m) =>
+    typeof m === 'string' ? m : m.id,
+  );
 
 function filesUnder(path: string): string[] {
   try {
@@ -25,7 +36,9 @@ function filesUnder(path: string): string[] {
   } catch {
     return [];
   }
-  return readdirSync(path, { recursive: true, encoding: 'utf8' }).map((f) => join(path, f)).filter((f) => statSync(f).isFile());
+  return readdirSync(path, { recursive: true, encoding: 'utf8' })
+    .map((f) => join(path, f))
+    .filter((f) => statSync(f).isFile());
 }
 
 /** Every model id of both groups, longest first (a row's text is its label and description run together). */
@@ -33,7 +46,9 @@ const KNOWN_IDS = [...new Set([...idsOf('default'), ...idsOf('claude')])].sort((
 
 /** The model rows (level 3) under the key row `key`, up to the next key row, as model ids. */
 function modelsUnder(rows: TreeRow[], key: string): string[] {
-  const start = rows.findIndex((r) => r.level === 1 && r.text.startsWith(key) && /^\s*\d+ models?/.test(r.text.slice(key.length)));
+  const start = rows.findIndex(
+    (r) => r.level === 1 && r.text.startsWith(key) && /^\s*\d+ models?/.test(r.text.slice(key.length)),
+  );
   if (start < 0) return [];
   const end = rows.findIndex((r, i) => i > start && r.level === 1);
   return rows
@@ -63,19 +78,29 @@ describe('the Models view and the key-less start, in real VS Code', () => {
           testsEntry: join(__dirname, 'models-view.ext.ts'),
           workspace,
           timeoutMs: 240_000,
-          userSettings: { 'loopgate.baseUrl': sim.baseUrl, 'loopgate.proxy.port': await freePort(), 'chat.disableAIFeatures': false },
+          userSettings: {
+            'loopgate.baseUrl': sim.baseUrl,
+            'loopgate.proxy.port': await freePort(),
+            'chat.disableAIFeatures': false,
+          },
           env: { LOOPGATE_HOME: home },
           afterResults: async (page) => {
             // The view shows key-1's models once (VS Code then holds rows of its own), then closes.
             await clickActivityBarItem(page, 'Loopgate', { timeoutMs: 30_000 });
-            await readTreeRows(page, { timeoutMs: 30_000, until: (r) => r.some((row) => row.text.startsWith('gpt-4.1')) });
+            await readTreeRows(page, {
+              timeoutMs: 30_000,
+              until: (r) => r.some((row) => row.text.startsWith('gpt-4.1')),
+            });
             await clickActivityBarItem(page, 'Explorer');
             // As the user did: Add API Key from the Command Palette with the Models view closed, then open the view.
             await page.keyboard.press('F1');
             const input = page.locator('.quick-input-widget input');
             await input.waitFor({ state: 'visible', timeout: 15_000 });
             await input.fill('>Loopgate: Add API Key');
-            await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Add API Key' }).first().waitFor({ timeout: 15_000 });
+            await page
+              .locator('.quick-input-widget .monaco-list-row', { hasText: 'Add API Key' })
+              .first()
+              .waitFor({ timeout: 15_000 });
             await page.keyboard.press('Enter');
             await page.locator('.quick-input-widget', { hasText: 'A name for this key' }).waitFor({ timeout: 15_000 });
             await input.fill('claude');
@@ -99,7 +124,9 @@ describe('the Models view and the key-less start, in real VS Code', () => {
         });
         console.log(formatRun(run));
         // The rows as first read: never the other key's models.
-        expect(modelsUnder(rows, 'claude').sort(), JSON.stringify(rows.map((r) => r.text))).toEqual(idsOf('claude').sort());
+        expect(modelsUnder(rows, 'claude').sort(), JSON.stringify(rows.map((r) => r.text))).toEqual(
+          idsOf('claude').sort(),
+        );
         expect(modelsUnder(rows, 'key-1').sort()).toEqual(idsOf('default').sort());
         assertAllPassed(run);
         expect(run.passed).toBe(target === 'current' ? 4 : 2);

@@ -19,8 +19,28 @@ describe('the .vsix', () => {
     const vsix = join(tmp, 'loopgate.vsix');
     // The README's screenshots are in the package: its relative links work in the Extensions view as they are.
     const flags = ['--no-dependencies', '--allow-missing-repository', '--skip-license', '--no-rewrite-relative-links'];
-    const listed = execFileSync(process.execPath, [vsce, 'ls', '--no-dependencies'], { cwd: repoRoot, encoding: 'utf8' }).trim().split('\n').sort();
-    expect(listed).toEqual(['LICENSE', 'README.md', 'dist/cli.js', 'dist/extension.js', 'dist/otlp-worker.js', 'dist/server.js', 'media/chat-model.png', 'media/inline-diagnostic.png', 'media/loopgate.svg', 'media/model-explorer.png', 'media/traffic-panel.png', 'media/traffic-view.png', 'package.json']);
+    const listed = execFileSync(process.execPath, [vsce, 'ls', '--no-dependencies'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .sort();
+    expect(listed).toEqual([
+      'LICENSE',
+      'README.md',
+      'dist/cli.js',
+      'dist/extension.js',
+      'dist/otlp-worker.js',
+      'dist/server.js',
+      'media/chat-model.png',
+      'media/inline-diagnostic.png',
+      'media/loopgate.svg',
+      'media/model-explorer.png',
+      'media/traffic-panel.png',
+      'media/traffic-view.png',
+      'package.json',
+    ]);
     execFileSync(process.execPath, [vsce, 'package', ...flags, '--out', vsix], { cwd: repoRoot, encoding: 'utf8' });
     const size = statSync(vsix).size;
     console.log(`loopgate.vsix: ${(size / 1024).toFixed(0)} KiB`);
@@ -29,13 +49,33 @@ describe('the .vsix', () => {
     for (const target of ['oldest', 'current'] as const) {
       const { node, entry } = codeServerTarget(target);
       const exts = join(tmp, `extensions-${target}`);
-      const out = execFileSync(node, [entry, '--install-extension', vsix, '--extensions-dir', exts, '--user-data-dir', join(tmp, `user-data-${target}`)], {
-        encoding: 'utf8',
-        env: childEnv(),
-      });
+      const out = execFileSync(
+        node,
+        [
+          entry,
+          '--install-extension',
+          vsix,
+          '--extensions-dir',
+          exts,
+          '--user-data-dir',
+          join(tmp, `user-data-${target}`),
+        ],
+        {
+          encoding: 'utf8',
+          env: childEnv(),
+        },
+      );
       expect(out, target).toMatch(/successfully installed/);
-      const installed = join(exts, readdirSync(exts).find((d) => d.startsWith('loopgate.loopgate-'))!);
-      expect(readdirSync(join(installed, 'dist')).sort()).toEqual(['cli.js', 'extension.js', 'otlp-worker.js', 'server.js']);
+      const installed = join(
+        exts,
+        readdirSync(exts).find((d) => d.startsWith('loopgate.loopgate-'))!,
+      );
+      expect(readdirSync(join(installed, 'dist')).sort()).toEqual([
+        'cli.js',
+        'extension.js',
+        'otlp-worker.js',
+        'server.js',
+      ]);
     }
   }, 240_000);
 });

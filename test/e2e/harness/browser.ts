@@ -42,7 +42,10 @@ function remote(server: CodeServer, absPath: string): string {
 }
 
 /** The workbench URL with the development extension and test entry in its payload. */
-export function workbenchUrl(server: CodeServer, opts: Pick<OpenWorkbenchOptions, 'extensionTestsPath' | 'extensionDevelopmentPath'> = {}): string {
+export function workbenchUrl(
+  server: CodeServer,
+  opts: Pick<OpenWorkbenchOptions, 'extensionTestsPath' | 'extensionDevelopmentPath'> = {},
+): string {
   const payload: [string, string][] = [];
   const devPath = opts.extensionDevelopmentPath ?? server.extensionDevelopmentPath;
   if (devPath) payload.push(['extensionDevelopmentPath', remote(server, devPath)]);
@@ -96,7 +99,11 @@ export function keepForReadme(shot: string, name: string): void {
  * (VS Code appends the keybinding, e.g. "Explorer (Ctrl+Shift+E)") and waits
  * until the side bar shows that container.
  */
-export async function clickActivityBarItem(page: Page, title: string, opts: { timeoutMs?: number } = {}): Promise<void> {
+export async function clickActivityBarItem(
+  page: Page,
+  title: string,
+  opts: { timeoutMs?: number } = {},
+): Promise<void> {
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const item = page.locator('.part.activitybar').getByRole('tab', { name: new RegExp(`^${escaped}\\b`, 'i') });
@@ -152,7 +159,10 @@ export async function readTreeRows(
         last = await read();
         return last.length >= minRows && (!opts.until || opts.until(last)) ? last : undefined;
       },
-      { timeoutMs: opts.timeoutMs ?? 15_000, what: `tree rows (at least ${minRows}${opts.until ? ', matching until()' : ''})` },
+      {
+        timeoutMs: opts.timeoutMs ?? 15_000,
+        what: `tree rows (at least ${minRows}${opts.until ? ', matching until()' : ''})`,
+      },
     );
   } catch (err) {
     (err as Error).message += `; last rows: ${JSON.stringify(last.map((r) => r.text))}`;

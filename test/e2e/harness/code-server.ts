@@ -4,7 +4,16 @@
 // here, so its server build comes from npm as code-server (README, "Tests in
 // real VS Code (e2e)").
 import { spawn } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { artifactName, codeServerTarget, logsDir, type CodeServerTarget } from './paths.js';
@@ -106,14 +115,20 @@ export async function startCodeServer(opts: StartCodeServerOptions): Promise<Cod
     process.execPath,
     [
       supervisor,
-      '--cleanup', tmp,
+      '--cleanup',
+      tmp,
       target.node,
       target.entry,
-      '--auth', 'none',
-      '--bind-addr', '127.0.0.1:0',
-      '--config', configFile,
-      '--user-data-dir', userDataDir,
-      '--extensions-dir', extensionsDir,
+      '--auth',
+      'none',
+      '--bind-addr',
+      '127.0.0.1:0',
+      '--config',
+      configFile,
+      '--user-data-dir',
+      userDataDir,
+      '--extensions-dir',
+      extensionsDir,
       '--disable-telemetry',
       '--disable-update-check',
       '--disable-workspace-trust',
@@ -174,7 +189,13 @@ export async function startCodeServer(opts: StartCodeServerOptions): Promise<Cod
       abort: () => exited,
     });
     return {
-      url, port, workspace, extensionDevelopmentPath: opts.extensionDevelopmentPath, userDataDir, logFile, close,
+      url,
+      port,
+      workspace,
+      extensionDevelopmentPath: opts.extensionDevelopmentPath,
+      userDataDir,
+      logFile,
+      close,
       output: () => output,
     };
   } catch (err) {

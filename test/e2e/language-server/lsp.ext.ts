@@ -48,11 +48,14 @@ test('the extension starts the Loopgate language client', async () => {
   await ext.activate();
   if ((globalThis as Record<symbol, unknown>)[CLIENT_MARKER]) return;
   // Not wired in extension.ts yet: start the same client the way the extension would, so the rest still runs.
-  startedByTest = startLanguageClient({ asAbsolutePath: (p: string) => join(ext.extensionPath, p) } as vscode.ExtensionContext, {
-    getModels: () => undefined,
-    getProxyUrl: () => undefined,
-    onDidChangeModels: new vscode.EventEmitter<void>().event,
-  });
+  startedByTest = startLanguageClient(
+    { asAbsolutePath: (p: string) => join(ext.extensionPath, p) } as vscode.ExtensionContext,
+    {
+      getModels: () => undefined,
+      getProxyUrl: () => undefined,
+      onDidChangeModels: new vscode.EventEmitter<void>().event,
+    },
+  );
   skip('extension.ts does not call startLanguageClient yet; this suite started the client itself');
 });
 
@@ -67,7 +70,12 @@ test('a duplicated /v1 in .env is flagged and its quick fix corrects the text', 
   assert.equal(diag.source, 'loopgate');
   assert.equal(diag.severity, vscode.DiagnosticSeverity.Warning);
 
-  const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, diag.range, vscode.CodeActionKind.QuickFix.value);
+  const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+    'vscode.executeCodeActionProvider',
+    uri,
+    diag.range,
+    vscode.CodeActionKind.QuickFix.value,
+  );
   const fix = actions.find((a) => a.title.startsWith('Remove the duplicated /v1') && a.edit);
   assert.ok(fix, `no quick fix among: ${actions.map((a) => a.title).join(', ')}`);
   assert.equal(fix.isPreferred, true);
@@ -82,10 +90,20 @@ test('a hard-coded key in Python gets the env-var fix and the Set API Key action
   const uri = workspaceUri('client.py');
   const doc = await vscode.workspace.openTextDocument(uri);
   await vscode.window.showTextDocument(doc);
-  const [diag] = await diagnosticsUntil(uri, (ds) => ds.length > 0, 'api-key-in-file on client.py', 'loopgate.api-key-in-file');
+  const [diag] = await diagnosticsUntil(
+    uri,
+    (ds) => ds.length > 0,
+    'api-key-in-file on client.py',
+    'loopgate.api-key-in-file',
+  );
   assert.ok(diag);
   assert.ok(!diag.message.includes(doc.getText(diag.range)), 'the message quotes the key');
-  const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, diag.range, vscode.CodeActionKind.QuickFix.value);
+  const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+    'vscode.executeCodeActionProvider',
+    uri,
+    diag.range,
+    vscode.CodeActionKind.QuickFix.value,
+  );
   const envFix = actions.find((a) => a.title === 'Read the key from the OPENAI_API_KEY environment variable');
   const store = actions.find((a) => a.title === 'Store it with Loopgate: Set API Key');
   assert.ok(envFix?.edit, `no env-var fix among: ${actions.map((a) => a.title).join(', ')}`);

@@ -1,6 +1,15 @@
 // The language server in real VS Code (code-server 4.100.3): open a .env with
 // /v1/v1, wait for the diagnostic event, apply the quick fix, see it clear.
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +26,9 @@ function filesUnder(path: string): string[] {
   } catch {
     return [];
   }
-  return readdirSync(path, { recursive: true, encoding: 'utf8' }).map((f) => join(path, f)).filter((f) => statSync(f).isFile());
+  return readdirSync(path, { recursive: true, encoding: 'utf8' })
+    .map((f) => join(path, f))
+    .filter((f) => statSync(f).isFile());
 }
 
 beforeAll(() => {
@@ -25,7 +36,10 @@ beforeAll(() => {
   home = mkdtempSync(join(tmpdir(), 'loopgate-lsp-home-'));
   copyFileSync(join(__dirname, '..', '..', 'fixtures', 'config-lint', 'e2e.env'), join(workspace, '.env'));
   mkdirSync(join(workspace, 'showcase'));
-  writeFileSync(join(workspace, 'showcase', '.env'), '# Pasted from the provider\'s page\nOPENAI_BASE_URL=https://api.example.com/v1/v1\nOPENAI_MODEL=gpt-4o-mini\n');
+  writeFileSync(
+    join(workspace, 'showcase', '.env'),
+    "# Pasted from the provider's page\nOPENAI_BASE_URL=https://api.example.com/v1/v1\nOPENAI_MODEL=gpt-4o-mini\n",
+  );
   writeFileSync(join(workspace, 'client.py'), `from openai import OpenAI\n\nclient = OpenAI(api_key="${FAKE_KEY}")\n`);
 });
 
@@ -60,7 +74,9 @@ describe('Loopgate language server in VS Code', () => {
     expect(statSync(shot!).size).toBeGreaterThan(10_000);
     // The fix was saved: the file on disk is corrected.
     expect(readFileSync(join(workspace, '.env'), 'utf8')).toBe('OPENAI_BASE_URL=https://example.test/v1\n');
-    expect(readFileSync(join(workspace, 'client.py'), 'utf8')).toBe('import os\nfrom openai import OpenAI\n\nclient = OpenAI(api_key=os.environ["OPENAI_API_KEY"])\n');
+    expect(readFileSync(join(workspace, 'client.py'), 'utf8')).toBe(
+      'import os\nfrom openai import OpenAI\n\nclient = OpenAI(api_key=os.environ["OPENAI_API_KEY"])\n',
+    );
     // Canary: the key never reached code-server's log, VS Code's logs or the language client's output channel.
     for (const file of filesUnder(run.logFile).concat(filesUnder(run.logFile.replace(/\.log$/, '-vscode-logs')))) {
       expect(readFileSync(file, 'utf8').includes(FAKE_KEY), file).toBe(false);

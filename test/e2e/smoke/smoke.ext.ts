@@ -48,8 +48,7 @@ test('waitForEvent sees a settings change', async () => {
 test('SecretStorage round-trips through the extension context', async () => {
   const ext = loopgate();
   const api = (ext.isActive ? ext.exports : await ext.activate()) as
-    | { secrets?: vscode.SecretStorage; context?: { secrets?: vscode.SecretStorage } }
-    | undefined;
+    { secrets?: vscode.SecretStorage; context?: { secrets?: vscode.SecretStorage } } | undefined;
   const secrets = api?.secrets ?? api?.context?.secrets;
   if (!secrets) skip('activate() exposes no SecretStorage (return { secrets: context.secrets } to enable this check)');
   const key = 'loopgate.e2e.smoke';
@@ -61,7 +60,10 @@ test('SecretStorage round-trips through the extension context', async () => {
 
 test('credential-looking variables never reach the extension host', () => {
   const leaked = Object.entries(process.env).filter(([, v]) => v?.includes(CANARY_PREFIX));
-  assert.deepEqual(leaked.map(([k]) => k), []);
+  assert.deepEqual(
+    leaked.map(([k]) => k),
+    [],
+  );
 });
 
 test('a status bar item from the extension host shows in the workbench', () => {

@@ -1,13 +1,29 @@
 // Smoke suite for the e2e harness itself, against real VS Code (code-server).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  assertAllPassed, clickActivityBarItem, formatRun, openWorkbench, readTreeRows, runExtensionHostTests,
-  pollUntil, screenshot, startCodeServer,
+  assertAllPassed,
+  clickActivityBarItem,
+  formatRun,
+  openWorkbench,
+  readTreeRows,
+  runExtensionHostTests,
+  pollUntil,
+  screenshot,
+  startCodeServer,
 } from '../harness/index.js';
 import { CANARY_ENV, CANARY_PREFIX, CANARY_VALUE } from './canary.js';
 
@@ -28,7 +44,9 @@ afterAll(() => {
 
 function expectNoCanaryIn(path: string): void {
   const files = statSync(path).isDirectory()
-    ? readdirSync(path, { recursive: true, encoding: 'utf8' }).map((f) => join(path, f)).filter((f) => statSync(f).isFile())
+    ? readdirSync(path, { recursive: true, encoding: 'utf8' })
+        .map((f) => join(path, f))
+        .filter((f) => statSync(f).isFile())
     : [path];
   for (const file of files) expect(readFileSync(file, 'utf8'), file).not.toContain(CANARY_PREFIX);
 }
@@ -84,7 +102,11 @@ describe('extension host', () => {
   it('fails fast, with the reason, when the entry throws while loading', async () => {
     const started = Date.now();
     const deadline = 90_000;
-    const err = (await runExtensionHostTests({ testsEntry: join(__dirname, 'broken.ext.ts'), workspace, timeoutMs: deadline }).catch((e: unknown) => e)) as Error;
+    const err = (await runExtensionHostTests({
+      testsEntry: join(__dirname, 'broken.ext.ts'),
+      workspace,
+      timeoutMs: deadline,
+    }).catch((e: unknown) => e)) as Error;
     expect(err).toBeInstanceOf(Error);
     expect(err.message).toMatch(/exited without writing results/);
     // The failure was the point: its screenshot is evidence of a pass, not one to keep in test-results/.
@@ -121,22 +143,33 @@ describe('process hygiene', () => {
   it('a test process killed with SIGKILL leaves no code-server and no temporary files behind', async () => {
     const bundle = join(__dirname, '..', '..', '..', '.cache', 'e2e', 'build', 'smoke', 'orphan-child.js');
     await build({
-      entryPoints: [join(__dirname, 'orphan-child.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', logLevel: 'error',
+      entryPoints: [join(__dirname, 'orphan-child.ts')],
+      outfile: bundle,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      logLevel: 'error',
       // The harness finds supervise.mjs and the cache from its own folder.
       define: { __dirname: JSON.stringify(join(__dirname, '..', 'harness')) },
     });
     const child = spawn(process.execPath, [bundle, workspace], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    const info = await pollUntil(() => (out.includes('\n') ? (JSON.parse(out) as { port: number; userDataDir: string }) : undefined), {
-      timeoutMs: 60_000,
-      what: 'the child to start code-server',
-    });
+    const info = await pollUntil(
+      () => (out.includes('\n') ? (JSON.parse(out) as { port: number; userDataDir: string }) : undefined),
+      {
+        timeoutMs: 60_000,
+        what: 'the child to start code-server',
+      },
+    );
     expect((await fetch(`http://127.0.0.1:${info.port}/healthz`)).ok).toBe(true);
     child.kill('SIGKILL');
     await pollUntil(
       async () => {
-        const up = await fetch(`http://127.0.0.1:${info.port}/healthz`).then(() => true, () => false);
+        const up = await fetch(`http://127.0.0.1:${info.port}/healthz`).then(
+          () => true,
+          () => false,
+        );
         return !up && !existsSync(info.userDataDir);
       },
       { timeoutMs: 20_000, what: 'code-server to stop and its user-data-dir to go' },

@@ -6,7 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
-import { assertAllPassed, clickActivityBarItem, formatRun, keepForReadme, runExtensionHostTests, screenshot, type CodeServerTarget } from '../harness/index.js';
+import {
+  assertAllPassed,
+  clickActivityBarItem,
+  formatRun,
+  keepForReadme,
+  runExtensionHostTests,
+  screenshot,
+  type CodeServerTarget,
+} from '../harness/index.js';
 import { freePort } from '../harness/free-port.js';
 
 let sim: Simulator;
@@ -37,15 +45,34 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view (%s VS 
         afterResults: async (page) => {
           await clickActivityBarItem(page, 'Loopgate').catch(() => undefined);
           // The Models view folded, so the Traffic list has the side bar's height.
-          await page.locator('.pane-header', { hasText: 'Models' }).first().click({ timeout: 5_000 }).catch(() => undefined);
-          await page.getByRole('treeitem', { name: /POST \/v1\/messages/ }).first().waitFor({ timeout: 15_000 }).catch(() => undefined);
+          await page
+            .locator('.pane-header', { hasText: 'Models' })
+            .first()
+            .click({ timeout: 5_000 })
+            .catch(() => undefined);
+          await page
+            .getByRole('treeitem', { name: /POST \/v1\/messages/ })
+            .first()
+            .waitFor({ timeout: 15_000 })
+            .catch(() => undefined);
           // The panel's page is an iframe in an iframe: wait until it has drawn its heading.
           const panel = page.frameLocator('iframe.webview.ready').frameLocator('iframe');
-          await panel.getByRole('heading').first().waitFor({ timeout: 15_000 }).catch(() => undefined);
+          await panel
+            .getByRole('heading')
+            .first()
+            .waitFor({ timeout: 15_000 })
+            .catch(() => undefined);
           shots.push(await screenshot(page, `traffic-${target}`));
           // The Conversation tab, as a user clicks it.
-          await panel.getByRole('tab', { name: 'Conversation' }).click({ timeout: 10_000 }).catch(() => undefined);
-          await panel.getByText('Tool call').first().waitFor({ timeout: 10_000 }).catch(() => undefined);
+          await panel
+            .getByRole('tab', { name: 'Conversation' })
+            .click({ timeout: 10_000 })
+            .catch(() => undefined);
+          await panel
+            .getByText('Tool call')
+            .first()
+            .waitFor({ timeout: 10_000 })
+            .catch(() => undefined);
           shots.push(await screenshot(page, `traffic-panel-${target}`));
         },
       });

@@ -129,6 +129,10 @@ export async function runTests(): Promise<void> {
     // Keeps the extension host up for the harness's UI checks; the harness
     // writes the file (or stops code-server) when done. The deadline only
     // guards against a harness that vanished.
-    await waitFor(() => existsSync(release), { timeoutMs: 15 * 60_000, intervalMs: 200, message: 'release by the harness' }).catch(() => {});
+    await waitFor(() => existsSync(release), {
+      timeoutMs: 15 * 60_000,
+      intervalMs: 200,
+      message: 'release by the harness',
+    }).catch(() => {});
   }
 }
