@@ -45,17 +45,7 @@ function pretty(body: string): string {
 
 /** A key/value table; a plain string value is escaped like any other. */
 function rows(pairs: Array<[string, SafeHtml | string | undefined]>): SafeHtml {
-  return html`<table class="kv">
-    ${pairs
-      .filter(([, v]) => v !== undefined && v !== '')
-      .map(
-        ([k, v]) =>
-          html`<tr>
-            <th scope="row">${k}</th>
-            <td>${v}</td>
-          </tr>`,
-      )}
-  </table>`;
+  return html`<table class="kv">${pairs.filter(([, v]) => v !== undefined && v !== '').map(([k, v]) => html`<tr><th scope="row">${k}</th><td>${v}</td></tr>`)}</table>`;
 }
 
 /** Server-Timing `loopgate;dur=0.21, upstream;dur=2.43` → Loopgate's and the upstream's share. */
@@ -78,20 +68,19 @@ function overview(e: DetailEntry): SafeHtml {
         .join(', ')
     : undefined;
   const limits = Object.entries(rateLimitHeaders(r.responseHeaders)).map(
-    ([n, v], i) => html`${i ? html`<br />` : ''}${n}: ${v}`,
+    ([n, v], i) => html`${i ? html`<br>` : ''}${n}: ${v}`,
   );
   const code = r.diagnosis ?? r.errorCode;
   return rows([
     [
       'Status',
-      html`<span class="status s${String(r.status)[0]}">${r.status || 'no answer'}</span
-        >${r.clientAborted ? ' (the client left)' : ''}`,
+      html`<span class="status s${String(r.status)[0]}">${r.status || 'no answer'}</span>${r.clientAborted ? ' (the client left)' : ''}`,
     ],
     ['Diagnosis', code ? html`<code>${code}</code>${r.errorType ? ` (${r.errorType})` : ''}` : undefined],
     ['What to do', e.hint],
     ['Request', html`${r.method} <code>${r.path}</code>${r.stream ? ' (stream)' : ''}`],
     ['Sent upstream as', r.canonicalPath !== r.path ? html`<code>${r.canonicalPath}</code>` : undefined],
-    ['Rewrites', r.rewrites.length ? html`${r.rewrites.map((w, i) => html`${i ? html`<br />` : ''}${w}`)}` : undefined],
+    ['Rewrites', r.rewrites.length ? html`${r.rewrites.map((w, i) => html`${i ? html`<br>` : ''}${w}`)}` : undefined],
     [
       'Model',
       r.model
@@ -138,59 +127,34 @@ function part(p: Part, followUps: Record<string, FollowUp>): SafeHtml {
     case 'text':
       return html`<div class="text">${p.content}</div>`;
     case 'reasoning':
-      return html`<details class="reasoning">
-        <summary>Reasoning (${String(p.content ?? '').length} characters)</summary>
-        <pre>${p.content}</pre>
-      </details>`;
+      return html`<details class="reasoning"><summary>Reasoning (${String(p.content ?? '').length} characters)</summary><pre>${p.content}</pre></details>`;
     case 'tool_call': {
       const f = typeof p.id === 'string' ? followUps[p.id] : undefined;
       const result = f
-        ? html`<div class="result">
-            <span class="label">Result</span> (sent in request <code>${shortId(f.id)}</code>)
-            <pre>${f.result.response}</pre>
-          </div>`
+        ? html`<div class="result"><span class="label">Result</span> (sent in request <code>${shortId(f.id)}</code>)<pre>${f.result.response}</pre></div>`
         : '';
-      return html`<div class="tool">
-        <span class="label">Tool call</span>
-        <code>${p.name}</code>${p.id ? html` <span class="dim">${p.id}</span>` : ''}
-        <pre>${args(p.arguments)}</pre>
-        ${result}
-      </div>`;
+      return html`<div class="tool"><span class="label">Tool call</span> <code>${p.name}</code>${p.id ? html` <span class="dim">${p.id}</span>` : ''}<pre>${args(p.arguments)}</pre>${result}</div>`;
     }
     case 'tool_call_response':
-      return html`<div class="tool">
-        <span class="label">Tool result</span>${p.id ? html` <span class="dim">${p.id}</span>` : ''}
-        <pre>${p.response}</pre>
-      </div>`;
+      return html`<div class="tool"><span class="label">Tool result</span>${p.id ? html` <span class="dim">${p.id}</span>` : ''}<pre>${p.response}</pre></div>`;
     default:
       return html`<div class="dim">[${p.type}]</div>`;
   }
 }
 
 function message(m: Message, followUps: Record<string, FollowUp>): SafeHtml {
-  return html`<div class="msg ${m.role}">
-    <div class="role">
-      <span class="name">${m.role}</span
-      >${m.finish_reason ? html` <span class="dim">finish: ${m.finish_reason}</span>` : ''}
-    </div>
-    ${m.parts.map((p) => part(p, followUps))}
-  </div>`;
+  return html`<div class="msg ${m.role}"><div class="role"><span class="name">${m.role}</span>${m.finish_reason ? html` <span class="dim">finish: ${m.finish_reason}</span>` : ''}</div>${m.parts.map((p) => part(p, followUps))}</div>`;
 }
 
 function conversation(e: DetailEntry): SafeHtml {
   const c = conversationOf(e);
   if (!c.requestProtocol) return html`<p class="dim">Not a conversation (see Wire).</p>`;
   const out: SafeHtml[] = [
-    html`<p class="dim">
-      ${c.requestProtocol}${c.responseProtocol !== c.requestProtocol ? ` → ${c.responseProtocol} (bridged)` : ''}
-    </p>`,
+    html`<p class="dim">${c.requestProtocol}${c.responseProtocol !== c.requestProtocol ? ` → ${c.responseProtocol} (bridged)` : ''}</p>`,
   ];
   if (c.system?.length)
     out.push(
-      html`<div class="msg system">
-        <div class="role"><span class="name">system</span></div>
-        ${c.system.map((p) => part(p, {}))}
-      </div>`,
+      html`<div class="msg system"><div class="role"><span class="name">system</span></div>${c.system.map((p) => part(p, {}))}</div>`,
     );
   out.push(...c.input.map((m) => message(m, {})));
   if (c.requestNote) out.push(html`<p class="dim">${c.requestNote}</p>`);
@@ -201,15 +165,7 @@ function conversation(e: DetailEntry): SafeHtml {
 }
 
 function headerTable(h: Record<string, string> | undefined): SafeHtml {
-  return html`<table class="kv">
-    ${Object.entries(h ?? {}).map(
-      ([n, v]) =>
-        html`<tr>
-          <th scope="row">${n}</th>
-          <td>${v}</td>
-        </tr>`,
-    )}
-  </table>`;
+  return html`<table class="kv">${Object.entries(h ?? {}).map(([n, v]) => html`<tr><th scope="row">${n}</th><td>${v}</td></tr>`)}</table>`;
 }
 
 /** A stream's events as rows with their times, or a body pretty-printed, under a heading. */
@@ -218,23 +174,13 @@ function answer(heading: string, body: string, times: number[] | undefined, cut:
   if (times) {
     const events = body.split(/\r?\n\r?\n/).filter((x) => x.trim());
     // A long stream is thousands of events: the first MAX_EVENT_ROWS as rows, the rest as one block.
-    const rows = events.slice(0, MAX_EVENT_ROWS).map(
-      (ev, i) =>
-        html`<tr>
-          <td class="t">+${ms(times[i])}</td>
-          <td><pre>${ev}</pre></td>
-        </tr>`,
-    );
-    out.push(
-      html`<h3>${heading}: events (${events.length})</h3>
-        <table class="events">
-          ${rows}
-        </table>`,
-    );
+    const rows = events
+      .slice(0, MAX_EVENT_ROWS)
+      .map((ev, i) => html`<tr><td class="t">+${ms(times[i])}</td><td><pre>${ev}</pre></td></tr>`);
+    out.push(html`<h3>${heading}: events (${events.length})</h3><table class="events">${rows}</table>`);
     if (events.length > MAX_EVENT_ROWS)
       out.push(
-        html`<p class="dim">${events.length - MAX_EVENT_ROWS} more events:</p>
-          <pre>${events.slice(MAX_EVENT_ROWS).join('\n\n')}</pre>`,
+        html`<p class="dim">${events.length - MAX_EVENT_ROWS} more events:</p><pre>${events.slice(MAX_EVENT_ROWS).join('\n\n')}</pre>`,
       );
   } else out.push(html`<h3>${heading}</h3>`, html`<pre>${pretty(body)}</pre>`);
   if (cut) out.push(html`<p class="dim">Cut at the capture limit.</p>`);
@@ -251,14 +197,11 @@ function wire(e: DetailEntry): SafeHtml {
   ];
   if (e.requestBody !== undefined)
     out.push(
-      html`<pre>${pretty(e.requestBody)}</pre>
-        ${e.requestBodyNote === 'cut' ? html`<p class="dim">Cut at the capture limit.</p>` : ''}`,
+      html`<pre>${pretty(e.requestBody)}</pre>${e.requestBodyNote === 'cut' ? html`<p class="dim">Cut at the capture limit.</p>` : ''}`,
     );
   else
     out.push(
-      html`<p class="dim">
-        ${e.requestBodyNote === 'streamed' ? 'Over 1 MiB: streamed through, not kept.' : 'None.'}
-      </p>`,
+      html`<p class="dim">${e.requestBodyNote === 'streamed' ? 'Over 1 MiB: streamed through, not kept.' : 'None.'}</p>`,
     );
   if (e.upstreamRequestBody !== undefined)
     out.push(
@@ -328,65 +271,29 @@ export function detailHtml(e: DetailEntry, opts: { nonce: string; cspSource: str
     ['exportHar', 'Export as HAR'],
   ];
   const tab = (id: string, title: string) =>
-    html`<button
-      role="tab"
-      id="tab-${id}"
-      data-tab="${id}"
-      aria-controls="panel-${id}"
-      aria-selected="false"
-      tabindex="-1"
-    >
-      ${title}
-    </button>`;
-  return renderHtml(
-    html`<!DOCTYPE html>
-      <html lang="en">
-        <head>
-          <meta charset="utf-8" />
-          <meta
-            http-equiv="Content-Security-Policy"
-            content="default-src 'none'; img-src ${opts.cspSource}; style-src 'nonce-${opts.nonce}'; script-src 'nonce-${opts.nonce}';"
-          />
-          <meta name="viewport" content="width=device-width, initial-scale=1" />
-          <style nonce="${opts.nonce}">
-            ${rawHtml(STYLE)}
-          </style>
-          <title>Request ${shortId(r.id)}</title>
-        </head>
-        <body data-id="${r.id}">
-          <header>
-            <h2>
-              ${r.method} ${r.path} →
-              <span class="status s${String(r.status)[0]}">${r.status || 'no answer'}</span
-              >${r.model ? ` · ${modelLabel(r)}` : ''}
-            </h2>
-            <div>${actions.map(([a, t]) => html`<button data-action="${a}">${t}</button>`)}</div>
-            <div role="tablist" aria-label="Request details">
-              ${tab('overview', 'Overview')}${tab('conversation', 'Conversation')}${tab('wire', 'Wire')}
-            </div>
-          </header>
-          <section role="tabpanel" id="panel-overview" aria-labelledby="tab-overview">${overview(e)}</section>
-          <section role="tabpanel" id="panel-conversation" aria-labelledby="tab-conversation" hidden>
-            ${conversation(e)}
-          </section>
-          <section role="tabpanel" id="panel-wire" aria-labelledby="tab-wire" hidden>${wire(e)}</section>
-          <script nonce="${opts.nonce}" src="${opts.scriptUri}"></script>
-        </body>
-      </html>`,
-  );
+    html`<button role="tab" id="tab-${id}" data-tab="${id}" aria-controls="panel-${id}" aria-selected="false" tabindex="-1">${title}</button>`;
+  return renderHtml(html`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${opts.cspSource}; style-src 'nonce-${opts.nonce}'; script-src 'nonce-${opts.nonce}';">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style nonce="${opts.nonce}">${rawHtml(STYLE)}</style>
+<title>Request ${shortId(r.id)}</title></head>
+<body data-id="${r.id}">
+<header>
+<h2>${r.method} ${r.path} → <span class="status s${String(r.status)[0]}">${r.status || 'no answer'}</span>${r.model ? ` · ${modelLabel(r)}` : ''}</h2>
+<div>${actions.map(([a, t]) => html`<button data-action="${a}">${t}</button>`)}</div>
+<div role="tablist" aria-label="Request details">${tab('overview', 'Overview')}${tab('conversation', 'Conversation')}${tab('wire', 'Wire')}</div>
+</header>
+<section role="tabpanel" id="panel-overview" aria-labelledby="tab-overview">${overview(e)}</section>
+<section role="tabpanel" id="panel-conversation" aria-labelledby="tab-conversation" hidden>${conversation(e)}</section>
+<section role="tabpanel" id="panel-wire" aria-labelledby="tab-wire" hidden>${wire(e)}</section>
+<script nonce="${opts.nonce}" src="${opts.scriptUri}"></script>
+</body></html>`);
 }
 
 /** What the panel shows when the request cannot be read: the message, escaped, and nothing else. */
 export function errorHtml(message: string): string {
   return renderHtml(
-    html`<!DOCTYPE html>
-      <html>
-        <head>
-          <meta http-equiv="Content-Security-Policy" content="default-src 'none';" />
-        </head>
-        <body>
-          <p>${message}</p>
-        </body>
-      </html>`,
+    html`<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none';"></head><body><p>${message}</p></body></html>`,
   );
 }

@@ -86,13 +86,9 @@ describe('html: escapes by default (issue 32)', () => {
       '<td>&#60;img src=x onerror=&#34;alert(1)&#34;&#62;&#60;script&#62;alert(2)&#60;/script&#62;&#39;&#34;&#38;</td>',
     );
     expect(renderHtml(html`<p>${5} ${0} ${false} ${undefined}${null}</p>`)).toBe('<p>5 0 false </p>');
-    expect(
-      renderHtml(
-        html`<ul>
-          ${['<a>', html`<li>${'<b>'}</li>`]}
-        </ul>`,
-      ),
-    ).toBe('<ul>&#60;a&#62;<li>&#60;b&#62;</li></ul>');
+    expect(renderHtml(html`<ul>${['<a>', html`<li>${'<b>'}</li>`]}</ul>`)).toBe(
+      '<ul>&#60;a&#62;<li>&#60;b&#62;</li></ul>',
+    );
   });
 
   it('lets only a branded html result through: a look-alike object or a JSON copy is text', () => {
