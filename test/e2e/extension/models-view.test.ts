@@ -111,6 +111,10 @@ describe('the Models view and the key-less start, in real VS Code', () => {
             // The user opens the view at once, while the key is checked, stored and handed to the proxy:
             // each key's rows must be its own at first sight.
             await clickActivityBarItem(page, 'Loopgate', { timeoutMs: 30_000 });
+            // Two keys' lists (the demo fixture grew Qwen Code's defaults) are taller than half the sidebar: the
+            // Traffic section is collapsed so every row is rendered (the tree only renders the rows in view).
+            const trafficHeader = page.locator('.pane-header', { hasText: 'Traffic' }).first();
+            if ((await trafficHeader.getAttribute('aria-expanded')) === 'true') await trafficHeader.click();
             rows = await readTreeRows(page, {
               minRows: 1,
               timeoutMs: 30_000,
