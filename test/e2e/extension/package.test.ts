@@ -30,6 +30,7 @@ describe('the .vsix', () => {
       'LICENSE',
       'README.md',
       'dist/cli.js',
+      'dist/detail-page.js',
       'dist/extension.js',
       'dist/otlp-worker.js',
       'dist/server.js',
@@ -72,6 +73,7 @@ describe('the .vsix', () => {
       );
       expect(readdirSync(join(installed, 'dist')).sort()).toEqual([
         'cli.js',
+        'detail-page.js',
         'extension.js',
         'otlp-worker.js',
         'server.js',
