@@ -8,7 +8,9 @@
 import type { LogHealth, OtlpHealth } from './health.js';
 import type { BridgeMode } from './options.js';
 import type { TrafficRecord } from './record.js';
+import type { TokenCounts } from './token-counts.js';
 import type { LearnedRefusal, ModelEntry } from './routing-facts.js';
+import type { CacheOutcome, ContextBreakdown, RequestCost, SessionSummary } from './agent-session.js';
 import type { FollowUp, RingStats, TrafficEntry } from './traffic-entry.js';
 
 /** Every local endpoint starts with this; nothing under it is relayed upstream. */
@@ -26,7 +28,14 @@ export const LOCAL_PATHS = {
   traffic: '/_loopgate/traffic',
   /** text/event-stream: one `data:` line per new entry (?after=SEQ&rows=1). */
   trafficLive: '/_loopgate/traffic/live',
+  /** Sessions in memory, most recent first (?limit=N); `<sessions>/<id>` is one with its turns. */
+  sessions: '/_loopgate/sessions',
 } as const;
+
+/** One session's path: the id percent-encoded. */
+export function sessionPath(id: string): string {
+  return `${LOCAL_PATHS.sessions}/${encodeURIComponent(id)}`;
+}
 
 /** One entry's path: the id percent-encoded, as the server decodes it. */
 export function trafficEntryPath(id: string): string {
@@ -41,6 +50,7 @@ export const LOCAL_ERROR_CODES = {
   badQuery: 'bad-query',
   badRequestId: 'bad-request-id',
   unknownRequest: 'unknown-request',
+  unknownSession: 'unknown-session',
   methodNotAllowed: 'method-not-allowed',
 } as const;
 
@@ -146,6 +156,9 @@ export const ROW_FIELDS = [
   'usage',
   'clientAborted',
   'replayOf',
+  'session',
+  'tokens',
+  'cost',
 ] as const satisfies ReadonlyArray<keyof TrafficRecord>;
 export type RowField = (typeof ROW_FIELDS)[number];
 export type RowRecord = Pick<TrafficRecord, RowField>;
@@ -164,4 +177,35 @@ export interface TrafficListAnswer<E extends TrafficSummary | TrafficRow = Traff
 export type LiveEvent<E extends TrafficSummary | TrafficRow = TrafficSummary> = E & { skipped?: number };
 
 /** GET <traffic>/<id|seq>: the entry whole, with the later requests that carried its tool calls' results (by call id; absent from older proxies). */
-export type TrafficDetail = TrafficEntry & { followUps?: Record<string, FollowUp> };
+export type TrafficDetail = TrafficEntry & {
+  followUps?: Record<string, FollowUp>;
+  /** The session's summary, the turn's cache outcome and what fills its context (issue 33; absent from older proxies). */
+  session?: SessionSummary;
+  cache?: CacheOutcome;
+  context?: ContextBreakdown;
+};
+
+/** GET <sessions>: the sessions in memory, most recent first. */
+export interface SessionListAnswer {
+  sessions: SessionSummary[];
+}
+
+/** One turn of a session, as the session panel charts it. */
+export interface SessionTurn {
+  seq: number;
+  id: string;
+  time: string;
+  model?: string;
+  status: number;
+  agent?: string;
+  tokens?: TokenCounts;
+  cost?: RequestCost;
+  cache?: CacheOutcome;
+  context?: ContextBreakdown;
+}
+
+/** GET <sessions>/<id>: the summary and each turn still in the ring, oldest first. */
+export interface SessionDetailAnswer {
+  session: SessionSummary;
+  turns: SessionTurn[];
+}

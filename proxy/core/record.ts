@@ -2,6 +2,8 @@
 // the span, the console line, the traffic ring and the editor read. Every string
 // in a record has been through redact() before the record reaches any sink.
 // Types only (core/ is the floor every other folder stands on).
+import type { RateLimitHeadroom, RequestCost, SessionRef } from './agent-session.js';
+import type { TokenCounts } from './token-counts.js';
 
 /** Token counts of one exchange (rules/usage.ts reads them from a body or stream). */
 export interface TokenUsage {
@@ -51,6 +53,14 @@ export interface SpanRecord {
   bytesIn: number;
   bytesOut: number;
   usage?: TokenUsage;
+  /** The usage split into parts that do not overlap (core/token-counts.ts), cache reads and writes apart. */
+  tokens?: TokenCounts;
+  /** Estimated from list prices by the model that served it; `noPrice` says how to add one. */
+  cost?: RequestCost;
+  /** The agent session the request belongs to (core/session.ts). */
+  session?: SessionRef;
+  /** The rate-limit headers the upstream answered with, read. */
+  rateLimit?: RateLimitHeadroom;
   retries: number;
   clientAborted: boolean;
 }
