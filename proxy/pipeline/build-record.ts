@@ -7,6 +7,7 @@ import type { Attempt, RequestSoFar } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import type { TrafficRecord } from '../core/record.js';
 import { extractUsage } from '../rules/usage.js';
+import { BRIDGE_TARGET, exchangeTokens, protocolOfPath, type ExchangeTokens } from '../rules/protocols/index.js';
 import { streamErrorCode } from '../rules/stream-error.js';
 import { CUT_MARGIN } from './capture.js';
 import { scrubAcrossEvents } from '../rules/stream-redact.js';
@@ -58,6 +59,8 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
   const scanned = reply.capture.tail ? answer + '\n' + reply.capture.tail.toString('utf8') : answer;
   const status = reply.status ?? 0;
   const isStream = reply.contentType?.startsWith('text/event-stream') ?? false;
+  const canonicalPath = attempt?.upstreamPath ?? (paths ? paths.path + paths.query : (ex.req.url ?? '/'));
+  const counted = status < 400 ? tokensOf(ex, canonicalPath, scanned) : {};
   // Built from raw values, then scrubbed whole: a field added later cannot skip redaction
   // (upstream request ids, error codes and types, stream error codes all come from the upstream).
   const raw: TrafficRecord = {
@@ -67,7 +70,7 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
     method: ex.req.method ?? 'GET',
     // Before normalising (a guard refused it, or the path was unsafe) the URL as sent.
     path: paths ? paths.originalPath + paths.query : (ex.req.url ?? '/'),
-    canonicalPath: attempt?.upstreamPath ?? (paths ? paths.path + paths.query : (ex.req.url ?? '/')),
+    canonicalPath,
     rewrites: paths ? paths.rewrites.map((w) => `${w.from} -> ${w.to} (${w.reason})`) : [],
     model: body?.model,
     alias: ex.alias,
@@ -90,7 +93,8 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
     totalMs: round(performance.now() - ex.startedAt),
     bytesIn: body?.bytesIn ?? 0,
     bytesOut: reply.bytesOut,
-    usage: status < 400 ? extractUsage(scanned) : undefined,
+    usage: counted.usage,
+    tokens: counted.tokens,
     retries: reply.answeredBy ? reply.answeredBy.retries : ex.retries,
     clientAborted: ex.clientAborted,
     websocket: ex.websocket,
@@ -152,6 +156,20 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
     }
   }
   return built;
+}
+
+/**
+ * What the exchange cost in tokens, read from the text the record already scans,
+ * as the upstream's protocol counts them (a bridged request's are the chat
+ * upstream's); a WebSocket connection's are the sum of its responses' (ws-relay.ts).
+ * A path of no protocol (embeddings) is read with chat's field names.
+ */
+function tokensOf(ex: RequestSoFar, canonicalPath: string, scanned: string): ExchangeTokens {
+  const read = exchangeTokens(protocolOfPath(canonicalPath) ?? BRIDGE_TARGET, scanned);
+  if (ex.websocketTokens) read.tokens = ex.websocketTokens;
+  // Counts outside a `usage` object (no protocol reports them so, but a relay might): the old scan still finds them.
+  if (!read.usage) read.usage = extractUsage(scanned);
+  return read;
 }
 
 /**

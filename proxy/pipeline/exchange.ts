@@ -11,6 +11,7 @@ import type { Diagnosis } from '../rules/diagnose.js';
 import type { RouteDecision } from '../rules/key-routing.js';
 import type { BridgeKind, BridgeSession } from '../bridge/index.js';
 import type { WebSocketFacts } from '../core/record.js';
+import type { TokenCounts } from '../core/token-counts.js';
 import type { KeySlot } from './keyring.js';
 
 /** Who asked and when: fixed when the request arrives. */
@@ -142,11 +143,15 @@ export interface RequestFacts extends RequestStart {
   clientAborted: boolean;
   /** An upgraded connection's message counts and close (ws-relay.ts), once it closed. */
   websocket?: WebSocketFacts;
+  /** An upgraded connection's tokens: the sum of its responses' usage (the capture holds only its head and tail). */
+  websocketTokens?: TokenCounts;
 }
 
 /** What ws-relay.ts returns when an upgraded connection has closed. */
 export interface WebSocketSummary {
   readonly facts: WebSocketFacts;
+  /** The sum of the connection's responses' usage (each response.completed's), when any reported one. */
+  readonly tokens?: TokenCounts;
   /** The client's messages as the request body (kept when bodies are captured), the first response.create's model and parameters. */
   readonly body: BodyFacts;
   /** Gone without a close frame while a response was under way. */

@@ -105,6 +105,7 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
       void relayed.then((closed) => {
         ex.body = closed.body;
         ex.websocket = closed.facts;
+        if (closed.tokens) ex.websocketTokens = closed.tokens;
         if (closed.clientAborted) ex.clientAborted = true;
         finish(ex, reply, ctx);
       });

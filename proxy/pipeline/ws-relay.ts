@@ -8,8 +8,9 @@
 import WebSocket, { type RawData } from 'ws';
 import { relayableCloseCode } from '../rules/websocket.js';
 import { scanTopLevel } from '../rules/json-top-level.js';
-import { ERROR_EVENT, PROTOCOL_TABLE } from '../rules/protocols/index.js';
+import { addTokens, ERROR_EVENT, exchangeTokens, PROTOCOL_TABLE } from '../rules/protocols/index.js';
 import type { WebSocketFacts } from '../core/record.js';
+import type { TokenCounts } from '../core/token-counts.js';
 import type { ProxyContext } from './context.js';
 import type { WebSocketSummary } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
@@ -40,6 +41,8 @@ export function relayMessages(
   // A response asked for and not yet finished: a client that vanishes now aborts it.
   let answering = false;
   let clientAborted = false;
+  // Summed over the connection's responses: the record's capture keeps only its head and tail.
+  let tokens: TokenCounts | undefined;
   const requestBodies: Buffer[] = [];
   let requestBytes = 0;
 
@@ -61,7 +64,11 @@ export function relayMessages(
     const buf = ctx.redactor.knownSecretsIn(asBuffer(data));
     facts.messagesOut++;
     reply.message(buf, isBinary);
-    if (answering && !isBinary && isFinalEvent(buf)) answering = false;
+    if (!isBinary && isFinalEvent(buf)) {
+      answering = false;
+      const counted = exchangeTokens(PROTOCOL_TABLE.responses.protocol, buf).tokens;
+      if (counted) tokens = addTokens(tokens, counted);
+    }
     forward(buf, isBinary, upstream, client);
   });
 
@@ -78,6 +85,7 @@ export function relayMessages(
     const body = requestBodies.length ? Buffer.concat(requestBodies, requestBytes) : undefined;
     closed({
       facts,
+      tokens,
       body: { bytesIn, body, model: first.model, stream: first.stream, params: first.params },
       clientAborted,
     });

@@ -29,6 +29,9 @@ const facts = {
     output: 'output_tokens',
     cacheRead: 'cache_read_input_tokens',
     cacheWrite: 'cache_creation_input_tokens',
+    // cache_creation_input_tokens split by TTL (absent from older answers: then all of it is 5-minute).
+    cacheWriteDetails: 'cache_creation',
+    cacheWrite1h: 'ephemeral_1h_input_tokens',
   },
   stream: { terminal: ['message_stop'], completed: 'message_stop' },
   firstUse: 2,

@@ -13,6 +13,7 @@ import { chatCompletions } from './chat-completions.js';
 import { responses } from './responses.js';
 import type { Envelope, MinimalRequestOptions, NormalisedUsage, ProtocolModule, UsageShape } from './spec.js';
 import { type Protocol } from '../../core/routing-facts.js';
+import { readExchangeTokens, type ExchangeTokens } from './exchange-tokens.js';
 
 export type {
   Envelope,
@@ -29,6 +30,7 @@ export type {
 } from './spec.js';
 export type { Protocol } from '../../core/routing-facts.js';
 export { ERROR_EVENT } from './spec.js';
+export { addTokens, tokenCounts, type ExchangeTokens } from './exchange-tokens.js';
 export { ANTHROPIC_VERSION, COUNT_TOKENS_ENDPOINT, COUNT_TOKENS_PATH } from './anthropic-messages.js';
 export { MODELS_PATH, modelsList } from './models-list.js';
 
@@ -158,6 +160,15 @@ export function streamCompleted(protocol: Protocol, sse: string): boolean {
 /** A non-stream answer's token usage in one set of terms (NormalisedUsage), in any protocol. */
 export function answerUsage(protocol: Protocol, body: unknown): NormalisedUsage | undefined {
   return PROTOCOL_TABLE[protocol].usage(body);
+}
+
+/**
+ * An answer's or stream's token facts (record.usage as before, record.tokens
+ * split), from the text the record scans, as `protocol` (the upstream's) counts
+ * them. exchange-tokens.ts is the one conversion.
+ */
+export function exchangeTokens(protocol: Protocol, text: string | Buffer): ExchangeTokens {
+  return readExchangeTokens(PROTOCOL_TABLE[protocol], text);
 }
 
 /** Every usage field name of every protocol, per meaning: what a text scan of any answer looks for. */

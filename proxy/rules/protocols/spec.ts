@@ -25,6 +25,9 @@ export interface UsageShape {
   cacheRead: string;
   /** Tokens written to the cache. */
   cacheWrite?: string;
+  /** The object that splits cacheWrite by TTL (Anthropic's `cache_creation`) and its 1-hour field (the rest is 5-minute). */
+  cacheWriteDetails?: string;
+  cacheWrite1h?: string;
   reasoning?: string;
   inputDetails?: string;
   outputDetails?: string;
@@ -117,6 +120,8 @@ export interface NormalisedUsage {
   cacheRead?: number;
   /** Prompt tokens written to the cache (Anthropic reports them; OpenAI-style routes do not). */
   cacheWrite?: number;
+  /** The part of cacheWrite written for 1 hour (Anthropic's cache_creation.ephemeral_1h_input_tokens). */
+  cacheWrite1h?: number;
   /** Output tokens spent reasoning (OpenAI-style routes report them). */
   reasoning?: number;
   /** As reported, else input + output when both are known. */
@@ -182,6 +187,10 @@ export function normaliseUsage(
   if (!u) return undefined;
   const read = readUsageWith(shape, u);
   const cacheWrite = shape.cacheWrite === undefined ? undefined : finiteNumber(u[shape.cacheWrite]);
+  // Anthropic's cache_creation: the writes by TTL.
+  const split = shape.cacheWriteDetails === undefined ? undefined : u[shape.cacheWriteDetails];
+  const cacheWrite1h =
+    isObject(split) && shape.cacheWrite1h !== undefined ? finiteNumber(split[shape.cacheWrite1h]) : undefined;
   const input =
     read.input === undefined || !inputExcludesCache ? read.input : read.input + (read.cached ?? 0) + (cacheWrite ?? 0);
   const reported = shape.total === undefined ? undefined : finiteNumber(u[shape.total]);
@@ -191,6 +200,7 @@ export function normaliseUsage(
     output: read.output,
     cacheRead: read.cached,
     cacheWrite,
+    cacheWrite1h,
     reasoning: read.reasoning,
     total,
   };
