@@ -6,8 +6,17 @@ import type { ProxyContext } from './context.js';
 import type { Attempt, RequestSoFar } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import type { TrafficRecord } from '../core/record.js';
+import type { RateLimitHeadroom } from '../core/agent-session.js';
 import { extractUsage } from '../rules/usage.js';
-import { BRIDGE_TARGET, exchangeTokens, protocolOfPath, type ExchangeTokens } from '../rules/protocols/index.js';
+import { rateLimitHeadroom } from '../rules/rate-limit-headers.js';
+import {
+  BRIDGE_TARGET,
+  exchangeTokens,
+  PROTOCOL_TABLE,
+  protocolOfPath,
+  type ExchangeTokens,
+  type Protocol,
+} from '../rules/protocols/index.js';
 import { streamErrorCode } from '../rules/stream-error.js';
 import { CUT_MARGIN } from './capture.js';
 import { scrubAcrossEvents } from '../rules/stream-redact.js';
@@ -60,7 +69,8 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
   const status = reply.status ?? 0;
   const isStream = reply.contentType?.startsWith('text/event-stream') ?? false;
   const canonicalPath = attempt?.upstreamPath ?? (paths ? paths.path + paths.query : (ex.req.url ?? '/'));
-  const counted = status < 400 ? tokensOf(ex, canonicalPath, scanned) : {};
+  const upstreamProtocol = protocolOfPath(canonicalPath);
+  const counted = status < 400 ? tokensOf(ex, upstreamProtocol, scanned) : {};
   // Built from raw values, then scrubbed whole: a field added later cannot skip redaction
   // (upstream request ids, error codes and types, stream error codes all come from the upstream).
   const raw: TrafficRecord = {
@@ -95,6 +105,8 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
     bytesOut: reply.bytesOut,
     usage: counted.usage,
     tokens: counted.tokens,
+    // The upstream's (they reach the client unchanged); Loopgate's own refusals carry none of its.
+    rateLimit: reply.local?.refused ? undefined : rateLimitOf(reply, ex, attempt, upstreamProtocol),
     retries: reply.answeredBy ? reply.answeredBy.retries : ex.retries,
     clientAborted: ex.clientAborted,
     websocket: ex.websocket,
@@ -164,12 +176,28 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
  * upstream's); a WebSocket connection's are the sum of its responses' (ws-relay.ts).
  * A path of no protocol (embeddings) is read with chat's field names.
  */
-function tokensOf(ex: RequestSoFar, canonicalPath: string, scanned: string): ExchangeTokens {
-  const read = exchangeTokens(protocolOfPath(canonicalPath) ?? BRIDGE_TARGET, scanned);
+function tokensOf(ex: RequestSoFar, protocol: Protocol | undefined, scanned: string): ExchangeTokens {
+  const read = exchangeTokens(protocol ?? BRIDGE_TARGET, scanned);
   if (ex.websocketTokens) read.tokens = ex.websocketTokens;
   // Counts outside a `usage` object (no protocol reports them so, but a relay might): the old scan still finds them.
   if (!read.usage) read.usage = extractUsage(scanned);
   return read;
+}
+
+/**
+ * The upstream's rate-limit headers, read (they reach the client unchanged);
+ * seen when the answer's head came (resets are counted from then). Anthropic's
+ * family is assumed for an answer in its envelope that has only retry-after.
+ */
+function rateLimitOf(
+  reply: ClientReply,
+  ex: RequestSoFar,
+  attempt: Attempt | undefined,
+  protocol: Protocol | undefined,
+): RateLimitHeadroom | undefined {
+  if (!reply.headers) return undefined;
+  const seen = new Date(ex.time.getTime() + Math.round(attempt?.ttfbMs ?? 0));
+  return rateLimitHeadroom(reply.headers, seen, PROTOCOL_TABLE[protocol ?? BRIDGE_TARGET].envelope);
 }
 
 /**
