@@ -54,6 +54,9 @@ Behaviour:
   --bridge MODE           auto | off | always: serve Responses/Messages over Chat Completions.
   --failover              With several keys: on 429 or an exhausted balance, send the request to
                           the next key that serves it (spends that key's quota; off by default).
+  --no-stream-usage       Do not ask the upstream for usage on Chat Completions streams sent without
+                          stream_options.include_usage (asked by default, its usage chunk kept from
+                          the client; without it those requests have no token counts or cost).
   --alias FROM=TO         Send requests for model FROM as model TO (repeatable), e.g. a tool's
                           default that no key serves: --alias gpt-6.2-sol=gpt-6.1-sol. Also read:
                           "aliases" in the nearest loopgate.json from the working directory up
@@ -96,6 +99,7 @@ const options = {
   'no-token': { type: 'boolean' },
   retries: { type: 'string' },
   failover: { type: 'boolean' },
+  'no-stream-usage': { type: 'boolean' },
   alias: { type: 'string', multiple: true },
   bridge: { type: 'string' },
   log: { type: 'string' },
@@ -285,6 +289,7 @@ export const serveCommand: Command = {
         allowRemote: values['allow-remote'],
         retries: intOption('retries', values.retries),
         failover: values.failover,
+        streamUsage: !values['no-stream-usage'],
         aliases: aliases.aliases,
         bridge: bridge as ProxyOptions['bridge'],
         logFile: values['no-log'] ? false : values.log,

@@ -240,6 +240,7 @@ function buildContext(
     simulator: opts.simulator ?? false,
     keys,
     failover: opts.failover ?? false,
+    streamUsage: opts.streamUsage ?? true,
     token: opts.token,
     proofToken: opts.token ?? opts.proofToken ?? null,
     cliCommand: opts.cliCommand ?? INSTALLED_COMMAND,

@@ -75,6 +75,12 @@ export interface ProxyOptions {
   keys?: NamedKey[];
   /** On 429 or an exhausted balance, send a replayable request to the next key that can serve it (spends that key's quota). */
   failover?: boolean;
+  /**
+   * Chat Completions streams sent without stream_options.include_usage: ask the
+   * upstream for usage and keep its usage chunk from the client, so every request
+   * has token counts. On by default; false turns it off (--no-stream-usage).
+   */
+  streamUsage?: boolean;
   /** Local token clients must present; null turns the check off (--no-token). */
   token: string | null;
   /**

@@ -55,6 +55,8 @@ export interface ProxyContext {
   keys: KeyRing;
   /** --failover: on 429 or an exhausted balance, a replayable request moves to the next key that can serve it. */
   failover: boolean;
+  /** Ask for usage on chat streams that did not (ProxyOptions.streamUsage). */
+  streamUsage: boolean;
   bridge: BridgePolicy;
   /** Model aliases (--alias, loopgate.json, the editor's setting), merged: FROM → TO. */
   aliases: AliasMap;

@@ -11,7 +11,7 @@ import { diagnose, DIAGNOSIS_POLICY, parseErrorBody } from '../rules/diagnose.js
 import { midStreamFailure, upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
 import { protocolsByKey } from '../rules/key-routing.js';
 import { failOver, type KeyContext } from './choose-key.js';
-import { keyInXApiKey, MODELS_PATH } from '../rules/protocols/index.js';
+import { keyInXApiKey, MODELS_PATH, streamUsageAsk } from '../rules/protocols/index.js';
 import type { ProxyContext } from './context.js';
 import type { Attempt, RequestSoFar, Route } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
@@ -38,7 +38,7 @@ const MODEL_LIST_BYTES = 4 * 1024 * 1024;
 /** What relaying reads: the upstream call's deps, the keys (failover, model lists), the bridge, the aliases. */
 export type RelayContext = UpstreamDeps &
   KeyContext &
-  Pick<ProxyContext, 'failover' | 'upstreamPrefix' | 'redactor' | 'aliases'>;
+  Pick<ProxyContext, 'failover' | 'upstreamPrefix' | 'redactor' | 'aliases' | 'streamUsage'>;
 
 /** Sends `route` upstream and relays the answer; never throws: a failure is an Attempt with `error`. */
 export async function relay(
@@ -54,7 +54,10 @@ export async function relay(
   const upstreamPath = route.path + route.query;
   const session = route.session;
   const held = ex.body?.body;
-  const body = session ? session.body : (held ?? ex.body?.bodyStream ?? null);
+  // A chat stream that did not ask for usage is asked for it; the client's copy hides the answer (--no-stream-usage: not).
+  const usage =
+    !session && route.stream && held && ctx.streamUsage ? streamUsageAsk(route.path, held, ex.body?.params) : undefined;
+  const body = session ? session.body : (usage?.body ?? held ?? ex.body?.bodyStream ?? null);
   // The bridge's translation, for the Traffic view's "Show Translation" (the ring redacts it like the client's body).
   const bridgedBody = session?.body;
   const anthropicRoute = keyInXApiKey(route.path);
@@ -92,7 +95,7 @@ export async function relay(
     servedModel: demoServedModel(ex, ctx, upstream),
   };
   try {
-    return await relayAnswer(ex, reply, ctx, route, abort, upstream, facts, modelsGeneration);
+    return await relayAnswer(ex, reply, ctx, route, abort, upstream, facts, modelsGeneration, usage?.hider);
   } catch (err) {
     return { ...facts, outcome: 'failed', error: err };
   }
@@ -107,6 +110,7 @@ async function relayAnswer(
   upstream: UpstreamResponse,
   facts: Attempt,
   modelsGeneration: number,
+  usageHider?: () => { push(chunk: Buffer): string; end(): string },
 ): Promise<Attempt> {
   const contentType = upstream.headers['content-type'];
   const isStream = typeof contentType === 'string' && contentType.startsWith('text/event-stream');
@@ -133,7 +137,9 @@ async function relayAnswer(
   }
   reply.head(upstream.statusCode, upstream.headers, { stream: isStream, attempt: facts });
   if (!session || !isStream) {
-    await pipe(reply, upstream.body);
+    // The usage the proxy asked for goes to the record (the log keeps the upstream's bytes), not to the client.
+    const hide = isStream && usageHider ? usageHider() : undefined;
+    await pipe(reply, upstream.body, hide && ((chunk) => hide.push(chunk)), hide && (() => hide.end()));
     return facts;
   }
   const t = session.translator;

@@ -67,10 +67,13 @@ describe('Responses over WebSocket through Loopgate', () => {
     const rws = new ResponsesWS(client);
     const types: string[] = [];
     let text = '';
+    // Each response's usage, as the client got it: the record's tokens are their sum.
+    const usages: Array<{ input_tokens: number; output_tokens: number }> = [];
     const done = new Promise<void>((resolve, reject) => {
       rws.on('error', reject);
-      rws.on('event', (e: { type: string; delta?: string }) => {
+      rws.on('event', (e: { type: string; delta?: string; response?: unknown }) => {
         types.push(e.type);
+        if (e.type === 'response.completed') usages.push((e.response as { usage: (typeof usages)[0] }).usage);
         if (e.type === 'response.output_text.delta') text += e.delta;
         if (e.type === 'response.completed') resolve();
       });
@@ -99,6 +102,13 @@ describe('Responses over WebSocket through Loopgate', () => {
     expect(rec.websocket).toMatchObject({ messagesIn: 2, requests: 2, closedBy: 'client', closeCode: 1000 });
     expect(rec.websocket!.messagesOut).toBe(types.length);
     expect(rec.usage?.input).toBeGreaterThan(0);
+    // record.tokens: the connection's two responses summed (the capture holds only its head and tail).
+    expect(usages).toHaveLength(2);
+    expect(rec.tokens).toMatchObject({
+      input: usages[0]!.input_tokens + usages[1]!.input_tokens,
+      output: usages[0]!.output_tokens + usages[1]!.output_tokens,
+      cacheRead: 0,
+    });
     expect(rec.params).toEqual(expect.arrayContaining(['model', 'input', 'stream']));
     // --log-bodies: the client's messages as the request body, the server's as `data:` events.
     expect(rec.requestBody).toContain('"type":"response.create"');

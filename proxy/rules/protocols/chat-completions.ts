@@ -1,6 +1,7 @@
 // OpenAI Chat Completions (POST /v1/chat/completions): the protocol every
 // OpenAI-compatible route has, and the one the bridge serves the others over.
 import { obj, partsOf, stringify, textPart } from './conversation-parts.js';
+import { UsageChunkHider, withStreamUsage } from './chat-stream-usage.js';
 import {
   isObject,
   normaliseUsage,
@@ -151,5 +152,7 @@ export const chatCompletions = {
   streamCompleted: chatStreamCompleted,
   // prompt_tokens already counts the cached ones.
   usage: (body: unknown) => normaliseUsage(facts.usageFields, body, false),
+  // Streams report usage only with stream_options.include_usage: the proxy asks, and hides the answer's extra.
+  streamUsage: { ask: withStreamUsage, hider: () => new UsageChunkHider() },
   conversation: { request: chatRequest, response: chatResponse, stream: chatStreamMessages },
 } as const satisfies ProtocolModule;

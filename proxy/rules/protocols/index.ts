@@ -171,6 +171,22 @@ export function exchangeTokens(protocol: Protocol, text: string | Buffer): Excha
   return readExchangeTokens(PROTOCOL_TABLE[protocol], text);
 }
 
+/**
+ * How to get usage from a stream on this path when the protocol reports it only
+ * on request (Chat Completions): the body that asks, and a hider for the client's
+ * copy. Undefined when the client already asked, or the protocol needs no asking.
+ */
+export function streamUsageAsk(
+  path: string,
+  body: Buffer,
+  params: readonly string[] | undefined,
+): { body: Buffer; hider: () => { push(chunk: Buffer): string; end(): string } } | undefined {
+  const protocol = endpointProtocol(path);
+  const su = protocol === undefined ? undefined : (PROTOCOL_TABLE[protocol] as ProtocolModule).streamUsage;
+  const asked = su?.ask(body, params);
+  return su && asked ? { body: asked, hider: su.hider } : undefined;
+}
+
 /** Every usage field name of every protocol, per meaning: what a text scan of any answer looks for. */
 export function usageFieldNames(
   field: keyof Pick<UsageShape, 'input' | 'output' | 'total' | 'cacheRead' | 'cacheWrite' | 'reasoning'>,

@@ -142,6 +142,15 @@ export interface ProtocolModule extends ProtocolSpec {
   streamCompleted(sse: string): boolean;
   /** A non-stream answer's usage (or a stream's closing object that carries it), undefined without a usage object. */
   usage(body: unknown): NormalisedUsage | undefined;
+  /**
+   * A protocol whose streams report usage only when asked (chat's
+   * stream_options.include_usage): how to ask, and how to keep the answer's
+   * extra from a client that did not ask (chat-stream-usage.ts).
+   */
+  streamUsage?: {
+    ask(body: Buffer, params: readonly string[] | undefined): Buffer | undefined;
+    hider(): { push(chunk: Buffer): string; end(): string };
+  };
   /** Reading a conversation: the request, a JSON answer, a stream's parsed `data:` events. */
   conversation: {
     request(body: Record<string, unknown>): RequestConversation;

@@ -141,8 +141,14 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     model: ctx.model,
     system_fingerprint: 'fp_loopgate_sim',
   };
+  // With include_usage, OpenAI puts `"usage": null` on every chunk but the last (the API reference says so).
+  const includeUsage = isObject(body.stream_options) && body.stream_options.include_usage === true;
   const chunk = (delta: Record<string, unknown>, finish: string | null) =>
-    sseFrame(null, { ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+    sseFrame(null, {
+      ...base,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      ...(includeUsage ? { usage: null } : {}),
+    });
 
   let message: Record<string, unknown>;
   let finish: string;
@@ -197,8 +203,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     prompt_tokens_details: { cached_tokens: promptTokens(promptCount, ctx.promptCache).read },
     ...(thought ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
   };
-  if (isObject(body.stream_options) && body.stream_options.include_usage === true)
-    events.push(sseFrame(null, { ...base, choices: [], usage }));
+  if (includeUsage) events.push(sseFrame(null, { ...base, choices: [], usage }));
   events.push(sseFrame(null, CHAT_DONE));
 
   return {
