@@ -16,6 +16,7 @@ type Headers = Readonly<Record<string, string | readonly string[] | number | und
 const OPENAI = 'x-ratelimit-';
 const ANTHROPIC = 'anthropic-ratelimit-';
 const UNIFIED = 'anthropic-ratelimit-unified-';
+const RETRY_AFTER = 'retry-after';
 
 /** Where each window's three headers are: x-ratelimit-limit-requests, anthropic-ratelimit-requests-limit. */
 const WINDOWS = [
@@ -36,22 +37,35 @@ export function rateLimitHeadroom(
   fallbackStyle: RateLimitHeadroom['style'] = 'openai',
 ): RateLimitHeadroom | undefined {
   if (!headers) return undefined;
+  // Every answer passes here: only the few rate-limit headers are looked at further (most answers have none).
   // Node gives header names in lower case; a hand-made object may not.
-  const byName = new Map<string, Headers[string]>();
-  for (const name in headers) byName.set(name.toLowerCase(), headers[name]);
+  let byName: Map<string, Headers[string]> | undefined;
+  let anthropic = false;
+  let openai = false;
+  for (const name in headers) {
+    const c = name.charCodeAt(0) | 0x20;
+    if (c !== 0x78 /* x */ && c !== 0x61 /* a */ && c !== 0x72 /* r */) continue;
+    const lower = name.toLowerCase();
+    if (lower.startsWith(ANTHROPIC)) anthropic = true;
+    else if (lower.startsWith(OPENAI)) openai = true;
+    else if (!lower.startsWith(RETRY_AFTER)) continue;
+    (byName ??= new Map()).set(lower, headers[name]);
+  }
+  if (!byName) return undefined;
+  const found = byName;
   const get = (name: string): string | undefined => {
-    const v = byName.get(name);
+    const v = found.get(name);
     const s = Array.isArray(v) ? (v as readonly string[])[0] : v;
     return s === undefined ? undefined : String(s).trim();
   };
-  const names = [...byName.keys()];
-  const anthropic = names.some((n) => n.startsWith(ANTHROPIC));
-  const openai = !anthropic && names.some((n) => n.startsWith(OPENAI));
+  const names = [...found.keys()];
+  // Both families at once (a relay in front of Anthropic adding its own): Anthropic's speaks for the model.
+  if (anthropic) openai = false;
   const out: RateLimitHeadroom = {
     style: anthropic ? 'anthropic' : openai ? 'openai' : fallbackStyle,
     seenAt: seen.toISOString(),
   };
-  let found = false;
+  let any = false;
   for (const [field, part] of WINDOWS) {
     const window: LimitWindow = {};
     if (anthropic) {
@@ -67,22 +81,22 @@ export function rateLimitHeadroom(
     }
     if (Object.keys(window).length) {
       out[field] = window;
-      found = true;
+      any = true;
     }
   }
   if (anthropic) {
     const unified = unifiedOf(names, get);
     if (unified) {
       out.unified = unified;
-      found = true;
+      any = true;
     }
   }
   const retry = retryAfterS(get('retry-after-ms'), get('retry-after'), seen);
   if (retry !== undefined) {
     out.retryAfterS = retry;
-    found = true;
+    any = true;
   }
-  return found ? out : undefined;
+  return any ? out : undefined;
 }
 
 function setCount(w: LimitWindow, field: 'limit' | 'remaining', value: string | undefined): void {
