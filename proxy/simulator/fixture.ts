@@ -46,6 +46,12 @@ export interface FixtureKey {
   rpm?: number;
   /** Tokens per minute (prompt estimate + max output asked for); absent means unlimited. */
   tpm?: number;
+  /**
+   * A Claude subscription's key (what Claude Code's login gets): its Messages answers also carry
+   * anthropic-ratelimit-unified-{status,reset,5h-utilization}, the utilization being the larger share
+   * of rpm or tpm used. Needs rpm or tpm.
+   */
+  unified?: boolean;
 }
 
 export interface Fixture {
@@ -132,10 +138,14 @@ function checkKey(i: number, k: unknown, groups: Record<string, FixtureGroup>, s
   if (k.rpm !== undefined && (typeof k.rpm !== 'number' || !Number.isInteger(k.rpm) || k.rpm < 1))
     fail(`${at}.rpm`, 'must be a positive integer');
   if (k.tpm !== undefined && !isPositiveInt(k.tpm)) fail(`${at}.tpm`, 'must be a positive integer (tokens per minute)');
+  if (k.unified !== undefined && typeof k.unified !== 'boolean') fail(`${at}.unified`, 'must be true or false');
+  if (k.unified === true && k.rpm === undefined && k.tpm === undefined)
+    fail(`${at}.unified`, 'needs "rpm" or "tpm": the unified utilization is a share of them');
   const key: FixtureKey = { key: k.key, group: k.group, status: k.status as KeyStatus, balance: k.balance };
   if (k.models !== undefined) key.models = k.models as string[];
   if (k.rpm !== undefined) key.rpm = k.rpm as number;
   if (k.tpm !== undefined) key.tpm = k.tpm as number;
+  if (k.unified === true) key.unified = true;
   return key;
 }
 

@@ -66,11 +66,11 @@ export class RateLimiter {
         null,
         retryAfter,
       );
-      return { headers: limitHeaders(key, hits, now, style), refused };
+      return { headers: limitHeaders(key, hits, now, style, true), refused };
     }
     hits.push({ at: now, input: cost.input, output: cost.output });
     this.hits.set(key.key, hits);
-    return { headers: limitHeaders(key, hits, now, style) };
+    return { headers: limitHeaders(key, hits, now, style, false) };
   }
 }
 
@@ -94,7 +94,13 @@ function tokenWait(hits: readonly Hit[], room: number, now: number): number {
   return WINDOW_MS;
 }
 
-function limitHeaders(key: FixtureKey, hits: readonly Hit[], now: number, style: LimitStyle): Record<string, string> {
+function limitHeaders(
+  key: FixtureKey,
+  hits: readonly Hit[],
+  now: number,
+  style: LimitStyle,
+  refused: boolean,
+): Record<string, string> {
   // Full again when the newest counted request leaves the window.
   const resetMs = hits.length > 0 ? hits[hits.length - 1]!.at + WINDOW_MS - now : 0;
   const used = sum(hits);
@@ -118,7 +124,28 @@ function limitHeaders(key: FixtureKey, hits: readonly Hit[], now: number, style:
       out[`anthropic-ratelimit-${what}-reset`] = new Date(now + resetMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
     }
   }
+  if (style === 'anthropic' && key.unified) Object.assign(out, unifiedHeaders(key, hits, used, now + resetMs, refused));
   return out;
+}
+
+/**
+ * A Claude subscription's unified headers: how much of the window is used (the larger share of rpm
+ * or tpm, two decimals), 'allowed_warning' from 80 %, 'rejected' on a 429; the reset in Unix seconds.
+ */
+function unifiedHeaders(
+  key: FixtureKey,
+  hits: readonly Hit[],
+  used: { input: number; output: number },
+  resetAt: number,
+  refused: boolean,
+): Record<string, string> {
+  const shares = [key.rpm ? hits.length / key.rpm : 0, key.tpm ? (used.input + used.output) / key.tpm : 0];
+  const utilization = Math.min(1, Math.round(Math.max(...shares) * 100) / 100);
+  return {
+    'anthropic-ratelimit-unified-status': refused ? 'rejected' : utilization >= 0.8 ? 'allowed_warning' : 'allowed',
+    'anthropic-ratelimit-unified-reset': String(Math.ceil(resetAt / 1000)),
+    'anthropic-ratelimit-unified-5h-utilization': String(utilization),
+  };
 }
 
 /** OpenAI's reset format, a Go duration: "20ms", "1.5s", "6m0s". */

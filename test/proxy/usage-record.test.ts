@@ -19,12 +19,15 @@ import { TOKEN, until } from './stack.js';
 const OPENAI_KEY = 'sk-usage-openai-0000000000000000000001';
 const CLAUDE_KEY = 'sk-usage-claude-0000000000000000000002';
 const CHAT_KEY = 'sk-usage-chatonly-00000000000000000003';
+const PLAN_KEY = 'sk-usage-plan-000000000000000000000004';
 const fixture: Fixture = {
   ...defaultFixture,
   keys: [
     { key: OPENAI_KEY, group: 'default', status: 'active', balance: 100, rpm: 1000, tpm: 10_000_000 },
     { key: CLAUDE_KEY, group: 'claude', status: 'active', balance: 100, rpm: 1000, tpm: 10_000_000 },
     { key: CHAT_KEY, group: 'chat-only', status: 'active', balance: 100, rpm: 3 },
+    // A Claude subscription's key: unified headers too.
+    { key: PLAN_KEY, group: 'claude', status: 'active', balance: 100, rpm: 5, unified: true },
   ],
 };
 
@@ -258,5 +261,60 @@ describe('bridged: the chat upstream side, converted, and its headers passed on 
     const rec = await recordOf(response.headers.get('x-loopgate-request-id'));
     expect(rec.bridge).toBe('responses->chat');
     expect(rec.tokens).toMatchObject({ input: data.usage!.input_tokens, output: data.usage!.output_tokens });
+  });
+});
+
+describe("a Claude subscription's unified headers (simulator key with unified: true)", () => {
+  it('count up to allowed_warning, then rejected with retry-after; the client gets them unchanged, the record reads them', async () => {
+    now += 120_000;
+    const plan = await startProxy({
+      upstream: sim.baseUrl,
+      key: PLAN_KEY,
+      token: TOKEN,
+      port: 0,
+      allowHttp: true,
+      logFile: join(mkdtempSync(join(tmpdir(), 'loopgate-usage-')), 'traffic.jsonl'),
+      onTraffic: (_line, rec) => void records.push(rec as TrafficRecord),
+    });
+    proxies.push(plan);
+    // The model list counts against rpm too: fetched first, then a fresh window.
+    await plan.refreshModels();
+    now += 61_000;
+    const client = new Anthropic({ baseURL: plan.url, apiKey: TOKEN, maxRetries: 0 });
+    const ask = () =>
+      client.messages
+        .create({ model: 'claude-sonnet-4-6', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })
+        .withResponse();
+    const seen: Array<[string | null, string | null]> = [];
+    for (let i = 0; i < 5; i++) {
+      const { response } = await ask();
+      seen.push([
+        response.headers.get('anthropic-ratelimit-unified-status'),
+        response.headers.get('anthropic-ratelimit-unified-5h-utilization'),
+      ]);
+      if (i === 4) {
+        const rec = await recordOf(response.headers.get('x-loopgate-request-id'));
+        expect(rec.rateLimit).toMatchObject({
+          style: 'anthropic',
+          requests: { limit: 5, remaining: 0 },
+          unified: { status: 'allowed_warning', utilization: 1, reset: expect.stringMatching(/^2026-/) },
+        });
+      }
+    }
+    expect(seen).toEqual([
+      ['allowed', '0.2'],
+      ['allowed', '0.4'],
+      ['allowed', '0.6'],
+      ['allowed_warning', '0.8'],
+      ['allowed_warning', '1'],
+    ]);
+    const err = await ask().then(
+      () => undefined,
+      (e: unknown) => e as { status: number; headers: Headers },
+    );
+    expect(err?.status).toBe(429);
+    expect(err!.headers.get('anthropic-ratelimit-unified-status')).toBe('rejected');
+    const rec = await recordOf(err!.headers.get('x-loopgate-request-id'));
+    expect(rec.rateLimit).toMatchObject({ unified: { status: 'rejected' }, retryAfterS: expect.any(Number) });
   });
 });
