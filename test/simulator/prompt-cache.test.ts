@@ -90,6 +90,12 @@ describe('fixture knobs', () => {
     ).toThrow('keys[0].tpm: must be a positive integer');
     expect(() =>
       validateFixture({
+        groups: { g: { protocols: ['messages'], models: ['m'] } },
+        keys: [{ key: 'k', group: 'g', status: 'active', balance: 1, unified: true }],
+      }),
+    ).toThrow('keys[0].unified: needs "rpm" or "tpm"');
+    expect(() =>
+      validateFixture({
         groups: { g: { protocols: ['chat'], models: [{ id: 'm', cache_min_tokens: -1 }] } },
         keys: [],
       }),
