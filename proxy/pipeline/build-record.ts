@@ -78,7 +78,7 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
   const isStream = reply.contentType?.startsWith('text/event-stream') ?? false;
   const canonicalPath = attempt?.upstreamPath ?? (paths ? paths.path + paths.query : (ex.req.url ?? '/'));
   const upstreamProtocol = protocolOfPath(canonicalPath);
-  const counted = status < 400 ? tokensOf(ex, upstreamProtocol, scanned) : {};
+  const counted = status < 400 ? tokensOf(ex, upstreamProtocol, scanned, isStream) : {};
   // Built from raw values, then scrubbed whole: a field added later cannot skip redaction
   // (upstream request ids, error codes and types, stream error codes all come from the upstream).
   const raw: TrafficRecord = {
@@ -213,11 +213,17 @@ function parsedBody(body: RequestSoFar['body']): Record<string, unknown> | undef
  * upstream's); a WebSocket connection's are the sum of its responses' (ws-relay.ts).
  * A path of no protocol (embeddings) is read with chat's field names.
  */
-function tokensOf(ex: RequestSoFar, protocol: Protocol | undefined, scanned: string): ExchangeTokens {
+function tokensOf(
+  ex: RequestSoFar,
+  protocol: Protocol | undefined,
+  scanned: string,
+  isStream: boolean,
+): ExchangeTokens {
   const read = exchangeTokens(protocol ?? BRIDGE_TARGET, scanned);
   if (ex.websocketTokens) read.tokens = ex.websocketTokens;
-  // Counts outside a `usage` object (no protocol reports them so, but a relay might): the old scan still finds them.
-  if (!read.usage) read.usage = extractUsage(scanned);
+  // Counts outside a `usage` object (count_tokens' {input_tokens}): the old scan still finds them for record.usage.
+  // Not in streams, which every protocol reports in `usage` objects: a stream without one is not scanned twice.
+  if (!read.usage && !isStream) read.usage = extractUsage(scanned);
   return read;
 }
 
