@@ -1,0 +1,107 @@
+// A team's collector sees the agent session and what it cost: each span carries
+// the session id as gen_ai.conversation.id, the cache tokens by the GenAI
+// conventions' names and the estimated cost (loopgate.cost.*, as the
+// conventions name no cost attribute yet), from the live proxy and from
+// `loopgate export --otlp` of the log alike. No key and no token in any of it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { otlpConfig } from '../../proxy/rules/otlp-config.js';
+import { runCli } from '../cli/io.js';
+import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
+import { fastEnv, startReceiver, type Receiver, type ReceivedSpan } from './receiver.js';
+
+const SESSION = 'c3c3c3c3-0000-4000-8000-00000000000c';
+
+function configFor(env: NodeJS.ProcessEnv) {
+  const r = otlpConfig(env);
+  if (!r.ok || !r.config) throw new Error(r.ok ? 'no config' : r.problem);
+  return r.config;
+}
+
+function spanOf(receiver: Receiver, id: string): Promise<ReceivedSpan> {
+  return until(
+    () => receiver.spans.find((s) => s.attributes['loopgate.request.id'] === id),
+    5000,
+    `the span of request ${id}`,
+  );
+}
+
+function noSecrets(receiver: Receiver): void {
+  const all = receiver.bodies.map((b) => b.toString('latin1')).join('\n') + receiver.decoded.join('\n');
+  for (const s of [TOKEN, KEYS.default, KEYS.claude]) expect(all).not.toContain(s);
+}
+
+describe('OTLP: the session and its cost on every span', () => {
+  let receiver: Receiver;
+  let stack: Stack;
+  const ids: string[] = [];
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    stack = await startStack({
+      key: undefined,
+      keys: [
+        { name: 'default', key: KEYS.default, named: true },
+        { name: 'claude', key: KEYS.claude, named: true },
+      ],
+      otlp: configFor(fastEnv(receiver.url)),
+    });
+  });
+  afterAll(async () => {
+    await stack.close();
+    await receiver.close();
+  });
+
+  it('live: gen_ai.conversation.id, the cache tokens and the estimated cost, as the record has them', async () => {
+    const client = stack.anthropic(undefined, TOKEN);
+    for (const content of ['first turn', 'second turn']) {
+      const r = await client.messages
+        .create(
+          { model: 'claude-sonnet-4-6', max_tokens: 32, messages: [{ role: 'user', content }] },
+          { headers: { 'x-claude-code-session-id': SESSION } },
+        )
+        .withResponse();
+      ids.push(r.response.headers.get('x-loopgate-request-id')!);
+    }
+    const entry = stack.proxy.traffic!.list({ limit: 10 }).find((e) => e.record.id === ids[1])!;
+    const rec = entry.record;
+    expect(rec.session?.id).toBe(SESSION);
+    const a = (await spanOf(receiver, ids[1]!)).attributes;
+    expect(a).toMatchObject({
+      'gen_ai.conversation.id': SESSION,
+      'loopgate.session.source': 'header',
+      'loopgate.session.client': 'claude-code',
+      'gen_ai.usage.cache_read.input_tokens': rec.tokens!.cacheRead,
+      'gen_ai.usage.cache_creation.input_tokens': rec.tokens!.cacheWrite5m + rec.tokens!.cacheWrite1h,
+    });
+    if (rec.cost && 'estimated' in rec.cost) {
+      expect(a['loopgate.cost.estimated_usd']).toBeCloseTo(rec.cost.estimated, 12);
+      expect(a['loopgate.cost.priced_as']).toBe(rec.cost.pricedAs);
+      expect(a['loopgate.cost.price_source']).toBe(rec.cost.source);
+    } else expect(a['loopgate.cost.no_price']).toBe(true);
+    // Both turns on one conversation id.
+    expect((await spanOf(receiver, ids[0]!)).attributes['gen_ai.conversation.id']).toBe(SESSION);
+    noSecrets(receiver);
+  });
+
+  it('`export --otlp` of the log sends the same session and cost attributes', async () => {
+    await until(
+      () => (ids.every((id) => logRecords(stack.logFile).some((r) => r.id === id)) ? true : undefined),
+      5000,
+      'the log records',
+    );
+    const later = await startReceiver();
+    try {
+      const r = await runCli(['export', '--log', stack.logFile, '--otlp', later.url], {
+        OTEL_BSP_SCHEDULE_DELAY: '10',
+      });
+      expect(r.code, r.err).toBe(0);
+      const live = (await spanOf(receiver, ids[1]!)).attributes;
+      const replayed = (await spanOf(later, ids[1]!)).attributes;
+      for (const k of Object.keys(live).filter((k) => /conversation|cache|cost|session/.test(k)))
+        expect(replayed[k], k).toEqual(live[k]);
+      expect(replayed['gen_ai.conversation.id']).toBe(SESSION);
+      noSecrets(later);
+    } finally {
+      await later.close();
+    }
+  });
+});
