@@ -25,7 +25,7 @@ export interface UsageGroup {
   tokens: SessionTokens;
   /** Sum of the priced requests; null when none was priced (an estimate, never a bill). */
   cost: { estimated: number; currency: 'USD' } | null;
-  /** Requests with tokens but no price (their model has none: see docs/cost.md). */
+  /** Requests whose model has no price (docs/cost.md says how to add one); a line logged before pricing is neither. */
   unpriced: number;
   /** cacheRead / every prompt token, over the requests with tokens; null when none had any. */
   cacheHitRatio: number | null;
@@ -91,7 +91,7 @@ function add(g: UsageGroup, rec: TrafficRecord): void {
   const cost = rec.cost;
   if (cost && 'estimated' in cost) {
     g.cost = { estimated: (g.cost?.estimated ?? 0) + cost.estimated, currency: 'USD' };
-  } else if (t) g.unpriced++;
+  } else if (cost) g.unpriced++;
 }
 
 /** cacheRead over every prompt token (uncached, read, written), or null when there were none. */

@@ -3,7 +3,11 @@
 // conventions' names and the estimated cost (loopgate.cost.*, as the
 // conventions name no cost attribute yet), from the live proxy and from
 // `loopgate export --otlp` of the log alike. No key and no token in any of it.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TrafficRecord } from '../../proxy/core/record.js';
 import { otlpConfig } from '../../proxy/rules/otlp-config.js';
 import { runCli } from '../cli/io.js';
 import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
@@ -102,6 +106,82 @@ describe('OTLP: the session and its cost on every span', () => {
       noSecrets(later);
     } finally {
       await later.close();
+    }
+  });
+});
+
+describe('OTLP: a logged record with its session, tokens and cost', () => {
+  const base = {
+    method: 'POST',
+    path: '/v1/messages',
+    canonicalPath: '/v1/messages',
+    rewrites: [],
+    model: 'claude-sonnet-4-5',
+    status: 200,
+    key: 'claude',
+    totalMs: 120,
+    bytesIn: 300,
+    bytesOut: 500,
+    retries: 0,
+    clientAborted: false,
+    usage: { input: 1200, output: 50 },
+  } satisfies Partial<TrafficRecord>;
+  const priced: TrafficRecord = {
+    ...base,
+    time: new Date().toISOString(),
+    id: 'priced-0000-4000-8000-000000000001',
+    tokens: { input: 200, output: 50, cacheRead: 900, cacheWrite5m: 60, cacheWrite1h: 40, reasoning: 7 },
+    cost: { estimated: 0.00162, currency: 'USD', pricedAs: 'claude-sonnet-4-5', source: 'genai-prices' },
+    session: { id: SESSION, source: 'header', client: 'claude-code', agent: 'Explore' },
+  };
+  const unpriced: TrafficRecord = {
+    ...base,
+    time: new Date().toISOString(),
+    id: 'unpriced-0000-4000-8000-000000000002',
+    model: 'house-model',
+    tokens: { input: 100, output: 20, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0, reasoning: 0 },
+    cost: { noPrice: 'No price for "house-model": add it to loopgate.json "prices".' },
+    session: { id: 'run-1', source: 'run', client: 'codex', run: { tool: 'codex', started: new Date().toISOString() } },
+  };
+  const before: TrafficRecord = { ...base, time: new Date().toISOString(), id: 'before-0000-4000-8000-000000000003' };
+
+  it("each becomes the conventions' conversation id and cache tokens, and loopgate.cost.*", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loopgate-otlp-session-'));
+    const log = join(dir, 'traffic.jsonl');
+    writeFileSync(log, [priced, unpriced, before].map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const receiver = await startReceiver();
+    try {
+      const r = await runCli(['export', '--log', log, '--otlp', receiver.url], { OTEL_BSP_SCHEDULE_DELAY: '10' });
+      expect(r.code, r.err).toBe(0);
+      expect((await spanOf(receiver, priced.id)).attributes).toMatchObject({
+        'gen_ai.conversation.id': SESSION,
+        'loopgate.session.source': 'header',
+        'loopgate.session.client': 'claude-code',
+        'loopgate.session.agent': 'Explore',
+        'gen_ai.usage.input_tokens': 1200,
+        'gen_ai.usage.cache_read.input_tokens': 900,
+        'gen_ai.usage.cache_creation.input_tokens': 100,
+        'gen_ai.usage.reasoning.output_tokens': 7,
+        'loopgate.cost.estimated_usd': 0.00162,
+        'loopgate.cost.priced_as': 'claude-sonnet-4-5',
+        'loopgate.cost.price_source': 'genai-prices',
+      });
+      const u = (await spanOf(receiver, unpriced.id)).attributes;
+      expect(u).toMatchObject({
+        'gen_ai.conversation.id': 'run-1',
+        'loopgate.session.source': 'run',
+        'loopgate.session.run.tool': 'codex',
+        'loopgate.cost.no_price': true,
+        'gen_ai.usage.cache_read.input_tokens': 0,
+      });
+      // Never $0.00 for a model without a price.
+      expect(u['loopgate.cost.estimated_usd']).toBeUndefined();
+      // A line logged before sessions: none of it, and nothing made up.
+      const b = (await spanOf(receiver, before.id)).attributes;
+      expect(Object.keys(b).filter((k) => /conversation|cache|cost|session/.test(k))).toEqual([]);
+      expect(receiver.errors).toEqual([]);
+    } finally {
+      await receiver.close();
     }
   });
 });
