@@ -9,7 +9,7 @@ const LISTED = 10;
 
 export type SessionLookup = { ok: true; id: string } | { ok: false; problem: string };
 
-export function pickSession(sessions: readonly SessionSummary[], wanted: string): SessionLookup {
+function pickSession(sessions: readonly SessionSummary[], wanted: string): SessionLookup {
   const exact = sessions.find((s) => s.id === wanted);
   if (exact) return { ok: true, id: exact.id };
   const starts = wanted.length >= 4 ? sessions.filter((s) => s.id.startsWith(wanted)) : [];

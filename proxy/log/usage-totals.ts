@@ -10,7 +10,7 @@ export const USAGE_GROUPINGS = ['day', 'session', 'model', 'key'] as const;
 export type UsageGrouping = (typeof USAGE_GROUPINGS)[number];
 
 /** The group of a record that has no session, model or key (a GET /v1/models, a log line from before sessions). */
-export const NO_GROUP = '(none)';
+const NO_GROUP = '(none)';
 
 export interface UsageGroup {
   /** A local date (2026-11-28), a session id, a model or a key name; NO_GROUP when the record has none. */
@@ -95,7 +95,7 @@ function add(g: UsageGroup, rec: TrafficRecord): void {
 }
 
 /** cacheRead over every prompt token (uncached, read, written), or null when there were none. */
-export function cacheHitRatio(t: SessionTokens): number | null {
+function cacheHitRatio(t: SessionTokens): number | null {
   const prompt = t.input + t.cacheRead + t.cacheWrite;
   return prompt > 0 ? t.cacheRead / prompt : null;
 }

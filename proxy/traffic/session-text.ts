@@ -17,28 +17,28 @@ import type {
 import type { UsageGroup, UsageTotals } from '../log/usage-totals.js';
 
 /** `$0.0123` below a dollar (agent turns cost cents), `$12.34` above. */
-export function usd(amount: number): string {
+function usd(amount: number): string {
   return `$${amount < 1 ? amount.toFixed(4) : amount.toFixed(2)}`;
 }
 
 /** 950, 12.3k, 4.5M: a table column's worth. */
-export function compact(n: number): string {
+function compact(n: number): string {
   if (n < 1000) return String(n);
   if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
-export function percent(ratio: number | null | undefined): string {
+function percent(ratio: number | null | undefined): string {
   return ratio === null || ratio === undefined ? '-' : `${Math.round(ratio * 100)} %`;
 }
 
 /** "$0.0123 estimated", "no price", "$0.01 estimated + 2 no price", or "-" with no tokens at all. */
-export function costText(cost: { estimated: number } | null, unpriced: number): string {
+function costText(cost: { estimated: number } | null, unpriced: number): string {
   if (!cost) return unpriced > 0 ? 'no price' : '-';
   return `${usd(cost.estimated)} estimated${unpriced > 0 ? ` + ${unpriced} no price` : ''}`;
 }
 
-export function tokensText(t: SessionTokens): string {
+function tokensText(t: SessionTokens): string {
   const parts = [`in ${compact(t.input)}`, `out ${compact(t.output)}`];
   if (t.cacheRead || t.cacheWrite) parts.push(`cache read ${compact(t.cacheRead)} write ${compact(t.cacheWrite)}`);
   return parts.join(' ');
@@ -50,7 +50,7 @@ function windowText(name: string, w: LimitWindow | undefined): string | undefine
 }
 
 /** What the last rate-limit headers said is left: "requests 49/50 left, tokens 9.9k/10k left", or "-". */
-export function headroomText(rl: RateLimitHeadroom | null | undefined): string {
+function headroomText(rl: RateLimitHeadroom | null | undefined): string {
   if (!rl) return '-';
   const parts = [
     windowText('requests', rl.requests),
@@ -67,7 +67,7 @@ export function headroomText(rl: RateLimitHeadroom | null | undefined): string {
 }
 
 /** Rows padded to their widest cell, two spaces apart; the last column is not padded. */
-export function table(header: string[], rows: string[][]): string {
+function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
@@ -166,7 +166,7 @@ function duration(ms: number): string {
   return m < 60 ? `${m}m ${s % 60}s` : `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
-export function sessionLines(s: SessionSummary, color: boolean): Hole[] {
+function sessionLines(s: SessionSummary, color: boolean): Hole[] {
   const lines: Hole[] = [paint(color, 'bold', 'Session')];
   lines.push(row('id', `${s.id} (${s.client}, by ${s.source}${s.run ? `, loopgate run ${s.run.tool}` : ''})`));
   if (s.agents.length) lines.push(row('agents', s.agents.join(', ')));
@@ -184,7 +184,7 @@ export function sessionLines(s: SessionSummary, color: boolean): Hole[] {
   return lines;
 }
 
-export function cacheLines(c: CacheOutcome, color: boolean): Hole[] {
+function cacheLines(c: CacheOutcome, color: boolean): Hole[] {
   const colour = c.verdict === 'hit' ? 'green' : c.verdict === 'unknown' ? 'dim' : 'yellow';
   const lines: Hole[] = [paint(color, 'bold', 'Cache')];
   lines.push(row('outcome', term`${paint(color, colour, c.verdict)}: ${c.summary}`));
@@ -196,7 +196,7 @@ export function cacheLines(c: CacheOutcome, color: boolean): Hole[] {
 
 const BAR = 30;
 
-export function contextLines(c: ContextBreakdown, color: boolean): Hole[] {
+function contextLines(c: ContextBreakdown, color: boolean): Hole[] {
   const how = [
     c.exact ? 'total from the usage' : 'total counted',
     `split by ${c.tokenizer}${c.estimated ? ', scaled: an estimate' : ''}`,
