@@ -13,7 +13,7 @@ import { serveCommand } from './serve.js';
 import { sessionsCommand } from './sessions.js';
 import { simulateCommand } from './simulate.js';
 import { tokenCommand } from './token.js';
-import { usageCommand } from './usage.js';
+import { usageCommand } from './usage-report.js';
 
 export const commands: Command[] = [
   serveCommand,
