@@ -1,6 +1,7 @@
-// A session id as the user typed it (whole, or a unique start of it) → the
-// session the proxy holds; otherwise a message that names the known ones, so
-// `tail --session` never waits silently on an id that will never come.
+// A session id as the user typed it (whole, the client's own part of it, or a
+// unique start of either) → the session the proxy holds; otherwise a message
+// that names the known ones, so `tail --session` never waits silently on an id
+// that will never come.
 import type { LocalApiClient } from '../proxy/local-api-client.js';
 import type { SessionSummary } from '../proxy/core/agent-session.js';
 
@@ -12,7 +13,16 @@ export type SessionLookup = { ok: true; id: string } | { ok: false; problem: str
 function pickSession(sessions: readonly SessionSummary[], wanted: string): SessionLookup {
   const exact = sessions.find((s) => s.id === wanted);
   if (exact) return { ok: true, id: exact.id };
-  const starts = wanted.length >= 4 ? sessions.filter((s) => s.id.startsWith(wanted)) : [];
+  // Ids are `<client>:<the id the client sent>`: the client's own id (Claude Code's /status shows it) works too.
+  const own = (id: string) => id.slice(id.indexOf(':') + 1);
+  const named = sessions.filter((s) => own(s.id) === wanted);
+  if (named.length === 1) return { ok: true, id: named[0]!.id };
+  const starts =
+    named.length > 1
+      ? named
+      : wanted.length >= 4
+        ? sessions.filter((s) => s.id.startsWith(wanted) || own(s.id).startsWith(wanted))
+        : [];
   if (starts.length === 1) return { ok: true, id: starts[0]!.id };
   const shown = (starts.length > 1 ? starts : sessions).slice(0, LISTED);
   const list = shown.map((s) => `  ${s.id}  ${s.client}, ${s.turns} turns, last ${s.lastSeen}`).join('\n');

@@ -8,13 +8,17 @@ import { createServer } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { startSimulator, type Simulator } from '../../proxy/simulator/index.js';
 import { KEYS, until, logRecords } from '../proxy/stack.js';
 import { defaultLogFile } from '../../proxy/config/dirs.js';
 import { exited, runCli, spawnCli, tempHome } from './io.js';
 
-const SESSION_A = 'a1a1a1a1-0000-4000-8000-00000000000a';
-const SESSION_B = 'b2b2b2b2-0000-4000-8000-00000000000b';
+// What each client sends, and the id the proxy gives the session (`<client>:<id>`).
+const CLAUDE_SESSION = 'a1a1a1a1-0000-4000-8000-00000000000a';
+const CODEX_SESSION = 'b2b2b2b2-0000-4000-8000-00000000000b';
+const SESSION_A = `claude-code:${CLAUDE_SESSION}`;
+const SESSION_B = `codex:${CODEX_SESSION}`;
 
 async function freePort(): Promise<number> {
   const s = createServer();
@@ -49,15 +53,29 @@ async function stop(): Promise<void> {
 }
 
 /** A turn of a Claude Code-like session: the official SDK, the session header Claude Code sends. */
-async function turn(url: string, session: string, content: string): Promise<string> {
+async function claudeTurn(url: string, content: string): Promise<string> {
   const client = new Anthropic({
     baseURL: url,
     apiKey: token,
     maxRetries: 0,
-    defaultHeaders: { 'x-claude-code-session-id': session },
+    defaultHeaders: { 'x-claude-code-session-id': CLAUDE_SESSION },
   });
   const r = await client.messages
     .create({ model: 'claude-sonnet-4-6', max_tokens: 32, messages: [{ role: 'user', content }] })
+    .withResponse();
+  return r.response.headers.get('x-loopgate-request-id')!;
+}
+
+/** A turn of a Codex-like session: the official OpenAI SDK with the headers Codex sends. */
+async function codexTurn(url: string, content: string): Promise<string> {
+  const client = new OpenAI({
+    baseURL: `${url}/v1`,
+    apiKey: token,
+    maxRetries: 0,
+    defaultHeaders: { originator: 'codex_cli_rs', session_id: CODEX_SESSION },
+  });
+  const r = await client.chat.completions
+    .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] })
     .withResponse();
   return r.response.headers.get('x-loopgate-request-id')!;
 }
@@ -82,25 +100,33 @@ describe('sessions in memory, usage from the log across a restart', () => {
 
   it('`sessions` lists both sessions, as a table and as JSON lines, with no key or token', async () => {
     url = await serve();
-    ids.push(await turn(url, SESSION_A, 'first of A'));
-    ids.push(await turn(url, SESSION_A, 'second of A'));
-    ids.push(await turn(url, SESSION_B, 'only one of B'));
+    ids.push(await claudeTurn(url, 'first of A'));
+    ids.push(await claudeTurn(url, 'second of A'));
+    ids.push(await codexTurn(url, 'only one of B'));
     const json = await runCli(['sessions', '--json', '--port', String(port)], env());
     expect(json.code, json.err).toBe(0);
     const lines = json.out.split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     const a = lines.find((l) => l.id === SESSION_A)!;
     const b = lines.find((l) => l.id === SESSION_B)!;
     expect(a).toMatchObject({ client: 'claude-code', requests: 2 });
-    expect(b).toMatchObject({ client: 'claude-code', requests: 1 });
+    expect(b).toMatchObject({ client: 'codex', requests: 1 });
+    // The session's tokens are the sums of its requests' (as the log has them).
+    const log = defaultLogFile(env(), port);
+    await until(
+      () => (ids.every((id) => logRecords(log).some((r) => r.id === id)) ? true : undefined),
+      5000,
+      'the log',
+    );
     for (const s of [a, b]) {
+      const recs = logRecords(log).filter((r) => r.session?.id === s.id);
+      const sum = (k: 'input' | 'output' | 'cacheRead') => recs.reduce((n, r) => n + (r.tokens?.[k] ?? 0), 0);
       expect(s.tokens).toMatchObject({
-        input: expect.any(Number),
-        output: expect.any(Number),
-        cacheRead: expect.any(Number),
-        cacheWrite: expect.any(Number),
+        input: sum('input'),
+        output: sum('output'),
+        cacheRead: sum('cacheRead'),
+        cacheWrite: recs.reduce((n, r) => n + (r.tokens ? r.tokens.cacheWrite5m + r.tokens.cacheWrite1h : 0), 0),
       });
-      expect((s.tokens as { output: number }).output).toBeGreaterThan(0);
-      // Priced: an estimate in USD; or null with the reason.
+      // Priced: an estimate in USD; or null with the reason, never 0.
       if (s.cost === null) expect(s.costNote).toEqual(expect.any(String));
       else expect(s.cost).toMatchObject({ estimated: expect.any(Number), currency: 'USD' });
       expect(s).toHaveProperty('cacheHitRatio');
@@ -122,7 +148,7 @@ describe('sessions in memory, usage from the log across a restart', () => {
     expect(shown).toHaveLength(2);
     expect(shown.every((l) => l.includes(ids[0]!.slice(0, 8)) || l.includes(ids[1]!.slice(0, 8)))).toBe(true);
     const prefix = await runCli(
-      ['tail', '--session', SESSION_B.slice(0, 8), '--no-follow', '--json', '--port', String(port)],
+      ['tail', '--session', CODEX_SESSION.slice(0, 8), '--no-follow', '--json', '--port', String(port)],
       env(),
     );
     expect(prefix.code, prefix.err).toBe(0);
@@ -171,11 +197,14 @@ describe('sessions in memory, usage from the log across a restart', () => {
     const a = groups.find((g) => g.group === SESSION_A)!;
     const b = groups.find((g) => g.group === SESSION_B)!;
     expect(a).toMatchObject({ by: 'session', client: 'claude-code', requests: 2, errors: 0 });
-    expect(b).toMatchObject({ by: 'session', client: 'claude-code', requests: 1 });
+    expect(b).toMatchObject({ by: 'session', client: 'codex', requests: 1 });
     // The sums are the sums of the logged requests' tokens.
+    // (A line without the exact split counts its usage's input and output.)
     const recs = logRecords(log).filter((r) => r.session?.id === SESSION_A);
-    expect((a.tokens as { output: number }).output).toBe(recs.reduce((n, r) => n + (r.tokens?.output ?? 0), 0));
-    expect((a.tokens as { input: number }).input).toBe(recs.reduce((n, r) => n + (r.tokens?.input ?? 0), 0));
+    const sum = (k: 'input' | 'output') => recs.reduce((n, r) => n + (r.tokens?.[k] ?? r.usage?.[k] ?? 0), 0);
+    expect(sum('output')).toBeGreaterThan(0);
+    expect((a.tokens as { output: number }).output).toBe(sum('output'));
+    expect((a.tokens as { input: number }).input).toBe(sum('input'));
     const total = groups.at(-1)!;
     expect(total).toMatchObject({ by: 'session', total: true });
     expect(total.requests).toBe(logRecords(log).length);
@@ -184,7 +213,7 @@ describe('sessions in memory, usage from the log across a restart', () => {
     expect(table.code, table.err).toBe(0);
     expect(table.out).toMatch(/^SESSION\s+CLIENT\s+REQUESTS\s+TOKENS\s+COST\s+CACHE HIT\s+ERRORS$/m);
     expect(table.out).toMatch(new RegExp(`^${SESSION_A}\\s+claude-code\\s+2\\s+in \\d`, 'm'));
-    expect(table.out).toMatch(/^total\s+\d+/m);
+    expect(table.out).toMatch(/^total\s+-\s+\d+\s+in \d/m);
     for (const by of ['day', 'model', 'key']) {
       const r = await runCli(['usage', '--by', by, '--since', '1d', '--port', String(port)], env());
       expect(r.code, `${by}: ${r.err}`).toBe(0);
