@@ -27,7 +27,7 @@ export interface UsageGroup {
   cost: { estimated: number; currency: 'USD' } | null;
   /** Requests whose model has no price (docs/cost.md says how to add one); a line logged before pricing is neither. */
   unpriced: number;
-  /** cacheRead / every prompt token, over the requests with tokens; null when none had any. */
+  /** cacheRead / every prompt token, over the requests whose cache split is known; null when none was. */
   cacheHitRatio: number | null;
 }
 
@@ -81,41 +81,51 @@ function emptyGroup(group: string, time: string): UsageGroup {
   };
 }
 
-function add(g: UsageGroup, rec: TrafficRecord): void {
+/** Per group: the prompt tokens of the requests whose cache split is known, and the part read from the cache. */
+interface CacheCounts {
+  read: number;
+  prompt: number;
+}
+
+function add(g: UsageGroup, cache: CacheCounts, rec: TrafficRecord): void {
   g.requests++;
   if (requestFailed(rec)) g.errors++;
   if (rec.time < g.first) g.first = rec.time;
   if (rec.time > g.last) g.last = rec.time;
   const t = tokensOf(rec);
   if (t) for (const k of Object.keys(g.tokens) as Array<keyof SessionTokens>) g.tokens[k] += t[k];
+  // Only the exact split says what the cache served: a line with usage alone does not count towards the ratio.
+  if (rec.tokens && t) {
+    cache.read += t.cacheRead;
+    cache.prompt += t.input + t.cacheRead + t.cacheWrite;
+  }
   const cost = rec.cost;
   if (cost && 'estimated' in cost) {
     g.cost = { estimated: (g.cost?.estimated ?? 0) + cost.estimated, currency: 'USD' };
   } else if (cost) g.unpriced++;
 }
 
-/** cacheRead over every prompt token (uncached, read, written), or null when there were none. */
-function cacheHitRatio(t: SessionTokens): number | null {
-  const prompt = t.input + t.cacheRead + t.cacheWrite;
-  return prompt > 0 ? t.cacheRead / prompt : null;
-}
-
 /** Sums per group: days oldest first, the rest by estimated cost, then tokens, highest first. */
 export function usageTotals(records: readonly TrafficRecord[], by: UsageGrouping): UsageTotals {
-  const groups = new Map<string, UsageGroup>();
-  const total = emptyGroup('total', records[0]?.time ?? new Date(0).toISOString());
+  const groups = new Map<string, { group: UsageGroup; cache: CacheCounts }>();
+  const total = { group: emptyGroup('total', records[0]?.time ?? new Date(0).toISOString()), cache: noCache() };
   for (const rec of records) {
     const name = groupOf(rec, by);
     let g = groups.get(name);
-    if (!g) groups.set(name, (g = emptyGroup(name, rec.time)));
-    if (by === 'session' && rec.session && !g.client) g.client = rec.session.client;
-    add(g, rec);
-    add(total, rec);
+    if (!g) groups.set(name, (g = { group: emptyGroup(name, rec.time), cache: noCache() }));
+    if (by === 'session' && rec.session && !g.group.client) g.group.client = rec.session.client;
+    add(g.group, g.cache, rec);
+    add(total.group, total.cache, rec);
   }
-  const list = [...groups.values()];
-  for (const g of [...list, total]) g.cacheHitRatio = cacheHitRatio(g.tokens);
+  for (const { group, cache } of [...groups.values(), total])
+    group.cacheHitRatio = cache.prompt > 0 ? cache.read / cache.prompt : null;
+  const list = [...groups.values()].map((g) => g.group);
   const size = (g: UsageGroup) => g.tokens.input + g.tokens.output + g.tokens.cacheRead + g.tokens.cacheWrite;
   if (by === 'day') list.sort((a, b) => a.group.localeCompare(b.group));
   else list.sort((a, b) => (b.cost?.estimated ?? 0) - (a.cost?.estimated ?? 0) || size(b) - size(a));
-  return { by, groups: list, total };
+  return { by, groups: list, total: total.group };
+}
+
+function noCache(): CacheCounts {
+  return { read: 0, prompt: 0 };
 }

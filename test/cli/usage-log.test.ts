@@ -144,6 +144,10 @@ describe('loopgate usage over the log on disk', () => {
       ['(none)', 1],
       ['total', 3],
     ]);
+    // A line with usage alone says nothing of the cache: no ratio, rather than a made-up 0 %.
+    const all = await usage(['--log', log, '--by', 'model', '--json']);
+    expect(all.lines.find((l) => l.group === 'gpt-4o-mini')).toMatchObject({ requests: 1, cacheHitRatio: null });
+    expect(all.lines.at(-1)!.cacheHitRatio).toBeCloseTo(500 / 1450, 10);
     const keys = await usage(['--log', log, '--by', 'key', '--json']);
     // The priced key first (by estimated cost).
     expect(keys.lines[0]).toMatchObject({ group: 'claude', requests: 2 });
