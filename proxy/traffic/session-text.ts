@@ -16,8 +16,11 @@ import type {
 } from '../core/agent-session.js';
 import type { UsageGroup, UsageTotals } from '../log/usage-totals.js';
 
-/** `$0.0123` below a dollar (agent turns cost cents), `$12.34` above. */
+const TINY = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 2 });
+
+/** `$0.0123` below a dollar (agent turns cost cents), `$12.34` above, two figures below a hundredth of a cent. */
 function usd(amount: number): string {
+  if (amount > 0 && amount < 0.0001) return `$${TINY.format(amount)}`;
   return `$${amount < 1 ? amount.toFixed(4) : amount.toFixed(2)}`;
 }
 
@@ -187,7 +190,8 @@ function sessionLines(s: SessionSummary, color: boolean): Hole[] {
 function cacheLines(c: CacheOutcome, color: boolean): Hole[] {
   const colour = c.verdict === 'hit' ? 'green' : c.verdict === 'unknown' ? 'dim' : 'yellow';
   const lines: Hole[] = [paint(color, 'bold', 'Cache')];
-  lines.push(row('outcome', term`${paint(color, colour, c.verdict)}: ${c.summary}`));
+  // The summary is the Overview's line ("cache: 12 % — system block 2 changed, …"): the row already says cache.
+  lines.push(row('outcome', term`${paint(color, colour, c.verdict)}: ${c.summary.replace(/^cache:\s*/i, '')}`));
   if (c.cause?.kind === 'changed') lines.push(row('changed', `${c.cause.region.label} (at ${c.cause.region.pointer})`));
   lines.push(row('tokens', `read ${c.cacheRead}, written ${c.written}`));
   if (c.previous) lines.push(row('compared', `with request ${c.previous.id}`));
