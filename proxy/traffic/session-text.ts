@@ -133,7 +133,7 @@ export function usageTable(u: UsageTotals, from: string): string {
     'ERRORS',
   ];
   const rows = [...u.groups.map((g) => cells(g, g.group)), cells(u.total, 'total')];
-  return `${table(header, rows)}\nFrom ${from}. ${ESTIMATE_NOTE}`;
+  return `${table(header, rows)}\nFrom ${from}.\n${ESTIMATE_NOTE}`;
 }
 
 /** One JSON line a group of `loopgate usage --json` (the total last, with "total": true). */
@@ -209,9 +209,9 @@ function contextLines(c: ContextBreakdown, color: boolean): Hole[] {
   const width = Math.max(0, ...c.parts.map((p) => p.label.length));
   for (const p of c.parts) {
     const share = c.total > 0 ? p.tokens / c.total : 0;
-    lines.push(
-      term`  ${p.label.padEnd(width)} ${p.tokens.toLocaleString('en-US').padStart(9)} ${percent(share).padStart(5)} ${paint(color, 'cyan', '█'.repeat(Math.round(share * BAR)))}`,
-    );
+    const bar = '█'.repeat(Math.round(share * BAR));
+    const line = term`  ${p.label.padEnd(width)} ${p.tokens.toLocaleString('en-US').padStart(9)} ${percent(share).padStart(5)}`;
+    lines.push(bar ? term`${line} ${paint(color, 'cyan', bar)}` : line);
   }
   if (c.growth)
     lines.push(
