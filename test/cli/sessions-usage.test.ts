@@ -167,14 +167,24 @@ describe('sessions in memory, usage from the log across a restart', () => {
     const text = await runCli(['show', ids[1]!, '--port', String(port)], env());
     expect(text.code, text.err).toBe(0);
     expect(text.out).toMatch(/^Session$/m);
-    expect(text.out).toMatch(new RegExp(`^  id\\s+${SESSION_A} \\(claude-code, by header\\)$`, 'm'));
-    expect(text.out).toMatch(/^  turns\s+2 of 2 requests/m);
+    expect(text.out).toMatch(new RegExp(`^ {2}id\\s+${SESSION_A} \\(claude-code, by header\\)$`, 'm'));
+    expect(text.out).toMatch(/^ {2}turns\s+2 of 2 requests/m);
     const json = await runCli(['show', ids[1]!, '--json', '--port', String(port)], env());
-    const entry = JSON.parse(json.out) as Record<string, unknown>;
+    const entry = JSON.parse(json.out) as {
+      session: { id: string };
+      cache: { verdict: string; summary: string } | null;
+      context: { total: number; parts: Array<{ label: string }> } | null;
+    };
     expect(entry).toHaveProperty('session');
     expect(entry).toHaveProperty('cache');
     expect(entry).toHaveProperty('context');
-    expect((entry.session as { id: string }).id).toBe(SESSION_A);
+    expect(entry.session.id).toBe(SESSION_A);
+    // The text renders what the proxy worked out (cache forensics and the context split are r33-forensics'):
+    // each section exactly when the answer has it.
+    expect(/^Cache$/m.test(text.out)).toBe(entry.cache !== null);
+    if (entry.cache) expect(text.out).toMatch(new RegExp(`^ {2}outcome\\s+${entry.cache.verdict}: `, 'm'));
+    expect(/^Context {2}[\d,]+ tokens/m.test(text.out)).toBe(entry.context !== null);
+    for (const part of entry.context?.parts ?? []) expect(text.out).toContain(`  ${part.label} `);
     noSecrets(text.out + json.out);
   });
 
