@@ -13,7 +13,7 @@ export type SessionLookup = { ok: true; id: string } | { ok: false; problem: str
 function pickSession(sessions: readonly SessionSummary[], wanted: string): SessionLookup {
   const exact = sessions.find((s) => s.id === wanted);
   if (exact) return { ok: true, id: exact.id };
-  // Ids are `<client>:<the id the client sent>`: the client's own id (Claude Code's /status shows it) works too.
+  // Ids are `<client>:<the id the client sent>`: the client's own id works too.
   const own = (id: string) => id.slice(id.indexOf(':') + 1);
   const named = sessions.filter((s) => own(s.id) === wanted);
   if (named.length === 1) return { ok: true, id: named[0]!.id };
