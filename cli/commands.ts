@@ -10,8 +10,10 @@ import { replayCommand } from './replay.js';
 import { showCommand } from './show.js';
 import { tailCommand } from './tail.js';
 import { serveCommand } from './serve.js';
+import { sessionsCommand } from './sessions.js';
 import { simulateCommand } from './simulate.js';
 import { tokenCommand } from './token.js';
+import { usageCommand } from './usage-report.js';
 
 export const commands: Command[] = [
   serveCommand,
@@ -22,6 +24,8 @@ export const commands: Command[] = [
   runCommand,
   tailCommand,
   showCommand,
+  sessionsCommand,
+  usageCommand,
   replayCommand,
   tokenCommand,
   exportCommand,

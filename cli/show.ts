@@ -21,6 +21,12 @@ prints it, 8 characters or more, or the whole x-loopgate-request-id):
                 the head; the time split head to end: Loopgate's own work and
                 waiting on the upstream), rate-limit headers, token usage
                 (cache and reasoning included)
+  session       the agent session it belongs to: client, turns, tokens,
+                estimated cost, cache hit ratio, rate-limit headroom
+  cache         this turn's prompt-cache outcome and, for a miss, why (the
+                first region that changed since the previous turn, a TTL lapse)
+  context       what fills the context, in tokens: system, tools (per MCP
+                server), history, tool results, the new turn
   conversation  the messages sent and the answer reassembled from the stream,
                 tool calls with their arguments and, when a later request sent
                 it back, their result
@@ -32,7 +38,8 @@ Options:
                  sides, each headed: what the client sent and received (its
                  protocol), the translation sent upstream and what the
                  upstream sent back (Chat Completions).
-  --json         The entry as JSON (record, bodies, event times).
+  --json         The entry as JSON (record, bodies, event times, and session,
+                 cache and context: null where the proxy has none).
   --curl         A curl command that sends this request again through the proxy
                  (the local token comes from \`loopgate token\`; never the key).
 ${CONNECTION_USAGE}
@@ -63,7 +70,14 @@ Exit codes: 0 shown, 1 no such request in the proxy's memory, 2 bad usage,
       io.err(`loopgate show: ${err.message}`);
       return err.code === LOCAL_ERROR_CODES.captureOff ? EXIT.config : EXIT.failed;
     }
-    if (values.json) io.out(JSON.stringify(entry, null, 2));
+    if (values.json)
+      io.out(
+        JSON.stringify(
+          { ...entry, session: entry.session ?? null, cache: entry.cache ?? null, context: entry.context ?? null },
+          null,
+          2,
+        ),
+      );
     else if (values.curl) {
       const plan = replayRequest(entry);
       if (!plan.ok) {

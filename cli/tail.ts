@@ -8,11 +8,12 @@ import { matches, tailLine, validStatusFilter, type TailFilter } from '../proxy/
 import { useColor } from './color.js';
 import { intOption } from './serve.js';
 import { outputGone } from './signals.js';
+import { sessionNamed } from './session-id.js';
 
 export const tailCommand: Command = {
   name: 'tail',
   summary: 'Follow the requests of a running proxy, one line each',
-  usage: `Usage: loopgate tail [--json] [--errors] [--model ID] [--key NAME] [--status CODE] [--lines N] [--no-follow] [--proxy URL]
+  usage: `Usage: loopgate tail [--json] [--errors] [--session ID] [--model ID] [--key NAME] [--status CODE] [--lines N] [--no-follow] [--proxy URL]
 
 Prints the proxy's recent requests (the last 10), then each new one as it
 finishes, until Ctrl+C: time, request id (for show/replay), method, path as sent
@@ -23,6 +24,7 @@ keeps recent requests in memory only (serve --no-capture turns that off).
 Options:
   --json         One JSON record a line (the traffic log's format).
   --errors       Only failed requests (status 0 or >= 400, or a stream that broke).
+  --session ID   Only this agent session's requests (\`loopgate sessions\` lists them).
   --model ID     Only requests for this model.
   --key NAME     Only requests routed to this key.
   --status CODE  Only this status (401) or class (4xx).
@@ -31,8 +33,9 @@ Options:
 ${CONNECTION_USAGE}
 
 Colour only on a terminal, and never with NO_COLOR set.
-Exit codes: 0 done (Ctrl+C, or the proxy stopped), 2 bad usage, 3 no Loopgate
-proxy with this token answers, or it keeps no traffic (--no-capture).`,
+Exit codes: 0 done (Ctrl+C, or the proxy stopped), 1 no such session in the
+proxy's memory, 2 bad usage, 3 no Loopgate proxy with this token answers, or it
+keeps no traffic (--no-capture).`,
   async run(argv, io) {
     const { values } = parseArgs({
       args: argv,
@@ -42,6 +45,7 @@ proxy with this token answers, or it keeps no traffic (--no-capture).`,
         ...CONNECTION_OPTIONS,
         json: { type: 'boolean' },
         errors: { type: 'boolean' },
+        session: { type: 'string' },
         model: { type: 'string' },
         key: { type: 'string' },
         status: { type: 'string' },
@@ -56,20 +60,27 @@ proxy with this token answers, or it keeps no traffic (--no-capture).`,
     const conn = await connectToProxy('tail', values, io);
     if (typeof conn === 'number') return conn;
     const style = { color: !values.json && useColor(io) };
+    let session: string | undefined;
+    const wanted = (e: TrafficSummary) =>
+      matches(e.record, filter) && (session === undefined || e.record.session?.id === session);
     const print = (e: TrafficSummary) => {
-      if (matches(e.record, filter)) io.out(values.json ? JSON.stringify(e.record) : tailLine(e.record, style));
+      if (wanted(e)) io.out(values.json ? JSON.stringify(e.record) : tailLine(e.record, style));
     };
     let last = 0;
     try {
       const api = localApiOf(conn);
+      if (values.session !== undefined) {
+        const found = await sessionNamed(api, values.session);
+        if (!found.ok) {
+          io.err(`loopgate tail: ${found.problem}`);
+          return EXIT.failed;
+        }
+        session = found.id;
+      }
       const recent = await api.traffic();
       last = recent.entries[0]?.seq ?? 0;
       // The last N that pass the filter, oldest first.
-      for (const e of recent.entries
-        .filter((x) => matches(x.record, filter))
-        .slice(0, lines)
-        .reverse())
-        print(e);
+      for (const e of recent.entries.filter(wanted).slice(0, lines).reverse()) print(e);
       if (values['no-follow']) return EXIT.ok;
       // Until Ctrl+C, the proxy stops, or the reader of the lines goes away (`| head`).
       await api.live(last, print, { signal: outputGone });

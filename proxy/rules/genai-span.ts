@@ -22,8 +22,12 @@ import {
   ATTR_GEN_AI_RESPONSE_ID,
   ATTR_GEN_AI_RESPONSE_MODEL,
   ATTR_GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK,
+  ATTR_GEN_AI_CONVERSATION_ID,
   ATTR_GEN_AI_TOKEN_TYPE,
+  ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
   ATTR_OPENAI_API_TYPE,
   GEN_AI_OPERATION_NAME_VALUE_CHAT,
@@ -115,6 +119,9 @@ const OPTIONAL_SPAN_FIELDS = [
   'bridgeDropped',
   'ttfbMs',
   'usage',
+  'tokens',
+  'cost',
+  'session',
 ] as const satisfies ReadonlyArray<keyof SpanRecord>;
 
 /**
@@ -248,6 +255,7 @@ export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData
     if (rec.usage?.input !== undefined) a[ATTR_GEN_AI_USAGE_INPUT_TOKENS] = rec.usage.input;
     if (rec.usage?.output !== undefined) a[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS] = rec.usage.output;
     if (rec.stream && rec.ttfbMs !== undefined) a[ATTR_GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = rec.ttfbMs / 1000;
+    Object.assign(a, cacheTokenAttributes(rec));
   } else {
     a[ATTR_HTTP_REQUEST_METHOD] = rec.method;
     // Path only: the query can hold what the redactor masked, and it says nothing a team needs.
@@ -281,6 +289,7 @@ export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData
   if (rec.retries) a['loopgate.retries'] = rec.retries;
   if (rec.clientAborted) a['loopgate.client_aborted'] = true;
   set(a, 'loopgate.stream.end', streamEnd(rec));
+  Object.assign(a, sessionAttributes(rec), costAttributes(rec));
 
   if (facts.content) for (const [k, v] of Object.entries(facts.content)) set(a, k, v);
 
@@ -306,6 +315,50 @@ export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData
           ? `${error} (${rec.diagnosis})`
           : error,
     parent: facts.parent,
+  };
+}
+
+/**
+ * The cache and reasoning parts of the usage, by the conventions' names (each part of
+ * gen_ai.usage.input_tokens or output_tokens, as they ask): what a collector's cache hit ratio reads.
+ */
+function cacheTokenAttributes(rec: SpanRecord): Record<string, AttrValue> {
+  const t = rec.tokens;
+  if (!t) return {};
+  const out: Record<string, AttrValue> = {
+    [ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]: t.cacheRead,
+    [ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS]: t.cacheWrite5m + t.cacheWrite1h,
+  };
+  if (t.reasoning) out[ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS] = t.reasoning;
+  return out;
+}
+
+/** The agent session as the conventions' conversation id, and how Loopgate tied the request to it. */
+function sessionAttributes(rec: SpanRecord): Record<string, AttrValue> {
+  const s = rec.session;
+  if (!s) return {};
+  const out: Record<string, AttrValue> = {
+    [ATTR_GEN_AI_CONVERSATION_ID]: s.id,
+    'loopgate.session.source': s.source,
+    'loopgate.session.client': s.client,
+  };
+  if (s.agent) out['loopgate.session.agent'] = s.agent;
+  if (s.run) out['loopgate.session.run.tool'] = s.run.tool;
+  return out;
+}
+
+/**
+ * The estimated cost. The GenAI conventions name no cost attribute yet (gen_ai.usage.cost.* is a
+ * proposal: semantic-conventions-genai PR 443), so it is Loopgate's own, in USD, and says it is an estimate.
+ */
+function costAttributes(rec: SpanRecord): Record<string, AttrValue> {
+  const c = rec.cost;
+  if (!c) return {};
+  if ('noPrice' in c) return { 'loopgate.cost.no_price': true };
+  return {
+    'loopgate.cost.estimated_usd': c.estimated,
+    'loopgate.cost.priced_as': c.pricedAs,
+    'loopgate.cost.price_source': c.source,
   };
 }
 

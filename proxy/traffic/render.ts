@@ -20,6 +20,8 @@ import { conversationOf } from './follow-ups.js';
 import type { FollowUp } from '../core/traffic-entry.js';
 import { PROTOCOL_TABLE, type Protocol } from '../rules/protocols/index.js';
 import { type TrafficEntry } from '../core/traffic-entry.js';
+import type { TrafficDetail } from '../core/local-api.js';
+import { sessionSections } from './session-text.js';
 
 export interface Style {
   color: boolean;
@@ -206,10 +208,7 @@ export interface ShowOptions extends Style {
 }
 
 /** The whole of one request, as `loopgate show` prints it. */
-export function showText(
-  entry: TrafficEntry & { followUps?: Record<string, FollowUp> },
-  opts: ShowOptions,
-): TerminalText {
+export function showText(entry: TrafficDetail, opts: ShowOptions): TerminalText {
   const rec = entry.record;
   const lines: Hole[] = [];
   lines.push(term`${paint(opts, 'bold', `Request ${rec.id}`)}  ${rec.time}`);
@@ -258,6 +257,9 @@ export function showText(
   }
   const limits = rateLimitHeaders(rec.responseHeaders);
   for (const [n, v] of Object.entries(limits)) lines.push(row('rate limit', `${n}: ${v}`));
+  // The session it belongs to, its cache outcome and what fills its context (issue 33), where the proxy sent them.
+  const sections = sessionSections(entry, opts.color);
+  if (sections) lines.push(sections);
 
   const conv = conversationOf(entry);
   lines.push(
