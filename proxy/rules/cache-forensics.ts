@@ -82,7 +82,8 @@ function escapePointer(key: string): string {
 function firstDifference(a: unknown, b: unknown, base: string): string {
   if (Array.isArray(a) && Array.isArray(b)) {
     const n = Math.min(a.length, b.length);
-    for (let i = 0; i < n; i++) if (canonical(a[i]) !== canonical(b[i])) return firstDifference(a[i], b[i], `${base}/${i}`);
+    for (let i = 0; i < n; i++)
+      if (canonical(a[i]) !== canonical(b[i])) return firstDifference(a[i], b[i], `${base}/${i}`);
     return `${base}/${n}`;
   }
   const x = obj(a);

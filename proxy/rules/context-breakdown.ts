@@ -28,7 +28,8 @@ export interface TokenCounter {
 export function encodingFor(model: string | undefined): { encoding: EncodingName; own: boolean } {
   // Relays prefix vendors ("openai/gpt-4o"); dated snapshots keep the family's prefix.
   const m = (model ?? '').toLowerCase().replace(/^.*\//, '');
-  if (/^(gpt-4o|chatgpt-4o|gpt-4\.[15]|gpt-5|gpt-oss|o[134](-|$)|codex-)/.test(m)) return { encoding: 'o200k_base', own: true };
+  if (/^(gpt-4o|chatgpt-4o|gpt-4\.[15]|gpt-5|gpt-oss|o[134](-|$)|codex-)/.test(m))
+    return { encoding: 'o200k_base', own: true };
   if (/^gpt-(3\.5|4)(-|$)/.test(m)) return { encoding: 'cl100k_base', own: true };
   return { encoding: 'o200k_base', own: false };
 }
@@ -135,7 +136,8 @@ export function contextBreakdown(input: BreakdownInput): ContextBreakdown {
   const estimated = !own;
   if (estimated && exact && counted > 0) scaleTo(parts, total, counted);
   const out: ContextBreakdown = { total, exact, estimated, tokenizer: input.counter.encoding, parts };
-  if (input.previous) out.growth = { tokens: total - input.previous.total, previous: { seq: input.previous.seq, id: input.previous.id } };
+  if (input.previous)
+    out.growth = { tokens: total - input.previous.total, previous: { seq: input.previous.seq, id: input.previous.id } };
   return out;
 }
 

@@ -2,7 +2,12 @@
 // bridge, the missing markers, the minimum, and the summary in words.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cacheOutcome, firstChangedRegion, type PreviousTurn, type TurnFacts } from '../../proxy/rules/cache-forensics.js';
+import {
+  cacheOutcome,
+  firstChangedRegion,
+  type PreviousTurn,
+  type TurnFacts,
+} from '../../proxy/rules/cache-forensics.js';
 import type { TokenCounts } from '../../proxy/core/token-counts.js';
 
 const tokens = (t: Partial<TokenCounts>): TokenCounts => ({
@@ -44,7 +49,12 @@ const prev = (body: Record<string, unknown>, t: Partial<TokenCounts> = { cacheWr
   tokens: tokens(t),
   model: 'claude-sonnet-4-5',
 });
-const cur = (body: Record<string, unknown>, t: Partial<TokenCounts>, gapMs = 30_000, more: Partial<TurnFacts> = {}): TurnFacts => ({
+const cur = (
+  body: Record<string, unknown>,
+  t: Partial<TokenCounts>,
+  gapMs = 30_000,
+  more: Partial<TurnFacts> = {},
+): TurnFacts => ({
   protocol: 'messages',
   body,
   time: T0 + gapMs,
@@ -145,7 +155,13 @@ describe('cache outcome', () => {
   });
 
   it('Chat: a system message edited; Responses: instructions and input items', () => {
-    const a = { model: 'gpt-4o', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'q' }] };
+    const a = {
+      model: 'gpt-4o',
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'q' },
+      ],
+    };
     const b = { ...a, messages: [{ role: 'system', content: 'be long' }, ...a.messages.slice(1)] };
     expect(firstChangedRegion('chat', a, b)).toEqual({
       part: 'system',
@@ -154,11 +170,21 @@ describe('cache outcome', () => {
       pointer: '/messages/0/content',
     });
     const tool = { role: 'tool', tool_call_id: 'call_1', content: 'r1' };
-    expect(firstChangedRegion('chat', { ...a, messages: [...a.messages, tool] }, {
-      ...a,
-      messages: [...a.messages, { ...tool, content: 'r2' }],
-    })?.label).toBe('message 2 (tool result for call_1)');
-    const r = { model: 'gpt-5', instructions: 'be brief', input: [{ type: 'function_call_output', call_id: 'c9', output: 'a' }] };
+    expect(
+      firstChangedRegion(
+        'chat',
+        { ...a, messages: [...a.messages, tool] },
+        {
+          ...a,
+          messages: [...a.messages, { ...tool, content: 'r2' }],
+        },
+      )?.label,
+    ).toBe('message 2 (tool result for call_1)');
+    const r = {
+      model: 'gpt-5',
+      instructions: 'be brief',
+      input: [{ type: 'function_call_output', call_id: 'c9', output: 'a' }],
+    };
     expect(firstChangedRegion('responses', r, { ...r, instructions: 'be long' })).toEqual({
       part: 'system',
       label: 'the system prompt',
