@@ -10,7 +10,7 @@ import { cacheOutcome, promptTokens, type TurnFacts } from '../rules/cache-foren
 import { contextBreakdown, encodingFor } from '../rules/context-breakdown.js';
 import { obj } from '../rules/protocols/conversation-parts.js';
 import { bridgedFrom, endpointProtocol, type Protocol } from '../rules/protocols/index.js';
-import { tokenCounter } from './tokenizers.js';
+import { withCounts } from './tokenizers.js';
 
 export interface TurnAnalysis {
   cache?: CacheOutcome;
@@ -55,9 +55,10 @@ async function breakdown(e: TrafficEntry): Promise<ContextBreakdown | undefined>
   const body = protocol && parsedBody(e);
   if (!protocol || !body) return undefined;
   const model = e.record.model ?? (typeof body.model === 'string' ? body.model : undefined);
-  const counter = await tokenCounter(encodingFor(model).encoding);
   const exactTotal = e.record.tokens ? promptTokens(e.record.tokens) : undefined;
-  return contextBreakdown({ protocol, body, model, exactTotal, counter });
+  return withCounts(encodingFor(model).encoding, (counter) =>
+    contextBreakdown({ protocol, body, model, exactTotal, counter }),
+  );
 }
 
 function cacheOf(e: TrafficEntry, previous: TrafficEntry | undefined): CacheOutcome | undefined {

@@ -1,14 +1,22 @@
 // Context breakdown (issue 33 §4): what fills a request's context, by part, in
 // tokens counted with gpt-tokenizer's real encodings, for all three protocols.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contextBreakdown, encodingFor, type TokenCounter } from '../../proxy/rules/context-breakdown.js';
-import { tokenCounter } from '../../proxy/traffic/tokenizers.js';
+import { countTokens, stopTokenizer, withCounts } from '../../proxy/traffic/tokenizers.js';
 
+// The real encodings, loaded here directly for a synchronous counter; the worker is checked against them below.
 let o200k: TokenCounter;
 let cl100k: TokenCounter;
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
 beforeAll(async () => {
-  [o200k, cl100k] = await Promise.all([tokenCounter('o200k_base'), tokenCounter('cl100k_base')]);
+  const [a, b] = await Promise.all([
+    import('gpt-tokenizer/encoding/o200k_base'),
+    import('gpt-tokenizer/encoding/cl100k_base'),
+  ]);
+  o200k = { encoding: 'o200k_base', count: (t) => a.countTokens(t, AS_TEXT) };
+  cl100k = { encoding: 'cl100k_base', count: (t) => b.countTokens(t, AS_TEXT) };
 });
+afterAll(() => stopTokenizer());
 
 const byKind = (b: ReturnType<typeof contextBreakdown>) => Object.fromEntries(b.parts.map((p) => [p.label, p.tokens]));
 
@@ -138,5 +146,18 @@ describe('context breakdown', () => {
   it('text that looks like a special token is counted, not refused', () => {
     const body = { messages: [{ role: 'user', content: 'see <|endoftext|> here' }] };
     expect(contextBreakdown({ protocol: 'chat', body, model: 'gpt-4o', counter: o200k }).total).toBeGreaterThan(3);
+  });
+
+  it('the worker counts as the encodings do, and a breakdown through it equals the direct one', async () => {
+    const texts = ['hello world', 'see <|endoftext|> here', '', 'Ünïcödé 漢字'];
+    expect(await countTokens('o200k_base', texts)).toEqual(texts.map((t) => o200k.count(t)));
+    expect(await countTokens('cl100k_base', texts)).toEqual(texts.map((t) => cl100k.count(t)));
+    const body = { system: 'Be brief.', messages: [{ role: 'user', content: 'Weather in Paris?' }] };
+    const via = await withCounts('o200k_base', (counter) =>
+      contextBreakdown({ protocol: 'messages', body, model: 'claude-x', counter, exactTotal: 40 }),
+    );
+    expect(via).toEqual(
+      contextBreakdown({ protocol: 'messages', body, model: 'claude-x', counter: o200k, exactTotal: 40 }),
+    );
   });
 });
