@@ -39,7 +39,11 @@ const LAYOUT: Record<Protocol, PromptLayout> = {
  * prompt-caching docs), 1,024 tokens for OpenAI's automatic caching.
  */
 export function minimumCacheable(protocol: Protocol, model: string | undefined): number {
-  if (!LAYOUT[protocol].explicitMarkers) return 1024;
+  return LAYOUT[protocol].explicitMarkers ? anthropicMinimum(model) : 1024;
+}
+
+/** Anthropic's smallest cacheable prefix for a model (the simulator caches by the same table). */
+export function anthropicMinimum(model: string | undefined): number {
   const m = (model ?? '').toLowerCase();
   if (/haiku-4-5|opus-4-[56]/.test(m)) return 4096;
   if (/haiku-3|3-haiku|3-5-haiku/.test(m)) return 2048;
