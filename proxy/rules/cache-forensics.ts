@@ -38,7 +38,7 @@ const LAYOUT: Record<Protocol, PromptLayout> = {
  * The smallest prefix the service caches: Anthropic's table by model (the
  * prompt-caching docs), 1,024 tokens for OpenAI's automatic caching.
  */
-export function minimumCacheable(protocol: Protocol, model: string | undefined): number {
+function minimumCacheable(protocol: Protocol, model: string | undefined): number {
   return LAYOUT[protocol].explicitMarkers ? anthropicMinimum(model) : 1024;
 }
 
@@ -190,7 +190,7 @@ const num = (n: number) => Math.round(n).toLocaleString('en-US');
 const minutes = (ms: number) => (ms >= 2 * ONE_HOUR ? `${num(ms / ONE_HOUR)} h` : `${num(ms / 60_000)} min`);
 
 /** The cause in words, for the summary. */
-export function describeCause(c: CacheMissCause): string {
+function describeCause(c: CacheMissCause): string {
   switch (c.kind) {
     case 'first-turn':
       return 'first turn of the session';

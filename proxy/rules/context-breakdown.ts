@@ -35,13 +35,13 @@ export function encodingFor(model: string | undefined): { encoding: EncodingName
 }
 
 /** An MCP tool's server (Claude Code's `mcp__server__tool` names), else undefined. */
-export function mcpServer(toolName: string): string | undefined {
+function mcpServer(toolName: string): string | undefined {
   const m = /^mcp__(.+?)__./.exec(toolName);
   return m?.[1];
 }
 
 /** A tool definition's name in any protocol: Messages' and Responses' `name`, Chat's `function.name`, a hosted tool's `type`. */
-export function toolName(tool: unknown): string {
+function toolName(tool: unknown): string {
   const t = obj(tool) ?? {};
   const name = t.name ?? obj(t.function)?.name ?? t.type;
   return typeof name === 'string' ? name : 'unknown';
