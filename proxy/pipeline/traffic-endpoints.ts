@@ -105,10 +105,12 @@ export async function handleTraffic(
   }
   // Oldest first: the first later request that answers a call is the one that carried its result.
   // The cache outcome and the context are worked out here, on the query, never on the request path (memoised per entry).
-  const { cache, context } = await analyseTurn(entry, previousTurn(ring, entry));
+  const { cache, context } = await analyseTurn(entry, previousTurn(ring, ctx.sessions, entry));
+  const sessionId = entry.record.session?.id;
   const answer = {
     ...entry,
     followUps: followUps(entry, ring.list({ after: entry.seq }).reverse()),
+    session: sessionId === undefined ? undefined : ctx.sessions.get(sessionId),
     ...(cache ? { cache } : {}),
     ...(context ? { context } : {}),
   } satisfies TrafficDetail;
