@@ -134,4 +134,13 @@ describe('cache forensics through the proxy', () => {
     expect((late.cache!.cause as { gapMs: number }).gapMs).toBeGreaterThan(5 * 60_000);
     expect(late.cache!.summary).toMatch(/^cache: 0 % — 6 min since the previous turn \(cache TTL 5 min\)/);
   });
+
+  it("the session answer carries each turn's cache outcome and context, and the detail its session", async () => {
+    expect(second.session).toMatchObject({ source: 'header', client: expect.any(String) });
+    const { turns } = await api().session(second.session!.id);
+    expect(turns.length).toBe(4);
+    expect(turns.map((t) => t.cache?.verdict)).toEqual(['miss', 'hit', 'miss', 'miss']);
+    expect(turns.map((t) => t.cache?.cause?.kind)).toEqual(['first-turn', undefined, 'changed', 'ttl-lapsed']);
+    expect(turns[1]!.context).toEqual(second.context);
+  });
 });

@@ -53,6 +53,17 @@ test(
       timeoutMs: 30_000,
       message: 'proxy running',
     });
+    // The proxy restarts with the key: wait until it serves the key's models.
+    await waitFor(
+      async () => {
+        const res = await fetch(`${api.host.endpoint!.url}/_loopgate/keys`, {
+          headers: { authorization: `Bearer ${api.host.token}` },
+        });
+        const keys = ((await res.json()) as { keys: Array<{ models: unknown[] | null }> }).keys;
+        return keys.length === 1 && keys[0]!.models?.length;
+      },
+      { timeoutMs: 30_000, message: 'the key with its models' },
+    );
   },
   { timeoutMs: 90_000 },
 );
