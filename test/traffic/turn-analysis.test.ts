@@ -1,7 +1,7 @@
 // The turn analysis is worked out on a query and kept per entry (issue 33 §3,
 // §4): a real agent's size (a 20 KB system prompt, 100 messages) must stay
 // quick, and a second query must not work it out again.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TrafficEntry } from '../../proxy/core/traffic-entry.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
@@ -70,11 +70,14 @@ describe('turn analysis', () => {
     // The encodings load in the worker: the proxy's thread must not stall while they do.
     const stall = monitorEventLoopDelay({ resolution: 10 });
     stall.enable();
+    const idleBefore = performance.eventLoopUtilization();
     let t = performance.now();
     const first = await analyseTurn(cur, prev);
     const cold = performance.now() - t;
     stall.disable();
     const stallMs = stall.max / 1e6;
+    // The share of that time this thread was busy (robust to a loaded machine, where it may simply wait its turn).
+    const busy = performance.eventLoopUtilization(idleBefore).utilization;
     t = performance.now();
     const again = await analyseTurn(cur, prev);
     const memo = performance.now() - t;
@@ -83,7 +86,7 @@ describe('turn analysis', () => {
     const changed = await analyseTurn(other, cur);
     const warm = performance.now() - t;
     console.log(
-      `turn analysis: cold ${cold.toFixed(0)} ms (worker start and o200k load; longest stall ${stallMs.toFixed(0)} ms), warm ${warm.toFixed(1)} ms, memoised ${memo.toFixed(2)} ms`,
+      `turn analysis: cold ${cold.toFixed(0)} ms (worker start and o200k load; longest stall ${stallMs.toFixed(0)} ms, this thread busy ${(busy * 100).toFixed(0)} %), warm ${warm.toFixed(1)} ms, memoised ${memo.toFixed(2)} ms`,
     );
     expect(again.cache).toBe(first.cache);
     expect(first.cache).toMatchObject({ verdict: 'hit', previous: { seq: 1, id: 'req-1' } });
@@ -104,7 +107,7 @@ describe('turn analysis', () => {
     // Memoised: the second answer is the same object, far quicker than the first.
     expect(memo).toBeLessThan(warm + 5);
     expect(warm).toBeLessThan(2_000);
-    // Loading o200k on this thread stalled it 431 ms in the same test; in the worker, 69 ms (a loaded 2-core machine).
-    expect(stallMs).toBeLessThan(250);
+    // Loading o200k on this thread kept it busy most of the time; in the worker, this thread mostly waits.
+    expect(busy).toBeLessThan(0.3);
   });
 });
