@@ -248,10 +248,10 @@ export function cacheOutcome(prev: PreviousTurn | undefined, cur: TurnFacts): Ca
     else if (lapsed) cause = { kind: 'ttl-lapsed', gapMs, ttl };
     else if (region) cause = { kind: 'changed', region };
     else cause = { kind: 'unexplained' };
-  } else if (region) {
+  } else if (region && !coveredAnyway(t, hitRatio, prev)) {
     verdict = 'partial';
     cause = { kind: 'changed', region };
-  } else if (prev?.tokens && t.cacheRead < promptTokens(prev.tokens) / 2) {
+  } else if (!region && prev?.tokens && t.cacheRead < promptTokens(prev.tokens) / 2) {
     // The prompt only grew, yet less than half of what was there came from the cache: part of it expired.
     verdict = 'partial';
     cause = gapMs > FIVE_MINUTES ? { kind: 'ttl-lapsed', gapMs, ttl: '5m' } : { kind: 'unexplained' };
@@ -264,6 +264,15 @@ export function cacheOutcome(prev: PreviousTurn | undefined, cur: TurnFacts): Ca
   const tail = paid ?? uncached;
   const summary = `cache: ${pct} — ${words}${tail ? `, ${tail}` : ''}`;
   return withPrevious({ verdict, ...base, ...(cause ? { cause } : {}), summary }, previous);
+}
+
+/**
+ * A change that cost nothing: the cache still served at least the previous turn's whole prompt (another session
+ * had cached the changed prompt), or, without the previous turn's usage, nearly all of this one.
+ */
+function coveredAnyway(t: TokenCounts, hitRatio: number | null, prev: PreviousTurn | undefined): boolean {
+  if (prev?.tokens) return t.cacheRead >= promptTokens(prev.tokens);
+  return hitRatio !== null && hitRatio >= 0.9;
 }
 
 function withPrevious(o: CacheOutcome, previous: CacheOutcome['previous']): CacheOutcome {

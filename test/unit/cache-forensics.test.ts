@@ -109,6 +109,13 @@ describe('cache outcome', () => {
     });
   });
 
+  it('a change the cache covered anyway (another session had cached it) is a hit, not a partial', () => {
+    const edited = { ...turn2, system: [system[0], { type: 'text', text: 'Tools changed.' }, system[2]] };
+    const o = cacheOutcome(prev(turn1, { cacheWrite5m: 2000 }), cur(edited, { cacheRead: 2040, input: 3 }));
+    expect(o).toMatchObject({ verdict: 'hit', summary: 'cache: 100 % — prefix reused, 3 tokens uncached' });
+    expect(o.cause).toBeUndefined();
+  });
+
   it('the model, the tool list and a dropped message are regions too', () => {
     expect(firstChangedRegion('messages', turn1, { ...turn1, model: 'x' })?.part).toBe('model');
     expect(firstChangedRegion('messages', turn1, { ...turn1, tools: [{ name: 'Write', input_schema: {} }] })).toEqual({

@@ -29,7 +29,8 @@ async function turn(middle: string): Promise<string> {
       model: 'claude-sonnet-4-6',
       max_tokens: 30,
       system: [
-        { type: 'text', text: 'You are a coding agent.' },
+        // Unique to this run: the other VS Code target's run must not have cached it.
+        { type: 'text', text: `You are a coding agent (run ${session}).` },
         { type: 'text', text: middle },
         { type: 'text', text: LONG, cache_control: { type: 'ephemeral' } },
       ],
