@@ -52,6 +52,7 @@ function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => un
     'loopgate.sendEditedRequest': (uri) => traffic.sendEdited(d.traffic, uri),
     'loopgate.copyRequestAsCurl': (arg) => traffic.copyCurl(d.traffic, arg),
     'loopgate.compareRequests': (arg, other) => traffic.compareWith(d.traffic, arg, other),
+    'loopgate.compareWithPreviousTurn': (arg) => traffic.compareWithPreviousTurn(d.traffic, arg),
     'loopgate.showBridgeTranslation': (arg) => traffic.showTranslation(d.traffic, arg),
     'loopgate.exportRequestHar': (arg, target) => traffic.exportHar(d.traffic, arg, target),
     'loopgate.exportTrafficHar': (target) => traffic.exportHar(d.traffic, 'visible', target),

@@ -12,11 +12,13 @@ import type { TrafficDetail } from '../../proxy/core/local-api.js';
 import { usageDetails } from '../../proxy/rules/usage.js';
 import type { Message, Part } from '../../proxy/rules/protocols/index.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from './html.js';
+import { cacheRow, contextRow, CONTEXT_STYLE } from './turn-overview.js';
 
 /** What the panel shows: the local API's answer for one entry. */
 export type DetailEntry = TrafficDetail;
 
-export type PanelAction = 'replay' | 'editAndResend' | 'copyCurl' | 'compareWith' | 'showTranslation' | 'exportHar';
+export type PanelAction =
+  'replay' | 'editAndResend' | 'copyCurl' | 'compareWith' | 'compareWithPrevious' | 'showTranslation' | 'exportHar';
 
 /** The command each of the panel's buttons runs (the same as the Traffic view's menus). */
 export const PANEL_COMMANDS: Record<PanelAction, string> = {
@@ -24,6 +26,7 @@ export const PANEL_COMMANDS: Record<PanelAction, string> = {
   editAndResend: 'loopgate.editAndResendRequest',
   copyCurl: 'loopgate.copyRequestAsCurl',
   compareWith: 'loopgate.compareRequests',
+  compareWithPrevious: 'loopgate.compareWithPreviousTurn',
   showTranslation: 'loopgate.showBridgeTranslation',
   exportHar: 'loopgate.exportRequestHar',
 };
@@ -103,6 +106,8 @@ function overview(e: DetailEntry): SafeHtml {
     ['Time split', e.timing ? timeSplit(e.timing) : undefined],
     ['Retries', r.retries ? String(r.retries) : undefined],
     ['Usage', usageText],
+    ['Cache', cacheRow(e.cache)],
+    ['Context', contextRow(e.context)],
     ['Rate limits', limits.length ? html`${limits}` : undefined],
     ['Replay of', r.replayOf ? html`<code>${shortId(r.replayOf)}</code>` : undefined],
     [
@@ -276,7 +281,7 @@ export function detailHtml(e: DetailEntry, opts: { nonce: string; cspSource: str
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${opts.cspSource}; style-src 'nonce-${opts.nonce}'; script-src 'nonce-${opts.nonce}';">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style nonce="${opts.nonce}">${rawHtml(STYLE)}</style>
+<style nonce="${opts.nonce}">${rawHtml(STYLE + CONTEXT_STYLE)}</style>
 <title>Request ${shortId(r.id)}</title></head>
 <body data-id="${r.id}">
 <header>

@@ -11,6 +11,7 @@ import { replayRequest } from '../../proxy/traffic/replay-request.js';
 import { curlCommand } from '../../proxy/traffic/replay-request.js';
 import { sendReplay } from '../../proxy/traffic/send-replay.js';
 import { shortId } from '../../proxy/traffic/render.js';
+import { pointerLine } from '../../proxy/traffic/pointer-line.js';
 import { toHar } from '../../proxy/log/har.js';
 import { writePrivateFile } from '../../proxy/log/export-file.js';
 import { cliInvocation } from '../../cli/invocation.js';
@@ -299,4 +300,45 @@ function describeFilter(list: TrafficList): string {
 export function setPaused(d: TrafficDeps, paused: boolean): void {
   d.list.setPaused(paused);
   void vscode.commands.executeCommand('setContext', 'loopgate.trafficPaused', paused);
+}
+
+/**
+ * The diff of this turn's body with the session's previous turn's (the one its cache outcome was compared with),
+ * opened at the first region that changed.
+ */
+export async function compareWithPreviousTurn(d: TrafficDeps, arg: unknown): Promise<void> {
+  const entry = await entryOf(arg, d);
+  if (!entry) return;
+  const previous = entry.cache?.previous;
+  if (!previous) {
+    void vscode.window.showInformationMessage(
+      'Loopgate: no earlier turn of this session is in the traffic ring to compare with.',
+    );
+    return;
+  }
+  const id = entry.record.id;
+  await vscode.commands.executeCommand(
+    'vscode.diff',
+    bodyUri(previous.id, 'request'),
+    bodyUri(id, 'request'),
+    `Turn #${previous.seq} ↔ #${entry.seq} (${entry.cache?.summary ?? ''})`,
+  );
+  const cause = entry.cache?.cause;
+  if (cause?.kind !== 'changed' || !entry.requestBody) return;
+  let line: number | undefined;
+  try {
+    line = pointerLine(JSON.parse(entry.requestBody), cause.region.pointer);
+  } catch {
+    return;
+  }
+  const editor = vscode.window.activeTextEditor;
+  if (line === undefined || !editor || editor.document.uri.toString() !== bodyUri(id, 'request').toString()) return;
+  const at = new vscode.Range(
+    line,
+    0,
+    line,
+    editor.document.lineAt(Math.min(line, editor.document.lineCount - 1)).text.length,
+  );
+  editor.selection = new vscode.Selection(at.start, at.end);
+  editor.revealRange(at, vscode.TextEditorRevealType.InCenter);
 }

@@ -16,6 +16,8 @@ import {
   type SessionTurn,
 } from '../core/local-api.js';
 import { isTurn } from '../traffic/session-book.js';
+import { previousTurn } from '../traffic/previous-turn.js';
+import { analyseTurn } from '../traffic/turn-analysis.js';
 
 const SESSIONS_PATH = LOCAL_PATHS.sessions;
 
@@ -23,12 +25,12 @@ export function isSessionEndpoint(path: string): boolean {
   return path === SESSIONS_PATH || path.startsWith(SESSIONS_PATH + '/');
 }
 
-export function handleSessions(
+export async function handleSessions(
   req: IncomingMessage,
   paths: PathFacts,
   reply: ClientReply,
   ctx: Pick<ProxyContext, 'ring' | 'sessions'>,
-): void {
+): Promise<void> {
   if (req.method !== 'GET')
     throw new ProxyError(405, LOCAL_ERROR_CODES.methodNotAllowed, `${SESSIONS_PATH} is read with GET.`, {
       allow: 'GET',
@@ -55,15 +57,20 @@ export function handleSessions(
       `No session ${JSON.stringify(id.slice(0, 80))} in this proxy's memory: it keeps the sessions seen since it started (\`loopgate sessions\` lists them; \`loopgate usage\` reads older ones from the log).`,
     );
   const turns: SessionTurn[] = [];
+  const ring = ctx.ring;
   for (const seq of session.seqs) {
-    const entry = ctx.ring?.get(String(seq));
-    if (!entry || !isTurn(entry.record)) continue;
+    const entry = ring?.get(String(seq));
+    if (!ring || !entry || !isTurn(entry.record)) continue;
     const r = entry.record;
     const turn: SessionTurn = { seq, id: r.id, time: r.time, status: r.status };
     if (r.model) turn.model = r.servedModel ?? r.model;
     if (r.session?.agent) turn.agent = r.session.agent;
     if (r.tokens) turn.tokens = r.tokens;
     if (r.cost) turn.cost = r.cost;
+    // Each turn against the one before it (memoised per entry: a panel that polls pays once).
+    const { cache, context } = await analyseTurn(entry, previousTurn(ring, ctx.sessions, entry));
+    if (cache) turn.cache = cache;
+    if (context) turn.context = context;
     turns.push(turn);
   }
   const answer: SessionDetailAnswer = { session, turns };

@@ -4,7 +4,8 @@
 //   GET /_loopgate/traffic            newest first: { capture, entries: [{ seq, record }] } (?after=SEQ&limit=N&rows=1)
 //   GET /_loopgate/traffic/live       text/event-stream: one `data:` line per new entry ({ seq, record });
 //                                     ?rows=1 sends only the fields a list row shows (the Traffic view)
-//   GET /_loopgate/traffic/<id|seq>   one entry whole: record, bodies, stream event times, and
+//   GET /_loopgate/traffic/<id|seq>   one entry whole: record, bodies, stream event times, the cache outcome
+//                                     and the context breakdown (worked out on this query), and
 //                                     followUps: the later requests that carried its tool calls' results
 import { ProxyError } from '../rules/proxy-errors.js';
 import type { ProxyContext } from './context.js';
@@ -13,6 +14,8 @@ import type { PathFacts } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import type { TrafficRing } from '../traffic/ring.js';
 import { followUps } from '../traffic/follow-ups.js';
+import { previousTurn } from '../traffic/previous-turn.js';
+import { analyseTurn } from '../traffic/turn-analysis.js';
 import {
   LOCAL_ERROR_CODES,
   LOCAL_PATHS,
@@ -101,11 +104,15 @@ export async function handleTraffic(
     );
   }
   // Oldest first: the first later request that answers a call is the one that carried its result.
+  // The cache outcome and the context are worked out here, on the query, never on the request path (memoised per entry).
+  const { cache, context } = await analyseTurn(entry, previousTurn(ring, ctx.sessions, entry));
   const sessionId = entry.record.session?.id;
   const answer = {
     ...entry,
     followUps: followUps(entry, ring.list({ after: entry.seq }).reverse()),
     session: sessionId === undefined ? undefined : ctx.sessions.get(sessionId),
+    ...(cache ? { cache } : {}),
+    ...(context ? { context } : {}),
   } satisfies TrafficDetail;
   reply.answer(200, 'application/json', JSON.stringify(answer));
 }

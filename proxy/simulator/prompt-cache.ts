@@ -16,6 +16,7 @@
 // but count no tokens, as before. Entries are keyed by a rolling SHA-256 of the
 // prefix, one step per block. The clock is injected.
 import { createHash } from 'node:crypto';
+import { anthropicMinimum } from '../rules/cache-forensics.js';
 import { SimError } from './relay-errors.js';
 import { isObject } from './protocols/check.js';
 import { textLength } from './text.js';
@@ -42,13 +43,11 @@ export interface CachedPrompt {
 
 /**
  * The smallest prefix Anthropic caches for a model (the prompt-caching docs'
- * table); a fixture model's `cache_min_tokens` overrides it.
+ * table, kept in rules/cache-forensics.ts, which names a prompt below it); a fixture
+ * model's `cache_min_tokens` overrides it.
  */
 export function anthropicMinTokens(model: string): number {
-  const m = model.toLowerCase();
-  if (/haiku-4-5|opus-4-[56]/.test(m)) return 4096;
-  if (/haiku-3|3-haiku|3-5-haiku/.test(m)) return 2048;
-  return 1024;
+  return anthropicMinimum(model);
 }
 
 interface Entry {

@@ -63,7 +63,14 @@ describe('the CLI installed as a command', () => {
   });
 
   it('the package holds the built CLI, the manifest, README and LICENSE: no sources, no tests, no extension', () => {
-    expect(files).toEqual(['LICENSE', 'README.md', 'dist/cli.js', 'dist/otlp-worker.js', 'package.json']);
+    expect(files).toEqual([
+      'LICENSE',
+      'README.md',
+      'dist/cli.js',
+      'dist/otlp-worker.js',
+      'dist/tokenizer-worker.js',
+      'package.json',
+    ]);
   });
 
   it('runs from another directory as `loopgate`', () => {

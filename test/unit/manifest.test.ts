@@ -133,6 +133,7 @@ describe('manifest', () => {
         '!dist/detail-page.js',
         '!dist/extension.js',
         '!dist/otlp-worker.js',
+        '!dist/tokenizer-worker.js',
         '!dist/server.js',
         '!media/**',
         '!package.json',

@@ -1,0 +1,280 @@
+// Why a turn's prompt cache missed (issue 33 §3). The hit ratio comes from the
+// usage the upstream reported (record.tokens); the cause from comparing the
+// request body with the session's previous turn, walking the prompt in the
+// order the cached prefix runs (model, tools, system, messages): the first
+// region that differs is where the cache stopped. Other causes: the time since
+// the previous turn past the TTL the request's markers ask for (5 minutes, or
+// 1 hour with `ttl: "1h"`), a bridge to Chat Completions that had to drop
+// `cache_control`, an Anthropic request with no markers at all (it caches
+// nothing then; OpenAI-style routes cache automatically), a prompt below the
+// smallest cacheable prefix. Pure, no I/O.
+import type { BodyRegion, CacheMissCause, CacheOutcome } from '../core/agent-session.js';
+import type { Protocol } from '../core/routing-facts.js';
+import type { TokenCounts } from '../core/token-counts.js';
+import { obj } from './protocols/conversation-parts.js';
+
+const FIVE_MINUTES = 5 * 60_000;
+const ONE_HOUR = 60 * 60_000;
+const CACHE_CONTROL = 'cache_control';
+
+/** Where a protocol keeps the parts of its prompt, in the order the cached prefix runs. */
+interface PromptLayout {
+  /** The system prompt's own field (Messages' `system`, Responses' `instructions`); Chat keeps it in the messages. */
+  system?: string;
+  messages: string;
+  /** Settings that are part of the cached prefix: changing them invalidates what follows. */
+  settings: readonly string[];
+  /** The client must mark what to cache (Anthropic); otherwise the service caches every long prefix by itself. */
+  explicitMarkers: boolean;
+}
+
+const LAYOUT: Record<Protocol, PromptLayout> = {
+  messages: { system: 'system', messages: 'messages', settings: ['tool_choice', 'thinking'], explicitMarkers: true },
+  chat: { messages: 'messages', settings: [], explicitMarkers: false },
+  responses: { system: 'instructions', messages: 'input', settings: [], explicitMarkers: false },
+};
+
+/**
+ * The smallest prefix the service caches: Anthropic's table by model (the
+ * prompt-caching docs), 1,024 tokens for OpenAI's automatic caching.
+ */
+function minimumCacheable(protocol: Protocol, model: string | undefined): number {
+  return LAYOUT[protocol].explicitMarkers ? anthropicMinimum(model) : 1024;
+}
+
+/** Anthropic's smallest cacheable prefix for a model (the simulator caches by the same table). */
+export function anthropicMinimum(model: string | undefined): number {
+  const m = (model ?? '').toLowerCase();
+  if (/haiku-4-5|opus-4-[56]/.test(m)) return 4096;
+  if (/haiku-3|3-haiku|3-5-haiku/.test(m)) return 2048;
+  return 1024;
+}
+
+/** One turn as the forensics read it. */
+export interface TurnFacts {
+  protocol: Protocol;
+  /** The request body, parsed (undefined when it was not kept or is not JSON). */
+  body: Record<string, unknown> | undefined;
+  /** When the turn reached the service (ms since the epoch): the previous turn's end is when its cache entry was last used. */
+  time: number;
+  tokens?: TokenCounts;
+  model?: string;
+  /** The bridge applied (record.bridge, e.g. `messages->chat`). */
+  bridge?: string;
+}
+
+export interface PreviousTurn extends TurnFacts {
+  seq: number;
+  id: string;
+}
+
+/** Every prompt token of a turn: the uncached rest, the cache reads and both writes. */
+export function promptTokens(t: TokenCounts): number {
+  return t.input + t.cacheRead + t.cacheWrite5m + t.cacheWrite1h;
+}
+
+/** A value as the cache compares it: markers moved between turns change nothing cached. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (k, x: unknown) => (k === CACHE_CONTROL ? undefined : x));
+}
+
+function escapePointer(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** The JSON pointer, under `base`, of the first place `a` and `b` differ (both already known to differ). */
+function firstDifference(a: unknown, b: unknown, base: string): string {
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const n = Math.min(a.length, b.length);
+    for (let i = 0; i < n; i++)
+      if (canonical(a[i]) !== canonical(b[i])) return firstDifference(a[i], b[i], `${base}/${i}`);
+    return `${base}/${n}`;
+  }
+  const x = obj(a);
+  const y = obj(b);
+  if (x && y) {
+    for (const k of new Set([...Object.keys(x), ...Object.keys(y)])) {
+      if (k === CACHE_CONTROL) continue;
+      if (canonical(x[k]) !== canonical(y[k])) return firstDifference(x[k], y[k], `${base}/${escapePointer(k)}`);
+    }
+  }
+  return base;
+}
+
+/** A message list in a protocol's field: Responses accepts one string as the whole input. */
+function itemsOf(v: unknown): unknown[] {
+  if (Array.isArray(v)) return v;
+  return v === undefined ? [] : [v];
+}
+
+/** A tool result's call id, when the value at this message (or its content block) is one. */
+function toolResultId(message: unknown, block: unknown): string | undefined {
+  const m = obj(message) ?? {};
+  if (m.role === 'tool' && typeof m.tool_call_id === 'string') return m.tool_call_id;
+  if (typeof m.type === 'string' && m.type.endsWith('_call_output') && typeof m.call_id === 'string') return m.call_id;
+  const b = obj(block);
+  if (b?.type === 'tool_result' && typeof b.tool_use_id === 'string') return b.tool_use_id;
+  return undefined;
+}
+
+function messageRegion(field: string, index: number, prev: unknown, cur: unknown): BodyRegion {
+  const base = `/${field}/${index}`;
+  if (cur === undefined) return { part: 'message', index, label: `message ${index} removed`, pointer: base };
+  const pointer = firstDifference(prev, cur, base);
+  // /messages/5/content/2/...: the content block the difference is in.
+  const rest = pointer.slice(base.length).split('/');
+  const content = obj(cur)?.content;
+  const block = rest[1] === 'content' && Array.isArray(content) ? content[Number(rest[2])] : undefined;
+  const callId = toolResultId(cur, block);
+  if (callId !== undefined)
+    return { part: 'tool-result', index, label: `message ${index} (tool result for ${callId})`, pointer };
+  const role = obj(cur)?.role;
+  if (role === 'system' || role === 'developer')
+    return { part: 'system', index, label: `the ${role} message (message ${index})`, pointer };
+  return { part: 'message', index, label: `message ${index}${typeof role === 'string' ? ` (${role})` : ''}`, pointer };
+}
+
+/**
+ * The first region of `cur`'s prompt that differs from `prev`'s, in the order
+ * the cached prefix runs; undefined when `prev`'s whole prompt is a prefix of
+ * `cur`'s (the conversation only grew).
+ */
+export function firstChangedRegion(
+  protocol: Protocol,
+  prev: Record<string, unknown>,
+  cur: Record<string, unknown>,
+): BodyRegion | undefined {
+  const layout = LAYOUT[protocol];
+  if (prev.model !== cur.model) return { part: 'model', label: 'the model', pointer: '/model' };
+  if (canonical(prev.tools) !== canonical(cur.tools)) {
+    const pointer = firstDifference(prev.tools, cur.tools, '/tools');
+    const index = Number(pointer.split('/')[2]);
+    return Number.isInteger(index)
+      ? { part: 'tools', index, label: `the tool list (tool ${index})`, pointer }
+      : { part: 'tools', label: 'the tool list', pointer };
+  }
+  if (layout.system !== undefined && canonical(prev[layout.system]) !== canonical(cur[layout.system])) {
+    const a = prev[layout.system];
+    const b = cur[layout.system];
+    const pointer = firstDifference(a, b, `/${layout.system}`);
+    if (Array.isArray(a) && Array.isArray(b)) {
+      const index = Number(pointer.split('/')[2]);
+      return { part: 'system', index, label: `system block ${index}`, pointer };
+    }
+    return { part: 'system', label: 'the system prompt', pointer };
+  }
+  for (const s of layout.settings)
+    if (canonical(prev[s]) !== canonical(cur[s])) return { part: 'other', label: `\`${s}\``, pointer: `/${s}` };
+  const a = itemsOf(prev[layout.messages]);
+  const b = itemsOf(cur[layout.messages]);
+  for (let i = 0; i < a.length; i++)
+    if (i >= b.length || canonical(a[i]) !== canonical(b[i])) return messageRegion(layout.messages, i, a[i], b[i]);
+  return undefined;
+}
+
+/** The markers a body carries: any, and whether one asks for the 1-hour TTL. */
+function cacheMarkers(body: Record<string, unknown> | undefined): { any: boolean; oneHour: boolean } {
+  const found = { any: false, oneHour: false };
+  if (!body) return found;
+  JSON.stringify(body, (k, v: unknown) => {
+    if (k === CACHE_CONTROL && v !== null && v !== undefined) {
+      found.any = true;
+      if (obj(v)?.ttl === '1h') found.oneHour = true;
+    }
+    return v;
+  });
+  return found;
+}
+
+const num = (n: number) => Math.round(n).toLocaleString('en-US');
+const minutes = (ms: number) => (ms >= 2 * ONE_HOUR ? `${num(ms / ONE_HOUR)} h` : `${num(ms / 60_000)} min`);
+
+/** The cause in words, for the summary. */
+function describeCause(c: CacheMissCause): string {
+  switch (c.kind) {
+    case 'first-turn':
+      return 'first turn of the session';
+    case 'changed':
+      return `${c.region.label} changed`;
+    case 'ttl-lapsed':
+      return `${minutes(c.gapMs)} since the previous turn (cache TTL ${c.ttl === '1h' ? '1 h' : '5 min'})`;
+    case 'bridge-dropped-cache-control':
+      return `the ${c.bridge} bridge dropped cache_control (Chat Completions has no cache markers)`;
+    case 'no-cache-markers':
+      return 'the client sent no cache_control markers';
+    case 'below-minimum':
+      return `a ${num(c.tokens)}-token prompt is below the ${num(c.minimum)}-token minimum`;
+    case 'unexplained':
+      return 'no change found in the prompt';
+  }
+}
+
+/**
+ * The turn's cache outcome. `prev` is the session's previous turn still held
+ * (undefined for the first, or when it was evicted).
+ */
+export function cacheOutcome(prev: PreviousTurn | undefined, cur: TurnFacts): CacheOutcome {
+  const previous = prev ? { seq: prev.seq, id: prev.id } : undefined;
+  const t = cur.tokens;
+  if (!t) {
+    return withPrevious(
+      { verdict: 'unknown', hitRatio: null, cacheRead: 0, written: 0, summary: 'cache: unknown — no usage reported' },
+      previous,
+    );
+  }
+  const prompt = promptTokens(t);
+  const written = t.cacheWrite5m + t.cacheWrite1h;
+  const hitRatio = prompt > 0 ? t.cacheRead / prompt : null;
+  const base = { hitRatio, cacheRead: t.cacheRead, written };
+  const markers = cacheMarkers(cur.body);
+  const layout = LAYOUT[cur.protocol];
+  const region =
+    prev?.body && cur.body && prev.protocol === cur.protocol
+      ? firstChangedRegion(cur.protocol, prev.body, cur.body)
+      : undefined;
+  const gapMs = prev ? cur.time - prev.time : 0;
+  const ttl: '5m' | '1h' = markers.oneHour ? '1h' : '5m';
+  const lapsed = prev !== undefined && gapMs > (ttl === '1h' ? ONE_HOUR : FIVE_MINUTES);
+
+  let verdict: CacheOutcome['verdict'];
+  let cause: CacheMissCause | undefined;
+  if (t.cacheRead === 0) {
+    verdict = 'miss';
+    const minimum = minimumCacheable(cur.protocol, cur.model);
+    if (cur.bridge && markers.any) cause = { kind: 'bridge-dropped-cache-control', bridge: cur.bridge };
+    else if (layout.explicitMarkers && !cur.bridge && !markers.any) cause = { kind: 'no-cache-markers' };
+    else if (prompt < minimum) cause = { kind: 'below-minimum', tokens: prompt, minimum };
+    else if (!prev) cause = { kind: 'first-turn' };
+    else if (lapsed) cause = { kind: 'ttl-lapsed', gapMs, ttl };
+    else if (region) cause = { kind: 'changed', region };
+    else cause = { kind: 'unexplained' };
+  } else if (region && !coveredAnyway(t, hitRatio, prev)) {
+    verdict = 'partial';
+    cause = { kind: 'changed', region };
+  } else if (!region && prev?.tokens && t.cacheRead < promptTokens(prev.tokens) / 2) {
+    // The prompt only grew, yet less than half of what was there came from the cache: part of it expired.
+    verdict = 'partial';
+    cause = gapMs > FIVE_MINUTES ? { kind: 'ttl-lapsed', gapMs, ttl: '5m' } : { kind: 'unexplained' };
+  } else verdict = 'hit';
+
+  const pct = hitRatio === null ? '–' : `${Math.round(hitRatio * 100)} %`;
+  const paid = written > 0 ? `${num(written)} tokens ${verdict === 'hit' ? 'written' : 're-written'}` : undefined;
+  const uncached = t.input > 0 ? `${num(t.input)} tokens uncached` : undefined;
+  const words = cause ? describeCause(cause) : 'prefix reused';
+  const tail = paid ?? uncached;
+  const summary = `cache: ${pct} — ${words}${tail ? `, ${tail}` : ''}`;
+  return withPrevious({ verdict, ...base, ...(cause ? { cause } : {}), summary }, previous);
+}
+
+/**
+ * A change that cost nothing: the cache still served at least the previous turn's whole prompt (another session
+ * had cached the changed prompt), or, without the previous turn's usage, nearly all of this one.
+ */
+function coveredAnyway(t: TokenCounts, hitRatio: number | null, prev: PreviousTurn | undefined): boolean {
+  if (prev?.tokens) return t.cacheRead >= promptTokens(prev.tokens);
+  return hitRatio !== null && hitRatio >= 0.9;
+}
+
+function withPrevious(o: CacheOutcome, previous: CacheOutcome['previous']): CacheOutcome {
+  return previous ? { ...o, previous } : o;
+}
