@@ -134,6 +134,7 @@ describe('manifest', () => {
         '!dist/extension.js',
         '!dist/otlp-worker.js',
         '!dist/server.js',
+        '!dist/session-page.js',
         '!media/**',
         '!package.json',
       ].sort(),

@@ -34,6 +34,7 @@ describe('the .vsix', () => {
       'dist/extension.js',
       'dist/otlp-worker.js',
       'dist/server.js',
+      'dist/session-page.js',
       'media/chat-model.png',
       'media/inline-diagnostic.png',
       'media/loopgate.svg',
@@ -77,6 +78,7 @@ describe('the .vsix', () => {
         'extension.js',
         'otlp-worker.js',
         'server.js',
+        'session-page.js',
       ]);
     }
   }, 240_000);
