@@ -92,8 +92,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   );
   const trafficTree = new TrafficTreeProvider(traffic);
   // Sessions follow the same live feed as the Traffic view; a turn opens in the request panel.
-  const sessionPanels = new SessionPanels(host, context.extensionUri, traffic.onDidChange, (id) =>
-    vscode.commands.executeCommand('loopgate.openRequest', id),
+  const sessionPanels = new SessionPanels(
+    host,
+    context.extensionUri,
+    traffic.onDidChange,
+    (id) => void vscode.commands.executeCommand('loopgate.openRequest', id),
   );
   const sessionStatusBar = new SessionStatusBar(host, traffic.onDidChange);
   const trafficDeps: TrafficDeps = {

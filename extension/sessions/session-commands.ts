@@ -13,16 +13,20 @@ export interface SessionDeps {
   panels: SessionPanels;
 }
 
-/** A session row's argument: the id itself, or an object that carries it (a tree node, a summary). */
-function idOf(arg: unknown): string | undefined {
-  if (typeof arg === 'string' && arg) return arg;
-  const o = arg as { id?: unknown; sessionId?: unknown; session?: { id?: unknown } } | undefined;
-  for (const v of [o?.sessionId, o?.session?.id, o?.id]) if (typeof v === 'string' && v) return v;
+/**
+ * The session an argument names: the id itself, a session row or summary that carries it
+ * (`sessionId`, `session.id`), or a request row of the Traffic view (its record's session).
+ */
+export function sessionIdOf(arg: unknown): string | undefined {
+  if (typeof arg === 'string') return arg || undefined;
+  const o = arg as
+    { sessionId?: unknown; session?: { id?: unknown }; row?: { record?: { session?: { id?: unknown } } } } | undefined;
+  for (const v of [o?.sessionId, o?.session?.id, o?.row?.record?.session?.id]) if (typeof v === 'string' && v) return v;
   return undefined;
 }
 
 export async function openSession(d: SessionDeps, arg?: unknown): Promise<void> {
-  const id = idOf(arg) ?? (await pickSession(d.host));
+  const id = sessionIdOf(arg) ?? (await pickSession(d.host));
   if (id) await d.panels.show(id);
 }
 
@@ -48,7 +52,11 @@ async function pickSession(host: ProxyHost): Promise<string | undefined> {
       detail: `${shortId(s.id)} · last ${s.lastSeen.slice(11, 19)} UTC · ${duration(s.durationMs)}${s.errors ? ` · ${s.errors} error(s)` : ''}`,
       id: s.id,
     })),
-    { title: 'Loopgate: Open Session', placeHolder: 'Sessions in the proxy’s memory, most recent first', matchOnDescription: true },
+    {
+      title: 'Loopgate: Open Session',
+      placeHolder: 'Sessions in the proxy’s memory, most recent first',
+      matchOnDescription: true,
+    },
   );
   return pick?.id;
 }

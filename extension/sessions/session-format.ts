@@ -118,9 +118,7 @@ export function headroomView(rl: RateLimitHeadroom | null | undefined, now = new
     resets.push(w.reset);
     const long = LONG_NAMES[name]!;
     const of = w.limit !== undefined ? ` of ${tokens(w.limit)}` : '';
-    lines.push(
-      `${w.remaining !== undefined ? tokens(w.remaining) : '?'}${of} ${long} left${resetText(w.reset, now)}`,
-    );
+    lines.push(`${w.remaining !== undefined ? tokens(w.remaining) : '?'}${of} ${long} left${resetText(w.reset, now)}`);
     if (w.remaining === undefined || passed(w.reset, now)) continue;
     const fraction = w.limit ? w.remaining / w.limit : w.remaining > 0 ? 1 : 0;
     if (!tightest || fraction < tightest.fraction)

@@ -46,7 +46,10 @@ function headroomCell(s: SessionSummary, now: Date): SafeHtml | undefined {
 function summary(s: SessionSummary, now: Date): SafeHtml {
   const t = s.tokens;
   return rows([
-    ['Client', html`${s.client}${s.agents.length ? html` <span class="dim">sub-agents: ${s.agents.join(', ')}</span>` : ''}`],
+    [
+      'Client',
+      html`${s.client}${s.agents.length ? html` <span class="dim">sub-agents: ${s.agents.join(', ')}</span>` : ''}`,
+    ],
     ['Grouped by', SOURCES[s.source] ?? s.source],
     ['Run', s.run ? `${s.run.tool}, started ${s.run.started}` : undefined],
     ['Models', list(s.models)],
@@ -84,7 +87,7 @@ function lastContext(d: SessionDetailAnswer): SafeHtml {
   const sum = c.parts.reduce((a, p) => a + p.tokens, 0) || 1;
   const kinds = c.parts.map((p, i) => {
     const w = Math.round((p.tokens / sum) * 1000) / 10;
-    return html`<rect class="ctx ${p.kind}" x="${Math.round(c.parts.slice(0, i).reduce((a, q) => a + q.tokens, 0) / sum * 1000) / 10}%" y="0" width="${w}%" height="14"><title>${p.label}: ${tokens(p.tokens)} tokens</title></rect>`;
+    return html`<rect class="ctx ${p.kind}" x="${Math.round((c.parts.slice(0, i).reduce((a, q) => a + q.tokens, 0) / sum) * 1000) / 10}%" y="0" width="${w}%" height="14"><title>${p.label}: ${tokens(p.tokens)} tokens</title></rect>`;
   });
   const note = [
     c.exact ? 'total from the usage' : 'total counted',

@@ -164,7 +164,8 @@ export class SessionPanels implements vscode.Disposable {
       wasVisible = visible;
     });
     panel.webview.onDidReceiveMessage((msg: { open?: unknown }) => {
-      if (typeof msg?.open === 'string' && this.current?.turns.some((t) => t.id === msg.open)) this.openRequest(msg.open);
+      if (typeof msg?.open === 'string' && this.current?.turns.some((t) => t.id === msg.open))
+        this.openRequest(msg.open);
     });
   }
 

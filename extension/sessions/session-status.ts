@@ -42,10 +42,16 @@ export function sessionStatus(sessions: SessionSummary[], now = new Date()): Ses
   const limit = h ? ` · $(${h.level === 'ok' ? 'dashboard' : 'warning'}) ${h.short}` : '';
   const details: Array<[string, string]> = [
     ['Session', `${s.client} · ${s.turns} turn${s.turns === 1 ? '' : 's'} · ${s.models.join(', ') || 'no model'}`],
-    ['Cost', s.cost ? `${sessionCostText(s)} (list prices, not a bill)` : `no price${s.costNote ? `: ${s.costNote}` : ''}`],
+    [
+      'Cost',
+      s.cost ? `${sessionCostText(s)} (list prices, not a bill)` : `no price${s.costNote ? `: ${s.costNote}` : ''}`,
+    ],
   ];
   if (s.cost?.unpriced)
-    details.push(['Without a price', `${s.cost.unpriced} request(s), not counted${s.costNote ? `: ${s.costNote}` : ''}`]);
+    details.push([
+      'Without a price',
+      `${s.cost.unpriced} request(s), not counted${s.costNote ? `: ${s.costNote}` : ''}`,
+    ]);
   details.push(['Cache hit ratio', s.cacheHitRatio === null ? 'no usage yet' : percent(s.cacheHitRatio)]);
   if (h) {
     const level = h.level === 'exhausted' ? ' (ran out)' : h.level === 'warning' ? ' (running low)' : '';
