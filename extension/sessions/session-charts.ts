@@ -77,11 +77,12 @@ const RIGHT = 12;
 const TOP = 14;
 const BOTTOM = 26;
 
-/** The smallest of 1, 2, 5 × 10^k at or above `v` (an axis that ends on a round figure). */
+/** The smallest round figure (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10^k) at or above `v`: an axis without much empty top. */
 export function niceMax(v: number): number {
   if (!(v > 0)) return 1;
   const p = 10 ** Math.floor(Math.log10(v));
-  for (const m of [1, 2, 5, 10]) if (m * p >= v) return m * p;
+  for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10])
+    if (Number((m * p).toPrecision(12)) >= v) return Number((m * p).toPrecision(12));
   return 10 * p;
 }
 

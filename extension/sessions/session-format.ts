@@ -62,6 +62,8 @@ export interface HeadroomView {
   short: string;
   /** One line per window, for the tooltip and the panel. */
   lines: string[];
+  /** Each line's own level (the panel colours only the window that runs low). */
+  lineLevels: HeadroomLevel[];
   level: HeadroomLevel;
   /** Every window's reset has passed: the figures are history, not a warning. */
   stale: boolean;
@@ -106,11 +108,13 @@ function utilisation(u: number | undefined): number | undefined {
 export function headroomView(rl: RateLimitHeadroom | null | undefined, now = new Date()): HeadroomView | undefined {
   if (!rl) return undefined;
   const lines: string[] = [];
+  const lineLevels: HeadroomLevel[] = [];
   let level: HeadroomLevel = 'ok';
   let tightest: { fraction: number; short: string } | undefined;
   const resets: Array<string | undefined> = [];
   const raise = (l: HeadroomLevel) => {
     if (l === 'exhausted' || (l === 'warning' && level === 'ok')) level = l;
+    lineLevels[lines.length - 1] = l;
   };
   for (const [field, name] of WINDOWS) {
     const w: LimitWindow | undefined = rl[field];
@@ -119,6 +123,7 @@ export function headroomView(rl: RateLimitHeadroom | null | undefined, now = new
     const long = LONG_NAMES[name]!;
     const of = w.limit !== undefined ? ` of ${tokens(w.limit)}` : '';
     lines.push(`${w.remaining !== undefined ? tokens(w.remaining) : '?'}${of} ${long} left${resetText(w.reset, now)}`);
+    lineLevels.push('ok');
     if (w.remaining === undefined || passed(w.reset, now)) continue;
     const fraction = w.limit ? w.remaining / w.limit : w.remaining > 0 ? 1 : 0;
     if (!tightest || fraction < tightest.fraction)
@@ -137,6 +142,7 @@ export function headroomView(rl: RateLimitHeadroom | null | undefined, now = new
     lines.push(
       `unified limit: ${u.status ?? 'no status'}${used !== undefined ? `, ${Math.round(used * 100)} % used` : ''}${resetText(u.reset, now)}`,
     );
+    lineLevels.push('ok');
     if (!passed(u.reset, now)) {
       if (u.status === 'rejected') raise('exhausted');
       else if (u.status === 'allowed_warning' || (used !== undefined && used >= 1 - WARN_FRACTION)) raise('warning');
@@ -147,9 +153,13 @@ export function headroomView(rl: RateLimitHeadroom | null | undefined, now = new
   }
   if (rl.retryAfterS !== undefined) {
     lines.push(`retry after ${rl.retryAfterS} s (seen ${rl.seenAt.slice(11, 19)} UTC)`);
+    lineLevels.push('ok');
     if (Date.parse(rl.seenAt) + rl.retryAfterS * 1000 > now.getTime()) raise('exhausted');
   }
   const stale = resets.length > 0 && resets.every((r) => passed(r, now));
-  if (stale) level = 'ok';
-  return { short: short ?? (stale ? 'reset' : 'limits seen'), lines, level, stale };
+  if (stale) {
+    level = 'ok';
+    lineLevels.fill('ok');
+  }
+  return { short: short ?? (stale ? 'reset' : 'limits seen'), lines, lineLevels, level, stale };
 }

@@ -39,8 +39,7 @@ function costCell(s: SessionSummary): SafeHtml {
 function headroomCell(s: SessionSummary, now: Date): SafeHtml | undefined {
   const v = headroomView(s.rateLimit, now);
   if (!v) return undefined;
-  const cls = v.level === 'ok' ? '' : v.level;
-  return html`<span class="${cls}">${v.lines.map((l, i) => html`${i ? html`<br>` : ''}${l}`)}</span><div class="dim">${v.stale ? 'every window has reset since; ' : ''}seen ${s.rateLimit!.seenAt.slice(11, 19)} UTC (${s.rateLimit!.style} headers)</div>`;
+  return html`${v.lines.map((l, i) => html`${i ? html`<br>` : ''}<span class="${v.lineLevels[i] === 'ok' ? '' : v.lineLevels[i]}">${l}</span>`)}<div class="dim">${v.stale ? 'every window has reset since; ' : ''}seen ${s.rateLimit!.seenAt.slice(11, 19)} UTC (${s.rateLimit!.style} headers)</div>`;
 }
 
 function summary(s: SessionSummary, now: Date): SafeHtml {

@@ -164,7 +164,9 @@ describe('the session panel HTML', () => {
     expect(page).toContain('1 request without a price, not counted');
     expect(page).toContain('60 %');
     expect(page).toContain('4 of 50 requests left, resets in 1 min 0 s (03:01:00 UTC)');
+    // Only the window that runs low is in the warning colour.
     expect(page).toMatch(/<span class="warning">4 of 50 requests/);
+    expect(page).toMatch(/<span class="">80,000 of 100,000 tokens/);
   });
 
   it('draws a bar per turn, a mark on each turn that missed, the context line and the running cost', () => {
@@ -211,7 +213,9 @@ describe('the session panel HTML', () => {
 
 describe('chart rules', () => {
   it('ends an axis on a round figure', () => {
-    expect([0, 0.3, 1, 7, 12, 480, 1300, 99_000].map(niceMax)).toEqual([1, 0.5, 1, 10, 20, 500, 2000, 100_000]);
+    expect([0, 0.3, 1, 7, 12, 480, 1300, 5010, 0.0123, 99_000].map(niceMax)).toEqual([
+      1, 0.3, 1, 8, 12, 500, 1500, 6000, 0.015, 100_000,
+    ]);
   });
 
   it('a turn is drawn from the tokens that do not overlap; its context is the whole prompt', () => {
