@@ -17,7 +17,7 @@ export interface SessionDeps {
  * The session an argument names: the id itself, a session row or summary that carries it
  * (`sessionId`, `session.id`), or a request row of the Traffic view (its record's session).
  */
-export function sessionIdOf(arg: unknown): string | undefined {
+function sessionIdOf(arg: unknown): string | undefined {
   if (typeof arg === 'string') return arg || undefined;
   const o = arg as
     { sessionId?: unknown; session?: { id?: unknown }; row?: { record?: { session?: { id?: unknown } } } } | undefined;

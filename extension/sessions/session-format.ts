@@ -3,7 +3,6 @@
 // and the rate-limit headroom with its warning level. Pure (no vscode import),
 // so the unit tests read exactly what the editor shows.
 import type { LimitWindow, RateLimitHeadroom, SessionSummary } from '../../proxy/core/agent-session.js';
-import type { RequestCost } from '../../proxy/core/agent-session.js';
 
 /** USD with enough digits to tell small requests apart: $12.34, $0.0123, $0.000418. */
 export function formatUsd(n: number): string {
@@ -18,12 +17,6 @@ export const NO_PRICE = 'no price';
 /** "$0.0123 estimated", or "no price" (the note says how to add one: costNote / noPrice). */
 export function sessionCostText(s: Pick<SessionSummary, 'cost'>): string {
   return s.cost ? `${formatUsd(s.cost.estimated)} estimated` : NO_PRICE;
-}
-
-/** One request's cost as a short label. */
-export function requestCostText(c: RequestCost | undefined): string {
-  if (!c) return '–';
-  return 'noPrice' in c ? NO_PRICE : formatUsd(c.estimated);
 }
 
 export function percent(ratio: number | null | undefined): string {
@@ -53,7 +46,7 @@ export function duration(ms: number): string {
 // Headroom thresholds: warn once a window has less than a tenth left (a coding agent's
 // burst of tool calls can spend that in seconds), or when Anthropic's unified limit says
 // allowed_warning itself; a window at zero, or a rejected unified status, has run out.
-export const WARN_FRACTION = 0.1;
+const WARN_FRACTION = 0.1;
 
 export type HeadroomLevel = 'ok' | 'warning' | 'exhausted';
 

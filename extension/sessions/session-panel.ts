@@ -11,10 +11,10 @@ import type { ProxyHost } from '../proxy-host/host.js';
 import { sessionContent, sessionErrorHtml, sessionHtml, type SessionPageOptions } from './session-html.js';
 import { fetchSession } from './session-reader.js';
 
-export const SESSION_VIEW_TYPE = 'loopgate.session';
+const SESSION_VIEW_TYPE = 'loopgate.session';
 
 /** A burst of requests (an agent's tool loop) asks for the session at most this often. */
-export const LIVE_MS = 500;
+const LIVE_MS = 500;
 
 export class SessionPanels implements vscode.Disposable {
   private panel?: vscode.WebviewPanel;

@@ -9,7 +9,7 @@ import type { ProxyHost } from '../proxy-host/host.js';
 import { fetchSessions } from './session-reader.js';
 import { sessionStatus, type SessionStatus } from './session-status.js';
 
-export const REFRESH_MS = 1000;
+const REFRESH_MS = 1000;
 /** Enough sessions to find the newest rate-limit headers among them. */
 const SESSIONS_READ = 20;
 
