@@ -14,14 +14,21 @@ export interface SessionDeps {
 }
 
 /**
- * The session an argument names: the id itself, a session row or summary that carries it
- * (`sessionId`, `session.id`), or a request row of the Traffic view (its record's session).
+ * The session an argument names: the id itself, a summary that carries it (`sessionId`, `session.id`),
+ * a session row of the Traffic view (its `group.id`), or a request row (its record's session).
  */
 function sessionIdOf(arg: unknown): string | undefined {
   if (typeof arg === 'string') return arg || undefined;
   const o = arg as
-    { sessionId?: unknown; session?: { id?: unknown }; row?: { record?: { session?: { id?: unknown } } } } | undefined;
-  for (const v of [o?.sessionId, o?.session?.id, o?.row?.record?.session?.id]) if (typeof v === 'string' && v) return v;
+    | {
+        sessionId?: unknown;
+        session?: { id?: unknown };
+        group?: { id?: unknown };
+        row?: { record?: { session?: { id?: unknown } } };
+      }
+    | undefined;
+  for (const v of [o?.sessionId, o?.session?.id, o?.group?.id, o?.row?.record?.session?.id])
+    if (typeof v === 'string' && v) return v;
   return undefined;
 }
 
