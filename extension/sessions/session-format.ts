@@ -8,7 +8,9 @@ import type { LimitWindow, RateLimitHeadroom, SessionSummary } from '../../proxy
 export function formatUsd(n: number): string {
   if (n === 0) return '$0';
   if (n >= 1) return `$${n.toFixed(2)}`;
-  return `$${Number(n.toPrecision(3)).toString()}`;
+  // Three significant digits, written out (never 2.1e-5), trailing zeros dropped.
+  const digits = Math.min(20, 2 - Math.floor(Math.log10(n)));
+  return `$${n.toFixed(digits).replace(/\.?0+$/, '')}`;
 }
 
 /** Plain "no price": the sentence that says how to add one goes next to it, never `$0.00`. */

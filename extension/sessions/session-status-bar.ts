@@ -23,8 +23,6 @@ export class SessionStatusBar implements vscode.Disposable {
   private lastFetch = 0;
   private timer?: NodeJS.Timeout;
   private resetTimer?: NodeJS.Timeout;
-  /** How many times the proxy was asked (tests wait on it). */
-  reads = 0;
 
   constructor(
     private readonly host: ProxyHost,
@@ -78,7 +76,6 @@ export class SessionStatusBar implements vscode.Disposable {
     this.lastFetch = Date.now();
     try {
       this.sessions = await fetchSessions(this.host, SESSIONS_READ);
-      this.reads++;
     } catch {
       // No sessions API (capture off, an older proxy, the proxy going away): nothing to show.
       this.sessions = [];

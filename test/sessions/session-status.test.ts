@@ -46,7 +46,16 @@ const openai = (over: Partial<RateLimitHeadroom> = {}): RateLimitHeadroom => ({
 
 describe('cost words', () => {
   it('prices in dollars with enough digits, and never writes $0.00 for a session without a price', () => {
-    expect([12.345, 1, 0.0123, 0.000418, 0].map(formatUsd)).toEqual(['$12.35', '$1.00', '$0.0123', '$0.000418', '$0']);
+    expect([12.345, 1, 0.0123, 0.000418, 0.000021000000000000002, 1e-8, 0.005, 0].map(formatUsd)).toEqual([
+      '$12.35',
+      '$1.00',
+      '$0.0123',
+      '$0.000418',
+      '$0.000021',
+      '$0.00000001',
+      '$0.005',
+      '$0',
+    ]);
     expect(sessionCostText({ cost: null })).toBe('no price');
     expect(sessionCostText({ cost: { estimated: 0.5, currency: 'USD', unpriced: 0 } })).toBe('$0.5 estimated');
   });
