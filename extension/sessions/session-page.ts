@@ -55,9 +55,9 @@ document.addEventListener('keydown', (e) => {
 });
 
 window.addEventListener('message', (e) => {
-  const m = e.data;
-  // Only the session this page shows: a late answer for another one is dropped.
-  if (m.id !== document.body.dataset.id) return;
+  const m = e.data as HostMessage | null | undefined;
+  // Only the session this page shows: a late answer for another one (or any other message) is dropped.
+  if (!m || m.id !== document.body.dataset.id) return;
   const live = document.getElementById('live');
   if (m.kind === 'content' && typeof m.html === 'string') {
     const content = document.getElementById('content');
