@@ -2,38 +2,28 @@
 // through the one client of the local API. A refusal becomes a sentence the
 // panel or the pick list can show as it is.
 import type { SessionSummary } from '../../proxy/core/agent-session.js';
-import type { SessionDetailAnswer, SessionListAnswer } from '../../proxy/core/local-api.js';
-import { localApi, LocalApiError, type CallOptions } from '../../proxy/local-api-client.js';
+import type { SessionDetailAnswer } from '../../proxy/core/local-api.js';
+import { localApi, LocalApiError, type LocalApiClient } from '../../proxy/local-api-client.js';
 import type { ProxyHost } from '../proxy-host/host.js';
 
 export class SessionUnavailable extends Error {}
 
-/** The session methods of the local API client (proxy/local-api-client.ts), as the contract answers them. */
-interface SessionsClient {
-  sessions?(q?: { limit?: number }, o?: CallOptions): Promise<SessionListAnswer>;
-  session?(id: string, o?: CallOptions): Promise<SessionDetailAnswer>;
-}
-
-function client(host: ProxyHost): SessionsClient {
+function client(host: ProxyHost): LocalApiClient {
   const url = host.endpoint?.url;
   if (!url) throw new SessionUnavailable('The Loopgate proxy is not running.');
-  return localApi({ url, token: host.token }) as SessionsClient;
+  return localApi({ url, token: host.token });
 }
 
 function unavailable(err: unknown, what: string): unknown {
   if (!(err instanceof LocalApiError)) return err;
   if (err.status === 404)
-    return new SessionUnavailable(
-      err.code ? err.message : `${what} is not in the proxy's memory (an older Loopgate?).`,
-    );
+    return new SessionUnavailable(err.code ? err.message : `${what} is not in the proxy's memory (an older Loopgate?).`);
   return new SessionUnavailable(`The proxy answered HTTP ${err.status} for ${what}.`);
 }
 
 export async function fetchSession(host: ProxyHost, id: string): Promise<SessionDetailAnswer> {
-  const api = client(host);
-  if (!api.session) throw new SessionUnavailable('This Loopgate has no sessions API.');
   try {
-    return await api.session(id);
+    return await client(host).session(id);
   } catch (err) {
     throw unavailable(err, `session ${id}`);
   }
@@ -41,10 +31,8 @@ export async function fetchSession(host: ProxyHost, id: string): Promise<Session
 
 /** The sessions in memory, most recent first. */
 export async function fetchSessions(host: ProxyHost, limit?: number): Promise<SessionSummary[]> {
-  const api = client(host);
-  if (!api.sessions) throw new SessionUnavailable('This Loopgate has no sessions API.');
   try {
-    return (await api.sessions(limit === undefined ? {} : { limit })).sessions;
+    return (await client(host).sessions(limit === undefined ? {} : { limit })).sessions;
   } catch (err) {
     throw unavailable(err, 'the sessions');
   }
