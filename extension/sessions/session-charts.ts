@@ -70,8 +70,10 @@ export function turnPoints(turns: SessionTurn[]): TurnPoint[] {
   });
 }
 
-// One coordinate system for all three charts: a viewBox the page scales to its width.
-const W = 720;
+// Each chart's viewBox, scaled to its column: the tokens chart the page's width, the two
+// line charts half of it (a narrower box keeps their labels the same size).
+const WIDE = 720;
+const HALF = 440;
 const LEFT = 56;
 const RIGHT = 12;
 const TOP = 14;
@@ -87,6 +89,7 @@ export function niceMax(v: number): number {
 }
 
 interface Frame {
+  w: number;
   h: number;
   max: number;
   n: number;
@@ -95,11 +98,12 @@ interface Frame {
   y(v: number): number;
 }
 
-function frame(h: number, n: number, max: number): Frame {
-  const plotW = W - LEFT - RIGHT;
+function frame(w: number, h: number, n: number, max: number): Frame {
+  const plotW = w - LEFT - RIGHT;
   const slot = plotW / Math.max(n, 1);
   const plotH = h - TOP - BOTTOM;
   return {
+    w,
     h,
     max,
     n,
@@ -115,7 +119,7 @@ const r1 = (v: number) => Math.round(v * 10) / 10;
 function axes(f: Frame, label: (v: number) => string): SafeHtml {
   const ys = [0, f.max / 2, f.max].map(
     (v) =>
-      html`<line class="grid" x1="${LEFT}" x2="${W - RIGHT}" y1="${r1(f.y(v))}" y2="${r1(f.y(v))}"/><text class="tick" x="${LEFT - 6}" y="${r1(f.y(v) + 4)}" text-anchor="end">${label(v)}</text>`,
+      html`<line class="grid" x1="${LEFT}" x2="${f.w - RIGHT}" y1="${r1(f.y(v))}" y2="${r1(f.y(v))}"/><text class="tick" x="${LEFT - 6}" y="${r1(f.y(v) + 4)}" text-anchor="end">${label(v)}</text>`,
   );
   const every = Math.max(1, Math.ceil(f.n / 10));
   const xs: SafeHtml[] = [];
@@ -124,8 +128,8 @@ function axes(f: Frame, label: (v: number) => string): SafeHtml {
   return html`${ys}${xs}`;
 }
 
-function svg(h: number, label: string, body: SafeHtml): SafeHtml {
-  return html`<svg class="chart" viewBox="0 0 ${W} ${h}" role="img" aria-label="${label}">${body}</svg>`;
+function svg(f: Frame, label: string, body: SafeHtml): SafeHtml {
+  return html`<svg class="chart" viewBox="0 0 ${f.w} ${f.h}" role="img" aria-label="${label}">${body}</svg>`;
 }
 
 const SERIES = [
@@ -157,7 +161,7 @@ function turnTitle(p: TurnPoint): string {
 export function tokensChart(points: TurnPoint[]): SafeHtml {
   const h = 220;
   const top = Math.max(0, ...points.map((p) => p.read + p.write + p.input + p.output));
-  const f = frame(h, points.length, niceMax(top));
+  const f = frame(WIDE, h, points.length, niceMax(top));
   const bw = Math.max(1, f.slot * 0.7);
   const bars = points.map((p, i) => {
     let base = 0;
@@ -177,7 +181,7 @@ export function tokensChart(points: TurnPoint[]): SafeHtml {
     // A transparent hit area the full height of the slot: thin bars stay easy to hover and click.
     return html`<g class="turn" data-open="${p.id}" tabindex="0"><title>${turnTitle(p)}</title><rect class="hit" x="${r1(f.x(i) - f.slot / 2)}" y="${TOP}" width="${r1(f.slot)}" height="${h - TOP - BOTTOM}"/>${rects}${mark}</g>`;
   });
-  return svg(h, 'Tokens per turn', html`${axes(f, compact)}${bars}`);
+  return svg(f, 'Tokens per turn', html`${axes(f, compact)}${bars}`);
 }
 
 function line(points: Array<[number, number]>, cls: string): SafeHtml {
@@ -187,28 +191,28 @@ function line(points: Array<[number, number]>, cls: string): SafeHtml {
 
 /** The context (prompt tokens) each turn sent. */
 export function contextChart(points: TurnPoint[]): SafeHtml {
-  const h = 150;
+  const h = 170;
   const known = points.filter((p) => p.context !== undefined);
-  const f = frame(h, points.length, niceMax(Math.max(0, ...known.map((p) => p.context!))));
+  const f = frame(HALF, h, points.length, niceMax(Math.max(0, ...known.map((p) => p.context!))));
   const xy = known.map((p) => [f.x(p.n - 1), f.y(p.context!)] as [number, number]);
   const dots = known.map(
     (p) =>
       html`<circle class="dot context" cx="${r1(f.x(p.n - 1))}" cy="${r1(f.y(p.context!))}" r="2.5"><title>Turn ${p.n}: ${tokens(p.context!)} tokens of context</title></circle>`,
   );
-  return svg(h, 'Context size over turns', html`${axes(f, compact)}${line(xy, 'context')}${dots}`);
+  return svg(f, 'Context size over turns', html`${axes(f, compact)}${line(xy, 'context')}${dots}`);
 }
 
 /** The running total of the priced turns; an unpriced turn adds nothing and is drawn hollow, never as $0. */
 export function costChart(points: TurnPoint[]): SafeHtml {
-  const h = 150;
+  const h = 170;
   let sum = 0;
   const running = points.map((p) => (sum += p.cost ?? 0));
-  const f = frame(h, points.length, niceMax(sum));
+  const f = frame(HALF, h, points.length, niceMax(sum));
   const xy = running.map((v, i) => [f.x(i), f.y(v)] as [number, number]);
   const dots = points.map((p, i) =>
     p.cost !== undefined
       ? html`<circle class="dot cost" cx="${r1(f.x(i))}" cy="${r1(f.y(running[i]!))}" r="2.5"><title>Turn ${p.n}: ${formatUsd(p.cost)}, ${formatUsd(running[i]!)} so far (estimated)</title></circle>`
       : html`<circle class="dot hollow" cx="${r1(f.x(i))}" cy="${r1(f.y(running[i]!))}" r="3"><title>Turn ${p.n}: ${p.unpriced ? NO_PRICE : 'cost unknown'}</title></circle>`,
   );
-  return svg(h, 'Cumulative estimated cost', html`${axes(f, (v) => formatUsd(v))}${line(xy, 'cost')}${dots}`);
+  return svg(f, 'Cumulative estimated cost', html`${axes(f, (v) => formatUsd(v))}${line(xy, 'cost')}${dots}`);
 }

@@ -2,7 +2,7 @@
 // status bar item) it opens the session panel on it; without one (the command
 // palette) it lists the sessions in the proxy's memory to pick from.
 import * as vscode from 'vscode';
-import { shortId } from '../../proxy/traffic/render.js';
+import { sessionLabel } from './session-html.js';
 import { duration, percent, sessionCostText } from './session-format.js';
 import type { SessionPanels } from './session-panel.js';
 import { fetchSessions, SessionUnavailable } from './session-reader.js';
@@ -56,7 +56,7 @@ async function pickSession(host: ProxyHost): Promise<string | undefined> {
     sessions.map((s) => ({
       label: `${s.client} · ${s.turns} turn${s.turns === 1 ? '' : 's'}`,
       description: `${sessionCostText(s)} · cache ${percent(s.cacheHitRatio)} · ${s.models.join(', ')}`,
-      detail: `${shortId(s.id)} · last ${s.lastSeen.slice(11, 19)} UTC · ${duration(s.durationMs)}${s.errors ? ` · ${s.errors} error(s)` : ''}`,
+      detail: `${sessionLabel(s.id)} · last ${s.lastSeen.slice(11, 19)} UTC · ${duration(s.durationMs)}${s.errors ? ` · ${s.errors} error(s)` : ''}`,
       id: s.id,
     })),
     {

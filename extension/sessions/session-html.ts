@@ -11,6 +11,11 @@ import { html, rawHtml, renderHtml, type SafeHtml } from '../traffic/html.js';
 import { contextChart, costChart, legend, tokensChart, turnPoints, type TurnPoint } from './session-charts.js';
 import { duration, formatUsd, headroomView, NO_PRICE, percent, sessionCostText, tokens } from './session-format.js';
 
+/** A session id for a title: whole up to 32 characters (`anthropic-sdk:h2-274c38fb`), else cut with an ellipsis. */
+export function sessionLabel(id: string): string {
+  return id.length <= 32 ? id : `${id.slice(0, 31)}…`;
+}
+
 const SOURCES: Record<SessionSource, string> = {
   header: 'the session id the client sends',
   run: 'one `loopgate run` process',
@@ -108,17 +113,19 @@ function contentHtml(d: SessionDetailAnswer, now: Date): SafeHtml {
   const points = turnPoints(d.turns);
   const dropped = s.requests - d.turns.length;
   const anyPriced = points.some((p) => p.cost !== undefined);
+  // The pictures first (people would rather look than read), the summary's details after them.
   return html`<p class="headline"><span class="big">${sessionCostText(s)}</span> · cache hit <span class="big">${s.cacheHitRatio === null ? '–' : percent(s.cacheHitRatio)}</span> · ${s.turns} turns · updated ${now.toISOString().slice(11, 19)} UTC</p>
-${summary(s, now)}
 <h3>Tokens per turn</h3>${legend()}
 ${points.length ? tokensChart(points) : html`<p class="dim">No turn of this session is still in the proxy's memory.</p>`}
 ${dropped > 0 ? html`<p class="dim">${dropped} earlier request${dropped === 1 ? ' is' : 's are'} no longer in the proxy's memory: the charts start after them; the summary counts them.</p>` : ''}
-<h3>Context size over turns</h3>
-${points.length ? contextChart(points) : ''}
-<h3>Cumulative cost (estimated)</h3>
-${anyPriced ? costChart(points) : html`<p><span class="warn">${NO_PRICE}</span>${s.costNote ? html` <span class="dim">${s.costNote}</span>` : ''}</p>`}
+<div class="pair"><div><h3>Context size over turns</h3>
+${points.length ? contextChart(points) : ''}</div>
+<div><h3>Cumulative cost (estimated)</h3>
+${anyPriced ? costChart(points) : html`<p><span class="warn">${NO_PRICE}</span>${s.costNote ? html` <span class="dim">${s.costNote}</span>` : ''}</p>`}</div></div>
 <h3>Cache misses</h3>
 ${misses(points)}
+<h3>Summary</h3>
+${summary(s, now)}
 ${lastContext(d)}`;
 }
 
@@ -126,7 +133,8 @@ const STYLE = `
 body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); background: var(--vscode-editor-background); padding: 0 12px 24px; max-width: 980px; }
 header { position: sticky; top: 0; background: var(--vscode-editor-background); padding: 8px 0; border-bottom: 1px solid var(--vscode-panel-border); z-index: 1; }
 h2 { font-size: 1.1em; margin: 4px 0; } h3 { font-size: 1em; margin: 18px 0 4px; }
-.headline { margin: 10px 0; } .big { font-size: 1.25em; font-weight: bold; }
+.headline { margin: 10px 0; }
+.pair { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 0 24px; } .big { font-size: 1.25em; font-weight: bold; }
 table.kv th { text-align: left; vertical-align: top; padding-right: 16px; font-weight: normal; color: var(--vscode-descriptionForeground); white-space: nowrap; }
 table.kv td { word-break: break-word; }
 code { font-family: var(--vscode-editor-font-family); }
@@ -178,9 +186,9 @@ export function sessionHtml(d: SessionDetailAnswer, opts: SessionPageOptions, no
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${opts.cspSource}; style-src 'nonce-${opts.nonce}'; script-src 'nonce-${opts.nonce}';">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style nonce="${opts.nonce}">${rawHtml(STYLE)}</style>
-<title>Session ${shortId(s.id)}</title></head>
+<title>Session ${sessionLabel(s.id)}</title></head>
 <body data-id="${s.id}">
-<header><h2>Session ${shortId(s.id)} · ${s.client}${s.models.length ? ` · ${s.models.join(', ')}` : ''} <span class="live" id="live">live</span></h2></header>
+<header><h2>Session ${sessionLabel(s.id)} · ${s.client}${s.models.length ? ` · ${s.models.join(', ')}` : ''} <span class="live" id="live">live</span></h2></header>
 <main id="content">${contentHtml(d, now)}</main>
 <script nonce="${opts.nonce}" src="${opts.scriptUri}"></script>
 </body></html>`);

@@ -6,9 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { SessionDetailAnswer } from '../../proxy/core/local-api.js';
-import { shortId } from '../../proxy/traffic/render.js';
 import type { ProxyHost } from '../proxy-host/host.js';
-import { sessionContent, sessionErrorHtml, sessionHtml, type SessionPageOptions } from './session-html.js';
+import {
+  sessionContent,
+  sessionErrorHtml,
+  sessionHtml,
+  sessionLabel,
+  type SessionPageOptions,
+} from './session-html.js';
 import { fetchSession } from './session-reader.js';
 
 const SESSION_VIEW_TYPE = 'loopgate.session';
@@ -60,7 +65,7 @@ export class SessionPanels implements vscode.Disposable {
       this.adopt(
         vscode.window.createWebviewPanel(
           SESSION_VIEW_TYPE,
-          `Session ${shortId(id)}`,
+          `Session ${sessionLabel(id)}`,
           { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
           { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [this.scripts] },
         ),
@@ -95,7 +100,7 @@ export class SessionPanels implements vscode.Disposable {
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(this.scripts, 'session-page.js')).toString(),
     };
     this.current = d;
-    this.panel.title = `Session ${shortId(d.session.id)} · ${d.session.client}`;
+    this.panel.title = `Session ${sessionLabel(d.session.id)}`;
     this.lastHtml = sessionHtml(d, this.page);
     webview.html = this.lastHtml;
     this.lastFetch = Date.now();

@@ -17,7 +17,9 @@ function client(host: ProxyHost): LocalApiClient {
 function unavailable(err: unknown, what: string): unknown {
   if (!(err instanceof LocalApiError)) return err;
   if (err.status === 404)
-    return new SessionUnavailable(err.code ? err.message : `${what} is not in the proxy's memory (an older Loopgate?).`);
+    return new SessionUnavailable(
+      err.code ? err.message : `${what} is not in the proxy's memory (an older Loopgate?).`,
+    );
   return new SessionUnavailable(`The proxy answered HTTP ${err.status} for ${what}.`);
 }
 

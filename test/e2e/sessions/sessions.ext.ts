@@ -23,7 +23,8 @@ function noSecretIn(text: string, what: string): void {
   for (const s of [...ALL_KEYS, api.host.token]) assert.ok(!text.includes(s), `a key or the token in ${what}`);
 }
 
-const SYSTEM = 'You are a terse assistant. Answer in one sentence.';
+// Long enough to be cached (past the 1,024-token minimum), so the turns after the first read it from the cache.
+const SYSTEM = `You are a terse assistant. Answer in one sentence. ${'Keep to the facts the user gave you; say so when unsure. '.repeat(90)}`;
 
 /** A conversation over Chat Completions, each turn sending the whole history (the heuristic's growing prefix). */
 async function openaiSession(name: string, model: string, turns: number): Promise<void> {
@@ -140,6 +141,10 @@ test('the session panel opens on the Anthropic session: its turns, totals, estim
   assert.match(html, /\$[\d.]+ <span class="dim">estimated from list prices/, 'an estimated cost');
   assert.ok(!/\$0\.00\b/.test(html), 'never $0.00');
   assert.match(html, /of 50 requests left/, 'the rate-limit headroom');
+  // The long system prompt was written to the cache on the first turn and read from it after.
+  assert.ok(d.session.tokens.cacheRead > 0, `cache reads: ${JSON.stringify(d.session.tokens)}`);
+  assert.match(html, /<rect class="write"/, 'the first turn wrote the cache');
+  assert.match(html, /<rect class="read"/, 'later turns read it');
   assert.match(html, /<polyline class="context"/, 'the context line');
   assert.match(html, /<polyline class="cost"/, 'the cumulative cost');
   noSecretIn(html, 'the session panel');
@@ -172,10 +177,12 @@ test('the status bar shows the active session: estimated cost, cache ratio, head
     /^\$\(graph\) \$[\d.]+ est\. · \d+ % cached · \$\((dashboard|warning)\) \d+\/50 req/,
     bar.text,
   );
-  assert.match(bar.tooltip, /Cost:\*\* \$[\d.]+ estimated/, bar.tooltip);
-  assert.match(bar.tooltip, /Cache hit ratio:\*\* \d+ %/, bar.tooltip);
-  assert.match(bar.tooltip, /of 50 requests left, resets in/, bar.tooltip);
-  noSecretIn(bar.text + bar.tooltip, 'the status bar item');
+  // The tooltip's values went in as text: the markdown source has them escaped (spaces as &nbsp;, `\(`).
+  const tip = bar.tooltip.replace(/&nbsp;/g, ' ').replace(/\\(.)/g, '$1');
+  assert.match(tip, /Cost:\*\* \$[\d.]+ estimated/, tip);
+  assert.match(tip, /Cache hit ratio:\*\* \d+ %/, tip);
+  assert.match(tip, /of 50 requests left, resets in/, tip);
+  noSecretIn(bar.text + bar.tooltip + tip, 'the status bar item');
 });
 
 test('an unpriced session says "no price" and how to add one, never $0.00', async () => {
@@ -200,6 +207,7 @@ test('the panel is left open on the Anthropic session, for the screenshot', asyn
   });
   // The panel gets the window's width; the status bar item stays in view below it.
   await vscode.commands.executeCommand('workbench.action.closeSidebar');
+  await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar');
 });
 
 export const run = runTests;
