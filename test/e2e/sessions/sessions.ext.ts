@@ -3,6 +3,7 @@
 // the simulator the outer test started, its keys rate-limited so the upstream
 // sends rate-limit headers), then the session panel, its live update, and the
 // session status bar item, read back through the extension's own objects.
+import { randomUUID } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import * as vscode from 'vscode';
@@ -23,8 +24,9 @@ function noSecretIn(text: string, what: string): void {
   for (const s of [...ALL_KEYS, api.host.token]) assert.ok(!text.includes(s), `a key or the token in ${what}`);
 }
 
-// Long enough to be cached (past the 1,024-token minimum), so the turns after the first read it from the cache.
-const SYSTEM = `You are a terse assistant. Answer in one sentence. ${'Keep to the facts the user gave you; say so when unsure. '.repeat(90)}`;
+// Long enough to be cached (past the 1,024-token minimum), so the turns after the first read it from the cache;
+// new for each run, so the first turn writes it even when the other target's run just cached the same text.
+const SYSTEM = `Run ${randomUUID()}. You are a terse assistant. Answer in one sentence. ${'Keep to the facts the user gave you; say so when unsure. '.repeat(90)}`;
 
 /** A conversation over Chat Completions, each turn sending the whole history (the heuristic's growing prefix). */
 async function openaiSession(name: string, model: string, turns: number): Promise<void> {
