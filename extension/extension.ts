@@ -27,6 +27,8 @@ import {
 } from './traffic/traffic-commands.js';
 import { PANEL_COMMANDS, type PanelAction } from './traffic/detail-html.js';
 import type { ModelsNode } from './views/nodes.js';
+import { SessionPanels } from './sessions/session-panel.js';
+import { SessionStatusBar } from './sessions/session-status-bar.js';
 
 /** Handed to tests (never in production: it can read the key). */
 export interface LoopgateTestApi {
@@ -44,6 +46,9 @@ export interface LoopgateTestApi {
   log: vscode.LogOutputChannel;
   traffic: TrafficList;
   panels: DetailPanels;
+  /** The session panel and the session status bar item (issue 33). */
+  sessionPanels: SessionPanels;
+  sessionStatusBar: SessionStatusBar;
   /** The `loopgate` chat vendor, where VS Code has the API (1.104+). */
   chatProvider?: LoopgateChatProvider;
   /** Resolves when the reactions to the settings changes so far have finished. */
@@ -86,6 +91,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
       Object.hasOwn(PANEL_COMMANDS, action) && void vscode.commands.executeCommand(PANEL_COMMANDS[action], entry),
   );
   const trafficTree = new TrafficTreeProvider(traffic);
+  // Sessions follow the same live feed as the Traffic view; a turn opens in the request panel.
+  const sessionPanels = new SessionPanels(
+    host,
+    context.extensionUri,
+    traffic.onDidChange,
+    (id) => void vscode.commands.executeCommand('loopgate.openRequest', id),
+  );
+  const sessionStatusBar = new SessionStatusBar(host, traffic.onDidChange);
   const trafficDeps: TrafficDeps = {
     host,
     keys,
@@ -105,12 +118,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     traffic,
     panels,
     trafficTree,
+    sessionPanels,
+    sessionStatusBar,
     vscode.window.createTreeView('loopgate.traffic', { treeDataProvider: trafficTree }),
     vscode.workspace.registerTextDocumentContentProvider(TRAFFIC_SCHEME, new TrafficBodies(host)),
     vscode.languages.registerCodeLensProvider({ language: 'json', scheme: 'untitled' }, new ResendLens()),
     forgetClosedEdits(),
     new TerminalEnv(context.environmentVariableCollection, host),
-    ...registerCommands({ host, keys, models, log, otlpHeaders, traffic: trafficDeps }),
+    ...registerCommands({
+      host,
+      keys,
+      models,
+      log,
+      otlpHeaders,
+      traffic: trafficDeps,
+      sessions: { host, panels: sessionPanels },
+    }),
   );
   context.subscriptions.push(
     startLanguageClient(context, {
@@ -152,6 +175,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     log,
     traffic,
     panels,
+    sessionPanels,
+    sessionStatusBar,
     settingsSettled,
   };
 }

@@ -145,6 +145,11 @@ export async function showProxyMenu(host: ProxyHost): Promise<void> {
       description: 'exports for an outside shell',
       command: 'loopgate.copyEnvironment',
     },
+    {
+      label: '$(graph) Open session…',
+      description: 'cost, cache and turns of an agent session',
+      command: 'loopgate.openSession',
+    },
     { label: '$(output) Open log', description: 'redacted traffic', command: 'loopgate.openLog' },
     { label: '$(pulse) Run diagnosis', command: 'loopgate.runDiagnosis' },
     { label: '$(export) Export log', description: 'redacted HAR', command: 'loopgate.exportLog' },

@@ -31,6 +31,14 @@ const bundles = [
     format: 'iife',
     target: 'es2022',
   },
+  // The session panel's page script (extension/sessions/session-page.ts): live updates and links.
+  {
+    entryPoints: ['extension/sessions/session-page.ts'],
+    outfile: 'dist/session-page.js',
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+  },
 ];
 
 await Promise.all(bundles.map((b) => build({ ...common, ...b })));

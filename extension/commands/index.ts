@@ -13,6 +13,7 @@ import { copyModelId, filterModels, probeProtocols, refreshModels, tryModel } fr
 import { exportLog, runDiagnosis, startProxy } from './proxy-commands.js';
 import { manageChatModels } from '../lm/register-chat-provider.js';
 import * as traffic from '../traffic/traffic-commands.js';
+import { openSession, type SessionDeps } from '../sessions/session-commands.js';
 
 export interface CommandDeps {
   host: ProxyHost;
@@ -21,6 +22,7 @@ export interface CommandDeps {
   log: vscode.LogOutputChannel;
   otlpHeaders: OtlpHeaderStore;
   traffic: traffic.TrafficDeps;
+  sessions: SessionDeps;
 }
 
 function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => unknown> {
@@ -47,6 +49,7 @@ function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => un
     'loopgate.probeProtocols': (node) => probeProtocols(d.models, node),
     'loopgate.manageChatModels': () => manageChatModels(),
     'loopgate.openRequest': (arg) => traffic.openRequest(d.traffic, arg),
+    'loopgate.openSession': (arg) => openSession(d.sessions, arg),
     'loopgate.replayRequest': (arg) => traffic.replay(d.traffic, arg),
     'loopgate.editAndResendRequest': (arg) => traffic.editAndResend(d.traffic, arg),
     'loopgate.sendEditedRequest': (uri) => traffic.sendEdited(d.traffic, uri),

@@ -69,9 +69,12 @@ const FLOORS: Record<string, number> = {
   extension: 8,
   // … the proxy it runs or attaches to …
   'extension/proxy-host': 9,
+  // … the webviews' escaping template (a leaf: the request panel and the session panel build on it) …
+  'extension/traffic/html.ts': 9,
   // … the features, which know nothing of each other (the chat provider gets the Model Explorer's list through a function) …
   'extension/lm': 10,
   'extension/traffic': 10,
+  'extension/sessions': 10,
   'extension/views': 10,
   'extension/status-bar.ts': 10,
   'extension/terminal-env.ts': 10,

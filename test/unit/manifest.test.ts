@@ -135,6 +135,7 @@ describe('manifest', () => {
         '!dist/otlp-worker.js',
         '!dist/tokenizer-worker.js',
         '!dist/server.js',
+        '!dist/session-page.js',
         '!media/**',
         '!package.json',
       ].sort(),

@@ -34,6 +34,7 @@ describe('the .vsix', () => {
       'dist/extension.js',
       'dist/otlp-worker.js',
       'dist/server.js',
+      'dist/session-page.js',
       'dist/tokenizer-worker.js',
       'media/chat-model.png',
       'media/inline-diagnostic.png',
@@ -78,6 +79,7 @@ describe('the .vsix', () => {
         'extension.js',
         'otlp-worker.js',
         'server.js',
+        'session-page.js',
         'tokenizer-worker.js',
       ]);
     }
