@@ -30,9 +30,6 @@ export const FAULT_KINDS = [
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
-/** Faults that happen inside a stream that has begun (the head went out as a 200). */
-export const MID_STREAM: ReadonlySet<FaultKind> = new Set(['cut', 'stall', 'malformed-event', 'error-event']);
-
 export interface FaultRule {
   /** The rule as written, for reports. */
   text: string;
