@@ -68,6 +68,11 @@ Behaviour:
   --log-own               Also record Loopgate's own API calls (${LOCAL_API_PREFIX}*: tail, show, doctor,
                           run, the editor) and connectivity probes: in the log, on the console, in
                           the OTLP export and in tail/show/the Traffic view alike. Off by default.
+  --record DIR            Write every exchange the upstream answers into a cassette in DIR (one
+                          redacted JSON file per exchange, streams event by event with timing).
+  --replay DIR            Answer from the cassette in DIR instead of an upstream: nothing is sent
+                          anywhere; a request with no recording fails loudly with what differs.
+  --replay-speed X        Stream timing on replay: 1 as recorded (default), 0 as fast as possible.
   --no-capture            Keep no recent requests in memory (the Traffic view and loopgate
                           tail/show/replay then have nothing to show; the log is unchanged).
   --capture-requests N    Requests the in-memory ring keeps (default ${DEFAULT_RING_ENTRIES}).
@@ -108,6 +113,9 @@ const options = {
   'log-bodies': { type: 'boolean' },
   'log-own': { type: 'boolean' },
   'no-capture': { type: 'boolean' },
+  record: { type: 'string' },
+  replay: { type: 'string' },
+  'replay-speed': { type: 'string' },
   'capture-requests': { type: 'string' },
   'capture-mb': { type: 'string' },
   'max-body': { type: 'string' },
@@ -120,6 +128,30 @@ const options = {
   'otlp-content': { type: 'boolean' },
   ipc: { type: 'boolean' },
 } as const;
+
+/** --replay DIR [--replay-speed X]: refused with anything that would send requests elsewhere. */
+function replayOption(values: {
+  replay?: string;
+  record?: string;
+  upstream?: string;
+  'replay-speed'?: string;
+}): { dir: string; speed: number } | undefined {
+  const speedText = values['replay-speed'];
+  if (values.replay === undefined) {
+    if (speedText !== undefined) throw new UsageError('--replay-speed goes with --replay DIR.');
+    return undefined;
+  }
+  if (values.upstream !== undefined)
+    throw new UsageError('--replay answers from the cassette, not an upstream: leave out --upstream.');
+  if (values.record !== undefined)
+    throw new UsageError('--record and --replay together: record into another directory, or replay alone.');
+  const speed = speedText === undefined ? 1 : Number(speedText);
+  if (!/^\d+(\.\d+)?$/.test(speedText ?? '1') || !Number.isFinite(speed))
+    throw new UsageError(
+      `--replay-speed takes a number from 0 (as fast as possible) up, 1 as recorded (got "${speedText}").`,
+    );
+  return { dir: values.replay, speed };
+}
 
 export function intOption(
   name: string,
@@ -159,7 +191,9 @@ function banner(started: StartedServe, tokenRequired: boolean, cli: Invocation, 
   const portFlag = proxyFlags(proxy.host, proxy.port);
   const lines = [
     `Loopgate proxy listening on ${proxy.url}`,
-    `  upstream site_url  ${proxy.siteUrl}${simulator ? '   (embedded simulator, demo keys)' : ''}`,
+    started.replay
+      ? `  upstream           cassette ${started.replay.dir} (${started.replay.exchanges} exchanges, speed ${started.replay.speed}): nothing is sent anywhere else`
+      : `  upstream site_url  ${proxy.siteUrl}${simulator ? '   (embedded simulator, demo keys)' : ''}`,
     `  upstream base_url  ${proxy.baseUrl}`,
     `  OpenAI clients     base URL ${bases.openai}`,
     `  Anthropic clients  base URL ${bases.anthropic}`,
@@ -243,7 +277,10 @@ export const serveCommand: Command = {
       return EXIT.config;
     }
     for (const note of aliases.notes) io.err(`note: ${note}`);
-    const upstream = values.upstream ?? io.env.LOOPGATE_UPSTREAM;
+    const replay = replayOption(values);
+    if (values.record !== undefined && values['no-capture'])
+      throw new UsageError('--record makes the cassette from the captured traffic: leave out --no-capture.');
+    const upstream = replay ? undefined : (values.upstream ?? io.env.LOOPGATE_UPSTREAM);
     let rawKeys = io.env.LOOPGATE_API_KEY;
     if (values['key-stdin']) rawKeys = await readKeyListFromStdin(io.stdin, cliInvocation(io.env).command);
     // Demo mode ignores the keys (startServe), so only keys that will be used are checked.
@@ -298,6 +335,8 @@ export const serveCommand: Command = {
         logBodies: values['log-bodies'],
         logOwnTraffic: values['log-own'],
         capture: captureOption(values),
+        recordDir: values.record,
+        replay,
         limits: {
           maxBodyBytes: maxBody === undefined ? undefined : maxBody * MIB,
           maxInFlight: intOption('max-in-flight', values['max-in-flight'], 1),

@@ -3,6 +3,7 @@
 // In order: checkAddresses, createUpstream, the redactor and keys, openOtlp,
 // buildContext, createHttpServer, listen, openLogForPort; stopProxy undoes them.
 import { SessionBook } from './traffic/session-book.js';
+import { CassetteRecorder } from './cassette/recorder.js';
 import { abortableDelay } from './pipeline/retry.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -109,6 +110,9 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   addCollectorSecrets(redactor, opts);
   // Opened before listening (it sends nothing until a span is queued), so the first request is exported too.
   const otlp = await openOtlp(opts, redactor, up.upstreamUrl);
+  // A cassette is made from the ring's redacted entries (proxy/cassette/recorder.ts).
+  if (opts.recordDir !== undefined && opts.capture === false)
+    throw new ProxyConfigError('--record needs traffic capture: leave out --no-capture.');
   const ring =
     opts.capture === false
       ? undefined
@@ -261,6 +265,7 @@ function buildContext(
     aliases: opts.aliases ?? new Map(),
     stats,
     sessions: new SessionBook(),
+    recorder: opts.recordDir === undefined ? undefined : new CassetteRecorder(opts.recordDir),
     prices: opts.prices ?? {},
     stopping: false,
     hintOnce(id, message) {

@@ -116,6 +116,8 @@ export interface ProxyOptions {
   sleep?: (ms: number, abort: AbortSignal) => Promise<void>;
   /** Model aliases, FROM → TO, already merged and checked (cli/aliases.ts): a request for FROM goes out as TO. */
   aliases?: AliasMap;
+  /** --record DIR: every exchange the upstream answers is written into this cassette (proxy/cassette/recorder.ts). */
+  recordDir?: string;
   /**
    * What a model is priced as (rules/pricing.ts): the priced model's ID, or its own USD prices per million
    * tokens. From loopgate.json "prices", the loopgate.prices setting and the demo fixture's priced_as.

@@ -53,6 +53,7 @@ export type RecordContext = Pick<
   | 'onTraffic'
   | 'otlp'
   | 'prices'
+  | 'recorder'
   | 'redactor'
   | 'ring'
   | 'sessions'
@@ -432,6 +433,8 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext)
     // The diagnosis in words (what to fix), for the Traffic view's overview and `loopgate show`.
     if (rec.diagnosis ?? rec.errorCode) built.ring.hint = hint();
     ctx.sessions.add(rec, ctx.ring!.add(built.ring).seq);
+    // --record: what the upstream answered (a refusal of Loopgate's own never reached it).
+    if (ctx.recorder && !reply.local) ctx.recorder.add(rec, built.ring);
   } else ctx.sessions.add(rec);
   if (ctx.onTraffic) {
     const parts = consoleParts(rec, hint(), ctx.keys.slots.length > 1);

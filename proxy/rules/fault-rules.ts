@@ -1,0 +1,156 @@
+// Fault rules (issue 34 §2): what to inject, into which requests, how often.
+// One rule is one --fault value (or one loopgate.json "faults" entry):
+//
+//   KIND [key=value ...]
+//
+//   KIND      429 | 529 | 500 | 502 | 503 | connect-timeout | read-timeout
+//             | cut (mid-stream, after `events`) | stall (mid-stream, `seconds`) | malformed-event | error-event
+//             | ws-close (`code`)
+//   scope     path=/v1/messages  protocol=chat|responses|messages  model=GLOB  key=NAME  session=ID
+//   how often times=N (then the rule passes: "429 twice, then pass" is `429 times=2`)
+//             skip=N (let N matching requests through first)   for=DURATION (only this long after start)
+//   details   retry-after=SECONDS (429, 529, 503)   events=N (cut, error-event)   seconds=N (stall)   code=N (ws-close)
+//
+// e.g. `--fault "429 times=2 retry-after=2 model=claude-*"`. Pure: the parse and the scope test.
+import type { Protocol } from '../core/routing-facts.js';
+
+export const FAULT_KINDS = [
+  '429',
+  '529',
+  '500',
+  '502',
+  '503',
+  'connect-timeout',
+  'read-timeout',
+  'cut',
+  'stall',
+  'malformed-event',
+  'error-event',
+  'ws-close',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface FaultRule {
+  /** The rule as written, for reports. */
+  text: string;
+  kind: FaultKind;
+  scope: { path?: string; protocol?: Protocol; model?: string; key?: string; session?: string };
+  times?: number;
+  skip: number;
+  /** Only within this many ms after the rule was armed. */
+  forMs?: number;
+  retryAfterS?: number;
+  events?: number;
+  stallS?: number;
+  closeCode?: number;
+}
+
+const PROTOCOLS: readonly Protocol[] = ['chat', 'responses', 'messages'];
+const EXAMPLE = 'e.g. --fault "429 times=2 retry-after=2 model=claude-*"';
+
+export function parseFaultRule(text: string): { ok: true; rule: FaultRule } | { ok: false; problem: string } {
+  const words = text.trim().split(/\s+/).filter(Boolean);
+  const kind = words.shift();
+  if (!kind || !(FAULT_KINDS as readonly string[]).includes(kind))
+    return {
+      ok: false,
+      problem: `A fault starts with its kind, one of ${FAULT_KINDS.join(', ')} (got ${JSON.stringify(kind ?? '')}); ${EXAMPLE}.`,
+    };
+  const rule: FaultRule = { text: text.trim(), kind: kind as FaultKind, scope: {}, skip: 0 };
+  for (const word of words) {
+    const eq = word.indexOf('=');
+    const name = eq < 0 ? word : word.slice(0, eq);
+    const value = eq < 0 ? '' : word.slice(eq + 1);
+    if (eq < 0 || value === '') return { ok: false, problem: `"${word}" must be name=value; ${EXAMPLE}.` };
+    const problem = setField(rule, name, value);
+    if (problem) return { ok: false, problem };
+  }
+  if (rule.kind === 'ws-close' && rule.closeCode === undefined) rule.closeCode = 1011;
+  if (rule.kind === 'stall' && rule.stallS === undefined) rule.stallS = 30;
+  return { ok: true, rule };
+}
+
+function setField(rule: FaultRule, name: string, value: string): string | undefined {
+  const whole = (min: number, max: number): number | string => {
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
+      return `${name} takes a whole number from ${min} to ${max} (got "${value}").`;
+    return Number(value);
+  };
+  const set = (n: number | string, apply: (v: number) => void) => (typeof n === 'string' ? n : void apply(n));
+  switch (name) {
+    case 'path':
+      if (!value.startsWith('/')) return `path must start with / (got "${value}").`;
+      rule.scope.path = value;
+      return;
+    case 'protocol':
+      if (!(PROTOCOLS as readonly string[]).includes(value))
+        return `protocol is one of ${PROTOCOLS.join(', ')} (got "${value}").`;
+      rule.scope.protocol = value as Protocol;
+      return;
+    case 'model':
+    case 'key':
+    case 'session':
+      rule.scope[name] = value;
+      return;
+    case 'times':
+      return set(whole(1, 1_000_000), (v) => (rule.times = v));
+    case 'skip':
+      return set(whole(0, 1_000_000), (v) => (rule.skip = v));
+    case 'for': {
+      const ms = durationMs(value);
+      if (ms === undefined) return `for takes a duration like 30s, 5m or 1h (got "${value}").`;
+      rule.forMs = ms;
+      return;
+    }
+    case 'retry-after':
+      if (!['429', '529', '503'].includes(rule.kind)) return `retry-after goes with 429, 529 or 503, not ${rule.kind}.`;
+      return set(whole(0, 86_400), (v) => (rule.retryAfterS = v));
+    case 'events':
+      if (rule.kind !== 'cut' && rule.kind !== 'error-event' && rule.kind !== 'malformed-event')
+        return `events goes with cut, error-event or malformed-event, not ${rule.kind}.`;
+      return set(whole(0, 1_000_000), (v) => (rule.events = v));
+    case 'seconds':
+      if (rule.kind !== 'stall') return `seconds goes with stall, not ${rule.kind}.`;
+      return set(whole(1, 3600), (v) => (rule.stallS = v));
+    case 'code':
+      if (rule.kind !== 'ws-close') return `code goes with ws-close, not ${rule.kind}.`;
+      return set(whole(1000, 4999), (v) => (rule.closeCode = v));
+    default:
+      return `Unknown fault setting "${name}": scope with path, protocol, model, key, session; count with times, skip, for; ${EXAMPLE}.`;
+  }
+}
+
+function durationMs(text: string): number | undefined {
+  const m = /^(\d+)(ms|s|m|h)$/.exec(text);
+  if (!m) return undefined;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+  return Number(m[1]) * unit;
+}
+
+/** What a request offers the scope test. */
+export interface FaultTarget {
+  path: string;
+  protocol?: Protocol;
+  model?: string;
+  key?: string;
+  session?: string;
+}
+
+export function inScope(rule: FaultRule, t: FaultTarget): boolean {
+  const s = rule.scope;
+  if (s.path !== undefined && t.path.split('?')[0] !== s.path) return false;
+  if (s.protocol !== undefined && t.protocol !== s.protocol) return false;
+  if (s.model !== undefined && (t.model === undefined || !globMatch(s.model, t.model))) return false;
+  if (s.key !== undefined && t.key !== s.key) return false;
+  if (s.session !== undefined && t.session !== s.session) return false;
+  return true;
+}
+
+/** `*` any run of characters, `?` one; everything else literal. */
+export function globMatch(glob: string, text: string): boolean {
+  const source = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${source}$`).test(text);
+}

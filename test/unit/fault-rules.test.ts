@@ -1,0 +1,73 @@
+// Fault rules (rules/fault-rules.ts): the --fault grammar, every mistake said
+// with what to write instead, and the scope test.
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { globMatch, inScope, parseFaultRule } from '../../proxy/rules/fault-rules.js';
+
+describe('fault rules', () => {
+  it('reads a rule with its scope, count and details', () => {
+    const r = parseFaultRule('  429 times=2 retry-after=2 model=claude-* path=/v1/messages for=5m  ');
+    expect(r).toEqual({
+      ok: true,
+      rule: {
+        text: '429 times=2 retry-after=2 model=claude-* path=/v1/messages for=5m',
+        kind: '429',
+        scope: { model: 'claude-*', path: '/v1/messages' },
+        times: 2,
+        skip: 0,
+        forMs: 300_000,
+        retryAfterS: 2,
+      },
+    });
+    expect(parseFaultRule('ws-close').ok && parseFaultRule('ws-close')).toMatchObject({ rule: { closeCode: 1011 } });
+    expect(parseFaultRule('stall seconds=3')).toMatchObject({ rule: { stallS: 3 } });
+    expect(parseFaultRule('cut events=4 protocol=messages skip=1')).toMatchObject({
+      rule: { events: 4, skip: 1, scope: { protocol: 'messages' } },
+    });
+  });
+
+  it('says what is wrong and what to write', () => {
+    const problems: Array<[string, RegExp]> = [
+      ['', /starts with its kind/],
+      ['418', /one of 429, 529/],
+      ['429 times', /must be name=value/],
+      ['429 times=0', /times takes a whole number from 1/],
+      ['429 times=two', /times takes a whole number/],
+      ['500 retry-after=3', /retry-after goes with 429, 529 or 503, not 500/],
+      ['429 events=3', /events goes with cut/],
+      ['ws-close code=200', /code takes a whole number from 1000/],
+      ['429 protocol=grpc', /protocol is one of chat, responses, messages/],
+      ['429 path=v1/messages', /path must start with \//],
+      ['429 for=soon', /for takes a duration/],
+      ['429 colour=red', /Unknown fault setting "colour"/],
+    ];
+    for (const [text, problem] of problems) {
+      const r = parseFaultRule(text);
+      expect(r.ok, text).toBe(false);
+      expect(!r.ok && r.problem, text).toMatch(problem);
+    }
+  });
+
+  it('scopes by path, protocol, model glob, key and session', () => {
+    const r = parseFaultRule('503 path=/v1/messages model=claude-*-5 key=claude session=s1');
+    if (!r.ok) throw new Error(r.problem);
+    const t = { path: '/v1/messages?beta=true', model: 'claude-haiku-5-5', key: 'claude', session: 's1' };
+    expect(inScope(r.rule, t)).toBe(true);
+    expect(inScope(r.rule, { ...t, path: '/v1/chat/completions' })).toBe(false);
+    expect(inScope(r.rule, { ...t, model: 'claude-haiku-5-4' })).toBe(false);
+    expect(inScope(r.rule, { ...t, model: undefined })).toBe(false);
+    expect(inScope(r.rule, { ...t, key: 'default' })).toBe(false);
+    expect(inScope(r.rule, { ...t, session: 's2' })).toBe(false);
+  });
+
+  it('matches a glob as a shell would: * and ? only, everything else literal (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 12 }), (s) => {
+        expect(globMatch(s.replace(/[*?]/g, ''), s.replace(/[*?]/g, ''))).toBe(true);
+        expect(globMatch('*', s)).toBe(true);
+      }),
+    );
+    expect(globMatch('gpt-4.1*', 'gpt-4x1-mini')).toBe(false);
+    expect(globMatch('gpt-?o', 'gpt-4o')).toBe(true);
+  });
+});
