@@ -78,7 +78,8 @@ function claudeCode(h: Headers, body: Body): ClientIdentity {
   const sessionKey = header(h, 'x-claude-code-session-id') ?? str(userId?.session_id);
   // A sub-agent (the Agent tool) sends its id in x-claude-code-agent-id, and `cc_is_subagent=true` in the
   // billing line that opens its system prompt; the session id stays its parent's.
-  const agent = header(h, 'x-claude-code-agent-id') ?? (CLAUDE_SUBAGENT.test(systemText(body)) ? 'subagent' : undefined);
+  const agent =
+    header(h, 'x-claude-code-agent-id') ?? (CLAUDE_SUBAGENT.test(systemText(body)) ? 'subagent' : undefined);
   return withOptional({ client: 'claude-code' }, sessionKey, agent);
 }
 
@@ -118,8 +119,16 @@ export function identifySession(headers: Headers, body: Record<string, unknown> 
     const sessionKey = header(headers, 'x-session-id') ?? header(headers, 'x-session-affinity');
     return withOptional({ client: 'opencode' }, sessionKey, OPENCODE_TITLE.test(system) ? 'title' : undefined);
   }
-  if (ua.startsWith('qwencode/') || QWEN_SYSTEM.test(system) || (ua.startsWith('claude-cli/') && QWEN_MEMORY_AGENT.test(system)))
-    return withOptional({ client: 'qwen-code' }, undefined, QWEN_MEMORY_AGENT.test(system) ? 'memory-extraction' : undefined);
+  if (
+    ua.startsWith('qwencode/') ||
+    QWEN_SYSTEM.test(system) ||
+    (ua.startsWith('claude-cli/') && QWEN_MEMORY_AGENT.test(system))
+  )
+    return withOptional(
+      { client: 'qwen-code' },
+      undefined,
+      QWEN_MEMORY_AGENT.test(system) ? 'memory-extraction' : undefined,
+    );
   if (ua.startsWith('claude-cli/') || header(headers, 'x-claude-code-session-id') !== undefined)
     return claudeCode(headers, body);
   if (ua.startsWith('codex') || originator.startsWith('codex')) return codex(headers, body);
@@ -131,4 +140,14 @@ export function identifySession(headers: Headers, body: Record<string, unknown> 
   if (header(headers, 'x-stainless-lang') !== undefined)
     return { client: header(headers, 'anthropic-version') !== undefined ? 'anthropic-sdk' : 'openai-sdk' };
   return { client: 'unknown' };
+}
+
+/**
+ * Whether the body could still change the answer the headers gave: Qwen Code in Anthropic mode sends
+ * claude-cli's User-Agent without a session, pi sends the SDKs' headers. Saves parsing the body of a
+ * request whose headers already settled it (a `loopgate run` tool that named itself).
+ */
+export function bodyMayTell(id: ClientIdentity): boolean {
+  if (id.sessionKey !== undefined) return false;
+  return ['claude-code', 'openai-sdk', 'anthropic-sdk', 'unknown'].includes(id.client);
 }
