@@ -3,7 +3,16 @@
 // an npm tree installed from a lockfile of its own into .cache/.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** How often a running step says it is still running: a silent minute reads as a hang. */
@@ -182,12 +191,35 @@ export function npmTree({
   const lockHash = () =>
     existsSync(lockFile) ? createHash('sha256').update(readFileSync(lockFile)).digest('hex') : 'none';
   const markerText = () => JSON.stringify({ recipe, packages, lock: lockHash() });
-  const isProvisioned = () => {
+  // .cache may be a symlink to a folder shared by several worktrees: the manifest names the real folder, so
+  // its paths stay valid when the worktree that provisioned it is deleted.
+  const realDir = () => realpathSync(dir);
+  const readManifest = () => {
     try {
-      return JSON.parse(readFileSync(manifestFile, 'utf8')).marker === markerText() && check();
+      return JSON.parse(readFileSync(manifestFile, 'utf8'));
+    } catch {
+      return undefined;
+    }
+  };
+  const installed = (m) => m?.marker === markerText() && check();
+  /** The manifest's paths lead to this tree (not a copied or deleted folder's). */
+  const pointsHere = (m) => {
+    try {
+      return realpathSync(m.dir) === realDir();
     } catch {
       return false;
     }
+  };
+  const isProvisioned = () => {
+    const m = readManifest();
+    return installed(m) && pointsHere(m);
+  };
+  /** The manifest with `dir` and every path under it rewritten to the tree's real folder. */
+  const manifestFor = (extraManifest) => {
+    const real = realDir();
+    const relocate = (v) => (typeof v === 'string' && v.startsWith(dir) ? real + v.slice(dir.length) : v);
+    const extra = Object.fromEntries(Object.entries(extraManifest).map(([k, v]) => [k, relocate(v)]));
+    return JSON.stringify({ marker: markerText(), dir: real, packages, ...extra }, null, 2) + '\n';
   };
   const lockDir = join(dirname(dir), `.provision-${tag}.lock`);
   const run = (cmd, args, opts) => runLogged(logFile, cmd, args, opts);
@@ -205,6 +237,14 @@ export function npmTree({
     const steps = createSteps(tag, logFile, stream);
     if (!force && !updateLock && isProvisioned()) {
       if (!quietWhenWarm) steps.say(`already provisioned in ${dir}`);
+      return JSON.parse(readFileSync(manifestFile, 'utf8'));
+    }
+    if (!force && !updateLock && installed(readManifest())) {
+      // The tree is right but its manifest names another folder (copied, or a deleted worktree's): its paths
+      // would lead nowhere. Rewriting the manifest repairs that without reinstalling ~2 GB.
+      const stale = readManifest().dir;
+      await withDirLock(lockDir, async () => writeFileSync(manifestFile, manifestFor(extraManifest)));
+      steps.say(`manifest named ${stale}; now ${realDir()} (tree already provisioned)`);
       return JSON.parse(readFileSync(manifestFile, 'utf8'));
     }
     const onWait = (pid) => steps.say(`waiting for another provisioning (pid ${pid}) of ${dir} ...`);
@@ -247,10 +287,7 @@ export function npmTree({
         }
         if (afterInstall) await afterInstall({ run, steps });
         if (!check()) throw new Error(`provisioning of ${dir} finished but its check failed (log: ${logFile})`);
-        writeFileSync(
-          manifestFile,
-          JSON.stringify({ marker: markerText(), dir, packages, ...extraManifest }, null, 2) + '\n',
-        );
+        writeFileSync(manifestFile, manifestFor(extraManifest));
       },
       { deadlineMs: 15 * 60_000, pollMs: 500, onWait },
     );

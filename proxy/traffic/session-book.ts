@@ -21,7 +21,7 @@ import type {
 } from '../core/agent-session.js';
 import { requestFailed } from '../core/outcome.js';
 import type { RunFacts } from '../rules/run-credential.js';
-import { identifySession } from '../rules/session-identity.js';
+import { bodyMayTell, identifySession } from '../rules/session-identity.js';
 import { conversationFingerprint } from '../rules/conversation-fingerprint.js';
 
 const SESSION_LIMITS = {
@@ -90,7 +90,8 @@ export class SessionBook {
     const run = clues.run ? { tool: clues.run.tool, started: new Date(clues.run.started).toISOString() } : undefined;
     let body: Record<string, unknown> | undefined;
     let id = identifySession(clues.headers, undefined);
-    if (!id.sessionKey && !run) {
+    // Under `loopgate run` the body is read only to name the client (pi, Qwen Code in Anthropic mode).
+    if (!id.sessionKey && (!run || bodyMayTell(id))) {
       body = clues.body();
       if (body) id = identifySession(clues.headers, body);
     }

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { defaultFixture, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
+import type { ProxyOptions } from '../../proxy/core/options.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
 import { makeCanary } from '../log/canary.js';
 
@@ -45,7 +46,8 @@ export interface ClientStack {
   close(): Promise<void>;
 }
 
-export async function startClientStack(): Promise<ClientStack> {
+/** `opts` go to every proxy (a larger body cap, another ring size, ...). */
+export async function startClientStack(opts: Partial<ProxyOptions> = {}): Promise<ClientStack> {
   // Fresh random keys and token per run, so the leak check looks for values nothing else contains.
   const keys: Record<ProxyName, string> = {
     default: makeCanary('sk-canary-default-'),
@@ -90,6 +92,7 @@ export async function startClientStack(): Promise<ClientStack> {
       logBodies: true, // a wider sink for the leak check
       onTraffic: (line, record) => traffic.push({ proxy: name, line, record }),
       onHint: (h) => hints.push(h),
+      ...opts,
     });
     await proxies[name].refreshModels();
   }
