@@ -18,6 +18,7 @@ import { ModelsTreeProvider } from './views/models-provider.js';
 import { TrafficList } from './traffic/traffic-list.js';
 import { TrafficTreeProvider } from './traffic/traffic-tree.js';
 import { DetailPanels } from './traffic/detail-panel.js';
+import { labelTrafficView } from './traffic/shared-log.js';
 import {
   forgetClosedEdits,
   ResendLens,
@@ -86,6 +87,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
       Object.hasOwn(PANEL_COMMANDS, action) && void vscode.commands.executeCommand(PANEL_COMMANDS[action], entry),
   );
   const trafficTree = new TrafficTreeProvider(traffic);
+  const trafficView = vscode.window.createTreeView('loopgate.traffic', { treeDataProvider: trafficTree });
   const trafficDeps: TrafficDeps = {
     host,
     keys,
@@ -105,7 +107,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     traffic,
     panels,
     trafficTree,
-    vscode.window.createTreeView('loopgate.traffic', { treeDataProvider: trafficTree }),
+    trafficView,
+    labelTrafficView(trafficView, traffic),
     vscode.workspace.registerTextDocumentContentProvider(TRAFFIC_SCHEME, new TrafficBodies(host)),
     vscode.languages.registerCodeLensProvider({ language: 'json', scheme: 'untitled' }, new ResendLens()),
     forgetClosedEdits(),

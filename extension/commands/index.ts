@@ -13,6 +13,7 @@ import { copyModelId, filterModels, probeProtocols, refreshModels, tryModel } fr
 import { exportLog, runDiagnosis, startProxy } from './proxy-commands.js';
 import { manageChatModels } from '../lm/register-chat-provider.js';
 import * as traffic from '../traffic/traffic-commands.js';
+import { openSharedLog, showLiveTraffic } from '../traffic/shared-log.js';
 
 export interface CommandDeps {
   host: ProxyHost;
@@ -59,6 +60,8 @@ function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => un
     'loopgate.pauseTraffic': () => traffic.setPaused(d.traffic, true),
     'loopgate.resumeTraffic': () => traffic.setPaused(d.traffic, false),
     'loopgate.clearTraffic': () => d.traffic.list.clear(),
+    'loopgate.openSharedLog': (file) => openSharedLog(d.traffic, file),
+    'loopgate.showLiveTraffic': () => showLiveTraffic(d.traffic),
     'loopgate.fixProblem': (node) =>
       node instanceof DiagnosisNode
         ? vscode.commands.executeCommand(node.problem.fix.command)
