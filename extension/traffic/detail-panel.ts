@@ -40,7 +40,8 @@ export class DetailPanels implements vscode.Disposable {
 
   /**
    * Opens (or reuses) the panel on request `id`. `beside`: next to the editor and without taking
-   * the focus (the answer to an Edit and Resend, shown while its document stays in front).
+   * the focus (the answer to an Edit and Resend, shown while its document stays in front; a panel
+   * that shared the document's group moves next to it).
    */
   async show(id: string, opts: { beside?: boolean } = {}): Promise<void> {
     if (!this.panel) {
@@ -55,7 +56,7 @@ export class DetailPanels implements vscode.Disposable {
           { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [this.scripts] },
         ),
       );
-    } else this.panel.reveal(undefined, opts.beside ?? false);
+    } else this.panel.reveal(opts.beside ? vscode.ViewColumn.Beside : undefined, opts.beside ?? false);
     await this.load(id);
   }
 

@@ -13,6 +13,7 @@ import { validateFixture } from '../../../proxy/simulator/fixture.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 import { MAX_ROWS } from '../../../extension/traffic/traffic-list.js';
 import { shortId } from '../../../proxy/traffic/render.js';
+import { localApi } from '../../../proxy/local-api-client.js';
 
 const fixture = validateFixture(fixtureJson);
 const keyOf = (group: string) =>
@@ -334,8 +335,13 @@ test(
       },
       { timeoutMs: 15_000, message: "Claude Code's two requests (the tool call, then its result)" },
     );
-    // Newest first: the request that carried the tool result, then the one that asked for the tool.
-    const [second, first] = [rows[0]!.record.id, rows[rows.length - 1]!.record.id];
+    // The request whose tool call (Bash) got its result back in a later one, and that later one.
+    const client = localApi({ url: api.host.endpoint!.url, token: api.host.token });
+    const entries = await Promise.all(rows.map((r) => client.entry(r.record.id)));
+    const asked = entries.find((e) => Object.keys(e.followUps ?? {}).length > 0);
+    assert.ok(asked, `no request of ${rows.length} has its tool call's result in a later one`);
+    const first = asked.record.id;
+    const second = Object.values(asked.followUps!)[0]!.id;
     await vscode.commands.executeCommand('loopgate.openRequest', first);
     const html = await waitFor(() => (api.panels.entry?.record.id === first ? api.panels.lastHtml : undefined), {
       message: 'the panel on the first request',
