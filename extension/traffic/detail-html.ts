@@ -11,7 +11,7 @@ import { bridgeSides, modelLabel, rateLimitHeaders, shortId, timeSplit } from '.
 import type { TrafficDetail } from '../../proxy/core/local-api.js';
 import { usageDetails } from '../../proxy/rules/usage.js';
 import type { Message, Part } from '../../proxy/rules/protocols/index.js';
-import { estimateTokens, ESTIMATE_TOKENIZER, tokenLabel } from '../../proxy/rules/token-estimate.js';
+import { estimateTokens, ESTIMATE_TOKENIZER, tokenLabel } from '../../proxy/rules/tokenizer-estimate.js';
 import { toolDefinitions } from '../../proxy/rules/tool-definitions.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from './html.js';
 

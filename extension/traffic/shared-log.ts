@@ -1,11 +1,11 @@
 // Open a Shared Log: a teammate's redacted HAR or JSONL shown in the Traffic
 // view and the detail panel instead of the live feed, read-only and labelled
 // with the file's name, until "Show Live Traffic". The file is parsed field by
-// field (proxy/log/shared-log.ts) and redacted again with this machine's token
+// field (proxy/log/shared-log-reader.ts) and redacted again with this machine's token
 // and keys; the panel escapes every value like the live ones (detail-html.ts).
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
-import { parseSharedLog, SharedLogError, SHARED_LOG_MAX_BYTES } from '../../proxy/log/shared-log.js';
+import { parseSharedLog, SharedLogError, SHARED_LOG_MAX_BYTES } from '../../proxy/log/shared-log-reader.js';
 import { sanitizeRecords } from '../../proxy/log/sanitize.js';
 import { followUps } from '../../proxy/traffic/follow-ups.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';

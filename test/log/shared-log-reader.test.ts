@@ -1,8 +1,8 @@
-// Open a Shared Log's parser (proxy/log/shared-log.ts): a Loopgate HAR and JSONL
+// Open a Shared Log's parser (proxy/log/shared-log-reader.ts): a Loopgate HAR and JSONL
 // come back as records, a foreign shape is rebuilt with safe types, and a file
 // that is not a log gets an error naming the line or entry.
 import { describe, expect, it } from 'vitest';
-import { parseSharedLog } from '../../proxy/log/shared-log.js';
+import { parseSharedLog } from '../../proxy/log/shared-log-reader.js';
 import { toHar, toJsonl } from '../../proxy/log/har.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
 
