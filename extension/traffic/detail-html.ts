@@ -11,8 +11,9 @@ import { bridgeSides, modelLabel, rateLimitHeaders, shortId, timeSplit } from '.
 import type { TrafficDetail } from '../../proxy/core/local-api.js';
 import { usageDetails } from '../../proxy/rules/usage.js';
 import type { Message, Part } from '../../proxy/rules/protocols/index.js';
-import { estimateTokens, ESTIMATE_TOKENIZER, tokenLabel } from '../../proxy/rules/tokenizer-estimate.js';
+import { ESTIMATE_TOKENIZER, tokenLabel, type TokenCounter } from '../../proxy/rules/tokenizer-estimate.js';
 import { toolDefinitions } from '../../proxy/rules/tool-definitions.js';
+import { estimateTokens } from '../lm/token-estimate.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from './html.js';
 
 /** What the panel shows: the local API's answer for one entry. */
@@ -134,10 +135,10 @@ function requestLink(id: string): SafeHtml {
 }
 
 /** Text shown whole when short, folded under `label` with its size when long. */
-function foldable(label: SafeHtml, text: string): SafeHtml {
+function foldable(label: SafeHtml, text: string, count: TokenCounter): SafeHtml {
   const lines = text.split('\n').length;
   if (text.length <= FOLD_CHARS && lines <= FOLD_LINES) return html`${label}<pre>${text}</pre>`;
-  return html`<details class="fold"><summary>${label} <span class="dim">${lines} lines, ${tokenLabel(estimateTokens(text))}</span></summary><pre>${text}</pre></details>`;
+  return html`<details class="fold"><summary>${label} <span class="dim">${lines} lines, ${tokenLabel(count(text))}</span></summary><pre>${text}</pre></details>`;
 }
 
 function partText(p: Part): string {
@@ -146,7 +147,7 @@ function partText(p: Part): string {
   return typeof p.content === 'string' ? p.content : '';
 }
 
-function part(p: Part, followUps: Record<string, FollowUp>): SafeHtml {
+function part(p: Part, followUps: Record<string, FollowUp>, count: TokenCounter): SafeHtml {
   switch (p.type) {
     case 'text':
       return html`<div class="text">${p.content}</div>`;
@@ -155,23 +156,23 @@ function part(p: Part, followUps: Record<string, FollowUp>): SafeHtml {
     case 'tool_call': {
       const f = typeof p.id === 'string' ? followUps[p.id] : undefined;
       const result = f
-        ? html`<div class="result">${foldable(html`<span class="label">Result</span> (sent in request ${requestLink(f.id)})`, String(f.result.response ?? ''))}</div>`
+        ? html`<div class="result">${foldable(html`<span class="label">Result</span> (sent in request ${requestLink(f.id)})`, String(f.result.response ?? ''), count)}</div>`
         : '';
-      return html`<div class="tool">${foldable(html`<span class="label">Tool call</span> <code>${p.name}</code>${p.id ? html` <span class="dim">${p.id}</span>` : ''}`, args(p.arguments))}${result}</div>`;
+      return html`<div class="tool">${foldable(html`<span class="label">Tool call</span> <code>${p.name}</code>${p.id ? html` <span class="dim">${p.id}</span>` : ''}`, args(p.arguments), count)}${result}</div>`;
     }
     case 'tool_call_response':
-      return html`<div class="tool">${foldable(html`<span class="label">Tool result</span>${p.id ? html` <span class="dim">${p.id}</span>` : ''}`, String(p.response ?? ''))}</div>`;
+      return html`<div class="tool">${foldable(html`<span class="label">Tool result</span>${p.id ? html` <span class="dim">${p.id}</span>` : ''}`, String(p.response ?? ''), count)}</div>`;
     default:
       return html`<div class="dim">[${p.type}]</div>`;
   }
 }
 
-function message(m: Message, followUps: Record<string, FollowUp>): SafeHtml {
-  return html`<div class="msg ${m.role}"><div class="role"><span class="name">${m.role}</span>${m.finish_reason ? html` <span class="dim">finish: ${m.finish_reason}</span>` : ''}</div>${m.parts.map((p) => part(p, followUps))}</div>`;
+function message(m: Message, followUps: Record<string, FollowUp>, count: TokenCounter): SafeHtml {
+  return html`<div class="msg ${m.role}"><div class="role"><span class="name">${m.role}</span>${m.finish_reason ? html` <span class="dim">finish: ${m.finish_reason}</span>` : ''}</div>${m.parts.map((p) => part(p, followUps, count))}</div>`;
 }
 
-function tokensOf(parts: Part[]): number {
-  return parts.reduce((n, p) => n + estimateTokens(partText(p)), 0);
+function tokensOf(parts: Part[], count: TokenCounter): number {
+  return parts.reduce((n, p) => n + count(partText(p)), 0);
 }
 
 function parseObject(body: string | undefined): Record<string, unknown> | undefined {
@@ -188,7 +189,7 @@ function parseObject(body: string | undefined): Record<string, unknown> | undefi
  * definitions, the whole history): the new turn and the answer come first, the rest is folded under
  * its size. Token counts are o200k_base's, an estimate for other families' models (hence "≈").
  */
-function conversation(e: DetailEntry): SafeHtml {
+function conversation(e: DetailEntry, count: TokenCounter): SafeHtml {
   const c = conversationOf(e);
   if (!c.requestProtocol) return html`<p class="dim">Not a conversation (see Wire).</p>`;
   let lastAssistant = -1;
@@ -202,19 +203,19 @@ function conversation(e: DetailEntry): SafeHtml {
     html`<p class="dim">${c.requestProtocol}${c.responseProtocol !== c.requestProtocol ? ` → ${c.responseProtocol} (bridged)` : ''}. Token counts (≈) are estimates (${ESTIMATE_TOKENIZER}).</p>`,
     html`<h3>New turn</h3>`,
   ];
-  if (newTurn.length) out.push(...newTurn.map((m) => message(m, {})));
+  if (newTurn.length) out.push(...newTurn.map((m) => message(m, {}, count)));
   else if (!c.requestNote) out.push(html`<p class="dim">None: the request ends on the assistant's turn.</p>`);
   if (c.requestNote) out.push(html`<p class="dim">${c.requestNote}</p>`);
   out.push(html`<h3>Answer</h3>`);
-  if (c.output) out.push(...c.output.map((m) => message(m, e.followUps ?? {})));
+  if (c.output) out.push(...c.output.map((m) => message(m, e.followUps ?? {}, count)));
   else out.push(html`<p class="dim">${c.responseNote ?? 'no answer'}</p>`);
   if (c.system?.length || tools.length || history.length) out.push(html`<h3>Sent with it</h3>`);
   if (c.system?.length)
     out.push(
-      html`<details class="context system"><summary><span class="label">System prompt</span> <span class="dim">${c.system.length} block${c.system.length === 1 ? '' : 's'}, ${tokenLabel(tokensOf(c.system))}</span></summary><div class="msg system">${c.system.map((p) => part(p, {}))}</div></details>`,
+      html`<details class="context system"><summary><span class="label">System prompt</span> <span class="dim">${c.system.length} block${c.system.length === 1 ? '' : 's'}, ${tokenLabel(tokensOf(c.system, count))}</span></summary><div class="msg system">${c.system.map((p) => part(p, {}, count))}</div></details>`,
     );
   if (tools.length) {
-    const sized = tools.map((t) => ({ ...t, tokens: estimateTokens(t.text) }));
+    const sized = tools.map((t) => ({ ...t, tokens: count(t.text) }));
     const total = sized.reduce((n, t) => n + t.tokens, 0);
     out.push(
       html`<details class="context tools"><summary><span class="label">Tool definitions</span> <span class="dim">${tools.length}, ${tokenLabel(total)}</span></summary>${sized.map((t) => html`<details class="tool-def"><summary><code>${t.name}</code> <span class="dim">${tokenLabel(t.tokens)}</span></summary><pre>${t.text}</pre></details>`)}</details>`,
@@ -222,7 +223,7 @@ function conversation(e: DetailEntry): SafeHtml {
   }
   if (history.length)
     out.push(
-      html`<details class="context history"><summary><span class="label">Earlier messages</span> <span class="dim">${history.length}, ${tokenLabel(history.reduce((n, m) => n + tokensOf(m.parts), 0))}</span></summary>${history.map((m) => message(m, {}))}</details>`,
+      html`<details class="context history"><summary><span class="label">Earlier messages</span> <span class="dim">${history.length}, ${tokenLabel(history.reduce((n, m) => n + tokensOf(m.parts, count), 0))}</span></summary>${history.map((m) => message(m, {}, count))}</details>`,
     );
   return html`${out}`;
 }
@@ -346,7 +347,14 @@ table.events td.t { vertical-align: top; white-space: nowrap; color: var(--vscod
  */
 export function detailHtml(
   e: DetailEntry,
-  opts: { nonce: string; cspSource: string; scriptUri: string; sharedLog?: string },
+  opts: {
+    nonce: string;
+    cspSource: string;
+    scriptUri: string;
+    /** For the folded parts' sizes: o200k_base (tokenizer-estimate.ts, loaded by the caller), else ~4 characters a token. */
+    countTokens?: TokenCounter;
+    sharedLog?: string;
+  },
 ): string {
   const r = e.record;
   // A shared log is someone else's record, read-only: nothing of it is sent again from here.
@@ -379,7 +387,7 @@ ${opts.sharedLog ? html`<p class="source">From the shared log <code>${opts.share
 <div role="tablist" aria-label="Request details">${tab('overview', 'Overview')}${tab('conversation', 'Conversation')}${tab('wire', 'Wire')}</div>
 </header>
 <section role="tabpanel" id="panel-overview" aria-labelledby="tab-overview">${overview(e)}</section>
-<section role="tabpanel" id="panel-conversation" aria-labelledby="tab-conversation" hidden>${conversation(e)}</section>
+<section role="tabpanel" id="panel-conversation" aria-labelledby="tab-conversation" hidden>${conversation(e, opts.countTokens ?? estimateTokens)}</section>
 <section role="tabpanel" id="panel-wire" aria-labelledby="tab-wire" hidden>${wire(e)}</section>
 <script nonce="${opts.nonce}" src="${opts.scriptUri}"></script>
 </body></html>`);

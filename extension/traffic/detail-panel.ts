@@ -8,6 +8,7 @@ import type { ProxyHost } from '../proxy-host/host.js';
 import { detailHtml, errorHtml, type DetailEntry, type PanelAction } from './detail-html.js';
 import { fetchEntry } from './entry-reader.js';
 import { sharedEntry, sharedLogName } from './shared-log.js';
+import { tokenCounter } from '../../proxy/rules/tokenizer-estimate.js';
 import { shortId } from '../../proxy/traffic/render.js';
 
 const DETAIL_VIEW_TYPE = 'loopgate.trafficDetail';
@@ -69,7 +70,7 @@ export class DetailPanels implements vscode.Disposable {
 
   private async load(id: string): Promise<void> {
     const mine = ++this.loads;
-    const entry = await fetchEntry(this.host, id);
+    const [entry, countTokens] = await Promise.all([fetchEntry(this.host, id), tokenCounter()]);
     if (mine !== this.loads || !this.panel) return;
     this.current = entry;
     const sharedLog = sharedEntry(id) ? sharedLogName() : undefined;
@@ -80,6 +81,7 @@ export class DetailPanels implements vscode.Disposable {
       nonce: randomBytes(16).toString('base64'),
       cspSource: webview.cspSource,
       scriptUri,
+      countTokens,
       sharedLog,
     });
     this.panel.webview.html = this.lastHtml;
