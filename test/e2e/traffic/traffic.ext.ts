@@ -322,7 +322,11 @@ test(
   "a real Claude Code request's Conversation tab: the new turn first, line breaks kept, system prompt and tools folded with token counts, a long tool result folded",
   async () => {
     const before = new Set(api.traffic.visible().map((r) => r.record.id));
-    const run = await runClaude(['Use Bash to run `seq 1 400`', '--allowedTools', 'Bash(seq:*)']);
+    // A 400-line file for its Read tool: the simulator calls the tool the prompt names, with the backticked path.
+    const file = join(mkdtempSync(join(tmpdir(), 'loopgate-read-')), 'numbers.txt');
+    writeFileSync(file, Array.from({ length: 400 }, (_, i) => `number ${i + 1}`).join('\n') + '\n');
+    const prompt = `Use Read to read \`${file}\``;
+    const run = await runClaude([prompt, '--allowedTools', 'Read']);
     assert.equal(run.code, 0, run.out);
     const rows = await waitFor(
       () => {
@@ -335,7 +339,7 @@ test(
       },
       { timeoutMs: 15_000, message: "Claude Code's two requests (the tool call, then its result)" },
     );
-    // The request whose tool call (Bash) got its result back in a later one, and that later one.
+    // The request whose tool call (Read) got its result back in a later one, and that later one.
     const client = localApi({ url: api.host.endpoint!.url, token: api.host.token });
     const entries = await Promise.all(rows.map((r) => client.entry(r.record.id)));
     const asked = entries.find((e) => Object.keys(e.followUps ?? {}).length > 0);
@@ -366,14 +370,14 @@ test(
     assert.ok(Number(tools[1]) >= 10, `${tools[1]} tool definitions`);
     assert.match(
       conv,
-      /<details class="tool-def"><summary><code>Bash<\/code> <span class="dim">≈[\d,]+ tokens<\/span>/,
+      /<details class="tool-def"><summary><code>Read<\/code> <span class="dim">≈[\d,]+ tokens<\/span>/,
     );
     // The new turn (the user's prompt) comes before the answer, and both before the folded context.
     const at = (what: string) => conv.indexOf(what);
     assert.ok(at('<h3>New turn</h3>') >= 0 && at('<h3>New turn</h3>') < at('<h3>Answer</h3>'));
     assert.ok(at('<h3>Answer</h3>') < at('class="context system"'));
-    assert.ok(at('Use Bash to run `seq 1 400`') > at('<h3>New turn</h3>'));
-    assert.ok(at('Use Bash to run `seq 1 400`') < at('<h3>Answer</h3>'));
+    assert.ok(at(prompt) > at('<h3>New turn</h3>'), 'the prompt in the new turn');
+    assert.ok(at(prompt) < at('<h3>Answer</h3>'));
     // The tool call's result is a link to the request that carried it.
     assert.match(conv, new RegExp(`sent in request <a href="#" class="open" data-open="${second}"`));
     figures.claudeSystemTokens = systemTokens;
@@ -381,14 +385,14 @@ test(
     const sent = JSON.parse(api.panels.entry!.requestBody ?? '{}') as { system?: unknown };
     figures.claudeSystemChars = JSON.stringify(sent.system ?? '').length;
     assert.ok(systemTokens > 1000, `the system prompt counted ${systemTokens} tokens`);
-    // The second request: its new turn is the 400-line tool result, folded under its size; the history folded too.
+    // The second request: its new turn is the 400-line file Read returned, folded under its size; the history folded too.
     await vscode.commands.executeCommand('loopgate.openRequest', second);
     const next = await waitFor(() => (api.panels.entry?.record.id === second ? api.panels.lastHtml : undefined), {
       message: 'the panel on the second request',
     });
     const conv2 = next.slice(next.indexOf('id="panel-conversation"'), next.indexOf('id="panel-wire"'));
     const fold =
-      /<details class="fold"><summary><span class="label">Tool result<\/span>.*?<span class="dim">(\d+) lines, ≈[\d,]+ tokens<\/span><\/summary><pre>1\n2\n3\n/s.exec(
+      /<details class="fold"><summary><span class="label">Tool result<\/span>.*?<span class="dim">(\d+) lines, ≈[\d,]+ tokens<\/span><\/summary><pre>[^<]*number 400\n/s.exec(
         conv2,
       );
     assert.ok(fold, 'the 400-line tool result folded');
@@ -425,7 +429,7 @@ test('a bridged Messages stream: the Wire tab shows both sides labelled, and its
   assert.match(clientPart, /The client received \(Anthropic Messages\): events \(\d+\)/);
   assert.match(clientPart, /message_start/);
   assert.ok(!clientPart.includes('chat.completion.chunk'), "the upstream's chunks are not under the client's side");
-  assert.match(upstreamPart, /Sent upstream \(the bridge&#39;s translation, Chat Completions\)/);
+  assert.match(upstreamPart, /Sent upstream \(the bridge's translation, Chat Completions\)/);
   assert.match(upstreamPart, /The upstream sent \(Chat Completions, before the bridge translated it\): events/);
   assert.match(upstreamPart, /chat\.completion\.chunk/);
   const har = join(mkdtempSync(join(tmpdir(), 'loopgate-har-')), 'bridged.har');
