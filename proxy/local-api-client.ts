@@ -8,8 +8,11 @@
 // not send the token first, is health-client.ts's.
 import {
   LOCAL_PATHS,
+  sessionPath,
   trafficEntryPath,
   type KeysAnswer,
+  type SessionDetailAnswer,
+  type SessionListAnswer,
   type LiveEvent,
   type RefreshAnswer,
   type StatsAnswer,
@@ -58,6 +61,10 @@ export interface LocalApiClient {
   /** Every new entry after `after` until the proxy ends the feed (resolves) or `signal` aborts (rejects). */
   live(after: number, onEvent: (e: LiveEvent<TrafficSummary>) => void, o?: CallOptions): Promise<void>;
   liveRows(after: number, onEvent: (e: LiveEvent<TrafficRow>) => void, o?: CallOptions): Promise<void>;
+  /** The sessions in the proxy's memory, most recently active first. */
+  sessions(q?: { limit?: number }, o?: CallOptions): Promise<SessionListAnswer>;
+  /** One session and its turns still in the ring. */
+  session(id: string, o?: CallOptions): Promise<SessionDetailAnswer>;
 }
 
 export function localApi(target: LocalApiTarget): LocalApiClient {
@@ -78,6 +85,8 @@ export function localApi(target: LocalApiTarget): LocalApiClient {
     entry: (id, o) => json(trafficEntryPath(id), o),
     live: (after, onEvent, o) => feed(after, false, onEvent, o),
     liveRows: (after, onEvent, o) => feed(after, true, onEvent, o),
+    sessions: (q = {}, o) => json(withQuery(LOCAL_PATHS.sessions, query(q)), o),
+    session: (id, o) => json(sessionPath(id), o),
   };
 }
 
