@@ -83,13 +83,15 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view (%s VS 
             .catch(() => undefined);
           shots.push(await screenshot(page, `traffic-panel-${target}`));
           // The panel is on a replay: "Replay of …" opens the original, whose tool call links to its result.
+          // While a link's request loads, the webview holds a pending frame beside the active one.
+          const active = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
           const follow = async (name: string, tab: string, selector: string) => {
             try {
-              await panel.getByRole('tab', { name: tab }).click({ timeout: 10_000 });
-              const link = panel.locator(selector).first();
+              await active.getByRole('tab', { name: tab }).click({ timeout: 10_000 });
+              const link = active.locator(selector).first();
               const id = await link.getAttribute('data-open', { timeout: 10_000 });
               await link.click({ timeout: 10_000 });
-              await panel.locator(`body[data-id="${id}"]`).waitFor({ timeout: 15_000 });
+              await active.locator(`body[data-id="${id}"]`).waitFor({ timeout: 15_000 });
               links[name] = true;
             } catch (err) {
               links[name] = (err as Error).message.split('\n')[0]!;
