@@ -1,5 +1,5 @@
 // A teammate's shared traffic log, read back for the Traffic view: Loopgate's
-// JSONL (`loopgate export --format jsonl`, or the log itself) or a HAR
+// JSONL (`loopgate export --jsonl OUT`, or the log itself) or a HAR
 // (`loopgate export`, Export as HAR, or another tool's). Every record is rebuilt
 // field by field with its type checked, so a hand-edited or foreign file cannot
 // put a wrong shape in front of the view; a line or entry that is not a record
