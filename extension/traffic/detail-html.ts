@@ -13,7 +13,6 @@ import { usageDetails } from '../../proxy/rules/usage.js';
 import type { Message, Part } from '../../proxy/rules/protocols/index.js';
 import { ESTIMATE_TOKENIZER, tokenLabel, type TokenCounter } from '../../proxy/rules/tokenizer-estimate.js';
 import { toolDefinitions } from '../../proxy/rules/tool-definitions.js';
-import { estimateTokens } from '../lm/token-estimate.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from './html.js';
 
 /** What the panel shows: the local API's answer for one entry. */
@@ -134,11 +133,18 @@ function requestLink(id: string): SafeHtml {
   return html`<a href="#" class="open" data-open="${id}" title="Open request ${id}"><code>${shortId(id)}</code></a>`;
 }
 
+/** A text's size as the panel labels it: `≈1,234 tokens`, or in characters without a tokenizer. */
+type Sizer = (text: string) => string;
+
+function sizer(count: TokenCounter | undefined): Sizer {
+  return count ? (text) => tokenLabel(count(text)) : (text) => `${text.length.toLocaleString('en-US')} characters`;
+}
+
 /** Text shown whole when short, folded under `label` with its size when long. */
-function foldable(label: SafeHtml, text: string, count: TokenCounter): SafeHtml {
+function foldable(label: SafeHtml, text: string, size: Sizer): SafeHtml {
   const lines = text.split('\n').length;
   if (text.length <= FOLD_CHARS && lines <= FOLD_LINES) return html`${label}<pre>${text}</pre>`;
-  return html`<details class="fold"><summary>${label} <span class="dim">${lines} lines, ${tokenLabel(count(text))}</span></summary><pre>${text}</pre></details>`;
+  return html`<details class="fold"><summary>${label} <span class="dim">${lines} lines, ${size(text)}</span></summary><pre>${text}</pre></details>`;
 }
 
 function partText(p: Part): string {
@@ -147,7 +153,7 @@ function partText(p: Part): string {
   return typeof p.content === 'string' ? p.content : '';
 }
 
-function part(p: Part, followUps: Record<string, FollowUp>, count: TokenCounter): SafeHtml {
+function part(p: Part, followUps: Record<string, FollowUp>, size: Sizer): SafeHtml {
   switch (p.type) {
     case 'text':
       return html`<div class="text">${p.content}</div>`;
@@ -156,23 +162,23 @@ function part(p: Part, followUps: Record<string, FollowUp>, count: TokenCounter)
     case 'tool_call': {
       const f = typeof p.id === 'string' ? followUps[p.id] : undefined;
       const result = f
-        ? html`<div class="result">${foldable(html`<span class="label">Result</span> (sent in request ${requestLink(f.id)})`, String(f.result.response ?? ''), count)}</div>`
+        ? html`<div class="result">${foldable(html`<span class="label">Result</span> (sent in request ${requestLink(f.id)})`, String(f.result.response ?? ''), size)}</div>`
         : '';
-      return html`<div class="tool">${foldable(html`<span class="label">Tool call</span> <code>${p.name}</code>${p.id ? html` <span class="dim">${p.id}</span>` : ''}`, args(p.arguments), count)}${result}</div>`;
+      return html`<div class="tool">${foldable(html`<span class="label">Tool call</span> <code>${p.name}</code>${p.id ? html` <span class="dim">${p.id}</span>` : ''}`, args(p.arguments), size)}${result}</div>`;
     }
     case 'tool_call_response':
-      return html`<div class="tool">${foldable(html`<span class="label">Tool result</span>${p.id ? html` <span class="dim">${p.id}</span>` : ''}`, String(p.response ?? ''), count)}</div>`;
+      return html`<div class="tool">${foldable(html`<span class="label">Tool result</span>${p.id ? html` <span class="dim">${p.id}</span>` : ''}`, String(p.response ?? ''), size)}</div>`;
     default:
       return html`<div class="dim">[${p.type}]</div>`;
   }
 }
 
-function message(m: Message, followUps: Record<string, FollowUp>, count: TokenCounter): SafeHtml {
-  return html`<div class="msg ${m.role}"><div class="role"><span class="name">${m.role}</span>${m.finish_reason ? html` <span class="dim">finish: ${m.finish_reason}</span>` : ''}</div>${m.parts.map((p) => part(p, followUps, count))}</div>`;
+function message(m: Message, followUps: Record<string, FollowUp>, size: Sizer): SafeHtml {
+  return html`<div class="msg ${m.role}"><div class="role"><span class="name">${m.role}</span>${m.finish_reason ? html` <span class="dim">finish: ${m.finish_reason}</span>` : ''}</div>${m.parts.map((p) => part(p, followUps, size))}</div>`;
 }
 
-function tokensOf(parts: Part[], count: TokenCounter): number {
-  return parts.reduce((n, p) => n + count(partText(p)), 0);
+function textOf(parts: Part[]): string {
+  return parts.map(partText).join('\n');
 }
 
 function parseObject(body: string | undefined): Record<string, unknown> | undefined {
@@ -189,7 +195,7 @@ function parseObject(body: string | undefined): Record<string, unknown> | undefi
  * definitions, the whole history): the new turn and the answer come first, the rest is folded under
  * its size. Token counts are o200k_base's, an estimate for other families' models (hence "≈").
  */
-function conversation(e: DetailEntry, count: TokenCounter): SafeHtml {
+function conversation(e: DetailEntry, size: Sizer): SafeHtml {
   const c = conversationOf(e);
   if (!c.requestProtocol) return html`<p class="dim">Not a conversation (see Wire).</p>`;
   let lastAssistant = -1;
@@ -203,27 +209,25 @@ function conversation(e: DetailEntry, count: TokenCounter): SafeHtml {
     html`<p class="dim">${c.requestProtocol}${c.responseProtocol !== c.requestProtocol ? ` → ${c.responseProtocol} (bridged)` : ''}. Token counts (≈) are estimates (${ESTIMATE_TOKENIZER}).</p>`,
     html`<h3>New turn</h3>`,
   ];
-  if (newTurn.length) out.push(...newTurn.map((m) => message(m, {}, count)));
+  if (newTurn.length) out.push(...newTurn.map((m) => message(m, {}, size)));
   else if (!c.requestNote) out.push(html`<p class="dim">None: the request ends on the assistant's turn.</p>`);
   if (c.requestNote) out.push(html`<p class="dim">${c.requestNote}</p>`);
   out.push(html`<h3>Answer</h3>`);
-  if (c.output) out.push(...c.output.map((m) => message(m, e.followUps ?? {}, count)));
+  if (c.output) out.push(...c.output.map((m) => message(m, e.followUps ?? {}, size)));
   else out.push(html`<p class="dim">${c.responseNote ?? 'no answer'}</p>`);
   if (c.system?.length || tools.length || history.length) out.push(html`<h3>Sent with it</h3>`);
   if (c.system?.length)
     out.push(
-      html`<details class="context system"><summary><span class="label">System prompt</span> <span class="dim">${c.system.length} block${c.system.length === 1 ? '' : 's'}, ${tokenLabel(tokensOf(c.system, count))}</span></summary><div class="msg system">${c.system.map((p) => part(p, {}, count))}</div></details>`,
+      html`<details class="context system"><summary><span class="label">System prompt</span> <span class="dim">${c.system.length} block${c.system.length === 1 ? '' : 's'}, ${size(textOf(c.system))}</span></summary><div class="msg system">${c.system.map((p) => part(p, {}, size))}</div></details>`,
     );
   if (tools.length) {
-    const sized = tools.map((t) => ({ ...t, tokens: count(t.text) }));
-    const total = sized.reduce((n, t) => n + t.tokens, 0);
     out.push(
-      html`<details class="context tools"><summary><span class="label">Tool definitions</span> <span class="dim">${tools.length}, ${tokenLabel(total)}</span></summary>${sized.map((t) => html`<details class="tool-def"><summary><code>${t.name}</code> <span class="dim">${tokenLabel(t.tokens)}</span></summary><pre>${t.text}</pre></details>`)}</details>`,
+      html`<details class="context tools"><summary><span class="label">Tool definitions</span> <span class="dim">${tools.length}, ${size(tools.map((t) => t.text).join('\n'))}</span></summary>${tools.map((t) => html`<details class="tool-def"><summary><code>${t.name}</code> <span class="dim">${size(t.text)}</span></summary><pre>${t.text}</pre></details>`)}</details>`,
     );
   }
   if (history.length)
     out.push(
-      html`<details class="context history"><summary><span class="label">Earlier messages</span> <span class="dim">${history.length}, ${tokenLabel(history.reduce((n, m) => n + tokensOf(m.parts, count), 0))}</span></summary>${history.map((m) => message(m, {}, count))}</details>`,
+      html`<details class="context history"><summary><span class="label">Earlier messages</span> <span class="dim">${history.length}, ${size(textOf(history.flatMap((m) => m.parts)))}</span></summary>${history.map((m) => message(m, {}, size))}</details>`,
     );
   return html`${out}`;
 }
@@ -351,7 +355,7 @@ export function detailHtml(
     nonce: string;
     cspSource: string;
     scriptUri: string;
-    /** For the folded parts' sizes: o200k_base (tokenizer-estimate.ts, loaded by the caller), else ~4 characters a token. */
+    /** For the folded parts' sizes: o200k_base (tokenizer-estimate.ts, loaded by the caller); else in characters. */
     countTokens?: TokenCounter;
     sharedLog?: string;
   },
@@ -387,7 +391,7 @@ ${opts.sharedLog ? html`<p class="source">From the shared log <code>${opts.share
 <div role="tablist" aria-label="Request details">${tab('overview', 'Overview')}${tab('conversation', 'Conversation')}${tab('wire', 'Wire')}</div>
 </header>
 <section role="tabpanel" id="panel-overview" aria-labelledby="tab-overview">${overview(e)}</section>
-<section role="tabpanel" id="panel-conversation" aria-labelledby="tab-conversation" hidden>${conversation(e, opts.countTokens ?? estimateTokens)}</section>
+<section role="tabpanel" id="panel-conversation" aria-labelledby="tab-conversation" hidden>${conversation(e, sizer(opts.countTokens))}</section>
 <section role="tabpanel" id="panel-wire" aria-labelledby="tab-wire" hidden>${wire(e)}</section>
 <script nonce="${opts.nonce}" src="${opts.scriptUri}"></script>
 </body></html>`);
