@@ -416,6 +416,20 @@ test('a bridged Messages stream: the Wire tab shows both sides labelled, and its
   assert.equal(bridged.status, 200, bridged.text);
   assert.match(bridged.text, /event: message_start/);
   await rowFor(bridged.id, bridged.finishedAt);
+  // The HAR first: what the client received, in its own protocol.
+  const har = join(mkdtempSync(join(tmpdir(), 'loopgate-har-')), 'bridged.har');
+  await vscode.commands.executeCommand('loopgate.exportRequestHar', bridged.id, har);
+  const entry = (
+    JSON.parse(readFileSync(har, 'utf8')) as {
+      log: { entries: Array<{ request: { postData?: { text: string } }; response: { content: { text?: string } } }> };
+    }
+  ).log.entries[0]!;
+  assert.match(entry.request.postData!.text, /both sides of the bridge/);
+  assert.match(entry.response.content.text ?? '', /event: message_start/);
+  assert.ok(
+    !(entry.response.content.text ?? '').includes('chat.completion.chunk'),
+    "the HAR holds the upstream's answer",
+  );
   await vscode.commands.executeCommand('loopgate.openRequest', bridged.id);
   const html = await waitFor(() => (api.panels.entry?.record.id === bridged.id ? api.panels.lastHtml : undefined), {
     message: 'the bridged panel',
@@ -432,19 +446,6 @@ test('a bridged Messages stream: the Wire tab shows both sides labelled, and its
   assert.match(upstreamPart, /Sent upstream \(the bridge's translation, Chat Completions\)/);
   assert.match(upstreamPart, /The upstream sent \(Chat Completions, before the bridge translated it\): events/);
   assert.match(upstreamPart, /chat\.completion\.chunk/);
-  const har = join(mkdtempSync(join(tmpdir(), 'loopgate-har-')), 'bridged.har');
-  await vscode.commands.executeCommand('loopgate.exportRequestHar', bridged.id, har);
-  const entry = (
-    JSON.parse(readFileSync(har, 'utf8')) as {
-      log: { entries: Array<{ request: { postData?: { text: string } }; response: { content: { text?: string } } }> };
-    }
-  ).log.entries[0]!;
-  assert.match(entry.request.postData!.text, /both sides of the bridge/);
-  assert.match(entry.response.content.text ?? '', /event: message_start/);
-  assert.ok(
-    !(entry.response.content.text ?? '').includes('chat.completion.chunk'),
-    "the HAR holds the upstream's answer",
-  );
 });
 
 test('Open a Shared Log: a HAR and a JSONL open read-only in the same view and panel, escaped; a bad line is named; back to live', async () => {
