@@ -18,6 +18,7 @@ import { ModelsTreeProvider } from './views/models-provider.js';
 import { TrafficList } from './traffic/traffic-list.js';
 import { TrafficTreeProvider } from './traffic/traffic-tree.js';
 import { DetailPanels } from './traffic/detail-panel.js';
+import { labelTrafficView } from './traffic/shared-log.js';
 import {
   forgetClosedEdits,
   ResendLens,
@@ -99,6 +100,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     (id) => void vscode.commands.executeCommand('loopgate.openRequest', id),
   );
   const sessionStatusBar = new SessionStatusBar(host, traffic.onDidChange);
+  const trafficView = vscode.window.createTreeView('loopgate.traffic', { treeDataProvider: trafficTree });
   const trafficDeps: TrafficDeps = {
     host,
     keys,
@@ -120,7 +122,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     trafficTree,
     sessionPanels,
     sessionStatusBar,
-    vscode.window.createTreeView('loopgate.traffic', { treeDataProvider: trafficTree }),
+    trafficView,
+    labelTrafficView(trafficView, traffic),
     vscode.workspace.registerTextDocumentContentProvider(TRAFFIC_SCHEME, new TrafficBodies(host)),
     vscode.languages.registerCodeLensProvider({ language: 'json', scheme: 'untitled' }, new ResendLens()),
     forgetClosedEdits(),

@@ -14,6 +14,7 @@ import { exportLog, runDiagnosis, startProxy } from './proxy-commands.js';
 import { manageChatModels } from '../lm/register-chat-provider.js';
 import * as traffic from '../traffic/traffic-commands.js';
 import { openSession, type SessionDeps } from '../sessions/session-commands.js';
+import { openSharedLog, showLiveTraffic } from '../traffic/shared-log.js';
 
 export interface CommandDeps {
   host: ProxyHost;
@@ -63,6 +64,8 @@ function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => un
     'loopgate.pauseTraffic': () => traffic.setPaused(d.traffic, true),
     'loopgate.resumeTraffic': () => traffic.setPaused(d.traffic, false),
     'loopgate.clearTraffic': () => d.traffic.list.clear(),
+    'loopgate.openSharedLog': (file) => openSharedLog(d.traffic, file),
+    'loopgate.showLiveTraffic': () => showLiveTraffic(d.traffic),
     'loopgate.fixProblem': (node) =>
       node instanceof DiagnosisNode
         ? vscode.commands.executeCommand(node.problem.fix.command)

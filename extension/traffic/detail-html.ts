@@ -11,6 +11,8 @@ import { bridgeSides, modelLabel, rateLimitHeaders, shortId, timeSplit } from '.
 import type { TrafficDetail } from '../../proxy/core/local-api.js';
 import { usageDetails } from '../../proxy/rules/usage.js';
 import type { Message, Part } from '../../proxy/rules/protocols/index.js';
+import { ESTIMATE_TOKENIZER, tokenLabel, type TokenCounter } from '../../proxy/rules/tokenizer-estimate.js';
+import { toolDefinitions } from '../../proxy/rules/tool-definitions.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from './html.js';
 import { cacheRow, contextRow, CONTEXT_STYLE } from './turn-overview.js';
 
@@ -33,6 +35,10 @@ export const PANEL_COMMANDS: Record<PanelAction, string> = {
 
 /** Events shown one row each in the Wire tab; the rest of a long stream goes in one block. */
 const MAX_EVENT_ROWS = 500;
+
+/** A tool result (or argument list) past either of these is folded: a whole file read, a long command output. */
+const FOLD_CHARS = 1200;
+const FOLD_LINES = 20;
 
 function ms(n: number | undefined): string {
   return n === undefined ? '–' : `${n < 10 ? n.toFixed(1) : Math.round(n)} ms`;
@@ -109,7 +115,7 @@ function overview(e: DetailEntry): SafeHtml {
     ['Cache', cacheRow(e.cache)],
     ['Context', contextRow(e.context)],
     ['Rate limits', limits.length ? html`${limits}` : undefined],
-    ['Replay of', r.replayOf ? html`<code>${shortId(r.replayOf)}</code>` : undefined],
+    ['Replay of', r.replayOf ? requestLink(r.replayOf) : undefined],
     [
       'Request id',
       html`<code>${r.id}</code>${r.upstreamRequestId ? html` (upstream <code>${r.upstreamRequestId}</code>)` : ''}`,
@@ -127,7 +133,32 @@ function args(v: unknown): string {
   }
 }
 
-function part(p: Part, followUps: Record<string, FollowUp>): SafeHtml {
+/** A link that opens request `id` in this panel (detail-page.ts posts it back to the host). */
+function requestLink(id: string): SafeHtml {
+  return html`<a href="#" class="open" data-open="${id}" title="Open request ${id}"><code>${shortId(id)}</code></a>`;
+}
+
+/** A text's size as the panel labels it: `≈1,234 tokens`, or in characters without a tokenizer. */
+type Sizer = (text: string) => string;
+
+function sizer(count: TokenCounter | undefined): Sizer {
+  return count ? (text) => tokenLabel(count(text)) : (text) => `${text.length.toLocaleString('en-US')} characters`;
+}
+
+/** Text shown whole when short, folded under `label` with its size when long. */
+function foldable(label: SafeHtml, text: string, size: Sizer): SafeHtml {
+  const lines = text.split('\n').length;
+  if (text.length <= FOLD_CHARS && lines <= FOLD_LINES) return html`${label}<pre>${text}</pre>`;
+  return html`<details class="fold"><summary>${label} <span class="dim">${lines} lines, ${size(text)}</span></summary><pre>${text}</pre></details>`;
+}
+
+function partText(p: Part): string {
+  if (p.type === 'tool_call') return `${String(p.name ?? '')} ${args(p.arguments)}`;
+  if (p.type === 'tool_call_response') return String(p.response ?? '');
+  return typeof p.content === 'string' ? p.content : '';
+}
+
+function part(p: Part, followUps: Record<string, FollowUp>, size: Sizer): SafeHtml {
   switch (p.type) {
     case 'text':
       return html`<div class="text">${p.content}</div>`;
@@ -136,36 +167,73 @@ function part(p: Part, followUps: Record<string, FollowUp>): SafeHtml {
     case 'tool_call': {
       const f = typeof p.id === 'string' ? followUps[p.id] : undefined;
       const result = f
-        ? html`<div class="result"><span class="label">Result</span> (sent in request <code>${shortId(f.id)}</code>)<pre>${f.result.response}</pre></div>`
+        ? html`<div class="result">${foldable(html`<span class="label">Result</span> (sent in request ${requestLink(f.id)})`, String(f.result.response ?? ''), size)}</div>`
         : '';
-      return html`<div class="tool"><span class="label">Tool call</span> <code>${p.name}</code>${p.id ? html` <span class="dim">${p.id}</span>` : ''}<pre>${args(p.arguments)}</pre>${result}</div>`;
+      return html`<div class="tool">${foldable(html`<span class="label">Tool call</span> <code>${p.name}</code>${p.id ? html` <span class="dim">${p.id}</span>` : ''}`, args(p.arguments), size)}${result}</div>`;
     }
     case 'tool_call_response':
-      return html`<div class="tool"><span class="label">Tool result</span>${p.id ? html` <span class="dim">${p.id}</span>` : ''}<pre>${p.response}</pre></div>`;
+      return html`<div class="tool">${foldable(html`<span class="label">Tool result</span>${p.id ? html` <span class="dim">${p.id}</span>` : ''}`, String(p.response ?? ''), size)}</div>`;
     default:
       return html`<div class="dim">[${p.type}]</div>`;
   }
 }
 
-function message(m: Message, followUps: Record<string, FollowUp>): SafeHtml {
-  return html`<div class="msg ${m.role}"><div class="role"><span class="name">${m.role}</span>${m.finish_reason ? html` <span class="dim">finish: ${m.finish_reason}</span>` : ''}</div>${m.parts.map((p) => part(p, followUps))}</div>`;
+function message(m: Message, followUps: Record<string, FollowUp>, size: Sizer): SafeHtml {
+  return html`<div class="msg ${m.role}"><div class="role"><span class="name">${m.role}</span>${m.finish_reason ? html` <span class="dim">finish: ${m.finish_reason}</span>` : ''}</div>${m.parts.map((p) => part(p, followUps, size))}</div>`;
 }
 
-function conversation(e: DetailEntry): SafeHtml {
+function textOf(parts: Part[]): string {
+  return parts.map(partText).join('\n');
+}
+
+function parseObject(body: string | undefined): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(body ?? '');
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a real agent sends is mostly context (Claude Code: a ~20 KB system prompt, dozens of tool
+ * definitions, the whole history): the new turn and the answer come first, the rest is folded under
+ * its size. Token counts are o200k_base's, an estimate for other families' models (hence "≈").
+ */
+function conversation(e: DetailEntry, size: Sizer): SafeHtml {
   const c = conversationOf(e);
   if (!c.requestProtocol) return html`<p class="dim">Not a conversation (see Wire).</p>`;
+  let lastAssistant = -1;
+  c.input.forEach((m, i) => {
+    if (m.role === 'assistant') lastAssistant = i;
+  });
+  const history = c.input.slice(0, lastAssistant + 1);
+  const newTurn = c.input.slice(lastAssistant + 1);
+  const tools = toolDefinitions(parseObject(e.requestBody));
   const out: SafeHtml[] = [
-    html`<p class="dim">${c.requestProtocol}${c.responseProtocol !== c.requestProtocol ? ` → ${c.responseProtocol} (bridged)` : ''}</p>`,
+    html`<p class="dim">${c.requestProtocol}${c.responseProtocol !== c.requestProtocol ? ` → ${c.responseProtocol} (bridged)` : ''}. Token counts (≈) are estimates (${ESTIMATE_TOKENIZER}).</p>`,
+    html`<h3>New turn</h3>`,
   ];
-  if (c.system?.length)
-    out.push(
-      html`<div class="msg system"><div class="role"><span class="name">system</span></div>${c.system.map((p) => part(p, {}))}</div>`,
-    );
-  out.push(...c.input.map((m) => message(m, {})));
+  if (newTurn.length) out.push(...newTurn.map((m) => message(m, {}, size)));
+  else if (!c.requestNote) out.push(html`<p class="dim">None: the request ends on the assistant's turn.</p>`);
   if (c.requestNote) out.push(html`<p class="dim">${c.requestNote}</p>`);
   out.push(html`<h3>Answer</h3>`);
-  if (c.output) out.push(...c.output.map((m) => message(m, e.followUps ?? {})));
+  if (c.output) out.push(...c.output.map((m) => message(m, e.followUps ?? {}, size)));
   else out.push(html`<p class="dim">${c.responseNote ?? 'no answer'}</p>`);
+  if (c.system?.length || tools.length || history.length) out.push(html`<h3>Sent with it</h3>`);
+  if (c.system?.length)
+    out.push(
+      html`<details class="context system"><summary><span class="label">System prompt</span> <span class="dim">${c.system.length} block${c.system.length === 1 ? '' : 's'}, ${size(textOf(c.system))}</span></summary><div class="msg system">${c.system.map((p) => part(p, {}, size))}</div></details>`,
+    );
+  if (tools.length) {
+    out.push(
+      html`<details class="context tools"><summary><span class="label">Tool definitions</span> <span class="dim">${tools.length}, ${size(tools.map((t) => t.text).join('\n'))}</span></summary>${tools.map((t) => html`<details class="tool-def"><summary><code>${t.name}</code> <span class="dim">${size(t.text)}</span></summary><pre>${t.text}</pre></details>`)}</details>`,
+    );
+  }
+  if (history.length)
+    out.push(
+      html`<details class="context history"><summary><span class="label">Earlier messages</span> <span class="dim">${history.length}, ${size(textOf(history.flatMap((m) => m.parts)))}</span></summary>${history.map((m) => message(m, {}, size))}</details>`,
+    );
   return html`${out}`;
 }
 
@@ -192,32 +260,40 @@ function answer(heading: string, body: string, times: number[] | undefined, cut:
   return out;
 }
 
-function wire(e: DetailEntry): SafeHtml {
-  // A bridged request has two of each body: the client's (its own protocol) and the upstream's.
-  const sides = bridgeSides(e.record.bridge);
-  const out = [
-    html`<h3>Request headers</h3>`,
-    headerTable(e.record.requestHeaders),
-    html`<h3>Request body${sides ? ` (from the client, ${sides.client})` : ''}</h3>`,
-  ];
+function requestBody(e: DetailEntry): SafeHtml {
   if (e.requestBody !== undefined)
-    out.push(
-      html`<pre>${pretty(e.requestBody)}</pre>${e.requestBodyNote === 'cut' ? html`<p class="dim">Cut at the capture limit.</p>` : ''}`,
-    );
-  else
-    out.push(
-      html`<p class="dim">${e.requestBodyNote === 'streamed' ? 'Over 1 MiB: streamed through, not kept.' : 'None.'}</p>`,
-    );
-  if (e.upstreamRequestBody !== undefined)
-    out.push(
-      html`<h3>Sent upstream (the bridge's translation${sides ? `, ${sides.upstream}` : ''})</h3>`,
-      html`<pre>${pretty(e.upstreamRequestBody)}</pre>`,
-    );
-  out.push(
-    html`<h3>Response headers${sides ? ' (as the client got them)' : ''}</h3>`,
+    return html`<pre>${pretty(e.requestBody)}</pre>${e.requestBodyNote === 'cut' ? html`<p class="dim">Cut at the capture limit.</p>` : ''}`;
+  return html`<p class="dim">${e.requestBodyNote === 'streamed' ? 'Over 1 MiB: streamed through, not kept.' : 'None.'}</p>`;
+}
+
+/**
+ * Headers, bodies and events. A bridged request has two of each body, shown apart under whose side
+ * they are: what the client sent and received (its own protocol), then what went to and came back
+ * from the upstream (the bridge's translation). The headers are the client's side's.
+ */
+function wire(e: DetailEntry): SafeHtml {
+  const sides = bridgeSides(e.record.bridge);
+  if (!sides)
+    return html`<h3>Request headers</h3>${headerTable(e.record.requestHeaders)}<h3>Request body</h3>${requestBody(e)}<h3>Response headers</h3>${headerTable(e.record.responseHeaders)}${
+      e.responseBody !== undefined
+        ? answer(
+            e.eventTimes ? 'Response' : 'Response body',
+            e.responseBody,
+            e.eventTimes,
+            e.responseBodyNote !== undefined,
+          )
+        : ''
+    }`;
+  const out: SafeHtml[] = [
+    html`<h2 class="side" id="wire-client">The client's side (${sides.client})</h2>`,
+    html`<h3>Request headers (from the client)</h3>`,
+    headerTable(e.record.requestHeaders),
+    html`<h3>Request body (from the client, ${sides.client})</h3>`,
+    requestBody(e),
+    html`<h3>Response headers (as the client got them)</h3>`,
     headerTable(e.record.responseHeaders),
-  );
-  if (sides && e.clientResponseBody !== undefined)
+  ];
+  if (e.clientResponseBody !== undefined)
     out.push(
       ...answer(
         `The client received (${sides.client})`,
@@ -226,14 +302,22 @@ function wire(e: DetailEntry): SafeHtml {
         e.clientResponseBodyNote !== undefined,
       ),
     );
-  if (e.responseBody !== undefined) {
-    const heading = sides
-      ? `The upstream sent (${sides.upstream}, before the bridge translated it)`
-      : e.eventTimes
-        ? 'Response'
-        : 'Response body';
-    out.push(...answer(heading, e.responseBody, e.eventTimes, e.responseBodyNote !== undefined));
-  }
+  else out.push(html`<p class="dim">The answer as the client got it was not kept.</p>`);
+  out.push(html`<h2 class="side" id="wire-upstream">The upstream's side (${sides.upstream})</h2>`);
+  if (e.upstreamRequestBody !== undefined)
+    out.push(
+      html`<h3>Sent upstream (the bridge's translation, ${sides.upstream})</h3>`,
+      html`<pre>${pretty(e.upstreamRequestBody)}</pre>`,
+    );
+  if (e.responseBody !== undefined)
+    out.push(
+      ...answer(
+        `The upstream sent (${sides.upstream}, before the bridge translated it)`,
+        e.responseBody,
+        e.eventTimes,
+        e.responseBodyNote !== undefined,
+      ),
+    );
   return html`${out}`;
 }
 
@@ -252,10 +336,15 @@ table.kv th { text-align: left; vertical-align: top; padding-right: 16px; font-w
 table.kv td { word-break: break-all; }
 pre { white-space: pre-wrap; word-break: break-all; background: var(--vscode-textCodeBlock-background); padding: 6px; margin: 4px 0; font-family: var(--vscode-editor-font-family); }
 code { font-family: var(--vscode-editor-font-family); }
+a { color: var(--vscode-textLink-foreground); } a:hover { color: var(--vscode-textLink-activeForeground); }
+h2.side { font-size: 1.05em; margin: 20px 0 4px; padding-top: 6px; border-top: 1px solid var(--vscode-panel-border); }
 .dim { color: var(--vscode-descriptionForeground); }
 .msg { border-left: 3px solid var(--vscode-panel-border); padding: 2px 8px; margin: 8px 0; }
 .msg.assistant { border-left-color: var(--vscode-charts-blue); } .msg.tool { border-left-color: var(--vscode-charts-purple); }
 .role { font-weight: bold; } .role .name { text-transform: capitalize; } .role .dim { font-weight: normal; }
+.text { white-space: pre-wrap; overflow-wrap: anywhere; }
+details.context { margin: 6px 0; } details.context > summary, details.fold > summary { cursor: pointer; }
+details.tool-def { margin-left: 12px; } .source { padding: 4px 8px; background: var(--vscode-textBlockQuote-background); border-left: 3px solid var(--vscode-charts-orange); }
 .label { font-weight: bold; } .tool, .result { margin: 4px 0; } .result { padding-left: 12px; }
 .status.s2 { color: var(--vscode-testing-iconPassed); } .status.s4, .status.s5, .status.s0 { color: var(--vscode-testing-iconFailed); }
 table.events td.t { vertical-align: top; white-space: nowrap; color: var(--vscode-descriptionForeground); }
@@ -265,12 +354,28 @@ table.events td.t { vertical-align: top; white-space: nowrap; color: var(--vscod
  * The page. `scriptUri` is dist/detail-page.js as the webview addresses it
  * (detail-page.ts: tabs, state, actions), loaded by the nonce like the style.
  */
-export function detailHtml(e: DetailEntry, opts: { nonce: string; cspSource: string; scriptUri: string }): string {
+export function detailHtml(
+  e: DetailEntry,
+  opts: {
+    nonce: string;
+    cspSource: string;
+    scriptUri: string;
+    /** For the folded parts' sizes: o200k_base (tokenizer-estimate.ts, loaded by the caller); else in characters. */
+    countTokens?: TokenCounter;
+    sharedLog?: string;
+  },
+): string {
   const r = e.record;
+  // A shared log is someone else's record, read-only: nothing of it is sent again from here.
+  const send: Array<[PanelAction, string]> = opts.sharedLog
+    ? []
+    : [
+        ['replay', 'Replay'],
+        ['editAndResend', 'Edit and Resend'],
+        ['copyCurl', 'Copy as curl'],
+      ];
   const actions: Array<[PanelAction, string]> = [
-    ['replay', 'Replay'],
-    ['editAndResend', 'Edit and Resend'],
-    ['copyCurl', 'Copy as curl'],
+    ...send,
     ['compareWith', 'Compare with…'],
     ...(r.bridge ? ([['showTranslation', 'Show Translation']] as Array<[PanelAction, string]>) : []),
     ['exportHar', 'Export as HAR'],
@@ -285,12 +390,13 @@ export function detailHtml(e: DetailEntry, opts: { nonce: string; cspSource: str
 <title>Request ${shortId(r.id)}</title></head>
 <body data-id="${r.id}">
 <header>
+${opts.sharedLog ? html`<p class="source">From the shared log <code>${opts.sharedLog}</code> (read-only)</p>` : ''}
 <h2>${r.method} ${r.path} → <span class="status s${String(r.status)[0]}">${r.status || 'no answer'}</span>${r.model ? ` · ${modelLabel(r)}` : ''}</h2>
 <div>${actions.map(([a, t]) => html`<button data-action="${a}">${t}</button>`)}</div>
 <div role="tablist" aria-label="Request details">${tab('overview', 'Overview')}${tab('conversation', 'Conversation')}${tab('wire', 'Wire')}</div>
 </header>
 <section role="tabpanel" id="panel-overview" aria-labelledby="tab-overview">${overview(e)}</section>
-<section role="tabpanel" id="panel-conversation" aria-labelledby="tab-conversation" hidden>${conversation(e)}</section>
+<section role="tabpanel" id="panel-conversation" aria-labelledby="tab-conversation" hidden>${conversation(e, sizer(opts.countTokens))}</section>
 <section role="tabpanel" id="panel-wire" aria-labelledby="tab-wire" hidden>${wire(e)}</section>
 <script nonce="${opts.nonce}" src="${opts.scriptUri}"></script>
 </body></html>`);

@@ -1,6 +1,7 @@
 // The request detail panel's own script, run in the webview (bundled alone as
 // dist/detail-page.js, loaded by nonce): tabs (click, arrow keys), the chosen
-// tab kept across hide/show, the buttons' actions posted to the extension host.
+// tab kept across hide/show, the buttons' actions and the links to other
+// requests posted to the extension host.
 // No import: it runs in the page, not in Node. The few page APIs it uses are
 // declared below, so the root `tsc` checks it without the DOM library.
 
@@ -12,7 +13,7 @@ interface PageElement {
   getAttribute(name: string): string | null;
   setAttribute(name: string, value: string): void;
   focus(): void;
-  addEventListener(type: 'click', listener: () => void): void;
+  addEventListener(type: 'click', listener: (e: { preventDefault(): void }) => void): void;
   addEventListener(type: 'keydown', listener: (e: { key: string }) => void): void;
 }
 
@@ -29,7 +30,7 @@ declare const document: {
 declare function acquireVsCodeApi(): {
   getState(): PageState | undefined;
   setState(s: PageState): void;
-  postMessage(m: { action?: string }): void;
+  postMessage(m: { action?: string; open?: string }): void;
 };
 
 const vscode = acquireVsCodeApi();
@@ -56,6 +57,12 @@ tabs.forEach((t, i) => {
 });
 for (const b of document.querySelectorAll('button[data-action]'))
   b.addEventListener('click', () => vscode.postMessage({ action: b.dataset.action }));
+// "Replay of …", "Result (sent in request …)": the host opens that request in this panel.
+for (const a of document.querySelectorAll('a[data-open]'))
+  a.addEventListener('click', (e) => {
+    e.preventDefault();
+    vscode.postMessage({ open: a.dataset.open });
+  });
 const state = vscode.getState() ?? {};
 vscode.setState({ ...state, id: document.body.dataset.id });
 select(state.id === document.body.dataset.id && state.tab ? state.tab : 'overview');

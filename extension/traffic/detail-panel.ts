@@ -1,12 +1,14 @@
 // The request detail panel: one webview, reused for the request selected last
 // (as VS Code's preview editors behave), restored after a reload by its
 // serializer. The host fetches what it shows; the page gets HTML and posts
-// back which action the user chose.
+// back which action the user chose, or which linked request to open.
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ProxyHost } from '../proxy-host/host.js';
 import { detailHtml, errorHtml, type DetailEntry, type PanelAction } from './detail-html.js';
 import { fetchEntry } from './entry-reader.js';
+import { sharedEntry, sharedLogName } from './shared-log.js';
+import { tokenCounter } from '../../proxy/rules/tokenizer-estimate.js';
 import { shortId } from '../../proxy/traffic/render.js';
 
 const DETAIL_VIEW_TYPE = 'loopgate.trafficDetail';
@@ -37,18 +39,25 @@ export class DetailPanels implements vscode.Disposable {
     );
   }
 
-  /** Opens (or reuses) the panel on request `id`. */
-  async show(id: string): Promise<void> {
+  /**
+   * Opens (or reuses) the panel on request `id`. `beside`: next to the editor and without taking
+   * the focus (the answer to an Edit and Resend, shown while its document stays in front; a panel
+   * that shared the document's group moves next to it).
+   */
+  async show(id: string, opts: { beside?: boolean } = {}): Promise<void> {
     if (!this.panel) {
       this.adopt(
         vscode.window.createWebviewPanel(
           DETAIL_VIEW_TYPE,
           `Request ${shortId(id)}`,
-          { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+          {
+            viewColumn: opts.beside ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active,
+            preserveFocus: opts.beside ?? false,
+          },
           { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [this.scripts] },
         ),
       );
-    } else this.panel.reveal(undefined, false);
+    } else this.panel.reveal(opts.beside ? vscode.ViewColumn.Beside : undefined, opts.beside ?? false);
     await this.load(id);
   }
 
@@ -61,16 +70,19 @@ export class DetailPanels implements vscode.Disposable {
 
   private async load(id: string): Promise<void> {
     const mine = ++this.loads;
-    const entry = await fetchEntry(this.host, id);
+    const [entry, countTokens] = await Promise.all([fetchEntry(this.host, id), tokenCounter()]);
     if (mine !== this.loads || !this.panel) return;
     this.current = entry;
-    this.panel.title = `Request ${shortId(entry.record.id)}`;
+    const sharedLog = sharedEntry(id) ? sharedLogName() : undefined;
+    this.panel.title = `Request ${shortId(entry.record.id)}${sharedLog ? ` (${sharedLog})` : ''}`;
     const webview = this.panel.webview;
     const scriptUri = webview.asWebviewUri(vscode.Uri.joinPath(this.scripts, 'detail-page.js')).toString();
     this.lastHtml = detailHtml(entry, {
       nonce: randomBytes(16).toString('base64'),
       cspSource: webview.cspSource,
       scriptUri,
+      countTokens,
+      sharedLog,
     });
     this.panel.webview.html = this.lastHtml;
   }
@@ -88,8 +100,13 @@ export class DetailPanels implements vscode.Disposable {
       if (this.panel === panel) this.panel = undefined;
       this.current = undefined;
     });
-    panel.webview.onDidReceiveMessage((msg: { action?: PanelAction }) => {
+    panel.webview.onDidReceiveMessage((msg: { action?: PanelAction; open?: string }) => {
       if (this.current && typeof msg?.action === 'string') this.onAction(msg.action, this.current);
+      // A link to another request (Replay of, a tool result's request): opened here.
+      if (typeof msg?.open === 'string' && /^[\w.-]{1,100}$/.test(msg.open))
+        void this.show(msg.open).catch(
+          (err: Error) => void vscode.window.showWarningMessage(`Loopgate: ${err.message}`),
+        );
     });
   }
 

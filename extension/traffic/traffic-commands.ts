@@ -19,6 +19,7 @@ import type { TrafficRecord } from '../../proxy/core/record.js';
 import type { DetailPanels } from './detail-panel.js';
 import type { DetailEntry } from './detail-html.js';
 import { fetchEntry, TrafficUnavailable } from './entry-reader.js';
+import { sharedEntry } from './shared-log.js';
 import type { TrafficList } from './traffic-list.js';
 import type { TrafficItem } from './traffic-tree.js';
 
@@ -68,8 +69,34 @@ export async function openRequest(d: TrafficDeps, arg: unknown): Promise<void> {
   }
 }
 
+/** A request of a shared log is someone else's record: shown, never sent again from here. */
+function readOnly(entry: DetailEntry): boolean {
+  if (!sharedEntry(entry.record.id)) return false;
+  void vscode.window.showInformationMessage(
+    'Loopgate: this request is from a shared log (read-only); Show Live Traffic to replay your own.',
+  );
+  return true;
+}
+
+/** How long the answer to a resend may take to reach the proxy's memory after it ended. */
+const LANDING_MS = 5000;
+
+/** Opens the answer to a resend in the panel as soon as the proxy holds it. */
+async function showWhenLanded(d: TrafficDeps, id: string, beside: boolean): Promise<void> {
+  const deadline = performance.now() + LANDING_MS;
+  for (;;) {
+    try {
+      return await d.panels.show(id, { beside });
+    } catch (err) {
+      if (!(err instanceof TrafficUnavailable) || performance.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
 /** Sends `body` (or the recorded one) as a replay of `entry`; returns the new request's id. */
 async function resend(d: TrafficDeps, entry: DetailEntry, body?: string): Promise<string | undefined> {
+  if (readOnly(entry)) return undefined;
   const url = d.host.endpoint?.url;
   if (!url) {
     void vscode.window.showWarningMessage('Loopgate: the proxy is not running.');
@@ -89,9 +116,24 @@ async function resend(d: TrafficDeps, entry: DetailEntry, body?: string): Promis
   return answer.id;
 }
 
+/** Sends it again and shows the answer (in the panel; beside the editor when an edit was sent). */
+async function resendAndShow(
+  d: TrafficDeps,
+  entry: DetailEntry,
+  body: string | undefined,
+  beside: boolean,
+): Promise<string | undefined> {
+  const id = await resend(d, entry, body);
+  if (id)
+    await showWhenLanded(d, id, beside).catch(
+      (err: Error) => void vscode.window.showWarningMessage(`Loopgate: ${err.message}`),
+    );
+  return id;
+}
+
 export async function replay(d: TrafficDeps, arg: unknown): Promise<string | undefined> {
   const entry = await entryOf(arg, d);
-  return entry ? resend(d, entry) : undefined;
+  return entry ? resendAndShow(d, entry, undefined, false) : undefined;
 }
 
 /** Untitled documents opened by Edit and Resend, and the request each resends (forgotten when closed). */
@@ -103,7 +145,7 @@ export function forgetClosedEdits(): vscode.Disposable {
 
 export async function editAndResend(d: TrafficDeps, arg: unknown): Promise<vscode.TextDocument | undefined> {
   const entry = await entryOf(arg, d);
-  if (!entry) return undefined;
+  if (!entry || readOnly(entry)) return undefined;
   if (entry.requestBody === undefined || entry.requestBodyNote) {
     void vscode.window.showWarningMessage(
       'Loopgate: this request has no whole body to edit (none, or over the capture limit).',
@@ -116,7 +158,13 @@ export async function editAndResend(d: TrafficDeps, arg: unknown): Promise<vscod
   } catch {
     // not JSON: as it was
   }
-  const doc = await vscode.workspace.openTextDocument({ language: 'json', content });
+  // Named after the request (`resend-1a2b3c4d.json`, untitled until saved), not `Untitled-1`.
+  const uri = vscode.Uri.from({ scheme: 'untitled', path: `resend-${shortId(entry.record.id)}.json` });
+  let doc = await vscode.workspace.openTextDocument(uri);
+  const edit = new vscode.WorkspaceEdit();
+  edit.replace(uri, new vscode.Range(0, 0, doc.lineCount, 0), content);
+  await vscode.workspace.applyEdit(edit);
+  if (doc.languageId !== 'json') doc = await vscode.languages.setTextDocumentLanguage(doc, 'json');
   editing.set(doc.uri.toString(), entry);
   await vscode.window.showTextDocument(doc);
   return doc;
@@ -132,7 +180,7 @@ export async function sendEdited(d: TrafficDeps, arg: unknown): Promise<string |
     return undefined;
   }
   const doc = vscode.workspace.textDocuments.find((t) => t.uri.toString() === uri.toString());
-  return doc ? resend(d, entry, doc.getText()) : undefined;
+  return doc ? resendAndShow(d, entry, doc.getText(), true) : undefined;
 }
 
 /** The CodeLens on an Edit and Resend document. */
@@ -153,7 +201,7 @@ export class ResendLens implements vscode.CodeLensProvider {
 export async function copyCurl(d: TrafficDeps, arg: unknown): Promise<string | undefined> {
   const entry = await entryOf(arg, d);
   const url = d.host.endpoint?.url;
-  if (!entry || !url) return undefined;
+  if (!entry || !url || readOnly(entry)) return undefined;
   const plan = replayRequest(entry);
   if (!plan.ok) {
     void vscode.window.showWarningMessage(`Loopgate: this request cannot be sent again: ${plan.reason}`);
@@ -258,7 +306,19 @@ export async function exportHar(d: TrafficDeps, arg: unknown, target?: unknown):
   const records: TrafficRecord[] = [];
   for (const id of ids) {
     const e = await fetchEntry(d.host, id).catch(() => undefined);
-    if (e) records.push({ ...e.record, requestBody: e.requestBody, responseBody: e.responseBody });
+    // What the client received: a bridged request's answer in the client's protocol, not the upstream's.
+    const client = e?.clientResponseBody !== undefined;
+    if (e)
+      records.push({
+        ...e.record,
+        requestBody: e.requestBody,
+        responseBody: client ? e.clientResponseBody : e.responseBody,
+        bodyTruncated:
+          e.record.bodyTruncated ||
+          e.requestBodyNote === 'cut' ||
+          (client ? e.clientResponseBodyNote : e.responseBodyNote) !== undefined ||
+          undefined,
+      });
   }
   const secrets = [d.host.token, ...(await d.keys.list()).map((k) => k.key)];
   // Exported redacted again, like every export (the entries already are).

@@ -52,6 +52,8 @@ export class TrafficList implements vscode.Disposable {
   private disposed = false;
   paused = false;
   filter: TrafficFilter = {};
+  /** The shared log file shown instead of the live feed (shared-log.ts), by name; undefined while live. */
+  sharedLog: string | undefined;
   /** Why the list is empty or stale (capture off, no proxy), for the view's message. */
   status: string | undefined = 'Waiting for the proxy…';
   private readonly emitter = new vscode.EventEmitter<void>();
@@ -90,6 +92,7 @@ export class TrafficList implements vscode.Disposable {
 
   /** (Re)connects to the proxy this window uses now; nothing to do when it is the same one. */
   connect(): void {
+    if (this.sharedLog !== undefined) return;
     const endpoint = this.host.endpoint;
     const url = endpoint?.url;
     if (url === this.connectedTo && this.abort) return;
@@ -165,6 +168,33 @@ export class TrafficList implements vscode.Disposable {
     if (this.paused || this.pending.length === 0) return;
     this.rows = [...this.pending.reverse(), ...this.rows].slice(0, MAX_ROWS);
     this.pending = [];
+    this.emitter.fire();
+  }
+
+  /** Shows a shared log's rows (newest first) instead of the live feed, until showLive(). */
+  showShared(name: string, rows: TrafficRow[]): void {
+    this.abort?.abort();
+    this.abort = undefined;
+    this.connectedTo = undefined;
+    clearTimeout(this.retry);
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    this.pending = [];
+    this.sharedLog = name;
+    this.rows = rows.slice(0, MAX_ROWS);
+    this.clearedAt = 0;
+    this.lastSeq = 0;
+    this.status = `Shared log ${name} (read-only)${rows.length > MAX_ROWS ? `: its newest ${MAX_ROWS} of ${rows.length}` : ''}.`;
+    this.emitter.fire();
+  }
+
+  /** Back to the proxy's live feed. */
+  showLive(): void {
+    this.sharedLog = undefined;
+    this.rows = [];
+    this.rowsFrom = undefined;
+    this.status = 'Waiting for the proxy…';
+    this.connect();
     this.emitter.fire();
   }
 

@@ -23,7 +23,7 @@ export class LogReadError extends Error {
 }
 
 /** The minimum a line needs to be shown or exported. */
-function isTrafficRecord(v: unknown): v is TrafficRecord {
+export function isTrafficRecord(v: unknown): v is TrafficRecord {
   if (!v || typeof v !== 'object' || Array.isArray(v)) return false;
   const r = v as Record<string, unknown>;
   return (

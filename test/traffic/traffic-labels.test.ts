@@ -72,11 +72,14 @@ describe('labels for aliased and bridged requests', () => {
       scriptUri: 'vscode-webview://x/detail-page.js',
     });
     const wire = html.slice(html.indexOf('id="panel-wire"'));
+    // Grouped by side (issue 33 §6): everything the client sent and received, then the upstream's.
     const order = [
+      '<h2 class="side" id="wire-client">The client\'s side (Responses)</h2>',
       '<h3>Request body (from the client, Responses)</h3>',
-      "<h3>Sent upstream (the bridge's translation, Chat Completions)</h3>",
       '<h3>Response headers (as the client got them)</h3>',
       '<h3>The client received (Responses): events (3)</h3>',
+      '<h2 class="side" id="wire-upstream">The upstream\'s side (Chat Completions)</h2>',
+      "<h3>Sent upstream (the bridge's translation, Chat Completions)</h3>",
       '<h3>The upstream sent (Chat Completions, before the bridge translated it): events (2)</h3>',
     ].map((h) => {
       const i = wire.indexOf(h);
@@ -84,7 +87,7 @@ describe('labels for aliased and bridged requests', () => {
       return i;
     });
     expect([...order].sort((a, b) => a - b)).toEqual(order);
-    const clientPart = wire.slice(order[3], order[4]);
+    const clientPart = wire.slice(order[0], order[4]);
     expect(clientPart).toContain('response.output_text.delta');
     expect(clientPart).not.toContain('chat.completion.chunk');
     expect(wire.slice(order[4])).toContain('chat.completion.chunk');

@@ -11,6 +11,7 @@ import {
   clickActivityBarItem,
   formatRun,
   keepForReadme,
+  repoRoot,
   runExtensionHostTests,
   screenshot,
   type CodeServerTarget,
@@ -34,6 +35,8 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view (%s VS 
   it('lists requests live, opens them, replays, copies as curl, shows translations, leaks nothing', async () => {
     const home = mkdtempSync(join(tmpdir(), 'loopgate-traffic-home-'));
     const shots: string[] = [];
+    // The panel's links, clicked as a user does: which ones opened the request they name.
+    const links: Record<string, string | true> = { replayOf: 'not tried', result: 'not tried' };
     try {
       const run = await runExtensionHostTests({
         target,
@@ -41,7 +44,12 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view (%s VS 
         workspace,
         timeoutMs: 300_000,
         userSettings: { 'loopgate.baseUrl': sim.baseUrl, 'loopgate.proxy.port': await freePort() },
-        env: { LOOPGATE_HOME: home },
+        env: {
+          LOOPGATE_HOME: home,
+          // The real Claude Code the agents suite provisions (or the build LOOPGATE_TEST_CLAUDE names).
+          LOOPGATE_TEST_CLAUDE_BIN:
+            process.env.LOOPGATE_TEST_CLAUDE ?? join(repoRoot, '.cache', 'agents', 'node_modules', '.bin', 'claude'),
+        },
         afterResults: async (page) => {
           await clickActivityBarItem(page, 'Loopgate').catch(() => undefined);
           // The Models view folded, so the Traffic list has the side bar's height.
@@ -74,11 +82,29 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view (%s VS 
             .waitFor({ timeout: 10_000 })
             .catch(() => undefined);
           shots.push(await screenshot(page, `traffic-panel-${target}`));
+          // The panel is on a replay: "Replay of …" opens the original, whose tool call links to its result.
+          // While a link's request loads, the webview holds a pending frame beside the active one.
+          const active = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+          const follow = async (name: string, tab: string, selector: string) => {
+            try {
+              await active.getByRole('tab', { name: tab }).click({ timeout: 10_000 });
+              const link = active.locator(selector).first();
+              const id = await link.getAttribute('data-open', { timeout: 10_000 });
+              await link.click({ timeout: 10_000 });
+              await active.locator(`body[data-id="${id}"]`).waitFor({ timeout: 15_000 });
+              links[name] = true;
+            } catch (err) {
+              links[name] = (err as Error).message.split('\n')[0]!;
+            }
+          };
+          await follow('replayOf', 'Overview', '#panel-overview a[data-open]');
+          await follow('result', 'Conversation', '#panel-conversation .result a[data-open]');
         },
       });
       console.log(formatRun(run));
       assertAllPassed(run);
-      expect(run.passed).toBe(10);
+      expect(run.passed).toBe(13);
+      expect(links).toEqual({ replayOf: true, result: true });
       for (const s of shots) expect(statSync(s).size).toBeGreaterThan(10_000);
       if (target === 'current') {
         keepForReadme(shots[0]!, 'traffic-view.png');
