@@ -16,7 +16,7 @@ import { TerminalEnv } from './terminal-env.js';
 import { ModelsModel } from './views/models-model.js';
 import { ModelsTreeProvider } from './views/models-provider.js';
 import { TrafficList } from './traffic/traffic-list.js';
-import { TrafficTreeProvider } from './traffic/traffic-tree.js';
+import { createTrafficView } from './traffic/traffic-tree.js';
 import { DetailPanels } from './traffic/detail-panel.js';
 import {
   forgetClosedEdits,
@@ -43,6 +43,8 @@ export interface LoopgateTestApi {
   terminalEnv: vscode.GlobalEnvironmentVariableCollection;
   log: vscode.LogOutputChannel;
   traffic: TrafficList;
+  /** The Traffic view itself (its title and message, what it shows). */
+  trafficView: ReturnType<typeof createTrafficView>;
   panels: DetailPanels;
   /** The `loopgate` chat vendor, where VS Code has the API (1.104+). */
   chatProvider?: LoopgateChatProvider;
@@ -85,7 +87,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     (action: PanelAction, entry) =>
       Object.hasOwn(PANEL_COMMANDS, action) && void vscode.commands.executeCommand(PANEL_COMMANDS[action], entry),
   );
-  const trafficTree = new TrafficTreeProvider(traffic);
+  const trafficView = createTrafficView(traffic, panels);
   const trafficDeps: TrafficDeps = {
     host,
     keys,
@@ -104,8 +106,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     view,
     traffic,
     panels,
-    trafficTree,
-    vscode.window.createTreeView('loopgate.traffic', { treeDataProvider: trafficTree }),
+    ...trafficView.disposables,
     vscode.workspace.registerTextDocumentContentProvider(TRAFFIC_SCHEME, new TrafficBodies(host)),
     vscode.languages.registerCodeLensProvider({ language: 'json', scheme: 'untitled' }, new ResendLens()),
     forgetClosedEdits(),
@@ -151,6 +152,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     terminalEnv: context.environmentVariableCollection,
     log,
     traffic,
+    trafficView,
     panels,
     settingsSettled,
   };

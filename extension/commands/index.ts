@@ -59,6 +59,8 @@ function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => un
     'loopgate.pauseTraffic': () => traffic.setPaused(d.traffic, true),
     'loopgate.resumeTraffic': () => traffic.setPaused(d.traffic, false),
     'loopgate.clearTraffic': () => d.traffic.list.clear(),
+    'loopgate.groupTrafficBySession': () => traffic.setGrouped(true),
+    'loopgate.showTrafficAsList': () => traffic.setGrouped(false),
     'loopgate.fixProblem': (node) =>
       node instanceof DiagnosisNode
         ? vscode.commands.executeCommand(node.problem.fix.command)

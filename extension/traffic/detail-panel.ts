@@ -37,8 +37,8 @@ export class DetailPanels implements vscode.Disposable {
     );
   }
 
-  /** Opens (or reuses) the panel on request `id`. */
-  async show(id: string): Promise<void> {
+  /** Opens (or reuses) the panel on request `id`; `preserveFocus`: the list keeps the keyboard (↑/↓ in the Traffic view). */
+  async show(id: string, opts: { preserveFocus?: boolean } = {}): Promise<void> {
     if (!this.panel) {
       this.adopt(
         vscode.window.createWebviewPanel(
@@ -48,8 +48,13 @@ export class DetailPanels implements vscode.Disposable {
           { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [this.scripts] },
         ),
       );
-    } else this.panel.reveal(undefined, false);
+    } else this.panel.reveal(undefined, opts.preserveFocus ?? false);
     await this.load(id);
+  }
+
+  /** Whether the panel is open (the Traffic view's selection then follows into it). */
+  get isOpen(): boolean {
+    return this.panel !== undefined;
   }
 
   get entry(): DetailEntry | undefined {

@@ -19,7 +19,7 @@ import type { DetailPanels } from './detail-panel.js';
 import type { DetailEntry } from './detail-html.js';
 import { fetchEntry, TrafficUnavailable } from './entry-reader.js';
 import type { TrafficList } from './traffic-list.js';
-import type { TrafficItem } from './traffic-tree.js';
+import { GROUP_SETTING, type TrafficItem } from './traffic-tree.js';
 
 export const TRAFFIC_SCHEME = 'loopgate-traffic';
 
@@ -274,7 +274,8 @@ export async function filterTraffic(d: TrafficDeps, value?: unknown): Promise<vo
       ? value
       : await vscode.window.showInputBox({
           title: 'Filter Traffic',
-          prompt: 'Text, status:4xx, status:errors, model:ID, key:NAME (space-separated); empty shows all',
+          prompt:
+            'Text (also found in the bodies: a tool name, words of a prompt), status:4xx, status:errors, model:ID, key:NAME; empty shows all',
           value: describeFilter(d.list),
         });
   if (text === undefined) return;
@@ -294,6 +295,13 @@ function describeFilter(list: TrafficList): string {
   return [f.text, f.status && `status:${f.status}`, f.model && `model:${f.model}`, f.key && `key:${f.key}`]
     .filter(Boolean)
     .join(' ');
+}
+
+/** The view's Group by Session / Show as a List: the setting, so the choice outlasts the window. */
+export async function setGrouped(grouped: boolean): Promise<void> {
+  await vscode.workspace
+    .getConfiguration('loopgate')
+    .update(GROUP_SETTING, grouped, vscode.ConfigurationTarget.Global);
 }
 
 export function setPaused(d: TrafficDeps, paused: boolean): void {
