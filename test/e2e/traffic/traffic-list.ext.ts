@@ -12,7 +12,8 @@ import { validateFixture } from '../../../proxy/simulator/fixture.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 
 const fixture = validateFixture(fixtureJson);
-const defaultKey = fixture.keys.find((k) => k.group === 'default' && k.status === 'active' && !k.models && !k.rpm)!.key;
+const keyOf = (group: string) =>
+  fixture.keys.find((k) => k.group === group && k.status === 'active' && !k.models && !k.rpm)!.key;
 
 let api: LoopgateTestApi;
 
@@ -67,8 +68,17 @@ test(
   'the extension starts its proxy; its own model-list fetches put no row in the view',
   async () => {
     api = (await vscode.extensions.getExtension<LoopgateTestApi>('loopgate.loopgate')!.activate())!;
-    const r = (await vscode.commands.executeCommand('loopgate.setApiKey', defaultKey)) as { saved: boolean };
-    assert.ok(r.saved);
+    for (const [group, name] of [
+      ['default', undefined],
+      ['claude', 'claude'],
+    ] as const) {
+      const r = (await vscode.commands.executeCommand(
+        name ? 'loopgate.addApiKey' : 'loopgate.setApiKey',
+        keyOf(group),
+        ...(name ? [name] : []),
+      )) as { saved: boolean; message: string };
+      assert.ok(r.saved, r.message);
+    }
     await waitFor(() => (api.host.state.kind === 'running' ? true : undefined), {
       timeoutMs: 30_000,
       message: 'proxy running',
