@@ -54,7 +54,10 @@ export interface LocalApiClient {
   /** The ring, newest first, records whole. */
   traffic(q?: { after?: number; limit?: number }, o?: CallOptions): Promise<TrafficListAnswer<TrafficSummary>>;
   /** The ring, newest first, only the fields a row shows (ROW_FIELDS); `q`: only entries whose bodies hold it. */
-  trafficRows(q?: { limit?: number; after?: number; q?: string }, o?: CallOptions): Promise<TrafficListAnswer<TrafficRow>>;
+  trafficRows(
+    q?: { limit?: number; after?: number; q?: string },
+    o?: CallOptions,
+  ): Promise<TrafficListAnswer<TrafficRow>>;
   entry(id: string, o?: CallOptions): Promise<TrafficDetail>;
   /** Every new entry after `after` until the proxy ends the feed (resolves) or `signal` aborts (rejects). */
   live(after: number, onEvent: (e: LiveEvent<TrafficSummary>) => void, o?: CallOptions): Promise<void>;

@@ -28,7 +28,10 @@ export interface SessionGroup {
 }
 
 /** `rows` newest first → groups, the most recently active first. */
-export function groupBySession(rows: readonly TrafficRow[], summaries?: ReadonlyMap<string, SessionSummary>): SessionGroup[] {
+export function groupBySession(
+  rows: readonly TrafficRow[],
+  summaries?: ReadonlyMap<string, SessionSummary>,
+): SessionGroup[] {
   const groups = new Map<string, SessionGroup>();
   for (const row of rows) {
     const r = row.record;

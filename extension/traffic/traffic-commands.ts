@@ -299,9 +299,7 @@ function describeFilter(list: TrafficList): string {
 
 /** The view's Group by Session / Show as a List: the setting, so the choice outlasts the window. */
 export async function setGrouped(grouped: boolean): Promise<void> {
-  await vscode.workspace
-    .getConfiguration('loopgate')
-    .update(GROUP_SETTING, grouped, vscode.ConfigurationTarget.Global);
+  await vscode.workspace.getConfiguration('loopgate').update(GROUP_SETTING, grouped, vscode.ConfigurationTarget.Global);
 }
 
 export function setPaused(d: TrafficDeps, paused: boolean): void {

@@ -60,7 +60,10 @@ function inFlightMatches(q: InFlightRequest, f: TrafficFilter): boolean {
   if (f.status) return false;
   if (f.model && q.model !== f.model) return false;
   if (f.key && q.key !== f.key) return false;
-  return !f.text || `${q.method} ${q.path} ${q.model ?? ''} ${q.key ?? ''} ${q.id}`.toLowerCase().includes(f.text.toLowerCase());
+  return (
+    !f.text ||
+    `${q.method} ${q.path} ${q.model ?? ''} ${q.key ?? ''} ${q.id}`.toLowerCase().includes(f.text.toLowerCase())
+  );
 }
 
 export class TrafficList implements vscode.Disposable {

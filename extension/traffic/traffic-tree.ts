@@ -157,7 +157,9 @@ export class TrafficTreeProvider implements vscode.TreeDataProvider<Node>, vscod
   /** The session above a request when grouped (VS Code's reveal needs it); top-level rows otherwise. */
   getParent(item: Node): Node | undefined {
     if (!this.grouped || !(item instanceof TrafficItem)) return undefined;
-    const group = groupBySession(this.list.visible()).find((g) => g.rows.some((r) => r.record.id === item.row.record.id));
+    const group = groupBySession(this.list.visible()).find((g) =>
+      g.rows.some((r) => r.record.id === item.row.record.id),
+    );
     return group && new SessionItem(group);
   }
 
@@ -190,7 +192,8 @@ export function viewDescription(list: TrafficList): string | undefined {
 
 /** Why the view shows nothing, or rows that no longer update; nothing when it shows live rows. */
 export function viewMessage(list: TrafficList): string | undefined {
-  if (list.status) return list.stale ? `${list.status} The rows below are from before and no longer update.` : list.status;
+  if (list.status)
+    return list.stale ? `${list.status} The rows below are from before and no longer update.` : list.status;
   if (list.counts().shown > 0) return undefined;
   if (list.filtered) return 'No request matches the filter (Filter Traffic, empty, shows them all).';
   return 'No requests yet: each request through the proxy appears here as soon as it starts.';

@@ -123,7 +123,8 @@ export class TrafficRing {
    */
   search(text: string, opts: { after?: number; limit?: number } = {}): TrafficEntry[] {
     const pattern = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
-    return this.list({ after: opts.after }).filter((e) => SEARCHED_FIELDS.some((f) => pattern.test(e[f] ?? '')))
+    return this.list({ after: opts.after })
+      .filter((e) => SEARCHED_FIELDS.some((f) => pattern.test(e[f] ?? '')))
       .slice(0, opts.limit ?? this.limits.entries);
   }
 

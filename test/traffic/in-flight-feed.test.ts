@@ -29,11 +29,9 @@ describe('requests under way on the live feed', () => {
     const abort = new AbortController();
     const events: Array<{ at: number; e: LiveEvent<TrafficRow> | InFlightEvent }> = [];
     const opened = untilAsync(async () => (s.proxy.traffic?.subscribers ? true : undefined), 5000, 'the feed open');
-    const read = (inFlight ? api.liveRowsInFlight : api.liveRows)(
-      0,
-      (e) => events.push({ at: performance.now(), e }),
-      { signal: abort.signal },
-    ).catch(() => undefined);
+    const read = (inFlight ? api.liveRowsInFlight : api.liveRows)(0, (e) => events.push({ at: performance.now(), e }), {
+      signal: abort.signal,
+    }).catch(() => undefined);
     return { events, opened, stop: () => (abort.abort(), read) };
   }
 
@@ -68,7 +66,13 @@ describe('requests under way on the live feed', () => {
     const reports = mine.filter((m) => 'inFlight' in m.e) as Array<{ at: number; e: InFlightEvent }>;
     // The start came long before the stream's end, the entry last.
     expect(reports[0]!.at - started).toBeLessThan(ended - started - 1000);
-    expect(reports[0]!.e.inFlight).toMatchObject({ id, method: 'POST', path: '/v1/chat/completions', model: 'gpt-4o-mini', stream: true });
+    expect(reports[0]!.e.inFlight).toMatchObject({
+      id,
+      method: 'POST',
+      path: '/v1/chat/completions',
+      model: 'gpt-4o-mini',
+      stream: true,
+    });
     expect('record' in mine[mine.length - 1]!.e).toBe(true);
     // Progress: bytes and events grow, elapsed too; ~2 s of stream, at most one report per IN_FLIGHT_PROGRESS_MS (+ the start).
     const last: InFlightRequest = reports[reports.length - 1]!.e.inFlight;
@@ -116,10 +120,17 @@ describe('requests under way on the live feed', () => {
     });
     const word = await s
       .openai()
-      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'the Zebrafish-4711 genome' }] })
+      .chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'the Zebrafish-4711 genome' }],
+      })
       .withResponse();
     const wordId = word.response.headers.get('x-loopgate-request-id')!;
-    await untilAsync(async () => ((await api.trafficRows()).entries.some((e) => e.record.id === wordId) ? true : undefined), 5000, 'rows');
+    await untilAsync(
+      async () => ((await api.trafficRows()).entries.some((e) => e.record.id === wordId) ? true : undefined),
+      5000,
+      'rows',
+    );
     const tool = await api.trafficRows({ q: 'LOOKUP_QUASAR_CATALOG' });
     expect(tool.entries.length).toBe(1);
     expect(tool.entries[0]!.record.path).toBe('/v1/chat/completions');
@@ -135,7 +146,11 @@ describe('requests under way on the live feed', () => {
     expect([own.status, tool.status]).toEqual([200, 200]);
     const ownId = own.headers.get('x-loopgate-request-id');
     const toolId = tool.headers.get('x-loopgate-request-id');
-    await untilAsync(async () => ((await api.trafficRows()).entries.some((e) => e.record.id === toolId) ? true : undefined), 5000, 'the tool row');
+    await untilAsync(
+      async () => ((await api.trafficRows()).entries.some((e) => e.record.id === toolId) ? true : undefined),
+      5000,
+      'the tool row',
+    );
     expect((await api.trafficRows()).entries.some((e) => e.record.id === ownId)).toBe(false);
     // The header goes no further than the proxy.
     expect(s.sim.requests.some((r) => OWN_REQUEST_HEADER in r.headers)).toBe(false);

@@ -44,24 +44,22 @@ async function send(path: string, body: unknown, extra: Record<string, string> =
 const chat = (content: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
 
 /** What the view shows, as VS Code gets it from the provider: each row's label and description. */
-async function viewRows(): Promise<Array<{ id: string; label: string; description: string; children?: number }>> {
+function viewRows(): Array<{ id: string; label: string; description: string; children?: number }> {
   const provider = api.trafficView.provider;
   const items = provider.getChildren();
-  return Promise.all(
-    items.map((item) => {
-      const t = provider.getTreeItem(item);
-      return {
-        id: String(t.id),
-        label: String(typeof t.label === 'string' ? t.label : t.label?.label),
-        description: String(t.description ?? ''),
-        ...(t.collapsibleState ? { children: provider.getChildren(item).length } : {}),
-      };
-    }),
-  );
+  return items.map((item) => {
+    const t = provider.getTreeItem(item);
+    return {
+      id: String(t.id),
+      label: String(typeof t.label === 'string' ? t.label : t.label?.label),
+      description: String(t.description ?? ''),
+      ...(t.collapsibleState ? { children: provider.getChildren(item).length } : {}),
+    };
+  });
 }
 
 async function rowOf(id: string) {
-  return waitFor(async () => (await viewRows()).find((r) => r.id === id), { message: `the row of ${id}` });
+  return waitFor(async () => viewRows().find((r) => r.id === id), { message: `the row of ${id}` });
 }
 
 test(
@@ -129,7 +127,7 @@ test('a stream shows as an in-flight row as soon as it starts, updates as it arr
   // Events so far and elapsed time grow while it streams.
   const later = await waitFor(
     async () => {
-      const row = (await viewRows()).find((r) => r.id === id);
+      const row = viewRows().find((r) => r.id === id);
       const events = Number(/(\d+) events?/.exec(row?.description ?? '')?.[1] ?? 0);
       return row && /in flight/.test(row.description) && events >= 5 ? row : undefined;
     },
@@ -139,13 +137,13 @@ test('a stream shows as an in-flight row as soon as it starts, updates as it arr
   await body;
   const done = await waitFor(
     async () => {
-      const row = (await viewRows()).find((r) => r.id === id);
+      const row = viewRows().find((r) => r.id === id);
       return row && !/in flight/.test(row.description) ? row : undefined;
     },
     { message: 'the finished row' },
   );
   assert.match(done.description, /^200 · /);
-  assert.equal((await viewRows()).filter((r) => r.id === id).length, 1, 'one row per request');
+  assert.equal(viewRows().filter((r) => r.id === id).length, 1, 'one row per request');
   assert.ok(firstAfterMs < 2000, `the in-flight row appeared ${Math.round(firstAfterMs)} ms after the start`);
   console.log(`traffic-list: in-flight row after ${Math.round(firstAfterMs)} ms; then "${later.description}"`);
 });
@@ -246,7 +244,10 @@ test('↓ in the list moves the open detail panel to the selected request, and t
 });
 
 test('requests of two agent sessions group under their sessions, with turns, tokens and errors', async () => {
-  const session = (id: string) => ({ 'x-claude-code-session-id': id, 'user-agent': 'claude-cli/2.1.0 (external, cli)' });
+  const session = (id: string) => ({
+    'x-claude-code-session-id': id,
+    'user-agent': 'claude-cli/2.1.0 (external, cli)',
+  });
   const first = 'a1b2c3d4-0000-4000-8000-000000000001';
   const second = 'a1b2c3d4-0000-4000-8000-000000000002';
   const msg = (content: string) => ({
@@ -262,7 +263,7 @@ test('requests of two agent sessions group under their sessions, with turns, tok
   await vscode.commands.executeCommand('loopgate.groupTrafficBySession');
   const groups = await waitFor(
     async () => {
-      const rows = await viewRows();
+      const rows = viewRows();
       const g1 = rows.find((r) => r.id === `session:${first}`);
       const g2 = rows.find((r) => r.id === `session:${second}`);
       return g1 && g2 ? { g1, g2 } : undefined;
@@ -276,37 +277,47 @@ test('requests of two agent sessions group under their sessions, with turns, tok
   console.log(`traffic-list: sessions "${groups.g1.description}" and "${groups.g2.description}"`);
 });
 
-test('with capture off the view says so, keeps the old rows marked stale, and its 404 is no error in the status bar', async () => {
-  const held = api.traffic.visible().length;
-  assert.ok(held > 0);
-  const config = vscode.workspace.getConfiguration('loopgate');
-  await config.update('traffic.capture', false, vscode.ConfigurationTarget.Global);
-  await api.settingsSettled();
-  await waitFor(() => /capture is off/i.test(api.trafficView.view.message ?? ''), {
-    timeoutMs: 30_000,
-    message: `the view's message about capture (is "${api.trafficView.view.message}")`,
-  });
-  assert.match(api.trafficView.view.message!, /no longer update/);
-  assert.ok(api.traffic.stale);
-  // Grouped: the stale mark is on the requests under each session.
-  const requests = api.trafficView.provider.grouped
-    ? api.trafficView.provider.getChildren().flatMap((i) => api.trafficView.provider.getChildren(i))
-    : api.trafficView.provider.getChildren();
-  assert.ok(requests.length > 0);
-  for (const r of requests) assert.match(String(api.trafficView.provider.getTreeItem(r).description), /^\(stale\)/);
-  // A real request goes through: the proxy works, only its ring is off.
-  const ok = await send('/v1/chat/completions', chat('capture is off'));
-  assert.equal(ok.status, 200);
-  assert.doesNotMatch(api.statusBar.text, /\$\(error\)/, `status bar: ${api.statusBar.text}`);
-  assert.doesNotMatch(api.statusBar.tooltip, /Last error: 404/);
-  await config.update('traffic.capture', true, vscode.ConfigurationTarget.Global);
-  await api.settingsSettled();
-  await waitFor(() => (api.trafficView.view.message === undefined || /No requests yet/.test(api.trafficView.view.message) ? true : undefined), {
-    timeoutMs: 30_000,
-    message: 'the live view again',
-  });
-  assert.equal(api.traffic.stale, false);
-}, { timeoutMs: 90_000 });
+test(
+  'with capture off the view says so, keeps the old rows marked stale, and its 404 is no error in the status bar',
+  async () => {
+    const held = api.traffic.visible().length;
+    assert.ok(held > 0);
+    const config = vscode.workspace.getConfiguration('loopgate');
+    await config.update('traffic.capture', false, vscode.ConfigurationTarget.Global);
+    await api.settingsSettled();
+    await waitFor(() => /capture is off/i.test(api.trafficView.view.message ?? ''), {
+      timeoutMs: 30_000,
+      message: `the view's message about capture (is "${api.trafficView.view.message}")`,
+    });
+    assert.match(api.trafficView.view.message!, /no longer update/);
+    assert.ok(api.traffic.stale);
+    // Grouped: the stale mark is on the requests under each session.
+    const requests = api.trafficView.provider.grouped
+      ? api.trafficView.provider.getChildren().flatMap((i) => api.trafficView.provider.getChildren(i))
+      : api.trafficView.provider.getChildren();
+    assert.ok(requests.length > 0);
+    for (const r of requests) assert.match(String(api.trafficView.provider.getTreeItem(r).description), /^\(stale\)/);
+    // A real request goes through: the proxy works, only its ring is off.
+    const ok = await send('/v1/chat/completions', chat('capture is off'));
+    assert.equal(ok.status, 200);
+    assert.doesNotMatch(api.statusBar.text, /\$\(error\)/, `status bar: ${api.statusBar.text}`);
+    assert.doesNotMatch(api.statusBar.tooltip, /Last error: 404/);
+    await config.update('traffic.capture', true, vscode.ConfigurationTarget.Global);
+    await api.settingsSettled();
+    await waitFor(
+      () =>
+        api.trafficView.view.message === undefined || /No requests yet/.test(api.trafficView.view.message)
+          ? true
+          : undefined,
+      {
+        timeoutMs: 30_000,
+        message: 'the live view again',
+      },
+    );
+    assert.equal(api.traffic.stale, false);
+  },
+  { timeoutMs: 90_000 },
+);
 
 test('the view is left grouped by session, with two sessions, for the screenshot', async () => {
   const session = (id: string, ua: string) => ({ 'x-claude-code-session-id': id, 'user-agent': ua });
@@ -326,7 +337,7 @@ test('the view is left grouped by session, with two sessions, for the screenshot
         session(sid, 'claude-cli/2.1.0 (external, cli)'),
       );
   await vscode.commands.executeCommand('loopgate.groupTrafficBySession');
-  await waitFor(async () => (await viewRows()).filter((r) => r.id.startsWith('session:')).length >= 2, {
+  await waitFor(async () => viewRows().filter((r) => r.id.startsWith('session:')).length >= 2, {
     message: 'two sessions',
   });
 });
