@@ -44,7 +44,7 @@ export class DetailPanels implements vscode.Disposable {
         vscode.window.createWebviewPanel(
           DETAIL_VIEW_TYPE,
           `Request ${shortId(id)}`,
-          { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+          { viewColumn: vscode.ViewColumn.Active, preserveFocus: opts.preserveFocus ?? false },
           { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [this.scripts] },
         ),
       );

@@ -57,11 +57,12 @@ async function entryOf(arg: unknown, d: TrafficDeps): Promise<DetailEntry | unde
   }
 }
 
-export async function openRequest(d: TrafficDeps, arg: unknown): Promise<void> {
+/** `from`: 'list' when a row was clicked: the list keeps the keyboard (↑/↓ then move the panel), as the Explorer's preview does. */
+export async function openRequest(d: TrafficDeps, arg: unknown, from?: unknown): Promise<void> {
   const id = idOf(arg, d);
   if (!id) return;
   try {
-    await d.panels.show(id);
+    await d.panels.show(id, { preserveFocus: from === 'list' });
   } catch (err) {
     void vscode.window.showWarningMessage(`Loopgate: ${(err as Error).message}`);
   }

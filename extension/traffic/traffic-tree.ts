@@ -62,7 +62,7 @@ export class TrafficItem extends vscode.TreeItem {
         .join('\n\n'),
     );
     this.contextValue = r.bridge ? 'trafficBridged' : 'trafficRequest';
-    this.command = { command: 'loopgate.openRequest', title: 'Open Request', arguments: [r.id] };
+    this.command = { command: 'loopgate.openRequest', title: 'Open Request', arguments: [r.id, 'list'] };
     this.accessibilityInformation = {
       label: `${r.method} ${r.path}, status ${r.status}${r.clientAborted ? ', abandoned by the client' : ''}, ${modelLabel(r) ?? ''}`,
     };

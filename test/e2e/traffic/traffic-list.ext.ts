@@ -221,28 +221,6 @@ test('Pause holds new rows back and the title counts them ("paused · 3 waiting"
   assert.equal(api.trafficView.view.description, undefined);
 });
 
-test('↓ in the list moves the open detail panel to the selected request, and the list keeps the keyboard', async () => {
-  const [a, b, c] = [
-    await send('/v1/chat/completions', chat('arrow one')),
-    await send('/v1/chat/completions', chat('arrow two')),
-    await send('/v1/chat/completions', chat('arrow three')),
-  ];
-  await waitFor(() => api.traffic.visible().some((r) => r.record.id === a.id), { message: 'the rows' });
-  // Newest first: c, b, a. The user opens c, then presses ↓ twice in the list.
-  await vscode.commands.executeCommand('loopgate.openRequest', c.id);
-  await waitFor(() => (api.panels.entry?.record.id === c.id ? true : undefined), { message: 'the panel on c' });
-  const itemC = api.trafficView.provider.getChildren().find((i) => i.id === c.id)!;
-  await api.trafficView.view.reveal(itemC, { select: true, focus: true });
-  await vscode.commands.executeCommand('list.focusDown');
-  await waitFor(() => (api.panels.entry?.record.id === b.id ? true : undefined), {
-    message: `the panel on b after ↓ (shows ${api.panels.entry?.record.id})`,
-  });
-  await vscode.commands.executeCommand('list.focusDown');
-  await waitFor(() => (api.panels.entry?.record.id === a.id ? true : undefined), {
-    message: 'the panel on a after a second ↓',
-  });
-});
-
 test('requests of two agent sessions group under their sessions, with turns, tokens and errors', async () => {
   const session = (id: string) => ({
     'x-claude-code-session-id': id,
@@ -319,27 +297,34 @@ test(
   { timeoutMs: 90_000 },
 );
 
-test('the view is left grouped by session, with two sessions, for the screenshot', async () => {
-  const session = (id: string, ua: string) => ({ 'x-claude-code-session-id': id, 'user-agent': ua });
+test('the view is left as a list of the requests of two sessions, for the arrow keys and the screenshot', async () => {
+  const session = (id: string) => ({
+    'x-claude-code-session-id': id,
+    'user-agent': 'claude-cli/2.1.0 (external, cli)',
+  });
+  let newest = '';
   for (const [sid, n] of [
     ['b7e1c2d4-0000-4000-8000-00000000000a', 3],
     ['b7e1c2d4-0000-4000-8000-00000000000b', 2],
   ] as const)
     for (let i = 0; i < n; i++)
-      await send(
-        '/v1/messages',
-        {
-          model: 'claude-sonnet-4-6',
-          max_tokens: 100,
-          system: 'You are a coding agent.',
-          messages: [{ role: 'user', content: `turn ${i}` }],
-        },
-        session(sid, 'claude-cli/2.1.0 (external, cli)'),
-      );
-  await vscode.commands.executeCommand('loopgate.groupTrafficBySession');
-  await waitFor(async () => viewRows().filter((r) => r.id.startsWith('session:')).length >= 2, {
-    message: 'two sessions',
-  });
+      newest = (
+        await send(
+          '/v1/messages',
+          {
+            model: 'claude-sonnet-4-6',
+            max_tokens: 100,
+            system: 'You are a coding agent.',
+            messages: [{ role: 'user', content: `turn ${i}` }],
+          },
+          session(sid),
+        )
+      ).id;
+  await vscode.commands.executeCommand('loopgate.showTrafficAsList');
+  await waitFor(() => viewRows()[0]?.id === newest, { message: 'the newest request on top of a flat list' });
+  // Nothing under way, no panel: the outer test clicks the first row and presses ↓ as a user does.
+  assert.equal(api.traffic.underWay().length, 0);
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 });
 
 export const run = runTests;

@@ -14,11 +14,26 @@ import {
   clickActivityBarItem,
   formatRun,
   keepForReadme,
+  pollUntil,
   runExtensionHostTests,
   screenshot,
   type CodeServerTarget,
 } from '../harness/index.js';
 import { freePort } from '../harness/free-port.js';
+import type { Page } from 'playwright-core';
+
+/** Runs a command from the Command Palette, as a user does. */
+async function runCommand(page: Page, title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 15_000 });
+  await input.fill(`>${title}`);
+  await page
+    .locator('.quick-input-widget .monaco-list-row', { hasText: title.replace(/^Loopgate: /, '') })
+    .first()
+    .waitFor({ timeout: 15_000 });
+  await page.keyboard.press('Enter');
+}
 
 let sim: Simulator;
 let workspace: string;
@@ -38,6 +53,9 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view list (%
     const home = mkdtempSync(join(tmpdir(), 'loopgate-traffic-list-home-'));
     let shot = '';
     let startProxyButtons = -1;
+    /** The panel's tab title after a click on the first row, then after each ↓; and whether the list kept the focus. */
+    const panelTitles: string[] = [];
+    let listKeptFocus = false;
     try {
       const run = await runExtensionHostTests({
         target,
@@ -52,6 +70,32 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view list (%
           const models = page.locator('.pane-header', { hasText: 'Models' }).first();
           if ((await models.getAttribute('aria-expanded').catch(() => null)) === 'true')
             await models.click({ timeout: 5_000 }).catch(() => undefined);
+          // A click on the newest row opens the panel; ↓ twice moves it down the list, the list keeping the keyboard.
+          const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Traffic' }) }).first();
+          const tabTitle = async () =>
+            (
+              await page
+                .locator('.tabs-container .tab', { hasText: /^Request / })
+                .first()
+                .textContent({ timeout: 2_000 })
+            )?.trim() ?? '';
+          const nextTitle = () =>
+            pollUntil(
+              async () => {
+                const t = await tabTitle().catch(() => '');
+                return t && !panelTitles.includes(t) ? t : undefined;
+              },
+              { timeoutMs: 10_000, what: 'the panel on another request' },
+            ).catch(() => '(unchanged)');
+          await pane.getByRole('treeitem').first().click({ timeout: 15_000 });
+          panelTitles.push(await nextTitle());
+          for (let i = 0; i < 2; i++) {
+            await page.keyboard.press('ArrowDown');
+            panelTitles.push(await nextTitle());
+          }
+          // The focused element is in the side bar (Playwright's :focus-within, no DOM types here).
+          listKeptFocus = (await page.locator('.part.sidebar:focus-within').count()) > 0;
+          await runCommand(page, 'Loopgate: Group Traffic by Session');
           await page
             .getByRole('treeitem', { name: /^Session claude-code/ })
             .first()
@@ -59,16 +103,7 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view list (%
             .catch(() => undefined);
           shot = await screenshot(page, `traffic-sessions-${target}`);
           // Clear, as a user does it from the Command Palette: the pane must say why it is empty, not offer Start Proxy.
-          await page.keyboard.press('F1');
-          const input = page.locator('.quick-input-widget input');
-          await input.waitFor({ state: 'visible', timeout: 15_000 });
-          await input.fill('>Loopgate: Clear Traffic');
-          await page
-            .locator('.quick-input-widget .monaco-list-row', { hasText: 'Clear Traffic' })
-            .first()
-            .waitFor({ timeout: 15_000 });
-          await page.keyboard.press('Enter');
-          const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Traffic' }) }).first();
+          await runCommand(page, 'Loopgate: Clear Traffic');
           await pane
             .getByText(/No requests yet|Start Proxy/)
             .first()
@@ -80,7 +115,14 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view list (%
       });
       console.log(formatRun(run));
       assertAllPassed(run);
-      expect(run.passed).toBe(9);
+      expect(run.passed).toBe(8);
+      expect(panelTitles.length).toBe(3);
+      expect(
+        panelTitles.every((t) => /^Request [0-9a-f]{8}/.test(t)),
+        panelTitles.join(', '),
+      ).toBe(true);
+      expect(new Set(panelTitles).size, `↓ moves the panel: ${panelTitles.join(', ')}`).toBe(3);
+      expect(listKeptFocus, 'the list keeps the keyboard').toBe(true);
       expect(startProxyButtons, 'Start Proxy in the cleared Traffic pane while the proxy runs').toBe(0);
       expect(statSync(shot).size).toBeGreaterThan(10_000);
       if (target === 'current') keepForReadme(shot, 'traffic-sessions.png');
