@@ -13,6 +13,7 @@ import { describeOtlpHealth } from '../proxy/otlp/export-health.js';
 import { otlpConfig } from '../proxy/rules/otlp-config.js';
 import { runDoctor, formatDoctorMarkdown } from '../proxy/doctor-checks.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
+import { resolvePrices } from './prices.js';
 import { cliInvocation } from './invocation.js';
 import { commandLine } from '../proxy/rules/command-line.js';
 import { isAnsweredHealthCheck } from '../proxy/rules/health-proof.js';
@@ -81,6 +82,8 @@ export function runIpcHost(io: Io): Promise<number> {
             // The editor's proxy starts with the usable aliases; each problem is shown (serve would refuse to start).
             const aliases = resolveAliases({ projectDir: msg.config.projectDir, setting: msg.config.aliases });
             for (const p of [...aliases.config, ...aliases.notes]) send({ kind: 'hint', text: p });
+            const prices = resolvePrices({ projectDir: msg.config.projectDir, setting: msg.config.prices });
+            for (const p of prices.problems) send({ kind: 'hint', text: p });
             started = await startServe({
               // The extension's own dist/cli.js, as a terminal would reach it.
               cliCommand: cliInvocation(io.env).command,
@@ -97,6 +100,7 @@ export function runIpcHost(io: Io): Promise<number> {
               logFile: msg.config.logFile,
               bridge: msg.config.bridge,
               aliases: aliases.aliases,
+              prices: prices.prices,
               onTraffic: (line, rec, parts) => send(requestMessage(line, rec, parts)),
               onHint: (message) => send({ kind: 'hint', text: message }),
               onLogHealth: (health) => send({ kind: 'log-health', ok: health.ok, message: describeLogHealth(health) }),

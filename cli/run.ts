@@ -6,6 +6,8 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadOrCreateToken } from '../proxy/config/token-file.js';
+import { randomBytes } from 'node:crypto';
+import { runCredential, runToolName } from '../proxy/rules/run-credential.js';
 import { argsWithSecrets, copiesLeftOut, secretsOfEnv } from '../proxy/rules/child-secrets.js';
 import { toolArgs, toolEnv, toolOf } from '../proxy/rules/tool-launch.js';
 import { EXIT, type Command, type Io } from './command.js';
@@ -137,8 +139,14 @@ not be executed; 127 command not found.`,
       ].join(', ');
       io.err(`loopgate run: left out of the tool's environment because they hold a real key: ${what}.`);
     }
-    const credential = check.requireToken ? token : NO_TOKEN_PLACEHOLDER;
     const tool = toolOf(command);
+    // A credential of this run's own (derived from the token): the proxy ties the tool's requests to this run as a
+    // session even when the tool names none, and the tool never holds the local token itself.
+    const credential = runCredential(check.requireToken ? token : NO_TOKEN_PLACEHOLDER, {
+      tool: runToolName(command),
+      started: Date.now(),
+      nonce: randomBytes(6).readUIntBE(0, 6).toString(36),
+    });
     // A tool's default model that no key serves fails inside the tool: the alias that fixes it is said once, after.
     const modelHint = await watchModelNotFound(proxyUrl, credential);
     const code = await spawnTool(

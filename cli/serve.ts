@@ -13,6 +13,7 @@ import { runIpcHost } from './ipc-host.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { untilSignal } from './signals.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
+import { resolvePrices } from './prices.js';
 import { cliInvocation, type Invocation } from './invocation.js';
 import { commandLine } from '../proxy/rules/command-line.js';
 import { proxyFlags } from '../proxy/rules/command-line.js';
@@ -286,6 +287,7 @@ export const serveCommand: Command = {
         retries: intOption('retries', values.retries),
         failover: values.failover,
         aliases: aliases.aliases,
+        prices: resolvePrices({ projectDir: process.cwd() }).prices,
         bridge: bridge as ProxyOptions['bridge'],
         logFile: values['no-log'] ? false : values.log,
         logBodies: values['log-bodies'],

@@ -3,7 +3,7 @@
 // so neither imports the other's module.
 import { startProxy, type RunningProxy } from '../proxy/server.js';
 import type { ProxyOptions } from '../proxy/core/options.js';
-import { startSimulator, DEMO_KEYS, type Simulator } from '../proxy/simulator/index.js';
+import { startSimulator, DEMO_KEYS, fixturePrices, type Simulator } from '../proxy/simulator/index.js';
 import { positionName } from '../proxy/rules/key-list.js';
 
 export interface StartedServe {
@@ -32,7 +32,16 @@ export async function startServe(opts: Omit<ProxyOptions, 'upstream'> & { upstre
   const upstream = opts.upstream || simulator!.url;
   const key = keys?.[0]?.key;
   try {
-    const proxy = await startProxy({ ...opts, upstream, key: undefined, keys, simulator: Boolean(simulator) });
+    // Demo mode prices the fixture's models as the vendor models they stand for; the user's own prices win.
+    const prices = simulator ? { ...fixturePrices(simulator.fixture), ...opts.prices } : opts.prices;
+    const proxy = await startProxy({
+      ...opts,
+      upstream,
+      key: undefined,
+      keys,
+      simulator: Boolean(simulator),
+      prices,
+    });
     return {
       proxy,
       simulator,

@@ -31,6 +31,8 @@ export interface LoopgateSettings {
   otlp: { endpoint: string; captureContent: boolean };
   /** Model aliases FROM → TO; the proxy checks them (cli/aliases.ts) and a workspace loopgate.json wins. */
   aliases: Record<string, string>;
+  /** What models are priced as (loopgate.json "prices" wins): the proxy checks them (cli/prices.ts). */
+  prices: Record<string, unknown>;
   /** The first workspace folder: where the proxy looks for loopgate.json (upward). */
   projectDir?: string;
 }
@@ -50,6 +52,7 @@ export const PROXY_SETTINGS = [
   'loopgate.otlp.endpoint',
   'loopgate.otlp.captureContent',
   'loopgate.aliases',
+  'loopgate.prices',
   'loopgate.traffic.capture',
 ] as const;
 
@@ -90,6 +93,7 @@ export function readSettings(): LoopgateSettings {
     },
     // Like loopgate.json, a project may carry its aliases: they only rename models, they never move the key.
     aliases: objectOr(c.get<unknown>('aliases'), {}) as Record<string, string>,
+    prices: objectOr(c.get<unknown>('prices'), {}) as Record<string, unknown>,
     projectDir: vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
   };
 }
@@ -103,6 +107,7 @@ export function proxyConfig(s: LoopgateSettings): ProxyIpcConfig {
   const { port, logBodies, requireToken, bridge } = s.proxy;
   const otlp = s.otlp.endpoint ? { endpoint: s.otlp.endpoint, content: s.otlp.captureContent } : undefined;
   const aliases = Object.keys(s.aliases).length ? { aliases: s.aliases } : {};
+  const prices = Object.keys(s.prices).length ? { prices: s.prices } : {};
   return {
     upstream: s.baseUrl || undefined,
     port,
@@ -113,6 +118,7 @@ export function proxyConfig(s: LoopgateSettings): ProxyIpcConfig {
     bridge,
     ...(otlp ? { otlp } : {}),
     ...aliases,
+    ...prices,
     ...(s.projectDir ? { projectDir: s.projectDir } : {}),
   };
 }

@@ -8,9 +8,12 @@
 // not send the token first, is health-client.ts's.
 import {
   LOCAL_PATHS,
+  sessionPath,
   trafficEntryPath,
   type InFlightEvent,
   type KeysAnswer,
+  type SessionDetailAnswer,
+  type SessionListAnswer,
   type LiveEvent,
   type RefreshAnswer,
   type StatsAnswer,
@@ -68,6 +71,10 @@ export interface LocalApiClient {
     onEvent: (e: LiveEvent<TrafficRow> | InFlightEvent) => void,
     o?: CallOptions,
   ): Promise<void>;
+  /** The sessions in the proxy's memory, most recently active first. */
+  sessions(q?: { limit?: number }, o?: CallOptions): Promise<SessionListAnswer>;
+  /** One session and its turns still in the ring. */
+  session(id: string, o?: CallOptions): Promise<SessionDetailAnswer>;
 }
 
 export function localApi(target: LocalApiTarget): LocalApiClient {
@@ -89,6 +96,8 @@ export function localApi(target: LocalApiTarget): LocalApiClient {
     live: (after, onEvent, o) => feed(after, false, onEvent, o),
     liveRows: (after, onEvent, o) => feed(after, true, onEvent, o),
     liveRowsInFlight: (after, onEvent, o) => feed(after, true, onEvent, o, true),
+    sessions: (q = {}, o) => json(withQuery(LOCAL_PATHS.sessions, query(q)), o),
+    session: (id, o) => json(sessionPath(id), o),
   };
 }
 

@@ -2,6 +2,7 @@
 // cache) and an HTTP server that runs each request through pipeline/handle.
 // In order: checkAddresses, createUpstream, the redactor and keys, openOtlp,
 // buildContext, createHttpServer, listen, openLogForPort; stopProxy undoes them.
+import { SessionBook } from './traffic/session-book.js';
 import { abortableDelay } from './pipeline/retry.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -258,6 +259,8 @@ function buildContext(
     bridge: new BridgePolicy(opts.bridge ?? DEFAULT_BRIDGE),
     aliases: opts.aliases ?? new Map(),
     stats,
+    sessions: new SessionBook(),
+    prices: opts.prices ?? {},
     stopping: false,
     hintOnce(id, message) {
       if (hinted.has(id) || !opts.onHint) return;

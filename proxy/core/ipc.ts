@@ -20,6 +20,8 @@ export interface ProxyIpcConfig {
   otlp?: { endpoint: string; content: boolean };
   /** The `loopgate.aliases` setting: model FROM → TO (checked by the child, cli/aliases.ts). */
   aliases?: Record<string, string>;
+  /** The `loopgate.prices` setting: model → priced model or USD per million tokens (checked by the child, cli/prices.ts). */
+  prices?: Record<string, unknown>;
   /** The workspace folder: loopgate.json is looked for from here upward (the child's own cwd is not the project). */
   projectDir?: string;
 }

@@ -24,6 +24,15 @@ export interface NamedKey {
 /** Where an alias came from, named as the user wrote it (messages quote it). */
 export type AliasSource = '--alias' | 'loopgate.json' | 'loopgate.aliases';
 
+/** USD per million tokens (rules/pricing.ts PerMillion). */
+export interface ModelPrices {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite5m?: number;
+  cacheWrite1h?: number;
+}
+
 /** The aliases in force: FROM → TO, and where each came from (rules/model-aliases.ts). */
 export type AliasMap = ReadonlyMap<string, { to: string; source: AliasSource }>;
 
@@ -101,6 +110,11 @@ export interface ProxyOptions {
   sleep?: (ms: number, abort: AbortSignal) => Promise<void>;
   /** Model aliases, FROM → TO, already merged and checked (cli/aliases.ts): a request for FROM goes out as TO. */
   aliases?: AliasMap;
+  /**
+   * What a model is priced as (rules/pricing.ts): the priced model's ID, or its own USD prices per million
+   * tokens. From loopgate.json "prices", the loopgate.prices setting and the demo fixture's priced_as.
+   */
+  prices?: Readonly<Record<string, string | ModelPrices>>;
   /** Serve Responses/Messages over Chat Completions: auto (DEFAULT_BRIDGE), off, always. */
   bridge?: BridgeMode;
   /** Traffic log file (JSONL); false turns the file log off. */

@@ -6,6 +6,7 @@ import { ProxyError } from '../rules/proxy-errors.js';
 import { looksLikeProviderKey } from '../rules/secret-patterns.js';
 import { shortKey } from '../rules/key-display.js';
 import { commandLine, INSTALLED_COMMAND } from '../rules/command-line.js';
+import { verifyRunCredential } from '../rules/run-credential.js';
 
 /** The credential a client presented: Bearer, x-api-key or api-key. */
 export function presentedCredential(req: IncomingMessage): string | undefined {
@@ -26,6 +27,8 @@ export function checkToken(req: IncomingMessage, token: string | null, cli = INS
   if (token === null) return;
   const presented = presentedCredential(req);
   if (presented !== undefined && secretEquals(token, presented)) return;
+  // `loopgate run`'s per-run credential, derived from the token (rules/run-credential.ts).
+  if (verifyRunCredential(token, presented)) return;
   const where =
     `Set your tool's API key to the local token: run \`${commandLine(cli, 'token')}\` (or \`eval "$(${commandLine(cli, `env${proxyFlags}`)})"\`), ` +
     'e.g. OPENAI_API_KEY for OpenAI clients or ANTHROPIC_AUTH_TOKEN for Anthropic clients. In VS Code, integrated terminals get it automatically.';

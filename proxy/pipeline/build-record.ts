@@ -24,6 +24,11 @@ const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
 import { BROWSER_REQUEST_CODE } from '../rules/browser-request.js';
 import { LOCAL_PATHS, OWN_REQUEST_HEADER } from '../core/local-api.js';
+import type { SessionRef } from '../core/agent-session.js';
+import { isTurn } from '../traffic/session-book.js';
+import { verifyRunCredential } from '../rules/run-credential.js';
+import { presentedCredential } from './authenticate.js';
+import { requestCost, servedModelOf } from '../rules/request-cost.js';
 
 /** What building and sending the record reads; `finish` also counts the request in `stats`. */
 export type RecordContext = Pick<
@@ -37,9 +42,12 @@ export type RecordContext = Pick<
   | 'logOwnTraffic'
   | 'onTraffic'
   | 'otlp'
+  | 'prices'
   | 'redactor'
   | 'ring'
+  | 'sessions'
   | 'stats'
+  | 'token'
 >;
 
 /** The record and its bodies, plus the traffic ring's entry (with capture on, for the user's own traffic). */
@@ -95,6 +103,9 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
     clientAborted: ex.clientAborted,
     websocket: ex.websocket,
   };
+  raw.session = sessionOf(ex, ctx);
+  if (raw.tokens)
+    raw.cost = requestCost(servedModelOf(scanned) ?? raw.servedModel ?? raw.model, raw.tokens, ctx.prices);
   const replayOf = ex.req.headers[REPLAY_HEADER];
   if (typeof replayOf === 'string' && REQUEST_ID.test(replayOf)) raw.replayOf = replayOf;
   const rec = r.value(raw);
@@ -152,6 +163,32 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
     }
   }
   return built;
+}
+
+/** The session the request belongs to (traffic/session-book.ts decides), from its headers, credential and body. */
+function sessionOf(ex: RequestSoFar, ctx: Pick<ProxyContext, 'sessions' | 'token'>): SessionRef | undefined {
+  const method = ex.req.method ?? 'GET';
+  const path = ex.paths?.path ?? '';
+  return ctx.sessions.identify({
+    headers: ex.req.headers,
+    body: () => parsedBody(ex.body),
+    run: verifyRunCredential(ctx.token, presentedCredential(ex.req)),
+    requestId: ex.id,
+    time: ex.time.getTime(),
+    conversational: ex.websocket !== undefined || isTurn({ method, canonicalPath: path }),
+  });
+}
+
+/** Bodies past this are not parsed to find their conversation (the heuristic); their request is a session of one. */
+const PARSE_LIMIT = 8 * 1024 * 1024;
+
+function parsedBody(body: RequestSoFar['body']): Record<string, unknown> | undefined {
+  if (!body?.body || !body.jsonObject || body.body.length > PARSE_LIMIT) return undefined;
+  try {
+    return JSON.parse(body.body.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -344,8 +381,8 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext)
   if (built.ring) {
     // The diagnosis in words (what to fix), for the Traffic view's overview and `loopgate show`.
     if (rec.diagnosis ?? rec.errorCode) built.ring.hint = hint();
-    ctx.ring!.add(built.ring);
-  }
+    ctx.sessions.add(rec, ctx.ring!.add(built.ring).seq);
+  } else ctx.sessions.add(rec);
   if (ctx.onTraffic) {
     const parts = consoleParts(rec, hint(), ctx.keys.slots.length > 1);
     ctx.onTraffic(requestLine(parts), rec, parts);

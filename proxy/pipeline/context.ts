@@ -1,4 +1,6 @@
 // What every pipeline step may read: configuration and the long-lived parts.
+import type { SessionBook } from '../traffic/session-book.js';
+import type { PriceOverrides } from '../rules/pricing.js';
 import type { Pool } from 'undici';
 import type { Redactor } from '../rules/redact.js';
 import type { TrafficLog } from '../log/index.js';
@@ -59,6 +61,10 @@ export interface ProxyContext {
   /** Model aliases (--alias, loopgate.json, the editor's setting), merged: FROM → TO. */
   aliases: AliasMap;
   stats: ProxyStats;
+  /** The agent sessions seen (traffic/session-book.ts): kept with capture off too. */
+  sessions: SessionBook;
+  /** Model → priced model or own prices (loopgate.json "prices", the setting, the demo fixture's priced_as). */
+  prices: PriceOverrides;
   /** close() has begun: a request cut now was cut by the proxy's own shutdown, not by its client. */
   stopping: boolean;
   hintOnce(key: string, message: string): void;

@@ -109,9 +109,11 @@ export async function handleTraffic(
     );
   }
   // Oldest first: the first later request that answers a call is the one that carried its result.
+  const sessionId = entry.record.session?.id;
   const answer = {
     ...entry,
     followUps: followUps(entry, ring.list({ after: entry.seq }).reverse()),
+    session: sessionId === undefined ? undefined : ctx.sessions.get(sessionId),
   } satisfies TrafficDetail;
   reply.answer(200, 'application/json', JSON.stringify(answer));
 }

@@ -109,20 +109,15 @@ function costOf(u: TokenCounts, r: Rates): { estimated: number; breakdown: Price
  */
 function databaseRates(model: string, u: TokenCounts): { id: string; rates: Rates } | undefined {
   const totalInput = u.input + u.cacheRead + u.cacheWrite5m + u.cacheWrite1h;
-  let found;
-  try {
-    found = calcPrice({ input_tokens: totalInput, output_tokens: u.output }, model);
-  } catch {
-    return undefined;
-  }
+  const found = modelPrice(model);
   if (!found) return undefined;
-  const p: ModelPrice = found.model_price;
+  const p = found.price;
   const at = (name: string): number | undefined => tierPrice(p[name], totalInput);
   const input = at('input_mtok');
   const output = at('output_mtok');
   if (input === undefined || output === undefined) return undefined;
   return {
-    id: found.model.id,
+    id: found.id,
     rates: rates({
       input,
       output,
@@ -131,6 +126,26 @@ function databaseRates(model: string, u: TokenCounts): { id: string; rates: Rate
       cacheWrite1h: at('cache_write_1h_mtok'),
     }),
   };
+}
+
+// calcPrice matches the name against every provider's patterns: about 0.2 ms for a Claude name, as much again as
+// the rest of a request costs the proxy. A model's price entry is looked up once; the tier is chosen per request.
+const PRICE_MEMO_LIMIT = 1000;
+const priceMemo = new Map<string, { id: string; price: ModelPrice } | null>();
+
+function modelPrice(model: string): { id: string; price: ModelPrice } | undefined {
+  let found = priceMemo.get(model);
+  if (found === undefined) {
+    try {
+      const r = calcPrice({ input_tokens: 0, output_tokens: 0 }, model);
+      found = r ? { id: r.model.id, price: r.model_price } : null;
+    } catch {
+      found = null;
+    }
+    if (priceMemo.size >= PRICE_MEMO_LIMIT) priceMemo.clear();
+    priceMemo.set(model, found);
+  }
+  return found ?? undefined;
 }
 
 function tierPrice(price: number | TieredPrices | undefined, totalInput: number): number | undefined {

@@ -11,6 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, runCli, tempHome } from './io.js';
 import { KEYS, startStack, TOKEN, type Stack } from '../proxy/stack.js';
 
+/** `loopgate run` hands each tool a credential of its own run (rules/run-credential.ts), never the token. */
+const RUN_CREDENTIAL = expect.stringMatching(/^lg-local-run_[a-z0-9-]+_[0-9a-z]+_[0-9a-z]+_[0-9a-f]{32}$/);
+
 function runBuilt(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string; err: string }> {
   const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: process.cwd() });
   let out = '';
@@ -64,10 +67,10 @@ describe('loopgate run: the client variables for every tool (issue 26 §2)', () 
     expect(Object.fromEntries(TABLE.map((n) => [n, env[n]]))).toEqual({
       OPENAI_BASE_URL: `${stack.proxy.url}/v1`,
       OPENAI_API_BASE: `${stack.proxy.url}/v1`,
-      OPENAI_API_KEY: TOKEN,
+      OPENAI_API_KEY: RUN_CREDENTIAL,
       ANTHROPIC_BASE_URL: stack.proxy.url,
-      ANTHROPIC_AUTH_TOKEN: TOKEN,
-      ANTHROPIC_API_KEY: TOKEN,
+      ANTHROPIC_AUTH_TOKEN: RUN_CREDENTIAL,
+      ANTHROPIC_API_KEY: RUN_CREDENTIAL,
     });
   });
 
@@ -75,9 +78,9 @@ describe('loopgate run: the client variables for every tool (issue 26 §2)', () 
     const r = await runBuilt(['run', '--port', port, '--', 'claude'], { ...user, ANTHROPIC_API_KEY: TOKEN });
     expect(r.code, r.err).toBe(0);
     const env = JSON.parse(r.out) as Record<string, string>;
-    expect(env.ANTHROPIC_AUTH_TOKEN).toBe(TOKEN);
+    expect(env.ANTHROPIC_AUTH_TOKEN).toEqual(RUN_CREDENTIAL);
     expect('ANTHROPIC_API_KEY' in env).toBe(false);
-    expect(env.OPENAI_API_KEY).toBe(TOKEN);
+    expect(env.OPENAI_API_KEY).toEqual(RUN_CREDENTIAL);
   });
 
   it('the official SDKs reach the proxy for both protocols from the environment, also as a tool that reads only ANTHROPIC_API_KEY', async () => {

@@ -9,6 +9,9 @@ import { CLI, tempHome } from './io.js';
 import { startStack, TOKEN, type Stack } from '../proxy/stack.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 
+/** `loopgate run` hands each tool a credential of its own run (rules/run-credential.ts), never the token. */
+const RUN_CREDENTIAL = expect.stringMatching(/^lg-local-run_[a-z0-9-]+_[0-9a-z]+_[0-9a-z]+_[0-9a-f]{32}$/);
+
 const SK = makeCanary('sk-run-list-');
 // Mixed case, and 16 random bytes in standard base64 with `==` padding (the F-B shape).
 const MIXED = 'Kb' + makeCanary('').replace(/[^A-Za-z0-9]/g, 'q');
@@ -68,7 +71,7 @@ describe('loopgate run with a key list (F-A)', () => {
         ENCODED: Buffer.from(`user:${SK}`).toString('base64'),
       });
       expect(env.KEEP_ME).toBe('kept');
-      expect(env.OPENAI_API_KEY).toBe(TOKEN);
+      expect(env.OPENAI_API_KEY).toEqual(RUN_CREDENTIAL);
       for (const name of ['LOOPGATE_API_KEY', 'MY_BACKUP_KEY', 'NOTES', 'PADDED', 'CURL_URL', 'ENCODED'])
         expect(env[name], name).toBeUndefined();
       assertNoCanary(out, [SK, MIXED, B64]);

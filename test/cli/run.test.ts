@@ -12,6 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, runCli, tempHome } from './io.js';
 import { startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
 
+/** `loopgate run` hands each tool a credential of its own run (rules/run-credential.ts), never the token. */
+const RUN_CREDENTIAL = expect.stringMatching(/^lg-local-run_[a-z0-9-]+_[0-9a-z]+_[0-9a-z]+_[0-9a-f]{32}$/);
+
 const CANARY = 'sk-run-canary-real-key-000000000000000000';
 const PROVIDER_CANARY = 'sk-ant-run-canary-provider-00000000000000';
 
@@ -94,10 +97,10 @@ describe('loopgate run', () => {
     const env = JSON.parse(r.out) as Record<string, string>;
     expect(env).toMatchObject({
       OPENAI_BASE_URL: `${stack.proxy.url}/v1`,
-      OPENAI_API_KEY: TOKEN,
+      OPENAI_API_KEY: RUN_CREDENTIAL,
       ANTHROPIC_BASE_URL: stack.proxy.url,
-      ANTHROPIC_AUTH_TOKEN: TOKEN,
-      ANTHROPIC_API_KEY: TOKEN,
+      ANTHROPIC_AUTH_TOKEN: RUN_CREDENTIAL,
+      ANTHROPIC_API_KEY: RUN_CREDENTIAL,
       KEEP_ME: 'kept',
     });
     expect(env.LOOPGATE_API_KEY).toBeUndefined();
@@ -121,7 +124,7 @@ describe('loopgate run', () => {
     const { argv, env } = JSON.parse(r.out) as { argv: string[]; env: Record<string, string> };
     expect(argv).toEqual(['-p', 'hello']);
     expect(env.ANTHROPIC_BASE_URL).toBe(stack.proxy.url);
-    expect(env.ANTHROPIC_AUTH_TOKEN).toBe(TOKEN);
+    expect(env.ANTHROPIC_AUTH_TOKEN).toEqual(RUN_CREDENTIAL);
     expect('ANTHROPIC_API_KEY' in env).toBe(false);
     expect(r.out).not.toContain(CANARY);
     expect(r.out).not.toContain(PROVIDER_CANARY);
@@ -139,7 +142,7 @@ describe('loopgate run', () => {
       'exec',
       'hello',
     ]);
-    expect(env.LOOPGATE_TOKEN).toBe(TOKEN);
+    expect(env.LOOPGATE_TOKEN).toEqual(RUN_CREDENTIAL);
     expect(r.out).not.toContain(CANARY);
     // What Codex would do with that block: Responses at base_url with the token from env_key.
     const baseURL = /base_url="([^"]+)"/.exec(argv[3]!)![1]!;
@@ -159,7 +162,7 @@ describe('loopgate run', () => {
     expect(r.code).toBe(0);
     const { argv, env } = JSON.parse(r.out) as { argv: string[]; env: Record<string, string> };
     expect(argv).toEqual(args);
-    expect(env.LOOPGATE_TOKEN).toBe(TOKEN);
+    expect(env.LOOPGATE_TOKEN).toEqual(RUN_CREDENTIAL);
     expect(env.OPENAI_BASE_URL).toBe(`${stack.proxy.url}/v1`);
   });
 
@@ -279,8 +282,9 @@ describe('loopgate run against a --no-token proxy', () => {
     expect(r.code).toBe(0);
     const env = JSON.parse(r.out) as Record<string, string>;
     expect(env.OPENAI_BASE_URL).toBe(`${stack.proxy.url}/v1`);
-    expect(env.OPENAI_API_KEY).toBe('loopgate-no-token');
-    expect(env.ANTHROPIC_AUTH_TOKEN).toBe('loopgate-no-token');
+    expect(env.OPENAI_API_KEY).toEqual(RUN_CREDENTIAL);
+    expect(env.OPENAI_API_KEY).not.toContain(TOKEN);
+    expect(env.ANTHROPIC_AUTH_TOKEN).toEqual(RUN_CREDENTIAL);
   });
 });
 

@@ -1,0 +1,52 @@
+// `loopgate run`'s per-run credential (rules/run-credential.ts): made from the
+// local token, checked without state, never the token, and redacted like it.
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { runCredential, runToolName, verifyRunCredential } from '../../proxy/rules/run-credential.js';
+import { createRedactor } from '../../proxy/rules/redact.js';
+
+const TOKEN = 'lg-local-test-token-0123456789abcdefghijklmnop';
+const facts = { tool: 'claude', started: Date.parse('2026-11-28T03:00:00Z'), nonce: 'k3x9q1' };
+
+describe('run credential', () => {
+  it('verifies what this token made, back to the run facts, and nothing else', () => {
+    const c = runCredential(TOKEN, facts);
+    expect(c).not.toContain(TOKEN);
+    expect(verifyRunCredential(TOKEN, c)).toEqual(facts);
+    expect(verifyRunCredential('lg-local-other-token-0123456789abcdefghijk', c)).toBeUndefined();
+    expect(verifyRunCredential(TOKEN, c.replace('_claude_', '_codex_'))).toBeUndefined();
+    expect(verifyRunCredential(TOKEN, TOKEN)).toBeUndefined();
+    expect(verifyRunCredential(TOKEN, undefined)).toBeUndefined();
+    // A --no-token proxy checks nothing: the shape alone names the run.
+    expect(verifyRunCredential(null, c)).toEqual(facts);
+  });
+
+  it('never verifies a changed credential (property)', () => {
+    const c = runCredential(TOKEN, facts);
+    fc.assert(
+      fc.property(fc.nat(c.length - 1), fc.constantFrom(...'abcdef0123456789_-xz'), (at, ch) => {
+        const changed = c.slice(0, at) + ch + c.slice(at + 1);
+        fc.pre(changed !== c);
+        const v = verifyRunCredential(TOKEN, changed);
+        expect(v).toBeUndefined();
+      }),
+    );
+  });
+
+  it('names the tool as a credential can carry it', () => {
+    expect(runToolName('/usr/local/bin/Claude')).toBe('claude');
+    expect(runToolName('C:\\tools\\codex.exe')).toBe('codex');
+    expect(runToolName('my agent!.mjs')).toBe('my-agent');
+    expect(runToolName('!!!')).toBe('tool');
+    expect(runToolName('x'.repeat(50))).toHaveLength(32);
+  });
+
+  it('is redacted wherever it appears, as the token is (canary)', () => {
+    const c = runCredential(TOKEN, facts);
+    const r = createRedactor({ secrets: [TOKEN] });
+    const text = `Authorization: Bearer ${c}\n{"api_key":"${c}"} ${encodeURIComponent(c)}`;
+    expect(r.string(text)).not.toContain(c.slice(-32));
+    expect(r.headers({ authorization: `Bearer ${c}`, 'x-api-key': c })).not.toMatchObject({ 'x-api-key': c });
+    expect(JSON.stringify(r.headers({ authorization: `Bearer ${c}`, 'x-api-key': c }))).not.toContain(c.slice(-32));
+  });
+});
