@@ -15,12 +15,15 @@ import {
   type TrafficRow,
 } from '../../proxy/core/local-api.js';
 import { localApi, LocalApiError } from '../../proxy/local-api-client.js';
+import type { SessionSummary } from '../../proxy/core/agent-session.js';
 import type { ProxyHost } from '../proxy-host/host.js';
 
 /** Rows the view keeps: enough to scroll back a session, bounded for the extension host's memory. */
 export const MAX_ROWS = 1000;
 const FLUSH_MS = 100;
 const RECONNECT_MS = 2000;
+/** The proxy's session totals are fetched again at most this often while the view is grouped. */
+const SESSIONS_MS = 1000;
 /** An in-flight row's elapsed time is redrawn this often. */
 const TICK_MS = 1000;
 /** New rows are searched for the filter's text at most this often. */
@@ -93,6 +96,11 @@ export class TrafficList implements vscode.Disposable {
   /** The filter's text as the proxy searched the bodies for it, and the ids it found. */
   private bodySearch?: { text: string; ids: Set<string>; upTo: number };
   private searchTimer?: NodeJS.Timeout;
+  /** The proxy's totals per session (/_loopgate/sessions), while the view is grouped; absent from older proxies. */
+  sessionTotals = new Map<string, SessionSummary>();
+  private wantSessions = false;
+  private sessionsTimer?: NodeJS.Timeout;
+  private sessionsAgain = false;
   private readonly emitter = new vscode.EventEmitter<void>();
   readonly onDidChange = this.emitter.event;
   private readonly subscription: vscode.Disposable;
@@ -132,6 +140,36 @@ export class TrafficList implements vscode.Disposable {
     this.filter = filter;
     this.emitter.fire();
     this.searchBodies();
+  }
+
+  /** Grouped by session: the proxy's totals are kept current (they count requests the list no longer holds). */
+  followSessions(on: boolean): void {
+    this.wantSessions = on;
+    if (on) this.fetchSessions();
+  }
+
+  private fetchSessions(): void {
+    const url = this.connectedTo;
+    if (!this.wantSessions || !url) return;
+    // At most one fetch per SESSIONS_MS; a change meanwhile fetches once more when it ends.
+    if (this.sessionsTimer) {
+      this.sessionsAgain = true;
+      return;
+    }
+    this.sessionsTimer = setTimeout(() => {
+      this.sessionsTimer = undefined;
+      if (this.sessionsAgain) {
+        this.sessionsAgain = false;
+        this.fetchSessions();
+      }
+    }, SESSIONS_MS);
+    void localApi({ url, token: this.host.token })
+      .sessions({ limit: MAX_ROWS })
+      .then((answer) => {
+        this.sessionTotals = new Map(answer.sessions.map((s) => [s.id, s]));
+        this.emitter.fire();
+      })
+      .catch(() => undefined); // an older proxy: the view sums its own rows
   }
 
   /** Asks the proxy which rows' bodies hold the filter's text (all of them, or those after the last search). */
@@ -290,6 +328,7 @@ export class TrafficList implements vscode.Disposable {
       this.rows = [...this.pending.reverse(), ...this.rows].slice(0, MAX_ROWS);
       this.pending = [];
       if (this.filter.text) this.searchTimer ??= setTimeout(() => this.searchBodies(), SEARCH_MS);
+      this.fetchSessions();
     }
     this.emitter.fire();
   }
@@ -305,6 +344,7 @@ export class TrafficList implements vscode.Disposable {
     clearTimeout(this.retry);
     clearTimeout(this.flushTimer);
     clearTimeout(this.searchTimer);
+    clearTimeout(this.sessionsTimer);
     clearInterval(this.tick);
     this.subscription.dispose();
     this.emitter.dispose();

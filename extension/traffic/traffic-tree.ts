@@ -139,11 +139,13 @@ export class TrafficTreeProvider implements vscode.TreeDataProvider<Node>, vscod
 
   constructor(private readonly list: TrafficList) {
     void vscode.commands.executeCommand('setContext', GROUP_CONTEXT, this.grouped);
+    list.followSessions(this.grouped);
     this.subscriptions = [
       list.onDidChange(() => this.emitter.fire()),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration(`loopgate.${GROUP_SETTING}`)) return;
         this.grouped = readGrouped();
+        list.followSessions(this.grouped);
         void vscode.commands.executeCommand('setContext', GROUP_CONTEXT, this.grouped);
         this.emitter.fire();
       }),
@@ -157,7 +159,7 @@ export class TrafficTreeProvider implements vscode.TreeDataProvider<Node>, vscod
   /** The session above a request when grouped (VS Code's reveal needs it); top-level rows otherwise. */
   getParent(item: Node): Node | undefined {
     if (!this.grouped || !(item instanceof TrafficItem)) return undefined;
-    const group = groupBySession(this.list.visible()).find((g) =>
+    const group = groupBySession(this.list.visible(), this.list.sessionTotals).find((g) =>
       g.rows.some((r) => r.record.id === item.row.record.id),
     );
     return group && new SessionItem(group);
@@ -167,7 +169,11 @@ export class TrafficTreeProvider implements vscode.TreeDataProvider<Node>, vscod
     if (item instanceof SessionItem) return item.group.rows.map((row) => new TrafficItem(row, this.list.stale));
     if (item) return [];
     const underWay = this.list.underWay().map((q) => new InFlightItem(q));
-    if (this.grouped) return [...underWay, ...groupBySession(this.list.visible()).map((g) => new SessionItem(g))];
+    if (this.grouped)
+      return [
+        ...underWay,
+        ...groupBySession(this.list.visible(), this.list.sessionTotals).map((g) => new SessionItem(g)),
+      ];
     return [...underWay, ...this.list.visible().map((row) => new TrafficItem(row, this.list.stale))];
   }
 
