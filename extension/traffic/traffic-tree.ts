@@ -99,7 +99,8 @@ export class InFlightItem extends vscode.TreeItem {
 export class SessionItem extends vscode.TreeItem {
   constructor(readonly group: SessionGroup) {
     super(
-      group.id === NO_SESSION ? 'No session' : `${group.client} ${shortId(group.id)}`,
+      // Ids read `client:key`, `run:tool-nonce`, `single:request-id`: the client, then the key's start.
+      group.id === NO_SESSION ? 'No session' : `${group.client} ${group.id.split(':').pop()!.slice(0, 8)}`,
       vscode.TreeItemCollapsibleState.Expanded,
     );
     this.id = `session:${group.id}`;

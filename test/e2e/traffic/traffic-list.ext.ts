@@ -242,8 +242,9 @@ test('requests of two agent sessions group under their sessions, with turns, tok
   const groups = await waitFor(
     async () => {
       const rows = viewRows();
-      const g1 = rows.find((r) => r.id === `session:${first}`);
-      const g2 = rows.find((r) => r.id === `session:${second}`);
+      // The proxy's session id names the client and the key the client sent.
+      const g1 = rows.find((r) => r.id.startsWith('session:') && r.id.endsWith(first));
+      const g2 = rows.find((r) => r.id.startsWith('session:') && r.id.endsWith(second));
       return g1 && g2 ? { g1, g2 } : undefined;
     },
     { message: 'a row per session' },
