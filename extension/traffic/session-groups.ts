@@ -87,9 +87,9 @@ function fromSummary(g: SessionGroup, s: SessionSummary): void {
   g.cacheHitRatio = s.cacheHitRatio;
 }
 
-/** `claude-code · 4 turns · 12.3k→1.1k tok · ~$0.0421 · cache 87 % · 1 error` */
+/** `4 turns · 12.3k→1.1k tok · ~$0.0421 · cache 87 % · 1 error` (the row's label names the client). */
 export function describeGroup(g: SessionGroup): string {
-  const parts = [g.client, `${g.turns} ${g.turns === 1 ? 'turn' : 'turns'}`];
+  const parts = [`${g.turns} ${g.turns === 1 ? 'turn' : 'turns'}`];
   if (g.tokens.prompt || g.tokens.output) parts.push(`${compact(g.tokens.prompt)}→${compact(g.tokens.output)} tok`);
   if (g.cost !== null) parts.push(`~$${g.cost.toFixed(4)}${g.unpriced ? ` (+${g.unpriced} no price)` : ''}`);
   else if (g.unpriced) parts.push('no price');

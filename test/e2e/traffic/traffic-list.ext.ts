@@ -226,8 +226,8 @@ test('requests of two agent sessions group under their sessions, with turns, tok
     'x-claude-code-session-id': id,
     'user-agent': 'claude-cli/2.1.0 (external, cli)',
   });
-  const first = 'a1b2c3d4-0000-4000-8000-000000000001';
-  const second = 'a1b2c3d4-0000-4000-8000-000000000002';
+  const first = '1a2b3c4d-0000-4000-8000-000000000001';
+  const second = '5e6f7a8b-0000-4000-8000-000000000002';
   const msg = (content: string) => ({
     model: 'claude-sonnet-4-6',
     max_tokens: 100,
@@ -251,8 +251,9 @@ test('requests of two agent sessions group under their sessions, with turns, tok
   );
   assert.equal(groups.g1.children, 2);
   assert.equal(groups.g2.children, 1);
-  assert.match(groups.g1.description, /claude-code · 2 turns · \d+→\d+ tok/);
-  assert.match(groups.g2.description, /1 turn\b/);
+  assert.match(groups.g1.label, /^claude-code 1a2b3c4d/);
+  assert.match(groups.g1.description, /^2 turns\b/);
+  assert.match(groups.g2.description, /^1 turn\b/);
   console.log(`traffic-list: sessions "${groups.g1.description}" and "${groups.g2.description}"`);
 });
 
@@ -306,7 +307,7 @@ test('the view is left as a list of the requests of two sessions, for the arrow 
   let newest = '';
   for (const [sid, n] of [
     ['b7e1c2d4-0000-4000-8000-00000000000a', 3],
-    ['b7e1c2d4-0000-4000-8000-00000000000b', 2],
+    ['c9d0e1f2-0000-4000-8000-00000000000b', 2],
   ] as const)
     for (let i = 0; i < n; i++)
       newest = (
