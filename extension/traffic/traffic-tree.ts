@@ -114,7 +114,7 @@ export class SessionItem extends vscode.TreeItem {
       ].join('\n\n'),
     );
     this.contextValue = 'trafficSession';
-    this.accessibilityInformation = { label: `Session ${group.client} ${String(this.label)}, ${describeGroup(group)}` };
+    this.accessibilityInformation = { label: `Session ${String(this.label)}, ${describeGroup(group)}` };
   }
 }
 
