@@ -95,7 +95,7 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view list (%
           }
           // The focused element is in the side bar (Playwright's :focus-within, no DOM types here).
           listKeptFocus = (await page.locator('.part.sidebar:focus-within').count()) > 0;
-          await runCommand(page, 'Loopgate: Group Traffic by Session');
+          await runCommand(page, 'Loopgate: Group Traffic by Session').catch(() => page.keyboard.press('Escape'));
           await page
             .getByRole('treeitem', { name: /^Session claude-code/ })
             .first()
@@ -117,7 +117,12 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view list (%
       // What the page showed, each reported on its own (soft), then the extension host's checks.
       console.log(`traffic-list: panel titles ${panelTitles.join(' → ')}; list kept focus: ${listKeptFocus}`);
       expect.soft(panelTitles.length).toBe(3);
-      expect.soft(panelTitles.every((t) => /^Request [0-9a-f]{8}/.test(t)), panelTitles.join(', ')).toBe(true);
+      expect
+        .soft(
+          panelTitles.every((t) => /^Request [0-9a-f]{8}/.test(t)),
+          panelTitles.join(', '),
+        )
+        .toBe(true);
       expect.soft(new Set(panelTitles).size, `↓ moves the panel: ${panelTitles.join(', ')}`).toBe(3);
       expect.soft(listKeptFocus, 'the list keeps the keyboard').toBe(true);
       expect.soft(startProxyButtons, 'Start Proxy in the cleared Traffic pane while the proxy runs').toBe(0);
