@@ -70,7 +70,7 @@ export class TrafficItem extends vscode.TreeItem {
 }
 
 /** A request still under way: what has arrived of its answer so far, and for how long it has run. */
-export class InFlightItem extends vscode.TreeItem {
+class InFlightItem extends vscode.TreeItem {
   constructor(readonly request: InFlightRow) {
     const q = request;
     super(`${q.method} ${q.path}`, vscode.TreeItemCollapsibleState.None);
@@ -96,7 +96,7 @@ export class InFlightItem extends vscode.TreeItem {
   }
 }
 
-export class SessionItem extends vscode.TreeItem {
+class SessionItem extends vscode.TreeItem {
   constructor(readonly group: SessionGroup) {
     super(
       // Ids read `client:key`, `run:tool-nonce`, `single:request-id`: the client, then the key's start.
@@ -132,7 +132,7 @@ function escapeMd(text: string): string {
   return text.replace(/[\\`*_{}[\]()#+\-.!<>|]/g, '\\$&');
 }
 
-export class TrafficTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Disposable {
+class TrafficTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.emitter.event;
   private readonly subscriptions: vscode.Disposable[];
@@ -189,7 +189,7 @@ function readGrouped(): boolean {
 }
 
 /** The view's title while something hides rows: "1 of 25 · filtered", "paused · 3 waiting". */
-export function viewDescription(list: TrafficList): string | undefined {
+function viewDescription(list: TrafficList): string | undefined {
   const c = list.counts();
   const parts = [];
   if (list.filtered) parts.push(`${c.shown} of ${c.total} · filtered`);
@@ -198,7 +198,7 @@ export function viewDescription(list: TrafficList): string | undefined {
 }
 
 /** Why the view shows nothing, or rows that no longer update; nothing when it shows live rows. */
-export function viewMessage(list: TrafficList): string | undefined {
+function viewMessage(list: TrafficList): string | undefined {
   if (list.status)
     return list.stale ? `${list.status} The rows below are from before and no longer update.` : list.status;
   if (list.counts().shown > 0) return undefined;
