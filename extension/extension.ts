@@ -16,9 +16,8 @@ import { TerminalEnv } from './terminal-env.js';
 import { ModelsModel } from './views/models-model.js';
 import { ModelsTreeProvider } from './views/models-provider.js';
 import { TrafficList } from './traffic/traffic-list.js';
-import { TrafficTreeProvider } from './traffic/traffic-tree.js';
+import { createTrafficView } from './traffic/traffic-tree.js';
 import { DetailPanels } from './traffic/detail-panel.js';
-import { labelTrafficView } from './traffic/shared-log.js';
 import {
   forgetClosedEdits,
   ResendLens,
@@ -46,6 +45,8 @@ export interface LoopgateTestApi {
   terminalEnv: vscode.GlobalEnvironmentVariableCollection;
   log: vscode.LogOutputChannel;
   traffic: TrafficList;
+  /** The Traffic view itself (its title and message, what it shows). */
+  trafficView: ReturnType<typeof createTrafficView>;
   panels: DetailPanels;
   /** The session panel and the session status bar item (issue 33). */
   sessionPanels: SessionPanels;
@@ -91,7 +92,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     (action: PanelAction, entry) =>
       Object.hasOwn(PANEL_COMMANDS, action) && void vscode.commands.executeCommand(PANEL_COMMANDS[action], entry),
   );
-  const trafficTree = new TrafficTreeProvider(traffic);
   // Sessions follow the same live feed as the Traffic view; a turn opens in the request panel.
   const sessionPanels = new SessionPanels(
     host,
@@ -100,7 +100,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     (id) => void vscode.commands.executeCommand('loopgate.openRequest', id),
   );
   const sessionStatusBar = new SessionStatusBar(host, traffic.onDidChange);
-  const trafficView = vscode.window.createTreeView('loopgate.traffic', { treeDataProvider: trafficTree });
+  const trafficView = createTrafficView(traffic, panels);
   const trafficDeps: TrafficDeps = {
     host,
     keys,
@@ -119,11 +119,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     view,
     traffic,
     panels,
-    trafficTree,
     sessionPanels,
     sessionStatusBar,
-    trafficView,
-    labelTrafficView(trafficView, traffic),
+    ...trafficView.disposables,
     vscode.workspace.registerTextDocumentContentProvider(TRAFFIC_SCHEME, new TrafficBodies(host)),
     vscode.languages.registerCodeLensProvider({ language: 'json', scheme: 'untitled' }, new ResendLens()),
     forgetClosedEdits(),
@@ -177,6 +175,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     terminalEnv: context.environmentVariableCollection,
     log,
     traffic,
+    trafficView,
     panels,
     sessionPanels,
     sessionStatusBar,

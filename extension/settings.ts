@@ -24,7 +24,7 @@ export interface LoopgateSettings {
   };
   terminal: { injectEnv: boolean };
   /** The proxy keeps recent requests in memory for the Traffic view (loopgate.traffic.capture). */
-  traffic: { capture: boolean };
+  traffic: { capture: boolean; groupBySession: boolean };
   /** VS Code's chat (1.104+): per-model limits and capabilities. */
   chat: { modelOverrides: ModelOverrides };
   /** The OTLP collector (empty: no export) and whether message content goes too. */
@@ -81,7 +81,10 @@ export function readSettings(): LoopgateSettings {
     },
     terminal: { injectEnv: c.get<boolean>('terminal.injectEnv', true) },
     // Whether prompts are kept in memory is the user's decision, like the log's bodies.
-    traffic: { capture: userOnly<boolean>(c, 'traffic.capture', true) },
+    traffic: {
+      capture: userOnly<boolean>(c, 'traffic.capture', true),
+      groupBySession: c.get<boolean>('traffic.groupBySession', false),
+    },
     chat: { modelOverrides: objectOr(c.get<unknown>('chat.modelOverrides'), {}) as ModelOverrides },
     // Where the traffic's spans go is the user's decision (machine-scoped, and read from user settings only).
     otlp: {

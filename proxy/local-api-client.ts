@@ -10,6 +10,7 @@ import {
   LOCAL_PATHS,
   sessionPath,
   trafficEntryPath,
+  type InFlightEvent,
   type KeysAnswer,
   type SessionDetailAnswer,
   type SessionListAnswer,
@@ -55,12 +56,21 @@ export interface LocalApiClient {
   refresh(o?: CallOptions): Promise<RefreshAnswer>;
   /** The ring, newest first, records whole. */
   traffic(q?: { after?: number; limit?: number }, o?: CallOptions): Promise<TrafficListAnswer<TrafficSummary>>;
-  /** The ring, newest first, only the fields a row shows (ROW_FIELDS). */
-  trafficRows(q?: { limit?: number }, o?: CallOptions): Promise<TrafficListAnswer<TrafficRow>>;
+  /** The ring, newest first, only the fields a row shows (ROW_FIELDS); `q`: only entries whose bodies hold it. */
+  trafficRows(
+    q?: { limit?: number; after?: number; q?: string },
+    o?: CallOptions,
+  ): Promise<TrafficListAnswer<TrafficRow>>;
   entry(id: string, o?: CallOptions): Promise<TrafficDetail>;
   /** Every new entry after `after` until the proxy ends the feed (resolves) or `signal` aborts (rejects). */
   live(after: number, onEvent: (e: LiveEvent<TrafficSummary>) => void, o?: CallOptions): Promise<void>;
   liveRows(after: number, onEvent: (e: LiveEvent<TrafficRow>) => void, o?: CallOptions): Promise<void>;
+  /** liveRows, and the requests under way as they start and progress (InFlightEvent lines). */
+  liveRowsInFlight(
+    after: number,
+    onEvent: (e: LiveEvent<TrafficRow> | InFlightEvent) => void,
+    o?: CallOptions,
+  ): Promise<void>;
   /** The sessions in the proxy's memory, most recently active first. */
   sessions(q?: { limit?: number }, o?: CallOptions): Promise<SessionListAnswer>;
   /** One session and its turns still in the ring. */
@@ -69,10 +79,10 @@ export interface LocalApiClient {
 
 export function localApi(target: LocalApiTarget): LocalApiClient {
   const json = <T>(path: string, o: CallOptions = {}) => getJson<T>(target, path, o);
-  const feed = <E>(after: number, rows: boolean, onEvent: (e: E) => void, o: CallOptions = {}) =>
+  const feed = <E>(after: number, rows: boolean, onEvent: (e: E) => void, o: CallOptions = {}, inFlight = false) =>
     readFeed(
       target,
-      `${LOCAL_PATHS.trafficLive}?${query({ after, rows: rows ? 1 : undefined })}`,
+      `${LOCAL_PATHS.trafficLive}?${query({ after, rows: rows ? 1 : undefined, inFlight: inFlight ? 1 : undefined })}`,
       onEvent as (e: unknown) => void,
       o,
     );
@@ -85,15 +95,16 @@ export function localApi(target: LocalApiTarget): LocalApiClient {
     entry: (id, o) => json(trafficEntryPath(id), o),
     live: (after, onEvent, o) => feed(after, false, onEvent, o),
     liveRows: (after, onEvent, o) => feed(after, true, onEvent, o),
+    liveRowsInFlight: (after, onEvent, o) => feed(after, true, onEvent, o, true),
     sessions: (q = {}, o) => json(withQuery(LOCAL_PATHS.sessions, query(q)), o),
     session: (id, o) => json(sessionPath(id), o),
   };
 }
 
-function query(q: Record<string, number | undefined>): string {
+function query(q: Record<string, number | string | undefined>): string {
   return Object.entries(q)
-    .filter((e): e is [string, number] => e[1] !== undefined)
-    .map(([k, v]) => `${k}=${v}`)
+    .filter((e): e is [string, number | string] => e[1] !== undefined)
+    .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
     .join('&');
 }
 

@@ -49,7 +49,7 @@ function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => un
     'loopgate.tryModel': (node, protocol) => tryModel(d.host, d.models, node, protocol, d.log),
     'loopgate.probeProtocols': (node) => probeProtocols(d.models, node),
     'loopgate.manageChatModels': () => manageChatModels(),
-    'loopgate.openRequest': (arg) => traffic.openRequest(d.traffic, arg),
+    'loopgate.openRequest': (arg, from) => traffic.openRequest(d.traffic, arg, from),
     'loopgate.openSession': (arg) => openSession(d.sessions, arg),
     'loopgate.replayRequest': (arg) => traffic.replay(d.traffic, arg),
     'loopgate.editAndResendRequest': (arg) => traffic.editAndResend(d.traffic, arg),
@@ -66,6 +66,8 @@ function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => un
     'loopgate.clearTraffic': () => d.traffic.list.clear(),
     'loopgate.openSharedLog': (file) => openSharedLog(d.traffic, file),
     'loopgate.showLiveTraffic': () => showLiveTraffic(d.traffic),
+    'loopgate.groupTrafficBySession': () => traffic.setGrouped(true),
+    'loopgate.showTrafficAsList': () => traffic.setGrouped(false),
     'loopgate.fixProblem': (node) =>
       node instanceof DiagnosisNode
         ? vscode.commands.executeCommand(node.problem.fix.command)

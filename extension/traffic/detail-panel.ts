@@ -42,9 +42,10 @@ export class DetailPanels implements vscode.Disposable {
   /**
    * Opens (or reuses) the panel on request `id`. `beside`: next to the editor and without taking
    * the focus (the answer to an Edit and Resend, shown while its document stays in front; a panel
-   * that shared the document's group moves next to it).
+   * that shared the document's group moves next to it). `preserveFocus`: the list keeps the
+   * keyboard (↑/↓ in the Traffic view).
    */
-  async show(id: string, opts: { beside?: boolean } = {}): Promise<void> {
+  async show(id: string, opts: { beside?: boolean; preserveFocus?: boolean } = {}): Promise<void> {
     if (!this.panel) {
       this.adopt(
         vscode.window.createWebviewPanel(
@@ -52,13 +53,19 @@ export class DetailPanels implements vscode.Disposable {
           `Request ${shortId(id)}`,
           {
             viewColumn: opts.beside ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active,
-            preserveFocus: opts.beside ?? false,
+            preserveFocus: opts.beside ?? opts.preserveFocus ?? false,
           },
           { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [this.scripts] },
         ),
       );
-    } else this.panel.reveal(opts.beside ? vscode.ViewColumn.Beside : undefined, opts.beside ?? false);
+    } else
+      this.panel.reveal(opts.beside ? vscode.ViewColumn.Beside : undefined, opts.beside ?? opts.preserveFocus ?? false);
     await this.load(id);
+  }
+
+  /** Whether the panel is open (the Traffic view's selection then follows into it). */
+  get isOpen(): boolean {
+    return this.panel !== undefined;
   }
 
   get entry(): DetailEntry | undefined {

@@ -99,10 +99,3 @@ export async function showLiveTraffic(d: SharedLogDeps): Promise<void> {
   d.list.showLive();
   await vscode.commands.executeCommand('setContext', 'loopgate.trafficShared', false);
 }
-
-/** The Traffic view's description says which source it shows. */
-export function labelTrafficView(view: vscode.TreeView<unknown>, list: TrafficList): vscode.Disposable {
-  return list.onDidChange(() => {
-    view.description = list.sharedLog ? `shared log: ${list.sharedLog} (read-only)` : undefined;
-  });
-}

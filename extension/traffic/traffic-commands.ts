@@ -21,7 +21,7 @@ import type { DetailEntry } from './detail-html.js';
 import { fetchEntry, TrafficUnavailable } from './entry-reader.js';
 import { sharedEntry } from './shared-log.js';
 import type { TrafficList } from './traffic-list.js';
-import type { TrafficItem } from './traffic-tree.js';
+import { GROUP_SETTING, type TrafficItem } from './traffic-tree.js';
 
 export const TRAFFIC_SCHEME = 'loopgate-traffic';
 
@@ -59,11 +59,12 @@ async function entryOf(arg: unknown, d: TrafficDeps): Promise<DetailEntry | unde
   }
 }
 
-export async function openRequest(d: TrafficDeps, arg: unknown): Promise<void> {
+/** `from`: 'list' when a row was clicked: the list keeps the keyboard (↑/↓ then move the panel), as the Explorer's preview does. */
+export async function openRequest(d: TrafficDeps, arg: unknown, from?: unknown): Promise<void> {
   const id = idOf(arg, d);
   if (!id) return;
   try {
-    await d.panels.show(id);
+    await d.panels.show(id, { preserveFocus: from === 'list' });
   } catch (err) {
     void vscode.window.showWarningMessage(`Loopgate: ${(err as Error).message}`);
   }
@@ -335,7 +336,8 @@ export async function filterTraffic(d: TrafficDeps, value?: unknown): Promise<vo
       ? value
       : await vscode.window.showInputBox({
           title: 'Filter Traffic',
-          prompt: 'Text, status:4xx, status:errors, model:ID, key:NAME (space-separated); empty shows all',
+          prompt:
+            'Text (also found in the bodies: a tool name, words of a prompt), status:4xx, status:errors, model:ID, key:NAME; empty shows all',
           value: describeFilter(d.list),
         });
   if (text === undefined) return;
@@ -355,6 +357,11 @@ function describeFilter(list: TrafficList): string {
   return [f.text, f.status && `status:${f.status}`, f.model && `model:${f.model}`, f.key && `key:${f.key}`]
     .filter(Boolean)
     .join(' ');
+}
+
+/** The view's Group by Session / Show as a List: the setting, so the choice outlasts the window. */
+export async function setGrouped(grouped: boolean): Promise<void> {
+  await vscode.workspace.getConfiguration('loopgate').update(GROUP_SETTING, grouped, vscode.ConfigurationTarget.Global);
 }
 
 export function setPaused(d: TrafficDeps, paused: boolean): void {

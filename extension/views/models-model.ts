@@ -7,6 +7,7 @@ import { setContextKey } from '../context-keys.js';
 import type { ProxyHost } from '../proxy-host/host.js';
 import { parseModelList } from '../../proxy/rules/model-list.js';
 import { MODELS_PATH } from '../../proxy/rules/protocols/index.js';
+import { OWN_REQUEST_HEADER } from '../../proxy/core/local-api.js';
 import { isUnsupported, tryProtocol } from '../protocol-trials.js';
 import { PROTOCOL_ORDER, type Protocol } from '../../proxy/rules/protocols/index.js';
 import { modelInfo, parseKeyModels, type KeyModelsInfo, type ModelInfo } from './explorer-list.js';
@@ -176,7 +177,8 @@ export class ModelsModel implements vscode.Disposable {
             if (!(err instanceof LocalApiError)) throw err;
           });
       const res = await fetch(endpoint.url + MODELS_PATH, {
-        headers: { authorization: `Bearer ${this.host.token}` },
+        // Marked as the editor's own: logged, but kept out of the Traffic view (no real request made it).
+        headers: { authorization: `Bearer ${this.host.token}`, [OWN_REQUEST_HEADER]: 'models' },
         signal: AbortSignal.timeout(30_000),
         redirect: 'manual',
       });

@@ -24,9 +24,12 @@ export const LOCAL_PATHS = {
   keys: '/_loopgate/keys',
   /** Every key's GET /models now. */
   refresh: '/_loopgate/refresh',
-  /** The ring, newest first (?after=SEQ&limit=N&rows=1); `<traffic>/<id|seq>` is one entry whole. */
+  /**
+   * The ring, newest first (?after=SEQ&limit=N&rows=1&q=TEXT: q keeps the entries whose bodies hold TEXT, any case);
+   * `<traffic>/<id|seq>` is one entry whole.
+   */
   traffic: '/_loopgate/traffic',
-  /** text/event-stream: one `data:` line per new entry (?after=SEQ&rows=1). */
+  /** text/event-stream: one `data:` line per new entry (?after=SEQ&rows=1&inFlight=1: InFlightEvent lines too). */
   trafficLive: '/_loopgate/traffic/live',
   /** Sessions in memory, most recent first (?limit=N); `<sessions>/<id>` is one with its turns. */
   sessions: '/_loopgate/sessions',
@@ -175,6 +178,41 @@ export interface TrafficListAnswer<E extends TrafficSummary | TrafficRow = Traff
 
 /** One `data:` line of the live feed; `skipped` counts entries dropped while the reader fell behind. */
 export type LiveEvent<E extends TrafficSummary | TrafficRow = TrafficSummary> = E & { skipped?: number };
+
+/**
+ * A request still under way, as the live feed reports it to a reader that asked (?inFlight=1): once when
+ * it starts (after its body is read and its route chosen), then as its answer arrives, at most every
+ * IN_FLIGHT_PROGRESS_MS. Its finished entry follows as usual, with the same `record.id` (the row replaces
+ * it). A request that started before the reader connected is not reported until it finishes.
+ */
+export interface InFlightRequest {
+  id: string;
+  /** ISO start time. */
+  time: string;
+  method: string;
+  path: string;
+  model?: string;
+  stream?: boolean;
+  key?: string;
+  bridge?: string;
+  /** The upstream's status, once its head came. */
+  status?: number;
+  /** Answer bytes and (for event streams) events so far; ms since the request started. */
+  bytes: number;
+  events: number;
+  elapsedMs: number;
+}
+
+/** Live feed lines that are not entries carry this key. */
+export interface InFlightEvent {
+  inFlight: InFlightRequest;
+}
+
+/** Progress of one request is sent no more often than this. */
+export const IN_FLIGHT_PROGRESS_MS = 250;
+
+/** A header the editor puts on its own requests through the proxy (its model-list fetches): kept out of the ring. */
+export const OWN_REQUEST_HEADER = 'x-loopgate-own';
 
 /** GET <traffic>/<id|seq>: the entry whole, with the later requests that carried its tool calls' results (by call id; absent from older proxies). */
 export type TrafficDetail = TrafficEntry & {

@@ -33,7 +33,7 @@ import { REPLAY_HEADER } from '../traffic/replay-request.js';
 const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
 import { BROWSER_REQUEST_CODE } from '../rules/browser-request.js';
-import { LOCAL_PATHS } from '../core/local-api.js';
+import { LOCAL_PATHS, OWN_REQUEST_HEADER } from '../core/local-api.js';
 import type { SessionRef } from '../core/agent-session.js';
 import { isTurn } from '../traffic/session-book.js';
 import { verifyRunCredential } from '../rules/run-credential.js';
@@ -274,9 +274,11 @@ const GUARD_REFUSALS = new Set([
   'export-loop',
 ]);
 
-/** Loopgate's own endpoints and probes (unless --log-own) and guard refusals are not kept in the ring. */
+/** Loopgate's own endpoints and probes (unless --log-own), the editor's own fetches and guard refusals are not kept in the ring. */
 function isUserTraffic(ex: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyContext, 'logOwnTraffic'>): boolean {
   if (isOwn(ex, ctx)) return false;
+  // The editor's own model-list fetches: logged, but they would fill the Traffic view before any real request.
+  if (ex.req.headers[OWN_REQUEST_HEADER] !== undefined) return false;
   const local = reply.local;
   // A web page could flood the ring with refusals and push the user's requests out; the log and console still say them.
   return !(local?.refused && GUARD_REFUSALS.has(local.code));

@@ -19,6 +19,7 @@ import { admit } from './admission.js';
 import { readBody } from './read-body.js';
 import { relay } from './relay.js';
 import { finish } from './build-record.js';
+import { reportInFlight } from './in-flight.js';
 import { answerConnectivityProbe, handleLocalEndpoint } from './local-endpoints.js';
 import { bridgeableKind, fallBack, planRoute } from './bridge-plan.js';
 import { answerModelUnion, chooseSlot } from './choose-key.js';
@@ -92,6 +93,8 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
       throw withAliasAdvice(err, facts.body.model, facts.alias, ctx);
     }
     let route = planRoute(facts, ctx, bridgeable);
+    facts.route = route;
+    reportInFlight(facts, reply, ctx);
     for (;;) {
       facts.route = route;
       if (route.refusal !== undefined) throw route.refusal;

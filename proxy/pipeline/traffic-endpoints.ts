@@ -1,9 +1,11 @@
 // The traffic ring over HTTP, under the same guards and local token as every
 // /_loopgate/ endpoint (a web page on the machine must not read the user's
 // prompts: mitmweb's unauthenticated UI, CVE-2025-23217, is the cautionary tale).
-//   GET /_loopgate/traffic            newest first: { capture, entries: [{ seq, record }] } (?after=SEQ&limit=N&rows=1)
+//   GET /_loopgate/traffic            newest first: { capture, entries: [{ seq, record }] } (?after=SEQ&limit=N&rows=1);
+//                                     ?q=TEXT keeps the entries whose bodies hold TEXT (the view's filter)
 //   GET /_loopgate/traffic/live       text/event-stream: one `data:` line per new entry ({ seq, record });
-//                                     ?rows=1 sends only the fields a list row shows (the Traffic view)
+//                                     ?rows=1 sends only the fields a list row shows (the Traffic view);
+//                                     ?inFlight=1 adds { inFlight } lines for requests under way (in-flight.ts)
 //   GET /_loopgate/traffic/<id|seq>   one entry whole: record, bodies, stream event times, the cache outcome
 //                                     and the context breakdown (worked out on this query), and
 //                                     followUps: the later requests that carried its tool calls' results
@@ -26,6 +28,7 @@ import {
   type TrafficListAnswer,
   type TrafficRow,
   type TrafficSummary,
+  type InFlightEvent,
 } from '../core/local-api.js';
 import { type TrafficEntry } from '../core/traffic-entry.js';
 
@@ -34,6 +37,8 @@ const TRAFFIC_PATH = LOCAL_PATHS.traffic;
 const LIVE_BACKLOG_BYTES = 4 * 1024 * 1024;
 /** A comment line this often keeps idle connections (and anything between) from timing out. */
 const KEEPALIVE_MS = 15_000;
+/** A filter longer than this is cut: nobody types more, and the scan stays cheap. */
+const MAX_SEARCH_CHARS = 200;
 
 export function isTrafficEndpoint(path: string): boolean {
   return path === TRAFFIC_PATH || path.startsWith(TRAFFIC_PATH + '/');
@@ -75,16 +80,19 @@ export async function handleTraffic(
   const query = new URLSearchParams(paths.query.replace(/^\?/, ''));
   const rest = paths.path.slice(TRAFFIC_PATH.length + 1);
   if (paths.path === TRAFFIC_PATH) {
-    const entries = ring
-      .list({ after: intParam(query, 'after'), limit: intParam(query, 'limit') })
-      .map(query.get('rows') === '1' ? row : summary);
+    const q = query.get('q');
+    const opts = { after: intParam(query, 'after'), limit: intParam(query, 'limit') };
+    const entries = (q ? ring.search(q.slice(0, MAX_SEARCH_CHARS), opts) : ring.list(opts)).map(
+      query.get('rows') === '1' ? row : summary,
+    );
     return reply.answer(
       200,
       'application/json',
       JSON.stringify({ capture: ring.stats(), entries } satisfies TrafficListAnswer<TrafficSummary | TrafficRow>),
     );
   }
-  if (rest === 'live') return live(reply, ring, intParam(query, 'after'), query.get('rows') === '1');
+  if (rest === 'live')
+    return live(reply, ring, intParam(query, 'after'), query.get('rows') === '1', query.get('inFlight') === '1');
   let id: string;
   try {
     id = decodeURIComponent(rest);
@@ -132,7 +140,13 @@ function row(e: TrafficEntry): TrafficRow {
  * A long-lived event stream of new entries (after `after`, if given, first),
  * until the client leaves. `rows` sends only the fields a list row shows (ROW_FIELDS).
  */
-function live(reply: ClientReply, ring: TrafficRing, after: number | undefined, rows: boolean): Promise<void> {
+function live(
+  reply: ClientReply,
+  ring: TrafficRing,
+  after: number | undefined,
+  rows: boolean,
+  inFlight: boolean,
+): Promise<void> {
   reply.head(200, { 'content-type': 'text/event-stream; charset=utf-8' }, { stream: true });
   const shape = rows ? row : summary;
   let skipped = 0;
@@ -159,11 +173,20 @@ function live(reply: ClientReply, ring: TrafficRing, after: number | undefined, 
   pending += ': loopgate traffic feed\n\n';
   flush();
   const unsubscribe = ring.subscribe(push);
+  // Requests under way (?inFlight=1): small, and dropped first when the reader falls behind.
+  const unsubscribeInFlight = inFlight
+    ? ring.subscribeInFlight((request) => {
+        if (reply.clientGone || reply.backlog > LIVE_BACKLOG_BYTES) return;
+        pending += `data: ${JSON.stringify({ inFlight: request } satisfies InFlightEvent)}\n\n`;
+        timer ??= setTimeout(flush, LIVE_BATCH_MS);
+      })
+    : undefined;
   const keepAlive = setInterval(() => reply.send(': keep-alive\n\n'), KEEPALIVE_MS);
   keepAlive.unref();
   return new Promise((resolve) => {
     reply.onClose(() => {
       unsubscribe();
+      unsubscribeInFlight?.();
       clearInterval(keepAlive);
       clearTimeout(timer);
       resolve();

@@ -5,6 +5,7 @@
 // unscrubbed: entries are built from the record after the redactor ran
 // (pipeline/build-record.ts).
 import type { RingLimits, RingStats, TrafficEntry } from '../core/traffic-entry.js';
+import type { InFlightRequest } from '../core/local-api.js';
 import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES } from '../core/options.js';
 
 // The shapes live in core/ (the local API's contract sends them); re-exported for the proxy's own readers.
@@ -26,6 +27,7 @@ export class TrafficRing {
   private seq = 0;
   private evicted = 0;
   private readonly listeners = new Set<(entry: TrafficEntry) => void>();
+  private readonly inFlightListeners = new Set<(request: InFlightRequest) => void>();
 
   constructor(readonly limits: RingLimits = { entries: DEFAULT_RING_ENTRIES, bytes: DEFAULT_RING_BYTES }) {}
 
@@ -96,6 +98,36 @@ export class TrafficRing {
     return this.listeners.size;
   }
 
+  /**
+   * Called with each request under way's start and progress until the returned function is called.
+   * Nothing is reported (nor counted) for requests while nobody listens: see `watchingInFlight`.
+   */
+  subscribeInFlight(listener: (request: InFlightRequest) => void): () => void {
+    this.inFlightListeners.add(listener);
+    return () => this.inFlightListeners.delete(listener);
+  }
+
+  /** Whether a request starting now should report its progress (a reader of the live feed asked for it). */
+  get watchingInFlight(): boolean {
+    return this.inFlightListeners.size > 0;
+  }
+
+  /** A request's start or progress, to every reader that asked. */
+  inFlight(request: InFlightRequest): void {
+    for (const listener of this.inFlightListeners) listener(request);
+  }
+
+  /**
+   * Entries whose bodies hold `text`, in any case, newest first (the Traffic view's filter: the list's rows
+   * carry no bodies). Scans at most the ring's own budget; nothing is copied.
+   */
+  search(text: string, opts: { after?: number; limit?: number } = {}): TrafficEntry[] {
+    const pattern = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
+    return this.list({ after: opts.after })
+      .filter((e) => SEARCHED_FIELDS.some((f) => pattern.test(e[f] ?? '')))
+      .slice(0, opts.limit ?? this.limits.entries);
+  }
+
   stats(): RingStats {
     return { entries: this.items.length - this.head, bytes: this.bytes, evicted: this.evicted, limits: this.limits };
   }
@@ -109,6 +141,8 @@ export class TrafficRing {
 }
 
 const BODY_FIELDS = ['requestBody', 'upstreamRequestBody', 'responseBody', 'hint'] as const;
+/** What the filter searches: both sides' bodies (tool names and arguments are in them) and the hint. */
+const SEARCHED_FIELDS = ['requestBody', 'responseBody', 'clientResponseBody', 'hint'] as const;
 
 /**
  * `s` as a string of its own. A body cut from a longer capture with slice() is a V8 sliced string that keeps its
