@@ -9,6 +9,11 @@ import { createHash } from 'node:crypto';
 
 /** Top-level fields that identify a user, a run or a cache bucket, never what the model is asked. */
 const VOLATILE_TOP_LEVEL = ['metadata', 'user', 'prompt_cache_key', 'safety_identifier', 'client_metadata'];
+/**
+ * Top-level fields the proxy itself may set on the way upstream: a recording keeps the client's body, a replay
+ * is keyed on what the proxy sends (stream_options.include_usage is asked for every chat stream).
+ */
+const SET_BY_PROXY = ['stream_options'];
 /** Fields whose string values are ids a client or upstream made up this run. */
 const ID_FIELDS = new Set(['id', 'tool_use_id', 'call_id', 'tool_call_id', 'previous_response_id', 'item_id']);
 /** ISO dates and times, and the long English date an agent writes into its prompt. */
@@ -29,6 +34,7 @@ export interface MatchOptions {
 export function normaliseForMatch(body: unknown, opts: MatchOptions = {}): unknown {
   const defaults = opts.defaults !== false;
   let value = structuredClone(body);
+  if (isObject(value)) for (const f of SET_BY_PROXY) delete value[f];
   if (defaults && isObject(value)) for (const f of VOLATILE_TOP_LEVEL) delete value[f];
   for (const path of opts.ignore ?? []) value = without(value, path.split('.'));
   // Sorted first: ids are then named in an order the client's key order cannot change.

@@ -391,7 +391,9 @@ describe('key shapes sweep (issue 23)', () => {
         expect(ran.code, ran.err).toBe(0);
         const seen = JSON.parse(ran.out) as { argv: string[]; env: Record<string, string> };
         expect(seen.argv.slice(-1)).toEqual(['plain-arg']);
-        expect(seen.env.OPENAI_API_KEY).toBe(TOKEN);
+        // `loopgate run` hands the tool its run's own credential, derived from the token (rules/run-credential.ts).
+        expect(seen.env.OPENAI_API_KEY).toMatch(/^lg-local-run_node_/);
+        expect(seen.env.OPENAI_API_KEY).not.toContain(TOKEN);
         assertNoCanary(ran.out + ran.err, KEYS);
         for (const key of KEYS) {
           const refused = await runTool(
