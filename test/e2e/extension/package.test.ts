@@ -41,13 +41,17 @@ describe('the .vsix', () => {
       'media/loopgate.svg',
       'media/model-explorer.png',
       'media/traffic-panel.png',
+      'media/traffic-sessions.png',
       'media/traffic-view.png',
       'package.json',
     ]);
     execFileSync(process.execPath, [vsce, 'package', ...flags, '--out', vsix], { cwd: repoRoot, encoding: 'utf8' });
     const size = statSync(vsix).size;
     console.log(`loopgate.vsix: ${(size / 1024).toFixed(0)} KiB`);
-    expect(size).toBeLessThan(2 * 1024 * 1024);
+    // 4.3 MB since issue 33: gpt-tokenizer's o200k tables ship twice, in the panel's extension.js and in the
+    // proxy's dist/tokenizer-worker.js. One copy (the panel asking the proxy) is the next step; until then the cap
+    // says how much this costs and stops it growing further unnoticed.
+    expect(size).toBeLessThan(4.5 * 1024 * 1024);
 
     for (const target of ['oldest', 'current'] as const) {
       const { node, entry } = codeServerTarget(target);
