@@ -10,8 +10,11 @@ import { startPlayer, missMessage, type CassettePlayer } from '../proxy/cassette
 import { createRedactor } from '../proxy/rules/redact.js';
 import { ProxyConfigError } from '../proxy/server.js';
 
-/** What the proxy sends the cassette player as its key: it goes nowhere else, and the player ignores it. */
-const REPLAY_KEY = 'sk-cassette-replay-0000000000000000';
+/**
+ * What the proxy sends the cassette player as its key: it goes nowhere else, and the player ignores it. Not
+ * shaped like a provider key, so no scanner and no reader takes it for a real one.
+ */
+const REPLAY_KEY = 'loopgate-cassette-replay-placeholder';
 
 /**
  * --replay DIR: the proxy in front of a cassette player instead of an upstream (issue 34 §1). Nothing is sent

@@ -75,6 +75,12 @@ export class TrafficRing {
    */
   get(id: string): TrafficEntry | undefined {
     const bySeq = /^\d+$/.test(id) ? Number(id) : undefined;
+    // Seqs are consecutive from the oldest kept entry: a seq is found by position, not by a scan (a session's
+    // turns are looked up one seq at a time).
+    if (bySeq !== undefined && this.items.length > this.head) {
+      const at = this.head + (bySeq - this.items[this.head]!.seq);
+      if (at >= this.head && at < this.items.length) return this.items[at];
+    }
     const prefix = /^[0-9a-f-]{6,}$/.test(id) ? id : undefined;
     let found: TrafficEntry | undefined;
     for (let i = this.items.length - 1; i >= this.head; i--) {

@@ -158,7 +158,6 @@ async function sse() {
   // at the peak, and TTFB measures the proxy under that load rather than the
   // accept queue of a thousand simultaneous connects.
   const ramp = job.rampMs ?? 0;
-  // A load ramp (streams open evenly over `ramp` ms), not a wait for a condition.
   const staggered = (i) =>
     ramp ? new Promise((resolve) => setTimeout(resolve, (i * ramp) / job.streams)).then(one) : one();
   for (let r = 0; r < job.repeat && performance.now() < deadline; r++) {

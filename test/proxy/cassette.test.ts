@@ -78,7 +78,7 @@ beforeAll(async () => {
   });
   replayProxy = await startProxy({
     upstream: `${player.url}/v1`,
-    keys: [{ name: 'replay', key: 'sk-replay-0000000000000000000000', named: true }],
+    keys: [{ name: 'replay', key: 'loopgate-cassette-replay-placeholder', named: true }],
     token: TOKEN,
     port: 0,
     allowHttp: true,

@@ -26,6 +26,14 @@ function entry(bodyChars = 10): NewEntry {
 }
 
 describe('TrafficRing', () => {
+  it('finds every kept entry by its seq, and none it dropped, through evictions and compactions', () => {
+    const ring = new TrafficRing({ entries: 50, bytes: 1e9 });
+    const added = Array.from({ length: 3000 }, () => ring.add(entry()));
+    for (const e of added.slice(-50)) expect(ring.get(String(e.seq))).toBe(e);
+    for (const e of [added[0]!, added[2949]!]) expect(ring.get(String(e.seq))).toBeUndefined();
+    expect(ring.get(String(added.at(-1)!.seq + 1))).toBeUndefined();
+  });
+
   it('keeps the newest entries up to the count, newest first', () => {
     const ring = new TrafficRing({ entries: 3, bytes: 1e9 });
     const added = [1, 2, 3, 4, 5].map(() => ring.add(entry()));
