@@ -7,8 +7,13 @@
 // event-stream reader of the live feed. The health challenge, which must
 // not send the token first, is health-client.ts's.
 import {
+  faultPath,
   LOCAL_PATHS,
   sessionPath,
+  type FaultArmAnswer,
+  type FaultArmRequest,
+  type FaultDisarmAnswer,
+  type FaultsAnswer,
   trafficEntryPath,
   type InFlightEvent,
   type KeysAnswer,
@@ -75,10 +80,18 @@ export interface LocalApiClient {
   sessions(q?: { limit?: number }, o?: CallOptions): Promise<SessionListAnswer>;
   /** One session and its turns still in the ring. */
   session(id: string, o?: CallOptions): Promise<SessionDetailAnswer>;
+  /** The armed fault rules and the report of what clients did after each fault. */
+  faults(o?: CallOptions): Promise<FaultsAnswer>;
+  /** Arms one rule; a rule that does not parse is a LocalApiError with code bad-fault-rule and what to fix. */
+  armFault(arm: FaultArmRequest, o?: CallOptions): Promise<FaultArmAnswer>;
+  /** Disarms one rule by its id, or every rule. */
+  disarmFaults(id?: number, o?: CallOptions): Promise<FaultDisarmAnswer>;
 }
 
 export function localApi(target: LocalApiTarget): LocalApiClient {
   const json = <T>(path: string, o: CallOptions = {}) => getJson<T>(target, path, o);
+  const send = <T>(method: 'POST' | 'DELETE', path: string, body: unknown, o: CallOptions = {}) =>
+    getJson<T>(target, path, o, { method, body });
   const feed = <E>(after: number, rows: boolean, onEvent: (e: E) => void, o: CallOptions = {}, inFlight = false) =>
     readFeed(
       target,
@@ -98,6 +111,9 @@ export function localApi(target: LocalApiTarget): LocalApiClient {
     liveRowsInFlight: (after, onEvent, o) => feed(after, true, onEvent, o, true),
     sessions: (q = {}, o) => json(withQuery(LOCAL_PATHS.sessions, query(q)), o),
     session: (id, o) => json(sessionPath(id), o),
+    faults: (o) => json(LOCAL_PATHS.faults, o),
+    armFault: (arm, o) => send('POST', LOCAL_PATHS.faults, arm, o),
+    disarmFaults: (id, o) => send('DELETE', id === undefined ? LOCAL_PATHS.faults : faultPath(id), undefined, o),
   };
 }
 
@@ -128,10 +144,20 @@ function callSignal(o: CallOptions): { signal: AbortSignal; settle(): void } {
   return { signal, settle: () => clearTimeout(timer) };
 }
 
-async function request(target: LocalApiTarget, path: string, signal: AbortSignal): Promise<Response> {
+/** A call that changes something: its method and JSON body. */
+interface Change {
+  method: 'POST' | 'DELETE';
+  body: unknown;
+}
+
+async function request(target: LocalApiTarget, path: string, signal: AbortSignal, change?: Change): Promise<Response> {
+  const headers: Record<string, string> = { authorization: `Bearer ${target.token}` };
+  if (change?.body !== undefined) headers['content-type'] = 'application/json';
   try {
     return await fetch(target.url + path, {
-      headers: { authorization: `Bearer ${target.token}` },
+      method: change?.method ?? 'GET',
+      headers,
+      body: change?.body === undefined ? undefined : JSON.stringify(change.body),
       signal,
       redirect: 'manual',
     });
@@ -148,10 +174,10 @@ function withSocketCode(err: unknown, signal: AbortSignal): unknown {
   return Object.assign(new Error(`cannot reach the proxy (${code})`, { cause: err }), { code });
 }
 
-async function getJson<T>(target: LocalApiTarget, path: string, o: CallOptions): Promise<T> {
+async function getJson<T>(target: LocalApiTarget, path: string, o: CallOptions, change?: Change): Promise<T> {
   const call = callSignal(o);
   try {
-    const res = await request(target, path, call.signal);
+    const res = await request(target, path, call.signal, change);
     const text = await res.text();
     if (res.status !== 200) throw refusal(res.status, text);
     return JSON.parse(text) as T;

@@ -12,6 +12,7 @@ import type { TokenCounts } from './token-counts.js';
 import type { LearnedRefusal, ModelEntry } from './routing-facts.js';
 import type { CacheOutcome, ContextBreakdown, RequestCost, SessionSummary } from './agent-session.js';
 import type { FollowUp, RingStats, TrafficEntry } from './traffic-entry.js';
+import type { ArmedFault, FaultSource, FaultVerdict } from './fault.js';
 
 /** Every local endpoint starts with this; nothing under it is relayed upstream. */
 export const LOCAL_API_PREFIX = '/_loopgate/';
@@ -33,7 +34,17 @@ export const LOCAL_PATHS = {
   trafficLive: '/_loopgate/traffic/live',
   /** Sessions in memory, most recent first (?limit=N); `<sessions>/<id>` is one with its turns. */
   sessions: '/_loopgate/sessions',
+  /**
+   * GET: the armed fault rules and the report (FaultsAnswer). POST a FaultArmRequest: arm one (FaultArmAnswer).
+   * DELETE: disarm all; DELETE `<faults>/<id>`: one (FaultDisarmAnswer).
+   */
+  faults: '/_loopgate/faults',
 } as const;
+
+/** One armed fault's path. */
+export function faultPath(id: number): string {
+  return `${LOCAL_PATHS.faults}/${id}`;
+}
 
 /** One session's path: the id percent-encoded. */
 export function sessionPath(id: string): string {
@@ -55,6 +66,11 @@ export const LOCAL_ERROR_CODES = {
   unknownRequest: 'unknown-request',
   unknownSession: 'unknown-session',
   methodNotAllowed: 'method-not-allowed',
+  /** A fault rule that does not parse (the message says what to fix). */
+  badFaultRule: 'bad-fault-rule',
+  unknownFault: 'unknown-fault',
+  /** A POST body that is not the JSON the endpoint takes. */
+  badBody: 'bad-body',
 } as const;
 
 /**
@@ -162,6 +178,7 @@ export const ROW_FIELDS = [
   'session',
   'tokens',
   'cost',
+  'fault',
 ] as const satisfies ReadonlyArray<keyof TrafficRecord>;
 export type RowField = (typeof ROW_FIELDS)[number];
 export type RowRecord = Pick<TrafficRecord, RowField>;
@@ -246,4 +263,26 @@ export interface SessionTurn {
 export interface SessionDetailAnswer {
   session: SessionSummary;
   turns: SessionTurn[];
+}
+
+/** GET <faults>: the rules armed (spent ones too, marked), and what the client did after each fault injected. */
+export interface FaultsAnswer {
+  armed: ArmedFault[];
+  /** Oldest first; only faults whose record is still in the ring (the report needs the requests that followed). */
+  report: FaultVerdict[];
+}
+
+/** POST <faults>: one rule in the --fault grammar (rules/fault-rules.ts); `times` overrides the rule's own count. */
+export interface FaultArmRequest {
+  rule: string;
+  times?: number;
+  source?: FaultSource;
+}
+
+export interface FaultArmAnswer {
+  armed: ArmedFault;
+}
+
+export interface FaultDisarmAnswer {
+  disarmed: number;
 }

@@ -3,6 +3,7 @@
 // in a record has been through redact() before the record reaches any sink.
 // Types only (core/ is the floor every other folder stands on).
 import type { RateLimitHeadroom, RequestCost, SessionRef } from './agent-session.js';
+import type { InjectedFault } from './fault.js';
 import type { TokenCounts } from './token-counts.js';
 
 /** Token counts of one exchange (rules/usage.ts reads them from a body or stream). */
@@ -61,6 +62,8 @@ export interface SpanRecord {
   session?: SessionRef;
   /** The rate-limit headers the upstream answered with, read. */
   rateLimit?: RateLimitHeadroom;
+  /** The proxy injected this fault into the answer (`--fault`, issue 34): the client saw it, the upstream did not. */
+  fault?: InjectedFault;
   retries: number;
   clientAborted: boolean;
 }

@@ -9,41 +9,12 @@
 //   scope     path=/v1/messages  protocol=chat|responses|messages  model=GLOB  key=NAME  session=ID
 //   how often times=N (then the rule passes: "429 twice, then pass" is `429 times=2`)
 //             skip=N (let N matching requests through first)   for=DURATION (only this long after start)
-//   details   retry-after=SECONDS (429, 529, 503)   events=N (cut, error-event)   seconds=N (stall)   code=N (ws-close)
+//   details   retry-after=SECONDS (429, 529, 503)   events=N (the mid-stream kinds)
+//             seconds=N (stall; connect-timeout and read-timeout: how long before the failure)   code=N (ws-close)
 //
 // e.g. `--fault "429 times=2 retry-after=2 model=claude-*"`. Pure: the parse and the scope test.
+import { FAULT_KINDS, MID_STREAM_FAULTS, type FaultKind, type FaultRule } from '../core/fault.js';
 import type { Protocol } from '../core/routing-facts.js';
-
-export const FAULT_KINDS = [
-  '429',
-  '529',
-  '500',
-  '502',
-  '503',
-  'connect-timeout',
-  'read-timeout',
-  'cut',
-  'stall',
-  'malformed-event',
-  'error-event',
-  'ws-close',
-] as const;
-export type FaultKind = (typeof FAULT_KINDS)[number];
-
-export interface FaultRule {
-  /** The rule as written, for reports. */
-  text: string;
-  kind: FaultKind;
-  scope: { path?: string; protocol?: Protocol; model?: string; key?: string; session?: string };
-  times?: number;
-  skip: number;
-  /** Only within this many ms after the rule was armed. */
-  forMs?: number;
-  retryAfterS?: number;
-  events?: number;
-  stallS?: number;
-  closeCode?: number;
-}
 
 const PROTOCOLS: readonly Protocol[] = ['chat', 'responses', 'messages'];
 const EXAMPLE = 'e.g. --fault "429 times=2 retry-after=2 model=claude-*"';
@@ -106,11 +77,12 @@ function setField(rule: FaultRule, name: string, value: string): string | undefi
       if (!['429', '529', '503'].includes(rule.kind)) return `retry-after goes with 429, 529 or 503, not ${rule.kind}.`;
       return set(whole(0, 86_400), (v) => (rule.retryAfterS = v));
     case 'events':
-      if (rule.kind !== 'cut' && rule.kind !== 'error-event' && rule.kind !== 'malformed-event')
-        return `events goes with cut, error-event or malformed-event, not ${rule.kind}.`;
+      if (!MID_STREAM_FAULTS.includes(rule.kind))
+        return `events goes with the mid-stream kinds (${MID_STREAM_FAULTS.join(', ')}), not ${rule.kind}.`;
       return set(whole(0, 1_000_000), (v) => (rule.events = v));
     case 'seconds':
-      if (rule.kind !== 'stall') return `seconds goes with stall, not ${rule.kind}.`;
+      if (rule.kind !== 'stall' && rule.kind !== 'connect-timeout' && rule.kind !== 'read-timeout')
+        return `seconds goes with stall, connect-timeout or read-timeout, not ${rule.kind}.`;
       return set(whole(1, 3600), (v) => (rule.stallS = v));
     case 'code':
       if (rule.kind !== 'ws-close') return `code goes with ws-close, not ${rule.kind}.`;

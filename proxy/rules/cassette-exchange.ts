@@ -1,0 +1,76 @@
+// A finished request as a cassette exchange (core/cassette.ts), or why it
+// cannot be one. Made from the traffic ring's entry, which the redactor has
+// already been through. One conversion for every writer: `serve --record`
+// (cassette/recorder.ts), `loopgate show ID --save DIR` and the Traffic
+// view's Save as Fixture. Pure.
+import type { TrafficRecord } from '../core/record.js';
+import type { TrafficEntry } from '../core/traffic-entry.js';
+import { CASSETTE_MARK, CASSETTE_VERSION, type CassetteExchange, type RecordedEvent } from '../core/cassette.js';
+import { matchKey, type MatchOptions } from './cassette-match.js';
+
+/** Response headers that describe this connection or this proxy's run, not the answer: not recorded. */
+const NOT_RECORDED = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'date',
+  'server-timing',
+]);
+
+/** The cassette exchange of a finished request, or why it cannot be one. */
+export function exchangeOf(
+  rec: Readonly<TrafficRecord>,
+  entry: Omit<TrafficEntry, 'seq'>,
+  match: MatchOptions,
+  now: Date,
+): CassetteExchange | { skip: string } {
+  if (rec.websocket) return { skip: 'WebSocket connections are not recorded yet' };
+  if (rec.status === 0 || rec.clientAborted) return { skip: 'no complete answer from the upstream' };
+  if (entry.requestBodyNote || entry.responseBodyNote)
+    return { skip: 'a body was over the 1 MiB the ring keeps, so it cannot be replayed whole' };
+  const requestText = entry.upstreamRequestBody ?? entry.requestBody;
+  const body = requestText === undefined || requestText === '' ? undefined : parsed(requestText);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(rec.responseHeaders ?? {}))
+    if (!NOT_RECORDED.has(name) && !name.startsWith('x-loopgate-')) headers[name] = value;
+  const stream = (headers['content-type'] ?? '').startsWith('text/event-stream');
+  const response: CassetteExchange['response'] = { status: rec.status, headers };
+  const answer = entry.responseBody ?? '';
+  if (stream) response.events = eventsOf(answer, entry.eventTimes ?? []);
+  else if (answer !== '') response.body = parsed(answer);
+  return {
+    [CASSETTE_MARK]: CASSETTE_VERSION,
+    recorded: now.toISOString(),
+    key: matchKey(rec.method, rec.canonicalPath, body, match),
+    request: {
+      method: rec.method,
+      path: rec.canonicalPath,
+      headers: pick(rec.requestHeaders ?? {}, ['content-type', 'accept', 'anthropic-version', 'anthropic-beta']),
+      ...(body === undefined ? {} : { body }),
+    },
+    response,
+  };
+}
+
+/** JSON kept as a value when it prints back to the same text (a replay must send the same bytes), else the text. */
+function parsed(text: string): unknown {
+  try {
+    const value: unknown = JSON.parse(text);
+    return JSON.stringify(value) === text ? value : text;
+  } catch {
+    return text;
+  }
+}
+
+/** A stream's events (split at blank lines, as eventTimes counted them) with each one's time. */
+function eventsOf(text: string, times: readonly number[]): RecordedEvent[] {
+  const events = text.split(/\r?\n\r?\n/).filter((e) => e.trim() !== '');
+  return events.map((data, i) => ({ at: times[i] ?? times.at(-1) ?? 0, data }));
+}
+
+function pick(headers: Record<string, string>, names: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const n of names) if (headers[n] !== undefined) out[n] = headers[n];
+  return out;
+}
