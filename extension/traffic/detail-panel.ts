@@ -8,7 +8,7 @@ import type { ProxyHost } from '../proxy-host/host.js';
 import { detailHtml, errorHtml, type DetailEntry, type PanelAction } from './detail-html.js';
 import { fetchEntry } from './entry-reader.js';
 import { sharedEntry, sharedLogName } from './shared-log.js';
-import { tokenCounter } from '../../proxy/rules/tokenizer-estimate.js';
+import { withCounts } from '../../proxy/traffic/tokenizers.js';
 import { shortId } from '../../proxy/traffic/render.js';
 
 const DETAIL_VIEW_TYPE = 'loopgate.trafficDetail';
@@ -77,20 +77,26 @@ export class DetailPanels implements vscode.Disposable {
 
   private async load(id: string): Promise<void> {
     const mine = ++this.loads;
-    const [entry, countTokens] = await Promise.all([fetchEntry(this.host, id), tokenCounter()]);
+    const entry = await fetchEntry(this.host, id);
     if (mine !== this.loads || !this.panel) return;
-    this.current = entry;
     const sharedLog = sharedEntry(id) ? sharedLogName() : undefined;
-    this.panel.title = `Request ${shortId(entry.record.id)}${sharedLog ? ` (${sharedLog})` : ''}`;
     const webview = this.panel.webview;
-    const scriptUri = webview.asWebviewUri(vscode.Uri.joinPath(this.scripts, 'detail-page.js')).toString();
-    this.lastHtml = detailHtml(entry, {
+    const page = {
       nonce: randomBytes(16).toString('base64'),
       cspSource: webview.cspSource,
-      scriptUri,
-      countTokens,
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(this.scripts, 'detail-page.js')).toString(),
       sharedLog,
-    });
+    };
+    // The folded parts' sizes come from the proxy's tokenizer worker (dist/tokenizer-worker.js), not from
+    // gpt-tokenizer bundled into the extension (its tables would ship twice and weigh 4 MB on activation).
+    // Without the worker the sizes are in characters.
+    const html = await withCounts('o200k_base', (c) => detailHtml(entry, { ...page, countTokens: c.count })).catch(() =>
+      detailHtml(entry, page),
+    );
+    if (mine !== this.loads || !this.panel) return;
+    this.current = entry;
+    this.panel.title = `Request ${shortId(entry.record.id)}${sharedLog ? ` (${sharedLog})` : ''}`;
+    this.lastHtml = html;
     this.panel.webview.html = this.lastHtml;
   }
 

@@ -116,8 +116,10 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view list (%
       console.log(formatRun(run));
       // What the page showed, each reported on its own (soft), then the extension host's checks.
       console.log(`traffic-list: panel titles ${panelTitles.join(' → ')}; list kept focus: ${listKeptFocus}`);
-      // ↑/↓ moving the panel is not done: in a contributed tree view ↓ moves VS Code's focus, not the selection the
-      // API reports (seen here: the titles stay). Kept as a figure until a keybinding (list.focusDown + list.select) lands.
+      // ↓ in a contributed tree view moves VS Code's focus, not the selection the API reports: the package's
+      // keybinding (runCommands list.focusDown + list.select, focusedView == loopgate.traffic) makes it select.
+      expect.soft(new Set(panelTitles).size, `↓ moves the panel: ${panelTitles.join(' → ')}`).toBe(3);
+      expect.soft(listKeptFocus, 'the list keeps the keyboard after ↓').toBe(true);
       expect.soft(startProxyButtons, 'Start Proxy in the cleared Traffic pane while the proxy runs').toBe(0);
       expect.soft(statSync(shot).size).toBeGreaterThan(10_000);
       assertAllPassed(run);
