@@ -70,7 +70,7 @@ export function nextExchangeNumber(names: readonly string[]): number {
 export function describeSaved(plan: FixturePlan, folder: string, short: (id: string) => string): string {
   const n = plan.exchanges.length;
   const saved = n
-    ? `Saved ${n} request${n === 1 ? '' : 's'} as cassette exchange${n === 1 ? '' : 's'} in ${folder}`
+    ? `Saved ${n === 1 ? '1 request as a cassette exchange' : `${n} requests as cassette exchanges`} in ${folder}`
     : `Nothing saved in ${folder}`;
   if (!plan.leftOut.length) return `${saved}.`;
   const why = plan.leftOut.map((l) => `${short(l.id)} (${l.reason})`).join('; ');
