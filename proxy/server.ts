@@ -265,7 +265,14 @@ function buildContext(
     aliases: opts.aliases ?? new Map(),
     stats,
     sessions: new SessionBook(),
-    recorder: opts.recordDir === undefined ? undefined : new CassetteRecorder(opts.recordDir),
+    recorder:
+      opts.recordDir === undefined
+        ? undefined
+        : new CassetteRecorder(opts.recordDir, {
+            match: { ignore: opts.recordWith?.ignore },
+            keep: opts.recordWith?.keep,
+            written: opts.recordWith?.written,
+          }),
     prices: opts.prices ?? {},
     stopping: false,
     hintOnce(id, message) {

@@ -6,6 +6,7 @@
 // option types it names (keys, aliases, OTLP, health) are declared on this floor too.
 import type { OtlpConfig } from './otlp-options.js';
 import type { LogHealth, OtlpHealth } from './health.js';
+import type { CassetteExchange } from './cassette.js';
 import type { TrafficRecord } from './record.js';
 import type { RequestLineParts } from './request-line.js';
 
@@ -118,6 +119,15 @@ export interface ProxyOptions {
   aliases?: AliasMap;
   /** --record DIR: every exchange the upstream answers is written into this cassette (proxy/cassette/recorder.ts). */
   recordDir?: string;
+  /**
+   * How the cassette is keyed and filled: match ignore paths (rules/cassette-match.ts), and with
+   * --replay DIR --on-miss record which exchanges go in (the misses passed on) and who is told of each.
+   */
+  recordWith?: {
+    ignore?: readonly string[];
+    keep?: (exchange: CassetteExchange) => boolean;
+    written?: (exchange: CassetteExchange) => void;
+  };
   /**
    * What a model is priced as (rules/pricing.ts): the priced model's ID, or its own USD prices per million
    * tokens. From loopgate.json "prices", the loopgate.prices setting and the demo fixture's priced_as.

@@ -3,7 +3,8 @@
 //
 //   {
 //     "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" },  // FROM (what a tool asks for) → TO (what a key serves)
-//     "prices": { "gpt-6.1-sol": "gpt-4o-mini" }     // what a model costs (rules/price-table.ts)
+//     "prices": { "gpt-6.1-sol": "gpt-4o-mini" },    // what a model costs (rules/price-table.ts)
+//     "cassette": { "ignore": ["tools.*.description"] }  // more paths a replay's match leaves out
 //   }
 //
 // "$schema" may be present; other keys are reported and ignored. One reader for
@@ -14,6 +15,7 @@ import { aliasPairProblem, type AliasEntry } from './model-aliases.js';
 import { readPriceTable } from './price-table.js';
 import type { PriceOverrides } from './pricing.js';
 import { quoted } from './printable.js';
+import { readCassetteSettings } from './cassette-settings.js';
 
 export interface ProjectAlias extends AliasEntry {
   /** UTF-16 offsets of FROM's and TO's string tokens (quotes included). */
@@ -36,11 +38,13 @@ export interface ProjectFile {
   aliases: ProjectAlias[];
   /** The usable "prices" entries (rules/price-table.ts); an entry with a problem is left out. */
   prices: PriceOverrides;
+  /** "cassette" "ignore": request paths a replay's match leaves out (rules/cassette-settings.ts). */
+  cassetteIgnore?: string[];
   problems: ProjectFileProblem[];
 }
 
 const PROJECT_FILE_EXAMPLE = '{ "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" } }';
-const KNOWN_KEYS = new Set(['aliases', 'prices', '$schema']);
+const KNOWN_KEYS = new Set(['aliases', 'prices', 'cassette', '$schema']);
 
 export function readProjectFile(text: string): ProjectFile {
   let prices: PriceOverrides = {};
@@ -77,7 +81,13 @@ export function readProjectFile(text: string): ProjectFile {
     };
   }
   let aliasesNode: JsonNode | undefined;
+  let cassetteIgnore: string[] | undefined;
   for (const e of root.entries) {
+    if (e.key === 'cassette') {
+      const settings = readCassetteSettings(e.value);
+      cassetteIgnore = settings.ignore;
+      problems.push(...settings.problems.map((p) => ({ severity: 'error' as const, ...p })));
+    }
     if (e.key === 'aliases') aliasesNode = e.value;
     else if (e.key === 'prices') {
       const table = readPriceTable(e.value, text);
@@ -86,12 +96,12 @@ export function readProjectFile(text: string): ProjectFile {
     } else if (!KNOWN_KEYS.has(e.key))
       problems.push({
         severity: 'warning',
-        message: `loopgate.json has no setting ${quoted(e.key.slice(0, 80))} (it knows "aliases" and "prices"); ignored.`,
+        message: `loopgate.json has no setting ${quoted(e.key.slice(0, 80))} (it knows "aliases", "prices" and "cassette"); ignored.`,
         start: e.keyStart,
         end: e.keyEnd,
       });
   }
-  if (!aliasesNode) return { aliases: [], prices, problems };
+  if (!aliasesNode) return { aliases: [], prices, problems, ...(cassetteIgnore ? { cassetteIgnore } : {}) };
   if (aliasesNode.kind !== 'object') {
     problems.push({
       severity: 'error',
@@ -99,7 +109,7 @@ export function readProjectFile(text: string): ProjectFile {
       start: aliasesNode.start,
       end: aliasesNode.end,
     });
-    return { aliases: [], prices, problems };
+    return { aliases: [], prices, problems, ...(cassetteIgnore ? { cassetteIgnore } : {}) };
   }
   const aliases: ProjectAlias[] = [];
   const seen = new Map<string, ProjectAlias>();
@@ -155,7 +165,7 @@ export function readProjectFile(text: string): ProjectFile {
     });
     return false;
   });
-  return { aliases: usable, prices, problems };
+  return { aliases: usable, prices, problems, ...(cassetteIgnore ? { cassetteIgnore } : {}) };
 }
 
 function lineCol(text: string, at: number): string {

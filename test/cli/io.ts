@@ -35,8 +35,10 @@ export function spawnCli(
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: RegExp,
+  cwd?: string,
 ): Promise<{ child: ChildProcess; lines: string[]; match: RegExpMatchArray }> {
   const child = spawn(process.execPath, [CLI, ...args], {
+    cwd,
     env: { PATH: process.env.PATH, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

@@ -1,7 +1,7 @@
 // `loopgate serve --record DIR` then `loopgate serve --replay DIR` (issue 34 §1),
 // the built CLI with the real openai SDK: the demo session replayed with nothing
 // behind the proxy, a miss said on the console, and every bad flag refused.
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -10,16 +10,24 @@ import { exited, runCli, spawnCli, tempHome } from './io.js';
 
 const TOKEN = 'lg-local-cassette-cli-0123456789abcdefghij';
 
-async function serve(args: string[]) {
+async function serve(args: string[], cwd?: string) {
   const started = await spawnCli(
     ['serve', '--port', '0', '--no-log', ...args],
     { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN },
     /listening on (http:\/\/127\.0\.0\.1:\d+)/,
+    cwd,
   );
   const url = started.match[1]!;
   return {
     ...started,
     client: new OpenAI({ baseURL: `${url}/v1`, apiKey: TOKEN, maxRetries: 0 }),
+    /** Waits for a line of its output (the banner's lines come after the ready line). */
+    async line(pattern: RegExp) {
+      const deadline = Date.now() + 5000;
+      while (!started.lines.some((l) => pattern.test(l)) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
+      return started.lines.join('\n');
+    },
     async stop() {
       started.child.kill('SIGTERM');
       await exited(started.child);
@@ -57,11 +65,111 @@ describe('serve --record / --replay', () => {
     }
   });
 
+  it('--on-miss record sends a miss on, adds it to the cassette, and answers it from there after', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
+    const ask = (c: OpenAI, text: string) =>
+      c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] });
+    const recording = await serve(['--record', dir]);
+    try {
+      await ask(recording.client, 'first');
+    } finally {
+      await recording.stop();
+    }
+    const before = readdirSync(dir).filter((f) => f.includes('chat-completions'));
+    const hybrid = await serve(['--replay', dir, '--replay-speed', '0', '--on-miss', 'record']);
+    let added: string;
+    try {
+      const sentTo = /misses are sent to the embedded simulator and added to the cassette/;
+      expect(await hybrid.line(sentTo)).toMatch(sentTo);
+      added = (await ask(hybrid.client, 'second')).choices[0]!.message.content!;
+      expect(added).toBeTruthy();
+      // The second time it is a replay (nothing new is written).
+      expect((await ask(hybrid.client, 'second')).choices[0]!.message.content).toBe(added);
+    } finally {
+      await hybrid.stop();
+    }
+    const after = readdirSync(dir).filter((f) => f.includes('chat-completions'));
+    expect(after.length).toBe(before.length + 1);
+    // Numbered after what was there: nothing overwritten, the listing reads in order.
+    expect(after.filter((f) => !before.includes(f))[0]).toMatch(/^0002-POST-v1-chat-completions-/);
+
+    const offline = await serve(['--replay', dir, '--replay-speed', '0']);
+    try {
+      expect((await ask(offline.client, 'second')).choices[0]!.message.content).toBe(added);
+    } finally {
+      await offline.stop();
+    }
+  });
+
+  it('--on-miss simulate answers misses from the simulator and records nothing', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
+    const recording = await serve(['--record', dir]);
+    try {
+      await recording.client.chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'seed' }],
+      });
+    } finally {
+      await recording.stop();
+    }
+    const files = readdirSync(dir);
+    const seeded = await serve(['--replay', dir, '--replay-speed', '0', '--on-miss', 'simulate']);
+    try {
+      expect(await seeded.line(/misses are answered/)).toMatch(/misses are answered by the embedded simulator/);
+      const r = await seeded.client.chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'beyond the cassette' }],
+      });
+      expect(r.choices[0]!.message.content).toBeTruthy();
+    } finally {
+      await seeded.stop();
+    }
+    expect(readdirSync(dir)).toEqual(files);
+  });
+
+  it('match ignore paths from --match-ignore and loopgate.json turn a miss into a hit', async () => {
+    const project = mkdtempSync(join(tmpdir(), 'lg-cli-cassette-'));
+    const dir = join(project, 'cassette');
+    const ask = (c: OpenAI, temperature: number, seed: number) =>
+      c.chat.completions.create({
+        model: 'gpt-4o-mini',
+        temperature,
+        seed,
+        messages: [{ role: 'user', content: 'same' }],
+      });
+    const recording = await serve(['--record', dir]);
+    let first: string;
+    try {
+      first = (await ask(recording.client, 0.5, 1)).choices[0]!.message.content!;
+    } finally {
+      await recording.stop();
+    }
+    // Without the ignore paths a changed temperature and seed miss.
+    const strict = await serve(['--replay', dir, '--replay-speed', '0'], project);
+    try {
+      await expect(ask(strict.client, 0.9, 2)).rejects.toThrow(/temperature: recorded 0.5, sent 0.9/);
+    } finally {
+      await strict.stop();
+    }
+    writeFileSync(join(project, 'loopgate.json'), JSON.stringify({ cassette: { ignore: ['seed'] } }));
+    const lenient = await serve(['--replay', dir, '--replay-speed', '0', '--match-ignore', 'temperature'], project);
+    try {
+      expect((await ask(lenient.client, 0.9, 2)).choices[0]!.message.content).toBe(first);
+    } finally {
+      await lenient.stop();
+    }
+  });
+
   it('refuses what cannot work, saying what to do', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'lg-cli-cassette-'));
     const cases: Array<[string[], RegExp]> = [
-      [['--replay', empty, '--upstream', 'https://example.com'], /leave out --upstream/],
-      [['--replay', empty, '--record', empty], /record into another directory/],
+      [['--replay', empty, '--upstream', 'https://example.com'], /leave out --upstream \(or add --on-miss record/],
+      [['--replay', empty, '--record', empty], /--on-miss record; else record into another directory/],
+      [['--on-miss', 'record'], /--on-miss goes with --replay DIR/],
+      [['--replay', empty, '--on-miss', 'forward'], /--on-miss takes fail, record or simulate \(got "forward"\)/],
+      [['--replay', empty, '--on-miss', 'simulate', '--upstream', 'https://example.com'], /leave out --upstream/],
+      [['--match-ignore', 'user'], /--match-ignore goes with --record DIR or --replay DIR/],
+      [['--replay', empty, '--match-ignore', 'tools..x'], /--match-ignore: "tools..x" is not a request path/],
       [['--replay-speed', '2'], /goes with --replay DIR/],
       [['--replay', empty, '--replay-speed', 'fast'], /--replay-speed takes a number/],
       [['--record', empty, '--no-capture'], /leave out --no-capture/],
@@ -70,7 +178,7 @@ describe('serve --record / --replay', () => {
     ];
     for (const [args, message] of cases) {
       const r = await runCli(['serve', '--no-log', ...args], { LOOPGATE_TOKEN: TOKEN });
-      expect(r.code, args.join(' ')).not.toBe(0);
+      expect(r.code, args.join(' ')).toBe(args.includes('--port') ? 3 : 2);
       expect(r.err, args.join(' ')).toMatch(message);
     }
   });
