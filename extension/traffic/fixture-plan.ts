@@ -1,8 +1,7 @@
 // Save as Fixture (issue 34 §1), the part that decides: which of the chosen
 // requests become cassette exchanges (rules/cassette-exchange.ts, the one
-// conversion every writer shares) and why the others are left out, the numbers
-// their files take after those already in the folder, and the sentence that
-// says what was written. Pure: no vscode, no I/O.
+// conversion every writer shares) and why the others are left out, and the
+// sentence that says what was written. Pure: no vscode, no I/O.
 import type { CassetteExchange } from '../../proxy/core/cassette.js';
 import type { TrafficDetail } from '../../proxy/core/local-api.js';
 import { exchangeOf } from '../../proxy/rules/cassette-exchange.js';
@@ -54,16 +53,6 @@ function scrubbed(x: CassetteExchange, scrub: (text: string) => string, match?: 
   const out = JSON.parse(clean) as CassetteExchange;
   out.key = matchKey(out.request.method, out.request.path, out.request.body, match);
   return out;
-}
-
-/** The number the next file takes in a folder holding `names`: after the highest `NNNN-` prefix (1 when none). */
-export function nextExchangeNumber(names: readonly string[]): number {
-  let top = 0;
-  for (const n of names) {
-    const m = /^(\d{4,})-.*\.json$/.exec(n);
-    if (m) top = Math.max(top, Number(m[1]));
-  }
-  return top + 1;
 }
 
 /** `Saved 2 requests as cassette exchanges in cassettes/; left out 1: 1a2b3c4d (a body was over …).` */

@@ -5,16 +5,16 @@
 // and written by the cassette store, numbered after the files already there.
 // The folder asked for defaults to `cassettes/` in the workspace, then to the
 // last one used. A notification says what was written and what was left out.
-import { readdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import * as vscode from 'vscode';
-import { writeExchange } from '../../proxy/cassette/store.js';
+import { nextExchangeNumber, writeExchange } from '../../proxy/cassette/store.js';
+import { loadProjectFile } from '../../proxy/config/find-project-file.js';
 import { localApi } from '../../proxy/local-api-client.js';
 import { createRedactor } from '../../proxy/rules/redact.js';
 import { shortId } from '../../proxy/traffic/render.js';
 import type { DetailEntry } from './detail-html.js';
 import { fetchEntry } from './entry-reader.js';
-import { describeSaved, nextExchangeNumber, planFixtures, type FixturePlan } from './fixture-plan.js';
+import { describeSaved, planFixtures, type FixturePlan } from './fixture-plan.js';
 import { NO_SESSION, type SessionGroup } from './session-groups.js';
 import type { TrafficDeps } from './traffic-commands.js';
 
@@ -56,8 +56,13 @@ export async function saveAsFixture(
   );
   const secrets = [d.host.token, ...(await d.keys.list()).map((k) => k.key)].filter(Boolean);
   const redactor = createRedactor({ secrets });
-  const plan = planFixtures(entries, { now: new Date(), scrub: (t) => redactor.knownSecrets(t) });
-  let n = nextExchangeNumber(existing(folder));
+  const plan = planFixtures(entries, {
+    now: new Date(),
+    match: { ignore: cassetteIgnore(folder) },
+    scrub: (t) => redactor.knownSecrets(t),
+  });
+  // After the files already there: adding to a cassette never overwrites one.
+  let n = nextExchangeNumber(folder);
   const files = plan.exchanges.map((x) => writeExchange(folder, n++, x.exchange));
   await d.state?.update(LAST_FOLDER, folder);
   void tell(plan, folder, files);
@@ -98,12 +103,14 @@ function absolute(path: string): string {
   return isAbsolute(path) || !root ? path : join(root, path);
 }
 
-function existing(folder: string): string[] {
-  try {
-    return readdirSync(folder);
-  } catch {
-    return [];
-  }
+/**
+ * loopgate.json's `cassette.ignore` (from the folder up, else the workspace's): a replay keys requests with it,
+ * so the exchanges must be keyed with it too.
+ */
+function cassetteIgnore(folder: string): string[] | undefined {
+  const root = workspaceRoot();
+  const project = loadProjectFile(folder) ?? (root ? loadProjectFile(root) : undefined);
+  return project?.ok ? project.read.cassetteIgnore : undefined;
 }
 
 /** `cassettes/` in the workspace (created when chosen), the folder used last, or one chosen in the dialog. */

@@ -1,9 +1,9 @@
 // Save as Fixture's decisions (extension/traffic/fixture-plan.ts): which
 // requests become cassette exchanges and why the others are left out, the
-// file numbers after those already in the folder, the second scrub of the
-// secrets this machine knows, and the sentence the notification shows.
+// second scrub of the secrets this machine knows, loopgate.json's ignore paths
+// in the key, and the sentence the notification shows.
 import { describe, expect, it } from 'vitest';
-import { describeSaved, nextExchangeNumber, planFixtures } from '../../extension/traffic/fixture-plan.js';
+import { describeSaved, planFixtures } from '../../extension/traffic/fixture-plan.js';
 import { CASSETTE_MARK } from '../../proxy/core/cassette.js';
 import type { TrafficDetail } from '../../proxy/core/local-api.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
@@ -126,11 +126,13 @@ describe('planFixtures', () => {
   });
 });
 
-describe('nextExchangeNumber', () => {
-  it('numbers after the highest NNNN- file already in the folder', () => {
-    expect(nextExchangeNumber([])).toBe(1);
-    expect(nextExchangeNumber(['README.md', '0002-POST-v1-messages-ab.json', '0010-GET-v1-models-cd.json'])).toBe(11);
-    expect(nextExchangeNumber(['12-x.json', '0003-x.json.tmp', 'notes.json'])).toBe(1);
+describe('the match key', () => {
+  it('leaves out the project’s ignore paths, as a replay with the same loopgate.json does', () => {
+    const match = { ignore: ['messages.0.content'] };
+    const x = planFixtures([{ id: 'a', entry: entry('a') }], { now, match }).exchanges[0]!.exchange;
+    const other = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'anything else' }] };
+    expect(x.key).toBe(matchKey('POST', '/v1/chat/completions', other, match));
+    expect(x.key).not.toBe(matchKey('POST', '/v1/chat/completions', x.request.body));
   });
 });
 
