@@ -276,7 +276,7 @@ test('Clear Faults disarms every rule and the status bar item goes', async () =>
   assert.equal(after.status, 200, after.text);
 });
 
-test('a rule the proxy cannot parse is not armed, and says what to fix', async () => {
+test('a rule that does not parse is not armed: the proxy’s own parser checks it before anything is sent', async () => {
   const before = api.faultStatusBar.reads;
   const r = await vscode.commands.executeCommand('loopgate.injectFault', { rule: '500 retry-after=2' });
   assert.equal(r, undefined);

@@ -86,8 +86,77 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('cassettes and faults in 
       menu?: string[];
       signAfterDisarm?: string;
       activeAfterDisarm?: number;
+      error?: string;
     } = {};
     let shot = '';
+    /** What a user does after the extension host's tests: arm from the palette, watch the sign, disarm. */
+    async function drive(page: Page): Promise<void> {
+      const proxy = localApi({
+        url: `http://127.0.0.1:${port}`,
+        token: readFileSync(join(home, 'config', 'token'), 'utf8').trim(),
+      });
+      const post = (content: string) =>
+        fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${readFileSync(join(home, 'config', 'token'), 'utf8').trim()}`,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] }),
+        }).then(async (r) => (await r.text(), r.status));
+      await clickActivityBarItem(page, 'Loopgate').catch(() => undefined);
+      const models = page.locator('.pane-header', { hasText: 'Models' }).first();
+      if ((await models.getAttribute('aria-expanded').catch(() => null)) === 'true')
+        await models.click({ timeout: 5_000 }).catch(() => undefined);
+      // Inject a Fault…: the 429, for the next 2 requests, to gpt-4o-* models.
+      await runCommand(page, 'Loopgate: Inject a Fault…');
+      await page
+        .locator('.quick-input-widget .monaco-list-row', { hasText: '429 Too Many Requests' })
+        .first()
+        .click({ timeout: 15_000 });
+      await answer(page, 'For the next N requests', '2');
+      await answer(page, 'Only for models matching', 'gpt-4o-*');
+      seen.signArmed = await pollUntil(async () => (await faultSign(page)) || undefined, {
+        timeoutMs: 15_000,
+        what: 'the fault sign in the status bar',
+      }).catch(() => '');
+      seen.armed = (await proxy.faults()).armed;
+      seen.statuses = [await post('first'), await post('second'), await post('third')];
+      seen.signAfterSpent = await pollUntil(async () => ((await faultSign(page)) === '' ? 'gone' : undefined), {
+        timeoutMs: 15_000,
+        what: 'the fault sign gone once the rule is spent',
+      }).catch(async () => await faultSign(page));
+      seen.rows = await readTreeRows(page, {
+        timeoutMs: 15_000,
+        until: (rows) => rows.filter((r) => r.text.includes('fault 429')).length >= 2,
+      }).catch(() => []);
+      // Armed again, the sign shows; the item's own menu disarms it.
+      await runCommand(page, 'Loopgate: Inject a Fault…');
+      await page
+        .locator('.quick-input-widget .monaco-list-row', { hasText: '503 Service Unavailable' })
+        .first()
+        .click({ timeout: 15_000 });
+      await answer(page, 'For the next N requests', '3');
+      await answer(page, 'Only for models matching', '');
+      seen.signBeforeDisarm = await pollUntil(async () => (await faultSign(page)) || undefined, {
+        timeoutMs: 15_000,
+        what: 'the fault sign again',
+      }).catch(() => '');
+      shot = await screenshot(page, `traffic-faults-${target}`);
+      await page
+        .locator('.part.statusbar .statusbar-item', { hasText: /faults?:/ })
+        .first()
+        .click();
+      const picks = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+      await pollUntil(async () => (await picks.count()) >= 2, { timeoutMs: 15_000, what: 'the faults menu' });
+      seen.menu = await picks.allInnerTexts();
+      await picks.filter({ hasText: 'Disarm All' }).first().click();
+      seen.signAfterDisarm = await pollUntil(async () => ((await faultSign(page)) === '' ? 'gone' : undefined), {
+        timeoutMs: 15_000,
+        what: 'the fault sign gone after Disarm All',
+      }).catch(async () => await faultSign(page));
+      seen.activeAfterDisarm = (await proxy.faults()).armed.filter((a) => !a.spent).length;
+    }
     try {
       const run = await runExtensionHostTests({
         target,
@@ -96,78 +165,14 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('cassettes and faults in 
         timeoutMs: 300_000,
         userSettings: { 'loopgate.baseUrl': sim.baseUrl, 'loopgate.proxy.port': port },
         env: { LOOPGATE_HOME: home },
-        afterResults: async (page) => {
-          const proxy = localApi({
-            url: `http://127.0.0.1:${port}`,
-            token: readFileSync(join(home, 'config', 'token'), 'utf8').trim(),
-          });
-          const post = (content: string) =>
-            fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
-              method: 'POST',
-              headers: {
-                authorization: `Bearer ${readFileSync(join(home, 'config', 'token'), 'utf8').trim()}`,
-                'content-type': 'application/json',
-              },
-              body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] }),
-            }).then(async (r) => (await r.text(), r.status));
-          await clickActivityBarItem(page, 'Loopgate').catch(() => undefined);
-          const models = page.locator('.pane-header', { hasText: 'Models' }).first();
-          if ((await models.getAttribute('aria-expanded').catch(() => null)) === 'true')
-            await models.click({ timeout: 5_000 }).catch(() => undefined);
-          // Inject a Fault…: the 429, for the next 2 requests, to gpt-4o-* models.
-          await runCommand(page, 'Loopgate: Inject a Fault…');
-          await page
-            .locator('.quick-input-widget .monaco-list-row', { hasText: '429 Too Many Requests' })
-            .first()
-            .click({ timeout: 15_000 });
-          await answer(page, 'For the next N requests', '2');
-          await answer(page, 'Only for models matching', 'gpt-4o-*');
-          seen.signArmed = await pollUntil(async () => (await faultSign(page)) || undefined, {
-            timeoutMs: 15_000,
-            what: 'the fault sign in the status bar',
-          }).catch(() => '');
-          seen.armed = (await proxy.faults()).armed;
-          seen.statuses = [await post('first'), await post('second'), await post('third')];
-          seen.signAfterSpent = await pollUntil(async () => ((await faultSign(page)) === '' ? 'gone' : undefined), {
-            timeoutMs: 15_000,
-            what: 'the fault sign gone once the rule is spent',
-          }).catch(async () => await faultSign(page));
-          seen.rows = await readTreeRows(page, {
-            timeoutMs: 15_000,
-            until: (rows) => rows.filter((r) => r.text.includes('fault 429')).length >= 2,
-          }).catch(() => []);
-          // Armed again, the sign shows; the item's own menu disarms it.
-          await runCommand(page, 'Loopgate: Inject a Fault…');
-          await page
-            .locator('.quick-input-widget .monaco-list-row', { hasText: '503 Service Unavailable' })
-            .first()
-            .click({ timeout: 15_000 });
-          await answer(page, 'For the next N requests', '3');
-          await answer(page, 'Only for models matching', '');
-          seen.signBeforeDisarm = await pollUntil(async () => (await faultSign(page)) || undefined, {
-            timeoutMs: 15_000,
-            what: 'the fault sign again',
-          }).catch(() => '');
-          shot = await screenshot(page, `traffic-faults-${target}`);
-          await page
-            .locator('.part.statusbar .statusbar-item', { hasText: /faults?:/ })
-            .first()
-            .click();
-          const picks = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
-          await pollUntil(async () => (await picks.count()) >= 2, { timeoutMs: 15_000, what: 'the faults menu' });
-          seen.menu = await picks.allInnerTexts();
-          await picks.filter({ hasText: 'Disarm All' }).first().click();
-          seen.signAfterDisarm = await pollUntil(async () => ((await faultSign(page)) === '' ? 'gone' : undefined), {
-            timeoutMs: 15_000,
-            what: 'the fault sign gone after Disarm All',
-          }).catch(async () => await faultSign(page));
-          seen.activeAfterDisarm = (await proxy.faults()).armed.filter((a) => !a.spent).length;
-        },
+        // Never throws: the extension host's results are reported first, then what the page showed.
+        afterResults: (page) => drive(page).catch((err: Error) => void (seen.error = err.message)),
       });
       console.log(formatRun(run));
       console.log(`cassettes-faults (${target}): ${JSON.stringify({ ...seen, rows: seen.rows?.map((r) => r.text) })}`);
       assertAllPassed(run);
       expect(run.passed).toBe(6);
+      expect(seen.error).toBeUndefined();
       // What the user saw, and what the proxy held.
       expect(seen.signArmed).toMatch(/fault: 429 ×2/);
       const mine = seen.armed?.find((a) => a.text === '429 retry-after=2 model=gpt-4o-*');
