@@ -16,6 +16,8 @@ import { loadProjectFile } from '../proxy/config/find-project-file.js';
 import { untilSignal } from './signals.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
 import { resolvePrices } from './prices.js';
+import { parseFaultRule } from '../proxy/rules/fault-rules.js';
+import type { FaultRule, FaultSource } from '../proxy/core/fault.js';
 import { cliInvocation, type Invocation } from './invocation.js';
 import { commandLine } from '../proxy/rules/command-line.js';
 import { proxyFlags } from '../proxy/rules/command-line.js';
@@ -80,6 +82,10 @@ Behaviour:
                           without one, and added to DIR), simulate (the simulator answers it).
   --match-ignore PATH     With --record/--replay: a request path the match leaves out (repeatable),
                           e.g. tools.*.description; also "cassette": {"ignore": [...]} in loopgate.json.
+  --fault RULE            Inject a fault (repeatable): KIND [scope] [count], e.g. "429 times=2
+                          retry-after=2 model=claude-*". Kinds: 429 529 500 502 503
+                          connect-timeout read-timeout cut stall malformed-event error-event
+                          ws-close. Also read: "faults" in loopgate.json. See docs/faults.md.
   --no-capture            Keep no recent requests in memory (the Traffic view and loopgate
                           tail/show/replay then have nothing to show; the log is unchanged).
   --capture-requests N    Requests the in-memory ring keeps (default ${DEFAULT_RING_ENTRIES}).
@@ -114,6 +120,7 @@ const options = {
   failover: { type: 'boolean' },
   'no-stream-usage': { type: 'boolean' },
   alias: { type: 'string', multiple: true },
+  fault: { type: 'string', multiple: true },
   bridge: { type: 'string' },
   log: { type: 'string' },
   'no-log': { type: 'boolean' },
@@ -321,6 +328,7 @@ export const serveCommand: Command = {
       return EXIT.config;
     }
     for (const note of aliases.notes) io.err(`note: ${note}`);
+    const faults = faultRules(values.fault, aliases.file === undefined ? undefined : process.cwd());
     const replayFlags = replayOption(values);
     if (values.record !== undefined && values['no-capture'])
       throw new UsageError('--record makes the cassette from the captured traffic: leave out --no-capture.');
@@ -386,6 +394,7 @@ export const serveCommand: Command = {
         capture: captureOption(values),
         recordDir: values.record,
         recordWith: values.record === undefined ? undefined : { ignore },
+        faults,
         replay,
         limits: {
           maxBodyBytes: maxBody === undefined ? undefined : maxBody * MIB,
@@ -407,6 +416,10 @@ export const serveCommand: Command = {
     }
     const aliasLines = describeAliases(aliases.aliases).map((line) => `  alias              ${line}`);
     if (aliases.file) aliasLines.push(`  project file       ${aliases.file}`);
+    // The rules armed from the start, with the ids DELETE /_loopgate/faults/<id> takes (armed in this order).
+    (faults ?? []).forEach((f, i) =>
+      aliasLines.push(`  fault              rule ${i + 1}: ${f.rule.text} (${f.source})`),
+    );
     for (const line of banner(started, requireToken, cliInvocation(io.env), aliasLines)) io.out(line);
     // Each key's /models, once: how many models it serves, or what to do about it. The others keep working.
     void started.proxy.refreshModels().then(() => {
@@ -455,4 +468,18 @@ function reportStartFailure(err: unknown, io: Io, port: string): number {
     return EXIT.startup;
   }
   throw err;
+}
+
+/** --fault values (a bad one is a usage error saying what to fix), after loopgate.json's "faults" (read and checked with
+ * the aliases: a bad one there stopped the start already). */
+function faultRules(flags: readonly string[] | undefined, projectDir: string | undefined): ProxyOptions['faults'] {
+  const out: Array<{ rule: FaultRule; source: FaultSource }> = [];
+  const loaded = projectDir === undefined ? undefined : loadProjectFile(projectDir);
+  if (loaded?.ok) for (const rule of loaded.read.faults) out.push({ rule, source: 'config' });
+  for (const text of flags ?? []) {
+    const parsed = parseFaultRule(text);
+    if (!parsed.ok) throw new UsageError(`--fault ${JSON.stringify(text)}: ${parsed.problem}`);
+    out.push({ rule: parsed.rule, source: 'cli' });
+  }
+  return out.length ? out : undefined;
 }

@@ -8,6 +8,7 @@ import type { OtlpConfig } from './otlp-options.js';
 import type { LogHealth, OtlpHealth } from './health.js';
 import type { CassetteExchange } from './cassette.js';
 import type { TrafficRecord } from './record.js';
+import type { FaultRule, FaultSource } from './fault.js';
 import type { RequestLineParts } from './request-line.js';
 
 /** --bridge: `auto` bridges only what no key serves natively; `off` never; `always` every Responses and Messages request. */
@@ -119,6 +120,8 @@ export interface ProxyOptions {
   aliases?: AliasMap;
   /** --record DIR: every exchange the upstream answers is written into this cassette (proxy/cassette/recorder.ts). */
   recordDir?: string;
+  /** Fault rules armed from the start (--fault, loopgate.json "faults"), parsed (rules/fault-rules.ts), in order. */
+  faults?: readonly { rule: FaultRule; source: FaultSource }[];
   /**
    * How the cassette is keyed and filled: match ignore paths (rules/cassette-match.ts), and with
    * --replay DIR --on-miss record which exchanges go in (the misses passed on) and who is told of each.
