@@ -28,6 +28,8 @@ import { KeyRing } from './pipeline/keyring.js';
 import { positionName } from './rules/key-list.js';
 import { BridgePolicy } from './bridge/index.js';
 import { RING_BODY_CHARS, TrafficRing } from './traffic/ring.js';
+import { FaultLedger } from './traffic/fault-ledger.js';
+import { DEFAULT_QUIET_MS } from './rules/fault-report.js';
 import { logBodyCaptureBytes } from './pipeline/capture.js';
 import { INSTALLED_COMMAND, proxyFlags } from './rules/command-line.js';
 import {
@@ -262,6 +264,7 @@ function buildContext(
     logOwnTraffic: opts.logOwnTraffic ?? false,
     ...captureConfig(opts, ring),
     otlp,
+    faultLedger: ring && new FaultLedger(ring, { quietMs: opts.faultQuietMs ?? DEFAULT_QUIET_MS }),
     bridge: new BridgePolicy(opts.bridge ?? DEFAULT_BRIDGE),
     aliases: opts.aliases ?? new Map(),
     stats,

@@ -154,6 +154,12 @@ export interface ProxyOptions {
    * DEFAULT_RING_ENTRIES / DEFAULT_RING_BYTES.
    */
   capture?: false | { entries?: number; bytes?: number };
+  /**
+   * The fault report's quiet time (rules/fault-report.ts): a fault whose client sent no retry this long after
+   * the last answer (plus the retry-after it was given) is settled, and a later identical request is not its retry.
+   * Default 60 s (DEFAULT_QUIET_MS).
+   */
+  faultQuietMs?: number;
   /** Export one span per request to an OTLP collector (rules/otlp-config.ts reads it from the environment and flags). */
   otlp?: OtlpConfig;
   /** The bundled export worker (default: dist/otlp-worker.js beside the bundle). */

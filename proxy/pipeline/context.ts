@@ -12,6 +12,7 @@ import type { KeyRing } from './keyring.js';
 import type { BridgePolicy } from '../bridge/index.js';
 import type { OtlpSink } from '../otlp/exporter.js';
 import type { TrafficRing } from '../traffic/ring.js';
+import type { FaultLedger } from '../traffic/fault-ledger.js';
 import type { AliasMap } from '../core/options.js';
 import type { ProxyStats } from '../core/local-api.js';
 
@@ -53,6 +54,8 @@ export interface ProxyContext {
   logBodyBytes: number;
   /** The live traffic ring, unless --no-capture. */
   ring?: TrafficRing;
+  /** What clients did after each injected fault, worked out from the ring when asked (with the ring only). */
+  faultLedger?: FaultLedger;
   /** The OTLP export (one span per request), when an endpoint is configured. */
   otlp?: OtlpSink;
   /** The keys, each with its /models list; rules/key-routing.ts picks one per request. */
