@@ -13,6 +13,7 @@ import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
 import { loadCassette } from '../../../proxy/cassette/store.js';
 import { startPlayer } from '../../../proxy/cassette/player.js';
+import { localApi } from '../../../proxy/local-api-client.js';
 import fixtureJson from '../../../proxy/simulator/default-fixture.json';
 import { validateFixture } from '../../../proxy/simulator/fixture.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
@@ -242,9 +243,19 @@ test('Inject a Fault arms a rule from the editor; the status bar shows it, the i
     /\$\(zap\) Loopgate injected 429 \(rule #\d+: 429 retry-after=2 model=gpt-4o-\*\), retry-after 2 s\./,
     tip,
   );
-  const passed = await send('/v1/chat/completions', chat('this one passes'));
-  assert.equal(passed.status, 200, passed.text);
-  // The panel: the injected fault and (the report) what the client did next.
+  // The client retries the same request: it passes now, and the report says so.
+  const retry = await send('/v1/chat/completions', chat('this one gets the 429'));
+  assert.equal(retry.status, 200, retry.text);
+  const verdict = await waitFor(
+    async () =>
+      (await localApi({ url: api.host.endpoint!.url, token: api.host.token }).faults()).report.find(
+        (v) => v.id === hit.id && v.succeeded,
+      ),
+    { timeoutMs: 15_000, message: 'the report’s verdict on the injected answer' },
+  );
+  assert.equal(verdict.retries, 1);
+  assert.match(verdict.summary, /^retried once after [\d.]+ s \(retry-after 2 s: not honoured\), then succeeded/);
+  // The panel: the injected fault and the verdict, its retry a link to the request.
   await vscode.commands.executeCommand('loopgate.openRequest', hit.id);
   const html = await waitFor(() => (api.panels.entry?.record.id === hit.id ? api.panels.lastHtml : undefined), {
     timeoutMs: 15_000,
@@ -256,6 +267,8 @@ test('Inject a Fault arms a rule from the editor; the status bar shows it, the i
     /Injected fault.*Loopgate injected 429 \(rule #\d+: 429 retry-after=2 model=gpt-4o-\*\), retry-after 2 s\./s,
   );
   assert.ok(overview.includes('What the client did'), 'the verdict row');
+  assert.ok(overview.includes(verdict.summary), `the report's summary: ${verdict.summary}`);
+  assert.ok(overview.includes(`data-open="${retry.id}"`), 'the retry links to its request');
   noSecretIn(html, 'the panel');
   // Save as Fixture leaves the injected answer out, saying why.
   const saved = (await vscode.commands.executeCommand('loopgate.saveAsFixture', hit.id, folder)) as Saved;
