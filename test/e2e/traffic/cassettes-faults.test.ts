@@ -60,21 +60,20 @@ async function faultSign(page: Page): Promise<string> {
 }
 
 let sim: Simulator;
-let workspace: string;
 
 beforeAll(async () => {
   sim = await startSimulator({ port: 0 });
-  workspace = mkdtempSync(join(tmpdir(), 'loopgate-cassettes-faults-ws-'));
 });
 
 afterAll(async () => {
   await sim?.close();
-  rmSync(workspace, { recursive: true, force: true });
 });
 
 describe.each<CodeServerTarget>(['oldest', 'current'])('cassettes and faults in the editor (%s VS Code)', (target) => {
   it('Save as Fixture, Inject a Fault from the palette, the status bar sign and the marked row', async () => {
     const home = mkdtempSync(join(tmpdir(), 'loopgate-cassettes-faults-home-'));
+    // Each target's own: Save as Fixture writes into its cassettes/ folder.
+    const workspace = mkdtempSync(join(tmpdir(), 'loopgate-cassettes-faults-ws-'));
     const port = await freePort();
     const seen: {
       signArmed?: string;
@@ -191,6 +190,7 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('cassettes and faults in 
       }
     } finally {
       rmSync(home, { recursive: true, force: true });
+      rmSync(workspace, { recursive: true, force: true });
     }
   }, 420_000);
 });
