@@ -5,6 +5,7 @@ import { FaultBook, type FaultRequest } from '../../proxy/pipeline/fault-book.js
 import { parseFaultRule } from '../../proxy/rules/fault-rules.js';
 import { statusFaultAnswer, streamErrorEvent } from '../../proxy/rules/fault-answers.js';
 import type { FaultRule } from '../../proxy/core/fault.js';
+import { readProjectFile } from '../../proxy/rules/project-file.js';
 
 function rule(text: string): FaultRule {
   const parsed = parseFaultRule(text);
@@ -116,5 +117,19 @@ describe('fault answers', () => {
     expect(streamErrorEvent('messages', 1, 2, 'resp_1')).toMatch(/^event: error\ndata: \{"type":"error"/);
     expect(streamErrorEvent('responses', 1, 2, 'resp_1')).toMatch(/^event: response\.failed\ndata: /);
     expect(streamErrorEvent('chat', 1, 2, 'resp_1')).toMatch(/^data: \{"error":\{/);
+  });
+});
+
+describe('loopgate.json "faults"', () => {
+  it('keeps the rules that parse, in order, and marks each bad one where it is written', () => {
+    const text = '{ "faults": ["429 times=2", "430", 5, "cut events=3"] }';
+    const read = readProjectFile(text);
+    expect(read.faults.map((f) => f.text)).toEqual(['429 times=2', 'cut events=3']);
+    expect(read.problems.map((p) => [p.severity, text.slice(p.start, p.end)])).toEqual([
+      ['error', '"430"'],
+      ['error', '5'],
+    ]);
+    expect(read.problems[0]!.message).toMatch(/^Fault rule: A fault starts with its kind/);
+    expect(readProjectFile('{ "faults": "429" }').problems[0]!.message).toContain('must be an array');
   });
 });
