@@ -13,8 +13,17 @@ import type { BridgeKind, BridgeSession } from '../bridge/index.js';
 import type { WebSocketFacts } from '../core/record.js';
 import type { TokenCounts } from '../core/token-counts.js';
 import type { KeySlot } from './keyring.js';
-import type { FaultPlan } from './fault-inject.js';
+import type { ArmedFault, InjectedFault } from '../core/fault.js';
+import type { Protocol } from '../core/routing-facts.js';
 import type { SessionRef } from '../core/agent-session.js';
+
+/** A fault rule fired on a request (pipeline/fault-inject.ts): what the record will say once it happened (`injected` is set then). */
+export interface FaultPlan {
+  readonly armed: ArmedFault;
+  /** The client's protocol: the dialect of the answer and of the events. */
+  readonly protocol: Protocol;
+  injected?: InjectedFault;
+}
 
 /** Who asked and when: fixed when the request arrives. */
 export interface RequestStart {

@@ -6,14 +6,15 @@
 // bridge translation), counting the events the client gets.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as wait } from 'node:timers/promises';
-import { MID_STREAM_FAULTS, type ArmedFault, type FaultKind, type InjectedFault } from '../core/fault.js';
-import type { Protocol } from '../core/routing-facts.js';
+import { MID_STREAM_FAULTS, type FaultKind, type InjectedFault } from '../core/fault.js';
 import {
   DEFAULT_AFTER_EVENTS,
   DEFAULT_CONNECT_TIMEOUT_S,
   DEFAULT_READ_TIMEOUT_S,
   faultNotice,
   malformedEvent,
+  malformedMessage,
+  streamErrorData,
   retryAfterOf,
   statusFaultAnswer,
   streamErrorEvent,
@@ -21,7 +22,7 @@ import {
 import { envelopeFor, PROTOCOL_TABLE, protocolOfPath } from '../rules/protocols/index.js';
 import { upstreamFailure } from '../rules/proxy-errors.js';
 import type { ProxyContext } from './context.js';
-import type { RequestSoFar } from './exchange.js';
+import type { FaultPlan, RequestSoFar } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import type { RequestAbort } from './request-abort.js';
 import type { FaultBook } from './fault-book.js';
@@ -29,14 +30,6 @@ import type { SessionRef } from '../core/agent-session.js';
 
 const ANTHROPIC_FAMILY = PROTOCOL_TABLE.messages.protocol;
 const OPENAI_FAMILY = PROTOCOL_TABLE.chat.protocol;
-
-/** A fault chosen for a request: what the record will say once it happened (`injected` is set then). */
-export interface FaultPlan {
-  readonly armed: ArmedFault;
-  /** The client's protocol: the dialect of the answer and of the events. */
-  readonly protocol: Protocol;
-  injected?: InjectedFault;
-}
 
 export type FaultContext = Pick<ProxyContext, 'hintOnce'> & { faults: FaultBook };
 
@@ -196,6 +189,75 @@ export class StreamFault {
       default:
         notice(this.ctx, this.ex, this.plan, `the stream stalled ${this.stallMs / 1000} s after ${afterEvents} events`);
         return true;
+    }
+  }
+}
+
+/** What a WebSocket fault does at its point: the relay supplies the means. */
+export interface WsHooks {
+  /** Sends a text message to the client (and the record). */
+  send(text: string): void;
+  /** Closes the client's side with `code` (a close frame), and the upstream's. */
+  close(code: number, reason: string): void;
+  /** Drops the client's connection without a close frame (the client sees 1006). */
+  terminate(): void;
+}
+
+/**
+ * A fault on an upgraded connection, counted in upstream messages: ws-close (a close frame with the rule's code),
+ * cut (no close frame), malformed-event (a broken JSON message), error-event (the protocol's failure event; the
+ * rest of that response is dropped), stall (messages held for `seconds`).
+ */
+export class WsFault {
+  #messages = 0;
+  fired = false;
+  readonly after: number;
+  readonly kind: FaultKind;
+
+  constructor(
+    private readonly plan: FaultPlan,
+    private readonly ex: RequestSoFar,
+    private readonly ctx: Pick<FaultContext, 'hintOnce'>,
+  ) {
+    this.after = plan.armed.rule.events ?? DEFAULT_AFTER_EVENTS;
+    this.kind = plan.armed.rule.kind;
+  }
+
+  /** One upstream message passed to the client: true when the fault strikes now. */
+  counted(): boolean {
+    if (this.fired) return false;
+    return ++this.#messages >= this.after;
+  }
+
+  /** Strikes before any message when `events=0`. */
+  get atOnce(): boolean {
+    return !this.fired && this.after === 0;
+  }
+
+  get stallMs(): number {
+    return (this.plan.armed.rule.stallS ?? 30) * 1000;
+  }
+
+  fire(hooks: WsHooks): void {
+    this.fired = true;
+    const a = this.plan.armed;
+    const afterEvents = this.#messages;
+    const code = a.rule.closeCode ?? 1011;
+    mark(this.plan, this.kind === 'ws-close' ? { afterEvents, closeCode: code } : { afterEvents });
+    notice(this.ctx, this.ex, this.plan, `after ${afterEvents} messages`);
+    switch (this.kind) {
+      case 'ws-close':
+        return hooks.close(code, `loopgate fault rule ${a.id}`);
+      case 'cut':
+        return hooks.terminate();
+      case 'malformed-event':
+        return hooks.send(malformedMessage(this.plan.protocol));
+      case 'error-event':
+        return hooks.send(
+          streamErrorData(this.plan.protocol, a.id, afterEvents, `resp_${randomBytes(12).toString('hex')}`),
+        );
+      default:
+        return;
     }
   }
 }

@@ -203,6 +203,19 @@ const STREAM_ERROR: Record<Protocol, (ruleId: number, seq: number, responseId: s
     })}\n\n`,
 };
 
+/** The error event's data alone: a WebSocket message (a WebSocket carries Responses events as JSON text). */
+export function streamErrorData(protocol: Protocol, ruleId: number, seq: number, responseId: string): string {
+  const event = streamErrorEvent(protocol, ruleId, seq, responseId);
+  const line = event.split('\n').find((l) => l.startsWith('data: '));
+  return line ? line.slice('data: '.length) : '';
+}
+
+/** A message cut off mid-JSON, as a WebSocket would carry the protocol's text delta. */
+export function malformedMessage(protocol: Protocol): string {
+  const line = MALFORMED[protocol].split('\n').find((l) => l.startsWith('data: '));
+  return line ? line.slice('data: '.length) : '{';
+}
+
 /** An event whose data line is cut off mid-JSON, named as the protocol's text delta so the client parses it. */
 export function malformedEvent(protocol: Protocol): string {
   return MALFORMED[protocol];
