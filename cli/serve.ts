@@ -14,6 +14,9 @@ import { startServe, type StartedServe } from './start-serve.js';
 import { untilSignal } from './signals.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
 import { resolvePrices } from './prices.js';
+import { parseFaultRule } from '../proxy/rules/fault-rules.js';
+import type { FaultRule, FaultSource } from '../proxy/core/fault.js';
+import { loadProjectFile } from '../proxy/config/find-project-file.js';
 import { cliInvocation, type Invocation } from './invocation.js';
 import { commandLine } from '../proxy/rules/command-line.js';
 import { proxyFlags } from '../proxy/rules/command-line.js';
@@ -73,6 +76,10 @@ Behaviour:
   --replay DIR            Answer from the cassette in DIR instead of an upstream: nothing is sent
                           anywhere; a request with no recording fails loudly with what differs.
   --replay-speed X        Stream timing on replay: 1 as recorded (default), 0 as fast as possible.
+  --fault RULE            Inject a fault (repeatable): KIND [scope] [count], e.g. "429 times=2
+                          retry-after=2 model=claude-*". Kinds: 429 529 500 502 503
+                          connect-timeout read-timeout cut stall malformed-event error-event
+                          ws-close. Also read: "faults" in loopgate.json. See docs/faults.md.
   --no-capture            Keep no recent requests in memory (the Traffic view and loopgate
                           tail/show/replay then have nothing to show; the log is unchanged).
   --capture-requests N    Requests the in-memory ring keeps (default ${DEFAULT_RING_ENTRIES}).
@@ -107,6 +114,7 @@ const options = {
   failover: { type: 'boolean' },
   'no-stream-usage': { type: 'boolean' },
   alias: { type: 'string', multiple: true },
+  fault: { type: 'string', multiple: true },
   bridge: { type: 'string' },
   log: { type: 'string' },
   'no-log': { type: 'boolean' },
@@ -277,6 +285,7 @@ export const serveCommand: Command = {
       return EXIT.config;
     }
     for (const note of aliases.notes) io.err(`note: ${note}`);
+    const faults = faultRules(values.fault, aliases.file === undefined ? undefined : process.cwd());
     const replay = replayOption(values);
     if (values.record !== undefined && values['no-capture'])
       throw new UsageError('--record makes the cassette from the captured traffic: leave out --no-capture.');
@@ -336,6 +345,7 @@ export const serveCommand: Command = {
         logOwnTraffic: values['log-own'],
         capture: captureOption(values),
         recordDir: values.record,
+        faults,
         replay,
         limits: {
           maxBodyBytes: maxBody === undefined ? undefined : maxBody * MIB,
@@ -357,6 +367,10 @@ export const serveCommand: Command = {
     }
     const aliasLines = describeAliases(aliases.aliases).map((line) => `  alias              ${line}`);
     if (aliases.file) aliasLines.push(`  project file       ${aliases.file}`);
+    // The rules armed from the start, with the ids DELETE /_loopgate/faults/<id> takes (armed in this order).
+    (faults ?? []).forEach((f, i) =>
+      aliasLines.push(`  fault              rule ${i + 1}: ${f.rule.text} (${f.source})`),
+    );
     for (const line of banner(started, requireToken, cliInvocation(io.env), aliasLines)) io.out(line);
     // Each key's /models, once: how many models it serves, or what to do about it. The others keep working.
     void started.proxy.refreshModels().then(() => {
@@ -405,4 +419,18 @@ function reportStartFailure(err: unknown, io: Io, port: string): number {
     return EXIT.startup;
   }
   throw err;
+}
+
+/** --fault values (a bad one is a usage error saying what to fix), after loopgate.json's "faults" (read and checked with
+ * the aliases: a bad one there stopped the start already). */
+function faultRules(flags: readonly string[] | undefined, projectDir: string | undefined): ProxyOptions['faults'] {
+  const out: Array<{ rule: FaultRule; source: FaultSource }> = [];
+  const loaded = projectDir === undefined ? undefined : loadProjectFile(projectDir);
+  if (loaded?.ok) for (const rule of loaded.read.faults) out.push({ rule, source: 'config' });
+  for (const text of flags ?? []) {
+    const parsed = parseFaultRule(text);
+    if (!parsed.ok) throw new UsageError(`--fault ${JSON.stringify(text)}: ${parsed.problem}`);
+    out.push({ rule: parsed.rule, source: 'cli' });
+  }
+  return out.length ? out : undefined;
 }

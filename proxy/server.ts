@@ -4,6 +4,7 @@
 // buildContext, createHttpServer, listen, openLogForPort; stopProxy undoes them.
 import { SessionBook } from './traffic/session-book.js';
 import { CassetteRecorder } from './cassette/recorder.js';
+import { FaultBook } from './pipeline/fault-book.js';
 import { abortableDelay } from './pipeline/retry.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -268,6 +269,7 @@ function buildContext(
     aliases: opts.aliases ?? new Map(),
     stats,
     sessions: new SessionBook(),
+    faults: armedBook(opts.faults),
     recorder: opts.recordDir === undefined ? undefined : new CassetteRecorder(opts.recordDir),
     prices: opts.prices ?? {},
     stopping: false,
@@ -477,4 +479,11 @@ function endThenDestroy(socket: Socket, answer: string, graceMs: number): void {
   const timer = setTimeout(() => socket.destroy(), graceMs);
   timer.unref();
   socket.once('close', () => clearTimeout(timer));
+}
+
+/** The fault book, with the rules the proxy starts with armed in order. */
+function armedBook(faults: ProxyOptions['faults']): FaultBook {
+  const book = new FaultBook();
+  for (const f of faults ?? []) book.arm(f.rule, f.source);
+  return book;
 }

@@ -7,6 +7,7 @@
 import type { OtlpConfig } from './otlp-options.js';
 import type { LogHealth, OtlpHealth } from './health.js';
 import type { TrafficRecord } from './record.js';
+import type { FaultRule, FaultSource } from './fault.js';
 import type { RequestLineParts } from './request-line.js';
 
 /** --bridge: `auto` bridges only what no key serves natively; `off` never; `always` every Responses and Messages request. */
@@ -118,6 +119,8 @@ export interface ProxyOptions {
   aliases?: AliasMap;
   /** --record DIR: every exchange the upstream answers is written into this cassette (proxy/cassette/recorder.ts). */
   recordDir?: string;
+  /** Fault rules armed from the start (--fault, loopgate.json "faults"), parsed (rules/fault-rules.ts), in order. */
+  faults?: readonly { rule: FaultRule; source: FaultSource }[];
   /**
    * What a model is priced as (rules/pricing.ts): the priced model's ID, or its own USD prices per million
    * tokens. From loopgate.json "prices", the loopgate.prices setting and the demo fixture's priced_as.

@@ -1,5 +1,6 @@
 // What every pipeline step may read: configuration and the long-lived parts.
 import type { SessionBook } from '../traffic/session-book.js';
+import type { FaultBook } from './fault-book.js';
 import type { CassetteRecorder } from '../cassette/recorder.js';
 import type { PriceOverrides } from '../rules/pricing.js';
 import type { Pool } from 'undici';
@@ -71,6 +72,8 @@ export interface ProxyContext {
   sessions: SessionBook;
   /** Model → priced model or own prices (loopgate.json "prices", the setting, the demo fixture's priced_as). */
   prices: PriceOverrides;
+  /** The armed fault rules (--fault, loopgate.json, the local API): `faults.armed` is false when none is. */
+  faults: FaultBook;
   /** --record: the cassette the upstream's answers are written into. */
   recorder?: CassetteRecorder;
   /** close() has begun: a request cut now was cut by the proxy's own shutdown, not by its client. */

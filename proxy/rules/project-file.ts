@@ -14,6 +14,8 @@ import { aliasPairProblem, type AliasEntry } from './model-aliases.js';
 import { readPriceTable } from './price-table.js';
 import type { PriceOverrides } from './pricing.js';
 import { quoted } from './printable.js';
+import { parseFaultRule } from './fault-rules.js';
+import type { FaultRule } from '../core/fault.js';
 
 export interface ProjectAlias extends AliasEntry {
   /** UTF-16 offsets of FROM's and TO's string tokens (quotes included). */
@@ -36,14 +38,17 @@ export interface ProjectFile {
   aliases: ProjectAlias[];
   /** The usable "prices" entries (rules/price-table.ts); an entry with a problem is left out. */
   prices: PriceOverrides;
+  /** The usable "faults" entries, parsed (rules/fault-rules.ts), in order; a rule with a problem is left out. */
+  faults: FaultRule[];
   problems: ProjectFileProblem[];
 }
 
 const PROJECT_FILE_EXAMPLE = '{ "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" } }';
-const KNOWN_KEYS = new Set(['aliases', 'prices', '$schema']);
+const KNOWN_KEYS = new Set(['aliases', 'prices', 'faults', '$schema']);
 
 export function readProjectFile(text: string): ProjectFile {
   let prices: PriceOverrides = {};
+  const faults: FaultRule[] = [];
   const problems: ProjectFileProblem[] = [];
   const tree = parseJsonTree(text);
   if (!tree.ok) {
@@ -51,6 +56,7 @@ export function readProjectFile(text: string): ProjectFile {
     return {
       aliases: [],
       prices,
+      faults,
       problems: [
         {
           severity: 'error',
@@ -66,6 +72,7 @@ export function readProjectFile(text: string): ProjectFile {
     return {
       aliases: [],
       prices,
+      faults,
       problems: [
         {
           severity: 'error',
@@ -83,15 +90,16 @@ export function readProjectFile(text: string): ProjectFile {
       const table = readPriceTable(e.value, text);
       prices = table.prices;
       problems.push(...table.problems.map((p) => ({ severity: 'error' as const, ...p })));
-    } else if (!KNOWN_KEYS.has(e.key))
+    } else if (e.key === 'faults') readFaults(e.value, faults, problems);
+    else if (!KNOWN_KEYS.has(e.key))
       problems.push({
         severity: 'warning',
-        message: `loopgate.json has no setting ${quoted(e.key.slice(0, 80))} (it knows "aliases" and "prices"); ignored.`,
+        message: `loopgate.json has no setting ${quoted(e.key.slice(0, 80))} (it knows "aliases", "prices" and "faults"); ignored.`,
         start: e.keyStart,
         end: e.keyEnd,
       });
   }
-  if (!aliasesNode) return { aliases: [], prices, problems };
+  if (!aliasesNode) return { aliases: [], prices, faults, problems };
   if (aliasesNode.kind !== 'object') {
     problems.push({
       severity: 'error',
@@ -99,7 +107,7 @@ export function readProjectFile(text: string): ProjectFile {
       start: aliasesNode.start,
       end: aliasesNode.end,
     });
-    return { aliases: [], prices, problems };
+    return { aliases: [], prices, faults, problems };
   }
   const aliases: ProjectAlias[] = [];
   const seen = new Map<string, ProjectAlias>();
@@ -155,11 +163,36 @@ export function readProjectFile(text: string): ProjectFile {
     });
     return false;
   });
-  return { aliases: usable, prices, problems };
+  return { aliases: usable, prices, faults, problems };
 }
 
 function lineCol(text: string, at: number): string {
   const before = text.slice(0, at);
   const line = before.split('\n').length;
   return `line ${line}, column ${at - before.lastIndexOf('\n')}`;
+}
+
+/** "faults": ["429 times=2", ...], each a --fault rule; a bad one is an error where it is written. */
+function readFaults(node: JsonNode, faults: FaultRule[], problems: ProjectFileProblem[]): void {
+  if (node.kind !== 'array') {
+    problems.push({
+      severity: 'error',
+      message:
+        '"faults" must be an array of fault rules, each as --fault takes it, e.g. ["429 times=2 retry-after=2"].',
+      start: node.start,
+      end: node.end,
+    });
+    return;
+  }
+  for (const item of node.items) {
+    const parsed = item.kind === 'string' ? parseFaultRule(item.value) : undefined;
+    if (parsed?.ok) faults.push(parsed.rule);
+    else
+      problems.push({
+        severity: 'error',
+        message: parsed ? `Fault rule: ${parsed.problem}` : 'Each fault rule is a string, e.g. "429 times=2".',
+        start: item.start,
+        end: item.end,
+      });
+  }
 }
