@@ -29,19 +29,18 @@ export function isFaultEndpoint(path: string): boolean {
 }
 
 /**
- * What the client did after each injected fault, for GET <faults>. Empty here: the report
- * (rules/fault-report.ts) replaces this function.
+ * What the client did after each injected fault, for GET <faults>, oldest first: worked out now from the ring's
+ * entries since the last ask (traffic/fault-ledger.ts, rules/fault-report.ts). Nothing without the ring.
  */
-export function faultReport(ctx: Pick<ProxyContext, 'ring'>): FaultVerdict[] {
-  void ctx;
-  return [];
+function faultReport(ctx: Pick<ProxyContext, 'faultLedger'>): FaultVerdict[] {
+  return ctx.faultLedger?.report() ?? [];
 }
 
 export async function handleFaults(
   req: IncomingMessage,
   paths: PathFacts,
   reply: ClientReply,
-  ctx: Pick<ProxyContext, 'faults' | 'ring'>,
+  ctx: Pick<ProxyContext, 'faults' | 'faultLedger'>,
 ): Promise<void> {
   const method = req.method ?? 'GET';
   if (paths.path !== FAULTS_PATH) {

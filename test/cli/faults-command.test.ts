@@ -119,7 +119,7 @@ describe('loopgate faults', () => {
     const armed = await faults('arm', '500 times=1 session=\x1b[2J');
     expect(armed.code, armed.err).toBe(0);
     expect(armed.out).not.toContain('\x1b');
-    expect(armed.out).toContain('session=\\u001b[2J');
+    expect(armed.out).toContain('session=\\x1b[2J');
     const ruled = await faults('arm', '500 times=1 model=evil*');
     expect(ruled.code, ruled.err).toBe(0);
     const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: token, maxRetries: 0 });
@@ -127,7 +127,7 @@ describe('loopgate faults', () => {
       client.chat.completions.create({ model: 'evil\x1b]0;pwned\x07', messages: [{ role: 'user', content: 'x' }] }),
     ).rejects.toThrow();
     const text = await faults();
-    expect(text.out).toContain('500 (rule #3)');
+    expect(text.out).toContain('500 (rule #3)  /v1/chat/completions evil\\x1b]0;pwned\\x07');
     expect(text.out).not.toMatch(/[\x1b\x07]/);
   });
 
