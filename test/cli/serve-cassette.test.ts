@@ -20,6 +20,7 @@ async function serve(args: string[], cwd?: string) {
   const url = started.match[1]!;
   return {
     ...started,
+    url,
     client: new OpenAI({ baseURL: `${url}/v1`, apiKey: TOKEN, maxRetries: 0 }),
     /** Waits for a line of its output (the banner's lines come after the ready line). */
     async line(pattern: RegExp) {
@@ -60,6 +61,22 @@ describe('serve --record / --replay', () => {
       expect(replaying.lines.join('\n')).toMatch(
         /hint: .*messages\.0\.content: recorded "record me", sent "something new"/,
       );
+      // The request line names it, and tail shows where it first differs; so does the record (show --json).
+      expect(await replaying.line(/\[cassette-miss\]/)).toMatch(
+        /POST \/v1\/chat\/completions 400 .*\[cassette-miss\] No recording in the cassette matches/,
+      );
+      const env = { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN };
+      const tail = await runCli(['tail', '--no-follow', '--proxy', replaying.url], env);
+      expect(tail.out).toMatch(
+        /POST \/v1\/chat\/completions 400 .*\[cassette-miss\] first difference at messages\.0\.content/,
+      );
+      const json = await runCli(['tail', '--no-follow', '--json', '--errors', '--proxy', replaying.url], env);
+      const rec = JSON.parse(json.out.trim().split('\n').at(-1)!) as Record<string, unknown>;
+      expect(rec).toMatchObject({
+        errorCode: 'cassette_miss',
+        diagnosis: 'cassette-miss',
+        cassetteMiss: 'messages.0.content',
+      });
     } finally {
       await replaying.stop();
     }
