@@ -177,6 +177,42 @@ describe('serve --record / --replay', () => {
     }
   });
 
+  it('show ID --save DIR adds a request of a running proxy to a cassette, which then replays it', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'fixtures');
+    const env = { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN };
+    const live = await serve([]);
+    let answer: string;
+    try {
+      const { data, response } = await live.client.chat.completions
+        .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'keep this one' }] })
+        .withResponse();
+      answer = data.choices[0]!.message.content!;
+      const id = response.headers.get('x-loopgate-request-id')!;
+      const first = await runCli(['show', id, '--save', dir, '--proxy', live.url], env);
+      expect(first.code, first.err).toBe(0);
+      expect(first.out).toMatch(/^saved .*fixtures\/0001-POST-v1-chat-completions-[0-9a-f]{16}\.json$/m);
+      // Saved again: a new file after it, never over it.
+      const again = await runCli(['show', id, '--save', dir, '--proxy', live.url], env);
+      expect(again.out).toMatch(/fixtures\/0002-POST-v1-chat-completions-/);
+      const bad = await runCli(['show', id, '--save', dir, '--json', '--proxy', live.url], env);
+      expect(bad.code).toBe(2);
+      expect(bad.err).toMatch(/--save writes the exchange into a cassette: leave out --json/);
+    } finally {
+      await live.stop();
+    }
+    expect(readdirSync(dir)).toHaveLength(2);
+    const replaying = await serve(['--replay', dir, '--replay-speed', '0']);
+    try {
+      const r = await replaying.client.chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'keep this one' }],
+      });
+      expect(r.choices[0]!.message.content).toBe(answer);
+    } finally {
+      await replaying.stop();
+    }
+  });
+
   it('refuses what cannot work, saying what to do', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'lg-cli-cassette-'));
     const cases: Array<[string[], RegExp]> = [
