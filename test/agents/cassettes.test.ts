@@ -4,7 +4,7 @@
 // same commands the same answers, with the streams' timing kept (measured: each stream's span, first event
 // to last, recorded against replayed); a changed prompt is a loud miss with a diff; `--on-miss record`
 // adds the new exchange; and no key, token or key-shaped string is in any cassette file.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,7 +45,10 @@ beforeAll(() => {
 
 afterAll(() => {
   for (const f of figures) console.log(f);
-  assertNoCanary(outputs.join('\n'), DEMO_KEYS.map((k) => k.key));
+  assertNoCanary(
+    outputs.join('\n'),
+    DEMO_KEYS.map((k) => k.key),
+  );
 });
 
 interface Served {
@@ -87,11 +90,18 @@ function agentEnv(extra: Record<string, string> = {}): Record<string, string> {
   };
 }
 
-/** Claude Code through `loopgate run`, its requests asking the simulator for spaced events. */
+/**
+ * Claude Code through `loopgate run`, its requests asking the simulator for spaced events. Each run starts
+ * from the same fresh home, as a CI job does: a second run in a used home sends another tool list (the
+ * state of the first run turns features on), which a replay rightly reports as a miss.
+ */
 function claude(proxy: Served, prompt: string): Promise<AgentRun> {
+  const claudeHome = join(home, 'claude-home');
+  rmSync(claudeHome, { recursive: true, force: true });
+  mkdirSync(claudeHome);
   const args = [CLI, 'run', '--port', proxy.port, '--', claudeBinary(), '-p', '--output-format', 'json'];
   args.push('--model', 'claude-sonnet-4-6', '--allowedTools', 'Bash(echo:*)', '--', prompt);
-  const env = agentEnv({ ANTHROPIC_CUSTOM_HEADERS: `x-sim-chunk-delay-ms: ${CHUNK_DELAY_MS}` });
+  const env = agentEnv({ HOME: claudeHome, ANTHROPIC_CUSTOM_HEADERS: `x-sim-chunk-delay-ms: ${CHUNK_DELAY_MS}` });
   return runAgent(process.execPath, args, { env, cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
 }
 

@@ -118,3 +118,18 @@ describe('cassette match', () => {
 function isPlain(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
+
+describe('redaction tags', () => {
+  it('match whatever their hash: the tag is keyed per run, so a replay tags the same secret another way', () => {
+    const body = (tag: string) => ({ model: 'm', messages: [{ role: 'user', content: `key ${tag} here` }] });
+    expect(matchKey('POST', '/v1/messages', body('[REDACTED:ab12]'))).toBe(
+      matchKey('POST', '/v1/messages', body('[REDACTED:90fe]')),
+    );
+    expect(matchKey('POST', '/v1/messages', body('[REDACTED:ab12]'), { defaults: false })).toBe(
+      matchKey('POST', '/v1/messages', body('[REDACTED:90fe]'), { defaults: false }),
+    );
+    expect(matchKey('POST', '/v1/messages', body('[REDACTED:ab12]'))).not.toBe(
+      matchKey('POST', '/v1/messages', body('plain')),
+    );
+  });
+});
