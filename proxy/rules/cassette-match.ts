@@ -27,6 +27,12 @@ const DATE_TIME =
  */
 const REDACTION_TAG = new RegExp(`${REDACTION_MARK_SOURCE}[0-9a-f]{4}\\]`, 'g');
 
+/** What Codex writes at the head of each tool output, different on every run: a chunk id and the wall time. */
+const TOOL_OUTPUT_NOISE: Array<[RegExp, string]> = [
+  [/\bChunk ID: [0-9a-zA-Z]+/g, 'Chunk ID: <id>'],
+  [/\bWall time: \d+(?:\.\d+)? seconds\b/g, 'Wall time: <duration>'],
+];
+
 export interface MatchOptions {
   /**
    * More paths to leave out: dot-separated, `*` for any key or index, e.g. `tools.*.description`,
@@ -167,7 +173,10 @@ function sorted(value: unknown, dates: boolean): unknown {
   if (Array.isArray(value)) return value.map((v) => sorted(v, dates));
   if (typeof value === 'string') {
     const untagged = value.replace(REDACTION_TAG, '[REDACTED]');
-    return dates ? untagged.replace(DATE_TIME, '<time>') : untagged;
+    if (!dates) return untagged;
+    let out = untagged.replace(DATE_TIME, '<time>');
+    for (const [pattern, stand] of TOOL_OUTPUT_NOISE) out = out.replace(pattern, stand);
+    return out;
   }
   if (!isObject(value)) return value;
   const out: Record<string, unknown> = {};

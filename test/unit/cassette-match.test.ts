@@ -133,3 +133,17 @@ describe('redaction tags', () => {
     );
   });
 });
+
+describe("Codex's tool output head", () => {
+  it('matches whatever its chunk id and wall time, and still differs on the output itself', () => {
+    const body = (id: string, secs: string, out: string) => ({
+      model: 'gpt-4.1',
+      input: [
+        { type: 'function_call_output', output: `Chunk ID: ${id}\nWall time: ${secs} seconds\nOutput:\n${out}\n` },
+      ],
+    });
+    const key = (b: unknown) => matchKey('POST', '/v1/responses', b);
+    expect(key(body('5ba02d', '0.0668', 'ok'))).toBe(key(body('9ea263', '0.0942', 'ok')));
+    expect(key(body('5ba02d', '0.0668', 'ok'))).not.toBe(key(body('5ba02d', '0.0668', 'other')));
+  });
+});
