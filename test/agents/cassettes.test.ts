@@ -203,7 +203,10 @@ describe.skipIf(!agentsSupported)('real agents recorded at the proxy and replaye
         const changed = await claude(replaying, prompt.replace('cassette-tool-ok', 'something-else'));
         expect(changed.code).not.toBe(0);
         const said = changed.stdout + changed.stderr;
-        figures.push(`Claude Code on a miss prints: ${said.replace(/\s+/g, ' ').slice(0, 400)}`);
+        const answer = (JSON.parse(changed.stdout) as { result?: string }).result ?? said;
+        figures.push(
+          `Claude Code on a miss (exit ${changed.code}) answers: ${answer.replace(/\s+/g, ' ').slice(0, 300)}`,
+        );
         expect(said).toMatch(/no recording matches POST \/v1\/messages/);
         // Claude Code prints the error's JSON: the diff's quotes come escaped.
         expect(said).toMatch(
@@ -261,7 +264,7 @@ describe.skipIf(!agentsSupported)('real agents recorded at the proxy and replaye
         const changed = await codex(replaying, prompt.replace('codex-cassette-ok', 'codex-other'));
         expect(changed.code).not.toBe(0);
         const said = changed.stdout + changed.stderr;
-        figures.push(`Codex on a miss prints: ${said.replace(/\s+/g, ' ').slice(-400)}`);
+        figures.push(`Codex on a miss (exit ${changed.code}) prints: ${said.replace(/\s+/g, ' ').slice(-300)}`);
         expect(said).toMatch(/no recording matches POST \/v1\/responses/);
       } finally {
         await replaying.stop();
