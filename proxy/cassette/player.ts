@@ -153,9 +153,11 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     opts.onMiss?.(report);
     const message = missMessage(report);
     const anthropic = sent.path.split('?')[0]!.endsWith('/messages');
+    // param: where it first differs (the record and `tail` show it); the Anthropic shape carries the code too.
+    const param = report.nearest?.differences[0]?.path || null;
     const payload = anthropic
-      ? { type: 'error', error: { type: 'invalid_request_error', message } }
-      : { error: { message, type: 'invalid_request_error', code: CASSETTE_MISS_CODE, param: null } };
+      ? { type: 'error', error: { type: 'invalid_request_error', code: CASSETTE_MISS_CODE, param, message } }
+      : { error: { message, type: 'invalid_request_error', code: CASSETTE_MISS_CODE, param } };
     res.writeHead(MISS_STATUS, { 'content-type': 'application/json', [CASSETTE_HEADER]: 'miss' });
     res.end(JSON.stringify(payload));
   }

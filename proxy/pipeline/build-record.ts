@@ -104,6 +104,7 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
       ? local.code
       : (attempt?.errorCode ?? local?.code ?? (status < 400 && isStream ? streamErrorCode(scanned) : undefined)),
     diagnosis: local ? (local.refused ? local.code : undefined) : attempt?.diagnosis?.code,
+    cassetteMiss: local ? undefined : attempt?.diagnosis?.at,
     key: ex.key?.slot?.name,
     keyFingerprint: ex.key?.slot?.fingerprint,
     bridge: ex.route?.bridge,

@@ -20,6 +20,7 @@ async function serve(args: string[], cwd?: string) {
   const url = started.match[1]!;
   return {
     ...started,
+    url,
     client: new OpenAI({ baseURL: `${url}/v1`, apiKey: TOKEN, maxRetries: 0 }),
     /** Waits for a line of its output (the banner's lines come after the ready line). */
     async line(pattern: RegExp) {
@@ -60,6 +61,22 @@ describe('serve --record / --replay', () => {
       expect(replaying.lines.join('\n')).toMatch(
         /hint: .*messages\.0\.content: recorded "record me", sent "something new"/,
       );
+      // The request line names it, and tail shows where it first differs; so does the record (show --json).
+      expect(await replaying.line(/\[cassette-miss\]/)).toMatch(
+        /POST \/v1\/chat\/completions 400 .*\[cassette-miss\] No recording in the cassette matches/,
+      );
+      const env = { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN };
+      const tail = await runCli(['tail', '--no-follow', '--proxy', replaying.url], env);
+      expect(tail.out).toMatch(
+        /POST \/v1\/chat\/completions 400 .*\[cassette-miss\] first difference at messages\.0\.content/,
+      );
+      const json = await runCli(['tail', '--no-follow', '--json', '--errors', '--proxy', replaying.url], env);
+      const rec = JSON.parse(json.out.trim().split('\n').at(-1)!) as Record<string, unknown>;
+      expect(rec).toMatchObject({
+        errorCode: 'cassette_miss',
+        diagnosis: 'cassette-miss',
+        cassetteMiss: 'messages.0.content',
+      });
     } finally {
       await replaying.stop();
     }
@@ -157,6 +174,42 @@ describe('serve --record / --replay', () => {
       expect((await ask(lenient.client, 0.9, 2)).choices[0]!.message.content).toBe(first);
     } finally {
       await lenient.stop();
+    }
+  });
+
+  it('show ID --save DIR adds a request of a running proxy to a cassette, which then replays it', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'fixtures');
+    const env = { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN };
+    const live = await serve([]);
+    let answer: string;
+    try {
+      const { data, response } = await live.client.chat.completions
+        .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'keep this one' }] })
+        .withResponse();
+      answer = data.choices[0]!.message.content!;
+      const id = response.headers.get('x-loopgate-request-id')!;
+      const first = await runCli(['show', id, '--save', dir, '--proxy', live.url], env);
+      expect(first.code, first.err).toBe(0);
+      expect(first.out).toMatch(/^saved .*fixtures\/0001-POST-v1-chat-completions-[0-9a-f]{16}\.json$/m);
+      // Saved again: a new file after it, never over it.
+      const again = await runCli(['show', id, '--save', dir, '--proxy', live.url], env);
+      expect(again.out).toMatch(/fixtures\/0002-POST-v1-chat-completions-/);
+      const bad = await runCli(['show', id, '--save', dir, '--json', '--proxy', live.url], env);
+      expect(bad.code).toBe(2);
+      expect(bad.err).toMatch(/--save writes the exchange into a cassette: leave out --json/);
+    } finally {
+      await live.stop();
+    }
+    expect(readdirSync(dir)).toHaveLength(2);
+    const replaying = await serve(['--replay', dir, '--replay-speed', '0']);
+    try {
+      const r = await replaying.client.chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'keep this one' }],
+      });
+      expect(r.choices[0]!.message.content).toBe(answer);
+    } finally {
+      await replaying.stop();
     }
   });
 
