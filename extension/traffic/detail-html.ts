@@ -107,7 +107,10 @@ function overview(e: DetailEntry, report: FaultReportPart = {}): SafeHtml {
     ['What to do', e.hint],
     ['Injected fault', faultRow(r.fault)],
     ['What the client did', verdictRow(r.fault, report.verdict, report.problem, requestLink)],
-    ['Cassette', cassetteMissRow(miss, miss ? missMessage(e.clientResponseBody ?? e.responseBody) : undefined)],
+    [
+      'Cassette',
+      cassetteMissRow(miss, miss ? missMessage(e.clientResponseBody ?? e.responseBody) : undefined, r.cassetteMiss),
+    ],
     ['Request', html`${r.method} <code>${r.path}</code>${r.stream ? ' (stream)' : ''}`],
     ['Sent upstream as', r.canonicalPath !== r.path ? html`<code>${r.canonicalPath}</code>` : undefined],
     ['Rewrites', r.rewrites.length ? html`${r.rewrites.map((w, i) => html`${i ? html`<br>` : ''}${w}`)}` : undefined],

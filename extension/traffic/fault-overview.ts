@@ -36,10 +36,15 @@ export function verdictRow(
   return html`<span class="verdict ${verdict.succeeded ? 'ok' : 'failed'}">${verdict.summary}</span>${open}${attempts}`;
 }
 
-/** The Cassette row of a miss: the replay server's message, which lists the differences. */
-export function cassetteMissRow(miss: boolean, message: string | undefined): SafeHtml | undefined {
+/** The Cassette row of a miss: where it first differs (the record's), and the replay's message listing the differences. */
+export function cassetteMissRow(
+  miss: boolean,
+  message: string | undefined,
+  firstDifference?: string,
+): SafeHtml | undefined {
   if (!miss) return undefined;
-  return html`<span class="miss">No recording matched: nothing went upstream.</span>${message ? html`<pre class="miss-diff">${message}</pre>` : ''}`;
+  const where = firstDifference ? html` First difference: <code>${firstDifference}</code>.` : '';
+  return html`<span class="miss">No recording matched: nothing went upstream.</span>${where}${message ? html`<pre class="miss-diff">${message}</pre>` : ''}`;
 }
 
 export const FAULT_STYLE = `

@@ -63,7 +63,16 @@ export async function saveAsFixture(
   });
   // After the files already there: adding to a cassette never overwrites one.
   let n = nextExchangeNumber(folder);
-  const files = plan.exchanges.map((x) => writeExchange(folder, n++, x.exchange));
+  const files: string[] = [];
+  for (const x of plan.exchanges) {
+    try {
+      files.push(writeExchange(folder, n++, x.exchange));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      plan.leftOut.push({ id: x.id, reason: `${folder} cannot be written (${code ?? (err as Error).message})` });
+    }
+  }
+  plan.exchanges = plan.exchanges.filter((x) => !plan.leftOut.some((l) => l.id === x.id));
   await d.state?.update(LAST_FOLDER, folder);
   void tell(plan, folder, files);
   return { folder, files, leftOut: plan.leftOut };

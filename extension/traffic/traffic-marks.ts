@@ -13,6 +13,7 @@ const CASSETTE_HEADER = 'x-loopgate-cassette';
 /** A request's record says it was a cassette miss (an Anthropic miss carries no code: its header says so). */
 export function isCassetteMiss(r: Pick<TrafficRecord, 'errorCode' | 'diagnosis'> & Partial<TrafficRecord>): boolean {
   return (
+    r.cassetteMiss !== undefined ||
     r.errorCode === CASSETTE_MISS ||
     r.diagnosis === CASSETTE_MISS ||
     r.diagnosis === 'cassette-miss' ||

@@ -54,6 +54,8 @@ describe('the marks', () => {
 
   it('know a cassette miss by its code, or (Anthropic’s envelope has none) by the replay header', () => {
     expect(isCassetteMiss({ errorCode: 'cassette_miss' })).toBe(true);
+    expect(isCassetteMiss({ diagnosis: 'cassette-miss' })).toBe(true);
+    expect(isCassetteMiss({ cassetteMiss: 'messages.0.content' })).toBe(true);
     expect(isCassetteMiss({ errorCode: 'x', responseHeaders: { 'x-loopgate-cassette': 'miss' } })).toBe(true);
     expect(isCassetteMiss({ errorCode: 'x', responseHeaders: { 'x-loopgate-cassette': 'replayed' } })).toBe(false);
     expect(missMessage('{"type":"error","error":{"message":"no recording"}}')).toBe('no recording');
@@ -104,8 +106,11 @@ describe('the detail panel', () => {
     const body = JSON.stringify({
       error: { message: `no recording matches POST /v1/messages: messages.0.content: recorded "hi", sent "${evil}"` },
     });
-    const o = overview(page(entry({ status: 400, errorCode: 'cassette_miss' }, body)));
+    const o = overview(
+      page(entry({ status: 400, diagnosis: 'cassette-miss', cassetteMiss: `messages.0.content ${evil}` }, body)),
+    );
     expect(o).toContain('No recording matched: nothing went upstream.');
+    expect(o).toContain('First difference: <code>messages.0.content &#60;img');
     expect(o).toContain('messages.0.content: recorded &#34;hi&#34;, sent &#34;&#60;img');
     expect(o).not.toContain('<img');
   });
