@@ -85,6 +85,7 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('cassettes and faults in 
       menu?: string[];
       signAfterDisarm?: string;
       activeAfterDisarm?: number;
+      panelText?: string;
       error?: string;
     } = {};
     let shot = '';
@@ -129,6 +130,28 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('cassettes and faults in 
         timeoutMs: 15_000,
         until: (rows) => rows.filter((r) => r.text.includes('fault 429')).length >= 2,
       }).catch(() => []);
+      // The side bar widened so the rows' marks show, and the newest injected row opened in the panel.
+      const bar = await page.locator('.part.sidebar').boundingBox();
+      if (bar) {
+        await page.mouse.move(bar.x + bar.width + 1, bar.y + bar.height / 2);
+        await page.mouse.down();
+        await page.mouse.move(bar.x + bar.width + 320, bar.y + bar.height / 2, { steps: 5 });
+        await page.mouse.up();
+      }
+      await page
+        .locator('.part.sidebar [role="treeitem"]', { hasText: 'fault 429' })
+        .first()
+        .click({ timeout: 15_000 });
+      const panel = page.frameLocator('iframe.webview.ready').frameLocator('iframe');
+      await panel
+        .getByText('What the client did')
+        .first()
+        .waitFor({ timeout: 15_000 })
+        .catch(() => undefined);
+      seen.panelText = await panel
+        .locator('#panel-overview')
+        .innerText({ timeout: 5_000 })
+        .catch(() => '');
       // Armed again, the sign shows; the item's own menu disarms it.
       await runCommand(page, 'Loopgate: Inject a Fault…');
       await page
@@ -179,6 +202,10 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('cassettes and faults in 
       expect(seen.statuses).toEqual([429, 429, 200]);
       expect(seen.signAfterSpent).toBe('gone');
       expect(seen.rows?.filter((r) => r.text.includes('fault 429')).length).toBeGreaterThanOrEqual(2);
+      expect(seen.panelText).toMatch(
+        /Injected fault\s+Loopgate injected 429 \(rule #\d+: 429 retry-after=2 model=gpt-4o-\*\)/,
+      );
+      expect(seen.panelText).toMatch(/What the client did\s+\S/);
       expect(seen.signBeforeDisarm).toMatch(/fault: 503 ×3/);
       expect(seen.menu?.some((m) => m.includes('Disarm All'))).toBe(true);
       expect(seen.signAfterDisarm).toBe('gone');
