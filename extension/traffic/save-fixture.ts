@@ -159,11 +159,10 @@ async function tell(plan: FixturePlan, folder: string, files: string[]): Promise
     void vscode.window.showWarningMessage(text);
     return;
   }
-  const choice = await (plan.leftOut.length ? vscode.window.showWarningMessage : vscode.window.showInformationMessage)(
-    text,
-    'Open Folder',
-    'Reveal',
-  );
+  const buttons = ['Open Folder', 'Reveal'] as const;
+  const choice = plan.leftOut.length
+    ? await vscode.window.showWarningMessage(text, ...buttons)
+    : await vscode.window.showInformationMessage(text, ...buttons);
   const uri = vscode.Uri.file(folder);
   const inWorkspace = vscode.workspace.getWorkspaceFolder(uri) !== undefined;
   if (choice === 'Open Folder')
