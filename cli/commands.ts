@@ -3,6 +3,7 @@ import type { Command } from './command.js';
 import { doctorCommand } from './doctor.js';
 import { envCommand } from './env.js';
 import { exportCommand } from './export.js';
+import { faultsCommand } from './fault-command.js';
 import { lspCommand } from './lsp.js';
 import { modelsCommand } from './models.js';
 import { runCommand } from './run.js';
@@ -25,6 +26,7 @@ export const commands: Command[] = [
   tailCommand,
   showCommand,
   sessionsCommand,
+  faultsCommand,
   usageCommand,
   replayCommand,
   tokenCommand,

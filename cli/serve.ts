@@ -10,10 +10,14 @@ import { loadOrCreateToken } from '../proxy/config/token-file.js';
 import { clientBaseUrls, parseUpstream, proxyOrigin } from '../proxy/rules/urls.js';
 import { readKeyListFromStdin, validKeyList } from './stdin-key.js';
 import { runIpcHost } from './ipc-host.js';
-import { startServe, type StartedServe } from './start-serve.js';
+import { startServe, type ReplaySettings, type StartedServe } from './start-serve.js';
+import { ignorePathProblem } from '../proxy/rules/cassette-settings.js';
+import { loadProjectFile } from '../proxy/config/find-project-file.js';
 import { untilSignal } from './signals.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
 import { resolvePrices } from './prices.js';
+import { parseFaultRule } from '../proxy/rules/fault-rules.js';
+import type { FaultRule, FaultSource } from '../proxy/core/fault.js';
 import { cliInvocation, type Invocation } from './invocation.js';
 import { commandLine } from '../proxy/rules/command-line.js';
 import { proxyFlags } from '../proxy/rules/command-line.js';
@@ -73,6 +77,15 @@ Behaviour:
   --replay DIR            Answer from the cassette in DIR instead of an upstream: nothing is sent
                           anywhere; a request with no recording fails loudly with what differs.
   --replay-speed X        Stream timing on replay: 1 as recorded (default), 0 as fast as possible.
+  --on-miss MODE          With --replay, a request with no recording: fail (default: a loud error,
+                          nothing sent), record (sent to --upstream, or the embedded simulator
+                          without one, and added to DIR), simulate (the simulator answers it).
+  --match-ignore PATH     With --record/--replay: a request path the match leaves out (repeatable),
+                          e.g. tools.*.description; also "cassette": {"ignore": [...]} in loopgate.json.
+  --fault RULE            Inject a fault (repeatable): KIND [scope] [count], e.g. "429 times=2
+                          retry-after=2 model=claude-*". Kinds: 429 529 500 502 503
+                          connect-timeout read-timeout cut stall malformed-event error-event
+                          ws-close. Also read: "faults" in loopgate.json. See docs/faults.md.
   --no-capture            Keep no recent requests in memory (the Traffic view and loopgate
                           tail/show/replay then have nothing to show; the log is unchanged).
   --capture-requests N    Requests the in-memory ring keeps (default ${DEFAULT_RING_ENTRIES}).
@@ -107,6 +120,7 @@ const options = {
   failover: { type: 'boolean' },
   'no-stream-usage': { type: 'boolean' },
   alias: { type: 'string', multiple: true },
+  fault: { type: 'string', multiple: true },
   bridge: { type: 'string' },
   log: { type: 'string' },
   'no-log': { type: 'boolean' },
@@ -116,6 +130,8 @@ const options = {
   record: { type: 'string' },
   replay: { type: 'string' },
   'replay-speed': { type: 'string' },
+  'on-miss': { type: 'string' },
+  'match-ignore': { type: 'string', multiple: true },
   'capture-requests': { type: 'string' },
   'capture-mb': { type: 'string' },
   'max-body': { type: 'string' },
@@ -129,28 +145,56 @@ const options = {
   ipc: { type: 'boolean' },
 } as const;
 
-/** --replay DIR [--replay-speed X]: refused with anything that would send requests elsewhere. */
+/**
+ * --replay DIR [--replay-speed X] [--on-miss MODE]: refused with anything that would send requests elsewhere
+ * (only --on-miss record sends anything on, and only the misses).
+ */
 function replayOption(values: {
   replay?: string;
   record?: string;
   upstream?: string;
   'replay-speed'?: string;
-}): { dir: string; speed: number } | undefined {
+  'on-miss'?: string;
+}): { dir: string; speed: number; onMiss: ReplaySettings['onMiss'] } | undefined {
   const speedText = values['replay-speed'];
+  const onMiss = values['on-miss'];
   if (values.replay === undefined) {
     if (speedText !== undefined) throw new UsageError('--replay-speed goes with --replay DIR.');
+    if (onMiss !== undefined) throw new UsageError('--on-miss goes with --replay DIR.');
     return undefined;
   }
-  if (values.upstream !== undefined)
-    throw new UsageError('--replay answers from the cassette, not an upstream: leave out --upstream.');
+  if (onMiss !== undefined && !ON_MISS.includes(onMiss as ReplaySettings['onMiss']))
+    throw new UsageError(`--on-miss takes fail, record or simulate (got "${onMiss}").`);
+  if (values.upstream !== undefined && onMiss !== 'record')
+    throw new UsageError(
+      onMiss === 'simulate'
+        ? '--on-miss simulate answers misses from the embedded simulator: leave out --upstream (or use --on-miss record to record them from it).'
+        : '--replay answers from the cassette, not an upstream: leave out --upstream (or add --on-miss record to send misses to it and record them).',
+    );
   if (values.record !== undefined)
-    throw new UsageError('--record and --replay together: record into another directory, or replay alone.');
+    throw new UsageError(
+      '--record and --replay together: to add misses to the cassette use --replay DIR --on-miss record; else record into another directory, or replay alone.',
+    );
   const speed = speedText === undefined ? 1 : Number(speedText);
   if (!/^\d+(\.\d+)?$/.test(speedText ?? '1') || !Number.isFinite(speed))
     throw new UsageError(
       `--replay-speed takes a number from 0 (as fast as possible) up, 1 as recorded (got "${speedText}").`,
     );
-  return { dir: values.replay, speed };
+  return { dir: values.replay, speed, onMiss: (onMiss ?? 'fail') as ReplaySettings['onMiss'] };
+}
+
+const ON_MISS: ReadonlyArray<ReplaySettings['onMiss']> = ['fail', 'record', 'simulate'];
+
+/** --match-ignore PATH (repeatable): only with a cassette, each a path the match can use. */
+function matchIgnoreOption(values: { 'match-ignore'?: string[]; record?: string; replay?: string }): string[] {
+  const paths = values['match-ignore'] ?? [];
+  if (paths.length && values.record === undefined && values.replay === undefined)
+    throw new UsageError('--match-ignore goes with --record DIR or --replay DIR.');
+  for (const path of paths) {
+    const problem = ignorePathProblem(path);
+    if (problem) throw new UsageError(`--match-ignore: ${problem}`);
+  }
+  return paths;
 }
 
 export function intOption(
@@ -183,6 +227,13 @@ export function portOption(value: string | undefined): number | undefined {
   return intOption('port', value, 0, 65535);
 }
 
+/** What becomes of a request the cassette has no recording for (--on-miss). */
+function replayMisses(replay: NonNullable<StartedServe['replay']>): string {
+  if (replay.onMiss === 'record') return `misses are sent to ${replay.missesTo} and added to the cassette`;
+  if (replay.onMiss === 'simulate') return 'misses are answered by the embedded simulator (not recorded)';
+  return 'nothing is sent anywhere else';
+}
+
 /** `extra`: lines about this start's own configuration (the model aliases), shown before "Try it". */
 function banner(started: StartedServe, tokenRequired: boolean, cli: Invocation, extra: string[] = []): string[] {
   const { proxy, simulator } = started;
@@ -192,7 +243,7 @@ function banner(started: StartedServe, tokenRequired: boolean, cli: Invocation, 
   const lines = [
     `Loopgate proxy listening on ${proxy.url}`,
     started.replay
-      ? `  upstream           cassette ${started.replay.dir} (${started.replay.exchanges} exchanges, speed ${started.replay.speed}): nothing is sent anywhere else`
+      ? `  upstream           cassette ${started.replay.dir} (${started.replay.exchanges} exchanges, speed ${started.replay.speed}): ${replayMisses(started.replay)}`
       : `  upstream site_url  ${proxy.siteUrl}${simulator ? '   (embedded simulator, demo keys)' : ''}`,
     `  upstream base_url  ${proxy.baseUrl}`,
     `  OpenAI clients     base URL ${bases.openai}`,
@@ -277,10 +328,16 @@ export const serveCommand: Command = {
       return EXIT.config;
     }
     for (const note of aliases.notes) io.err(`note: ${note}`);
-    const replay = replayOption(values);
+    const faults = faultRules(values.fault, aliases.file === undefined ? undefined : process.cwd());
+    const replayFlags = replayOption(values);
     if (values.record !== undefined && values['no-capture'])
       throw new UsageError('--record makes the cassette from the captured traffic: leave out --no-capture.');
-    const upstream = replay ? undefined : (values.upstream ?? io.env.LOOPGATE_UPSTREAM);
+    // The flags' paths and loopgate.json's (its problems were said with the aliases above): both apply.
+    const project = loadProjectFile(process.cwd());
+    const ignore = [...matchIgnoreOption(values), ...((project?.ok && project.read.cassetteIgnore) || [])];
+    const replay = replayFlags && { ...replayFlags, ignore };
+    // Only --on-miss record sends anything on from a replay (the misses).
+    const upstream = replay && replay.onMiss !== 'record' ? undefined : (values.upstream ?? io.env.LOOPGATE_UPSTREAM);
     let rawKeys = io.env.LOOPGATE_API_KEY;
     if (values['key-stdin']) rawKeys = await readKeyListFromStdin(io.stdin, cliInvocation(io.env).command);
     // Demo mode ignores the keys (startServe), so only keys that will be used are checked.
@@ -336,6 +393,8 @@ export const serveCommand: Command = {
         logOwnTraffic: values['log-own'],
         capture: captureOption(values),
         recordDir: values.record,
+        recordWith: values.record === undefined ? undefined : { ignore },
+        faults,
         replay,
         limits: {
           maxBodyBytes: maxBody === undefined ? undefined : maxBody * MIB,
@@ -357,6 +416,10 @@ export const serveCommand: Command = {
     }
     const aliasLines = describeAliases(aliases.aliases).map((line) => `  alias              ${line}`);
     if (aliases.file) aliasLines.push(`  project file       ${aliases.file}`);
+    // The rules armed from the start, with the ids DELETE /_loopgate/faults/<id> takes (armed in this order).
+    (faults ?? []).forEach((f, i) =>
+      aliasLines.push(`  fault              rule ${i + 1}: ${f.rule.text} (${f.source})`),
+    );
     for (const line of banner(started, requireToken, cliInvocation(io.env), aliasLines)) io.out(line);
     // Each key's /models, once: how many models it serves, or what to do about it. The others keep working.
     void started.proxy.refreshModels().then(() => {
@@ -405,4 +468,18 @@ function reportStartFailure(err: unknown, io: Io, port: string): number {
     return EXIT.startup;
   }
   throw err;
+}
+
+/** --fault values (a bad one is a usage error saying what to fix), after loopgate.json's "faults" (read and checked with
+ * the aliases: a bad one there stopped the start already). */
+function faultRules(flags: readonly string[] | undefined, projectDir: string | undefined): ProxyOptions['faults'] {
+  const out: Array<{ rule: FaultRule; source: FaultSource }> = [];
+  const loaded = projectDir === undefined ? undefined : loadProjectFile(projectDir);
+  if (loaded?.ok) for (const rule of loaded.read.faults) out.push({ rule, source: 'config' });
+  for (const text of flags ?? []) {
+    const parsed = parseFaultRule(text);
+    if (!parsed.ok) throw new UsageError(`--fault ${JSON.stringify(text)}: ${parsed.problem}`);
+    out.push({ rule: parsed.rule, source: 'cli' });
+  }
+  return out.length ? out : undefined;
 }

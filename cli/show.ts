@@ -8,11 +8,12 @@ import { showText } from '../proxy/traffic/render.js';
 import { replayRequest, curlCommand } from '../proxy/traffic/replay-request.js';
 import { useColor } from './color.js';
 import { cliInvocation } from './invocation.js';
+import { saveEntry } from '../proxy/cassette/save-entry.js';
 
 export const showCommand: Command = {
   name: 'show',
   summary: 'Show one request of a running proxy: overview, conversation, wire',
-  usage: `Usage: loopgate show ID [--wire] [--json] [--curl] [--proxy URL]
+  usage: `Usage: loopgate show ID [--wire] [--json] [--curl] [--save DIR] [--proxy URL]
 
 Prints one request the proxy still holds in memory (ID as \`loopgate tail\`
 prints it, 8 characters or more, or the whole x-loopgate-request-id):
@@ -42,6 +43,8 @@ Options:
                  cache and context: null where the proxy has none).
   --curl         A curl command that sends this request again through the proxy
                  (the local token comes from \`loopgate token\`; never the key).
+  --save DIR     Add this exchange to the cassette in DIR (a file after the ones
+                 there), for \`loopgate serve --replay DIR\`; says the file.
 ${CONNECTION_USAGE}
 
 Exit codes: 0 shown, 1 no such request in the proxy's memory, 2 bad usage,
@@ -56,10 +59,13 @@ Exit codes: 0 shown, 1 no such request in the proxy's memory, 2 bad usage,
         wire: { type: 'boolean' },
         json: { type: 'boolean' },
         curl: { type: 'boolean' },
+        save: { type: 'string' },
       },
     });
     if (positionals.length !== 1)
       throw new UsageError('give one request ID (loopgate tail prints them), e.g. loopgate show 66382237');
+    if (values.save !== undefined && (values.json || values.curl || values.wire))
+      throw new UsageError('--save writes the exchange into a cassette: leave out --json, --curl and --wire.');
     const conn = await connectToProxy('show', values, io);
     if (typeof conn === 'number') return conn;
     let entry;
@@ -70,7 +76,14 @@ Exit codes: 0 shown, 1 no such request in the proxy's memory, 2 bad usage,
       io.err(`loopgate show: ${err.message}`);
       return err.code === LOCAL_ERROR_CODES.captureOff ? EXIT.config : EXIT.failed;
     }
-    if (values.json)
+    if (values.save !== undefined) {
+      const saved = saveEntry(values.save, entry);
+      if ('problem' in saved) {
+        io.err(`loopgate show: this request cannot be saved into a cassette: ${saved.problem}.`);
+        return EXIT.failed;
+      }
+      io.out(`saved ${saved.file}`);
+    } else if (values.json)
       io.out(
         JSON.stringify(
           { ...entry, session: entry.session ?? null, cache: entry.cache ?? null, context: entry.context ?? null },

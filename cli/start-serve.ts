@@ -9,6 +9,16 @@ import { loadCassette } from '../proxy/cassette/store.js';
 import { startPlayer, missMessage, type CassettePlayer } from '../proxy/cassette/player.js';
 import { createRedactor } from '../proxy/rules/redact.js';
 import { ProxyConfigError } from '../proxy/server.js';
+import { parseUpstream } from '../proxy/rules/urls.js';
+
+/** --replay DIR and how it is played: --replay-speed, --on-miss, --match-ignore (and loopgate.json's). */
+export interface ReplaySettings {
+  dir: string;
+  speed: number;
+  /** fail (default): a miss is refused loudly; record: passed to the upstream and added to DIR; simulate: the simulator answers. */
+  onMiss: 'fail' | 'record' | 'simulate';
+  ignore?: readonly string[];
+}
 
 /**
  * What the proxy sends the cassette player as its key: it goes nowhere else, and the player ignores it. Not
@@ -21,8 +31,8 @@ const REPLAY_KEY = 'loopgate-cassette-replay-placeholder';
  * anywhere else: a request with no recording gets a loud error from the player, and a hint here.
  */
 async function startReplay(
-  opts: Omit<ProxyOptions, 'upstream'>,
-  replay: { dir: string; speed: number },
+  opts: Omit<ProxyOptions, 'upstream'> & { upstream?: string },
+  replay: ReplaySettings,
 ): Promise<StartedServe> {
   const loaded = loadCassette(replay.dir);
   if (loaded.problems.length)
@@ -32,31 +42,73 @@ async function startReplay(
   if (!loaded.exchanges.length) throw new ProxyConfigError(`--replay ${replay.dir}: the cassette has no exchanges.`);
   // Recordings were keyed after redaction: a request is redacted the same way before it is looked up.
   const redactor = createRedactor({ secrets: opts.token ? [opts.token] : [] });
-  const player = await startPlayer({
-    exchanges: loaded.exchanges.map((e) => e.exchange),
-    speed: replay.speed,
-    redact: (s) => redactor.string(s),
-    onMiss: (m) => opts.onHint?.(missMessage(m).replace(/\n\s*/g, ' | ')),
-  });
+  // --on-miss record|simulate: misses go to a real upstream (its keys) or the simulator (its demo keys).
+  let simulator: Simulator | undefined;
+  let keys = [{ name: 'cassette', key: REPLAY_KEY, named: true }];
+  let missesTo: string | undefined;
+  if (replay.onMiss === 'simulate' || (replay.onMiss === 'record' && !opts.upstream)) {
+    simulator = await startSimulator({ port: 0, demo: true });
+    keys = DEMO_KEYS.map((k) => ({ ...k }));
+    missesTo = simulator.url;
+  } else if (replay.onMiss === 'record') {
+    const parsed = parseUpstream(opts.upstream!, { allowHttp: opts.allowHttp });
+    if (!parsed.ok) throw new ProxyConfigError(`Upstream URL: ${parsed.problems.map((p) => p.message).join(' ')}`);
+    keys = opts.keys ?? [];
+    missesTo = parsed.siteUrl;
+  }
+  const prefix = missesTo ? new URL(missesTo).pathname.replace(/\/+$/, '') : '';
+  const match = { ignore: replay.ignore };
+  let player: CassettePlayer | undefined;
   try {
+    player = await startPlayer({
+      exchanges: loaded.exchanges.map((e) => e.exchange),
+      speed: replay.speed,
+      match,
+      redact: (s) => redactor.string(s),
+      onMiss: (m) => opts.onHint?.(missMessage(m).replace(/\n\s*/g, ' | ')),
+      passMisses: missesTo ? { siteUrl: missesTo, prefix } : undefined,
+    });
+    const playing = player;
     const proxy = await startProxy({
       ...opts,
-      upstream: player.url,
+      upstream: player.url + prefix,
       allowHttp: true,
       key: undefined,
-      keys: [{ name: 'cassette', key: REPLAY_KEY, named: true }],
+      keys,
+      simulator: Boolean(simulator),
+      // --on-miss record: the misses passed on are added to DIR, and answered from there from then on.
+      ...(replay.onMiss === 'record'
+        ? {
+            recordDir: replay.dir,
+            recordWith: {
+              ignore: replay.ignore,
+              keep: (x) => playing.takePassed(x.key),
+              written: (x) => playing.add(x),
+            },
+          }
+        : {}),
     });
-    const info = { player, dir: replay.dir, exchanges: loaded.exchanges.length, speed: replay.speed };
+    const info = {
+      player,
+      dir: replay.dir,
+      exchanges: loaded.exchanges.length,
+      speed: replay.speed,
+      onMiss: replay.onMiss,
+      missesTo: simulator ? 'the embedded simulator' : missesTo,
+    };
     return {
       proxy,
+      simulator,
       replay: info,
       async close() {
         await proxy.close();
-        await player.close();
+        await playing.close();
+        await simulator?.close();
       },
     };
   } catch (err) {
-    await player.close();
+    await player?.close();
+    await simulator?.close();
     throw err;
   }
 }
@@ -65,7 +117,15 @@ export interface StartedServe {
   proxy: RunningProxy;
   simulator?: Simulator;
   /** --replay: the cassette player the proxy answers from, and how many exchanges it holds. */
-  replay?: { player: CassettePlayer; dir: string; exchanges: number; speed: number };
+  replay?: {
+    player: CassettePlayer;
+    dir: string;
+    exchanges: number;
+    speed: number;
+    onMiss: ReplaySettings['onMiss'];
+    /** Where misses go (--on-miss record|simulate). */
+    missesTo?: string;
+  };
   /** The key in use: the given one, or the simulator's demo key. */
   key?: string;
   /** A key was given but there is no upstream: the simulator only knows its demo keys. */
@@ -75,7 +135,7 @@ export interface StartedServe {
 
 /** Starts the proxy, and the simulator first when there is no upstream. Shared by the CLI and the IPC host. */
 export async function startServe(
-  opts: Omit<ProxyOptions, 'upstream'> & { upstream?: string; replay?: { dir: string; speed: number } },
+  opts: Omit<ProxyOptions, 'upstream'> & { upstream?: string; replay?: ReplaySettings },
 ): Promise<StartedServe> {
   if (opts.replay) return startReplay(opts, opts.replay);
   let simulator: Simulator | undefined;

@@ -29,6 +29,7 @@ import { PANEL_COMMANDS, type PanelAction } from './traffic/detail-html.js';
 import type { ModelsNode } from './views/nodes.js';
 import { SessionPanels } from './sessions/session-panel.js';
 import { SessionStatusBar } from './sessions/session-status-bar.js';
+import { FaultStatusBar } from './faults/fault-status-bar.js';
 
 /** Handed to tests (never in production: it can read the key). */
 export interface LoopgateTestApi {
@@ -51,6 +52,8 @@ export interface LoopgateTestApi {
   /** The session panel and the session status bar item (issue 33). */
   sessionPanels: SessionPanels;
   sessionStatusBar: SessionStatusBar;
+  /** The armed-fault status bar item (issue 34). */
+  faultStatusBar: FaultStatusBar;
   /** The `loopgate` chat vendor, where VS Code has the API (1.104+). */
   chatProvider?: LoopgateChatProvider;
   /** Resolves when the reactions to the settings changes so far have finished. */
@@ -100,6 +103,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     (id) => void vscode.commands.executeCommand('loopgate.openRequest', id),
   );
   const sessionStatusBar = new SessionStatusBar(host, traffic.onDidChange);
+  const faultStatusBar = new FaultStatusBar(host, traffic.onDidSeeFault);
   const trafficView = createTrafficView(traffic, panels);
   const trafficDeps: TrafficDeps = {
     host,
@@ -107,6 +111,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     list: traffic,
     panels,
     cliPath: context.asAbsolutePath('dist/cli.js'),
+    state: context.workspaceState,
   };
   context.subscriptions.push(
     log,
@@ -121,6 +126,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     panels,
     sessionPanels,
     sessionStatusBar,
+    faultStatusBar,
     ...trafficView.disposables,
     vscode.workspace.registerTextDocumentContentProvider(TRAFFIC_SCHEME, new TrafficBodies(host)),
     vscode.languages.registerCodeLensProvider({ language: 'json', scheme: 'untitled' }, new ResendLens()),
@@ -134,6 +140,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
       otlpHeaders,
       traffic: trafficDeps,
       sessions: { host, panels: sessionPanels },
+      faults: { host, statusBar: faultStatusBar },
     }),
   );
   context.subscriptions.push(
@@ -179,6 +186,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     panels,
     sessionPanels,
     sessionStatusBar,
+    faultStatusBar,
     settingsSettled,
   };
 }

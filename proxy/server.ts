@@ -4,6 +4,7 @@
 // buildContext, createHttpServer, listen, openLogForPort; stopProxy undoes them.
 import { SessionBook } from './traffic/session-book.js';
 import { CassetteRecorder } from './cassette/recorder.js';
+import { FaultBook } from './pipeline/fault-book.js';
 import { abortableDelay } from './pipeline/retry.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -27,6 +28,8 @@ import { KeyRing } from './pipeline/keyring.js';
 import { positionName } from './rules/key-list.js';
 import { BridgePolicy } from './bridge/index.js';
 import { RING_BODY_CHARS, TrafficRing } from './traffic/ring.js';
+import { FaultLedger } from './traffic/fault-ledger.js';
+import { DEFAULT_QUIET_MS } from './rules/fault-report.js';
 import { logBodyCaptureBytes } from './pipeline/capture.js';
 import { INSTALLED_COMMAND, proxyFlags } from './rules/command-line.js';
 import {
@@ -261,11 +264,20 @@ function buildContext(
     logOwnTraffic: opts.logOwnTraffic ?? false,
     ...captureConfig(opts, ring),
     otlp,
+    faultLedger: ring && new FaultLedger(ring, { quietMs: opts.faultQuietMs ?? DEFAULT_QUIET_MS }),
     bridge: new BridgePolicy(opts.bridge ?? DEFAULT_BRIDGE),
     aliases: opts.aliases ?? new Map(),
     stats,
     sessions: new SessionBook(),
-    recorder: opts.recordDir === undefined ? undefined : new CassetteRecorder(opts.recordDir),
+    faults: armedBook(opts.faults),
+    recorder:
+      opts.recordDir === undefined
+        ? undefined
+        : new CassetteRecorder(opts.recordDir, {
+            match: { ignore: opts.recordWith?.ignore },
+            keep: opts.recordWith?.keep,
+            written: opts.recordWith?.written,
+          }),
     prices: opts.prices ?? {},
     stopping: false,
     hintOnce(id, message) {
@@ -474,4 +486,11 @@ function endThenDestroy(socket: Socket, answer: string, graceMs: number): void {
   const timer = setTimeout(() => socket.destroy(), graceMs);
   timer.unref();
   socket.once('close', () => clearTimeout(timer));
+}
+
+/** The fault book, with the rules the proxy starts with armed in order. */
+function armedBook(faults: ProxyOptions['faults']): FaultBook {
+  const book = new FaultBook();
+  for (const f of faults ?? []) book.arm(f.rule, f.source);
+  return book;
 }

@@ -15,6 +15,8 @@ import { manageChatModels } from '../lm/register-chat-provider.js';
 import * as traffic from '../traffic/traffic-commands.js';
 import { openSession, type SessionDeps } from '../sessions/session-commands.js';
 import { openSharedLog, showLiveTraffic } from '../traffic/shared-log.js';
+import { saveAsFixture } from '../traffic/save-fixture.js';
+import { clearFaults, injectFault, showFaults, type FaultDeps } from '../faults/fault-commands.js';
 
 export interface CommandDeps {
   host: ProxyHost;
@@ -24,6 +26,7 @@ export interface CommandDeps {
   otlpHeaders: OtlpHeaderStore;
   traffic: traffic.TrafficDeps;
   sessions: SessionDeps;
+  faults: FaultDeps;
 }
 
 function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => unknown> {
@@ -68,6 +71,11 @@ function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => un
     'loopgate.showLiveTraffic': () => showLiveTraffic(d.traffic),
     'loopgate.groupTrafficBySession': () => traffic.setGrouped(true),
     'loopgate.showTrafficAsList': () => traffic.setGrouped(false),
+    // Issue 34: cassettes and faults from the editor.
+    'loopgate.saveAsFixture': (arg, target) => saveAsFixture(d.traffic, arg, target),
+    'loopgate.injectFault': (arg) => injectFault(d.faults, arg),
+    'loopgate.clearFaults': (id) => clearFaults(d.faults, id),
+    'loopgate.showFaults': () => showFaults(d.faults),
     'loopgate.fixProblem': (node) =>
       node instanceof DiagnosisNode
         ? vscode.commands.executeCommand(node.problem.fix.command)

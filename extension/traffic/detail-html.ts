@@ -15,12 +15,22 @@ import { ESTIMATE_TOKENIZER, tokenLabel, type TokenCounter } from '../../proxy/r
 import { toolDefinitions } from '../../proxy/rules/tool-definitions.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from './html.js';
 import { cacheRow, contextRow, CONTEXT_STYLE } from './turn-overview.js';
+import { cassetteMissRow, FAULT_STYLE, faultRow, verdictRow } from './fault-overview.js';
+import { isCassetteMiss, missMessage } from './traffic-marks.js';
+import type { FaultVerdict } from '../../proxy/core/fault.js';
 
 /** What the panel shows: the local API's answer for one entry. */
 export type DetailEntry = TrafficDetail;
 
 export type PanelAction =
-  'replay' | 'editAndResend' | 'copyCurl' | 'compareWith' | 'compareWithPrevious' | 'showTranslation' | 'exportHar';
+  | 'replay'
+  | 'editAndResend'
+  | 'copyCurl'
+  | 'compareWith'
+  | 'compareWithPrevious'
+  | 'showTranslation'
+  | 'exportHar'
+  | 'saveFixture';
 
 /** The command each of the panel's buttons runs (the same as the Traffic view's menus). */
 export const PANEL_COMMANDS: Record<PanelAction, string> = {
@@ -31,7 +41,14 @@ export const PANEL_COMMANDS: Record<PanelAction, string> = {
   compareWithPrevious: 'loopgate.compareWithPreviousTurn',
   showTranslation: 'loopgate.showBridgeTranslation',
   exportHar: 'loopgate.exportRequestHar',
+  saveFixture: 'loopgate.saveAsFixture',
 };
+
+/** What the fault report says of this request (issue 34): its verdict, or why there is none. */
+export interface FaultReportPart {
+  verdict?: FaultVerdict;
+  problem?: string;
+}
 
 /** Events shown one row each in the Wire tab; the rest of a long stream goes in one block. */
 const MAX_EVENT_ROWS = 500;
@@ -66,8 +83,9 @@ function timingSplit(header: string | undefined): string | undefined {
   return own ? `Loopgate ${own} ms${up ? `, upstream ${up} ms` : ''} (to the response head)` : header;
 }
 
-function overview(e: DetailEntry): SafeHtml {
+function overview(e: DetailEntry, report: FaultReportPart = {}): SafeHtml {
   const r = e.record;
+  const miss = isCassetteMiss(r);
   const usage = (e.responseBody ? usageDetails(e.responseBody) : undefined) ?? r.usage;
   const u = usage as Record<string, number | undefined> | undefined;
   const usageText = u
@@ -87,6 +105,12 @@ function overview(e: DetailEntry): SafeHtml {
     ],
     ['Diagnosis', code ? html`<code>${code}</code>${r.errorType ? ` (${r.errorType})` : ''}` : undefined],
     ['What to do', e.hint],
+    ['Injected fault', faultRow(r.fault)],
+    ['What the client did', verdictRow(r.fault, report.verdict, report.problem, requestLink)],
+    [
+      'Cassette',
+      cassetteMissRow(miss, miss ? missMessage(e.clientResponseBody ?? e.responseBody) : undefined, r.cassetteMiss),
+    ],
     ['Request', html`${r.method} <code>${r.path}</code>${r.stream ? ' (stream)' : ''}`],
     ['Sent upstream as', r.canonicalPath !== r.path ? html`<code>${r.canonicalPath}</code>` : undefined],
     ['Rewrites', r.rewrites.length ? html`${r.rewrites.map((w, i) => html`${i ? html`<br>` : ''}${w}`)}` : undefined],
@@ -363,6 +387,8 @@ export function detailHtml(
     /** For the folded parts' sizes: o200k_base (tokenizer-estimate.ts, loaded by the caller); else in characters. */
     countTokens?: TokenCounter;
     sharedLog?: string;
+    /** An injected fault's verdict from the proxy's report. */
+    faultReport?: FaultReportPart;
   },
 ): string {
   const r = e.record;
@@ -379,6 +405,7 @@ export function detailHtml(
     ['compareWith', 'Compare with…'],
     ...(r.bridge ? ([['showTranslation', 'Show Translation']] as Array<[PanelAction, string]>) : []),
     ['exportHar', 'Export as HAR'],
+    ['saveFixture', 'Save as Fixture'],
   ];
   const tab = (id: string, title: string) =>
     html`<button role="tab" id="tab-${id}" data-tab="${id}" aria-controls="panel-${id}" aria-selected="false" tabindex="-1">${title}</button>`;
@@ -386,7 +413,7 @@ export function detailHtml(
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${opts.cspSource}; style-src 'nonce-${opts.nonce}'; script-src 'nonce-${opts.nonce}';">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style nonce="${opts.nonce}">${rawHtml(STYLE + CONTEXT_STYLE)}</style>
+<style nonce="${opts.nonce}">${rawHtml(STYLE + CONTEXT_STYLE + FAULT_STYLE)}</style>
 <title>Request ${shortId(r.id)}</title></head>
 <body data-id="${r.id}">
 <header>
@@ -395,7 +422,7 @@ ${opts.sharedLog ? html`<p class="source">From the shared log <code>${opts.share
 <div>${actions.map(([a, t]) => html`<button data-action="${a}">${t}</button>`)}</div>
 <div role="tablist" aria-label="Request details">${tab('overview', 'Overview')}${tab('conversation', 'Conversation')}${tab('wire', 'Wire')}</div>
 </header>
-<section role="tabpanel" id="panel-overview" aria-labelledby="tab-overview">${overview(e)}</section>
+<section role="tabpanel" id="panel-overview" aria-labelledby="tab-overview">${overview(e, opts.faultReport)}</section>
 <section role="tabpanel" id="panel-conversation" aria-labelledby="tab-conversation" hidden>${conversation(e, sizer(opts.countTokens))}</section>
 <section role="tabpanel" id="panel-wire" aria-labelledby="tab-wire" hidden>${wire(e)}</section>
 <script nonce="${opts.nonce}" src="${opts.scriptUri}"></script>

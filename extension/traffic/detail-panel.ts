@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ProxyHost } from '../proxy-host/host.js';
-import { detailHtml, errorHtml, type DetailEntry, type PanelAction } from './detail-html.js';
+import { detailHtml, errorHtml, type DetailEntry, type FaultReportPart, type PanelAction } from './detail-html.js';
+import { localApi } from '../../proxy/local-api-client.js';
 import { fetchEntry } from './entry-reader.js';
 import { sharedEntry, sharedLogName } from './shared-log.js';
 import { withCounts } from '../../proxy/traffic/tokenizers.js';
@@ -78,14 +79,16 @@ export class DetailPanels implements vscode.Disposable {
   private async load(id: string): Promise<void> {
     const mine = ++this.loads;
     const entry = await fetchEntry(this.host, id);
-    if (mine !== this.loads || !this.panel) return;
     const sharedLog = sharedEntry(id) ? sharedLogName() : undefined;
+    const faultReport = entry.record.fault && !sharedLog ? await this.faultReport(entry.record.id) : undefined;
+    if (mine !== this.loads || !this.panel) return;
     const webview = this.panel.webview;
     const page = {
       nonce: randomBytes(16).toString('base64'),
       cspSource: webview.cspSource,
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(this.scripts, 'detail-page.js')).toString(),
       sharedLog,
+      faultReport,
     };
     // The folded parts' sizes come from the proxy's tokenizer worker (dist/tokenizer-worker.js), not from
     // gpt-tokenizer bundled into the extension (its tables would ship twice and weigh 4 MB on activation).
@@ -98,6 +101,19 @@ export class DetailPanels implements vscode.Disposable {
     this.panel.title = `Request ${shortId(entry.record.id)}${sharedLog ? ` (${sharedLog})` : ''}`;
     this.lastHtml = html;
     this.panel.webview.html = this.lastHtml;
+  }
+
+  /** The fault report's verdict on request `id` (what the client did after the fault), or why there is none. */
+  private async faultReport(id: string): Promise<FaultReportPart> {
+    const url = this.host.endpoint?.url;
+    if (!url) return { problem: 'The proxy is not running: its fault report is gone with it.' };
+    try {
+      const { report } = await localApi({ url, token: this.host.token }).faults();
+      const verdict = report.find((v) => v.id === id);
+      return verdict ? { verdict } : {};
+    } catch (err) {
+      return { problem: `The proxy’s fault report could not be read (${(err as Error).message}).` };
+    }
   }
 
   private showError(message: string): void {

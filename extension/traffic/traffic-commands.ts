@@ -32,6 +32,8 @@ export interface TrafficDeps {
   panels: DetailPanels;
   /** dist/cli.js, for the `$(… token)` in a copied curl command. */
   cliPath: string;
+  /** The workspace's memory (Save as Fixture's last folder). */
+  state?: vscode.Memento;
 }
 
 /** A command's argument: a tree item, a request id, or (from the panel or palette) the open request. */

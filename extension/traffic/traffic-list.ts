@@ -105,6 +105,9 @@ export class TrafficList implements vscode.Disposable {
   private sessionsAgain = false;
   private readonly emitter = new vscode.EventEmitter<void>();
   readonly onDidChange = this.emitter.event;
+  private readonly faultEmitter = new vscode.EventEmitter<TrafficRow>();
+  /** A finished request the proxy injected a fault into came in (the armed rules' counts changed). */
+  readonly onDidSeeFault = this.faultEmitter.event;
   private readonly subscription: vscode.Disposable;
 
   constructor(private readonly host: ProxyHost) {
@@ -310,6 +313,7 @@ export class TrafficList implements vscode.Disposable {
     if (row.seq <= this.lastSeq) return;
     this.lastSeq = row.seq;
     this.finished.add(row.record.id);
+    if (row.record.fault) this.faultEmitter.fire(row);
     // Remembered only as long as a late in-flight report could still come.
     if (this.finished.size > 4 * MAX_ROWS) this.finished = new Set([...this.finished].slice(-MAX_ROWS));
     this.pending.push({ seq: row.seq, record: row.record });
@@ -378,5 +382,6 @@ export class TrafficList implements vscode.Disposable {
     clearInterval(this.tick);
     this.subscription.dispose();
     this.emitter.dispose();
+    this.faultEmitter.dispose();
   }
 }

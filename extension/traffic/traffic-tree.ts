@@ -9,6 +9,7 @@ import { type TrafficRow } from '../../proxy/core/local-api.js';
 import { describeGroup, groupBySession, NO_SESSION, type SessionGroup } from './session-groups.js';
 import type { DetailPanels } from './detail-panel.js';
 import { readSettings } from '../settings.js';
+import { faultLabel, faultSentence, isCassetteMiss } from './traffic-marks.js';
 
 /** The setting and the context key the view's Group by Session / Show as List actions switch. */
 export const GROUP_SETTING = 'traffic.groupBySession';
@@ -39,32 +40,44 @@ export class TrafficItem extends vscode.TreeItem {
       `${ms(r.ttfbMs)}/${ms(r.totalMs)}`,
       tokens,
       code ? `[${code}]` : '',
+      r.fault ? faultLabel(r.fault) : '',
       r.replayOf ? 'replay' : '',
     ]
       .filter(Boolean)
       .join(' · ');
-    this.iconPath = failed(r)
-      ? new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed'))
-      : r.clientAborted
-        ? new vscode.ThemeIcon('debug-disconnect', new vscode.ThemeColor('testing.iconQueued'))
-        : r.stream
-          ? new vscode.ThemeIcon('pulse')
-          : new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed'));
+    // An injected answer is marked as such first: its failure is the test, not a problem.
+    this.iconPath = r.fault
+      ? new vscode.ThemeIcon('zap', new vscode.ThemeColor('charts.orange'))
+      : isCassetteMiss(r)
+        ? new vscode.ThemeIcon('debug-breakpoint-unsupported', new vscode.ThemeColor('testing.iconFailed'))
+        : failed(r)
+          ? new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed'))
+          : r.clientAborted
+            ? new vscode.ThemeIcon('debug-disconnect', new vscode.ThemeColor('testing.iconQueued'))
+            : r.stream
+              ? new vscode.ThemeIcon('pulse')
+              : new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed'));
     this.tooltip = new vscode.MarkdownString(
       [
         `**${r.method} ${escapeMd(r.path)}** → ${r.status || 'no answer'}`,
         r.clientAborted ? 'The client abandoned the answer before it ended.' : '',
+        r.fault ? `$(zap) ${escapeMd(faultSentence(r.fault))} The panel shows what the client did next.` : '',
+        isCassetteMiss(r)
+          ? 'Cassette miss: no recording matched this request and nothing went upstream; the panel shows where it differs.'
+          : '',
         stale ? 'From before the traffic feed stopped: no longer updated.' : '',
         r.rewrites.length ? `rewritten: ${r.rewrites.map(escapeMd).join('; ')}` : '',
         `${r.time} · request ${shortId(r.id)}`,
       ]
         .filter(Boolean)
         .join('\n\n'),
+      // $(zap) as the icon; every value from outside is escaped above, so none of its text can become one.
+      true,
     );
     this.contextValue = r.bridge ? 'trafficBridged' : 'trafficRequest';
     this.command = { command: 'loopgate.openRequest', title: 'Open Request', arguments: [r.id, 'list'] };
     this.accessibilityInformation = {
-      label: `${r.method} ${r.path}, status ${r.status}${r.clientAborted ? ', abandoned by the client' : ''}, ${modelLabel(r) ?? ''}`,
+      label: `${r.method} ${r.path}, status ${r.status}${r.clientAborted ? ', abandoned by the client' : ''}${r.fault ? `, ${faultLabel(r.fault)} injected` : ''}, ${modelLabel(r) ?? ''}`,
     };
   }
 }

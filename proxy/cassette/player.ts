@@ -6,7 +6,14 @@
 // is never sent anywhere: it gets a loud error in its own protocol's dialect,
 // with what differs from the nearest recording. Like the simulator, it is its
 // own server.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { CassetteExchange } from '../core/cassette.js';
 import { matchKey, nearestRecording, type Difference, type MatchOptions } from '../rules/cassette-match.js';
@@ -27,6 +34,12 @@ export interface PlayerOptions {
   redact?: (text: string) => string;
   /** Called for every miss (the console line, the count). */
   onMiss?: (miss: CassetteMiss) => void;
+  /**
+   * --on-miss record|simulate: a miss is passed on, unchanged (the proxy's key included), to this upstream
+   * instead of refused. Its path prefix (`/api` of https://host/api) is what the proxy puts before each path:
+   * taken off to match, kept when passed on.
+   */
+  passMisses?: { siteUrl: string; prefix: string };
 }
 
 export interface CassetteMiss {
@@ -39,22 +52,28 @@ export interface CassetteMiss {
 export interface CassettePlayer {
   url: string;
   misses: number;
+  /** --on-miss record: true once for each key whose miss was passed on (so only those are recorded). */
+  takePassed(key: string): boolean;
+  /** A recording made while playing (--on-miss record): the same request is answered from it from now on. */
+  add(exchange: CassetteExchange): void;
   close(): Promise<void>;
 }
 
 export async function startPlayer(opts: PlayerOptions, port = 0): Promise<CassettePlayer> {
   // Repeated identical requests get the recordings in order; past the last, the last again.
   const byKey = new Map<string, { list: CassetteExchange[]; next: number }>();
-  for (const x of opts.exchanges) {
-    const slot = byKey.get(x.key) ?? { list: [], next: 0 };
+  const requests: Array<{ method: string; path: string; body: unknown }> = [];
+  const add = (x: CassetteExchange) => {
+    // Keyed again with this run's match options: ignore paths added since the recording apply to it too.
+    const key = matchKey(x.request.method, x.request.path, x.request.body, opts.match);
+    const slot = byKey.get(key) ?? { list: [], next: 0 };
     slot.list.push(x);
-    byKey.set(x.key, slot);
-  }
-  const requests = opts.exchanges.map((x) => ({
-    method: x.request.method,
-    path: x.request.path,
-    body: x.request.body,
-  }));
+    byKey.set(key, slot);
+    requests.push({ method: x.request.method, path: x.request.path, body: x.request.body });
+  };
+  for (const x of opts.exchanges) add(x);
+  const passed = new Set<string>();
+  const prefix = opts.passMisses?.prefix ?? '';
   const state = { misses: 0 };
   const server: Server = createServer((req, res) => {
     void answer(req, res).catch(() => res.destroy());
@@ -62,12 +81,21 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
 
   async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
-    const text = await readBody(req);
+    const raw = await readBody(req);
+    const text = raw.toString('utf8');
     const body = parse(opts.redact ? opts.redact(text) : text);
     const method = req.method ?? 'GET';
-    const path = req.url ?? '/';
-    const slot = byKey.get(matchKey(method, path, body, opts.match));
-    if (!slot && method === 'GET' && path.split('?')[0]!.endsWith('/models')) return modelsList(res);
+    const sentPath = req.url ?? '/';
+    const path = prefix && sentPath.startsWith(prefix) ? sentPath.slice(prefix.length) || '/' : sentPath;
+    const key = matchKey(method, path, body, opts.match);
+    const slot = byKey.get(key);
+    const models = method === 'GET' && path.split('?')[0]!.endsWith('/models');
+    if (!slot && opts.passMisses) {
+      // The proxy's own /models calls are not traffic: passed on, never recorded.
+      if (!models) passed.add(key);
+      return passOn(req, res, raw, opts.passMisses.siteUrl);
+    }
+    if (!slot && models) return modelsList(res);
     if (!slot) return miss(res, { method, path, body });
     const x = slot.list[Math.min(slot.next, slot.list.length - 1)]!;
     slot.next++;
@@ -87,6 +115,22 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
       res.write(`${e.data}\n\n`);
     }
     res.end();
+  }
+
+  /** A miss sent on as it came; the answer streams back as it arrives (its timing is the upstream's). */
+  function passOn(req: IncomingMessage, res: ServerResponse, body: Buffer, siteUrl: string): void {
+    const site = new URL(siteUrl);
+    const target = new URL(req.url ?? '/', site.origin);
+    const headers = { ...req.headers, host: site.host, 'content-length': String(body.length) };
+    delete headers['transfer-encoding'];
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const out = send(target, { method: req.method, headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, { ...up.headers, [CASSETTE_HEADER]: 'passed' });
+      up.pipe(res);
+    });
+    out.on('error', () => res.destroy());
+    res.on('close', () => out.destroy());
+    out.end(body);
   }
 
   /** The proxy lists each key's models at start: unless that was recorded, the cassette's own models answer. */
@@ -109,9 +153,11 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     opts.onMiss?.(report);
     const message = missMessage(report);
     const anthropic = sent.path.split('?')[0]!.endsWith('/messages');
+    // param: where it first differs (the record and `tail` show it); the Anthropic shape carries the code too.
+    const param = report.nearest?.differences[0]?.path || null;
     const payload = anthropic
-      ? { type: 'error', error: { type: 'invalid_request_error', message } }
-      : { error: { message, type: 'invalid_request_error', code: CASSETTE_MISS_CODE, param: null } };
+      ? { type: 'error', error: { type: 'invalid_request_error', code: CASSETTE_MISS_CODE, param, message } }
+      : { error: { message, type: 'invalid_request_error', code: CASSETTE_MISS_CODE, param } };
     res.writeHead(MISS_STATUS, { 'content-type': 'application/json', [CASSETTE_HEADER]: 'miss' });
     res.end(JSON.stringify(payload));
   }
@@ -126,6 +172,8 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     get misses() {
       return state.misses;
     },
+    takePassed: (key) => passed.delete(key),
+    add,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -152,7 +200,7 @@ function parse(text: string): unknown {
   }
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -160,5 +208,5 @@ async function readBody(req: IncomingMessage): Promise<string> {
     if (size > MAX_BODY) throw new Error('request body over the replay limit');
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }

@@ -6,28 +6,43 @@
 // recording is for making test fixtures, not for production traffic.
 import type { TrafficRecord } from '../core/record.js';
 import type { TrafficEntry } from '../core/traffic-entry.js';
+import type { CassetteExchange } from '../core/cassette.js';
 import type { MatchOptions } from '../rules/cassette-match.js';
 import { exchangeOf } from '../rules/cassette-exchange.js';
-import { writeExchange } from './store.js';
+import { nextExchangeNumber, writeExchange } from './store.js';
+
+export interface RecorderOptions {
+  match?: MatchOptions;
+  /** --on-miss record: only the exchanges this says yes to (the misses passed on) go in. */
+  keep?: (exchange: CassetteExchange) => boolean;
+  /** Told of each exchange written (--on-miss record: the player answers the same request from it next time). */
+  written?: (exchange: CassetteExchange) => void;
+  now?: () => Date;
+}
 
 export class CassetteRecorder {
-  private count = 0;
+  /** Numbered after what the directory already holds: a recording added to a cassette overwrites nothing. */
+  private count: number;
   /** Exchanges left out, and why (a body cut at the ring's cap cannot be replayed whole). */
   readonly skipped: Array<{ id: string; reason: string }> = [];
 
   constructor(
     readonly dir: string,
-    private readonly match: MatchOptions = {},
-    private readonly now: () => Date = () => new Date(),
-  ) {}
+    private readonly opts: RecorderOptions = {},
+  ) {
+    this.count = nextExchangeNumber(dir) - 1;
+  }
 
   /** Records one finished exchange; returns the file written, or undefined when it was left out. */
   add(rec: Readonly<TrafficRecord>, entry: Omit<TrafficEntry, 'seq'>): string | undefined {
-    const x = exchangeOf(rec, entry, this.match, this.now());
+    const x = exchangeOf(rec, entry, this.opts.match ?? {}, (this.opts.now ?? (() => new Date()))());
     if ('skip' in x) {
       this.skipped.push({ id: rec.id, reason: x.skip });
       return undefined;
     }
-    return writeExchange(this.dir, ++this.count, x);
+    if (this.opts.keep && !this.opts.keep(x)) return undefined;
+    const file = writeExchange(this.dir, ++this.count, x);
+    this.opts.written?.(x);
+    return file;
   }
 }

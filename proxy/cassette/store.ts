@@ -28,6 +28,25 @@ export function exchangeFileName(n: number, exchange: Pick<CassetteExchange, 'ke
   return `${String(n).padStart(4, '0')}-${exchange.request.method.toUpperCase()}-${slug || 'root'}-${exchange.key}.json`;
 }
 
+/**
+ * The number the next exchange written into `dir` gets: one past the highest already there, so adding to a
+ * cassette (--on-miss record, `show --save`) never overwrites a file and a listing still reads in order.
+ */
+export function nextExchangeNumber(dir: string): number {
+  let highest = 0;
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 1;
+  }
+  for (const name of names) {
+    const n = /^(\d+)-.*\.json$/.exec(name);
+    if (n) highest = Math.max(highest, Number(n[1]));
+  }
+  return highest + 1;
+}
+
 /** Writes one exchange; returns the file's path. */
 export function writeExchange(dir: string, n: number, exchange: CassetteExchange): string {
   mkdirSync(dir, { recursive: true });

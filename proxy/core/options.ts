@@ -6,7 +6,9 @@
 // option types it names (keys, aliases, OTLP, health) are declared on this floor too.
 import type { OtlpConfig } from './otlp-options.js';
 import type { LogHealth, OtlpHealth } from './health.js';
+import type { CassetteExchange } from './cassette.js';
 import type { TrafficRecord } from './record.js';
+import type { FaultRule, FaultSource } from './fault.js';
 import type { RequestLineParts } from './request-line.js';
 
 /** --bridge: `auto` bridges only what no key serves natively; `off` never; `always` every Responses and Messages request. */
@@ -118,6 +120,17 @@ export interface ProxyOptions {
   aliases?: AliasMap;
   /** --record DIR: every exchange the upstream answers is written into this cassette (proxy/cassette/recorder.ts). */
   recordDir?: string;
+  /** Fault rules armed from the start (--fault, loopgate.json "faults"), parsed (rules/fault-rules.ts), in order. */
+  faults?: readonly { rule: FaultRule; source: FaultSource }[];
+  /**
+   * How the cassette is keyed and filled: match ignore paths (rules/cassette-match.ts), and with
+   * --replay DIR --on-miss record which exchanges go in (the misses passed on) and who is told of each.
+   */
+  recordWith?: {
+    ignore?: readonly string[];
+    keep?: (exchange: CassetteExchange) => boolean;
+    written?: (exchange: CassetteExchange) => void;
+  };
   /**
    * What a model is priced as (rules/pricing.ts): the priced model's ID, or its own USD prices per million
    * tokens. From loopgate.json "prices", the loopgate.prices setting and the demo fixture's priced_as.
@@ -141,6 +154,12 @@ export interface ProxyOptions {
    * DEFAULT_RING_ENTRIES / DEFAULT_RING_BYTES.
    */
   capture?: false | { entries?: number; bytes?: number };
+  /**
+   * The fault report's quiet time (rules/fault-report.ts): a fault whose client sent no retry this long after
+   * the last answer (plus the retry-after it was given) is settled, and a later identical request is not its retry.
+   * Default 60 s (DEFAULT_QUIET_MS).
+   */
+  faultQuietMs?: number;
   /** Export one span per request to an OTLP collector (rules/otlp-config.ts reads it from the environment and flags). */
   otlp?: OtlpConfig;
   /** The bundled export worker (default: dist/otlp-worker.js beside the bundle). */

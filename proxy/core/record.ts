@@ -42,6 +42,8 @@ export interface SpanRecord {
   errorCode?: string;
   /** Loopgate's diagnosis code (x-loopgate-diagnosis). */
   diagnosis?: string;
+  /** A replay's cassette miss (diagnosis `cassette-miss`): where the request first differs from the nearest recording. */
+  cassetteMiss?: string;
   /** The name of the key the request went upstream with, and its fingerprint (sha256, 12 hex): never the key. */
   key?: string;
   keyFingerprint?: string;

@@ -104,6 +104,7 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
       ? local.code
       : (attempt?.errorCode ?? local?.code ?? (status < 400 && isStream ? streamErrorCode(scanned) : undefined)),
     diagnosis: local ? (local.refused ? local.code : undefined) : attempt?.diagnosis?.code,
+    cassetteMiss: local ? undefined : attempt?.diagnosis?.at,
     key: ex.key?.slot?.name,
     keyFingerprint: ex.key?.slot?.fingerprint,
     bridge: ex.route?.bridge,
@@ -115,12 +116,17 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
     usage: counted.usage,
     tokens: counted.tokens,
     // The upstream's (they reach the client unchanged); Loopgate's own refusals carry none of its.
-    rateLimit: reply.local?.refused ? undefined : rateLimitOf(reply, ex, attempt, upstreamProtocol),
+    rateLimit:
+      reply.local?.refused || (ex.fault?.injected && !attempt)
+        ? undefined
+        : rateLimitOf(reply, ex, attempt, upstreamProtocol),
     retries: reply.answeredBy ? reply.answeredBy.retries : ex.retries,
     clientAborted: ex.clientAborted,
     websocket: ex.websocket,
   };
-  raw.session = sessionOf(ex, ctx);
+  // Worked out before the upstream call when a fault rule scopes by session (handle.ts): the same answer.
+  raw.session = ex.session ?? sessionOf(ex, ctx);
+  if (ex.fault?.injected) raw.fault = ex.fault.injected;
   if (raw.tokens)
     raw.cost = requestCost(servedModelOf(scanned) ?? raw.servedModel ?? raw.model, raw.tokens, ctx.prices);
   const replayOf = ex.req.headers[REPLAY_HEADER];
@@ -183,7 +189,7 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
 }
 
 /** The session the request belongs to (traffic/session-book.ts decides), from its headers, credential and body. */
-function sessionOf(ex: RequestSoFar, ctx: Pick<ProxyContext, 'sessions' | 'token'>): SessionRef | undefined {
+export function sessionOf(ex: RequestSoFar, ctx: Pick<ProxyContext, 'sessions' | 'token'>): SessionRef | undefined {
   const method = ex.req.method ?? 'GET';
   const path = ex.paths?.path ?? '';
   return ctx.sessions.identify({

@@ -8,6 +8,7 @@ import { ServerResponse, type IncomingHttpHeaders, type IncomingMessage } from '
 import type { Duplex } from 'node:stream';
 import { errorBody, readErrorEnvelope, type ProxyError } from '../rules/proxy-errors.js';
 import { describeRewrites } from '../rules/paths.js';
+import { FAULT_HEADER, faultHeaderValue } from '../rules/fault-answers.js';
 import { envelopeFor, envelopeForTarget, type Envelope } from '../rules/protocols/index.js';
 import { ALIAS_HEADER, aliasHeaderValue } from '../rules/model-aliases.js';
 import type { Redactor } from '../rules/redact.js';
@@ -237,6 +238,8 @@ export class ClientReply {
     const dropped = ex.route?.bridgeDropped;
     if (dropped) out['x-loopgate-bridge-dropped'] = headerSafeList(dropped);
     if (ex.warning) out['x-loopgate-warning'] = ex.warning;
+    const fault = ex.fault?.armed;
+    if (fault) out[FAULT_HEADER] = faultHeaderValue(fault.rule.kind, fault.id);
     // Alias IDs are printable ASCII (rules/model-aliases.ts), so header-safe.
     if (ex.alias) out[ALIAS_HEADER] = aliasHeaderValue(ex.alias.from, ex.alias.to);
     // Loopgate's own time and the upstream's (every attempt's), up to this answer's head (W3C Server Timing).
@@ -376,10 +379,12 @@ export class ClientReply {
    * Too late for an error answer (the stream has begun): breaking the connection
    * is the only honest signal left. The record says why.
    */
-  cut(code: string, message: string): void {
+  cut(code: string, message: string, opts: { flush?: boolean } = {}): void {
     this.#local ??= { code, message, refused: false };
     this.#closedByProxy = true;
-    this.res.destroy();
+    // An injected cut breaks the connection after what was written reached the socket (the client reads it all).
+    if (opts.flush) this.res.write('', () => this.res.destroy());
+    else this.res.destroy();
   }
 
   /** The client's socket went away before Loopgate could answer `err`: record it, write nothing. */

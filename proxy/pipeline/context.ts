@@ -1,5 +1,6 @@
 // What every pipeline step may read: configuration and the long-lived parts.
 import type { SessionBook } from '../traffic/session-book.js';
+import type { FaultBook } from './fault-book.js';
 import type { CassetteRecorder } from '../cassette/recorder.js';
 import type { PriceOverrides } from '../rules/pricing.js';
 import type { Pool } from 'undici';
@@ -11,6 +12,7 @@ import type { KeyRing } from './keyring.js';
 import type { BridgePolicy } from '../bridge/index.js';
 import type { OtlpSink } from '../otlp/exporter.js';
 import type { TrafficRing } from '../traffic/ring.js';
+import type { FaultLedger } from '../traffic/fault-ledger.js';
 import type { AliasMap } from '../core/options.js';
 import type { ProxyStats } from '../core/local-api.js';
 
@@ -52,6 +54,8 @@ export interface ProxyContext {
   logBodyBytes: number;
   /** The live traffic ring, unless --no-capture. */
   ring?: TrafficRing;
+  /** What clients did after each injected fault, worked out from the ring when asked (with the ring only). */
+  faultLedger?: FaultLedger;
   /** The OTLP export (one span per request), when an endpoint is configured. */
   otlp?: OtlpSink;
   /** The keys, each with its /models list; rules/key-routing.ts picks one per request. */
@@ -68,6 +72,8 @@ export interface ProxyContext {
   sessions: SessionBook;
   /** Model → priced model or own prices (loopgate.json "prices", the setting, the demo fixture's priced_as). */
   prices: PriceOverrides;
+  /** The armed fault rules (--fault, loopgate.json, the local API): `faults.armed` is false when none is. */
+  faults: FaultBook;
   /** --record: the cassette the upstream's answers are written into. */
   recorder?: CassetteRecorder;
   /** close() has begun: a request cut now was cut by the proxy's own shutdown, not by its client. */

@@ -13,6 +13,17 @@ import type { BridgeKind, BridgeSession } from '../bridge/index.js';
 import type { WebSocketFacts } from '../core/record.js';
 import type { TokenCounts } from '../core/token-counts.js';
 import type { KeySlot } from './keyring.js';
+import type { ArmedFault, InjectedFault } from '../core/fault.js';
+import type { Protocol } from '../core/routing-facts.js';
+import type { SessionRef } from '../core/agent-session.js';
+
+/** A fault rule fired on a request (pipeline/fault-inject.ts): what the record will say once it happened (`injected` is set then). */
+export interface FaultPlan {
+  readonly armed: ArmedFault;
+  /** The client's protocol: the dialect of the answer and of the events. */
+  readonly protocol: Protocol;
+  injected?: InjectedFault;
+}
 
 /** Who asked and when: fixed when the request arrives. */
 export interface RequestStart {
@@ -141,6 +152,10 @@ export interface RequestFacts extends RequestStart {
   /** Retries of every kind: upstream-call's, failover's, the bridge fallback's. */
   retries: number;
   clientAborted: boolean;
+  /** A fault rule fired on this request (pipeline/fault-inject.ts); `injected` once it happened. */
+  fault?: FaultPlan;
+  /** The session, when a fault rule needed it before the upstream call (the record then reuses it). */
+  session?: SessionRef;
   /** An upgraded connection's message counts and close (ws-relay.ts), once it closed. */
   websocket?: WebSocketFacts;
   /** An upgraded connection's tokens: the sum of its responses' usage (the capture holds only its head and tail). */

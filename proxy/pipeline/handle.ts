@@ -18,7 +18,8 @@ import { RequestAbort } from './request-abort.js';
 import { admit } from './admission.js';
 import { readBody } from './read-body.js';
 import { relay } from './relay.js';
-import { finish } from './build-record.js';
+import { finish, sessionOf } from './build-record.js';
+import { injectBefore, takeFault } from './fault-inject.js';
 import { reportInFlight } from './in-flight.js';
 import { answerConnectivityProbe, handleLocalEndpoint } from './local-endpoints.js';
 import { bridgeableKind, fallBack, planRoute } from './bridge-plan.js';
@@ -95,6 +96,12 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     let route = planRoute(facts, ctx, bridgeable);
     facts.route = route;
     reportInFlight(facts, reply, ctx);
+    // Faults cost one check when none is armed.
+    if (ctx.faults.armed) {
+      if (ctx.faults.needsSession) facts.session = sessionOf(facts, ctx);
+      facts.fault = takeFault(facts, ctx, { websocket: false, session: facts.session });
+      if (facts.fault && (await injectBefore(facts.fault, facts, reply, ctx, abort))) return;
+    }
     for (;;) {
       facts.route = route;
       if (route.refusal !== undefined) throw route.refusal;

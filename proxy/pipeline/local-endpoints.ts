@@ -14,6 +14,7 @@ import type { PathFacts } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import { handleTraffic, isTrafficEndpoint } from './traffic-endpoints.js';
 import { handleSessions, isSessionEndpoint } from './session-endpoints.js';
+import { handleFaults, isFaultEndpoint } from './fault-endpoints.js';
 import {
   LOCAL_API_PREFIX,
   LOCAL_ERROR_CODES,
@@ -77,6 +78,10 @@ export async function handleLocalEndpoint(
   if (isTrafficEndpoint(paths.path)) {
     checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
     return handleTraffic(req, paths, reply, ctx);
+  }
+  if (isFaultEndpoint(paths.path)) {
+    checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
+    return handleFaults(req, paths, reply, ctx);
   }
   if (isSessionEndpoint(paths.path)) {
     checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
@@ -167,7 +172,7 @@ export async function handleLocalEndpoint(
       throw new ProxyError(
         404,
         LOCAL_ERROR_CODES.unknownEndpoint,
-        `No such Loopgate endpoint ${paths.path}. Known: ${[LOCAL_PATHS.health, LOCAL_PATHS.stats, LOCAL_PATHS.keys, LOCAL_PATHS.refresh, LOCAL_PATHS.traffic, LOCAL_PATHS.sessions].join(', ')}.`,
+        `No such Loopgate endpoint ${paths.path}. Known: ${[LOCAL_PATHS.health, LOCAL_PATHS.stats, LOCAL_PATHS.keys, LOCAL_PATHS.refresh, LOCAL_PATHS.traffic, LOCAL_PATHS.sessions, LOCAL_PATHS.faults].join(', ')}.`,
       );
   }
   reply.answer(200, 'application/json', JSON.stringify(payload), headers);

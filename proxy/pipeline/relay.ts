@@ -20,11 +20,14 @@ import { streamedBytes } from './gc-nudge.js';
 import {
   callUpstream,
   readCapped as readUpTo,
+  type BodySink,
   type UpstreamBody,
   type UpstreamDeps,
   type UpstreamResponse,
 } from './upstream-call.js';
 import { aliasedModelList } from './alias.js';
+import { StreamFault } from './fault-inject.js';
+import { MID_STREAM_FAULTS } from '../core/fault.js';
 import type { RequestAbort } from './request-abort.js';
 import { SERVED_MODEL_HEADER } from '../simulator/demo-family.js';
 
@@ -136,10 +139,25 @@ async function relayAnswer(
     return facts;
   }
   reply.head(upstream.statusCode, upstream.headers, { stream: isStream, attempt: facts });
+  // A mid-stream fault rule fired on this request: it acts on the stream the client gets (any translation done).
+  const fault =
+    isStream && upstream.statusCode === 200 && ex.fault && MID_STREAM_FAULTS.includes(ex.fault.armed.rule.kind)
+      ? {
+          run: new StreamFault(ex.fault, ex, ctx),
+          stopUpstream: () => abort.abort(new Error('A fault rule ended the stream.')),
+        }
+      : undefined;
   if (!session || !isStream) {
     // The usage the proxy asked for goes to the record (the log keeps the upstream's bytes), not to the client.
     const hide = isStream && usageHider ? usageHider() : undefined;
-    await pipe(reply, upstream.body, hide && ((chunk) => hide.push(chunk)), hide && (() => hide.end()));
+    await pipe(
+      reply,
+      upstream.body,
+      hide && ((chunk) => hide.push(chunk)),
+      hide && (() => hide.end()),
+      undefined,
+      fault,
+    );
     return facts;
   }
   const t = session.translator;
@@ -159,6 +177,7 @@ async function relayAnswer(
       (chunk) => t.push(chunk),
       () => t.end(),
       refused,
+      fault,
     );
   } catch (err) {
     if (!reply.unfinished || reply.clientGone) throw err;
@@ -294,9 +313,47 @@ function pipe(
   translate?: (chunk: Buffer) => string,
   closing?: () => string,
   stop?: () => boolean,
+  fault?: { run: StreamFault; stopUpstream: () => void },
 ): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let stopped = false;
+    // A stall holds what comes meanwhile (chunks, the end), in order, until it is over.
+    let holding: Array<() => void> | undefined;
+    const NOTHING = Buffer.alloc(0);
+    /**
+     * The fault strikes between `before` and `after` (the client's bytes). Returns true when the
+     * stream is over (cut, error event); else `after` and the rest go on (now, or after a stall).
+     */
+    const strike = (run: StreamFault, before: Buffer, after: Buffer, logged: Buffer, then: (after: Buffer) => void) => {
+      reply.send(before, logged);
+      const ends = run.kind === 'cut' || run.kind === 'error-event';
+      if (ends) stopped = true;
+      run.fire({
+        send: (text) => void reply.send(text, Buffer.from(text)),
+        cut: (code, message) => reply.cut(code, message, { flush: true }),
+        end: () => reply.end(),
+        stopUpstream: () => {
+          body.destroy();
+          fault!.stopUpstream();
+        },
+      });
+      if (ends) {
+        offDrain();
+        resolve();
+        return;
+      }
+      if (run.kind !== 'stall') return then(after);
+      holding = [];
+      body.pause();
+      setTimeout(() => {
+        const held = holding ?? [];
+        holding = undefined;
+        if (reply.clientGone) return;
+        then(after);
+        body.resume();
+        for (const next of held) next();
+      }, run.stallMs);
+    };
     // Since when Loopgate has been ready for the next chunk (undefined while the client's full socket holds the stream):
     // the time until it comes is the upstream's; the time spent on it, Loopgate's (reply.timing).
     let ready: number | undefined = performance.now();
@@ -311,12 +368,23 @@ function pipe(
     // Resumed before the reader is attached: the queued chunks then flow at once, and a pause the first of
     // them raises (the client's socket is full) holds.
     body.resume();
-    body.stream({
+    const sink: BodySink = {
       data(chunk) {
         if (stopped) return;
+        if (holding) return void holding.push(() => sink.data(chunk));
         const arrived = performance.now();
         streamedBytes(chunk.length);
-        const full = !reply.send(translate ? translate(chunk) : chunk, chunk);
+        const out = translate ? translate(chunk) : chunk;
+        const run = fault?.run;
+        if (run && !run.fired) {
+          const buf = typeof out === 'string' ? Buffer.from(out) : out;
+          const at = run.point(buf);
+          if (at !== undefined)
+            return strike(run, buf.subarray(0, at), buf.subarray(at), chunk, (after) => {
+              if (!reply.send(after, NOTHING)) body.pause();
+            });
+        }
+        const full = !reply.send(out, chunk);
         if (full) body.pause();
         const done = performance.now();
         reply.addBodyTime(done - arrived, ready === undefined ? 0 : arrived - ready);
@@ -331,6 +399,18 @@ function pipe(
       },
       end() {
         if (stopped) return;
+        if (holding) return void holding.push(() => sink.end());
+        const run = fault?.run;
+        if (run && !run.fired) {
+          // The stream ended before the fault's point: it strikes at the end, so it always happens.
+          const buf = Buffer.from(closing?.() ?? '');
+          const at = run.point(buf) ?? buf.length;
+          return strike(run, buf.subarray(0, at), buf.subarray(at), NOTHING, (after) => {
+            offDrain();
+            reply.end(after);
+            resolve();
+          });
+        }
         offDrain();
         const arrived = performance.now();
         const last = closing?.();
@@ -343,6 +423,7 @@ function pipe(
         offDrain();
         reject(err);
       },
-    });
+    };
+    body.stream(sink);
   });
 }

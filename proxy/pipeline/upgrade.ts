@@ -30,11 +30,12 @@ import type { ProxyContext } from './context.js';
 import type { Attempt, RequestSoFar, WebSocketSummary } from './exchange.js';
 import { admit } from './admission.js';
 import { chooseSlot } from './choose-key.js';
-import { finish } from './build-record.js';
+import { finish, sessionOf } from './build-record.js';
 import { startFacts, tookAttempt } from './handle.js';
 import { ClientReply, responseForUpgrade } from './client-reply.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
 import { relayMessages } from './ws-relay.js';
+import { takeFault, WsFault } from './fault-inject.js';
 import { WebSocketRefusals } from './websocket-refusals.js';
 
 /** Error bodies larger than this are not read for a diagnosis. */
@@ -131,6 +132,11 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     const memory = key.slot?.fingerprint ?? '';
     if (refusals.isRemembered(memory, paths.path)) throw refusal(paths.path, refusals.ttlMs);
     const upstreamPath = paths.path + paths.query;
+    // Faults cost one check when none is armed; a WebSocket is given the stream kinds only (fault-book.ts).
+    if (ctx.faults.armed) {
+      if (ctx.faults.needsSession) ex.session = sessionOf(ex, ctx);
+      ex.fault = takeFault(ex, ctx, { websocket: true, session: ex.session });
+    }
     upstream = connectUpstream(ex, ctx, upstreamPath);
     handshaking = true;
     let outcome: Handshake;
@@ -414,7 +420,7 @@ function completeUpgrade(
         open.delete(upstream);
       };
       client.once('close', forget);
-      relayed = relayMessages(reply, ctx, client, upstream);
+      relayed = relayMessages(reply, ctx, client, upstream, ex.fault && new WsFault(ex.fault, ex, ctx));
     });
   } finally {
     server.off('headers', addHeaders);

@@ -14,6 +14,7 @@ import type { TokenCounts } from '../core/token-counts.js';
 import type { ProxyContext } from './context.js';
 import type { WebSocketSummary } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
+import type { WsFault } from './fault-inject.js';
 
 /** Pause the sending side once this much waits unsent on the other; resume below LOW. */
 const HIGH_WATER = 1024 * 1024;
@@ -34,6 +35,7 @@ export function relayMessages(
   ctx: Pick<ProxyContext, 'captureBodies' | 'logBodyBytes' | 'redactor'>,
   client: WebSocket,
   upstream: WebSocket,
+  fault?: WsFault,
 ): Promise<WebSocketSummary> {
   const facts: WebSocketFacts = { messagesIn: 0, messagesOut: 0, requests: 0 };
   const first: FirstRequest = {};
@@ -59,9 +61,52 @@ export function relayMessages(
     forward(buf, isBinary, client, upstream);
   });
 
-  upstream.on('message', (data: RawData, isBinary: boolean) => {
+  // A fault rule fired on this connection: what it holds (a stall) or drops (the rest of a failed response).
+  let held: Array<[Buffer, boolean]> | undefined;
+  let dropping = false;
+  const strike = (f: WsFault) =>
+    f.fire({
+      send: (text) => {
+        const buf = Buffer.from(text);
+        reply.message(buf, false);
+        forward(buf, false, upstream, client);
+        if (f.kind === 'error-event') dropping = true;
+      },
+      close: (code, reason) => {
+        facts.closedBy = 'proxy';
+        facts.closeCode = code;
+        closeOther(client, code, Buffer.from(reason));
+      },
+      terminate: () => {
+        facts.closedBy = 'proxy';
+        facts.closeCode = 1006;
+        client.terminate();
+        upstream.terminate();
+      },
+    });
+  const stall = (f: WsFault) => {
+    held = [];
+    setTimeout(() => {
+      const queue = held ?? [];
+      held = undefined;
+      for (const [buf, isBinary] of queue) fromUpstream(buf, isBinary);
+    }, f.stallMs);
+  };
+
+  const fromUpstream = (data: RawData, isBinary: boolean) => {
+    if (held) return void held.push([asBuffer(data), isBinary]);
+    if (fault?.atOnce) {
+      strike(fault);
+      if (fault.kind === 'stall') return void (stall(fault), held!.push([asBuffer(data), isBinary]));
+      if (fault.kind === 'ws-close' || fault.kind === 'cut') return;
+    }
     // Relays quote the key they were given: it never reaches the client or the record.
     const buf = ctx.redactor.knownSecretsIn(asBuffer(data));
+    if (dropping) {
+      // The injected failure ended this response: its rest is not the client's, up to its own last event.
+      if (!isBinary && isFinalEvent(buf)) dropping = false;
+      return;
+    }
     facts.messagesOut++;
     reply.message(buf, isBinary);
     if (!isBinary && isFinalEvent(buf)) {
@@ -70,7 +115,12 @@ export function relayMessages(
       if (counted) tokens = addTokens(tokens, counted);
     }
     forward(buf, isBinary, upstream, client);
-  });
+    if (fault?.counted()) {
+      strike(fault);
+      if (fault.kind === 'stall') stall(fault);
+    }
+  };
+  upstream.on('message', fromUpstream);
 
   let closed!: (summary: WebSocketSummary) => void;
   const summary = new Promise<WebSocketSummary>((resolve) => (closed = resolve));

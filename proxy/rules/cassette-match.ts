@@ -6,6 +6,7 @@
 // still points at its call); and dates and times inside text (an agent's system
 // prompt carries today's date). A team adds its own with `ignore` paths. Pure.
 import { createHash } from 'node:crypto';
+import { REDACTION_MARK_SOURCE } from './key-display.js';
 
 /** Top-level fields that identify a user, a run or a cache bucket, never what the model is asked. */
 const VOLATILE_TOP_LEVEL = ['metadata', 'user', 'prompt_cache_key', 'safety_identifier', 'client_metadata'];
@@ -19,6 +20,18 @@ const ID_FIELDS = new Set(['id', 'tool_use_id', 'call_id', 'tool_call_id', 'prev
 /** ISO dates and times, and the long English date an agent writes into its prompt. */
 const DATE_TIME =
   /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b|\b\d{1,2}:\d{2}:\d{2}\b/g;
+
+/**
+ * A redaction tag (`[REDACTED:ab12]`) is a hash keyed per run: the same secret gets another tag in the replay
+ * than in the recording, so every tag matches every other (what was there is gone either way).
+ */
+const REDACTION_TAG = new RegExp(`${REDACTION_MARK_SOURCE}[0-9a-f]{4}\\]`, 'g');
+
+/** What Codex writes at the head of each tool output, different on every run: a chunk id and the wall time. */
+const TOOL_OUTPUT_NOISE: Array<[RegExp, string]> = [
+  [/\bChunk ID: [0-9a-zA-Z]+/g, 'Chunk ID: <id>'],
+  [/\bWall time: \d+(?:\.\d+)? seconds\b/g, 'Wall time: <duration>'],
+];
 
 export interface MatchOptions {
   /**
@@ -158,7 +171,13 @@ function renameIds(value: unknown, names: Map<string, string>): unknown {
 /** Keys sorted at every level; with the defaults, dates and times in strings replaced. */
 function sorted(value: unknown, dates: boolean): unknown {
   if (Array.isArray(value)) return value.map((v) => sorted(v, dates));
-  if (typeof value === 'string') return dates ? value.replace(DATE_TIME, '<time>') : value;
+  if (typeof value === 'string') {
+    const untagged = value.replace(REDACTION_TAG, '[REDACTED]');
+    if (!dates) return untagged;
+    let out = untagged.replace(DATE_TIME, '<time>');
+    for (const [pattern, stand] of TOOL_OUTPUT_NOISE) out = out.replace(pattern, stand);
+    return out;
+  }
   if (!isObject(value)) return value;
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(value).sort()) if (value[k] !== undefined) out[k] = sorted(value[k], dates);

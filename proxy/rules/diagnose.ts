@@ -63,7 +63,8 @@ export type DiagnosisCode =
   | 'unsupported-parameter'
   | 'bad-request'
   | 'rate-limited'
-  | 'upstream-5xx';
+  | 'upstream-5xx'
+  | 'cassette-miss';
 
 export interface Diagnosis {
   code: DiagnosisCode;
@@ -71,6 +72,8 @@ export interface Diagnosis {
   hint: string;
   /** Nearest real model IDs, for model-not-found. */
   suggestions?: string[];
+  /** cassette-miss: the request path where it first differs from the nearest recording. */
+  at?: string;
 }
 
 /** How the editor's chat reports a refusal: the LanguageModelError kinds VS Code knows. */
@@ -120,6 +123,7 @@ export const DIAGNOSIS_POLICY: Readonly<Record<DiagnosisCode, DiagnosisPolicy>> 
   'bad-request': PLAIN,
   'rate-limited': { ...PLAIN, failover: true, editor: 'blocked' },
   'upstream-5xx': PLAIN,
+  'cassette-miss': PLAIN,
 };
 
 /** The policy of a diagnosis code as it travels (x-loopgate-diagnosis, a record): undefined for a code that is not a diagnosis (Loopgate's own refusals). */
@@ -168,6 +172,19 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
     };
   }
 
+  // `serve --replay` had no recording for the request (proxy/cassette/player.ts); its param is the first difference.
+  if (has(info, 'cassette_miss')) {
+    const at = info.param;
+    const where = at
+      ? ` It first differs from the nearest recording at ${quoted(at)} (the error's message lists each difference).`
+      : ' The cassette has nothing for this method and path.';
+    const ignore = at ? `, or --match-ignore ${at} if it varies between runs` : '';
+    return {
+      code: 'cassette-miss',
+      ...(at ? { at } : {}),
+      hint: `No recording in the cassette matches this request; nothing was sent upstream.${where} Record it again, replay with --on-miss record${ignore}.`,
+    };
+  }
   if (has(info, 'model_not_found')) {
     const suggestions = ctx.model && ctx.knownModels ? suggestModels(ctx.model, ctx.knownModels) : [];
     const wanted = ctx.model ? quoted(ctx.model) : 'The model';

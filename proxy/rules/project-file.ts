@@ -3,7 +3,8 @@
 //
 //   {
 //     "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" },  // FROM (what a tool asks for) → TO (what a key serves)
-//     "prices": { "gpt-6.1-sol": "gpt-4o-mini" }     // what a model costs (rules/price-table.ts)
+//     "prices": { "gpt-6.1-sol": "gpt-4o-mini" },    // what a model costs (rules/price-table.ts)
+//     "cassette": { "ignore": ["tools.*.description"] }  // more paths a replay's match leaves out
 //   }
 //
 // "$schema" may be present; other keys are reported and ignored. One reader for
@@ -14,6 +15,9 @@ import { aliasPairProblem, type AliasEntry } from './model-aliases.js';
 import { readPriceTable } from './price-table.js';
 import type { PriceOverrides } from './pricing.js';
 import { quoted } from './printable.js';
+import { readCassetteSettings } from './cassette-settings.js';
+import { parseFaultRule } from './fault-rules.js';
+import type { FaultRule } from '../core/fault.js';
 
 export interface ProjectAlias extends AliasEntry {
   /** UTF-16 offsets of FROM's and TO's string tokens (quotes included). */
@@ -36,14 +40,19 @@ export interface ProjectFile {
   aliases: ProjectAlias[];
   /** The usable "prices" entries (rules/price-table.ts); an entry with a problem is left out. */
   prices: PriceOverrides;
+  /** "cassette" "ignore": request paths a replay's match leaves out (rules/cassette-settings.ts). */
+  cassetteIgnore?: string[];
+  /** The usable "faults" entries, parsed (rules/fault-rules.ts), in order; a rule with a problem is left out. */
+  faults: FaultRule[];
   problems: ProjectFileProblem[];
 }
 
 const PROJECT_FILE_EXAMPLE = '{ "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" } }';
-const KNOWN_KEYS = new Set(['aliases', 'prices', '$schema']);
+const KNOWN_KEYS = new Set(['aliases', 'prices', 'cassette', 'faults', '$schema']);
 
 export function readProjectFile(text: string): ProjectFile {
   let prices: PriceOverrides = {};
+  const faults: FaultRule[] = [];
   const problems: ProjectFileProblem[] = [];
   const tree = parseJsonTree(text);
   if (!tree.ok) {
@@ -51,6 +60,7 @@ export function readProjectFile(text: string): ProjectFile {
     return {
       aliases: [],
       prices,
+      faults,
       problems: [
         {
           severity: 'error',
@@ -66,6 +76,7 @@ export function readProjectFile(text: string): ProjectFile {
     return {
       aliases: [],
       prices,
+      faults,
       problems: [
         {
           severity: 'error',
@@ -77,21 +88,28 @@ export function readProjectFile(text: string): ProjectFile {
     };
   }
   let aliasesNode: JsonNode | undefined;
+  let cassetteIgnore: string[] | undefined;
   for (const e of root.entries) {
+    if (e.key === 'cassette') {
+      const settings = readCassetteSettings(e.value);
+      cassetteIgnore = settings.ignore;
+      problems.push(...settings.problems.map((p) => ({ severity: 'error' as const, ...p })));
+    }
     if (e.key === 'aliases') aliasesNode = e.value;
     else if (e.key === 'prices') {
       const table = readPriceTable(e.value, text);
       prices = table.prices;
       problems.push(...table.problems.map((p) => ({ severity: 'error' as const, ...p })));
-    } else if (!KNOWN_KEYS.has(e.key))
+    } else if (e.key === 'faults') readFaults(e.value, faults, problems);
+    else if (!KNOWN_KEYS.has(e.key))
       problems.push({
         severity: 'warning',
-        message: `loopgate.json has no setting ${quoted(e.key.slice(0, 80))} (it knows "aliases" and "prices"); ignored.`,
+        message: `loopgate.json has no setting ${quoted(e.key.slice(0, 80))} (it knows "aliases", "prices", "cassette" and "faults"); ignored.`,
         start: e.keyStart,
         end: e.keyEnd,
       });
   }
-  if (!aliasesNode) return { aliases: [], prices, problems };
+  if (!aliasesNode) return { aliases: [], prices, faults, problems, ...(cassetteIgnore ? { cassetteIgnore } : {}) };
   if (aliasesNode.kind !== 'object') {
     problems.push({
       severity: 'error',
@@ -99,7 +117,7 @@ export function readProjectFile(text: string): ProjectFile {
       start: aliasesNode.start,
       end: aliasesNode.end,
     });
-    return { aliases: [], prices, problems };
+    return { aliases: [], prices, faults, problems, ...(cassetteIgnore ? { cassetteIgnore } : {}) };
   }
   const aliases: ProjectAlias[] = [];
   const seen = new Map<string, ProjectAlias>();
@@ -155,11 +173,36 @@ export function readProjectFile(text: string): ProjectFile {
     });
     return false;
   });
-  return { aliases: usable, prices, problems };
+  return { aliases: usable, prices, faults, problems, ...(cassetteIgnore ? { cassetteIgnore } : {}) };
 }
 
 function lineCol(text: string, at: number): string {
   const before = text.slice(0, at);
   const line = before.split('\n').length;
   return `line ${line}, column ${at - before.lastIndexOf('\n')}`;
+}
+
+/** "faults": ["429 times=2", ...], each a --fault rule; a bad one is an error where it is written. */
+function readFaults(node: JsonNode, faults: FaultRule[], problems: ProjectFileProblem[]): void {
+  if (node.kind !== 'array') {
+    problems.push({
+      severity: 'error',
+      message:
+        '"faults" must be an array of fault rules, each as --fault takes it, e.g. ["429 times=2 retry-after=2"].',
+      start: node.start,
+      end: node.end,
+    });
+    return;
+  }
+  for (const item of node.items) {
+    const parsed = item.kind === 'string' ? parseFaultRule(item.value) : undefined;
+    if (parsed?.ok) faults.push(parsed.rule);
+    else
+      problems.push({
+        severity: 'error',
+        message: parsed ? `Fault rule: ${parsed.problem}` : 'Each fault rule is a string, e.g. "429 times=2".',
+        start: item.start,
+        end: item.end,
+      });
+  }
 }

@@ -88,6 +88,8 @@ export function tailLine(rec: TrafficRecord, style: Style): TerminalText {
   if (rec.clientAborted) parts.push('client-aborted');
   const code = rec.diagnosis ?? rec.errorCode;
   if (code) parts.push(paint(style, 'red', `[${code}]`));
+  // A replay's miss says where: the first path the request differs from the nearest recording at.
+  if (rec.cassetteMiss) parts.push(`first difference at ${clip(rec.cassetteMiss, 100)}`);
   return joinText(parts, ' ');
 }
 

@@ -35,9 +35,12 @@ export function spawnCli(
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: RegExp,
+  // c-more's callers pass the folder, f-inject's an options object: both are taken.
+  where: string | { cwd?: string } = {},
 ): Promise<{ child: ChildProcess; lines: string[]; match: RegExpMatchArray }> {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { PATH: process.env.PATH, ...env },
+    cwd: typeof where === 'string' ? where : where.cwd,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

@@ -1,7 +1,7 @@
 // `loopgate serve --record DIR` then `loopgate serve --replay DIR` (issue 34 §1),
 // the built CLI with the real openai SDK: the demo session replayed with nothing
 // behind the proxy, a miss said on the console, and every bad flag refused.
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -10,16 +10,25 @@ import { exited, runCli, spawnCli, tempHome } from './io.js';
 
 const TOKEN = 'lg-local-cassette-cli-0123456789abcdefghij';
 
-async function serve(args: string[]) {
+async function serve(args: string[], cwd?: string) {
   const started = await spawnCli(
     ['serve', '--port', '0', '--no-log', ...args],
     { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN },
     /listening on (http:\/\/127\.0\.0\.1:\d+)/,
+    cwd,
   );
   const url = started.match[1]!;
   return {
     ...started,
+    url,
     client: new OpenAI({ baseURL: `${url}/v1`, apiKey: TOKEN, maxRetries: 0 }),
+    /** Waits for a line of its output (the banner's lines come after the ready line). */
+    async line(pattern: RegExp) {
+      const deadline = Date.now() + 5000;
+      while (!started.lines.some((l) => pattern.test(l)) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
+      return started.lines.join('\n');
+    },
     async stop() {
       started.child.kill('SIGTERM');
       await exited(started.child);
@@ -52,6 +61,153 @@ describe('serve --record / --replay', () => {
       expect(replaying.lines.join('\n')).toMatch(
         /hint: .*messages\.0\.content: recorded "record me", sent "something new"/,
       );
+      // The request line names it, and tail shows where it first differs; so does the record (show --json).
+      expect(await replaying.line(/\[cassette-miss\]/)).toMatch(
+        /POST \/v1\/chat\/completions 400 .*\[cassette-miss\] No recording in the cassette matches/,
+      );
+      const env = { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN };
+      const tail = await runCli(['tail', '--no-follow', '--proxy', replaying.url], env);
+      expect(tail.out).toMatch(
+        /POST \/v1\/chat\/completions 400 .*\[cassette-miss\] first difference at messages\.0\.content/,
+      );
+      const json = await runCli(['tail', '--no-follow', '--json', '--errors', '--proxy', replaying.url], env);
+      const rec = JSON.parse(json.out.trim().split('\n').at(-1)!) as Record<string, unknown>;
+      expect(rec).toMatchObject({
+        errorCode: 'cassette_miss',
+        diagnosis: 'cassette-miss',
+        cassetteMiss: 'messages.0.content',
+      });
+    } finally {
+      await replaying.stop();
+    }
+  });
+
+  it('--on-miss record sends a miss on, adds it to the cassette, and answers it from there after', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
+    const ask = (c: OpenAI, text: string) =>
+      c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] });
+    const recording = await serve(['--record', dir]);
+    try {
+      await ask(recording.client, 'first');
+    } finally {
+      await recording.stop();
+    }
+    const before = readdirSync(dir).filter((f) => f.includes('chat-completions'));
+    const hybrid = await serve(['--replay', dir, '--replay-speed', '0', '--on-miss', 'record']);
+    let added: string;
+    try {
+      const sentTo = /misses are sent to the embedded simulator and added to the cassette/;
+      expect(await hybrid.line(sentTo)).toMatch(sentTo);
+      added = (await ask(hybrid.client, 'second')).choices[0]!.message.content!;
+      expect(added).toBeTruthy();
+      // The second time it is a replay (nothing new is written).
+      expect((await ask(hybrid.client, 'second')).choices[0]!.message.content).toBe(added);
+    } finally {
+      await hybrid.stop();
+    }
+    const after = readdirSync(dir).filter((f) => f.includes('chat-completions'));
+    expect(after.length).toBe(before.length + 1);
+    // Numbered after what was there: nothing overwritten, the listing reads in order.
+    expect(after.filter((f) => !before.includes(f))[0]).toMatch(/^0002-POST-v1-chat-completions-/);
+
+    const offline = await serve(['--replay', dir, '--replay-speed', '0']);
+    try {
+      expect((await ask(offline.client, 'second')).choices[0]!.message.content).toBe(added);
+    } finally {
+      await offline.stop();
+    }
+  });
+
+  it('--on-miss simulate answers misses from the simulator and records nothing', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
+    const recording = await serve(['--record', dir]);
+    try {
+      await recording.client.chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'seed' }],
+      });
+    } finally {
+      await recording.stop();
+    }
+    const files = readdirSync(dir);
+    const seeded = await serve(['--replay', dir, '--replay-speed', '0', '--on-miss', 'simulate']);
+    try {
+      expect(await seeded.line(/misses are answered/)).toMatch(/misses are answered by the embedded simulator/);
+      const r = await seeded.client.chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'beyond the cassette' }],
+      });
+      expect(r.choices[0]!.message.content).toBeTruthy();
+    } finally {
+      await seeded.stop();
+    }
+    expect(readdirSync(dir)).toEqual(files);
+  });
+
+  it('match ignore paths from --match-ignore and loopgate.json turn a miss into a hit', async () => {
+    const project = mkdtempSync(join(tmpdir(), 'lg-cli-cassette-'));
+    const dir = join(project, 'cassette');
+    const ask = (c: OpenAI, temperature: number, seed: number) =>
+      c.chat.completions.create({
+        model: 'gpt-4o-mini',
+        temperature,
+        seed,
+        messages: [{ role: 'user', content: 'same' }],
+      });
+    const recording = await serve(['--record', dir]);
+    let first: string;
+    try {
+      first = (await ask(recording.client, 0.5, 1)).choices[0]!.message.content!;
+    } finally {
+      await recording.stop();
+    }
+    // Without the ignore paths a changed temperature and seed miss.
+    const strict = await serve(['--replay', dir, '--replay-speed', '0'], project);
+    try {
+      await expect(ask(strict.client, 0.9, 2)).rejects.toThrow(/temperature: recorded 0.5, sent 0.9/);
+    } finally {
+      await strict.stop();
+    }
+    writeFileSync(join(project, 'loopgate.json'), JSON.stringify({ cassette: { ignore: ['seed'] } }));
+    const lenient = await serve(['--replay', dir, '--replay-speed', '0', '--match-ignore', 'temperature'], project);
+    try {
+      expect((await ask(lenient.client, 0.9, 2)).choices[0]!.message.content).toBe(first);
+    } finally {
+      await lenient.stop();
+    }
+  });
+
+  it('show ID --save DIR adds a request of a running proxy to a cassette, which then replays it', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'fixtures');
+    const env = { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN };
+    const live = await serve([]);
+    let answer: string;
+    try {
+      const { data, response } = await live.client.chat.completions
+        .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'keep this one' }] })
+        .withResponse();
+      answer = data.choices[0]!.message.content!;
+      const id = response.headers.get('x-loopgate-request-id')!;
+      const first = await runCli(['show', id, '--save', dir, '--proxy', live.url], env);
+      expect(first.code, first.err).toBe(0);
+      expect(first.out).toMatch(/^saved .*fixtures\/0001-POST-v1-chat-completions-[0-9a-f]{16}\.json$/m);
+      // Saved again: a new file after it, never over it.
+      const again = await runCli(['show', id, '--save', dir, '--proxy', live.url], env);
+      expect(again.out).toMatch(/fixtures\/0002-POST-v1-chat-completions-/);
+      const bad = await runCli(['show', id, '--save', dir, '--json', '--proxy', live.url], env);
+      expect(bad.code).toBe(2);
+      expect(bad.err).toMatch(/--save writes the exchange into a cassette: leave out --json/);
+    } finally {
+      await live.stop();
+    }
+    expect(readdirSync(dir)).toHaveLength(2);
+    const replaying = await serve(['--replay', dir, '--replay-speed', '0']);
+    try {
+      const r = await replaying.client.chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'keep this one' }],
+      });
+      expect(r.choices[0]!.message.content).toBe(answer);
     } finally {
       await replaying.stop();
     }
@@ -60,8 +216,13 @@ describe('serve --record / --replay', () => {
   it('refuses what cannot work, saying what to do', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'lg-cli-cassette-'));
     const cases: Array<[string[], RegExp]> = [
-      [['--replay', empty, '--upstream', 'https://example.com'], /leave out --upstream/],
-      [['--replay', empty, '--record', empty], /record into another directory/],
+      [['--replay', empty, '--upstream', 'https://example.com'], /leave out --upstream \(or add --on-miss record/],
+      [['--replay', empty, '--record', empty], /--on-miss record; else record into another directory/],
+      [['--on-miss', 'record'], /--on-miss goes with --replay DIR/],
+      [['--replay', empty, '--on-miss', 'forward'], /--on-miss takes fail, record or simulate \(got "forward"\)/],
+      [['--replay', empty, '--on-miss', 'simulate', '--upstream', 'https://example.com'], /leave out --upstream/],
+      [['--match-ignore', 'user'], /--match-ignore goes with --record DIR or --replay DIR/],
+      [['--replay', empty, '--match-ignore', 'tools..x'], /--match-ignore: "tools..x" is not a request path/],
       [['--replay-speed', '2'], /goes with --replay DIR/],
       [['--replay', empty, '--replay-speed', 'fast'], /--replay-speed takes a number/],
       [['--record', empty, '--no-capture'], /leave out --no-capture/],
@@ -70,7 +231,7 @@ describe('serve --record / --replay', () => {
     ];
     for (const [args, message] of cases) {
       const r = await runCli(['serve', '--no-log', ...args], { LOOPGATE_TOKEN: TOKEN });
-      expect(r.code, args.join(' ')).not.toBe(0);
+      expect(r.code, args.join(' ')).toBe(args.includes('--port') ? 3 : 2);
       expect(r.err, args.join(' ')).toMatch(message);
     }
   });

@@ -118,3 +118,32 @@ describe('cassette match', () => {
 function isPlain(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
+
+describe('redaction tags', () => {
+  it('match whatever their hash: the tag is keyed per run, so a replay tags the same secret another way', () => {
+    const body = (tag: string) => ({ model: 'm', messages: [{ role: 'user', content: `key ${tag} here` }] });
+    expect(matchKey('POST', '/v1/messages', body('[REDACTED:ab12]'))).toBe(
+      matchKey('POST', '/v1/messages', body('[REDACTED:90fe]')),
+    );
+    expect(matchKey('POST', '/v1/messages', body('[REDACTED:ab12]'), { defaults: false })).toBe(
+      matchKey('POST', '/v1/messages', body('[REDACTED:90fe]'), { defaults: false }),
+    );
+    expect(matchKey('POST', '/v1/messages', body('[REDACTED:ab12]'))).not.toBe(
+      matchKey('POST', '/v1/messages', body('plain')),
+    );
+  });
+});
+
+describe("Codex's tool output head", () => {
+  it('matches whatever its chunk id and wall time, and still differs on the output itself', () => {
+    const body = (id: string, secs: string, out: string) => ({
+      model: 'gpt-4.1',
+      input: [
+        { type: 'function_call_output', output: `Chunk ID: ${id}\nWall time: ${secs} seconds\nOutput:\n${out}\n` },
+      ],
+    });
+    const key = (b: unknown) => matchKey('POST', '/v1/responses', b);
+    expect(key(body('5ba02d', '0.0668', 'ok'))).toBe(key(body('9ea263', '0.0942', 'ok')));
+    expect(key(body('5ba02d', '0.0668', 'ok'))).not.toBe(key(body('5ba02d', '0.0668', 'other')));
+  });
+});

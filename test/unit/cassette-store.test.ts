@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CASSETTE_MARK, CASSETTE_VERSION, type CassetteExchange } from '../../proxy/core/cassette.js';
-import { exchangeFileName, loadCassette, writeExchange } from '../../proxy/cassette/store.js';
+import { exchangeFileName, loadCassette, nextExchangeNumber, writeExchange } from '../../proxy/cassette/store.js';
+import { saveEntry } from '../../proxy/cassette/save-entry.js';
+import type { TrafficEntry } from '../../proxy/core/traffic-entry.js';
 import { matchKey } from '../../proxy/rules/cassette-match.js';
 
 function exchange(text: string): CassetteExchange {
@@ -54,5 +56,41 @@ describe('cassette store', () => {
     expect(problems['other.json']).toMatch(/not a cassette exchange/);
     expect(problems['future.json']).toMatch(/format 2; this Loopgate reads format 1/);
     expect(loadCassette(join(dir, 'missing')).problems[0]!.problem).toMatch(/--record DIR/);
+  });
+});
+
+describe('adding to a cassette (show --save, --on-miss record)', () => {
+  it('numbers a new file after the highest already there, whatever else the directory holds', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lg-cassette-'));
+    expect(nextExchangeNumber(join(dir, 'missing'))).toBe(1);
+    writeExchange(dir, 7, exchange('seven'));
+    writeFileSync(join(dir, 'notes.md'), 'not an exchange');
+    writeFileSync(join(dir, '9999-notes.txt'), 'not json');
+    expect(nextExchangeNumber(dir)).toBe(8);
+  });
+
+  it('saves a ring entry as an exchange, and refuses one whose body the ring cut, saying why', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lg-cassette-'));
+    const record = {
+      time: '2026-11-28T04:00:00.000Z',
+      id: 'a'.repeat(32),
+      method: 'POST',
+      path: '/v1/chat/completions',
+      canonicalPath: '/v1/chat/completions',
+      rewrites: [],
+      status: 200,
+      totalMs: 5,
+      bytesIn: 10,
+      bytesOut: 10,
+      retries: 0,
+      clientAborted: false,
+      responseHeaders: { 'content-type': 'application/json' },
+    } as unknown as TrafficEntry['record'];
+    const body = '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}';
+    const saved = saveEntry(dir, { seq: 1, record, requestBody: body, responseBody: '{"ok":true}' });
+    expect(saved).toEqual({ file: expect.stringMatching(/0001-POST-v1-chat-completions-[0-9a-f]{16}\.json$/) });
+    const cut = saveEntry(dir, { seq: 2, record, requestBody: body, responseBody: '{"ok"', responseBodyNote: 'cut' });
+    expect(cut).toEqual({ problem: expect.stringMatching(/over the 1 MiB the ring keeps/) });
+    expect(readdirSync(dir)).toHaveLength(1);
   });
 });

@@ -77,6 +77,7 @@ const FLOORS: Record<string, number> = {
   'extension/lm': 10,
   'extension/traffic': 10,
   'extension/sessions': 10,
+  'extension/faults': 10,
   'extension/views': 10,
   'extension/status-bar.ts': 10,
   'extension/terminal-env.ts': 10,

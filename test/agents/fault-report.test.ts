@@ -1,0 +1,75 @@
+// Real Claude Code against a fault (issue 34 §3): the pinned binary, started by `loopgate run`
+// against the simulator, meets a 429 with a 2 s retry-after once on its turn's request. It
+// retries on its own, succeeds, and the proxy's report says so: one retry, the wait it really
+// made (measured by the proxy, end of the 429 to the start of the retry), honoured.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localApi } from '../../proxy/local-api-client.js';
+import { RETRY_AFTER_ALLOWANCE_MS } from '../../proxy/rules/fault-report.js';
+import { assertNoCanary } from '../log/canary.js';
+import { untilAsync } from '../proxy/stack.js';
+import { repoRoot, startClientStack, type ClientStack } from '../clients/harness.js';
+import { agentsSupported, claudeBinary, runAgent } from './agent-binaries.js';
+import { expectOk } from './agent-suite.js';
+
+const CLI = join(repoRoot, 'dist', 'cli.js');
+const MODEL = 'claude-sonnet-4-6';
+/** Scoped to the turn's own request: Claude Code's side requests (other paths, another model) pass. */
+const RULE = `429 times=1 retry-after=2 path=/v1/messages model=${MODEL}`;
+
+let stack: ClientStack;
+let home: string;
+const outputs: string[] = [];
+
+beforeAll(async () => {
+  stack = await startClientStack();
+  home = mkdtempSync(join(tmpdir(), 'loopgate-faults-'));
+}, 60_000);
+afterAll(async () => stack?.close());
+
+describe.skipIf(!agentsSupported)('real Claude Code against an injected 429', () => {
+  it('retries once after the 2 s retry-after and succeeds; the report shows the wait it made', async () => {
+    const proxy = stack.proxies.claude;
+    const api = localApi({ url: proxy.url, token: stack.token });
+    const { armed } = await api.armFault({ rule: RULE });
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: home,
+      LOOPGATE_TOKEN: stack.token,
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+      DISABLE_TELEMETRY: '1',
+      DISABLE_ERROR_REPORTING: '1',
+      NO_COLOR: '1',
+    };
+    const run = await runAgent(
+      process.execPath,
+      [CLI, 'run', '--port', String(proxy.port), '--', claudeBinary(), '-p', '--model', MODEL, 'Say hello.'],
+      { env, cwd: home, timeoutMs: 90_000, outputs },
+    );
+    expectOk(run);
+    const v = await untilAsync(
+      async () => (await api.faults()).report.find((x) => x.fault.ruleId === armed.id && x.settled),
+      15_000,
+      "the verdict on Claude Code's 429",
+    );
+    expect(v).toMatchObject({
+      fault: { kind: '429', retryAfterS: 2 },
+      path: '/v1/messages',
+      model: MODEL,
+      retried: true,
+      retries: 1,
+      honouredRetryAfter: true,
+      succeeded: true,
+      settled: true,
+    });
+    expect(v.firstWaitMs).toBeGreaterThanOrEqual(2000 - RETRY_AFTER_ALLOWANCE_MS);
+    expect(v.session).toMatch(/^claude-code:/);
+    expect(v.summary).toMatch(/^retried once after 2\.\d\d s \(retry-after 2 s: honoured\), then succeeded$/);
+    console.log(`Claude Code, 429 retry-after 2 s: waited ${v.firstWaitMs} ms (${v.summary})`);
+    assertNoCanary(JSON.stringify(await api.faults()), [stack.token, ...Object.values(stack.keys)]);
+    assertNoCanary(outputs.join('\n'), Object.values(stack.keys));
+  }, 150_000);
+});
