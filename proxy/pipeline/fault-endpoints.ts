@@ -32,7 +32,7 @@ export function isFaultEndpoint(path: string): boolean {
  * What the client did after each injected fault, for GET <faults>. Empty here: the report
  * (rules/fault-report.ts) replaces this function.
  */
-export function faultReport(ctx: Pick<ProxyContext, 'ring'>): FaultVerdict[] {
+function faultReport(ctx: Pick<ProxyContext, 'ring'>): FaultVerdict[] {
   void ctx;
   return [];
 }
