@@ -153,6 +153,14 @@ export function checks(r, opts = {}) {
       '≥ 0.95×',
       view.rps >= 0.95 * base.rps && view.errors === 0,
     );
+    const fault = tr['loopgate+fault'];
+    if (fault)
+      add(
+        'c=64 throughput with a fault rule armed out of scope ÷ none (issue 34)',
+        `${ratio(fault.rps, base.rps)}× (${f(fault.rps, 0)} vs ${f(base.rps, 0)} req/s)`,
+        '≥ 0.95×',
+        fault.rps >= 0.95 * base.rps && fault.errors === 0,
+      );
   }
   const rss = r.trafficRss;
   if (rss) {
@@ -418,13 +426,13 @@ export function renderMarkdown(report) {
   if (tr) {
     parts.push(
       '',
-      '### Traffic ring (issue 25): c=64 throughput with nobody watching, a Traffic view subscribed, capture off',
+      '### Traffic ring (issue 25): c=64 throughput with nobody watching, a Traffic view subscribed, capture off, a fault rule armed out of scope (issue 34)',
       '',
     );
     parts.push(
       table(
         ['target', 'req/s', '÷ nobody watching', 'CPU µs/req', 'errors'],
-        ['loopgate', 'loopgate+view', 'loopgate-nocapture']
+        ['loopgate', 'loopgate+view', 'loopgate-nocapture', 'loopgate+fault']
           .filter((n) => tr[n])
           .map((n) => [
             n,

@@ -234,6 +234,8 @@ async function startTrafficTargets() {
     serve('loopgate', []),
     serve('loopgate+view', []),
     serve('loopgate-nocapture', ['--no-capture']),
+    // Issue 34: a fault rule armed that no request is in scope of: what a non-matching rule costs.
+    serve('loopgate+fault', ['--fault', '500 path=/v1/never-sent']),
   ]);
   const targets = Object.fromEntries(procs.map((p) => [p.name, { name: p.name, url: p.url, headers: {}, pid: p.pid }]));
   // The watcher: reads the live feed to its end, as the Traffic view does.
@@ -255,7 +257,7 @@ async function startTrafficTargets() {
   return { targets, stop, seen: () => seen };
 }
 
-const TRAFFIC_TARGETS = ['loopgate', 'loopgate+view', 'loopgate-nocapture'];
+const TRAFFIC_TARGETS = ['loopgate', 'loopgate+view', 'loopgate-nocapture', 'loopgate+fault'];
 
 /** c=64 closed-loop throughput of `names`, interleaved rounds: median req/s, errors, CPU per request. */
 async function throughputOf(targets, names, c) {

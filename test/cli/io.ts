@@ -35,9 +35,11 @@ export function spawnCli(
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: RegExp,
+  opts: { cwd?: string } = {},
 ): Promise<{ child: ChildProcess; lines: string[]; match: RegExpMatchArray }> {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { PATH: process.env.PATH, ...env },
+    cwd: opts.cwd,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
