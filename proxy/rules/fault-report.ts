@@ -267,6 +267,14 @@ function tokenTotal(k: TokenCounts): number {
   return k.input + k.output + k.cacheRead + k.cacheWrite5m + k.cacheWrite1h;
 }
 
+const TINY = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 2 });
+
+/** `$0.0123` below a dollar, two figures below a hundredth of a cent (as `loopgate sessions` writes it). */
+function usd(amount: number): string {
+  if (amount > 0 && amount < 0.0001) return `$${TINY.format(amount)}`;
+  return `$${amount < 1 ? amount.toFixed(4) : amount.toFixed(2)}`;
+}
+
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(2)} s`;
 }
@@ -298,7 +306,7 @@ export function summaryOf(v: FaultVerdict): string {
   let text = parts.join(', ');
   const spent = tokenTotal(v.tokensSpent);
   if (spent > 0) {
-    const cost = v.costUsd !== undefined ? ` ($${v.costUsd.toFixed(4)})` : '';
+    const cost = v.costUsd !== undefined ? ` (${usd(v.costUsd)})` : '';
     text += `; ${spent.toLocaleString('en-US')} tokens${cost} spent on failed answers`;
   }
   return text;
