@@ -194,6 +194,7 @@ describe('the fault report, with the SDKs retrying as they do', () => {
       succeeded: true,
     });
     expect(v.summary).toContain('switched model gpt-6.1-sol → qwen3.7-max, then succeeded');
+    console.log(`fallback: ${v.summary}`);
   });
 
   it("a stream cut midway, retried by the caller: the cut answer's tokens are what the failure cost", async () => {
