@@ -214,7 +214,7 @@ export function faultVerdicts(entries: readonly ReportEntry[], now: number, opts
 }
 
 /** A complete answer: a 2xx (or a WebSocket's 101) that neither carried a fault nor broke. */
-export function complete(r: Readonly<ReportRecord>): boolean {
+function complete(r: Readonly<ReportRecord>): boolean {
   if (r.fault || r.clientAborted || requestFailed(r)) return false;
   return r.websocket ? r.status === 101 : r.status >= 200 && r.status < 300;
 }
@@ -284,7 +284,7 @@ function times(n: number): string {
 }
 
 /** One line: `retried once after 2.03 s (retry-after 2 s: honoured), then succeeded`. */
-export function summaryOf(v: FaultVerdict): string {
+function summaryOf(v: FaultVerdict): string {
   const parts: string[] = [];
   const retryAfter = v.fault.retryAfterS;
   if (!v.retried) parts.push(v.settled ? 'not retried' : 'no retry yet');
