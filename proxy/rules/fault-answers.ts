@@ -12,10 +12,7 @@ import { RESPONSES_EVENTS } from './protocols/responses.js';
 import { MESSAGES_EVENTS } from './protocols/anthropic-messages.js';
 import type { Protocol } from '../core/routing-facts.js';
 
-/** The kinds answered with a status and a body instead of the upstream's answer. */
-export const STATUS_FAULTS: readonly FaultKind[] = ['429', '529', '500', '502', '503'];
-
-export const DEFAULT_RETRY_AFTER_S = 1;
+const DEFAULT_RETRY_AFTER_S = 1;
 export const DEFAULT_CONNECT_TIMEOUT_S = 10;
 export const DEFAULT_READ_TIMEOUT_S = 600;
 /** Mid-stream kinds without `events=`: after the first event (the stream has begun, the client is reading it). */
