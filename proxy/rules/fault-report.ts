@@ -179,7 +179,7 @@ export function verdictOf(trace: Trace, now: number, opts: ReportOptions): Fault
     time: r.time,
     fault: trace.injected,
     path: r.path,
-    attempts: trace.attempts,
+    attempts: [...trace.attempts],
     retried: trace.retries > 0,
     retries: trace.retries,
     succeeded: trace.succeeded !== undefined,
