@@ -179,7 +179,7 @@ export function verdictOf(trace: Trace, now: number, opts: ReportOptions): Fault
     time: r.time,
     fault: trace.injected,
     path: r.path,
-    attempts: trace.attempts,
+    attempts: [...trace.attempts],
     retried: trace.retries > 0,
     retries: trace.retries,
     succeeded: trace.succeeded !== undefined,
@@ -214,7 +214,7 @@ export function faultVerdicts(entries: readonly ReportEntry[], now: number, opts
 }
 
 /** A complete answer: a 2xx (or a WebSocket's 101) that neither carried a fault nor broke. */
-export function complete(r: Readonly<ReportRecord>): boolean {
+function complete(r: Readonly<ReportRecord>): boolean {
   if (r.fault || r.clientAborted || requestFailed(r)) return false;
   return r.websocket ? r.status === 101 : r.status >= 200 && r.status < 300;
 }
@@ -267,6 +267,14 @@ function tokenTotal(k: TokenCounts): number {
   return k.input + k.output + k.cacheRead + k.cacheWrite5m + k.cacheWrite1h;
 }
 
+const TINY = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 2 });
+
+/** `$0.0123` below a dollar, two figures below a hundredth of a cent (as `loopgate sessions` writes it). */
+function usd(amount: number): string {
+  if (amount > 0 && amount < 0.0001) return `$${TINY.format(amount)}`;
+  return `$${amount < 1 ? amount.toFixed(4) : amount.toFixed(2)}`;
+}
+
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(2)} s`;
 }
@@ -276,7 +284,7 @@ function times(n: number): string {
 }
 
 /** One line: `retried once after 2.03 s (retry-after 2 s: honoured), then succeeded`. */
-export function summaryOf(v: FaultVerdict): string {
+function summaryOf(v: FaultVerdict): string {
   const parts: string[] = [];
   const retryAfter = v.fault.retryAfterS;
   if (!v.retried) parts.push(v.settled ? 'not retried' : 'no retry yet');
@@ -298,7 +306,7 @@ export function summaryOf(v: FaultVerdict): string {
   let text = parts.join(', ');
   const spent = tokenTotal(v.tokensSpent);
   if (spent > 0) {
-    const cost = v.costUsd !== undefined ? ` ($${v.costUsd.toFixed(4)})` : '';
+    const cost = v.costUsd !== undefined ? ` (${usd(v.costUsd)})` : '';
     text += `; ${spent.toLocaleString('en-US')} tokens${cost} spent on failed answers`;
   }
   return text;

@@ -57,7 +57,8 @@ describe.skipIf(!agentsSupported)('real Claude Code against an injected 429', ()
     );
     expect(v).toMatchObject({
       fault: { kind: '429', retryAfterS: 2 },
-      path: '/v1/messages',
+      // Claude Code asks with ?beta=true; the rule's path ignores the query.
+      path: '/v1/messages?beta=true',
       model: MODEL,
       retried: true,
       retries: 1,
@@ -69,6 +70,10 @@ describe.skipIf(!agentsSupported)('real Claude Code against an injected 429', ()
     expect(v.session).toMatch(/^claude-code:/);
     expect(v.summary).toMatch(/^retried once after 2\.\d\d s \(retry-after 2 s: honoured\), then succeeded$/);
     console.log(`Claude Code, 429 retry-after 2 s: waited ${v.firstWaitMs} ms (${v.summary})`);
+    const sent = stack.traffic.filter((t) => t.proxy === 'claude').map((t) => t.record);
+    console.log(
+      sent.map((r) => `${r.method} ${r.path} ${r.model ?? '-'} ${r.status}${r.fault ? ' (fault)' : ''}`).join('\n'),
+    );
     assertNoCanary(JSON.stringify(await api.faults()), [stack.token, ...Object.values(stack.keys)]);
     assertNoCanary(outputs.join('\n'), Object.values(stack.keys));
   }, 150_000);

@@ -288,6 +288,8 @@ describe('a reader that goes away (`| head`)', () => {
       [['tail', '--no-follow', '--json', '--port', port], 0],
       [['show', servedId, '--wire', '--port', port], 0],
       [['replay', servedId, '--port', port], 0],
+      [['faults', '--port', port], 0],
+      [['faults', '--json', '--port', port], 0],
       [['export', '--log', logFile, '--jsonl', join(tempHome(), 'out.jsonl')], 0],
       [['serve', '--help'], 0],
     ];

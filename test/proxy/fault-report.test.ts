@@ -194,5 +194,32 @@ describe('the fault report, with the SDKs retrying as they do', () => {
       succeeded: true,
     });
     expect(v.summary).toContain('switched model gpt-6.1-sol → qwen3.7-max, then succeeded');
+    console.log(`fallback: ${v.summary}`);
+  });
+
+  it("a stream cut midway, retried by the caller: the cut answer's tokens are what the failure cost", async () => {
+    const { armed } = await api().armFault({ rule: 'cut events=4 times=1 model=claude-haiku-4-5' });
+    const client = anthropic([], 0);
+    const ask = async () => {
+      const stream = client.messages.stream({
+        model: 'claude-haiku-4-5',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'fault report: a cut stream, then again' }],
+      });
+      return stream.finalMessage();
+    };
+    // The SDK does not retry a stream that broke after it began: the caller does.
+    const first = await ask().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(first).toBeInstanceOf(Error);
+    await ask();
+    const v = await verdictFor(armed.id, (x) => x.succeeded, 'the cut verdict');
+    expect(v).toMatchObject({ fault: { kind: 'cut', afterEvents: 4 }, retries: 1, succeeded: true, settled: true });
+    // message_start carries the prompt's usage: the cut answer used its input tokens.
+    expect(v.tokensSpent.input + v.tokensSpent.cacheRead + v.tokensSpent.cacheWrite5m).toBeGreaterThan(0);
+    expect(v.summary).toMatch(/tokens .*spent on failed answers$/);
+    console.log(`anthropic cut after 4 events: ${v.summary}`);
   });
 });

@@ -12,6 +12,7 @@ import {
   openTrace,
   retryIdentity,
   verdictOf,
+  MAX_ATTEMPTS_LISTED,
   RETRY_AFTER_ALLOWANCE_MS,
   type ReportEntry,
   type ReportRecord,
@@ -216,6 +217,17 @@ describe('the fault report', () => {
       succeeded: true,
       firstWaitMs: 500,
     });
+  });
+
+  it('lists at most MAX_ATTEMPTS_LISTED attempts of a client in a retry loop, and counts them all', () => {
+    const all: ReportEntry[] = [entry(0, 10, { status: 500, fault: F500 })];
+    for (let i = 1; i <= MAX_ATTEMPTS_LISTED + 50; i++) all.push(entry(i * 100, 10, { status: 500 }));
+    const [v] = faultVerdicts(all, T0 + 20_000, OPTS);
+    expect(v!.retries).toBe(MAX_ATTEMPTS_LISTED + 50);
+    expect(v!.attempts).toHaveLength(MAX_ATTEMPTS_LISTED);
+    expect(v!.summary).toBe(
+      `retried ${MAX_ATTEMPTS_LISTED + 50} times, first after 0.09 s (no retry-after: its own backoff), not succeeded yet`,
+    );
   });
 
   it('property: retries are counted whatever else is interleaved, and waits add up to the gaps', () => {
