@@ -15,7 +15,8 @@ import {
 } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { CassetteExchange } from '../core/cassette.js';
+import WebSocket, { WebSocketServer, type RawData } from 'ws';
+import type { CassetteExchange, RecordedEvent } from '../core/cassette.js';
 import { matchKey, nearestRecording, type Difference, type MatchOptions } from '../rules/cassette-match.js';
 
 /** The code a miss answers with (error.code / error.type), and the header that marks it for the proxy's record. */
@@ -63,7 +64,28 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
   // Repeated identical requests get the recordings in order; past the last, the last again.
   const byKey = new Map<string, { list: CassetteExchange[]; next: number }>();
   const requests: Array<{ method: string; path: string; body: unknown }> = [];
+  // WebSocket recordings, as turns: a client `response.create` and the upstream messages that followed it.
+  const turns = new Map<string, { list: RecordedEvent[][]; next: number }>();
+  const webSocketPaths = new Set<string>();
+  const addWebSocket = (x: CassetteExchange) => {
+    webSocketPaths.add(x.request.path.split('?')[0]!);
+    let turn: RecordedEvent[] | undefined;
+    let sentAt = 0;
+    for (const e of x.response.events ?? []) {
+      if (e.from === 'client') {
+        const body = parse(e.data);
+        if (!isCreate(body)) continue;
+        const key = matchKey(WS_METHOD, x.request.path, body, opts.match);
+        const slot = turns.get(key) ?? { list: [], next: 0 };
+        slot.list.push((turn = []));
+        turns.set(key, slot);
+        sentAt = e.at;
+        requests.push({ method: WS_METHOD, path: x.request.path, body });
+      } else if (turn) turn.push({ at: e.at - sentAt, data: e.data });
+    }
+  };
   const add = (x: CassetteExchange) => {
+    if (x.response.status === 101) return addWebSocket(x);
     // Keyed again with this run's match options: ignore paths added since the recording apply to it too.
     const key = matchKey(x.request.method, x.request.path, x.request.body, opts.match);
     const slot = byKey.get(key) ?? { list: [], next: 0 };
@@ -72,12 +94,57 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     requests.push({ method: x.request.method, path: x.request.path, body: x.request.body });
   };
   for (const x of opts.exchanges) add(x);
+  const sockets = new WebSocketServer({ noServer: true });
   const passed = new Set<string>();
   const prefix = opts.passMisses?.prefix ?? '';
   const state = { misses: 0 };
   const server: Server = createServer((req, res) => {
     void answer(req, res).catch(() => res.destroy());
   });
+  // A cassette without WebSocket recordings for the path refuses the upgrade as a route without the transport
+  // does (426): the client goes on over HTTP, which the cassette does hold.
+  server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
+    const sentPath = req.url ?? '/';
+    const path = prefix && sentPath.startsWith(prefix) ? sentPath.slice(prefix.length) || '/' : sentPath;
+    if (!webSocketPaths.has(path.split('?')[0]!)) {
+      socket.end('HTTP/1.1 426 Upgrade Required\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    sockets.handleUpgrade(req, socket, head, (ws) => replayWebSocket(ws, path));
+  });
+
+  /** Each `response.create` answered in turn, its messages at their recorded times after it (scaled by speed). */
+  function replayWebSocket(ws: WebSocket, path: string): void {
+    let queue = Promise.resolve();
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      const at = performance.now();
+      if (isBinary) return;
+      const text = (Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer)).toString('utf8');
+      queue = queue.then(() => answerMessage(ws, path, text, at)).catch(() => ws.terminate());
+    });
+    ws.on('error', () => undefined);
+  }
+
+  async function answerMessage(ws: WebSocket, path: string, text: string, at: number): Promise<void> {
+    const body = parse(opts.redact ? opts.redact(text) : text);
+    if (!isCreate(body)) return;
+    const slot = turns.get(matchKey(WS_METHOD, path, body, opts.match));
+    if (!slot) {
+      // The Responses WebSocket's own error event, as the service sends one (Codex shows its message).
+      const { message, param } = missed({ method: WS_METHOD, path, body });
+      const error = { type: 'invalid_request_error', code: CASSETTE_MISS_CODE, param, message };
+      ws.send(JSON.stringify({ type: 'error', status: MISS_STATUS, error }));
+      return;
+    }
+    const turn = slot.list[Math.min(slot.next, slot.list.length - 1)]!;
+    slot.next++;
+    for (const e of turn) {
+      const due = at + e.at * opts.speed - performance.now();
+      if (due > 1) await new Promise((r) => setTimeout(r, due));
+      if (ws.readyState !== WebSocket.OPEN) return;
+      ws.send(e.data);
+    }
+  }
 
   async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
@@ -145,16 +212,20 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     res.end(JSON.stringify({ object: 'list', data }));
   }
 
-  function miss(res: ServerResponse, sent: { method: string; path: string; body: unknown }): void {
+  /** Counts and reports a miss; its message and first differing path. */
+  function missed(sent: { method: string; path: string; body: unknown }): { message: string; param: string | null } {
     state.misses++;
     const near = nearestRecording(sent, requests, opts.match);
     const report: CassetteMiss = { method: sent.method, path: sent.path };
     if (near) report.nearest = { path: near.recording.path, differences: near.differences };
     opts.onMiss?.(report);
-    const message = missMessage(report);
+    return { message: missMessage(report), param: report.nearest?.differences[0]?.path || null };
+  }
+
+  function miss(res: ServerResponse, sent: { method: string; path: string; body: unknown }): void {
+    const { message, param } = missed(sent);
     const anthropic = sent.path.split('?')[0]!.endsWith('/messages');
     // param: where it first differs (the record and `tail` show it); the Anthropic shape carries the code too.
-    const param = report.nearest?.differences[0]?.path || null;
     const payload = anthropic
       ? { type: 'error', error: { type: 'invalid_request_error', code: CASSETTE_MISS_CODE, param, message } }
       : { error: { message, type: 'invalid_request_error', code: CASSETTE_MISS_CODE, param } };
@@ -176,6 +247,8 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     add,
     close: () =>
       new Promise<void>((resolve) => {
+        for (const ws of sockets.clients) ws.terminate();
+        sockets.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
@@ -184,11 +257,22 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
 
 /** What a miss says: the request, and where it differs from the nearest recording (or that none is near). */
 export function missMessage(m: CassetteMiss): string {
-  const head = `Loopgate replay: no recording matches ${m.method} ${m.path.split('?')[0]} (${CASSETTE_MISS_CODE}); nothing was sent upstream.`;
+  const what =
+    m.method === WS_METHOD
+      ? `a response.create on the WebSocket ${m.path.split('?')[0]}`
+      : `${m.method} ${m.path.split('?')[0]}`;
+  const head = `Loopgate replay: no recording matches ${what} (${CASSETTE_MISS_CODE}); nothing was sent upstream.`;
   if (!m.nearest)
-    return `${head} The cassette has no ${m.method} ${m.path.split('?')[0]} at all. Record it with \`loopgate serve --record DIR\`.`;
+    return `${head} The cassette has nothing for ${what}. Record it with \`loopgate serve --record DIR\`.`;
   const lines = m.nearest.differences.map((d) => `  ${d.path || '(body)'}: recorded ${d.recorded}, sent ${d.sent}`);
   return `${head} The nearest recording differs at:\n${lines.join('\n')}\nRecord again, or add the path to the match's ignore list if it varies between runs.`;
+}
+
+/** A WebSocket turn is keyed under this method: a message, not an HTTP request, on the path. */
+const WS_METHOD = 'WEBSOCKET';
+
+function isCreate(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && (body as { type?: unknown }).type === 'response.create';
 }
 
 function parse(text: string): unknown {

@@ -21,6 +21,11 @@ export interface TrafficEntry {
   /** For event streams: each event's arrival, in ms from the request's start, in order. */
   eventTimes?: number[];
   /**
+   * WebSocket connections: when each client message arrived, in ms from the start, in order (`requestBody`
+   * holds them one a line; `responseBody` the upstream's as `data:` events, timed by `eventTimes`).
+   */
+  messageTimes?: number[];
+  /**
    * Bridged requests: the answer as the client got it, in its own protocol (redacted), and for a
    * stream when each of its events was written. `responseBody` and `eventTimes` are the upstream's.
    */

@@ -316,6 +316,7 @@ function ringEntry(
   if (response.cut || reply.capture.truncated) entry.responseBodyNote = 'cut';
   if (isStream && reply.capture.times)
     entry.eventTimes = eventTimes(reply.capture.chunks, reply.capture.times, ex.startedAt);
+  if (ex.websocketMessageTimes) entry.messageTimes = ex.websocketMessageTimes.map((t) => round(t - ex.startedAt));
   const timing = reply.timing;
   if (timing) entry.timing = { loopgateMs: round(timing.loopgateMs), upstreamMs: round(timing.upstreamMs) };
   return entry;

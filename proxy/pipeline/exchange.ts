@@ -160,6 +160,8 @@ export interface RequestFacts extends RequestStart {
   websocket?: WebSocketFacts;
   /** An upgraded connection's tokens: the sum of its responses' usage (the capture holds only its head and tail). */
   websocketTokens?: TokenCounts;
+  /** WebSocket: when each of the client's captured messages arrived (performance.now()), in order. */
+  websocketMessageTimes?: number[];
 }
 
 /** What ws-relay.ts returns when an upgraded connection has closed. */
@@ -171,6 +173,8 @@ export interface WebSocketSummary {
   readonly body: BodyFacts;
   /** Gone without a close frame while a response was under way. */
   readonly clientAborted: boolean;
+  /** When each captured client message arrived (performance.now()): a cassette replays against them. */
+  readonly messageTimes?: number[];
 }
 
 /** A readonly view of the results so far, for the steps and the record. */

@@ -107,6 +107,7 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
         ex.body = closed.body;
         ex.websocket = closed.facts;
         if (closed.tokens) ex.websocketTokens = closed.tokens;
+        if (closed.messageTimes) ex.websocketMessageTimes = closed.messageTimes;
         if (closed.clientAborted) ex.clientAborted = true;
         finish(ex, reply, ctx);
       });

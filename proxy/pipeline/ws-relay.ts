@@ -47,6 +47,7 @@ export function relayMessages(
   let tokens: TokenCounts | undefined;
   const requestBodies: Buffer[] = [];
   let requestBytes = 0;
+  const messageTimes: number[] = [];
 
   client.on('message', (data: RawData, isBinary: boolean) => {
     const buf = asBuffer(data);
@@ -54,9 +55,12 @@ export function relayMessages(
     bytesIn += buf.length;
     if (!isBinary && inspectRequest(first, facts, buf)) answering = true;
     // The log's request body: the client's messages, kept only when bodies are captured, up to the cap.
+    // One message a line (a client's JSON has no raw newline), each with its time: a cassette replays them.
     if (ctx.captureBodies && requestBytes < 4 * ctx.logBodyBytes) {
-      requestBodies.push(buf);
-      requestBytes += buf.length;
+      const line = isBinary ? Buffer.from(`[binary message, ${buf.length} bytes]`) : buf;
+      requestBodies.push(line, NEWLINE);
+      requestBytes += line.length + 1;
+      messageTimes.push(performance.now());
     }
     forward(buf, isBinary, client, upstream);
   });
@@ -138,6 +142,7 @@ export function relayMessages(
       tokens,
       body: { bytesIn, body, model: first.model, stream: first.stream, params: first.params },
       clientAborted,
+      ...(messageTimes.length ? { messageTimes } : {}),
     });
     closeOther(upstream, code, reason);
   });
@@ -210,4 +215,5 @@ function isFinalEvent(text: Buffer): boolean {
 }
 
 const TYPE: ReadonlySet<string> = new Set(['type']);
+const NEWLINE = Buffer.from('\n');
 const CREATE = JSON.stringify('response.create');

@@ -25,10 +25,11 @@ export function exchangeOf(
   match: MatchOptions,
   now: Date,
 ): CassetteExchange | { skip: string } {
-  if (rec.websocket) return { skip: 'WebSocket connections are not recorded yet' };
-  if (rec.status === 0 || rec.clientAborted) return { skip: 'no complete answer from the upstream' };
+  if (rec.status === 0 || (rec.clientAborted && !rec.websocket))
+    return { skip: 'no complete answer from the upstream' };
   if (entry.requestBodyNote || entry.responseBodyNote)
     return { skip: 'a body was over the 1 MiB the ring keeps, so it cannot be replayed whole' };
+  if (rec.websocket) return webSocketExchange(rec, entry, match, now);
   const requestText = entry.upstreamRequestBody ?? entry.requestBody;
   const body = requestText === undefined || requestText === '' ? undefined : parsed(requestText);
   const headers: Record<string, string> = {};
@@ -50,6 +51,45 @@ export function exchangeOf(
       ...(body === undefined ? {} : { body }),
     },
     response,
+  };
+}
+
+/**
+ * A WebSocket connection: every message in the order it went, with its direction and time, from what the ring
+ * kept (the client's messages one a line with `messageTimes`, the upstream's as `data:` events with
+ * `eventTimes`; both redacted). A replay answers each client `response.create` with the upstream messages
+ * that followed it.
+ */
+function webSocketExchange(
+  rec: Readonly<TrafficRecord>,
+  entry: Omit<TrafficEntry, 'seq'>,
+  match: MatchOptions,
+  now: Date,
+): CassetteExchange | { skip: string } {
+  if (rec.status !== 101) return { skip: 'the WebSocket upgrade was refused: nothing to replay' };
+  const sent = (entry.requestBody ?? '').split('\n').filter((l) => l !== '');
+  const times = entry.messageTimes ?? [];
+  if (sent.length !== times.length)
+    return { skip: "the connection's client messages were not all kept (over the log's body cap)" };
+  const client: RecordedEvent[] = sent.map((data, i) => ({ at: times[i]!, data, from: 'client' }));
+  const upstream: RecordedEvent[] = eventsOf(entry.responseBody ?? '', entry.eventTimes ?? []).map((e) => ({
+    at: e.at,
+    data: e.data.replace(/^data: /, ''),
+    from: 'upstream',
+  }));
+  // In time order; a client message first when two share a millisecond (it was sent before it was answered).
+  const events = [...client, ...upstream].sort((a, b) => a.at - b.at || (a.from === 'client' ? -1 : 1));
+  const first = sent[0] === undefined ? undefined : parsed(sent[0]);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(rec.responseHeaders ?? {}))
+    if (!NOT_RECORDED.has(name) && !name.startsWith('x-loopgate-') && !name.startsWith('sec-websocket-'))
+      headers[name] = value;
+  return {
+    [CASSETTE_MARK]: CASSETTE_VERSION,
+    recorded: now.toISOString(),
+    key: matchKey(rec.method, rec.canonicalPath, first, match),
+    request: { method: rec.method, path: rec.canonicalPath, headers: { upgrade: 'websocket' } },
+    response: { status: 101, headers, events },
   };
 }
 

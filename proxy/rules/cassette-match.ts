@@ -15,6 +15,8 @@ const VOLATILE_TOP_LEVEL = ['metadata', 'user', 'prompt_cache_key', 'safety_iden
  * is keyed on what the proxy sends (stream_options.include_usage is asked for every chat stream).
  */
 const SET_BY_PROXY = ['stream_options'];
+/** Metadata a client attaches at any depth, per run and never for the model (Codex: each input item's turn id and time). */
+const VOLATILE_ANYWHERE = new Set(['internal_chat_message_metadata_passthrough']);
 /** Fields whose string values are ids a client or upstream made up this run. */
 const ID_FIELDS = new Set(['id', 'tool_use_id', 'call_id', 'tool_call_id', 'previous_response_id', 'item_id']);
 /** ISO dates and times, and the long English date an agent writes into its prompt. */
@@ -156,6 +158,7 @@ function renameIds(value: unknown, names: Map<string, string>): unknown {
   if (!isObject(value)) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
+    if (VOLATILE_ANYWHERE.has(k)) continue;
     if (ID_FIELDS.has(k) && typeof v === 'string') {
       let name = names.get(v);
       if (name === undefined) names.set(v, (name = `#${names.size + 1}`));

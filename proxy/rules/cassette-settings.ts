@@ -5,7 +5,7 @@
 import type { JsonNode } from './json-tree.js';
 import { quoted } from './printable.js';
 
-export const CASSETTE_SETTINGS_EXAMPLE = '"cassette": { "ignore": ["tools.*.description"] }';
+const CASSETTE_SETTINGS_EXAMPLE = '"cassette": { "ignore": ["tools.*.description"] }';
 
 /** What is wrong with an ignore path, or undefined: dot-separated names or indexes, `*` for any one. */
 export function ignorePathProblem(path: string): string | undefined {

@@ -1,5 +1,6 @@
-// Real agents recorded and replayed (issue 34 §3): Claude Code (through `loopgate run`) and Codex (its own
-// provider config, Responses over HTTP, as `loopgate run` sets it up) each run a session with a tool call
+// Real agents recorded and replayed (issue 34 §3): Claude Code (through `loopgate run`), Codex over HTTP (a
+// provider config as `loopgate run` writes it) and Codex over WebSocket (its built-in provider, against an
+// upstream with the transport) each run a session with a tool call
 // against `serve --record DIR` (the demo simulator); `serve --replay DIR` with nothing behind it gives the
 // same commands the same answers, with the streams' timing kept (measured: each stream's span, first event
 // to last, recorded against replayed); a changed prompt is a loud miss with a diff; `--on-miss record`
@@ -10,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CassetteExchange } from '../../proxy/core/cassette.js';
 import { localApi } from '../../proxy/local-api-client.js';
-import { DEMO_KEYS } from '../../proxy/simulator/index.js';
+import { DEMO_KEYS, defaultFixture, startSimulator } from '../../proxy/simulator/index.js';
+import { exchangeOf } from '../../proxy/rules/cassette-exchange.js';
 import { SECRET_PATTERNS } from '../../proxy/rules/secret-patterns.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 import { exited, spawnCli, tempHome } from '../cli/io.js';
@@ -58,10 +60,10 @@ interface Served {
   stop(): Promise<void>;
 }
 
-async function serve(args: string[]): Promise<Served> {
+async function serve(args: string[], env: Record<string, string> = {}): Promise<Served> {
   const started = await spawnCli(
     ['serve', '--port', '0', '--no-log', ...args],
-    { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN },
+    { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN, ...env },
     /listening on (http:\/\/127\.0\.0\.1:(\d+))/,
   );
   return {
@@ -113,6 +115,28 @@ function codex(proxy: Served, prompt: string): Promise<AgentRun> {
   const args = ['exec', '--skip-git-repo-check', '-c', 'model_provider=lgc', '-c', provider, '-m', 'gpt-4.1', prompt];
   const env = agentEnv({ OPENAI_API_KEY: TOKEN });
   return runAgent(codexBinary(), args, { env, cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
+}
+
+/** Codex on its built-in provider with a base-URL override: it opens each turn with a WebSocket. */
+function codexBuiltIn(proxy: Served, prompt: string): Promise<AgentRun> {
+  const args = ['exec', '--skip-git-repo-check', '-c', `openai_base_url="${proxy.url}/v1"`, '-m', 'gpt-4.1', prompt];
+  const env = agentEnv({ OPENAI_API_KEY: TOKEN, CODEX_API_KEY: TOKEN });
+  return runAgent(codexBinary(), args, { env, cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
+}
+
+/** A WebSocket connection's turns' spans (the upstream messages between one client message and the next). */
+function webSocketSpans(events: ReadonlyArray<{ at: number; from?: string }>): number[] {
+  const spans: number[] = [];
+  let turn: number[] = [];
+  const close = () => turn.length > 1 && spans.push(turn.at(-1)! - turn[0]!);
+  for (const e of events) {
+    if (e.from === 'client') {
+      close();
+      turn = [];
+    } else turn.push(e.at);
+  }
+  close();
+  return spans;
 }
 
 function cassette(dir: string): Array<{ file: string; text: string; exchange: CassetteExchange }> {
@@ -279,6 +303,67 @@ describe.skipIf(!agentsSupported)('real agents recorded at the proxy and replaye
       }
       expect(cassette(dir).length).toBeGreaterThan(before);
       expectCleanCassette(dir);
+    },
+    CASE_TIMEOUT_MS,
+  );
+
+  it(
+    'Codex over WebSocket (its built-in provider): the connection replays with no upstream, timing kept',
+    async () => {
+      // An upstream whose Responses group has the WebSocket transport, its streams spaced out.
+      const key = makeCanary('sk-canary-cassette-ws-');
+      const sim = await startSimulator({
+        port: 0,
+        streamDefaults: { chunkDelayMs: CHUNK_DELAY_MS },
+        fixture: {
+          groups: { ...defaultFixture.groups, ws: { ...defaultFixture.groups.default!, responses_websocket: true } },
+          keys: [...defaultFixture.keys, { key, group: 'ws', status: 'active', balance: 1000 }],
+        },
+      });
+      const dir = join(home, 'cassette-codex-ws');
+      const prompt = `Use exec_command to run \`echo codex-ws-ok\` (keys: ${CANARIES.join(' ')})`;
+      let first: AgentRun;
+      try {
+        const upstream = ['--upstream', sim.baseUrl, '--allow-http'];
+        const recording = await serve(['--record', dir, ...upstream], { LOOPGATE_API_KEY: key });
+        try {
+          first = await codexBuiltIn(recording, prompt);
+          expectOk(first);
+        } finally {
+          await recording.stop();
+        }
+      } finally {
+        await sim.close();
+      }
+      const connections = cassette(dir).filter((c) => c.exchange.response.status === 101);
+      expect(connections.length).toBeGreaterThanOrEqual(1);
+      const events = connections.flatMap((c) => c.exchange.response.events!);
+      expect(events.filter((e) => e.from === 'client').length).toBeGreaterThanOrEqual(2);
+      assertNoCanary(
+        cassette(dir)
+          .map((c) => c.text)
+          .join('\n'),
+        [key],
+      );
+      expectCleanCassette(dir);
+
+      const replaying = await serve(['--replay', dir]);
+      try {
+        const again = await codexBuiltIn(replaying, prompt);
+        expectOk(again);
+        expect(again.stdout.trim()).toBe(first.stdout.trim());
+        // The replayed connection as the proxy's ring saw it, read the way a recording is.
+        const api = localApi({ url: replaying.url, token: TOKEN });
+        const replayed: number[] = [];
+        for (const e of (await api.traffic({ limit: 500 })).entries) {
+          if (e.record.status !== 101) continue;
+          const x = exchangeOf(e.record, await api.entry(e.record.id), {}, new Date());
+          if (!('skip' in x)) replayed.push(...webSocketSpans(x.response.events!));
+        }
+        expectTimingKept('Codex over WebSocket', webSocketSpans(events), replayed);
+      } finally {
+        await replaying.stop();
+      }
     },
     CASE_TIMEOUT_MS,
   );

@@ -1,19 +1,21 @@
 // `loopgate serve --record DIR` then `loopgate serve --replay DIR` (issue 34 §1),
 // the built CLI with the real openai SDK: the demo session replayed with nothing
 // behind the proxy, a miss said on the console, and every bad flag refused.
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { exited, runCli, spawnCli, tempHome } from './io.js';
+import { defaultFixture, startSimulator } from '../../proxy/simulator/index.js';
+import { assertNoCanary, makeCanary } from '../log/canary.js';
 
 const TOKEN = 'lg-local-cassette-cli-0123456789abcdefghij';
 
-async function serve(args: string[], cwd?: string) {
+async function serve(args: string[], cwd?: string, env: Record<string, string> = {}) {
   const started = await spawnCli(
     ['serve', '--port', '0', '--no-log', ...args],
-    { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN },
+    { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN, ...env },
     /listening on (http:\/\/127\.0\.0\.1:\d+)/,
     cwd,
   );
@@ -115,6 +117,53 @@ describe('serve --record / --replay', () => {
       expect((await ask(offline.client, 'second')).choices[0]!.message.content).toBe(added);
     } finally {
       await offline.stop();
+    }
+  });
+
+  it('--on-miss record with --upstream sends misses there with the real key, which no cassette file holds', async () => {
+    const key = makeCanary('sk-canary-onmiss-');
+    const sim = await startSimulator({
+      port: 0,
+      fixture: { ...defaultFixture, keys: [{ key, group: 'default', status: 'active', balance: 1000 }] },
+    });
+    const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
+    try {
+      const recording = await serve(['--record', dir, '--upstream', sim.baseUrl, '--allow-http'], undefined, {
+        LOOPGATE_API_KEY: key,
+      });
+      try {
+        await recording.client.chat.completions.create({
+          model: 'gpt-4o-mini',
+          messages: [{ role: 'user', content: 'first' }],
+        });
+      } finally {
+        await recording.stop();
+      }
+      const upstream = ['--upstream', sim.baseUrl, '--allow-http'];
+      const hybrid = await serve(
+        ['--replay', dir, '--replay-speed', '0', '--on-miss', 'record', ...upstream],
+        undefined,
+        {
+          LOOPGATE_API_KEY: key,
+        },
+      );
+      try {
+        expect(await hybrid.line(/misses are sent to/)).toMatch(
+          /misses are sent to http:\/\/127\.0\.0\.1:\d+ and added/,
+        );
+        const r = await hybrid.client.chat.completions.create({
+          model: 'gpt-4o-mini',
+          messages: [{ role: 'user', content: `second, with a key in it: ${key}` }],
+        });
+        expect(r.choices[0]!.message.content).toContain('second');
+      } finally {
+        await hybrid.stop();
+      }
+      const files = readdirSync(dir).filter((f) => f.includes('chat-completions'));
+      expect(files).toHaveLength(2);
+      for (const f of readdirSync(dir)) assertNoCanary(readFileSync(join(dir, f), 'utf8'), [key, TOKEN]);
+    } finally {
+      await sim.close();
     }
   });
 

@@ -147,3 +147,20 @@ describe("Codex's tool output head", () => {
     expect(key(body('5ba02d', '0.0668', 'ok'))).not.toBe(key(body('5ba02d', '0.0668', 'other')));
   });
 });
+
+describe("Codex's per-item metadata", () => {
+  it('is not matched at any depth (a turn id and a time per input item, new every run)', () => {
+    const body = (turn: string, time: number) => ({
+      type: 'response.create',
+      input: [
+        {
+          role: 'user',
+          content: 'hi',
+          internal_chat_message_metadata_passthrough: { turn_id: turn, create_time: time },
+        },
+      ],
+    });
+    const key = (b: unknown) => matchKey('WEBSOCKET', '/v1/responses', b);
+    expect(key(body('01a2-a', 1795848032.44))).toBe(key(body('01a2-b', 1795848035.27)));
+  });
+});
