@@ -16,7 +16,8 @@ import { toolDefinitions } from '../../proxy/rules/tool-definitions.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from './html.js';
 import { cacheRow, contextRow, CONTEXT_STYLE } from './turn-overview.js';
 import { cassetteMissRow, FAULT_STYLE, faultRow, verdictRow } from './fault-overview.js';
-import { isCassetteMiss, missMessage } from './traffic-marks.js';
+import { missMessage } from './traffic-marks.js';
+import { isCassetteMiss } from '../../proxy/rules/cassette-exchange.js';
 import type { FaultVerdict } from '../../proxy/core/fault.js';
 
 /** What the panel shows: the local API's answer for one entry. */

@@ -4,9 +4,8 @@
 // sentence that says what was written. Pure: no vscode, no I/O.
 import type { CassetteExchange } from '../../proxy/core/cassette.js';
 import type { TrafficDetail } from '../../proxy/core/local-api.js';
-import { exchangeOf } from '../../proxy/rules/cassette-exchange.js';
+import { exchangeOf, isCassetteMiss } from '../../proxy/rules/cassette-exchange.js';
 import { matchKey, type MatchOptions } from '../../proxy/rules/cassette-match.js';
-import { isCassetteMiss } from './traffic-marks.js';
 
 export interface FixturePlan {
   exchanges: Array<{ id: string; exchange: CassetteExchange }>;

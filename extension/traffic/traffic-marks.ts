@@ -3,23 +3,6 @@
 // cassette miss (a replay found no recording; nothing went upstream). Words
 // only, shared by the tree, the panel and Save as Fixture. Pure: no vscode.
 import type { InjectedFault } from '../../proxy/core/fault.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
-
-/** The error code a cassette answers a request it holds no recording for with (cassette/player.ts). */
-const CASSETTE_MISS = 'cassette_miss';
-/** The header the replay server marks its answers with; `miss` on a miss, whatever the protocol's envelope. */
-const CASSETTE_HEADER = 'x-loopgate-cassette';
-
-/** A request's record says it was a cassette miss (an Anthropic miss carries no code: its header says so). */
-export function isCassetteMiss(r: Pick<TrafficRecord, 'errorCode' | 'diagnosis'> & Partial<TrafficRecord>): boolean {
-  return (
-    r.cassetteMiss !== undefined ||
-    r.errorCode === CASSETTE_MISS ||
-    r.diagnosis === CASSETTE_MISS ||
-    r.diagnosis === 'cassette-miss' ||
-    r.responseHeaders?.[CASSETTE_HEADER] === 'miss'
-  );
-}
 
 /** The row's short mark: `fault 429`, `fault cut@3`. */
 export function faultLabel(f: InjectedFault): string {

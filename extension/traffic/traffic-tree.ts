@@ -9,7 +9,8 @@ import { type TrafficRow } from '../../proxy/core/local-api.js';
 import { describeGroup, groupBySession, NO_SESSION, type SessionGroup } from './session-groups.js';
 import type { DetailPanels } from './detail-panel.js';
 import { readSettings } from '../settings.js';
-import { faultLabel, faultSentence, isCassetteMiss } from './traffic-marks.js';
+import { faultLabel, faultSentence } from './traffic-marks.js';
+import { isCassetteMiss } from '../../proxy/rules/cassette-exchange.js';
 
 /** The setting and the context key the view's Group by Session / Show as List actions switch. */
 export const GROUP_SETTING = 'traffic.groupBySession';

@@ -16,12 +16,10 @@ import {
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
-import type { CassetteExchange, RecordedEvent } from '../core/cassette.js';
+import { CASSETTE_HEADER, CASSETTE_MISS_CODE, type CassetteExchange, type RecordedEvent } from '../core/cassette.js';
 import { matchKey, nearestRecording, type Difference, type MatchOptions } from '../rules/cassette-match.js';
 
 /** The code a miss answers with (error.code / error.type), and the header that marks it for the proxy's record. */
-const CASSETTE_MISS_CODE = 'cassette_miss';
-const CASSETTE_HEADER = 'x-loopgate-cassette';
 /** A miss's status: a client error no client retries, and not one the proxy reads as "route lacks the protocol". */
 const MISS_STATUS = 400;
 const MAX_BODY = 64 * 1024 * 1024;

@@ -7,6 +7,11 @@
 // Types and constants only.
 
 export const CASSETTE_VERSION = 1;
+/** The error code a replay answers a request it holds no recording for with (cassette/player.ts). */
+export const CASSETTE_MISS_CODE = 'cassette_miss';
+/** The header the replay marks its answers with: `replayed`, `passed` (--on-miss), `models`, or `miss`. */
+export const CASSETTE_HEADER = 'x-loopgate-cassette';
+
 /** The field that marks a file as an exchange of a cassette, holding its format version. */
 export const CASSETTE_MARK = 'loopgate-cassette';
 

@@ -5,7 +5,14 @@
 // view's Save as Fixture. Pure.
 import type { TrafficRecord } from '../core/record.js';
 import type { TrafficEntry } from '../core/traffic-entry.js';
-import { CASSETTE_MARK, CASSETTE_VERSION, type CassetteExchange, type RecordedEvent } from '../core/cassette.js';
+import {
+  CASSETTE_HEADER,
+  CASSETTE_MARK,
+  CASSETTE_MISS_CODE,
+  CASSETTE_VERSION,
+  type CassetteExchange,
+  type RecordedEvent,
+} from '../core/cassette.js';
 import { matchKey, type MatchOptions } from './cassette-match.js';
 
 /** Response headers that describe this connection or this proxy's run, not the answer: not recorded. */
@@ -29,6 +36,9 @@ export function exchangeOf(
     return { skip: 'no complete answer from the upstream' };
   if (entry.requestBodyNote || entry.responseBodyNote)
     return { skip: 'a body was over the 1 MiB the ring keeps, so it cannot be replayed whole' };
+  // Neither came from the upstream: a replay must not serve the proxy's own failure as the service's answer.
+  if (rec.fault) return { skip: `the proxy injected this answer (fault ${rec.fault.kind}, --fault), not the upstream` };
+  if (isCassetteMiss(rec)) return { skip: 'a cassette miss: the replay answered it, not an upstream' };
   if (rec.websocket) return webSocketExchange(rec, entry, match, now);
   const requestText = entry.upstreamRequestBody ?? entry.requestBody;
   const body = requestText === undefined || requestText === '' ? undefined : parsed(requestText);
@@ -113,4 +123,14 @@ function pick(headers: Record<string, string>, names: string[]): Record<string, 
   const out: Record<string, string> = {};
   for (const n of names) if (headers[n] !== undefined) out[n] = headers[n];
   return out;
+}
+
+/** A request's record says it was a cassette miss (an Anthropic miss carries no code: the replay's header says so). */
+export function isCassetteMiss(r: Readonly<Partial<TrafficRecord>>): boolean {
+  return (
+    r.cassetteMiss !== undefined ||
+    r.errorCode === CASSETTE_MISS_CODE ||
+    r.diagnosis === 'cassette-miss' ||
+    r.responseHeaders?.[CASSETTE_HEADER] === 'miss'
+  );
 }

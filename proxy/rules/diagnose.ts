@@ -19,6 +19,7 @@ import type { BridgeMode } from '../core/options.js';
 import { isWebSocketRefusal, websocketUnsupportedHint } from './websocket.js';
 import { aliasAdvice } from './model-aliases.js';
 import { quoted } from './printable.js';
+import { CASSETTE_MISS_CODE } from '../core/cassette.js';
 
 export interface UpstreamErrorInfo {
   status: number;
@@ -173,7 +174,7 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
   }
 
   // `serve --replay` had no recording for the request (proxy/cassette/player.ts); its param is the first difference.
-  if (has(info, 'cassette_miss')) {
+  if (has(info, CASSETTE_MISS_CODE)) {
     const at = info.param;
     const where = at
       ? ` It first differs from the nearest recording at ${quoted(at)} (the error's message lists each difference).`

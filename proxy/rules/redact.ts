@@ -52,6 +52,12 @@ export interface Redactor {
  */
 export const DENYLISTED_HEADERS: ReadonlySet<string> = new Set([...CREDENTIAL_HEADERS, ...RESPONSE_CREDENTIAL_HEADERS]);
 const SENSITIVE_HEADER_NAME = /auth|token|key|secret|session/i;
+/**
+ * Rate-limit headers name tokens (`x-ratelimit-remaining-tokens`, `anthropic-ratelimit-input-tokens-limit`) but hold
+ * counts and times: kept readable (their values still go through the secret search), or a shared log and a cassette
+ * would lose what a client's backoff reads.
+ */
+const RATE_LIMIT_HEADER_NAME = /^(?:x-ratelimit-|anthropic-ratelimit-|ratelimit-)/i;
 
 /** Names of the rules a Redactor applies (for export comments). */
 export const REDACTION_RULES: readonly string[] = [
@@ -89,7 +95,7 @@ function redactHeaders(
     if (raw === undefined) continue;
     const value = headerValue(raw);
     const lower = name.toLowerCase();
-    if (DENYLISTED_HEADERS.has(lower) || SENSITIVE_HEADER_NAME.test(lower)) {
+    if (DENYLISTED_HEADERS.has(lower) || (SENSITIVE_HEADER_NAME.test(lower) && !RATE_LIMIT_HEADER_NAME.test(lower))) {
       const credential = value.replace(/^(Bearer|Basic|Token)\s+/i, '').trim();
       out[r.string(r.name(name))] = value === '' ? '' : REDACTION_TAG.test(credential) ? credential : r.tag(credential);
     } else {

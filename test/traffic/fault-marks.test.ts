@@ -3,7 +3,8 @@
 // that the panel's new rows escape what the proxy, a client or a rule says.
 import { describe, expect, it } from 'vitest';
 import { detailHtml } from '../../extension/traffic/detail-html.js';
-import { faultLabel, faultSentence, isCassetteMiss, missMessage } from '../../extension/traffic/traffic-marks.js';
+import { faultLabel, faultSentence, missMessage } from '../../extension/traffic/traffic-marks.js';
+import { isCassetteMiss } from '../../proxy/rules/cassette-exchange.js';
 import type { FaultVerdict, InjectedFault } from '../../proxy/core/fault.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
 

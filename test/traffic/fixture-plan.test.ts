@@ -8,6 +8,7 @@ import { CASSETTE_MARK } from '../../proxy/core/cassette.js';
 import type { TrafficDetail } from '../../proxy/core/local-api.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
 import { matchKey } from '../../proxy/rules/cassette-match.js';
+import { exchangeOf } from '../../proxy/rules/cassette-exchange.js';
 import { createRedactor } from '../../proxy/rules/redact.js';
 
 const now = new Date('2026-11-28T06:00:00.000Z');
@@ -98,7 +99,7 @@ describe('planFixtures', () => {
       fault: 'Loopgate injected its answer (fault 429), not the upstream',
       miss: 'a cassette miss: no recording answered it, nothing went upstream',
       'miss-anthropic': 'a cassette miss: no recording answered it, nothing went upstream',
-      ws: 'WebSocket connections are not recorded yet',
+      ws: 'the WebSocket upgrade was refused: nothing to replay',
       gone: 'Request gone is no longer in the proxy’s memory.',
     });
   });
@@ -150,5 +151,30 @@ describe('describeSaved', () => {
       'Saved 1 request as a cassette exchange in cassettes; left out 1: bbbb (gone).',
     );
     expect(describeSaved({ exchanges: [], leftOut: [] }, 'c', short)).toBe('Nothing saved in c.');
+  });
+});
+
+describe('exchangeOf, the one conversion serve --record, show --save and Save as Fixture share', () => {
+  const skipOf = (e: TrafficDetail) => {
+    const x = exchangeOf(e.record, e, {}, now);
+    return 'skip' in x ? x.skip : undefined;
+  };
+
+  it('leaves out what the upstream never said: an injected fault, a cassette miss in either dialect', () => {
+    expect(skipOf(entry('ok'))).toBeUndefined();
+    const fault = { ruleId: 1, rule: '429 retry-after=2', kind: '429' as const, retryAfterS: 2 };
+    expect(skipOf(entry('f', { status: 429, fault }))).toMatch(/injected this answer \(fault 429/);
+    // A mid-stream fault ends in a 200: the status alone would record a cut stream as the service's answer.
+    expect(skipOf(entry('c', { status: 200, stream: true, fault: { ...fault, kind: 'cut', afterEvents: 2 } }))).toMatch(
+      /fault cut/,
+    );
+    expect(skipOf(entry('m1', { status: 400, errorCode: 'cassette_miss' }))).toMatch(/cassette miss/);
+    expect(skipOf(entry('m2', { status: 400, cassetteMiss: 'messages.0.content' }))).toMatch(/cassette miss/);
+    const anthropicMiss = entry('m3', {
+      status: 400,
+      errorCode: 'invalid_request_error',
+      responseHeaders: { 'content-type': 'application/json', 'x-loopgate-cassette': 'miss' },
+    });
+    expect(skipOf(anthropicMiss)).toMatch(/cassette miss/);
   });
 });

@@ -30,3 +30,26 @@ describe('secrets in header names', () => {
     expect(out).toEqual({ 'x-note': 'kept' });
   });
 });
+
+describe('rate-limit headers name tokens but hold counts', () => {
+  const r = createRedactor({ secrets: [KEY] });
+
+  it('stay readable in a record, a shared log and a cassette; credentials and a key in a value do not', () => {
+    const out = r.headers({
+      'x-ratelimit-remaining-tokens': '149984',
+      'x-ratelimit-reset-tokens': '6ms',
+      'anthropic-ratelimit-input-tokens-remaining': '39000',
+      'anthropic-ratelimit-unified-status': 'rejected',
+      'x-ratelimit-limit-requests': KEY,
+      'x-api-key': 'sk-not-a-count',
+      'x-session-token': 'abc',
+    });
+    expect(out['x-ratelimit-remaining-tokens']).toBe('149984');
+    expect(out['x-ratelimit-reset-tokens']).toBe('6ms');
+    expect(out['anthropic-ratelimit-input-tokens-remaining']).toBe('39000');
+    expect(out['anthropic-ratelimit-unified-status']).toBe('rejected');
+    expect(out['x-ratelimit-limit-requests']).toMatch(/^\[REDACTED:[0-9a-f]{4}\]$/);
+    expect(out['x-api-key']).toMatch(/^\[REDACTED:[0-9a-f]{4}\]$/);
+    expect(out['x-session-token']).toMatch(/^\[REDACTED:[0-9a-f]{4}\]$/);
+  });
+});
