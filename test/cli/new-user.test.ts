@@ -49,7 +49,19 @@ async function freePort(): Promise<number> {
 }
 
 /** The commands that talk to a running proxy, and those that do not (with why). Every command is in one of them. */
-const TALKS_TO_PROXY = ['doctor', 'models', 'env', 'run', 'tail', 'show', 'replay', 'export', 'sessions', 'usage'];
+const TALKS_TO_PROXY = [
+  'doctor',
+  'models',
+  'env',
+  'run',
+  'tail',
+  'show',
+  'replay',
+  'export',
+  'sessions',
+  'usage',
+  'faults',
+];
 const NO_PROXY: Record<string, string> = {
   serve: 'starts a proxy (its --port is where it listens)',
   simulate: 'starts the simulator alone',

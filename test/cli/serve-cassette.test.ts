@@ -54,7 +54,10 @@ describe('serve --record / --replay', () => {
 
     const replaying = await serve(['--replay', dir, '--replay-speed', '0']);
     try {
-      expect(replaying.lines.join('\n')).toMatch(/upstream\s+cassette .* exchanges, speed 0\): nothing is sent/);
+      // The banner's lines come after the ready line: waited for, not read at once.
+      expect(await replaying.line(/upstream\s+cassette/)).toMatch(
+        /upstream\s+cassette .* exchanges, speed 0\): nothing is sent/,
+      );
       expect((await ask(replaying.client, 'record me')).choices[0]!.message.content).toBe(first);
       await expect(ask(replaying.client, 'something new')).rejects.toThrow(/no recording matches/);
       const deadline = Date.now() + 5000;
