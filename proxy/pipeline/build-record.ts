@@ -443,10 +443,32 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext)
     if (rec.diagnosis ?? rec.errorCode) built.ring.hint = hint();
     ctx.sessions.add(rec, ctx.ring!.add(built.ring).seq);
     // --record: what the upstream answered (a refusal of Loopgate's own never reached it).
-    if (ctx.recorder && !reply.local) ctx.recorder.add(rec, built.ring);
+    if (ctx.recorder && !reply.local) recordExchange(ctx, rec, built.ring);
   } else ctx.sessions.add(rec);
   if (ctx.onTraffic) {
     const parts = consoleParts(rec, hint(), ctx.keys.slots.length > 1);
     ctx.onTraffic(requestLine(parts), rec, parts);
+  }
+}
+
+/**
+ * Adds the exchange to the cassette. A write that fails (the folder gone or turned into a file, a full disk, no
+ * permission) is said once and counted as left out: it runs in the response's close handler, where a throw would
+ * end the proxy.
+ */
+function recordExchange(
+  ctx: Pick<ProxyContext, 'recorder' | 'hintOnce'>,
+  rec: TrafficRecord,
+  entry: Parameters<NonNullable<ProxyContext['recorder']>['add']>[1],
+): void {
+  try {
+    ctx.recorder!.add(rec, entry);
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    ctx.recorder!.skipped.push({ id: rec.id, reason: `the cassette file could not be written (${why})` });
+    ctx.hintOnce(
+      `record-failed:${why}`,
+      `--record: cannot write into ${ctx.recorder!.dir} (${why}); requests still go through, unrecorded. Check the folder.`,
+    );
   }
 }

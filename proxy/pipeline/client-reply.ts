@@ -238,7 +238,7 @@ export class ClientReply {
     const dropped = ex.route?.bridgeDropped;
     if (dropped) out['x-loopgate-bridge-dropped'] = headerSafeList(dropped);
     if (ex.warning) out['x-loopgate-warning'] = ex.warning;
-    const fault = ex.fault?.armed;
+    const fault = ex.fault?.returned ? undefined : ex.fault?.armed;
     if (fault) out[FAULT_HEADER] = faultHeaderValue(fault.rule.kind, fault.id);
     // Alias IDs are printable ASCII (rules/model-aliases.ts), so header-safe.
     if (ex.alias) out[ALIAS_HEADER] = aliasHeaderValue(ex.alias.from, ex.alias.to);

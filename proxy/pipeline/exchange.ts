@@ -23,6 +23,8 @@ export interface FaultPlan {
   /** The client's protocol: the dialect of the answer and of the events. */
   readonly protocol: Protocol;
   injected?: InjectedFault;
+  /** A mid-stream rule whose answer was no stream it could act on: given back to its rule, and not announced. */
+  returned?: boolean;
 }
 
 /** Who asked and when: fixed when the request arrives. */

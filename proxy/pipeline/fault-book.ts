@@ -93,6 +93,25 @@ export class FaultBook {
     return undefined;
   }
 
+  /**
+   * Gives back a count `take` used for a mid-stream fault whose answer was no stream it could act on (an error, a
+   * JSON answer, an upstream that failed): "cut times=1" must cut a stream, not be spent on a 500.
+   */
+  giveBack(id: number): void {
+    const fault = this.#rules.find((r) => r.id === id);
+    if (!fault || fault.injected === 0) return;
+    fault.injected--;
+    if (fault.remaining !== null) {
+      fault.remaining++;
+      const window = fault.rule.forMs;
+      const over = window !== undefined && this.now() - (this.#armedAtMs.get(fault.id) ?? 0) > window;
+      if (fault.spent && !over) {
+        fault.spent = false;
+        this.refresh();
+      }
+    }
+  }
+
   /** Rules whose window has passed are spent. */
   private expire(): void {
     if (!this.armed) return;

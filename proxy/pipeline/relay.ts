@@ -41,7 +41,7 @@ const MODEL_LIST_BYTES = 4 * 1024 * 1024;
 /** What relaying reads: the upstream call's deps, the keys (failover, model lists), the bridge, the aliases. */
 export type RelayContext = UpstreamDeps &
   KeyContext &
-  Pick<ProxyContext, 'failover' | 'upstreamPrefix' | 'redactor' | 'aliases' | 'streamUsage'>;
+  Pick<ProxyContext, 'failover' | 'upstreamPrefix' | 'redactor' | 'aliases' | 'streamUsage' | 'faults'>;
 
 /** Sends `route` upstream and relays the answer; never throws: a failure is an Attempt with `error`. */
 export async function relay(
@@ -84,7 +84,10 @@ export async function relay(
   // Time and retries count the request's earlier attempts too: the reply may close (and the record be built) before this returns.
   const upstreamMs = (ex.upstreamMs ?? 0) + called.upstreamMs;
   const retries = ex.retries + called.retries;
-  if (!called.ok) return { outcome: 'failed', error: called.error, upstreamPath, bridgedBody, upstreamMs, retries };
+  if (!called.ok) {
+    giveBackStreamFault(ex, ctx);
+    return { outcome: 'failed', error: called.error, upstreamPath, bridgedBody, upstreamMs, retries };
+  }
   const upstream = called.response;
   const requestId = upstream.headers['x-oneapi-request-id'];
   const facts: Attempt = {
@@ -118,6 +121,8 @@ async function relayAnswer(
   const contentType = upstream.headers['content-type'];
   const isStream = typeof contentType === 'string' && contentType.startsWith('text/event-stream');
   const session = route.session;
+  // A mid-stream rule acts on a 200 event stream only; any other answer gives its count back, unannounced.
+  if (!(isStream && upstream.statusCode === 200)) giveBackStreamFault(ex, ctx);
 
   if (upstream.statusCode >= 400 && !isStream) return relayError(ex, reply, ctx, route, upstream, facts);
   if (upstream.statusCode === 200 && route.path === MODELS_PATH && !isStream) {
@@ -141,7 +146,11 @@ async function relayAnswer(
   reply.head(upstream.statusCode, upstream.headers, { stream: isStream, attempt: facts });
   // A mid-stream fault rule fired on this request: it acts on the stream the client gets (any translation done).
   const fault =
-    isStream && upstream.statusCode === 200 && ex.fault && MID_STREAM_FAULTS.includes(ex.fault.armed.rule.kind)
+    isStream &&
+    upstream.statusCode === 200 &&
+    ex.fault &&
+    !ex.fault.returned &&
+    MID_STREAM_FAULTS.includes(ex.fault.armed.rule.kind)
       ? {
           run: new StreamFault(ex.fault, ex, ctx),
           stopUpstream: () => abort.abort(new Error('A fault rule ended the stream.')),
@@ -345,7 +354,7 @@ function pipe(
       if (run.kind !== 'stall') return then(after);
       holding = [];
       body.pause();
-      setTimeout(() => {
+      const stall = setTimeout(() => {
         const held = holding ?? [];
         holding = undefined;
         if (reply.clientGone) return;
@@ -353,13 +362,16 @@ function pipe(
         body.resume();
         for (const next of held) next();
       }, run.stallMs);
+      // A client that leaves mid-stall ends it: the timer must not hold the process (or the exchange) for the rest.
+      reply.onClose(() => clearTimeout(stall));
     };
     // Since when Loopgate has been ready for the next chunk (undefined while the client's full socket holds the stream):
     // the time until it comes is the upstream's; the time spent on it, Loopgate's (reply.timing).
     let ready: number | undefined = performance.now();
     const onDrain = () => {
       ready ??= performance.now();
-      body.resume();
+      // A stall holds the upstream until it is over, whatever the client's socket does.
+      if (!holding) body.resume();
     };
     const offDrain = reply.onDrain(onDrain);
     reply.onClose(() => {
@@ -426,4 +438,12 @@ function pipe(
     };
     body.stream(sink);
   });
+}
+
+/** A mid-stream fault planned for this request that will not happen: its rule gets the count back. */
+function giveBackStreamFault(ex: RequestSoFar, ctx: Pick<ProxyContext, 'faults'>): void {
+  const plan = ex.fault;
+  if (!plan || plan.injected || plan.returned || !MID_STREAM_FAULTS.includes(plan.armed.rule.kind)) return;
+  plan.returned = true;
+  ctx.faults.giveBack(plan.armed.id);
 }

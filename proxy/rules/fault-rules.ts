@@ -118,11 +118,28 @@ export function inScope(rule: FaultRule, t: FaultTarget): boolean {
   return true;
 }
 
-/** `*` any run of characters, `?` one; everything else literal. */
+/**
+ * `*` any run of characters, `?` one; everything else literal. The greedy two-pointer match (on a mismatch,
+ * back to the last `*` only): at most glob × text steps, where a RegExp of several `.*` backtracks
+ * exponentially, on a model name that is the client's, however long.
+ */
 export function globMatch(glob: string, text: string): boolean {
-  const source = glob
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${source}$`).test(text);
+  let g = 0;
+  let t = 0;
+  let star = -1;
+  let resume = 0;
+  while (t < text.length) {
+    if (g < glob.length && (glob[g] === '?' || (glob[g] !== '*' && glob[g] === text[t]))) {
+      g++;
+      t++;
+    } else if (g < glob.length && glob[g] === '*') {
+      star = g++;
+      resume = t;
+    } else if (star >= 0) {
+      g = star + 1;
+      t = ++resume;
+    } else return false;
+  }
+  while (g < glob.length && glob[g] === '*') g++;
+  return g === glob.length;
 }

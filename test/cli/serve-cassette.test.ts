@@ -39,6 +39,26 @@ async function serve(args: string[], cwd?: string, env: Record<string, string> =
 }
 
 describe('serve --record / --replay', () => {
+  it('a cassette file that cannot be written is said once, and the proxy stays up and answers', async () => {
+    // The cassette folder's parent is a file: every write fails with ENOTDIR (a full disk or EACCES alike).
+    const parent = join(mkdtempSync(join(tmpdir(), 'lg-cassette-')), 'a-file');
+    writeFileSync(parent, 'not a folder');
+    const s = await serve(['--record', join(parent, 'cassette')]);
+    try {
+      for (const text of ['one', 'two']) {
+        const answer = await s.client.chat.completions.create({
+          model: 'gpt-4o-mini',
+          messages: [{ role: 'user', content: text }],
+        });
+        expect(answer.choices[0]!.message.content).toBeTruthy();
+      }
+      expect(await s.line(/--record: cannot write/)).toMatch(/--record: cannot write into .* \(ENOTDIR\)/);
+      expect(s.child.exitCode).toBeNull();
+    } finally {
+      await s.stop();
+    }
+  });
+
   it('records a demo session and replays it with no upstream, saying a miss on the console', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
     const ask = (c: OpenAI, text: string) =>

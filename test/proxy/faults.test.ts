@@ -222,6 +222,21 @@ describe('mid-stream faults, as the streaming SDKs surface them', () => {
     expect((await api.faults()).armed[0]).toMatchObject({ injected: 1, spent: true });
   });
 
+  it('a stream request answered with an error gives the count back, unannounced: the next stream is cut', async () => {
+    await api.armFault({ rule: 'cut events=1 times=1' });
+    const failed = await caught(
+      openai().chat.completions.create(
+        { model: CHAT_MODEL, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+        { headers: { 'x-sim-fault': '500' } },
+      ),
+    );
+    expect(failed.status).toBe(500);
+    expect(failed.headers.get('x-loopgate-fault')).toBeNull();
+    expect((await api.faults()).armed[0]).toMatchObject({ injected: 0, remaining: 1, spent: false });
+    expect((await drain(await chatStream())).error).toBeDefined();
+    expect((await api.faults()).armed[0]).toMatchObject({ injected: 1, spent: true });
+  });
+
   it("error-event: the protocol's own failure event, then the end", async () => {
     await api.armFault({ rule: 'error-event events=2' });
     // Chat: the SDK throws the {"error": {...}} event as an APIError.

@@ -70,4 +70,29 @@ describe('fault rules', () => {
     expect(globMatch('gpt-4.1*', 'gpt-4x1-mini')).toBe(false);
     expect(globMatch('gpt-?o', 'gpt-4o')).toBe(true);
   });
+
+  it('agrees with the RegExp reading of the glob on short texts (property)', () => {
+    const reading = (glob: string) =>
+      new RegExp(
+        `^${glob
+          .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+          .replace(/\*/g, '.*')
+          .replace(/\?/g, '.')}$`,
+        's',
+      );
+    const alphabet = fc.constantFrom('a', 'b', '-', '*', '?');
+    fc.assert(
+      fc.property(fc.array(alphabet, { maxLength: 8 }), fc.array(alphabet, { maxLength: 10 }), (g, t) => {
+        const glob = g.join('');
+        const text = t.join('').replace(/[*?]/g, 'a');
+        expect(globMatch(glob, text)).toBe(reading(glob).test(text));
+      }),
+    );
+  });
+
+  it('answers at once for a long model name against a glob of many * (a RegExp backtracks for minutes)', () => {
+    const model = `claude-${'-'.repeat(20_000)}`;
+    expect(globMatch('claude-*-*-*-*-*-x', model)).toBe(false);
+    expect(globMatch('claude-*-*-*-*-*-', model)).toBe(true);
+  });
 });
