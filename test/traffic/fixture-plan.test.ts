@@ -96,9 +96,9 @@ describe('planFixtures', () => {
     expect(plan.exchanges.map((x) => x.id)).toEqual(['ok']);
     expect(Object.fromEntries(plan.leftOut.map((l) => [l.id, l.reason]))).toEqual({
       big: 'a body was over the 1 MiB the ring keeps, so it cannot be replayed whole',
-      fault: 'Loopgate injected its answer (fault 429), not the upstream',
-      miss: 'a cassette miss: no recording answered it, nothing went upstream',
-      'miss-anthropic': 'a cassette miss: no recording answered it, nothing went upstream',
+      fault: 'the proxy injected this answer (fault 429, --fault), not the upstream',
+      miss: 'a cassette miss: the replay answered it, not an upstream',
+      'miss-anthropic': 'a cassette miss: the replay answered it, not an upstream',
       ws: 'the WebSocket upgrade was refused: nothing to replay',
       gone: 'Request gone is no longer in the proxy’s memory.',
     });

@@ -273,7 +273,7 @@ test('Inject a Fault arms a rule from the editor; the status bar shows it, the i
   // Save as Fixture leaves the injected answer out, saying why.
   const saved = (await vscode.commands.executeCommand('loopgate.saveAsFixture', hit.id, folder)) as Saved;
   assert.deepEqual(saved.leftOut, [
-    { id: hit.id, reason: 'Loopgate injected its answer (fault 429), not the upstream' },
+    { id: hit.id, reason: 'the proxy injected this answer (fault 429, --fault), not the upstream' },
   ]);
 });
 
