@@ -20,6 +20,7 @@ const secrets = [KEY, TOKEN];
 let sim: Simulator;
 let proxy: RunningProxy;
 let dir: string;
+let proxyClosed = false;
 const console: string[] = [];
 const logFile = () => join(dir, 'traffic.jsonl');
 
@@ -48,7 +49,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await proxy.close();
+  if (!proxyClosed) await proxy.close();
   await sim.close();
 });
 
@@ -132,9 +133,10 @@ describe('canary sweep through the proxy', () => {
     const files = () => readdirSync(dir).filter((f) => f.startsWith('traffic'));
     await until(() => files().length >= 2 || undefined, 10_000, 'a rotated log file');
 
-    // Every sink.
-    // The proxy is still logging: the current file may be empty for a moment
-    // right after a rotation, so only the rotated ones must have content.
+    // Every sink. Stopping the proxy flushes its log: swept while it still wrote,
+    // a rotation could remove a file between the listing and the read (CI saw ENOENT).
+    await proxy.close();
+    proxyClosed = true;
     let swept = 0;
     for (const f of files()) {
       const content = readFileSync(join(dir, f), 'utf8');
