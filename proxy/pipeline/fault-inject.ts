@@ -37,20 +37,28 @@ export type FaultContext = Pick<ProxyContext, 'hintOnce'> & { faults: FaultBook 
 export function takeFault(
   ex: RequestSoFar,
   ctx: FaultContext,
-  opts: { websocket: boolean; session?: SessionRef },
+  opts: { websocket: boolean; session?: SessionRef; model?: string },
 ): FaultPlan | undefined {
   const path = ex.paths?.path ?? '';
   // The API calls: a GET (a model list) is no turn of an agent's and is left alone.
   if (!opts.websocket && ex.req.method !== 'POST') return undefined;
   // Paths of no protocol (embeddings, count_tokens) answer in their envelope's family.
   const protocol = protocolOfPath(path) ?? (envelopeFor(path) === 'anthropic' ? ANTHROPIC_FAMILY : OPENAI_FAMILY);
-  const model = ex.body?.model;
+  const model = opts.model ?? ex.body?.model;
   const streaming = opts.websocket || ex.body?.stream === true;
   const target = { path, protocol, key: ex.key?.slot?.name, session: opts.session?.id, streaming };
   // A model glob matches the model the client asked for (before any alias).
   const armed = ctx.faults.take({ ...target, model: ex.alias?.from ?? model, websocket: opts.websocket });
   if (!armed) return undefined;
   return { armed, protocol };
+}
+
+/** A mid-stream fault planned for this request that will not happen (no stream it can act on, a refused upgrade): its rule gets the count back. */
+export function giveBackStreamFault(ex: RequestSoFar, ctx: Pick<FaultContext, 'faults'>): void {
+  const plan = ex.fault;
+  if (!plan || plan.injected || plan.returned || !MID_STREAM_FAULTS.includes(plan.armed.rule.kind)) return;
+  plan.returned = true;
+  ctx.faults.giveBack(plan.armed.id);
 }
 
 function mark(plan: FaultPlan, extra: Partial<InjectedFault> = {}): InjectedFault {
@@ -201,6 +209,17 @@ export interface WsHooks {
   close(code: number, reason: string): void;
   /** Drops the client's connection without a close frame (the client sees 1006). */
   terminate(): void;
+}
+
+/**
+ * Where an upgraded connection's fault comes from: the rule taken at its upgrade, else the first rule a later
+ * `response.create` is in scope of. A rule scoped by model can only be decided there (the upgrade names no model),
+ * and a rule armed while the connection is open applies to its next response, as it would to the next POST.
+ */
+export interface WsFaultSource {
+  atUpgrade?: WsFault;
+  /** Asked on each response.create while the connection has no fault (one boolean check when none is armed). */
+  forCreate(model: string | undefined): WsFault | undefined;
 }
 
 /**

@@ -26,7 +26,7 @@ import {
   type UpstreamResponse,
 } from './upstream-call.js';
 import { aliasedModelList } from './alias.js';
-import { StreamFault } from './fault-inject.js';
+import { giveBackStreamFault, StreamFault } from './fault-inject.js';
 import { MID_STREAM_FAULTS } from '../core/fault.js';
 import type { RequestAbort } from './request-abort.js';
 import { SERVED_MODEL_HEADER } from '../simulator/demo-family.js';
@@ -438,12 +438,4 @@ function pipe(
     };
     body.stream(sink);
   });
-}
-
-/** A mid-stream fault planned for this request that will not happen: its rule gets the count back. */
-function giveBackStreamFault(ex: RequestSoFar, ctx: Pick<ProxyContext, 'faults'>): void {
-  const plan = ex.fault;
-  if (!plan || plan.injected || plan.returned || !MID_STREAM_FAULTS.includes(plan.armed.rule.kind)) return;
-  plan.returned = true;
-  ctx.faults.giveBack(plan.armed.id);
 }

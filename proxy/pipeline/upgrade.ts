@@ -27,7 +27,7 @@ import {
   websocketUnsupportedHint,
 } from '../rules/websocket.js';
 import type { ProxyContext } from './context.js';
-import type { Attempt, RequestSoFar, WebSocketSummary } from './exchange.js';
+import type { Attempt, RequestFacts, RequestSoFar, WebSocketSummary } from './exchange.js';
 import { admit } from './admission.js';
 import { chooseSlot } from './choose-key.js';
 import { finish, sessionOf } from './build-record.js';
@@ -35,7 +35,7 @@ import { startFacts, tookAttempt } from './handle.js';
 import { ClientReply, responseForUpgrade } from './client-reply.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
 import { relayMessages } from './ws-relay.js';
-import { takeFault, WsFault } from './fault-inject.js';
+import { giveBackStreamFault, takeFault, WsFault, type WsFaultSource } from './fault-inject.js';
 import { WebSocketRefusals } from './websocket-refusals.js';
 
 /** Error bodies larger than this are not read for a diagnosis. */
@@ -101,6 +101,8 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     if (!reply.headersSent && !relayed) ex.clientAborted = true;
     // The client left during the upstream's handshake: that one is not wanted any more.
     if (handshaking && upstream) upstream.terminate();
+    // Never upgraded (refused here or upstream, or the client left): a rule taken for it keeps its count.
+    if (!relayed) giveBackStreamFault(ex, ctx);
     // An upgraded connection is recorded once its close is known (ws reports it after the socket's).
     if (relayed) {
       void relayed.then((closed) => {
@@ -134,6 +136,7 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     if (refusals.isRemembered(memory, paths.path)) throw refusal(paths.path, refusals.ttlMs);
     const upstreamPath = paths.path + paths.query;
     // Faults cost one check when none is armed; a WebSocket is given the stream kinds only (fault-book.ts).
+    // A rule scoped by model is not in scope here (no model yet): the relay asks again per response.create.
     if (ctx.faults.armed) {
       if (ctx.faults.needsSession) ex.session = sessionOf(ex, ctx);
       ex.fault = takeFault(ex, ctx, { websocket: true, session: ex.session });
@@ -379,10 +382,23 @@ function readCapped(res: IncomingMessage, cap: number): Promise<{ buf: Buffer; c
   });
 }
 
+/** The connection's fault: taken at the upgrade, or later on a response.create (fault-inject.ts WsFaultSource). */
+function wsFaults(ex: RequestFacts, ctx: ProxyContext): WsFaultSource {
+  return {
+    atUpgrade: ex.fault && new WsFault(ex.fault, ex, ctx),
+    forCreate(model) {
+      if (!ctx.faults.armed) return undefined;
+      if (ctx.faults.needsSession) ex.session ??= sessionOf(ex, ctx);
+      ex.fault = takeFault(ex, ctx, { websocket: true, session: ex.session, model });
+      return ex.fault && new WsFault(ex.fault, ex, ctx);
+    },
+  };
+}
+
 /** The upstream said 101: the client gets its own, with the upstream's headers that matter to it (Codex reads x-codex-turn-state, openai-model, x-models-etag). */
 function completeUpgrade(
   shared: Shared,
-  ex: RequestSoFar,
+  ex: RequestFacts,
   reply: ClientReply,
   socket: Duplex,
   upstreamHead: IncomingMessage,
@@ -421,7 +437,7 @@ function completeUpgrade(
         open.delete(upstream);
       };
       client.once('close', forget);
-      relayed = relayMessages(reply, ctx, client, upstream, ex.fault && new WsFault(ex.fault, ex, ctx));
+      relayed = relayMessages(reply, ctx, client, upstream, wsFaults(ex, ctx));
     });
   } finally {
     server.off('headers', addHeaders);

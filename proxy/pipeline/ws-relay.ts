@@ -14,7 +14,7 @@ import type { TokenCounts } from '../core/token-counts.js';
 import type { ProxyContext } from './context.js';
 import type { WebSocketSummary } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
-import type { WsFault } from './fault-inject.js';
+import type { WsFault, WsFaultSource } from './fault-inject.js';
 
 /** Pause the sending side once this much waits unsent on the other; resume below LOW. */
 const HIGH_WATER = 1024 * 1024;
@@ -35,8 +35,10 @@ export function relayMessages(
   ctx: Pick<ProxyContext, 'captureBodies' | 'logBodyBytes' | 'redactor'>,
   client: WebSocket,
   upstream: WebSocket,
-  fault?: WsFault,
+  faults?: WsFaultSource,
 ): Promise<WebSocketSummary> {
+  // At most one fault a connection: the first to fire decides (ws-close and cut end it anyway).
+  let fault = faults?.atUpgrade;
   const facts: WebSocketFacts = { messagesIn: 0, messagesOut: 0, requests: 0 };
   const first: FirstRequest = {};
   let bytesIn = 0;
@@ -53,7 +55,12 @@ export function relayMessages(
     const buf = asBuffer(data);
     facts.messagesIn++;
     bytesIn += buf.length;
-    if (!isBinary && inspectRequest(first, facts, buf)) answering = true;
+    const created = isBinary ? undefined : inspectRequest(first, facts, buf);
+    if (created) {
+      answering = true;
+      // Counted from this response's first message on, as a POST's stream is.
+      if (!fault && faults) fault = faults.forCreate(created.model);
+    }
     // The log's request body: the client's messages, kept only when bodies are captured, up to the cap.
     // One message a line (a client's JSON has no raw newline), each with its time: a cassette replays them.
     if (ctx.captureBodies && requestBytes < 4 * ctx.logBodyBytes) {
@@ -67,6 +74,7 @@ export function relayMessages(
 
   // A fault rule fired on this connection: what it holds (a stall) or drops (the rest of a failed response).
   let held: Array<[Buffer, boolean]> | undefined;
+  let stallTimer: NodeJS.Timeout | undefined;
   let dropping = false;
   const strike = (f: WsFault) =>
     f.fire({
@@ -90,7 +98,7 @@ export function relayMessages(
     });
   const stall = (f: WsFault) => {
     held = [];
-    setTimeout(() => {
+    stallTimer = setTimeout(() => {
       const queue = held ?? [];
       held = undefined;
       for (const [buf, isBinary] of queue) fromUpstream(buf, isBinary);
@@ -129,6 +137,9 @@ export function relayMessages(
   let closed!: (summary: WebSocketSummary) => void;
   const summary = new Promise<WebSocketSummary>((resolve) => (closed = resolve));
   client.once('close', (code: number, reason: Buffer) => {
+    // A stall's held messages have nobody to go to.
+    clearTimeout(stallTimer);
+    held = undefined;
     if (!facts.closedBy) {
       facts.closedBy = 'client';
       facts.closeCode = code;
@@ -193,17 +204,20 @@ function closeOther(ws: WebSocket, code: number, reason: Buffer): void {
   ws.close(relayableCloseCode(code), reason.subarray(0, MAX_REASON));
 }
 
-/** The first `response.create` names the connection's model and parameters in the record, as a POST's body would. */
-/** True for a `response.create`, which the upstream answers with a stream of events. */
-function inspectRequest(first: FirstRequest, facts: WebSocketFacts, text: Buffer): boolean {
+/**
+ * A `response.create` (which the upstream answers with a stream of events) gives its model; anything else undefined.
+ * The first one names the connection's model and parameters in the record, as a POST's body would.
+ */
+function inspectRequest(first: FirstRequest, facts: WebSocketFacts, text: Buffer): { model?: string } | undefined {
   const top = scanTopLevel(text, TYPE);
-  if (!top.ok || top.picked?.type !== CREATE) return false;
+  if (!top.ok || top.picked?.type !== CREATE) return undefined;
   facts.requests++;
-  if (first.model !== undefined) return true;
-  first.model = top.model;
-  first.stream = top.stream;
-  first.params = top.keys.filter((k) => k !== 'type');
-  return true;
+  if (first.model === undefined) {
+    first.model = top.model;
+    first.stream = top.stream;
+    first.params = top.keys.filter((k) => k !== 'type');
+  }
+  return { model: top.model };
 }
 
 /** The events that end a response (the Responses stream's terminal events, and an error). */
