@@ -66,7 +66,7 @@ async function startReplay(
       match,
       redact: (s) => redactor.string(s),
       onMiss: (m) => opts.onHint?.(missMessage(m).replace(/\n\s*/g, ' | ')),
-      passMisses: missesTo ? { siteUrl: missesTo, prefix } : undefined,
+      passMisses: missesTo ? { siteUrl: missesTo, prefix, withRecordedModels: Boolean(simulator) } : undefined,
     });
     const playing = player;
     const proxy = await startProxy({

@@ -36,9 +36,11 @@ export interface PlayerOptions {
   /**
    * --on-miss record|simulate: a miss is passed on, unchanged (the proxy's key included), to this upstream
    * instead of refused. Its path prefix (`/api` of https://host/api) is what the proxy puts before each path:
-   * taken off to match, kept when passed on.
+   * taken off to match, kept when passed on. `withRecordedModels` (the simulator behind, under --on-miss
+   * simulate): its model lists also name the models the cassette was recorded with, or the proxy would refuse a
+   * recorded request for a model the demo does not have before the cassette could answer it.
    */
-  passMisses?: { siteUrl: string; prefix: string };
+  passMisses?: { siteUrl: string; prefix: string; withRecordedModels?: boolean };
 }
 
 export interface CassetteMiss {
@@ -158,6 +160,7 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     if (!slot && opts.passMisses) {
       // The proxy's own /models calls are not traffic: passed on, never recorded.
       if (!models) passed.add(key);
+      if (models && opts.passMisses.withRecordedModels) return passModels(req, res, raw, opts.passMisses.siteUrl);
       return passOn(req, res, raw, opts.passMisses.siteUrl);
     }
     if (!slot && models) return modelsList(res);
@@ -198,16 +201,53 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     out.end(body);
   }
 
-  /** The proxy lists each key's models at start: unless that was recorded, the cassette's own models answer. */
-  function modelsList(res: ServerResponse): void {
+  function recordedModels(): Array<{ id: string; object: 'model'; created: 0; owned_by: 'cassette' }> {
     const ids = new Set<string>();
     for (const r of requests) {
       const model = (r.body as { model?: unknown } | undefined)?.model;
       if (typeof model === 'string') ids.add(model);
     }
-    const data = [...ids].map((id) => ({ id, object: 'model', created: 0, owned_by: 'cassette' }));
+    return [...ids].map((id) => ({ id, object: 'model', created: 0, owned_by: 'cassette' }));
+  }
+
+  /** The proxy lists each key's models at start: unless that was recorded, the cassette's own models answer. */
+  function modelsList(res: ServerResponse): void {
     res.writeHead(200, { 'content-type': 'application/json', [CASSETTE_HEADER]: 'models' });
-    res.end(JSON.stringify({ object: 'list', data }));
+    res.end(JSON.stringify({ object: 'list', data: recordedModels() }));
+  }
+
+  /** The upstream's model list with the recorded models it lacks added; any other answer (a refused key) as it came. */
+  function passModels(req: IncomingMessage, res: ServerResponse, body: Buffer, siteUrl: string): void {
+    const site = new URL(siteUrl);
+    const headers = { ...req.headers, host: site.host };
+    const send = site.protocol === 'https:' ? httpsRequest : httpRequest;
+    const out = send(new URL(req.url ?? '/', site.origin), { method: req.method, headers }, (up) => {
+      const chunks: Buffer[] = [];
+      up.on('data', (c: Buffer) => chunks.push(c));
+      up.on('error', () => res.destroy());
+      up.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let list: { data?: unknown } | undefined;
+        try {
+          list = JSON.parse(text) as { data?: unknown };
+        } catch {
+          list = undefined;
+        }
+        if (up.statusCode !== 200 || !list || !Array.isArray(list.data)) {
+          res.writeHead(up.statusCode ?? 502, { ...up.headers, [CASSETTE_HEADER]: 'passed' });
+          return void res.end(text);
+        }
+        const listed = new Set(list.data.map((m) => (m as { id?: unknown }).id));
+        const added = recordedModels().filter((m) => !listed.has(m.id));
+        const merged = JSON.stringify({ ...list, data: [...list.data, ...added] });
+        const { 'content-length': _length, 'transfer-encoding': _te, ...rest } = up.headers;
+        res.writeHead(200, { ...rest, 'content-type': 'application/json', [CASSETTE_HEADER]: 'models' });
+        res.end(merged);
+      });
+    });
+    out.on('error', () => res.destroy());
+    res.on('close', () => out.destroy());
+    out.end(body);
   }
 
   /** Counts and reports a miss; its message and first differing path. */

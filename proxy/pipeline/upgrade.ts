@@ -383,7 +383,10 @@ function readCapped(res: IncomingMessage, cap: number): Promise<{ buf: Buffer; c
 }
 
 /** The connection's fault: taken at the upgrade, or later on a response.create (fault-inject.ts WsFaultSource). */
-function wsFaults(ex: RequestFacts, ctx: ProxyContext): WsFaultSource {
+function wsFaults(
+  ex: RequestFacts,
+  ctx: Pick<ProxyContext, 'faults' | 'hintOnce' | 'sessions' | 'token'>,
+): WsFaultSource {
   return {
     atUpgrade: ex.fault && new WsFault(ex.fault, ex, ctx),
     forCreate(model) {

@@ -216,6 +216,45 @@ describe('serve --record / --replay', () => {
     expect(readdirSync(dir)).toEqual(files);
   });
 
+  it('--on-miss simulate replays a model the demo does not have: the recorded models join the simulator’s lists', async () => {
+    // Recorded against an upstream whose group has a model the demo fixture lacks (a real service's, say).
+    const key = makeCanary('sk-canary-seed-');
+    const model = 'acme-large-1';
+    const groups = {
+      ...defaultFixture.groups,
+      default: { ...defaultFixture.groups.default!, models: [...defaultFixture.groups.default!.models, model] },
+    };
+    const sim = await startSimulator({
+      port: 0,
+      fixture: { groups, keys: [{ key, group: 'default', status: 'active', balance: 1000 }] },
+    });
+    const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
+    const ask = (c: OpenAI, m: string, text: string) =>
+      c.chat.completions.create({ model: m, messages: [{ role: 'user', content: text }] });
+    let recorded: string;
+    try {
+      const recording = await serve(['--record', dir, '--upstream', sim.baseUrl, '--allow-http'], undefined, {
+        LOOPGATE_API_KEY: key,
+      });
+      try {
+        recorded = (await ask(recording.client, model, 'from the real service')).choices[0]!.message.content!;
+      } finally {
+        await recording.stop();
+      }
+    } finally {
+      await sim.close();
+    }
+    const seeded = await serve(['--replay', dir, '--replay-speed', '0', '--on-miss', 'simulate']);
+    try {
+      expect((await ask(seeded.client, model, 'from the real service')).choices[0]!.message.content).toBe(recorded);
+      // Beyond the cassette, the demo's own models are the simulator's.
+      expect((await ask(seeded.client, 'gpt-4o-mini', 'beyond it')).choices[0]!.message.content).toBeTruthy();
+    } finally {
+      await seeded.stop();
+    }
+    for (const f of readdirSync(dir)) assertNoCanary(readFileSync(join(dir, f), 'utf8'), [key, TOKEN]);
+  });
+
   it('match ignore paths from --match-ignore and loopgate.json turn a miss into a hit', async () => {
     const project = mkdtempSync(join(tmpdir(), 'lg-cli-cassette-'));
     const dir = join(project, 'cassette');
