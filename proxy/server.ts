@@ -293,6 +293,9 @@ function buildContext(
   };
 }
 
+/** How long after the body deadline Node's own requestTimeout may fire. */
+const NODE_REQUEST_TIMEOUT_LAG_MS = 1000;
+
 /** The HTTP server with its limits, and the paths around the request handler: bad requests, upgrades, CONNECT. */
 function createHttpServer(
   ctx: ProxyContext,
@@ -304,7 +307,9 @@ function createHttpServer(
     {
       maxHeaderSize: limits.maxHeaderBytes,
       headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
+      // The body's own deadline (read-body.ts) answers in the path's envelope; Node's check, which answers
+      // plainly through clientError, comes a little later as the backstop (under load it won the race).
+      requestTimeout: limits.requestTimeoutMs + NODE_REQUEST_TIMEOUT_LAG_MS,
       // Node checks both timeouts on this interval (default 30 s, which would let a slowloris linger).
       connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 2)),
       keepAliveTimeout: 5_000,
