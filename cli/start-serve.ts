@@ -3,7 +3,9 @@
 // so neither imports the other's module.
 import { startProxy, type RunningProxy } from '../proxy/server.js';
 import type { ProxyOptions } from '../proxy/core/options.js';
-import { startSimulator, DEMO_KEYS, fixturePrices, type Simulator } from '../proxy/simulator/index.js';
+import { startSimulator, defaultFixture, DEMO_KEYS, fixturePrices, type Simulator } from '../proxy/simulator/index.js';
+import { demoCovers } from '../proxy/simulator/demo-family.js';
+import { modelEntries } from '../proxy/simulator/fixture.js';
 import { positionName } from '../proxy/rules/key-list.js';
 import { loadCassette } from '../proxy/cassette/store.js';
 import { startPlayer, missMessage, type CassettePlayer } from '../proxy/cassette/player.js';
@@ -25,6 +27,12 @@ export interface ReplaySettings {
  * shaped like a provider key, so no scanner and no reader takes it for a real one.
  */
 const REPLAY_KEY = 'loopgate-cassette-replay-placeholder';
+
+/** A recorded model the demo answers neither as listed nor by family: the simulator's lists gain it (player.ts). */
+function notDemoCovered(id: string): boolean {
+  const demoIds = Object.values(defaultFixture.groups).flatMap((g) => modelEntries(g).map((m) => m.id));
+  return !demoCovers(id, demoIds);
+}
 
 /**
  * --replay DIR: the proxy in front of a cassette player instead of an upstream (issue 34 §1). Nothing is sent
@@ -66,7 +74,9 @@ async function startReplay(
       match,
       redact: (s) => redactor.string(s),
       onMiss: (m) => opts.onHint?.(missMessage(m).replace(/\n\s*/g, ' | ')),
-      passMisses: missesTo ? { siteUrl: missesTo, prefix, withRecordedModels: Boolean(simulator) } : undefined,
+      passMisses: missesTo
+        ? { siteUrl: missesTo, prefix, ...(simulator ? { addRecordedModels: notDemoCovered } : {}) }
+        : undefined,
     });
     const playing = player;
     const proxy = await startProxy({

@@ -309,7 +309,8 @@ function createHttpServer(
       headersTimeout: limits.headersTimeoutMs,
       // The body's own deadline (read-body.ts) answers in the path's envelope; Node's check, which answers
       // plainly through clientError, comes a little later as the backstop (under load it won the race).
-      requestTimeout: limits.requestTimeoutMs + NODE_REQUEST_TIMEOUT_LAG_MS,
+      // Node counts from the request's first byte, the body deadline from its headers' end: hence the headers' time too.
+      requestTimeout: limits.requestTimeoutMs + limits.headersTimeoutMs + NODE_REQUEST_TIMEOUT_LAG_MS,
       // Node checks both timeouts on this interval (default 30 s, which would let a slowloris linger).
       connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 2)),
       keepAliveTimeout: 5_000,

@@ -36,11 +36,12 @@ export interface PlayerOptions {
   /**
    * --on-miss record|simulate: a miss is passed on, unchanged (the proxy's key included), to this upstream
    * instead of refused. Its path prefix (`/api` of https://host/api) is what the proxy puts before each path:
-   * taken off to match, kept when passed on. `withRecordedModels` (the simulator behind, under --on-miss
-   * simulate): its model lists also name the models the cassette was recorded with, or the proxy would refuse a
-   * recorded request for a model the demo does not have before the cassette could answer it.
+   * taken off to match, kept when passed on. `addRecordedModels` (the simulator behind): its model lists also
+   * name the recorded models this says yes to, those the demo does not answer at all, or the proxy would refuse a
+   * recorded request for one before the cassette could answer it. (A model of a demo family is left out: the
+   * proxy already routes it to the key of its family, whose simulator answers a new request for it.)
    */
-  passMisses?: { siteUrl: string; prefix: string; withRecordedModels?: boolean };
+  passMisses?: { siteUrl: string; prefix: string; addRecordedModels?: (id: string) => boolean };
 }
 
 export interface CassetteMiss {
@@ -160,7 +161,8 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     if (!slot && opts.passMisses) {
       // The proxy's own /models calls are not traffic: passed on, never recorded.
       if (!models) passed.add(key);
-      if (models && opts.passMisses.withRecordedModels) return passModels(req, res, raw, opts.passMisses.siteUrl);
+      const adding = opts.passMisses.addRecordedModels;
+      if (models && adding) return passModels(req, res, raw, opts.passMisses.siteUrl, adding);
       return passOn(req, res, raw, opts.passMisses.siteUrl);
     }
     if (!slot && models) return modelsList(res);
@@ -217,7 +219,13 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
   }
 
   /** The upstream's model list with the recorded models it lacks added; any other answer (a refused key) as it came. */
-  function passModels(req: IncomingMessage, res: ServerResponse, body: Buffer, siteUrl: string): void {
+  function passModels(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: Buffer,
+    siteUrl: string,
+    adding: (id: string) => boolean,
+  ): void {
     const site = new URL(siteUrl);
     const headers = { ...req.headers, host: site.host };
     const send = site.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -226,22 +234,27 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
       up.on('data', (c: Buffer) => chunks.push(c));
       up.on('error', () => res.destroy());
       up.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
+        const raw = Buffer.concat(chunks);
         let list: { data?: unknown } | undefined;
         try {
-          list = JSON.parse(text) as { data?: unknown };
+          list = up.headers['content-encoding'] ? undefined : (JSON.parse(raw.toString('utf8')) as { data?: unknown });
         } catch {
           list = undefined;
         }
         if (up.statusCode !== 200 || !list || !Array.isArray(list.data)) {
           res.writeHead(up.statusCode ?? 502, { ...up.headers, [CASSETTE_HEADER]: 'passed' });
-          return void res.end(text);
+          return void res.end(raw);
         }
         const listed = new Set(list.data.map((m) => (m as { id?: unknown }).id));
-        const added = recordedModels().filter((m) => !listed.has(m.id));
+        const added = recordedModels().filter((m) => !listed.has(m.id) && adding(m.id));
         const merged = JSON.stringify({ ...list, data: [...list.data, ...added] });
         const { 'content-length': _length, 'transfer-encoding': _te, ...rest } = up.headers;
-        res.writeHead(200, { ...rest, 'content-type': 'application/json', [CASSETTE_HEADER]: 'models' });
+        res.writeHead(200, {
+          ...rest,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(merged)),
+          [CASSETTE_HEADER]: 'models',
+        });
         res.end(merged);
       });
     });

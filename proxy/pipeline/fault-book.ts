@@ -73,11 +73,20 @@ export class FaultBook {
     return this.#rules.map((r) => ({ ...r, rule: { ...r.rule, scope: { ...r.rule.scope } } }));
   }
 
-  /** The rule that injects into this request, counted as used; undefined: the request goes as it came. */
-  take(req: FaultRequest): ArmedFault | undefined {
+  /** The id of the newest rule armed so far (0: none yet). */
+  get lastId(): number {
+    return this.#nextId - 1;
+  }
+
+  /**
+   * The rule that injects into this request, counted as used; undefined: the request goes as it came. `asked`
+   * leaves out rules that already judged this request (a WebSocket asks at its upgrade, then per response.create).
+   */
+  take(req: FaultRequest, asked?: (fault: ArmedFault) => boolean): ArmedFault | undefined {
     this.expire();
     for (const fault of this.#rules) {
       if (fault.spent) continue;
+      if (asked?.(fault)) continue;
       const rule = fault.rule;
       if (!kindFits(rule, req)) continue;
       if (!inScope(rule, req)) continue;

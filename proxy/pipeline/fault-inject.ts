@@ -6,7 +6,7 @@
 // bridge translation), counting the events the client gets.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as wait } from 'node:timers/promises';
-import { MID_STREAM_FAULTS, type FaultKind, type InjectedFault } from '../core/fault.js';
+import { MID_STREAM_FAULTS, type ArmedFault, type FaultKind, type InjectedFault } from '../core/fault.js';
 import {
   DEFAULT_AFTER_EVENTS,
   DEFAULT_CONNECT_TIMEOUT_S,
@@ -37,7 +37,7 @@ export type FaultContext = Pick<ProxyContext, 'hintOnce'> & { faults: FaultBook 
 export function takeFault(
   ex: RequestSoFar,
   ctx: FaultContext,
-  opts: { websocket: boolean; session?: SessionRef; model?: string },
+  opts: { websocket: boolean; session?: SessionRef; model?: string; asked?: (fault: ArmedFault) => boolean },
 ): FaultPlan | undefined {
   const path = ex.paths?.path ?? '';
   // The API calls: a GET (a model list) is no turn of an agent's and is left alone.
@@ -48,7 +48,7 @@ export function takeFault(
   const streaming = opts.websocket || ex.body?.stream === true;
   const target = { path, protocol, key: ex.key?.slot?.name, session: opts.session?.id, streaming };
   // A model glob matches the model the client asked for (before any alias).
-  const armed = ctx.faults.take({ ...target, model: ex.alias?.from ?? model, websocket: opts.websocket });
+  const armed = ctx.faults.take({ ...target, model: ex.alias?.from ?? model, websocket: opts.websocket }, opts.asked);
   if (!armed) return undefined;
   return { armed, protocol };
 }

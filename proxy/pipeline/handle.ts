@@ -19,7 +19,7 @@ import { admit } from './admission.js';
 import { readBody } from './read-body.js';
 import { relay } from './relay.js';
 import { finish, sessionOf } from './build-record.js';
-import { injectBefore, takeFault } from './fault-inject.js';
+import { giveBackStreamFault, injectBefore, takeFault } from './fault-inject.js';
 import { reportInFlight } from './in-flight.js';
 import { answerConnectivityProbe, handleLocalEndpoint } from './local-endpoints.js';
 import { bridgeableKind, fallBack, planRoute } from './bridge-plan.js';
@@ -68,6 +68,8 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
       abort.abort(new ProxyError(499, 'client-aborted', 'The client went away.'));
     }
     noteModelNotFound(facts, reply, ctx);
+    // A mid-stream fault whose point never came (a short stream, a refusal, a client gone first) did not happen.
+    giveBackStreamFault(facts, ctx);
     finish(facts, reply, ctx);
   });
   try {

@@ -36,6 +36,7 @@ import { ClientReply, responseForUpgrade } from './client-reply.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
 import { relayMessages } from './ws-relay.js';
 import { giveBackStreamFault, takeFault, WsFault, type WsFaultSource } from './fault-inject.js';
+import type { ArmedFault } from '../core/fault.js';
 import { WebSocketRefusals } from './websocket-refusals.js';
 
 /** Error bodies larger than this are not read for a diagnosis. */
@@ -90,6 +91,7 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
   let upstream: WebSocket | undefined;
   let relayed: Promise<WebSocketSummary> | undefined;
   let handshaking = false;
+  let judgedUpTo = 0;
   ctx.stats.requests++;
   ctx.stats.inFlight++;
   // Nobody reads the client's socket until the upgrade completes: watch it, or a client that leaves is not noticed.
@@ -101,11 +103,13 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     if (!reply.headersSent && !relayed) ex.clientAborted = true;
     // The client left during the upstream's handshake: that one is not wanted any more.
     if (handshaking && upstream) upstream.terminate();
-    // Never upgraded (refused here or upstream, or the client left): a rule taken for it keeps its count.
+    // Never upgraded (refused here or upstream, or the client left): a rule taken for it gets its count back.
     if (!relayed) giveBackStreamFault(ex, ctx);
     // An upgraded connection is recorded once its close is known (ws reports it after the socket's).
     if (relayed) {
       void relayed.then((closed) => {
+        // Closed before the fault's point: it did not happen, and its rule gets the count back.
+        giveBackStreamFault(ex, ctx);
         ex.body = closed.body;
         ex.websocket = closed.facts;
         if (closed.tokens) ex.websocketTokens = closed.tokens;
@@ -141,6 +145,8 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
       if (ctx.faults.needsSession) ex.session = sessionOf(ex, ctx);
       ex.fault = takeFault(ex, ctx, { websocket: true, session: ex.session });
     }
+    // Rules up to here have judged the connection (a skip counted, say): a response.create asks the others only.
+    judgedUpTo = ctx.faults.lastId;
     upstream = connectUpstream(ex, ctx, upstreamPath);
     handshaking = true;
     let outcome: Handshake;
@@ -158,6 +164,8 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     const waited = performance.now() - ex.startedAt;
     const attempt: Attempt = { outcome: 'relayed', upstreamPath, ttfbMs: waited, upstreamMs: waited, retries: 0 };
     if (outcome.kind === 'refused') {
+      // Before the answer's head, which would otherwise still name the fault (x-loopgate-fault).
+      giveBackStreamFault(ex, ctx);
       const answered = await answerRefusal(
         ex,
         reply,
@@ -179,6 +187,7 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     relayed = completeUpgrade(
       shared,
       ex,
+      judgedUpTo,
       reply,
       socket,
       outcome.res,
@@ -188,6 +197,7 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
   } catch (err) {
     stopWatching();
     if (reply.headersSent) return;
+    giveBackStreamFault(ex, ctx);
     const perr =
       err instanceof ProxyError
         ? err
@@ -386,13 +396,16 @@ function readCapped(res: IncomingMessage, cap: number): Promise<{ buf: Buffer; c
 function wsFaults(
   ex: RequestFacts,
   ctx: Pick<ProxyContext, 'faults' | 'hintOnce' | 'sessions' | 'token'>,
+  judgedUpTo: number,
 ): WsFaultSource {
+  // Judged at the upgrade: a rule armed by then that does not scope by model (the upgrade had no model to judge).
+  const asked = (f: ArmedFault) => f.id <= judgedUpTo && f.rule.scope.model === undefined;
   return {
     atUpgrade: ex.fault && new WsFault(ex.fault, ex, ctx),
     forCreate(model) {
       if (!ctx.faults.armed) return undefined;
       if (ctx.faults.needsSession) ex.session ??= sessionOf(ex, ctx);
-      ex.fault = takeFault(ex, ctx, { websocket: true, session: ex.session, model });
+      ex.fault = takeFault(ex, ctx, { websocket: true, session: ex.session, model, asked });
       return ex.fault && new WsFault(ex.fault, ex, ctx);
     },
   };
@@ -402,6 +415,7 @@ function wsFaults(
 function completeUpgrade(
   shared: Shared,
   ex: RequestFacts,
+  judgedUpTo: number,
   reply: ClientReply,
   socket: Duplex,
   upstreamHead: IncomingMessage,
@@ -440,7 +454,7 @@ function completeUpgrade(
         open.delete(upstream);
       };
       client.once('close', forget);
-      relayed = relayMessages(reply, ctx, client, upstream, wsFaults(ex, ctx));
+      relayed = relayMessages(reply, ctx, client, upstream, wsFaults(ex, ctx, judgedUpTo));
     });
   } finally {
     server.off('headers', addHeaders);

@@ -105,7 +105,10 @@ export function relayMessages(
     }, f.stallMs);
   };
 
+  let clientClosed = false;
   const fromUpstream = (data: RawData, isBinary: boolean) => {
+    // In flight when the client left: nobody to send to, and the summary is already given.
+    if (clientClosed) return;
     if (held) return void held.push([asBuffer(data), isBinary]);
     if (fault?.atOnce) {
       strike(fault);
@@ -138,6 +141,7 @@ export function relayMessages(
   const summary = new Promise<WebSocketSummary>((resolve) => (closed = resolve));
   client.once('close', (code: number, reason: Buffer) => {
     // A stall's held messages have nobody to go to.
+    clientClosed = true;
     clearTimeout(stallTimer);
     held = undefined;
     if (!facts.closedBy) {

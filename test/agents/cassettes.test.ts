@@ -35,6 +35,8 @@ const CANARIES = [
   makeCanary('lg-local-'),
 ];
 const SECRETS = [TOKEN, ...CANARIES, ...DEMO_KEYS.map((k) => k.key)];
+/** The prompt of the Claude session's second turn (`--resume`). */
+const RESUMED = 'And now say the word you echoed once more.';
 
 let home: string;
 const outputs: string[] = [];
@@ -97,12 +99,17 @@ function agentEnv(extra: Record<string, string> = {}): Record<string, string> {
  * from the same fresh home, as a CI job does: a second run in a used home sends another tool list (the
  * state of the first run turns features on), which a replay rightly reports as a miss.
  */
-function claude(proxy: Served, prompt: string): Promise<AgentRun> {
+function claude(proxy: Served, prompt: string, resume?: string): Promise<AgentRun> {
   const claudeHome = join(home, 'claude-home');
-  rmSync(claudeHome, { recursive: true, force: true });
-  mkdirSync(claudeHome);
+  // A --resume turn continues in the home its session was started in.
+  if (!resume) {
+    rmSync(claudeHome, { recursive: true, force: true });
+    mkdirSync(claudeHome);
+  }
   const args = [CLI, 'run', '--port', proxy.port, '--', claudeBinary(), '-p', '--output-format', 'json'];
-  args.push('--model', 'claude-sonnet-4-6', '--allowedTools', 'Bash(echo:*)', '--', prompt);
+  args.push('--model', 'claude-sonnet-4-6', '--allowedTools', 'Bash(echo:*)');
+  if (resume) args.push('--resume', resume);
+  args.push('--', prompt);
   const env = agentEnv({ HOME: claudeHome, ANTHROPIC_CUSTOM_HEADERS: `x-sim-chunk-delay-ms: ${CHUNK_DELAY_MS}` });
   return runAgent(process.execPath, args, { env, cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
 }
@@ -198,30 +205,39 @@ function expectCleanCassette(dir: string): void {
 
 describe.skipIf(!agentsSupported)('real agents recorded at the proxy and replayed offline', () => {
   it(
-    'Claude Code: a session with a tool call replays with no upstream, timing kept; a changed prompt misses loudly',
+    'Claude Code: a session with a tool call and a --resume turn replays with no upstream, timing kept; a changed prompt misses loudly',
     async () => {
       const dir = join(home, 'cassette-claude');
       const prompt = `Use Bash to run \`echo cassette-tool-ok\` (keys that must not be recorded: ${CANARIES.join(' ')})`;
+      const result = (run: AgentRun) => (JSON.parse(run.stdout) as { result: string }).result;
+      const sessionOf = (run: AgentRun) => (JSON.parse(run.stdout) as { session_id: string }).session_id;
       const recording = await serve(['--record', dir]);
       let first: AgentRun;
+      let second: AgentRun;
       try {
         first = await claude(recording, prompt);
         expectOk(first);
+        // A second turn of the same session: its request carries the first turn's whole history.
+        second = await claude(recording, RESUMED, sessionOf(first));
+        expectOk(second);
       } finally {
         await recording.stop();
       }
       expect(first.stdout).toContain('cassette-tool-ok');
       const recorded = cassette(dir).filter((c) => c.exchange.request.path.startsWith('/v1/messages'));
-      // The tool call and the answer to its result, at least.
-      expect(recorded.length).toBeGreaterThanOrEqual(2);
+      // The tool call, the answer to its result, and the resumed turn, at least.
+      expect(recorded.length).toBeGreaterThanOrEqual(3);
       expectCleanCassette(dir);
 
       const replaying = await serve(['--replay', dir]);
       try {
         const again = await claude(replaying, prompt);
         expectOk(again);
-        const result = (run: AgentRun) => (JSON.parse(run.stdout) as { result: string }).result;
         expect(result(again)).toBe(result(first));
+        // Its session id is new (a fresh home), and not part of the match: the resumed turn replays too.
+        const resumed = await claude(replaying, RESUMED, sessionOf(again));
+        expectOk(resumed);
+        expect(result(resumed)).toBe(result(second));
         expectTimingKept('Claude Code', recordedSpans(dir), await replayedSpans(replaying));
 
         const changed = await claude(replaying, prompt.replace('cassette-tool-ok', 'something-else'));

@@ -216,13 +216,17 @@ describe('serve --record / --replay', () => {
     expect(readdirSync(dir)).toEqual(files);
   });
 
-  it('--on-miss simulate replays a model the demo does not have: the recorded models join the simulator’s lists', async () => {
-    // Recorded against an upstream whose group has a model the demo fixture lacks (a real service's, say).
+  it('--on-miss simulate replays models the demo does not have, and a demo family still answers a new request', async () => {
+    // Recorded against an upstream whose group has models the demo fixture lacks (a real service's, say): one of
+    // no demo family, one newer than the demo's of its family.
     const key = makeCanary('sk-canary-seed-');
-    const model = 'acme-large-1';
+    const [unknown, newer] = ['acme-large-1', 'gpt-6.2-sol'];
     const groups = {
       ...defaultFixture.groups,
-      default: { ...defaultFixture.groups.default!, models: [...defaultFixture.groups.default!.models, model] },
+      default: {
+        ...defaultFixture.groups.default!,
+        models: [...defaultFixture.groups.default!.models, unknown, newer],
+      },
     };
     const sim = await startSimulator({
       port: 0,
@@ -231,13 +235,14 @@ describe('serve --record / --replay', () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
     const ask = (c: OpenAI, m: string, text: string) =>
       c.chat.completions.create({ model: m, messages: [{ role: 'user', content: text }] });
-    let recorded: string;
+    const recorded: Record<string, string> = {};
     try {
       const recording = await serve(['--record', dir, '--upstream', sim.baseUrl, '--allow-http'], undefined, {
         LOOPGATE_API_KEY: key,
       });
       try {
-        recorded = (await ask(recording.client, model, 'from the real service')).choices[0]!.message.content!;
+        for (const m of [unknown, newer])
+          recorded[m] = (await ask(recording.client, m, 'from the real service')).choices[0]!.message.content!;
       } finally {
         await recording.stop();
       }
@@ -246,9 +251,15 @@ describe('serve --record / --replay', () => {
     }
     const seeded = await serve(['--replay', dir, '--replay-speed', '0', '--on-miss', 'simulate']);
     try {
-      expect((await ask(seeded.client, model, 'from the real service')).choices[0]!.message.content).toBe(recorded);
-      // Beyond the cassette, the demo's own models are the simulator's.
+      for (const m of [unknown, newer])
+        expect((await ask(seeded.client, m, 'from the real service')).choices[0]!.message.content).toBe(recorded[m]);
+      // Only the model of no demo family joins the lists: the newer one is the demo family's, as before.
+      const listed = (await seeded.client.models.list()).data.map((m) => m.id);
+      expect(listed).toContain(unknown);
+      expect(listed).not.toContain(newer);
+      // Beyond the cassette: the demo's own models, and the newer model served as its family's closest.
       expect((await ask(seeded.client, 'gpt-4o-mini', 'beyond it')).choices[0]!.message.content).toBeTruthy();
+      expect((await ask(seeded.client, newer, 'beyond it too')).choices[0]!.message.content).toBeTruthy();
     } finally {
       await seeded.stop();
     }

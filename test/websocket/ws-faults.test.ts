@@ -174,6 +174,28 @@ describe('WebSocket faults', () => {
     expect((await openWith(sessionHeaders(target))).close.code).toBe(4003);
   });
 
+  it('skip=1 lets one connection through whole and faults the next (a connection counts once)', async () => {
+    await api.armFault({ rule: 'cut events=1 skip=1', times: 1 });
+    const first = await converse({ models: ['gpt-4.1', 'gpt-4.1'] });
+    expect(first.messages.filter((m) => m.includes('"response.completed"'))).toHaveLength(2);
+    expect(first.close.code).toBe(1000);
+    const second = await converse();
+    expect(second.close.code).toBe(1006);
+    expect((await api.faults()).armed[0]).toMatchObject({ matched: 2, injected: 1, spent: true });
+  });
+
+  it('a connection that closes before the fault’s point gives the rule its count back', async () => {
+    await api.armFault({ rule: 'ws-close events=1000', times: 1 });
+    const s = await converse();
+    expect(s.close.code).toBe(1000);
+    const rule = await untilAsync(
+      async () => (await api.faults()).armed.find((r) => r.matched === 1 && r.injected === 0),
+      5_000,
+      'the count given back',
+    );
+    expect(rule).toMatchObject({ remaining: 1, spent: false });
+  });
+
   it('a refused upgrade gives the rule its count back', async () => {
     const offApi = localApi({ url: stack.proxies.wsOff.url, token: stack.token });
     try {
@@ -188,7 +210,8 @@ describe('WebSocket faults', () => {
       });
       expect(refused).toBeGreaterThanOrEqual(400);
       const rule = await untilAsync(
-        async () => (await offApi.faults()).armed.find((r) => r.injected === 0 && r.remaining === 1),
+        // Taken (matched), then given back: not a rule the upgrade never reached.
+        async () => (await offApi.faults()).armed.find((r) => r.matched === 1 && r.injected === 0 && r.remaining === 1),
         5_000,
         'the count given back',
       );
