@@ -56,6 +56,12 @@ export interface AgentRun {
 }
 
 /** Runs an agent binary to its end (killed after `timeoutMs`), its output collected; `outputs` gets both streams for the canary checks. */
+/**
+ * A case's time in the agent suites: an agent's own run may take its AGENT_TIMEOUT_MS (up to 120 s) on a busy
+ * machine, far past vitest's 20 s default (with two workers a cold opencode run took over 20 s and timed out).
+ */
+export const AGENT_CASE_TIMEOUT_MS = 180_000;
+
 export function runAgent(
   command: string,
   args: string[],

@@ -9,12 +9,22 @@
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TrafficRecord } from '../../proxy/core/record.js';
 import { expectCompleteCleanLogs } from './agent-suite.js';
-import { agentsSupported, agentsTree, claudeBinary, codexBinary, runAgent, type AgentRun } from './agent-binaries.js';
+import {
+  agentsSupported,
+  agentsTree,
+  claudeBinary,
+  codexBinary,
+  runAgent,
+  type AgentRun,
+  AGENT_CASE_TIMEOUT_MS,
+} from './agent-binaries.js';
 import { until } from '../proxy/stack.js';
 import { repoRoot, startClientStack, type ClientStack, type ProxyName } from '../clients/harness.js';
+
+vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
 const supported = agentsSupported;
 const tree = agentsTree();

@@ -8,7 +8,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CassetteExchange } from '../../proxy/core/cassette.js';
 import { localApi } from '../../proxy/local-api-client.js';
 import { DEMO_KEYS, defaultFixture, startSimulator } from '../../proxy/simulator/index.js';
@@ -17,8 +17,17 @@ import { SECRET_PATTERNS } from '../../proxy/rules/secret-patterns.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 import { exited, spawnCli, tempHome } from '../cli/io.js';
 import { repoRoot } from '../clients/harness.js';
-import { agentsSupported, claudeBinary, codexBinary, runAgent, type AgentRun } from './agent-binaries.js';
+import {
+  agentsSupported,
+  claudeBinary,
+  codexBinary,
+  runAgent,
+  type AgentRun,
+  AGENT_CASE_TIMEOUT_MS,
+} from './agent-binaries.js';
 import { expectOk } from './agent-suite.js';
+
+vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
 const CLI = join(repoRoot, 'dist', 'cli.js');
 const TOKEN = makeCanary('lg-local-cassette-');

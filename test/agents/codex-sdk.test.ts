@@ -8,13 +8,15 @@ import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TrafficRecord } from '../../proxy/core/record.js';
 import { assertNoCanary } from '../log/canary.js';
 import { until } from '../proxy/stack.js';
 import { startClientStack, type ClientStack, type ProxyName } from '../clients/harness.js';
 import { startWsStack, type WsProxyName, type WsStack } from '../websocket/ws-stack.js';
-import { agentVersion, agentsSupported, codexSdkModule } from './agent-binaries.js';
+import { agentVersion, agentsSupported, codexSdkModule, AGENT_CASE_TIMEOUT_MS } from './agent-binaries.js';
+
+vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
 /** The part of the SDK's API this suite uses (its types live in the provisioned tree, outside tsc's reach). */
 interface Turn {

@@ -8,12 +8,14 @@
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agentsSupported, codexBinary, runAgent, type AgentRun } from './agent-binaries.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentsSupported, codexBinary, runAgent, type AgentRun, AGENT_CASE_TIMEOUT_MS } from './agent-binaries.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { fingerprint } from '../../proxy/simulator/index.js';
 import { assertNoCanary } from '../log/canary.js';
 import { until } from '../proxy/stack.js';
 import { startWsStack, type WsProxyName, type WsStack } from '../websocket/ws-stack.js';
+
+vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
 /** Where the Codex binary is: LOOPGATE_TEST_CODEX, else the pinned one (one place to repoint when the agent CLIs move). */
 const CODEX = codexBinary();

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TrafficRecord } from '../../proxy/core/record.js';
 import { DEMO_KEYS } from '../../proxy/simulator/index.js';
 import { existingToken } from '../../proxy/config/token-file.js';
@@ -29,7 +29,10 @@ import {
   qwenBinary,
   runAgent,
   type AgentRun,
+  AGENT_CASE_TIMEOUT_MS,
 } from './agent-binaries.js';
+
+vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
 const CLI = join(repoRoot, 'dist', 'cli.js');
 const AGENT_TIMEOUT_MS = 240_000;

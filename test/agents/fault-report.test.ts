@@ -5,14 +5,16 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { localApi } from '../../proxy/local-api-client.js';
 import { RETRY_AFTER_ALLOWANCE_MS } from '../../proxy/rules/fault-report.js';
 import { assertNoCanary } from '../log/canary.js';
 import { untilAsync } from '../proxy/stack.js';
 import { repoRoot, startClientStack, type ClientStack } from '../clients/harness.js';
-import { agentsSupported, claudeBinary, runAgent } from './agent-binaries.js';
+import { agentsSupported, claudeBinary, runAgent, AGENT_CASE_TIMEOUT_MS } from './agent-binaries.js';
 import { expectOk } from './agent-suite.js';
+
+vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
 const CLI = join(repoRoot, 'dist', 'cli.js');
 const MODEL = 'claude-sonnet-4-6';

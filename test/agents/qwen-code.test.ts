@@ -18,9 +18,18 @@ import {
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { repoRoot, startClientStack, type ClientStack, type ProxyName } from '../clients/harness.js';
-import { agentVersion, agentsSupported, qwenBinary, runAgent, type AgentRun } from './agent-binaries.js';
+import {
+  agentVersion,
+  agentsSupported,
+  qwenBinary,
+  runAgent,
+  type AgentRun,
+  AGENT_CASE_TIMEOUT_MS,
+} from './agent-binaries.js';
+
+vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
 const QWEN = qwenBinary();
 const CLI = join(repoRoot, 'dist', 'cli.js');

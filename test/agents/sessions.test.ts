@@ -6,7 +6,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SessionSummary } from '../../proxy/core/agent-session.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
 import { NO_TOKENS, type TokenCounts } from '../../proxy/core/token-counts.js';
@@ -22,8 +22,11 @@ import {
   piBinary,
   runAgent,
   type AgentRun,
+  AGENT_CASE_TIMEOUT_MS,
 } from './agent-binaries.js';
 import { expectOk } from './agent-suite.js';
+
+vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
 const CLI = join(repoRoot, 'dist', 'cli.js');
 const AGENT_TIMEOUT_MS = 90_000;

@@ -68,6 +68,12 @@ async function verdictFor(ruleId: number, done: (v: FaultVerdict) => boolean, wh
 }
 
 /** The client's own wait between the first answer's end and the retry's start. */
+/**
+ * How far the proxy's measured wait may be from the client's own: the two ends of one socket, each on a busy event
+ * loop (50 ms apart at most with one vitest worker; more with two on two cores).
+ */
+const WAIT_AGREEMENT_MS = 250;
+
 function clientWait(log: Exchange[]): number {
   expect(log.length).toBeGreaterThanOrEqual(2);
   return log[1]!.sent - log[0]!.ended;
@@ -98,7 +104,7 @@ describe('the fault report, with the SDKs retrying as they do', () => {
     expect(v.firstWaitMs).toBeGreaterThanOrEqual(1000 - RETRY_AFTER_ALLOWANCE_MS);
     expect(log.map((e) => e.status)).toEqual([429, 200]);
     // The proxy's figure is the SDK's wait seen from the other end of the socket.
-    expect(Math.abs(v.firstWaitMs! - clientWait(log))).toBeLessThan(100);
+    expect(Math.abs(v.firstWaitMs! - clientWait(log))).toBeLessThan(WAIT_AGREEMENT_MS);
     expect(v.succeededId).toBe(v.attempts[0]!.id);
     expect(v.summary).toMatch(/^retried once after 1\.\d\d s \(retry-after 1 s: honoured\), then succeeded$/);
     console.log(`openai 429 retry-after 1 s: report ${v.firstWaitMs} ms, client ${clientWait(log)} ms`);
@@ -123,7 +129,7 @@ describe('the fault report, with the SDKs retrying as they do', () => {
     });
     expect(v.firstWaitMs).toBeGreaterThanOrEqual(1000 - RETRY_AFTER_ALLOWANCE_MS);
     expect(log.map((e) => e.status)).toEqual([529, 200]);
-    expect(Math.abs(v.firstWaitMs! - clientWait(log))).toBeLessThan(100);
+    expect(Math.abs(v.firstWaitMs! - clientWait(log))).toBeLessThan(WAIT_AGREEMENT_MS);
     console.log(`anthropic 529 retry-after 1 s: report ${v.firstWaitMs} ms, client ${clientWait(log)} ms`);
   });
 
@@ -143,7 +149,7 @@ describe('the fault report, with the SDKs retrying as they do', () => {
     // openai-node: 0.5 s × 2^n, less up to 25 % jitter.
     expect(first.firstWaitMs).toBeGreaterThanOrEqual(375 - RETRY_AFTER_ALLOWANCE_MS);
     expect(first.firstWaitMs).toBeLessThan(1000);
-    expect(Math.abs(first.firstWaitMs! - clientWait(log))).toBeLessThan(100);
+    expect(Math.abs(first.firstWaitMs! - clientWait(log))).toBeLessThan(WAIT_AGREEMENT_MS);
     expect(first.attempts[1]!.waitedMs).toBeGreaterThanOrEqual(750 - RETRY_AFTER_ALLOWANCE_MS);
     expect(first.summary).toMatch(
       /^retried twice, first after 0\.\d\d s \(no retry-after: its own backoff\), then succeeded$/,
