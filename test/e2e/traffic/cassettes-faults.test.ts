@@ -142,16 +142,19 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('cassettes and faults in 
         .locator('.part.sidebar [role="treeitem"]', { hasText: 'fault 429' })
         .first()
         .click({ timeout: 15_000 });
-      const panel = page.frameLocator('iframe.webview.ready').frameLocator('iframe');
-      await panel
-        .getByText('What the client did')
-        .first()
-        .waitFor({ timeout: 15_000 })
-        .catch(() => undefined);
-      seen.panelText = await panel
-        .locator('#panel-overview')
-        .innerText({ timeout: 5_000 })
-        .catch(() => '');
+      // While the panel loads the clicked row, its webview holds a pending frame beside the active one (a plain
+      // `iframe` then matches two): read the active frame until it shows the injected answer.
+      const panel = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+      seen.panelText = await pollUntil(
+        async () => {
+          const text = await panel
+            .locator('#panel-overview')
+            .innerText({ timeout: 1_000 })
+            .catch(() => '');
+          return /Injected fault[\s\S]*What the client did/.test(text) ? text : undefined;
+        },
+        { timeoutMs: 20_000, what: 'the panel on the injected row' },
+      ).catch(() => '');
       // Armed again, the sign shows; the item's own menu disarms it.
       await runCommand(page, 'Loopgate: Inject a Fault…');
       await page
