@@ -7,7 +7,7 @@ import { localApi } from '../../proxy/local-api-client.js';
 import { runCredential } from '../../proxy/rules/run-credential.js';
 import type { SessionSummary } from '../../proxy/core/agent-session.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
-import { KEYS, startStack, TOKEN, type Stack } from './stack.js';
+import { KEYS, logRecords, startStack, TOKEN, type Stack } from './stack.js';
 
 let stack: Stack;
 const api = () => localApi({ url: stack.proxy.url, token: TOKEN });
@@ -105,7 +105,7 @@ describe('sessions', () => {
   });
 
   it('gives a models list that names no session none, and says what is wrong with a bad query or id', async () => {
-    const before = logRecords().length;
+    const before = logRecords(stack.logFile).length;
     await stack.openai().models.list();
     const last = (await logUntil((all) => all.length > before)).at(-1);
     expect(last).toMatchObject({ canonicalPath: '/v1/models' });
@@ -162,16 +162,9 @@ const isChat = (r: TrafficRecord) => r.canonicalPath === '/v1/chat/completions';
 async function logUntil(ready: (all: TrafficRecord[]) => boolean): Promise<TrafficRecord[]> {
   const deadline = Date.now() + 5000;
   for (;;) {
-    const all = logRecords();
+    const all = logRecords(stack.logFile);
     if (ready(all)) return all;
     if (Date.now() > deadline) throw new Error(`the log did not get there in 5 s (${all.length} records)`);
     await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-function logRecords(): TrafficRecord[] {
-  return readFileSync(stack.logFile, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as TrafficRecord);
 }

@@ -114,12 +114,16 @@ export async function untilAsync<T>(
 
 /** The records in a traffic log so far (none while the file does not exist yet). */
 export function logRecords(logFile: string): TrafficRecord[] {
+  let text: string;
   try {
-    return readFileSync(logFile, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as TrafficRecord);
+    text = readFileSync(logFile, 'utf8');
   } catch {
     return [];
   }
+  // The whole lines only: read while the proxy writes, the last one may be half there.
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as TrafficRecord);
 }
