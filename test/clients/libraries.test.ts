@@ -274,7 +274,8 @@ describe('library clients through the real proxy (conformance matrix)', () => {
         const text = await until(
           () => {
             const t = readFileSync(stack.logFiles[proxy], 'utf8');
-            return t.split('\n').filter(Boolean).length >= mine.length ? t : undefined;
+            // Whole lines only: the last one may be half written.
+            return t.endsWith('\n') && t.split('\n').filter(Boolean).length >= mine.length ? t : undefined;
           },
           5000,
           `${mine.length} lines in the ${proxy} log`,
