@@ -28,10 +28,12 @@ export interface ReplaySettings {
  */
 const REPLAY_KEY = 'loopgate-cassette-replay-placeholder';
 
+/** Every model the demo fixture lists, in any group. */
+const DEMO_MODEL_IDS = Object.values(defaultFixture.groups).flatMap((g) => modelEntries(g).map((m) => m.id));
+
 /** A recorded model the demo answers neither as listed nor by family: the simulator's lists gain it (player.ts). */
 function notDemoCovered(id: string): boolean {
-  const demoIds = Object.values(defaultFixture.groups).flatMap((g) => modelEntries(g).map((m) => m.id));
-  return !demoCovers(id, demoIds);
+  return !demoCovers(id, DEMO_MODEL_IDS);
 }
 
 /**

@@ -187,20 +187,31 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     res.end();
   }
 
-  /** A miss sent on as it came; the answer streams back as it arrives (its timing is the upstream's). */
-  function passOn(req: IncomingMessage, res: ServerResponse, body: Buffer, siteUrl: string): void {
+  /** A miss sent on as it came, to `siteUrl`; `onAnswer` gets the upstream's answer, and a failure either way ends both. */
+  function sendOn(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: Buffer,
+    siteUrl: string,
+    onAnswer: (up: IncomingMessage) => void,
+  ): void {
     const site = new URL(siteUrl);
     const target = new URL(req.url ?? '/', site.origin);
     const headers = { ...req.headers, host: site.host, 'content-length': String(body.length) };
     delete headers['transfer-encoding'];
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const out = send(target, { method: req.method, headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, { ...up.headers, [CASSETTE_HEADER]: 'passed' });
-      up.pipe(res);
-    });
+    const out = send(target, { method: req.method, headers }, onAnswer);
     out.on('error', () => res.destroy());
     res.on('close', () => out.destroy());
     out.end(body);
+  }
+
+  /** A miss passed on; the answer streams back as it arrives (its timing is the upstream's). */
+  function passOn(req: IncomingMessage, res: ServerResponse, body: Buffer, siteUrl: string): void {
+    sendOn(req, res, body, siteUrl, (up) => {
+      res.writeHead(up.statusCode ?? 502, { ...up.headers, [CASSETTE_HEADER]: 'passed' });
+      up.pipe(res);
+    });
   }
 
   function recordedModels(): Array<{ id: string; object: 'model'; created: 0; owned_by: 'cassette' }> {
@@ -226,10 +237,7 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     siteUrl: string,
     adding: (id: string) => boolean,
   ): void {
-    const site = new URL(siteUrl);
-    const headers = { ...req.headers, host: site.host };
-    const send = site.protocol === 'https:' ? httpsRequest : httpRequest;
-    const out = send(new URL(req.url ?? '/', site.origin), { method: req.method, headers }, (up) => {
+    sendOn(req, res, body, siteUrl, (up) => {
       const chunks: Buffer[] = [];
       up.on('data', (c: Buffer) => chunks.push(c));
       up.on('error', () => res.destroy());
@@ -258,9 +266,6 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
         res.end(merged);
       });
     });
-    out.on('error', () => res.destroy());
-    res.on('close', () => out.destroy());
-    out.end(body);
   }
 
   /** Counts and reports a miss; its message and first differing path. */

@@ -58,11 +58,6 @@ export function compareVersions(a: readonly number[], b: readonly number[]): num
  * is newer, the oldest of them. Undefined when the request is listed, or no
  * listed ID is of its family (an unrelated name never matches).
  */
-/** The demo answers this model: it lists it, or serves it as its family's closest (an unknown family: no). */
-export function demoCovers(requested: string, available: readonly string[]): boolean {
-  return available.includes(requested) || closestDemoModel(requested, available) !== undefined;
-}
-
 export function closestDemoModel(requested: string, available: readonly string[]): string | undefined {
   if (available.includes(requested)) return undefined;
   const asked = familyOf(requested);
@@ -78,6 +73,11 @@ export function closestDemoModel(requested: string, available: readonly string[]
   );
   const older = kin.find((k) => compareVersions(k.version, asked.version) <= 0);
   return (older ?? kin[kin.length - 1])?.id;
+}
+
+/** The demo answers this model: it lists it, or serves it as its family's closest (an unknown family: no). */
+export function demoCovers(requested: string, available: readonly string[]): boolean {
+  return available.includes(requested) || closestDemoModel(requested, available) !== undefined;
 }
 
 /**
