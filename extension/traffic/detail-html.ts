@@ -19,6 +19,7 @@ import { cassetteMissRow, FAULT_STYLE, faultRow, verdictRow } from './fault-over
 import { missMessage } from './traffic-marks.js';
 import { isCassetteMiss } from '../../proxy/rules/cassette-exchange.js';
 import type { FaultVerdict } from '../../proxy/core/fault.js';
+import { stringifyWithin } from '../../proxy/rules/nesting.js';
 
 /** What the panel shows: the local API's answer for one entry. */
 export type DetailEntry = TrafficDetail;
@@ -150,7 +151,7 @@ function overview(e: DetailEntry, report: FaultReportPart = {}): SafeHtml {
 }
 
 function args(v: unknown): string {
-  if (typeof v !== 'string') return JSON.stringify(v ?? {}, null, 2);
+  if (typeof v !== 'string') return stringifyWithin(v ?? {}, undefined, 2);
   try {
     return JSON.stringify(JSON.parse(v), null, 2);
   } catch {

@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
 import { CASSETTE_HEADER, CASSETTE_MISS_CODE, type CassetteExchange, type RecordedEvent } from '../core/cassette.js';
 import { matchKey, nearestRecording, type Difference, type MatchOptions } from '../rules/cassette-match.js';
+import { jsonTextDeeperThan } from '../rules/nesting.js';
 
 /** The code a miss answers with (error.code / error.type), and the header that marks it for the proxy's record. */
 /** A miss's status: a client error no client retries, and not one the proxy reads as "route lacks the protocol". */
@@ -331,8 +332,10 @@ function isCreate(body: unknown): boolean {
   return typeof body === 'object' && body !== null && (body as { type?: unknown }).type === 'response.create';
 }
 
+/** JSON as a value; text that is not JSON, or nested past MAX_NESTING (as the recorder keeps it), as the text. */
 function parse(text: string): unknown {
   if (text === '') return undefined;
+  if (jsonTextDeeperThan(text)) return text;
   try {
     return JSON.parse(text);
   } catch {

@@ -7,6 +7,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CASSETTE_MARK, CASSETTE_VERSION, type CassetteExchange } from '../core/cassette.js';
+import { MAX_NESTING, nestsDeeperThan } from '../rules/nesting.js';
 
 export interface CassetteProblem {
   file: string;
@@ -93,6 +94,8 @@ function readExchange(text: string): { exchange: CassetteExchange } | { problem:
   } catch (err) {
     return { problem: `not JSON (${(err as Error).message})` };
   }
+  // Nothing could walk it (the match, the player): a file nested that deep is reported, not loaded.
+  if (nestsDeeperThan(value)) return { problem: `nested deeper than ${MAX_NESTING} levels` };
   if (typeof value !== 'object' || value === null || !(CASSETTE_MARK in value))
     return { problem: `not a cassette exchange (no "${CASSETTE_MARK}" field)` };
   const v = value as Record<string, unknown>;

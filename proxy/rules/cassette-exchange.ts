@@ -14,6 +14,7 @@ import {
   type RecordedEvent,
 } from '../core/cassette.js';
 import { matchKey, type MatchOptions } from './cassette-match.js';
+import { jsonTextDeeperThan } from './nesting.js';
 
 /** Response headers that describe this connection or this proxy's run, not the answer: not recorded. */
 const NOT_RECORDED = new Set([
@@ -103,8 +104,12 @@ function webSocketExchange(
   };
 }
 
-/** JSON kept as a value when it prints back to the same text (a replay must send the same bytes), else the text. */
+/**
+ * JSON kept as a value when it prints back to the same text (a replay must send the same bytes), else the text;
+ * text nested past MAX_NESTING stays text too (nothing could walk or print it; the player reads it the same way).
+ */
 function parsed(text: string): unknown {
+  if (jsonTextDeeperThan(text)) return text;
   try {
     const value: unknown = JSON.parse(text);
     return JSON.stringify(value) === text ? value : text;

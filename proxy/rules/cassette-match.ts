@@ -7,6 +7,7 @@
 // prompt carries today's date). A team adds its own with `ignore` paths. Pure.
 import { createHash } from 'node:crypto';
 import { REDACTION_MARK_SOURCE } from './key-display.js';
+import { nestsDeeperThan, TOO_DEEP } from './nesting.js';
 
 /** Top-level fields that identify a user, a run or a cache bucket, never what the model is asked. */
 const VOLATILE_TOP_LEVEL = ['metadata', 'user', 'prompt_cache_key', 'safety_identifier', 'client_metadata'];
@@ -45,8 +46,13 @@ export interface MatchOptions {
   defaults?: boolean;
 }
 
-/** The request as the match sees it: volatile parts removed or renamed, keys sorted. */
+/**
+ * The request as the match sees it: volatile parts removed or renamed, keys sorted. A body nested past
+ * MAX_NESTING is not walked: it is TOO_DEEP (the recorder and the player keep such a body as its text instead).
+ * Objects are built without a prototype, so a `__proto__` member stays a member and is compared.
+ */
 export function normaliseForMatch(body: unknown, opts: MatchOptions = {}): unknown {
+  if (nestsDeeperThan(body)) return TOO_DEEP;
   const defaults = opts.defaults !== false;
   let value = structuredClone(body);
   if (isObject(value)) for (const f of SET_BY_PROXY) delete value[f];
@@ -144,7 +150,7 @@ function without(value: unknown, path: string[]): unknown {
     return value.map((v, i) => (all || i === Number(head) ? without(v, rest) : v));
   }
   if (!isObject(value)) return value;
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [k, v] of Object.entries(value)) {
     if (head !== '*' && k !== head) out[k] = v;
     else if (rest.length > 0) out[k] = without(v, rest);
@@ -156,7 +162,7 @@ function without(value: unknown, path: string[]): unknown {
 function renameIds(value: unknown, names: Map<string, string>): unknown {
   if (Array.isArray(value)) return value.map((v) => renameIds(v, names));
   if (!isObject(value)) return value;
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [k, v] of Object.entries(value)) {
     if (VOLATILE_ANYWHERE.has(k)) continue;
     if (ID_FIELDS.has(k) && typeof v === 'string') {
@@ -182,7 +188,7 @@ function sorted(value: unknown, dates: boolean): unknown {
     return out;
   }
   if (!isObject(value)) return value;
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const k of Object.keys(value).sort()) if (value[k] !== undefined) out[k] = sorted(value[k], dates);
   return out;
 }

@@ -10,6 +10,7 @@ import type { ContextBreakdown, ContextPart } from '../core/agent-session.js';
 import type { Protocol } from '../core/routing-facts.js';
 import { PROTOCOL_TABLE } from './protocols/index.js';
 import { obj, stringify } from './protocols/conversation-parts.js';
+import { stringifyWithin } from './nesting.js';
 import type { Message, Part } from './protocols/spec.js';
 
 /** The encodings gpt-tokenizer ships that Loopgate loads. */
@@ -76,7 +77,7 @@ function countParts(protocol: Protocol, body: Record<string, unknown>, counter: 
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
     const group = mcpServer(toolName(tool)) ?? 'built-in';
     const g = out.tools.get(group) ?? { tokens: 0, count: 0 };
-    g.tokens += counter.count(JSON.stringify(tool));
+    g.tokens += counter.count(stringifyWithin(tool));
     g.count++;
     out.tools.set(group, g);
   }

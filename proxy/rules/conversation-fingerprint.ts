@@ -5,6 +5,7 @@
 // straight from the body's top level, in any protocol's field names, without
 // rebuilding the conversation. Pure.
 import { createHash } from 'node:crypto';
+import { nestsDeeperThan } from './nesting.js';
 
 export interface ConversationFingerprint {
   /** Hash of the system prompt and the first message: the conversation's identity. */
@@ -13,7 +14,10 @@ export interface ConversationFingerprint {
   length: number;
 }
 
-/** undefined when the body carries no conversation (an embeddings call, a models list). */
+/**
+ * undefined when the body carries no conversation (an embeddings call, a models list), or when its opening is
+ * nested too deeply to hash (issue 39 H-1): such a request is a session of one.
+ */
 export function conversationFingerprint(body: Record<string, unknown>): ConversationFingerprint | undefined {
   const list = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : undefined;
   const system = body.system ?? body.instructions;
@@ -21,6 +25,7 @@ export function conversationFingerprint(body: Record<string, unknown>): Conversa
   const items: unknown[] = list ?? [body.input];
   const first = items.find((m) => !isSystem(m)) ?? items[0];
   const systemInList = items.filter(isSystem);
+  if (nestsDeeperThan({ system, systemInList, first })) return undefined;
   const hash = createHash('sha1');
   hash.update(JSON.stringify(system ?? null));
   hash.update('\n');

@@ -20,6 +20,7 @@ import type { TrafficRecord } from '../core/record.js';
 import { NO_TOKENS, type TokenCounts } from '../core/token-counts.js';
 import { requestFailed } from '../core/outcome.js';
 import { normaliseForMatch } from './cassette-match.js';
+import { jsonTextDeeperThan } from './nesting.js';
 
 /** No retry this long after the last answer (plus the retry-after given): the client gave up, the verdict is settled. */
 export const DEFAULT_QUIET_MS = 60_000;
@@ -76,6 +77,8 @@ export function retryIdentity(
   if (websocket) return 'websocket';
   if (note) return undefined;
   if (body === undefined || body === '') return 'empty';
+  // Too deep to normalise (issue 39 H-1b): compared as the text it is.
+  if (jsonTextDeeperThan(body)) return hash(`text\n${body}`);
   let value: unknown;
   try {
     value = JSON.parse(body);

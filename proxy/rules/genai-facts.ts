@@ -8,6 +8,7 @@ import { MAX_TOKENS_FIELDS, type Protocol } from './protocols/index.js';
 import { requestMessages, responseMessages, streamMessages } from './conversation.js';
 import { obj } from './protocols/conversation-parts.js';
 import type { Message } from './protocols/index.js';
+import { jsonTextDeeperThan, stringifyWithin } from './nesting.js';
 
 export interface ResponseFacts {
   id?: string;
@@ -166,7 +167,8 @@ export function contentAttributes(
   if (request.body) {
     let parsed: Record<string, unknown> | undefined;
     try {
-      parsed = obj(JSON.parse(request.body));
+      // Nested too deeply to map (issue 39 H-1): sent as it is.
+      parsed = jsonTextDeeperThan(request.body) ? undefined : obj(JSON.parse(request.body));
     } catch {
       parsed = undefined;
     }
@@ -181,13 +183,13 @@ export function contentAttributes(
     if (response.stream) messages = streamMessages(response.protocol, response.body);
     else {
       try {
-        const parsed = obj(JSON.parse(response.body));
+        const parsed = jsonTextDeeperThan(response.body) ? undefined : obj(JSON.parse(response.body));
         messages = parsed ? responseMessages(response.protocol, parsed) : undefined;
       } catch {
         messages = undefined;
       }
     }
-    if (messages) out['gen_ai.output.messages'] = JSON.stringify(messages);
+    if (messages) out['gen_ai.output.messages'] = stringifyWithin(messages);
     else out['loopgate.response.body'] = response.body;
   }
   return out;

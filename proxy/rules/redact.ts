@@ -12,6 +12,7 @@ import { SECRET_PATTERNS } from './secret-patterns.js';
 import { REDACTION_TAG } from './key-display.js';
 import { BoundedMemo, KnownSecrets, MEMO_MAX_LENGTH, type SecretMatch } from './known-secrets.js';
 import { credentialShapeReplacer, credentialShapesIn, MIN_PATTERN_LENGTH } from './credential-shapes.js';
+import { MAX_NESTING, TOO_DEEP } from './nesting.js';
 
 export interface Redactor {
   /** Scrub one string: known secrets in plain/base64/base64url/URL-encoded/JSON-escaped/hex forms + SECRET_PATTERNS + key=/api_key=/token=/access_token= query params. */
@@ -105,14 +106,15 @@ function redactHeaders(
   return out;
 }
 
-/** Deep copy of v with every string (and object key) through `string`. */
+/** Deep copy of v with every string (and object key) through `string`; what nests past MAX_NESTING becomes TOO_DEEP. */
 function scrubDeep<T>(v: T, string: (s: string) => string): T {
   // Runs on every log record: Object.keys and a Map made on the first object
   // (not Object.entries' pair arrays and a WeakMap per call).
   let seen: Map<object, unknown> | undefined;
-  const walk = (x: unknown): unknown => {
+  const walk = (x: unknown, depth = 0): unknown => {
     if (typeof x === 'string') return string(x);
     if (x === null || typeof x !== 'object') return x;
+    if (depth >= MAX_NESTING) return TOO_DEEP;
     seen ??= new Map();
     if (seen.has(x)) return seen.get(x);
     if (x instanceof Date) return new Date(x.getTime());
@@ -120,7 +122,7 @@ function scrubDeep<T>(v: T, string: (s: string) => string): T {
     if (Array.isArray(x)) {
       const arr: unknown[] = [];
       seen.set(x, arr);
-      for (const item of x) arr.push(walk(item));
+      for (const item of x) arr.push(walk(item, depth + 1));
       return arr;
     }
     if (x instanceof Error) {
@@ -128,8 +130,8 @@ function scrubDeep<T>(v: T, string: (s: string) => string): T {
       seen.set(x, e);
       e.name = string(x.name);
       e.stack = x.stack === undefined ? undefined : string(x.stack);
-      for (const [k, val] of Object.entries(x)) (e as unknown as Record<string, unknown>)[string(k)] = walk(val);
-      if ('cause' in x) e.cause = walk(x.cause);
+      for (const [k, val] of Object.entries(x)) (e as unknown as Record<string, unknown>)[string(k)] = walk(val, depth + 1);
+      if ('cause' in x) e.cause = walk(x.cause, depth + 1);
       return e;
     }
     const obj: Record<string, unknown> = {};
@@ -137,7 +139,7 @@ function scrubDeep<T>(v: T, string: (s: string) => string): T {
     const keys = Object.keys(x);
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i]!;
-      obj[string(k)] = walk((x as Record<string, unknown>)[k]);
+      obj[string(k)] = walk((x as Record<string, unknown>)[k], depth + 1);
     }
     return obj;
   };

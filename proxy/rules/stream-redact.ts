@@ -1,4 +1,5 @@
 import { type SecretMatch } from './known-secrets.js';
+import { nestsDeeperThan } from './nesting.js';
 // A streamed answer carries its text in pieces (one delta per event), so a
 // secret the upstream echoes can arrive as `sk-C` in one event and `ANARY-…`
 // in the next: each piece alone matches nothing. Here the pieces of each JSON
@@ -27,6 +28,8 @@ export function scrubAcrossEvents(text: string, redactor: { find(s: string): Sec
     } catch {
       return; // the capture's last event may be cut off
     }
+    // Not walked, nor written again: its own text still goes through the redactor's string pass.
+    if (nestsDeeperThan(event)) return;
     events.set(line, event);
     collect(event, '', (path, parent, key, value) => {
       let group = groups.get(path);

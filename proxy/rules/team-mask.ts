@@ -3,11 +3,12 @@
 // them, e-mail addresses, and home-directory paths (→ ~). Pure: no I/O.
 import { randomBytes } from 'node:crypto';
 import { hashTag, REDACTION_MARK } from './key-display.js';
+import { MAX_NESTING, TOO_DEEP } from './nesting.js';
 
 export interface TeamMask {
   string(s: string): string;
   headers(h: Record<string, string>): Record<string, string>;
-  /** Deep copy of a JSON-like value with every string (and object key) masked. */
+  /** Deep copy of a JSON-like value with every string (and object key) masked; past MAX_NESTING, TOO_DEEP. */
   value<T>(v: T): T;
 }
 
@@ -60,15 +61,16 @@ export function createTeamMask(opts: { hashKey?: Uint8Array } = {}): TeamMask {
   }
 
   function value<T>(v: T): T {
-    const walk = (x: unknown): unknown => {
+    const walk = (x: unknown, depth: number): unknown => {
       if (typeof x === 'string') return string(x);
       if (x === null || typeof x !== 'object') return x;
-      if (Array.isArray(x)) return x.map(walk);
+      if (depth >= MAX_NESTING) return TOO_DEEP;
+      if (Array.isArray(x)) return x.map((item) => walk(item, depth + 1));
       const obj: Record<string, unknown> = {};
-      for (const [k, val] of Object.entries(x)) obj[string(k)] = walk(val);
+      for (const [k, val] of Object.entries(x)) obj[string(k)] = walk(val, depth + 1);
       return obj;
     };
-    return walk(v) as T;
+    return walk(v, 0) as T;
   }
 
   return { string, headers, value };

@@ -4,9 +4,12 @@
 // body cannot contain, and the marker's line is found: everything before it
 // prints the same, so the line is the key's.
 
-/** 0-based line, or undefined when the pointer does not lead into the value. */
+import { nestsDeeperThan } from '../rules/nesting.js';
+
+/** 0-based line, or undefined when the pointer does not lead into the value (or it is nested too deeply to print). */
 export function pointerLine(value: unknown, pointer: string): number | undefined {
   if (pointer === '') return 0;
+  if (nestsDeeperThan(value)) return undefined;
   const keys = pointer
     .split('/')
     .slice(1)

@@ -18,6 +18,7 @@ import type { Message, Part } from '../rules/protocols/index.js';
 import type { TrafficRecord } from '../core/record.js';
 import { conversationOf } from './follow-ups.js';
 import type { FollowUp } from '../core/traffic-entry.js';
+import { stringifyWithin } from '../rules/nesting.js';
 import { PROTOCOL_TABLE, type Protocol } from '../rules/protocols/index.js';
 import { type TrafficEntry } from '../core/traffic-entry.js';
 import type { TrafficDetail } from '../core/local-api.js';
@@ -127,7 +128,7 @@ function partText(p: Part): string {
 }
 
 function args(v: unknown): string {
-  if (typeof v !== 'string') return JSON.stringify(v ?? {});
+  if (typeof v !== 'string') return stringifyWithin(v ?? {});
   try {
     return JSON.stringify(JSON.parse(v));
   } catch {

@@ -19,6 +19,7 @@
 // The proxy's log and record keep the upstream's bytes, usage included.
 // Pure, no I/O.
 import { isObject } from './spec.js';
+import { jsonTextDeeperThan } from '../nesting.js';
 
 const OPTION = 'stream_options';
 const INCLUDE = 'include_usage';
@@ -43,6 +44,8 @@ export function withStreamUsage(body: Buffer, params: readonly string[] | undefi
     ]);
   }
   let parsed: unknown;
+  // Too deep to write again (issue 39 H-1): sent as it is, without the usage option.
+  if (jsonTextDeeperThan(body)) return undefined;
   try {
     parsed = JSON.parse(body.toString('utf8'));
   } catch {

@@ -2,6 +2,7 @@
 // any protocol turned into the GenAI conventions' parts (rules/conversation.ts
 // rebuilds exchanges from the modules' readers). Pure, no I/O.
 import type { Part } from './spec.js';
+import { stringifyWithin } from '../nesting.js';
 
 /** The content part type of the model's text in Responses (in `output[].content[]`, and in assistant turns sent back as input). */
 export const OUTPUT_TEXT = 'output_text';
@@ -14,8 +15,9 @@ export function textPart(content: string): Part {
   return { type: 'text', content };
 }
 
+/** A value as text; one nested too deeply to print is TOO_DEEP. */
 export function stringify(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v ?? null);
+  return typeof v === 'string' ? v : stringifyWithin(v ?? null);
 }
 
 /** Content part types that carry plain text: Responses' input_text/output_text, and the `text` of Chat, Messages and lenient clients. */

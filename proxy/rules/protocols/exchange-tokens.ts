@@ -16,6 +16,7 @@
 import type { TokenUsage } from '../../core/record.js';
 import type { TokenCounts } from '../../core/token-counts.js';
 import { isObject, type NormalisedUsage, type ProtocolModule, type UsageShape } from './spec.js';
+import { nestsDeeperThan } from '../nesting.js';
 
 const USAGE_KEY = '"usage"';
 
@@ -105,7 +106,8 @@ function mergedUsage(text: string): Record<string, unknown> | undefined {
     } catch {
       continue;
     }
-    if (isObject(value) && hasCount(value)) merged = mergeInto(merged ?? {}, value);
+    // mergeInto recurses: a usage object nested past MAX_NESTING is no usage report.
+    if (isObject(value) && hasCount(value) && !nestsDeeperThan(value)) merged = mergeInto(merged ?? {}, value);
   }
   return merged;
 }
