@@ -7,7 +7,7 @@
 // else. Types and constants only (core/ imports nothing).
 import type { LogHealth, OtlpHealth } from './health.js';
 import type { BridgeMode } from './options.js';
-import type { TrafficRecord } from './record.js';
+import type { SinkName, TrafficRecord } from './record.js';
 import type { TokenCounts } from './token-counts.js';
 import type { LearnedRefusal, ModelEntry } from './routing-facts.js';
 import type { CacheOutcome, ContextBreakdown, RequestCost, SessionSummary } from './agent-session.js';
@@ -119,6 +119,8 @@ export interface ProxyStats {
   /** Credential-less requests a web page made a browser send (rules/browser-request.ts): refused, never recorded. */
   browserRefused: number;
   lastError?: { time: string; status: number; diagnosis?: string; path: string };
+  /** Throws caught in a sink or in building a request's record (pipeline/sink-guard.ts), by sink; absent while none. */
+  sinkErrors?: Partial<Record<SinkName, number>>;
   /** Answers that said a model is not served, and the last such model with its closest served ID (`loopgate run` reads it). */
   modelNotFound?: { count: number; model: string; closest?: string; aliasedTo?: string };
 }

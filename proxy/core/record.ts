@@ -87,7 +87,12 @@ export interface TrafficRecord extends SpanRecord {
   replayOf?: string;
   /** A WebSocket connection (status 101): one record for its whole life. */
   websocket?: WebSocketFacts;
+  /** The sinks that failed on this request (pipeline/sink-guard.ts); `record`: the full record could not be built. */
+  sinkErrors?: SinkName[];
 }
+
+/** Where finish() sends a request: each runs contained (pipeline/sink-guard.ts). */
+export type SinkName = 'close' | 'record' | 'log' | 'otlp' | 'ring' | 'sessions' | 'recorder' | 'console';
 
 export interface WebSocketFacts {
   /** Messages from the client to the upstream, and back. */

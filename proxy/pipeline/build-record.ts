@@ -39,6 +39,7 @@ import { isTurn } from '../traffic/session-book.js';
 import { verifyRunCredential } from '../rules/run-credential.js';
 import { presentedCredential } from './authenticate.js';
 import { requestCost, servedModelOf } from '../rules/request-cost.js';
+import { runSink } from './sink-guard.js';
 
 /** What building and sending the record reads; `finish` also counts the request in `stats`. */
 export type RecordContext = Pick<
@@ -410,8 +411,14 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext)
   }
   // Loopgate talking to itself: no log line, console line, span, ring entry or error count.
   if (isOwn(ex, ctx)) return;
-  const built = buildRecordAndBodies(ex, reply, ctx);
+  // Every step from here runs contained (sink-guard.ts): this is the response's close handler.
+  const built =
+    runSink(ctx, 'record', [], () => buildRecordAndBodies(ex, reply, ctx)) ??
+    runSink(ctx, 'record', [], () => ({ record: fallbackRecord(ex, reply, ctx), scanned: '' }) as BuiltEntry);
+  if (!built) return;
   const rec = built.record;
+  // The ring keeps its own copy of a record with bodies: both say which sink failed.
+  const records = [rec, built.ring?.record];
   const failed = requestFailed(rec);
   if (failed) {
     ctx.stats.errors++;
@@ -422,7 +429,6 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext)
       path: rec.canonicalPath,
     };
   }
-  ctx.log?.write(rec);
   const local = reply.local;
   const diagnosis = answeringAttempt(ex, reply)?.diagnosis;
   // Redacted once, on first use (the span, the ring and the console line may each want it).
@@ -437,18 +443,49 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext)
       : hintText;
   // No span for a refused export of ours: it would be exported, refused and recorded again, forever.
   if (ctx.otlp && ex.req.headers[EXPORTER_MARKER_HEADER] === undefined)
-    exportSpan(ex, ctx, built, rec.diagnosis ? hint() : undefined);
-  if (built.ring) {
-    // The diagnosis in words (what to fix), for the Traffic view's overview and `loopgate show`.
-    if (rec.diagnosis ?? rec.errorCode) built.ring.hint = hint();
-    ctx.sessions.add(rec, ctx.ring!.add(built.ring).seq);
+    runSink(ctx, 'otlp', records, () => exportSpan(ex, ctx, built, rec.diagnosis ? hint() : undefined));
+  const ring = built.ring;
+  if (ring) {
+    const seq = runSink(ctx, 'ring', records, () => {
+      // The diagnosis in words (what to fix), for the Traffic view's overview and `loopgate show`.
+      if (rec.diagnosis ?? rec.errorCode) ring.hint = hint();
+      return ctx.ring!.add(ring).seq;
+    });
+    runSink(ctx, 'sessions', records, () => ctx.sessions.add(rec, seq));
     // --record: what the upstream answered (a refusal of Loopgate's own never reached it).
-    if (ctx.recorder && !reply.local) recordExchange(ctx, rec, built.ring);
-  } else ctx.sessions.add(rec);
-  if (ctx.onTraffic) {
-    const parts = consoleParts(rec, hint(), ctx.keys.slots.length > 1);
-    ctx.onTraffic(requestLine(parts), rec, parts);
-  }
+    if (ctx.recorder && !reply.local) runSink(ctx, 'recorder', records, () => recordExchange(ctx, rec, ring));
+  } else runSink(ctx, 'sessions', records, () => ctx.sessions.add(rec));
+  if (ctx.onTraffic)
+    runSink(ctx, 'console', records, () => {
+      const parts = consoleParts(rec, hint(), ctx.keys.slots.length > 1);
+      ctx.onTraffic!(requestLine(parts), rec, parts);
+    });
+  // Last, so its line names any sink that failed before it.
+  runSink(ctx, 'log', records, () => ctx.log?.write(rec));
+}
+
+/**
+ * The record of a request whose full record could not be built (sink-guard.ts counted why): what is known
+ * without reading anything the client or the upstream sent beyond the request line, redacted.
+ */
+function fallbackRecord(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): TrafficRecord {
+  const r = ctx.redactor;
+  const path = r.string(ex.paths ? ex.paths.originalPath + ex.paths.query : (ex.req.url ?? '/'));
+  return {
+    time: ex.time.toISOString(),
+    id: ex.id,
+    method: r.string(ex.req.method ?? 'GET'),
+    path,
+    canonicalPath: ex.paths ? r.string(ex.paths.path + ex.paths.query) : path,
+    rewrites: [],
+    status: reply.status ?? 0,
+    totalMs: round(performance.now() - ex.startedAt),
+    bytesIn: ex.body?.bytesIn ?? 0,
+    bytesOut: reply.bytesOut,
+    retries: ex.retries,
+    clientAborted: ex.clientAborted,
+    sinkErrors: ['record'],
+  };
 }
 
 /**

@@ -26,6 +26,7 @@ import { bridgeableKind, fallBack, planRoute } from './bridge-plan.js';
 import { answerModelUnion, chooseSlot } from './choose-key.js';
 import { answerAliasedModelUnion, applyAlias, noteModelNotFound, withAliasAdvice } from './alias.js';
 import { closestDemoModel } from '../simulator/demo-family.js';
+import { runSink } from './sink-guard.js';
 
 /** The facts a request starts with (the reply that owns its answer is made from them). */
 export function startFacts(req: IncomingMessage): RequestFacts {
@@ -46,32 +47,35 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
   const abort = new RequestAbort();
   ctx.stats.requests++;
   ctx.stats.inFlight++;
-  reply.onEnd((neverSent) => {
-    ctx.stats.inFlight--;
-    if (neverSent) {
-      // Pipelined behind an answer that closed the connection: its turn never came.
-      reply.lost(
-        0,
-        'pipelined-after-close',
-        'The connection closed before this pipelined request had its turn; send it again.',
-      );
-      abort.abort(new ProxyError(499, 'client-aborted', 'The connection closed.'));
-    } else if (reply.unfinished) {
-      // The proxy stopping (Ctrl+C, the editor closing) cut it: not the client leaving.
-      if (ctx.stopping && !reply.closedByProxy)
-        reply.brokeOff(
-          'proxy-stopped',
-          'Loopgate stopped while this request was under way (Ctrl+C, or the editor closed).',
+  // The response's close handler: a throw here would end the proxy (sink-guard.ts).
+  reply.onEnd((neverSent) =>
+    runSink(ctx, 'close', [], () => {
+      ctx.stats.inFlight--;
+      if (neverSent) {
+        // Pipelined behind an answer that closed the connection: its turn never came.
+        reply.lost(
+          0,
+          'pipelined-after-close',
+          'The connection closed before this pipelined request had its turn; send it again.',
         );
-      // A stream cut because its upstream broke is not the client leaving.
-      else if (!reply.closedByProxy) facts.clientAborted = true;
-      abort.abort(new ProxyError(499, 'client-aborted', 'The client went away.'));
-    }
-    noteModelNotFound(facts, reply, ctx);
-    // A mid-stream fault whose point never came (a short stream, a refusal, a client gone first) did not happen.
-    giveBackStreamFault(facts, ctx);
-    finish(facts, reply, ctx);
-  });
+        abort.abort(new ProxyError(499, 'client-aborted', 'The connection closed.'));
+      } else if (reply.unfinished) {
+        // The proxy stopping (Ctrl+C, the editor closing) cut it: not the client leaving.
+        if (ctx.stopping && !reply.closedByProxy)
+          reply.brokeOff(
+            'proxy-stopped',
+            'Loopgate stopped while this request was under way (Ctrl+C, or the editor closed).',
+          );
+        // A stream cut because its upstream broke is not the client leaving.
+        else if (!reply.closedByProxy) facts.clientAborted = true;
+        abort.abort(new ProxyError(499, 'client-aborted', 'The client went away.'));
+      }
+      noteModelNotFound(facts, reply, ctx);
+      // A mid-stream fault whose point never came (a short stream, a refusal, a client gone first) did not happen.
+      giveBackStreamFault(facts, ctx);
+      finish(facts, reply, ctx);
+    }),
+  );
   try {
     const admission = admit(req, ctx, 'http');
     if (admission.paths) facts.paths = admission.paths;

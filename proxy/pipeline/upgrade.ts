@@ -38,6 +38,7 @@ import { relayMessages } from './ws-relay.js';
 import { giveBackStreamFault, takeFault, WsFault, type WsFaultSource } from './fault-inject.js';
 import type { ArmedFault } from '../core/fault.js';
 import { WebSocketRefusals } from './websocket-refusals.js';
+import { runSink } from './sink-guard.js';
 
 /** Error bodies larger than this are not read for a diagnosis. */
 const ERROR_BODY_BYTES = 64 * 1024;
@@ -96,29 +97,32 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
   ctx.stats.inFlight++;
   // Nobody reads the client's socket until the upgrade completes: watch it, or a client that leaves is not noticed.
   const stopWatching = watchClientLeaving(socket);
-  reply.onEnd(() => {
-    ctx.stats.inFlight--;
-    // Gone before any answer (neither an error written nor the upgrade done): a client abort, whatever the
-    // upstream later says. An upgraded connection's end is judged by the relay instead (ws-relay.ts).
-    if (!reply.headersSent && !relayed) ex.clientAborted = true;
-    // The client left during the upstream's handshake: that one is not wanted any more.
-    if (handshaking && upstream) upstream.terminate();
-    // Never upgraded (refused here or upstream, or the client left): a rule taken for it gets its count back.
-    if (!relayed) giveBackStreamFault(ex, ctx);
-    // An upgraded connection is recorded once its close is known (ws reports it after the socket's).
-    if (relayed) {
-      void relayed.then((closed) => {
-        // Closed before the fault's point: it did not happen, and its rule gets the count back.
-        giveBackStreamFault(ex, ctx);
-        ex.body = closed.body;
-        ex.websocket = closed.facts;
-        if (closed.tokens) ex.websocketTokens = closed.tokens;
-        if (closed.messageTimes) ex.websocketMessageTimes = closed.messageTimes;
-        if (closed.clientAborted) ex.clientAborted = true;
-        finish(ex, reply, ctx);
-      });
-    } else finish(ex, reply, ctx);
-  });
+  // The connection's close handler: a throw here would end the proxy (sink-guard.ts).
+  reply.onEnd(() =>
+    runSink(ctx, 'close', [], () => {
+      ctx.stats.inFlight--;
+      // Gone before any answer (neither an error written nor the upgrade done): a client abort, whatever the
+      // upstream later says. An upgraded connection's end is judged by the relay instead (ws-relay.ts).
+      if (!reply.headersSent && !relayed) ex.clientAborted = true;
+      // The client left during the upstream's handshake: that one is not wanted any more.
+      if (handshaking && upstream) upstream.terminate();
+      // Never upgraded (refused here or upstream, or the client left): a rule taken for it gets its count back.
+      if (!relayed) giveBackStreamFault(ex, ctx);
+      // An upgraded connection is recorded once its close is known (ws reports it after the socket's).
+      if (relayed) {
+        void relayed.then((closed) => {
+          // Closed before the fault's point: it did not happen, and its rule gets the count back.
+          giveBackStreamFault(ex, ctx);
+          ex.body = closed.body;
+          ex.websocket = closed.facts;
+          if (closed.tokens) ex.websocketTokens = closed.tokens;
+          if (closed.messageTimes) ex.websocketMessageTimes = closed.messageTimes;
+          if (closed.clientAborted) ex.clientAborted = true;
+          finish(ex, reply, ctx);
+        });
+      } else finish(ex, reply, ctx);
+    }),
+  );
   try {
     const admission = admit(req, ctx, 'upgrade');
     if (admission.paths) ex.paths = admission.paths;

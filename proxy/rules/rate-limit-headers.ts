@@ -77,7 +77,9 @@ export function rateLimitHeadroom(
       setCount(window, 'limit', get(`${OPENAI}limit-${part}`));
       setCount(window, 'remaining', get(`${OPENAI}remaining-${part}`));
       const after = durationMs(get(`${OPENAI}reset-${part}`));
-      if (after !== undefined) window.reset = new Date(seen.getTime() + after).toISOString();
+      // An upstream's 1e17 s is no date: toISOString would throw in the response's close handler (issue 39 H-1).
+      const reset = after === undefined ? undefined : new Date(seen.getTime() + after);
+      if (reset && Number.isFinite(reset.getTime())) window.reset = reset.toISOString();
     }
     if (Object.keys(window).length) {
       out[field] = window;

@@ -130,7 +130,8 @@ function scrubDeep<T>(v: T, string: (s: string) => string): T {
       seen.set(x, e);
       e.name = string(x.name);
       e.stack = x.stack === undefined ? undefined : string(x.stack);
-      for (const [k, val] of Object.entries(x)) (e as unknown as Record<string, unknown>)[string(k)] = walk(val, depth + 1);
+      for (const [k, val] of Object.entries(x))
+        (e as unknown as Record<string, unknown>)[string(k)] = walk(val, depth + 1);
       if ('cause' in x) e.cause = walk(x.cause, depth + 1);
       return e;
     }
