@@ -16,7 +16,12 @@ const TOKEN = 'lg-local-deep-cli-0123456789abcdefghijklmno';
 const KEY = 'sk-deep-test-0123456789abcdefghijklmnopqrst';
 
 function chunk(content: string, finish: string | null = null): string {
-  const c = { id: 'c1', object: 'chat.completion.chunk', model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content }, finish_reason: finish }] };
+  const c = {
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    model: 'gpt-4o-mini',
+    choices: [{ index: 0, delta: { content }, finish_reason: finish }],
+  };
   return `data: ${JSON.stringify(c)}\n\n`;
 }
 
@@ -40,7 +45,14 @@ describe('serve: one deeply nested request (issue 39 H-1)', () => {
           return streamOpen();
         }
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: 'c2', object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
+        res.end(
+          JSON.stringify({
+            id: 'c2',
+            object: 'chat.completion',
+            model: 'gpt-4o-mini',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+          }),
+        );
       });
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
@@ -55,7 +67,11 @@ describe('serve: one deeply nested request (issue 39 H-1)', () => {
     try {
       const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: TOKEN, maxRetries: 0 });
       // Another client's stream, open while the deep request goes through.
-      const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'long' }] });
+      const stream = await client.chat.completions.create({
+        model: 'gpt-4o-mini',
+        stream: true,
+        messages: [{ role: 'user', content: 'long' }],
+      });
       const reading = (async () => {
         let text = '';
         for await (const c of stream) text += c.choices[0]?.delta?.content ?? '';
@@ -75,11 +91,16 @@ describe('serve: one deeply nested request (issue 39 H-1)', () => {
       const deadline = Date.now() + 10_000;
       let records: TrafficRecord[] = [];
       while (!records.some((r) => r.bytesIn > 40_000)) {
-        if (Date.now() > deadline) throw new Error(`no record of the deep request; proxy exit code ${s.child.exitCode}:\n${s.lines.join('\n')}`);
+        if (Date.now() > deadline)
+          throw new Error(`no record of the deep request; proxy exit code ${s.child.exitCode}:\n${s.lines.join('\n')}`);
         await new Promise((r) => setTimeout(r, 20));
         try {
           const text = readFileSync(logFile, 'utf8');
-          records = text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l) as TrafficRecord);
+          records = text
+            .slice(0, text.lastIndexOf('\n') + 1)
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as TrafficRecord);
         } catch {
           // not written yet
         }
@@ -95,7 +116,10 @@ describe('serve: one deeply nested request (issue 39 H-1)', () => {
       held!.end(chunk('and last', 'stop') + 'data: [DONE]\n\n');
       expect(await reading).toBe('first and last');
       // The next request is answered.
-      const next = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'next' }] });
+      const next = await client.chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'next' }],
+      });
       expect(next.choices[0]?.message.content).toBe('ok');
       expect(s.lines.join('\n')).not.toContain(KEY);
     } finally {

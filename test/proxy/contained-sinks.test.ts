@@ -33,8 +33,14 @@ describe('a sink that throws (issue 39 H-1 rule 2)', () => {
       onHint: (h) => hints.push(h),
     });
     const client = stack.openai();
-    const first = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'a' }] });
-    const second = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'b' }] });
+    const first = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'a' }],
+    });
+    const second = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'b' }],
+    });
     expect(first.choices.length + second.choices.length).toBe(2);
     const api = localApi({ url: stack.proxy.url, token: TOKEN });
     const stats = await untilAsync(async () => {
@@ -62,7 +68,12 @@ describe('a sink that throws (issue 39 H-1 rule 2)', () => {
         const body =
           req.url === '/v1/models'
             ? { object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model' }] }
-            : { id: 'c1', object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] };
+            : {
+                id: 'c1',
+                object: 'chat.completion',
+                model: 'gpt-4o-mini',
+                choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+              };
         res.writeHead(200, {
           'content-type': 'application/json',
           'x-ratelimit-limit-requests': '10',
@@ -75,7 +86,10 @@ describe('a sink that throws (issue 39 H-1 rule 2)', () => {
     stack = await startStack({ upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` });
     const client = stack.openai();
     for (const content of ['a', 'b'])
-      expect((await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] })).choices[0]?.message.content).toBe('ok');
+      expect(
+        (await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] }))
+          .choices[0]?.message.content,
+      ).toBe('ok');
     const logged = await until(() => {
       const recs = logRecords(stack!.logFile).filter((r) => r.canonicalPath === '/v1/chat/completions');
       return recs.length === 2 ? recs : undefined;
@@ -94,7 +108,11 @@ describe('GET /_loopgate/faults with a deeply nested request in the ring (issue 
       fetch(`${stack!.proxy.url}/v1/chat/completions`, {
         method: 'POST',
         // Named session: the request needs no heuristic, only the report reads its body.
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'x-claude-code-session-id': 'deep' },
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/json',
+          'x-claude-code-session-id': 'deep',
+        },
         body: deepBody(20_000),
       });
     expect((await send()).status).toBe(503);

@@ -36,7 +36,11 @@ function nested(depth: number, kinds: readonly boolean[]): string {
   return `${open.join('')}"${SECRET}"${close.reverse().join('')}`;
 }
 
-const TURN = { protocol: 'chat' as const, time: 0, tokens: { input: 10, output: 1, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0, reasoning: 0 } };
+const TURN = {
+  protocol: 'chat' as const,
+  time: 0,
+  tokens: { input: 10, output: 1, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0, reasoning: 0 },
+};
 const COUNTER = { encoding: 'o200k_base' as const, count: (t: string) => t.length };
 
 /** Every walker of outside JSON, given the text and its value. */
@@ -66,8 +70,12 @@ const WALKERS: Record<string, (text: string, value: unknown) => unknown> = {
   'redactor.value': (_t, v) => createRedactor({ secrets: [SECRET] }).value({ a: v }),
   'team mask value': (_t, v) => createTeamMask().value({ a: v }),
   'stream redaction': (t) =>
-    scrubAcrossEvents(`data: {"a":${t},"delta":"sk-can"}\n\ndata: {"a":${t},"delta":"ary0123456789abcdefghijklmnop"}\n\n`, createRedactor({ secrets: [SECRET] })),
-  'usage merge': (t) => exchangeTokens('chat', `{"usage":{"prompt_tokens":1,"d":${t}}}\n{"usage":{"prompt_tokens":2,"d":${t}}}`),
+    scrubAcrossEvents(
+      `data: {"a":${t},"delta":"sk-can"}\n\ndata: {"a":${t},"delta":"ary0123456789abcdefghijklmnop"}\n\n`,
+      createRedactor({ secrets: [SECRET] }),
+    ),
+  'usage merge': (t) =>
+    exchangeTokens('chat', `{"usage":{"prompt_tokens":1,"d":${t}}}\n{"usage":{"prompt_tokens":2,"d":${t}}}`),
   'chat stream usage': (t) => withStreamUsage(Buffer.from(`{"stream_options":{},"m":${t}}`), ['stream_options', 'm']),
   'GenAI content': (t) =>
     contentAttributes(
@@ -76,7 +84,9 @@ const WALKERS: Record<string, (text: string, value: unknown) => unknown> = {
     ),
   'GenAI response facts': (t) => responseFacts(`{"id":"r","model":"m","choices":[{"finish_reason":${t}}]}`, 'chat'),
   'shared-log reader': (t) =>
-    parseSharedLog(`{"time":"2025-01-01T00:00:00.000Z","method":"POST","path":"/v1/x","status":200,"usage":${t},"rewrites":${t}}\n`),
+    parseSharedLog(
+      `{"time":"2025-01-01T00:00:00.000Z","method":"POST","path":"/v1/x","status":200,"usage":${t},"rewrites":${t}}\n`,
+    ),
   'JSON tree (config files)': (t) => parseJsonTree(t),
   'cassette exchange': (t) => {
     const record = {
@@ -84,7 +94,7 @@ const WALKERS: Record<string, (text: string, value: unknown) => unknown> = {
       method: 'POST',
       canonicalPath: '/v1/chat/completions',
       responseHeaders: { 'content-type': 'application/json' },
-    } as TrafficRecord;
+    } as unknown as TrafficRecord;
     return exchangeOf(record, { record, requestBody: t, responseBody: t }, {}, new Date(0));
   },
   stringifyWithin: (_t, v) => stringifyWithin(v),
@@ -109,7 +119,14 @@ describe('every recursive walker of outside JSON, at any depth (issue 39 H-1)', 
         },
       ),
       // The issue's body (20,000 arrays), the limit and one past it are always among the cases.
-      { numRuns: 20, examples: [[20_000, [true]], [MAX_NESTING, [true, false]], [MAX_NESTING + 1, [false]]] },
+      {
+        numRuns: 20,
+        examples: [
+          [20_000, [true]],
+          [MAX_NESTING, [true, false]],
+          [MAX_NESTING + 1, [false]],
+        ],
+      },
     );
   });
 
