@@ -3,13 +3,14 @@
 // and the rate-limit headroom with its warning level. Pure (no vscode import),
 // so the unit tests read exactly what the editor shows.
 import type { LimitWindow, RateLimitHeadroom, SessionSummary } from '../../proxy/core/agent-session.js';
+import { isUsdTotal } from '../../proxy/rules/sane-numbers.js';
 
 /**
  * A figure that can be shown as USD: a finite number, 0 or more. An older proxy sent null where a huge price
  * made Infinity (JSON has no Infinity); that is no estimate, and is shown as none.
  */
 export function isUsdFigure(n: unknown): n is number {
-  return typeof n === 'number' && Number.isFinite(n) && n >= 0;
+  return isUsdTotal(n);
 }
 
 /** The session's cost when it holds a figure to show, else null ("no price"). */

@@ -6,7 +6,7 @@
 import type { SessionSummary } from '../../proxy/core/agent-session.js';
 import type { TrafficRow } from '../../proxy/core/local-api.js';
 import { failed } from '../../proxy/traffic/render.js';
-import { isUsdFigure, pricedCost } from '../sessions/session-format.js';
+import { isUsdTotal } from '../../proxy/rules/sane-numbers.js';
 
 /** Requests the proxy tied to no session (an older proxy, or its own probes with --log-own). */
 export const NO_SESSION = '(no session)';
@@ -62,7 +62,7 @@ export function groupBySession(
       g.tokens.output += t.output;
       g.tokens.cacheRead += t.cacheRead;
     }
-    if (r.cost && 'estimated' in r.cost && isUsdFigure(r.cost.estimated)) g.cost = (g.cost ?? 0) + r.cost.estimated;
+    if (r.cost && 'estimated' in r.cost && isUsdTotal(r.cost.estimated)) g.cost = (g.cost ?? 0) + r.cost.estimated;
     else if (r.cost) g.unpriced++;
   }
   for (const g of groups.values()) {
@@ -83,7 +83,8 @@ function fromSummary(g: SessionGroup, s: SessionSummary): void {
     output: s.tokens.output,
     cacheRead: s.tokens.cacheRead,
   };
-  const cost = pricedCost(s);
+  // An older proxy sent null where a huge price made Infinity: no figure, so "no price".
+  const cost = s.cost && isUsdTotal(s.cost.estimated) ? s.cost : null;
   g.cost = cost ? cost.estimated : null;
   g.unpriced = cost ? cost.unpriced : (s.unpriced ?? g.unpriced);
   g.cacheHitRatio = s.cacheHitRatio;

@@ -96,7 +96,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
  * a whole number …), or undefined when it is. One pass over `rules`; a null
  * counts as absent, as the proxy leaves an unset field out.
  */
-export function recordProblem(v: unknown, rules: readonly FieldRule[] = RECORD_FIELDS): string | undefined {
+function recordProblem(v: unknown, rules: readonly FieldRule[] = RECORD_FIELDS): string | undefined {
   if (!isPlainObject(v)) return NOT_AN_OBJECT;
   for (const { field, kind, required } of rules) {
     const dot = field.indexOf('.');

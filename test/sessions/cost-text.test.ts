@@ -39,7 +39,9 @@ function session(estimated: unknown): SessionSummary {
 const NOT_FIGURES: unknown[] = [null, Infinity, -Infinity, NaN, -1, '1e9', { n: 1 }];
 
 describe('cost text for an estimate that is no figure', () => {
-  it.each(NOT_FIGURES.map((v) => [String(JSON.stringify(v) ?? v), v]))('%s: "no price", never a throw', (_, v) => {
+  const label = (v: unknown) =>
+    typeof v === 'string' ? `"${v}"` : v && typeof v === 'object' ? JSON.stringify(v) : String(v);
+  it.each(NOT_FIGURES.map((v) => [label(v), v]))('%s: "no price", never a throw', (_, v) => {
     expect(formatUsd(v as number)).toBe('no price');
     expect(sessionCostText(session(v))).toBe('no price');
     const status = sessionStatus([session(v)])!;
