@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { defaultLogFile } from '../proxy/config/dirs.js';
 import { tokenFile } from '../proxy/config/token-file.js';
 import { exportTrafficLog, LogReadError, parseSince, type ExportFormat } from '../proxy/log/index.js';
-import { readTrafficLog } from '../proxy/log/reader.js';
+import { readTrafficLog, skippedText } from '../proxy/log/reader.js';
 import { secretsOfEnv } from '../proxy/rules/child-secrets.js';
 import { otlpConfig } from '../proxy/rules/otlp-config.js';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
@@ -77,8 +77,8 @@ async function exportToOtlp(
   const { replayToOtlp } = await import('../proxy/otlp/export-log-spans.js');
   const r = await replayToOtlp({ records, config: cfg.config, team: o.team, secrets: o.secrets });
   const h = r.health;
-  if (read.skipped > 0)
-    io.err(`Skipped ${read.skipped} corrupt or truncated ${read.skipped === 1 ? 'line' : 'lines'} in ${o.log}.`);
+  const skipped = skippedText(read, o.log);
+  if (skipped) io.err(skipped);
   io.out(
     `Sent ${r.sent} ${r.sent === 1 ? 'span' : 'spans'} from ${read.files.length} log ${read.files.length === 1 ? 'file' : 'files'}${o.since ? ` since ${o.since.toISOString()}` : ''} to ${h.endpoint} (${h.protocol}, redacted${o.team ? ', team-masked' : ''}, content ${cfg.config.captureContent ? 'on' : 'off'}): ${h.exported} accepted, ${h.dropped} dropped.`,
   );
@@ -142,8 +142,8 @@ export const exportCommand: Command = {
           `Wrote ${r.entries} ${r.entries === 1 ? 'request' : 'requests'} to ${out} (${what}, redacted${values.team ? ', team-masked' : ''}, mode 0600)` +
             ` from ${r.files.length} log ${r.files.length === 1 ? 'file' : 'files'}${since ? ` since ${since.toISOString()}` : ''}.`,
         );
-        if (r.skipped > 0)
-          io.err(`Skipped ${r.skipped} corrupt or truncated ${r.skipped === 1 ? 'line' : 'lines'} in ${log}.`);
+        const skipped = skippedText(r, log);
+        if (skipped) io.err(skipped);
       } catch (err) {
         if (err instanceof LogReadError) {
           io.err(`loopgate export: ${err.message}`);

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { defaultLogFile } from '../proxy/config/dirs.js';
 import { DEFAULT_PORT } from '../proxy/core/options.js';
 import { LogReadError, parseSince } from '../proxy/log/index.js';
-import { readTrafficLog } from '../proxy/log/reader.js';
+import { readTrafficLog, skippedText } from '../proxy/log/reader.js';
 import { USAGE_GROUPINGS, usageTotals, type UsageGrouping } from '../proxy/log/usage-totals.js';
 import { usageJson, usageTable } from '../proxy/traffic/session-text.js';
 import { EXIT, UsageError, type Command } from './command.js';
@@ -79,8 +79,8 @@ Exit codes: 0 done, 2 bad usage, 3 an unreadable log.`,
           `${log}${read.files.length > 1 ? ` and ${read.files.length - 1} rotated` : ''} since ${since.toISOString()}`,
         ),
       );
-    if (read.skipped > 0)
-      io.err(`Skipped ${read.skipped} corrupt or truncated ${read.skipped === 1 ? 'line' : 'lines'} in ${log}.`);
+    const skipped = skippedText(read, log);
+    if (skipped) io.err(skipped);
     return EXIT.ok;
   },
 };

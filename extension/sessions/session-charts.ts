@@ -18,7 +18,7 @@
 //   buttons, tabs and tables but no chart.
 import type { SessionTurn } from '../../proxy/core/local-api.js';
 import { html, type SafeHtml } from '../traffic/html.js';
-import { compact, formatUsd, NO_PRICE, percent, tokens } from './session-format.js';
+import { compact, formatUsd, isUsdFigure, NO_PRICE, percent, tokens } from './session-format.js';
 
 /** One turn as the charts draw it. */
 export interface TurnPoint {
@@ -62,8 +62,8 @@ export function turnPoints(turns: SessionTurn[]): TurnPoint[] {
       input: k?.input ?? 0,
       output: k?.output ?? 0,
       context: prompt ?? t.context?.total,
-      cost: t.cost && 'estimated' in t.cost ? t.cost.estimated : undefined,
-      unpriced: t.cost !== undefined && 'noPrice' in t.cost,
+      cost: t.cost && 'estimated' in t.cost && isUsdFigure(t.cost.estimated) ? t.cost.estimated : undefined,
+      unpriced: t.cost !== undefined && !('estimated' in t.cost && isUsdFigure(t.cost.estimated)),
       miss: missed ? t.cache!.summary : undefined,
       hitRatio: t.cache?.hitRatio ?? null,
     };

@@ -3,9 +3,24 @@
 // and the rate-limit headroom with its warning level. Pure (no vscode import),
 // so the unit tests read exactly what the editor shows.
 import type { LimitWindow, RateLimitHeadroom, SessionSummary } from '../../proxy/core/agent-session.js';
+import { isUsdTotal } from '../../proxy/rules/sane-numbers.js';
 
-/** USD with enough digits to tell small requests apart: $12.34, $0.0123, $0.000418. */
+/**
+ * A figure that can be shown as USD: a finite number, 0 or more. An older proxy sent null where a huge price
+ * made Infinity (JSON has no Infinity); that is no estimate, and is shown as none.
+ */
+export function isUsdFigure(n: unknown): n is number {
+  return isUsdTotal(n);
+}
+
+/** The session's cost when it holds a figure to show, else null ("no price"). */
+export function pricedCost(s: Pick<SessionSummary, 'cost'>): SessionSummary['cost'] {
+  return s.cost && isUsdFigure(s.cost.estimated) ? s.cost : null;
+}
+
+/** USD with enough digits to tell small requests apart: $12.34, $0.0123, $0.000418; "no price" for no figure. */
 export function formatUsd(n: number): string {
+  if (!isUsdFigure(n)) return NO_PRICE;
   if (n === 0) return '$0';
   if (n >= 1) return `$${n.toFixed(2)}`;
   // Three significant digits, written out (never 2.1e-5), trailing zeros dropped.
@@ -18,7 +33,8 @@ export const NO_PRICE = 'no price';
 
 /** "$0.0123 estimated", or "no price" (the note says how to add one: costNote / noPrice). */
 export function sessionCostText(s: Pick<SessionSummary, 'cost'>): string {
-  return s.cost ? `${formatUsd(s.cost.estimated)} estimated` : NO_PRICE;
+  const cost = pricedCost(s);
+  return cost ? `${formatUsd(cost.estimated)} estimated` : NO_PRICE;
 }
 
 export function percent(ratio: number | null | undefined): string {

@@ -9,7 +9,16 @@ import type { SessionDetailAnswer } from '../../proxy/core/local-api.js';
 import { shortId } from '../../proxy/traffic/render.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from '../traffic/html.js';
 import { contextChart, costChart, legend, tokensChart, turnPoints, type TurnPoint } from './session-charts.js';
-import { duration, formatUsd, headroomView, NO_PRICE, percent, sessionCostText, tokens } from './session-format.js';
+import {
+  duration,
+  formatUsd,
+  headroomView,
+  NO_PRICE,
+  percent,
+  pricedCost,
+  sessionCostText,
+  tokens,
+} from './session-format.js';
 
 /** A session id for a title: whole up to 32 characters (`anthropic-sdk:h2-274c38fb`), else cut with an ellipsis. */
 export function sessionLabel(id: string): string {
@@ -33,12 +42,13 @@ function list(items: string[]): string | undefined {
 
 /** The price line: "estimated", and how to add a price for what had none; never $0.00. */
 function costCell(s: SessionSummary): SafeHtml {
-  if (!s.cost)
+  const cost = pricedCost(s);
+  if (!cost)
     return html`<span class="warn">${NO_PRICE}</span>${s.costNote ? html`<div class="dim">${s.costNote}</div>` : ''}`;
-  const unpriced = s.cost.unpriced
-    ? html`<div class="dim">${s.cost.unpriced} request${s.cost.unpriced === 1 ? '' : 's'} without a price, not counted${s.costNote ? `: ${s.costNote}` : ''}</div>`
+  const unpriced = cost.unpriced
+    ? html`<div class="dim">${cost.unpriced} request${cost.unpriced === 1 ? '' : 's'} without a price, not counted${s.costNote ? `: ${s.costNote}` : ''}</div>`
     : '';
-  return html`${formatUsd(s.cost.estimated)} <span class="dim">estimated from list prices, not a bill</span>${unpriced}`;
+  return html`${formatUsd(cost.estimated)} <span class="dim">estimated from list prices, not a bill</span>${unpriced}`;
 }
 
 function headroomCell(s: SessionSummary, now: Date): SafeHtml | undefined {

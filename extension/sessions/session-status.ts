@@ -3,7 +3,7 @@
 // ratio, and the newest rate-limit headroom any session saw (limits belong to
 // the key, not the session), with its warning level. Pure: the tests read it.
 import type { RateLimitHeadroom, SessionSummary } from '../../proxy/core/agent-session.js';
-import { headroomView, percent, sessionCostText, type HeadroomLevel } from './session-format.js';
+import { headroomView, percent, pricedCost, sessionCostText, type HeadroomLevel } from './session-format.js';
 
 export interface SessionStatus {
   /** The active session: the item opens it. */
@@ -37,20 +37,21 @@ export function sessionStatus(sessions: SessionSummary[], now = new Date()): Ses
   if (!s) return undefined;
   const rl = newestHeadroom(sessions);
   const h = headroomView(rl, now);
-  const cost = s.cost ? sessionCostText(s).replace(' estimated', ' est.') : 'no price';
+  const priced = pricedCost(s);
+  const cost = priced ? sessionCostText(s).replace(' estimated', ' est.') : 'no price';
   const ratio = s.cacheHitRatio === null ? '' : ` · ${percent(s.cacheHitRatio)} cached`;
   const limit = h ? ` · $(${h.level === 'ok' ? 'dashboard' : 'warning'}) ${h.short}` : '';
   const details: Array<[string, string]> = [
     ['Session', `${s.client} · ${s.turns} turn${s.turns === 1 ? '' : 's'} · ${s.models.join(', ') || 'no model'}`],
     [
       'Cost',
-      s.cost ? `${sessionCostText(s)} (list prices, not a bill)` : `no price${s.costNote ? `: ${s.costNote}` : ''}`,
+      priced ? `${sessionCostText(s)} (list prices, not a bill)` : `no price${s.costNote ? `: ${s.costNote}` : ''}`,
     ],
   ];
-  if (s.cost?.unpriced)
+  if (priced?.unpriced)
     details.push([
       'Without a price',
-      `${s.cost.unpriced} request(s), not counted${s.costNote ? `: ${s.costNote}` : ''}`,
+      `${priced.unpriced} request(s), not counted${s.costNote ? `: ${s.costNote}` : ''}`,
     ]);
   details.push(['Cache hit ratio', s.cacheHitRatio === null ? 'no usage yet' : percent(s.cacheHitRatio)]);
   if (h) {

@@ -6,6 +6,7 @@
 import type { SessionSummary } from '../../proxy/core/agent-session.js';
 import type { TrafficRow } from '../../proxy/core/local-api.js';
 import { failed } from '../../proxy/traffic/render.js';
+import { isUsdTotal } from '../../proxy/rules/sane-numbers.js';
 
 /** Requests the proxy tied to no session (an older proxy, or its own probes with --log-own). */
 export const NO_SESSION = '(no session)';
@@ -61,7 +62,7 @@ export function groupBySession(
       g.tokens.output += t.output;
       g.tokens.cacheRead += t.cacheRead;
     }
-    if (r.cost && 'estimated' in r.cost) g.cost = (g.cost ?? 0) + r.cost.estimated;
+    if (r.cost && 'estimated' in r.cost && isUsdTotal(r.cost.estimated)) g.cost = (g.cost ?? 0) + r.cost.estimated;
     else if (r.cost) g.unpriced++;
   }
   for (const g of groups.values()) {
@@ -82,8 +83,10 @@ function fromSummary(g: SessionGroup, s: SessionSummary): void {
     output: s.tokens.output,
     cacheRead: s.tokens.cacheRead,
   };
-  g.cost = s.cost ? s.cost.estimated : null;
-  g.unpriced = s.cost ? s.cost.unpriced : g.unpriced;
+  // An older proxy sent null where a huge price made Infinity: no figure, so "no price".
+  const cost = s.cost && isUsdTotal(s.cost.estimated) ? s.cost : null;
+  g.cost = cost ? cost.estimated : null;
+  g.unpriced = cost ? cost.unpriced : (s.unpriced ?? g.unpriced);
   g.cacheHitRatio = s.cacheHitRatio;
 }
 

@@ -86,6 +86,8 @@ export interface SessionSummary {
   cost: { estimated: number; currency: 'USD'; unpriced: number } | null;
   /** Why cost is null, or what the unpriced requests need (how to add a price). */
   costNote?: string;
+  /** When cost is null: the requests that had no price (an answer without usage is not one). */
+  unpriced?: number;
   /** cacheRead / every prompt token, over the session's turns with usage; null before any. */
   cacheHitRatio: number | null;
   rateLimit: RateLimitHeadroom | null;

@@ -23,8 +23,10 @@ export interface ExportOptions {
 export interface ExportResult {
   out: string;
   entries: number;
-  /** Corrupt or truncated lines skipped. */
+  /** Lines skipped: corrupt, truncated or with a field not of its kind. */
   skipped: number;
+  /** Why, with how many lines each (reader.ts skippedText words it). */
+  skippedWhy: Record<string, number>;
   /** Log files read, oldest first. */
   files: string[];
 }
@@ -68,5 +70,11 @@ export async function exportTrafficLog(opts: ExportOptions): Promise<ExportResul
       ? JSON.stringify(toHar(records, { team: opts.team, rules: [], secrets: opts.secrets }), null, 2) + '\n'
       : toJsonl(records, { team: opts.team, secrets: opts.secrets });
   await writePrivateFile(opts.out, data);
-  return { out: opts.out, entries: records.length, skipped: read.skipped, files: read.files };
+  return {
+    out: opts.out,
+    entries: records.length,
+    skipped: read.skipped,
+    skippedWhy: read.skippedWhy,
+    files: read.files,
+  };
 }

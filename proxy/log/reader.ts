@@ -1,13 +1,17 @@
 // Reads a traffic log back. A corrupt or truncated line (a crash mid-write, a
-// hand edit) is skipped and counted, never fatal.
+// hand edit), or one whose fields are not of their kind (a string where tokens
+// belong, a cost past any estimate), is skipped and counted, never fatal.
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import type { TrafficRecord } from '../core/record.js';
+import { isRequestUsd, isTokenCount, MAX_REQUEST_USD, MAX_TOKEN_COUNT } from '../rules/sane-numbers.js';
 import { rotatedFiles } from './files.js';
 
 export interface ReadResult {
   records: TrafficRecord[];
   /** Lines that were not a valid record. */
   skipped: number;
+  /** Why, with how many lines each (a reason names the field, never the line's value). */
+  skippedWhy: Record<string, number>;
   /** Files read, oldest first. */
   files: string[];
 }
@@ -22,22 +26,116 @@ export class LogReadError extends Error {
   }
 }
 
-/** The minimum a line needs to be shown or exported. */
-export function isTrafficRecord(v: unknown): v is TrafficRecord {
-  if (!v || typeof v !== 'object' || Array.isArray(v)) return false;
-  const r = v as Record<string, unknown>;
-  return (
-    typeof r.time === 'string' &&
-    !Number.isNaN(Date.parse(r.time)) &&
-    typeof r.method === 'string' &&
-    typeof r.path === 'string' &&
-    typeof r.status === 'number'
-  );
+// What a line needs before anything shows, exports or sums it. Each field the
+// commands read is named once with its kind; `required` means the line (or,
+// for a dotted field, its parent object when there is one) must have it. A
+// field the table does not name is left as it is. The walk is one level deep,
+// never recursive: a hostile line nested 20,000 deep costs no more than JSON.parse.
+type FieldKind = 'text' | 'time' | 'status' | 'count' | 'usd' | 'ms' | 'flag' | 'object';
+
+const KINDS: Record<FieldKind, { ok: (v: unknown) => boolean; what: string }> = {
+  text: { ok: (v) => typeof v === 'string', what: 'a string' },
+  time: { ok: (v) => typeof v === 'string' && !Number.isNaN(Date.parse(v)), what: 'an ISO time' },
+  status: { ok: (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 999, what: 'an HTTP status' },
+  count: { ok: isTokenCount, what: `a whole number from 0 to ${MAX_TOKEN_COUNT}` },
+  usd: { ok: isRequestUsd, what: `an amount of USD from 0 to ${MAX_REQUEST_USD.toExponential()}` },
+  ms: { ok: (v) => typeof v === 'number' && v >= 0 && v <= MAX_MS, what: 'a number of milliseconds' },
+  flag: { ok: (v) => typeof v === 'boolean', what: 'true or false' },
+  object: { ok: (v) => isPlainObject(v), what: 'an object' },
+};
+
+/** A thousand years in milliseconds: past it a duration is no duration. */
+const MAX_MS = 1000 * 365 * 24 * 3600 * 1000;
+
+interface FieldRule {
+  field: string;
+  kind: FieldKind;
+  required?: true;
 }
 
-function parseTrafficLines(text: string, since?: Date): { records: TrafficRecord[]; skipped: number } {
+const TOKEN_PARTS = ['input', 'output', 'cacheRead', 'cacheWrite5m', 'cacheWrite1h', 'reasoning'] as const;
+
+const NOT_AN_OBJECT = 'not a JSON object';
+
+/** Parents come before their fields: a field is checked only when its parent is an object. */
+const RECORD_FIELDS: readonly FieldRule[] = [
+  { field: 'time', kind: 'time', required: true },
+  { field: 'method', kind: 'text', required: true },
+  { field: 'path', kind: 'text', required: true },
+  { field: 'status', kind: 'status', required: true },
+  { field: 'id', kind: 'text' },
+  { field: 'model', kind: 'text' },
+  { field: 'servedModel', kind: 'text' },
+  { field: 'key', kind: 'text' },
+  { field: 'errorCode', kind: 'text' },
+  { field: 'clientAborted', kind: 'flag' },
+  { field: 'retries', kind: 'count' },
+  { field: 'ttfbMs', kind: 'ms' },
+  { field: 'totalMs', kind: 'ms' },
+  { field: 'session', kind: 'object' },
+  { field: 'session.id', kind: 'text', required: true },
+  { field: 'session.client', kind: 'text', required: true },
+  { field: 'usage', kind: 'object' },
+  { field: 'usage.input', kind: 'count' },
+  { field: 'usage.output', kind: 'count' },
+  { field: 'usage.total', kind: 'count' },
+  { field: 'tokens', kind: 'object' },
+  ...TOKEN_PARTS.map((p): FieldRule => ({ field: `tokens.${p}`, kind: 'count', required: true })),
+  { field: 'cost', kind: 'object' },
+  { field: 'cost.estimated', kind: 'usd' },
+  { field: 'cost.noPrice', kind: 'text' },
+];
+const SHOWN_FIELDS = RECORD_FIELDS.filter((r) => r.required && !r.field.includes('.'));
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Why a parsed line is not a record the commands can use ("tokens.input" is not
+ * a whole number …), or undefined when it is. One pass over `rules`; a null
+ * counts as absent, as the proxy leaves an unset field out.
+ */
+function recordProblem(v: unknown, rules: readonly FieldRule[] = RECORD_FIELDS): string | undefined {
+  if (!isPlainObject(v)) return NOT_AN_OBJECT;
+  for (const { field, kind, required } of rules) {
+    const dot = field.indexOf('.');
+    const holder = dot < 0 ? v : v[field.slice(0, dot)];
+    if (!isPlainObject(holder)) continue;
+    const value = holder[dot < 0 ? field : field.slice(dot + 1)];
+    if (value === undefined || value === null) {
+      if (required) return `no "${field}"`;
+      continue;
+    }
+    if (!KINDS[kind].ok(value)) return `"${field}" not ${KINDS[kind].what}`;
+  }
+  return undefined;
+}
+
+/** The minimum a line needs to be shown (time, method, path, status): a shared log is rebuilt field by field after. */
+export function isTrafficRecord(v: unknown): v is TrafficRecord {
+  return recordProblem(v, SHOWN_FIELDS) === undefined;
+}
+
+/** One line for the user: "Skipped 3 lines in FILE: 2 corrupt or truncated, 1 with "cost.estimated" not …". */
+export function skippedText(read: Pick<ReadResult, 'skipped' | 'skippedWhy'>, file: string): string | undefined {
+  if (read.skipped === 0) return undefined;
+  const why = Object.entries(read.skippedWhy)
+    .sort((a, b) => b[1] - a[1])
+    .map(([reason, n]) => `${n} ${reason}`)
+    .join(', ');
+  return `Skipped ${read.skipped} ${read.skipped === 1 ? 'line' : 'lines'} in ${file}: ${why}.`;
+}
+
+const CORRUPT = 'corrupt or truncated';
+
+function parseTrafficLines(text: string, since?: Date): Omit<ReadResult, 'files'> {
   const records: TrafficRecord[] = [];
-  let skipped = 0;
+  const out: Omit<ReadResult, 'files'> = { records, skipped: 0, skippedWhy: {} };
+  const skip = (reason: string) => {
+    out.skipped++;
+    out.skippedWhy[reason] = (out.skippedWhy[reason] ?? 0) + 1;
+  };
   const min = since ? since.getTime() : -Infinity;
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
@@ -45,16 +143,18 @@ function parseTrafficLines(text: string, since?: Date): { records: TrafficRecord
     try {
       parsed = JSON.parse(line);
     } catch {
-      skipped++;
+      skip(CORRUPT);
       continue;
     }
-    if (!isTrafficRecord(parsed)) {
-      skipped++;
+    const problem = recordProblem(parsed);
+    if (problem !== undefined) {
+      skip(problem === NOT_AN_OBJECT ? CORRUPT : `with ${problem}`);
       continue;
     }
-    if (Date.parse(parsed.time) >= min) records.push(parsed);
+    const rec = parsed as TrafficRecord;
+    if (Date.parse(rec.time) >= min) records.push(rec);
   }
-  return { records, skipped };
+  return out;
 }
 
 export async function readTrafficLog(
@@ -62,11 +162,12 @@ export async function readTrafficLog(
   opts: { since?: Date; includeRotated?: boolean } = {},
 ): Promise<ReadResult> {
   const texts = await readSnapshot(file, opts.includeRotated ?? false);
-  const out: ReadResult = { records: [], skipped: 0, files: [] };
+  const out: ReadResult = { records: [], skipped: 0, skippedWhy: {}, files: [] };
   for (const { path, text } of texts) {
-    const { records, skipped } = parseTrafficLines(text, opts.since);
+    const { records, skipped, skippedWhy } = parseTrafficLines(text, opts.since);
     out.records.push(...records);
     out.skipped += skipped;
+    for (const [reason, n] of Object.entries(skippedWhy)) out.skippedWhy[reason] = (out.skippedWhy[reason] ?? 0) + n;
     out.files.push(path);
   }
   return out;

@@ -5,6 +5,7 @@
 import type { TrafficRecord } from '../core/record.js';
 import type { SessionTokens } from '../core/agent-session.js';
 import { requestFailed } from '../core/outcome.js';
+import { isRequestUsd, isUsdTotal } from '../rules/sane-numbers.js';
 
 export const USAGE_GROUPINGS = ['day', 'session', 'model', 'key'] as const;
 export type UsageGrouping = (typeof USAGE_GROUPINGS)[number];
@@ -100,8 +101,10 @@ function add(g: UsageGroup, cache: CacheCounts, rec: TrafficRecord): void {
     cache.prompt += t.input + t.cacheRead + t.cacheWrite;
   }
   const cost = rec.cost;
-  if (cost && 'estimated' in cost) {
-    g.cost = { estimated: (g.cost?.estimated ?? 0) + cost.estimated, currency: 'USD' };
+  // The reader checked each estimate; the sum is checked too, so a total is never Infinity (null in JSON).
+  const sum = cost && 'estimated' in cost ? (g.cost?.estimated ?? 0) + cost.estimated : NaN;
+  if (cost && 'estimated' in cost && isRequestUsd(cost.estimated) && isUsdTotal(sum)) {
+    g.cost = { estimated: sum, currency: 'USD' };
   } else if (cost) g.unpriced++;
 }
 

@@ -130,6 +130,7 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
   if (ex.fault?.injected) raw.fault = ex.fault.injected;
   if (raw.tokens)
     raw.cost = requestCost(servedModelOf(scanned) ?? raw.servedModel ?? raw.model, raw.tokens, ctx.prices);
+  else if (counted.unusable) raw.cost = { noPrice: counted.unusable };
   const replayOf = ex.req.headers[REPLAY_HEADER];
   if (typeof replayOf === 'string' && REQUEST_ID.test(replayOf)) raw.replayOf = replayOf;
   const rec = r.value(raw);
@@ -231,7 +232,7 @@ function tokensOf(
   if (ex.websocketTokens) read.tokens = ex.websocketTokens;
   // Counts outside a `usage` object (count_tokens' {input_tokens}): the old scan still finds them for record.usage.
   // Not in streams, which every protocol reports in `usage` objects: a stream without one is not scanned twice.
-  if (!read.usage && !isStream) read.usage = extractUsage(scanned);
+  if (!read.usage && !read.unusable && !isStream) read.usage = extractUsage(scanned);
   return read;
 }
 

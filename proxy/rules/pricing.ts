@@ -6,6 +6,7 @@
 // estimate, never a bill: the relay may charge otherwise. Pure, no I/O.
 import { calcPrice, type ModelPrice, type TieredPrices } from '@pydantic/genai-prices';
 import type { TokenCounts } from '../core/token-counts.js';
+import { estimateProblem } from './sane-numbers.js';
 
 /** USD per million tokens. A part without its own price costs what input costs (reads and writes), 1h writes what 5m writes cost. */
 export interface PerMillion {
@@ -50,16 +51,26 @@ const PRICES_EXAMPLE =
 export function priceUsage(model: string, usage: TokenCounts, overrides: PriceOverrides = {}): Priced | NoPrice {
   const override = Object.hasOwn(overrides, model) ? overrides[model] : undefined;
   if (override !== undefined && typeof override === 'object') {
-    return { ...costOf(usage, rates(override)), currency: 'USD', pricedAs: model, source: 'loopgate.json' };
+    return checked({ ...costOf(usage, rates(override)), currency: 'USD', pricedAs: model, source: 'loopgate.json' });
   }
   const target = override ?? model;
   const found = databaseRates(target, usage);
-  if (found) return { ...costOf(usage, found.rates), currency: 'USD', pricedAs: found.id, source: 'genai-prices' };
+  if (found)
+    return checked({ ...costOf(usage, found.rates), currency: 'USD', pricedAs: found.id, source: 'genai-prices' });
   const via =
     override === undefined ? '' : ` (loopgate.json maps "${model}" to "${target}", which has no price either)`;
   return {
     noPrice: `No price for model "${model}"${via}. Add it to loopgate.json: ${PRICES_EXAMPLE.replace(/my-model/g, model)}.`,
   };
+}
+
+/**
+ * The inputs were checked one by one; the product is checked too: a huge price times a count overflows to
+ * Infinity (the parts are 0 or more, so a sane sum means sane parts).
+ */
+function checked(p: Priced): Priced | NoPrice {
+  const problem = estimateProblem(p.estimated, p.pricedAs, p.source);
+  return problem === undefined ? p : { noPrice: problem };
 }
 
 /** True when the result is a price (not "no price"). */

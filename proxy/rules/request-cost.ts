@@ -4,6 +4,7 @@
 import type { RequestCost } from '../core/agent-session.js';
 import type { TokenCounts } from '../core/token-counts.js';
 import { isPriced, priceUsage, type PriceOverrides } from './pricing.js';
+import { tokenCountsProblem } from './sane-numbers.js';
 
 /** Where an answer names its model: the first `"model"` in its opening bytes (a JSON body, message_start, a chunk). */
 const SERVED_MODEL = /"model"\s*:\s*"([^"\\]{1,200})"/;
@@ -20,6 +21,9 @@ export function requestCost(
   overrides: PriceOverrides | undefined,
 ): RequestCost {
   if (model === undefined) return { noPrice: 'The answer named no model to price it by.' };
+  const badCount = tokenCountsProblem(tokens);
+  if (badCount !== undefined) return { noPrice: badCount };
+  // priceUsage checks the product: a huge price times a count is "no price" too, never Infinity.
   const priced = priceUsage(model, tokens, overrides);
   if (!isPriced(priced)) return priced;
   return { estimated: priced.estimated, currency: priced.currency, pricedAs: priced.pricedAs, source: priced.source };

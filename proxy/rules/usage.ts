@@ -4,10 +4,11 @@
 // tokens it cost.
 import type { TokenUsage } from '../core/record.js';
 import { usageFieldNames, type UsageShape } from './protocols/index.js';
+import { isTokenCount } from './sane-numbers.js';
 
-/** `"name": 123` for any protocol's name of this usage field. */
+/** `"name": 123` for any protocol's name of this usage field: a whole number (the 1 of 1.7e308 is none). */
 function fieldPattern(field: Parameters<typeof usageFieldNames>[0]): RegExp {
-  return new RegExp(`"(?:${usageFieldNames(field).join('|')})"\\s*:\\s*(\\d+)`, 'g');
+  return new RegExp(`"(?:${usageFieldNames(field).join('|')})"\\s*:\\s*(\\d+)(?![\\d.eE])`, 'g');
 }
 
 const FIELDS: Array<[keyof TokenUsage, RegExp]> = (['input', 'output', 'total'] as const).map((f) => [
@@ -20,7 +21,8 @@ function lastValue(re: RegExp, text: string): number | undefined {
   re.lastIndex = 0;
   let last: string | undefined;
   for (let m = re.exec(text); m; m = re.exec(text)) last = m[1];
-  return last === undefined ? undefined : Number(last);
+  // Past 2^53 a count is no count (its sums would not be exact, then Infinity).
+  return last === undefined || !isTokenCount(Number(last)) ? undefined : Number(last);
 }
 
 /** The last value of each usage field in `text`. */

@@ -23,6 +23,7 @@ import { requestFailed } from '../core/outcome.js';
 import type { RunFacts } from '../rules/run-credential.js';
 import { bodyMayTell, identifySession } from '../rules/session-identity.js';
 import { conversationFingerprint } from '../rules/conversation-fingerprint.js';
+import { isRequestUsd, tokenCountsProblem } from '../rules/sane-numbers.js';
 
 const SESSION_LIMITS = {
   /** Sessions kept; the least recently active go first. */
@@ -137,7 +138,8 @@ export class SessionBook {
     if (rec.key) t.keys.add(rec.key);
     t.routes.add(routeOf(rec));
     const k = rec.tokens;
-    if (k) {
+    // A count or an estimate that is no number of its kind would make the sums Infinity (null in JSON): left out.
+    if (k && tokenCountsProblem(k) === undefined) {
       const s = t.tokens;
       s.input += k.input;
       s.output += k.output;
@@ -150,12 +152,12 @@ export class SessionBook {
     }
     const cost = rec.cost;
     if (cost) {
-      if ('estimated' in cost) {
+      if ('estimated' in cost && isRequestUsd(cost.estimated) && Number.isFinite(t.cost + cost.estimated)) {
         t.cost += cost.estimated;
         t.priced++;
       } else {
         t.unpriced++;
-        t.costNote = cost.noPrice;
+        t.costNote = 'noPrice' in cost ? cost.noPrice : `an estimate of ${String(cost.estimated)} USD is no estimate`;
       }
     }
     if (rec.rateLimit) t.rateLimit = rec.rateLimit;
@@ -254,6 +256,7 @@ function summary(t: Tally): SessionSummary {
     seqs: [...t.seqs],
   };
   if (ref.run) out.run = ref.run;
+  if (t.priced === 0 && t.unpriced > 0) out.unpriced = t.unpriced;
   if (t.priced === 0)
     out.costNote =
       t.costNote ??

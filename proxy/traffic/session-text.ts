@@ -15,6 +15,7 @@ import type {
   SessionTokens,
 } from '../core/agent-session.js';
 import type { UsageGroup, UsageTotals } from '../log/usage-totals.js';
+import { isUsdTotal } from '../rules/sane-numbers.js';
 
 const TINY = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 2 });
 
@@ -26,6 +27,7 @@ function usd(amount: number): string {
 
 /** 950, 12.3k, 4.5M: a table column's worth. */
 function compact(n: number): string {
+  if (!Number.isFinite(n)) return '?';
   if (n < 1000) return String(n);
   if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
   return `${(n / 1_000_000).toFixed(1)}M`;
@@ -38,6 +40,8 @@ function percent(ratio: number | null | undefined): string {
 /** "$0.0123 estimated", "no price", "$0.01 estimated + 2 no price", or "-" with no tokens at all. */
 function costText(cost: { estimated: number } | null, unpriced: number): string {
   if (!cost) return unpriced > 0 ? 'no price' : '-';
+  // An answer from an older proxy may carry null (JSON's Infinity) where a figure belongs: no estimate.
+  if (!isUsdTotal(cost.estimated)) return 'no price';
   return `${usd(cost.estimated)} estimated${unpriced > 0 ? ` + ${unpriced} no price` : ''}`;
 }
 
@@ -91,7 +95,7 @@ export function sessionsTable(sessions: readonly SessionSummary[]): string {
     s.id,
     String(s.turns),
     tokensText(s.tokens),
-    costText(s.cost, s.cost?.unpriced ?? (hasTokens(s.tokens) ? 1 : 0)),
+    costText(s.cost, s.cost?.unpriced ?? s.unpriced ?? (hasTokens(s.tokens) ? 1 : 0)),
     percent(s.cacheHitRatio),
     String(s.errors),
     headroomText(s.rateLimit),
@@ -181,7 +185,9 @@ function sessionLines(s: SessionSummary, color: boolean): Hole[] {
   );
   if (s.models.length) lines.push(row('models', s.models.join(', ')));
   lines.push(row('tokens', tokensText(s.tokens)));
-  lines.push(row('cost', costText(s.cost, s.cost?.unpriced ?? 0) + (s.costNote ? ` (${s.costNote})` : '')));
+  lines.push(
+    row('cost', costText(s.cost, s.cost?.unpriced ?? s.unpriced ?? 0) + (s.costNote ? ` (${s.costNote})` : '')),
+  );
   lines.push(row('cache hit', percent(s.cacheHitRatio)));
   if (s.rateLimit) lines.push(row('rate limit', `${headroomText(s.rateLimit)} (seen ${s.rateLimit.seenAt})`));
   return lines;

@@ -113,7 +113,7 @@ describe('loopgate usage over the log on disk', () => {
   it('--by session: each session summed from every file, the cut line skipped and said', async () => {
     const r = await usage(['--log', log, '--by', 'session', '--json']);
     expect(r.code, r.err).toBe(0);
-    expect(r.err).toBe(`Skipped 1 corrupt or truncated line in ${log}.`);
+    expect(r.err).toBe(`Skipped 1 line in ${log}: 1 corrupt or truncated.`);
     const c = r.lines.find((l) => l.group === 'sess-claude')!;
     expect(c).toMatchObject({ client: 'claude-code', requests: 2, errors: 0, unpriced: 0 });
     expect(c.tokens).toMatchObject({ input: 150, output: 50, cacheRead: 500, cacheWrite: 500 });

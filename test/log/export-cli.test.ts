@@ -66,7 +66,7 @@ describe('loopgate export', () => {
     const r = await run(['--jsonl', join(dir, 'o.jsonl'), '--log', log]);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/Wrote 2 requests/);
-    expect(r.err).toMatch(/Skipped 3 corrupt or truncated lines/);
+    expect(r.err).toMatch(/Skipped 3 lines in .*: 3 corrupt or truncated\./);
   });
 
   it('filters with --since (duration or ISO) and includes rotated files', async () => {

@@ -15,6 +15,7 @@
 // Pure, no I/O. index.ts's exchangeTokens(protocol, text) is the entry.
 import type { TokenUsage } from '../../core/record.js';
 import type { TokenCounts } from '../../core/token-counts.js';
+import { tokenCountsProblem } from '../sane-numbers.js';
 import { isObject, type NormalisedUsage, type ProtocolModule, type UsageShape } from './spec.js';
 import { nestsDeeperThan } from '../nesting.js';
 
@@ -46,6 +47,8 @@ export interface ExchangeTokens {
   /** record.usage as it always was: the protocol's own input/output/total fields (Messages' input is the uncached rest). */
   usage?: TokenUsage;
   tokens?: TokenCounts;
+  /** Counts that are not counts (1.7e308, 2.5, -1): neither usage nor tokens is kept, and this says why. */
+  unusable?: string;
 }
 
 /** Reads the usage objects in `text` (an answer or a stream's events), as the protocol `mod` counts them. */
@@ -74,7 +77,9 @@ function fromUsageObject(mod: ProtocolModule, u: Record<string, unknown>): Excha
   }
   const tokens = normalised && tokenCounts(normalised);
   if (tokens) out.tokens = tokens;
-  return out;
+  // A count past 2^53 turns the sums it joins into Infinity (null in JSON): the whole answer's counts are left out.
+  const unusable = (out.usage && tokenCountsProblem(out.usage)) ?? (out.tokens && tokenCountsProblem(out.tokens));
+  return unusable === undefined ? out : { unusable };
 }
 
 /** Sums token counts (a WebSocket connection's responses). */
