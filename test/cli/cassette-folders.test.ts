@@ -154,9 +154,6 @@ describe('cassette folders a cloned project lays out', () => {
     const project = scratch();
     const s = await liveProxy(['--record', 'cassettes/ok'], project);
     try {
-      expect(await s.line(/recording/)).toContain(
-        `  recording          every exchange the upstream answers into ${join(project, 'cassettes', 'ok')} (a file each, 0600)`,
-      );
       await ask(s.url, 'record me');
       const deadline = Date.now() + 5000;
       const dir = join(project, 'cassettes', 'ok');
@@ -169,6 +166,9 @@ describe('cassette folders a cloned project lays out', () => {
       expect(files.filter((f) => f.endsWith('.json')).length).toBeGreaterThan(0);
       for (const f of files) expect((statSync(join(dir, f)).mode & 0o777).toString(8), f).toBe('600');
       expect(files.some((f) => f.endsWith('.tmp'))).toBe(false);
+      expect(await s.line(/recording/)).toContain(
+        `  recording          every exchange the upstream answers into ${join(project, 'cassettes', 'ok')} (a file each, 0600)`,
+      );
     } finally {
       await s.stop();
     }
@@ -189,7 +189,7 @@ describe('cassette folders a cloned project lays out', () => {
     }
   }, 90_000);
 
-  it('show --save refuses a linked folder (relative or absolute), accepts a link above the folder named, and never saves a refusal of its own', async () => {
+  it('show --save refuses a linked folder (relative or absolute), accepts a link above the folder named', async () => {
     const { project, outside } = clonedProject();
     const s = await liveProxy();
     try {
@@ -214,8 +214,15 @@ describe('cassette folders a cloned project lays out', () => {
       const ok = await cli(['show', id, '--save', join(mine, 'alias', 'fixtures'), '--proxy', s.url], scratch());
       expect(ok.code, ok.out).toBe(0);
       expect(readdirSync(join(mine, 'real', 'fixtures'))).toHaveLength(1);
+    } finally {
+      await s.stop();
+    }
+  }, 90_000);
 
-      // N2: a request Loopgate refused itself (no token: 401 missing-local-token) never reached the upstream.
+  it("show --save never saves Loopgate's own refusal as the upstream's answer", async () => {
+    const s = await liveProxy();
+    try {
+      // A request Loopgate refused itself (no token: 401 missing-local-token) never reached the upstream.
       const refused = await fetch(`${s.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -306,15 +313,25 @@ describe('a hostile cassette folder on --replay', () => {
       },
       { name: 'broken.json', make: (f) => writeFileSync(f, '{"loopgate-cassette": '), why: /not JSON/ },
     ];
+    const seen = [];
     for (const c of cases) {
       const dir = join(scratch(), 'cassette');
       execFileSync('cp', ['-r', good, dir]);
       c.make(join(dir, c.name));
       const r = await serveRefused(['--replay', dir, '--replay-speed', '0'], scratch());
-      expect(r.code, `${c.name}: ${r.out}`).toBe(3);
-      expect(r.out).toContain(join(dir, c.name));
-      expect(r.out).toMatch(c.why);
-      expect(r.out).not.toMatch(/internal error|at .*\.js:\d+/i);
+      seen.push({
+        name: c.name,
+        code: r.code,
+        namesTheFile: r.out.includes(join(dir, c.name)),
+        saysWhy: c.why.test(r.out),
+        internal: /internal error|at .*\.js:\d+/i.test(r.out),
+        out: r.out,
+      });
     }
+    // All at once, so a failure shows every case.
+    expect(
+      seen.map(({ out: _out, ...rest }) => rest),
+      seen.map((x) => `${x.name}: ${x.out}`).join('\n'),
+    ).toEqual(cases.map((c) => ({ name: c.name, code: 3, namesTheFile: true, saysWhy: true, internal: false })));
   }, 180_000);
 });
