@@ -22,7 +22,8 @@ export function saveEntry(
   try {
     return { file: writeExchange(dir, nextExchangeNumber(dir), x) };
   } catch (err) {
-    if (err instanceof FolderRefused) return { problem: err.message };
+    // The caller ends the sentence.
+    if (err instanceof FolderRefused) return { problem: err.message.replace(/\.$/, '') };
     const code = (err as NodeJS.ErrnoException).code;
     return { problem: `${dir} cannot be written (${code ?? (err as Error).message})` };
   }
