@@ -1,5 +1,6 @@
 // `loopgate serve`: reads configuration, starts the proxy (and the embedded
 // simulator when no upstream is configured), prints how to point tools at it.
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
 import { ProxyConfigError } from '../proxy/server.js';
@@ -420,6 +421,23 @@ export const serveCommand: Command = {
     (faults ?? []).forEach((f, i) =>
       aliasLines.push(`  fault              rule ${i + 1}: ${f.rule.text} (${f.source})`),
     );
+    // A cloned project's loopgate.json can arm faults: they answer every client of this proxy, not only this project.
+    const fromProject = (faults ?? []).filter((f) => f.source === 'config').length;
+    if (fromProject) {
+      const rules = fromProject === 1 ? 'a fault rule: it applies' : `${fromProject} fault rules: they apply`;
+      const clear = commandLine(
+        cliInvocation(io.env).command,
+        `faults clear${proxyFlags(started.proxy.host, started.proxy.port)}`,
+      );
+      aliasLines.push(
+        `  note: ${aliases.file ?? 'loopgate.json'} armed ${rules} to every client of this proxy, not only this project's (\`${clear}\` disarms)`,
+      );
+    }
+    // --record writes request and answer text to disk: said, with where.
+    if (values.record !== undefined)
+      aliasLines.push(
+        `  recording          every exchange the upstream answers into ${resolve(values.record)} (a file each, 0600)`,
+      );
     for (const line of banner(started, requireToken, cliInvocation(io.env), aliasLines)) io.out(line);
     // Each key's /models, once: how many models it serves, or what to do about it. The others keep working.
     void started.proxy.refreshModels().then(() => {

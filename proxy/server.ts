@@ -3,7 +3,7 @@
 // In order: checkAddresses, createUpstream, the redactor and keys, openOtlp,
 // buildContext, createHttpServer, listen, openLogForPort; stopProxy undoes them.
 import { SessionBook } from './traffic/session-book.js';
-import { CassetteRecorder } from './cassette/recorder.js';
+import { CassetteRecorder, recordFolderRefusal } from './cassette/recorder.js';
 import { FaultBook } from './pipeline/fault-book.js';
 import { abortableDelay } from './pipeline/retry.js';
 import { createServer, type Server } from 'node:http';
@@ -116,6 +116,8 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   // A cassette is made from the ring's redacted entries (proxy/cassette/recorder.ts).
   if (opts.recordDir !== undefined && opts.capture === false)
     throw new ProxyConfigError('--record needs traffic capture: leave out --no-capture.');
+  const recordRefused = opts.recordDir === undefined ? undefined : recordFolderRefusal(opts.recordDir);
+  if (recordRefused) throw new ProxyConfigError(`--record ${opts.recordDir}: ${recordRefused}`);
   const ring =
     opts.capture === false
       ? undefined

@@ -4,10 +4,12 @@
 // converted by the one conversion (fixture-plan.ts → rules/cassette-exchange.ts)
 // and written by the cassette store, numbered after the files already there.
 // The folder asked for defaults to `cassettes/` in the workspace, then to the
-// last one used. A notification says what was written and what was left out.
-import { isAbsolute, join } from 'node:path';
+// last one used. A notification says what was written and what was left out,
+// a folder a link carries out of the workspace included (safe-folder.ts).
+import { dirname, isAbsolute, join } from 'node:path';
 import * as vscode from 'vscode';
 import { nextExchangeNumber, writeExchange } from '../../proxy/cassette/store.js';
+import { FolderRefused } from '../../proxy/cassette/safe-folder.js';
 import { loadProjectFile } from '../../proxy/config/find-project-file.js';
 import { localApi } from '../../proxy/local-api-client.js';
 import { createRedactor } from '../../proxy/rules/redact.js';
@@ -64,12 +66,15 @@ export async function saveAsFixture(
   // After the files already there: adding to a cassette never overwrites one.
   let n = nextExchangeNumber(folder);
   const files: string[] = [];
+  const limits = writeLimits(folder);
   for (const x of plan.exchanges) {
     try {
-      files.push(writeExchange(folder, n++, x.exchange));
+      files.push(writeExchange(folder, n++, x.exchange, limits));
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      plan.leftOut.push({ id: x.id, reason: `${folder} cannot be written (${code ?? (err as Error).message})` });
+      const why =
+        err instanceof FolderRefused ? err.message : `${folder} cannot be written (${code ?? (err as Error).message})`;
+      plan.leftOut.push({ id: x.id, reason: why });
     }
   }
   plan.exchanges = plan.exchanges.filter((x) => !plan.leftOut.some((l) => l.id === x.id));
@@ -105,6 +110,16 @@ async function sessionIds(d: TrafficDeps, group: SessionGroup): Promise<string[]
 
 function workspaceRoot(): string | undefined {
   return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+}
+
+/**
+ * Nothing is written through a link out of the folder chosen; for the default `cassettes/`, which Loopgate chose
+ * and a cloned project may ship as a link, nothing out of the workspace (safe-folder.ts).
+ */
+function writeLimits(folder: string): { base: string; within?: string } {
+  const root = workspaceRoot();
+  if (!root) return { base: dirname(folder) };
+  return folder === join(root, DEFAULT_FOLDER) ? { base: root, within: root } : { base: root };
 }
 
 function absolute(path: string): string {

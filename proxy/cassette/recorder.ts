@@ -10,6 +10,21 @@ import type { CassetteExchange } from '../core/cassette.js';
 import type { MatchOptions } from '../rules/cassette-match.js';
 import { exchangeOf } from '../rules/cassette-exchange.js';
 import { nextExchangeNumber, writeExchange } from './store.js';
+import { FolderRefused, safeFolder } from './safe-folder.js';
+
+/**
+ * Why `serve --record DIR` must not start: DIR, or a folder on the way to it, is a link that leads out of it (a
+ * cloned project can ship one). Checked before anything is opened; the folder itself is made at the first write,
+ * where any other failure (no permission, a full disk) is said and the proxy goes on.
+ */
+export function recordFolderRefusal(dir: string): string | undefined {
+  try {
+    safeFolder(dir, { base: process.cwd() });
+  } catch (err) {
+    if (err instanceof FolderRefused) return err.message;
+  }
+  return undefined;
+}
 
 export interface RecorderOptions {
   match?: MatchOptions;

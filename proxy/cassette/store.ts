@@ -2,10 +2,13 @@
 // exchange. Files are named so a directory listing reads as the session went
 // (`0003-POST-v1-messages-<key>.json`) and two runs that record the same
 // exchange write the same name. Written whole or not at all (a temporary file
-// renamed), so a cassette is never left with half a file. A file that is not a
-// cassette exchange, or of a newer version, is reported by name, never guessed at.
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+// renamed), private (0600) and never through a link (safe-folder.ts), so a
+// cassette is never left with half a file. Read from regular files only, each
+// under a size cap. A file that is not a cassette exchange, or of a newer
+// version, is reported by name, never guessed at.
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { safeFolder, writeNewFile, type FolderLimits } from './safe-folder.js';
 import { CASSETTE_MARK, CASSETTE_VERSION, type CassetteExchange } from '../core/cassette.js';
 import { MAX_NESTING, nestsDeeperThan } from '../rules/nesting.js';
 
@@ -48,14 +51,19 @@ export function nextExchangeNumber(dir: string): number {
   return highest + 1;
 }
 
-/** Writes one exchange; returns the file's path. */
-export function writeExchange(dir: string, n: number, exchange: CassetteExchange): string {
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, exchangeFileName(n, exchange));
-  const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, JSON.stringify(exchange, null, 2) + '\n', { mode: 0o644 });
-  renameSync(temp, file);
-  return file;
+/**
+ * Writes one exchange; returns the file's path. The folder is checked on every write (safe-folder.ts): a link
+ * leading out of it is refused (FolderRefused), and the file is new, 0600 and whole. `limits.base` is what a
+ * relative `dir` is relative to (the working directory unless said).
+ */
+export function writeExchange(
+  dir: string,
+  n: number,
+  exchange: CassetteExchange,
+  limits: Omit<FolderLimits, 'create'> = { base: process.cwd() },
+): string {
+  const folder = safeFolder(dir, { ...limits, create: true });
+  return writeNewFile(folder, exchangeFileName(n, exchange), JSON.stringify(exchange, null, 2) + '\n');
 }
 
 /** Every exchange in `dir`, in file-name order, and what is wrong with each file that is not one. */
@@ -79,11 +87,53 @@ export function loadCassette(dir: string): LoadedCassette {
   }
   for (const name of names) {
     const file = join(dir, name);
-    const read = readExchange(readFileSync(file, 'utf8'));
+    const text = readCassetteFile(file);
+    const read = 'problem' in text ? text : readExchange(text.text);
     if ('problem' in read) out.problems.push({ file, problem: read.problem });
     else out.exchanges.push({ file, exchange: read.exchange });
   }
   return out;
+}
+
+/**
+ * The largest cassette file read. The ring keeps at most 1 MiB of each body, so a recorded exchange is a few MiB
+ * even with every character escaped; past this a file is not one Loopgate wrote.
+ */
+const MAX_CASSETTE_FILE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * A cassette file's text, or why it is not read: only a regular file (not a link, a folder, a device such as
+ * /dev/zero, or a pipe that would never end), and not over MAX_CASSETTE_FILE_BYTES.
+ */
+function readCassetteFile(file: string): { text: string } | { problem: string } {
+  let fd: number | undefined;
+  try {
+    const st = lstatSync(file);
+    if (st.isSymbolicLink())
+      return { problem: `a link (to ${readlinkSync(file)}): a cassette is read from regular files only` };
+    if (st.isDirectory()) return { problem: 'a folder, not a cassette file: rename it or move it out of the cassette' };
+    if (!st.isFile()) return { problem: 'not a regular file (a device, pipe or socket): a cassette holds files only' };
+    // No link followed, and a pipe put there since the check does not block the open: fstat says what was opened.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const opened = fstatSync(fd);
+    if (!opened.isFile()) return { problem: 'not a regular file: a cassette holds files only' };
+    if (opened.size > MAX_CASSETTE_FILE_BYTES) return { problem: tooLarge(opened.size) };
+    const buf = Buffer.alloc(opened.size + 1);
+    let length = 0;
+    for (let n; length < buf.length && (n = readSync(fd, buf, length, buf.length - length, null)) > 0;) length += n;
+    // It grew while being read: still bounded by the buffer.
+    if (length > opened.size) return { problem: tooLarge(length) };
+    return { text: buf.toString('utf8', 0, length) };
+  } catch (err) {
+    return { problem: `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function tooLarge(bytes: number): string {
+  const mib = (n: number) => `${Math.round((n / 1024 / 1024) * 10) / 10} MiB`;
+  return `${mib(bytes)}, over the ${mib(MAX_CASSETTE_FILE_BYTES)} a cassette file may be (Loopgate writes a few MiB at most)`;
 }
 
 /** One file's text read as an exchange, or what is wrong with it. */

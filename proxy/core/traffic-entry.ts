@@ -16,6 +16,11 @@ export interface TrafficEntry {
   /** Why a body is absent or partial: 'cut' at RING_BODY_CHARS, 'streamed' (over the held size, never kept). */
   requestBodyNote?: 'cut' | 'streamed';
   responseBodyNote?: 'cut';
+  /**
+   * Loopgate answered, cut or lost this itself (its code: a refusal such as missing-local-token, a stream it
+   * broke off): not an answer of the upstream's, so never a cassette exchange.
+   */
+  localAnswer?: string;
   /** The diagnosis in words (what to fix), redacted, when the request failed. */
   hint?: string;
   /** For event streams: each event's arrival, in ms from the request's start, in order. */

@@ -319,6 +319,7 @@ function ringEntry(
   if (isStream && reply.capture.times)
     entry.eventTimes = eventTimes(reply.capture.chunks, reply.capture.times, ex.startedAt);
   if (ex.websocketMessageTimes) entry.messageTimes = ex.websocketMessageTimes.map((t) => round(t - ex.startedAt));
+  if (reply.local) entry.localAnswer = reply.local.code;
   const timing = reply.timing;
   if (timing) entry.timing = { loopgateMs: round(timing.loopgateMs), upstreamMs: round(timing.upstreamMs) };
   return entry;

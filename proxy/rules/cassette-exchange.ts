@@ -38,6 +38,8 @@ export function exchangeOf(
   if (entry.requestBodyNote || entry.responseBodyNote)
     return { skip: 'a body was over the 1 MiB the ring keeps, so it cannot be replayed whole' };
   // Neither came from the upstream: a replay must not serve the proxy's own failure as the service's answer.
+  if (entry.localAnswer !== undefined)
+    return { skip: `Loopgate answered this itself (${entry.localAnswer}), not the upstream` };
   if (rec.fault) return { skip: `the proxy injected this answer (fault ${rec.fault.kind}, --fault), not the upstream` };
   if (isCassetteMiss(rec)) return { skip: 'a cassette miss: the replay answered it, not an upstream' };
   if (rec.websocket) return webSocketExchange(rec, entry, match, now);

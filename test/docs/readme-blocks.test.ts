@@ -6,7 +6,7 @@
 // exports. All of it runs in a network namespace of its own (test/docs/readme-runner.mjs) so the
 // README's port is free; where one cannot be made (not root, no `unshare`), the running is skipped
 // and says so. The checks that need no proxy (every block accounted for, every variable a ts block
-// reads is one `loopgate env` sets) run everywhere.
+// reads is one `loopgate env` sets) run everywhere. docs/faults.md's sh blocks run the same way (below).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,16 +24,17 @@ interface Block {
   lines: string[];
 }
 
+/** The fenced blocks, a block inside a list item too (its fence indented, its lines by as much). */
 export function fencedBlocks(markdown: string): Block[] {
   const blocks: Block[] = [];
-  let open: Block | undefined;
+  let open: (Block & { indent: number }) | undefined;
   for (const line of markdown.split('\n')) {
-    const fence = /^```(\S*)\s*$/.exec(line);
-    if (fence && !open) open = { lang: fence[1]!, lines: [] };
+    const fence = /^( {0,3})```(\S*)\s*$/.exec(line);
+    if (fence && !open) open = { lang: fence[2]!, lines: [], indent: fence[1]!.length };
     else if (fence && open) {
-      blocks.push(open);
+      blocks.push({ lang: open.lang, lines: open.lines });
       open = undefined;
-    } else open?.lines.push(line);
+    } else open?.lines.push(line.replace(new RegExp(`^ {0,${open.indent}}`), ''));
   }
   return blocks;
 }
@@ -214,5 +215,77 @@ describe('README code blocks', () => {
       expect(byLine('loopgate tail --errors').out).toContain('no-such-model-for-the-readme');
     },
     600_000,
+  );
+});
+
+/**
+ * docs/faults.md's blocks (issue 39 N1: its arming curl sent a form content type and got 415, and nothing ran it).
+ * An sh block runs whole, in one bash (its lines share variables: `T=$(loopgate token)`), against the same setup
+ * as the README's; a block marked here is not run, with the reason. A curl exits 0 on an HTTP error, so what a
+ * block prints is checked too: no error envelope.
+ */
+const FAULTS_NOT_RUN: Array<{ first: string; reason: string }> = [
+  {
+    first: "loopgate serve --fault '429 times=2 retry-after=2'",
+    reason: 'each line starts a proxy of its own until Ctrl+C; the --fault grammar is run in test/proxy/faults.test.ts',
+  },
+  {
+    first: "loopgate serve --fault '429 times=1 retry-after=2 path=/v1/messages' &",
+    reason: 'Claude Code against the real agent: test/agents/fault-report.test.ts runs it against the pinned binary',
+  },
+];
+
+describe('docs/faults.md code blocks', () => {
+  const page = fencedBlocks(readFileSync(join(REPO, 'docs', 'faults.md'), 'utf8'));
+  const shBlocks = page.filter((b) => b.lang === 'sh');
+  const marked = (b: Block) => FAULTS_NOT_RUN.find((m) => commandLines(b)[0]?.startsWith(m.first));
+
+  it('every sh block is run or marked with its reason, no mark is stale, and the json block is JSON', () => {
+    for (const mark of FAULTS_NOT_RUN)
+      expect(
+        shBlocks.some((b) => commandLines(b)[0]?.startsWith(mark.first)),
+        `stale mark: ${mark.first}`,
+      ).toBe(true);
+    expect(shBlocks.filter((b) => !marked(b)).length).toBeGreaterThan(0);
+    for (const b of page.filter((x) => x.lang === 'json')) expect(() => JSON.parse(b.lines.join('\n'))).not.toThrow();
+  });
+
+  it.runIf(canMakeNetns())(
+    'every sh block not marked runs as pasted against the proxy on 127.0.0.1:8787, and no answer is an error',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'loopgate-faults-doc-'));
+      const bin = join(dir, 'bin');
+      const home = join(dir, 'home');
+      mkdirSync(bin);
+      mkdirSync(home);
+      writeFileSync(
+        join(bin, 'loopgate'),
+        `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`,
+        { mode: 0o755 },
+      );
+      const steps = shBlocks
+        .filter((b) => !marked(b))
+        .map((b, i) => ({ id: `faults.md sh ${i}`, command: b.lines.join('\n') }));
+      const env = { PATH: `${bin}:${process.env.PATH}`, HOME: home, LOOPGATE_HOME: join(home, '.loopgate') };
+      const planFile = join(dir, 'plan.json');
+      writeFileSync(planFile, JSON.stringify({ cli: CLI, env, cwd: dir, steps }));
+      const stdout = execFileSync(
+        'unshare',
+        ['--net', process.execPath, join(__dirname, 'readme-runner.mjs'), planFile],
+        { encoding: 'utf8', timeout: 300_000, maxBuffer: 64 * 1024 * 1024 },
+      );
+      const { results } = JSON.parse(stdout.trim().split('\n').pop()!) as {
+        results: Array<{ id: string; code: number | string; out: string; err: string }>;
+      };
+      expect(results.map((r) => r.id)).toEqual(steps.map((s) => s.id));
+      for (const r of results) {
+        expect(r.code, `${r.id}\n${r.out}\n${r.err}`).toBe(0);
+        expect(r.out, r.id).not.toMatch(/"error"\s*:/);
+      }
+      // The arming block: armed, listed, disarmed one and all.
+      const arming = results.find((r) => r.out.includes('"armed"'));
+      expect(arming?.out).toMatch(/"armed":\{"id":1,/);
+    },
+    300_000,
   );
 });
