@@ -6,6 +6,8 @@
 // the proxy's thread that second would stall every request in flight, and in
 // dist/cli.js it would be 3.6 MB more for every `loopgate` command to read.
 // Each encoding loads on its first use.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import type { EncodingName, TokenCounter } from '../rules/context-breakdown.js';
 import { runCacheJob, runContextJob } from './analysis-jobs.js';
@@ -41,6 +43,21 @@ async function answer(msg: WorkerRequest): Promise<WorkerReply> {
   const count = await encoding(msg.encoding);
   return { id: msg.id, counts: msg.texts.map((t) => (t ? count(t, AS_TEXT) : 0)) } satisfies CountReply;
 }
+
+/**
+ * This thread yields the CPU to the proxy's: on a busy machine a long analysis must not slow the requests. Linux
+ * names the thread in /proc/thread-self, and setpriority on its id sets that thread's niceness alone; elsewhere
+ * (or where that fails) the worker keeps the process's priority.
+ */
+function yieldToRequests(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, 19);
+  } catch {
+    // Not Linux, or not allowed: the same priority as the proxy.
+  }
+}
+yieldToRequests();
 
 parentPort?.on('message', (msg: WorkerRequest) => {
   answer(msg).then(
