@@ -78,7 +78,7 @@ export function promptTokens(t: TokenCounts): number {
  * linear (each value once), so these bound its time too; JSON values rather than bytes, because a megabyte of
  * one string costs one comparison and a megabyte of `[0,0,…]` half a million.
  */
-export const COMPARE_BUDGET = { values: 200_000, depth: 256 };
+export const COMPARE_BUDGET = { values: 200_000, depth: 200 };
 
 /** A body past the comparison budget. */
 export class TooLargeToCompare extends Error {}

@@ -36,7 +36,7 @@ export class NotAnswered extends Error {
 }
 
 /** How long an analysis job may take, the encoding's first load included, before the worker is restarted. */
-export const ANALYSIS_BUDGET_MS = 10_000;
+const ANALYSIS_BUDGET_MS = 10_000;
 /** The worker's heap: a body that would need more ends the worker, never the proxy. */
 const WORKER_HEAP_MB = 512;
 
