@@ -113,7 +113,9 @@ export type CacheMissCause =
   | { kind: 'bridge-dropped-cache-control'; bridge: string }
   | { kind: 'no-cache-markers' }
   | { kind: 'below-minimum'; tokens: number; minimum: number }
-  | { kind: 'unexplained' };
+  | { kind: 'unexplained' }
+  /** The prompts were not compared: past the size budget (`size`), the time budget (`time`), or the worker failed. */
+  | { kind: 'not-compared'; reason: 'size' | 'time' | 'failed'; detail: string };
 
 /** A turn's prompt-cache outcome, compared with the session's previous turn. */
 export interface CacheOutcome {

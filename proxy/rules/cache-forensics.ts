@@ -74,32 +74,74 @@ export function promptTokens(t: TokenCounts): number {
   return t.input + t.cacheRead + t.cacheWrite5m + t.cacheWrite1h;
 }
 
-/** A value as the cache compares it: markers moved between turns change nothing cached. */
-function canonical(v: unknown): string {
-  return JSON.stringify(v, (k, x: unknown) => (k === CACHE_CONTROL ? undefined : x));
+/**
+ * What the comparison walks at most, per body: past it the answer is "too large to compare" and why. The walk is
+ * linear (each value once), so these bound its time too; JSON values rather than bytes, because a megabyte of
+ * one string costs one comparison and a megabyte of `[0,0,…]` half a million.
+ */
+export const COMPARE_BUDGET = { values: 200_000, depth: 200 };
+
+/** A body past the comparison budget. */
+export class TooLargeToCompare extends Error {}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * The body's JSON values and depth, walked without recursion and stopped at the budget: throws
+ * TooLargeToCompare, naming which figure passed and by how much.
+ */
+export function checkBudget(body: unknown, which: string, budget = COMPARE_BUDGET): void {
+  const stack: Array<[unknown, number]> = [[body, 1]];
+  let values = 0;
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (++values > budget.values)
+      throw new TooLargeToCompare(`${which} holds more than ${count(budget.values)} JSON values`);
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > budget.depth) throw new TooLargeToCompare(`${which} nests deeper than ${count(budget.depth)} levels`);
+    for (const x of Array.isArray(v) ? v : Object.values(v)) stack.push([x, depth + 1]);
+  }
 }
 
 function escapePointer(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-/** The JSON pointer, under `base`, of the first place `a` and `b` differ (both already known to differ). */
-function firstDifference(a: unknown, b: unknown, base: string): string {
+/** A member JSON.stringify writes out (undefined, functions and symbols are left out of an object). */
+const written = (v: unknown) => v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
+
+/** An object's members as the cache compares them: markers moved between turns change nothing cached. */
+const members = (o: Record<string, unknown>) => Object.keys(o).filter((k) => k !== CACHE_CONTROL && written(o[k]));
+
+/**
+ * The JSON pointer, under `base`, of the first place `a` and `b` differ as JSON (cache_control aside), or
+ * undefined when they are the same. One walk over both, each value once: the old way serialised every value
+ * at each level it sat under, quadratic in the depth (issue 39 H-2). Depth is bounded by checkBudget first.
+ */
+function firstDifference(a: unknown, b: unknown, base: string): string | undefined {
   if (Array.isArray(a) && Array.isArray(b)) {
     const n = Math.min(a.length, b.length);
-    for (let i = 0; i < n; i++)
-      if (canonical(a[i]) !== canonical(b[i])) return firstDifference(a[i], b[i], `${base}/${i}`);
-    return `${base}/${n}`;
+    for (let i = 0; i < n; i++) {
+      // JSON writes a missing array element as null.
+      const d = firstDifference(written(a[i]) ? a[i] : null, written(b[i]) ? b[i] : null, `${base}/${i}`);
+      if (d !== undefined) return d;
+    }
+    return a.length === b.length ? undefined : `${base}/${n}`;
   }
   const x = obj(a);
   const y = obj(b);
   if (x && y) {
-    for (const k of new Set([...Object.keys(x), ...Object.keys(y)])) {
-      if (k === CACHE_CONTROL) continue;
-      if (canonical(x[k]) !== canonical(y[k])) return firstDifference(x[k], y[k], `${base}/${escapePointer(k)}`);
+    const kx = members(x);
+    const ky = members(y);
+    for (const k of new Set([...kx, ...ky])) {
+      const d = firstDifference(x[k], y[k], `${base}/${escapePointer(k)}`);
+      if (d !== undefined) return d;
     }
+    // Same members with the same values, in another order: JSON text that differs, nowhere in particular.
+    return kx.every((k, i) => ky[i] === k) ? undefined : base;
   }
-  return base;
+  if (Array.isArray(a) || Array.isArray(b) || x || y) return base;
+  return JSON.stringify(a) === JSON.stringify(b) ? undefined : base;
 }
 
 /** A message list in a protocol's field: Responses accepts one string as the whole input. */
@@ -118,10 +160,9 @@ function toolResultId(message: unknown, block: unknown): string | undefined {
   return undefined;
 }
 
-function messageRegion(field: string, index: number, prev: unknown, cur: unknown): BodyRegion {
+function messageRegion(field: string, index: number, cur: unknown, pointer: string): BodyRegion {
   const base = `/${field}/${index}`;
   if (cur === undefined) return { part: 'message', index, label: `message ${index} removed`, pointer: base };
-  const pointer = firstDifference(prev, cur, base);
   // /messages/5/content/2/...: the content block the difference is in.
   const rest = pointer.slice(base.length).split('/');
   const content = obj(cur)?.content;
@@ -145,49 +186,63 @@ export function firstChangedRegion(
   prev: Record<string, unknown>,
   cur: Record<string, unknown>,
 ): BodyRegion | undefined {
+  checkBudget(prev, 'the previous request body');
+  checkBudget(cur, 'this request body');
   const layout = LAYOUT[protocol];
   if (prev.model !== cur.model) return { part: 'model', label: 'the model', pointer: '/model' };
-  if (canonical(prev.tools) !== canonical(cur.tools)) {
-    const pointer = firstDifference(prev.tools, cur.tools, '/tools');
-    const index = Number(pointer.split('/')[2]);
+  const tools = firstDifference(prev.tools, cur.tools, '/tools');
+  if (tools !== undefined) {
+    const index = Number(tools.split('/')[2]);
     return Number.isInteger(index)
-      ? { part: 'tools', index, label: `the tool list (tool ${index})`, pointer }
-      : { part: 'tools', label: 'the tool list', pointer };
+      ? { part: 'tools', index, label: `the tool list (tool ${index})`, pointer: tools }
+      : { part: 'tools', label: 'the tool list', pointer: tools };
   }
-  if (layout.system !== undefined && canonical(prev[layout.system]) !== canonical(cur[layout.system])) {
+  if (layout.system !== undefined) {
     const a = prev[layout.system];
     const b = cur[layout.system];
     const pointer = firstDifference(a, b, `/${layout.system}`);
-    if (Array.isArray(a) && Array.isArray(b)) {
-      const index = Number(pointer.split('/')[2]);
-      return { part: 'system', index, label: `system block ${index}`, pointer };
+    if (pointer !== undefined) {
+      if (Array.isArray(a) && Array.isArray(b)) {
+        const index = Number(pointer.split('/')[2]);
+        return { part: 'system', index, label: `system block ${index}`, pointer };
+      }
+      return { part: 'system', label: 'the system prompt', pointer };
     }
-    return { part: 'system', label: 'the system prompt', pointer };
   }
   for (const s of layout.settings)
-    if (canonical(prev[s]) !== canonical(cur[s])) return { part: 'other', label: `\`${s}\``, pointer: `/${s}` };
+    if (firstDifference(prev[s], cur[s], `/${s}`) !== undefined)
+      return { part: 'other', label: `\`${s}\``, pointer: `/${s}` };
   const a = itemsOf(prev[layout.messages]);
   const b = itemsOf(cur[layout.messages]);
-  for (let i = 0; i < a.length; i++)
-    if (i >= b.length || canonical(a[i]) !== canonical(b[i])) return messageRegion(layout.messages, i, a[i], b[i]);
+  for (let i = 0; i < a.length; i++) {
+    const base = `/${layout.messages}/${i}`;
+    if (i >= b.length) return messageRegion(layout.messages, i, undefined, base);
+    const pointer = firstDifference(a[i], b[i], base);
+    if (pointer !== undefined) return messageRegion(layout.messages, i, b[i], pointer);
+  }
   return undefined;
 }
 
-/** The markers a body carries: any, and whether one asks for the 1-hour TTL. */
+/** The markers a body carries: any, and whether one asks for the 1-hour TTL (walked without recursion, budget checked first). */
 function cacheMarkers(body: Record<string, unknown> | undefined): { any: boolean; oneHour: boolean } {
   const found = { any: false, oneHour: false };
-  if (!body) return found;
-  JSON.stringify(body, (k, v: unknown) => {
-    if (k === CACHE_CONTROL && v !== null && v !== undefined) {
-      found.any = true;
-      if (obj(v)?.ttl === '1h') found.oneHour = true;
+  const stack: unknown[] = body ? [body] : [];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (Array.isArray(v)) for (const x of v) stack.push(x);
+    const o = obj(v);
+    if (!o) continue;
+    for (const [k, x] of Object.entries(o)) {
+      if (k === CACHE_CONTROL && x !== null && x !== undefined) {
+        found.any = true;
+        if (obj(x)?.ttl === '1h') found.oneHour = true;
+      } else stack.push(x);
     }
-    return v;
-  });
+  }
   return found;
 }
 
-const num = (n: number) => Math.round(n).toLocaleString('en-US');
+const num = (n: number) => count(Math.round(n));
 const minutes = (ms: number) => (ms >= 2 * ONE_HOUR ? `${num(ms / ONE_HOUR)} h` : `${num(ms / 60_000)} min`);
 
 /** The cause in words, for the summary. */
@@ -207,6 +262,8 @@ function describeCause(c: CacheMissCause): string {
       return `a ${num(c.tokens)}-token prompt is below the ${num(c.minimum)}-token minimum`;
     case 'unexplained':
       return 'no change found in the prompt';
+    case 'not-compared':
+      return c.reason === 'failed' ? `not compared: ${c.detail}` : `too large to compare: ${c.detail}`;
   }
 }
 
@@ -232,10 +289,15 @@ export function cacheOutcome(prev: PreviousTurn | undefined, cur: TurnFacts): Ca
   const base = { hitRatio, cacheRead: t.cacheRead, written };
   const markers = cacheMarkers(cur.body);
   const layout = LAYOUT[cur.protocol];
-  const region =
-    prev?.body && cur.body && prev.protocol === cur.protocol
-      ? firstChangedRegion(cur.protocol, prev.body, cur.body)
-      : undefined;
+  let region: BodyRegion | undefined;
+  let notCompared: CacheMissCause | undefined;
+  try {
+    if (prev?.body && cur.body && prev.protocol === cur.protocol)
+      region = firstChangedRegion(cur.protocol, prev.body, cur.body);
+  } catch (err) {
+    if (!(err instanceof TooLargeToCompare)) throw err;
+    notCompared = { kind: 'not-compared', reason: 'size', detail: err.message };
+  }
   const gapMs = prev ? cur.time - prev.time : 0;
   const ttl: '5m' | '1h' = markers.oneHour ? '1h' : '5m';
   const lapsed = prev !== undefined && gapMs > (ttl === '1h' ? ONE_HOUR : FIVE_MINUTES);
@@ -250,24 +312,62 @@ export function cacheOutcome(prev: PreviousTurn | undefined, cur: TurnFacts): Ca
     else if (prompt < minimum) cause = { kind: 'below-minimum', tokens: prompt, minimum };
     else if (!prev) cause = { kind: 'first-turn' };
     else if (lapsed) cause = { kind: 'ttl-lapsed', gapMs, ttl };
+    else if (notCompared) cause = notCompared;
     else if (region) cause = { kind: 'changed', region };
     else cause = { kind: 'unexplained' };
+  } else if (notCompared && !coveredAnyway(t, hitRatio, prev)) {
+    verdict = 'partial';
+    cause = notCompared;
   } else if (region && !coveredAnyway(t, hitRatio, prev)) {
     verdict = 'partial';
     cause = { kind: 'changed', region };
-  } else if (!region && prev?.tokens && t.cacheRead < promptTokens(prev.tokens) / 2) {
+  } else if (!region && !notCompared && prev?.tokens && t.cacheRead < promptTokens(prev.tokens) / 2) {
     // The prompt only grew, yet less than half of what was there came from the cache: part of it expired.
     verdict = 'partial';
     cause = gapMs > FIVE_MINUTES ? { kind: 'ttl-lapsed', gapMs, ttl: '5m' } : { kind: 'unexplained' };
   } else verdict = 'hit';
 
-  const pct = hitRatio === null ? '–' : `${Math.round(hitRatio * 100)} %`;
+  return withPrevious(
+    { verdict, ...base, ...(cause ? { cause } : {}), summary: summaryOf(verdict, t, cause) },
+    previous,
+  );
+}
+
+function summaryOf(verdict: CacheOutcome['verdict'], t: TokenCounts, cause: CacheMissCause | undefined): string {
+  const prompt = promptTokens(t);
+  const written = t.cacheWrite5m + t.cacheWrite1h;
+  const pct = prompt > 0 ? `${Math.round((t.cacheRead / prompt) * 100)} %` : '–';
   const paid = written > 0 ? `${num(written)} tokens ${verdict === 'hit' ? 'written' : 're-written'}` : undefined;
   const uncached = t.input > 0 ? `${num(t.input)} tokens uncached` : undefined;
   const words = cause ? describeCause(cause) : 'prefix reused';
   const tail = paid ?? uncached;
-  const summary = `cache: ${pct} — ${words}${tail ? `, ${tail}` : ''}`;
-  return withPrevious({ verdict, ...base, ...(cause ? { cause } : {}), summary }, previous);
+  return `cache: ${pct} — ${words}${tail ? `, ${tail}` : ''}`;
+}
+
+/**
+ * The outcome when the prompts could not be compared at all (the analysis passed its time budget, or its worker
+ * failed): the hit ratio from the usage, the verdict unknown, and why in the cause and the summary.
+ */
+export function outcomeNotCompared(
+  previous: CacheOutcome['previous'],
+  t: TokenCounts | undefined,
+  cause: Extract<CacheMissCause, { kind: 'not-compared' }>,
+): CacheOutcome {
+  const why = describeCause(cause);
+  if (!t)
+    return withPrevious(
+      { verdict: 'unknown', hitRatio: null, cacheRead: 0, written: 0, cause, summary: `cache: unknown — ${why}` },
+      previous,
+    );
+  const prompt = promptTokens(t);
+  const hitRatio = prompt > 0 ? t.cacheRead / prompt : null;
+  const out = {
+    verdict: 'unknown' as const,
+    hitRatio,
+    cacheRead: t.cacheRead,
+    written: t.cacheWrite5m + t.cacheWrite1h,
+  };
+  return withPrevious({ ...out, cause, summary: summaryOf('unknown', t, cause) }, previous);
 }
 
 /**

@@ -18,6 +18,10 @@ import type { Protocol } from '../core/routing-facts.js';
 
 const PROTOCOLS: readonly Protocol[] = ['chat', 'responses', 'messages'];
 const EXAMPLE = 'e.g. --fault "429 times=2 retry-after=2 model=claude-*"';
+/** A model glob longer than this is refused (the longest model id is under 100 characters). */
+export const MAX_MODEL_GLOB_CHARS = 256;
+/** A request's model name longer than this matches no model glob. */
+const MAX_MATCHED_MODEL_CHARS = 1024;
 
 export function parseFaultRule(text: string): { ok: true; rule: FaultRule } | { ok: false; problem: string } {
   const words = text.trim().split(/\s+/).filter(Boolean);
@@ -59,6 +63,10 @@ function setField(rule: FaultRule, name: string, value: string): string | undefi
       rule.scope.protocol = value as Protocol;
       return;
     case 'model':
+      if (value.length > MAX_MODEL_GLOB_CHARS)
+        return `model= takes a glob of at most ${MAX_MODEL_GLOB_CHARS} characters (got ${value.length.toLocaleString('en-US')}): name the models with fewer, e.g. model=claude-*.`;
+      rule.scope.model = value;
+      return;
     case 'key':
     case 'session':
       rule.scope[name] = value;
@@ -112,34 +120,54 @@ export function inScope(rule: FaultRule, t: FaultTarget): boolean {
   const s = rule.scope;
   if (s.path !== undefined && t.path.split('?')[0] !== s.path) return false;
   if (s.protocol !== undefined && t.protocol !== s.protocol) return false;
-  if (s.model !== undefined && (t.model === undefined || !globMatch(s.model, t.model))) return false;
+  // A model name past the cap matches no glob: no real one is that long, and matching it would cost its length.
+  if (
+    s.model !== undefined &&
+    (t.model === undefined || t.model.length > MAX_MATCHED_MODEL_CHARS || !globMatch(s.model, t.model))
+  )
+    return false;
   if (s.key !== undefined && t.key !== s.key) return false;
   if (s.session !== undefined && t.session !== s.session) return false;
   return true;
 }
 
 /**
- * `*` any run of characters, `?` one; everything else literal. The greedy two-pointer match (on a mismatch,
- * back to the last `*` only): at most glob × text steps, where a RegExp of several `.*` backtracks
- * exponentially, on a model name that is the client's, however long.
+ * `*` any run of characters, `?` one; everything else literal. The glob is cut at its `*`s: the first piece must
+ * start the text, the last end it, and each piece between is found leftmost after the one before (taking the
+ * earliest place never loses a match a later place would give). One pass over the text per piece at most, so
+ * text × glob steps only when a piece holds `?` (found by a scan); a piece without `?` is an indexOf. The old
+ * two-pointer match backed up to the last `*` on each mismatch: a 2,000-character glob met by a 300 KB model name
+ * took seconds (issue 39 H-9); inScope caps both lengths too.
  */
 export function globMatch(glob: string, text: string): boolean {
-  let g = 0;
-  let t = 0;
-  let star = -1;
-  let resume = 0;
-  while (t < text.length) {
-    if (g < glob.length && (glob[g] === '?' || (glob[g] !== '*' && glob[g] === text[t]))) {
-      g++;
-      t++;
-    } else if (g < glob.length && glob[g] === '*') {
-      star = g++;
-      resume = t;
-    } else if (star >= 0) {
-      g = star + 1;
-      t = ++resume;
-    } else return false;
+  const pieces = glob.split('*');
+  const first = pieces[0]!;
+  if (pieces.length === 1) return first.length === text.length && pieceAt(first, text, 0);
+  const last = pieces[pieces.length - 1]!;
+  const end = text.length - last.length;
+  if (first.length > end || !pieceAt(first, text, 0) || !pieceAt(last, text, end)) return false;
+  let from = first.length;
+  for (let i = 1; i < pieces.length - 1; i++) {
+    const piece = pieces[i]!;
+    const at = findPiece(piece, text, from, end);
+    if (at < 0) return false;
+    from = at + piece.length;
   }
-  while (g < glob.length && glob[g] === '*') g++;
-  return g === glob.length;
+  return true;
+}
+
+/** `piece` (literal but for `?`) at `text[at...]`. */
+function pieceAt(piece: string, text: string, at: number): boolean {
+  for (let i = 0; i < piece.length; i++) if (piece[i] !== '?' && piece[i] !== text[at + i]) return false;
+  return true;
+}
+
+/** The leftmost place from `from` where `piece` fits wholly before `end`, or -1. */
+function findPiece(piece: string, text: string, from: number, end: number): number {
+  if (!piece.includes('?')) {
+    const at = text.indexOf(piece, from);
+    return at >= 0 && at + piece.length <= end ? at : -1;
+  }
+  for (let at = from; at + piece.length <= end; at++) if (pieceAt(piece, text, at)) return at;
+  return -1;
 }

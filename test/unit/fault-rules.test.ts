@@ -2,7 +2,17 @@
 // with what to write instead, and the scope test.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { globMatch, inScope, parseFaultRule } from '../../proxy/rules/fault-rules.js';
+import { globMatch, inScope, MAX_MODEL_GLOB_CHARS, parseFaultRule } from '../../proxy/rules/fault-rules.js';
+
+/** The reference reading of a glob: a RegExp, fine on short texts (it backtracks on long ones). */
+const reading = (glob: string) =>
+  new RegExp(
+    `^${glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+    's',
+  );
 
 describe('fault rules', () => {
   it('reads a rule with its scope, count and details', () => {
@@ -72,14 +82,6 @@ describe('fault rules', () => {
   });
 
   it('agrees with the RegExp reading of the glob on short texts (property)', () => {
-    const reading = (glob: string) =>
-      new RegExp(
-        `^${glob
-          .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-          .replace(/\*/g, '.*')
-          .replace(/\?/g, '.')}$`,
-        's',
-      );
     const alphabet = fc.constantFrom('a', 'b', '-', '*', '?');
     fc.assert(
       fc.property(fc.array(alphabet, { maxLength: 8 }), fc.array(alphabet, { maxLength: 10 }), (g, t) => {
@@ -88,6 +90,31 @@ describe('fault rules', () => {
         expect(globMatch(glob, text)).toBe(reading(glob).test(text));
       }),
     );
+  });
+
+  it('agrees with the RegExp reading on longer globs of many pieces, ? inside pieces too (property)', () => {
+    const piece = fc.array(fc.constantFrom('a', 'b', '?', '.'), { maxLength: 4 }).map((p) => p.join(''));
+    const glob = fc.array(piece, { minLength: 1, maxLength: 6 }).map((p) => p.join('*'));
+    const text = fc.array(fc.constantFrom('a', 'b', '.'), { maxLength: 24 }).map((t) => t.join(''));
+    fc.assert(
+      fc.property(glob, text, (g, t) => {
+        expect(globMatch(g, t)).toBe(reading(g).test(t));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('refuses a model glob past the cap, naming it; a model name past its cap matches nothing (issue 39 H-9)', () => {
+    expect(parseFaultRule(`500 model=${'a'.repeat(MAX_MODEL_GLOB_CHARS)}`).ok).toBe(true);
+    const long = parseFaultRule(`500 model=${'*a'.repeat(1000)}`);
+    expect(long).toEqual({
+      ok: false,
+      problem: `model= takes a glob of at most ${MAX_MODEL_GLOB_CHARS} characters (got 2,000): name the models with fewer, e.g. model=claude-*.`,
+    });
+    const any = parseFaultRule('500 model=*');
+    if (!any.ok) throw new Error(any.problem);
+    expect(inScope(any.rule, { path: '/v1/chat/completions', model: 'm'.repeat(1024) })).toBe(true);
+    expect(inScope(any.rule, { path: '/v1/chat/completions', model: 'm'.repeat(1025) })).toBe(false);
   });
 
   it('answers at once for a long model name against a glob of many * (a RegExp backtracks for minutes)', () => {
