@@ -12,7 +12,6 @@ import type { BodyRegion, CacheMissCause, CacheOutcome } from '../core/agent-ses
 import type { Protocol } from '../core/routing-facts.js';
 import type { TokenCounts } from '../core/token-counts.js';
 import { obj } from './protocols/conversation-parts.js';
-import { nestsDeeperThan } from './nesting.js';
 
 const FIVE_MINUTES = 5 * 60_000;
 const ONE_HOUR = 60 * 60_000;
@@ -272,9 +271,6 @@ function describeCause(c: CacheMissCause): string {
  * (undefined for the first, or when it was evicted).
  */
 export function cacheOutcome(prev: PreviousTurn | undefined, cur: TurnFacts): CacheOutcome {
-  // A body nested past MAX_NESTING is not compared (issue 39 H-1): as if it had not been kept.
-  if (nestsDeeperThan(cur.body)) cur = { ...cur, body: undefined };
-  if (nestsDeeperThan(prev?.body)) prev = { ...prev!, body: undefined };
   const previous = prev ? { seq: prev.seq, id: prev.id } : undefined;
   const t = cur.tokens;
   if (!t) {
