@@ -240,7 +240,7 @@ export type TrafficDetail = TrafficEntry & {
   context?: ContextBreakdown;
 };
 
-/** GET <sessions>: the sessions in memory, most recent first. */
+/** GET <sessions>: the sessions in memory, most recent first (summaries only: each session's seqs are in its detail). */
 export interface SessionListAnswer {
   sessions: SessionSummary[];
 }
@@ -262,6 +262,8 @@ export interface SessionTurn {
 /** GET <sessions>/<id>: the summary and each turn still in the ring, oldest first. */
 export interface SessionDetailAnswer {
   session: SessionSummary;
+  /** The ring's seqs of the session's requests still held there (turns or not), oldest first. */
+  seqs: number[];
   turns: SessionTurn[];
 }
 
