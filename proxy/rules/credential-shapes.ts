@@ -3,6 +3,7 @@
 // whoever's they are. One precompiled regex. Pure: no I/O.
 import { REDACTION_MARK_SOURCE } from './key-display.js';
 import { SECRET_PATTERNS } from './secret-patterns.js';
+import { RUN_CREDENTIAL_ESCAPED_HINT, RUN_CREDENTIAL_SHAPES } from './run-credential.js';
 
 // Case-insensitivity per alternative: Node 20 has no inline (?i:) groups, so
 // letters outside character classes are spelled as [xX].
@@ -39,6 +40,8 @@ const PATTERN_SOURCES: Array<{ group: string; source: string }> = [
     source: `\\b(?<!-)(?<pname>${PARAM_NAMES})=(?!${REDACTION_MARK_SOURCE})(?<pvalue>[^&\\s#"'<>\\\\]+)`,
   },
   { group: 'lgtoken', source: '\\blg-local-[A-Za-z0-9_-]{16,}' },
+  // `loopgate run`'s credentials, anyone's, wherever they stand and however encoded (no \b: after `\n` or `%20` too).
+  ...RUN_CREDENTIAL_SHAPES.map((source, i) => ({ group: `lgrun${i}`, source })),
   ...SECRET_PATTERNS.map((p, i) => ({
     group: `p${i}`,
     source: p.pattern.flags.includes('i') ? caseless(p.pattern.source) : p.pattern.source,
@@ -60,7 +63,7 @@ const PATTERNS = new RegExp(
 export const MIN_PATTERN_LENGTH = 5;
 
 // Every pattern match holds a `=` or a run of 8 token characters (the Bearer
-// token class is the widest). A plain loop, because a regex for the same test
+// token class is the widest), or is a run credential spelt in escapes. A plain loop, because a regex for the same test
 // backtracks at every position. Keep it a superset when adding patterns.
 const TOKEN_CHAR = new Uint8Array(128);
 for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/-') TOKEN_CHAR[c.charCodeAt(0)] = 1;
@@ -75,7 +78,8 @@ function mayMatchPattern(s: string): boolean {
       run = 0;
     }
   }
-  return false;
+  // A run credential spelt wholly in escapes (`\u006c…`, `%6c…`) has neither.
+  return RUN_CREDENTIAL_ESCAPED_HINT.test(s);
 }
 
 /**
