@@ -7,8 +7,8 @@ import { looksLikeProviderKey } from '../rules/secret-patterns.js';
 import { shortKey } from '../rules/key-display.js';
 import { commandLine, INSTALLED_COMMAND } from '../rules/command-line.js';
 import { RUN_CREDENTIAL_PREFIX, runLifetime, verifyRunCredential } from '../rules/run-credential.js';
-import { LOCAL_ERROR_CODES } from '../core/local-api.js';
-import type { ProxyContext } from './context.js';
+import { LOCAL_API_PREFIX, LOCAL_ERROR_CODES } from '../core/local-api.js';
+import type { RunBook } from '../traffic/run-book.js';
 
 /** The credential a client presented: Bearer, x-api-key or api-key. */
 export function presentedCredential(req: IncomingMessage): string | undefined {
@@ -22,8 +22,12 @@ export function presentedCredential(req: IncomingMessage): string | undefined {
 }
 
 /** What a credential is checked against; `cliCommand` and `cliProxyFlags` name the command that fixes a refusal. */
-export type AuthContext = Pick<ProxyContext, 'token' | 'runs'> &
-  Partial<Pick<ProxyContext, 'cliCommand' | 'cliProxyFlags'>>;
+export interface AuthContext {
+  token: string | null;
+  runs: RunBook;
+  cliCommand?: string;
+  cliProxyFlags?: string;
+}
 
 /** The model API (/v1/*, its WebSocket) takes the token or a live run's credential; Loopgate's own API the token only. */
 export type AuthScope = 'model-api' | 'loopgate-api';
@@ -38,7 +42,7 @@ export function checkToken(req: IncomingMessage, ctx: AuthContext, scope: AuthSc
     throw new ProxyError(
       403,
       LOCAL_ERROR_CODES.runCredentialScope,
-      "This is a `loopgate run` credential: it is for the tool's model calls (/v1/...) only. Loopgate's own API (/_loopgate/...) takes the local token.",
+      `This is a \`loopgate run\` credential: it is for the tool's model calls (/v1/...) only. Loopgate's own API (${LOCAL_API_PREFIX}...) takes the local token.`,
     );
   if (token === null) return;
   if (presented !== undefined && secretEquals(token, presented)) return;

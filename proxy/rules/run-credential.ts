@@ -14,7 +14,7 @@ import { secretEquals } from './constant-time.js';
 export const RUN_CREDENTIAL_PREFIX = 'lg-local-run_';
 const PREFIX = RUN_CREDENTIAL_PREFIX;
 /** tool (a-z0-9-, ≤ 32), start time in ms (base 36), a nonce (base 36), the MAC (hex): the redactor masks this shape. */
-export const RUN_CREDENTIAL_SOURCE = 'lg-local-run_[a-z0-9-]{1,32}_[0-9a-z]{1,12}_[0-9a-z]{4,16}_[0-9a-f]{32}';
+const RUN_CREDENTIAL_SOURCE = 'lg-local-run_[a-z0-9-]{1,32}_[0-9a-z]{1,12}_[0-9a-z]{4,16}_[0-9a-f]{32}';
 /** A hex digit pair as a regex that takes either letter case. */
 function hexPair(byte: number): string {
   return [...byte.toString(16).padStart(2, '0')]

@@ -226,7 +226,7 @@ export class SessionBook {
  * A client-chosen id, kept readable and bounded: other characters are replaced, and an id past MAX_ID_CHARS
  * becomes its head and a hash of the whole (two long ids that share a head stay apart).
  */
-export function boundedId(key: string): string {
+function boundedId(key: string): string {
   const head = key.length <= MAX_ID_CHARS ? key : key.slice(0, MAX_ID_CHARS - 17);
   const cleaned = head.replace(/[^A-Za-z0-9._:-]/g, '_');
   return key.length <= MAX_ID_CHARS ? cleaned : `${cleaned}~${shortHash(key)}`;

@@ -112,7 +112,7 @@ export function sessionJson(s: SessionSummary): string {
 }
 
 /** How many values a session's list holds with those it left out (the proxy caps each list). */
-export function sessionListCount(s: SessionSummary, name: SessionListName): number {
+function sessionListCount(s: SessionSummary, name: SessionListName): number {
   return s[name].length + (s.more?.[name] ?? 0);
 }
 
