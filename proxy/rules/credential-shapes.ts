@@ -1,9 +1,10 @@
 // The redactor's second pass (redact.ts): credential shapes from
 // SECRET_PATTERNS, Loopgate's own local tokens and key=/token= parameters,
-// whoever's they are. One precompiled regex. Pure: no I/O.
+// whoever's they are. One precompiled regex, and one for `loopgate run`'s credentials in every form (run-credential.ts).
+// Pure: no I/O.
 import { REDACTION_MARK_SOURCE } from './key-display.js';
 import { SECRET_PATTERNS } from './secret-patterns.js';
-import { RUN_CREDENTIAL_ESCAPED_HINT, RUN_CREDENTIAL_SHAPES } from './run-credential.js';
+import { mayHoldRunCredential, RUN_CREDENTIAL_SHAPES } from './run-credential.js';
 
 // Case-insensitivity per alternative: Node 20 has no inline (?i:) groups, so
 // letters outside character classes are spelled as [xX].
@@ -40,8 +41,6 @@ const PATTERN_SOURCES: Array<{ group: string; source: string }> = [
     source: `\\b(?<!-)(?<pname>${PARAM_NAMES})=(?!${REDACTION_MARK_SOURCE})(?<pvalue>[^&\\s#"'<>\\\\]+)`,
   },
   { group: 'lgtoken', source: '\\blg-local-[A-Za-z0-9_-]{16,}' },
-  // `loopgate run`'s credentials, anyone's, wherever they stand and however encoded (no \b: after `\n` or `%20` too).
-  ...RUN_CREDENTIAL_SHAPES.map((source, i) => ({ group: `lgrun${i}`, source })),
   ...SECRET_PATTERNS.map((p, i) => ({
     group: `p${i}`,
     source: p.pattern.flags.includes('i') ? caseless(p.pattern.source) : p.pattern.source,
@@ -63,7 +62,7 @@ const PATTERNS = new RegExp(
 export const MIN_PATTERN_LENGTH = 5;
 
 // Every pattern match holds a `=` or a run of 8 token characters (the Bearer
-// token class is the widest), or is a run credential spelt in escapes. A plain loop, because a regex for the same test
+// token class is the widest). A plain loop, because a regex for the same test
 // backtracks at every position. Keep it a superset when adding patterns.
 const TOKEN_CHAR = new Uint8Array(128);
 for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/-') TOKEN_CHAR[c.charCodeAt(0)] = 1;
@@ -78,8 +77,7 @@ function mayMatchPattern(s: string): boolean {
       run = 0;
     }
   }
-  // A run credential spelt wholly in escapes (`\u006c…`, `%6c…`) has neither.
-  return RUN_CREDENTIAL_ESCAPED_HINT.test(s);
+  return false;
 }
 
 /**
@@ -98,11 +96,22 @@ export function credentialShapeReplacer(tag: (value: string) => string): (s: str
     }
     return tag(match);
   }
-  return (s) => (mayMatchPattern(s) ? s.replace(PATTERNS, onPattern) : s);
+  return (s) => {
+    const out = mayMatchPattern(s) ? s.replace(PATTERNS, onPattern) : s;
+    // `loopgate run`'s credentials, anyone's, wherever they stand (after `\n`, `%20`) and however encoded.
+    return mayHoldRunCredential(out) ? out.replace(RUN_CREDENTIAL_SHAPES, (m) => tag(m)) : out;
+  };
 }
 
 /** Where the replacer would replace something in s, with the whole matched text. */
 export function credentialShapesIn(s: string): Array<{ start: number; end: number; text: string }> {
-  if (!mayMatchPattern(s)) return [];
-  return [...s.matchAll(PATTERNS)].map((m) => ({ start: m.index, end: m.index + m[0].length, text: m[0] }));
+  const out = mayMatchPattern(s)
+    ? [...s.matchAll(PATTERNS)].map((m) => ({ start: m.index, end: m.index + m[0].length, text: m[0] }))
+    : [];
+  if (!mayHoldRunCredential(s)) return out;
+  for (const m of s.matchAll(RUN_CREDENTIAL_SHAPES)) {
+    const found = { start: m.index, end: m.index + m[0].length, text: m[0] };
+    if (!out.some((x) => x.start < found.end && found.start < x.end)) out.push(found);
+  }
+  return out.sort((a, b) => a.start - b.start);
 }

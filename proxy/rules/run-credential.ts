@@ -24,18 +24,40 @@ function hexPair(byte: number): string {
 const PREFIX_BYTES = [...Buffer.from(RUN_CREDENTIAL_PREFIX)];
 /**
  * The run credential's shape in each form the token is searched in (known-secrets.ts secretForms), so a credential
- * this proxy never saw (another run's, another proxy's) is masked too: plain after any character (`\n`, `%20`),
- * hex, base64 (the prefix's three alignments; base64url is the same here), and wholly `\u`- or %-escaped.
+ * this proxy never saw (another run's, another proxy's) is masked too: plain after any character (`\\n`, `%20`),
+ * hex, base64 (the prefix's three alignments; base64url is the same here), and wholly `\\u`- or %-escaped.
  */
-export const RUN_CREDENTIAL_SHAPES: readonly string[] = [
-  RUN_CREDENTIAL_SOURCE,
-  `${PREFIX_BYTES.map(hexPair).join('')}[0-9a-fA-F]{80,}`,
-  '(?:bGctbG9jYWwtcnVu|xnLWxvY2FsLXJ1|sZy1sb2NhbC1ydW5f)[A-Za-z0-9+/_-]{48,}',
-  `${PREFIX_BYTES.map((b) => `\\\\u00${hexPair(b)}`).join('')}(?:\\\\u00[0-9a-fA-F]{2}|[a-z0-9_-])+`,
-  `${PREFIX_BYTES.map((b) => `%${hexPair(b)}`).join('')}(?:%[0-9a-fA-F]{2}|[a-z0-9_-])+`,
+export const RUN_CREDENTIAL_SHAPES = new RegExp(
+  [
+    RUN_CREDENTIAL_SOURCE,
+    `${PREFIX_BYTES.map(hexPair).join('')}[0-9a-fA-F]{80,}`,
+    '(?:bGctbG9jYWwtcnVu|xnLWxvY2FsLXJ1|sZy1sb2NhbC1ydW5f)[A-Za-z0-9+/_-]{48,}',
+    `${PREFIX_BYTES.map((b) => `\\\\u00${hexPair(b)}`).join('')}(?:\\\\u00[0-9a-fA-F]{2}|[a-z0-9_-])+`,
+    `${PREFIX_BYTES.map((b) => `%${hexPair(b)}`).join('')}(?:%[0-9a-fA-F]{2}|[a-z0-9_-])+`,
+  ].join('|'),
+  'g',
+);
+// Each shape above holds one of these: a plain search for them lets text without any skip the regex (it would try
+// its alternatives at every position, doubling the redactor's time on prose).
+const HEX_PREFIX = Buffer.from(RUN_CREDENTIAL_PREFIX).toString('hex');
+const SHAPE_MARKS = [
+  RUN_CREDENTIAL_PREFIX,
+  HEX_PREFIX,
+  HEX_PREFIX.toUpperCase(),
+  'bGctbG9jYWwtcnVu',
+  'xnLWxvY2FsLXJ1',
+  'sZy1sb2NhbC1ydW5f',
+  '\\u006c\\u0067',
+  '\\u006C\\u0067',
+  '%6c%67',
+  '%6C%67',
 ];
-/** Anything that may hold the escaped shapes above: `\u006c` or `%6c` (the prefix's first letter), any case. */
-export const RUN_CREDENTIAL_ESCAPED_HINT = /(?:u00|%)6[cC]/;
+
+/** False when s cannot hold a run credential's shape (RUN_CREDENTIAL_SHAPES). */
+export function mayHoldRunCredential(s: string): boolean {
+  for (const mark of SHAPE_MARKS) if (s.includes(mark)) return true;
+  return false;
+}
 const SHAPE = /^lg-local-run_([a-z0-9-]{1,32})_([0-9a-z]{1,12})_([0-9a-z]{4,16})_([0-9a-f]{32})$/;
 
 /** A run the proxy has not heard of (it restarted since, or the run is older than it) counts this long from its start. */
