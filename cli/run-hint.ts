@@ -18,11 +18,11 @@ interface Seen {
   aliasedTo?: string;
 }
 
-async function modelNotFound(proxyUrl: string, credential: string): Promise<Seen | undefined> {
+async function modelNotFound(proxyUrl: string, token: string): Promise<Seen | undefined> {
   try {
     // node:http, not the local API client (fetch): loading fetch costs `run` a noticeable part of a second.
     const url = new URL(LOCAL_PATHS.stats, proxyUrl);
-    const res = await get(url, url.hostname, { authorization: `Bearer ${credential}` }, 2000);
+    const res = await get(url, url.hostname, { authorization: `Bearer ${token}` }, 2000);
     if (res.status !== 200) return undefined;
     // Read defensively all the same: whatever answers may be an older proxy.
     const stats = JSON.parse(res.body) as Partial<Record<keyof StatsAnswer, unknown>> & {
@@ -44,17 +44,14 @@ async function modelNotFound(proxyUrl: string, credential: string): Promise<Seen
 
 /**
  * Reads the count now; the function it returns reads it again and gives the
- * hint when it grew (undefined otherwise). `credential` goes only to the
- * proxy that run already proved knows it.
+ * hint when it grew (undefined otherwise). `token` goes only to the
+ * proxy that run already proved knows it (a run credential is for model calls only).
  */
-export async function watchModelNotFound(
-  proxyUrl: string,
-  credential: string,
-): Promise<() => Promise<string | undefined>> {
-  const before = await modelNotFound(proxyUrl, credential);
+export async function watchModelNotFound(proxyUrl: string, token: string): Promise<() => Promise<string | undefined>> {
+  const before = await modelNotFound(proxyUrl, token);
   return async () => {
     if (!before) return undefined;
-    const after = await modelNotFound(proxyUrl, credential);
+    const after = await modelNotFound(proxyUrl, token);
     if (!after || after.count <= before.count || !after.model) return undefined;
     const times = after.count - before.count === 1 ? 'once' : `${after.count - before.count} times`;
     const advice = after.closest

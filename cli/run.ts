@@ -13,6 +13,7 @@ import { toolArgs, toolEnv, toolOf } from '../proxy/rules/tool-launch.js';
 import { EXIT, type Command, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
 import { watchModelNotFound } from './run-hint.js';
+import { tellRun } from './run-registration.js';
 import { runningProxyUrl } from './serve.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../proxy/core/options.js';
 import { cliInvocation } from './invocation.js';
@@ -147,14 +148,16 @@ not be executed; 127 command not found.`,
       started: Date.now(),
       nonce: randomBytes(6).readUIntBE(0, 6).toString(36),
     });
+    // The credential is good while the run lives: the proxy hears when it starts and when it ends.
+    await tellRun(proxyUrl, token, credential, 'start');
     // A tool's default model that no key serves fails inside the tool: the alias that fixes it is said once, after.
-    const modelHint = await watchModelNotFound(proxyUrl, credential);
+    const modelHint = await watchModelNotFound(proxyUrl, token);
     const code = await spawnTool(
       command,
       toolArgs(tool, userArgs, proxyUrl),
       toolEnv(io.env, proxyUrl, credential, tool),
       io,
-    );
+    ).finally(() => tellRun(proxyUrl, token, credential, 'end'));
     const hint = await modelHint();
     if (hint) io.err(hint);
     return code;

@@ -58,7 +58,14 @@ interface Answer {
 }
 
 /** GET `url` at `address` (a host name or an IP), with the URL's own Host header. Rejects with a TimeoutError. */
-export function get(url: URL, address: string, headers: Record<string, string>, timeoutMs: number): Promise<Answer> {
+export function get(
+  url: URL,
+  address: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  /** Another bodiless method (`loopgate run` registers its run with POST and DELETE). */
+  method = 'GET',
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     let timedOut = false;
     const timeout = () => Object.assign(new Error('health check timed out'), { name: 'TimeoutError' });
@@ -70,6 +77,7 @@ export function get(url: URL, address: string, headers: Record<string, string>, 
         host: address.replace(/^\[|\]$/g, ''),
         port: Number(url.port || 80),
         path: url.pathname,
+        method,
         headers: { ...headers, host: url.host },
         agent: false,
       },

@@ -12,6 +12,7 @@ import { Pool } from 'undici';
 import { parseUpstream, isLoopbackHost, proxyOrigin } from './rules/urls.js';
 import { MODELS_PATH } from './rules/protocols/index.js';
 import { createRedactor, type Redactor } from './rules/redact.js';
+import { RunBook } from './traffic/run-book.js';
 import { openTrafficLog, type TrafficLog } from './log/index.js';
 import type { OtlpSink } from './otlp/exporter.js';
 import { collectorLoop } from './rules/otlp-config.js';
@@ -271,6 +272,7 @@ function buildContext(
     aliases: opts.aliases ?? new Map(),
     stats,
     sessions: new SessionBook(),
+    runs: new RunBook(redactor),
     faults: armedBook(opts.faults),
     recorder:
       opts.recordDir === undefined

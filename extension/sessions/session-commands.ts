@@ -3,6 +3,7 @@
 // palette) it lists the sessions in the proxy's memory to pick from.
 import * as vscode from 'vscode';
 import { sessionLabel } from './session-html.js';
+import { sessionListText } from '../../proxy/traffic/session-text.js';
 import { duration, percent, sessionCostText } from './session-format.js';
 import type { SessionPanels } from './session-panel.js';
 import { fetchSessions, SessionUnavailable } from './session-reader.js';
@@ -55,7 +56,7 @@ async function pickSession(host: ProxyHost): Promise<string | undefined> {
   const pick = await vscode.window.showQuickPick(
     sessions.map((s) => ({
       label: `${s.client} · ${s.turns} turn${s.turns === 1 ? '' : 's'}`,
-      description: `${sessionCostText(s)} · cache ${percent(s.cacheHitRatio)} · ${s.models.join(', ')}`,
+      description: `${sessionCostText(s)} · cache ${percent(s.cacheHitRatio)} · ${sessionListText(s, 'models')}`,
       detail: `${sessionLabel(s.id)} · last ${s.lastSeen.slice(11, 19)} UTC · ${duration(s.durationMs)}${s.errors ? ` · ${s.errors} error(s)` : ''}`,
       id: s.id,
     })),

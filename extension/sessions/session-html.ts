@@ -4,9 +4,10 @@
 // vscode import), so the tests read exactly what the webview gets. Every value
 // is escaped (traffic/html.ts); the page loads only its own script by nonce
 // (CSP: default-src 'none') and never holds the token or a key.
-import type { SessionSource, SessionSummary } from '../../proxy/core/agent-session.js';
+import type { SessionListName, SessionSource, SessionSummary } from '../../proxy/core/agent-session.js';
 import type { SessionDetailAnswer } from '../../proxy/core/local-api.js';
 import { shortId } from '../../proxy/traffic/render.js';
+import { sessionListText } from '../../proxy/traffic/session-text.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from '../traffic/html.js';
 import { contextChart, costChart, legend, tokensChart, turnPoints, type TurnPoint } from './session-charts.js';
 import {
@@ -36,8 +37,8 @@ function rows(pairs: Array<[string, SafeHtml | string | undefined]>): SafeHtml {
   return html`<table class="kv">${pairs.filter(([, v]) => v !== undefined && v !== '').map(([k, v]) => html`<tr><th scope="row">${k}</th><td>${v}</td></tr>`)}</table>`;
 }
 
-function list(items: string[]): string | undefined {
-  return items.length ? items.join(', ') : undefined;
+function list(s: SessionSummary, name: SessionListName): string | undefined {
+  return s[name].length ? sessionListText(s, name) : undefined;
 }
 
 /** The price line: "estimated", and how to add a price for what had none; never $0.00. */
@@ -62,13 +63,13 @@ function summary(s: SessionSummary, now: Date): SafeHtml {
   return rows([
     [
       'Client',
-      html`${s.client}${s.agents.length ? html` <span class="dim">sub-agents: ${s.agents.join(', ')}</span>` : ''}`,
+      html`${s.client}${s.agents.length ? html` <span class="dim">sub-agents: ${sessionListText(s, 'agents')}</span>` : ''}`,
     ],
     ['Grouped by', SOURCES[s.source] ?? s.source],
     ['Run', s.run ? `${s.run.tool}, started ${s.run.started}` : undefined],
-    ['Models', list(s.models)],
-    ['Keys', list(s.keys)],
-    ['Routes', list(s.routes)],
+    ['Models', list(s, 'models')],
+    ['Keys', list(s, 'keys')],
+    ['Routes', list(s, 'routes')],
     ['Turns', `${s.turns} turn${s.turns === 1 ? '' : 's'} in ${s.requests} request${s.requests === 1 ? '' : 's'}`],
     ['Duration', `${duration(s.durationMs)} (${s.started} to ${s.lastSeen})`],
     ['Errors', String(s.errors)],
@@ -198,7 +199,7 @@ export function sessionHtml(d: SessionDetailAnswer, opts: SessionPageOptions, no
 <style nonce="${opts.nonce}">${rawHtml(STYLE)}</style>
 <title>Session ${sessionLabel(s.id)}</title></head>
 <body data-id="${s.id}">
-<header><h2>Session ${sessionLabel(s.id)} · ${s.client}${s.models.length ? ` · ${s.models.join(', ')}` : ''} <span class="live" id="live">live</span></h2></header>
+<header><h2>Session ${sessionLabel(s.id)} · ${s.client}${s.models.length ? ` · ${sessionListText(s, 'models')}` : ''} <span class="live" id="live">live</span></h2></header>
 <main id="content">${contentHtml(d, now)}</main>
 <script nonce="${opts.nonce}" src="${opts.scriptUri}"></script>
 </body></html>`);

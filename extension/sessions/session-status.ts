@@ -4,6 +4,7 @@
 // the key, not the session), with its warning level. Pure: the tests read it.
 import type { RateLimitHeadroom, SessionSummary } from '../../proxy/core/agent-session.js';
 import { headroomView, percent, pricedCost, sessionCostText, type HeadroomLevel } from './session-format.js';
+import { sessionListText } from '../../proxy/traffic/session-text.js';
 
 export interface SessionStatus {
   /** The active session: the item opens it. */
@@ -42,7 +43,10 @@ export function sessionStatus(sessions: SessionSummary[], now = new Date()): Ses
   const ratio = s.cacheHitRatio === null ? '' : ` · ${percent(s.cacheHitRatio)} cached`;
   const limit = h ? ` · $(${h.level === 'ok' ? 'dashboard' : 'warning'}) ${h.short}` : '';
   const details: Array<[string, string]> = [
-    ['Session', `${s.client} · ${s.turns} turn${s.turns === 1 ? '' : 's'} · ${s.models.join(', ') || 'no model'}`],
+    [
+      'Session',
+      `${s.client} · ${s.turns} turn${s.turns === 1 ? '' : 's'} · ${sessionListText(s, 'models') || 'no model'}`,
+    ],
     [
       'Cost',
       priced ? `${sessionCostText(s)} (list prices, not a bill)` : `no price${s.costNote ? `: ${s.costNote}` : ''}`,

@@ -2,7 +2,7 @@
 // session cost, why a turn's prompt cache missed, what fills its context and
 // how close the rate limit is. The record (core/record.ts) carries the
 // per-request facts that go to the log (no content); the local API
-// (core/local-api.ts) answers the rest from the ring. Types only.
+// (core/local-api.ts) answers the rest from the ring. Types and the lists' caps only.
 import type { TokenCounts } from './token-counts.js';
 
 /**
@@ -60,6 +60,12 @@ export interface SessionTokens extends TokenCounts {
   cacheWrite: number;
 }
 
+/** Values each of a session's lists (agents, models, keys, routes) keeps; the distinct ones past it are counted in `more`. */
+export const SESSION_LIST_CAP = 20;
+/** `more` counts distinct values up to this; at it, "this many or more". */
+export const SESSION_MORE_COUNTED = 1000;
+export type SessionListName = 'agents' | 'models' | 'keys' | 'routes';
+
 export interface SessionSummary {
   id: string;
   source: SessionSource;
@@ -91,8 +97,8 @@ export interface SessionSummary {
   /** cacheRead / every prompt token, over the session's turns with usage; null before any. */
   cacheHitRatio: number | null;
   rateLimit: RateLimitHeadroom | null;
-  /** The ring's seqs of the session's requests still held there, oldest first. */
-  seqs: number[];
+  /** Distinct values each capped list left out ("and N more"), when it left any out; up to SESSION_MORE_COUNTED. */
+  more?: Partial<Record<SessionListName, number>>;
 }
 
 /** A part of the request body a cache-miss cause points at. */

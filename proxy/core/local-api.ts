@@ -39,7 +39,17 @@ export const LOCAL_PATHS = {
    * DELETE: disarm all; DELETE `<faults>/<id>`: one (FaultDisarmAnswer).
    */
   faults: '/_loopgate/faults',
+  /** POST: a `loopgate run` started (its credential in RUN_HEADER); DELETE: it ended (RunAnswer). Token only. */
+  runs: '/_loopgate/runs',
 } as const;
+
+/** The header that carries a run's credential to LOCAL_PATHS.runs. */
+export const RUN_HEADER = 'x-loopgate-run';
+
+/** POST/DELETE <runs>: what the proxy now knows of the run. */
+export interface RunAnswer {
+  state: 'live' | 'ended';
+}
 
 /** One armed fault's path. */
 export function faultPath(id: number): string {
@@ -71,6 +81,10 @@ export const LOCAL_ERROR_CODES = {
   unknownFault: 'unknown-fault',
   /** A POST body that is not the JSON the endpoint takes. */
   badBody: 'bad-body',
+  /** <runs> was sent no credential, or one this proxy's token did not make. */
+  badRunCredential: 'bad-run-credential',
+  /** A run credential sent to /_loopgate/: it is for the model API only. */
+  runCredentialScope: 'run-credential-not-for-loopgate-api',
 } as const;
 
 /**
@@ -242,7 +256,7 @@ export type TrafficDetail = TrafficEntry & {
   context?: ContextBreakdown;
 };
 
-/** GET <sessions>: the sessions in memory, most recent first. */
+/** GET <sessions>: the sessions in memory, most recent first (summaries only: each session's seqs are in its detail). */
 export interface SessionListAnswer {
   sessions: SessionSummary[];
 }
@@ -264,6 +278,8 @@ export interface SessionTurn {
 /** GET <sessions>/<id>: the summary and each turn still in the ring, oldest first. */
 export interface SessionDetailAnswer {
   session: SessionSummary;
+  /** The ring's seqs of the session's requests still held there (turns or not), oldest first. */
+  seqs: number[];
   turns: SessionTurn[];
 }
 

@@ -17,7 +17,7 @@ import { type ProxyStats } from '../core/local-api.js';
 /** What admission reads: configuration, and the in-flight count (never written here). */
 export type AdmissionContext = Pick<
   ProxyContext,
-  'limits' | 'guard' | 'token' | 'cliCommand' | 'cliProxyFlags' | 'hintOnce'
+  'limits' | 'guard' | 'token' | 'runs' | 'cliCommand' | 'cliProxyFlags' | 'hintOnce'
 > & {
   readonly stats: Readonly<Pick<ProxyStats, 'inFlight'>>;
 };
@@ -54,7 +54,7 @@ export function admit(req: IncomingMessage, ctx: AdmissionContext, asked: Admiss
       // Local endpoints check the token themselves (the health challenge is answered without it).
       if (isLocalEndpoint(paths.path)) return { kind: 'local', paths };
     }
-    checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
+    checkToken(req, ctx, 'model-api');
     // The key belongs to the API under {base_url} only: nothing else reaches the upstream with it.
     if (!paths.path.startsWith('/v1/')) throw notAnApiPath(paths.path);
     return { kind: 'api', paths };

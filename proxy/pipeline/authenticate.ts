@@ -6,7 +6,9 @@ import { ProxyError } from '../rules/proxy-errors.js';
 import { looksLikeProviderKey } from '../rules/secret-patterns.js';
 import { shortKey } from '../rules/key-display.js';
 import { commandLine, INSTALLED_COMMAND } from '../rules/command-line.js';
-import { verifyRunCredential } from '../rules/run-credential.js';
+import { RUN_CREDENTIAL_PREFIX, runLifetime, verifyRunCredential } from '../rules/run-credential.js';
+import { LOCAL_API_PREFIX, LOCAL_ERROR_CODES } from '../core/local-api.js';
+import type { RunBook } from '../traffic/run-book.js';
 
 /** The credential a client presented: Bearer, x-api-key or api-key. */
 export function presentedCredential(req: IncomingMessage): string | undefined {
@@ -19,16 +21,38 @@ export function presentedCredential(req: IncomingMessage): string | undefined {
   return Array.isArray(apiKey) ? apiKey[0] : apiKey;
 }
 
-/**
- * `cli`: how this install's user types the CLI (ProxyOptions.cliCommand), for the command the message names;
- * `proxyFlags`: ` --port N` when the proxy is not on the default port, so `env` points tools at this one.
- */
-export function checkToken(req: IncomingMessage, token: string | null, cli = INSTALLED_COMMAND, proxyFlags = ''): void {
-  if (token === null) return;
+/** What a credential is checked against; `cliCommand` and `cliProxyFlags` name the command that fixes a refusal. */
+export interface AuthContext {
+  token: string | null;
+  runs: RunBook;
+  cliCommand?: string;
+  cliProxyFlags?: string;
+}
+
+/** The model API (/v1/*, its WebSocket) takes the token or a live run's credential; Loopgate's own API the token only. */
+export type AuthScope = 'model-api' | 'loopgate-api';
+
+export function checkToken(req: IncomingMessage, ctx: AuthContext, scope: AuthScope): void {
+  const { token } = ctx;
   const presented = presentedCredential(req);
+  // `loopgate run`'s per-run credential, derived from the token (rules/run-credential.ts): model calls only.
+  const run = presented?.startsWith(RUN_CREDENTIAL_PREFIX) ? verifyRunCredential(token, presented) : undefined;
+  if (run) ctx.runs.seen(presented!);
+  if (run && scope === 'loopgate-api')
+    throw new ProxyError(
+      403,
+      LOCAL_ERROR_CODES.runCredentialScope,
+      `This is a \`loopgate run\` credential: it is for the tool's model calls (/v1/...) only. Loopgate's own API (${LOCAL_API_PREFIX}...) takes the local token.`,
+    );
+  if (token === null) return;
   if (presented !== undefined && secretEquals(token, presented)) return;
-  // `loopgate run`'s per-run credential, derived from the token (rules/run-credential.ts).
-  if (verifyRunCredential(token, presented)) return;
+  if (run) {
+    const life = runLifetime(run, ctx.runs.state(run), Date.now());
+    if (life.ok) return;
+    throw new ProxyError(401, life.code, life.reason);
+  }
+  const cli = ctx.cliCommand ?? INSTALLED_COMMAND;
+  const proxyFlags = ctx.cliProxyFlags ?? '';
   const where =
     `Set your tool's API key to the local token: run \`${commandLine(cli, 'token')}\` (or \`eval "$(${commandLine(cli, `env${proxyFlags}`)})"\`), ` +
     'e.g. OPENAI_API_KEY for OpenAI clients or ANTHROPIC_AUTH_TOKEN for Anthropic clients. In VS Code, integrated terminals get it automatically.';

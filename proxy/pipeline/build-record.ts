@@ -192,6 +192,8 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
 
 /** The session the request belongs to (traffic/session-book.ts decides), from its headers, credential and body. */
 export function sessionOf(ex: RequestSoFar, ctx: Pick<ProxyContext, 'sessions' | 'token'>): SessionRef | undefined {
+  // A request refused before admission passed (no or a wrong credential, a guard) never creates, joins or grows one.
+  if (!ex.admitted) return undefined;
   const method = ex.req.method ?? 'GET';
   const path = ex.paths?.path ?? '';
   return ctx.sessions.identify({

@@ -1,5 +1,6 @@
 // What every pipeline step may read: configuration and the long-lived parts.
 import type { SessionBook } from '../traffic/session-book.js';
+import type { RunBook } from '../traffic/run-book.js';
 import type { FaultBook } from './fault-book.js';
 import type { CassetteRecorder } from '../cassette/recorder.js';
 import type { PriceOverrides } from '../rules/pricing.js';
@@ -70,6 +71,8 @@ export interface ProxyContext {
   stats: ProxyStats;
   /** The agent sessions seen (traffic/session-book.ts): kept with capture off too. */
   sessions: SessionBook;
+  /** The `loopgate run` processes registered, live or ended: a run credential is good while its run lives. */
+  runs: RunBook;
   /** Model → priced model or own prices (loopgate.json "prices", the setting, the demo fixture's priced_as). */
   prices: PriceOverrides;
   /** The armed fault rules (--fault, loopgate.json, the local API): `faults.armed` is false when none is. */

@@ -138,6 +138,8 @@ export interface Attempt {
 export interface RequestFacts extends RequestStart {
   /** Unset until the path is normalised (the record then shows the raw URL). */
   paths?: PathFacts;
+  /** Passed admission to the model API (guards, credential, /v1/ scope): only such a request joins a session. */
+  admitted?: boolean;
   body?: BodyFacts;
   alias?: AliasFacts;
   /** Sent as x-loopgate-warning, e.g. a model missing from /models. */

@@ -81,6 +81,7 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     if (admission.paths) facts.paths = admission.paths;
     if (admission.kind === 'refused') throw admission.refusal;
     const paths = admission.paths;
+    facts.admitted = admission.kind === 'api';
     if (admission.kind === 'probe') return answerConnectivityProbe(reply, ctx.cliCommand);
     if (admission.kind === 'local') return await handleLocalEndpoint(req, paths, reply, ctx);
     // Several keys: the client sees one list, all of theirs.

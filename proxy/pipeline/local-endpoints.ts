@@ -15,6 +15,7 @@ import type { ClientReply } from './client-reply.js';
 import { handleTraffic, isTrafficEndpoint } from './traffic-endpoints.js';
 import { handleSessions, isSessionEndpoint } from './session-endpoints.js';
 import { handleFaults, isFaultEndpoint } from './fault-endpoints.js';
+import { handleRuns } from './run-endpoints.js';
 import {
   LOCAL_API_PREFIX,
   LOCAL_ERROR_CODES,
@@ -76,16 +77,20 @@ export async function handleLocalEndpoint(
   ctx: ProxyContext,
 ): Promise<void> {
   if (isTrafficEndpoint(paths.path)) {
-    checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
+    checkToken(req, ctx, 'loopgate-api');
     return handleTraffic(req, paths, reply, ctx);
   }
   if (isFaultEndpoint(paths.path)) {
-    checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
+    checkToken(req, ctx, 'loopgate-api');
     return handleFaults(req, paths, reply, ctx);
   }
   if (isSessionEndpoint(paths.path)) {
-    checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
+    checkToken(req, ctx, 'loopgate-api');
     return handleSessions(req, paths, reply, ctx);
+  }
+  if (paths.path === LOCAL_PATHS.runs) {
+    checkToken(req, ctx, 'loopgate-api');
+    return handleRuns(req, reply, ctx);
   }
   const headers: Record<string, string> = {};
   let payload: unknown;
@@ -113,7 +118,7 @@ export async function handleLocalEndpoint(
         payload = { loopgate: version, requireToken: ctx.token !== null } satisfies HealthChallengeAnswer;
         break;
       }
-      checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
+      checkToken(req, ctx, 'loopgate-api');
       payload = {
         loopgate: version,
         pid: process.pid,
@@ -134,7 +139,7 @@ export async function handleLocalEndpoint(
       break;
     }
     case LOCAL_PATHS.stats:
-      checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
+      checkToken(req, ctx, 'loopgate-api');
       payload = {
         ...ctx.stats,
         logFile: ctx.log?.file,
@@ -146,7 +151,7 @@ export async function handleLocalEndpoint(
       break;
     case LOCAL_PATHS.keys:
       // Each key's own list, for the editor's Model Explorer (grouped by key): names and models, never a key.
-      checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
+      checkToken(req, ctx, 'loopgate-api');
       if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
       payload = {
         keys: ctx.keys.slots.map((s) => ({
@@ -163,16 +168,16 @@ export async function handleLocalEndpoint(
       break;
     case LOCAL_PATHS.refresh:
       // Every key's GET /models now (the editor's Refresh; after a key's group changed).
-      checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
+      checkToken(req, ctx, 'loopgate-api');
       await ctx.keys.refresh();
       payload = { keys: keySummary(ctx) } satisfies RefreshAnswer;
       break;
     default:
-      checkToken(req, ctx.token, ctx.cliCommand, ctx.cliProxyFlags);
+      checkToken(req, ctx, 'loopgate-api');
       throw new ProxyError(
         404,
         LOCAL_ERROR_CODES.unknownEndpoint,
-        `No such Loopgate endpoint ${paths.path}. Known: ${[LOCAL_PATHS.health, LOCAL_PATHS.stats, LOCAL_PATHS.keys, LOCAL_PATHS.refresh, LOCAL_PATHS.traffic, LOCAL_PATHS.sessions, LOCAL_PATHS.faults].join(', ')}.`,
+        `No such Loopgate endpoint ${paths.path}. Known: ${[LOCAL_PATHS.health, LOCAL_PATHS.stats, LOCAL_PATHS.keys, LOCAL_PATHS.refresh, LOCAL_PATHS.traffic, LOCAL_PATHS.sessions, LOCAL_PATHS.faults, LOCAL_PATHS.runs].join(', ')}.`,
       );
   }
   reply.answer(200, 'application/json', JSON.stringify(payload), headers);

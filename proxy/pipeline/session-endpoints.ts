@@ -1,6 +1,6 @@
 // The sessions over HTTP (issue 33), under the local token like every /_loopgate/ endpoint:
-//   GET /_loopgate/sessions        most recently active first: { sessions: SessionSummary[] } (?limit=N)
-//   GET /_loopgate/sessions/<id>   one session and each of its turns still in the ring, oldest first
+//   GET /_loopgate/sessions        most recently active first: { sessions: SessionSummary[] } (?limit=N), no seqs
+//   GET /_loopgate/sessions/<id>   one session, its ring seqs and each of its turns still in the ring, oldest first
 // The per-turn cache outcome and context breakdown are added by the forensics (computed on this read, never
 // on the request's path).
 import type { IncomingMessage } from 'node:http';
@@ -58,7 +58,8 @@ export async function handleSessions(
     );
   const turns: SessionTurn[] = [];
   const ring = ctx.ring;
-  for (const seq of session.seqs) {
+  const seqs = ctx.sessions.seqs(id) ?? [];
+  for (const seq of seqs) {
     const entry = ring?.get(String(seq));
     if (!ring || !entry || !isTurn(entry.record)) continue;
     const r = entry.record;
@@ -73,6 +74,6 @@ export async function handleSessions(
     if (context) turn.context = context;
     turns.push(turn);
   }
-  const answer: SessionDetailAnswer = { session, turns };
+  const answer: SessionDetailAnswer = { session, seqs, turns };
   reply.answer(200, 'application/json', JSON.stringify(answer));
 }

@@ -128,6 +128,7 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     if (admission.paths) ex.paths = admission.paths;
     if (admission.kind === 'refused') throw admission.refusal;
     const paths = admission.paths;
+    ex.admitted = true;
     if (!isWebSocketUpgrade(req.headers)) {
       throw new ProxyError(
         400,

@@ -1,8 +1,10 @@
 // The redactor's second pass (redact.ts): credential shapes from
 // SECRET_PATTERNS, Loopgate's own local tokens and key=/token= parameters,
-// whoever's they are. One precompiled regex. Pure: no I/O.
+// whoever's they are. One precompiled regex, and one for `loopgate run`'s credentials in every form (run-credential.ts).
+// Pure: no I/O.
 import { REDACTION_MARK_SOURCE } from './key-display.js';
 import { SECRET_PATTERNS } from './secret-patterns.js';
+import { mayHoldRunCredential, RUN_CREDENTIAL_SHAPES } from './run-credential.js';
 
 // Case-insensitivity per alternative: Node 20 has no inline (?i:) groups, so
 // letters outside character classes are spelled as [xX].
@@ -94,11 +96,22 @@ export function credentialShapeReplacer(tag: (value: string) => string): (s: str
     }
     return tag(match);
   }
-  return (s) => (mayMatchPattern(s) ? s.replace(PATTERNS, onPattern) : s);
+  return (s) => {
+    const out = mayMatchPattern(s) ? s.replace(PATTERNS, onPattern) : s;
+    // `loopgate run`'s credentials, anyone's, wherever they stand (after `\n`, `%20`) and however encoded.
+    return mayHoldRunCredential(out) ? out.replace(RUN_CREDENTIAL_SHAPES, (m) => tag(m)) : out;
+  };
 }
 
 /** Where the replacer would replace something in s, with the whole matched text. */
 export function credentialShapesIn(s: string): Array<{ start: number; end: number; text: string }> {
-  if (!mayMatchPattern(s)) return [];
-  return [...s.matchAll(PATTERNS)].map((m) => ({ start: m.index, end: m.index + m[0].length, text: m[0] }));
+  const out = mayMatchPattern(s)
+    ? [...s.matchAll(PATTERNS)].map((m) => ({ start: m.index, end: m.index + m[0].length, text: m[0] }))
+    : [];
+  if (!mayHoldRunCredential(s)) return out;
+  for (const m of s.matchAll(RUN_CREDENTIAL_SHAPES)) {
+    const found = { start: m.index, end: m.index + m[0].length, text: m[0] };
+    if (!out.some((x) => x.start < found.end && found.start < x.end)) out.push(found);
+  }
+  return out.sort((a, b) => a.start - b.start);
 }

@@ -11,13 +11,17 @@
 //   3. the heuristic (rules/conversation-fingerprint.ts): the same client sending the same system prompt and
 //      first message, with a message list at least as long as last time, within HEURISTIC_IDLE_MS;
 //   4. otherwise a session of one request; requests that carry no conversation (a models list) get none.
+import { createHash } from 'node:crypto';
 import type { TrafficRecord } from '../core/record.js';
-import type {
-  RateLimitHeadroom,
-  SessionRef,
-  SessionSource,
-  SessionSummary,
-  SessionTokens,
+import {
+  SESSION_LIST_CAP,
+  SESSION_MORE_COUNTED,
+  type RateLimitHeadroom,
+  type SessionListName,
+  type SessionRef,
+  type SessionSource,
+  type SessionSummary,
+  type SessionTokens,
 } from '../core/agent-session.js';
 import { requestFailed } from '../core/outcome.js';
 import type { RunFacts } from '../rules/run-credential.js';
@@ -31,6 +35,10 @@ const SESSION_LIMITS = {
   /** Seqs kept per session (its newest): more than the ring holds by default. */
   seqs: 5000,
 };
+/** Longest id a client names (session, sub-agent): past it, a readable head and a hash of the whole. */
+const MAX_ID_CHARS = 96;
+/** Longest value kept in a session's lists (a model name is the client's to choose). */
+const MAX_VALUE_CHARS = 200;
 /** A conversation idle this long starts a new heuristic session even if it continues (Anthropic's longest cache TTL). */
 const HEURISTIC_IDLE_MS = 60 * 60 * 1000;
 
@@ -49,18 +57,39 @@ export interface SessionClues {
   conversational: boolean;
 }
 
+/** A list capped at SESSION_LIST_CAP values; the distinct ones past it are only counted (by hash, up to SESSION_MORE_COUNTED). */
+class CappedList {
+  readonly values = new Set<string>();
+  private more?: Set<string>;
+
+  add(value: string): void {
+    const v = value.length <= MAX_VALUE_CHARS ? value : `${value.slice(0, MAX_VALUE_CHARS - 1)}…`;
+    if (this.values.has(v)) return;
+    if (this.values.size < SESSION_LIST_CAP) {
+      this.values.add(v);
+      return;
+    }
+    this.more ??= new Set();
+    if (this.more.size < SESSION_MORE_COUNTED) this.more.add(shortHash(value));
+  }
+
+  get moreCount(): number {
+    return this.more?.size ?? 0;
+  }
+}
+
 interface Tally {
   ref: SessionRef;
-  agents: Set<string>;
+  agents: CappedList;
   started: number;
   lastSeen: number;
   requests: number;
   turns: number;
   errors: number;
   retries: number;
-  models: Set<string>;
-  keys: Set<string>;
-  routes: Set<string>;
+  models: CappedList;
+  keys: CappedList;
+  routes: CappedList;
   tokens: SessionTokens;
   /** Prompt tokens of the turns that reported usage: the cache ratio's denominator. */
   promptTokens: number;
@@ -96,8 +125,8 @@ export class SessionBook {
       body = clues.body();
       if (body) id = identifySession(clues.headers, body);
     }
-    const base = { client: id.client, ...(id.agent ? { agent: id.agent } : {}), ...(run ? { run } : {}) };
-    if (id.sessionKey) return { id: `${id.client}:${safeId(id.sessionKey)}`, source: 'header', ...base };
+    const base = { client: id.client, ...(id.agent ? { agent: boundedId(id.agent) } : {}), ...(run ? { run } : {}) };
+    if (id.sessionKey) return { id: `${id.client}:${boundedId(id.sessionKey)}`, source: 'header', ...base };
     if (clues.run) return { id: `run:${clues.run.tool}-${clues.run.nonce}`, source: 'run', ...base };
     if (!clues.conversational) return undefined;
     const print = body && conversationFingerprint(body);
@@ -167,7 +196,7 @@ export class SessionBook {
     }
   }
 
-  /** Most recently active first. */
+  /** Most recently active first; without each session's seqs (the detail answer has them: seqs(id)). */
   list(limit = this.limits.sessions): SessionSummary[] {
     const out: SessionSummary[] = [];
     const all = [...this.tallies.values()];
@@ -180,6 +209,12 @@ export class SessionBook {
     return t && summary(t);
   }
 
+  /** The ring seqs of the session's requests, oldest first (a copy). */
+  seqs(id: string): number[] | undefined {
+    const seqs = this.tallies.get(id)?.seqs;
+    return seqs && [...seqs];
+  }
+
   /** The ring seq of the session's turn before `seq`, if one was kept. */
   previousSeq(id: string, seq: number): number | undefined {
     const seqs = this.tallies.get(id)?.seqs;
@@ -189,25 +224,33 @@ export class SessionBook {
   }
 }
 
-/** A client-chosen id, kept readable and bounded: anything else is replaced. */
-function safeId(key: string): string {
-  const cleaned = key.replace(/[^A-Za-z0-9._:-]/g, '_');
-  return cleaned.length <= 96 ? cleaned : cleaned.slice(0, 96);
+/**
+ * A client-chosen id, kept readable and bounded: other characters are replaced, and an id past MAX_ID_CHARS
+ * becomes its head and a hash of the whole (two long ids that share a head stay apart).
+ */
+function boundedId(key: string): string {
+  const head = key.length <= MAX_ID_CHARS ? key : key.slice(0, MAX_ID_CHARS - 17);
+  const cleaned = head.replace(/[^A-Za-z0-9._:-]/g, '_');
+  return key.length <= MAX_ID_CHARS ? cleaned : `${cleaned}~${shortHash(key)}`;
+}
+
+function shortHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 
 function newTally(ref: SessionRef, time: number): Tally {
   return {
     ref,
-    agents: new Set(),
+    agents: new CappedList(),
     started: time,
     lastSeen: time,
     requests: 0,
     turns: 0,
     errors: 0,
     retries: 0,
-    models: new Set(),
-    keys: new Set(),
-    routes: new Set(),
+    models: new CappedList(),
+    keys: new CappedList(),
+    routes: new CappedList(),
     tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cacheWrite5m: 0, cacheWrite1h: 0, reasoning: 0 },
     promptTokens: 0,
     cost: 0,
@@ -238,7 +281,7 @@ function summary(t: Tally): SessionSummary {
     id: ref.id,
     source,
     client: ref.client,
-    agents: [...t.agents],
+    agents: [...t.agents.values],
     started: new Date(t.started).toISOString(),
     lastSeen: new Date(t.lastSeen).toISOString(),
     durationMs: t.lastSeen - t.started,
@@ -246,15 +289,21 @@ function summary(t: Tally): SessionSummary {
     turns: t.turns,
     errors: t.errors,
     retries: t.retries,
-    models: [...t.models],
-    keys: [...t.keys],
-    routes: [...t.routes],
+    models: [...t.models.values],
+    keys: [...t.keys.values],
+    routes: [...t.routes.values],
     tokens: { ...t.tokens },
     cost: t.priced > 0 ? { estimated: t.cost, currency: 'USD', unpriced: t.unpriced } : null,
     cacheHitRatio: t.promptTokens > 0 ? t.tokens.cacheRead / t.promptTokens : null,
     rateLimit: t.rateLimit,
-    seqs: [...t.seqs],
   };
+  const lists: Array<[SessionListName, CappedList]> = [
+    ['agents', t.agents],
+    ['models', t.models],
+    ['keys', t.keys],
+    ['routes', t.routes],
+  ];
+  for (const [name, list] of lists) if (list.moreCount > 0) (out.more ??= {})[name] = list.moreCount;
   if (ref.run) out.run = ref.run;
   if (t.priced === 0 && t.unpriced > 0) out.unpriced = t.unpriced;
   if (t.priced === 0)

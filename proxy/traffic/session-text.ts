@@ -6,13 +6,15 @@
 // Cost is always "estimated", never "billed"; a model without a price says
 // "no price", never $0.00.
 import { joinText, paint, term, type Hole, type TerminalText } from '../rules/terminal-text.js';
-import type {
-  CacheOutcome,
-  ContextBreakdown,
-  LimitWindow,
-  RateLimitHeadroom,
-  SessionSummary,
-  SessionTokens,
+import {
+  SESSION_MORE_COUNTED,
+  type CacheOutcome,
+  type ContextBreakdown,
+  type LimitWindow,
+  type RateLimitHeadroom,
+  type SessionListName,
+  type SessionSummary,
+  type SessionTokens,
 } from '../core/agent-session.js';
 import type { UsageGroup, UsageTotals } from '../log/usage-totals.js';
 import { isUsdTotal } from '../rules/sane-numbers.js';
@@ -91,7 +93,7 @@ const ESTIMATE_NOTE =
 export function sessionsTable(sessions: readonly SessionSummary[]): string {
   if (sessions.length === 0) return "No sessions in the proxy's memory yet: send a request through it.";
   const rows = sessions.map((s) => [
-    s.client + (s.agents.length ? ` (+${s.agents.length} agents)` : ''),
+    s.client + (s.agents.length ? ` (+${sessionListCount(s, 'agents')} agents)` : ''),
     s.id,
     String(s.turns),
     tokensText(s.tokens),
@@ -107,10 +109,23 @@ function hasTokens(t: SessionTokens): boolean {
   return t.input + t.output + t.cacheRead + t.cacheWrite > 0;
 }
 
-/** One JSON line of `loopgate sessions --json`: the summary as the proxy sent it, without the ring's seqs. */
+/** One JSON line of `loopgate sessions --json`: the summary as the proxy sent it (an older proxy's seqs left out). */
 export function sessionJson(s: SessionSummary): string {
-  const { seqs: _seqs, ...rest } = s;
+  const { seqs: _seqs, ...rest } = s as SessionSummary & { seqs?: unknown };
   return JSON.stringify({ ...rest, cost: s.cost ?? null });
+}
+
+/** How many values a session's list holds with those it left out (the proxy caps each list). */
+function sessionListCount(s: SessionSummary, name: SessionListName): number {
+  return s[name].length + (s.more?.[name] ?? 0);
+}
+
+/** A session's capped list in words: `a, b and 3 more` (counting stops at SESSION_MORE_COUNTED: "1000+ more"). */
+export function sessionListText(s: SessionSummary, name: SessionListName): string {
+  const more = s.more?.[name] ?? 0;
+  const shown = s[name].join(', ');
+  if (!more) return shown;
+  return `${shown} and ${more}${more >= SESSION_MORE_COUNTED ? '+' : ''} more`;
 }
 
 const BY_TITLE: Record<UsageTotals['by'], string> = { day: 'DAY', session: 'SESSION', model: 'MODEL', key: 'KEY' };
@@ -176,14 +191,14 @@ function duration(ms: number): string {
 function sessionLines(s: SessionSummary, color: boolean): Hole[] {
   const lines: Hole[] = [paint(color, 'bold', 'Session')];
   lines.push(row('id', `${s.id} (${s.client}, by ${s.source}${s.run ? `, loopgate run ${s.run.tool}` : ''})`));
-  if (s.agents.length) lines.push(row('agents', s.agents.join(', ')));
+  if (s.agents.length) lines.push(row('agents', sessionListText(s, 'agents')));
   lines.push(
     row(
       'turns',
       `${s.turns} of ${s.requests} requests, ${s.errors} errors, ${s.retries} retries, over ${duration(s.durationMs)}`,
     ),
   );
-  if (s.models.length) lines.push(row('models', s.models.join(', ')));
+  if (s.models.length) lines.push(row('models', sessionListText(s, 'models')));
   lines.push(row('tokens', tokensText(s.tokens)));
   lines.push(
     row('cost', costText(s.cost, s.cost?.unpriced ?? s.unpriced ?? 0) + (s.costNote ? ` (${s.costNote})` : '')),

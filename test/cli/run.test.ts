@@ -11,6 +11,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, runCli, tempHome } from './io.js';
 import { startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
+import { runCredential } from '../../proxy/rules/run-credential.js';
 
 /** `loopgate run` hands each tool a credential of its own run (rules/run-credential.ts), never the token. */
 const RUN_CREDENTIAL = expect.stringMatching(/^lg-local-run_[a-z0-9-]+_[0-9a-z]+_[0-9a-z]+_[0-9a-f]{32}$/);
@@ -146,7 +147,11 @@ describe('loopgate run', () => {
     expect(r.out).not.toContain(CANARY);
     // What Codex would do with that block: Responses at base_url with the token from env_key.
     const baseURL = /base_url="([^"]+)"/.exec(argv[3]!)![1]!;
-    const client = new OpenAI({ baseURL, apiKey: env.LOOPGATE_TOKEN, maxRetries: 0 });
+    // That run has ended, so its credential is refused now; a live run's credential works with the block.
+    const ended = new OpenAI({ baseURL, apiKey: env.LOOPGATE_TOKEN, maxRetries: 0 });
+    await expect(ended.models.list()).rejects.toMatchObject({ status: 401 });
+    const live = runCredential(TOKEN, { tool: 'codex', started: Date.now(), nonce: 'live01' });
+    const client = new OpenAI({ baseURL, apiKey: live, maxRetries: 0 });
     const res = await client.responses.create({ model: 'gpt-4o-mini', input: 'via the codex provider block' });
     expect(res.output_text).toContain('via the codex provider block');
   });

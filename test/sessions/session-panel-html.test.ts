@@ -52,7 +52,6 @@ function summary(over: Partial<SessionSummary> = {}): SessionSummary {
       tokens: { limit: 100_000, remaining: 80_000, reset: '2026-11-28T03:01:00.000Z' },
       seenAt: '2026-11-28T02:55:00.000Z',
     },
-    seqs: [1, 2, 3],
     ...over,
   };
 }
@@ -129,6 +128,7 @@ function turns(): SessionTurn[] {
 
 const detail = (over: Partial<SessionSummary> = {}): SessionDetailAnswer => ({
   session: summary(over),
+  seqs: [1, 2, 3],
   turns: turns(),
 });
 
@@ -206,7 +206,7 @@ describe('the session panel HTML', () => {
   });
 
   it("says when earlier turns have left the proxy's memory", () => {
-    const p = sessionHtml({ session: summary({ requests: 10 }), turns: turns() }, opts, now);
+    const p = sessionHtml({ session: summary({ requests: 10 }), seqs: [1, 2, 3], turns: turns() }, opts, now);
     expect(p).toContain("7 earlier requests are no longer in the proxy's memory");
   });
 });

@@ -31,7 +31,6 @@ function session(id: string, over: Partial<SessionSummary> = {}): SessionSummary
     cost: { estimated: 0.0412, currency: 'USD', unpriced: 0 },
     cacheHitRatio: 0.834,
     rateLimit: null,
-    seqs: [],
     ...over,
   };
 }

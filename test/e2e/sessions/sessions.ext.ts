@@ -71,7 +71,7 @@ async function sessionOf(id: string): Promise<SessionDetailAnswer> {
   return waitFor(
     async () => {
       for (const s of await fetchSessions(api.host)) {
-        if (!s.seqs.length) continue;
+        if (!s.requests) continue;
         const d = await fetchSession(api.host, s.id);
         if (d.turns.some((t) => t.id === id)) return d;
       }
