@@ -23,6 +23,8 @@ import { requestFailed } from '../core/outcome.js';
 import type { RunFacts } from '../rules/run-credential.js';
 import { bodyMayTell, identifySession } from '../rules/session-identity.js';
 import { conversationFingerprint } from '../rules/conversation-fingerprint.js';
+import type { BodySpans } from '../rules/json-top-level.js';
+import { identityBody } from '../rules/session-body.js';
 
 const SESSION_LIMITS = {
   /** Sessions kept; the least recently active go first. */
@@ -36,8 +38,8 @@ const HEURISTIC_IDLE_MS = 60 * 60 * 1000;
 /** What the book reads of a request to tie it to a session. */
 export interface SessionClues {
   headers: Record<string, string | string[] | undefined>;
-  /** The request body, parsed lazily (only when the client and the run name no session). */
-  body: () => Record<string, unknown> | undefined;
+  /** The request body's spans (rules/session-body.ts), asked for only when the client and the run name no session. */
+  body: () => BodySpans | undefined;
   /** `loopgate run`'s credential, verified. */
   run?: RunFacts;
   /** Loopgate's request id (a session of one is named after it). */
@@ -88,12 +90,12 @@ export class SessionBook {
   /** The session a request belongs to, or undefined for one that carries no conversation and names none. */
   identify(clues: SessionClues): SessionRef | undefined {
     const run = clues.run ? { tool: clues.run.tool, started: new Date(clues.run.started).toISOString() } : undefined;
-    let body: Record<string, unknown> | undefined;
+    let body: BodySpans | undefined;
     let id = identifySession(clues.headers, undefined);
     // Under `loopgate run` the body is read only to name the client (pi, Qwen Code in Anthropic mode).
     if (!id.sessionKey && (!run || bodyMayTell(id))) {
       body = clues.body();
-      if (body) id = identifySession(clues.headers, body);
+      if (body) id = identifySession(clues.headers, identityBody(body));
     }
     const base = { client: id.client, ...(id.agent ? { agent: id.agent } : {}), ...(run ? { run } : {}) };
     if (id.sessionKey) return { id: `${id.client}:${safeId(id.sessionKey)}`, source: 'header', ...base };
