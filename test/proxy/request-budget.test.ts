@@ -32,6 +32,11 @@ const N = 100;
 /** Calls of each counted kind the window may hold beyond the budget: the test runner's own, not per request. */
 const WINDOW_SLACK = 10;
 const BODY_SYSTEM_BYTES = 8 * 1024;
+/**
+ * A decode of this many bytes or more is counted as a call: a body, an answer, a stream chunk (chat's
+ * smallest are about 150 bytes). Shorter ones (a header value, a key name) count in the bytes only.
+ */
+const DECODE_MIN = 64;
 /** Stream lengths compared: a stream's cost must not grow with its chunks. */
 const SHORT_STREAM = 2;
 const LONG_STREAM = 60;
@@ -39,88 +44,119 @@ const LONG_STREAM = 60;
 type Kind = 'chat' | 'responses' | 'messages' | 'websocket';
 type Proxy = 'full' | 'claude' | 'chatOnly';
 
+interface Budget {
+  /** JSON.parse calls. */
+  parse: number;
+  /** JSON.stringify calls. */
+  stringify: number;
+  /** Buffer#toString calls decoding DECODE_MIN bytes or more as UTF-8. */
+  decode: number;
+  /** Hash and HMAC digests. */
+  hash: number;
+}
+
 interface Row {
   name: string;
   kind: Kind;
   stream: boolean;
   proxy: Proxy;
   model: string;
-  /** Per request (a WebSocket row: per turn). */
-  budget: {
-    /** JSON.parse calls. */
-    parse: number;
-    /** JSON.stringify calls. */
-    stringify: number;
-    /** Buffer#toString calls decoding UTF-8 (or no encoding named). */
-    decode: number;
-    /** Hash and HMAC digests. */
-    hash: number;
-    /** Bytes JSON.parse read: below the request body's size means the request was not parsed whole. */
-    parseBytes: number;
-  };
+  /** Per request (a WebSocket row: per turn), at 4 chunks a stream. */
+  budget: Budget;
+  /** What one more stream chunk may add: nothing, except where the bridge must translate each event. */
+  perChunk?: Partial<Budget>;
+  /** Whether the route may parse the whole request (the bridge translates it); otherwise JSON.parse reads less than it. */
+  bridged?: boolean;
 }
 
-// Why each number (per request):
-// - parse 1: the answer's usage, read once (non-stream); a stream reads usage from its last event(s): 2 allows
-//   Messages' two usage events (message_start, message_delta). A bridged route parses the request once to translate.
-// - stringify 1: the log line. A bridged route adds its translated request body (and a non-stream
-//   answer's translation); the WebSocket relay serialises nothing per turn beyond the record.
-// - decode: the answer captured for the record, the request head for the ring (capture on), the log line's
-//   bytes, a stream's tail; a handful, never per chunk.
-// - hash 1: the key routing / session fingerprint; no per-chunk hashing.
-// - parseBytes: under BODY_SYSTEM_BYTES unless the bridge must read the whole request.
+// The budget, per request. Why each number:
+// - parse 1: the answer's usage, read once (rules/protocols/exchange-tokens.ts). Messages streams report usage
+//   twice (message_start, message_delta): 2. A bridged route also parses the request to translate it, and a
+//   non-stream answer to translate it back: 3; a bridged stream parses each upstream chunk to translate it.
+// - stringify 1: the log line. A bridged route adds its translated request (and non-stream, the translated
+//   answer): 3; a bridged stream writes each translated event. A chat stream asks for include_usage by
+//   splicing `"stream_options":{"include_usage":true}` into the body: 2 stringify calls of those constant names.
+// - decode 3: the answer as captured (capture.ts), the request's head for the ring and log (build-record.ts), the
+//   system prompt's head for session identity (rules/session-body.ts, at most 8 KiB). A bridged route adds the
+//   request decoded to parse it, the upstream's answer to translate it, the client's side of the capture and the
+//   translated request for the ring: 7. Never once per chunk.
+// - JSON.parse reads fewer bytes than the request's system prompt (BODY_SYSTEM_BYTES), unless bridged: no whole
+//   request, and no whole Responses event (they echo `instructions`), is parsed.
+// - hash 3: the local token's constant-time check hashes both sides (rules/constant-time.ts), and the session
+//   fingerprint hashes the request's opening spans (rules/conversation-fingerprint.ts). No per-chunk hashing.
+// Rows marked "finding N" fail today because of that finding of issue 40, which another change removes:
+//   finding 3/4 (ring bodies redacted when read): build-record.ts redacts each kept stream at record time with
+//     rules/stream-redact.ts scrubAcrossEvents, one JSON.parse per event;
+//   finding 5 (chat-stream usage hider over bytes): UsageChunkHider decodes every chunk to a string.
 const ROWS: Row[] = [
-  row('chat', 'chat', false, 'full', 'gpt-4o-mini', { parse: 1, stringify: 1, decode: 4, hash: 1 }),
-  row('chat stream', 'chat', true, 'full', 'gpt-4o-mini', { parse: 1, stringify: 1, decode: 4, hash: 1 }),
-  row('responses', 'responses', false, 'full', 'gpt-4.1', { parse: 1, stringify: 1, decode: 4, hash: 1 }),
-  row('responses stream', 'responses', true, 'full', 'gpt-4.1', { parse: 1, stringify: 1, decode: 4, hash: 1 }),
-  row('messages', 'messages', false, 'claude', 'claude-haiku-4-5', { parse: 1, stringify: 1, decode: 4, hash: 1 }),
-  row('messages stream', 'messages', true, 'claude', 'claude-haiku-4-5', {
-    parse: 2,
-    stringify: 1,
-    decode: 4,
-    hash: 1,
-  }),
-  row(
-    'responses bridged to chat',
-    'responses',
-    false,
-    'chatOnly',
-    'gpt-4o-mini',
-    { parse: 2, stringify: 3, decode: 4, hash: 1 },
-    true,
-  ),
-  row(
-    'responses stream bridged to chat',
-    'responses',
-    true,
-    'chatOnly',
-    'gpt-4o-mini',
-    { parse: 2, stringify: 3, decode: 4, hash: 1 },
-    true,
-  ),
-  row(
-    'messages bridged to chat',
-    'messages',
-    false,
-    'chatOnly',
-    'claude-sonnet-4-6',
-    { parse: 2, stringify: 3, decode: 4, hash: 1 },
-    true,
-  ),
-  row('websocket (per turn)', 'websocket', true, 'full', 'gpt-4.1', { parse: 1, stringify: 1, decode: 4, hash: 1 }),
+  { name: 'chat', kind: 'chat', stream: false, proxy: 'full', model: 'gpt-4o-mini', budget: b(1, 1, 3, 3) },
+  // finding 3/4 (per-event parse) and finding 5 (per-chunk decode).
+  { name: 'chat stream', kind: 'chat', stream: true, proxy: 'full', model: 'gpt-4o-mini', budget: b(1, 3, 3, 3) },
+  { name: 'responses', kind: 'responses', stream: false, proxy: 'full', model: 'gpt-4.1', budget: b(1, 1, 3, 3) },
+  // finding 3/4 (per-event parse).
+  { name: 'responses stream', kind: 'responses', stream: true, proxy: 'full', model: 'gpt-4.1', budget: b(1, 1, 3, 3) },
+  {
+    name: 'messages',
+    kind: 'messages',
+    stream: false,
+    proxy: 'claude',
+    model: 'claude-haiku-4-5',
+    budget: b(1, 1, 3, 3),
+  },
+  // finding 3/4 (per-event parse).
+  {
+    name: 'messages stream',
+    kind: 'messages',
+    stream: true,
+    proxy: 'claude',
+    model: 'claude-haiku-4-5',
+    budget: b(2, 1, 3, 3),
+  },
+  {
+    name: 'responses bridged to chat',
+    kind: 'responses',
+    stream: false,
+    proxy: 'chatOnly',
+    model: 'gpt-4o-mini',
+    budget: b(3, 3, 7, 3),
+    bridged: true,
+  },
+  // finding 3/4 (per-event parse). At 4 chunks the simulator's chat stream has 7 chunks (role, 4 text, finish,
+  // usage) and the Responses stream translated from it 12 events.
+  {
+    name: 'responses stream bridged to chat',
+    kind: 'responses',
+    stream: true,
+    proxy: 'chatOnly',
+    model: 'gpt-4o-mini',
+    budget: b(2 + 7, 2 + 12, 6, 3),
+    perChunk: { parse: 1, stringify: 1 },
+    bridged: true,
+  },
+  {
+    name: 'messages bridged to chat',
+    kind: 'messages',
+    stream: false,
+    proxy: 'chatOnly',
+    model: 'claude-sonnet-4-6',
+    budget: b(3, 3, 7, 3),
+    bridged: true,
+  },
+  // Per turn of one connection: the turn's usage (the relay reads each turn's usage objects: 2 in the simulator's
+  // events), the one message holding it decoded, and the record (one per connection today; one per turn is the target).
+  // finding 3/4 (per-event parse).
+  {
+    name: 'websocket (per turn)',
+    kind: 'websocket',
+    stream: true,
+    proxy: 'full',
+    model: 'gpt-4.1',
+    budget: b(2, 1, 1, 3),
+  },
 ];
 
-function row(
-  name: string,
-  kind: Kind,
-  stream: boolean,
-  proxy: Proxy,
-  model: string,
-  b: Omit<Row['budget'], 'parseBytes'>,
-  bridged = false,
-): Row {
-  return { name, kind, stream, proxy, model, budget: { ...b, parseBytes: bridged ? Infinity : BODY_SYSTEM_BYTES } };
+function b(parse: number, stringify: number, decode: number, hash: number): Budget {
+  return { parse, stringify, decode, hash };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -155,8 +191,14 @@ const zero = (): Counts => ({
 const TRACE = process.env.LOOPGATE_BUDGET_TRACE === '1';
 const sites = new Map<string, number>();
 
+/** Set while a stack is read: the runner's source maps are parsed then, and are not the proxy's. */
+let tracing = false;
+
 function site(kind: string): void {
-  const frames = (new Error().stack ?? '').split('\n').slice(3);
+  tracing = true;
+  const stack = new Error().stack ?? '';
+  tracing = false;
+  const frames = stack.split('\n').slice(3);
   const own = frames.find((f) => /\/(proxy|cli)\//.test(f) && !f.includes('request-budget')) ?? frames[0] ?? '?';
   const key = `${kind} ${own
     .trim()
@@ -174,6 +216,7 @@ function countInWindow(): { stop(): Counts } {
   const hmacProto = Object.getPrototypeOf(createHmac('sha256', 'k')) as { update: Function; digest: Function };
   const saved = [hashProto, hmacProto].map((p) => ({ p, update: p.update, digest: p.digest }));
   JSON.parse = function (this: unknown, text: string, reviver?: Parameters<typeof parse>[1]) {
+    if (tracing) return parse.call(JSON, text, reviver);
     c.parse++;
     if (TRACE) site('parse');
     c.parseBytes += typeof text === 'string' ? text.length : 0;
@@ -181,6 +224,7 @@ function countInWindow(): { stop(): Counts } {
   } as typeof JSON.parse;
   JSON.stringify = function (this: unknown, ...args: Parameters<typeof stringify>) {
     const out = stringify.apply(JSON, args);
+    if (tracing) return out;
     c.stringify++;
     if (TRACE) site('stringify');
     c.stringifyBytes += typeof out === 'string' ? out.length : 0;
@@ -188,10 +232,13 @@ function countInWindow(): { stop(): Counts } {
   } as typeof JSON.stringify;
   Buffer.prototype.toString = function (this: Buffer, encoding?: BufferEncoding, start?: number, end?: number) {
     const e = encoding?.toLowerCase();
-    if (e === undefined || e === 'utf8' || e === 'utf-8') {
-      c.decode++;
-      if (TRACE) site('decode');
-      c.decodeBytes += Math.min(end ?? this.length, this.length) - Math.max(start ?? 0, 0);
+    if (!tracing && (e === undefined || e === 'utf8' || e === 'utf-8')) {
+      const bytes = Math.min(end ?? this.length, this.length) - Math.max(start ?? 0, 0);
+      c.decodeBytes += bytes;
+      if (bytes >= DECODE_MIN) {
+        c.decode++;
+        if (TRACE) site('decode');
+      }
     }
     return toString.call(this, encoding, start, end);
   } as typeof Buffer.prototype.toString;
@@ -356,7 +403,8 @@ afterAll(() => {
   if (report.length) console.log(['request budget, per request:', ...report].join('\n'));
 });
 
-function within(m: Measured, b: Row['budget'], name: string): void {
+function within(m: Measured, r: Row): void {
+  const b = r.budget;
   const over = (calls: number, per: number) => calls > per * N + WINDOW_SLACK;
   const c = m.counts;
   const failures: string[] = [];
@@ -365,10 +413,10 @@ function within(m: Measured, b: Row['budget'], name: string): void {
     failures.push(`JSON.stringify ${m.perRequest.stringify}/request > ${b.stringify}`);
   if (over(c.decode, b.decode)) failures.push(`Buffer#toString ${m.perRequest.decode}/request > ${b.decode}`);
   if (over(c.hash, b.hash)) failures.push(`digests ${m.perRequest.hash}/request > ${b.hash}`);
-  if (m.perRequest.parseBytes > b.parseBytes)
-    failures.push(`JSON.parse read ${m.perRequest.parseBytes} B/request: the request was parsed whole`);
-  const where = [...sites].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${(v / N).toFixed(2)} ${k}`);
-  expect(failures, `${name}: ${JSON.stringify(m.perRequest)}${TRACE ? '\n' + where.join('\n') : ''}`).toEqual([]);
+  if (!r.bridged && m.perRequest.parseBytes >= BODY_SYSTEM_BYTES)
+    failures.push(`JSON.parse read ${m.perRequest.parseBytes} B/request, more than the system prompt: a whole body`);
+  const where = [...sites].sort((x, y) => y[1] - x[1]).map(([k, v]) => `${(v / N).toFixed(2)} ${k}`);
+  expect(failures, `${r.name}: ${JSON.stringify(m.perRequest)}${TRACE ? '\n' + where.join('\n') : ''}`).toEqual([]);
 }
 
 describe('the budget of one request', () => {
@@ -376,7 +424,7 @@ describe('the budget of one request', () => {
     it(`${r.name}: within its budget`, async () => {
       const m = await measure(r, 4);
       report.push(`${r.name.padEnd(34)} ${JSON.stringify(m.perRequest)}`);
-      within(m, r.budget, r.name);
+      within(m, r);
     }, 120_000);
   }
 
@@ -387,11 +435,12 @@ describe('the budget of one request', () => {
       report.push(
         `${(r.name + ' short/long').padEnd(34)} ${JSON.stringify(short.perRequest)} / ${JSON.stringify(long.perRequest)}`,
       );
-      // Per request, the long stream may not cost more calls than the short one (the slack is the runner's).
-      for (const k of ['parse', 'stringify', 'decode', 'hash'] as const)
-        expect(long.counts[k], `${r.name}: ${k} grew with the chunks`).toBeLessThanOrEqual(
-          short.counts[k] + WINDOW_SLACK,
-        );
+      // The long stream may cost no more calls than the short one, but for what its row allows per chunk.
+      const more = (LONG_STREAM - SHORT_STREAM) * N;
+      const grew = (['parse', 'stringify', 'decode', 'hash'] as const).filter(
+        (k) => long.counts[k] > short.counts[k] + (r.perChunk?.[k] ?? 0) * more + WINDOW_SLACK,
+      );
+      expect(grew, `${r.name}: these grew with the chunks`).toEqual([]);
     }, 240_000);
   }
 });
