@@ -207,13 +207,19 @@ function site(kind: string): void {
   sites.set(key, (sites.get(key) ?? 0) + 1);
 }
 
+/** The methods of crypto's Hash and Hmac prototypes that are wrapped. */
+interface HashMethods {
+  update: (this: unknown, ...args: unknown[]) => unknown;
+  digest: (this: unknown, ...args: unknown[]) => unknown;
+}
+
 function countInWindow(): { stop(): Counts } {
   const c = zero();
   sites.clear();
   const { parse, stringify } = JSON;
   const toString = Buffer.prototype.toString;
-  const hashProto = Object.getPrototypeOf(createHash('sha1')) as { update: Function; digest: Function };
-  const hmacProto = Object.getPrototypeOf(createHmac('sha256', 'k')) as { update: Function; digest: Function };
+  const hashProto = Object.getPrototypeOf(createHash('sha1')) as HashMethods;
+  const hmacProto = Object.getPrototypeOf(createHmac('sha256', 'k')) as HashMethods;
   const saved = [hashProto, hmacProto].map((p) => ({ p, update: p.update, digest: p.digest }));
   JSON.parse = function (this: unknown, text: string, reviver?: Parameters<typeof parse>[1]) {
     if (tracing) return parse.call(JSON, text, reviver);
@@ -243,9 +249,10 @@ function countInWindow(): { stop(): Counts } {
     return toString.call(this, encoding, start, end);
   } as typeof Buffer.prototype.toString;
   for (const { p, update, digest } of saved) {
-    p.update = function (this: unknown, data: string | Buffer, ...rest: unknown[]) {
-      c.hashBytes += typeof data === 'string' ? Buffer.byteLength(data) : data.length;
-      return update.call(this, data, ...rest);
+    p.update = function (this: unknown, ...args: unknown[]) {
+      const data = args[0];
+      c.hashBytes += typeof data === 'string' ? Buffer.byteLength(data) : (data as Uint8Array).length;
+      return update.apply(this, args);
     };
     p.digest = function (this: unknown, ...args: unknown[]) {
       c.hash++;
