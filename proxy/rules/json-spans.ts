@@ -101,16 +101,18 @@ export function membersOf(buf: Buffer, span: Span, names: readonly string[]): Re
   }
 }
 
-/** Whether the JSON string at `span` is `text` (ASCII: a name, a role): its bytes compared, decoded only for an escape. */
+/** Whether the JSON string at `span` is `text`: an ASCII text's bytes compared, decoded only for an escape. */
 export function stringIs(buf: Buffer, span: Span, text: string): boolean {
   const [start, end] = span;
   if (buf[start] !== QUOTE) return false;
   const first = buf.indexOf(BACKSLASH, start + 1);
-  if (first >= 0 && first < end) return stringOf(buf, span) === text;
+  if ((first >= 0 && first < end) || !ASCII.test(text)) return stringOf(buf, span) === text;
   if (end - start - 2 !== text.length) return false;
   for (let k = 0; k < text.length; k++) if (buf[start + 1 + k] !== text.charCodeAt(k)) return false;
   return true;
 }
+
+const ASCII = /^[\x00-\x7f]*$/;
 
 const ESCAPED: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 const HEX4 = /^[0-9a-fA-F]{4}$/;

@@ -96,6 +96,13 @@ describe('spans of the values session identity reads', () => {
     );
   });
 
+  it('finds a member whose name is not ASCII, and no other whose UTF-8 bytes read as its characters', () => {
+    const s = spansOf(JSON.stringify({ messages: { é: 1, 'Ã©': 2 } }));
+    const m = membersOf(s.body, s.at.messages!, ['é', 'Ã©']);
+    expect(slice(s, m['é']!)).toBe('1');
+    expect(slice(s, m['Ã©']!)).toBe('2');
+  });
+
   it("a string's head is where its text starts, an escape cut at the end left out", () => {
     fc.assert(
       fc.property(fc.string({ unit: 'grapheme' }), fc.nat({ max: 64 }), (value, max) => {
