@@ -24,14 +24,20 @@ function skipSpace(buf: Buffer, i: number, end: number): number {
   return i;
 }
 
-/** Just past the closing quote of the string opening at `from`, or -1. */
+/**
+ * Just past the closing quote of the string opening at `from`, or -1. Quotes are found natively (indexOf), not
+ * byte by byte: a string is most of a body, and a JavaScript loop over it was slower than JSON.parse.
+ */
 function stringEnd(buf: Buffer, from: number, end: number): number {
-  for (let j = from + 1; j < end; j++) {
-    const c = buf[j]!;
-    if (c === BACKSLASH) j++;
-    else if (c === QUOTE) return j + 1;
+  for (let j = from + 1; ;) {
+    const q = buf.indexOf(QUOTE, j);
+    if (q < 0 || q >= end) return -1;
+    // Escaped when an odd run of backslashes comes before it.
+    let k = q - 1;
+    while (k > from && buf[k] === BACKSLASH) k--;
+    if ((q - 1 - k) % 2 === 0) return q + 1;
+    j = q + 1;
   }
-  return -1;
 }
 
 /** Just past the value starting at `from` (no space before it), or -1 when it does not end before `end`. */

@@ -41,8 +41,17 @@ export interface Opening {
   length: number;
 }
 
+/** Each body's opening, found once for identity and the fingerprint both. */
+const openings = new WeakMap<BodySpans, Opening | null>();
+
 /** undefined when the body carries no conversation: no `messages` or `input` list, no string `input`. */
 export function openingOf(s: BodySpans): Opening | undefined {
+  let opening = openings.get(s);
+  if (opening === undefined) openings.set(s, (opening = findOpening(s) ?? null));
+  return opening ?? undefined;
+}
+
+function findOpening(s: BodySpans): Opening | undefined {
   const { body, at, items } = s;
   const listKey = isArray(s, 'messages') ? 'messages' : isArray(s, 'input') ? 'input' : undefined;
   const system = nonNull(s, 'system') ?? nonNull(s, 'instructions');
@@ -72,15 +81,12 @@ export function identityBody(s: BodySpans): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (at.system) out.system = textOf(body, at.system);
   if (at.instructions) out.instructions = stringOf(body, at.instructions, SYSTEM_HEAD_BYTES);
-  if (at.messages && isArray(s, 'messages')) {
-    const leading: Array<Record<string, unknown>> = [];
-    for (const item of elementsOf(body, at.messages)) {
-      const m = membersOf(body, item, ['role', 'content']);
-      const role = m.role && SYSTEM_ROLES.find((r) => stringIs(body, m.role!, r));
-      if (!role) break;
-      leading.push({ role, content: m.content && textOf(body, m.content) });
-    }
-    out.messages = leading;
+  if (isArray(s, 'messages')) {
+    // The system messages that open the list (openingOf found them); identity reads the first one's text.
+    const first = openingOf(s)?.systemItems[0];
+    const m = first && membersOf(body, first, ['role', 'content']);
+    const role = m?.role && SYSTEM_ROLES.find((r) => stringIs(body, m.role!, r));
+    out.messages = m && role ? [{ role, content: m.content && textOf(body, m.content) }] : [];
   }
   const userId = at.metadata && membersOf(body, at.metadata, ['user_id']).user_id;
   if (userId) out.metadata = { user_id: stringOf(body, userId) };
