@@ -40,6 +40,8 @@ import { verifyRunCredential } from '../rules/run-credential.js';
 import { presentedCredential } from './authenticate.js';
 import { requestCost, servedModelOf } from '../rules/request-cost.js';
 import { runSink } from './sink-guard.js';
+import { scanTopLevel, type BodySpans } from '../rules/json-top-level.js';
+import { SESSION_BODY_KEYS } from '../rules/session-body.js';
 
 /** What building and sending the record reads; `finish` also counts the request in `stats`. */
 export type RecordContext = Pick<
@@ -198,7 +200,7 @@ export function sessionOf(ex: RequestSoFar, ctx: Pick<ProxyContext, 'sessions' |
   const path = ex.paths?.path ?? '';
   return ctx.sessions.identify({
     headers: ex.req.headers,
-    body: () => parsedBody(ex.body),
+    body: () => sessionSpans(ex.body),
     run: verifyRunCredential(ctx.token, presentedCredential(ex.req)),
     requestId: ex.id,
     time: ex.time.getTime(),
@@ -206,16 +208,15 @@ export function sessionOf(ex: RequestSoFar, ctx: Pick<ProxyContext, 'sessions' |
   });
 }
 
-/** Bodies past this are not parsed to find their conversation (the heuristic); their request is a session of one. */
+/** Bodies past this are not read to find their conversation (the heuristic); their request is a session of one. */
 const PARSE_LIMIT = 8 * 1024 * 1024;
 
-function parsedBody(body: RequestSoFar['body']): Record<string, unknown> | undefined {
+/** The spans read-body.ts's scan found, else (a body rewritten since, by a model alias) those of a fresh scan. */
+function sessionSpans(body: RequestSoFar['body']): BodySpans | undefined {
   if (!body?.body || !body.jsonObject || body.body.length > PARSE_LIMIT) return undefined;
-  try {
-    return JSON.parse(body.body.toString('utf8')) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
+  if (body.spans?.body === body.body) return body.spans;
+  const top = scanTopLevel(body.body, undefined, SESSION_BODY_KEYS);
+  return top.ok ? top.spans : undefined;
 }
 
 /**

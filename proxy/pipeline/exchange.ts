@@ -16,6 +16,7 @@ import type { KeySlot } from './keyring.js';
 import type { ArmedFault, InjectedFault } from '../core/fault.js';
 import type { Protocol } from '../core/routing-facts.js';
 import type { SessionRef } from '../core/agent-session.js';
+import type { BodySpans } from '../rules/json-top-level.js';
 
 /** A fault rule fired on a request (pipeline/fault-inject.ts): what the record will say once it happened (`injected` is set then). */
 export interface FaultPlan {
@@ -65,6 +66,8 @@ export interface BodyFacts {
   readonly params?: readonly string[];
   /** Raw JSON of the top-level parameter values the GenAI conventions name (read only with OTLP export on). */
   readonly requestValues?: Readonly<Record<string, string>>;
+  /** Where the values session identity reads sit in `body` (read in the same scan; rules/session-body.ts). */
+  readonly spans?: BodySpans;
 }
 
 /** A model alias applied: the client asked for `from`, `to` went upstream (pipeline/alias.ts). */

@@ -4,6 +4,7 @@
 import { ProxyError } from '../rules/proxy-errors.js';
 import { scanTopLevel } from '../rules/json-top-level.js';
 import { REQUEST_VALUE_KEYS } from '../rules/genai-facts.js';
+import { SESSION_BODY_KEYS } from '../rules/session-body.js';
 import type { IncomingMessage } from 'node:http';
 import type { ProxyContext } from './context.js';
 import type { BodyFacts, RequestStart } from './exchange.js';
@@ -184,7 +185,8 @@ function parseMetadata(req: IncomingMessage, ctx: BodyContext, body: Buffer): Bo
     return { bytesIn: 0, body };
   }
   // With OTLP export on, the values of the parameters the GenAI conventions name are read in the same pass.
-  const top = scanTopLevel(body, ctx.otlp ? REQUEST_VALUE_KEYS : undefined);
+  // So are the spans session identity reads (rules/session-body.ts): the body is not parsed to find its session.
+  const top = scanTopLevel(body, ctx.otlp ? REQUEST_VALUE_KEYS : undefined, SESSION_BODY_KEYS);
   if (!top.ok) {
     throw new ProxyError(
       400,
@@ -202,6 +204,7 @@ function parseMetadata(req: IncomingMessage, ctx: BodyContext, body: Buffer): Bo
     jsonDepth: top.depth,
     jsonObject: true,
     requestValues: top.picked,
+    spans: top.spans,
   };
 }
 

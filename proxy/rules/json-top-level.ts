@@ -22,6 +22,8 @@ export type TopLevel =
       depth: number;
       /** The raw JSON text of the top-level values asked for (`want`), each at most PICK_MAX bytes. */
       picked?: Record<string, string>;
+      /** Where the top-level values asked for as spans (`spanned`) sit, of any size; see BodySpans. */
+      spans?: BodySpans;
     }
   | { ok: false; at: number; reason: string };
 
@@ -38,10 +40,22 @@ function isSpace(c: number | undefined): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
+/** [start, end) in bytes of one JSON value (a string's quotes included). */
+export type Span = readonly [number, number];
+
+/** Top-level values as spans, not parsed: what session identity reads (rules/session-body.ts). */
+export interface BodySpans {
+  /** The bytes the spans point into. */
+  readonly body: Buffer;
+  readonly at: Readonly<Record<string, Span>>;
+  /** How many elements each spanned array holds, counted in the same pass. */
+  readonly items: Readonly<Record<string, number>>;
+}
+
 /** A picked value longer than this is left out (parameter values are short; content is not picked). */
 const PICK_MAX = 1024;
 
-export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel {
+export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>, spanned?: ReadonlySet<string>): TopLevel {
   let i = 0;
   const n = buf.length;
   const fail = (reason: string): TopLevel => ({ ok: false, at: i, reason });
@@ -67,9 +81,10 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel 
       return undefined;
     }
   };
-  /** Skips one value starting at i; false when it is not balanced. */
+  /** Skips one value starting at i; false when it is not balanced. With `count`, an array's elements are counted in `items`. */
   let maxDepth = 1;
-  const skipValue = (): boolean => {
+  let items = 0;
+  const skipValue = (count = false): boolean => {
     const c = buf[i];
     if (c === QUOTE) {
       const end = stringEnd(i);
@@ -79,6 +94,10 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel 
     }
     if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       let depth = 0;
+      // Elements are the commas at the array's own level, plus one unless it is empty.
+      let commas = 0;
+      const counting = count && c === OPEN_BRACKET;
+      const open = i;
       while (i < n) {
         const d = buf[i]!;
         if (d === QUOTE) {
@@ -94,9 +113,10 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel 
           depth--;
           if (depth === 0) {
             i++;
+            if (counting) items = commas > 0 || !isEmptyArray(buf, open) ? commas + 1 : 0;
             return true;
           }
-        }
+        } else if (counting && depth === 1 && d === COMMA) commas++;
         i++;
       }
       return false;
@@ -115,6 +135,8 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel 
   let modelSpan: [number, number] | undefined;
   let stream = false;
   let picked: Record<string, string> | undefined;
+  let at: Record<string, Span> | undefined;
+  let counted: Record<string, number> | undefined;
   ws();
   if (buf[i] === CLOSE_BRACE) i++;
   else {
@@ -131,7 +153,9 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel 
       i++;
       ws();
       const valueStart = i;
-      if (!skipValue()) return fail(`the value of "${key.slice(0, 40)}" is not valid JSON`);
+      const span = spanned?.has(key) === true;
+      items = -1;
+      if (!skipValue(span)) return fail(`the value of "${key.slice(0, 40)}" is not valid JSON`);
       keys.add(key);
       // Like JSON.parse, the last occurrence of a key wins.
       if (key === 'model') {
@@ -139,6 +163,11 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel 
         modelSpan = model === undefined ? undefined : [valueStart, i];
       } else if (key === 'stream') stream = buf.toString('latin1', valueStart, i) === 'true';
       else if (want?.has(key) && i - valueStart <= PICK_MAX) (picked ??= {})[key] = buf.toString('utf8', valueStart, i);
+      if (span) {
+        (at ??= {})[key] = [valueStart, i];
+        if (items >= 0) (counted ??= {})[key] = items;
+        else if (counted) delete counted[key];
+      }
       ws();
       if (buf[i] === COMMA) {
         i++;
@@ -161,7 +190,15 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>): TopLevel 
     stream,
     depth: maxDepth,
     ...(picked ? { picked } : {}),
+    ...(spanned ? { spans: { body: buf, at: at ?? {}, items: counted ?? {} } } : {}),
   };
+}
+
+/** Whether the array opening at `open` closes with only whitespace inside. */
+function isEmptyArray(buf: Buffer, open: number): boolean {
+  let j = open + 1;
+  while (isSpace(buf[j])) j++;
+  return buf[j] === CLOSE_BRACKET;
 }
 
 /** Object.keys order: integer-like keys first, ascending, then the rest as they came. */

@@ -5,6 +5,9 @@
 /** How many trailing events are looked at: Responses ends with `error` then `response.failed`. */
 const LAST_EVENTS = 3;
 
+/** An error member that is not null, or a `"type":"error"` payload. */
+const MAY_BE_ERROR = /"error"\s*:\s*[^\sn]|"type"\s*:\s*"error"/;
+
 /**
  * The upstream's error code when the stream ended with an error event
  * (`event: error`, a `{"type":"error"}` payload, or chat's `{"error": {...}}`),
@@ -19,6 +22,8 @@ export function streamErrorCode(text: string): string | undefined {
       .filter((l) => l.startsWith('data:'))
       .map((l) => l.slice(5).trim())
       .join('\n');
+    // Parsed only when it may be one: a clean stream's last events are not (Responses' carry "error":null).
+    if (!named && !MAY_BE_ERROR.test(data)) continue;
     let json: unknown;
     try {
       json = data ? JSON.parse(data) : undefined;

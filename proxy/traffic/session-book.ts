@@ -28,6 +28,8 @@ import type { RunFacts } from '../rules/run-credential.js';
 import { bodyMayTell, identifySession } from '../rules/session-identity.js';
 import { conversationFingerprint } from '../rules/conversation-fingerprint.js';
 import { isRequestUsd, tokenCountsProblem } from '../rules/sane-numbers.js';
+import type { BodySpans } from '../rules/json-top-level.js';
+import { identityBody } from '../rules/session-body.js';
 
 const SESSION_LIMITS = {
   /** Sessions kept; the least recently active go first. */
@@ -45,8 +47,8 @@ const HEURISTIC_IDLE_MS = 60 * 60 * 1000;
 /** What the book reads of a request to tie it to a session. */
 export interface SessionClues {
   headers: Record<string, string | string[] | undefined>;
-  /** The request body, parsed lazily (only when the client and the run name no session). */
-  body: () => Record<string, unknown> | undefined;
+  /** The request body's spans (rules/session-body.ts), asked for only when the client and the run name no session. */
+  body: () => BodySpans | undefined;
   /** `loopgate run`'s credential, verified. */
   run?: RunFacts;
   /** Loopgate's request id (a session of one is named after it). */
@@ -118,12 +120,12 @@ export class SessionBook {
   /** The session a request belongs to, or undefined for one that carries no conversation and names none. */
   identify(clues: SessionClues): SessionRef | undefined {
     const run = clues.run ? { tool: clues.run.tool, started: new Date(clues.run.started).toISOString() } : undefined;
-    let body: Record<string, unknown> | undefined;
+    let body: BodySpans | undefined;
     let id = identifySession(clues.headers, undefined);
     // Under `loopgate run` the body is read only to name the client (pi, Qwen Code in Anthropic mode).
     if (!id.sessionKey && (!run || bodyMayTell(id))) {
       body = clues.body();
-      if (body) id = identifySession(clues.headers, body);
+      if (body) id = identifySession(clues.headers, identityBody(body));
     }
     const base = { client: id.client, ...(id.agent ? { agent: boundedId(id.agent) } : {}), ...(run ? { run } : {}) };
     if (id.sessionKey) return { id: `${id.client}:${boundedId(id.sessionKey)}`, source: 'header', ...base };

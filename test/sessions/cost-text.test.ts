@@ -32,7 +32,6 @@ function session(estimated: unknown): SessionSummary {
     costNote: REASON,
     cacheHitRatio: 0,
     rateLimit: null,
-    seqs: [],
   };
 }
 
@@ -47,7 +46,7 @@ describe('cost text for an estimate that is no figure', () => {
     const status = sessionStatus([session(v)])!;
     expect(status.text).toMatch(/^\$\(graph\) no price/);
     expect(Object.fromEntries(status.details).Cost).toBe(`no price: ${REASON}`);
-    const panel = sessionContent({ session: session(v), turns: [] });
+    const panel = sessionContent({ session: session(v), turns: [], seqs: [] });
     expect(panel).toContain('no price');
     expect(panel).toContain(REASON.replace(/"/g, '&#34;'));
     expect(panel + status.text).not.toMatch(/NaN|Infinity|\$0(?![.\d])/);

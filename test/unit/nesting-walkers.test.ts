@@ -5,6 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { conversationFingerprint } from '../../proxy/rules/conversation-fingerprint.js';
+import { scanTopLevel } from '../../proxy/rules/json-top-level.js';
+import { SESSION_BODY_KEYS } from '../../proxy/rules/session-body.js';
 import { matchKey, nearestRecording, normaliseForMatch } from '../../proxy/rules/cassette-match.js';
 import { retryIdentity } from '../../proxy/rules/fault-report.js';
 import { cacheOutcome } from '../../proxy/rules/cache-forensics.js';
@@ -43,11 +45,17 @@ const TURN = {
 };
 const COUNTER = { encoding: 'o200k_base' as const, count: (t: string) => t.length };
 
+function fingerprintOf(text: string) {
+  const top = scanTopLevel(Buffer.from(text), undefined, SESSION_BODY_KEYS);
+  return top.ok && top.spans ? conversationFingerprint(top.spans) : undefined;
+}
+
 /** Every walker of outside JSON, given the text and its value. */
 const WALKERS: Record<string, (text: string, value: unknown) => unknown> = {
-  'session fingerprint': (_t, v) => {
-    conversationFingerprint({ messages: [v] });
-    return conversationFingerprint({ system: v, messages: [{ role: 'user', content: v }] });
+  // Over the body's bytes, as the proxy reads it (the spans of its one top-level scan).
+  'session fingerprint': (t) => {
+    fingerprintOf(`{"messages":[${t}]}`);
+    return fingerprintOf(`{"system":${t},"messages":[{"role":"user","content":${t}}]}`);
   },
   normaliseForMatch: (_t, v) => normaliseForMatch(v),
   matchKey: (_t, v) => matchKey('POST', '/v1/chat/completions', { messages: [v] }),
