@@ -23,7 +23,7 @@ export interface ReplyContext extends CaptureOptions {
 type Headers = Record<string, string | string[] | undefined>;
 
 /** The capture as the record reads it. */
-export type CapturedAnswer = Readonly<Pick<ResponseCapture, 'text' | 'tail' | 'truncated' | 'times' | 'watch'>> & {
+export type CapturedAnswer = Readonly<Pick<ResponseCapture, 'text' | 'tail' | 'truncated' | 'times' | 'watch' | 'bytes'>> & {
   readonly chunks: readonly Buffer[];
 };
 

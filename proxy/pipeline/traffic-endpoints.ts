@@ -116,7 +116,8 @@ export async function handleTraffic(
   const { cache, context } = await analyseTurn(entry, previousTurn(ring, ctx.sessions, entry));
   const sessionId = entry.record.session?.id;
   const answer = {
-    ...entry,
+    // The bodies are redacted now, as they are read (ring-entry.ts).
+    ...entry.toJSON(),
     followUps: followUps(entry, ring.list({ after: entry.seq }).reverse()),
     session: sessionId === undefined ? undefined : ctx.sessions.get(sessionId),
     ...(cache ? { cache } : {}),
