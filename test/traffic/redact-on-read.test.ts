@@ -36,6 +36,9 @@ describe('ring bodies are redacted when read', () => {
     // The user switches to this key in the editor: from now on it is a secret.
     s.proxy.setKey(later);
 
+    // What the proxy's own readers get in process (the recorder, Save as Fixture, the session book's turns).
+    const kept = s.proxy.traffic!.get(entry.record.id)!;
+    assertNoCanary(JSON.stringify(kept) + kept.requestBody, [later]);
     const detail = await get(`/_loopgate/traffic/${entry.record.id}`);
     assertNoCanary(detail, [later]);
     expect((JSON.parse(detail) as { requestBody: string }).requestBody).toContain('for later');
@@ -44,6 +47,10 @@ describe('ring bodies are redacted when read', () => {
       entries: unknown[];
     };
     expect(found.entries).toEqual([]);
+    const plain = JSON.parse(await get(`/_loopgate/traffic?q=${encodeURIComponent('keep [REDACTED')}`)) as {
+      entries: Array<{ seq: number }>;
+    };
+    expect(plain.entries.map((e) => e.seq)).toEqual([entry.seq]);
     const port = String(new URL(s.proxy.url).port);
     for (const extra of [[], ['--json'], ['--wire']]) {
       const r = await runCli(['show', entry.record.id, '--port', port, ...extra], { LOOPGATE_TOKEN: TOKEN });
