@@ -137,6 +137,15 @@ function row(e: TrafficEntry): TrafficRow {
   return { seq: e.seq, record: record as RowRecord };
 }
 
+/** Each entry's live line, per shape: serialised once however many readers follow the feed. */
+const liveLines = new WeakMap<TrafficEntry, { row?: string; summary?: string }>();
+
+function liveLine(e: TrafficEntry, rows: boolean): string {
+  let lines = liveLines.get(e);
+  if (!lines) liveLines.set(e, (lines = {}));
+  return rows ? (lines.row ??= JSON.stringify(row(e))) : (lines.summary ??= JSON.stringify(summary(e)));
+}
+
 /**
  * A long-lived event stream of new entries (after `after`, if given, first),
  * until the client leaves. `rows` sends only the fields a list row shows (ROW_FIELDS).
@@ -164,9 +173,11 @@ function live(
       skipped++;
       return;
     }
-    const data: LiveEvent<TrafficSummary | TrafficRow> = skipped ? { ...shape(e), skipped } : shape(e);
+    const data = skipped
+      ? JSON.stringify({ ...shape(e), skipped } satisfies LiveEvent<TrafficSummary | TrafficRow>)
+      : liveLine(e, rows);
     skipped = 0;
-    pending += `data: ${JSON.stringify(data)}\n\n`;
+    pending += `data: ${data}\n\n`;
     timer ??= setTimeout(flush, LIVE_BATCH_MS);
   };
   if (after !== undefined) for (const e of ring.list({ after }).reverse()) push(e);
