@@ -3,7 +3,7 @@
 // cuts it to. Pure: no I/O.
 
 /** Read beyond a cut so a secret straddling it is still whole when redacted. */
-export const CUT_MARGIN = 512;
+const CUT_MARGIN = 512;
 
 /**
  * The first `keep` characters of `text`, redacted: redacted with a margin beyond the cut (so a

@@ -17,7 +17,7 @@ import { scrubAcrossEvents } from '../rules/stream-redact.js';
 export const RING_BODY_CHARS = 1024 * 1024;
 
 /** Bytes a kept body holds at most: enough for RING_BODY_CHARS characters and the cut's margin. */
-export const RING_BODY_BYTES = headBytes(RING_BODY_CHARS);
+const RING_BODY_BYTES = headBytes(RING_BODY_CHARS);
 
 type BodyField = 'requestBody' | 'upstreamRequestBody' | 'responseBody' | 'clientResponseBody';
 
@@ -220,6 +220,7 @@ export class RingEntry implements TrafficEntry {
     if (body.cut) return 'cut';
     // Never more characters than bytes: only a body over the cap in bytes is decoded to count them.
     if (body.bytes <= RING_BODY_CHARS) return undefined;
-    return (this.#long[field] ??= decoded(body).length > RING_BODY_CHARS) ? 'cut' : undefined;
+    const long = (this.#long[field] ??= decoded(body).length > RING_BODY_CHARS);
+    return long ? 'cut' : undefined;
   }
 }
