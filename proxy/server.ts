@@ -28,7 +28,8 @@ import { rawRefusal } from './pipeline/client-reply.js';
 import { KeyRing } from './pipeline/keyring.js';
 import { positionName } from './rules/key-list.js';
 import { BridgePolicy } from './bridge/index.js';
-import { RING_BODY_CHARS, TrafficRing } from './traffic/ring.js';
+import { TrafficRing } from './traffic/ring.js';
+import { RING_BODY_CHARS } from './traffic/ring-entry.js';
 import { FaultLedger } from './traffic/fault-ledger.js';
 import { DEFAULT_QUIET_MS } from './rules/fault-report.js';
 import { logBodyCaptureBytes } from './pipeline/capture.js';
@@ -122,7 +123,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   const ring =
     opts.capture === false
       ? undefined
-      : new TrafficRing({
+      : new TrafficRing(redactor, {
           entries: opts.capture?.entries ?? DEFAULT_RING_ENTRIES,
           bytes: opts.capture?.bytes ?? DEFAULT_RING_BYTES,
         });

@@ -1,7 +1,8 @@
 // The last step of every request: one redacted record to the log, one line to
 // the console/output channel, and the counters the status bar shows. The one
 // place the record is built: from the steps' results (RequestFacts) and what
-// the reply sent.
+// the reply sent. Each sink then takes the finished exchange and pulls what it
+// needs (finished-exchange.ts): bodies only for the sinks that keep them.
 import type { ProxyContext } from './context.js';
 import type { Attempt, RequestSoFar } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
@@ -18,15 +19,13 @@ import {
   type Protocol,
 } from '../rules/protocols/index.js';
 import { streamErrorCode } from '../rules/stream-error.js';
-import { CUT_MARGIN } from './capture.js';
-import { scrubAcrossEvents } from '../rules/stream-redact.js';
-import { exportSpan, type BuiltRecord } from './export-span.js';
+import { exportSpan } from './export-span.js';
+import { FinishedExchange, type BuiltRecord } from './finished-exchange.js';
+import type { RingEntry } from '../traffic/ring-entry.js';
 import { printable } from '../rules/printable.js';
 import { requestFailed } from '../core/outcome.js';
 import { isOwnTraffic } from '../rules/own-traffic.js';
 import { requestLine, type RequestLineParts } from '../core/request-line.js';
-
-import { RING_BODY_CHARS, type NewEntry } from '../traffic/ring.js';
 import { REPLAY_HEADER } from '../traffic/replay-request.js';
 
 /** Set by `loopgate replay` and the Traffic view on a request they resend; only a request id is taken. */
@@ -64,12 +63,8 @@ export type RecordContext = Pick<
   | 'token'
 >;
 
-/** The record and its bodies, plus the traffic ring's entry (with capture on, for the user's own traffic). */
-export interface BuiltEntry extends BuiltRecord {
-  ring?: NewEntry;
-}
-
-function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): BuiltEntry {
+/** The record: metadata only (status, timings, model, key, the usage read); the sinks that keep bodies pull them later. */
+function buildRecord(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): BuiltRecord {
   const r = ctx.redactor;
   const local = reply.local;
   const paths = ex.paths;
@@ -139,57 +134,7 @@ function buildRecordAndBodies(ex: RequestSoFar, reply: ClientReply, ctx: RecordC
   // Header names are scrubbed too: an upstream can put a secret in a name.
   rec.requestHeaders = r.headers(ex.req.headers);
   if (reply.headers) rec.responseHeaders = r.headers(reply.headers);
-  const built: BuiltEntry = { record: rec, scanned };
-  if (ctx.captureBodies) {
-    // One redaction at the largest cap serves every sink; each then takes its own length.
-    const keep = Math.max(ctx.ring ? RING_BODY_CHARS : 0, ctx.logBodies || ctx.otlp ? ctx.logBodyBytes : 0);
-    // Bytes, up to 4 per character: enough for keep + margin characters whatever the script.
-    const requestText = body?.body ? body.body.subarray(0, 4 * (keep + CUT_MARGIN)).toString('utf8') : undefined;
-    const request = requestText === undefined ? undefined : redactedHead(requestText, keep, (s) => r.string(s));
-    // A secret streamed in pieces is found in the joined deltas and masked in each piece.
-    const response = redactedHead(answer, keep, (s) => r.string(isStream ? scrubAcrossEvents(s, r) : s));
-    const cap = ctx.logBodyBytes;
-    if (request !== undefined) built.requestBody = request.slice(0, cap);
-    built.responseBody = response.slice(0, cap);
-    // The same text goes to the log (--log-bodies) and to the collector (OTLP content capture): never more in either.
-    if (ctx.logBodies) {
-      if (built.requestBody !== undefined) rec.requestBody = built.requestBody;
-      rec.responseBody = built.responseBody;
-      if (reply.capture.truncated || (body?.body && body.body.length > cap) || answer.length > cap)
-        rec.bodyTruncated = true;
-    }
-    if (ctx.ring && isUserTraffic(ex, reply, ctx)) {
-      const entry = ringEntry(
-        ex,
-        reply,
-        rec,
-        { text: request, cut: (requestText?.length ?? 0) > RING_BODY_CHARS },
-        { text: response, cut: answer.length > RING_BODY_CHARS },
-        isStream,
-      );
-      const clientSide = reply.clientSide;
-      if (clientSide) {
-        // What the client got of a bridged answer, scrubbed as the upstream's is; the ring counts it in its budget.
-        const text = clientSide.text();
-        entry.clientResponseBody = redactedHead(text, RING_BODY_CHARS, (s) =>
-          r.string(isStream ? scrubAcrossEvents(s, r) : s),
-        ).slice(0, RING_BODY_CHARS);
-        if (text.length > RING_BODY_CHARS || clientSide.truncated) entry.clientResponseBodyNote = 'cut';
-        if (isStream && clientSide.times)
-          entry.clientEventTimes = eventTimes(clientSide.chunks, clientSide.times, ex.startedAt);
-      }
-      const bridgedBody = attempt?.bridgedBody;
-      if (bridgedBody) {
-        const translated = bridgedBody.subarray(0, 4 * (RING_BODY_CHARS + CUT_MARGIN)).toString('utf8');
-        entry.upstreamRequestBody = redactedHead(translated, RING_BODY_CHARS, (s) => r.string(s)).slice(
-          0,
-          RING_BODY_CHARS,
-        );
-      }
-      built.ring = entry;
-    }
-  }
-  return built;
+  return { record: rec, answer, scanned };
 }
 
 /** The session the request belongs to (traffic/session-book.ts decides), from its headers, credential and body. */
@@ -263,18 +208,6 @@ export function answeringAttempt(ex: RequestSoFar, reply: ClientReply): Attempt 
   return reply.answeredBy ?? ex.attempt;
 }
 
-/**
- * The first `keep` characters of `text`, redacted: redacted with a margin beyond the cut (so a
- * secret straddling it is whole when the redactor sees it), then the margin cut off again, counted
- * from the end (masks change lengths; what follows the last one does not).
- */
-export function redactedHead(text: string, keep: number, redact: (s: string) => string): string {
-  const input = text.length > keep + CUT_MARGIN ? text.slice(0, keep + CUT_MARGIN) : text;
-  const redacted = redact(input);
-  const margin = Math.max(0, input.length - keep);
-  return margin ? redacted.slice(0, Math.max(0, redacted.length - margin)) : redacted;
-}
-
 /** Refusals before anything else ran (a web page's Host or Origin, malformed headers): not a tool's traffic, and not to be flooded with. */
 const GUARD_REFUSALS = new Set([
   'host-not-allowed',
@@ -298,77 +231,6 @@ function isUserTraffic(ex: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyCont
 /** rules/own-traffic.ts decides, for every sink at once; --log-own keeps them all. */
 function isOwn(ex: RequestSoFar, ctx: Pick<ProxyContext, 'logOwnTraffic'>): boolean {
   return !ctx.logOwnTraffic && isOwnTraffic(ex.req.method ?? 'GET', ex.paths?.path ?? ex.req.url ?? '/');
-}
-
-function ringEntry(
-  ex: RequestSoFar,
-  reply: ClientReply,
-  rec: TrafficRecord,
-  request: { text?: string; cut: boolean },
-  response: { text: string; cut: boolean },
-  isStream: boolean,
-): NewEntry {
-  // The ring keeps its own copy of the bodies: the record's (--log-bodies) would be counted nowhere and sent with every list.
-  // Without them the record is shared as it is (nothing changes a record once built); a copy costs several µs per request.
-  const entry: NewEntry = {
-    record: 'requestBody' in rec || 'responseBody' in rec || 'bodyTruncated' in rec ? withoutBodies(rec) : rec,
-  };
-  if (request.text !== undefined) {
-    entry.requestBody = request.text.slice(0, RING_BODY_CHARS);
-    if (request.cut) entry.requestBodyNote = 'cut';
-  } else if (ex.body?.bodyStream) entry.requestBodyNote = 'streamed';
-  entry.responseBody = response.text.slice(0, RING_BODY_CHARS);
-  if (response.cut || reply.capture.truncated) entry.responseBodyNote = 'cut';
-  if (isStream && reply.capture.times)
-    entry.eventTimes = eventTimes(reply.capture.chunks, reply.capture.times, ex.startedAt);
-  if (ex.websocketMessageTimes) entry.messageTimes = ex.websocketMessageTimes.map((t) => round(t - ex.startedAt));
-  if (reply.local) entry.localAnswer = reply.local.code;
-  const timing = reply.timing;
-  if (timing) entry.timing = { loopgateMs: round(timing.loopgateMs), upstreamMs: round(timing.upstreamMs) };
-  return entry;
-}
-
-function withoutBodies(rec: TrafficRecord): TrafficRecord {
-  const { requestBody: _request, responseBody: _response, bodyTruncated: _cut, ...record } = rec;
-  return record;
-}
-
-/**
- * When each event of a stream arrived: the time of the chunk that completed it.
- * Counted in the raw bytes (redaction does not add or remove blank lines, so the
- * redacted text splits into the same events).
- */
-export function eventTimes(chunks: readonly Buffer[], times: number[], startedAt: number): number[] {
-  const out: number[] = [];
-  let chunk = 0;
-  const at = (end: number) => {
-    while (chunk + 2 < times.length && times[chunk]! < end) chunk += 2;
-    return round(times[chunk + 1]! - startedAt);
-  };
-  // Scanned across the capture's chunks as they are (no second copy of the stream). An event ends at
-  // a blank line, \n\n or \n\r\n: `newline` is 1 after a \n, 2 after \n\r. Only events with
-  // something in them count: the views drop blank ones when they split the text.
-  let offset = 0;
-  let newline = 0;
-  let content = false;
-  for (const buf of chunks) {
-    for (let i = 0; i < buf.length; i++) {
-      const b = buf[i]!;
-      if (b === 0x0a) {
-        if (newline > 0) {
-          if (content) out.push(at(offset + i + 1));
-          content = false;
-          newline = 0;
-        } else newline = 1;
-      } else if (b === 0x0d && newline === 1) newline = 2;
-      else {
-        newline = 0;
-        if (b !== 0x0d && b !== 0x20 && b !== 0x09) content = true;
-      }
-    }
-    offset += buf.length;
-  }
-  return out;
 }
 
 function round(ms: number): number {
@@ -418,12 +280,14 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext)
   if (isOwn(ex, ctx)) return;
   // Every step from here runs contained (sink-guard.ts): this is the response's close handler.
   const built =
-    runSink(ctx, 'record', [], () => buildRecordAndBodies(ex, reply, ctx)) ??
-    runSink(ctx, 'record', [], () => ({ record: fallbackRecord(ex, reply, ctx), scanned: '' }) as BuiltEntry);
+    runSink(ctx, 'record', [], () => buildRecord(ex, reply, ctx)) ??
+    runSink(ctx, 'record', [], () => ({ record: fallbackRecord(ex, reply, ctx), answer: '', scanned: '' }));
   if (!built) return;
-  const rec = built.record;
-  // The ring keeps its own copy of a record with bodies: both say which sink failed.
-  const records = [rec, built.ring?.record];
+  // Each sink pulls what it needs from the finished exchange, and only when it is on.
+  const fx = new FinishedExchange(ex, reply, ctx, built);
+  const rec = fx.record;
+  // The ring shares the record; the log's copy (with --log-bodies) takes its sinkErrors when written.
+  const records = [rec];
   const failed = requestFailed(rec);
   if (failed) {
     ctx.stats.errors++;
@@ -434,39 +298,33 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext)
       path: rec.canonicalPath,
     };
   }
-  const local = reply.local;
-  const diagnosis = answeringAttempt(ex, reply)?.diagnosis;
-  // Redacted once, on first use (the span, the ring and the console line may each want it).
-  let hintText: string | undefined | null = null;
-  const hint = () =>
-    hintText === null
-      ? (hintText = local
-          ? ctx.redactor.string(local.message)
-          : diagnosis
-            ? ctx.redactor.string(diagnosis.hint)
-            : undefined)
-      : hintText;
   // No span for a refused export of ours: it would be exported, refused and recorded again, forever.
   if (ctx.otlp && ex.req.headers[EXPORTER_MARKER_HEADER] === undefined)
-    runSink(ctx, 'otlp', records, () => exportSpan(ex, ctx, built, rec.diagnosis ? hint() : undefined));
-  const ring = built.ring;
-  if (ring) {
-    const seq = runSink(ctx, 'ring', records, () => {
+    runSink(ctx, 'otlp', records, () => exportSpan(ex, ctx, fx));
+  let kept: RingEntry | undefined;
+  if (ctx.ring && isUserTraffic(ex, reply, ctx))
+    kept = runSink(ctx, 'ring', records, () => {
+      const entry = fx.ringEntry();
       // The diagnosis in words (what to fix), for the Traffic view's overview and `loopgate show`.
-      if (rec.diagnosis ?? rec.errorCode) ring.hint = hint();
-      return ctx.ring!.add(ring).seq;
+      if (rec.diagnosis ?? rec.errorCode) entry.hint = fx.hint;
+      return ctx.ring!.add(entry);
     });
-    runSink(ctx, 'sessions', records, () => ctx.sessions.add(rec, seq));
-    // --record: what the upstream answered (a refusal of Loopgate's own never reached it).
-    if (ctx.recorder && !reply.local) runSink(ctx, 'recorder', records, () => recordExchange(ctx, rec, ring));
-  } else runSink(ctx, 'sessions', records, () => ctx.sessions.add(rec));
+  runSink(ctx, 'sessions', records, () => ctx.sessions.add(rec, kept?.seq));
+  // --record: what the upstream answered (a refusal of Loopgate's own never reached it).
+  if (kept && ctx.recorder && !reply.local) runSink(ctx, 'recorder', records, () => recordExchange(ctx, rec, kept));
   if (ctx.onTraffic)
     runSink(ctx, 'console', records, () => {
-      const parts = consoleParts(rec, hint(), ctx.keys.slots.length > 1);
-      ctx.onTraffic!(requestLine(parts), rec, parts);
+      const parts = consoleParts(rec, fx.hint, ctx.keys.slots.length > 1);
+      // The record as the log has it (with --log-bodies, its bodies too).
+      ctx.onTraffic!(requestLine(parts), fx.logRecord, parts);
     });
   // Last, so its line names any sink that failed before it.
-  runSink(ctx, 'log', records, () => ctx.log?.write(rec));
+  if (ctx.log)
+    runSink(ctx, 'log', records, () => {
+      const line = fx.logRecord;
+      if (line !== rec && rec.sinkErrors) line.sinkErrors = rec.sinkErrors;
+      ctx.log!.write(line);
+    });
 }
 
 /**

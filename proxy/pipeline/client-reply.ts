@@ -25,6 +25,7 @@ type Headers = Record<string, string | string[] | undefined>;
 /** The capture as the record reads it. */
 export type CapturedAnswer = Readonly<Pick<ResponseCapture, 'text' | 'tail' | 'truncated' | 'times' | 'watch'>> & {
   readonly chunks: readonly Buffer[];
+  readonly bytes: number;
 };
 
 /** Loopgate's own account of an answer it wrote, cut or lost itself; it replaces the upstream's in the record. */

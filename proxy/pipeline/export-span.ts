@@ -6,34 +6,26 @@
 // thread only reads the request's facts and queues. Never awaited.
 import { answerProtocol, contentFor, scrubFacts, spanRecord, type SpanFacts } from '../rules/genai-span.js';
 import { parsePicked, parseTraceparent, responseFacts } from '../rules/genai-facts.js';
-import type { TrafficRecord } from '../core/record.js';
 import type { ProxyContext } from './context.js';
 import type { RequestSoFar } from './exchange.js';
-
-/** The record, plus what the OTLP span reads beside it: the captured text and the bodies as --log-bodies logs them. */
-export interface BuiltRecord {
-  record: TrafficRecord;
-  /** The captured response text (head + tail), for usage, ids and finish reasons. */
-  scanned: string;
-  /** Redacted and capped, when bodies are captured (--log-bodies or OTLP content capture). */
-  requestBody?: string;
-  responseBody?: string;
-}
+import type { FinishedExchange } from './finished-exchange.js';
 
 export function exportSpan(
   ex: RequestSoFar,
-  ctx: Pick<ProxyContext, 'otlp' | 'redactor'>,
-  built: BuiltRecord,
-  hint: string | undefined,
+  ctx: Pick<ProxyContext, 'otlp' | 'redactor' | 'logBodyBytes'>,
+  fx: FinishedExchange,
 ): void {
   const sink = ctx.otlp!;
-  const rec = spanRecord(built.record);
-  const facts: SpanFacts = rec.status > 0 && rec.status < 400 ? responseFacts(built.scanned, answerProtocol(rec)) : {};
+  const rec = spanRecord(fx.record);
+  const facts: SpanFacts = rec.status > 0 && rec.status < 400 ? responseFacts(fx.scanned, answerProtocol(rec)) : {};
   facts.startMs = performance.timeOrigin + ex.startedAt;
   facts.requestValues = parsePicked(ex.body?.requestValues);
   facts.parent = parseTraceparent(ex.req.headers.traceparent);
-  facts.hint = hint;
-  if (sink.config.captureContent)
-    facts.content = contentFor(rec, { requestBody: built.requestBody, responseBody: built.responseBody });
+  if (rec.diagnosis) facts.hint = fx.hint;
+  if (sink.config.captureContent) {
+    // The same text --log-bodies logs: never more in either.
+    const bodies = fx.redactedBodies(ctx.logBodyBytes);
+    facts.content = contentFor(rec, { requestBody: bodies.request, responseBody: bodies.response });
+  }
   sink.record(rec, scrubFacts(facts, ctx.redactor));
 }

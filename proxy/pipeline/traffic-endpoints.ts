@@ -116,7 +116,8 @@ export async function handleTraffic(
   const { cache, context } = await analyseTurn(entry, previousTurn(ring, ctx.sessions, entry));
   const sessionId = entry.record.session?.id;
   const answer = {
-    ...entry,
+    // The bodies are redacted now, as they are read (ring-entry.ts).
+    ...entry.toJSON(),
     followUps: followUps(entry, ring.list({ after: entry.seq }).reverse()),
     session: sessionId === undefined ? undefined : ctx.sessions.get(sessionId),
     ...(cache ? { cache } : {}),
@@ -134,6 +135,15 @@ function row(e: TrafficEntry): TrafficRow {
   for (const f of ROW_FIELDS) if (e.record[f] !== undefined) record[f] = e.record[f];
   // Every field of the row is copied from a record that has it: the row's required fields are there.
   return { seq: e.seq, record: record as RowRecord };
+}
+
+/** Each entry's live line, per shape: serialised once however many readers follow the feed. */
+const liveLines = new WeakMap<TrafficEntry, { row?: string; summary?: string }>();
+
+function liveLine(e: TrafficEntry, rows: boolean): string {
+  let lines = liveLines.get(e);
+  if (!lines) liveLines.set(e, (lines = {}));
+  return rows ? (lines.row ??= JSON.stringify(row(e))) : (lines.summary ??= JSON.stringify(summary(e)));
 }
 
 /**
@@ -163,9 +173,11 @@ function live(
       skipped++;
       return;
     }
-    const data: LiveEvent<TrafficSummary | TrafficRow> = skipped ? { ...shape(e), skipped } : shape(e);
+    const data = skipped
+      ? JSON.stringify({ ...shape(e), skipped } satisfies LiveEvent<TrafficSummary | TrafficRow>)
+      : liveLine(e, rows);
     skipped = 0;
-    pending += `data: ${JSON.stringify(data)}\n\n`;
+    pending += `data: ${data}\n\n`;
     timer ??= setTimeout(flush, LIVE_BATCH_MS);
   };
   if (after !== undefined) for (const e of ring.list({ after }).reverse()) push(e);

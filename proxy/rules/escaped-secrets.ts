@@ -17,8 +17,27 @@ export interface EscapedSecretFinder {
   find(s: string): EscapedSecretMatch[];
 }
 
-/** Cheap test: does `s` hold anything this finder decodes? */
-const ESCAPE = /\\u[0-9a-fA-F]{4}|\\\/|%[0-9a-fA-F]{2}/;
+/**
+ * Most text units an escaped spelling of one unit takes: `\uXXXX`, or a 4-byte %XX sequence for a surrogate pair
+ * (12 for 2). A secret of L units spelt with escapes spans at most 6·L characters of the text.
+ */
+const MAX_CHARS_PER_UNIT = 6;
+
+/**
+ * Characters that can stand inside an escape token (`\`, `%`, `u`, `/`, hex digits): any other character is a token
+ * of its own, so a scan may start there and read the text's tokens as a scan from the start would.
+ */
+function insideEscape(c: number): boolean {
+  return (
+    c === 92 ||
+    c === 37 ||
+    c === 117 ||
+    c === 47 ||
+    (c >= 48 && c <= 57) ||
+    (c >= 65 && c <= 70) ||
+    (c >= 97 && c <= 102)
+  );
+}
 
 function hexValue(c: number): number {
   if (c >= 48 && c <= 57) return c - 48;
@@ -98,9 +117,49 @@ export function escapedSecretFinder(secrets: readonly string[]): EscapedSecretFi
   const units = new Uint8Array(65536);
   for (const s of list) for (let i = 0; i < s.length; i++) units[s.charCodeAt(i)] = 1;
 
+  const longest = list.length ? list[0]!.length : 0;
+  const reach = MAX_CHARS_PER_UNIT * longest;
+  /** Whether the escape at `at` (if one starts there) decodes to units some secret holds: only those can be in a match. */
+  const couldComplete = (s: string, at: number): boolean => {
+    readToken(s, at);
+    return tokenEscaped && units[tokenUnits[0]!] === 1 && (unitCount === 1 || units[tokenUnits[1]!] === 1);
+  };
+
+  /**
+   * Only the text around escapes is read: an escaped spelling holds an escape of a unit some secret holds, and
+   * lies within `reach` of it. Escapes are found with indexOf (no work per character of the whole text); the
+   * windows around those that could complete a secret are merged and each read token by token, as the whole
+   * text would be (a window starts on a character that cannot be inside an escape).
+   */
   function find(s: string): EscapedSecretMatch[] {
     const out: EscapedSecretMatch[] = [];
-    if (!list.length || typeof s !== 'string' || s.length < shortest || !ESCAPE.test(s)) return out;
+    if (!list.length || typeof s !== 'string' || s.length < shortest) return out;
+    let scanned = 0;
+    let nextU = s.indexOf('\\u');
+    let nextSlash = s.indexOf('\\/');
+    let nextPercent = s.indexOf('%');
+    while (nextU >= 0 || nextSlash >= 0 || nextPercent >= 0) {
+      let at = Infinity;
+      if (nextU >= 0) at = nextU;
+      if (nextSlash >= 0 && nextSlash < at) at = nextSlash;
+      if (nextPercent >= 0 && nextPercent < at) at = nextPercent;
+      if (at === nextU) nextU = s.indexOf('\\u', at + 2);
+      if (at === nextSlash) nextSlash = s.indexOf('\\/', at + 2);
+      if (at === nextPercent) nextPercent = s.indexOf('%', at + 1);
+      if (at < scanned || !couldComplete(s, at)) continue;
+      let start = Math.max(scanned, at - reach);
+      while (start > scanned && insideEscape(s.charCodeAt(start))) start--;
+      scanned = scanWindow(s, start, at + reach, out);
+    }
+    return out;
+  }
+
+  /**
+   * Reads tokens from `from` until past `to`, onwards while escapes that could complete a secret keep coming
+   * within reach, and to the end of the run of secret units it is in (a match never straddles where it stops);
+   * adds the escaped spellings found; returns where it stopped.
+   */
+  function scanWindow(s: string, from: number, to: number, out: EscapedSecretMatch[]): number {
     let text = '';
     let starts: number[] = [];
     let ends: number[] = [];
@@ -128,7 +187,9 @@ export function escapedSecretFinder(secrets: readonly string[]): EscapedSecretFi
       ends = [];
       escaped = false;
     };
-    for (let at = 0; at < s.length;) {
+    let at = from;
+    let end = to;
+    while (at < s.length && (at < end || text.length)) {
       const length = readToken(s, at);
       if (units[tokenUnits[0]!] === 1 && (unitCount === 1 || units[tokenUnits[1]!] === 1)) {
         for (let k = 0; k < unitCount; k++) {
@@ -136,12 +197,16 @@ export function escapedSecretFinder(secrets: readonly string[]): EscapedSecretFi
           starts.push(at);
           ends.push(at + length);
         }
-        if (tokenEscaped) escaped = true;
+        if (tokenEscaped) {
+          escaped = true;
+          // A match holding this escape may end up to `reach` past it.
+          end = Math.max(end, at + reach);
+        }
       } else if (text.length) flush();
       at += length;
     }
     flush();
-    return out;
+    return at;
   }
 
   return { find };

@@ -23,6 +23,8 @@ export interface Redactor {
   value<T>(v: T): T;
   /** Register another exact secret (the key changed in the editor). */
   addSecret(secret: string): void;
+  /** Counts the secrets registered: text redacted under a lower count may hold one added since (redacted-on-read memos). */
+  readonly generation: number;
   /**
    * Replace only the registered secrets (every form), leaving look-alike patterns
    * alone: for what goes back to the client, whose own text must stay intact.
@@ -155,9 +157,13 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
   // short results skips the regex passes on the per-request path. Cleared when
   // a secret is added, so a cached result never predates the current secrets.
   const memo = new BoundedMemo();
+  let generation = 0;
 
   function addSecret(secret: string): void {
-    if (known.add(secret)) memo.clear();
+    if (known.add(secret)) {
+      memo.clear();
+      generation++;
+    }
   }
 
   function string(s: string): string {
@@ -195,6 +201,9 @@ export function createRedactor(opts: { secrets: string[]; hashKey?: Uint8Array }
     headers: (h) => redactHeaders(h, { string, name: knownSecretsInName, tag }),
     value: (v) => scrubDeep(v, string),
     addSecret,
+    get generation() {
+      return generation;
+    },
     knownSecrets,
     knownSecretsInName,
     knownSecretsIn: (buf) => known.maskBytes(buf),

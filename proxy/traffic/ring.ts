@@ -1,43 +1,36 @@
-// The live traffic ring: the most recent requests' redacted records, bodies and
-// stream-event times, in memory only, for the editor's Traffic view and
-// `loopgate tail` / `show` / `replay`. Bounded by a count and a byte budget;
-// the oldest go first. Nothing here touches the disk, and nothing enters it
-// unscrubbed: entries are built from the record after the redactor ran
-// (pipeline/build-record.ts).
-import type { RingLimits, RingStats, TrafficEntry } from '../core/traffic-entry.js';
+// The live traffic ring: the most recent requests' redacted records, their
+// bodies as captured and stream-event times, in memory only, for the editor's
+// Traffic view and `loopgate tail` / `show` / `replay`. Bounded by a count and a
+// byte budget; the oldest go first. Nothing here touches the disk, and nothing
+// leaves it unscrubbed: records are redacted when built (pipeline/build-record.ts),
+// bodies when read (ring-entry.ts: only redacted text comes out).
+import type { RingLimits, RingStats } from '../core/traffic-entry.js';
 import type { InFlightRequest } from '../core/local-api.js';
+import type { Redactor } from '../rules/redact.js';
 import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES } from '../core/options.js';
-
-// The shapes live in core/ (the local API's contract sends them); re-exported for the proxy's own readers.
-
-/**
- * Longest body kept per request or response (characters, after redaction).
- * An agent's whole conversation is usually under this; a longer body is cut
- * and marked, and cannot be replayed whole.
- */
-export const RING_BODY_CHARS = 1024 * 1024;
-
-export type NewEntry = Omit<TrafficEntry, 'seq'>;
+import { RedactedBodies, RingEntry, type NewEntry } from './ring-entry.js';
 
 export class TrafficRing {
-  private readonly items: TrafficEntry[] = [];
+  private readonly items: RingEntry[] = [];
   private readonly sizes: number[] = [];
   private head = 0;
   private bytes = 0;
   private seq = 0;
   private evicted = 0;
-  private readonly listeners = new Set<(entry: TrafficEntry) => void>();
+  private readonly listeners = new Set<(entry: RingEntry) => void>();
   private readonly inFlightListeners = new Set<(request: InFlightRequest) => void>();
+  /** Bodies redacted when read, remembered for readers that come back (an eighth of the budget, in characters). */
+  private readonly texts: RedactedBodies;
 
-  constructor(readonly limits: RingLimits = { entries: DEFAULT_RING_ENTRIES, bytes: DEFAULT_RING_BYTES }) {}
+  constructor(
+    redactor: Redactor,
+    readonly limits: RingLimits = { entries: DEFAULT_RING_ENTRIES, bytes: DEFAULT_RING_BYTES },
+  ) {
+    this.texts = new RedactedBodies(redactor, Math.max(1024 * 1024, limits.bytes / 8));
+  }
 
-  add(entry: NewEntry): TrafficEntry {
-    const full: TrafficEntry = { seq: ++this.seq, ...entry };
-    // What the budget counts is all the entry holds: no body keeps a larger string alive behind it.
-    for (const field of BODY_FIELDS) {
-      const text = full[field];
-      if (text !== undefined) full[field] = ownCopy(text);
-    }
+  add(entry: NewEntry): RingEntry {
+    const full = new RingEntry(++this.seq, entry, this.texts);
     const size = sizeOf(full);
     this.items.push(full);
     this.sizes.push(size);
@@ -58,8 +51,8 @@ export class TrafficRing {
   }
 
   /** Newest first; `after` gives only entries newer than that seq. */
-  list(opts: { after?: number; limit?: number } = {}): TrafficEntry[] {
-    const out: TrafficEntry[] = [];
+  list(opts: { after?: number; limit?: number } = {}): RingEntry[] {
+    const out: RingEntry[] = [];
     const limit = opts.limit ?? this.limits.entries;
     for (let i = this.items.length - 1; i >= this.head && out.length < limit; i--) {
       const e = this.items[i]!;
@@ -73,7 +66,7 @@ export class TrafficRing {
    * By Loopgate's request id (the record's `id`, also in x-loopgate-request-id),
    * by a unique prefix of it of 6 or more characters (`loopgate tail` prints 8), or by seq.
    */
-  get(id: string): TrafficEntry | undefined {
+  get(id: string): RingEntry | undefined {
     const bySeq = /^\d+$/.test(id) ? Number(id) : undefined;
     // Seqs are consecutive from the oldest kept entry: a seq is found by position, not by a scan (a session's
     // turns are looked up one seq at a time).
@@ -82,7 +75,7 @@ export class TrafficRing {
       if (at >= this.head && at < this.items.length) return this.items[at];
     }
     const prefix = /^[0-9a-f-]{6,}$/.test(id) ? id : undefined;
-    let found: TrafficEntry | undefined;
+    let found: RingEntry | undefined;
     for (let i = this.items.length - 1; i >= this.head; i--) {
       const e = this.items[i]!;
       if (e.record.id === id || e.seq === bySeq) return e;
@@ -95,7 +88,7 @@ export class TrafficRing {
   }
 
   /** Called with every new entry until the returned function is called. */
-  subscribe(listener: (entry: TrafficEntry) => void): () => void {
+  subscribe(listener: (entry: RingEntry) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -125,13 +118,18 @@ export class TrafficRing {
 
   /**
    * Entries whose bodies hold `text`, in any case, newest first (the Traffic view's filter: the list's rows
-   * carry no bodies). Scans at most the ring's own budget; nothing is copied.
+   * carry no bodies). The redacted text is searched (what a secret was is never told by what matches it),
+   * newest first until `limit` are found.
    */
-  search(text: string, opts: { after?: number; limit?: number } = {}): TrafficEntry[] {
+  search(text: string, opts: { after?: number; limit?: number } = {}): RingEntry[] {
     const pattern = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
-    return this.list({ after: opts.after })
-      .filter((e) => SEARCHED_FIELDS.some((f) => pattern.test(e[f] ?? '')))
-      .slice(0, opts.limit ?? this.limits.entries);
+    const limit = opts.limit ?? this.limits.entries;
+    const out: RingEntry[] = [];
+    for (const e of this.list({ after: opts.after })) {
+      if (out.length >= limit) break;
+      if (SEARCHED_FIELDS.some((f) => pattern.test(e[f] ?? ''))) out.push(e);
+    }
+    return out;
   }
 
   stats(): RingStats {
@@ -140,42 +138,27 @@ export class TrafficRing {
 
   private dropOldest(): void {
     this.bytes -= this.sizes[this.head]!;
-    (this.items as Array<TrafficEntry | undefined>)[this.head] = undefined;
+    this.texts.forget(this.items[this.head]!.seq);
+    (this.items as Array<RingEntry | undefined>)[this.head] = undefined;
     this.head++;
     this.evicted++;
   }
 }
 
-const BODY_FIELDS = ['requestBody', 'upstreamRequestBody', 'responseBody', 'hint'] as const;
 /** What the filter searches: both sides' bodies (tool names and arguments are in them) and the hint. */
 const SEARCHED_FIELDS = ['requestBody', 'responseBody', 'clientResponseBody', 'hint'] as const;
 
 /**
- * `s` as a string of its own. A body cut from a longer capture with slice() is a V8 sliced string that keeps its
- * whole parent alive: a 1 MiB body held a ~4 MB capture, and the ring used about twice its budget. Joining two
- * halves builds a new flat string (V8 makes no sliced or cons string under 13 characters).
- */
-function ownCopy(s: string): string {
-  if (s.length < 13) return s;
-  const half = s.length >> 1;
-  return [s.slice(0, half), s.slice(half)].join('');
-}
-
-/**
  * What an entry holds, in bytes, estimated without serialising it (this runs for
- * every request): strings at 2 bytes a character (V8's worst case), the record's
- * headers and variable strings, and a fixed share for its numbers and small fields.
+ * every request): the bodies' captured bytes, the record's headers and variable
+ * strings at 2 bytes a character (V8's worst case), and a fixed share for its
+ * numbers and small fields.
  */
-function sizeOf(e: TrafficEntry): number {
+function sizeOf(e: RingEntry): number {
   const r = e.record;
-  let chars =
-    (e.hint?.length ?? 0) +
-    (e.requestBody?.length ?? 0) +
-    (e.upstreamRequestBody?.length ?? 0) +
-    (e.responseBody?.length ?? 0) +
-    (e.clientResponseBody?.length ?? 0);
+  let chars = e.hint?.length ?? 0;
   chars += r.path.length + r.canonicalPath.length + (r.model?.length ?? 0) + (r.upstreamRequestId?.length ?? 0);
   for (const h of [r.requestHeaders, r.responseHeaders]) for (const k in h) chars += k.length + h[k]!.length;
   for (const w of r.rewrites) chars += w.length;
-  return 2 * chars + 8 * ((e.eventTimes?.length ?? 0) + (e.clientEventTimes?.length ?? 0)) + 512;
+  return e.bodyBytes + 2 * chars + 8 * ((e.eventTimes?.length ?? 0) + (e.clientEventTimes?.length ?? 0)) + 512;
 }

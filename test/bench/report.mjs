@@ -32,6 +32,30 @@ export function checks(r, opts = {}) {
       );
     }
   }
+  // Issue 40: capture and the log cost little, on the bench's tiny body and on an agent-sized one; and the
+  // build under test against the one given with --compare, in the same run.
+  for (const [scenario, body, limit] of [
+    [r.throughputC64, 'bench body', 0.95],
+    [r.throughputAgentC64, '87 KiB agent body', 0.9],
+  ]) {
+    const on = scenario?.loopgate;
+    const off = scenario?.['loopgate-off'];
+    if (on && off)
+      add(
+        `c=64 capture and log on ÷ off (${body})`,
+        `${ratio(on.rps, off.rps)}× (${f(on.rps, 0)} vs ${f(off.rps, 0)} req/s)`,
+        `≥ ${limit.toFixed(2)}×`,
+        on.rps >= limit * off.rps,
+      );
+    const base = scenario?.['loopgate@base'];
+    if (on && base)
+      add(
+        `c=64 throughput ÷ loopgate@base (${body})`,
+        `${ratio(on.rps, base.rps)}× (${f(on.rps, 0)} vs ${f(base.rps, 0)} req/s)`,
+        '≥ 1.10×',
+        on.rps >= 1.1 * base.rps,
+      );
+  }
   if (r.latencyC1) {
     // Issue 24: what Loopgate adds over going direct, against what the http-proxy forwarder adds (the hops every proxy pays cancel out).
     const { direct, loopgate, forwarder } = r.latencyC1;
@@ -198,6 +222,9 @@ function table(head, rows) {
 /** One row per headline figure: the targets side by side, with loopgate's ratios. */
 export function renderSummary(r) {
   const rows = [];
+  const withBase = Boolean(
+    r.latencyC1?.['loopgate@base'] || r.sse_c1000?.['loopgate@base'] || r.throughputC64?.['loopgate@base'],
+  );
   const row = (label, get, digits = 2) => {
     const v = (n) => get(n);
     const lg = v('loopgate');
@@ -212,7 +239,7 @@ export function renderSummary(r) {
       ratio(lg, v('forwarder')),
       ratio(lg, v('undici-fwd')),
     ];
-    if (r.latencyC1?.['loopgate@base'] || r.sse_c1000?.['loopgate@base']) cells.push(f(v('loopgate@base'), digits));
+    if (withBase) cells.push(f(v('loopgate@base'), digits));
     rows.push(cells);
   };
   const at = (scenario, field) => (n) => scenario?.[n]?.[field];
@@ -223,6 +250,14 @@ export function renderSummary(r) {
   if (r.throughputC64) {
     row('c=64 throughput (req/s)', at(r.throughputC64, 'rps'), 0);
     row('c=64 process CPU (µs/req)', (n) => (r.throughputC64[n]?.cpuMsPerUnit ?? NaN) * 1000, 0);
+  }
+  if (r.throughputAgentC64) {
+    row('c=64 throughput, 87 KiB agent body (req/s)', at(r.throughputAgentC64, 'rps'), 0);
+    row(
+      'c=64 process CPU, 87 KiB agent body (µs/req)',
+      (n) => (r.throughputAgentC64[n]?.cpuMsPerUnit ?? NaN) * 1000,
+      0,
+    );
   }
   for (const level of ['c1', 'c100', 'c1000']) {
     const s = r[`sse_${level}`];
@@ -244,10 +279,7 @@ export function renderSummary(r) {
     'loopgate ÷ fwd',
     'loopgate ÷ undici',
   ];
-  return table(
-    r.latencyC1?.['loopgate@base'] || r.sse_c1000?.['loopgate@base'] ? [...head, 'loopgate@base'] : head,
-    rows,
-  );
+  return table(withBase ? [...head, 'loopgate@base'] : head, rows);
 }
 
 export function renderMarkdown(report) {
@@ -257,7 +289,7 @@ export function renderMarkdown(report) {
     `## Loopgate benchmark (${report.quick ? 'quick' : 'full'}, ${report.durationS} s)`,
     '',
     `${m.nproc} × ${m.cpu}, Node ${m.node}, ${m.platform}. Simulator, proxy under test and load generator each in their own process, on loopback.`,
-    'Targets: direct = simulator; loopgate = metadata log on; loopgate+bodies = --log-bodies; loopgate-nolog = --no-log; forwarder = http-proxy with a keep-alive agent; undici-fwd = http.createServer + an undici Pool, piped. Ratios are target ÷ direct, ÷ forwarder (fwd) and ÷ undici-fwd (undici).',
+    'Targets: direct = simulator; loopgate = metadata log on; loopgate+bodies = --log-bodies; loopgate-nolog = --no-log; loopgate-off = --no-log --no-capture; forwarder = http-proxy with a keep-alive agent; undici-fwd = http.createServer + an undici Pool, piped. Ratios are target ÷ direct, ÷ forwarder (fwd) and ÷ undici-fwd (undici).',
     `Proxies run as a plain \`node dist/cli.js serve\`${report.config?.proxyNodeFlags?.length ? ` with node flags ${report.config.proxyNodeFlags.join(' ')}` : ' (no node flags)'}.`,
   ];
   parts.push('', '### Summary', '', renderSummary(r));
@@ -295,11 +327,19 @@ export function renderMarkdown(report) {
       ),
     );
   }
-  if (r.throughputC64) {
-    const d = r.throughputC64.direct;
-    const fw = r.throughputC64.forwarder;
-    const un = r.throughputC64['undici-fwd'];
-    parts.push('', '### Small chat requests, concurrency 64 (throughput)', '');
+  for (const [scenario, title] of [
+    [r.throughputC64, 'Small chat requests, concurrency 64 (throughput)'],
+    [
+      r.throughputAgentC64,
+      '87 KiB agent-sized chat requests (`%20` and `\\u001b` escapes), concurrency 64 (throughput)',
+    ],
+  ]) {
+    if (!scenario) continue;
+    const d = scenario.direct;
+    const fw = scenario.forwarder;
+    const un = scenario['undici-fwd'];
+    const off = scenario['loopgate-off'];
+    parts.push('', `### ${title}`, '');
     parts.push(
       table(
         [
@@ -308,6 +348,7 @@ export function renderMarkdown(report) {
           '÷ direct',
           '÷ fwd',
           '÷ undici',
+          '÷ capture+log off',
           'rounds',
           'errors',
           'CPU %',
@@ -316,12 +357,13 @@ export function renderMarkdown(report) {
           'CPU ÷ undici',
           'RSS MB',
         ],
-        Object.entries(r.throughputC64).map(([n, x]) => [
+        Object.entries(scenario).map(([n, x]) => [
           n,
           f(x.rps, 0),
-          ratio(x.rps, d.rps),
+          ratio(x.rps, d?.rps),
           ratio(x.rps, fw.rps),
           ratio(x.rps, un?.rps),
+          ratio(x.rps, off?.rps),
           x.rpsRounds.map((v) => f(v, 0)).join(' / '),
           x.errors,
           f(x.cpuPct, 0),

@@ -85,10 +85,12 @@ function serveProxy(sim, name, extra, env = proxyEnv) {
 async function startTargets(label) {
   const sim = await startSimulator();
   const serve = (name, extra) => serveProxy(sim, name, extra);
-  const [meta, bodies, nolog, fwd, ufwd, base] = await Promise.all([
+  const [meta, bodies, nolog, off, fwd, ufwd, base] = await Promise.all([
     serve('loopgate', ['--log', join(tmp, `${label}-meta.jsonl`)]),
     serve('loopgate+bodies', ['--log', join(tmp, `${label}-bodies.jsonl`), '--log-bodies']),
     serve('loopgate-nolog', ['--no-log']),
+    // Issue 40: what capture and the log cost together (loopgate ÷ this).
+    serve('loopgate-off', ['--no-log', '--no-capture']),
     startServer('forwarder', [fileURLToPath(new URL('./forwarder.mjs', import.meta.url)), sim.url], {
       env: plainEnv,
       ready: LISTENING,
@@ -128,11 +130,12 @@ async function startTargets(label) {
     loopgate: { name: 'loopgate', url: meta.url, headers: {}, pid: meta.pid },
     'loopgate+bodies': { name: 'loopgate+bodies', url: bodies.url, headers: {}, pid: bodies.pid },
     'loopgate-nolog': { name: 'loopgate-nolog', url: nolog.url, headers: {}, pid: nolog.pid },
+    'loopgate-off': { name: 'loopgate-off', url: off.url, headers: {}, pid: off.pid },
     forwarder: { name: 'forwarder', url: fwd.url, headers: auth, pid: fwd.pid },
     'undici-fwd': { name: 'undici-fwd', url: ufwd.url, headers: auth, pid: ufwd.pid },
   };
   if (base) targets['loopgate@base'] = { name: 'loopgate@base', url: base.url, headers: {}, pid: base.pid };
-  const stop = () => Promise.all([sim, meta, bodies, nolog, fwd, ufwd, base].filter(Boolean).map((s) => s.stop()));
+  const stop = () => Promise.all([sim, meta, bodies, nolog, off, fwd, ufwd, base].filter(Boolean).map((s) => s.stop()));
   return { targets, stop };
 }
 
@@ -142,6 +145,36 @@ function chatBody(stream) {
     messages: [{ role: 'user', content: 'Hello' }],
     ...(stream ? { stream: true } : {}),
   });
+}
+
+/**
+ * Issue 40: an agent-sized request (87 KiB), as coding agents send on every turn: a system prompt of
+ * tool output, with URLs holding `%20` and terminal output holding ANSI colours (`\u001b` in the
+ * JSON), the escapes the redactor's escaped-secret pass looks at. The same bytes every run.
+ */
+function agentBody(bytes = 87 * 1024) {
+  const lines = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const line =
+      i % 7 === 0
+        ? `\u001b[32m✓\u001b[0m fetched https://docs.example.test/guide/page%20${i}?q=tool%20output%20${i} (${i % 97} ms)`
+        : `src/module${i}.ts:${i % 400}:${i % 80}  const value${i} = await load("item-${i}", { retries: ${i % 5} });`;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  const body = (content) =>
+    JSON.stringify({
+      model: 'gpt-4o-mini',
+      messages: [
+        { role: 'system', content: `You are a coding agent. Tool output so far:\n${content}` },
+        { role: 'user', content: 'Hello' },
+      ],
+    });
+  let text = lines.join('\n');
+  // Trimmed to the size asked, in bytes of the JSON sent.
+  while (Buffer.byteLength(body(text)) > bytes) text = text.slice(0, text.length - 64);
+  return body(text);
 }
 
 function baseJob(target, extraHeaders = {}) {
@@ -357,9 +390,8 @@ const scenarios = {
       };
     });
   },
-  async throughputC64(targets) {
+  async throughputC64(targets, body = chatBody(false), names = [...MAIN, 'loopgate-nolog', 'loopgate-off']) {
     const c = cfg.throughput;
-    const names = [...MAIN, 'loopgate-nolog'];
     const runs = await interleaved(
       targets,
       names,
@@ -367,7 +399,7 @@ const scenarios = {
       (t) => ({
         ...baseJob(t),
         mode: 'throughput',
-        body: chatBody(false),
+        body,
         concurrency: 64,
         warmupMs: c.warmupMs,
         durationMs: c.durationMs,
@@ -474,7 +506,7 @@ function median(xs) {
 // parallel it costs one load-generator start instead of one per target.
 async function warm(targets) {
   await Promise.all(
-    [...MAIN, 'loopgate-nolog'].map((name) =>
+    [...MAIN, 'loopgate-nolog', 'loopgate-off'].map((name) =>
       runLoad(
         { ...baseJob(targets[name]), mode: 'latency', body: chatBody(false), warmup: 50, requests: 1, maxMs: 10_000 },
         30_000,
@@ -497,6 +529,14 @@ try {
   if (want('throughput')) {
     say('small requests, concurrency 64');
     results.throughputC64 = await scenarios.throughputC64(set.targets);
+    say('agent-sized requests (87 KiB, with %20 and \\u001b), concurrency 64');
+    results.throughputAgentC64 = await scenarios.throughputC64(set.targets, agentBody(), [
+      'loopgate',
+      'loopgate-off',
+      'forwarder',
+      'undici-fwd',
+      ...(baseCli ? ['loopgate@base'] : []),
+    ]);
   }
   for (const level of ['c1', 'c100']) {
     if (!want(`sse-${level}`) && !want('sse')) continue;

@@ -3,7 +3,9 @@
 // for a request that could be a retry, a settled verdict kept as it was, and a fault whose
 // entry left the ring left out.
 import { describe, expect, it } from 'vitest';
-import { TrafficRing, type NewEntry } from '../../proxy/traffic/ring.js';
+import { TrafficRing } from '../../proxy/traffic/ring.js';
+import { capturedBody, type NewEntry } from '../../proxy/traffic/ring-entry.js';
+import { createRedactor } from '../../proxy/rules/redact.js';
 import { FaultLedger } from '../../proxy/traffic/fault-ledger.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
 import type { InjectedFault } from '../../proxy/core/fault.js';
@@ -33,7 +35,7 @@ function record(at: number, over: Partial<TrafficRecord> = {}): TrafficRecord {
 /** Adds an entry and counts how often its request body is read. */
 function add(ring: TrafficRing, rec: TrafficRecord, content = 'hi'): { reads: () => number } {
   const body = JSON.stringify({ model: rec.model, messages: [{ role: 'user', content }] });
-  const entry = ring.add({ record: rec, requestBody: body } satisfies NewEntry);
+  const entry = ring.add({ record: rec, bodies: { requestBody: textBody(body) } } satisfies NewEntry);
   let reads = 0;
   Object.defineProperty(entry, 'requestBody', { get: () => (reads++, body) });
   return { reads: () => reads };
@@ -41,7 +43,7 @@ function add(ring: TrafficRing, rec: TrafficRecord, content = 'hi'): { reads: ()
 
 describe('the fault ledger', () => {
   it('reads each entry once however often the report is asked, and a body only when it could be a retry', () => {
-    const ring = new TrafficRing({ entries: 100, bytes: 1e9 });
+    const ring = new TrafficRing(createRedactor({ secrets: [] }), { entries: 100, bytes: 1e9 });
     const ledger = new FaultLedger(ring, { quietMs: 5000 });
     expect(ledger.report(T0)).toEqual([]);
     const fault = add(ring, record(0, { status: 429, fault: F }));
@@ -59,7 +61,7 @@ describe('the fault ledger', () => {
   });
 
   it('moves a verdict on as entries arrive, and settles it with time', () => {
-    const ring = new TrafficRing({ entries: 100, bytes: 1e9 });
+    const ring = new TrafficRing(createRedactor({ secrets: [] }), { entries: 100, bytes: 1e9 });
     const ledger = new FaultLedger(ring, { quietMs: 5000 });
     add(ring, record(0, { status: 429, fault: F }));
     expect(ledger.report(T0 + 100)[0]).toMatchObject({ retried: false, settled: false });
@@ -74,7 +76,7 @@ describe('the fault ledger', () => {
   });
 
   it('leaves out a fault whose entry left the ring', () => {
-    const ring = new TrafficRing({ entries: 3, bytes: 1e9 });
+    const ring = new TrafficRing(createRedactor({ secrets: [] }), { entries: 3, bytes: 1e9 });
     const ledger = new FaultLedger(ring, { quietMs: 5000 });
     add(ring, record(0, { status: 429, fault: F }));
     expect(ledger.report(T0 + 10)).toHaveLength(1);
@@ -84,3 +86,8 @@ describe('the fault ledger', () => {
     expect(ledger.report(T0 + 300).map((v) => v.fault.kind)).toEqual(['503']);
   });
 });
+
+function textBody(text: string): NewEntry['bodies']['requestBody'] {
+  const bytes = Buffer.from(text);
+  return capturedBody([bytes], bytes.length, false);
+}

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { showText, tailLine } from '../../proxy/traffic/render.js';
 import { printableBlock } from '../../proxy/rules/printable.js';
-import { eventTimes, redactedHead } from '../../proxy/pipeline/build-record.js';
+import { eventTimes } from '../../proxy/pipeline/finished-exchange.js';
+import { redactedHead } from '../../proxy/rules/redacted-head.js';
 import { createRedactor } from '../../proxy/rules/redact.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
 

@@ -1,7 +1,9 @@
 // The traffic ring alone: its two limits, lookups, the live subscription.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TrafficRing, type NewEntry } from '../../proxy/traffic/ring.js';
+import { TrafficRing } from '../../proxy/traffic/ring.js';
+import { capturedBody, type NewEntry } from '../../proxy/traffic/ring-entry.js';
+import { createRedactor } from '../../proxy/rules/redact.js';
 import type { TrafficRecord } from '../../proxy/core/record.js';
 
 let n = 0;
@@ -22,12 +24,12 @@ function entry(bodyChars = 10): NewEntry {
     retries: 0,
     clientAborted: false,
   } as TrafficRecord;
-  return { record, requestBody: 'x'.repeat(bodyChars), responseBody: '' };
+  return { record, bodies: { requestBody: textBody('x'.repeat(bodyChars)), responseBody: textBody('') } };
 }
 
 describe('TrafficRing', () => {
   it('finds every kept entry by its seq, and none it dropped, through evictions and compactions', () => {
-    const ring = new TrafficRing({ entries: 50, bytes: 1e9 });
+    const ring = new TrafficRing(createRedactor({ secrets: [] }), { entries: 50, bytes: 1e9 });
     const added = Array.from({ length: 3000 }, () => ring.add(entry()));
     for (const e of added.slice(-50)) expect(ring.get(String(e.seq))).toBe(e);
     for (const e of [added[0]!, added[2949]!]) expect(ring.get(String(e.seq))).toBeUndefined();
@@ -35,7 +37,7 @@ describe('TrafficRing', () => {
   });
 
   it('keeps the newest entries up to the count, newest first', () => {
-    const ring = new TrafficRing({ entries: 3, bytes: 1e9 });
+    const ring = new TrafficRing(createRedactor({ secrets: [] }), { entries: 3, bytes: 1e9 });
     const added = [1, 2, 3, 4, 5].map(() => ring.add(entry()));
     expect(ring.list().map((e) => e.seq)).toEqual([added[4]!.seq, added[3]!.seq, added[2]!.seq]);
     expect(ring.stats()).toMatchObject({ entries: 3, evicted: 2 });
@@ -48,7 +50,7 @@ describe('TrafficRing', () => {
         fc.array(fc.integer({ min: 0, max: 5000 }), { minLength: 1, maxLength: 60 }),
         fc.integer({ min: 1000, max: 40_000 }),
         (sizes, budget) => {
-          const ring = new TrafficRing({ entries: 1000, bytes: budget });
+          const ring = new TrafficRing(createRedactor({ secrets: [] }), { entries: 1000, bytes: budget });
           for (const s of sizes) ring.add(entry(s));
           const stats = ring.stats();
           expect(stats.entries).toBeGreaterThanOrEqual(1);
@@ -61,7 +63,7 @@ describe('TrafficRing', () => {
   });
 
   it('finds an entry by id, by a unique prefix of 6+ characters, and by seq', () => {
-    const ring = new TrafficRing();
+    const ring = new TrafficRing(createRedactor({ secrets: [] }));
     const a = ring.add(entry());
     expect(ring.get(a.record.id)).toBe(a);
     expect(ring.get(a.record.id.slice(0, 8))).toBe(a);
@@ -70,7 +72,7 @@ describe('TrafficRing', () => {
   });
 
   it('refuses an ambiguous prefix', () => {
-    const ring = new TrafficRing();
+    const ring = new TrafficRing(createRedactor({ secrets: [] }));
     const a = ring.add(entry());
     const b = ring.add({
       ...entry(),
@@ -81,7 +83,7 @@ describe('TrafficRing', () => {
   });
 
   it('lists only what came after a seq, and tells subscribers of each new entry', () => {
-    const ring = new TrafficRing();
+    const ring = new TrafficRing(createRedactor({ secrets: [] }));
     const first = ring.add(entry());
     const seen: number[] = [];
     const stop = ring.subscribe((e) => seen.push(e.seq));
@@ -93,10 +95,15 @@ describe('TrafficRing', () => {
   });
 
   it('compacts its storage over a long run without losing order', () => {
-    const ring = new TrafficRing({ entries: 10, bytes: 1e9 });
+    const ring = new TrafficRing(createRedactor({ secrets: [] }), { entries: 10, bytes: 1e9 });
     for (let i = 0; i < 5000; i++) ring.add(entry());
     const seqs = ring.list().map((e) => e.seq);
     expect(seqs).toHaveLength(10);
     expect(seqs).toEqual([...seqs].sort((a, b) => b - a));
   });
 });
+
+function textBody(text: string): NewEntry['bodies']['requestBody'] {
+  const bytes = Buffer.from(text);
+  return capturedBody([bytes], bytes.length, false);
+}
