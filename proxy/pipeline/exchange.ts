@@ -16,6 +16,7 @@ import type { KeySlot } from './keyring.js';
 import type { ArmedFault, InjectedFault } from '../core/fault.js';
 import type { Protocol } from '../core/routing-facts.js';
 import type { SessionRef } from '../core/agent-session.js';
+import type { InFlightProgress } from './in-flight.js';
 
 /** A fault rule fired on a request (pipeline/fault-inject.ts): what the record will say once it happened (`injected` is set then). */
 export interface FaultPlan {
@@ -164,6 +165,8 @@ export interface RequestFacts extends RequestStart {
   websocketTokens?: TokenCounts;
   /** WebSocket: when each of the client's captured messages arrived (performance.now()), in order. */
   websocketMessageTimes?: number[];
+  /** The Traffic view's in-flight row, when a reader watches requests under way (its stream stage feeds it). */
+  inFlight?: InFlightProgress;
 }
 
 /** What ws-relay.ts returns when an upgraded connection has closed. */

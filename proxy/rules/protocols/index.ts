@@ -180,7 +180,7 @@ export function streamUsageAsk(
   path: string,
   body: Buffer,
   params: readonly string[] | undefined,
-): { body: Buffer; hider: () => { push(chunk: Buffer): string; end(): string } } | undefined {
+): { body: Buffer; hider: () => { push(chunk: Buffer): Buffer; end(): Buffer } } | undefined {
   const protocol = endpointProtocol(path);
   const su = protocol === undefined ? undefined : (PROTOCOL_TABLE[protocol] as ProtocolModule).streamUsage;
   const asked = su?.ask(body, params);
