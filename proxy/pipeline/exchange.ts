@@ -16,7 +16,6 @@ import type { KeySlot } from './keyring.js';
 import type { ArmedFault, InjectedFault } from '../core/fault.js';
 import type { Protocol } from '../core/routing-facts.js';
 import type { SessionRef } from '../core/agent-session.js';
-import type { InFlightProgress } from './in-flight.js';
 
 /** A fault rule fired on a request (pipeline/fault-inject.ts): what the record will say once it happened (`injected` is set then). */
 export interface FaultPlan {
@@ -26,6 +25,16 @@ export interface FaultPlan {
   injected?: InjectedFault;
   /** A mid-stream rule whose answer was no stream it could act on: given back to its rule, and not announced. */
   returned?: boolean;
+}
+
+/** A request's in-flight row (in-flight.ts), fed by its answer's stream stage (stream-stages/in-flight-stage.ts). */
+export interface InFlightProgress {
+  /** Bytes of a streamed answer: an event ends at a blank line. */
+  chunk(buf: Buffer): void;
+  /** One WebSocket message: one event. */
+  message(buf: Buffer): void;
+  /** The request is over (its record follows): no more reports. */
+  end(): void;
 }
 
 /** Who asked and when: fixed when the request arrives. */

@@ -9,19 +9,9 @@ import { IN_FLIGHT_PROGRESS_MS, OWN_REQUEST_HEADER, type InFlightRequest } from 
 import { isOwnTraffic } from '../rules/own-traffic.js';
 import type { ClientReply } from './client-reply.js';
 import type { ProxyContext } from './context.js';
-import type { RequestSoFar } from './exchange.js';
+import type { InFlightProgress, RequestSoFar } from './exchange.js';
 
 const LF = 0x0a;
-
-/** A request's in-flight row, fed by its answer's stream stage (stream-stages/in-flight-stage.ts). */
-export interface InFlightProgress {
-  /** Bytes of a streamed answer: an event ends at a blank line. */
-  chunk(buf: Buffer): void;
-  /** One WebSocket message: one event. */
-  message(buf: Buffer): void;
-  /** The request is over (its record follows): no more reports. */
-  end(): void;
-}
 
 /**
  * Reports the request's start (when a reader of the live feed watches requests under way) and returns what

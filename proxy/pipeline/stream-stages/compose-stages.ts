@@ -7,7 +7,7 @@
 import type { StreamTranslator } from '../../bridge/index.js';
 import type { Redactor } from '../../rules/redact.js';
 import type { ClientReply } from '../client-reply.js';
-import type { InFlightProgress } from '../in-flight.js';
+import type { InFlightProgress } from '../exchange.js';
 import { captureStage, messageCaptureStage } from './capture-stage.js';
 import { FaultStage } from './fault-stage.js';
 import { inFlightStage } from './in-flight-stage.js';
