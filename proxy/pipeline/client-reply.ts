@@ -438,6 +438,18 @@ export class ClientReply {
     this.#status = 101;
     this.#headers = headers;
     this.#contentType = 'text/event-stream';
+    // A turn's time starts at its response.create: no head of its own before it.
+    this.#headTiming ??= { loopgateMs: 0, upstreamMs: 0 };
+  }
+
+  /**
+   * One turn of this upgraded connection (a response.create and its answer, ws-relay.ts): a reply of its own,
+   * on the same connection, for the turn's record (its capture, bytes and outcome).
+   */
+  forTurn(ex: RequestSoFar): ClientReply {
+    const turn = new ClientReply(ex, this.res, this.ctx);
+    turn.upgraded(this.#headers ?? {});
+    return turn;
   }
 
   /** One server message of an upgraded connection, already scrubbed and sent by the relay: counted and captured as one event. */

@@ -27,14 +27,16 @@ import {
   websocketUnsupportedHint,
 } from '../rules/websocket.js';
 import type { ProxyContext } from './context.js';
-import type { Attempt, RequestFacts, RequestSoFar, WebSocketSummary } from './exchange.js';
+import type { Attempt, RequestFacts, RequestSoFar } from './exchange.js';
 import { admit } from './admission.js';
 import { chooseSlot } from './choose-key.js';
 import { finish, sessionOf } from './build-record.js';
 import { startFacts, tookAttempt } from './handle.js';
 import { ClientReply, responseForUpgrade } from './client-reply.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
-import { relayMessages } from './ws-relay.js';
+import { relayMessages, type ConnectionSummary, type TurnHooks } from './ws-relay.js';
+import { reportInFlight } from './in-flight.js';
+import { randomUUID } from 'node:crypto';
 import { giveBackStreamFault, takeFault, WsFault, type WsFaultSource } from './fault-inject.js';
 import type { ArmedFault } from '../core/fault.js';
 import { WebSocketRefusals } from './websocket-refusals.js';
@@ -89,7 +91,7 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
   const ex = startFacts(req);
   const reply = new ClientReply(ex, responseForUpgrade(req, socket), ctx);
   let upstream: WebSocket | undefined;
-  let relayed: Promise<WebSocketSummary> | undefined;
+  let relayed: Promise<ConnectionSummary> | undefined;
   let handshaking = false;
   let judgedUpTo = 0;
   ctx.stats.requests++;
@@ -105,16 +107,16 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     if (handshaking && upstream) upstream.terminate();
     // Never upgraded (refused here or upstream, or the client left): a rule taken for it gets its count back.
     if (!relayed) giveBackStreamFault(ex, ctx);
-    // An upgraded connection is recorded once its close is known (ws reports it after the socket's).
+    // An upgraded connection's turns are recorded as each ends (turnHooks); a connection that never had one is
+    // recorded once its close is known (ws reports it after the socket's).
     if (relayed) {
       void relayed.then((closed) => {
         // Closed before the fault's point: it did not happen, and its rule gets the count back.
         giveBackStreamFault(ex, ctx);
+        if (closed.turns > 0) return;
         ex.body = closed.body;
         ex.websocket = closed.facts;
-        if (closed.tokens) ex.websocketTokens = closed.tokens;
         if (closed.messageTimes) ex.websocketMessageTimes = closed.messageTimes;
-        if (closed.clientAborted) ex.clientAborted = true;
         finish(ex, reply, ctx);
       });
     } else finish(ex, reply, ctx);
@@ -411,6 +413,62 @@ function wsFaults(
   };
 }
 
+/**
+ * Each response.create on the connection is a request of its own (issue 40): its facts (the connection's,
+ * with the turn's body, times and counts), its reply, its in-flight row and, when it ends, its record. The
+ * first turn keeps the connection's id (the one its 101 named in x-loopgate-request-id); the connection's
+ * session is the first turn's, for every turn.
+ */
+function turnHooks(ex: RequestFacts, connection: ClientReply, ctx: ProxyContext): TurnHooks {
+  let turns = 0;
+  let faultRecorded = false;
+  const turnFacts = new WeakMap<ClientReply, RequestFacts>();
+  return {
+    begin(request) {
+      const first = turns++ === 0;
+      // The upgrade counted the first.
+      if (!first) ctx.stats.requests++;
+      const turn: RequestFacts = {
+        id: first ? ex.id : randomUUID(),
+        req: ex.req,
+        startedAt: request.at,
+        time: new Date(),
+        retries: 0,
+        clientAborted: false,
+        paths: ex.paths,
+        key: ex.key,
+        upstreamRequestId: ex.upstreamRequestId,
+        body: { bytesIn: 0, model: request.model, stream: request.stream, params: request.params },
+      };
+      const reply = connection.forTurn(turn);
+      turnFacts.set(reply, turn);
+      return { reply, inFlight: reportInFlight(turn, reply, ctx) };
+    },
+    end(reply, summary) {
+      const turn = turnFacts.get(reply);
+      if (!turn) return;
+      turn.body = summary.body;
+      turn.websocket = summary.facts;
+      if (summary.tokens) turn.websocketTokens = summary.tokens;
+      if (summary.messageTimes) turn.websocketMessageTimes = summary.messageTimes;
+      turn.clientAborted = summary.clientAborted;
+      turn.attempt = {
+        outcome: 'relayed',
+        upstreamPath: ex.attempt?.upstreamPath ?? (ex.paths ? ex.paths.path + ex.paths.query : ''),
+        ttfbMs: summary.ttfbMs,
+        retries: 0,
+      };
+      // The connection's one fault belongs to the turn it struck in.
+      if (ex.fault?.injected && !faultRecorded) {
+        faultRecorded = true;
+        turn.fault = ex.fault;
+      }
+      turn.session = ex.session ??= sessionOf(turn, ctx);
+      finish(turn, reply, ctx);
+    },
+  };
+}
+
 /** The upstream said 101: the client gets its own, with the upstream's headers that matter to it (Codex reads x-codex-turn-state, openai-model, x-models-etag). */
 function completeUpgrade(
   shared: Shared,
@@ -421,7 +479,7 @@ function completeUpgrade(
   upstreamHead: IncomingMessage,
   upstream: WebSocket,
   head: Buffer,
-): Promise<WebSocketSummary> | undefined {
+): Promise<ConnectionSummary> | undefined {
   const { ctx, server, open } = shared;
   // Names in any letter case, as on HTTP (client-reply.ts): Node lower-cases them, so a key with capitals arrives lower-cased.
   const passed = clientResponseHeaders(
@@ -444,7 +502,7 @@ function completeUpgrade(
   const options = server.options as { handleProtocols?: (protocols: Set<string>) => string | false };
   options.handleProtocols = () => chosen || false;
   server.on('headers', addHeaders);
-  let relayed: Promise<WebSocketSummary> | undefined;
+  let relayed: Promise<ConnectionSummary> | undefined;
   try {
     server.handleUpgrade(ex.req, socket, head, (client) => {
       reply.upgraded(headers);
@@ -454,7 +512,7 @@ function completeUpgrade(
         open.delete(upstream);
       };
       client.once('close', forget);
-      relayed = relayMessages(reply, ctx, client, upstream, wsFaults(ex, ctx, judgedUpTo));
+      relayed = relayMessages(reply, ctx, client, upstream, turnHooks(ex, reply, ctx), wsFaults(ex, ctx, judgedUpTo));
     });
   } finally {
     server.off('headers', addHeaders);
