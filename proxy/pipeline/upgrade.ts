@@ -464,7 +464,9 @@ function turnHooks(ex: RequestFacts, connection: ClientReply, ctx: ProxyContext)
         turn.fault = ex.fault;
       }
       turn.session = ex.session ??= sessionOf(turn, ctx);
-      finish(turn, reply, ctx);
+      // After the next round of I/O, as an HTTP answer's record follows its response's close: the record's
+      // sinks (log, ring, cassette) run once the turn's last message is out and the loop has served what was due.
+      setImmediate(() => setImmediate(() => finish(turn, reply, ctx)));
     },
   };
 }
