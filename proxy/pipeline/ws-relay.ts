@@ -93,7 +93,11 @@ export function relayMessages(
   const loose = { bodies: [] as Buffer[], bodyBytes: 0, times: [] as number[] };
 
   /** The log's request body: the client's messages, kept only when bodies are captured, up to the cap, one a line with its time. */
-  const keepRequest = (into: { bodies: Buffer[]; bodyBytes: number; times: number[] }, buf: Buffer, isBinary: boolean) => {
+  const keepRequest = (
+    into: { bodies: Buffer[]; bodyBytes: number; times: number[] },
+    buf: Buffer,
+    isBinary: boolean,
+  ) => {
     if (!ctx.captureBodies || into.bodyBytes >= 4 * ctx.logBodyBytes) return;
     // One message a line (a client's JSON has no raw newline), each with its time: a cassette replays them.
     const line = isBinary ? Buffer.from(`[binary message, ${buf.length} bytes]`) : buf;

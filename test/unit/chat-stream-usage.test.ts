@@ -76,7 +76,7 @@ describe('UsageChunkHider over bytes (issue 40 finding 5)', () => {
       Buffer.from(`data: {"id":"c","choices":[{"index":0,"delta":{"content":"é${i}"}}]}\n\n`),
     );
 
-  it('a chunk with nothing of the proxy\'s in it leaves as the very Buffer that came (no copy, no string)', () => {
+  it("a chunk with nothing of the proxy's in it leaves as the very Buffer that came (no copy, no string)", () => {
     const h = new UsageChunkHider();
     for (const chunk of events(20)) expect(h.push(chunk)).toBe(chunk);
     const done = Buffer.from('data: [DONE]\n\n');
@@ -84,7 +84,7 @@ describe('UsageChunkHider over bytes (issue 40 finding 5)', () => {
     expect(h.end()).toHaveLength(0);
   });
 
-  it('cuts out only the usage pieces: the bytes around them are the upstream\'s, untouched', () => {
+  it("cuts out only the usage pieces: the bytes around them are the upstream's, untouched", () => {
     const h = new UsageChunkHider();
     const withNull = Buffer.from('data: {"id":"c","choices":[{"index":0,"delta":{"content":"é"}}],"usage":null}\n\n');
     expect(h.push(withNull).toString()).toBe('data: {"id":"c","choices":[{"index":0,"delta":{"content":"é"}}]}\n\n');

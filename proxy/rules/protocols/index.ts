@@ -30,7 +30,7 @@ export type {
 } from './spec.js';
 export type { Protocol } from '../../core/routing-facts.js';
 export { ERROR_EVENT } from './spec.js';
-export { addTokens, tokenCounts, type ExchangeTokens } from './exchange-tokens.js';
+export { tokenCounts, type ExchangeTokens } from './exchange-tokens.js';
 export { ANTHROPIC_VERSION, COUNT_TOKENS_ENDPOINT, COUNT_TOKENS_PATH } from './anthropic-messages.js';
 export { MODELS_PATH, modelsList } from './models-list.js';
 
