@@ -85,7 +85,7 @@ export interface TrafficRecord extends SpanRecord {
   bodyTruncated?: boolean;
   /** This request is a replay (Traffic view, `loopgate replay`) of the request with this id. */
   replayOf?: string;
-  /** A WebSocket connection (status 101): one record for its whole life. */
+  /** A WebSocket turn (status 101): one record per response.create and its answer (a connection with none: one for it). */
   websocket?: WebSocketFacts;
   /** The sinks that failed on this request (pipeline/sink-guard.ts); `record`: the full record could not be built. */
   sinkErrors?: SinkName[];
@@ -98,9 +98,9 @@ export interface WebSocketFacts {
   /** Messages from the client to the upstream, and back. */
   messagesIn: number;
   messagesOut: number;
-  /** `response.create` messages among messagesIn: the requests made over the connection. */
+  /** `response.create` messages among messagesIn: 1 for a turn, 0 for a connection that made no request. */
   requests: number;
-  /** The close code of the side that closed first, and which side that was. */
+  /** The close code of the side that closed first, and which side that was (on the turn the connection closed in). */
   closeCode?: number;
   closedBy?: 'client' | 'upstream' | 'proxy';
 }

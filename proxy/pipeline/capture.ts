@@ -44,13 +44,9 @@ export class ResponseCapture {
   truncated = false;
   /** With timeChunks: [bytes received so far, performance.now()] after each chunk, in order. */
   times?: number[];
-  /** Told of each chunk as it arrives, only while the Traffic view watches requests under way (in-flight.ts). */
-  private watcher?: (chunk: Buffer) => void;
-
   constructor(private readonly opts: CaptureOptions) {}
 
   add(chunk: Buffer): void {
-    this.watcher?.(chunk);
     if (this.opts.captureBodies) {
       if (this.bytes < this.opts.captureBytes) {
         this.keep(chunk);
@@ -76,11 +72,6 @@ export class ResponseCapture {
     if (this.head) return this.head;
     const joined = Buffer.concat(this.chunks, Math.min(this.bytes, CAPTURE_HEAD + BLOCK));
     return Buffer.from(joined.subarray(0, Math.min(this.bytes, CAPTURE_HEAD)));
-  }
-
-  /** Calls `watcher` with every chunk added from now on (the capture keeps it across reset()). */
-  watch(watcher: (chunk: Buffer) => void): void {
-    this.watcher = watcher;
   }
 
   /** Forgets everything: the answer being captured was replaced by another. */

@@ -23,7 +23,7 @@ export interface ReplyContext extends CaptureOptions {
 type Headers = Record<string, string | string[] | undefined>;
 
 /** The capture as the record reads it. */
-export type CapturedAnswer = Readonly<Pick<ResponseCapture, 'text' | 'tail' | 'truncated' | 'times' | 'watch'>> & {
+export type CapturedAnswer = Readonly<Pick<ResponseCapture, 'text' | 'tail' | 'truncated' | 'times'>> & {
   readonly chunks: readonly Buffer[];
   readonly bytes: number;
 };
@@ -332,7 +332,32 @@ export class ClientReply {
    */
   send(out: Buffer | string, logged: Buffer | undefined = typeof out === 'string' ? undefined : out): boolean {
     if (logged) this.#capture.add(logged);
-    const buf = this.scrub(out);
+    return this.stream(this.scrub(out));
+  }
+
+  /**
+   * The upstream's bytes of a streamed answer, for the record (the capture stage: the client's copy may differ,
+   * translated or with the usage Loopgate asked for cut out).
+   */
+  logAnswer(chunk: Buffer): void {
+    this.#capture.add(chunk);
+  }
+
+  /**
+   * A streamed answer's chunk as the client gets it (what the stages gave): scrubbed, counted and written, not
+   * captured (logAnswer did). A chunk without a secret is written as the same Buffer. False when the client's
+   * socket is full.
+   */
+  streamOut(out: Buffer): boolean {
+    return this.stream(this.scrub(out));
+  }
+
+  /** A streamed answer's end, with what the stages gave at the end (not captured either). */
+  endStream(out?: Buffer): void {
+    this.finish(out && this.scrub(out), undefined);
+  }
+
+  private stream(buf: Buffer): boolean {
     this.clientSideAdd(buf);
     if (buf.length === 0) return true;
     this.#bytesOut += buf.length;
@@ -414,6 +439,18 @@ export class ClientReply {
     this.#status = 101;
     this.#headers = headers;
     this.#contentType = 'text/event-stream';
+    // A turn's time starts at its response.create: no head of its own before it.
+    this.#headTiming ??= { loopgateMs: 0, upstreamMs: 0 };
+  }
+
+  /**
+   * One turn of this upgraded connection (a response.create and its answer, ws-relay.ts): a reply of its own,
+   * on the same connection, for the turn's record (its capture, bytes and outcome).
+   */
+  forTurn(ex: RequestSoFar): ClientReply {
+    const turn = new ClientReply(ex, this.res, this.ctx);
+    turn.upgraded(this.#headers ?? {});
+    return turn;
   }
 
   /** One server message of an upgraded connection, already scrubbed and sent by the relay: counted and captured as one event. */

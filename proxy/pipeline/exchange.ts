@@ -28,6 +28,16 @@ export interface FaultPlan {
   returned?: boolean;
 }
 
+/** A request's in-flight row (in-flight.ts), fed by its answer's stream stage (stream-stages/in-flight-stage.ts). */
+export interface InFlightProgress {
+  /** Bytes of a streamed answer: an event ends at a blank line. */
+  chunk(buf: Buffer): void;
+  /** One WebSocket message: one event. */
+  message(buf: Buffer): void;
+  /** The request is over (its record follows): no more reports. */
+  end(): void;
+}
+
 /** Who asked and when: fixed when the request arrives. */
 export interface RequestStart {
   readonly id: string;
@@ -163,22 +173,24 @@ export interface RequestFacts extends RequestStart {
   fault?: FaultPlan;
   /** The session, when a fault rule needed it before the upstream call (the record then reuses it). */
   session?: SessionRef;
-  /** An upgraded connection's message counts and close (ws-relay.ts), once it closed. */
+  /** A WebSocket turn's message counts (and the connection's close, when it closed during the turn), ws-relay.ts. */
   websocket?: WebSocketFacts;
-  /** An upgraded connection's tokens: the sum of its responses' usage (the capture holds only its head and tail). */
+  /** A WebSocket turn's tokens: its response.completed usage, read as it passed (the capture may keep only its head and tail). */
   websocketTokens?: TokenCounts;
   /** WebSocket: when each of the client's captured messages arrived (performance.now()), in order. */
   websocketMessageTimes?: number[];
+  /** The Traffic view's in-flight row, when a reader watches requests under way (its stream stage feeds it). */
+  inFlight?: InFlightProgress;
 }
 
-/** What ws-relay.ts returns when an upgraded connection has closed. */
+/** What ws-relay.ts gives when a WebSocket turn ends (or a connection without one closes). */
 export interface WebSocketSummary {
   readonly facts: WebSocketFacts;
-  /** The sum of the connection's responses' usage (each response.completed's), when any reported one. */
+  /** The turn's response.completed usage, when it reported one. */
   readonly tokens?: TokenCounts;
-  /** The client's messages as the request body (kept when bodies are captured), the first response.create's model and parameters. */
+  /** The client's messages as the request body (kept when bodies are captured), the response.create's model and parameters. */
   readonly body: BodyFacts;
-  /** Gone without a close frame while a response was under way. */
+  /** Gone without a close frame while the response was under way. */
   readonly clientAborted: boolean;
   /** When each captured client message arrived (performance.now()): a cassette replays against them. */
   readonly messageTimes?: number[];

@@ -102,7 +102,8 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     }
     let route = planRoute(facts, ctx, bridgeable);
     facts.route = route;
-    reportInFlight(facts, reply, ctx);
+    const inFlight = (facts.inFlight = reportInFlight(facts, reply, ctx));
+    if (inFlight) reply.onClose(() => inFlight.end());
     // Faults cost one check when none is armed.
     if (ctx.faults.armed) {
       if (ctx.faults.needsSession) facts.session = sessionOf(facts, ctx);

@@ -1,6 +1,7 @@
 // Requests under way, for the Traffic view's in-flight rows: when a reader of
 // the live feed asked for them (?inFlight=1), a request reports its start once
-// its route is chosen, then its answer's bytes and events as they arrive, at
+// its route is chosen (a WebSocket turn: at its response.create), then its
+// answer's bytes and events as they arrive (its stream stages count them), at
 // most every IN_FLIGHT_PROGRESS_MS (a last report follows a burst). While
 // nobody asks, a request does nothing here beyond one check: the c=64 bench
 // does not pay for a view that is closed.
@@ -8,17 +9,21 @@ import { IN_FLIGHT_PROGRESS_MS, OWN_REQUEST_HEADER, type InFlightRequest } from 
 import { isOwnTraffic } from '../rules/own-traffic.js';
 import type { ClientReply } from './client-reply.js';
 import type { ProxyContext } from './context.js';
-import type { RequestSoFar } from './exchange.js';
+import type { InFlightProgress, RequestSoFar } from './exchange.js';
 
 const LF = 0x0a;
 
+/**
+ * Reports the request's start (when a reader of the live feed watches requests under way) and returns what
+ * reports its progress; undefined when nobody watches or the ring would not keep it. The caller ends it.
+ */
 export function reportInFlight(
   ex: RequestSoFar,
-  reply: ClientReply,
+  reply: Pick<ClientReply, 'status'>,
   ctx: Pick<ProxyContext, 'ring' | 'redactor' | 'logOwnTraffic'>,
-): void {
+): InFlightProgress | undefined {
   const ring = ctx.ring;
-  if (!ring?.watchingInFlight || !isUserRequest(ex, ctx)) return;
+  if (!ring?.watchingInFlight || !isUserRequest(ex, ctx)) return undefined;
   const r = ctx.redactor;
   const paths = ex.paths;
   const state: InFlightRequest = {
@@ -45,26 +50,36 @@ export function reportInFlight(
     if (reply.status !== undefined) state.status = reply.status;
     ring.inFlight({ ...state });
   };
-  send();
-  let lastWasLf = false;
-  reply.capture.watch((chunk) => {
-    state.bytes += chunk.length;
-    // An event ends at a blank line: \n\n, also when the two fall in different chunks (\r\n ones too, nearly).
-    for (let i = chunk.indexOf(LF); i !== -1; i = chunk.indexOf(LF, i + 1)) {
-      if (lastWasLf || (i > 0 && chunk[i - 1] === LF) || (i > 1 && chunk[i - 1] === 0x0d && chunk[i - 2] === LF))
-        state.events++;
-      lastWasLf = false;
-    }
-    lastWasLf = chunk.length > 0 && chunk[chunk.length - 1] === LF;
+  const progressed = () => {
     if (timer) return;
     const wait = lastSent + IN_FLIGHT_PROGRESS_MS - performance.now();
     if (wait <= 0) send();
     else timer = setTimeout(send, wait);
-  });
-  reply.onClose(() => {
-    ended = true;
-    clearTimeout(timer);
-  });
+  };
+  send();
+  let lastWasLf = false;
+  return {
+    chunk(chunk) {
+      state.bytes += chunk.length;
+      // An event ends at a blank line: \n\n, also when the two fall in different chunks (\r\n ones too, nearly).
+      for (let i = chunk.indexOf(LF); i !== -1; i = chunk.indexOf(LF, i + 1)) {
+        if (lastWasLf || (i > 0 && chunk[i - 1] === LF) || (i > 1 && chunk[i - 1] === 0x0d && chunk[i - 2] === LF))
+          state.events++;
+        lastWasLf = false;
+      }
+      lastWasLf = chunk.length > 0 && chunk[chunk.length - 1] === LF;
+      progressed();
+    },
+    message(buf) {
+      state.bytes += buf.length;
+      state.events++;
+      progressed();
+    },
+    end() {
+      ended = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** What the ring would keep: not Loopgate's own endpoints nor the editor's own fetches. */

@@ -27,6 +27,10 @@ import {
 } from './upstream-call.js';
 import { aliasedModelList } from './alias.js';
 import { giveBackStreamFault, StreamFault } from './fault-inject.js';
+import { FaultStage } from './stream-stages/fault-stage.js';
+import { httpStreamStages } from './stream-stages/compose-stages.js';
+import type { StageChain } from './stream-stages/stream-stage.js';
+import { ChunkTiming } from './stream-stages/chunk-timing.js';
 import { MID_STREAM_FAULTS } from '../core/fault.js';
 import type { RequestAbort } from './request-abort.js';
 import { SERVED_MODEL_HEADER } from '../simulator/demo-family.js';
@@ -116,7 +120,7 @@ async function relayAnswer(
   upstream: UpstreamResponse,
   facts: Attempt,
   modelsGeneration: number,
-  usageHider?: () => { push(chunk: Buffer): string; end(): string },
+  usageHider?: () => { push(chunk: Buffer): Buffer; end(): Buffer },
 ): Promise<Attempt> {
   const contentType = upstream.headers['content-type'];
   const isStream = typeof contentType === 'string' && contentType.startsWith('text/event-stream');
@@ -152,21 +156,19 @@ async function relayAnswer(
     !ex.fault.returned &&
     MID_STREAM_FAULTS.includes(ex.fault.armed.rule.kind)
       ? {
-          run: new StreamFault(ex.fault, ex, ctx),
+          stage: new FaultStage(new StreamFault(ex.fault, ex, ctx)),
           stopUpstream: () => abort.abort(new Error('A fault rule ended the stream.')),
         }
       : undefined;
   if (!session || !isStream) {
     // The usage the proxy asked for goes to the record (the log keeps the upstream's bytes), not to the client.
-    const hide = isStream && usageHider ? usageHider() : undefined;
-    await pipe(
+    const stages = httpStreamStages({
       reply,
-      upstream.body,
-      hide && ((chunk) => hide.push(chunk)),
-      hide && (() => hide.end()),
-      undefined,
-      fault,
-    );
+      inFlight: ex.inFlight,
+      usageHider: isStream && usageHider ? usageHider() : undefined,
+      fault: fault?.stage,
+    });
+    await pipe(reply, upstream.body, stages, undefined, fault);
     return facts;
   }
   const t = session.translator;
@@ -180,14 +182,8 @@ async function relayAnswer(
       abort.abort(new Error(message));
       return true;
     };
-    await pipe(
-      reply,
-      upstream.body,
-      (chunk) => t.push(chunk),
-      () => t.end(),
-      refused,
-      fault,
-    );
+    const stages = httpStreamStages({ reply, inFlight: ex.inFlight, translator: t, fault: fault?.stage });
+    await pipe(reply, upstream.body, stages, refused, fault);
   } catch (err) {
     if (!reply.unfinished || reply.clientGone) throw err;
     // A bridged stream can say what happened in the caller's own protocol before it ends.
@@ -280,7 +276,7 @@ async function relayError(
     reply.head(upstream.statusCode, upstream.headers, { stream: false, attempt: answered });
     reply.send(buf);
     try {
-      await pipe(reply, upstream.body);
+      await pipe(reply, upstream.body, httpStreamStages({ reply, inFlight: ex.inFlight }));
     } catch (err) {
       return { ...answered, outcome: 'failed', error: err };
     }
@@ -300,41 +296,46 @@ async function relayModels(
   if (!complete) {
     reply.head(upstream.statusCode, upstream.headers, { stream: false, attempt: facts });
     reply.send(buf);
-    return pipe(reply, upstream.body);
+    return pipe(reply, upstream.body, httpStreamStages({ reply, inFlight: ex.inFlight }));
   }
   ex.key?.slot?.models.ingest(buf.toString('utf8'), generation);
   reply.whole(upstream.statusCode, upstream.headers, aliasedModelList(buf, ctx), undefined, facts);
 }
 
 /**
- * Copies the upstream body to the client chunk by chunk through the sink,
- * pausing when the client's socket is full (backpressure). `translate` turns
- * each upstream chunk into the caller's protocol (the log keeps the upstream's
- * bytes), `closing` adds the last events. `stop` says the translation gave
- * up on the upstream: the reply ends there and the upstream is dropped.
- * Resolves when the client has the whole body; rejects if the upstream breaks
- * (the caller cuts the connection, so the client sees an error rather than a
- * clean end).
+ * Copies the upstream body to the client chunk by chunk through the request's
+ * stream stages (stream-stages/: the record's capture, the in-flight row, the
+ * usage hider or the bridge's translation, a fault) into the one sink,
+ * pausing when the client's socket is full (backpressure). A chunk no stage
+ * changes is written as the Buffer the upstream gave. `stop` says the
+ * translation gave up on the upstream: the reply ends there and the upstream
+ * is dropped. Resolves when the client has the whole body; rejects if the
+ * upstream breaks (the caller cuts the connection, so the client sees an
+ * error rather than a clean end).
  */
 function pipe(
   reply: ClientReply,
   body: UpstreamBody,
-  translate?: (chunk: Buffer) => string,
-  closing?: () => string,
+  stages: StageChain,
   stop?: () => boolean,
-  fault?: { run: StreamFault; stopUpstream: () => void },
+  fault?: { stage: FaultStage; stopUpstream: () => void },
 ): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let stopped = false;
     // A stall holds what comes meanwhile (chunks, the end), in order, until it is over.
     let holding: Array<() => void> | undefined;
-    const NOTHING = Buffer.alloc(0);
+    /** Writes the stages' chunks; false when the client's socket is full. */
+    const write = (outs: readonly Buffer[]) => {
+      let room = true;
+      for (const out of outs) room = reply.streamOut(out) && room;
+      return room;
+    };
     /**
-     * The fault strikes between `before` and `after` (the client's bytes). Returns true when the
+     * The fault strikes after `before` (the client's bytes up to its point). Returns true when the
      * stream is over (cut, error event); else `after` and the rest go on (now, or after a stall).
      */
-    const strike = (run: StreamFault, before: Buffer, after: Buffer, logged: Buffer, then: (after: Buffer) => void) => {
-      reply.send(before, logged);
+    const strike = (run: StreamFault, before: readonly Buffer[], after: Buffer, then: (after: Buffer) => void) => {
+      write(before);
       const ends = run.kind === 'cut' || run.kind === 'error-event';
       if (ends) stopped = true;
       run.fire({
@@ -365,11 +366,9 @@ function pipe(
       // A client that leaves mid-stall ends it: the timer must not hold the process (or the exchange) for the rest.
       reply.onClose(() => clearTimeout(stall));
     };
-    // Since when Loopgate has been ready for the next chunk (undefined while the client's full socket holds the stream):
-    // the time until it comes is the upstream's; the time spent on it, Loopgate's (reply.timing).
-    let ready: number | undefined = performance.now();
+    const timing = new ChunkTiming(reply);
     const onDrain = () => {
-      ready ??= performance.now();
+      timing.drained();
       // A stall holds the upstream until it is over, whatever the client's socket does.
       if (!holding) body.resume();
     };
@@ -384,23 +383,17 @@ function pipe(
       data(chunk) {
         if (stopped) return;
         if (holding) return void holding.push(() => sink.data(chunk));
-        const arrived = performance.now();
+        timing.arrived();
         streamedBytes(chunk.length);
-        const out = translate ? translate(chunk) : chunk;
-        const run = fault?.run;
-        if (run && !run.fired) {
-          const buf = typeof out === 'string' ? Buffer.from(out) : out;
-          const at = run.point(buf);
-          if (at !== undefined)
-            return strike(run, buf.subarray(0, at), buf.subarray(at), chunk, (after) => {
-              if (!reply.send(after, NOTHING)) body.pause();
-            });
-        }
-        const full = !reply.send(out, chunk);
+        const outs = stages.push(chunk);
+        const after = fault?.stage.takeStrike();
+        if (after)
+          return strike(fault!.stage.run, outs, after, (rest) => {
+            if (!reply.streamOut(rest)) body.pause();
+          });
+        const full = !write(outs);
         if (full) body.pause();
-        const done = performance.now();
-        reply.addBodyTime(done - arrived, ready === undefined ? 0 : arrived - ready);
-        ready = full ? undefined : done;
+        timing.done(full);
         if (stop?.()) {
           stopped = true;
           offDrain();
@@ -412,22 +405,18 @@ function pipe(
       end() {
         if (stopped) return;
         if (holding) return void holding.push(() => sink.end());
-        const run = fault?.run;
-        if (run && !run.fired) {
-          // The stream ended before the fault's point: it strikes at the end, so it always happens.
-          const buf = Buffer.from(closing?.() ?? '');
-          const at = run.point(buf) ?? buf.length;
-          return strike(run, buf.subarray(0, at), buf.subarray(at), NOTHING, (after) => {
+        timing.arrived();
+        const last = stages.end();
+        const after = fault?.stage.takeStrike();
+        if (after)
+          return strike(fault!.stage.run, last, after, (rest) => {
             offDrain();
-            reply.end(after);
+            reply.endStream(rest);
             resolve();
           });
-        }
         offDrain();
-        const arrived = performance.now();
-        const last = closing?.();
-        reply.addBodyTime(performance.now() - arrived, ready === undefined ? 0 : arrived - ready);
-        reply.end(last);
+        timing.done(false);
+        reply.endStream(last.length === 0 ? undefined : last.length === 1 ? last[0] : Buffer.concat(last));
         resolve();
       },
       error(err) {

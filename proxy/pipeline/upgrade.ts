@@ -27,14 +27,16 @@ import {
   websocketUnsupportedHint,
 } from '../rules/websocket.js';
 import type { ProxyContext } from './context.js';
-import type { Attempt, RequestFacts, RequestSoFar, WebSocketSummary } from './exchange.js';
+import type { Attempt, RequestFacts, RequestSoFar } from './exchange.js';
 import { admit } from './admission.js';
 import { chooseSlot } from './choose-key.js';
 import { finish, sessionOf } from './build-record.js';
 import { startFacts, tookAttempt } from './handle.js';
 import { ClientReply, responseForUpgrade } from './client-reply.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
-import { relayMessages } from './ws-relay.js';
+import { relayMessages, type ConnectionSummary, type TurnHooks } from './ws-relay.js';
+import { reportInFlight } from './in-flight.js';
+import { randomUUID } from 'node:crypto';
 import { giveBackStreamFault, takeFault, WsFault, type WsFaultSource } from './fault-inject.js';
 import type { ArmedFault } from '../core/fault.js';
 import { WebSocketRefusals } from './websocket-refusals.js';
@@ -90,7 +92,7 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
   const ex = startFacts(req);
   const reply = new ClientReply(ex, responseForUpgrade(req, socket), ctx);
   let upstream: WebSocket | undefined;
-  let relayed: Promise<WebSocketSummary> | undefined;
+  let relayed: Promise<ConnectionSummary> | undefined;
   let handshaking = false;
   let judgedUpTo = 0;
   ctx.stats.requests++;
@@ -108,18 +110,20 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
       if (handshaking && upstream) upstream.terminate();
       // Never upgraded (refused here or upstream, or the client left): a rule taken for it gets its count back.
       if (!relayed) giveBackStreamFault(ex, ctx);
-      // An upgraded connection is recorded once its close is known (ws reports it after the socket's).
+      // An upgraded connection's turns are recorded as each ends (turnHooks); a connection that never had one is
+      // recorded once its close is known (ws reports it after the socket's).
       if (relayed) {
-        void relayed.then((closed) => {
-          // Closed before the fault's point: it did not happen, and its rule gets the count back.
-          giveBackStreamFault(ex, ctx);
-          ex.body = closed.body;
-          ex.websocket = closed.facts;
-          if (closed.tokens) ex.websocketTokens = closed.tokens;
-          if (closed.messageTimes) ex.websocketMessageTimes = closed.messageTimes;
-          if (closed.clientAborted) ex.clientAborted = true;
-          finish(ex, reply, ctx);
-        });
+        void relayed.then((closed) =>
+          runSink(ctx, 'close', [], () => {
+            // Closed before the fault's point: it did not happen, and its rule gets the count back.
+            giveBackStreamFault(ex, ctx);
+            if (closed.turns > 0) return;
+            ex.body = closed.body;
+            ex.websocket = closed.facts;
+            if (closed.messageTimes) ex.websocketMessageTimes = closed.messageTimes;
+            finish(ex, reply, ctx);
+          }),
+        );
       } else finish(ex, reply, ctx);
     }),
   );
@@ -416,6 +420,64 @@ function wsFaults(
   };
 }
 
+/**
+ * Each response.create on the connection is a request of its own (issue 40): its facts (the connection's,
+ * with the turn's body, times and counts), its reply, its in-flight row and, when it ends, its record. The
+ * first turn keeps the connection's id (the one its 101 named in x-loopgate-request-id); the connection's
+ * session is the first turn's, for every turn.
+ */
+function turnHooks(ex: RequestFacts, connection: ClientReply, ctx: ProxyContext): TurnHooks {
+  let turns = 0;
+  let faultRecorded = false;
+  const turnFacts = new WeakMap<ClientReply, RequestFacts>();
+  return {
+    begin(request) {
+      const first = turns++ === 0;
+      // The upgrade counted the first.
+      if (!first) ctx.stats.requests++;
+      const turn: RequestFacts = {
+        id: first ? ex.id : randomUUID(),
+        req: ex.req,
+        startedAt: request.at,
+        time: new Date(),
+        retries: 0,
+        clientAborted: false,
+        paths: ex.paths,
+        key: ex.key,
+        upstreamRequestId: ex.upstreamRequestId,
+        body: { bytesIn: 0, model: request.model, stream: request.stream, params: request.params },
+      };
+      const reply = connection.forTurn(turn);
+      turnFacts.set(reply, turn);
+      return { reply, inFlight: reportInFlight(turn, reply, ctx) };
+    },
+    end(reply, summary) {
+      const turn = turnFacts.get(reply);
+      if (!turn) return;
+      turn.body = summary.body;
+      turn.websocket = summary.facts;
+      if (summary.tokens) turn.websocketTokens = summary.tokens;
+      if (summary.messageTimes) turn.websocketMessageTimes = summary.messageTimes;
+      turn.clientAborted = summary.clientAborted;
+      turn.attempt = {
+        outcome: 'relayed',
+        upstreamPath: ex.attempt?.upstreamPath ?? (ex.paths ? ex.paths.path + ex.paths.query : ''),
+        ttfbMs: summary.ttfbMs,
+        retries: 0,
+      };
+      // The connection's one fault belongs to the turn it struck in.
+      if (ex.fault?.injected && !faultRecorded) {
+        faultRecorded = true;
+        turn.fault = ex.fault;
+      }
+      turn.session = ex.session ??= sessionOf(turn, ctx);
+      // After the next round of I/O, as an HTTP answer's record follows its response's close: the record's
+      // sinks (log, ring, cassette) run once the turn's last message is out and the loop has served what was due.
+      setImmediate(() => setImmediate(() => finish(turn, reply, ctx)));
+    },
+  };
+}
+
 /** The upstream said 101: the client gets its own, with the upstream's headers that matter to it (Codex reads x-codex-turn-state, openai-model, x-models-etag). */
 function completeUpgrade(
   shared: Shared,
@@ -426,7 +488,7 @@ function completeUpgrade(
   upstreamHead: IncomingMessage,
   upstream: WebSocket,
   head: Buffer,
-): Promise<WebSocketSummary> | undefined {
+): Promise<ConnectionSummary> | undefined {
   const { ctx, server, open } = shared;
   // Names in any letter case, as on HTTP (client-reply.ts): Node lower-cases them, so a key with capitals arrives lower-cased.
   const passed = clientResponseHeaders(
@@ -449,7 +511,7 @@ function completeUpgrade(
   const options = server.options as { handleProtocols?: (protocols: Set<string>) => string | false };
   options.handleProtocols = () => chosen || false;
   server.on('headers', addHeaders);
-  let relayed: Promise<WebSocketSummary> | undefined;
+  let relayed: Promise<ConnectionSummary> | undefined;
   try {
     server.handleUpgrade(ex.req, socket, head, (client) => {
       reply.upgraded(headers);
@@ -459,7 +521,7 @@ function completeUpgrade(
         open.delete(upstream);
       };
       client.once('close', forget);
-      relayed = relayMessages(reply, ctx, client, upstream, wsFaults(ex, ctx, judgedUpTo));
+      relayed = relayMessages(reply, ctx, client, upstream, turnHooks(ex, reply, ctx), wsFaults(ex, ctx, judgedUpTo));
     });
   } finally {
     server.off('headers', addHeaders);

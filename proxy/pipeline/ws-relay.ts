@@ -1,20 +1,28 @@
 // One upgraded connection, message by message, between the client and the
 // upstream: both ends are `ws` WebSockets (see upgrade.ts for why not raw
-// frames). Each server message goes to the record's capture as one `data:`
-// event, so the record reads a WebSocket like a stream: token usage from
-// `response.completed`, error events, redaction across events. The connection
-// is one record, written when the client's side closes, from what
+// frames). Every upstream message is masked first (known secrets), then goes
+// on through its turn's stream stages (stream-stages/compose-stages.ts): a
+// turn is one `response.create` and the upstream's messages up to its last
+// event (response.completed, failed, incomplete, an error). Each turn is a
+// request of its own: its reply captures its messages as `data:` events (so
+// the record reads it like a stream: usage from `response.completed`, error
+// events, redaction across events), it shows in flight while it streams, and
+// upgrade.ts writes its record when it ends (TurnHooks). A connection with no
+// turn at all is one record, written when the client's side closes, from what
 // relayMessages returns then.
 import WebSocket, { type RawData } from 'ws';
 import { relayableCloseCode } from '../rules/websocket.js';
 import { scanTopLevel } from '../rules/json-top-level.js';
-import { addTokens, ERROR_EVENT, exchangeTokens, PROTOCOL_TABLE } from '../rules/protocols/index.js';
+import { ERROR_EVENT, exchangeTokens, PROTOCOL_TABLE } from '../rules/protocols/index.js';
 import type { WebSocketFacts } from '../core/record.js';
 import type { TokenCounts } from '../core/token-counts.js';
 import type { ProxyContext } from './context.js';
-import type { WebSocketSummary } from './exchange.js';
+import type { BodyFacts, InFlightProgress, WebSocketSummary } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import type { WsFault, WsFaultSource } from './fault-inject.js';
+import { connectionStages, turnStreamStages } from './stream-stages/compose-stages.js';
+import type { StageChain } from './stream-stages/stream-stage.js';
+import { ChunkTiming } from './stream-stages/chunk-timing.js';
 
 /** Pause the sending side once this much waits unsent on the other; resume below LOW. */
 const HIGH_WATER = 1024 * 1024;
@@ -22,11 +30,46 @@ const LOW_WATER = 256 * 1024;
 /** A close reason is at most 123 bytes (RFC 6455 §5.5: 125 minus the code). */
 const MAX_REASON = 123;
 
-/** The connection's request side as a POST's body would give it: the first response.create's model and parameters. */
-interface FirstRequest {
+/** A `response.create`'s model and parameters, as a POST's body gives them. */
+export interface TurnRequest {
   model?: string;
   stream?: boolean;
   params?: string[];
+  /** When it arrived (performance.now()). */
+  at: number;
+}
+
+/** What a turn ends with: its own counts, tokens, messages and close. */
+export interface TurnSummary extends WebSocketSummary {
+  /** From the response.create to the turn's first upstream message (ms); undefined when none came. */
+  readonly ttfbMs?: number;
+}
+
+/** upgrade.ts's side of the turns: it makes each turn's facts and reply, and writes its record. */
+export interface TurnHooks {
+  /** A response.create began a turn: the reply its answer is counted and captured in, and its in-flight row. */
+  begin(request: TurnRequest): { reply: ClientReply; inFlight?: InFlightProgress };
+  /** The turn is over (its last event went, or the connection closed during it). */
+  end(reply: ClientReply, summary: TurnSummary): void;
+}
+
+/** What the connection's close gives: its own counts (its record when it had no turn) and how many turns it had. */
+export type ConnectionSummary = WebSocketSummary & { readonly turns: number };
+
+/** What one turn gathers while it runs. */
+interface OpenTurn {
+  reply: ClientReply;
+  inFlight?: InFlightProgress;
+  stages: StageChain;
+  timing: ChunkTiming;
+  request: TurnRequest;
+  facts: WebSocketFacts;
+  bytesIn: number;
+  bodies: Buffer[];
+  bodyBytes: number;
+  times: number[];
+  tokens?: TokenCounts;
+  firstAnswerAt?: number;
 }
 
 /** Resolves when the client's side has closed, with the facts then final (the socket's own 'close' comes earlier). */
@@ -35,42 +78,112 @@ export function relayMessages(
   ctx: Pick<ProxyContext, 'captureBodies' | 'logBodyBytes' | 'redactor'>,
   client: WebSocket,
   upstream: WebSocket,
+  hooks: TurnHooks,
   faults?: WsFaultSource,
-): Promise<WebSocketSummary> {
+): Promise<ConnectionSummary> {
   // At most one fault a connection: the first to fire decides (ws-close and cut end it anyway).
   let fault = faults?.atUpgrade;
+  // The connection's own counts: its record when no turn ever began.
   const facts: WebSocketFacts = { messagesIn: 0, messagesOut: 0, requests: 0 };
-  const first: FirstRequest = {};
+  const mask = connectionStages(ctx.redactor);
   let bytesIn = 0;
-  // A response asked for and not yet finished: a client that vanishes now aborts it.
-  let answering = false;
-  let clientAborted = false;
-  // Summed over the connection's responses: the record's capture keeps only its head and tail.
-  let tokens: TokenCounts | undefined;
-  const requestBodies: Buffer[] = [];
-  let requestBytes = 0;
-  const messageTimes: number[] = [];
+  let turns = 0;
+  let turn: OpenTurn | undefined;
+  // The client's messages while no turn has begun: the connection's record's, if it never has one.
+  const loose = { bodies: [] as Buffer[], bodyBytes: 0, times: [] as number[] };
+
+  /** The log's request body: the client's messages, kept only when bodies are captured, up to the cap, one a line with its time. */
+  const keepRequest = (
+    into: { bodies: Buffer[]; bodyBytes: number; times: number[] },
+    buf: Buffer,
+    isBinary: boolean,
+  ) => {
+    if (!ctx.captureBodies || into.bodyBytes >= 4 * ctx.logBodyBytes) return;
+    // One message a line (a client's JSON has no raw newline), each with its time: a cassette replays them.
+    const line = isBinary ? Buffer.from(`[binary message, ${buf.length} bytes]`) : buf;
+    into.bodies.push(line, NEWLINE);
+    into.bodyBytes += line.length + 1;
+    into.times.push(performance.now());
+  };
+
+  const endTurn = (closed?: { clientAborted: boolean }) => {
+    const t = turn;
+    if (!t) return;
+    turn = undefined;
+    t.inFlight?.end();
+    // The connection closed during the turn (a fault's close frame or cut, the client or the upstream going).
+    if (facts.closedBy) {
+      t.facts.closedBy = facts.closedBy;
+      t.facts.closeCode = facts.closeCode;
+    }
+    const body: BodyFacts = {
+      bytesIn: t.bytesIn,
+      body: t.bodies.length ? Buffer.concat(t.bodies, t.bodyBytes) : undefined,
+      model: t.request.model,
+      stream: t.request.stream,
+      params: t.request.params,
+    };
+    hooks.end(t.reply, {
+      facts: t.facts,
+      tokens: t.tokens,
+      body,
+      clientAborted: closed?.clientAborted ?? false,
+      ...(t.times.length ? { messageTimes: t.times } : {}),
+      ttfbMs: t.firstAnswerAt === undefined ? undefined : t.firstAnswerAt - t.request.at,
+    });
+  };
 
   client.on('message', (data: RawData, isBinary: boolean) => {
     const buf = asBuffer(data);
     facts.messagesIn++;
     bytesIn += buf.length;
-    const created = isBinary ? undefined : inspectRequest(first, facts, buf);
+    const created = isBinary ? undefined : inspectRequest(buf);
     if (created) {
-      answering = true;
+      facts.requests++;
+      // One response at a time on a connection: a create while one is open ends that one.
+      endTurn();
+      turns++;
+      const request: TurnRequest = { ...created, at: performance.now() };
+      const begun = hooks.begin(request);
+      turn = {
+        ...begun,
+        stages: turnStreamStages(begun),
+        timing: new ChunkTiming(begun.reply),
+        request,
+        facts: { messagesIn: 0, messagesOut: 0, requests: 1 },
+        bytesIn: 0,
+        bodies: [],
+        bodyBytes: 0,
+        times: [],
+      };
       // Counted from this response's first message on, as a POST's stream is.
       if (!fault && faults) fault = faults.forCreate(created.model);
     }
-    // The log's request body: the client's messages, kept only when bodies are captured, up to the cap.
-    // One message a line (a client's JSON has no raw newline), each with its time: a cassette replays them.
-    if (ctx.captureBodies && requestBytes < 4 * ctx.logBodyBytes) {
-      const line = isBinary ? Buffer.from(`[binary message, ${buf.length} bytes]`) : buf;
-      requestBodies.push(line, NEWLINE);
-      requestBytes += line.length + 1;
-      messageTimes.push(performance.now());
-    }
+    if (turn) {
+      turn.facts.messagesIn++;
+      turn.bytesIn += buf.length;
+      keepRequest(turn, buf, isBinary);
+    } else if (!turns) keepRequest(loose, buf, isBinary);
     forward(buf, isBinary, client, upstream);
   });
+
+  /** A message to the client: through the open turn's stages (its capture and in-flight row), else the connection's capture. */
+  const toClient = (buf: Buffer, isBinary: boolean) => {
+    const t = turn;
+    if (t && !isBinary) {
+      t.timing.arrived();
+      t.firstAnswerAt ??= performance.now();
+      t.facts.messagesOut++;
+      for (const out of t.stages.push(buf)) forward(out, false, upstream, client);
+      t.timing.done(false);
+      return;
+    }
+    if (t) {
+      t.facts.messagesOut++;
+      t.reply.message(buf, true);
+    } else reply.message(buf, isBinary);
+    forward(buf, isBinary, upstream, client);
+  };
 
   // A fault rule fired on this connection: what it holds (a stall) or drops (the rest of a failed response).
   let held: Array<[Buffer, boolean]> | undefined;
@@ -80,9 +193,12 @@ export function relayMessages(
     f.fire({
       send: (text) => {
         const buf = Buffer.from(text);
-        reply.message(buf, false);
-        forward(buf, false, upstream, client);
-        if (f.kind === 'error-event') dropping = true;
+        toClient(buf, false);
+        if (f.kind === 'error-event') {
+          dropping = true;
+          // The client's response ends here: so does the turn (the upstream's rest of it is dropped).
+          if (isFinalEvent(buf)) endTurn();
+        }
       },
       close: (code, reason) => {
         facts.closedBy = 'proxy';
@@ -116,48 +232,49 @@ export function relayMessages(
       if (fault.kind === 'ws-close' || fault.kind === 'cut') return;
     }
     // Relays quote the key they were given: it never reaches the client or the record.
-    const buf = ctx.redactor.knownSecretsIn(asBuffer(data));
+    const [buf] = mask.push(asBuffer(data)) as [Buffer];
     if (dropping) {
       // The injected failure ended this response: its rest is not the client's, up to its own last event.
       if (!isBinary && isFinalEvent(buf)) dropping = false;
       return;
     }
     facts.messagesOut++;
-    reply.message(buf, isBinary);
-    if (!isBinary && isFinalEvent(buf)) {
-      answering = false;
+    const final = !isBinary && isFinalEvent(buf);
+    if (final && turn) {
       const counted = exchangeTokens(PROTOCOL_TABLE.responses.protocol, buf).tokens;
-      if (counted) tokens = addTokens(tokens, counted);
+      if (counted) turn.tokens = counted;
     }
-    forward(buf, isBinary, upstream, client);
+    toClient(buf, isBinary);
     if (fault?.counted()) {
       strike(fault);
       if (fault.kind === 'stall') stall(fault);
     }
+    if (final) endTurn();
   };
   upstream.on('message', fromUpstream);
 
-  let closed!: (summary: WebSocketSummary) => void;
-  const summary = new Promise<WebSocketSummary>((resolve) => (closed = resolve));
+  let closed!: (summary: ConnectionSummary) => void;
+  const summary = new Promise<ConnectionSummary>((resolve) => (closed = resolve));
   client.once('close', (code: number, reason: Buffer) => {
     // A stall's held messages have nobody to go to.
     clientClosed = true;
     clearTimeout(stallTimer);
     held = undefined;
+    // Gone without a close frame (1006) while a response was under way. Codex drops the
+    // socket when it exits, after its last answer: that is no abort.
+    let clientAborted = false;
     if (!facts.closedBy) {
       facts.closedBy = 'client';
       facts.closeCode = code;
-      // Gone without a close frame (1006) while a response was under way. Codex drops the
-      // socket when it exits, after its last answer: that is no abort.
-      if (code === 1006 && answering) clientAborted = true;
+      if (code === 1006 && turn) clientAborted = true;
     }
-    const body = requestBodies.length ? Buffer.concat(requestBodies, requestBytes) : undefined;
+    endTurn({ clientAborted });
     closed({
       facts,
-      tokens,
-      body: { bytesIn, body, model: first.model, stream: first.stream, params: first.params },
-      clientAborted,
-      ...(messageTimes.length ? { messageTimes } : {}),
+      body: { bytesIn, body: loose.bodies.length ? Buffer.concat(loose.bodies, loose.bodyBytes) : undefined },
+      clientAborted: false,
+      turns,
+      ...(loose.times.length ? { messageTimes: loose.times } : {}),
     });
     closeOther(upstream, code, reason);
   });
@@ -174,7 +291,11 @@ export function relayMessages(
     if (!facts.closedBy) {
       facts.closedBy = 'proxy';
       facts.closeCode = 1011;
-      reply.brokeOff('upstream-broke-mid-stream', `The upstream WebSocket failed: ${ctx.redactor.string(err.message)}`);
+      // The turn under way is what broke; with none, the connection.
+      (turn?.reply ?? reply).brokeOff(
+        'upstream-broke-mid-stream',
+        `The upstream WebSocket failed: ${ctx.redactor.string(err.message)}`,
+      );
     }
     closeOther(client, 1011, Buffer.from('upstream error'));
   });
@@ -208,20 +329,11 @@ function closeOther(ws: WebSocket, code: number, reason: Buffer): void {
   ws.close(relayableCloseCode(code), reason.subarray(0, MAX_REASON));
 }
 
-/**
- * A `response.create` (which the upstream answers with a stream of events) gives its model; anything else undefined.
- * The first one names the connection's model and parameters in the record, as a POST's body would.
- */
-function inspectRequest(first: FirstRequest, facts: WebSocketFacts, text: Buffer): { model?: string } | undefined {
+/** A `response.create` (which the upstream answers with a stream of events): its model and parameters; anything else undefined. */
+function inspectRequest(text: Buffer): Omit<TurnRequest, 'at'> | undefined {
   const top = scanTopLevel(text, TYPE);
   if (!top.ok || top.picked?.type !== CREATE) return undefined;
-  facts.requests++;
-  if (first.model === undefined) {
-    first.model = top.model;
-    first.stream = top.stream;
-    first.params = top.keys.filter((k) => k !== 'type');
-  }
-  return { model: top.model };
+  return { model: top.model, stream: top.stream, params: top.keys.filter((k) => k !== 'type') };
 }
 
 /** The events that end a response (the Responses stream's terminal events, and an error). */

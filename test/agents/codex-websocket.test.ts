@@ -148,10 +148,11 @@ describe.skipIf(!supported)(
             .slice(before)
             .filter((t) => t.proxy === 'wsOn' && t.record.status === 101)
             .map((t) => t.record);
-          return r.length ? r : undefined;
+          // One record per turn (issue 40): wait for both the call's and the answer's.
+          return r.reduce((n, x) => n + x.websocket!.requests, 0) >= 2 ? r : undefined;
         },
         10_000,
-        'the connection record',
+        'both turns recorded',
       );
       // The call and the answer to its result: two requests, whether on one connection or two.
       expect(recs.reduce((n, r) => n + r.websocket!.requests, 0)).toBeGreaterThanOrEqual(2);

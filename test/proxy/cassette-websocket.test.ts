@@ -67,32 +67,44 @@ const span = (t: Turn) => t.times.at(-1)! - t.times[0]!;
 
 describe('a WebSocket connection in a cassette', () => {
   let recorded: Turn[];
+  /** Each turn's span in its cassette file: first to last upstream message, as the proxy timed them. */
+  const cassetteSpans: number[] = [];
   let replay: StartedServe;
 
-  it('is recorded message by message, both directions, timed, with no key in the file', async () => {
+  it('is recorded turn by turn, message by message, both directions, timed, with no key in the file', async () => {
     recorded = await converse(stack.proxies.wsOn.url, stack.token, ['first over ws', 'second over ws']);
     expect(recorded[0]!.messages.join('')).toContain('Echo: first over ws');
-    const file = await until(
-      () => (existsSync(dir) ? readdirSync(dir).find((f) => f.includes('-GET-v1-responses-')) : undefined),
+    // One exchange per turn (issue 40: a WebSocket turn is a request of its own, with its own record): each file
+    // holds its response.create and the upstream messages that answered it, in order, timed from the create.
+    const files = await until(
+      () => {
+        const list = existsSync(dir) ? readdirSync(dir).filter((f) => f.includes('-GET-v1-responses-')) : [];
+        return list.length === 2 ? list : undefined;
+      },
       10_000,
-      'the WebSocket exchange written',
+      'both turns written',
     );
-    const text = readFileSync(join(dir, file), 'utf8');
-    assertNoCanary(text, [stack.keys.wsOn, stack.token]);
-    const x = JSON.parse(text) as CassetteExchange;
-    expect(x.response.status).toBe(101);
-    const events = x.response.events!;
-    expect(events.filter((e) => e.from === 'client').map((e) => JSON.parse(e.data).input)).toEqual([
-      'first over ws',
-      'second over ws',
-    ]);
-    expect(events.filter((e) => e.from === 'upstream')).toHaveLength(
-      recorded[0]!.messages.length + recorded[1]!.messages.length,
+    const exchanges = files.map((file) => {
+      const text = readFileSync(join(dir, file), 'utf8');
+      assertNoCanary(text, [stack.keys.wsOn, stack.token]);
+      return JSON.parse(text) as CassetteExchange;
+    });
+    const byInput = new Map(
+      exchanges.map((x) => [JSON.parse(x.response.events!.find((e) => e.from === 'client')!.data).input as string, x]),
     );
-    // In the order they went: the second request after the first answer's last message.
-    const second = events.findIndex((e) => e.from === 'client' && e.data.includes('second over ws'));
-    expect(events[second - 1]!.data).toContain('"response.completed"');
-    expect(events.every((e, i) => i === 0 || e.at >= events[i - 1]!.at)).toBe(true);
+    expect([...byInput.keys()].sort()).toEqual(['first over ws', 'second over ws']);
+    for (const [i, input] of ['first over ws', 'second over ws'].entries()) {
+      const x = byInput.get(input)!;
+      expect(x.response.status).toBe(101);
+      const events = x.response.events!;
+      expect(events.filter((e) => e.from === 'client')).toHaveLength(1);
+      // The create first, then its answer in the order it went, ending with the terminal event.
+      expect(events[0]!.from).toBe('client');
+      expect(events.filter((e) => e.from === 'upstream')).toHaveLength(recorded[i]!.messages.length);
+      expect(events.at(-1)!.data).toContain('"response.completed"');
+      expect(events.every((e, j) => j === 0 || e.at >= events[j - 1]!.at)).toBe(true);
+      cassetteSpans[i] = events.at(-1)!.at - events[1]!.at;
+    }
   });
 
   it('is replayed with no upstream: the same messages at the recorded times', async () => {
@@ -104,9 +116,13 @@ describe('a WebSocket connection in a cassette', () => {
     });
     const again = await converse(replay.proxy.url, stack.token, ['first over ws', 'second over ws']);
     expect(again.map((t) => t.messages)).toEqual(recorded.map((t) => t.messages));
+    // Against the cassette's own times: the client here shares the proxy's process, so the span it measured live
+    // also holds whatever else that process did meanwhile (each turn's record is written as the turn ends).
     for (const [i, turn] of again.entries()) {
-      const [was, now] = [span(recorded[i]!), span(turn)];
-      console.log(`WebSocket turn ${i + 1}: span recorded ${Math.round(was)} ms, replayed ${Math.round(now)} ms`);
+      const [was, now] = [cassetteSpans[i]!, span(turn)];
+      console.log(
+        `WebSocket turn ${i + 1}: span recorded ${Math.round(was)} ms (client saw ${Math.round(span(recorded[i]!))}), replayed ${Math.round(now)} ms`,
+      );
       expect(was).toBeGreaterThan(DELAY_MS * 3);
       expect(now).toBeGreaterThan(was * 0.85);
       expect(now).toBeLessThan(was * 1.3 + 50);

@@ -61,7 +61,7 @@ function refusedUpgrade(
 const auth = () => ({ authorization: `Bearer ${stack.token}` });
 
 describe('Responses over WebSocket through Loopgate', () => {
-  it("the openai SDK's ResponsesWS: the upgrade goes through with the key swapped in, events flow both ways, one record per connection", async () => {
+  it("the openai SDK's ResponsesWS: the upgrade goes through with the key swapped in, events flow both ways, one record per turn", async () => {
     const before = stack.traffic.length;
     const client = new OpenAI({ baseURL: `${stack.proxies.wsOn.url}/v1`, apiKey: stack.token, maxRetries: 0 });
     const rws = new ResponsesWS(client);
@@ -90,30 +90,45 @@ describe('Responses over WebSocket through Loopgate', () => {
     expect(text).toContain('Echo: hello over a websocket');
     expect(types[0]).toBe('response.created');
 
-    const rec = await recordAfter('wsOn', before, 101);
-    expect(rec).toMatchObject({
-      method: 'GET',
-      path: '/v1/responses',
-      status: 101,
-      model: 'gpt-4.1',
-      stream: true,
-      key: 'key-1',
-    });
-    expect(rec.websocket).toMatchObject({ messagesIn: 2, requests: 2, closedBy: 'client', closeCode: 1000 });
-    expect(rec.websocket!.messagesOut).toBe(types.length);
-    expect(rec.usage?.input).toBeGreaterThan(0);
-    // record.tokens: the connection's two responses summed (the capture holds only its head and tail).
-    expect(usages).toHaveLength(2);
-    expect(rec.tokens).toMatchObject({
-      input: usages[0]!.input_tokens + usages[1]!.input_tokens,
-      output: usages[0]!.output_tokens + usages[1]!.output_tokens,
-      cacheRead: 0,
-    });
-    expect(rec.params).toEqual(expect.arrayContaining(['model', 'input', 'stream']));
-    // --log-bodies: the client's messages as the request body, the server's as `data:` events.
-    expect(rec.requestBody).toContain('"type":"response.create"');
-    expect(rec.requestBody).toContain('and again');
-    expect(rec.responseBody).toMatch(/^data: \{"type":"response.created"/);
+    // One record per turn (issue 40; it was one per connection): each response.create and its answer is a
+    // request of its own, with its own tokens and bodies; the first keeps the connection's request id.
+    const turns = await until(
+      () => {
+        const recs = stack.traffic.slice(before).filter((t) => t.proxy === 'wsOn' && t.record.status === 101);
+        return recs.length === 2 ? recs.map((t) => t.record) : undefined;
+      },
+      10_000,
+      'both turns recorded',
+    );
+    for (const [i, rec] of turns.entries()) {
+      expect(rec).toMatchObject({
+        method: 'GET',
+        path: '/v1/responses',
+        status: 101,
+        model: 'gpt-4.1',
+        stream: true,
+        key: 'key-1',
+      });
+      expect(rec.websocket).toMatchObject({ messagesIn: 1, requests: 1 });
+      expect(rec.usage?.input).toBeGreaterThan(0);
+      // record.tokens: this turn's response.completed usage, as the client got it.
+      expect(rec.tokens).toMatchObject({
+        input: usages[i]!.input_tokens,
+        output: usages[i]!.output_tokens,
+        cacheRead: 0,
+      });
+      expect(rec.params).toEqual(expect.arrayContaining(['model', 'input', 'stream']));
+      // --log-bodies: the turn's client message as the request body, the server's as `data:` events.
+      expect(rec.requestBody).toContain('"type":"response.create"');
+      expect(rec.responseBody).toMatch(/^data: \{"type":"response.created"/);
+    }
+    expect(turns[0]!.id).not.toBe(turns[1]!.id);
+    expect(turns[0]!.requestBody).toContain('hello over a websocket');
+    expect(turns[1]!.requestBody).toContain('and again');
+    expect(turns[1]!.requestBody).not.toContain('hello over a websocket');
+    // Every message the client got is in one turn or the other.
+    expect(turns[0]!.websocket!.messagesOut + turns[1]!.websocket!.messagesOut).toBe(types.length);
+    const rec = turns[1]!;
     // The upstream saw one upgrade, with exactly the real key and none of the token.
     const up = stack.sim.requests.filter((r) => r.websocket);
     expect(up).toHaveLength(1);

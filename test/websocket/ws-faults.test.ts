@@ -133,7 +133,19 @@ describe('WebSocket faults', () => {
     expect(s.close).toMatchObject({ code: 4002, reason: expect.stringContaining(`rule ${armed.armed.id}`) });
     // Decided after the 101 went out: the mark is the record's, the close reason and the console line.
     expect(s.headers['x-loopgate-fault']).toBeUndefined();
-    const rec = await recordAfter(before);
+    // One record per turn (issue 40): the fault is the second turn's, the one it struck in; the first has none.
+    const recs = await until(
+      () => {
+        const list = stack.traffic.slice(before).filter((t) => t.proxy === 'wsOn');
+        return list.length === 2 ? list.map((t) => t.record) : undefined;
+      },
+      10_000,
+      'both turns recorded',
+    );
+    expect(recs[0]!.fault).toBeUndefined();
+    const rec = recs[1]!;
+    expect(rec.model).toBe('gpt-4o-mini');
+    expect(rec.websocket).toMatchObject({ closedBy: 'proxy', closeCode: 4002 });
     expect(rec.fault).toMatchObject({ ruleId: armed.armed.id, kind: 'ws-close', afterEvents: 1, closeCode: 4002 });
     expect((await api.faults()).armed[0]).toMatchObject({ matched: 1, injected: 1, spent: false });
   });

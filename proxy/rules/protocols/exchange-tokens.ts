@@ -82,19 +82,6 @@ function fromUsageObject(mod: ProtocolModule, u: Record<string, unknown>): Excha
   return unusable === undefined ? out : { unusable };
 }
 
-/** Sums token counts (a WebSocket connection's responses). */
-export function addTokens(a: TokenCounts | undefined, b: TokenCounts): TokenCounts {
-  if (!a) return { ...b };
-  return {
-    input: a.input + b.input,
-    output: a.output + b.output,
-    cacheRead: a.cacheRead + b.cacheRead,
-    cacheWrite5m: a.cacheWrite5m + b.cacheWrite5m,
-    cacheWrite1h: a.cacheWrite1h + b.cacheWrite1h,
-    reasoning: a.reasoning + b.reasoning,
-  };
-}
-
 /** Every `"usage": {…}` object in the text merged in order (nested detail objects too); undefined when there is none. */
 function mergedUsage(text: string): Record<string, unknown> | undefined {
   let merged: Record<string, unknown> | undefined;

@@ -30,7 +30,7 @@ export type {
 } from './spec.js';
 export type { Protocol } from '../../core/routing-facts.js';
 export { ERROR_EVENT } from './spec.js';
-export { addTokens, tokenCounts, type ExchangeTokens } from './exchange-tokens.js';
+export { tokenCounts, type ExchangeTokens } from './exchange-tokens.js';
 export { ANTHROPIC_VERSION, COUNT_TOKENS_ENDPOINT, COUNT_TOKENS_PATH } from './anthropic-messages.js';
 export { MODELS_PATH, modelsList } from './models-list.js';
 
@@ -180,7 +180,7 @@ export function streamUsageAsk(
   path: string,
   body: Buffer,
   params: readonly string[] | undefined,
-): { body: Buffer; hider: () => { push(chunk: Buffer): string; end(): string } } | undefined {
+): { body: Buffer; hider: () => { push(chunk: Buffer): Buffer; end(): Buffer } } | undefined {
   const protocol = endpointProtocol(path);
   const su = protocol === undefined ? undefined : (PROTOCOL_TABLE[protocol] as ProtocolModule).streamUsage;
   const asked = su?.ask(body, params);

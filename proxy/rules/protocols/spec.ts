@@ -149,7 +149,7 @@ export interface ProtocolModule extends ProtocolSpec {
    */
   streamUsage?: {
     ask(body: Buffer, params: readonly string[] | undefined): Buffer | undefined;
-    hider(): { push(chunk: Buffer): string; end(): string };
+    hider(): { push(chunk: Buffer): Buffer; end(): Buffer };
   };
   /** Reading a conversation: the request, a JSON answer, a stream's parsed `data:` events. */
   conversation: {
