@@ -19,6 +19,11 @@ export async function freshStart(settings: Record<string, unknown>): Promise<voi
   if (!ext) throw new Error('extension loopgate.loopgate is not loaded');
   const api = await ext.activate();
   if (!api) throw new Error('the Loopgate extension returned no test API from activate()');
+  // An edited document (Edit and Resend's untitled body) would make Close All ask whether to save: revert it first.
+  for (const doc of vscode.workspace.textDocuments.filter((d) => d.isDirty)) {
+    await vscode.window.showTextDocument(doc);
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+  }
   // Panels (request, session, diff) are editors: a webview left open would answer the next suite's page reads.
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   await api.keys.clear();
