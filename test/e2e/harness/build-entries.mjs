@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Bundles extension-host test entries (test/e2e/**/*.ext.ts) into CommonJS
 // files under .cache/e2e/build/, mirroring their path. `vscode` is provided
-// by the extension host. CLI: `node build-entries.mjs [entry.ext.ts ...]`
-// (no arguments: every entry); prints the output paths, one per line.
+// by the extension host. CLI: `node build-entries.mjs [--session | entry.ext.ts ...]`
+// (no arguments: every entry, and the editor-session entry); prints the output
+// paths, one per line.
 import { build } from 'esbuild';
 import { readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -31,30 +32,63 @@ export function outputFor(source) {
   return join(buildDir, rel.replace(/\.ts$/, '.js'));
 }
 
-/** Bundles the given entries (default: all). Returns the output paths. */
-export async function buildEntries(sources = findEntries()) {
-  await Promise.all(
-    sources.map((source) =>
-      build({
-        entryPoints: [source],
-        outfile: outputFor(source),
-        bundle: true,
-        platform: 'node',
-        target: 'node20',
-        format: 'cjs',
-        // Inline maps: failure stacks point at the .ts lines without extra files.
-        sourcemap: 'inline',
-        external: ['vscode'],
-        logLevel: 'error',
-      }),
+const BUNDLE = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  // Inline maps: failure stacks point at the .ts lines without extra files.
+  sourcemap: 'inline',
+  external: ['vscode'],
+  logLevel: 'error',
+};
+
+/**
+ * The suites one extension host runs per VS Code target (harness/editor-session.ts):
+ * each starts by storing its own keys on a proxy of its own upstream, so a fresh
+ * start between them (harness/ext/fresh-start.ts) is all they need. The other
+ * entries keep a run of their own (docs/development.md says why).
+ */
+export const SESSION_SUITES = [
+  'traffic/forensics',
+  'sessions/sessions',
+  'traffic/traffic',
+  'traffic/traffic-list',
+  'traffic/cassettes-faults',
+];
+export const sessionEntry = join(buildDir, 'editor-session.js');
+
+/** Bundles SESSION_SUITES into one entry whose `run()` serves the harness's suite requests. */
+export async function buildSessionEntry() {
+  const lines = [
+    "const { defineSuite, runSession } = require('./harness/ext/testkit.ts');",
+    "const { freshStart } = require('./harness/ext/fresh-start.ts');",
+    ...SESSION_SUITES.map(
+      (s) => `defineSuite(${JSON.stringify(s)}, () => require(${JSON.stringify(`./${s}.ext.ts`)}));`,
     ),
-  );
-  return sources.map(outputFor);
+    'exports.run = () => runSession(freshStart);',
+  ];
+  await build({
+    ...BUNDLE,
+    stdin: { contents: lines.join('\n'), resolveDir: e2eDir, sourcefile: 'editor-session.js', loader: 'js' },
+    outfile: sessionEntry,
+  });
+  return sessionEntry;
+}
+
+/** Bundles the given entries (default: all, and the session entry). Returns the output paths. */
+export async function buildEntries(sources) {
+  const all = sources ?? findEntries();
+  await Promise.all(all.map((source) => build({ ...BUNDLE, entryPoints: [source], outfile: outputFor(source) })));
+  return [...all.map(outputFor), ...(sources ? [] : [await buildSessionEntry()])];
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const args = process.argv.slice(2).map((p) => resolve(p));
-  buildEntries(args.length ? args : undefined).then(
+  const args = process.argv.slice(2);
+  const built = args.includes('--session')
+    ? buildSessionEntry().then((out) => [out])
+    : buildEntries(args.length ? args.map((p) => resolve(p)) : undefined);
+  built.then(
     (outs) => process.stdout.write(outs.join('\n') + '\n'),
     (err) => {
       process.stderr.write(`build-entries: ${err.message}\n`);

@@ -10,6 +10,28 @@ export const RESULTS_ENV = 'LOOPGATE_E2E_RESULTS';
  */
 export const RELEASE_ENV = 'LOOPGATE_E2E_RELEASE';
 
+/**
+ * An editor session (one extension host running many suites) names its folder
+ * here. The harness writes `request-<n>.json` (a SuiteRequest) there; the host
+ * answers with `results-<n>.json` and, when the request holds it, waits for
+ * `release-<n>` before reading the next request.
+ */
+export const SESSION_ENV = 'LOOPGATE_E2E_SESSION';
+
+export type SuiteRequest =
+  | {
+      /** A suite of the session entry: its path under test/e2e without `.ext.ts`, e.g. `traffic/traffic`. */
+      suite: string;
+      /** `loopgate.*` user settings for this suite; every other `loopgate.*` user setting is reset. */
+      settings: Record<string, unknown>;
+      /** Keep the host in this suite's state until `release-<n>` exists (the harness's UI checks). */
+      hold: boolean;
+    }
+  | { end: true };
+
+export const sessionFile = (kind: 'request' | 'results' | 'release', n: number): string =>
+  kind === 'request' ? `request-${n}.json` : kind === 'results' ? `results-${n}.json` : `release-${n}`;
+
 export interface ExtTestResult {
   name: string;
   status: 'passed' | 'failed' | 'skipped';

@@ -1,11 +1,22 @@
 // Runs inside the VS Code extension host (bundled by esbuild into each test
 // entry, `vscode` external). A test entry registers tests with `test()` and
-// exports `run = runTests`; results go to the file the harness polls.
+// exports `run = runTests`; results go to the file the harness polls. The
+// editor-session entry instead bundles many entries as suites (`defineSuite`)
+// and runs them one after another in this one host (`runSession`), as the
+// harness asks.
 import * as assert from 'node:assert/strict';
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
-import { RELEASE_ENV, RESULTS_ENV, type ExtResultsFile, type ExtTestResult } from '../results.js';
+import {
+  RELEASE_ENV,
+  RESULTS_ENV,
+  SESSION_ENV,
+  sessionFile,
+  type ExtResultsFile,
+  type ExtTestResult,
+  type SuiteRequest,
+} from '../results.js';
 
 export { assert };
 
@@ -16,7 +27,8 @@ interface Registered {
   timeoutMs: number;
 }
 
-const registered: Registered[] = [];
+// The entry's tests; while a session loads a suite, that suite's own list.
+let registered: Registered[] = [];
 
 class SkipSignal extends Error {}
 
@@ -109,10 +121,9 @@ function writeResults(file: string, results: ExtTestResult[]): void {
   renameSync(tmp, file);
 }
 
-/** The entry's `run()`: runs every registered test and writes the results file. Never throws. */
-export async function runTests(): Promise<void> {
+async function runRegistered(tests: Registered[]): Promise<ExtTestResult[]> {
   const results: ExtTestResult[] = [];
-  for (const t of registered) {
+  for (const t of tests) {
     const started = Date.now();
     try {
       await withTimeout(Promise.resolve().then(t.fn), t.timeoutMs, t.name);
@@ -123,16 +134,91 @@ export async function runTests(): Promise<void> {
       else results.push({ name: t.name, status: 'failed', durationMs, error: describeError(err) });
     }
   }
-  writeResults(resultsPath(), results);
+  return results;
+}
+
+async function waitForRelease(file: string): Promise<void> {
+  // The deadline only guards against a harness that vanished.
+  await waitFor(() => existsSync(file), {
+    timeoutMs: 15 * 60_000,
+    intervalMs: 200,
+    message: 'release by the harness',
+  }).catch(() => {});
+}
+
+/** The entry's `run()`: runs every registered test and writes the results file. Never throws. */
+export async function runTests(): Promise<void> {
+  writeResults(resultsPath(), await runRegistered(registered));
   const release = process.env[RELEASE_ENV];
-  if (release) {
-    // Keeps the extension host up for the harness's UI checks; the harness
-    // writes the file (or stops code-server) when done. The deadline only
-    // guards against a harness that vanished.
-    await waitFor(() => existsSync(release), {
-      timeoutMs: 15 * 60_000,
-      intervalMs: 200,
-      message: 'release by the harness',
-    }).catch(() => {});
+  // Keeps the extension host up for the harness's UI checks; the harness
+  // writes the file (or stops code-server) when done.
+  if (release) await waitForRelease(release);
+}
+
+const suites = new Map<string, () => unknown>();
+const loaded = new Map<string, Registered[]>();
+
+/** Adds a suite to the session entry: `load` evaluates its `*.ext.ts`, whose `test()` calls register its tests. */
+export function defineSuite(name: string, load: () => unknown): void {
+  if (suites.has(name)) throw new Error(`duplicate suite: ${name}`);
+  suites.set(name, load);
+}
+
+/** A suite's tests, loaded on first use (so a suite that throws while loading fails alone). */
+function loadSuite(name: string): Registered[] {
+  const done = loaded.get(name);
+  if (done) return done;
+  const load = suites.get(name);
+  if (!load) throw new Error(`no suite "${name}" in the session entry (build-entries.mjs SESSION_SUITES)`);
+  const outer = registered;
+  registered = [];
+  try {
+    load();
+    loaded.set(name, registered);
+    return registered;
+  } finally {
+    registered = outer;
+  }
+}
+
+function failedResult(name: string, err: unknown): ExtTestResult {
+  return { name, status: 'failed', durationMs: 0, error: describeError(err) };
+}
+
+function readRequest(file: string): SuiteRequest | undefined {
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as SuiteRequest) : undefined;
+}
+
+/**
+ * The session entry's `run()`: serves the harness's requests in order. Each
+ * request names a suite; `prepare` gives it a fresh start with the request's
+ * settings, then its tests run and their results are written, and the host
+ * holds in that suite's state until released. Returns on `{ end: true }` (or
+ * when no request comes for 30 minutes). Never throws.
+ */
+export async function runSession(prepare: (settings: Record<string, unknown>) => Promise<void>): Promise<void> {
+  const dir = process.env[SESSION_ENV];
+  if (!dir) throw new Error(`${SESSION_ENV} is not set: the session entry runs only under startEditorSession`);
+  for (let n = 1; ; n++) {
+    const request = await waitFor(() => readRequest(join(dir, sessionFile('request', n))), {
+      timeoutMs: 30 * 60_000,
+      intervalMs: 100,
+      message: `request ${n} from the harness`,
+    }).catch(() => undefined);
+    if (!request || 'end' in request) return;
+    let results: ExtTestResult[];
+    try {
+      const tests = loadSuite(request.suite);
+      try {
+        await prepare(request.settings);
+        results = await runRegistered(tests);
+      } catch (err) {
+        results = [failedResult(`a fresh start for ${request.suite}`, err)];
+      }
+    } catch (err) {
+      results = [failedResult(`loading ${request.suite}`, err)];
+    }
+    writeResults(join(dir, sessionFile('results', n)), results);
+    if (request.hold) await waitForRelease(join(dir, sessionFile('release', n)));
   }
 }

@@ -4,9 +4,8 @@
 // capture off, and the view grouped by session (traffic-list.ext.ts). Then, as a
 // user sees it: a screenshot of the grouped view (docs/traffic.md), and after
 // Clear the pane holds no Start Proxy button while the proxy runs.
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// traffic-list.ext.ts runs in the target's editor session (editor.test.ts).
+import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
 import {
@@ -15,11 +14,10 @@ import {
   formatRun,
   keepForReadme,
   pollUntil,
-  runExtensionHostTests,
   screenshot,
   type CodeServerTarget,
 } from '../harness/index.js';
-import { freePort } from '../harness/free-port.js';
+import type { EditorSession } from '../harness/editor-session.js';
 import type { Page } from 'playwright-core';
 
 /** Runs a command from the Command Palette, as a user does. */
@@ -35,35 +33,28 @@ async function runCommand(page: Page, title: string): Promise<void> {
   await page.keyboard.press('Enter');
 }
 
-let sim: Simulator;
-let workspace: string;
+export function trafficListSuite(target: CodeServerTarget, session: () => EditorSession): void {
+  describe(`the Traffic view list (${target} VS Code)`, () => {
+    let sim: Simulator;
 
-beforeAll(async () => {
-  sim = await startSimulator({ port: 0 });
-  workspace = mkdtempSync(join(tmpdir(), 'loopgate-traffic-list-ws-'));
-});
+    beforeAll(async () => {
+      sim = await startSimulator({ port: 0 });
+    });
 
-afterAll(async () => {
-  await sim?.close();
-  rmSync(workspace, { recursive: true, force: true });
-});
+    afterAll(async () => {
+      await sim?.close();
+    });
 
-describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view list (%s VS Code)', (target) => {
-  it('in-flight rows, abandoned streams, filter, pause, own fetches, arrow keys, capture off, sessions', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'loopgate-traffic-list-home-'));
-    let shot = '';
-    let startProxyButtons = -1;
-    /** The panel's tab title after a click on the first row, then after each ↓; and whether the list kept the focus. */
-    const panelTitles: string[] = [];
-    let listKeptFocus = false;
-    try {
-      const run = await runExtensionHostTests({
-        target,
-        testsEntry: join(__dirname, 'traffic-list.ext.ts'),
-        workspace,
+    it('in-flight rows, abandoned streams, filter, pause, own fetches, arrow keys, capture off, sessions', async () => {
+      let shot = '';
+      let startProxyButtons = -1;
+      /** The panel's tab title after a click on the first row, then after each ↓; and whether the list kept the focus. */
+      const panelTitles: string[] = [];
+      let listKeptFocus = false;
+      const run = await session().runSuite({
+        suite: 'traffic/traffic-list',
         timeoutMs: 300_000,
-        userSettings: { 'loopgate.baseUrl': sim.baseUrl, 'loopgate.proxy.port': await freePort() },
-        env: { LOOPGATE_HOME: home },
+        settings: { 'loopgate.baseUrl': sim.baseUrl },
         afterResults: async (page) => {
           await clickActivityBarItem(page, 'Loopgate').catch(() => undefined);
           // The Models view folded, so the Traffic list has the side bar's height.
@@ -125,8 +116,6 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view list (%
       assertAllPassed(run);
       expect(run.passed).toBe(8);
       if (target === 'current') keepForReadme(shot, 'traffic-sessions.png');
-    } finally {
-      rmSync(home, { recursive: true, force: true });
-    }
-  }, 420_000);
-});
+    }, 420_000);
+  });
+}

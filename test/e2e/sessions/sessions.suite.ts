@@ -2,35 +2,16 @@
 // targets (1.100 and the newest), against a simulator this process starts
 // (rate-limited keys, so the upstream sends rate-limit headers); then, as a
 // user sees it, the panel's page and the status bar read from the browser, and
-// a screenshot for docs/sessions.md.
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// a screenshot for docs/sessions.md. sessions.ext.ts runs in the target's
+// editor session (editor.test.ts).
+import { copyFileSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
-import {
-  assertAllPassed,
-  formatRun,
-  runExtensionHostTests,
-  screenshot,
-  type CodeServerTarget,
-} from '../harness/index.js';
-import { freePort } from '../harness/free-port.js';
+import { assertAllPassed, formatRun, screenshot, type CodeServerTarget } from '../harness/index.js';
+import type { EditorSession } from '../harness/editor-session.js';
 import { repoRoot } from '../harness/paths.js';
 import { SESSION_FIXTURE } from './session-fixture.js';
-
-let sim: Simulator;
-let workspace: string;
-
-beforeAll(async () => {
-  sim = await startSimulator({ port: 0, fixture: SESSION_FIXTURE });
-  workspace = mkdtempSync(join(tmpdir(), 'loopgate-sessions-ws-'));
-});
-
-afterAll(async () => {
-  await sim?.close();
-  rmSync(workspace, { recursive: true, force: true });
-});
 
 /** docs/sessions.md's picture comes from this run: with LOOPGATE_UPDATE_MEDIA=1 it is copied to docs/media/. */
 function keepForDocs(shot: string, name: string): void {
@@ -39,24 +20,26 @@ function keepForDocs(shot: string, name: string): void {
   copyFileSync(shot, join(repoRoot, 'docs', 'media', name));
 }
 
-describe.each<CodeServerTarget>(['oldest', 'current'])('sessions in the editor (%s VS Code)', (target) => {
-  it('the panel charts an SDK session live, the status bar shows its cost and headroom, nothing leaks', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'loopgate-sessions-home-'));
-    let shot = '';
-    let pageText = '';
-    let statusText = '';
-    try {
-      const run = await runExtensionHostTests({
-        target,
-        testsEntry: join(__dirname, 'sessions.ext.ts'),
-        workspace,
+export function sessionsSuite(target: CodeServerTarget, session: () => EditorSession): void {
+  describe(`sessions in the editor (${target} VS Code)`, () => {
+    let sim: Simulator;
+
+    beforeAll(async () => {
+      sim = await startSimulator({ port: 0, fixture: SESSION_FIXTURE });
+    });
+
+    afterAll(async () => {
+      await sim?.close();
+    });
+
+    it('the panel charts an SDK session live, the status bar shows its cost and headroom, nothing leaks', async () => {
+      let shot = '';
+      let pageText = '';
+      let statusText = '';
+      const run = await session().runSuite({
+        suite: 'sessions/sessions',
         timeoutMs: 240_000,
-        userSettings: {
-          'loopgate.baseUrl': sim.baseUrl,
-          'loopgate.proxy.port': await freePort(),
-          'workbench.startupEditor': 'none',
-        },
-        env: { LOOPGATE_HOME: home },
+        settings: { 'loopgate.baseUrl': sim.baseUrl },
         afterResults: async (page) => {
           // The panel's page is an iframe in an iframe: wait until it has drawn its chart.
           const panel = page.frameLocator('iframe.webview.ready').frameLocator('iframe');
@@ -91,8 +74,6 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('sessions in the editor (
       }
       expect(statSync(shot).size).toBeGreaterThan(10_000);
       if (target === 'current') keepForDocs(shot, 'session-panel.png');
-    } finally {
-      rmSync(home, { recursive: true, force: true });
-    }
-  }, 360_000);
-});
+    }, 360_000);
+  });
+}

@@ -1,9 +1,8 @@
 // The Traffic view in real VS Code, in both targets (1.100 and the newest),
 // against a simulator this process starts; then screenshots of the list and
-// the detail panel for the README.
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// the detail panel for the README. traffic.ext.ts runs in the target's editor
+// session (editor.test.ts), whose environment names the real Claude Code.
+import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
 import {
@@ -11,45 +10,31 @@ import {
   clickActivityBarItem,
   formatRun,
   keepForReadme,
-  repoRoot,
-  runExtensionHostTests,
   screenshot,
   type CodeServerTarget,
 } from '../harness/index.js';
-import { freePort } from '../harness/free-port.js';
+import type { EditorSession } from '../harness/editor-session.js';
 
-let sim: Simulator;
-let workspace: string;
+export function trafficSuite(target: CodeServerTarget, session: () => EditorSession): void {
+  describe(`the Traffic view (${target} VS Code)`, () => {
+    let sim: Simulator;
 
-beforeAll(async () => {
-  sim = await startSimulator({ port: 0 });
-  workspace = mkdtempSync(join(tmpdir(), 'loopgate-traffic-ws-'));
-});
+    beforeAll(async () => {
+      sim = await startSimulator({ port: 0 });
+    });
 
-afterAll(async () => {
-  await sim?.close();
-  rmSync(workspace, { recursive: true, force: true });
-});
+    afterAll(async () => {
+      await sim?.close();
+    });
 
-describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view (%s VS Code)', (target) => {
-  it('lists requests live, opens them, replays, copies as curl, shows translations, leaks nothing', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'loopgate-traffic-home-'));
-    const shots: string[] = [];
-    // The panel's links, clicked as a user does: which ones opened the request they name.
-    const links: Record<string, string | true> = { replayOf: 'not tried', result: 'not tried' };
-    try {
-      const run = await runExtensionHostTests({
-        target,
-        testsEntry: join(__dirname, 'traffic.ext.ts'),
-        workspace,
+    it('lists requests live, opens them, replays, copies as curl, shows translations, leaks nothing', async () => {
+      const shots: string[] = [];
+      // The panel's links, clicked as a user does: which ones opened the request they name.
+      const links: Record<string, string | true> = { replayOf: 'not tried', result: 'not tried' };
+      const run = await session().runSuite({
+        suite: 'traffic/traffic',
         timeoutMs: 300_000,
-        userSettings: { 'loopgate.baseUrl': sim.baseUrl, 'loopgate.proxy.port': await freePort() },
-        env: {
-          LOOPGATE_HOME: home,
-          // The real Claude Code the agents suite provisions (or the build LOOPGATE_TEST_CLAUDE names).
-          LOOPGATE_TEST_CLAUDE_BIN:
-            process.env.LOOPGATE_TEST_CLAUDE ?? join(repoRoot, '.cache', 'agents', 'node_modules', '.bin', 'claude'),
-        },
+        settings: { 'loopgate.baseUrl': sim.baseUrl },
         afterResults: async (page) => {
           await clickActivityBarItem(page, 'Loopgate').catch(() => undefined);
           // The Models view folded, so the Traffic list has the side bar's height.
@@ -110,8 +95,6 @@ describe.each<CodeServerTarget>(['oldest', 'current'])('the Traffic view (%s VS 
         keepForReadme(shots[0]!, 'traffic-view.png');
         keepForReadme(shots[1]!, 'traffic-panel.png');
       }
-    } finally {
-      rmSync(home, { recursive: true, force: true });
-    }
-  }, 420_000);
-});
+    }, 420_000);
+  });
+}
