@@ -1,14 +1,14 @@
 // The model aliases a proxy starts with, from its three sources, strongest
 // first: `--alias` (this run), the nearest loopgate.json (this project), the
 // `loopgate.aliases` setting (the editor's). For one FROM the strongest source
-// wins; the rules and why chains are refused are in rules/model-aliases.ts.
+// wins; the rules and why chains are refused are in rules/keys/model-aliases.ts.
 // `serve` refuses to start on a problem (exit 2 for --alias, 3 for the file);
 // the editor's proxy starts with the usable ones and shows each problem.
-import { loadProjectFile } from '../proxy/config/find-project-file.js';
-import { mergeAliases, parseAliasFlag, type AliasEntry } from '../proxy/rules/model-aliases.js';
-import { suggestModels } from '../proxy/rules/suggest.js';
-import { quoted } from '../proxy/rules/printable.js';
-import type { AliasMap } from '../proxy/core/options.js';
+import { loadProjectFile } from '../storage/config/find-project-file.js';
+import { mergeAliases, parseAliasFlag, type AliasEntry } from '../rules/keys/model-aliases.js';
+import { suggestModels } from '../rules/addresses/suggest.js';
+import { quoted } from '../rules/terminal/printable.js';
+import type { AliasMap } from '../core/options.js';
 
 export interface AliasSources {
   /** --alias values, as typed. */

@@ -1,9 +1,9 @@
 // The shape every CLI command module exports. cli/main.ts only dispatches.
-import type { TerminalText } from '../proxy/rules/terminal-text.js';
+import type { TerminalText } from '../rules/terminal/terminal-text.js';
 
 /**
  * A line to print. A plain string is escaped on its way out (cli/terminal-io.ts), so outside text in
- * it cannot act on the terminal; a TerminalText (rules/terminal-text.ts) is printed as it is, colour included.
+ * it cannot act on the terminal; a TerminalText (rules/terminal/terminal-text.ts) is printed as it is, colour included.
  */
 export type Line = string | TerminalText;
 

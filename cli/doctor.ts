@@ -1,10 +1,10 @@
 import { EXIT, type Command } from './command.js';
-import { runDoctor, formatDoctorTable, type DoctorReport } from '../proxy/doctor-checks.js';
-import { routingMatrix, type RoutingRow } from '../proxy/rules/key-routing.js';
-import { PROTOCOL_ORDER, PROTOCOL_TABLE } from '../proxy/rules/protocols/index.js';
+import { runDoctor, formatDoctorTable, type DoctorReport } from '../client/doctor-checks.js';
+import { routingMatrix, type RoutingRow } from '../rules/keys/key-routing.js';
+import { PROTOCOL_ORDER, PROTOCOL_TABLE } from '../rules/protocols/index.js';
 import { withUpstream } from './upstream-config.js';
 import { cliInvocation } from './invocation.js';
-import { printable } from '../proxy/rules/printable.js';
+import { printable } from '../rules/terminal/printable.js';
 
 /** As documented for every command: a URL or key that cannot be used is bad configuration (3), a failed check 1. */
 function exitCode(report: DoctorReport): number {

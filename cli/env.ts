@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { EXIT, type Command } from './command.js';
-import { loadOrCreateToken } from '../proxy/config/token-file.js';
-import { CLIENT_VARS, clientEnv, exportLines, TOOL_CONFLICTS, type Shell } from '../proxy/rules/client-env.js';
-import { toolOf } from '../proxy/rules/tool-launch.js';
+import { loadOrCreateToken } from '../storage/config/token-file.js';
+import { CLIENT_VARS, clientEnv, exportLines, TOOL_CONFLICTS, type Shell } from '../rules/project/client-env.js';
+import { toolOf } from '../rules/project/tool-launch.js';
 import { runningProxyUrl } from './serve.js';
 
 export const envCommand: Command = {

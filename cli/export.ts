@@ -1,15 +1,15 @@
 // `loopgate export`: the traffic log → a redacted HAR or JSONL file to share.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { defaultLogFile } from '../proxy/config/dirs.js';
-import { tokenFile } from '../proxy/config/token-file.js';
-import { exportTrafficLog, LogReadError, parseSince, type ExportFormat } from '../proxy/log/index.js';
-import { readTrafficLog, skippedText } from '../proxy/log/reader.js';
-import { secretsOfEnv } from '../proxy/rules/child-secrets.js';
-import { otlpConfig } from '../proxy/rules/otlp-config.js';
+import { defaultLogFile } from '../storage/config/dirs.js';
+import { tokenFile } from '../storage/config/token-file.js';
+import { exportTrafficLog, LogReadError, parseSince, type ExportFormat } from '../storage/log/index.js';
+import { readTrafficLog, skippedText } from '../storage/log/reader.js';
+import { secretsOfEnv } from '../rules/project/child-secrets.js';
+import { otlpConfig } from '../rules/otlp/otlp-config.js';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
 import { intOption } from './serve.js';
-import { DEFAULT_PORT } from '../proxy/core/options.js';
+import { DEFAULT_PORT } from '../core/options.js';
 
 const usage = `Usage: loopgate export (--har OUT | --jsonl OUT | --otlp [URL]) [--port N | --log FILE] [--since DURATION|ISO] [--team]
 

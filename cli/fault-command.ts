@@ -7,10 +7,10 @@ import { EXIT, UsageError, type Command } from './command.js';
 import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE, localApiOf } from './proxy-connection.js';
 import { useColor } from './color.js';
 import { cliInvocation } from './invocation.js';
-import { LocalApiError } from '../proxy/local-api-client.js';
-import { LOCAL_ERROR_CODES } from '../proxy/core/local-api.js';
-import { parseFaultRule } from '../proxy/rules/fault-rules.js';
-import { armedText, faultsText } from '../proxy/traffic/fault-text.js';
+import { LocalApiError } from '../client/local-api-client.js';
+import { LOCAL_ERROR_CODES } from '../core/local-api.js';
+import { parseFaultRule } from '../rules/faults/fault-rules.js';
+import { armedText, faultsText } from '../presentation/fault-text.js';
 
 export const faultsCommand: Command = {
   name: 'faults',

@@ -1,7 +1,7 @@
 // Is a Loopgate proxy that knows our local token listening at this address?
 // Used by `loopgate run` before it starts a tool; the challenge itself is
-// proxy/health-client.ts, shared with the VS Code window.
-import { challengeHealth } from '../proxy/health-client.js';
+// client/health-client.ts, shared with the VS Code window.
+import { challengeHealth } from '../client/health-client.js';
 
 export type ProxyCheck =
   /** Our proxy, and it accepted the token. */

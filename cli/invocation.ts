@@ -6,7 +6,7 @@
 // registry holds under that name (with the local token in the same command line).
 import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
-import { shellQuote } from '../proxy/rules/shell-quote.js';
+import { shellQuote } from '../rules/terminal/shell-quote.js';
 
 export interface Invocation {
   /** What to type: `loopgate`, or `node '/abs/dist/cli.js'`. */

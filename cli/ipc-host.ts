@@ -1,25 +1,25 @@
 // `loopgate serve --ipc`: the VS Code extension forks the CLI and drives it
-// over the IPC channel (proxy/core/ipc.ts). Configuration, key and token arrive
+// over the IPC channel (core/ipc.ts). Configuration, key and token arrive
 // only as messages; the proxy's traffic lines go back the same way.
 import type { Io } from './command.js';
 import { EXIT } from './command.js';
-import type { FromProxy, IpcKey, ToProxy } from '../proxy/core/ipc.js';
-import type { RequestLineParts } from '../proxy/core/request-line.js';
-import { fromEntries } from '../proxy/rules/key-list.js';
+import type { FromProxy, IpcKey, ToProxy } from '../core/ipc.js';
+import type { RequestLineParts } from '../core/request-line.js';
+import { fromEntries } from '../rules/keys/key-list.js';
 import { startServe, type StartedServe } from './start-serve.js';
 import { ProxyConfigError } from '../proxy/server.js';
-import { describeLogHealth } from '../proxy/log/traffic-log.js';
+import { describeLogHealth } from '../storage/log/traffic-log.js';
 import { describeOtlpHealth } from '../proxy/otlp/export-health.js';
-import { otlpConfig } from '../proxy/rules/otlp-config.js';
-import { runDoctor, formatDoctorMarkdown } from '../proxy/doctor-checks.js';
+import { otlpConfig } from '../rules/otlp/otlp-config.js';
+import { runDoctor, formatDoctorMarkdown } from '../client/doctor-checks.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
 import { resolvePrices } from './prices.js';
 import { cliInvocation } from './invocation.js';
-import { commandLine } from '../proxy/rules/command-line.js';
-import { isAnsweredHealthCheck } from '../proxy/rules/health-proof.js';
-import { requestFailed } from '../proxy/core/outcome.js';
-import type { TrafficRecord } from '../proxy/core/record.js';
-import type { NamedKey } from '../proxy/core/options.js';
+import { commandLine } from '../rules/project/command-line.js';
+import { isAnsweredHealthCheck } from '../rules/access/health-proof.js';
+import { requestFailed } from '../core/outcome.js';
+import type { TrafficRecord } from '../core/record.js';
+import type { NamedKey } from '../core/options.js';
 
 /** The editor's keys, checked like LOOPGATE_API_KEY's entries; problems go to the output channel as hints. */
 function checkedKeys(keys: IpcKey[], send: (msg: FromProxy) => void): NamedKey[] {

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command } from './command.js';
-import { DEFAULT_HOST, DEFAULT_PORT } from '../proxy/core/options.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
 import { cliInvocation } from './invocation.js';
-import { commandLine } from '../proxy/rules/command-line.js';
+import { commandLine } from '../rules/project/command-line.js';
 
 export const lspCommand: Command = {
   name: 'lsp',

@@ -1,10 +1,10 @@
 // Entry of the `loopgate` CLI: parses the command name and dispatches.
 import { ConfigError, EXIT, UsageError, type Command, type Io } from './command.js';
 import { commands } from './commands.js';
-import { version } from '../proxy/version.js';
-import { suggestModels } from '../proxy/rules/suggest.js';
+import { version } from '../core/version.js';
+import { suggestModels } from '../rules/addresses/suggest.js';
 import { cliInvocation } from './invocation.js';
-import { commandLine } from '../proxy/rules/command-line.js';
+import { commandLine } from '../rules/project/command-line.js';
 import { processIo, safeIo } from './terminal-io.js';
 
 function help(): string {

@@ -1,12 +1,12 @@
 import { request } from 'undici';
 import { EXIT, type Command, type Io } from './command.js';
-import { parseUpstream } from '../proxy/rules/urls.js';
-import { diagnose, parseErrorBody } from '../proxy/rules/diagnose.js';
-import { parseModelList } from '../proxy/rules/model-list.js';
+import { parseUpstream } from '../rules/addresses/urls.js';
+import { diagnose, parseErrorBody } from '../rules/diagnosis/diagnose.js';
+import { parseModelList } from '../rules/wire/model-list.js';
 import { withUpstream, type UpstreamConfig, type UpstreamFlags } from './upstream-config.js';
-import { MODELS_PATH, protocolOfEndpointType } from '../proxy/rules/protocols/index.js';
-import { printable } from '../proxy/rules/printable.js';
-import { type ModelEntry } from '../proxy/core/routing-facts.js';
+import { MODELS_PATH, protocolOfEndpointType } from '../rules/protocols/index.js';
+import { printable } from '../rules/terminal/printable.js';
+import { type ModelEntry } from '../core/routing-facts.js';
 
 /** The upstream's IDs and owners escaped before the columns are measured, so a cell stays one cell. */
 export function formatModelTable(models: ModelEntry[]): string {

@@ -3,10 +3,10 @@
 // editor's), and in demo mode the simulator fixture's `priced_as` (start-serve.ts).
 // An entry with a problem is left out and said; pricing is an estimate, so a
 // bad price never stops the proxy.
-import { loadProjectFile } from '../proxy/config/find-project-file.js';
-import { parseJsonTree } from '../proxy/rules/json-tree.js';
-import { readPriceTable } from '../proxy/rules/price-table.js';
-import type { PriceOverrides } from '../proxy/rules/pricing.js';
+import { loadProjectFile } from '../storage/config/find-project-file.js';
+import { parseJsonTree } from '../rules/json/json-tree.js';
+import { readPriceTable } from '../rules/sessions/price-table.js';
+import type { PriceOverrides } from '../rules/sessions/pricing.js';
 
 export interface PriceSources {
   projectDir?: string;

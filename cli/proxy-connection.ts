@@ -5,14 +5,14 @@
 // port learns nothing; a --no-token proxy cannot prove that and is used only
 // when the user says so (--no-token), as `run` does.
 import { isIP } from 'node:net';
-import { loadOrCreateToken } from '../proxy/config/token-file.js';
-import { proxyOrigin } from '../proxy/rules/urls.js';
-import { DEFAULT_HOST, DEFAULT_PORT } from '../proxy/core/options.js';
+import { loadOrCreateToken } from '../storage/config/token-file.js';
+import { proxyOrigin } from '../rules/addresses/urls.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
 import { EXIT, UsageError, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
 import { portOption } from './serve.js';
-import { localApi, type LocalApiClient } from '../proxy/local-api-client.js';
-import { LOCAL_PATHS } from '../proxy/core/local-api.js';
+import { localApi, type LocalApiClient } from '../client/local-api-client.js';
+import { LOCAL_PATHS } from '../core/local-api.js';
 
 /** What a --no-token proxy is sent instead of the token: it accepts any credential. */
 const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';

@@ -10,13 +10,13 @@ import {
   localApiOf,
   type ProxyConnection,
 } from './proxy-connection.js';
-import { LocalApiError } from '../proxy/local-api-client.js';
-import { LOCAL_ERROR_CODES, type TrafficDetail } from '../proxy/core/local-api.js';
-import { replayRequest } from '../proxy/traffic/replay-request.js';
-import { sendReplay } from '../proxy/traffic/send-replay.js';
-import { tailLine } from '../proxy/traffic/render.js';
+import { LocalApiError } from '../client/local-api-client.js';
+import { LOCAL_ERROR_CODES, type TrafficDetail } from '../core/local-api.js';
+import { replayRequest } from '../rules/replay/replay-request.js';
+import { sendReplay } from '../client/send-replay.js';
+import { tailLine } from '../presentation/render.js';
 import { useColor } from './color.js';
-import { requestFailed } from '../proxy/core/outcome.js';
+import { requestFailed } from '../core/outcome.js';
 
 /** How long the new request's record may take to appear (it is written when the answer closes). */
 const RECORD_DEADLINE_MS = 5000;

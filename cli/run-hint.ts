@@ -5,10 +5,10 @@
 // /_loopgate/stats before the tool starts and after it exits. Another client
 // of the same proxy could move the count too; the hint names the model, so a
 // stray one is recognisable.
-import { get } from '../proxy/health-client.js';
-import { aliasAdvice } from '../proxy/rules/model-aliases.js';
-import { quoted } from '../proxy/rules/printable.js';
-import { LOCAL_PATHS, type StatsAnswer } from '../proxy/core/local-api.js';
+import { get } from '../client/health-client.js';
+import { aliasAdvice } from '../rules/keys/model-aliases.js';
+import { quoted } from '../rules/terminal/printable.js';
+import { LOCAL_PATHS, type StatsAnswer } from '../core/local-api.js';
 
 interface Seen {
   count: number;

@@ -1,25 +1,25 @@
 // `loopgate run -- <command> [args...]`: starts a tool pointed at the running
 // proxy (base URLs and the local token, as `loopgate env` prints them), with
 // what Claude Code and Codex need beyond that. It starts no proxy itself. The
-// rules for the tool's environment and arguments are in proxy/rules/tool-launch.ts.
+// rules for the tool's environment and arguments are in rules/project/tool-launch.ts.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
-import { loadOrCreateToken } from '../proxy/config/token-file.js';
+import { loadOrCreateToken } from '../storage/config/token-file.js';
 import { randomBytes } from 'node:crypto';
-import { runCredential, runToolName } from '../proxy/rules/run-credential.js';
-import { argsWithSecrets, copiesLeftOut, secretsOfEnv } from '../proxy/rules/child-secrets.js';
-import { toolArgs, toolEnv, toolOf } from '../proxy/rules/tool-launch.js';
+import { runCredential, runToolName } from '../rules/access/run-credential.js';
+import { argsWithSecrets, copiesLeftOut, secretsOfEnv } from '../rules/project/child-secrets.js';
+import { toolArgs, toolEnv, toolOf } from '../rules/project/tool-launch.js';
 import { EXIT, type Command, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
 import { watchModelNotFound } from './run-hint.js';
 import { tellRun } from './run-registration.js';
 import { runningProxyUrl } from './serve.js';
-import { DEFAULT_HOST, DEFAULT_PORT } from '../proxy/core/options.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
 import { cliInvocation } from './invocation.js';
-import { commandLine } from '../proxy/rules/command-line.js';
-import { shellWords } from '../proxy/rules/shell-quote.js';
-import { LOCAL_PATHS } from '../proxy/core/local-api.js';
+import { commandLine } from '../rules/project/command-line.js';
+import { shellWords } from '../rules/terminal/shell-quote.js';
+import { LOCAL_PATHS } from '../core/local-api.js';
 
 /** What a --no-token proxy is sent instead of the token: it accepts any credential, and one that proved nothing gets no token. */
 const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';

@@ -4,25 +4,25 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
 import { ProxyConfigError } from '../proxy/server.js';
-import { describeLogHealth } from '../proxy/log/traffic-log.js';
+import { describeLogHealth } from '../storage/log/traffic-log.js';
 import { describeOtlpHealth } from '../proxy/otlp/export-health.js';
-import { otlpConfig } from '../proxy/rules/otlp-config.js';
-import { loadOrCreateToken } from '../proxy/config/token-file.js';
-import { clientBaseUrls, parseUpstream, proxyOrigin } from '../proxy/rules/urls.js';
+import { otlpConfig } from '../rules/otlp/otlp-config.js';
+import { loadOrCreateToken } from '../storage/config/token-file.js';
+import { clientBaseUrls, parseUpstream, proxyOrigin } from '../rules/addresses/urls.js';
 import { readKeyListFromStdin, validKeyList } from './stdin-key.js';
 import { runIpcHost } from './ipc-host.js';
 import { startServe, type ReplaySettings, type StartedServe } from './start-serve.js';
-import { ignorePathProblem } from '../proxy/rules/cassette-settings.js';
-import { loadProjectFile } from '../proxy/config/find-project-file.js';
+import { ignorePathProblem } from '../rules/cassettes/cassette-settings.js';
+import { loadProjectFile } from '../storage/config/find-project-file.js';
 import { untilSignal } from './signals.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
 import { resolvePrices } from './prices.js';
-import { parseFaultRule } from '../proxy/rules/fault-rules.js';
-import type { FaultRule, FaultSource } from '../proxy/core/fault.js';
+import { parseFaultRule } from '../rules/faults/fault-rules.js';
+import type { FaultRule, FaultSource } from '../core/fault.js';
 import { cliInvocation, type Invocation } from './invocation.js';
-import { commandLine } from '../proxy/rules/command-line.js';
-import { proxyFlags } from '../proxy/rules/command-line.js';
-import { LOCAL_API_PREFIX } from '../proxy/core/local-api.js';
+import { commandLine } from '../rules/project/command-line.js';
+import { proxyFlags } from '../rules/project/command-line.js';
+import { LOCAL_API_PREFIX } from '../core/local-api.js';
 import {
   DEFAULT_HOST,
   DEFAULT_LIMITS,
@@ -32,7 +32,7 @@ import {
   DEFAULT_RING_ENTRIES,
   DEFAULT_TIMEOUTS,
   type ProxyOptions,
-} from '../proxy/core/options.js';
+} from '../core/options.js';
 
 const MIB = 1024 * 1024;
 

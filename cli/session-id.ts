@@ -2,8 +2,8 @@
 // unique start of either) → the session the proxy holds; otherwise a message
 // that names the known ones, so `tail --session` never waits silently on an id
 // that will never come.
-import type { LocalApiClient } from '../proxy/local-api-client.js';
-import type { SessionSummary } from '../proxy/core/agent-session.js';
+import type { LocalApiClient } from '../client/local-api-client.js';
+import type { SessionSummary } from '../core/agent-session.js';
 
 /** Known sessions named in an error, at most this many (most recent first). */
 const LISTED = 10;

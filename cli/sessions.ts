@@ -4,9 +4,9 @@
 import { parseArgs } from 'node:util';
 import { EXIT, type Command } from './command.js';
 import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE, localApiOf } from './proxy-connection.js';
-import { LocalApiError } from '../proxy/local-api-client.js';
-import { LOCAL_ERROR_CODES } from '../proxy/core/local-api.js';
-import { sessionJson, sessionsTable } from '../proxy/traffic/session-text.js';
+import { LocalApiError } from '../client/local-api-client.js';
+import { LOCAL_ERROR_CODES } from '../core/local-api.js';
+import { sessionJson, sessionsTable } from '../presentation/session-text.js';
 
 export const sessionsCommand: Command = {
   name: 'sessions',

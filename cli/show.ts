@@ -2,13 +2,13 @@
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command } from './command.js';
 import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE, localApiOf } from './proxy-connection.js';
-import { LocalApiError } from '../proxy/local-api-client.js';
-import { LOCAL_ERROR_CODES } from '../proxy/core/local-api.js';
-import { showText } from '../proxy/traffic/render.js';
-import { replayRequest, curlCommand } from '../proxy/traffic/replay-request.js';
+import { LocalApiError } from '../client/local-api-client.js';
+import { LOCAL_ERROR_CODES } from '../core/local-api.js';
+import { showText } from '../presentation/render.js';
+import { replayRequest, curlCommand } from '../rules/replay/replay-request.js';
 import { useColor } from './color.js';
 import { cliInvocation } from './invocation.js';
-import { saveEntry } from '../proxy/cassette/save-entry.js';
+import { saveEntry } from '../storage/cassettes/save-entry.js';
 
 export const showCommand: Command = {
   name: 'show',

@@ -1,9 +1,9 @@
 // `loopgate simulate`: runs the embedded Model-Access API simulator until
 // SIGINT/SIGTERM. Wiring only; the simulator lives in proxy/simulator.
 import { parseArgs } from 'node:util';
-import { FixtureError, startSimulator, type Fixture, type Simulator } from '../proxy/simulator/index.js';
+import { FixtureError, startSimulator, type Fixture, type Simulator } from '../simulator/index.js';
 import { untilSignal } from './signals.js';
-import { PROTOCOL_TABLE, PROTOCOLS, type Protocol } from '../proxy/rules/protocols/index.js';
+import { PROTOCOL_TABLE, PROTOCOLS, type Protocol } from '../rules/protocols/index.js';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
 
 const usage = `Usage: loopgate simulate [--port P] [--host 127.0.0.1] [--fixture FILE]

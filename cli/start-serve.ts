@@ -2,16 +2,16 @@
 // Shared by `loopgate serve` (serve.ts) and `loopgate serve --ipc` (ipc-host.ts),
 // so neither imports the other's module.
 import { startProxy, type RunningProxy } from '../proxy/server.js';
-import type { ProxyOptions } from '../proxy/core/options.js';
-import { startSimulator, defaultFixture, DEMO_KEYS, fixturePrices, type Simulator } from '../proxy/simulator/index.js';
-import { demoCovers } from '../proxy/simulator/demo-family.js';
-import { modelEntries } from '../proxy/simulator/fixture.js';
-import { positionName } from '../proxy/rules/key-list.js';
-import { loadCassette } from '../proxy/cassette/store.js';
+import type { ProxyOptions } from '../core/options.js';
+import { startSimulator, defaultFixture, DEMO_KEYS, fixturePrices, type Simulator } from '../simulator/index.js';
+import { demoCovers } from '../simulator/demo-family.js';
+import { modelEntries } from '../simulator/fixture.js';
+import { positionName } from '../rules/keys/key-list.js';
+import { loadCassette } from '../storage/cassettes/store.js';
 import { startPlayer, missMessage, type CassettePlayer } from '../proxy/cassette/player.js';
-import { createRedactor } from '../proxy/rules/redact.js';
+import { createRedactor } from '../rules/redaction/redact.js';
 import { ProxyConfigError } from '../proxy/server.js';
-import { parseUpstream } from '../proxy/rules/urls.js';
+import { parseUpstream } from '../rules/addresses/urls.js';
 
 /** --replay DIR and how it is played: --replay-speed, --on-miss, --match-ignore (and loopgate.json's). */
 export interface ReplaySettings {

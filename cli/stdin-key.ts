@@ -2,10 +2,10 @@
 // (visible in `ps`) nor in the environment of anything we start.
 
 import { ConfigError } from './command.js';
-import { checkApiKey } from '../proxy/rules/api-key.js';
-import { parseKeyList } from '../proxy/rules/key-list.js';
-import { commandLine } from '../proxy/rules/command-line.js';
-import type { NamedKey } from '../proxy/core/options.js';
+import { checkApiKey } from '../rules/redaction/api-key.js';
+import { parseKeyList } from '../rules/keys/key-list.js';
+import { commandLine } from '../rules/project/command-line.js';
+import type { NamedKey } from '../core/options.js';
 
 /** LOOPGATE_API_KEY or --key-stdin, checked: a malformed key stops the command with what to fix (exit 3). */
 export function validKey(raw: string | undefined, from: string): string | undefined {

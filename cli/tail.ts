@@ -2,9 +2,9 @@
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError, type Command } from './command.js';
 import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE, localApiOf } from './proxy-connection.js';
-import { LocalApiError } from '../proxy/local-api-client.js';
-import type { TrafficSummary } from '../proxy/core/local-api.js';
-import { matches, tailLine, validStatusFilter, type TailFilter } from '../proxy/traffic/render.js';
+import { LocalApiError } from '../client/local-api-client.js';
+import type { TrafficSummary } from '../core/local-api.js';
+import { matches, tailLine, validStatusFilter, type TailFilter } from '../presentation/render.js';
 import { useColor } from './color.js';
 import { intOption } from './serve.js';
 import { outputGone } from './signals.js';

@@ -1,10 +1,10 @@
 // Every line the CLI prints, on its way out. A plain string goes through printable() (line breaks
 // kept), so outside text anywhere in it (a project file's key, a model ID from the upstream, a tool's
 // request) cannot act on the terminal, whatever the command forgot; a TerminalText was escaped as it
-// was built (rules/terminal-text.ts) and carries Loopgate's colour. JSON stays valid JSON: the
+// was built (rules/terminal/terminal-text.ts) and carries Loopgate's colour. JSON stays valid JSON: the
 // escapes printable() writes for what JSON.stringify leaves raw are JSON's own.
-import { printableBlock } from '../proxy/rules/printable.js';
-import { TerminalText } from '../proxy/rules/terminal-text.js';
+import { printableBlock } from '../rules/terminal/printable.js';
+import { TerminalText } from '../rules/terminal/terminal-text.js';
 import type { Io, Line } from './command.js';
 import { outputReaderGone } from './signals.js';
 

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { EXIT, type Command } from './command.js';
-import { loadOrCreateToken, tokenFile } from '../proxy/config/token-file.js';
+import { loadOrCreateToken, tokenFile } from '../storage/config/token-file.js';
 
 export const tokenCommand: Command = {
   name: 'token',

@@ -6,17 +6,17 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, UsageError, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
-import { existingToken, loadOrCreateToken } from '../proxy/config/token-file.js';
+import { existingToken, loadOrCreateToken } from '../storage/config/token-file.js';
 import { isIP } from 'node:net';
-import { DEFAULT_HOST, DEFAULT_PORT } from '../proxy/core/options.js';
-import { proxyOrigin } from '../proxy/rules/urls.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
+import { proxyOrigin } from '../rules/addresses/urls.js';
 import { readKeyListFromStdin, validKey } from './stdin-key.js';
-import { parseKeyList } from '../proxy/rules/key-list.js';
-import { startSimulator, DEMO_KEY, type Simulator } from '../proxy/simulator/index.js';
+import { parseKeyList } from '../rules/keys/key-list.js';
+import { startSimulator, DEMO_KEY, type Simulator } from '../simulator/index.js';
 import { cliInvocation } from './invocation.js';
-import { commandLine } from '../proxy/rules/command-line.js';
+import { commandLine } from '../rules/project/command-line.js';
 import { runningProxyUrl } from './serve.js';
-import type { NamedKey } from '../proxy/core/options.js';
+import type { NamedKey } from '../core/options.js';
 
 /** The options shared by the commands that call the upstream directly (doctor, models). */
 const UPSTREAM_OPTIONS = {

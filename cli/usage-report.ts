@@ -2,12 +2,12 @@
 // session, model or key, from the traffic log on disk (rotated files
 // included), so it reports every client's history across restarts.
 import { parseArgs } from 'node:util';
-import { defaultLogFile } from '../proxy/config/dirs.js';
-import { DEFAULT_PORT } from '../proxy/core/options.js';
-import { LogReadError, parseSince } from '../proxy/log/index.js';
-import { readTrafficLog, skippedText } from '../proxy/log/reader.js';
-import { USAGE_GROUPINGS, usageTotals, type UsageGrouping } from '../proxy/log/usage-totals.js';
-import { usageJson, usageTable } from '../proxy/traffic/session-text.js';
+import { defaultLogFile } from '../storage/config/dirs.js';
+import { DEFAULT_PORT } from '../core/options.js';
+import { LogReadError, parseSince } from '../storage/log/index.js';
+import { readTrafficLog, skippedText } from '../storage/log/reader.js';
+import { USAGE_GROUPINGS, usageTotals, type UsageGrouping } from '../storage/log/usage-totals.js';
+import { usageJson, usageTable } from '../presentation/session-text.js';
 import { EXIT, UsageError, type Command } from './command.js';
 import { intOption } from './serve.js';
 

@@ -1,7 +1,7 @@
 // When loopgate.baseUrl changes, say what Loopgate derived from it
 // ({site_url}, {base_url}) and warn about the mistakes in the address rules.
 import * as vscode from 'vscode';
-import { parseUpstream } from '../proxy/rules/urls.js';
+import { parseUpstream } from '../rules/addresses/urls.js';
 
 function describeBaseUrl(raw: string): { level: 'info' | 'warning' | 'error'; text: string } {
   if (!raw.trim()) return { level: 'info', text: 'No base URL: the proxy runs the embedded simulator (demo mode).' };

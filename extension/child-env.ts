@@ -4,8 +4,8 @@
 // loopgate.otlp.endpoint says, with the headers from SecretStorage, never where
 // the editor's own environment points (and OTEL_EXPORTER_OTLP_HEADERS carries a
 // collector's token). A variable holding a key under an innocent name goes too:
-// the same rule as `loopgate run` (proxy/rules/child-secrets.ts).
-import { secretsOfEnv, withoutSecrets } from '../proxy/rules/child-secrets.js';
+// the same rule as `loopgate run` (rules/project/child-secrets.ts).
+import { secretsOfEnv, withoutSecrets } from '../rules/project/child-secrets.js';
 
 const CREDENTIAL_NAME = /KEY|TOKEN|SECRET|^OTEL_/i;
 

@@ -1,12 +1,12 @@
 // The proxy's /_loopgate/keys answer, read into what the routing rule
-// (proxy/rules/key-routing.ts decideRoute) needs: each key's list, the
+// (rules/keys/key-routing.ts decideRoute) needs: each key's list, the
 // proxy's --bridge mode and what it learned from 404 endpoint_not_supported
 // answers, on the proxy's clock. The Model Explorer and the chat provider
 // decide from it as the proxy does. No vscode here.
-import { refusalKey, type KeyModels, type RouteState } from '../proxy/rules/key-routing.js';
-import type { BridgeMode } from '../proxy/core/options.js';
-import type { KeysAnswer as KeysWire } from '../proxy/core/local-api.js';
-import { type ModelEntry } from '../proxy/core/routing-facts.js';
+import { refusalKey, type KeyModels, type RouteState } from '../rules/keys/key-routing.js';
+import type { BridgeMode } from '../core/options.js';
+import type { KeysAnswer as KeysWire } from '../core/local-api.js';
+import { type ModelEntry } from '../core/routing-facts.js';
 
 export interface KeysAnswer {
   keys: Array<KeyModels & { failure?: string; entries?: ModelEntry[] }>;

@@ -2,7 +2,7 @@
 // 0600 file. If the file cannot be written, a per-session token keeps this window working.
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { loadOrCreateToken, TOKEN_PREFIX } from '../proxy/config/token-file.js';
+import { loadOrCreateToken, TOKEN_PREFIX } from '../storage/config/token-file.js';
 
 export function localToken(log: vscode.LogOutputChannel): string {
   try {

@@ -1,7 +1,7 @@
 // With a base URL set and no key stored, the proxy forwards requests without
 // one and the upstream answers 401, which reads as "the key was rejected".
 // What is wrong is that there is no key: every place that would say 401 says this.
-import type { RequestLineParts } from '../proxy/core/request-line.js';
+import type { RequestLineParts } from '../core/request-line.js';
 
 export const NO_KEY_MESSAGE =
   'No API key is stored: add one with "Loopgate: Set API Key" (Command Palette). Until then the upstream answers 401.';

@@ -3,7 +3,7 @@
 // child over IPC with the key, never through argv or its environment.
 import * as vscode from 'vscode';
 import { SecretChanges } from './secret-changes.js';
-import { parseOtlpHeaders } from '../proxy/rules/otlp-config.js';
+import { parseOtlpHeaders } from '../rules/otlp/otlp-config.js';
 
 const SECRET_ID = 'loopgate.otlpHeaders';
 

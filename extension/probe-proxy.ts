@@ -1,9 +1,9 @@
 // Probe of a Loopgate proxy already on the port (started by another window or
 // `loopgate serve`). The local token is sent only to a proxy that first proved
-// it knows it (the challenge: proxy/health-client.ts); anything else gets nothing.
+// it knows it (the challenge: client/health-client.ts); anything else gets nothing.
 import { connect } from 'node:net';
-import { challengeHealth } from '../proxy/health-client.js';
-import { parseUpstream } from '../proxy/rules/urls.js';
+import { challengeHealth } from '../client/health-client.js';
+import { parseUpstream } from '../rules/addresses/urls.js';
 
 export interface ProxyHealth {
   loopgate: string;

@@ -1,8 +1,8 @@
 // The three protocols as the extension shows and tries them: the table in
-// proxy/rules/protocols/ (titles, paths, minimal requests, reading the reply)
+// rules/protocols/ (titles, paths, minimal requests, reading the reply)
 // plus what only the extension needs (codicons, trying a model). No vscode here.
 
-import { PROTOCOL_TABLE, minimalRequest, outputText, type Protocol } from '../proxy/rules/protocols/index.js';
+import { PROTOCOL_TABLE, minimalRequest, outputText, type Protocol } from '../rules/protocols/index.js';
 
 /** Try order: Responses when the model lists it, Chat Completions as the fallback, Messages last. */
 

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { showBaseUrlNotice } from './base-url-notice.js';
 import { refreshModels } from './commands/model-commands.js';
-import { requestLine } from '../proxy/core/request-line.js';
+import { requestLine } from '../core/request-line.js';
 import { setContextKey } from './context-keys.js';
 import type { ProxyHost } from './proxy-host/host.js';
 import { explainNoKey, NO_KEY_MESSAGE } from './no-key.js';

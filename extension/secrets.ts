@@ -1,6 +1,6 @@
 // The API keys live only in SecretStorage. This module is their one gateway, and
 // moves a key a user put in settings.json into SecretStorage.
-import { KEY_NAME } from '../proxy/rules/key-list.js';
+import { KEY_NAME } from '../rules/keys/key-list.js';
 import * as vscode from 'vscode';
 import { SecretChanges } from './secret-changes.js';
 
@@ -16,7 +16,7 @@ export interface StoredKey {
   key: string;
 }
 
-/** Names as the proxy takes them (proxy/rules/key-list.ts): header-safe, never key-shaped. */
+/** Names as the proxy takes them (rules/keys/key-list.ts): header-safe, never key-shaped. */
 
 function parseList(raw: string | undefined): StoredKey[] | undefined {
   if (raw === undefined) return undefined;

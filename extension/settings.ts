@@ -1,7 +1,7 @@
 // Loopgate's settings: the types and the one reader. Schemas live in package.json.
 import * as vscode from 'vscode';
-import type { ProxyIpcConfig } from '../proxy/core/ipc.js';
-import { DEFAULT_BRIDGE, DEFAULT_HOST, DEFAULT_PORT, type BridgeMode } from '../proxy/core/options.js';
+import type { ProxyIpcConfig } from '../core/ipc.js';
+import { DEFAULT_BRIDGE, DEFAULT_HOST, DEFAULT_PORT, type BridgeMode } from '../core/options.js';
 
 /** loopgate.chat.modelOverrides: one model's limits and capabilities (lm/model-catalog.ts applies them). */
 export interface ModelOverride {

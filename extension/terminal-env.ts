@@ -2,7 +2,7 @@
 // environmentVariableCollection, kept in memory only (persistent = false).
 import * as vscode from 'vscode';
 import { exportLines } from './shell-exports.js';
-import { clientEnv } from '../proxy/rules/client-env.js';
+import { clientEnv } from '../rules/project/client-env.js';
 import type { ProxyHost } from './proxy-host/host.js';
 import { readSettings } from './settings.js';
 

@@ -1,7 +1,7 @@
 // Maps the pure rules' offsets and shapes onto LSP types.
 import { CodeAction, CodeActionKind, DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import type { LintDiagnostic } from '../proxy/rules/config-lint/index.js';
+import type { LintDiagnostic } from '../rules/project/config-lint/index.js';
 
 const SEVERITY: Record<LintDiagnostic['severity'], DiagnosticSeverity> = {
   error: DiagnosticSeverity.Error,

@@ -9,7 +9,7 @@ import {
   type Connection,
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { lintConfig, type LintDiagnostic } from '../proxy/rules/config-lint/index.js';
+import { lintConfig, type LintDiagnostic } from '../rules/project/config-lint/index.js';
 import { toCodeActions, toDiagnostic } from './convert.js';
 import { readState, STATE_NOTIFICATION, type ServerState } from './state.js';
 

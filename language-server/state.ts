@@ -1,6 +1,6 @@
 // What the server knows besides the documents, and how it arrives: in
 // initializationOptions and in the `loopgate/state` notification.
-import { DEFAULT_HOST, DEFAULT_PORT } from '../proxy/core/options.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
 
 export const STATE_NOTIFICATION = 'loopgate/state';
 

@@ -9,31 +9,31 @@ import { abortableDelay } from './pipeline/retry.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Pool } from 'undici';
-import { parseUpstream, isLoopbackHost, proxyOrigin } from './rules/urls.js';
-import { MODELS_PATH } from './rules/protocols/index.js';
-import { createRedactor, type Redactor } from './rules/redact.js';
+import { parseUpstream, isLoopbackHost, proxyOrigin } from '../rules/addresses/urls.js';
+import { MODELS_PATH } from '../rules/protocols/index.js';
+import { createRedactor, type Redactor } from '../rules/redaction/redact.js';
 import { RunBook } from './traffic/run-book.js';
-import { openTrafficLog, type TrafficLog } from './log/index.js';
+import { openTrafficLog, type TrafficLog } from '../storage/log/index.js';
 import type { OtlpSink } from './otlp/exporter.js';
-import { collectorLoop } from './rules/otlp-config.js';
-import type { LogHealth, OtlpHealth } from './core/health.js';
-import { version } from './version.js';
-import { defaultLogFile } from './config/dirs.js';
+import { collectorLoop } from '../rules/otlp/otlp-config.js';
+import type { LogHealth, OtlpHealth } from '../core/health.js';
+import { version } from '../core/version.js';
+import { defaultLogFile } from '../storage/config/dirs.js';
 import type { ProxyContext } from './pipeline/context.js';
 import { guardConfig } from './pipeline/guard.js';
 import { handleRequest } from './pipeline/handle.js';
 import { upgradeHandling } from './pipeline/upgrade.js';
-import { printable } from './rules/printable.js';
+import { printable } from '../rules/terminal/printable.js';
 import { rawRefusal } from './pipeline/client-reply.js';
 import { KeyRing } from './pipeline/keyring.js';
-import { positionName } from './rules/key-list.js';
+import { positionName } from '../rules/keys/key-list.js';
 import { BridgePolicy } from './bridge/index.js';
 import { TrafficRing } from './traffic/ring.js';
 import { RING_BODY_CHARS } from './traffic/ring-entry.js';
 import { FaultLedger } from './traffic/fault-ledger.js';
-import { DEFAULT_QUIET_MS } from './rules/fault-report.js';
+import { DEFAULT_QUIET_MS } from '../rules/faults/fault-report.js';
 import { logBodyCaptureBytes } from './pipeline/capture.js';
-import { INSTALLED_COMMAND, proxyFlags } from './rules/command-line.js';
+import { INSTALLED_COMMAND, proxyFlags } from '../rules/project/command-line.js';
 import {
   DEFAULT_BRIDGE,
   DEFAULT_HOST,
@@ -45,9 +45,9 @@ import {
   DEFAULT_RING_ENTRIES,
   DEFAULT_TIMEOUTS,
   type ProxyOptions,
-} from './core/options.js';
-import type { NamedKey } from './core/options.js';
-import { type ProxyStats } from './core/local-api.js';
+} from '../core/options.js';
+import type { NamedKey } from '../core/options.js';
+import { type ProxyStats } from '../core/local-api.js';
 
 export interface RunningProxy {
   /** Origin the proxy listens on, e.g. http://127.0.0.1:8787 */

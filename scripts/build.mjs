@@ -22,7 +22,7 @@ const bundles = [
   { entryPoints: ['proxy/otlp/worker.ts'], outfile: 'dist/otlp-worker.js' },
   // The token counter for the context breakdown: gpt-tokenizer's tables, off the proxy's thread and out of cli.js.
   // Minified: its tables are one token a line in the package's source (5.9 MB as bundled, 3.7 MB minified).
-  { entryPoints: ['proxy/traffic/tokenizer-worker.ts'], outfile: 'dist/tokenizer-worker.js', minify: true },
+  { entryPoints: ['analysis/tokenizer-worker.ts'], outfile: 'dist/tokenizer-worker.js', minify: true },
   // The request detail panel's page script (extension/traffic/detail-page.ts), run in the webview.
   {
     entryPoints: ['extension/traffic/detail-page.ts'],

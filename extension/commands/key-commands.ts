@@ -2,13 +2,13 @@
 // is saved), Remove, Rename, Clear API Key, and Set Base URL.
 import { STATUS_CODES } from 'node:http';
 import * as vscode from 'vscode';
-import { checkApiKey } from '../../proxy/rules/api-key.js';
-import { diagnose, parseErrorBody } from '../../proxy/rules/diagnose.js';
-import { parseModelList } from '../../proxy/rules/model-list.js';
-import { MODELS_PATH } from '../../proxy/rules/protocols/index.js';
-import { parseUpstream, type UrlProblem } from '../../proxy/rules/urls.js';
+import { checkApiKey } from '../../rules/redaction/api-key.js';
+import { diagnose, parseErrorBody } from '../../rules/diagnosis/diagnose.js';
+import { parseModelList } from '../../rules/wire/model-list.js';
+import { MODELS_PATH } from '../../rules/protocols/index.js';
+import { parseUpstream, type UrlProblem } from '../../rules/addresses/urls.js';
 import type { KeyStore } from '../secrets.js';
-import { KEY_NAME } from '../../proxy/rules/key-list.js';
+import { KEY_NAME } from '../../rules/keys/key-list.js';
 import { readSettings } from '../settings.js';
 
 export interface KeyCheck {

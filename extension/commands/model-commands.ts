@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import type { ProxyHost } from '../proxy-host/host.js';
 import { PROTOCOL_INFO, isUnsupported, tryProtocol, type TryResult } from '../protocol-trials.js';
-import { PROTOCOL_ORDER, type Protocol } from '../../proxy/rules/protocols/index.js';
+import { PROTOCOL_ORDER, type Protocol } from '../../rules/protocols/index.js';
 import type { ModelsModel, ModelsState } from '../views/models-model.js';
 import type { ModelInfo } from '../views/explorer-list.js';
 import { ModelNode, ProtocolNode } from '../views/nodes.js';

@@ -1,8 +1,8 @@
 // Start/stop, Run Diagnosis (doctor over IPC → markdown document), Export Redacted Log (HAR).
 import { homedir } from 'node:os';
 import * as vscode from 'vscode';
-import { defaultLogFile } from '../../proxy/config/dirs.js';
-import { exportTrafficLog } from '../../proxy/log/export-file.js';
+import { defaultLogFile } from '../../storage/config/dirs.js';
+import { exportTrafficLog } from '../../storage/log/export-file.js';
 import type { ProxyHost } from '../proxy-host/host.js';
 import type { ProxyState } from '../proxy-host/proxy-state.js';
 import type { KeyStore } from '../secrets.js';

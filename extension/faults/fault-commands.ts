@@ -3,9 +3,9 @@
 // source 'editor'), `Loopgate: Clear Faults`, and the status bar item's menu.
 // The proxy parses the rule again and says what to fix when it does not parse.
 import * as vscode from 'vscode';
-import type { ArmedFault } from '../../proxy/core/fault.js';
-import { LOCAL_ERROR_CODES } from '../../proxy/core/local-api.js';
-import { localApi, LocalApiError, type LocalApiClient } from '../../proxy/local-api-client.js';
+import type { ArmedFault } from '../../core/fault.js';
+import { LOCAL_ERROR_CODES } from '../../core/local-api.js';
+import { localApi, LocalApiError, type LocalApiClient } from '../../client/local-api-client.js';
 import type { ProxyHost } from '../proxy-host/host.js';
 import { activeFaults, checkModelGlob, checkTimes, FAULT_PRESETS, faultRuleText } from './fault-presets.js';
 import type { FaultStatusBar } from './fault-status-bar.js';

@@ -1,9 +1,9 @@
 // The editor's fault toggle (issue 34 §2), the part that decides: the common
 // faults it offers, the rule text each becomes (the --fault grammar,
-// rules/fault-rules.ts, which the proxy parses again), what the user types
+// rules/faults/fault-rules.ts, which the proxy parses again), what the user types
 // checked, and what the status bar item says while a rule is armed. Pure.
-import type { ArmedFault, FaultSource } from '../../proxy/core/fault.js';
-import { parseFaultRule } from '../../proxy/rules/fault-rules.js';
+import type { ArmedFault, FaultSource } from '../../core/fault.js';
+import { parseFaultRule } from '../../rules/faults/fault-rules.js';
 
 export interface FaultPreset {
   label: string;

@@ -5,8 +5,8 @@
 // brings an answer the proxy injected a fault into (a count went down), when
 // the proxy changes, and when a rule's time window ends. Never a tight poll.
 import * as vscode from 'vscode';
-import type { ArmedFault } from '../../proxy/core/fault.js';
-import { localApi } from '../../proxy/local-api-client.js';
+import type { ArmedFault } from '../../core/fault.js';
+import { localApi } from '../../client/local-api-client.js';
 import type { ProxyHost } from '../proxy-host/host.js';
 import { faultStatus, nextWindowEnd } from './fault-presets.js';
 

@@ -1,10 +1,10 @@
 // A refused chat request, explained in the service's terms (the same table as
-// everywhere: rules/diagnose.ts), sorted into the LanguageModelError kinds
+// everywhere: rules/diagnosis/diagnose.ts), sorted into the LanguageModelError kinds
 // VS Code knows (NoPermissions, NotFound, Blocked, or a plain error) and with
 // what to do in the editor: both from the diagnosis's policy (DIAGNOSIS_POLICY),
 // the table the proxy's failover and model-list refresh read too.
-import { diagnose, diagnosisPolicy, parseErrorBody, type EditorFailureKind } from '../../proxy/rules/diagnose.js';
-import { readErrorEnvelope } from '../../proxy/rules/proxy-errors.js';
+import { diagnose, diagnosisPolicy, parseErrorBody, type EditorFailureKind } from '../../rules/diagnosis/diagnose.js';
+import { readErrorEnvelope } from '../../rules/diagnosis/proxy-errors.js';
 
 export type FailureKind = EditorFailureKind;
 

@@ -19,8 +19,8 @@ import type {
 } from './lm-api.js';
 import { turnText } from './request-body.js';
 import { estimateTokens } from './token-estimate.js';
-import { localApi } from '../../proxy/local-api-client.js';
-import { type ModelEntry } from '../../proxy/core/routing-facts.js';
+import { localApi } from '../../client/local-api-client.js';
+import { type ModelEntry } from '../../core/routing-facts.js';
 import { type ModelOverrides } from '../settings.js';
 
 export const VENDOR = 'loopgate';

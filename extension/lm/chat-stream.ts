@@ -1,11 +1,11 @@
 // Reads a streamed answer in any of the three protocols into ChatEvents: text
 // as each delta arrives, a tool call once its arguments are complete. An error
 // event inside the stream becomes a ChatStreamError (the status was 200 by then).
-import { eventTooLargeMessage, SseReader, type SseMessage } from '../../proxy/bridge/sse.js';
-import type { Protocol } from '../../proxy/rules/protocols/index.js';
-import { MESSAGES_EVENTS } from '../../proxy/rules/protocols/anthropic-messages.js';
-import { CHAT_DONE } from '../../proxy/rules/protocols/chat-completions.js';
-import { RESPONSES_EVENTS } from '../../proxy/rules/protocols/responses.js';
+import { eventTooLargeMessage, SseReader, type SseMessage } from '../../rules/wire/sse.js';
+import type { Protocol } from '../../rules/protocols/index.js';
+import { MESSAGES_EVENTS } from '../../rules/protocols/anthropic-messages.js';
+import { CHAT_DONE } from '../../rules/protocols/chat-completions.js';
+import { RESPONSES_EVENTS } from '../../rules/protocols/responses.js';
 import type { ChatEvent } from './chat-types.js';
 
 export class ChatStreamError extends Error {

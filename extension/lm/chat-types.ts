@@ -3,7 +3,7 @@
 // provider reports back. chat-provider.ts converts to and from VS Code's classes;
 // everything else (request bodies, stream reading, errors) works on these and
 // is tested in plain Node against the real proxy and simulator.
-import type { Protocol } from '../../proxy/rules/protocols/index.js';
+import type { Protocol } from '../../rules/protocols/index.js';
 
 export type ChatPart =
   | { kind: 'text'; text: string }

@@ -2,13 +2,13 @@
 // limits come from the list where the relay gives them (OpenRouter-style
 // `context_length`, `max_input_tokens`, `max_output_tokens`), else the
 // documented defaults below; `loopgate.chat.modelOverrides` wins over both.
-import { modelProtocols } from '../../proxy/rules/model-list.js';
-import { BRIDGE_TARGET, PROTOCOL_TABLE, PROTOCOLS, type Protocol } from '../../proxy/rules/protocols/index.js';
-import { nativeProtocols } from '../../proxy/rules/key-routing.js';
+import { modelProtocols } from '../../rules/wire/model-list.js';
+import { BRIDGE_TARGET, PROTOCOL_TABLE, PROTOCOLS, type Protocol } from '../../rules/protocols/index.js';
+import { nativeProtocols } from '../../rules/keys/key-routing.js';
 import { readKeysAnswer } from '../keys-answer.js';
-import type { KeysAnswer as KeysWire } from '../../proxy/core/local-api.js';
+import type { KeysAnswer as KeysWire } from '../../core/local-api.js';
 import type { ModelOverrides } from '../settings.js';
-import { type ModelEntry } from '../../proxy/core/routing-facts.js';
+import { type ModelEntry } from '../../core/routing-facts.js';
 
 export interface ChatModelInfo {
   id: string;

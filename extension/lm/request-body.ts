@@ -1,8 +1,8 @@
 // A chat request in each protocol's own shape: the path under the proxy and the
 // JSON body, always streamed. Tool definitions, tool calls and tool results map
 // both ways (chat-stream.ts reads the answers).
-import { PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols/index.js';
-import { OUTPUT_TEXT } from '../../proxy/rules/protocols/conversation-parts.js';
+import { PROTOCOL_TABLE, type Protocol } from '../../rules/protocols/index.js';
+import { OUTPUT_TEXT } from '../../rules/protocols/conversation-parts.js';
 import type { ChatPart, ChatRequest, ChatTurn } from './chat-types.js';
 
 export interface WireRequest {

@@ -1,8 +1,8 @@
 // Attaching to a Loopgate proxy another window already runs on the port (only
 // one that proves it knows the token and forwards to the same upstream), and
 // watching it while attached.
-import type { ProxyIpcConfig } from '../../proxy/core/ipc.js';
-import { DEFAULT_HOST } from '../../proxy/core/options.js';
+import type { ProxyIpcConfig } from '../../core/ipc.js';
+import { DEFAULT_HOST } from '../../core/options.js';
 import { portAnswers, probeHealth, upstreamMismatch } from '../probe-proxy.js';
 import type { ProxyEndpoint } from './proxy-state.js';
 

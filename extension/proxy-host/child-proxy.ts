@@ -1,7 +1,7 @@
 // One forked `loopgate serve --ipc` child: the start-up handshake, its messages,
 // and stopping it. Whether to restart it, and what its exit means, is the host's.
 import { fork, type ChildProcess } from 'node:child_process';
-import type { FromProxy, ToProxy } from '../../proxy/core/ipc.js';
+import type { FromProxy, ToProxy } from '../../core/ipc.js';
 import { childEnv } from '../child-env.js';
 
 export const START_TIMEOUT_MS = 15_000;

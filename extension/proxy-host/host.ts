@@ -3,7 +3,7 @@
 // window's proxy we attached to and watch (./attached-proxy.ts). This file
 // decides the state; it stops only a proxy this window started.
 import * as vscode from 'vscode';
-import type { FromProxy, ProxyIpcConfig, ToProxy } from '../../proxy/core/ipc.js';
+import type { FromProxy, ProxyIpcConfig, ToProxy } from '../../core/ipc.js';
 import { AttachedWatch, attachOrRefuse, notOurs, stillServes } from './attached-proxy.js';
 import { ChildProxy, START_TIMEOUT_MS } from './child-proxy.js';
 import { DoctorCalls, doctorUnavailable, type DoctorResult } from './doctor-call.js';

@@ -16,7 +16,7 @@
 //   stylesheet (last release 2025-05), Chart.js 4.6.1 is 210 KB and draws on a canvas that
 //   screen readers and the tests cannot read; @vscode-elements/elements 2.5.1 (lit) has
 //   buttons, tabs and tables but no chart.
-import type { SessionTurn } from '../../proxy/core/local-api.js';
+import type { SessionTurn } from '../../core/local-api.js';
 import { html, type SafeHtml } from '../traffic/html.js';
 import { compact, formatUsd, isUsdFigure, NO_PRICE, percent, tokens } from './session-format.js';
 

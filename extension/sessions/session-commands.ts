@@ -3,7 +3,7 @@
 // palette) it lists the sessions in the proxy's memory to pick from.
 import * as vscode from 'vscode';
 import { sessionLabel } from './session-html.js';
-import { sessionListText } from '../../proxy/traffic/session-text.js';
+import { sessionListText } from '../../presentation/session-text.js';
 import { duration, percent, sessionCostText } from './session-format.js';
 import type { SessionPanels } from './session-panel.js';
 import { fetchSessions, SessionUnavailable } from './session-reader.js';

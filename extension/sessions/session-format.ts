@@ -2,8 +2,8 @@
 // ("estimated", or "no price", never $0.00), cache hit ratio, tokens, duration,
 // and the rate-limit headroom with its warning level. Pure (no vscode import),
 // so the unit tests read exactly what the editor shows.
-import type { LimitWindow, RateLimitHeadroom, SessionSummary } from '../../proxy/core/agent-session.js';
-import { isUsdTotal } from '../../proxy/rules/sane-numbers.js';
+import type { LimitWindow, RateLimitHeadroom, SessionSummary } from '../../core/agent-session.js';
+import { isUsdTotal } from '../../core/sane-numbers.js';
 
 /**
  * A figure that can be shown as USD: a finite number, 0 or more. An older proxy sent null where a huge price

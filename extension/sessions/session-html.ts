@@ -4,10 +4,10 @@
 // vscode import), so the tests read exactly what the webview gets. Every value
 // is escaped (traffic/html.ts); the page loads only its own script by nonce
 // (CSP: default-src 'none') and never holds the token or a key.
-import type { SessionListName, SessionSource, SessionSummary } from '../../proxy/core/agent-session.js';
-import type { SessionDetailAnswer } from '../../proxy/core/local-api.js';
-import { shortId } from '../../proxy/traffic/render.js';
-import { sessionListText } from '../../proxy/traffic/session-text.js';
+import type { SessionListName, SessionSource, SessionSummary } from '../../core/agent-session.js';
+import type { SessionDetailAnswer } from '../../core/local-api.js';
+import { shortId } from '../../presentation/render.js';
+import { sessionListText } from '../../presentation/session-text.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from '../traffic/html.js';
 import { contextChart, costChart, legend, tokensChart, turnPoints, type TurnPoint } from './session-charts.js';
 import {

@@ -5,7 +5,7 @@
 // HTML and posts back which request to open.
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { SessionDetailAnswer } from '../../proxy/core/local-api.js';
+import type { SessionDetailAnswer } from '../../core/local-api.js';
 import type { ProxyHost } from '../proxy-host/host.js';
 import {
   sessionContent,

@@ -1,9 +1,9 @@
 // Reads the sessions from the proxy this window uses (loopback, local token),
 // through the one client of the local API. A refusal becomes a sentence the
 // panel or the pick list can show as it is.
-import type { SessionSummary } from '../../proxy/core/agent-session.js';
-import type { SessionDetailAnswer } from '../../proxy/core/local-api.js';
-import { localApi, LocalApiError, type LocalApiClient } from '../../proxy/local-api-client.js';
+import type { SessionSummary } from '../../core/agent-session.js';
+import type { SessionDetailAnswer } from '../../core/local-api.js';
+import { localApi, LocalApiError, type LocalApiClient } from '../../client/local-api-client.js';
 import type { ProxyHost } from '../proxy-host/host.js';
 
 export class SessionUnavailable extends Error {}

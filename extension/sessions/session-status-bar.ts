@@ -4,7 +4,7 @@
 // says). It asks the proxy again on the traffic feed's changes, at most once
 // per REFRESH_MS, and redraws when a limit window resets. Click: the session panel.
 import * as vscode from 'vscode';
-import type { SessionSummary } from '../../proxy/core/agent-session.js';
+import type { SessionSummary } from '../../core/agent-session.js';
 import type { ProxyHost } from '../proxy-host/host.js';
 import { fetchSessions } from './session-reader.js';
 import { sessionStatus, type SessionStatus } from './session-status.js';

@@ -2,9 +2,9 @@
 // memory: the active (most recent) session's estimated cost and cache hit
 // ratio, and the newest rate-limit headroom any session saw (limits belong to
 // the key, not the session), with its warning level. Pure: the tests read it.
-import type { RateLimitHeadroom, SessionSummary } from '../../proxy/core/agent-session.js';
+import type { RateLimitHeadroom, SessionSummary } from '../../core/agent-session.js';
 import { headroomView, percent, pricedCost, sessionCostText, type HeadroomLevel } from './session-format.js';
-import { sessionListText } from '../../proxy/traffic/session-text.js';
+import { sessionListText } from '../../presentation/session-text.js';
 
 export interface SessionStatus {
   /** The active session: the item opens it. */

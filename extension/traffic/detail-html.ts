@@ -5,21 +5,21 @@
 // nothing but its own script (CSP: default-src 'none', style and script by nonce),
 // takes its colours from VS Code's theme variables, and never holds the token
 // or a key: actions go back to the extension host as messages.
-import type { FollowUp } from '../../proxy/core/traffic-entry.js';
-import { conversationOf } from '../../proxy/traffic/follow-ups.js';
-import { bridgeSides, modelLabel, rateLimitHeaders, shortId, timeSplit } from '../../proxy/traffic/render.js';
-import type { TrafficDetail } from '../../proxy/core/local-api.js';
-import { usageDetails } from '../../proxy/rules/usage.js';
-import type { Message, Part } from '../../proxy/rules/protocols/index.js';
-import { ESTIMATE_TOKENIZER, tokenLabel, type TokenCounter } from '../../proxy/rules/tokenizer-estimate.js';
-import { toolDefinitions } from '../../proxy/rules/tool-definitions.js';
+import type { FollowUp } from '../../core/traffic-entry.js';
+import { conversationOf } from '../../rules/wire/follow-ups.js';
+import { bridgeSides, modelLabel, rateLimitHeaders, shortId, timeSplit } from '../../presentation/render.js';
+import type { TrafficDetail } from '../../core/local-api.js';
+import { usageDetails } from '../../rules/wire/usage.js';
+import type { Message, Part } from '../../rules/protocols/index.js';
+import { ESTIMATE_TOKENIZER, tokenLabel, type TokenCounter } from '../../rules/sessions/tokenizer-estimate.js';
+import { toolDefinitions } from '../../rules/wire/tool-definitions.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from './html.js';
 import { cacheRow, contextRow, CONTEXT_STYLE } from './turn-overview.js';
 import { cassetteMissRow, FAULT_STYLE, faultRow, verdictRow } from './fault-overview.js';
 import { missMessage } from './traffic-marks.js';
-import { isCassetteMiss } from '../../proxy/rules/cassette-exchange.js';
-import type { FaultVerdict } from '../../proxy/core/fault.js';
-import { stringifyWithin } from '../../proxy/rules/nesting.js';
+import { isCassetteMiss } from '../../rules/cassettes/cassette-exchange.js';
+import type { FaultVerdict } from '../../core/fault.js';
+import { stringifyWithin } from '../../rules/json/nesting.js';
 
 /** What the panel shows: the local API's answer for one entry. */
 export type DetailEntry = TrafficDetail;

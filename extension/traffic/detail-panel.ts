@@ -6,11 +6,11 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ProxyHost } from '../proxy-host/host.js';
 import { detailHtml, errorHtml, type DetailEntry, type FaultReportPart, type PanelAction } from './detail-html.js';
-import { localApi } from '../../proxy/local-api-client.js';
+import { localApi } from '../../client/local-api-client.js';
 import { fetchEntry } from './entry-reader.js';
 import { sharedEntry, sharedLogName } from './shared-log.js';
-import { withCounts } from '../../proxy/traffic/tokenizers.js';
-import { shortId } from '../../proxy/traffic/render.js';
+import { withCounts } from '../../analysis/tokenizers.js';
+import { shortId } from '../../presentation/render.js';
 
 const DETAIL_VIEW_TYPE = 'loopgate.trafficDetail';
 

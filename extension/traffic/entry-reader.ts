@@ -2,7 +2,7 @@
 // from the shared log the Traffic view shows instead (shared-log.ts).
 import type { ProxyHost } from '../proxy-host/host.js';
 import type { DetailEntry } from './detail-html.js';
-import { localApi, LocalApiError } from '../../proxy/local-api-client.js';
+import { localApi, LocalApiError } from '../../client/local-api-client.js';
 import { sharedEntry } from './shared-log.js';
 
 export class TrafficUnavailable extends Error {}

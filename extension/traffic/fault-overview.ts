@@ -2,7 +2,7 @@
 // this answer and the verdict on what the client did next (the report's entry
 // for this request, GET /_loopgate/faults), and for a cassette miss where the
 // request differs from the nearest recording. Pure (no vscode import).
-import type { FaultVerdict, InjectedFault } from '../../proxy/core/fault.js';
+import type { FaultVerdict, InjectedFault } from '../../core/fault.js';
 import { html, type SafeHtml } from './html.js';
 import { faultSentence } from './traffic-marks.js';
 

@@ -1,11 +1,11 @@
 // Save as Fixture (issue 34 §1), the part that decides: which of the chosen
-// requests become cassette exchanges (rules/cassette-exchange.ts, the one
+// requests become cassette exchanges (rules/cassettes/cassette-exchange.ts, the one
 // conversion every writer shares) and why the others are left out, and the
 // sentence that says what was written. Pure: no vscode, no I/O.
-import type { CassetteExchange } from '../../proxy/core/cassette.js';
-import type { TrafficDetail } from '../../proxy/core/local-api.js';
-import { exchangeOf } from '../../proxy/rules/cassette-exchange.js';
-import { matchKey, type MatchOptions } from '../../proxy/rules/cassette-match.js';
+import type { CassetteExchange } from '../../core/cassette.js';
+import type { TrafficDetail } from '../../core/local-api.js';
+import { exchangeOf } from '../../rules/cassettes/cassette-exchange.js';
+import { matchKey, type MatchOptions } from '../../rules/cassettes/cassette-match.js';
 
 export interface FixturePlan {
   exchanges: Array<{ id: string; exchange: CassetteExchange }>;

@@ -1,19 +1,19 @@
 // `loopgate.saveAsFixture` (issue 34 §1): a Traffic view request, or a whole
 // session row, written as cassette exchanges that `loopgate serve --replay DIR`
 // answers from. Each entry is read whole through the one local API client,
-// converted by the one conversion (fixture-plan.ts → rules/cassette-exchange.ts)
+// converted by the one conversion (fixture-plan.ts → rules/cassettes/cassette-exchange.ts)
 // and written by the cassette store, numbered after the files already there.
 // The folder asked for defaults to `cassettes/` in the workspace, then to the
 // last one used. A notification says what was written and what was left out,
 // a folder a link carries out of the workspace included (safe-folder.ts).
 import { dirname, isAbsolute, join } from 'node:path';
 import * as vscode from 'vscode';
-import { nextExchangeNumber, writeExchange } from '../../proxy/cassette/store.js';
-import { FolderRefused } from '../../proxy/cassette/safe-folder.js';
-import { loadProjectFile } from '../../proxy/config/find-project-file.js';
-import { localApi } from '../../proxy/local-api-client.js';
-import { createRedactor } from '../../proxy/rules/redact.js';
-import { shortId } from '../../proxy/traffic/render.js';
+import { nextExchangeNumber, writeExchange } from '../../storage/cassettes/store.js';
+import { FolderRefused } from '../../storage/cassettes/safe-folder.js';
+import { loadProjectFile } from '../../storage/config/find-project-file.js';
+import { localApi } from '../../client/local-api-client.js';
+import { createRedactor } from '../../rules/redaction/redact.js';
+import { shortId } from '../../presentation/render.js';
 import type { DetailEntry } from './detail-html.js';
 import { fetchEntry } from './entry-reader.js';
 import { describeSaved, planFixtures, type FixturePlan } from './fixture-plan.js';

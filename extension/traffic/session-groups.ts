@@ -3,10 +3,10 @@
 // group's totals summed from its rows. The proxy's own summary
 // (/_loopgate/sessions) counts requests the view no longer holds; where it has
 // one, the view shows that instead. Pure: no vscode.
-import type { SessionSummary } from '../../proxy/core/agent-session.js';
-import type { TrafficRow } from '../../proxy/core/local-api.js';
-import { failed } from '../../proxy/traffic/render.js';
-import { isUsdTotal } from '../../proxy/rules/sane-numbers.js';
+import type { SessionSummary } from '../../core/agent-session.js';
+import type { TrafficRow } from '../../core/local-api.js';
+import { failed } from '../../presentation/render.js';
+import { isUsdTotal } from '../../core/sane-numbers.js';
 
 /** Requests the proxy tied to no session (an older proxy, or its own probes with --log-own). */
 export const NO_SESSION = '(no session)';

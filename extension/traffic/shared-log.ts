@@ -1,14 +1,14 @@
 // Open a Shared Log: a teammate's redacted HAR or JSONL shown in the Traffic
 // view and the detail panel instead of the live feed, read-only and labelled
 // with the file's name, until "Show Live Traffic". The file is parsed field by
-// field (proxy/log/shared-log-reader.ts) and redacted again with this machine's token
+// field (storage/log/shared-log-reader.ts) and redacted again with this machine's token
 // and keys; the panel escapes every value like the live ones (detail-html.ts).
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
-import { parseSharedLog, SharedLogError, SHARED_LOG_MAX_BYTES } from '../../proxy/log/shared-log-reader.js';
-import { sanitizeRecords } from '../../proxy/log/sanitize.js';
-import { followUps } from '../../proxy/traffic/follow-ups.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import { parseSharedLog, SharedLogError, SHARED_LOG_MAX_BYTES } from '../../storage/log/shared-log-reader.js';
+import { sanitizeRecords } from '../../storage/log/sanitize.js';
+import { followUps } from '../../rules/wire/follow-ups.js';
+import type { TrafficRecord } from '../../core/record.js';
 import type { DetailEntry } from './detail-html.js';
 import type { TrafficList } from './traffic-list.js';
 import type { ProxyHost } from '../proxy-host/host.js';

@@ -6,16 +6,16 @@
 // holds; a burst of requests redraws the view once per FLUSH_MS, not once per
 // request. The text filter also matches bodies: the proxy searches them (?q=).
 import * as vscode from 'vscode';
-import { failed } from '../../proxy/traffic/render.js';
+import { failed } from '../../presentation/render.js';
 import {
   LOCAL_ERROR_CODES,
   type InFlightEvent,
   type InFlightRequest,
   type LiveEvent,
   type TrafficRow,
-} from '../../proxy/core/local-api.js';
-import { localApi, LocalApiError } from '../../proxy/local-api-client.js';
-import type { SessionSummary } from '../../proxy/core/agent-session.js';
+} from '../../core/local-api.js';
+import { localApi, LocalApiError } from '../../client/local-api-client.js';
+import type { SessionSummary } from '../../core/agent-session.js';
 import type { ProxyHost } from '../proxy-host/host.js';
 
 /** Rows the view keeps: enough to scroll back a session, bounded for the extension host's memory. */

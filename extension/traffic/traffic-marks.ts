@@ -2,7 +2,7 @@
 // adds: an answer the proxy injected a fault into (record.fault), and a
 // cassette miss (a replay found no recording; nothing went upstream). Words
 // only, shared by the tree, the panel and Save as Fixture. Pure: no vscode.
-import type { InjectedFault } from '../../proxy/core/fault.js';
+import type { InjectedFault } from '../../core/fault.js';
 
 /** The row's short mark: `fault 429`, `fault cut@3`. */
 export function faultLabel(f: InjectedFault): string {

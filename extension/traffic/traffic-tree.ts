@@ -3,14 +3,14 @@
 // its requests under it. Its title says what hides rows (a filter, Pause), its
 // message why the list is empty or stale. Decides nothing, maps rows.
 import * as vscode from 'vscode';
-import { failed, modelLabel, shortId } from '../../proxy/traffic/render.js';
+import { failed, modelLabel, shortId } from '../../presentation/render.js';
 import type { TrafficList, InFlightRow } from './traffic-list.js';
-import { type TrafficRow } from '../../proxy/core/local-api.js';
+import { type TrafficRow } from '../../core/local-api.js';
 import { describeGroup, groupBySession, NO_SESSION, type SessionGroup } from './session-groups.js';
 import type { DetailPanels } from './detail-panel.js';
 import { readSettings } from '../settings.js';
 import { faultLabel, faultSentence } from './traffic-marks.js';
-import { isCassetteMiss } from '../../proxy/rules/cassette-exchange.js';
+import { isCassetteMiss } from '../../rules/cassettes/cassette-exchange.js';
 
 /** The setting and the context key the view's Group by Session / Show as List actions switch. */
 export const GROUP_SETTING = 'traffic.groupBySession';

@@ -1,13 +1,13 @@
 // The Model Explorer's view of GET /v1/models: the list as parseModelList
 // reads it (the same list doctor and `loopgate models` show), mapped to what
 // the tree needs. No vscode here, so tests can import it.
-import { modelProtocols, parseModelList } from '../../proxy/rules/model-list.js';
-import type { Protocol } from '../../proxy/rules/protocols/index.js';
-import { decideRoute } from '../../proxy/rules/key-routing.js';
+import { modelProtocols, parseModelList } from '../../rules/wire/model-list.js';
+import type { Protocol } from '../../rules/protocols/index.js';
+import { decideRoute } from '../../rules/keys/key-routing.js';
 import { readKeysAnswer } from '../keys-answer.js';
-import type { KeysAnswer as KeysWire } from '../../proxy/core/local-api.js';
-import type { BridgeMode } from '../../proxy/core/options.js';
-import { type ModelEntry } from '../../proxy/core/routing-facts.js';
+import type { KeysAnswer as KeysWire } from '../../core/local-api.js';
+import type { BridgeMode } from '../../core/options.js';
+import { type ModelEntry } from '../../core/routing-facts.js';
 
 export interface ModelInfo {
   id: string;
@@ -32,7 +32,7 @@ export interface KeyModelsInfo {
 
 /**
  * The proxy's /_loopgate/keys answer, with the route each model and protocol
- * takes, decided by the proxy's own rule (rules/key-routing.ts decideRoute)
+ * takes, decided by the proxy's own rule (rules/keys/key-routing.ts decideRoute)
  * on the proxy's own state (see keys-answer.ts; `bridge` stands in for a proxy
  * that does not send its mode).
  */

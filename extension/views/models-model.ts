@@ -1,20 +1,20 @@
 // The Model Explorer's data: fetches GET /v1/models through the proxy, keeps
 // probe results and the filter, and fires a change event. No tree code here.
 import * as vscode from 'vscode';
-import { diagnose, parseErrorBody } from '../../proxy/rules/diagnose.js';
-import { readErrorEnvelope } from '../../proxy/rules/proxy-errors.js';
+import { diagnose, parseErrorBody } from '../../rules/diagnosis/diagnose.js';
+import { readErrorEnvelope } from '../../rules/diagnosis/proxy-errors.js';
 import { setContextKey } from '../context-keys.js';
 import type { ProxyHost } from '../proxy-host/host.js';
-import { parseModelList } from '../../proxy/rules/model-list.js';
-import { MODELS_PATH } from '../../proxy/rules/protocols/index.js';
-import { OWN_REQUEST_HEADER } from '../../proxy/core/local-api.js';
+import { parseModelList } from '../../rules/wire/model-list.js';
+import { MODELS_PATH } from '../../rules/protocols/index.js';
+import { OWN_REQUEST_HEADER } from '../../core/local-api.js';
 import { isUnsupported, tryProtocol } from '../protocol-trials.js';
-import { PROTOCOL_ORDER, type Protocol } from '../../proxy/rules/protocols/index.js';
+import { PROTOCOL_ORDER, type Protocol } from '../../rules/protocols/index.js';
 import { modelInfo, parseKeyModels, type KeyModelsInfo, type ModelInfo } from './explorer-list.js';
 import { readSettings } from '../settings.js';
 import { NO_KEY_MESSAGE } from '../no-key.js';
-import { localApi, LocalApiError } from '../../proxy/local-api-client.js';
-import { type ModelEntry } from '../../proxy/core/routing-facts.js';
+import { localApi, LocalApiError } from '../../client/local-api-client.js';
+import { type ModelEntry } from '../../core/routing-facts.js';
 
 /** Something wrong, with the command that fixes it. */
 export interface Problem {

@@ -2,7 +2,7 @@
 // in package.json (`viewItem == …`).
 import * as vscode from 'vscode';
 import { PROTOCOL_INFO } from '../protocol-trials.js';
-import type { Protocol } from '../../proxy/rules/protocols/index.js';
+import type { Protocol } from '../../rules/protocols/index.js';
 import type { Problem } from './models-model.js';
 import type { KeyModelsInfo, ModelInfo } from './explorer-list.js';
 

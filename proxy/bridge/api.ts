@@ -9,7 +9,7 @@ import { responsesToChat } from './responses-request.js';
 import { chatToResponse } from './responses-result.js';
 import { ResponsesStreamTranslator } from './responses-stream.js';
 import { isRecord, type BridgeContext, type ChatRequestResult, type Json, type StreamTranslator } from './types.js';
-import type { BridgeKind } from '../rules/protocols/index.js';
+import type { BridgeKind } from '../../rules/protocols/index.js';
 
 interface Translation {
   toChat(body: Json): { chat: Json; stream: boolean; model: string; dropped: string[] };

@@ -1,7 +1,7 @@
 // Reads upstream chat.completion.chunk payloads into a small list of operations
 // both stream translators share.
 
-import { readChatUsage } from '../rules/protocols/chat-completions.js';
+import { readChatUsage } from '../../rules/protocols/chat-completions.js';
 import { isRecord, type Json } from './types.js';
 
 export type ChunkOp =

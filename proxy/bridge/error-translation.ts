@@ -1,8 +1,8 @@
 // Upstream chat-route errors re-expressed in the caller's protocol.
 
-import { anthropicErrorType, readErrorEnvelope, type ErrorEnvelopeFields } from '../rules/proxy-errors.js';
-import { PROTOCOL_TABLE, type Envelope } from '../rules/protocols/index.js';
-import type { BridgeKind } from '../rules/protocols/index.js';
+import { anthropicErrorType, readErrorEnvelope, type ErrorEnvelopeFields } from '../../rules/diagnosis/proxy-errors.js';
+import { PROTOCOL_TABLE, type Envelope } from '../../rules/protocols/index.js';
+import type { BridgeKind } from '../../rules/protocols/index.js';
 
 interface UpstreamError extends ErrorEnvelopeFields {
   message: string;

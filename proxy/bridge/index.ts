@@ -3,7 +3,7 @@
 
 export { toChatRequest, fromChatResult, createStreamTranslator } from './api.js';
 export { BridgePolicy } from './policy.js';
-export { eventTooLargeMessage } from './sse.js';
+export { eventTooLargeMessage } from '../../rules/wire/sse.js';
 export { translateError, isEndpointNotSupported, rejectionBody } from './error-translation.js';
 export {
   bridgeLabel,
@@ -12,7 +12,7 @@ export {
   type ChatRequestResult,
   type StreamTranslator,
 } from './types.js';
-export type { BridgeKind } from '../rules/protocols/index.js';
-export type { BridgeMode } from '../core/options.js';
+export type { BridgeKind } from '../../rules/protocols/index.js';
+export type { BridgeMode } from '../../core/options.js';
 
 export { openBridge, CHAT_PATH, type BridgeSession, type OpenBridgeResult } from './session.js';

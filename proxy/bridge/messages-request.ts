@@ -1,9 +1,9 @@
 // Anthropic Messages request → Chat Completions request.
 
-import { bridgeRule, isHarmless } from '../rules/protocol-params.js';
-import { PROTOCOL_TABLE } from '../rules/protocols/index.js';
-import { chatEffort, effortForBudget, takesReasoningEffort } from '../rules/reasoning.js';
-import { noteDroppedFields } from '../rules/bridge-fields.js';
+import { bridgeRule, isHarmless } from '../../rules/wire/protocol-params.js';
+import { PROTOCOL_TABLE } from '../../rules/protocols/index.js';
+import { chatEffort, effortForBudget, takesReasoningEffort } from '../../rules/wire/reasoning.js';
+import { noteDroppedFields } from '../../rules/wire/bridge-fields.js';
 import { noChatEquivalent, wrongType } from './reject.js';
 import { messagesToolNamesOf, type ToolNames } from './tool-names.js';
 import { isRecord, type Json } from './types.js';
@@ -13,7 +13,7 @@ const P = PROTOCOL_TABLE.messages.title;
 /**
  * Carries an Anthropic Messages request over to Chat Completions. Which
  * parameters are translated, dropped (reported in `dropped`) or refused is
- * decided by the one table in proxy/rules/protocol-params.ts.
+ * decided by the one table in rules/wire/protocol-params.ts.
  */
 export function messagesToChat(body: Json): { chat: Json; stream: boolean; model: string; dropped: string[] } {
   const dropped: string[] = [];

@@ -2,9 +2,9 @@
 
 import { messagesToolNamesOf } from './tool-names.js';
 import { matchedStop } from './chat-chunks.js';
-import { readChatUsage } from '../rules/protocols/chat-completions.js';
-import { messagesUsage } from '../rules/protocols/anthropic-messages.js';
-import type { ReadUsage } from '../rules/protocols/spec.js';
+import { readChatUsage } from '../../rules/protocols/chat-completions.js';
+import { messagesUsage } from '../../rules/protocols/anthropic-messages.js';
+import type { ReadUsage } from '../../rules/protocols/spec.js';
 import { idSuffix, isRecord, type BridgeContext, type Json } from './types.js';
 
 export function messageId(ctx: BridgeContext): string {

@@ -2,8 +2,8 @@
 
 import type { ChunkOp } from './chat-chunks.js';
 import { messageId, messageUsage, stopReason } from './messages-result.js';
-import { MESSAGES_EVENTS } from '../rules/protocols/anthropic-messages.js';
-import { sseEvent } from './sse.js';
+import { MESSAGES_EVENTS } from '../../rules/protocols/anthropic-messages.js';
+import { sseEvent } from '../../rules/wire/sse.js';
 import { messagesToolNamesOf, type ToolNames } from './tool-names.js';
 import { ChatStreamTranslator } from './stream-base.js';
 import { idSuffix, type BridgeContext, type Json } from './types.js';

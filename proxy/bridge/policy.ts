@@ -1,12 +1,12 @@
 // What the bridge learned: a route that answered 404 endpoint_not_supported
 // for a protocol and model is bridged for a while. This is state only; the
-// decision is rules/key-routing.ts (decideRoute), which reads it as data.
+// decision is rules/keys/key-routing.ts (decideRoute), which reads it as data.
 // The clock is injected.
 
-import { refusalKey, type LearnedRefusals } from '../rules/key-routing.js';
-import type { BridgeKind } from '../rules/protocols/index.js';
-import type { BridgeMode } from '../core/options.js';
-import { type LearnedRefusal } from '../core/routing-facts.js';
+import { refusalKey, type LearnedRefusals } from '../../rules/keys/key-routing.js';
+import type { BridgeKind } from '../../rules/protocols/index.js';
+import type { BridgeMode } from '../../core/options.js';
+import { type LearnedRefusal } from '../../core/routing-facts.js';
 
 const DEFAULT_BRIDGE_TTL_MS = 10 * 60_000;
 

@@ -1,6 +1,6 @@
 // The 400 every unmappable parameter gets: it names the parameter, never drops it.
 
-import { PROTOCOL_TABLE } from '../rules/protocols/index.js';
+import { PROTOCOL_TABLE } from '../../rules/protocols/index.js';
 
 const CHAT = PROTOCOL_TABLE.chat.title;
 

@@ -1,10 +1,10 @@
 // OpenAI Responses request → Chat Completions request.
 
-import { bridgeRule, isHarmless } from '../rules/protocol-params.js';
-import { PROTOCOL_TABLE } from '../rules/protocols/index.js';
-import { isResponsesTextPart } from '../rules/protocols/responses.js';
-import { takesReasoningEffort } from '../rules/reasoning.js';
-import { noteDroppedFields } from '../rules/bridge-fields.js';
+import { bridgeRule, isHarmless } from '../../rules/wire/protocol-params.js';
+import { PROTOCOL_TABLE } from '../../rules/protocols/index.js';
+import { isResponsesTextPart } from '../../rules/protocols/responses.js';
+import { takesReasoningEffort } from '../../rules/wire/reasoning.js';
+import { noteDroppedFields } from '../../rules/wire/bridge-fields.js';
 import { noChatEquivalent, wrongType } from './reject.js';
 import { requestTools, toolNamesOf, type ToolNames } from './tool-names.js';
 import { isRecord, type Json } from './types.js';
@@ -26,7 +26,7 @@ const PASSED: Record<string, string> = {
 /**
  * Carries a Responses request over to Chat Completions. Which parameters are
  * translated, dropped (reported in `dropped`) or refused is decided by the
- * one table in proxy/rules/protocol-params.ts.
+ * one table in rules/wire/protocol-params.ts.
  */
 export function responsesToChat(body: Json): { chat: Json; stream: boolean; model: string; dropped: string[] } {
   const dropped: string[] = [];

@@ -2,9 +2,9 @@
 
 import { toolNamesOf, type CallerTool } from './tool-names.js';
 import { reasoningText } from './chat-chunks.js';
-import { readChatUsage } from '../rules/protocols/chat-completions.js';
-import { outputTextPart, responsesUsage } from '../rules/protocols/responses.js';
-import type { ReadUsage } from '../rules/protocols/spec.js';
+import { readChatUsage } from '../../rules/protocols/chat-completions.js';
+import { outputTextPart, responsesUsage } from '../../rules/protocols/responses.js';
+import type { ReadUsage } from '../../rules/protocols/spec.js';
 import { createdAt, idSuffix, isRecord, type BridgeContext, type Json } from './types.js';
 
 export interface ResponseIds {

@@ -14,8 +14,8 @@ import {
   responseUsage,
   type ResponseIds,
 } from './responses-result.js';
-import { outputTextPart, RESPONSES_EVENTS } from '../rules/protocols/responses.js';
-import { sseEvent } from './sse.js';
+import { outputTextPart, RESPONSES_EVENTS } from '../../rules/protocols/responses.js';
+import { sseEvent } from '../../rules/wire/sse.js';
 import { ChatStreamTranslator } from './stream-base.js';
 import { createdAt, idSuffix, type BridgeContext, type Json } from './types.js';
 

@@ -3,9 +3,9 @@
 
 import { readUpstreamError, rejectionBody, translateError, upstreamErrorBody } from './error-translation.js';
 import { createStreamTranslator, fromChatResult, toChatRequest } from './api.js';
-import { PROTOCOL_TABLE } from '../rules/protocols/index.js';
+import { PROTOCOL_TABLE } from '../../rules/protocols/index.js';
 import { bridgeLabel, isRecord, type BridgeContext, type StreamTranslator } from './types.js';
-import type { BridgeKind } from '../rules/protocols/index.js';
+import type { BridgeKind } from '../../rules/protocols/index.js';
 
 export const CHAT_PATH = PROTOCOL_TABLE.chat.path;
 

@@ -2,8 +2,8 @@
 // one terminal event at most.
 
 import { chunkOps, type ChunkOp, type ToolSeen } from './chat-chunks.js';
-import { CHAT_DONE } from '../rules/protocols/chat-completions.js';
-import { eventTooLargeMessage, SseReader } from './sse.js';
+import { CHAT_DONE } from '../../rules/protocols/chat-completions.js';
+import { eventTooLargeMessage, SseReader } from '../../rules/wire/sse.js';
 import type { StreamTranslator } from './types.js';
 
 export abstract class ChatStreamTranslator implements StreamTranslator {

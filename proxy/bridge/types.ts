@@ -1,6 +1,6 @@
 // Shared vocabulary of the protocol bridge. Pure: no I/O anywhere in proxy/bridge.
 
-import { bridgeKindOf, endpointProtocol, type BridgeKind } from '../rules/protocols/index.js';
+import { bridgeKindOf, endpointProtocol, type BridgeKind } from '../../rules/protocols/index.js';
 
 /** The protocols whose module says `bridgeable` (Responses, Anthropic Messages). */
 // Declared once, with the proxy's options (core/options.ts).

@@ -4,13 +4,13 @@
 // the log would and nothing more: no key, no token, no key-shaped string in any
 // encoding the redactor knows. Files are written synchronously and in order:
 // recording is for making test fixtures, not for production traffic.
-import type { TrafficRecord } from '../core/record.js';
-import type { TrafficEntry } from '../core/traffic-entry.js';
-import type { CassetteExchange } from '../core/cassette.js';
-import type { MatchOptions } from '../rules/cassette-match.js';
-import { exchangeOf } from '../rules/cassette-exchange.js';
-import { nextExchangeNumber, writeExchange } from './store.js';
-import { FolderRefused, safeFolder } from './safe-folder.js';
+import type { TrafficRecord } from '../../core/record.js';
+import type { TrafficEntry } from '../../core/traffic-entry.js';
+import type { CassetteExchange } from '../../core/cassette.js';
+import type { MatchOptions } from '../../rules/cassettes/cassette-match.js';
+import { exchangeOf } from '../../rules/cassettes/cassette-exchange.js';
+import { nextExchangeNumber, writeExchange } from '../../storage/cassettes/store.js';
+import { FolderRefused, safeFolder } from '../../storage/cassettes/safe-folder.js';
 
 /**
  * Why `serve --record DIR` must not start: DIR, or a folder on the way to it, is a link that leads out of it (a

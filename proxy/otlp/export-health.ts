@@ -1,6 +1,6 @@
 // The OTLP export's state as /_loopgate/health, the banner and the console
 // show it. No SDK import here: the CLI loads the SDK only when export is on.
-import type { OtlpHealth } from '../core/health.js';
+import type { OtlpHealth } from '../../core/health.js';
 
 /** One console line for a change of the export's health (printed once each way). */
 export function describeOtlpHealth(h: OtlpHealth): string {

@@ -1,18 +1,18 @@
 // `loopgate export --otlp`: an existing traffic log sent to a collector, one
 // span per record, for a team that starts collecting after the fact. The
 // records pass the export's last redaction (and --team masks) first; the spans
-// are the live proxy's (rules/genai-span.ts), less what only the live exchange
+// are the live proxy's (rules/otlp/genai-span.ts), less what only the live exchange
 // knew (the upstream's address, the caller's trace). Sent in slices, each
 // flushed before the next, so a long log never overflows the bounded queue.
-import { sanitizeRecords } from '../log/sanitize.js';
-import type { TrafficRecord } from '../core/record.js';
-import { createRedactor } from '../rules/redact.js';
-import type { OtlpConfig } from '../core/otlp-options.js';
-import { answerProtocol, contentFor, scrubFacts, spanRecord, type SpanFacts } from '../rules/genai-span.js';
-import { REQUEST_VALUE_KEYS, responseFacts } from '../rules/genai-facts.js';
+import { sanitizeRecords } from '../../storage/log/sanitize.js';
+import type { TrafficRecord } from '../../core/record.js';
+import { createRedactor } from '../../rules/redaction/redact.js';
+import type { OtlpConfig } from '../../core/otlp-options.js';
+import { answerProtocol, contentFor, scrubFacts, spanRecord, type SpanFacts } from '../../rules/otlp/genai-span.js';
+import { REQUEST_VALUE_KEYS, responseFacts } from '../../rules/otlp/genai-facts.js';
 import { openOtlpSink } from './exporter.js';
-import type { OtlpHealth } from '../core/health.js';
-import { version } from '../version.js';
+import type { OtlpHealth } from '../../core/health.js';
+import { version } from '../../core/version.js';
 
 export interface ReplayOptions {
   records: TrafficRecord[];

@@ -6,11 +6,11 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { OtlpConfig } from '../core/otlp-options.js';
-import { describeEndpoint } from '../rules/otlp-config.js';
-import type { SpanFacts } from '../rules/genai-span.js';
-import type { SpanRecord } from '../core/record.js';
-import type { OtlpHealth } from '../core/health.js';
+import type { OtlpConfig } from '../../core/otlp-options.js';
+import { describeEndpoint } from '../../rules/otlp/otlp-config.js';
+import type { SpanFacts } from '../../rules/otlp/genai-span.js';
+import type { SpanRecord } from '../../core/record.js';
+import type { OtlpHealth } from '../../core/health.js';
 import type { WorkerIn, WorkerInit, WorkerOut } from './worker-protocol.js';
 
 export interface OtlpSink {

@@ -14,8 +14,8 @@ import {
   type HistogramMetricData,
   type MetricProducer,
 } from '@opentelemetry/sdk-metrics';
-import type { MetricPoint } from '../rules/genai-span.js';
-import type { AttrValue } from '../rules/genai-facts.js';
+import type { MetricPoint } from '../../rules/otlp/genai-span.js';
+import type { AttrValue } from '../../rules/otlp/genai-facts.js';
 
 // The conventions' bucket boundaries (gen-ai-metrics.md): tokens in powers of 4, seconds doubling from 10 ms.
 const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];

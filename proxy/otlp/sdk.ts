@@ -36,11 +36,11 @@ import { leanProtobufTraceSerializer } from './span-encoder.js';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { describeEndpoint, EXPORTER_MARKER_HEADER, EXPORTER_MARKER_VALUE } from '../rules/otlp-config.js';
-import type { OtlpConfig } from '../core/otlp-options.js';
-import type { OtlpHealth } from '../core/health.js';
+import { describeEndpoint, EXPORTER_MARKER_HEADER, EXPORTER_MARKER_VALUE } from '../../rules/otlp/otlp-config.js';
+import type { OtlpConfig } from '../../core/otlp-options.js';
+import type { OtlpHealth } from '../../core/health.js';
 import { GenAiMetrics } from './genai-metrics.js';
-import type { MetricPoint, SpanData } from '../rules/genai-span.js';
+import type { MetricPoint, SpanData } from '../../rules/otlp/genai-span.js';
 
 export interface SdkSink {
   readonly config: OtlpConfig;

@@ -1,7 +1,7 @@
 // Messages between the proxy's thread (exporter.ts) and the export worker (worker.ts).
-import type { OtlpConfig } from '../core/otlp-options.js';
-import type { SpanFacts } from '../rules/genai-span.js';
-import type { SpanRecord } from '../core/record.js';
+import type { OtlpConfig } from '../../core/otlp-options.js';
+import type { SpanFacts } from '../../rules/otlp/genai-span.js';
+import type { SpanRecord } from '../../core/record.js';
 
 export interface WorkerInit {
   /** With the resource attributes already scrubbed (the worker holds no Redactor). */

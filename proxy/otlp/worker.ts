@@ -3,10 +3,10 @@
 // of c=64 throughput (span objects, attribute copies, protobuf encoding, the
 // metrics' attribute hashing; README, Performance); the proxy's thread now
 // only reads the exchange, scrubs the facts and posts them; the span is mapped
-// here (rules/genai-span.ts). Messages: see worker-protocol.ts.
+// here (rules/otlp/genai-span.ts). Messages: see worker-protocol.ts.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSdkSink } from './sdk.js';
-import { metricPoints, spanFromRecord } from '../rules/genai-span.js';
+import { metricPoints, spanFromRecord } from '../../rules/otlp/genai-span.js';
 import type { WorkerIn, WorkerInit, WorkerOut } from './worker-protocol.js';
 
 const port = parentPort!;

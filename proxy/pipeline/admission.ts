@@ -4,15 +4,15 @@
 // sequencers (handle.ts, upgrade.ts) call this one step, so an HTTP request and
 // an upgrade to the same path get the same refusal, word for word.
 import type { IncomingMessage } from 'node:http';
-import { ProxyError } from '../rules/proxy-errors.js';
-import { normaliseRequestPath } from '../rules/paths.js';
+import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
+import { normaliseRequestPath } from '../../rules/addresses/paths.js';
 import type { ProxyContext } from './context.js';
 import type { PathFacts } from './exchange.js';
 import { checkRequest } from './guard.js';
 import { checkToken } from './authenticate.js';
 import { rewriteHint } from './hints.js';
 import { isConnectivityProbe, isLocalEndpoint } from './local-endpoints.js';
-import { type ProxyStats } from '../core/local-api.js';
+import { type ProxyStats } from '../../core/local-api.js';
 
 /** What admission reads: configuration, and the in-flight count (never written here). */
 export type AdmissionContext = Pick<

@@ -1,14 +1,14 @@
-// Model aliases in the request path (the rules are in rules/model-aliases.ts):
+// Model aliases in the request path (the rules are in rules/keys/model-aliases.ts):
 // a request for FROM goes out as TO. It runs right after the body is read and
 // before the key is chosen, so routing, the bridge and the diagnoses all see
 // the served model. The answer is relayed as the upstream wrote it (its
 // `model` says TO); x-loopgate-alias and the record say both.
 // Also: the advice a 404 for an unserved model gets, the count `loopgate run`
 // reads, and the alias entries of /v1/models.
-import { aliasAdvice, rewriteModelValue, withAliasEntries } from '../rules/model-aliases.js';
-import { parseModelList } from '../rules/model-list.js';
-import { ProxyError } from '../rules/proxy-errors.js';
-import { suggestModels } from '../rules/suggest.js';
+import { aliasAdvice, rewriteModelValue, withAliasEntries } from '../../rules/keys/model-aliases.js';
+import { parseModelList } from '../../rules/wire/model-list.js';
+import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
+import { suggestModels } from '../../rules/addresses/suggest.js';
 import type { ProxyContext } from './context.js';
 import type { AliasFacts, BodyFacts, RequestSoFar } from './exchange.js';
 import type { ClientReply } from './client-reply.js';

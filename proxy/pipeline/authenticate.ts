@@ -1,13 +1,13 @@
 // The client proves it is a local tool with the local token; the real key is
 // added later, only on the upstream request.
 import type { IncomingMessage } from 'node:http';
-import { secretEquals } from '../rules/constant-time.js';
-import { ProxyError } from '../rules/proxy-errors.js';
-import { looksLikeProviderKey } from '../rules/secret-patterns.js';
-import { shortKey } from '../rules/key-display.js';
-import { commandLine, INSTALLED_COMMAND } from '../rules/command-line.js';
-import { RUN_CREDENTIAL_PREFIX, runLifetime, verifyRunCredential } from '../rules/run-credential.js';
-import { LOCAL_API_PREFIX, LOCAL_ERROR_CODES } from '../core/local-api.js';
+import { secretEquals } from '../../rules/access/constant-time.js';
+import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
+import { looksLikeProviderKey } from '../../rules/redaction/secret-patterns.js';
+import { shortKey } from '../../rules/redaction/key-display.js';
+import { commandLine, INSTALLED_COMMAND } from '../../rules/project/command-line.js';
+import { RUN_CREDENTIAL_PREFIX, runLifetime, verifyRunCredential } from '../../rules/access/run-credential.js';
+import { LOCAL_API_PREFIX, LOCAL_ERROR_CODES } from '../../core/local-api.js';
 import type { RunBook } from '../traffic/run-book.js';
 
 /** The credential a client presented: Bearer, x-api-key or api-key. */
@@ -35,7 +35,7 @@ export type AuthScope = 'model-api' | 'loopgate-api';
 export function checkToken(req: IncomingMessage, ctx: AuthContext, scope: AuthScope): void {
   const { token } = ctx;
   const presented = presentedCredential(req);
-  // `loopgate run`'s per-run credential, derived from the token (rules/run-credential.ts): model calls only.
+  // `loopgate run`'s per-run credential, derived from the token (rules/access/run-credential.ts): model calls only.
   const run = presented?.startsWith(RUN_CREDENTIAL_PREFIX) ? verifyRunCredential(token, presented) : undefined;
   if (run) ctx.runs.seen(presented!);
   if (run && scope === 'loopgate-api')

@@ -1,10 +1,10 @@
-// The route for a request, from the routing decision (rules/key-routing.ts,
+// The route for a request, from the routing decision (rules/keys/key-routing.ts,
 // made in choose-key.ts): sent as asked, served over /v1/chat/completions, or
 // (under `auto`) sent as asked with a switch to the bridge should the route
 // refuse the protocol. The result is a Route: what goes upstream and how its
 // answer comes back. The mappings themselves are pure, in proxy/bridge/.
 import { bridgeKindForPath, bridgeLabel, openBridge, type BridgeKind } from '../bridge/index.js';
-import { ProxyError } from '../rules/proxy-errors.js';
+import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
 import type { ProxyContext } from './context.js';
 import type { Route, RequestSoFar } from './exchange.js';
 import { parsedBody } from './read-body.js';

@@ -6,10 +6,10 @@
 import type { ProxyContext } from './context.js';
 import type { Attempt, RequestSoFar } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
-import type { TrafficRecord } from '../core/record.js';
-import type { RateLimitHeadroom } from '../core/agent-session.js';
-import { extractUsage } from '../rules/usage.js';
-import { rateLimitHeadroom } from '../rules/rate-limit-headers.js';
+import type { TrafficRecord } from '../../core/record.js';
+import type { RateLimitHeadroom } from '../../core/agent-session.js';
+import { extractUsage } from '../../rules/wire/usage.js';
+import { rateLimitHeadroom } from '../../rules/sessions/rate-limit-headers.js';
 import {
   BRIDGE_TARGET,
   exchangeTokens,
@@ -17,30 +17,30 @@ import {
   protocolOfPath,
   type ExchangeTokens,
   type Protocol,
-} from '../rules/protocols/index.js';
-import { streamErrorCode } from '../rules/stream-error.js';
+} from '../../rules/protocols/index.js';
+import { streamErrorCode } from '../../rules/wire/stream-error.js';
 import { exportSpan } from './export-span.js';
 import { FinishedExchange, type BuiltRecord } from './finished-exchange.js';
 import type { RingEntry } from '../traffic/ring-entry.js';
-import { printable } from '../rules/printable.js';
-import { requestFailed } from '../core/outcome.js';
-import { isOwnTraffic } from '../rules/own-traffic.js';
-import { requestLine, type RequestLineParts } from '../core/request-line.js';
-import { REPLAY_HEADER } from '../traffic/replay-request.js';
+import { printable } from '../../rules/terminal/printable.js';
+import { requestFailed } from '../../core/outcome.js';
+import { isOwnTraffic } from '../../rules/access/own-traffic.js';
+import { requestLine, type RequestLineParts } from '../../core/request-line.js';
+import { REPLAY_HEADER } from '../../rules/replay/replay-request.js';
 
 /** Set by `loopgate replay` and the Traffic view on a request they resend; only a request id is taken. */
 const REQUEST_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
-import { BROWSER_REQUEST_CODE } from '../rules/browser-request.js';
-import { LOCAL_PATHS, OWN_REQUEST_HEADER } from '../core/local-api.js';
-import type { SessionRef } from '../core/agent-session.js';
+import { EXPORTER_MARKER_HEADER } from '../../rules/otlp/otlp-config.js';
+import { BROWSER_REQUEST_CODE } from '../../rules/access/browser-request.js';
+import { LOCAL_PATHS, OWN_REQUEST_HEADER } from '../../core/local-api.js';
+import type { SessionRef } from '../../core/agent-session.js';
 import { isTurn } from '../traffic/session-book.js';
-import { verifyRunCredential } from '../rules/run-credential.js';
+import { verifyRunCredential } from '../../rules/access/run-credential.js';
 import { presentedCredential } from './authenticate.js';
-import { requestCost, servedModelOf } from '../rules/request-cost.js';
+import { requestCost, servedModelOf } from '../../rules/sessions/request-cost.js';
 import { runSink } from './sink-guard.js';
-import { scanTopLevel, type BodySpans } from '../rules/json-top-level.js';
-import { SESSION_BODY_KEYS } from '../rules/session-body.js';
+import { scanTopLevel, type BodySpans } from '../../rules/json/json-top-level.js';
+import { SESSION_BODY_KEYS } from '../../rules/sessions/session-body.js';
 
 /** What building and sending the record reads; `finish` also counts the request in `stats`. */
 export type RecordContext = Pick<
@@ -228,7 +228,7 @@ function isUserTraffic(ex: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyCont
   return !(local?.refused && GUARD_REFUSALS.has(local.code));
 }
 
-/** rules/own-traffic.ts decides, for every sink at once; --log-own keeps them all. */
+/** rules/access/own-traffic.ts decides, for every sink at once; --log-own keeps them all. */
 function isOwn(ex: RequestSoFar, ctx: Pick<ProxyContext, 'logOwnTraffic'>): boolean {
   return !ctx.logOwnTraffic && isOwnTraffic(ex.req.method ?? 'GET', ex.paths?.path ?? ex.req.url ?? '/');
 }

@@ -7,14 +7,14 @@
 // per SSE event (about 600 bytes for a 250-byte event, times a thousand open
 // streams), so small chunks are copied into shared 4 KiB blocks instead.
 
-import { headBytes } from '../rules/redacted-head.js';
+import { headBytes } from '../../rules/redaction/redacted-head.js';
 
 /** Response excerpt kept for token usage (head + tail) when bodies are not logged. */
 export const CAPTURE_HEAD = 4096;
 export const CAPTURE_TAIL = 16 * 1024;
 /** With logBodies, the end of a body longer than the cap, kept for usage and stream errors. */
 const CAPTURE_TAIL_AFTER_CAP = 8 * 1024;
-/** With logBodies, capture stops once this many bytes are kept (a margin past the cap: rules/redacted-head.ts). */
+/** With logBodies, capture stops once this many bytes are kept (a margin past the cap: rules/redaction/redacted-head.ts). */
 export function logBodyCaptureBytes(logBodyBytes: number): number {
   return headBytes(logBodyBytes);
 }

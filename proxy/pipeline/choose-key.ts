@@ -1,19 +1,19 @@
 // Which of the proxy's keys a request goes upstream with, and whether natively
-// or bridged (the rule is pure, in rules/key-routing.ts: this feeds it the
+// or bridged (the rule is pure, in rules/keys/key-routing.ts: this feeds it the
 // proxy's state), and the model list a client sees when there are several
 // keys: the union of their lists, answered by Loopgate itself.
-import { decideRoute, keysListing, type KeyModels, type RouteQuery } from '../rules/key-routing.js';
+import { decideRoute, keysListing, type KeyModels, type RouteQuery } from '../../rules/keys/key-routing.js';
 // Routing reads the family: /v1/messages/count_tokens goes where Messages go.
-import { protocolOfPath } from '../rules/protocols/index.js';
-import { ProxyError } from '../rules/proxy-errors.js';
-import { suggestModels } from '../rules/suggest.js';
+import { protocolOfPath } from '../../rules/protocols/index.js';
+import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
+import { suggestModels } from '../../rules/addresses/suggest.js';
 import type { ProxyContext } from './context.js';
 import type { KeyChoice, RequestSoFar } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import { bridgeableKind } from './bridge-plan.js';
 import { LIST_FETCH_TIMEOUT_MS } from './models-cache.js';
 import type { RequestAbort } from './request-abort.js';
-import { closestDemoModel } from '../simulator/demo-family.js';
+import { closestDemoModel } from '../../simulator/demo-family.js';
 
 /**
  * How long a request for a model no known list has waits for the lists still

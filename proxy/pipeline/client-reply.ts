@@ -6,12 +6,12 @@
 // writes to a ServerResponse (test/unit/layers.test.ts holds that).
 import { ServerResponse, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { errorBody, readErrorEnvelope, type ProxyError } from '../rules/proxy-errors.js';
-import { describeRewrites } from '../rules/paths.js';
-import { FAULT_HEADER, faultHeaderValue } from '../rules/fault-answers.js';
-import { envelopeFor, envelopeForTarget, type Envelope } from '../rules/protocols/index.js';
-import { ALIAS_HEADER, aliasHeaderValue } from '../rules/model-aliases.js';
-import type { Redactor } from '../rules/redact.js';
+import { errorBody, readErrorEnvelope, type ProxyError } from '../../rules/diagnosis/proxy-errors.js';
+import { describeRewrites } from '../../rules/addresses/paths.js';
+import { FAULT_HEADER, faultHeaderValue } from '../../rules/faults/fault-answers.js';
+import { envelopeFor, envelopeForTarget, type Envelope } from '../../rules/protocols/index.js';
+import { ALIAS_HEADER, aliasHeaderValue } from '../../rules/keys/model-aliases.js';
+import type { Redactor } from '../../rules/redaction/redact.js';
 import { ResponseCapture, type CaptureOptions } from './capture.js';
 import { clientResponseHeaders } from './headers.js';
 import type { Attempt, RequestSoFar } from './exchange.js';
@@ -233,7 +233,7 @@ export class ClientReply {
     if (diagnosis) out['x-loopgate-diagnosis'] = diagnosis;
     const bridge = ex.route?.bridge;
     if (bridge) out['x-loopgate-bridge'] = bridge;
-    // Which key served it, and how (names are header-safe: rules/key-list.ts).
+    // Which key served it, and how (names are header-safe: rules/keys/key-list.ts).
     const slot = ex.key?.slot;
     if (slot) out['x-loopgate-route'] = `${slot.name} ${bridge ? 'bridged' : 'native'}`;
     const dropped = ex.route?.bridgeDropped;
@@ -241,7 +241,7 @@ export class ClientReply {
     if (ex.warning) out['x-loopgate-warning'] = ex.warning;
     const fault = ex.fault?.returned ? undefined : ex.fault?.armed;
     if (fault) out[FAULT_HEADER] = faultHeaderValue(fault.rule.kind, fault.id);
-    // Alias IDs are printable ASCII (rules/model-aliases.ts), so header-safe.
+    // Alias IDs are printable ASCII (rules/keys/model-aliases.ts), so header-safe.
     if (ex.alias) out[ALIAS_HEADER] = aliasHeaderValue(ex.alias.from, ex.alias.to);
     // Loopgate's own time and the upstream's (every attempt's), up to this answer's head (W3C Server Timing).
     const upstream = attempt ? attempt.upstreamMs : ex.upstreamMs;

@@ -3,19 +3,19 @@ import type { SessionBook } from '../traffic/session-book.js';
 import type { RunBook } from '../traffic/run-book.js';
 import type { FaultBook } from './fault-book.js';
 import type { CassetteRecorder } from '../cassette/recorder.js';
-import type { PriceOverrides } from '../rules/pricing.js';
+import type { PriceOverrides } from '../../rules/sessions/pricing.js';
 import type { Pool } from 'undici';
-import type { Redactor } from '../rules/redact.js';
-import type { TrafficLog } from '../log/index.js';
+import type { Redactor } from '../../rules/redaction/redact.js';
+import type { TrafficLog } from '../../storage/log/index.js';
 import type { GuardConfig } from './guard.js';
-import type { ProxyLimits, ProxyOptions, UpstreamTimeouts } from '../core/options.js';
+import type { ProxyLimits, ProxyOptions, UpstreamTimeouts } from '../../core/options.js';
 import type { KeyRing } from './keyring.js';
 import type { BridgePolicy } from '../bridge/index.js';
 import type { OtlpSink } from '../otlp/exporter.js';
 import type { TrafficRing } from '../traffic/ring.js';
 import type { FaultLedger } from '../traffic/fault-ledger.js';
-import type { AliasMap } from '../core/options.js';
-import type { ProxyStats } from '../core/local-api.js';
+import type { AliasMap } from '../../core/options.js';
+import type { ProxyStats } from '../../core/local-api.js';
 
 // The counters are part of the local API's stats answer: their shape is the contract's.
 
@@ -42,7 +42,7 @@ export interface ProxyContext {
   sleep(ms: number, abort: AbortSignal): Promise<void>;
   redactor: Redactor;
   log?: TrafficLog;
-  /** --log-own: Loopgate's own API calls and probes are recorded like a tool's requests (rules/own-traffic.ts). */
+  /** --log-own: Loopgate's own API calls and probes are recorded like a tool's requests (rules/access/own-traffic.ts). */
   logOwnTraffic: boolean;
   /** --log-bodies: the bodies go into the log's records. */
   logBodies: boolean;
@@ -59,7 +59,7 @@ export interface ProxyContext {
   faultLedger?: FaultLedger;
   /** The OTLP export (one span per request), when an endpoint is configured. */
   otlp?: OtlpSink;
-  /** The keys, each with its /models list; rules/key-routing.ts picks one per request. */
+  /** The keys, each with its /models list; rules/keys/key-routing.ts picks one per request. */
   keys: KeyRing;
   /** --failover: on 429 or an exhausted balance, a replayable request moves to the next key that can serve it. */
   failover: boolean;

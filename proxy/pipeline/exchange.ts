@@ -6,17 +6,17 @@
 // (build-record.ts) read it. Everything about the answer the client got
 // belongs to the reply, the one other per-request owner.
 import type { IncomingMessage } from 'node:http';
-import type { Rewrite } from '../rules/paths.js';
-import type { Diagnosis } from '../rules/diagnose.js';
-import type { RouteDecision } from '../rules/key-routing.js';
+import type { Rewrite } from '../../rules/addresses/paths.js';
+import type { Diagnosis } from '../../rules/diagnosis/diagnose.js';
+import type { RouteDecision } from '../../rules/keys/key-routing.js';
 import type { BridgeKind, BridgeSession } from '../bridge/index.js';
-import type { WebSocketFacts } from '../core/record.js';
-import type { TokenCounts } from '../core/token-counts.js';
+import type { WebSocketFacts } from '../../core/record.js';
+import type { TokenCounts } from '../../core/token-counts.js';
 import type { KeySlot } from './keyring.js';
-import type { ArmedFault, InjectedFault } from '../core/fault.js';
-import type { Protocol } from '../core/routing-facts.js';
-import type { SessionRef } from '../core/agent-session.js';
-import type { BodySpans } from '../rules/json-top-level.js';
+import type { ArmedFault, InjectedFault } from '../../core/fault.js';
+import type { Protocol } from '../../core/routing-facts.js';
+import type { SessionRef } from '../../core/agent-session.js';
+import type { BodySpans } from '../../rules/json/json-top-level.js';
 
 /** A fault rule fired on a request (pipeline/fault-inject.ts): what the record will say once it happened (`injected` is set then). */
 export interface FaultPlan {
@@ -64,7 +64,7 @@ export interface BodyFacts {
   readonly body?: Buffer;
   /** For large bodies: the first chunks held plus the rest still to stream. */
   readonly bodyStream?: AsyncIterable<Buffer>;
-  /** The held body is a JSON object (its top level was read; see rules/json-top-level.ts). */
+  /** The held body is a JSON object (its top level was read; see rules/json/json-top-level.ts). */
   readonly jsonObject?: boolean;
   /** How deep the body's objects and arrays nest, for the bridge's limit. */
   readonly jsonDepth?: number;
@@ -76,7 +76,7 @@ export interface BodyFacts {
   readonly params?: readonly string[];
   /** Raw JSON of the top-level parameter values the GenAI conventions name (read only with OTLP export on). */
   readonly requestValues?: Readonly<Record<string, string>>;
-  /** Where the values session identity reads sit in `body` (read in the same scan; rules/session-body.ts). */
+  /** Where the values session identity reads sit in `body` (read in the same scan; rules/sessions/session-body.ts). */
   readonly spans?: BodySpans;
 }
 
@@ -86,7 +86,7 @@ export interface AliasFacts {
   readonly to: string;
 }
 
-/** The choose-key step: which key, and the routing decision (rules/key-routing.ts). */
+/** The choose-key step: which key, and the routing decision (rules/keys/key-routing.ts). */
 export interface KeyChoice {
   /** The key this request goes upstream with (none when the proxy holds no key). */
   readonly slot?: KeySlot;

@@ -2,10 +2,10 @@
 // conventions want (response id and model, finish reasons, parameter values,
 // the caller's trace), each fact string scrubbed by the log's Redactor, so
 // nothing reaches the collector that the local log would not hold. The span
-// itself is built in the export worker (rules/genai-span.ts, pure); this
+// itself is built in the export worker (rules/otlp/genai-span.ts, pure); this
 // thread only reads the request's facts and queues. Never awaited.
-import { answerProtocol, contentFor, scrubFacts, spanRecord, type SpanFacts } from '../rules/genai-span.js';
-import { parsePicked, parseTraceparent, responseFacts } from '../rules/genai-facts.js';
+import { answerProtocol, contentFor, scrubFacts, spanRecord, type SpanFacts } from '../../rules/otlp/genai-span.js';
+import { parsePicked, parseTraceparent, responseFacts } from '../../rules/otlp/genai-facts.js';
 import type { ProxyContext } from './context.js';
 import type { RequestSoFar } from './exchange.js';
 import type { FinishedExchange } from './finished-exchange.js';

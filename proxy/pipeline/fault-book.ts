@@ -5,8 +5,8 @@
 // mid-stream rule is in scope of streams only, so other requests never use up
 // its count. With nothing armed the pipeline checks one boolean (`armed`) and
 // pays nothing else.
-import { MID_STREAM_FAULTS, type ArmedFault, type FaultRule, type FaultSource } from '../core/fault.js';
-import { inScope, type FaultTarget } from '../rules/fault-rules.js';
+import { MID_STREAM_FAULTS, type ArmedFault, type FaultRule, type FaultSource } from '../../core/fault.js';
+import { inScope, type FaultTarget } from '../../rules/faults/fault-rules.js';
 
 /** What a request offers the book: the scope test's facts, and whether its answer is a stream. */
 export interface FaultRequest extends FaultTarget {

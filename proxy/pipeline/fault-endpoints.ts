@@ -3,9 +3,9 @@
 //   POST   /_loopgate/faults        {"rule": "429 times=2", "times"?: N, "source"?: ...}: arm one (FaultArmAnswer)
 //   DELETE /_loopgate/faults        disarm all; DELETE /_loopgate/faults/<id>: one (FaultDisarmAnswer)
 import type { IncomingMessage } from 'node:http';
-import { ProxyError } from '../rules/proxy-errors.js';
-import { parseFaultRule } from '../rules/fault-rules.js';
-import type { FaultSource, FaultVerdict } from '../core/fault.js';
+import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
+import { parseFaultRule } from '../../rules/faults/fault-rules.js';
+import type { FaultSource, FaultVerdict } from '../../core/fault.js';
 import type { ProxyContext } from './context.js';
 import type { PathFacts } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
@@ -16,7 +16,7 @@ import {
   type FaultArmRequest,
   type FaultDisarmAnswer,
   type FaultsAnswer,
-} from '../core/local-api.js';
+} from '../../core/local-api.js';
 
 const FAULTS_PATH = LOCAL_PATHS.faults;
 /** A rule is one line: a body past this is no arming request. */
@@ -30,7 +30,7 @@ export function isFaultEndpoint(path: string): boolean {
 
 /**
  * What the client did after each injected fault, for GET <faults>, oldest first: worked out now from the ring's
- * entries since the last ask (traffic/fault-ledger.ts, rules/fault-report.ts). Nothing without the ring.
+ * entries since the last ask (traffic/fault-ledger.ts, rules/faults/fault-report.ts). Nothing without the ring.
  */
 function faultReport(ctx: Pick<ProxyContext, 'faultLedger'>): FaultVerdict[] {
   return ctx.faultLedger?.report() ?? [];

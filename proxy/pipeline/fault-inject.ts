@@ -6,7 +6,7 @@
 // bridge translation), counting the events the client gets.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as wait } from 'node:timers/promises';
-import { MID_STREAM_FAULTS, type ArmedFault, type FaultKind, type InjectedFault } from '../core/fault.js';
+import { MID_STREAM_FAULTS, type ArmedFault, type FaultKind, type InjectedFault } from '../../core/fault.js';
 import {
   DEFAULT_AFTER_EVENTS,
   DEFAULT_CONNECT_TIMEOUT_S,
@@ -18,15 +18,15 @@ import {
   retryAfterOf,
   statusFaultAnswer,
   streamErrorEvent,
-} from '../rules/fault-answers.js';
-import { envelopeFor, PROTOCOL_TABLE, protocolOfPath } from '../rules/protocols/index.js';
-import { upstreamFailure } from '../rules/proxy-errors.js';
+} from '../../rules/faults/fault-answers.js';
+import { envelopeFor, PROTOCOL_TABLE, protocolOfPath } from '../../rules/protocols/index.js';
+import { upstreamFailure } from '../../rules/diagnosis/proxy-errors.js';
 import type { ProxyContext } from './context.js';
 import type { FaultPlan, RequestSoFar } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import type { RequestAbort } from './request-abort.js';
 import type { FaultBook } from './fault-book.js';
-import type { SessionRef } from '../core/agent-session.js';
+import type { SessionRef } from '../../core/agent-session.js';
 
 const ANTHROPIC_FAMILY = PROTOCOL_TABLE.messages.protocol;
 const OPENAI_FAMILY = PROTOCOL_TABLE.chat.protocol;

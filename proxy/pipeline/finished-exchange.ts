@@ -6,9 +6,9 @@
 import type { ProxyContext } from './context.js';
 import type { RequestSoFar } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
-import type { TrafficRecord } from '../core/record.js';
-import { headBytes, redactedHead } from '../rules/redacted-head.js';
-import { scrubAcrossEvents } from '../rules/stream-redact.js';
+import type { TrafficRecord } from '../../core/record.js';
+import { headBytes, redactedHead } from '../../rules/redaction/redacted-head.js';
+import { scrubAcrossEvents } from '../../rules/redaction/stream-redact.js';
 import { capturedBody, type NewEntry } from '../traffic/ring-entry.js';
 
 /** What the record step built: the redacted record, and the captured text it read usage and errors from. */

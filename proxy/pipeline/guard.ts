@@ -1,9 +1,9 @@
 // Browser and DNS-rebinding defence: only this machine's own Host names and no foreign Origin. Runs before the body is
 // read: a refused request costs nothing and reaches nothing.
 import type { IncomingMessage } from 'node:http';
-import { ProxyError } from '../rules/proxy-errors.js';
-import { EXPORTER_MARKER_HEADER } from '../rules/otlp-config.js';
-import { BROWSER_REQUEST_CODE, isCredentialLessBrowserRequest } from '../rules/browser-request.js';
+import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
+import { EXPORTER_MARKER_HEADER } from '../../rules/otlp/otlp-config.js';
+import { BROWSER_REQUEST_CODE, isCredentialLessBrowserRequest } from '../../rules/access/browser-request.js';
 import { presentedCredential } from './authenticate.js';
 
 export interface GuardConfig {

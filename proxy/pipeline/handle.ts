@@ -8,9 +8,9 @@
 // (however it ends).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { midStreamFailure, ProxyError } from '../rules/proxy-errors.js';
-import { MODELS_PATH } from '../rules/protocols/index.js';
-import { suggestModels } from '../rules/suggest.js';
+import { midStreamFailure, ProxyError } from '../../rules/diagnosis/proxy-errors.js';
+import { MODELS_PATH } from '../../rules/protocols/index.js';
+import { suggestModels } from '../../rules/addresses/suggest.js';
 import type { ProxyContext } from './context.js';
 import type { Attempt, RequestFacts, RequestSoFar } from './exchange.js';
 import { ClientReply } from './client-reply.js';
@@ -25,7 +25,7 @@ import { answerConnectivityProbe, handleLocalEndpoint } from './local-endpoints.
 import { bridgeableKind, fallBack, planRoute } from './bridge-plan.js';
 import { answerModelUnion, chooseSlot } from './choose-key.js';
 import { answerAliasedModelUnion, applyAlias, noteModelNotFound, withAliasAdvice } from './alias.js';
-import { closestDemoModel } from '../simulator/demo-family.js';
+import { closestDemoModel } from '../../simulator/demo-family.js';
 import { runSink } from './sink-guard.js';
 
 /** The facts a request starts with (the reply that owns its answer is made from them). */

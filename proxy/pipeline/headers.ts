@@ -1,6 +1,6 @@
 // Header filtering between client, proxy and upstream (RFC 9110 §7.6.1 hop-by-hop
 // headers, plus every client credential: exactly one real credential goes upstream).
-import { CREDENTIAL_HEADERS as REQUEST_CREDENTIAL_HEADERS } from '../rules/credential-headers.js';
+import { CREDENTIAL_HEADERS as REQUEST_CREDENTIAL_HEADERS } from '../../rules/redaction/credential-headers.js';
 
 const HOP_BY_HOP = new Set([
   'connection',

@@ -5,8 +5,8 @@
 // most every IN_FLIGHT_PROGRESS_MS (a last report follows a burst). While
 // nobody asks, a request does nothing here beyond one check: the c=64 bench
 // does not pay for a view that is closed.
-import { IN_FLIGHT_PROGRESS_MS, OWN_REQUEST_HEADER, type InFlightRequest } from '../core/local-api.js';
-import { isOwnTraffic } from '../rules/own-traffic.js';
+import { IN_FLIGHT_PROGRESS_MS, OWN_REQUEST_HEADER, type InFlightRequest } from '../../core/local-api.js';
+import { isOwnTraffic } from '../../rules/access/own-traffic.js';
 import type { ClientReply } from './client-reply.js';
 import type { ProxyContext } from './context.js';
 import type { InFlightProgress, RequestSoFar } from './exchange.js';

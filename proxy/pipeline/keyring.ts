@@ -1,12 +1,12 @@
 // The keys the proxy holds, each with its own cached /models list (a key's
 // group decides its models and protocols). The routing rule itself is pure,
-// in rules/key-routing.ts; this holds the state it reads.
-import { keyFingerprint } from '../rules/key-display.js';
-import type { NamedKey } from '../core/options.js';
-import type { KeyModels } from '../rules/key-routing.js';
+// in rules/keys/key-routing.ts; this holds the state it reads.
+import { keyFingerprint } from '../../rules/redaction/key-display.js';
+import type { NamedKey } from '../../core/options.js';
+import type { KeyModels } from '../../rules/keys/key-routing.js';
 import { createModelsCache, type ModelsCache } from './models-cache.js';
 import type { UpstreamDeps } from './upstream-call.js';
-import { type ModelEntry } from '../core/routing-facts.js';
+import { type ModelEntry } from '../../core/routing-facts.js';
 
 export interface KeySlot {
   index: number;

@@ -2,12 +2,18 @@
 // attach to a proxy another window started) and stats. Token-protected, except
 // the health challenge, which proves the token without anyone sending it.
 // Also the answer to a credential-less connectivity probe (`HEAD /`, `HEAD /api/hello`, `GET /`).
-import { CHALLENGE_HEADER, HEALTH_PATH, healthProof, isValidNonce, PROOF_HEADER } from '../rules/health-proof.js';
-import { ProxyError } from '../rules/proxy-errors.js';
-import { isLoopbackHost } from '../rules/urls.js';
-import { version } from '../version.js';
+import {
+  CHALLENGE_HEADER,
+  HEALTH_PATH,
+  healthProof,
+  isValidNonce,
+  PROOF_HEADER,
+} from '../../rules/access/health-proof.js';
+import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
+import { isLoopbackHost } from '../../rules/addresses/urls.js';
+import { version } from '../../core/version.js';
 import { checkToken, presentedCredential } from './authenticate.js';
-import { commandLine } from '../rules/command-line.js';
+import { commandLine } from '../../rules/project/command-line.js';
 import type { ProxyContext } from './context.js';
 import type { IncomingMessage } from 'node:http';
 import type { PathFacts } from './exchange.js';
@@ -26,7 +32,7 @@ import {
   type KeySummary,
   type RefreshAnswer,
   type StatsAnswer,
-} from '../core/local-api.js';
+} from '../../core/local-api.js';
 
 export function isLocalEndpoint(path: string): boolean {
   return path.startsWith(LOCAL_API_PREFIX);
@@ -160,7 +166,7 @@ export async function handleLocalEndpoint(
           failure: s.models.failure() ?? null,
           models: s.models.entries() ? [...s.models.entries()!.values()] : null,
         })),
-        // With the lists, all else the routing rule (rules/key-routing.ts) reads, so a reader decides as the proxy does.
+        // With the lists, all else the routing rule (rules/keys/key-routing.ts) reads, so a reader decides as the proxy does.
         bridge: ctx.bridge.mode,
         refused: ctx.bridge.current(),
         now: ctx.bridge.now(),

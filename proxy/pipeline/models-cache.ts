@@ -1,8 +1,8 @@
 // The key's /models list, cached: it feeds "did you mean" diagnoses, the
 // unknown-model warning and the protocol bridge's view of each model.
-import { parseModelList } from '../rules/model-list.js';
+import { parseModelList } from '../../rules/wire/model-list.js';
 import { callUpstream, readCapped, type UpstreamBody, type UpstreamDeps } from './upstream-call.js';
-import { type ModelEntry } from '../core/routing-facts.js';
+import { type ModelEntry } from '../../core/routing-facts.js';
 
 export interface ModelsCache {
   /** IDs when known (never blocks; undefined until a list arrived). */

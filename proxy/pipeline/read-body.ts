@@ -1,10 +1,10 @@
 // Reads the request body under the cap. Small bodies (the common case) are held
 // so they can be inspected, retried and bridged; large ones stream through
 // without being held (memory stays flat for a 50 MB upload).
-import { ProxyError } from '../rules/proxy-errors.js';
-import { scanTopLevel } from '../rules/json-top-level.js';
-import { REQUEST_VALUE_KEYS } from '../rules/genai-facts.js';
-import { SESSION_BODY_KEYS } from '../rules/session-body.js';
+import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
+import { scanTopLevel } from '../../rules/json/json-top-level.js';
+import { REQUEST_VALUE_KEYS } from '../../rules/otlp/genai-facts.js';
+import { SESSION_BODY_KEYS } from '../../rules/sessions/session-body.js';
 import type { IncomingMessage } from 'node:http';
 import type { ProxyContext } from './context.js';
 import type { BodyFacts, RequestStart } from './exchange.js';
@@ -185,7 +185,7 @@ function parseMetadata(req: IncomingMessage, ctx: BodyContext, body: Buffer): Bo
     return { bytesIn: 0, body };
   }
   // With OTLP export on, the values of the parameters the GenAI conventions name are read in the same pass.
-  // So are the spans session identity reads (rules/session-body.ts): the body is not parsed to find its session.
+  // So are the spans session identity reads (rules/sessions/session-body.ts): the body is not parsed to find its session.
   const top = scanTopLevel(body, ctx.otlp ? REQUEST_VALUE_KEYS : undefined, SESSION_BODY_KEYS);
   if (!top.ok) {
     throw new ProxyError(

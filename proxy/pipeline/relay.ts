@@ -7,11 +7,11 @@
 // (`unsupported` when the route refused the protocol and the bridge plan said
 // to fall back; `failover` with the next key; `failed` with the error).
 import { eventTooLargeMessage, isEndpointNotSupported } from '../bridge/index.js';
-import { diagnose, DIAGNOSIS_POLICY, parseErrorBody } from '../rules/diagnose.js';
-import { midStreamFailure, upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
-import { protocolsByKey } from '../rules/key-routing.js';
+import { diagnose, DIAGNOSIS_POLICY, parseErrorBody } from '../../rules/diagnosis/diagnose.js';
+import { midStreamFailure, upstreamFailure, ProxyError } from '../../rules/diagnosis/proxy-errors.js';
+import { protocolsByKey } from '../../rules/keys/key-routing.js';
 import { failOver, type KeyContext } from './choose-key.js';
-import { keyInXApiKey, MODELS_PATH, streamUsageAsk } from '../rules/protocols/index.js';
+import { keyInXApiKey, MODELS_PATH, streamUsageAsk } from '../../rules/protocols/index.js';
 import type { ProxyContext } from './context.js';
 import type { Attempt, RequestSoFar, Route } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
@@ -31,9 +31,9 @@ import { FaultStage } from './stream-stages/fault-stage.js';
 import { httpStreamStages } from './stream-stages/compose-stages.js';
 import type { StageChain } from './stream-stages/stream-stage.js';
 import { ChunkTiming } from './stream-stages/chunk-timing.js';
-import { MID_STREAM_FAULTS } from '../core/fault.js';
+import { MID_STREAM_FAULTS } from '../../core/fault.js';
 import type { RequestAbort } from './request-abort.js';
-import { SERVED_MODEL_HEADER } from '../simulator/demo-family.js';
+import { SERVED_MODEL_HEADER } from '../../simulator/demo-family.js';
 
 /** A bridged non-stream answer is translated whole; beyond this it is refused rather than held. */
 const BRIDGED_JSON_BYTES = 64 * 1024 * 1024;
@@ -251,7 +251,7 @@ async function relayError(
     bridge: ctx.bridge.mode,
     time: ex.time,
   });
-  // What the diagnosis calls for is its policy (rules/diagnose.ts DIAGNOSIS_POLICY); this applies it.
+  // What the diagnosis calls for is its policy (rules/diagnosis/diagnose.ts DIAGNOSIS_POLICY); this applies it.
   const policy = diagnosis && DIAGNOSIS_POLICY[diagnosis.code];
   // --failover: a replayable request this key cannot serve goes to the next key that can.
   // (The first key's error is then not this request's outcome: the attempt carries none.)

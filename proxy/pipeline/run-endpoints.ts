@@ -3,11 +3,11 @@
 //   DELETE /_loopgate/runs   x-loopgate-run: <the run's credential>   the run ended: its credential is refused
 // Only a credential this proxy's token made is taken (its MAC is checked).
 import type { IncomingMessage } from 'node:http';
-import { ProxyError } from '../rules/proxy-errors.js';
-import { verifyRunCredential } from '../rules/run-credential.js';
+import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
+import { verifyRunCredential } from '../../rules/access/run-credential.js';
 import type { ProxyContext } from './context.js';
 import type { ClientReply } from './client-reply.js';
-import { LOCAL_ERROR_CODES, LOCAL_PATHS, RUN_HEADER, type RunAnswer } from '../core/local-api.js';
+import { LOCAL_ERROR_CODES, LOCAL_PATHS, RUN_HEADER, type RunAnswer } from '../../core/local-api.js';
 
 export async function handleRuns(
   req: IncomingMessage,

@@ -4,7 +4,7 @@
 // The per-turn cache outcome and context breakdown are added by the forensics (computed on this read, never
 // on the request's path).
 import type { IncomingMessage } from 'node:http';
-import { ProxyError } from '../rules/proxy-errors.js';
+import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
 import type { ProxyContext } from './context.js';
 import type { PathFacts } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
@@ -14,10 +14,10 @@ import {
   type SessionDetailAnswer,
   type SessionListAnswer,
   type SessionTurn,
-} from '../core/local-api.js';
+} from '../../core/local-api.js';
 import { isTurn } from '../traffic/session-book.js';
 import { previousTurn } from '../traffic/previous-turn.js';
-import { analyseTurn } from '../traffic/turn-analysis.js';
+import { analyseTurn } from '../../analysis/turn-analysis.js';
 
 const SESSIONS_PATH = LOCAL_PATHS.sessions;
 

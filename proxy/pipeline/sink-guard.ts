@@ -4,8 +4,8 @@
 // with every stream it carries (issue 39 H-1). A throw is caught, counted in the
 // stats (`sinkErrors`, by sink), said once, and named in the request's own
 // record when that record is still to be sent anywhere.
-import type { SinkName, TrafficRecord } from '../core/record.js';
-import { LOCAL_PATHS } from '../core/local-api.js';
+import type { SinkName, TrafficRecord } from '../../core/record.js';
+import { LOCAL_PATHS } from '../../core/local-api.js';
 import type { ProxyContext } from './context.js';
 
 const SINK_WORDS: Record<SinkName, string> = {

@@ -9,15 +9,15 @@
 //   GET /_loopgate/traffic/<id|seq>   one entry whole: record, bodies, stream event times, the cache outcome
 //                                     and the context breakdown (worked out on this query), and
 //                                     followUps: the later requests that carried its tool calls' results
-import { ProxyError } from '../rules/proxy-errors.js';
+import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
 import type { ProxyContext } from './context.js';
 import type { IncomingMessage } from 'node:http';
 import type { PathFacts } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import type { TrafficRing } from '../traffic/ring.js';
-import { followUps } from '../traffic/follow-ups.js';
+import { followUps } from '../../rules/wire/follow-ups.js';
 import { previousTurn } from '../traffic/previous-turn.js';
-import { analyseTurn } from '../traffic/turn-analysis.js';
+import { analyseTurn } from '../../analysis/turn-analysis.js';
 import {
   LOCAL_ERROR_CODES,
   LOCAL_PATHS,
@@ -29,8 +29,8 @@ import {
   type TrafficRow,
   type TrafficSummary,
   type InFlightEvent,
-} from '../core/local-api.js';
-import { type TrafficEntry } from '../core/traffic-entry.js';
+} from '../../core/local-api.js';
+import { type TrafficEntry } from '../../core/traffic-entry.js';
 
 const TRAFFIC_PATH = LOCAL_PATHS.traffic;
 /** A live client that stops reading loses entries past this much unsent data (counted), rather than the proxy's memory. */

@@ -18,14 +18,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
-import { diagnose, parseErrorBody } from '../rules/diagnose.js';
-import { ProxyError, upstreamFailure } from '../rules/proxy-errors.js';
+import { diagnose, parseErrorBody } from '../../rules/diagnosis/diagnose.js';
+import { ProxyError, upstreamFailure } from '../../rules/diagnosis/proxy-errors.js';
 import {
   isWebSocketUpgrade,
   isWebSocketRefusal,
   WEBSOCKET_FALLBACK_STATUS,
   websocketUnsupportedHint,
-} from '../rules/websocket.js';
+} from '../../rules/wire/websocket.js';
 import type { ProxyContext } from './context.js';
 import type { Attempt, RequestFacts, RequestSoFar } from './exchange.js';
 import { admit } from './admission.js';
@@ -38,7 +38,7 @@ import { relayMessages, type ConnectionSummary, type TurnHooks } from './ws-rela
 import { reportInFlight } from './in-flight.js';
 import { randomUUID } from 'node:crypto';
 import { giveBackStreamFault, takeFault, WsFault, type WsFaultSource } from './fault-inject.js';
-import type { ArmedFault } from '../core/fault.js';
+import type { ArmedFault } from '../../core/fault.js';
 import { WebSocketRefusals } from './websocket-refusals.js';
 import { runSink } from './sink-guard.js';
 

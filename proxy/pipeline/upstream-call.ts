@@ -9,9 +9,9 @@
 // reaches the upstream socket as it did through the Readable).
 import { Readable } from 'node:stream';
 import { errors, type Dispatcher, type Pool } from 'undici';
-import { upstreamFailure, ProxyError } from '../rules/proxy-errors.js';
+import { upstreamFailure, ProxyError } from '../../rules/diagnosis/proxy-errors.js';
 import { backoffDelay, isRetryableStatus, isReusedSocketReset, retryAfterMs } from './retry.js';
-import type { UpstreamTimeouts } from '../core/options.js';
+import type { UpstreamTimeouts } from '../../core/options.js';
 import type { RequestAbort } from './request-abort.js';
 
 const NEVER = new AbortController().signal;

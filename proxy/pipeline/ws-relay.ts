@@ -11,11 +11,11 @@
 // turn at all is one record, written when the client's side closes, from what
 // relayMessages returns then.
 import WebSocket, { type RawData } from 'ws';
-import { relayableCloseCode } from '../rules/websocket.js';
-import { scanTopLevel } from '../rules/json-top-level.js';
-import { ERROR_EVENT, exchangeTokens, PROTOCOL_TABLE } from '../rules/protocols/index.js';
-import type { WebSocketFacts } from '../core/record.js';
-import type { TokenCounts } from '../core/token-counts.js';
+import { relayableCloseCode } from '../../rules/wire/websocket.js';
+import { scanTopLevel } from '../../rules/json/json-top-level.js';
+import { ERROR_EVENT, exchangeTokens, PROTOCOL_TABLE } from '../../rules/protocols/index.js';
+import type { WebSocketFacts } from '../../core/record.js';
+import type { TokenCounts } from '../../core/token-counts.js';
 import type { ProxyContext } from './context.js';
 import type { BodyFacts, InFlightProgress, WebSocketSummary } from './exchange.js';
 import type { ClientReply } from './client-reply.js';

@@ -1,12 +1,12 @@
 // The fault report kept up to date lazily (issue 34 §2): nothing runs on a
 // request's path. When the report is asked for, the entries that reached the
 // ring since the last ask are read once each (oldest first) and fed to every
-// open trace (rules/fault-report.ts); a body is normalised only for a request
+// open trace (rules/faults/fault-report.ts); a body is normalised only for a request
 // that could be a retry (same method, path and session as an open fault), and
 // at most once. A fault whose entry left the ring leaves the report (its
 // retries may have left too).
-import type { FaultVerdict } from '../core/fault.js';
-import type { TrafficEntry } from '../core/traffic-entry.js';
+import type { FaultVerdict } from '../../core/fault.js';
+import type { TrafficEntry } from '../../core/traffic-entry.js';
 import {
   follow,
   openTrace,
@@ -15,7 +15,7 @@ import {
   type ReportEntry,
   type ReportOptions,
   type Trace,
-} from '../rules/fault-report.js';
+} from '../../rules/faults/fault-report.js';
 import type { TrafficRing } from './ring.js';
 
 export class FaultLedger {

@@ -3,8 +3,8 @@
 // SessionBook knows the session's requests). The model and the agent matter:
 // Claude Code's side requests (a title, a Task agent) share the session id but
 // not the cache, which is per model and per prompt.
-import type { TrafficEntry } from '../core/traffic-entry.js';
-import { bridgedFrom, endpointProtocol } from '../rules/protocols/index.js';
+import type { TrafficEntry } from '../../core/traffic-entry.js';
+import { bridgedFrom, endpointProtocol } from '../../rules/protocols/index.js';
 import type { TrafficRing } from './ring.js';
 import type { SessionBook } from './session-book.js';
 

@@ -3,11 +3,11 @@
 // leaves only through the getters below, which redact it with the redactor as
 // it is now: a key registered after the request is masked too, and nothing
 // hands out the raw bytes. Reading costs the reader, not the request.
-import type { TrafficEntry } from '../core/traffic-entry.js';
-import type { TrafficRecord } from '../core/record.js';
-import type { Redactor } from '../rules/redact.js';
-import { headBytes, redactedHead } from '../rules/redacted-head.js';
-import { scrubAcrossEvents } from '../rules/stream-redact.js';
+import type { TrafficEntry } from '../../core/traffic-entry.js';
+import type { TrafficRecord } from '../../core/record.js';
+import type { Redactor } from '../../rules/redaction/redact.js';
+import { headBytes, redactedHead } from '../../rules/redaction/redacted-head.js';
+import { scrubAcrossEvents } from '../../rules/redaction/stream-redact.js';
 
 /**
  * Longest body kept per request or response (characters, after redaction).

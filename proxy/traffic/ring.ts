@@ -4,10 +4,10 @@
 // byte budget; the oldest go first. Nothing here touches the disk, and nothing
 // leaves it unscrubbed: records are redacted when built (pipeline/build-record.ts),
 // bodies when read (ring-entry.ts: only redacted text comes out).
-import type { RingLimits, RingStats } from '../core/traffic-entry.js';
-import type { InFlightRequest } from '../core/local-api.js';
-import type { Redactor } from '../rules/redact.js';
-import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES } from '../core/options.js';
+import type { RingLimits, RingStats } from '../../core/traffic-entry.js';
+import type { InFlightRequest } from '../../core/local-api.js';
+import type { Redactor } from '../../rules/redaction/redact.js';
+import { DEFAULT_RING_BYTES, DEFAULT_RING_ENTRIES } from '../../core/options.js';
 import { RedactedBodies, RingEntry, type NewEntry } from './ring-entry.js';
 
 export class TrafficRing {

@@ -2,11 +2,11 @@
 // registers its credential when it starts and says when it ends, so its
 // credential is good exactly while the run lives. A run the book never heard
 // of (the proxy restarted meanwhile, or an older CLI) counts for a bounded
-// time from its start (rules/run-credential.ts runLifetime). Every credential
+// time from its start (rules/access/run-credential.ts runLifetime). Every credential
 // seen is also given to the redactor as a known secret, so its encoded forms
 // are masked like the token's. In memory only, bounded.
-import type { Redactor } from '../rules/redact.js';
-import { runKey, type RunFacts, type RunState } from '../rules/run-credential.js';
+import type { Redactor } from '../../rules/redaction/redact.js';
+import { runKey, type RunFacts, type RunState } from '../../rules/access/run-credential.js';
 
 const RUN_LIMITS = {
   /** Runs remembered (live or ended); past it the oldest are forgotten (an ended one then falls back to its age). */

@@ -6,13 +6,13 @@
 // session's cost needs no bodies.
 //
 // How a request is tied to its session, most certain first (core/agent-session.ts SessionSource):
-//   1. the client names its session (rules/session-identity.ts), within a `loopgate run` or not;
-//   2. `loopgate run`'s per-run credential (rules/run-credential.ts): the run is the session;
-//   3. the heuristic (rules/conversation-fingerprint.ts): the same client sending the same system prompt and
+//   1. the client names its session (rules/sessions/session-identity.ts), within a `loopgate run` or not;
+//   2. `loopgate run`'s per-run credential (rules/access/run-credential.ts): the run is the session;
+//   3. the heuristic (rules/sessions/conversation-fingerprint.ts): the same client sending the same system prompt and
 //      first message, with a message list at least as long as last time, within HEURISTIC_IDLE_MS;
 //   4. otherwise a session of one request; requests that carry no conversation (a models list) get none.
 import { createHash } from 'node:crypto';
-import type { TrafficRecord } from '../core/record.js';
+import type { TrafficRecord } from '../../core/record.js';
 import {
   SESSION_LIST_CAP,
   SESSION_MORE_COUNTED,
@@ -22,14 +22,14 @@ import {
   type SessionSource,
   type SessionSummary,
   type SessionTokens,
-} from '../core/agent-session.js';
-import { requestFailed } from '../core/outcome.js';
-import type { RunFacts } from '../rules/run-credential.js';
-import { bodyMayTell, identifySession } from '../rules/session-identity.js';
-import { conversationFingerprint } from '../rules/conversation-fingerprint.js';
-import { isRequestUsd, tokenCountsProblem } from '../rules/sane-numbers.js';
-import type { BodySpans } from '../rules/json-top-level.js';
-import { identityBody } from '../rules/session-body.js';
+} from '../../core/agent-session.js';
+import { requestFailed } from '../../core/outcome.js';
+import type { RunFacts } from '../../rules/access/run-credential.js';
+import { bodyMayTell, identifySession } from '../../rules/sessions/session-identity.js';
+import { conversationFingerprint } from '../../rules/sessions/conversation-fingerprint.js';
+import { isRequestUsd, tokenCountsProblem } from '../../core/sane-numbers.js';
+import type { BodySpans } from '../../rules/json/json-top-level.js';
+import { identityBody } from '../../rules/sessions/session-body.js';
 
 const SESSION_LIMITS = {
   /** Sessions kept; the least recently active go first. */
@@ -47,7 +47,7 @@ const HEURISTIC_IDLE_MS = 60 * 60 * 1000;
 /** What the book reads of a request to tie it to a session. */
 export interface SessionClues {
   headers: Record<string, string | string[] | undefined>;
-  /** The request body's spans (rules/session-body.ts), asked for only when the client and the run name no session. */
+  /** The request body's spans (rules/sessions/session-body.ts), asked for only when the client and the run name no session. */
   body: () => BodySpans | undefined;
   /** `loopgate run`'s credential, verified. */
   run?: RunFacts;

@@ -4,7 +4,7 @@
 // line or the tool's own output.
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import type { TrafficRecord } from '../../core/record.js';
 import { assertNoCanary } from '../log/canary.js';
 import { until } from '../proxy/stack.js';
 import type { ClientStack, ProxyName } from '../clients/harness.js';

@@ -9,11 +9,11 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { CassetteExchange } from '../../proxy/core/cassette.js';
-import { localApi } from '../../proxy/local-api-client.js';
-import { DEMO_KEYS, defaultFixture, startSimulator } from '../../proxy/simulator/index.js';
-import { exchangeOf } from '../../proxy/rules/cassette-exchange.js';
-import { SECRET_PATTERNS } from '../../proxy/rules/secret-patterns.js';
+import type { CassetteExchange } from '../../core/cassette.js';
+import { localApi } from '../../client/local-api-client.js';
+import { DEMO_KEYS, defaultFixture, startSimulator } from '../../simulator/index.js';
+import { exchangeOf } from '../../rules/cassettes/cassette-exchange.js';
+import { SECRET_PATTERNS } from '../../rules/redaction/secret-patterns.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 import { exited, spawnCli, tempHome } from '../cli/io.js';
 import { repoRoot } from '../clients/harness.js';

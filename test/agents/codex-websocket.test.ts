@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentsSupported, codexBinary, runAgent, type AgentRun, AGENT_CASE_TIMEOUT_MS } from './agent-binaries.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { fingerprint } from '../../proxy/simulator/index.js';
+import { fingerprint } from '../../simulator/index.js';
 import { assertNoCanary } from '../log/canary.js';
 import { until } from '../proxy/stack.js';
 import { startWsStack, type WsProxyName, type WsStack } from '../websocket/ws-stack.js';

@@ -4,16 +4,16 @@
 // tool started by `loopgate run`. An agent's default can be newer than the demo
 // fixture (Codex 0.171.0 asks for gpt-6.2-sol, pi for claude-opus-4-7): demo
 // mode then serves the closest demo model of its family and says so on its
-// console, in the traffic log and in the answer (proxy/simulator/demo-family.ts).
+// console, in the traffic log and in the answer (simulator/demo-family.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { TrafficRecord } from '../../proxy/core/record.js';
-import { DEMO_KEYS } from '../../proxy/simulator/index.js';
-import { existingToken } from '../../proxy/config/token-file.js';
+import type { TrafficRecord } from '../../core/record.js';
+import { DEMO_KEYS } from '../../simulator/index.js';
+import { existingToken } from '../../storage/config/token-file.js';
 import { assertNoCanary } from '../log/canary.js';
 import { until } from '../proxy/stack.js';
 import { repoRoot } from '../clients/harness.js';

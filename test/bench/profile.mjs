@@ -8,7 +8,7 @@ import { killAll, runLoad, startServer } from './procs.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const cli = join(root, 'dist/cli.js');
-const fixture = JSON.parse(readFileSync(join(root, 'proxy/simulator/default-fixture.json'), 'utf8'));
+const fixture = JSON.parse(readFileSync(join(root, 'simulator/default-fixture.json'), 'utf8'));
 const KEY = fixture.keys.find((k) => k.group === 'default' && k.status === 'active' && !k.rpm && !k.models).key;
 const mode = process.argv[2] ?? 'throughput';
 const dir = mkdtempSync(join(tmpdir(), 'loopgate-prof-'));

@@ -26,7 +26,7 @@ const cfg = values.quick ? CONFIGS.quick : CONFIGS.full;
 const only = values.only ? new Set(values.only.split(',')) : undefined;
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const cli = join(root, 'dist/cli.js');
-const fixture = JSON.parse(readFileSync(join(root, 'proxy/simulator/default-fixture.json'), 'utf8'));
+const fixture = JSON.parse(readFileSync(join(root, 'simulator/default-fixture.json'), 'utf8'));
 // The simulator's demo key: the proxy gets it in its environment only, direct runs send it themselves.
 const KEY = fixture.keys.find((k) => k.group === 'default' && k.status === 'active' && !k.rpm && !k.models).key;
 const PATH = '/v1/chat/completions';

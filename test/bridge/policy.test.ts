@@ -1,8 +1,8 @@
-// The bridge decision for one key: rules/key-routing.ts decides, fed what the
+// The bridge decision for one key: rules/keys/key-routing.ts decides, fed what the
 // BridgePolicy learned from 404 endpoint_not_supported answers.
 import { describe, expect, it } from 'vitest';
 import { BridgePolicy, bridgeKindForPath, bridgeLabel, type BridgeKind } from '../../proxy/bridge/index.js';
-import { decideRoute } from '../../proxy/rules/key-routing.js';
+import { decideRoute } from '../../rules/keys/key-routing.js';
 
 /** Would the proxy (one key, its list giving `types` for the model, or not known) bridge this request? */
 function bridges(

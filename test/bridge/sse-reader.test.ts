@@ -2,7 +2,7 @@
 // (a \r\n split between chunks included), and the event cap (issue 23 F-D).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SseReader, type SseMessage } from '../../proxy/bridge/sse.js';
+import { SseReader, type SseMessage } from '../../rules/wire/sse.js';
 
 function readAll(chunks: Array<string | Buffer>, max?: number): { messages: SseMessage[]; tooLarge: boolean } {
   const r = new SseReader(max);

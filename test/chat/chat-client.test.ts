@@ -4,8 +4,8 @@
 // spec's terms. The VS Code side is tested in current VS Code (test/e2e/chat).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import { DEMO_KEYS, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
-import { parseModelList } from '../../proxy/rules/model-list.js';
+import { DEMO_KEYS, startSimulator, type Simulator } from '../../simulator/index.js';
+import { parseModelList } from '../../rules/wire/model-list.js';
 import {
   chatModels,
   DEFAULT_LIMITS,

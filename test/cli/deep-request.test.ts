@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { exited, spawnCli, tempHome } from './io.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import type { TrafficRecord } from '../../core/record.js';
 
 const TOKEN = 'lg-local-deep-cli-0123456789abcdefghijklmno';
 const KEY = 'sk-deep-test-0123456789abcdefghijklmnopqrst';

@@ -1,6 +1,6 @@
 // `loopgate doctor` and `loopgate models` against the simulator.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../proxy/simulator/index.js';
+import { startSimulator, type Simulator } from '../../simulator/index.js';
 import { KEYS } from '../proxy/stack.js';
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';

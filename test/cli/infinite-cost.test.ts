@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultLogFile } from '../../proxy/config/dirs.js';
+import { defaultLogFile } from '../../storage/config/dirs.js';
 import { KEYS, logRecords, until } from '../proxy/stack.js';
 import { exited, runCli, spawnCli, tempHome } from './io.js';
 

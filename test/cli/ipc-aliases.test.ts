@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { childEnv } from '../../extension/child-env.js';
-import type { FromProxy, ToProxy } from '../../proxy/core/ipc.js';
+import type { FromProxy, ToProxy } from '../../core/ipc.js';
 import { CLI, tempHome } from './io.js';
 import { until } from '../proxy/stack.js';
 

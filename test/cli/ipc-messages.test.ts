@@ -5,8 +5,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { childEnv } from '../../extension/child-env.js';
-import type { FromProxy, ToProxy } from '../../proxy/core/ipc.js';
-import { requestLine } from '../../proxy/core/request-line.js';
+import type { FromProxy, ToProxy } from '../../core/ipc.js';
+import { requestLine } from '../../core/request-line.js';
 import { CLI, tempHome } from './io.js';
 import { until } from '../proxy/stack.js';
 
@@ -77,7 +77,7 @@ describe('serve --ipc messages to the editor', () => {
     await stalled.body!.getReader().read();
     leave.abort();
     // Loopgate's own API (a window's health check, with the right token or none) is Loopgate talking to
-    // itself: no request message, no health-probe (rules/own-traffic.ts; the log and `tail` agree).
+    // itself: no request message, no health-probe (rules/access/own-traffic.ts; the log and `tail` agree).
     expect(
       (await fetch(`${listening.url}/_loopgate/health`, { headers: { authorization: `Bearer ${TOKEN}` } })).status,
     ).toBe(200);

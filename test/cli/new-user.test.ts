@@ -12,10 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commands } from '../../cli/commands.js';
-import { DEFAULT_PORT } from '../../proxy/core/options.js';
+import { DEFAULT_PORT } from '../../core/options.js';
 import { logRecords, until } from '../proxy/stack.js';
 import { CLI, exited, spawnCli, tempHome } from './io.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import type { TrafficRecord } from '../../core/record.js';
 
 interface Finished {
   code: number | null;

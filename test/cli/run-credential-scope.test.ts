@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CLI, tempHome } from './io.js';
 import { logRecords, startStack, TOKEN, untilAsync, type Stack } from '../proxy/stack.js';
-import { runCredential } from '../../proxy/rules/run-credential.js';
-import { secretForms } from '../../proxy/rules/known-secrets.js';
+import { runCredential } from '../../rules/access/run-credential.js';
+import { secretForms } from '../../rules/redaction/known-secrets.js';
 
 interface Finished {
   code: number | null;

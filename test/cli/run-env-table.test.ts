@@ -1,5 +1,5 @@
 // Issue 26 §2: `loopgate run` hands every tool the variables the common tools
-// read for both protocols (one table, proxy/rules/client-env.ts), except what a
+// read for both protocols (one table, rules/project/client-env.ts), except what a
 // given tool takes as a conflict. Real child processes: `node -e` with the
 // official OpenAI and Anthropic SDKs configured from the environment alone,
 // and fake `qwen`/`claude` executables (first on PATH) that print what they got.
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, runCli, tempHome } from './io.js';
 import { KEYS, startStack, TOKEN, type Stack } from '../proxy/stack.js';
 
-/** `loopgate run` hands each tool a credential of its own run (rules/run-credential.ts), never the token. */
+/** `loopgate run` hands each tool a credential of its own run (rules/access/run-credential.ts), never the token. */
 const RUN_CREDENTIAL = expect.stringMatching(/^lg-local-run_[a-z0-9-]+_[0-9a-z]+_[0-9a-z]+_[0-9a-f]{32}$/);
 
 function runBuilt(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string; err: string }> {

@@ -9,7 +9,7 @@ import { CLI, tempHome } from './io.js';
 import { startStack, TOKEN, type Stack } from '../proxy/stack.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 
-/** `loopgate run` hands each tool a credential of its own run (rules/run-credential.ts), never the token. */
+/** `loopgate run` hands each tool a credential of its own run (rules/access/run-credential.ts), never the token. */
 const RUN_CREDENTIAL = expect.stringMatching(/^lg-local-run_[a-z0-9-]+_[0-9a-z]+_[0-9a-z]+_[0-9a-f]{32}$/);
 
 const SK = makeCanary('sk-run-list-');

@@ -11,9 +11,9 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, runCli, tempHome } from './io.js';
 import { startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
-import { runCredential } from '../../proxy/rules/run-credential.js';
+import { runCredential } from '../../rules/access/run-credential.js';
 
-/** `loopgate run` hands each tool a credential of its own run (rules/run-credential.ts), never the token. */
+/** `loopgate run` hands each tool a credential of its own run (rules/access/run-credential.ts), never the token. */
 const RUN_CREDENTIAL = expect.stringMatching(/^lg-local-run_[a-z0-9-]+_[0-9a-z]+_[0-9a-z]+_[0-9a-f]{32}$/);
 
 const CANARY = 'sk-run-canary-real-key-000000000000000000';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { exited, runCli, spawnCli, tempHome } from './io.js';
-import { defaultFixture, startSimulator } from '../../proxy/simulator/index.js';
+import { defaultFixture, startSimulator } from '../../simulator/index.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 
 const TOKEN = 'lg-local-cassette-cli-0123456789abcdefghij';

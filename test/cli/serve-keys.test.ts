@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { exited, runCli, spawnCli, tempHome } from './io.js';
-import { startSimulator, type Simulator } from '../../proxy/simulator/index.js';
+import { startSimulator, type Simulator } from '../../simulator/index.js';
 import { KEYS } from '../proxy/stack.js';
 import type { ChildProcess } from 'node:child_process';
 

@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname } from 'node:path';
 import { CLI, exited, runCli, spawnCli, tempHome } from './io.js';
-import { tokenFile } from '../../proxy/config/token-file.js';
+import { tokenFile } from '../../storage/config/token-file.js';
 
 /** node and curl, and no `loopgate` command. */
 const BARE_PATH = [dirname(process.execPath), '/usr/bin', '/bin'].join(delimiter);

@@ -9,9 +9,9 @@ import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { startSimulator, type Simulator } from '../../proxy/simulator/index.js';
+import { startSimulator, type Simulator } from '../../simulator/index.js';
 import { KEYS, until, logRecords } from '../proxy/stack.js';
-import { defaultLogFile } from '../../proxy/config/dirs.js';
+import { defaultLogFile } from '../../storage/config/dirs.js';
 import { exited, runCli, spawnCli, tempHome } from './io.js';
 
 // What each client sends, and the id the proxy gives the session (`<client>:<id>`).

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
 import { CLI, tempHome } from './io.js';
-import type { AliasMap } from '../../proxy/core/options.js';
+import type { AliasMap } from '../../core/options.js';
 
 const run = promisify(execFile);
 const CANARY = 'sk-proj-canaryBridgedEvents0123456789abcdef';

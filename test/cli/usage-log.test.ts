@@ -6,8 +6,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TrafficRecord } from '../../proxy/core/record.js';
-import { localDay } from '../../proxy/log/usage-totals.js';
+import type { TrafficRecord } from '../../core/record.js';
+import { localDay } from '../../storage/log/usage-totals.js';
 import { runCli } from './io.js';
 
 const HOUR = 3_600_000;

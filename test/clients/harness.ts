@@ -6,10 +6,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { defaultFixture, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
+import { defaultFixture, startSimulator, type Simulator } from '../../simulator/index.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import type { ProxyOptions } from '../../proxy/core/options.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import type { ProxyOptions } from '../../core/options.js';
+import type { TrafficRecord } from '../../core/record.js';
 import { makeCanary } from '../log/canary.js';
 
 export const repoRoot = resolve(__dirname, '..', '..');

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { CLIENT_VARS } from '../../proxy/rules/client-env.js';
+import { CLIENT_VARS } from '../../rules/project/client-env.js';
 import { agentsSupported, claudeBinary, codexBinary } from '../agents/agent-binaries.js';
 
 const REPO = join(__dirname, '..', '..');

@@ -1,6 +1,6 @@
 // Canary sweep helpers: plant a unique fake secret, then search every sink for
 // it in every encoding it could travel in. Written independently of
-// proxy/rules/redact.ts on purpose: the redactor is not checked with itself.
+// rules/redaction/redact.ts on purpose: the redactor is not checked with itself.
 import { randomBytes } from 'node:crypto';
 
 /** A unique fake secret with a recognisable shape (e.g. `sk-` → a provider key). */

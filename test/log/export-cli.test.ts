@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.js';
 import type { Io } from '../../cli/command.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import type { TrafficRecord } from '../../core/record.js';
 import { assertNoCanary, makeCanary } from './canary.js';
 import { harValidator } from './har-validate.js';
 import { record } from './records.js';

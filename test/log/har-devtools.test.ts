@@ -1,7 +1,7 @@
 // "Loads in Chrome DevTools": parse our HAR with DevTools' own HAR parser.
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { toHar } from '../../proxy/log/index.js';
+import { toHar } from '../../storage/log/index.js';
 import { CHROMIUM_PAK, loadDevToolsHarRoot } from './devtools-har.js';
 import { record } from './records.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { toHar, toJsonl } from '../../proxy/log/index.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import { toHar, toJsonl } from '../../storage/log/index.js';
+import type { TrafficRecord } from '../../core/record.js';
 import { assertNoCanary, makeCanary } from './canary.js';
 import { harValidator } from './har-validate.js';
 import { record } from './records.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import { exportTrafficLog } from '../../proxy/log/index.js';
+import { exportTrafficLog } from '../../storage/log/index.js';
 import { assertNoCanary, makeCanary } from './canary.js';
 import { logRecords, until } from '../proxy/stack.js';
 

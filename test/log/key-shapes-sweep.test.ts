@@ -16,9 +16,9 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childEnv } from '../../extension/child-env.js';
-import type { FromProxy, ToProxy } from '../../proxy/core/ipc.js';
-import { defaultFixture, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
-import { fingerprint } from '../../proxy/simulator/request-record.js';
+import type { FromProxy, ToProxy } from '../../core/ipc.js';
+import { defaultFixture, startSimulator, type Simulator } from '../../simulator/index.js';
+import { fingerprint } from '../../simulator/request-record.js';
 import { CLI, runCli, tempHome } from '../cli/io.js';
 import { startReceiver, type Receiver } from '../otlp/receiver.js';
 import { until } from '../proxy/stack.js';
@@ -391,7 +391,7 @@ describe('key shapes sweep (issue 23)', () => {
         expect(ran.code, ran.err).toBe(0);
         const seen = JSON.parse(ran.out) as { argv: string[]; env: Record<string, string> };
         expect(seen.argv.slice(-1)).toEqual(['plain-arg']);
-        // `loopgate run` hands the tool its run's own credential, derived from the token (rules/run-credential.ts).
+        // `loopgate run` hands the tool its run's own credential, derived from the token (rules/access/run-credential.ts).
         expect(seen.env.OPENAI_API_KEY).toMatch(/^lg-local-run_node_/);
         expect(seen.env.OPENAI_API_KEY).not.toContain(TOKEN);
         assertNoCanary(ran.out + ran.err, KEYS);

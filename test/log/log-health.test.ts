@@ -7,7 +7,7 @@ import { mkdtempSync, openSync, closeSync, readFileSync, symlinkSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LogHealth } from '../../proxy/core/health.js';
+import type { LogHealth } from '../../core/health.js';
 import { startStack, TOKEN, until, logRecords, type Stack } from '../proxy/stack.js';
 import { CLI, exited, tempHome } from '../cli/io.js';
 import { spawn } from 'node:child_process';

@@ -17,8 +17,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exportTrafficLog } from '../../proxy/log/index.js';
-import { loadOrCreateToken, tokenFile } from '../../proxy/config/token-file.js';
+import { exportTrafficLog } from '../../storage/log/index.js';
+import { loadOrCreateToken, tokenFile } from '../../storage/config/token-file.js';
 import { runCli, tempHome } from '../cli/io.js';
 
 const VICTIM_TEXT = 'precious contents\n';

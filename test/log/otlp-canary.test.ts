@@ -8,9 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startSimulator, defaultFixture, type Simulator } from '../../proxy/simulator/index.js';
+import { startSimulator, defaultFixture, type Simulator } from '../../simulator/index.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import { otlpConfig } from '../../proxy/rules/otlp-config.js';
+import { otlpConfig } from '../../rules/otlp/otlp-config.js';
 import { describeOtlpHealth } from '../../proxy/otlp/export-health.js';
 import { assertNoCanary, makeCanary } from './canary.js';
 import { until } from '../proxy/stack.js';

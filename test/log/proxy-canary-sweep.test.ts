@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { startSimulator, defaultFixture, type Simulator } from '../../proxy/simulator/index.js';
+import { startSimulator, defaultFixture, type Simulator } from '../../simulator/index.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import { exportTrafficLog } from '../../proxy/log/index.js';
+import { exportTrafficLog } from '../../storage/log/index.js';
 import { assertNoCanary, makeCanary } from './canary.js';
 import { until } from '../proxy/stack.js';
 

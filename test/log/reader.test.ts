@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LogReadError, openTrafficLog, parseSince, readTrafficLog } from '../../proxy/log/index.js';
+import { LogReadError, openTrafficLog, parseSince, readTrafficLog } from '../../storage/log/index.js';
 import { record } from './records.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lg-read-'));

@@ -1,5 +1,5 @@
 // Record builders shared by the log tests.
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import type { TrafficRecord } from '../../core/record.js';
 
 let n = 0;
 export function record(over: Partial<TrafficRecord> = {}): TrafficRecord {

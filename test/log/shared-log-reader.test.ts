@@ -1,10 +1,10 @@
-// Open a Shared Log's parser (proxy/log/shared-log-reader.ts): a Loopgate HAR and JSONL
+// Open a Shared Log's parser (storage/log/shared-log-reader.ts): a Loopgate HAR and JSONL
 // come back as records, a foreign shape is rebuilt with safe types, and a file
 // that is not a log gets an error naming the line or entry.
 import { describe, expect, it } from 'vitest';
-import { parseSharedLog } from '../../proxy/log/shared-log-reader.js';
-import { toHar, toJsonl } from '../../proxy/log/har.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import { parseSharedLog } from '../../storage/log/shared-log-reader.js';
+import { toHar, toJsonl } from '../../storage/log/har.js';
+import type { TrafficRecord } from '../../core/record.js';
 
 const rec: TrafficRecord = {
   time: '2026-11-28T01:02:03.000Z',

@@ -11,7 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openTrafficLog, readTrafficLog, rotatedFile, type TrafficLog } from '../../proxy/log/index.js';
+import { openTrafficLog, readTrafficLog, rotatedFile, type TrafficLog } from '../../storage/log/index.js';
 import { assertNoCanary, makeCanary } from './canary.js';
 import { record } from './records.js';
 

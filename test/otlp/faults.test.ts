@@ -3,8 +3,8 @@
 // /_loopgate/health, and says so once (and once more when export works again).
 // The console line names the collector's URL and the status, never a header value.
 import { afterEach, describe, expect, it } from 'vitest';
-import { otlpConfig } from '../../proxy/rules/otlp-config.js';
-import type { OtlpHealth } from '../../proxy/core/health.js';
+import { otlpConfig } from '../../rules/otlp/otlp-config.js';
+import type { OtlpHealth } from '../../core/health.js';
 import { describeOtlpHealth } from '../../proxy/otlp/export-health.js';
 import { startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
 import { deadEndpoint, fastEnv, startReceiver, type Receiver, type ReceiverMode } from './receiver.js';

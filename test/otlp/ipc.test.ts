@@ -7,7 +7,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { childEnv } from '../../extension/child-env.js';
-import type { FromProxy, ToProxy } from '../../proxy/core/ipc.js';
+import type { FromProxy, ToProxy } from '../../core/ipc.js';
 import { CLI, tempHome } from '../cli/io.js';
 import { until } from '../proxy/stack.js';
 import { deadEndpoint, startReceiver, type Receiver } from './receiver.js';

@@ -3,7 +3,7 @@
 // Responses and Messages, streamed and not, native and bridged, errors; both
 // http/protobuf and http/json; the metrics; the resource and the headers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { otlpConfig } from '../../proxy/rules/otlp-config.js';
+import { otlpConfig } from '../../rules/otlp/otlp-config.js';
 import { KEYS, startStack, TOKEN, until, logRecords, type Stack } from '../proxy/stack.js';
 import { fastEnv, startReceiver, type Receiver, type ReceivedSpan } from './receiver.js';
 

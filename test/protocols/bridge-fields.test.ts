@@ -1,12 +1,12 @@
 // Issue 26 §4: the bridge dropped a tool's `eager_input_streaming` without a
 // notice. Every field of the official SDKs' types for the nested objects the
 // bridge maps (tools, messages, content blocks, input items) is either carried
-// over (proxy/rules/bridge-fields.ts) or, when set, named in the dropped list
+// over (rules/wire/bridge-fields.ts) or, when set, named in the dropped list
 // that becomes x-loopgate-bridge-dropped, the log's bridgeDropped and the hint.
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toChatRequest, type BridgeKind } from '../../proxy/bridge/index.js';
-import { BRIDGE_FIELDS, type BridgeObject } from '../../proxy/rules/bridge-fields.js';
+import { BRIDGE_FIELDS, type BridgeObject } from '../../rules/wire/bridge-fields.js';
 import { propertiesOf, sdkDir } from './sdk-params.js';
 
 type Place = (o: Record<string, unknown>) => Record<string, unknown>;

@@ -1,4 +1,4 @@
-// The protocol parameter table (proxy/rules/protocol-params.ts) against the
+// The protocol parameter table (rules/wire/protocol-params.ts) against the
 // installed official SDKs: every request parameter an SDK knows must be
 // classified, so bumping `openai` or `@anthropic-ai/sdk` fails here until the
 // new parameters are given a bridge action.
@@ -8,7 +8,7 @@ import {
   COUNT_TOKENS_PARAMS,
   MESSAGES_PARAMS,
   RESPONSES_PARAMS,
-} from '../../proxy/rules/protocol-params.js';
+} from '../../rules/wire/protocol-params.js';
 import { sdkParams, type SdkParams } from './sdk-params.js';
 
 let sdk: SdkParams;

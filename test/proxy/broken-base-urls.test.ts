@@ -2,7 +2,7 @@
 // through the proxy, streaming and not, and the upstream sees canonical paths
 // with exactly one real credential.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fingerprint } from '../../proxy/simulator/index.js';
+import { fingerprint } from '../../simulator/index.js';
 import { KEYS, startStack, type Stack } from './stack.js';
 
 let stack: Stack;

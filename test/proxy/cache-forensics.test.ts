@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { TrafficDetail } from '../../proxy/core/local-api.js';
-import { localApi } from '../../proxy/local-api-client.js';
-import { startSimulator, type Simulator } from '../../proxy/simulator/index.js';
+import type { TrafficDetail } from '../../core/local-api.js';
+import { localApi } from '../../client/local-api-client.js';
+import { startSimulator, type Simulator } from '../../simulator/index.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import { stopTokenizer } from '../../proxy/traffic/tokenizers.js';
+import { stopTokenizer } from '../../analysis/tokenizers.js';
 import { KEYS, TOKEN } from './stack.js';
 
 let sim: Simulator;

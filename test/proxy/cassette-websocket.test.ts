@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CassetteExchange } from '../../proxy/core/cassette.js';
+import type { CassetteExchange } from '../../core/cassette.js';
 import { startServe, type StartedServe } from '../../cli/start-serve.js';
 import { assertNoCanary } from '../log/canary.js';
 import { until } from './stack.js';

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCassette } from '../../proxy/cassette/store.js';
+import { loadCassette } from '../../storage/cassettes/store.js';
 import { startPlayer, type CassetteMiss, type CassettePlayer } from '../../proxy/cassette/player.js';
-import { createRedactor } from '../../proxy/rules/redact.js';
+import { createRedactor } from '../../rules/redaction/redact.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { KEYS, startStack, TOKEN, type Stack } from './stack.js';
 

@@ -4,8 +4,8 @@
 // 2. Loopgate's own refusals are logged like upstream errors (body, diagnosis, type/code, bytes);
 // 3. Claude Code's credential-less `HEAD /` connectivity probe gets a quiet 200.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identifyClient } from '../../proxy/rules/client-hints.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import { identifyClient } from '../../rules/addresses/client-hints.js';
+import type { TrafficRecord } from '../../core/record.js';
 import { assertNoCanary } from '../log/canary.js';
 import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
 import { hostOf, httpRequest, openSocket } from './raw.js';

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { localApi } from '../../proxy/local-api-client.js';
+import { localApi } from '../../client/local-api-client.js';
 import { logRecords, startStack, TOKEN, until, untilAsync, type Stack } from './stack.js';
 
 let stack: Stack | undefined;

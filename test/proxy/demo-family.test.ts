@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type StartedServe } from '../../cli/start-serve.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import { startSimulator, type Simulator } from '../../proxy/simulator/index.js';
+import { startSimulator, type Simulator } from '../../simulator/index.js';
 import { logRecords, threeGroupKeys, TOKEN, until } from './stack.js';
 
 interface Demo {

@@ -3,8 +3,8 @@
 // thread for seconds. Now an over-cap glob is refused when armed, and the longest allowed glob costs a huge model
 // name no more than a short glob does (a ratio within one run, no wall-clock constant).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_MODEL_GLOB_CHARS } from '../../proxy/rules/fault-rules.js';
-import { localApi, type LocalApiClient } from '../../proxy/local-api-client.js';
+import { MAX_MODEL_GLOB_CHARS } from '../../rules/faults/fault-rules.js';
+import { localApi, type LocalApiClient } from '../../client/local-api-client.js';
 import { startStack, TOKEN, type Stack } from './stack.js';
 
 let stack: Stack;

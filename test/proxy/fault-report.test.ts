@@ -7,9 +7,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { localApi } from '../../proxy/local-api-client.js';
-import type { FaultVerdict } from '../../proxy/core/fault.js';
-import { RETRY_AFTER_ALLOWANCE_MS } from '../../proxy/rules/fault-report.js';
+import { localApi } from '../../client/local-api-client.js';
+import type { FaultVerdict } from '../../core/fault.js';
+import { RETRY_AFTER_ALLOWANCE_MS } from '../../rules/faults/fault-report.js';
 import { KEYS, startStack, TOKEN, untilAsync, type Stack } from './stack.js';
 
 /** Short, so a client that gave up is settled within a test (the default is 60 s). */

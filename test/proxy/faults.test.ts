@@ -6,8 +6,8 @@
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { TrafficRecord } from '../../proxy/core/record.js';
-import { localApi, type LocalApiClient } from '../../proxy/local-api-client.js';
+import type { TrafficRecord } from '../../core/record.js';
+import { localApi, type LocalApiClient } from '../../client/local-api-client.js';
 import { KEYS, startStack, threeGroupKeys, TOKEN, until, untilAsync, type Stack } from './stack.js';
 
 let stack: Stack;
@@ -371,7 +371,7 @@ describe('the local API', () => {
     const one = await api.armFault({ rule: '429 times=5', times: 2 });
     expect(one.armed).toMatchObject({ text: '429 times=5', source: 'api', remaining: 2, spent: false });
     expect((await api.faults()).armed.map((a) => a.id)).toEqual([one.armed.id]);
-    // The report (rules/fault-report.ts) says what the clients did after this file's earlier faults.
+    // The report (rules/faults/fault-report.ts) says what the clients did after this file's earlier faults.
     expect((await api.faults()).report.every((v) => v.summary.length > 0)).toBe(true);
 
     const bad = await post(JSON.stringify({ rule: '430' }));

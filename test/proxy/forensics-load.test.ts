@@ -7,10 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TrafficDetail } from '../../proxy/core/local-api.js';
-import { localApi } from '../../proxy/local-api-client.js';
-import { COMPARE_BUDGET } from '../../proxy/rules/cache-forensics.js';
-import { stopTokenizer } from '../../proxy/traffic/tokenizers.js';
+import type { TrafficDetail } from '../../core/local-api.js';
+import { localApi } from '../../client/local-api-client.js';
+import { COMPARE_BUDGET } from '../../rules/sessions/cache-forensics.js';
+import { stopTokenizer } from '../../analysis/tokenizers.js';
 import { runCli } from '../cli/io.js';
 import { startStack, threeGroupKeys, TOKEN, type Stack } from './stack.js';
 

@@ -9,8 +9,8 @@
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fingerprint } from '../../proxy/simulator/index.js';
-import { normaliseRequestPath } from '../../proxy/rules/paths.js';
+import { fingerprint } from '../../simulator/index.js';
+import { normaliseRequestPath } from '../../rules/addresses/paths.js';
 import { KEYS, startStack, TOKEN, type Stack } from './stack.js';
 
 let stack: Stack;

@@ -1,4 +1,4 @@
-// The health challenge (proxy/rules/health-proof.ts) over real sockets: a VS Code
+// The health challenge (rules/access/health-proof.ts) over real sockets: a VS Code
 // window sends the local token only to a proxy that proved it knows it, and
 // that proof cannot be borrowed from the real proxy by a program on another port.
 import {
@@ -12,7 +12,7 @@ import {
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { portAnswers, probeHealth } from '../../extension/probe-proxy.js';
-import { CHALLENGE_HEADER, healthProof, PROOF_HEADER } from '../../proxy/rules/health-proof.js';
+import { CHALLENGE_HEADER, healthProof, PROOF_HEADER } from '../../rules/access/health-proof.js';
 import { hostOf, httpRequest } from './raw.js';
 import { startStack, TOKEN, type Stack } from './stack.js';
 

@@ -6,7 +6,7 @@
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AliasMap, AliasSource } from '../../proxy/core/options.js';
+import type { AliasMap, AliasSource } from '../../core/options.js';
 import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
 import { assertNoCanary } from '../log/canary.js';
 

@@ -4,7 +4,7 @@
 // when there was an upstream answer), and a record whose status and bytesOut are
 // what the client really received. Real sockets, real simulator.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import type { TrafficRecord } from '../../core/record.js';
 import { logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
 import { httpRequest, openSocket, rawExchange, hostOf } from './raw.js';
 

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHAT_DONE } from '../../proxy/rules/protocols/chat-completions.js';
-import { ENDPOINT_TYPE, PROTOCOL_TABLE } from '../../proxy/rules/protocols/index.js';
+import { CHAT_DONE } from '../../rules/protocols/chat-completions.js';
+import { ENDPOINT_TYPE, PROTOCOL_TABLE } from '../../rules/protocols/index.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { TOKEN } from './stack.js';
 

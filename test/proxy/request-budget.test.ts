@@ -22,8 +22,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
-import { defaultFixture, type Fixture } from '../../proxy/simulator/index.js';
+import type { TrafficRecord } from '../../core/record.js';
+import { defaultFixture, type Fixture } from '../../simulator/index.js';
 import { makeCanary } from '../log/canary.js';
 import { until } from './stack.js';
 
@@ -77,13 +77,13 @@ interface Row {
 //   answer): 3; a bridged stream writes each translated event. A chat stream asks for include_usage by
 //   splicing `"stream_options":{"include_usage":true}` into the body: 2 stringify calls of those constant names.
 // - decode 3: the answer as captured (capture.ts), the request's head for the ring and log (build-record.ts), the
-//   system prompt's head for session identity (rules/session-body.ts, at most 8 KiB). A bridged route adds the
+//   system prompt's head for session identity (rules/sessions/session-body.ts, at most 8 KiB). A bridged route adds the
 //   request decoded to parse it, the upstream's answer to translate it, the client's side of the capture and the
 //   translated request for the ring: 7. Never once per chunk.
 // - JSON.parse reads fewer bytes than the request's system prompt (BODY_SYSTEM_BYTES), unless bridged: no whole
 //   request, and no whole Responses event (they echo `instructions`), is parsed.
-// - hash 3: the local token's constant-time check hashes both sides (rules/constant-time.ts), and the session
-//   fingerprint hashes the request's opening spans (rules/conversation-fingerprint.ts). No per-chunk hashing.
+// - hash 3: the local token's constant-time check hashes both sides (rules/access/constant-time.ts), and the session
+//   fingerprint hashes the request's opening spans (rules/sessions/conversation-fingerprint.ts). No per-chunk hashing.
 // On 1a6fd7e (before issue 40) every row failed: identity parsed and re-serialised each body, each kept stream was
 // redacted at record time with one JSON.parse per event, and the chat-stream usage hider decoded every chunk.
 const ROWS: Row[] = [

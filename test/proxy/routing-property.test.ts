@@ -1,25 +1,25 @@
 // Issue 24: one routing decision. Over random key sets, lists (saying their
 // protocols or not, some failing), models, protocols and --bridge modes, what
 // the live proxy does (the key the upstream saw, the native path or the chat
-// route, x-loopgate-route) is what rules/key-routing.ts decideRoute says, fed
+// route, x-loopgate-route) is what rules/keys/key-routing.ts decideRoute says, fed
 // the proxy's state as /_loopgate/keys gives it (what it learned from 404
 // endpoint_not_supported answers); and before anything was learned, what
 // doctor's matrix (routingMatrix) says.
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { startProxy } from '../../proxy/server.js';
-import { decideRoute, refusalKey, routingMatrix, type KeyModels } from '../../proxy/rules/key-routing.js';
+import { decideRoute, refusalKey, routingMatrix, type KeyModels } from '../../rules/keys/key-routing.js';
 import {
   ENDPOINT_TYPE,
   minimalRequest,
   PROTOCOL_ORDER,
   PROTOCOL_TABLE,
   type Protocol,
-} from '../../proxy/rules/protocols/index.js';
+} from '../../rules/protocols/index.js';
 import { startRoutingUpstream, type UpstreamKey, type UpstreamModel } from './routing-upstream.js';
 import { TOKEN } from './stack.js';
-import type { BridgeMode } from '../../proxy/core/options.js';
-import { type LearnedRefusal, type ModelEntry } from '../../proxy/core/routing-facts.js';
+import type { BridgeMode } from '../../core/options.js';
+import { type LearnedRefusal, type ModelEntry } from '../../core/routing-facts.js';
 
 const PROTOCOLS: Protocol[] = ['chat', 'responses', 'messages'];
 const MODELS = ['m1', 'm2', 'm3'];

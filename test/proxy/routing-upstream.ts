@@ -6,7 +6,7 @@
 // held until the test releases it (the start-up race), or fail.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ENDPOINT_TYPE, PROTOCOL_TABLE, type Protocol } from '../../proxy/rules/protocols/index.js';
+import { ENDPOINT_TYPE, PROTOCOL_TABLE, type Protocol } from '../../rules/protocols/index.js';
 
 export interface UpstreamModel {
   id: string;

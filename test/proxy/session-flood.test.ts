@@ -4,8 +4,8 @@
 // Through the real proxy and real sockets.
 import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localApi } from '../../proxy/local-api-client.js';
-import { SESSION_LIST_CAP } from '../../proxy/core/agent-session.js';
+import { localApi } from '../../client/local-api-client.js';
+import { SESSION_LIST_CAP } from '../../core/agent-session.js';
 import { KEYS, startStack, TOKEN, type Stack } from './stack.js';
 
 let stack: Stack;

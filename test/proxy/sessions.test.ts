@@ -3,10 +3,10 @@
 // credential, and by the heuristic; read back from /_loopgate/sessions.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localApi } from '../../proxy/local-api-client.js';
-import { runCredential } from '../../proxy/rules/run-credential.js';
-import type { SessionSummary } from '../../proxy/core/agent-session.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import { localApi } from '../../client/local-api-client.js';
+import { runCredential } from '../../rules/access/run-credential.js';
+import type { SessionSummary } from '../../core/agent-session.js';
+import type { TrafficRecord } from '../../core/record.js';
 import { KEYS, logRecords, startStack, TOKEN, type Stack } from './stack.js';
 
 let stack: Stack;

@@ -3,7 +3,7 @@
 // does. The simulator's request record (credential fingerprints) shows which
 // key and which path the upstream really got.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fingerprint } from '../../proxy/simulator/index.js';
+import { fingerprint } from '../../simulator/index.js';
 import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
 
 let stack: Stack;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultFixture, startSimulator, type Fixture, type Simulator } from '../../proxy/simulator/index.js';
+import { defaultFixture, startSimulator, type Fixture, type Simulator } from '../../simulator/index.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { KEYS, TOKEN } from './stack.js';
 

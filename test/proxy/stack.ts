@@ -1,14 +1,14 @@
 // A real simulator and a real proxy on port 0, wired the way a user runs them.
 import { mkdtempSync, readFileSync } from 'node:fs';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import type { TrafficRecord } from '../../core/record.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startSimulator, type Simulator } from '../../proxy/simulator/index.js';
+import { startSimulator, type Simulator } from '../../simulator/index.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import type { ProxyOptions } from '../../proxy/core/options.js';
-import defaultFixture from '../../proxy/simulator/default-fixture.json';
+import type { ProxyOptions } from '../../core/options.js';
+import defaultFixture from '../../simulator/default-fixture.json';
 
 export const TOKEN = 'lg-local-test-token-0123456789abcdefghijklmnop';
 

@@ -11,8 +11,8 @@ import { applyAlias } from '../../proxy/pipeline/alias.js';
 import { ClientReply } from '../../proxy/pipeline/client-reply.js';
 import { startFacts } from '../../proxy/pipeline/handle.js';
 import type { BodyFacts } from '../../proxy/pipeline/exchange.js';
-import { createRedactor } from '../../proxy/rules/redact.js';
-import { ProxyError } from '../../proxy/rules/proxy-errors.js';
+import { createRedactor } from '../../rules/redaction/redact.js';
+import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
 import { logRecords, startStack, TOKEN, until } from './stack.js';
 
 const servers: Server[] = [];

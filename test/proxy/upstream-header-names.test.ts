@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import { exportTrafficLog } from '../../proxy/log/index.js';
+import { exportTrafficLog } from '../../storage/log/index.js';
 import { logRecords, until } from './stack.js';
 
 // Mixed case on purpose, and no recognisable shape: only exact-secret redaction can catch them.

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TrafficRecord } from '../../proxy/core/record.js';
-import { defaultFixture, startSimulator, type Fixture, type Simulator } from '../../proxy/simulator/index.js';
+import type { TrafficRecord } from '../../core/record.js';
+import { defaultFixture, startSimulator, type Fixture, type Simulator } from '../../simulator/index.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { TOKEN, until } from './stack.js';
 

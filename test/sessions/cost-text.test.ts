@@ -4,7 +4,7 @@
 // anything. The status bar, its tooltip and the session panel say "no price"
 // with the reason, and never throw, show $0, NaN or Infinity.
 import { describe, expect, it } from 'vitest';
-import type { SessionSummary } from '../../proxy/core/agent-session.js';
+import type { SessionSummary } from '../../core/agent-session.js';
 import { formatUsd, sessionCostText } from '../../extension/sessions/session-format.js';
 import { sessionStatus } from '../../extension/sessions/session-status.js';
 import { sessionContent } from '../../extension/sessions/session-html.js';

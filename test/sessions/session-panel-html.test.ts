@@ -4,8 +4,8 @@
 // its own script; a session without a price says "no price", never $0.00;
 // the charts draw each turn that is in memory.
 import { describe, expect, it } from 'vitest';
-import type { SessionSummary } from '../../proxy/core/agent-session.js';
-import type { SessionDetailAnswer, SessionTurn } from '../../proxy/core/local-api.js';
+import type { SessionSummary } from '../../core/agent-session.js';
+import type { SessionDetailAnswer, SessionTurn } from '../../core/local-api.js';
 import { sessionContent, sessionErrorHtml, sessionHtml } from '../../extension/sessions/session-html.js';
 import { niceMax, turnPoints } from '../../extension/sessions/session-charts.js';
 

@@ -3,7 +3,7 @@
 // warning before it runs out (under a tenth left, or Anthropic's own
 // allowed_warning), the error level once it has, and nothing stale after a reset.
 import { describe, expect, it } from 'vitest';
-import type { RateLimitHeadroom, SessionSummary } from '../../proxy/core/agent-session.js';
+import type { RateLimitHeadroom, SessionSummary } from '../../core/agent-session.js';
 import { formatUsd, headroomView, sessionCostText } from '../../extension/sessions/session-format.js';
 import { sessionStatus } from '../../extension/sessions/session-status.js';
 

@@ -2,7 +2,7 @@
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator } from '../../proxy/simulator/index.js';
+import { type Simulator } from '../../simulator/index.js';
 import { KEYS, hello, openai, raw, start } from './helpers.js';
 
 let sim: Simulator;

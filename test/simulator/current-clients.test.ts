@@ -6,7 +6,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixtureError, validateFixture, type Simulator } from '../../proxy/simulator/index.js';
+import { FixtureError, validateFixture, type Simulator } from '../../simulator/index.js';
 import { KEYS, anthropic, hello, openai, raw, rejection, start } from './helpers.js';
 
 let sim: Simulator;

@@ -2,7 +2,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator } from '../../proxy/simulator/index.js';
+import { type Simulator } from '../../simulator/index.js';
 import { KEYS, anthropic, hello, openai, raw, rejection, start } from './helpers.js';
 
 let sim: Simulator;

@@ -9,7 +9,7 @@ import {
   loadFixture,
   startSimulator,
   validateFixture,
-} from '../../proxy/simulator/index.js';
+} from '../../simulator/index.js';
 import { openai } from './helpers.js';
 
 const good = {

@@ -5,7 +5,7 @@
 // `<system-reminder>` after a tool result, several joined into one string by the
 // bridge) are neither echoed as the user's words nor taken for a new turn.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../proxy/simulator/index.js';
+import type { Simulator } from '../../simulator/index.js';
 import { KEYS, anthropic, openai, start } from './helpers.js';
 
 let sim: Simulator;

@@ -1,7 +1,7 @@
 // Shared setup for simulator tests: a simulator on port 0 and the official SDK clients.
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { defaultFixture, startSimulator, type Simulator, type SimulatorOptions } from '../../proxy/simulator/index.js';
+import { defaultFixture, startSimulator, type Simulator, type SimulatorOptions } from '../../simulator/index.js';
 
 function keyOf(prefix: string): string {
   const k = defaultFixture.keys.find((x) => x.key.startsWith(prefix));

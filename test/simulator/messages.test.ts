@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator } from '../../proxy/simulator/index.js';
+import { type Simulator } from '../../simulator/index.js';
 import { KEYS, anthropic, hello, raw, start } from './helpers.js';
 
 let sim: Simulator;

@@ -1,7 +1,7 @@
 // Demo mode serves the default models of the pinned Claude Code and Codex
 // (scripts/provision-agents.mjs), so `loopgate run -- claude` / `-- codex` work in demo
 // mode without a flag: the fixture lists the model, or one of its family that demo
-// mode serves it as (proxy/simulator/demo-family.ts: Codex 0.171.0's gpt-6.2-sol as
+// mode serves it as (simulator/demo-family.ts: Codex 0.171.0's gpt-6.2-sol as
 // gpt-6.1-sol). The defaults are read from the installed clients
 // themselves, not written down here: each binary is started against a small
 // capture server that records the `model` of every request and refuses it
@@ -14,8 +14,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import defaultFixture from '../../proxy/simulator/default-fixture.json';
-import { closestDemoModel } from '../../proxy/simulator/demo-family.js';
+import defaultFixture from '../../simulator/default-fixture.json';
+import { closestDemoModel } from '../../simulator/demo-family.js';
 import { agentsSupported, claudeBinary, codexBinary } from '../agents/agent-binaries.js';
 
 // As in test/agents: LOOPGATE_TEST_CLAUDE / LOOPGATE_TEST_CODEX check another build (a newer release installed elsewhere).
@@ -135,7 +135,7 @@ describe.skipIf(!supported)("the demo fixture serves the pinned clients' default
     const missing = unserved(models, 'messages');
     expect(
       missing,
-      `the pinned Claude Code asks for ${missing.join(', ')}: add it to a Messages group of proxy/simulator/default-fixture.json`,
+      `the pinned Claude Code asks for ${missing.join(', ')}: add it to a Messages group of simulator/default-fixture.json`,
     ).toEqual([]);
   }, 90_000);
 
@@ -153,7 +153,7 @@ describe.skipIf(!supported)("the demo fixture serves the pinned clients' default
     const missing = unserved(models, 'responses');
     expect(
       missing,
-      `the pinned Codex asks for ${missing.join(', ')}: add it to a Responses group of proxy/simulator/default-fixture.json`,
+      `the pinned Codex asks for ${missing.join(', ')}: add it to a Responses group of simulator/default-fixture.json`,
     ).toEqual([]);
   }, 90_000);
 });

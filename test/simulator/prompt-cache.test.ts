@@ -1,11 +1,11 @@
 // The simulator's prompt cache and limits as plain objects on a moved clock
 // (the SDK-level behaviour is in test/proxy/sim-prompt-cache.test.ts).
 import { describe, expect, it } from 'vitest';
-import { fixturePrices, validateFixture, defaultFixture } from '../../proxy/simulator/index.js';
-import { PromptCache, anthropicMinTokens } from '../../proxy/simulator/prompt-cache.js';
-import { goDuration } from '../../proxy/simulator/rate-limit.js';
-import { isPriced, priceUsage } from '../../proxy/rules/pricing.js';
-import { NO_TOKENS } from '../../proxy/core/token-counts.js';
+import { fixturePrices, validateFixture, defaultFixture } from '../../simulator/index.js';
+import { PromptCache, anthropicMinTokens } from '../../simulator/prompt-cache.js';
+import { goDuration } from '../../simulator/rate-limit.js';
+import { isPriced, priceUsage } from '../../rules/sessions/pricing.js';
+import { NO_TOKENS } from '../../core/token-counts.js';
 
 const LONG = 'x'.repeat(8000); // 2,000 tokens
 const block = (text: string, ttl?: '1h') => ({

@@ -1,7 +1,7 @@
 // The request record: fingerprints only, never a credential in clear.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultFixture, fingerprint, type RecordedRequest, type Simulator } from '../../proxy/simulator/index.js';
+import { defaultFixture, fingerprint, type RecordedRequest, type Simulator } from '../../simulator/index.js';
 import { KEYS, hello, openai, raw, start } from './helpers.js';
 
 let sim: Simulator;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { echoText, limitText, padToChunks, splitChunks } from '../../proxy/simulator/text.js';
+import { echoText, limitText, padToChunks, splitChunks } from '../../simulator/text.js';
 
 describe('reply text helpers', () => {
   it('splitChunks keeps every character, in order, and never splits a surrogate pair', () => {

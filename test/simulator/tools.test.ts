@@ -3,7 +3,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator } from '../../proxy/simulator/index.js';
+import { type Simulator } from '../../simulator/index.js';
 import { defineToolScenarios } from '../bridge/sdk-scenarios.js';
 import { anthropic, openai, rejection, start } from './helpers.js';
 

@@ -5,9 +5,9 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, threeGroupKeys, TOKEN, until, untilAsync, type Stack } from '../proxy/stack.js';
-import type { FollowUp } from '../../proxy/core/traffic-entry.js';
-import { conversationOf } from '../../proxy/traffic/follow-ups.js';
-import { type TrafficEntry } from '../../proxy/core/traffic-entry.js';
+import type { FollowUp } from '../../core/traffic-entry.js';
+import { conversationOf } from '../../rules/wire/follow-ups.js';
+import { type TrafficEntry } from '../../core/traffic-entry.js';
 
 type Detailed = TrafficEntry & { followUps: Record<string, FollowUp> };
 

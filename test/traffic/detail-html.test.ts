@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { detailHtml, errorHtml } from '../../extension/traffic/detail-html.js';
 import { html, isSafeHtml, rawHtml, renderHtml } from '../../extension/traffic/html.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import type { TrafficRecord } from '../../core/record.js';
 
 const evil = `<img src=x onerror="alert(1)"><script>alert(2)</script>'"&`;
 

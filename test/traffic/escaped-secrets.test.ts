@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import { toHar, toJsonl } from '../../proxy/log/index.js';
+import { toHar, toJsonl } from '../../storage/log/index.js';
 import { detailHtml } from '../../extension/traffic/detail-html.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 import { logRecords, until } from '../proxy/stack.js';

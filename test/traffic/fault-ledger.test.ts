@@ -5,10 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { TrafficRing } from '../../proxy/traffic/ring.js';
 import { capturedBody, type NewEntry } from '../../proxy/traffic/ring-entry.js';
-import { createRedactor } from '../../proxy/rules/redact.js';
+import { createRedactor } from '../../rules/redaction/redact.js';
 import { FaultLedger } from '../../proxy/traffic/fault-ledger.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
-import type { InjectedFault } from '../../proxy/core/fault.js';
+import type { TrafficRecord } from '../../core/record.js';
+import type { InjectedFault } from '../../core/fault.js';
 
 const T0 = Date.parse('2026-11-28T06:00:00.000Z');
 const F: InjectedFault = { ruleId: 1, rule: '429 retry-after=1', kind: '429', retryAfterS: 1 };

@@ -4,9 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { detailHtml } from '../../extension/traffic/detail-html.js';
 import { faultLabel, faultSentence, missMessage } from '../../extension/traffic/traffic-marks.js';
-import { isCassetteMiss } from '../../proxy/rules/cassette-exchange.js';
-import type { FaultVerdict, InjectedFault } from '../../proxy/core/fault.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import { isCassetteMiss } from '../../rules/cassettes/cassette-exchange.js';
+import type { FaultVerdict, InjectedFault } from '../../core/fault.js';
+import type { TrafficRecord } from '../../core/record.js';
 
 const evil = `<img src=x onerror="alert(1)">`;
 const fault: InjectedFault = { ruleId: 3, rule: `429 retry-after=2 model=${evil}`, kind: '429', retryAfterS: 2 };

@@ -4,12 +4,12 @@
 // in the key, and the sentence the notification shows.
 import { describe, expect, it } from 'vitest';
 import { describeSaved, planFixtures } from '../../extension/traffic/fixture-plan.js';
-import { CASSETTE_MARK } from '../../proxy/core/cassette.js';
-import type { TrafficDetail } from '../../proxy/core/local-api.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
-import { matchKey } from '../../proxy/rules/cassette-match.js';
-import { exchangeOf } from '../../proxy/rules/cassette-exchange.js';
-import { createRedactor } from '../../proxy/rules/redact.js';
+import { CASSETTE_MARK } from '../../core/cassette.js';
+import type { TrafficDetail } from '../../core/local-api.js';
+import type { TrafficRecord } from '../../core/record.js';
+import { matchKey } from '../../rules/cassettes/cassette-match.js';
+import { exchangeOf } from '../../rules/cassettes/cassette-exchange.js';
+import { createRedactor } from '../../rules/redaction/redact.js';
 
 const now = new Date('2026-11-28T06:00:00.000Z');
 

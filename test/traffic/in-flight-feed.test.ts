@@ -5,7 +5,7 @@
 // for a reader that did not ask; and no key or token in any in-flight line.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, startStack, TOKEN, untilAsync, type Stack } from '../proxy/stack.js';
-import { localApi, type LocalApiClient } from '../../proxy/local-api-client.js';
+import { localApi, type LocalApiClient } from '../../client/local-api-client.js';
 import {
   IN_FLIGHT_PROGRESS_MS,
   OWN_REQUEST_HEADER,
@@ -13,7 +13,7 @@ import {
   type InFlightRequest,
   type LiveEvent,
   type TrafficRow,
-} from '../../proxy/core/local-api.js';
+} from '../../core/local-api.js';
 
 describe('requests under way on the live feed', () => {
   let s: Stack;

@@ -1,4 +1,4 @@
-// The one client of the proxy's own API (proxy/local-api-client.ts) against a
+// The one client of the proxy's own API (client/local-api-client.ts) against a
 // real proxy: every answer the contract names, the error envelope, the live
 // feed, the row shape the server sends (only ROW_FIELDS), and the token never
 // following a redirect.
@@ -6,14 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, TOKEN, untilAsync, type Stack } from '../proxy/stack.js';
-import { localApi, LocalApiError, type LocalApiClient } from '../../proxy/local-api-client.js';
-import {
-  LOCAL_ERROR_CODES,
-  LOCAL_PATHS,
-  ROW_FIELDS,
-  type LiveEvent,
-  type TrafficRow,
-} from '../../proxy/core/local-api.js';
+import { localApi, LocalApiError, type LocalApiClient } from '../../client/local-api-client.js';
+import { LOCAL_ERROR_CODES, LOCAL_PATHS, ROW_FIELDS, type LiveEvent, type TrafficRow } from '../../core/local-api.js';
 
 describe('the local API client', () => {
   let s: Stack;

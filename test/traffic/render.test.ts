@@ -2,12 +2,12 @@
 // upstream wrote can reach the terminal as a control sequence; stream event
 // times match the events the views show; a cut never leaves a secret's front.
 import { describe, expect, it } from 'vitest';
-import { showText, tailLine } from '../../proxy/traffic/render.js';
-import { printableBlock } from '../../proxy/rules/printable.js';
+import { showText, tailLine } from '../../presentation/render.js';
+import { printableBlock } from '../../rules/terminal/printable.js';
 import { eventTimes } from '../../proxy/pipeline/finished-exchange.js';
-import { redactedHead } from '../../proxy/rules/redacted-head.js';
-import { createRedactor } from '../../proxy/rules/redact.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import { redactedHead } from '../../rules/redaction/redacted-head.js';
+import { createRedactor } from '../../rules/redaction/redact.js';
+import type { TrafficRecord } from '../../core/record.js';
 
 const hostile = 'gpt\ue0008\ue000hidden\u009b31m\u202eevil\x1b[2J';
 

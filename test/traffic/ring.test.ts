@@ -3,8 +3,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TrafficRing } from '../../proxy/traffic/ring.js';
 import { capturedBody, type NewEntry } from '../../proxy/traffic/ring-entry.js';
-import { createRedactor } from '../../proxy/rules/redact.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import { createRedactor } from '../../rules/redaction/redact.js';
+import type { TrafficRecord } from '../../core/record.js';
 
 let n = 0;
 function entry(bodyChars = 10): NewEntry {

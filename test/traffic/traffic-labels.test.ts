@@ -5,8 +5,8 @@
 // whole answer's time split is shown beside Server-Timing's head-only figures.
 import { describe, expect, it } from 'vitest';
 import { detailHtml } from '../../extension/traffic/detail-html.js';
-import { bridgeSides, modelLabel } from '../../proxy/traffic/render.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import { bridgeSides, modelLabel } from '../../presentation/render.js';
+import type { TrafficRecord } from '../../core/record.js';
 
 const record = {
   time: '2026-11-26T12:00:00.000Z',

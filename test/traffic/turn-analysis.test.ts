@@ -3,10 +3,10 @@
 // quick, and a second query must not work it out again.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { TrafficEntry } from '../../proxy/core/traffic-entry.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
-import { analyseTurn } from '../../proxy/traffic/turn-analysis.js';
-import { stopTokenizer } from '../../proxy/traffic/tokenizers.js';
+import type { TrafficEntry } from '../../core/traffic-entry.js';
+import type { TrafficRecord } from '../../core/record.js';
+import { analyseTurn } from '../../analysis/turn-analysis.js';
+import { stopTokenizer } from '../../analysis/tokenizers.js';
 
 afterAll(() => stopTokenizer());
 

@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { detailHtml } from '../../extension/traffic/detail-html.js';
 import { cacheRow, contextRow } from '../../extension/traffic/turn-overview.js';
 import { renderHtml } from '../../extension/traffic/html.js';
-import type { CacheOutcome, ContextBreakdown } from '../../proxy/core/agent-session.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
-import { pointerLine } from '../../proxy/traffic/pointer-line.js';
+import type { CacheOutcome, ContextBreakdown } from '../../core/agent-session.js';
+import type { TrafficRecord } from '../../core/record.js';
+import { pointerLine } from '../../presentation/pointer-line.js';
 
 const evil = `<img src=x onerror="alert(1)">`;
 const cache: CacheOutcome = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkApiKey } from '../../proxy/rules/api-key.js';
+import { checkApiKey } from '../../rules/redaction/api-key.js';
 
 describe('checkApiKey', () => {
   it('trims surrounding whitespace and accepts ordinary keys', () => {

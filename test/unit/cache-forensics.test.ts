@@ -7,8 +7,8 @@ import {
   firstChangedRegion,
   type PreviousTurn,
   type TurnFacts,
-} from '../../proxy/rules/cache-forensics.js';
-import type { TokenCounts } from '../../proxy/core/token-counts.js';
+} from '../../rules/sessions/cache-forensics.js';
+import type { TokenCounts } from '../../core/token-counts.js';
 
 const tokens = (t: Partial<TokenCounts>): TokenCounts => ({
   input: 0,

@@ -6,9 +6,9 @@ import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CASSETTE_MARK, CASSETTE_VERSION, type CassetteExchange } from '../../proxy/core/cassette.js';
-import { writeExchange } from '../../proxy/cassette/store.js';
-import { matchKey } from '../../proxy/rules/cassette-match.js';
+import { CASSETTE_MARK, CASSETTE_VERSION, type CassetteExchange } from '../../core/cassette.js';
+import { writeExchange } from '../../storage/cassettes/store.js';
+import { matchKey } from '../../rules/cassettes/cassette-match.js';
 
 const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
 const exchange: CassetteExchange = {

@@ -1,8 +1,13 @@
-// The cassette match (rules/cassette-match.ts): blind to what varies between
+// The cassette match (rules/cassettes/cassette-match.ts): blind to what varies between
 // runs, exact on the rest, and a miss says where the request differs.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { jsonDifferences, matchKey, nearestRecording, normaliseForMatch } from '../../proxy/rules/cassette-match.js';
+import {
+  jsonDifferences,
+  matchKey,
+  nearestRecording,
+  normaliseForMatch,
+} from '../../rules/cassettes/cassette-match.js';
 
 const turn = (date: string, callId: string, extra: Record<string, unknown> = {}) => ({
   model: 'claude-haiku-5-5',

@@ -1,8 +1,8 @@
-// loopgate.json's "cassette" section and --match-ignore (rules/cassette-settings.ts): one check for both, a bad
+// loopgate.json's "cassette" section and --match-ignore (rules/cassettes/cassette-settings.ts): one check for both, a bad
 // entry said where it is and left out, the rest used.
 import { describe, expect, it } from 'vitest';
-import { readProjectFile } from '../../proxy/rules/project-file.js';
-import { ignorePathProblem } from '../../proxy/rules/cassette-settings.js';
+import { readProjectFile } from '../../rules/project/project-file.js';
+import { ignorePathProblem } from '../../rules/cassettes/cassette-settings.js';
 
 describe('cassette ignore paths', () => {
   it('reads "cassette": {"ignore": [...]}, reporting each bad entry where it is', () => {

@@ -1,14 +1,14 @@
-// Cassette files (proxy/cassette/store.ts): one readable JSON file per
+// Cassette files (storage/cassettes/store.ts): one readable JSON file per
 // exchange, written whole, read back, and every bad file named with its fault.
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CASSETTE_MARK, CASSETTE_VERSION, type CassetteExchange } from '../../proxy/core/cassette.js';
-import { exchangeFileName, loadCassette, nextExchangeNumber, writeExchange } from '../../proxy/cassette/store.js';
-import { saveEntry } from '../../proxy/cassette/save-entry.js';
-import type { TrafficEntry } from '../../proxy/core/traffic-entry.js';
-import { matchKey } from '../../proxy/rules/cassette-match.js';
+import { CASSETTE_MARK, CASSETTE_VERSION, type CassetteExchange } from '../../core/cassette.js';
+import { exchangeFileName, loadCassette, nextExchangeNumber, writeExchange } from '../../storage/cassettes/store.js';
+import { saveEntry } from '../../storage/cassettes/save-entry.js';
+import type { TrafficEntry } from '../../core/traffic-entry.js';
+import { matchKey } from '../../rules/cassettes/cassette-match.js';
 
 function exchange(text: string): CassetteExchange {
   const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }], stream: true };

@@ -2,7 +2,7 @@
 // (rules/protocols/chat-stream-usage.ts, issue 33 §2).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { UsageChunkHider, withStreamUsage } from '../../proxy/rules/protocols/chat-stream-usage.js';
+import { UsageChunkHider, withStreamUsage } from '../../rules/protocols/chat-stream-usage.js';
 
 describe('withStreamUsage', () => {
   it('splices stream_options in when the body has none (no parse), keeps every other byte', () => {

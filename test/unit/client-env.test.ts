@@ -1,7 +1,7 @@
 // The environment handed to tools and to the proxy child: only the local token
 // and base URLs go out; credential-named variables never reach a child.
 import { describe, expect, it } from 'vitest';
-import { clientEnv, exportLines } from '../../proxy/rules/client-env.js';
+import { clientEnv, exportLines } from '../../rules/project/client-env.js';
 import { childEnv } from '../../extension/child-env.js';
 
 describe('client environment', () => {

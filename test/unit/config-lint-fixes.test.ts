@@ -13,7 +13,7 @@ import {
   type LintCode,
   type LintContext,
   type LintDiagnostic,
-} from '../../proxy/rules/config-lint/index.js';
+} from '../../rules/project/config-lint/index.js';
 
 // Shaped like keys to the scanner; not real ones.
 const KEY = 'sk-Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY';

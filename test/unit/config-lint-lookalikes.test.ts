@@ -2,7 +2,7 @@
 // baseURL, an OpenAPI file, sk-shaped package names), and the real ones next
 // to it that must still be caught: no false diagnosis, no fix that breaks a file.
 import { describe, expect, it } from 'vitest';
-import { lintConfig } from '../../proxy/rules/config-lint/index.js';
+import { lintConfig } from '../../rules/project/config-lint/index.js';
 
 const codes = (text: string, fileName: string) => lintConfig(text, { fileName }).map((d) => d.code);
 

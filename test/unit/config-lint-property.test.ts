@@ -2,7 +2,7 @@
 // the preferred quick fixes leaves a URL the same rules accept, in every file kind.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyEdits, LINT_CODES, lintConfig, type LintDiagnostic } from '../../proxy/rules/config-lint/index.js';
+import { applyEdits, LINT_CODES, lintConfig, type LintDiagnostic } from '../../rules/project/config-lint/index.js';
 
 const URL_CODES = new Set<string>([
   LINT_CODES.duplicateV1,

@@ -12,7 +12,7 @@ import {
   type LintCode,
   type LintContext,
   type LintDiagnostic,
-} from '../../proxy/rules/config-lint/index.js';
+} from '../../rules/project/config-lint/index.js';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'config-lint');
 const fixture = (name: string): string => readFileSync(join(FIXTURES, name), 'utf8');

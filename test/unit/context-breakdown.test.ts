@@ -1,8 +1,8 @@
 // Context breakdown (issue 33 §4): what fills a request's context, by part, in
 // tokens counted with gpt-tokenizer's real encodings, for all three protocols.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contextBreakdown, encodingFor, type TokenCounter } from '../../proxy/rules/context-breakdown.js';
-import { countTokens, stopTokenizer, withCounts } from '../../proxy/traffic/tokenizers.js';
+import { contextBreakdown, encodingFor, type TokenCounter } from '../../rules/sessions/context-breakdown.js';
+import { countTokens, stopTokenizer, withCounts } from '../../analysis/tokenizers.js';
 
 // The real encodings, loaded here directly for a synchronous counter; the worker is checked against them below.
 let o200k: TokenCounter;

@@ -1,7 +1,7 @@
 // The spec's error table, one test per row, on the pure function. Routing is
 // on status + code: the message text is never consulted.
 import { describe, expect, it } from 'vitest';
-import { diagnose, parseErrorBody, type DiagnosisContext } from '../../proxy/rules/diagnose.js';
+import { diagnose, parseErrorBody, type DiagnosisContext } from '../../rules/diagnosis/diagnose.js';
 
 const ctx = (over: Partial<DiagnosisContext> = {}): DiagnosisContext => ({
   method: 'POST',

@@ -13,7 +13,7 @@ import {
   diagnosisPolicy,
   parseErrorBody,
   type DiagnosisCode,
-} from '../../proxy/rules/diagnose.js';
+} from '../../rules/diagnosis/diagnose.js';
 
 const CODES = Object.keys(DIAGNOSIS_POLICY) as DiagnosisCode[];
 const CTX = { path: '/v1/chat/completions', model: 'gpt-4o-mini' };

@@ -3,7 +3,7 @@
 // streams, the capture's head+tail seam).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { exchangeTokens, tokenCounts } from '../../proxy/rules/protocols/index.js';
+import { exchangeTokens, tokenCounts } from '../../rules/protocols/index.js';
 
 const sse = (events: Array<[string | null, unknown]>) =>
   events.map(([name, data]) => `${name ? `event: ${name}\n` : ''}data: ${JSON.stringify(data)}\n\n`).join('');

@@ -1,11 +1,11 @@
 // The fault book's counters and choice (pipeline/fault-book.ts) and the answers' shapes
-// (rules/fault-answers.ts), with an injected clock: no waiting.
+// (rules/faults/fault-answers.ts), with an injected clock: no waiting.
 import { describe, expect, it } from 'vitest';
 import { FaultBook, type FaultRequest } from '../../proxy/pipeline/fault-book.js';
-import { parseFaultRule } from '../../proxy/rules/fault-rules.js';
-import { statusFaultAnswer, streamErrorEvent } from '../../proxy/rules/fault-answers.js';
-import type { FaultRule } from '../../proxy/core/fault.js';
-import { readProjectFile } from '../../proxy/rules/project-file.js';
+import { parseFaultRule } from '../../rules/faults/fault-rules.js';
+import { statusFaultAnswer, streamErrorEvent } from '../../rules/faults/fault-answers.js';
+import type { FaultRule } from '../../core/fault.js';
+import { readProjectFile } from '../../rules/project/project-file.js';
 
 function rule(text: string): FaultRule {
   const parsed = parseFaultRule(text);

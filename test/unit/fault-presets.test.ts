@@ -11,8 +11,8 @@ import {
   faultStatus,
   nextWindowEnd,
 } from '../../extension/faults/fault-presets.js';
-import type { ArmedFault } from '../../proxy/core/fault.js';
-import { parseFaultRule } from '../../proxy/rules/fault-rules.js';
+import type { ArmedFault } from '../../core/fault.js';
+import { parseFaultRule } from '../../rules/faults/fault-rules.js';
 
 function armed(id: number, text: string, over: Partial<ArmedFault> = {}): ArmedFault {
   const parsed = parseFaultRule(text);

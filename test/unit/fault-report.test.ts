@@ -1,11 +1,11 @@
-// The fault report (rules/fault-report.ts): which later requests are retries of a
+// The fault report (rules/faults/fault-report.ts): which later requests are retries of a
 // faulted one, how long the client waited against the retry-after, a switch of
 // model or key, the tokens the failure cost, when a verdict is settled, and the
 // one-line summary. Records built by hand, as the ring holds them.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import type { InjectedFault } from '../../proxy/core/fault.js';
-import type { TokenCounts } from '../../proxy/core/token-counts.js';
+import type { InjectedFault } from '../../core/fault.js';
+import type { TokenCounts } from '../../core/token-counts.js';
 import {
   faultVerdicts,
   follow,
@@ -16,7 +16,7 @@ import {
   RETRY_AFTER_ALLOWANCE_MS,
   type ReportEntry,
   type ReportRecord,
-} from '../../proxy/rules/fault-report.js';
+} from '../../rules/faults/fault-report.js';
 
 const T0 = Date.parse('2026-11-28T06:00:00.000Z');
 const OPTS = { quietMs: 60_000 };

@@ -1,8 +1,8 @@
-// Fault rules (rules/fault-rules.ts): the --fault grammar, every mistake said
+// Fault rules (rules/faults/fault-rules.ts): the --fault grammar, every mistake said
 // with what to write instead, and the scope test.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { globMatch, inScope, MAX_MODEL_GLOB_CHARS, parseFaultRule } from '../../proxy/rules/fault-rules.js';
+import { globMatch, inScope, MAX_MODEL_GLOB_CHARS, parseFaultRule } from '../../rules/faults/fault-rules.js';
 
 /** The reference reading of a glob: a RegExp, fine on short texts (it backtracks on long ones). */
 const reading = (glob: string) =>

@@ -1,4 +1,4 @@
-// Record → GenAI span, and the facts read beside it (rules/genai-span.ts, rules/genai-facts.ts; pure).
+// Record → GenAI span, and the facts read beside it (rules/otlp/genai-span.ts, rules/otlp/genai-facts.ts; pure).
 import { describe, expect, it } from 'vitest';
 import {
   contentFor,
@@ -7,11 +7,11 @@ import {
   spanFromRecord,
   spanRecord,
   streamEnd,
-} from '../../proxy/rules/genai-span.js';
-import type { SpanRecord } from '../../proxy/core/record.js';
-import { parseTraceparent, requestValueAttributes, responseFacts } from '../../proxy/rules/genai-facts.js';
-import { scanTopLevel } from '../../proxy/rules/json-top-level.js';
-import { REQUEST_VALUE_KEYS, parsePicked } from '../../proxy/rules/genai-facts.js';
+} from '../../rules/otlp/genai-span.js';
+import type { SpanRecord } from '../../core/record.js';
+import { parseTraceparent, requestValueAttributes, responseFacts } from '../../rules/otlp/genai-facts.js';
+import { scanTopLevel } from '../../rules/json/json-top-level.js';
+import { REQUEST_VALUE_KEYS, parsePicked } from '../../rules/otlp/genai-facts.js';
 
 const base: SpanRecord = {
   time: '2026-11-25T10:00:00.000Z',

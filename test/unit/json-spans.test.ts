@@ -1,13 +1,13 @@
 // Spans, not trees (issue 40): the values session identity reads are found by the one top-level scan
-// (rules/json-top-level.ts) and read inside without parsing (rules/json-spans.ts, rules/session-body.ts).
+// (rules/json/json-top-level.ts) and read inside without parsing (rules/json/json-spans.ts, rules/sessions/session-body.ts).
 // Each must agree with JSON.parse of the same body, whatever its spacing and escapes.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { scanTopLevel, type BodySpans } from '../../proxy/rules/json-top-level.js';
-import { elementsOf, membersOf, stringOf } from '../../proxy/rules/json-spans.js';
-import { identityBody, openingOf, SESSION_BODY_KEYS } from '../../proxy/rules/session-body.js';
-import { conversationFingerprint } from '../../proxy/rules/conversation-fingerprint.js';
-import { identifySession } from '../../proxy/rules/session-identity.js';
+import { scanTopLevel, type BodySpans } from '../../rules/json/json-top-level.js';
+import { elementsOf, membersOf, stringOf } from '../../rules/json/json-spans.js';
+import { identityBody, openingOf, SESSION_BODY_KEYS } from '../../rules/sessions/session-body.js';
+import { conversationFingerprint } from '../../rules/sessions/conversation-fingerprint.js';
+import { identifySession } from '../../rules/sessions/session-identity.js';
 
 function spansOf(text: string): BodySpans {
   const top = scanTopLevel(Buffer.from(text), undefined, SESSION_BODY_KEYS);

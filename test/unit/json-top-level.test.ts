@@ -1,10 +1,10 @@
-// The request-body reader that skips nested values (rules/json-top-level.ts)
+// The request-body reader that skips nested values (rules/json/json-top-level.ts)
 // must agree with JSON.parse on everything the proxy reads from a body: which
 // top-level keys it has, `model` and `stream`; and refuse what is not an object.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { scanTopLevel } from '../../proxy/rules/json-top-level.js';
-import { rewriteModelValue } from '../../proxy/rules/model-aliases.js';
+import { scanTopLevel } from '../../rules/json/json-top-level.js';
+import { rewriteModelValue } from '../../rules/keys/model-aliases.js';
 
 /** Object and array levels, the outermost counting 1 (what the bridge's depth limit reads). */
 function depthOf(v: unknown): number {

@@ -1,11 +1,12 @@
 // Issue 32: a key is shown in five forms (the redaction tag, the same-length
 // mask, `sk-pr…wxyz`, the language server's `sk-…`, the fingerprint), and
-// proxy/rules/key-display.ts is the one place that decides each. The expected
+// rules/redaction/key-display.ts is the one place that decides each. The expected
 // strings below were taken from the code before the move: the forms are
 // byte-identical. The source scan fails if a module builds a form by hand again.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SOURCE_FOLDERS } from '../source-folders.js';
 import {
   hashTag,
   keyFingerprint,
@@ -15,11 +16,11 @@ import {
   redactionTag,
   sameLengthMask,
   shortKey,
-} from '../../proxy/rules/key-display.js';
-import { createRedactor } from '../../proxy/rules/redact.js';
-import { withoutKeys } from '../../proxy/rules/config-lint/key-rules.js';
-import { createTeamMask } from '../../proxy/rules/team-mask.js';
-import { fingerprint as simulatorFingerprint } from '../../proxy/simulator/index.js';
+} from '../../rules/redaction/key-display.js';
+import { createRedactor } from '../../rules/redaction/redact.js';
+import { withoutKeys } from '../../rules/project/config-lint/key-rules.js';
+import { createTeamMask } from '../../rules/redaction/team-mask.js';
+import { fingerprint as simulatorFingerprint } from '../../simulator/index.js';
 import { KeyRing } from '../../proxy/pipeline/keyring.js';
 
 const KEY = 'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789wxyz';
@@ -90,13 +91,11 @@ describe('each form of a key', () => {
 
 describe('no other module builds a form of a key by hand', () => {
   const root = join(__dirname, '..', '..');
-  const files = ['proxy', 'cli', 'extension', 'language-server']
-    .flatMap((dir) =>
-      readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
-        .filter((f) => f.endsWith('.ts'))
-        .map((f) => join(dir, f).split('\\').join('/')),
-    )
-    .filter((f) => f !== 'proxy/rules/key-display.ts');
+  const files = SOURCE_FOLDERS.flatMap((dir) =>
+    readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => join(dir, f).split('\\').join('/')),
+  ).filter((f) => f !== 'rules/redaction/key-display.ts');
   // Code lines only: comments may show a form to the reader.
   const code = (f: string): string[] =>
     readFileSync(join(root, f), 'utf8')
@@ -111,13 +110,13 @@ describe('no other module builds a form of a key by hand', () => {
     ['a fingerprint', /createHash\('sha256'\)\.update\([^)]*\)\.digest\('hex'\)\.slice\(0, ?12\)/],
   ];
 
-  it.each(HAND_MADE)('%s is built only in proxy/rules/key-display.ts', (_name, re) => {
+  it.each(HAND_MADE)('%s is built only in rules/redaction/key-display.ts', (_name, re) => {
     const hits = files.flatMap((f) => code(f).flatMap((l, i) => (re.test(l) ? [`${f}:${i + 1}: ${l.trim()}`] : [])));
     expect(hits).toEqual([]);
   });
 
   it('the scan sees each form in key-display.ts itself (a pattern that matches nothing guards nothing)', () => {
-    const own = readFileSync(join(root, 'proxy/rules/key-display.ts'), 'utf8').split('\n');
+    const own = readFileSync(join(root, 'rules/redaction/key-display.ts'), 'utf8').split('\n');
     for (const [name, re] of HAND_MADE.filter(([n]) => n !== 'the redaction mark')) {
       expect(
         own.some((l) => re.test(l)),

@@ -4,7 +4,7 @@
 // back whole; and no problem message prints a key or a name candidate.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseKeyList } from '../../proxy/rules/key-list.js';
+import { parseKeyList } from '../../rules/keys/key-list.js';
 
 const bytes = (n: number) => fc.uint8Array({ minLength: n, maxLength: n }).map((b) => Buffer.from(b));
 const padded = (s: string) => s + '='.repeat((4 - (s.length % 4)) % 4);

@@ -1,10 +1,10 @@
 // Several keys in one setting: separators, names, and every bad entry named (masked) with what to do.
 import { describe, expect, it } from 'vitest';
-import { parseKeyList } from '../../proxy/rules/key-list.js';
-import { decideRoute, protocolsByKey, refusalKey, type KeyModels } from '../../proxy/rules/key-routing.js';
-import type { Protocol } from '../../proxy/rules/protocols/index.js';
-import type { BridgeMode } from '../../proxy/core/options.js';
-import { type LearnedRefusal, type ModelEntry } from '../../proxy/core/routing-facts.js';
+import { parseKeyList } from '../../rules/keys/key-list.js';
+import { decideRoute, protocolsByKey, refusalKey, type KeyModels } from '../../rules/keys/key-routing.js';
+import type { Protocol } from '../../rules/protocols/index.js';
+import type { BridgeMode } from '../../core/options.js';
+import { type LearnedRefusal, type ModelEntry } from '../../core/routing-facts.js';
 
 const A = 'sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1111';
 const B = 'sk-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb2222';

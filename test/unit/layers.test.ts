@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SOURCE_FOLDERS } from '../source-folders.js';
 
 const root = join(__dirname, '..', '..');
 
@@ -33,72 +34,92 @@ function target(from: string, spec: string): string | undefined {
     .join('/');
 }
 
-// Everything that runs in Node: the proxy, the CLI and the language server.
-const proxyFiles = [...sources('proxy'), ...sources('cli'), ...sources('language-server')];
+// Everything that runs in Node: the shared floors, the simulator, the proxy, the CLI and the language server.
+const proxyFiles = SOURCE_FOLDERS.filter((d) => d !== 'extension').flatMap(sources);
 const extensionFiles = sources('extension');
 
 /**
- * The floors of proxy/, lowest first: a module imports from its own folder or
- * from a lower floor, never from beside or above it. Two folders on one floor
- * know nothing of each other.
+ * The floors, lowest first (docs/development.md, Layout): a module imports from its own folder or
+ * from a lower floor, never from beside or above it. Two folders on one floor know nothing of each
+ * other. The pure rules are grouped by domain, each domain a folder with a floor of its own.
  */
 const FLOORS: Record<string, number> = {
-  // What everyone needs: the options and every default, the traffic record, "did it fail", the IPC messages.
-  'proxy/core': 0,
-  'proxy/rules': 1,
-  'proxy/version.ts': 1,
-  'proxy/bridge': 2,
-  'proxy/simulator': 2,
-  'proxy/config': 2,
-  'proxy/log': 2,
-  // Cassettes on disk (issue 34): read and written here, recorded and replayed by the pipeline.
-  'proxy/cassette': 2,
-  'proxy/health-client.ts': 2,
-  // The one client of the proxy's own API (its contract is core/local-api.ts): the CLI and the extension read through it.
-  'proxy/local-api-client.ts': 2,
-  'proxy/doctor-checks.ts': 2,
-  'proxy/otlp': 3,
-  // The live traffic ring, its rendering and replays: below the pipeline that fills it.
-  'proxy/traffic': 3,
-  'proxy/pipeline': 4,
-  'proxy/server.ts': 5,
-  'language-server': 5,
-  cli: 6,
+  // What everyone needs: the options and every default, the traffic record, "did it fail", the IPC messages,
+  // the contract of the proxy's own API.
+  core: 0,
+  // The pure rules (no I/O), by domain; a domain imports core/ and the domains below it.
+  'rules/terminal': 1,
+  'rules/json': 1.05,
+  // Who may ask (browser requests, the health proof, run credentials): redaction masks what these mint.
+  'rules/access': 1.05,
+  'rules/redaction': 1.1,
+  'rules/protocols': 1.1,
+  'rules/wire': 1.2,
+  'rules/addresses': 1.2,
+  'rules/cassettes': 1.2,
+  'rules/sessions': 1.2,
+  'rules/faults': 1.3,
+  'rules/keys': 1.3,
+  'rules/otlp': 1.3,
+  'rules/replay': 1.3,
+  'rules/diagnosis': 1.4,
+  'rules/project': 1.5,
+  // Files: Loopgate's folders and token file, the traffic log, cassettes on disk.
+  'storage/config': 2,
+  'storage/log': 2.1,
+  'storage/cassettes': 2.1,
+  // What the CLI and the editor share above the rules: terminal text, the local-API client, the token counter.
+  presentation: 3,
+  client: 3,
+  analysis: 3,
+  // The embedded Model-Access API: a program of its own.
+  simulator: 4,
+  // The proxy's runtime.
+  'proxy/bridge': 4,
+  'proxy/otlp': 5,
+  'proxy/cassette': 5,
+  // The live traffic ring and the session book: below the pipeline that fills them.
+  'proxy/traffic': 5,
+  'proxy/pipeline': 6,
+  'proxy/server.ts': 7,
+  'language-server': 7,
+  cli: 8,
   // The entry: it only wires cli/.
-  'cli/main.ts': 7,
-  // The extension stands on all of it (it runs the CLI's proxy and reads core/ and rules/), in floors of its own.
+  'cli/main.ts': 9,
+  // The extension stands on the shared floors (it runs the CLI's proxy, never imports its runtime), in floors of its own.
   // Its top-level files are the shared ground (settings, secrets, the keys answer, the protocol trials, …) …
-  extension: 8,
+  extension: 10,
   // … the proxy it runs or attaches to …
-  'extension/proxy-host': 9,
+  'extension/proxy-host': 11,
   // … the webviews' escaping template (a leaf: the request panel and the session panel build on it) …
-  'extension/traffic/html.ts': 9,
+  'extension/traffic/html.ts': 11,
   // … the features, which know nothing of each other (the chat provider gets the Model Explorer's list through a function) …
-  'extension/lm': 10,
-  'extension/traffic': 10,
-  'extension/sessions': 10,
-  'extension/faults': 10,
-  'extension/views': 10,
-  'extension/status-bar.ts': 10,
-  'extension/terminal-env.ts': 10,
-  'extension/otlp-headers.ts': 10,
-  'extension/language-client.ts': 10,
+  'extension/lm': 12,
+  'extension/traffic': 12,
+  'extension/sessions': 12,
+  'extension/faults': 12,
+  'extension/views': 12,
+  'extension/status-bar.ts': 12,
+  'extension/terminal-env.ts': 12,
+  'extension/otlp-headers.ts': 12,
+  'extension/language-client.ts': 12,
   // … the commands, which drive the features, what reacts to changes, and the entry that wires it all.
-  'extension/commands': 11,
-  'extension/reactions.ts': 12,
-  'extension/extension.ts': 13,
+  'extension/commands': 13,
+  'extension/reactions.ts': 14,
+  'extension/extension.ts': 15,
 };
 
+/** Folders that have floors inside them: a file two levels down belongs to its subfolder's floor. */
+const SPLIT = ['proxy/', 'extension/', 'rules/', 'storage/'];
+
 /**
- * `proxy/rules` for proxy/rules/config-lint/x.ts, `cli` for cli/serve.ts, `extension/lm` for extension/lm/x.ts,
- * `extension` for a top-level file of extension/, a file named in FLOORS for itself.
+ * `rules/sessions` for rules/sessions/pricing.ts, `rules/project` for rules/project/config-lint/x.ts, `cli` for
+ * cli/serve.ts, `extension` for a top-level file of extension/, a file named in FLOORS for itself.
  */
 function folderOf(file: string): string {
   if (FLOORS[file] !== undefined) return file;
   const parts = file.split('/');
-  return (file.startsWith('proxy/') || file.startsWith('extension/')) && parts.length > 2
-    ? parts.slice(0, 2).join('/')
-    : parts[0]!;
+  return SPLIT.some((s) => file.startsWith(s)) && parts.length > 2 ? parts.slice(0, 2).join('/') : parts[0]!;
 }
 
 function floorOf(file: string): number {
@@ -153,11 +174,11 @@ describe('layers', () => {
   });
 
   it('keeps core/ the ground floor: it imports nothing but itself, not even a package (types, constants, tiny pure functions)', () => {
-    const core = proxyFiles.filter((f) => f.startsWith('proxy/core/'));
-    expect(core).toContain('proxy/core/options.ts');
+    const core = proxyFiles.filter((f) => f.startsWith('core/'));
+    expect(core).toContain('core/options.ts');
     const bad = core.flatMap((f) =>
       imports(f)
-        .filter(({ spec }) => !target(f, spec)?.startsWith('proxy/core/'))
+        .filter(({ spec }) => !target(f, spec)?.startsWith('core/'))
         .map(({ spec }) => `${f} → ${spec}`),
     );
     expect(bad).toEqual([]);
@@ -165,12 +186,12 @@ describe('layers', () => {
 
   it('keeps the pure rules free of the rest of proxy/ but core/ (log, pipeline, cli, … depend on rules, not back)', () => {
     const bad = proxyFiles
-      .filter((f) => f.startsWith('proxy/rules/'))
+      .filter((f) => f.startsWith('rules/'))
       .flatMap((f) =>
         imports(f)
           .filter(({ spec }) => {
             const t = target(f, spec);
-            return t !== undefined && !t.startsWith('proxy/rules/') && !t.startsWith('proxy/core/');
+            return t !== undefined && !t.startsWith('rules/') && !t.startsWith('core/');
           })
           .map(({ spec }) => `${f} → ${spec}`),
       );
@@ -243,7 +264,7 @@ describe('layers', () => {
     expect(up('extension/lm/register-chat-provider.ts', 'extension/views/models-model.ts')).toBe(true);
     expect(up('extension/settings.ts', 'extension/lm/model-catalog.ts')).toBe(true);
     expect(up('extension/views/models-model.ts', 'extension/settings.ts')).toBe(false);
-    expect(up('extension/traffic/entry-reader.ts', 'proxy/local-api-client.ts')).toBe(false);
+    expect(up('extension/traffic/entry-reader.ts', 'client/local-api-client.ts')).toBe(false);
   });
 
   it('lets only the sink (pipeline/client-reply.ts) hold or write a ServerResponse; the simulator and the cassette player are servers of their own', () => {
@@ -252,7 +273,7 @@ describe('layers', () => {
     const writes = /\.(writeHead|flushHeaders|setHeader|writeContinue)\(|\bres\.(write|end)\(|ServerResponse/;
     const bad = proxyFiles.filter(
       (f) =>
-        !f.startsWith('proxy/simulator/') &&
+        !f.startsWith('simulator/') &&
         f !== 'proxy/cassette/player.ts' &&
         f !== 'proxy/pipeline/client-reply.ts' &&
         writes.test(readFileSync(join(root, f), 'utf8')) &&

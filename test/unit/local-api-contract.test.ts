@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { ROW_FIELDS, type RowField, type RowRecord, type TrafficRow } from '../../proxy/core/local-api.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
-import { type TrafficRow as ViewRow } from '../../proxy/core/local-api.js';
+import { ROW_FIELDS, type RowField, type RowRecord, type TrafficRow } from '../../core/local-api.js';
+import type { TrafficRecord } from '../../core/record.js';
+import { type TrafficRow as ViewRow } from '../../core/local-api.js';
 
 const root = join(__dirname, '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'loopgate-contract-'));
@@ -17,7 +17,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** tsc's errors for each planted file that reads a Traffic view row: one program for all (lib is loaded once). */
 function compile(bodies: string[]): string[][] {
-  const contract = join(root, 'proxy/core/local-api.js');
+  const contract = join(root, 'core/local-api.js');
   const files = bodies.map((body, i) => {
     const file = join(dir, `planted-${i}.ts`);
     writeFileSync(
@@ -49,7 +49,7 @@ describe('the row type comes from ROW_FIELDS', () => {
       'return row.record.requestHeaders;',
       'return row.record.bytesIn;',
       // A row is no whole record (the old type hole: the view typed it as one).
-      `const whole: import(${JSON.stringify(join(root, 'proxy/core/record.js'))}).TrafficRecord = row.record; return whole;`,
+      `const whole: import(${JSON.stringify(join(root, 'core/record.js'))}).TrafficRecord = row.record; return whole;`,
     ]);
     expect(sent).toEqual([]);
     expect(headers).toEqual([expect.stringContaining("Property 'requestHeaders' does not exist")]);

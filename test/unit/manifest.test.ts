@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BRIDGE, DEFAULT_PORT } from '../../proxy/core/options.js';
+import { DEFAULT_BRIDGE, DEFAULT_PORT } from '../../core/options.js';
 
 const root = join(__dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));

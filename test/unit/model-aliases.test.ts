@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveAliases } from '../../cli/aliases.js';
-import { findProjectFile } from '../../proxy/config/find-project-file.js';
-import { spanFromRecord } from '../../proxy/rules/genai-span.js';
-import { mergeAliases, withAliasEntries } from '../../proxy/rules/model-aliases.js';
-import { readProjectFile } from '../../proxy/rules/project-file.js';
+import { findProjectFile } from '../../storage/config/find-project-file.js';
+import { spanFromRecord } from '../../rules/otlp/genai-span.js';
+import { mergeAliases, withAliasEntries } from '../../rules/keys/model-aliases.js';
+import { readProjectFile } from '../../rules/project/project-file.js';
 
 function projectDir(file: unknown): string {
   const dir = mkdtempSync(join(tmpdir(), 'loopgate-aliases-'));

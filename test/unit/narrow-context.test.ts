@@ -6,9 +6,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SOURCE_FOLDERS } from '../source-folders.js';
 
 const root = join(__dirname, '..', '..');
-const SOURCE_DIRS = ['proxy', 'cli', 'extension', 'language-server'];
+const SOURCE_DIRS = SOURCE_FOLDERS;
 /** Still taking the whole ProxyContext: the two sequencers (handle.ts, upgrade.ts), which hand its parts on, the
  * local endpoints (local-endpoints.ts, traffic-endpoints.ts: 4), left for a later pass, and two of the server's setup
  * steps (server.ts: createHttpServer hands the context to the sequencers, openLogForPort sets its log). */

@@ -4,25 +4,25 @@
 // (a loop in V8), as every walker receives them. N6: a `__proto__` member is part of what a match compares.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { conversationFingerprint } from '../../proxy/rules/conversation-fingerprint.js';
-import { scanTopLevel } from '../../proxy/rules/json-top-level.js';
-import { SESSION_BODY_KEYS } from '../../proxy/rules/session-body.js';
-import { matchKey, nearestRecording, normaliseForMatch } from '../../proxy/rules/cassette-match.js';
-import { retryIdentity } from '../../proxy/rules/fault-report.js';
-import { cacheOutcome } from '../../proxy/rules/cache-forensics.js';
-import { contextBreakdown } from '../../proxy/rules/context-breakdown.js';
-import { pointerLine } from '../../proxy/traffic/pointer-line.js';
-import { createRedactor } from '../../proxy/rules/redact.js';
-import { createTeamMask } from '../../proxy/rules/team-mask.js';
-import { scrubAcrossEvents } from '../../proxy/rules/stream-redact.js';
-import { exchangeTokens } from '../../proxy/rules/protocols/index.js';
-import { withStreamUsage } from '../../proxy/rules/protocols/chat-stream-usage.js';
-import { contentAttributes, responseFacts } from '../../proxy/rules/genai-facts.js';
-import { parseSharedLog } from '../../proxy/log/shared-log-reader.js';
-import { parseJsonTree } from '../../proxy/rules/json-tree.js';
-import { exchangeOf } from '../../proxy/rules/cassette-exchange.js';
-import { MAX_NESTING, jsonTextDeeperThan, nestsDeeperThan, stringifyWithin } from '../../proxy/rules/nesting.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import { conversationFingerprint } from '../../rules/sessions/conversation-fingerprint.js';
+import { scanTopLevel } from '../../rules/json/json-top-level.js';
+import { SESSION_BODY_KEYS } from '../../rules/sessions/session-body.js';
+import { matchKey, nearestRecording, normaliseForMatch } from '../../rules/cassettes/cassette-match.js';
+import { retryIdentity } from '../../rules/faults/fault-report.js';
+import { cacheOutcome } from '../../rules/sessions/cache-forensics.js';
+import { contextBreakdown } from '../../rules/sessions/context-breakdown.js';
+import { pointerLine } from '../../presentation/pointer-line.js';
+import { createRedactor } from '../../rules/redaction/redact.js';
+import { createTeamMask } from '../../rules/redaction/team-mask.js';
+import { scrubAcrossEvents } from '../../rules/redaction/stream-redact.js';
+import { exchangeTokens } from '../../rules/protocols/index.js';
+import { withStreamUsage } from '../../rules/protocols/chat-stream-usage.js';
+import { contentAttributes, responseFacts } from '../../rules/otlp/genai-facts.js';
+import { parseSharedLog } from '../../storage/log/shared-log-reader.js';
+import { parseJsonTree } from '../../rules/json/json-tree.js';
+import { exchangeOf } from '../../rules/cassettes/cassette-exchange.js';
+import { MAX_NESTING, jsonTextDeeperThan, nestsDeeperThan, stringifyWithin } from '../../rules/json/nesting.js';
+import type { TrafficRecord } from '../../core/record.js';
 
 const SECRET = 'sk-canary0123456789abcdefghijklmnop';
 

@@ -4,7 +4,7 @@
 // is cut out of a string.
 import { describe, expect, it } from 'vitest';
 import { explainNoKey, NO_KEY_MESSAGE } from '../../extension/no-key.js';
-import { requestLine } from '../../proxy/core/request-line.js';
+import { requestLine } from '../../core/request-line.js';
 
 const rejected =
   'The upstream rejected the API key: wrong, missing, deleted or badly formatted. Re-copy the key from the console (LOOPGATE_API_KEY, or Loopgate: Set API Key).';

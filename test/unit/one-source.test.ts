@@ -4,19 +4,20 @@
 // minimal requests) each have one definition in proxy/rules/; the places that
 // used to keep their own copy now answer from it. Issue 24: each protocol's
 // paths, envelope, usage shape, stream events and text parts live in its own
-// module (proxy/rules/protocols/), and no other source spells them out.
+// module (rules/protocols/), and no other source spells them out.
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SOURCE_FOLDERS } from '../source-folders.js';
 import { PROTOCOL_INFO } from '../../extension/protocol-trials.js';
 import { parseModels } from '../../extension/views/explorer-list.js';
 import { CHAT_PATH } from '../../proxy/bridge/index.js';
 import { bridgeKindForPath, bridgeLabel } from '../../proxy/bridge/types.js';
 import { formatModelTable } from '../../cli/models.js';
-import { runDoctor } from '../../proxy/doctor-checks.js';
-import { modelProtocols, parseModelList } from '../../proxy/rules/model-list.js';
+import { runDoctor } from '../../client/doctor-checks.js';
+import { modelProtocols, parseModelList } from '../../rules/wire/model-list.js';
 import {
   ANTHROPIC_VERSION,
   ENDPOINT_TYPE,
@@ -36,29 +37,29 @@ import {
   streamCompleted,
   type Protocol,
   type ProtocolModule,
-} from '../../proxy/rules/protocols/index.js';
-import { defaultFixture, startSimulator, type Simulator } from '../../proxy/simulator/index.js';
-import { chatProtocol } from '../../proxy/simulator/protocols/chat-endpoint.js';
-import { messagesProtocol } from '../../proxy/simulator/protocols/messages-endpoint.js';
-import { responsesProtocol } from '../../proxy/simulator/protocols/responses-endpoint.js';
+} from '../../rules/protocols/index.js';
+import { defaultFixture, startSimulator, type Simulator } from '../../simulator/index.js';
+import { chatProtocol } from '../../simulator/chat-endpoint.js';
+import { messagesProtocol } from '../../simulator/messages-endpoint.js';
+import { responsesProtocol } from '../../simulator/responses-endpoint.js';
 import { runCli } from '../cli/io.js';
 import { translateError } from '../../proxy/bridge/index.js';
 import { upstreamRequestHeaders, CREDENTIAL_HEADERS as STRIPPED } from '../../proxy/pipeline/headers.js';
-import { secretEquals } from '../../proxy/rules/constant-time.js';
-import { CREDENTIAL_HEADERS, RESPONSE_CREDENTIAL_HEADERS } from '../../proxy/rules/credential-headers.js';
-import { lintConfig, LINT_CODES } from '../../proxy/rules/config-lint/index.js';
-import { extraParams, parseErrorBody } from '../../proxy/rules/diagnose.js';
-import { anthropicErrorType, errorBody, readErrorEnvelope } from '../../proxy/rules/proxy-errors.js';
-import { createRedactor, DENYLISTED_HEADERS } from '../../proxy/rules/redact.js';
+import { secretEquals } from '../../rules/access/constant-time.js';
+import { CREDENTIAL_HEADERS, RESPONSE_CREDENTIAL_HEADERS } from '../../rules/redaction/credential-headers.js';
+import { lintConfig, LINT_CODES } from '../../rules/project/config-lint/index.js';
+import { extraParams, parseErrorBody } from '../../rules/diagnosis/diagnose.js';
+import { anthropicErrorType, errorBody, readErrorEnvelope } from '../../rules/diagnosis/proxy-errors.js';
+import { createRedactor, DENYLISTED_HEADERS } from '../../rules/redaction/redact.js';
 import {
   looksKeyShaped,
   looksLikeProviderKey,
   PROVIDER_KEY_SHAPES,
   SECRET_PATTERNS,
-} from '../../proxy/rules/secret-patterns.js';
-import { CREDENTIAL_HEADERS as SIM_CREDENTIAL_HEADERS } from '../../proxy/simulator/index.js';
-import { errorBody as simErrorBody, SimError } from '../../proxy/simulator/relay-errors.js';
-import { type ModelEntry } from '../../proxy/core/routing-facts.js';
+} from '../../rules/redaction/secret-patterns.js';
+import { CREDENTIAL_HEADERS as SIM_CREDENTIAL_HEADERS } from '../../simulator/index.js';
+import { errorBody as simErrorBody, SimError } from '../../simulator/relay-errors.js';
+import { type ModelEntry } from '../../core/routing-facts.js';
 
 const SAMPLES: Record<string, string> = {
   'anthropic-key': 'sk-ant-api03-Q7fz2LmN9pXr4TbV8wKc',
@@ -390,7 +391,7 @@ describe('protocol knowledge: one module per protocol', () => {
   /** Every TypeScript source of the proxy and the extension, relative to the root. */
   function sources(): string[] {
     // cli/ and language-server/ too (issue 32): a copy of a protocol path planted there used to pass.
-    return ['proxy', 'extension', 'cli', 'language-server'].flatMap((dir) =>
+    return SOURCE_FOLDERS.flatMap((dir) =>
       (readdirSync(join(ROOT, dir), { recursive: true }) as string[])
         .filter((f) => f.endsWith('.ts'))
         .map((f) => `${dir}/${f.split(sep).join('/')}`),
@@ -419,24 +420,24 @@ describe('protocol knowledge: one module per protocol', () => {
   ];
 
   // Allowed outside the modules, and why:
-  // - proxy/rules/protocols/ is where they live (protocols.ts re-exports it);
+  // - rules/protocols/ is where they live (protocols.ts re-exports it);
   // - the simulator writes usage objects the proxy never writes: chat's with
   //   optional reasoning details, Messages' in the real API's key order
   //   (message_start's cache fields before output_tokens, message_delta's
   //   output_tokens alone), and count_tokens' {input_tokens}. It must keep
   //   answering what the real service answers (seed-spec.md), so these stay
   //   its own; its paths, events and text parts come from the modules;
-  // - rules/pricing.ts calls @pydantic/genai-prices, whose usage object happens
+  // - rules/sessions/pricing.ts calls @pydantic/genai-prices, whose usage object happens
   //   to use the same words (its input_tokens is the whole prompt, no protocol's).
   const ALLOWED: Record<string, readonly string[]> = {
-    'proxy/rules/pricing.ts': ['a usage field name'],
-    'proxy/simulator/protocols/chat-endpoint.ts': ['a usage field name'],
-    'proxy/simulator/protocols/messages-endpoint.ts': ['a usage field name'],
-    'proxy/simulator/sim-server.ts': ['a usage field name'],
+    'rules/sessions/pricing.ts': ['a usage field name'],
+    'simulator/chat-endpoint.ts': ['a usage field name'],
+    'simulator/messages-endpoint.ts': ['a usage field name'],
+    'simulator/sim-server.ts': ['a usage field name'],
   };
 
   function isModule(file: string): boolean {
-    return file.startsWith('proxy/rules/protocols/');
+    return file.startsWith('rules/protocols/');
   }
 
   function findings(file: string, text: string): string[] {
@@ -450,13 +451,11 @@ describe('protocol knowledge: one module per protocol', () => {
     return out;
   }
 
-  it('no source outside proxy/rules/protocols/ spells out a protocol path, event, text part or usage field', () => {
+  it('no source outside rules/protocols/ spells out a protocol path, event, text part or usage field', () => {
     const files = sources().filter((f) => !isModule(f));
     expect(files.length).toBeGreaterThan(100);
     const found = files.flatMap((f) => findings(f, readFileSync(join(ROOT, f), 'utf8')));
-    expect(found, 'use the protocol modules in proxy/rules/protocols/ (or allow-list it here with the reason)').toEqual(
-      [],
-    );
+    expect(found, 'use the protocol modules in rules/protocols/ (or allow-list it here with the reason)').toEqual([]);
   });
 
   it('the guard sees each kind of copy it is meant to catch (a guard that cannot fail is a defect)', () => {
@@ -479,8 +478,8 @@ describe('protocol knowledge: one module per protocol', () => {
       expect(findings('proxy/pipeline/x.ts', line), line).toEqual([]);
     }
     // The allow-list is per file and per kind.
-    expect(findings('proxy/simulator/protocols/chat-endpoint.ts', 'prompt_tokens: n,')).toEqual([]);
-    expect(findings('proxy/simulator/protocols/chat-endpoint.ts', "events.push('[DONE]');")).toHaveLength(1);
+    expect(findings('simulator/chat-endpoint.ts', 'prompt_tokens: n,')).toEqual([]);
+    expect(findings('simulator/chat-endpoint.ts', "events.push('[DONE]');")).toHaveLength(1);
   });
 
   it('one function says which protocol a path is: family for routing and envelopes, exact endpoint for conversations and the bridge', () => {
@@ -546,7 +545,7 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
 
   /** Where protocol names may be compared: the modules themselves, and the simulator (it plays the service). */
   function exempt(file: string): boolean {
-    return file.startsWith('proxy/rules/protocols/') || file.startsWith('proxy/simulator/');
+    return file.startsWith('rules/protocols/') || file.startsWith('simulator/');
   }
 
   function comparisons(file: string, text: string): string[] {
@@ -560,7 +559,7 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
   }
 
   function sources(): string[] {
-    return ['proxy', 'extension', 'cli', 'language-server'].flatMap((dir) =>
+    return SOURCE_FOLDERS.flatMap((dir) =>
       (readdirSync(join(ROOT, dir), { recursive: true }) as string[])
         .filter((f) => f.endsWith('.ts'))
         .map((f) => `${dir}/${f.split(sep).join('/')}`),
@@ -571,7 +570,7 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
     const files = sources().filter((f) => !exempt(f));
     expect(files.length).toBeGreaterThan(100);
     const found = files.flatMap((f) => comparisons(f, readFileSync(join(ROOT, f), 'utf8')));
-    expect(found, 'ask the protocol module (proxy/rules/protocols/) or key a Record<Protocol, …> on it').toEqual([]);
+    expect(found, 'ask the protocol module (rules/protocols/) or key a Record<Protocol, …> on it').toEqual([]);
   });
 
   it('the scan catches each form of comparison (a guard that cannot fail is a defect)', () => {
@@ -591,8 +590,8 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
     ]) {
       expect(comparisons('proxy/pipeline/x.ts', line), line).toEqual([]);
     }
-    expect(exempt('proxy/rules/protocols/index.ts') && exempt('proxy/simulator/protocols/check.ts')).toBe(true);
-    expect(exempt('proxy/rules/conversation.ts')).toBe(false);
+    expect(exempt('rules/protocols/index.ts') && exempt('simulator/check.ts')).toBe(true);
+    expect(exempt('rules/wire/conversation.ts')).toBe(false);
   });
 
   it('the table is a Record<Protocol, ProtocolModule>: a missing row or a module without a behaviour does not compile', () => {
@@ -726,9 +725,9 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
 describe("the proxy's own API: one contract (issue 32)", () => {
   const ROOT = join(__dirname, '..', '..');
   // Every program that could speak to it: the proxy, the CLI, the language server and the extension.
-  const FOLDERS = ['proxy', 'cli', 'language-server', 'extension'];
+  const FOLDERS = SOURCE_FOLDERS;
   /** Where its paths are spelled: the contract alone (the servers and the client take them from it). */
-  const CONTRACT = 'proxy/core/local-api.ts';
+  const CONTRACT = 'core/local-api.ts';
 
   function sources(): string[] {
     return FOLDERS.flatMap((dir) =>
@@ -748,7 +747,7 @@ describe("the proxy's own API: one contract (issue 32)", () => {
     });
   }
 
-  it('no source but proxy/core/local-api.ts spells a /_loopgate/ path', () => {
+  it('no source but core/local-api.ts spells a /_loopgate/ path', () => {
     const files = sources();
     expect(files).toEqual(
       expect.arrayContaining(['cli/tail.ts', 'language-server/main.ts', 'extension/traffic/traffic-list.ts', CONTRACT]),
@@ -756,7 +755,7 @@ describe("the proxy's own API: one contract (issue 32)", () => {
     const found = files.flatMap((f) => localPaths(f, readFileSync(join(ROOT, f), 'utf8')));
     expect(
       found,
-      'take the path from LOCAL_PATHS (proxy/core/local-api.ts) and read it with proxy/local-api-client.ts',
+      'take the path from LOCAL_PATHS (core/local-api.ts) and read it with client/local-api-client.ts',
     ).toEqual([]);
   });
 

@@ -1,7 +1,7 @@
-// The OTLP configuration from the standard variables and the flags (rules/otlp-config.ts, pure).
+// The OTLP configuration from the standard variables and the flags (rules/otlp/otlp-config.ts, pure).
 import { describe, expect, it } from 'vitest';
-import { describeEndpoint, otlpConfig, parseOtlpHeaders, signalUrl } from '../../proxy/rules/otlp-config.js';
-import { OTLP_DEFAULT_BATCH } from '../../proxy/core/otlp-options.js';
+import { describeEndpoint, otlpConfig, parseOtlpHeaders, signalUrl } from '../../rules/otlp/otlp-config.js';
+import { OTLP_DEFAULT_BATCH } from '../../core/otlp-options.js';
 
 function config(env: NodeJS.ProcessEnv, flags = {}) {
   const r = otlpConfig(env, flags);

@@ -4,9 +4,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SOURCE_FOLDERS } from '../source-folders.js';
 
 const root = join(__dirname, '..', '..');
-const SOURCE_DIRS = ['proxy', 'cli', 'extension', 'language-server'];
+const SOURCE_DIRS = SOURCE_FOLDERS;
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

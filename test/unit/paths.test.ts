@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { describeRewrites, normaliseRequestPath } from '../../proxy/rules/paths.js';
+import { describeRewrites, normaliseRequestPath } from '../../rules/addresses/paths.js';
 
 describe('normaliseRequestPath', () => {
   it.each([

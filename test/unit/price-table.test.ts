@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { readProjectFile } from '../../proxy/rules/project-file.js';
-import { isPriced, priceUsage } from '../../proxy/rules/pricing.js';
-import { NO_TOKENS } from '../../proxy/core/token-counts.js';
+import { readProjectFile } from '../../rules/project/project-file.js';
+import { isPriced, priceUsage } from '../../rules/sessions/pricing.js';
+import { NO_TOKENS } from '../../core/token-counts.js';
 
 describe('loopgate.json "prices"', () => {
   it('reads mappings and outright prices, next to the aliases', () => {

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { calcPrice } from '@pydantic/genai-prices';
 import { describe, expect, it } from 'vitest';
-import { NO_TOKENS, type TokenCounts } from '../../proxy/core/token-counts.js';
-import { isPriced, priceUsage, type Priced } from '../../proxy/rules/pricing.js';
+import { NO_TOKENS, type TokenCounts } from '../../core/token-counts.js';
+import { isPriced, priceUsage, type Priced } from '../../rules/sessions/pricing.js';
 
 const tokens = (t: Partial<TokenCounts>): TokenCounts => ({ ...NO_TOKENS, ...t });
 const priced = (r: ReturnType<typeof priceUsage>): Priced => {

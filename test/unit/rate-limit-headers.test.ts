@@ -1,8 +1,8 @@
-// rules/rate-limit-headers.ts: response headers -> RateLimitHeadroom (issue 33 §2/§5).
+// rules/sessions/rate-limit-headers.ts: response headers -> RateLimitHeadroom (issue 33 §2/§5).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { durationMs, rateLimitHeadroom } from '../../proxy/rules/rate-limit-headers.js';
-import { goDuration } from '../../proxy/simulator/rate-limit.js';
+import { durationMs, rateLimitHeadroom } from '../../rules/sessions/rate-limit-headers.js';
+import { goDuration } from '../../simulator/rate-limit.js';
 
 const SEEN = new Date('2026-11-28T03:00:00.000Z');
 

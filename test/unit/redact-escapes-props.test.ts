@@ -4,8 +4,8 @@
 // queryString decodes it; and text without the secret keeps its escapes.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRedactor } from '../../proxy/rules/redact.js';
-import { secretForms } from '../../proxy/rules/known-secrets.js';
+import { createRedactor } from '../../rules/redaction/redact.js';
+import { secretForms } from '../../rules/redaction/known-secrets.js';
 
 /** Key-like text: what a key list takes (no space or quotes), with a few characters from outside ASCII. */
 const secretChar = fc.oneof(

@@ -2,7 +2,7 @@
 // case (Node lower-cases the names it parses; a key with capitals arrives there lower-cased).
 import { describe, expect, it } from 'vitest';
 import { clientResponseHeaders } from '../../proxy/pipeline/headers.js';
-import { createRedactor } from '../../proxy/rules/redact.js';
+import { createRedactor } from '../../rules/redaction/redact.js';
 
 const KEY = 'RelayKey-Unit-Q7vXw2LpZ9kTb4Hs';
 

@@ -2,7 +2,7 @@
 // survives redaction, and redaction is idempotent.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRedactor, DENYLISTED_HEADERS } from '../../proxy/rules/redact.js';
+import { createRedactor, DENYLISTED_HEADERS } from '../../rules/redaction/redact.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 
 const key = makeCanary('sk-ant-api03-');

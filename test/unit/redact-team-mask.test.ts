@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createTeamMask } from '../../proxy/rules/team-mask.js';
+import { createTeamMask } from '../../rules/redaction/team-mask.js';
 
 const m = createTeamMask({ hashKey: new Uint8Array(32).fill(3) });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor, DENYLISTED_HEADERS } from '../../proxy/rules/redact.js';
+import { createRedactor, DENYLISTED_HEADERS } from '../../rules/redaction/redact.js';
 import { assertNoCanary, canaryForms, makeCanary } from '../log/canary.js';
 
 const hashKey = new Uint8Array(32).fill(7);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { abortableDelay, backoffDelay, isRetryableStatus, retryAfterMs } from '../../proxy/pipeline/retry.js';
-import { extractUsage } from '../../proxy/rules/usage.js';
-import { suggestModels } from '../../proxy/rules/suggest.js';
+import { extractUsage } from '../../rules/wire/usage.js';
+import { suggestModels } from '../../rules/addresses/suggest.js';
 
 describe('retry policy', () => {
   it('retries only 429/502/503/504', () => {

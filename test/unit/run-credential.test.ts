@@ -1,4 +1,4 @@
-// `loopgate run`'s per-run credential (rules/run-credential.ts): made from the
+// `loopgate run`'s per-run credential (rules/access/run-credential.ts): made from the
 // local token, checked without state, never the token, and redacted like it.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -8,9 +8,9 @@ import {
   runLifetime,
   runToolName,
   verifyRunCredential,
-} from '../../proxy/rules/run-credential.js';
-import { createRedactor } from '../../proxy/rules/redact.js';
-import { secretForms } from '../../proxy/rules/known-secrets.js';
+} from '../../rules/access/run-credential.js';
+import { createRedactor } from '../../rules/redaction/redact.js';
+import { secretForms } from '../../rules/redaction/known-secrets.js';
 
 const TOKEN = 'lg-local-test-token-0123456789abcdefghijklmnop';
 const facts = { tool: 'claude', started: Date.parse('2026-11-28T03:00:00Z'), nonce: 'k3x9q1' };

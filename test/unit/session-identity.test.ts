@@ -4,8 +4,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { identifySession, type ClientIdentity } from '../../proxy/rules/session-identity.js';
-import { SECRET_PATTERNS } from '../../proxy/rules/secret-patterns.js';
+import { identifySession, type ClientIdentity } from '../../rules/sessions/session-identity.js';
+import { SECRET_PATTERNS } from '../../rules/redaction/secret-patterns.js';
 
 interface WireRequest {
   method: string;

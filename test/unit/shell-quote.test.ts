@@ -2,7 +2,7 @@
 // every word comes back byte for byte, and no control character is printed raw.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { shellQuote, shellWords } from '../../proxy/rules/shell-quote.js';
+import { shellQuote, shellWords } from '../../rules/terminal/shell-quote.js';
 
 const WORDS = [
   'gpt-4o-mini',

@@ -2,8 +2,8 @@
 // joined text and masked in every piece it touches, wherever the cuts fall.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { createRedactor } from '../../proxy/rules/redact.js';
-import { scrubAcrossEvents } from '../../proxy/rules/stream-redact.js';
+import { createRedactor } from '../../rules/redaction/redact.js';
+import { scrubAcrossEvents } from '../../rules/redaction/stream-redact.js';
 
 const SECRET = 'relay-7f3kQ9xLm2PzV8wR1tYb';
 const r = createRedactor({ secrets: [SECRET] });

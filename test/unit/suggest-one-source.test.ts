@@ -1,11 +1,11 @@
 // Issue 12: one "did you mean". The proxy's diagnosis, its pre-forward hint
 // and the language server's quick fix (the editor's only source) used to run
 // two algorithms: `sonnet` got `claude-sonnet-4-6` from the proxy and nothing
-// in the editor. Now every surface answers from proxy/rules/suggest.ts.
+// in the editor. Now every surface answers from rules/addresses/suggest.ts.
 import { describe, expect, it } from 'vitest';
-import { suggestModels } from '../../proxy/rules/suggest.js';
-import { suggestModels as lintSuggest, lintConfig, LINT_CODES } from '../../proxy/rules/config-lint/index.js';
-import { diagnose } from '../../proxy/rules/diagnose.js';
+import { suggestModels } from '../../rules/addresses/suggest.js';
+import { suggestModels as lintSuggest, lintConfig, LINT_CODES } from '../../rules/project/config-lint/index.js';
+import { diagnose } from '../../rules/diagnosis/diagnose.js';
 
 const MODELS = ['gpt-4o-mini', 'gpt-4.1', 'claude-sonnet-4-6', 'claude-haiku-4-5'];
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { checkAnthropicBaseUrl, checkOpenAIBaseUrl, parseUpstream } from '../../proxy/rules/urls.js';
+import { checkAnthropicBaseUrl, checkOpenAIBaseUrl, parseUpstream } from '../../rules/addresses/urls.js';
 
 describe('parseUpstream: every form a user pastes', () => {
   it.each([

@@ -1,7 +1,7 @@
 // What counts as the user's own words for the simulator's tool choice and echo.
 import { describe, expect, it } from 'vitest';
-import { userWords } from '../../proxy/simulator/text.js';
-import { SAFE_COMMAND, toolArguments } from '../../proxy/simulator/protocols/tools.js';
+import { userWords } from '../../simulator/text.js';
+import { SAFE_COMMAND, toolArguments } from '../../simulator/tools.js';
 
 describe('userWords', () => {
   it('drops the blocks agents inject around the user text', () => {

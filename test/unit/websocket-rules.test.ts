@@ -1,16 +1,16 @@
-// The pure rules of the WebSocket transport (rules/websocket.ts), the
+// The pure rules of the WebSocket transport (rules/wire/websocket.ts), the
 // diagnosis of refused upgrades and of GETs on POST-only paths, the refusal
 // memory's clock, and the simulator fixture's `responses_websocket` setting.
 import { describe, expect, it } from 'vitest';
-import { diagnose, type DiagnosisContext } from '../../proxy/rules/diagnose.js';
+import { diagnose, type DiagnosisContext } from '../../rules/diagnosis/diagnose.js';
 import {
   isWebSocketRefusal,
   isWebSocketUpgrade,
   relayableCloseCode,
   WEBSOCKET_FALLBACK_STATUS,
-} from '../../proxy/rules/websocket.js';
+} from '../../rules/wire/websocket.js';
 import { WebSocketRefusals } from '../../proxy/pipeline/websocket-refusals.js';
-import { defaultFixture, validateFixture } from '../../proxy/simulator/index.js';
+import { defaultFixture, validateFixture } from '../../simulator/index.js';
 
 const ctx = (over: Partial<DiagnosisContext> = {}): DiagnosisContext => ({
   method: 'POST',

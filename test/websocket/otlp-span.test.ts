@@ -4,7 +4,7 @@
 // anything the collector receives.
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { otlpConfig } from '../../proxy/rules/otlp-config.js';
+import { otlpConfig } from '../../rules/otlp/otlp-config.js';
 import { assertNoCanary } from '../log/canary.js';
 import { until } from '../proxy/stack.js';
 import { fastEnv, startReceiver, type Receiver } from '../otlp/receiver.js';

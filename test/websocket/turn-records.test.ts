@@ -6,8 +6,8 @@
 // proxy to the simulator's Responses WebSocket.
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localApi } from '../../proxy/local-api-client.js';
-import type { InFlightEvent, LiveEvent, TrafficRow } from '../../proxy/core/local-api.js';
+import { localApi } from '../../client/local-api-client.js';
+import type { InFlightEvent, LiveEvent, TrafficRow } from '../../core/local-api.js';
 import { assertNoCanary } from '../log/canary.js';
 import { until, untilAsync } from '../proxy/stack.js';
 import { startWsStack, type WsStack } from './ws-stack.js';

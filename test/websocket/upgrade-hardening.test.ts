@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import type { TrafficRecord } from '../../core/record.js';
 import { until } from '../proxy/stack.js';
 
 // Mixed case and no recognisable shape: only the exact-secret check can find it in a name.

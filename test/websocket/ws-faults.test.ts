@@ -3,8 +3,8 @@
 // API and counted in the upstream's messages.
 import WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { localApi, type LocalApiClient } from '../../proxy/local-api-client.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import { localApi, type LocalApiClient } from '../../client/local-api-client.js';
+import type { TrafficRecord } from '../../core/record.js';
 import { until, untilAsync } from '../proxy/stack.js';
 import { startWsStack, type WsStack } from './ws-stack.js';
 

@@ -4,10 +4,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultFixture, startSimulator, type Fixture, type Simulator } from '../../proxy/simulator/index.js';
+import { defaultFixture, startSimulator, type Fixture, type Simulator } from '../../simulator/index.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import type { ProxyOptions } from '../../proxy/core/options.js';
-import type { TrafficRecord } from '../../proxy/core/record.js';
+import type { ProxyOptions } from '../../core/options.js';
+import type { TrafficRecord } from '../../core/record.js';
 import { makeCanary } from '../log/canary.js';
 
 export type WsProxyName = 'wsOn' | 'wsOff';

@@ -5,7 +5,7 @@
 // a rule fired on this request); the reply masks and writes what comes out.
 // A WebSocket turn: its messages masked, captured as events, counted in flight.
 import type { StreamTranslator } from '../../bridge/index.js';
-import type { Redactor } from '../../rules/redact.js';
+import type { Redactor } from '../../../rules/redaction/redact.js';
 import type { ClientReply } from '../client-reply.js';
 import type { InFlightProgress } from '../exchange.js';
 import { captureStage, messageCaptureStage } from './capture-stage.js';

@@ -4,8 +4,8 @@
 // outer test started (loopgate.baseUrl in user settings).
 import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
-import fixtureJson from '../../../proxy/simulator/default-fixture.json';
-import { validateFixture } from '../../../proxy/simulator/fixture.js';
+import fixtureJson from '../../../simulator/default-fixture.json';
+import { validateFixture } from '../../../simulator/fixture.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 
 const fixture = validateFixture(fixtureJson);

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
+import { startSimulator, type Simulator } from '../../../simulator/index.js';
 import { assertAllPassed, formatRun, keepForReadme, runExtensionHostTests, screenshot } from '../harness/index.js';
 import { freePort } from '../harness/free-port.js';
 

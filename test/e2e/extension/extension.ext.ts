@@ -11,8 +11,8 @@ import type { LoopgateTestApi } from '../../../extension/extension.js';
 import { ProxyHost } from '../../../extension/proxy-host/host.js';
 // Type-only: the extension's bundle has its own copies of these classes, so nodes are told apart by contextValue.
 import type { DiagnosisNode, ModelNode, ProtocolNode, ProviderNode } from '../../../extension/views/nodes.js';
-import fixtureJson from '../../../proxy/simulator/default-fixture.json';
-import { modelEntries, validateFixture } from '../../../proxy/simulator/fixture.js';
+import fixtureJson from '../../../simulator/default-fixture.json';
+import { modelEntries, validateFixture } from '../../../simulator/fixture.js';
 import { assert, runTests, test, waitFor, waitForEvent } from '../harness/ext/testkit.js';
 
 const fixture = validateFixture(fixtureJson);

@@ -5,8 +5,8 @@
 // outer test once the view opens again).
 import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
-import fixtureJson from '../../../proxy/simulator/default-fixture.json';
-import { validateFixture } from '../../../proxy/simulator/fixture.js';
+import fixtureJson from '../../../simulator/default-fixture.json';
+import { validateFixture } from '../../../simulator/fixture.js';
 import { assert, runTests, skip, test, waitFor } from '../harness/ext/testkit.js';
 
 const fixture = validateFixture(fixtureJson);

@@ -7,8 +7,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import fixtureJson from '../../../proxy/simulator/default-fixture.json';
-import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
+import fixtureJson from '../../../simulator/default-fixture.json';
+import { startSimulator, type Simulator } from '../../../simulator/index.js';
 import {
   assertAllPassed,
   clickActivityBarItem,

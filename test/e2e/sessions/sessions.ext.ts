@@ -8,7 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
-import type { SessionDetailAnswer } from '../../../proxy/core/local-api.js';
+import type { SessionDetailAnswer } from '../../../core/local-api.js';
 import { fetchSession, fetchSessions } from '../../../extension/sessions/session-reader.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 import { SESSION_FIXTURE } from './session-fixture.js';

@@ -7,7 +7,7 @@
 import { copyFileSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
+import { startSimulator, type Simulator } from '../../../simulator/index.js';
 import { assertAllPassed, formatRun, screenshot, type CodeServerTarget } from '../harness/index.js';
 import type { EditorSession } from '../harness/editor-session.js';
 import { repoRoot } from '../harness/paths.js';

@@ -11,11 +11,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
-import { loadCassette } from '../../../proxy/cassette/store.js';
+import { loadCassette } from '../../../storage/cassettes/store.js';
 import { startPlayer } from '../../../proxy/cassette/player.js';
-import { localApi } from '../../../proxy/local-api-client.js';
-import fixtureJson from '../../../proxy/simulator/default-fixture.json';
-import { validateFixture } from '../../../proxy/simulator/fixture.js';
+import { localApi } from '../../../client/local-api-client.js';
+import fixtureJson from '../../../simulator/default-fixture.json';
+import { validateFixture } from '../../../simulator/fixture.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 
 const fixture = validateFixture(fixtureJson);

@@ -12,9 +12,9 @@ import { copyFileSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
-import { localApi } from '../../../proxy/local-api-client.js';
-import type { ArmedFault } from '../../../proxy/core/fault.js';
+import { startSimulator, type Simulator } from '../../../simulator/index.js';
+import { localApi } from '../../../client/local-api-client.js';
+import type { ArmedFault } from '../../../core/fault.js';
 import {
   assertAllPassed,
   clickActivityBarItem,

@@ -2,7 +2,7 @@
 // in real VS Code, in both targets, against a simulator this process starts
 // (forensics.ext.ts, run in the target's editor session: editor.test.ts).
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
+import { startSimulator, type Simulator } from '../../../simulator/index.js';
 import { assertAllPassed, formatRun, type CodeServerTarget } from '../harness/index.js';
 import type { EditorSession } from '../harness/editor-session.js';
 

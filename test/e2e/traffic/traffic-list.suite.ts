@@ -7,7 +7,7 @@
 // traffic-list.ext.ts runs in the target's editor session (editor.test.ts).
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
+import { startSimulator, type Simulator } from '../../../simulator/index.js';
 import {
   assertAllPassed,
   clickActivityBarItem,

@@ -8,12 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
-import fixtureJson from '../../../proxy/simulator/default-fixture.json';
-import { validateFixture } from '../../../proxy/simulator/fixture.js';
+import fixtureJson from '../../../simulator/default-fixture.json';
+import { validateFixture } from '../../../simulator/fixture.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 import { MAX_ROWS } from '../../../extension/traffic/traffic-list.js';
-import { shortId } from '../../../proxy/traffic/render.js';
-import { localApi } from '../../../proxy/local-api-client.js';
+import { shortId } from '../../../presentation/render.js';
+import { localApi } from '../../../client/local-api-client.js';
 
 const fixture = validateFixture(fixtureJson);
 const keyOf = (group: string) =>

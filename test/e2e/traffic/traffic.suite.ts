@@ -4,7 +4,7 @@
 // session (editor.test.ts), whose environment names the real Claude Code.
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../proxy/simulator/index.js';
+import { startSimulator, type Simulator } from '../../../simulator/index.js';
 import {
   assertAllPassed,
   clickActivityBarItem,

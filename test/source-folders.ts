@@ -1,0 +1,14 @@
+// The folders that hold Loopgate's sources, lowest floor first (test/unit/layers.test.ts says what each may import).
+export const SOURCE_FOLDERS = [
+  'core',
+  'rules',
+  'storage',
+  'presentation',
+  'client',
+  'analysis',
+  'simulator',
+  'proxy',
+  'language-server',
+  'cli',
+  'extension',
+];
