@@ -4,7 +4,7 @@
 import { startProxy, type RunningProxy } from '../proxy/server.js';
 import type { ProxyOptions } from '../core/options.js';
 import { startSimulator, defaultFixture, DEMO_KEYS, fixturePrices, type Simulator } from '../simulator/index.js';
-import { demoCovers } from '../simulator/demo-family.js';
+import { demoCovers } from '../rules/keys/demo-family.js';
 import { modelEntries } from '../simulator/fixture.js';
 import { positionName } from '../rules/keys/key-list.js';
 import { loadCassette } from '../storage/cassettes/store.js';

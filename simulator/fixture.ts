@@ -2,6 +2,7 @@
 // Validated once at start so a bad file fails with a message naming the field.
 import { readFileSync } from 'node:fs';
 import { PROTOCOL_TABLE, type Protocol } from '../rules/protocols/index.js';
+import { closestDemoModel } from '../rules/keys/demo-family.js';
 
 const PROTOCOLS = Object.keys(PROTOCOL_TABLE) as readonly Protocol[];
 export type KeyStatus = 'active' | 'disabled' | 'restricted';
@@ -240,4 +241,22 @@ export function fixturePrices(fixture: Fixture): Record<string, string> {
 export function unsupportedParams(group: FixtureGroup, model: string): string[] {
   const entry = group.models.find((m) => typeof m !== 'string' && m.id === model);
   return [...(group.unsupported ?? []), ...(typeof entry === 'object' ? (entry.unsupported ?? []) : [])];
+}
+
+/**
+ * In demo mode, the model to serve in place of `requested` when the key's
+ * group does not list it; undefined otherwise (and always outside demo mode),
+ * so the relay's model_not_found stands.
+ */
+export function demoServedModel(
+  demo: boolean | undefined,
+  requested: string,
+  key: FixtureKey,
+  group: FixtureGroup,
+): string | undefined {
+  if (!demo) return undefined;
+  const ids = modelEntries(group)
+    .map((m) => m.id)
+    .filter((id) => !key.models || key.models.includes(id));
+  return closestDemoModel(requested, ids);
 }

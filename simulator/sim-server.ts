@@ -12,6 +12,7 @@ import { faultError, readControls, type Fault, type SimControls } from './faults
 import type { RenderContext } from './types.js';
 import {
   cacheMinTokens,
+  demoServedModel,
   modelEntries,
   unsupportedParams,
   type Fixture,
@@ -28,7 +29,7 @@ import { RateLimiter, type LimitStyle, type RequestCost } from './rate-limit.js'
 import { anthropicMinTokens, cachePrompt, type PromptCache } from './prompt-cache.js';
 import { estimateTokens, textLength } from './text.js';
 import { recordRequest, type RecordedRequest } from './request-record.js';
-import { demoServedModel, SERVED_MODEL_HEADER } from './demo-family.js';
+import { SERVED_MODEL_HEADER } from '../rules/keys/demo-family.js';
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** Oldest records are dropped past this, so a long benchmark does not grow without bound. */

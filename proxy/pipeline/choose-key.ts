@@ -13,7 +13,7 @@ import type { ClientReply } from './client-reply.js';
 import { bridgeableKind } from './bridge-plan.js';
 import { LIST_FETCH_TIMEOUT_MS } from './models-cache.js';
 import type { RequestAbort } from './request-abort.js';
-import { closestDemoModel } from '../../simulator/demo-family.js';
+import { closestDemoModel } from '../../rules/keys/demo-family.js';
 
 /**
  * How long a request for a model no known list has waits for the lists still

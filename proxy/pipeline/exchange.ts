@@ -132,7 +132,7 @@ export interface Attempt {
   /** The request's retries so far: this attempt's (upstream-call.ts) and everything before it. */
   readonly retries: number;
   readonly upstreamRequestId?: string;
-  /** Demo mode: the model the embedded simulator served in place of the one asked for (simulator/demo-family.ts). */
+  /** Demo mode: the model the embedded simulator served in place of the one asked for (rules/keys/demo-family.ts). */
   readonly servedModel?: string;
   /** What the upstream's error answer said, and Loopgate's reading of it. */
   readonly errorType?: string;

@@ -25,7 +25,7 @@ import { answerConnectivityProbe, handleLocalEndpoint } from './local-endpoints.
 import { bridgeableKind, fallBack, planRoute } from './bridge-plan.js';
 import { answerModelUnion, chooseSlot } from './choose-key.js';
 import { answerAliasedModelUnion, applyAlias, noteModelNotFound, withAliasAdvice } from './alias.js';
-import { closestDemoModel } from '../../simulator/demo-family.js';
+import { closestDemoModel } from '../../rules/keys/demo-family.js';
 import { runSink } from './sink-guard.js';
 
 /** The facts a request starts with (the reply that owns its answer is made from them). */

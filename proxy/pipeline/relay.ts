@@ -33,7 +33,7 @@ import type { StageChain } from './stream-stages/stream-stage.js';
 import { ChunkTiming } from './stream-stages/chunk-timing.js';
 import { MID_STREAM_FAULTS } from '../../core/fault.js';
 import type { RequestAbort } from './request-abort.js';
-import { SERVED_MODEL_HEADER } from '../../simulator/demo-family.js';
+import { SERVED_MODEL_HEADER } from '../../rules/keys/demo-family.js';
 
 /** A bridged non-stream answer is translated whole; beyond this it is refused rather than held. */
 const BRIDGED_JSON_BYTES = 64 * 1024 * 1024;

@@ -4,7 +4,7 @@
 // tool started by `loopgate run`. An agent's default can be newer than the demo
 // fixture (Codex 0.171.0 asks for gpt-6.2-sol, pi for claude-opus-4-7): demo
 // mode then serves the closest demo model of its family and says so on its
-// console, in the traffic log and in the answer (simulator/demo-family.ts).
+// console, in the traffic log and in the answer (rules/keys/demo-family.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

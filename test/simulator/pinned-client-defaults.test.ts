@@ -1,7 +1,7 @@
 // Demo mode serves the default models of the pinned Claude Code and Codex
 // (scripts/provision-agents.mjs), so `loopgate run -- claude` / `-- codex` work in demo
 // mode without a flag: the fixture lists the model, or one of its family that demo
-// mode serves it as (simulator/demo-family.ts: Codex 0.171.0's gpt-6.2-sol as
+// mode serves it as (rules/keys/demo-family.ts: Codex 0.171.0's gpt-6.2-sol as
 // gpt-6.1-sol). The defaults are read from the installed clients
 // themselves, not written down here: each binary is started against a small
 // capture server that records the `model` of every request and refuses it
@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import defaultFixture from '../../simulator/default-fixture.json';
-import { closestDemoModel } from '../../simulator/demo-family.js';
+import { closestDemoModel } from '../../rules/keys/demo-family.js';
 import { agentsSupported, claudeBinary, codexBinary } from '../agents/agent-binaries.js';
 
 // As in test/agents: LOOPGATE_TEST_CLAUDE / LOOPGATE_TEST_CODEX check another build (a newer release installed elsewhere).

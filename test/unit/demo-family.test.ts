@@ -1,8 +1,8 @@
-// Demo mode's family matcher (simulator/demo-family.ts): which demo model
+// Demo mode's family matcher (rules/keys/demo-family.ts): which demo model
 // a newer (or unknown) model of a listed family is served as, and that an
 // unrelated name never matches.
 import { describe, expect, it } from 'vitest';
-import { closestDemoModel, compareVersions, familyOf } from '../../simulator/demo-family.js';
+import { closestDemoModel, compareVersions, familyOf } from '../../rules/keys/demo-family.js';
 import { defaultFixture } from '../../simulator/index.js';
 
 const DEMO = [

@@ -4,8 +4,8 @@
 // simulator started by `loopgate serve` with its demo keys) a model the fixture
 // lacks is served as the closest demo model of its family, and the answer says
 // so (SERVED_MODEL_HEADER, its `model` field). A real upstream, and the
-// simulator with a user's fixture, never guess a model. Pure, no I/O.
-import { modelEntries, type FixtureGroup, type FixtureKey } from './fixture.js';
+// simulator with a user's fixture, never guess a model. Pure, no I/O: the proxy
+// routes by these rules, the simulator (simulator/fixture.ts) serves by them.
 
 /** The simulator's answer names the model it served in place of the one asked for (demo mode only). */
 export const SERVED_MODEL_HEADER = 'x-sim-served-model';
@@ -78,22 +78,4 @@ export function closestDemoModel(requested: string, available: readonly string[]
 /** The demo answers this model: it lists it, or serves it as its family's closest (an unknown family: no). */
 export function demoCovers(requested: string, available: readonly string[]): boolean {
   return available.includes(requested) || closestDemoModel(requested, available) !== undefined;
-}
-
-/**
- * In demo mode, the model to serve in place of `requested` when the key's
- * group does not list it; undefined otherwise (and always outside demo mode),
- * so the relay's model_not_found stands.
- */
-export function demoServedModel(
-  demo: boolean | undefined,
-  requested: string,
-  key: FixtureKey,
-  group: FixtureGroup,
-): string | undefined {
-  if (!demo) return undefined;
-  const ids = modelEntries(group)
-    .map((m) => m.id)
-    .filter((id) => !key.models || key.models.includes(id));
-  return closestDemoModel(requested, ids);
 }
