@@ -15,4 +15,4 @@ export {
 export type { BridgeKind } from '../../rules/protocols/index.js';
 export type { BridgeMode } from '../../core/options.js';
 
-export { openBridge, CHAT_PATH, type BridgeSession, type OpenBridgeResult } from './session.js';
+export { openBridge, CHAT_PATH, type TranslationPlan, type OpenBridgeResult } from './translation-plan.js';

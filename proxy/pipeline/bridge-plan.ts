@@ -60,7 +60,7 @@ function bridged(ex: RequestSoFar, ctx: RouteContext, kind: BridgeKind): Route {
   }
   if (!opened.ok)
     return refused(new ProxyError(400, 'bridge-unsupported-parameter', opened.message, {}, { param: opened.param }));
-  const s = opened.session;
+  const s = opened.plan;
   if (s.dropped.length > 0) {
     ctx.hintOnce(
       `bridge-dropped:${s.kind}:${s.dropped.join(',')}`,
@@ -72,7 +72,7 @@ function bridged(ex: RequestSoFar, ctx: RouteContext, kind: BridgeKind): Route {
     path: s.path,
     query: '',
     stream: s.stream,
-    session: s,
+    translation: s,
     bridge: s.label,
     bridgeDropped: s.dropped.length > 0 ? s.dropped : undefined,
   };

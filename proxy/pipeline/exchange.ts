@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Rewrite } from '../../rules/addresses/paths.js';
 import type { Diagnosis } from '../../rules/diagnosis/diagnose.js';
 import type { RouteDecision } from '../../rules/keys/key-routing.js';
-import type { BridgeKind, BridgeSession } from '../bridge/index.js';
+import type { BridgeKind, TranslationPlan } from '../bridge/index.js';
 import type { WebSocketFacts } from '../../core/record.js';
 import type { TokenCounts } from '../../core/token-counts.js';
 import type { KeySlot } from './keyring.js';
@@ -102,7 +102,7 @@ export interface Route {
   readonly query: string;
   readonly stream: boolean;
   /** Set when the bridge serves this request: the chat body is in it, and it translates the answer back. */
-  readonly session?: BridgeSession;
+  readonly translation?: TranslationPlan;
   /** A 404 endpoint_not_supported answer is not relayed: the caller bridges instead. */
   readonly fallback?: BridgeKind;
   /** `responses->chat` / `messages->chat` when the bridge serves (or refused to serve) this request. */

@@ -59,7 +59,7 @@ export async function relay(
   const models = slot?.models;
   const modelsGeneration = models?.generation() ?? 0;
   const upstreamPath = route.path + route.query;
-  const session = route.session;
+  const session = route.translation;
   const held = ex.body?.body;
   // A chat stream that did not ask for usage is asked for it; the client's copy hides the answer (--no-stream-usage: not).
   const usage =
@@ -124,7 +124,7 @@ async function relayAnswer(
 ): Promise<Attempt> {
   const contentType = upstream.headers['content-type'];
   const isStream = typeof contentType === 'string' && contentType.startsWith('text/event-stream');
-  const session = route.session;
+  const session = route.translation;
   // A mid-stream rule acts on a 200 event stream only; any other answer gives its count back, unannounced.
   if (!(isStream && upstream.statusCode === 200)) giveBackStreamFault(ex, ctx);
 
@@ -267,8 +267,8 @@ async function relayError(
   // A stale list: the key's group changed.
   if (policy?.refreshModels) ex.key?.slot?.models.refreshSoon();
   const answered: Attempt = { ...facts, errorCode: info.code, errorType: info.type, diagnosis };
-  if (route.session && complete) {
-    const out = route.session.error(upstream.statusCode, text ?? buf);
+  if (route.translation && complete) {
+    const out = route.translation.error(upstream.statusCode, text ?? buf);
     reply.whole(out.status, upstream.headers, out.body, buf, answered);
   } else if (complete) {
     reply.whole(upstream.statusCode, upstream.headers, buf, undefined, answered);

@@ -35,7 +35,7 @@ export async function startGlue(chatOrigin: string, key: string): Promise<Glue> 
         res.writeHead(opened.status, { 'content-type': 'application/json' }).end(opened.body);
         return;
       }
-      const bridge = opened.session;
+      const bridge = opened.plan;
       chatRequests.push(JSON.parse(bridge.body.toString('utf8')) as Record<string, unknown>);
       const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
       for (const [h, v] of Object.entries(req.headers))

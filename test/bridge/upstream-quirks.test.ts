@@ -113,7 +113,7 @@ describe('tool calls an upstream streams oddly', () => {
       { requestId: 'q' },
     );
     if (!r.ok) throw new Error('expected a session');
-    const out = r.session.result(
+    const out = r.plan.result(
       Buffer.from(JSON.stringify({ error: { message: 'channel quota exhausted', type: 'x', code: 'quota' } })),
     );
     expect(out.status).toBe(502);
@@ -138,7 +138,7 @@ describe('what a bridged Response says about its request', () => {
     };
     const r = openBridge('responses', req, { requestId: 'e1' });
     if (!r.ok) throw new Error(r.message);
-    const out = JSON.parse(r.session.result(Buffer.from(JSON.stringify(completion({ content: 'ok' }, 'stop')))).body);
+    const out = JSON.parse(r.plan.result(Buffer.from(JSON.stringify(completion({ content: 'ok' }, 'stop')))).body);
     expect(out).toMatchObject({
       instructions: 'Be terse.',
       tools,
@@ -150,7 +150,7 @@ describe('what a bridged Response says about its request', () => {
       store: false,
     });
     const events = parseSse(
-      r.session.translator.push(chunk({ content: 'ok' }) + chunk({}, 'stop') + DONE) + r.session.translator.end(),
+      r.plan.translator.push(chunk({ content: 'ok' }) + chunk({}, 'stop') + DONE) + r.plan.translator.end(),
     );
     expect((events[0]!.data as { response: unknown }).response).toMatchObject({
       instructions: 'Be terse.',
@@ -166,8 +166,8 @@ describe('what a bridged Response says about its request', () => {
       { requestId: 'p' },
     );
     if (!ok.ok) throw new Error(ok.message);
-    expect(JSON.parse(ok.session.body.toString())).not.toHaveProperty('prompt_cache_retention');
-    expect(ok.session.dropped).toEqual(['prompt_cache_retention']);
+    expect(JSON.parse(ok.plan.body.toString())).not.toHaveProperty('prompt_cache_retention');
+    expect(ok.plan.dropped).toEqual(['prompt_cache_retention']);
     const refused = openBridge('responses', { model: 'm', input: 'x', background: true }, { requestId: 'p2' });
     expect(refused.ok).toBe(false);
     if (!refused.ok) expect(refused.param).toBe('background');
@@ -198,7 +198,7 @@ describe("Responses 'custom' tools (Codex's freeform apply_patch)", () => {
       { requestId: 'c1' },
     );
     if (!r.ok) throw new Error(r.message);
-    const chat = JSON.parse(r.session.body.toString());
+    const chat = JSON.parse(r.plan.body.toString());
     expect(chat.tools[0].function.name).toBe('apply_patch');
     expect(chat.tools[0].function.parameters).toEqual({
       type: 'object',
@@ -226,7 +226,7 @@ describe("Responses 'custom' tools (Codex's freeform apply_patch)", () => {
     if (!r.ok) throw new Error(r.message);
     const patch = '*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch';
     const args = JSON.stringify({ input: patch });
-    const t = r.session.translator;
+    const t = r.plan.translator;
     const events = parseSse(
       t.push(
         call(0, { id: 'call_x', type: 'function', function: { name: 'apply_patch', arguments: args.slice(0, 10) } }) +
@@ -250,7 +250,7 @@ describe("Responses 'custom' tools (Codex's freeform apply_patch)", () => {
       name: 'apply_patch',
       input: patch,
     });
-    const json = r.session.result(
+    const json = r.plan.result(
       Buffer.from(
         JSON.stringify(
           completion(

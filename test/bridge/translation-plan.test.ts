@@ -6,7 +6,7 @@ describe('openBridge', () => {
   it('packages the chat request, label and translators', () => {
     const r = openBridge('responses', { model: 'gpt-4o-mini', input: 'hi', stream: true }, { requestId: 'r1' });
     if (!r.ok) throw new Error(r.message);
-    const s = r.session;
+    const s = r.plan;
     expect(s.label).toBe('responses->chat');
     expect(s.path).toBe('/v1/chat/completions');
     expect(s.stream).toBe(true);
@@ -56,7 +56,7 @@ describe('openBridge', () => {
     const r = openBridge('messages', { model: 'm', messages: [{ role: 'user', content: 'x' }] }, { requestId: 'r3' });
     if (!r.ok) throw new Error(r.message);
     for (const bad of ['not json', '{"object":"list","data":[]}']) {
-      const out = r.session.result(Buffer.from(bad));
+      const out = r.plan.result(Buffer.from(bad));
       expect(out.status).toBe(502);
       expect(JSON.parse(out.body)).toMatchObject({
         type: 'error',

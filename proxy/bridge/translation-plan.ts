@@ -9,7 +9,7 @@ import type { BridgeKind } from '../../rules/protocols/index.js';
 
 export const CHAT_PATH = PROTOCOL_TABLE.chat.path;
 
-export interface BridgeSession {
+export interface TranslationPlan {
   kind: BridgeKind;
   /** `responses->chat` / `messages->chat`: the x-loopgate-bridge header and the log's `bridge`. */
   label: string;
@@ -31,7 +31,7 @@ export interface BridgeSession {
 }
 
 export type OpenBridgeResult =
-  { ok: true; session: BridgeSession } | { ok: false; status: 400; body: string; message: string; param?: string };
+  { ok: true; plan: TranslationPlan } | { ok: false; status: 400; body: string; message: string; param?: string };
 
 export function openBridge(kind: BridgeKind, body: unknown, ctx: Omit<BridgeContext, 'model'>): OpenBridgeResult {
   const mapped = toChatRequest(kind, body);
@@ -46,7 +46,7 @@ export function openBridge(kind: BridgeKind, body: unknown, ctx: Omit<BridgeCont
   const full: BridgeContext = { ...ctx, model: mapped.model, request: isRecord(body) ? body : undefined };
   return {
     ok: true,
-    session: {
+    plan: {
       kind,
       label: bridgeLabel(kind),
       path: CHAT_PATH,
