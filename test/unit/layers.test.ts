@@ -142,6 +142,21 @@ function importGraph(keep: (i: { spec: string; typeOnly: boolean }) => boolean):
   return edges;
 }
 
+/**
+ * The same edges between folders: a.ts in x/ importing y/b.ts is the arrow x → y. A file with a floor of its own
+ * (extension/extension.ts, the entry) stands for itself.
+ */
+function folderGraph(files: ReadonlyMap<string, readonly string[]>): Map<string, string[]> {
+  const node = (f: string) => (FLOORS[f] === undefined ? dirname(f) : f);
+  const folders = new Map<string, Set<string>>();
+  for (const [from, tos] of files) {
+    const a = node(from);
+    if (!folders.has(a)) folders.set(a, new Set());
+    for (const to of tos) if (node(to) !== a) folders.get(a)!.add(node(to));
+  }
+  return new Map([...folders].map(([f, tos]) => [f, [...tos]]));
+}
+
 function cycles(edges: ReadonlyMap<string, readonly string[]>): string[] {
   const found: string[] = [];
   const state = new Map<string, 'open' | 'done'>();
@@ -215,6 +230,46 @@ describe('layers', () => {
   it('has no import cycles in proxy/ or extension/, type-only imports included', () => {
     // A cycle of types still says two modules are one: the shared type belongs in the lower of them.
     expect(cycles(importGraph(() => true))).toEqual([]);
+  });
+
+  it('has no circle between folders either, subfolders included (the simulator once had one)', () => {
+    expect(cycles(folderGraph(importGraph(() => true)))).toEqual([]);
+  });
+
+  it('finds a circle between two folders whose files form none (the check above can fail)', () => {
+    const files = new Map([
+      ['simulator/a.ts', ['simulator/protocols/b.ts']],
+      ['simulator/protocols/b.ts', ['simulator/c.ts']],
+      ['simulator/c.ts', []],
+    ]);
+    expect(cycles(files)).toEqual([]);
+    expect(cycles(folderGraph(files))).toEqual(['simulator → simulator/protocols → simulator']);
+  });
+
+  it('keeps the proxy and the simulator apart: two programs, neither imports the other', () => {
+    const bad = proxyFiles.flatMap((f) =>
+      imports(f)
+        .map(({ spec }) => target(f, spec))
+        .filter(
+          (t): t is string =>
+            t !== undefined &&
+            ((f.startsWith('proxy/') && t.startsWith('simulator/')) ||
+              (f.startsWith('simulator/') && t.startsWith('proxy/'))),
+        )
+        .map((t) => `${f} → ${t}`),
+    );
+    expect(bad).toEqual([]);
+  });
+
+  it("keeps the editor and the language server on the shared floors: never the proxy's runtime or the simulator", () => {
+    const clients = [...extensionFiles, ...proxyFiles.filter((f) => f.startsWith('language-server/'))];
+    const bad = clients.flatMap((f) =>
+      imports(f)
+        .map(({ spec }) => target(f, spec))
+        .filter((t): t is string => t !== undefined && (t.startsWith('proxy/') || t.startsWith('simulator/')))
+        .map((t) => `${f} → ${t}`),
+    );
+    expect(bad).toEqual([]);
   });
 
   it('finds a cycle of type-only imports (the check above can fail)', () => {
