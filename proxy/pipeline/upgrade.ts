@@ -30,7 +30,7 @@ import type { ProxyContext } from './context.js';
 import type { Attempt, RequestFacts, RequestSoFar } from './exchange.js';
 import { admit } from './admission.js';
 import { chooseSlot } from './choose-key.js';
-import { finish, sessionOf } from './build-record.js';
+import { finish, sessionOf, type RecordContext } from './build-record.js';
 import { startFacts, tookAttempt } from './handle.js';
 import { ClientReply, responseForUpgrade } from './client-reply.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
@@ -426,7 +426,10 @@ function wsFaults(
  * first turn keeps the connection's id (the one its 101 named in x-loopgate-request-id); the connection's
  * session is the first turn's, for every turn.
  */
-function turnHooks(ex: RequestFacts, connection: ClientReply, ctx: ProxyContext): TurnHooks {
+/** What recording a connection's turns reads: the record's sinks, the in-flight feed, the session book. */
+type TurnContext = RecordContext & Pick<ProxyContext, 'logOwnTraffic' | 'redactor' | 'ring' | 'sessions' | 'stats'>;
+
+function turnHooks(ex: RequestFacts, connection: ClientReply, ctx: TurnContext): TurnHooks {
   let turns = 0;
   let faultRecorded = false;
   const turnFacts = new WeakMap<ClientReply, RequestFacts>();
