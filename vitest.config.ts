@@ -4,8 +4,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // e2e (real VS Code) and bench run from their own commands: see README.
-    exclude: ['test/e2e/**', 'test/bench/**', 'node_modules/**'],
+    // e2e (real VS Code) and bench run from their own commands: see README. The live tier (`*.live.test.ts`: the
+    // real agent binaries) runs from `npm run test:live` (vitest.live.config.ts).
+    exclude: ['test/e2e/**', 'test/bench/**', 'test/**/*.live.test.ts', 'node_modules/**'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',

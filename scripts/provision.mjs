@@ -1,8 +1,12 @@
 #!/usr/bin/env node
-// `npm test`'s pretest: everything the test suites need that the root `npm ci` does not
-// install, side by side: real VS Code for the e2e suites (provision-e2e.mjs), the Node 24
-// library clients (provision-clients.mjs), the agent CLIs (provision-agents.mjs) and the
-// .vsix packager (vsce.mjs, for the e2e package test).
+// Everything the test suites need that the root `npm ci` does not install, side by side, per tier:
+//   node scripts/provision.mjs          the first tier's (`npm test`, scripts/test.mjs): real VS Code for the e2e
+//                                       suites (provision-e2e.mjs), the Node 24 library clients
+//                                       (provision-clients.mjs), the .vsix packager (vsce.mjs, for the e2e
+//                                       package test) and the agent CLIs (provision-agents.mjs, 1.9 GB): the
+//                                       first tier replays the agents from cassettes, but its Traffic view suite
+//                                       runs real Claude Code in VS Code's terminal;
+//   node scripts/provision.mjs --live   the live tier's (`npm run test:live`'s pretest): the agent CLIs alone.
 // Each is cached; a warm run takes well under a second.
 import * as agents from './provision-agents.mjs';
 import * as clients from './provision-clients.mjs';
@@ -10,12 +14,15 @@ import * as e2e from './provision-e2e.mjs';
 import * as vsce from './vsce.mjs';
 
 const t0 = Date.now();
-const jobs = [
-  ['e2e', () => e2e.provision()],
-  ['clients', () => (clients.supported ? clients.provision() : undefined)],
-  ['agents', () => (agents.supported ? agents.provision() : undefined)],
-  ['vsce', () => vsce.provision()],
-];
+const live = process.argv.includes('--live');
+const jobs = live
+  ? [['agents', () => (agents.supported ? agents.provision() : undefined)]]
+  : [
+      ['e2e', () => e2e.provision()],
+      ['clients', () => (clients.supported ? clients.provision() : undefined)],
+      ['vsce', () => vsce.provision()],
+      ['agents', () => (agents.supported ? agents.provision() : undefined)],
+    ];
 const results = await Promise.allSettled(jobs.map(([, job]) => job()));
 let failed = false;
 results.forEach((r, i) => {

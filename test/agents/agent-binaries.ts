@@ -1,5 +1,5 @@
 // Where the agent CLIs the tests run are: the tree scripts/provision-agents.mjs
-// installs (pretest runs it; this runs it too so `vitest run` alone works, about
+// installs (`npm run test:live`'s pretest:live runs it; this runs it too so `vitest run` alone works, about
 // instant when cached), or another build named by LOOPGATE_TEST_CLAUDE /
 // LOOPGATE_TEST_CODEX (a newer release installed elsewhere; docs/agents.md).
 import { execFileSync, spawn } from 'node:child_process';

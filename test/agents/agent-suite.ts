@@ -7,8 +7,22 @@ import { expect } from 'vitest';
 import type { TrafficRecord } from '../../core/record.js';
 import { assertNoCanary } from '../log/canary.js';
 import { until } from '../proxy/stack.js';
-import type { ClientStack, ProxyName } from '../clients/harness.js';
+import type { RunningProxy } from '../../proxy/server.js';
 import type { AgentRun } from './agent-binaries.js';
+
+/**
+ * What the proxy-side assertions read, the same on a live stack (agents in front of the simulator) and a replay
+ * stack (replay-stack.ts): each proxy's records and console lines in order, its hints, its log file, and the
+ * secrets no sink may hold.
+ */
+export interface ProxySide<N extends string = string> {
+  proxies: Record<N, RunningProxy>;
+  logFiles: Record<N, string>;
+  traffic: Array<{ proxy: N; line: string; record: TrafficRecord }>;
+  hints: string[];
+  keys: Record<string, string>;
+  token: string;
+}
 
 export const CHAT = /^\/v1\/chat\/completions/;
 export const CHAT_ANY = /\/chat\/completions/;
@@ -20,9 +34,9 @@ export function expectOk(run: AgentRun): void {
 }
 
 /** The records of `proxy` since `before` whose path matches, once there are `min` of them. */
-export function recordsAfter(
-  stack: ClientStack,
-  proxy: ProxyName,
+export function recordsAfter<N extends string>(
+  stack: ProxySide<N>,
+  proxy: N,
   before: number,
   path: RegExp,
   min = 1,
@@ -36,9 +50,9 @@ export function recordsAfter(
 }
 
 /** Every request in each proxy's log (as its console reported it), and no key or token anywhere; the tool's output holds no key. */
-export async function expectCompleteCleanLogs(stack: ClientStack, outputs: string[]): Promise<void> {
+export async function expectCompleteCleanLogs<N extends string>(stack: ProxySide<N>, outputs: string[]): Promise<void> {
   const secrets = [...Object.values(stack.keys), stack.token];
-  for (const name of Object.keys(stack.proxies) as ProxyName[]) {
+  for (const name of Object.keys(stack.proxies) as N[]) {
     const fromConsole = stack.traffic.filter((t) => t.proxy === name).map((t) => t.record.id);
     const readIds = () =>
       readFileSync(stack.logFiles[name], 'utf8')

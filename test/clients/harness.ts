@@ -46,8 +46,11 @@ export interface ClientStack {
   close(): Promise<void>;
 }
 
-/** `opts` go to every proxy (a larger body cap, another ring size, ...). */
-export async function startClientStack(opts: Partial<ProxyOptions> = {}): Promise<ClientStack> {
+/** `opts` go to every proxy (a larger body cap, another ring size, ...), `perProxy(name)` to one (a cassette to record). */
+export async function startClientStack(
+  opts: Partial<ProxyOptions> = {},
+  perProxy: (name: ProxyName) => Partial<ProxyOptions> = () => ({}),
+): Promise<ClientStack> {
   // Fresh random keys and token per run, so the leak check looks for values nothing else contains.
   const keys: Record<ProxyName, string> = {
     default: makeCanary('sk-canary-default-'),
@@ -93,6 +96,7 @@ export async function startClientStack(opts: Partial<ProxyOptions> = {}): Promis
       onTraffic: (line, record) => traffic.push({ proxy: name, line, record }),
       onHint: (h) => hints.push(h),
       ...opts,
+      ...perProxy(name),
     });
     await proxies[name].refreshModels();
   }
@@ -127,7 +131,7 @@ export interface Runtime {
 export const node20: Runtime = { name: 'node20', node: process.execPath, modules: join(repoRoot, 'node_modules') };
 
 /**
- * The Node 24 tree of scripts/provision-clients.mjs (pretest runs it; this runs it
+ * The Node 24 tree of scripts/provision-clients.mjs (`npm test` provisions it; this runs it
  * too so `vitest run` alone works, ~instant when cached). Undefined where the
  * recipe has no Node binary (not linux-x64).
  */

@@ -63,6 +63,17 @@ const NOT_RUN: Array<{ line: string; reason: string }> = [
   { line: 'loopgate serve', reason: 'against the real service; the setup above is the same serve in demo mode' },
 ];
 
+/**
+ * The first tier (`npm test`) does not install the agent CLIs: `npm run test:live` runs this file again with them
+ * (vitest.live.config.ts sets LOOPGATE_TEST_TIER=live), and only there are the agent lines run.
+ */
+const LIVE_TIER = process.env.LOOPGATE_TEST_TIER === 'live';
+const AGENT_LINES: Array<{ line: string; reason: string }> = [
+  { line: 'loopgate run -- claude', reason: 'the real Claude Code: run by the live tier (npm run test:live)' },
+  { line: 'loopgate run -- codex', reason: 'the real Codex: run by the live tier (npm run test:live)' },
+];
+const notRun = LIVE_TIER ? NOT_RUN : [...NOT_RUN, ...AGENT_LINES];
+
 // `loopgate run -- claude -p "hello"` and `codex exec "hello"` run as pasted: the agents from the provisioned
 // tree, Codex in a git repository (the user's project). Codex asks for its default model: it depends on the demo
 // keys serving it (the demo-mode model defaults, another change of issue 31), and it does today.
@@ -119,7 +130,7 @@ describe('README code blocks', () => {
   it('every block is sh, ts or the banner; every line not run is marked with its reason, and no mark is stale', () => {
     expect(blocks.map((b) => b.lang).every((l) => ['sh', 'ts', ''].includes(l))).toBe(true);
     const shLines = blocks.filter((b) => b.lang === 'sh').flatMap(commandLines);
-    for (const mark of [...NOT_RUN, ...ADAPTED])
+    for (const mark of [...notRun, ...ADAPTED])
       expect(
         shLines.some((l) => l.includes(mark.line)),
         `stale mark: ${mark.line}`,
@@ -150,7 +161,7 @@ describe('README code blocks', () => {
         `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`,
         { mode: 0o755 },
       );
-      if (agentsSupported) {
+      if (LIVE_TIER && agentsSupported) {
         symlinkSync(claudeBinary(), join(bin, 'claude'));
         symlinkSync(codexBinary(), join(bin, 'codex'));
       }
@@ -161,7 +172,7 @@ describe('README code blocks', () => {
       blocks.forEach((b, i) => {
         if (b.lang === 'sh') {
           commandLines(b).forEach((line, j) => {
-            if (NOT_RUN.some((m) => line.includes(m.line))) return;
+            if (notRun.some((m) => line.includes(m.line))) return;
             const adapted = ADAPTED.find((m) => line.includes(m.line));
             steps.push({
               id: `${i}.${j} ${line}`,

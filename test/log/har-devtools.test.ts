@@ -5,7 +5,7 @@ import { toHar } from '../../storage/log/index.js';
 import { CHROMIUM_PAK, loadDevToolsHarRoot } from './devtools-har.js';
 import { record } from './records.js';
 
-// Chromium is installed by `npm test`'s pretest (scripts/provision-e2e.mjs); without it, e.g. under test:fast on a bare machine, this is skipped.
+// Chromium is installed by `npm test`'s provisioning (scripts/provision-e2e.mjs); without it, e.g. under test:fast on a bare machine, this is skipped.
 describe.skipIf(!existsSync(CHROMIUM_PAK))('HAR in Chrome DevTools', () => {
   it('parses a mixed session (streaming, error, rewrite, abort) with DevTools HARRoot, and rejects a broken one', async () => {
     const HARRoot = await loadDevToolsHarRoot();

@@ -38,7 +38,11 @@ function wsFixture(keys: Record<WsProxyName, string>): Fixture {
   };
 }
 
-export async function startWsStack(opts: Partial<ProxyOptions> = {}): Promise<WsStack> {
+/** `opts` go to both proxies, `perProxy(name)` to one (a cassette to record). */
+export async function startWsStack(
+  opts: Partial<ProxyOptions> = {},
+  perProxy: (name: WsProxyName) => Partial<ProxyOptions> = () => ({}),
+): Promise<WsStack> {
   const keys: Record<WsProxyName, string> = {
     wsOn: makeCanary('sk-canary-wson-'),
     wsOff: makeCanary('sk-canary-wsoff-'),
@@ -62,6 +66,7 @@ export async function startWsStack(opts: Partial<ProxyOptions> = {}): Promise<Ws
       onTraffic: (line, record) => traffic.push({ proxy: name, line, record }),
       onHint: (h) => hints.push(h),
       ...opts,
+      ...perProxy(name),
     });
     await proxies[name].refreshModels();
   }

@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// `npm test`, the first tier (docs/development.md, "Tiers"), in phases, each started as soon as it can:
+//   1. provisioning (scripts/provision.mjs: the editor targets, the client and agent trees, vsce) beside the checks
+//      (`tsc --noEmit`, then the linters): the one is mostly the network and the disk, the other the CPU;
+//   2. every vitest suite of the first tier (vitest.config.ts);
+//   3. the real-VS-Code suites (test/e2e/run.mjs).
+// Phase 1's two lanes print their lines prefixed with the lane's name; vitest and e2e print as they always do,
+// their closing lines kept. A failed phase stops the run, and the exit code is non-zero (provisioning's own 2,
+// "install these Debian packages", passes through).
+import { spawn } from 'node:child_process';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const bin = (pkg, file) => join(root, 'node_modules', pkg, file);
+const times = [];
+
+/** Runs one command; with a prefix its output goes line by line behind it, else straight through. */
+function run(name, command, args, prefix) {
+  const t0 = Date.now();
+  return new Promise((done) => {
+    const child = spawn(command, args, { cwd: root, stdio: prefix ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+    if (prefix)
+      for (const [stream, out] of [
+        [child.stdout, process.stdout],
+        [child.stderr, process.stderr],
+      ]) {
+        let rest = '';
+        stream.on('data', (d) => {
+          const lines = (rest + d.toString()).split('\n');
+          rest = lines.pop();
+          for (const l of lines) out.write(`[${prefix}] ${l}\n`);
+        });
+        stream.on('end', () => rest && out.write(`[${prefix}] ${rest}\n`));
+      }
+    child.on('error', (err) => {
+      process.stderr.write(`[${name}] could not start ${command}: ${err.message}\n`);
+      done(1);
+    });
+    child.on('close', (code, signal) => {
+      const seconds = (Date.now() - t0) / 1000;
+      times.push([name, seconds, code === 0]);
+      process.stdout.write(
+        `== ${name}: ${code === 0 ? 'passed' : `FAILED (${signal ?? `exit ${code}`})`} in ${seconds.toFixed(1)} s\n`,
+      );
+      done(code ?? 1);
+    });
+  });
+}
+
+/** Runs the steps one after another, stopping at the first that fails; resolves to its exit code (0: all passed). */
+async function lane(steps) {
+  for (const step of steps) {
+    const code = await step();
+    if (code !== 0) return code;
+  }
+  return 0;
+}
+
+function finish(code) {
+  process.stdout.write(
+    `\nnpm test phases: ${times.map(([n, s, ok]) => `${n} ${s.toFixed(0)} s${ok ? '' : ' (failed)'}`).join(', ')}\n`,
+  );
+  process.exit(code);
+}
+
+const t0 = Date.now();
+const [provisioned, checked] = await Promise.all([
+  run('provision', process.execPath, [join(root, 'scripts', 'provision.mjs')], 'provision'),
+  lane([
+    () => run('tsc', process.execPath, [bin('typescript', 'bin/tsc'), '--noEmit'], 'tsc'),
+    () => run('eslint', process.execPath, [bin('eslint', 'bin/eslint.js'), '.'], 'lint'),
+    () => run('prettier', process.execPath, [bin('prettier', 'bin/prettier.cjs'), '--check', '.'], 'lint'),
+    () => run('knip', process.execPath, [bin('knip', 'bin/knip.js'), '--no-progress'], 'lint'),
+  ]),
+]);
+process.stdout.write(`== phase 1 (provisioning beside tsc and lint): ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+if (provisioned !== 0) finish(provisioned);
+if (checked !== 0) finish(checked);
+if ((await run('vitest', process.execPath, [bin('vitest', 'vitest.mjs'), 'run'])) !== 0) finish(1);
+finish((await run('e2e', process.execPath, [join(root, 'test', 'e2e', 'run.mjs')])) === 0 ? 0 : 1);
