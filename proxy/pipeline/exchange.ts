@@ -28,7 +28,7 @@ export interface FaultPlan {
   returned?: boolean;
 }
 
-/** A request's in-flight row (in-flight.ts), fed by its answer's stream stage (stream-stages/in-flight-stage.ts). */
+/** A request's in-flight row (in-flight.ts), fed by its answer's stream stage (proxy/pipeline/in-flight-stage.ts). */
 export interface InFlightProgress {
   /** Bytes of a streamed answer: an event ends at a blank line. */
   chunk(buf: Buffer): void;

@@ -27,10 +27,10 @@ import {
 } from './upstream-call.js';
 import { aliasedModelList } from './alias.js';
 import { giveBackStreamFault, StreamFault } from './fault-inject.js';
-import { FaultStage } from './stream-stages/fault-stage.js';
-import { httpStreamStages } from './stream-stages/compose-stages.js';
-import type { StageChain } from './stream-stages/stream-stage.js';
-import { ChunkTiming } from './stream-stages/chunk-timing.js';
+import { FaultStage } from './fault-stage.js';
+import { httpStreamStages } from './compose-stages.js';
+import type { StageChain } from './stream-stage.js';
+import { ChunkTiming } from './chunk-timing.js';
 import { MID_STREAM_FAULTS } from '../../core/fault.js';
 import type { RequestAbort } from './request-abort.js';
 import { SERVED_MODEL_HEADER } from '../../rules/keys/demo-family.js';
@@ -304,7 +304,7 @@ async function relayModels(
 
 /**
  * Copies the upstream body to the client chunk by chunk through the request's
- * stream stages (stream-stages/: the record's capture, the in-flight row, the
+ * stream stages (the *-stage.ts files: the record's capture, the in-flight row, the
  * usage hider or the bridge's translation, a fault) into the one sink,
  * pausing when the client's socket is full (backpressure). A chunk no stage
  * changes is written as the Buffer the upstream gave. `stop` says the

@@ -1,7 +1,7 @@
 // One upgraded connection, message by message, between the client and the
 // upstream: both ends are `ws` WebSockets (see upgrade.ts for why not raw
 // frames). Every upstream message is masked first (known secrets), then goes
-// on through its turn's stream stages (stream-stages/compose-stages.ts): a
+// on through its turn's stream stages (proxy/pipeline/compose-stages.ts): a
 // turn is one `response.create` and the upstream's messages up to its last
 // event (response.completed, failed, incomplete, an error). Each turn is a
 // request of its own: its reply captures its messages as `data:` events (so
@@ -20,9 +20,9 @@ import type { ProxyContext } from './context.js';
 import type { BodyFacts, InFlightProgress, WebSocketSummary } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import type { WsFault, WsFaultSource } from './fault-inject.js';
-import { connectionStages, turnStreamStages } from './stream-stages/compose-stages.js';
-import type { StageChain } from './stream-stages/stream-stage.js';
-import { ChunkTiming } from './stream-stages/chunk-timing.js';
+import { connectionStages, turnStreamStages } from './compose-stages.js';
+import type { StageChain } from './stream-stage.js';
+import { ChunkTiming } from './chunk-timing.js';
 
 /** Pause the sending side once this much waits unsent on the other; resume below LOW. */
 const HIGH_WATER = 1024 * 1024;

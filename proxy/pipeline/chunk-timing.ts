@@ -1,7 +1,7 @@
 // Where a streamed answer's time goes, chunk by chunk: the wait for the next
 // chunk is the upstream's, the work on it (the stages, the write) Loopgate's;
 // time the client's full socket held the stream is neither (reply.timing).
-import type { ClientReply } from '../client-reply.js';
+import type { ClientReply } from './client-reply.js';
 
 export class ChunkTiming {
   /** Since when Loopgate has been ready for the next chunk (undefined while the client's socket is full). */

@@ -3,7 +3,7 @@
 // point. What comes before the point goes on; what comes after is held for the
 // relay, which strikes there (cut, error event, malformed event, stall) and
 // then sends the rest or not. A stream that ends first is struck at its end.
-import type { StreamFault } from '../fault-inject.js';
+import type { StreamFault } from './fault-inject.js';
 import type { StreamStage, StageOutput } from './stream-stage.js';
 
 export class FaultStage implements StreamStage {

@@ -1,6 +1,6 @@
 // A bridged stream: the upstream's chat events become the caller's protocol
 // (bridge/). The one stage that writes new text, so the one that encodes it.
-import type { StreamTranslator } from '../../bridge/index.js';
+import type { StreamTranslator } from '../bridge/index.js';
 import type { StreamStage } from './stream-stage.js';
 
 export function translateStage(translator: StreamTranslator): StreamStage {

@@ -2,7 +2,7 @@
 // (before any usage hider or translation), handed to the reply's capture.
 // Over WebSocket each upstream message is captured as one `data:` event, so
 // the record reads a turn like a stream. Passes every chunk on untouched.
-import type { ClientReply } from '../client-reply.js';
+import type { ClientReply } from './client-reply.js';
 import type { StreamStage } from './stream-stage.js';
 
 export function captureStage(reply: ClientReply): StreamStage {

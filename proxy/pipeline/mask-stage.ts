@@ -2,7 +2,7 @@
 // they were given): before a WebSocket message reaches the record or the
 // client. (An HTTP answer is masked in its sink, client-reply.ts, the one way
 // out for every answer.) A chunk without one passes on as the same Buffer.
-import type { Redactor } from '../../../rules/redaction/redact.js';
+import type { Redactor } from '../../rules/redaction/redact.js';
 import type { StreamStage } from './stream-stage.js';
 
 export function maskStage(redactor: Pick<Redactor, 'knownSecretsIn'>): StreamStage {

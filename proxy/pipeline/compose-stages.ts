@@ -4,10 +4,10 @@
 // bridge's translation (only when bridged), then a mid-stream fault (only when
 // a rule fired on this request); the reply masks and writes what comes out.
 // A WebSocket turn: its messages masked, captured as events, counted in flight.
-import type { StreamTranslator } from '../../bridge/index.js';
-import type { Redactor } from '../../../rules/redaction/redact.js';
-import type { ClientReply } from '../client-reply.js';
-import type { InFlightProgress } from '../exchange.js';
+import type { StreamTranslator } from '../bridge/index.js';
+import type { Redactor } from '../../rules/redaction/redact.js';
+import type { ClientReply } from './client-reply.js';
+import type { InFlightProgress } from './exchange.js';
 import { captureStage, messageCaptureStage } from './capture-stage.js';
 import { FaultStage } from './fault-stage.js';
 import { inFlightStage } from './in-flight-stage.js';
