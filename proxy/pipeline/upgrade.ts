@@ -446,6 +446,8 @@ function turnHooks(ex: RequestFacts, connection: ClientReply, ctx: TurnContext):
         retries: 0,
         clientAborted: false,
         paths: ex.paths,
+        // A turn of an admitted connection is admitted: it joins a session (build-record.ts sessionOf).
+        admitted: ex.admitted,
         key: ex.key,
         upstreamRequestId: ex.upstreamRequestId,
         body: { bytesIn: 0, model: request.model, stream: request.stream, params: request.params },
