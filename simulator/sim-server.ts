@@ -1,6 +1,7 @@
 // The simulator's request handler. Checks run in the relay's order so the
 // proxy's diagnosis can rely on status + code: route → auth → key standing →
 // body → protocol on group → model → rpm → faults → reply.
+import { MAX_NESTING, nestsDeeperThan } from '../rules/json/nesting.js';
 import { COUNT_TOKENS_PATH, ENDPOINT_TYPE, MODELS_PATH, PROTOCOL_TABLE } from '../rules/protocols/index.js';
 import { looksLikeMessagesTarget } from '../rules/protocols/anthropic-messages.js';
 import { createHash, randomBytes } from 'node:crypto';
@@ -162,8 +163,17 @@ async function readJsonBody(req: IncomingMessage, rec: RecordedRequest): Promise
     );
   }
   if (!isObject(data)) throw new SimError('invalid_request', 'Invalid request body: expected a JSON object');
+  // The endpoints' walkers (text, tools, the prompt cache) recurse: past the limit nothing walks the body (issue 39 H-1).
+  if (nestsDeeperThan(data)) throw tooDeep();
   if (typeof data.model === 'string') rec.model = data.model.slice(0, 200);
   return data;
+}
+
+function tooDeep(): SimError {
+  return new SimError(
+    'invalid_request',
+    `Invalid request body: nested deeper than ${MAX_NESTING} levels. Send a flatter JSON object`,
+  );
 }
 
 /** Counts the request against the key's limits and puts the rate-limit headers on the answer, 429 included. */

@@ -124,4 +124,19 @@ describe('bad input', () => {
     expect(status).toBe(413);
     await stillServing();
   });
+
+  it('a body nested 20,000 deep, on every endpoint: a 400 that says so, and the simulator keeps serving (issue 39 H-1)', async () => {
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    const bodies: Array<[string, string]> = [
+      ['/v1/chat/completions', `{"model":"gpt-4o-mini","messages":[{"role":"user","content":${deep}}]}`],
+      ['/v1/responses', `{"model":"gpt-4.1","input":${deep}}`],
+      ['/v1/chat/completions', `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"tools":${deep}}`],
+    ];
+    for (const [path, body] of bodies) {
+      const r = await raw(sim, path, { method: 'POST', headers: auth, body });
+      expect(r.status, path).toBe(400);
+      expect(await r.text(), path).toMatch(/nested deeper than 200 levels/);
+    }
+    await stillServing();
+  });
 });
