@@ -9,7 +9,8 @@
 // `{"type":"error","status":N,"error":{...}}`, the shape Codex maps back to an
 // HTTP status. Where the group has it off, the upgrade gets what a relay
 // without the route answers: 404 invalid_url.
-import { MAX_NESTING, nestsDeeperThan } from '../rules/json/nesting.js';
+import { nestsDeeperThan } from '../rules/json/nesting.js';
+import { SIM_MAX_NESTING } from './sim-server.js';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -95,8 +96,8 @@ function serveConnection(
         throw new SimError('invalid_json', 'Invalid JSON in the message. Send one JSON object');
       }
       if (!isObject(event)) throw new SimError('invalid_request', 'Invalid message: expected a JSON object');
-      if (nestsDeeperThan(event))
-        throw new SimError('invalid_request', `Invalid message: nested deeper than ${MAX_NESTING} levels`);
+      if (nestsDeeperThan(event, SIM_MAX_NESTING))
+        throw new SimError('invalid_request', `Invalid message: nested deeper than ${SIM_MAX_NESTING} levels`);
       // The client's acknowledgement of a finished response: nothing to answer.
       if (event.type === 'response.processed') return;
       if (event.type !== 'response.create')

@@ -1,7 +1,7 @@
 // The simulator's request handler. Checks run in the relay's order so the
 // proxy's diagnosis can rely on status + code: route → auth → key standing →
 // body → protocol on group → model → rpm → faults → reply.
-import { MAX_NESTING, nestsDeeperThan } from '../rules/json/nesting.js';
+import { nestsDeeperThan } from '../rules/json/nesting.js';
 import { COUNT_TOKENS_PATH, ENDPOINT_TYPE, MODELS_PATH, PROTOCOL_TABLE } from '../rules/protocols/index.js';
 import { looksLikeMessagesTarget } from '../rules/protocols/anthropic-messages.js';
 import { createHash, randomBytes } from 'node:crypto';
@@ -164,15 +164,21 @@ async function readJsonBody(req: IncomingMessage, rec: RecordedRequest): Promise
   }
   if (!isObject(data)) throw new SimError('invalid_request', 'Invalid request body: expected a JSON object');
   // The endpoints' walkers (text, tools, the prompt cache) recurse: past the limit nothing walks the body (issue 39 H-1).
-  if (nestsDeeperThan(data)) throw tooDeep();
+  if (nestsDeeperThan(data, SIM_MAX_NESTING)) throw tooDeep();
   if (typeof data.model === 'string') rec.model = data.model.slice(0, 200);
   return data;
 }
 
+/**
+ * Deeper than any real request and than the proxy's own analysis limit (200, past which it says "too large to
+ * compare"), so such a request still reaches the proxy's answer; shallow enough for the simulator's recursive walkers.
+ */
+export const SIM_MAX_NESTING = 1000;
+
 function tooDeep(): SimError {
   return new SimError(
     'invalid_request',
-    `Invalid request body: nested deeper than ${MAX_NESTING} levels. Send a flatter JSON object`,
+    `Invalid request body: nested deeper than ${SIM_MAX_NESTING} levels. Send a flatter JSON object`,
   );
 }
 

