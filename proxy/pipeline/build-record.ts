@@ -154,11 +154,11 @@ export function sessionOf(ex: RequestSoFar, ctx: Pick<ProxyContext, 'sessions' |
 }
 
 /** Bodies past this are not read to find their conversation (the heuristic); their request is a session of one. */
-const PARSE_LIMIT = 8 * 1024 * 1024;
+const SESSION_SCAN_LIMIT = 8 * 1024 * 1024;
 
 /** The spans read-body.ts's scan found, else (a body rewritten since, by a model alias) those of a fresh scan. */
 function sessionSpans(body: RequestSoFar['body']): BodySpans | undefined {
-  if (!body?.body || !body.jsonObject || body.body.length > PARSE_LIMIT) return undefined;
+  if (!body?.body || !body.jsonObject || body.body.length > SESSION_SCAN_LIMIT) return undefined;
   if (body.spans?.body === body.body) return body.spans;
   const top = scanTopLevel(body.body, undefined, SESSION_BODY_KEYS);
   return top.ok ? top.spans : undefined;
