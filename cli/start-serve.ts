@@ -8,7 +8,7 @@ import { demoCovers } from '../rules/keys/demo-family.js';
 import { modelEntries } from '../simulator/fixture.js';
 import { positionName } from '../rules/keys/key-list.js';
 import { loadCassette } from '../storage/cassettes/store.js';
-import { startPlayer, missMessage, type CassettePlayer } from '../proxy/cassette/player.js';
+import { startPlayer, missMessage, type CassettePlayer } from '../cassette-player/player.js';
 import { createRedactor } from '../rules/redaction/redact.js';
 import { ProxyConfigError } from '../proxy/server.js';
 import { parseUpstream } from '../rules/addresses/urls.js';

@@ -7,6 +7,7 @@ export const SOURCE_FOLDERS = [
   'client',
   'analysis',
   'simulator',
+  'cassette-player',
   'proxy',
   'language-server',
   'cli',

@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCassette } from '../../storage/cassettes/store.js';
-import { startPlayer, type CassetteMiss, type CassettePlayer } from '../../proxy/cassette/player.js';
+import { startPlayer, type CassetteMiss, type CassettePlayer } from '../../cassette-player/player.js';
 import { createRedactor } from '../../rules/redaction/redact.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { KEYS, startStack, TOKEN, type Stack } from './stack.js';

@@ -72,8 +72,10 @@ const FLOORS: Record<string, number> = {
   presentation: 3,
   client: 3,
   analysis: 3,
-  // The embedded Model-Access API: a program of its own.
+  // The embedded Model-Access API, and the cassette player (`serve --replay`): upstreams of their own, programs
+  // beside the proxy (each answers the proxy, never a client: the proxy's one writer to a client is client-reply.ts).
   simulator: 4,
+  'cassette-player': 4,
   // The proxy's runtime.
   'proxy/bridge': 4,
   'proxy/otlp': 5,
@@ -246,15 +248,18 @@ describe('layers', () => {
     expect(cycles(folderGraph(files))).toEqual(['simulator → simulator/protocols → simulator']);
   });
 
-  it('keeps the proxy and the simulator apart: two programs, neither imports the other', () => {
+  it('keeps the proxy, the simulator and the cassette player apart: three programs, none imports another', () => {
+    const programs = ['proxy/', 'simulator/', 'cassette-player/'];
+    const programOf = (f: string) => programs.find((p) => f.startsWith(p));
     const bad = proxyFiles.flatMap((f) =>
       imports(f)
         .map(({ spec }) => target(f, spec))
         .filter(
           (t): t is string =>
             t !== undefined &&
-            ((f.startsWith('proxy/') && t.startsWith('simulator/')) ||
-              (f.startsWith('simulator/') && t.startsWith('proxy/'))),
+            programOf(f) !== undefined &&
+            programOf(t) !== undefined &&
+            programOf(t) !== programOf(f),
         )
         .map((t) => `${f} → ${t}`),
     );
@@ -266,7 +271,10 @@ describe('layers', () => {
     const bad = clients.flatMap((f) =>
       imports(f)
         .map(({ spec }) => target(f, spec))
-        .filter((t): t is string => t !== undefined && (t.startsWith('proxy/') || t.startsWith('simulator/')))
+        .filter(
+          (t): t is string =>
+            t !== undefined && ['proxy/', 'simulator/', 'cassette-player/'].some((p) => t.startsWith(p)),
+        )
         .map((t) => `${f} → ${t}`),
     );
     expect(bad).toEqual([]);
@@ -322,14 +330,13 @@ describe('layers', () => {
     expect(up('extension/traffic/entry-reader.ts', 'client/local-api-client.ts')).toBe(false);
   });
 
-  it('lets only the sink (pipeline/client-reply.ts) hold or write a ServerResponse; the simulator and the cassette player are servers of their own', () => {
+  it('lets only the sink (pipeline/client-reply.ts) hold or write a ServerResponse in proxy/: one writer to the client', () => {
     // handle.ts receives the response from node:http and hands it straight to the sink.
     const allowed = new Set(['proxy/pipeline/client-reply.ts', 'proxy/pipeline/handle.ts', 'proxy/server.ts']);
     const writes = /\.(writeHead|flushHeaders|setHeader|writeContinue)\(|\bres\.(write|end)\(|ServerResponse/;
     const bad = proxyFiles.filter(
       (f) =>
-        !f.startsWith('simulator/') &&
-        f !== 'proxy/cassette/player.ts' &&
+        f.startsWith('proxy/') &&
         f !== 'proxy/pipeline/client-reply.ts' &&
         writes.test(readFileSync(join(root, f), 'utf8')) &&
         !allowed.has(f),

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
 import { loadCassette } from '../../../storage/cassettes/store.js';
-import { startPlayer } from '../../../proxy/cassette/player.js';
+import { startPlayer } from '../../../cassette-player/player.js';
 import { localApi } from '../../../client/local-api-client.js';
 import fixtureJson from '../../../simulator/default-fixture.json';
 import { validateFixture } from '../../../simulator/fixture.js';

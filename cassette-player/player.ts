@@ -16,14 +16,14 @@ import {
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
-import { CASSETTE_HEADER, CASSETTE_MISS_CODE, type CassetteExchange, type RecordedEvent } from '../../core/cassette.js';
+import { CASSETTE_HEADER, CASSETTE_MISS_CODE, type CassetteExchange, type RecordedEvent } from '../core/cassette.js';
 import {
   matchKey,
   nearestRecording,
   type Difference,
   type MatchOptions,
-} from '../../rules/cassettes/cassette-match.js';
-import { jsonTextDeeperThan } from '../../rules/json/nesting.js';
+} from '../rules/cassettes/cassette-match.js';
+import { jsonTextDeeperThan } from '../rules/json/nesting.js';
 
 /** The code a miss answers with (error.code / error.type), and the header that marks it for the proxy's record. */
 /** A miss's status: a client error no client retries, and not one the proxy reads as "route lacks the protocol". */
