@@ -48,140 +48,162 @@ function defaultWorkerFile(): string {
 }
 
 export function openOtlpSink(config: OtlpConfig, opts: OtlpSinkOptions): OtlpSink {
+  return new WorkerSink(config, opts);
+}
+
+/** The resource attributes and service name scrubbed before they leave this thread. */
+function workerInit(config: OtlpConfig, opts: OtlpSinkOptions): WorkerInit {
   const redact = opts.redact ?? ((s: string) => s);
   const attributes: Record<string, string> = {};
   for (const [k, v] of Object.entries(config.resourceAttributes)) attributes[redact(k)] = redact(v);
-  const init: WorkerInit = {
+  return {
     config: { ...config, serviceName: redact(config.serviceName), resourceAttributes: attributes },
     version: opts.version,
     server: opts.server,
   };
-  const endpoint = describeEndpoint(config.tracesUrl);
-  const capacity = config.batch.maxQueueSize;
+}
 
-  let records: SpanRecord[] = [];
-  let facts: SpanFacts[] = [];
-  let timer: NodeJS.Timeout | undefined;
+class WorkerSink implements OtlpSink {
+  private readonly endpoint: string;
+  private readonly capacity: number;
+  private records: SpanRecord[] = [];
+  private facts: SpanFacts[] = [];
+  private timer: NodeJS.Timeout | undefined;
   /** Posted to the worker and not yet taken by it. */
-  let inFlight = 0;
-  let exported = 0;
-  let workerDropped = 0;
-  let ownDropped = 0;
-  let closed = false;
+  private inFlight = 0;
+  private exported = 0;
+  private workerDropped = 0;
+  private ownDropped = 0;
+  private closed = false;
   // Failing from the first lost span until an export succeeds again; reported once each way.
-  let failing = false;
-  let error: string | undefined;
-  let exportedWhenFailed = 0;
-  let nextId = 1;
-  const waiting = new Map<number, () => void>();
+  private failing = false;
+  private error: string | undefined;
+  private exportedWhenFailed = 0;
+  private nextId = 1;
+  private readonly waiting = new Map<number, () => void>();
+  private worker: Worker | undefined;
 
-  const health = (): OtlpHealth => ({
-    ok: !failing,
-    endpoint,
-    protocol: config.protocol,
-    exported,
-    dropped: workerDropped + ownDropped,
-    ...(failing && error ? { error } : {}),
-    metrics: config.metricsUrl !== undefined,
-    content: config.captureContent,
-  });
-  const markFailing = (why: string) => {
-    error = why;
-    if (failing) return;
-    failing = true;
-    exportedWhenFailed = exported;
-    opts.onHealth?.(health());
-  };
-  const markWorking = () => {
-    failing = false;
-    error = undefined;
-    opts.onHealth?.(health());
-  };
-
-  let worker: Worker | undefined;
-  try {
-    worker = new Worker(opts.workerFile ?? defaultWorkerFile(), { workerData: init, stdout: false, stderr: false });
-    // The proxy's exit never waits for the export.
-    worker.unref();
-    worker.on('message', (m: WorkerOut) => {
-      if (m.type === 'done') return void waiting.get(m.id)?.();
-      inFlight -= m.n;
-      exported = m.exported;
-      workerDropped = m.dropped;
-      if (!m.ok) markFailing(m.error ?? `${endpoint}: the export failed`);
-      // Working again only once an export succeeded after the trouble began.
-      else if (failing && exported > exportedWhenFailed) markWorking();
-    });
-    worker.on('error', (err) => {
-      worker = undefined;
-      markFailing(`${endpoint}: the export stopped (${err.name})`);
-    });
-  } catch (err) {
-    failing = true;
-    error = `${endpoint}: the export could not start (${(err as Error).name})`;
+  constructor(
+    readonly config: OtlpConfig,
+    private readonly opts: OtlpSinkOptions,
+  ) {
+    this.endpoint = describeEndpoint(config.tracesUrl);
+    this.capacity = config.batch.maxQueueSize;
+    try {
+      const worker = new Worker(opts.workerFile ?? defaultWorkerFile(), {
+        workerData: workerInit(config, opts),
+        stdout: false,
+        stderr: false,
+      });
+      // The proxy's exit never waits for the export.
+      worker.unref();
+      worker.on('message', (m: WorkerOut) => this.onMessage(m));
+      worker.on('error', (err) => {
+        this.worker = undefined;
+        this.markFailing(`${this.endpoint}: the export stopped (${err.name})`);
+      });
+      this.worker = worker;
+    } catch (err) {
+      this.failing = true;
+      this.error = `${this.endpoint}: the export could not start (${(err as Error).name})`;
+    }
   }
 
-  const post = () => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    if (records.length === 0 || !worker) return;
-    const msg: WorkerIn = { type: 'records', records, facts };
-    inFlight += records.length;
-    records = [];
-    facts = [];
-    worker.postMessage(msg);
-  };
+  get health(): OtlpHealth {
+    return {
+      ok: !this.failing,
+      endpoint: this.endpoint,
+      protocol: this.config.protocol,
+      exported: this.exported,
+      dropped: this.workerDropped + this.ownDropped,
+      ...(this.failing && this.error ? { error: this.error } : {}),
+      metrics: this.config.metricsUrl !== undefined,
+      content: this.config.captureContent,
+    };
+  }
 
-  const ask = (msg: (id: number) => WorkerIn, deadlineMs: number): Promise<void> => {
+  record(rec: SpanRecord, f: SpanFacts): void {
+    if (this.closed) return;
+    if (!this.worker || this.inFlight + this.records.length >= this.capacity) {
+      this.ownDropped++;
+      this.markFailing(
+        this.worker
+          ? `${this.endpoint}: the export is not keeping up (queue of ${this.capacity} spans full)`
+          : (this.error ?? `${this.endpoint}: the export is not running`),
+      );
+      return;
+    }
+    this.records.push(rec);
+    this.facts.push(f);
+    if (this.records.length >= POST_AT) this.post();
+    else this.timer ??= setTimeout(() => this.post(), POST_EVERY_MS).unref();
+  }
+
+  async flush(): Promise<void> {
+    this.post();
+    await this.ask((id) => ({ type: 'flush', id }), this.config.batch.exportTimeoutMs + 2000);
+  }
+
+  async close(deadlineMs?: number): Promise<void> {
+    if (this.closed) return;
+    this.post();
+    this.closed = true;
+    // A collector that is failing will not take the rest in time: do not hold the shutdown for it.
+    const deadline = deadlineMs ?? (this.failing ? 250 : 2000);
+    await this.ask((id) => ({ type: 'close', id, deadlineMs: deadline }), deadline + 500);
+    // Whatever the collector still holds up (a retry, a stalled socket) ends with the worker.
+    await this.worker?.terminate();
+    this.worker = undefined;
+  }
+
+  private onMessage(m: WorkerOut): void {
+    if (m.type === 'done') return void this.waiting.get(m.id)?.();
+    this.inFlight -= m.n;
+    this.exported = m.exported;
+    this.workerDropped = m.dropped;
+    if (!m.ok) this.markFailing(m.error ?? `${this.endpoint}: the export failed`);
+    // Working again only once an export succeeded after the trouble began.
+    else if (this.failing && this.exported > this.exportedWhenFailed) this.markWorking();
+  }
+
+  private markFailing(why: string): void {
+    this.error = why;
+    if (this.failing) return;
+    this.failing = true;
+    this.exportedWhenFailed = this.exported;
+    this.opts.onHealth?.(this.health);
+  }
+
+  private markWorking(): void {
+    this.failing = false;
+    this.error = undefined;
+    this.opts.onHealth?.(this.health);
+  }
+
+  private post(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.records.length === 0 || !this.worker) return;
+    const msg: WorkerIn = { type: 'records', records: this.records, facts: this.facts };
+    this.inFlight += this.records.length;
+    this.records = [];
+    this.facts = [];
+    this.worker.postMessage(msg);
+  }
+
+  private ask(msg: (id: number) => WorkerIn, deadlineMs: number): Promise<void> {
+    const worker = this.worker;
     if (!worker) return Promise.resolve();
-    const id = nextId++;
+    const id = this.nextId++;
     return new Promise<void>((resolveDone) => {
-      const t = setTimeout(done, deadlineMs);
-      function done() {
+      const done = () => {
         clearTimeout(t);
-        waiting.delete(id);
+        this.waiting.delete(id);
         resolveDone();
-      }
-      waiting.set(id, done);
-      worker!.postMessage(msg(id));
+      };
+      const t = setTimeout(done, deadlineMs);
+      this.waiting.set(id, done);
+      worker.postMessage(msg(id));
     });
-  };
-
-  return {
-    config,
-    get health() {
-      return health();
-    },
-    record(rec, f) {
-      if (closed) return;
-      if (!worker || inFlight + records.length >= capacity) {
-        ownDropped++;
-        markFailing(
-          worker
-            ? `${endpoint}: the export is not keeping up (queue of ${capacity} spans full)`
-            : (error ?? `${endpoint}: the export is not running`),
-        );
-        return;
-      }
-      records.push(rec);
-      facts.push(f);
-      if (records.length >= POST_AT) post();
-      else timer ??= setTimeout(post, POST_EVERY_MS).unref();
-    },
-    async flush() {
-      post();
-      await ask((id) => ({ type: 'flush', id }), config.batch.exportTimeoutMs + 2000);
-    },
-    async close(deadlineMs) {
-      if (closed) return;
-      post();
-      closed = true;
-      // A collector that is failing will not take the rest in time: do not hold the shutdown for it.
-      const deadline = deadlineMs ?? (failing ? 250 : 2000);
-      await ask((id) => ({ type: 'close', id, deadlineMs: deadline }), deadline + 500);
-      // Whatever the collector still holds up (a retry, a stalled socket) ends with the worker.
-      await worker?.terminate();
-      worker = undefined;
-    },
-  };
+  }
 }
