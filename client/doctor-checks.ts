@@ -108,19 +108,38 @@ function failure(name: string, probe: Probe, path: string, model?: string, known
 /** Doctor's one user message: as short as a request gets. */
 const PROMPT = 'ping';
 
+/** Where the probes go, and with which key: what steps 1 and 2 establish. */
+interface Target {
+  site: { siteUrl: string; baseUrl: string };
+  key: string;
+  timeout: number;
+}
+
 export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   const steps: DoctorStep[] = [];
-  const timeout = opts.timeoutMs ?? 60_000;
   const finish = (extra: Partial<DoctorReport> = {}): DoctorReport => ({
     ok: !steps.some((s) => s.result === 'fail'),
     steps,
     ...extra,
   });
+  const site = checkUrl(opts, steps);
+  if (!site) return finish();
+  const key = checkKey(opts.key, steps);
+  if (!key) return finish(site);
+  const target: Target = { site, key, timeout: opts.timeoutMs ?? 60_000 };
+  const models = await listModels(target, steps);
+  if (!models) return finish(site);
+  await probeOpenAiProtocols(target, models, steps);
+  await probeMessages(target, models, steps);
+  return finish({ ...site, models });
+}
 
+/** Step 1: the URL's form, and the site_url and base_url split from it. */
+function checkUrl(opts: DoctorOptions, steps: DoctorStep[]): Target['site'] | undefined {
   const parsed = parseUpstream(opts.upstream, { allowHttp: opts.allowHttp });
   if (!parsed.ok) {
     steps.push({ name: '1. URL form', result: 'fail', detail: parsed.problems.map((p) => p.message).join(' ') });
-    return finish();
+    return undefined;
   }
   const notes = parsed.problems.map((p) => p.message).join(' ');
   steps.push({
@@ -128,17 +147,20 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
     result: notes ? 'warn' : 'ok',
     detail: `site_url ${parsed.siteUrl}, base_url ${parsed.baseUrl}${notes ? `. ${notes}` : ''}`,
   });
-  const site = { siteUrl: parsed.siteUrl, baseUrl: parsed.baseUrl };
+  return { siteUrl: parsed.siteUrl, baseUrl: parsed.baseUrl };
+}
 
-  if (!opts.key?.trim()) {
+/** Step 2: a key is there and has the form of one (never shown, only its length). */
+function checkKey(raw: string | undefined, steps: DoctorStep[]): string | undefined {
+  if (!raw?.trim()) {
     steps.push({
       name: '2. API key',
       result: 'fail',
       detail: 'No key. Set LOOPGATE_API_KEY or use --key-stdin (VS Code: Loopgate: Set API Key).',
     });
-    return finish(site);
+    return undefined;
   }
-  const checked = checkApiKey(opts.key);
+  const checked = checkApiKey(raw);
   if ('problem' in checked) {
     const capital = checked.problem[0]!.toUpperCase() + checked.problem.slice(1);
     steps.push({
@@ -146,44 +168,42 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
       result: 'fail',
       detail: `${capital}. Loopgate adds "Authorization: Bearer" itself.`,
     });
-    return finish(site);
+    return undefined;
   }
-  const key = checked.key;
-  steps.push({ name: '2. API key', result: 'ok', detail: `present (${key.length} characters)` });
+  steps.push({ name: '2. API key', result: 'ok', detail: `present (${checked.key.length} characters)` });
+  return checked.key;
+}
 
-  const modelsProbe = await call(`${parsed.baseUrl}/models`, key, 'GET', undefined, timeout);
-  if (modelsProbe.status !== 200) {
-    steps.push(failure('3. GET /models', modelsProbe, MODELS_PATH));
-    return finish(site);
+/** Step 3: GET /models answers a non-empty model list. */
+async function listModels(t: Target, steps: DoctorStep[]): Promise<ModelEntry[] | undefined> {
+  const probe = await call(`${t.site.baseUrl}/models`, t.key, 'GET', undefined, t.timeout);
+  if (probe.status !== 200) {
+    steps.push(failure('3. GET /models', probe, MODELS_PATH));
+    return undefined;
   }
-  const list = parseModelList(modelsProbe.text);
-  if (!list.ok) {
-    steps.push({
-      name: '3. GET /models',
-      result: 'fail',
-      status: 200,
-      detail: 'The answer is not a JSON model list: is the URL the Model-Access API?',
-    });
-    return finish(site);
+  const list = parseModelList(probe.text);
+  const problem = !list.ok
+    ? 'The answer is not a JSON model list: is the URL the Model-Access API?'
+    : list.models.length === 0
+      ? "The key's group has no models. Check the key's group in the console."
+      : undefined;
+  if (!list.ok || problem) {
+    steps.push({ name: '3. GET /models', result: 'fail', status: 200, detail: problem! });
+    return undefined;
   }
-  const models = list.models;
-  if (models.length === 0) {
-    steps.push({
-      name: '3. GET /models',
-      result: 'fail',
-      status: 200,
-      detail: "The key's group has no models. Check the key's group in the console.",
-    });
-    return finish(site);
-  }
-  const ids = models.map((m) => m.id);
+  const ids = list.models.map((m) => m.id);
   steps.push({
     name: '3. GET /models',
     result: 'ok',
     status: 200,
-    detail: `${models.length} models: ${ids.slice(0, 6).join(', ')}${ids.length > 6 ? ', …' : ''}`,
+    detail: `${ids.length} models: ${ids.slice(0, 6).join(', ')}${ids.length > 6 ? ', …' : ''}`,
   });
+  return list.models;
+}
 
+/** Step 4: Responses and Chat Completions, each plain and streamed, on a model that lists the endpoint type. */
+async function probeOpenAiProtocols(t: Target, models: ModelEntry[], steps: DoctorStep[]): Promise<void> {
+  const ids = models.map((m) => m.id);
   const pick = (type: string) =>
     models.find((m) => !m.supported_endpoint_types || m.supported_endpoint_types.includes(type));
   const results: Partial<Record<Protocol, StepResult[]>> = {};
@@ -193,38 +213,45 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
     for (const stream of [false, true]) {
       const name = `4. POST ${endpoint} (stream ${stream})`;
       const body = minimalRequest(kind, model.id, { stream, prompt: PROMPT });
-      const probe = await call(parsed.baseUrl + endpoint, key, 'POST', body, timeout);
-      if (probe.status === 200 && (!stream || streamCompleted(kind, probe.text))) {
-        steps.push({ name, result: 'ok', status: 200, detail: `model ${model.id}` });
-      } else if (probe.status === 200) {
-        steps.push({
-          name,
-          result: 'fail',
-          status: 200,
-          detail:
-            'The stream ended without its completion event: something between you and the service buffers or cuts streams.',
-        });
-      } else {
-        steps.push(failure(name, probe, path, model.id, ids));
-      }
-      (results[kind] ??= []).push(steps[steps.length - 1]!.result);
+      const probe = await call(t.site.baseUrl + endpoint, t.key, 'POST', body, t.timeout);
+      const step: DoctorStep =
+        probe.status === 200 && (!stream || streamCompleted(kind, probe.text))
+          ? { name, result: 'ok', status: 200, detail: `model ${model.id}` }
+          : probe.status === 200
+            ? {
+                name,
+                result: 'fail',
+                status: 200,
+                detail:
+                  'The stream ended without its completion event: something between you and the service buffers or cuts streams.',
+              }
+            : failure(name, probe, path, model.id, ids);
+      steps.push(step);
+      (results[kind] ??= []).push(step.result);
     }
   }
-  // Responses failing while Chat Completions works is a property of the route
-  // (its channels lack Responses), not a bad key: a warning, not a failure.
-  if ((results[BRIDGE_TARGET] ?? []).every((r) => r === 'ok')) {
-    for (const step of steps) {
-      if (
-        step.name.includes(PROTOCOL_TABLE.responses.endpoint) &&
-        step.result === 'fail' &&
-        step.diagnosis === 'protocol-unsupported'
-      ) {
-        step.result = 'warn';
-        step.detail = `${step.status}: this route has no ${PROTOCOL_TABLE.responses.title}; ${PROTOCOL_TABLE.chat.title} works, so the key is fine. Use ${PROTOCOL_TABLE.chat.endpoint}, or go through the Loopgate proxy: it serves ${PROTOCOL_TABLE.responses.title} over ${PROTOCOL_TABLE.chat.title} by default.`;
-      }
-    }
-  }
+  if ((results[BRIDGE_TARGET] ?? []).every((r) => r === 'ok')) softenChatOnlyRoute(steps);
+}
 
+/**
+ * Responses failing while Chat Completions works is a property of the route
+ * (its channels lack Responses), not a bad key: a warning, not a failure.
+ */
+function softenChatOnlyRoute(steps: DoctorStep[]): void {
+  for (const step of steps) {
+    if (
+      step.name.includes(PROTOCOL_TABLE.responses.endpoint) &&
+      step.result === 'fail' &&
+      step.diagnosis === 'protocol-unsupported'
+    ) {
+      step.result = 'warn';
+      step.detail = `${step.status}: this route has no ${PROTOCOL_TABLE.responses.title}; ${PROTOCOL_TABLE.chat.title} works, so the key is fine. Use ${PROTOCOL_TABLE.chat.endpoint}, or go through the Loopgate proxy: it serves ${PROTOCOL_TABLE.responses.title} over ${PROTOCOL_TABLE.chat.title} by default.`;
+    }
+  }
+}
+
+/** Step 5: Anthropic Messages at {site_url}, when a model of the group lists its endpoint type. */
+async function probeMessages(t: Target, models: ModelEntry[], steps: DoctorStep[]): Promise<void> {
   const messages = PROTOCOL_TABLE.messages;
   const claude = models.find((m) => m.supported_endpoint_types?.includes(messages.endpointType));
   if (!claude) {
@@ -233,12 +260,13 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
       result: 'skip',
       detail: `no model in this key's group lists the ${messages.endpointType} endpoint type`,
     });
-    return finish({ ...site, models });
+    return;
   }
+  const ids = models.map((m) => m.id);
   for (const stream of [false, true]) {
     const name = `5. POST {site_url}${messages.path} (stream ${stream})`;
     const body = minimalRequest('messages', claude.id, { stream, prompt: PROMPT, maxTokens: 16 });
-    const probe = await call(parsed.siteUrl + messages.path, key, 'POST', body, timeout, true);
+    const probe = await call(t.site.siteUrl + messages.path, t.key, 'POST', body, t.timeout, true);
     if (probe.status === 200 && (!stream || streamCompleted('messages', probe.text)))
       steps.push({ name, result: 'ok', status: 200, detail: `model ${claude.id}` });
     else if (probe.status === 200)
@@ -246,11 +274,10 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
         name,
         result: 'fail',
         status: 200,
-        detail: `The stream ended without ${PROTOCOL_TABLE.messages.stream.completed}.`,
+        detail: `The stream ended without ${messages.stream.completed}.`,
       });
     else steps.push(failure(name, probe, messages.path, claude.id, ids));
   }
-  return finish({ ...site, models });
 }
 
 /** `cli`: how the user types the CLI here (cli/invocation.ts), and `rerun` the doctor command with its --port/--proxy, for the rerun hint. */
