@@ -173,7 +173,12 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
     };
   }
 
-  // `serve --replay` had no recording for the request (proxy/cassette/player.ts); its param is the first difference.
+  return byErrorCode(info, ctx) ?? byStatus(info, ctx);
+}
+
+/** What the error's own code says (a cassette miss, an unknown model, the balance, a parameter), whatever the status. */
+function byErrorCode(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagnosis | undefined {
+  // `serve --replay` had no recording for the request (cassette-player/player.ts); its param is the first difference.
   if (has(info, CASSETTE_MISS_CODE)) {
     const at = info.param;
     const where = at
@@ -186,21 +191,7 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
       hint: `No recording in the cassette matches this request; nothing was sent upstream.${where} Record it again, replay with --on-miss record${ignore}.`,
     };
   }
-  if (has(info, 'model_not_found')) {
-    const suggestions = ctx.model && ctx.knownModels ? suggestModels(ctx.model, ctx.knownModels) : [];
-    const wanted = ctx.model ? quoted(ctx.model) : 'The model';
-    const mean = suggestions.length ? ` Did you mean ${suggestions.map((s) => quoted(s)).join(' or ')}?` : '';
-    // The tool's own default (Codex's, Claude Code's) often cannot be changed where the error shows: an alias can.
-    const alias =
-      ctx.model && suggestions[0]
-        ? ` ${aliasAdvice(ctx.aliasedFrom ?? ctx.model, suggestions[0], ctx.aliasedFrom && ctx.model)}`
-        : '';
-    return {
-      code: 'model-not-found',
-      suggestions,
-      hint: `${wanted} is not available to this key's group. Call GET /models and copy the ID exactly.${mean}${alias}`,
-    };
-  }
+  if (has(info, 'model_not_found')) return modelNotFound(ctx);
   if (has(info, 'insufficient_user_quota') || has(info, 'insufficient_quota')) {
     return {
       code: 'insufficient-balance',
@@ -216,6 +207,12 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
       hint: `This model, protocol or channel does not support ${named}. Remove it and add parameters back one at a time from the minimal request.${rest}`,
     };
   }
+  return undefined;
+}
+
+/** What the status says when the code said nothing the table knows. */
+function byStatus(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagnosis {
+  const { status } = info;
   if (status === 404 && (has(info, 'endpoint_not_supported') || has(info, 'unsupported_endpoint'))) {
     return protocolUnsupported(ctx);
   }
@@ -261,6 +258,22 @@ export function diagnose(info: UpstreamErrorInfo, ctx: DiagnosisContext): Diagno
   return {
     code: 'bad-request',
     hint: 'The upstream refused the request body. Check the JSON, remove newly added parameters and retry with the minimal request.',
+  };
+}
+
+function modelNotFound(ctx: DiagnosisContext): Diagnosis {
+  const suggestions = ctx.model && ctx.knownModels ? suggestModels(ctx.model, ctx.knownModels) : [];
+  const wanted = ctx.model ? quoted(ctx.model) : 'The model';
+  const mean = suggestions.length ? ` Did you mean ${suggestions.map((s) => quoted(s)).join(' or ')}?` : '';
+  // The tool's own default (Codex's, Claude Code's) often cannot be changed where the error shows: an alias can.
+  const alias =
+    ctx.model && suggestions[0]
+      ? ` ${aliasAdvice(ctx.aliasedFrom ?? ctx.model, suggestions[0], ctx.aliasedFrom && ctx.model)}`
+      : '';
+  return {
+    code: 'model-not-found',
+    suggestions,
+    hint: `${wanted} is not available to this key's group. Call GET /models and copy the ID exactly.${mean}${alias}`,
   };
 }
 
