@@ -135,27 +135,11 @@ function lastUserText(input: unknown): string {
   return turn.toolResult !== undefined ? `tool result: ${turn.toolResult}` : turn.words;
 }
 
-function render(req: ParsedRequest, ctx: RenderContext): Rendered {
-  const body = req.body;
+/** The response object at one status: what a stream's lifecycle events carry and the JSON answer is. */
+function responseObject(body: Body, ctx: RenderContext, status: string, output: unknown[], usage: unknown) {
   const maxTokens = body.max_output_tokens as number | undefined;
-  const reply = limitText(echoText(lastUserText(body.input), ctx.responseBytes), maxTokens, []);
-  const text = padToChunks(reply.text, ctx.chunks);
-  const incomplete = reply.finish === 'length';
-  const id = `resp_${ctx.requestId}`;
-  const itemId = `msg_${ctx.requestId}`;
-  const inputTokens = estimateTokens(textLength(body.input) + textLength(body.instructions));
-  const outputTokens = estimateTokens(text.length);
-
-  const part = outputTextPart;
-  const item = (status: string, content: unknown[]) => ({
-    id: itemId,
-    type: 'message',
-    status,
-    role: 'assistant',
-    content,
-  });
-  const response = (status: string, output: unknown[], usage: unknown) => ({
-    id,
+  return {
+    id: `resp_${ctx.requestId}`,
     object: 'response',
     created_at: ctx.created,
     status,
@@ -179,77 +163,134 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     usage,
     user: body.user ?? null,
     metadata: body.metadata ?? {},
-  });
-  // input_tokens includes the cached part, which input_tokens_details reports.
-  const cached = promptTokens(inputTokens, ctx.promptCache).read;
-  const usage = responsesUsage({ input: inputTokens, output: outputTokens, cached });
-  let seq = 0;
-  const ev = (type: string, fields: Record<string, unknown>) =>
-    sseFrame(type, { type, sequence_number: seq++, ...fields });
-  const start = () => [
-    ev('response.created', { response: response('in_progress', [], null) }),
-    ev('response.in_progress', { response: response('in_progress', [], null) }),
-  ];
+  };
+}
 
-  const turn = turnOf(body.input);
-  const tool = pickTool(parseTools(body), toolChoice(body), turn.words, turn.toolResult !== undefined);
-  if (tool) {
-    const userText = turn.words;
-    const args = tool.custom ? customToolInput(tool, userText) : JSON.stringify(toolArguments(tool, userText));
-    const out = estimateTokens(tool.name.length + args.length);
-    const fcId = `${tool.custom ? 'ctc' : 'fc'}_${ctx.requestId}`;
-    const ns = tool.namespace === undefined ? {} : { namespace: tool.namespace };
-    const call = (status: string, a: string) =>
-      tool.custom
-        ? {
-            id: fcId,
-            type: 'custom_tool_call',
-            status,
-            call_id: callId('call_', tool, args),
-            name: tool.name,
-            ...ns,
-            input: a,
-          }
-        : {
-            id: fcId,
-            type: 'function_call',
-            status,
-            arguments: a,
-            call_id: callId('call_', tool, args),
-            name: tool.name,
-            ...ns,
-          };
-    const finalResponse = response(
-      'completed',
-      [call('completed', args)],
-      responsesUsage({ input: inputTokens, output: out, cached }),
-    );
-    const where = { item_id: fcId, output_index: 0 };
-    const pieces = splitChunks(args, Math.max(2, ctx.chunks));
-    const events = [
-      ...start(),
-      ev('response.output_item.added', { output_index: 0, item: call('in_progress', '') }),
-      ...(tool.custom
-        ? [
-            ...pieces.map((delta) => ev('response.custom_tool_call_input.delta', { ...where, delta })),
-            ev('response.custom_tool_call_input.done', { ...where, input: args }),
-          ]
-        : [
-            ...pieces.map((delta) => ev('response.function_call_arguments.delta', { ...where, delta })),
-            ev('response.function_call_arguments.done', { ...where, name: tool.name, arguments: args }),
-          ]),
-      ev('response.output_item.done', { output_index: 0, item: call('completed', args) }),
-      ev(RESPONSES_EVENTS.completed, { response: finalResponse }),
-    ];
-    return { json: finalResponse, events, errorEvent };
+/** One response's events, numbered in order; the error event takes the next number too. */
+class ResponseEvents {
+  private seq = 0;
+
+  ev(type: string, fields: Record<string, unknown>): string {
+    return sseFrame(type, { type, sequence_number: this.seq++, ...fields });
   }
 
-  const finalStatus = incomplete ? 'incomplete' : 'completed';
+  start(body: Body, ctx: RenderContext): string[] {
+    return [
+      this.ev('response.created', { response: responseObject(body, ctx, 'in_progress', [], null) }),
+      this.ev('response.in_progress', { response: responseObject(body, ctx, 'in_progress', [], null) }),
+    ];
+  }
+
+  readonly errorEvent = (err: SimError, requestId: string): string => {
+    const message = `${err.message} (request id: ${requestId})`;
+    // The Responses `error` event carries code/message at the top level; the
+    // nested `error` object is what makes the openai SDK raise an APIError.
+    const error = { type: ERROR_ROWS[err.code].type, code: err.code, message, param: null };
+    return sseFrame('error', {
+      type: 'error',
+      sequence_number: this.seq++,
+      code: err.code,
+      message,
+      param: null,
+      error,
+    });
+  };
+}
+
+function render(req: ParsedRequest, ctx: RenderContext): Rendered {
+  const body = req.body;
+  const inputTokens = estimateTokens(textLength(body.input) + textLength(body.instructions));
+  // input_tokens includes the cached part, which input_tokens_details reports.
+  const cached = promptTokens(inputTokens, ctx.promptCache).read;
+  const events = new ResponseEvents();
+  const turn = turnOf(body.input);
+  const tool = pickTool(parseTools(body), toolChoice(body), turn.words, turn.toolResult !== undefined);
+  return tool
+    ? renderToolCall(body, ctx, events, tool, turn.words, { input: inputTokens, cached })
+    : renderText(body, ctx, events, { input: inputTokens, cached });
+}
+
+function renderToolCall(
+  body: Body,
+  ctx: RenderContext,
+  events: ResponseEvents,
+  tool: SimTool,
+  userText: string,
+  tokens: { input: number; cached: number },
+): Rendered {
+  const args = tool.custom ? customToolInput(tool, userText) : JSON.stringify(toolArguments(tool, userText));
+  const out = estimateTokens(tool.name.length + args.length);
+  const fcId = `${tool.custom ? 'ctc' : 'fc'}_${ctx.requestId}`;
+  const ns = tool.namespace === undefined ? {} : { namespace: tool.namespace };
+  const call = (status: string, a: string) =>
+    tool.custom
+      ? {
+          id: fcId,
+          type: 'custom_tool_call',
+          status,
+          call_id: callId('call_', tool, args),
+          name: tool.name,
+          ...ns,
+          input: a,
+        }
+      : {
+          id: fcId,
+          type: 'function_call',
+          status,
+          arguments: a,
+          call_id: callId('call_', tool, args),
+          name: tool.name,
+          ...ns,
+        };
+  const usage = responsesUsage({ input: tokens.input, output: out, cached: tokens.cached });
+  const finalResponse = responseObject(body, ctx, 'completed', [call('completed', args)], usage);
+  const where = { item_id: fcId, output_index: 0 };
+  const pieces = splitChunks(args, Math.max(2, ctx.chunks));
+  const ev = (type: string, fields: Record<string, unknown>) => events.ev(type, fields);
+  const frames = [
+    ...events.start(body, ctx),
+    ev('response.output_item.added', { output_index: 0, item: call('in_progress', '') }),
+    ...(tool.custom
+      ? [
+          ...pieces.map((delta) => ev('response.custom_tool_call_input.delta', { ...where, delta })),
+          ev('response.custom_tool_call_input.done', { ...where, input: args }),
+        ]
+      : [
+          ...pieces.map((delta) => ev('response.function_call_arguments.delta', { ...where, delta })),
+          ev('response.function_call_arguments.done', { ...where, name: tool.name, arguments: args }),
+        ]),
+    ev('response.output_item.done', { output_index: 0, item: call('completed', args) }),
+    ev(RESPONSES_EVENTS.completed, { response: finalResponse }),
+  ];
+  return { json: finalResponse, events: frames, errorEvent: events.errorEvent };
+}
+
+function renderText(
+  body: Body,
+  ctx: RenderContext,
+  events: ResponseEvents,
+  tokens: { input: number; cached: number },
+): Rendered {
+  const maxTokens = body.max_output_tokens as number | undefined;
+  const reply = limitText(echoText(lastUserText(body.input), ctx.responseBytes), maxTokens, []);
+  const text = padToChunks(reply.text, ctx.chunks);
+  const incomplete = reply.finish === 'length';
+  const itemId = `msg_${ctx.requestId}`;
+  const usage = responsesUsage({ input: tokens.input, output: estimateTokens(text.length), cached: tokens.cached });
+  const item = (status: string, content: unknown[]) => ({
+    id: itemId,
+    type: 'message',
+    status,
+    role: 'assistant',
+    content,
+  });
+  const part = outputTextPart;
   const finalItem = item(incomplete ? 'incomplete' : 'completed', [part(text)]);
-  const finalResponse = response(finalStatus, [finalItem], usage);
+  const finalResponse = responseObject(body, ctx, incomplete ? 'incomplete' : 'completed', [finalItem], usage);
   const where = { item_id: itemId, output_index: 0, content_index: 0 };
-  const events = [
-    ...start(),
+  const ev = (type: string, fields: Record<string, unknown>) => events.ev(type, fields);
+  const frames = [
+    ...events.start(body, ctx),
     ev('response.output_item.added', { output_index: 0, item: item('in_progress', []) }),
     ev('response.content_part.added', { ...where, part: part('') }),
     ...splitChunks(text, ctx.chunks).map((delta) => ev(RESPONSES_EVENTS.textDelta, { ...where, delta, logprobs: [] })),
@@ -258,15 +299,7 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     ev('response.output_item.done', { output_index: 0, item: finalItem }),
     ev(incomplete ? RESPONSES_EVENTS.incomplete : RESPONSES_EVENTS.completed, { response: finalResponse }),
   ];
-  return { json: finalResponse, events, errorEvent };
-
-  function errorEvent(err: SimError, requestId: string): string {
-    const message = `${err.message} (request id: ${requestId})`;
-    // The Responses `error` event carries code/message at the top level; the
-    // nested `error` object is what makes the openai SDK raise an APIError.
-    const error = { type: ERROR_ROWS[err.code].type, code: err.code, message, param: null };
-    return sseFrame('error', { type: 'error', sequence_number: seq++, code: err.code, message, param: null, error });
-  }
+  return { json: finalResponse, events: frames, errorEvent: events.errorEvent };
 }
 
 export const responsesProtocol: ProtocolModule = {
