@@ -119,6 +119,60 @@ function parse(body: Body): ParsedRequest {
   return { model, stream, body };
 }
 
+/** One chunk's SSE frame, from its delta and finish reason. */
+type ChunkFrame = (delta: Record<string, unknown>, finish: string | null) => string;
+
+/** The assistant's answer: the message, why it finished, the text its tokens are counted from, and its chunks. */
+interface Answer {
+  message: Record<string, unknown>;
+  finish: string;
+  completionText: string;
+  events: string[];
+}
+
+function toolAnswer(tool: SimTool, userText: string, ctx: RenderContext, chunk: ChunkFrame): Answer {
+  const args = JSON.stringify(toolArguments(tool, userText));
+  const toolCallId = callId('call_', tool, args);
+  const opening = { index: 0, id: toolCallId, type: 'function', function: { name: tool.name, arguments: '' } };
+  return {
+    message: {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: toolCallId, type: 'function', function: { name: tool.name, arguments: args } }],
+      refusal: null,
+    },
+    finish: 'tool_calls',
+    completionText: tool.name + args,
+    events: [
+      chunk({ role: 'assistant', content: null, tool_calls: [opening] }, null),
+      ...splitChunks(args, Math.max(2, ctx.chunks)).map((piece) =>
+        chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }, null),
+      ),
+    ],
+  };
+}
+
+function textAnswer(reply: { text: string; finish: string }, ctx: RenderContext, chunk: ChunkFrame): Answer {
+  const completionText = padToChunks(reply.text, ctx.chunks);
+  return {
+    message: { role: 'assistant', content: completionText, refusal: null },
+    finish: reply.finish === 'length' ? 'length' : 'stop',
+    completionText,
+    events: [
+      chunk({ role: 'assistant', content: '', refusal: null }, null),
+      ...splitChunks(completionText, ctx.chunks).map((piece) => chunk({ content: piece }, null)),
+    ],
+  };
+}
+
+/** A reasoner thinks first, in `reasoning_content` (DeepSeek's field), then answers. */
+function thinking(thought: string, ctx: RenderContext, chunk: ChunkFrame): string[] {
+  return [
+    chunk({ role: 'assistant', content: null, reasoning_content: '' }, null),
+    ...splitChunks(thought, Math.max(2, ctx.chunks)).map((piece) => chunk({ reasoning_content: piece }, null)),
+  ];
+}
+
 function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   const body = req.body;
   const messages = body.messages as Array<Record<string, unknown>>;
@@ -131,7 +185,6 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   const source = turn.toolResult !== undefined ? `tool result: ${turn.toolResult}` : userText;
   const tool = pickTool(parseTools(body), toolChoice(body), userText, turn.toolResult !== undefined);
   const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
-  const reply = limitText(echoText(source, ctx.responseBytes), maxTokens, optionalStringOrList(body, 'stop'));
   const id = `chatcmpl-${ctx.requestId}`;
   const promptCount = estimateTokens(textLength(messages));
   const base = {
@@ -143,58 +196,24 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
   };
   // With include_usage, OpenAI puts `"usage": null` on every chunk but the last (the API reference says so).
   const includeUsage = isObject(body.stream_options) && body.stream_options.include_usage === true;
-  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+  const chunk: ChunkFrame = (delta, finish) =>
     sseFrame(null, {
       ...base,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
       ...(includeUsage ? { usage: null } : {}),
     });
-
-  let message: Record<string, unknown>;
-  let finish: string;
-  let completionText: string;
-  const events: string[] = [];
-  // A reasoner thinks first, in `reasoning_content` (DeepSeek's field), then answers.
   const thought = ctx.reasoning ? `Thinking about: ${Array.from(source).slice(0, 80).join('')}` : undefined;
-  if (thought) {
-    events.push(chunk({ role: 'assistant', content: null, reasoning_content: '' }, null));
-    for (const piece of splitChunks(thought, Math.max(2, ctx.chunks)))
-      events.push(chunk({ reasoning_content: piece }, null));
-  }
-  if (tool) {
-    const args = JSON.stringify(toolArguments(tool, userText));
-    const toolCallId = callId('call_', tool, args);
-    message = {
-      role: 'assistant',
-      content: null,
-      tool_calls: [{ id: toolCallId, type: 'function', function: { name: tool.name, arguments: args } }],
-      refusal: null,
-    };
-    finish = 'tool_calls';
-    completionText = tool.name + args;
-    events.push(
-      chunk(
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ index: 0, id: toolCallId, type: 'function', function: { name: tool.name, arguments: '' } }],
-        },
-        null,
-      ),
-    );
-    for (const piece of splitChunks(args, Math.max(2, ctx.chunks)))
-      events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }, null));
-  } else {
-    finish = reply.finish === 'length' ? 'length' : 'stop';
-    completionText = padToChunks(reply.text, ctx.chunks);
-    message = { role: 'assistant', content: completionText, refusal: null };
-    events.push(chunk({ role: 'assistant', content: '', refusal: null }, null));
-    for (const piece of splitChunks(completionText, ctx.chunks)) events.push(chunk({ content: piece }, null));
-  }
-  events.push(chunk({}, finish));
+  const answer = tool
+    ? toolAnswer(tool, userText, ctx, chunk)
+    : textAnswer(
+        limitText(echoText(source, ctx.responseBytes), maxTokens, optionalStringOrList(body, 'stop')),
+        ctx,
+        chunk,
+      );
+  const { message, finish } = answer;
   if (thought) message.reasoning_content = thought;
   const reasoningTokens = thought ? estimateTokens(thought.length) : 0;
-  const completionTokens = estimateTokens(completionText.length) + reasoningTokens;
+  const completionTokens = estimateTokens(answer.completionText.length) + reasoningTokens;
   // prompt_tokens includes the cached part, which the details report (as OpenAI does, always).
   const usage = {
     prompt_tokens: promptCount,
@@ -203,9 +222,13 @@ function render(req: ParsedRequest, ctx: RenderContext): Rendered {
     prompt_tokens_details: { cached_tokens: promptTokens(promptCount, ctx.promptCache).read },
     ...(thought ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
   };
-  if (includeUsage) events.push(sseFrame(null, { ...base, choices: [], usage }));
-  events.push(sseFrame(null, CHAT_DONE));
-
+  const events = [
+    ...(thought ? thinking(thought, ctx, chunk) : []),
+    ...answer.events,
+    chunk({}, finish),
+    ...(includeUsage ? [sseFrame(null, { ...base, choices: [], usage })] : []),
+    sseFrame(null, CHAT_DONE),
+  ];
   return {
     json: {
       id,
