@@ -169,6 +169,8 @@ function checkUrl(raw: string, what: string): { ok: true; url: string } | { ok: 
   return { ok: true, url: u.toString() };
 }
 
+type Problem = { ok: false; problem: string };
+
 /**
  * The export configuration, or undefined when nothing asks for it (nothing is
  * sent unless an endpoint is set). Precedence as in the OTel spec: the signal's
@@ -178,13 +180,58 @@ export function otlpConfig(env: NodeJS.ProcessEnv, flags: OtlpFlags = {}): OtlpC
   const notes: string[] = [];
   const base = flags.endpoint ?? env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() ?? undefined;
   const tracesEnv = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || undefined;
-  const metricsEnv = env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?.trim() || undefined;
   if (!base && !tracesEnv) return { ok: true, config: undefined, notes };
   if (truthy(env.OTEL_SDK_DISABLED))
     return { ok: true, config: undefined, notes: ['OTEL_SDK_DISABLED is set: no spans are sent'] };
   if (env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none')
     return { ok: true, config: undefined, notes: ['OTEL_TRACES_EXPORTER=none: no spans are sent'] };
 
+  const urls = signalUrls(env, flags, base, tracesEnv);
+  if (!urls.ok) return urls;
+  const protocol = protocolOf(env);
+  if (typeof protocol !== 'string') return protocol;
+  const headers = headersOf(env, flags);
+  if (!headers.ok) return headers;
+  const resource = parseKeyValueList(env.OTEL_RESOURCE_ATTRIBUTES ?? '', 'OTEL_RESOURCE_ATTRIBUTES');
+  if (!resource.ok) return resource;
+  const resourceAttributes = resource.values;
+  const serviceName = env.OTEL_SERVICE_NAME?.trim() || resourceAttributes['service.name'] || OTLP_DEFAULT_SERVICE_NAME;
+
+  if (Object.keys(headers.headers).length > 0) {
+    const u = new URL(urls.tracesUrl);
+    if (u.protocol === 'http:' && !isLoopbackHost(u.hostname.replace(/^\[|\]$/g, ''))) {
+      notes.push(
+        `the collector headers go to ${describeEndpoint(urls.tracesUrl)} over plain http: anyone on the network path can read them; use https`,
+      );
+    }
+  }
+
+  return {
+    ok: true,
+    notes,
+    config: {
+      tracesUrl: urls.tracesUrl,
+      metricsUrl: urls.metricsUrl,
+      protocol,
+      headers: headers.headers,
+      serviceName,
+      resourceAttributes,
+      // The conventions' own switch, as the OTel GenAI instrumentations read it.
+      captureContent: flags.content === true || truthy(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT),
+      batch: batchOf(env),
+      metricIntervalMs: positiveInt(env, 'OTEL_METRIC_EXPORT_INTERVAL', OTLP_DEFAULT_METRIC_INTERVAL_MS),
+    },
+  };
+}
+
+/** The traces URL and (unless OTEL_METRICS_EXPORTER=none) the metrics URL, each checked. */
+function signalUrls(
+  env: NodeJS.ProcessEnv,
+  flags: OtlpFlags,
+  base: string | undefined,
+  tracesEnv: string | undefined,
+): { ok: true; tracesUrl: string; metricsUrl?: string } | Problem {
+  const metricsEnv = env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?.trim() || undefined;
   const baseName = flags.endpoint !== undefined ? '--otlp' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
   let tracesUrl: string;
   let metricsUrl: string | undefined;
@@ -212,26 +259,28 @@ export function otlpConfig(env: NodeJS.ProcessEnv, flags: OtlpFlags = {}): OtlpC
       metricsUrl = checked.url;
     } else if (baseUrl) metricsUrl = signalUrl(baseUrl, 'metrics');
   }
+  return { ok: true, tracesUrl, metricsUrl };
+}
 
-  const protocolRaw = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim();
-  let protocol: OtlpProtocol = 'http/protobuf';
-  if (protocolRaw) {
-    if (protocolRaw === 'http/protobuf' || protocolRaw === 'http/json') protocol = protocolRaw;
-    else if (protocolRaw === 'grpc')
-      return {
-        ok: false,
-        problem:
-          "OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: use http/protobuf (the collector's port 4318) or http/json",
-      };
-    else
-      return {
-        ok: false,
-        problem: `OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json (got "${protocolRaw.slice(0, 40)}")`,
-      };
-  }
+function protocolOf(env: NodeJS.ProcessEnv): OtlpProtocol | Problem {
+  const raw = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim();
+  if (!raw) return 'http/protobuf';
+  if (raw === 'http/protobuf' || raw === 'http/json') return raw;
+  if (raw === 'grpc')
+    return {
+      ok: false,
+      problem:
+        "OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: use http/protobuf (the collector's port 4318) or http/json",
+    };
+  return {
+    ok: false,
+    problem: `OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json (got "${raw.slice(0, 40)}")`,
+  };
+}
 
-  // The editor's headers replace the environment's (the proxy child gets no OTEL_* variables anyway).
-  const headerSources: Array<[string, string | undefined]> =
+/** The editor's headers replace the environment's (the proxy child gets no OTEL_* variables anyway). */
+function headersOf(env: NodeJS.ProcessEnv, flags: OtlpFlags): { ok: true; headers: Record<string, string> } | Problem {
+  const sources: Array<[string, string | undefined]> =
     flags.headers !== undefined
       ? [["the editor's OTLP headers", flags.headers]]
       : [
@@ -239,30 +288,16 @@ export function otlpConfig(env: NodeJS.ProcessEnv, flags: OtlpFlags = {}): OtlpC
           ['OTEL_EXPORTER_OTLP_TRACES_HEADERS', env.OTEL_EXPORTER_OTLP_TRACES_HEADERS],
         ];
   const headers: Record<string, string> = {};
-  for (const [what, raw] of headerSources) {
+  for (const [what, raw] of sources) {
     if (!raw?.trim()) continue;
     const parsed = parseOtlpHeaders(raw, what);
     if (!parsed.ok) return parsed;
     Object.assign(headers, parsed.headers);
   }
+  return { ok: true, headers };
+}
 
-  let resourceAttributes: Record<string, string> = {};
-  if (env.OTEL_RESOURCE_ATTRIBUTES?.trim()) {
-    const parsed = parseKeyValueList(env.OTEL_RESOURCE_ATTRIBUTES, 'OTEL_RESOURCE_ATTRIBUTES');
-    if (!parsed.ok) return parsed;
-    resourceAttributes = parsed.values;
-  }
-  const serviceName = env.OTEL_SERVICE_NAME?.trim() || resourceAttributes['service.name'] || OTLP_DEFAULT_SERVICE_NAME;
-
-  if (Object.keys(headers).length > 0) {
-    const u = new URL(tracesUrl);
-    if (u.protocol === 'http:' && !isLoopbackHost(u.hostname.replace(/^\[|\]$/g, ''))) {
-      notes.push(
-        `the collector headers go to ${describeEndpoint(tracesUrl)} over plain http: anyone on the network path can read them; use https`,
-      );
-    }
-  }
-
+function batchOf(env: NodeJS.ProcessEnv): OtlpBatch {
   const batch: OtlpBatch = {
     maxQueueSize: positiveInt(env, 'OTEL_BSP_MAX_QUEUE_SIZE', OTLP_DEFAULT_BATCH.maxQueueSize),
     maxExportBatchSize: positiveInt(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', OTLP_DEFAULT_BATCH.maxExportBatchSize),
@@ -274,21 +309,5 @@ export function otlpConfig(env: NodeJS.ProcessEnv, flags: OtlpFlags = {}): OtlpC
     ),
   };
   batch.maxExportBatchSize = Math.min(batch.maxExportBatchSize, batch.maxQueueSize);
-
-  return {
-    ok: true,
-    notes,
-    config: {
-      tracesUrl,
-      metricsUrl,
-      protocol,
-      headers,
-      serviceName,
-      resourceAttributes,
-      // The conventions' own switch, as the OTel GenAI instrumentations read it.
-      captureContent: flags.content === true || truthy(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT),
-      batch,
-      metricIntervalMs: positiveInt(env, 'OTEL_METRIC_EXPORT_INTERVAL', OTLP_DEFAULT_METRIC_INTERVAL_MS),
-    },
-  };
+  return batch;
 }
