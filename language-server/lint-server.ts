@@ -6,7 +6,9 @@ import {
   TextDocumentSyncKind,
   TextDocuments,
   type CodeAction,
+  type CodeActionParams,
   type Connection,
+  type InitializeResult,
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { lintConfig, type LintDiagnostic } from '../rules/project/config-lint/index.js';
@@ -29,55 +31,52 @@ function fileNameOf(uri: string): string {
 }
 
 export function startLintServer(connection: Connection, options: LintServerOptions = {}): void {
-  const debounceMs = options.debounceMs ?? 200;
-  const documents = new TextDocuments(TextDocument);
-  let state: ServerState = { ...options.initialState };
-  let clientRunsCommands = false;
-  const timers = new Map<string, NodeJS.Timeout>();
-  const checkedVersion = new Map<string, number>();
+  const server = new LintServer(connection, options);
+  connection.onInitialize((params) => server.initialize(params.initializationOptions));
+  connection.onNotification(STATE_NOTIFICATION, (params: unknown) => server.stateChanged(params));
+  server.documents.onDidOpen((e) => server.validate(e.document));
+  server.documents.onDidChangeContent((e) => server.changed(e.document));
+  server.documents.onDidClose((e) => server.closed(e.document.uri));
+  connection.onCodeAction((params) => server.codeActions(params));
+  server.documents.listen(connection);
+  connection.listen();
+}
+
+/** Whether a code-action request's `only` filter lets quick fixes through. */
+function wantsQuickFixes(only: readonly string[] | undefined): boolean {
+  return (
+    !only || only.some((k) => k === CodeActionKind.QuickFix || CodeActionKind.QuickFix.startsWith(k + '.') || k === '')
+  );
+}
+
+class LintServer {
+  readonly documents = new TextDocuments(TextDocument);
+  private state: ServerState;
+  private clientRunsCommands = false;
+  private readonly debounceMs: number;
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly checkedVersion = new Map<string, number>();
   // The last result per document. VS Code asks for code actions on every cursor move:
   // those answer from here instead of re-running every rule. Valid for one document
   // version under one state; a state change bumps `stateVersion`.
-  const results = new Map<string, { version: number; stateVersion: number; diagnostics: LintDiagnostic[] }>();
-  let stateVersion = 0;
+  private readonly results = new Map<
+    string,
+    { version: number; stateVersion: number; diagnostics: LintDiagnostic[] }
+  >();
+  private stateVersion = 0;
 
-  const applyState = (input: unknown): void => {
-    const read = readState(input);
-    for (const p of read.problems) connection.console.warn(`loopgate: ${p}`);
-    state = read.state;
-    stateVersion++;
-  };
+  constructor(
+    private readonly connection: Connection,
+    options: LintServerOptions,
+  ) {
+    this.debounceMs = options.debounceMs ?? 200;
+    this.state = { ...options.initialState };
+  }
 
-  const lint = (doc: TextDocument): LintDiagnostic[] => {
-    const cached = results.get(doc.uri);
-    if (cached && cached.version === doc.version && cached.stateVersion === stateVersion) return cached.diagnostics;
-    let diagnostics: LintDiagnostic[];
-    try {
-      diagnostics = lintConfig(doc.getText(), { fileName: fileNameOf(doc.uri), languageId: doc.languageId }, state);
-    } catch (err) {
-      // A rule bug must not take the server down; the message never carries document text.
-      connection.console.error(`loopgate: checking ${doc.uri} failed: ${(err as Error).name}`);
-      diagnostics = [];
-    }
-    results.set(doc.uri, { version: doc.version, stateVersion, diagnostics });
-    return diagnostics;
-  };
-
-  const validate = (doc: TextDocument): void => {
-    clearTimeout(timers.get(doc.uri));
-    timers.delete(doc.uri);
-    checkedVersion.set(doc.uri, doc.version);
-    void connection.sendDiagnostics({
-      uri: doc.uri,
-      version: doc.version,
-      diagnostics: lint(doc).map((d) => toDiagnostic(doc, d)),
-    });
-  };
-
-  connection.onInitialize((params) => {
-    const init = (params.initializationOptions ?? {}) as Record<string, unknown>;
-    clientRunsCommands = init.commands === true;
-    if ('models' in init || 'proxyUrl' in init) applyState({ models: init.models, proxyUrl: init.proxyUrl });
+  initialize(initializationOptions: unknown): InitializeResult {
+    const init = (initializationOptions ?? {}) as Record<string, unknown>;
+    this.clientRunsCommands = init.commands === true;
+    if ('models' in init || 'proxyUrl' in init) this.applyState({ models: init.models, proxyUrl: init.proxyUrl });
     return {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,
@@ -85,52 +84,80 @@ export function startLintServer(connection: Connection, options: LintServerOptio
       },
       serverInfo: { name: 'loopgate' },
     };
-  });
+  }
 
-  connection.onNotification(STATE_NOTIFICATION, (params: unknown) => {
-    applyState(params);
-    // Re-check every open document in place: no reopen needed.
-    for (const doc of documents.all()) validate(doc);
-  });
+  /** Re-checks every open document in place: no reopen needed. */
+  stateChanged(params: unknown): void {
+    this.applyState(params);
+    for (const doc of this.documents.all()) this.validate(doc);
+  }
 
-  documents.onDidOpen((e) => validate(e.document));
-  documents.onDidChangeContent((e) => {
-    const doc = e.document;
-    if (checkedVersion.get(doc.uri) === doc.version) return;
-    clearTimeout(timers.get(doc.uri));
-    timers.set(
+  validate(doc: TextDocument): void {
+    clearTimeout(this.timers.get(doc.uri));
+    this.timers.delete(doc.uri);
+    this.checkedVersion.set(doc.uri, doc.version);
+    void this.connection.sendDiagnostics({
+      uri: doc.uri,
+      version: doc.version,
+      diagnostics: this.lint(doc).map((d) => toDiagnostic(doc, d)),
+    });
+  }
+
+  /** Typing: checked once the keystrokes pause. */
+  changed(doc: TextDocument): void {
+    if (this.checkedVersion.get(doc.uri) === doc.version) return;
+    clearTimeout(this.timers.get(doc.uri));
+    this.timers.set(
       doc.uri,
       setTimeout(() => {
-        const current = documents.get(doc.uri);
-        if (current) validate(current);
-      }, debounceMs),
+        const current = this.documents.get(doc.uri);
+        if (current) this.validate(current);
+      }, this.debounceMs),
     );
-  });
-  documents.onDidClose((e) => {
-    clearTimeout(timers.get(e.document.uri));
-    timers.delete(e.document.uri);
-    checkedVersion.delete(e.document.uri);
-    results.delete(e.document.uri);
-    void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
-  });
+  }
 
-  connection.onCodeAction((params): CodeAction[] => {
-    const doc = documents.get(params.textDocument.uri);
-    if (!doc) return [];
-    if (
-      params.context.only &&
-      !params.context.only.some(
-        (k) => k === CodeActionKind.QuickFix || CodeActionKind.QuickFix.startsWith(k + '.') || k === '',
-      )
-    )
-      return [];
+  closed(uri: string): void {
+    clearTimeout(this.timers.get(uri));
+    this.timers.delete(uri);
+    this.checkedVersion.delete(uri);
+    this.results.delete(uri);
+    void this.connection.sendDiagnostics({ uri, diagnostics: [] });
+  }
+
+  codeActions(params: CodeActionParams): CodeAction[] {
+    const doc = this.documents.get(params.textDocument.uri);
+    if (!doc || !wantsQuickFixes(params.context.only)) return [];
     const from = doc.offsetAt(params.range.start);
     const to = doc.offsetAt(params.range.end);
-    return lint(doc)
+    return this.lint(doc)
       .filter((d) => d.start <= to && from <= d.end)
-      .flatMap((d) => toCodeActions(doc, d, params.context.diagnostics, clientRunsCommands));
-  });
+      .flatMap((d) => toCodeActions(doc, d, params.context.diagnostics, this.clientRunsCommands));
+  }
 
-  documents.listen(connection);
-  connection.listen();
+  private applyState(input: unknown): void {
+    const read = readState(input);
+    for (const p of read.problems) this.connection.console.warn(`loopgate: ${p}`);
+    this.state = read.state;
+    this.stateVersion++;
+  }
+
+  private lint(doc: TextDocument): LintDiagnostic[] {
+    const cached = this.results.get(doc.uri);
+    if (cached && cached.version === doc.version && cached.stateVersion === this.stateVersion)
+      return cached.diagnostics;
+    let diagnostics: LintDiagnostic[];
+    try {
+      diagnostics = lintConfig(
+        doc.getText(),
+        { fileName: fileNameOf(doc.uri), languageId: doc.languageId },
+        this.state,
+      );
+    } catch (err) {
+      // A rule bug must not take the server down; the message never carries document text.
+      this.connection.console.error(`loopgate: checking ${doc.uri} failed: ${(err as Error).name}`);
+      diagnostics = [];
+    }
+    this.results.set(doc.uri, { version: doc.version, stateVersion: this.stateVersion, diagnostics });
+    return diagnostics;
+  }
 }
