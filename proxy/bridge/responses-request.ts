@@ -244,61 +244,23 @@ function mapToolChoice(tc: unknown, tools: Json[], names: ToolNames): unknown {
 function inputItems(items: unknown[], dropped: string[], names: ToolNames): Json[] {
   const out: Json[] = [];
   let assistant: Json | undefined; // the open assistant message that function_call items join
-  const closeAssistant = () => {
-    assistant = undefined;
-  };
   for (const [i, item] of items.entries()) {
     const at = `input[${i}]`;
     if (!isRecord(item)) throw wrongType(at, 'an object');
     const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
     switch (type) {
       case 'message': {
-        noteDroppedFields(item, 'responses.message', 'input[]', dropped);
-        const role = item.role;
-        if (role === 'assistant') {
-          assistant = { role: 'assistant', content: textOnly(item.content, `${at}.content`, dropped) };
-          out.push(assistant);
-        } else if (role === 'user' || role === 'system' || role === 'developer') {
-          closeAssistant();
-          // 'developer' is newer than many chat upstreams: system means the same there.
-          out.push({
-            role: role === 'developer' ? 'system' : role,
-            content: userContent(item.content, `${at}.content`, role === 'user', dropped),
-          });
-        } else {
-          throw wrongType(`${at}.role`, "'user', 'assistant', 'system' or 'developer'");
-        }
+        const message = chatMessage(item, at, dropped);
+        // An assistant message opens the turn its calls join; any other closes it.
+        assistant = message.role === 'assistant' ? message : undefined;
+        out.push(message);
         break;
       }
       case 'function_call':
       case 'custom_tool_call': {
-        if (typeof item.call_id !== 'string' || typeof item.name !== 'string')
-          throw wrongType(at, `a ${String(type)} with string call_id and name`);
-        noteDroppedFields(
-          item,
-          type === 'function_call' ? 'responses.function_call' : 'responses.custom_tool_call',
-          'input[]',
-          dropped,
-        );
-        if (!assistant) {
-          assistant = { role: 'assistant', content: null };
-          out.push(assistant);
-        }
+        if (!assistant) out.push((assistant = { role: 'assistant', content: null }));
         const calls = (assistant.tool_calls as Json[] | undefined) ?? [];
-        calls.push({
-          id: item.call_id,
-          type: 'function',
-          function: {
-            name: names.chatName(item.name, typeof item.namespace === 'string' ? item.namespace : undefined),
-            // A custom tool's raw input travels as the one argument the bridged function has.
-            arguments:
-              type === 'custom_tool_call'
-                ? JSON.stringify({ input: typeof item.input === 'string' ? item.input : '' })
-                : typeof item.arguments === 'string'
-                  ? item.arguments
-                  : JSON.stringify(item.arguments ?? {}),
-          },
-        });
+        calls.push(toolCall(item, type as 'function_call' | 'custom_tool_call', at, dropped, names));
         assistant.tool_calls = calls;
         break;
       }
@@ -307,7 +269,7 @@ function inputItems(items: unknown[], dropped: string[], names: ToolNames): Json
         if (typeof item.call_id !== 'string') throw wrongType(`${at}.call_id`, 'a string');
         noteDroppedFields(item, 'responses.tool_output', 'input[]', dropped);
         // Tool results follow the assistant turn; text after them starts a new one.
-        closeAssistant();
+        assistant = undefined;
         out.push({
           role: 'tool',
           tool_call_id: item.call_id,
@@ -332,6 +294,51 @@ function inputItems(items: unknown[], dropped: string[], names: ToolNames): Json
     }
   }
   return out;
+}
+
+/** A message item as a chat message: 'developer' is newer than many chat upstreams, and system means the same there. */
+function chatMessage(item: Record<string, unknown>, at: string, dropped: string[]): Json {
+  noteDroppedFields(item, 'responses.message', 'input[]', dropped);
+  const role = item.role;
+  if (role === 'assistant') return { role: 'assistant', content: textOnly(item.content, `${at}.content`, dropped) };
+  if (role === 'user' || role === 'system' || role === 'developer')
+    return {
+      role: role === 'developer' ? 'system' : role,
+      content: userContent(item.content, `${at}.content`, role === 'user', dropped),
+    };
+  throw wrongType(`${at}.role`, "'user', 'assistant', 'system' or 'developer'");
+}
+
+/** A function or custom tool call as one of a chat assistant message's tool_calls. */
+function toolCall(
+  item: Record<string, unknown>,
+  type: 'function_call' | 'custom_tool_call',
+  at: string,
+  dropped: string[],
+  names: ToolNames,
+): Json {
+  if (typeof item.call_id !== 'string' || typeof item.name !== 'string')
+    throw wrongType(at, `a ${type} with string call_id and name`);
+  noteDroppedFields(
+    item,
+    type === 'function_call' ? 'responses.function_call' : 'responses.custom_tool_call',
+    'input[]',
+    dropped,
+  );
+  return {
+    id: item.call_id,
+    type: 'function',
+    function: {
+      name: names.chatName(item.name, typeof item.namespace === 'string' ? item.namespace : undefined),
+      // A custom tool's raw input travels as the one argument the bridged function has.
+      arguments:
+        type === 'custom_tool_call'
+          ? JSON.stringify({ input: typeof item.input === 'string' ? item.input : '' })
+          : typeof item.arguments === 'string'
+            ? item.arguments
+            : JSON.stringify(item.arguments ?? {}),
+    },
+  };
 }
 
 /** Where a content part's dropped fields are reported. */
