@@ -10,6 +10,9 @@
 //                                                        vitest-files, vitest-tests
 //   node scripts/figures.mjs record-bridge REPORT.json   `npx vitest run test/bridge --reporter=json --outputFile=REPORT.json`:
 //                                                        bridge-tests
+//   node scripts/figures.mjs record-phases               the phases of the last `npm test` (scripts/test.mjs writes
+//                                                        .cache/test-phases.json): npm-test-time, npm-test-phase1,
+//                                                        npm-test-vitest, npm-test-e2e
 //   node scripts/figures.mjs record-vsix                 the size of loopgate.vsix (after `npm run package`): vsix-size
 //   node scripts/figures.mjs time NAME -- CMD ARGS...    runs CMD and records its wall time as NAME
 //                                                        (npm-test-cold on a fresh clone, npm-test-warm, ci-run-cold)
@@ -99,6 +102,23 @@ function main() {
       record(
         { 'bridge-tests': thousands(r.tests) },
         `npx vitest run test/bridge --reporter=json (tests collected and run; ${r.failed} failed)`,
+      );
+      break;
+    }
+    case 'record-phases': {
+      const file = rest[0] ?? join(repoRoot, '.cache', 'test-phases.json');
+      if (!existsSync(file)) fail(`no ${file}: run \`npm test\` first`);
+      const run = JSON.parse(readFileSync(file, 'utf8'));
+      if (!run.ok) fail('the last npm test failed: figures come from a green run');
+      const phase = (name) => run.phases.find((p) => p.name === name)?.seconds ?? fail(`no ${name} phase in ${file}`);
+      record(
+        {
+          'npm-test-time': duration(run.seconds),
+          'npm-test-phase1': duration(run.phase1),
+          'npm-test-vitest': duration(phase('vitest')),
+          'npm-test-e2e': duration(phase('e2e')),
+        },
+        `npm test (scripts/test.mjs's phases, from ${relative(repoRoot, file)})`,
       );
       break;
     }

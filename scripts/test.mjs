@@ -8,6 +8,7 @@
 // their closing lines kept. A failed phase stops the run, and the exit code is non-zero (provisioning's own 2,
 // "install these Debian packages", passes through).
 import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -57,14 +58,28 @@ async function lane(steps) {
   return 0;
 }
 
+/** Where this run's phase times go, for `scripts/figures.mjs record-phases` (the README's figures come from a run). */
+const PHASES_FILE = join(root, '.cache', 'test-phases.json');
+
 function finish(code) {
   process.stdout.write(
     `\nnpm test phases: ${times.map(([n, s, ok]) => `${n} ${s.toFixed(0)} s${ok ? '' : ' (failed)'}`).join(', ')}\n`,
   );
+  try {
+    mkdirSync(dirname(PHASES_FILE), { recursive: true });
+    const phases = times.map(([name, seconds, ok]) => ({ name, seconds, ok }));
+    writeFileSync(
+      PHASES_FILE,
+      JSON.stringify({ ok: code === 0, seconds: (Date.now() - t0) / 1000, phase1, phases }, null, 2),
+    );
+  } catch {
+    // The timings are a report: a read-only checkout still gets its exit code.
+  }
   process.exit(code);
 }
 
 const t0 = Date.now();
+let phase1 = 0;
 const [provisioned, checked] = await Promise.all([
   run('provision', process.execPath, [join(root, 'scripts', 'provision.mjs')], 'provision'),
   lane([
@@ -74,8 +89,15 @@ const [provisioned, checked] = await Promise.all([
     () => run('knip', process.execPath, [bin('knip', 'bin/knip.js'), '--no-progress'], 'lint'),
   ]),
 ]);
-process.stdout.write(`== phase 1 (provisioning beside tsc and lint): ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+phase1 = (Date.now() - t0) / 1000;
+process.stdout.write(`== phase 1 (provisioning beside tsc and lint): ${phase1.toFixed(1)} s\n`);
 if (provisioned !== 0) finish(provisioned);
 if (checked !== 0) finish(checked);
-if ((await run('vitest', process.execPath, [bin('vitest', 'vitest.mjs'), 'run'])) !== 0) finish(1);
+// The JSON report beside the usual output: `figures.mjs record-vitest` reads the test counts from the same run.
+const vitestReport = [
+  '--reporter=default',
+  '--reporter=json',
+  `--outputFile.json=${join(root, '.cache', 'vitest-report.json')}`,
+];
+if ((await run('vitest', process.execPath, [bin('vitest', 'vitest.mjs'), 'run', ...vitestReport])) !== 0) finish(1);
 finish((await run('e2e', process.execPath, [join(root, 'test', 'e2e', 'run.mjs')])) === 0 ? 0 : 1);
