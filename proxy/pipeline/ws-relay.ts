@@ -81,40 +81,122 @@ export function relayMessages(
   hooks: TurnHooks,
   faults?: WsFaultSource,
 ): Promise<ConnectionSummary> {
+  return new ConnectionRelay(reply, ctx, client, upstream, hooks, faults).summary;
+}
+
+/** The client's messages kept for the log: a turn's, or the connection's while no turn has begun. */
+interface KeptMessages {
+  bodies: Buffer[];
+  bodyBytes: number;
+  times: number[];
+}
+
+/** One connection's relay: the client's messages on, the upstream's back through the open turn, and the closes. */
+class ConnectionRelay {
+  readonly summary: Promise<ConnectionSummary>;
+  private resolveSummary!: (summary: ConnectionSummary) => void;
   // At most one fault a connection: the first to fire decides (ws-close and cut end it anyway).
-  let fault = faults?.atUpgrade;
+  private fault: WsFault | undefined;
   // The connection's own counts: its record when no turn ever began.
-  const facts: WebSocketFacts = { messagesIn: 0, messagesOut: 0, requests: 0 };
-  const mask = connectionStages(ctx.redactor);
-  let bytesIn = 0;
-  let turns = 0;
-  let turn: OpenTurn | undefined;
+  private readonly facts: WebSocketFacts = { messagesIn: 0, messagesOut: 0, requests: 0 };
+  private readonly mask: StageChain;
+  private bytesIn = 0;
+  private turns = 0;
+  private turn: OpenTurn | undefined;
   // The client's messages while no turn has begun: the connection's record's, if it never has one.
-  const loose = { bodies: [] as Buffer[], bodyBytes: 0, times: [] as number[] };
+  private readonly loose: KeptMessages = { bodies: [], bodyBytes: 0, times: [] };
+  // A fault rule fired on this connection: what it holds (a stall) or drops (the rest of a failed response).
+  private held: Array<[Buffer, boolean]> | undefined;
+  private stallTimer: NodeJS.Timeout | undefined;
+  private dropping = false;
+  private clientClosed = false;
+
+  constructor(
+    private readonly reply: ClientReply,
+    private readonly ctx: Pick<ProxyContext, 'captureBodies' | 'logBodyBytes' | 'redactor'>,
+    private readonly client: WebSocket,
+    private readonly upstream: WebSocket,
+    private readonly hooks: TurnHooks,
+    private readonly faults?: WsFaultSource,
+  ) {
+    this.fault = faults?.atUpgrade;
+    this.mask = connectionStages(ctx.redactor);
+    this.summary = new Promise<ConnectionSummary>((resolve) => (this.resolveSummary = resolve));
+    client.on('message', (data: RawData, isBinary: boolean) => this.fromClient(data, isBinary));
+    upstream.on('message', (data: RawData, isBinary: boolean) => this.fromUpstream(data, isBinary));
+    client.once('close', (code: number, reason: Buffer) => this.clientClosing(code, reason));
+    upstream.once('close', (code: number, reason: Buffer) => {
+      this.closedBy('upstream', code);
+      closeOther(client, code, reason);
+    });
+    // A protocol error or a broken socket: ws closes that side itself ('close' follows), which closes the other.
+    client.on('error', () => undefined);
+    upstream.on('error', (err: Error) => this.upstreamFailed(err));
+  }
+
+  /** The first to close says who closed: later closes (the other side's echo) change nothing. */
+  private closedBy(who: WebSocketFacts['closedBy'], code: number): boolean {
+    if (this.facts.closedBy) return false;
+    this.facts.closedBy = who;
+    this.facts.closeCode = code;
+    return true;
+  }
 
   /** The log's request body: the client's messages, kept only when bodies are captured, up to the cap, one a line with its time. */
-  const keepRequest = (
-    into: { bodies: Buffer[]; bodyBytes: number; times: number[] },
-    buf: Buffer,
-    isBinary: boolean,
-  ) => {
-    if (!ctx.captureBodies || into.bodyBytes >= 4 * ctx.logBodyBytes) return;
+  private keepRequest(into: KeptMessages, buf: Buffer, isBinary: boolean): void {
+    if (!this.ctx.captureBodies || into.bodyBytes >= 4 * this.ctx.logBodyBytes) return;
     // One message a line (a client's JSON has no raw newline), each with its time: a cassette replays them.
     const line = isBinary ? Buffer.from(`[binary message, ${buf.length} bytes]`) : buf;
     into.bodies.push(line, NEWLINE);
     into.bodyBytes += line.length + 1;
     into.times.push(performance.now());
-  };
+  }
 
-  const endTurn = (closed?: { clientAborted: boolean }) => {
-    const t = turn;
+  private fromClient(data: RawData, isBinary: boolean): void {
+    const buf = asBuffer(data);
+    this.facts.messagesIn++;
+    this.bytesIn += buf.length;
+    const created = isBinary ? undefined : inspectRequest(buf);
+    if (created) this.beginTurn(created);
+    if (this.turn) {
+      this.turn.facts.messagesIn++;
+      this.turn.bytesIn += buf.length;
+      this.keepRequest(this.turn, buf, isBinary);
+    } else if (!this.turns) this.keepRequest(this.loose, buf, isBinary);
+    forward(buf, isBinary, this.client, this.upstream);
+  }
+
+  private beginTurn(created: Omit<TurnRequest, 'at'>): void {
+    this.facts.requests++;
+    // One response at a time on a connection: a create while one is open ends that one.
+    this.endTurn();
+    this.turns++;
+    const request: TurnRequest = { ...created, at: performance.now() };
+    const begun = this.hooks.begin(request);
+    this.turn = {
+      ...begun,
+      stages: turnStreamStages(begun),
+      timing: new ChunkTiming(begun.reply),
+      request,
+      facts: { messagesIn: 0, messagesOut: 0, requests: 1 },
+      bytesIn: 0,
+      bodies: [],
+      bodyBytes: 0,
+      times: [],
+    };
+    // Counted from this response's first message on, as a POST's stream is.
+    if (!this.fault && this.faults) this.fault = this.faults.forCreate(created.model);
+  }
+
+  private endTurn(closed?: { clientAborted: boolean }): void {
+    const t = this.turn;
     if (!t) return;
-    turn = undefined;
+    this.turn = undefined;
     t.inFlight?.end();
     // The connection closed during the turn (a fault's close frame or cut, the client or the upstream going).
-    if (facts.closedBy) {
-      t.facts.closedBy = facts.closedBy;
-      t.facts.closeCode = facts.closeCode;
+    if (this.facts.closedBy) {
+      t.facts.closedBy = this.facts.closedBy;
+      t.facts.closeCode = this.facts.closeCode;
     }
     const body: BodyFacts = {
       bytesIn: t.bytesIn,
@@ -123,7 +205,7 @@ export function relayMessages(
       stream: t.request.stream,
       params: t.request.params,
     };
-    hooks.end(t.reply, {
+    this.hooks.end(t.reply, {
       facts: t.facts,
       tokens: t.tokens,
       body,
@@ -131,175 +213,124 @@ export function relayMessages(
       ...(t.times.length ? { messageTimes: t.times } : {}),
       ttfbMs: t.firstAnswerAt === undefined ? undefined : t.firstAnswerAt - t.request.at,
     });
-  };
-
-  client.on('message', (data: RawData, isBinary: boolean) => {
-    const buf = asBuffer(data);
-    facts.messagesIn++;
-    bytesIn += buf.length;
-    const created = isBinary ? undefined : inspectRequest(buf);
-    if (created) {
-      facts.requests++;
-      // One response at a time on a connection: a create while one is open ends that one.
-      endTurn();
-      turns++;
-      const request: TurnRequest = { ...created, at: performance.now() };
-      const begun = hooks.begin(request);
-      turn = {
-        ...begun,
-        stages: turnStreamStages(begun),
-        timing: new ChunkTiming(begun.reply),
-        request,
-        facts: { messagesIn: 0, messagesOut: 0, requests: 1 },
-        bytesIn: 0,
-        bodies: [],
-        bodyBytes: 0,
-        times: [],
-      };
-      // Counted from this response's first message on, as a POST's stream is.
-      if (!fault && faults) fault = faults.forCreate(created.model);
-    }
-    if (turn) {
-      turn.facts.messagesIn++;
-      turn.bytesIn += buf.length;
-      keepRequest(turn, buf, isBinary);
-    } else if (!turns) keepRequest(loose, buf, isBinary);
-    forward(buf, isBinary, client, upstream);
-  });
+  }
 
   /** A message to the client: through the open turn's stages (its capture and in-flight row), else the connection's capture. */
-  const toClient = (buf: Buffer, isBinary: boolean) => {
-    const t = turn;
+  private toClient(buf: Buffer, isBinary: boolean): void {
+    const t = this.turn;
     if (t && !isBinary) {
       t.timing.arrived();
       t.firstAnswerAt ??= performance.now();
       t.facts.messagesOut++;
-      for (const out of t.stages.push(buf)) forward(out, false, upstream, client);
+      for (const out of t.stages.push(buf)) forward(out, false, this.upstream, this.client);
       t.timing.done(false);
       return;
     }
     if (t) {
       t.facts.messagesOut++;
       t.reply.message(buf, true);
-    } else reply.message(buf, isBinary);
-    forward(buf, isBinary, upstream, client);
-  };
+    } else this.reply.message(buf, isBinary);
+    forward(buf, isBinary, this.upstream, this.client);
+  }
 
-  // A fault rule fired on this connection: what it holds (a stall) or drops (the rest of a failed response).
-  let held: Array<[Buffer, boolean]> | undefined;
-  let stallTimer: NodeJS.Timeout | undefined;
-  let dropping = false;
-  const strike = (f: WsFault) =>
+  private strike(f: WsFault): void {
     f.fire({
       send: (text) => {
         const buf = Buffer.from(text);
-        toClient(buf, false);
+        this.toClient(buf, false);
         if (f.kind === 'error-event') {
-          dropping = true;
+          this.dropping = true;
           // The client's response ends here: so does the turn (the upstream's rest of it is dropped).
-          if (isFinalEvent(buf)) endTurn();
+          if (isFinalEvent(buf)) this.endTurn();
         }
       },
       close: (code, reason) => {
-        facts.closedBy = 'proxy';
-        facts.closeCode = code;
-        closeOther(client, code, Buffer.from(reason));
+        this.facts.closedBy = 'proxy';
+        this.facts.closeCode = code;
+        closeOther(this.client, code, Buffer.from(reason));
       },
       terminate: () => {
-        facts.closedBy = 'proxy';
-        facts.closeCode = 1006;
-        client.terminate();
-        upstream.terminate();
+        this.facts.closedBy = 'proxy';
+        this.facts.closeCode = 1006;
+        this.client.terminate();
+        this.upstream.terminate();
       },
     });
-  const stall = (f: WsFault) => {
-    held = [];
-    stallTimer = setTimeout(() => {
-      const queue = held ?? [];
-      held = undefined;
-      for (const [buf, isBinary] of queue) fromUpstream(buf, isBinary);
-    }, f.stallMs);
-  };
+  }
 
-  let clientClosed = false;
-  const fromUpstream = (data: RawData, isBinary: boolean) => {
+  private stall(f: WsFault): void {
+    this.held = [];
+    this.stallTimer = setTimeout(() => {
+      const queue = this.held ?? [];
+      this.held = undefined;
+      for (const [buf, isBinary] of queue) this.fromUpstream(buf, isBinary);
+    }, f.stallMs);
+  }
+
+  private fromUpstream(data: RawData, isBinary: boolean): void {
     // In flight when the client left: nobody to send to, and the summary is already given.
-    if (clientClosed) return;
-    if (held) return void held.push([asBuffer(data), isBinary]);
+    if (this.clientClosed) return;
+    if (this.held) return void this.held.push([asBuffer(data), isBinary]);
+    const fault = this.fault;
     if (fault?.atOnce) {
-      strike(fault);
-      if (fault.kind === 'stall') return void (stall(fault), held!.push([asBuffer(data), isBinary]));
+      this.strike(fault);
+      if (fault.kind === 'stall') return void (this.stall(fault), this.held!.push([asBuffer(data), isBinary]));
       if (fault.kind === 'ws-close' || fault.kind === 'cut') return;
     }
     // Relays quote the key they were given: it never reaches the client or the record.
-    const [buf] = mask.push(asBuffer(data)) as [Buffer];
-    if (dropping) {
+    const [buf] = this.mask.push(asBuffer(data)) as [Buffer];
+    if (this.dropping) {
       // The injected failure ended this response: its rest is not the client's, up to its own last event.
-      if (!isBinary && isFinalEvent(buf)) dropping = false;
+      if (!isBinary && isFinalEvent(buf)) this.dropping = false;
       return;
     }
-    facts.messagesOut++;
+    this.facts.messagesOut++;
     const final = !isBinary && isFinalEvent(buf);
-    if (final && turn) {
+    if (final && this.turn) {
       const counted = exchangeTokens(PROTOCOL_TABLE.responses.protocol, buf).tokens;
-      if (counted) turn.tokens = counted;
+      if (counted) this.turn.tokens = counted;
     }
-    toClient(buf, isBinary);
+    this.toClient(buf, isBinary);
     if (fault?.counted()) {
-      strike(fault);
-      if (fault.kind === 'stall') stall(fault);
+      this.strike(fault);
+      if (fault.kind === 'stall') this.stall(fault);
     }
-    if (final) endTurn();
-  };
-  upstream.on('message', fromUpstream);
+    if (final) this.endTurn();
+  }
 
-  let closed!: (summary: ConnectionSummary) => void;
-  const summary = new Promise<ConnectionSummary>((resolve) => (closed = resolve));
-  client.once('close', (code: number, reason: Buffer) => {
+  private clientClosing(code: number, reason: Buffer): void {
     // A stall's held messages have nobody to go to.
-    clientClosed = true;
-    clearTimeout(stallTimer);
-    held = undefined;
+    this.clientClosed = true;
+    clearTimeout(this.stallTimer);
+    this.held = undefined;
     // Gone without a close frame (1006) while a response was under way. Codex drops the
     // socket when it exits, after its last answer: that is no abort.
-    let clientAborted = false;
-    if (!facts.closedBy) {
-      facts.closedBy = 'client';
-      facts.closeCode = code;
-      if (code === 1006 && turn) clientAborted = true;
-    }
-    endTurn({ clientAborted });
-    closed({
-      facts,
-      body: { bytesIn, body: loose.bodies.length ? Buffer.concat(loose.bodies, loose.bodyBytes) : undefined },
+    const clientAborted = this.closedBy('client', code) && code === 1006 && this.turn !== undefined;
+    this.endTurn({ clientAborted });
+    const loose = this.loose;
+    this.resolveSummary({
+      facts: this.facts,
+      body: {
+        bytesIn: this.bytesIn,
+        body: loose.bodies.length ? Buffer.concat(loose.bodies, loose.bodyBytes) : undefined,
+      },
       clientAborted: false,
-      turns,
+      turns: this.turns,
       ...(loose.times.length ? { messageTimes: loose.times } : {}),
     });
-    closeOther(upstream, code, reason);
-  });
-  upstream.once('close', (code: number, reason: Buffer) => {
-    if (!facts.closedBy) {
-      facts.closedBy = 'upstream';
-      facts.closeCode = code;
-    }
-    closeOther(client, code, reason);
-  });
-  // A protocol error or a broken socket: ws closes that side itself ('close' follows), which closes the other.
-  client.on('error', () => undefined);
-  upstream.on('error', (err: Error) => {
-    if (!facts.closedBy) {
-      facts.closedBy = 'proxy';
-      facts.closeCode = 1011;
+    closeOther(this.upstream, code, reason);
+  }
+
+  private upstreamFailed(err: Error): void {
+    if (this.closedBy('proxy', 1011)) {
       // The turn under way is what broke; with none, the connection.
-      (turn?.reply ?? reply).brokeOff(
+      (this.turn?.reply ?? this.reply).brokeOff(
         'upstream-broke-mid-stream',
-        `The upstream WebSocket failed: ${ctx.redactor.string(err.message)}`,
+        `The upstream WebSocket failed: ${this.ctx.redactor.string(err.message)}`,
       );
     }
-    closeOther(client, 1011, Buffer.from('upstream error'));
-  });
-  return summary;
+    closeOther(this.client, 1011, Buffer.from('upstream error'));
+  }
 }
 
 function asBuffer(data: RawData): Buffer {
