@@ -27,7 +27,7 @@ import {
   websocketUnsupportedHint,
 } from '../../rules/wire/websocket.js';
 import type { ProxyContext } from './context.js';
-import type { Attempt, RequestFacts, RequestSoFar } from './exchange.js';
+import type { Attempt, PathFacts, RequestFacts, RequestSoFar } from './exchange.js';
 import { admit } from './admission.js';
 import { chooseSlot } from './choose-key.js';
 import { finish, sessionOf, type RecordContext } from './build-record.js';
@@ -85,62 +85,28 @@ interface Shared {
   open: Set<WebSocket>;
 }
 
+/** What the connection's close handler must know of how far the upgrade got. */
+interface UpgradeProgress {
+  upstream?: WebSocket;
+  relayed?: Promise<ConnectionSummary>;
+  handshaking: boolean;
+}
+
 async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
   const { ctx, refusals } = shared;
   // A reset from the client must not become an uncaught error; 'close' ends the record.
   socket.on('error', () => undefined);
   const ex = startFacts(req);
   const reply = new ClientReply(ex, responseForUpgrade(req, socket), ctx);
-  let upstream: WebSocket | undefined;
-  let relayed: Promise<ConnectionSummary> | undefined;
-  let handshaking = false;
-  let judgedUpTo = 0;
+  const progress: UpgradeProgress = { handshaking: false };
   ctx.stats.requests++;
   ctx.stats.inFlight++;
   // Nobody reads the client's socket until the upgrade completes: watch it, or a client that leaves is not noticed.
   const stopWatching = watchClientLeaving(socket);
   // The connection's close handler: a throw here would end the proxy (sink-guard.ts).
-  reply.onEnd(() =>
-    runSink(ctx, 'close', [], () => {
-      ctx.stats.inFlight--;
-      // Gone before any answer (neither an error written nor the upgrade done): a client abort, whatever the
-      // upstream later says. An upgraded connection's end is judged by the relay instead (ws-relay.ts).
-      if (!reply.headersSent && !relayed) ex.clientAborted = true;
-      // The client left during the upstream's handshake: that one is not wanted any more.
-      if (handshaking && upstream) upstream.terminate();
-      // Never upgraded (refused here or upstream, or the client left): a rule taken for it gets its count back.
-      if (!relayed) giveBackStreamFault(ex, ctx);
-      // An upgraded connection's turns are recorded as each ends (turnHooks); a connection that never had one is
-      // recorded once its close is known (ws reports it after the socket's).
-      if (relayed) {
-        void relayed.then((closed) =>
-          runSink(ctx, 'close', [], () => {
-            // Closed before the fault's point: it did not happen, and its rule gets the count back.
-            giveBackStreamFault(ex, ctx);
-            if (closed.turns > 0) return;
-            ex.body = closed.body;
-            ex.websocket = closed.facts;
-            if (closed.messageTimes) ex.websocketMessageTimes = closed.messageTimes;
-            finish(ex, reply, ctx);
-          }),
-        );
-      } else finish(ex, reply, ctx);
-    }),
-  );
+  reply.onEnd(() => runSink(ctx, 'close', [], () => connectionEnded(ex, reply, ctx, progress)));
   try {
-    const admission = admit(req, ctx, 'upgrade');
-    if (admission.paths) ex.paths = admission.paths;
-    if (admission.kind === 'refused') throw admission.refusal;
-    const paths = admission.paths;
-    ex.admitted = true;
-    if (!isWebSocketUpgrade(req.headers)) {
-      throw new ProxyError(
-        400,
-        'upgrade-unsupported',
-        `Loopgate upgrades connections to WebSocket only (got Upgrade: ${printableHeader(req.headers.upgrade)}). Send the request without an Upgrade header.`,
-      );
-    }
-    checkHandshake(req);
+    const paths = admitUpgrade(req, ex, ctx);
     // No body yet, so no model: with several keys the first one takes the connection.
     // A WebSocket carries Responses natively or not at all: never the bridge.
     const key = (ex.key = await chooseSlot(ctx, undefined, paths.path, false));
@@ -148,21 +114,14 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     const memory = key.slot?.fingerprint ?? '';
     if (refusals.isRemembered(memory, paths.path)) throw refusal(paths.path, refusals.ttlMs);
     const upstreamPath = paths.path + paths.query;
-    // Faults cost one check when none is armed; a WebSocket is given the stream kinds only (fault-book.ts).
-    // A rule scoped by model is not in scope here (no model yet): the relay asks again per response.create.
-    if (ctx.faults.armed) {
-      if (ctx.faults.needsSession) ex.session = sessionOf(ex, ctx);
-      ex.fault = takeFault(ex, ctx, { websocket: true, session: ex.session });
-    }
-    // Rules up to here have judged the connection (a skip counted, say): a response.create asks the others only.
-    judgedUpTo = ctx.faults.lastId;
-    upstream = connectUpstream(ex, ctx, upstreamPath);
-    handshaking = true;
+    const judgedUpTo = armConnectionFault(ex, ctx);
+    const upstream = (progress.upstream = connectUpstream(ex, ctx, upstreamPath));
+    progress.handshaking = true;
     let outcome: Handshake;
     let early: Buffer;
     try {
       outcome = await handshake(upstream).finally(() => {
-        handshaking = false;
+        progress.handshaking = false;
         early = stopWatching();
       });
     } catch (err) {
@@ -175,52 +134,97 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
     if (outcome.kind === 'refused') {
       // Before the answer's head, which would otherwise still name the fault (x-loopgate-fault).
       giveBackStreamFault(ex, ctx);
-      const answered = await answerRefusal(
-        ex,
-        reply,
-        ctx,
-        attempt,
-        outcome.res,
-        () => refusals.remember(memory, paths.path),
-        refusals.ttlMs,
-      );
+      const remember = () => refusals.remember(memory, paths.path);
+      const answered = await answerRefusal(ex, reply, ctx, attempt, outcome.res, remember, refusals.ttlMs);
       tookAttempt(ex, answered);
       if (answered.outcome === 'failed') throw answered.error;
       return;
     }
     tookAttempt(ex, attempt);
-    if (reply.clientGone) {
-      upstream.close(1001);
-      return;
-    }
-    relayed = completeUpgrade(
-      shared,
-      ex,
-      judgedUpTo,
-      reply,
-      socket,
-      outcome.res,
-      upstream,
-      early!.length ? Buffer.concat([head, early!]) : head,
-    );
+    if (reply.clientGone) return void upstream.close(1001);
+    const replayed = early!.length ? Buffer.concat([head, early!]) : head;
+    progress.relayed = completeUpgrade(shared, ex, judgedUpTo, reply, socket, outcome.res, upstream, replayed);
   } catch (err) {
     stopWatching();
-    if (reply.headersSent) return;
-    giveBackStreamFault(ex, ctx);
-    const perr =
-      err instanceof ProxyError
-        ? err
-        : new ProxyError(
-            500,
-            'internal-error',
-            'Loopgate hit an internal error; the connection was not upgraded.',
-            {},
-            { cause: err },
-          );
-    // The client is gone (it left during the upstream's handshake): record why, write nothing.
-    if (reply.clientGone) return reply.lost(perr.statusCode, perr.code, ctx.redactor.string(perr.message));
-    reply.refuse(perr, { close: true });
+    if (!reply.headersSent) refuseUpgrade(err, ex, reply, ctx);
   }
+}
+
+/** Admission as for any request, then what only an upgrade needs: a WebSocket Upgrade and a well-formed handshake. */
+function admitUpgrade(req: IncomingMessage, ex: RequestFacts, ctx: ProxyContext): PathFacts {
+  const admission = admit(req, ctx, 'upgrade');
+  if (admission.paths) ex.paths = admission.paths;
+  if (admission.kind === 'refused') throw admission.refusal;
+  ex.admitted = true;
+  if (!isWebSocketUpgrade(req.headers)) {
+    throw new ProxyError(
+      400,
+      'upgrade-unsupported',
+      `Loopgate upgrades connections to WebSocket only (got Upgrade: ${printableHeader(req.headers.upgrade)}). Send the request without an Upgrade header.`,
+    );
+  }
+  checkHandshake(req);
+  return admission.paths;
+}
+
+/**
+ * Faults cost one check when none is armed; a WebSocket is given the stream kinds only (fault-book.ts). A rule
+ * scoped by model is not in scope here (no model yet): the relay asks again per response.create. Returns the last
+ * rule that has judged the connection (a skip counted, say): a response.create asks the others only.
+ */
+function armConnectionFault(ex: RequestFacts, ctx: ProxyContext): number {
+  if (ctx.faults.armed) {
+    if (ctx.faults.needsSession) ex.session = sessionOf(ex, ctx);
+    ex.fault = takeFault(ex, ctx, { websocket: true, session: ex.session });
+  }
+  return ctx.faults.lastId;
+}
+
+/** The connection is over for the client: its record, now or once the relay reports its close. */
+function connectionEnded(ex: RequestFacts, reply: ClientReply, ctx: ProxyContext, progress: UpgradeProgress): void {
+  ctx.stats.inFlight--;
+  const { relayed } = progress;
+  // Gone before any answer (neither an error written nor the upgrade done): a client abort, whatever the
+  // upstream later says. An upgraded connection's end is judged by the relay instead (ws-relay.ts).
+  if (!reply.headersSent && !relayed) ex.clientAborted = true;
+  // The client left during the upstream's handshake: that one is not wanted any more.
+  if (progress.handshaking && progress.upstream) progress.upstream.terminate();
+  if (!relayed) {
+    // Never upgraded (refused here or upstream, or the client left): a rule taken for it gets its count back.
+    giveBackStreamFault(ex, ctx);
+    return finish(ex, reply, ctx);
+  }
+  // An upgraded connection's turns are recorded as each ends (turnHooks); a connection that never had one is
+  // recorded once its close is known (ws reports it after the socket's).
+  void relayed.then((closed) =>
+    runSink(ctx, 'close', [], () => {
+      // Closed before the fault's point: it did not happen, and its rule gets the count back.
+      giveBackStreamFault(ex, ctx);
+      if (closed.turns > 0) return;
+      ex.body = closed.body;
+      ex.websocket = closed.facts;
+      if (closed.messageTimes) ex.websocketMessageTimes = closed.messageTimes;
+      finish(ex, reply, ctx);
+    }),
+  );
+}
+
+/** The upgrade failed before the client got an answer: Loopgate's refusal, or (the client gone) only the record's. */
+function refuseUpgrade(err: unknown, ex: RequestFacts, reply: ClientReply, ctx: ProxyContext): void {
+  giveBackStreamFault(ex, ctx);
+  const perr =
+    err instanceof ProxyError
+      ? err
+      : new ProxyError(
+          500,
+          'internal-error',
+          'Loopgate hit an internal error; the connection was not upgraded.',
+          {},
+          { cause: err },
+        );
+  // The client is gone (it left during the upstream's handshake): record why, write nothing.
+  if (reply.clientGone) return reply.lost(perr.statusCode, perr.code, ctx.redactor.string(perr.message));
+  reply.refuse(perr, { close: true });
 }
 
 /** Bytes a client may send before its handshake is answered (it should send none): more and it is cut off. */
