@@ -7,6 +7,7 @@ export const SOURCE_FOLDERS = [
   'client',
   'analysis',
   'simulator',
+  'mcp',
   'proxy',
   'language-server',
   'cli',

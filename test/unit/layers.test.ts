@@ -74,6 +74,8 @@ const FLOORS: Record<string, number> = {
   analysis: 3,
   // The embedded Model-Access API: a program of its own.
   simulator: 4,
+  // Loopgate's MCP server (issue 43): the tools over the local-API client; the CLI (stdio) and the proxy (HTTP) serve it.
+  mcp: 4,
   // The proxy's runtime.
   'proxy/bridge': 4,
   'proxy/otlp': 5,
