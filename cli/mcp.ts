@@ -14,7 +14,9 @@ import { MCP_TOOL_SPECS } from '../core/mcp-tools.js';
 /** Where `loopgate run` puts its credential for the tool (rules/project/client-env.ts, tool-launch.ts). */
 const RUN_CREDENTIAL_VARS = ['LOOPGATE_TOKEN', 'ANTHROPIC_AUTH_TOKEN', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY'];
 
-const TOOL_LIST = MCP_TOOL_SPECS.map((t) => `  ${t.name.padEnd(10)} ${t.description}${t.action ? ` (--allow-${t.action})` : ''}`).join('\n');
+const TOOL_LIST = MCP_TOOL_SPECS.map(
+  (t) => `  ${t.name.padEnd(10)} ${t.description}${t.action ? ` (--allow-${t.action})` : ''}`,
+).join('\n');
 
 export const mcpCommand: Command = {
   name: 'mcp',

@@ -142,10 +142,7 @@ async function run(spec: McpToolSpec, args: Args, ctx: McpToolContext): Promise<
       const by = (args.by ?? 'day') as UsageGrouping;
       if (!USAGE_GROUPINGS.includes(by)) throw new BadArguments(`by is one of ${USAGE_GROUPINGS.join(', ')}.`);
       const all = await records(ctx);
-      return usageAnswer(
-        args.session === undefined ? all : all.filter((r) => r.session?.id === args.session),
-        by,
-      );
+      return usageAnswer(args.session === undefined ? all : all.filter((r) => r.session?.id === args.session), by);
     }
     case MCP_TOOLS.faults:
       return faultsAnswer(await ctx.api.faults(), limit(5));

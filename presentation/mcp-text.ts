@@ -43,7 +43,7 @@ export function turnsAnswer(d: SessionDetailAnswer, limit: number): string {
   for (const t of turns) {
     const parts: Hole[] = [t.time.slice(11, 19), t.id.slice(0, 8), t.model ?? '-', String(t.status || '---')];
     if (t.tokens) parts.push(`in ${t.tokens.input} out ${t.tokens.output} cache read ${t.tokens.cacheRead}`);
-    if (t.cost) parts.push('estimated' in t.cost ? `~$${t.cost.estimated.toFixed(4)}` : 'no price');
+    if (t.cost) parts.push('estimated' in t.cost ? `~$${Number(t.cost.estimated.toPrecision(2))}` : 'no price');
     if (t.cache) parts.push(`cache ${t.cache.verdict}`);
     if (t.agent) parts.push(`agent ${t.agent}`);
     lines.push(joinText(parts, ' '));

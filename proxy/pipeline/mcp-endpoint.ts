@@ -35,7 +35,10 @@ export async function handleMcp(req: IncomingMessage, reply: ClientReply, ctx: P
     if (typeof v === 'string') headers[name] = v;
   }
   // Back to this very listener, on the address the request came in on.
-  const origin = proxyOrigin((req.socket.localAddress ?? '127.0.0.1').replace(/^::ffff:/i, ''), req.socket.localPort ?? 0);
+  const origin = proxyOrigin(
+    (req.socket.localAddress ?? '127.0.0.1').replace(/^::ffff:/i, ''),
+    req.socket.localPort ?? 0,
+  );
   const target = { url: origin, token: presentedCredential(req) ?? NO_TOKEN_PLACEHOLDER };
   // Loaded on the first MCP call: a proxy that serves none never starts the MCP library.
   const { answerMcpPost } = await import('../../mcp/http-exchange.js');
@@ -56,7 +59,9 @@ function readBody(req: IncomingMessage): Promise<string> {
       if (size > MAX_MCP_BODY_BYTES) {
         req.removeAllListeners('data');
         req.resume();
-        reject(new ProxyError(413, LOCAL_ERROR_CODES.badBody, `An MCP message is at most ${MAX_MCP_BODY_BYTES} bytes.`));
+        reject(
+          new ProxyError(413, LOCAL_ERROR_CODES.badBody, `An MCP message is at most ${MAX_MCP_BODY_BYTES} bytes.`),
+        );
         return;
       }
       chunks.push(chunk);

@@ -44,7 +44,12 @@ export async function handleSessions(
       throw new ProxyError(400, LOCAL_ERROR_CODES.badQuery, 'limit must be a whole number.');
     const limit = raw === null ? undefined : Number(raw);
     // A run's credential: its own sessions, from the whole list (they need not be the most recent).
-    const sessions = scope ? ctx.sessions.list().filter((s) => scope.sees(s.id)).slice(0, limit) : ctx.sessions.list(limit);
+    const sessions = scope
+      ? ctx.sessions
+          .list()
+          .filter((s) => scope.sees(s.id))
+          .slice(0, limit)
+      : ctx.sessions.list(limit);
     const answer: SessionListAnswer = { sessions };
     return reply.answer(200, 'application/json', JSON.stringify(answer));
   }

@@ -55,7 +55,9 @@ async function httpClient(credential: string): Promise<Client> {
 }
 
 async function sessions(credential = TOKEN): Promise<SessionListAnswer> {
-  const res = await fetch(stack.proxy.url + LOCAL_PATHS.sessions, { headers: { authorization: `Bearer ${credential}` } });
+  const res = await fetch(stack.proxy.url + LOCAL_PATHS.sessions, {
+    headers: { authorization: `Bearer ${credential}` },
+  });
   return (await res.json()) as SessionListAnswer;
 }
 
@@ -99,7 +101,9 @@ describe('loopgate mcp (stdio) and the proxy (streamable HTTP)', () => {
     expect(await names(await httpClient(TOKEN))).toEqual(readOnly);
     const actions = await stdioClient({ LOOPGATE_TOKEN: TOKEN }, ['--allow-replay', '--allow-faults']);
     expect(await names(actions)).toEqual([...readOnly, 'arm_fault', 'replay'].sort());
-    const off = await (await stdioClient({ LOOPGATE_TOKEN: TOKEN })).callTool({
+    const off = await (
+      await stdioClient({ LOOPGATE_TOKEN: TOKEN })
+    ).callTool({
       name: MCP_TOOLS.armFault,
       arguments: { rule: '429' },
     });
