@@ -10,6 +10,7 @@ import { localApi, type LocalApiTarget } from '../client/local-api-client.js';
 import { RUN_CREDENTIAL_PREFIX } from '../rules/access/run-credential.js';
 import { LOCAL_PATHS } from '../core/local-api.js';
 import { MCP_TOOL_SPECS } from '../core/mcp-tools.js';
+import { untilSignal } from './signals.js';
 
 /** Where `loopgate run` puts its credential for the tool (rules/project/client-env.ts, tool-launch.ts). */
 const RUN_CREDENTIAL_VARS = ['LOOPGATE_TOKEN', 'ANTHROPIC_AUTH_TOKEN', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY'];
@@ -66,7 +67,9 @@ this token answers.`,
     console.log = console.info = console.error;
     const closed = new Promise<number>((resolve) => (server.onclose = () => resolve(EXIT.ok)));
     await server.connect(new StdioServerTransport(process.stdin, process.stdout));
+    // The client ends it by closing stdin, or (Claude Code, Codex) with SIGINT, then SIGTERM.
     process.stdin.once('end', () => void server.close());
+    void untilSignal().then(() => server.close());
     return closed;
   },
 };

@@ -33,7 +33,7 @@ export const MCP_MAX_LIMIT = 200;
 export interface McpToolSchema {
   type: 'object';
   properties: Record<string, { type: 'string' | 'integer' | 'boolean'; description: string; enum?: string[] }>;
-  required?: string[];
+  required: string[];
   additionalProperties: false;
 }
 
@@ -49,10 +49,11 @@ const session = { type: 'string', description: 'A session id (the `session` tool
 const limit = (n: number) =>
   ({ type: 'integer', description: `How many to list (default ${n}, at most ${MCP_MAX_LIMIT}).` }) as const;
 const detail = { type: 'boolean', description: 'The long answer (default false: a short one).' } as const;
-const schema = (properties: McpToolSchema['properties'], required?: string[]): McpToolSchema => ({
+// `required` is always there, empty too: a schema without it reads (to some clients) as "every property".
+const schema = (properties: McpToolSchema['properties'], required: string[] = []): McpToolSchema => ({
   type: 'object',
   properties,
-  ...(required ? { required } : {}),
+  required,
   additionalProperties: false,
 });
 
