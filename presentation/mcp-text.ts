@@ -16,7 +16,7 @@ import { usageTotals, type UsageGrouping } from '../storage/log/usage-totals.js'
 const PLAIN = { color: false };
 
 /** `text` cut to the answer's budget, saying how to ask for more. */
-export function clipAnswer(text: string, detail: boolean, more: string): string {
+function clipAnswer(text: string, detail: boolean, more: string): string {
   const max = detail ? MCP_DETAIL_CHARS : MCP_ANSWER_CHARS;
   if (text.length <= max) return text;
   return `${text.slice(0, max)}\n… (cut at ${max} characters; ${more})`;

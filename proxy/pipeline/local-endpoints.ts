@@ -101,7 +101,7 @@ export async function handleLocalEndpoint(
   }
   if (paths.path === LOCAL_PATHS.mcp) {
     readerScope(req, ctx);
-    return handleMcp(req, reply, ctx);
+    return handleMcp(req, reply);
   }
   if (paths.path === LOCAL_PATHS.runs) {
     checkToken(req, ctx, 'loopgate-api');

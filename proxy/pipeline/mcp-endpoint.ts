@@ -11,7 +11,6 @@ import { LOCAL_ERROR_CODES, LOCAL_PATHS } from '../../core/local-api.js';
 import { localApi } from '../../client/local-api-client.js';
 import { presentedCredential } from './authenticate.js';
 import type { ClientReply } from './client-reply.js';
-import type { ProxyContext } from './context.js';
 
 /** A JSON-RPC message to this server is small: a body past this is refused. */
 const MAX_MCP_BODY_BYTES = 1024 * 1024;
@@ -20,7 +19,7 @@ const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';
 /** The request headers the MCP transport reads. */
 const PASSED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version'];
 
-export async function handleMcp(req: IncomingMessage, reply: ClientReply, ctx: ProxyContext): Promise<void> {
+export async function handleMcp(req: IncomingMessage, reply: ClientReply): Promise<void> {
   if (req.method !== 'POST')
     throw new ProxyError(
       405,

@@ -7,7 +7,7 @@
 // by the simulator, holds the run's session id and its real figures from the
 // traffic log. No key, token or credential reaches the answer or the log.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -19,7 +19,15 @@ import { until } from '../proxy/stack.js';
 import { localApi } from '../../client/local-api-client.js';
 import { repoRoot } from '../clients/harness.js';
 import { expectOk } from './agent-suite.js';
-import { agentsSupported, claudeBinary, runAgent, AGENT_CASE_TIMEOUT_MS } from './agent-binaries.js';
+import {
+  agentsSupported,
+  claudeBinary,
+  codexBinary,
+  opencodeBinary,
+  runAgent,
+  AGENT_CASE_TIMEOUT_MS,
+} from './agent-binaries.js';
+import { withMcpServer } from '../../rules/project/tool-launch.js';
 
 vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
@@ -151,5 +159,40 @@ describe.skipIf(!agentsSupported)('Claude Code asks Loopgate about its own sessi
       expect(run.stdout).not.toContain(secret);
       expect(readFileSync(logFile, 'utf8')).not.toContain(secret);
     }
+  });
+
+  it('Codex takes the -c overrides `loopgate run --mcp` adds (its own `mcp get` reads them back)', async () => {
+    const server = { command: process.execPath, args: [CLI, 'mcp', '--proxy', `http://127.0.0.1:${port}`] };
+    const codexHome = join(home, '.codex');
+    mkdirSync(codexHome, { recursive: true });
+    const got = await runAgent(codexBinary(), withMcpServer('codex', ['mcp', 'get', 'loopgate', '--json'], server)!, {
+      env: { ...env(), CODEX_HOME: codexHome },
+      cwd: home,
+      timeoutMs: AGENT_TIMEOUT_MS,
+      outputs,
+    });
+    expectOk(got);
+    expect((JSON.parse(got.stdout) as { transport: unknown }).transport).toMatchObject({
+      type: 'stdio',
+      command: process.execPath,
+      args: server.args,
+      env_vars: ['LOOPGATE_TOKEN'],
+    });
+  });
+
+  it("opencode: the docs' opencode.json line starts `loopgate mcp`, which connects (the local token from LOOPGATE_HOME)", async () => {
+    const dir = join(home, 'oc-project');
+    mkdirSync(dir, { recursive: true });
+    // docs/mcp.md's opencode.json, with `loopgate` spelled as this checkout's CLI.
+    const command = [process.execPath, CLI, 'mcp', '--port', String(port)];
+    writeFileSync(join(dir, 'opencode.json'), JSON.stringify({ mcp: { loopgate: { type: 'local', command } } }));
+    const listed = await runAgent(opencodeBinary(), ['mcp', 'list'], {
+      env: env(),
+      cwd: dir,
+      timeoutMs: AGENT_TIMEOUT_MS,
+      outputs,
+    });
+    expectOk(listed);
+    expect(listed.stdout.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/✓ loopgate\s+connected/);
   });
 });
