@@ -65,7 +65,14 @@ this token answers.`,
     });
     // stdout belongs to the protocol: anything printed goes to stderr, which MCP clients log.
     console.log = console.info = console.error;
-    const closed = new Promise<number>((resolve) => (server.onclose = () => resolve(EXIT.ok)));
+    // Closed: stdin is let go too, so the process ends now rather than when the client closes the pipe.
+    const closed = new Promise<number>(
+      (resolve) =>
+        (server.onclose = () => {
+          process.stdin.destroy();
+          resolve(EXIT.ok);
+        }),
+    );
     await server.connect(new StdioServerTransport(process.stdin, process.stdout));
     // The client ends it by closing stdin, or (Claude Code, Codex) with SIGINT, then SIGTERM.
     process.stdin.once('end', () => void server.close());
