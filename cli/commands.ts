@@ -5,6 +5,7 @@ import { envCommand } from './env.js';
 import { exportCommand } from './export.js';
 import { faultsCommand } from './fault-command.js';
 import { lspCommand } from './lsp.js';
+import { mcpCommand } from './mcp.js';
 import { modelsCommand } from './models.js';
 import { runCommand } from './run.js';
 import { replayCommand } from './replay.js';
@@ -32,4 +33,5 @@ export const commands: Command[] = [
   tokenCommand,
   exportCommand,
   lspCommand,
+  mcpCommand,
 ];

@@ -40,7 +40,8 @@ export function localApiOf(conn: ProxyConnection): LocalApiClient {
   return localApi({ url: conn.url, token: conn.credential });
 }
 
-function proxyUrlOf(values: { proxy?: string; port?: string; host?: string }): string {
+/** The proxy address the options give (--proxy URL, else --port/--host, else the default). */
+export function proxyUrlOf(values: { proxy?: string; port?: string; host?: string }): string {
   if (values.proxy !== undefined) {
     if (values.port !== undefined || values.host !== undefined)
       throw new UsageError('give --proxy URL, or --port/--host, not both.');

@@ -9,7 +9,8 @@ import { loadOrCreateToken } from '../storage/config/token-file.js';
 import { randomBytes } from 'node:crypto';
 import { runCredential, runToolName } from '../rules/access/run-credential.js';
 import { argsWithSecrets, copiesLeftOut, secretsOfEnv } from '../rules/project/child-secrets.js';
-import { toolArgs, toolEnv, toolOf } from '../rules/project/tool-launch.js';
+import { toolArgs, toolEnv, toolOf, withMcpServer } from '../rules/project/tool-launch.js';
+import { realpathSync } from 'node:fs';
 import { EXIT, type Command, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
 import { watchModelNotFound } from './run-hint.js';
@@ -31,7 +32,7 @@ const FORWARDED_SIGNALS = ['SIGTERM', 'SIGHUP'] as const;
 export const runCommand: Command = {
   name: 'run',
   summary: 'Start a tool (claude, codex, any command) pointed at the running proxy',
-  usage: `Usage: loopgate run [--port N] [--host ADDR] -- <command> [args...]
+  usage: `Usage: loopgate run [--port N] [--host ADDR] [--mcp] -- <command> [args...]
 
 Starts <command> with the environment \`loopgate env --for <command>\` prints
 (OPENAI_BASE_URL, OPENAI_API_BASE, OPENAI_API_KEY, ANTHROPIC_BASE_URL,
@@ -51,6 +52,11 @@ left out; a key in the tool's arguments is refused (exit 2).
 Options:
   --port N       Port the proxy listens on (default ${DEFAULT_PORT}, as serve's banner shows).
   --host ADDR    Address the proxy listens on (default ${DEFAULT_HOST}).
+  --mcp          Add Loopgate's MCP server (\`loopgate mcp\`: the session's cost, tokens,
+                 cache, errors, requests) to the tool's MCP servers for this run:
+                 claude gets --mcp-config JSON, codex -c mcp_servers.loopgate.*
+                 overrides (env_vars LOOPGATE_TOKEN); no config file is written.
+                 It reads with the run's credential: the run's own session only.
   --no-token     Accept a proxy started with --no-token. Such a proxy cannot prove it
                  is Loopgate, so without this flag run refuses it: any local program
                  could answer on the port and would get the tool's whole session.
@@ -58,6 +64,7 @@ Options:
 Examples:
   loopgate run -- claude -p "hello"
   loopgate run -- codex exec "hello"
+  loopgate run --mcp -- claude -p "what has this session cost? ask loopgate" --allowedTools mcp__loopgate
   loopgate run --port 9000 -- node my-script.js
 
 Exit codes: the command's own (128+N when it died of signal N); 2 bad usage
@@ -141,6 +148,19 @@ not be executed; 127 command not found.`,
       io.err(`loopgate run: left out of the tool's environment because they hold a real key: ${what}.`);
     }
     const tool = toolOf(command);
+    let args = toolArgs(tool, userArgs, proxyUrl);
+    if (values.mcp) {
+      // The server is this very CLI, started by the tool with its own environment (the run credential in it).
+      const server = { command: process.execPath, args: [realpathSync(cliScript()), 'mcp', '--proxy', proxyUrl] };
+      const withMcp = withMcpServer(tool, args, server);
+      if (!withMcp) {
+        io.err(
+          `loopgate run: --mcp adds the server on the command line of claude and codex only; for ${runToolName(command)}, add \`${commandLine(cli, `mcp --proxy ${proxyUrl}`)}\` to its MCP configuration (docs/mcp.md).`,
+        );
+        return EXIT.usage;
+      }
+      args = withMcp;
+    }
     // A credential of this run's own (derived from the token): the proxy ties the tool's requests to this run as a
     // session even when the tool names none, and the tool never holds the local token itself.
     const credential = runCredential(check.requireToken ? token : NO_TOKEN_PLACEHOLDER, {
@@ -152,26 +172,33 @@ not be executed; 127 command not found.`,
     await tellRun(proxyUrl, token, credential, 'start');
     // A tool's default model that no key serves fails inside the tool: the alias that fixes it is said once, after.
     const modelHint = await watchModelNotFound(proxyUrl, token);
-    const code = await spawnTool(
-      command,
-      toolArgs(tool, userArgs, proxyUrl),
-      toolEnv(io.env, proxyUrl, credential, tool),
-      io,
-    ).finally(() => tellRun(proxyUrl, token, credential, 'end'));
+    const code = await spawnTool(command, args, toolEnv(io.env, proxyUrl, credential, tool), io).finally(() =>
+      tellRun(proxyUrl, token, credential, 'end'),
+    );
     const hint = await modelHint();
     if (hint) io.err(hint);
     return code;
   },
 };
 
-const RUN_OPTIONS = { port: { type: 'string' }, host: { type: 'string' }, 'no-token': { type: 'boolean' } } as const;
+const RUN_OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'no-token': { type: 'boolean' },
+  mcp: { type: 'boolean' },
+} as const;
+
+/** This CLI's own script (dist/cli.js), as node was started with it. */
+function cliScript(): string {
+  return process.argv[1] ?? 'dist/cli.js';
+}
 
 /** Without `--`: run's own leading options, and the rest (the tool and its arguments). */
 function splitOwnOptions(argv: string[]): { own: string[]; tool: string[] } {
   let i = 0;
   while (i < argv.length) {
     const a = argv[i]!;
-    if (a === '--no-token' || /^--(port|host)=/.test(a)) i += 1;
+    if (a === '--no-token' || a === '--mcp' || /^--(port|host)=/.test(a)) i += 1;
     else if ((a === '--port' || a === '--host') && i + 1 < argv.length) i += 2;
     else break;
   }

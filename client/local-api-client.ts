@@ -59,8 +59,11 @@ export interface LocalApiClient {
   keys(o?: CallOptions): Promise<KeysAnswer>;
   /** Every key's GET /models now. */
   refresh(o?: CallOptions): Promise<RefreshAnswer>;
-  /** The ring, newest first, records whole. */
-  traffic(q?: { after?: number; limit?: number }, o?: CallOptions): Promise<TrafficListAnswer<TrafficSummary>>;
+  /** The ring, newest first, records whole; `q`: only entries whose bodies hold it. */
+  traffic(
+    q?: { after?: number; limit?: number; q?: string },
+    o?: CallOptions,
+  ): Promise<TrafficListAnswer<TrafficSummary>>;
   /** The ring, newest first, only the fields a row shows (ROW_FIELDS); `q`: only entries whose bodies hold it. */
   trafficRows(
     q?: { limit?: number; after?: number; q?: string },

@@ -41,6 +41,11 @@ export const LOCAL_PATHS = {
   faults: '/_loopgate/faults',
   /** POST: a `loopgate run` started (its credential in RUN_HEADER); DELETE: it ended (RunAnswer). Token only. */
   runs: '/_loopgate/runs',
+  /**
+   * POST: the Model Context Protocol over streamable HTTP, stateless (core/mcp-tools.ts names the tools; nothing is
+   * keyed on Mcp-Session-Id). The token sees every session; a live run's credential its own (issue 43).
+   */
+  mcp: '/_loopgate/mcp',
 } as const;
 
 /** The header that carries a run's credential to LOCAL_PATHS.runs. */
@@ -83,7 +88,7 @@ export const LOCAL_ERROR_CODES = {
   badBody: 'bad-body',
   /** <runs> was sent no credential, or one this proxy's token did not make. */
   badRunCredential: 'bad-run-credential',
-  /** A run credential sent to /_loopgate/: it is for the model API only. */
+  /** A run credential sent to a /_loopgate/ endpoint it may not use: only its own session's reads and the model API. */
   runCredentialScope: 'run-credential-not-for-loopgate-api',
 } as const;
 

@@ -8,6 +8,7 @@ export const SOURCE_FOLDERS = [
   'analysis',
   'simulator',
   'cassette-player',
+  'mcp',
   'proxy',
   'language-server',
   'cli',

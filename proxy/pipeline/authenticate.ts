@@ -29,20 +29,24 @@ export interface AuthContext {
   cliProxyFlags?: string;
 }
 
-/** The model API (/v1/*, its WebSocket) takes the token or a live run's credential; Loopgate's own API the token only. */
-export type AuthScope = 'model-api' | 'loopgate-api';
+/**
+ * The model API (/v1/*, its WebSocket) takes the token or a live run's credential; Loopgate's own API the token only,
+ * but for its reads of sessions (`own-session`: the ring, the sessions, the faults report, MCP), which a live run's
+ * credential may make for its own sessions (issue 43; reader-scope.ts filters the answers).
+ */
+export type AuthScope = 'model-api' | 'loopgate-api' | 'own-session';
 
 export function checkToken(req: IncomingMessage, ctx: AuthContext, scope: AuthScope): void {
   const { token } = ctx;
   const presented = presentedCredential(req);
-  // `loopgate run`'s per-run credential, derived from the token (rules/access/run-credential.ts): model calls only.
+  // `loopgate run`'s per-run credential, derived from the token (rules/access/run-credential.ts): model calls and own reads.
   const run = presented?.startsWith(RUN_CREDENTIAL_PREFIX) ? verifyRunCredential(token, presented) : undefined;
   if (run) ctx.runs.seen(presented!);
   if (run && scope === 'loopgate-api')
     throw new ProxyError(
       403,
       LOCAL_ERROR_CODES.runCredentialScope,
-      `This is a \`loopgate run\` credential: it is for the tool's model calls (/v1/...) only. Loopgate's own API (${LOCAL_API_PREFIX}...) takes the local token.`,
+      `This is a \`loopgate run\` credential: it is for the tool's model calls (/v1/...) and reading its own session (GET ${LOCAL_API_PREFIX}sessions, traffic, faults; ${LOCAL_API_PREFIX}mcp) only. The rest of Loopgate's own API (${LOCAL_API_PREFIX}...) takes the local token.`,
     );
   if (token === null) return;
   if (presented !== undefined && secretEquals(token, presented)) return;

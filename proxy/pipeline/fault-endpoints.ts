@@ -9,6 +9,7 @@ import type { FaultSource, FaultVerdict } from '../../core/fault.js';
 import type { ProxyContext } from './context.js';
 import type { PathFacts } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
+import type { ReaderScope } from './reader-scope.js';
 import {
   LOCAL_ERROR_CODES,
   LOCAL_PATHS,
@@ -41,6 +42,7 @@ export async function handleFaults(
   paths: PathFacts,
   reply: ClientReply,
   ctx: Pick<ProxyContext, 'faults' | 'faultLedger'>,
+  scope?: ReaderScope,
 ): Promise<void> {
   const method = req.method ?? 'GET';
   if (paths.path !== FAULTS_PATH) {
@@ -60,7 +62,11 @@ export async function handleFaults(
   }
   switch (method) {
     case 'GET':
-      return answer(reply, { armed: ctx.faults.list(), report: faultReport(ctx) } satisfies FaultsAnswer);
+      // A run's credential reads the report on its own sessions' requests (the rules armed are the proxy's, for all).
+      return answer(reply, {
+        armed: ctx.faults.list(),
+        report: faultReport(ctx).filter((v) => !scope || scope.sees(v.session)),
+      } satisfies FaultsAnswer);
     case 'DELETE':
       return answer(reply, { disarmed: ctx.faults.disarm() } satisfies FaultDisarmAnswer);
     case 'POST': {

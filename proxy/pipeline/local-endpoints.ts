@@ -22,6 +22,8 @@ import { handleTraffic, isTrafficEndpoint } from './traffic-endpoints.js';
 import { handleSessions, isSessionEndpoint } from './session-endpoints.js';
 import { handleFaults, isFaultEndpoint } from './fault-endpoints.js';
 import { handleRuns } from './run-endpoints.js';
+import { readerScope } from './reader-scope.js';
+import { handleMcp } from './mcp-endpoint.js';
 import {
   LOCAL_API_PREFIX,
   LOCAL_ERROR_CODES,
@@ -82,17 +84,24 @@ export async function handleLocalEndpoint(
   reply: ClientReply,
   ctx: ProxyContext,
 ): Promise<void> {
+  // The reads of sessions take a live run's credential too, for its own sessions (reader-scope.ts); the live feed,
+  // fault arming and the rest take the token.
+  const read = req.method === 'GET' && paths.path !== LOCAL_PATHS.trafficLive;
   if (isTrafficEndpoint(paths.path)) {
-    checkToken(req, ctx, 'loopgate-api');
-    return handleTraffic(req, paths, reply, ctx);
+    const scope = read ? readerScope(req, ctx) : (checkToken(req, ctx, 'loopgate-api'), undefined);
+    return handleTraffic(req, paths, reply, ctx, scope);
   }
   if (isFaultEndpoint(paths.path)) {
-    checkToken(req, ctx, 'loopgate-api');
-    return handleFaults(req, paths, reply, ctx);
+    const scope = read ? readerScope(req, ctx) : (checkToken(req, ctx, 'loopgate-api'), undefined);
+    return handleFaults(req, paths, reply, ctx, scope);
   }
   if (isSessionEndpoint(paths.path)) {
-    checkToken(req, ctx, 'loopgate-api');
-    return handleSessions(req, paths, reply, ctx);
+    const scope = read ? readerScope(req, ctx) : (checkToken(req, ctx, 'loopgate-api'), undefined);
+    return handleSessions(req, paths, reply, ctx, scope);
+  }
+  if (paths.path === LOCAL_PATHS.mcp) {
+    readerScope(req, ctx);
+    return handleMcp(req, reply);
   }
   if (paths.path === LOCAL_PATHS.runs) {
     checkToken(req, ctx, 'loopgate-api');

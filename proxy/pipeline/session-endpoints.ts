@@ -8,6 +8,7 @@ import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
 import type { ProxyContext } from './context.js';
 import type { PathFacts } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
+import type { ReaderScope } from './reader-scope.js';
 import {
   LOCAL_ERROR_CODES,
   LOCAL_PATHS,
@@ -30,6 +31,7 @@ export async function handleSessions(
   paths: PathFacts,
   reply: ClientReply,
   ctx: Pick<ProxyContext, 'ring' | 'sessions'>,
+  scope?: ReaderScope,
 ): Promise<void> {
   if (req.method !== 'GET')
     throw new ProxyError(405, LOCAL_ERROR_CODES.methodNotAllowed, `${SESSIONS_PATH} is read with GET.`, {
@@ -40,7 +42,15 @@ export async function handleSessions(
     const raw = query.get('limit');
     if (raw !== null && !/^\d{1,6}$/.test(raw))
       throw new ProxyError(400, LOCAL_ERROR_CODES.badQuery, 'limit must be a whole number.');
-    const answer: SessionListAnswer = { sessions: ctx.sessions.list(raw === null ? undefined : Number(raw)) };
+    const limit = raw === null ? undefined : Number(raw);
+    // A run's credential: its own sessions, from the whole list (they need not be the most recent).
+    const sessions = scope
+      ? ctx.sessions
+          .list()
+          .filter((s) => scope.sees(s.id))
+          .slice(0, limit)
+      : ctx.sessions.list(limit);
+    const answer: SessionListAnswer = { sessions };
     return reply.answer(200, 'application/json', JSON.stringify(answer));
   }
   let id: string;
@@ -49,7 +59,7 @@ export async function handleSessions(
   } catch {
     throw new ProxyError(400, LOCAL_ERROR_CODES.badQuery, 'The session id in the path is not valid percent-encoding.');
   }
-  const session = ctx.sessions.get(id);
+  const session = !scope || scope.sees(id) ? ctx.sessions.get(id) : undefined;
   if (!session)
     throw new ProxyError(
       404,

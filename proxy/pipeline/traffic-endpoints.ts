@@ -14,6 +14,7 @@ import type { ProxyContext } from './context.js';
 import type { IncomingMessage } from 'node:http';
 import type { PathFacts } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
+import type { ReaderScope } from './reader-scope.js';
 import type { TrafficRing } from '../traffic/ring.js';
 import { followUps } from '../../rules/wire/follow-ups.js';
 import { previousTurn } from '../traffic/previous-turn.js';
@@ -71,6 +72,7 @@ export async function handleTraffic(
   paths: PathFacts,
   reply: ClientReply,
   ctx: ProxyContext,
+  scope?: ReaderScope,
 ): Promise<void> {
   if (req.method !== 'GET')
     throw new ProxyError(405, LOCAL_ERROR_CODES.methodNotAllowed, `${TRAFFIC_PATH} is read with GET.`, {
@@ -82,9 +84,11 @@ export async function handleTraffic(
   if (paths.path === TRAFFIC_PATH) {
     const q = query.get('q');
     const opts = { after: intParam(query, 'after'), limit: intParam(query, 'limit') };
-    const entries = (q ? ring.search(q.slice(0, MAX_SEARCH_CHARS), opts) : ring.list(opts)).map(
-      query.get('rows') === '1' ? row : summary,
-    );
+    // A run's credential: its own sessions' entries, the limit counted among them.
+    const seen = scope ? { after: opts.after } : opts;
+    let found = q ? ring.search(q.slice(0, MAX_SEARCH_CHARS), seen) : ring.list(seen);
+    if (scope) found = found.filter((e) => scope.sees(e.record.session?.id)).slice(0, opts.limit);
+    const entries = found.map(query.get('rows') === '1' ? row : summary);
     return reply.answer(
       200,
       'application/json',
@@ -103,7 +107,8 @@ export async function handleTraffic(
       'The request id in the path is not valid percent-encoding.',
     );
   }
-  const entry = ring.get(id);
+  const held = ring.get(id);
+  const entry = held && (!scope || scope.sees(held.record.session?.id)) ? held : undefined;
   if (!entry) {
     throw new ProxyError(
       404,
@@ -118,7 +123,13 @@ export async function handleTraffic(
   const answer = {
     // The bodies are redacted now, as they are read (ring-entry.ts).
     ...entry.toJSON(),
-    followUps: followUps(entry, ring.list({ after: entry.seq }).reverse()),
+    followUps: followUps(
+      entry,
+      ring
+        .list({ after: entry.seq })
+        .filter((e) => !scope || scope.sees(e.record.session?.id))
+        .reverse(),
+    ),
     session: sessionId === undefined ? undefined : ctx.sessions.get(sessionId),
     ...(cache ? { cache } : {}),
     ...(context ? { context } : {}),

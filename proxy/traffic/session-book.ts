@@ -24,7 +24,7 @@ import {
   type SessionTokens,
 } from '../../core/agent-session.js';
 import { requestFailed } from '../../core/outcome.js';
-import type { RunFacts } from '../../rules/access/run-credential.js';
+import { runKey, type RunFacts } from '../../rules/access/run-credential.js';
 import { bodyMayTell, identifySession } from '../../rules/sessions/session-identity.js';
 import { conversationFingerprint } from '../../rules/sessions/conversation-fingerprint.js';
 import { isRequestUsd, tokenCountsProblem } from '../../core/sane-numbers.js';
@@ -114,11 +114,31 @@ export class SessionBook {
   /** Heuristic conversations: client + opening hash → the session it continues. */
   private readonly threads = new Map<string, Thread>();
   private heuristicCount = 0;
+  /** Session id → the `loopgate run` (runKey) its requests came from: what a run's credential may read (issue 43). */
+  private readonly runOf = new Map<string, string>();
 
   constructor(private readonly limits = SESSION_LIMITS) {}
 
   /** The session a request belongs to, or undefined for one that carries no conversation and names none. */
   identify(clues: SessionClues): SessionRef | undefined {
+    const ref = this.identifyRef(clues);
+    if (ref && clues.run) {
+      this.runOf.delete(ref.id);
+      this.runOf.set(ref.id, runKey(clues.run));
+      if (this.runOf.size > this.limits.sessions) this.runOf.delete(this.runOf.keys().next().value!);
+    }
+    return ref;
+  }
+
+  /** The sessions whose requests came with this run's credential (a session a client named joins its run). */
+  sessionsOfRun(run: RunFacts): Set<string> {
+    const key = runKey(run);
+    const out = new Set<string>();
+    for (const [id, k] of this.runOf) if (k === key) out.add(id);
+    return out;
+  }
+
+  private identifyRef(clues: SessionClues): SessionRef | undefined {
     const run = clues.run ? { tool: clues.run.tool, started: new Date(clues.run.started).toISOString() } : undefined;
     let body: BodySpans | undefined;
     let id = identifySession(clues.headers, undefined);

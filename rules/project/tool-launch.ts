@@ -107,3 +107,45 @@ export function toolEnv(
 export function toolArgs(tool: KnownTool | undefined, userArgs: readonly string[], proxyUrl: string): string[] {
   return tool ? TOOLS[tool].args(userArgs, proxyUrl) : [...userArgs];
 }
+
+/** How a tool starts `loopgate mcp` (issue 43): the program and its arguments, never a credential. */
+export interface McpServerLaunch {
+  command: string;
+  args: string[];
+}
+
+/** The server's name in the tool's MCP list, the variable Codex hands it (the run credential, as for the model calls). */
+const MCP_NAME = 'loopgate';
+
+/**
+ * `loopgate run --mcp`: the arguments that add Loopgate's MCP server to the tool's own for this run, without
+ * touching its config files, or undefined for a tool whose command line cannot. Claude Code takes a JSON
+ * `--mcp-config` (it hands a stdio server its own environment, the run credential in it); Codex takes `-c`
+ * overrides, and passes a stdio server only the variables `env_vars` names.
+ */
+export function withMcpServer(
+  tool: KnownTool | undefined,
+  args: readonly string[],
+  server: McpServerLaunch,
+): string[] | undefined {
+  if (tool === 'claude') {
+    const config = JSON.stringify({ mcpServers: { [MCP_NAME]: { type: 'stdio', ...server } } });
+    // --mcp-config takes several values: it goes after the user's options (before a `--`), so it eats no prompt.
+    const end = args.indexOf('--');
+    const at = end === -1 ? args.length : end;
+    return [...args.slice(0, at), '--mcp-config', config, ...args.slice(at)];
+  }
+  if (tool === 'codex') {
+    const key = `mcp_servers.${MCP_NAME}`;
+    return [
+      '-c',
+      `${key}.command=${JSON.stringify(server.command)}`,
+      '-c',
+      `${key}.args=${JSON.stringify(server.args)}`,
+      '-c',
+      `${key}.env_vars=${JSON.stringify([CODEX_TOKEN_VAR])}`,
+      ...args,
+    ];
+  }
+  return undefined;
+}

@@ -1,6 +1,7 @@
 // Issue 39 H-4: `loopgate run`'s credential is narrower than the token. It calls
-// the model API and nothing else (403 on /_loopgate/*: no ring, no sessions, no
-// fault arming), only while its run lives (a start in 1970 or 2100, or a run that
+// the model API and reads its own session (issue 43: the ring, the sessions and
+// the faults report, filtered to its own requests), nothing else (403 on the rest
+// of /_loopgate/*: stats, the live feed, fault arming), only while its run lives (a start in 1970 or 2100, or a run that
 // ended, is refused), and every sink masks it in every form the token is masked
 // in. Through the built CLI (`loopgate run`, `loopgate show`) and a real proxy.
 import { spawn } from 'node:child_process';
@@ -59,7 +60,14 @@ async function underRun(body: string): Promise<Record<string, unknown>> {
 }
 
 describe('the run credential', () => {
-  it('calls the model API, and is refused on every /_loopgate/ endpoint, fault arming included', async () => {
+  it('calls the model API, reads only its own session, and is refused on the rest of /_loopgate/, fault arming included', async () => {
+    // Another tool's request, under the token: the run must not see it.
+    const other = await fetch(`${stack.proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'not the run' }] }),
+    });
+    expect(other.status).toBe(200);
     const seen = await underRun(`
       const auth = { authorization: 'Bearer ' + key };
       const origin = new URL(base).origin;
@@ -69,9 +77,16 @@ describe('the run credential', () => {
       };
       return {
         models: await status('/v1/models'),
+        chat: await status('/v1/chat/completions', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'the run' }] }),
+        }),
         sessions: await status('/_loopgate/sessions'),
         traffic: await status('/_loopgate/traffic'),
+        faults: await status('/_loopgate/faults'),
         stats: await status('/_loopgate/stats'),
+        live: await status('/_loopgate/traffic/live'),
         arm: await status('/_loopgate/faults', {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
@@ -79,7 +94,15 @@ describe('the run credential', () => {
         }),
       };`);
     expect(seen.models).toMatchObject({ status: 200 });
-    for (const name of ['sessions', 'traffic', 'stats', 'arm']) {
+    // Its own session and requests only (the run's /v1/models and chat turn).
+    const own = (name: string) => JSON.parse((seen[name] as { text: string }).text) as Record<string, unknown[]>;
+    const sessions = own('sessions').sessions as Array<{ id: string }>;
+    expect(sessions.map((s) => s.id)).toEqual([expect.stringMatching(/^run:node-/)]);
+    const traffic = own('traffic').entries as Array<{ record: { session?: { id: string } } }>;
+    expect(traffic.map((e) => e.record.session?.id)).toEqual([sessions[0]!.id, sessions[0]!.id]);
+    expect((seen.traffic as { text: string }).text).not.toContain('not the run');
+    expect(own('faults')).toMatchObject({ report: [] });
+    for (const name of ['stats', 'live', 'arm']) {
       const answer = seen[name] as { status: number; code: string; text: string };
       expect(answer.status, name).toBe(403);
       expect(answer.code).toBe('run-credential-not-for-loopgate-api');

@@ -76,6 +76,8 @@ const FLOORS: Record<string, number> = {
   // beside the proxy (each answers the proxy, never a client: the proxy's one writer to a client is client-reply.ts).
   simulator: 4,
   'cassette-player': 4,
+  // Loopgate's MCP server (issue 43): the tools over the local-API client; the CLI (stdio) and the proxy (HTTP) serve it.
+  mcp: 4,
   // The proxy's runtime.
   'proxy/bridge': 4,
   'proxy/otlp': 5,
