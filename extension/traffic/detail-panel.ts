@@ -14,6 +14,11 @@ import { shortId } from '../../presentation/render.js';
 
 const DETAIL_VIEW_TYPE = 'loopgate.trafficDetail';
 
+/** The panel's tab: the request, and the shared log it is from. */
+function titleOf(id: string): string {
+  return `Request ${shortId(id)}${sharedEntry(id) ? ` (${sharedLogName()})` : ''}`;
+}
+
 export class DetailPanels implements vscode.Disposable {
   private panel?: vscode.WebviewPanel;
   private current?: DetailEntry;
@@ -51,7 +56,7 @@ export class DetailPanels implements vscode.Disposable {
       this.adopt(
         vscode.window.createWebviewPanel(
           DETAIL_VIEW_TYPE,
-          `Request ${shortId(id)}`,
+          titleOf(id),
           {
             viewColumn: opts.beside ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active,
             preserveFocus: opts.beside ?? opts.preserveFocus ?? false,
@@ -59,8 +64,20 @@ export class DetailPanels implements vscode.Disposable {
           { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [this.scripts] },
         ),
       );
-    } else
-      this.panel.reveal(opts.beside ? vscode.ViewColumn.Beside : undefined, opts.beside ?? opts.preserveFocus ?? false);
+    } else if (opts.beside && this.panel.viewColumn === vscode.window.activeTextEditor?.viewColumn) {
+      // It shares the document's group: moved by reveal(Beside) it would become a preview tab there, which the
+      // next Compare with… replaces. A new panel beside is pinned, as every panel VS Code creates.
+      const shared = this.panel;
+      this.panel = undefined;
+      shared.dispose();
+      return this.show(id, opts);
+    } else {
+      // Beside or not, it stays in its own group (a pinned tab where the user left it).
+      this.panel.reveal(opts.beside ? this.panel.viewColumn : undefined, opts.beside ?? opts.preserveFocus ?? false);
+      // The tab names the request at once: ↑/↓ move it even while a slow load (the proxy's analysis, the
+      // tokenizer worker, on a loaded machine) is still under way; the page follows when it ends.
+      this.panel.title = titleOf(id);
+    }
     await this.load(id);
   }
 
@@ -98,7 +115,7 @@ export class DetailPanels implements vscode.Disposable {
     );
     if (mine !== this.loads || !this.panel) return;
     this.current = entry;
-    this.panel.title = `Request ${shortId(entry.record.id)}${sharedLog ? ` (${sharedLog})` : ''}`;
+    this.panel.title = titleOf(entry.record.id);
     this.lastHtml = html;
     this.panel.webview.html = this.lastHtml;
   }

@@ -8,6 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
+import { CONTEXT_COLOURS } from '../../../extension/context-colours.js';
 import type { SessionDetailAnswer } from '../../../core/local-api.js';
 import { fetchSession, fetchSessions } from '../../../extension/sessions/session-reader.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
@@ -147,6 +148,29 @@ test('the session panel opens on the Anthropic session: its turns, totals, estim
   assert.ok(d.session.tokens.cacheRead > 0, `cache reads: ${JSON.stringify(d.session.tokens)}`);
   assert.match(html, /<rect class="write"/, 'the first turn wrote the cache');
   assert.match(html, /<rect class="read"/, 'later turns read it');
+  // Issue 42 item 4: the first turn wrote the cache it could not have read: a first write, not a miss.
+  assert.doesNotMatch(html, /<path class="miss"/, 'no miss mark on a healthy session (turn 1 is a first write)');
+  assert.ok(html.includes('No turn missed the cache.'), 'no turn listed as a miss');
+  assert.ok(html.includes('cache: first write'), "turn 1's tooltip says first write");
+  // The same in the request's Overview: no miss colour on turn 1.
+  await vscode.commands.executeCommand('loopgate.openRequest', made.claude!.ids[0]);
+  const overview = await waitFor(
+    () => (api.panels.entry?.record.id === made.claude!.ids[0] ? api.panels.lastHtml : undefined),
+    { message: "turn 1's request panel" },
+  );
+  assert.match(overview, /class="cache first-write"/, "turn 1's cache row is a first write");
+  assert.doesNotMatch(overview, /class="cache miss"/, "turn 1's cache row is no miss");
+  assert.match(overview, /nothing to read yet/);
+  // Issue 42 item 5: one colour set for the context bar in both pages, none of the tokens chart's colours.
+  for (const [page, text] of [
+    ['the session panel', html],
+    ['the request Overview', overview],
+  ] as const) {
+    assert.ok(text.includes(CONTEXT_COLOURS), `${page} draws the context with the one colour set`);
+    assert.match(text, /class="cx-(system|tools|history|results|new)"/, `${page} draws a context bar`);
+  }
+  for (const used of ['charts-blue', 'charts-purple', 'charts-green', 'charts-yellow', 'charts-red'])
+    assert.ok(!CONTEXT_COLOURS.includes(used), `the context colours use ${used}, a tokens chart colour`);
   assert.match(html, /<polyline class="context"/, 'the context line');
   assert.match(html, /<polyline class="cost"/, 'the cumulative cost');
   noSecretIn(html, 'the session panel');
