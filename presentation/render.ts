@@ -74,7 +74,8 @@ export function requestTokens(
   rec: Pick<TrafficRecord, 'usage' | 'tokens'>,
 ): { prompt?: number; output?: number; cached: number } | undefined {
   const t = rec.tokens;
-  if (t) return { prompt: t.input + t.cacheRead + t.cacheWrite5m + t.cacheWrite1h, output: t.output, cached: t.cacheRead };
+  if (t)
+    return { prompt: t.input + t.cacheRead + t.cacheWrite5m + t.cacheWrite1h, output: t.output, cached: t.cacheRead };
   if (rec.usage?.input === undefined && rec.usage?.output === undefined) return undefined;
   return { prompt: rec.usage.input, output: rec.usage.output, cached: 0 };
 }

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { ProxyHost } from '../proxy-host/host.js';
 import { detailHtml, errorHtml, type DetailEntry, type FaultReportPart, type PanelAction } from './detail-html.js';
 import { localApi } from '../../client/local-api-client.js';
-import { fetchEntry } from './entry-reader.js';
+import { fetchEntry, withTurnNumbers } from './entry-reader.js';
 import { sharedEntry, sharedLogName } from './shared-log.js';
 import { withCounts } from '../../analysis/tokenizers.js';
 import { shortId } from '../../presentation/render.js';
@@ -64,9 +64,12 @@ export class DetailPanels implements vscode.Disposable {
           { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [this.scripts] },
         ),
       );
-    } else if (opts.beside && this.panel.viewColumn === vscode.window.activeTextEditor?.viewColumn) {
-      // It shares the document's group: moved by reveal(Beside) it would become a preview tab there, which the
-      // next Compare with… replaces. A new panel beside is pinned, as every panel VS Code creates.
+    } else if (
+      opts.beside &&
+      (!this.panel.visible || this.panel.viewColumn === vscode.window.tabGroups.activeTabGroup.viewColumn)
+    ) {
+      // It shares the document's group (hidden behind it): moved by reveal(Beside) it would become a preview tab
+      // there, which the next Compare with… replaces. A new panel beside is pinned, as every panel VS Code creates.
       const shared = this.panel;
       this.panel = undefined;
       shared.dispose();
@@ -95,7 +98,7 @@ export class DetailPanels implements vscode.Disposable {
 
   private async load(id: string): Promise<void> {
     const mine = ++this.loads;
-    const entry = await fetchEntry(this.host, id);
+    const entry = await withTurnNumbers(this.host, await fetchEntry(this.host, id));
     const sharedLog = sharedEntry(id) ? sharedLogName() : undefined;
     const faultReport = entry.record.fault && !sharedLog ? await this.faultReport(entry.record.id) : undefined;
     if (mine !== this.loads || !this.panel) return;

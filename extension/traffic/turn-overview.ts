@@ -10,18 +10,33 @@ import { CONTEXT_CLASS, CONTEXT_COLOURS } from '../context-colours.js';
 
 const num = (n: number) => n.toLocaleString('en-US');
 
+/**
+ * A turn as the session panel names it ("turn 3": its number in the session), given the numbers by ring seq;
+ * "request #12" (the ring's number) for one the session's list no longer holds.
+ */
+export function turnName(seq: number, numbers: Readonly<Record<number, number>> | undefined): string {
+  const n = numbers?.[seq];
+  return n === undefined ? `request #${seq}` : `turn ${n}`;
+}
+
 /** The Cache row: the summary in words and, when there is a turn to compare with, the button that opens the diff. */
-export function cacheRow(cache: CacheOutcome | undefined): SafeHtml | undefined {
+export function cacheRow(
+  cache: CacheOutcome | undefined,
+  numbers?: Readonly<Record<number, number>>,
+): SafeHtml | undefined {
   if (!cache) return undefined;
   const compare = cache.previous
-    ? html` <button data-action="compareWithPrevious" title="Diff this request's body with turn #${cache.previous.seq}'s, at the first change">Compare with previous turn</button>`
+    ? html` <button data-action="compareWithPrevious" title="Diff this request's body with ${turnName(cache.previous.seq, numbers)}'s, at the first change">Compare with previous turn</button>`
     : '';
   // A first turn's write is no miss (nothing to read yet): not coloured as one.
   return html`<span class="cache ${isFirstWrite(cache) ? 'first-write' : cache.verdict}">${cache.summary}</span>${compare}`;
 }
 
 /** The Context row: a stacked bar of the parts over the total, a legend with each part's tokens, the growth. */
-export function contextRow(context: ContextBreakdown | undefined): SafeHtml | undefined {
+export function contextRow(
+  context: ContextBreakdown | undefined,
+  numbers?: Readonly<Record<number, number>>,
+): SafeHtml | undefined {
   if (!context || context.total <= 0) return undefined;
   const shown = context.parts.filter((p) => p.tokens > 0);
   let x = 0;
@@ -41,7 +56,9 @@ export function contextRow(context: ContextBreakdown | undefined): SafeHtml | un
       : `exact total; split counted with ${context.tokenizer}`
     : `counted with ${context.tokenizer}${context.estimated ? ' (an estimate for this model)' : ''}`;
   const g = context.growth;
-  const growth = g ? html`, ${g.tokens >= 0 ? '+' : '−'}${num(Math.abs(g.tokens))} since turn #${g.previous.seq}` : '';
+  const growth = g
+    ? html`, ${g.tokens >= 0 ? '+' : '−'}${num(Math.abs(g.tokens))} since ${turnName(g.previous.seq, numbers)}`
+    : '';
   return html`<div class="cx"><svg class="cx-bar" width="100%" height="12" role="img" aria-label="Context by part">${segments}</svg>
 <div class="cx-legend">${legend}</div>
 <div class="dim">${num(context.total)} tokens (${how})${growth}</div></div>`;

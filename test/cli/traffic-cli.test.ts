@@ -164,7 +164,7 @@ describe('loopgate replay', () => {
   });
 });
 
-describe('a cached request\'s tokens in show and tail (issue 42 item 2)', () => {
+describe("a cached request's tokens in show and tail (issue 42 item 2)", () => {
   it('show and tail give the prompt whole (uncached + cache read + cache write), the cached share beside it', async () => {
     // About 1,500 tokens at the simulator's 4 characters a token: past Sonnet's cache minimum.
     const system = [
@@ -188,7 +188,9 @@ describe('a cached request\'s tokens in show and tail (issue 42 item 2)', () => 
     expect(t.cacheRead, 'the second turn read the cache').toBeGreaterThan(1000);
     const prompt = t.input! + t.cacheRead! + t.cacheWrite5m! + t.cacheWrite1h!;
     const show = await runCli(['show', id, '--port', port], env());
-    expect(show.out).toMatch(new RegExp(`^ {2}usage\\s+prompt ${prompt} \\(uncached ${t.input}, cache read ${t.cacheRead}\\b`, 'm'));
+    expect(show.out).toMatch(
+      new RegExp(`^ {2}usage\\s+prompt ${prompt} \\(uncached ${t.input}, cache read ${t.cacheRead}\\b`, 'm'),
+    );
     const tail = await runCli(['tail', '--no-follow', '--lines', '1', '--port', port], env());
     expect(tail.out).toContain(`in ${prompt} (${t.cacheRead} cached) out ${t.output}`);
   });

@@ -171,6 +171,12 @@ test('the session panel opens on the Anthropic session: its turns, totals, estim
   }
   for (const used of ['charts-blue', 'charts-purple', 'charts-green', 'charts-yellow', 'charts-red'])
     assert.ok(!CONTEXT_COLOURS.includes(used), `the context colours use ${used}, a tokens chart colour`);
+  // The session panel in front again: a hidden one lets its page go and is not updated live (the next test).
+  await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  await vscode.commands.executeCommand('loopgate.openSession', d.session.id);
+  await waitFor(() => (api.sessionPanels.current?.session.id === d.session.id ? true : undefined), {
+    message: 'the session panel again',
+  });
   assert.match(html, /<polyline class="context"/, 'the context line');
   assert.match(html, /<polyline class="cost"/, 'the cumulative cost');
   noSecretIn(html, 'the session panel');
@@ -203,7 +209,9 @@ test('the status bar shows the active session: estimated cost, cache ratio, head
     /^\$\(graph\) \$[\d.]+ est\. · \d+ % cached · \$\((dashboard|warning)\) \d+\/50 req/,
     bar.text,
   );
-  // The tooltip's values went in as text: the markdown source has them escaped (spaces as &nbsp;, `\(`).
+  // Issue 42 item 5: the values keep their spaces (appendText made each one &nbsp;, so the hover broke mid-word).
+  assert.ok(!bar.tooltip.includes('&nbsp;'), `the tooltip's spaces: ${bar.tooltip}`);
+  // The tooltip's values went in as text: the markdown source has them escaped (`\(`).
   const tip = bar.tooltip.replace(/&nbsp;/g, ' ').replace(/\\(.)/g, '$1');
   assert.match(tip, /Cost:\*\* \$[\d.]+ estimated/, tip);
   assert.match(tip, /Cache hit ratio:\*\* \d+ %/, tip);

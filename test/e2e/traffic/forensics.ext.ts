@@ -70,8 +70,9 @@ test(
 );
 
 test('the Overview names the changed system block; Compare with previous turn opens the diff at it', async () => {
-  const first = await turn('Project: loopgate.');
-  const second = await turn('Project: loopgate (renamed).');
+  // The change sits at the end of a long line, as in a real agent's system prompt (6,526 characters in issue 42).
+  const first = await turn(`${LONG} Project: loopgate.`);
+  const second = await turn(`${LONG} Project: loopgate (renamed).`);
   await vscode.commands.executeCommand('loopgate.openRequest', second);
   const html = await waitFor(() => (api.panels.entry?.record.id === second ? api.panels.lastHtml : undefined), {
     timeoutMs: 15_000,
@@ -90,10 +91,16 @@ test('the Overview names the changed system block; Compare with previous turn op
     },
     { timeoutMs: 15_000, message: 'the diff open on the second turn with the change selected' },
   );
-  assert.ok(
-    editor.document.getText(editor.selection).includes('Project: loopgate (renamed).'),
-    editor.document.getText(editor.selection),
-  );
+  // Issue 42 item 5: the changed words are selected (and so scrolled to), not the whole 6,000-character line.
+  const selected = editor.document.getText(editor.selection);
+  assert.ok(selected.includes('(renamed)'), selected);
+  assert.ok(selected.length < 40, `the selection is ${selected.length} characters: ${selected.slice(0, 80)}…`);
+  assert.ok(editor.document.lineAt(editor.selection.start.line).text.length > 6000, 'the line is a long one');
+  // One numbering: the diff names the turns as the session panel does (turn 1, turn 2), and so does the Overview.
+  const diffTitle = vscode.window.tabGroups.activeTabGroup.activeTab?.label ?? '';
+  assert.match(diffTitle, /^Turn 1 ↔ turn 2 \(/, diffTitle);
+  assert.match(overview, /since turn 1\b/, 'the context growth names the previous turn as the panel does');
+  assert.match(overview, /Diff this request's body with turn 1's/);
   const left = vscode.workspace.textDocuments.find((d) => d.uri.path === `/${first}/request.json`);
   assert.ok(left?.getText().includes('"Project: loopgate."'), 'the left side is the previous turn');
   for (const s of [claudeKey, api.host.token])

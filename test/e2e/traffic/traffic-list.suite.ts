@@ -20,17 +20,31 @@ import {
 import type { EditorSession } from '../harness/editor-session.js';
 import type { Page } from 'playwright-core';
 
-/** Runs a command from the Command Palette, as a user does. */
+/**
+ * Runs a command from the Command Palette, as a user does. A panel that takes the focus while it loads (the
+ * session panel a click opened) closes the palette under the typing: then it is opened again, with a deadline.
+ */
 async function runCommand(page: Page, title: string): Promise<void> {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: 15_000 });
-  await input.fill(`>${title}`);
-  await page
-    .locator('.quick-input-widget .monaco-list-row', { hasText: title.replace(/^Loopgate: /, '') })
-    .first()
-    .waitFor({ timeout: 15_000 });
-  await page.keyboard.press('Enter');
+  await pollUntil(
+    async () => {
+      try {
+        await page.keyboard.press('F1');
+        const input = page.locator('.quick-input-widget input');
+        await input.waitFor({ state: 'visible', timeout: 5_000 });
+        await input.fill(`>${title}`, { timeout: 5_000 });
+        await page
+          .locator('.quick-input-widget .monaco-list-row', { hasText: title.replace(/^Loopgate: /, '') })
+          .first()
+          .waitFor({ timeout: 5_000 });
+        await page.keyboard.press('Enter');
+        return true;
+      } catch {
+        await page.keyboard.press('Escape');
+        return undefined;
+      }
+    },
+    { timeoutMs: 45_000, what: `the Command Palette running "${title}"` },
+  );
 }
 
 export function trafficListSuite(target: CodeServerTarget, session: () => EditorSession): void {

@@ -257,10 +257,15 @@ test('Edit and Resend opens the body as an untitled JSON document and sends the 
   // from the panel (the user clicks it, then its button) opens the diff beside it instead of in its place.
   const tabs = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs);
   const panelTab = () =>
-    tabs().find((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith('loopgate.trafficDetail'));
+    tabs().find(
+      (t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith('loopgate.trafficDetail'),
+    );
   assert.ok(panelTab(), 'the panel has a tab');
   assert.equal(panelTab()!.isPreview, false, 'the panel is a preview tab after Edit and Resend');
-  assert.notEqual(panelTab()!.group.viewColumn, vscode.window.activeTextEditor?.viewColumn, 'the panel beside');
+  const docTab = tabs().find(
+    (t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === doc.uri.toString(),
+  );
+  assert.notEqual(panelTab()!.group.viewColumn, docTab?.group.viewColumn, 'the panel beside the document');
   await vscode.commands.executeCommand('loopgate.openRequest', newId);
   await waitFor(() => (panelTab()?.isActive && panelTab()!.group.isActive ? true : undefined), {
     message: 'the panel focused',
