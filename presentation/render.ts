@@ -70,7 +70,7 @@ export function failed(rec: Outcome): boolean {
  * and the part read from the cache: a session's rows then add up to the session. Undefined without usage.
  * A record without the split (an older proxy's) has only the upstream's `input`.
  */
-export function requestTokens(
+function requestTokens(
   rec: Pick<TrafficRecord, 'usage' | 'tokens'>,
 ): { prompt?: number; output?: number; cached: number } | undefined {
   const t = rec.tokens;

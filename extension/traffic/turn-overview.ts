@@ -3,7 +3,7 @@
 // with its growth since that turn. Pure (no vscode import). The bar is SVG:
 // the page's CSP has no 'unsafe-inline', so widths cannot be inline styles,
 // while SVG geometry attributes are not styles.
-import type { CacheOutcome, ContextBreakdown, ContextPart } from '../../core/agent-session.js';
+import type { CacheOutcome, ContextBreakdown } from '../../core/agent-session.js';
 import { html, type SafeHtml } from './html.js';
 import { isFirstWrite } from '../../rules/sessions/cache-forensics.js';
 import { CONTEXT_CLASS, CONTEXT_COLOURS } from '../context-colours.js';
