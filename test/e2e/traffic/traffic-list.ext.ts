@@ -312,8 +312,8 @@ test('requests of two agent sessions group under their sessions, with turns, tok
   const described = viewRows().map((r) => r.description);
   assert.ok(!described.some((d) => /~\$0\.0000(?!\d)/.test(d)), `a session priced $0.0000: ${described.join(' | ')}`);
   assert.ok(
-    described.some((d) => /~\$0\.00000\d/.test(d)),
-    `a session under a hundredth of a cent, in figures: ${described.join(' | ')}`,
+    described.some((d) => /~\$0\.0000\d/.test(d)),
+    `a session under a hundredth of a cent, in significant figures: ${described.join(' | ')}`,
   );
   // Item 2: the request rows' prompts (cache reads and writes included) add up to their session row's.
   const children = provider.getChildren(sessionNode).map((n) => String(provider.getTreeItem(n).description));
