@@ -102,7 +102,7 @@ test('the Overview names the changed system block; Compare with previous turn op
   assert.match(overview, /since turn 1\b/, 'the context growth names the previous turn as the panel does');
   assert.match(overview, /Diff this request's body with turn 1's/);
   const left = vscode.workspace.textDocuments.find((d) => d.uri.path === `/${first}/request.json`);
-  assert.ok(left?.getText().includes('"Project: loopgate."'), 'the left side is the previous turn');
+  assert.ok(left?.getText().includes('Project: loopgate."'), 'the left side is the previous turn');
   for (const s of [claudeKey, api.host.token])
     assert.ok(!html.includes(s) && !editor.document.getText().includes(s), 'no key or token');
 });
