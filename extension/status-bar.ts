@@ -4,6 +4,7 @@ import { NO_KEY_MESSAGE } from './no-key.js';
 import type { ProxyHost } from './proxy-host/host.js';
 import type { ProxyState } from './proxy-host/proxy-state.js';
 import type { TrafficEvent } from './proxy-host/proxy-events.js';
+import { markdownText } from './markdown-text.js';
 
 export class ProxyStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('loopgate.status', vscode.StatusBarAlignment.Right, 100);
@@ -102,7 +103,7 @@ export class ProxyStatusBar implements vscode.Disposable {
         // Requests still work; the record of them does not: visible, but not an error colour.
         this.item.text += ' $(warning) log';
         this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
-        tip.appendText(`⚠ ${trouble}\n\n`);
+        tip.appendMarkdown(`⚠ ${markdownText(trouble)}\n\n`);
       }
     } else if (s.kind === 'starting') {
       this.item.text = '$(loading~spin) Loopgate';
@@ -110,7 +111,7 @@ export class ProxyStatusBar implements vscode.Disposable {
     } else if (s.kind === 'failed') {
       this.item.text = '$(error) Loopgate';
       this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
-      tip.appendText(s.message);
+      tip.appendMarkdown(markdownText(s.message));
     } else {
       this.item.text = '$(circle-slash) Loopgate';
       tip.appendMarkdown('The proxy is stopped.\n\n');

@@ -65,7 +65,29 @@ export function failed(rec: Outcome): boolean {
   return requestFailed(rec);
 }
 
-/** `12:50:21 66382237 POST /v1/chat/completions 200 gpt-4o-mini default native 27ms/29ms in 12 out 34` */
+/**
+ * A request's prompt whole (uncached input + cache read + cache writes, as its session sums it), its output,
+ * and the part read from the cache: a session's rows then add up to the session. Undefined without usage.
+ * A record without the split (an older proxy's) has only the upstream's `input`.
+ */
+function requestTokens(
+  rec: Pick<TrafficRecord, 'usage' | 'tokens'>,
+): { prompt?: number; output?: number; cached: number } | undefined {
+  const t = rec.tokens;
+  if (t)
+    return { prompt: t.input + t.cacheRead + t.cacheWrite5m + t.cacheWrite1h, output: t.output, cached: t.cacheRead };
+  if (rec.usage?.input === undefined && rec.usage?.output === undefined) return undefined;
+  return { prompt: rec.usage.input, output: rec.usage.output, cached: 0 };
+}
+
+/** `7266→18 tok (7200 cached)`: the Traffic view's rows, a session's and a request's alike. */
+export function tokensLabel(rec: Pick<TrafficRecord, 'usage' | 'tokens'>): string {
+  const t = requestTokens(rec);
+  if (!t) return '';
+  return `${t.prompt ?? '-'}→${t.output ?? '-'} tok${t.cached ? ` (${t.cached} cached)` : ''}`;
+}
+
+/** `12:50:21 66382237 POST /v1/chat/completions 200 gpt-4o-mini default native 27ms/29ms in 7266 (7200 cached) out 18` */
 export function tailLine(rec: TrafficRecord, style: Style): TerminalText {
   const time = rec.time.slice(11, 19);
   const parts: Hole[] = [
@@ -83,8 +105,12 @@ export function tailLine(rec: TrafficRecord, style: Style): TerminalText {
   else if (rec.bridge) parts.push(`bridged ${rec.bridge}`);
   if (rec.stream) parts.push('stream');
   parts.push(`${ms(rec.ttfbMs)}/${ms(rec.totalMs)}`);
-  if (rec.usage?.input !== undefined || rec.usage?.output !== undefined)
-    parts.push(`in ${rec.usage.input ?? '-'} out ${rec.usage.output ?? '-'}`);
+  // The whole prompt, cached share beside it: the rows of a session add up to what `sessions` says of it.
+  const tokens = requestTokens(rec);
+  if (tokens)
+    parts.push(
+      `in ${tokens.prompt ?? '-'}${tokens.cached ? ` (${tokens.cached} cached)` : ''} out ${tokens.output ?? '-'}`,
+    );
   if (rec.replayOf) parts.push(`replay of ${shortId(rec.replayOf)}`);
   if (rec.clientAborted) parts.push('client-aborted');
   const code = rec.diagnosis ?? rec.errorCode;
@@ -246,7 +272,19 @@ export function showText(entry: TrafficDetail, opts: ShowOptions): TerminalText 
   if (rec.retries) lines.push(row('retries', String(rec.retries)));
   if (rec.replayOf) lines.push(row('replay of', rec.replayOf));
   const usage = entry.responseBody ? usageDetails(entry.responseBody) : rec.usage;
-  if (usage) {
+  const t = rec.tokens;
+  if (t) {
+    // The prompt whole (what a session sums), its parts beside it; the upstream's own field names are in the body.
+    const parts = [`uncached ${t.input}`, `cache read ${t.cacheRead}`];
+    if (t.cacheWrite5m || t.cacheWrite1h) parts.push(`cache write ${t.cacheWrite5m + t.cacheWrite1h}`);
+    const prompt = t.input + t.cacheRead + t.cacheWrite5m + t.cacheWrite1h;
+    lines.push(
+      row(
+        'usage',
+        `prompt ${prompt} (${parts.join(', ')}), output ${t.output}${t.reasoning ? ` (reasoning ${t.reasoning})` : ''}`,
+      ),
+    );
+  } else if (usage) {
     const u = usage as Record<string, number | undefined>;
     lines.push(
       row(

@@ -18,14 +18,11 @@ import {
 } from '../core/agent-session.js';
 import type { UsageGroup, UsageTotals } from '../storage/log/usage-totals.js';
 import { isUsdTotal } from '../core/sane-numbers.js';
+import { formatUsd } from '../rules/sessions/usd.js';
+import { isFirstWrite } from '../rules/sessions/cache-forensics.js';
 
-const TINY = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 2 });
-
-/** `$0.0123` below a dollar (agent turns cost cents), `$12.34` above, two figures below a hundredth of a cent. */
-function usd(amount: number): string {
-  if (amount > 0 && amount < 0.0001) return `$${TINY.format(amount)}`;
-  return `$${amount < 1 ? amount.toFixed(4) : amount.toFixed(2)}`;
-}
+/** The one money formatter (rules/sessions/usd.ts): three significant digits, as the editor writes it. */
+const usd = formatUsd;
 
 /** 950, 12.3k, 4.5M: a table column's worth. */
 function compact(n: number): string {
@@ -209,10 +206,17 @@ function sessionLines(s: SessionSummary, color: boolean): Hole[] {
 }
 
 function cacheLines(c: CacheOutcome, color: boolean): Hole[] {
-  const colour = c.verdict === 'hit' ? 'green' : c.verdict === 'unknown' ? 'dim' : 'yellow';
+  // A first turn's write is no miss: it could not have read anything (issue 42).
+  const first = isFirstWrite(c);
+  const colour = c.verdict === 'hit' ? 'green' : c.verdict === 'unknown' || first ? 'dim' : 'yellow';
   const lines: Hole[] = [paint(color, 'bold', 'Cache')];
   // The summary is the Overview's line ("cache: 12 % — system block 2 changed, …"): the row already says cache.
-  lines.push(row('outcome', term`${paint(color, colour, c.verdict)}: ${c.summary.replace(/^cache:\s*/i, '')}`));
+  lines.push(
+    row(
+      'outcome',
+      term`${paint(color, colour, first ? 'first write' : c.verdict)}: ${c.summary.replace(/^cache:\s*/i, '')}`,
+    ),
+  );
   if (c.cause?.kind === 'changed') lines.push(row('changed', `${c.cause.region.label} (at ${c.cause.region.pointer})`));
   lines.push(row('tokens', `read ${c.cacheRead}, written ${c.written}`));
   if (c.previous) lines.push(row('compared', `with request ${c.previous.id}`));

@@ -17,6 +17,7 @@
 //   screen readers and the tests cannot read; @vscode-elements/elements 2.5.1 (lit) has
 //   buttons, tabs and tables but no chart.
 import type { SessionTurn } from '../../core/local-api.js';
+import { isFirstWrite } from '../../rules/sessions/cache-forensics.js';
 import { html, type SafeHtml } from '../traffic/html.js';
 import { compact, formatUsd, isUsdFigure, NO_PRICE, percent, tokens } from './session-format.js';
 
@@ -41,6 +42,8 @@ export interface TurnPoint {
   unpriced: boolean;
   /** A miss or a partial hit, with its cause in words. */
   miss?: string;
+  /** The session's first turn, which wrote the cache (no miss: there was nothing to read). */
+  firstWrite: boolean;
   hitRatio: number | null;
 }
 
@@ -49,7 +52,9 @@ export function turnPoints(turns: SessionTurn[]): TurnPoint[] {
     const k = t.tokens;
     const write = k ? k.cacheWrite5m + k.cacheWrite1h : 0;
     const prompt = k ? k.input + k.cacheRead + write : undefined;
-    const missed = t.cache && (t.cache.verdict === 'miss' || t.cache.verdict === 'partial');
+    // A first turn writes the cache it could not have read: a first write, no miss (issue 42).
+    const firstWrite = isFirstWrite(t.cache);
+    const missed = t.cache && !firstWrite && (t.cache.verdict === 'miss' || t.cache.verdict === 'partial');
     return {
       n: i + 1,
       id: t.id,
@@ -65,6 +70,7 @@ export function turnPoints(turns: SessionTurn[]): TurnPoint[] {
       cost: t.cost && 'estimated' in t.cost && isUsdFigure(t.cost.estimated) ? t.cost.estimated : undefined,
       unpriced: t.cost !== undefined && !('estimated' in t.cost && isUsdFigure(t.cost.estimated)),
       miss: missed ? t.cache!.summary : undefined,
+      firstWrite,
       hitRatio: t.cache?.hitRatio ?? null,
     };
   });
@@ -153,6 +159,7 @@ function turnTitle(p: TurnPoint): string {
   else parts.push('no usage reported');
   parts.push(p.unpriced ? NO_PRICE : p.cost !== undefined ? `${formatUsd(p.cost)} estimated` : 'cost unknown');
   if (p.miss) parts.push(`cache: ${p.miss}`);
+  else if (p.firstWrite) parts.push('cache: first write (the first turn has nothing to read)');
   parts.push('Click to open the request.');
   return parts.join('\n');
 }

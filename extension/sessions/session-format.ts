@@ -4,6 +4,10 @@
 // so the unit tests read exactly what the editor shows.
 import type { LimitWindow, RateLimitHeadroom, SessionSummary } from '../../core/agent-session.js';
 import { isUsdTotal } from '../../core/sane-numbers.js';
+import { formatUsd, NO_PRICE } from '../../rules/sessions/usd.js';
+
+// The one money formatter (rules/sessions/usd.ts), for the panel's modules and the unit tests.
+export { formatUsd, NO_PRICE };
 
 /**
  * A figure that can be shown as USD: a finite number, 0 or more. An older proxy sent null where a huge price
@@ -17,19 +21,6 @@ export function isUsdFigure(n: unknown): n is number {
 export function pricedCost(s: Pick<SessionSummary, 'cost'>): SessionSummary['cost'] {
   return s.cost && isUsdFigure(s.cost.estimated) ? s.cost : null;
 }
-
-/** USD with enough digits to tell small requests apart: $12.34, $0.0123, $0.000418; "no price" for no figure. */
-export function formatUsd(n: number): string {
-  if (!isUsdFigure(n)) return NO_PRICE;
-  if (n === 0) return '$0';
-  if (n >= 1) return `$${n.toFixed(2)}`;
-  // Three significant digits, written out (never 2.1e-5), trailing zeros dropped.
-  const digits = Math.min(20, 2 - Math.floor(Math.log10(n)));
-  return `$${n.toFixed(digits).replace(/\.?0+$/, '')}`;
-}
-
-/** Plain "no price": the sentence that says how to add one goes next to it, never `$0.00`. */
-export const NO_PRICE = 'no price';
 
 /** "$0.0123 estimated", or "no price" (the note says how to add one: costNote / noPrice). */
 export function sessionCostText(s: Pick<SessionSummary, 'cost'>): string {

@@ -9,6 +9,7 @@ import type { SessionDetailAnswer } from '../../core/local-api.js';
 import { shortId } from '../../presentation/render.js';
 import { sessionListText } from '../../presentation/session-text.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from '../traffic/html.js';
+import { CONTEXT_CLASS, CONTEXT_COLOURS } from '../context-colours.js';
 import { contextChart, costChart, legend, tokensChart, turnPoints, type TurnPoint } from './session-charts.js';
 import {
   duration,
@@ -102,7 +103,7 @@ function lastContext(d: SessionDetailAnswer): SafeHtml {
   const sum = c.parts.reduce((a, p) => a + p.tokens, 0) || 1;
   const kinds = c.parts.map((p, i) => {
     const w = Math.round((p.tokens / sum) * 1000) / 10;
-    return html`<rect class="ctx ${p.kind}" x="${Math.round((c.parts.slice(0, i).reduce((a, q) => a + q.tokens, 0) / sum) * 1000) / 10}%" y="0" width="${w}%" height="14"><title>${p.label}: ${tokens(p.tokens)} tokens</title></rect>`;
+    return html`<rect class="${CONTEXT_CLASS[p.kind]}" x="${Math.round((c.parts.slice(0, i).reduce((a, q) => a + q.tokens, 0) / sum) * 1000) / 10}%" y="0" width="${w}%" height="14"><title>${p.label}: ${tokens(p.tokens)} tokens</title></rect>`;
   });
   const note = [
     c.exact ? 'total from the usage' : 'total counted',
@@ -110,7 +111,7 @@ function lastContext(d: SessionDetailAnswer): SafeHtml {
   ].join(', ');
   return html`<h3>What filled the last turn's context</h3>
 <svg class="ctxbar" width="100%" height="14" role="img" aria-label="Context of the last turn">${kinds}</svg>
-<ul class="ctxparts">${c.parts.map((p) => html`<li><i class="sw ctx ${p.kind}"></i>${p.label}: ${tokens(p.tokens)}</li>`)}</ul>
+<ul class="ctxparts">${c.parts.map((p) => html`<li><i class="sw ${CONTEXT_CLASS[p.kind]}"></i>${p.label}: ${tokens(p.tokens)}</li>`)}</ul>
 <p class="dim">${tokens(c.total)} tokens (${note})${c.growth ? `, ${c.growth.tokens >= 0 ? '+' : ''}${tokens(c.growth.tokens)} since the turn before` : ''}.</p>`;
 }
 
@@ -175,12 +176,7 @@ button.link { background: none; border: none; padding: 0; color: var(--vscode-te
 button.link:hover { text-decoration: underline; } button.link:focus-visible { outline: 1px solid var(--vscode-focusBorder); }
 svg.ctxbar { display: block; margin: 4px 0; }
 ul.ctxparts { list-style: none; padding: 0; columns: 2; }
-.ctx.system { fill: var(--vscode-charts-purple); background: var(--vscode-charts-purple); }
-.ctx.tools { fill: var(--vscode-charts-orange); background: var(--vscode-charts-orange); }
-.ctx.history { fill: var(--vscode-charts-blue); background: var(--vscode-charts-blue); }
-.ctx.tool-results { fill: var(--vscode-charts-yellow); background: var(--vscode-charts-yellow); }
-.ctx.new-turn { fill: var(--vscode-charts-green); background: var(--vscode-charts-green); }
-`;
+${CONTEXT_COLOURS}`;
 
 export interface SessionPageOptions {
   nonce: string;

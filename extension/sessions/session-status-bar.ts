@@ -8,6 +8,7 @@ import type { SessionSummary } from '../../core/agent-session.js';
 import type { ProxyHost } from '../proxy-host/host.js';
 import { fetchSessions } from './session-reader.js';
 import { sessionStatus, type SessionStatus } from './session-status.js';
+import { markdownText } from '../markdown-text.js';
 
 const REFRESH_MS = 1000;
 /** Enough sessions to find the newest rate-limit headers among them. */
@@ -108,8 +109,9 @@ export class SessionStatusBar implements vscode.Disposable {
     tip.appendMarkdown('**Loopgate: the active session**\n\n');
     for (const [label, value] of s.details) {
       tip.appendMarkdown(`**${label}:** `);
-      // Client, model and key names come from outside: as text, never as markdown.
-      tip.appendText(value);
+      // Client, model and key names come from outside: as text, never as markdown (spaces kept: the hover wraps
+      // between words, not inside one).
+      tip.appendMarkdown(markdownText(value));
       tip.appendMarkdown('\n\n');
     }
     tip.appendMarkdown('Click to open the session.');

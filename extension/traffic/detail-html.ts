@@ -20,9 +20,16 @@ import { missMessage } from './traffic-marks.js';
 import { isCassetteMiss } from '../../rules/cassettes/cassette-exchange.js';
 import type { FaultVerdict } from '../../core/fault.js';
 import { stringifyWithin } from '../../rules/json/nesting.js';
+import { MID_STREAM_FAULTS } from '../../core/fault.js';
 
 /** What the panel shows: the local API's answer for one entry. */
-export type DetailEntry = TrafficDetail;
+export type DetailEntry = TrafficDetail & {
+  /**
+   * Each turn's number in its session by ring seq, as the session panel numbers them (its first turn still held
+   * is 1): the Overview and the diff name turns the same way. Set by the panel, not the proxy.
+   */
+  turnNumbers?: Readonly<Record<number, number>>;
+};
 
 export type PanelAction =
   | 'replay'
@@ -85,6 +92,11 @@ function timingSplit(header: string | undefined): string | undefined {
   return own ? `Loopgate ${own} ms${up ? `, upstream ${up} ms` : ''} (to the response head)` : header;
 }
 
+/** The injected fault answered in place of the upstream (a status fault): its headers are the fault's own. */
+function faultAnswered(r: DetailEntry['record']): boolean {
+  return r.fault !== undefined && !MID_STREAM_FAULTS.includes(r.fault.kind);
+}
+
 function overview(e: DetailEntry, report: FaultReportPart = {}): SafeHtml {
   const r = e.record;
   const miss = isCassetteMiss(r);
@@ -138,9 +150,17 @@ function overview(e: DetailEntry, report: FaultReportPart = {}): SafeHtml {
     ['Time split', e.timing ? timeSplit(e.timing) : undefined],
     ['Retries', r.retries ? String(r.retries) : undefined],
     ['Usage', usageText],
-    ['Cache', cacheRow(e.cache)],
-    ['Context', contextRow(e.context)],
-    ['Rate limits', limits.length ? html`${limits}` : undefined],
+    ['Cache', cacheRow(e.cache, e.turnNumbers)],
+    ['Context', contextRow(e.context, e.turnNumbers)],
+    [
+      'Rate limits',
+      !limits.length
+        ? undefined
+        : faultAnswered(r)
+          ? // Issue 42: the fault's made-up headers are not the key's limits, and must not read as them.
+            html`<span class="dim">Sent by the injected fault (${r.fault!.rule}), made up for the test: not your key's limits.</span><br>${limits}`
+          : html`${limits}`,
+    ],
     ['Replay of', r.replayOf ? requestLink(r.replayOf) : undefined],
     [
       'Request id',

@@ -7,12 +7,17 @@ import * as vscode from 'vscode';
 import type { ProxyHost } from '../proxy-host/host.js';
 import { detailHtml, errorHtml, type DetailEntry, type FaultReportPart, type PanelAction } from './detail-html.js';
 import { localApi } from '../../client/local-api-client.js';
-import { fetchEntry } from './entry-reader.js';
+import { fetchEntry, withTurnNumbers } from './entry-reader.js';
 import { sharedEntry, sharedLogName } from './shared-log.js';
 import { withCounts } from '../../analysis/tokenizers.js';
 import { shortId } from '../../presentation/render.js';
 
 const DETAIL_VIEW_TYPE = 'loopgate.trafficDetail';
+
+/** The panel's tab: the request, and the shared log it is from. */
+function titleOf(id: string): string {
+  return `Request ${shortId(id)}${sharedEntry(id) ? ` (${sharedLogName()})` : ''}`;
+}
 
 export class DetailPanels implements vscode.Disposable {
   private panel?: vscode.WebviewPanel;
@@ -51,7 +56,7 @@ export class DetailPanels implements vscode.Disposable {
       this.adopt(
         vscode.window.createWebviewPanel(
           DETAIL_VIEW_TYPE,
-          `Request ${shortId(id)}`,
+          titleOf(id),
           {
             viewColumn: opts.beside ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active,
             preserveFocus: opts.beside ?? opts.preserveFocus ?? false,
@@ -59,8 +64,23 @@ export class DetailPanels implements vscode.Disposable {
           { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [this.scripts] },
         ),
       );
-    } else
-      this.panel.reveal(opts.beside ? vscode.ViewColumn.Beside : undefined, opts.beside ?? opts.preserveFocus ?? false);
+    } else if (
+      opts.beside &&
+      (!this.panel.visible || this.panel.viewColumn === vscode.window.tabGroups.activeTabGroup.viewColumn)
+    ) {
+      // It shares the document's group (hidden behind it): moved by reveal(Beside) it would become a preview tab
+      // there, which the next Compare with… replaces. A new panel beside is pinned, as every panel VS Code creates.
+      const shared = this.panel;
+      this.panel = undefined;
+      shared.dispose();
+      return this.show(id, opts);
+    } else {
+      // Beside or not, it stays in its own group (a pinned tab where the user left it).
+      this.panel.reveal(opts.beside ? this.panel.viewColumn : undefined, opts.beside ?? opts.preserveFocus ?? false);
+      // The tab names the request at once: ↑/↓ move it even while a slow load (the proxy's analysis, the
+      // tokenizer worker, on a loaded machine) is still under way; the page follows when it ends.
+      this.panel.title = titleOf(id);
+    }
     await this.load(id);
   }
 
@@ -78,7 +98,7 @@ export class DetailPanels implements vscode.Disposable {
 
   private async load(id: string): Promise<void> {
     const mine = ++this.loads;
-    const entry = await fetchEntry(this.host, id);
+    const entry = await withTurnNumbers(this.host, await fetchEntry(this.host, id));
     const sharedLog = sharedEntry(id) ? sharedLogName() : undefined;
     const faultReport = entry.record.fault && !sharedLog ? await this.faultReport(entry.record.id) : undefined;
     if (mine !== this.loads || !this.panel) return;
@@ -98,7 +118,7 @@ export class DetailPanels implements vscode.Disposable {
     );
     if (mine !== this.loads || !this.panel) return;
     this.current = entry;
-    this.panel.title = `Request ${shortId(entry.record.id)}${sharedLog ? ` (${sharedLog})` : ''}`;
+    this.panel.title = titleOf(entry.record.id);
     this.lastHtml = html;
     this.panel.webview.html = this.lastHtml;
   }

@@ -7,6 +7,7 @@ import type { SessionSummary } from '../../core/agent-session.js';
 import type { TrafficRow } from '../../core/local-api.js';
 import { failed } from '../../presentation/render.js';
 import { isUsdTotal } from '../../core/sane-numbers.js';
+import { formatUsd } from '../../rules/sessions/usd.js';
 
 /** Requests the proxy tied to no session (an older proxy, or its own probes with --log-own). */
 export const NO_SESSION = '(no session)';
@@ -90,11 +91,11 @@ function fromSummary(g: SessionGroup, s: SessionSummary): void {
   g.cacheHitRatio = s.cacheHitRatio;
 }
 
-/** `4 turns · 12.3k→1.1k tok · ~$0.0421 · cache 87 % · 1 error` (the row's label names the client). */
+/** `4 turns · 12.3k→1.1k tok · ~$0.0421 (the one money formatter, as the CLI and the panel) · cache 87 % · 1 error` (the row's label names the client). */
 export function describeGroup(g: SessionGroup): string {
   const parts = [`${g.turns} ${g.turns === 1 ? 'turn' : 'turns'}`];
   if (g.tokens.prompt || g.tokens.output) parts.push(`${compact(g.tokens.prompt)}→${compact(g.tokens.output)} tok`);
-  if (g.cost !== null) parts.push(`~$${g.cost.toFixed(4)}${g.unpriced ? ` (+${g.unpriced} no price)` : ''}`);
+  if (g.cost !== null) parts.push(`~${formatUsd(g.cost)}${g.unpriced ? ` (+${g.unpriced} no price)` : ''}`);
   else if (g.unpriced) parts.push('no price');
   if (g.cacheHitRatio !== null) parts.push(`cache ${Math.round(g.cacheHitRatio * 100)} %`);
   if (g.errors) parts.push(`${g.errors} ${g.errors === 1 ? 'error' : 'errors'}`);

@@ -18,7 +18,9 @@ import { cliInvocation } from '../../cli/invocation.js';
 import type { TrafficRecord } from '../../core/record.js';
 import type { DetailPanels } from './detail-panel.js';
 import type { DetailEntry } from './detail-html.js';
-import { fetchEntry, TrafficUnavailable } from './entry-reader.js';
+import { fetchEntry, TrafficUnavailable, withTurnNumbers } from './entry-reader.js';
+import { changedSpan } from './changed-words.js';
+import { turnName } from './turn-overview.js';
 import { sharedEntry } from './shared-log.js';
 import type { TrafficList } from './traffic-list.js';
 import { GROUP_SETTING, type TrafficItem } from './traffic-tree.js';
@@ -376,38 +378,47 @@ export function setPaused(d: TrafficDeps, paused: boolean): void {
  * opened at the first region that changed.
  */
 export async function compareWithPreviousTurn(d: TrafficDeps, arg: unknown): Promise<void> {
-  const entry = await entryOf(arg, d);
-  if (!entry) return;
-  const previous = entry.cache?.previous;
+  const found = await entryOf(arg, d);
+  if (!found) return;
+  const previous = found.cache?.previous;
   if (!previous) {
     void vscode.window.showInformationMessage(
       'Loopgate: no earlier turn of this session is in the traffic ring to compare with.',
     );
     return;
   }
+  // The turns named as the session panel names them (turn 2 ↔ 3), not by the ring's numbers.
+  const entry = found.turnNumbers ? found : await withTurnNumbers(d.host, found);
   const id = entry.record.id;
   await vscode.commands.executeCommand(
     'vscode.diff',
     bodyUri(previous.id, 'request'),
     bodyUri(id, 'request'),
-    `Turn #${previous.seq} ↔ #${entry.seq} (${entry.cache?.summary ?? ''})`,
+    `${capitalised(turnName(previous.seq, entry.turnNumbers))} ↔ ${turnName(entry.seq, entry.turnNumbers)} (${entry.cache?.summary ?? ''})`,
   );
   const cause = entry.cache?.cause;
   if (cause?.kind !== 'changed' || !entry.requestBody) return;
   let line: number | undefined;
+  let earlierLine = '';
   try {
     line = pointerLine(JSON.parse(entry.requestBody), cause.region.pointer);
+    // The same place in the previous turn's body (the diff's left side), to find the words that changed.
+    const earlier = await vscode.workspace.openTextDocument(bodyUri(previous.id, 'request'));
+    const before = pointerLine(JSON.parse(earlier.getText()), cause.region.pointer);
+    if (before !== undefined) earlierLine = earlier.lineAt(Math.min(before, earlier.lineCount - 1)).text;
   } catch {
     return;
   }
   const editor = vscode.window.activeTextEditor;
   if (line === undefined || !editor || editor.document.uri.toString() !== bodyUri(id, 'request').toString()) return;
-  const at = new vscode.Range(
-    line,
-    0,
-    line,
-    editor.document.lineAt(Math.min(line, editor.document.lineCount - 1)).text.length,
-  );
+  const text = editor.document.lineAt(Math.min(line, editor.document.lineCount - 1)).text;
+  // The changed words, selected and scrolled to: a long line (a system prompt) keeps them on screen.
+  const span = changedSpan(earlierLine, text);
+  const at = new vscode.Range(line, span.start, line, span.end);
   editor.selection = new vscode.Selection(at.start, at.end);
   editor.revealRange(at, vscode.TextEditorRevealType.InCenter);
+}
+
+function capitalised(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

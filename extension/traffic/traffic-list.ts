@@ -121,8 +121,9 @@ export class TrafficList implements vscode.Disposable {
     return this.rows.filter((r) => r.seq > this.clearedAt && rowMatches(r, this.filter, bodies));
   }
 
-  /** Requests under way, newest first, filtered. */
+  /** Requests under way, newest first, filtered; none while paused (the view holds still, and nothing in it ends). */
   underWay(): InFlightRow[] {
+    if (this.paused) return [];
     return [...this.inFlight.values()].reverse().filter((q) => inFlightMatches(q, this.filter));
   }
 
@@ -326,7 +327,8 @@ export class TrafficList implements vscode.Disposable {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     if (this.paused) {
-      // The title's "N waiting" counts them.
+      // Ended: no longer under way, though its row waits for Resume (the title's "N waiting" counts it).
+      for (const row of this.pending) this.inFlight.delete(row.record.id);
       if (this.pending.length) this.emitter.fire();
       return;
     }

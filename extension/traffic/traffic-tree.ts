@@ -3,7 +3,7 @@
 // its requests under it. Its title says what hides rows (a filter, Pause), its
 // message why the list is empty or stale. Decides nothing, maps rows.
 import * as vscode from 'vscode';
-import { failed, modelLabel, shortId } from '../../presentation/render.js';
+import { failed, modelLabel, shortId, tokensLabel } from '../../presentation/render.js';
 import type { TrafficList, InFlightRow } from './traffic-list.js';
 import { type TrafficRow } from '../../core/local-api.js';
 import { describeGroup, groupBySession, NO_SESSION, type SessionGroup } from './session-groups.js';
@@ -26,10 +26,8 @@ export class TrafficItem extends vscode.TreeItem {
     // Stable per request: VS Code keeps the selection and focus across redraws.
     this.id = r.id;
     const route = r.key ? `${r.key} ${r.bridge ? 'bridged' : 'native'}` : r.bridge ? 'bridged' : '';
-    const tokens =
-      r.usage && (r.usage.input !== undefined || r.usage.output !== undefined)
-        ? `${r.usage.input ?? '-'}→${r.usage.output ?? '-'} tok`
-        : '';
+    // The whole prompt with its cached share: a session's rows add up to the session row's tokens.
+    const tokens = tokensLabel(r);
     const code = r.diagnosis ?? r.errorCode;
     this.description = [
       stale ? '(stale)' : '',
@@ -127,7 +125,10 @@ class SessionItem extends vscode.TreeItem {
         'Cost is estimated from list prices, never billed.',
       ].join('\n\n'),
     );
-    this.contextValue = 'trafficSession';
+    // A click opens the session panel (its menu has Open Session too); the requests tied to no session have none.
+    this.contextValue = group.id === NO_SESSION ? 'trafficNoSession' : 'trafficSession';
+    if (group.id !== NO_SESSION)
+      this.command = { command: 'loopgate.openSession', title: 'Open Session', arguments: [group.id] };
     this.accessibilityInformation = { label: `Session ${String(this.label)}, ${describeGroup(group)}` };
   }
 }

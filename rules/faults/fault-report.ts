@@ -21,6 +21,7 @@ import { NO_TOKENS, type TokenCounts } from '../../core/token-counts.js';
 import { requestFailed } from '../../core/outcome.js';
 import { normaliseForMatch } from '../cassettes/cassette-match.js';
 import { jsonTextDeeperThan } from '../json/nesting.js';
+import { formatUsd } from '../sessions/usd.js';
 
 /** No retry this long after the last answer (plus the retry-after given): the client gave up, the verdict is settled. */
 export const DEFAULT_QUIET_MS = 60_000;
@@ -270,13 +271,8 @@ function tokenTotal(k: TokenCounts): number {
   return k.input + k.output + k.cacheRead + k.cacheWrite5m + k.cacheWrite1h;
 }
 
-const TINY = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 2 });
-
-/** `$0.0123` below a dollar, two figures below a hundredth of a cent (as `loopgate sessions` writes it). */
-function usd(amount: number): string {
-  if (amount > 0 && amount < 0.0001) return `$${TINY.format(amount)}`;
-  return `$${amount < 1 ? amount.toFixed(4) : amount.toFixed(2)}`;
-}
+/** The one money formatter (rules/sessions/usd.ts): three significant digits, as the editor writes it. */
+const usd = formatUsd;
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(2)} s`;

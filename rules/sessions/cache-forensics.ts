@@ -248,7 +248,7 @@ const minutes = (ms: number) => (ms >= 2 * ONE_HOUR ? `${num(ms / ONE_HOUR)} h` 
 function describeCause(c: CacheMissCause): string {
   switch (c.kind) {
     case 'first-turn':
-      return 'first turn of the session';
+      return 'first turn of the session: the cache is written, nothing to read yet';
     case 'changed':
       return `${c.region.label} changed`;
     case 'ttl-lapsed':
@@ -264,6 +264,14 @@ function describeCause(c: CacheMissCause): string {
     case 'not-compared':
       return c.reason === 'failed' ? `not compared: ${c.detail}` : `too large to compare: ${c.detail}`;
   }
+}
+
+/**
+ * A session's first turn wrote the cache it could not have read: a first write, not a miss. Its verdict stays
+ * `miss` (the tokens were not read), but nothing marks it as one (no red mark, not in the list of misses).
+ */
+export function isFirstWrite(c: Pick<CacheOutcome, 'cause'> | undefined): boolean {
+  return c?.cause?.kind === 'first-turn';
 }
 
 /**
@@ -333,7 +341,8 @@ function summaryOf(verdict: CacheOutcome['verdict'], t: TokenCounts, cause: Cach
   const prompt = promptTokens(t);
   const written = t.cacheWrite5m + t.cacheWrite1h;
   const pct = prompt > 0 ? `${Math.round((t.cacheRead / prompt) * 100)} %` : '–';
-  const paid = written > 0 ? `${num(written)} tokens ${verdict === 'hit' ? 'written' : 're-written'}` : undefined;
+  const again = verdict !== 'hit' && cause?.kind !== 'first-turn';
+  const paid = written > 0 ? `${num(written)} tokens ${again ? 're-written' : 'written'}` : undefined;
   const uncached = t.input > 0 ? `${num(t.input)} tokens uncached` : undefined;
   const words = cause ? describeCause(cause) : 'prefix reused';
   const tail = paid ?? uncached;

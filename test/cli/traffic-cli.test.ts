@@ -164,6 +164,38 @@ describe('loopgate replay', () => {
   });
 });
 
+describe("a cached request's tokens in show and tail (issue 42 item 2)", () => {
+  it('show and tail give the prompt whole (uncached + cache read + cache write), the cached share beside it', async () => {
+    // About 1,500 tokens at the simulator's 4 characters a token: past Sonnet's cache minimum.
+    const system = [
+      {
+        type: 'text' as const,
+        text: 'The quick brown fox jumps over the lazy dog. '.repeat(134),
+        cache_control: { type: 'ephemeral' as const },
+      },
+    ];
+    const ask = async (content: string) => {
+      const { response } = await s
+        .anthropic()
+        .messages.create({ model: 'claude-sonnet-4-6', max_tokens: 50, system, messages: [{ role: 'user', content }] })
+        .withResponse();
+      return response.headers.get('x-loopgate-request-id')!;
+    };
+    await ask('the first turn writes the cache');
+    const id = await ask('the second turn reads it');
+    const json = await runCli(['show', id, '--port', port, '--json'], env());
+    const t = (JSON.parse(json.out) as { record: { tokens: Record<string, number> } }).record.tokens;
+    expect(t.cacheRead, 'the second turn read the cache').toBeGreaterThan(1000);
+    const prompt = t.input! + t.cacheRead! + t.cacheWrite5m! + t.cacheWrite1h!;
+    const show = await runCli(['show', id, '--port', port], env());
+    expect(show.out).toMatch(
+      new RegExp(`^ {2}usage\\s+prompt ${prompt} \\(uncached ${t.input}, cache read ${t.cacheRead}\\b`, 'm'),
+    );
+    const tail = await runCli(['tail', '--no-follow', '--lines', '1', '--port', port], env());
+    expect(tail.out).toContain(`in ${prompt} (${t.cacheRead} cached) out ${t.output}`);
+  });
+});
+
 describe('loopgate tail', () => {
   it('--no-follow prints the recent requests, filtered, as lines or JSON', async () => {
     await chat('tail one');

@@ -50,9 +50,11 @@ describe('the Overview cache line and context bar', () => {
     expect(bar).toContain('x="50.00%" width="25.00%"');
     expect(bar).not.toContain('<img');
     expect(bar).not.toMatch(/style=/);
-    expect(bar).toContain(
-      '2,000 tokens (exact total; split estimated with o200k_base, scaled to it), +120 since turn #6',
+    // Named as the session panel numbers the turn (issue 42); by the ring's number when the session's list lacks it.
+    expect(renderHtml(contextRow(context, { 6: 2 })!)).toContain(
+      '2,000 tokens (exact total; split estimated with o200k_base, scaled to it), +120 since turn 2',
     );
+    expect(bar).toContain('+120 since request #6');
   });
 
   it('the page carries both rows in the Overview', () => {

@@ -153,7 +153,7 @@ describe('the fault report', () => {
       [500, undefined],
     ]);
     expect(v1!.summary).toBe(
-      'retried twice, first after 0.20 s (no retry-after: its own backoff), then succeeded; 216 tokens ($0.0030) spent on failed answers',
+      'retried twice, first after 0.20 s (no retry-after: its own backoff), then succeeded; 216 tokens ($0.003) spent on failed answers',
     );
     // The second fault has its own verdict: one retry.
     expect(v2).toMatchObject({ retries: 1, succeeded: true, firstWaitMs: 500 });

@@ -8,6 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
+import { CONTEXT_COLOURS } from '../../../extension/context-colours.js';
 import type { SessionDetailAnswer } from '../../../core/local-api.js';
 import { fetchSession, fetchSessions } from '../../../extension/sessions/session-reader.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
@@ -147,6 +148,38 @@ test('the session panel opens on the Anthropic session: its turns, totals, estim
   assert.ok(d.session.tokens.cacheRead > 0, `cache reads: ${JSON.stringify(d.session.tokens)}`);
   assert.match(html, /<rect class="write"/, 'the first turn wrote the cache');
   assert.match(html, /<rect class="read"/, 'later turns read it');
+  // Issue 42 item 4: the first turn wrote the cache it could not have read: a first write, not a miss.
+  const firstId = made.claude!.ids[0]!;
+  const firstBar = new RegExp(`<g class="turn" data-open="${firstId}"[^]*?</g>`).exec(html)?.[0] ?? '';
+  assert.ok(firstBar, "turn 1's bar");
+  assert.doesNotMatch(firstBar, /<path class="miss"/, 'a miss mark on turn 1 (a first write)');
+  assert.match(firstBar, /cache: first write/, "turn 1's tooltip says first write");
+  assert.ok(!html.includes(`<button class="link" data-open="${firstId}"`), 'turn 1 listed as a cache miss');
+  // The same in the request's Overview: no miss colour on turn 1.
+  await vscode.commands.executeCommand('loopgate.openRequest', made.claude!.ids[0]);
+  const overview = await waitFor(
+    () => (api.panels.entry?.record.id === made.claude!.ids[0] ? api.panels.lastHtml : undefined),
+    { message: "turn 1's request panel" },
+  );
+  assert.match(overview, /class="cache first-write"/, "turn 1's cache row is a first write");
+  assert.doesNotMatch(overview, /class="cache miss"/, "turn 1's cache row is no miss");
+  assert.match(overview, /nothing to read yet/);
+  // Issue 42 item 5: one colour set for the context bar in both pages, none of the tokens chart's colours.
+  for (const [page, text] of [
+    ['the session panel', html],
+    ['the request Overview', overview],
+  ] as const) {
+    assert.ok(text.includes(CONTEXT_COLOURS), `${page} draws the context with the one colour set`);
+    assert.match(text, /class="cx-(system|tools|history|results|new)"/, `${page} draws a context bar`);
+  }
+  for (const used of ['charts-blue', 'charts-purple', 'charts-green', 'charts-yellow', 'charts-red'])
+    assert.ok(!CONTEXT_COLOURS.includes(used), `the context colours use ${used}, a tokens chart colour`);
+  // The session panel in front again: a hidden one lets its page go and is not updated live (the next test).
+  await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  await vscode.commands.executeCommand('loopgate.openSession', d.session.id);
+  await waitFor(() => (api.sessionPanels.current?.session.id === d.session.id ? true : undefined), {
+    message: 'the session panel again',
+  });
   assert.match(html, /<polyline class="context"/, 'the context line');
   assert.match(html, /<polyline class="cost"/, 'the cumulative cost');
   noSecretIn(html, 'the session panel');
@@ -179,7 +212,9 @@ test('the status bar shows the active session: estimated cost, cache ratio, head
     /^\$\(graph\) \$[\d.]+ est\. · \d+ % cached · \$\((dashboard|warning)\) \d+\/50 req/,
     bar.text,
   );
-  // The tooltip's values went in as text: the markdown source has them escaped (spaces as &nbsp;, `\(`).
+  // Issue 42 item 5: the values keep their spaces (appendText made each one &nbsp;, so the hover broke mid-word).
+  assert.ok(!bar.tooltip.includes('&nbsp;'), `the tooltip's spaces: ${bar.tooltip}`);
+  // The tooltip's values went in as text: the markdown source has them escaped (`\(`).
   const tip = bar.tooltip.replace(/&nbsp;/g, ' ').replace(/\\(.)/g, '$1');
   assert.match(tip, /Cost:\*\* \$[\d.]+ estimated/, tip);
   assert.match(tip, /Cache hit ratio:\*\* \d+ %/, tip);

@@ -269,6 +269,10 @@ test('Inject a Fault arms a rule from the editor; the status bar shows it, the i
   assert.ok(overview.includes('What the client did'), 'the verdict row');
   assert.ok(overview.includes(verdict.summary), `the report's summary: ${verdict.summary}`);
   assert.ok(overview.includes(`data-open="${retry.id}"`), 'the retry links to its request');
+  // Issue 42 item 5: the fault's made-up rate-limit headers are said to be the fault's, not the key's limits.
+  const limitsRow = /<th scope="row">Rate limits<\/th><td>(.*?)<\/td>/s.exec(overview)?.[1] ?? '';
+  assert.match(limitsRow, /x-ratelimit-remaining-requests: 0/, `the fault's headers: ${limitsRow}`);
+  assert.match(limitsRow, /Sent by the injected fault .*not your key.s limits/s, limitsRow);
   noSecretIn(html, 'the panel');
   // Save as Fixture leaves the injected answer out, saying why.
   const saved = (await vscode.commands.executeCommand('loopgate.saveAsFixture', hit.id, folder)) as Saved;

@@ -214,11 +214,35 @@ test('Pause holds new rows back and the title counts them ("paused · 3 waiting"
     message: `"paused · 3 waiting" (is "${api.trafficView.view.description}")`,
   });
   assert.equal(api.traffic.visible().length, before);
+  // Issue 42 item 6: a stream that starts while paused puts no in-flight row in the view, while it runs nor after.
+  const held = api.traffic.counts().total;
+  const res = await fetch(api.host.endpoint!.url + '/v1/chat/completions', {
+    method: 'POST',
+    headers: headers({ 'x-sim-chunk-delay-ms': '200', 'x-sim-chunks': '10' }),
+    body: JSON.stringify({ ...chat('a stream while paused'), stream: true }),
+  });
+  const streamId = res.headers.get('x-loopgate-request-id')!;
+  // The proxy's in-flight report has reached the list (its total counts it) before the stream ends.
+  const reader = res.body!.getReader();
+  await reader.read();
+  await waitFor(() => (api.traffic.counts().total > held ? true : undefined), {
+    message: 'the in-flight report of the stream',
+  });
+  const whileRunning = viewRows().filter((r) => /in flight/.test(r.description) || r.id === streamId);
+  while (!(await reader.read()).done);
+  await waitFor(() => api.trafficView.view.description === 'paused · 4 waiting', {
+    message: `"paused · 4 waiting" (is "${api.trafficView.view.description}")`,
+  });
+  const afterEnd = viewRows().filter((r) => /in flight/.test(r.description) || r.id === streamId);
+  assert.deepEqual(whileRunning, [], 'an in-flight row while paused');
+  assert.deepEqual(afterEnd, [], 'an in-flight row after the stream ended, still paused');
+  sent.push({ id: streamId, status: res.status, text: '' });
   await vscode.commands.executeCommand('loopgate.resumeTraffic');
   await waitFor(() => sent.every((s) => api.traffic.visible().some((r) => r.record.id === s.id)), {
     message: 'the held rows shown',
   });
   assert.equal(api.trafficView.view.description, undefined);
+  assert.ok(!viewRows().some((r) => /in flight/.test(r.description)), 'no in-flight row after Resume');
 });
 
 test('requests of two agent sessions group under their sessions, with turns, tokens and errors', async () => {
@@ -228,10 +252,18 @@ test('requests of two agent sessions group under their sessions, with turns, tok
   });
   const first = '1a2b3c4d-0000-4000-8000-000000000001';
   const second = '5e6f7a8b-0000-4000-8000-000000000002';
+  // A system prompt past Sonnet's cache minimum (about 1,500 tokens at the simulator's 4 characters a token),
+  // marked for the cache: the first session's second turn reads what its first wrote.
   const msg = (content: string) => ({
     model: 'claude-sonnet-4-6',
     max_tokens: 100,
-    system: 'You are a coding agent.',
+    system: [
+      {
+        type: 'text',
+        text: 'You are a coding agent. '.repeat(250),
+        cache_control: { type: 'ephemeral' },
+      },
+    ],
     messages: [{ role: 'user', content }],
   });
   await send('/v1/messages', msg('first session, turn one'), session(first));
@@ -255,6 +287,43 @@ test('requests of two agent sessions group under their sessions, with turns, tok
   assert.match(groups.g1.description, /^2 turns\b/);
   assert.match(groups.g2.description, /^1 turn\b/);
   console.log(`traffic-list: sessions "${groups.g1.description}" and "${groups.g2.description}"`);
+  // Issue 42 item 3: a session row's click opens the session panel on it; its menu has Open Session.
+  const provider = api.trafficView.provider;
+  const sessionNode = provider.getChildren().find((n) => provider.getTreeItem(n).id === groups.g1.id)!;
+  const item = provider.getTreeItem(sessionNode);
+  assert.equal(item.command?.command, 'loopgate.openSession', 'a session row opens the session panel on click');
+  assert.equal(item.contextValue, 'trafficSession');
+  const menus = (
+    vscode.extensions.getExtension('loopgate.loopgate')!.packageJSON as {
+      contributes: { menus: Record<string, Array<{ command: string; when?: string }>> };
+    }
+  ).contributes.menus['view/item/context']!;
+  assert.ok(
+    menus.some((m) => m.command === 'loopgate.openSession' && /viewItem == trafficSession\b/.test(m.when ?? '')),
+    'Open Session in the session row menu',
+  );
+  await vscode.commands.executeCommand(item.command.command, ...(item.command.arguments ?? []));
+  const sessionId = groups.g1.id.slice('session:'.length);
+  await waitFor(() => (api.sessionPanels.current?.session.id === sessionId ? true : undefined), {
+    message: 'the session panel on the clicked session',
+  });
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  // Issue 42 item 1: one money format: the chat requests' session (gpt-4o-mini, a few tokens) is no `~$0.0000`.
+  const described = viewRows().map((r) => r.description);
+  assert.ok(!described.some((d) => /~\$0\.0000(?!\d)/.test(d)), `a session priced $0.0000: ${described.join(' | ')}`);
+  assert.ok(
+    described.some((d) => /~\$0\.0000\d/.test(d)),
+    `a session under a hundredth of a cent, in significant figures: ${described.join(' | ')}`,
+  );
+  // Item 2: the request rows' prompts (cache reads and writes included) add up to their session row's.
+  const children = provider.getChildren(sessionNode).map((n) => String(provider.getTreeItem(n).description));
+  const prompts = children.map((d) => Number(/(\d+)→\d+ tok/.exec(d)?.[1]));
+  const sessionPrompt = Number(/(\d+)→\d+ tok/.exec(groups.g1.description)?.[1]);
+  assert.equal(
+    prompts.reduce((a, b) => a + b, 0),
+    sessionPrompt,
+    `the rows' prompts (${children.join(' | ')}) add up to the session's (${groups.g1.description})`,
+  );
 });
 
 test(

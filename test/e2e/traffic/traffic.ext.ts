@@ -219,6 +219,9 @@ test('Edit and Resend opens the body as an untitled JSON document and sends the 
     messages: [{ role: 'user', content: 'before the edit' }],
   });
   await rowFor(chat.id, chat.finishedAt);
+  // From the panel, as a user does: the document then opens in the panel's group.
+  await vscode.commands.executeCommand('loopgate.openRequest', chat.id);
+  await waitFor(() => (api.panels.entry?.record.id === chat.id ? true : undefined), { message: 'the panel' });
   const doc = (await vscode.commands.executeCommand('loopgate.editAndResendRequest', chat.id)) as vscode.TextDocument;
   assert.equal(doc.languageId, 'json');
   assert.ok(doc.isUntitled);
@@ -250,6 +253,34 @@ test('Edit and Resend opens the body as an untitled JSON document and sends the 
   assert.match(html, /Echo: after the edit/);
   assert.match(html, new RegExp(`Replay of</th><td><a href="#" class="open" data-open="${chat.id}"`));
   assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), doc.uri.toString());
+  // Issue 42 item 6: the panel beside the document is a pinned tab, not a preview one, so a Compare with… run
+  // from the panel (the user clicks it, then its button) opens the diff beside it instead of in its place.
+  const tabs = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs);
+  const panelTab = () =>
+    tabs().find(
+      (t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith('loopgate.trafficDetail'),
+    );
+  assert.ok(panelTab(), 'the panel has a tab');
+  assert.equal(panelTab()!.isPreview, false, 'the panel is a preview tab after Edit and Resend');
+  const docTab = tabs().find(
+    (t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === doc.uri.toString(),
+  );
+  // Beside the document, or kept in its own group: either way a pinned tab (the two targets differ; logged).
+  console.log(
+    `traffic: after Edit and Resend the panel is in group ${panelTab()!.group.viewColumn}, the document in ${docTab?.group.viewColumn}`,
+  );
+  await vscode.commands.executeCommand('loopgate.openRequest', newId);
+  await waitFor(() => (panelTab()?.isActive && panelTab()!.group.isActive ? true : undefined), {
+    message: 'the panel focused',
+  });
+  await vscode.commands.executeCommand('loopgate.compareRequests', newId, chat.id);
+  await waitFor(() => (tabs().some((t) => t.input instanceof vscode.TabInputTextDiff) ? true : undefined), {
+    message: 'the diff open',
+  });
+  assert.ok(panelTab(), 'Compare with… closed the panel');
+  assert.ok(api.panels.isOpen);
+  await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  await vscode.window.showTextDocument(doc);
   await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
 });
 
