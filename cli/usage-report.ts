@@ -25,8 +25,9 @@ requests, tokens (input, output, cache read and write), estimated cost (and how
 many requests had no price), cache hit ratio and errors, then the total.
 
 Options:
-  --since WHEN   Only requests since a duration ago (15m, 2h, 7d, 2w) or an ISO
-                 time (default ${DEFAULT_SINCE}).
+  --since WHEN   Only requests since a duration ago (15m, 2h, 7d, 2w), a date
+                 (2026-12-01 or 20261201: from local midnight, the local date
+                 --by day shows) or an ISO time (default ${DEFAULT_SINCE}).
   --by WHAT      day (local date, the default), session, model or key (name).
   --json         One JSON object a line: each group, then the total ("total": true).
   --port N       The log of the proxy on port N (default ${DEFAULT_PORT}): each proxy keeps its own.

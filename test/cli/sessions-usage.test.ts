@@ -237,7 +237,7 @@ describe('sessions in memory, usage from the log across a restart', () => {
   it('bad input gets a clear error (exit 2), and a log that is not there says where it looked (exit 3)', async () => {
     const banana = await runCli(['usage', '--since', 'banana', '--port', String(port)], env());
     expect(banana.code).toBe(2);
-    expect(banana.err).toContain('--since "banana" is neither a duration (e.g. 15m, 2h, 1d) nor an ISO time');
+    expect(banana.err).toContain('--since "banana" is neither a duration (e.g. 15m, 2h, 1d) nor a date (2026-11-21 or 20261121, local midnight) nor an ISO time');
     const colour = await runCli(['usage', '--by', 'colour', '--port', String(port)], env());
     expect(colour.code).toBe(2);
     expect(colour.err).toContain('--by takes day, session, model, key (got "colour")');

@@ -169,7 +169,7 @@ describe('loopgate usage over the log on disk', () => {
   it('bad input is refused with what to write instead (exit 2)', async () => {
     const banana = await runCli(['usage', '--log', log, '--since', 'banana']);
     expect(banana.code).toBe(2);
-    expect(banana.err).toContain('--since "banana" is neither a duration (e.g. 15m, 2h, 1d) nor an ISO time');
+    expect(banana.err).toContain('--since "banana" is neither a duration (e.g. 15m, 2h, 1d) nor a date (2026-11-21 or 20261121, local midnight) nor an ISO time');
     const colour = await runCli(['usage', '--log', log, '--by', 'colour']);
     expect(colour.code).toBe(2);
     expect(colour.err).toContain('--by takes day, session, model, key (got "colour")');
