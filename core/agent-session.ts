@@ -4,6 +4,7 @@
 // per-request facts that go to the log (no content); the local API
 // (core/local-api.ts) answers the rest from the ring. Types and the lists' caps only.
 import type { TokenCounts } from './token-counts.js';
+import type { PricedAs } from './priced-as.js';
 
 /**
  * How a request was tied to its session, most certain first:
@@ -28,7 +29,17 @@ export interface SessionRef {
 
 /** What a request cost, estimated from list prices (rules/sessions/pricing.ts): never a bill. */
 export type RequestCost =
-  | { estimated: number; currency: 'USD'; pricedAs: string; source: 'genai-prices' | 'loopgate.json' }
+  | {
+      estimated: number;
+      currency: 'USD';
+      /** The model whose prices were used: the served one, or what it was matched or mapped to. */
+      pricedAs: string;
+      source: 'genai-prices' | 'loopgate.json';
+      /** exact, dated (less a date suffix), mapped (loopgate.json or the demo fixture) or own (priced outright); absent in a record from before issue 42. */
+      match?: 'exact' | 'dated' | 'mapped' | 'own';
+      /** The vendor bills this request at a tier the prices lack: the estimate is a floor, and why. */
+      floor?: string;
+    }
   | { noPrice: string };
 
 /** One limit as a rate-limit header family reports it. */
@@ -90,6 +101,10 @@ export interface SessionSummary {
   tokens: SessionTokens;
   /** Sum of the priced requests; `unpriced` counts those without a price. null when nothing was priced. */
   cost: { estimated: number; currency: 'USD'; unpriced: number } | null;
+  /** Served models priced as another (or by a date suffix, a mapping, their own price): core/priced-as.ts. */
+  pricedAs?: PricedAs[];
+  /** Requests whose estimate is a floor (the vendor bills a tier the prices lack), and the first one's reason. */
+  floors?: { requests: number; note: string };
   /** Why cost is null, or what the unpriced requests need (how to add a price). */
   costNote?: string;
   /** When cost is null: the requests that had no price (an answer without usage is not one). */

@@ -18,6 +18,8 @@ import {
 } from '../core/agent-session.js';
 import type { UsageGroup, UsageTotals } from '../storage/log/usage-totals.js';
 import { isUsdTotal } from '../core/sane-numbers.js';
+import { notePricedAs, pricedAsClause, pricedAsOf, pricedAsText, type PricedAs } from '../core/priced-as.js';
+import type { TrafficRecord } from '../core/record.js';
 
 const TINY = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 2 });
 
@@ -45,6 +47,12 @@ function costText(cost: { estimated: number } | null, unpriced: number): string 
   // An answer from an older proxy may carry null (JSON's Infinity) where a figure belongs: no estimate.
   if (!isUsdTotal(cost.estimated)) return 'no price';
   return `${usd(cost.estimated)} estimated${unpriced > 0 ? ` + ${unpriced} no price` : ''}`;
+}
+
+/** A table's cost cell: "$0.0123", "≥$0.75" (a floor), "$0.01 + 2 no price", "no price" or "-". */
+function costCell(cost: { estimated: number } | null, unpriced: number, floors: number): string {
+  if (!cost || !isUsdTotal(cost.estimated)) return unpriced > 0 || cost ? 'no price' : '-';
+  return `${floors > 0 ? '≥' : ''}${usd(cost.estimated)}${unpriced > 0 ? ` + ${unpriced} no price` : ''}`;
 }
 
 function tokensText(t: SessionTokens): string {
@@ -86,23 +94,145 @@ function table(header: string[], rows: string[][]): string {
   return [line(header), ...rows.map(line)].join('\n');
 }
 
-const ESTIMATE_NOTE =
-  'Costs are estimated from list prices, never a bill. "no price": map or price the model in loopgate.json "prices".';
+/** The width a table fits when the terminal's is not known (a pipe, a file). */
+export const DEFAULT_TABLE_WIDTH = 100;
 
-/** `loopgate sessions`: one row a session, most recent first (the proxy's order). */
-export function sessionsTable(sessions: readonly SessionSummary[]): string {
+interface Column {
+  title: string;
+  cells: string[];
+  /** Columns are cut lowest first while the table is wider than the terminal; 0 is never cut. */
+  cut: number;
+}
+
+/** The table with as many columns as fit `width` (cutting the lowest `cut` first), and the titles it left out. */
+function fittedTable(columns: Column[], width: number): { text: string; left: string[] } {
+  const kept = [...columns];
+  const wide = (c: Column) => Math.max(c.title.length, ...c.cells.map((x) => x.length));
+  const total = () => kept.reduce((n, c) => n + wide(c), 0) + 2 * (kept.length - 1);
+  const left: string[] = [];
+  while (total() > width) {
+    const victim = kept.filter((c) => c.cut > 0).sort((a, b) => a.cut - b.cut)[0];
+    if (!victim) break;
+    kept.splice(kept.indexOf(victim), 1);
+    left.push(victim.title);
+  }
+  const rows = kept[0]!.cells.map((_, i) => kept.map((c) => c.cells[i] ?? ''));
+  return { text: table(kept.map((c) => c.title), rows), left };
+}
+
+/** Token columns: input, output, cache read and cache write, each compact. */
+function tokenColumns(all: readonly SessionTokens[]): Column[] {
+  return [
+    { title: 'IN', cells: all.map((t) => compact(t.input)), cut: 60 },
+    { title: 'OUT', cells: all.map((t) => compact(t.output)), cut: 60 },
+    { title: 'CACHE R', cells: all.map((t) => compact(t.cacheRead)), cut: 40 },
+    { title: 'CACHE W', cells: all.map((t) => compact(t.cacheWrite)), cut: 40 },
+  ];
+}
+
+/**
+ * Each session id cut to the shortest start no other listed id shares (8 characters of the client's id at least),
+ * as `tail --session` takes it; the whole id when it is short.
+ */
+function shortIds(ids: readonly string[]): string[] {
+  return ids.map((id) => {
+    const min = id.lastIndexOf(':') + 1 + 8;
+    for (let n = min; n < id.length; n++) {
+      const start = id.slice(0, n);
+      if (!ids.some((other) => other !== id && other.startsWith(start))) return start;
+    }
+    return id;
+  });
+}
+
+const ESTIMATE_NOTE =
+  'Costs are estimated from list prices, never a bill.\n"no price": map or price the model in loopgate.json "prices".';
+
+/** What a table's footer says: the columns it cut, the prices used where not the model's own, the floors. */
+function footer(
+  o: { width: number; left: string[]; shortened: boolean; pricedAs: readonly PricedAs[]; floor?: string },
+): string[] {
+  const lines: string[] = [];
+  if (o.left.length)
+    lines.push(`Left out to fit ${o.width} columns: ${o.left.join(', ')} (a wider terminal or --json has them).`);
+  if (o.shortened) lines.push('SESSION: the start of each id, unique here (tail --session takes it); --json has it whole.');
+  if (o.pricedAs.length) lines.push('Priced as:', ...o.pricedAs.map((e) => `  ${pricedAsText(e)}`));
+  if (o.floor) lines.push(`≥: the estimate is ${o.floor}.`);
+  return lines;
+}
+
+function allPricedAs(lists: ReadonlyArray<readonly PricedAs[] | undefined>): PricedAs[] {
+  const out: PricedAs[] = [];
+  for (const list of lists) for (const e of list ?? []) notePricedAs(out, e);
+  return out;
+}
+
+/** `loopgate sessions`: one row a session, most recent first (the proxy's order), then the total. */
+export function sessionsTable(sessions: readonly SessionSummary[], width = DEFAULT_TABLE_WIDTH): string {
   if (sessions.length === 0) return "No sessions in the proxy's memory yet: send a request through it.";
-  const rows = sessions.map((s) => [
-    s.client + (s.agents.length ? ` (+${sessionListCount(s, 'agents')} agents)` : ''),
-    s.id,
-    String(s.turns),
-    tokensText(s.tokens),
-    costText(s.cost, s.cost?.unpriced ?? s.unpriced ?? (hasTokens(s.tokens) ? 1 : 0)),
-    percent(s.cacheHitRatio),
-    String(s.errors),
-    headroomText(s.rateLimit),
-  ]);
-  return `${table(['CLIENT', 'SESSION', 'TURNS', 'TOKENS', 'COST', 'CACHE HIT', 'ERRORS', 'RATE LIMIT LEFT'], rows)}\n${ESTIMATE_NOTE}`;
+  const unpricedOf = (s: SessionSummary) => s.cost?.unpriced ?? s.unpriced ?? (hasTokens(s.tokens) ? 1 : 0);
+  const total = sessionsTotal(sessions, unpricedOf);
+  const all = [...sessions, total];
+  const ids = shortIds(sessions.map((s) => s.id));
+  const { text, left } = fittedTable(
+    [
+      {
+        title: 'CLIENT',
+        cells: [...sessions.map((s) => s.client + (s.agents.length ? ` (+${sessionListCount(s, 'agents')})` : '')), 'total'],
+        cut: 20,
+      },
+      { title: 'SESSION', cells: [...ids, '-'], cut: 0 },
+      { title: 'TURNS', cells: all.map((s) => String(s.turns)), cut: 30 },
+      ...tokenColumns(all.map((s) => s.tokens)),
+      {
+        title: 'EST. COST',
+        cells: all.map((s) => costCell(s.cost, unpricedOf(s), s.floors?.requests ?? 0)),
+        cut: 0,
+      },
+      { title: 'CACHE HIT', cells: all.map((s) => percent(s.cacheHitRatio)), cut: 50 },
+      { title: 'ERRORS', cells: all.map((s) => String(s.errors)), cut: 35 },
+      { title: 'RATE LIMIT LEFT', cells: [...sessions.map((s) => headroomText(s.rateLimit)), '-'], cut: 10 },
+    ],
+    width,
+  );
+  const notes = footer({
+    width,
+    left,
+    shortened: ids.some((id, i) => id !== sessions[i]!.id),
+    pricedAs: allPricedAs(sessions.map((s) => s.pricedAs)),
+    floor: sessions.find((s) => s.floors)?.floors?.note,
+  });
+  return [text, ...notes, ESTIMATE_NOTE].join('\n');
+}
+
+/** The sessions added up, as the table's last row. */
+function sessionsTotal(sessions: readonly SessionSummary[], unpricedOf: (s: SessionSummary) => number): SessionSummary {
+  const tokens: SessionTokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cacheWrite5m: 0, cacheWrite1h: 0, reasoning: 0 };
+  let cost: number | undefined;
+  let unpriced = 0;
+  let floors = 0;
+  let turns = 0;
+  let errors = 0;
+  for (const s of sessions) {
+    for (const k of Object.keys(tokens) as Array<keyof SessionTokens>) tokens[k] += s.tokens[k] ?? 0;
+    if (s.cost && isUsdTotal(s.cost.estimated) && isUsdTotal((cost ?? 0) + s.cost.estimated))
+      cost = (cost ?? 0) + s.cost.estimated;
+    unpriced += unpricedOf(s);
+    floors += s.floors?.requests ?? 0;
+    turns += s.turns;
+    errors += s.errors;
+  }
+  const prompt = tokens.input + tokens.cacheRead + tokens.cacheWrite;
+  return {
+    ...sessions[0]!,
+    turns,
+    errors,
+    tokens,
+    cost: cost === undefined ? null : { estimated: cost, currency: 'USD', unpriced },
+    unpriced,
+    ...(floors ? { floors: { requests: floors, note: '' } } : {}),
+    cacheHitRatio: prompt > 0 ? tokens.cacheRead / prompt : null,
+  };
 }
 
 function hasTokens(t: SessionTokens): boolean {
@@ -131,28 +261,33 @@ export function sessionListText(s: SessionSummary, name: SessionListName): strin
 const BY_TITLE: Record<UsageTotals['by'], string> = { day: 'DAY', session: 'SESSION', model: 'MODEL', key: 'KEY' };
 
 /** `loopgate usage`: one row a group and a total. */
-export function usageTable(u: UsageTotals, from: string): string {
+export function usageTable(u: UsageTotals, from: string, width = DEFAULT_TABLE_WIDTH): string {
   if (u.groups.length === 0) return `No requests in ${from}.`;
-  const cells = (g: UsageGroup, name: string) => [
-    name,
-    ...(u.by === 'session' ? [g.client ?? '-'] : []),
-    String(g.requests),
-    tokensText(g.tokens),
-    costText(g.cost, g.unpriced),
-    percent(g.cacheHitRatio),
-    String(g.errors),
-  ];
-  const header = [
-    BY_TITLE[u.by],
-    ...(u.by === 'session' ? ['CLIENT'] : []),
-    'REQUESTS',
-    'TOKENS',
-    'COST',
-    'CACHE HIT',
-    'ERRORS',
-  ];
-  const rows = [...u.groups.map((g) => cells(g, g.group)), cells(u.total, 'total')];
-  return `${table(header, rows)}\nFrom ${from}.\n${ESTIMATE_NOTE}`;
+  const all = [...u.groups, u.total];
+  const ids = u.by === 'session' ? shortIds(u.groups.map((g) => g.group)) : u.groups.map((g) => g.group);
+  const { text, left } = fittedTable(
+    [
+      { title: BY_TITLE[u.by], cells: [...ids, 'total'], cut: 0 },
+      ...(u.by === 'session' ? [{ title: 'CLIENT', cells: all.map((g) => g.client ?? '-'), cut: 20 }] : []),
+      ...(u.by === 'model'
+        ? [{ title: 'ASKED AS', cells: [...u.groups.map((g) => g.asked?.join(', ') ?? '-'), '-'], cut: 25 }]
+        : []),
+      { title: 'REQUESTS', cells: all.map((g) => String(g.requests)), cut: 30 },
+      ...tokenColumns(all.map((g) => g.tokens)),
+      { title: 'EST. COST', cells: all.map((g) => costCell(g.cost, g.unpriced, g.floors?.requests ?? 0)), cut: 0 },
+      { title: 'CACHE HIT', cells: all.map((g) => percent(g.cacheHitRatio)), cut: 50 },
+      { title: 'ERRORS', cells: all.map((g) => String(g.errors)), cut: 35 },
+    ],
+    width,
+  );
+  const notes = footer({
+    width,
+    left,
+    shortened: ids.some((id, i) => id !== u.groups[i]!.group),
+    pricedAs: u.total.pricedAs ?? [],
+    floor: u.total.floors?.note,
+  });
+  return [text, ...notes, `From ${from}.`, ESTIMATE_NOTE].join('\n');
 }
 
 /** One JSON line a group of `loopgate usage --json` (the total last, with "total": true). */
@@ -168,6 +303,9 @@ export function usageJson(u: UsageTotals): string[] {
       last: g.last,
       tokens: g.tokens,
       cost: g.cost,
+      ...(g.asked ? { asked: g.asked } : {}),
+      ...(g.pricedAs ? { pricedAs: g.pricedAs } : {}),
+      ...(g.floors ? { floors: g.floors } : {}),
       ...(g.cost === null && g.unpriced > 0
         ? { costNote: 'no price: map or price the model in loopgate.json "prices"' }
         : {}),
@@ -175,6 +313,17 @@ export function usageJson(u: UsageTotals): string[] {
       cacheHitRatio: g.cacheHitRatio,
     });
   return [...u.groups.map((g) => line(g, false)), line(u.total, true)];
+}
+
+/** `show`'s cost row: "$0.0253 estimated, priced as claude-sonnet-4-0 (its date suffix dropped)", or why no price. */
+export function requestCostText(rec: Pick<TrafficRecord, 'cost' | 'servedModel' | 'model'>): string | undefined {
+  const cost = rec.cost;
+  if (!cost) return undefined;
+  if (!('estimated' in cost)) return `no price: ${cost.noPrice}`;
+  if (!isUsdTotal(cost.estimated)) return 'no price';
+  const entry = pricedAsOf(rec.servedModel ?? rec.model, cost);
+  const how = entry ? `, ${pricedAsClause(entry)}` : '';
+  return `${usd(cost.estimated)} estimated${how}${cost.floor ? `; ${cost.floor}` : ''}`;
 }
 
 function row(label: string, value: Hole): TerminalText {
@@ -203,6 +352,8 @@ function sessionLines(s: SessionSummary, color: boolean): Hole[] {
   lines.push(
     row('cost', costText(s.cost, s.cost?.unpriced ?? s.unpriced ?? 0) + (s.costNote ? ` (${s.costNote})` : '')),
   );
+  for (const e of s.pricedAs ?? []) lines.push(row('priced', pricedAsText(e)));
+  if (s.floors) lines.push(row('floor', `${s.floors.requests} request(s): ${s.floors.note}`));
   lines.push(row('cache hit', percent(s.cacheHitRatio)));
   if (s.rateLimit) lines.push(row('rate limit', `${headroomText(s.rateLimit)} (seen ${s.rateLimit.seenAt})`));
   return lines;
