@@ -49,10 +49,10 @@ function costText(cost: { estimated: number } | null, unpriced: number): string 
   return `${usd(cost.estimated)} estimated${unpriced > 0 ? ` + ${unpriced} no price` : ''}`;
 }
 
-/** A table's cost cell: "$0.0123", "≥$0.75" (a floor), "$0.01 + 2 no price", "no price" or "-". */
+/** A table's cost cell: "$0.0123", "≥$0.75" (a floor), "no price" (nothing priced) or "-" (nothing to price). */
 function costCell(cost: { estimated: number } | null, unpriced: number, floors: number): string {
   if (!cost || !isUsdTotal(cost.estimated)) return unpriced > 0 || cost ? 'no price' : '-';
-  return `${floors > 0 ? '≥' : ''}${usd(cost.estimated)}${unpriced > 0 ? ` + ${unpriced} no price` : ''}`;
+  return `${floors > 0 ? '≥' : ''}${usd(cost.estimated)}`;
 }
 
 function tokensText(t: SessionTokens): string {
@@ -117,29 +117,39 @@ function fittedTable(columns: Column[], width: number): { text: string; left: st
     left.push(victim.title);
   }
   const rows = kept[0]!.cells.map((_, i) => kept.map((c) => c.cells[i] ?? ''));
-  return { text: table(kept.map((c) => c.title), rows), left };
+  return {
+    text: table(
+      kept.map((c) => c.title),
+      rows,
+    ),
+    left,
+  };
 }
 
-/** Token columns: input, output, cache read and cache write, each compact. */
+/** Token columns: input/output and cache read/write, each pair compact. */
 function tokenColumns(all: readonly SessionTokens[]): Column[] {
   return [
-    { title: 'IN', cells: all.map((t) => compact(t.input)), cut: 60 },
-    { title: 'OUT', cells: all.map((t) => compact(t.output)), cut: 60 },
-    { title: 'CACHE R', cells: all.map((t) => compact(t.cacheRead)), cut: 40 },
-    { title: 'CACHE W', cells: all.map((t) => compact(t.cacheWrite)), cut: 40 },
+    { title: 'IN/OUT', cells: all.map((t) => `${compact(t.input)}/${compact(t.output)}`), cut: 60 },
+    { title: 'CACHE R/W', cells: all.map((t) => `${compact(t.cacheRead)}/${compact(t.cacheWrite)}`), cut: 40 },
   ];
 }
 
+/** The count of requests without a price, as a column of its own when any has one. */
+function unpricedColumn(counts: readonly number[]): Column[] {
+  return counts.some((n) => n > 0) ? [{ title: 'NO PRICE', cells: counts.map(String), cut: 45 }] : [];
+}
+
 /**
- * Each session id cut to the shortest start no other listed id shares (8 characters of the client's id at least),
- * as `tail --session` takes it; the whole id when it is short.
+ * Each session id as the start of the client's own id (8 characters at least) that no other listed id starts
+ * with, as `tail --session` takes it; the whole id when no start of the client's part is unique.
  */
 function shortIds(ids: readonly string[]): string[] {
+  const own = (id: string) => id.slice(id.indexOf(':') + 1);
   return ids.map((id) => {
-    const min = id.lastIndexOf(':') + 1 + 8;
-    for (let n = min; n < id.length; n++) {
-      const start = id.slice(0, n);
-      if (!ids.some((other) => other !== id && other.startsWith(start))) return start;
+    const mine = own(id);
+    for (let n = Math.min(8, mine.length); n <= mine.length; n++) {
+      const start = mine.slice(0, n);
+      if (!ids.some((o) => o !== id && (o.startsWith(start) || own(o).startsWith(start)))) return start;
     }
     return id;
   });
@@ -149,15 +159,20 @@ const ESTIMATE_NOTE =
   'Costs are estimated from list prices, never a bill.\n"no price": map or price the model in loopgate.json "prices".';
 
 /** What a table's footer says: the columns it cut, the prices used where not the model's own, the floors. */
-function footer(
-  o: { width: number; left: string[]; shortened: boolean; pricedAs: readonly PricedAs[]; floor?: string },
-): string[] {
+function footer(o: {
+  width: number;
+  left: string[];
+  shortened: boolean;
+  pricedAs: readonly PricedAs[];
+  floor?: string;
+}): string[] {
   const lines: string[] = [];
   if (o.left.length)
     lines.push(`Left out to fit ${o.width} columns: ${o.left.join(', ')} (a wider terminal or --json has them).`);
-  if (o.shortened) lines.push('SESSION: the start of each id, unique here (tail --session takes it); --json has it whole.');
+  if (o.shortened)
+    lines.push('SESSION: a unique start of the id the client sent (tail --session takes it; --json: whole).');
   if (o.pricedAs.length) lines.push('Priced as:', ...o.pricedAs.map((e) => `  ${pricedAsText(e)}`));
-  if (o.floor) lines.push(`≥: the estimate is ${o.floor}.`);
+  if (o.floor) lines.push('≥: a floor: the vendor bills a long-context price the prices used lack (show ID: which).');
   return lines;
 }
 
@@ -178,7 +193,10 @@ export function sessionsTable(sessions: readonly SessionSummary[], width = DEFAU
     [
       {
         title: 'CLIENT',
-        cells: [...sessions.map((s) => s.client + (s.agents.length ? ` (+${sessionListCount(s, 'agents')})` : '')), 'total'],
+        cells: [
+          ...sessions.map((s) => s.client + (s.agents.length ? ` (+${sessionListCount(s, 'agents')})` : '')),
+          'total',
+        ],
         cut: 20,
       },
       { title: 'SESSION', cells: [...ids, '-'], cut: 0 },
@@ -189,9 +207,12 @@ export function sessionsTable(sessions: readonly SessionSummary[], width = DEFAU
         cells: all.map((s) => costCell(s.cost, unpricedOf(s), s.floors?.requests ?? 0)),
         cut: 0,
       },
+      ...unpricedColumn(all.map(unpricedOf)),
       { title: 'CACHE HIT', cells: all.map((s) => percent(s.cacheHitRatio)), cut: 50 },
-      { title: 'ERRORS', cells: all.map((s) => String(s.errors)), cut: 35 },
-      { title: 'RATE LIMIT LEFT', cells: [...sessions.map((s) => headroomText(s.rateLimit)), '-'], cut: 10 },
+      { title: 'ERRORS', cells: all.map((s) => String(s.errors)), cut: 15 },
+      ...(sessions.some((s) => s.rateLimit)
+        ? [{ title: 'RATE LIMIT LEFT', cells: [...sessions.map((s) => headroomText(s.rateLimit)), '-'], cut: 10 }]
+        : []),
     ],
     width,
   );
@@ -207,7 +228,15 @@ export function sessionsTable(sessions: readonly SessionSummary[], width = DEFAU
 
 /** The sessions added up, as the table's last row. */
 function sessionsTotal(sessions: readonly SessionSummary[], unpricedOf: (s: SessionSummary) => number): SessionSummary {
-  const tokens: SessionTokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cacheWrite5m: 0, cacheWrite1h: 0, reasoning: 0 };
+  const tokens: SessionTokens = {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    cacheWrite5m: 0,
+    cacheWrite1h: 0,
+    reasoning: 0,
+  };
   let cost: number | undefined;
   let unpriced = 0;
   let floors = 0;
@@ -275,8 +304,9 @@ export function usageTable(u: UsageTotals, from: string, width = DEFAULT_TABLE_W
       { title: 'REQUESTS', cells: all.map((g) => String(g.requests)), cut: 30 },
       ...tokenColumns(all.map((g) => g.tokens)),
       { title: 'EST. COST', cells: all.map((g) => costCell(g.cost, g.unpriced, g.floors?.requests ?? 0)), cut: 0 },
+      ...unpricedColumn(all.map((g) => g.unpriced)),
       { title: 'CACHE HIT', cells: all.map((g) => percent(g.cacheHitRatio)), cut: 50 },
-      { title: 'ERRORS', cells: all.map((g) => String(g.errors)), cut: 35 },
+      { title: 'ERRORS', cells: all.map((g) => String(g.errors)), cut: 15 },
     ],
     width,
   );

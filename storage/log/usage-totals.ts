@@ -123,9 +123,9 @@ function add(g: UsageGroup, cache: CacheCounts, rec: TrafficRecord): void {
   } else if (cost) g.unpriced++;
 }
 
-/** --by model: the model asked for, kept beside the served one it grouped under when they differ (capped). */
+/** --by model: the model asked for (before an alias, or the demo's closest model), kept beside the served one. */
 function noteAsked(g: UsageGroup, rec: TrafficRecord): void {
-  const asked = rec.model;
+  const asked = rec.alias?.from ?? rec.model;
   if (!asked || asked === g.group) return;
   const list = (g.asked ??= []);
   if (list.length < SESSION_LIST_CAP && !list.includes(asked)) list.push(asked);
