@@ -141,11 +141,14 @@ function unpricedColumn(counts: readonly number[]): Column[] {
 
 /**
  * Each session id as the start of the client's own id (8 characters at least) that no other listed id starts
- * with, as `tail --session` takes it; the whole id when no start of the client's part is unique.
+ * with, as `tail --session` takes it; the whole id when it is short, or when no start of the client's part is unique.
  */
+const SHORT_ID_CHARS = 20;
+
 function shortIds(ids: readonly string[]): string[] {
   const own = (id: string) => id.slice(id.indexOf(':') + 1);
   return ids.map((id) => {
+    if (id.length <= SHORT_ID_CHARS) return id;
     const mine = own(id);
     for (let n = Math.min(8, mine.length); n <= mine.length; n++) {
       const start = mine.slice(0, n);

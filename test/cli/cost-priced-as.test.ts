@@ -189,3 +189,38 @@ describe('the price each estimate used, in every output', () => {
     expect(table.out).toContain('\n  gpt-6.1-sol priced as gpt-5.1 (mapped in the prices setting)\n');
   });
 });
+
+describe('the demo prices its own models as Claude Code does (item 11)', () => {
+  it('claude-haiku-5-5 in `loopgate serve` demo mode: $0.10 / $0.50 per million, its own price named', async () => {
+    const demoHome = tempHome();
+    const demoToken = 'lg-local-priced-as-demo-0123456789abcdefgh';
+    const demo = await spawnCli(
+      ['serve', '--port', '0'],
+      { LOOPGATE_HOME: demoHome, LOOPGATE_TOKEN: demoToken },
+      /listening on (http:\/\/127\.0\.0\.1:\d+)/,
+    );
+    try {
+      const demoUrl = demo.match[1]!;
+      const a = new Anthropic({ baseURL: demoUrl, apiKey: demoToken, maxRetries: 0 });
+      const r = await a.messages
+        .create({ model: 'claude-haiku-5-5', max_tokens: 16, messages: [{ role: 'user', content: 'haiku price' }] })
+        .withResponse();
+      const id = r.response.headers.get('x-loopgate-request-id')!;
+      const u = r.data.usage;
+      const show = await runBuiltCli(['show', id, '--json', '--port', new URL(demoUrl).port], {
+        env: { LOOPGATE_HOME: demoHome, LOOPGATE_TOKEN: demoToken },
+      });
+      expect(show.code, show.err).toBe(0);
+      const cost = (JSON.parse(show.out) as { record: { cost: Record<string, unknown> } }).record.cost;
+      expect(cost).toMatchObject({ pricedAs: 'claude-haiku-5-5', match: 'own' });
+      expect(cost.estimated).toBeCloseTo((u.input_tokens * 0.1 + u.output_tokens * 0.5) / 1e6, 12);
+      const text = await runBuiltCli(['show', id, '--port', new URL(demoUrl).port], {
+        env: { LOOPGATE_HOME: demoHome, LOOPGATE_TOKEN: demoToken },
+      });
+      expect(text.out).toMatch(/^ {2}cost\s+\$\S+ estimated, its own price in the prices setting$/m);
+    } finally {
+      demo.child.kill('SIGTERM');
+      await exited(demo.child);
+    }
+  });
+});
