@@ -4,7 +4,6 @@
 // per-request facts that go to the log (no content); the local API
 // (core/local-api.ts) answers the rest from the ring. Types and the lists' caps only.
 import type { TokenCounts } from './token-counts.js';
-import type { PricedAs } from './priced-as.js';
 
 /**
  * How a request was tied to its session, most certain first:
@@ -41,6 +40,16 @@ export type RequestCost =
       floor?: string;
     }
   | { noPrice: string };
+
+/** A served model priced as another, or by a date suffix, a mapping or its own price (core/priced-as.ts says it). */
+export interface PricedAs {
+  /** The model the upstream says served the request. */
+  model: string;
+  /** The model whose prices were used. */
+  pricedAs: string;
+  /** exact, dated, mapped or own (rules/sessions/pricing.ts); absent in a record from before issue 42. */
+  match?: 'exact' | 'dated' | 'mapped' | 'own';
+}
 
 /** One limit as a rate-limit header family reports it. */
 export interface LimitWindow {

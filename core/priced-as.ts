@@ -1,16 +1,7 @@
 // Which price a session's or a usage group's requests were estimated with, where it is not simply the served
 // model's own entry in the price table (issue 42): the served model, the model priced as, and how it was found.
 // What `sessions`, `usage` (and their --json), `show` and the session panel name. Pure.
-import { SESSION_LIST_CAP, type RequestCost } from './agent-session.js';
-
-export interface PricedAs {
-  /** The model the upstream says served the request. */
-  model: string;
-  /** The model whose prices were used. */
-  pricedAs: string;
-  /** exact, dated, mapped or own (rules/sessions/pricing.ts); absent in a record from before issue 42. */
-  match?: 'exact' | 'dated' | 'mapped' | 'own';
-}
+import { SESSION_LIST_CAP, type PricedAs, type RequestCost } from './agent-session.js';
 
 /** A request's entry, when its price is not its served model's own exact one. */
 export function pricedAsOf(served: string | undefined, cost: RequestCost | undefined): PricedAs | undefined {

@@ -18,7 +18,8 @@ import {
 } from '../core/agent-session.js';
 import type { UsageGroup, UsageTotals } from '../storage/log/usage-totals.js';
 import { isUsdTotal } from '../core/sane-numbers.js';
-import { notePricedAs, pricedAsClause, pricedAsOf, pricedAsText, type PricedAs } from '../core/priced-as.js';
+import { notePricedAs, pricedAsClause, pricedAsOf, pricedAsText } from '../core/priced-as.js';
+import type { PricedAs } from '../core/agent-session.js';
 import type { TrafficRecord } from '../core/record.js';
 
 const TINY = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 2 });

@@ -24,7 +24,8 @@ import {
   type SessionTokens,
 } from '../../core/agent-session.js';
 import { requestFailed } from '../../core/outcome.js';
-import { notePricedAs, pricedAsOf, type PricedAs } from '../../core/priced-as.js';
+import { notePricedAs, pricedAsOf } from '../../core/priced-as.js';
+import type { PricedAs } from '../../core/agent-session.js';
 import type { RunFacts } from '../../rules/access/run-credential.js';
 import { bodyMayTell, identifySession } from '../../rules/sessions/session-identity.js';
 import { conversationFingerprint } from '../../rules/sessions/conversation-fingerprint.js';

@@ -4,7 +4,8 @@
 // records in, totals out.
 import type { TrafficRecord } from '../../core/record.js';
 import { SESSION_LIST_CAP, type SessionTokens } from '../../core/agent-session.js';
-import { notePricedAs, pricedAsOf, type PricedAs } from '../../core/priced-as.js';
+import { notePricedAs, pricedAsOf } from '../../core/priced-as.js';
+import type { PricedAs } from '../../core/agent-session.js';
 import { requestFailed } from '../../core/outcome.js';
 import { isRequestUsd, isUsdTotal } from '../../core/sane-numbers.js';
 

@@ -134,7 +134,9 @@ describe('the price each estimate used, in every output', () => {
     expect(r.code, r.err).toBe(0);
     const lines = r.out.split('\n');
     for (const l of lines) expect(l.length, l).toBeLessThanOrEqual(100);
-    expect(lines[0]).toMatch(/^CLIENT\s+SESSION\s+TURNS\s+IN\/OUT\s+CACHE R\/W\s+EST\. COST\s+NO PRICE\s+CACHE HIT\s+ERRORS$/);
+    expect(lines[0]).toMatch(
+      /^CLIENT\s+SESSION\s+TURNS\s+IN\/OUT\s+CACHE R\/W\s+EST\. COST\s+NO PRICE\s+CACHE HIT\s+ERRORS$/,
+    );
     expect(r.out).toMatch(/^claude-code\s+d4d4d4d4\s+2\s+\S+\s+\S+\s+≥\$\d+\.\d+\s+0\s/m);
     expect(r.out).toMatch(/^claude-code\s+e5e5e5e5\s+1\s+\S+\s+\S+\s+no price\s+1\s/m);
     expect(r.out).toMatch(/^total\s+-\s+4\s+\S+\s+\S+\s+≥\$\d+\.\d+\s+1\s/m);
@@ -164,7 +166,9 @@ describe('the price each estimate used, in every output', () => {
     expect(big.out).toMatch(
       new RegExp(`^ {2}cache write\\s+5m ${rec.tokens!.cacheWrite5m}, 1h ${rec.tokens!.cacheWrite1h}$`, 'm'),
     );
-    expect(big.out).toMatch(/^ {2}cost\s+\$\S+ estimated, priced as claude-sonnet-4-0 \(its date suffix dropped\); a floor: /m);
+    expect(big.out).toMatch(
+      /^ {2}cost\s+\$\S+ estimated, priced as claude-sonnet-4-0 \(its date suffix dropped\); a floor: /m,
+    );
     expect(big.out).toMatch(/^ {2}priced\s+claude-sonnet-4-20250514 priced as claude-sonnet-4-0/m);
   });
 
