@@ -96,7 +96,7 @@ function table(header: string[], rows: string[][]): string {
 }
 
 /** The width a table fits when the terminal's is not known (a pipe, a file). */
-export const DEFAULT_TABLE_WIDTH = 100;
+const DEFAULT_TABLE_WIDTH = 100;
 
 interface Column {
   title: string;

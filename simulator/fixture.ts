@@ -118,9 +118,7 @@ function checkGroup(name: string, g: unknown): FixtureGroup {
       (m.context_length === undefined || isPositiveInt(m.context_length)) &&
       (m.max_output_tokens === undefined || isPositiveInt(m.max_output_tokens)) &&
       (m.cache_min_tokens === undefined || isPositiveInt(m.cache_min_tokens)) &&
-      (m.priced_as === undefined ||
-        (typeof m.priced_as === 'string' && m.priced_as.length > 0) ||
-        isPrice(m.priced_as))
+      (m.priced_as === undefined || (typeof m.priced_as === 'string' && m.priced_as.length > 0) || isPrice(m.priced_as))
     ) {
       return;
     }

@@ -223,7 +223,9 @@ describe('sessions in memory, usage from the log across a restart', () => {
 
     const table = await runCli(['usage', '--by', 'session', '--port', String(port)], env());
     expect(table.code, table.err).toBe(0);
-    expect(table.out).toMatch(/^SESSION\s+CLIENT\s+REQUESTS\s+IN\/OUT\s+CACHE R\/W\s+EST\. COST\s+CACHE HIT\s+ERRORS$/m);
+    expect(table.out).toMatch(
+      /^SESSION\s+CLIENT\s+REQUESTS\s+IN\/OUT\s+CACHE R\/W\s+EST\. COST\s+CACHE HIT\s+ERRORS$/m,
+    );
     expect(table.out).toMatch(/^a1a1a1a1\s+claude-code\s+2\s+\d+\/\d+\s/m);
     expect(table.out).toMatch(/^total\s+-\s+\d+\s+\d+\/\d+\s/m);
     for (const by of ['day', 'model', 'key']) {
@@ -239,7 +241,9 @@ describe('sessions in memory, usage from the log across a restart', () => {
   it('bad input gets a clear error (exit 2), and a log that is not there says where it looked (exit 3)', async () => {
     const banana = await runCli(['usage', '--since', 'banana', '--port', String(port)], env());
     expect(banana.code).toBe(2);
-    expect(banana.err).toContain('--since "banana" is neither a duration (e.g. 15m, 2h, 1d) nor a date (2026-11-21 or 20261121, local midnight) nor an ISO time');
+    expect(banana.err).toContain(
+      '--since "banana" is neither a duration (e.g. 15m, 2h, 1d) nor a date (2026-11-21 or 20261121, local midnight) nor an ISO time',
+    );
     const colour = await runCli(['usage', '--by', 'colour', '--port', String(port)], env());
     expect(colour.code).toBe(2);
     expect(colour.err).toContain('--by takes day, session, model, key (got "colour")');

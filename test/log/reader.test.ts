@@ -121,7 +121,12 @@ describe('parseSince', () => {
     expect(parseSince(input, now).toISOString()).toBe(expected);
   });
 
-  it.each(['yesterday', '15', '-2h', '2026-13-45', '20261345', '2026-1121', 'Tue'])('rejects %s with a hint', (input) => {
-    expect(() => parseSince(input, now)).toThrow(/neither a duration \(e\.g\. 15m, 2h, 1d\) nor a date \(2026-11-21 or 20261121/);
-  });
+  it.each(['yesterday', '15', '-2h', '2026-13-45', '20261345', '2026-1121', 'Tue'])(
+    'rejects %s with a hint',
+    (input) => {
+      expect(() => parseSince(input, now)).toThrow(
+        /neither a duration \(e\.g\. 15m, 2h, 1d\) nor a date \(2026-11-21 or 20261121/,
+      );
+    },
+  );
 });
