@@ -194,7 +194,7 @@ describe('the price each estimate used, in every output', () => {
   });
 });
 
-describe('the demo prices its own models as Claude Code does (item 11)', () => {
+describe('the demo prices its own models as Claude Code does (item 11), usage --by model the served one (item 10)', () => {
   it('claude-haiku-5-5 in `loopgate serve` demo mode: $0.10 / $0.50 per million, its own price named', async () => {
     const demoHome = tempHome();
     const demoToken = 'lg-local-priced-as-demo-0123456789abcdefgh';
@@ -222,6 +222,22 @@ describe('the demo prices its own models as Claude Code does (item 11)', () => {
         env: { LOOPGATE_HOME: demoHome, LOOPGATE_TOKEN: demoToken },
       });
       expect(text.out).toMatch(/^ {2}cost\s+\$\S+ estimated, its own price in the prices setting$/m);
+      // Item 10 as the issue saw it: the demo serves gpt-6.2-sol (not in its fixture) as gpt-6.1-sol; usage
+      // --by model groups under the served one, as sessions lists it, and shows the asked one beside it.
+      const o = new OpenAI({ baseURL: `${demoUrl}/v1`, apiKey: demoToken, maxRetries: 0 });
+      const sol = await o.chat.completions.create({ model: 'gpt-6.2-sol', messages: [{ role: 'user', content: 'x' }] });
+      expect(sol.model).toBe('gpt-6.1-sol');
+      const log = defaultLogFile({ LOOPGATE_HOME: demoHome }, Number(new URL(demoUrl).port));
+      await until(() => logRecords(log).find((x) => x.servedModel === 'gpt-6.1-sol'), 10_000, 'the record');
+      const usage = await runBuiltCli(['usage', '--by', 'model', '--json', '--port', new URL(demoUrl).port], {
+        env: { LOOPGATE_HOME: demoHome },
+      });
+      const groups = usage.out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(groups.find((g) => g.group === 'gpt-6.1-sol')).toMatchObject({ requests: 1, asked: ['gpt-6.2-sol'] });
+      expect(groups.some((g) => g.group === 'gpt-6.2-sol')).toBe(false);
     } finally {
       demo.child.kill('SIGTERM');
       await exited(demo.child);
