@@ -242,5 +242,5 @@ describe('the demo prices its own models as Claude Code does (item 11), usage --
       demo.child.kill('SIGTERM');
       await exited(demo.child);
     }
-  });
+  }, 60_000);
 });
