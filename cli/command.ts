@@ -14,6 +14,15 @@ export interface Io {
   stdin: NodeJS.ReadableStream;
   /** Standard output is a terminal (colour is allowed). */
   isTTY?: boolean;
+  /** The terminal's width in columns, when standard output is one. */
+  columns?: number;
+}
+
+/** The width tables fit: $COLUMNS when set, else the terminal's, else 100 (a pipe, a file). */
+export function tableWidth(io: Io): number {
+  const env = Number(io.env.COLUMNS);
+  if (Number.isInteger(env) && env >= 20 && env <= 1000) return env;
+  return io.columns !== undefined && io.columns >= 20 ? io.columns : 100;
 }
 
 export interface Command {

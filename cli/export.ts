@@ -23,7 +23,7 @@ Options:
   --port N         the log of the proxy on port N (default ${DEFAULT_PORT}): each proxy keeps its own,
                    traffic-N.jsonl in Loopgate's state dir
   --log FILE       the traffic log to read, when it was set with serve --log
-  --since WHEN     only requests since a duration ago (15m, 2h, 1d) or an ISO time
+  --since WHEN     only requests since a duration ago (15m, 2h, 1d), a date (from local midnight) or an ISO time
   --team           also mask org/project ids, account headers, e-mail addresses
                    and home-directory paths (/home/NAME → ~) before sharing
   --otlp [URL]     send the log to an OpenTelemetry collector, one span per request

@@ -38,5 +38,6 @@ export function processIo(): Io {
     env: process.env,
     stdin: process.stdin,
     isTTY: process.stdout.isTTY,
+    columns: process.stdout.isTTY ? process.stdout.columns : undefined,
   };
 }

@@ -8,7 +8,7 @@ import { LogReadError, parseSince } from '../storage/log/index.js';
 import { readTrafficLog, skippedText } from '../storage/log/reader.js';
 import { USAGE_GROUPINGS, usageTotals, type UsageGrouping } from '../storage/log/usage-totals.js';
 import { usageJson, usageTable } from '../presentation/session-text.js';
-import { EXIT, UsageError, type Command } from './command.js';
+import { EXIT, tableWidth, UsageError, type Command } from './command.js';
 import { intOption } from './serve.js';
 
 const DEFAULT_SINCE = '7d';
@@ -25,15 +25,19 @@ requests, tokens (input, output, cache read and write), estimated cost (and how
 many requests had no price), cache hit ratio and errors, then the total.
 
 Options:
-  --since WHEN   Only requests since a duration ago (15m, 2h, 7d, 2w) or an ISO
-                 time (default ${DEFAULT_SINCE}).
-  --by WHAT      day (local date, the default), session, model or key (name).
+  --since WHEN   Only requests since a duration ago (15m, 2h, 7d, 2w), a date
+                 (2026-12-01 or 20261201: from local midnight, the local date
+                 --by day shows) or an ISO time (default ${DEFAULT_SINCE}).
+  --by WHAT      day (local date, the default), session, model (the one that
+                 answered, with the one asked for beside it) or key (name).
   --json         One JSON object a line: each group, then the total ("total": true).
   --port N       The log of the proxy on port N (default ${DEFAULT_PORT}): each proxy keeps its own.
   --log FILE     The traffic log to read, when it was set with serve --log.
 
 Costs are estimated from list prices (docs/cost.md), never a bill; a model
-without a price is counted as "no price", never $0.00.
+without a price is counted as "no price", never $0.00; the table says which
+price each model was estimated with where it is not its own. It fits the
+terminal ($COLUMNS, else 100 columns in a pipe), leaving columns out to fit.
 Exit codes: 0 done, 2 bad usage, 3 an unreadable log.`,
   async run(argv, io) {
     const { values } = parseArgs({
@@ -77,6 +81,7 @@ Exit codes: 0 done, 2 bad usage, 3 an unreadable log.`,
         usageTable(
           totals,
           `${log}${read.files.length > 1 ? ` and ${read.files.length - 1} rotated` : ''} since ${since.toISOString()}`,
+          tableWidth(io),
         ),
       );
     const skipped = skippedText(read, log);

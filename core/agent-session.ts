@@ -28,8 +28,28 @@ export interface SessionRef {
 
 /** What a request cost, estimated from list prices (rules/sessions/pricing.ts): never a bill. */
 export type RequestCost =
-  | { estimated: number; currency: 'USD'; pricedAs: string; source: 'genai-prices' | 'loopgate.json' }
+  | {
+      estimated: number;
+      currency: 'USD';
+      /** The model whose prices were used: the served one, or what it was matched or mapped to. */
+      pricedAs: string;
+      source: 'genai-prices' | 'loopgate.json';
+      /** exact, dated (less a date suffix), mapped (loopgate.json or the demo fixture) or own (priced outright); absent in a record from before issue 42. */
+      match?: 'exact' | 'dated' | 'mapped' | 'own';
+      /** The vendor bills this request at a tier the prices lack: the estimate is a floor, and why. */
+      floor?: string;
+    }
   | { noPrice: string };
+
+/** A served model priced as another, or by a date suffix, a mapping or its own price (core/priced-as.ts says it). */
+export interface PricedAs {
+  /** The model the upstream says served the request. */
+  model: string;
+  /** The model whose prices were used. */
+  pricedAs: string;
+  /** exact, dated, mapped or own (rules/sessions/pricing.ts); absent in a record from before issue 42. */
+  match?: 'exact' | 'dated' | 'mapped' | 'own';
+}
 
 /** One limit as a rate-limit header family reports it. */
 export interface LimitWindow {
@@ -90,6 +110,10 @@ export interface SessionSummary {
   tokens: SessionTokens;
   /** Sum of the priced requests; `unpriced` counts those without a price. null when nothing was priced. */
   cost: { estimated: number; currency: 'USD'; unpriced: number } | null;
+  /** Served models priced as another (or by a date suffix, a mapping, their own price): core/priced-as.ts. */
+  pricedAs?: PricedAs[];
+  /** Requests whose estimate is a floor (the vendor bills a tier the prices lack), and the first one's reason. */
+  floors?: { requests: number; note: string };
   /** Why cost is null, or what the unpriced requests need (how to add a price). */
   costNote?: string;
   /** When cost is null: the requests that had no price (an answer without usage is not one). */

@@ -22,7 +22,7 @@ import { stringifyWithin } from '../rules/json/nesting.js';
 import { PROTOCOL_TABLE, type Protocol } from '../rules/protocols/index.js';
 import { type TrafficEntry } from '../core/traffic-entry.js';
 import type { TrafficDetail } from '../core/local-api.js';
-import { sessionSections } from './session-text.js';
+import { requestCostText, sessionSections } from './session-text.js';
 
 export interface Style {
   color: boolean;
@@ -296,6 +296,11 @@ export function showText(entry: TrafficDetail, opts: ShowOptions): TerminalText 
       ),
     );
   }
+  // The record's split of cache writes by TTL, and the estimate with the price it used (issue 42).
+  if (rec.tokens && rec.tokens.cacheWrite5m + rec.tokens.cacheWrite1h > 0)
+    lines.push(row('cache write', `5m ${rec.tokens.cacheWrite5m}, 1h ${rec.tokens.cacheWrite1h}`));
+  const cost = requestCostText(rec);
+  if (cost) lines.push(row('cost', cost));
   const limits = rateLimitHeaders(rec.responseHeaders);
   for (const [n, v] of Object.entries(limits)) lines.push(row('rate limit', `${n}: ${v}`));
   // The session it belongs to, its cache outcome and what fills its context (issue 33), where the proxy sent them.

@@ -20,6 +20,9 @@ import type { UsageGroup, UsageTotals } from '../storage/log/usage-totals.js';
 import { isUsdTotal } from '../core/sane-numbers.js';
 import { formatUsd } from '../rules/sessions/usd.js';
 import { isFirstWrite } from '../rules/sessions/cache-forensics.js';
+import { notePricedAs, pricedAsClause, pricedAsOf, pricedAsText } from '../core/priced-as.js';
+import type { PricedAs } from '../core/agent-session.js';
+import type { TrafficRecord } from '../core/record.js';
 
 /** The one money formatter (rules/sessions/usd.ts): three significant digits, as the editor writes it. */
 const usd = formatUsd;
@@ -42,6 +45,12 @@ function costText(cost: { estimated: number } | null, unpriced: number): string 
   // An answer from an older proxy may carry null (JSON's Infinity) where a figure belongs: no estimate.
   if (!isUsdTotal(cost.estimated)) return 'no price';
   return `${usd(cost.estimated)} estimated${unpriced > 0 ? ` + ${unpriced} no price` : ''}`;
+}
+
+/** A table's cost cell: "$0.0123", "≥$0.75" (a floor), "no price" (nothing priced) or "-" (nothing to price). */
+function costCell(cost: { estimated: number } | null, unpriced: number, floors: number): string {
+  if (!cost || !isUsdTotal(cost.estimated)) return unpriced > 0 || cost ? 'no price' : '-';
+  return `${floors > 0 ? '≥' : ''}${usd(cost.estimated)}`;
 }
 
 function tokensText(t: SessionTokens): string {
@@ -83,23 +92,177 @@ function table(header: string[], rows: string[][]): string {
   return [line(header), ...rows.map(line)].join('\n');
 }
 
-const ESTIMATE_NOTE =
-  'Costs are estimated from list prices, never a bill. "no price": map or price the model in loopgate.json "prices".';
+/** The width a table fits when the terminal's is not known (a pipe, a file). */
+const DEFAULT_TABLE_WIDTH = 100;
 
-/** `loopgate sessions`: one row a session, most recent first (the proxy's order). */
-export function sessionsTable(sessions: readonly SessionSummary[]): string {
+interface Column {
+  title: string;
+  cells: string[];
+  /** Columns are cut lowest first while the table is wider than the terminal; 0 is never cut. */
+  cut: number;
+}
+
+/** The table with as many columns as fit `width` (cutting the lowest `cut` first), and the titles it left out. */
+function fittedTable(columns: Column[], width: number): { text: string; left: string[] } {
+  const kept = [...columns];
+  const wide = (c: Column) => Math.max(c.title.length, ...c.cells.map((x) => x.length));
+  const total = () => kept.reduce((n, c) => n + wide(c), 0) + 2 * (kept.length - 1);
+  const left: string[] = [];
+  while (total() > width) {
+    const victim = kept.filter((c) => c.cut > 0).sort((a, b) => a.cut - b.cut)[0];
+    if (!victim) break;
+    kept.splice(kept.indexOf(victim), 1);
+    left.push(victim.title);
+  }
+  const rows = kept[0]!.cells.map((_, i) => kept.map((c) => c.cells[i] ?? ''));
+  return {
+    text: table(
+      kept.map((c) => c.title),
+      rows,
+    ),
+    left,
+  };
+}
+
+/** Token columns: input/output and cache read/write, each pair compact. */
+function tokenColumns(all: readonly SessionTokens[]): Column[] {
+  return [
+    { title: 'IN/OUT', cells: all.map((t) => `${compact(t.input)}/${compact(t.output)}`), cut: 60 },
+    { title: 'CACHE R/W', cells: all.map((t) => `${compact(t.cacheRead)}/${compact(t.cacheWrite)}`), cut: 40 },
+  ];
+}
+
+/** The count of requests without a price, as a column of its own when any has one. */
+function unpricedColumn(counts: readonly number[]): Column[] {
+  return counts.some((n) => n > 0) ? [{ title: 'NO PRICE', cells: counts.map(String), cut: 45 }] : [];
+}
+
+/**
+ * Each session id as the start of the client's own id (8 characters at least) that no other listed id starts
+ * with, as `tail --session` takes it; the whole id when it is short, or when no start of the client's part is unique.
+ */
+const SHORT_ID_CHARS = 20;
+
+function shortIds(ids: readonly string[]): string[] {
+  const own = (id: string) => id.slice(id.indexOf(':') + 1);
+  return ids.map((id) => {
+    if (id.length <= SHORT_ID_CHARS) return id;
+    const mine = own(id);
+    for (let n = Math.min(8, mine.length); n <= mine.length; n++) {
+      const start = mine.slice(0, n);
+      if (!ids.some((o) => o !== id && (o.startsWith(start) || own(o).startsWith(start)))) return start;
+    }
+    return id;
+  });
+}
+
+const ESTIMATE_NOTE =
+  'Costs are estimated from list prices, never a bill.\n"no price": map or price the model in loopgate.json "prices".';
+
+/** What a table's footer says: the columns it cut, the prices used where not the model's own, the floors. */
+function footer(o: {
+  width: number;
+  left: string[];
+  shortened: boolean;
+  pricedAs: readonly PricedAs[];
+  floor?: string;
+}): string[] {
+  const lines: string[] = [];
+  if (o.left.length)
+    lines.push(`Left out to fit ${o.width} columns: ${o.left.join(', ')} (a wider terminal or --json has them).`);
+  if (o.shortened)
+    lines.push('SESSION: a unique start of the id the client sent (tail --session takes it; --json: whole).');
+  if (o.pricedAs.length) lines.push('Priced as:', ...o.pricedAs.map((e) => `  ${pricedAsText(e)}`));
+  if (o.floor) lines.push('≥: a floor: the vendor bills a long-context price the prices used lack (show ID: which).');
+  return lines;
+}
+
+function allPricedAs(lists: ReadonlyArray<readonly PricedAs[] | undefined>): PricedAs[] {
+  const out: PricedAs[] = [];
+  for (const list of lists) for (const e of list ?? []) notePricedAs(out, e);
+  return out;
+}
+
+/** `loopgate sessions`: one row a session, most recent first (the proxy's order), then the total. */
+export function sessionsTable(sessions: readonly SessionSummary[], width = DEFAULT_TABLE_WIDTH): string {
   if (sessions.length === 0) return "No sessions in the proxy's memory yet: send a request through it.";
-  const rows = sessions.map((s) => [
-    s.client + (s.agents.length ? ` (+${sessionListCount(s, 'agents')} agents)` : ''),
-    s.id,
-    String(s.turns),
-    tokensText(s.tokens),
-    costText(s.cost, s.cost?.unpriced ?? s.unpriced ?? (hasTokens(s.tokens) ? 1 : 0)),
-    percent(s.cacheHitRatio),
-    String(s.errors),
-    headroomText(s.rateLimit),
-  ]);
-  return `${table(['CLIENT', 'SESSION', 'TURNS', 'TOKENS', 'COST', 'CACHE HIT', 'ERRORS', 'RATE LIMIT LEFT'], rows)}\n${ESTIMATE_NOTE}`;
+  const unpricedOf = (s: SessionSummary) => s.cost?.unpriced ?? s.unpriced ?? (hasTokens(s.tokens) ? 1 : 0);
+  const total = sessionsTotal(sessions, unpricedOf);
+  const all = [...sessions, total];
+  const ids = shortIds(sessions.map((s) => s.id));
+  const { text, left } = fittedTable(
+    [
+      {
+        title: 'CLIENT',
+        cells: [
+          ...sessions.map((s) => s.client + (s.agents.length ? ` (+${sessionListCount(s, 'agents')})` : '')),
+          'total',
+        ],
+        cut: 20,
+      },
+      { title: 'SESSION', cells: [...ids, '-'], cut: 0 },
+      { title: 'TURNS', cells: all.map((s) => String(s.turns)), cut: 30 },
+      ...tokenColumns(all.map((s) => s.tokens)),
+      {
+        title: 'EST. COST',
+        cells: all.map((s) => costCell(s.cost, unpricedOf(s), s.floors?.requests ?? 0)),
+        cut: 0,
+      },
+      ...unpricedColumn(all.map(unpricedOf)),
+      { title: 'CACHE HIT', cells: all.map((s) => percent(s.cacheHitRatio)), cut: 50 },
+      { title: 'ERRORS', cells: all.map((s) => String(s.errors)), cut: 15 },
+      ...(sessions.some((s) => s.rateLimit)
+        ? [{ title: 'RATE LIMIT LEFT', cells: [...sessions.map((s) => headroomText(s.rateLimit)), '-'], cut: 10 }]
+        : []),
+    ],
+    width,
+  );
+  const notes = footer({
+    width,
+    left,
+    shortened: ids.some((id, i) => id !== sessions[i]!.id),
+    pricedAs: allPricedAs(sessions.map((s) => s.pricedAs)),
+    floor: sessions.find((s) => s.floors)?.floors?.note,
+  });
+  return [text, ...notes, ESTIMATE_NOTE].join('\n');
+}
+
+/** The sessions added up, as the table's last row. */
+function sessionsTotal(sessions: readonly SessionSummary[], unpricedOf: (s: SessionSummary) => number): SessionSummary {
+  const tokens: SessionTokens = {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    cacheWrite5m: 0,
+    cacheWrite1h: 0,
+    reasoning: 0,
+  };
+  let cost: number | undefined;
+  let unpriced = 0;
+  let floors = 0;
+  let turns = 0;
+  let errors = 0;
+  for (const s of sessions) {
+    for (const k of Object.keys(tokens) as Array<keyof SessionTokens>) tokens[k] += s.tokens[k] ?? 0;
+    if (s.cost && isUsdTotal(s.cost.estimated) && isUsdTotal((cost ?? 0) + s.cost.estimated))
+      cost = (cost ?? 0) + s.cost.estimated;
+    unpriced += unpricedOf(s);
+    floors += s.floors?.requests ?? 0;
+    turns += s.turns;
+    errors += s.errors;
+  }
+  const prompt = tokens.input + tokens.cacheRead + tokens.cacheWrite;
+  return {
+    ...sessions[0]!,
+    turns,
+    errors,
+    tokens,
+    cost: cost === undefined ? null : { estimated: cost, currency: 'USD', unpriced },
+    unpriced,
+    ...(floors ? { floors: { requests: floors, note: '' } } : {}),
+    cacheHitRatio: prompt > 0 ? tokens.cacheRead / prompt : null,
+  };
 }
 
 function hasTokens(t: SessionTokens): boolean {
@@ -128,28 +291,34 @@ export function sessionListText(s: SessionSummary, name: SessionListName): strin
 const BY_TITLE: Record<UsageTotals['by'], string> = { day: 'DAY', session: 'SESSION', model: 'MODEL', key: 'KEY' };
 
 /** `loopgate usage`: one row a group and a total. */
-export function usageTable(u: UsageTotals, from: string): string {
+export function usageTable(u: UsageTotals, from: string, width = DEFAULT_TABLE_WIDTH): string {
   if (u.groups.length === 0) return `No requests in ${from}.`;
-  const cells = (g: UsageGroup, name: string) => [
-    name,
-    ...(u.by === 'session' ? [g.client ?? '-'] : []),
-    String(g.requests),
-    tokensText(g.tokens),
-    costText(g.cost, g.unpriced),
-    percent(g.cacheHitRatio),
-    String(g.errors),
-  ];
-  const header = [
-    BY_TITLE[u.by],
-    ...(u.by === 'session' ? ['CLIENT'] : []),
-    'REQUESTS',
-    'TOKENS',
-    'COST',
-    'CACHE HIT',
-    'ERRORS',
-  ];
-  const rows = [...u.groups.map((g) => cells(g, g.group)), cells(u.total, 'total')];
-  return `${table(header, rows)}\nFrom ${from}.\n${ESTIMATE_NOTE}`;
+  const all = [...u.groups, u.total];
+  const ids = u.by === 'session' ? shortIds(u.groups.map((g) => g.group)) : u.groups.map((g) => g.group);
+  const { text, left } = fittedTable(
+    [
+      { title: BY_TITLE[u.by], cells: [...ids, 'total'], cut: 0 },
+      ...(u.by === 'session' ? [{ title: 'CLIENT', cells: all.map((g) => g.client ?? '-'), cut: 20 }] : []),
+      ...(u.by === 'model'
+        ? [{ title: 'ASKED AS', cells: [...u.groups.map((g) => g.asked?.join(', ') ?? '-'), '-'], cut: 25 }]
+        : []),
+      { title: 'REQUESTS', cells: all.map((g) => String(g.requests)), cut: 30 },
+      ...tokenColumns(all.map((g) => g.tokens)),
+      { title: 'EST. COST', cells: all.map((g) => costCell(g.cost, g.unpriced, g.floors?.requests ?? 0)), cut: 0 },
+      ...unpricedColumn(all.map((g) => g.unpriced)),
+      { title: 'CACHE HIT', cells: all.map((g) => percent(g.cacheHitRatio)), cut: 50 },
+      { title: 'ERRORS', cells: all.map((g) => String(g.errors)), cut: 15 },
+    ],
+    width,
+  );
+  const notes = footer({
+    width,
+    left,
+    shortened: ids.some((id, i) => id !== u.groups[i]!.group),
+    pricedAs: u.total.pricedAs ?? [],
+    floor: u.total.floors?.note,
+  });
+  return [text, ...notes, `From ${from}.`, ESTIMATE_NOTE].join('\n');
 }
 
 /** One JSON line a group of `loopgate usage --json` (the total last, with "total": true). */
@@ -165,6 +334,9 @@ export function usageJson(u: UsageTotals): string[] {
       last: g.last,
       tokens: g.tokens,
       cost: g.cost,
+      ...(g.asked ? { asked: g.asked } : {}),
+      ...(g.pricedAs ? { pricedAs: g.pricedAs } : {}),
+      ...(g.floors ? { floors: g.floors } : {}),
       ...(g.cost === null && g.unpriced > 0
         ? { costNote: 'no price: map or price the model in loopgate.json "prices"' }
         : {}),
@@ -172,6 +344,17 @@ export function usageJson(u: UsageTotals): string[] {
       cacheHitRatio: g.cacheHitRatio,
     });
   return [...u.groups.map((g) => line(g, false)), line(u.total, true)];
+}
+
+/** `show`'s cost row: "$0.0253 estimated, priced as claude-sonnet-4-0 (its date suffix dropped)", or why no price. */
+export function requestCostText(rec: Pick<TrafficRecord, 'cost' | 'servedModel' | 'model'>): string | undefined {
+  const cost = rec.cost;
+  if (!cost) return undefined;
+  if (!('estimated' in cost)) return `no price: ${cost.noPrice}`;
+  if (!isUsdTotal(cost.estimated)) return 'no price';
+  const entry = pricedAsOf(rec.servedModel ?? rec.model, cost);
+  const how = entry ? `, ${pricedAsClause(entry)}` : '';
+  return `${usd(cost.estimated)} estimated${how}${cost.floor ? `; ${cost.floor}` : ''}`;
 }
 
 function row(label: string, value: Hole): TerminalText {
@@ -200,6 +383,8 @@ function sessionLines(s: SessionSummary, color: boolean): Hole[] {
   lines.push(
     row('cost', costText(s.cost, s.cost?.unpriced ?? s.unpriced ?? 0) + (s.costNote ? ` (${s.costNote})` : '')),
   );
+  for (const e of s.pricedAs ?? []) lines.push(row('priced', pricedAsText(e)));
+  if (s.floors) lines.push(row('floor', `${s.floors.requests} request(s): ${s.floors.note}`));
   lines.push(row('cache hit', percent(s.cacheHitRatio)));
   if (s.rateLimit) lines.push(row('rate limit', `${headroomText(s.rateLimit)} (seen ${s.rateLimit.seenAt})`));
   return lines;

@@ -19,8 +19,29 @@ export interface FixtureModel {
   max_output_tokens?: number;
   /** The smallest prefix Messages caches for this model (default: Anthropic's table, prompt-cache.ts). */
   cache_min_tokens?: number;
-  /** The vendor model to price this one as (e.g. "gpt-6.1-sol" → "gpt-4o-mini"): what demo sessions cost. */
-  priced_as?: string;
+  /**
+   * What demo sessions cost: the vendor model to price this one as ("gpt-6.1-sol" → "gpt-5.1"), or its own prices
+   * in USD per million tokens, in loopgate.json's "prices" shape.
+   */
+  priced_as?: string | FixturePrice;
+}
+
+/** USD per million tokens (loopgate.json's "prices" object: rules/sessions/pricing.ts PerMillion). */
+export interface FixturePrice {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite5m?: number;
+  cacheWrite1h?: number;
+}
+
+const PRICE_FIELDS = ['input', 'output', 'cacheRead', 'cacheWrite5m', 'cacheWrite1h'];
+
+function isPrice(v: unknown): v is FixturePrice {
+  if (!isObject(v) || typeof v.input !== 'number' || typeof v.output !== 'number') return false;
+  return Object.entries(v).every(
+    ([k, n]) => PRICE_FIELDS.includes(k) && typeof n === 'number' && Number.isFinite(n) && n >= 0,
+  );
 }
 
 export interface FixtureGroup {
@@ -97,13 +118,13 @@ function checkGroup(name: string, g: unknown): FixtureGroup {
       (m.context_length === undefined || isPositiveInt(m.context_length)) &&
       (m.max_output_tokens === undefined || isPositiveInt(m.max_output_tokens)) &&
       (m.cache_min_tokens === undefined || isPositiveInt(m.cache_min_tokens)) &&
-      (m.priced_as === undefined || (typeof m.priced_as === 'string' && m.priced_as.length > 0))
+      (m.priced_as === undefined || (typeof m.priced_as === 'string' && m.priced_as.length > 0) || isPrice(m.priced_as))
     ) {
       return;
     }
     fail(
       `${at}.models[${i}]`,
-      'must be a non-empty string or {"id": string, "owned_by"?: string, "reasoning"?: boolean, "unsupported"?: string[], "context_length"?: number, "max_output_tokens"?: number, "cache_min_tokens"?: number, "priced_as"?: string}',
+      'must be a non-empty string or {"id": string, "owned_by"?: string, "reasoning"?: boolean, "unsupported"?: string[], "context_length"?: number, "max_output_tokens"?: number, "cache_min_tokens"?: number, "priced_as"?: string | {"input": number, "output": number, "cacheRead"?: number, "cacheWrite5m"?: number, "cacheWrite1h"?: number}}',
     );
   });
   if (g.unsupported !== undefined && !isNameList(g.unsupported))
@@ -229,8 +250,8 @@ export function cacheMinTokens(group: FixtureGroup, model: string): number | und
  * Every fixture model mapped to a vendor model for pricing, in loopgate.json's
  * "prices" shape ({ "gpt-6.1-sol": "gpt-4o-mini" }): demo sessions show costs.
  */
-export function fixturePrices(fixture: Fixture): Record<string, string> {
-  const out: Record<string, string> = {};
+export function fixturePrices(fixture: Fixture): Record<string, string | FixturePrice> {
+  const out: Record<string, string | FixturePrice> = {};
   for (const group of Object.values(fixture.groups)) {
     for (const m of group.models) if (typeof m !== 'string' && m.priced_as) out[m.id] = m.priced_as;
   }

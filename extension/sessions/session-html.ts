@@ -8,6 +8,7 @@ import type { SessionListName, SessionSource, SessionSummary } from '../../core/
 import type { SessionDetailAnswer } from '../../core/local-api.js';
 import { shortId } from '../../presentation/render.js';
 import { sessionListText } from '../../presentation/session-text.js';
+import { pricedAsText } from '../../core/priced-as.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from '../traffic/html.js';
 import { CONTEXT_CLASS, CONTEXT_COLOURS } from '../context-colours.js';
 import { contextChart, costChart, legend, tokensChart, turnPoints, type TurnPoint } from './session-charts.js';
@@ -50,7 +51,10 @@ function costCell(s: SessionSummary): SafeHtml {
   const unpriced = cost.unpriced
     ? html`<div class="dim">${cost.unpriced} request${cost.unpriced === 1 ? '' : 's'} without a price, not counted${s.costNote ? `: ${s.costNote}` : ''}</div>`
     : '';
-  return html`${formatUsd(cost.estimated)} <span class="dim">estimated from list prices, not a bill</span>${unpriced}`;
+  // Which price each model was estimated with, where it is not its own (issue 42).
+  const pricedAs = (s.pricedAs ?? []).map((e) => html`<div class="priced-as dim">${pricedAsText(e)}</div>`);
+  const floor = s.floors ? html`<div class="floor dim">${s.floors.requests} request(s): ${s.floors.note}</div>` : '';
+  return html`${formatUsd(cost.estimated)} <span class="dim">estimated from list prices, not a bill</span>${unpriced}${pricedAs}${floor}`;
 }
 
 function headroomCell(s: SessionSummary, now: Date): SafeHtml | undefined {

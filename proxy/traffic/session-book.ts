@@ -25,6 +25,8 @@ import {
 } from '../../core/agent-session.js';
 import { requestFailed } from '../../core/outcome.js';
 import { runKey, type RunFacts } from '../../rules/access/run-credential.js';
+import { notePricedAs, pricedAsOf } from '../../core/priced-as.js';
+import type { PricedAs } from '../../core/agent-session.js';
 import { bodyMayTell, identifySession } from '../../rules/sessions/session-identity.js';
 import { conversationFingerprint } from '../../rules/sessions/conversation-fingerprint.js';
 import { isRequestUsd, tokenCountsProblem } from '../../core/sane-numbers.js';
@@ -99,6 +101,8 @@ interface Tally {
   priced: number;
   unpriced: number;
   costNote?: string;
+  pricedAs: PricedAs[];
+  floors?: { requests: number; note: string };
   rateLimit: RateLimitHeadroom | null;
   seqs: number[];
 }
@@ -206,6 +210,8 @@ export class SessionBook {
       if ('estimated' in cost && isRequestUsd(cost.estimated) && Number.isFinite(t.cost + cost.estimated)) {
         t.cost += cost.estimated;
         t.priced++;
+        notePricedAs(t.pricedAs, pricedAsOf(model, cost));
+        if (cost.floor) t.floors = { requests: (t.floors?.requests ?? 0) + 1, note: t.floors?.note ?? cost.floor };
       } else {
         t.unpriced++;
         t.costNote = 'noPrice' in cost ? cost.noPrice : `an estimate of ${String(cost.estimated)} USD is no estimate`;
@@ -275,6 +281,7 @@ function newTally(ref: SessionRef, time: number): Tally {
     routes: new CappedList(),
     tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cacheWrite5m: 0, cacheWrite1h: 0, reasoning: 0 },
     promptTokens: 0,
+    pricedAs: [],
     cost: 0,
     priced: 0,
     unpriced: 0,
@@ -327,6 +334,8 @@ function summary(t: Tally): SessionSummary {
   ];
   for (const [name, list] of lists) if (list.moreCount > 0) (out.more ??= {})[name] = list.moreCount;
   if (ref.run) out.run = ref.run;
+  if (t.pricedAs.length) out.pricedAs = t.pricedAs.map((e) => ({ ...e }));
+  if (t.floors) out.floors = { ...t.floors };
   if (t.priced === 0 && t.unpriced > 0) out.unpriced = t.unpriced;
   if (t.priced === 0)
     out.costNote =

@@ -32,11 +32,20 @@ export function parseFaultRule(text: string): { ok: true; rule: FaultRule } | { 
       problem: `A fault starts with its kind, one of ${FAULT_KINDS.join(', ')} (got ${JSON.stringify(kind ?? '')}); ${EXAMPLE}.`,
     };
   const rule: FaultRule = { text: text.trim(), kind: kind as FaultKind, scope: {}, skip: 0 };
+  const given = new Map<string, string>();
   for (const word of words) {
     const eq = word.indexOf('=');
     const name = eq < 0 ? word : word.slice(0, eq);
     const value = eq < 0 ? '' : word.slice(eq + 1);
     if (eq < 0 || value === '') return { ok: false, problem: `"${word}" must be name=value; ${EXAMPLE}.` };
+    // A setting given twice would leave the last one in force, silently: one rule scopes one way.
+    const first = given.get(name);
+    if (first !== undefined)
+      return {
+        ok: false,
+        problem: `${name.slice(0, 40)} is given twice in one fault ("${first.slice(0, 80)}" and "${word.slice(0, 80)}"): give it once, or give each its own --fault.`,
+      };
+    given.set(name, word);
     const problem = setField(rule, name, value);
     if (problem) return { ok: false, problem };
   }

@@ -26,5 +26,12 @@ export function requestCost(
   // priceUsage checks the product: a huge price times a count is "no price" too, never Infinity.
   const priced = priceUsage(model, tokens, overrides);
   if (!isPriced(priced)) return priced;
-  return { estimated: priced.estimated, currency: priced.currency, pricedAs: priced.pricedAs, source: priced.source };
+  return {
+    estimated: priced.estimated,
+    currency: priced.currency,
+    pricedAs: priced.pricedAs,
+    source: priced.source,
+    match: priced.match,
+    ...(priced.floor ? { floor: priced.floor } : {}),
+  };
 }

@@ -3,7 +3,9 @@
 // content), so this reports history across restarts, for every client. Pure:
 // records in, totals out.
 import type { TrafficRecord } from '../../core/record.js';
-import type { SessionTokens } from '../../core/agent-session.js';
+import { SESSION_LIST_CAP, type SessionTokens } from '../../core/agent-session.js';
+import { notePricedAs, pricedAsOf } from '../../core/priced-as.js';
+import type { PricedAs } from '../../core/agent-session.js';
 import { requestFailed } from '../../core/outcome.js';
 import { isRequestUsd, isUsdTotal } from '../../core/sane-numbers.js';
 
@@ -14,7 +16,7 @@ export type UsageGrouping = (typeof USAGE_GROUPINGS)[number];
 const NO_GROUP = '(none)';
 
 export interface UsageGroup {
-  /** A local date (2026-11-28), a session id, a model or a key name; NO_GROUP when the record has none. */
+  /** A local date (2026-11-28), a session id, the served model or a key name; NO_GROUP when the record has none. */
   group: string;
   /** --by session: the client the session's requests came from. */
   client?: string;
@@ -30,6 +32,12 @@ export interface UsageGroup {
   unpriced: number;
   /** cacheRead / every prompt token, over the requests whose cache split is known; null when none was. */
   cacheHitRatio: number | null;
+  /** --by model (the served model): the models the clients asked for, where one differs from it. */
+  asked?: string[];
+  /** Served models priced as another, or by a date suffix, a mapping or their own price (core/priced-as.ts). */
+  pricedAs?: PricedAs[];
+  /** Requests whose estimate is a floor (the vendor bills a tier the prices lack), and the first one's reason. */
+  floors?: { requests: number; note: string };
 }
 
 export interface UsageTotals {
@@ -64,8 +72,13 @@ export function localDay(iso: string): string {
 function groupOf(rec: TrafficRecord, by: UsageGrouping): string {
   if (by === 'day') return localDay(rec.time);
   if (by === 'session') return rec.session?.id ?? NO_GROUP;
-  if (by === 'model') return rec.model ?? NO_GROUP;
+  // The model that answered, as `sessions` lists it and the price follows; the one asked for is shown beside it.
+  if (by === 'model') return servedModel(rec) ?? NO_GROUP;
   return rec.key ?? NO_GROUP;
+}
+
+function servedModel(rec: TrafficRecord): string | undefined {
+  return rec.servedModel ?? rec.model;
 }
 
 function emptyGroup(group: string, time: string): UsageGroup {
@@ -105,7 +118,18 @@ function add(g: UsageGroup, cache: CacheCounts, rec: TrafficRecord): void {
   const sum = cost && 'estimated' in cost ? (g.cost?.estimated ?? 0) + cost.estimated : NaN;
   if (cost && 'estimated' in cost && isRequestUsd(cost.estimated) && isUsdTotal(sum)) {
     g.cost = { estimated: sum, currency: 'USD' };
+    const entry = pricedAsOf(servedModel(rec), cost);
+    if (entry) notePricedAs((g.pricedAs ??= []), entry);
+    if (cost.floor) g.floors = { requests: (g.floors?.requests ?? 0) + 1, note: g.floors?.note ?? cost.floor };
   } else if (cost) g.unpriced++;
+}
+
+/** --by model: the model asked for (before an alias, or the demo's closest model), kept beside the served one. */
+function noteAsked(g: UsageGroup, rec: TrafficRecord): void {
+  const asked = rec.alias?.from ?? rec.model;
+  if (!asked || asked === g.group) return;
+  const list = (g.asked ??= []);
+  if (list.length < SESSION_LIST_CAP && !list.includes(asked)) list.push(asked);
 }
 
 /** Sums per group: days oldest first, the rest by estimated cost, then tokens, highest first. */
@@ -117,6 +141,7 @@ export function usageTotals(records: readonly TrafficRecord[], by: UsageGrouping
     let g = groups.get(name);
     if (!g) groups.set(name, (g = { group: emptyGroup(name, rec.time), cache: noCache() }));
     if (by === 'session' && rec.session && !g.group.client) g.group.client = rec.session.client;
+    if (by === 'model') noteAsked(g.group, rec);
     add(g.group, g.cache, rec);
     add(total.group, total.cache, rec);
   }

@@ -150,6 +150,10 @@ describe('loopgate faults', () => {
   it('says what is wrong with the command line, before asking any proxy', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['arm', '418'], /A fault starts with its kind, one of 429, 529/],
+      [
+        ['arm', '429 model=claude-* model=gpt-*'],
+        /model is given twice in one fault \("model=claude-\*" and "model=gpt-\*"\)/,
+      ],
       [['arm'], /faults arm takes one rule, quoted/],
       [['arm', '429', 'times=2'], /faults arm takes one rule, quoted/],
       [['arm', '429', '--times', 'x'], /--times takes a whole number from 1/],

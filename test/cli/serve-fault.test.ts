@@ -91,6 +91,8 @@ describe('serve --fault', () => {
       ['429 times=0', /times takes a whole number from 1/],
       ['cut retry-after=2', /retry-after goes with 429, 529 or 503/],
       ['429 color=red', /Unknown fault setting "color"/],
+      ['429 model=claude-* model=gpt-*', /model is given twice in one fault/],
+      ['429 times=1 times=2', /times is given twice in one fault/],
     ] as const) {
       const r = await runCli(['serve', '--no-log', '--port', '0', '--fault', rule], { LOOPGATE_TOKEN: TOKEN });
       expect(r.code, rule).toBe(2);

@@ -65,8 +65,8 @@ describe('loopgate usage over a log with hostile lines', () => {
   it('the table: sane figures, no NaN, Infinity or $0.0000', async () => {
     const r = await runCli(['usage', '--log', log, '--by', 'session']);
     expect(r.code, r.err).toBe(0);
-    expect(r.out).toMatch(/^sess-ok\s+codex\s+3\s+in 300 out 60\s+\$0\.03 estimated\s+0 %\s+0$/m);
-    expect(r.out).toMatch(/^total\s+-\s+3\s+in 300 out 60\s+\$0\.03 estimated/m);
+    expect(r.out).toMatch(/^sess-ok\s+codex\s+3\s+300\/60\s+0\/0\s+\$0\.03\s+0 %\s+0$/m);
+    expect(r.out).toMatch(/^total\s+-\s+3\s+300\/60\s+0\/0\s+\$0\.03\s/m);
     expect(r.out).not.toMatch(/NaN|Infinity|\$0\.0000|null|undefined|\[object/);
     expect(r.err).toMatch(/^Skipped 18 lines in .*: .*cost\.estimated.*$/);
   });

@@ -114,12 +114,19 @@ describe('parseSince', () => {
     ['90s', '2026-11-21T11:58:30.000Z'],
     ['1w', '2026-11-14T12:00:00.000Z'],
     ['2026-11-21T09:30:00Z', '2026-11-21T09:30:00.000Z'],
-    ['2026-11-21', '2026-11-21T00:00:00.000Z'],
+    // A date alone is local midnight (the local date `usage --by day` groups by), in both spellings.
+    ['2026-11-21', new Date(2026, 10, 21).toISOString()],
+    ['20261121', new Date(2026, 10, 21).toISOString()],
   ])('%s', (input, expected) => {
     expect(parseSince(input, now).toISOString()).toBe(expected);
   });
 
-  it.each(['yesterday', '15', '-2h', '2026-13-45', 'Tue'])('rejects %s with a hint', (input) => {
-    expect(() => parseSince(input, now)).toThrow(/neither a duration \(e\.g\. 15m, 2h, 1d\) nor an ISO time/);
-  });
+  it.each(['yesterday', '15', '-2h', '2026-13-45', '20261345', '2026-1121', 'Tue'])(
+    'rejects %s with a hint',
+    (input) => {
+      expect(() => parseSince(input, now)).toThrow(
+        /neither a duration \(e\.g\. 15m, 2h, 1d\) nor a date \(2026-11-21 or 20261121/,
+      );
+    },
+  );
 });

@@ -379,6 +379,12 @@ describe('the local API', () => {
     expect(await bad.json()).toMatchObject({
       error: { code: 'bad-fault-rule', message: expect.stringContaining('429') },
     });
+    // A setting given twice is refused, named (issue 42 item 14): the last one no longer wins silently.
+    const twice = await post(JSON.stringify({ rule: '429 model=claude-* model=gpt-*' }));
+    expect(twice.status).toBe(400);
+    expect(await twice.json()).toMatchObject({
+      error: { code: 'bad-fault-rule', message: expect.stringMatching(/^model is given twice in one fault/) },
+    });
     const notJson = await post('rule=429');
     expect(notJson.status).toBe(400);
     expect(await notJson.json()).toMatchObject({

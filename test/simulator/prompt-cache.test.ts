@@ -101,7 +101,13 @@ describe('fixture knobs', () => {
       }),
     ).toThrow(/"cache_min_tokens"\?: number/);
     const prices = fixturePrices(defaultFixture);
-    expect(prices).toMatchObject({ 'gpt-6.1-sol': 'gpt-5.1', 'claude-haiku-5-5': 'claude-haiku-4-5' });
+    // claude-haiku-5-5 and claude-sonnet-5-5 at the prices Claude Code 2.1.332's own table gives them (issue 42):
+    // claude-haiku-4-5's would be 10 times too much, claude-sonnet-5's (a prefix) twice the cache reads.
+    expect(prices).toMatchObject({
+      'gpt-6.1-sol': 'gpt-5.1',
+      'claude-haiku-5-5': { input: 0.1, output: 0.5, cacheRead: 0.01, cacheWrite5m: 0.125, cacheWrite1h: 0.2 },
+      'claude-sonnet-5-5': { input: 2, output: 10, cacheRead: 0.1, cacheWrite5m: 2.5, cacheWrite1h: 4 },
+    });
     // Every model of the demo fixture has a price, through the knob where its name is not a vendor's, except
     // Qwen Code's defaults (listed so the agent runs in demo mode; the price table has no Qwen model to map
     // them to): those say "no price" and how to add one, never $0.

@@ -54,6 +54,11 @@ describe('the offered faults', () => {
     expect('problem' in bad && bad.problem).toMatch(/A fault starts with its kind, one of 429, 529/);
     const wrong = faultRuleText('500 retry-after=2');
     expect('problem' in wrong && wrong.problem).toBe('retry-after goes with 429, 529 or 503, not 500.');
+    // A typed rule that scopes a model, and the model box too: the shared parser names the setting given twice.
+    const twice = faultRuleText('429 model=gpt-*', 'claude-*');
+    expect('problem' in twice && twice.problem).toMatch(
+      /^model is given twice in one fault \("model=gpt-\*" and "model=claude-\*"\)/,
+    );
   });
 
   it('check the count and the model glob as typed', () => {
