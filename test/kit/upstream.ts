@@ -54,6 +54,8 @@ export interface Rule {
   close(): Rule;
   /** Anything else: the test writes the answer. */
   handle(answer: Answer): Rule;
+  /** Let the simulator answer, with these headers on its answer (over its own of the same name). */
+  headers(headers: Record<string, string>): Rule;
 }
 
 export interface Upstream {
@@ -74,6 +76,8 @@ interface Entry {
   match: Match;
   rule: Rule;
   answer?: Answer;
+  /** `.headers()`: the simulator answers, with these on top. */
+  extra?: Record<string, string>;
   used: number;
 }
 
@@ -134,8 +138,21 @@ function makeRule(entry: Omit<Entry, 'rule'>): Rule {
     hang: () => set((_res, signal) => untilAborted(signal)),
     close: () => set((res) => void res.socket?.destroy()),
     handle: (answer) => set(answer),
+    headers: (headers) => {
+      entry.extra = headers;
+      return rule;
+    },
   };
   return rule;
+}
+
+type Head = (status: number, headers: Record<string, unknown> | undefined) => [number, Record<string, unknown> | undefined];
+
+/** Sees (and may change) the status and headers as the response's head is written. */
+function onHead(res: ServerResponse, change: Head): void {
+  const writeHead = res.writeHead.bind(res) as (status: number, headers?: Record<string, unknown>) => ServerResponse;
+  res.writeHead = ((status: number, headers?: Record<string, unknown>) =>
+    writeHead(...change(status, headers))) as ServerResponse['writeHead'];
 }
 
 function pathMatches(want: Match['path'], path: string): boolean {
@@ -157,7 +174,7 @@ export async function startUpstream(opts: Omit<SimulatorOptions, 'intercept'> = 
     const path = (req.url ?? '/').split('?')[0]!;
     const live = entries.filter(
       (e) =>
-        e.answer &&
+        (e.answer || e.extra) &&
         (e.match.times === undefined || e.used < e.match.times) &&
         (e.match.method === undefined || e.match.method === method) &&
         pathMatches(e.match.path, path),
@@ -170,12 +187,12 @@ export async function startUpstream(opts: Omit<SimulatorOptions, 'intercept'> = 
     entry.used++;
     const seen: Seen = { method, path: req.url ?? '/', headers: req.headers, body: bytes, json };
     entry.rule.seen.push(seen);
+    if (entry.extra) {
+      onHead(res, (status, headers) => [status, { ...headers, ...entry.extra }]);
+      return false;
+    }
     // The record's status is the one the rule sent (0 while none is: a hang, a close).
-    const writeHead = res.writeHead.bind(res);
-    res.writeHead = ((status: number, ...rest: unknown[]) => {
-      rec.status = status;
-      return (writeHead as (...a: unknown[]) => ServerResponse)(status, ...rest);
-    }) as ServerResponse['writeHead'];
+    onHead(res, (status, headers) => ((rec.status = status), [status, headers]));
     await entry.answer!(res, signal, seen);
     return true;
   };
