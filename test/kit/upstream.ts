@@ -114,7 +114,8 @@ function makeRule(entry: Omit<Entry, 'rule'>): Rule {
     seen,
     reply: (status, body, headers = {}) =>
       set((res) => {
-        const text = body === undefined ? '' : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+        const text =
+          body === undefined ? '' : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
         const type = typeof body === 'object' && !Buffer.isBuffer(body) ? { 'content-type': 'application/json' } : {};
         res.writeHead(status, { ...type, 'content-length': String(Buffer.byteLength(text)), ...headers });
         res.end(text);
@@ -146,7 +147,10 @@ function makeRule(entry: Omit<Entry, 'rule'>): Rule {
   return rule;
 }
 
-type Head = (status: number, headers: Record<string, unknown> | undefined) => [number, Record<string, unknown> | undefined];
+type Head = (
+  status: number,
+  headers: Record<string, unknown> | undefined,
+) => [number, Record<string, unknown> | undefined];
 
 /** Sees (and may change) the status and headers as the response's head is written. */
 function onHead(res: ServerResponse, change: Head): void {
