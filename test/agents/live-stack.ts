@@ -11,10 +11,10 @@ import { runAgent, type AgentRun } from './agent-binaries.js';
 import type { TapeRecorder } from './agent-tape.js';
 import type { ProxySide } from './agent-suite.js';
 
-export const CLI = join(repoRoot, 'dist', 'cli.js');
+const CLI = join(repoRoot, 'dist', 'cli.js');
 
 /** Claude Code's own switches: no telemetry, error reports, update checks or other non-essential traffic. */
-export const CLAUDE_QUIET = {
+const CLAUDE_QUIET = {
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
   DISABLE_AUTOUPDATER: '1',
   DISABLE_TELEMETRY: '1',

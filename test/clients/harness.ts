@@ -8,7 +8,6 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { defaultFixture } from '../../simulator/index.js';
 import type { ProxyOptions } from '../../core/options.js';
-import type { TrafficRecord } from '../../core/record.js';
 import { makeCanary } from '../log/canary.js';
 import { startKitStack, type KitStack } from '../kit/stack.js';
 
@@ -26,12 +25,6 @@ const GROUP: Record<ProxyName, string> = { default: 'default', claude: 'claude',
  * model; demo mode's family fallback is tested in test/agents/demo-defaults.test.ts.
  */
 const CURRENT_DEFAULTS: Record<string, string[]> = { default: ['gpt-6.2-sol'], 'chat-only': ['gpt-6.2-sol'] };
-
-export interface Captured {
-  proxy: ProxyName;
-  line: string;
-  record: TrafficRecord;
-}
 
 /** The kit's stack (test/kit/stack.ts); `keys` are the real (simulator) keys: canaries that must never be logged. */
 export type ClientStack = KitStack<ProxyName>;
