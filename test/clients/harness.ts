@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { defaultFixture } from '../../simulator/index.js';
 import type { ProxyOptions } from '../../core/options.js';
 import { makeCanary } from '../log/canary.js';
-import { startKitStack, type KitStack } from '../kit/stack.js';
+import { fixtureWithKeys, startKitStack, type KitStack } from '../kit/stack.js';
 
 export const repoRoot = resolve(__dirname, '..', '..');
 
@@ -46,18 +46,10 @@ export async function startClientStack(
       { ...g, models: [...g.models, ...(CURRENT_DEFAULTS[name] ?? []).map((id) => ({ id, owned_by: 'openai' }))] },
     ]),
   );
-  const fixture = {
+  const fixture = fixtureWithKeys(
+    Object.fromEntries((Object.keys(keys) as ProxyName[]).map((p) => [keys[p], GROUP[p]])),
     groups,
-    keys: [
-      ...defaultFixture.keys,
-      ...(Object.keys(keys) as ProxyName[]).map((p) => ({
-        key: keys[p],
-        group: GROUP[p],
-        status: 'active' as const,
-        balance: 1000,
-      })),
-    ],
-  };
+  );
   return startKitStack({
     keys,
     token: makeCanary('lg-local-canary-'),

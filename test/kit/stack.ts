@@ -5,11 +5,28 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Fixture, Simulator, SimulatorOptions } from '../../simulator/index.js';
+import { defaultFixture, type Fixture, type Simulator, type SimulatorOptions } from '../../simulator/index.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import type { ProxyOptions } from '../../core/options.js';
 import type { TrafficRecord } from '../../core/record.js';
 import { startUpstream, type Upstream } from './upstream.js';
+
+/** The demo's groups and `default-ws`: its `default` group with the Responses WebSocket transport on. */
+export const WS_GROUPS: Fixture['groups'] = {
+  ...defaultFixture.groups,
+  'default-ws': { ...defaultFixture.groups.default!, responses_websocket: true },
+};
+
+/** `groups` (default: the demo's) with the demo's keys and these (key → group), active, with `balance`. */
+export function fixtureWithKeys(keys: Record<string, string>, groups = defaultFixture.groups, balance = 1000): Fixture {
+  return {
+    groups,
+    keys: [
+      ...defaultFixture.keys,
+      ...Object.entries(keys).map(([key, group]) => ({ key, group, status: 'active' as const, balance })),
+    ],
+  };
+}
 
 export interface KitOptions<N extends string> {
   /** The key each proxy holds, by proxy name. */

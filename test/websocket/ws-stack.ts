@@ -1,29 +1,13 @@
 // A simulator with the Responses WebSocket transport on for one group and off
 // for another (both serving Responses), and one real proxy in front of each,
 // holding a fresh canary key. Shared by the proxy tests and the Codex tests.
-import { defaultFixture, type Fixture } from '../../simulator/index.js';
 import type { ProxyOptions } from '../../core/options.js';
-import { startKitStack, type KitStack } from '../kit/stack.js';
+import { fixtureWithKeys, startKitStack, WS_GROUPS, type KitStack } from '../kit/stack.js';
 import { makeCanary } from '../log/canary.js';
 
 export type WsProxyName = 'wsOn' | 'wsOff';
 
 export type WsStack = KitStack<WsProxyName>;
-
-/** The demo's Responses group twice: `default-ws` with the WebSocket transport on, `default` as it is (off). */
-function wsFixture(keys: Record<WsProxyName, string>): Fixture {
-  return {
-    groups: {
-      ...defaultFixture.groups,
-      'default-ws': { ...defaultFixture.groups.default!, responses_websocket: true },
-    },
-    keys: [
-      ...defaultFixture.keys,
-      { key: keys.wsOn, group: 'default-ws', status: 'active', balance: 1000 },
-      { key: keys.wsOff, group: 'default', status: 'active', balance: 1000 },
-    ],
-  };
-}
 
 /** The kit's stack (test/kit/stack.ts): `opts` go to both proxies, `perProxy(name)` to one (a cassette to record). */
 export async function startWsStack(
@@ -34,5 +18,11 @@ export async function startWsStack(
     wsOn: makeCanary('sk-canary-wson-'),
     wsOff: makeCanary('sk-canary-wsoff-'),
   };
-  return startKitStack({ keys, token: makeCanary('lg-local-canary-'), fixture: wsFixture(keys), opts, perProxy });
+  return startKitStack({
+    keys,
+    token: makeCanary('lg-local-canary-'),
+    fixture: fixtureWithKeys({ [keys.wsOn]: 'default-ws', [keys.wsOff]: 'default' }, WS_GROUPS),
+    opts,
+    perProxy,
+  });
 }
