@@ -58,7 +58,9 @@ function upstreamAnswers(refuse: boolean): void {
     type: 'error',
     error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' },
   };
-  const openai = { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } };
+  const openai = {
+    error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' },
+  };
   upstream.on({ method: 'POST', path: PROTOCOL_TABLE.messages.path }).reply(429, anthropic, REFUSED_HEADERS);
   upstream.on({ method: 'POST' }).reply(429, openai, REFUSED_HEADERS);
 }

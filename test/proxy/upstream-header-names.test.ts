@@ -36,10 +36,15 @@ const logFile = () => join(dir, 'traffic.jsonl');
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'loopgate-header-names-'));
   upstream = await startUpstream({
-    fixture: { ...defaultFixture, keys: [...defaultFixture.keys, { key: KEY, group: 'default', status: 'active', balance: 100 }] },
+    fixture: {
+      ...defaultFixture,
+      keys: [...defaultFixture.keys, { key: KEY, group: 'default', status: 'active', balance: 100 }],
+    },
   });
   // The simulator's answers, with the key as it was given (capitals kept on the wire) in a name; an innocent neighbour.
-  upstream.on({ method: 'POST' }).headers({ ...FORGED, [`X-${KEY}`]: '1', [`x-echo-${KEY}-tail`]: '2', 'x-note': 'kept' });
+  upstream
+    .on({ method: 'POST' })
+    .headers({ ...FORGED, [`X-${KEY}`]: '1', [`x-echo-${KEY}-tail`]: '2', 'x-note': 'kept' });
   proxy = await startProxy({
     upstream: upstream.baseUrl,
     allowHttp: true,
