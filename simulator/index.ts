@@ -8,7 +8,7 @@ import { loadFixture, validateFixture, type Fixture } from './fixture.js';
 import { RateLimiter } from './rate-limit.js';
 import { PromptCache } from './prompt-cache.js';
 import type { RecordedRequest } from './request-record.js';
-import { createHandler, type SimState, type StreamDefaults } from './sim-server.js';
+import { createHandler, type Intercept, type SimState, type StreamDefaults } from './sim-server.js';
 import { websocketUpgrades } from './responses-websocket.js';
 
 export type { Fixture, FixtureGroup, FixtureKey, FixtureModel, KeyStatus } from './fixture.js';
@@ -16,6 +16,7 @@ export type { Protocol } from '../rules/protocols/index.js';
 export { FixtureError, fixturePrices, loadFixture, validateFixture } from './fixture.js';
 export { type Fault } from './faults.js';
 export { fingerprint, type RecordedRequest } from './request-record.js';
+export type { Intercept } from './sim-server.js';
 export { CREDENTIAL_HEADERS } from '../rules/redaction/credential-headers.js';
 
 export interface SimulatorOptions {
@@ -37,6 +38,8 @@ export interface SimulatorOptions {
    * Off by default: a fixture of the user's own answers model_not_found.
    */
   demo?: boolean;
+  /** Tests only: a first look at each request before the simulator answers it (test/kit/upstream.ts). */
+  intercept?: Intercept;
 }
 
 export interface Simulator {
@@ -89,6 +92,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     inflight: new Set(),
     streamDefaults: opts.streamDefaults,
     demo: opts.demo,
+    intercept: opts.intercept,
   };
   const secrets = fixture.keys.map((k) => k.key);
   const server = createServer(createHandler(state, () => secrets));

@@ -60,7 +60,23 @@ export interface SimState {
   streamDefaults?: StreamDefaults;
   /** Demo mode: a newer model of a listed family is served as its closest demo model (demo-family.ts). */
   demo?: boolean;
+  /** Tests only (`startSimulator({ intercept })`): a first look at each recorded request. */
+  intercept?: Intercept;
 }
+
+/**
+ * A test's first look at a request, after it is recorded and before the simulator's own answer (the test kit's
+ * programmable upstream, test/kit/upstream.ts). `body()` reads the request body once; the simulator then reads
+ * the same bytes. Resolves true when it answered the request itself. In-process only: nothing on the wire or
+ * the command line can set it.
+ */
+export type Intercept = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  rec: RecordedRequest,
+  body: () => Promise<Buffer>,
+  signal: AbortSignal,
+) => Promise<boolean>;
 
 export interface StreamDefaults {
   chunkDelayMs?: number;
@@ -124,7 +140,11 @@ function sendError(
   send(res, rec, err.status, errorBody(err, envelope, requestId), headers);
 }
 
-async function readJsonBody(req: IncomingMessage, rec: RecordedRequest): Promise<Record<string, unknown>> {
+async function readJsonBody(
+  req: IncomingMessage,
+  rec: RecordedRequest,
+  preread?: Buffer,
+): Promise<Record<string, unknown>> {
   const type = String(req.headers['content-type'] ?? '')
     .split(';')[0]!
     .trim()
@@ -142,7 +162,7 @@ async function readJsonBody(req: IncomingMessage, rec: RecordedRequest): Promise
   if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) throw tooLarge();
   const chunks: Buffer[] = [];
   let total = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
+  for await (const chunk of preread ? [preread] : (req as AsyncIterable<Buffer>)) {
     total += chunk.length;
     if (total > MAX_BODY_BYTES) throw tooLarge();
     chunks.push(chunk);
@@ -387,6 +407,7 @@ async function serve(
   route: Route,
   requestId: string,
   signal: AbortSignal,
+  preread?: Buffer,
 ): Promise<void> {
   const allowXApiKey = route.kind === 'count_tokens' || (route.kind === 'post' && route.module.protocol === 'messages');
   const key = authenticate(state.fixture, presentedKey(req.headers, allowXApiKey));
@@ -394,7 +415,7 @@ async function serve(
   const group = state.fixture.groups[key.group]!;
   let reply: { stream: boolean; json: () => unknown; render?: () => Rendered };
   if (route.kind === 'post') {
-    const body = await readJsonBody(req, rec);
+    const body = await readJsonBody(req, rec, preread);
     const parsed = route.module.parse(body);
     checkProtocol(route.module, key, group);
     const model = servedModel(state, res, rec, parsed.model, key, group);
@@ -410,7 +431,7 @@ async function serve(
       route.module.render(parsed, { ...renderContext(requestId, model, group, controls), promptCache });
     reply = { stream: parsed.stream, json: () => render().json, render };
   } else if (route.kind === 'count_tokens') {
-    const counted = parseCountTokens(await readJsonBody(req, rec));
+    const counted = parseCountTokens(await readJsonBody(req, rec, preread));
     checkProtocol(messagesProtocol, key, group);
     checkModel(servedModel(state, res, rec, counted.model, key, group), key, group);
     admit(state, res, key, 'anthropic', { input: counted.inputTokens, output: 0 });
@@ -469,6 +490,26 @@ function serveRecord(state: SimState, req: IncomingMessage, res: ServerResponse,
   );
 }
 
+/** Runs the test's intercept first; the simulator answers what it leaves, from the body it may have read. */
+async function intercepted(
+  intercept: Intercept,
+  req: IncomingMessage,
+  res: ServerResponse,
+  rec: RecordedRequest,
+  signal: AbortSignal,
+  answer: (preread?: Buffer) => Promise<void>,
+): Promise<void> {
+  let read: Promise<Buffer> | undefined;
+  const body = () =>
+    (read ??= (async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
+      return Buffer.concat(chunks);
+    })());
+  if (await intercept(req, res, rec, body, signal)) return;
+  return answer(read ? await read : undefined);
+}
+
 export function createHandler(
   state: SimState,
   secrets: () => readonly string[],
@@ -494,9 +535,11 @@ export function createHandler(
     });
     const envelope = envelopeFor(pathname);
     const route = matchRoute(method, pathname);
-    const work = route
-      ? serve(state, req, res, rec, route, requestId, controller.signal)
-      : Promise.reject(new SimError('invalid_url', `Invalid URL (${method} ${pathname})`));
+    const answer = (preread?: Buffer) =>
+      route
+        ? serve(state, req, res, rec, route, requestId, controller.signal, preread)
+        : Promise.reject(new SimError('invalid_url', `Invalid URL (${method} ${pathname})`));
+    const work = state.intercept ? intercepted(state.intercept, req, res, rec, controller.signal, answer) : answer();
     work.catch((err: unknown) => {
       if (controller.signal.aborted) return;
       if (res.headersSent) {

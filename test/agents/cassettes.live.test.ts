@@ -16,7 +16,6 @@ import { exchangeOf } from '../../rules/cassettes/cassette-exchange.js';
 import { SECRET_PATTERNS } from '../../rules/redaction/secret-patterns.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 import { exited, spawnCli, tempHome } from '../cli/io.js';
-import { repoRoot } from '../clients/harness.js';
 import {
   agentsSupported,
   claudeBinary,
@@ -26,10 +25,10 @@ import {
   AGENT_CASE_TIMEOUT_MS,
 } from './agent-binaries.js';
 import { expectOk } from './agent-suite.js';
+import { agentEnv as liveAgentEnv, viaLoopgateRun } from './live-stack.js';
 
 vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
-const CLI = join(repoRoot, 'dist', 'cli.js');
 const TOKEN = makeCanary('lg-local-cassette-');
 const AGENT_TIMEOUT_MS = 90_000;
 const CASE_TIMEOUT_MS = 300_000;
@@ -89,18 +88,7 @@ async function serve(args: string[], env: Record<string, string> = {}): Promise<
 }
 
 function agentEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    CODEX_HOME: join(home, '.codex'),
-    LOOPGATE_TOKEN: TOKEN,
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    NO_COLOR: '1',
-    ...extra,
-  };
+  return liveAgentEnv(home, TOKEN, extra);
 }
 
 /**
@@ -115,12 +103,12 @@ function claude(proxy: Served, prompt: string, resume?: string): Promise<AgentRu
     rmSync(claudeHome, { recursive: true, force: true });
     mkdirSync(claudeHome);
   }
-  const args = [CLI, 'run', '--port', proxy.port, '--', claudeBinary(), '-p', '--output-format', 'json'];
+  const args = [claudeBinary(), '-p', '--output-format', 'json'];
   args.push('--model', 'claude-sonnet-4-6', '--allowedTools', 'Bash(echo:*)');
   if (resume) args.push('--resume', resume);
   args.push('--', prompt);
   const env = agentEnv({ HOME: claudeHome, ANTHROPIC_CUSTOM_HEADERS: `x-sim-chunk-delay-ms: ${CHUNK_DELAY_MS}` });
-  return runAgent(process.execPath, args, { env, cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
+  return viaLoopgateRun(proxy.port, args, { env, cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
 }
 
 /** `codex exec` on a provider pointed at the proxy (as `loopgate run` writes it), plus the simulator's spacing header. */

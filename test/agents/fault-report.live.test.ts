@@ -10,13 +10,13 @@ import { localApi } from '../../client/local-api-client.js';
 import { RETRY_AFTER_ALLOWANCE_MS } from '../../rules/faults/fault-report.js';
 import { assertNoCanary } from '../log/canary.js';
 import { untilAsync } from '../proxy/stack.js';
-import { repoRoot, startClientStack, type ClientStack } from '../clients/harness.js';
-import { agentsSupported, claudeBinary, runAgent, AGENT_CASE_TIMEOUT_MS } from './agent-binaries.js';
+import { startClientStack, type ClientStack } from '../clients/harness.js';
+import { agentsSupported, claudeBinary, AGENT_CASE_TIMEOUT_MS } from './agent-binaries.js';
+import { agentEnv, viaLoopgateRun } from './live-stack.js';
 import { expectOk } from './agent-suite.js';
 
 vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
-const CLI = join(repoRoot, 'dist', 'cli.js');
 const MODEL = 'claude-sonnet-4-6';
 /** Scoped to the turn's own request: Claude Code's side requests (other paths, another model) pass. */
 const RULE = `429 times=1 retry-after=2 path=/v1/messages model=${MODEL}`;
@@ -36,21 +36,12 @@ describe.skipIf(!agentsSupported)('real Claude Code against an injected 429', ()
     const proxy = stack.proxies.claude;
     const api = localApi({ url: proxy.url, token: stack.token });
     const { armed } = await api.armFault({ rule: RULE });
-    const env = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: home,
-      LOOPGATE_TOKEN: stack.token,
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1',
-      DISABLE_TELEMETRY: '1',
-      DISABLE_ERROR_REPORTING: '1',
-      NO_COLOR: '1',
-    };
-    const run = await runAgent(
-      process.execPath,
-      [CLI, 'run', '--port', String(proxy.port), '--', claudeBinary(), '-p', '--model', MODEL, 'Say hello.'],
-      { env, cwd: home, timeoutMs: 90_000, outputs },
-    );
+    const run = await viaLoopgateRun(proxy.port, [claudeBinary(), '-p', '--model', MODEL, 'Say hello.'], {
+      env: agentEnv(home, stack.token),
+      cwd: home,
+      timeoutMs: 90_000,
+      outputs,
+    });
     expectOk(run);
     const v = await untilAsync(
       async () => (await api.faults()).report.find((x) => x.fault.ruleId === armed.id && x.settled),

@@ -11,24 +11,19 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { startServe, type StartedServe } from '../../cli/start-serve.js';
 import type { RunningProxy } from '../../proxy/server.js';
-import type { TrafficRecord } from '../../core/record.js';
 import { CASSETTE_MISS_CODE } from '../../core/cassette.js';
 import { runCredential } from '../../rules/access/run-credential.js';
 import { makeCanary } from '../log/canary.js';
+import type { KitStack } from '../kit/stack.js';
 import { cassetteDir, readTape, type Tape, type TapeRequest } from './agent-tape.js';
 
-export interface ReplayStack<N extends string> {
-  proxies: Record<N, RunningProxy>;
-  logFiles: Record<N, string>;
-  traffic: Array<{ proxy: N; line: string; record: TrafficRecord }>;
-  hints: string[];
-  token: string;
+/** The kit's stack's proxy side (test/kit/stack.ts), in front of cassettes instead of the simulator. */
+export interface ReplayStack<N extends string> extends Omit<KitStack<N>, 'upstream' | 'sim' | 'keys'> {
   /** No real key is held on replay; the canary checks look for the token. */
   keys: Record<string, string>;
   tape: Tape;
   /** Sends a case's requests again, in order; throws on a cassette miss, naming the request. */
   play(name: string): Promise<void>;
-  close(): Promise<void>;
 }
 
 /** Headers that belong to the connection the agent had, not to the request: the replay's own are sent. */

@@ -3,21 +3,20 @@
 // (local-api-client sessions() / session(id)) as the CLI and the editor read them. Each session is
 // grouped by the id the client sends (docs/sessions.md), its token sums are the sums of its requests'
 // record.tokens, and its cost is estimated for a priced model and "no price" for an unpriced one.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { assertNoCanary } from '../log/canary.js';
 import { CASES, PRICED, SUITE, UNPRICED, api, expectCleanSessionAnswers } from './sessions.facts.js';
 import { TapeRecorder } from './agent-tape.js';
-import { repoRoot, startClientStack, type ClientStack, type ProxyName } from '../clients/harness.js';
+import { startClientStack } from '../clients/harness.js';
+import { liveStack } from './live-stack.js';
 import {
   agentsSupported,
   claudeBinary,
   codexBinary,
   opencodeBinary,
   piBinary,
-  runAgent,
   type AgentRun,
   AGENT_CASE_TIMEOUT_MS,
   agentVersion,
@@ -26,14 +25,10 @@ import { expectOk } from './agent-suite.js';
 
 vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
-const CLI = join(repoRoot, 'dist', 'cli.js');
 const AGENT_TIMEOUT_MS = 90_000;
 /** A case runs up to three agent processes one after another. */
 const CASE_TIMEOUT_MS = 240_000;
 
-let stack: ClientStack;
-let home: string;
-const outputs: string[] = [];
 const started = performance.now();
 // With LOOPGATE_RECORD_AGENT_CASSETTES=1 each case's traffic becomes the tape sessions.test.ts replays.
 const tape = new TapeRecorder(SUITE, () =>
@@ -44,42 +39,18 @@ const tape = new TapeRecorder(SUITE, () =>
     ]),
   ),
 );
+const live = liveStack('loopgate-sessions-', (perProxy) => startClientStack({}, perProxy), {
+  tape,
+  timeoutMs: AGENT_TIMEOUT_MS,
+});
+afterAll(() => {
+  console.log(`real-agent session tests: ${Math.round((performance.now() - started) / 1000)} s`);
+});
 
 /** The proxy-side facts of a case (sessions.facts.ts, asserted on replay too), then the case onto the tape. */
 async function proxySide(name: keyof typeof CASES, before: number): Promise<void> {
-  await CASES[name].facts(stack, before);
-  tape.take(stack, name, before);
-}
-
-beforeAll(async () => {
-  stack = await startClientStack({}, (name) => tape.recordDir(name));
-  await tape.recordModelLists(stack);
-  home = mkdtempSync(join(tmpdir(), 'loopgate-sessions-'));
-  mkdirSync(join(home, '.codex'));
-}, 60_000);
-
-afterAll(async () => {
-  if (stack) tape.save(stack);
-  console.log(`real-agent session tests: ${Math.round((performance.now() - started) / 1000)} s`);
-  await stack?.close();
-});
-
-/** `loopgate run --port P -- <agent> ...`, the tools' own switches for offline runs. */
-function viaRun(proxy: ProxyName, args: string[], extra: Record<string, string> = {}): Promise<AgentRun> {
-  const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    CODEX_HOME: join(home, '.codex'),
-    LOOPGATE_TOKEN: stack.token,
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    NO_COLOR: '1',
-    ...extra,
-  };
-  const cmd = [CLI, 'run', '--port', String(stack.proxies[proxy].port), '--', ...args];
-  return runAgent(process.execPath, cmd, { env, cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
+  await CASES[name].facts(live.stack, before);
+  tape.take(live.stack, name, before);
 }
 
 function claudeSessionId(run: AgentRun): string {
@@ -91,10 +62,10 @@ describe.skipIf(!agentsSupported)('real agent sessions, read back through the lo
   it(
     CASES.claudeSession.title,
     async () => {
-      const before = stack.traffic.length;
+      const before = live.stack.traffic.length;
       const claude = claudeBinary();
       const model = ['--model', PRICED.claude];
-      const first = await viaRun('claude', [
+      const first = await live.viaRun('claude', [
         claude,
         '-p',
         '--output-format',
@@ -107,11 +78,11 @@ describe.skipIf(!agentsSupported)('real agent sessions, read back through the lo
       ]);
       const sid = claudeSessionId(first);
       expect(first.stdout).toContain('session-tool-ok');
-      const second = await viaRun('claude', [claude, '-p', ...model, '--resume', sid, 'and one more turn']);
+      const second = await live.viaRun('claude', [claude, '-p', ...model, '--resume', sid, 'and one more turn']);
       expectOk(second);
       await proxySide('claudeSession', before);
       // The session is the one Claude Code named.
-      expect((await api(stack, 'claude').sessions()).sessions.map((s) => s.id)).toContain(`claude-code:${sid}`);
+      expect((await api(live.stack, 'claude').sessions()).sessions.map((s) => s.id)).toContain(`claude-code:${sid}`);
     },
     CASE_TIMEOUT_MS,
   );
@@ -119,15 +90,15 @@ describe.skipIf(!agentsSupported)('real agent sessions, read back through the lo
   it(
     CASES.claudeSideBySide.title,
     async () => {
-      const before = stack.traffic.length;
+      const before = live.stack.traffic.length;
       const claude = claudeBinary();
       const ask = (model: string, prompt: string) =>
-        viaRun('claude', [claude, '-p', '--output-format', 'json', '--model', model, prompt]);
+        live.viaRun('claude', [claude, '-p', '--output-format', 'json', '--model', model, prompt]);
       const [a, b] = await Promise.all([ask(PRICED.claude, 'side by side A'), ask(UNPRICED.claude, 'side by side B')]);
       const [sa, sb] = [claudeSessionId(a), claudeSessionId(b)];
       expect(sa).not.toBe(sb);
       await proxySide('claudeSideBySide', before);
-      const ids = (await api(stack, 'claude').sessions()).sessions.map((s) => s.id);
+      const ids = (await api(live.stack, 'claude').sessions()).sessions.map((s) => s.id);
       expect(ids).toEqual(expect.arrayContaining([`claude-code:${sa}`, `claude-code:${sb}`]));
     },
     CASE_TIMEOUT_MS,
@@ -136,10 +107,10 @@ describe.skipIf(!agentsSupported)('real agent sessions, read back through the lo
   it(
     CASES.codexSession.title,
     async () => {
-      const before = stack.traffic.length;
+      const before = live.stack.traffic.length;
       const codex = codexBinary();
       const exec = ['exec', '--skip-git-repo-check'];
-      const first = await viaRun('default', [
+      const first = await live.viaRun('default', [
         codex,
         ...exec,
         '-m',
@@ -150,9 +121,9 @@ describe.skipIf(!agentsSupported)('real agent sessions, read back through the lo
       const sid = /session id: (\S+)/.exec(first.stderr + first.stdout)?.[1];
       expect(sid).toBeDefined();
       // The resumed turn runs on Codex's default model, which has no price.
-      expectOk(await viaRun('default', [codex, ...exec, 'resume', '--last', 'again']));
+      expectOk(await live.viaRun('default', [codex, ...exec, 'resume', '--last', 'again']));
       await proxySide('codexSession', before);
-      expect((await api(stack, 'default').sessions()).sessions.map((s) => s.id)).toContain(`codex:${sid}`);
+      expect((await api(live.stack, 'default').sessions()).sessions.map((s) => s.id)).toContain(`codex:${sid}`);
     },
     CASE_TIMEOUT_MS,
   );
@@ -182,15 +153,15 @@ describe.skipIf(!agentsSupported)('real agent sessions, read back through the lo
   it(
     CASES.opencodeSessions.title,
     async () => {
-      const before = stack.traffic.length;
+      const before = live.stack.traffic.length;
       const opencode = opencodeBinary();
-      const priced = await viaRun(
+      const priced = await live.viaRun(
         'default',
         [opencode, 'run', '-m', `loopgate/${PRICED.openai}`, 'Use bash to run `echo oc-session-ok`'],
         opencodeEnv(PRICED.openai),
       );
       expectOk(priced);
-      const unpriced = await viaRun(
+      const unpriced = await live.viaRun(
         'default',
         [opencode, 'run', '-m', `loopgate/${UNPRICED.openai}`, 'an unpriced opencode turn'],
         opencodeEnv(UNPRICED.openai),
@@ -204,11 +175,11 @@ describe.skipIf(!agentsSupported)('real agent sessions, read back through the lo
   it(
     CASES.piRun.title,
     async () => {
-      const before = stack.traffic.length;
-      const dir = join(home, 'pi-agent');
+      const before = live.stack.traffic.length;
+      const dir = join(live.home, 'pi-agent');
       mkdirSync(dir, { recursive: true });
       const provider = {
-        baseUrl: `${stack.proxies.default.url}/v1`,
+        baseUrl: `${live.stack.proxies.default.url}/v1`,
         api: 'openai-completions',
         apiKey: 'OPENAI_API_KEY',
       };
@@ -218,7 +189,7 @@ describe.skipIf(!agentsSupported)('real agent sessions, read back through the lo
       );
       const env = { PI_CODING_AGENT_DIR: dir, PI_OFFLINE: '1', PI_TELEMETRY: '0', PI_SKIP_VERSION_CHECK: '1' };
       const args = ['--no-session', '-nc', '--model', `loopgate-openai/${PRICED.openai}`, '-p'];
-      const run = await viaRun('default', [piBinary(), ...args, 'Use bash to run `echo pi-session-ok`'], env);
+      const run = await live.viaRun('default', [piBinary(), ...args, 'Use bash to run `echo pi-session-ok`'], env);
       expectOk(run);
       await proxySide('piRun', before);
     },
@@ -226,7 +197,7 @@ describe.skipIf(!agentsSupported)('real agent sessions, read back through the lo
   );
 
   it('no key or token in any session answer or in the tools output', async () => {
-    await expectCleanSessionAnswers(stack);
-    assertNoCanary(outputs.join('\n'), Object.values(stack.keys));
+    await expectCleanSessionAnswers(live.stack);
+    assertNoCanary(live.outputs.join('\n'), Object.values(live.stack.keys));
   });
 });

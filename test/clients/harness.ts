@@ -6,11 +6,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { defaultFixture, startSimulator, type Simulator } from '../../simulator/index.js';
-import { startProxy, type RunningProxy } from '../../proxy/server.js';
+import { defaultFixture } from '../../simulator/index.js';
 import type { ProxyOptions } from '../../core/options.js';
-import type { TrafficRecord } from '../../core/record.js';
 import { makeCanary } from '../log/canary.js';
+import { fixtureWithKeys, startKitStack, type KitStack } from '../kit/stack.js';
 
 export const repoRoot = resolve(__dirname, '..', '..');
 
@@ -27,24 +26,8 @@ const GROUP: Record<ProxyName, string> = { default: 'default', claude: 'claude',
  */
 const CURRENT_DEFAULTS: Record<string, string[]> = { default: ['gpt-6.2-sol'], 'chat-only': ['gpt-6.2-sol'] };
 
-export interface Captured {
-  proxy: ProxyName;
-  line: string;
-  record: TrafficRecord;
-}
-
-export interface ClientStack {
-  sim: Simulator;
-  proxies: Record<ProxyName, RunningProxy>;
-  logFiles: Record<ProxyName, string>;
-  /** Every onTraffic call, in order, tagged with its proxy. */
-  traffic: Captured[];
-  hints: string[];
-  token: string;
-  /** The real (simulator) keys the proxies hold: canaries that must never be logged. */
-  keys: Record<ProxyName, string>;
-  close(): Promise<void>;
-}
+/** The kit's stack (test/kit/stack.ts); `keys` are the real (simulator) keys: canaries that must never be logged. */
+export type ClientStack = KitStack<ProxyName>;
 
 /** `opts` go to every proxy (a larger body cap, another ring size, ...), `perProxy(name)` to one (a cassette to record). */
 export async function startClientStack(
@@ -57,63 +40,24 @@ export async function startClientStack(
     claude: makeCanary('sk-canary-claude-'),
     chatOnly: makeCanary('sk-canary-chatonly-'),
   };
-  const token = makeCanary('lg-local-canary-');
   const groups = Object.fromEntries(
     Object.entries(defaultFixture.groups).map(([name, g]) => [
       name,
       { ...g, models: [...g.models, ...(CURRENT_DEFAULTS[name] ?? []).map((id) => ({ id, owned_by: 'openai' }))] },
     ]),
   );
-  const fixture = {
+  const fixture = fixtureWithKeys(
+    Object.fromEntries((Object.keys(keys) as ProxyName[]).map((p) => [keys[p], GROUP[p]])),
     groups,
-    keys: [
-      ...defaultFixture.keys,
-      ...(Object.keys(keys) as ProxyName[]).map((p) => ({
-        key: keys[p],
-        group: GROUP[p],
-        status: 'active' as const,
-        balance: 1000,
-      })),
-    ],
-  };
-  const sim = await startSimulator({ port: 0, fixture });
-  const dir = mkdtempSync(join(tmpdir(), 'loopgate-clients-'));
-  const traffic: Captured[] = [];
-  const hints: string[] = [];
-  const logFiles = {} as Record<ProxyName, string>;
-  const proxies = {} as Record<ProxyName, RunningProxy>;
-  for (const name of Object.keys(keys) as ProxyName[]) {
-    logFiles[name] = join(dir, `${name}.jsonl`);
-    proxies[name] = await startProxy({
-      upstream: sim.baseUrl,
-      key: keys[name],
-      token,
-      port: 0,
-      allowHttp: true,
-      bridge: 'auto',
-      logFile: logFiles[name],
-      logBodies: true, // a wider sink for the leak check
-      onTraffic: (line, record) => traffic.push({ proxy: name, line, record }),
-      onHint: (h) => hints.push(h),
-      ...opts,
-      ...perProxy(name),
-    });
-    await proxies[name].refreshModels();
-  }
-  sim.clearRequests();
-  return {
-    sim,
-    proxies,
-    logFiles,
-    traffic,
-    hints,
-    token,
+  );
+  return startKitStack({
     keys,
-    async close() {
-      for (const p of Object.values(proxies)) await p.close();
-      await sim.close();
-    },
-  };
+    token: makeCanary('lg-local-canary-'),
+    fixture,
+    // logBodies: a wider sink for the leak check.
+    opts: { bridge: 'auto', logBodies: true, ...opts },
+    perProxy,
+  });
 }
 
 // ---------------------------------------------------------------- runtimes

@@ -1,17 +1,16 @@
 // Rate-limit headers reach the client unchanged on every route, bridged ones
 // included, on success and on 429 (issue 33 §5): a real upstream on port 0
-// sets retry-after, anthropic-ratelimit-unified-* and x-ratelimit-*; the
+// (the kit's simulator, test/kit/upstream.ts) sets retry-after, anthropic-ratelimit-unified-* and x-ratelimit-*; the
 // official SDKs read them back with .withResponse() (or from the error).
 import { mkdtempSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHAT_DONE } from '../../rules/protocols/chat-completions.js';
-import { ENDPOINT_TYPE, PROTOCOL_TABLE } from '../../rules/protocols/index.js';
+import { PROTOCOL_TABLE } from '../../rules/protocols/index.js';
+import type { Fixture } from '../../simulator/index.js';
+import { startUpstream, type Upstream } from '../kit/upstream.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { TOKEN } from './stack.js';
 
@@ -36,107 +35,40 @@ const REFUSED_HEADERS = {
   'anthropic-ratelimit-unified-status': 'rejected',
 };
 
-let upstream: Server;
+let upstream: Upstream;
 let proxy: RunningProxy;
-let refuse = false;
 
-function answer(path: string, model: string, stream: boolean): { type: string; body: string } {
-  if (path === PROTOCOL_TABLE.chat.path) {
-    const base = { id: 'chatcmpl-1', created: 1, model };
-    if (stream) {
-      const chunk = (delta: object, finish: string | null) =>
-        `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-      return {
-        type: 'text/event-stream',
-        body: chunk({ role: 'assistant', content: 'ok' }, null) + chunk({}, 'stop') + `data: ${CHAT_DONE}\n\n`,
-      };
-    }
-    return {
-      type: 'application/json',
-      body: JSON.stringify({
-        ...base,
-        object: 'chat.completion',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      }),
-    };
-  }
-  if (path === PROTOCOL_TABLE.responses.path) {
-    return {
-      type: 'application/json',
-      body: JSON.stringify({
-        id: 'resp_1',
-        object: 'response',
-        created_at: 1,
-        status: 'completed',
-        model,
-        output: [
-          {
-            type: 'message',
-            id: 'msg_1',
-            status: 'completed',
-            role: 'assistant',
-            content: [{ type: 'output_text', text: 'ok', annotations: [] }],
-          },
-        ],
-        usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
-      }),
-    };
-  }
-  return {
-    type: 'application/json',
-    body: JSON.stringify({
-      id: 'msg_1',
-      type: 'message',
-      role: 'assistant',
-      model,
-      content: [{ type: 'text', text: 'ok' }],
-      stop_reason: 'end_turn',
-      stop_sequence: null,
-      usage: { input_tokens: 1, output_tokens: 1 },
-    }),
+/** `all` serves every protocol, `chat` only chat (the bridge's routes). */
+const fixture: Fixture = {
+  groups: {
+    all: { protocols: ['chat', 'responses', 'messages'], models: [{ id: 'm-all', owned_by: 'test' }] },
+    chat: { protocols: ['chat'], models: [{ id: 'm-chat', owned_by: 'test' }] },
+  },
+  keys: [
+    { key: ALL_KEY, group: 'all', status: 'active', balance: 100 },
+    { key: CHAT_KEY, group: 'chat', status: 'active', balance: 100 },
+  ],
+};
+
+/** The upstream answers (the simulator's answers, with the limit headers), or refuses every call with 429. */
+function upstreamAnswers(refuse: boolean): void {
+  upstream.reset();
+  if (!refuse) return void upstream.on({}).headers(LIMIT_HEADERS);
+  const anthropic = {
+    type: 'error',
+    error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' },
   };
+  const openai = {
+    error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' },
+  };
+  upstream.on({ method: 'POST', path: PROTOCOL_TABLE.messages.path }).reply(429, anthropic, REFUSED_HEADERS);
+  upstream.on({ method: 'POST' }).reply(429, openai, REFUSED_HEADERS);
 }
 
 beforeAll(async () => {
-  upstream = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const path = (req.url ?? '/').split('?')[0]!;
-    const key = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
-    if (req.method === 'GET') {
-      const listed = key === ALL_KEY ? (['chat', 'responses', 'messages'] as const) : (['chat'] as const);
-      const id = key === ALL_KEY ? 'm-all' : 'm-chat';
-      res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end(
-        JSON.stringify({
-          object: 'list',
-          data: [
-            { id, object: 'model', owned_by: 'test', supported_endpoint_types: listed.map((p) => ENDPOINT_TYPE[p]) },
-          ],
-        }),
-      );
-    }
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; stream?: boolean };
-    if (refuse) {
-      const anthropic = path === PROTOCOL_TABLE.messages.path;
-      const error = anthropic
-        ? {
-            type: 'error',
-            error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' },
-          }
-        : { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } };
-      res.writeHead(429, { 'content-type': 'application/json', ...REFUSED_HEADERS });
-      return res.end(JSON.stringify(error));
-    }
-    const a = answer(path, body.model, body.stream === true);
-    res.writeHead(200, { 'content-type': a.type, ...LIMIT_HEADERS });
-    res.end(a.body);
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  const { port } = upstream.address() as AddressInfo;
+  upstream = await startUpstream({ fixture });
   proxy = await startProxy({
-    upstream: `http://127.0.0.1:${port}/v1`,
+    upstream: upstream.baseUrl,
     key: ALL_KEY,
     keys: [
       { name: 'all', key: ALL_KEY, named: true },
@@ -152,8 +84,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await proxy?.close();
-  upstream?.closeAllConnections();
-  await new Promise<void>((resolve) => upstream?.close(() => resolve()));
+  await upstream?.close();
 });
 
 const openai = () => new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 });
@@ -214,7 +145,7 @@ function pick(headers: Headers, names: readonly string[]): Record<string, string
 describe('rate-limit headers through the proxy', () => {
   for (const [name, route, call] of ROUTES) {
     it(`${name}: on success`, async () => {
-      refuse = false;
+      upstreamAnswers(false);
       const { data, response } = await call();
       expect(response.headers.get('x-loopgate-route')).toBe(route);
       expect(pick(response.headers, Object.keys(LIMIT_HEADERS))).toEqual(LIMIT_HEADERS);
@@ -224,7 +155,7 @@ describe('rate-limit headers through the proxy', () => {
     });
 
     it(`${name}: on 429, with retry-after`, async () => {
-      refuse = true;
+      upstreamAnswers(true);
       const err = await call().then(
         () => undefined,
         (e: unknown) => e as { status: number; headers: Headers },

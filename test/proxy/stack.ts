@@ -1,12 +1,12 @@
 // A real simulator and a real proxy on port 0, wired the way a user runs them.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { TrafficRecord } from '../../core/record.js';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startSimulator, type Simulator } from '../../simulator/index.js';
-import { startProxy, type RunningProxy } from '../../proxy/server.js';
+import type { Simulator } from '../../simulator/index.js';
+import type { RunningProxy } from '../../proxy/server.js';
+import { startKitStack } from '../kit/stack.js';
+import type { Upstream } from '../kit/upstream.js';
 import type { ProxyOptions } from '../../core/options.js';
 import defaultFixture from '../../simulator/default-fixture.json';
 
@@ -42,6 +42,8 @@ export function threeGroupKeys(): Array<{ name: string; key: string; named: true
 
 export interface Stack {
   sim: Simulator;
+  /** The simulator's rules (test/kit/upstream.ts): `stack.upstream.on({ path }).reply(503, ...)`. */
+  upstream: Upstream;
   proxy: RunningProxy;
   traffic: string[];
   hints: string[];
@@ -51,38 +53,25 @@ export interface Stack {
   close(): Promise<void>;
 }
 
+/** The kit's stack (test/kit/stack.ts) with one proxy holding the demo's default key. */
 export async function startStack(opts: Partial<ProxyOptions> = {}): Promise<Stack> {
-  const sim = await startSimulator({ port: 0 });
-  const dir = mkdtempSync(join(tmpdir(), 'loopgate-proxy-'));
-  const logFile = join(dir, 'traffic.jsonl');
   const traffic: string[] = [];
-  const hints: string[] = [];
-  const proxy = await startProxy({
-    upstream: sim.baseUrl,
-    key: KEYS.default,
+  const kit = await startKitStack({
+    keys: { main: KEYS.default },
     token: TOKEN,
-    port: 0,
-    allowHttp: true,
-    logFile,
-    onTraffic: (line) => traffic.push(line),
-    onHint: (h) => hints.push(h),
-    ...opts,
+    opts: { ...opts, onTraffic: (line, record, parts) => (traffic.push(line), opts.onTraffic?.(line, record, parts)) },
   });
-  // The proxy fetches /models for itself at start; let that finish so tests see only their own traffic.
-  await proxy.refreshModels();
-  sim.clearRequests();
+  const proxy = kit.proxies.main;
   return {
-    sim,
+    sim: kit.sim,
+    upstream: kit.upstream,
     proxy,
     traffic,
-    hints,
-    logFile,
+    hints: kit.hints,
+    logFile: kit.logFiles.main,
     openai: (baseURL = `${proxy.url}/v1`, apiKey = TOKEN) => new OpenAI({ baseURL, apiKey, maxRetries: 0 }),
     anthropic: (baseURL = proxy.url, apiKey = TOKEN) => new Anthropic({ baseURL, apiKey, maxRetries: 0 }),
-    async close() {
-      await proxy.close();
-      await sim.close();
-    },
+    close: () => kit.close(),
   };
 }
 

@@ -2,47 +2,37 @@
 // chunk no stage changes reaches the client as the upstream's bytes, and the
 // usage hider (a chat stream whose client did not ask for usage, so Loopgate
 // asked for it) cuts out only the usage pieces, never turning a chunk into a
-// string and back. An upstream of our own writes exact chunks, bytes that are
+// string and back. The kit's upstream (test/kit/upstream.ts) writes exact chunks, bytes that are
 // not valid UTF-8 among them (a string round trip would turn them into U+FFFD)
 // and a "usage":null member cut across two chunks.
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { hostOf } from './raw.js';
-import { TOKEN } from './stack.js';
+import { KEYS, TOKEN } from './stack.js';
+import { startUpstream, type Rule, type Upstream } from '../kit/upstream.js';
 
 const N = 64;
 /** Not UTF-8: a lone continuation byte and 0xFF, inside a string's bytes (an upstream's bug, passed on as it came). */
 const RAW = Buffer.from([0x80, 0xff]);
 
-let upstream: Server;
+let upstream: Upstream;
 let proxy: RunningProxy;
-/** What the upstream got and sends back, per test. */
+/** What the upstream sends back, per test. */
 let chunks: Buffer[] = [];
-let asked: Record<string, unknown> | undefined;
+
+/** The upstream answers chat calls with `sent`, one write per event-loop turn (so the proxy reads separate chunks). */
+function upstreamStreams(sent: Buffer[]): Rule {
+  chunks = sent;
+  upstream.reset();
+  return upstream.on({ method: 'POST' }).stream(sent);
+}
 
 beforeAll(async () => {
-  upstream = createServer((req, res) => {
-    // The proxy's own model-list fetch.
-    if (req.method !== 'POST') return void res.end(JSON.stringify({ object: 'list', data: [] }));
-    const body: Buffer[] = [];
-    req.on('data', (b: Buffer) => body.push(b));
-    req.on('end', async () => {
-      asked = JSON.parse(Buffer.concat(body).toString('utf8')) as Record<string, unknown>;
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      // One write per event loop turn, so the proxy reads them as separate chunks.
-      for (const chunk of chunks) {
-        res.write(chunk);
-        await new Promise((r) => setImmediate(r));
-      }
-      res.end();
-    });
-  });
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  upstream = await startUpstream();
   proxy = await startProxy({
-    upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-    key: 'sk-x-00000000000000000000',
+    upstream: upstream.baseUrl,
+    key: KEYS.default,
     token: TOKEN,
     port: 0,
     allowHttp: true,
@@ -52,7 +42,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await proxy?.close();
-  await new Promise((r) => upstream?.close(r));
+  await upstream?.close();
 });
 
 /** The client's bytes of a streamed chat answer, joined without decoding. */
@@ -109,7 +99,7 @@ async function countingToString<T>(run: () => Promise<T>): Promise<{ result: T; 
 
 describe('stream chunks as bytes', () => {
   it('a stream of N chunks whose client asked for usage arrives identical, byte for byte', async () => {
-    chunks = [...Array.from({ length: N }, (_, i) => event(i, ',"usage":null')), USAGE_CHUNK, DONE];
+    upstreamStreams([...Array.from({ length: N }, (_, i) => event(i, ',"usage":null')), USAGE_CHUNK, DONE]);
     const got = await streamed({
       model: 'gpt-4o-mini',
       stream: true,
@@ -126,7 +116,7 @@ describe('stream chunks as bytes', () => {
     const at = cutMember.indexOf('"usage"') + 3;
     const cutChar = events[20]!;
     const mid = cutChar.indexOf('é') + 1;
-    chunks = [
+    const rule = upstreamStreams([
       ...events.slice(0, 10),
       cutMember.subarray(0, at),
       cutMember.subarray(at),
@@ -136,12 +126,12 @@ describe('stream chunks as bytes', () => {
       ...events.slice(21),
       USAGE_CHUNK,
       DONE,
-    ];
+    ]);
     const { result: got, calls } = await countingToString(() =>
       streamed({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
     );
     // Loopgate asked the upstream for usage; the client, which did not, gets the stream it would have had.
-    expect(asked?.stream_options).toEqual({ include_usage: true });
+    expect(rule.seen[0]!.json?.stream_options).toEqual({ include_usage: true });
     const expected = Buffer.concat([...Array.from({ length: N }, (_, i) => event(i, '')), DONE]);
     expect(got.equals(expected)).toBe(true);
     console.log(`usage hider on, ${chunks.length} upstream chunks: ${calls} Buffer#toString calls in the process`);

@@ -4,8 +4,6 @@
 // F-H: an upstream's x-loopgate-* headers reached the client as if Loopgate had
 // written them (the editor turns a forged `x-loopgate-diagnosis: bad-key` into
 // "set a new key").
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { exportTrafficLog } from '../../storage/log/index.js';
 import { logRecords, until } from './stack.js';
+import { defaultFixture } from '../../simulator/index.js';
+import { startUpstream, type Upstream } from '../kit/upstream.js';
 
 // Mixed case on purpose, and no recognisable shape: only exact-secret redaction can catch them.
 const KEY = 'RelayKey-MixedCase-Q7vXw2LpZ9kTb4Hs';
@@ -27,7 +27,7 @@ const FORGED = {
   'X-LOOPGATE-PROOF': 'forged',
 };
 
-let upstream: Server;
+let upstream: Upstream;
 let proxy: RunningProxy;
 let dir: string;
 const lines: string[] = [];
@@ -35,37 +35,18 @@ const logFile = () => join(dir, 'traffic.jsonl');
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'loopgate-header-names-'));
-  upstream = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      if (req.url === '/v1/models') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        return res.end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model' }] }));
-      }
-      const key = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
-      // The key as it was given (capitals kept on the wire), in a name; an innocent neighbour.
-      const headers = { ...FORGED, [`X-${key}`]: '1', [`x-echo-${key}-tail`]: '2', 'x-note': 'kept' };
-      if (req.headers['x-stream']) {
-        res.writeHead(200, { ...headers, 'content-type': 'text/event-stream' });
-        res.write(
-          'data: {"id":"c","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n',
-        );
-        return res.end('data: [DONE]\n\n');
-      }
-      res.writeHead(200, { ...headers, 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          id: 'c',
-          object: 'chat.completion',
-          model: 'gpt-4o-mini',
-          choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
-        }),
-      );
-    });
+  upstream = await startUpstream({
+    fixture: {
+      ...defaultFixture,
+      keys: [...defaultFixture.keys, { key: KEY, group: 'default', status: 'active', balance: 100 }],
+    },
   });
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  // The simulator's answers, with the key as it was given (capitals kept on the wire) in a name; an innocent neighbour.
+  upstream
+    .on({ method: 'POST' })
+    .headers({ ...FORGED, [`X-${KEY}`]: '1', [`x-echo-${KEY}-tail`]: '2', 'x-note': 'kept' });
   proxy = await startProxy({
-    upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+    upstream: upstream.baseUrl,
     allowHttp: true,
     key: KEY,
     token: TOKEN,
@@ -78,7 +59,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await proxy.close();
-  await new Promise((r) => upstream.close(r));
+  await upstream.close();
 });
 
 /** No form of any secret, in any letter case. */
@@ -97,7 +78,6 @@ async function call(
     headers: {
       authorization: `Bearer ${TOKEN}`,
       'content-type': 'application/json',
-      ...(stream ? { 'x-stream': '1' } : {}),
       ...extra,
     },
     body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream }),
