@@ -15,6 +15,7 @@ import {
   type SessionListAnswer,
   type SessionTurn,
 } from '../../core/local-api.js';
+import type { SessionSummary } from '../../core/agent-session.js';
 import { isTurn } from '../traffic/session-book.js';
 import { previousTurn } from '../traffic/previous-turn.js';
 import { analyseTurn } from '../../analysis/turn-analysis.js';
@@ -25,11 +26,30 @@ export function isSessionEndpoint(path: string): boolean {
   return path === SESSIONS_PATH || path.startsWith(SESSIONS_PATH + '/');
 }
 
+/**
+ * A session's `retries` as `loopgate faults` counts them: the proxy's own retries of the upstream (in each record)
+ * plus the client's retries of each fault injected into the session (the fault report's chains), so a session
+ * whose client retried an injected 429 twice says 2, as the fault report does.
+ */
+function withClientRetries(
+  sessions: SessionSummary[],
+  ctx: Pick<ProxyContext, 'faultLedger'>,
+): SessionSummary[] {
+  const verdicts = ctx.faultLedger?.report() ?? [];
+  if (!verdicts.length) return sessions;
+  const bySession = new Map<string, number>();
+  for (const v of verdicts) if (v.session) bySession.set(v.session, (bySession.get(v.session) ?? 0) + v.retries);
+  return sessions.map((s) => {
+    const more = bySession.get(s.id);
+    return more ? { ...s, retries: s.retries + more } : s;
+  });
+}
+
 export async function handleSessions(
   req: IncomingMessage,
   paths: PathFacts,
   reply: ClientReply,
-  ctx: Pick<ProxyContext, 'ring' | 'sessions'>,
+  ctx: Pick<ProxyContext, 'ring' | 'sessions' | 'faultLedger'>,
 ): Promise<void> {
   if (req.method !== 'GET')
     throw new ProxyError(405, LOCAL_ERROR_CODES.methodNotAllowed, `${SESSIONS_PATH} is read with GET.`, {
@@ -40,7 +60,8 @@ export async function handleSessions(
     const raw = query.get('limit');
     if (raw !== null && !/^\d{1,6}$/.test(raw))
       throw new ProxyError(400, LOCAL_ERROR_CODES.badQuery, 'limit must be a whole number.');
-    const answer: SessionListAnswer = { sessions: ctx.sessions.list(raw === null ? undefined : Number(raw)) };
+    const sessions = ctx.sessions.list(raw === null ? undefined : Number(raw));
+    const answer: SessionListAnswer = { sessions: withClientRetries(sessions, ctx) };
     return reply.answer(200, 'application/json', JSON.stringify(answer));
   }
   let id: string;
@@ -49,7 +70,8 @@ export async function handleSessions(
   } catch {
     throw new ProxyError(400, LOCAL_ERROR_CODES.badQuery, 'The session id in the path is not valid percent-encoding.');
   }
-  const session = ctx.sessions.get(id);
+  const found = ctx.sessions.get(id);
+  const session = found && withClientRetries([found], ctx)[0]!;
   if (!session)
     throw new ProxyError(
       404,
