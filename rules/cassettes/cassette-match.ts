@@ -88,7 +88,7 @@ export interface Difference {
 
 /**
  * Where two normalised bodies differ, first in document order, at most `limit`: what a miss shows against the
- * nearest recording. Values are cut to 200 characters.
+ * nearest recording. Values are cut to 200 characters; two texts are shown from just before where they part.
  */
 export function jsonDifferences(recorded: unknown, sent: unknown, limit = 10): Difference[] {
   const out: Difference[] = [];
@@ -135,13 +135,29 @@ function walkDiff(a: unknown, b: unknown, at: string[], out: Difference[], limit
     return;
   }
   if (JSON.stringify(a) === JSON.stringify(b)) return;
-  out.push({ path: at.join('.'), recorded: shown(a), sent: shown(b) });
+  // Two long texts that differ late (an agent's prompt) are shown from a little before where they part.
+  const from = typeof a === 'string' && typeof b === 'string' ? Math.max(0, firstDifference(a, b) - 60) : 0;
+  out.push({ path: at.join('.'), recorded: shown(a, from), sent: shown(b, from) });
 }
 
-function shown(v: unknown): string {
-  const text = v === undefined ? '(absent)' : JSON.stringify(v);
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+function firstDifference(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
 }
+
+/** A value as JSON, cut to SHOWN_CHARS; a string from `from` on (`…` marks what was left out either side). */
+function shown(v: unknown, from = 0): string {
+  if (v === undefined) return '(absent)';
+  if (typeof v === 'string' && from > 0) {
+    const part = JSON.stringify(v.slice(from, from + SHOWN_CHARS));
+    return `…${part}${v.length > from + SHOWN_CHARS ? '…' : ''}`;
+  }
+  const text = JSON.stringify(v);
+  return text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS)}…` : text;
+}
+
+const SHOWN_CHARS = 200;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
