@@ -28,8 +28,8 @@ export function isSessionEndpoint(path: string): boolean {
 
 /**
  * A session's `retries` as `loopgate faults` counts them: the proxy's own retries of the upstream (in each record)
- * plus the client's retries of each fault injected into the session (the fault report's chains), so a session
- * whose client retried an injected 429 twice says 2, as the fault report does.
+ * plus the client's retries of the faults injected into the session (the fault report's chains), so a session
+ * whose client retried an injected 429 twice says 2, as `loopgate faults` does ("retried twice").
  */
 function withClientRetries(
   sessions: SessionSummary[],
@@ -37,12 +37,29 @@ function withClientRetries(
 ): SessionSummary[] {
   const verdicts = ctx.faultLedger?.report() ?? [];
   if (!verdicts.length) return sessions;
-  const bySession = new Map<string, number>();
-  for (const v of verdicts) if (v.session) bySession.set(v.session, (bySession.get(v.session) ?? 0) + v.retries);
+  // A retry that was itself faulted opens a chain of its own whose attempts are the first chain's too: each
+  // retry is counted once, by its request id (past the attempts a verdict lists, by its count).
+  const bySession = new Map<string, { ids: Set<string>; unlisted: number }>();
+  for (const v of verdicts) {
+    if (!v.session || v.retries === 0) continue;
+    const tally = bySession.get(v.session) ?? { ids: new Set<string>(), unlisted: 0 };
+    for (const a of v.attempts) tally.ids.add(a.id);
+    tally.unlisted += v.retries - v.attempts.length;
+    bySession.set(v.session, tally);
+  }
   return sessions.map((s) => {
-    const more = bySession.get(s.id);
-    return more ? { ...s, retries: s.retries + more } : s;
+    const tally = bySession.get(s.id);
+    return tally ? { ...s, retries: s.retries + tally.ids.size + tally.unlisted } : s;
   });
+}
+
+/** One session as the proxy holds it, its retries counted as above; undefined when it holds none by that id. */
+export function sessionWithRetries(
+  ctx: Pick<ProxyContext, 'sessions' | 'faultLedger'>,
+  id: string,
+): SessionSummary | undefined {
+  const found = ctx.sessions.get(id);
+  return found && withClientRetries([found], ctx)[0];
 }
 
 export async function handleSessions(
@@ -70,8 +87,7 @@ export async function handleSessions(
   } catch {
     throw new ProxyError(400, LOCAL_ERROR_CODES.badQuery, 'The session id in the path is not valid percent-encoding.');
   }
-  const found = ctx.sessions.get(id);
-  const session = found && withClientRetries([found], ctx)[0]!;
+  const session = sessionWithRetries(ctx, id);
   if (!session)
     throw new ProxyError(
       404,

@@ -18,6 +18,7 @@ import type { TrafficRing } from '../traffic/ring.js';
 import { followUps } from '../../rules/wire/follow-ups.js';
 import { previousTurn } from '../traffic/previous-turn.js';
 import { analyseTurn } from '../../analysis/turn-analysis.js';
+import { sessionWithRetries } from './session-endpoints.js';
 import {
   LOCAL_ERROR_CODES,
   LOCAL_PATHS,
@@ -119,7 +120,7 @@ export async function handleTraffic(
     // The bodies are redacted now, as they are read (ring-entry.ts).
     ...entry.toJSON(),
     followUps: followUps(entry, ring.list({ after: entry.seq }).reverse()),
-    session: sessionId === undefined ? undefined : ctx.sessions.get(sessionId),
+    session: sessionId === undefined ? undefined : sessionWithRetries(ctx, sessionId),
     ...(cache ? { cache } : {}),
     ...(context ? { context } : {}),
   } satisfies TrafficDetail;
