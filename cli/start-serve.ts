@@ -52,7 +52,8 @@ async function startReplay(
     throw new ProxyConfigError(
       `--replay ${replay.dir}: ${loaded.problems.map((p) => `${p.file}: ${p.problem}`).join('; ')}`,
     );
-  if (!loaded.exchanges.length && !recordOnce) throw new ProxyConfigError(
+  if (!loaded.exchanges.length && !recordOnce)
+    throw new ProxyConfigError(
       `--replay ${replay.dir}: the cassette has no exchanges. Record into it with \`loopgate serve --record DIR\`, or add \`--on-miss record\` to record what is missing and replay the rest.`,
     );
   // Recordings were keyed after redaction: a request is redacted the same way before it is looked up.

@@ -106,7 +106,12 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     slot.list.push(x);
     byKey.set(key, slot);
     const client = clientOf(x.request.headers, x.request.body);
-    requests.push({ method: x.request.method, path: x.request.path, body: x.request.body, ...(client ? { client } : {}) });
+    requests.push({
+      method: x.request.method,
+      path: x.request.path,
+      body: x.request.body,
+      ...(client ? { client } : {}),
+    });
   };
   for (const x of opts.exchanges) add(x);
   const sockets = new WebSocketServer({ noServer: true });

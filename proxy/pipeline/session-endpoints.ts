@@ -31,10 +31,7 @@ export function isSessionEndpoint(path: string): boolean {
  * plus the client's retries of the faults injected into the session (the fault report's chains), so a session
  * whose client retried an injected 429 twice says 2, as `loopgate faults` does ("retried twice").
  */
-function withClientRetries(
-  sessions: SessionSummary[],
-  ctx: Pick<ProxyContext, 'faultLedger'>,
-): SessionSummary[] {
+function withClientRetries(sessions: SessionSummary[], ctx: Pick<ProxyContext, 'faultLedger'>): SessionSummary[] {
   const verdicts = ctx.faultLedger?.report() ?? [];
   if (!verdicts.length) return sessions;
   // A retry that was itself faulted opens a chain of its own whose attempts are the first chain's too: each
