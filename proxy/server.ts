@@ -26,6 +26,7 @@ import { upgradeHandling } from './pipeline/upgrade.js';
 import { printable } from '../rules/terminal/printable.js';
 import { rawRefusal } from './pipeline/client-reply.js';
 import { KeyRing } from './pipeline/keyring.js';
+import type { ListAnswer } from './pipeline/models-cache.js';
 import { recordList } from './pipeline/build-record.js';
 import { positionName } from '../rules/keys/key-list.js';
 import { BridgePolicy } from './bridge/index.js';
@@ -110,7 +111,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   const up = createUpstream(opts, parsed.siteUrl);
   const redactor = createRedactor({ secrets: [opts.token ?? undefined].filter((s): s is string => Boolean(s)) });
   // serve --record: the proxy's own /models answers go into the cassette too, once the recorder is made.
-  const lists = new ListRecording();
+  const lists = new ListRecording<ListAnswer>();
   const keys = new KeyRing(
     {
       upstream: up.upstream,

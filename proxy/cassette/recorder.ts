@@ -11,7 +11,6 @@ import type { MatchOptions } from '../../rules/cassettes/cassette-match.js';
 import { exchangeOf, listExchange } from '../../rules/cassettes/cassette-exchange.js';
 import { nextExchangeNumber, writeExchange } from '../../storage/cassettes/store.js';
 import { FolderRefused, safeFolder } from '../../storage/cassettes/safe-folder.js';
-import type { ListAnswer } from '../pipeline/models-cache.js';
 
 /**
  * Why `serve --record DIR` must not start: DIR, or a folder on the way to it, is a link that leads out of it (a
@@ -32,16 +31,16 @@ export function recordFolderRefusal(dir: string): string | undefined {
  * recorder exists, so the first answers wait here (a few at most) until it is attached; without one (no --record)
  * they are dropped.
  */
-export class ListRecording {
-  private pending: ListAnswer[] | undefined = [];
-  private sink: ((answer: ListAnswer) => void) | undefined;
+export class ListRecording<Answer> {
+  private pending: Answer[] | undefined = [];
+  private sink: ((answer: Answer) => void) | undefined;
 
-  take(answer: ListAnswer): void {
+  take(answer: Answer): void {
     if (this.sink) this.sink(answer);
     else if (this.pending && this.pending.length < 16) this.pending.push(answer);
   }
 
-  attach(sink: ((answer: ListAnswer) => void) | undefined): void {
+  attach(sink: ((answer: Answer) => void) | undefined): void {
     const waiting = this.pending ?? [];
     this.pending = undefined;
     this.sink = sink;
