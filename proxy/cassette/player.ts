@@ -177,8 +177,9 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     const key = matchKey(method, path, body, opts.match);
     const slot = byKey.get(key);
     const models = method === 'GET' && path.split('?')[0]!.endsWith('/models');
-    if (!slot && opts.passMisses) {
-      // The proxy's own /models calls are not traffic: passed on, never recorded.
+    // --on-miss: the proxy's keys are those of where misses go (the simulator's demo keys, or the upstream's), so
+    // its /models calls go there too, recorded lists or not; they are not traffic: passed on, never recorded.
+    if ((!slot || models) && opts.passMisses) {
       if (!models) passed.add(key);
       const adding = opts.passMisses.addRecordedModels;
       if (models && adding) return passModels(req, res, raw, opts.passMisses.siteUrl, adding);
