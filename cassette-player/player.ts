@@ -24,6 +24,7 @@ import {
   type MatchOptions,
 } from '../rules/cassettes/cassette-match.js';
 import { jsonTextDeeperThan } from '../rules/json/nesting.js';
+import { identifySession } from '../rules/sessions/session-identity.js';
 
 /** The code a miss answers with (error.code / error.type), and the header that marks it for the proxy's record. */
 /** A miss's status: a client error no client retries, and not one the proxy reads as "route lacks the protocol". */
@@ -53,8 +54,13 @@ export interface PlayerOptions {
 export interface CassetteMiss {
   method: string;
   path: string;
-  /** The nearest recording's request path and the first differences, when one has the same method and path. */
-  nearest?: { path: string; differences: Difference[] };
+  /** The client that sent it (rules/sessions/session-identity.ts: its User-Agent, else its body), when known. */
+  client?: string;
+  /**
+   * The nearest recording's request path and the first differences, when one has the same method and path; the
+   * same client's recording when there is one (`sameClient`).
+   */
+  nearest?: { path: string; differences: Difference[]; sameClient: boolean };
 }
 
 export interface CassettePlayer {
@@ -70,7 +76,8 @@ export interface CassettePlayer {
 export async function startPlayer(opts: PlayerOptions, port = 0): Promise<CassettePlayer> {
   // Repeated identical requests get the recordings in order; past the last, the last again.
   const byKey = new Map<string, { list: CassetteExchange[]; next: number }>();
-  const requests: Array<{ method: string; path: string; body: unknown }> = [];
+  // Each recorded request with the client that made it: a miss is diffed against the same client's recording.
+  const requests: Array<{ method: string; path: string; body: unknown; client?: string }> = [];
   // WebSocket recordings, as turns: a client `response.create` and the upstream messages that followed it.
   const turns = new Map<string, { list: RecordedEvent[][]; next: number }>();
   const webSocketPaths = new Set<string>();
@@ -98,7 +105,13 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     const slot = byKey.get(key) ?? { list: [], next: 0 };
     slot.list.push(x);
     byKey.set(key, slot);
-    requests.push({ method: x.request.method, path: x.request.path, body: x.request.body });
+    const client = clientOf(x.request.headers, x.request.body);
+    requests.push({
+      method: x.request.method,
+      path: x.request.path,
+      body: x.request.body,
+      ...(client ? { client } : {}),
+    });
   };
   for (const x of opts.exchanges) add(x);
   const sockets = new WebSocketServer({ noServer: true });
@@ -164,15 +177,22 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
     const key = matchKey(method, path, body, opts.match);
     const slot = byKey.get(key);
     const models = method === 'GET' && path.split('?')[0]!.endsWith('/models');
-    if (!slot && opts.passMisses) {
-      // The proxy's own /models calls are not traffic: passed on, never recorded.
+    // --on-miss: the proxy's keys are those of where misses go (the simulator's demo keys, or the upstream's), so
+    // its /models calls go there too, recorded lists or not; they are not traffic: passed on, never recorded.
+    if ((!slot || models) && opts.passMisses) {
       if (!models) passed.add(key);
       const adding = opts.passMisses.addRecordedModels;
       if (models && adding) return passModels(req, res, raw, opts.passMisses.siteUrl, adding);
       return passOn(req, res, raw, opts.passMisses.siteUrl);
     }
     if (!slot && models) return modelsList(res);
-    if (!slot) return miss(res, { method, path, body });
+    if (!slot) return miss(res, { method, path, body, client: clientOf(req.headers, body) });
+    // The proxy's start-up lists, one a key when recorded: the replay's one key gets them all, each model once.
+    const merged = models && slot.list.length > 1 ? mergedLists(slot.list) : undefined;
+    if (merged) {
+      res.writeHead(200, { 'content-type': 'application/json', [CASSETTE_HEADER]: 'replayed' });
+      return void res.end(merged);
+    }
     const x = slot.list[Math.min(slot.next, slot.list.length - 1)]!;
     slot.next++;
     const headers = { ...x.response.headers, [CASSETTE_HEADER]: 'replayed' };
@@ -275,16 +295,22 @@ export async function startPlayer(opts: PlayerOptions, port = 0): Promise<Casset
   }
 
   /** Counts and reports a miss; its message and first differing path. */
-  function missed(sent: { method: string; path: string; body: unknown }): { message: string; param: string | null } {
+  function missed(sent: Sent): { message: string; param: string | null } {
     state.misses++;
     const near = nearestRecording(sent, requests, opts.match);
     const report: CassetteMiss = { method: sent.method, path: sent.path };
-    if (near) report.nearest = { path: near.recording.path, differences: near.differences };
+    if (sent.client) report.client = sent.client;
+    if (near)
+      report.nearest = {
+        path: near.recording.path,
+        differences: near.differences,
+        sameClient: sent.client !== undefined && near.recording.client === sent.client,
+      };
     opts.onMiss?.(report);
     return { message: missMessage(report), param: report.nearest?.differences[0]?.path || null };
   }
 
-  function miss(res: ServerResponse, sent: { method: string; path: string; body: unknown }): void {
+  function miss(res: ServerResponse, sent: Sent): void {
     const { message, param } = missed(sent);
     const anthropic = sent.path.split('?')[0]!.endsWith('/messages');
     // param: where it first differs (the record and `tail` show it); the Anthropic shape carries the code too.
@@ -327,7 +353,42 @@ export function missMessage(m: CassetteMiss): string {
   if (!m.nearest)
     return `${head} The cassette has nothing for ${what}. Record it with \`loopgate serve --record DIR\`.`;
   const lines = m.nearest.differences.map((d) => `  ${d.path || '(body)'}: recorded ${d.recorded}, sent ${d.sent}`);
-  return `${head} The nearest recording differs at:\n${lines.join('\n')}\nRecord again, or add the path to the match's ignore list if it varies between runs.`;
+  const whose = m.nearest.sameClient ? ` of ${m.client}` : m.client ? ` (none from ${m.client}: another client's)` : '';
+  return `${head} The nearest recording${whose} differs at:\n${lines.join('\n')}\nRecord again, or add the path to the match's ignore list if it varies between runs.`;
+}
+
+/** Recorded /models answers as one list, each id once, in the order first seen; undefined unless all are lists. */
+function mergedLists(list: readonly CassetteExchange[]): string | undefined {
+  const seen = new Set<unknown>();
+  const data: unknown[] = [];
+  for (const x of list) {
+    const body = x.response.body as { data?: unknown } | undefined;
+    if (x.response.status !== 200 || !body || !Array.isArray(body.data)) return undefined;
+    for (const m of body.data as unknown[]) {
+      const id = (m as { id?: unknown } | null)?.id;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      data.push(m);
+    }
+  }
+  return JSON.stringify({ object: 'list', data });
+}
+
+interface Sent {
+  method: string;
+  path: string;
+  body: unknown;
+  client?: string;
+}
+
+/**
+ * The client family a request came from (claude-code, codex, anthropic-sdk, …), as the session book names it;
+ * undefined when nothing tells (a recording made before cassettes kept the User-Agent).
+ */
+function clientOf(headers: Record<string, string | string[] | undefined>, body: unknown): string | undefined {
+  const object = typeof body === 'object' && body !== null && !Array.isArray(body);
+  const client = identifySession(headers, object ? (body as Record<string, unknown>) : undefined).client;
+  return client === 'unknown' ? undefined : client;
 }
 
 /** A WebSocket turn is keyed under this method: a message, not an HTTP request, on the path. */

@@ -407,7 +407,8 @@ export const serveCommand: Command = {
           bodyIdleMs: seconds('body-timeout', values['body-timeout']),
         } as ProxyOptions['timeouts'],
         onTraffic: values.quiet ? undefined : (line) => io.out(line),
-        onHint: (message) => io.err(`hint: ${message}`),
+        // A hint of several lines (a cassette miss's diff) keeps its lines, indented under the first.
+        onHint: (message) => io.err(`hint: ${message.replace(/\n/g, '\n      ')}`),
         onLogHealth: (health) => io.err(describeLogHealth(health)),
         otlp: otlp.config,
         onOtlpHealth: (health) => io.err(describeOtlpHealth(health)),

@@ -13,7 +13,7 @@ import { saveEntry } from '../storage/cassettes/save-entry.js';
 export const showCommand: Command = {
   name: 'show',
   summary: 'Show one request of a running proxy: overview, conversation, wire',
-  usage: `Usage: loopgate show ID [--wire] [--json] [--curl] [--save DIR] [--proxy URL]
+  usage: `Usage: loopgate show ID [--wire] [--full] [--json] [--curl] [--save DIR] [--proxy URL]
 
 Prints one request the proxy still holds in memory (ID as \`loopgate tail\`
 prints it, 8 characters or more, or the whole x-loopgate-request-id):
@@ -39,6 +39,8 @@ Options:
                  sides, each headed: what the client sent and received (its
                  protocol), the translation sent upstream and what the
                  upstream sent back (Chat Completions).
+  --full         The system prompt whole: one over 2 KB is otherwise folded to
+                 its first lines and how many characters more there are.
   --json         The entry as JSON (record, bodies, event times, and session,
                  cache and context: null where the proxy has none).
   --curl         A curl command that sends this request again through the proxy
@@ -57,6 +59,7 @@ Exit codes: 0 shown, 1 no such request in the proxy's memory, 2 bad usage,
       options: {
         ...CONNECTION_OPTIONS,
         wire: { type: 'boolean' },
+        full: { type: 'boolean' },
         json: { type: 'boolean' },
         curl: { type: 'boolean' },
         save: { type: 'string' },
@@ -99,7 +102,7 @@ Exit codes: 0 shown, 1 no such request in the proxy's memory, 2 bad usage,
       }
       for (const note of plan.request.notes) io.err(`note: ${note}`);
       io.out(curlCommand(plan.request, conn.url, { command: cliInvocation(io.env).command }));
-    } else io.out(showText(entry, { wire: values.wire ?? false, color: useColor(io) }));
+    } else io.out(showText(entry, { wire: values.wire ?? false, full: values.full ?? false, color: useColor(io) }));
     return EXIT.ok;
   },
 };

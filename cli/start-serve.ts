@@ -12,6 +12,7 @@ import { startPlayer, missMessage, type CassettePlayer } from '../cassette-playe
 import { createRedactor } from '../rules/redaction/redact.js';
 import { ProxyConfigError } from '../proxy/server.js';
 import { parseUpstream } from '../rules/addresses/urls.js';
+import { printable } from '../rules/terminal/printable.js';
 
 /** --replay DIR and how it is played: --replay-speed, --on-miss, --match-ignore (and loopgate.json's). */
 export interface ReplaySettings {
@@ -44,12 +45,17 @@ async function startReplay(
   opts: Omit<ProxyOptions, 'upstream'> & { upstream?: string },
   replay: ReplaySettings,
 ): Promise<StartedServe> {
-  const loaded = loadCassette(replay.dir);
+  // --on-miss record starts from an empty or missing folder too: it records what is missing, replays the rest.
+  const recordOnce = replay.onMiss === 'record';
+  const loaded = loadCassette(replay.dir, { missingIsEmpty: recordOnce });
   if (loaded.problems.length)
     throw new ProxyConfigError(
       `--replay ${replay.dir}: ${loaded.problems.map((p) => `${p.file}: ${p.problem}`).join('; ')}`,
     );
-  if (!loaded.exchanges.length) throw new ProxyConfigError(`--replay ${replay.dir}: the cassette has no exchanges.`);
+  if (!loaded.exchanges.length && !recordOnce)
+    throw new ProxyConfigError(
+      `--replay ${replay.dir}: the cassette has no exchanges. Record into it with \`loopgate serve --record DIR\`, or add \`--on-miss record\` to record what is missing and replay the rest.`,
+    );
   // Recordings were keyed after redaction: a request is redacted the same way before it is looked up.
   const redactor = createRedactor({ secrets: opts.token ? [opts.token] : [] });
   // --on-miss record|simulate: misses go to a real upstream (its keys) or the simulator (its demo keys).
@@ -75,7 +81,8 @@ async function startReplay(
       speed: replay.speed,
       match,
       redact: (s) => redactor.string(s),
-      onMiss: (m) => opts.onHint?.(missMessage(m).replace(/\n\s*/g, ' | ')),
+      // Several lines (the request, each differing path, what to do), each made safe for a terminal.
+      onMiss: (m) => opts.onHint?.(missMessage(m).split('\n').map(printable).join('\n')),
       passMisses: missesTo
         ? { siteUrl: missesTo, prefix, ...(simulator ? { addRecordedModels: notDemoCovered } : {}) }
         : undefined,

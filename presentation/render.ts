@@ -234,6 +234,21 @@ export function timeSplit(t: { loopgateMs: number; upstreamMs: number }): string
 
 export interface ShowOptions extends Style {
   wire: boolean;
+  /** The system prompt whole (`show --full`); else one over FOLD_OVER characters is folded to its first lines. */
+  full?: boolean;
+}
+
+/** A system prompt longer than this is folded (an agent's runs to 20 KB and more, before the conversation). */
+const FOLD_OVER = 2048;
+const FOLD_LINES = 8;
+const FOLD_CHARS = 1000;
+
+/** The first lines of a long text and how much more there is, or the text whole when it is short or `full`. */
+function folded(text: string, full: boolean | undefined): { head: string; more?: string } {
+  if (full || text.length <= FOLD_OVER) return { head: text };
+  const head = text.split('\n').slice(0, FOLD_LINES).join('\n').slice(0, FOLD_CHARS);
+  const rest = text.length - head.length;
+  return { head, more: `… ${rest.toLocaleString('en-US')} more characters, --full to see all` };
 }
 
 /** The whole of one request, as `loopgate show` prints it. */
@@ -317,7 +332,11 @@ export function showText(entry: TrafficDetail, opts: ShowOptions): TerminalText 
     ),
   );
   if (!conv.requestProtocol) lines.push('  (not a conversation: see the wire view with --wire)');
-  for (const p of conv.system ?? []) lines.push(indentLines(partText(p), '  system: '));
+  for (const p of conv.system ?? []) {
+    const { head, more } = folded(partText(p), opts.full);
+    lines.push(indentLines(head, '  system: '));
+    if (more) lines.push(paint(opts, 'dim', `          ${more}`));
+  }
   for (const m of conv.input) lines.push(...messageLines(m, {}, opts));
   if (conv.requestNote) lines.push(paint(opts, 'dim', `  (${conv.requestNote})`));
   if (conv.output) {

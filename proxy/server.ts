@@ -3,7 +3,7 @@
 // In order: checkAddresses, createUpstream, the redactor and keys, openOtlp,
 // buildContext, createHttpServer, listen, openLogForPort; stopProxy undoes them.
 import { SessionBook } from './traffic/session-book.js';
-import { CassetteRecorder, recordFolderRefusal } from './cassette/recorder.js';
+import { CassetteRecorder, ListRecording, recordFolderRefusal } from './cassette/recorder.js';
 import { FaultBook } from './pipeline/fault-book.js';
 import { abortableDelay } from './pipeline/retry.js';
 import { createServer, type Server } from 'node:http';
@@ -26,6 +26,8 @@ import { upgradeHandling } from './pipeline/upgrade.js';
 import { printable } from '../rules/terminal/printable.js';
 import { rawRefusal } from './pipeline/client-reply.js';
 import { KeyRing } from './pipeline/keyring.js';
+import type { ListAnswer } from './pipeline/models-cache.js';
+import { recordList } from './pipeline/build-record.js';
 import { positionName } from '../rules/keys/key-list.js';
 import { BridgePolicy } from './bridge/index.js';
 import { TrafficRing } from './traffic/ring.js';
@@ -108,8 +110,15 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   const { parsed, host, listenPort } = checkAddresses(opts);
   const up = createUpstream(opts, parsed.siteUrl);
   const redactor = createRedactor({ secrets: [opts.token ?? undefined].filter((s): s is string => Boolean(s)) });
+  // serve --record: the proxy's own /models answers go into the cassette too, once the recorder is made.
+  const lists = new ListRecording<ListAnswer>();
   const keys = new KeyRing(
-    { upstream: up.upstream, path: up.upstreamPrefix + MODELS_PATH, onKey: (k) => redactor.addSecret(k) },
+    {
+      upstream: up.upstream,
+      path: up.upstreamPrefix + MODELS_PATH,
+      onKey: (k) => redactor.addSecret(k),
+      onList: (answer) => lists.take(answer),
+    },
     initialKeys(opts),
   );
   addCollectorSecrets(redactor, opts);
@@ -128,6 +137,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
           bytes: opts.capture?.bytes ?? DEFAULT_RING_BYTES,
         });
   const ctx = buildContext(opts, { parsed, up, keys, redactor, otlp, ring });
+  lists.attach(ctx.recorder && ((answer) => recordList(ctx, MODELS_PATH, answer)));
   const { server, upgrades } = createHttpServer(ctx, opts, host);
   try {
     await listen(server, listenPort, host);

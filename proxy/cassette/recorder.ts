@@ -8,7 +8,7 @@ import type { TrafficRecord } from '../../core/record.js';
 import type { TrafficEntry } from '../../core/traffic-entry.js';
 import type { CassetteExchange } from '../../core/cassette.js';
 import type { MatchOptions } from '../../rules/cassettes/cassette-match.js';
-import { exchangeOf } from '../../rules/cassettes/cassette-exchange.js';
+import { exchangeOf, listExchange } from '../../rules/cassettes/cassette-exchange.js';
 import { nextExchangeNumber, writeExchange } from '../../storage/cassettes/store.js';
 import { FolderRefused, safeFolder } from '../../storage/cassettes/safe-folder.js';
 
@@ -24,6 +24,28 @@ export function recordFolderRefusal(dir: string): string | undefined {
     if (err instanceof FolderRefused) return err.message;
   }
   return undefined;
+}
+
+/**
+ * The proxy's own /models answers on their way to the cassette: the keys start fetching their lists before the
+ * recorder exists, so the first answers wait here (a few at most) until it is attached; without one (no --record)
+ * they are dropped.
+ */
+export class ListRecording<Answer> {
+  private pending: Answer[] | undefined = [];
+  private sink: ((answer: Answer) => void) | undefined;
+
+  take(answer: Answer): void {
+    if (this.sink) this.sink(answer);
+    else if (this.pending && this.pending.length < 16) this.pending.push(answer);
+  }
+
+  attach(sink: ((answer: Answer) => void) | undefined): void {
+    const waiting = this.pending ?? [];
+    this.pending = undefined;
+    this.sink = sink;
+    if (sink) for (const answer of waiting) sink(answer);
+  }
 }
 
 export interface RecorderOptions {
@@ -55,6 +77,15 @@ export class CassetteRecorder {
       this.skipped.push({ id: rec.id, reason: x.skip });
       return undefined;
     }
+    return this.write(x);
+  }
+
+  /** The proxy's own /models fetch (redacted by the caller): recorded as the proxy read it, for the replay's routing. */
+  addList(path: string, answer: { status: number; headers: Record<string, string>; text: string }): string | undefined {
+    return this.write(listExchange(path, answer, this.opts.match ?? {}, (this.opts.now ?? (() => new Date()))()));
+  }
+
+  private write(x: CassetteExchange): string | undefined {
     if (this.opts.keep && !this.opts.keep(x)) return undefined;
     const file = writeExchange(this.dir, ++this.count, x);
     this.opts.written?.(x);

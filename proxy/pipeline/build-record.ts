@@ -41,6 +41,7 @@ import { requestCost, servedModelOf } from '../../rules/sessions/request-cost.js
 import { runSink } from './sink-guard.js';
 import { scanTopLevel, type BodySpans } from '../../rules/json/json-top-level.js';
 import { SESSION_BODY_KEYS } from '../../rules/sessions/session-body.js';
+import type { ListAnswer } from './models-cache.js';
 
 /** What building and sending the record reads; `finish` also counts the request in `stats`. */
 export type RecordContext = Pick<
@@ -361,11 +362,33 @@ function recordExchange(
   rec: TrafficRecord,
   entry: Parameters<NonNullable<ProxyContext['recorder']>['add']>[1],
 ): void {
+  recording(ctx, rec.id, () => ctx.recorder!.add(rec, entry));
+}
+
+/**
+ * The proxy's own /models answer into the cassette, redacted as the ring redacts traffic (a list is not traffic,
+ * so it never went through the ring). Runs in the list fetch's callback: a failure is said, never thrown.
+ */
+export function recordList(
+  ctx: Pick<ProxyContext, 'recorder' | 'hintOnce' | 'redactor'>,
+  path: string,
+  answer: ListAnswer,
+): void {
+  recording(ctx, `GET ${path}`, () =>
+    ctx.recorder!.addList(path, {
+      status: answer.status,
+      headers: ctx.redactor.headers(answer.headers),
+      text: ctx.redactor.string(answer.text),
+    }),
+  );
+}
+
+function recording(ctx: Pick<ProxyContext, 'recorder' | 'hintOnce'>, id: string, write: () => unknown): void {
   try {
-    ctx.recorder!.add(rec, entry);
+    write();
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    ctx.recorder!.skipped.push({ id: rec.id, reason: `the cassette file could not be written (${why})` });
+    ctx.recorder!.skipped.push({ id, reason: `the cassette file could not be written (${why})` });
     ctx.hintOnce(
       `record-failed:${why}`,
       `--record: cannot write into ${ctx.recorder!.dir} (${why}); requests still go through, unrecorded. Check the folder.`,

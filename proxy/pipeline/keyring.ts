@@ -4,7 +4,7 @@
 import { keyFingerprint } from '../../rules/redaction/key-display.js';
 import type { NamedKey } from '../../core/options.js';
 import type { KeyModels } from '../../rules/keys/key-routing.js';
-import { createModelsCache, type ModelsCache } from './models-cache.js';
+import { createModelsCache, type ListAnswer, type ModelsCache } from './models-cache.js';
 import type { UpstreamDeps } from './upstream-call.js';
 import { type ModelEntry } from '../../core/routing-facts.js';
 
@@ -21,7 +21,13 @@ export class KeyRing {
   private list: KeySlot[] = [];
 
   constructor(
-    private readonly deps: { upstream: UpstreamDeps; path: string; onKey?: (key: string) => void },
+    private readonly deps: {
+      upstream: UpstreamDeps;
+      path: string;
+      onKey?: (key: string) => void;
+      /** Each /models answer a key's list fetch read (serve --record records it). */
+      onList?: (answer: ListAnswer) => void;
+    },
     keys: readonly NamedKey[],
   ) {
     this.set(keys);
@@ -42,7 +48,12 @@ export class KeyRing {
         name: k.name,
         key,
         fingerprint: keyFingerprint(key),
-        models: createModelsCache({ upstream: this.deps.upstream, path: this.deps.path, key: () => key }),
+        models: createModelsCache({
+          upstream: this.deps.upstream,
+          path: this.deps.path,
+          key: () => key,
+          onAnswer: this.deps.onList,
+        }),
       };
     });
     this.refreshSoon();

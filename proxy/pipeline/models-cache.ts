@@ -40,10 +40,19 @@ async function readLimited(body: UpstreamBody, max: number): Promise<string | un
   return undefined;
 }
 
+/** A list fetch's answer, as it came (`serve --record` writes it into the cassette). */
+export interface ListAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
 export function createModelsCache(opts: {
   upstream: UpstreamDeps;
   path: string;
   key: () => string | undefined;
+  /** Told of each answer read whole (a failure to tell is the listener's own: it never fails the fetch). */
+  onAnswer?: (answer: ListAnswer) => void;
   ttlMs?: number;
   now?: () => number;
 }): ModelsCache {
@@ -91,6 +100,7 @@ export function createModelsCache(opts: {
         if (!got.ok) throw got.error;
         const res = got.response;
         const text = await readLimited(res.body, MAX_LIST_BYTES);
+        if (text !== undefined) opts.onAnswer?.({ status: res.statusCode, headers: res.headers, text });
         if (res.statusCode === 200 && text !== undefined) {
           ingest(text, mine);
           failure = undefined;

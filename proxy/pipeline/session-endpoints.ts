@@ -16,6 +16,7 @@ import {
   type SessionListAnswer,
   type SessionTurn,
 } from '../../core/local-api.js';
+import type { SessionSummary } from '../../core/agent-session.js';
 import { isTurn } from '../traffic/session-book.js';
 import { previousTurn } from '../traffic/previous-turn.js';
 import { analyseTurn } from '../../analysis/turn-analysis.js';
@@ -26,11 +27,44 @@ export function isSessionEndpoint(path: string): boolean {
   return path === SESSIONS_PATH || path.startsWith(SESSIONS_PATH + '/');
 }
 
+/**
+ * A session's `retries` as `loopgate faults` counts them: the proxy's own retries of the upstream (in each record)
+ * plus the client's retries of the faults injected into the session (the fault report's chains), so a session
+ * whose client retried an injected 429 twice says 2, as `loopgate faults` does ("retried twice").
+ */
+function withClientRetries(sessions: SessionSummary[], ctx: Pick<ProxyContext, 'faultLedger'>): SessionSummary[] {
+  const verdicts = ctx.faultLedger?.report() ?? [];
+  if (!verdicts.length) return sessions;
+  // A retry that was itself faulted opens a chain of its own whose attempts are the first chain's too: each
+  // retry is counted once, by its request id (past the attempts a verdict lists, by its count).
+  const bySession = new Map<string, { ids: Set<string>; unlisted: number }>();
+  for (const v of verdicts) {
+    if (!v.session || v.retries === 0) continue;
+    const tally = bySession.get(v.session) ?? { ids: new Set<string>(), unlisted: 0 };
+    for (const a of v.attempts) tally.ids.add(a.id);
+    tally.unlisted += v.retries - v.attempts.length;
+    bySession.set(v.session, tally);
+  }
+  return sessions.map((s) => {
+    const tally = bySession.get(s.id);
+    return tally ? { ...s, retries: s.retries + tally.ids.size + tally.unlisted } : s;
+  });
+}
+
+/** One session as the proxy holds it, its retries counted as above; undefined when it holds none by that id. */
+export function sessionWithRetries(
+  ctx: Pick<ProxyContext, 'sessions' | 'faultLedger'>,
+  id: string,
+): SessionSummary | undefined {
+  const found = ctx.sessions.get(id);
+  return found && withClientRetries([found], ctx)[0];
+}
+
 export async function handleSessions(
   req: IncomingMessage,
   paths: PathFacts,
   reply: ClientReply,
-  ctx: Pick<ProxyContext, 'ring' | 'sessions'>,
+  ctx: Pick<ProxyContext, 'ring' | 'sessions' | 'faultLedger'>,
   scope?: ReaderScope,
 ): Promise<void> {
   if (req.method !== 'GET')
@@ -50,7 +84,7 @@ export async function handleSessions(
           .filter((s) => scope.sees(s.id))
           .slice(0, limit)
       : ctx.sessions.list(limit);
-    const answer: SessionListAnswer = { sessions };
+    const answer: SessionListAnswer = { sessions: withClientRetries(sessions, ctx) };
     return reply.answer(200, 'application/json', JSON.stringify(answer));
   }
   let id: string;
@@ -59,7 +93,7 @@ export async function handleSessions(
   } catch {
     throw new ProxyError(400, LOCAL_ERROR_CODES.badQuery, 'The session id in the path is not valid percent-encoding.');
   }
-  const session = !scope || scope.sees(id) ? ctx.sessions.get(id) : undefined;
+  const session = !scope || scope.sees(id) ? sessionWithRetries(ctx, id) : undefined;
   if (!session)
     throw new ProxyError(
       404,

@@ -19,6 +19,7 @@ import type { TrafficRing } from '../traffic/ring.js';
 import { followUps } from '../../rules/wire/follow-ups.js';
 import { previousTurn } from '../traffic/previous-turn.js';
 import { analyseTurn } from '../../analysis/turn-analysis.js';
+import { sessionWithRetries } from './session-endpoints.js';
 import {
   LOCAL_ERROR_CODES,
   LOCAL_PATHS,
@@ -130,7 +131,7 @@ export async function handleTraffic(
         .filter((e) => !scope || scope.sees(e.record.session?.id))
         .reverse(),
     ),
-    session: sessionId === undefined ? undefined : ctx.sessions.get(sessionId),
+    session: sessionId === undefined ? undefined : sessionWithRetries(ctx, sessionId),
     ...(cache ? { cache } : {}),
     ...(context ? { context } : {}),
   } satisfies TrafficDetail;

@@ -60,9 +60,41 @@ export function exchangeOf(
     request: {
       method: rec.method,
       path: rec.canonicalPath,
-      headers: pick(rec.requestHeaders ?? {}, ['content-type', 'accept', 'anthropic-version', 'anthropic-beta']),
+      // user-agent, originator (Codex): which client made it, so a miss is diffed against the same client's recording.
+      headers: pick(rec.requestHeaders ?? {}, [
+        'content-type',
+        'accept',
+        'anthropic-version',
+        'anthropic-beta',
+        'user-agent',
+        'originator',
+      ]),
       ...(body === undefined ? {} : { body }),
     },
+    response,
+  };
+}
+
+/**
+ * The proxy's own `GET /models` fetch (at start, and when a list goes stale) as an exchange: not traffic, so not
+ * in the ring, but what the proxy's routing read. `answer` has been through the redactor already.
+ */
+export function listExchange(
+  path: string,
+  answer: { status: number; headers: Record<string, string>; text: string },
+  match: MatchOptions,
+  now: Date,
+): CassetteExchange {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(answer.headers))
+    if (!NOT_RECORDED.has(name) && !name.startsWith('x-loopgate-')) headers[name] = value;
+  const response: CassetteExchange['response'] = { status: answer.status, headers };
+  if (answer.text !== '') response.body = parsed(answer.text);
+  return {
+    [CASSETTE_MARK]: CASSETTE_VERSION,
+    recorded: now.toISOString(),
+    key: matchKey('GET', path, undefined, match),
+    request: { method: 'GET', path, headers: {} },
     response,
   };
 }

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { REDACTION_MARK_SOURCE } from '../redaction/key-display.js';
 import { nestsDeeperThan, TOO_DEEP } from '../json/nesting.js';
+import { AGENT_VOLATILE_BLOCKS } from './agent-volatile.js';
 
 /** Top-level fields that identify a user, a run or a cache bucket, never what the model is asked. */
 const VOLATILE_TOP_LEVEL = ['metadata', 'user', 'prompt_cache_key', 'safety_identifier', 'client_metadata'];
@@ -87,7 +88,7 @@ export interface Difference {
 
 /**
  * Where two normalised bodies differ, first in document order, at most `limit`: what a miss shows against the
- * nearest recording. Values are cut to 200 characters.
+ * nearest recording. Values are cut to 200 characters; two texts are shown from just before where they part.
  */
 export function jsonDifferences(recorded: unknown, sent: unknown, limit = 10): Difference[] {
   const out: Difference[] = [];
@@ -96,19 +97,25 @@ export function jsonDifferences(recorded: unknown, sent: unknown, limit = 10): D
 }
 
 /**
- * The recording closest to `sent` among those of the same method and path: the one with the fewest differences,
- * ties to the most recent. undefined when none has that method and path.
+ * The recording closest to `sent` among those of the same method and path: one the same client made (`client`,
+ * rules/sessions/session-identity.ts) when there is one, else any; among those the one with the fewest
+ * differences, ties to the most recent. A Claude Code request is never diffed against an SDK's recording of the
+ * route while Claude Code's own is there, however many places its own differs in. undefined when none has that
+ * method and path.
  */
-export function nearestRecording<T extends { method: string; path: string; body: unknown }>(
-  sent: { method: string; path: string; body: unknown },
+export function nearestRecording<T extends { method: string; path: string; body: unknown; client?: string }>(
+  sent: { method: string; path: string; body: unknown; client?: string },
   recordings: readonly T[],
   opts: MatchOptions = {},
 ): { recording: T; differences: Difference[] } | undefined {
+  const route = (r: { method: string; path: string }) =>
+    r.method.toUpperCase() === sent.method.toUpperCase() &&
+    canonicalPath(r.path).split('?')[0] === canonicalPath(sent.path).split('?')[0];
+  const onRoute = recordings.filter(route);
+  const mine = sent.client === undefined ? [] : onRoute.filter((r) => r.client === sent.client);
   const target = normaliseForMatch(sent.body, opts);
   let best: { recording: T; differences: Difference[]; count: number } | undefined;
-  for (const r of recordings) {
-    if (r.method.toUpperCase() !== sent.method.toUpperCase()) continue;
-    if (canonicalPath(r.path).split('?')[0] !== canonicalPath(sent.path).split('?')[0]) continue;
+  for (const r of mine.length ? mine : onRoute) {
     const all = jsonDifferences(normaliseForMatch(r.body, opts), target, 1000);
     if (!best || all.length <= best.count) best = { recording: r, differences: all.slice(0, 10), count: all.length };
   }
@@ -128,13 +135,29 @@ function walkDiff(a: unknown, b: unknown, at: string[], out: Difference[], limit
     return;
   }
   if (JSON.stringify(a) === JSON.stringify(b)) return;
-  out.push({ path: at.join('.'), recorded: shown(a), sent: shown(b) });
+  // Two long texts that differ late (an agent's prompt) are shown from a little before where they part.
+  const from = typeof a === 'string' && typeof b === 'string' ? Math.max(0, firstDifference(a, b) - 60) : 0;
+  out.push({ path: at.join('.'), recorded: shown(a, from), sent: shown(b, from) });
 }
 
-function shown(v: unknown): string {
-  const text = v === undefined ? '(absent)' : JSON.stringify(v);
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+function firstDifference(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
 }
+
+/** A value as JSON, cut to SHOWN_CHARS; a string from `from` on (`…` marks what was left out either side). */
+function shown(v: unknown, from = 0): string {
+  if (v === undefined) return '(absent)';
+  if (typeof v === 'string' && from > 0) {
+    const part = JSON.stringify(v.slice(from, from + SHOWN_CHARS));
+    return `…${part}${v.length > from + SHOWN_CHARS ? '…' : ''}`;
+  }
+  const text = JSON.stringify(v);
+  return text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS)}…` : text;
+}
+
+const SHOWN_CHARS = 200;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -185,6 +208,8 @@ function sorted(value: unknown, dates: boolean): unknown {
     if (!dates) return untagged;
     let out = untagged.replace(DATE_TIME, '<time>');
     for (const [pattern, stand] of TOOL_OUTPUT_NOISE) out = out.replace(pattern, stand);
+    // What an agent writes about its surroundings (a git status, its working directory): agent-volatile.ts.
+    for (const block of AGENT_VOLATILE_BLOCKS) out = out.replace(block.pattern, block.stand);
     return out;
   }
   if (!isObject(value)) return value;

@@ -66,8 +66,11 @@ export function writeExchange(
   return writeNewFile(folder, exchangeFileName(n, exchange), JSON.stringify(exchange, null, 2) + '\n');
 }
 
-/** Every exchange in `dir`, in file-name order, and what is wrong with each file that is not one. */
-export function loadCassette(dir: string): LoadedCassette {
+/**
+ * Every exchange in `dir`, in file-name order, and what is wrong with each file that is not one. `missingIsEmpty`
+ * (--on-miss record: record once, replay after): a folder that is not there yet is an empty cassette.
+ */
+export function loadCassette(dir: string, opts: { missingIsEmpty?: boolean } = {}): LoadedCassette {
   const out: LoadedCassette = { exchanges: [], problems: [] };
   let names: string[];
   try {
@@ -76,11 +79,12 @@ export function loadCassette(dir: string): LoadedCassette {
       .sort();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && opts.missingIsEmpty) return out;
     out.problems.push({
       file: dir,
       problem:
         code === 'ENOENT'
-          ? 'no such directory: record into it first with `loopgate serve --record DIR`'
+          ? 'no such directory: record into it first with `loopgate serve --record DIR` (or add `--on-miss record`)'
           : `cannot be read (${code ?? String(err)})`,
     });
     return out;

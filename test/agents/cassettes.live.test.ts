@@ -5,6 +5,7 @@
 // same commands the same answers, with the streams' timing kept (measured: each stream's span, first event
 // to last, recorded against replayed); a changed prompt is a loud miss with a diff; `--on-miss record`
 // adds the new exchange; and no key, token or key-shaped string is in any cassette file.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,7 +97,7 @@ function agentEnv(extra: Record<string, string> = {}): Record<string, string> {
  * from the same fresh home, as a CI job does: a second run in a used home sends another tool list (the
  * state of the first run turns features on), which a replay rightly reports as a miss.
  */
-function claude(proxy: Served, prompt: string, resume?: string): Promise<AgentRun> {
+function claude(proxy: Served, prompt: string, resume?: string, cwd = home): Promise<AgentRun> {
   const claudeHome = join(home, 'claude-home');
   // A --resume turn continues in the home its session was started in.
   if (!resume) {
@@ -108,7 +109,17 @@ function claude(proxy: Served, prompt: string, resume?: string): Promise<AgentRu
   if (resume) args.push('--resume', resume);
   args.push('--', prompt);
   const env = agentEnv({ HOME: claudeHome, ANTHROPIC_CUSTOM_HEADERS: `x-sim-chunk-delay-ms: ${CHUNK_DELAY_MS}` });
-  return viaLoopgateRun(proxy.port, args, { env, cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs });
+  return viaLoopgateRun(proxy.port, args, { env, cwd, timeoutMs: AGENT_TIMEOUT_MS, outputs });
+}
+
+/** git in `cwd`, as a user with a name (a CI runner's checkout has one). */
+function git(cwd: string, ...args: string[]): string {
+  const who = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't' };
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, ...who, GIT_COMMITTER_EMAIL: 't@example.com' },
+  }).trim();
 }
 
 /** `codex exec` on a provider pointed at the proxy (as `loopgate run` writes it), plus the simulator's spacing header. */
@@ -269,6 +280,46 @@ describe.skipIf(!agentsSupported)('real agents recorded at the proxy and replaye
         expect(added.stdout).toContain('something-else');
       } finally {
         await offline.stop();
+      }
+    },
+    CASE_TIMEOUT_MS,
+  );
+
+  it(
+    "Claude Code in a git repository (docs/cassettes.md's worked example): recorded, committed, replayed after the commit",
+    async () => {
+      // Its first request carries a gitStatus snapshot (branch, status, recent commits): the commit that adds the
+      // cassette changes it, and the date and working directory are in the prompt too (agent-volatile.ts).
+      const repo = join(home, 'git-project');
+      mkdirSync(repo);
+      git(repo, 'init', '-q', '-b', 'main');
+      git(repo, 'commit', '-q', '--allow-empty', '-m', 'start');
+      const dir = join(repo, 'cassettes', 'claude');
+      const prompt = 'Use Bash to run `echo ok`';
+      const recording = await serve(['--record', dir]);
+      let first: AgentRun;
+      try {
+        first = await claude(recording, prompt, undefined, repo);
+        expectOk(first);
+      } finally {
+        await recording.stop();
+      }
+      const requests = cassette(dir).filter((c) => c.exchange.request.path.startsWith('/v1/messages'));
+      expect(requests.length).toBeGreaterThanOrEqual(2);
+      // It did send the snapshot: the replay below matches in spite of it, not for want of it.
+      expect(JSON.stringify(requests[0]!.exchange.request.body)).toMatch(/# gitStatus\\n[\s\S]*start/);
+      git(repo, 'add', 'cassettes/claude');
+      git(repo, 'commit', '-q', '-m', 'record Claude Code');
+
+      const replaying = await serve(['--replay', dir, '--replay-speed', '0']);
+      try {
+        const again = await claude(replaying, prompt, undefined, repo);
+        expectOk(again);
+        const result = (run: AgentRun) => (JSON.parse(run.stdout) as { result: string }).result;
+        expect(result(again)).toBe(result(first));
+        figures.push(`Claude Code in a git repository, replayed after a commit: ${result(again).slice(0, 80)}`);
+      } finally {
+        await replaying.stop();
       }
     },
     CASE_TIMEOUT_MS,

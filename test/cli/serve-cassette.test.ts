@@ -84,7 +84,7 @@ describe('serve --record / --replay', () => {
       while (!replaying.lines.some((l) => /hint: .*no recording matches/.test(l)) && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 20));
       expect(replaying.lines.join('\n')).toMatch(
-        /hint: .*messages\.0\.content: recorded "record me", sent "something new"/,
+        /hint: .*no recording matches.*\n {8}messages\.0\.content: recorded "record me", sent "something new"\n/,
       );
       // The request line names it, and tail shows where it first differs; so does the record (show --json).
       expect(await replaying.line(/\[cassette-miss\]/)).toMatch(
@@ -118,6 +118,8 @@ describe('serve --record / --replay', () => {
       await recording.stop();
     }
     const before = readdirSync(dir).filter((f) => f.includes('chat-completions'));
+    // The proxy's own /models answers were recorded too (one a demo key): the next number is after all of them.
+    const next = String(readdirSync(dir).length + 1).padStart(4, '0');
     const hybrid = await serve(['--replay', dir, '--replay-speed', '0', '--on-miss', 'record']);
     let added: string;
     try {
@@ -133,7 +135,7 @@ describe('serve --record / --replay', () => {
     const after = readdirSync(dir).filter((f) => f.includes('chat-completions'));
     expect(after.length).toBe(before.length + 1);
     // Numbered after what was there: nothing overwritten, the listing reads in order.
-    expect(after.filter((f) => !before.includes(f))[0]).toMatch(/^0002-POST-v1-chat-completions-/);
+    expect(after.filter((f) => !before.includes(f))[0]).toMatch(new RegExp(`^${next}-POST-v1-chat-completions-`));
 
     const offline = await serve(['--replay', dir, '--replay-speed', '0']);
     try {
