@@ -66,6 +66,15 @@ export const SESSION_LIST_CAP = 20;
 export const SESSION_MORE_COUNTED = 1000;
 export type SessionListName = 'agents' | 'models' | 'keys' | 'routes';
 
+/** One MCP server's calls in a session (`serve --mcp`, `loopgate mcp-wrap`). */
+export interface McpServerCalls {
+  server: string;
+  calls: number;
+  /** Their durations summed. */
+  ms: number;
+  errors: number;
+}
+
 export interface SessionSummary {
   id: string;
   source: SessionSource;
@@ -97,6 +106,8 @@ export interface SessionSummary {
   /** cacheRead / every prompt token, over the session's turns with usage; null before any. */
   cacheHitRatio: number | null;
   rateLimit: RateLimitHeadroom | null;
+  /** MCP calls routed through Loopgate in this session, by server: how many, their time, how many failed. */
+  mcpServers?: McpServerCalls[];
   /** Distinct values each capped list left out ("and N more"), when it left any out; up to SESSION_MORE_COUNTED. */
   more?: Partial<Record<SessionListName, number>>;
 }

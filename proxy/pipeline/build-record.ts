@@ -6,7 +6,7 @@
 import type { ProxyContext } from './context.js';
 import type { Attempt, RequestSoFar } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
-import type { TrafficRecord } from '../../core/record.js';
+import type { McpCall, TrafficRecord } from '../../core/record.js';
 import type { RateLimitHeadroom } from '../../core/agent-session.js';
 import { extractUsage } from '../../rules/wire/usage.js';
 import { rateLimitHeadroom } from '../../rules/sessions/rate-limit-headers.js';
@@ -77,7 +77,8 @@ function buildRecord(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): 
   const isStream = reply.contentType?.startsWith('text/event-stream') ?? false;
   const canonicalPath = attempt?.upstreamPath ?? (paths ? paths.path + paths.query : (ex.req.url ?? '/'));
   const upstreamProtocol = protocolOfPath(canonicalPath);
-  const counted = status < 400 ? tokensOf(ex, upstreamProtocol, scanned, isStream) : {};
+  // An MCP call's answer is no model's: no usage, cost or rate limits are read from it.
+  const counted = status < 400 && !ex.mcp ? tokensOf(ex, upstreamProtocol, scanned, isStream) : {};
   // Built from raw values, then scrubbed whole: a field added later cannot skip redaction
   // (upstream request ids, error codes and types, stream error codes all come from the upstream).
   const raw: TrafficRecord = {
@@ -100,7 +101,9 @@ function buildRecord(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): 
     errorType: local?.refused ? local.errorType : attempt?.errorType,
     errorCode: local?.refused
       ? local.code
-      : (attempt?.errorCode ?? local?.code ?? (status < 400 && isStream ? streamErrorCode(scanned) : undefined)),
+      : (attempt?.errorCode ??
+        local?.code ??
+        (ex.mcp ? mcpErrorCode(ex.mcp) : status < 400 && isStream ? streamErrorCode(scanned) : undefined)),
     diagnosis: local ? (local.refused ? local.code : undefined) : attempt?.diagnosis?.code,
     cassetteMiss: local ? undefined : attempt?.diagnosis?.at,
     key: ex.key?.slot?.name,
@@ -115,12 +118,13 @@ function buildRecord(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): 
     tokens: counted.tokens,
     // The upstream's (they reach the client unchanged); Loopgate's own refusals carry none of its.
     rateLimit:
-      reply.local?.refused || (ex.fault?.injected && !attempt)
+      reply.local?.refused || (ex.fault?.injected && !attempt) || ex.mcp
         ? undefined
         : rateLimitOf(reply, ex, attempt, upstreamProtocol),
     retries: reply.answeredBy ? reply.answeredBy.retries : ex.retries,
     clientAborted: ex.clientAborted,
     websocket: ex.websocket,
+    mcp: ex.mcp && { ...ex.mcp },
   };
   // Worked out before the upstream call when a fault rule scopes by session (handle.ts): the same answer.
   raw.session = ex.session ?? sessionOf(ex, ctx);
@@ -150,6 +154,7 @@ export function sessionOf(ex: RequestSoFar, ctx: Pick<ProxyContext, 'sessions' |
     requestId: ex.id,
     time: ex.time.getTime(),
     conversational: ex.websocket !== undefined || isTurn({ method, canonicalPath: path }),
+    mcp: ex.mcp !== undefined,
   });
 }
 
@@ -231,6 +236,12 @@ function isUserTraffic(ex: RequestSoFar, reply: ClientReply, ctx: Pick<ProxyCont
 /** rules/access/own-traffic.ts decides, for every sink at once; --log-own keeps them all. */
 function isOwn(ex: RequestSoFar, ctx: Pick<ProxyContext, 'logOwnTraffic'>): boolean {
   return !ctx.logOwnTraffic && isOwnTraffic(ex.req.method ?? 'GET', ex.paths?.path ?? ex.req.url ?? '/');
+}
+
+/** An MCP call's failure as an error code: its JSON-RPC error's (`jsonrpc-32602`), or a tool result marked isError. */
+export function mcpErrorCode(mcp: McpCall): string | undefined {
+  const code = mcp.error?.code;
+  return code === undefined ? undefined : code === 'tool-error' ? code : `jsonrpc${code}`;
 }
 
 function round(ms: number): number {
