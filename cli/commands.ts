@@ -6,6 +6,7 @@ import { exportCommand } from './export.js';
 import { faultsCommand } from './fault-command.js';
 import { lspCommand } from './lsp.js';
 import { modelsCommand } from './models.js';
+import { mcpWrapCommand } from './mcp-wrap.js';
 import { runCommand } from './run.js';
 import { replayCommand } from './replay.js';
 import { showCommand } from './show.js';
@@ -23,6 +24,7 @@ export const commands: Command[] = [
   modelsCommand,
   envCommand,
   runCommand,
+  mcpWrapCommand,
   tailCommand,
   showCommand,
   sessionsCommand,

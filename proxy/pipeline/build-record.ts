@@ -39,6 +39,8 @@ import { verifyRunCredential } from '../../rules/access/run-credential.js';
 import { presentedCredential } from './authenticate.js';
 import { requestCost, servedModelOf } from '../../rules/sessions/request-cost.js';
 import { runSink } from './sink-guard.js';
+import type { TrafficRing } from '../traffic/ring.js';
+import { scrubFacts, spanRecord } from '../../rules/otlp/genai-span.js';
 import { scanTopLevel, type BodySpans } from '../../rules/json/json-top-level.js';
 import { SESSION_BODY_KEYS } from '../../rules/sessions/session-body.js';
 
@@ -259,6 +261,7 @@ function short(text: string): string {
  * core/request-line.ts joins them.
  */
 function consoleParts(rec: TrafficRecord, hint: string | undefined, showKey: boolean): RequestLineParts {
+  if (rec.mcp) return mcpConsoleParts(rec, rec.mcp);
   const parts = [rec.method, short(rec.canonicalPath), String(rec.status || '-')];
   if (rec.model) parts.push(rec.alias ? `${short(rec.alias.from)}->${short(rec.model)}` : short(rec.model));
   if (rec.servedModel) parts.push(`(demo: served ${short(rec.servedModel)})`);
@@ -274,6 +277,20 @@ function consoleParts(rec: TrafficRecord, hint: string | undefined, showKey: boo
     line: printable(parts.join(' ')),
     diagnosis: code && printable(code),
     hint: code && hint ? printable(hint) : undefined,
+  };
+}
+
+/** `MCP notes tools/call lookup 200 12ms`: the server, the call, and how it ended. */
+function mcpConsoleParts(rec: TrafficRecord, mcp: McpCall): RequestLineParts {
+  const parts = ['MCP', mcp.server, mcp.rpcMethod];
+  if (mcp.target) parts.push(short(mcp.target));
+  parts.push(String(rec.status || '-'), `${Math.round(rec.totalMs)}ms`);
+  if (mcp.transport === 'stdio') parts.push('stdio');
+  const code = rec.diagnosis ?? rec.errorCode;
+  return {
+    line: printable(parts.join(' ')),
+    diagnosis: code && printable(code),
+    hint: code && mcp.error ? printable(short(mcp.error.message)) : undefined,
   };
 }
 
@@ -336,6 +353,34 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext)
       if (line !== rec && rec.sinkErrors) line.sinkErrors = rec.sinkErrors;
       ctx.log!.write(line);
     });
+}
+
+/**
+ * A stdio MCP call's record (pipeline/mcp-report.ts), already redacted, to the sinks finish() sends a request's
+ * to: the ring, the session, the span, the console line and the log. Each runs contained.
+ */
+export function recordMcpCall(
+  rec: TrafficRecord,
+  entry: Parameters<TrafficRing['add']>[0],
+  ctx: RecordContext & Pick<ProxyContext, 'hintOnce'>,
+): void {
+  const records = [rec];
+  if (requestFailed(rec)) {
+    ctx.stats.errors++;
+    ctx.stats.lastError = { time: rec.time, status: rec.status, diagnosis: rec.errorCode, path: rec.canonicalPath };
+  }
+  if (ctx.otlp)
+    runSink(ctx, 'otlp', records, () =>
+      ctx.otlp!.record(spanRecord(rec), scrubFacts({ startMs: Date.parse(rec.time) }, ctx.redactor)),
+    );
+  const kept = ctx.ring ? runSink(ctx, 'ring', records, () => ctx.ring!.add(entry)) : undefined;
+  runSink(ctx, 'sessions', records, () => ctx.sessions.add(rec, kept?.seq));
+  if (ctx.onTraffic)
+    runSink(ctx, 'console', records, () => {
+      const parts = consoleParts(rec, undefined, false);
+      ctx.onTraffic!(requestLine(parts), rec, parts);
+    });
+  if (ctx.log) runSink(ctx, 'log', records, () => ctx.log!.write(rec));
 }
 
 /**

@@ -22,6 +22,7 @@ import { handleTraffic, isTrafficEndpoint } from './traffic-endpoints.js';
 import { handleSessions, isSessionEndpoint } from './session-endpoints.js';
 import { handleFaults, isFaultEndpoint } from './fault-endpoints.js';
 import { handleRuns } from './run-endpoints.js';
+import { handleMcpReport } from './mcp-report.js';
 import {
   LOCAL_API_PREFIX,
   LOCAL_ERROR_CODES,
@@ -94,6 +95,8 @@ export async function handleLocalEndpoint(
     checkToken(req, ctx, 'loopgate-api');
     return handleSessions(req, paths, reply, ctx);
   }
+  // Checks the credential itself: a run's is taken (mcp-wrap under `loopgate run` holds only that).
+  if (paths.path === LOCAL_PATHS.mcpCalls) return handleMcpReport(req, reply, ctx);
   if (paths.path === LOCAL_PATHS.runs) {
     checkToken(req, ctx, 'loopgate-api');
     return handleRuns(req, reply, ctx);

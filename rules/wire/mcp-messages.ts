@@ -5,6 +5,7 @@
 // but only up to MAX_MCP_MESSAGE_CHARS and MAX_NESTING deep (rules/json/nesting.ts),
 // past which it is passed on unread. Pure.
 import { jsonTextDeeperThan } from '../json/nesting.js';
+import type { McpCallReport } from '../../core/local-api.js';
 
 /** A message longer than this is forwarded but not read (a call it answers is recorded without its result's size). */
 export const MAX_MCP_MESSAGE_CHARS = 4 * 1024 * 1024;
@@ -128,4 +129,43 @@ function firstText(content: unknown): string | undefined {
 /** What the result adds to the next model request's context, estimated at 4 characters a token. */
 export function estimatedTokens(chars: number): number {
   return Math.ceil(chars / 4);
+}
+
+/** Longest message text a report may carry (the wrapper cuts there; the ring keeps less). */
+export const MAX_REPORTED_MESSAGE_CHARS = 64 * 1024;
+
+/**
+ * A report `loopgate mcp-wrap` posted, checked field by field: the report, or what is wrong with it.
+ * Strings are cut to their bounds; numbers must be finite and not negative.
+ */
+export function readMcpCallReport(value: unknown): { ok: true; report: McpCallReport } | { ok: false; problem: string } {
+  if (!isObject(value)) return { ok: false, problem: 'The body must be a JSON object (an McpCallReport).' };
+  const v = value;
+  if (typeof v.server !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(v.server))
+    return { ok: false, problem: '"server" must be a name of letters, digits, _ and - (1–64).' };
+  if (typeof v.rpcMethod !== 'string' || v.rpcMethod === '')
+    return { ok: false, problem: '"rpcMethod" (the JSON-RPC method, e.g. tools/call) is missing.' };
+  if (typeof v.time !== 'string' || Number.isNaN(Date.parse(v.time)))
+    return { ok: false, problem: '"time" must be an ISO time.' };
+  for (const n of ['totalMs', 'bytesIn', 'bytesOut'] as const)
+    if (typeof v[n] !== 'number' || !Number.isFinite(v[n]) || v[n] < 0)
+      return { ok: false, problem: `"${n}" must be a number, 0 or more.` };
+  const report: McpCallReport = {
+    server: v.server,
+    rpcMethod: clip(v.rpcMethod),
+    time: new Date(Date.parse(v.time)).toISOString(),
+    totalMs: v.totalMs as number,
+    bytesIn: v.bytesIn as number,
+    bytesOut: v.bytesOut as number,
+  };
+  if (typeof v.target === 'string') report.target = clip(v.target);
+  if (isObject(v.error)) {
+    const code = v.error.code === 'tool-error' || typeof v.error.code === 'number' ? v.error.code : 0;
+    report.error = { code: typeof code === 'number' && !Number.isFinite(code) ? 0 : code, message: clip(String(v.error.message ?? '')) };
+  }
+  if (typeof v.resultChars === 'number' && Number.isFinite(v.resultChars) && v.resultChars >= 0)
+    report.resultChars = v.resultChars;
+  if (typeof v.request === 'string') report.request = v.request.slice(0, MAX_REPORTED_MESSAGE_CHARS);
+  if (typeof v.response === 'string') report.response = v.response.slice(0, MAX_REPORTED_MESSAGE_CHARS);
+  return { ok: true, report };
 }

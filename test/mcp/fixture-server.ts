@@ -2,9 +2,9 @@
 // command lines that start it over stdio.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
-export const NOTES_SERVER = fileURLToPath(new URL('../fixtures/mcp/notes-server.mjs', import.meta.url));
+export const NOTES_SERVER = join(__dirname, '..', 'fixtures', 'mcp', 'notes-server.mjs');
 
 export interface HttpNotesServer {
   url: string;
