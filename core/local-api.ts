@@ -42,7 +42,7 @@ export const LOCAL_PATHS = {
   /** POST: a `loopgate run` started (its credential in RUN_HEADER); DELETE: it ended (RunAnswer). Token only. */
   runs: '/_loopgate/runs',
   /**
-   * POST an McpCallReport: `loopgate mcp-wrap` reports one call to a stdio MCP server (202, McpCallAnswer).
+   * POST an McpCallReport: `loopgate mcp-wrap` reports one call to a stdio MCP server (McpCallAnswer).
    * The local token or a run's credential: a run's calls join the run's session.
    */
   mcpCalls: '/_loopgate/calls/mcp',

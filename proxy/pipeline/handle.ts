@@ -82,7 +82,7 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     if (admission.paths) facts.paths = admission.paths;
     if (admission.kind === 'refused') throw admission.refusal;
     const paths = admission.paths;
-    facts.admitted = admission.kind === 'api';
+    facts.admitted = admission.kind === 'api' || admission.kind === 'mcp';
     if (admission.kind === 'probe') return answerConnectivityProbe(reply, ctx.cliCommand);
     if (admission.kind === 'local') return await handleLocalEndpoint(req, paths, reply, ctx);
     if (admission.kind === 'mcp') return await relayMcp(facts, reply, ctx, paths.path, paths.query);

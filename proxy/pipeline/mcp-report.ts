@@ -79,7 +79,7 @@ export async function handleMcpReport(req: IncomingMessage, reply: ClientReply, 
   if (report.request !== undefined) entry.bodies.requestBody = bodyOf(report.request);
   if (report.response !== undefined) entry.bodies.responseBody = bodyOf(report.response);
   recordMcpCall(record, entry, ctx);
-  reply.answer(202, 'application/json', JSON.stringify({ id } satisfies McpCallAnswer));
+  reply.answer(200, 'application/json', JSON.stringify({ id } satisfies McpCallAnswer));
 }
 
 function bodyOf(text: string) {

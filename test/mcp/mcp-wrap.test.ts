@@ -42,7 +42,7 @@ function mcpRecords(): TrafficRecord[] {
 
 describe('loopgate mcp-wrap', () => {
   it('passes the calls through and records each in the ring and the log, with the local token', async () => {
-    const { client } = await wrapped({ LOOPGATE_TOKEN: TOKEN }, ['--port', String(stack.proxy.port)]);
+    const { client, stderr } = await wrapped({ LOOPGATE_TOKEN: TOKEN }, ['--port', String(stack.proxy.port)]);
     const looked = await client.callTool({ name: 'lookup', arguments: { topic: 'wasps' } });
     expect(looked.content).toEqual([{ type: 'text', text: 'The notes on wasps: nothing new today.' }]);
     const broken = await client.callTool({ name: 'broken', arguments: {} });
@@ -63,6 +63,8 @@ describe('loopgate mcp-wrap', () => {
     expect(entry.requestBody).toContain('"wasps"');
     expect(entry.responseBody).toContain('nothing new today');
     await until(() => logRecords(stack.logFile).some((r) => r.mcp?.target === 'broken') || undefined, 5000, 'log');
+    // Every report was taken: the wrapper said nothing.
+    expect(stderr()).toBe('');
   });
 
   it('redacts a secret in the arguments and the result (canary)', async () => {
@@ -99,7 +101,7 @@ describe('loopgate mcp-wrap', () => {
     await client.close();
     const rec = await until(() => mcpRecords().find((x) => x.mcp!.target === 'lookup' && x.session), 10_000, 'run call');
     expect(rec.session!.id).toBe('claude-code:mcp-wrap-session');
-    const session = stack.proxy.traffic && (await (await fetch(`${stack.proxy.url}/_loopgate/sessions/${encodeURIComponent(rec.session!.id)}`, {
+    const session = (await (await fetch(`${stack.proxy.url}/_loopgate/sessions/${encodeURIComponent(rec.session!.id)}`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     })).json()) as { session: { mcpServers?: unknown[] } };
     expect(session.session.mcpServers).toEqual([expect.objectContaining({ server: 'notes', calls: 2, errors: 0 })]);
