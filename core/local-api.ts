@@ -223,6 +223,7 @@ export const ROW_FIELDS = [
   'tokens',
   'cost',
   'fault',
+  'mcp',
 ] as const satisfies ReadonlyArray<keyof TrafficRecord>;
 export type RowField = (typeof ROW_FIELDS)[number];
 export type RowRecord = Pick<TrafficRecord, RowField>;

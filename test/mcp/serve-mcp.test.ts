@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { logRecords, startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
 import { startHttpNotesServer, type HttpNotesServer } from './fixture-server.js';
 import type { TrafficRecord } from '../../core/record.js';
+import { runCli } from '../cli/io.js';
 
 let notes: HttpNotesServer;
 let stack: Stack;
@@ -70,6 +71,32 @@ describe('serve --mcp NAME=URL', () => {
     expect(calls.find((r) => r.mcp!.rpcMethod === 'resources/read')!.mcp!.target).toBe('notes://today');
     // The same records in the log.
     await until(() => logRecords(stack.logFile).some((r) => r.mcp?.target === 'broken') || undefined, 5000, 'log');
+  });
+
+  it('tail lists the calls between the model requests, and show prints one with its messages', async () => {
+    await stack.openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'before' }] });
+    const client = await connect();
+    await client.callTool({ name: 'lookup', arguments: { topic: 'herons' } });
+    await client.close();
+    await stack.openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'after' }] });
+    const env = { LOOPGATE_TOKEN: TOKEN };
+    const port = String(stack.proxy.port);
+    const tail = await runCli(['tail', '--no-follow', '--port', port], env);
+    expect(tail.code, tail.err).toBe(0);
+    const lines = tail.out.split('\n');
+    const call = lines.findIndex((l) => / MCP notes tools\/call lookup 200 \S+ result ~\d+ tokens$/.test(l));
+    expect(call, tail.out).toBeGreaterThan(-1);
+    // In time order: the call sits between the two model requests.
+    expect(lines.slice(0, call).some((l) => l.includes('POST /v1/chat/completions'))).toBe(true);
+    expect(lines.slice(call).some((l) => l.includes('POST /v1/chat/completions'))).toBe(true);
+    // The ring lists newest first.
+    const id = mcpRecords().find((r) => r.mcp!.target === 'lookup')!.id;
+    const show = await runCli(['show', id, '--port', port], env);
+    expect(show.code, show.err).toBe(0);
+    expect(show.out).toMatch(/mcp server\s+notes \(HTTP, serve --mcp\)/);
+    expect(show.out).toMatch(/mcp call\s+tools\/call lookup/);
+    expect(show.out).toContain('"herons"');
+    expect(show.out).toContain('The notes on herons');
   });
 
   it('refuses a call without the local token, and names the mounted servers for an unknown one', async () => {
