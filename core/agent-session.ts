@@ -154,7 +154,7 @@ export interface ContextPart {
   kind: 'system' | 'tools' | 'history' | 'tool-results' | 'new-turn';
   /** "system", "tools: mcp__github (12)", "tools: built-in (9)", ... */
   label: string;
-  /** MCP server name for kind 'tools' (mcp__server__tool), 'built-in' otherwise. */
+  /** MCP server name for kind 'tools' (mcp__server__tool), 'built-in' otherwise; for 'tool-results', an MCP server's. */
   group?: string;
   tokens: number;
 }
