@@ -7,7 +7,7 @@
 import type { SessionListName, SessionSource, SessionSummary } from '../../core/agent-session.js';
 import type { SessionDetailAnswer } from '../../core/local-api.js';
 import { shortId } from '../../presentation/render.js';
-import { sessionListText } from '../../presentation/session-text.js';
+import { mcpServersText, sessionListText } from '../../presentation/session-text.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from '../traffic/html.js';
 import { contextChart, costChart, legend, tokensChart, turnPoints, type TurnPoint } from './session-charts.js';
 import {
@@ -74,6 +74,7 @@ function summary(s: SessionSummary, now: Date): SafeHtml {
     ['Duration', `${duration(s.durationMs)} (${s.started} to ${s.lastSeen})`],
     ['Errors', String(s.errors)],
     ['Retries', String(s.retries)],
+    ['MCP calls', mcpServersText(s)],
     [
       'Tokens',
       `input ${tokens(t.input)}, output ${tokens(t.output)}, cache read ${tokens(t.cacheRead)}, cache write ${tokens(t.cacheWrite)}${t.reasoning ? `, reasoning ${tokens(t.reasoning)}` : ''}`,
