@@ -68,12 +68,13 @@ async function findProxy(
   io: Io,
 ): Promise<{ api: LocalApiClient; url: string } | string> {
   const explicit = values.proxy ?? values.port ?? values.host;
-  const run = explicit === undefined ? runTarget(io.env) : undefined;
-  if (run) return { api: localApi(run), url: run.url };
   const url =
     values.proxy !== undefined
       ? values.proxy.replace(/\/+$/, '')
       : proxyOrigin(values.host ?? DEFAULT_HOST, portOption(values.port) ?? DEFAULT_PORT);
+  // A run's credential in the environment: its calls join the run's session (at the flags' proxy, else the run's).
+  const run = runTarget(io.env);
+  if (run) return { api: localApi({ url: explicit === undefined ? run.url : url, token: run.token }), url: run.url };
   const token = loadOrCreateToken(io.env);
   const check = await checkProxy(url, token);
   if (check.kind === 'unreachable') return `no Loopgate proxy answers on ${url} (${check.reason})`;
