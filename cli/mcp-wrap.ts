@@ -91,10 +91,17 @@ export const mcpWrapCommand: Command = {
   async run(argv: string[], io: Io): Promise<number> {
     const dash = argv.indexOf('--');
     if (dash < 0 || dash === argv.length - 1)
-      throw new UsageError('give the server\'s command after "--", e.g. loopgate mcp-wrap --name notes -- node server.js');
+      throw new UsageError(
+        'give the server\'s command after "--", e.g. loopgate mcp-wrap --name notes -- node server.js',
+      );
     const { values } = parseArgs({ args: argv.slice(0, dash), options, allowPositionals: false, strict: true });
     const [command, ...args] = argv.slice(dash + 1) as [string, ...string[]];
-    const name = values.name ?? basename(command).replace(/\.[^.]*$/, '').replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+    const name =
+      values.name ??
+      basename(command)
+        .replace(/\.[^.]*$/, '')
+        .replace(/[^A-Za-z0-9_-]/g, '_')
+        .slice(0, 64);
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(name))
       throw new UsageError(`--name ${JSON.stringify(name)}: letters, digits, _ and - only (1–64).`);
 

@@ -115,10 +115,20 @@ function mcpTailLine(rec: TrafficRecord, mcp: McpCall, style: Style): TerminalTe
 
 /** The rows `show` prints about an MCP call: the server, the call, and how it ended. */
 function mcpRows(mcp: McpCall): Hole[] {
-  const rows: Hole[] = [row('mcp server', `${mcp.server} (${mcp.transport === 'stdio' ? 'stdio, loopgate mcp-wrap' : 'HTTP, serve --mcp'})`)];
+  const rows: Hole[] = [
+    row(
+      'mcp server',
+      `${mcp.server} (${mcp.transport === 'stdio' ? 'stdio, loopgate mcp-wrap' : 'HTTP, serve --mcp'})`,
+    ),
+  ];
   rows.push(row('mcp call', mcp.target ? `${mcp.rpcMethod} ${mcp.target}` : mcp.rpcMethod));
   if (mcp.resultChars !== undefined)
-    rows.push(row('result', `${mcp.resultChars} characters, ~${mcp.resultTokens ?? 0} tokens in the next model request's context`));
+    rows.push(
+      row(
+        'result',
+        `${mcp.resultChars} characters, ~${mcp.resultTokens ?? 0} tokens in the next model request's context`,
+      ),
+    );
   if (mcp.error) rows.push(row('mcp error', `${mcp.error.code}: ${mcp.error.message}`));
   return rows;
 }

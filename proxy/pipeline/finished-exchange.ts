@@ -116,7 +116,8 @@ export class FinishedExchange {
     if (ex.websocketMessageTimes) entry.messageTimes = ex.websocketMessageTimes.map((t) => round(t - ex.startedAt));
     const timing = reply.timing;
     // An MCP call's relay (mcp-relay.ts) does not split its time: no split rather than a wrong one.
-    if (timing && !ex.mcp) entry.timing = { loopgateMs: round(timing.loopgateMs), upstreamMs: round(timing.upstreamMs) };
+    if (timing && !ex.mcp)
+      entry.timing = { loopgateMs: round(timing.loopgateMs), upstreamMs: round(timing.upstreamMs) };
     return entry;
   }
 }

@@ -24,7 +24,11 @@ export async function handleMcpReport(req: IncomingMessage, reply: ClientReply, 
   // The model API's scope: a run's credential is what the wrapper under `loopgate run` holds.
   checkToken(req, ctx, 'model-api');
   if (req.method !== 'POST')
-    throw new ProxyError(405, LOCAL_ERROR_CODES.methodNotAllowed, `${LOCAL_PATHS.mcpCalls} takes POST (an McpCallReport).`);
+    throw new ProxyError(
+      405,
+      LOCAL_ERROR_CODES.methodNotAllowed,
+      `${LOCAL_PATHS.mcpCalls} takes POST (an McpCallReport).`,
+    );
   const text = await readReport(req);
   let value: unknown;
   try {

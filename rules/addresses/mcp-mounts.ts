@@ -21,12 +21,18 @@ export function parseMcpMounts(flags: readonly string[] | undefined): McpMounts 
     try {
       url = new URL(raw);
     } catch {
-      return { ok: false, problem: `--mcp ${name}=…: ${JSON.stringify(raw)} is no URL (e.g. http://127.0.0.1:3001/mcp).` };
+      return {
+        ok: false,
+        problem: `--mcp ${name}=…: ${JSON.stringify(raw)} is no URL (e.g. http://127.0.0.1:3001/mcp).`,
+      };
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       return { ok: false, problem: `--mcp ${name}: the URL must be http:// or https:// (got ${url.protocol}).` };
     if (url.username || url.password)
-      return { ok: false, problem: `--mcp ${name}: leave credentials out of the URL (they would be shown and logged).` };
+      return {
+        ok: false,
+        problem: `--mcp ${name}: leave credentials out of the URL (they would be shown and logged).`,
+      };
     if (servers.has(name)) return { ok: false, problem: `--mcp ${name} is given twice: one URL per name.` };
     url.search = '';
     url.hash = '';

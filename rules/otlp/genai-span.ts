@@ -336,7 +336,8 @@ export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData
  * a call that is no tools/call, its JSON-RPC method and what it names), the MCP method, and the server.
  */
 function mcpAttributes(mcp: McpCall): Record<string, AttrValue> {
-  const tool = mcp.rpcMethod === 'tools/call' && mcp.target ? mcp.target : [mcp.rpcMethod, mcp.target].filter(Boolean).join(' ');
+  const tool =
+    mcp.rpcMethod === 'tools/call' && mcp.target ? mcp.target : [mcp.rpcMethod, mcp.target].filter(Boolean).join(' ');
   const out: Record<string, AttrValue> = {
     [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
     [ATTR_GEN_AI_TOOL_NAME]: tool,

@@ -101,7 +101,8 @@ function countParts(protocol: Protocol, body: Record<string, unknown>, counter: 
     }
     for (const p of m.parts) {
       const n = counter.count(partText(p));
-      if (p.type === 'tool_call' && typeof p.id === 'string' && typeof p.name === 'string') calledTool.set(p.id, p.name);
+      if (p.type === 'tool_call' && typeof p.id === 'string' && typeof p.name === 'string')
+        calledTool.set(p.id, p.name);
       const server =
         p.type === 'tool_call_response' && typeof p.id === 'string' ? mcpServer(calledTool.get(p.id) ?? '') : undefined;
       if (server !== undefined) out.mcpResults.set(server, (out.mcpResults.get(server) ?? 0) + n);

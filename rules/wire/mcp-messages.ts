@@ -28,9 +28,7 @@ export interface McpResponseFacts {
 }
 
 export type McpMessage =
-  | { kind: 'request'; request: McpRequestFacts }
-  | { kind: 'response'; response: McpResponseFacts }
-  | { kind: 'unread' };
+  { kind: 'request'; request: McpRequestFacts } | { kind: 'response'; response: McpResponseFacts } | { kind: 'unread' };
 
 /** Reads one JSON-RPC message (one line on stdio, one POST body, one SSE event's data). */
 export function readMcpMessage(text: string): McpMessage {
@@ -138,7 +136,9 @@ export const MAX_REPORTED_MESSAGE_CHARS = 64 * 1024;
  * A report `loopgate mcp-wrap` posted, checked field by field: the report, or what is wrong with it.
  * Strings are cut to their bounds; numbers must be finite and not negative.
  */
-export function readMcpCallReport(value: unknown): { ok: true; report: McpCallReport } | { ok: false; problem: string } {
+export function readMcpCallReport(
+  value: unknown,
+): { ok: true; report: McpCallReport } | { ok: false; problem: string } {
   if (!isObject(value)) return { ok: false, problem: 'The body must be a JSON object (an McpCallReport).' };
   const v = value;
   if (typeof v.server !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(v.server))
@@ -161,7 +161,10 @@ export function readMcpCallReport(value: unknown): { ok: true; report: McpCallRe
   if (typeof v.target === 'string') report.target = clip(v.target);
   if (isObject(v.error)) {
     const code = v.error.code === 'tool-error' || typeof v.error.code === 'number' ? v.error.code : 0;
-    report.error = { code: typeof code === 'number' && !Number.isFinite(code) ? 0 : code, message: clip(String(v.error.message ?? '')) };
+    report.error = {
+      code: typeof code === 'number' && !Number.isFinite(code) ? 0 : code,
+      message: clip(String(v.error.message ?? '')),
+    };
   }
   if (typeof v.resultChars === 'number' && Number.isFinite(v.resultChars) && v.resultChars >= 0)
     report.resultChars = v.resultChars;

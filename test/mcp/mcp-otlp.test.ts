@@ -59,7 +59,18 @@ describe('OTLP: MCP calls', () => {
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: [CLI, 'mcp-wrap', '--name', 'notes', '--port', String(stack.proxy.port), '--', process.execPath, NOTES_SERVER, 'stdio'],
+        args: [
+          CLI,
+          'mcp-wrap',
+          '--name',
+          'notes',
+          '--port',
+          String(stack.proxy.port),
+          '--',
+          process.execPath,
+          NOTES_SERVER,
+          'stdio',
+        ],
         env: { PATH: process.env.PATH ?? '', LOOPGATE_TOKEN: TOKEN },
       }),
     );

@@ -54,14 +54,28 @@ async function claudeWith(config: object, prompt: string, tool: string) {
   const before = records().length;
   const run = await runAgent(
     process.execPath,
-    [CLI, 'run', '--port', String(port), '--', claudeBinary(), '-p', prompt, '--mcp-config', file, '--allowedTools', tool],
+    [
+      CLI,
+      'run',
+      '--port',
+      String(port),
+      '--',
+      claudeBinary(),
+      '-p',
+      prompt,
+      '--mcp-config',
+      file,
+      '--allowedTools',
+      tool,
+    ],
     { env: env(), cwd: home, timeoutMs: 240_000, outputs },
   );
   expectOk(run);
   const recs = await until(
     () => {
       const r = records().slice(before);
-      return r.some((x) => x.mcp?.rpcMethod === 'tools/call') && r.filter((x) => /\/v1\/messages/.test(x.path)).length >= 2
+      return r.some((x) => x.mcp?.rpcMethod === 'tools/call') &&
+        r.filter((x) => /\/v1\/messages/.test(x.path)).length >= 2
         ? r
         : undefined;
     },
@@ -96,7 +110,11 @@ beforeAll(async () => {
   });
   serve.stdout!.on('data', (d: Buffer) => (consoleText += d.toString()));
   serve.stderr!.on('data', (d: Buffer) => (consoleText += d.toString()));
-  await until(() => /key chat-only: \d+ models/.test(consoleText) || undefined, 30_000, `serve's banner (${consoleText})`);
+  await until(
+    () => /key chat-only: \d+ models/.test(consoleText) || undefined,
+    30_000,
+    `serve's banner (${consoleText})`,
+  );
   port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(consoleText)![1]);
   logFile = /traffic log\s+(\S+)/.exec(consoleText)![1]!;
 }, 60_000);
@@ -115,7 +133,18 @@ describe.skipIf(!agentsSupported)('MCP calls of real Claude Code in the session 
       mcpServers: {
         wrapped: {
           command: process.execPath,
-          args: [CLI, 'mcp-wrap', '--name', 'wrapped', '--port', String(port), '--', process.execPath, NOTES_SERVER, 'stdio'],
+          args: [
+            CLI,
+            'mcp-wrap',
+            '--name',
+            'wrapped',
+            '--port',
+            String(port),
+            '--',
+            process.execPath,
+            NOTES_SERVER,
+            'stdio',
+          ],
         },
       },
     };

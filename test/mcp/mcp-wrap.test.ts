@@ -22,7 +22,10 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 /** The SDK's stdio client, starting the notes server through the wrapper. */
-async function wrapped(env: Record<string, string>, wrapArgs: string[] = []): Promise<{ client: Client; stderr: () => string }> {
+async function wrapped(
+  env: Record<string, string>,
+  wrapArgs: string[] = [],
+): Promise<{ client: Client; stderr: () => string }> {
   let stderr = '';
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -37,7 +40,10 @@ async function wrapped(env: Record<string, string>, wrapArgs: string[] = []): Pr
 }
 
 function mcpRecords(): TrafficRecord[] {
-  return stack.proxy.traffic!.list().map((e) => e.record as TrafficRecord).filter((r) => r.mcp?.transport === 'stdio');
+  return stack.proxy
+    .traffic!.list()
+    .map((e) => e.record as TrafficRecord)
+    .filter((r) => r.mcp?.transport === 'stdio');
 }
 
 describe('loopgate mcp-wrap', () => {
@@ -48,10 +54,14 @@ describe('loopgate mcp-wrap', () => {
     const broken = await client.callTool({ name: 'broken', arguments: {} });
     expect(broken.isError).toBe(true);
     await client.close();
-    const calls = await until(() => {
-      const r = mcpRecords();
-      return r.some((x) => x.mcp!.target === 'broken') ? r : undefined;
-    }, 10_000, 'the wrapped calls in the ring');
+    const calls = await until(
+      () => {
+        const r = mcpRecords();
+        return r.some((x) => x.mcp!.target === 'broken') ? r : undefined;
+      },
+      10_000,
+      'the wrapped calls in the ring',
+    );
     const lookup = calls.find((r) => r.mcp!.target === 'lookup')!;
     expect(lookup.mcp).toMatchObject({ server: 'notes', transport: 'stdio', rpcMethod: 'tools/call' });
     expect(lookup.mcp!.resultChars).toBe('The notes on wasps: nothing new today.'.length);
@@ -99,11 +109,17 @@ describe('loopgate mcp-wrap', () => {
     const { client } = await wrapped({ ANTHROPIC_AUTH_TOKEN: credential, ANTHROPIC_BASE_URL: stack.proxy.url });
     await client.callTool({ name: 'lookup', arguments: { topic: 'runs' } });
     await client.close();
-    const rec = await until(() => mcpRecords().find((x) => x.mcp!.target === 'lookup' && x.session), 10_000, 'run call');
+    const rec = await until(
+      () => mcpRecords().find((x) => x.mcp!.target === 'lookup' && x.session),
+      10_000,
+      'run call',
+    );
     expect(rec.session!.id).toBe('claude-code:mcp-wrap-session');
-    const session = (await (await fetch(`${stack.proxy.url}/_loopgate/sessions/${encodeURIComponent(rec.session!.id)}`, {
-      headers: { authorization: `Bearer ${TOKEN}` },
-    })).json()) as { session: { mcpServers?: unknown[] } };
+    const session = (await (
+      await fetch(`${stack.proxy.url}/_loopgate/sessions/${encodeURIComponent(rec.session!.id)}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      })
+    ).json()) as { session: { mcpServers?: unknown[] } };
     expect(session.session.mcpServers).toEqual([expect.objectContaining({ server: 'notes', calls: 2, errors: 0 })]);
   });
 

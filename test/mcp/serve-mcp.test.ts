@@ -30,7 +30,10 @@ async function connect(headers: Record<string, string> = { authorization: `Beare
 }
 
 function mcpRecords(): TrafficRecord[] {
-  return stack.proxy.traffic!.list().map((e) => e.record as TrafficRecord).filter((r) => r.mcp);
+  return stack.proxy
+    .traffic!.list()
+    .map((e) => e.record as TrafficRecord)
+    .filter((r) => r.mcp);
 }
 
 describe('serve --mcp NAME=URL', () => {
@@ -46,10 +49,16 @@ describe('serve --mcp NAME=URL', () => {
     expect(resource.contents[0]).toMatchObject({ text: 'Today: write the tests.' });
     await client.close();
 
-    const calls = await until(() => {
-      const r = mcpRecords().filter((x) => x.mcp!.rpcMethod !== 'initialize' && !x.mcp!.rpcMethod.startsWith('notif'));
-      return r.length >= 4 ? r : undefined;
-    }, 5000, 'four MCP call records');
+    const calls = await until(
+      () => {
+        const r = mcpRecords().filter(
+          (x) => x.mcp!.rpcMethod !== 'initialize' && !x.mcp!.rpcMethod.startsWith('notif'),
+        );
+        return r.length >= 4 ? r : undefined;
+      },
+      5000,
+      'four MCP call records',
+    );
     const lookup = calls.find((r) => r.mcp!.target === 'lookup')!;
     expect(lookup.mcp).toEqual({
       server: 'notes',
@@ -74,11 +83,15 @@ describe('serve --mcp NAME=URL', () => {
   });
 
   it('tail lists the calls between the model requests, and show prints one with its messages', async () => {
-    await stack.openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'before' }] });
+    await stack
+      .openai()
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'before' }] });
     const client = await connect();
     await client.callTool({ name: 'lookup', arguments: { topic: 'herons' } });
     await client.close();
-    await stack.openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'after' }] });
+    await stack
+      .openai()
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'after' }] });
     const env = { LOOPGATE_TOKEN: TOKEN };
     const port = String(stack.proxy.port);
     const tail = await runCli(['tail', '--no-follow', '--port', port], env);
