@@ -24,7 +24,7 @@ import {
 export const MCP_PATH_PREFIX = '/mcp/';
 
 /** The mounted server a path names, and the rest of the path after its name. */
-export function mcpMount(
+function mcpMount(
   path: string,
   servers: ReadonlyMap<string, URL>,
 ): { name: string; url: URL; rest: string } | undefined {
