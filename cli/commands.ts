@@ -7,6 +7,7 @@ import { faultsCommand } from './fault-command.js';
 import { lspCommand } from './lsp.js';
 import { mcpCommand } from './mcp.js';
 import { modelsCommand } from './models.js';
+import { mcpWrapCommand } from './mcp-wrap.js';
 import { runCommand } from './run.js';
 import { replayCommand } from './replay.js';
 import { showCommand } from './show.js';
@@ -24,6 +25,7 @@ export const commands: Command[] = [
   modelsCommand,
   envCommand,
   runCommand,
+  mcpWrapCommand,
   tailCommand,
   showCommand,
   sessionsCommand,

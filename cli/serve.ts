@@ -15,6 +15,7 @@ import { startServe, type ReplaySettings, type StartedServe } from './start-serv
 import { ignorePathProblem } from '../rules/cassettes/cassette-settings.js';
 import { loadProjectFile } from '../storage/config/find-project-file.js';
 import { untilSignal } from './signals.js';
+import { parseMcpMounts } from '../rules/addresses/mcp-mounts.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
 import { resolvePrices } from './prices.js';
 import { parseFaultRule } from '../rules/faults/fault-rules.js';
@@ -67,6 +68,10 @@ Behaviour:
                           default that no key serves: --alias gpt-6.2-sol=gpt-6.1-sol. Also read:
                           "aliases" in the nearest loopgate.json from the working directory up
                           (--alias wins for the same FROM). Aliases do not chain.
+  --mcp NAME=URL          Mount the HTTP MCP server at URL on the proxy as /mcp/NAME (repeatable):
+                          point the agent's MCP config there (with the local token or a run's
+                          credential as Bearer) and each call is recorded in its session. See
+                          docs/mcp.md.
   --log FILE              Traffic log (JSONL; default in the user's state dir).
   --no-log                Do not write the traffic log.
   --log-bodies            Also log request/response bodies (redacted, capped).
@@ -121,6 +126,7 @@ const options = {
   failover: { type: 'boolean' },
   'no-stream-usage': { type: 'boolean' },
   alias: { type: 'string', multiple: true },
+  mcp: { type: 'string', multiple: true },
   fault: { type: 'string', multiple: true },
   bridge: { type: 'string' },
   log: { type: 'string' },
@@ -329,6 +335,8 @@ export const serveCommand: Command = {
       return EXIT.config;
     }
     for (const note of aliases.notes) io.err(`note: ${note}`);
+    const mcp = parseMcpMounts(values.mcp);
+    if (!mcp.ok) throw new UsageError(mcp.problem);
     const faults = faultRules(values.fault, aliases.file === undefined ? undefined : process.cwd());
     const replayFlags = replayOption(values);
     if (values.record !== undefined && values['no-capture'])
@@ -387,6 +395,7 @@ export const serveCommand: Command = {
         failover: values.failover,
         streamUsage: !values['no-stream-usage'],
         aliases: aliases.aliases,
+        mcpServers: mcp.servers,
         prices: resolvePrices({ projectDir: process.cwd() }).prices,
         bridge: bridge as ProxyOptions['bridge'],
         logFile: values['no-log'] ? false : values.log,
@@ -434,6 +443,8 @@ export const serveCommand: Command = {
         `  note: ${aliases.file ?? 'loopgate.json'} armed ${rules} to every client of this proxy, not only this project's (\`${clear}\` disarms)`,
       );
     }
+    for (const [name, url] of mcp.servers)
+      aliasLines.push(`  mcp                ${started.proxy.url}/mcp/${name} -> ${url.href} (calls recorded)`);
     // --record writes request and answer text to disk: said, with where.
     if (values.record !== undefined)
       aliasLines.push(

@@ -17,6 +17,8 @@ import {
   trafficEntryPath,
   type InFlightEvent,
   type KeysAnswer,
+  type McpCallAnswer,
+  type McpCallReport,
   type SessionDetailAnswer,
   type SessionListAnswer,
   type LiveEvent,
@@ -89,6 +91,8 @@ export interface LocalApiClient {
   armFault(arm: FaultArmRequest, o?: CallOptions): Promise<FaultArmAnswer>;
   /** Disarms one rule by its id, or every rule. */
   disarmFaults(id?: number, o?: CallOptions): Promise<FaultDisarmAnswer>;
+  /** `loopgate mcp-wrap`: one call a stdio MCP server answered, recorded by the proxy. */
+  reportMcpCall(report: McpCallReport, o?: CallOptions): Promise<McpCallAnswer>;
 }
 
 export function localApi(target: LocalApiTarget): LocalApiClient {
@@ -117,6 +121,7 @@ export function localApi(target: LocalApiTarget): LocalApiClient {
     faults: (o) => json(LOCAL_PATHS.faults, o),
     armFault: (arm, o) => send('POST', LOCAL_PATHS.faults, arm, o),
     disarmFaults: (id, o) => send('DELETE', id === undefined ? LOCAL_PATHS.faults : faultPath(id), undefined, o),
+    reportMcpCall: (report, o) => send('POST', LOCAL_PATHS.mcpCalls, report, o),
   };
 }
 

@@ -86,6 +86,15 @@ export const SESSION_LIST_CAP = 20;
 export const SESSION_MORE_COUNTED = 1000;
 export type SessionListName = 'agents' | 'models' | 'keys' | 'routes';
 
+/** One MCP server's calls in a session (`serve --mcp`, `loopgate mcp-wrap`). */
+export interface McpServerCalls {
+  server: string;
+  calls: number;
+  /** Their durations summed. */
+  ms: number;
+  errors: number;
+}
+
 export interface SessionSummary {
   id: string;
   source: SessionSource;
@@ -121,6 +130,8 @@ export interface SessionSummary {
   /** cacheRead / every prompt token, over the session's turns with usage; null before any. */
   cacheHitRatio: number | null;
   rateLimit: RateLimitHeadroom | null;
+  /** MCP calls routed through Loopgate in this session, by server: how many, their time, how many failed. */
+  mcpServers?: McpServerCalls[];
   /** Distinct values each capped list left out ("and N more"), when it left any out; up to SESSION_MORE_COUNTED. */
   more?: Partial<Record<SessionListName, number>>;
 }
@@ -167,7 +178,7 @@ export interface ContextPart {
   kind: 'system' | 'tools' | 'history' | 'tool-results' | 'new-turn';
   /** "system", "tools: mcp__github (12)", "tools: built-in (9)", ... */
   label: string;
-  /** MCP server name for kind 'tools' (mcp__server__tool), 'built-in' otherwise. */
+  /** MCP server name for kind 'tools' (mcp__server__tool), 'built-in' otherwise; for 'tool-results', an MCP server's. */
   group?: string;
   tokens: number;
 }

@@ -46,7 +46,35 @@ export const LOCAL_PATHS = {
    * keyed on Mcp-Session-Id). The token sees every session; a live run's credential its own (issue 43).
    */
   mcp: '/_loopgate/mcp',
+  /**
+   * POST an McpCallReport: `loopgate mcp-wrap` reports one call to a stdio MCP server (McpCallAnswer).
+   * The local token or a run's credential: a run's calls join the run's session.
+   */
+  mcpCalls: '/_loopgate/calls/mcp',
 } as const;
+
+/** One JSON-RPC call a stdio MCP server answered, as `loopgate mcp-wrap` saw it pass. */
+export interface McpCallReport {
+  server: string;
+  rpcMethod: string;
+  target?: string;
+  /** ISO time the request passed. */
+  time: string;
+  totalMs: number;
+  /** Bytes of the request line and of the response line. */
+  bytesIn: number;
+  bytesOut: number;
+  error?: { code: number | 'tool-error'; message: string };
+  resultChars?: number;
+  /** The messages' text, cut (the proxy redacts them before any sink keeps them). */
+  request?: string;
+  response?: string;
+}
+
+/** POST <mcpCalls>: the record's id. */
+export interface McpCallAnswer {
+  id: string;
+}
 
 /** The header that carries a run's credential to LOCAL_PATHS.runs. */
 export const RUN_HEADER = 'x-loopgate-run';
@@ -200,6 +228,7 @@ export const ROW_FIELDS = [
   'tokens',
   'cost',
   'fault',
+  'mcp',
 ] as const satisfies ReadonlyArray<keyof TrafficRecord>;
 export type RowField = (typeof ROW_FIELDS)[number];
 export type RowRecord = Pick<TrafficRecord, RowField>;

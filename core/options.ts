@@ -77,6 +77,8 @@ export interface UpstreamTimeouts {
 export interface ProxyOptions {
   /** Upstream address in any form (see rules/addresses/urls.ts parseUpstream). */
   upstream: string;
+  /** `--mcp NAME=URL`: HTTP MCP servers mounted at /mcp/NAME, their calls recorded. */
+  mcpServers?: ReadonlyMap<string, URL>;
   /** The real API key. Can be changed later with setKey(). */
   key?: string;
   /**

@@ -68,6 +68,25 @@ export interface SpanRecord {
   fault?: InjectedFault;
   retries: number;
   clientAborted: boolean;
+  /** An MCP call routed through Loopgate (`serve --mcp`, `loopgate mcp-wrap`), not a model request. */
+  mcp?: McpCall;
+}
+
+/** One MCP JSON-RPC call (request and its response, paired by id): what the record of an MCP call adds. */
+export interface McpCall {
+  /** The name the user gave the server (`--mcp NAME=URL`, `mcp-wrap --name NAME`). */
+  server: string;
+  transport: 'http' | 'stdio';
+  /** The JSON-RPC method: tools/call, resources/read, prompts/get, tools/list, initialize, … */
+  rpcMethod: string;
+  /** tools/call's tool name, prompts/get's prompt name, resources/read's URI (redacted). */
+  target?: string;
+  /** The JSON-RPC error's code and message, or `tool-error` for a tool result marked isError. */
+  error?: { code: number | 'tool-error'; message: string };
+  /** The result's text (content blocks, resource contents, prompt messages) in characters. */
+  resultChars?: number;
+  /** That text in tokens, estimated at 4 characters a token: what the result adds to the next model request's context. */
+  resultTokens?: number;
 }
 
 export interface TrafficRecord extends SpanRecord {

@@ -15,7 +15,7 @@ import {
 import { usageDetails } from '../rules/wire/usage.js';
 import { requestFailed, type Outcome } from '../core/outcome.js';
 import type { Message, Part } from '../rules/protocols/index.js';
-import type { TrafficRecord } from '../core/record.js';
+import type { McpCall, TrafficRecord } from '../core/record.js';
 import { conversationOf } from '../rules/wire/follow-ups.js';
 import type { FollowUp } from '../core/traffic-entry.js';
 import { stringifyWithin } from '../rules/json/nesting.js';
@@ -89,6 +89,7 @@ export function tokensLabel(rec: Pick<TrafficRecord, 'usage' | 'tokens'>): strin
 
 /** `12:50:21 66382237 POST /v1/chat/completions 200 gpt-4o-mini default native 27ms/29ms in 7266 (7200 cached) out 18` */
 export function tailLine(rec: TrafficRecord, style: Style): TerminalText {
+  if (rec.mcp) return mcpTailLine(rec, rec.mcp, style);
   const time = rec.time.slice(11, 19);
   const parts: Hole[] = [
     paint(style, 'dim', time),
@@ -118,6 +119,44 @@ export function tailLine(rec: TrafficRecord, style: Style): TerminalText {
   // A replay's miss says where: the first path the request differs from the nearest recording at.
   if (rec.cassetteMiss) parts.push(`first difference at ${clip(rec.cassetteMiss, 100)}`);
   return joinText(parts, ' ');
+}
+
+/** `12:50:22 9a1b2c3d MCP notes tools/call lookup 200 14ms result ~10 tokens stdio`: an MCP call between the model requests. */
+function mcpTailLine(rec: TrafficRecord, mcp: McpCall, style: Style): TerminalText {
+  const parts: Hole[] = [
+    paint(style, 'dim', rec.time.slice(11, 19)),
+    paint(style, 'cyan', shortId(rec.id)),
+    paint(style, 'bold', 'MCP'),
+    clip(mcp.server, 64),
+    clip(mcp.rpcMethod, 60),
+  ];
+  if (mcp.target) parts.push(clip(mcp.target, 100));
+  parts.push(paint(style, statusColor(rec.status), String(rec.status || '---')), ms(rec.totalMs));
+  if (mcp.resultTokens !== undefined) parts.push(`result ~${mcp.resultTokens} tokens`);
+  if (mcp.transport === 'stdio') parts.push('stdio');
+  const code = rec.diagnosis ?? rec.errorCode;
+  if (code) parts.push(paint(style, 'red', `[${code}]`));
+  return joinText(parts, ' ');
+}
+
+/** The rows `show` prints about an MCP call: the server, the call, and how it ended. */
+function mcpRows(mcp: McpCall): Hole[] {
+  const rows: Hole[] = [
+    row(
+      'mcp server',
+      `${mcp.server} (${mcp.transport === 'stdio' ? 'stdio, loopgate mcp-wrap' : 'HTTP, serve --mcp'})`,
+    ),
+  ];
+  rows.push(row('mcp call', mcp.target ? `${mcp.rpcMethod} ${mcp.target}` : mcp.rpcMethod));
+  if (mcp.resultChars !== undefined)
+    rows.push(
+      row(
+        'result',
+        `${mcp.resultChars} characters, ~${mcp.resultTokens ?? 0} tokens in the next model request's context`,
+      ),
+    );
+  if (mcp.error) rows.push(row('mcp error', `${mcp.error.code}: ${mcp.error.message}`));
+  return rows;
 }
 
 export interface TailFilter {
@@ -265,6 +304,7 @@ export function showText(entry: TrafficDetail, opts: ShowOptions): TerminalText 
     ),
   );
   if (rec.model) lines.push(row('model', `${modelLabel(rec)}${rec.alias ? ' (model alias)' : ''}`));
+  if (rec.mcp) lines.push(...mcpRows(rec.mcp));
   if (rec.key)
     lines.push(
       row('route', `${rec.key} (${rec.keyFingerprint ?? '?'}) ${rec.bridge ? `bridged ${rec.bridge}` : 'native'}`),
@@ -322,6 +362,14 @@ export function showText(entry: TrafficDetail, opts: ShowOptions): TerminalText 
   const sections = sessionSections(entry, opts.color);
   if (sections) lines.push(sections);
 
+  if (rec.mcp) {
+    // The JSON-RPC messages themselves (redacted), in place of a conversation.
+    lines.push('', paint(opts, 'bold', 'MCP messages'));
+    if (entry.requestBody !== undefined) lines.push(indentLines(clip(entry.requestBody, 4000), '  > '));
+    if (entry.responseBody !== undefined) lines.push(indentLines(clip(entry.responseBody, 4000), '  < '));
+    if (opts.wire) lines.push('', ...wireLines(entry, opts));
+    return joinText(lines);
+  }
   const conv = conversationOf(entry);
   lines.push(
     '',

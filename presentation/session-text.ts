@@ -368,6 +368,17 @@ function duration(ms: number): string {
   return m < 60 ? `${m}m ${s % 60}s` : `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
+/** `notes: 3 calls, 120 ms (1 failed); files: 1 call, 4 ms`: the session's MCP calls by server; undefined without any. */
+export function mcpServersText(s: Pick<SessionSummary, 'mcpServers'>): string | undefined {
+  if (!s.mcpServers?.length) return undefined;
+  return s.mcpServers
+    .map(
+      (m) =>
+        `${m.server}: ${m.calls} call${m.calls === 1 ? '' : 's'}, ${Math.round(m.ms)} ms${m.errors ? ` (${m.errors} failed)` : ''}`,
+    )
+    .join('; ');
+}
+
 function sessionLines(s: SessionSummary, color: boolean): Hole[] {
   const lines: Hole[] = [paint(color, 'bold', 'Session')];
   lines.push(row('id', `${s.id} (${s.client}, by ${s.source}${s.run ? `, loopgate run ${s.run.tool}` : ''})`));
@@ -379,6 +390,8 @@ function sessionLines(s: SessionSummary, color: boolean): Hole[] {
     ),
   );
   if (s.models.length) lines.push(row('models', sessionListText(s, 'models')));
+  const mcp = mcpServersText(s);
+  if (mcp) lines.push(row('mcp', mcp));
   lines.push(row('tokens', tokensText(s.tokens)));
   lines.push(
     row('cost', costText(s.cost, s.cost?.unpriced ?? s.unpriced ?? 0) + (s.costNote ? ` (${s.costNote})` : '')),

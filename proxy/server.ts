@@ -281,6 +281,7 @@ function buildContext(
     faultLedger: ring && new FaultLedger(ring, { quietMs: opts.faultQuietMs ?? DEFAULT_QUIET_MS }),
     bridge: new BridgePolicy(opts.bridge ?? DEFAULT_BRIDGE),
     aliases: opts.aliases ?? new Map(),
+    mcpServers: opts.mcpServers ?? new Map(),
     stats,
     sessions: new SessionBook(),
     runs: new RunBook(redactor),

@@ -7,7 +7,7 @@
 import type { SessionListName, SessionSource, SessionSummary } from '../../core/agent-session.js';
 import type { SessionDetailAnswer } from '../../core/local-api.js';
 import { shortId } from '../../presentation/render.js';
-import { sessionListText } from '../../presentation/session-text.js';
+import { mcpServersText, sessionListText } from '../../presentation/session-text.js';
 import { pricedAsText } from '../../core/priced-as.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from '../traffic/html.js';
 import { CONTEXT_CLASS, CONTEXT_COLOURS } from '../context-colours.js';
@@ -79,6 +79,7 @@ function summary(s: SessionSummary, now: Date): SafeHtml {
     ['Duration', `${duration(s.durationMs)} (${s.started} to ${s.lastSeen})`],
     ['Errors', String(s.errors)],
     ['Retries', String(s.retries)],
+    ['MCP calls', mcpServersText(s)],
     [
       'Tokens',
       `input ${tokens(t.input)}, output ${tokens(t.output)}, cache read ${tokens(t.cacheRead)}, cache write ${tokens(t.cacheWrite)}${t.reasoning ? `, reasoning ${tokens(t.reasoning)}` : ''}`,

@@ -2,6 +2,7 @@
 // on top; or (loopgate.traffic.groupBySession) one row per agent session with
 // its requests under it. Its title says what hides rows (a filter, Pause), its
 // message why the list is empty or stale. Decides nothing, maps rows.
+import { asMcpRow } from './mcp-row.js';
 import * as vscode from 'vscode';
 import { failed, modelLabel, shortId, tokensLabel } from '../../presentation/render.js';
 import type { TrafficList, InFlightRow } from './traffic-list.js';
@@ -78,6 +79,8 @@ export class TrafficItem extends vscode.TreeItem {
     this.accessibilityInformation = {
       label: `${r.method} ${r.path}, status ${r.status}${r.clientAborted ? ', abandoned by the client' : ''}${r.fault ? `, ${faultLabel(r.fault)} injected` : ''}, ${modelLabel(r) ?? ''}`,
     };
+    // An MCP call (issue 43) between the model requests: named by its server and tool.
+    if (r.mcp) asMcpRow(this, r, r.mcp, stale);
   }
 }
 

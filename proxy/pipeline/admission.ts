@@ -13,6 +13,7 @@ import { checkToken } from './authenticate.js';
 import { rewriteHint } from './hints.js';
 import { isConnectivityProbe, isLocalEndpoint } from './local-endpoints.js';
 import { type ProxyStats } from '../../core/local-api.js';
+import { MCP_PATH_PREFIX } from './mcp-relay.js';
 
 /** What admission reads: configuration, and the in-flight count (never written here). */
 export type AdmissionContext = Pick<
@@ -28,7 +29,7 @@ export type AdmissionContext = Pick<
  * Refused: the answer to give, with the paths when normalisation got that far (the record shows them).
  */
 export type Admission =
-  | { readonly kind: 'api' | 'probe' | 'local'; readonly paths: PathFacts }
+  | { readonly kind: 'api' | 'probe' | 'local' | 'mcp'; readonly paths: PathFacts }
   | { readonly kind: 'refused'; readonly refusal: ProxyError; readonly paths?: PathFacts };
 
 /** An upgrade (WebSocket) is never a probe nor a local endpoint: those are plain HTTP answers. */
@@ -55,6 +56,8 @@ export function admit(req: IncomingMessage, ctx: AdmissionContext, asked: Admiss
       if (isLocalEndpoint(paths.path)) return { kind: 'local', paths };
     }
     checkToken(req, ctx, 'model-api');
+    // A mounted MCP server (serve --mcp): the same credential, forwarded without the key (mcp-relay.ts).
+    if (asked === 'http' && paths.path.startsWith(MCP_PATH_PREFIX)) return { kind: 'mcp', paths };
     // The key belongs to the API under {base_url} only: nothing else reaches the upstream with it.
     if (!paths.path.startsWith('/v1/')) throw notAnApiPath(paths.path);
     return { kind: 'api', paths };

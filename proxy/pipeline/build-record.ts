@@ -6,7 +6,7 @@
 import type { ProxyContext } from './context.js';
 import type { Attempt, RequestSoFar } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
-import type { TrafficRecord } from '../../core/record.js';
+import type { McpCall, TrafficRecord } from '../../core/record.js';
 import type { RateLimitHeadroom } from '../../core/agent-session.js';
 import { extractUsage } from '../../rules/wire/usage.js';
 import { rateLimitHeadroom } from '../../rules/sessions/rate-limit-headers.js';
@@ -39,6 +39,8 @@ import { verifyRunCredential } from '../../rules/access/run-credential.js';
 import { presentedCredential } from './authenticate.js';
 import { requestCost, servedModelOf } from '../../rules/sessions/request-cost.js';
 import { runSink } from './sink-guard.js';
+import type { TrafficRing } from '../traffic/ring.js';
+import { scrubFacts, spanRecord } from '../../rules/otlp/genai-span.js';
 import { scanTopLevel, type BodySpans } from '../../rules/json/json-top-level.js';
 import { SESSION_BODY_KEYS } from '../../rules/sessions/session-body.js';
 import type { ListAnswer } from './models-cache.js';
@@ -78,7 +80,8 @@ function buildRecord(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): 
   const isStream = reply.contentType?.startsWith('text/event-stream') ?? false;
   const canonicalPath = attempt?.upstreamPath ?? (paths ? paths.path + paths.query : (ex.req.url ?? '/'));
   const upstreamProtocol = protocolOfPath(canonicalPath);
-  const counted = status < 400 ? tokensOf(ex, upstreamProtocol, scanned, isStream) : {};
+  // An MCP call's answer is no model's: no usage, cost or rate limits are read from it.
+  const counted = status < 400 && !ex.mcp ? tokensOf(ex, upstreamProtocol, scanned, isStream) : {};
   // Built from raw values, then scrubbed whole: a field added later cannot skip redaction
   // (upstream request ids, error codes and types, stream error codes all come from the upstream).
   const raw: TrafficRecord = {
@@ -101,7 +104,9 @@ function buildRecord(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): 
     errorType: local?.refused ? local.errorType : attempt?.errorType,
     errorCode: local?.refused
       ? local.code
-      : (attempt?.errorCode ?? local?.code ?? (status < 400 && isStream ? streamErrorCode(scanned) : undefined)),
+      : (attempt?.errorCode ??
+        local?.code ??
+        (ex.mcp ? mcpErrorCode(ex.mcp) : status < 400 && isStream ? streamErrorCode(scanned) : undefined)),
     diagnosis: local ? (local.refused ? local.code : undefined) : attempt?.diagnosis?.code,
     cassetteMiss: local ? undefined : attempt?.diagnosis?.at,
     key: ex.key?.slot?.name,
@@ -116,12 +121,13 @@ function buildRecord(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): 
     tokens: counted.tokens,
     // The upstream's (they reach the client unchanged); Loopgate's own refusals carry none of its.
     rateLimit:
-      reply.local?.refused || (ex.fault?.injected && !attempt)
+      reply.local?.refused || (ex.fault?.injected && !attempt) || ex.mcp
         ? undefined
         : rateLimitOf(reply, ex, attempt, upstreamProtocol),
     retries: reply.answeredBy ? reply.answeredBy.retries : ex.retries,
     clientAborted: ex.clientAborted,
     websocket: ex.websocket,
+    mcp: ex.mcp && { ...ex.mcp },
   };
   // Worked out before the upstream call when a fault rule scopes by session (handle.ts): the same answer.
   raw.session = ex.session ?? sessionOf(ex, ctx);
@@ -151,6 +157,7 @@ export function sessionOf(ex: RequestSoFar, ctx: Pick<ProxyContext, 'sessions' |
     requestId: ex.id,
     time: ex.time.getTime(),
     conversational: ex.websocket !== undefined || isTurn({ method, canonicalPath: path }),
+    mcp: ex.mcp !== undefined,
   });
 }
 
@@ -234,6 +241,12 @@ function isOwn(ex: RequestSoFar, ctx: Pick<ProxyContext, 'logOwnTraffic'>): bool
   return !ctx.logOwnTraffic && isOwnTraffic(ex.req.method ?? 'GET', ex.paths?.path ?? ex.req.url ?? '/');
 }
 
+/** An MCP call's failure as an error code: its JSON-RPC error's (`jsonrpc-32602`), or a tool result marked isError. */
+export function mcpErrorCode(mcp: McpCall): string | undefined {
+  const code = mcp.error?.code;
+  return code === undefined ? undefined : code === 'tool-error' ? code : `jsonrpc${code}`;
+}
+
 function round(ms: number): number {
   return Math.round(ms * 100) / 100;
 }
@@ -249,6 +262,7 @@ function short(text: string): string {
  * core/request-line.ts joins them.
  */
 function consoleParts(rec: TrafficRecord, hint: string | undefined, showKey: boolean): RequestLineParts {
+  if (rec.mcp) return mcpConsoleParts(rec, rec.mcp);
   const parts = [rec.method, short(rec.canonicalPath), String(rec.status || '-')];
   if (rec.model) parts.push(rec.alias ? `${short(rec.alias.from)}->${short(rec.model)}` : short(rec.model));
   if (rec.servedModel) parts.push(`(demo: served ${short(rec.servedModel)})`);
@@ -264,6 +278,20 @@ function consoleParts(rec: TrafficRecord, hint: string | undefined, showKey: boo
     line: printable(parts.join(' ')),
     diagnosis: code && printable(code),
     hint: code && hint ? printable(hint) : undefined,
+  };
+}
+
+/** `MCP notes tools/call lookup 200 12ms`: the server, the call, and how it ended. */
+function mcpConsoleParts(rec: TrafficRecord, mcp: McpCall): RequestLineParts {
+  const parts = ['MCP', mcp.server, mcp.rpcMethod];
+  if (mcp.target) parts.push(short(mcp.target));
+  parts.push(String(rec.status || '-'), `${Math.round(rec.totalMs)}ms`);
+  if (mcp.transport === 'stdio') parts.push('stdio');
+  const code = rec.diagnosis ?? rec.errorCode;
+  return {
+    line: printable(parts.join(' ')),
+    diagnosis: code && printable(code),
+    hint: code && mcp.error ? printable(short(mcp.error.message)) : undefined,
   };
 }
 
@@ -326,6 +354,34 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext)
       if (line !== rec && rec.sinkErrors) line.sinkErrors = rec.sinkErrors;
       ctx.log!.write(line);
     });
+}
+
+/**
+ * A stdio MCP call's record (pipeline/mcp-report.ts), already redacted, to the sinks finish() sends a request's
+ * to: the ring, the session, the span, the console line and the log. Each runs contained.
+ */
+export function recordMcpCall(
+  rec: TrafficRecord,
+  entry: Parameters<TrafficRing['add']>[0],
+  ctx: RecordContext & Pick<ProxyContext, 'hintOnce'>,
+): void {
+  const records = [rec];
+  if (requestFailed(rec)) {
+    ctx.stats.errors++;
+    ctx.stats.lastError = { time: rec.time, status: rec.status, diagnosis: rec.errorCode, path: rec.canonicalPath };
+  }
+  if (ctx.otlp)
+    runSink(ctx, 'otlp', records, () =>
+      ctx.otlp!.record(spanRecord(rec), scrubFacts({ startMs: Date.parse(rec.time) }, ctx.redactor)),
+    );
+  const kept = ctx.ring ? runSink(ctx, 'ring', records, () => ctx.ring!.add(entry)) : undefined;
+  runSink(ctx, 'sessions', records, () => ctx.sessions.add(rec, kept?.seq));
+  if (ctx.onTraffic)
+    runSink(ctx, 'console', records, () => {
+      const parts = consoleParts(rec, undefined, false);
+      ctx.onTraffic!(requestLine(parts), rec, parts);
+    });
+  if (ctx.log) runSink(ctx, 'log', records, () => ctx.log!.write(rec));
 }
 
 /**

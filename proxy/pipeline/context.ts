@@ -81,6 +81,8 @@ export interface ProxyContext {
   recorder?: CassetteRecorder;
   /** close() has begun: a request cut now was cut by the proxy's own shutdown, not by its client. */
   stopping: boolean;
+  /** `serve --mcp NAME=URL`: the HTTP MCP servers mounted at /mcp/NAME (pipeline/mcp-relay.ts). */
+  mcpServers: ReadonlyMap<string, URL>;
   hintOnce(key: string, message: string): void;
   onTraffic?: ProxyOptions['onTraffic'];
 }

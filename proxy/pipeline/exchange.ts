@@ -10,7 +10,7 @@ import type { Rewrite } from '../../rules/addresses/paths.js';
 import type { Diagnosis } from '../../rules/diagnosis/diagnose.js';
 import type { RouteDecision } from '../../rules/keys/key-routing.js';
 import type { BridgeKind, TranslationPlan } from '../bridge/index.js';
-import type { WebSocketFacts } from '../../core/record.js';
+import type { McpCall, WebSocketFacts } from '../../core/record.js';
 import type { TokenCounts } from '../../core/token-counts.js';
 import type { KeySlot } from './keyring.js';
 import type { ArmedFault, InjectedFault } from '../../core/fault.js';
@@ -179,6 +179,8 @@ export interface RequestFacts extends RequestStart {
   websocketTokens?: TokenCounts;
   /** WebSocket: when each of the client's captured messages arrived (performance.now()), in order. */
   websocketMessageTimes?: number[];
+  /** An MCP call through a mounted server (mcp-relay.ts): the record is an MCP call's. */
+  mcp?: McpCall;
   /** The Traffic view's in-flight row, when a reader watches requests under way (its stream stage feeds it). */
   inFlight?: InFlightProgress;
 }

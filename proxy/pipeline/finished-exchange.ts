@@ -115,7 +115,9 @@ export class FinishedExchange {
     if (reply.local) entry.localAnswer = reply.local.code;
     if (ex.websocketMessageTimes) entry.messageTimes = ex.websocketMessageTimes.map((t) => round(t - ex.startedAt));
     const timing = reply.timing;
-    if (timing) entry.timing = { loopgateMs: round(timing.loopgateMs), upstreamMs: round(timing.upstreamMs) };
+    // An MCP call's relay (mcp-relay.ts) does not split its time: no split rather than a wrong one.
+    if (timing && !ex.mcp)
+      entry.timing = { loopgateMs: round(timing.loopgateMs), upstreamMs: round(timing.upstreamMs) };
     return entry;
   }
 }

@@ -27,6 +27,7 @@ import { answerModelUnion, chooseSlot } from './choose-key.js';
 import { answerAliasedModelUnion, applyAlias, noteModelNotFound, withAliasAdvice } from './alias.js';
 import { closestDemoModel } from '../../rules/keys/demo-family.js';
 import { runSink } from './sink-guard.js';
+import { relayMcp } from './mcp-relay.js';
 
 /** The facts a request starts with (the reply that owns its answer is made from them). */
 export function startFacts(req: IncomingMessage): RequestFacts {
@@ -81,9 +82,10 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     if (admission.paths) facts.paths = admission.paths;
     if (admission.kind === 'refused') throw admission.refusal;
     const paths = admission.paths;
-    facts.admitted = admission.kind === 'api';
+    facts.admitted = admission.kind === 'api' || admission.kind === 'mcp';
     if (admission.kind === 'probe') return answerConnectivityProbe(reply, ctx.cliCommand);
     if (admission.kind === 'local') return await handleLocalEndpoint(req, paths, reply, ctx);
+    if (admission.kind === 'mcp') return await relayMcp(facts, reply, ctx, paths.path, paths.query);
     // Several keys: the client sees one list, all of theirs.
     if (paths.path === MODELS_PATH && req.method === 'GET' && ctx.keys.slots.length > 1)
       return await (ctx.aliases.size ? answerAliasedModelUnion : answerModelUnion)(reply, ctx);

@@ -24,6 +24,7 @@ import { handleFaults, isFaultEndpoint } from './fault-endpoints.js';
 import { handleRuns } from './run-endpoints.js';
 import { readerScope } from './reader-scope.js';
 import { handleMcp } from './mcp-endpoint.js';
+import { handleMcpReport } from './mcp-report.js';
 import {
   LOCAL_API_PREFIX,
   LOCAL_ERROR_CODES,
@@ -103,6 +104,8 @@ export async function handleLocalEndpoint(
     readerScope(req, ctx);
     return handleMcp(req, reply);
   }
+  // Checks the credential itself: a run's is taken (mcp-wrap under `loopgate run` holds only that).
+  if (paths.path === LOCAL_PATHS.mcpCalls) return handleMcpReport(req, reply, ctx);
   if (paths.path === LOCAL_PATHS.runs) {
     checkToken(req, ctx, 'loopgate-api');
     return handleRuns(req, reply, ctx);

@@ -12,10 +12,11 @@
 //      first message, with a message list at least as long as last time, within HEURISTIC_IDLE_MS;
 //   4. otherwise a session of one request; requests that carry no conversation (a models list) get none.
 import { createHash } from 'node:crypto';
-import type { TrafficRecord } from '../../core/record.js';
+import type { McpCall, TrafficRecord } from '../../core/record.js';
 import {
   SESSION_LIST_CAP,
   SESSION_MORE_COUNTED,
+  type McpServerCalls,
   type RateLimitHeadroom,
   type SessionListName,
   type SessionRef,
@@ -59,6 +60,8 @@ export interface SessionClues {
   time: number;
   /** A request that asks a model for an answer (not a models list, not a token count). */
   conversational: boolean;
+  /** An MCP call: under `loopgate run` it joins the session of the run's last model request. */
+  mcp?: boolean;
 }
 
 /** A list capped at SESSION_LIST_CAP values; the distinct ones past it are only counted (by hash, up to SESSION_MORE_COUNTED). */
@@ -105,6 +108,7 @@ interface Tally {
   floors?: { requests: number; note: string };
   rateLimit: RateLimitHeadroom | null;
   seqs: number[];
+  mcp: Map<string, McpServerCalls>;
 }
 
 interface Thread {
@@ -120,6 +124,8 @@ export class SessionBook {
   private heuristicCount = 0;
   /** Session id → the `loopgate run` (runKey) its requests came from: what a run's credential may read (issue 43). */
   private readonly runOf = new Map<string, string>();
+  /** Each run's last model request's session: where the MCP calls of the run's agent go (capped like the sessions). */
+  private readonly lastOfRun = new Map<string, SessionRef>();
 
   constructor(private readonly limits = SESSION_LIMITS) {}
 
@@ -153,7 +159,11 @@ export class SessionBook {
     }
     const base = { client: id.client, ...(id.agent ? { agent: boundedId(id.agent) } : {}), ...(run ? { run } : {}) };
     if (id.sessionKey) return { id: `${id.client}:${boundedId(id.sessionKey)}`, source: 'header', ...base };
-    if (clues.run) return { id: `run:${clues.run.tool}-${clues.run.nonce}`, source: 'run', ...base };
+    if (clues.run) {
+      const joined = clues.mcp ? this.lastOfRun.get(runSessionKey(run!)) : undefined;
+      if (joined) return joined;
+      return { id: `run:${clues.run.tool}-${clues.run.nonce}`, source: 'run', ...base };
+    }
     if (!clues.conversational) return undefined;
     const print = body && conversationFingerprint(body);
     if (!print) return { id: `single:${clues.requestId}`, source: 'single', ...base };
@@ -182,8 +192,19 @@ export class SessionBook {
     // Re-inserted: the map's order is least recently active first.
     this.tallies.set(ref.id, t);
     if (this.tallies.size > this.limits.sessions) this.tallies.delete(this.tallies.keys().next().value!);
-    if (ref.agent) t.agents.add(ref.agent);
     t.lastSeen = Math.max(t.lastSeen, time + rec.totalMs);
+    if (seq !== undefined) {
+      t.seqs.push(seq);
+      if (t.seqs.length > this.limits.seqs) t.seqs.splice(0, t.seqs.length - this.limits.seqs);
+    }
+    if (rec.mcp) return addMcpCall(t, rec.mcp, rec.totalMs, requestFailed(rec));
+    if (ref.run) {
+      const key = runSessionKey(ref.run);
+      this.lastOfRun.delete(key);
+      this.lastOfRun.set(key, ref);
+      if (this.lastOfRun.size > this.limits.sessions) this.lastOfRun.delete(this.lastOfRun.keys().next().value!);
+    }
+    if (ref.agent) t.agents.add(ref.agent);
     t.requests++;
     if (isTurn(rec)) t.turns += rec.websocket ? Math.max(1, rec.websocket.requests) : 1;
     if (requestFailed(rec)) t.errors++;
@@ -218,10 +239,6 @@ export class SessionBook {
       }
     }
     if (rec.rateLimit) t.rateLimit = rec.rateLimit;
-    if (seq !== undefined) {
-      t.seqs.push(seq);
-      if (t.seqs.length > this.limits.seqs) t.seqs.splice(0, t.seqs.length - this.limits.seqs);
-    }
   }
 
   /** Most recently active first; without each session's seqs (the detail answer has them: seqs(id)). */
@@ -266,6 +283,24 @@ function shortHash(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 
+function runSessionKey(run: { tool: string; started: string }): string {
+  return `${run.tool}|${run.started}`;
+}
+
+/** Most MCP servers a session counts apart; calls to servers past them are left out of the counts (still in the ring). */
+const MCP_SERVERS_KEPT = 32;
+
+function addMcpCall(t: Tally, call: McpCall, ms: number, failed: boolean): void {
+  let s = t.mcp.get(call.server);
+  if (!s) {
+    if (t.mcp.size >= MCP_SERVERS_KEPT) return;
+    t.mcp.set(call.server, (s = { server: call.server, calls: 0, ms: 0, errors: 0 }));
+  }
+  s.calls++;
+  s.ms = Math.round((s.ms + ms) * 100) / 100;
+  if (failed) s.errors++;
+}
+
 function newTally(ref: SessionRef, time: number): Tally {
   return {
     ref,
@@ -286,6 +321,7 @@ function newTally(ref: SessionRef, time: number): Tally {
     priced: 0,
     unpriced: 0,
     rateLimit: null,
+    mcp: new Map(),
     seqs: [],
   };
 }
@@ -326,6 +362,7 @@ function summary(t: Tally): SessionSummary {
     cacheHitRatio: t.promptTokens > 0 ? t.tokens.cacheRead / t.promptTokens : null,
     rateLimit: t.rateLimit,
   };
+  if (t.mcp.size) out.mcpServers = [...t.mcp.values()].map((s) => ({ ...s }));
   const lists: Array<[SessionListName, CappedList]> = [
     ['agents', t.agents],
     ['models', t.models],

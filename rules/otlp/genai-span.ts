@@ -4,7 +4,7 @@
 // and the few facts of genai-facts.ts; the caller scrubs every string once
 // more. Pure, no I/O: the live proxy and `loopgate export --otlp` share it.
 import { requestFailed } from '../../core/outcome.js';
-import type { SpanRecord } from '../../core/record.js';
+import type { McpCall, SpanRecord } from '../../core/record.js';
 import {
   ATTR_ERROR_TYPE,
   ATTR_HTTP_REQUEST_METHOD,
@@ -30,6 +30,10 @@ import {
   ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
   ATTR_OPENAI_API_TYPE,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_TOOL_TYPE,
+  ATTR_MCP_METHOD_NAME,
+  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
   GEN_AI_OPERATION_NAME_VALUE_CHAT,
   GEN_AI_OPERATION_NAME_VALUE_EMBEDDINGS,
   GEN_AI_OPERATION_NAME_VALUE_TEXT_COMPLETION,
@@ -122,6 +126,7 @@ const OPTIONAL_SPAN_FIELDS = [
   'tokens',
   'cost',
   'session',
+  'mcp',
 ] as const satisfies ReadonlyArray<keyof SpanRecord>;
 
 /**
@@ -240,7 +245,9 @@ export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData
   const startMs = facts.startMs ?? Date.parse(rec.time);
   const endMs = startMs + rec.totalMs;
   const a: Record<string, AttrValue> = {};
-  if (op) {
+  const mcp = rec.mcp;
+  if (mcp) Object.assign(a, mcpAttributes(mcp));
+  else if (op) {
     a[ATTR_GEN_AI_OPERATION_NAME] = op.name;
     a[ATTR_GEN_AI_PROVIDER_NAME] = op.provider;
     set(a, ATTR_OPENAI_API_TYPE, op.apiType);
@@ -302,8 +309,14 @@ export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData
   }
 
   return {
-    // `{operation} {model}` as the conventions name GenAI spans; other requests by method and path.
-    name: op ? (rec.model ? `${op.name} ${rec.model}` : op.name) : `${rec.method} ${a[ATTR_URL_PATH] as string}`,
+    // `{operation} {model}` as the conventions name GenAI spans, `execute_tool {tool}` an MCP call's; others by method and path.
+    name: mcp
+      ? `${GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL} ${a[ATTR_GEN_AI_TOOL_NAME] as string}`
+      : op
+        ? rec.model
+          ? `${op.name} ${rec.model}`
+          : op.name
+        : `${rec.method} ${a[ATTR_URL_PATH] as string}`,
     startMs,
     endMs,
     attributes: a,
@@ -316,6 +329,26 @@ export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData
           : error,
     parent: facts.parent,
   };
+}
+
+/**
+ * An MCP call as the GenAI conventions' tool execution (gen_ai.operation.name execute_tool): the tool's name (for
+ * a call that is no tools/call, its JSON-RPC method and what it names), the MCP method, and the server.
+ */
+function mcpAttributes(mcp: McpCall): Record<string, AttrValue> {
+  const tool =
+    mcp.rpcMethod === 'tools/call' && mcp.target ? mcp.target : [mcp.rpcMethod, mcp.target].filter(Boolean).join(' ');
+  const out: Record<string, AttrValue> = {
+    [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+    [ATTR_GEN_AI_TOOL_NAME]: tool,
+    [ATTR_GEN_AI_TOOL_TYPE]: 'extension',
+    [ATTR_MCP_METHOD_NAME]: mcp.rpcMethod,
+    'loopgate.mcp.server': mcp.server,
+    'loopgate.mcp.transport': mcp.transport,
+  };
+  if (mcp.resultTokens !== undefined) out['loopgate.mcp.result_tokens'] = mcp.resultTokens;
+  if (mcp.error) out['loopgate.mcp.error'] = mcp.error.message;
+  return out;
 }
 
 /**

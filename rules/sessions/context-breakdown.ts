@@ -67,13 +67,24 @@ interface Counted {
   tools: Map<string, { tokens: number; count: number }>;
   history: number;
   toolResults: number;
+  /** Tool results of MCP tools (Claude Code's `mcp__server__tool` calls), by server, wherever they sit. */
+  mcpResults: Map<string, number>;
   newTurn: number;
 }
 
 function countParts(protocol: Protocol, body: Record<string, unknown>, counter: TokenCounter): Counted {
   const conv = PROTOCOL_TABLE[protocol].conversation.request(body);
   const sum = (parts: readonly Part[]) => parts.reduce((n, p) => n + counter.count(partText(p)), 0);
-  const out: Counted = { system: sum(conv.system ?? []), tools: new Map(), history: 0, toolResults: 0, newTurn: 0 };
+  const out: Counted = {
+    system: sum(conv.system ?? []),
+    tools: new Map(),
+    history: 0,
+    toolResults: 0,
+    mcpResults: new Map(),
+    newTurn: 0,
+  };
+  // Which tool each call id named: a result is its MCP server's when the call was `mcp__server__tool`.
+  const calledTool = new Map<string, string>();
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
     const group = mcpServer(toolName(tool)) ?? 'built-in';
     const g = out.tools.get(group) ?? { tokens: 0, count: 0 };
@@ -90,7 +101,12 @@ function countParts(protocol: Protocol, body: Record<string, unknown>, counter: 
     }
     for (const p of m.parts) {
       const n = counter.count(partText(p));
-      if (i > lastAssistant) out.newTurn += n;
+      if (p.type === 'tool_call' && typeof p.id === 'string' && typeof p.name === 'string')
+        calledTool.set(p.id, p.name);
+      const server =
+        p.type === 'tool_call_response' && typeof p.id === 'string' ? mcpServer(calledTool.get(p.id) ?? '') : undefined;
+      if (server !== undefined) out.mcpResults.set(server, (out.mcpResults.get(server) ?? 0) + n);
+      else if (i > lastAssistant) out.newTurn += n;
       else if (p.type === 'tool_call_response') out.toolResults += n;
       else out.history += n;
     }
@@ -129,6 +145,13 @@ export function contextBreakdown(input: BreakdownInput): ContextBreakdown {
   parts.push(
     { kind: 'history', label: 'conversation history', tokens: c.history },
     { kind: 'tool-results', label: 'tool results', tokens: c.toolResults },
+    // An MCP server's results apart, named as its tools are: what its calls added to the context.
+    ...[...c.mcpResults.entries()].map(([server, tokens]): ContextPart => ({
+      kind: 'tool-results',
+      label: `tool results: mcp__${server}`,
+      group: server,
+      tokens,
+    })),
     { kind: 'new-turn', label: 'new turn', tokens: c.newTurn },
   );
   const counted = parts.reduce((n, p) => n + p.tokens, 0);

@@ -21,6 +21,36 @@ afterAll(() => stopTokenizer());
 const byKind = (b: ReturnType<typeof contextBreakdown>) => Object.fromEntries(b.parts.map((p) => [p.label, p.tokens]));
 
 describe('context breakdown', () => {
+  it("names the MCP server of a tool result (issue 43: what an MCP call's result added to the context)", () => {
+    const result = 'The notes on bees: nothing new today. '.repeat(10);
+    const body = {
+      model: 'claude-sonnet-4-5',
+      tools: [{ name: 'mcp__notes__lookup', description: 'Look up', input_schema: {} }],
+      messages: [
+        { role: 'user', content: 'Look bees up' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'tool_use', id: 'm1', name: 'mcp__notes__lookup', input: { topic: 'bees' } },
+            { type: 'tool_use', id: 'r1', name: 'Read', input: { path: 'a.ts' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'm1', content: result },
+            { type: 'tool_result', tool_use_id: 'r1', content: 'export const a = 1;' },
+          ],
+        },
+      ],
+    };
+    const parts = byKind(contextBreakdown({ protocol: 'messages', body, model: body.model, counter: o200k }));
+    expect(parts['tool results: mcp__notes']).toBe(o200k.count(JSON.stringify(result)));
+    // The built-in tool's result stays in the new turn; the MCP one is not counted twice.
+    expect(parts['new turn']).toBeGreaterThan(0);
+    expect(parts['new turn']).toBeLessThan(o200k.count(result) / 5);
+  });
+
   it('picks the encoding by model family; other families are estimates', () => {
     expect(encodingFor('gpt-4o-mini')).toEqual({ encoding: 'o200k_base', own: true });
     expect(encodingFor('openai/gpt-5.1-codex')).toEqual({ encoding: 'o200k_base', own: true });
