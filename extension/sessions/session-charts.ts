@@ -19,7 +19,8 @@
 import type { SessionTurn } from '../../core/local-api.js';
 import { isFirstWrite } from '../../rules/sessions/cache-forensics.js';
 import { html, type SafeHtml } from '../traffic/html.js';
-import { compact, formatUsd, isUsdFigure, NO_PRICE, percent, tokens } from './session-format.js';
+import { compact, isUsdFigure, percent, tokens } from './session-format.js';
+import { formatUsd, NO_PRICE } from '../../rules/sessions/usd.js';
 
 /** One turn as the charts draw it. */
 export interface TurnPoint {

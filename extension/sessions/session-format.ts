@@ -6,9 +6,6 @@ import type { LimitWindow, RateLimitHeadroom, SessionSummary } from '../../core/
 import { isUsdTotal } from '../../core/sane-numbers.js';
 import { formatUsd, NO_PRICE } from '../../rules/sessions/usd.js';
 
-// The one money formatter (rules/sessions/usd.ts), for the panel's modules and the unit tests.
-export { formatUsd, NO_PRICE };
-
 /**
  * A figure that can be shown as USD: a finite number, 0 or more. An older proxy sent null where a huge price
  * made Infinity (JSON has no Infinity); that is no estimate, and is shown as none.

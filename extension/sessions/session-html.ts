@@ -12,16 +12,8 @@ import { pricedAsText } from '../../core/priced-as.js';
 import { html, rawHtml, renderHtml, type SafeHtml } from '../traffic/html.js';
 import { CONTEXT_CLASS, CONTEXT_COLOURS } from '../context-colours.js';
 import { contextChart, costChart, legend, tokensChart, turnPoints, type TurnPoint } from './session-charts.js';
-import {
-  duration,
-  formatUsd,
-  headroomView,
-  NO_PRICE,
-  percent,
-  pricedCost,
-  sessionCostText,
-  tokens,
-} from './session-format.js';
+import { duration, headroomView, percent, pricedCost, sessionCostText, tokens } from './session-format.js';
+import { formatUsd, NO_PRICE } from '../../rules/sessions/usd.js';
 
 /** A session id for a title: whole up to 32 characters (`anthropic-sdk:h2-274c38fb`), else cut with an ellipsis. */
 export function sessionLabel(id: string): string {

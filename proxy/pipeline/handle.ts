@@ -85,7 +85,11 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     facts.admitted = admission.kind === 'api' || admission.kind === 'mcp';
     if (admission.kind === 'probe') return answerConnectivityProbe(reply, ctx.cliCommand);
     if (admission.kind === 'local') return await handleLocalEndpoint(req, paths, reply, ctx);
-    if (admission.kind === 'mcp') return await relayMcp(facts, reply, ctx, paths.path, paths.query);
+    if (admission.kind === 'mcp')
+      return await relayMcp(facts, reply, ctx, paths, (step) => {
+        if (step.body) facts.body = step.body;
+        if (step.mcp) facts.mcp = step.mcp;
+      });
     // Several keys: the client sees one list, all of theirs.
     if (paths.path === MODELS_PATH && req.method === 'GET' && ctx.keys.slots.length > 1)
       return await (ctx.aliases.size ? answerAliasedModelUnion : answerModelUnion)(reply, ctx);

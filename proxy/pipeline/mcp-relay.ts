@@ -7,7 +7,7 @@
 // its response, so the record can name the call (rules/wire/mcp-messages.ts).
 import { request } from 'undici';
 import type { ProxyContext } from './context.js';
-import type { RequestFacts } from './exchange.js';
+import type { BodyFacts, RequestSoFar } from './exchange.js';
 import type { ClientReply } from './client-reply.js';
 import type { McpCall } from '../../core/record.js';
 import { upstreamRequestHeaders } from './headers.js';
@@ -45,25 +45,33 @@ function notMounted(path: string, servers: ReadonlyMap<string, URL>): ProxyError
   );
 }
 
+/** What the relay learned, for the sequencer to keep in the request's facts. */
+export interface McpRelayStep {
+  body?: BodyFacts;
+  mcp?: McpCall;
+}
+
 /**
- * Forwards one streamable-HTTP exchange and returns the call it carried (a POST of a JSON-RPC request);
- * `facts.mcp` is set before the answer ends, so the record (build-record.ts) has it.
+ * Forwards one streamable-HTTP exchange. The body read and the call it carried (a POST of a JSON-RPC request) go to
+ * `took` before the answer is sent, so the record (build-record.ts) has them; the call's result is added as it passes.
  */
 export async function relayMcp(
-  facts: RequestFacts,
+  facts: RequestSoFar,
   reply: ClientReply,
   ctx: Pick<ProxyContext, 'mcpServers' | 'limits' | 'otlp' | 'redactor'>,
-  path: string,
-  query: string,
+  where: { path: string; query: string },
+  took: (step: McpRelayStep) => void,
 ): Promise<void> {
+  const { path, query } = where;
   const mount = mcpMount(path, ctx.mcpServers);
   if (!mount) throw notMounted(path, ctx.mcpServers);
   const method = facts.req.method ?? 'GET';
   let call: McpRequestFacts | undefined;
   let body: Buffer | undefined;
   if (method === 'POST') {
-    facts.body = await readBody(facts, reply, ctx, true);
-    body = facts.body.body;
+    const read = await readBody(facts, reply, ctx, true);
+    took({ body: read });
+    body = read.body;
     if (body && body.length <= MAX_MCP_MESSAGE_CHARS) {
       const read = readMcpMessage(body.toString('utf8'));
       if (read.kind === 'request') call = read.request;
@@ -78,7 +86,7 @@ export async function relayMcp(
     rpcMethod: call.method,
     ...(call.target !== undefined ? { target: call.target } : {}),
   };
-  if (mcp) facts.mcp = mcp;
+  if (mcp) took({ mcp });
   let answer;
   try {
     answer = await request(target, {

@@ -10,17 +10,21 @@ import type { ClientReply } from './client-reply.js';
 import type { TrafficRecord } from '../../core/record.js';
 import { LOCAL_ERROR_CODES, LOCAL_PATHS, type McpCallAnswer } from '../../core/local-api.js';
 import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
-import { checkToken, presentedCredential } from './authenticate.js';
+import { checkToken, presentedCredential, type AuthContext } from './authenticate.js';
 import { verifyRunCredential } from '../../rules/access/run-credential.js';
 import { estimatedTokens, readMcpCallReport, MAX_REPORTED_MESSAGE_CHARS } from '../../rules/wire/mcp-messages.js';
 import { jsonTextDeeperThan } from '../../rules/json/nesting.js';
 import { capturedBody, type NewEntry } from '../traffic/ring-entry.js';
-import { mcpErrorCode, recordMcpCall } from './build-record.js';
+import { mcpErrorCode, recordMcpCall, type RecordContext } from './build-record.js';
 
 /** A report holds two cut messages and a few fields. */
 const MAX_REPORT_BYTES = 4 * MAX_REPORTED_MESSAGE_CHARS + 16 * 1024;
 
-export async function handleMcpReport(req: IncomingMessage, reply: ClientReply, ctx: ProxyContext): Promise<void> {
+export async function handleMcpReport(
+  req: IncomingMessage,
+  reply: ClientReply,
+  ctx: AuthContext & RecordContext & Pick<ProxyContext, 'hintOnce'>,
+): Promise<void> {
   // The model API's scope: a run's credential is what the wrapper under `loopgate run` holds.
   checkToken(req, ctx, 'model-api');
   if (req.method !== 'POST')

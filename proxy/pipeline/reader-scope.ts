@@ -5,7 +5,7 @@
 // answered as one the proxy does not hold.
 import type { IncomingMessage } from 'node:http';
 import { RUN_CREDENTIAL_PREFIX, verifyRunCredential } from '../../rules/access/run-credential.js';
-import { checkToken, presentedCredential } from './authenticate.js';
+import { checkToken, presentedCredential, type AuthContext } from './authenticate.js';
 import type { ProxyContext } from './context.js';
 
 export interface ReaderScope {
@@ -16,7 +16,7 @@ export interface ReaderScope {
 const EVERYTHING: ReaderScope = { sees: () => true };
 
 /** Checks the credential (the token, or a live run's) and says what its holder may read. */
-export function readerScope(req: IncomingMessage, ctx: ProxyContext): ReaderScope {
+export function readerScope(req: IncomingMessage, ctx: AuthContext & Pick<ProxyContext, 'sessions'>): ReaderScope {
   checkToken(req, ctx, 'own-session');
   const presented = presentedCredential(req);
   const run = presented?.startsWith(RUN_CREDENTIAL_PREFIX) ? verifyRunCredential(ctx.token, presented) : undefined;

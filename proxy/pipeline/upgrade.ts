@@ -28,7 +28,7 @@ import {
 } from '../../rules/wire/websocket.js';
 import type { ProxyContext } from './context.js';
 import type { Attempt, PathFacts, RequestFacts, RequestSoFar } from './exchange.js';
-import { admit } from './admission.js';
+import { admit, type AdmissionContext } from './admission.js';
 import { chooseSlot } from './choose-key.js';
 import { finish, sessionOf, type RecordContext } from './build-record.js';
 import { startFacts, tookAttempt } from './handle.js';
@@ -37,7 +37,7 @@ import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
 import { relayMessages, type ConnectionSummary, type TurnHooks } from './ws-relay.js';
 import { reportInFlight } from './in-flight.js';
 import { randomUUID } from 'node:crypto';
-import { giveBackStreamFault, takeFault, WsFault, type WsFaultSource } from './fault-inject.js';
+import { giveBackStreamFault, takeFault, WsFault, type FaultContext, type WsFaultSource } from './fault-inject.js';
 import type { ArmedFault } from '../../core/fault.js';
 import { WebSocketRefusals } from './websocket-refusals.js';
 import { runSink } from './sink-guard.js';
@@ -151,7 +151,7 @@ async function upgrade(shared: Shared, req: IncomingMessage, socket: Duplex, hea
 }
 
 /** Admission as for any request, then what only an upgrade needs: a WebSocket Upgrade and a well-formed handshake. */
-function admitUpgrade(req: IncomingMessage, ex: RequestFacts, ctx: ProxyContext): PathFacts {
+function admitUpgrade(req: IncomingMessage, ex: RequestFacts, ctx: AdmissionContext): PathFacts {
   const admission = admit(req, ctx, 'upgrade');
   if (admission.paths) ex.paths = admission.paths;
   if (admission.kind === 'refused') throw admission.refusal;
@@ -172,7 +172,7 @@ function admitUpgrade(req: IncomingMessage, ex: RequestFacts, ctx: ProxyContext)
  * scoped by model is not in scope here (no model yet): the relay asks again per response.create. Returns the last
  * rule that has judged the connection (a skip counted, say): a response.create asks the others only.
  */
-function armConnectionFault(ex: RequestFacts, ctx: ProxyContext): number {
+function armConnectionFault(ex: RequestFacts, ctx: FaultContext & Pick<ProxyContext, 'sessions' | 'token'>): number {
   if (ctx.faults.armed) {
     if (ctx.faults.needsSession) ex.session = sessionOf(ex, ctx);
     ex.fault = takeFault(ex, ctx, { websocket: true, session: ex.session });
@@ -181,7 +181,12 @@ function armConnectionFault(ex: RequestFacts, ctx: ProxyContext): number {
 }
 
 /** The connection is over for the client: its record, now or once the relay reports its close. */
-function connectionEnded(ex: RequestFacts, reply: ClientReply, ctx: ProxyContext, progress: UpgradeProgress): void {
+function connectionEnded(
+  ex: RequestFacts,
+  reply: ClientReply,
+  ctx: RecordContext & Pick<FaultContext, 'faults'>,
+  progress: UpgradeProgress,
+): void {
   ctx.stats.inFlight--;
   const { relayed } = progress;
   // Gone before any answer (neither an error written nor the upgrade done): a client abort, whatever the
@@ -210,7 +215,12 @@ function connectionEnded(ex: RequestFacts, reply: ClientReply, ctx: ProxyContext
 }
 
 /** The upgrade failed before the client got an answer: Loopgate's refusal, or (the client gone) only the record's. */
-function refuseUpgrade(err: unknown, ex: RequestFacts, reply: ClientReply, ctx: ProxyContext): void {
+function refuseUpgrade(
+  err: unknown,
+  ex: RequestFacts,
+  reply: ClientReply,
+  ctx: Pick<ProxyContext, 'redactor'> & Pick<FaultContext, 'faults'>,
+): void {
   giveBackStreamFault(ex, ctx);
   const perr =
     err instanceof ProxyError

@@ -5,7 +5,8 @@
 // with the reason, and never throw, show $0, NaN or Infinity.
 import { describe, expect, it } from 'vitest';
 import type { SessionSummary } from '../../core/agent-session.js';
-import { formatUsd, sessionCostText } from '../../extension/sessions/session-format.js';
+import { sessionCostText } from '../../extension/sessions/session-format.js';
+import { formatUsd } from '../../rules/sessions/usd.js';
 import { sessionStatus } from '../../extension/sessions/session-status.js';
 import { sessionContent } from '../../extension/sessions/session-html.js';
 

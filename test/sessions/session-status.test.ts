@@ -4,7 +4,8 @@
 // allowed_warning), the error level once it has, and nothing stale after a reset.
 import { describe, expect, it } from 'vitest';
 import type { RateLimitHeadroom, SessionSummary } from '../../core/agent-session.js';
-import { formatUsd, headroomView, sessionCostText } from '../../extension/sessions/session-format.js';
+import { headroomView, sessionCostText } from '../../extension/sessions/session-format.js';
+import { formatUsd } from '../../rules/sessions/usd.js';
 import { sessionStatus } from '../../extension/sessions/session-status.js';
 
 const now = new Date('2026-11-28T03:00:00.000Z');
