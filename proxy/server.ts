@@ -31,6 +31,7 @@ import { BridgePolicy } from './bridge/index.js';
 import { TrafficRing } from './traffic/ring.js';
 import { RING_BODY_CHARS } from './traffic/ring-entry.js';
 import { FaultLedger } from './traffic/fault-ledger.js';
+import { BudgetBook } from './traffic/budget-book.js';
 import { DEFAULT_QUIET_MS } from '../rules/faults/fault-report.js';
 import { logBodyCaptureBytes } from './pipeline/capture.js';
 import { INSTALLED_COMMAND, proxyFlags } from '../rules/project/command-line.js';
@@ -274,6 +275,7 @@ function buildContext(
     stats,
     sessions: new SessionBook(),
     runs: new RunBook(redactor),
+    budgets: new BudgetBook(opts.budgets),
     faults: armedBook(opts.faults),
     recorder:
       opts.recordDir === undefined

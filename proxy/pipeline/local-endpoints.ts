@@ -22,6 +22,7 @@ import { handleTraffic, isTrafficEndpoint } from './traffic-endpoints.js';
 import { handleSessions, isSessionEndpoint } from './session-endpoints.js';
 import { handleFaults, isFaultEndpoint } from './fault-endpoints.js';
 import { handleRuns } from './run-endpoints.js';
+import { handleBudget, isBudgetEndpoint } from './budget-endpoints.js';
 import {
   LOCAL_API_PREFIX,
   LOCAL_ERROR_CODES,
@@ -93,6 +94,10 @@ export async function handleLocalEndpoint(
   if (isSessionEndpoint(paths.path)) {
     checkToken(req, ctx, 'loopgate-api');
     return handleSessions(req, paths, reply, ctx);
+  }
+  if (isBudgetEndpoint(paths.path)) {
+    checkToken(req, ctx, 'loopgate-api');
+    return handleBudget(req, paths, reply, ctx);
   }
   if (paths.path === LOCAL_PATHS.runs) {
     checkToken(req, ctx, 'loopgate-api');
@@ -183,7 +188,7 @@ export async function handleLocalEndpoint(
       throw new ProxyError(
         404,
         LOCAL_ERROR_CODES.unknownEndpoint,
-        `No such Loopgate endpoint ${paths.path}. Known: ${[LOCAL_PATHS.health, LOCAL_PATHS.stats, LOCAL_PATHS.keys, LOCAL_PATHS.refresh, LOCAL_PATHS.traffic, LOCAL_PATHS.sessions, LOCAL_PATHS.faults, LOCAL_PATHS.runs].join(', ')}.`,
+        `No such Loopgate endpoint ${paths.path}. Known: ${[LOCAL_PATHS.health, LOCAL_PATHS.stats, LOCAL_PATHS.keys, LOCAL_PATHS.refresh, LOCAL_PATHS.traffic, LOCAL_PATHS.sessions, LOCAL_PATHS.faults, LOCAL_PATHS.runs, LOCAL_PATHS.budget].join(', ')}.`,
       );
   }
   reply.answer(200, 'application/json', JSON.stringify(payload), headers);
