@@ -4,6 +4,7 @@ import { doctorCommand } from './doctor.js';
 import { envCommand } from './env.js';
 import { exportCommand } from './export.js';
 import { faultsCommand } from './fault-command.js';
+import { budgetCommand } from './budget-command.js';
 import { lspCommand } from './lsp.js';
 import { modelsCommand } from './models.js';
 import { runCommand } from './run.js';
@@ -27,6 +28,7 @@ export const commands: Command[] = [
   showCommand,
   sessionsCommand,
   faultsCommand,
+  budgetCommand,
   usageCommand,
   replayCommand,
   tokenCommand,
