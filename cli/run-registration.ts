@@ -15,7 +15,13 @@ export async function tellRun(
   event: 'start' | 'end',
   budget?: BudgetCap,
 ): Promise<string | undefined> {
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, [RUN_HEADER]: credential };
+  // A POST without a JSON content type is refused (415) by the proxy's guard, as every POST is: the registration
+  // carries no body, but says it is JSON so the start is taken.
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${token}`,
+    [RUN_HEADER]: credential,
+    'content-type': 'application/json',
+  };
   if (budget && event === 'start') headers[RUN_BUDGET_HEADER] = JSON.stringify(budget);
   try {
     const url = new URL(LOCAL_PATHS.runs, proxyUrl);
