@@ -21,10 +21,14 @@ export function budgetText(answer: BudgetAnswer, cli: string): string[] {
   if (caps.keyDay) set.push(`key per day ${capText(caps.keyDay)}`);
   if (caps.keyMonth) set.push(`key per month ${capText(caps.keyMonth)}`);
   const out = [
-    set.length ? `Caps: ${set.join('; ')} (unpriced models: ${caps.unpriced ?? 'refuse'}).` : 'No cap is set for sessions or keys.',
+    set.length
+      ? `Caps: ${set.join('; ')} (unpriced models: ${caps.unpriced ?? 'refuse'}).`
+      : 'No cap is set for sessions or keys.',
   ];
   if (answer.lines.length === 0) {
-    out.push(`Nothing spent under a cap yet. Set one with serve --budget-session USD, or run --budget USD (${cli} serve --help).`);
+    out.push(
+      `Nothing spent under a cap yet. Set one with serve --budget-session USD, or run --budget USD (${cli} serve --help).`,
+    );
     return out;
   }
   for (const l of answer.lines) {

@@ -97,7 +97,7 @@ export function sessionsTable(sessions: readonly SessionSummary[]): string {
     s.id,
     String(s.turns),
     tokensText(s.tokens),
-    costText(s.cost, s.cost?.unpriced ?? s.unpriced ?? (hasTokens(s.tokens) ? 1 : 0)),
+    costText(s.cost, s.cost?.unpriced ?? s.unpriced ?? (hasTokens(s.tokens) ? 1 : 0)) + budgetText(s.budget),
     percent(s.cacheHitRatio),
     String(s.errors),
     headroomText(s.rateLimit),
@@ -254,4 +254,14 @@ export function sessionSections(
   if (d.cache) lines.push('', ...cacheLines(d.cache, color));
   if (d.context) lines.push('', ...contextLines(d.context, color));
   return lines.length ? joinText(lines) : undefined;
+}
+
+/** ` / cap $2.00 (84 %)` after the cost, with a session cap (issue 44): spend since the last reset against the cap. */
+function budgetText(b: SessionSummary['budget']): string {
+  if (!b) return '';
+  const parts: string[] = [];
+  if (b.cap.usd !== undefined) parts.push(`${usd(b.spent.usd)}/${usd(b.cap.usd)}`);
+  if (b.cap.tokens !== undefined) parts.push(`${compact(b.spent.tokens)}/${compact(b.cap.tokens)} tokens`);
+  const mark = b.state === 'over' ? ' REACHED' : b.state === 'warning' ? ' WARNING' : '';
+  return ` (budget ${parts.join(', ')}${mark})`;
 }

@@ -6,12 +6,7 @@ import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
 import type { ProxyContext } from './context.js';
 import type { ClientReply } from './client-reply.js';
 import type { PathFacts } from './exchange.js';
-import {
-  LOCAL_ERROR_CODES,
-  LOCAL_PATHS,
-  type BudgetAnswer,
-  type BudgetResetAnswer,
-} from '../../core/local-api.js';
+import { LOCAL_ERROR_CODES, LOCAL_PATHS, type BudgetAnswer, type BudgetResetAnswer } from '../../core/local-api.js';
 
 const BUDGET_PATH = LOCAL_PATHS.budget;
 

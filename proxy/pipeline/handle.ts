@@ -106,7 +106,10 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     if (ctx.budgets.active) {
       if (ctx.budgets.needsSession) facts.session ??= sessionOf(facts, ctx);
       const refusal = isTurn({ method: req.method ?? 'GET', canonicalPath: paths.path })
-        ? budgetRefusal({ session: facts.session, key: facts.key.slot?.name, model: facts.body.model, time: facts.time }, ctx)
+        ? budgetRefusal(
+            { session: facts.session, key: facts.key.slot?.name, model: facts.body.model, time: facts.time },
+            ctx,
+          )
         : undefined;
       if (refusal) throw refusal;
     }

@@ -7,13 +7,7 @@ import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
 import { verifyRunCredential } from '../../rules/access/run-credential.js';
 import type { ProxyContext } from './context.js';
 import type { ClientReply } from './client-reply.js';
-import {
-  LOCAL_ERROR_CODES,
-  LOCAL_PATHS,
-  RUN_BUDGET_HEADER,
-  RUN_HEADER,
-  type RunAnswer,
-} from '../../core/local-api.js';
+import { LOCAL_ERROR_CODES, LOCAL_PATHS, RUN_BUDGET_HEADER, RUN_HEADER, type RunAnswer } from '../../core/local-api.js';
 import type { BudgetCap } from '../../core/budget.js';
 import { runName } from '../traffic/budget-book.js';
 
@@ -42,7 +36,8 @@ export async function handleRuns(
   const budget = method === 'POST' ? runBudget(req.headers[RUN_BUDGET_HEADER]) : undefined;
   ctx.runs.mark(facts, credential, state);
   // `loopgate run --budget`: the run's own cap, named as its session's run is (budget-book.ts runName).
-  if (budget) ctx.budgets.setRunCap(runName({ tool: facts.tool, started: new Date(facts.started).toISOString() }), budget);
+  if (budget)
+    ctx.budgets.setRunCap(runName({ tool: facts.tool, started: new Date(facts.started).toISOString() }), budget);
   reply.answer(
     200,
     'application/json',

@@ -16,6 +16,7 @@ import {
   type SessionTurn,
 } from '../../core/local-api.js';
 import { isTurn } from '../traffic/session-book.js';
+import type { SessionSummary } from '../../core/agent-session.js';
 import { previousTurn } from '../traffic/previous-turn.js';
 import { analyseTurn } from '../../analysis/turn-analysis.js';
 
@@ -29,7 +30,7 @@ export async function handleSessions(
   req: IncomingMessage,
   paths: PathFacts,
   reply: ClientReply,
-  ctx: Pick<ProxyContext, 'ring' | 'sessions'>,
+  ctx: Pick<ProxyContext, 'ring' | 'sessions' | 'budgets'>,
 ): Promise<void> {
   if (req.method !== 'GET')
     throw new ProxyError(405, LOCAL_ERROR_CODES.methodNotAllowed, `${SESSIONS_PATH} is read with GET.`, {
@@ -40,7 +41,8 @@ export async function handleSessions(
     const raw = query.get('limit');
     if (raw !== null && !/^\d{1,6}$/.test(raw))
       throw new ProxyError(400, LOCAL_ERROR_CODES.badQuery, 'limit must be a whole number.');
-    const answer: SessionListAnswer = { sessions: ctx.sessions.list(raw === null ? undefined : Number(raw)) };
+    const listed = ctx.sessions.list(raw === null ? undefined : Number(raw));
+    const answer: SessionListAnswer = { sessions: ctx.budgets.active ? listed.map((s) => withBudget(s, ctx)) : listed };
     return reply.answer(200, 'application/json', JSON.stringify(answer));
   }
   let id: string;
@@ -49,7 +51,8 @@ export async function handleSessions(
   } catch {
     throw new ProxyError(400, LOCAL_ERROR_CODES.badQuery, 'The session id in the path is not valid percent-encoding.');
   }
-  const session = ctx.sessions.get(id);
+  const found = ctx.sessions.get(id);
+  const session = found && ctx.budgets.active ? withBudget(found, ctx) : found;
   if (!session)
     throw new ProxyError(
       404,
@@ -76,4 +79,10 @@ export async function handleSessions(
   }
   const answer: SessionDetailAnswer = { session, seqs, turns };
   reply.answer(200, 'application/json', JSON.stringify(answer));
+}
+
+/** The session's cap and spend, when a session cap is set (`loopgate sessions` shows spend/cap, the panel draws it). */
+function withBudget(s: SessionSummary, ctx: Pick<ProxyContext, 'budgets'>): SessionSummary {
+  const budget = ctx.budgets.sessionLine(s.id);
+  return budget ? { ...s, budget } : s;
 }

@@ -27,9 +27,10 @@ export function capLeft(cap: BudgetCap, spent: BudgetSpend): BudgetCap {
   return left;
 }
 
-/** "$2.00" for a cap or spend: cents, or four places under a cent. */
+/** "$2.00" for a cap or spend: cents, or under a cent its first three figures ($0.00412). */
 export function budgetUsd(amount: number): string {
-  return amount !== 0 && Math.abs(amount) < 0.01 ? `$${amount.toFixed(4)}` : `$${amount.toFixed(2)}`;
+  if (amount <= 0 || amount >= 0.01 || !Number.isFinite(amount)) return `$${amount.toFixed(2)}`;
+  return `$${amount.toFixed(Math.min(12, 2 - Math.floor(Math.log10(amount))))}`;
 }
 
 function tokenText(n: number): string {

@@ -11,6 +11,8 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { localApi } from '../../client/local-api-client.js';
 import { LOCAL_PATHS, RUN_BUDGET_HEADER, RUN_HEADER } from '../../core/local-api.js';
+import { tailLine } from '../../presentation/render.js';
+import { sessionsTable } from '../../presentation/session-text.js';
 import { runCredential } from '../../rules/access/run-credential.js';
 import { tellRun } from '../../cli/run-registration.js';
 import { get } from '../../client/health-client.js';
@@ -90,6 +92,10 @@ describe('budgets', () => {
       return all.length >= 2 ? all : undefined;
     });
     expect(records[0]!.budget).toMatchObject({ scope: 'session', state: 'over' });
+    // `tail` marks it; `sessions` shows spend/cap.
+    expect(tailLine(records[0]!, { color: false }).text).toContain(`[budget reached session claude-code:${session} $`);
+    expect(listed.budget).toMatchObject({ cap: { usd: 0.5 }, state: 'over', spent: { usd: listed.cost!.estimated } });
+    expect(sessionsTable([listed])).toMatch(/\(budget \$\d+\.\d+\/\$0\.5000 REACHED\)/);
     expect(records[1]).toMatchObject({ status: 402, diagnosis: 'budget-exceeded' });
     // The key never shows in the refusal or the budget answer (canary: the real key value).
     expect(err.message).not.toContain(KEYS.claude);
