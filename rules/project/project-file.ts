@@ -107,7 +107,11 @@ export function readProjectFile(text: string): ProjectFile {
       prices = table.prices;
       problems.push(...table.problems.map((p) => ({ severity: 'error' as const, ...p })));
     } else if (e.key === 'faults') readFaults(e.value, faults, problems);
-    else if (!KNOWN_KEYS.has(e.key))
+    else if (e.key === 'budgets') {
+      const read = readBudgets(e.value, text);
+      budgets = read.caps;
+      problems.push(...read.problems.map((p) => ({ severity: 'error' as const, ...p })));
+    } else if (!KNOWN_KEYS.has(e.key))
       problems.push({
         severity: 'warning',
         message: `loopgate.json has no setting ${quoted(e.key.slice(0, 80))} (it knows "aliases", "prices", "cassette", "faults" and "budgets"); ignored.`,
@@ -115,7 +119,15 @@ export function readProjectFile(text: string): ProjectFile {
         end: e.keyEnd,
       });
   }
-  if (!aliasesNode) return { aliases: [], prices, faults, problems, ...(cassetteIgnore ? { cassetteIgnore } : {}), ...(budgets ? { budgets } : {}) };
+  if (!aliasesNode)
+    return {
+      aliases: [],
+      prices,
+      faults,
+      problems,
+      ...(cassetteIgnore ? { cassetteIgnore } : {}),
+      ...(budgets ? { budgets } : {}),
+    };
   if (aliasesNode.kind !== 'object') {
     problems.push({
       severity: 'error',
@@ -123,7 +135,14 @@ export function readProjectFile(text: string): ProjectFile {
       start: aliasesNode.start,
       end: aliasesNode.end,
     });
-    return { aliases: [], prices, faults, problems, ...(cassetteIgnore ? { cassetteIgnore } : {}), ...(budgets ? { budgets } : {}) };
+    return {
+      aliases: [],
+      prices,
+      faults,
+      problems,
+      ...(cassetteIgnore ? { cassetteIgnore } : {}),
+      ...(budgets ? { budgets } : {}),
+    };
   }
   const aliases: ProjectAlias[] = [];
   const seen = new Map<string, ProjectAlias>();
@@ -179,7 +198,14 @@ export function readProjectFile(text: string): ProjectFile {
     });
     return false;
   });
-  return { aliases: usable, prices, faults, problems, ...(cassetteIgnore ? { cassetteIgnore } : {}), ...(budgets ? { budgets } : {}) };
+  return {
+    aliases: usable,
+    prices,
+    faults,
+    problems,
+    ...(cassetteIgnore ? { cassetteIgnore } : {}),
+    ...(budgets ? { budgets } : {}),
+  };
 }
 
 function lineCol(text: string, at: number): string {

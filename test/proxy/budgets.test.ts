@@ -3,7 +3,7 @@
 // client's own envelope, with a status and header the clients treat as final;
 // the cap, spend and reset through the local API; the key's day spend rebuilt
 // from the log after a restart.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import { tailLine } from '../../presentation/render.js';
 import { sessionsTable } from '../../presentation/session-text.js';
 import { runCredential } from '../../rules/access/run-credential.js';
 import { tellRun } from '../../cli/run-registration.js';
+import { resolveBudgets } from '../../cli/budgets.js';
 import { get } from '../../client/health-client.js';
 import type { ProxyOptions } from '../../core/options.js';
 import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
@@ -212,5 +213,27 @@ describe('budgets', () => {
     );
     expect(bad.status).toBe(400);
     expect(JSON.parse(bad.body).error.message).toContain('x-loopgate-run-budget must be JSON like {"usd": 2}');
+  });
+
+  it("takes a cloned project's loopgate.json budgets only where they lower the user's cap", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loopgate-budget-project-'));
+    writeFileSync(
+      join(dir, 'loopgate.json'),
+      JSON.stringify({
+        budgets: { session: { usd: 50, tokens: 1000 }, keyDay: { usd: 1 }, unpriced: 'tokens' },
+      }),
+    );
+    const { caps, notes } = resolveBudgets({
+      flags: { 'budget-session': '2.00', 'budget-key-day': '10' },
+      projectDir: dir,
+    });
+    // The session's $2 stays (50 would raise it); its token cap is new (lowering "no cap"); the day goes down to $1.
+    expect(caps).toEqual({ session: { usd: 2, tokens: 1000 }, keyDay: { usd: 1 } });
+    expect(notes.join('\n')).toContain('budgets.session.usd 50 would raise the cap of 2: a project may only lower one');
+    expect(notes.join('\n')).toContain('budgets.unpriced "tokens" would let unpriced models through');
+    // A bad flag says what to fix.
+    expect(() => resolveBudgets({ flags: { 'budget-session': 'two' } })).toThrow(
+      '--budget-session takes an amount in USD more than 0, e.g. 2.00 (got "two").',
+    );
   });
 });
