@@ -12,6 +12,7 @@ import { NO_TOKENS } from '../../core/token-counts.js';
 import { BUDGET_EXCEEDED, BUDGET_UNPRICED } from '../../core/budget.js';
 import type { SessionRef } from '../../core/agent-session.js';
 import type { ProxyContext } from './context.js';
+import { ERROR_EVENT } from '../../rules/protocols/index.js';
 
 /** The status of a budget refusal: "payment required", which no agent retries. */
 export const BUDGET_STATUS = 402;
@@ -56,4 +57,16 @@ function hasPrice(model: string, ctx: Pick<ProxyContext, 'prices' | 'simulator' 
   if (!ctx.simulator) return false;
   const served = closestDemoModel(model, ctx.keys.ids() ?? []);
   return served !== undefined && isPriced(priceUsage(served, NO_TOKENS, ctx.prices));
+}
+
+/**
+ * A refusal as the Responses WebSocket says it: an `error` event with the HTTP status it stands for, the shape the
+ * service sends for a failed turn (Codex reads its status and message).
+ */
+export function websocketErrorEvent(err: ProxyError): string {
+  return JSON.stringify({
+    type: ERROR_EVENT,
+    status: err.statusCode,
+    error: { type: 'budget_exceeded', code: err.code, message: err.message },
+  });
 }

@@ -51,6 +51,8 @@ export interface TurnHooks {
   begin(request: TurnRequest): { reply: ClientReply; inFlight?: InFlightProgress };
   /** The turn is over (its last event went, or the connection closed during it). */
   end(reply: ClientReply, summary: TurnSummary): void;
+  /** A budget refuses this response.create (issue 44): the error event the client gets instead of an answer. */
+  refuse?(request: TurnRequest): string | undefined;
 }
 
 /** What the connection's close gives: its own counts (its record when it had no turn) and how many turns it had. */
@@ -156,6 +158,16 @@ export function relayMessages(
         bodyBytes: 0,
         times: [],
       };
+      // Over a budget cap: the client gets the protocol's error event, and the upstream never sees the create.
+      const refusal = hooks.refuse?.(request);
+      if (refusal !== undefined) {
+        turn.facts.messagesIn++;
+        turn.bytesIn += buf.length;
+        keepRequest(turn, buf, isBinary);
+        toClient(Buffer.from(refusal), false);
+        endTurn();
+        return;
+      }
       // Counted from this response's first message on, as a POST's stream is.
       if (!fault && faults) fault = faults.forCreate(created.model);
     }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
+import WebSocket from 'ws';
 import Anthropic from '@anthropic-ai/sdk';
 import { localApi } from '../../client/local-api-client.js';
 import { LOCAL_PATHS, RUN_BUDGET_HEADER, RUN_HEADER } from '../../core/local-api.js';
@@ -18,6 +19,7 @@ import { tellRun } from '../../cli/run-registration.js';
 import { resolveBudgets } from '../../cli/budgets.js';
 import { get } from '../../client/health-client.js';
 import type { ProxyOptions } from '../../core/options.js';
+import { startWsStack } from '../websocket/ws-stack.js';
 import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
 
 let stack: Stack | undefined;
@@ -235,5 +237,33 @@ describe('budgets', () => {
     expect(() => resolveBudgets({ flags: { 'budget-session': 'two' } })).toThrow(
       '--budget-session takes an amount in USD more than 0, e.g. 2.00 (got "two").',
     );
+  });
+
+  it('answers a response.create over the Responses WebSocket with the error event at the cap, sending nothing upstream', async () => {
+    const w = await startWsStack({ budgets: { keyDay: { tokens: 1 } } });
+    const ws = new WebSocket(`${w.proxies.wsOn.url.replace(/^http/, 'ws')}/v1/responses`, {
+      headers: { authorization: `Bearer ${w.token}` },
+    });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    const turn = (input: string) =>
+      new Promise<{ type: string; status?: number; error?: { code?: string; message?: string } }>((resolve) => {
+        const onMessage = (data: WebSocket.RawData) => {
+          const event = JSON.parse(data.toString()) as { type: string };
+          if (event.type === 'response.completed' || event.type === 'error') {
+            ws.off('message', onMessage);
+            resolve(event);
+          }
+        };
+        ws.on('message', onMessage);
+        ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-4.1', input, stream: true }));
+      });
+    expect((await turn('first')).type).toBe('response.completed');
+    const refused = await turn('second');
+    expect(refused).toMatchObject({ type: 'error', status: 402, error: { code: 'budget-exceeded' } });
+    expect(refused.error!.message).toMatch(/key's daily cap of 1 tokens for \S+ is spent/);
+    // The connection stays usable: the next create is refused the same way, not cut.
+    expect(await turn('third')).toMatchObject({ type: 'error', status: 402 });
+    ws.close();
+    await w.close();
   });
 });
