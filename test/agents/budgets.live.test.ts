@@ -116,7 +116,9 @@ async function stopsAtTheCap(tool: string, run: AgentRun, before: number): Promi
   await nothingMoreFor(records().filter(isModelRequest).length);
   // Where it stopped: the run's spend equals the sum of its sessions' cost as `loopgate sessions --json` gives it.
   const [budget] = cliJson<BudgetAnswer>(['budget']);
-  const line = budget!.lines.find((l) => l.scope === 'run' && l.subject === `${tool}@${refused.session!.run!.started}`)!;
+  const line = budget!.lines.find(
+    (l) => l.scope === 'run' && l.subject === `${tool}@${refused.session!.run!.started}`,
+  )!;
   expect(line.state).toBe('over');
   const sessions = cliJson<SessionSummary>(['sessions']).filter(
     (s) => s.run?.tool === tool && s.run.started === refused.session!.run!.started,
@@ -159,12 +161,17 @@ describe.skipIf(!agentsSupported)('agents stop at a `loopgate run --budget` cap,
     { timeout: CASE_TIMEOUT_MS },
     async () => {
       const before = records().length;
-      const run = await viaRun(claudeBinary(), ['-p', 'Use Glob to list the files here'], {
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_AUTOUPDATER: '1',
-        DISABLE_TELEMETRY: '1',
-        DISABLE_ERROR_REPORTING: '1',
-      });
+      // A tool call, so the agent has a second request to make: the one the cap refuses.
+      const run = await viaRun(
+        claudeBinary(),
+        ['-p', '--allowedTools', 'Bash(echo:*)', '--', 'Use Bash to run `echo budget-ok`'],
+        {
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          DISABLE_AUTOUPDATER: '1',
+          DISABLE_TELEMETRY: '1',
+          DISABLE_ERROR_REPORTING: '1',
+        },
+      );
       await stopsAtTheCap('claude', run, before);
     },
   );
@@ -176,7 +183,7 @@ describe.skipIf(!agentsSupported)('agents stop at a `loopgate run --budget` cap,
       const before = records().length;
       const run = await viaRun(
         codexBinary(),
-        ['exec', '--skip-git-repo-check', 'Use shell and exec_command to list the files here'],
+        ['exec', '--skip-git-repo-check', 'Use exec_command to run `echo budget-ok`'],
         { CODEX_HOME: join(home, '.codex') },
       );
       await stopsAtTheCap('codex', run, before);
