@@ -49,7 +49,11 @@ proxy with this token answers.`,
     try {
       if (sub === 'reset') {
         const answer = await api.resetBudget(rest[0]!);
-        io.out(values.json ? JSON.stringify(answer) : `Budget of session ${answer.session} reset: it spends from $0.00 again.`);
+        io.out(
+          values.json
+            ? JSON.stringify(answer)
+            : `Budget of session ${answer.session} reset: it spends from $0.00 again.`,
+        );
       } else {
         const answer = await api.budget();
         if (values.json) io.out(JSON.stringify(answer));

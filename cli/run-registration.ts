@@ -30,7 +30,8 @@ export async function tellRun(
       return `the proxy did not take the run's budget (HTTP ${answer.status}); is it an older Loopgate?`;
   } catch (err) {
     // A courtesy to the proxy's bookkeeping: the tool runs (or has run) either way, unless it was to run under a cap.
-    if (budget && event === 'start') return `the proxy did not answer the run's registration (${(err as Error).message})`;
+    if (budget && event === 'start')
+      return `the proxy did not answer the run's registration (${(err as Error).message})`;
   }
   return undefined;
 }

@@ -7,14 +7,7 @@
 // memory only. Bounded.
 import type { TrafficRecord } from '../../core/record.js';
 import type { SessionRef } from '../../core/agent-session.js';
-import type {
-  BudgetCap,
-  BudgetCaps,
-  BudgetLine,
-  BudgetMark,
-  BudgetScope,
-  BudgetSpend,
-} from '../../core/budget.js';
+import type { BudgetCap, BudgetCaps, BudgetLine, BudgetMark, BudgetScope, BudgetSpend } from '../../core/budget.js';
 import { capLeft, capState, isCap } from '../../rules/budgets/budget-rules.js';
 import { tokenCountsProblem, isRequestUsd } from '../../core/sane-numbers.js';
 import { localDay } from '../../storage/log/usage-totals.js';
@@ -139,11 +132,19 @@ export class BudgetBook {
     const keys = new Set([...this.keyPeriods.keys()].map((k) => k.split('\u0000')[0]!));
     for (const key of keys) {
       if (isCap(this.caps.keyDay))
-        out.push(line({ scope: 'key-day', subject: key, period: day, cap: this.caps.keyDay, spent: this.period(key, day) }));
+        out.push(
+          line({ scope: 'key-day', subject: key, period: day, cap: this.caps.keyDay, spent: this.period(key, day) }),
+        );
       const month = day.slice(0, 7);
       if (isCap(this.caps.keyMonth))
         out.push(
-          line({ scope: 'key-month', subject: key, period: month, cap: this.caps.keyMonth, spent: this.period(key, month) }),
+          line({
+            scope: 'key-month',
+            subject: key,
+            period: month,
+            cap: this.caps.keyMonth,
+            spent: this.period(key, month),
+          }),
         );
     }
     return out;
@@ -164,7 +165,13 @@ export class BudgetBook {
       const rank = state === 'over' ? 2 : state === 'warning' ? 1 : 0;
       if (rank > bestRank) {
         bestRank = rank;
-        best = { scope: a.scope, subject: a.subject, state: state as BudgetMark['state'], cap: a.cap, spent: { ...a.spent } };
+        best = {
+          scope: a.scope,
+          subject: a.subject,
+          state: state as BudgetMark['state'],
+          cap: a.cap,
+          spent: { ...a.spent },
+        };
       }
     }
     return best;
