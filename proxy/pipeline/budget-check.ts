@@ -15,7 +15,7 @@ import type { ProxyContext } from './context.js';
 import { ERROR_EVENT } from '../../rules/protocols/index.js';
 
 /** The status of a budget refusal: "payment required", which no agent retries. */
-export const BUDGET_STATUS = 402;
+const BUDGET_STATUS = 402;
 const FINAL = { 'x-should-retry': 'false' };
 
 export interface BudgetQuestion {

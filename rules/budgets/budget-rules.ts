@@ -127,11 +127,6 @@ export function parseTokenCount(text: string): number | undefined {
   return Number.isFinite(n) && n >= 1 && n < 1e15 ? Math.round(n) : undefined;
 }
 
-/** True when no cap is set (the proxy then does nothing per request). */
-export function noCaps(caps: BudgetCaps | undefined): boolean {
-  return !caps || (!isCap(caps.session) && !isCap(caps.keyDay) && !isCap(caps.keyMonth));
-}
-
 export function isCap(cap: BudgetCap | undefined): cap is BudgetCap {
   return cap !== undefined && (cap.usd !== undefined || cap.tokens !== undefined);
 }
