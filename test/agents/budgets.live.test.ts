@@ -69,7 +69,7 @@ function records(): TrafficRecord[] {
 }
 
 const isModelRequest = (r: TrafficRecord) =>
-  r.method === 'POST' && /\/(responses|messages|chat\/completions)$/.test(r.canonicalPath);
+  r.method === 'POST' && /\/(responses|messages|chat\/completions)$/.test(r.canonicalPath.split('?')[0]!);
 
 /** `loopgate <args> --json --port P`, its JSON lines. */
 function cliJson<T>(args: string[]): T[] {
@@ -183,7 +183,7 @@ describe.skipIf(!agentsSupported)('agents stop at a `loopgate run --budget` cap,
       const before = records().length;
       const run = await viaRun(
         codexBinary(),
-        ['exec', '--skip-git-repo-check', 'Use exec_command to run `echo budget-ok`'],
+        ['exec', '--skip-git-repo-check', 'Use exec_command (or shell) to run `echo budget-ok`'],
         { CODEX_HOME: join(home, '.codex') },
       );
       await stopsAtTheCap('codex', run, before);
