@@ -112,7 +112,7 @@ async function stopsAtTheCap(tool: string, run: AgentRun, before: number): Promi
   // Refused once, final: not retried.
   const all = model();
   expect(all.filter((r) => r.status === 402)).toHaveLength(1);
-  expect(all.indexOf(refused)).toBe(all.length - 1);
+  expect(all.findIndex((r) => r.id === refused.id)).toBe(all.length - 1);
   await nothingMoreFor(records().filter(isModelRequest).length);
   // Where it stopped: the run's spend equals the sum of its sessions' cost as `loopgate sessions --json` gives it.
   const [budget] = cliJson<BudgetAnswer>(['budget']);
@@ -181,12 +181,12 @@ describe.skipIf(!agentsSupported)('agents stop at a `loopgate run --budget` cap,
     { timeout: CASE_TIMEOUT_MS },
     async () => {
       const before = records().length;
-      const run = await viaRun(
-        codexBinary(),
-        ['exec', '--skip-git-repo-check', 'Use exec_command (or shell) to run `echo budget-ok`'],
-        { CODEX_HOME: join(home, '.codex') },
-      );
-      await stopsAtTheCap('codex', run, before);
+      // The demo answers Codex's prompt in one request: a second `codex exec` under the same run is the next request.
+      const exec = (prompt: string) => `"${codexBinary()}" exec --skip-git-repo-check "${prompt}"`;
+      const run = await viaRun('sh', ['-c', `${exec('first task')}; ${exec('second task')}`], {
+        CODEX_HOME: join(home, '.codex'),
+      });
+      await stopsAtTheCap('sh', run, before);
     },
   );
 });
