@@ -4,6 +4,7 @@ import { doctorCommand } from './doctor.js';
 import { envCommand } from './env.js';
 import { exportCommand } from './export.js';
 import { faultsCommand } from './fault-command.js';
+import { budgetCommand } from './budget-command.js';
 import { lspCommand } from './lsp.js';
 import { mcpCommand } from './mcp.js';
 import { modelsCommand } from './models.js';
@@ -30,6 +31,7 @@ export const commands: Command[] = [
   showCommand,
   sessionsCommand,
   faultsCommand,
+  budgetCommand,
   usageCommand,
   replayCommand,
   tokenCommand,

@@ -14,6 +14,7 @@ import { otlpConfig } from '../rules/otlp/otlp-config.js';
 import { runDoctor, formatDoctorMarkdown } from '../client/doctor-checks.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
 import { resolvePrices } from './prices.js';
+import { resolveBudgets } from './budgets.js';
 import { cliInvocation } from './invocation.js';
 import { commandLine } from '../rules/project/command-line.js';
 import { isAnsweredHealthCheck } from '../rules/access/health-proof.js';
@@ -84,6 +85,8 @@ export function runIpcHost(io: Io): Promise<number> {
             for (const p of [...aliases.config, ...aliases.notes]) send({ kind: 'hint', text: p });
             const prices = resolvePrices({ projectDir: msg.config.projectDir, setting: msg.config.prices });
             for (const p of prices.problems) send({ kind: 'hint', text: p });
+            const budgets = resolveBudgets({ projectDir: msg.config.projectDir, setting: msg.config.budgets });
+            for (const p of budgets.notes) send({ kind: 'hint', text: p });
             started = await startServe({
               // The extension's own dist/cli.js, as a terminal would reach it.
               cliCommand: cliInvocation(io.env).command,
@@ -101,6 +104,7 @@ export function runIpcHost(io: Io): Promise<number> {
               bridge: msg.config.bridge,
               aliases: aliases.aliases,
               prices: prices.prices,
+              budgets: budgets.caps,
               onTraffic: (line, rec, parts) => send(requestMessage(line, rec, parts)),
               onHint: (message) => send({ kind: 'hint', text: message }),
               onLogHealth: (health) => send({ kind: 'log-health', ok: health.ok, message: describeLogHealth(health) }),

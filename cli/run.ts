@@ -21,6 +21,8 @@ import { cliInvocation } from './invocation.js';
 import { commandLine } from '../rules/project/command-line.js';
 import { shellWords } from '../rules/terminal/shell-quote.js';
 import { LOCAL_PATHS } from '../core/local-api.js';
+import type { BudgetCap } from '../core/budget.js';
+import { tokenOption, usdOption } from './budgets.js';
 
 /** What a --no-token proxy is sent instead of the token: it accepts any credential, and one that proved nothing gets no token. */
 const NO_TOKEN_PLACEHOLDER = 'loopgate-no-token';
@@ -32,7 +34,7 @@ const FORWARDED_SIGNALS = ['SIGTERM', 'SIGHUP'] as const;
 export const runCommand: Command = {
   name: 'run',
   summary: 'Start a tool (claude, codex, any command) pointed at the running proxy',
-  usage: `Usage: loopgate run [--port N] [--host ADDR] [--mcp] -- <command> [args...]
+  usage: `Usage: loopgate run [--port N] [--host ADDR] [--mcp] [--budget USD] -- <command> [args...]
 
 Starts <command> with the environment \`loopgate env --for <command>\` prints
 (OPENAI_BASE_URL, OPENAI_API_BASE, OPENAI_API_KEY, ANTHROPIC_BASE_URL,
@@ -57,6 +59,9 @@ Options:
                  claude gets --mcp-config JSON, codex -c mcp_servers.loopgate.*
                  overrides (env_vars LOOPGATE_TOKEN); no config file is written.
                  It reads with the run's credential: the run's own session only.
+  --budget USD   Cap this run's estimated cost (every session of the tool under this
+                 run): a request that would start over it is refused with a message the
+                 tool shows (docs/budgets.md). --budget-tokens N caps its tokens.
   --no-token     Accept a proxy started with --no-token. Such a proxy cannot prove it
                  is Loopgate, so without this flag run refuses it: any local program
                  could answer on the port and would get the tool's whole session.
@@ -66,6 +71,7 @@ Examples:
   loopgate run -- codex exec "hello"
   loopgate run --mcp -- claude -p "what has this session cost? ask loopgate" --allowedTools mcp__loopgate
   loopgate run --port 9000 -- node my-script.js
+  loopgate run --budget 2.00 -- claude
 
 Exit codes: the command's own (128+N when it died of signal N); 2 bad usage
 or a key in the arguments;
@@ -105,6 +111,7 @@ not be executed; 127 command not found.`,
       return EXIT.usage;
     }
     const proxyUrl = runningProxyUrl(values);
+    const budget = runBudget(values);
 
     const token = loadOrCreateToken(io.env);
     // Positions count the command as argument 1; the value is never repeated (it is the secret).
@@ -169,7 +176,11 @@ not be executed; 127 command not found.`,
       nonce: randomBytes(6).readUIntBE(0, 6).toString(36),
     });
     // The credential is good while the run lives: the proxy hears when it starts and when it ends.
-    await tellRun(proxyUrl, token, credential, 'start');
+    const refused = await tellRun(proxyUrl, token, credential, 'start', budget);
+    if (refused) {
+      io.err(`loopgate run: --budget could not be set: ${refused}. The tool was not started.`);
+      return EXIT.config;
+    }
     // A tool's default model that no key serves fails inside the tool: the alias that fixes it is said once, after.
     const modelHint = await watchModelNotFound(proxyUrl, token);
     const code = await spawnTool(command, args, toolEnv(io.env, proxyUrl, credential, tool), io).finally(() =>
@@ -186,6 +197,8 @@ const RUN_OPTIONS = {
   host: { type: 'string' },
   'no-token': { type: 'boolean' },
   mcp: { type: 'boolean' },
+  budget: { type: 'string' },
+  'budget-tokens': { type: 'string' },
 } as const;
 
 /** This CLI's own script (dist/cli.js), as node was started with it. */
@@ -193,13 +206,21 @@ function cliScript(): string {
   return process.argv[1] ?? 'dist/cli.js';
 }
 
+/** --budget USD and --budget-tokens N: the run's own cap, or undefined. */
+function runBudget(values: { budget?: string; 'budget-tokens'?: string }): BudgetCap | undefined {
+  const cap: BudgetCap = {};
+  if (values.budget !== undefined) cap.usd = usdOption('budget', values.budget);
+  if (values['budget-tokens'] !== undefined) cap.tokens = tokenOption('budget-tokens', values['budget-tokens']);
+  return cap.usd === undefined && cap.tokens === undefined ? undefined : cap;
+}
+
 /** Without `--`: run's own leading options, and the rest (the tool and its arguments). */
 function splitOwnOptions(argv: string[]): { own: string[]; tool: string[] } {
   let i = 0;
   while (i < argv.length) {
     const a = argv[i]!;
-    if (a === '--no-token' || a === '--mcp' || /^--(port|host)=/.test(a)) i += 1;
-    else if ((a === '--port' || a === '--host') && i + 1 < argv.length) i += 2;
+    if (a === '--no-token' || a === '--mcp' || /^--(port|host|budget|budget-tokens)=/.test(a)) i += 1;
+    else if (/^--(port|host|budget|budget-tokens)$/.test(a) && i + 1 < argv.length) i += 2;
     else break;
   }
   return { own: argv.slice(0, i), tool: argv.slice(i) };

@@ -18,6 +18,7 @@ import { untilSignal } from './signals.js';
 import { parseMcpMounts } from '../rules/addresses/mcp-mounts.js';
 import { aliasTargetWarnings, describeAliases, resolveAliases } from './aliases.js';
 import { resolvePrices } from './prices.js';
+import { BUDGET_OPTIONS, BUDGET_USAGE, resolveBudgets } from './budgets.js';
 import { parseFaultRule } from '../rules/faults/fault-rules.js';
 import type { FaultRule, FaultSource } from '../core/fault.js';
 import { cliInvocation, type Invocation } from './invocation.js';
@@ -104,6 +105,8 @@ Behaviour:
   --quiet                 Print no per-request lines.
   --ipc                   Take configuration and the key over IPC (used by the VS Code extension).
 
+${BUDGET_USAGE}
+
 Team export (OpenTelemetry; nothing is sent unless an endpoint is set):
   --otlp URL              Send one span per request (GenAI semantic conventions, redacted) to
                           this OTLP/HTTP collector (or OTEL_EXPORTER_OTLP_ENDPOINT; also read:
@@ -150,6 +153,7 @@ const options = {
   otlp: { type: 'string' },
   'otlp-content': { type: 'boolean' },
   ipc: { type: 'boolean' },
+  ...BUDGET_OPTIONS,
 } as const;
 
 /**
@@ -376,6 +380,8 @@ export const serveCommand: Command = {
     if (values['otlp-content'] && !otlp.config)
       throw new UsageError('--otlp-content needs a collector: --otlp URL or OTEL_EXPORTER_OTLP_ENDPOINT.');
     for (const note of otlp.notes) io.err(`note: ${note}`);
+    const budgets = resolveBudgets({ flags: values, projectDir: process.cwd() });
+    for (const note of budgets.notes) io.err(`note: ${note}`);
     const requireToken = !values['no-token'];
     if (values['allow-remote'])
       io.err('WARNING: --allow-remote exposes a proxy that holds your API key beyond this machine.');
@@ -397,6 +403,7 @@ export const serveCommand: Command = {
         aliases: aliases.aliases,
         mcpServers: mcp.servers,
         prices: resolvePrices({ projectDir: process.cwd() }).prices,
+        budgets: budgets.caps,
         bridge: bridge as ProxyOptions['bridge'],
         logFile: values['no-log'] ? false : values.log,
         logBodies: values['log-bodies'],

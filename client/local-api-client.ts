@@ -7,7 +7,10 @@
 // event-stream reader of the live feed. The health challenge, which must
 // not send the token first, is health-client.ts's.
 import {
+  budgetSessionPath,
   faultPath,
+  type BudgetAnswer,
+  type BudgetResetAnswer,
   LOCAL_PATHS,
   sessionPath,
   type FaultArmAnswer,
@@ -93,6 +96,10 @@ export interface LocalApiClient {
   disarmFaults(id?: number, o?: CallOptions): Promise<FaultDisarmAnswer>;
   /** `loopgate mcp-wrap`: one call a stdio MCP server answered, recorded by the proxy. */
   reportMcpCall(report: McpCallReport, o?: CallOptions): Promise<McpCallAnswer>;
+  /** Every budget cap, its spend and what is left. */
+  budget(o?: CallOptions): Promise<BudgetAnswer>;
+  /** A session's budget spend back to nothing; an unknown session is a LocalApiError with code unknown-session. */
+  resetBudget(session: string, o?: CallOptions): Promise<BudgetResetAnswer>;
 }
 
 export function localApi(target: LocalApiTarget): LocalApiClient {
@@ -122,6 +129,8 @@ export function localApi(target: LocalApiTarget): LocalApiClient {
     armFault: (arm, o) => send('POST', LOCAL_PATHS.faults, arm, o),
     disarmFaults: (id, o) => send('DELETE', id === undefined ? LOCAL_PATHS.faults : faultPath(id), undefined, o),
     reportMcpCall: (report, o) => send('POST', LOCAL_PATHS.mcpCalls, report, o),
+    budget: (o) => json(LOCAL_PATHS.budget, o),
+    resetBudget: (session, o) => send('DELETE', budgetSessionPath(session), undefined, o),
   };
 }
 

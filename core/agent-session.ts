@@ -4,6 +4,14 @@
 // per-request facts that go to the log (no content); the local API
 // (core/local-api.ts) answers the rest from the ring. Types and the lists' caps only.
 import type { TokenCounts } from './token-counts.js';
+import type { BudgetCap, BudgetSpend, BudgetState } from './budget.js';
+
+/** A session's budget as its summary carries it. */
+export interface SessionBudget {
+  cap: BudgetCap;
+  spent: BudgetSpend;
+  state: BudgetState;
+}
 
 /**
  * How a request was tied to its session, most certain first:
@@ -132,6 +140,8 @@ export interface SessionSummary {
   rateLimit: RateLimitHeadroom | null;
   /** MCP calls routed through Loopgate in this session, by server: how many, their time, how many failed. */
   mcpServers?: McpServerCalls[];
+  /** With a session budget cap (issue 44): the cap, what it has spent since its last reset, and where it stands. */
+  budget?: SessionBudget;
   /** Distinct values each capped list left out ("and N more"), when it left any out; up to SESSION_MORE_COUNTED. */
   more?: Partial<Record<SessionListName, number>>;
 }

@@ -22,6 +22,8 @@ export interface ProxyIpcConfig {
   aliases?: Record<string, string>;
   /** The `loopgate.prices` setting: model → priced model or USD per million tokens (checked by the child, cli/prices.ts). */
   prices?: Record<string, unknown>;
+  /** The `loopgate.budgets` setting (user settings only): caps per session and key (checked by the child, cli/budgets.ts). */
+  budgets?: Record<string, unknown>;
   /** The workspace folder: loopgate.json is looked for from here upward (the child's own cwd is not the project). */
   projectDir?: string;
 }

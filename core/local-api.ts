@@ -13,6 +13,7 @@ import type { LearnedRefusal, ModelEntry } from './routing-facts.js';
 import type { CacheOutcome, ContextBreakdown, RequestCost, SessionSummary } from './agent-session.js';
 import type { FollowUp, RingStats, TrafficEntry } from './traffic-entry.js';
 import type { ArmedFault, FaultSource, FaultVerdict } from './fault.js';
+import type { BudgetCaps, BudgetLine } from './budget.js';
 
 /** Every local endpoint starts with this; nothing under it is relayed upstream. */
 export const LOCAL_API_PREFIX = '/_loopgate/';
@@ -51,6 +52,8 @@ export const LOCAL_PATHS = {
    * The local token or a run's credential: a run's calls join the run's session.
    */
   mcpCalls: '/_loopgate/calls/mcp',
+  /** GET: every budget cap, what it has spent and what is left (BudgetAnswer). DELETE `<budget>/<session id>`: reset that session's spend (BudgetResetAnswer). */
+  budget: '/_loopgate/budget',
 } as const;
 
 /** One JSON-RPC call a stdio MCP server answered, as `loopgate mcp-wrap` saw it pass. */
@@ -78,6 +81,25 @@ export interface McpCallAnswer {
 
 /** The header that carries a run's credential to LOCAL_PATHS.runs. */
 export const RUN_HEADER = 'x-loopgate-run';
+/** POST <runs>: the run's own budget (`loopgate run --budget`), JSON of a BudgetCap: {"usd":2} or {"tokens":100000}. */
+export const RUN_BUDGET_HEADER = 'x-loopgate-run-budget';
+
+/** GET <budget>: the caps in force and each cap's spend, sessions and runs most recent first. */
+export interface BudgetAnswer {
+  caps: BudgetCaps;
+  lines: BudgetLine[];
+}
+
+/** DELETE <budget>/<session id>: the session's spend is back to nothing. */
+export interface BudgetResetAnswer {
+  session: string;
+  reset: true;
+}
+
+/** One session's budget path: the id percent-encoded. */
+export function budgetSessionPath(id: string): string {
+  return `${LOCAL_PATHS.budget}/${encodeURIComponent(id)}`;
+}
 
 /** POST/DELETE <runs>: what the proxy now knows of the run. */
 export interface RunAnswer {
@@ -118,6 +140,8 @@ export const LOCAL_ERROR_CODES = {
   badRunCredential: 'bad-run-credential',
   /** A run credential sent to a /_loopgate/ endpoint it may not use: only its own session's reads and the model API. */
   runCredentialScope: 'run-credential-not-for-loopgate-api',
+  /** <runs> was sent a RUN_BUDGET_HEADER that is not a cap. */
+  badRunBudget: 'bad-run-budget',
 } as const;
 
 /**

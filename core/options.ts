@@ -10,6 +10,7 @@ import type { CassetteExchange } from './cassette.js';
 import type { TrafficRecord } from './record.js';
 import type { FaultRule, FaultSource } from './fault.js';
 import type { RequestLineParts } from './request-line.js';
+import type { BudgetCaps } from './budget.js';
 
 /** --bridge: `auto` bridges only what no key serves natively; `off` never; `always` every Responses and Messages request. */
 export type BridgeMode = 'auto' | 'off' | 'always';
@@ -138,6 +139,8 @@ export interface ProxyOptions {
    * tokens. From loopgate.json "prices", the loopgate.prices setting and the demo fixture's priced_as.
    */
   prices?: Readonly<Record<string, string | ModelPrices>>;
+  /** Caps on estimated cost and tokens per session and per key (day, month), enforced before forwarding (issue 44). */
+  budgets?: BudgetCaps;
   /** Serve Responses/Messages over Chat Completions: auto (DEFAULT_BRIDGE), off, always. */
   bridge?: BridgeMode;
   /** Traffic log file (JSONL); false turns the file log off. */

@@ -5,6 +5,7 @@
 import type { RateLimitHeadroom, RequestCost, SessionRef } from './agent-session.js';
 import type { InjectedFault } from './fault.js';
 import type { TokenCounts } from './token-counts.js';
+import type { BudgetMark } from './budget.js';
 
 /** Token counts of one exchange (rules/wire/usage.ts reads them from a body or stream). */
 export interface TokenUsage {
@@ -106,12 +107,14 @@ export interface TrafficRecord extends SpanRecord {
   replayOf?: string;
   /** A WebSocket turn (status 101): one record per response.create and its answer (a connection with none: one for it). */
   websocket?: WebSocketFacts;
+  /** After this request a budget cap is at 80 % or more, or reached (issue 44): `tail` and the Traffic view mark it. */
+  budget?: BudgetMark;
   /** The sinks that failed on this request (pipeline/sink-guard.ts); `record`: the full record could not be built. */
   sinkErrors?: SinkName[];
 }
 
 /** Where finish() sends a request: each runs contained (pipeline/sink-guard.ts). */
-export type SinkName = 'close' | 'record' | 'log' | 'otlp' | 'ring' | 'sessions' | 'recorder' | 'console';
+export type SinkName = 'close' | 'record' | 'log' | 'otlp' | 'ring' | 'sessions' | 'budgets' | 'recorder' | 'console';
 
 export interface WebSocketFacts {
   /** Messages from the client to the upstream, and back. */

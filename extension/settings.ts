@@ -33,6 +33,8 @@ export interface LoopgateSettings {
   aliases: Record<string, string>;
   /** What models are priced as (loopgate.json "prices" wins): the proxy checks them (cli/prices.ts). */
   prices: Record<string, unknown>;
+  /** Budget caps (user settings only: a cloned project's loopgate.json may only lower them, cli/budgets.ts). */
+  budgets: Record<string, unknown>;
   /** The first workspace folder: where the proxy looks for loopgate.json (upward). */
   projectDir?: string;
 }
@@ -53,6 +55,7 @@ export const PROXY_SETTINGS = [
   'loopgate.otlp.captureContent',
   'loopgate.aliases',
   'loopgate.prices',
+  'loopgate.budgets',
   'loopgate.traffic.capture',
 ] as const;
 
@@ -94,6 +97,7 @@ export function readSettings(): LoopgateSettings {
     // Like loopgate.json, a project may carry its aliases: they only rename models, they never move the key.
     aliases: objectOr(c.get<unknown>('aliases'), {}) as Record<string, string>,
     prices: objectOr(c.get<unknown>('prices'), {}) as Record<string, unknown>,
+    budgets: objectOr(userOnly<unknown>(c, 'budgets', {}), {}) as Record<string, unknown>,
     projectDir: vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
   };
 }
@@ -119,6 +123,7 @@ export function proxyConfig(s: LoopgateSettings): ProxyIpcConfig {
     ...(otlp ? { otlp } : {}),
     ...aliases,
     ...prices,
+    ...(Object.keys(s.budgets).length ? { budgets: s.budgets } : {}),
     ...(s.projectDir ? { projectDir: s.projectDir } : {}),
   };
 }

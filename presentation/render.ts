@@ -3,6 +3,8 @@
 // records in, TerminalText out (escaped, rules/terminal/terminal-text.ts); colour only
 // when the caller says the output is a terminal. Everything shown comes from
 // the ring's redacted entries.
+import type { BudgetMark } from '../core/budget.js';
+import { budgetUsd } from '../rules/budgets/budget-rules.js';
 import {
   indentLines,
   joinText,
@@ -116,6 +118,8 @@ export function tailLine(rec: TrafficRecord, style: Style): TerminalText {
   if (rec.clientAborted) parts.push('client-aborted');
   const code = rec.diagnosis ?? rec.errorCode;
   if (code) parts.push(paint(style, 'red', `[${code}]`));
+  // A budget this request brought to 80 % or past (issue 44): which, and how far.
+  if (rec.budget) parts.push(paint(style, rec.budget.state === 'over' ? 'red' : 'yellow', budgetMarkText(rec.budget)));
   // A replay's miss says where: the first path the request differs from the nearest recording at.
   if (rec.cassetteMiss) parts.push(`first difference at ${clip(rec.cassetteMiss, 100)}`);
   return joinText(parts, ' ');
@@ -441,4 +445,15 @@ function wireLines(entry: TrafficEntry, opts: Style): Hole[] {
       );
   }
   return lines;
+}
+
+/** `[budget 84 % session claude-code:abc $1.68/$2.00]`, `[budget reached key/day default …]`. */
+function budgetMarkText(m: BudgetMark): string {
+  const share = Math.max(m.cap.usd ? m.spent.usd / m.cap.usd : 0, m.cap.tokens ? m.spent.tokens / m.cap.tokens : 0);
+  const where = m.state === 'over' ? 'reached' : `${Math.floor(share * 100)} %`;
+  const figures =
+    m.cap.usd !== undefined
+      ? `${budgetUsd(m.spent.usd)}/${budgetUsd(m.cap.usd)}`
+      : `${Math.round(m.spent.tokens)}/${m.cap.tokens} tokens`;
+  return `[budget ${where} ${m.scope} ${clip(m.subject, 80)} ${figures}]`;
 }

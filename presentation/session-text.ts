@@ -205,7 +205,7 @@ export function sessionsTable(sessions: readonly SessionSummary[], width = DEFAU
       ...tokenColumns(all.map((s) => s.tokens)),
       {
         title: 'EST. COST',
-        cells: all.map((s) => costCell(s.cost, unpricedOf(s), s.floors?.requests ?? 0)),
+        cells: all.map((s) => costCell(s.cost, unpricedOf(s), s.floors?.requests ?? 0) + budgetText(s.budget)),
         cut: 0,
       },
       ...unpricedColumn(all.map(unpricedOf)),
@@ -456,4 +456,14 @@ export function sessionSections(
   if (d.cache) lines.push('', ...cacheLines(d.cache, color));
   if (d.context) lines.push('', ...contextLines(d.context, color));
   return lines.length ? joinText(lines) : undefined;
+}
+
+/** ` / cap $2.00 (84 %)` after the cost, with a session cap (issue 44): spend since the last reset against the cap. */
+function budgetText(b: SessionSummary['budget']): string {
+  if (!b) return '';
+  const parts: string[] = [];
+  if (b.cap.usd !== undefined) parts.push(`${usd(b.spent.usd)}/${usd(b.cap.usd)}`);
+  if (b.cap.tokens !== undefined) parts.push(`${compact(b.spent.tokens)}/${compact(b.cap.tokens)} tokens`);
+  const mark = b.state === 'over' ? ' REACHED' : b.state === 'warning' ? ' WARNING' : '';
+  return ` (budget ${parts.join(', ')}${mark})`;
 }

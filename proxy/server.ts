@@ -33,6 +33,9 @@ import { BridgePolicy } from './bridge/index.js';
 import { TrafficRing } from './traffic/ring.js';
 import { RING_BODY_CHARS } from './traffic/ring-entry.js';
 import { FaultLedger } from './traffic/fault-ledger.js';
+import { BudgetBook } from './traffic/budget-book.js';
+import { isCap } from '../rules/budgets/budget-rules.js';
+import { readTrafficLog } from '../storage/log/reader.js';
 import { DEFAULT_QUIET_MS } from '../rules/faults/fault-report.js';
 import { logBodyCaptureBytes } from './pipeline/capture.js';
 import { INSTALLED_COMMAND, proxyFlags } from '../rules/project/command-line.js';
@@ -285,6 +288,7 @@ function buildContext(
     stats,
     sessions: new SessionBook(),
     runs: new RunBook(redactor),
+    budgets: new BudgetBook(opts.budgets),
     faults: armedBook(opts.faults),
     recorder:
       opts.recordDir === undefined
@@ -385,11 +389,36 @@ async function openLogForPort(
   try {
     await openLogOrRefuse(log);
     opened = true;
+    await seedBudgets(ctx, file);
   } catch (err) {
     await undo();
     throw err;
   }
   return log;
+}
+
+/**
+ * A key's day and month caps count what the key spent before this start too: the log's records (this month's,
+ * rotated files included), as `loopgate usage` reads them. Only the records from before now: a request served
+ * meanwhile is counted as it finishes. An unreadable log leaves the spend at what this run sees (said once).
+ */
+async function seedBudgets(ctx: ProxyContext, file: string): Promise<void> {
+  const caps = ctx.budgets.caps;
+  if (!isCap(caps.keyDay) && !isCap(caps.keyMonth)) return;
+  const now = new Date();
+  const monthStart = new Date(now.getFullYear(), now.getMonth(), 1);
+  try {
+    const read = await readTrafficLog(file, { since: monthStart, includeRotated: true });
+    ctx.budgets.seed(
+      read.records.filter((r) => Date.parse(r.time) < now.getTime()),
+      now,
+    );
+  } catch (err) {
+    ctx.hintOnce(
+      'budget-seed',
+      `The key budgets could not read what was spent before this start from ${file} (${(err as Error).message}): they count from now.`,
+    );
+  }
 }
 
 /** The keys as the routing sees them: name, fingerprint, its model count or why its list failed. */

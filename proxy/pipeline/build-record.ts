@@ -62,6 +62,7 @@ export type RecordContext = Pick<
   | 'redactor'
   | 'ring'
   | 'sessions'
+  | 'budgets'
   | 'stats'
   | 'token'
 >;
@@ -326,6 +327,11 @@ export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext)
       diagnosis: rec.diagnosis ?? rec.errorCode,
       path: rec.canonicalPath,
     };
+  }
+  // Before the sinks that keep the record: a request that brought a cap to 80 % or past carries the mark.
+  if (ctx.budgets.active) {
+    const mark = runSink(ctx, 'budgets', records, () => ctx.budgets.add(rec));
+    if (mark) rec.budget = mark;
   }
   // No span for a refused export of ours: it would be exported, refused and recorded again, forever.
   if (ctx.otlp && ex.req.headers[EXPORTER_MARKER_HEADER] === undefined)

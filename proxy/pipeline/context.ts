@@ -1,6 +1,7 @@
 // What every pipeline step may read: configuration and the long-lived parts.
 import type { SessionBook } from '../traffic/session-book.js';
 import type { RunBook } from '../traffic/run-book.js';
+import type { BudgetBook } from '../traffic/budget-book.js';
 import type { FaultBook } from './fault-book.js';
 import type { CassetteRecorder } from '../cassette/recorder.js';
 import type { PriceOverrides } from '../../rules/sessions/pricing.js';
@@ -73,6 +74,8 @@ export interface ProxyContext {
   sessions: SessionBook;
   /** The `loopgate run` processes registered, live or ended: a run credential is good while its run lives. */
   runs: RunBook;
+  /** The budget caps and what each has spent (issue 44): `budgets.active` is false when no cap is set. */
+  budgets: BudgetBook;
   /** Model → priced model or own prices (loopgate.json "prices", the setting, the demo fixture's priced_as). */
   prices: PriceOverrides;
   /** The armed fault rules (--fault, loopgate.json, the local API): `faults.armed` is false when none is. */

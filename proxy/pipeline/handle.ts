@@ -28,6 +28,8 @@ import { answerAliasedModelUnion, applyAlias, noteModelNotFound, withAliasAdvice
 import { closestDemoModel } from '../../rules/keys/demo-family.js';
 import { runSink } from './sink-guard.js';
 import { relayMcp } from './mcp-relay.js';
+import { budgetRefusal } from './budget-check.js';
+import { isTurn } from '../traffic/session-book.js';
 
 /** The facts a request starts with (the reply that owns its answer is made from them). */
 export function startFacts(req: IncomingMessage): RequestFacts {
@@ -106,13 +108,24 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
     } catch (err) {
       throw withAliasAdvice(err, facts.body.model, facts.alias, ctx);
     }
+    // Budgets cost one check when no cap is set (budget-check.ts).
+    if (ctx.budgets.active) {
+      if (ctx.budgets.needsSession) facts.session ??= sessionOf(facts, ctx);
+      const refusal = isTurn({ method: req.method ?? 'GET', canonicalPath: paths.path })
+        ? budgetRefusal(
+            { session: facts.session, key: facts.key.slot?.name, model: facts.body.model, time: facts.time },
+            ctx,
+          )
+        : undefined;
+      if (refusal) throw refusal;
+    }
     let route = planRoute(facts, ctx, bridgeable);
     facts.route = route;
     const inFlight = (facts.inFlight = reportInFlight(facts, reply, ctx));
     if (inFlight) reply.onClose(() => inFlight.end());
     // Faults cost one check when none is armed.
     if (ctx.faults.armed) {
-      if (ctx.faults.needsSession) facts.session = sessionOf(facts, ctx);
+      if (ctx.faults.needsSession) facts.session ??= sessionOf(facts, ctx);
       facts.fault = takeFault(facts, ctx, { websocket: false, session: facts.session });
       if (facts.fault && (await injectBefore(facts.fault, facts, reply, ctx, abort))) return;
     }

@@ -25,6 +25,7 @@ import { handleRuns } from './run-endpoints.js';
 import { readerScope } from './reader-scope.js';
 import { handleMcp } from './mcp-endpoint.js';
 import { handleMcpReport } from './mcp-report.js';
+import { handleBudget, isBudgetEndpoint } from './budget-endpoints.js';
 import {
   LOCAL_API_PREFIX,
   LOCAL_ERROR_CODES,
@@ -106,6 +107,10 @@ export async function handleLocalEndpoint(
   }
   // Checks the credential itself: a run's is taken (mcp-wrap under `loopgate run` holds only that).
   if (paths.path === LOCAL_PATHS.mcpCalls) return handleMcpReport(req, reply, ctx);
+  if (isBudgetEndpoint(paths.path)) {
+    checkToken(req, ctx, 'loopgate-api');
+    return handleBudget(req, paths, reply, ctx);
+  }
   if (paths.path === LOCAL_PATHS.runs) {
     checkToken(req, ctx, 'loopgate-api');
     return handleRuns(req, reply, ctx);
@@ -195,7 +200,7 @@ export async function handleLocalEndpoint(
       throw new ProxyError(
         404,
         LOCAL_ERROR_CODES.unknownEndpoint,
-        `No such Loopgate endpoint ${paths.path}. Known: ${[LOCAL_PATHS.health, LOCAL_PATHS.stats, LOCAL_PATHS.keys, LOCAL_PATHS.refresh, LOCAL_PATHS.traffic, LOCAL_PATHS.sessions, LOCAL_PATHS.faults, LOCAL_PATHS.runs].join(', ')}.`,
+        `No such Loopgate endpoint ${paths.path}. Known: ${[LOCAL_PATHS.health, LOCAL_PATHS.stats, LOCAL_PATHS.keys, LOCAL_PATHS.refresh, LOCAL_PATHS.traffic, LOCAL_PATHS.sessions, LOCAL_PATHS.faults, LOCAL_PATHS.runs, LOCAL_PATHS.budget].join(', ')}.`,
       );
   }
   reply.answer(200, 'application/json', JSON.stringify(payload), headers);

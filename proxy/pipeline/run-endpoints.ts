@@ -7,12 +7,14 @@ import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
 import { verifyRunCredential } from '../../rules/access/run-credential.js';
 import type { ProxyContext } from './context.js';
 import type { ClientReply } from './client-reply.js';
-import { LOCAL_ERROR_CODES, LOCAL_PATHS, RUN_HEADER, type RunAnswer } from '../../core/local-api.js';
+import { LOCAL_ERROR_CODES, LOCAL_PATHS, RUN_BUDGET_HEADER, RUN_HEADER, type RunAnswer } from '../../core/local-api.js';
+import type { BudgetCap } from '../../core/budget.js';
+import { runName } from '../traffic/budget-book.js';
 
 export async function handleRuns(
   req: IncomingMessage,
   reply: ClientReply,
-  ctx: Pick<ProxyContext, 'runs' | 'token'>,
+  ctx: Pick<ProxyContext, 'runs' | 'token' | 'budgets'>,
 ): Promise<void> {
   const method = req.method ?? 'GET';
   if (method !== 'POST' && method !== 'DELETE')
@@ -31,10 +33,43 @@ export async function handleRuns(
       `${RUN_HEADER} must hold a run credential this proxy's local token made (the one \`loopgate run\` gives its tool).`,
     );
   const state = method === 'POST' ? 'live' : 'ended';
+  const budget = method === 'POST' ? runBudget(req.headers[RUN_BUDGET_HEADER]) : undefined;
   ctx.runs.mark(facts, credential, state);
+  // `loopgate run --budget`: the run's own cap, named as its session's run is (budget-book.ts runName).
+  if (budget)
+    ctx.budgets.setRunCap(runName({ tool: facts.tool, started: new Date(facts.started).toISOString() }), budget);
   reply.answer(
     200,
     'application/json',
     JSON.stringify({ state: ctx.runs.state(facts) === 'ended' ? 'ended' : 'live' } satisfies RunAnswer),
   );
+}
+
+/** RUN_BUDGET_HEADER: {"usd": 2} and/or {"tokens": 100000}, each more than 0; absent: no cap of the run's own. */
+function runBudget(header: string | string[] | undefined): BudgetCap | undefined {
+  if (header === undefined) return undefined;
+  const bad = () =>
+    new ProxyError(
+      400,
+      LOCAL_ERROR_CODES.badRunBudget,
+      `${RUN_BUDGET_HEADER} must be JSON like {"usd": 2} or {"tokens": 100000} (each more than 0).`,
+    );
+  if (typeof header !== 'string' || header.length > 200) throw bad();
+  let v: unknown;
+  try {
+    v = JSON.parse(header);
+  } catch {
+    throw bad();
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad();
+  const o = v as Record<string, unknown>;
+  const cap: BudgetCap = {};
+  for (const part of ['usd', 'tokens'] as const) {
+    const n = o[part];
+    if (n === undefined) continue;
+    if (typeof n !== 'number' || !Number.isFinite(n) || n <= 0) throw bad();
+    cap[part] = n;
+  }
+  if (cap.usd === undefined && cap.tokens === undefined) throw bad();
+  return cap;
 }

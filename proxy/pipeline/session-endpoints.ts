@@ -64,7 +64,7 @@ export async function handleSessions(
   req: IncomingMessage,
   paths: PathFacts,
   reply: ClientReply,
-  ctx: Pick<ProxyContext, 'ring' | 'sessions' | 'faultLedger'>,
+  ctx: Pick<ProxyContext, 'ring' | 'sessions' | 'faultLedger' | 'budgets'>,
   scope?: ReaderScope,
 ): Promise<void> {
   if (req.method !== 'GET')
@@ -84,7 +84,8 @@ export async function handleSessions(
           .filter((s) => scope.sees(s.id))
           .slice(0, limit)
       : ctx.sessions.list(limit);
-    const answer: SessionListAnswer = { sessions: withClientRetries(sessions, ctx) };
+    const counted = withClientRetries(sessions, ctx);
+    const answer: SessionListAnswer = { sessions: ctx.budgets.active ? counted.map((s) => withBudget(s, ctx)) : counted };
     return reply.answer(200, 'application/json', JSON.stringify(answer));
   }
   let id: string;
@@ -93,7 +94,8 @@ export async function handleSessions(
   } catch {
     throw new ProxyError(400, LOCAL_ERROR_CODES.badQuery, 'The session id in the path is not valid percent-encoding.');
   }
-  const session = !scope || scope.sees(id) ? sessionWithRetries(ctx, id) : undefined;
+  const found = !scope || scope.sees(id) ? sessionWithRetries(ctx, id) : undefined;
+  const session = found && ctx.budgets.active ? withBudget(found, ctx) : found;
   if (!session)
     throw new ProxyError(
       404,
@@ -120,4 +122,10 @@ export async function handleSessions(
   }
   const answer: SessionDetailAnswer = { session, seqs, turns };
   reply.answer(200, 'application/json', JSON.stringify(answer));
+}
+
+/** The session's cap and spend, when a session cap is set (`loopgate sessions` shows spend/cap, the panel draws it). */
+function withBudget(s: SessionSummary, ctx: Pick<ProxyContext, 'budgets'>): SessionSummary {
+  const budget = ctx.budgets.sessionLine(s.id);
+  return budget ? { ...s, budget } : s;
 }

@@ -15,6 +15,7 @@ const SINK_WORDS: Record<SinkName, string> = {
   otlp: 'the OTLP export',
   ring: 'the traffic ring',
   sessions: 'the session book',
+  budgets: 'the budget book',
   recorder: 'the cassette recorder',
   console: 'the console line',
 };

@@ -31,6 +31,7 @@ import type { Attempt, PathFacts, RequestFacts, RequestSoFar } from './exchange.
 import { admit, type AdmissionContext } from './admission.js';
 import { chooseSlot } from './choose-key.js';
 import { finish, sessionOf, type RecordContext } from './build-record.js';
+import { budgetRefusal, websocketErrorEvent } from './budget-check.js';
 import { startFacts, tookAttempt } from './handle.js';
 import { ClientReply, responseForUpgrade } from './client-reply.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
@@ -441,7 +442,9 @@ function wsFaults(
  * session is the first turn's, for every turn.
  */
 /** What recording a connection's turns reads: the record's sinks, the in-flight feed, the session book. */
-type TurnContext = RecordContext & Pick<ProxyContext, 'logOwnTraffic' | 'redactor' | 'ring' | 'sessions' | 'stats'>;
+type TurnContext = RecordContext &
+  Pick<ProxyContext, 'logOwnTraffic' | 'redactor' | 'ring' | 'sessions' | 'stats'> &
+  Parameters<typeof budgetRefusal>[1];
 
 function turnHooks(ex: RequestFacts, connection: ClientReply, ctx: TurnContext): TurnHooks {
   let turns = 0;
@@ -469,6 +472,15 @@ function turnHooks(ex: RequestFacts, connection: ClientReply, ctx: TurnContext):
       const reply = connection.forTurn(turn);
       turnFacts.set(reply, turn);
       return { reply, inFlight: reportInFlight(turn, reply, ctx) };
+    },
+    refuse(request) {
+      if (!ctx.budgets.active) return undefined;
+      if (ctx.budgets.needsSession) ex.session ??= sessionOf(ex, ctx);
+      const refusal = budgetRefusal(
+        { session: ex.session, key: ex.key?.slot?.name, model: request.model, time: new Date() },
+        ctx,
+      );
+      return refusal && websocketErrorEvent(refusal);
     },
     end(reply, summary) {
       const turn = turnFacts.get(reply);

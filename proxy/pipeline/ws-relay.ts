@@ -51,6 +51,8 @@ export interface TurnHooks {
   begin(request: TurnRequest): { reply: ClientReply; inFlight?: InFlightProgress };
   /** The turn is over (its last event went, or the connection closed during it). */
   end(reply: ClientReply, summary: TurnSummary): void;
+  /** A budget refuses this response.create (issue 44): the error event the client gets instead of an answer. */
+  refuse?(request: TurnRequest): string | undefined;
 }
 
 /** What the connection's close gives: its own counts (its record when it had no turn) and how many turns it had. */
@@ -110,6 +112,8 @@ class ConnectionRelay {
   private stallTimer: NodeJS.Timeout | undefined;
   private dropping = false;
   private clientClosed = false;
+  /** The error event a budget cap answered the last response.create with. */
+  private refusal: string | undefined;
 
   constructor(
     private readonly reply: ClientReply,
@@ -157,7 +161,7 @@ class ConnectionRelay {
     this.facts.messagesIn++;
     this.bytesIn += buf.length;
     const created = isBinary ? undefined : inspectRequest(buf);
-    if (created) this.beginTurn(created);
+    if (created && this.beginTurn(created) === 'refused') return this.refused(buf);
     if (this.turn) {
       this.turn.facts.messagesIn++;
       this.turn.bytesIn += buf.length;
@@ -166,7 +170,8 @@ class ConnectionRelay {
     forward(buf, isBinary, this.client, this.upstream);
   }
 
-  private beginTurn(created: Omit<TurnRequest, 'at'>): void {
+  /** A response.create: its turn begins, unless a budget cap refuses it (the upstream then never sees it). */
+  private beginTurn(created: Omit<TurnRequest, 'at'>): 'begun' | 'refused' {
     this.facts.requests++;
     // One response at a time on a connection: a create while one is open ends that one.
     this.endTurn();
@@ -184,8 +189,25 @@ class ConnectionRelay {
       bodyBytes: 0,
       times: [],
     };
+    const refusal = this.hooks.refuse?.(request);
+    if (refusal !== undefined) {
+      this.refusal = refusal;
+      return 'refused';
+    }
     // Counted from this response's first message on, as a POST's stream is.
     if (!this.fault && this.faults) this.fault = this.faults.forCreate(created.model);
+    return 'begun';
+  }
+
+  /** Over a budget cap: the client gets the protocol's error event in the turn's record, and the create goes nowhere. */
+  private refused(buf: Buffer): void {
+    const turn = this.turn!;
+    turn.facts.messagesIn++;
+    turn.bytesIn += buf.length;
+    this.keepRequest(turn, buf, false);
+    this.toClient(Buffer.from(this.refusal!), false);
+    this.refusal = undefined;
+    this.endTurn();
   }
 
   private endTurn(closed?: { clientAborted: boolean }): void {

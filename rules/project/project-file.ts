@@ -5,6 +5,7 @@
 //     "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" },  // FROM (what a tool asks for) → TO (what a key serves)
 //     "prices": { "gpt-6.1-sol": "gpt-4o-mini" },    // what a model costs (rules/sessions/price-table.ts)
 //     "cassette": { "ignore": ["tools.*.description"] }  // more paths a replay's match leaves out
+//     "budgets": { "session": { "usd": 2 } }          // caps that may only lower the user's (rules/budgets/budget-config.ts)
 //   }
 //
 // "$schema" may be present; other keys are reported and ignored. One reader for
@@ -18,6 +19,8 @@ import { quoted } from '../terminal/printable.js';
 import { readCassetteSettings } from '../cassettes/cassette-settings.js';
 import { parseFaultRule } from '../faults/fault-rules.js';
 import type { FaultRule } from '../../core/fault.js';
+import type { BudgetCaps } from '../../core/budget.js';
+import { readBudgets } from '../budgets/budget-config.js';
 
 export interface ProjectAlias extends AliasEntry {
   /** UTF-16 offsets of FROM's and TO's string tokens (quotes included). */
@@ -44,11 +47,13 @@ export interface ProjectFile {
   cassetteIgnore?: string[];
   /** The usable "faults" entries, parsed (rules/faults/fault-rules.ts), in order; a rule with a problem is left out. */
   faults: FaultRule[];
+  /** "budgets": caps the project asks for; they may only lower the user's (rules/budgets/budget-rules.ts lowerOnly). */
+  budgets?: BudgetCaps;
   problems: ProjectFileProblem[];
 }
 
 const PROJECT_FILE_EXAMPLE = '{ "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" } }';
-const KNOWN_KEYS = new Set(['aliases', 'prices', 'cassette', 'faults', '$schema']);
+const KNOWN_KEYS = new Set(['aliases', 'prices', 'cassette', 'faults', 'budgets', '$schema']);
 
 export function readProjectFile(text: string): ProjectFile {
   let prices: PriceOverrides = {};
@@ -89,6 +94,7 @@ export function readProjectFile(text: string): ProjectFile {
   }
   let aliasesNode: JsonNode | undefined;
   let cassetteIgnore: string[] | undefined;
+  let budgets: BudgetCaps | undefined;
   for (const e of root.entries) {
     if (e.key === 'cassette') {
       const settings = readCassetteSettings(e.value);
@@ -101,15 +107,27 @@ export function readProjectFile(text: string): ProjectFile {
       prices = table.prices;
       problems.push(...table.problems.map((p) => ({ severity: 'error' as const, ...p })));
     } else if (e.key === 'faults') readFaults(e.value, faults, problems);
-    else if (!KNOWN_KEYS.has(e.key))
+    else if (e.key === 'budgets') {
+      const read = readBudgets(e.value, text);
+      budgets = read.caps;
+      problems.push(...read.problems.map((p) => ({ severity: 'error' as const, ...p })));
+    } else if (!KNOWN_KEYS.has(e.key))
       problems.push({
         severity: 'warning',
-        message: `loopgate.json has no setting ${quoted(e.key.slice(0, 80))} (it knows "aliases", "prices", "cassette" and "faults"); ignored.`,
+        message: `loopgate.json has no setting ${quoted(e.key.slice(0, 80))} (it knows "aliases", "prices", "cassette", "faults" and "budgets"); ignored.`,
         start: e.keyStart,
         end: e.keyEnd,
       });
   }
-  if (!aliasesNode) return { aliases: [], prices, faults, problems, ...(cassetteIgnore ? { cassetteIgnore } : {}) };
+  if (!aliasesNode)
+    return {
+      aliases: [],
+      prices,
+      faults,
+      problems,
+      ...(cassetteIgnore ? { cassetteIgnore } : {}),
+      ...(budgets ? { budgets } : {}),
+    };
   if (aliasesNode.kind !== 'object') {
     problems.push({
       severity: 'error',
@@ -117,7 +135,14 @@ export function readProjectFile(text: string): ProjectFile {
       start: aliasesNode.start,
       end: aliasesNode.end,
     });
-    return { aliases: [], prices, faults, problems, ...(cassetteIgnore ? { cassetteIgnore } : {}) };
+    return {
+      aliases: [],
+      prices,
+      faults,
+      problems,
+      ...(cassetteIgnore ? { cassetteIgnore } : {}),
+      ...(budgets ? { budgets } : {}),
+    };
   }
   const aliases: ProjectAlias[] = [];
   const seen = new Map<string, ProjectAlias>();
@@ -173,7 +198,14 @@ export function readProjectFile(text: string): ProjectFile {
     });
     return false;
   });
-  return { aliases: usable, prices, faults, problems, ...(cassetteIgnore ? { cassetteIgnore } : {}) };
+  return {
+    aliases: usable,
+    prices,
+    faults,
+    problems,
+    ...(cassetteIgnore ? { cassetteIgnore } : {}),
+    ...(budgets ? { budgets } : {}),
+  };
 }
 
 function lineCol(text: string, at: number): string {

@@ -70,7 +70,7 @@ describe('loopgate.json in the language server', () => {
     );
     expect(self!.message).toContain('maps a model to itself');
     expect(unknown!.message).toContain(
-      'loopgate.json has no setting "alias" (it knows "aliases", "prices", "cassette" and "faults"); ignored.',
+      'loopgate.json has no setting "alias" (it knows "aliases", "prices", "cassette", "faults" and "budgets"); ignored.',
     );
 
     const actions = await codeActions(URI, target!);

@@ -62,6 +62,8 @@ const FLOORS: Record<string, number> = {
   'rules/keys': 1.3,
   'rules/otlp': 1.3,
   'rules/replay': 1.3,
+  // Budget caps: where a cap stands, what a refusal says, how loopgate.json may lower them.
+  'rules/budgets': 1.3,
   'rules/diagnosis': 1.4,
   'rules/project': 1.5,
   // Files: Loopgate's folders and token file, the traffic log, cassettes on disk.
