@@ -17,12 +17,7 @@ import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
 import { CASSETTE_HEADER, CASSETTE_MISS_CODE, type CassetteExchange, type RecordedEvent } from '../core/cassette.js';
-import {
-  matchKey,
-  nearestRecording,
-  type Difference,
-  type MatchOptions,
-} from '../rules/cassettes/cassette-match.js';
+import { matchKey, nearestRecording, type Difference, type MatchOptions } from '../rules/cassettes/cassette-match.js';
 import { jsonTextDeeperThan } from '../rules/json/nesting.js';
 import { identifySession } from '../rules/sessions/session-identity.js';
 

@@ -85,7 +85,9 @@ export async function handleSessions(
           .slice(0, limit)
       : ctx.sessions.list(limit);
     const counted = withClientRetries(sessions, ctx);
-    const answer: SessionListAnswer = { sessions: ctx.budgets.active ? counted.map((s) => withBudget(s, ctx)) : counted };
+    const answer: SessionListAnswer = {
+      sessions: ctx.budgets.active ? counted.map((s) => withBudget(s, ctx)) : counted,
+    };
     return reply.answer(200, 'application/json', JSON.stringify(answer));
   }
   let id: string;
