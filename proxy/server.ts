@@ -402,7 +402,7 @@ async function openLogForPort(
  * rotated files included), as `loopgate usage` reads them. Only the records from before now: a request served
  * meanwhile is counted as it finishes. An unreadable log leaves the spend at what this run sees (said once).
  */
-async function seedBudgets(ctx: ProxyContext, file: string): Promise<void> {
+async function seedBudgets(ctx: Pick<ProxyContext, 'budgets' | 'hintOnce'>, file: string): Promise<void> {
   const caps = ctx.budgets.caps;
   if (!isCap(caps.keyDay) && !isCap(caps.keyMonth)) return;
   const now = new Date();

@@ -16,7 +16,9 @@ import { exited, spawnCli, tempHome } from './io.js';
 
 const TOKEN = 'lg-local-cassette-agent-blocks-0123456789';
 const FIXTURES = join(__dirname, '..', 'fixtures', 'agent-cassettes');
-const CLAUDE_CODE = JSON.parse(readFileSync(join(FIXTURES, 'git-repo', 'claude-code-first-request.json'), 'utf8')) as {
+const CLAUDE_CODE = JSON.parse(
+  readFileSync(join(__dirname, '..', 'fixtures', 'agent-requests', 'claude-code-git-repo-first-request.json'), 'utf8'),
+) as {
   headers: Record<string, string>;
   body: Record<string, unknown>;
 };

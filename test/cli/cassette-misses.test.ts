@@ -15,10 +15,7 @@ import { assertNoCanary, makeCanary } from '../log/canary.js';
 const TOKEN = 'lg-local-cassette-misses-0123456789abcdef';
 /** Claude Code 2.1.332's first request, as it sent it in a git repository (see the file's own note). */
 const CLAUDE_CODE = JSON.parse(
-  readFileSync(
-    join(__dirname, '..', 'fixtures', 'agent-cassettes', 'git-repo', 'claude-code-first-request.json'),
-    'utf8',
-  ),
+  readFileSync(join(__dirname, '..', 'fixtures', 'agent-requests', 'claude-code-git-repo-first-request.json'), 'utf8'),
 ) as { headers: Record<string, string>; body: Record<string, unknown> & { tools: Array<{ description?: string }> } };
 
 async function serve(args: string[], env: Record<string, string> = {}) {

@@ -61,6 +61,9 @@ const TALKS_TO_PROXY = [
   'sessions',
   'usage',
   'faults',
+  'budget',
+  'mcp',
+  'mcp-wrap',
 ];
 const NO_PROXY: Record<string, string> = {
   serve: 'starts a proxy (its --port is where it listens)',

@@ -98,7 +98,7 @@ describe('budgets', () => {
     // `tail` marks it; `sessions` shows spend/cap.
     expect(tailLine(records[0]!, { color: false }).text).toContain(`[budget reached session claude-code:${session} $`);
     expect(listed.budget).toMatchObject({ cap: { usd: 0.5 }, state: 'over', spent: { usd: listed.cost!.estimated } });
-    expect(sessionsTable([listed])).toMatch(/\(budget \$\d+\.\d+\/\$0\.5000 REACHED\)/);
+    expect(sessionsTable([listed])).toMatch(/\(budget \$\d+(\.\d+)?\/\$0\.5 REACHED\)/);
     expect(records[1]).toMatchObject({ status: 402, diagnosis: 'budget-exceeded' });
     // The key never shows in the refusal or the budget answer (canary: the real key value).
     expect(err.message).not.toContain(KEYS.claude);
