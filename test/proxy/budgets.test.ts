@@ -234,6 +234,11 @@ describe('budgets', () => {
     expect(notes.join('\n')).toContain('budgets.session.usd 50 would raise the cap of 2: a project may only lower one');
     expect(notes.join('\n')).toContain('budgets.unpriced "tokens" would let unpriced models through');
     // A bad flag says what to fix.
+    // serve --budget-hard: every cap ends streams under way.
+    expect(resolveBudgets({ flags: { 'budget-session': '2', 'budget-hard': true } }).caps).toEqual({
+      session: { usd: 2 },
+      hard: true,
+    });
     expect(() => resolveBudgets({ flags: { 'budget-session': 'two' } })).toThrow(
       '--budget-session takes an amount in USD more than 0, e.g. 2.00 (got "two").',
     );
