@@ -19,6 +19,7 @@ export interface BudgetFlags {
   'budget-key-month'?: string;
   'budget-key-month-tokens'?: string;
   'budget-unpriced'?: string;
+  'budget-hard'?: boolean;
 }
 
 export const BUDGET_OPTIONS = {
@@ -29,6 +30,7 @@ export const BUDGET_OPTIONS = {
   'budget-key-month': { type: 'string' },
   'budget-key-month-tokens': { type: 'string' },
   'budget-unpriced': { type: 'string' },
+  'budget-hard': { type: 'boolean' },
 } as const;
 
 export const BUDGET_USAGE = `Budgets (docs/budgets.md; a request that would start over a cap is refused with 402):
@@ -38,6 +40,8 @@ export const BUDGET_USAGE = `Budgets (docs/budgets.md; a request that would star
   --budget-key-month USD  Cap each key's estimated cost per month (--budget-key-month-tokens N too).
   --budget-unpriced MODE  refuse (default): a model without a price under a cost cap is refused;
                           tokens: let it through, counted by its tokens only.
+  --budget-hard           End a stream under way, with its protocol's error event, when a cap it
+                          counts is reached (by default a running stream is never cut).
                           Also read: "budgets" in loopgate.json, which may only lower a cap.`;
 
 export interface BudgetSources {
@@ -72,7 +76,8 @@ export function resolveBudgets(src: BudgetSources): { caps: BudgetCaps; notes: s
 
 function withFlags(base: BudgetCaps, f: BudgetFlags): BudgetCaps {
   const caps: BudgetCaps = { ...base };
-  const set = (name: 'session' | 'keyDay' | 'keyMonth', usdFlag: keyof BudgetFlags, tokenFlag: keyof BudgetFlags) => {
+  type CapFlag = Exclude<keyof BudgetFlags, 'budget-hard' | 'budget-unpriced'>;
+  const set = (name: 'session' | 'keyDay' | 'keyMonth', usdFlag: CapFlag, tokenFlag: CapFlag) => {
     const cap: BudgetCap = { ...caps[name] };
     const usd = f[usdFlag];
     if (usd !== undefined) cap.usd = usdOption(usdFlag, usd);
@@ -83,6 +88,7 @@ function withFlags(base: BudgetCaps, f: BudgetFlags): BudgetCaps {
   set('session', 'budget-session', 'budget-session-tokens');
   set('keyDay', 'budget-key-day', 'budget-key-day-tokens');
   set('keyMonth', 'budget-key-month', 'budget-key-month-tokens');
+  if (f['budget-hard']) caps.hard = true;
   const unpriced = f['budget-unpriced'];
   if (unpriced !== undefined) {
     if (unpriced !== 'refuse' && unpriced !== 'tokens')

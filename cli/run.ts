@@ -11,7 +11,7 @@ import { runCredential, runToolName } from '../rules/access/run-credential.js';
 import { argsWithSecrets, copiesLeftOut, secretsOfEnv } from '../rules/project/child-secrets.js';
 import { toolArgs, toolEnv, toolOf, withMcpServer } from '../rules/project/tool-launch.js';
 import { realpathSync } from 'node:fs';
-import { EXIT, type Command, type Io } from './command.js';
+import { EXIT, UsageError, type Command, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
 import { watchModelNotFound } from './run-hint.js';
 import { tellRun } from './run-registration.js';
@@ -62,6 +62,8 @@ Options:
   --budget USD   Cap this run's estimated cost (every session of the tool under this
                  run): a request that would start over it is refused with a message the
                  tool shows (docs/budgets.md). --budget-tokens N caps its tokens.
+  --budget-hard  With --budget: a stream under way when the run's cap is reached is
+                 ended with its protocol's error event naming the cap.
   --no-token     Accept a proxy started with --no-token. Such a proxy cannot prove it
                  is Loopgate, so without this flag run refuses it: any local program
                  could answer on the port and would get the tool's whole session.
@@ -199,6 +201,7 @@ const RUN_OPTIONS = {
   mcp: { type: 'boolean' },
   budget: { type: 'string' },
   'budget-tokens': { type: 'string' },
+  'budget-hard': { type: 'boolean' },
 } as const;
 
 /** This CLI's own script (dist/cli.js), as node was started with it. */
@@ -207,11 +210,23 @@ function cliScript(): string {
 }
 
 /** --budget USD and --budget-tokens N: the run's own cap, or undefined. */
-function runBudget(values: { budget?: string; 'budget-tokens'?: string }): BudgetCap | undefined {
+function runBudget(values: {
+  budget?: string;
+  'budget-tokens'?: string;
+  'budget-hard'?: boolean;
+}): BudgetCap | undefined {
   const cap: BudgetCap = {};
   if (values.budget !== undefined) cap.usd = usdOption('budget', values.budget);
   if (values['budget-tokens'] !== undefined) cap.tokens = tokenOption('budget-tokens', values['budget-tokens']);
-  return cap.usd === undefined && cap.tokens === undefined ? undefined : cap;
+  if (cap.usd === undefined && cap.tokens === undefined) {
+    if (values['budget-hard'])
+      throw new UsageError(
+        '--budget-hard ends streams at the run cap: give the cap too (--budget USD or --budget-tokens N).',
+      );
+    return undefined;
+  }
+  if (values['budget-hard']) cap.hard = true;
+  return cap;
 }
 
 /** Without `--`: run's own leading options, and the rest (the tool and its arguments). */
@@ -219,7 +234,8 @@ function splitOwnOptions(argv: string[]): { own: string[]; tool: string[] } {
   let i = 0;
   while (i < argv.length) {
     const a = argv[i]!;
-    if (a === '--no-token' || a === '--mcp' || /^--(port|host|budget|budget-tokens)=/.test(a)) i += 1;
+    if (a === '--no-token' || a === '--mcp' || a === '--budget-hard' || /^--(port|host|budget|budget-tokens)=/.test(a))
+      i += 1;
     else if (/^--(port|host|budget|budget-tokens)$/.test(a) && i + 1 < argv.length) i += 2;
     else break;
   }

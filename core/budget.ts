@@ -7,6 +7,8 @@
 export interface BudgetCap {
   usd?: number;
   tokens?: number;
+  /** `loopgate run --budget-hard`: a stream under way is ended when this cap is reached. */
+  hard?: boolean;
 }
 
 /** What a cap counts: a session, a key per local day or month, a `loopgate run`. */
@@ -22,6 +24,8 @@ export interface BudgetCaps {
    * (let through, counted by its tokens only).
    */
   unpriced?: 'refuse' | 'tokens';
+  /** --budget-hard: a stream under way is ended, with its protocol's error event, when a cap it counts is reached. */
+  hard?: boolean;
 }
 
 /** Spend so far against a cap: the estimated USD of the priced answers, and every token. */

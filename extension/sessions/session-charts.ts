@@ -210,17 +210,25 @@ export function contextChart(points: TurnPoint[]): SafeHtml {
   return svg(f, 'Context size over turns', html`${axes(f, compact)}${line(xy, 'context')}${dots}`);
 }
 
-/** The running total of the priced turns; an unpriced turn adds nothing and is drawn hollow, never as $0. */
-export function costChart(points: TurnPoint[]): SafeHtml {
+/**
+ * The running total of the priced turns; an unpriced turn adds nothing and is drawn hollow, never as $0.
+ * `capUsd`: the session's budget cost cap (issue 44), drawn as a dashed line the axis always reaches.
+ */
+export function costChart(points: TurnPoint[], capUsd?: number): SafeHtml {
   const h = 170;
   let sum = 0;
   const running = points.map((p) => (sum += p.cost ?? 0));
-  const f = frame(HALF, h, points.length, niceMax(sum));
+  const cap = capUsd !== undefined && isUsdFigure(capUsd) && capUsd > 0 ? capUsd : undefined;
+  const f = frame(HALF, h, points.length, niceMax(Math.max(sum, cap ?? 0)));
   const xy = running.map((v, i) => [f.x(i), f.y(v)] as [number, number]);
   const dots = points.map((p, i) =>
     p.cost !== undefined
       ? html`<circle class="dot cost" cx="${r1(f.x(i))}" cy="${r1(f.y(running[i]!))}" r="2.5"><title>Turn ${p.n}: ${formatUsd(p.cost)}, ${formatUsd(running[i]!)} so far (estimated)</title></circle>`
       : html`<circle class="dot hollow" cx="${r1(f.x(i))}" cy="${r1(f.y(running[i]!))}" r="3"><title>Turn ${p.n}: ${p.unpriced ? NO_PRICE : 'cost unknown'}</title></circle>`,
   );
-  return svg(f, 'Cumulative estimated cost', html`${axes(f, (v) => formatUsd(v))}${line(xy, 'cost')}${dots}`);
+  const capLine =
+    cap === undefined
+      ? ''
+      : html`<line class="cap" x1="${LEFT}" x2="${f.w - RIGHT}" y1="${r1(f.y(cap))}" y2="${r1(f.y(cap))}"><title>Session budget cap: ${formatUsd(cap)}</title></line><text class="tick cap" x="${f.w - RIGHT}" y="${r1(f.y(cap) - 4)}" text-anchor="end">cap ${formatUsd(cap)}</text>`;
+  return svg(f, 'Cumulative estimated cost', html`${axes(f, (v) => formatUsd(v))}${capLine}${line(xy, 'cost')}${dots}`);
 }

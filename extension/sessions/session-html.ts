@@ -130,7 +130,7 @@ ${dropped > 0 ? html`<p class="dim">${dropped} earlier request${dropped === 1 ? 
 <div class="pair"><div><h3>Context size over turns</h3>
 ${points.length ? contextChart(points) : ''}</div>
 <div><h3>Cumulative cost (estimated)</h3>
-${anyPriced ? costChart(points) : html`<p><span class="warn">${NO_PRICE}</span>${s.costNote ? html` <span class="dim">${s.costNote}</span>` : ''}</p>`}</div></div>
+${anyPriced ? costChart(points, s.budget?.cap.usd) : html`<p><span class="warn">${NO_PRICE}</span>${s.costNote ? html` <span class="dim">${s.costNote}</span>` : ''}</p>`}</div></div>
 <h3>Cache misses</h3>
 ${misses(points)}
 <h3>Summary</h3>
@@ -164,6 +164,7 @@ g.turn { cursor: pointer; } g.turn:hover rect.hit, g.turn:focus rect.hit { fill:
 g.turn:focus { outline: none; }
 polyline.context, polyline.cost { fill: none; stroke-width: 2; }
 polyline.context { stroke: var(--vscode-charts-blue); } polyline.cost { stroke: var(--vscode-charts-orange); }
+line.cap { stroke: var(--vscode-charts-red); stroke-width: 1.5; stroke-dasharray: 5 3; } text.cap { fill: var(--vscode-charts-red); }
 .dot.context { fill: var(--vscode-charts-blue); } .dot.cost { fill: var(--vscode-charts-orange); }
 .dot.hollow { fill: var(--vscode-editor-background); stroke: var(--vscode-charts-orange); stroke-width: 1.5; }
 .legend span { margin-right: 14px; white-space: nowrap; }

@@ -12,6 +12,7 @@ import { NO_TOKENS } from '../../core/token-counts.js';
 import { BUDGET_EXCEEDED, BUDGET_UNPRICED } from '../../core/budget.js';
 import type { SessionRef } from '../../core/agent-session.js';
 import type { ProxyContext } from './context.js';
+import type { AppliedCap } from '../traffic/budget-book.js';
 import { ERROR_EVENT } from '../../rules/protocols/index.js';
 
 /** The status of a budget refusal: "payment required", which no agent retries. */
@@ -32,14 +33,8 @@ export function budgetRefusal(
 ): ProxyError | undefined {
   const applying = ctx.budgets.applying(q.session, q.key, q.time);
   if (applying.length === 0) return undefined;
-  for (const a of applying)
-    if (capState(a.cap, a.spent) === 'over')
-      return new ProxyError(
-        BUDGET_STATUS,
-        BUDGET_EXCEEDED,
-        refusalMessage(a.scope, a.subject, a.cap, a.spent, ctx.cliCommand),
-        FINAL,
-      );
+  const reached = capReached(applying, ctx);
+  if (reached !== undefined) return new ProxyError(BUDGET_STATUS, BUDGET_EXCEEDED, reached, FINAL);
   if (q.model === undefined || ctx.budgets.caps.unpriced === 'tokens') return undefined;
   const costCap = applying.find((a) => a.cap.usd !== undefined);
   if (!costCap || hasPrice(q.model, ctx)) return undefined;
@@ -49,6 +44,15 @@ export function budgetRefusal(
     unpricedMessage(q.model, costCap.scope, costCap.subject, costCap.cap),
     FINAL,
   );
+}
+
+/**
+ * The refusal's message for the first reached cap among `applying` (all of a request's, or --budget-hard's
+ * stream check: only the hard ones), else undefined.
+ */
+export function capReached(applying: readonly AppliedCap[], ctx: Pick<ProxyContext, 'cliCommand'>): string | undefined {
+  const a = applying.find((c) => capState(c.cap, c.spent) === 'over');
+  return a && refusalMessage(a.scope, a.subject, a.cap, a.spent, ctx.cliCommand);
 }
 
 /** The model has a price; in demo mode, the demo model the simulator would answer as counts too. */

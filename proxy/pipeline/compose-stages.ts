@@ -10,6 +10,7 @@ import type { ClientReply } from './client-reply.js';
 import type { InFlightProgress } from './exchange.js';
 import { captureStage, messageCaptureStage } from './capture-stage.js';
 import { FaultStage } from './fault-stage.js';
+import type { HardCapStage } from './hard-cap-stage.js';
 import { inFlightStage } from './in-flight-stage.js';
 import { maskStage } from './mask-stage.js';
 import { StageChain, type StreamStage } from './stream-stage.js';
@@ -24,6 +25,8 @@ export interface HttpStreamFacts {
   /** The bridge serves the request: the answer is translated back. */
   translator?: StreamTranslator;
   fault?: FaultStage;
+  /** --budget-hard: last, so it sees the events the client gets. */
+  hardCap?: HardCapStage;
 }
 
 export function httpStreamStages(facts: HttpStreamFacts): StageChain {
@@ -32,6 +35,7 @@ export function httpStreamStages(facts: HttpStreamFacts): StageChain {
   if (facts.usageHider) stages.push(usageHiderStage(facts.usageHider));
   if (facts.translator) stages.push(translateStage(facts.translator));
   if (facts.fault) stages.push(facts.fault);
+  if (facts.hardCap) stages.push(facts.hardCap);
   return new StageChain(stages);
 }
 

@@ -34,6 +34,8 @@ import { ChunkTiming } from './chunk-timing.js';
 import { MID_STREAM_FAULTS } from '../../core/fault.js';
 import type { RequestAbort } from './request-abort.js';
 import { SERVED_MODEL_HEADER } from '../../rules/keys/demo-family.js';
+import { hardCapFor, type HardCap } from './hard-cap.js';
+import { BUDGET_EXCEEDED } from '../../core/budget.js';
 
 /** A bridged non-stream answer is translated whole; beyond this it is refused rather than held. */
 const BRIDGED_JSON_BYTES = 64 * 1024 * 1024;
@@ -45,7 +47,10 @@ const MODEL_LIST_BYTES = 4 * 1024 * 1024;
 /** What relaying reads: the upstream call's deps, the keys (failover, model lists), the bridge, the aliases. */
 export type RelayContext = UpstreamDeps &
   KeyContext &
-  Pick<ProxyContext, 'failover' | 'upstreamPrefix' | 'redactor' | 'aliases' | 'streamUsage' | 'faults'>;
+  Pick<
+    ProxyContext,
+    'failover' | 'upstreamPrefix' | 'redactor' | 'aliases' | 'streamUsage' | 'faults' | 'budgets' | 'cliCommand'
+  >;
 
 /** Sends `route` upstream and relays the answer; never throws: a failure is an Attempt with `error`. */
 export async function relay(
@@ -160,6 +165,9 @@ async function relayAnswer(
           stopUpstream: () => abort.abort(new Error('A fault rule ended the stream.')),
         }
       : undefined;
+  const hard = isStream && upstream.statusCode === 200 ? hardCapFor(ex, ctx) : undefined;
+  const stopUpstream = () => abort.abort(new Error('A budget cap ended the stream.'));
+  const hardCap = hard && { ...hard, stopUpstream };
   if (!session || !isStream) {
     // The usage the proxy asked for goes to the record (the log keeps the upstream's bytes), not to the client.
     const stages = httpStreamStages({
@@ -167,8 +175,9 @@ async function relayAnswer(
       inFlight: ex.inFlight,
       usageHider: isStream && usageHider ? usageHider() : undefined,
       fault: fault?.stage,
+      hardCap: hard?.stage,
     });
-    await pipe(reply, upstream.body, stages, undefined, fault);
+    await pipe(reply, upstream.body, stages, undefined, fault, hardCap);
     return facts;
   }
   const t = session.translator;
@@ -182,8 +191,14 @@ async function relayAnswer(
       abort.abort(new Error(message));
       return true;
     };
-    const stages = httpStreamStages({ reply, inFlight: ex.inFlight, translator: t, fault: fault?.stage });
-    await pipe(reply, upstream.body, stages, refused, fault);
+    const stages = httpStreamStages({
+      reply,
+      inFlight: ex.inFlight,
+      translator: t,
+      fault: fault?.stage,
+      hardCap: hard?.stage,
+    });
+    await pipe(reply, upstream.body, stages, refused, fault, hardCap);
   } catch (err) {
     if (!reply.unfinished || reply.clientGone) throw err;
     // A bridged stream can say what happened in the caller's own protocol before it ends.
@@ -319,9 +334,31 @@ function pipe(
   stages: StageChain,
   stop?: () => boolean,
   fault?: { stage: FaultStage; stopUpstream: () => void },
+  hard?: HardCap & { stopUpstream: () => void },
 ): Promise<void> {
+  let unwatch: (() => void) | undefined;
   return new Promise<void>((resolve, reject) => {
     let stopped = false;
+    /** --budget-hard: the stream is at its point after a cap was reached: the error event ends it. */
+    const endAtCap = () => {
+      const message = hard?.stage.takeEnd();
+      if (message === undefined) return false;
+      stopped = true;
+      offDrain();
+      reply.brokeOff(BUDGET_EXCEEDED, message);
+      body.destroy();
+      hard!.stopUpstream();
+      const ev = hard!.event(message);
+      reply.send(ev, Buffer.from(ev));
+      reply.end();
+      resolve();
+      return true;
+    };
+    unwatch = hard?.watch(() => {
+      if (stopped || holding) return;
+      const message = hard.reached();
+      if (message !== undefined && hard.stage.reach(message)) endAtCap();
+    });
     // A stall holds what comes meanwhile (chunks, the end), in order, until it is over.
     let holding: Array<() => void> | undefined;
     /** Writes the stages' chunks; false when the client's socket is full. */
@@ -392,6 +429,7 @@ function pipe(
             if (!reply.streamOut(rest)) body.pause();
           });
         const full = !write(outs);
+        if (endAtCap()) return;
         if (full) body.pause();
         timing.done(full);
         if (stop?.()) {
@@ -426,5 +464,5 @@ function pipe(
       },
     };
     body.stream(sink);
-  });
+  }).finally(() => unwatch?.());
 }

@@ -52,7 +52,7 @@ function runBudget(header: string | string[] | undefined): BudgetCap | undefined
     new ProxyError(
       400,
       LOCAL_ERROR_CODES.badRunBudget,
-      `${RUN_BUDGET_HEADER} must be JSON like {"usd": 2} or {"tokens": 100000} (each more than 0).`,
+      `${RUN_BUDGET_HEADER} must be JSON like {"usd": 2} or {"tokens": 100000} (each more than 0; "hard": true to end streams at the cap).`,
     );
   if (typeof header !== 'string' || header.length > 200) throw bad();
   let v: unknown;
@@ -71,5 +71,8 @@ function runBudget(header: string | string[] | undefined): BudgetCap | undefined
     cap[part] = n;
   }
   if (cap.usd === undefined && cap.tokens === undefined) throw bad();
+  // `loopgate run --budget-hard`: a stream under way is ended at this cap.
+  if (o.hard !== undefined && typeof o.hard !== 'boolean') throw bad();
+  if (o.hard === true) cap.hard = true;
   return cap;
 }

@@ -28,6 +28,8 @@ export class BudgetBook {
   private readonly sessions = new Map<string, BudgetSpend>();
   private readonly keyPeriods = new Map<string, BudgetSpend>();
   private readonly runs = new Map<string, { cap: BudgetCap; spent: BudgetSpend }>();
+  /** --budget-hard: the streams under way, each asked after every counted request whether its cap is reached. */
+  private readonly streams = new Set<() => void>();
 
   constructor(readonly caps: BudgetCaps = {}) {}
 
@@ -47,6 +49,7 @@ export class BudgetBook {
     const merged: BudgetCap = { ...had?.cap };
     if (cap.usd !== undefined) merged.usd = Math.min(cap.usd, merged.usd ?? Infinity);
     if (cap.tokens !== undefined) merged.tokens = Math.min(cap.tokens, merged.tokens ?? Infinity);
+    if (cap.hard) merged.hard = true;
     touch(this.runs, run, { cap: merged, spent: had?.spent ?? zero() });
   }
 
@@ -92,7 +95,19 @@ export class BudgetBook {
       }
     }
     if (rec.key !== undefined) this.addKey(rec.key, time, spend);
+    for (const check of [...this.streams]) check();
     return this.mark(rec.session, rec.key, time);
+  }
+
+  /** A stream under a hard cap: `check` runs after each counted request until the returned function is called. */
+  watchStream(check: () => void): () => void {
+    this.streams.add(check);
+    return () => void this.streams.delete(check);
+  }
+
+  /** Whether a stream of this session and key is ended at its cap: --budget-hard, or a run's own hard cap. */
+  hasHardCap(session: SessionRef | undefined, key: string | undefined, time: Date): boolean {
+    return this.applying(session, key, time).some((a) => this.caps.hard || a.cap.hard);
   }
 
   /** The key's day and month, rebuilt from the log's records at start. */

@@ -338,6 +338,12 @@ describe('loopgate run usage', () => {
     expect(r.err).toMatch(/^loopgate run: put the command after --, e\.g\. .+ run -- claude$/);
   });
 
+  it('--budget-hard without a cap is exit 2 and says to give the cap', async () => {
+    const r = await runCli(['run', '--budget-hard', '--', 'node', '-e', '0']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('--budget-hard ends streams at the run cap: give the cap too (--budget USD');
+  });
+
   it('--help describes the command', async () => {
     const r = await runCli(['run', '--help']);
     expect(r.code).toBe(0);

@@ -20,7 +20,7 @@ import { resolveBudgets } from '../../cli/budgets.js';
 import { get } from '../../client/health-client.js';
 import type { ProxyOptions } from '../../core/options.js';
 import { startWsStack } from '../websocket/ws-stack.js';
-import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
+import { KEYS, logRecords, startStack, TOKEN, until, untilAsync, type Stack } from './stack.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -234,6 +234,11 @@ describe('budgets', () => {
     expect(notes.join('\n')).toContain('budgets.session.usd 50 would raise the cap of 2: a project may only lower one');
     expect(notes.join('\n')).toContain('budgets.unpriced "tokens" would let unpriced models through');
     // A bad flag says what to fix.
+    // serve --budget-hard: every cap ends streams under way.
+    expect(resolveBudgets({ flags: { 'budget-session': '2', 'budget-hard': true } }).caps).toEqual({
+      session: { usd: 2 },
+      hard: true,
+    });
     expect(() => resolveBudgets({ flags: { 'budget-session': 'two' } })).toThrow(
       '--budget-session takes an amount in USD more than 0, e.g. 2.00 (got "two").',
     );
@@ -265,5 +270,105 @@ describe('budgets', () => {
     expect(await turn('third')).toMatchObject({ type: 'error', status: 402 });
     ws.close();
     await w.close();
+  });
+  describe('--budget-hard', () => {
+    const SESSION = 'b0d9e7a1-0000-4000-8000-0000000000aa';
+    const CLAUDE = { 'x-claude-code-session-id': SESSION, 'user-agent': 'claude-cli/2.1.332 (external, cli)' };
+    /** The upstream sends its first event, then holds the stream open until the proxy drops it. */
+    const STALL = { 'x-sim-fault': 'stall-body' };
+
+    it('ends an Anthropic stream under way with an error event naming the session cap when another request crosses it', async () => {
+      const s = await start({
+        prices: { 'claude-haiku-5-5': DEAR },
+        budgets: { session: { usd: 0.5 }, hard: true },
+      });
+      const stream = await s
+        .anthropic()
+        .messages.create(
+          { model: 'claude-haiku-5-5', max_tokens: 16, messages: [{ role: 'user', content: 'long' }], stream: true },
+          { headers: { ...CLAUDE, ...STALL } },
+        );
+      const events = stream[Symbol.asyncIterator]();
+      expect((await events.next()).value).toMatchObject({ type: 'message_start' });
+      // Another request of the same session crosses the cap while the stream is held open upstream.
+      await askClaude(s, SESSION);
+      const err = await refusal(events.next());
+      expect(err).toBeInstanceOf(Anthropic.APIError);
+      expect((err as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+        type: 'error',
+        error: { type: 'billing_error' },
+      });
+      expect(err.message).toContain(`session cap of $0.50 for claude-code:${SESSION} is spent`);
+      // The stream's record says why it ended: a 200 whose error is the cap.
+      const rec = await untilAsync(async () =>
+        (await api().traffic()).entries.map((e) => e.record).find((r) => r.errorCode === 'budget-exceeded'),
+      );
+      expect(rec.status).toBe(200);
+    });
+
+    it('ends chat and Responses streams under way at a key cap with their own error events', async () => {
+      const s = await start({ prices: { 'gpt-4o-mini': DEAR }, budgets: { keyDay: { usd: 0.5 }, hard: true } });
+      const client = s.openai();
+      const chat = await client.chat.completions.create(
+        { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'long' }], stream: true },
+        { headers: STALL },
+      );
+      const chatEvents = chat[Symbol.asyncIterator]();
+      await chatEvents.next();
+      const responses = await client.responses.create(
+        { model: 'gpt-4o-mini', input: 'long', stream: true },
+        { headers: STALL },
+      );
+      const responseEvents = responses[Symbol.asyncIterator]();
+      expect((await responseEvents.next()).value).toMatchObject({ type: 'response.created' });
+      await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'cross' }] });
+      const err = await refusal(chatEvents.next());
+      expect(err).toBeInstanceOf(OpenAI.APIError);
+      expect((err as InstanceType<typeof OpenAI.APIError>).code).toBe('budget-exceeded');
+      expect(err.message).toContain("key's daily cap of $0.50 for default is spent");
+      // Responses: the `error` event, then `response.failed`, then the end.
+      const rest: Array<{ type: string }> = [];
+      for (let next = await responseEvents.next(); !next.done; next = await responseEvents.next())
+        rest.push(next.value);
+      expect(rest.map((e) => e.type)).toEqual(['error', 'response.failed']);
+      expect(rest[0]).toMatchObject({ code: 'budget-exceeded' });
+      expect((rest[0] as { message?: string }).message).toContain("key's daily cap of $0.50 for default is spent");
+      expect(rest[1]).toMatchObject({ response: { status: 'failed', error: { code: 'budget-exceeded' } } });
+    });
+
+    it('never cuts a stream under way without --budget-hard: the same stream completes', async () => {
+      const s = await start({ prices: { 'claude-haiku-5-5': DEAR }, budgets: { session: { usd: 0.5 } } });
+      const stream = await s
+        .anthropic()
+        .messages.create(
+          { model: 'claude-haiku-5-5', max_tokens: 16, messages: [{ role: 'user', content: 'long' }], stream: true },
+          { headers: { ...CLAUDE, 'x-sim-chunk-delay-ms': '40', 'x-sim-chunks': '20' } },
+        );
+      const events = stream[Symbol.asyncIterator]();
+      await events.next();
+      await askClaude(s, SESSION);
+      // The cap was crossed while this stream still ran (the upstream had not finished it).
+      expect((await api().budget()).lines.find((l) => l.scope === 'session')?.state).toBe('over');
+      expect(s.sim.requests.filter((r) => r.path === '/v1/messages').map((r) => r.ended)).toContain(undefined);
+      const types: string[] = [];
+      for (let next = await events.next(); !next.done; next = await events.next()) types.push(next.value.type);
+      expect(types.at(-1)).toBe('message_stop');
+    });
+
+    it('takes `loopgate run --budget-hard` from the run registration', async () => {
+      const s = await start({ prices: { 'gpt-4o-mini': DEAR } });
+      const credential = runCredential(TOKEN, { tool: 'node', started: Date.now(), nonce: 'hard01' });
+      expect(await tellRun(s.proxy.url, TOKEN, credential, 'start', { usd: 0.5, hard: true })).toBeUndefined();
+      const client = s.openai(`${s.proxy.url}/v1`, credential);
+      const chat = await client.chat.completions.create(
+        { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'long' }], stream: true },
+        { headers: STALL },
+      );
+      const events = chat[Symbol.asyncIterator]();
+      await events.next();
+      await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'cross' }] });
+      const err = await refusal(events.next());
+      expect(err.message).toContain('run cap of $0.50 for node@');
+    });
   });
 });

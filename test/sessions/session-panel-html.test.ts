@@ -183,6 +183,32 @@ describe('the session panel HTML', () => {
     expect(page).toContain('$0.0123 so far (estimated)');
   });
 
+  it("draws the session's budget cost cap as a line on the cost chart, the axis reaching it", () => {
+    expect(sessionContent(detail(), now)).not.toContain('class="cap"');
+    const capped = sessionContent(
+      detail({ budget: { cap: { usd: 0.05 }, spent: { usd: 0.0123, tokens: 3990 }, state: 'ok' } }),
+      now,
+    );
+    const cap =
+      /<line class="cap" x1="[\d.]+" x2="[\d.]+" y1="([\d.]+)" y2="\1"><title>Session budget cap: \$0\.05<\/title>/.exec(
+        capped,
+      );
+    expect(cap).not.toBeNull();
+    expect(capped).toContain('>cap $0.05</text>');
+    // Spent well under the cap: every point of the running cost lies below the line (a larger y).
+    const ys = /<polyline class="cost" points="([^"]+)"/
+      .exec(capped)![1]!
+      .split(' ')
+      .map((xy) => Number(xy.split(',')[1]));
+    for (const y of ys) expect(y).toBeGreaterThan(Number(cap![1]));
+    // A token cap has no place on a chart of dollars.
+    const tokensOnly = sessionContent(
+      detail({ budget: { cap: { tokens: 1000 }, spent: { usd: 0, tokens: 900 }, state: 'warning' } }),
+      now,
+    );
+    expect(tokensOnly).not.toContain('class="cap"');
+  });
+
   it('lists the cache misses with their causes and a link to each request', () => {
     expect(page).toContain('50 % — system block 2 changed, 1,200 tokens re-written');
     expect(page).toContain('data-open="req-1"');

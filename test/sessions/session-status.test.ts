@@ -140,4 +140,31 @@ describe('the session status bar item', () => {
   it('no session yet: nothing to show', () => {
     expect(sessionStatus([], now)).toBeUndefined();
   });
+  it("warns at 80 % of the session's budget cap and shows it reached at the cap", () => {
+    const under = sessionStatus(
+      [session('a', { budget: { cap: { usd: 2 }, spent: { usd: 1, tokens: 10 }, state: 'ok' } })],
+      now,
+    )!;
+    expect(under.text).not.toContain('budget');
+    expect(under.level).toBe('ok');
+    expect(Object.fromEntries(under.details).Budget).toBe('$1.00 of $2.00, 50 %');
+    const near = sessionStatus(
+      [session('a', { budget: { cap: { usd: 2 }, spent: { usd: 1.68, tokens: 10 }, state: 'warning' } })],
+      now,
+    )!;
+    expect(near.text).toContain('$(warning) budget 84 %');
+    expect(near.level).toBe('warning');
+    expect(Object.fromEntries(near.details).Budget).toBe('$1.68 of $2.00, 84 % (80 % or more)');
+    const over = sessionStatus(
+      [session('a', { budget: { cap: { tokens: 1000 }, spent: { usd: 0, tokens: 1200 }, state: 'over' } })],
+      now,
+    )!;
+    expect(over.text).toContain('$(error) budget reached');
+    expect(over.level).toBe('exhausted');
+    expect(Object.fromEntries(over.details).Budget).toBe(
+      '1,200 tokens of 1,000 tokens, 120 % (reached: nothing more is sent)',
+    );
+    // A session without a cap says nothing of one.
+    expect(sessionStatus([session('a')], now)!.details.map(([k]) => k)).not.toContain('Budget');
+  });
 });
