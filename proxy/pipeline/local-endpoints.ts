@@ -12,7 +12,7 @@ import {
 import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
 import { isLoopbackHost } from '../../rules/addresses/urls.js';
 import { version } from '../../core/version.js';
-import { checkToken, presentedCredential } from './authenticate.js';
+import { checkToken, presentedCredential, type AuthContext } from './authenticate.js';
 import { commandLine } from '../../rules/project/command-line.js';
 import type { ProxyContext } from './context.js';
 import type { IncomingMessage } from 'node:http';
@@ -71,7 +71,7 @@ export function answerConnectivityProbe(reply: ClientReply, cli: string): void {
 }
 
 /** Names, fingerprints and model counts (or why a key's list fails): never a key. */
-function keySummary(ctx: ProxyContext): KeySummary[] {
+function keySummary(ctx: Pick<ProxyContext, 'keys'>): KeySummary[] {
   return ctx.keys.slots.map((s) => ({
     name: s.name,
     fingerprint: s.fingerprint,
@@ -116,92 +116,114 @@ export async function handleLocalEndpoint(
     return handleRuns(req, reply, ctx);
   }
   const headers: Record<string, string> = {};
-  let payload: unknown;
-  switch (paths.path) {
-    case HEALTH_PATH: {
-      const challenge = req.headers[CHALLENGE_HEADER];
-      if (challenge !== undefined && !isValidNonce(challenge)) {
-        throw new ProxyError(
-          400,
-          LOCAL_ERROR_CODES.badChallenge,
-          `${CHALLENGE_HEADER} must be 22–128 base64url characters (a random nonce).`,
-        );
-      }
-      // Without a token the proxy cannot prove anything: it says so, and a window will not attach.
-      // (A proxy the extension started with requireToken off still proves the token it was given.)
-      if (challenge && ctx.proofToken !== null)
-        headers[PROOF_HEADER] = healthProof(
-          ctx.proofToken,
-          req.socket.localAddress ?? '',
-          req.socket.localPort ?? 0,
-          challenge,
-        );
-      // A challenge alone (no credential) gets only the proof: the window sends the token after it checked it.
-      if (challenge && presentedCredential(req) === undefined) {
-        payload = { loopgate: version, requireToken: ctx.token !== null } satisfies HealthChallengeAnswer;
-        break;
-      }
-      checkToken(req, ctx, 'loopgate-api');
-      payload = {
-        loopgate: version,
-        pid: process.pid,
-        siteUrl: ctx.siteUrl,
-        baseUrl: ctx.baseUrl,
-        simulator: ctx.simulator,
-        hasKey: ctx.keys.slots.length > 0,
-        // Names and fingerprints only: which keys, how many models each, or why its list fails.
-        keys: keySummary(ctx),
-        requireToken: ctx.token !== null,
-        // Lost records are never silent: a window or a script can see the log is failing.
-        log: ctx.log ? ctx.log.health : null,
-        // The same for the OTLP export: where spans go, how many were accepted and how many dropped.
-        otlp: ctx.otlp ? ctx.otlp.health : null,
-        // The live traffic ring: how much it holds, its limits; null with --no-capture.
-        capture: ctx.ring ? ctx.ring.stats() : null,
-      } satisfies HealthAnswer;
-      break;
-    }
+  const payload = await infoAnswer(req, paths.path, ctx, headers);
+  reply.answer(200, 'application/json', JSON.stringify(payload), headers);
+}
+
+type InfoContext = AuthContext &
+  Pick<
+    ProxyContext,
+    'proofToken' | 'siteUrl' | 'baseUrl' | 'simulator' | 'keys' | 'log' | 'otlp' | 'ring' | 'stats' | 'bridge'
+  >;
+
+/** The proxy's own state, one endpoint a step; an unknown path says which there are. `headers` gets the proof. */
+async function infoAnswer(
+  req: IncomingMessage,
+  path: string,
+  ctx: InfoContext,
+  headers: Record<string, string>,
+): Promise<unknown> {
+  if (path === HEALTH_PATH) return healthAnswer(req, ctx, headers);
+  checkToken(req, ctx, 'loopgate-api');
+  switch (path) {
     case LOCAL_PATHS.stats:
-      checkToken(req, ctx, 'loopgate-api');
-      payload = {
-        ...ctx.stats,
-        logFile: ctx.log?.file,
-        logDropped: ctx.log?.dropped ?? 0,
-        logOk: ctx.log?.health.ok ?? null,
-        otlpExported: ctx.otlp?.health.exported ?? null,
-        otlpDropped: ctx.otlp?.health.dropped ?? null,
-      } satisfies StatsAnswer;
-      break;
+      return statsAnswer(ctx);
     case LOCAL_PATHS.keys:
-      // Each key's own list, for the editor's Model Explorer (grouped by key): names and models, never a key.
-      checkToken(req, ctx, 'loopgate-api');
-      if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
-      payload = {
-        keys: ctx.keys.slots.map((s) => ({
-          name: s.name,
-          fingerprint: s.fingerprint,
-          failure: s.models.failure() ?? null,
-          models: s.models.entries() ? [...s.models.entries()!.values()] : null,
-        })),
-        // With the lists, all else the routing rule (rules/keys/key-routing.ts) reads, so a reader decides as the proxy does.
-        bridge: ctx.bridge.mode,
-        refused: ctx.bridge.current(),
-        now: ctx.bridge.now(),
-      } satisfies KeysAnswer;
-      break;
+      return keysAnswer(ctx);
     case LOCAL_PATHS.refresh:
       // Every key's GET /models now (the editor's Refresh; after a key's group changed).
-      checkToken(req, ctx, 'loopgate-api');
       await ctx.keys.refresh();
-      payload = { keys: keySummary(ctx) } satisfies RefreshAnswer;
-      break;
+      return { keys: keySummary(ctx) } satisfies RefreshAnswer;
     default:
-      checkToken(req, ctx, 'loopgate-api');
       throw new ProxyError(
         404,
         LOCAL_ERROR_CODES.unknownEndpoint,
-        `No such Loopgate endpoint ${paths.path}. Known: ${[LOCAL_PATHS.health, LOCAL_PATHS.stats, LOCAL_PATHS.keys, LOCAL_PATHS.refresh, LOCAL_PATHS.traffic, LOCAL_PATHS.sessions, LOCAL_PATHS.faults, LOCAL_PATHS.runs, LOCAL_PATHS.budget].join(', ')}.`,
+        `No such Loopgate endpoint ${path}. Known: ${[LOCAL_PATHS.health, LOCAL_PATHS.stats, LOCAL_PATHS.keys, LOCAL_PATHS.refresh, LOCAL_PATHS.traffic, LOCAL_PATHS.sessions, LOCAL_PATHS.faults, LOCAL_PATHS.runs, LOCAL_PATHS.budget].join(', ')}.`,
       );
   }
-  reply.answer(200, 'application/json', JSON.stringify(payload), headers);
+}
+
+/** The health answer: with a challenge, the proof of the token (in `headers`); with the token, the proxy's state. */
+function healthAnswer(
+  req: IncomingMessage,
+  ctx: AuthContext &
+    Pick<ProxyContext, 'proofToken' | 'siteUrl' | 'baseUrl' | 'simulator' | 'keys' | 'log' | 'otlp' | 'ring'>,
+  headers: Record<string, string>,
+): HealthChallengeAnswer | HealthAnswer {
+  const challenge = req.headers[CHALLENGE_HEADER];
+  if (challenge !== undefined && !isValidNonce(challenge)) {
+    throw new ProxyError(
+      400,
+      LOCAL_ERROR_CODES.badChallenge,
+      `${CHALLENGE_HEADER} must be 22–128 base64url characters (a random nonce).`,
+    );
+  }
+  // Without a token the proxy cannot prove anything: it says so, and a window will not attach.
+  // (A proxy the extension started with requireToken off still proves the token it was given.)
+  if (challenge && ctx.proofToken !== null)
+    headers[PROOF_HEADER] = healthProof(
+      ctx.proofToken,
+      req.socket.localAddress ?? '',
+      req.socket.localPort ?? 0,
+      challenge,
+    );
+  // A challenge alone (no credential) gets only the proof: the window sends the token after it checked it.
+  if (challenge && presentedCredential(req) === undefined)
+    return { loopgate: version, requireToken: ctx.token !== null } satisfies HealthChallengeAnswer;
+  checkToken(req, ctx, 'loopgate-api');
+  return {
+    loopgate: version,
+    pid: process.pid,
+    siteUrl: ctx.siteUrl,
+    baseUrl: ctx.baseUrl,
+    simulator: ctx.simulator,
+    hasKey: ctx.keys.slots.length > 0,
+    // Names and fingerprints only: which keys, how many models each, or why its list fails.
+    keys: keySummary(ctx),
+    requireToken: ctx.token !== null,
+    // Lost records are never silent: a window or a script can see the log is failing.
+    log: ctx.log ? ctx.log.health : null,
+    // The same for the OTLP export: where spans go, how many were accepted and how many dropped.
+    otlp: ctx.otlp ? ctx.otlp.health : null,
+    // The live traffic ring: how much it holds, its limits; null with --no-capture.
+    capture: ctx.ring ? ctx.ring.stats() : null,
+  } satisfies HealthAnswer;
+}
+
+function statsAnswer(ctx: Pick<ProxyContext, 'stats' | 'log' | 'otlp'>): StatsAnswer {
+  return {
+    ...ctx.stats,
+    logFile: ctx.log?.file,
+    logDropped: ctx.log?.dropped ?? 0,
+    logOk: ctx.log?.health.ok ?? null,
+    otlpExported: ctx.otlp?.health.exported ?? null,
+    otlpDropped: ctx.otlp?.health.dropped ?? null,
+  } satisfies StatsAnswer;
+}
+
+/** Each key's own list, for the editor's Model Explorer (grouped by key): names and models, never a key. */
+async function keysAnswer(ctx: Pick<ProxyContext, 'keys' | 'bridge'>): Promise<KeysAnswer> {
+  if (ctx.keys.slots.some((s) => s.models.ids() === undefined)) await ctx.keys.refresh();
+  return {
+    keys: ctx.keys.slots.map((s) => ({
+      name: s.name,
+      fingerprint: s.fingerprint,
+      failure: s.models.failure() ?? null,
+      models: s.models.entries() ? [...s.models.entries()!.values()] : null,
+    })),
+    // With the lists, all else the routing rule (rules/keys/key-routing.ts) reads, so a reader decides as the proxy does.
+    bridge: ctx.bridge.mode,
+    refused: ctx.bridge.current(),
+    now: ctx.bridge.now(),
+  } satisfies KeysAnswer;
 }

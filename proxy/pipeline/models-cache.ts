@@ -47,7 +47,7 @@ export interface ListAnswer {
   text: string;
 }
 
-export function createModelsCache(opts: {
+interface ModelsCacheOptions {
   upstream: UpstreamDeps;
   path: string;
   key: () => string | undefined;
@@ -55,86 +55,113 @@ export function createModelsCache(opts: {
   onAnswer?: (answer: ListAnswer) => void;
   ttlMs?: number;
   now?: () => number;
-}): ModelsCache {
-  const ttl = opts.ttlMs ?? 5 * 60_000;
-  const now = opts.now ?? Date.now;
-  let entries: Map<string, ModelEntry> | undefined;
-  let ids: string[] | undefined;
-  let fetchedAt = 0;
-  /** Failed fetches wait this long before the next try, so a bad key doesn't double every request. */
-  const retryMs = 30_000;
-  let attemptedAt = -Infinity;
-  let inFlight: Promise<void> | undefined;
-  let failure: string | undefined;
-  /** Bumped by clear(): a fetch started with the previous key must not fill the cache. */
-  let generation = 0;
+}
 
-  function ingest(text: string, from = generation): void {
-    if (from !== generation) return;
+export function createModelsCache(opts: ModelsCacheOptions): ModelsCache {
+  return new KeyModels(opts);
+}
+
+/** Failed fetches wait this long before the next try, so a bad key doesn't double every request. */
+const RETRY_MS = 30_000;
+
+class KeyModels implements ModelsCache {
+  private readonly ttl: number;
+  private readonly now: () => number;
+  private list: Map<string, ModelEntry> | undefined;
+  private listIds: string[] | undefined;
+  private fetchedAt = 0;
+  private attemptedAt = -Infinity;
+  private inFlight: Promise<void> | undefined;
+  private lastFailure: string | undefined;
+  /** Bumped by clear(): a fetch started with the previous key must not fill the cache. */
+  private gen = 0;
+
+  constructor(private readonly opts: ModelsCacheOptions) {
+    this.ttl = opts.ttlMs ?? 5 * 60_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  ids(): readonly string[] | undefined {
+    return this.listIds;
+  }
+  generation(): number {
+    return this.gen;
+  }
+  get(id: string): ModelEntry | undefined {
+    return this.list?.get(id);
+  }
+  entries(): ReadonlyMap<string, ModelEntry> | undefined {
+    return this.list;
+  }
+  failure(): string | undefined {
+    return this.lastFailure;
+  }
+  loading(): boolean {
+    return this.inFlight !== undefined;
+  }
+  settled(): Promise<void> {
+    return this.inFlight ?? Promise.resolve();
+  }
+
+  ingest(text: string, from = this.gen): void {
+    if (from !== this.gen) return;
     const list = parseModelList(text);
     // An unparseable list leaves the old one in place.
     if (!list.ok) return;
     const next = new Map<string, ModelEntry>();
     for (const m of list.models) next.set(m.id, m);
-    entries = next;
-    ids = [...next.keys()];
-    fetchedAt = now();
+    this.list = next;
+    this.listIds = [...next.keys()];
+    this.fetchedAt = this.now();
   }
 
-  async function refresh(): Promise<void> {
-    const key = opts.key();
-    if (!key) return;
-    attemptedAt = now();
-    const mine = generation;
-    inFlight ??= (async () => {
-      try {
-        const got = await callUpstream(opts.upstream, {
-          path: opts.path,
-          method: 'GET',
-          headers: () => ({ authorization: `Bearer ${key}`, 'accept-encoding': 'identity' }),
-          body: null,
-          retryStatuses: false,
-          headersTimeoutMs: LIST_FETCH_TIMEOUT_MS,
-          bodyTimeoutMs: LIST_FETCH_TIMEOUT_MS,
-        });
-        if (!got.ok) throw got.error;
-        const res = got.response;
-        const text = await readLimited(res.body, MAX_LIST_BYTES);
-        if (text !== undefined) opts.onAnswer?.({ status: res.statusCode, headers: res.headers, text });
-        if (res.statusCode === 200 && text !== undefined) {
-          ingest(text, mine);
-          failure = undefined;
-        } else failure = `HTTP ${res.statusCode}`;
-      } catch (err) {
-        // the next request will try again
-        failure = (err as { code?: string }).code ?? 'request failed';
-      } finally {
-        if (mine === generation) inFlight = undefined;
-      }
-    })();
-    return inFlight;
+  refresh(): Promise<void> {
+    const key = this.opts.key();
+    if (!key) return Promise.resolve();
+    this.attemptedAt = this.now();
+    this.inFlight ??= this.fetch(key, this.gen);
+    return this.inFlight;
   }
 
-  return {
-    ids: () => ids,
-    generation: () => generation,
-    get: (id) => entries?.get(id),
-    entries: () => entries,
-    failure: () => failure,
-    loading: () => inFlight !== undefined,
-    settled: () => inFlight ?? Promise.resolve(),
-    ingest,
-    refresh,
-    refreshSoon() {
-      if (!inFlight && now() - fetchedAt > ttl && now() - attemptedAt > retryMs) void refresh();
-    },
-    clear() {
-      generation++;
-      inFlight = undefined;
-      entries = undefined;
-      ids = undefined;
-      fetchedAt = 0;
-      attemptedAt = -Infinity;
-    },
-  };
+  refreshSoon(): void {
+    const stale = this.now() - this.fetchedAt > this.ttl;
+    if (!this.inFlight && stale && this.now() - this.attemptedAt > RETRY_MS) void this.refresh();
+  }
+
+  clear(): void {
+    this.gen++;
+    this.inFlight = undefined;
+    this.list = undefined;
+    this.listIds = undefined;
+    this.fetchedAt = 0;
+    this.attemptedAt = -Infinity;
+  }
+
+  /** One GET of the list with this key; a failure is kept (failure()), never thrown: the next request tries again. */
+  private async fetch(key: string, mine: number): Promise<void> {
+    try {
+      const got = await callUpstream(this.opts.upstream, {
+        path: this.opts.path,
+        method: 'GET',
+        headers: () => ({ authorization: `Bearer ${key}`, 'accept-encoding': 'identity' }),
+        body: null,
+        retryStatuses: false,
+        headersTimeoutMs: LIST_FETCH_TIMEOUT_MS,
+        bodyTimeoutMs: LIST_FETCH_TIMEOUT_MS,
+      });
+      if (!got.ok) throw got.error;
+      const res = got.response;
+      const text = await readLimited(res.body, MAX_LIST_BYTES);
+      if (text !== undefined) this.opts.onAnswer?.({ status: res.statusCode, headers: res.headers, text });
+      if (res.statusCode === 200 && text !== undefined) {
+        this.ingest(text, mine);
+        this.lastFailure = undefined;
+      } else this.lastFailure = `HTTP ${res.statusCode}`;
+    } catch (err) {
+      // the next request will try again
+      this.lastFailure = (err as { code?: string }).code ?? 'request failed';
+    } finally {
+      if (mine === this.gen) this.inFlight = undefined;
+    }
+  }
 }

@@ -139,32 +139,12 @@ async function relayAnswer(
     return facts;
   }
   if (session && !isStream && upstream.statusCode === 200) {
-    const { buf, complete } = await readCapped(upstream.body, BRIDGED_JSON_BYTES);
-    if (!complete) {
-      upstream.body.destroy();
-      throw new ProxyError(
-        502,
-        'bridge-response-too-large',
-        `The upstream chat answer is larger than ${BRIDGED_JSON_BYTES} bytes; Loopgate will not hold it to bridge it. Ask for stream: true.`,
-      );
-    }
-    const out = session.result(buf);
-    reply.whole(out.status, { ...upstream.headers, 'content-type': 'application/json' }, out.body, buf, facts);
+    await relayBridgedJson(reply, session, upstream, facts);
     return facts;
   }
   reply.head(upstream.statusCode, upstream.headers, { stream: isStream, attempt: facts });
   // A mid-stream fault rule fired on this request: it acts on the stream the client gets (any translation done).
-  const fault =
-    isStream &&
-    upstream.statusCode === 200 &&
-    ex.fault &&
-    !ex.fault.returned &&
-    MID_STREAM_FAULTS.includes(ex.fault.armed.rule.kind)
-      ? {
-          stage: new FaultStage(new StreamFault(ex.fault, ex, ctx)),
-          stopUpstream: () => abort.abort(new Error('A fault rule ended the stream.')),
-        }
-      : undefined;
+  const fault = isStream && upstream.statusCode === 200 ? midStreamFault(ex, ctx, abort) : undefined;
   const hard = isStream && upstream.statusCode === 200 ? hardCapFor(ex, ctx) : undefined;
   const stopUpstream = () => abort.abort(new Error('A budget cap ended the stream.'));
   const hardCap = hard && { ...hard, stopUpstream };
@@ -180,6 +160,52 @@ async function relayAnswer(
     await pipe(reply, upstream.body, stages, undefined, fault, hardCap);
     return facts;
   }
+  await relayBridgedStream(ex, reply, session, abort, upstream, { fault, hardCap });
+  return facts;
+}
+
+type Translation = NonNullable<Route['translation']>;
+type MidStreamFault = { stage: FaultStage; stopUpstream: () => void };
+
+/** A bridged non-stream answer: read whole (up to a cap) and translated into the client's protocol. */
+async function relayBridgedJson(
+  reply: ClientReply,
+  session: Translation,
+  upstream: UpstreamResponse,
+  facts: Attempt,
+): Promise<void> {
+  const { buf, complete } = await readCapped(upstream.body, BRIDGED_JSON_BYTES);
+  if (!complete) {
+    upstream.body.destroy();
+    throw new ProxyError(
+      502,
+      'bridge-response-too-large',
+      `The upstream chat answer is larger than ${BRIDGED_JSON_BYTES} bytes; Loopgate will not hold it to bridge it. Ask for stream: true.`,
+    );
+  }
+  const out = session.result(buf);
+  reply.whole(out.status, { ...upstream.headers, 'content-type': 'application/json' }, out.body, buf, facts);
+}
+
+/** A mid-stream fault rule fired on this 200 stream: it acts on the stream the client gets (any translation done). */
+function midStreamFault(ex: RequestSoFar, ctx: RelayContext, abort: RequestAbort): MidStreamFault | undefined {
+  if (!ex.fault || ex.fault.returned || !MID_STREAM_FAULTS.includes(ex.fault.armed.rule.kind)) return undefined;
+  return {
+    stage: new FaultStage(new StreamFault(ex.fault, ex, ctx)),
+    stopUpstream: () => abort.abort(new Error('A fault rule ended the stream.')),
+  };
+}
+
+/** A bridged stream, translated event by event; a failure is said in the caller's own protocol before it ends. */
+async function relayBridgedStream(
+  ex: RequestSoFar,
+  reply: ClientReply,
+  session: Translation,
+  abort: RequestAbort,
+  upstream: UpstreamResponse,
+  ends: { fault?: MidStreamFault; hardCap?: HardCap & { stopUpstream: () => void } },
+): Promise<void> {
+  const { fault, hardCap } = ends;
   const t = session.translator;
   try {
     // An event past the SSE cap: the translator has written the failure; the rest of the upstream is not read.
@@ -196,7 +222,7 @@ async function relayAnswer(
       inFlight: ex.inFlight,
       translator: t,
       fault: fault?.stage,
-      hardCap: hard?.stage,
+      hardCap: hardCap?.stage,
     });
     await pipe(reply, upstream.body, stages, refused, fault, hardCap);
   } catch (err) {
@@ -206,7 +232,6 @@ async function relayAnswer(
     reply.brokeOff(why.code, why.message);
     reply.end(t.fail(why.message));
   }
-  return facts;
 }
 
 /**
@@ -333,7 +358,7 @@ function pipe(
   body: UpstreamBody,
   stages: StageChain,
   stop?: () => boolean,
-  fault?: { stage: FaultStage; stopUpstream: () => void },
+  fault?: MidStreamFault,
   hard?: HardCap & { stopUpstream: () => void },
 ): Promise<void> {
   let unwatch: (() => void) | undefined;

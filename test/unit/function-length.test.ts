@@ -1,0 +1,103 @@
+// Issue 41: long functions were where the house got hard to read (29 over 80 lines, `startPlayer` 249). A function
+// of more than 80 lines, or a source file of more than 400, fails here unless it is named below with the reason it
+// stays whole; the lists may only shrink. Counted with TypeScript's own parser: every function-like node with a
+// body (declarations, methods, arrows, function expressions), from its first to its last line.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { SOURCE_FOLDERS } from '../source-folders.js';
+
+const root = join(__dirname, '..', '..');
+const MAX_FUNCTION = 80;
+const MAX_FILE = 400;
+
+/**
+ * `file name` → why it stays one function. Scanners are one loop over bytes whose state is a handful of locals:
+ * split, they would pass that state around on the request path (request-budget.test.ts counts its cost).
+ */
+const LONG_FUNCTIONS: Record<string, string> = {
+  'rules/json/json-top-level.ts scanTopLevel': 'a byte scanner: one loop, its state in locals (the request path)',
+  'rules/json/json-tree.ts parseJsonTree': 'a parser: one loop over tokens with an explicit stack (no recursion)',
+  'rules/redaction/escaped-secrets.ts escapedSecretFinder': 'a scanner over escapes, on every kept body',
+  'proxy/pipeline/relay.ts pipe':
+    'the stream copy on the request path; its closure over mutable state: left for a later pass',
+  'proxy/pipeline/relay.ts (anonymous at line 347)':
+    "pipe's Promise executor (the same closure): left for a later pass",
+  'proxy/pipeline/handle.ts handleRequest':
+    'the request sequencer (holds the writable RequestFacts): left for a later pass',
+  'rules/otlp/genai-span.ts spanFromRecord': 'one record to one span, attribute by attribute: left for a later pass',
+  'rules/project/project-file.ts readProjectFile': "loopgate.json's checks, field by field: left for a later pass",
+  'presentation/render.ts showText': "`show`'s text, section by section: left for a later pass",
+  'cli/start-serve.ts startReplay': 'serve --replay and --on-miss wiring: left for a later pass',
+  'cli/run.ts run': 'another helper is editing cli/run.ts this round: left for a later pass',
+  'cli/serve.ts run': 'another helper is editing cli/serve.ts this round: left for a later pass',
+  'extension/extension.ts activate': 'another helper is editing extension/ this round: left for a later pass',
+};
+
+/** `file` → why it stays one file over 400 lines. */
+const LONG_FILES: Record<string, string> = {
+  'rules/otlp/genai-span.ts': 'the GenAI semantic conventions for every protocol in one place: left for a later pass',
+  'presentation/render.ts': "the record's text renderings: left for a later pass",
+  'presentation/session-text.ts': "a session's text renderings: left for a later pass",
+  'simulator/sim-server.ts': "the simulator's server, all protocols' routes: left for a later pass",
+  'proxy/server.ts': "the proxy's setup and its handle: left for a later pass",
+  'proxy/pipeline/build-record.ts': 'the record built from the request facts, field by field: left for a later pass',
+  'proxy/pipeline/client-reply.ts': "the one writer to the client (issue 41's other item): left for a later pass",
+  'proxy/pipeline/relay.ts':
+    'relay, its error and model-list answers and the stream copy (pipe): left for a later pass',
+  'proxy/pipeline/upgrade.ts': 'the WebSocket upgrade sequencer: left for a later pass',
+  'proxy/pipeline/ws-relay.ts': 'the WebSocket relay, both directions: left for a later pass',
+  'cli/serve.ts': 'another helper is editing cli/serve.ts this round: left for a later pass',
+  'extension/traffic/detail-html.ts': 'another helper is editing extension/ this round: left for a later pass',
+  'extension/traffic/traffic-commands.ts': 'another helper is editing extension/ this round: left for a later pass',
+};
+
+function sources(): string[] {
+  return SOURCE_FOLDERS.flatMap((dir) =>
+    readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+      .map((f) => join(dir, f).split('\\').join('/')),
+  );
+}
+
+function longFunctions(file: string, text: string): string[] {
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const first = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line;
+      const last = sf.getLineAndCharacterOfPosition(node.end).line;
+      if (last - first + 1 > MAX_FUNCTION) {
+        const name = node.name && ts.isIdentifier(node.name) ? node.name.text : `(anonymous at line ${first + 1})`;
+        found.push(`${file} ${name}`);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return found;
+}
+
+describe('function and file length', () => {
+  const files = sources().map((file) => ({ file, text: readFileSync(join(root, file), 'utf8') }));
+
+  it(`has no function over ${MAX_FUNCTION} lines but the ones named with a reason`, () => {
+    const long = files.flatMap(({ file, text }) => longFunctions(file, text));
+    expect(long.filter((f) => !(f in LONG_FUNCTIONS))).toEqual([]);
+    // A name that no longer needs its exception leaves the list.
+    expect(Object.keys(LONG_FUNCTIONS).filter((f) => !long.includes(f))).toEqual([]);
+  });
+
+  it(`has no source file over ${MAX_FILE} lines but the ones named with a reason`, () => {
+    const long = files.filter(({ text }) => text.split('\n').length > MAX_FILE).map(({ file }) => file);
+    expect(long.filter((f) => !(f in LONG_FILES))).toEqual([]);
+    expect(Object.keys(LONG_FILES).filter((f) => !long.includes(f))).toEqual([]);
+  });
+
+  it('finds a long function (the check above can fail)', () => {
+    const body = Array.from({ length: MAX_FUNCTION }, (_, i) => `  const x${i} = ${i};`).join('\n');
+    expect(longFunctions('x.ts', `function big() {\n${body}\n}\n`)).toEqual(['x.ts big']);
+    expect(longFunctions('x.ts', `const f = () => {\n  return 1;\n};\n`)).toEqual([]);
+  });
+});
