@@ -22,8 +22,7 @@ const LONG_FUNCTIONS: Record<string, string> = {
   'rules/redaction/escaped-secrets.ts escapedSecretFinder': 'a scanner over escapes, on every kept body',
   'proxy/pipeline/relay.ts pipe':
     'the stream copy on the request path; its closure over mutable state: left for a later pass',
-  'proxy/pipeline/relay.ts (anonymous at line 347)':
-    "pipe's Promise executor (the same closure): left for a later pass",
+  'proxy/pipeline/relay.ts pipe (anonymous)': "pipe's Promise executor (the same closure): left for a later pass",
   'proxy/pipeline/handle.ts handleRequest':
     'the request sequencer (holds the writable RequestFacts): left for a later pass',
   'rules/otlp/genai-span.ts spanFromRecord': 'one record to one span, attribute by attribute: left for a later pass',
@@ -64,18 +63,19 @@ function sources(): string[] {
 function longFunctions(file: string, text: string): string[] {
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
-  const visit = (node: ts.Node): void => {
+  // An anonymous function is named after the named one around it (`pipe (anonymous)`): a name that survives edits.
+  const visit = (node: ts.Node, around: string): void => {
+    let inside = around;
     if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const named = node.name && ts.isIdentifier(node.name) ? node.name.text : undefined;
+      inside = named ?? `${around} (anonymous)`.trim();
       const first = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line;
       const last = sf.getLineAndCharacterOfPosition(node.end).line;
-      if (last - first + 1 > MAX_FUNCTION) {
-        const name = node.name && ts.isIdentifier(node.name) ? node.name.text : `(anonymous at line ${first + 1})`;
-        found.push(`${file} ${name}`);
-      }
-    }
-    ts.forEachChild(node, visit);
+      if (last - first + 1 > MAX_FUNCTION) found.push(`${file} ${inside}`);
+    } else if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name)) inside = node.name.text;
+    ts.forEachChild(node, (child) => visit(child, inside));
   };
-  visit(sf);
+  visit(sf, '');
   return found;
 }
 
