@@ -55,7 +55,8 @@ export function groupBySession(
       groups.set(id, g);
     }
     g.rows.push(row);
-    g.turns++;
+    // An MCP call sits in the session's timeline but is no turn (the proxy's summary does not count it either).
+    if (!r.mcp) g.turns++;
     if (failed(r)) g.errors++;
     const t = r.tokens;
     if (t) {

@@ -34,6 +34,8 @@ const env = (): Record<string, string> => ({
   DISABLE_AUTOUPDATER: '1',
   DISABLE_TELEMETRY: '1',
   DISABLE_ERROR_REPORTING: '1',
+  // Claude Code defers MCP tools behind its tool search, which the simulator does not drive: the tool is sent as is.
+  ENABLE_TOOL_SEARCH: 'false',
 });
 
 function records(): TrafficRecord[] {
@@ -48,8 +50,9 @@ function records(): TrafficRecord[] {
   }
 }
 
-async function claudeWith(config: object, prompt: string, tool: string) {
-  const file = join(home, `mcp-${tool.replace(/\W/g, '_')}.json`);
+/** `server` is the --mcp-config name: `--allowedTools mcp__<server>` lets `-p` call its tools without asking. */
+async function claudeWith(config: object, prompt: string, server: string) {
+  const file = join(home, `mcp-${server}.json`);
   writeFileSync(file, JSON.stringify(config));
   const before = records().length;
   const run = await runAgent(
@@ -62,15 +65,22 @@ async function claudeWith(config: object, prompt: string, tool: string) {
       '--',
       claudeBinary(),
       '-p',
-      prompt,
       '--mcp-config',
       file,
       '--allowedTools',
-      tool,
+      `mcp__${server}`,
+      // Both flags above take lists: the prompt comes after `--`.
+      '--',
+      prompt,
     ],
     { env: env(), cwd: home, timeoutMs: 240_000, outputs },
   );
   expectOk(run);
+  const seen = () =>
+    records()
+      .slice(before)
+      .map((r) => `${r.method} ${r.path} ${r.status} ${r.mcp?.rpcMethod ?? ''} ${r.errorCode ?? ''}`)
+      .join('; ');
   const recs = await until(
     () => {
       const r = records().slice(before);
@@ -81,7 +91,9 @@ async function claudeWith(config: object, prompt: string, tool: string) {
     },
     20_000,
     'the tool call and the model requests around it in the log',
-  );
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; the log after the run: ${seen()}; agent: ${run.stdout} ${run.stderr}`);
+  });
   return { run, recs };
 }
 
@@ -127,9 +139,7 @@ afterAll(async () => {
   await exited;
 });
 
-// Skipped: its first run (2026-12-02) failed both cases: Claude Code 2.1.332 exited 0 but no tools/call record
-// reached the log within 20 s (not yet diagnosed: whether Claude Code saw the tool, or the simulator asked for it).
-describe.skip('MCP calls of real Claude Code in the session (demo mode)', () => {
+describe.skipIf(!agentsSupported)('MCP calls of real Claude Code in the session (demo mode)', () => {
   it('a stdio server behind loopgate mcp-wrap', async () => {
     const config = {
       mcpServers: {
@@ -150,13 +160,16 @@ describe.skip('MCP calls of real Claude Code in the session (demo mode)', () => 
         },
       },
     };
-    const { run, recs } = await claudeWith(config, 'use the lookup tool', 'mcp__wrapped__lookup');
+    const { run, recs } = await claudeWith(config, 'use the lookup tool', 'wrapped');
     expectBetween(recs, 'wrapped');
     expect(run.stdout + run.stderr).not.toContain('loopgate mcp-wrap:');
     expect(consoleText).toMatch(/MCP wrapped tools\/call lookup 200 \d+ms stdio/);
   });
 
-  it('an HTTP server mounted with serve --mcp', async () => {
+  // Skipped: Claude Code 2.1.332 (2026-12-02) sent its two POSTs to /mcp/notes without the config's Authorization
+  // header (the proxy answered 401 missing-local-token), so it never listed the tool. Not yet diagnosed: whether it
+  // expands `${ANTHROPIC_AUTH_TOKEN}` in an --mcp-config file, or drops the header; the MCP SDK client passes.
+  it.skip('an HTTP server mounted with serve --mcp', async () => {
     const config = {
       mcpServers: {
         notes: {
@@ -166,7 +179,7 @@ describe.skip('MCP calls of real Claude Code in the session (demo mode)', () => 
         },
       },
     };
-    const { recs } = await claudeWith(config, 'use the lookup tool', 'mcp__notes__lookup');
+    const { recs } = await claudeWith(config, 'use the lookup tool', 'notes');
     expectBetween(recs, 'notes');
     expect(consoleText).toMatch(/MCP notes tools\/call lookup 200 \d+ms/);
   });

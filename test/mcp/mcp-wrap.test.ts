@@ -13,6 +13,8 @@ import { CLI } from '../cli/io.js';
 import { runCredential } from '../../rules/access/run-credential.js';
 import { tellRun } from '../../cli/run-registration.js';
 import type { TrafficRecord } from '../../core/record.js';
+import { localApi } from '../../client/local-api-client.js';
+import { describeGroup, groupBySession } from '../../extension/traffic/session-groups.js';
 
 let stack: Stack;
 
@@ -121,6 +123,12 @@ describe('loopgate mcp-wrap', () => {
       })
     ).json()) as { session: { mcpServers?: unknown[] } };
     expect(session.session.mcpServers).toEqual([expect.objectContaining({ server: 'notes', calls: 2, errors: 0 })]);
+    // The Traffic view's session row, from the rows the view reads (?rows=1) and its own grouping: the calls sit
+    // in the session's timeline, and one model request is one turn.
+    const rows = await localApi({ url: stack.proxy.url, token: TOKEN }).trafficRows({ limit: 100 });
+    const group = groupBySession(rows.entries).find((g) => g.id === rec.session!.id)!;
+    expect(group.rows.filter((r) => r.record.mcp).length).toBeGreaterThanOrEqual(2);
+    expect(describeGroup(group)).toMatch(/^1 turn\b/);
   });
 
   it('still passes every byte with no proxy, and says so once on stderr', async () => {

@@ -10,6 +10,8 @@ import type { LoopgateTestApi } from '../../../extension/extension.js';
 import fixtureJson from '../../../simulator/default-fixture.json';
 import { validateFixture } from '../../../simulator/fixture.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
+import { runCredential } from '../../../rules/access/run-credential.js';
+import { LOCAL_PATHS, type McpCallAnswer, type McpCallReport } from '../../../core/local-api.js';
 
 const fixture = validateFixture(fixtureJson);
 const keyOf = (group: string) =>
@@ -324,6 +326,68 @@ test('requests of two agent sessions group under their sessions, with turns, tok
     sessionPrompt,
     `the rows' prompts (${children.join(' | ')}) add up to the session's (${groups.g1.description})`,
   );
+});
+
+test('an MCP call a wrapper reported sits in its session, between the model requests around it, and is no turn', async () => {
+  // As under `loopgate run`: the agent and the `mcp-wrap` it started hold the run's credential (made from the
+  // proxy's token by the real rule, as `run` makes it); the agent's header names its session.
+  const credential = runCredential(api.host.token!, { tool: 'claude', started: Date.now(), nonce: 'e2emcp01' });
+  const sid = '0d1e2f3a-0000-4000-8000-00000000004d';
+  const agent = {
+    authorization: `Bearer ${credential}`,
+    'x-claude-code-session-id': sid,
+    'user-agent': 'claude-cli/2.1.0 (external, cli)',
+  };
+  const msg = (content: string) => ({
+    model: 'claude-sonnet-4-6',
+    max_tokens: 50,
+    messages: [{ role: 'user', content }],
+  });
+  const before = await send('/v1/messages', msg('use the lookup tool'), agent);
+  assert.equal(before.status, 200, before.text);
+  const report: McpCallReport = {
+    server: 'notes',
+    rpcMethod: 'tools/call',
+    target: 'lookup',
+    time: new Date().toISOString(),
+    totalMs: 12,
+    bytesIn: 80,
+    bytesOut: 120,
+    resultChars: 40,
+  };
+  const reported = await fetch(api.host.endpoint!.url + LOCAL_PATHS.mcpCalls, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+    body: JSON.stringify(report),
+  });
+  assert.equal(reported.status, 200, await reported.clone().text());
+  const { id: callId } = (await reported.json()) as McpCallAnswer;
+  const after = await send('/v1/messages', msg('use the lookup tool, with its answer'), agent);
+  assert.equal(after.status, 200, after.text);
+  await waitFor(() => api.traffic.visible().some((r) => r.record.id === after.id), { message: 'the rows' });
+  if (!api.trafficView.provider.grouped) await vscode.commands.executeCommand('loopgate.groupTrafficBySession');
+  const provider = api.trafficView.provider;
+  const group = await waitFor(
+    async () => provider.getChildren().find((n) => String(provider.getTreeItem(n).id).endsWith(sid)),
+    { message: "the agent's session row" },
+  );
+  const rows = provider.getChildren(group).map((n) => {
+    const t = provider.getTreeItem(n);
+    return { id: String(t.id), label: String(typeof t.label === 'string' ? t.label : t.label?.label), t };
+  });
+  // Newest first: the answer's request, the call, the request that asked for it.
+  assert.deepEqual(
+    rows.map((r) => r.id),
+    [after.id, callId, before.id],
+    `the session's rows: ${rows.map((r) => r.label).join(' | ')}`,
+  );
+  const call = rows[1]!.t;
+  assert.equal(rows[1]!.label, 'MCP notes tools/call lookup');
+  assert.match(String(call.description), /^200 · 12ms · result ~\d+ tok · stdio$/);
+  assert.equal(call.contextValue, 'trafficMcp');
+  // Two model requests: two turns, whatever else the session holds.
+  assert.match(String(provider.getTreeItem(group).description), /^2 turns\b/);
+  console.log(`traffic-list: MCP row "${rows[1]!.label} ${String(call.description)}" between two model requests`);
 });
 
 test(

@@ -167,7 +167,7 @@ export function trafficListSuite(target: CodeServerTarget, session: () => Editor
       expect.soft(startProxyButtons, 'Start Proxy in the cleared Traffic pane while the proxy runs').toBe(0);
       expect.soft(statSync(shot).size).toBeGreaterThan(10_000);
       assertAllPassed(run);
-      expect(run.passed).toBe(8);
+      expect(run.passed).toBe(9);
       if (target === 'current') keepForReadme(shot, 'traffic-sessions.png');
     }, 420_000);
   });
