@@ -17,7 +17,6 @@ import { recordedPath, type PassMisses, type PlayerState } from './player-state.
 import { Recordings } from './recordings.js';
 import { replayWebSocket } from './websocket-turns.js';
 
-export { missMessage, type CassetteMiss } from './miss-message.js';
 
 export interface PlayerOptions {
   exchanges: readonly CassetteExchange[];
