@@ -17,7 +17,6 @@ import { recordedPath, type PassMisses, type PlayerState } from './player-state.
 import { Recordings } from './recordings.js';
 import { replayWebSocket } from './websocket-turns.js';
 
-
 export interface PlayerOptions {
   exchanges: readonly CassetteExchange[];
   /** Multiplies the recorded times: 1 as recorded, 0 as fast as possible. */
