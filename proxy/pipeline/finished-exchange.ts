@@ -102,13 +102,14 @@ export class FinishedExchange {
     else if (ex.body?.bodyStream) entry.requestStreamed = true;
     const capture = reply.capture;
     entry.bodies.responseBody = capturedBody(capture.chunks, capture.bytes, capture.truncated, events);
-    if (events && capture.times) entry.eventTimes = eventTimes(capture.chunks, capture.times, ex.startedAt);
+    if (events && capture.times)
+      entry.eventTimes = eventTimes(capture.chunks, capture.bytes, capture.times, ex.startedAt);
     // What the client got of a bridged answer, scrubbed as the upstream's is when read.
     const clientSide = reply.clientSide;
     if (clientSide) {
       entry.bodies.clientResponseBody = capturedBody(clientSide.chunks, clientSide.bytes, clientSide.truncated, events);
       if (events && clientSide.times)
-        entry.clientEventTimes = eventTimes(clientSide.chunks, clientSide.times, ex.startedAt);
+        entry.clientEventTimes = eventTimes(clientSide.chunks, clientSide.bytes, clientSide.times, ex.startedAt);
     }
     const bridgedBody = (reply.answeredBy ?? ex.attempt)?.bridgedBody;
     if (bridgedBody) entry.bodies.upstreamRequestBody = capturedBody([bridgedBody], bridgedBody.length, false);
@@ -125,9 +126,10 @@ export class FinishedExchange {
 /**
  * When each event of a stream arrived: the time of the chunk that completed it.
  * Counted in the raw bytes (redaction does not add or remove blank lines, so the
- * redacted text splits into the same events).
+ * redacted text splits into the same events). Only the first `bytes` count: the capture's last block has
+ * room past them that was never written (allocUnsafe), and stray blank lines there made phantom events.
  */
-export function eventTimes(chunks: readonly Buffer[], times: number[], startedAt: number): number[] {
+export function eventTimes(chunks: readonly Buffer[], bytes: number, times: number[], startedAt: number): number[] {
   const out: number[] = [];
   let chunk = 0;
   const at = (end: number) => {
@@ -141,7 +143,8 @@ export function eventTimes(chunks: readonly Buffer[], times: number[], startedAt
   let newline = 0;
   let content = false;
   for (const buf of chunks) {
-    for (let i = 0; i < buf.length; i++) {
+    const end = Math.min(buf.length, bytes - offset);
+    for (let i = 0; i < end; i++) {
       const b = buf[i]!;
       if (b === 0x0a) {
         if (newline > 0) {

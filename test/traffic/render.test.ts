@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { showText, tailLine } from '../../presentation/render.js';
 import { printableBlock } from '../../rules/terminal/printable.js';
 import { eventTimes } from '../../proxy/pipeline/finished-exchange.js';
+import { ResponseCapture } from '../../proxy/pipeline/capture.js';
 import { redactedHead } from '../../rules/redaction/redacted-head.js';
 import { createRedactor } from '../../rules/redaction/redact.js';
 import type { TrafficRecord } from '../../core/record.js';
@@ -83,15 +84,27 @@ describe('stream event times', () => {
     const raw = Buffer.from('data: a\n\n\n\ndata: b\r\n\r\ndata: c\n\n');
     // Three chunks: the first ends after "a", the second after "b", the last at the end.
     const times = [9, 1, 27, 2, raw.length, 3];
-    expect(eventTimes([raw], times, 0)).toEqual([1, 2, 3]);
+    expect(eventTimes([raw], raw.length, times, 0)).toEqual([1, 2, 3]);
     // The same bytes in the chunks they arrived in, blank lines split across two of them.
     const parts = [raw.subarray(0, 8), raw.subarray(8, 9), raw.subarray(9, 27), raw.subarray(27)];
-    expect(eventTimes(parts, [8, 1, 9, 1, 27, 2, raw.length, 3], 0)).toEqual([1, 2, 3]);
+    expect(eventTimes(parts, raw.length, [8, 1, 9, 1, 27, 2, raw.length, 3], 0)).toEqual([1, 2, 3]);
     const shown = raw
       .toString()
       .split(/\r?\n\r?\n/)
       .filter((e) => e.trim());
     expect(shown).toHaveLength(3);
+  });
+
+  it('counts only the bytes the capture kept, not the unwritten room of its last block', () => {
+    // A real capture copies small chunks into a 4 KiB block made with allocUnsafeSlow: what lies past the kept
+    // bytes is whatever the memory held. Blank-line-separated text there made an extra event (CI's 12 for 11).
+    const capture = new ResponseCapture({ captureBodies: true, captureBytes: 1 << 20, timeChunks: true });
+    capture.add(Buffer.from('data: a\n\n'));
+    capture.add(Buffer.from('data: b\n\n'));
+    const block = capture.chunks.at(-1)!;
+    expect(block.length).toBeGreaterThan(capture.bytes);
+    block.write('data: stale\n\ndata: stale\n\n', capture.bytes);
+    expect(eventTimes(capture.chunks, capture.bytes, capture.times!, 0)).toHaveLength(2);
   });
 });
 
