@@ -4,7 +4,7 @@ import { EXIT, UsageError, type Command } from './command.js';
 import { connectToProxy, CONNECTION_OPTIONS, CONNECTION_USAGE, localApiOf } from './proxy-connection.js';
 import { LocalApiError } from '../client/local-api-client.js';
 import { LOCAL_ERROR_CODES } from '../core/local-api.js';
-import { showText } from '../presentation/render.js';
+import { showText } from '../presentation/show-text.js';
 import { replayRequest, curlCommand } from '../rules/replay/replay-request.js';
 import { useColor } from './color.js';
 import { cliInvocation } from './invocation.js';

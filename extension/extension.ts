@@ -62,7 +62,8 @@ export interface LoopgateTestApi {
 
 let activeHost: ProxyHost | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<LoopgateTestApi | undefined> {
+/** The output channel, the secret stores and the proxy host: what every other part is built on. */
+function createCore(context: vscode.ExtensionContext) {
   const log = vscode.window.createOutputChannel('Loopgate', { log: true });
   const keys = new KeyStore(context.secrets);
   const otlpHeaders = new OtlpHeaderStore(context.secrets);
@@ -74,7 +75,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     readOtlpHeaders: () => otlpHeaders.get(),
     log: (level, message) => log[level](message),
   });
-  activeHost = host;
+  return { log, keys, otlpHeaders, host };
+}
+type Core = ReturnType<typeof createCore>;
+
+/** The Models view, its model and the proxy's status bar item, redrawn when a key comes or goes. */
+function createModelParts({ keys, host }: Core) {
   const models = new ModelsModel(host, () => presence.value);
   const presence = new KeyPresence(keys, () => {
     tree.redraw();
@@ -87,6 +93,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   const statusBar = new ProxyStatusBar(host, keys.onDidChange, () => presence.value);
   const view = vscode.window.createTreeView('loopgate.models', { treeDataProvider: tree, showCollapseAll: true });
   tree.attach(view);
+  return { models, presence, tree, statusBar, view };
+}
+
+/** The Traffic view, the request and session panels and the session and fault status bar items. */
+function createTrafficParts(context: vscode.ExtensionContext, { host }: Core) {
   const traffic = new TrafficList(host);
   // The panel's buttons run the same commands as the view's menus.
   const panels = new DetailPanels(
@@ -105,14 +116,51 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
   const sessionStatusBar = new SessionStatusBar(host, traffic.onDidChange);
   const faultStatusBar = new FaultStatusBar(host, traffic.onDidSeeFault);
   const trafficView = createTrafficView(traffic, panels);
-  const trafficDeps: TrafficDeps = {
+  return { traffic, panels, sessionPanels, sessionStatusBar, faultStatusBar, trafficView };
+}
+type TrafficParts = ReturnType<typeof createTrafficParts>;
+
+/** The language server's client: model and proxy diagnostics, none in demo mode (it says nothing of the real key). */
+function languageClient(context: vscode.ExtensionContext, host: ProxyHost, models: ModelsModel): vscode.Disposable {
+  return startLanguageClient(context, {
+    getModels: () =>
+      models.state.kind === 'loaded' && !host.endpoint?.simulator ? models.state.models.map((m) => m.id) : undefined,
+    getProxyUrl: () => (host.endpoint?.simulator ? undefined : host.endpoint?.url),
+    onDidChangeModels: models.onDidChange,
+    onDidChangeProxyUrl: host.onDidChangeState,
+  });
+}
+
+/** Every command, with the parts each group of them works on. */
+function commands(context: vscode.ExtensionContext, core: Core, models: ModelsModel, parts: TrafficParts) {
+  const { host, keys, log, otlpHeaders } = core;
+  const traffic: TrafficDeps = {
     host,
     keys,
-    list: traffic,
-    panels,
+    list: parts.traffic,
+    panels: parts.panels,
     cliPath: context.asAbsolutePath('dist/cli.js'),
     state: context.workspaceState,
   };
+  return registerCommands({
+    host,
+    keys,
+    models,
+    log,
+    otlpHeaders,
+    traffic,
+    sessions: { host, panels: parts.sessionPanels },
+    faults: { host, statusBar: parts.faultStatusBar },
+  });
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<LoopgateTestApi | undefined> {
+  const core = createCore(context);
+  const { log, keys, otlpHeaders, host } = core;
+  activeHost = host;
+  const { models, presence, tree, statusBar, view } = createModelParts(core);
+  const trafficParts = createTrafficParts(context, core);
+  const { traffic, panels, sessionPanels, sessionStatusBar, faultStatusBar, trafficView } = trafficParts;
   context.subscriptions.push(
     log,
     keys,
@@ -132,26 +180,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     vscode.languages.registerCodeLensProvider({ language: 'json', scheme: 'untitled' }, new ResendLens()),
     forgetClosedEdits(),
     new TerminalEnv(context.environmentVariableCollection, host),
-    ...registerCommands({
-      host,
-      keys,
-      models,
-      log,
-      otlpHeaders,
-      traffic: trafficDeps,
-      sessions: { host, panels: sessionPanels },
-      faults: { host, statusBar: faultStatusBar },
-    }),
-  );
-  context.subscriptions.push(
-    startLanguageClient(context, {
-      // Demo mode says nothing about the user's real key or service: no model or proxy diagnostics then.
-      getModels: () =>
-        models.state.kind === 'loaded' && !host.endpoint?.simulator ? models.state.models.map((m) => m.id) : undefined,
-      getProxyUrl: () => (host.endpoint?.simulator ? undefined : host.endpoint?.url),
-      onDidChangeModels: models.onDidChange,
-      onDidChangeProxyUrl: host.onDidChangeState,
-    }),
+    ...commands(context, core, models, trafficParts),
+    languageClient(context, host, models),
   );
 
   const chat = registerChatProvider({
@@ -170,6 +200,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
 
   if (context.extensionMode === vscode.ExtensionMode.Production) return undefined;
   return {
+    ...trafficParts,
     host,
     models,
     tree,
@@ -181,12 +212,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<Loopga
     secrets: context.secrets,
     terminalEnv: context.environmentVariableCollection,
     log,
-    traffic,
-    trafficView,
-    panels,
-    sessionPanels,
-    sessionStatusBar,
-    faultStatusBar,
     settingsSettled,
   };
 }

@@ -2,7 +2,8 @@
 // upstream wrote can reach the terminal as a control sequence; stream event
 // times match the events the views show; a cut never leaves a secret's front.
 import { describe, expect, it } from 'vitest';
-import { showText, tailLine } from '../../presentation/render.js';
+import { tailLine } from '../../presentation/render.js';
+import { showText } from '../../presentation/show-text.js';
 import { printableBlock } from '../../rules/terminal/printable.js';
 import { eventTimes } from '../../proxy/pipeline/finished-exchange.js';
 import { ResponseCapture } from '../../proxy/pipeline/capture.js';
