@@ -56,61 +56,38 @@ const PROJECT_FILE_EXAMPLE = '{ "aliases": { "gpt-6.2-sol": "gpt-6.1-sol" } }';
 const KNOWN_KEYS = new Set(['aliases', 'prices', 'cassette', 'faults', 'budgets', '$schema']);
 
 export function readProjectFile(text: string): ProjectFile {
-  let prices: PriceOverrides = {};
-  const faults: FaultRule[] = [];
-  const problems: ProjectFileProblem[] = [];
   const tree = parseJsonTree(text);
   if (!tree.ok) {
     const at = Math.min(tree.at, text.length);
-    return {
-      aliases: [],
-      prices,
-      faults,
-      problems: [
-        {
-          severity: 'error',
-          message: `loopgate.json is not valid JSON: ${tree.reason} (${lineCol(text, at)}). It should look like ${PROJECT_FILE_EXAMPLE}.`,
-          start: at,
-          end: Math.min(at + 1, text.length),
-        },
-      ],
-    };
+    const message = `loopgate.json is not valid JSON: ${tree.reason} (${lineCol(text, at)}). It should look like ${PROJECT_FILE_EXAMPLE}.`;
+    return refused({ message, start: at, end: Math.min(at + 1, text.length) });
   }
   const root = tree.root;
   if (root.kind !== 'object') {
-    return {
-      aliases: [],
-      prices,
-      faults,
-      problems: [
-        {
-          severity: 'error',
-          message: `loopgate.json must be a JSON object, like ${PROJECT_FILE_EXAMPLE}.`,
-          start: root.start,
-          end: root.end,
-        },
-      ],
-    };
+    const message = `loopgate.json must be a JSON object, like ${PROJECT_FILE_EXAMPLE}.`;
+    return refused({ message, start: root.start, end: root.end });
   }
+  const problems: ProjectFileProblem[] = [];
+  const errors = (found: Omit<ProjectFileProblem, 'severity'>[]) =>
+    problems.push(...found.map((p) => ({ severity: 'error' as const, ...p })));
+  const file: ProjectFile = { aliases: [], prices: {}, faults: [], problems };
   let aliasesNode: JsonNode | undefined;
-  let cassetteIgnore: string[] | undefined;
-  let budgets: BudgetCaps | undefined;
   for (const e of root.entries) {
     if (e.key === 'cassette') {
       const settings = readCassetteSettings(e.value);
-      cassetteIgnore = settings.ignore;
-      problems.push(...settings.problems.map((p) => ({ severity: 'error' as const, ...p })));
+      if (settings.ignore) file.cassetteIgnore = settings.ignore;
+      errors(settings.problems);
     }
     if (e.key === 'aliases') aliasesNode = e.value;
     else if (e.key === 'prices') {
       const table = readPriceTable(e.value, text);
-      prices = table.prices;
-      problems.push(...table.problems.map((p) => ({ severity: 'error' as const, ...p })));
-    } else if (e.key === 'faults') readFaults(e.value, faults, problems);
+      file.prices = table.prices;
+      errors(table.problems);
+    } else if (e.key === 'faults') readFaults(e.value, file.faults, problems);
     else if (e.key === 'budgets') {
       const read = readBudgets(e.value, text);
-      budgets = read.caps;
-      problems.push(...read.problems.map((p) => ({ severity: 'error' as const, ...p })));
+      if (read.caps) file.budgets = read.caps;
+      errors(read.problems);
     } else if (!KNOWN_KEYS.has(e.key))
       problems.push({
         severity: 'warning',
@@ -119,34 +96,29 @@ export function readProjectFile(text: string): ProjectFile {
         end: e.keyEnd,
       });
   }
-  if (!aliasesNode)
-    return {
-      aliases: [],
-      prices,
-      faults,
-      problems,
-      ...(cassetteIgnore ? { cassetteIgnore } : {}),
-      ...(budgets ? { budgets } : {}),
-    };
-  if (aliasesNode.kind !== 'object') {
+  if (aliasesNode) file.aliases = readAliases(aliasesNode, problems);
+  return file;
+}
+
+/** A file that cannot be read at all: one error, nothing else. */
+function refused(problem: Omit<ProjectFileProblem, 'severity'>): ProjectFile {
+  return { aliases: [], prices: {}, faults: [], problems: [{ severity: 'error', ...problem }] };
+}
+
+/** "aliases": FROM → TO pairs, each checked, a repeated FROM and a chain refused with the line to fix. */
+function readAliases(node: JsonNode, problems: ProjectFileProblem[]): ProjectAlias[] {
+  if (node.kind !== 'object') {
     problems.push({
       severity: 'error',
       message: `"aliases" must be an object of model IDs, FROM (what a tool asks for) to TO (what a key serves), e.g. { "gpt-6.2-sol": "gpt-6.1-sol" }.`,
-      start: aliasesNode.start,
-      end: aliasesNode.end,
+      start: node.start,
+      end: node.end,
     });
-    return {
-      aliases: [],
-      prices,
-      faults,
-      problems,
-      ...(cassetteIgnore ? { cassetteIgnore } : {}),
-      ...(budgets ? { budgets } : {}),
-    };
+    return [];
   }
   const aliases: ProjectAlias[] = [];
   const seen = new Map<string, ProjectAlias>();
-  for (const e of aliasesNode.entries) {
+  for (const e of node.entries) {
     if (e.value.kind !== 'string') {
       problems.push({
         severity: 'error',
@@ -182,8 +154,16 @@ export function readProjectFile(text: string): ProjectFile {
     seen.set(e.key, alias);
     aliases.push(alias);
   }
-  // Aliases do not chain (rules/keys/model-aliases.ts mergeAliases says why): point at the line that would.
-  const usable = aliases.filter((a) => {
+  return withoutChains(aliases, seen, problems);
+}
+
+/** Aliases do not chain (rules/keys/model-aliases.ts mergeAliases says why): point at the line that would. */
+function withoutChains(
+  aliases: ProjectAlias[],
+  seen: Map<string, ProjectAlias>,
+  problems: ProjectFileProblem[],
+): ProjectAlias[] {
+  return aliases.filter((a) => {
     const next = seen.get(a.to);
     if (!next) return true;
     const fix =
@@ -198,14 +178,6 @@ export function readProjectFile(text: string): ProjectFile {
     });
     return false;
   });
-  return {
-    aliases: usable,
-    prices,
-    faults,
-    problems,
-    ...(cassetteIgnore ? { cassetteIgnore } : {}),
-    ...(budgets ? { budgets } : {}),
-  };
 }
 
 function lineCol(text: string, at: number): string {
