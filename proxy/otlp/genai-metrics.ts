@@ -14,7 +14,7 @@ import {
   type HistogramMetricData,
   type MetricProducer,
 } from '@opentelemetry/sdk-metrics';
-import type { MetricPoint } from '../../rules/otlp/genai-span.js';
+import type { MetricPoint } from '../../rules/otlp/genai-metric-points.js';
 import type { AttrValue } from '../../rules/otlp/genai-facts.js';
 
 // The conventions' bucket boundaries (gen-ai-metrics.md): tokens in powers of 4, seconds doubling from 10 ms.

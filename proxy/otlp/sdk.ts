@@ -11,7 +11,8 @@ import { MeterProvider as SdkMeterProvider, PeriodicExportingMetricReader } from
 import { describeEndpoint } from '../../rules/otlp/otlp-config.js';
 import type { OtlpConfig } from '../../core/otlp-options.js';
 import type { OtlpHealth } from '../../core/health.js';
-import type { MetricPoint, SpanData } from '../../rules/otlp/genai-span.js';
+import type { SpanData } from '../../rules/otlp/genai-span.js';
+import type { MetricPoint } from '../../rules/otlp/genai-metric-points.js';
 import { ExportCounts } from './export-counts.js';
 import { countingTraceExporter, metricExporter } from './exporters.js';
 import { GenAiMetrics } from './genai-metrics.js';

@@ -6,7 +6,8 @@
 // here (rules/otlp/genai-span.ts). Messages: see worker-protocol.ts.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSdkSink } from './sdk.js';
-import { metricPoints, spanFromRecord } from '../../rules/otlp/genai-span.js';
+import { spanFromRecord } from '../../rules/otlp/genai-span.js';
+import { metricPoints } from '../../rules/otlp/genai-metric-points.js';
 import type { WorkerIn, WorkerInit, WorkerOut } from './worker-protocol.js';
 
 const port = parentPort!;

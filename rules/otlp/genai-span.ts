@@ -4,7 +4,7 @@
 // and the few facts of genai-facts.ts; the caller scrubs every string once
 // more. Pure, no I/O: the live proxy and `loopgate export --otlp` share it.
 import { requestFailed } from '../../core/outcome.js';
-import type { McpCall, SpanRecord } from '../../core/record.js';
+import type { SpanRecord } from '../../core/record.js';
 import {
   ATTR_ERROR_TYPE,
   ATTR_HTTP_REQUEST_METHOD,
@@ -22,30 +22,22 @@ import {
   ATTR_GEN_AI_RESPONSE_ID,
   ATTR_GEN_AI_RESPONSE_MODEL,
   ATTR_GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK,
-  ATTR_GEN_AI_CONVERSATION_ID,
-  ATTR_GEN_AI_TOKEN_TYPE,
-  ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
-  ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
-  ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
   ATTR_OPENAI_API_TYPE,
   ATTR_GEN_AI_TOOL_NAME,
-  ATTR_GEN_AI_TOOL_TYPE,
-  ATTR_MCP_METHOD_NAME,
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
   GEN_AI_OPERATION_NAME_VALUE_CHAT,
   GEN_AI_OPERATION_NAME_VALUE_EMBEDDINGS,
   GEN_AI_OPERATION_NAME_VALUE_TEXT_COMPLETION,
   GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC,
   GEN_AI_PROVIDER_NAME_VALUE_OPENAI,
-  GEN_AI_TOKEN_TYPE_VALUE_INPUT,
-  GEN_AI_TOKEN_TYPE_VALUE_OUTPUT,
   OPENAI_API_TYPE_VALUE_CHAT_COMPLETIONS,
   OPENAI_API_TYPE_VALUE_RESPONSES,
 } from '@opentelemetry/semantic-conventions/incubating';
 import { BRIDGE_TARGET, bridgedFrom, endpointProtocol, type Protocol } from '../protocols/index.js';
 import type { Redactor } from '../redaction/redact.js';
+import { cacheTokenAttributes, costAttributes, mcpAttributes, sessionAttributes } from './genai-attribute-groups.js';
 import {
   contentAttributes,
   requestValueAttributes,
@@ -244,36 +236,68 @@ export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData
   const op = clientOperation(rec);
   const startMs = facts.startMs ?? Date.parse(rec.time);
   const endMs = startMs + rec.totalMs;
-  const a: Record<string, AttrValue> = {};
   const mcp = rec.mcp;
-  if (mcp) Object.assign(a, mcpAttributes(mcp));
-  else if (op) {
-    a[ATTR_GEN_AI_OPERATION_NAME] = op.name;
-    a[ATTR_GEN_AI_PROVIDER_NAME] = op.provider;
-    set(a, ATTR_OPENAI_API_TYPE, op.apiType);
-    set(a, ATTR_GEN_AI_REQUEST_MODEL, rec.model);
-    if (rec.stream !== undefined) a[ATTR_GEN_AI_REQUEST_STREAM] = rec.stream;
-    Object.assign(a, requestValueAttributes(facts.requestValues));
-    if (rec.status < 400) {
-      set(a, ATTR_GEN_AI_RESPONSE_ID, facts.id);
-      set(a, ATTR_GEN_AI_RESPONSE_MODEL, facts.model);
-      set(a, ATTR_GEN_AI_RESPONSE_FINISH_REASONS, facts.finishReasons);
-    }
-    if (rec.usage?.input !== undefined) a[ATTR_GEN_AI_USAGE_INPUT_TOKENS] = rec.usage.input;
-    if (rec.usage?.output !== undefined) a[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS] = rec.usage.output;
-    if (rec.stream && rec.ttfbMs !== undefined) a[ATTR_GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = rec.ttfbMs / 1000;
-    Object.assign(a, cacheTokenAttributes(rec));
-  } else {
-    a[ATTR_HTTP_REQUEST_METHOD] = rec.method;
-    // Path only: the query can hold what the redactor masked, and it says nothing a team needs.
-    a[ATTR_URL_PATH] = rec.canonicalPath.split('?')[0]!;
-  }
+  const a: Record<string, AttrValue> = mcp
+    ? mcpAttributes(mcp)
+    : op
+      ? genAiAttributes(rec, op, facts)
+      : httpAttributes(rec);
   set(a, ATTR_SERVER_ADDRESS, facts.serverAddress);
   if (facts.serverPort !== undefined) a[ATTR_SERVER_PORT] = facts.serverPort;
   if (rec.status) a[ATTR_HTTP_RESPONSE_STATUS_CODE] = rec.status;
   const error = errorType(rec);
   set(a, ATTR_ERROR_TYPE, error);
+  Object.assign(a, loopgateAttributes(rec), sessionAttributes(rec), costAttributes(rec));
+  if (facts.content) for (const [k, v] of Object.entries(facts.content)) set(a, k, v);
 
+  // Time to first byte is the attribute loopgate.ttfb_ms: no event per span for it (each costs an object and its encoding).
+  const events: SpanEvent[] = [];
+  if (rec.diagnosis) {
+    const attributes: Record<string, AttrValue> = { 'loopgate.diagnosis': rec.diagnosis };
+    set(attributes, 'loopgate.hint', facts.hint);
+    events.push({ name: 'loopgate.diagnosis', timeMs: endMs, attributes });
+  }
+  const described =
+    error !== undefined && rec.diagnosis && rec.diagnosis !== error ? `${error} (${rec.diagnosis})` : error;
+  return { name: spanName(rec, op, a), startMs, endMs, attributes: a, events, error: described, parent: facts.parent };
+}
+
+/** `{operation} {model}` as the conventions name GenAI spans, `execute_tool {tool}` an MCP call's; others by method and path. */
+function spanName(rec: SpanRecord, op: Operation | undefined, a: Record<string, AttrValue>): string {
+  if (rec.mcp) return `${GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL} ${a[ATTR_GEN_AI_TOOL_NAME] as string}`;
+  if (op) return rec.model ? `${op.name} ${rec.model}` : op.name;
+  return `${rec.method} ${a[ATTR_URL_PATH] as string}`;
+}
+
+/** A model request: the operation, the request's values, the answer's id, model and finish reasons, the usage. */
+function genAiAttributes(rec: SpanRecord, op: Operation, facts: SpanFacts): Record<string, AttrValue> {
+  const a: Record<string, AttrValue> = {};
+  a[ATTR_GEN_AI_OPERATION_NAME] = op.name;
+  a[ATTR_GEN_AI_PROVIDER_NAME] = op.provider;
+  set(a, ATTR_OPENAI_API_TYPE, op.apiType);
+  set(a, ATTR_GEN_AI_REQUEST_MODEL, rec.model);
+  if (rec.stream !== undefined) a[ATTR_GEN_AI_REQUEST_STREAM] = rec.stream;
+  Object.assign(a, requestValueAttributes(facts.requestValues));
+  if (rec.status < 400) {
+    set(a, ATTR_GEN_AI_RESPONSE_ID, facts.id);
+    set(a, ATTR_GEN_AI_RESPONSE_MODEL, facts.model);
+    set(a, ATTR_GEN_AI_RESPONSE_FINISH_REASONS, facts.finishReasons);
+  }
+  if (rec.usage?.input !== undefined) a[ATTR_GEN_AI_USAGE_INPUT_TOKENS] = rec.usage.input;
+  if (rec.usage?.output !== undefined) a[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS] = rec.usage.output;
+  if (rec.stream && rec.ttfbMs !== undefined) a[ATTR_GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = rec.ttfbMs / 1000;
+  return Object.assign(a, cacheTokenAttributes(rec));
+}
+
+/** Any other request: its method and path. */
+function httpAttributes(rec: SpanRecord): Record<string, AttrValue> {
+  // Path only: the query can hold what the redactor masked, and it says nothing a team needs.
+  return { [ATTR_HTTP_REQUEST_METHOD]: rec.method, [ATTR_URL_PATH]: rec.canonicalPath.split('?')[0]! };
+}
+
+/** The proxy's own facts under loopgate.*: the route, the rewrites, the key, bytes, retries, how the stream ended. */
+function loopgateAttributes(rec: SpanRecord): Record<string, AttrValue> {
+  const a: Record<string, AttrValue> = {};
   a['loopgate.request.id'] = rec.id;
   set(a, 'loopgate.upstream.request_id', rec.upstreamRequestId);
   a['loopgate.route'] = rec.bridge ? 'bridged' : 'native';
@@ -296,165 +320,13 @@ export function spanFromRecord(rec: SpanRecord, facts: SpanFacts = {}): SpanData
   if (rec.retries) a['loopgate.retries'] = rec.retries;
   if (rec.clientAborted) a['loopgate.client_aborted'] = true;
   set(a, 'loopgate.stream.end', streamEnd(rec));
-  Object.assign(a, sessionAttributes(rec), costAttributes(rec));
-
-  if (facts.content) for (const [k, v] of Object.entries(facts.content)) set(a, k, v);
-
-  // Time to first byte is the attribute loopgate.ttfb_ms: no event per span for it (each costs an object and its encoding).
-  const events: SpanEvent[] = [];
-  if (rec.diagnosis) {
-    const attributes: Record<string, AttrValue> = { 'loopgate.diagnosis': rec.diagnosis };
-    set(attributes, 'loopgate.hint', facts.hint);
-    events.push({ name: 'loopgate.diagnosis', timeMs: endMs, attributes });
-  }
-
-  return {
-    // `{operation} {model}` as the conventions name GenAI spans, `execute_tool {tool}` an MCP call's; others by method and path.
-    name: mcp
-      ? `${GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL} ${a[ATTR_GEN_AI_TOOL_NAME] as string}`
-      : op
-        ? rec.model
-          ? `${op.name} ${rec.model}`
-          : op.name
-        : `${rec.method} ${a[ATTR_URL_PATH] as string}`,
-    startMs,
-    endMs,
-    attributes: a,
-    events,
-    error:
-      error === undefined
-        ? undefined
-        : rec.diagnosis && rec.diagnosis !== error
-          ? `${error} (${rec.diagnosis})`
-          : error,
-    parent: facts.parent,
-  };
+  return a;
 }
 
 /**
  * An MCP call as the GenAI conventions' tool execution (gen_ai.operation.name execute_tool): the tool's name (for
  * a call that is no tools/call, its JSON-RPC method and what it names), the MCP method, and the server.
  */
-function mcpAttributes(mcp: McpCall): Record<string, AttrValue> {
-  const tool =
-    mcp.rpcMethod === 'tools/call' && mcp.target ? mcp.target : [mcp.rpcMethod, mcp.target].filter(Boolean).join(' ');
-  const out: Record<string, AttrValue> = {
-    [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
-    [ATTR_GEN_AI_TOOL_NAME]: tool,
-    [ATTR_GEN_AI_TOOL_TYPE]: 'extension',
-    [ATTR_MCP_METHOD_NAME]: mcp.rpcMethod,
-    'loopgate.mcp.server': mcp.server,
-    'loopgate.mcp.transport': mcp.transport,
-  };
-  if (mcp.resultTokens !== undefined) out['loopgate.mcp.result_tokens'] = mcp.resultTokens;
-  if (mcp.error) out['loopgate.mcp.error'] = mcp.error.message;
-  return out;
-}
-
-/**
- * The cache and reasoning parts of the usage, by the conventions' names (each part of
- * gen_ai.usage.input_tokens or output_tokens, as they ask): what a collector's cache hit ratio reads.
- */
-function cacheTokenAttributes(rec: SpanRecord): Record<string, AttrValue> {
-  const t = rec.tokens;
-  if (!t) return {};
-  const out: Record<string, AttrValue> = {
-    [ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]: t.cacheRead,
-    [ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS]: t.cacheWrite5m + t.cacheWrite1h,
-  };
-  if (t.reasoning) out[ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS] = t.reasoning;
-  return out;
-}
-
-/** The agent session as the conventions' conversation id, and how Loopgate tied the request to it. */
-function sessionAttributes(rec: SpanRecord): Record<string, AttrValue> {
-  const s = rec.session;
-  if (!s) return {};
-  const out: Record<string, AttrValue> = {
-    [ATTR_GEN_AI_CONVERSATION_ID]: s.id,
-    'loopgate.session.source': s.source,
-    'loopgate.session.client': s.client,
-  };
-  if (s.agent) out['loopgate.session.agent'] = s.agent;
-  if (s.run) out['loopgate.session.run.tool'] = s.run.tool;
-  return out;
-}
-
-/**
- * The estimated cost. The GenAI conventions name no cost attribute yet (gen_ai.usage.cost.* is a
- * proposal: semantic-conventions-genai PR 443), so it is Loopgate's own, in USD, and says it is an estimate.
- */
-function costAttributes(rec: SpanRecord): Record<string, AttrValue> {
-  const c = rec.cost;
-  if (!c) return {};
-  if ('noPrice' in c) return { 'loopgate.cost.no_price': true };
-  return {
-    'loopgate.cost.estimated_usd': c.estimated,
-    'loopgate.cost.priced_as': c.pricedAs,
-    'loopgate.cost.price_source': c.source,
-  };
-}
-
-export interface MetricPoint {
-  name:
-    'gen_ai.client.token.usage' | 'gen_ai.client.operation.duration' | 'gen_ai.client.operation.time_to_first_chunk';
-  value: number;
-  attributes: Record<string, AttrValue>;
-  /** The attribute values joined: names the series without hashing the attributes again. */
-  series: string;
-}
-
-/** The conventions' token usage and duration metrics for one GenAI request (none for other requests). */
-export function metricPoints(span: SpanData, rec: SpanRecord): MetricPoint[] {
-  const a = span.attributes;
-  if (a[ATTR_GEN_AI_OPERATION_NAME] === undefined) return [];
-  const base: Record<string, AttrValue> = {};
-  let series = '';
-  for (const k of [
-    ATTR_GEN_AI_OPERATION_NAME,
-    ATTR_GEN_AI_PROVIDER_NAME,
-    ATTR_GEN_AI_REQUEST_MODEL,
-    ATTR_GEN_AI_RESPONSE_MODEL,
-    ATTR_SERVER_ADDRESS,
-    ATTR_SERVER_PORT,
-  ]) {
-    const v = a[k];
-    series += `${v === undefined ? '' : String(v)}\u0000`;
-    if (v !== undefined) base[k] = v;
-  }
-  const points: MetricPoint[] = [];
-  const error = a[ATTR_ERROR_TYPE];
-  const duration: Record<string, AttrValue> = error === undefined ? base : { ...base, [ATTR_ERROR_TYPE]: error };
-  points.push({
-    name: 'gen_ai.client.operation.duration',
-    value: rec.totalMs / 1000,
-    attributes: duration,
-    series: error === undefined ? series : `${series}${String(error)}`,
-  });
-  if (rec.usage?.input !== undefined)
-    points.push({
-      name: 'gen_ai.client.token.usage',
-      value: rec.usage.input,
-      attributes: { ...base, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_INPUT },
-      series: `${series}input`,
-    });
-  if (rec.usage?.output !== undefined)
-    points.push({
-      name: 'gen_ai.client.token.usage',
-      value: rec.usage.output,
-      attributes: { ...base, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_OUTPUT },
-      series: `${series}output`,
-    });
-  if (rec.stream && rec.ttfbMs !== undefined && rec.status < 400)
-    points.push({
-      name: 'gen_ai.client.operation.time_to_first_chunk',
-      value: rec.ttfbMs / 1000,
-      attributes: base,
-      series,
-    });
-  return points;
-}
-
 function scrubValues<T extends Record<string, unknown>>(values: T, r: Redactor): T {
   for (const key in values) {
     const v = values[key] as unknown;

@@ -1,13 +1,7 @@
 // Record → GenAI span, and the facts read beside it (rules/otlp/genai-span.ts, rules/otlp/genai-facts.ts; pure).
 import { describe, expect, it } from 'vitest';
-import {
-  contentFor,
-  errorType,
-  metricPoints,
-  spanFromRecord,
-  spanRecord,
-  streamEnd,
-} from '../../rules/otlp/genai-span.js';
+import { contentFor, errorType, spanFromRecord, spanRecord, streamEnd } from '../../rules/otlp/genai-span.js';
+import { metricPoints } from '../../rules/otlp/genai-metric-points.js';
 import type { SpanRecord } from '../../core/record.js';
 import { parseTraceparent, requestValueAttributes, responseFacts } from '../../rules/otlp/genai-facts.js';
 import { scanTopLevel } from '../../rules/json/json-top-level.js';
