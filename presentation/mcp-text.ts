@@ -10,7 +10,8 @@ import type { SessionSummary } from '../core/agent-session.js';
 import { MCP_ANSWER_CHARS, MCP_DETAIL_CHARS } from '../core/mcp-tools.js';
 import { tailLine } from './render.js';
 import { showText } from './show-text.js';
-import { sessionJson, sessionSections, usageTable } from './session-text.js';
+import { sessionJson, usageTable } from './session-text.js';
+import { sessionSections } from './show-sections.js';
 import { faultsText } from './fault-text.js';
 import { usageTotals, type UsageGrouping } from '../storage/log/usage-totals.js';
 

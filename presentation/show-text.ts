@@ -21,7 +21,7 @@ import {
   timeSplit,
   type Style,
 } from './render.js';
-import { requestCostText, sessionSections } from './session-text.js';
+import { requestCostText, sessionSections } from './show-sections.js';
 
 function partText(p: Part): string {
   if (p.type === 'text') return String(p.content ?? '');
