@@ -18,13 +18,9 @@ import { ModelsTreeProvider } from './views/models-provider.js';
 import { TrafficList } from './traffic/traffic-list.js';
 import { createTrafficView } from './traffic/traffic-tree.js';
 import { DetailPanels } from './traffic/detail-panel.js';
-import {
-  forgetClosedEdits,
-  ResendLens,
-  TRAFFIC_SCHEME,
-  TrafficBodies,
-  type TrafficDeps,
-} from './traffic/traffic-commands.js';
+import { forgetClosedEdits, ResendLens } from './traffic/traffic-commands.js';
+import { TRAFFIC_SCHEME, TrafficBodies } from './traffic/body-diffs.js';
+import type { TrafficDeps } from './traffic/traffic-args.js';
 import { PANEL_COMMANDS, type PanelAction } from './traffic/detail-html.js';
 import type { ModelsNode } from './views/nodes.js';
 import { SessionPanels } from './sessions/session-panel.js';

@@ -13,6 +13,9 @@ import { copyModelId, filterModels, probeProtocols, refreshModels, tryModel } fr
 import { exportLog, runDiagnosis, startProxy } from './proxy-commands.js';
 import { manageChatModels } from '../lm/register-chat-provider.js';
 import * as traffic from '../traffic/traffic-commands.js';
+import type { TrafficDeps } from '../traffic/traffic-args.js';
+import { compareWith, compareWithPreviousTurn, showTranslation } from '../traffic/body-diffs.js';
+import { exportHar } from '../traffic/export-har.js';
 import { openSession, type SessionDeps } from '../sessions/session-commands.js';
 import { openSharedLog, showLiveTraffic } from '../traffic/shared-log.js';
 import { saveAsFixture } from '../traffic/save-fixture.js';
@@ -24,7 +27,7 @@ export interface CommandDeps {
   models: ModelsModel;
   log: vscode.LogOutputChannel;
   otlpHeaders: OtlpHeaderStore;
-  traffic: traffic.TrafficDeps;
+  traffic: TrafficDeps;
   sessions: SessionDeps;
   faults: FaultDeps;
 }
@@ -58,11 +61,11 @@ function commandTable(d: CommandDeps): Record<string, (...args: unknown[]) => un
     'loopgate.editAndResendRequest': (arg) => traffic.editAndResend(d.traffic, arg),
     'loopgate.sendEditedRequest': (uri) => traffic.sendEdited(d.traffic, uri),
     'loopgate.copyRequestAsCurl': (arg) => traffic.copyCurl(d.traffic, arg),
-    'loopgate.compareRequests': (arg, other) => traffic.compareWith(d.traffic, arg, other),
-    'loopgate.compareWithPreviousTurn': (arg) => traffic.compareWithPreviousTurn(d.traffic, arg),
-    'loopgate.showBridgeTranslation': (arg) => traffic.showTranslation(d.traffic, arg),
-    'loopgate.exportRequestHar': (arg, target) => traffic.exportHar(d.traffic, arg, target),
-    'loopgate.exportTrafficHar': (target) => traffic.exportHar(d.traffic, 'visible', target),
+    'loopgate.compareRequests': (arg, other) => compareWith(d.traffic, arg, other),
+    'loopgate.compareWithPreviousTurn': (arg) => compareWithPreviousTurn(d.traffic, arg),
+    'loopgate.showBridgeTranslation': (arg) => showTranslation(d.traffic, arg),
+    'loopgate.exportRequestHar': (arg, target) => exportHar(d.traffic, arg, target),
+    'loopgate.exportTrafficHar': (target) => exportHar(d.traffic, 'visible', target),
     'loopgate.filterTraffic': (text) => traffic.filterTraffic(d.traffic, text),
     'loopgate.pauseTraffic': () => traffic.setPaused(d.traffic, true),
     'loopgate.resumeTraffic': () => traffic.setPaused(d.traffic, false),

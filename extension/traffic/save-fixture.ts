@@ -18,7 +18,7 @@ import type { DetailEntry } from './detail-html.js';
 import { fetchEntry } from './entry-reader.js';
 import { describeSaved, planFixtures, type FixturePlan } from './fixture-plan.js';
 import { NO_SESSION, type SessionGroup } from './session-groups.js';
-import type { TrafficDeps } from './traffic-commands.js';
+import type { TrafficDeps } from './traffic-args.js';
 
 /** Where the last Save as Fixture wrote (workspace state: each project keeps its own). */
 const LAST_FOLDER = 'loopgate.fixtureFolder';

@@ -41,7 +41,6 @@ const LONG_FILES: Record<string, string> = {
   'proxy/pipeline/upgrade.ts': 'the WebSocket upgrade sequencer: left for a later pass',
   'proxy/pipeline/ws-relay.ts': 'the WebSocket relay, both directions: left for a later pass',
   'cli/serve.ts': 'another helper is editing cli/serve.ts this round: left for a later pass',
-  'extension/traffic/traffic-commands.ts': 'another helper is editing extension/ this round: left for a later pass',
 };
 
 function sources(): string[] {
