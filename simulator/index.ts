@@ -8,7 +8,8 @@ import { loadFixture, validateFixture, type Fixture } from './fixture.js';
 import { RateLimiter } from './rate-limit.js';
 import { PromptCache } from './prompt-cache.js';
 import type { RecordedRequest } from './request-record.js';
-import { createHandler, type Intercept, type SimState, type StreamDefaults } from './sim-server.js';
+import { createHandler } from './sim-server.js';
+import type { Intercept, SimState, StreamDefaults } from './sim-state.js';
 import { websocketUpgrades } from './responses-websocket.js';
 
 export type { Fixture, FixtureGroup, FixtureKey, FixtureModel, KeyStatus } from './fixture.js';
@@ -16,7 +17,7 @@ export type { Protocol } from '../rules/protocols/index.js';
 export { FixtureError, fixturePrices, loadFixture, validateFixture } from './fixture.js';
 export { type Fault } from './faults.js';
 export { fingerprint, type RecordedRequest } from './request-record.js';
-export type { Intercept } from './sim-server.js';
+export type { Intercept } from './sim-state.js';
 export { CREDENTIAL_HEADERS } from '../rules/redaction/credential-headers.js';
 
 export interface SimulatorOptions {

@@ -10,7 +10,7 @@
 // HTTP status. Where the group has it off, the upgrade gets what a relay
 // without the route answers: 404 invalid_url.
 import { nestsDeeperThan } from '../rules/json/nesting.js';
-import { SIM_MAX_NESTING } from './sim-server.js';
+import { SIM_MAX_NESTING } from './sim-io.js';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -24,7 +24,8 @@ import { unsupportedParams, type FixtureKey } from './fixture.js';
 import { isObject, rejectUnsupported } from './check.js';
 import { responsesProtocol } from './responses-endpoint.js';
 import { recordRequest, type RecordedRequest } from './request-record.js';
-import { checkModel, checkProtocol, newRequestId, renderContext, servedModel, type SimState } from './sim-server.js';
+import { checkModel, checkProtocol, renderContext, servedModel } from './sim-checks.js';
+import { newRequestId, type SimState } from './sim-state.js';
 
 const RESPONSES_PATH = PROTOCOL_TABLE.responses.path;
 
