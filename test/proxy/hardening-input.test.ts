@@ -1,16 +1,13 @@
 // Issue 13 F7–F11: header lines and Host, values copied into headers, deep JSON
 // on the bridge path, and timeouts that name their flag. Real sockets; the
 // simulator's request record is the oracle for "reached the upstream".
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
+import { KEYS, logRecords, startStack, TOKEN, until } from './stack.js';
 import { hostOf, rawExchange } from './raw.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({ key: KEYS.chatOnly });
-});
-afterAll(() => stack.close());
+const stack = sharedForAll(() => startStack({ key: KEYS.chatOnly }));
 
 const chatBody = (extra: Record<string, unknown> = {}) =>
   JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], ...extra });

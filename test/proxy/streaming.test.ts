@@ -5,15 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APIConnectionError, APIError } from 'openai';
-import { startStack, TOKEN, until, type Stack } from './stack.js';
+import { startStack, TOKEN, until } from './stack.js';
 import { hostOf, openSocket } from './raw.js';
 import { startProxy } from '../../proxy/server.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
+const stack = sharedForAll(() => startStack());
 
 function chatBody(content: string): string {
   return JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], stream: true });

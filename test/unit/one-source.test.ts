@@ -38,7 +38,7 @@ import {
   type Protocol,
   type ProtocolModule,
 } from '../../rules/protocols/index.js';
-import { defaultFixture, startSimulator, type Simulator } from '../../simulator/index.js';
+import { defaultFixture, startSimulator } from '../../simulator/index.js';
 import { chatProtocol } from '../../simulator/chat-endpoint.js';
 import { messagesProtocol } from '../../simulator/messages-endpoint.js';
 import { responsesProtocol } from '../../simulator/responses-endpoint.js';
@@ -60,6 +60,7 @@ import {
 import { CREDENTIAL_HEADERS as SIM_CREDENTIAL_HEADERS } from '../../simulator/index.js';
 import { errorBody as simErrorBody, SimError } from '../../simulator/relay-errors.js';
 import { type ModelEntry } from '../../core/routing-facts.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
 const SAMPLES: Record<string, string> = {
   'anthropic-key': 'sk-ant-api03-Q7fz2LmN9pXr4TbV8wKc',
@@ -337,11 +338,7 @@ describe('the /models list and the protocol table: one source each', () => {
   });
 
   describe('the minimal requests', () => {
-    let sim: Simulator;
-    beforeAll(async () => {
-      sim = await startSimulator({ port: 0 });
-    });
-    afterAll(() => sim.close());
+    const sim = sharedForAll(() => startSimulator({ port: 0 }));
 
     for (const protocol of PROTOCOL_ORDER) {
       for (const stream of [false, true]) {
@@ -673,11 +670,7 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
   });
 
   describe('usage(body) reads what the simulator answers', () => {
-    let sim: Simulator;
-    beforeAll(async () => {
-      sim = await startSimulator({ port: 0 });
-    });
-    afterAll(() => sim.close());
+    const sim = sharedForAll(() => startSimulator({ port: 0 }));
 
     for (const protocol of PROTOCOLS) {
       it(protocol, async () => {
