@@ -106,6 +106,7 @@ describe('client disconnects and backpressure (stand-in upstream that reports wh
   let written = 0;
   let finished = false;
   beforeAll(async () => {
+    // Kept raw (not the kit upstream): it measures the proxy's backpressure on a 256 MiB body, write by write.
     upstream = createServer((req, res: ServerResponse) => {
       res.on('close', () => (closedAt ??= performance.now()));
       if (req.url?.includes('slow-stream')) {
