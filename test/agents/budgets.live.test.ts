@@ -4,11 +4,9 @@
 // refused: the agent shows Loopgate's message (the cap, the spend, how to raise
 // it), stops, and sends nothing more for 30 s; the figure where it stopped is
 // the one `loopgate sessions --json` gives.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { TrafficRecord } from '../../core/record.js';
 import type { SessionSummary } from '../../core/agent-session.js';
 import type { BudgetAnswer } from '../../core/local-api.js';
@@ -19,10 +17,10 @@ import {
   agentsSupported,
   claudeBinary,
   codexBinary,
-  runAgent,
   type AgentRun,
   AGENT_CASE_TIMEOUT_MS,
 } from './agent-binaries.js';
+import { CLAUDE_QUIET, demoServe } from './live-stack.js';
 
 vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
@@ -34,38 +32,11 @@ const QUIET_MS = 30_000;
 /** Spent by any first answer: the second request of the run starts over it. */
 const TINY_BUDGET = '0.000001';
 
-let home: string;
-let serve: ChildProcess;
-let port: number;
-let logFile: string;
-let consoleText = '';
-
-const env = (extra: Record<string, string> = {}): Record<string, string> => ({
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: home,
-  LOOPGATE_HOME: join(home, 'loopgate'),
-  NO_COLOR: '1',
-  ...extra,
-});
+const demo = demoServe('loopgate-budgets-', { timeoutMs: AGENT_TIMEOUT_MS });
+const { env, records } = demo;
 
 function viaRun(agent: string, args: string[], extra: Record<string, string> = {}): Promise<AgentRun> {
-  return runAgent(
-    process.execPath,
-    [CLI, 'run', '--port', String(port), '--budget', TINY_BUDGET, '--', agent, ...args],
-    { env: env(extra), cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs: [] },
-  );
-}
-
-function records(): TrafficRecord[] {
-  try {
-    return readFileSync(logFile, 'utf8')
-      .trim()
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as TrafficRecord);
-  } catch {
-    return [];
-  }
+  return demo.viaRun(agent, args, extra, ['--budget', TINY_BUDGET]);
 }
 
 const isModelRequest = (r: TrafficRecord) =>
@@ -73,9 +44,9 @@ const isModelRequest = (r: TrafficRecord) =>
 
 /** `loopgate <args> --json --port P`, its JSON lines. */
 function cliJson<T>(args: string[]): T[] {
-  const out = spawnSync(process.execPath, [CLI, ...args, '--json', '--port', String(port)], {
+  const out = spawnSync(process.execPath, [CLI, ...args, '--json', '--port', String(demo.port)], {
     env: env(),
-    cwd: home,
+    cwd: demo.home,
     encoding: 'utf8',
   });
   expect(out.status, out.stderr).toBe(0);
@@ -128,33 +99,6 @@ async function stopsAtTheCap(tool: string, run: AgentRun, before: number): Promi
   expect(line.spent.usd).toBeCloseTo(listed, 12);
 }
 
-beforeAll(async () => {
-  if (!agentsSupported) return;
-  home = mkdtempSync(join(tmpdir(), 'loopgate-budgets-'));
-  mkdirSync(join(home, '.codex'));
-  serve = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
-    env: env(),
-    cwd: home,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  serve.stdout!.on('data', (d: Buffer) => (consoleText += d.toString()));
-  serve.stderr!.on('data', (d: Buffer) => (consoleText += d.toString()));
-  await until(
-    () => /key chat-only: \d+ models/.test(consoleText) || undefined,
-    30_000,
-    `serve's banner (so far: ${consoleText})`,
-  );
-  port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(consoleText)![1]);
-  logFile = /traffic log\s+(\S+)/.exec(consoleText)![1]!;
-}, 60_000);
-
-afterAll(async () => {
-  if (!serve || serve.exitCode !== null) return;
-  const exited = new Promise((resolve) => serve.once('exit', resolve));
-  serve.kill('SIGTERM');
-  await exited;
-});
-
 describe.skipIf(!agentsSupported)('agents stop at a `loopgate run --budget` cap, in demo mode', () => {
   it(
     `Claude Code ${agentVersion('@anthropic-ai/claude-code')}: loopgate run --budget ${TINY_BUDGET} -- claude -p`,
@@ -165,12 +109,7 @@ describe.skipIf(!agentsSupported)('agents stop at a `loopgate run --budget` cap,
       const run = await viaRun(
         claudeBinary(),
         ['-p', '--allowedTools', 'Bash(echo:*)', '--', 'Use Bash to run `echo budget-ok`'],
-        {
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-          DISABLE_AUTOUPDATER: '1',
-          DISABLE_TELEMETRY: '1',
-          DISABLE_ERROR_REPORTING: '1',
-        },
+        CLAUDE_QUIET,
       );
       await stopsAtTheCap('claude', run, before);
     },
@@ -187,7 +126,7 @@ describe.skipIf(!agentsSupported)('agents stop at a `loopgate run --budget` cap,
       // The demo answers Codex's prompt in one request: a second `codex exec` under the same run is the next request.
       const exec = (prompt: string) => `"${codexBinary()}" exec --skip-git-repo-check "${prompt}"`;
       const run = await viaRun('sh', ['-c', `${exec('first task')}; ${exec('second task')}`], {
-        CODEX_HOME: join(home, '.codex'),
+        CODEX_HOME: join(demo.home, '.codex'),
       });
       await stopsAtTheCap('sh', run, before);
     },

@@ -5,18 +5,15 @@
 // fixture (Codex 0.171.0 asks for gpt-6.2-sol, pi for claude-opus-4-7): demo
 // mode then serves the closest demo model of its family and says so on its
 // console, in the traffic log and in the answer (rules/keys/demo-family.ts).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { TrafficRecord } from '../../core/record.js';
 import { DEMO_KEYS } from '../../simulator/index.js';
 import { existingToken } from '../../storage/config/token-file.js';
 import { assertNoCanary } from '../log/canary.js';
 import { until } from '../proxy/stack.js';
-import { repoRoot } from '../clients/harness.js';
 import { expectOk } from './agent-suite.js';
 import {
   agentVersion,
@@ -27,55 +24,18 @@ import {
   opencodeBinary,
   piBinary,
   qwenBinary,
-  runAgent,
-  type AgentRun,
   AGENT_CASE_TIMEOUT_MS,
 } from './agent-binaries.js';
+import { CLAUDE_QUIET, demoServe } from './live-stack.js';
 
 vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
-const CLI = join(repoRoot, 'dist', 'cli.js');
 const AGENT_TIMEOUT_MS = 240_000;
 /** A test waits on the agent's exit; this only bounds a hang (the machine may be shared). */
 const CASE_TIMEOUT_MS = 300_000;
 
-let home: string;
-let serve: ChildProcess;
-let port: number;
-let logFile: string;
-let consoleText = '';
-const outputs: string[] = [];
-
-/** The whole environment of serve and of each agent: nothing of the runner's own (LOOPGATE_HOME: where serve and run keep the token). */
-const env = (extra: Record<string, string> = {}): Record<string, string> => ({
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: home,
-  LOOPGATE_HOME: join(home, 'loopgate'),
-  NO_COLOR: '1',
-  ...extra,
-});
-
-/** `loopgate run --port P -- <agent> ...`, as the docs tell a user to start it. */
-function viaRun(agent: string, args: string[], extra: Record<string, string> = {}): Promise<AgentRun> {
-  return runAgent(process.execPath, [CLI, 'run', '--port', String(port), '--', agent, ...args], {
-    env: env(extra),
-    cwd: home,
-    timeoutMs: AGENT_TIMEOUT_MS,
-    outputs,
-  });
-}
-
-function records(): TrafficRecord[] {
-  try {
-    return readFileSync(logFile, 'utf8')
-      .trim()
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as TrafficRecord);
-  } catch {
-    return [];
-  }
-}
+const demo = demoServe('loopgate-demo-defaults-', { timeoutMs: AGENT_TIMEOUT_MS });
+const { env, records, viaRun, outputs } = demo;
 
 /** The model requests since `before` (of the log's records), once one has come. */
 function modelRecordsAfter(before: number): Promise<TrafficRecord[]> {
@@ -86,34 +46,6 @@ function modelRecordsAfter(before: number): Promise<TrafficRecord[]> {
   return until(() => (pick().length > 0 ? pick() : undefined), 10_000, 'a model request in the traffic log');
 }
 
-beforeAll(async () => {
-  if (!agentsSupported) return;
-  home = mkdtempSync(join(tmpdir(), 'loopgate-demo-defaults-'));
-  mkdirSync(join(home, '.codex'));
-  serve = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
-    env: env(),
-    cwd: home,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  serve.stdout!.on('data', (d: Buffer) => (consoleText += d.toString()));
-  serve.stderr!.on('data', (d: Buffer) => (consoleText += d.toString()));
-  // The banner names the port and the log; every demo key's list is loaded before the first case.
-  await until(
-    () => /key chat-only: \d+ models/.test(consoleText) || undefined,
-    30_000,
-    `serve's banner (so far: ${consoleText})`,
-  );
-  port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(consoleText)![1]);
-  logFile = /traffic log\s+(\S+)/.exec(consoleText)![1]!;
-}, 60_000);
-
-afterAll(async () => {
-  if (!serve || serve.exitCode !== null) return;
-  const exited = new Promise((resolve) => serve.once('exit', resolve));
-  serve.kill('SIGTERM');
-  await exited;
-});
-
 describe.skipIf(!agentsSupported)(
   'every agent of the suite, at its default settings, in demo mode (`loopgate serve` with no upstream)',
   () => {
@@ -122,12 +54,7 @@ describe.skipIf(!agentsSupported)(
       { timeout: CASE_TIMEOUT_MS },
       async () => {
         const before = records().length;
-        const run = await viaRun(claudeBinary(), ['-p', 'hello claude'], {
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-          DISABLE_AUTOUPDATER: '1',
-          DISABLE_TELEMETRY: '1',
-          DISABLE_ERROR_REPORTING: '1',
-        });
+        const run = await viaRun(claudeBinary(), ['-p', 'hello claude'], CLAUDE_QUIET);
         expectOk(run);
         expect(run.stdout).toContain('Echo: hello claude');
         const recs = await modelRecordsAfter(before);
@@ -141,19 +68,19 @@ describe.skipIf(!agentsSupported)(
       async () => {
         const before = records().length;
         const run = await viaRun(codexBinary(), ['exec', '--skip-git-repo-check', 'hello codex'], {
-          CODEX_HOME: join(home, '.codex'),
+          CODEX_HOME: join(demo.home, '.codex'),
         });
         expectOk(run);
         expect(run.stdout).toContain('Echo: hello codex');
         const recs = await modelRecordsAfter(before);
         expect(recs.map((r) => [r.model, r.servedModel, r.status])).toContainEqual(['gpt-6.2-sol', 'gpt-6.1-sol', 200]);
         // Said on the console: the request line, and once a hint that a real upstream never does this.
-        expect(consoleText).toMatch(/POST \/v1\/responses 200 gpt-6\.2-sol \(demo: served gpt-6\.1-sol\)/);
-        expect(consoleText).toMatch(
+        expect(demo.consoleText).toMatch(/POST \/v1\/responses 200 gpt-6\.2-sol \(demo: served gpt-6\.1-sol\)/);
+        expect(demo.consoleText).toMatch(
           /Demo mode: the demo keys do not list "gpt-6\.2-sol", so the simulator answered as "gpt-6\.1-sol"/,
         );
         // Not the "copy the ID exactly" warning, which would contradict it.
-        expect(consoleText).not.toMatch(/Model "gpt-6\.2-sol" is not in this key's \/models list/);
+        expect(demo.consoleText).not.toMatch(/Model "gpt-6\.2-sol" is not in this key's \/models list/);
       },
     );
 
@@ -169,12 +96,12 @@ describe.skipIf(!agentsSupported)(
         };
         const token = existingToken(env())!;
         const codex = new sdk.Codex({
-          baseUrl: `http://127.0.0.1:${port}/v1`,
+          baseUrl: `http://127.0.0.1:${demo.port}/v1`,
           apiKey: token,
-          env: env({ CODEX_HOME: join(home, '.codex') }),
+          env: env({ CODEX_HOME: join(demo.home, '.codex') }),
           config: { check_for_update_on_startup: false, analytics: { enabled: false } },
         });
-        const turn = await codex.startThread({ skipGitRepoCheck: true, workingDirectory: home }).run('hello sdk');
+        const turn = await codex.startThread({ skipGitRepoCheck: true, workingDirectory: demo.home }).run('hello sdk');
         expect(turn.finalResponse).toContain('Echo: hello sdk');
         expect((await modelRecordsAfter(before)).every((r) => r.status === 200)).toBe(true);
       },
@@ -185,10 +112,10 @@ describe.skipIf(!agentsSupported)(
         `Qwen Code ${agentVersion('@qwen-code/qwen-code')}: loopgate run -- qwen --auth-type ${mode} -p`,
         { timeout: CASE_TIMEOUT_MS },
         async () => {
-          mkdirSync(join(home, '.qwen'), { recursive: true });
+          mkdirSync(join(demo.home, '.qwen'), { recursive: true });
           // Qwen Code's own switches (no statistics, telemetry or update checks); no model named.
           writeFileSync(
-            join(home, '.qwen', 'settings.json'),
+            join(demo.home, '.qwen', 'settings.json'),
             JSON.stringify({
               privacy: { usageStatisticsEnabled: false },
               telemetry: { enabled: false },
@@ -239,12 +166,12 @@ describe.skipIf(!agentsSupported)(
       `pi ${agentVersion('@mariozechner/pi-coding-agent')}: loopgate run -- pi -p, its built-in Anthropic provider routed through Loopgate (default claude-opus-4-7, served as claude-opus-4-1)`,
       { timeout: CASE_TIMEOUT_MS },
       async () => {
-        const dir = join(home, 'pi-agent');
+        const dir = join(demo.home, 'pi-agent');
         mkdirSync(dir, { recursive: true });
         // pi's way to send a built-in provider through a proxy; its models and its default stay its own.
         writeFileSync(
           join(dir, 'models.json'),
-          JSON.stringify({ providers: { anthropic: { baseUrl: `http://127.0.0.1:${port}` } } }),
+          JSON.stringify({ providers: { anthropic: { baseUrl: `http://127.0.0.1:${demo.port}` } } }),
         );
         const before = records().length;
         const run = await viaRun(piBinary(), ['--no-session', '-nc', '-p', 'hello pi'], {
@@ -268,8 +195,8 @@ describe.skipIf(!agentsSupported)(
     it('no demo key or local token in the console, the traffic log or any agent output', () => {
       const token = existingToken(env())!;
       const keys = DEMO_KEYS.map((k) => k.key);
-      assertNoCanary(consoleText, [...keys, token]);
-      assertNoCanary(readFileSync(logFile, 'utf8'), [...keys, token]);
+      assertNoCanary(demo.consoleText, [...keys, token]);
+      assertNoCanary(readFileSync(demo.logFile, 'utf8'), [...keys, token]);
       assertNoCanary(outputs.join('\n'), keys);
     });
   },

@@ -6,12 +6,9 @@
 // its own environment (the run credential), and the tool's answer, echoed back
 // by the simulator, holds the run's session id and its real figures from the
 // traffic log. No key, token or credential reaches the answer or the log.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { TrafficRecord } from '../../core/record.js';
+import { describe, expect, it, vi } from 'vitest';
 import { DEMO_KEYS } from '../../simulator/index.js';
 import { existingToken } from '../../storage/config/token-file.js';
 import { RUN_CREDENTIAL_PREFIX } from '../../rules/access/run-credential.js';
@@ -27,6 +24,7 @@ import {
   runAgent,
   AGENT_CASE_TIMEOUT_MS,
 } from './agent-binaries.js';
+import { CLAUDE_QUIET, demoServe } from './live-stack.js';
 import { withMcpServer } from '../../rules/project/tool-launch.js';
 
 vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
@@ -34,59 +32,12 @@ vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 const CLI = join(repoRoot, 'dist', 'cli.js');
 const AGENT_TIMEOUT_MS = 240_000;
 
-let home: string;
-let serve: ChildProcess;
-let port: number;
-let logFile: string;
-let consoleText = '';
-const outputs: string[] = [];
-
-const env = (): Record<string, string> => ({
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: home,
-  LOOPGATE_HOME: join(home, 'loopgate'),
-  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-  DISABLE_AUTOUPDATER: '1',
-  DISABLE_TELEMETRY: '1',
-  DISABLE_ERROR_REPORTING: '1',
-  NO_COLOR: '1',
+const demo = demoServe('loopgate-mcp-live-', {
+  timeoutMs: AGENT_TIMEOUT_MS,
   // Claude Code defers MCP tools behind its tool search, which the simulator does not drive: the tool is sent as is.
-  ENABLE_TOOL_SEARCH: 'false',
+  env: { ...CLAUDE_QUIET, ENABLE_TOOL_SEARCH: 'false' },
 });
-
-function records(): TrafficRecord[] {
-  try {
-    return readFileSync(logFile, 'utf8')
-      .trim()
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as TrafficRecord);
-  } catch {
-    return [];
-  }
-}
-
-beforeAll(async () => {
-  if (!agentsSupported) return;
-  home = mkdtempSync(join(tmpdir(), 'loopgate-mcp-live-'));
-  serve = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { env: env(), cwd: home, stdio: 'pipe' });
-  serve.stdout!.on('data', (d: Buffer) => (consoleText += d.toString()));
-  serve.stderr!.on('data', (d: Buffer) => (consoleText += d.toString()));
-  await until(
-    () => /key chat-only: \d+ models/.test(consoleText) || undefined,
-    30_000,
-    `serve's banner (so far: ${consoleText})`,
-  );
-  port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(consoleText)![1]);
-  logFile = /traffic log\s+(\S+)/.exec(consoleText)![1]!;
-}, 60_000);
-
-afterAll(async () => {
-  if (!serve || serve.exitCode !== null) return;
-  const exited = new Promise((resolve) => serve.once('exit', resolve));
-  serve.kill('SIGTERM');
-  await exited;
-});
+const { env, records, outputs } = demo;
 
 /** The text of the tool_result blocks in an Anthropic Messages request body. */
 function toolResultText(body: string): string {
@@ -102,16 +53,9 @@ function toolResultText(body: string): string {
 
 describe.skipIf(!agentsSupported)('Claude Code asks Loopgate about its own session over MCP', () => {
   it('`loopgate run --mcp -- claude -p`: the session tool answers with the run’s real figures', async () => {
-    const run = await runAgent(
-      process.execPath,
+    const run = await demo.viaRun(
+      claudeBinary(),
       [
-        CLI,
-        'run',
-        '--port',
-        String(port),
-        '--mcp',
-        '--',
-        claudeBinary(),
         '-p',
         '--output-format',
         'json',
@@ -120,7 +64,8 @@ describe.skipIf(!agentsSupported)('Claude Code asks Loopgate about its own sessi
         '--',
         'what has this run cost so far? ask the loopgate session tool',
       ],
-      { env: env(), cwd: home, timeoutMs: AGENT_TIMEOUT_MS, outputs },
+      {},
+      ['--mcp'],
     );
     expectOk(run);
     const sid = (JSON.parse(run.stdout) as { session_id: string }).session_id;
@@ -128,8 +73,8 @@ describe.skipIf(!agentsSupported)('Claude Code asks Loopgate about its own sessi
     expect((JSON.parse(run.stdout) as { result: string }).result).toContain(
       `tool result: Session id claude-code:${sid}`,
     );
-    const token = existingToken({ LOOPGATE_HOME: join(home, 'loopgate') })!;
-    const api = localApi({ url: `http://127.0.0.1:${port}`, token });
+    const token = existingToken({ LOOPGATE_HOME: join(demo.home, 'loopgate') })!;
+    const api = localApi({ url: `http://127.0.0.1:${demo.port}`, token });
     const detail = await api.session(`claude-code:${sid}`);
     const bodies = await Promise.all(detail.seqs.map(async (seq) => (await api.entry(String(seq))).requestBody ?? ''));
     const result = toolResultText(bodies.find((b) => b.includes('tool_result'))!);
@@ -157,17 +102,17 @@ describe.skipIf(!agentsSupported)('Claude Code asks Loopgate about its own sessi
     expect(mine.some((r) => r.status === 200)).toBe(true);
     for (const secret of [token, ...DEMO_KEYS.map((k) => k.key), RUN_CREDENTIAL_PREFIX]) {
       expect(run.stdout).not.toContain(secret);
-      expect(readFileSync(logFile, 'utf8')).not.toContain(secret);
+      expect(readFileSync(demo.logFile, 'utf8')).not.toContain(secret);
     }
   });
 
   it('Codex takes the -c overrides `loopgate run --mcp` adds (its own `mcp get` reads them back)', async () => {
-    const server = { command: process.execPath, args: [CLI, 'mcp', '--proxy', `http://127.0.0.1:${port}`] };
-    const codexHome = join(home, '.codex');
+    const server = { command: process.execPath, args: [CLI, 'mcp', '--proxy', `http://127.0.0.1:${demo.port}`] };
+    const codexHome = join(demo.home, '.codex');
     mkdirSync(codexHome, { recursive: true });
     const got = await runAgent(codexBinary(), withMcpServer('codex', ['mcp', 'get', 'loopgate', '--json'], server)!, {
       env: { ...env(), CODEX_HOME: codexHome },
-      cwd: home,
+      cwd: demo.home,
       timeoutMs: AGENT_TIMEOUT_MS,
       outputs,
     });
@@ -181,10 +126,10 @@ describe.skipIf(!agentsSupported)('Claude Code asks Loopgate about its own sessi
   });
 
   it("opencode: the docs' opencode.json line starts `loopgate mcp`, which connects (the local token from LOOPGATE_HOME)", async () => {
-    const dir = join(home, 'oc-project');
+    const dir = join(demo.home, 'oc-project');
     mkdirSync(dir, { recursive: true });
     // docs/mcp.md's opencode.json, with `loopgate` spelled as this checkout's CLI.
-    const command = [process.execPath, CLI, 'mcp', '--port', String(port)];
+    const command = [process.execPath, CLI, 'mcp', '--port', String(demo.port)];
     writeFileSync(join(dir, 'opencode.json'), JSON.stringify({ mcp: { loopgate: { type: 'local', command } } }));
     const listed = await runAgent(opencodeBinary(), ['mcp', 'list'], {
       env: env(),

@@ -26,6 +26,7 @@ interface Upstream {
 }
 
 /** A chat route: model `small` answers at once; `big-N` streams one `data:` line of N MiB, 16 KiB per write, `big-endless` one without end. */
+// Kept raw (not the kit upstream): one SSE line of N MiB in 16 KiB writes, and one that never ends, counted as cut off.
 async function startUpstream(): Promise<Upstream> {
   const up: Upstream = { server: undefined as unknown as Server, url: '', cutOff: 0, finished: 0 };
   up.server = createServer((req: IncomingMessage, res: ServerResponse) => {

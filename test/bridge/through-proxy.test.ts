@@ -7,6 +7,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
 import { defineSdkScenarios, defineToolScenarios, type Clients } from './sdk-scenarios.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
 function clientsFor(stack: Stack): Clients {
   return {
@@ -235,11 +236,7 @@ describe("bridge: 'auto' on a chat-only key", () => {
 });
 
 describe("bridge: 'off' on a chat-only key", () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ key: KEYS.chatOnly, bridge: 'off' });
-  });
-  afterAll(() => stack.close());
+  const stack = sharedForAll(() => startStack({ key: KEYS.chatOnly, bridge: 'off' }));
 
   it("gives the upstream's 404 endpoint_not_supported, untouched", async () => {
     for (const [path, body] of [
@@ -257,11 +254,7 @@ describe("bridge: 'off' on a chat-only key", () => {
 });
 
 describe("bridge: 'auto' on a key whose route has Responses", () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ key: KEYS.default, bridge: 'auto' });
-  });
-  afterAll(() => stack.close());
+  const stack = sharedForAll(() => startStack({ key: KEYS.default, bridge: 'auto' }));
 
   it('forwards natively', async () => {
     const r = await post(stack, '/v1/responses', { model: 'gpt-4o-mini', input: 'hi' });

@@ -6,10 +6,11 @@
 import fc from 'fast-check';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fromChatResult, toChatRequest } from '../../proxy/bridge/index.js';
 import { CHAT_TOOL_NAME, hashedToolName } from '../../proxy/bridge/tool-names.js';
-import { KEYS, startStack, TOKEN, type Stack } from '../proxy/stack.js';
+import { KEYS, startStack, TOKEN } from '../proxy/stack.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
 type Pair = { namespace?: string; name: string };
 const params = { type: 'object', properties: {} };
@@ -198,11 +199,7 @@ describe('Anthropic tool names longer than chat allows', () => {
 });
 
 describe('bridged tool names through the proxy (issue 23 F-C)', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ key: KEYS.chatOnly, bridge: 'auto' });
-  });
-  afterAll(() => stack.close());
+  const stack = sharedForAll(() => startStack({ key: KEYS.chatOnly, bridge: 'auto' }));
 
   it('a forced call to files/read__secret comes back as that tool, not files__read/secret', async () => {
     const openai = new OpenAI({ baseURL: `${stack.proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 });

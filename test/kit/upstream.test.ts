@@ -50,6 +50,14 @@ describe('the kit upstream', () => {
     expect([models.status, models.headers.get('x-extra')]).toEqual([200, 'yes']);
   });
 
+  it('a rule with headers answers only the requests that carry them', async () => {
+    up.reset();
+    up.on({ headers: { 'x-pick': 'yes' } }).reply(418, { error: { message: 'picked' } });
+    expect((await chat('gpt-4o-mini', { 'x-pick': 'yes' })).status).toBe(418);
+    expect((await chat('gpt-4o-mini', { 'x-pick': 'no' })).status).toBe(200);
+    expect((await chat('gpt-4o-mini')).status).toBe(200);
+  });
+
   it('hang sends nothing until the client leaves; close drops the connection', async () => {
     up.reset();
     up.on({ path: /completions/ }).hang();

@@ -3,6 +3,7 @@
 //   up.on({ path: '/v1/chat/completions', model: 'gpt-4.1' }).reply(503, { error: { message: 'busy' } });
 //   up.on({ path: /slow/ }).stream(['data: {"a":1}\n\n'], { delayMs: 20 });
 //   up.on({ method: 'GET', path: '/v1/models' }).hang();
+//   up.on({ path: '/v1/chat/completions', headers: { 'x-echo': '1' } }).handle((res, _signal, seen) => ...);
 // A request no rule matches gets the simulator's normal answer; every request is in `up.requests` (the simulator's
 // record), and each rule keeps what it answered (headers as sent, body bytes) in `rule.seen`.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
@@ -15,6 +16,8 @@ export interface Match {
   method?: string;
   /** The JSON body's `model`. */
   model?: string;
+  /** Request headers that must be present with these values (names in lower case). */
+  headers?: Record<string, string>;
   /** Answer only this many requests, then let later rules (or the simulator) answer. */
   times?: number;
 }
@@ -181,6 +184,7 @@ export async function startUpstream(opts: Omit<SimulatorOptions, 'intercept'> = 
         (e.answer || e.extra) &&
         (e.match.times === undefined || e.used < e.match.times) &&
         (e.match.method === undefined || e.match.method === method) &&
+        Object.entries(e.match.headers ?? {}).every(([name, value]) => req.headers[name] === value) &&
         pathMatches(e.match.path, path),
     );
     if (live.length === 0) return false;

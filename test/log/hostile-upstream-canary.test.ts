@@ -5,31 +5,32 @@
 // redaction can catch it. Every sink is swept: the log, the console lines and
 // hints, /_loopgate/stats, exports made without the key, and what the client
 // got in its headers.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type ServerResponse } from 'node:http';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { exportTrafficLog } from '../../storage/log/index.js';
 import { assertNoCanary, makeCanary } from './canary.js';
 import { logRecords, until } from '../proxy/stack.js';
+import { startKitStack } from '../kit/stack.js';
+import { sharedForAll } from '../kit/lifecycle.js';
+import type { Seen } from '../kit/upstream.js';
 
 const KEY = makeCanary('relay-canary-');
 const TOKEN = makeCanary('lg-local-canary-');
 const secrets = [KEY, TOKEN];
 
 /** The key the upstream was given, as it would quote it. */
-function keyOf(req: IncomingMessage): string {
+function keyOf(req: Seen): string {
   return String(req.headers.authorization ?? '').replace(/^Bearer /, '');
 }
 
-function hostile(req: IncomingMessage, res: ServerResponse, body: string): void {
+function hostile(req: Seen, res: ServerResponse): void {
   const key = keyOf(req);
   const attack = String(req.headers['x-attack'] ?? '');
-  if (req.url === '/v1/models') {
+  if (req.path === '/v1/models') {
     res.writeHead(200, { 'content-type': 'application/json', 'x-oneapi-request-id': key });
     res.end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model' }] }));
     return;
@@ -73,49 +74,38 @@ function hostile(req: IncomingMessage, res: ServerResponse, body: string): void 
     return;
   }
   // 'split': echo the prompt back in 4-character deltas, the key appended.
-  const prompt = (JSON.parse(body) as { messages: Array<{ content: string }> }).messages[0]!.content;
+  const prompt = (JSON.parse(req.body.toString('utf8')) as { messages: Array<{ content: string }> }).messages[0]!
+    .content;
   const text = `Echo: ${prompt} and mine is ${key}.`;
   for (let i = 0; i < text.length; i += 4) res.write(sse(chunk(text.slice(i, i + 4))));
   res.end('data: [DONE]\n\n');
 }
 
-let upstream: Server;
-let proxy: RunningProxy;
-let dir: string;
+const dir = mkdtempSync(join(tmpdir(), 'loopgate-hostile-'));
 const lines: string[] = [];
 const logFile = () => join(dir, 'traffic.jsonl');
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'loopgate-hostile-'));
-  upstream = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => hostile(req, res, body));
-  });
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  proxy = await startProxy({
-    upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-    allowHttp: true,
-    key: KEY,
+// Every answer is the hostile one: the kit upstream with one rule that matches all.
+const kit = sharedForAll(async () => {
+  const k = await startKitStack({
+    keys: { main: KEY },
     token: TOKEN,
-    port: 0,
-    logFile: logFile(),
-    logBodies: true,
-    onTraffic: (line) => lines.push(line),
-    onHint: (h) => lines.push(h),
+    opts: {
+      logFile: logFile(),
+      logBodies: true,
+      onTraffic: (line) => lines.push(line),
+      onHint: (h) => lines.push(h),
+    },
   });
-});
-afterAll(async () => {
-  await proxy.close();
-  await new Promise((r) => upstream.close(r));
+  k.upstream.on({}).handle((res, _signal, seen) => hostile(seen, res));
+  return k;
 });
 
 describe('a hostile upstream cannot get the key into any record field', () => {
   it('request id, header names and values, encoded error codes and types, stream error events, split deltas', async () => {
-    const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 });
+    const client = new OpenAI({ baseURL: `${kit.proxies.main.url}/v1`, apiKey: TOKEN, maxRetries: 0 });
     const seenHeaders: string[] = [];
     for (const attack of ['request-id', 'encoded-codes', 'plain-codes']) {
-      const res = await fetch(`${proxy.url}/v1/chat/completions`, {
+      const res = await fetch(`${kit.proxies.main.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'x-attack': attack },
         body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
@@ -172,7 +162,7 @@ describe('a hostile upstream cannot get the key into any record field', () => {
 
     // Every sink.
     const stats = await (
-      await fetch(`${proxy.url}/_loopgate/stats`, { headers: { authorization: `Bearer ${TOKEN}` } })
+      await fetch(`${kit.proxies.main.url}/_loopgate/stats`, { headers: { authorization: `Bearer ${TOKEN}` } })
     ).text();
     expect(JSON.parse(stats).lastError).toBeDefined();
     assertNoCanary(stats, secrets);

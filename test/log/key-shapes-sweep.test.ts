@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { childEnv } from '../../extension/child-env.js';
 import type { FromProxy, ToProxy } from '../../core/ipc.js';
 import { defaultFixture, startSimulator, type Simulator } from '../../simulator/index.js';
@@ -24,6 +24,7 @@ import { startReceiver, type Receiver } from '../otlp/receiver.js';
 import { until } from '../proxy/stack.js';
 import { assertNoCanary, makeCanary } from './canary.js';
 import { record } from './records.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
 const mixedCase = () => {
   const body = randomBytes(24)
@@ -215,11 +216,7 @@ function stopped(child: ChildProcess): Promise<number | null> {
 }
 
 describe('key shapes sweep (issue 23)', () => {
-  let sim: Simulator;
-  beforeAll(async () => {
-    sim = await startSimulator({ port: 0, fixture: fixture() });
-  });
-  afterAll(async () => sim?.close());
+  const sim = sharedForAll(() => startSimulator({ port: 0, fixture: fixture() }));
 
   for (const input of ['LOOPGATE_API_KEY', '--key-stdin'] as const) {
     it(`serve with the keys in ${input}: no sink holds a key or the token`, async () => {

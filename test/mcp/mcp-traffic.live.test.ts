@@ -2,79 +2,48 @@
 // an MCP tool the prompt names (the simulator asks for it by its bare name): once on a stdio server behind
 // `loopgate mcp-wrap`, once on an HTTP server mounted with `serve --mcp`. Each call is a record in the log,
 // between the session's model requests and in the same session; the tool's answer reaches the agent unchanged.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TrafficRecord } from '../../core/record.js';
 import { until } from '../proxy/stack.js';
 import { repoRoot } from '../clients/harness.js';
 import { expectOk } from '../agents/agent-suite.js';
-import { agentsSupported, claudeBinary, runAgent, AGENT_CASE_TIMEOUT_MS } from '../agents/agent-binaries.js';
+import { agentsSupported, claudeBinary, AGENT_CASE_TIMEOUT_MS } from '../agents/agent-binaries.js';
+import { CLAUDE_QUIET, demoServe } from '../agents/live-stack.js';
 import { NOTES_SERVER, startHttpNotesServer, type HttpNotesServer } from './fixture-server.js';
 
 vi.setConfig({ testTimeout: AGENT_CASE_TIMEOUT_MS });
 
 const CLI = join(repoRoot, 'dist', 'cli.js');
-let home: string;
-let serve: ChildProcess;
 let notes: HttpNotesServer;
-let port: number;
-let logFile: string;
-let consoleText = '';
-const outputs: string[] = [];
-
-const env = (): Record<string, string> => ({
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: home,
-  LOOPGATE_HOME: join(home, 'loopgate'),
-  NO_COLOR: '1',
-  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-  DISABLE_AUTOUPDATER: '1',
-  DISABLE_TELEMETRY: '1',
-  DISABLE_ERROR_REPORTING: '1',
-  // Claude Code defers MCP tools behind its tool search, which the simulator does not drive: the tool is sent as is.
-  ENABLE_TOOL_SEARCH: 'false',
+beforeAll(async () => {
+  if (agentsSupported) notes = await startHttpNotesServer();
 });
-
-function records(): TrafficRecord[] {
-  try {
-    return readFileSync(logFile, 'utf8')
-      .trim()
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as TrafficRecord);
-  } catch {
-    return [];
-  }
-}
+afterAll(() => notes?.close());
+const demo = demoServe('loopgate-mcp-traffic-', {
+  timeoutMs: 240_000,
+  // Claude Code defers MCP tools behind its tool search, which the simulator does not drive: the tool is sent as is.
+  env: { ...CLAUDE_QUIET, ENABLE_TOOL_SEARCH: 'false' },
+  serveArgs: () => ['--mcp', `notes=${notes.url}`],
+});
+const { records } = demo;
 
 /** `server` is the --mcp-config name: `--allowedTools mcp__<server>` lets `-p` call its tools without asking. */
 async function claudeWith(config: object, prompt: string, server: string) {
-  const file = join(home, `mcp-${server}.json`);
+  const file = join(demo.home, `mcp-${server}.json`);
   writeFileSync(file, JSON.stringify(config));
   const before = records().length;
-  const run = await runAgent(
-    process.execPath,
-    [
-      CLI,
-      'run',
-      '--port',
-      String(port),
-      '--',
-      claudeBinary(),
-      '-p',
-      '--mcp-config',
-      file,
-      '--allowedTools',
-      `mcp__${server}`,
-      // Both flags above take lists: the prompt comes after `--`.
-      '--',
-      prompt,
-    ],
-    { env: env(), cwd: home, timeoutMs: 240_000, outputs },
-  );
+  const run = await demo.viaRun(claudeBinary(), [
+    '-p',
+    '--mcp-config',
+    file,
+    '--allowedTools',
+    `mcp__${server}`,
+    // Both flags above take lists: the prompt comes after `--`.
+    '--',
+    prompt,
+  ]);
   expectOk(run);
   const seen = () =>
     records()
@@ -111,34 +80,6 @@ function expectBetween(recs: TrafficRecord[], server: string): void {
   expect(models.map((m) => m.session?.id)).toContain(call.session!.id);
 }
 
-beforeAll(async () => {
-  if (!agentsSupported) return;
-  home = mkdtempSync(join(tmpdir(), 'loopgate-mcp-traffic-'));
-  notes = await startHttpNotesServer();
-  serve = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--mcp', `notes=${notes.url}`], {
-    env: env(),
-    cwd: home,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  serve.stdout!.on('data', (d: Buffer) => (consoleText += d.toString()));
-  serve.stderr!.on('data', (d: Buffer) => (consoleText += d.toString()));
-  await until(
-    () => /key chat-only: \d+ models/.test(consoleText) || undefined,
-    30_000,
-    `serve's banner (${consoleText})`,
-  );
-  port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(consoleText)![1]);
-  logFile = /traffic log\s+(\S+)/.exec(consoleText)![1]!;
-}, 60_000);
-
-afterAll(async () => {
-  await notes?.close();
-  if (!serve || serve.exitCode !== null) return;
-  const exited = new Promise((resolve) => serve.once('exit', resolve));
-  serve.kill('SIGTERM');
-  await exited;
-});
-
 describe.skipIf(!agentsSupported)('MCP calls of real Claude Code in the session (demo mode)', () => {
   it('a stdio server behind loopgate mcp-wrap', async () => {
     const config = {
@@ -151,7 +92,7 @@ describe.skipIf(!agentsSupported)('MCP calls of real Claude Code in the session 
             '--name',
             'wrapped',
             '--port',
-            String(port),
+            String(demo.port),
             '--',
             process.execPath,
             NOTES_SERVER,
@@ -163,7 +104,7 @@ describe.skipIf(!agentsSupported)('MCP calls of real Claude Code in the session 
     const { run, recs } = await claudeWith(config, 'use the lookup tool', 'wrapped');
     expectBetween(recs, 'wrapped');
     expect(run.stdout + run.stderr).not.toContain('loopgate mcp-wrap:');
-    expect(consoleText).toMatch(/MCP wrapped tools\/call lookup 200 \d+ms stdio/);
+    expect(demo.consoleText).toMatch(/MCP wrapped tools\/call lookup 200 \d+ms stdio/);
   });
 
   // Skipped: Claude Code 2.1.332 (2026-12-02) sent its two POSTs to /mcp/notes without the config's Authorization
@@ -174,13 +115,13 @@ describe.skipIf(!agentsSupported)('MCP calls of real Claude Code in the session 
       mcpServers: {
         notes: {
           type: 'http',
-          url: `http://127.0.0.1:${port}/mcp/notes`,
+          url: `http://127.0.0.1:${demo.port}/mcp/notes`,
           headers: { Authorization: 'Bearer ${ANTHROPIC_AUTH_TOKEN}' },
         },
       },
     };
     const { recs } = await claudeWith(config, 'use the lookup tool', 'notes');
     expectBetween(recs, 'notes');
-    expect(consoleText).toMatch(/MCP notes tools\/call lookup 200 \d+ms/);
+    expect(demo.consoleText).toMatch(/MCP notes tools\/call lookup 200 \d+ms/);
   });
 });

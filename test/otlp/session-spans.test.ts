@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TrafficRecord } from '../../core/record.js';
 import { otlpConfig } from '../../rules/otlp/otlp-config.js';
 import { runCli } from '../cli/io.js';
-import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
+import { KEYS, logRecords, startStack, TOKEN, until, type Stack, namedKeys } from '../proxy/stack.js';
 import { fastEnv, startReceiver, type Receiver, type ReceivedSpan } from './receiver.js';
 
 const CLAUDE_SESSION = 'c3c3c3c3-0000-4000-8000-00000000000c';
@@ -44,10 +44,7 @@ describe('OTLP: the session and its cost on every span', () => {
     receiver = await startReceiver();
     stack = await startStack({
       key: undefined,
-      keys: [
-        { name: 'default', key: KEYS.default, named: true },
-        { name: 'claude', key: KEYS.claude, named: true },
-      ],
+      keys: namedKeys({ default: KEYS.default, claude: KEYS.claude }),
       otlp: configFor(fastEnv(receiver.url)),
     });
   });

@@ -4,7 +4,7 @@
 // http/protobuf and http/json; the metrics; the resource and the headers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { otlpConfig } from '../../rules/otlp/otlp-config.js';
-import { KEYS, startStack, TOKEN, until, logRecords, type Stack } from '../proxy/stack.js';
+import { KEYS, startStack, TOKEN, until, logRecords, type Stack, namedKeys } from '../proxy/stack.js';
 import { fastEnv, startReceiver, type Receiver, type ReceivedSpan } from './receiver.js';
 
 const SPAN_KIND_CLIENT = 3;
@@ -50,11 +50,7 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
     receiver = await startReceiver();
     stack = await startStack({
       key: undefined,
-      keys: [
-        { name: 'default', key: KEYS.default, named: true },
-        { name: 'claude', key: KEYS.claude, named: true },
-        { name: 'chatonly', key: KEYS.chatOnly, named: true },
-      ],
+      keys: namedKeys({ default: KEYS.default, claude: KEYS.claude, chatonly: KEYS.chatOnly }),
       otlp: configFor(
         fastEnv(receiver.url, {
           OTEL_SERVICE_NAME: 'team-gateway',

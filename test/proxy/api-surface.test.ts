@@ -2,16 +2,13 @@
 // proxy's own normalisation) is answered locally with 404 and a hint, and the
 // upstream never sees it, so a relay's console API (/api/user/self) or any other
 // path cannot be reached with the user's key through the proxy (issue 13, P1).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, TOKEN, type Stack } from './stack.js';
+import { describe, expect, it } from 'vitest';
+import { startStack, TOKEN } from './stack.js';
 import { httpRequest } from './raw.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
 describe('only the API surface goes upstream', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.close());
+  const stack = sharedForAll(() => startStack());
 
   const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 

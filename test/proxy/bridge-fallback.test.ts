@@ -1,13 +1,10 @@
 // Under bridge 'auto', a native attempt refused with 404 endpoint_not_supported
 // is retried over Chat Completions before anything reaches the client.
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { KEYS, startStack, TOKEN, type Stack } from './stack.js';
+import { expect, it } from 'vitest';
+import { KEYS, startStack, TOKEN } from './stack.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({ key: KEYS.chatOnly, bridge: 'auto' });
-});
-afterAll(() => stack.close());
+const stack = sharedForAll(() => startStack({ key: KEYS.chatOnly, bridge: 'auto' }));
 
 it('a model the cached list does not describe: native try, 404, then bridged — the client sees one answer', async () => {
   // gpt-4.1 is not in the chat-only group, so the proxy cannot know its endpoint types in advance.

@@ -1,15 +1,12 @@
 // The headline promise: SDKs configured with the usual wrong base URLs work
 // through the proxy, streaming and not, and the upstream sees canonical paths
 // with exactly one real credential.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fingerprint } from '../../simulator/index.js';
-import { KEYS, startStack, type Stack } from './stack.js';
+import { KEYS, startStack } from './stack.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
+const stack = sharedForAll(() => startStack());
 
 const openaiBases = (origin: string) => [
   ['doubled /v1', `${origin}/v1/v1`],
@@ -70,11 +67,7 @@ describe('OpenAI SDK with a broken base URL', () => {
 });
 
 describe('Anthropic SDK with a prefix that already ends in /v1 or /v1/messages', () => {
-  let claude: Stack;
-  beforeAll(async () => {
-    claude = await startStack({ key: KEYS.claude });
-  });
-  afterAll(() => claude.close());
+  const claude = sharedForAll(() => startStack({ key: KEYS.claude }));
 
   it.each([['/v1'], ['/v1/messages'], ['']])('prefix %s: create and stream', async (suffix) => {
     claude.sim.clearRequests();

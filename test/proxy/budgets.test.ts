@@ -20,7 +20,7 @@ import { resolveBudgets } from '../../cli/budgets.js';
 import { get } from '../../client/health-client.js';
 import type { ProxyOptions } from '../../core/options.js';
 import { startWsStack } from '../websocket/ws-stack.js';
-import { KEYS, logRecords, startStack, TOKEN, until, untilAsync, type Stack } from './stack.js';
+import { KEYS, logRecords, startStack, TOKEN, until, untilAsync, type Stack, namedKeys } from './stack.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -33,10 +33,7 @@ const DEAR = { input: 200_000, output: 200_000 };
 
 async function start(opts: Partial<ProxyOptions>): Promise<Stack> {
   stack = await startStack({
-    keys: [
-      { name: 'default', key: KEYS.default, named: true },
-      { name: 'claude', key: KEYS.claude, named: true },
-    ],
+    keys: namedKeys({ default: KEYS.default, claude: KEYS.claude }),
     ...opts,
   });
   return stack;

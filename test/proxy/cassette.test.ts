@@ -13,7 +13,7 @@ import { startPlayer, type CassettePlayer } from '../../cassette-player/player.j
 import type { CassetteMiss } from '../../cassette-player/miss-message.js';
 import { createRedactor } from '../../rules/redaction/redact.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import { KEYS, startStack, TOKEN, type Stack } from './stack.js';
+import { KEYS, startStack, TOKEN, type Stack, namedKeys } from './stack.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lg-cassette-'));
 const SLOW = { 'x-sim-chunk-delay-ms': '60', 'x-sim-chunks': '5' };
@@ -58,10 +58,7 @@ function clients(url: string): [OpenAI, Anthropic] {
 beforeAll(async () => {
   const stack: Stack = await startStack({
     recordDir: dir,
-    keys: [
-      { name: 'default', key: KEYS.default, named: true },
-      { name: 'claude', key: KEYS.claude, named: true },
-    ],
+    keys: namedKeys({ default: KEYS.default, claude: KEYS.claude }),
   });
   try {
     const [o, a] = clients(stack.proxy.url);

@@ -9,6 +9,7 @@ import type { TrafficRecord } from '../../core/record.js';
 import { assertNoCanary } from '../log/canary.js';
 import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
 import { hostOf, httpRequest, openSocket } from './raw.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
 const AI_SDK_UA = 'ai-sdk/anthropic/2.0.49 ai-sdk/provider-utils/3.0.9 runtime/node.js/20';
 const CLAUDE_CODE_UA = 'claude-cli/2.0.14 (external, cli)';
@@ -26,11 +27,7 @@ const messageBody = JSON.stringify({
 });
 
 describe('rewrite hints are worded for the client that sent the request', () => {
-  let claude: Stack;
-  beforeAll(async () => {
-    claude = await startStack({ key: KEYS.claude });
-  });
-  afterAll(() => claude.close());
+  const claude = sharedForAll(() => startStack({ key: KEYS.claude }));
 
   const post = (path: string, ua: string | undefined) =>
     fetch(claude.proxy.url + path, {

@@ -10,7 +10,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { localApi } from '../../client/local-api-client.js';
 import type { FaultVerdict } from '../../core/fault.js';
 import { RETRY_AFTER_ALLOWANCE_MS } from '../../rules/faults/fault-report.js';
-import { KEYS, startStack, TOKEN, untilAsync, type Stack } from './stack.js';
+import { KEYS, startStack, TOKEN, untilAsync, type Stack, namedKeys } from './stack.js';
 
 /** Short, so a client that gave up is settled within a test (the default is 60 s). */
 const QUIET_MS = 1500;
@@ -20,10 +20,7 @@ const api = () => localApi({ url: stack.proxy.url, token: TOKEN });
 
 beforeAll(async () => {
   stack = await startStack({
-    keys: [
-      { name: 'default', key: KEYS.default, named: true },
-      { name: 'claude', key: KEYS.claude, named: true },
-    ],
+    keys: namedKeys({ default: KEYS.default, claude: KEYS.claude }),
     faultQuietMs: QUIET_MS,
   });
 });

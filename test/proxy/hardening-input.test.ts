@@ -1,16 +1,13 @@
 // Issue 13 F7–F11: header lines and Host, values copied into headers, deep JSON
 // on the bridge path, and timeouts that name their flag. Real sockets; the
 // simulator's request record is the oracle for "reached the upstream".
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
 import { hostOf, rawExchange } from './raw.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({ key: KEYS.chatOnly });
-});
-afterAll(() => stack.close());
+const stack = sharedForAll(() => startStack({ key: KEYS.chatOnly }));
 
 const chatBody = (extra: Record<string, unknown> = {}) =>
   JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], ...extra });
@@ -111,20 +108,23 @@ describe('deep JSON on the bridge path (F10)', () => {
   });
 });
 
+/** A chat request through the stack's proxy with the local token and these (simulator) headers. */
+const postChat = (s: Stack, headers: Record<string, string>, body: string) =>
+  fetch(`${s.proxy.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...headers },
+    body,
+  });
+
 describe('timeouts name the flag that sets them (F11)', () => {
   it('a stream that stalls past the body timeout is logged as that, with --body-timeout', async () => {
     const s = await startStack({ timeouts: { bodyIdleMs: 300 } });
     try {
-      const res = await fetch(`${s.proxy.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${TOKEN}`,
-          'content-type': 'application/json',
-          'x-sim-chunks': '3',
-          'x-sim-chunk-delay-ms': '3000',
-        },
-        body: chatBody({ stream: true }),
-      });
+      const res = await postChat(
+        s,
+        { 'x-sim-chunks': '3', 'x-sim-chunk-delay-ms': '3000' },
+        chatBody({ stream: true }),
+      );
       expect(res.status).toBe(200);
       await expect(res.text()).rejects.toThrow();
       const line = await until(
@@ -147,15 +147,7 @@ describe('timeouts name the flag that sets them (F11)', () => {
   it('no response headers in time: the 504 names --headers-timeout', async () => {
     const s = await startStack({ timeouts: { headersMs: 300 } });
     try {
-      const res = await fetch(`${s.proxy.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${TOKEN}`,
-          'content-type': 'application/json',
-          'x-sim-fault': 'stall-headers',
-        },
-        body: chatBody(),
-      });
+      const res = await postChat(s, { 'x-sim-fault': 'stall-headers' }, chatBody());
       expect(res.status).toBe(504);
       expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(
         /headers timeout \(--headers-timeout, default 600 s\)/,

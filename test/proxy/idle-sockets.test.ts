@@ -5,22 +5,21 @@
 // never see the server's FIN) and never close; only the server can let go.
 import { readdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, until, type Stack } from './stack.js';
+import { describe, expect, it } from 'vitest';
+import { startStack, until } from './stack.js';
 import { hostOf, openSocket } from './raw.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
 // Long enough for every peer to be accepted before the first is let go, even on a busy machine.
 const HEADERS_TIMEOUT_MS = 1000;
 const PEERS = 150;
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({
+const stack = sharedForAll(() =>
+  startStack({
     logFile: false,
     limits: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: 2 * HEADERS_TIMEOUT_MS },
-  });
-});
-afterAll(() => stack.close());
+  }),
+);
 
 const openFds = () => readdirSync('/proc/self/fd').length;
 

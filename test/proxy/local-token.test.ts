@@ -1,16 +1,13 @@
 // §4: clients authenticate with the local token; a missing or wrong one gets a
 // 401 that says what to set, and nothing reaches the upstream.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { AuthenticationError } from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { KEYS, startStack, TOKEN, type Stack } from './stack.js';
+import { KEYS, startStack, TOKEN } from './stack.js';
 import { httpRequest, hostOf } from './raw.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
+const stack = sharedForAll(() => startStack());
 beforeEach(() => stack.sim.clearRequests());
 
 describe('local token', () => {

@@ -5,10 +5,11 @@
 // the 404 for such a model says how to add one.
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AliasMap, AliasSource } from '../../core/options.js';
-import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
+import { KEYS, logRecords, startStack, TOKEN, until, type Stack, namedKeys } from './stack.js';
 import { assertNoCanary } from '../log/canary.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
 function aliases(pairs: Record<string, string>, source: AliasSource = '--alias'): AliasMap {
   return new Map(Object.entries(pairs).map(([from, to]) => [from, { to, source }]));
@@ -27,18 +28,13 @@ async function recordOf(stack: Stack, id: string) {
 }
 
 describe('model aliases, two keys (OpenAI and Claude groups): applied before the key is chosen', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({
+  const stack = sharedForAll(() =>
+    startStack({
       key: undefined,
-      keys: [
-        { name: 'openai', key: KEYS.default, named: true },
-        { name: 'claude', key: KEYS.claude, named: true },
-      ],
+      keys: namedKeys({ openai: KEYS.default, claude: KEYS.claude }),
       aliases: ALIASES,
-    });
-  });
-  afterAll(() => stack?.close());
+    }),
+  );
 
   it('Responses: the upstream gets the served model, the client its answer, header and record both', async () => {
     stack.sim.clearRequests();
@@ -156,11 +152,7 @@ describe('model aliases, two keys (OpenAI and Claude groups): applied before the
 });
 
 describe('model aliases, one key', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ aliases: ALIASES });
-  });
-  afterAll(() => stack?.close());
+  const stack = sharedForAll(() => startStack({ aliases: ALIASES }));
 
   it("/v1/models relayed from the upstream marks each alias (the target's fields, its own ID)", async () => {
     const page = await stack.openai().models.list();
@@ -237,10 +229,7 @@ describe('/_loopgate/stats', () => {
   it('carries the model-not-found count `loopgate run` reads', async () => {
     const stack = await startStack({
       key: undefined,
-      keys: [
-        { name: 'a', key: KEYS.default, named: true },
-        { name: 'b', key: KEYS.claude, named: true },
-      ],
+      keys: namedKeys({ a: KEYS.default, b: KEYS.claude }),
     });
     try {
       await new Anthropic({ baseURL: stack.proxy.url, apiKey: TOKEN, maxRetries: 0 }).messages

@@ -3,16 +3,13 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startStack, TOKEN, until, type Stack } from './stack.js';
+import { describe, expect, it } from 'vitest';
+import { KEYS, startStack, TOKEN, until } from './stack.js';
 import { hostOf, httpRequest } from './raw.js';
 import { startProxy } from '../../proxy/server.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
+const stack = sharedForAll(() => startStack());
 
 describe('model names, refusal envelopes, the model cache and body caps', () => {
   it('a model name with a smart quote or a newline still gets the upstream answer, and cannot forge console lines', async () => {

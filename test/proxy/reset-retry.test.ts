@@ -1,33 +1,24 @@
 // §7: without --retries, only a reset on a *reused* keep-alive socket is
 // replayed (the upstream closed an idle connection). A reset on a fresh
 // connection may come after the upstream processed the request: never replayed.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { TOKEN } from './stack.js';
+import { startUpstream, type Upstream } from '../kit/upstream.js';
 
-let upstream: Server | undefined;
+let upstream: Upstream | undefined;
 let proxy: RunningProxy | undefined;
 afterEach(async () => {
   await proxy?.close();
-  upstream?.close();
-  upstream?.closeAllConnections();
+  await upstream?.close();
 });
 
-/** A stand-in upstream: answers GETs, and resets the connection on POSTs after the body arrived. */
+/** The kit upstream: answers GETs, and resets the connection on POSTs after the body arrived. */
 async function resettingUpstream(): Promise<{ posts: () => number; url: string }> {
-  let posts = 0;
-  upstream = createServer((req, res) => {
-    if (req.method === 'GET') return void res.end('{"object":"list","data":[]}');
-    req.resume();
-    req.on('end', () => {
-      posts++;
-      req.socket.destroy();
-    });
-  });
-  await new Promise<void>((r) => upstream!.listen(0, '127.0.0.1', r));
-  return { posts: () => posts, url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` };
+  upstream = await startUpstream();
+  upstream.on({ method: 'GET' }).reply(200, { object: 'list', data: [] });
+  const posts = upstream.on({ method: 'POST' }).close();
+  return { posts: () => posts.seen.length, url: upstream.url };
 }
 
 const post = () =>

@@ -7,17 +7,14 @@ import { localApi } from '../../client/local-api-client.js';
 import { runCredential } from '../../rules/access/run-credential.js';
 import type { SessionSummary } from '../../core/agent-session.js';
 import type { TrafficRecord } from '../../core/record.js';
-import { KEYS, logRecords, startStack, TOKEN, type Stack } from './stack.js';
+import { KEYS, logRecords, startStack, TOKEN, type Stack, namedKeys } from './stack.js';
 
 let stack: Stack;
 const api = () => localApi({ url: stack.proxy.url, token: TOKEN });
 
 beforeAll(async () => {
   stack = await startStack({
-    keys: [
-      { name: 'default', key: KEYS.default, named: true },
-      { name: 'claude', key: KEYS.claude, named: true },
-    ],
+    keys: namedKeys({ default: KEYS.default, claude: KEYS.claude }),
   });
 });
 afterAll(async () => stack?.close());

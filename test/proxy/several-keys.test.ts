@@ -2,22 +2,17 @@
 // lists its model and serves its protocol natively; the bridge only when none
 // does. The simulator's request record (credential fingerprints) shows which
 // key and which path the upstream really got.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fingerprint } from '../../simulator/index.js';
-import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
+import { KEYS, logRecords, startStack, TOKEN, until, type Stack, namedKeys } from './stack.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({
+const stack = sharedForAll(() =>
+  startStack({
     key: undefined,
-    keys: [
-      { name: 'claude', key: KEYS.claude, named: true },
-      { name: 'default', key: KEYS.default, named: true },
-      { name: 'cheap', key: KEYS.chatOnly, named: true },
-    ],
-  });
-});
-afterAll(() => stack.close());
+    keys: namedKeys({ claude: KEYS.claude, default: KEYS.default, cheap: KEYS.chatOnly }),
+  }),
+);
 
 /** The one upstream request a client call made, with the fingerprint of the key it carried. */
 function upstreamSaw(): { path: string; key: string } {
@@ -130,10 +125,7 @@ describe('several keys with the bridge off', () => {
     const s = await startStack({
       key: undefined,
       bridge: 'off',
-      keys: [
-        { name: 'default', key: KEYS.default, named: true },
-        { name: 'cheap', key: KEYS.chatOnly, named: true },
-      ],
+      keys: namedKeys({ default: KEYS.default, cheap: KEYS.chatOnly }),
     });
     try {
       await s.proxy.refreshModels();

@@ -11,7 +11,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../simulator/index.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import { KEYS, TOKEN } from './stack.js';
+import { KEYS, TOKEN, namedKeys } from './stack.js';
 
 let sim: Simulator;
 let proxy: RunningProxy;
@@ -27,10 +27,7 @@ beforeAll(async () => {
   proxy = await startProxy({
     upstream: sim.baseUrl,
     key: KEYS.default,
-    keys: [
-      { name: 'default', key: KEYS.default, named: true },
-      { name: 'claude', key: KEYS.claude, named: true },
-    ],
+    keys: namedKeys({ default: KEYS.default, claude: KEYS.claude }),
     token: TOKEN,
     port: 0,
     allowHttp: true,

@@ -31,6 +31,11 @@ export const KEYS = {
   rpm2: fixtureKey((k) => 'rpm' in k),
 };
 
+/** Named keys, in this order: `namedKeys({ openai: KEYS.default })` is `[{ name: 'openai', key, named: true }]`. */
+export function namedKeys(keys: Record<string, string>): Array<{ name: string; key: string; named: true }> {
+  return Object.entries(keys).map(([name, key]) => ({ name, key, named: true as const }));
+}
+
 /** The demo fixture's three usable groups as named keys, in this order: default, claude, chat-only. */
 export function threeGroupKeys(): Array<{ name: string; key: string; named: true }> {
   return [

@@ -29,6 +29,7 @@ afterEach(async () => {
   );
 });
 
+// Kept raw (not the kit upstream): each case is a socket-level behaviour (status, reset, timing) under callUpstream.
 async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
   const server = createServer(handler);
   servers.push(server);

@@ -5,15 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APIConnectionError, APIError } from 'openai';
-import { startStack, TOKEN, until, type Stack } from './stack.js';
+import { startStack, TOKEN, until } from './stack.js';
 import { hostOf, openSocket } from './raw.js';
 import { startProxy } from '../../proxy/server.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
+const stack = sharedForAll(() => startStack());
 
 function chatBody(content: string): string {
   return JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], stream: true });
@@ -109,6 +106,7 @@ describe('client disconnects and backpressure (stand-in upstream that reports wh
   let written = 0;
   let finished = false;
   beforeAll(async () => {
+    // Kept raw (not the kit upstream): it measures the proxy's backpressure on a 256 MiB body, write by write.
     upstream = createServer((req, res: ServerResponse) => {
       res.on('close', () => (closedAt ??= performance.now()));
       if (req.url?.includes('slow-stream')) {

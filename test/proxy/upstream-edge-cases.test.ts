@@ -4,9 +4,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import { KEYS, startStack, TOKEN, until, type Stack } from './stack.js';
+import { KEYS, startStack, TOKEN, until } from './stack.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
 const KEY = 'sk-upstream-edge-0123456789abcdefghijklmnop';
 
@@ -92,11 +93,7 @@ describe('empty and broken upstream answers', () => {
 });
 
 describe('an upstream that breaks', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ key: KEYS.default });
-  });
-  afterAll(() => stack.close());
+  const stack = sharedForAll(() => startStack({ key: KEYS.default }));
 
   it('while its whole answer is read (models): a 502 that says so, not a 500', async () => {
     const res = await fetch(`${stack.proxy.url}/v1/models`, {

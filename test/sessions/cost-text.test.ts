@@ -9,31 +9,21 @@ import { sessionCostText } from '../../extension/sessions/session-format.js';
 import { formatUsd } from '../../rules/sessions/usd.js';
 import { sessionStatus } from '../../extension/sessions/session-status.js';
 import { sessionContent } from '../../extension/sessions/session-html.js';
+import { bareSession } from '../kit/sessions.js';
 
 const REASON = 'The estimate for "house-model" came to more than a number can hold';
 
 function session(estimated: unknown): SessionSummary {
-  return {
+  return bareSession({
     id: 'codex:s1',
-    source: 'header',
     client: 'codex',
-    agents: [],
-    started: '2026-11-28T02:50:00.000Z',
-    lastSeen: '2026-11-28T02:55:00.000Z',
-    durationMs: 300_000,
-    requests: 2,
-    turns: 2,
-    errors: 0,
-    retries: 0,
     models: ['house-model'],
     keys: ['default'],
     routes: ['/v1/chat/completions'],
     tokens: { input: 5, output: 5, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0, reasoning: 0, cacheWrite: 0 },
     cost: { estimated: estimated as number, currency: 'USD', unpriced: 0 },
     costNote: REASON,
-    cacheHitRatio: 0,
-    rateLimit: null,
-  };
+  });
 }
 
 const NOT_FIGURES: unknown[] = [null, Infinity, -Infinity, NaN, -1, '1e9', { n: 1 }];

@@ -4,26 +4,15 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionSummary } from '../../core/agent-session.js';
 import { sessionHtml } from '../../extension/sessions/session-html.js';
+import { bareSession } from '../kit/sessions.js';
 
 const evil = `<img src=x onerror="alert(1)">`;
 const opts = { nonce: 'N0NCE', cspSource: 'vscode-resource:', scriptUri: 'vscode-resource:/ext/dist/session-page.js' };
 
 function summary(over: Partial<SessionSummary>): SessionSummary {
-  return {
+  return bareSession({
     id: 'claude-code:d4d4d4d4',
-    source: 'header',
-    client: 'claude-code',
-    agents: [],
-    started: '2026-11-28T02:50:00.000Z',
-    lastSeen: '2026-11-28T02:55:00.000Z',
-    durationMs: 300_000,
-    requests: 2,
-    turns: 2,
-    errors: 0,
-    retries: 0,
     models: ['claude-sonnet-4-20250514'],
-    keys: ['claude'],
-    routes: ['/v1/messages'],
     tokens: {
       input: 3,
       output: 19,
@@ -34,10 +23,8 @@ function summary(over: Partial<SessionSummary>): SessionSummary {
       cacheWrite: 210_000,
     },
     cost: { estimated: 1.13, currency: 'USD', unpriced: 0 },
-    cacheHitRatio: 0,
-    rateLimit: null,
     ...over,
-  };
+  });
 }
 
 const page = (over: Partial<SessionSummary>) =>

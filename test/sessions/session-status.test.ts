@@ -7,33 +7,22 @@ import type { RateLimitHeadroom, SessionSummary } from '../../core/agent-session
 import { headroomView, sessionCostText } from '../../extension/sessions/session-format.js';
 import { formatUsd } from '../../rules/sessions/usd.js';
 import { sessionStatus } from '../../extension/sessions/session-status.js';
+import { bareSession } from '../kit/sessions.js';
 
 const now = new Date('2026-11-28T03:00:00.000Z');
 const later = '2026-11-28T03:00:30.000Z';
 const earlier = '2026-11-28T02:59:00.000Z';
 
 function session(id: string, over: Partial<SessionSummary> = {}): SessionSummary {
-  return {
+  return bareSession({
     id,
-    source: 'header',
-    client: 'claude-code',
-    agents: [],
-    started: '2026-11-28T02:50:00.000Z',
-    lastSeen: '2026-11-28T02:55:00.000Z',
-    durationMs: 300_000,
     requests: 3,
     turns: 3,
-    errors: 0,
-    retries: 0,
-    models: ['claude-sonnet-4-6'],
-    keys: ['claude'],
-    routes: ['/v1/messages'],
     tokens: { input: 1, output: 1, cacheRead: 1, cacheWrite5m: 0, cacheWrite1h: 0, reasoning: 0, cacheWrite: 0 },
     cost: { estimated: 0.0412, currency: 'USD', unpriced: 0 },
     cacheHitRatio: 0.834,
-    rateLimit: null,
     ...over,
-  };
+  });
 }
 
 const openai = (over: Partial<RateLimitHeadroom> = {}): RateLimitHeadroom => ({

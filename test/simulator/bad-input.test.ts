@@ -1,15 +1,11 @@
 // Bad input of any kind gets an answer and leaves the simulator serving.
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator } from '../../simulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { KEYS, hello, openai, raw, start } from './helpers.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await start();
-});
-afterAll(() => sim.close());
+const sim = sharedForAll(() => start());
 
 async function stillServing() {
   const r = await openai(sim).chat.completions.create({ model: 'gpt-4o-mini', messages: hello });

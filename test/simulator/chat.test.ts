@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator } from '../../simulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { KEYS, hello, openai, start } from './helpers.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await start();
-});
-afterAll(() => sim.close());
+const sim = sharedForAll(() => start());
 
 const weather = {
   type: 'function' as const,
@@ -169,48 +165,29 @@ describe('POST /v1/chat/completions', () => {
       type: 'function' as const,
       function: { name: 'Bash', parameters: { type: 'object', properties: { command: { type: 'string' } } } },
     };
-    const plain = await openai(sim).chat.completions.create({
-      model: 'gpt-4o-mini',
-      messages: [{ role: 'user', content: 'delete the temp files' }],
-      tools: [bash, weather],
-    });
-    expect(plain.choices[0]!.finish_reason).toBe('stop');
-    expect(plain.choices[0]!.message.tool_calls ?? []).toEqual([]);
-    expect(plain.choices[0]!.message.content).toBe('Echo: delete the temp files');
-    const required = await openai(sim).chat.completions.create({
-      model: 'gpt-4o-mini',
-      messages: [{ role: 'user', content: 'hi' }],
-      tools: [bash, weather],
-      tool_choice: 'required',
-    });
+    /** The names of the tools the simulator called for `content` (none: an empty list). */
+    const called = async (content: string, tools: Array<typeof bash | typeof weather>, required = false) => {
+      const r = await openai(sim).chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content }],
+        tools,
+        ...(required ? { tool_choice: 'required' as const } : {}),
+      });
+      return {
+        choice: r.choices[0]!,
+        names: (r.choices[0]!.message.tool_calls ?? []).map((c) => (c.type === 'function' ? c.function.name : c.type)),
+      };
+    };
+    const plain = await called('delete the temp files', [bash, weather]);
+    expect(plain.choice.finish_reason).toBe('stop');
+    expect(plain.names).toEqual([]);
+    expect(plain.choice.message.content).toBe('Echo: delete the temp files');
     // Forced to call something the user did not name: never the command runner.
-    expect(
-      required.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type)),
-    ).toEqual(['get_weather']);
-    const onlyBash = await openai(sim).chat.completions.create({
-      model: 'gpt-4o-mini',
-      messages: [{ role: 'user', content: 'hi' }],
-      tools: [bash],
-      tool_choice: 'required',
-    });
-    expect(
-      onlyBash.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type)),
-    ).toEqual(['Bash']);
+    expect((await called('hi', [bash, weather], true)).names).toEqual(['get_weather']);
+    expect((await called('hi', [bash], true)).names).toEqual(['Bash']);
     // Whole words only: "rebash" names no tool.
-    const partial = await openai(sim).chat.completions.create({
-      model: 'gpt-4o-mini',
-      messages: [{ role: 'user', content: 'rebash the get_weathers' }],
-      tools: [bash, weather],
-    });
-    expect(partial.choices[0]!.message.tool_calls ?? []).toEqual([]);
-    const named = await openai(sim).chat.completions.create({
-      model: 'gpt-4o-mini',
-      messages: [{ role: 'user', content: 'GET_WEATHER please' }],
-      tools: [bash, weather],
-    });
-    expect(
-      named.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type)),
-    ).toEqual(['get_weather']);
+    expect((await called('rebash the get_weathers', [bash, weather])).names).toEqual([]);
+    expect((await called('GET_WEATHER please', [bash, weather])).names).toEqual(['get_weather']);
   });
 
   it('streams a tool call with arguments split across chunks', async () => {

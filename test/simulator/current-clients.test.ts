@@ -5,15 +5,12 @@
 // per-group / per-model `unsupported` lists.
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixtureError, validateFixture, type Simulator } from '../../simulator/index.js';
+import { describe, expect, it } from 'vitest';
+import { FixtureError, validateFixture } from '../../simulator/index.js';
 import { KEYS, anthropic, hello, openai, raw, rejection, start } from './helpers.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await start();
-});
-afterAll(() => sim.close());
+const sim = sharedForAll(() => start());
 
 // The SDKs' types lag the clients (client_metadata, additional_tools, role "system" turns…): bodies go in untyped.
 const chat = (body: Record<string, unknown>, key = KEYS.main) =>

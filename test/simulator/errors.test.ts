@@ -1,15 +1,11 @@
 // Every error row of the table, through the SDKs: status → error class, code/type, request id.
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator } from '../../simulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { KEYS, anthropic, hello, openai, raw, rejection, start } from './helpers.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await start();
-});
-afterAll(() => sim.close());
+const sim = sharedForAll(() => start());
 
 function expectRequestId(err: { headers: Headers; message: string }) {
   const id = err.headers.get('x-oneapi-request-id');
@@ -229,38 +225,17 @@ describe('503 model_not_found', () => {
   });
 });
 
+/** A 400 invalid_request through the OpenAI SDK whose `param` names the field. */
+async function badField(p: Promise<unknown>, field: string) {
+  const err = await openaiError(p, OpenAI.BadRequestError, 'invalid_request', 'invalid_request_error');
+  expect(err.param).toBe(field);
+}
+
 describe('400 bad request', () => {
   it('missing model, messages and input', async () => {
-    expect(
-      (
-        await openaiError(
-          chat(KEYS.main, { model: undefined }),
-          OpenAI.BadRequestError,
-          'invalid_request',
-          'invalid_request_error',
-        )
-      ).param,
-    ).toBe('model');
-    expect(
-      (
-        await openaiError(
-          chat(KEYS.main, { messages: undefined }),
-          OpenAI.BadRequestError,
-          'invalid_request',
-          'invalid_request_error',
-        )
-      ).param,
-    ).toBe('messages');
-    expect(
-      (
-        await openaiError(
-          responses(KEYS.main, { input: undefined }),
-          OpenAI.BadRequestError,
-          'invalid_request',
-          'invalid_request_error',
-        )
-      ).param,
-    ).toBe('input');
+    await badField(chat(KEYS.main, { model: undefined }), 'model');
+    await badField(chat(KEYS.main, { messages: undefined }), 'messages');
+    await badField(responses(KEYS.main, { input: undefined }), 'input');
     await anthropicError(
       messages(KEYS.claude, { messages: undefined }),
       Anthropic.BadRequestError,
@@ -269,46 +244,10 @@ describe('400 bad request', () => {
   });
 
   it('wrong field types name the field', async () => {
-    expect(
-      (
-        await openaiError(
-          chat(KEYS.main, { temperature: 'hot' }),
-          OpenAI.BadRequestError,
-          'invalid_request',
-          'invalid_request_error',
-        )
-      ).param,
-    ).toBe('temperature');
-    expect(
-      (
-        await openaiError(
-          chat(KEYS.main, { messages: 'hi' }),
-          OpenAI.BadRequestError,
-          'invalid_request',
-          'invalid_request_error',
-        )
-      ).param,
-    ).toBe('messages');
-    expect(
-      (
-        await openaiError(
-          chat(KEYS.main, { model: 42 }),
-          OpenAI.BadRequestError,
-          'invalid_request',
-          'invalid_request_error',
-        )
-      ).param,
-    ).toBe('model');
-    expect(
-      (
-        await openaiError(
-          responses(KEYS.main, { input: 7 }),
-          OpenAI.BadRequestError,
-          'invalid_request',
-          'invalid_request_error',
-        )
-      ).param,
-    ).toBe('input');
+    await badField(chat(KEYS.main, { temperature: 'hot' }), 'temperature');
+    await badField(chat(KEYS.main, { messages: 'hi' }), 'messages');
+    await badField(chat(KEYS.main, { model: 42 }), 'model');
+    await badField(responses(KEYS.main, { input: 7 }), 'input');
     await anthropicError(
       messages(KEYS.claude, { max_tokens: 'many' }),
       Anthropic.BadRequestError,

@@ -1,15 +1,11 @@
 // x-sim-fault and x-sim-chunk-delay-ms, observed through the real SDK clients.
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator } from '../../simulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { KEYS, anthropic, hello, openai, rejection, start } from './helpers.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await start();
-});
-afterAll(() => sim.close());
+const sim = sharedForAll(() => start());
 
 const fault = (f: string, extra: Record<string, string> = {}) => ({ headers: { 'x-sim-fault': f, ...extra } });
 
@@ -102,28 +98,32 @@ describe('stalls', () => {
   });
 
   it('responses and messages stall-body also deliver exactly one event', async () => {
-    const ac = new AbortController();
-    const s = await openai(sim).responses.create(
-      { model: 'gpt-4o-mini', input: 'hi', stream: true },
-      { ...fault('stall-body'), signal: ac.signal },
-    );
-    const types: string[] = [];
-    for await (const ev of s) {
-      types.push(ev.type);
-      setTimeout(() => ac.abort(), 200);
-    }
-    expect(types).toEqual(['response.created']);
-    const ac2 = new AbortController();
-    const m = await anthropic(sim).messages.create(
-      { model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello, stream: true },
-      { ...fault('stall-body'), signal: ac2.signal },
-    );
-    const mt: string[] = [];
-    for await (const ev of m) {
-      mt.push(ev.type);
-      setTimeout(() => ac2.abort(), 200);
-    }
-    expect(mt).toEqual(['message_start']);
+    /** The event types a stream delivered until 200 ms after its last one (the stall), then aborted. */
+    const beforeTheStall = async (open: (signal: AbortSignal) => Promise<AsyncIterable<{ type: string }>>) => {
+      const ac = new AbortController();
+      const types: string[] = [];
+      for await (const ev of await open(ac.signal)) {
+        types.push(ev.type);
+        setTimeout(() => ac.abort(), 200);
+      }
+      return types;
+    };
+    expect(
+      await beforeTheStall((signal) =>
+        openai(sim).responses.create(
+          { model: 'gpt-4o-mini', input: 'hi', stream: true },
+          { ...fault('stall-body'), signal },
+        ),
+      ),
+    ).toEqual(['response.created']);
+    expect(
+      await beforeTheStall((signal) =>
+        anthropic(sim).messages.create(
+          { model: 'claude-sonnet-4-6', max_tokens: 9, messages: hello, stream: true },
+          { ...fault('stall-body'), signal },
+        ),
+      ),
+    ).toEqual(['message_start']);
   });
 });
 

@@ -4,15 +4,11 @@
 // blocks a client injects (`<current_datetime>`, `<environment_details>`, a
 // `<system-reminder>` after a tool result, several joined into one string by the
 // bridge) are neither echoed as the user's words nor taken for a new turn.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../simulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { KEYS, anthropic, openai, start } from './helpers.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await start();
-});
-afterAll(() => sim.close());
+const sim = sharedForAll(() => start());
 
 const chat = (body: Record<string, unknown>) =>
   openai(sim, KEYS.main).chat.completions.create({ model: 'gpt-4o-mini', ...body } as any) as Promise<any>;

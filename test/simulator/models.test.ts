@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator } from '../../simulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { KEYS, openai, raw, rejection, start } from './helpers.js';
 import OpenAI from 'openai';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await start();
-});
-afterAll(() => sim.close());
+const sim = sharedForAll(() => start());
 
 describe('GET /v1/models', () => {
   it('lists the group models with owner, fixed created and endpoint types', async () => {

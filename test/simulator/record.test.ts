@@ -1,14 +1,11 @@
 // The request record: fingerprints only, never a credential in clear.
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultFixture, fingerprint, type RecordedRequest, type Simulator } from '../../simulator/index.js';
+import { describe, expect, it } from 'vitest';
+import { defaultFixture, fingerprint, type RecordedRequest } from '../../simulator/index.js';
 import { KEYS, hello, openai, raw, start } from './helpers.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await start();
-});
-afterAll(() => sim.close());
+const sim = sharedForAll(() => start());
 
 function rawHttp(port: number, text: string): Promise<string> {
   return new Promise((resolve, reject) => {

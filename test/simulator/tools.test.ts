@@ -2,16 +2,12 @@
 // own tests), with the official SDKs and their stream accumulators.
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator } from '../../simulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { defineToolScenarios } from '../bridge/sdk-scenarios.js';
 import { anthropic, openai, rejection, start } from './helpers.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await start();
-});
-afterAll(() => sim.close());
+const sim = sharedForAll(() => start());
 
 const weather = {
   type: 'function' as const,

@@ -3,11 +3,12 @@
 // reassembled, tool calls paired with their results, stream event times), what
 // stays out of it, its limits, and the live feed.
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startStack, threeGroupKeys, TOKEN, until, untilAsync, type Stack } from '../proxy/stack.js';
 import type { FollowUp } from '../../core/traffic-entry.js';
 import { conversationOf } from '../../rules/wire/follow-ups.js';
 import { type TrafficEntry } from '../../core/traffic-entry.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
 type Detailed = TrafficEntry & { followUps: Record<string, FollowUp> };
 
@@ -23,14 +24,12 @@ const weather = {
 };
 
 describe('the traffic ring', () => {
-  let s: Stack;
-  beforeAll(async () => {
-    s = await startStack({
+  const s = sharedForAll(() =>
+    startStack({
       key: undefined,
       keys: threeGroupKeys(),
-    });
-  });
-  afterAll(() => s.close());
+    }),
+  );
 
   const entryOf = (id: string) =>
     untilAsync(

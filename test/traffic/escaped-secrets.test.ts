@@ -4,18 +4,14 @@
 // G-8: a query value the client %-encoded in lower-case hex went into the record as it was, and the HAR's
 // queryString decoded it back into the plain key.
 // Each sink is checked as a reader sees it: as stored, and with every escape decoded.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProxy, type RunningProxy } from '../../proxy/server.js';
+import { describe, expect, it } from 'vitest';
 import { toHar, toJsonl } from '../../storage/log/index.js';
 import { detailHtml } from '../../extension/traffic/detail-html.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 import { logRecords, until } from '../proxy/stack.js';
+import { fixtureWithKeys, startKitStack } from '../kit/stack.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 import { runCli } from '../cli/io.js';
 
 const KEY = makeCanary('sk-canary-esc-');
@@ -66,59 +62,28 @@ function leaks(sinks: Record<string, string>): string[] {
   return out;
 }
 
-let upstream: Server;
-let proxy: RunningProxy;
-let logFile: string;
-
-beforeAll(async () => {
-  logFile = join(mkdtempSync(join(tmpdir(), 'loopgate-escaped-')), 'traffic.jsonl');
-  upstream = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      if (req.url === '/v1/models') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        return res.end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model' }] }));
-      }
-      if (!req.headers['x-echo']) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        return res.end(
-          JSON.stringify({
-            id: 'c',
-            object: 'chat.completion',
-            model: 'gpt-4o-mini',
-            choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
-          }),
-        );
-      }
-      const key = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
-      // A relay that quotes the key with JSON escapes (valid JSON: any reader decodes it to the key).
-      res.writeHead(401, { 'content-type': 'application/json' });
-      res.end(
-        `{"error":{"message":"Incorrect API key provided: ${unicodeSpelt(key)}","type":"invalid_request_error","code":"invalid_api_key"}}`,
-      );
-    });
-  });
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  proxy = await startProxy({
-    upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-    allowHttp: true,
-    key: KEY,
+// The simulator holds the key; one rule makes it the relay that quotes the key with JSON escapes.
+const kit = sharedForAll(async () => {
+  const k = await startKitStack({
+    keys: { main: KEY },
     token: TOKEN,
-    port: 0,
-    logFile,
-    logBodies: true,
-    bridge: 'off',
+    fixture: fixtureWithKeys({ [KEY]: 'default' }),
+    opts: { logBodies: true, bridge: 'off' },
   });
-});
-
-afterAll(async () => {
-  await proxy?.close();
-  await new Promise((r) => upstream?.close(r));
+  k.upstream.on({ path: '/v1/chat/completions', headers: { 'x-echo': '1' } }).handle((res, _signal, seen) => {
+    const key = String(seen.headers.authorization ?? '').replace(/^Bearer /, '');
+    // Valid JSON: any reader decodes it to the key.
+    res.writeHead(401, { 'content-type': 'application/json' });
+    res.end(
+      `{"error":{"message":"Incorrect API key provided: ${unicodeSpelt(key)}","type":"invalid_request_error","code":"invalid_api_key"}}`,
+    );
+  });
+  return k;
 });
 
 /** One chat request with `query`; `echo`: the upstream quotes the key with escapes. Its id, once logged. */
 async function send(query: string, echo: boolean): Promise<string> {
-  const res = await request(`${proxy.url}/v1/chat/completions${query}`, {
+  const res = await request(`${kit.proxies.main.url}/v1/chat/completions${query}`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${TOKEN}`,
@@ -130,14 +95,18 @@ async function send(query: string, echo: boolean): Promise<string> {
   expect(res.statusCode).toBe(echo ? 401 : 200);
   const id = res.headers['x-loopgate-request-id'] as string;
   await res.body.text();
-  await until(() => (logRecords(logFile).some((r) => r.id === id) ? true : undefined), 5000, 'the log record');
+  await until(
+    () => (logRecords(kit.logFiles.main).some((r) => r.id === id) ? true : undefined),
+    5000,
+    'the log record',
+  );
   return id;
 }
 
 describe('a secret spelt with escapes reaches no sink in a form a reader decodes to the secret', () => {
   it('G-7: the key an upstream quotes in JSON \\u escapes: not in the ring, show (overview, --wire, --json), the detail panel, the log', async () => {
     const id = await send('', true);
-    const entry = proxy.traffic!.get(id)!;
+    const entry = kit.proxies.main.traffic!.get(id)!;
     expect(entry.responseBody).toContain('Incorrect API key provided');
     const sinks: Record<string, string> = {
       'ring bodies': `${entry.requestBody}\n${entry.responseBody}`,
@@ -145,7 +114,7 @@ describe('a secret spelt with escapes reaches no sink in a form a reader decodes
     };
     const env = { LOOPGATE_TOKEN: TOKEN };
     for (const flags of [[], ['--wire'], ['--json']]) {
-      const out = await runCli(['show', id, ...flags, '--port', String(proxy.port)], env);
+      const out = await runCli(['show', id, ...flags, '--port', String(kit.proxies.main.port)], env);
       expect(out.code).toBe(0);
       sinks[`show ${flags.join(' ')}`] = out.out + out.err;
     }
@@ -154,14 +123,14 @@ describe('a secret spelt with escapes reaches no sink in a form a reader decodes
       cspSource: 'vscode-resource:',
       scriptUri: 'vscode-webview://x/detail-page.js',
     });
-    sinks.log = JSON.stringify(logRecords(logFile).find((r) => r.id === id));
+    sinks.log = JSON.stringify(logRecords(kit.logFiles.main).find((r) => r.id === id));
     expect(leaks(sinks)).toEqual([]);
   });
 
   it("G-8: a query value %-encoded in lower-case hex: not in the HAR's queryString, the HAR, JSONL or the log", async () => {
     const id = await send(`?note=${percentLower(KEY)}&token=x&also=${percentLower(TOKEN)}`, false);
     // Exported without the secrets: as a user who does not pass them exports.
-    const records = logRecords(logFile).filter((r) => r.id === id);
+    const records = logRecords(kit.logFiles.main).filter((r) => r.id === id);
     const har = toHar(records, { rules: [] }) as {
       log: { entries: Array<{ request: { queryString: Array<{ name: string; value: string }> } }> };
     };

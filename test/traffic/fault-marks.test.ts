@@ -7,6 +7,7 @@ import { faultLabel, faultSentence, missMessage } from '../../extension/traffic/
 import { isCassetteMiss } from '../../rules/cassettes/cassette-exchange.js';
 import type { FaultVerdict, InjectedFault } from '../../core/fault.js';
 import type { TrafficRecord } from '../../core/record.js';
+import { bareRecord } from '../kit/records.js';
 
 const evil = `<img src=x onerror="alert(1)">`;
 const fault: InjectedFault = { ruleId: 3, rule: `429 retry-after=2 model=${evil}`, kind: '429', retryAfterS: 2 };
@@ -14,22 +15,15 @@ const fault: InjectedFault = { ruleId: 3, rule: `429 retry-after=2 model=${evil}
 function entry(over: Partial<TrafficRecord>, responseBody?: string) {
   return {
     seq: 1,
-    record: {
+    record: bareRecord({
       time: '2026-11-28T06:00:00.000Z',
       id: 'aaaaaaaa-1111-4222-8333-444444444444',
-      method: 'POST',
       path: '/v1/messages',
       canonicalPath: '/v1/messages',
-      rewrites: [],
       stream: false,
       status: 429,
-      totalMs: 1,
-      bytesIn: 1,
-      bytesOut: 1,
-      retries: 0,
-      clientAborted: false,
       ...over,
-    } as TrafficRecord,
+    }),
     responseBody,
   };
 }

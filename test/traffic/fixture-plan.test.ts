@@ -10,29 +10,21 @@ import type { TrafficRecord } from '../../core/record.js';
 import { matchKey } from '../../rules/cassettes/cassette-match.js';
 import { exchangeOf } from '../../rules/cassettes/cassette-exchange.js';
 import { createRedactor } from '../../rules/redaction/redact.js';
+import { bareRecord } from '../kit/records.js';
 
 const now = new Date('2026-11-28T06:00:00.000Z');
 
 function entry(id: string, over: Partial<TrafficRecord> = {}, body?: Partial<TrafficDetail>): TrafficDetail {
-  const record = {
+  const record = bareRecord({
     time: '2026-11-28T05:59:00.000Z',
     id,
-    method: 'POST',
-    path: '/v1/chat/completions',
-    canonicalPath: '/v1/chat/completions',
-    rewrites: [],
     model: 'gpt-4o-mini',
     stream: false,
-    status: 200,
     totalMs: 5,
-    bytesIn: 1,
-    bytesOut: 1,
-    retries: 0,
-    clientAborted: false,
     requestHeaders: { 'content-type': 'application/json' },
     responseHeaders: { 'content-type': 'application/json', date: 'x', 'x-loopgate-request-id': id },
     ...over,
-  } as TrafficRecord;
+  });
   return {
     seq: 1,
     record,

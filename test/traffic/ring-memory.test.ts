@@ -1,13 +1,12 @@
 // Issue 31 §4 G-6: the ring's memory was about twice --capture-mb. Each kept 1 MiB body was a slice() of the
 // ~4 MB capture it was cut from, and a sliced string keeps its parent alive (a 32 MB ring counted 30 MB while the
 // heap grew 53 MB). Measured here as the heap itself, after a full collection, not as the ring's own count.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Agent, request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProxy, type RunningProxy } from '../../proxy/server.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fixtureWithKeys, startKitStack } from '../kit/stack.js';
+import { sharedForAll } from '../kit/lifecycle.js';
 
 const MIB = 1024 * 1024;
 const BUDGET = 32 * MIB;
@@ -31,45 +30,28 @@ function heap(): number {
   return m.heapUsed + m.external;
 }
 
-let upstream: Server;
-let proxy: RunningProxy;
+const KEY = 'sk-ring-memory-test-key-0123456789';
+const TOKEN = 'lg-local-ring-memory-token-0123456789';
 const agent = new Agent({ connections: 1 });
-
-beforeAll(async () => {
-  upstream = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      if (req.url === '/v1/models') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        return res.end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model' }] }));
-      }
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': ANSWER.length });
-      res.end(ANSWER);
-    });
+// The simulator holds the key (its /models); every chat request gets the 4 MiB answer.
+const kit = sharedForAll(async () => {
+  const k = await startKitStack({
+    keys: { main: KEY },
+    token: TOKEN,
+    fixture: fixtureWithKeys({ [KEY]: 'default' }),
+    opts: { logFile: false, capture: { entries: 500, bytes: BUDGET } },
   });
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  proxy = await startProxy({
-    upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-    allowHttp: true,
-    key: 'sk-ring-memory-test-key-0123456789',
-    token: 'lg-local-ring-memory-token-0123456789',
-    port: 0,
-    logFile: false,
-    capture: { entries: 500, bytes: BUDGET },
-  });
+  k.upstream.on({ path: '/v1/chat/completions' }).reply(200, ANSWER, { 'content-type': 'application/json' });
+  return k;
 });
-afterAll(async () => {
-  await agent.close();
-  await proxy?.close();
-  await new Promise((r) => upstream?.close(r));
-});
+afterAll(() => agent.close());
 
 describe('the ring holds no more than its budget', () => {
   it('filled with 1 MiB bodies cut from 4 MiB answers, the heap grows by about the budget, not twice it', async () => {
     const send = async () => {
-      const res = await request(`${proxy.url}/v1/chat/completions`, {
+      const res = await request(`${kit.proxies.main.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: 'Bearer lg-local-ring-memory-token-0123456789', 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
         dispatcher: agent,
       });
@@ -81,7 +63,7 @@ describe('the ring holds no more than its budget', () => {
     await send();
     const before = heap();
     for (let i = 0; i < 24; i++) await send();
-    const ring = proxy.traffic!.stats();
+    const ring = kit.proxies.main.traffic!.stats();
     expect(ring.evicted).toBeGreaterThan(0);
     expect(ring.bytes).toBeLessThanOrEqual(BUDGET);
     const grown = heap() - before;

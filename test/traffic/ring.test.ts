@@ -4,26 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { TrafficRing } from '../../proxy/traffic/ring.js';
 import { capturedBody, type NewEntry } from '../../proxy/traffic/ring-entry.js';
 import { createRedactor } from '../../rules/redaction/redact.js';
-import type { TrafficRecord } from '../../core/record.js';
+import { bareRecord } from '../kit/records.js';
 
 let n = 0;
 function entry(bodyChars = 10): NewEntry {
   n++;
   const id = `${n.toString(16).padStart(8, '0')}-0000-4000-8000-000000000000`;
-  const record = {
-    time: new Date().toISOString(),
-    id,
-    method: 'POST',
-    path: '/v1/chat/completions',
-    canonicalPath: '/v1/chat/completions',
-    rewrites: [],
-    status: 200,
-    totalMs: 1,
-    bytesIn: 1,
-    bytesOut: 1,
-    retries: 0,
-    clientAborted: false,
-  } as TrafficRecord;
+  const record = bareRecord({ time: new Date().toISOString(), id });
   return { record, bodies: { requestBody: textBody('x'.repeat(bodyChars)), responseBody: textBody('') } };
 }
 

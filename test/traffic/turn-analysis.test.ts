@@ -4,9 +4,9 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TrafficEntry } from '../../core/traffic-entry.js';
-import type { TrafficRecord } from '../../core/record.js';
 import { analyseTurn } from '../../analysis/turn-analysis.js';
 import { stopTokenizer } from '../../analysis/tokenizers.js';
+import { bareRecord } from '../kit/records.js';
 
 afterAll(() => stopTokenizer());
 
@@ -37,22 +37,15 @@ function history(n: number) {
 }
 
 function entry(seq: number, messages: unknown[], system = SYSTEM, time = '2026-11-28T03:00:00.000Z'): TrafficEntry {
-  const record = {
+  const record = bareRecord({
     time,
     id: `req-${seq}`,
-    method: 'POST',
     path: '/v1/messages',
     canonicalPath: '/v1/messages',
-    rewrites: [],
     model: 'claude-sonnet-4-5',
-    status: 200,
     totalMs: 900,
-    bytesIn: 1,
-    bytesOut: 1,
-    retries: 0,
-    clientAborted: false,
     tokens: { input: 12, output: 40, cacheRead: 20_000, cacheWrite5m: 700, cacheWrite1h: 0, reasoning: 0 },
-  } satisfies TrafficRecord;
+  });
   const body = {
     model: record.model,
     system: [{ type: 'text', text: system, cache_control: { type: 'ephemeral' } }],

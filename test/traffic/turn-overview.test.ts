@@ -7,8 +7,8 @@ import { detailHtml } from '../../extension/traffic/detail-html.js';
 import { cacheRow, contextRow } from '../../extension/traffic/turn-overview.js';
 import { renderHtml } from '../../extension/traffic/html.js';
 import type { CacheOutcome, ContextBreakdown } from '../../core/agent-session.js';
-import type { TrafficRecord } from '../../core/record.js';
 import { pointerLine } from '../../presentation/pointer-line.js';
+import { bareRecord } from '../kit/records.js';
 
 const evil = `<img src=x onerror="alert(1)">`;
 const cache: CacheOutcome = {
@@ -58,20 +58,7 @@ describe('the Overview cache line and context bar', () => {
   });
 
   it('the page carries both rows in the Overview', () => {
-    const record = {
-      time: '2026-11-28T03:00:00.000Z',
-      id: 'cur-id',
-      method: 'POST',
-      path: '/v1/messages',
-      canonicalPath: '/v1/messages',
-      rewrites: [],
-      status: 200,
-      totalMs: 5,
-      bytesIn: 1,
-      bytesOut: 1,
-      retries: 0,
-      clientAborted: false,
-    } as TrafficRecord;
+    const record = bareRecord({ id: 'cur-id', path: '/v1/messages', canonicalPath: '/v1/messages', totalMs: 5 });
     const page = detailHtml(
       { seq: 7, record, cache, context },
       { nonce: 'N', cspSource: 'vscode-resource:', scriptUri: 'vscode-resource:/d.js' },

@@ -10,6 +10,7 @@ import { findProjectFile } from '../../storage/config/find-project-file.js';
 import { spanFromRecord } from '../../rules/otlp/genai-span.js';
 import { mergeAliases, withAliasEntries } from '../../rules/keys/model-aliases.js';
 import { readProjectFile } from '../../rules/project/project-file.js';
+import { bareRecord } from '../kit/records.js';
 
 function projectDir(file: unknown): string {
   const dir = mkdtempSync(join(tmpdir(), 'loopgate-aliases-'));
@@ -128,21 +129,16 @@ describe('withAliasEntries', () => {
 
 describe('the span of an aliased request', () => {
   it('names the served model as the request model and carries both', () => {
-    const span = spanFromRecord({
-      time: new Date(0).toISOString(),
-      id: 'r1',
-      method: 'POST',
-      canonicalPath: '/v1/responses',
-      rewrites: [],
-      model: 'gpt-6.1-sol',
-      alias: { from: 'gpt-6.2-sol', to: 'gpt-6.1-sol' },
-      status: 200,
-      totalMs: 1,
-      bytesIn: 1,
-      bytesOut: 1,
-      retries: 0,
-      clientAborted: false,
-    });
+    const span = spanFromRecord(
+      bareRecord({
+        time: new Date(0).toISOString(),
+        id: 'r1',
+        path: undefined,
+        canonicalPath: '/v1/responses',
+        model: 'gpt-6.1-sol',
+        alias: { from: 'gpt-6.2-sol', to: 'gpt-6.1-sol' },
+      }),
+    );
     expect(span.attributes).toMatchObject({
       'gen_ai.request.model': 'gpt-6.1-sol',
       'loopgate.alias.from': 'gpt-6.2-sol',

@@ -6,8 +6,6 @@
 // paths, envelope, usage shape, stream events and text parts live in its own
 // module (rules/protocols/), and no other source spells them out.
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SOURCE_FOLDERS } from '../source-folders.js';
@@ -38,7 +36,7 @@ import {
   type Protocol,
   type ProtocolModule,
 } from '../../rules/protocols/index.js';
-import { defaultFixture, startSimulator, type Simulator } from '../../simulator/index.js';
+import { defaultFixture, startSimulator } from '../../simulator/index.js';
 import { chatProtocol } from '../../simulator/chat-endpoint.js';
 import { messagesProtocol } from '../../simulator/messages-endpoint.js';
 import { responsesProtocol } from '../../simulator/responses-endpoint.js';
@@ -60,6 +58,8 @@ import {
 import { CREDENTIAL_HEADERS as SIM_CREDENTIAL_HEADERS } from '../../simulator/index.js';
 import { errorBody as simErrorBody, SimError } from '../../simulator/relay-errors.js';
 import { type ModelEntry } from '../../core/routing-facts.js';
+import { sharedForAll } from '../kit/lifecycle.js';
+import { startUpstream, type Upstream } from '../kit/upstream.js';
 
 const SAMPLES: Record<string, string> = {
   'anthropic-key': 'sk-ant-api03-Q7fz2LmN9pXr4TbV8wKc',
@@ -179,24 +179,20 @@ describe('upstream error bodies: one reader', () => {
 describe('the /models list and the protocol table: one source each', () => {
   const KEY = 'sk-one-source-0000000000000000000000';
   let body = '';
-  let server: Server;
+  let relay: Upstream;
   let upstream = '';
 
   beforeAll(async () => {
     // A relay that answers GET /v1/models with `body` and 404 to everything else.
-    server = createServer((req, res) => {
-      const models = req.method === 'GET' && req.url === '/v1/models';
-      res.writeHead(models ? 200 : 404, { 'content-type': 'application/json' });
-      res.end(
-        models
-          ? body
-          : JSON.stringify({ error: { message: 'no such route', type: 'invalid_request_error', code: 'not_found' } }),
-      );
+    relay = await startUpstream();
+    relay.on({ method: 'GET', path: '/v1/models' }).handle((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    upstream = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    relay.on({}).reply(404, { error: { message: 'no such route', type: 'invalid_request_error', code: 'not_found' } });
+    upstream = relay.url;
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => relay.close());
 
   /** What doctor, `loopgate models --json` and the Model Explorer make of one /models answer. */
   async function readers(text: string) {
@@ -337,11 +333,7 @@ describe('the /models list and the protocol table: one source each', () => {
   });
 
   describe('the minimal requests', () => {
-    let sim: Simulator;
-    beforeAll(async () => {
-      sim = await startSimulator({ port: 0 });
-    });
-    afterAll(() => sim.close());
+    const sim = sharedForAll(() => startSimulator({ port: 0 }));
 
     for (const protocol of PROTOCOL_ORDER) {
       for (const stream of [false, true]) {
@@ -673,11 +665,7 @@ describe('protocol behaviour: asked of the module, never a comparison on its nam
   });
 
   describe('usage(body) reads what the simulator answers', () => {
-    let sim: Simulator;
-    beforeAll(async () => {
-      sim = await startSimulator({ port: 0 });
-    });
-    afterAll(() => sim.close());
+    const sim = sharedForAll(() => startSimulator({ port: 0 }));
 
     for (const protocol of PROTOCOLS) {
       it(protocol, async () => {

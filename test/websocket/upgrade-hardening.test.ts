@@ -27,6 +27,7 @@ beforeAll(async () => {
   const wss = new WebSocketServer({ noServer: true });
   // The 101 carries the key in a header name, with its capitals.
   wss.on('headers', (lines: string[]) => lines.push(`X-${KEY}: 1`, `X-Echo-${KEY}-Tail: 2`, 'X-Note: kept'));
+  // Kept raw (not the kit upstream): its 101 carries the key in header names and it holds sockets half-open.
   upstream = createServer((req, res) => {
     req.resume();
     res.writeHead(200, { 'content-type': 'application/json' });
