@@ -5,7 +5,6 @@
 // scan, which checks nested values only for balance: what is malformed inside
 // ends the walk (fewer elements, a member missing), it never throws. Pure.
 import type { Span } from './json-top-level.js';
-import { stringEnd } from './string-end.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -23,6 +22,22 @@ function isSpace(c: number | undefined): boolean {
 function skipSpace(buf: Buffer, i: number, end: number): number {
   while (i < end && isSpace(buf[i])) i++;
   return i;
+}
+
+/**
+ * Just past the closing quote of the string opening at `from`, or -1. Quotes are found natively (indexOf), not
+ * byte by byte: a string is most of a body, and a JavaScript loop over it was slower than JSON.parse.
+ */
+function stringEnd(buf: Buffer, from: number, end: number): number {
+  for (let j = from + 1; ;) {
+    const q = buf.indexOf(QUOTE, j);
+    if (q < 0 || q >= end) return -1;
+    // Escaped when an odd run of backslashes comes before it.
+    let k = q - 1;
+    while (k > from && buf[k] === BACKSLASH) k--;
+    if ((q - 1 - k) % 2 === 0) return q + 1;
+    j = q + 1;
+  }
 }
 
 /** Just past the value starting at `from` (no space before it), or -1 when it does not end before `end`. */

@@ -1,8 +1,9 @@
-// Where a JSON string ends, found four bytes at a time. A string is most of a
-// request body (an agent's system prompt, tool output), and a JavaScript loop
-// over its bytes one by one cost as much as JSON.parse of the whole body;
-// indexOf for the closing quote pays a native call for every escaped quote
-// (`\"` is common in code). Pure.
+// Where a JSON string ends, found four bytes at a time, for the top-level scan
+// (json-top-level.ts), which must also refuse a raw control byte inside. A
+// string is most of a request body (an agent's system prompt, tool output), and
+// a JavaScript loop over its bytes one by one cost as much as JSON.parse of the
+// whole body. (The span walks, json-spans.ts, read bodies the scan passed, so
+// they find quotes with indexOf and look for no control byte.) Pure.
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

@@ -5,7 +5,7 @@
 // from the spans the body's one top-level scan found (rules/sessions/session-body.ts),
 // in any protocol's field names: the raw bytes are hashed, nothing is parsed
 // or re-serialised (issue 40). Pure.
-import { hash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { BodySpans, Span } from '../json/json-top-level.js';
 import { openingOf } from './session-body.js';
 
@@ -20,8 +20,8 @@ export interface ConversationFingerprint {
 export function conversationFingerprint(s: BodySpans): ConversationFingerprint | undefined {
   const opening = openingOf(s);
   if (!opening) return undefined;
-  // The parts are hashed in one call (crypto.hash): a Hash object per request cost more than hashing a
-  // short opening. The digest is the one the parts fed one by one would give.
+  // A short opening is hashed in one call (crypto.hash): a Hash object per request cost more than the hashing.
+  // A long one is fed part by part, not copied into one buffer first. The digest is the same either way.
   const parts: Buffer[] = [];
   spanParts(parts, s.body, opening.system);
   parts.push(NEWLINE);
@@ -31,7 +31,19 @@ export function conversationFingerprint(s: BodySpans): ConversationFingerprint |
   }
   parts.push(NEWLINE);
   spanParts(parts, s.body, opening.first);
-  return { opening: hash('sha1', Buffer.concat(parts), 'hex').slice(0, 16), length: opening.length };
+  return { opening: digestOf(parts).slice(0, 16), length: opening.length };
+}
+
+/** Past this many bytes, copying the parts together costs more than a Hash object. */
+const ONE_SHOT_MAX = 16 * 1024;
+
+function digestOf(parts: Buffer[]): string {
+  let bytes = 0;
+  for (const p of parts) bytes += p.length;
+  if (bytes <= ONE_SHOT_MAX) return hash('sha1', Buffer.concat(parts, bytes), 'hex');
+  const h = createHash('sha1');
+  for (const p of parts) h.update(p);
+  return h.digest('hex');
 }
 
 const NEWLINE = Buffer.from('\n');
