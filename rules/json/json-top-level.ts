@@ -9,7 +9,7 @@
 // left for the upstream to refuse, or for JSON.parse when the bridge needs the
 // object (read-body.ts parses it then).
 import { quoted } from '../terminal/printable.js';
-import { stringEnd } from './string-end.js';
+import { scannedStringEnd } from './string-end.js';
 
 export type TopLevel =
   | {
@@ -77,7 +77,7 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>, spanned?: 
   const skipValue = (count = false): boolean => {
     const c = buf[i];
     if (c === QUOTE) {
-      const end = stringEnd(buf, i, n);
+      const end = scannedStringEnd(buf, i, n);
       if (end < 0) return false;
       i = end;
       return true;
@@ -91,7 +91,7 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>, spanned?: 
       while (i < n) {
         const d = buf[i]!;
         if (d === QUOTE) {
-          const end = stringEnd(buf, i, n);
+          const end = scannedStringEnd(buf, i, n);
           if (end < 0) return false;
           i = end;
           continue;
@@ -133,7 +133,7 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>, spanned?: 
     for (;;) {
       ws();
       if (buf[i] !== QUOTE) return fail('expected a property name in double quotes');
-      const keyEnd = stringEnd(buf, i, n);
+      const keyEnd = scannedStringEnd(buf, i, n);
       if (keyEnd < 0) return fail('unterminated property name');
       const key = decode(i, keyEnd);
       if (key === undefined) return fail('bad escape in a property name');

@@ -58,3 +58,30 @@ function plain(x: number): boolean {
   const b = x ^ 0x5c5c5c5c;
   return ((((x - 0x20202020) & ~x) | ((q - 0x01010101) & ~q) | ((b - 0x01010101) & ~b)) & 0x80808080) === 0;
 }
+
+/** A string this long is noted when the top-level scan ends it (below): a system prompt, a tool output. */
+const LONG_STRING = 1024;
+
+/**
+ * Where the long strings of a scanned body end: start → just past the closing quote. The top-level scan
+ * notes them as it passes; the span walks (json-spans.ts) then step over a long string without reading it
+ * again. Session identity walks the first messages up to three times (their elements, their members,
+ * the role and the content), and each walk of an agent's prompt cost as much as the whole scan.
+ */
+const longEnds = new WeakMap<Buffer, Map<number, number>>();
+
+/** stringEnd, noting a long string's end for the span walks. */
+export function scannedStringEnd(buf: Buffer, from: number, end: number): number {
+  const after = stringEnd(buf, from, end);
+  if (after - from >= LONG_STRING) {
+    let ends = longEnds.get(buf);
+    if (!ends) longEnds.set(buf, (ends = new Map()));
+    ends.set(from, after);
+  }
+  return after;
+}
+
+/** Where the scan found the string opening at `from` to end, if it is long and the scan passed it. */
+export function knownStringEnd(buf: Buffer, from: number): number | undefined {
+  return longEnds.get(buf)?.get(from);
+}

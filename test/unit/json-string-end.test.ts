@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { stringEnd } from '../../rules/json/string-end.js';
 import { scanTopLevel } from '../../rules/json/json-top-level.js';
+import { elementsOf, membersOf, stringOf } from '../../rules/json/json-spans.js';
 
 /** The byte-by-byte walk stringEnd replaced: the reference. */
 function walked(buf: Buffer, from: number, end: number): number {
@@ -87,6 +88,38 @@ describe('stringEnd', () => {
           expect(scanTopLevel(bad)).toMatchObject({ ok: false });
         },
       ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('the span walks read the same from a scanned body (long strings noted) as from an unscanned copy', () => {
+    const message = fc.record({
+      role: fc.constantFrom('system', 'user', 'tool'),
+      content: fc.oneof(long, fc.array(fc.record({ type: fc.constant('text'), text: long }), { maxLength: 3 })),
+    });
+    fc.assert(
+      fc.property(fc.array(message, { minLength: 1, maxLength: 5 }), long, (messages, extra) => {
+        const json = JSON.stringify({ model: 'm', messages, extra });
+        const scanned = Buffer.from(json);
+        const top = scanTopLevel(scanned, undefined, new Set(['messages']));
+        if (!top.ok || !top.spans) throw new Error('not scanned');
+        const copy = Buffer.from(json);
+        const list = top.spans.at.messages!;
+        const read = (buf: Buffer) =>
+          [...elementsOf(buf, list)].map((item) => {
+            const m = membersOf(buf, item, ['role', 'content']);
+            return {
+              item,
+              role: m.role && stringOf(buf, m.role),
+              content: m.content && buf.toString('utf8', ...m.content),
+            };
+          });
+        const fromScanned = read(scanned);
+        expect(fromScanned).toEqual(read(copy));
+        expect(fromScanned.map((r) => ({ role: r.role, content: JSON.parse(r.content!) as unknown }))).toEqual(
+          messages.map((m) => ({ role: m.role, content: m.content })),
+        );
+      }),
       { numRuns: 300 },
     );
   });
