@@ -5,6 +5,7 @@
 // scan, which checks nested values only for balance: what is malformed inside
 // ends the walk (fewer elements, a member missing), it never throws. Pure.
 import type { Span } from './json-top-level.js';
+import { knownStringEnd } from './string-end.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -29,6 +30,9 @@ function skipSpace(buf: Buffer, i: number, end: number): number {
  * byte by byte: a string is most of a body, and a JavaScript loop over it was slower than JSON.parse.
  */
 function stringEnd(buf: Buffer, from: number, end: number): number {
+  // A long string the top-level scan already passed is not read again.
+  const known = knownStringEnd(buf, from);
+  if (known !== undefined) return known <= end ? known : -1;
   for (let j = from + 1; ;) {
     const q = buf.indexOf(QUOTE, j);
     if (q < 0 || q >= end) return -1;

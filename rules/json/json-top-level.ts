@@ -9,6 +9,7 @@
 // left for the upstream to refuse, or for JSON.parse when the bridge needs the
 // object (read-body.ts parses it then).
 import { quoted } from '../terminal/printable.js';
+import { scannedStringEnd } from './string-end.js';
 
 export type TopLevel =
   | {
@@ -28,7 +29,6 @@ export type TopLevel =
   | { ok: false; at: number; reason: string };
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
@@ -62,16 +62,6 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>, spanned?: 
   const ws = () => {
     while (i < n && isSpace(buf[i])) i++;
   };
-  /** Index just past the closing quote of the string opening at i, or -1. */
-  const stringEnd = (from: number): number => {
-    for (let j = from + 1; j < n; j++) {
-      const c = buf[j]!;
-      if (c === BACKSLASH) j++;
-      else if (c === QUOTE) return j + 1;
-      else if (c < 0x20) return -1;
-    }
-    return -1;
-  };
   const decode = (start: number, end: number): string | undefined => {
     const raw = buf.toString('utf8', start, end);
     if (!raw.includes('\\')) return raw.slice(1, -1);
@@ -87,7 +77,7 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>, spanned?: 
   const skipValue = (count = false): boolean => {
     const c = buf[i];
     if (c === QUOTE) {
-      const end = stringEnd(i);
+      const end = scannedStringEnd(buf, i, n);
       if (end < 0) return false;
       i = end;
       return true;
@@ -101,7 +91,7 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>, spanned?: 
       while (i < n) {
         const d = buf[i]!;
         if (d === QUOTE) {
-          const end = stringEnd(i);
+          const end = scannedStringEnd(buf, i, n);
           if (end < 0) return false;
           i = end;
           continue;
@@ -143,7 +133,7 @@ export function scanTopLevel(buf: Buffer, want?: ReadonlySet<string>, spanned?: 
     for (;;) {
       ws();
       if (buf[i] !== QUOTE) return fail('expected a property name in double quotes');
-      const keyEnd = stringEnd(i);
+      const keyEnd = scannedStringEnd(buf, i, n);
       if (keyEnd < 0) return fail('unterminated property name');
       const key = decode(i, keyEnd);
       if (key === undefined) return fail('bad escape in a property name');

@@ -1,13 +1,16 @@
-// Profiles the proxy under one load: `node test/bench/profile.mjs [throughput|sse|latency] [--bodies]`.
+// Profiles the proxy under one load: `node test/bench/profile.mjs [throughput|sse|latency] [--bodies] [--agent]`
+// (--agent: the bench's 87 KiB agent-sized body instead of the tiny one; --base <cli.js>: profile another build).
 // Runs `node --cpu-prof` on the proxy child, then prints the top self-time frames.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { agentBody } from './agent-body.mjs';
 import { killAll, runLoad, startServer } from './procs.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const cli = join(root, 'dist/cli.js');
+const baseAt = process.argv.indexOf('--base');
+const cli = baseAt > 0 ? process.argv[baseAt + 1] : join(root, 'dist/cli.js');
 const fixture = JSON.parse(readFileSync(join(root, 'simulator/default-fixture.json'), 'utf8'));
 const KEY = fixture.keys.find((k) => k.group === 'default' && k.status === 'active' && !k.rpm && !k.models).key;
 const mode = process.argv[2] ?? 'throughput';
@@ -41,12 +44,13 @@ const proxy = await startServer(
     ready: LISTENING,
   },
 );
-const body = (stream) =>
+const plainBody = (stream) =>
   JSON.stringify({
     model: 'gpt-4o-mini',
     messages: [{ role: 'user', content: 'Hello' }],
     ...(stream ? { stream: true } : {}),
   });
+const body = (stream) => (process.argv.includes('--agent') && !stream ? agentBody() : plainBody(stream));
 const base = { url: proxy.url, path: '/v1/chat/completions', headers: { 'content-type': 'application/json' } };
 const jobs = {
   throughput: { ...base, mode: 'throughput', body: body(false), concurrency: 64, warmupMs: 500, durationMs: 5000 },
