@@ -47,7 +47,7 @@ const BUNDLE = {
  * The suites one extension host runs per VS Code target (harness/editor-session.ts):
  * each starts by storing its own keys on a proxy of its own upstream, so a fresh
  * start between them (harness/ext/fresh-start.ts) is all they need. The other
- * entries keep a run of their own (docs/development.md says why).
+ * entries (smoke's) keep a run of their own (docs/development.md says why).
  */
 export const SESSION_SUITES = [
   'traffic/forensics',
@@ -55,6 +55,10 @@ export const SESSION_SUITES = [
   'traffic/traffic',
   'traffic/traffic-list',
   'traffic/cassettes-faults',
+  'language-server/lsp',
+  'extension/extension',
+  'extension/models-view',
+  'chat/chat',
 ];
 export const sessionEntry = join(buildDir, 'editor-session.js');
 

@@ -3,8 +3,8 @@
 // the detail panel for the README. traffic.ext.ts runs in the target's editor
 // session (editor.test.ts), whose environment names the real Claude Code.
 import { statSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../simulator/index.js';
+import { describe, expect, it } from 'vitest';
+import { simulatorForSuite } from '../harness/suite-simulator.js';
 import {
   assertAllPassed,
   clickActivityBarItem,
@@ -17,15 +17,7 @@ import type { EditorSession } from '../harness/editor-session.js';
 
 export function trafficSuite(target: CodeServerTarget, session: () => EditorSession): void {
   describe(`the Traffic view (${target} VS Code)`, () => {
-    let sim: Simulator;
-
-    beforeAll(async () => {
-      sim = await startSimulator({ port: 0 });
-    });
-
-    afterAll(async () => {
-      await sim?.close();
-    });
+    const sim = simulatorForSuite();
 
     it('lists requests live, opens them, replays, copies as curl, shows translations, leaks nothing', async () => {
       const shots: string[] = [];
@@ -34,7 +26,7 @@ export function trafficSuite(target: CodeServerTarget, session: () => EditorSess
       const run = await session().runSuite({
         suite: 'traffic/traffic',
         timeoutMs: 300_000,
-        settings: { 'loopgate.baseUrl': sim.baseUrl },
+        settings: { 'loopgate.baseUrl': sim().baseUrl },
         afterResults: async (page) => {
           await clickActivityBarItem(page, 'Loopgate').catch(() => undefined);
           // The Models view folded, so the Traffic list has the side bar's height.

@@ -196,7 +196,9 @@ function readRequest(file: string): SuiteRequest | undefined {
  * holds in that suite's state until released. Returns on `{ end: true }` (or
  * when no request comes for 30 minutes). Never throws.
  */
-export async function runSession(prepare: (settings: Record<string, unknown>) => Promise<void>): Promise<void> {
+export async function runSession(
+  prepare: (settings: Record<string, unknown>, editorSettings: Record<string, unknown>) => Promise<void>,
+): Promise<void> {
   const dir = process.env[SESSION_ENV];
   if (!dir) throw new Error(`${SESSION_ENV} is not set: the session entry runs only under startEditorSession`);
   for (let n = 1; ; n++) {
@@ -210,7 +212,7 @@ export async function runSession(prepare: (settings: Record<string, unknown>) =>
     try {
       const tests = loadSuite(request.suite);
       try {
-        await prepare(request.settings);
+        await prepare(request.settings, request.editorSettings);
         results = await runRegistered(tests);
       } catch (err) {
         results = [failedResult(`a fresh start for ${request.suite}`, err)];
