@@ -6,16 +6,11 @@ import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
 import fixtureJson from '../../../simulator/default-fixture.json';
 import { validateFixture } from '../../../simulator/fixture.js';
-import { activateLoopgate, plainKeyOf as keyOf, proxyKeys, proxyRunning, storeKeys } from '../harness/ext/loopgate.js';
+import { defaultAndClaude, plainKeyOf as keyOf, proxyKeys, simOrigin, startLoopgate } from '../harness/ext/loopgate.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 
 const fixture = validateFixture(fixtureJson);
 const groupModels = (group: string) => fixture.groups[group]!.models.map((m) => (typeof m === 'string' ? m : m.id));
-const simOrigin = () =>
-  vscode.workspace
-    .getConfiguration('loopgate')
-    .get<string>('baseUrl')!
-    .replace(/\/v1\/?$/, '');
 
 let api: LoopgateTestApi;
 
@@ -42,12 +37,7 @@ const texts = (parts: unknown[]) =>
 test(
   'the extension activates with a key of the default group and one of the Claude group',
   async () => {
-    api = await activateLoopgate();
-    await storeKeys([
-      [keyOf('default'), 'key-1'],
-      [keyOf('claude'), 'claude'],
-    ]);
-    await proxyRunning(api);
+    api = await startLoopgate(defaultAndClaude(keyOf));
     // Both keys reached the proxy, and each answers its GET /models.
     let last = '';
     await waitFor(

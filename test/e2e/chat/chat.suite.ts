@@ -4,7 +4,7 @@
 // current target's editor session (editor.test.ts), AI features on for it.
 import { statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { assertAllPassed, formatRun, keepForReadme, screenshot } from '../harness/index.js';
+import { keepForReadme, screenshot } from '../harness/index.js';
 import type { EditorSession } from '../harness/editor-session.js';
 import { simulatorForSuite } from '../harness/suite-simulator.js';
 
@@ -14,7 +14,7 @@ export function chatSuite(session: () => EditorSession): void {
 
     it('lists, streams, calls tools, cancels and explains a refused key through vscode.lm', async () => {
       let shot: string | undefined;
-      const run = await session().runSuite({
+      const run = await session().runPassing({
         suite: 'chat/chat',
         timeoutMs: 240_000,
         settings: { 'loopgate.baseUrl': sim().baseUrl },
@@ -24,8 +24,6 @@ export function chatSuite(session: () => EditorSession): void {
           keepForReadme(shot, 'chat-model.png');
         },
       });
-      console.log(formatRun(run));
-      assertAllPassed(run);
       expect(run.vscodeVersion).toMatch(/^1\.1[0-9]{2}\./);
       expect(Number(run.vscodeVersion.split('.')[1])).toBeGreaterThanOrEqual(104);
       expect(run.passed).toBe(7);

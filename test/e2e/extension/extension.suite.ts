@@ -7,7 +7,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import fixtureJson from '../../../simulator/default-fixture.json';
-import { assertAllPassed, formatRun, pollUntil } from '../harness/index.js';
+import { pollUntil } from '../harness/index.js';
 import type { EditorSession } from '../harness/editor-session.js';
 import { logsSince, markLogs, readLogs, secretsIn } from '../harness/logs.js';
 import { simulatorForSuite } from '../harness/suite-simulator.js';
@@ -28,13 +28,11 @@ export function extensionSuite(session: () => EditorSession): void {
     it('passes the extension-host suite against the simulator', async () => {
       const { home, logPaths } = session();
       const mark = markLogs(logPaths);
-      const run = await session().runSuite({
+      const run = await session().runPassing({
         suite: 'extension/extension',
         timeoutMs: 180_000,
         settings: { 'loopgate.baseUrl': sim().baseUrl },
       });
-      console.log(formatRun(run));
-      assertAllPassed(run);
       expect(run.passed).toBeGreaterThanOrEqual(15);
       // The simulator saw the Try requests.
       expect(sim().requests.some((r) => r.path.startsWith('/v1/responses'))).toBe(true);

@@ -5,14 +5,9 @@
 // outer test once the view opens again).
 import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
-import { activateLoopgate, plainKeyOf as keyOf } from '../harness/ext/loopgate.js';
+import { activateLoopgate, plainKeyOf as keyOf, simOrigin } from '../harness/ext/loopgate.js';
 import { assert, runTests, skip, test, waitFor } from '../harness/ext/testkit.js';
 
-const simOrigin = () =>
-  vscode.workspace
-    .getConfiguration('loopgate')
-    .get<string>('baseUrl')!
-    .replace(/\/v1\/?$/, '');
 const hasChatProviders = () =>
   typeof (vscode.lm as unknown as Record<string, unknown>).registerLanguageModelChatProvider === 'function';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { openWorkbench, screenshot, type Workbench } from './browser.js';
 import { DEFAULT_USER_SETTINGS, startCodeServer, type CodeServer } from './code-server.js';
-import { summarize, type ExtHostRun } from './ext-host.js';
+import { assertAllPassed, formatRun, summarize, type ExtHostRun } from './ext-host.js';
 import { freePort } from './free-port.js';
 import { artifactName, repoRoot, type CodeServerTarget } from './paths.js';
 import { pollUntil } from './poll.js';
@@ -55,6 +55,8 @@ export interface EditorSession {
   /** code-server's log and VS Code's own logs folder (live: the output channels are written there). */
   logPaths: string[];
   runSuite(opts: RunSuiteOptions): Promise<ExtHostRun>;
+  /** runSuite, then its results printed and every extension-host test passed (assertAllPassed). */
+  runPassing(opts: RunSuiteOptions): Promise<ExtHostRun>;
   /** Ends the extension host, then stops code-server and Chromium and removes the session's folders. */
   close(): Promise<void>;
 }
@@ -169,6 +171,24 @@ export async function startEditorSession(opts: StartEditorSessionOptions): Promi
     removeDirs();
   }
 
+  async function runPassing(run: RunSuiteOptions): Promise<ExtHostRun> {
+    const result = await runSuite(run);
+    console.log(formatRun(result));
+    assertAllPassed(result);
+    return result;
+  }
+
   const logPaths = [cs.logFile, join(cs.userDataDir, 'logs')];
-  return { target: opts.target, server: cs, page: wb.page, workspace, home, port, logPaths, runSuite, close };
+  return {
+    target: opts.target,
+    server: cs,
+    page: wb.page,
+    workspace,
+    home,
+    port,
+    logPaths,
+    runSuite,
+    runPassing,
+    close,
+  };
 }

@@ -11,7 +11,7 @@ import type { LoopgateTestApi } from '../../../extension/extension.js';
 import { CONTEXT_COLOURS } from '../../../extension/context-colours.js';
 import type { SessionDetailAnswer } from '../../../core/local-api.js';
 import { fetchSession, fetchSessions } from '../../../extension/sessions/session-reader.js';
-import { activateLoopgate, proxyRunning, storeKeys } from '../harness/ext/loopgate.js';
+import { defaultAndClaude, startLoopgate } from '../harness/ext/loopgate.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 import { SESSION_FIXTURE } from './session-fixture.js';
 
@@ -89,12 +89,7 @@ const promptTokens = (d: SessionDetailAnswer) =>
 test(
   'the extension starts its proxy with a rate-limited default and Claude key',
   async () => {
-    api = await activateLoopgate();
-    await storeKeys([
-      [keyOf('default'), 'key-1'],
-      [keyOf('claude'), 'claude'],
-    ]);
-    await proxyRunning(api);
+    api = await startLoopgate(defaultAndClaude(keyOf));
     await waitFor(() => (api.host.keyNames.length === 2 ? true : undefined), {
       timeoutMs: 30_000,
       message: 'two keys',

@@ -14,7 +14,7 @@ import type { LoopgateTestApi } from '../../../extension/extension.js';
 import { loadCassette } from '../../../storage/cassettes/store.js';
 import { startPlayer } from '../../../cassette-player/player.js';
 import { localApi } from '../../../client/local-api-client.js';
-import { activateLoopgate, plainKeyOf as keyOf, storeKeys } from '../harness/ext/loopgate.js';
+import { defaultAndClaude, plainKeyOf as keyOf, startLoopgate } from '../harness/ext/loopgate.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 
 const KEYS = [keyOf('default'), keyOf('claude')];
@@ -88,11 +88,7 @@ interface Saved {
 test(
   'the extension starts its proxy with a default and a Claude key',
   async () => {
-    api = await activateLoopgate();
-    await storeKeys([
-      [keyOf('default'), 'key-1'],
-      [keyOf('claude'), 'claude'],
-    ]);
+    api = await startLoopgate(defaultAndClaude(keyOf));
     await waitFor(() => (api.host.state.kind === 'running' && api.host.keyNames.length === 2 ? true : undefined), {
       timeoutMs: 30_000,
       message: 'proxy running with two keys',

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
 import fixtureJson from '../../../simulator/default-fixture.json';
 import { validateFixture } from '../../../simulator/fixture.js';
-import { activateLoopgate, proxyKeys, proxyRunning, storeKeys } from '../harness/ext/loopgate.js';
+import { proxyKeys, startLoopgate } from '../harness/ext/loopgate.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 
 const fixture = validateFixture(fixtureJson);
@@ -45,9 +45,7 @@ async function turn(middle: string): Promise<string> {
 test(
   'the extension starts its proxy with a Claude key',
   async () => {
-    api = await activateLoopgate();
-    await storeKeys([[claudeKey, 'key-1']]);
-    await proxyRunning(api);
+    api = await startLoopgate([[claudeKey, 'key-1']]);
     // The proxy restarts with the key: wait until it serves the key's models.
     await waitFor(
       async () => {

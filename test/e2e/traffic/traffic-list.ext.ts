@@ -7,7 +7,7 @@
 // tree provider and TreeView, as VS Code reads them.
 import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
-import { activateLoopgate, plainKeyOf as keyOf, proxyRunning, storeKeys } from '../harness/ext/loopgate.js';
+import { defaultAndClaude, plainKeyOf as keyOf, startLoopgate } from '../harness/ext/loopgate.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 import { runCredential } from '../../../rules/access/run-credential.js';
 import { LOCAL_PATHS, type McpCallAnswer, type McpCallReport } from '../../../core/local-api.js';
@@ -62,12 +62,7 @@ async function rowOf(id: string) {
 test(
   'the extension starts its proxy; its own model-list fetches put no row in the view',
   async () => {
-    api = await activateLoopgate();
-    await storeKeys([
-      [keyOf('default'), 'key-1'],
-      [keyOf('claude'), 'claude'],
-    ]);
-    await proxyRunning(api);
+    api = await startLoopgate(defaultAndClaude(keyOf));
     await vscode.commands.executeCommand('workbench.view.extension.loopgate');
     // The Models view has fetched the list through the proxy (more than once: the key was stored, the proxy started).
     await waitFor(() => (api.models.state.kind === 'loaded' ? true : undefined), {

@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
 import fixtureJson from '../../../simulator/default-fixture.json';
 import { validateFixture } from '../../../simulator/fixture.js';
-import { activateLoopgate, plainKeyOf as keyOf, proxyKeys, proxyRunning, storeKeys } from '../harness/ext/loopgate.js';
+import { defaultAndClaude, plainKeyOf as keyOf, proxyKeys, simOrigin, startLoopgate } from '../harness/ext/loopgate.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 import { MAX_ROWS } from '../../../extension/traffic/traffic-list.js';
 import { shortId } from '../../../presentation/render.js';
@@ -18,11 +18,6 @@ import { localApi } from '../../../client/local-api-client.js';
 
 const fixture = validateFixture(fixtureJson);
 const ALL_KEYS = fixture.keys.map((k) => k.key);
-const simOrigin = () =>
-  vscode.workspace
-    .getConfiguration('loopgate')
-    .get<string>('baseUrl')!
-    .replace(/\/v1\/?$/, '');
 
 let api: LoopgateTestApi;
 const ids: Record<string, string> = {};
@@ -73,13 +68,7 @@ const weather = {
 test(
   'the extension starts its proxy with a default, a Claude and a chat-only key',
   async () => {
-    api = await activateLoopgate();
-    await storeKeys([
-      [keyOf('default'), 'key-1'],
-      [keyOf('claude'), 'claude'],
-      [keyOf('chat-only'), 'chat-only'],
-    ]);
-    await proxyRunning(api);
+    api = await startLoopgate([...defaultAndClaude(keyOf), [keyOf('chat-only'), 'chat-only']]);
     await waitFor(
       async () => {
         const { keys } = await proxyKeys(api);

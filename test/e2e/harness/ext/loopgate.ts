@@ -34,6 +34,29 @@ export async function storeKeys(keys: ReadonlyArray<readonly [key: string, name:
   }
 }
 
+/** The simulator's origin, from `loopgate.baseUrl` (the simulator the outer test started). */
+export const simOrigin = (): string =>
+  vscode.workspace
+    .getConfiguration('loopgate')
+    .get<string>('baseUrl')!
+    .replace(/\/v1\/?$/, '');
+
+/** The keys most suites start with: the default group's as key-1, the Claude group's as "claude". */
+export const defaultAndClaude = (keyOf: (group: string) => string): Array<[string, string]> => [
+  [keyOf('default'), 'key-1'],
+  [keyOf('claude'), 'claude'],
+];
+
+/** The start of a suite: the extension active, `keys` stored (as storeKeys), the proxy running. */
+export async function startLoopgate(
+  keys: ReadonlyArray<readonly [key: string, name: string]>,
+): Promise<LoopgateTestApi> {
+  const api = await activateLoopgate();
+  await storeKeys(keys);
+  await proxyRunning(api);
+  return api;
+}
+
 /** Waits until the extension's proxy is running. */
 export async function proxyRunning(api: LoopgateTestApi): Promise<void> {
   await waitFor(() => (api.host.state.kind === 'running' ? true : undefined), {
