@@ -41,6 +41,8 @@ for (const target of ['oldest', 'current'] as CodeServerTarget[]) {
       if (!session) throw new Error(`the ${target} editor session did not start: see the hook error above`);
       return session;
     };
+    // First: it sees Loopgate's first activation in this window, key-less on its settings (fresh-start.ts).
+    modelsViewSuite(target, current);
     forensicsSuite(target, current);
     sessionsSuite(target, current);
     trafficSuite(target, current);
@@ -49,8 +51,6 @@ for (const target of ['oldest', 'current'] as CodeServerTarget[]) {
     // The suites that ran in one target only keep to it.
     if (target === 'oldest') lspSuite(current);
     if (target === 'oldest') extensionSuite(current);
-    // Last: these two turn VS Code's AI features on for their run.
-    modelsViewSuite(target, current);
     if (target === 'current') chatSuite(current);
   });
 }

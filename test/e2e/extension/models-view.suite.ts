@@ -3,8 +3,8 @@
 // added while the view is closed must show its own models when the view opens
 // (issue 26 §5: "claude (6 models)" listed key-1's models in 6 of 8 runs), and
 // a base URL without a key says so instead of "⊗ 401". models-view.ext.ts runs
-// in the target's editor session (editor.test.ts), after a fresh start with no
-// key; the logs read here are those written while it ran.
+// first in the target's editor session (editor.test.ts): Loopgate activates in
+// it, key-less, on its settings; the logs read here are those written since.
 import { describe, expect, it } from 'vitest';
 import fixtureJson from '../../../simulator/default-fixture.json';
 import {
