@@ -3,7 +3,8 @@
 // SESSION_SUITES in turn, after a fresh start, and each suite's test below
 // asserts on that suite's own results and drives the UI in its state. The
 // files that need a VS Code of their own (smoke: the harness's own crashes and
-// timeouts; extension.test.ts: a key in settings.json before VS Code starts)
+// timeouts; extension.test.ts: a key in settings.json before VS Code starts;
+// models-view.test.ts: a first activation with AI features on from the start)
 // or none (package.test.ts) say why (docs/development.md).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe } from 'vitest';
@@ -11,7 +12,6 @@ import { startEditorSession, type EditorSession } from './harness/editor-session
 import { repoRoot, type CodeServerTarget } from './harness/paths.js';
 import { chatSuite } from './chat/chat.suite.js';
 import { extensionSuite } from './extension/extension.suite.js';
-import { modelsViewSuite } from './extension/models-view.suite.js';
 import { lspSuite } from './language-server/lsp.suite.js';
 import { sessionsSuite } from './sessions/sessions.suite.js';
 import { cassettesFaultsSuite } from './traffic/cassettes-faults.suite.js';
@@ -41,8 +41,6 @@ for (const target of ['oldest', 'current'] as CodeServerTarget[]) {
       if (!session) throw new Error(`the ${target} editor session did not start: see the hook error above`);
       return session;
     };
-    // First: it sees Loopgate's first activation in this window, key-less on its settings (fresh-start.ts).
-    modelsViewSuite(target, current);
     forensicsSuite(target, current);
     sessionsSuite(target, current);
     trafficSuite(target, current);
@@ -51,6 +49,7 @@ for (const target of ['oldest', 'current'] as CodeServerTarget[]) {
     // The suites that ran in one target only keep to it.
     if (target === 'oldest') lspSuite(current);
     if (target === 'oldest') extensionSuite(current);
+    // Last: it turns VS Code's AI features on for its run.
     if (target === 'current') chatSuite(current);
   });
 }

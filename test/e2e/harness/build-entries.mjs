@@ -47,11 +47,10 @@ const BUNDLE = {
  * The suites one extension host runs per VS Code target (harness/editor-session.ts),
  * in the order editor.test.ts asks for them: each gets a fresh start (no key, its
  * own settings and upstream: harness/ext/fresh-start.ts) and stores the keys it
- * needs; the first one also sees Loopgate's first activation. Only smoke's
- * entries keep a run of their own (docs/development.md says why).
+ * needs. smoke's and models-view's entries keep a run of their own
+ * (docs/development.md says why).
  */
 export const SESSION_SUITES = [
-  'extension/models-view',
   'traffic/forensics',
   'sessions/sessions',
   'traffic/traffic',

@@ -20,9 +20,8 @@ export async function freshStart(
 ): Promise<void> {
   const ext = vscode.extensions.getExtension<LoopgateTestApi>('loopgate.loopgate');
   if (!ext) throw new Error('extension loopgate.loopgate is not loaded');
-  // Activation is lazy (package.json activationEvents) and the session's workspace triggers none: the first suite
-  // activates Loopgate itself, key-less, on its own settings, as a window whose user just set them.
-  const running = ext.isActive ? ext.exports : undefined;
+  const api = await ext.activate();
+  if (!api) throw new Error('the Loopgate extension returned no test API from activate()');
   // An edited document (Edit and Resend's untitled body) would make Close All ask whether to save: revert it first.
   for (const doc of vscode.workspace.textDocuments.filter((d) => d.isDirty)) {
     await vscode.window.showTextDocument(doc);
@@ -30,8 +29,7 @@ export async function freshStart(
   }
   // Panels (request, session, diff) are editors: a webview left open would answer the next suite's page reads.
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-  // Before the settings change: the last suite's keys never reach this suite's upstream.
-  await running?.keys.clear();
+  await api.keys.clear();
   const config = vscode.workspace.getConfiguration();
   for (const name of contributedSettings(ext)) {
     const wanted = settings[name];
@@ -47,8 +45,6 @@ export async function freshStart(
   }
   const unknown = Object.keys(settings).filter((name) => !contributedSettings(ext).includes(name));
   if (unknown.length) throw new Error(`not Loopgate settings: ${unknown.join(', ')}`);
-  const api = await ext.activate();
-  if (!api) throw new Error('the Loopgate extension returned no test API from activate()');
   // The reactions (the proxy restarted on the suite's upstream and port) have finished.
   await api.settingsSettled();
   await vscode.commands.executeCommand('loopgate.showLiveTraffic');
