@@ -2,11 +2,17 @@
 // Chromium and one extension host run each suite of build-entries.mjs
 // SESSION_SUITES in turn, after a fresh start, and each suite's test below
 // asserts on that suite's own results and drives the UI in its state. The
-// suites that need a VS Code of their own are their own files (docs/development.md).
+// files that need a VS Code of their own (smoke: the harness's own crashes and
+// timeouts; extension.test.ts: a key in settings.json before VS Code starts;
+// models-view.test.ts: a first activation with AI features on from the start)
+// or none (package.test.ts) say why (docs/development.md).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { startEditorSession, type EditorSession } from './harness/editor-session.js';
 import { repoRoot, type CodeServerTarget } from './harness/paths.js';
+import { chatSuite } from './chat/chat.suite.js';
+import { extensionSuite } from './extension/extension.suite.js';
+import { lspSuite } from './language-server/lsp.suite.js';
 import { sessionsSuite } from './sessions/sessions.suite.js';
 import { cassettesFaultsSuite } from './traffic/cassettes-faults.suite.js';
 import { forensicsSuite } from './traffic/forensics.suite.js';
@@ -40,5 +46,10 @@ for (const target of ['oldest', 'current'] as CodeServerTarget[]) {
     trafficSuite(target, current);
     trafficListSuite(target, current);
     cassettesFaultsSuite(target, current);
+    // The suites that ran in one target only keep to it.
+    if (target === 'oldest') lspSuite(current);
+    if (target === 'oldest') extensionSuite(current);
+    // Last: it turns VS Code's AI features on for its run.
+    if (target === 'current') chatSuite(current);
   });
 }

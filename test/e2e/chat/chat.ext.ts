@@ -6,17 +6,11 @@ import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
 import fixtureJson from '../../../simulator/default-fixture.json';
 import { validateFixture } from '../../../simulator/fixture.js';
+import { defaultAndClaude, plainKeyOf as keyOf, proxyKeys, simOrigin, startLoopgate } from '../harness/ext/loopgate.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 
 const fixture = validateFixture(fixtureJson);
-const keyOf = (group: string) =>
-  fixture.keys.find((k) => k.group === group && k.status === 'active' && !k.models && !k.rpm)!.key;
 const groupModels = (group: string) => fixture.groups[group]!.models.map((m) => (typeof m === 'string' ? m : m.id));
-const simOrigin = () =>
-  vscode.workspace
-    .getConfiguration('loopgate')
-    .get<string>('baseUrl')!
-    .replace(/\/v1\/?$/, '');
 
 let api: LoopgateTestApi;
 
@@ -43,34 +37,14 @@ const texts = (parts: unknown[]) =>
 test(
   'the extension activates with a key of the default group and one of the Claude group',
   async () => {
-    const ext = vscode.extensions.getExtension<LoopgateTestApi>('loopgate.loopgate');
-    assert.ok(ext);
-    api = (await ext.activate())!;
-    const first = (await vscode.commands.executeCommand('loopgate.setApiKey', keyOf('default'))) as {
-      saved: boolean;
-      message: string;
-    };
-    assert.ok(first.saved, first.message);
-    const second = (await vscode.commands.executeCommand('loopgate.addApiKey', keyOf('claude'), 'claude')) as {
-      saved: boolean;
-      message: string;
-    };
-    assert.ok(second.saved, second.message);
-    await waitFor(() => (api.host.state.kind === 'running' ? true : undefined), {
-      timeoutMs: 30_000,
-      message: 'proxy running',
-    });
+    api = await startLoopgate(defaultAndClaude(keyOf));
     // Both keys reached the proxy, and each answers its GET /models.
     let last = '';
     await waitFor(
       async () => {
-        const res = await fetch(`${api.host.endpoint!.url}/_loopgate/keys`, {
-          headers: { authorization: `Bearer ${api.host.token}` },
-        });
-        last = await res.text();
-        const keys = (
-          JSON.parse(last) as { keys: Array<{ name: string; models: unknown[] | null; failure: string | null }> }
-        ).keys;
+        const answer = await proxyKeys(api);
+        last = answer.text;
+        const keys = answer.keys;
         return keys.length === 2 && keys.every((k) => k.models?.length) ? keys : undefined;
       },
       { timeoutMs: 20_000, message: 'two keys with their models in the proxy' },
@@ -238,14 +212,7 @@ test(
     // The key was revoked in the console after it was stored: the models stay offered, the request says what to do.
     await api.keys.set('sk-e2e-revoked-in-the-console-0000000001');
     // The proxy held key-1 and claude; now key-1 alone, whose list fails.
-    const held = async () =>
-      (
-        (await (
-          await fetch(`${api.host.endpoint!.url}/_loopgate/keys`, {
-            headers: { authorization: `Bearer ${api.host.token}` },
-          })
-        ).json()) as { keys: Array<{ name: string }> }
-      ).keys.map((k) => k.name);
+    const held = async () => (await proxyKeys(api)).keys.map((k) => k.name);
     await waitFor(async () => ((await held()).join() === 'key-1' ? true : undefined), {
       timeoutMs: 20_000,
       message: 'the proxy to hold the revoked key',

@@ -13,6 +13,7 @@ import { ProxyHost } from '../../../extension/proxy-host/host.js';
 import type { DiagnosisNode, ModelNode, ProtocolNode, ProviderNode } from '../../../extension/views/nodes.js';
 import fixtureJson from '../../../simulator/default-fixture.json';
 import { modelEntries, validateFixture } from '../../../simulator/fixture.js';
+import { activateLoopgate } from '../harness/ext/loopgate.js';
 import { assert, runTests, test, waitFor, waitForEvent } from '../harness/ext/testkit.js';
 
 const fixture = validateFixture(fixtureJson);
@@ -41,10 +42,7 @@ async function waitForModels(): Promise<ProviderNode[]> {
 test(
   'activates and starts the proxy on the configured port',
   async () => {
-    const ext = vscode.extensions.getExtension<LoopgateTestApi>('loopgate.loopgate');
-    assert.ok(ext);
-    api = (await ext.activate())!;
-    assert.ok(api, 'activate() returns the test API outside production');
+    api = await activateLoopgate();
     const state = await waitFor(() => (api.host.state.kind === 'running' ? api.host.state : undefined), {
       timeoutMs: 20_000,
       message: `proxy running (state ${JSON.stringify(api.host.state)})`,

@@ -1,50 +1,31 @@
 // The Loopgate extension in real VS Code (code-server 4.100.3), against a
-// simulator this process starts: extension-host tests, then the UI as a user sees it.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// simulator this process starts: the UI as a user sees it who started VS Code
+// with a key in settings.json. The extension-host tests are extension.suite.ts.
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fixtureJson from '../../../simulator/default-fixture.json';
 import { startSimulator, type Simulator } from '../../../simulator/index.js';
 import {
-  assertAllPassed,
   clickActivityBarItem,
-  formatRun,
   openWorkbench,
   pollUntil,
   readTreeRows,
   repoRoot,
-  runExtensionHostTests,
   screenshot,
   keepForReadme,
   startCodeServer,
   type TreeRow,
 } from '../harness/index.js';
 import { freePort } from '../harness/free-port.js';
+import { readLogs, secretsIn } from '../harness/logs.js';
 
 let sim: Simulator;
 let workspace: string;
 let home: string;
 
-function filesUnder(path: string): string[] {
-  try {
-    if (!statSync(path).isDirectory()) return [path];
-  } catch {
-    return [];
-  }
-  return readdirSync(path, { recursive: true, encoding: 'utf8' })
-    .map((f) => join(path, f))
-    .filter((f) => statSync(f).isFile());
-}
-
 const DEMO_KEYS = fixtureJson.keys.map((k) => k.key);
-
-function expectNoKeyIn(paths: string[]): void {
-  for (const file of paths.flatMap(filesUnder)) {
-    const text = readFileSync(file, 'utf8');
-    for (const key of DEMO_KEYS) expect(text.includes(key), `${key} in ${file}`).toBe(false);
-  }
-}
 
 beforeAll(async () => {
   sim = await startSimulator({ port: 0 });
@@ -60,42 +41,10 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
+// A key pasted into settings.json is moved to SecretStorage when the extension starts: this needs a VS Code whose
+// settings.json holds the key before the extension activates, so it is not a suite of the editor session (where
+// the extension is already running; extension.suite.ts covers the move of a key set while it runs).
 describe('Loopgate extension in VS Code', () => {
-  it('passes the extension-host suite against the simulator', async () => {
-    const run = await runExtensionHostTests({
-      testsEntry: join(__dirname, 'extension.ext.ts'),
-      workspace,
-      timeoutMs: 180_000,
-      userSettings: { 'loopgate.baseUrl': sim.baseUrl, 'loopgate.proxy.port': await freePort() },
-      env: { LOOPGATE_HOME: home },
-    });
-    console.log(formatRun(run));
-    assertAllPassed(run);
-    expect(run.passed).toBeGreaterThanOrEqual(15);
-    // The simulator saw the Try requests.
-    expect(sim.requests.some((r) => r.path.startsWith('/v1/responses'))).toBe(true);
-    // Canary: no demo key in code-server/VS Code logs (incl. the output channel) or the proxy's files.
-    expectNoKeyIn([
-      run.logFile,
-      run.logFile.replace(/\.log$/, '-vscode-logs'),
-      join(home, 'config'),
-      join(home, 'state'),
-    ]);
-    expect(statSync(join(home, 'config', 'token')).mode & 0o077).toBe(0);
-    // The "Loopgate" LogOutputChannel got the proxy's redacted traffic lines.
-    const channel = filesUnder(run.logFile.replace(/\.log$/, '-vscode-logs')).find((f) =>
-      f.endsWith('/loopgate.loopgate/Loopgate.log'),
-    );
-    expect(channel, 'the Loopgate output channel log').toBeDefined();
-    const lines = readFileSync(channel!, 'utf8');
-    expect(lines).toMatch(/\[info\] GET \/v1\/models 200 /);
-    expect(lines).toMatch(/\[warning\] GET \/v1\/models 401 .*\[bad-key\]/);
-    // A changed base URL is reported with what was derived from it, and its mistakes as a warning.
-    expect(lines).toMatch(
-      /\[warning\] The address ends in the endpoint path \/chat\/completions.*Derived \{site_url\} = http:\/\/127\.0\.0\.1:\d+, \{base_url\} = http:\/\/127\.0\.0\.1:\d+\/v1\./,
-    );
-  });
-
   it('shows the models in the Loopgate sidebar to a user whose key was in settings.json', async () => {
     const modelIds = fixtureJson.groups.default.models.map((m) => (typeof m === 'string' ? m : m.id));
     const server = await startCodeServer({
@@ -168,6 +117,11 @@ describe('Loopgate extension in VS Code', () => {
         `${label} in ${JSON.stringify(menu)}`,
       ).toBe(true);
     }
-    expectNoKeyIn([server.logFile, server.logFile.replace(/\.log$/, '-vscode-logs'), join(home, 'state')]);
+    expect(
+      secretsIn(
+        readLogs([server.logFile, server.logFile.replace(/\.log$/, '-vscode-logs'), join(home, 'state')]),
+        DEMO_KEYS,
+      ),
+    ).toEqual([]);
   });
 });

@@ -5,18 +5,9 @@
 // outer test once the view opens again).
 import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
-import fixtureJson from '../../../simulator/default-fixture.json';
-import { validateFixture } from '../../../simulator/fixture.js';
+import { activateLoopgate, plainKeyOf as keyOf, simOrigin } from '../harness/ext/loopgate.js';
 import { assert, runTests, skip, test, waitFor } from '../harness/ext/testkit.js';
 
-const fixture = validateFixture(fixtureJson);
-const keyOf = (group: string) =>
-  fixture.keys.find((k) => k.group === group && k.status === 'active' && !k.models && !k.rpm)!.key;
-const simOrigin = () =>
-  vscode.workspace
-    .getConfiguration('loopgate')
-    .get<string>('baseUrl')!
-    .replace(/\/v1\/?$/, '');
 const hasChatProviders = () =>
   typeof (vscode.lm as unknown as Record<string, unknown>).registerLanguageModelChatProvider === 'function';
 
@@ -31,9 +22,7 @@ async function upstreamModelRequests(): Promise<number> {
 test(
   'with a base URL and no key yet: nothing goes upstream, and the status bar says no key is stored',
   async () => {
-    const ext = vscode.extensions.getExtension<LoopgateTestApi>('loopgate.loopgate');
-    assert.ok(ext);
-    api = (await ext.activate())!;
+    api = await activateLoopgate();
     await waitFor(() => (api.host.state.kind === 'running' ? true : undefined), {
       timeoutMs: 30_000,
       message: `proxy running (${JSON.stringify(api.host.state)})`,

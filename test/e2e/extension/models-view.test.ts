@@ -2,8 +2,13 @@
 // (code-server 4.100.3 = VS Code 1.100, and the current one): a second key
 // added while the view is closed must show its own models when the view opens
 // (issue 26 §5: "claude (6 models)" listed key-1's models in 6 of 8 runs), and
-// a base URL without a key says so instead of "⊗ 401".
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+// a base URL without a key says so instead of "⊗ 401". A VS Code of its own,
+// not a suite of the editor session (editor.test.ts): it needs Loopgate's first
+// activation key-less with VS Code's AI features on from the start. In the
+// session, VS Code's language-model list still held the earlier suites' models
+// ("nothing goes upstream" saw them), and turning AI features on there before
+// the other suites broke their UI checks on the newest VS Code (2026-12-02 runs).
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +25,7 @@ import {
 } from '../harness/index.js';
 import type { CodeServerTarget } from '../harness/paths.js';
 import { freePort } from '../harness/free-port.js';
+import { filesUnder } from '../harness/logs.js';
 
 let sim: Simulator;
 
@@ -29,17 +35,6 @@ const idsOf = (group: string) =>
   (fixtureJson.groups as Record<string, { models: Array<string | { id: string }> }>)[group]!.models.map((m) =>
     typeof m === 'string' ? m : m.id,
   );
-
-function filesUnder(path: string): string[] {
-  try {
-    if (!statSync(path).isDirectory()) return [path];
-  } catch {
-    return [];
-  }
-  return readdirSync(path, { recursive: true, encoding: 'utf8' })
-    .map((f) => join(path, f))
-    .filter((f) => statSync(f).isFile());
-}
 
 /** Every model id of both groups, longest first (a row's text is its label and description run together). */
 const KNOWN_IDS = [...new Set([...idsOf('default'), ...idsOf('claude')])].sort((a, b) => b.length - a.length);

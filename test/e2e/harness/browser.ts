@@ -119,6 +119,12 @@ export async function clickActivityBarItem(
   );
 }
 
+/** Folds (`expanded` false) or unfolds the side bar section titled `title`: a click on its header when needed. */
+export async function setPaneExpanded(page: Page, title: string, expanded: boolean): Promise<void> {
+  const header = page.locator('.pane-header', { hasText: title }).first();
+  if (((await header.getAttribute('aria-expanded')) === 'true') !== expanded) await header.click({ timeout: 5_000 });
+}
+
 export interface TreeRow {
   /** The row's accessible name (aria-label), which VS Code builds from label and description. */
   label: string;

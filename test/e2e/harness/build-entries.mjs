@@ -44,10 +44,11 @@ const BUNDLE = {
 };
 
 /**
- * The suites one extension host runs per VS Code target (harness/editor-session.ts):
- * each starts by storing its own keys on a proxy of its own upstream, so a fresh
- * start between them (harness/ext/fresh-start.ts) is all they need. The other
- * entries keep a run of their own (docs/development.md says why).
+ * The suites one extension host runs per VS Code target (harness/editor-session.ts),
+ * in the order editor.test.ts asks for them: each gets a fresh start (no key, its
+ * own settings and upstream: harness/ext/fresh-start.ts) and stores the keys it
+ * needs. smoke's and models-view's entries keep a run of their own
+ * (docs/development.md says why).
  */
 export const SESSION_SUITES = [
   'traffic/forensics',
@@ -55,6 +56,9 @@ export const SESSION_SUITES = [
   'traffic/traffic',
   'traffic/traffic-list',
   'traffic/cassettes-faults',
+  'language-server/lsp',
+  'extension/extension',
+  'chat/chat',
 ];
 export const sessionEntry = join(buildDir, 'editor-session.js');
 

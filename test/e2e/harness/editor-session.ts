@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { openWorkbench, screenshot, type Workbench } from './browser.js';
-import { startCodeServer, type CodeServer } from './code-server.js';
-import type { ExtHostRun } from './ext-host.js';
+import { DEFAULT_USER_SETTINGS, startCodeServer, type CodeServer } from './code-server.js';
+import { assertAllPassed, formatRun, summarize, type ExtHostRun } from './ext-host.js';
 import { freePort } from './free-port.js';
 import { artifactName, repoRoot, type CodeServerTarget } from './paths.js';
 import { pollUntil } from './poll.js';
-import { parseResultsFile, SESSION_ENV, sessionFile, type ExtTestResult, type SuiteRequest } from './results.js';
+import { parseResultsFile, SESSION_ENV, sessionFile, type SuiteRequest } from './results.js';
 
 const buildScript = join(__dirname, 'build-entries.mjs');
 const EXT_HOST_EXIT = /Extension Host Process exited with code/g;
@@ -32,6 +32,11 @@ export interface RunSuiteOptions {
   suite: string;
   /** `loopgate.*` settings for this suite (`loopgate.proxy.port` is the session's unless given). */
   settings?: Record<string, unknown>;
+  /**
+   * Other editor settings for this suite (e.g. `'chat.disableAIFeatures': false`); the next suites get the
+   * session's value back (DEFAULT_USER_SETTINGS, else unset: `null`).
+   */
+  editorSettings?: Record<string, unknown>;
   timeoutMs?: number;
   /** As runExtensionHostTests: UI checks once the results are in, the host holding the suite's state. */
   afterResults?: (page: Page, server: CodeServer) => Promise<void>;
@@ -47,7 +52,11 @@ export interface EditorSession {
   home: string;
   /** The proxy's port (`loopgate.proxy.port`) unless a suite sets another. */
   port: number;
+  /** code-server's log and VS Code's own logs folder (live: the output channels are written there). */
+  logPaths: string[];
   runSuite(opts: RunSuiteOptions): Promise<ExtHostRun>;
+  /** runSuite, then its results printed and every extension-host test passed (assertAllPassed). */
+  runPassing(opts: RunSuiteOptions): Promise<ExtHostRun>;
   /** Ends the extension host, then stops code-server and Chromium and removes the session's folders. */
   close(): Promise<void>;
 }
@@ -95,6 +104,8 @@ export async function startEditorSession(opts: StartEditorSessionOptions): Promi
   const cs = server;
   const wb = workbench;
   let n = 0;
+  // Every editor setting a suite has set, with the value the others get.
+  const editorDefaults: Record<string, unknown> = {};
   let broken: string | undefined;
 
   async function runSuite(run: RunSuiteOptions): Promise<ExtHostRun> {
@@ -102,10 +113,13 @@ export async function startEditorSession(opts: StartEditorSessionOptions): Promi
     const started = Date.now();
     const suiteTimeout = run.timeoutMs ?? 240_000;
     n += 1;
+    for (const name of Object.keys(run.editorSettings ?? {}))
+      editorDefaults[name] ??= DEFAULT_USER_SETTINGS[name] ?? null;
     const exitsBefore = cs.output().match(EXT_HOST_EXIT)?.length ?? 0;
     const request: SuiteRequest = {
       suite: run.suite,
       settings: { 'loopgate.proxy.port': port, ...run.settings },
+      editorSettings: { ...editorDefaults, ...run.editorSettings },
       hold: Boolean(run.afterResults),
     };
     writeAtomically(join(dir, sessionFile('request', n)), JSON.stringify(request));
@@ -133,16 +147,7 @@ export async function startEditorSession(opts: StartEditorSessionOptions): Promi
           writeFileSync(join(dir, sessionFile('release', n)), '');
         }
       }
-      const count = (s: ExtTestResult['status']) => file.results.filter((r) => r.status === s).length;
-      return {
-        vscodeVersion: file.vscodeVersion,
-        results: file.results,
-        passed: count('passed'),
-        failed: count('failed'),
-        skipped: count('skipped'),
-        durationMs: Date.now() - started,
-        logFile: cs.logFile,
-      };
+      return summarize(file, started, cs.logFile);
     } catch (err) {
       // A host that never answered is stuck in this suite: the next suites would only wait for it.
       if (!existsSync(resultsFile)) broken = `${run.suite} never reported`;
@@ -166,5 +171,24 @@ export async function startEditorSession(opts: StartEditorSessionOptions): Promi
     removeDirs();
   }
 
-  return { target: opts.target, server: cs, page: wb.page, workspace, home, port, runSuite, close };
+  async function runPassing(run: RunSuiteOptions): Promise<ExtHostRun> {
+    const result = await runSuite(run);
+    console.log(formatRun(result));
+    assertAllPassed(result);
+    return result;
+  }
+
+  const logPaths = [cs.logFile, join(cs.userDataDir, 'logs')];
+  return {
+    target: opts.target,
+    server: cs,
+    page: wb.page,
+    workspace,
+    home,
+    port,
+    logPaths,
+    runSuite,
+    runPassing,
+    close,
+  };
 }

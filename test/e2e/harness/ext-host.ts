@@ -9,7 +9,7 @@ import { openWorkbench, screenshot } from './browser.js';
 import { startCodeServer, type CodeServer } from './code-server.js';
 import { artifactName, repoRoot, type CodeServerTarget } from './paths.js';
 import { pollUntil } from './poll.js';
-import { parseResultsFile, RELEASE_ENV, RESULTS_ENV, type ExtTestResult } from './results.js';
+import { parseResultsFile, RELEASE_ENV, RESULTS_ENV, type ExtResultsFile, type ExtTestResult } from './results.js';
 
 export interface RunExtensionHostTestsOptions {
   /** A bundled CommonJS `.js` exporting `async run()`, or a `*.ext.ts` under test/e2e (bundled here). */
@@ -115,16 +115,7 @@ export async function runExtensionHostTests(opts: RunExtensionHostTestsOptions):
       await opts.afterResults(workbench.page, cs);
       writeFileSync(releaseFile, '');
     }
-    const count = (s: ExtTestResult['status']) => file.results.filter((r) => r.status === s).length;
-    return {
-      vscodeVersion: file.vscodeVersion,
-      results: file.results,
-      passed: count('passed'),
-      failed: count('failed'),
-      skipped: count('skipped'),
-      durationMs: Date.now() - started,
-      logFile: cs.logFile,
-    };
+    return summarize(file, started, cs.logFile);
   } catch (err) {
     if (err instanceof Error) {
       if (workbench && !workbench.page.isClosed()) {
@@ -140,6 +131,20 @@ export async function runExtensionHostTests(opts: RunExtensionHostTestsOptions):
     if (tmp) rmSync(tmp, { recursive: true, force: true });
     else rmSync(releaseFile, { force: true });
   }
+}
+
+/** What the harness returns for a results file the extension host wrote. */
+export function summarize(file: ExtResultsFile, started: number, logFile: string): ExtHostRun {
+  const count = (s: ExtTestResult['status']) => file.results.filter((r) => r.status === s).length;
+  return {
+    vscodeVersion: file.vscodeVersion,
+    results: file.results,
+    passed: count('passed'),
+    failed: count('failed'),
+    skipped: count('skipped'),
+    durationMs: Date.now() - started,
+    logFile,
+  };
 }
 
 /** One line per extension-host test, for the console. */

@@ -14,6 +14,7 @@ export {
   keepForReadme,
   clickActivityBarItem,
   readTreeRows,
+  setPaneExpanded,
   CHROMIUM_ARGS,
   type Workbench,
   type OpenWorkbenchOptions,

@@ -24,6 +24,11 @@ export type SuiteRequest =
       suite: string;
       /** `loopgate.*` user settings for this suite; every other `loopgate.*` user setting is reset. */
       settings: Record<string, unknown>;
+      /**
+       * Other editor settings a suite needs (e.g. `chat.disableAIFeatures`): each one any suite of the session
+       * set is sent every time, with the session's default when this suite does not set it.
+       */
+      editorSettings: Record<string, unknown>;
       /** Keep the host in this suite's state until `release-<n>` exists (the harness's UI checks). */
       hold: boolean;
     }

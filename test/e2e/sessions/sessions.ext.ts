@@ -11,6 +11,7 @@ import type { LoopgateTestApi } from '../../../extension/extension.js';
 import { CONTEXT_COLOURS } from '../../../extension/context-colours.js';
 import type { SessionDetailAnswer } from '../../../core/local-api.js';
 import { fetchSession, fetchSessions } from '../../../extension/sessions/session-reader.js';
+import { defaultAndClaude, startLoopgate } from '../harness/ext/loopgate.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 import { SESSION_FIXTURE } from './session-fixture.js';
 
@@ -88,22 +89,7 @@ const promptTokens = (d: SessionDetailAnswer) =>
 test(
   'the extension starts its proxy with a rate-limited default and Claude key',
   async () => {
-    api = (await vscode.extensions.getExtension<LoopgateTestApi>('loopgate.loopgate')!.activate())!;
-    for (const [group, name] of [
-      ['default', undefined],
-      ['claude', 'claude'],
-    ] as const) {
-      const r = (await vscode.commands.executeCommand(
-        name ? 'loopgate.addApiKey' : 'loopgate.setApiKey',
-        keyOf(group),
-        ...(name ? [name] : []),
-      )) as { saved: boolean; message: string };
-      assert.ok(r.saved, r.message);
-    }
-    await waitFor(() => (api.host.state.kind === 'running' ? true : undefined), {
-      timeoutMs: 30_000,
-      message: 'proxy running',
-    });
+    api = await startLoopgate(defaultAndClaude(keyOf));
     await waitFor(() => (api.host.keyNames.length === 2 ? true : undefined), {
       timeoutMs: 30_000,
       message: 'two keys',

@@ -6,9 +6,9 @@
 // editor session (editor.test.ts).
 import { copyFileSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../simulator/index.js';
-import { assertAllPassed, formatRun, screenshot, type CodeServerTarget } from '../harness/index.js';
+import { describe, expect, it } from 'vitest';
+import { simulatorForSuite } from '../harness/suite-simulator.js';
+import { screenshot, type CodeServerTarget } from '../harness/index.js';
 import type { EditorSession } from '../harness/editor-session.js';
 import { repoRoot } from '../harness/paths.js';
 import { SESSION_FIXTURE } from './session-fixture.js';
@@ -22,24 +22,16 @@ function keepForDocs(shot: string, name: string): void {
 
 export function sessionsSuite(target: CodeServerTarget, session: () => EditorSession): void {
   describe(`sessions in the editor (${target} VS Code)`, () => {
-    let sim: Simulator;
-
-    beforeAll(async () => {
-      sim = await startSimulator({ port: 0, fixture: SESSION_FIXTURE });
-    });
-
-    afterAll(async () => {
-      await sim?.close();
-    });
+    const sim = simulatorForSuite({ fixture: SESSION_FIXTURE });
 
     it('the panel charts an SDK session live, the status bar shows its cost and headroom, nothing leaks', async () => {
       let shot = '';
       let pageText = '';
       let statusText = '';
-      const run = await session().runSuite({
+      const run = await session().runPassing({
         suite: 'sessions/sessions',
         timeoutMs: 240_000,
-        settings: { 'loopgate.baseUrl': sim.baseUrl },
+        settings: { 'loopgate.baseUrl': sim().baseUrl },
         afterResults: async (page) => {
           // The panel's page is an iframe in an iframe: wait until it has drawn its chart.
           const panel = page.frameLocator('iframe.webview.ready').frameLocator('iframe');
@@ -60,8 +52,6 @@ export function sessionsSuite(target: CodeServerTarget, session: () => EditorSes
           shot = await screenshot(page, `session-panel-${target}`);
         },
       });
-      console.log(formatRun(run));
-      assertAllPassed(run);
       expect(run.passed).toBe(7);
       // What the user sees: the summary and the charts' headings, the status bar item.
       expect(pageText).toContain('Tokens per turn');

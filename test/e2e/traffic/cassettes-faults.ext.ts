@@ -14,13 +14,9 @@ import type { LoopgateTestApi } from '../../../extension/extension.js';
 import { loadCassette } from '../../../storage/cassettes/store.js';
 import { startPlayer } from '../../../cassette-player/player.js';
 import { localApi } from '../../../client/local-api-client.js';
-import fixtureJson from '../../../simulator/default-fixture.json';
-import { validateFixture } from '../../../simulator/fixture.js';
+import { defaultAndClaude, plainKeyOf as keyOf, startLoopgate } from '../harness/ext/loopgate.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 
-const fixture = validateFixture(fixtureJson);
-const keyOf = (group: string) =>
-  fixture.keys.find((k) => k.group === group && k.status === 'active' && !k.models && !k.rpm)!.key;
 const KEYS = [keyOf('default'), keyOf('claude')];
 
 let api: LoopgateTestApi;
@@ -92,18 +88,7 @@ interface Saved {
 test(
   'the extension starts its proxy with a default and a Claude key',
   async () => {
-    api = (await vscode.extensions.getExtension<LoopgateTestApi>('loopgate.loopgate')!.activate())!;
-    for (const [group, name] of [
-      ['default', undefined],
-      ['claude', 'claude'],
-    ] as const) {
-      const r = (await vscode.commands.executeCommand(
-        name ? 'loopgate.addApiKey' : 'loopgate.setApiKey',
-        keyOf(group),
-        ...(name ? [name] : []),
-      )) as { saved: boolean; message: string };
-      assert.ok(r.saved, r.message);
-    }
+    api = await startLoopgate(defaultAndClaude(keyOf));
     await waitFor(() => (api.host.state.kind === 'running' && api.host.keyNames.length === 2 ? true : undefined), {
       timeoutMs: 30_000,
       message: 'proxy running with two keys',

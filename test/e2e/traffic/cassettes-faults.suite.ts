@@ -11,13 +11,14 @@
 import { copyFileSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../simulator/index.js';
+import { describe, expect, it } from 'vitest';
+import { simulatorForSuite } from '../harness/suite-simulator.js';
 import { localApi } from '../../../client/local-api-client.js';
 import type { ArmedFault } from '../../../core/fault.js';
 import {
   assertAllPassed,
   clickActivityBarItem,
+  setPaneExpanded,
   formatRun,
   pollUntil,
   readTreeRows,
@@ -61,15 +62,7 @@ async function faultSign(page: Page): Promise<string> {
 
 export function cassettesFaultsSuite(target: CodeServerTarget, session: () => EditorSession): void {
   describe(`cassettes and faults in the editor (${target} VS Code)`, () => {
-    let sim: Simulator;
-
-    beforeAll(async () => {
-      sim = await startSimulator({ port: 0 });
-    });
-
-    afterAll(async () => {
-      await sim?.close();
-    });
+    const sim = simulatorForSuite();
 
     it('Save as Fixture, Inject a Fault from the palette, the status bar sign and the marked row', async () => {
       const { home, port } = session();
@@ -103,9 +96,7 @@ export function cassettesFaultsSuite(target: CodeServerTarget, session: () => Ed
             body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] }),
           }).then(async (r) => (await r.text(), r.status));
         await clickActivityBarItem(page, 'Loopgate').catch(() => undefined);
-        const models = page.locator('.pane-header', { hasText: 'Models' }).first();
-        if ((await models.getAttribute('aria-expanded').catch(() => null)) === 'true')
-          await models.click({ timeout: 5_000 }).catch(() => undefined);
+        await setPaneExpanded(page, 'Models', false).catch(() => undefined);
         // Inject a Fault…: the 429, for the next 2 requests, to gpt-4o-* models.
         // Asked again if the quick pick closes under the click (focus taken by a view the previous suite left
         // settling: seen once on 1.139 in the shared host), as a user would open the command again.
@@ -191,7 +182,7 @@ export function cassettesFaultsSuite(target: CodeServerTarget, session: () => Ed
       const run = await session().runSuite({
         suite: 'traffic/cassettes-faults',
         timeoutMs: 300_000,
-        settings: { 'loopgate.baseUrl': sim.baseUrl },
+        settings: { 'loopgate.baseUrl': sim().baseUrl },
         // Never throws: the extension host's results are reported first, then what the page showed.
         afterResults: (page) => drive(page).catch((err: Error) => void (seen.error = err.message)),
       });

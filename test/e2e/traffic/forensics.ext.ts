@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
 import fixtureJson from '../../../simulator/default-fixture.json';
 import { validateFixture } from '../../../simulator/fixture.js';
+import { proxyKeys, startLoopgate } from '../harness/ext/loopgate.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 
 const fixture = validateFixture(fixtureJson);
@@ -44,23 +45,11 @@ async function turn(middle: string): Promise<string> {
 test(
   'the extension starts its proxy with a Claude key',
   async () => {
-    api = (await vscode.extensions.getExtension<LoopgateTestApi>('loopgate.loopgate')!.activate())!;
-    const r = (await vscode.commands.executeCommand('loopgate.setApiKey', claudeKey)) as {
-      saved: boolean;
-      message: string;
-    };
-    assert.ok(r.saved, r.message);
-    await waitFor(() => (api.host.state.kind === 'running' ? true : undefined), {
-      timeoutMs: 30_000,
-      message: 'proxy running',
-    });
+    api = await startLoopgate([[claudeKey, 'key-1']]);
     // The proxy restarts with the key: wait until it serves the key's models.
     await waitFor(
       async () => {
-        const res = await fetch(`${api.host.endpoint!.url}/_loopgate/keys`, {
-          headers: { authorization: `Bearer ${api.host.token}` },
-        });
-        const keys = ((await res.json()) as { keys: Array<{ models: unknown[] | null }> }).keys;
+        const { keys } = await proxyKeys(api);
         return keys.length === 1 && keys[0]!.models?.length;
       },
       { timeoutMs: 30_000, message: 'the key with its models' },

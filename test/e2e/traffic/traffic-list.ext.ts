@@ -7,15 +7,10 @@
 // tree provider and TreeView, as VS Code reads them.
 import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
-import fixtureJson from '../../../simulator/default-fixture.json';
-import { validateFixture } from '../../../simulator/fixture.js';
+import { defaultAndClaude, plainKeyOf as keyOf, startLoopgate } from '../harness/ext/loopgate.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 import { runCredential } from '../../../rules/access/run-credential.js';
 import { LOCAL_PATHS, type McpCallAnswer, type McpCallReport } from '../../../core/local-api.js';
-
-const fixture = validateFixture(fixtureJson);
-const keyOf = (group: string) =>
-  fixture.keys.find((k) => k.group === group && k.status === 'active' && !k.models && !k.rpm)!.key;
 
 let api: LoopgateTestApi;
 
@@ -67,22 +62,7 @@ async function rowOf(id: string) {
 test(
   'the extension starts its proxy; its own model-list fetches put no row in the view',
   async () => {
-    api = (await vscode.extensions.getExtension<LoopgateTestApi>('loopgate.loopgate')!.activate())!;
-    for (const [group, name] of [
-      ['default', undefined],
-      ['claude', 'claude'],
-    ] as const) {
-      const r = (await vscode.commands.executeCommand(
-        name ? 'loopgate.addApiKey' : 'loopgate.setApiKey',
-        keyOf(group),
-        ...(name ? [name] : []),
-      )) as { saved: boolean; message: string };
-      assert.ok(r.saved, r.message);
-    }
-    await waitFor(() => (api.host.state.kind === 'running' ? true : undefined), {
-      timeoutMs: 30_000,
-      message: 'proxy running',
-    });
+    api = await startLoopgate(defaultAndClaude(keyOf));
     await vscode.commands.executeCommand('workbench.view.extension.loopgate');
     // The Models view has fetched the list through the proxy (more than once: the key was stored, the proxy started).
     await waitFor(() => (api.models.state.kind === 'loaded' ? true : undefined), {

@@ -6,11 +6,12 @@
 // Clear the pane holds no Start Proxy button while the proxy runs.
 // traffic-list.ext.ts runs in the target's editor session (editor.test.ts).
 import { statSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../simulator/index.js';
+import { describe, expect, it } from 'vitest';
+import { simulatorForSuite } from '../harness/suite-simulator.js';
 import {
   assertAllPassed,
   clickActivityBarItem,
+  setPaneExpanded,
   formatRun,
   keepForReadme,
   pollUntil,
@@ -49,15 +50,7 @@ async function runCommand(page: Page, title: string): Promise<void> {
 
 export function trafficListSuite(target: CodeServerTarget, session: () => EditorSession): void {
   describe(`the Traffic view list (${target} VS Code)`, () => {
-    let sim: Simulator;
-
-    beforeAll(async () => {
-      sim = await startSimulator({ port: 0 });
-    });
-
-    afterAll(async () => {
-      await sim?.close();
-    });
+    const sim = simulatorForSuite();
 
     it('in-flight rows, abandoned streams, filter, pause, own fetches, arrow keys, capture off, sessions', async () => {
       let shot = '';
@@ -71,13 +64,11 @@ export function trafficListSuite(target: CodeServerTarget, session: () => Editor
       const run = await session().runSuite({
         suite: 'traffic/traffic-list',
         timeoutMs: 300_000,
-        settings: { 'loopgate.baseUrl': sim.baseUrl },
+        settings: { 'loopgate.baseUrl': sim().baseUrl },
         afterResults: async (page) => {
           await clickActivityBarItem(page, 'Loopgate').catch(() => undefined);
           // The Models view folded, so the Traffic list has the side bar's height.
-          const models = page.locator('.pane-header', { hasText: 'Models' }).first();
-          if ((await models.getAttribute('aria-expanded').catch(() => null)) === 'true')
-            await models.click({ timeout: 5_000 }).catch(() => undefined);
+          await setPaneExpanded(page, 'Models', false).catch(() => undefined);
           // A click on the newest row opens the panel; ↓ twice moves it down the list, the list keeping the keyboard.
           const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Traffic' }) }).first();
           // Every Request tab's title (one panel: one tab; a second one would be a defect the titles show).

@@ -10,20 +10,14 @@ import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../extension/extension.js';
 import fixtureJson from '../../../simulator/default-fixture.json';
 import { validateFixture } from '../../../simulator/fixture.js';
+import { defaultAndClaude, plainKeyOf as keyOf, proxyKeys, simOrigin, startLoopgate } from '../harness/ext/loopgate.js';
 import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
 import { MAX_ROWS } from '../../../extension/traffic/traffic-list.js';
 import { shortId } from '../../../presentation/render.js';
 import { localApi } from '../../../client/local-api-client.js';
 
 const fixture = validateFixture(fixtureJson);
-const keyOf = (group: string) =>
-  fixture.keys.find((k) => k.group === group && k.status === 'active' && !k.models && !k.rpm)!.key;
 const ALL_KEYS = fixture.keys.map((k) => k.key);
-const simOrigin = () =>
-  vscode.workspace
-    .getConfiguration('loopgate')
-    .get<string>('baseUrl')!
-    .replace(/\/v1\/?$/, '');
 
 let api: LoopgateTestApi;
 const ids: Record<string, string> = {};
@@ -74,29 +68,10 @@ const weather = {
 test(
   'the extension starts its proxy with a default, a Claude and a chat-only key',
   async () => {
-    api = (await vscode.extensions.getExtension<LoopgateTestApi>('loopgate.loopgate')!.activate())!;
-    for (const [group, name] of [
-      ['default', undefined],
-      ['claude', 'claude'],
-      ['chat-only', 'chat-only'],
-    ] as const) {
-      const r = (await vscode.commands.executeCommand(
-        name ? 'loopgate.addApiKey' : 'loopgate.setApiKey',
-        keyOf(group),
-        ...(name ? [name] : []),
-      )) as { saved: boolean; message: string };
-      assert.ok(r.saved, r.message);
-    }
-    await waitFor(() => (api.host.state.kind === 'running' ? true : undefined), {
-      timeoutMs: 30_000,
-      message: 'proxy running',
-    });
+    api = await startLoopgate([...defaultAndClaude(keyOf), [keyOf('chat-only'), 'chat-only']]);
     await waitFor(
       async () => {
-        const res = await fetch(`${api.host.endpoint!.url}/_loopgate/keys`, {
-          headers: { authorization: `Bearer ${api.host.token}` },
-        });
-        const keys = ((await res.json()) as { keys: Array<{ models: unknown[] | null }> }).keys;
+        const { keys } = await proxyKeys(api);
         return keys.length === 3 && keys.every((k) => k.models?.length);
       },
       { timeoutMs: 30_000, message: 'three keys with their models' },

@@ -3,38 +3,23 @@
 // the detail panel for the README. traffic.ext.ts runs in the target's editor
 // session (editor.test.ts), whose environment names the real Claude Code.
 import { statSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../simulator/index.js';
-import {
-  assertAllPassed,
-  clickActivityBarItem,
-  formatRun,
-  keepForReadme,
-  screenshot,
-  type CodeServerTarget,
-} from '../harness/index.js';
+import { describe, expect, it } from 'vitest';
+import { simulatorForSuite } from '../harness/suite-simulator.js';
+import { clickActivityBarItem, keepForReadme, screenshot, type CodeServerTarget } from '../harness/index.js';
 import type { EditorSession } from '../harness/editor-session.js';
 
 export function trafficSuite(target: CodeServerTarget, session: () => EditorSession): void {
   describe(`the Traffic view (${target} VS Code)`, () => {
-    let sim: Simulator;
-
-    beforeAll(async () => {
-      sim = await startSimulator({ port: 0 });
-    });
-
-    afterAll(async () => {
-      await sim?.close();
-    });
+    const sim = simulatorForSuite();
 
     it('lists requests live, opens them, replays, copies as curl, shows translations, leaks nothing', async () => {
       const shots: string[] = [];
       // The panel's links, clicked as a user does: which ones opened the request they name.
       const links: Record<string, string | true> = { replayOf: 'not tried', result: 'not tried' };
-      const run = await session().runSuite({
+      const run = await session().runPassing({
         suite: 'traffic/traffic',
         timeoutMs: 300_000,
-        settings: { 'loopgate.baseUrl': sim.baseUrl },
+        settings: { 'loopgate.baseUrl': sim().baseUrl },
         afterResults: async (page) => {
           await clickActivityBarItem(page, 'Loopgate').catch(() => undefined);
           // The Models view folded, so the Traffic list has the side bar's height.
@@ -86,8 +71,6 @@ export function trafficSuite(target: CodeServerTarget, session: () => EditorSess
           await follow('result', 'Conversation', '#panel-conversation .result a[data-open]');
         },
       });
-      console.log(formatRun(run));
-      assertAllPassed(run);
       expect(run.passed).toBe(13);
       expect(links).toEqual({ replayOf: true, result: true });
       for (const s of shots) expect(statSync(s).size).toBeGreaterThan(10_000);

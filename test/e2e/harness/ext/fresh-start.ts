@@ -4,7 +4,7 @@
 // its own keys, so "fresh" means: no editor or panel open, no key stored,
 // every `loopgate.*` user setting as the suite asks (the others unset), the
 // proxy restarted on them, and the Traffic view live, unpaused, unfiltered and
-// empty.
+// empty; and the other editor settings the session manages as the suite asks.
 import * as vscode from 'vscode';
 import type { LoopgateTestApi } from '../../../../extension/extension.js';
 
@@ -14,7 +14,10 @@ function contributedSettings(ext: vscode.Extension<unknown>): string[] {
   return Object.keys(manifest.contributes.configuration.properties);
 }
 
-export async function freshStart(settings: Record<string, unknown>): Promise<void> {
+export async function freshStart(
+  settings: Record<string, unknown>,
+  editorSettings: Record<string, unknown>,
+): Promise<void> {
   const ext = vscode.extensions.getExtension<LoopgateTestApi>('loopgate.loopgate');
   if (!ext) throw new Error('extension loopgate.loopgate is not loaded');
   const api = await ext.activate();
@@ -33,6 +36,12 @@ export async function freshStart(settings: Record<string, unknown>): Promise<voi
     if (config.inspect(name)?.globalValue !== wanted) {
       await config.update(name, wanted, vscode.ConfigurationTarget.Global);
     }
+  }
+  for (const [name, value] of Object.entries(editorSettings)) {
+    if (name.startsWith('loopgate.')) throw new Error(`${name} is a Loopgate setting: pass it in settings`);
+    const wanted = value ?? undefined; // null (JSON's undefined): unset
+    if (config.inspect(name)?.globalValue !== wanted)
+      await config.update(name, wanted, vscode.ConfigurationTarget.Global);
   }
   const unknown = Object.keys(settings).filter((name) => !contributedSettings(ext).includes(name));
   if (unknown.length) throw new Error(`not Loopgate settings: ${unknown.join(', ')}`);

@@ -8,6 +8,7 @@ import * as assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
+import { pollUntil } from '../poll.js';
 import {
   RELEASE_ENV,
   RESULTS_ENV,
@@ -51,23 +52,12 @@ export interface WaitOptions {
 }
 
 /** Polls `predicate` until it returns a truthy value (returned), or fails at the deadline. */
-export async function waitFor<T>(predicate: () => T | Promise<T>, opts: WaitOptions = {}): Promise<NonNullable<T>> {
-  const timeoutMs = opts.timeoutMs ?? 10_000;
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await predicate();
-      if (value) return value as NonNullable<T>;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) {
-      const why = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${opts.message ?? 'condition'}${why}`);
-    }
-    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 50));
-  }
+export function waitFor<T>(predicate: () => T | Promise<T>, opts: WaitOptions = {}): Promise<NonNullable<T>> {
+  return pollUntil(predicate, {
+    timeoutMs: opts.timeoutMs ?? 10_000,
+    intervalMs: opts.intervalMs ?? 50,
+    what: opts.message ?? 'condition',
+  });
 }
 
 /** Resolves with the next event from `event` that passes `filter`. */
@@ -196,7 +186,9 @@ function readRequest(file: string): SuiteRequest | undefined {
  * holds in that suite's state until released. Returns on `{ end: true }` (or
  * when no request comes for 30 minutes). Never throws.
  */
-export async function runSession(prepare: (settings: Record<string, unknown>) => Promise<void>): Promise<void> {
+export async function runSession(
+  prepare: (settings: Record<string, unknown>, editorSettings: Record<string, unknown>) => Promise<void>,
+): Promise<void> {
   const dir = process.env[SESSION_ENV];
   if (!dir) throw new Error(`${SESSION_ENV} is not set: the session entry runs only under startEditorSession`);
   for (let n = 1; ; n++) {
@@ -210,7 +202,7 @@ export async function runSession(prepare: (settings: Record<string, unknown>) =>
     try {
       const tests = loadSuite(request.suite);
       try {
-        await prepare(request.settings);
+        await prepare(request.settings, request.editorSettings);
         results = await runRegistered(tests);
       } catch (err) {
         results = [failedResult(`a fresh start for ${request.suite}`, err)];
