@@ -12,8 +12,7 @@ import OpenAI from 'openai';
 import { defaultFixture, startSimulator, type Fixture, type Simulator } from '../../simulator/index.js';
 import { KEYS, logRecords, until } from '../proxy/stack.js';
 import { defaultLogFile } from '../../storage/config/dirs.js';
-import { exited, spawnCli, tempHome } from './io.js';
-import { runBuiltCli } from './terminal-run.js';
+import { exited, runCli, spawnCli, tempHome } from './io.js';
 
 const DATED = 'claude-sonnet-4-20250514';
 const SESSION_DATED = 'd4d4d4d4-0000-4000-8000-00000000000d';
@@ -27,8 +26,7 @@ let port: number;
 let token: string;
 const home = tempHome();
 const project = mkdtempSync(join(tmpdir(), 'lg-priced-as-'));
-const cli = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-  runBuiltCli(args, { env: { LOOPGATE_HOME: home, ...env }, cwd: project });
+const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => runCli(args, { LOOPGATE_HOME: home, ...env });
 
 /** The default fixture, its Claude group also serving a dated Sonnet 4 (as Anthropic's API names its snapshots). */
 function fixture(): Fixture {
@@ -211,15 +209,17 @@ describe('the demo prices its own models as Claude Code does (item 11), usage --
         .withResponse();
       const id = r.response.headers.get('x-loopgate-request-id')!;
       const u = r.data.usage;
-      const show = await runBuiltCli(['show', id, '--json', '--port', new URL(demoUrl).port], {
-        env: { LOOPGATE_HOME: demoHome, LOOPGATE_TOKEN: demoToken },
+      const show = await runCli(['show', id, '--json', '--port', new URL(demoUrl).port], {
+        LOOPGATE_HOME: demoHome,
+        LOOPGATE_TOKEN: demoToken,
       });
       expect(show.code, show.err).toBe(0);
       const cost = (JSON.parse(show.out) as { record: { cost: Record<string, unknown> } }).record.cost;
       expect(cost).toMatchObject({ pricedAs: 'claude-haiku-5-5', match: 'own' });
       expect(cost.estimated).toBeCloseTo((u.input_tokens * 0.1 + u.output_tokens * 0.5) / 1e6, 12);
-      const text = await runBuiltCli(['show', id, '--port', new URL(demoUrl).port], {
-        env: { LOOPGATE_HOME: demoHome, LOOPGATE_TOKEN: demoToken },
+      const text = await runCli(['show', id, '--port', new URL(demoUrl).port], {
+        LOOPGATE_HOME: demoHome,
+        LOOPGATE_TOKEN: demoToken,
       });
       expect(text.out).toMatch(/^ {2}cost\s+\$\S+ estimated, its own price in the prices setting$/m);
       // Item 10 as the issue saw it: the demo serves gpt-6.2-sol (not in its fixture) as gpt-6.1-sol; usage
@@ -229,8 +229,8 @@ describe('the demo prices its own models as Claude Code does (item 11), usage --
       expect(sol.model).toBe('gpt-6.1-sol');
       const log = defaultLogFile({ LOOPGATE_HOME: demoHome }, Number(new URL(demoUrl).port));
       await until(() => logRecords(log).find((x) => x.servedModel === 'gpt-6.1-sol'), 10_000, 'the record');
-      const usage = await runBuiltCli(['usage', '--by', 'model', '--json', '--port', new URL(demoUrl).port], {
-        env: { LOOPGATE_HOME: demoHome },
+      const usage = await runCli(['usage', '--by', 'model', '--json', '--port', new URL(demoUrl).port], {
+        LOOPGATE_HOME: demoHome,
       });
       const groups = usage.out
         .trim()

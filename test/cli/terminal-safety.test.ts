@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { TOKEN, until } from '../proxy/stack.js';
-import { tempHome } from './io.js';
+import { runCli, tempHome } from './io.js';
 import { runBuiltCli, runCliInPty, type CliRun } from './terminal-run.js';
 
 const H =
@@ -171,25 +171,22 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
 
   it('models and doctor, as a table and as JSON that stays valid', async () => {
     const upstreamEnv = { ...env(), LOOPGATE_API_KEY: KEY };
-    const table = await runBuiltCli(['models', '--upstream', upstreamUrl, '--allow-http'], { env: upstreamEnv });
+    const table = await runCli(['models', '--upstream', upstreamUrl, '--allow-http'], upstreamEnv);
     expect(table.code, table.err).toBe(0);
     expect(table.out).toContain('gpt-4o\\x1b]52;c;SGVsbG8=');
     expectRunSafe('models', table);
-    const json = await runBuiltCli(['models', '--upstream', upstreamUrl, '--allow-http', '--json'], {
-      env: upstreamEnv,
-    });
+    const json = await runCli(['models', '--upstream', upstreamUrl, '--allow-http', '--json'], upstreamEnv);
     expectRunSafe('models --json', json);
     expect((JSON.parse(json.out) as Array<{ id: string }>).map((m) => m.id)).toContain(HOSTILE_ID);
-    const doctor = await runBuiltCli(['doctor', '--upstream', upstreamUrl, '--allow-http'], { env: upstreamEnv });
+    const doctor = await runCli(['doctor', '--upstream', upstreamUrl, '--allow-http'], upstreamEnv);
     expect(doctor.out).toContain('3. GET /models');
     expectRunSafe('doctor', doctor);
-    const doctorJson = await runBuiltCli(['doctor', '--upstream', upstreamUrl, '--allow-http', '--json'], {
-      env: upstreamEnv,
-    });
+    const doctorJson = await runCli(['doctor', '--upstream', upstreamUrl, '--allow-http', '--json'], upstreamEnv);
     expectRunSafe('doctor --json', doctorJson);
     expect(JSON.parse(doctorJson.out).steps.length).toBeGreaterThan(3);
-    const keys = await runBuiltCli(['doctor', '--upstream', upstreamUrl, '--allow-http'], {
-      env: { ...env(), LOOPGATE_API_KEY: `one=${KEY},two=${KEY}` },
+    const keys = await runCli(['doctor', '--upstream', upstreamUrl, '--allow-http'], {
+      ...env(),
+      LOOPGATE_API_KEY: `one=${KEY},two=${KEY}`,
     });
     expect(keys.out).toContain('Which key serves what');
     expectRunSafe('doctor, two keys', keys);
@@ -198,9 +195,7 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
   it("run's closing advice: the tool's model escaped, the suggested command quoted for the shell", async () => {
     const tool = (model: string) =>
       `fetch(process.env.OPENAI_BASE_URL + '/chat/completions', { method: 'POST', headers: { authorization: 'Bearer ' + process.env.OPENAI_API_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ model: ${JSON.stringify(model)}, messages: [{ role: 'user', content: 'hi' }] }) }).then((r) => process.exit(r.status === 200 ? 0 : 1));`;
-    const hostile = await runBuiltCli(['run', '--port', port, '--', process.execPath, '-e', tool(`${HOSTILE_ID}x`)], {
-      env: env(),
-    });
+    const hostile = await runCli(['run', '--port', port, '--', process.execPath, '-e', tool(`${HOSTILE_ID}x`)], env());
     expect(hostile.err).toContain('loopgate run: the proxy refused model "gpt-4o\\u001b]52');
     // The command to paste: bash's $'…', so the bytes stay what the tool sent and none reaches the terminal raw.
     expect(hostile.err).toContain("`loopgate serve --alias $'gpt-4o\\x1b]52;c;SGVsbG8=\\x07");
@@ -208,9 +203,7 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
 
     // A model ID with shell syntax in it: the suggested command, pasted into bash, passes it as one word.
     const model = "gpt-4o-mini'$(touch pwned);x";
-    const shelly = await runBuiltCli(['run', '--port', port, '--', process.execPath, '-e', tool(model)], {
-      env: env(),
-    });
+    const shelly = await runCli(['run', '--port', port, '--', process.execPath, '-e', tool(model)], env());
     const command = /`(loopgate serve --alias [^`]+)`/.exec(shelly.err)?.[1];
     expect(command, shelly.err).toBeDefined();
     const cwd = mkdtempSync(join(tmpdir(), 'loopgate-paste-'));
@@ -233,7 +226,7 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
       ['show', refusedId, '--wire', '--port', port],
     ];
     for (const args of views) {
-      const r = await runBuiltCli(args, { env: env() });
+      const r = await runCli(args, env());
       expect(r.code, `${args.join(' ')}: ${r.err}`).toBe(0);
       expectRunSafe(args.join(' '), r);
       if (args.includes('--json'))
