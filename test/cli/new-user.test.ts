@@ -1,6 +1,6 @@
-// What a new user trips on (issue 31, section 5), as a user meets it: the CLI's commands (in-process; `run`'s
-// tool and `serve` as child processes), a real `loopgate serve` on a port that is not 8787, in front of the
-// embedded simulator.
+// What a new user trips on (issue 31, section 5), as a user meets it: the CLI's commands (in-process, on real
+// sockets; the built CLI where its process is what is tested: `run`'s tool's output, Ctrl+C), a real
+// `loopgate serve` on a port that is not 8787, in front of the embedded simulator.
 // - every command that talks to a proxy takes --port, and the proxy's own advice carries it;
 // - Loopgate's own /_loopgate/* calls (made by tail, show, doctor, run) are in none of the log, the
 //   console, tail, the view and the HAR, unless serve --log-own asks for them;
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commands } from '../../cli/commands.js';
 import { DEFAULT_PORT } from '../../core/options.js';
 import { logRecords, until } from '../proxy/stack.js';
-import { exited, runCli, spawnCli, tempHome } from './io.js';
+import { exited, runCli, spawnCli, startCli, tempHome } from './io.js';
 import { runBuiltCli } from './terminal-run.js';
 import type { TrafficRecord } from '../../core/record.js';
 
@@ -62,15 +62,16 @@ interface Serve {
   stop(): Promise<void>;
 }
 
-async function startServe(extra: string[] = []): Promise<Serve> {
+/** `loopgate serve` on a free port: in this process, or as the built CLI (stopped with SIGINT, as Ctrl+C does). */
+async function startServe(extra: string[] = [], as: 'in-process' | 'process' = 'in-process'): Promise<Serve> {
   const home = tempHome();
   const port = await freePort();
-  const { child, lines } = await spawnCli(
-    ['serve', '--port', String(port), ...extra],
-    { LOOPGATE_HOME: home },
-    /^ {2}traffic log {8}(\S+)/,
-  );
-  const logFile = lines.map((l) => /^ {2}traffic log {8}(\S+)/.exec(l)?.[1]).find(Boolean)!;
+  const args = ['serve', '--port', String(port), ...extra];
+  const ready = /^ {2}traffic log {8}(\S+)/;
+  const started = as === 'process' ? await spawnCli(args, { LOOPGATE_HOME: home }, ready) : undefined;
+  const inProcess = started ? undefined : await startCli(args, { LOOPGATE_HOME: home }, ready);
+  const lines = (started ?? inProcess)!.lines;
+  const logFile = lines.map((l) => ready.exec(l)?.[1]).find(Boolean)!;
   return {
     port,
     url: `http://127.0.0.1:${port}`,
@@ -78,8 +79,9 @@ async function startServe(extra: string[] = []): Promise<Serve> {
     lines,
     logFile,
     async stop() {
-      child.kill('SIGINT');
-      await exited(child);
+      if (inProcess) return void (await inProcess.stop());
+      started!.child.kill('SIGINT');
+      await exited(started!.child);
     },
   };
 }
@@ -211,7 +213,7 @@ describe('messages that misled', () => {
   it('a refused connection to the upstream says the upstream is unreachable, and where; not "the key and its group"', async () => {
     const dead = await freePort();
     const port = await freePort();
-    const { child, lines } = await spawnCli(
+    const { lines, stop } = await startCli(
       ['serve', '--port', String(port), '--upstream', `http://127.0.0.1:${dead}`, '--no-log'],
       { LOOPGATE_HOME: home, LOOPGATE_API_KEY: KEY },
       /listening on/,
@@ -225,8 +227,7 @@ describe('messages that misled', () => {
       expect(line).toContain(`upstream http://127.0.0.1:${dead} is unreachable`);
       expect(lines.join('\n')).not.toContain('the key and its group');
     } finally {
-      child.kill('SIGINT');
-      await exited(child);
+      await stop();
     }
   }, 30_000);
 
@@ -245,7 +246,7 @@ describe('messages that misled', () => {
   });
 
   it("Ctrl+C during a stream records the proxy's own shutdown, not client-aborted", async () => {
-    const serve = await startServe();
+    const serve = await startServe([], 'process');
     const token = (await runCli(['token'], { LOOPGATE_HOME: serve.home })).out.trim();
     const res = await fetch(`${serve.url}/v1/chat/completions`, {
       method: 'POST',
