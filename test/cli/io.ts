@@ -11,18 +11,23 @@ export function tempHome(): string {
   return mkdtempSync(join(tmpdir(), 'loopgate-home-'));
 }
 
-/** Lines a command printed, kept as it prints them (a line with breaks in it is several). */
-function capture(env: NodeJS.ProcessEnv, stdin: string, extra: Partial<Io> = {}) {
+/** An Io that keeps what a command prints, line by line (a line with breaks in it is several). */
+function capture(env: NodeJS.ProcessEnv, stdin: string, more: Pick<Io, 'cwd' | 'stop'> = {}, onLine = () => {}) {
   const out: string[] = [];
   const err: string[] = [];
+  const all: string[] = [];
+  const keep = (to: string[]) => (line: unknown) => {
+    for (const l of String(line).split('\n')) to.push(l), all.push(l);
+    onLine();
+  };
   const io: Io = {
-    out: (l) => out.push(...String(l).split('\n')),
-    err: (l) => err.push(...String(l).split('\n')),
+    out: keep(out),
+    err: keep(err),
     env: { LOOPGATE_HOME: tempHome(), ...env },
     stdin: Readable.from([Buffer.from(stdin)]),
-    ...extra,
+    ...more,
   };
-  return { io, out, err };
+  return { io, out, err, all };
 }
 
 /** A command run to its end in this process (cli/main.ts main(), as the bin runs it): its exit code and output. */
@@ -36,12 +41,32 @@ export async function runCli(
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
+/**
+ * A command in this process until what it printed matches `until` (then stopped, as SIGTERM stops the process)
+ * or it ends; `cwd`: where it reads loopgate.json.
+ */
+export async function runCliUntil(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  until: RegExp,
+  where: { cwd?: string } = {},
+): Promise<{ code: number; out: string; err: string }> {
+  const stopping = new AbortController();
+  const seen = capture(env, '', { cwd: where.cwd, stop: stopping.signal }, () => {
+    if (until.test(seen.all.join('\n'))) stopping.abort();
+  });
+  const code = await main(argv, seen.io);
+  return { code, out: seen.out.join('\n'), err: seen.err.join('\n') };
+}
+
 export interface StartedCli {
   /** Standard output and standard error, line by line, in the order printed. */
   lines: string[];
   /** The first line of standard output that matched `ready`. */
   match: RegExpMatchArray;
-  /** Stops the command as SIGTERM would stop the process; resolves to its exit code. */
+  /** Still running (not ended by itself, nor stopped). */
+  running(): boolean;
+  /** Stops the command as SIGTERM stops the process; resolves to its exit code. */
   stop(): Promise<number>;
 }
 
@@ -56,30 +81,27 @@ export async function startCli(
   where: { cwd?: string } = {},
 ): Promise<StartedCli> {
   const stopping = new AbortController();
-  const lines: string[] = [];
-  let match: RegExpMatchArray | null = null;
-  let isReady: () => void = () => undefined;
-  const readyNow = new Promise<void>((resolve) => (isReady = resolve));
-  const { io } = capture(env, '', { cwd: where.cwd, stop: stopping.signal });
-  const print = (line: unknown, stdout: boolean) => {
-    for (const l of String(line).split('\n')) {
-      lines.push(l);
-      if (stdout && !match && (match = l.match(ready))) isReady();
-    }
-  };
-  io.out = (l) => print(l, true);
-  io.err = (l) => print(l, false);
-  const ended = main(argv, io);
+  let match: RegExpMatchArray | undefined;
+  let isReady = () => {};
+  const readyNow = new Promise<'ready'>((resolve) => (isReady = () => resolve('ready')));
+  const seen = capture(env, '', { cwd: where.cwd, stop: stopping.signal }, () => {
+    match ??= seen.out.map((l) => l.match(ready)).find((m) => m !== null) ?? undefined;
+    if (match) isReady();
+  });
+  let ended = false;
+  const ending = main(argv, seen.io).finally(() => (ended = true));
   // A failure after it was ready reaches whoever stops it, not the process as an unhandled rejection.
-  ended.catch(() => undefined);
-  const first = await Promise.race([readyNow.then(() => 'ready' as const), ended]);
-  if (first !== 'ready') throw new Error(`loopgate ${argv[0]} ended (${first}) before it was ready:\n${lines.join('\n')}`);
+  ending.catch(() => undefined);
+  const first = await Promise.race([readyNow, ending]);
+  if (first !== 'ready')
+    throw new Error(`loopgate ${argv[0]} exited with ${first} before it was ready:\n${seen.all.join('\n')}`);
   return {
-    lines,
+    lines: seen.all,
     match: match!,
+    running: () => !ended,
     async stop() {
       stopping.abort();
-      return ended;
+      return ending;
     },
   };
 }
