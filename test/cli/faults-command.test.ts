@@ -4,21 +4,12 @@
 // `faults clear`. Mistakes (a rule that does not parse, a stray subcommand, no
 // proxy running) are said clearly with their exit codes; outside text (a model
 // name, a rule as typed) reaches the terminal escaped; no key or token printed.
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { startSimulator, type Simulator } from '../../simulator/index.js';
 import type { FaultsAnswer } from '../../core/local-api.js';
 import { KEYS } from '../proxy/stack.js';
-import { runCli, startCli, tempHome, type StartedCli } from './io.js';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+import { freePort, runCli, startCli, tempHome, type StartedCli } from './io.js';
 
 let sim: Simulator;
 let serve: StartedCli | undefined;

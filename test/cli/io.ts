@@ -1,11 +1,21 @@
 // Runs CLI commands in-process with captured output, and the built CLI as a child.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { main } from '../../cli/main.js';
 import type { Io } from '../../cli/command.js';
+
+/** A port nothing listens on: bound by us, then released. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
 
 export function tempHome(): string {
   return mkdtempSync(join(tmpdir(), 'loopgate-home-'));
@@ -17,7 +27,7 @@ function capture(env: NodeJS.ProcessEnv, stdin: string, more: Pick<Io, 'cwd' | '
   const err: string[] = [];
   const all: string[] = [];
   const keep = (to: string[]) => (line: unknown) => {
-    for (const l of String(line).split('\n')) to.push(l), all.push(l);
+    for (const l of String(line).split('\n')) (to.push(l), all.push(l));
     onLine();
   };
   const io: Io = {

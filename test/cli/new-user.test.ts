@@ -7,24 +7,20 @@
 // - messages that said the wrong thing: an unreachable upstream, a bad upstream without a key,
 //   --log /dev/stdout, a shutdown recorded as the client leaving, `run node -v`.
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commands } from '../../cli/commands.js';
 import { DEFAULT_PORT } from '../../core/options.js';
 import { logRecords, until } from '../proxy/stack.js';
-import { exited, runCli, spawnCli, startCli, tempHome } from './io.js';
+import { exited, freePort, runCli, spawnCli, startCli, tempHome } from './io.js';
 import { runBuiltCli } from './terminal-run.js';
 import type { TrafficRecord } from '../../core/record.js';
 
 /** A free port that is not the default: bound by us, then released. */
-async function freePort(): Promise<number> {
+async function freePortNotDefault(): Promise<number> {
   for (;;) {
-    const server = createNetServer();
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const { port } = server.address() as { port: number };
-    await new Promise<void>((r) => server.close(() => r()));
+    const port = await freePort();
     if (port !== DEFAULT_PORT) return port;
   }
 }
@@ -65,7 +61,7 @@ interface Serve {
 /** `loopgate serve` on a free port: in this process, or as the built CLI (stopped with SIGINT, as Ctrl+C does). */
 async function startServe(extra: string[] = [], as: 'in-process' | 'process' = 'in-process'): Promise<Serve> {
   const home = tempHome();
-  const port = await freePort();
+  const port = await freePortNotDefault();
   const args = ['serve', '--port', String(port), ...extra];
   const ready = /^ {2}traffic log {8}(\S+)/;
   const started = as === 'process' ? await spawnCli(args, { LOOPGATE_HOME: home }, ready) : undefined;
@@ -211,8 +207,8 @@ describe('messages that misled', () => {
   const KEY = 'sk-newuser-test-key-0123456789abcdef';
 
   it('a refused connection to the upstream says the upstream is unreachable, and where; not "the key and its group"', async () => {
-    const dead = await freePort();
-    const port = await freePort();
+    const dead = await freePortNotDefault();
+    const port = await freePortNotDefault();
     const { lines, stop } = await startCli(
       ['serve', '--port', String(port), '--upstream', `http://127.0.0.1:${dead}`, '--no-log'],
       { LOOPGATE_HOME: home, LOOPGATE_API_KEY: KEY },

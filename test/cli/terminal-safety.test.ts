@@ -1,7 +1,9 @@
 // Every byte of outside text that reaches a terminal is escaped, every command
 // Loopgate suggests is quoted for the shell, colour works on a real terminal,
-// and a reader that goes away (`| head`) ends a command quietly. The built CLI,
-// a real proxy, and a hostile upstream whose model IDs, owners, answers and
+// and a reader that goes away (`| head`) ends a command quietly. The commands
+// in-process (what they print, through cli/main.ts as the bin prints it); the
+// built CLI for what only its process shows (a pseudo-terminal, a pipe, a
+// reader that left); a real proxy, and a hostile upstream whose model IDs, owners, answers and
 // errors carry ESC, OSC 52 (clipboard), OSC 8 (links), CSI, C1 CSI (U+009B),
 // BEL, bidi overrides and a line break; a hostile loopgate.json; a tool that
 // asks for a hostile model.
@@ -13,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { TOKEN, until } from '../proxy/stack.js';
-import { runCli, tempHome } from './io.js';
+import { runCli, runCliUntil, tempHome } from './io.js';
 import { runBuiltCli, runCliInPty, type CliRun } from './terminal-run.js';
 
 const H =
@@ -146,7 +148,7 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
     for (const [what, file, code] of cases) {
       const dir = mkdtempSync(join(tmpdir(), 'loopgate-project-'));
       writeFileSync(join(dir, 'loopgate.json'), typeof file === 'string' ? file : JSON.stringify(file));
-      const r = await runBuiltCli(['serve', '--port', '0', '--no-log'], { cwd: dir, env: env(), until: /curl -s/ });
+      const r = await runCliUntil(['serve', '--port', '0', '--no-log'], env(), /curl -s/, { cwd: dir });
       if (code !== null) expect(r.code, `${what}: ${r.err}`).toBe(code);
       expect(r.err, what).toMatch(/loopgate\.json/);
       expect(r.err, what).toContain('\\u001b]52;c;SGVsbG8=\\u0007');
@@ -155,13 +157,11 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
   }, 120_000);
 
   it("serve's alias hint quotes the upstream's closest IDs escaped", async () => {
-    const r = await runBuiltCli(
+    const r = await runCliUntil(
       ['serve', '--port', '0', '--no-log', '--upstream', upstreamUrl, '--allow-http', '--alias', 'my-model=gpt-4o'],
-      {
-        cwd: tmpdir(),
-        env: { ...env(), LOOPGATE_API_KEY: KEY },
-        until: /hint: alias my-model/,
-      },
+      { ...env(), LOOPGATE_API_KEY: KEY },
+      /hint: alias my-model/,
+      { cwd: tmpdir() },
     );
     expect(r.err).toMatch(
       /hint: alias my-model -> gpt-4o \(--alias\): no key lists "gpt-4o"; closest: .*"gpt-4o\\u001b\]52/,
