@@ -27,7 +27,10 @@ function capture(env: NodeJS.ProcessEnv, stdin: string, more: Pick<Io, 'cwd' | '
   const err: string[] = [];
   const all: string[] = [];
   const keep = (to: string[]) => (line: unknown) => {
-    for (const l of String(line).split('\n')) (to.push(l), all.push(l));
+    for (const l of String(line).split('\n')) {
+      to.push(l);
+      all.push(l);
+    }
     onLine();
   };
   const io: Io = {
