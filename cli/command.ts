@@ -16,6 +16,10 @@ export interface Io {
   isTTY?: boolean;
   /** The terminal's width in columns, when standard output is one. */
   columns?: number;
+  /** Where a project file (loopgate.json) is read from; the process's working directory when unset. */
+  cwd?: string;
+  /** Ends a long-running command (serve, simulate) when it aborts; the process itself ends one on SIGINT or SIGTERM. */
+  stop?: AbortSignal;
 }
 
 /** The width tables fit: $COLUMNS when set, else the terminal's, else 100 (a pipe, a file). */

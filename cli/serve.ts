@@ -8,6 +8,7 @@ import { describeLogHealth } from '../storage/log/traffic-log.js';
 import { describeOtlpHealth } from '../proxy/otlp/export-health.js';
 import { otlpConfig } from '../rules/otlp/otlp-config.js';
 import { loadOrCreateToken } from '../storage/config/token-file.js';
+import { defaultLogFile } from '../storage/config/dirs.js';
 import { clientBaseUrls, parseUpstream, proxyOrigin } from '../rules/addresses/urls.js';
 import { readKeyListFromStdin, validKeyList } from './stdin-key.js';
 import { runIpcHost } from './ipc-host.js';
@@ -332,7 +333,8 @@ export const serveCommand: Command = {
       return n === undefined ? undefined : n * 1000;
     };
     const maxBody = intOption('max-body', values['max-body'], 1);
-    const aliases = resolveAliases({ flags: values.alias, projectDir: process.cwd() });
+    const cwd = io.cwd ?? process.cwd();
+    const aliases = resolveAliases({ flags: values.alias, projectDir: cwd });
     if (aliases.usage.length) throw new UsageError(aliases.usage.join('\n'));
     if (aliases.config.length) {
       for (const p of aliases.config) io.err(`loopgate serve: ${p}`);
@@ -341,12 +343,12 @@ export const serveCommand: Command = {
     for (const note of aliases.notes) io.err(`note: ${note}`);
     const mcp = parseMcpMounts(values.mcp);
     if (!mcp.ok) throw new UsageError(mcp.problem);
-    const faults = faultRules(values.fault, aliases.file === undefined ? undefined : process.cwd());
+    const faults = faultRules(values.fault, aliases.file === undefined ? undefined : cwd);
     const replayFlags = replayOption(values);
     if (values.record !== undefined && values['no-capture'])
       throw new UsageError('--record makes the cassette from the captured traffic: leave out --no-capture.');
     // The flags' paths and loopgate.json's (its problems were said with the aliases above): both apply.
-    const project = loadProjectFile(process.cwd());
+    const project = loadProjectFile(cwd);
     const ignore = [...matchIgnoreOption(values), ...((project?.ok && project.read.cassetteIgnore) || [])];
     const replay = replayFlags && { ...replayFlags, ignore };
     // Only --on-miss record sends anything on from a replay (the misses).
@@ -380,7 +382,7 @@ export const serveCommand: Command = {
     if (values['otlp-content'] && !otlp.config)
       throw new UsageError('--otlp-content needs a collector: --otlp URL or OTEL_EXPORTER_OTLP_ENDPOINT.');
     for (const note of otlp.notes) io.err(`note: ${note}`);
-    const budgets = resolveBudgets({ flags: values, projectDir: process.cwd() });
+    const budgets = resolveBudgets({ flags: values, projectDir: cwd });
     for (const note of budgets.notes) io.err(`note: ${note}`);
     const requireToken = !values['no-token'];
     if (values['allow-remote'])
@@ -402,10 +404,11 @@ export const serveCommand: Command = {
         streamUsage: !values['no-stream-usage'],
         aliases: aliases.aliases,
         mcpServers: mcp.servers,
-        prices: resolvePrices({ projectDir: process.cwd() }).prices,
+        prices: resolvePrices({ projectDir: cwd }).prices,
         budgets: budgets.caps,
         bridge: bridge as ProxyOptions['bridge'],
-        logFile: values['no-log'] ? false : values.log,
+        // The default log is under the state folder of the command's own environment (LOOPGATE_HOME).
+        logFile: values['no-log'] ? false : (values.log ?? ((port) => defaultLogFile(io.env, port))),
         logBodies: values['log-bodies'],
         logOwnTraffic: values['log-own'],
         capture: captureOption(values),
@@ -468,7 +471,7 @@ export const serveCommand: Command = {
         io.err(line);
       for (const line of aliasTargetWarnings(aliases.aliases, started.proxy.modelIds())) io.err(`hint: ${line}`);
     });
-    await untilSignal();
+    await untilSignal(io.stop);
     await started.close();
     return EXIT.ok;
   },

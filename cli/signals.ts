@@ -4,8 +4,15 @@
 
 const gone = new AbortController();
 
-/** Resolves when the process receives SIGINT or SIGTERM, or its output has no reader any more. */
-export function untilSignal(): Promise<void> {
+/**
+ * Resolves when the process receives SIGINT or SIGTERM, or its output has no reader any more; with `stop`
+ * (a caller that runs the command in its own process, cli/command.ts Io), when that aborts instead.
+ */
+export function untilSignal(stop?: AbortSignal): Promise<void> {
+  if (stop)
+    return stop.aborted
+      ? Promise.resolve()
+      : new Promise((resolve) => stop.addEventListener('abort', () => resolve(), { once: true }));
   return new Promise((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);

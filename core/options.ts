@@ -143,8 +143,8 @@ export interface ProxyOptions {
   budgets?: BudgetCaps;
   /** Serve Responses/Messages over Chat Completions: auto (DEFAULT_BRIDGE), off, always. */
   bridge?: BridgeMode;
-  /** Traffic log file (JSONL); false turns the file log off. */
-  logFile?: string | false;
+  /** Traffic log file (JSONL), or the file for the port the proxy got; false turns the file log off. */
+  logFile?: string | false | ((port: number) => string);
   /** Rotate the traffic log at this size (default LOG_DEFAULTS.maxBytes, 10 MiB). */
   logMaxBytes?: number;
   /** Also record Loopgate's own API calls (/_loopgate/*) and connectivity probes, in every sink (default false). */

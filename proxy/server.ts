@@ -154,7 +154,7 @@ export async function startProxy(opts: ProxyOptions & { simulator?: boolean }): 
   const log =
     logFile === false
       ? undefined
-      : await openLogForPort(ctx, opts, logFile ?? defaultLogFile(process.env, port), async () => {
+      : await openLogForPort(ctx, opts, logFileFor(logFile, port), async () => {
           server.closeAllConnections();
           await new Promise<void>((resolve) => server.close(() => resolve()));
           await up.pool.destroy();
@@ -544,4 +544,10 @@ function armedBook(faults: ProxyOptions['faults']): FaultBook {
   const book = new FaultBook();
   for (const f of faults ?? []) book.arm(f.rule, f.source);
   return book;
+}
+
+/** The traffic log's path: as given, as a function of the port, or the default for the port. */
+function logFileFor(logFile: string | ((port: number) => string) | undefined, port: number): string {
+  if (typeof logFile === 'function') return logFile(port);
+  return logFile ?? defaultLogFile(process.env, port);
 }

@@ -1,5 +1,6 @@
 // A cloned project's cassette folders (issue 39 H-5, H-6, N2, N4, N8), through
-// the built CLI and the real file system: a link that carries `--record` or
+// the CLI (in-process; the built CLI where a path is taken against its working
+// folder, or a read could hang it) and the real file system: a link that carries `--record` or
 // `show --save` out of the folder named is refused saying where it points; a
 // link planted at a temporary name writes nothing; files are 0600; a replay
 // reads regular files only (a link to /dev/zero, a folder, a pipe, an oversize
@@ -23,7 +24,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { CLI, exited, runCli, spawnCli, tempHome } from './io.js';
+import { CLI, runCli, tempHome } from './io.js';
+import { serve } from './serve-run.js';
 
 const TOKEN = 'lg-local-cassette-folders-0123456789abcdef';
 
@@ -97,29 +99,13 @@ function ask(url: string, text: string) {
   });
 }
 
-async function liveProxy(args: string[] = [], cwd?: string) {
-  const started = await spawnCli(
-    ['serve', '--port', '0', '--no-log', ...args],
-    { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN },
-    /listening on (http:\/\/127\.0\.0\.1:\d+)/,
-    cwd,
-  );
-  return {
-    ...started,
-    url: started.match[1]!,
-    /** The output so far once a line matches (the banner's lines come after the ready line). */
-    async line(pattern: RegExp) {
-      const deadline = Date.now() + 5000;
-      while (!started.lines.some((l) => pattern.test(l)) && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 20));
-      return started.lines.join('\n');
-    },
-    async stop() {
-      started.child.kill('SIGTERM');
-      await exited(started.child);
-    },
-  };
-}
+/** `serve` in this process (serve-run.ts); the built CLI where a relative path is taken against its folder. */
+const liveProxy = (args: string[] = [], where: { cwd?: string; built?: boolean } = {}) =>
+  serve(args, { LOOPGATE_TOKEN: TOKEN }, where);
+
+/** `show ID --save DIR` in this process: DIR absolute, so the working directory it would be taken against is not used. */
+const save = (id: string, dir: string, url: string) =>
+  runCli(['show', id, '--save', dir, '--proxy', url], { LOOPGATE_TOKEN: TOKEN });
 
 /** A cloned project whose `cassettes/demo` is a link to a folder outside it (a shell's sourced folder, say). */
 function clonedProject(): { project: string; outside: string } {
@@ -152,7 +138,7 @@ describe('cassette folders a cloned project lays out', () => {
 
   it('serve --record writes 0600 files, and the banner says that it records and where', async () => {
     const project = scratch();
-    const s = await liveProxy(['--record', 'cassettes/ok'], project);
+    const s = await liveProxy(['--record', 'cassettes/ok'], { cwd: project, built: true });
     try {
       await ask(s.url, 'record me');
       const deadline = Date.now() + 5000;
@@ -177,7 +163,7 @@ describe('cassette folders a cloned project lays out', () => {
   it("the banner says a project file's faults apply to every client of the proxy", async () => {
     const project = scratch();
     writeFileSync(join(project, 'loopgate.json'), JSON.stringify({ faults: ['503 times=1 model=nothing-*'] }));
-    const s = await liveProxy([], project);
+    const s = await liveProxy([], { cwd: project });
     try {
       expect(await s.line(/every client/)).toMatch(
         new RegExp(
@@ -200,19 +186,16 @@ describe('cassette folders a cloned project lays out', () => {
       const relative = await cli(['show', id, '--save', 'cassettes/demo', '--proxy', s.url], project);
       expect(relative.code, relative.out).toBe(1);
       expect(relative.out).toContain(`cassettes/demo is a link to ${outside}`);
-      const absolute = await cli(
-        ['show', id, '--save', join(project, 'cassettes', 'demo'), '--proxy', s.url],
-        scratch(),
-      );
-      expect(absolute.code, absolute.out).toBe(1);
-      expect(absolute.out).toContain(`is a link to ${outside}`);
+      const absolute = await save(id, join(project, 'cassettes', 'demo'), s.url);
+      expect(absolute.code, absolute.err).toBe(1);
+      expect(absolute.err).toContain(`is a link to ${outside}`);
       expect(readdirSync(outside)).toEqual([]);
       // The user's own link above the folder they named (a /tmp that is a link) is theirs: it is written through.
       const mine = scratch();
       mkdirSync(join(mine, 'real'));
       symlinkSync(join(mine, 'real'), join(mine, 'alias'));
-      const ok = await cli(['show', id, '--save', join(mine, 'alias', 'fixtures'), '--proxy', s.url], scratch());
-      expect(ok.code, ok.out).toBe(0);
+      const ok = await save(id, join(mine, 'alias', 'fixtures'), s.url);
+      expect(ok.code, ok.err).toBe(0);
       expect(readdirSync(join(mine, 'real', 'fixtures'))).toHaveLength(1);
     } finally {
       await s.stop();
@@ -231,9 +214,9 @@ describe('cassette folders a cloned project lays out', () => {
       expect(refused.status).toBe(401);
       const refusedId = refused.headers.get('x-loopgate-request-id')!;
       const into = join(scratch(), 'fixtures');
-      const local = await cli(['show', refusedId, '--save', into, '--proxy', s.url], scratch());
-      expect(local.code, local.out).toBe(1);
-      expect(local.out).toMatch(
+      const local = await save(refusedId, into, s.url);
+      expect(local.code, local.err).toBe(1);
+      expect(local.err).toMatch(
         /cannot be saved into a cassette: Loopgate answered this itself \(missing-local-token\)/,
       );
       expect(existsSync(into) ? readdirSync(into) : []).toEqual([]);

@@ -1,4 +1,4 @@
-// Cassettes as their users expect (issue 42 items 15, 16, 18), the built CLI with the official SDKs: a miss is
+// Cassettes as their users expect (issue 42 items 15, 16, 18), the CLI in-process with the official SDKs: a miss is
 // diffed against the recording the same client made, not another client's; `--replay DIR --on-miss record`
 // starts from a folder that is empty or not there yet (record once, replay after); `serve --record` keeps the
 // proxy's own start-up /models answers, and a replay serves them; the console's miss hint keeps its lines.
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { exited, spawnCli, tempHome } from './io.js';
+import { serve } from './serve-run.js';
 import { defaultFixture, startSimulator } from '../../simulator/index.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 
@@ -18,36 +18,20 @@ const CLAUDE_CODE = JSON.parse(
   readFileSync(join(__dirname, '..', 'fixtures', 'agent-requests', 'claude-code-git-repo-first-request.json'), 'utf8'),
 ) as { headers: Record<string, string>; body: Record<string, unknown> & { tools: Array<{ description?: string }> } };
 
-async function serve(args: string[], env: Record<string, string> = {}) {
-  const started = await spawnCli(
-    ['serve', '--port', '0', '--no-log', ...args],
-    { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN, ...env },
-    /listening on (http:\/\/127\.0\.0\.1:\d+)/,
-  );
-  const url = started.match[1]!;
+/** `serve` in this process (serve-run.ts), with the SDKs' clients on it. */
+async function served(args: string[], env: Record<string, string> = {}) {
+  const s = await serve(args, { LOOPGATE_TOKEN: TOKEN, ...env });
   return {
-    ...started,
-    url,
-    openai: new OpenAI({ baseURL: `${url}/v1`, apiKey: TOKEN, maxRetries: 0 }),
-    anthropic: new Anthropic({ baseURL: url, apiKey: TOKEN, maxRetries: 0 }),
+    ...s,
+    openai: new OpenAI({ baseURL: `${s.url}/v1`, apiKey: TOKEN, maxRetries: 0 }),
+    anthropic: new Anthropic({ baseURL: s.url, apiKey: TOKEN, maxRetries: 0 }),
     /** Claude Code as the proxy sees it: its User-Agent and its body, through the Anthropic SDK. */
     claudeCode: new Anthropic({
-      baseURL: url,
+      baseURL: s.url,
       apiKey: TOKEN,
       maxRetries: 0,
       defaultHeaders: { 'user-agent': CLAUDE_CODE.headers['user-agent']! },
     }),
-    /** Waits (with a deadline) for a line of its output; the whole output so far. */
-    async line(pattern: RegExp) {
-      const deadline = Date.now() + 5000;
-      while (!started.lines.some((l) => pattern.test(l)) && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 20));
-      return started.lines.join('\n');
-    },
-    async stop() {
-      started.child.kill('SIGTERM');
-      await exited(started.child);
-    },
   };
 }
 
@@ -70,7 +54,7 @@ async function sendAsIs(client: Anthropic, body: Record<string, unknown>): Promi
 describe('cassette misses, record-once and the recorded /models', () => {
   it("diffs a miss against the same client's recording, and the console hint keeps its lines", async () => {
     const dir = folder();
-    const recording = await serve(['--record', dir]);
+    const recording = await served(['--record', dir]);
     try {
       // The Anthropic SDK and Claude Code both record the same route.
       await recording.anthropic.messages.create({
@@ -94,7 +78,7 @@ describe('cassette misses, record-once and the recorded /models', () => {
       CLAUDE_CODE.headers['user-agent'],
     ]);
 
-    const replaying = await serve(['--replay', dir, '--replay-speed', '0']);
+    const replaying = await served(['--replay', dir, '--replay-speed', '0']);
     try {
       // A newer Claude Code rewords every tool's description: twelve differences from its own recording, fewer
       // from the SDK's (whose body has none of Claude Code's fields). Its own is the one to compare with.
@@ -121,7 +105,7 @@ describe('cassette misses, record-once and the recorded /models', () => {
 
   it('--replay DIR --on-miss record starts from a folder not there yet, records the misses, replays them after', async () => {
     const dir = folder();
-    const once = await serve(['--replay', dir, '--replay-speed', '0', '--on-miss', 'record']);
+    const once = await served(['--replay', dir, '--replay-speed', '0', '--on-miss', 'record']);
     let first: string;
     try {
       expect(await once.line(/upstream\s+cassette/)).toMatch(
@@ -135,7 +119,7 @@ describe('cassette misses, record-once and the recorded /models', () => {
       await once.stop();
     }
     expect(readdirSync(dir).filter((f) => f.includes('chat-completions'))).toHaveLength(1);
-    const offline = await serve(['--replay', dir, '--replay-speed', '0']);
+    const offline = await served(['--replay', dir, '--replay-speed', '0']);
     try {
       expect((await ask(offline.openai, 'record me once')).choices[0]!.message.content).toBe(first);
     } finally {
@@ -146,7 +130,7 @@ describe('cassette misses, record-once and the recorded /models', () => {
   it('--replay DIR --on-miss record starts from an empty folder too; without --on-miss record it says what to do', async () => {
     const dir = folder();
     mkdirSync(dir);
-    const once = await serve(['--replay', dir, '--replay-speed', '0', '--on-miss', 'record']);
+    const once = await served(['--replay', dir, '--replay-speed', '0', '--on-miss', 'record']);
     try {
       expect((await ask(once.openai, 'into an empty folder')).choices[0]!.message.content).toBeTruthy();
     } finally {
@@ -155,14 +139,7 @@ describe('cassette misses, record-once and the recorded /models', () => {
     expect(readdirSync(dir).filter((f) => f.includes('chat-completions'))).toHaveLength(1);
     const empty = folder();
     mkdirSync(empty);
-    const refused = spawnCli(
-      ['serve', '--port', '0', '--no-log', '--replay', empty],
-      {
-        LOOPGATE_HOME: tempHome(),
-        LOOPGATE_TOKEN: TOKEN,
-      },
-      /listening on/,
-    );
+    const refused = serve(['--replay', empty], { LOOPGATE_TOKEN: TOKEN });
     await expect(refused).rejects.toThrow(
       /exited with 3[\s\S]*the cassette has no exchanges\. .*add `--on-miss record`/,
     );
@@ -176,7 +153,7 @@ describe('cassette misses, record-once and the recorded /models', () => {
     });
     const dir = folder();
     try {
-      const recording = await serve(['--record', dir, '--upstream', sim.baseUrl, '--allow-http'], {
+      const recording = await served(['--record', dir, '--upstream', sim.baseUrl, '--allow-http'], {
         LOOPGATE_API_KEY: key,
       });
       try {
@@ -200,7 +177,7 @@ describe('cassette misses, record-once and the recorded /models', () => {
     expect(ids.length).toBeGreaterThan(1);
     for (const f of readdirSync(dir)) assertNoCanary(readFileSync(join(dir, f), 'utf8'), [key, TOKEN]);
 
-    const replaying = await serve(['--replay', dir, '--replay-speed', '0']);
+    const replaying = await served(['--replay', dir, '--replay-speed', '0']);
     try {
       const listed = await replaying.openai.models.list();
       expect(listed.data.map((m) => m.id)).toEqual(ids);

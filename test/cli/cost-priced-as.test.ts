@@ -1,19 +1,17 @@
-// Which price an estimate used, said everywhere a cost is (issue 42 items 8-12), as a user runs it: the built
-// CLI's `serve` in front of a simulator whose Claude group also serves a dated model, a project loopgate.json
+// Which price an estimate used, said everywhere a cost is (issue 42 items 8-12), as a user runs it (the CLI's
+// commands in-process, on real sockets): `serve` in front of a simulator whose Claude group also serves a dated model, a project loopgate.json
 // that maps gpt-6.1-sol onto gpt-5.1 and an alias gpt-6.2-sol → gpt-6.1-sol, sessions made with the official
 // SDKs; then `sessions` (table and --json), `show`, and `usage --by model` from the log.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { defaultFixture, startSimulator, type Fixture, type Simulator } from '../../simulator/index.js';
 import { KEYS, logRecords, until } from '../proxy/stack.js';
 import { defaultLogFile } from '../../storage/config/dirs.js';
-import { exited, spawnCli, tempHome } from './io.js';
-import { runBuiltCli } from './terminal-run.js';
+import { runCli, startCli, tempHome, type StartedCli } from './io.js';
 
 const DATED = 'claude-sonnet-4-20250514';
 const SESSION_DATED = 'd4d4d4d4-0000-4000-8000-00000000000d';
@@ -21,14 +19,13 @@ const SESSION_PREFIX = 'e5e5e5e5-0000-4000-8000-00000000000e';
 const SESSION_ALIAS = 'f6f6f6f6-0000-4000-8000-00000000000f';
 
 let sim: Simulator;
-let child: ChildProcess | undefined;
+let serve: StartedCli | undefined;
 let url: string;
 let port: number;
 let token: string;
 const home = tempHome();
 const project = mkdtempSync(join(tmpdir(), 'lg-priced-as-'));
-const cli = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-  runBuiltCli(args, { env: { LOOPGATE_HOME: home, ...env }, cwd: project });
+const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => runCli(args, { LOOPGATE_HOME: home, ...env });
 
 /** The default fixture, its Claude group also serving a dated Sonnet 4 (as Anthropic's API names its snapshots). */
 function fixture(): Fixture {
@@ -49,21 +46,19 @@ function claude(session: string): Anthropic {
 beforeAll(async () => {
   sim = await startSimulator({ port: 0, fixture: fixture() });
   writeFileSync(join(project, 'loopgate.json'), JSON.stringify({ prices: { 'gpt-6.1-sol': 'gpt-5.1' } }));
-  const started = await spawnCli(
+  serve = await startCli(
     ['serve', '--port', '0', '--upstream', sim.baseUrl, '--allow-http', '--alias', 'gpt-6.2-sol=gpt-6.1-sol'],
     { LOOPGATE_HOME: home, LOOPGATE_API_KEY: `default=${KEYS.default},claude=${KEYS.claude}` },
     /^\s+curl -s (\S+)/,
     { cwd: project },
   );
-  child = started.child;
-  url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(started.lines.join('\n'))![1]!;
+  url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(serve.lines.join('\n'))![1]!;
   port = Number(new URL(url).port);
   token = (await cli(['token'])).out.trim();
 }, 60_000);
 
 afterAll(async () => {
-  child?.kill('SIGTERM');
-  if (child) await exited(child);
+  await serve?.stop();
   await sim?.close();
 });
 
@@ -198,7 +193,7 @@ describe('the demo prices its own models as Claude Code does (item 11), usage --
   it('claude-haiku-5-5 in `loopgate serve` demo mode: $0.10 / $0.50 per million, its own price named', async () => {
     const demoHome = tempHome();
     const demoToken = 'lg-local-priced-as-demo-0123456789abcdefgh';
-    const demo = await spawnCli(
+    const demo = await startCli(
       ['serve', '--port', '0'],
       { LOOPGATE_HOME: demoHome, LOOPGATE_TOKEN: demoToken },
       /listening on (http:\/\/127\.0\.0\.1:\d+)/,
@@ -211,15 +206,17 @@ describe('the demo prices its own models as Claude Code does (item 11), usage --
         .withResponse();
       const id = r.response.headers.get('x-loopgate-request-id')!;
       const u = r.data.usage;
-      const show = await runBuiltCli(['show', id, '--json', '--port', new URL(demoUrl).port], {
-        env: { LOOPGATE_HOME: demoHome, LOOPGATE_TOKEN: demoToken },
+      const show = await runCli(['show', id, '--json', '--port', new URL(demoUrl).port], {
+        LOOPGATE_HOME: demoHome,
+        LOOPGATE_TOKEN: demoToken,
       });
       expect(show.code, show.err).toBe(0);
       const cost = (JSON.parse(show.out) as { record: { cost: Record<string, unknown> } }).record.cost;
       expect(cost).toMatchObject({ pricedAs: 'claude-haiku-5-5', match: 'own' });
       expect(cost.estimated).toBeCloseTo((u.input_tokens * 0.1 + u.output_tokens * 0.5) / 1e6, 12);
-      const text = await runBuiltCli(['show', id, '--port', new URL(demoUrl).port], {
-        env: { LOOPGATE_HOME: demoHome, LOOPGATE_TOKEN: demoToken },
+      const text = await runCli(['show', id, '--port', new URL(demoUrl).port], {
+        LOOPGATE_HOME: demoHome,
+        LOOPGATE_TOKEN: demoToken,
       });
       expect(text.out).toMatch(/^ {2}cost\s+\$\S+ estimated, its own price in the prices setting$/m);
       // Item 10 as the issue saw it: the demo serves gpt-6.2-sol (not in its fixture) as gpt-6.1-sol; usage
@@ -229,8 +226,8 @@ describe('the demo prices its own models as Claude Code does (item 11), usage --
       expect(sol.model).toBe('gpt-6.1-sol');
       const log = defaultLogFile({ LOOPGATE_HOME: demoHome }, Number(new URL(demoUrl).port));
       await until(() => logRecords(log).find((x) => x.servedModel === 'gpt-6.1-sol'), 10_000, 'the record');
-      const usage = await runBuiltCli(['usage', '--by', 'model', '--json', '--port', new URL(demoUrl).port], {
-        env: { LOOPGATE_HOME: demoHome },
+      const usage = await runCli(['usage', '--by', 'model', '--json', '--port', new URL(demoUrl).port], {
+        LOOPGATE_HOME: demoHome,
       });
       const groups = usage.out
         .trim()
@@ -239,8 +236,7 @@ describe('the demo prices its own models as Claude Code does (item 11), usage --
       expect(groups.find((g) => g.group === 'gpt-6.1-sol')).toMatchObject({ requests: 1, asked: ['gpt-6.2-sol'] });
       expect(groups.some((g) => g.group === 'gpt-6.2-sol')).toBe(false);
     } finally {
-      demo.child.kill('SIGTERM');
-      await exited(demo.child);
+      await demo.stop();
     }
   }, 60_000);
 });

@@ -1,35 +1,24 @@
-// `loopgate faults` as a user runs it: the built CLI's `serve` in front of the
+// `loopgate faults` as a user runs it (the commands in-process, on real sockets): `serve` in front of the
 // simulator, a rule armed with `faults arm`, the official openai SDK retrying a
 // 429 as it does, then `faults` (text and --json) saying what it did, and
 // `faults clear`. Mistakes (a rule that does not parse, a stray subcommand, no
 // proxy running) are said clearly with their exit codes; outside text (a model
 // name, a rule as typed) reaches the terminal escaped; no key or token printed.
-import { createServer } from 'node:net';
-import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { startSimulator, type Simulator } from '../../simulator/index.js';
 import type { FaultsAnswer } from '../../core/local-api.js';
 import { KEYS } from '../proxy/stack.js';
-import { exited, runCli, spawnCli, tempHome } from './io.js';
-import { runBuiltCli } from './terminal-run.js';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+import { freePort, runCli, startCli, tempHome, type StartedCli } from './io.js';
 
 let sim: Simulator;
-let child: ChildProcess | undefined;
+let serve: StartedCli | undefined;
 let url: string;
 let port: number;
 let token: string;
 const home = tempHome();
 const env = { LOOPGATE_HOME: home };
-const faults = (...args: string[]) => runBuiltCli(['faults', ...args, '--port', String(port)], { env });
+const faults = (...args: string[]) => runCli(['faults', ...args, '--port', String(port)], env);
 
 function noSecrets(text: string): void {
   for (const s of [KEYS.default, token]) expect(text).not.toContain(s);
@@ -39,17 +28,15 @@ beforeAll(async () => {
   sim = await startSimulator({ port: 0 });
   port = await freePort();
   token = (await runCli(['token'], env)).out;
-  const started = await spawnCli(
+  serve = await startCli(
     ['serve', '--port', String(port), '--upstream', sim.baseUrl, '--allow-http'],
     { LOOPGATE_HOME: home, LOOPGATE_API_KEY: KEYS.default },
     /^\s+curl -s (\S+)/,
   );
-  child = started.child;
-  url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(started.lines.join('\n'))![1]!;
+  url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(serve.lines.join('\n'))![1]!;
 });
 afterAll(async () => {
-  child?.kill('SIGTERM');
-  if (child) await exited(child);
+  await serve?.stop();
   await sim.close();
 });
 
@@ -111,7 +98,7 @@ describe('loopgate faults', () => {
     expect(text.out).toContain(
       `  ${v.time.slice(11, 19)}  ${v.id.slice(0, 8)}  429 (rule #1)  /v1/chat/completions gpt-4.1`,
     );
-    expect(text.out).toMatch(/\n {4}retried once after 1\.\d\d s \(retry-after 1 s: honoured\), then succeeded\n/);
+    expect(text.out).toMatch(/\n {4}retried once after 1\.\d\d s \(retry-after 1 s: honoured\), then succeeded$/m);
     noSecrets(text.out + text.err + JSON.stringify(answer));
   });
 
@@ -163,18 +150,18 @@ describe('loopgate faults', () => {
       [['--jsn'], /unknown option --jsn\. Did you mean --json\?/],
     ];
     for (const [args, problem] of cases) {
-      const r = await runBuiltCli(['faults', ...args, '--port', '1'], { env });
+      const r = await runCli(['faults', ...args, '--port', '1'], env);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.err, args.join(' ')).toMatch(problem);
     }
-    const help = await runBuiltCli(['faults', '--help'], { env });
+    const help = await runCli(['faults', '--help'], env);
     expect(help.code).toBe(0);
     expect(help.out).toContain('loopgate faults arm "RULE" [--times N]');
   });
 
   it('says when no proxy answers', async () => {
     const free = await freePort();
-    const r = await runBuiltCli(['faults', '--port', String(free)], { env });
+    const r = await runCli(['faults', '--port', String(free)], env);
     expect(r.code).toBe(3);
     expect(r.err).toMatch(
       /^loopgate faults: no Loopgate proxy answers on http:\/\/127\.0\.0\.1:\d+ .*`loopgate serve`/,

@@ -1,12 +1,10 @@
 // Issue 39 H-7: a finite but huge number makes a cost Infinity (stored as null).
-// Two ways in, each through the built CLI's `serve` as a user runs it: a cloned
+// Two ways in, each through the CLI's `serve` (in-process) as a user runs it: a cloned
 // project's loopgate.json prices a model at 1.7e308 USD per million tokens, or
 // the upstream reports 1.7e308 tokens. Either way `loopgate sessions`, `show`
 // and `usage` (the real commands) stay up and say "no price" with the reason,
 // never $0.0000, Infinity, NaN or null.
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer } from 'node:net';
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,18 +12,10 @@ import OpenAI from 'openai';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultLogFile } from '../../storage/config/dirs.js';
 import { KEYS, logRecords, until } from '../proxy/stack.js';
-import { exited, runCli, spawnCli, tempHome } from './io.js';
+import { freePort, runCli, startCli, tempHome, type StartedCli } from './io.js';
 
 const HUGE = 1.7e308;
 const SESSION = 'c3c3c3c3-0000-4000-8000-00000000000c';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** An upstream that answers every chat completion with 1.7e308 tokens each way. */
 async function hugeUsageUpstream(): Promise<{ server: Server; url: string }> {
@@ -46,13 +36,10 @@ async function hugeUsageUpstream(): Promise<{ server: Server; url: string }> {
   return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` };
 }
 
-const children: ChildProcess[] = [];
+const serves: StartedCli[] = [];
 const servers: Server[] = [];
 afterAll(async () => {
-  for (const c of children) {
-    c.kill('SIGTERM');
-    await exited(c);
-  }
+  for (const s of serves) await s.stop();
   for (const s of servers) await new Promise((r) => s.close(r));
 });
 
@@ -65,13 +52,13 @@ async function twoTurns(
   const port = await freePort();
   const env = { LOOPGATE_HOME: home };
   const token = (await runCli(['token'], env)).out;
-  const started = await spawnCli(
+  const started = await startCli(
     ['serve', '--port', String(port), ...upstream],
     { LOOPGATE_HOME: home, LOOPGATE_API_KEY: KEYS.default },
     /^\s+curl -s (\S+)/,
     { cwd },
   );
-  children.push(started.child);
+  serves.push(started);
   const client = new OpenAI({
     baseURL: `http://127.0.0.1:${port}/v1`,
     apiKey: token,

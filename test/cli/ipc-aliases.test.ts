@@ -2,15 +2,12 @@
 // forks it, the `loopgate.aliases` setting and the workspace folder in the start
 // message. loopgate.json found from the workspace folder wins over the setting;
 // a problem is shown as a hint line and the proxy starts with the usable aliases.
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { childEnv } from '../../extension/child-env.js';
-import type { FromProxy, ToProxy } from '../../core/ipc.js';
-import { CLI, tempHome } from './io.js';
-import { until } from '../proxy/stack.js';
+import { forkIpcServe } from './ipc-run.js';
 
 const TOKEN = 'lg-local-ipc-alias-token-0123456789abcdef';
 
@@ -25,29 +22,18 @@ describe('serve --ipc with aliases from the editor', () => {
     writeFileSync(join(root, 'loopgate.json'), JSON.stringify({ aliases: { 'gpt-6.2-sol': 'gpt-6.1-sol' } }));
     const folder = join(root, 'packages', 'app');
     mkdirSync(folder, { recursive: true });
-    child = fork(CLI, ['serve', '--ipc'], {
-      env: childEnv({ ...process.env, LOOPGATE_HOME: tempHome() }),
-      stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
-    });
-    const messages: FromProxy[] = [];
-    child.on('message', (m) => messages.push(m as FromProxy));
-    const start: ToProxy = {
-      kind: 'start',
-      config: {
+    const started = await forkIpcServe(
+      {
         port: 0,
         logBodies: false,
         requireToken: true,
         aliases: { 'gpt-6.2-sol': 'gpt-4.1', 'claude-opus-9': 'claude-sonnet-4-6', broken: 'broken' },
         projectDir: folder,
       },
-      token: TOKEN,
-    };
-    child.send(start);
-    const listening = await until(
-      () => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'),
-      15_000,
-      'the proxy to listen',
+      TOKEN,
     );
+    child = started.child;
+    const { messages, listening } = started;
     expect(messages).toContainEqual({
       kind: 'hint',
       text: 'loopgate.aliases: "broken=broken" maps a model to itself; leave it out.',

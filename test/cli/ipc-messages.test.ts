@@ -2,12 +2,11 @@
 // forks it), one message kind per thing: a client's request with the proxy's
 // verdict on it, a window's health check apart from the tools' requests, and
 // hints and aliases as their own kinds, never a line to parse or a status 0.
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { childEnv } from '../../extension/child-env.js';
 import type { FromProxy, ToProxy } from '../../core/ipc.js';
 import { requestLine } from '../../core/request-line.js';
-import { CLI, tempHome } from './io.js';
+import { forkIpcServe } from './ipc-run.js';
 import { until } from '../proxy/stack.js';
 
 const TOKEN = 'lg-local-ipc-messages-token-0123456789abcdef';
@@ -19,29 +18,18 @@ describe('serve --ipc messages to the editor', () => {
   });
 
   it('sends requests, health checks, hints and aliases as their own kinds, with the failed verdict decided by the proxy', async () => {
-    child = fork(CLI, ['serve', '--ipc'], {
-      env: childEnv({ ...process.env, LOOPGATE_HOME: tempHome() }),
-      stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
-    });
-    const messages: FromProxy[] = [];
-    child.on('message', (m) => messages.push(m as FromProxy));
     // Demo mode (the simulator); one usable alias and one the proxy refuses, which it reports as a hint.
-    const start: ToProxy = {
-      kind: 'start',
-      config: {
+    const started = await forkIpcServe(
+      {
         port: 0,
         logBodies: false,
         requireToken: true,
         aliases: { 'gpt-6.2-sol': 'gpt-4o-mini', broken: 'broken' },
       },
-      token: TOKEN,
-    };
-    child.send(start);
-    const listening = await until(
-      () => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'),
-      15_000,
-      'the proxy to listen',
+      TOKEN,
     );
+    child = started.child;
+    const { messages, listening } = started;
     expect(messages).toContainEqual({
       kind: 'hint',
       text: 'loopgate.aliases: "broken=broken" maps a model to itself; leave it out.',

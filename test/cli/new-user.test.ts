@@ -1,49 +1,26 @@
-// What a new user trips on (issue 31, section 5), as a user meets it: the built CLI in child
-// processes, a real `loopgate serve` on a port that is not 8787, in front of the embedded simulator.
+// What a new user trips on (issue 31, section 5), as a user meets it: the CLI's commands (in-process, on real
+// sockets; the built CLI where its process is what is tested: `run`'s tool's output, Ctrl+C), a real
+// `loopgate serve` on a port that is not 8787, in front of the embedded simulator.
 // - every command that talks to a proxy takes --port, and the proxy's own advice carries it;
 // - Loopgate's own /_loopgate/* calls (made by tail, show, doctor, run) are in none of the log, the
 //   console, tail, the view and the HAR, unless serve --log-own asks for them;
 // - messages that said the wrong thing: an unreachable upstream, a bad upstream without a key,
 //   --log /dev/stdout, a shutdown recorded as the client leaving, `run node -v`.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commands } from '../../cli/commands.js';
 import { DEFAULT_PORT } from '../../core/options.js';
 import { logRecords, until } from '../proxy/stack.js';
-import { CLI, exited, spawnCli, tempHome } from './io.js';
+import { exited, freePort, runCli, spawnCli, startCli, tempHome } from './io.js';
+import { runBuiltCli } from './terminal-run.js';
 import type { TrafficRecord } from '../../core/record.js';
 
-interface Finished {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
-/** The built CLI to completion, with `env` (PATH added). */
-function runBuilt(args: string[], env: NodeJS.ProcessEnv, stdin = ''): Promise<Finished> {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  child.stdin.end(stdin);
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, out, err })));
-}
-
 /** A free port that is not the default: bound by us, then released. */
-async function freePort(): Promise<number> {
+async function freePortNotDefault(): Promise<number> {
   for (;;) {
-    const server = createNetServer();
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const { port } = server.address() as { port: number };
-    await new Promise<void>((r) => server.close(() => r()));
+    const port = await freePort();
     if (port !== DEFAULT_PORT) return port;
   }
 }
@@ -81,15 +58,16 @@ interface Serve {
   stop(): Promise<void>;
 }
 
-async function startServe(extra: string[] = []): Promise<Serve> {
+/** `loopgate serve` on a free port: in this process, or as the built CLI (stopped with SIGINT, as Ctrl+C does). */
+async function startServe(extra: string[] = [], as: 'in-process' | 'process' = 'in-process'): Promise<Serve> {
   const home = tempHome();
-  const port = await freePort();
-  const { child, lines } = await spawnCli(
-    ['serve', '--port', String(port), ...extra],
-    { LOOPGATE_HOME: home },
-    /^ {2}traffic log {8}(\S+)/,
-  );
-  const logFile = lines.map((l) => /^ {2}traffic log {8}(\S+)/.exec(l)?.[1]).find(Boolean)!;
+  const port = await freePortNotDefault();
+  const args = ['serve', '--port', String(port), ...extra];
+  const ready = /^ {2}traffic log {8}(\S+)/;
+  const started = as === 'process' ? await spawnCli(args, { LOOPGATE_HOME: home }, ready) : undefined;
+  const inProcess = started ? undefined : await startCli(args, { LOOPGATE_HOME: home }, ready);
+  const lines = (started ?? inProcess)!.lines;
+  const logFile = lines.map((l) => ready.exec(l)?.[1]).find(Boolean)!;
   return {
     port,
     url: `http://127.0.0.1:${port}`,
@@ -97,8 +75,9 @@ async function startServe(extra: string[] = []): Promise<Serve> {
     lines,
     logFile,
     async stop() {
-      child.kill('SIGINT');
-      await exited(child);
+      if (inProcess) return void (await inProcess.stop());
+      started!.child.kill('SIGINT');
+      await exited(started!.child);
     },
   };
 }
@@ -111,7 +90,7 @@ describe('a proxy on another port', () => {
   beforeAll(async () => {
     serve = await startServe();
     env = { LOOPGATE_HOME: serve.home };
-    token = (await runBuilt(['token'], env)).out.trim();
+    token = (await runCli(['token'], env)).out.trim();
     const res = await fetch(`${serve.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -129,31 +108,32 @@ describe('a proxy on another port', () => {
 
   it('doctor, models, env, run, tail, show, replay and export all reach it with --port', async () => {
     const p = String(serve.port);
-    const doctor = await runBuilt(['doctor', '--port', p], env);
+    const doctor = await runCli(['doctor', '--port', p], env);
     expect(doctor.err).toContain(`checking through the Loopgate proxy at ${serve.url}`);
     expect(doctor.code, doctor.out + doctor.err).toBe(0);
-    const models = await runBuilt(['models', '--port', p, '--json'], env);
+    const models = await runCli(['models', '--port', p, '--json'], env);
     expect(models.code, models.err).toBe(0);
     expect(models.err).toContain(serve.url);
     expect(JSON.parse(models.out).map((m: { id: string }) => m.id)).toContain('gpt-4o-mini');
-    const exported = await runBuilt(['env', '--port', p], env);
+    const exported = await runCli(['env', '--port', p], env);
     expect(exported.out).toContain(`OPENAI_BASE_URL='${serve.url}/v1'`);
-    const run = await runBuilt(
+    // The built CLI: the tool's output is the process's own (stdio inherited).
+    const run = await runBuiltCli(
       ['run', '--port', p, '--', process.execPath, '-e', 'process.stdout.write(process.env.OPENAI_BASE_URL)'],
-      env,
+      { env },
     );
     expect(run.code, run.err).toBe(0);
     expect(run.out).toBe(`${serve.url}/v1`);
-    const tail = await runBuilt(['tail', '--port', p, '--no-follow'], env);
+    const tail = await runCli(['tail', '--port', p, '--no-follow'], env);
     expect(tail.code, tail.err).toBe(0);
     expect(tail.out).toContain('POST /v1/chat/completions 200');
-    const show = await runBuilt(['show', requestId, '--port', p], env);
+    const show = await runCli(['show', requestId, '--port', p], env);
     expect(show.code, show.err).toBe(0);
     expect(show.out).toContain('gpt-4o-mini');
-    const replay = await runBuilt(['replay', requestId, '--port', p], env);
+    const replay = await runCli(['replay', requestId, '--port', p], env);
     expect(replay.code, replay.err).toBe(0);
     const har = join(mkdtempSync(join(tmpdir(), 'loopgate-har-')), 'out.har');
-    const exportRun = await runBuilt(['export', '--port', p, '--har', har], env);
+    const exportRun = await runCli(['export', '--port', p, '--har', har], env);
     expect(exportRun.code, exportRun.err).toBe(0);
   }, 60_000);
 
@@ -184,7 +164,7 @@ describe('a proxy on another port', () => {
         .map((r) => r.path),
     ).toEqual([]);
     expect(serve.lines.filter((l) => /^(GET|POST|HEAD) \/_loopgate\//.test(l))).toEqual([]);
-    const tail = await runBuilt(['tail', '--port', p, '--no-follow', '--json', '--lines', '500'], env);
+    const tail = await runCli(['tail', '--port', p, '--no-follow', '--json', '--lines', '500'], env);
     const tailed = tail.out
       .split('\n')
       .filter(Boolean)
@@ -192,7 +172,7 @@ describe('a proxy on another port', () => {
     expect(tailed.length).toBeGreaterThan(0);
     expect(tailed.filter((r) => own(r.path))).toEqual([]);
     const har = join(mkdtempSync(join(tmpdir(), 'loopgate-har-')), 'out.har');
-    expect((await runBuilt(['export', '--port', p, '--har', har], env)).code).toBe(0);
+    expect((await runCli(['export', '--port', p, '--har', har], env)).code).toBe(0);
     const urls = (
       JSON.parse(readFileSync(har, 'utf8')) as { log: { entries: Array<{ request: { url: string } }> } }
     ).log.entries.map((e) => e.request.url);
@@ -206,7 +186,7 @@ describe('serve --log-own', () => {
     const serve = await startServe(['--log-own']);
     try {
       const env = { LOOPGATE_HOME: serve.home };
-      const tail = await runBuilt(['tail', '--port', String(serve.port), '--no-follow', '--json'], env);
+      const tail = await runCli(['tail', '--port', String(serve.port), '--no-follow', '--json'], env);
       expect(tail.code, tail.err).toBe(0);
       await until(
         () => logRecords(serve.logFile).some((r) => r.path.startsWith('/_loopgate/traffic')) || undefined,
@@ -214,7 +194,7 @@ describe('serve --log-own', () => {
         'the log line',
       );
       expect(serve.lines.some((l) => l.startsWith('GET /_loopgate/traffic'))).toBe(true);
-      const again = await runBuilt(['tail', '--port', String(serve.port), '--no-follow', '--json'], env);
+      const again = await runCli(['tail', '--port', String(serve.port), '--no-follow', '--json'], env);
       expect(again.out).toContain('/_loopgate/');
     } finally {
       await serve.stop();
@@ -227,9 +207,9 @@ describe('messages that misled', () => {
   const KEY = 'sk-newuser-test-key-0123456789abcdef';
 
   it('a refused connection to the upstream says the upstream is unreachable, and where; not "the key and its group"', async () => {
-    const dead = await freePort();
-    const port = await freePort();
-    const { child, lines } = await spawnCli(
+    const dead = await freePortNotDefault();
+    const port = await freePortNotDefault();
+    const { lines, stop } = await startCli(
       ['serve', '--port', String(port), '--upstream', `http://127.0.0.1:${dead}`, '--no-log'],
       { LOOPGATE_HOME: home, LOOPGATE_API_KEY: KEY },
       /listening on/,
@@ -243,28 +223,27 @@ describe('messages that misled', () => {
       expect(line).toContain(`upstream http://127.0.0.1:${dead} is unreachable`);
       expect(lines.join('\n')).not.toContain('the key and its group');
     } finally {
-      child.kill('SIGINT');
-      await exited(child);
+      await stop();
     }
   }, 30_000);
 
   it('a bad upstream and no key: the upstream is named first, not "no API key"', async () => {
-    const r = await runBuilt(['serve', '--port', '0', '--upstream', 'ftp://models.example'], { LOOPGATE_HOME: home });
+    const r = await runCli(['serve', '--port', '0', '--upstream', 'ftp://models.example'], { LOOPGATE_HOME: home });
     expect(r.code).toBe(3);
     expect(r.err).toMatch(/Upstream URL: .*ftp/);
     expect(r.err).not.toContain('no API key');
   });
 
   it('--log /dev/stdout refuses to start without first saying "requests are still served"', async () => {
-    const r = await runBuilt(['serve', '--port', '0', '--log', '/dev/stdout'], { LOOPGATE_HOME: home });
+    const r = await runCli(['serve', '--port', '0', '--log', '/dev/stdout'], { LOOPGATE_HOME: home });
     expect(r.code).toBe(3);
     expect(r.err).toContain('cannot write the traffic log /dev/stdout');
     expect(r.out + r.err).not.toContain('requests are still served');
   });
 
   it("Ctrl+C during a stream records the proxy's own shutdown, not client-aborted", async () => {
-    const serve = await startServe();
-    const token = (await runBuilt(['token'], { LOOPGATE_HOME: serve.home })).out.trim();
+    const serve = await startServe([], 'process');
+    const token = (await runCli(['token'], { LOOPGATE_HOME: serve.home })).out.trim();
     const res = await fetch(`${serve.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-sim-fault': 'stall-body' },
@@ -282,12 +261,12 @@ describe('messages that misled', () => {
   }, 30_000);
 
   it('`loopgate run node -v` says to put the command after --, not "unknown option -v"', async () => {
-    const r = await runBuilt(['run', 'node', '-v'], { LOOPGATE_HOME: home });
+    const r = await runCli(['run', 'node', '-v'], { LOOPGATE_HOME: home });
     expect(r.code).toBe(2);
     expect(r.err).toContain('put the command after --');
     expect(r.err).toContain('run -- node -v');
     expect(r.err).not.toContain('unknown option');
-    const withPort = await runBuilt(['run', '--port', '9000', 'node', '-v'], { LOOPGATE_HOME: home });
+    const withPort = await runCli(['run', '--port', '9000', 'node', '-v'], { LOOPGATE_HOME: home });
     expect(withPort.err).toContain('run --port 9000 -- node -v');
   });
 });

@@ -1,4 +1,4 @@
-// `loopgate replay` and `show --curl`, run as real processes against a real proxy
+// `loopgate replay` (in-process) and `show --curl` (the built CLI) against a real proxy
 // in front of an upstream on port 0 that records every request it gets: a GET is
 // replayed (it has no body to send), the upstream sees the same header set for a
 // replay as for the original (apart from the key and fresh per-request values),
@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { TOKEN } from '../proxy/stack.js';
-import { CLI, tempHome } from './io.js';
+import { runCli, tempHome } from './io.js';
+import { runBuiltCli } from './terminal-run.js';
 
 const run = promisify(execFile);
 const KEY = 'sk-replay-fidelity-0123456789abcdefghijkl';
@@ -71,14 +72,7 @@ afterAll(async () => {
   await new Promise((r) => upstream.close(r));
 });
 
-function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return run(process.execPath, [CLI, ...args, '--port', String(proxy.port)], {
-    env: { PATH: process.env.PATH, LOOPGATE_TOKEN: TOKEN, LOOPGATE_HOME: tempHome() },
-  }).then(
-    (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout, err: e.stderr }),
-  );
-}
+const cli = (args: string[]) => runCli([...args, '--port', String(proxy.port)], { LOOPGATE_TOKEN: TOKEN });
 
 /** A raw request to the proxy, headers exactly as given; resolves with the proxy's request id. */
 function send(
@@ -166,7 +160,10 @@ describe('loopgate replay', () => {
 describe('loopgate show --curl', () => {
   it('runs as pasted when a query value was masked ([REDACTED:…] is not a curl range)', async () => {
     const original = await send('GET', `/v1/models/gpt-4o-mini?api_key=${KEY}`, { authorization: `Bearer ${TOKEN}` });
-    const shown = await cli(['show', original.id, '--curl']);
+    // The built CLI: the command it prints names the CLI's own script (for the token), so it must be the real one.
+    const shown = await runBuiltCli(['show', original.id, '--curl', '--port', String(proxy.port)], {
+      env: { LOOPGATE_TOKEN: TOKEN, LOOPGATE_HOME: tempHome() },
+    });
     expect(shown.code, shown.err).toBe(0);
     expect(shown.out).toContain('[REDACTED:');
     expect(shown.out).not.toContain(KEY);

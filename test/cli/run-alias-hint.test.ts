@@ -2,9 +2,10 @@
 // serves it, as Codex's default on a relay that lacks it) leaves the user one
 // line saying which alias fixes it. The built CLI, a real proxy and simulator,
 // and a `node -e` tool that makes the requests a real tool would.
-import { spawn } from 'node:child_process';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, tempHome } from './io.js';
+import { tempHome } from './io.js';
+import { runBuiltCli } from './terminal-run.js';
 import { KEYS, startStack, TOKEN, type Stack } from '../proxy/stack.js';
 
 /** Two requests for `model` through the proxy (a tool that retries once), then exit 1 as the tool would. */
@@ -16,17 +17,10 @@ const ask = () => fetch(process.env.OPENAI_BASE_URL + '/chat/completions', {
 }).then((r) => r.status);
 (async () => { const a = await ask(); const b = await ask(); console.log('statuses', a, b); process.exit(a === 200 ? 0 : 1); })();`;
 
-function runTool(port: string, script: string): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, [CLI, 'run', '--port', port, '--', process.execPath, '-e', script], {
-    env: { PATH: process.env.PATH, LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN },
-    stdio: ['ignore', 'pipe', 'pipe'],
+const runTool = (port: string, script: string) =>
+  runBuiltCli(['run', '--port', port, '--', process.execPath, '-e', script], {
+    env: { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN },
   });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, out, err })));
-}
 
 describe('loopgate run: the alias hint after a refused model', () => {
   let stack: Stack;

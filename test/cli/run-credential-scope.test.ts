@@ -4,33 +4,17 @@
 // of /_loopgate/*: stats, the live feed, fault arming), only while its run lives (a start in 1970 or 2100, or a run that
 // ended, is refused), and every sink masks it in every form the token is masked
 // in. Through the built CLI (`loopgate run`, `loopgate show`) and a real proxy.
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CLI, tempHome } from './io.js';
+import { tempHome } from './io.js';
+import { runBuiltCli } from './terminal-run.js';
 import { logRecords, startStack, TOKEN, untilAsync, type Stack } from '../proxy/stack.js';
 import { runCredential } from '../../rules/access/run-credential.js';
 import { secretForms } from '../../rules/redaction/known-secrets.js';
 
-interface Finished {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
-function runBuilt(args: string[], env: NodeJS.ProcessEnv): Promise<Finished> {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, out, err })));
-}
+const runBuilt = (args: string[], env: NodeJS.ProcessEnv) => runBuiltCli(args, { env });
 
 // Each case starts the built CLI two to four times: on a loaded machine that alone can pass vitest's 20 s default.
 vi.setConfig({ testTimeout: 120_000 });

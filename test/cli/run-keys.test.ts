@@ -3,9 +3,9 @@
 // and inside longer values, and the OTLP collector's headers. The child is a
 // real `node -e` printing its environment; nothing of the keys may reach it,
 // and a key in its argv stops run with exit 2 naming the position only.
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, tempHome } from './io.js';
+import { tempHome } from './io.js';
+import { runBuiltCli } from './terminal-run.js';
 import { startStack, TOKEN, type Stack } from '../proxy/stack.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 
@@ -19,23 +19,7 @@ const B64 = Buffer.from(makeCanary('b64-')).subarray(0, 16).toString('base64');
 const COLLECTOR = makeCanary('otlp-collector-run-');
 const PRINT_ENV = 'process.stdout.write(JSON.stringify(process.env))';
 
-interface Finished {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
-function runBuilt(args: string[], env: NodeJS.ProcessEnv): Promise<Finished> {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, out, err })));
-}
+const runBuilt = (args: string[], env: NodeJS.ProcessEnv) => runBuiltCli(args, { env });
 
 describe('loopgate run with a key list (F-A)', () => {
   let stack: Stack;

@@ -4,12 +4,13 @@
 // `claude` here is a small fake first on PATH that does what Claude Code does
 // with the config: starts the stdio server with its own environment and calls a
 // tool with the SDK's Client; the answer is the run's own session.
-import { spawn } from 'node:child_process';
+
 import { chmodSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CLI, tempHome } from './io.js';
+import { tempHome } from './io.js';
+import { runBuiltCli } from './terminal-run.js';
 import { KEYS, startStack, TOKEN, type Stack } from '../proxy/stack.js';
 import { RUN_CREDENTIAL_PREFIX } from '../../rules/access/run-credential.js';
 
@@ -44,17 +45,10 @@ let port: string;
 let tools: string;
 let home: string;
 
-function runBuilt(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], {
+const runBuilt = (args: string[]) =>
+  runBuiltCli(args, {
     env: { PATH: `${tools}${delimiter}${process.env.PATH}`, LOOPGATE_HOME: home, LOOPGATE_TOKEN: TOKEN, HOME: home },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, out, err })));
-}
 
 beforeAll(async () => {
   stack = await startStack({ keys: [{ name: 'claude', key: KEYS.claude, named: true }] });

@@ -4,12 +4,12 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, runCli, tempHome } from './io.js';
+import { CLI, freePort, runCli, tempHome } from './io.js';
+import { runBuiltCli } from './terminal-run.js';
 import { startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
 import { runCredential } from '../../rules/access/run-credential.js';
 
@@ -33,34 +33,8 @@ function fakeTools(): string {
   return dir;
 }
 
-interface Finished {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  out: string;
-  err: string;
-}
-
-/** Runs the built CLI to completion with exactly `env` (plus PATH unless given). */
-function runBuilt(args: string[], env: NodeJS.ProcessEnv): Promise<Finished> {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  return new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal, out, err })));
-}
-
-/** A port nothing listens on: bound by us, then released. */
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+/** The built CLI to completion with exactly `env` (plus PATH unless given). */
+const runBuilt = (args: string[], env: NodeJS.ProcessEnv) => runBuiltCli(args, { env });
 
 const PRINT_ENV = 'process.stdout.write(JSON.stringify(process.env))';
 
@@ -184,50 +158,51 @@ describe('loopgate run', () => {
     expect(r.code).toBe(128 + 9);
   });
 
-  it('forwards SIGTERM to the child and exits with what the child exits with', async () => {
-    const script =
-      "process.on('SIGTERM', () => { process.stdout.write('got SIGTERM\\n'); process.exit(5); }); process.stdout.write('ready\\n'); setInterval(() => {}, 1000);";
+  /** `loopgate run` (the built CLI) over a tool script: a wait for a text on its stdout, what it printed, its exit code. */
+  function running(script: string) {
     const child = spawn(process.execPath, [CLI, 'run', '--port', port, '--', process.execPath, '-e', script], {
       env: parent,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-    await new Promise<void>((resolve) =>
-      child.stdout.on('data', (c: Buffer) => {
-        out += c.toString();
-        if (out.includes('ready\n')) resolve();
-      }),
+    const checks: Array<() => void> = [];
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      for (const check of checks) check();
+    });
+    return {
+      child,
+      out: () => out,
+      closed: new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code))),
+      seen: (text: string) =>
+        new Promise<void>((resolve) => {
+          const check = () => (out.includes(text) ? resolve() : undefined);
+          checks.push(check);
+          check();
+        }),
+    };
+  }
+
+  it('forwards SIGTERM to the child and exits with what the child exits with', async () => {
+    const tool = running(
+      "process.on('SIGTERM', () => { process.stdout.write('got SIGTERM\\n'); process.exit(5); }); process.stdout.write('ready\\n'); setInterval(() => {}, 1000);",
     );
-    child.kill('SIGTERM');
-    expect(await closed).toBe(5);
-    expect(out).toContain('got SIGTERM');
+    await tool.seen('ready\n');
+    tool.child.kill('SIGTERM');
+    expect(await tool.closed).toBe(5);
+    expect(tool.out()).toContain('got SIGTERM');
   });
 
   it('a SIGINT to loopgate run is not passed on (the terminal already sends Ctrl+C to the tool; twice means "quit now")', async () => {
-    const script =
-      "process.on('SIGINT', () => process.stdout.write('got SIGINT\\n')); process.on('SIGTERM', () => { process.stdout.write('got SIGTERM\\n'); process.exit(6); }); process.stdout.write('ready\\n'); setInterval(() => {}, 1000);";
-    const child = spawn(process.execPath, [CLI, 'run', '--port', port, '--', process.execPath, '-e', script], {
-      env: parent,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-    const seen = (text: string) =>
-      new Promise<void>((resolve) => {
-        const check = () => (out.includes(text) ? resolve() : undefined);
-        child.stdout.on('data', (c: Buffer) => {
-          out += c.toString();
-          check();
-        });
-        check();
-      });
-    await seen('ready\n');
-    child.kill('SIGINT'); // to `run` alone, as a stray signal would be
-    child.kill('SIGTERM'); // signals are handled in order: by the time this one reaches the tool, a forwarded SIGINT would have too
-    expect(await closed).toBe(6);
-    expect(out).toContain('got SIGTERM');
-    expect(out).not.toContain('got SIGINT');
+    const tool = running(
+      "process.on('SIGINT', () => process.stdout.write('got SIGINT\\n')); process.on('SIGTERM', () => { process.stdout.write('got SIGTERM\\n'); process.exit(6); }); process.stdout.write('ready\\n'); setInterval(() => {}, 1000);",
+    );
+    await tool.seen('ready\n');
+    tool.child.kill('SIGINT'); // to `run` alone, as a stray signal would be
+    tool.child.kill('SIGTERM'); // signals are handled in order: by the time this one reaches the tool, a forwarded SIGINT would have too
+    expect(await tool.closed).toBe(6);
+    expect(tool.out()).toContain('got SIGTERM');
+    expect(tool.out()).not.toContain('got SIGINT');
   });
 
   it('command not found: a clear message and exit 127', async () => {

@@ -1,41 +1,22 @@
 // `loopgate serve --record DIR` then `loopgate serve --replay DIR` (issue 34 §1),
-// the built CLI with the real openai SDK: the demo session replayed with nothing
+// the CLI in-process on real sockets with the real openai SDK: the demo session replayed with nothing
 // behind the proxy, a miss said on the console, and every bad flag refused.
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { exited, runCli, spawnCli, tempHome } from './io.js';
+import { runCli, tempHome } from './io.js';
+import { serve } from './serve-run.js';
 import { defaultFixture, startSimulator } from '../../simulator/index.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 
 const TOKEN = 'lg-local-cassette-cli-0123456789abcdefghij';
 
-async function serve(args: string[], cwd?: string, env: Record<string, string> = {}) {
-  const started = await spawnCli(
-    ['serve', '--port', '0', '--no-log', ...args],
-    { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN, ...env },
-    /listening on (http:\/\/127\.0\.0\.1:\d+)/,
-    cwd,
-  );
-  const url = started.match[1]!;
-  return {
-    ...started,
-    url,
-    client: new OpenAI({ baseURL: `${url}/v1`, apiKey: TOKEN, maxRetries: 0 }),
-    /** Waits for a line of its output (the banner's lines come after the ready line). */
-    async line(pattern: RegExp) {
-      const deadline = Date.now() + 5000;
-      while (!started.lines.some((l) => pattern.test(l)) && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 20));
-      return started.lines.join('\n');
-    },
-    async stop() {
-      started.child.kill('SIGTERM');
-      await exited(started.child);
-    },
-  };
+/** `serve` in this process (serve-run.ts), with an openai client on it. */
+async function served(args: string[], cwd?: string, env: Record<string, string> = {}) {
+  const s = await serve(args, { LOOPGATE_TOKEN: TOKEN, ...env }, { cwd });
+  return { ...s, client: new OpenAI({ baseURL: `${s.url}/v1`, apiKey: TOKEN, maxRetries: 0 }) };
 }
 
 describe('serve --record / --replay', () => {
@@ -43,7 +24,7 @@ describe('serve --record / --replay', () => {
     // The cassette folder's parent is a file: every write fails with ENOTDIR (a full disk or EACCES alike).
     const parent = join(mkdtempSync(join(tmpdir(), 'lg-cassette-')), 'a-file');
     writeFileSync(parent, 'not a folder');
-    const s = await serve(['--record', join(parent, 'cassette')]);
+    const s = await served(['--record', join(parent, 'cassette')]);
     try {
       for (const text of ['one', 'two']) {
         const answer = await s.client.chat.completions.create({
@@ -53,7 +34,7 @@ describe('serve --record / --replay', () => {
         expect(answer.choices[0]!.message.content).toBeTruthy();
       }
       expect(await s.line(/--record: cannot write/)).toMatch(/--record: cannot write into .* \(ENOTDIR\)/);
-      expect(s.child.exitCode).toBeNull();
+      expect(s.running()).toBe(true);
     } finally {
       await s.stop();
     }
@@ -63,7 +44,7 @@ describe('serve --record / --replay', () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
     const ask = (c: OpenAI, text: string) =>
       c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] });
-    const recording = await serve(['--record', dir]);
+    const recording = await served(['--record', dir]);
     let first: string;
     try {
       first = (await ask(recording.client, 'record me')).choices[0]!.message.content!;
@@ -72,7 +53,7 @@ describe('serve --record / --replay', () => {
     }
     expect(readdirSync(dir).some((f) => f.includes('-POST-v1-chat-completions-'))).toBe(true);
 
-    const replaying = await serve(['--replay', dir, '--replay-speed', '0']);
+    const replaying = await served(['--replay', dir, '--replay-speed', '0']);
     try {
       // The banner's lines come after the ready line: waited for, not read at once.
       expect(await replaying.line(/upstream\s+cassette/)).toMatch(
@@ -111,7 +92,7 @@ describe('serve --record / --replay', () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
     const ask = (c: OpenAI, text: string) =>
       c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] });
-    const recording = await serve(['--record', dir]);
+    const recording = await served(['--record', dir]);
     try {
       await ask(recording.client, 'first');
     } finally {
@@ -120,7 +101,7 @@ describe('serve --record / --replay', () => {
     const before = readdirSync(dir).filter((f) => f.includes('chat-completions'));
     // The proxy's own /models answers were recorded too (one a demo key): the next number is after all of them.
     const next = String(readdirSync(dir).length + 1).padStart(4, '0');
-    const hybrid = await serve(['--replay', dir, '--replay-speed', '0', '--on-miss', 'record']);
+    const hybrid = await served(['--replay', dir, '--replay-speed', '0', '--on-miss', 'record']);
     let added: string;
     try {
       const sentTo = /misses are sent to the embedded simulator and added to the cassette/;
@@ -137,7 +118,7 @@ describe('serve --record / --replay', () => {
     // Numbered after what was there: nothing overwritten, the listing reads in order.
     expect(after.filter((f) => !before.includes(f))[0]).toMatch(new RegExp(`^${next}-POST-v1-chat-completions-`));
 
-    const offline = await serve(['--replay', dir, '--replay-speed', '0']);
+    const offline = await served(['--replay', dir, '--replay-speed', '0']);
     try {
       expect((await ask(offline.client, 'second')).choices[0]!.message.content).toBe(added);
     } finally {
@@ -153,7 +134,7 @@ describe('serve --record / --replay', () => {
     });
     const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
     try {
-      const recording = await serve(['--record', dir, '--upstream', sim.baseUrl, '--allow-http'], undefined, {
+      const recording = await served(['--record', dir, '--upstream', sim.baseUrl, '--allow-http'], undefined, {
         LOOPGATE_API_KEY: key,
       });
       try {
@@ -165,7 +146,7 @@ describe('serve --record / --replay', () => {
         await recording.stop();
       }
       const upstream = ['--upstream', sim.baseUrl, '--allow-http'];
-      const hybrid = await serve(
+      const hybrid = await served(
         ['--replay', dir, '--replay-speed', '0', '--on-miss', 'record', ...upstream],
         undefined,
         {
@@ -194,7 +175,7 @@ describe('serve --record / --replay', () => {
 
   it('--on-miss simulate answers misses from the simulator and records nothing', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
-    const recording = await serve(['--record', dir]);
+    const recording = await served(['--record', dir]);
     try {
       await recording.client.chat.completions.create({
         model: 'gpt-4o-mini',
@@ -204,7 +185,7 @@ describe('serve --record / --replay', () => {
       await recording.stop();
     }
     const files = readdirSync(dir);
-    const seeded = await serve(['--replay', dir, '--replay-speed', '0', '--on-miss', 'simulate']);
+    const seeded = await served(['--replay', dir, '--replay-speed', '0', '--on-miss', 'simulate']);
     try {
       expect(await seeded.line(/misses are answered/)).toMatch(/misses are answered by the embedded simulator/);
       const r = await seeded.client.chat.completions.create({
@@ -239,7 +220,7 @@ describe('serve --record / --replay', () => {
       c.chat.completions.create({ model: m, messages: [{ role: 'user', content: text }] });
     const recorded: Record<string, string> = {};
     try {
-      const recording = await serve(['--record', dir, '--upstream', sim.baseUrl, '--allow-http'], undefined, {
+      const recording = await served(['--record', dir, '--upstream', sim.baseUrl, '--allow-http'], undefined, {
         LOOPGATE_API_KEY: key,
       });
       try {
@@ -251,7 +232,7 @@ describe('serve --record / --replay', () => {
     } finally {
       await sim.close();
     }
-    const seeded = await serve(['--replay', dir, '--replay-speed', '0', '--on-miss', 'simulate']);
+    const seeded = await served(['--replay', dir, '--replay-speed', '0', '--on-miss', 'simulate']);
     try {
       for (const m of [unknown, newer])
         expect((await ask(seeded.client, m, 'from the real service')).choices[0]!.message.content).toBe(recorded[m]);
@@ -278,7 +259,7 @@ describe('serve --record / --replay', () => {
         seed,
         messages: [{ role: 'user', content: 'same' }],
       });
-    const recording = await serve(['--record', dir]);
+    const recording = await served(['--record', dir]);
     let first: string;
     try {
       first = (await ask(recording.client, 0.5, 1)).choices[0]!.message.content!;
@@ -286,14 +267,14 @@ describe('serve --record / --replay', () => {
       await recording.stop();
     }
     // Without the ignore paths a changed temperature and seed miss.
-    const strict = await serve(['--replay', dir, '--replay-speed', '0'], project);
+    const strict = await served(['--replay', dir, '--replay-speed', '0'], project);
     try {
       await expect(ask(strict.client, 0.9, 2)).rejects.toThrow(/temperature: recorded 0.5, sent 0.9/);
     } finally {
       await strict.stop();
     }
     writeFileSync(join(project, 'loopgate.json'), JSON.stringify({ cassette: { ignore: ['seed'] } }));
-    const lenient = await serve(['--replay', dir, '--replay-speed', '0', '--match-ignore', 'temperature'], project);
+    const lenient = await served(['--replay', dir, '--replay-speed', '0', '--match-ignore', 'temperature'], project);
     try {
       expect((await ask(lenient.client, 0.9, 2)).choices[0]!.message.content).toBe(first);
     } finally {
@@ -304,7 +285,7 @@ describe('serve --record / --replay', () => {
   it('show ID --save DIR adds a request of a running proxy to a cassette, which then replays it', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'fixtures');
     const env = { LOOPGATE_HOME: tempHome(), LOOPGATE_TOKEN: TOKEN };
-    const live = await serve([]);
+    const live = await served([]);
     let answer: string;
     try {
       const { data, response } = await live.client.chat.completions
@@ -325,7 +306,7 @@ describe('serve --record / --replay', () => {
       await live.stop();
     }
     expect(readdirSync(dir)).toHaveLength(2);
-    const replaying = await serve(['--replay', dir, '--replay-speed', '0']);
+    const replaying = await served(['--replay', dir, '--replay-speed', '0']);
     try {
       const r = await replaying.client.chat.completions.create({
         model: 'gpt-4o-mini',

@@ -1,18 +1,16 @@
 // `loopgate sessions`, `tail --session`, `show`'s session sections and `loopgate
-// usage` as a user runs them: the built CLI's `serve` in front of the simulator,
+// usage` as a user runs them (in-process, real sockets): `serve` in front of the simulator,
 // two agent sessions made with the official SDKs (each with its session header),
 // then the proxy stopped and started again: `usage` still reports both sessions
 // from the log on disk, while the new proxy's memory holds none. No key and no
 // token in anything these commands print.
-import { createServer } from 'node:net';
-import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { startSimulator, type Simulator } from '../../simulator/index.js';
 import { KEYS, until, logRecords } from '../proxy/stack.js';
 import { defaultLogFile } from '../../storage/config/dirs.js';
-import { exited, runCli, spawnCli, tempHome } from './io.js';
+import { freePort, runCli, startCli, tempHome, type StartedCli } from './io.js';
 
 // What each client sends, and the id the proxy gives the session (`<client>:<id>`).
 const CLAUDE_SESSION = 'a1a1a1a1-0000-4000-8000-00000000000a';
@@ -20,16 +18,8 @@ const CODEX_SESSION = 'b2b2b2b2-0000-4000-8000-00000000000b';
 const SESSION_A = `claude-code:${CLAUDE_SESSION}`;
 const SESSION_B = `codex:${CODEX_SESSION}`;
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 let sim: Simulator;
-let child: ChildProcess | undefined;
+let serving: StartedCli | undefined;
 const home = tempHome();
 let port: number;
 let token: string;
@@ -37,19 +27,17 @@ const secrets = () => [KEYS.default, KEYS.claude, token];
 const env = () => ({ LOOPGATE_HOME: home });
 
 async function serve(): Promise<string> {
-  const started = await spawnCli(
+  serving = await startCli(
     ['serve', '--port', String(port), '--upstream', sim.baseUrl, '--allow-http'],
     { LOOPGATE_HOME: home, LOOPGATE_API_KEY: `default=${KEYS.default},claude=${KEYS.claude}` },
     /^\s+curl -s (\S+)/,
   );
-  child = started.child;
-  return /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(started.lines.join('\n'))![1]!;
+  return /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(serving.lines.join('\n'))![1]!;
 }
 
 async function stop(): Promise<void> {
-  child?.kill('SIGTERM');
-  if (child) expect(await exited(child)).toBe(0);
-  child = undefined;
+  if (serving) expect(await serving.stop()).toBe(0);
+  serving = undefined;
 }
 
 /** A turn of a Claude Code-like session: the official SDK, the session header Claude Code sends. */

@@ -7,6 +7,8 @@ import { CLI } from './io.js';
 
 export interface CliRun {
   code: number | null;
+  /** The signal that ended it, if one did. */
+  signal?: NodeJS.Signals | null;
   out: string;
   err: string;
 }
@@ -36,7 +38,7 @@ export function runBuiltCli(args: string[], opts: RunOptions = {}): Promise<CliR
   };
   child.stdout.on('data', (c: Buffer) => ((out += c.toString()), check()));
   child.stderr.on('data', (c: Buffer) => ((err += c.toString()), check()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, out, err })));
+  return new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal, out, err })));
 }
 
 /** Runs argv[1:] on a new pseudo-terminal and copies what it wrote to stdout; exits with its code. */

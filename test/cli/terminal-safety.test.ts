@@ -1,7 +1,9 @@
 // Every byte of outside text that reaches a terminal is escaped, every command
 // Loopgate suggests is quoted for the shell, colour works on a real terminal,
-// and a reader that goes away (`| head`) ends a command quietly. The built CLI,
-// a real proxy, and a hostile upstream whose model IDs, owners, answers and
+// and a reader that goes away (`| head`) ends a command quietly. The commands
+// in-process (what they print, through cli/main.ts as the bin prints it); the
+// built CLI for what only its process shows (a pseudo-terminal, a pipe, a
+// reader that left); a real proxy, and a hostile upstream whose model IDs, owners, answers and
 // errors carry ESC, OSC 52 (clipboard), OSC 8 (links), CSI, C1 CSI (U+009B),
 // BEL, bidi overrides and a line break; a hostile loopgate.json; a tool that
 // asks for a hostile model.
@@ -13,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { TOKEN, until } from '../proxy/stack.js';
-import { tempHome } from './io.js';
+import { runCli, runCliUntil, tempHome } from './io.js';
 import { runBuiltCli, runCliInPty, type CliRun } from './terminal-run.js';
 
 const H =
@@ -146,7 +148,7 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
     for (const [what, file, code] of cases) {
       const dir = mkdtempSync(join(tmpdir(), 'loopgate-project-'));
       writeFileSync(join(dir, 'loopgate.json'), typeof file === 'string' ? file : JSON.stringify(file));
-      const r = await runBuiltCli(['serve', '--port', '0', '--no-log'], { cwd: dir, env: env(), until: /curl -s/ });
+      const r = await runCliUntil(['serve', '--port', '0', '--no-log'], env(), /curl -s/, { cwd: dir });
       if (code !== null) expect(r.code, `${what}: ${r.err}`).toBe(code);
       expect(r.err, what).toMatch(/loopgate\.json/);
       expect(r.err, what).toContain('\\u001b]52;c;SGVsbG8=\\u0007');
@@ -155,13 +157,11 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
   }, 120_000);
 
   it("serve's alias hint quotes the upstream's closest IDs escaped", async () => {
-    const r = await runBuiltCli(
+    const r = await runCliUntil(
       ['serve', '--port', '0', '--no-log', '--upstream', upstreamUrl, '--allow-http', '--alias', 'my-model=gpt-4o'],
-      {
-        cwd: tmpdir(),
-        env: { ...env(), LOOPGATE_API_KEY: KEY },
-        until: /hint: alias my-model/,
-      },
+      { ...env(), LOOPGATE_API_KEY: KEY },
+      /hint: alias my-model/,
+      { cwd: tmpdir() },
     );
     expect(r.err).toMatch(
       /hint: alias my-model -> gpt-4o \(--alias\): no key lists "gpt-4o"; closest: .*"gpt-4o\\u001b\]52/,
@@ -171,25 +171,22 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
 
   it('models and doctor, as a table and as JSON that stays valid', async () => {
     const upstreamEnv = { ...env(), LOOPGATE_API_KEY: KEY };
-    const table = await runBuiltCli(['models', '--upstream', upstreamUrl, '--allow-http'], { env: upstreamEnv });
+    const table = await runCli(['models', '--upstream', upstreamUrl, '--allow-http'], upstreamEnv);
     expect(table.code, table.err).toBe(0);
     expect(table.out).toContain('gpt-4o\\x1b]52;c;SGVsbG8=');
     expectRunSafe('models', table);
-    const json = await runBuiltCli(['models', '--upstream', upstreamUrl, '--allow-http', '--json'], {
-      env: upstreamEnv,
-    });
+    const json = await runCli(['models', '--upstream', upstreamUrl, '--allow-http', '--json'], upstreamEnv);
     expectRunSafe('models --json', json);
     expect((JSON.parse(json.out) as Array<{ id: string }>).map((m) => m.id)).toContain(HOSTILE_ID);
-    const doctor = await runBuiltCli(['doctor', '--upstream', upstreamUrl, '--allow-http'], { env: upstreamEnv });
+    const doctor = await runCli(['doctor', '--upstream', upstreamUrl, '--allow-http'], upstreamEnv);
     expect(doctor.out).toContain('3. GET /models');
     expectRunSafe('doctor', doctor);
-    const doctorJson = await runBuiltCli(['doctor', '--upstream', upstreamUrl, '--allow-http', '--json'], {
-      env: upstreamEnv,
-    });
+    const doctorJson = await runCli(['doctor', '--upstream', upstreamUrl, '--allow-http', '--json'], upstreamEnv);
     expectRunSafe('doctor --json', doctorJson);
     expect(JSON.parse(doctorJson.out).steps.length).toBeGreaterThan(3);
-    const keys = await runBuiltCli(['doctor', '--upstream', upstreamUrl, '--allow-http'], {
-      env: { ...env(), LOOPGATE_API_KEY: `one=${KEY},two=${KEY}` },
+    const keys = await runCli(['doctor', '--upstream', upstreamUrl, '--allow-http'], {
+      ...env(),
+      LOOPGATE_API_KEY: `one=${KEY},two=${KEY}`,
     });
     expect(keys.out).toContain('Which key serves what');
     expectRunSafe('doctor, two keys', keys);
@@ -198,9 +195,7 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
   it("run's closing advice: the tool's model escaped, the suggested command quoted for the shell", async () => {
     const tool = (model: string) =>
       `fetch(process.env.OPENAI_BASE_URL + '/chat/completions', { method: 'POST', headers: { authorization: 'Bearer ' + process.env.OPENAI_API_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ model: ${JSON.stringify(model)}, messages: [{ role: 'user', content: 'hi' }] }) }).then((r) => process.exit(r.status === 200 ? 0 : 1));`;
-    const hostile = await runBuiltCli(['run', '--port', port, '--', process.execPath, '-e', tool(`${HOSTILE_ID}x`)], {
-      env: env(),
-    });
+    const hostile = await runCli(['run', '--port', port, '--', process.execPath, '-e', tool(`${HOSTILE_ID}x`)], env());
     expect(hostile.err).toContain('loopgate run: the proxy refused model "gpt-4o\\u001b]52');
     // The command to paste: bash's $'…', so the bytes stay what the tool sent and none reaches the terminal raw.
     expect(hostile.err).toContain("`loopgate serve --alias $'gpt-4o\\x1b]52;c;SGVsbG8=\\x07");
@@ -208,9 +203,7 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
 
     // A model ID with shell syntax in it: the suggested command, pasted into bash, passes it as one word.
     const model = "gpt-4o-mini'$(touch pwned);x";
-    const shelly = await runBuiltCli(['run', '--port', port, '--', process.execPath, '-e', tool(model)], {
-      env: env(),
-    });
+    const shelly = await runCli(['run', '--port', port, '--', process.execPath, '-e', tool(model)], env());
     const command = /`(loopgate serve --alias [^`]+)`/.exec(shelly.err)?.[1];
     expect(command, shelly.err).toBeDefined();
     const cwd = mkdtempSync(join(tmpdir(), 'loopgate-paste-'));
@@ -233,7 +226,7 @@ describe('outside text reaching a terminal (every command, stdout and stderr)', 
       ['show', refusedId, '--wire', '--port', port],
     ];
     for (const args of views) {
-      const r = await runBuiltCli(args, { env: env() });
+      const r = await runCli(args, env());
       expect(r.code, `${args.join(' ')}: ${r.err}`).toBe(0);
       expectRunSafe(args.join(' '), r);
       if (args.includes('--json'))

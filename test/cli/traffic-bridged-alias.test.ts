@@ -1,18 +1,15 @@
-// `loopgate show` and `tail`, run as real processes, on what a bridge or an alias
+// `loopgate show` and `tail` (in-process, real sockets) on what a bridge or an alias
 // changed, through a real proxy in front of the simulator: a bridged request's
 // wire view says whose each body is (what the client sent and got, in its own
 // protocol; what went upstream and came back, in Chat Completions), the
 // client-side events are kept redacted, an aliased request says what was asked
 // for and what served it, and a slow bridged stream's time is split between
 // Loopgate and the upstream over the whole answer, not only up to its head.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
-import { CLI, tempHome } from './io.js';
+import { runCli } from './io.js';
 import type { AliasMap } from '../../core/options.js';
 
-const run = promisify(execFile);
 const CANARY = 'sk-proj-canaryBridgedEvents0123456789abcdef';
 let s: Stack;
 
@@ -22,14 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return run(process.execPath, [CLI, ...args, '--port', String(s.proxy.port)], {
-    env: { PATH: process.env.PATH, LOOPGATE_TOKEN: TOKEN, LOOPGATE_HOME: tempHome() },
-  }).then(
-    (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout, err: e.stderr }),
-  );
-}
+const cli = (args: string[]) => runCli([...args, '--port', String(s.proxy.port)], { LOOPGATE_TOKEN: TOKEN });
 
 /** A Responses stream over the bridge, read to its end; its Loopgate id once its ring entry is written. */
 async function bridgedStream(input: string, headers: Record<string, string> = {}): Promise<string> {

@@ -5,27 +5,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TrafficRecord } from '../../core/record.js';
+import { logLine } from './log-line.js';
 import { runBuiltCli } from './terminal-run.js';
 
-function rec(id: string, time: string): TrafficRecord {
-  return {
-    time,
-    id,
-    method: 'POST',
-    path: '/v1/messages',
-    canonicalPath: '/v1/messages',
-    rewrites: [],
-    status: 200,
-    totalMs: 100,
-    bytesIn: 10,
-    bytesOut: 10,
-    retries: 0,
-    clientAborted: false,
+const rec = (id: string, time: string) =>
+  logLine(id, time, {
     model: 'claude-sonnet-4-5',
     tokens: { input: 10, output: 1, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0, reasoning: 0 },
-  };
-}
+  });
 
 // Tokyo is UTC+9: the first is 2026-11-25 19:00 there, the other four 2026-11-26 01:00, 08:00, 10:00 and 20:00.
 const records = [

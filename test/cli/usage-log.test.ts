@@ -9,28 +9,13 @@ import { describe, expect, it } from 'vitest';
 import type { TrafficRecord } from '../../core/record.js';
 import { localDay } from '../../storage/log/usage-totals.js';
 import { runCli } from './io.js';
+import { logLine } from './log-line.js';
 
 const HOUR = 3_600_000;
 const now = Date.now();
 const at = (hoursAgo: number) => new Date(now - hoursAgo * HOUR).toISOString();
 
-function rec(id: string, hoursAgo: number, extra: Partial<TrafficRecord>): TrafficRecord {
-  return {
-    time: at(hoursAgo),
-    id,
-    method: 'POST',
-    path: '/v1/messages',
-    canonicalPath: '/v1/messages',
-    rewrites: [],
-    status: 200,
-    totalMs: 100,
-    bytesIn: 10,
-    bytesOut: 10,
-    retries: 0,
-    clientAborted: false,
-    ...extra,
-  };
-}
+const rec = (id: string, hoursAgo: number, extra: Partial<TrafficRecord>) => logLine(id, at(hoursAgo), extra);
 
 const tokens = (input: number, output: number, cacheRead = 0, cacheWrite5m = 0) => ({
   input,

@@ -1,0 +1,27 @@
+// `loopgate serve --ipc`, the built CLI forked as the extension forks it (extension/child-env.ts), started with
+// one `start` message: the messages it sends back, and the address it listens on once it says so.
+import { fork, type ChildProcess } from 'node:child_process';
+import { childEnv } from '../../extension/child-env.js';
+import type { FromProxy, ToProxy } from '../../core/ipc.js';
+import { CLI, tempHome } from './io.js';
+import { until } from '../proxy/stack.js';
+
+export async function forkIpcServe(
+  config: Extract<ToProxy, { kind: 'start' }>['config'],
+  token: string,
+): Promise<{ child: ChildProcess; messages: FromProxy[]; listening: Extract<FromProxy, { kind: 'listening' }> }> {
+  const child = fork(CLI, ['serve', '--ipc'], {
+    env: childEnv({ ...process.env, LOOPGATE_HOME: tempHome() }),
+    stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
+  });
+  const messages: FromProxy[] = [];
+  child.on('message', (m) => messages.push(m as FromProxy));
+  const start: ToProxy = { kind: 'start', config, token };
+  child.send(start);
+  const listening = await until(
+    () => messages.find((m): m is Extract<FromProxy, { kind: 'listening' }> => m.kind === 'listening'),
+    15_000,
+    'the proxy to listen',
+  );
+  return { child, messages, listening };
+}
