@@ -31,9 +31,11 @@ export function stringEnd(buf: Buffer, from: number, end: number): number {
   const first = (4 - ((buf.byteOffset + j) & 3)) & 3;
   const count = Math.max(0, end - j - first) >>> 2;
   const base = j + first;
-  const words = new Uint32Array(buf.buffer, buf.byteOffset + base, count);
+  // No whole word before `end`: the bytes one by one. (A view of none whose start is past the end of the
+  // buffer's memory throws, and a body sliced from a socket read may end exactly there.)
+  const words = count > 0 ? new Uint32Array(buf.buffer, buf.byteOffset + base, count) : undefined;
   while (j < end) {
-    if (j >= base && ((j - base) & 3) === 0) {
+    if (words && j >= base && ((j - base) & 3) === 0) {
       let w = (j - base) >>> 2;
       while (w < count && plain(words[w]!)) w++;
       j = base + 4 * w;

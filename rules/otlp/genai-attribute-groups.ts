@@ -14,6 +14,10 @@ import {
 } from '@opentelemetry/semantic-conventions/incubating';
 import type { AttrValue } from './genai-facts.js';
 
+/**
+ * An MCP call as the GenAI conventions' tool execution (gen_ai.operation.name execute_tool): the tool's name (for
+ * a call that is no tools/call, its JSON-RPC method and what it names), the MCP method, and the server.
+ */
 export function mcpAttributes(mcp: McpCall): Record<string, AttrValue> {
   const tool =
     mcp.rpcMethod === 'tools/call' && mcp.target ? mcp.target : [mcp.rpcMethod, mcp.target].filter(Boolean).join(' ');

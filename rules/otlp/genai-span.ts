@@ -323,10 +323,7 @@ function loopgateAttributes(rec: SpanRecord): Record<string, AttrValue> {
   return a;
 }
 
-/**
- * An MCP call as the GenAI conventions' tool execution (gen_ai.operation.name execute_tool): the tool's name (for
- * a call that is no tools/call, its JSON-RPC method and what it names), the MCP method, and the server.
- */
+/** Each string of the values (and of their arrays) through the Redactor, in place. */
 function scrubValues<T extends Record<string, unknown>>(values: T, r: Redactor): T {
   for (const key in values) {
     const v = values[key] as unknown;

@@ -75,7 +75,9 @@ export function readProjectFile(text: string): ProjectFile {
   for (const e of root.entries) {
     if (e.key === 'cassette') {
       const settings = readCassetteSettings(e.value);
+      // The last "cassette" counts, as the last of any repeated key does in JSON.parse.
       if (settings.ignore) file.cassetteIgnore = settings.ignore;
+      else delete file.cassetteIgnore;
       errors(settings.problems);
     }
     if (e.key === 'aliases') aliasesNode = e.value;
@@ -87,6 +89,7 @@ export function readProjectFile(text: string): ProjectFile {
     else if (e.key === 'budgets') {
       const read = readBudgets(e.value, text);
       if (read.caps) file.budgets = read.caps;
+      else delete file.budgets;
       errors(read.problems);
     } else if (!KNOWN_KEYS.has(e.key))
       problems.push({

@@ -37,7 +37,33 @@ const anyByte = fc.oneof(
   { arbitrary: fc.integer({ min: 0, max: 255 }), weight: 1 },
 );
 
+/** `bytes` at `offset` at the very end of their memory (as a body sliced from a socket read may sit). */
+function atMemoryEnd(bytes: Buffer, offset: number): Buffer {
+  const room = Buffer.allocUnsafeSlow(bytes.length + offset);
+  bytes.copy(room, offset);
+  return room.subarray(offset);
+}
+
 describe('stringEnd', () => {
+  it('ends a string that runs to the end of its memory at any alignment, in a body the scan reads whole', () => {
+    // A 64-character id as the body's last string (`user`, `prompt_cache_key`), the buffer ending at `}`.
+    for (let length = 56; length <= 80; length++)
+      for (let offset = 0; offset < 8; offset++) {
+        const json = JSON.stringify({ model: 'gpt-4o-mini', user: 'f'.repeat(length) });
+        const buf = atMemoryEnd(Buffer.from(json), offset);
+        expect(buf.byteOffset + buf.length).toBe(buf.buffer.byteLength);
+        expect(scanTopLevel(buf).ok, `length ${length}, offset ${offset}`).toBe(true);
+        const from = json.indexOf('"f');
+        expect(stringEnd(buf, from, buf.length)).toBe(walked(buf, from, buf.length));
+      }
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 200 }), fc.integer({ min: 0, max: 7 }), (bytes, offset) => {
+        const buf = atMemoryEnd(Buffer.concat([Buffer.from('"'), bytes]), offset);
+        expect(stringEnd(buf, 0, buf.length)).toBe(walked(buf, 0, buf.length));
+      }),
+    );
+  });
+
   it('ends a JSON string where JSON.parse does, at every alignment', () => {
     fc.assert(
       fc.property(long, fc.integer({ min: 0, max: 7 }), fc.string({ maxLength: 9 }), (text, offset, after) => {
