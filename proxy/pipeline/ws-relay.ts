@@ -126,10 +126,20 @@ class ConnectionRelay {
     this.fault = faults?.atUpgrade;
     this.mask = connectionStages(ctx.redactor);
     this.summary = new Promise<ConnectionSummary>((resolve) => (this.resolveSummary = resolve));
-    client.on('message', (data: RawData, isBinary: boolean) => this.contained(() => this.fromClient(data, isBinary)));
-    upstream.on('message', (data: RawData, isBinary: boolean) =>
-      this.contained(() => this.fromUpstream(data, isBinary)),
-    );
+    client.on('message', (data: RawData, isBinary: boolean) => {
+      try {
+        this.fromClient(data, isBinary);
+      } catch (err) {
+        this.relayFailed(err);
+      }
+    });
+    upstream.on('message', (data: RawData, isBinary: boolean) => {
+      try {
+        this.fromUpstream(data, isBinary);
+      } catch (err) {
+        this.relayFailed(err);
+      }
+    });
     client.once('close', (code: number, reason: Buffer) => this.clientClosing(code, reason));
     upstream.once('close', (code: number, reason: Buffer) => {
       this.closedBy('upstream', code);
@@ -159,17 +169,13 @@ class ConnectionRelay {
   }
 
   /**
-   * A throw in a 'message' listener would end the proxy with every connection it carries (issue 39): this
-   * connection ends instead, both sides told with 1011, and the proxy goes on.
+   * A throw in a 'message' listener (caught there, without a closure per message) would end the proxy with every
+   * connection it carries (issue 39): this connection ends instead, both sides told with 1011, and the proxy goes on.
    */
-  private contained(step: () => void): void {
-    try {
-      step();
-    } catch (err) {
-      const reason = Buffer.from(`Loopgate could not relay a message (${err instanceof Error ? err.name : 'error'})`);
-      closeOther(this.client, 1011, reason);
-      closeOther(this.upstream, 1011, reason);
-    }
+  private relayFailed(err: unknown): void {
+    const reason = Buffer.from(`Loopgate could not relay a message (${err instanceof Error ? err.name : 'error'})`);
+    closeOther(this.client, 1011, reason);
+    closeOther(this.upstream, 1011, reason);
   }
 
   private fromClient(data: RawData, isBinary: boolean): void {
