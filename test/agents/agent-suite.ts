@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import type { TrafficRecord } from '../../core/record.js';
 import { assertNoCanary } from '../log/canary.js';
-import { until } from '../proxy/stack.js';
+import { logRecords, until } from '../proxy/stack.js';
 import type { RunningProxy } from '../../proxy/server.js';
 import type { AgentRun } from './agent-binaries.js';
 
@@ -54,12 +54,7 @@ export async function expectCompleteCleanLogs<N extends string>(stack: ProxySide
   const secrets = [...Object.values(stack.keys), stack.token];
   for (const name of Object.keys(stack.proxies) as N[]) {
     const fromConsole = stack.traffic.filter((t) => t.proxy === name).map((t) => t.record.id);
-    const readIds = () =>
-      readFileSync(stack.logFiles[name], 'utf8')
-        .trim()
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => (JSON.parse(l) as TrafficRecord).id);
+    const readIds = () => logRecords(stack.logFiles[name]).map((r) => r.id);
     // The log writer batches: wait until the file has caught up with the console.
     const ids = await until(
       () => (readIds().length >= fromConsole.length ? readIds() : undefined),

@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TrafficRecord } from '../../core/record.js';
 import { assertNoCanary } from '../log/canary.js';
-import { until } from '../proxy/stack.js';
+import { logRecords, until } from '../proxy/stack.js';
 import { startClientStack, type ClientStack, type ProxyName } from '../clients/harness.js';
 import { startWsStack, type WsProxyName, type WsStack } from '../websocket/ws-stack.js';
 import { agentVersion, agentsSupported, codexSdkModule, AGENT_CASE_TIMEOUT_MS } from './agent-binaries.js';
@@ -197,12 +197,7 @@ describe.skipIf(!agentsSupported)('Codex SDK: the logs', () => {
     for (const s of stacks) {
       for (const [name, file] of Object.entries(s.logFiles)) {
         const fromConsole = s.traffic.filter((t) => t.proxy === name).map((t) => t.record.id);
-        const readIds = () =>
-          readFileSync(file, 'utf8')
-            .trim()
-            .split('\n')
-            .filter(Boolean)
-            .map((l) => (JSON.parse(l) as TrafficRecord).id);
+        const readIds = () => logRecords(file).map((r) => r.id);
         const ids = await until(
           () => (readIds().length >= fromConsole.length ? readIds() : undefined),
           10_000,

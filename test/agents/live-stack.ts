@@ -1,7 +1,7 @@
 // What every live agent suite sets up alike: a stack of real proxies (recorded onto the suite's tape when
 // recording), a fresh home for the agents, the environment they get and `loopgate run` to start them.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
@@ -9,7 +9,7 @@ import type { ProxyOptions } from '../../core/options.js';
 import type { TrafficRecord } from '../../core/record.js';
 import type { RunningProxy } from '../../proxy/server.js';
 import { repoRoot } from '../clients/harness.js';
-import { until } from '../proxy/stack.js';
+import { logRecords, until } from '../proxy/stack.js';
 import { agentsSupported, runAgent, type AgentRun } from './agent-binaries.js';
 import type { TapeRecorder } from './agent-tape.js';
 import type { ProxySide } from './agent-suite.js';
@@ -135,17 +135,7 @@ export function demoServe(
       ...opts.env,
       ...extra,
     }),
-    records() {
-      try {
-        return readFileSync(demo.logFile, 'utf8')
-          .trim()
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as TrafficRecord);
-      } catch {
-        return [];
-      }
-    },
+    records: () => logRecords(demo.logFile),
     viaRun: (agent, args, extra = {}, runArgs = []) =>
       runAgent(process.execPath, [CLI, 'run', '--port', String(demo.port), ...runArgs, '--', agent, ...args], {
         env: demo.env(extra),
