@@ -32,6 +32,23 @@ export const TARGETS = {
   current: { version: '4.139.1', dir: 'code-server-current', node: 'node24' },
 };
 export const CODE_SERVER_VERSION = TARGETS.oldest.version;
+// The targets each tier runs every editor suite in (docs/development.md, "Tiers"): a first `npm test` the newest
+// VS Code alone, the live tier the oldest one the extension supports; `.ci/run` runs both tiers, so both targets.
+// LOOPGATE_E2E_TARGETS=oldest,current picks the targets for one run.
+export const TIER_TARGETS = { first: ['current'], live: ['oldest'] };
+export function tierTargets(env = process.env) {
+  const named = (env.LOOPGATE_E2E_TARGETS ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const unknown = named.filter((n) => !Object.hasOwn(TARGETS, n));
+  if (unknown.length)
+    throw new Error(
+      `LOOPGATE_E2E_TARGETS names no VS Code target: ${unknown.join(', ')} (the targets: ${Object.keys(TARGETS).join(', ')})`,
+    );
+  if (named.length) return [...new Set(named)];
+  return TIER_TARGETS[env.LOOPGATE_TEST_TIER === 'live' ? 'live' : 'first'];
+}
 // Bump when the recipe changes so existing caches are redone.
 const RECIPE = 1;
 export const DEBIAN_PACKAGES = ['chromium', 'ripgrep'];
@@ -213,7 +230,7 @@ async function installDebianPackages() {
  * Makes sure the code-server targets and the Debian packages are there; the targets are
  * installed side by side. Returns seconds spent.
  */
-export async function provision({ force = false, targets = Object.keys(TARGETS) } = {}) {
+export async function provision({ force = false, targets = tierTargets() } = {}) {
   const t0 = Date.now();
   const todo = targets.filter((name) => force || !isProvisioned(name));
   if (todo.length === 0) {
@@ -251,7 +268,8 @@ export async function provision({ force = false, targets = Object.keys(TARGETS) 
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  provision({ force: process.argv.includes('--force') }).catch((err) => {
+  const targets = process.argv.includes('--all') ? Object.keys(TARGETS) : tierTargets();
+  provision({ force: process.argv.includes('--force'), targets }).catch((err) => {
     process.stderr.write(`[e2e] FAILED: ${err.message}\n`);
     process.exit(err.code === 'E2E_MISSING_PACKAGES' ? 2 : 1);
   });

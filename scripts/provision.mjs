@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// Everything the test suites need that the root `npm ci` does not install, side by side, per tier:
-//   node scripts/provision.mjs          the first tier's (`npm test`, scripts/test.mjs): real VS Code for the e2e
-//                                       suites (provision-e2e.mjs), the Node 24 library clients
-//                                       (provision-clients.mjs), the .vsix packager (vsce.mjs, for the e2e
-//                                       package test) and the agent CLIs (provision-agents.mjs, 1.9 GB): the
-//                                       first tier replays the agents from cassettes, but its Traffic view suite
-//                                       runs real Claude Code in VS Code's terminal;
-//   node scripts/provision.mjs --live   the live tier's (`npm run test:live`'s pretest): the agent CLIs alone.
+// Everything the test suites need that the root `npm ci` does not install, side by side, per tier
+// (docs/development.md, "Tiers"):
+//   node scripts/provision.mjs          the first tier's (`npm test`, scripts/test.mjs): the newest VS Code for the
+//                                       e2e suites (provision-e2e.mjs), the Node 24 library clients
+//                                       (provision-clients.mjs; the newest VS Code runs on its Node 24) and the
+//                                       .vsix packager (vsce.mjs, for the e2e package test). No agent CLI: the first
+//                                       tier replays the agents from cassettes;
+//   node scripts/provision.mjs --live   the live tier's (`npm run test:live`'s pretest): the agent CLIs (1.9 GB),
+//                                       the oldest VS Code the extension supports, and the packager.
 // Each is cached; a warm run takes well under a second.
 import * as agents from './provision-agents.mjs';
 import * as clients from './provision-clients.mjs';
@@ -15,14 +16,16 @@ import * as vsce from './vsce.mjs';
 
 const t0 = Date.now();
 const live = process.argv.includes('--live');
-const jobs = live
-  ? [['agents', () => (agents.supported ? agents.provision() : undefined)]]
-  : [
-      ['e2e', () => e2e.provision()],
-      ['clients', () => (clients.supported ? clients.provision() : undefined)],
-      ['vsce', () => vsce.provision()],
-      ['agents', () => (agents.supported ? agents.provision() : undefined)],
-    ];
+const targets = e2e.tierTargets({ ...process.env, LOOPGATE_TEST_TIER: live ? 'live' : 'first' });
+const jobs = [
+  ['e2e', () => e2e.provision({ targets })],
+  // The newest VS Code runs on the clients tree's Node 24.
+  ...(live && !targets.includes('current')
+    ? []
+    : [['clients', () => (clients.supported ? clients.provision() : undefined)]]),
+  ['vsce', () => vsce.provision()],
+  ...(live ? [['agents', () => (agents.supported ? agents.provision() : undefined)]] : []),
+];
 const results = await Promise.allSettled(jobs.map(([, job]) => job()));
 let failed = false;
 results.forEach((r, i) => {

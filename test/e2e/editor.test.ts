@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { startEditorSession, type EditorSession } from './harness/editor-session.js';
-import { repoRoot, type CodeServerTarget } from './harness/paths.js';
+import { repoRoot, runTargets } from './harness/paths.js';
 import { chatSuite } from './chat/chat.suite.js';
 import { extensionSuite } from './extension/extension.suite.js';
 import { lspSuite } from './language-server/lsp.suite.js';
@@ -20,12 +20,13 @@ import { trafficListSuite } from './traffic/traffic-list.suite.js';
 import { trafficSuite } from './traffic/traffic.suite.js';
 
 const env = {
-  // The real Claude Code the agents suite provisions (or the build LOOPGATE_TEST_CLAUDE names), for traffic.ext.ts.
+  // The real Claude Code the live tier provisions (or the build LOOPGATE_TEST_CLAUDE names), for traffic.ext.ts.
   LOOPGATE_TEST_CLAUDE_BIN:
     process.env.LOOPGATE_TEST_CLAUDE ?? join(repoRoot, '.cache', 'agents', 'node_modules', '.bin', 'claude'),
+  LOOPGATE_TEST_TIER: process.env.LOOPGATE_TEST_TIER ?? 'first',
 };
 
-for (const target of ['oldest', 'current'] as CodeServerTarget[]) {
+for (const target of runTargets()) {
   describe(`one extension host for the editor suites (${target} VS Code)`, () => {
     let session: EditorSession | undefined;
 
@@ -46,10 +47,9 @@ for (const target of ['oldest', 'current'] as CodeServerTarget[]) {
     trafficSuite(target, current);
     trafficListSuite(target, current);
     cassettesFaultsSuite(target, current);
-    // The suites that ran in one target only keep to it.
-    if (target === 'oldest') lspSuite(current);
-    if (target === 'oldest') extensionSuite(current);
-    // Last: it turns VS Code's AI features on for its run.
+    lspSuite(target, current);
+    extensionSuite(target, current);
+    // Last: it turns VS Code's AI features on for its run. The Language Model Chat Provider API is 1.104+.
     if (target === 'current') chatSuite(current);
   });
 }

@@ -3,12 +3,15 @@
 // and the extension-host test entries, runs every suite (test/e2e/**/*.test.ts)
 // and ends with `e2e: N passed, M failed`. Extra arguments go to vitest
 // (e.g. `npm run test:e2e -- smoke` runs only matching files); `--no-build`
-// skips `scripts/build.mjs` when dist/ is already current.
+// skips `scripts/build.mjs` when dist/ is already current. `--tier live` runs the live
+// tier's share (`npm run test:live`): the oldest VS Code target, the harness's own smoke
+// suite and real Claude Code in VS Code's terminal; without it, the first tier's: the
+// newest VS Code (scripts/provision-e2e.mjs TIER_TARGETS; LOOPGATE_E2E_TARGETS overrides).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { provision } from '../../scripts/provision-e2e.mjs';
+import { provision, tierTargets } from '../../scripts/provision-e2e.mjs';
 import { buildEntries } from './harness/build-entries.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -16,7 +19,24 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const reportFile = join(repoRoot, '.cache', 'e2e', `vitest-report-${process.pid}.json`);
 const args = process.argv.slice(2);
 const skipBuild = args.includes('--no-build');
-const vitestArgs = args.filter((a) => a !== '--no-build');
+const tierAt = args.indexOf('--tier');
+const tier = tierAt >= 0 ? args[tierAt + 1] : 'first';
+if (tier !== 'first' && tier !== 'live') {
+  console.error(`e2e: --tier takes first or live, not ${tier ?? 'nothing'}`);
+  process.exit(1);
+}
+const vitestArgs = args.filter((a, i) => a !== '--no-build' && i !== tierAt && i !== tierAt + 1);
+// The suites read both (test/e2e/harness/paths.ts runTargets, the Claude Code case of traffic.ext.ts).
+process.env.LOOPGATE_TEST_TIER = tier;
+let targets;
+try {
+  targets = tierTargets();
+} catch (err) {
+  console.error(`e2e: ${err.message}`);
+  process.exit(1);
+}
+process.env.LOOPGATE_E2E_TARGETS = targets.join(',');
+console.log(`e2e: the ${tier} tier, VS Code target${targets.length > 1 ? 's' : ''} ${targets.join(' and ')}`);
 const t0 = Date.now();
 const secs = () => ((Date.now() - t0) / 1000).toFixed(1);
 
@@ -27,7 +47,7 @@ function finish(passed, failed, skipped) {
 }
 
 try {
-  await provision();
+  await provision({ targets });
 } catch (err) {
   console.error(`e2e: provisioning failed: ${err.message}`);
   process.exit(err.code === 'E2E_MISSING_PACKAGES' ? 2 : 1);

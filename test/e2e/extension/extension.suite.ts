@@ -1,4 +1,4 @@
-// The Loopgate extension in real VS Code (the oldest target, 1.100), against a
+// The Loopgate extension in real VS Code (each target of the tier), against a
 // simulator this process starts: extension.ext.ts runs in the target's editor
 // session (editor.test.ts), then its logs and files are read from here.
 // extension.test.ts keeps the start with a key in settings.json, which needs a
@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import fixtureJson from '../../../simulator/default-fixture.json';
 import { pollUntil } from '../harness/index.js';
 import type { EditorSession } from '../harness/editor-session.js';
+import type { CodeServerTarget } from '../harness/paths.js';
 import { logsSince, markLogs, readLogs, secretsIn } from '../harness/logs.js';
 import { simulatorForSuite } from '../harness/suite-simulator.js';
 
@@ -21,8 +22,8 @@ const CHANNEL_LINES = [
   /\[warning\] The address ends in the endpoint path \/chat\/completions.*Derived \{site_url\} = http:\/\/127\.0\.0\.1:\d+, \{base_url\} = http:\/\/127\.0\.0\.1:\d+\/v1\./,
 ];
 
-export function extensionSuite(session: () => EditorSession): void {
-  describe('Loopgate extension in VS Code (oldest VS Code)', () => {
+export function extensionSuite(target: CodeServerTarget, session: () => EditorSession): void {
+  describe(`Loopgate extension in VS Code (${target} VS Code)`, () => {
     const sim = simulatorForSuite();
 
     it('passes the extension-host suite against the simulator', async () => {

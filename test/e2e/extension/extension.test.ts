@@ -1,4 +1,4 @@
-// The Loopgate extension in real VS Code (code-server 4.100.3), against a
+// The Loopgate extension in real VS Code (each target of the tier), against a
 // simulator this process starts: the UI as a user sees it who started VS Code
 // with a key in settings.json. The extension-host tests are extension.suite.ts.
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import {
   pollUntil,
   readTreeRows,
   repoRoot,
+  runTargets,
   screenshot,
   keepForReadme,
   startCodeServer,
@@ -44,10 +45,11 @@ afterAll(async () => {
 // A key pasted into settings.json is moved to SecretStorage when the extension starts: this needs a VS Code whose
 // settings.json holds the key before the extension activates, so it is not a suite of the editor session (where
 // the extension is already running; extension.suite.ts covers the move of a key set while it runs).
-describe('Loopgate extension in VS Code', () => {
+describe.each(runTargets())('Loopgate extension in VS Code (%s)', (target) => {
   it('shows the models in the Loopgate sidebar to a user whose key was in settings.json', async () => {
     const modelIds = fixtureJson.groups.default.models.map((m) => (typeof m === 'string' ? m : m.id));
     const server = await startCodeServer({
+      target,
       workspace,
       extensionDevelopmentPath: repoRoot,
       // A key pasted into settings.json: the extension must move it to SecretStorage.

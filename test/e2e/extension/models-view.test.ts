@@ -1,5 +1,5 @@
-// The Models view and the key-less start in real VS Code, on both targets
-// (code-server 4.100.3 = VS Code 1.100, and the current one): a second key
+// The Models view and the key-less start in real VS Code, on each target of the
+// tier (code-server 4.100.3 = VS Code 1.100, and the current one): a second key
 // added while the view is closed must show its own models when the view opens
 // (issue 26 §5: "claude (6 models)" listed key-1's models in 6 of 8 runs), and
 // a base URL without a key says so instead of "⊗ 401". A VS Code of its own,
@@ -23,7 +23,7 @@ import {
   screenshot,
   type TreeRow,
 } from '../harness/index.js';
-import type { CodeServerTarget } from '../harness/paths.js';
+import { runTargets } from '../harness/paths.js';
 import { freePort } from '../harness/free-port.js';
 import { filesUnder } from '../harness/logs.js';
 
@@ -61,7 +61,7 @@ afterAll(async () => {
 });
 
 describe('the Models view and the key-less start, in real VS Code', () => {
-  for (const target of ['current', 'oldest'] as CodeServerTarget[]) {
+  for (const target of runTargets()) {
     it(`${target}: no key yet says so; a key added with the view closed shows its own models`, async () => {
       const workspace = mkdtempSync(join(tmpdir(), 'loopgate-view-ws-'));
       const home = mkdtempSync(join(tmpdir(), 'loopgate-view-home-'));

@@ -30,4 +30,12 @@ export {
 } from './ext-host.js';
 export { RESULTS_ENV, type ExtTestResult, type ExtResultsFile } from './results.js';
 export { pollUntil, type PollOptions } from './poll.js';
-export { repoRoot, testResultsDir, logsDir, codeServerTarget, type CodeServerTarget } from './paths.js';
+export {
+  repoRoot,
+  testResultsDir,
+  logsDir,
+  codeServerTarget,
+  runTargets,
+  liveTier,
+  type CodeServerTarget,
+} from './paths.js';

@@ -13,6 +13,18 @@ export const codeServerMarker = join(e2eCache, 'code-server', '.provisioned');
  * code-server, on the Node 24 of the clients cache.
  */
 export type CodeServerTarget = 'oldest' | 'current';
+/**
+ * The targets this run covers, as test/e2e/run.mjs resolved them for its tier (scripts/provision-e2e.mjs
+ * tierTargets): every suite runs in each of them that has the API it needs.
+ */
+export function runTargets(): CodeServerTarget[] {
+  const named = process.env.LOOPGATE_E2E_TARGETS;
+  if (!named)
+    throw new Error("run the e2e suites through `npm run test:e2e` (test/e2e/run.mjs): it picks the tier's VS Code");
+  return named.split(',') as CodeServerTarget[];
+}
+/** True in `npm run test:live`'s share of the editor suites (`test/e2e/run.mjs --tier live`). */
+export const liveTier = (): boolean => process.env.LOOPGATE_TEST_TIER === 'live';
 export function codeServerTarget(target: CodeServerTarget): { entry: string; marker: string; node: string } {
   const dir = join(e2eCache, target === 'oldest' ? 'code-server' : 'code-server-current');
   return {

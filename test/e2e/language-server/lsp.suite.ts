@@ -1,4 +1,4 @@
-// The language server in real VS Code (the oldest target, 1.100): open a .env
+// The language server in real VS Code (each target of the tier): open a .env
 // with /v1/v1, wait for the diagnostic event, apply the quick fix, see it
 // clear. lsp.ext.ts runs in the target's editor session (editor.test.ts); its
 // files are written into the session's workspace before and removed after.
@@ -7,14 +7,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keepForReadme, screenshot } from '../harness/index.js';
 import type { EditorSession } from '../harness/editor-session.js';
+import type { CodeServerTarget } from '../harness/paths.js';
 import { readLogs, secretsIn } from '../harness/logs.js';
 
 // Shaped like a key for the scanner; not a real one. The canary for every log sink.
 const FAKE_KEY = 'sk-Zq81Lm0Pk2Nx7Rt4Vb6Wc3Yd';
 const FILES = ['.env', 'showcase', 'client.py'];
 
-export function lspSuite(session: () => EditorSession): void {
-  describe('Loopgate language server in VS Code (oldest VS Code)', () => {
+export function lspSuite(target: CodeServerTarget, session: () => EditorSession): void {
+  describe(`Loopgate language server in VS Code (${target} VS Code)`, () => {
     beforeAll(() => {
       const workspace = session().workspace;
       copyFileSync(join(__dirname, '..', '..', 'fixtures', 'config-lint', 'e2e.env'), join(workspace, '.env'));

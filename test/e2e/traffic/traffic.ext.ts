@@ -11,7 +11,7 @@ import type { LoopgateTestApi } from '../../../extension/extension.js';
 import fixtureJson from '../../../simulator/default-fixture.json';
 import { validateFixture } from '../../../simulator/fixture.js';
 import { defaultAndClaude, plainKeyOf as keyOf, proxyKeys, simOrigin, startLoopgate } from '../harness/ext/loopgate.js';
-import { assert, runTests, test, waitFor } from '../harness/ext/testkit.js';
+import { assert, runTests, skip, test, waitFor } from '../harness/ext/testkit.js';
 import { MAX_ROWS } from '../../../extension/traffic/traffic-list.js';
 import { shortId } from '../../../presentation/render.js';
 import { localApi } from '../../../client/local-api-client.js';
@@ -296,6 +296,8 @@ test('keys and the token planted in a request reach no webview, clipboard, untit
 
 /** Runs the real Claude Code (the pinned build the outer test names) through this window's proxy. */
 function runClaude(args: string[]): Promise<{ code: number | null; out: string }> {
+  // The first tier installs no agent CLI (1.9 GB): the live tier runs this case (`test/e2e/run.mjs --tier live`).
+  if (process.env.LOOPGATE_TEST_TIER !== 'live') skip('real Claude Code runs in the live tier (npm run test:live)');
   const bin = process.env.LOOPGATE_TEST_CLAUDE_BIN;
   assert.ok(bin && existsSync(bin), `no Claude Code binary at ${bin}`);
   const home = mkdtempSync(join(tmpdir(), 'loopgate-claude-home-'));
