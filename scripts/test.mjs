@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // `npm test`, the first tier (docs/development.md, "Tiers"), in phases, each started as soon as it can:
-//   1. provisioning (scripts/provision.mjs: the editor targets, the client and agent trees, vsce) beside the checks
-//      (`tsc --noEmit`, then the linters): the one is mostly the network and the disk, the other the CPU;
-//   2. every vitest suite of the first tier (vitest.config.ts);
-//   3. the real-VS-Code suites (test/e2e/run.mjs).
-// Phase 1's two lanes print their lines prefixed with the lane's name; vitest and e2e print as they always do,
-// their closing lines kept. A failed phase stops the run, and the exit code is non-zero (provisioning's own 2,
-// "install these Debian packages", passes through).
+//   1. provisioning (scripts/provision.mjs: the newest VS Code, the client trees, vsce), then the build, beside the
+//      checks (`tsc --noEmit`, then the linters): the one is mostly the network and the disk, the other the CPU;
+//   2. every vitest suite of the first tier (vitest.config.ts) beside the real-VS-Code suites (test/e2e/run.mjs):
+//      vitest keeps both cores busy, the editor suites mostly wait on a browser and an extension host (about a
+//      third of a core), so side by side they take little longer than vitest alone.
+// Phase 1's lanes and phase 2's print their lines prefixed with the lane's name, vitest's and e2e's closing lines
+// kept. A failed phase stops the run, and the exit code is non-zero (provisioning's own 2, "install these Debian
+// packages", passes through).
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -81,7 +82,10 @@ function finish(code) {
 const t0 = Date.now();
 let phase1 = 0;
 const [provisioned, checked] = await Promise.all([
-  run('provision', process.execPath, [join(root, 'scripts', 'provision.mjs')], 'provision'),
+  lane([
+    () => run('provision', process.execPath, [join(root, 'scripts', 'provision.mjs')], 'provision'),
+    () => run('build', process.execPath, [join(root, 'scripts', 'build.mjs')], 'build'),
+  ]),
   lane([
     () => run('tsc', process.execPath, [bin('typescript', 'bin/tsc'), '--noEmit'], 'tsc'),
     () => run('eslint', process.execPath, [bin('eslint', 'bin/eslint.js'), '.'], 'lint'),
@@ -90,14 +94,19 @@ const [provisioned, checked] = await Promise.all([
   ]),
 ]);
 phase1 = (Date.now() - t0) / 1000;
-process.stdout.write(`== phase 1 (provisioning beside tsc and lint): ${phase1.toFixed(1)} s\n`);
+process.stdout.write(`== phase 1 (provisioning and the build beside tsc and lint): ${phase1.toFixed(1)} s\n`);
 if (provisioned !== 0) finish(provisioned);
 if (checked !== 0) finish(checked);
+// Built once above: vitest's global setup and the e2e runner would each build again, into the same dist/.
+process.env.LOOPGATE_DIST_BUILT = '1';
 // The JSON report beside the usual output: `figures.mjs record-vitest` reads the test counts from the same run.
 const vitestReport = [
   '--reporter=default',
   '--reporter=json',
   `--outputFile.json=${join(root, '.cache', 'vitest-report.json')}`,
 ];
-if ((await run('vitest', process.execPath, [bin('vitest', 'vitest.mjs'), 'run', ...vitestReport])) !== 0) finish(1);
-finish((await run('e2e', process.execPath, [join(root, 'test', 'e2e', 'run.mjs')])) === 0 ? 0 : 1);
+const [tested, edited] = await Promise.all([
+  run('vitest', process.execPath, [bin('vitest', 'vitest.mjs'), 'run', ...vitestReport], 'vitest'),
+  run('e2e', process.execPath, [join(root, 'test', 'e2e', 'run.mjs'), '--no-build'], 'e2e'),
+]);
+finish(tested === 0 && edited === 0 ? 0 : 1);

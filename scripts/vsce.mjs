@@ -7,8 +7,9 @@
 // provisions, `--update-lock` re-resolves the lock after VSCE_VERSION changes.
 // Provisioning talks on stderr, so `vsce ls` output stays clean on stdout.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { npmTree } from './provision-lib.mjs';
 
@@ -36,6 +37,39 @@ const tree = npmTree({
 /** Makes sure the tree is there. Returns the manifest. */
 export const provision = (opts = {}) => tree.provision({ ...opts, extraManifest: { vsce: vsceBin } });
 
+/**
+ * A copy of what the checkout holds, for vsce to run in: the files git tracks or would track, and dist/ (the
+ * build). vsce lists every file under its folder before .vscodeignore filters them (a glob of `**` that skips
+ * only the top node_modules), and in a checkout whose .cache holds the test trees (3.5 GB) `vsce ls` took 68 s.
+ * Undefined outside a git checkout: vsce then runs in the checkout itself.
+ */
+function stage() {
+  const listed = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (listed.status !== 0) return undefined;
+  const dist = existsSync(join(repoRoot, 'dist'))
+    ? readdirSync(join(repoRoot, 'dist'), { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => join(e.parentPath, e.name).slice(repoRoot.length + 1))
+    : [];
+  const dir = mkdtempSync(join(tmpdir(), 'loopgate-vsce-'));
+  for (const file of [...listed.stdout.split('\0').filter(Boolean), ...dist]) {
+    // A tracked file deleted in the working tree is not there to copy.
+    if (!existsSync(join(repoRoot, file))) continue;
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    copyFileSync(join(repoRoot, file), join(dir, file));
+  }
+  return dir;
+}
+
+/** `--out X`/`-o X` relative to where the command was run, as vsce would read it there. */
+function absoluteOut(args) {
+  return args.map((a, i) => (i > 0 && ['--out', '-o'].includes(args[i - 1]) && !isAbsolute(a) ? resolve(a) : a));
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const args = process.argv.slice(2);
   try {
@@ -48,6 +82,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     process.stderr.write(`[vsce] FAILED: ${err.message}\n`);
     process.exit(1);
   }
-  const r = spawnSync(process.execPath, [vsceBin, ...args], { stdio: 'inherit' });
+  const staged = stage();
+  const r = spawnSync(process.execPath, [vsceBin, ...absoluteOut(args)], { stdio: 'inherit', cwd: staged ?? repoRoot });
+  if (staged) rmSync(staged, { recursive: true, force: true });
   process.exit(r.status ?? 1);
 }
