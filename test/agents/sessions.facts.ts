@@ -44,7 +44,8 @@ async function caseSessions(
       }));
       return found.every((f) => f.records.length === f.session.requests) ? found : undefined;
     },
-    10_000,
+    // The session book is built off the request thread: at a load of 12 on 2 cores it took over 10 s.
+    30_000,
     `${min} session(s) on ${proxy}`,
   );
 }
