@@ -32,11 +32,16 @@ export function replaySuite<N extends string>(
     });
 
     for (const [name, c] of Object.entries(cases))
-      it(c.title, async () => {
-        const before = stack.traffic.length;
-        await stack.play(name);
-        await c.facts(stack, before);
-      });
+      it(
+        c.title,
+        async () => {
+          const before = stack.traffic.length;
+          await stack.play(name);
+          await c.facts(stack, before);
+        },
+        // A case's facts wait on the proxy's analysis (sessions) with deadlines of their own, up to 30 s under load.
+        60_000,
+      );
 
     it('every request is in the traffic logs, and no token is in any log or console line', async () => {
       await expectCompleteCleanLogs(stack, []);
