@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`, the first tier (docs/development.md, "Tiers"), in phases, each started as soon as it can:
 //   1. provisioning (scripts/provision.mjs: the newest VS Code, the client trees, vsce), then the build, beside the
-//      checks (`tsc --noEmit`, then the linters): the one is mostly the network and the disk, the other the CPU;
+//      checks in two lanes (`tsc --noEmit` then knip; ESLint then Prettier): the one is mostly the network and the
+//      disk, the others the CPU;
 //   2. every vitest suite of the first tier (vitest.config.ts) beside the real-VS-Code suites (test/e2e/run.mjs):
 //      vitest keeps both cores busy, the editor suites mostly wait on a browser and an extension host (about a
 //      third of a core), so side by side they take little longer than vitest alone.
@@ -79,24 +80,42 @@ function finish(code) {
   process.exit(code);
 }
 
+const cacheDir = join(root, '.cache', 'checks');
+const tscCache = ['--incremental', '--tsBuildInfoFile', join(cacheDir, 'tsc.tsbuildinfo')];
+const knipCache = ['--cache', '--cache-location', join(cacheDir, 'knip')];
+const eslintCache = ['--cache', '--cache-strategy', 'content', '--cache-location', join(cacheDir, 'eslint') + '/'];
+const prettierCache = ['--cache', '--cache-strategy', 'content', '--cache-location', join(cacheDir, 'prettier')];
+
 const t0 = Date.now();
 let phase1 = 0;
-const [provisioned, checked] = await Promise.all([
+const [provisioned, typed, linted] = await Promise.all([
   lane([
     () => run('provision', process.execPath, [join(root, 'scripts', 'provision.mjs')], 'provision'),
     () => run('build', process.execPath, [join(root, 'scripts', 'build.mjs')], 'build'),
   ]),
+  // Each check keeps a cache in .cache/ (git-ignored), so a second run checks only what changed: a fresh clone,
+  // as CI runs it, has none. ESLint's cache does not follow types across files: a function turned async in one
+  // file leaves another's cached verdict on its unawaited call standing until that file changes (CI catches it).
   lane([
-    () => run('tsc', process.execPath, [bin('typescript', 'bin/tsc'), '--noEmit'], 'tsc'),
-    () => run('eslint', process.execPath, [bin('eslint', 'bin/eslint.js'), '.'], 'lint'),
-    () => run('prettier', process.execPath, [bin('prettier', 'bin/prettier.cjs'), '--check', '.'], 'lint'),
-    () => run('knip', process.execPath, [bin('knip', 'bin/knip.js'), '--no-progress'], 'lint'),
+    () => run('tsc', process.execPath, [bin('typescript', 'bin/tsc'), '--noEmit', ...tscCache], 'tsc'),
+    () => run('knip', process.execPath, [bin('knip', 'bin/knip.js'), '--no-progress', ...knipCache], 'lint'),
+  ]),
+  lane([
+    () => run('eslint', process.execPath, [bin('eslint', 'bin/eslint.js'), '.', ...eslintCache], 'lint'),
+    () =>
+      run(
+        'prettier',
+        process.execPath,
+        [bin('prettier', 'bin/prettier.cjs'), '--check', '.', ...prettierCache],
+        'lint',
+      ),
   ]),
 ]);
 phase1 = (Date.now() - t0) / 1000;
 process.stdout.write(`== phase 1 (provisioning and the build beside tsc and lint): ${phase1.toFixed(1)} s\n`);
 if (provisioned !== 0) finish(provisioned);
-if (checked !== 0) finish(checked);
+if (typed !== 0) finish(typed);
+if (linted !== 0) finish(linted);
 // Built once above: vitest's global setup and the e2e runner would each build again, into the same dist/.
 process.env.LOOPGATE_DIST_BUILT = '1';
 // The JSON report beside the usual output: `figures.mjs record-vitest` reads the test counts from the same run.
