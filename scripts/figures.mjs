@@ -13,6 +13,9 @@
 //   node scripts/figures.mjs record-phases               the phases of the last `npm test` (scripts/test.mjs writes
 //                                                        .cache/test-phases.json): npm-test-time, npm-test-phase1,
 //                                                        npm-test-vitest, npm-test-e2e
+//   node scripts/figures.mjs record-ci                   the steps of the last `bash .ci/run` (it writes
+//                                                        .cache/ci-run-steps.txt): ci-run-cold, npm-test-cold (npm ci
+//                                                        and npm test), test-live-cold
 //   node scripts/figures.mjs record-vsix                 the size of loopgate.vsix (after `npm run package`): vsix-size
 //   node scripts/figures.mjs time NAME -- CMD ARGS...    runs CMD and records its wall time as NAME
 //                                                        (npm-test-cold on a fresh clone, npm-test-warm, ci-run-cold)
@@ -122,6 +125,28 @@ function main() {
       );
       break;
     }
+    case 'record-ci': {
+      // .ci/run writes one line per step, `NAME MILLISECONDS`, as each passes: all four are there only after a green run.
+      const file = rest[0] ?? join(repoRoot, '.cache', 'ci-run-steps.txt');
+      if (!existsSync(file)) fail(`no ${file}: run \`bash .ci/run\` first`);
+      const steps = Object.fromEntries(
+        readFileSync(file, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => l.split(' '))
+          .map(([name, ms]) => [name, Number(ms) / 1000]),
+      );
+      const step = (name) => steps[name] ?? fail(`no ${name} step in ${file}: figures come from a green run`);
+      record(
+        {
+          'ci-run-cold': duration(step('lockfile') + step('npm-ci') + step('npm-test') + step('test-live')),
+          'npm-test-cold': duration(step('npm-ci') + step('npm-test')),
+          'test-live-cold': duration(step('test-live')),
+        },
+        `bash .ci/run on a fresh clone (its steps, from ${relative(repoRoot, file)})`,
+      );
+      break;
+    }
     case 'record-vsix': {
       const file = join(repoRoot, 'loopgate.vsix');
       if (!existsSync(file)) fail('no loopgate.vsix: run `npm run package` first');
@@ -168,7 +193,7 @@ function main() {
     }
     default:
       fail(
-        'usage: figures.mjs record-vitest|record-list|record-bridge|record-vsix|time|write|check (see the top of the file)',
+        'usage: figures.mjs record-vitest|record-list|record-bridge|record-phases|record-ci|record-vsix|time|write|check (see the top of the file)',
       );
   }
 }
