@@ -26,7 +26,6 @@ const LONG_FUNCTIONS: Record<string, string> = {
   'proxy/pipeline/handle.ts handleRequest':
     'the request sequencer (holds the writable RequestFacts): left for a later pass',
   'cli/start-serve.ts startReplay': 'serve --replay and --on-miss wiring: left for a later pass',
-  'cli/run.ts run': 'another helper is editing cli/run.ts this round: left for a later pass',
   'cli/serve.ts run': 'another helper is editing cli/serve.ts this round: left for a later pass',
 };
 
