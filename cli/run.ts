@@ -15,7 +15,7 @@ import { EXIT, UsageError, type Command, type Io } from './command.js';
 import { checkProxy, type ProxyCheck } from './health-probe.js';
 import { watchModelNotFound } from './run-hint.js';
 import { tellRun } from './run-registration.js';
-import { runningProxyUrl } from './serve.js';
+import { runningProxyUrl } from './int-options.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
 import { cliInvocation } from './invocation.js';
 import { commandLine } from '../rules/project/command-line.js';
