@@ -32,7 +32,7 @@ import type { ProxyContext } from './pipeline/context.js';
 import type { upgradeHandling } from './pipeline/upgrade.js';
 import { KeyRing } from './pipeline/keyring.js';
 import type { ListAnswer } from './pipeline/models-cache.js';
-import { recordList } from './pipeline/build-record.js';
+import { recordList } from './pipeline/cassette-writes.js';
 import { buildContext, createUpstream, type ParsedUpstream } from './build-context.js';
 import { createHttpServer, listen } from './http-server.js';
 
