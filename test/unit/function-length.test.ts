@@ -30,7 +30,6 @@ const LONG_FILES: Record<string, string> = {
   'proxy/pipeline/client-reply.ts': "the one writer to the client (issue 41's other item): left for a later pass",
   'proxy/pipeline/relay.ts':
     'relay, its error and model-list answers and the stream copy (pipe): left for a later pass',
-  'proxy/pipeline/ws-relay.ts': 'the WebSocket relay, both directions: left for a later pass',
 };
 
 function sources(): string[] {
