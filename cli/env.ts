@@ -3,7 +3,7 @@ import { EXIT, type Command } from './command.js';
 import { loadOrCreateToken } from '../storage/config/token-file.js';
 import { CLIENT_VARS, clientEnv, exportLines, TOOL_CONFLICTS, type Shell } from '../rules/project/client-env.js';
 import { toolOf } from '../rules/project/tool-launch.js';
-import { runningProxyUrl } from './serve.js';
+import { runningProxyUrl } from './int-options.js';
 
 export const envCommand: Command = {
   name: 'env',

@@ -8,7 +8,7 @@ import { readTrafficLog, skippedText } from '../storage/log/reader.js';
 import { secretsOfEnv } from '../rules/project/child-secrets.js';
 import { otlpConfig } from '../rules/otlp/otlp-config.js';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
-import { intOption } from './serve.js';
+import { intOption } from './int-options.js';
 import { DEFAULT_PORT } from '../core/options.js';
 
 const usage = `Usage: loopgate export (--har OUT | --jsonl OUT | --otlp [URL]) [--port N | --log FILE] [--since DURATION|ISO] [--team]

@@ -17,7 +17,7 @@ import { LineTap, McpCallPairer } from '../client/mcp-tap.js';
 import { proxyOrigin } from '../rules/addresses/urls.js';
 import { RUN_CREDENTIAL_PREFIX } from '../rules/access/run-credential.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
-import { portOption } from './serve.js';
+import { portOption } from './int-options.js';
 import type { McpCallReport } from '../core/local-api.js';
 
 const usage = `Usage: loopgate mcp-wrap [--name NAME] [--proxy URL | --port N] -- COMMAND [ARGS...]

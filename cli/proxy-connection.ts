@@ -10,7 +10,7 @@ import { proxyOrigin } from '../rules/addresses/urls.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
 import { EXIT, UsageError, type Io } from './command.js';
 import { checkProxy } from './health-probe.js';
-import { portOption } from './serve.js';
+import { portOption } from './int-options.js';
 import { localApi, type LocalApiClient } from '../client/local-api-client.js';
 import { LOCAL_PATHS } from '../core/local-api.js';
 

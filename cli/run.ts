@@ -9,13 +9,13 @@ import { loadOrCreateToken } from '../storage/config/token-file.js';
 import { randomBytes } from 'node:crypto';
 import { runCredential, runToolName } from '../rules/access/run-credential.js';
 import { argsWithSecrets, copiesLeftOut, secretsOfEnv } from '../rules/project/child-secrets.js';
-import { toolArgs, toolEnv, toolOf, withMcpServer } from '../rules/project/tool-launch.js';
+import { toolArgs, toolEnv, toolOf, withMcpServer, type KnownTool } from '../rules/project/tool-launch.js';
 import { realpathSync } from 'node:fs';
 import { EXIT, UsageError, type Command, type Io } from './command.js';
-import { checkProxy } from './health-probe.js';
+import { checkProxy, type ProxyCheck } from './health-probe.js';
 import { watchModelNotFound } from './run-hint.js';
 import { tellRun } from './run-registration.js';
-import { runningProxyUrl } from './serve.js';
+import { runningProxyUrl } from './int-options.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../core/options.js';
 import { cliInvocation } from './invocation.js';
 import { commandLine } from '../rules/project/command-line.js';
@@ -80,38 +80,10 @@ or a key in the arguments;
 3 no Loopgate proxy with this token answers on the port; 126 the command could
 not be executed; 127 command not found.`,
   async run(argv, io) {
-    const sep = argv.indexOf('--');
-    const own = sep === -1 ? argv : argv.slice(0, sep);
-    const [command, ...userArgs] = sep === -1 ? [] : argv.slice(sep + 1);
     const cli = cliInvocation(io.env).command;
-    // The suggestion repeats the user's words, quoted for the shell, unless one of them holds a key.
-    const suggest = (words: string[]) =>
-      words.length && argsWithSecrets(words, secretsOfEnv(io.env, loadOrCreateToken(io.env))).length === 0
-        ? shellWords(words)
-        : 'claude';
-    if (sep === -1) {
-      // `loopgate run node -v`: the tool's own options are not ours, so the fix is the separator, not "unknown option -v".
-      const split = splitOwnOptions(argv);
-      const own = split.own.length ? `${shellWords(split.own)} ` : '';
-      io.err(`loopgate run: put the command after --, e.g. ${commandLine(cli, `run ${own}-- ${suggest(split.tool)}`)}`);
-      return EXIT.usage;
-    }
-    const { values, positionals } = parseArgs({
-      args: own,
-      options: RUN_OPTIONS,
-      strict: true,
-      allowPositionals: true,
-    });
-    if (positionals.length > 0) {
-      io.err(
-        `loopgate run: put the command after --, e.g. ${commandLine(cli, `run -- ${suggest([...positionals, ...argv.slice(sep + 1)])}`)}`,
-      );
-      return EXIT.usage;
-    }
-    if (!command) {
-      io.err(`loopgate run: no command after --, e.g. ${commandLine(cli, 'run -- claude -p "hello"')}`);
-      return EXIT.usage;
-    }
+    const invocation = parseRunArgs(argv, io, cli);
+    if (typeof invocation === 'number') return invocation;
+    const { command, userArgs, values } = invocation;
     const proxyUrl = runningProxyUrl(values);
     const budget = runBudget(values);
 
@@ -128,51 +100,20 @@ not be executed; 127 command not found.`,
     }
 
     const check = await checkProxy(proxyUrl, token);
-    if (check.kind === 'unreachable') {
-      io.err(
-        `loopgate run: no Loopgate proxy answers on ${proxyUrl} (${check.reason}). Start it first with \`${commandLine(cli, 'serve')}\` (or \`npm start\` in the checkout), or pass --port/--host where it listens.`,
-      );
+    const refusal = proxyRefusal(check, proxyUrl, cli, Boolean(values['no-token']));
+    if (refusal !== undefined) {
+      io.err(refusal);
       return EXIT.config;
     }
-    if (check.kind === 'unproven') {
-      io.err(
-        `loopgate run: something answers on ${proxyUrl}${check.status ? ` (HTTP ${check.status} on ${LOCAL_PATHS.health})` : ''} but it is not a Loopgate proxy that knows this local token. ` +
-          `Was the proxy started with another LOOPGATE_HOME or LOOPGATE_TOKEN? Or pass --port where \`${commandLine(cli, 'serve')}\` listens.`,
-      );
-      return EXIT.config;
-    }
-    if (!check.requireToken && !values['no-token']) {
-      io.err(
-        `loopgate run: what answers on ${proxyUrl} says it is a Loopgate proxy started with --no-token, which cannot prove it. ` +
-          'If you started it so, add --no-token to run; otherwise something else holds the port.',
-      );
-      return EXIT.config;
-    }
-    const copies = copiesLeftOut(io.env, secrets);
-    if (copies.names.length + copies.unnamed > 0) {
-      const what = [
-        ...copies.names,
-        ...(copies.unnamed ? [`${copies.unnamed} variable(s) whose name holds a key`] : []),
-      ].join(', ');
-      io.err(`loopgate run: left out of the tool's environment because they hold a real key: ${what}.`);
-    }
+    sayCopiesLeftOut(io, secrets);
     const tool = toolOf(command);
-    let args = toolArgs(tool, userArgs, proxyUrl);
-    if (values.mcp) {
-      // The server is this very CLI, started by the tool with its own environment (the run credential in it).
-      const server = { command: process.execPath, args: [realpathSync(cliScript()), 'mcp', '--proxy', proxyUrl] };
-      const withMcp = withMcpServer(tool, args, server);
-      if (!withMcp) {
-        io.err(
-          `loopgate run: --mcp adds the server on the command line of claude and codex only; for ${runToolName(command)}, add \`${commandLine(cli, `mcp --proxy ${proxyUrl}`)}\` to its MCP configuration (docs/mcp.md).`,
-        );
-        return EXIT.usage;
-      }
-      args = withMcp;
-    }
+    const args = values.mcp
+      ? argsWithMcp(command, tool, userArgs, proxyUrl, io, cli)
+      : toolArgs(tool, userArgs, proxyUrl);
+    if (args === undefined) return EXIT.usage;
     // A credential of this run's own (derived from the token): the proxy ties the tool's requests to this run as a
     // session even when the tool names none, and the tool never holds the local token itself.
-    const credential = runCredential(check.requireToken ? token : NO_TOKEN_PLACEHOLDER, {
+    const credential = runCredential(check.kind === 'loopgate' && check.requireToken ? token : NO_TOKEN_PLACEHOLDER, {
       tool: runToolName(command),
       started: Date.now(),
       nonce: randomBytes(6).readUIntBE(0, 6).toString(36),
@@ -193,6 +134,103 @@ not be executed; 127 command not found.`,
     return code;
   },
 };
+
+/** Run's own options, as parseArgs reads them with RUN_OPTIONS. */
+interface RunValues {
+  port?: string;
+  host?: string;
+  'no-token'?: boolean;
+  mcp?: boolean;
+  budget?: string;
+  'budget-tokens'?: string;
+  'budget-hard'?: boolean;
+}
+
+/** The tool, its arguments and run's own options; or the usage exit code, the fix already said. */
+function parseRunArgs(
+  argv: string[],
+  io: Io,
+  cli: string,
+): { command: string; userArgs: string[]; values: RunValues } | number {
+  const sep = argv.indexOf('--');
+  // The suggestion repeats the user's words, quoted for the shell, unless one of them holds a key.
+  const suggest = (words: string[]) =>
+    words.length && argsWithSecrets(words, secretsOfEnv(io.env, loadOrCreateToken(io.env))).length === 0
+      ? shellWords(words)
+      : 'claude';
+  if (sep === -1) {
+    // `loopgate run node -v`: the tool's own options are not ours, so the fix is the separator, not "unknown option -v".
+    const split = splitOwnOptions(argv);
+    const own = split.own.length ? `${shellWords(split.own)} ` : '';
+    io.err(`loopgate run: put the command after --, e.g. ${commandLine(cli, `run ${own}-- ${suggest(split.tool)}`)}`);
+    return EXIT.usage;
+  }
+  const [command, ...userArgs] = argv.slice(sep + 1);
+  const { values, positionals } = parseArgs({
+    args: argv.slice(0, sep),
+    options: RUN_OPTIONS,
+    strict: true,
+    allowPositionals: true,
+  });
+  if (positionals.length > 0) {
+    io.err(
+      `loopgate run: put the command after --, e.g. ${commandLine(cli, `run -- ${suggest([...positionals, ...argv.slice(sep + 1)])}`)}`,
+    );
+    return EXIT.usage;
+  }
+  if (!command) {
+    io.err(`loopgate run: no command after --, e.g. ${commandLine(cli, 'run -- claude -p "hello"')}`);
+    return EXIT.usage;
+  }
+  return { command, userArgs, values };
+}
+
+/** Why run will not start the tool against what answers on the port; undefined for our proxy. */
+function proxyRefusal(check: ProxyCheck, proxyUrl: string, cli: string, noToken: boolean): string | undefined {
+  if (check.kind === 'unreachable')
+    return `loopgate run: no Loopgate proxy answers on ${proxyUrl} (${check.reason}). Start it first with \`${commandLine(cli, 'serve')}\` (or \`npm start\` in the checkout), or pass --port/--host where it listens.`;
+  if (check.kind === 'unproven')
+    return (
+      `loopgate run: something answers on ${proxyUrl}${check.status ? ` (HTTP ${check.status} on ${LOCAL_PATHS.health})` : ''} but it is not a Loopgate proxy that knows this local token. ` +
+      `Was the proxy started with another LOOPGATE_HOME or LOOPGATE_TOKEN? Or pass --port where \`${commandLine(cli, 'serve')}\` listens.`
+    );
+  if (!check.requireToken && !noToken)
+    return (
+      `loopgate run: what answers on ${proxyUrl} says it is a Loopgate proxy started with --no-token, which cannot prove it. ` +
+      'If you started it so, add --no-token to run; otherwise something else holds the port.'
+    );
+  return undefined;
+}
+
+/** Names the variables kept from the tool because they hold a key (the user may wonder where they went). */
+function sayCopiesLeftOut(io: Io, secrets: string[]): void {
+  const copies = copiesLeftOut(io.env, secrets);
+  if (copies.names.length + copies.unnamed === 0) return;
+  const what = [
+    ...copies.names,
+    ...(copies.unnamed ? [`${copies.unnamed} variable(s) whose name holds a key`] : []),
+  ].join(', ');
+  io.err(`loopgate run: left out of the tool's environment because they hold a real key: ${what}.`);
+}
+
+/** --mcp: the tool's arguments with Loopgate's MCP server added; undefined (the fix said) for a tool we cannot add it to. */
+function argsWithMcp(
+  command: string,
+  tool: KnownTool | undefined,
+  userArgs: string[],
+  proxyUrl: string,
+  io: Io,
+  cli: string,
+): string[] | undefined {
+  // The server is this very CLI, started by the tool with its own environment (the run credential in it).
+  const server = { command: process.execPath, args: [realpathSync(cliScript()), 'mcp', '--proxy', proxyUrl] };
+  const withMcp = withMcpServer(tool, toolArgs(tool, userArgs, proxyUrl), server);
+  if (!withMcp)
+    io.err(
+      `loopgate run: --mcp adds the server on the command line of claude and codex only; for ${runToolName(command)}, add \`${commandLine(cli, `mcp --proxy ${proxyUrl}`)}\` to its MCP configuration (docs/mcp.md).`,
+    );
+  return withMcp;
+}
 
 const RUN_OPTIONS = {
   port: { type: 'string' },

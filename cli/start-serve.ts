@@ -2,7 +2,7 @@
 // Shared by `loopgate serve` (serve.ts) and `loopgate serve --ipc` (ipc-host.ts),
 // so neither imports the other's module.
 import { startProxy, type RunningProxy } from '../proxy/server.js';
-import type { ProxyOptions } from '../core/options.js';
+import type { NamedKey, ProxyOptions } from '../core/options.js';
 import { startSimulator, defaultFixture, DEMO_KEYS, fixturePrices, type Simulator } from '../simulator/index.js';
 import { demoCovers } from '../rules/keys/demo-family.js';
 import { modelEntries } from '../simulator/fixture.js';
@@ -46,41 +46,17 @@ async function startReplay(
   opts: Omit<ProxyOptions, 'upstream'> & { upstream?: string },
   replay: ReplaySettings,
 ): Promise<StartedServe> {
-  // --on-miss record starts from an empty or missing folder too: it records what is missing, replays the rest.
-  const recordOnce = replay.onMiss === 'record';
-  const loaded = loadCassette(replay.dir, { missingIsEmpty: recordOnce });
-  if (loaded.problems.length)
-    throw new ProxyConfigError(
-      `--replay ${replay.dir}: ${loaded.problems.map((p) => `${p.file}: ${p.problem}`).join('; ')}`,
-    );
-  if (!loaded.exchanges.length && !recordOnce)
-    throw new ProxyConfigError(
-      `--replay ${replay.dir}: the cassette has no exchanges. Record into it with \`loopgate serve --record DIR\`, or add \`--on-miss record\` to record what is missing and replay the rest.`,
-    );
+  const exchanges = loadReplayCassette(replay);
   // Recordings were keyed after redaction: a request is redacted the same way before it is looked up.
   const redactor = createRedactor({ secrets: opts.token ? [opts.token] : [] });
-  // --on-miss record|simulate: misses go to a real upstream (its keys) or the simulator (its demo keys).
-  let simulator: Simulator | undefined;
-  let keys = [{ name: 'cassette', key: REPLAY_KEY, named: true }];
-  let missesTo: string | undefined;
-  if (replay.onMiss === 'simulate' || (replay.onMiss === 'record' && !opts.upstream)) {
-    simulator = await startSimulator({ port: 0, demo: true });
-    keys = DEMO_KEYS.map((k) => ({ ...k }));
-    missesTo = simulator.url;
-  } else if (replay.onMiss === 'record') {
-    const parsed = parseUpstream(opts.upstream!, { allowHttp: opts.allowHttp });
-    if (!parsed.ok) throw new ProxyConfigError(`Upstream URL: ${parsed.problems.map((p) => p.message).join(' ')}`);
-    keys = opts.keys ?? [];
-    missesTo = parsed.siteUrl;
-  }
+  const { simulator, keys, missesTo } = await missTarget(opts, replay);
   const prefix = missesTo ? new URL(missesTo).pathname.replace(/\/+$/, '') : '';
-  const match = { ignore: replay.ignore };
   let player: CassettePlayer | undefined;
   try {
     player = await startPlayer({
-      exchanges: loaded.exchanges.map((e) => e.exchange),
+      exchanges: exchanges.map((e) => e.exchange),
       speed: replay.speed,
-      match,
+      match: { ignore: replay.ignore },
       redact: (s) => redactor.string(s),
       // Several lines (the request, each differing path, what to do), each made safe for a terminal.
       onMiss: (m) => opts.onHint?.(missMessage(m).split('\n').map(printable).join('\n')),
@@ -97,29 +73,19 @@ async function startReplay(
       keys,
       simulator: Boolean(simulator),
       // --on-miss record: the misses passed on are added to DIR, and answered from there from then on.
-      ...(replay.onMiss === 'record'
-        ? {
-            recordDir: replay.dir,
-            recordWith: {
-              ignore: replay.ignore,
-              keep: (x) => playing.takePassed(x.key),
-              written: (x) => playing.add(x),
-            },
-          }
-        : {}),
+      ...(replay.onMiss === 'record' ? recordMisses(replay, playing) : {}),
     });
-    const info = {
-      player,
-      dir: replay.dir,
-      exchanges: loaded.exchanges.length,
-      speed: replay.speed,
-      onMiss: replay.onMiss,
-      missesTo: simulator ? 'the embedded simulator' : missesTo,
-    };
     return {
       proxy,
       simulator,
-      replay: info,
+      replay: {
+        player,
+        dir: replay.dir,
+        exchanges: exchanges.length,
+        speed: replay.speed,
+        onMiss: replay.onMiss,
+        missesTo: simulator ? 'the embedded simulator' : missesTo,
+      },
       async close() {
         await proxy.close();
         await playing.close();
@@ -131,6 +97,54 @@ async function startReplay(
     await simulator?.close();
     throw err;
   }
+}
+
+/** The cassette in --replay DIR, or a ProxyConfigError saying what is wrong with it. */
+function loadReplayCassette(replay: ReplaySettings): ReturnType<typeof loadCassette>['exchanges'] {
+  // --on-miss record starts from an empty or missing folder too: it records what is missing, replays the rest.
+  const recordOnce = replay.onMiss === 'record';
+  const loaded = loadCassette(replay.dir, { missingIsEmpty: recordOnce });
+  if (loaded.problems.length)
+    throw new ProxyConfigError(
+      `--replay ${replay.dir}: ${loaded.problems.map((p) => `${p.file}: ${p.problem}`).join('; ')}`,
+    );
+  if (!loaded.exchanges.length && !recordOnce)
+    throw new ProxyConfigError(
+      `--replay ${replay.dir}: the cassette has no exchanges. Record into it with \`loopgate serve --record DIR\`, or add \`--on-miss record\` to record what is missing and replay the rest.`,
+    );
+  return loaded.exchanges;
+}
+
+/**
+ * --on-miss record|simulate: misses go to a real upstream (its keys) or the simulator (its demo keys, started here);
+ * with --on-miss fail they go nowhere, and the proxy holds only the placeholder key.
+ */
+async function missTarget(
+  opts: Pick<ProxyOptions, 'keys' | 'allowHttp'> & { upstream?: string },
+  replay: ReplaySettings,
+): Promise<{ simulator: Simulator | undefined; keys: NamedKey[]; missesTo: string | undefined }> {
+  if (replay.onMiss === 'simulate' || (replay.onMiss === 'record' && !opts.upstream)) {
+    const simulator = await startSimulator({ port: 0, demo: true });
+    return { simulator, keys: DEMO_KEYS.map((k) => ({ ...k })), missesTo: simulator.url };
+  }
+  if (replay.onMiss === 'record') {
+    const parsed = parseUpstream(opts.upstream!, { allowHttp: opts.allowHttp });
+    if (!parsed.ok) throw new ProxyConfigError(`Upstream URL: ${parsed.problems.map((p) => p.message).join(' ')}`);
+    return { simulator: undefined, keys: opts.keys ?? [], missesTo: parsed.siteUrl };
+  }
+  return { simulator: undefined, keys: [{ name: 'cassette', key: REPLAY_KEY, named: true }], missesTo: undefined };
+}
+
+/** --on-miss record: the proxy records what the player passed on into DIR, and the player answers it from then on. */
+function recordMisses(replay: ReplaySettings, playing: CassettePlayer): Pick<ProxyOptions, 'recordDir' | 'recordWith'> {
+  return {
+    recordDir: replay.dir,
+    recordWith: {
+      ignore: replay.ignore,
+      keep: (x) => playing.takePassed(x.key),
+      written: (x) => playing.add(x),
+    },
+  };
 }
 
 export interface StartedServe {

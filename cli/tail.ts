@@ -6,7 +6,7 @@ import { LocalApiError } from '../client/local-api-client.js';
 import type { TrafficSummary } from '../core/local-api.js';
 import { matches, tailLine, validStatusFilter, type TailFilter } from '../presentation/render.js';
 import { useColor } from './color.js';
-import { intOption } from './serve.js';
+import { intOption } from './int-options.js';
 import { outputGone } from './signals.js';
 import { sessionNamed } from './session-id.js';
 

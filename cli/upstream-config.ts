@@ -15,7 +15,7 @@ import { parseKeyList } from '../rules/keys/key-list.js';
 import { startSimulator, DEMO_KEY, type Simulator } from '../simulator/index.js';
 import { cliInvocation } from './invocation.js';
 import { commandLine } from '../rules/project/command-line.js';
-import { runningProxyUrl } from './serve.js';
+import { runningProxyUrl } from './int-options.js';
 import type { NamedKey } from '../core/options.js';
 
 /** The options shared by the commands that call the upstream directly (doctor, models). */

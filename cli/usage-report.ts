@@ -9,7 +9,7 @@ import { readTrafficLog, skippedText } from '../storage/log/reader.js';
 import { USAGE_GROUPINGS, usageTotals, type UsageGrouping } from '../storage/log/usage-totals.js';
 import { usageJson, usageTable } from '../presentation/session-text.js';
 import { EXIT, tableWidth, UsageError, type Command } from './command.js';
-import { intOption } from './serve.js';
+import { intOption } from './int-options.js';
 
 const DEFAULT_SINCE = '7d';
 

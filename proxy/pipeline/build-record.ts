@@ -22,10 +22,9 @@ import { streamErrorCode } from '../../rules/wire/stream-error.js';
 import { exportSpan } from './export-span.js';
 import { FinishedExchange, type BuiltRecord } from './finished-exchange.js';
 import type { RingEntry } from '../traffic/ring-entry.js';
-import { printable } from '../../rules/terminal/printable.js';
 import { requestFailed } from '../../core/outcome.js';
 import { isOwnTraffic } from '../../rules/access/own-traffic.js';
-import { requestLine, type RequestLineParts } from '../../core/request-line.js';
+import { requestLine } from '../../core/request-line.js';
 import { REPLAY_HEADER } from '../../rules/replay/replay-request.js';
 
 /** Set by `loopgate replay` and the Traffic view on a request they resend; only a request id is taken. */
@@ -43,7 +42,8 @@ import type { TrafficRing } from '../traffic/ring.js';
 import { scrubFacts, spanRecord } from '../../rules/otlp/genai-span.js';
 import { scanTopLevel, type BodySpans } from '../../rules/json/json-top-level.js';
 import { SESSION_BODY_KEYS } from '../../rules/sessions/session-body.js';
-import type { ListAnswer } from './models-cache.js';
+import { consoleParts } from './console-line.js';
+import { recordExchange } from './cassette-writes.js';
 
 /** What building and sending the record reads; `finish` also counts the request in `stats`. */
 export type RecordContext = Pick<
@@ -252,50 +252,6 @@ function round(ms: number): number {
   return Math.round(ms * 100) / 100;
 }
 
-/** One line stays readable: client-chosen values (paths, model names) are cut. */
-function short(text: string): string {
-  return text.length <= 200 ? text : `${text.slice(0, 200)}…`;
-}
-
-/**
- * `POST /v1/chat/completions 200 gpt-4o-mini 12ms` plus rewrite notes, the code and the hint, built from
- * the redacted record. In parts, as the editor receives them, so it never cuts the line apart;
- * core/request-line.ts joins them.
- */
-function consoleParts(rec: TrafficRecord, hint: string | undefined, showKey: boolean): RequestLineParts {
-  if (rec.mcp) return mcpConsoleParts(rec, rec.mcp);
-  const parts = [rec.method, short(rec.canonicalPath), String(rec.status || '-')];
-  if (rec.model) parts.push(rec.alias ? `${short(rec.alias.from)}->${short(rec.model)}` : short(rec.model));
-  if (rec.servedModel) parts.push(`(demo: served ${short(rec.servedModel)})`);
-  if (rec.stream) parts.push('stream');
-  parts.push(`${Math.round(rec.totalMs)}ms`);
-  if (rec.rewrites.length) parts.push(`rewrote ${short(rec.path)}`);
-  if (showKey && rec.key) parts.push(`key ${rec.key}`);
-  if (rec.bridge) parts.push(`bridge ${rec.bridge}`);
-  if (rec.clientAborted) parts.push('client-aborted');
-  // A 200 stream that broke or ended in an error event carries an errorCode too.
-  const code = rec.diagnosis ?? rec.errorCode;
-  return {
-    line: printable(parts.join(' ')),
-    diagnosis: code && printable(code),
-    hint: code && hint ? printable(hint) : undefined,
-  };
-}
-
-/** `MCP notes tools/call lookup 200 12ms`: the server, the call, and how it ended. */
-function mcpConsoleParts(rec: TrafficRecord, mcp: McpCall): RequestLineParts {
-  const parts = ['MCP', mcp.server, mcp.rpcMethod];
-  if (mcp.target) parts.push(short(mcp.target));
-  parts.push(String(rec.status || '-'), `${Math.round(rec.totalMs)}ms`);
-  if (mcp.transport === 'stdio') parts.push('stdio');
-  const code = rec.diagnosis ?? rec.errorCode;
-  return {
-    line: printable(parts.join(' ')),
-    diagnosis: code && printable(code),
-    hint: code && mcp.error ? printable(short(mcp.error.message)) : undefined,
-  };
-}
-
 export function finish(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext): void {
   // A web page's request: counted, never recorded (no log line, ring row, span or console line a page could flood).
   if (reply.local?.code === BROWSER_REQUEST_CODE) {
@@ -412,48 +368,4 @@ function fallbackRecord(ex: RequestSoFar, reply: ClientReply, ctx: RecordContext
     clientAborted: ex.clientAborted,
     sinkErrors: ['record'],
   };
-}
-
-/**
- * Adds the exchange to the cassette. A write that fails (the folder gone or turned into a file, a full disk, no
- * permission) is said once and counted as left out: it runs in the response's close handler, where a throw would
- * end the proxy.
- */
-function recordExchange(
-  ctx: Pick<ProxyContext, 'recorder' | 'hintOnce'>,
-  rec: TrafficRecord,
-  entry: Parameters<NonNullable<ProxyContext['recorder']>['add']>[1],
-): void {
-  recording(ctx, rec.id, () => ctx.recorder!.add(rec, entry));
-}
-
-/**
- * The proxy's own /models answer into the cassette, redacted as the ring redacts traffic (a list is not traffic,
- * so it never went through the ring). Runs in the list fetch's callback: a failure is said, never thrown.
- */
-export function recordList(
-  ctx: Pick<ProxyContext, 'recorder' | 'hintOnce' | 'redactor'>,
-  path: string,
-  answer: ListAnswer,
-): void {
-  recording(ctx, `GET ${path}`, () =>
-    ctx.recorder!.addList(path, {
-      status: answer.status,
-      headers: ctx.redactor.headers(answer.headers),
-      text: ctx.redactor.string(answer.text),
-    }),
-  );
-}
-
-function recording(ctx: Pick<ProxyContext, 'recorder' | 'hintOnce'>, id: string, write: () => unknown): void {
-  try {
-    write();
-  } catch (err) {
-    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    ctx.recorder!.skipped.push({ id, reason: `the cassette file could not be written (${why})` });
-    ctx.hintOnce(
-      `record-failed:${why}`,
-      `--record: cannot write into ${ctx.recorder!.dir} (${why}); requests still go through, unrecorded. Check the folder.`,
-    );
-  }
 }

@@ -51,34 +51,7 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
   ctx.stats.requests++;
   ctx.stats.inFlight++;
   // The response's close handler: a throw here would end the proxy (sink-guard.ts).
-  reply.onEnd((neverSent) =>
-    runSink(ctx, 'close', [], () => {
-      ctx.stats.inFlight--;
-      if (neverSent) {
-        // Pipelined behind an answer that closed the connection: its turn never came.
-        reply.lost(
-          0,
-          'pipelined-after-close',
-          'The connection closed before this pipelined request had its turn; send it again.',
-        );
-        abort.abort(new ProxyError(499, 'client-aborted', 'The connection closed.'));
-      } else if (reply.unfinished) {
-        // The proxy stopping (Ctrl+C, the editor closing) cut it: not the client leaving.
-        if (ctx.stopping && !reply.closedByProxy)
-          reply.brokeOff(
-            'proxy-stopped',
-            'Loopgate stopped while this request was under way (Ctrl+C, or the editor closed).',
-          );
-        // A stream cut because its upstream broke is not the client leaving.
-        else if (!reply.closedByProxy) facts.clientAborted = true;
-        abort.abort(new ProxyError(499, 'client-aborted', 'The client went away.'));
-      }
-      noteModelNotFound(facts, reply, ctx);
-      // A mid-stream fault whose point never came (a short stream, a refusal, a client gone first) did not happen.
-      giveBackStreamFault(facts, ctx);
-      finish(facts, reply, ctx);
-    }),
-  );
+  reply.onEnd((neverSent) => runSink(ctx, 'close', [], () => settle(ctx, facts, reply, abort, neverSent)));
   try {
     const admission = admit(req, ctx, 'http');
     if (admission.paths) facts.paths = admission.paths;
@@ -109,16 +82,7 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
       throw withAliasAdvice(err, facts.body.model, facts.alias, ctx);
     }
     // Budgets cost one check when no cap is set (budget-check.ts).
-    if (ctx.budgets.active) {
-      if (ctx.budgets.needsSession) facts.session ??= sessionOf(facts, ctx);
-      const refusal = isTurn({ method: req.method ?? 'GET', canonicalPath: paths.path })
-        ? budgetRefusal(
-            { session: facts.session, key: facts.key.slot?.name, model: facts.body.model, time: facts.time },
-            ctx,
-          )
-        : undefined;
-      if (refusal) throw refusal;
-    }
+    if (ctx.budgets.active) checkBudget(facts, ctx, req.method, paths.path);
     let route = planRoute(facts, ctx, bridgeable);
     facts.route = route;
     const inFlight = (facts.inFlight = reportInFlight(facts, reply, ctx));
@@ -146,6 +110,55 @@ export async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res
   } catch (err) {
     fail(facts, reply, ctx, err);
   }
+}
+
+/**
+ * When the response ends, however it ends: the in-flight count, why it ended early if it did (abort whatever still
+ * waits on it), then the record. Named apart so handleRequest reads as its steps; the close handler calls it from
+ * the same closure as before, so a request allocates nothing more.
+ */
+function settle(
+  ctx: ProxyContext,
+  facts: RequestFacts,
+  reply: ClientReply,
+  abort: RequestAbort,
+  neverSent: boolean,
+): void {
+  ctx.stats.inFlight--;
+  if (neverSent) {
+    // Pipelined behind an answer that closed the connection: its turn never came.
+    reply.lost(
+      0,
+      'pipelined-after-close',
+      'The connection closed before this pipelined request had its turn; send it again.',
+    );
+    abort.abort(new ProxyError(499, 'client-aborted', 'The connection closed.'));
+  } else if (reply.unfinished) {
+    // The proxy stopping (Ctrl+C, the editor closing) cut it: not the client leaving.
+    if (ctx.stopping && !reply.closedByProxy)
+      reply.brokeOff(
+        'proxy-stopped',
+        'Loopgate stopped while this request was under way (Ctrl+C, or the editor closed).',
+      );
+    // A stream cut because its upstream broke is not the client leaving.
+    else if (!reply.closedByProxy) facts.clientAborted = true;
+    abort.abort(new ProxyError(499, 'client-aborted', 'The client went away.'));
+  }
+  noteModelNotFound(facts, reply, ctx);
+  // A mid-stream fault whose point never came (a short stream, a refusal, a client gone first) did not happen.
+  giveBackStreamFault(facts, ctx);
+  finish(facts, reply, ctx);
+}
+
+/** A turn that would start over a budget cap is refused (throws the 402) before anything is sent. */
+function checkBudget(facts: RequestFacts, ctx: ProxyContext, method: string | undefined, path: string): void {
+  if (ctx.budgets.needsSession) facts.session ??= sessionOf(facts, ctx);
+  if (!isTurn({ method: method ?? 'GET', canonicalPath: path })) return;
+  const refusal = budgetRefusal(
+    { session: facts.session, key: facts.key?.slot?.name, model: facts.body?.model, time: facts.time },
+    ctx,
+  );
+  if (refusal) throw refusal;
 }
 
 /** A model missing from the cached /models list is warned about (the warning is returned); the request still goes. */

@@ -17,34 +17,24 @@
 // own extensions and answers its own pings; close codes are passed across.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import WebSocket, { WebSocketServer } from 'ws';
-import { diagnose, parseErrorBody } from '../../rules/diagnosis/diagnose.js';
-import { ProxyError, upstreamFailure } from '../../rules/diagnosis/proxy-errors.js';
-import {
-  isWebSocketUpgrade,
-  isWebSocketRefusal,
-  WEBSOCKET_FALLBACK_STATUS,
-  websocketUnsupportedHint,
-} from '../../rules/wire/websocket.js';
+import type WebSocket from 'ws';
+import { WebSocketServer } from 'ws';
+import { ProxyError } from '../../rules/diagnosis/proxy-errors.js';
+import { isWebSocketUpgrade } from '../../rules/wire/websocket.js';
 import type { ProxyContext } from './context.js';
-import type { Attempt, PathFacts, RequestFacts, RequestSoFar } from './exchange.js';
+import type { Attempt, PathFacts, RequestFacts } from './exchange.js';
 import { admit, type AdmissionContext } from './admission.js';
 import { chooseSlot } from './choose-key.js';
 import { finish, sessionOf, type RecordContext } from './build-record.js';
-import { budgetRefusal, websocketErrorEvent } from './budget-check.js';
 import { startFacts, tookAttempt } from './handle.js';
 import { ClientReply, responseForUpgrade } from './client-reply.js';
-import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
-import { relayMessages, type ConnectionSummary, type TurnHooks } from './ws-relay.js';
-import { reportInFlight } from './in-flight.js';
-import { randomUUID } from 'node:crypto';
-import { giveBackStreamFault, takeFault, WsFault, type FaultContext, type WsFaultSource } from './fault-inject.js';
-import type { ArmedFault } from '../../core/fault.js';
+import { clientResponseHeaders } from './headers.js';
+import { relayMessages, type ConnectionSummary } from './ws-relay.js';
+import { giveBackStreamFault, takeFault, type FaultContext } from './fault-inject.js';
 import { WebSocketRefusals } from './websocket-refusals.js';
 import { runSink } from './sink-guard.js';
-
-/** Error bodies larger than this are not read for a diagnosis. */
-const ERROR_BODY_BYTES = 64 * 1024;
+import { answerRefusal, connectUpstream, handshake, refusal, type Handshake } from './upstream-upgrade.js';
+import { turnHooks, wsFaults } from './ws-turns.js';
 
 export interface UpgradeHandling {
   /** For the server's 'upgrade' event. */
@@ -294,219 +284,6 @@ function checkHandshake(req: IncomingMessage): void {
 function printableHeader(v: string | string[] | undefined): string {
   const s = Array.isArray(v) ? v.join(', ') : (v ?? '');
   return JSON.stringify(s.slice(0, 64));
-}
-
-function refusal(path: string, ttlMs: number): ProxyError {
-  return new ProxyError(WEBSOCKET_FALLBACK_STATUS, 'websocket-unsupported', websocketUnsupportedHint(path, ttlMs));
-}
-
-function connectUpstream(
-  ex: RequestSoFar,
-  ctx: Pick<ProxyContext, 'siteUrl' | 'upstreamPrefix' | 'timeouts' | 'limits'>,
-  target: string,
-): WebSocket {
-  const site = new URL(ctx.siteUrl);
-  const url = `${site.protocol === 'https:' ? 'wss:' : 'ws:'}//${site.host}${ctx.upstreamPrefix}${target}`;
-  const headers = upstreamRequestHeaders(ex.req.rawHeaders, ex.key?.slot?.key, false);
-  // ws writes its own handshake headers; the client's would go out twice.
-  for (const name of Object.keys(headers)) if (name.startsWith('sec-websocket-')) delete headers[name];
-  const protocols =
-    ex.req.headers['sec-websocket-protocol']
-      ?.split(',')
-      .map((p) => p.trim())
-      .filter(Boolean) ?? [];
-  const upstream = new WebSocket(url, protocols, {
-    headers,
-    handshakeTimeout: ctx.timeouts.headersMs,
-    followRedirects: false,
-    maxPayload: ctx.limits.maxBodyBytes,
-  });
-  return upstream;
-}
-
-type Handshake = { kind: 'open'; res: IncomingMessage } | { kind: 'refused'; res: IncomingMessage };
-
-function handshake(upstream: WebSocket): Promise<Handshake> {
-  return new Promise((resolve, reject) => {
-    let head: IncomingMessage | undefined;
-    upstream.once('upgrade', (res: IncomingMessage) => (head = res));
-    upstream.once('open', () => {
-      cleanup();
-      resolve({ kind: 'open', res: head! });
-    });
-    upstream.once('unexpected-response', (_req, res: IncomingMessage) => {
-      cleanup();
-      resolve({ kind: 'refused', res });
-    });
-    const onError = (err: Error) => {
-      cleanup();
-      // ws's own handshake timer carries no code: it is the headers timeout of an HTTP request.
-      const timedOut = !(err as NodeJS.ErrnoException).code && /timed out/i.test(err.message);
-      reject(upstreamFailure(timedOut ? { code: 'UND_ERR_HEADERS_TIMEOUT' } : err));
-    };
-    upstream.once('error', onError);
-    function cleanup() {
-      upstream.off('error', onError);
-      // Later errors belong to the relay (or nobody: the socket is being dropped).
-      upstream.on('error', () => undefined);
-    }
-  });
-}
-
-/**
- * The upstream refused the upgrade: diagnose it, answer 426 when the route has
- * no WebSocket (the attempt, then failed, comes with the error), else pass its
- * answer on. Returns the attempt with what the upstream said.
- */
-async function answerRefusal(
-  ex: RequestSoFar,
-  reply: ClientReply,
-  ctx: Pick<ProxyContext, 'redactor' | 'keys' | 'bridge'>,
-  attempt: Attempt,
-  res: IncomingMessage,
-  remember: () => void,
-  ttlMs: number,
-): Promise<Attempt> {
-  const paths = ex.paths!;
-  const status = res.statusCode ?? 502;
-  const requestId = res.headers['x-oneapi-request-id'];
-  const upstreamRequestId = typeof requestId === 'string' ? requestId : undefined;
-  const { buf, complete } = await readCapped(res, ERROR_BODY_BYTES);
-  const text = complete ? ctx.redactor.knownSecretsIn(buf) : undefined;
-  const info = parseErrorBody(status, text?.toString('utf8') ?? '');
-  const answered: Attempt = { ...attempt, upstreamRequestId, errorCode: info.code, errorType: info.type };
-  if (isWebSocketRefusal(status)) {
-    remember();
-    return { ...answered, outcome: 'failed', error: refusal(paths.path, ttlMs) };
-  }
-  const diagnosed: Attempt = {
-    ...answered,
-    diagnosis: diagnose(info, {
-      method: 'GET',
-      originalPath: paths.originalPath,
-      canonicalPath: paths.path,
-      knownModels: ctx.keys.ids(),
-      upstreamRequestId: upstreamRequestId ?? ex.upstreamRequestId,
-      bridge: ctx.bridge.mode,
-      upgrade: true,
-      time: ex.time,
-    }),
-  };
-  // A key, limit or outage problem: the client sees the upstream's own answer, with the diagnosis header.
-  reply.whole(status, res.headers, complete ? buf : Buffer.alloc(0), undefined, diagnosed);
-  return diagnosed;
-}
-
-function readCapped(res: IncomingMessage, cap: number): Promise<{ buf: Buffer; complete: boolean }> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = (complete: boolean) => {
-      res.removeAllListeners('data');
-      res.destroy();
-      resolve({ buf: Buffer.concat(chunks, size), complete });
-    };
-    res.on('data', (chunk: Buffer) => {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size > cap) done(false);
-    });
-    res.once('end', () => done(true));
-    res.once('error', () => done(false));
-  });
-}
-
-/** The connection's fault: taken at the upgrade, or later on a response.create (fault-inject.ts WsFaultSource). */
-function wsFaults(
-  ex: RequestFacts,
-  ctx: Pick<ProxyContext, 'faults' | 'hintOnce' | 'sessions' | 'token'>,
-  judgedUpTo: number,
-): WsFaultSource {
-  // Judged at the upgrade: a rule armed by then that does not scope by model (the upgrade had no model to judge).
-  const asked = (f: ArmedFault) => f.id <= judgedUpTo && f.rule.scope.model === undefined;
-  return {
-    atUpgrade: ex.fault && new WsFault(ex.fault, ex, ctx),
-    forCreate(model) {
-      if (!ctx.faults.armed) return undefined;
-      if (ctx.faults.needsSession) ex.session ??= sessionOf(ex, ctx);
-      ex.fault = takeFault(ex, ctx, { websocket: true, session: ex.session, model, asked });
-      return ex.fault && new WsFault(ex.fault, ex, ctx);
-    },
-  };
-}
-
-/**
- * Each response.create on the connection is a request of its own (issue 40): its facts (the connection's,
- * with the turn's body, times and counts), its reply, its in-flight row and, when it ends, its record. The
- * first turn keeps the connection's id (the one its 101 named in x-loopgate-request-id); the connection's
- * session is the first turn's, for every turn.
- */
-/** What recording a connection's turns reads: the record's sinks, the in-flight feed, the session book. */
-type TurnContext = RecordContext &
-  Pick<ProxyContext, 'logOwnTraffic' | 'redactor' | 'ring' | 'sessions' | 'stats'> &
-  Parameters<typeof budgetRefusal>[1];
-
-function turnHooks(ex: RequestFacts, connection: ClientReply, ctx: TurnContext): TurnHooks {
-  let turns = 0;
-  let faultRecorded = false;
-  const turnFacts = new WeakMap<ClientReply, RequestFacts>();
-  return {
-    begin(request) {
-      const first = turns++ === 0;
-      // The upgrade counted the first.
-      if (!first) ctx.stats.requests++;
-      const turn: RequestFacts = {
-        id: first ? ex.id : randomUUID(),
-        req: ex.req,
-        startedAt: request.at,
-        time: new Date(),
-        retries: 0,
-        clientAborted: false,
-        paths: ex.paths,
-        // A turn of an admitted connection is admitted: it joins a session (build-record.ts sessionOf).
-        admitted: ex.admitted,
-        key: ex.key,
-        upstreamRequestId: ex.upstreamRequestId,
-        body: { bytesIn: 0, model: request.model, stream: request.stream, params: request.params },
-      };
-      const reply = connection.forTurn(turn);
-      turnFacts.set(reply, turn);
-      return { reply, inFlight: reportInFlight(turn, reply, ctx) };
-    },
-    refuse(request) {
-      if (!ctx.budgets.active) return undefined;
-      if (ctx.budgets.needsSession) ex.session ??= sessionOf(ex, ctx);
-      const refusal = budgetRefusal(
-        { session: ex.session, key: ex.key?.slot?.name, model: request.model, time: new Date() },
-        ctx,
-      );
-      return refusal && websocketErrorEvent(refusal);
-    },
-    end(reply, summary) {
-      const turn = turnFacts.get(reply);
-      if (!turn) return;
-      turn.body = summary.body;
-      turn.websocket = summary.facts;
-      if (summary.tokens) turn.websocketTokens = summary.tokens;
-      if (summary.messageTimes) turn.websocketMessageTimes = summary.messageTimes;
-      turn.clientAborted = summary.clientAborted;
-      turn.attempt = {
-        outcome: 'relayed',
-        upstreamPath: ex.attempt?.upstreamPath ?? (ex.paths ? ex.paths.path + ex.paths.query : ''),
-        ttfbMs: summary.ttfbMs,
-        retries: 0,
-      };
-      // The connection's one fault belongs to the turn it struck in.
-      if (ex.fault?.injected && !faultRecorded) {
-        faultRecorded = true;
-        turn.fault = ex.fault;
-      }
-      turn.session = ex.session ??= sessionOf(turn, ctx);
-      // After the next round of I/O, as an HTTP answer's record follows its response's close: the record's
-      // sinks (log, ring, cassette) run once the turn's last message is out and the loop has served what was due.
-      setImmediate(() => setImmediate(() => finish(turn, reply, ctx)));
-    },
-  };
 }
 
 /** The upstream said 101: the client gets its own, with the upstream's headers that matter to it (Codex reads x-codex-turn-state, openai-model, x-models-etag). */

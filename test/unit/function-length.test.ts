@@ -23,23 +23,13 @@ const LONG_FUNCTIONS: Record<string, string> = {
   'proxy/pipeline/relay.ts pipe':
     'the stream copy on the request path; its closure over mutable state: left for a later pass',
   'proxy/pipeline/relay.ts pipe (anonymous)': "pipe's Promise executor (the same closure): left for a later pass",
-  'proxy/pipeline/handle.ts handleRequest':
-    'the request sequencer (holds the writable RequestFacts): left for a later pass',
-  'cli/start-serve.ts startReplay': 'serve --replay and --on-miss wiring: left for a later pass',
-  'cli/run.ts run': 'another helper is editing cli/run.ts this round: left for a later pass',
-  'cli/serve.ts run': 'another helper is editing cli/serve.ts this round: left for a later pass',
 };
 
 /** `file` → why it stays one file over 400 lines. */
 const LONG_FILES: Record<string, string> = {
-  'proxy/server.ts': "the proxy's setup and its handle: left for a later pass",
-  'proxy/pipeline/build-record.ts': 'the record built from the request facts, field by field: left for a later pass',
   'proxy/pipeline/client-reply.ts': "the one writer to the client (issue 41's other item): left for a later pass",
   'proxy/pipeline/relay.ts':
     'relay, its error and model-list answers and the stream copy (pipe): left for a later pass',
-  'proxy/pipeline/upgrade.ts': 'the WebSocket upgrade sequencer: left for a later pass',
-  'proxy/pipeline/ws-relay.ts': 'the WebSocket relay, both directions: left for a later pass',
-  'cli/serve.ts': 'another helper is editing cli/serve.ts this round: left for a later pass',
 };
 
 function sources(): string[] {

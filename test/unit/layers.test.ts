@@ -87,6 +87,9 @@ const FLOORS: Record<string, number> = {
   // The live traffic ring and the session book: below the pipeline that fills them.
   'proxy/traffic': 5,
   'proxy/pipeline': 6,
+  // The proxy's setup, below the file that starts and stops it: the context and upstream pool, the HTTP server.
+  'proxy/build-context.ts': 6.5,
+  'proxy/http-server.ts': 6.5,
   'proxy/server.ts': 7,
   'language-server': 7,
   cli: 8,
