@@ -1,5 +1,5 @@
 // Who may write a request's state (proxy/pipeline/exchange.ts): the steps
-// return their results; only the sequencers (handle.ts, upgrade.ts) keep them,
+// return their results; only the sequencers (handle.ts, upgrade.ts and its ws-turns.ts) keep them,
 // and only the reply (client-reply.ts) writes what was sent to the client.
 // Admission (admission.ts) is one step both sequencers call.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -12,7 +12,8 @@ const pipeline = readdirSync(join(root, 'proxy', 'pipeline'))
   .map((f) => ({ file: `proxy/pipeline/${f}`, text: readFileSync(join(root, 'proxy', 'pipeline', f), 'utf8') }));
 /** `x as unknown as T`, `x as Omit<T, 'k'> as T`. */
 const DOUBLE_CAST = /\bas\s+(unknown|[A-Z][\w<>[\]., '"|]*)\s+as\s+[A-Z]/;
-const SEQUENCERS = new Set(['proxy/pipeline/handle.ts', 'proxy/pipeline/upgrade.ts']);
+// ws-turns.ts is the WebSocket sequencer's per-turn half (each response.create on the socket is a request of its own).
+const SEQUENCERS = new Set(['proxy/pipeline/handle.ts', 'proxy/pipeline/upgrade.ts', 'proxy/pipeline/ws-turns.ts']);
 
 /** Lines of `text` that match `pattern`, as `file:line: text`. */
 function lines(files: typeof pipeline, pattern: RegExp): string[] {
