@@ -151,7 +151,12 @@ function settle(
 }
 
 /** A turn that would start over a budget cap is refused (throws the 402) before anything is sent. */
-function checkBudget(facts: RequestFacts, ctx: ProxyContext, method: string | undefined, path: string): void {
+function checkBudget(
+  facts: RequestFacts,
+  ctx: Pick<ProxyContext, 'budgets' | 'prices' | 'simulator' | 'keys' | 'cliCommand' | 'sessions' | 'token'>,
+  method: string | undefined,
+  path: string,
+): void {
   if (ctx.budgets.needsSession) facts.session ??= sessionOf(facts, ctx);
   if (!isTurn({ method: method ?? 'GET', canonicalPath: path })) return;
   const refusal = budgetRefusal(
