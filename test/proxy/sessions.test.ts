@@ -161,11 +161,11 @@ const isChat = (r: TrafficRecord) => r.canonicalPath === '/v1/chat/completions';
 
 /** The log is written after the answer: poll it until `ready`, with a deadline. */
 async function logUntil(ready: (all: TrafficRecord[]) => boolean): Promise<TrafficRecord[]> {
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 15_000;
   for (;;) {
     const all = logRecords(stack.logFile);
     if (ready(all)) return all;
-    if (Date.now() > deadline) throw new Error(`the log did not get there in 5 s (${all.length} records)`);
+    if (Date.now() > deadline) throw new Error(`the log did not get there in 15 s (${all.length} records)`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }

@@ -80,24 +80,35 @@ export async function startStack(opts: Partial<ProxyOptions> = {}): Promise<Stac
   };
 }
 
+/**
+ * A deadline only bounds a failure, so none is shorter than this: on 2 cores with vitest's two workers beside real
+ * VS Code (`npm test`'s phase 2) a log line or an analysis that takes milliseconds alone took over 5 s now and then.
+ */
+const MIN_DEADLINE_MS = 15_000;
+
 /** Polls `check` until it returns a value (not undefined) or the deadline passes. */
-export async function until<T>(check: () => T | undefined, timeoutMs = 5000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+export async function until<T>(
+  check: () => T | undefined,
+  timeoutMs = MIN_DEADLINE_MS,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + Math.max(timeoutMs, MIN_DEADLINE_MS);
   for (;;) {
     const value = check();
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setImmediate(r));
+    // A timer, not setImmediate: a wait must leave the CPU to what it waits on (the other worker, the proxy's own).
+    await new Promise((r) => setTimeout(r, 5));
   }
 }
 
 /** `until` for a check that must ask something over the network: polls with a deadline. */
 export async function untilAsync<T>(
   check: () => Promise<T | undefined>,
-  timeoutMs = 5000,
+  timeoutMs = MIN_DEADLINE_MS,
   what = 'condition',
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + Math.max(timeoutMs, MIN_DEADLINE_MS);
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
