@@ -1,14 +1,15 @@
 #!/usr/bin/env node
-// `npm test`, the first tier (docs/development.md, "Tiers"), in phases, each started as soon as it can:
-//   1. provisioning (scripts/provision.mjs: the newest VS Code, the client trees, vsce), then the build, beside the
-//      checks in two lanes (`tsc --noEmit` then knip; ESLint then Prettier): the one is mostly the network and the
-//      disk, the others the CPU;
-//   2. every vitest suite of the first tier (vitest.config.ts) beside the real-VS-Code suites (test/e2e/run.mjs):
-//      vitest keeps both cores busy, the editor suites mostly wait on a browser and an extension host (about a
-//      third of a core), so side by side they take little longer than vitest alone.
-// Phase 1's lanes and phase 2's print their lines prefixed with the lane's name, vitest's and e2e's closing lines
-// kept. A failed phase stops the run, and the exit code is non-zero (provisioning's own 2, "install these Debian
-// packages", passes through).
+// `npm test`, the first tier (docs/development.md, "Tiers"), in lanes that run side by side, each step as soon as
+// what it needs is there:
+//   provisioning (scripts/provision.mjs: the newest VS Code, the client trees, vsce), then the build; then, on it,
+//     every vitest suite of the first tier (vitest.config.ts) beside the real-VS-Code suites (test/e2e/run.mjs);
+//   `tsc --noEmit`, then knip;
+//   ESLint, then Prettier.
+// Provisioning is mostly the network and the disk, vitest keeps both cores busy, and the editor suites mostly wait
+// on a browser and an extension host (about 0.4 of a core), so side by side they take little longer than vitest
+// and the checks alone. Each lane prints its lines behind its name and `== NAME: passed in N s` per step; every
+// lane runs to its end, so one run shows every failure, and the exit code is non-zero if any step failed
+// (provisioning's own 2, "install these Debian packages", passes through).
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -87,12 +88,34 @@ const eslintCache = ['--cache', '--cache-strategy', 'content', '--cache-location
 const prettierCache = ['--cache', '--cache-strategy', 'content', '--cache-location', join(cacheDir, 'prettier')];
 
 const t0 = Date.now();
+/** Seconds until provisioning and the build were done: vitest and the editor suites start then. */
 let phase1 = 0;
-const [provisioned, typed, linted] = await Promise.all([
-  lane([
-    () => run('provision', process.execPath, [join(root, 'scripts', 'provision.mjs')], 'provision'),
-    () => run('build', process.execPath, [join(root, 'scripts', 'build.mjs')], 'build'),
-  ]),
+// The JSON report beside the usual output: `figures.mjs record-vitest` reads the test counts from the same run.
+const vitestReport = [
+  '--reporter=default',
+  '--reporter=json',
+  `--outputFile.json=${join(root, '.cache', 'vitest-report.json')}`,
+];
+const ready = lane([
+  () => run('provision', process.execPath, [join(root, 'scripts', 'provision.mjs')], 'provision'),
+  () => run('build', process.execPath, [join(root, 'scripts', 'build.mjs')], 'build'),
+]).then((code) => {
+  phase1 = (Date.now() - t0) / 1000;
+  process.stdout.write(`== provisioned and built: ${phase1.toFixed(1)} s\n`);
+  // Built once here: vitest's global setup and the e2e runner would each build again, into the same dist/.
+  if (code === 0) process.env.LOOPGATE_DIST_BUILT = '1';
+  return code;
+});
+const codes = await Promise.all([
+  ready,
+  ready.then((code) =>
+    code === 0
+      ? run('vitest', process.execPath, [bin('vitest', 'vitest.mjs'), 'run', ...vitestReport], 'vitest')
+      : code,
+  ),
+  ready.then((code) =>
+    code === 0 ? run('e2e', process.execPath, [join(root, 'test', 'e2e', 'run.mjs'), '--no-build'], 'e2e') : code,
+  ),
   // Each check keeps a cache in .cache/ (git-ignored), so a second run checks only what changed: a fresh clone,
   // as CI runs it, has none. ESLint's cache does not follow types across files: a function turned async in one
   // file leaves another's cached verdict on its unawaited call standing until that file changes (CI catches it).
@@ -111,21 +134,5 @@ const [provisioned, typed, linted] = await Promise.all([
       ),
   ]),
 ]);
-phase1 = (Date.now() - t0) / 1000;
-process.stdout.write(`== phase 1 (provisioning and the build beside tsc and lint): ${phase1.toFixed(1)} s\n`);
-if (provisioned !== 0) finish(provisioned);
-if (typed !== 0) finish(typed);
-if (linted !== 0) finish(linted);
-// Built once above: vitest's global setup and the e2e runner would each build again, into the same dist/.
-process.env.LOOPGATE_DIST_BUILT = '1';
-// The JSON report beside the usual output: `figures.mjs record-vitest` reads the test counts from the same run.
-const vitestReport = [
-  '--reporter=default',
-  '--reporter=json',
-  `--outputFile.json=${join(root, '.cache', 'vitest-report.json')}`,
-];
-const [tested, edited] = await Promise.all([
-  run('vitest', process.execPath, [bin('vitest', 'vitest.mjs'), 'run', ...vitestReport], 'vitest'),
-  run('e2e', process.execPath, [join(root, 'test', 'e2e', 'run.mjs'), '--no-build'], 'e2e'),
-]);
-finish(tested === 0 && edited === 0 ? 0 : 1);
+// Provisioning's own exit code (2: "install these Debian packages") passes through.
+finish(codes[0] !== 0 ? codes[0] : codes.some((c) => c !== 0) ? 1 : 0);
