@@ -1,6 +1,7 @@
 // `loopgate serve --ipc`, the built CLI forked as the extension forks it (extension/child-env.ts), started with
 // one `start` message: the messages it sends back, and the address it listens on once it says so.
 import { fork, type ChildProcess } from 'node:child_process';
+import { afterAll, expect } from 'vitest';
 import { childEnv } from '../../extension/child-env.js';
 import type { FromProxy, ToProxy } from '../../core/ipc.js';
 import { CLI, tempHome } from './io.js';
@@ -24,4 +25,26 @@ export async function forkIpcServe(
     'the proxy to listen',
   );
   return { child, messages, listening };
+}
+
+/** forkIpcServe for one describe block: the child it forks is killed after the block's tests. */
+export function ipcServeForSuite(): typeof forkIpcServe {
+  let child: ChildProcess | undefined;
+  afterAll(() => {
+    child?.kill('SIGKILL');
+  });
+  return async (config, token) => {
+    const started = await forkIpcServe(config, token);
+    child = started.child;
+    return started;
+  };
+}
+
+/** The start messages about aliases: the refused `broken=broken` as a hint, each usable alias as a message of its own kind. */
+export function expectAliasMessages(messages: FromProxy[], aliases: string[]): void {
+  expect(messages).toContainEqual({
+    kind: 'hint',
+    text: 'loopgate.aliases: "broken=broken" maps a model to itself; leave it out.',
+  });
+  for (const text of aliases) expect(messages).toContainEqual({ kind: 'alias', text });
 }
