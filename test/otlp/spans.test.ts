@@ -4,7 +4,7 @@
 // http/protobuf and http/json; the metrics; the resource and the headers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { otlpConfig } from '../../rules/otlp/otlp-config.js';
-import { KEYS, startStack, TOKEN, until, logRecords, type Stack, namedKeys } from '../proxy/stack.js';
+import { KEYS, startStack, TOKEN, until, logRecords, type Stack, namedKeys, postJson } from '../proxy/stack.js';
 import { fastEnv, startReceiver, type Receiver, type ReceivedSpan } from './receiver.js';
 
 const SPAN_KIND_CLIENT = 3;
@@ -22,16 +22,7 @@ async function post(
   body: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; id: string; text: string }> {
-  const res = await fetch(`${stack.proxy.url}${path}`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      'content-type': 'application/json',
-      'anthropic-version': '2023-06-01',
-      ...headers,
-    },
-    body: JSON.stringify(body),
-  });
+  const res = await postJson(stack.proxy.url, path, body, headers);
   return { status: res.status, id: res.headers.get('x-loopgate-request-id')!, text: await res.text() };
 }
 

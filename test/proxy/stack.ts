@@ -80,6 +80,25 @@ export async function startStack(opts: Partial<ProxyOptions> = {}): Promise<Stac
   };
 }
 
+/** POSTs a JSON body to a proxy as its clients do: the local token, and the version header Messages asks for. */
+export function postJson(
+  proxyUrl: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${proxyUrl}${path}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      'anthropic-version': '2023-06-01',
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+}
+
 /** Polls `check` until it returns a value (not undefined) or the deadline passes. */
 export async function until<T>(check: () => T | undefined, timeoutMs = 5000, what = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;
