@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import type { FaultsAnswer } from '../../core/local-api.js';
 import { KEYS } from '../proxy/stack.js';
+import { CHAT_429_RETRIED_ONCE_HONOURED } from '../kit/fault-verdicts.js';
 import { freePort, runCli } from './io.js';
 import { serveOnSimulatorForFile } from './serve-run.js';
 
@@ -60,14 +61,8 @@ describe('loopgate faults', () => {
     expect(answer.report).toHaveLength(1);
     const v = answer.report[0]!;
     expect(v).toMatchObject({
-      fault: { ruleId: 1, kind: '429', retryAfterS: 1 },
-      path: '/v1/chat/completions',
-      model: 'gpt-4.1',
-      retried: true,
-      retries: 1,
-      honouredRetryAfter: true,
-      succeeded: true,
-      settled: true,
+      ...CHAT_429_RETRIED_ONCE_HONOURED,
+      fault: { ...CHAT_429_RETRIED_ONCE_HONOURED.fault, ruleId: 1 },
       tokensSpent: { input: 0, output: 0 },
     });
     expect(v.firstWaitMs).toBeGreaterThanOrEqual(950);
