@@ -9,18 +9,10 @@ import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { startProxy, ProxyConfigError } from '../../proxy/server.js';
 import { collectorLoop, otlpConfig } from '../../rules/otlp/otlp-config.js';
-import { runCli } from '../cli/io.js';
+import { freePort, runCli } from '../cli/io.js';
 import { ipcStartRefused } from '../cli/ipc-run.js';
 import { KEYS, logRecords, startStack, until } from '../proxy/stack.js';
 import { fastEnv, startReceiver } from './receiver.js';
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise((r) => probe.close(r));
-  return port;
-}
 
 function configFor(env: NodeJS.ProcessEnv, flags: Parameters<typeof otlpConfig>[1] = {}) {
   const r = otlpConfig(env, flags);
