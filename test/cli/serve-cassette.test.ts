@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { runCli, tempHome } from './io.js';
-import { serve } from './serve-run.js';
+import { expectReplayAnswers, serve } from './serve-run.js';
 import { defaultFixture, startSimulator } from '../../simulator/index.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 
@@ -121,12 +121,7 @@ describe('serve --record / --replay', () => {
     // Numbered after what was there: nothing overwritten, the listing reads in order.
     expect(after.filter((f) => !before.includes(f))[0]).toMatch(new RegExp(`^${next}-POST-v1-chat-completions-`));
 
-    const offline = await served(['--replay', dir, '--replay-speed', '0']);
-    try {
-      expect((await ask(offline.client, 'second')).choices[0]!.message.content).toBe(added);
-    } finally {
-      await offline.stop();
-    }
+    await expectReplayAnswers(dir, TOKEN, 'second', added);
   });
 
   it('--on-miss record with --upstream sends misses there with the real key, which no cassette file holds', async () => {

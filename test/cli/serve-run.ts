@@ -1,7 +1,8 @@
 // `loopgate serve --port 0 --no-log ARGS` for a test: in this process on real sockets (io.ts startCli), or as
 // the built CLI where its process is what is tested (a relative path taken against its working directory, a
 // real signal). Its URL, its console lines, a wait for one of them, and stop.
-import { afterAll, beforeAll } from 'vitest';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { startSimulator, type Fixture, type Simulator } from '../../simulator/index.js';
 import { exited, runCli, spawnCli, startCli, tempHome } from './io.js';
 
@@ -92,4 +93,22 @@ export function serveOnSimulatorForFile(setup: {
     await served.sim?.close();
   });
   return served;
+}
+
+/** `serve --replay DIR` at full speed, nothing behind it: the cassette alone answers `question` (gpt-4o-mini) with `answer`. */
+export async function expectReplayAnswers(dir: string, token: string, question: string, answer: string): Promise<void> {
+  const offline = await serve(['--replay', dir, '--replay-speed', '0'], { LOOPGATE_TOKEN: token });
+  try {
+    const got = await new OpenAI({
+      baseURL: `${offline.url}/v1`,
+      apiKey: token,
+      maxRetries: 0,
+    }).chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: question }],
+    });
+    expect(got.choices[0]!.message.content).toBe(answer);
+  } finally {
+    await offline.stop();
+  }
 }
