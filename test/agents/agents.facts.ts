@@ -2,6 +2,7 @@
 // agents.test.ts replays their recording): one entry per case, named as the tape names it. Each reads the
 // records, hints and logs of the stack after `before`, the same on either.
 import { expect } from 'vitest';
+import type { TrafficRecord } from '../../core/record.js';
 import type { ProxyName } from '../clients/harness.js';
 import { MESSAGES, MESSAGES_ANY, recordsAfter, type ProxySide } from './agent-suite.js';
 
@@ -15,6 +16,12 @@ export interface ProxyFacts {
   facts(stack: Stack, before: number): Promise<void>;
 }
 
+/** The agent's default turn: its default model, natively (no bridge), streamed and answered, with its current parameters. */
+function expectNativeDefault(recs: TrafficRecord[], model: string, params: string[]): void {
+  expect(recs.map((r) => [r.model, r.status, r.stream, r.bridge])).toContainEqual([model, 200, true, undefined]);
+  expect(recs[0]!.params).toEqual(expect.arrayContaining(params));
+}
+
 export const SUITE = 'agents';
 
 export const CASES = {
@@ -23,14 +30,8 @@ export const CASES = {
     async facts(stack, before) {
       const recs = await recordsAfter(stack, 'claude', before, MESSAGES);
       // Its own default: the 5-5 Opus, with the current betas (system turns, output_config, context_management, adaptive thinking).
-      expect(recs.map((r) => [r.model, r.status, r.stream, r.bridge])).toContainEqual([
-        'claude-opus-5-5',
-        200,
-        true,
-        undefined,
-      ]);
+      expectNativeDefault(recs, 'claude-opus-5-5', ['output_config', 'context_management', 'thinking']);
       expect(recs.every((r) => r.status === 200)).toBe(true);
-      expect(recs[0]!.params).toEqual(expect.arrayContaining(['output_config', 'context_management', 'thinking']));
     },
   },
   claudeModels: {
@@ -82,13 +83,7 @@ export const CASES = {
     title: 'Codex, default model, natively on a Responses group: streams an answer',
     async facts(stack, before) {
       const recs = await recordsAfter(stack, 'default', before, RESPONSES);
-      expect(recs.map((r) => [r.model, r.status, r.stream, r.bridge])).toContainEqual([
-        'gpt-6.2-sol',
-        200,
-        true,
-        undefined,
-      ]);
-      expect(recs[0]!.params).toEqual(expect.arrayContaining(['client_metadata', 'prompt_cache_key', 'reasoning']));
+      expectNativeDefault(recs, 'gpt-6.2-sol', ['client_metadata', 'prompt_cache_key', 'reasoning']);
     },
   },
   codexTool: {

@@ -87,6 +87,25 @@ function expectUnpriced(session: SessionSummary, records: TrafficRecord[], model
   expect(session.costNote).toMatch(/price/i);
 }
 
+/**
+ * Two sessions of one case, one on a priced model and one on an unpriced model: told apart by their models, each
+ * with its own token sums, the first priced and the second "no price".
+ */
+function pricedBesideUnpriced(
+  found: Array<{ session: SessionSummary; records: TrafficRecord[] }>,
+  priced: string,
+  unpriced: string,
+) {
+  const one = found.find((f) => f.session.models.includes(priced))!;
+  const two = found.find((f) => f.session.models.includes(unpriced))!;
+  expect(two.session.models).toEqual([unpriced]);
+  expectTokenSums(one.session, one.records);
+  expectTokenSums(two.session, two.records);
+  expectPriced(one.session, one.records);
+  expectUnpriced(two.session, two.records, unpriced);
+  return { one, two };
+}
+
 export const CASES = {
   claudeSession: {
     title: 'Claude Code: a multi-turn session with a tool call (and a --resume) is one session',
@@ -111,17 +130,11 @@ export const CASES = {
     async facts(stack: Stack, before: number) {
       const found = await caseSessions(stack, 'claude', before, 2);
       expect(found).toHaveLength(2);
-      const one = found.find((f) => f.session.models.includes(PRICED.claude))!;
-      const two = found.find((f) => f.session.models.includes(UNPRICED.claude))!;
+      const { one, two } = pricedBesideUnpriced(found, PRICED.claude, UNPRICED.claude);
       expect(one.session.id).not.toBe(two.session.id);
       expect(one.session.models).toEqual([PRICED.claude]);
-      expect(two.session.models).toEqual([UNPRICED.claude]);
       const ids = new Set(one.records.map((r) => r.id));
       expect(two.records.some((r) => ids.has(r.id))).toBe(false);
-      expectTokenSums(one.session, one.records);
-      expectTokenSums(two.session, two.records);
-      expectPriced(one.session, one.records);
-      expectUnpriced(two.session, two.records, UNPRICED.claude);
     },
   },
   codexSession: {
@@ -149,17 +162,11 @@ export const CASES = {
     title: 'opencode: its title request and a tool round trip are one session; an unpriced run is another, "no price"',
     async facts(stack: Stack, before: number) {
       const found = await caseSessions(stack, 'default', before, 2, (s) => s.client === 'opencode');
-      const one = found.find((f) => f.session.models.includes(PRICED.openai))!;
-      const two = found.find((f) => f.session.models.includes(UNPRICED.openai))!;
+      const { one } = pricedBesideUnpriced(found, PRICED.openai, UNPRICED.openai);
       // Title, tool call, tool result: three requests under the one x-session-id opencode sent.
       // (The title request is agent `title` only when its body is read: the SessionBook stops at the header's session.)
       expect(one.session).toMatchObject({ source: 'header', models: [PRICED.openai], errors: 0 });
       expect(one.session.requests).toBe(3);
-      expect(two.session.models).toEqual([UNPRICED.openai]);
-      expectTokenSums(one.session, one.records);
-      expectTokenSums(two.session, two.records);
-      expectPriced(one.session, one.records);
-      expectUnpriced(two.session, two.records, UNPRICED.openai);
     },
   },
   piRun: {

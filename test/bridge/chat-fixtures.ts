@@ -64,6 +64,14 @@ export const REASONING_STREAM =
 /** CRLF line endings, as some upstreams send. */
 export const CRLF_STREAM = TEXT_STREAM.replace(/\n/g, '\r\n');
 
+/** A non-streamed chat answer whose message is one call of `name` with these (raw) arguments, id `c`. */
+export function toolCallCompletion(name: string, args: string, finish: string) {
+  return completion(
+    { content: null, tool_calls: [{ id: 'c', type: 'function', function: { name, arguments: args } }] },
+    finish,
+  );
+}
+
 export function completion(
   message: Record<string, unknown>,
   finish: string,

@@ -4,15 +4,21 @@ import { isEndpointNotSupported, rejectionBody, translateError } from '../../pro
 const relayError = (message: string, type: string, code: string, param: string | null = null) =>
   Buffer.from(JSON.stringify({ error: { message, type, param, code } }));
 
+/** The relay's error as the client's protocol says it: the status is kept; the parsed body. */
+function translated(kind: 'responses' | 'messages', status: number, body: Buffer) {
+  const r = translateError(kind, status, body);
+  expect(r.status).toBe(status);
+  return JSON.parse(r.body) as { error: Record<string, unknown> };
+}
+
 describe('translateError', () => {
   it('Responses keeps the OpenAI envelope, status, type, code and param', () => {
-    const r = translateError(
+    const body = translated(
       'responses',
       400,
       relayError("Unsupported parameter: 'n'", 'invalid_request_error', 'unsupported_parameter', 'n'),
     );
-    expect(r.status).toBe(400);
-    expect(JSON.parse(r.body)).toEqual({
+    expect(body).toEqual({
       error: {
         message: "Unsupported parameter: 'n'",
         type: 'invalid_request_error',
@@ -31,29 +37,27 @@ describe('translateError', () => {
     [500, 'api_error'],
     [503, 'overloaded_error'],
   ])('Messages: HTTP %i → Anthropic %s, code kept', (status, type) => {
-    const r = translateError(
+    const body = translated(
       'messages',
       status,
       relayError('Upstream said no (request id: 2024abc)', 'x', 'some_relay_code'),
     );
-    expect(r.status).toBe(status);
-    expect(JSON.parse(r.body)).toEqual({
+    expect(body).toEqual({
       type: 'error',
       error: { type, message: 'Upstream said no (request id: 2024abc)', code: 'some_relay_code' },
     });
   });
 
   it('Messages: the relay code wins over the status where the status misleads (503 model_not_found is not an overload)', () => {
-    const r = translateError(
+    const body = translated(
       'messages',
       503,
       relayError('No available channel for model "x"', 'invalid_request_error', 'model_not_found', 'model'),
     );
-    expect(r.status).toBe(503);
-    expect(JSON.parse(r.body).error).toMatchObject({ type: 'not_found_error', code: 'model_not_found' });
-    expect(
-      JSON.parse(translateError('messages', 403, relayError('quota', 'x', 'insufficient_user_quota')).body).error.type,
-    ).toBe('billing_error');
+    expect(body.error).toMatchObject({ type: 'not_found_error', code: 'model_not_found' });
+    expect(translated('messages', 403, relayError('quota', 'x', 'insufficient_user_quota')).error.type).toBe(
+      'billing_error',
+    );
   });
 
   it('never echoes a non-JSON body (an HTML error page may carry anything)', () => {
@@ -74,30 +78,29 @@ describe('translateError', () => {
 });
 
 describe('isEndpointNotSupported', () => {
-  it('matches 404 endpoint_not_supported in either envelope', () => {
-    expect(
-      isEndpointNotSupported(
-        404,
-        relayError('This group does not support Responses', 'invalid_request_error', 'endpoint_not_supported'),
-      ),
-    ).toBe(true);
-    expect(
-      isEndpointNotSupported(
-        404,
-        Buffer.from(JSON.stringify({ type: 'error', error: { type: 'endpoint_not_supported', message: 'x' } })),
-      ),
-    ).toBe(true);
-  });
-
-  it('does not match other 404s or other statuses', () => {
-    expect(
-      isEndpointNotSupported(
-        404,
-        relayError('Invalid URL (POST /v1/v1/responses)', 'invalid_request_error', 'invalid_url'),
-      ),
-    ).toBe(false);
-    expect(isEndpointNotSupported(400, relayError('x', 'y', 'endpoint_not_supported'))).toBe(false);
-    expect(isEndpointNotSupported(404, Buffer.from('not json'))).toBe(false);
+  it.each([
+    [
+      'matches a 404 endpoint_not_supported, OpenAI envelope',
+      404,
+      relayError('This group does not support Responses', 'invalid_request_error', 'endpoint_not_supported'),
+      true,
+    ],
+    [
+      'matches a 404 endpoint_not_supported, Anthropic envelope',
+      404,
+      Buffer.from(JSON.stringify({ type: 'error', error: { type: 'endpoint_not_supported', message: 'x' } })),
+      true,
+    ],
+    [
+      'not another 404',
+      404,
+      relayError('Invalid URL (POST /v1/v1/responses)', 'invalid_request_error', 'invalid_url'),
+      false,
+    ],
+    ['not endpoint_not_supported with another status', 400, relayError('x', 'y', 'endpoint_not_supported'), false],
+    ['not a 404 that is not JSON', 404, Buffer.from('not json'), false],
+  ])('%s', (_name, status, body, expected) => {
+    expect(isEndpointNotSupported(status, body)).toBe(expected);
   });
 });
 

@@ -40,34 +40,24 @@ export async function startGlue(chatOrigin: string, key: string): Promise<Glue> 
       const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
       for (const [h, v] of Object.entries(req.headers))
         if (h.startsWith('x-sim-') && typeof v === 'string') headers[h] = v;
+      // What the proxy says of a bridged answer, whichever way it goes.
+      const bridgeHeaders = (contentType: string) => ({
+        'content-type': contentType,
+        'x-loopgate-bridge': bridge.label,
+        'x-loopgate-bridge-dropped': bridge.dropped.join(', '),
+      });
       const upstream = await fetch(`${chatOrigin}${bridge.path}`, { method: 'POST', headers, body: bridge.body });
       if (upstream.status !== 200) {
         const e = bridge.error(upstream.status, Buffer.from(await upstream.arrayBuffer()));
-        res
-          .writeHead(e.status, {
-            'content-type': 'application/json',
-            'x-loopgate-bridge': bridge.label,
-            'x-loopgate-bridge-dropped': bridge.dropped.join(', '),
-          })
-          .end(e.body);
+        res.writeHead(e.status, bridgeHeaders('application/json')).end(e.body);
         return;
       }
       if (!bridge.stream) {
         const out = bridge.result(Buffer.from(await upstream.arrayBuffer()));
-        res
-          .writeHead(out.status, {
-            'content-type': 'application/json',
-            'x-loopgate-bridge': bridge.label,
-            'x-loopgate-bridge-dropped': bridge.dropped.join(', '),
-          })
-          .end(out.body);
+        res.writeHead(out.status, bridgeHeaders('application/json')).end(out.body);
         return;
       }
-      res.writeHead(200, {
-        'content-type': 'text/event-stream',
-        'x-loopgate-bridge': bridge.label,
-        'x-loopgate-bridge-dropped': bridge.dropped.join(', '),
-      });
+      res.writeHead(200, bridgeHeaders('text/event-stream'));
       const t = bridge.translator;
       try {
         for await (const chunk of upstream.body as unknown as AsyncIterable<Uint8Array>)

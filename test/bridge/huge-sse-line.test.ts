@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
-import { logRecords, TOKEN, until } from '../proxy/stack.js';
+import { logRecords, postJson, TOKEN, until } from '../proxy/stack.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,17 +89,7 @@ async function streamBig(res: ServerResponse, chars: number, up: Upstream): Prom
   up.finished++;
 }
 
-function post(proxy: RunningProxy, path: string, body: unknown): Promise<Response> {
-  return fetch(`${proxy.url}${path}`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      'content-type': 'application/json',
-      'anthropic-version': '2023-06-01',
-    },
-    body: JSON.stringify(body),
-  });
-}
+const post = (proxy: RunningProxy, path: string, body: unknown) => postJson(proxy.url, path, body);
 
 /** Reads a streamed body, keeping only its size and its last bytes (the client, in this process, must not be the slow part). */
 async function drain(res: Response): Promise<{ bytes: number; tail: string }> {

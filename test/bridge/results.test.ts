@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fromChatResult } from '../../proxy/bridge/index.js';
-import { completion } from './chat-fixtures.js';
+import { completion, toolCallCompletion } from './chat-fixtures.js';
 
 const ctx = { model: 'gpt-4o-mini', requestId: 'req-42' };
 
@@ -135,14 +135,7 @@ describe('chat.completion → Anthropic Message', () => {
   });
 
   it('keeps garbled tool arguments instead of losing them', () => {
-    const r = fromChatResult(
-      'messages',
-      completion(
-        { content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"a":' } }] },
-        'tool_calls',
-      ),
-      ctx,
-    );
+    const r = fromChatResult('messages', toolCallCompletion('f', '{"a":', 'tool_calls'), ctx);
     expect((r.content as unknown[])[0]).toMatchObject({ input: { _unparsed_arguments: '{"a":' } });
   });
 

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
+import { KEYS, postJson, startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
 import { defineSdkScenarios, defineToolScenarios, type Clients } from './sdk-scenarios.js';
 import { sharedForAll } from '../kit/lifecycle.js';
 
@@ -16,17 +16,18 @@ function clientsFor(stack: Stack): Clients {
   };
 }
 
-async function post(stack: Stack, path: string, body: unknown): Promise<Response> {
-  return fetch(`${stack.proxy.url}${path}`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      'content-type': 'application/json',
-      'anthropic-version': '2023-06-01',
-    },
-    body: JSON.stringify(body),
+/** The Anthropic SDK as Claude Code uses it: every Messages call on `?beta=true`. */
+function claudeCodeClient(stack: Stack): Anthropic {
+  return new Anthropic({
+    baseURL: stack.proxy.url,
+    apiKey: TOKEN,
+    maxRetries: 0,
+    logLevel: 'error',
+    defaultQuery: { beta: 'true' },
   });
 }
+
+const post = (stack: Stack, path: string, body: unknown) => postJson(stack.proxy.url, path, body);
 
 describe("bridge: 'auto' on a chat-only key", () => {
   let stack: Stack;
@@ -82,13 +83,7 @@ describe("bridge: 'auto' on a chat-only key", () => {
   });
 
   it('count_tokens cannot be bridged: a NotFoundError in the Anthropic envelope, and a hint that does not offer the bridge', async () => {
-    const anthropic = new Anthropic({
-      baseURL: stack.proxy.url,
-      apiKey: TOKEN,
-      maxRetries: 0,
-      logLevel: 'error',
-      defaultQuery: { beta: 'true' },
-    });
+    const anthropic = claudeCodeClient(stack);
     const err = await anthropic.messages
       .countTokens({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'count me' }] })
       .catch((e: unknown) => e);
@@ -161,13 +156,7 @@ describe("bridge: 'auto' on a chat-only key", () => {
   });
 
   it("bridges Claude Code's ?beta=true form of /v1/messages", async () => {
-    const anthropic = new Anthropic({
-      baseURL: stack.proxy.url,
-      apiKey: TOKEN,
-      maxRetries: 0,
-      logLevel: 'error',
-      defaultQuery: { beta: 'true' },
-    });
+    const anthropic = claudeCodeClient(stack);
     const { data, response } = await anthropic.messages
       .create({ model: 'claude-sonnet-4-6', max_tokens: 20, messages: [{ role: 'user', content: 'beta hello' }] })
       .withResponse();

@@ -2,7 +2,7 @@
 // must echo: the bridge's answers stay valid for Codex and Claude Code.
 import { describe, expect, it } from 'vitest';
 import { createStreamTranslator, fromChatResult, openBridge, type BridgeKind } from '../../proxy/bridge/index.js';
-import { chunk, completion, DONE, parseSse } from './chat-fixtures.js';
+import { chunk, completion, DONE, parseSse, toolCallCompletion } from './chat-fixtures.js';
 
 const ctx = { model: 'gpt-4o-mini', requestId: 'req-9', createdAt: 1700000000 };
 
@@ -62,14 +62,7 @@ describe('tool calls an upstream streams oddly', () => {
       call(0, { id: 'c', type: 'function', function: { name: 'Bash', arguments: '{}' } }) + chunk({}, 'stop') + DONE,
     );
     expect(events.find((e) => e.event === 'message_delta')!.data).toMatchObject({ delta: { stop_reason: 'tool_use' } });
-    const m = fromChatResult(
-      'messages',
-      completion(
-        { content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'Bash', arguments: '{}' } }] },
-        'stop',
-      ),
-      ctx,
-    );
+    const m = fromChatResult('messages', toolCallCompletion('Bash', '{}', 'stop'), ctx);
     expect(m.stop_reason).toBe('tool_use');
   });
 
@@ -85,14 +78,7 @@ describe('tool calls an upstream streams oddly', () => {
       .map((e) => (e.data as { item: { status: string } }).item.status);
     expect(done).toEqual(['incomplete']);
     expect(events.at(-1)!.event).toBe('response.incomplete');
-    const r = fromChatResult(
-      'responses',
-      completion(
-        { content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'shell', arguments: '{"co' } }] },
-        'length',
-      ),
-      ctx,
-    );
+    const r = fromChatResult('responses', toolCallCompletion('shell', '{"co', 'length'), ctx);
     expect((r.output as { status: string }[]).map((o) => o.status)).toEqual(['incomplete']);
   });
 
@@ -124,9 +110,8 @@ describe('tool calls an upstream streams oddly', () => {
 describe('what a bridged Response says about its request', () => {
   it('echoes instructions, tools, parallel_tool_calls, limits, metadata and reasoning effort', () => {
     const tools = [{ type: 'function', name: 'shell', parameters: { type: 'object', properties: {} } }];
-    const req = {
-      model: 'gpt-4o-mini',
-      input: 'hi',
+    // What the Response echoes, to the letter, of what the request said.
+    const echoed = {
       instructions: 'Be terse.',
       tools,
       parallel_tool_calls: false,
@@ -136,19 +121,11 @@ describe('what a bridged Response says about its request', () => {
       reasoning: { effort: 'low' },
       store: false,
     };
+    const req = { model: 'gpt-4o-mini', input: 'hi', ...echoed };
     const r = openBridge('responses', req, { requestId: 'e1' });
     if (!r.ok) throw new Error(r.message);
     const out = JSON.parse(r.plan.result(Buffer.from(JSON.stringify(completion({ content: 'ok' }, 'stop')))).body);
-    expect(out).toMatchObject({
-      instructions: 'Be terse.',
-      tools,
-      parallel_tool_calls: false,
-      max_output_tokens: 50,
-      temperature: 0.2,
-      metadata: { a: 'b' },
-      reasoning: { effort: 'low' },
-      store: false,
-    });
+    expect(out).toMatchObject(echoed);
     const events = parseSse(
       r.plan.translator.push(chunk({ content: 'ok' }) + chunk({}, 'stop') + DONE) + r.plan.translator.end(),
     );

@@ -14,7 +14,7 @@ import {
 } from '../../extension/lm/model-catalog.js';
 import { sendChat, ChatRequestFailed } from '../../extension/lm/chat-client.js';
 import type { ChatEvent, ChatRequest, ChatTurn } from '../../extension/lm/chat-types.js';
-import { TOKEN, until } from '../proxy/stack.js';
+import { postJson, TOKEN, until } from '../proxy/stack.js';
 
 let sim: Simulator;
 let proxy: RunningProxy;
@@ -106,18 +106,10 @@ describe('the models VS Code is offered', () => {
       expect(claude().protocol).toBe('chat');
       expect(claude(nativeProtocolsFrom(await get('/_loopgate/keys'))).protocol).toBe('messages');
       // And the proxy does serve it there natively.
-      const res = await fetch(`${other.url}/v1/messages`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${TOKEN}`,
-          'content-type': 'application/json',
-          'anthropic-version': '2023-06-01',
-        },
-        body: JSON.stringify({
-          model: 'claude-sonnet-4-6',
-          max_tokens: 16,
-          messages: [{ role: 'user', content: 'hi' }],
-        }),
+      const res = await postJson(other.url, '/v1/messages', {
+        model: 'claude-sonnet-4-6',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: 'hi' }],
       });
       expect(res.headers.get('x-loopgate-route')).toBe('claude native');
     } finally {

@@ -5,27 +5,22 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { defaultFixture, startSimulator, type Fixture, type Simulator } from '../../simulator/index.js';
+import { defaultFixture, type Fixture } from '../../simulator/index.js';
 import { KEYS, logRecords, until } from '../proxy/stack.js';
 import { defaultLogFile } from '../../storage/config/dirs.js';
-import { runCli, startCli, tempHome, type StartedCli } from './io.js';
+import { runCli, startCli, tempHome } from './io.js';
+import { serveOnSimulatorForFile } from './serve-run.js';
 
 const DATED = 'claude-sonnet-4-20250514';
 const SESSION_DATED = 'd4d4d4d4-0000-4000-8000-00000000000d';
 const SESSION_PREFIX = 'e5e5e5e5-0000-4000-8000-00000000000e';
 const SESSION_ALIAS = 'f6f6f6f6-0000-4000-8000-00000000000f';
 
-let sim: Simulator;
-let serve: StartedCli | undefined;
-let url: string;
-let port: number;
-let token: string;
-const home = tempHome();
 const project = mkdtempSync(join(tmpdir(), 'lg-priced-as-'));
-const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => runCli(args, { LOOPGATE_HOME: home, ...env });
+const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => runCli(args, { LOOPGATE_HOME: served.home, ...env });
 
 /** The default fixture, its Claude group also serving a dated Sonnet 4 (as Anthropic's API names its snapshots). */
 function fixture(): Fixture {
@@ -36,30 +31,20 @@ function fixture(): Fixture {
 
 function claude(session: string): Anthropic {
   return new Anthropic({
-    baseURL: url,
-    apiKey: token,
+    baseURL: served.url,
+    apiKey: served.token,
     maxRetries: 0,
     defaultHeaders: { 'x-claude-code-session-id': session },
   });
 }
 
-beforeAll(async () => {
-  sim = await startSimulator({ port: 0, fixture: fixture() });
-  writeFileSync(join(project, 'loopgate.json'), JSON.stringify({ prices: { 'gpt-6.1-sol': 'gpt-5.1' } }));
-  serve = await startCli(
-    ['serve', '--port', '0', '--upstream', sim.baseUrl, '--allow-http', '--alias', 'gpt-6.2-sol=gpt-6.1-sol'],
-    { LOOPGATE_HOME: home, LOOPGATE_API_KEY: `default=${KEYS.default},claude=${KEYS.claude}` },
-    /^\s+curl -s (\S+)/,
-    { cwd: project },
-  );
-  url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(serve.lines.join('\n'))![1]!;
-  port = Number(new URL(url).port);
-  token = (await cli(['token'])).out.trim();
-}, 60_000);
-
-afterAll(async () => {
-  await serve?.stop();
-  await sim?.close();
+// The project's loopgate.json, which serve reads when it starts.
+writeFileSync(join(project, 'loopgate.json'), JSON.stringify({ prices: { 'gpt-6.1-sol': 'gpt-5.1' } }));
+const served = serveOnSimulatorForFile({
+  fixture: fixture(),
+  args: ['--alias', 'gpt-6.2-sol=gpt-6.1-sol'],
+  env: { LOOPGATE_API_KEY: `default=${KEYS.default},claude=${KEYS.claude}` },
+  cwd: project,
 });
 
 const ids: Record<string, string> = {};
@@ -91,18 +76,18 @@ describe('the price each estimate used, in every output', () => {
       messages: [{ role: 'user', content: 'prefix' }],
     });
     const openai = new OpenAI({
-      baseURL: `${url}/v1`,
-      apiKey: token,
+      baseURL: `${served.url}/v1`,
+      apiKey: served.token,
       maxRetries: 0,
       defaultHeaders: { originator: 'codex_cli_rs', session_id: SESSION_ALIAS },
     });
     await openai.chat.completions.create({ model: 'gpt-6.2-sol', messages: [{ role: 'user', content: 'alias' }] });
-    const log = defaultLogFile({ LOOPGATE_HOME: home }, port);
+    const log = defaultLogFile({ LOOPGATE_HOME: served.home }, served.port);
     await until(() => logRecords(log).length >= 4 || undefined, 10_000, 'four records in the log');
   });
 
   it('sessions --json: each session names the price it used, the floor, and the prefix match as no price (items 8, 9, 11)', async () => {
-    const r = await cli(['sessions', '--json', '--port', String(port)]);
+    const r = await cli(['sessions', '--json', '--port', String(served.port)]);
     expect(r.code, r.err).toBe(0);
     const sessions = r.out
       .trim()
@@ -125,7 +110,7 @@ describe('the price each estimate used, in every output', () => {
   });
 
   it('sessions: 100 columns in a pipe, a total line, the prices used named under it (items 8, 12)', async () => {
-    const r = await cli(['sessions', '--port', String(port)]);
+    const r = await cli(['sessions', '--port', String(served.port)]);
     expect(r.code, r.err).toBe(0);
     const lines = r.out.split('\n');
     for (const l of lines) expect(l.length, l).toBeLessThanOrEqual(100);
@@ -142,7 +127,7 @@ describe('the price each estimate used, in every output', () => {
   });
 
   it('sessions on a 60-column terminal: columns cut to fit, and said (item 12)', async () => {
-    const r = await cli(['sessions', '--port', String(port)], { COLUMNS: '60' });
+    const r = await cli(['sessions', '--port', String(served.port)], { COLUMNS: '60' });
     expect(r.code, r.err).toBe(0);
     const table = r.out.split('\n').slice(0, 5);
     for (const l of table) expect(l.length, l).toBeLessThanOrEqual(60);
@@ -151,11 +136,11 @@ describe('the price each estimate used, in every output', () => {
   });
 
   it('show: the price used, the floor, and the cache writes split by TTL as the record has them (item 8)', async () => {
-    const small = await cli(['show', ids.small!, '--port', String(port)]);
+    const small = await cli(['show', ids.small!, '--port', String(served.port)]);
     expect(small.code, small.err).toBe(0);
     expect(small.out).toMatch(/^ {2}cost\s+\$\S+ estimated, priced as claude-sonnet-4-0 \(its date suffix dropped\)$/m);
-    const big = await cli(['show', ids.big!, '--port', String(port)]);
-    const rec = logRecords(defaultLogFile({ LOOPGATE_HOME: home }, port)).find((x) => x.id === ids.big)!;
+    const big = await cli(['show', ids.big!, '--port', String(served.port)]);
+    const rec = logRecords(defaultLogFile({ LOOPGATE_HOME: served.home }, served.port)).find((x) => x.id === ids.big)!;
     expect(rec.tokens!.cacheWrite1h).toBeGreaterThan(0);
     expect(rec.tokens!.cacheWrite5m).toBeGreaterThan(0);
     expect(big.out).toMatch(
@@ -168,7 +153,7 @@ describe('the price each estimate used, in every output', () => {
   });
 
   it('usage --by model: grouped by the served model, the asked one beside it, the price used named (items 8, 10)', async () => {
-    const json = await cli(['usage', '--by', 'model', '--json', '--port', String(port)]);
+    const json = await cli(['usage', '--by', 'model', '--json', '--port', String(served.port)]);
     expect(json.code, json.err).toBe(0);
     const groups = json.out
       .trim()
@@ -181,7 +166,7 @@ describe('the price each estimate used, in every output', () => {
     const dated = groups.find((g) => g.group === DATED)!;
     expect(dated).toMatchObject({ requests: 2, floors: { requests: 1 } });
     expect(dated).not.toHaveProperty('asked');
-    const table = await cli(['usage', '--by', 'model', '--port', String(port)]);
+    const table = await cli(['usage', '--by', 'model', '--port', String(served.port)]);
     for (const l of table.out.split('\n')) expect(l.length, l).toBeLessThanOrEqual(100);
     expect(table.out).toMatch(/^MODEL\s+ASKED AS\s+REQUESTS\s+IN\/OUT/m);
     expect(table.out).toMatch(/^gpt-6\.1-sol\s+gpt-6\.2-sol\s+1\s/m);

@@ -4,41 +4,21 @@
 // `faults clear`. Mistakes (a rule that does not parse, a stray subcommand, no
 // proxy running) are said clearly with their exit codes; outside text (a model
 // name, a rule as typed) reaches the terminal escaped; no key or token printed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { startSimulator, type Simulator } from '../../simulator/index.js';
 import type { FaultsAnswer } from '../../core/local-api.js';
 import { KEYS } from '../proxy/stack.js';
-import { freePort, runCli, startCli, tempHome, type StartedCli } from './io.js';
+import { CHAT_429_RETRIED_ONCE_HONOURED } from '../kit/fault-verdicts.js';
+import { freePort, runCli } from './io.js';
+import { serveOnSimulatorForFile } from './serve-run.js';
 
-let sim: Simulator;
-let serve: StartedCli | undefined;
-let url: string;
-let port: number;
-let token: string;
-const home = tempHome();
-const env = { LOOPGATE_HOME: home };
-const faults = (...args: string[]) => runCli(['faults', ...args, '--port', String(port)], env);
+const served = serveOnSimulatorForFile({ env: { LOOPGATE_API_KEY: KEYS.default } });
+const env = { LOOPGATE_HOME: served.home };
+const faults = (...args: string[]) => runCli(['faults', ...args, '--port', String(served.port)], env);
 
 function noSecrets(text: string): void {
-  for (const s of [KEYS.default, token]) expect(text).not.toContain(s);
+  for (const s of [KEYS.default, served.token]) expect(text).not.toContain(s);
 }
-
-beforeAll(async () => {
-  sim = await startSimulator({ port: 0 });
-  port = await freePort();
-  token = (await runCli(['token'], env)).out;
-  serve = await startCli(
-    ['serve', '--port', String(port), '--upstream', sim.baseUrl, '--allow-http'],
-    { LOOPGATE_HOME: home, LOOPGATE_API_KEY: KEYS.default },
-    /^\s+curl -s (\S+)/,
-  );
-  url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(serve.lines.join('\n'))![1]!;
-});
-afterAll(async () => {
-  await serve?.stop();
-  await sim.close();
-});
 
 describe('loopgate faults', () => {
   it('says nothing is armed and nothing injected yet', async () => {
@@ -53,7 +33,7 @@ describe('loopgate faults', () => {
     const armed = await faults('arm', '429 times=1 retry-after=1 model=gpt-4.1');
     expect(armed.code, armed.err).toBe(0);
     expect(armed.out.trim()).toBe('Armed fault #1: 429 times=1 retry-after=1 model=gpt-4.1 (1 time).');
-    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: token, maxRetries: 2 });
+    const client = new OpenAI({ baseURL: `${served.url}/v1`, apiKey: served.token, maxRetries: 2 });
     await client.chat.completions.create({
       model: 'gpt-4.1',
       messages: [{ role: 'user', content: 'cli fault report' }],
@@ -81,14 +61,8 @@ describe('loopgate faults', () => {
     expect(answer.report).toHaveLength(1);
     const v = answer.report[0]!;
     expect(v).toMatchObject({
-      fault: { ruleId: 1, kind: '429', retryAfterS: 1 },
-      path: '/v1/chat/completions',
-      model: 'gpt-4.1',
-      retried: true,
-      retries: 1,
-      honouredRetryAfter: true,
-      succeeded: true,
-      settled: true,
+      ...CHAT_429_RETRIED_ONCE_HONOURED,
+      fault: { ...CHAT_429_RETRIED_ONCE_HONOURED.fault, ruleId: 1 },
       tokensSpent: { input: 0, output: 0 },
     });
     expect(v.firstWaitMs).toBeGreaterThanOrEqual(950);
@@ -109,7 +83,7 @@ describe('loopgate faults', () => {
     expect(armed.out).toContain('session=\\x1b[2J');
     const ruled = await faults('arm', '500 times=1 model=evil*');
     expect(ruled.code, ruled.err).toBe(0);
-    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: token, maxRetries: 0 });
+    const client = new OpenAI({ baseURL: `${served.url}/v1`, apiKey: served.token, maxRetries: 0 });
     await expect(
       client.chat.completions.create({ model: 'evil\x1b]0;pwned\x07', messages: [{ role: 'user', content: 'x' }] }),
     ).rejects.toThrow();

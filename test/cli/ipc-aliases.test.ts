@@ -2,27 +2,23 @@
 // forks it, the `loopgate.aliases` setting and the workspace folder in the start
 // message. loopgate.json found from the workspace folder wins over the setting;
 // a problem is shown as a hint line and the proxy starts with the usable aliases.
-import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { forkIpcServe } from './ipc-run.js';
+import { describe, expect, it } from 'vitest';
+import { expectAliasMessages, ipcServeForSuite } from './ipc-run.js';
 
 const TOKEN = 'lg-local-ipc-alias-token-0123456789abcdef';
 
 describe('serve --ipc with aliases from the editor', () => {
-  let child: ChildProcess | undefined;
-  afterAll(() => {
-    child?.kill('SIGKILL');
-  });
+  const forkServe = ipcServeForSuite();
 
   it('applies the setting and the workspace loopgate.json (the file winning), and reports a bad entry as a hint', async () => {
     const root = mkdtempSync(join(tmpdir(), 'loopgate-ipc-project-'));
     writeFileSync(join(root, 'loopgate.json'), JSON.stringify({ aliases: { 'gpt-6.2-sol': 'gpt-6.1-sol' } }));
     const folder = join(root, 'packages', 'app');
     mkdirSync(folder, { recursive: true });
-    const started = await forkIpcServe(
+    const { messages, listening } = await forkServe(
       {
         port: 0,
         logBodies: false,
@@ -32,14 +28,10 @@ describe('serve --ipc with aliases from the editor', () => {
       },
       TOKEN,
     );
-    child = started.child;
-    const { messages, listening } = started;
-    expect(messages).toContainEqual({
-      kind: 'hint',
-      text: 'loopgate.aliases: "broken=broken" maps a model to itself; leave it out.',
-    });
-    expect(messages).toContainEqual({ kind: 'alias', text: 'gpt-6.2-sol -> gpt-6.1-sol (loopgate.json)' });
-    expect(messages).toContainEqual({ kind: 'alias', text: 'claude-opus-9 -> claude-sonnet-4-6 (loopgate.aliases)' });
+    expectAliasMessages(messages, [
+      'gpt-6.2-sol -> gpt-6.1-sol (loopgate.json)',
+      'claude-opus-9 -> claude-sonnet-4-6 (loopgate.aliases)',
+    ]);
 
     const ask = (model: string, path: string) =>
       fetch(`${listening.url}${path}`, {

@@ -2,24 +2,20 @@
 // forks it), one message kind per thing: a client's request with the proxy's
 // verdict on it, a window's health check apart from the tools' requests, and
 // hints and aliases as their own kinds, never a line to parse or a status 0.
-import type { ChildProcess } from 'node:child_process';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FromProxy, ToProxy } from '../../core/ipc.js';
 import { requestLine } from '../../core/request-line.js';
-import { forkIpcServe } from './ipc-run.js';
+import { expectAliasMessages, ipcServeForSuite } from './ipc-run.js';
 import { until } from '../proxy/stack.js';
 
 const TOKEN = 'lg-local-ipc-messages-token-0123456789abcdef';
 
 describe('serve --ipc messages to the editor', () => {
-  let child: ChildProcess | undefined;
-  afterAll(() => {
-    child?.kill('SIGKILL');
-  });
+  const forkServe = ipcServeForSuite();
 
   it('sends requests, health checks, hints and aliases as their own kinds, with the failed verdict decided by the proxy', async () => {
     // Demo mode (the simulator); one usable alias and one the proxy refuses, which it reports as a hint.
-    const started = await forkIpcServe(
+    const { child, messages, listening } = await forkServe(
       {
         port: 0,
         logBodies: false,
@@ -28,13 +24,7 @@ describe('serve --ipc messages to the editor', () => {
       },
       TOKEN,
     );
-    child = started.child;
-    const { messages, listening } = started;
-    expect(messages).toContainEqual({
-      kind: 'hint',
-      text: 'loopgate.aliases: "broken=broken" maps a model to itself; leave it out.',
-    });
-    expect(messages).toContainEqual({ kind: 'alias', text: 'gpt-6.2-sol -> gpt-4o-mini (loopgate.aliases)' });
+    expectAliasMessages(messages, ['gpt-6.2-sol -> gpt-4o-mini (loopgate.aliases)']);
 
     const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
     const chat = (body: object, headers: Record<string, string> = {}) =>

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempHome } from './io.js';
 import { runBuiltCli } from './terminal-run.js';
-import { KEYS, startStack, TOKEN, type Stack } from '../proxy/stack.js';
+import { KEYS, namedKeys, startStack, TOKEN, type Stack } from '../proxy/stack.js';
 
 /** Two requests for `model` through the proxy (a tool that retries once), then exit 1 as the tool would. */
 const TOOL = (model: string) => `
@@ -28,10 +28,7 @@ describe('loopgate run: the alias hint after a refused model', () => {
   beforeAll(async () => {
     stack = await startStack({
       key: undefined,
-      keys: [
-        { name: 'openai', key: KEYS.default, named: true },
-        { name: 'claude', key: KEYS.claude, named: true },
-      ],
+      keys: namedKeys({ openai: KEYS.default, claude: KEYS.claude }),
     });
     port = new URL(stack.proxy.url).port;
   });

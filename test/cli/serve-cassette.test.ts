@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { runCli, tempHome } from './io.js';
-import { serve } from './serve-run.js';
+import { expectReplayAnswers, serve } from './serve-run.js';
 import { defaultFixture, startSimulator } from '../../simulator/index.js';
 import { assertNoCanary, makeCanary } from '../log/canary.js';
 
@@ -18,6 +18,13 @@ async function served(args: string[], cwd?: string, env: Record<string, string> 
   const s = await serve(args, { LOOPGATE_TOKEN: TOKEN, ...env }, { cwd });
   return { ...s, client: new OpenAI({ baseURL: `${s.url}/v1`, apiKey: TOKEN, maxRetries: 0 }) };
 }
+
+/** A cassette folder not made yet, in a temporary folder of its own. */
+const freshCassetteDir = () => join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
+
+/** One chat question to gpt-4o-mini. */
+const ask = (c: OpenAI, text: string) =>
+  c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] });
 
 describe('serve --record / --replay', () => {
   it('a cassette file that cannot be written is said once, and the proxy stays up and answers', async () => {
@@ -41,9 +48,7 @@ describe('serve --record / --replay', () => {
   });
 
   it('records a demo session and replays it with no upstream, saying a miss on the console', async () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
-    const ask = (c: OpenAI, text: string) =>
-      c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] });
+    const dir = freshCassetteDir();
     const recording = await served(['--record', dir]);
     let first: string;
     try {
@@ -89,9 +94,7 @@ describe('serve --record / --replay', () => {
   });
 
   it('--on-miss record sends a miss on, adds it to the cassette, and answers it from there after', async () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
-    const ask = (c: OpenAI, text: string) =>
-      c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] });
+    const dir = freshCassetteDir();
     const recording = await served(['--record', dir]);
     try {
       await ask(recording.client, 'first');
@@ -118,12 +121,7 @@ describe('serve --record / --replay', () => {
     // Numbered after what was there: nothing overwritten, the listing reads in order.
     expect(after.filter((f) => !before.includes(f))[0]).toMatch(new RegExp(`^${next}-POST-v1-chat-completions-`));
 
-    const offline = await served(['--replay', dir, '--replay-speed', '0']);
-    try {
-      expect((await ask(offline.client, 'second')).choices[0]!.message.content).toBe(added);
-    } finally {
-      await offline.stop();
-    }
+    await expectReplayAnswers(dir, TOKEN, 'second', added);
   });
 
   it('--on-miss record with --upstream sends misses there with the real key, which no cassette file holds', async () => {
@@ -132,7 +130,7 @@ describe('serve --record / --replay', () => {
       port: 0,
       fixture: { ...defaultFixture, keys: [{ key, group: 'default', status: 'active', balance: 1000 }] },
     });
-    const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
+    const dir = freshCassetteDir();
     try {
       const recording = await served(['--record', dir, '--upstream', sim.baseUrl, '--allow-http'], undefined, {
         LOOPGATE_API_KEY: key,
@@ -174,7 +172,7 @@ describe('serve --record / --replay', () => {
   });
 
   it('--on-miss simulate answers misses from the simulator and records nothing', async () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
+    const dir = freshCassetteDir();
     const recording = await served(['--record', dir]);
     try {
       await recording.client.chat.completions.create({
@@ -215,8 +213,8 @@ describe('serve --record / --replay', () => {
       port: 0,
       fixture: { groups, keys: [{ key, group: 'default', status: 'active', balance: 1000 }] },
     });
-    const dir = join(mkdtempSync(join(tmpdir(), 'lg-cli-cassette-')), 'cassette');
-    const ask = (c: OpenAI, m: string, text: string) =>
+    const dir = freshCassetteDir();
+    const askModel = (c: OpenAI, m: string, text: string) =>
       c.chat.completions.create({ model: m, messages: [{ role: 'user', content: text }] });
     const recorded: Record<string, string> = {};
     try {
@@ -225,7 +223,7 @@ describe('serve --record / --replay', () => {
       });
       try {
         for (const m of [unknown, newer])
-          recorded[m] = (await ask(recording.client, m, 'from the real service')).choices[0]!.message.content!;
+          recorded[m] = (await askModel(recording.client, m, 'from the real service')).choices[0]!.message.content!;
       } finally {
         await recording.stop();
       }
@@ -235,14 +233,16 @@ describe('serve --record / --replay', () => {
     const seeded = await served(['--replay', dir, '--replay-speed', '0', '--on-miss', 'simulate']);
     try {
       for (const m of [unknown, newer])
-        expect((await ask(seeded.client, m, 'from the real service')).choices[0]!.message.content).toBe(recorded[m]);
+        expect((await askModel(seeded.client, m, 'from the real service')).choices[0]!.message.content).toBe(
+          recorded[m],
+        );
       // Only the model of no demo family joins the lists: the newer one is the demo family's, as before.
       const listed = (await seeded.client.models.list()).data.map((m) => m.id);
       expect(listed).toContain(unknown);
       expect(listed).not.toContain(newer);
       // Beyond the cassette: the demo's own models, and the newer model served as its family's closest.
-      expect((await ask(seeded.client, 'gpt-4o-mini', 'beyond it')).choices[0]!.message.content).toBeTruthy();
-      expect((await ask(seeded.client, newer, 'beyond it too')).choices[0]!.message.content).toBeTruthy();
+      expect((await askModel(seeded.client, 'gpt-4o-mini', 'beyond it')).choices[0]!.message.content).toBeTruthy();
+      expect((await askModel(seeded.client, newer, 'beyond it too')).choices[0]!.message.content).toBeTruthy();
     } finally {
       await seeded.stop();
     }
@@ -252,7 +252,7 @@ describe('serve --record / --replay', () => {
   it('match ignore paths from --match-ignore and loopgate.json turn a miss into a hit', async () => {
     const project = mkdtempSync(join(tmpdir(), 'lg-cli-cassette-'));
     const dir = join(project, 'cassette');
-    const ask = (c: OpenAI, temperature: number, seed: number) =>
+    const askSampled = (c: OpenAI, temperature: number, seed: number) =>
       c.chat.completions.create({
         model: 'gpt-4o-mini',
         temperature,
@@ -262,21 +262,21 @@ describe('serve --record / --replay', () => {
     const recording = await served(['--record', dir]);
     let first: string;
     try {
-      first = (await ask(recording.client, 0.5, 1)).choices[0]!.message.content!;
+      first = (await askSampled(recording.client, 0.5, 1)).choices[0]!.message.content!;
     } finally {
       await recording.stop();
     }
     // Without the ignore paths a changed temperature and seed miss.
     const strict = await served(['--replay', dir, '--replay-speed', '0'], project);
     try {
-      await expect(ask(strict.client, 0.9, 2)).rejects.toThrow(/temperature: recorded 0.5, sent 0.9/);
+      await expect(askSampled(strict.client, 0.9, 2)).rejects.toThrow(/temperature: recorded 0.5, sent 0.9/);
     } finally {
       await strict.stop();
     }
     writeFileSync(join(project, 'loopgate.json'), JSON.stringify({ cassette: { ignore: ['seed'] } }));
     const lenient = await served(['--replay', dir, '--replay-speed', '0', '--match-ignore', 'temperature'], project);
     try {
-      expect((await ask(lenient.client, 0.9, 2)).choices[0]!.message.content).toBe(first);
+      expect((await askSampled(lenient.client, 0.9, 2)).choices[0]!.message.content).toBe(first);
     } finally {
       await lenient.stop();
     }

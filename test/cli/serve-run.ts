@@ -1,7 +1,10 @@
 // `loopgate serve --port 0 --no-log ARGS` for a test: in this process on real sockets (io.ts startCli), or as
 // the built CLI where its process is what is tested (a relative path taken against its working directory, a
 // real signal). Its URL, its console lines, a wait for one of them, and stop.
-import { exited, spawnCli, startCli, tempHome } from './io.js';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startSimulator, type Fixture, type Simulator } from '../../simulator/index.js';
+import { exited, runCli, spawnCli, startCli, tempHome } from './io.js';
 
 const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
 
@@ -47,4 +50,65 @@ export async function serve(
       await started.stop();
     },
   };
+}
+
+export interface ServedOnSimulator {
+  sim: Simulator;
+  url: string;
+  port: number;
+  /** The local token, as `loopgate token` prints it for this home. */
+  token: string;
+  home: string;
+}
+
+/**
+ * For one test file: a simulator, and `loopgate serve` (logging, with its own LOOPGATE_HOME) in front of it as a user
+ * starts it, in this process on real sockets; started before the file's tests, stopped after them. The fields are
+ * there once the tests run.
+ */
+export function serveOnSimulatorForFile(setup: {
+  env: NodeJS.ProcessEnv;
+  args?: string[];
+  fixture?: Fixture;
+  cwd?: string;
+}): ServedOnSimulator {
+  const served = { home: tempHome() } as ServedOnSimulator;
+  let stop: (() => Promise<unknown>) | undefined;
+  beforeAll(async () => {
+    served.sim = await startSimulator({ port: 0, ...(setup.fixture ? { fixture: setup.fixture } : {}) });
+    const started = await startCli(
+      ['serve', '--port', '0', '--upstream', served.sim.baseUrl, '--allow-http', ...(setup.args ?? [])],
+      { ...setup.env, LOOPGATE_HOME: served.home },
+      // The banner's last line: everything it says is set up.
+      /^\s+curl -s (\S+)/,
+      { cwd: setup.cwd },
+    );
+    stop = () => started.stop();
+    served.url = LISTENING.exec(started.lines.join('\n'))![1]!;
+    served.port = Number(new URL(served.url).port);
+    served.token = (await runCli(['token'], { LOOPGATE_HOME: served.home })).out.trim();
+  }, 60_000);
+  afterAll(async () => {
+    await stop?.();
+    await served.sim?.close();
+  });
+  return served;
+}
+
+/** `serve --replay DIR` at full speed, nothing behind it: the cassette alone answers `question` (gpt-4o-mini) with `answer`. */
+export async function expectReplayAnswers(dir: string, token: string, question: string, answer: string): Promise<void> {
+  const offline = await serve(['--replay', dir, '--replay-speed', '0'], { LOOPGATE_TOKEN: token });
+  try {
+    const got = await new OpenAI({
+      baseURL: `${offline.url}/v1`,
+      apiKey: token,
+      maxRetries: 0,
+    }).chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: question }],
+    });
+    expect(got.choices[0]!.message.content).toBe(answer);
+  } finally {
+    await offline.stop();
+  }
 }

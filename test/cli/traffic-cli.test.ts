@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
+import { KEYS, namedKeys, startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
 import { CLI, runCli, tempHome } from './io.js';
 
 const run = promisify(execFile);
@@ -19,10 +19,7 @@ const env = () => ({ LOOPGATE_TOKEN: TOKEN });
 beforeAll(async () => {
   s = await startStack({
     key: undefined,
-    keys: [
-      { name: 'default', key: KEYS.default, named: true },
-      { name: 'claude', key: KEYS.claude, named: true },
-    ],
+    keys: namedKeys({ default: KEYS.default, claude: KEYS.claude }),
   });
   port = String(s.proxy.port);
 });

@@ -10,6 +10,7 @@ import type { TrafficRecord } from '../../core/record.js';
 import { localDay } from '../../storage/log/usage-totals.js';
 import { runCli } from './io.js';
 import { logLine } from './log-line.js';
+import { tokenCounts } from '../kit/records.js';
 
 const HOUR = 3_600_000;
 const now = Date.now();
@@ -17,14 +18,8 @@ const at = (hoursAgo: number) => new Date(now - hoursAgo * HOUR).toISOString();
 
 const rec = (id: string, hoursAgo: number, extra: Partial<TrafficRecord>) => logLine(id, at(hoursAgo), extra);
 
-const tokens = (input: number, output: number, cacheRead = 0, cacheWrite5m = 0) => ({
-  input,
-  output,
-  cacheRead,
-  cacheWrite5m,
-  cacheWrite1h: 0,
-  reasoning: 0,
-});
+const tokens = (input: number, output: number, cacheRead = 0, cacheWrite5m = 0) =>
+  tokenCounts({ input, output, cacheRead, cacheWrite5m });
 const priced = (estimated: number) =>
   ({ estimated, currency: 'USD', pricedAs: 'claude-sonnet-4-5', source: 'genai-prices' }) as const;
 const claude = { id: 'sess-claude', source: 'header', client: 'claude-code' } as const;

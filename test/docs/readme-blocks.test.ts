@@ -126,6 +126,46 @@ function canMakeNetns(): boolean {
   return spawnSync('unshare', ['--net', 'ip', 'link', 'set', 'lo', 'up'], { stdio: 'ignore' }).status === 0;
 }
 
+interface RunnerResult {
+  id: string;
+  code: number | string;
+  out: string;
+  err: string;
+}
+
+/** A fresh user: a temporary project folder, an empty HOME, and `loopgate` (the built dist/cli.js) on PATH. */
+function sandboxUser(prefix: string): { dir: string; bin: string; env: Record<string, string> } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const bin = join(dir, 'bin');
+  const home = join(dir, 'home');
+  mkdirSync(bin);
+  mkdirSync(home);
+  writeFileSync(
+    join(bin, 'loopgate'),
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`,
+    {
+      mode: 0o755,
+    },
+  );
+  return { dir, bin, env: { PATH: `${bin}:${process.env.PATH}`, HOME: home, LOOPGATE_HOME: join(home, '.loopgate') } };
+}
+
+/** Runs the steps through readme-runner.mjs in a network namespace of its own (the README's port is free there). */
+function runInNetns(
+  user: { dir: string; env: Record<string, string> },
+  steps: Array<{ id: string; command: string }>,
+  timeoutMs: number,
+): { banner: string; results: RunnerResult[] } {
+  const planFile = join(user.dir, 'plan.json');
+  writeFileSync(planFile, JSON.stringify({ cli: CLI, env: user.env, cwd: user.dir, steps }));
+  const stdout = execFileSync('unshare', ['--net', process.execPath, join(__dirname, 'readme-runner.mjs'), planFile], {
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return JSON.parse(stdout.trim().split('\n').pop()!) as { banner: string; results: RunnerResult[] };
+}
+
 describe('README code blocks', () => {
   it('every block is sh, ts or the banner; every line not run is marked with its reason, and no mark is stale', () => {
     expect(blocks.map((b) => b.lang).every((l) => ['sh', 'ts', ''].includes(l))).toBe(true);
@@ -151,16 +191,8 @@ describe('README code blocks', () => {
   it.runIf(canMakeNetns())(
     'every other line runs as pasted against the proxy on 127.0.0.1:8787',
     () => {
-      const dir = mkdtempSync(join(tmpdir(), 'loopgate-readme-'));
-      const bin = join(dir, 'bin');
-      const home = join(dir, 'home');
-      mkdirSync(bin);
-      mkdirSync(home);
-      writeFileSync(
-        join(bin, 'loopgate'),
-        `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`,
-        { mode: 0o755 },
-      );
+      const user = sandboxUser('loopgate-readme-');
+      const { dir, bin } = user;
       if (LIVE_TIER && agentsSupported) {
         symlinkSync(claudeBinary(), join(bin, 'claude'));
         symlinkSync(codexBinary(), join(bin, 'codex'));
@@ -198,22 +230,7 @@ describe('README code blocks', () => {
           });
         }
       });
-      const env = {
-        PATH: `${bin}:${process.env.PATH}`,
-        HOME: home,
-        LOOPGATE_HOME: join(home, '.loopgate'),
-      };
-      const planFile = join(dir, 'plan.json');
-      writeFileSync(planFile, JSON.stringify({ cli: CLI, env, cwd: dir, steps }));
-      const stdout = execFileSync(
-        'unshare',
-        ['--net', process.execPath, join(__dirname, 'readme-runner.mjs'), planFile],
-        { encoding: 'utf8', timeout: 600_000, maxBuffer: 64 * 1024 * 1024 },
-      );
-      const { banner, results } = JSON.parse(stdout.trim().split('\n').pop()!) as {
-        banner: string;
-        results: Array<{ id: string; code: number | string; out: string; err: string }>;
-      };
+      const { banner, results } = runInNetns(user, steps, 600_000);
       for (const label of BANNER_LABELS) expect(banner).toContain(label);
       expect(results.map((r) => r.id)).toEqual(steps.map((s) => s.id));
       const failed = results
@@ -264,30 +281,11 @@ describe('docs/faults.md code blocks', () => {
   it.runIf(canMakeNetns())(
     'every sh block not marked runs as pasted against the proxy on 127.0.0.1:8787, and no answer is an error',
     () => {
-      const dir = mkdtempSync(join(tmpdir(), 'loopgate-faults-doc-'));
-      const bin = join(dir, 'bin');
-      const home = join(dir, 'home');
-      mkdirSync(bin);
-      mkdirSync(home);
-      writeFileSync(
-        join(bin, 'loopgate'),
-        `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`,
-        { mode: 0o755 },
-      );
+      const user = sandboxUser('loopgate-faults-doc-');
       const steps = shBlocks
         .filter((b) => !marked(b))
         .map((b, i) => ({ id: `faults.md sh ${i}`, command: b.lines.join('\n') }));
-      const env = { PATH: `${bin}:${process.env.PATH}`, HOME: home, LOOPGATE_HOME: join(home, '.loopgate') };
-      const planFile = join(dir, 'plan.json');
-      writeFileSync(planFile, JSON.stringify({ cli: CLI, env, cwd: dir, steps }));
-      const stdout = execFileSync(
-        'unshare',
-        ['--net', process.execPath, join(__dirname, 'readme-runner.mjs'), planFile],
-        { encoding: 'utf8', timeout: 300_000, maxBuffer: 64 * 1024 * 1024 },
-      );
-      const { results } = JSON.parse(stdout.trim().split('\n').pop()!) as {
-        results: Array<{ id: string; code: number | string; out: string; err: string }>;
-      };
+      const { results } = runInNetns(user, steps, 300_000);
       expect(results.map((r) => r.id)).toEqual(steps.map((s) => s.id));
       for (const r of results) {
         expect(r.code, `${r.id}\n${r.out}\n${r.err}`).toBe(0);

@@ -1,5 +1,6 @@
-// One running thing (a simulator, a stack, a receiver) shared by the tests of a file or a describe block.
-import { afterAll, beforeAll } from 'vitest';
+// Running things (a simulator, a stack, a receiver): one shared by the tests of a file or a describe block, or
+// one a test starts for itself, closed after it.
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 /**
  * `const sim = sharedForAll(() => start())`: started in beforeAll and closed in afterAll of the block this is
@@ -31,4 +32,19 @@ export function sharedForAll<T extends { close(): unknown }>(start: () => Promis
       return d && { ...d, configurable: true };
     },
   });
+}
+
+/**
+ * `const closing = closedAfterEach()` in a file or block: `closing(await start())` hands back what it started, and
+ * closes it after the test that started it, the last started first.
+ */
+export function closedAfterEach(): <T extends { close(): unknown }>(started: T) => T {
+  const open: Array<{ close(): unknown }> = [];
+  afterEach(async () => {
+    for (const o of open.splice(0).reverse()) await o.close();
+  });
+  return (started) => {
+    open.push(started);
+    return started;
+  };
 }

@@ -1,5 +1,6 @@
 // The one traffic-record builder for tests that need a record but not a proxy.
 import type { TrafficRecord } from '../../core/record.js';
+import { NO_TOKENS, type TokenCounts } from '../../core/token-counts.js';
 
 /** Every field a record must have (a successful POST to chat completions, 1 ms, 1 byte each way); `over` sets the rest. */
 export function bareRecord(over: Partial<TrafficRecord> = {}): TrafficRecord {
@@ -18,4 +19,9 @@ export function bareRecord(over: Partial<TrafficRecord> = {}): TrafficRecord {
     clientAborted: false,
     ...over,
   };
+}
+
+/** A record's token counts: the parts given, every other part 0. */
+export function tokenCounts(parts: Partial<TokenCounts>): TokenCounts {
+  return { ...NO_TOKENS, ...parts };
 }

@@ -2,19 +2,9 @@
 // request on every cursor move, with a long model list. Answers come from the last
 // result for that document version and state; a new state or a new version is re-checked.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CodeActionRequest,
-  DidChangeTextDocumentNotification,
-  DidOpenTextDocumentNotification,
-  InitializedNotification,
-  InitializeRequest,
-  type CodeAction,
-  type Diagnostic,
-  type Range,
-} from 'vscode-languageserver/node';
+import { DidChangeTextDocumentNotification, type Diagnostic, type Range } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { buildCli } from './build-cli.js';
-import { startLsp, type LspSession } from './lsp-client.js';
+import { changeDocument, codeActionsAt, openDocument, startInitializedLsp, type LspSession } from './lsp-client.js';
 
 const ANT_KEY = 'sk-ant-api03-Q7w2Er9Ty4Ui1Op8As5Df';
 const MODELS = ['gpt-typo-mini', ...Array.from({ length: 9_999 }, (_, i) => `provider${i % 50}/model-${i}-instruct`)];
@@ -23,25 +13,13 @@ const ENV_TEXT = Array.from({ length: 150 }, (_, i) => `OPENAI_MODEL=gpt-typo-${
 
 let lsp: LspSession;
 
-async function codeActions(uri: string, range: Range, diagnostics: Diagnostic[] = []): Promise<CodeAction[]> {
-  return ((await lsp.connection.sendRequest(CodeActionRequest.type, {
-    textDocument: { uri },
-    range,
-    context: { diagnostics },
-  })) ?? []) as CodeAction[];
-}
+const codeActions = (uri: string, range: Range, diagnostics: Diagnostic[] = []) =>
+  codeActionsAt(lsp, uri, range, diagnostics);
 
 const cursor = (line: number): Range => ({ start: { line, character: 14 }, end: { line, character: 14 } });
 
 beforeAll(async () => {
-  lsp = startLsp(await buildCli());
-  await lsp.connection.sendRequest(InitializeRequest.type, {
-    processId: process.pid,
-    rootUri: 'file:///work/project',
-    capabilities: {},
-    initializationOptions: { commands: true, models: MODELS },
-  });
-  await lsp.connection.sendNotification(InitializedNotification.type, {});
+  lsp = await startInitializedLsp([], { commands: true, models: MODELS });
 }, 60_000);
 
 afterAll(async () => {
@@ -53,11 +31,7 @@ afterAll(async () => {
 
 describe('code actions with a long model list', () => {
   it('answers cursor moves from the cached result, without re-running the rules each time', async () => {
-    const since = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, {
-      textDocument: { uri: ENV_URI, languageId: 'dotenv', version: 1, text: ENV_TEXT },
-    });
-    const published = await lsp.diagnostics.next((p) => p.uri === ENV_URI, 'diagnostics for .env', since);
+    const published = await openDocument(lsp, ENV_URI, 'dotenv', ENV_TEXT);
 
     const started = performance.now();
     for (let line = 0; line < 20; line++) await codeActions(ENV_URI, cursor(line));
@@ -94,11 +68,7 @@ describe('the key fix in a Claude Code settings.json', () => {
   it('removes the env entry instead of writing a ${X} Claude Code would send literally, and the warning clears', async () => {
     const uri = 'file:///work/project/.claude/settings.json';
     const text = `{\n  "env": {\n    "ANTHROPIC_BASE_URL": "http://127.0.0.1:8787",\n    "ANTHROPIC_AUTH_TOKEN": "${ANT_KEY}"\n  }\n}\n`;
-    let since = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, {
-      textDocument: { uri, languageId: 'json', version: 1, text },
-    });
-    const published = await lsp.diagnostics.next((p) => p.uri === uri, 'diagnostics for settings.json', since);
+    const published = await openDocument(lsp, uri, 'json', text);
     expect(published.diagnostics.map((d) => d.code)).toEqual(['loopgate.api-key-in-file']);
     expect(published.diagnostics[0]!.message).toContain('integrated terminal');
 
@@ -114,16 +84,7 @@ describe('the key fix in a Claude Code settings.json', () => {
     expect(JSON.parse(fixedText)).toEqual({ env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787' } });
     expect(fixedText).not.toContain('${');
 
-    since = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification(DidChangeTextDocumentNotification.type, {
-      textDocument: { uri, version: 2 },
-      contentChanges: [{ text: fixedText }],
-    });
-    const cleared = await lsp.diagnostics.next(
-      (p) => p.uri === uri && p.version === 2,
-      'diagnostics after the fix',
-      since,
-    );
+    const cleared = await changeDocument(lsp, uri, 2, [{ text: fixedText }]);
     expect(cleared.diagnostics).toEqual([]);
     // Canary: nothing the server said carries the key.
     expect(

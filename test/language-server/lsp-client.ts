@@ -1,15 +1,25 @@
 // A minimal LSP client over a child's stdio, for the protocol-level tests.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import {
+  CodeActionRequest,
   createProtocolConnection,
+  DidChangeTextDocumentNotification,
+  DidOpenTextDocumentNotification,
+  InitializedNotification,
+  InitializeRequest,
   LogMessageNotification,
   PublishDiagnosticsNotification,
   StreamMessageReader,
   StreamMessageWriter,
+  type CodeAction,
+  type Diagnostic,
   type LogMessageParams,
+  type Range,
+  type TextDocumentContentChangeEvent,
   type ProtocolConnection,
   type PublishDiagnosticsParams,
 } from 'vscode-languageserver/node';
+import { buildCli } from './build-cli.js';
 
 type Waiter<T> = { test: (v: T) => boolean; resolve: (v: T) => void };
 
@@ -64,4 +74,65 @@ export function startLsp(cliPath: string, args: string[] = []): LspSession {
   connection.onNotification(LogMessageNotification.type, (p) => logs.push(p));
   connection.listen();
   return { child, connection, diagnostics, logs, stderr: () => stderr, exited };
+}
+
+/** The server from today's source, initialized as an editor does it, on the workspace file:///work/project. */
+export async function startInitializedLsp(args: string[] = [], initializationOptions?: unknown): Promise<LspSession> {
+  const lsp = startLsp(await buildCli(), args);
+  await lsp.connection.sendRequest(InitializeRequest.type, {
+    processId: process.pid,
+    rootUri: 'file:///work/project',
+    capabilities: {},
+    ...(initializationOptions === undefined ? {} : { initializationOptions }),
+  });
+  await lsp.connection.sendNotification(InitializedNotification.type, {});
+  return lsp;
+}
+
+/** Opens a document (version 1) and waits for the diagnostics the server publishes for it. */
+export async function openDocument(
+  lsp: LspSession,
+  uri: string,
+  languageId: string,
+  text: string,
+): Promise<PublishDiagnosticsParams> {
+  const since = lsp.diagnostics.seen.length;
+  await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, {
+    textDocument: { uri, languageId, version: 1, text },
+  });
+  return lsp.diagnostics.next((p) => p.uri === uri, `diagnostics for ${uri}`, since);
+}
+
+/** Changes a document to `version` and waits for the diagnostics the server publishes for that version. */
+export async function changeDocument(
+  lsp: LspSession,
+  uri: string,
+  version: number,
+  contentChanges: TextDocumentContentChangeEvent[],
+): Promise<PublishDiagnosticsParams> {
+  const since = lsp.diagnostics.seen.length;
+  await lsp.connection.sendNotification(DidChangeTextDocumentNotification.type, {
+    textDocument: { uri, version },
+    contentChanges,
+  });
+  return lsp.diagnostics.next(
+    (p) => p.uri === uri && p.version === version,
+    `diagnostics for ${uri} v${version}`,
+    since,
+  );
+}
+
+/** The code actions the server offers for a range of a document, given the diagnostics there. */
+export async function codeActionsAt(
+  lsp: LspSession,
+  uri: string,
+  range: Range,
+  diagnostics: Diagnostic[] = [],
+  only?: string[],
+): Promise<CodeAction[]> {
+  return ((await lsp.connection.sendRequest(CodeActionRequest.type, {
+    textDocument: { uri },
+    range,
+    context: only ? { diagnostics, only } : { diagnostics },
+  })) ?? []) as CodeAction[];
 }

@@ -3,18 +3,9 @@
 // is; an alias whose target is not in the key's model list, with the closest
 // IDs as quick fixes; bad JSON; and nothing of this for other JSON files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CodeActionRequest,
-  DidChangeTextDocumentNotification,
-  DidOpenTextDocumentNotification,
-  InitializedNotification,
-  InitializeRequest,
-  type CodeAction,
-  type Diagnostic,
-} from 'vscode-languageserver/node';
+import type { Diagnostic } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { buildCli } from './build-cli.js';
-import { startLsp, type LspSession } from './lsp-client.js';
+import { changeDocument, codeActionsAt, openDocument, startInitializedLsp, type LspSession } from './lsp-client.js';
 
 const URI = 'file:///work/project/loopgate.json';
 const TEXT = `{
@@ -29,36 +20,20 @@ const TEXT = `{
 let lsp: LspSession;
 
 beforeAll(async () => {
-  lsp = startLsp(await buildCli(), ['--models', 'gpt-4o-mini,gpt-4.1,gpt-6.1-sol']);
-  await lsp.connection.sendRequest(InitializeRequest.type, {
-    processId: process.pid,
-    rootUri: 'file:///work/project',
-    capabilities: {},
-  });
-  await lsp.connection.sendNotification(InitializedNotification.type, {});
+  lsp = await startInitializedLsp(['--models', 'gpt-4o-mini,gpt-4.1,gpt-6.1-sol']);
 }, 60_000);
 
 afterAll(async () => {
   if (lsp && lsp.child.exitCode === null) lsp.child.kill();
 });
 
-async function codeActions(uri: string, d: Diagnostic): Promise<CodeAction[]> {
-  return ((await lsp.connection.sendRequest(CodeActionRequest.type, {
-    textDocument: { uri },
-    range: d.range,
-    context: { diagnostics: [d], only: ['quickfix'] },
-  })) ?? []) as CodeAction[];
-}
+const quickFixes = (uri: string, d: Diagnostic) => codeActionsAt(lsp, uri, d.range, [d], ['quickfix']);
 
 describe('loopgate.json in the language server', () => {
   let text = TEXT;
 
   it('flags an alias target no key lists (closest IDs as quick fixes), a self-alias and an unknown setting', async () => {
-    const since = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, {
-      textDocument: { uri: URI, languageId: 'json', version: 1, text },
-    });
-    const p = await lsp.diagnostics.next((x) => x.uri === URI, 'diagnostics for loopgate.json', since);
+    const p = await openDocument(lsp, URI, 'json', text);
     expect(p.diagnostics.map((d) => [d.code, d.severity, d.range.start.line, d.range.start.character])).toEqual([
       ['loopgate.unknown-alias-target', 2, 2, 19],
       ['loopgate.bad-project-file', 1, 3, 4],
@@ -73,7 +48,7 @@ describe('loopgate.json in the language server', () => {
       'loopgate.json has no setting "alias" (it knows "aliases", "prices", "cassette", "faults" and "budgets"); ignored.',
     );
 
-    const actions = await codeActions(URI, target!);
+    const actions = await quickFixes(URI, target!);
     expect(actions[0]).toMatchObject({
       kind: 'quickfix',
       title: 'Send gpt-6.2-sol as "gpt-6.1-sol"',
@@ -82,27 +57,13 @@ describe('loopgate.json in the language server', () => {
     text = TextDocument.applyEdits(TextDocument.create(URI, 'json', 1, text), actions[0]!.edit!.changes![URI]!);
     expect(text).toContain('"gpt-6.2-sol": "gpt-6.1-sol",');
 
-    const sinceFix = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification(DidChangeTextDocumentNotification.type, {
-      textDocument: { uri: URI, version: 2 },
-      contentChanges: [{ text }],
-    });
-    const after = await lsp.diagnostics.next(
-      (x) => x.uri === URI && x.version === 2,
-      'diagnostics after the fix',
-      sinceFix,
-    );
+    const after = await changeDocument(lsp, URI, 2, [{ text }]);
     expect(after.diagnostics.map((d) => d.code)).toEqual(['loopgate.bad-project-file', 'loopgate.bad-project-file']);
   });
 
   it('reports JSON the proxy cannot read, where it breaks', async () => {
     const broken = '{\n  "aliases": { "gpt-6.2-sol": "gpt-6.1-sol", }\n}\n';
-    const since = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification(DidChangeTextDocumentNotification.type, {
-      textDocument: { uri: URI, version: 3 },
-      contentChanges: [{ text: broken }],
-    });
-    const p = await lsp.diagnostics.next((x) => x.uri === URI && x.version === 3, 'diagnostics for broken JSON', since);
+    const p = await changeDocument(lsp, URI, 3, [{ text: broken }]);
     expect(p.diagnostics).toEqual([
       expect.objectContaining({
         code: 'loopgate.bad-project-file',
@@ -117,11 +78,7 @@ describe('loopgate.json in the language server', () => {
 
   it('checks only files named loopgate.json', async () => {
     const uri = 'file:///work/project/other.json';
-    const since = lsp.diagnostics.seen.length;
-    await lsp.connection.sendNotification(DidOpenTextDocumentNotification.type, {
-      textDocument: { uri, languageId: 'json', version: 1, text: TEXT },
-    });
-    const p = await lsp.diagnostics.next((x) => x.uri === uri, 'diagnostics for other.json', since);
+    const p = await openDocument(lsp, uri, 'json', TEXT);
     expect(p.diagnostics).toEqual([]);
   });
 });

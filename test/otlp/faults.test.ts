@@ -2,22 +2,19 @@
 // serving every request, counts the spans it loses, shows them in
 // /_loopgate/health, and says so once (and once more when export works again).
 // The console line names the collector's URL and the status, never a header value.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { otlpConfig } from '../../rules/otlp/otlp-config.js';
 import type { OtlpHealth } from '../../core/health.js';
 import { describeOtlpHealth } from '../../proxy/otlp/export-health.js';
 import { startStack, TOKEN, until, type Stack } from '../proxy/stack.js';
 import { deadEndpoint, fastEnv, startReceiver, type Receiver, type ReceiverMode } from './receiver.js';
+import { closedAfterEach } from '../kit/lifecycle.js';
 
 const HEADER_SECRET = 'otlp-header-secret-0123456789';
 
 let stack: Stack | undefined;
 let receiver: Receiver | undefined;
-afterEach(async () => {
-  await stack?.close();
-  await receiver?.close();
-  stack = receiver = undefined;
-});
+const closing = closedAfterEach();
 
 async function startWith(endpoint: string, extra: Record<string, string> = {}): Promise<{ health: OtlpHealth[] }> {
   const r = otlpConfig(
@@ -29,7 +26,7 @@ async function startWith(endpoint: string, extra: Record<string, string> = {}): 
   );
   if (!r.ok || !r.config) throw new Error('no config');
   const health: OtlpHealth[] = [];
-  stack = await startStack({ otlp: r.config, onOtlpHealth: (h) => health.push(h) });
+  stack = closing(await startStack({ otlp: r.config, onOtlpHealth: (h) => health.push(h) }));
   return { health };
 }
 
@@ -85,7 +82,7 @@ describe.each<[ReceiverMode, RegExp]>([
   ['stall', /timed out|not keeping up/],
 ])('a collector that answers %s', (mode, why) => {
   it('serves every request, counts the dropped spans, reports once, and recovers once the collector works again', async () => {
-    receiver = await startReceiver(mode);
+    receiver = closing(await startReceiver(mode));
     const { health } = await startWith(receiver.url);
     await load(40);
     await until(() => (health.length >= 1 ? true : undefined), 10_000, 'the failure report');
@@ -115,7 +112,7 @@ describe.each<[ReceiverMode, RegExp]>([
 
 describe('a collector too slow for the traffic', () => {
   it('drops what does not fit the bounded queue, counts it, and keeps serving', async () => {
-    receiver = await startReceiver('stall');
+    receiver = closing(await startReceiver('stall'));
     const { health } = await startWith(receiver.url, {
       OTEL_BSP_MAX_QUEUE_SIZE: '16',
       OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '8',

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { childEnv } from '../../extension/child-env.js';
 import type { FromProxy, ToProxy } from '../../core/ipc.js';
 import { CLI, tempHome } from '../cli/io.js';
+import { ipcStartRefused } from '../cli/ipc-run.js';
 import { until } from '../proxy/stack.js';
 import { deadEndpoint, startReceiver, type Receiver } from './receiver.js';
 
@@ -85,30 +86,17 @@ describe('serve --ipc with an OTLP endpoint from the editor', () => {
   });
 
   it('refuses an endpoint with user info as a configuration error, naming the setting and not the password', async () => {
-    const c = fork(CLI, ['serve', '--ipc'], {
-      env: childEnv({ ...process.env, LOOPGATE_HOME: tempHome() }),
-      stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
-    });
-    const messages: FromProxy[] = [];
-    c.on('message', (m) => messages.push(m as FromProxy));
-    c.send({
-      kind: 'start',
-      config: {
+    const { error } = await ipcStartRefused(
+      {
         port: 0,
         logBodies: false,
         requireToken: true,
         otlp: { endpoint: 'https://team:pa55word-xyz@collector.example:4318', content: false },
       },
-      token: TOKEN,
-    } satisfies ToProxy);
-    const error = await until(
-      () => messages.find((m): m is Extract<FromProxy, { kind: 'error' }> => m.kind === 'error'),
-      15_000,
-      'the refusal',
+      TOKEN,
     );
     expect(error.code).toBe('config');
     expect(error.message).toMatch(/^loopgate\.otlp\.endpoint: .*carries user info/);
     expect(error.message).not.toContain('pa55word');
-    c.kill('SIGKILL');
   });
 });

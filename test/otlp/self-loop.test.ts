@@ -5,24 +5,14 @@
 // the OTEL_EXPORTER_OTLP_* variables, the editor's setting over IPC); and
 // whatever address still leads an export to a Loopgate proxy, the exporter's
 // marker header makes that proxy refuse it (508) and record no span for it.
-import { fork } from 'node:child_process';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { childEnv } from '../../extension/child-env.js';
-import type { FromProxy, ToProxy } from '../../core/ipc.js';
 import { startProxy, ProxyConfigError } from '../../proxy/server.js';
 import { collectorLoop, otlpConfig } from '../../rules/otlp/otlp-config.js';
-import { CLI, runCli, tempHome } from '../cli/io.js';
+import { freePort, runCli } from '../cli/io.js';
+import { ipcStartRefused } from '../cli/ipc-run.js';
 import { KEYS, logRecords, startStack, until } from '../proxy/stack.js';
 import { fastEnv, startReceiver } from './receiver.js';
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise((r) => probe.close(r));
-  return port;
-}
 
 function configFor(env: NodeJS.ProcessEnv, flags: Parameters<typeof otlpConfig>[1] = {}) {
   const r = otlpConfig(env, flags);
@@ -116,34 +106,18 @@ describe('a collector address that is this proxy', () => {
 
   it("the editor's path (serve --ipc) refuses it as a configuration error", async () => {
     const port = await freePort();
-    const c = fork(CLI, ['serve', '--ipc'], {
-      env: childEnv({ ...process.env, LOOPGATE_HOME: tempHome() }),
-      stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
-    });
-    try {
-      const messages: FromProxy[] = [];
-      c.on('message', (m) => messages.push(m as FromProxy));
-      c.send({
-        kind: 'start',
-        config: {
-          port,
-          logBodies: false,
-          requireToken: false,
-          otlp: { endpoint: `http://localhost:${port}`, content: false },
-        },
-        token: 'lg-local-ipc-self-loop-0123456789abcdef',
-      } satisfies ToProxy);
-      const error = await until(
-        () => messages.find((m): m is Extract<FromProxy, { kind: 'error' }> => m.kind === 'error'),
-        15_000,
-        'the refusal',
-      );
-      expect(error.code).toBe('config');
-      expect(error.message).toMatch(/is this proxy itself/);
-      expect(messages.some((m) => m.kind === 'listening')).toBe(false);
-    } finally {
-      c.kill('SIGKILL');
-    }
+    const { error, messages } = await ipcStartRefused(
+      {
+        port,
+        logBodies: false,
+        requireToken: false,
+        otlp: { endpoint: `http://localhost:${port}`, content: false },
+      },
+      'lg-local-ipc-self-loop-0123456789abcdef',
+    );
+    expect(error.code).toBe('config');
+    expect(error.message).toMatch(/is this proxy itself/);
+    expect(messages.some((m) => m.kind === 'listening')).toBe(false);
   });
 });
 

@@ -4,7 +4,7 @@
 // http/protobuf and http/json; the metrics; the resource and the headers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { otlpConfig } from '../../rules/otlp/otlp-config.js';
-import { KEYS, startStack, TOKEN, until, logRecords, type Stack, namedKeys } from '../proxy/stack.js';
+import { KEYS, startStack, TOKEN, until, logRecords, type Stack, namedKeys, postJson } from '../proxy/stack.js';
 import { fastEnv, startReceiver, type Receiver, type ReceivedSpan } from './receiver.js';
 
 const SPAN_KIND_CLIENT = 3;
@@ -22,16 +22,7 @@ async function post(
   body: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; id: string; text: string }> {
-  const res = await fetch(`${stack.proxy.url}${path}`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      'content-type': 'application/json',
-      'anthropic-version': '2023-06-01',
-      ...headers,
-    },
-    body: JSON.stringify(body),
-  });
+  const res = await postJson(stack.proxy.url, path, body, headers);
   return { status: res.status, id: res.headers.get('x-loopgate-request-id')!, text: await res.text() };
 }
 
@@ -65,8 +56,15 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
     await receiver.close();
   });
 
+  /** Posts a request that must succeed, and waits for its span. */
+  async function okSpan(path: string, body: unknown): Promise<{ r: { id: string; text: string }; s: ReceivedSpan }> {
+    const r = await post(stack, path, body);
+    expect(r.status, r.text).toBe(200);
+    return { r, s: await spanOf(receiver, r.id) };
+  }
+
   it('chat, not streamed: operation, provider, models, id, finish reasons, usage, parameters, server, status, loopgate facts', async () => {
-    const r = await post(stack, '/v1/chat/completions', {
+    const { r, s } = await okSpan('/v1/chat/completions', {
       model: 'gpt-4o-mini',
       messages: [{ role: 'user', content: 'hello' }],
       temperature: 0.5,
@@ -75,9 +73,7 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
       seed: 7,
       stop: ['END'],
     });
-    expect(r.status).toBe(200);
     const answer = JSON.parse(r.text);
-    const s = await spanOf(receiver, r.id);
     expect(s.name).toBe('chat gpt-4o-mini');
     expect(s.kind).toBe(SPAN_KIND_CLIENT);
     expect(s.scope).toBe('loopgate');
@@ -131,14 +127,12 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
   });
 
   it('chat, streamed: the span ends with the stream, says how it ended, and has the time to first chunk', async () => {
-    const r = await post(stack, '/v1/chat/completions', {
+    const { r, s } = await okSpan('/v1/chat/completions', {
       model: 'gpt-4o-mini',
       messages: [{ role: 'user', content: 'stream please' }],
       stream: true,
       stream_options: { include_usage: true },
     });
-    expect(r.status).toBe(200);
-    const s = await spanOf(receiver, r.id);
     expect(s.attributes).toMatchObject({
       'gen_ai.request.stream': true,
       'loopgate.stream.end': 'complete',
@@ -153,15 +147,13 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
 
   for (const stream of [false, true]) {
     it(`Responses, native${stream ? ', streamed' : ''}`, async () => {
-      const r = await post(stack, '/v1/responses', {
+      const { s } = await okSpan('/v1/responses', {
         model: 'gpt-4o-mini',
         input: 'hi',
         max_output_tokens: 50,
         temperature: 0.2,
         stream,
       });
-      expect(r.status).toBe(200);
-      const s = await spanOf(receiver, r.id);
       expect(s.attributes).toMatchObject({
         'gen_ai.operation.name': 'chat',
         'gen_ai.provider.name': 'openai',
@@ -177,15 +169,13 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
     });
 
     it(`Messages, native${stream ? ', streamed' : ''}`, async () => {
-      const r = await post(stack, '/v1/messages', {
+      const { s } = await okSpan('/v1/messages', {
         model: 'claude-sonnet-4-6',
         max_tokens: 40,
         messages: [{ role: 'user', content: 'hi' }],
         top_k: 5,
         stream,
       });
-      expect(r.status).toBe(200);
-      const s = await spanOf(receiver, r.id);
       expect(s.name).toBe('chat claude-sonnet-4-6');
       expect(s.attributes).toMatchObject({
         'gen_ai.operation.name': 'chat',
@@ -203,9 +193,7 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
     });
 
     it(`Responses and Messages, bridged${stream ? ', streamed' : ''}: the client's protocol, the chat route's answer`, async () => {
-      const r1 = await post(stack, '/v1/responses', { model: 'deepseek-reasoner', input: 'hi', stream });
-      expect(r1.status).toBe(200);
-      const s1 = await spanOf(receiver, r1.id);
+      const { s: s1 } = await okSpan('/v1/responses', { model: 'deepseek-reasoner', input: 'hi', stream });
       expect(s1.attributes).toMatchObject({
         'openai.api.type': 'responses',
         'gen_ai.provider.name': 'openai',
@@ -214,14 +202,12 @@ describe('OTLP export (http/protobuf): one GenAI span per request', () => {
         'loopgate.key.name': 'chatonly',
       });
       expect(s1.attributes['gen_ai.response.finish_reasons']).toEqual(['stop']);
-      const r2 = await post(stack, '/v1/messages', {
+      const { s: s2 } = await okSpan('/v1/messages', {
         model: 'deepseek-reasoner',
         max_tokens: 30,
         messages: [{ role: 'user', content: 'hi' }],
         stream,
       });
-      expect(r2.status).toBe(200);
-      const s2 = await spanOf(receiver, r2.id);
       expect(s2.attributes).toMatchObject({
         'gen_ai.provider.name': 'anthropic',
         'loopgate.route': 'bridged',

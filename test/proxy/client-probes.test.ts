@@ -8,7 +8,7 @@ import { identifyClient } from '../../rules/addresses/client-hints.js';
 import type { TrafficRecord } from '../../core/record.js';
 import { assertNoCanary } from '../log/canary.js';
 import { KEYS, logRecords, startStack, TOKEN, until, type Stack } from './stack.js';
-import { hostOf, httpRequest, openSocket } from './raw.js';
+import { hostOf, httpRequest, rawExchange } from './raw.js';
 import { sharedForAll } from '../kit/lifecycle.js';
 
 const AI_SDK_UA = 'ai-sdk/anthropic/2.0.49 ai-sdk/provider-utils/3.0.9 runtime/node.js/20';
@@ -220,14 +220,12 @@ describe("Loopgate's own refusals are logged like upstream errors", () => {
   );
 
   it('a body that never arrives: the 408 the client got is the one logged', async () => {
-    const socket = await openSocket(stack.proxy.url);
-    let answer = '';
-    socket.on('data', (c) => (answer += c.toString()));
-    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    socket.write(
+    // The head and 3 of the 100 body bytes it promises, the socket left open: all the server writes until it closes.
+    const answer = await rawExchange(
+      stack.proxy.url,
       `POST /v1/chat/completions HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"m`,
+      { keepOpen: true },
     );
-    await closed;
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect(answer).toMatch(/x-loopgate-diagnosis: body-timeout/i);
     const id = /x-loopgate-request-id: (\S+)/i.exec(answer)?.[1];

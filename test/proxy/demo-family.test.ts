@@ -30,6 +30,11 @@ function sinks(): Omit<Demo, 'url'> {
   };
 }
 
+/** Where a proxy puts its log, console lines and hints: into these sinks. */
+function into(s: Omit<Demo, 'url'>) {
+  return { logFile: s.logFile, onTraffic: (l: string) => s.traffic.push(l), onHint: (h: string) => s.hints.push(h) };
+}
+
 const recordOf = (d: Demo, id: string) =>
   until(() => logRecords(d.logFile).find((r) => r.id === id), 5000, `the record of ${id}`);
 const openai = (d: Demo) => new OpenAI({ baseURL: `${d.url}/v1`, apiKey: TOKEN, maxRetries: 0 });
@@ -43,9 +48,7 @@ describe('demo mode (`loopgate serve` with no upstream)', () => {
     served = await startServe({
       token: TOKEN,
       port: 0,
-      logFile: s.logFile,
-      onTraffic: (l) => s.traffic.push(l),
-      onHint: (h) => s.hints.push(h),
+      ...into(s),
     });
     await served.proxy.refreshModels();
     demo = { ...s, url: served.proxy.url };
@@ -126,9 +129,7 @@ describe('outside demo mode nothing is guessed', () => {
       token: TOKEN,
       port: 0,
       allowHttp: true,
-      logFile: s.logFile,
-      onTraffic: (l) => s.traffic.push(l),
-      onHint: (h) => s.hints.push(h),
+      ...into(s),
       simulator: proxySimulator,
     });
     closers.push(async () => {
@@ -139,18 +140,24 @@ describe('outside demo mode nothing is guessed', () => {
     return { ...s, url: proxy.url, sim, proxy };
   }
 
-  it('a simulator not in demo mode (a fixture of the user): model_not_found', async () => {
-    const d = await stack(false, true);
-    // One key, so the proxy passes the request on: the relay's own refusal comes back.
-    const single = await startProxy({
-      upstream: d.sim.url,
+  /** A proxy with one key (the first group's) in front of `sim`, so it passes every request on; closed after the block. */
+  async function oneKeyProxy(sim: Simulator, more: Partial<Parameters<typeof startProxy>[0]>): Promise<RunningProxy> {
+    const proxy = await startProxy({
+      upstream: sim.url,
       key: threeGroupKeys()[0]!.key,
       token: TOKEN,
       port: 0,
       allowHttp: true,
-      simulator: true,
+      ...more,
     });
-    closers.push(() => single.close());
+    closers.push(() => proxy.close());
+    return proxy;
+  }
+
+  it('a simulator not in demo mode (a fixture of the user): model_not_found', async () => {
+    const d = await stack(false, true);
+    // One key, so the proxy passes the request on: the relay's own refusal comes back.
+    const single = await oneKeyProxy(d.sim, { simulator: true });
     const err = await new OpenAI({ baseURL: `${single.url}/v1`, apiKey: TOKEN, maxRetries: 0 }).responses
       .create({ model: 'gpt-6.2-sol', input: 'hi' })
       .catch((e: unknown) => e);
@@ -167,17 +174,7 @@ describe('outside demo mode nothing is guessed', () => {
     expect(err).toBeInstanceOf(OpenAI.NotFoundError);
     expect(d.sim.requests.filter((r) => r.path === '/v1/responses')).toEqual([]);
     // An upstream that sends the header anyway (this one substitutes): the record and console do not repeat it.
-    const single = await startProxy({
-      upstream: d.sim.url,
-      key: threeGroupKeys()[0]!.key,
-      token: TOKEN,
-      port: 0,
-      allowHttp: true,
-      logFile: d.logFile,
-      onTraffic: (l) => d.traffic.push(l),
-      onHint: (h) => d.hints.push(h),
-    });
-    closers.push(() => single.close());
+    const single = await oneKeyProxy(d.sim, into(d));
     const { response } = await new OpenAI({ baseURL: `${single.url}/v1`, apiKey: TOKEN, maxRetries: 0 }).responses
       .create({ model: 'gpt-6.2-sol', input: 'hi' })
       .withResponse();

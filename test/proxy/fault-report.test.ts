@@ -11,6 +11,7 @@ import { localApi } from '../../client/local-api-client.js';
 import type { FaultVerdict } from '../../core/fault.js';
 import { RETRY_AFTER_ALLOWANCE_MS } from '../../rules/faults/fault-report.js';
 import { KEYS, startStack, TOKEN, untilAsync, type Stack, namedKeys } from './stack.js';
+import { CHAT_429_RETRIED_ONCE_HONOURED } from '../kit/fault-verdicts.js';
 
 /** Short, so a client that gave up is settled within a test (the default is 60 s). */
 const QUIET_MS = 1500;
@@ -88,16 +89,7 @@ describe('the fault report, with the SDKs retrying as they do', () => {
     });
     expect(answer.choices[0]?.message.content).toBeTruthy();
     const v = await verdictFor(armed.id, (x) => x.settled, 'the 429 verdict');
-    expect(v).toMatchObject({
-      fault: { kind: '429', retryAfterS: 1 },
-      path: '/v1/chat/completions',
-      model: 'gpt-4.1',
-      retried: true,
-      retries: 1,
-      honouredRetryAfter: true,
-      succeeded: true,
-      settled: true,
-    });
+    expect(v).toMatchObject(CHAT_429_RETRIED_ONCE_HONOURED);
     expect(v.firstWaitMs).toBeGreaterThanOrEqual(1000 - RETRY_AFTER_ALLOWANCE_MS);
     expect(log.map((e) => e.status)).toEqual([429, 200]);
     // The proxy's figure is the SDK's wait seen from the other end of the socket.

@@ -2,7 +2,7 @@
 // got `403 … answers only to 127.0.0.1:0`: the Host guard learnt the port only
 // after the log had opened. Clients are started before the proxy and hammer
 // the port until it is connectable; every answer must be the real one.
-import { createServer as createNetServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,14 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../simulator/index.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { KEYS, TOKEN, until } from './stack.js';
-
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise((r) => probe.close(r));
-  return port;
-}
+import { freePort } from '../cli/io.js';
 
 interface Answer {
   status: number;

@@ -78,16 +78,18 @@ describe('deep JSON on the bridge path (F10)', () => {
   }
   const withTool = (levels: number) =>
     `{"model":"deepseek-reasoner","input":"x","tools":[{"type":"function","name":"f","parameters":${nested(levels)}}]}`;
+  /** A Responses request with that tool: deepseek-reasoner is chat-only in this key's group, so it is bridged. */
+  const postWithTool = (levels: number) =>
+    fetch(`${stack.proxy.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: withTool(levels),
+    });
 
   it('5,000 levels in a tool schema get a 400 that says what is wrong, and no stack on the console', async () => {
     stack.sim.clearRequests();
     const hintsBefore = stack.hints.length;
-    const res = await fetch(`${stack.proxy.url}/v1/responses`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      // deepseek-reasoner is chat-only in this key's group: the request is bridged.
-      body: withTool(5000),
-    });
+    const res = await postWithTool(5000);
     expect(res.status).toBe(400);
     expect(res.headers.get('x-loopgate-diagnosis')).toBe('body-too-deep');
     const body = (await res.json()) as { error: { message: string } };
@@ -98,11 +100,7 @@ describe('deep JSON on the bridge path (F10)', () => {
   });
 
   it('an ordinary nested schema is bridged as before', async () => {
-    const res = await fetch(`${stack.proxy.url}/v1/responses`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: withTool(20),
-    });
+    const res = await postWithTool(20);
     expect(res.status).toBe(200);
     expect(res.headers.get('x-loopgate-bridge')).toBe('responses->chat');
   });

@@ -4,19 +4,26 @@
 // "No available channel" (test/cli/serve-keys.test.ts, once in eight runs on
 // a fresh clone). The race is made deterministic here: the upstream holds both
 // keys' list answers until the test releases them.
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { startRoutingUpstream, type RoutingUpstream } from './routing-upstream.js';
 import { TOKEN, until } from './stack.js';
+import { closedAfterEach } from '../kit/lifecycle.js';
 
 let upstream: RoutingUpstream | undefined;
 let proxy: RunningProxy | undefined;
-afterEach(async () => {
-  await proxy?.close();
-  await upstream?.close();
-  proxy = upstream = undefined;
-});
+const closing = closedAfterEach();
+
+/** The relay: a `claude` key listing Sonnet for chat and Messages, a `cheap` one listing a reasoner for chat. */
+async function startTwoKeyUpstream(): Promise<RoutingUpstream> {
+  return closing(
+    await startRoutingUpstream([
+      { key: 'sk-claude-0123456789abcdef0123', models: [{ id: 'claude-sonnet-4-6', listed: ['chat', 'messages'] }] },
+      { key: 'sk-cheap-0123456789abcdef01234', models: [{ id: 'deepseek-reasoner', listed: ['chat'] }] },
+    ]),
+  );
+}
 
 /** The proxy under test: the `claude` key first, then `cheap`, no retries. */
 function startTwoKeyProxy(routing: RoutingUpstream, onHint?: (hint: string) => void): Promise<RunningProxy> {
@@ -36,14 +43,11 @@ function startTwoKeyProxy(routing: RoutingUpstream, onHint?: (hint: string) => v
 }
 
 it('a model no known list has waits for the lists still loading, then goes to the key that lists it (not the first key)', async () => {
-  upstream = await startRoutingUpstream([
-    { key: 'sk-claude-0123456789abcdef0123', models: [{ id: 'claude-sonnet-4-6', listed: ['chat', 'messages'] }] },
-    { key: 'sk-cheap-0123456789abcdef01234', models: [{ id: 'deepseek-reasoner', listed: ['chat'] }] },
-  ]);
+  upstream = await startTwoKeyUpstream();
   upstream.hold('sk-claude-0123456789abcdef0123');
   upstream.hold('sk-cheap-0123456789abcdef01234');
   const hints: string[] = [];
-  proxy = await startTwoKeyProxy(upstream, (h) => hints.push(h));
+  proxy = closing(await startTwoKeyProxy(upstream, (h) => hints.push(h)));
   // Both lists are being fetched (the proxy asks at start) and neither has arrived.
   await until(() => upstream!.listRequests.length === 2, 5000, 'both list fetches');
   const asked = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 }).chat.completions
@@ -74,12 +78,9 @@ it('a model no known list has waits for the lists still loading, then goes to th
 });
 
 it('a model a known list has does not wait for the lists still loading', async () => {
-  upstream = await startRoutingUpstream([
-    { key: 'sk-claude-0123456789abcdef0123', models: [{ id: 'claude-sonnet-4-6', listed: ['chat', 'messages'] }] },
-    { key: 'sk-cheap-0123456789abcdef01234', models: [{ id: 'deepseek-reasoner', listed: ['chat'] }] },
-  ]);
+  upstream = await startTwoKeyUpstream();
   upstream.hold('sk-cheap-0123456789abcdef01234');
-  proxy = await startTwoKeyProxy(upstream);
+  proxy = closing(await startTwoKeyProxy(upstream));
   await until(() => proxy!.keyStatus()[0]!.models !== undefined, 5000, "claude's list");
   const r = await new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: TOKEN, maxRetries: 0 }).chat.completions
     .create({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'x' }] })

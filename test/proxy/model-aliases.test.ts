@@ -22,6 +22,29 @@ const ALIASES = aliases({
   'gpt-typo': 'gpt-6.1-sool',
 });
 
+/** A Responses request for the alias gpt-6.2-sol: the answer is the served model's, and x-loopgate-alias says both. */
+async function askAliasedResponses(stack: Stack): Promise<Headers> {
+  const { data, response } = await stack
+    .openai()
+    .responses.create({ model: 'gpt-6.2-sol', input: 'hi' })
+    .withResponse();
+  expect(data.output_text).toBe('Echo: hi');
+  // The answer's model is the upstream's own: the served one.
+  expect(data.model).toBe('gpt-6.1-sol');
+  expect(response.headers.get('x-loopgate-alias')).toBe('gpt-6.2-sol -> gpt-6.1-sol');
+  return response.headers;
+}
+
+/** A chat request Loopgate refuses with a 404: the openai SDK's error. */
+async function notFound(stack: Stack, model: string): Promise<InstanceType<typeof OpenAI.NotFoundError>> {
+  const err = await stack
+    .openai()
+    .chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] })
+    .catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+  return err as InstanceType<typeof OpenAI.NotFoundError>;
+}
+
 /** The record of the request with this Loopgate id, once it is written. */
 async function recordOf(stack: Stack, id: string) {
   return until(() => logRecords(stack.logFile).find((r) => r.id === id), 5000, `the record of ${id}`);
@@ -38,17 +61,10 @@ describe('model aliases, two keys (OpenAI and Claude groups): applied before the
 
   it('Responses: the upstream gets the served model, the client its answer, header and record both', async () => {
     stack.sim.clearRequests();
-    const { data, response } = await stack
-      .openai()
-      .responses.create({ model: 'gpt-6.2-sol', input: 'hi' })
-      .withResponse();
-    expect(data.output_text).toBe('Echo: hi');
-    // The answer's model is the upstream's own: the served one.
-    expect(data.model).toBe('gpt-6.1-sol');
-    expect(response.headers.get('x-loopgate-alias')).toBe('gpt-6.2-sol -> gpt-6.1-sol');
-    expect(response.headers.get('x-loopgate-route')).toBe('openai native');
+    const headers = await askAliasedResponses(stack);
+    expect(headers.get('x-loopgate-route')).toBe('openai native');
     expect(stack.sim.requests.map((r) => [r.path, r.model])).toEqual([['/v1/responses', 'gpt-6.1-sol']]);
-    const rec = await recordOf(stack, response.headers.get('x-loopgate-request-id')!);
+    const rec = await recordOf(stack, headers.get('x-loopgate-request-id')!);
     expect(rec).toMatchObject({ model: 'gpt-6.1-sol', alias: { from: 'gpt-6.2-sol', to: 'gpt-6.1-sol' }, status: 200 });
     expect(stack.traffic.some((l) => l.includes('gpt-6.2-sol->gpt-6.1-sol'))).toBe(true);
   });
@@ -121,11 +137,7 @@ describe('model aliases, two keys (OpenAI and Claude groups): applied before the
   });
 
   it('a model no key lists and no alias maps: the 404 says which alias would serve it', async () => {
-    const err = (await stack
-      .openai()
-      .chat.completions.create({ model: 'gpt-6.3-sol', messages: [{ role: 'user', content: 'hi' }] })
-      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.NotFoundError>;
-    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+    const err = await notFound(stack, 'gpt-6.3-sol');
     expect(err.message).toContain('No key of this proxy lists model "gpt-6.3-sol"');
     expect(err.message).toContain('`loopgate serve --alias gpt-6.3-sol=gpt-6.1-sol`');
     expect(err.message).toContain('"gpt-6.3-sol": "gpt-6.1-sol" under "aliases" in loopgate.json');
@@ -133,11 +145,7 @@ describe('model aliases, two keys (OpenAI and Claude groups): applied before the
   });
 
   it('an alias whose target no key lists: the 404 says to point that alias elsewhere, not to add another', async () => {
-    const err = (await stack
-      .openai()
-      .chat.completions.create({ model: 'gpt-typo', messages: [{ role: 'user', content: 'hi' }] })
-      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.NotFoundError>;
-    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+    const err = await notFound(stack, 'gpt-typo');
     expect(err.message).toContain('No key of this proxy lists model "gpt-6.1-sool"');
     expect(err.message).toContain(
       'The alias gpt-typo -> gpt-6.1-sool sends a model no key serves: point it at "gpt-6.1-sol" instead (`--alias gpt-typo=gpt-6.1-sol`',
@@ -207,14 +215,8 @@ describe('model aliases, one key', () => {
   it('bridged (a chat-only key): the chat request carries the served model', async () => {
     const chatOnly = await startStack({ key: KEYS.chatOnly, aliases: aliases({ 'gpt-6.2-sol': 'gpt-6.1-sol' }) });
     try {
-      const { data, response } = await chatOnly
-        .openai()
-        .responses.create({ model: 'gpt-6.2-sol', input: 'hi' })
-        .withResponse();
-      expect(data.output_text).toBe('Echo: hi');
-      expect(data.model).toBe('gpt-6.1-sol');
-      expect(response.headers.get('x-loopgate-alias')).toBe('gpt-6.2-sol -> gpt-6.1-sol');
-      expect(response.headers.get('x-loopgate-bridge')).toBe('responses->chat');
+      const headers = await askAliasedResponses(chatOnly);
+      expect(headers.get('x-loopgate-bridge')).toBe('responses->chat');
       const chat = chatOnly.sim.requests.filter((r) => r.path === '/v1/chat/completions');
       expect(chat.map((r) => r.model)).toEqual(['gpt-6.1-sol']);
       // The native attempt (refused) went out with the served model as well.

@@ -6,10 +6,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { KEYS, startStack, TOKEN, until } from './stack.js';
 import { hostOf, httpRequest } from './raw.js';
+import type { ProxyOptions } from '../../core/options.js';
 import { startProxy } from '../../proxy/server.js';
 import { sharedForAll } from '../kit/lifecycle.js';
 
 const stack = sharedForAll(() => startStack());
+
+/** A proxy of the test's own (the test closes it) in front of the shared simulator, with the default key. */
+const proxyOnSim = (more: Partial<ProxyOptions>) =>
+  startProxy({ upstream: stack.sim.url, key: KEYS.default, token: TOKEN, port: 0, allowHttp: true, ...more });
 
 describe('model names, refusal envelopes, the model cache and body caps', () => {
   it('a model name with a smart quote or a newline still gets the upstream answer, and cannot forge console lines', async () => {
@@ -40,14 +45,7 @@ describe('model names, refusal envelopes, the model cache and body caps', () => 
   });
 
   it('a model list fetched with the previous key never fills the cache after setKey', async () => {
-    const proxy = await startProxy({
-      upstream: stack.sim.url,
-      key: KEYS.default,
-      token: TOKEN,
-      port: 0,
-      allowHttp: true,
-      logFile: false,
-    });
+    const proxy = await proxyOnSim({ logFile: false });
     try {
       proxy.setKey(KEYS.narrow); // the start-up fetch with the default key is still in flight
       await proxy.refreshModels();
@@ -62,16 +60,7 @@ describe('model names, refusal envelopes, the model cache and body caps', () => 
     const dir = mkdtempSync(join(tmpdir(), 'loopgate-cut-'));
     const logFile = join(dir, 'traffic.jsonl');
     const key = 'sk-cutcanary' + 'Q'.repeat(10) + '7'.repeat(20);
-    const proxy = await startProxy({
-      upstream: stack.sim.url,
-      key: KEYS.default,
-      token: TOKEN,
-      port: 0,
-      allowHttp: true,
-      logFile,
-      logBodies: true,
-      logBodyBytes: 4096,
-    });
+    const proxy = await proxyOnSim({ logFile, logBodies: true, logBodyBytes: 4096 });
     try {
       const cjk = '中'.repeat(1530); // ~4590 bytes: the key starts past the byte cap but before the character cap
       for (const filler of [cjk, 'a'.repeat(4090), 'a'.repeat(4070)]) {

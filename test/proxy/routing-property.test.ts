@@ -17,7 +17,7 @@ import {
   type Protocol,
 } from '../../rules/protocols/index.js';
 import { startRoutingUpstream, type UpstreamKey, type UpstreamModel } from './routing-upstream.js';
-import { TOKEN } from './stack.js';
+import { postJson, TOKEN } from './stack.js';
 import type { BridgeMode } from '../../core/options.js';
 import { type LearnedRefusal, type ModelEntry } from '../../core/routing-facts.js';
 
@@ -117,15 +117,11 @@ it("the proxy routes every request as decideRoute (and doctor's matrix) says", {
           }
 
           const before = upstream.seen.length;
-          const res = await fetch(`${proxy.url}${PROTOCOL_TABLE[protocol].path}`, {
-            method: 'POST',
-            headers: {
-              authorization: `Bearer ${TOKEN}`,
-              'content-type': 'application/json',
-              'anthropic-version': '2023-06-01',
-            },
-            body: JSON.stringify(minimalRequest(protocol, model, { stream: false, prompt: 'route me' })),
-          });
+          const res = await postJson(
+            proxy.url,
+            PROTOCOL_TABLE[protocol].path,
+            minimalRequest(protocol, model, { stream: false, prompt: 'route me' }),
+          );
           await res.arrayBuffer();
           const saw = upstream.seen.slice(before);
           const context = JSON.stringify({

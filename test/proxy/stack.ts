@@ -45,6 +45,25 @@ export function threeGroupKeys(): Array<{ name: string; key: string; named: true
   ];
 }
 
+/** POSTs a JSON body to a proxy as its clients do: the local token, and the version header Messages asks for. */
+export function postJson(
+  proxyUrl: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${proxyUrl}${path}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      'anthropic-version': '2023-06-01',
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+}
+
 export interface Stack {
   sim: Simulator;
   /** The simulator's rules (test/kit/upstream.ts): `stack.upstream.on({ path }).reply(503, ...)`. */

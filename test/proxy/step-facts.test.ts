@@ -48,6 +48,17 @@ function deps(origin: string, retries: number): UpstreamDeps {
   };
 }
 
+/** A bodiless GET /v1/x to `origin`, through the upstream step with these retries. */
+function getX(origin: string, retries: number, retryStatuses: boolean) {
+  return callUpstream(deps(origin, retries), {
+    path: '/v1/x',
+    method: 'GET',
+    headers: () => ({}),
+    body: null,
+    retryStatuses,
+  });
+}
+
 const replyContext = {
   redactor: createRedactor({ secrets: [] }),
   captureBodies: false,
@@ -108,13 +119,7 @@ describe('the upstream call returns its facts', () => {
     const origin = await listen((_req, res) =>
       res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: 1\n\n'),
     );
-    const got = await callUpstream(deps(origin, 0), {
-      path: '/v1/x',
-      method: 'GET',
-      headers: () => ({}),
-      body: null,
-      retryStatuses: false,
-    });
+    const got = await getX(origin, 0, false);
     if (!got.ok) throw got.error;
     const body = got.response.body;
     const told: string[] = [];
@@ -140,13 +145,7 @@ describe('the upstream call returns its facts', () => {
   it('an upstream that is not there: no throw, the 502 the client should get, with the attempt counted', async () => {
     const origin = await listen(() => undefined);
     await new Promise((r) => servers.pop()!.close(r));
-    const got = await callUpstream(deps(origin, 2), {
-      path: '/v1/x',
-      method: 'GET',
-      headers: () => ({}),
-      body: null,
-      retryStatuses: true,
-    });
+    const got = await getX(origin, 2, true);
     expect(got.ok).toBe(false);
     const error = !got.ok ? got.error : undefined;
     expect(error).toBeInstanceOf(ProxyError);

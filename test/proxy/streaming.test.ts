@@ -142,15 +142,18 @@ describe('client disconnects and backpressure (stand-in upstream that reports wh
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   });
   afterAll(() => upstream.close());
-
-  it('aborts the upstream request within 1 s of the client leaving', async () => {
-    const proxy = await startProxy({
+  /** A proxy in front of the raw upstream above, one per test (closed by the test). */
+  const proxyToRawUpstream = () =>
+    startProxy({
       upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
       key: 'sk-x-00000000000000000000',
       token: TOKEN,
       port: 0,
       logFile: false,
     });
+
+  it('aborts the upstream request within 1 s of the client leaving', async () => {
+    const proxy = await proxyToRawUpstream();
     try {
       closedAt = undefined;
       const controller = new AbortController();
@@ -170,13 +173,7 @@ describe('client disconnects and backpressure (stand-in upstream that reports wh
   });
 
   it('respects backpressure: a client that stops reading stops the upstream', async () => {
-    const proxy = await startProxy({
-      upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-      key: 'sk-x-00000000000000000000',
-      token: TOKEN,
-      port: 0,
-      logFile: false,
-    });
+    const proxy = await proxyToRawUpstream();
     try {
       // A raw client that sends its request and never reads: only small kernel buffers sit between.
       const socket = await openSocket(proxy.url);

@@ -43,20 +43,45 @@ async function proxyTo(upstream: string, traffic: string[] = []): Promise<Runnin
 
 const auth = { authorization: `Bearer ${TOKEN}` };
 
+/** A proxy in front of a stub upstream that lists no models and answers every other request as `answer` says. */
+async function proxyToStub(answer: (req: IncomingMessage, res: ServerResponse) => void): Promise<RunningProxy> {
+  const up = await stubUpstream((req, res) => {
+    if (req.url?.endsWith('/models'))
+      return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+    answer(req, res);
+  });
+  opened.push(up);
+  return proxyTo(up.url);
+}
+
+/** POSTs a JSON body (an empty chat request unless said) through the proxy with the local token. */
+function postJson(
+  proxy: { url: string },
+  path = '/v1/chat/completions',
+  body = '{"model":"m","messages":[]}',
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${proxy.url}${path}`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json', ...headers },
+    body,
+  });
+}
+
+/** A streamed chat request the simulator breaks as `fault` says: the answer's head is a 200 all the same. */
+async function faultyStream(proxy: { url: string }, fault: string, headers: Record<string, string> = {}) {
+  const body = JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: fault }] });
+  const res = await postJson(proxy, '/v1/chat/completions', body, { 'x-sim-fault': fault, ...headers });
+  expect(res.status).toBe(200);
+  return res;
+}
+
 describe('empty and broken upstream answers', () => {
   it('an error with no body keeps its status and Retry-After (it used to become a 500)', async () => {
-    const up = await stubUpstream((req, res) => {
-      if (req.url?.endsWith('/models'))
-        return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+    const proxy = await proxyToStub((_req, res) => {
       res.writeHead(429, { 'retry-after': '3' }).end();
     });
-    opened.push(up);
-    const proxy = await proxyTo(up.url);
-    const res = await fetch(`${proxy.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: '{"model":"m","messages":[]}',
-    });
+    const res = await postJson(proxy);
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBe('3');
     expect(res.headers.get('x-loopgate-diagnosis')).toBe('rate-limited');
@@ -64,20 +89,12 @@ describe('empty and broken upstream answers', () => {
   });
 
   it("an upstream's own Server-Timing is kept, after Loopgate's entries", async () => {
-    const up = await stubUpstream((req, res) => {
-      if (req.url?.endsWith('/models'))
-        return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+    const proxy = await proxyToStub((_req, res) => {
       res
         .writeHead(200, { 'content-type': 'application/json', 'server-timing': 'db;dur=53, app;dur=47.2' })
         .end('{"ok":true}');
     });
-    opened.push(up);
-    const proxy = await proxyTo(up.url);
-    const res = await fetch(`${proxy.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: '{"model":"m","messages":[]}',
-    });
+    const res = await postJson(proxy);
     expect(res.headers.get('server-timing')).toMatch(
       /^loopgate;dur=[\d.]+, upstream;dur=[\d.]+, db;dur=53, app;dur=47\.2$/,
     );
@@ -109,12 +126,7 @@ describe('an upstream that breaks', () => {
 
   it('mid-stream: logged as the upstream breaking, not as the client leaving, and counted as an error', async () => {
     const errorsBefore = stack.proxy.stats.errors;
-    const res = await fetch(`${stack.proxy.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json', 'x-sim-fault': 'reset-mid-stream' },
-      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'x' }] }),
-    });
-    expect(res.status).toBe(200);
+    const res = await faultyStream(stack.proxy, 'reset-mid-stream');
     await expect(res.text()).rejects.toThrow();
     const line = await until(
       () => stack.traffic.find((l) => l.includes('upstream-broke-mid-stream')),
@@ -127,16 +139,7 @@ describe('an upstream that breaks', () => {
 
   it('an error event inside a 200 stream is reported with its code', async () => {
     stack.traffic.length = 0;
-    const res = await fetch(`${stack.proxy.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json', 'x-sim-fault': 'error-event-mid-stream' },
-      body: JSON.stringify({
-        model: 'gpt-4o-mini',
-        stream: true,
-        messages: [{ role: 'user', content: 'error event' }],
-      }),
-    });
-    expect(res.status).toBe(200);
+    const res = await faultyStream(stack.proxy, 'error-event-mid-stream');
     await res.text();
     const line = await until(
       () => stack.traffic.find((l) => l.includes(' 200 ') && l.includes('stream') && /\[[a-z_-]+\]/.test(l)),
@@ -168,11 +171,7 @@ describe('the key never comes back to the client', () => {
     });
     opened.push(up);
     const proxy = await proxyTo(up.url);
-    const res = await fetch(`${proxy.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: '{"model":"m","messages":[]}',
-    });
+    const res = await postJson(proxy);
     expect(res.status).toBe(401);
     const body = await res.text();
     const headers = JSON.stringify([...res.headers]);
@@ -217,24 +216,16 @@ describe('the key never comes back to the client, whatever shape the echo takes'
       },
     ],
   ])('%s', async (_name, answer) => {
-    const up = await stubUpstream((req, res) => {
-      if (req.url?.endsWith('/models'))
-        return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+    const proxy = await proxyToStub((_req, res) => {
       answer(res);
     });
-    opened.push(up);
-    const proxy = await proxyTo(up.url);
     for (const path of ['/v1/chat/completions', '/v1/messages']) {
       const body =
         path === '/v1/messages'
           ? { model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'x' }] }
           : { model: 'm', stream: true, messages: [] };
       // /v1/messages is bridged here (the stub has no Messages), so Loopgate writes that answer itself.
-      const res = await fetch(`${proxy.url}${path}`, {
-        method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
+      const res = await postJson(proxy, path, JSON.stringify(body));
       const text = await res.text();
       expect(text, path).not.toContain(KEY);
       expect(text, path).toMatch(/\[REDACTED:[0-9a-f]{4}\]|HTTP \d{3}/);
@@ -314,16 +305,7 @@ describe('with --log-bodies, the end of a long stream still counts', () => {
     const stack = await startStack({ logBodies: true });
     opened.push(stack);
     stack.traffic.length = 0;
-    const res = await fetch(`${stack.proxy.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: {
-        ...auth,
-        'content-type': 'application/json',
-        'x-sim-fault': 'error-event-mid-stream',
-        'x-sim-response-bytes': '1200000',
-      },
-      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'long' }] }),
-    });
+    const res = await faultyStream(stack.proxy, 'error-event-mid-stream', { 'x-sim-response-bytes': '1200000' });
     await res.text();
     const line = await until(
       () => stack.traffic.find((l) => l.includes('/v1/chat/completions')),
@@ -351,11 +333,11 @@ describe('transport problems say what to check', () => {
     const stack = await startStack();
     opened.push(stack);
     await stack.proxy.refreshModels();
-    await fetch(`${stack.proxy.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt\n4o\u0000\u001b[31m', messages: [{ role: 'user', content: 'x' }] }),
-    });
+    await postJson(
+      stack.proxy,
+      '/v1/chat/completions',
+      JSON.stringify({ model: 'gpt\n4o\u0000\u001b[31m', messages: [{ role: 'user', content: 'x' }] }),
+    );
     const hint = await until(() => stack.hints.find((h) => h.includes('gpt')), 5000, 'the model hint');
     expect(hint).not.toMatch(/[\x00-\x1f]/);
     expect(hint).toContain('gpt\\x0a4o\\x00\\x1b[31m');

@@ -8,6 +8,7 @@ import type { SessionSummary } from '../../core/agent-session.js';
 import type { SessionDetailAnswer, SessionTurn } from '../../core/local-api.js';
 import { sessionContent, sessionErrorHtml, sessionHtml } from '../../extension/sessions/session-html.js';
 import { niceMax, turnPoints } from '../../extension/sessions/session-charts.js';
+import { tokenCounts } from '../kit/records.js';
 
 const evil = `<img src=x onerror="alert(1)"><script>alert(2)</script>'"&`;
 const opts = {
@@ -56,14 +57,8 @@ function summary(over: Partial<SessionSummary> = {}): SessionSummary {
   };
 }
 
-const k = (input: number, cacheRead: number, cacheWrite5m: number, output: number) => ({
-  input,
-  output,
-  cacheRead,
-  cacheWrite5m,
-  cacheWrite1h: 0,
-  reasoning: 0,
-});
+const k = (input: number, cacheRead: number, cacheWrite5m: number, output: number) =>
+  tokenCounts({ input, output, cacheRead, cacheWrite5m });
 
 function turns(): SessionTurn[] {
   return [

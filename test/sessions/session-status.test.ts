@@ -129,31 +129,34 @@ describe('the session status bar item', () => {
   it('no session yet: nothing to show', () => {
     expect(sessionStatus([], now)).toBeUndefined();
   });
-  it("warns at 80 % of the session's budget cap and shows it reached at the cap", () => {
-    const under = sessionStatus(
-      [session('a', { budget: { cap: { usd: 2 }, spent: { usd: 1, tokens: 10 }, state: 'ok' } })],
-      now,
-    )!;
-    expect(under.text).not.toContain('budget');
-    expect(under.level).toBe('ok');
-    expect(Object.fromEntries(under.details).Budget).toBe('$1.00 of $2.00, 50 %');
-    const near = sessionStatus(
-      [session('a', { budget: { cap: { usd: 2 }, spent: { usd: 1.68, tokens: 10 }, state: 'warning' } })],
-      now,
-    )!;
-    expect(near.text).toContain('$(warning) budget 84 %');
-    expect(near.level).toBe('warning');
-    expect(Object.fromEntries(near.details).Budget).toBe('$1.68 of $2.00, 84 % (80 % or more)');
-    const over = sessionStatus(
-      [session('a', { budget: { cap: { tokens: 1000 }, spent: { usd: 0, tokens: 1200 }, state: 'over' } })],
-      now,
-    )!;
-    expect(over.text).toContain('$(error) budget reached');
-    expect(over.level).toBe('exhausted');
-    expect(Object.fromEntries(over.details).Budget).toBe(
-      '1,200 tokens of 1,000 tokens, 120 % (reached: nothing more is sent)',
-    );
-    // A session without a cap says nothing of one.
+  // Under the cap, at 80 % or more, and past it: the status bar text (or none), its level, the detail line.
+  it.each([
+    {
+      budget: { cap: { usd: 2 }, spent: { usd: 1, tokens: 10 }, state: 'ok' },
+      text: undefined,
+      level: 'ok',
+      detail: '$1.00 of $2.00, 50 %',
+    },
+    {
+      budget: { cap: { usd: 2 }, spent: { usd: 1.68, tokens: 10 }, state: 'warning' },
+      text: '$(warning) budget 84 %',
+      level: 'warning',
+      detail: '$1.68 of $2.00, 84 % (80 % or more)',
+    },
+    {
+      budget: { cap: { tokens: 1000 }, spent: { usd: 0, tokens: 1200 }, state: 'over' },
+      text: '$(error) budget reached',
+      level: 'exhausted',
+      detail: '1,200 tokens of 1,000 tokens, 120 % (reached: nothing more is sent)',
+    },
+  ] as const)("a session's budget cap, state $budget.state: $level", ({ budget, text, level, detail }) => {
+    const status = sessionStatus([session('a', { budget })], now)!;
+    if (text) expect(status.text).toContain(text);
+    else expect(status.text).not.toContain('budget');
+    expect(status.level).toBe(level);
+    expect(Object.fromEntries(status.details).Budget).toBe(detail);
+  });
+  it('a session without a cap says nothing of one', () => {
     expect(sessionStatus([session('a')], now)!.details.map(([k]) => k)).not.toContain('Budget');
   });
 });

@@ -57,21 +57,26 @@ const body = fc.record(
 );
 const indent = fc.integer({ min: 0, max: 3 });
 
+/** Checks every generated body, serialized at every indent: what JSON.parse reads of it, and its spans. */
+function forEveryBody(check: (parsed: Record<string, unknown>, s: ReturnType<typeof spansOf>) => void): void {
+  fc.assert(
+    fc.property(body, indent, (obj, n) => {
+      const json = JSON.stringify(obj, null, n);
+      check(JSON.parse(json) as Record<string, unknown>, spansOf(json));
+    }),
+  );
+}
+
 describe('spans of the values session identity reads', () => {
   it('each span holds exactly the value JSON.parse reads, and arrays count their elements', () => {
-    fc.assert(
-      fc.property(body, indent, (obj, n) => {
-        const json = JSON.stringify(obj, null, n);
-        const parsed = JSON.parse(json) as Record<string, unknown>;
-        const s = spansOf(json);
-        for (const key of SESSION_BODY_KEYS) {
-          if (!(key in parsed)) expect(s.at[key]).toBeUndefined();
-          else expect(JSON.parse(slice(s, s.at[key]!))).toEqual(parsed[key]);
-          const v = parsed[key];
-          expect(s.items[key]).toBe(Array.isArray(v) ? v.length : undefined);
-        }
-      }),
-    );
+    forEveryBody((parsed, s) => {
+      for (const key of SESSION_BODY_KEYS) {
+        if (!(key in parsed)) expect(s.at[key]).toBeUndefined();
+        else expect(JSON.parse(slice(s, s.at[key]!))).toEqual(parsed[key]);
+        const v = parsed[key];
+        expect(s.items[key]).toBe(Array.isArray(v) ? v.length : undefined);
+      }
+    });
   });
 
   it('elements, members and strings inside a span agree with JSON.parse', () => {
@@ -141,35 +146,30 @@ function isSystem(m: unknown): boolean {
 
 describe('the conversation fingerprint over spans', () => {
   it('counts the messages and picks the first that is not a system one, as JSON.parse reads them', () => {
-    fc.assert(
-      fc.property(body, indent, (obj, n) => {
-        const json = JSON.stringify(obj, null, n);
-        const parsed = JSON.parse(json) as Record<string, unknown>;
-        const s = spansOf(json);
-        const opening = openingOf(s);
-        const list = Array.isArray(parsed.messages)
-          ? parsed.messages
-          : Array.isArray(parsed.input)
-            ? parsed.input
-            : undefined;
-        if (!list && typeof parsed.input !== 'string') {
-          expect(opening).toBeUndefined();
-          return;
-        }
-        const items: unknown[] = list ?? [parsed.input];
-        const leading = items.findIndex((m) => !isSystem(m));
-        // The first that is not a system one (`null` too: it is no system message), else the first.
-        const first = leading >= 0 ? items[leading] : items[0];
-        expect(opening!.length).toBe(items.length);
-        expect(opening!.first && JSON.parse(slice(s, opening!.first))).toEqual(first);
-        expect(opening!.systemItems.map((x) => JSON.parse(slice(s, x)) as unknown)).toEqual(
-          items.slice(0, leading < 0 ? items.length : leading),
-        );
-        expect(opening!.system && JSON.parse(slice(s, opening!.system))).toEqual(
-          parsed.system ?? parsed.instructions ?? undefined,
-        );
-      }),
-    );
+    forEveryBody((parsed, s) => {
+      const opening = openingOf(s);
+      const list = Array.isArray(parsed.messages)
+        ? parsed.messages
+        : Array.isArray(parsed.input)
+          ? parsed.input
+          : undefined;
+      if (!list && typeof parsed.input !== 'string') {
+        expect(opening).toBeUndefined();
+        return;
+      }
+      const items: unknown[] = list ?? [parsed.input];
+      const leading = items.findIndex((m) => !isSystem(m));
+      // The first that is not a system one (`null` too: it is no system message), else the first.
+      const first = leading >= 0 ? items[leading] : items[0];
+      expect(opening!.length).toBe(items.length);
+      expect(opening!.first && JSON.parse(slice(s, opening!.first))).toEqual(first);
+      expect(opening!.systemItems.map((x) => JSON.parse(slice(s, x)) as unknown)).toEqual(
+        items.slice(0, leading < 0 ? items.length : leading),
+      );
+      expect(opening!.system && JSON.parse(slice(s, opening!.system))).toEqual(
+        parsed.system ?? parsed.instructions ?? undefined,
+      );
+    });
   });
 
   it('gives one conversation the same opening whether it is sent compact or indented, and a new first message another', () => {

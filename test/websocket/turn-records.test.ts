@@ -10,7 +10,7 @@ import { localApi } from '../../client/local-api-client.js';
 import type { InFlightEvent, LiveEvent, TrafficRow } from '../../core/local-api.js';
 import { assertNoCanary } from '../log/canary.js';
 import { until, untilAsync } from '../proxy/stack.js';
-import { startWsStack, type WsStack } from './ws-stack.js';
+import { recordsOnceThere, startWsStack, type WsStack } from './ws-stack.js';
 
 let stack: WsStack;
 
@@ -67,14 +67,7 @@ describe('WebSocket turns', () => {
     expect(ws.readyState).toBe(WebSocket.OPEN);
     // A longer input, so the two turns' counts differ.
     const second = await turn(ws, 'and the second question, a good deal longer than the first one was');
-    const records = await until(
-      () => {
-        const list = stack.traffic.slice(before).filter((t) => t.proxy === 'wsOn');
-        return list.length === 2 ? list.map((t) => t.record) : undefined;
-      },
-      10_000,
-      'the second turn recorded',
-    );
+    const records = await recordsOnceThere(stack, 'wsOn', before, 2, 'the second turn recorded');
     ws.close(1000);
     expect(records[0]).toBe(firstRecord);
     // The first turn keeps the id the 101 named; the second has its own.

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { localApi, type LocalApiClient } from '../../client/local-api-client.js';
 import type { TrafficRecord } from '../../core/record.js';
 import { until, untilAsync } from '../proxy/stack.js';
-import { startWsStack, type WsStack } from './ws-stack.js';
+import { recordsOnceThere, startWsStack, type WsStack } from './ws-stack.js';
 
 let stack: WsStack;
 let api: LocalApiClient;
@@ -134,14 +134,7 @@ describe('WebSocket faults', () => {
     // Decided after the 101 went out: the mark is the record's, the close reason and the console line.
     expect(s.headers['x-loopgate-fault']).toBeUndefined();
     // One record per turn (issue 40): the fault is the second turn's, the one it struck in; the first has none.
-    const recs = await until(
-      () => {
-        const list = stack.traffic.slice(before).filter((t) => t.proxy === 'wsOn');
-        return list.length === 2 ? list.map((t) => t.record) : undefined;
-      },
-      10_000,
-      'both turns recorded',
-    );
+    const recs = await recordsOnceThere(stack, 'wsOn', before, 2, 'both turns recorded');
     expect(recs[0]!.fault).toBeUndefined();
     const rec = recs[1]!;
     expect(rec.model).toBe('gpt-4o-mini');

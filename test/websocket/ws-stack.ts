@@ -4,6 +4,8 @@
 import type { ProxyOptions } from '../../core/options.js';
 import { fixtureWithKeys, startKitStack, WS_GROUPS, type KitStack } from '../kit/stack.js';
 import { makeCanary } from '../log/canary.js';
+import { until } from '../proxy/stack.js';
+import type { TrafficRecord } from '../../core/record.js';
 
 export type WsProxyName = 'wsOn' | 'wsOff';
 
@@ -25,4 +27,22 @@ export async function startWsStack(
     opts,
     perProxy,
   });
+}
+
+/** The records of `proxy` since `before` (the traffic's length then), once there are exactly `count` of them. */
+export function recordsOnceThere(
+  stack: WsStack,
+  proxy: WsProxyName,
+  before: number,
+  count: number,
+  what: string,
+): Promise<TrafficRecord[]> {
+  return until(
+    () => {
+      const list = stack.traffic.slice(before).filter((t) => t.proxy === proxy);
+      return list.length === count ? list.map((t) => t.record) : undefined;
+    },
+    10_000,
+    what,
+  );
 }
