@@ -45,8 +45,11 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
-/** The deadline when the caller gives none: loopback answers in milliseconds. */
-const LOCAL_API_TIMEOUT_MS = 10_000;
+/**
+ * The deadline when the caller gives none. Loopback answers in milliseconds, but an answer with token counts waits
+ * for the tokenizer's first load: `show --wire` took over 10 s on a 2-core machine busy with two test runners.
+ */
+const LOCAL_API_TIMEOUT_MS = 30_000;
 
 /** The proxy refused (or something else answered): its status, error.code and message (without the request id). */
 export class LocalApiError extends Error {

@@ -38,7 +38,9 @@ const runBuilt = (args: string[], env: NodeJS.ProcessEnv) => runBuiltCli(args, {
 
 const PRINT_ENV = 'process.stdout.write(JSON.stringify(process.env))';
 
-describe('loopgate run', () => {
+// The built CLI, its child tool and the proxy are three processes per case: at a load of 7 on 2 cores (vitest beside
+// real VS Code) one case took over vitest's 20 s.
+describe('loopgate run', { timeout: 60_000 }, () => {
   let stack: Stack;
   let port: string;
   let tools: string;
