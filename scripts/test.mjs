@@ -41,13 +41,28 @@ function run(name, command, args, prefix) {
       process.stderr.write(`[${name}] could not start ${command}: ${err.message}\n`);
       done(1);
     });
-    child.on('close', (code, signal) => {
-      const seconds = (Date.now() - t0) / 1000;
-      times.push([name, seconds, code === 0]);
-      process.stdout.write(
-        `== ${name}: ${code === 0 ? 'passed' : `FAILED (${signal ?? `exit ${code}`})`} in ${seconds.toFixed(1)} s\n`,
-      );
-      done(code ?? 1);
+    // On 'exit', not 'close': 'close' waits for every process holding the child's pipes, and a test's orphan could
+    // hold them for ever. Its last lines get a moment to arrive, then the pipes are let go.
+    child.on('exit', (code, signal) => {
+      const open = [child.stdout, child.stderr].filter((s) => s && !s.readableEnded);
+      const report = () => {
+        for (const s of open) s.destroy();
+        const seconds = (Date.now() - t0) / 1000;
+        times.push([name, seconds, code === 0]);
+        process.stdout.write(
+          `== ${name}: ${code === 0 ? 'passed' : `FAILED (${signal ?? `exit ${code}`})`} in ${seconds.toFixed(1)} s\n`,
+        );
+        done(code ?? 1);
+      };
+      if (open.length === 0) return report();
+      const grace = setTimeout(report, 2000);
+      let left = open.length;
+      for (const s of open)
+        s.once('end', () => {
+          if (--left > 0) return;
+          clearTimeout(grace);
+          report();
+        });
     });
   });
 }
@@ -59,6 +74,22 @@ async function lane(steps) {
     if (code !== 0) return code;
   }
   return 0;
+}
+
+/** Runs every step, one after another, whatever each gives; resolves to the first failure's exit code, else 0. */
+async function each(steps) {
+  let first = 0;
+  for (const step of steps) {
+    const code = await step();
+    if (first === 0) first = code;
+  }
+  return first;
+}
+
+/** A step that needs another's success: its line says it did not run, and why. */
+function skipped(name, code) {
+  process.stdout.write(`== ${name}: skipped (provisioning or the build failed)\n`);
+  return code;
 }
 
 /** Where this run's phase times go, for `scripts/figures.mjs record-phases` (the README's figures come from a run). */
@@ -111,19 +142,21 @@ const codes = await Promise.all([
   ready.then((code) =>
     code === 0
       ? run('vitest', process.execPath, [bin('vitest', 'vitest.mjs'), 'run', ...vitestReport], 'vitest')
-      : code,
+      : skipped('vitest', code),
   ),
   ready.then((code) =>
-    code === 0 ? run('e2e', process.execPath, [join(root, 'test', 'e2e', 'run.mjs'), '--no-build'], 'e2e') : code,
+    code === 0
+      ? run('e2e', process.execPath, [join(root, 'test', 'e2e', 'run.mjs'), '--no-build'], 'e2e')
+      : skipped('e2e', code),
   ),
   // Each check keeps a cache in .cache/ (git-ignored), so a second run checks only what changed: a fresh clone,
   // as CI runs it, has none. ESLint's cache does not follow types across files: a function turned async in one
   // file leaves another's cached verdict on its unawaited call standing until that file changes (CI catches it).
-  lane([
+  each([
     () => run('tsc', process.execPath, [bin('typescript', 'bin/tsc'), '--noEmit', ...tscCache], 'tsc'),
     () => run('knip', process.execPath, [bin('knip', 'bin/knip.js'), '--no-progress', ...knipCache], 'lint'),
   ]),
-  lane([
+  each([
     () => run('eslint', process.execPath, [bin('eslint', 'bin/eslint.js'), '.', ...eslintCache], 'lint'),
     () =>
       run(

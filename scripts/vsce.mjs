@@ -56,18 +56,40 @@ function stage() {
         .map((e) => join(e.parentPath, e.name).slice(repoRoot.length + 1))
     : [];
   const dir = mkdtempSync(join(tmpdir(), 'loopgate-vsce-'));
-  for (const file of [...listed.stdout.split('\0').filter(Boolean), ...dist]) {
-    // A tracked file deleted in the working tree is not there to copy.
-    if (!existsSync(join(repoRoot, file))) continue;
-    mkdirSync(dirname(join(dir, file)), { recursive: true });
-    copyFileSync(join(repoRoot, file), join(dir, file));
+  try {
+    for (const file of [...listed.stdout.split('\0').filter(Boolean), ...dist]) {
+      // A tracked file deleted in the working tree is not there to copy.
+      if (!existsSync(join(repoRoot, file))) continue;
+      mkdirSync(dirname(join(dir, file)), { recursive: true });
+      copyFileSync(join(repoRoot, file), join(dir, file));
+    }
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
   }
   return dir;
 }
 
-/** `--out X`/`-o X` relative to where the command was run, as vsce would read it there. */
-function absoluteOut(args) {
-  return args.map((a, i) => (i > 0 && ['--out', '-o'].includes(args[i - 1]) && !isAbsolute(a) ? resolve(a) : a));
+/**
+ * vsce's arguments with the .vsix written where the command was run, as vsce would write it there: a relative
+ * `--out X`/`-o X`/`--out=X` made absolute, and `package` without one given `--out` this folder (vsce would write
+ * into the staged copy, which goes).
+ */
+function outHere(args) {
+  let named = false;
+  const out = args.map((a, i) => {
+    const eq = /^(--out|-o)=(.*)$/.exec(a);
+    if (eq) {
+      named = true;
+      return `${eq[1]}=${resolve(eq[2])}`;
+    }
+    if (i > 0 && ['--out', '-o'].includes(args[i - 1])) {
+      named = true;
+      return isAbsolute(a) ? a : resolve(a);
+    }
+    return a;
+  });
+  return args[0] === 'package' && !named ? [...out, '--out', process.cwd()] : out;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
@@ -82,8 +104,17 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     process.stderr.write(`[vsce] FAILED: ${err.message}\n`);
     process.exit(1);
   }
-  const staged = stage();
-  const r = spawnSync(process.execPath, [vsceBin, ...absoluteOut(args)], { stdio: 'inherit', cwd: staged ?? repoRoot });
-  if (staged) rmSync(staged, { recursive: true, force: true });
-  process.exit(r.status ?? 1);
+  let staged;
+  let status = 1;
+  try {
+    staged = stage();
+    status =
+      spawnSync(process.execPath, [vsceBin, ...outHere(args)], { stdio: 'inherit', cwd: staged ?? repoRoot }).status ??
+      1;
+  } catch (err) {
+    process.stderr.write(`[vsce] FAILED: ${err.message}\n`);
+  } finally {
+    if (staged) rmSync(staged, { recursive: true, force: true });
+  }
+  process.exit(status);
 }

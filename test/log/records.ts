@@ -5,7 +5,8 @@ let n = 0;
 export function record(over: Partial<TrafficRecord> = {}): TrafficRecord {
   n++;
   return {
-    time: new Date(Date.UTC(2026, 10, 21, 4, 0, n % 60)).toISOString(),
+    // Later records are later: files share this counter in a worker, and the exports sort by time.
+    time: new Date(Date.UTC(2026, 10, 21, 4, 0, 0) + n * 1000).toISOString(),
     id: `lg-${n}`,
     method: 'POST',
     path: '/v1/chat/completions',

@@ -16,7 +16,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { artifactName, codeServerTarget, logsDir, type CodeServerTarget } from './paths.js';
+import { artifactName, codeServerTarget, logsDir, runTargets, type CodeServerTarget } from './paths.js';
 import { pollUntil } from './poll.js';
 
 export interface StartCodeServerOptions {
@@ -79,7 +79,7 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, EXTENSIONS_GALLERY: '{}', ...extra };
 }
 
-export function assertProvisioned(target: CodeServerTarget = 'oldest'): void {
+export function assertProvisioned(target: CodeServerTarget): void {
   const t = codeServerTarget(target);
   if (!existsSync(t.entry) || !existsSync(t.marker) || !existsSync(t.node)) {
     throw new Error(
@@ -90,8 +90,10 @@ export function assertProvisioned(target: CodeServerTarget = 'oldest'): void {
 }
 
 export async function startCodeServer(opts: StartCodeServerOptions): Promise<CodeServer> {
-  const target = codeServerTarget(opts.target ?? 'oldest');
-  assertProvisioned(opts.target);
+  // Unnamed: the first target of the run's tier (test/e2e/run.mjs).
+  const name = opts.target ?? runTargets()[0]!;
+  const target = codeServerTarget(name);
+  assertProvisioned(name);
   const workspace = resolve(opts.workspace);
   if (!existsSync(workspace)) throw new Error(`workspace folder does not exist: ${workspace}`);
 
@@ -136,7 +138,7 @@ export async function startCodeServer(opts: StartCodeServerOptions): Promise<Cod
       '--disable-proxy',
       // Newer VS Code honours extensionDevelopmentPath/extensionTestsPath in the page's payload
       // only with the smoke-test driver on; code-server passes VS Code's own flag through.
-      ...(opts.target === 'current' ? ['--vscode-option', 'enable-smoke-test-driver'] : []),
+      ...(name === 'current' ? ['--vscode-option', 'enable-smoke-test-driver'] : []),
       workspace,
     ],
     // The supervisor stops code-server's whole process group when this pipe

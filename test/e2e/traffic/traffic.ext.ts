@@ -296,8 +296,6 @@ test('keys and the token planted in a request reach no webview, clipboard, untit
 
 /** Runs the real Claude Code (the pinned build the outer test names) through this window's proxy. */
 function runClaude(args: string[]): Promise<{ code: number | null; out: string }> {
-  // The first tier installs no agent CLI (1.9 GB): the live tier runs this case (`test/e2e/run.mjs --tier live`).
-  if (process.env.LOOPGATE_TEST_TIER !== 'live') skip('real Claude Code runs in the live tier (npm run test:live)');
   const bin = process.env.LOOPGATE_TEST_CLAUDE_BIN;
   assert.ok(bin && existsSync(bin), `no Claude Code binary at ${bin}`);
   const home = mkdtempSync(join(tmpdir(), 'loopgate-claude-home-'));
@@ -329,6 +327,8 @@ function runClaude(args: string[]): Promise<{ code: number | null; out: string }
 test(
   "a real Claude Code request's Conversation tab: the new turn first, line breaks kept, system prompt and tools folded with token counts, a long tool result folded",
   async () => {
+    // The first tier installs no agent CLI (1.9 GB): the live tier runs this case (`test/e2e/run.mjs --tier live`).
+    if (process.env.LOOPGATE_TEST_TIER !== 'live') skip('real Claude Code runs in the live tier (npm run test:live)');
     const before = new Set(api.traffic.visible().map((r) => r.record.id));
     // A 400-line file for its Read tool: the simulator calls the tool the prompt names, with the backticked path.
     const file = join(mkdtempSync(join(tmpdir(), 'loopgate-read-')), 'numbers.txt');
