@@ -121,7 +121,8 @@ describe('what a bridged Response says about its request', () => {
       reasoning: { effort: 'low' },
       store: false,
     };
-    const req = { model: 'gpt-4o-mini', input: 'hi', ...echoed };
+    // A copy: a bridge that changed the request's objects in place and echoed them must not pass.
+    const req = { model: 'gpt-4o-mini', input: 'hi', ...structuredClone(echoed) };
     const r = openBridge('responses', req, { requestId: 'e1' });
     if (!r.ok) throw new Error(r.message);
     const out = JSON.parse(r.plan.result(Buffer.from(JSON.stringify(completion({ content: 'ok' }, 'stop')))).body);
