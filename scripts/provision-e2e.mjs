@@ -36,6 +36,12 @@ export const CODE_SERVER_VERSION = TARGETS.oldest.version;
 // VS Code alone, the live tier the oldest one the extension supports; `.ci/run` runs both tiers, so both targets.
 // LOOPGATE_E2E_TARGETS=oldest,current picks the targets for one run.
 export const TIER_TARGETS = { first: ['current'], live: ['oldest'] };
+// The files that boot a VS Code of their own (test/e2e/vitest.config.ts names them) cost a minute of both cores
+// each: they run in the live tier only, in every target. LOOPGATE_E2E_TARGETS names their targets too.
+export function ownVsCodeTargets(env = process.env) {
+  if (env.LOOPGATE_E2E_TARGETS) return tierTargets(env);
+  return env.LOOPGATE_TEST_TIER === 'live' ? Object.keys(TARGETS) : [];
+}
 export function tierTargets(env = process.env) {
   const named = (env.LOOPGATE_E2E_TARGETS ?? '')
     .split(',')

@@ -7,7 +7,8 @@
 //                                       .vsix packager (vsce.mjs, for the e2e package test). No agent CLI: the first
 //                                       tier replays the agents from cassettes;
 //   node scripts/provision.mjs --live   the live tier's (`npm run test:live`'s pretest): the agent CLIs (1.9 GB),
-//                                       the oldest VS Code the extension supports, and the packager.
+//                                       the oldest VS Code the extension supports (and the newest, for the files
+//                                       that boot a VS Code of their own), and the packager.
 // Each is cached; a warm run takes well under a second.
 import * as agents from './provision-agents.mjs';
 import * as clients from './provision-clients.mjs';
@@ -16,7 +17,8 @@ import * as vsce from './vsce.mjs';
 
 const t0 = Date.now();
 const live = process.argv.includes('--live');
-const targets = e2e.tierTargets({ ...process.env, LOOPGATE_TEST_TIER: live ? 'live' : 'first' });
+const tierEnv = { ...process.env, LOOPGATE_TEST_TIER: live ? 'live' : 'first' };
+const targets = [...new Set([...e2e.tierTargets(tierEnv), ...e2e.ownVsCodeTargets(tierEnv)])];
 const jobs = [
   ['e2e', () => e2e.provision({ targets })],
   // The newest VS Code runs on the clients tree's Node 24.

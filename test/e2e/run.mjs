@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { provision, tierTargets } from '../../scripts/provision-e2e.mjs';
+import { ownVsCodeTargets, provision, tierTargets } from '../../scripts/provision-e2e.mjs';
 import { buildEntries } from './harness/build-entries.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -29,14 +29,20 @@ const vitestArgs = args.filter((a, i) => a !== '--no-build' && i !== tierAt && i
 // The suites read both (test/e2e/harness/paths.ts runTargets, the Claude Code case of traffic.ext.ts).
 process.env.LOOPGATE_TEST_TIER = tier;
 let targets;
+let ownTargets;
 try {
   targets = tierTargets();
+  ownTargets = ownVsCodeTargets();
 } catch (err) {
   console.error(`e2e: ${err.message}`);
   process.exit(1);
 }
 process.env.LOOPGATE_E2E_TARGETS = targets.join(',');
-console.log(`e2e: the ${tier} tier, VS Code target${targets.length > 1 ? 's' : ''} ${targets.join(' and ')}`);
+process.env.LOOPGATE_E2E_OWN_TARGETS = ownTargets.join(',');
+console.log(
+  `e2e: the ${tier} tier, VS Code ${targets.join(' and ')}` +
+    (ownTargets.length ? `; the files with a VS Code of their own in ${ownTargets.join(' and ')}` : ''),
+);
 const t0 = Date.now();
 const secs = () => ((Date.now() - t0) / 1000).toFixed(1);
 
@@ -47,7 +53,7 @@ function finish(passed, failed, skipped) {
 }
 
 try {
-  await provision({ targets });
+  await provision({ targets: [...new Set([...targets, ...ownTargets])] });
 } catch (err) {
   console.error(`e2e: provisioning failed: ${err.message}`);
   process.exit(err.code === 'E2E_MISSING_PACKAGES' ? 2 : 1);

@@ -13,7 +13,7 @@ import {
   pollUntil,
   readTreeRows,
   repoRoot,
-  runTargets,
+  ownVsCodeTargets,
   screenshot,
   keepForReadme,
   startCodeServer,
@@ -45,7 +45,7 @@ afterAll(async () => {
 // A key pasted into settings.json is moved to SecretStorage when the extension starts: this needs a VS Code whose
 // settings.json holds the key before the extension activates, so it is not a suite of the editor session (where
 // the extension is already running; extension.suite.ts covers the move of a key set while it runs).
-describe.each(runTargets())('Loopgate extension in VS Code (%s)', (target) => {
+describe.each(ownVsCodeTargets())('Loopgate extension in VS Code (%s)', (target) => {
   it('shows the models in the Loopgate sidebar to a user whose key was in settings.json', async () => {
     const modelIds = fixtureJson.groups.default.models.map((m) => (typeof m === 'string' ? m : m.id));
     const server = await startCodeServer({

@@ -23,7 +23,7 @@ import {
   screenshot,
   type TreeRow,
 } from '../harness/index.js';
-import { runTargets } from '../harness/paths.js';
+import { ownVsCodeTargets } from '../harness/paths.js';
 import { freePort } from '../harness/free-port.js';
 import { filesUnder } from '../harness/logs.js';
 
@@ -61,7 +61,7 @@ afterAll(async () => {
 });
 
 describe('the Models view and the key-less start, in real VS Code', () => {
-  for (const target of runTargets()) {
+  for (const target of ownVsCodeTargets()) {
     it(`${target}: no key yet says so; a key added with the view closed shows its own models`, async () => {
       const workspace = mkdtempSync(join(tmpdir(), 'loopgate-view-ws-'));
       const home = mkdtempSync(join(tmpdir(), 'loopgate-view-home-'));

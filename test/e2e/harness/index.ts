@@ -36,6 +36,7 @@ export {
   logsDir,
   codeServerTarget,
   runTargets,
+  ownVsCodeTargets,
   liveTier,
   type CodeServerTarget,
 } from './paths.js';

@@ -23,6 +23,12 @@ export function runTargets(): CodeServerTarget[] {
     throw new Error("run the e2e suites through `npm run test:e2e` (test/e2e/run.mjs): it picks the tier's VS Code");
   return named.split(',') as CodeServerTarget[];
 }
+/** The targets of the files that boot a VS Code of their own, as test/e2e/run.mjs resolved them (its live tier). */
+export function ownVsCodeTargets(): CodeServerTarget[] {
+  const named = process.env.LOOPGATE_E2E_OWN_TARGETS;
+  if (!named) throw new Error('this file runs in the live tier: `npm run test:e2e -- --tier live`');
+  return named.split(',') as CodeServerTarget[];
+}
 /** True in `npm run test:live`'s share of the editor suites (`test/e2e/run.mjs --tier live`). */
 export const liveTier = (): boolean => process.env.LOOPGATE_TEST_TIER === 'live';
 export function codeServerTarget(target: CodeServerTarget): { entry: string; marker: string; node: string } {
