@@ -214,8 +214,13 @@ function expectCleanCassette(dir: string): void {
 describe.skipIf(!agentsSupported)('real agents recorded at the proxy and replayed offline', () => {
   it(
     'Claude Code: a session with a tool call and a --resume turn replays with no upstream, timing kept; a changed prompt misses loudly',
+    // Once more if it fails: Claude Code 2.1.332 now and then starts a run in the same home without ToolSearch
+    // (a "ToolSearch is no longer available" reminder, its deferred tools declared in full), so its request differs
+    // from the one recorded a run before and the replay rightly misses (seen once in two live runs, 2026-12-02).
+    { timeout: CASE_TIMEOUT_MS, retry: 1 },
     async () => {
-      const dir = join(home, 'cassette-claude');
+      // A folder per attempt (the case may run twice, above).
+      const dir = mkdtempSync(join(home, 'cassette-claude-'));
       const prompt = `Use Bash to run \`echo cassette-tool-ok\` (keys that must not be recorded: ${CANARIES.join(' ')})`;
       const result = (run: AgentRun) => (JSON.parse(run.stdout) as { result: string }).result;
       const sessionOf = (run: AgentRun) => (JSON.parse(run.stdout) as { session_id: string }).session_id;
@@ -282,7 +287,6 @@ describe.skipIf(!agentsSupported)('real agents recorded at the proxy and replaye
         await offline.stop();
       }
     },
-    CASE_TIMEOUT_MS,
   );
 
   it(
