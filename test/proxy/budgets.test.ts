@@ -19,7 +19,7 @@ import { tellRun } from '../../cli/run-registration.js';
 import { resolveBudgets } from '../../cli/budgets.js';
 import { get } from '../../client/health-client.js';
 import type { ProxyOptions } from '../../core/options.js';
-import { startWsStack } from '../websocket/ws-stack.js';
+import { recordsOnceThere, startWsStack } from '../websocket/ws-stack.js';
 import { KEYS, logRecords, startStack, TOKEN, until, untilAsync, type Stack, namedKeys } from './stack.js';
 
 let stack: Stack | undefined;
@@ -259,7 +259,11 @@ describe('budgets', () => {
         ws.on('message', onMessage);
         ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-4.1', input, stream: true }));
       });
+    const before = w.traffic.length;
     expect((await turn('first')).type).toBe('response.completed');
+    // A turn's spend counts once its record is made, just after its last event has gone to the client: under load
+    // a create sent at once could get in first (an agent runs its tool, or its user types, between two turns).
+    await recordsOnceThere(w, 'wsOn', before, 1, "the first turn's record");
     const refused = await turn('second');
     expect(refused).toMatchObject({ type: 'error', status: 402, error: { code: 'budget-exceeded' } });
     expect(refused.error!.message).toMatch(/key's daily cap of 1 tokens for \S+ is spent/);
